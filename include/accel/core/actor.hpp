@@ -1,0 +1,259 @@
+// Actors: a state object that owns its resources, a bounded mailbox, and one thread of its own that takes one
+// request at a time. GPU contexts are bound to threads, so the thread that built a state is the only one that
+// ever touches it — including its construction and destruction.
+//
+//   accel::System system;
+//   auto counter = system.spawn<CounterProtocol>([] { return std::make_unique<Counter>(); },
+//                                                {.name = "counter"});
+//   accel::Future<std::int64_t> f = counter->ask(Add{.amount = 2});
+//   std::int64_t total = *f.wait();
+//
+// Message path of one ask(): the request and a promise are moved into the mailbox slot (the promise's shared
+// state is the request's only allocation); the actor thread pops it, calls its state's handler, and fulfils
+// the promise with the handler's Result — or, for handlers that complete later, hands the promise on.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "accel/core/future.hpp"
+#include "accel/core/mailbox.hpp"
+#include "accel/core/protocol.hpp"
+#include "accel/core/supervision.hpp"
+
+namespace accel {
+
+enum class ActorState : std::uint8_t { starting, running, restarting, stopped };
+[[nodiscard]] std::string_view to_string(ActorState state) noexcept;
+
+// drain: finish every queued request, then stop. fail_pending: answer queued requests `cancelled` and stop.
+enum class ShutdownMode : std::uint8_t { drain, fail_pending };
+
+struct ActorOptions {
+  std::string name = "actor";
+  MailboxOptions mailbox{};
+  SupervisionPolicy supervision{};
+};
+
+// Called (on the failing actor's thread) when an actor escalates.
+using EscalationHandler = std::function<void(const std::string& actor, const Status& failure)>;
+
+// The part of an actor that does not depend on its protocol: thread, lifecycle and supervision.
+class ActorCellBase {
+ public:
+  ActorCellBase(ActorOptions options, EscalationHandler escalate);
+  ActorCellBase(const ActorCellBase&) = delete;
+  ActorCellBase& operator=(const ActorCellBase&) = delete;
+  virtual ~ActorCellBase();
+
+  // -- lifecycle -----------------------------------------------------------------
+  // Starts the thread and builds the state on it; returns the factory's error if that failed.
+  Status start();
+  // Asks the actor to stop; returns at once. New sends fail from now on.
+  void request_stop(ShutdownMode mode);
+  // Waits for the actor's thread to end. Never call from the actor's own thread.
+  void join();
+
+  // -- observers -------------------------------------------------------------------
+  [[nodiscard]] const std::string& name() const noexcept { return options_.name; }
+  [[nodiscard]] ActorState state() const noexcept { return state_.load(std::memory_order_acquire); }
+  [[nodiscard]] int restart_count() const noexcept { return restarts_.load(std::memory_order_acquire); }
+  // Why the actor stopped; OK while it runs.
+  [[nodiscard]] Status stop_reason() const;
+  [[nodiscard]] bool on_actor_thread() const noexcept { return std::this_thread::get_id() == thread_.get_id(); }
+
+ protected:
+  // -- what the protocol-typed cell provides ----------------------------------------
+  virtual Status build_state() = 0;
+  virtual void destroy_state() noexcept = 0;
+  // Takes one request if there is one (waiting for it); returns the failure to supervise, OK, or nothing.
+  virtual std::optional<Status> process_next() = 0;
+  virtual void close_mailbox() = 0;
+  virtual void wake() = 0;
+  virtual void fail_queued(const Status& reply) = 0;
+  [[nodiscard]] virtual bool mailbox_empty() const = 0;
+
+  // The error a send gets once the mailbox refused it.
+  [[nodiscard]] Status describe_send_failure(const Status& push_status) const;
+
+  const ActorOptions options_;
+
+ private:
+  void run(std::promise<Status>& started);
+  // Applies the supervision policy to `failure`; returns false when the actor must stop.
+  bool supervise(Status failure);
+  bool restart(Status failure);
+  void stop_with(Status reason);
+  bool sleep_unless_stopped(std::chrono::milliseconds delay);
+
+  EscalationHandler escalate_;
+  std::thread thread_;
+  std::atomic<ActorState> state_{ActorState::starting};
+  std::atomic<int> restarts_{0};
+  std::deque<std::chrono::steady_clock::time_point> recent_restarts_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable stop_cv_;
+  std::optional<ShutdownMode> stop_mode_;
+  Status stop_reason_;
+  std::atomic<bool> stop_requested_{false};
+};
+
+template <class P>
+class ActorCell;
+
+template <class... Requests>
+class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
+ public:
+  using ProtocolType = Protocol<Requests...>;
+  using Handler = typename ProtocolType::Handler;
+  using Message = typename ProtocolType::Message;
+  using Factory = std::function<Result<std::unique_ptr<Handler>>()>;
+
+  ActorCell(Factory factory, ActorOptions options, EscalationHandler escalate)
+      : ActorCellBase(std::move(options), std::move(escalate)),
+        mailbox_(options_.mailbox, options_.name),
+        factory_(std::move(factory)) {}
+  ~ActorCell() override { join(); }
+
+  template <class Request>
+  Future<response_t<Request>> ask(Request&& request) {
+    using R = std::remove_cvref_t<Request>;
+    Promise<response_t<R>> promise;
+    Future<response_t<R>> future = promise.future();
+    Message message(std::in_place_type<Envelope<R>>, Envelope<R>{std::forward<Request>(request), std::move(promise)});
+    if (Status pushed = mailbox_.push(message); !pushed.ok()) {
+      std::get<Envelope<R>>(message).reply.set(describe_send_failure(pushed));
+    }
+    return future;
+  }
+
+  template <class Request>
+  Status tell(Request&& request, bool may_block) {
+    using R = std::remove_cvref_t<Request>;
+    Message message(std::in_place_type<Envelope<R>>,
+                    Envelope<R>{std::forward<Request>(request), Promise<response_t<R>>(nullptr)});
+    Status pushed = may_block ? mailbox_.push(message) : mailbox_.try_push(message);
+    return pushed.ok() ? Status() : describe_send_failure(pushed);
+  }
+
+  [[nodiscard]] std::size_t queued() const noexcept { return mailbox_.size_approx(); }
+
+ protected:
+  Status build_state() override {
+    Result<std::unique_ptr<Handler>> built = invoke_factory();
+    if (!built.ok()) return built.status();
+    if (!*built) return internal_error("the factory of '" + options_.name + "' returned no state");
+    handler_ = std::move(*built);
+    return Status();
+  }
+
+  void destroy_state() noexcept override { handler_.reset(); }
+
+  std::optional<Status> process_next() override {
+    std::optional<Message> message = mailbox_.pop_wait();
+    if (!message) return std::nullopt;
+    return std::visit([this](auto& envelope) { return invoke(envelope); }, *message);
+  }
+
+  void close_mailbox() override { mailbox_.close(); }
+  void wake() override { mailbox_.wake(); }
+  void fail_queued(const Status& reply) override {
+    while (std::optional<Message> message = mailbox_.try_pop()) {
+      std::visit([&](auto& envelope) { envelope.reply.set(reply); }, *message);
+    }
+  }
+  bool mailbox_empty() const override { return mailbox_.size_approx() == 0; }
+
+ private:
+  Result<std::unique_ptr<Handler>> invoke_factory() {
+    try {
+      return factory_();
+    } catch (...) {
+      return internal_error("the factory of '" + options_.name + "' threw: " + detail::describe_current_exception());
+    }
+  }
+
+  template <class Request>
+  Status invoke(Envelope<Request>& envelope) {
+    try {
+      return static_cast<Handles<Request>&>(*handler_).dispatch(envelope.request, envelope.reply);
+    } catch (...) {
+      Status failure = internal_error(std::string(request_name<Request>()) + " handler of '" + options_.name +
+                                      "' threw: " + detail::describe_current_exception());
+      envelope.reply.set(failure);
+      return failure;
+    }
+  }
+
+  Mailbox<Message> mailbox_;
+  Factory factory_;
+  std::unique_ptr<Handler> handler_;
+};
+
+// A copyable address of an actor. Sending to a stopped actor fails with an error naming why it stopped.
+template <class P>
+class ActorRef {
+ public:
+  using Cell = ActorCell<P>;
+
+  ActorRef() = default;
+  explicit ActorRef(std::shared_ptr<Cell> cell) : cell_(std::move(cell)) {}
+
+  // Sends a request and returns the future of its reply.
+  template <class Request>
+  requires P::template accepts<std::remove_cvref_t<Request>> Future<response_t<std::remove_cvref_t<Request>>> ask(
+      Request&& request) const {
+    if (!cell_)
+      return make_ready_future<response_t<std::remove_cvref_t<Request>>>(
+          failed_precondition("ask() on an empty actor reference"));
+    return cell_->ask(std::forward<Request>(request));
+  }
+
+  // Sends without a reply; the Status says whether it was queued (the mailbox's overflow policy applies).
+  template <class Request>
+  requires P::template accepts<std::remove_cvref_t<Request>> Status tell(Request&& request) const {
+    if (!cell_) return failed_precondition("tell() on an empty actor reference");
+    return cell_->tell(std::forward<Request>(request), true);
+  }
+
+  // Like tell(), but never blocks, whatever the overflow policy.
+  template <class Request>
+  requires P::template accepts<std::remove_cvref_t<Request>> Status try_tell(Request&& request) const {
+    if (!cell_) return failed_precondition("try_tell() on an empty actor reference");
+    return cell_->tell(std::forward<Request>(request), false);
+  }
+
+  void stop(ShutdownMode mode = ShutdownMode::drain) const {
+    if (cell_) cell_->request_stop(mode);
+  }
+  void join() const {
+    if (cell_) cell_->join();
+  }
+
+  [[nodiscard]] bool valid() const noexcept { return cell_ != nullptr; }
+  [[nodiscard]] const std::string& name() const { return cell_->name(); }
+  [[nodiscard]] ActorState state() const { return cell_ ? cell_->state() : ActorState::stopped; }
+  [[nodiscard]] int restart_count() const { return cell_ ? cell_->restart_count() : 0; }
+  [[nodiscard]] Status stop_reason() const { return cell_ ? cell_->stop_reason() : Status(); }
+  [[nodiscard]] std::size_t queued() const { return cell_ ? cell_->queued() : 0; }
+
+  friend bool operator==(const ActorRef& a, const ActorRef& b) noexcept { return a.cell_ == b.cell_; }
+
+ private:
+  std::shared_ptr<Cell> cell_;
+};
+
+}  // namespace accel

@@ -1,0 +1,219 @@
+// accel::Mailbox<T> — the bounded multi-producer, single-consumer queue in front of every actor.
+//
+// Overflow policy (MailboxOptions::overflow), chosen per actor and always visible to the sender:
+//   reject — a push into a full mailbox fails at once with `resource_exhausted` ("mailbox of 'cpu:0' is full
+//            (capacity 1024)"); the request is not queued and its future carries that error.
+//   block  — the sender waits until there is room. try_push() never blocks whatever the policy, for callers
+//            that must not (destructors, continuations running on an actor thread).
+// A push into a closed mailbox fails with `cancelled`.
+//
+// Note [Mailbox wake-ups]
+// The queue is Vyukov's bounded ring: a slot's sequence number says whether it is free or full, so neither
+// push nor pop takes a lock. A consumer that found nothing spins for MailboxOptions::spin, then announces
+// `consumer_sleeping_` and checks once more before it sleeps; a producer publishes its item and then reads
+// `consumer_sleeping_`. Both sides put a seq_cst fence between their write and their read, so at least one
+// of them sees the other: either the consumer finds the item, or the producer sees the sleeper and wakes it
+// (under the consumer's mutex, so the wake-up cannot fall between the check and the sleep). Producers
+// blocked on a full mailbox are woken the same way by the consumer after each pop. `active_producers_`
+// lets close() wait out pushes that were already past their closed check, so nothing is queued after the
+// final drain.
+#pragma once
+
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "accel/core/future.hpp"
+#include "accel/core/status.hpp"
+
+namespace accel {
+
+enum class Overflow : std::uint8_t { reject, block };
+
+struct MailboxOptions {
+  std::size_t capacity = 4096;  // rounded up to a power of two
+  Overflow overflow = Overflow::reject;
+  // How long an idle consumer spins before it sleeps. Spinning keeps the request round trip near the cost
+  // of a cache-line transfer; sleeping frees the core. Zero sleeps at once.
+  std::chrono::microseconds spin{50};
+};
+
+template <class T>
+class Mailbox {
+ public:
+  explicit Mailbox(MailboxOptions options, std::string owner = "actor")
+      : options_(options),
+        capacity_(std::bit_ceil(std::max<std::size_t>(options.capacity, 2))),
+        mask_(capacity_ - 1),
+        cells_(new Cell[capacity_]),
+        owner_(std::move(owner)) {
+    for (std::size_t i = 0; i < capacity_; ++i) cells_[i].sequence.store(i, std::memory_order_relaxed);
+  }
+  Mailbox(const Mailbox&) = delete;
+  Mailbox& operator=(const Mailbox&) = delete;
+  ~Mailbox() {
+    while (try_pop()) {
+    }
+  }
+
+  // -- producer side (any thread) -------------------------------------------------
+  // Moves `item` in on success; leaves it untouched on failure so the caller can answer it.
+  Status push(T& item) { return push_impl(item, options_.overflow == Overflow::block); }
+  Status try_push(T& item) { return push_impl(item, false); }
+
+  // -- consumer side (the owning actor's thread only) -----------------------------
+  std::optional<T> try_pop() {
+    const std::size_t position = dequeue_position_.load(std::memory_order_relaxed);
+    Cell& cell = cells_[position & mask_];
+    const std::size_t sequence = cell.sequence.load(std::memory_order_acquire);
+    if (static_cast<std::ptrdiff_t>(sequence - (position + 1)) < 0) return std::nullopt;
+    T* slot = std::launder(reinterpret_cast<T*>(cell.storage));
+    std::optional<T> item(std::move(*slot));
+    slot->~T();
+    cell.sequence.store(position + capacity_, std::memory_order_release);
+    dequeue_position_.store(position + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (blocked_producers_.load(std::memory_order_relaxed) > 0) {
+      std::lock_guard lock(space_mutex_);
+      space_cv_.notify_all();
+    }
+    return item;
+  }
+
+  // Waits for an item until `deadline` or until wake() is called; returns nothing then.
+  std::optional<T> pop_wait(
+      std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
+    const auto spin_until = std::min(deadline, std::chrono::steady_clock::now() + options_.spin);
+    for (unsigned i = 1;; ++i) {
+      if (auto item = try_pop()) return item;
+      if (wake_requested_.exchange(false, std::memory_order_acq_rel)) return std::nullopt;
+      detail::cpu_relax();
+      if (i % 64 == 0 && std::chrono::steady_clock::now() >= spin_until) break;
+    }
+    std::unique_lock lock(consumer_mutex_);
+    consumer_sleeping_.store(true, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    while (true) {
+      if (auto item = try_pop()) {
+        consumer_sleeping_.store(false, std::memory_order_relaxed);
+        return item;
+      }
+      if (wake_requested_.exchange(false, std::memory_order_acq_rel) ||
+          consumer_cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
+        consumer_sleeping_.store(false, std::memory_order_relaxed);
+        return try_pop();
+      }
+    }
+  }
+
+  // Makes a pending or the next pop_wait() return; used to deliver stop requests.
+  void wake() {
+    wake_requested_.store(true, std::memory_order_seq_cst);
+    std::lock_guard lock(consumer_mutex_);
+    consumer_cv_.notify_one();
+  }
+
+  // No push succeeds after close() returns, and every push that succeeded before is visible to try_pop().
+  void close() {
+    closed_.store(true, std::memory_order_seq_cst);
+    {
+      std::lock_guard lock(space_mutex_);
+      space_cv_.notify_all();
+    }
+    while (active_producers_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+  }
+
+  [[nodiscard]] bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+  [[nodiscard]] std::size_t size_approx() const noexcept {
+    return enqueue_position_.load(std::memory_order_relaxed) - dequeue_position_.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] const MailboxOptions& options() const noexcept { return options_; }
+
+ private:
+  struct alignas(64) Cell {
+    std::atomic<std::size_t> sequence{0};
+    alignas(T) unsigned char storage[sizeof(T)];
+  };
+
+  Status push_impl(T& item, bool may_block) {
+    active_producers_.fetch_add(1, std::memory_order_seq_cst);
+    Status status = enqueue_or_wait(item, may_block);
+    active_producers_.fetch_sub(1, std::memory_order_seq_cst);
+    if (status.ok()) {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      if (consumer_sleeping_.load(std::memory_order_relaxed)) {
+        std::lock_guard lock(consumer_mutex_);
+        consumer_cv_.notify_one();
+      }
+    }
+    return status;
+  }
+
+  Status enqueue_or_wait(T& item, bool may_block) {
+    while (true) {
+      if (closed_.load(std::memory_order_seq_cst)) return cancelled("mailbox of '" + owner_ + "' is closed");
+      if (try_enqueue(item)) return Status();
+      if (!may_block) {
+        return resource_exhausted("mailbox of '" + owner_ + "' is full (capacity " + std::to_string(capacity_) +
+                                  ", overflow policy: reject)");
+      }
+      std::unique_lock lock(space_mutex_);
+      blocked_producers_.fetch_add(1, std::memory_order_seq_cst);
+      // The timeout is a backstop only; consumers notify after every pop while producers are blocked.
+      space_cv_.wait_for(lock, std::chrono::milliseconds(1),
+                         [&] { return closed_.load(std::memory_order_seq_cst) || size_approx() < capacity_; });
+      blocked_producers_.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
+
+  bool try_enqueue(T& item) {
+    std::size_t position = enqueue_position_.load(std::memory_order_relaxed);
+    while (true) {
+      Cell& cell = cells_[position & mask_];
+      const std::size_t sequence = cell.sequence.load(std::memory_order_acquire);
+      const auto difference = static_cast<std::ptrdiff_t>(sequence - position);
+      if (difference == 0) {
+        if (enqueue_position_.compare_exchange_weak(position, position + 1, std::memory_order_relaxed)) {
+          ::new (static_cast<void*>(cell.storage)) T(std::move(item));
+          cell.sequence.store(position + 1, std::memory_order_release);
+          return true;
+        }
+      } else if (difference < 0) {
+        return false;
+      } else {
+        position = enqueue_position_.load(std::memory_order_relaxed);
+      }
+    }
+  }
+
+  const MailboxOptions options_;
+  const std::size_t capacity_;
+  const std::size_t mask_;
+  std::unique_ptr<Cell[]> cells_;
+  const std::string owner_;
+
+  alignas(64) std::atomic<std::size_t> enqueue_position_{0};
+  alignas(64) std::atomic<std::size_t> dequeue_position_{0};
+  alignas(64) std::atomic<bool> consumer_sleeping_{false};
+  std::atomic<bool> wake_requested_{false};
+  std::atomic<bool> closed_{false};
+  std::atomic<int> active_producers_{0};
+  std::atomic<int> blocked_producers_{0};
+
+  std::mutex consumer_mutex_;
+  std::condition_variable consumer_cv_;
+  std::mutex space_mutex_;
+  std::condition_variable space_cv_;
+};
+
+}  // namespace accel

@@ -1,0 +1,81 @@
+// A protocol is the typed interface of an actor: the list of request types it accepts. Each request is a
+// plain struct (handles, shapes, dtypes, scalars, options — no closures, no pointers the receiver did not
+// issue) that names its reply type:
+//
+//   struct Allocate {
+//     static constexpr const char* kName = "Allocate";
+//     using Response = BufferHandle;
+//     DType dtype = DType::f32;
+//     std::uint64_t count = 0;
+//   };
+//   using DeviceProtocol = accel::Protocol<Allocate, Free, ...>;
+//
+// An actor's state implements DeviceProtocol::Handler: one `handle` per request type. A state that misses
+// one is abstract, so spawning it does not compile — the compiler checks coverage.
+#pragma once
+
+#include <string_view>
+#include <type_traits>
+#include <variant>
+
+#include "accel/core/future.hpp"
+#include "accel/core/result.hpp"
+
+namespace accel {
+
+template <class Request>
+using response_t = typename Request::Response;
+
+template <class Request>
+constexpr std::string_view request_name() {
+  if constexpr (requires { Request::kName; })
+    return Request::kName;
+  else
+    return "request";
+}
+
+// One queued request and where its reply goes. `reply` is empty for tell().
+template <class Request>
+struct Envelope {
+  Request request;
+  Promise<response_t<Request>> reply;
+};
+
+// The handler of one request type.
+template <class Request>
+class Handles {
+ public:
+  using Response = response_t<Request>;
+  virtual ~Handles() = default;
+
+  // The synchronous handler: the returned Result is the reply.
+  virtual Result<Response> handle(Request& request) = 0;
+
+  // What the actor calls. Handlers that reply later (when GPU work completes) override this, keep `reply`
+  // and fulfil it then. The returned Status is what the supervisor judges: an error here is a failure of the
+  // actor, not only of the request.
+  virtual Status dispatch(Request& request, Promise<Response>& reply) {
+    Result<Response> result = handle(request);
+    Status status = result.status();
+    reply.set(std::move(result));
+    return status;
+  }
+};
+
+template <class... Requests>
+struct Protocol {
+  static_assert(sizeof...(Requests) > 0, "a protocol needs at least one request type");
+
+  using Message = std::variant<Envelope<Requests>...>;
+
+  // What an actor's state derives from.
+  class Handler : public Handles<Requests>... {
+   public:
+    ~Handler() override = default;
+  };
+
+  template <class Request>
+  static constexpr bool accepts = (std::is_same_v<Request, Requests> || ...);
+};
+
+}  // namespace accel

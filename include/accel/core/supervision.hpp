@@ -1,0 +1,59 @@
+// How an actor's supervisor answers its failures.
+//
+// A failure is an error an actor's handler reported for a request (or an exception that escaped it, which
+// becomes `internal`). The caller of that request always gets the error as its reply; the supervisor then
+// decides, by the error's Code, what happens to the actor:
+//
+//   resume   — keep the state, take the next request. Right for errors about the request itself.
+//   restart  — destroy the state and build a new one from the actor's factory (on the actor's thread).
+//              Requests queued behind the failure stay queued and run on the new state. Restarts are
+//              budgeted (RestartBudget: at most N in a sliding window, with exponential back-off); an
+//              exhausted budget escalates.
+//   stop     — stop the actor; every queued request is answered with an error, later sends fail at once.
+//   escalate — stop the actor and report the failure to its parent (the System's escalation handler),
+//              which may decide more (e.g. stop the device that owns it).
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+
+#include "accel/core/status.hpp"
+
+namespace accel {
+
+enum class Directive : std::uint8_t { resume, restart, stop, escalate };
+
+[[nodiscard]] std::string_view to_string(Directive directive) noexcept;
+
+struct RestartBudget {
+  int max_restarts = 5;                          // COUNT: restarts allowed within `window`
+  std::chrono::milliseconds window{60'000};      // the sliding window
+  std::chrono::milliseconds initial_backoff{1};  // delay before the first restart in the window
+  std::chrono::milliseconds max_backoff{1'000};  // doubling stops here
+};
+
+class SupervisionPolicy {
+ public:
+  // Defaults: `internal` restarts, `context_lost` stops (an in-process context cannot be rebuilt), every other
+  // code resumes, since it describes the request rather than the actor.
+  SupervisionPolicy() noexcept;
+
+  SupervisionPolicy& on(Code code, Directive directive) noexcept {
+    directives_[static_cast<std::size_t>(code)] = directive;
+    return *this;
+  }
+  SupervisionPolicy& with_budget(RestartBudget restart_budget) noexcept {
+    budget = restart_budget;
+    return *this;
+  }
+  [[nodiscard]] Directive decide(Code code) const noexcept { return directives_[static_cast<std::size_t>(code)]; }
+
+  RestartBudget budget;
+
+ private:
+  std::array<Directive, kCodeCount> directives_{};
+};
+
+}  // namespace accel

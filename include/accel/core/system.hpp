@@ -1,0 +1,61 @@
+// accel::System — owns every actor it spawned and ends them in order.
+//
+// Destroying a System (or calling shutdown) stops every actor: with ShutdownMode::drain each finishes what is
+// queued, with ShutdownMode::fail_pending each answers what is queued with `cancelled`. Either way every
+// pending request is answered and every actor thread is joined before shutdown() returns.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "accel/core/actor.hpp"
+
+namespace accel {
+
+class System {
+ public:
+  System() = default;
+  System(const System&) = delete;
+  System& operator=(const System&) = delete;
+  ~System() { shutdown(ShutdownMode::drain); }
+
+  // Starts an actor whose state `factory` builds on the actor's own thread (again on every restart). Returns
+  // the factory's error if the first build fails; the actor is then not started.
+  template <class P>
+  Result<ActorRef<P>> spawn(typename ActorCell<P>::Factory factory, ActorOptions options = {}) {
+    auto cell = std::make_shared<ActorCell<P>>(
+        std::move(factory), std::move(options),
+        [this](const std::string& actor, const Status& failure) { report_escalation(actor, failure); });
+    {
+      std::lock_guard lock(mutex_);
+      if (shut_down_) return failed_precondition("spawn('" + cell->name() + "') on a system that has shut down");
+    }
+    if (Status started = cell->start(); !started.ok()) {
+      cell->join();
+      return started.with_context("starting actor '" + cell->name() + "'");
+    }
+    std::lock_guard lock(mutex_);
+    actors_.push_back(cell);
+    return ActorRef<P>(std::move(cell));
+  }
+
+  // Stops every actor (see the file comment) and joins their threads. Idempotent.
+  void shutdown(ShutdownMode mode = ShutdownMode::drain);
+
+  // Receives escalated failures; the default logs them.
+  void set_escalation_handler(EscalationHandler handler);
+
+  [[nodiscard]] std::size_t actor_count() const;
+
+ private:
+  void report_escalation(const std::string& actor, const Status& failure);
+
+  mutable std::mutex mutex_;
+  bool shut_down_ = false;
+  std::vector<std::shared_ptr<ActorCellBase>> actors_;
+  EscalationHandler escalation_handler_;
+};
+
+}  // namespace accel

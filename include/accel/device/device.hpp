@@ -1,0 +1,99 @@
+// accel::Device — a stable address of one device (the CPU, or a CUDA GPU) and its typed front door.
+//
+//   accel::System system;
+//   accel::Device dev = *accel::Device::open_default(system);   // CUDA 0 when usable, else the CPU
+//   accel::Buffer<float> x = *dev.allocate<float>(1024).wait();
+//   dev.upload(std::span<const float>(host), x).wait();
+//
+// A Device is a cheap, copyable value over the device's context actor. Every method is a request through the
+// actor's mailbox and returns a Future; requests sent to one device run in the order they were sent, so a
+// buffer written by one request is read correctly by the next without waiting in between.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "accel/core/actor.hpp"
+#include "accel/core/system.hpp"
+#include "accel/device/buffer.hpp"
+#include "accel/device/protocol.hpp"
+#include "accel/device/requests.hpp"
+
+namespace accel {
+
+struct DeviceOptions {
+  DeviceKind kind = DeviceKind::cpu;
+  int ordinal = 0;
+  // Allocations beyond this many bytes in use fail with `resource_exhausted`; 0 means the hardware's limit.
+  std::uint64_t memory_limit_bytes = 0;
+  MailboxOptions mailbox{};
+  SupervisionPolicy supervision{};
+};
+
+namespace device {
+struct DeviceShared;
+}  // namespace device
+
+namespace detail {
+class DeviceCore final : public BufferReleaser {
+ public:
+  DeviceCore(ActorRef<DeviceProtocol> actor, std::shared_ptr<device::DeviceShared> shared);
+  void release(const BufferHandle& handle) noexcept override;
+
+  ActorRef<DeviceProtocol> actor;
+  std::shared_ptr<device::DeviceShared> shared;
+};
+}  // namespace detail
+
+class Device {
+ public:
+  // Opens a device of the given kind; errors if it does not exist or its context cannot be created.
+  static Result<Device> open(System& system, DeviceOptions options = {});
+  // A CUDA device (ordinal 0) when this build has the CUDA tier and a GPU is usable; otherwise the CPU.
+  static Result<Device> open_default(System& system, DeviceOptions options = {});
+
+  [[nodiscard]] DeviceKind kind() const noexcept;
+  [[nodiscard]] const std::string& name() const noexcept;
+  [[nodiscard]] std::uint32_t id() const noexcept;
+  [[nodiscard]] const ActorRef<DeviceProtocol>& actor() const noexcept { return core_->actor; }
+
+  // Any request of the device protocol.
+  template <class Request>
+  requires DeviceProtocol::accepts<Request> Future<response_t<Request>> ask(Request request)
+  const { return core_->actor.ask(std::move(request)); }
+
+  template <class T>
+  Future<Buffer<T>> allocate(std::uint64_t count) const {
+    std::weak_ptr<detail::BufferReleaser> releaser = core_;
+    return ask(Allocate{.dtype = dtype_of<T>(), .count = count}).then([releaser](BufferHandle handle) {
+      return Buffer<T>(std::make_shared<const detail::BufferOwner>(handle, releaser));
+    });
+  }
+
+  template <class T>
+  Future<Done> upload(std::span<const T> source, const Buffer<T>& destination, std::uint64_t offset = 0) const {
+    return ask(
+        CopyToDevice{.source = HostSource::of(source), .destination = destination, .destination_offset = offset});
+  }
+
+  template <class T>
+  Future<Done> download(const Buffer<T>& source, std::span<T> destination, std::uint64_t offset = 0) const {
+    return ask(CopyToHost{.source = source, .source_offset = offset, .destination = HostDestination::of(destination)});
+  }
+
+  // Frees the buffer for every holder of it at once; their next use is `stale_handle`.
+  Future<Done> free(BufferHandle buffer) const { return ask(Free{.buffer = buffer}); }
+  Future<Done> gemm(Gemm gemm) const { return ask(std::move(gemm)); }
+  Future<DeviceInfo> info() const { return ask(QueryDevice{}); }
+  // Frees every buffer and starts a new context epoch; every handle of the device becomes stale.
+  Future<Done> reset() const { return ask(ResetContext{}); }
+
+  friend bool operator==(const Device& a, const Device& b) noexcept { return a.core_ == b.core_; }
+
+ private:
+  explicit Device(std::shared_ptr<detail::DeviceCore> core) : core_(std::move(core)) {}
+  std::shared_ptr<detail::DeviceCore> core_;
+};
+
+}  // namespace accel

@@ -1,0 +1,65 @@
+// Element types of device buffers and library requests.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+namespace accel {
+
+enum class DType : std::uint8_t { f32, f64, f16, bf16, fp8_e4m3, i8, i32, u8 };
+
+[[nodiscard]] constexpr std::size_t size_of(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::f64: return 8;
+    case DType::f32:
+    case DType::i32: return 4;
+    case DType::f16:
+    case DType::bf16: return 2;
+    case DType::fp8_e4m3:
+    case DType::i8:
+    case DType::u8: return 1;
+  }
+  return 0;
+}
+
+[[nodiscard]] std::string_view to_string(DType dtype) noexcept;
+
+// 16-bit and 8-bit floats are stored as raw bits on the host side; the device interprets them.
+struct Half {
+  std::uint16_t bits;
+};
+struct BFloat16 {
+  std::uint16_t bits;
+};
+struct Float8E4M3 {
+  std::uint8_t bits;
+};
+
+template <class T>
+inline constexpr bool always_false_v = false;
+
+template <class T>
+[[nodiscard]] constexpr DType dtype_of() noexcept {
+  if constexpr (std::is_same_v<T, float>)
+    return DType::f32;
+  else if constexpr (std::is_same_v<T, double>)
+    return DType::f64;
+  else if constexpr (std::is_same_v<T, Half>)
+    return DType::f16;
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return DType::bf16;
+  else if constexpr (std::is_same_v<T, Float8E4M3>)
+    return DType::fp8_e4m3;
+  else if constexpr (std::is_same_v<T, std::int8_t>)
+    return DType::i8;
+  else if constexpr (std::is_same_v<T, std::int32_t>)
+    return DType::i32;
+  else if constexpr (std::is_same_v<T, std::uint8_t>)
+    return DType::u8;
+  else
+    static_assert(always_false_v<T>, "no accel::DType for this element type");
+}
+
+}  // namespace accel

@@ -1,0 +1,14 @@
+// The protocol every device actor speaks, CPU or CUDA: the same request types, so user code does not change
+// between devices.
+#pragma once
+
+#include "accel/core/protocol.hpp"
+#include "accel/device/requests.hpp"
+#include "accel/libs/blas/gemm.hpp"
+
+namespace accel {
+
+using DeviceProtocol =
+    Protocol<Allocate, Free, CopyToDevice, CopyToHost, CopyOnDevice, QueryDevice, ResetContext, Gemm>;
+
+}  // namespace accel

@@ -1,0 +1,98 @@
+#include "device/buffer_table.hpp"
+
+#include <fmt/format.h>
+
+namespace accel {
+
+std::string to_string(const BufferHandle& h) {
+  if (h.is_null()) return "null buffer";
+  return fmt::format("buffer #{} (device {}, epoch {}, generation {}, {} x {})", h.slot, h.device, h.epoch,
+                     h.generation, h.count, to_string(h.dtype));
+}
+
+std::string_view to_string(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::f32: return "f32";
+    case DType::f64: return "f64";
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+    case DType::fp8_e4m3: return "fp8_e4m3";
+    case DType::i8: return "i8";
+    case DType::i32: return "i32";
+    case DType::u8: return "u8";
+  }
+  return "unknown_dtype";
+}
+
+}  // namespace accel
+
+namespace accel::device {
+
+BufferTable::BufferTable(std::uint32_t device_id, std::uint32_t epoch, std::string device_name)
+    : device_id_(device_id), epoch_(epoch), device_name_(std::move(device_name)) {}
+
+BufferHandle BufferTable::insert(void* data, DType dtype, std::uint64_t count) {
+  std::uint32_t index;
+  if (!free_slots_.empty()) {
+    index = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    index = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  Slot& slot = slots_[index];
+  slot = Slot{data, dtype, count, next_generation_++, true};
+  return BufferHandle{device_id_, index, epoch_, slot.generation, dtype, count};
+}
+
+Result<BufferView> BufferTable::resolve(const BufferHandle& h, std::string_view operand) const {
+  if (h.is_null()) return invalid_argument(fmt::format("operand '{}' is a null buffer handle", operand));
+  if (h.device != device_id_) {
+    return invalid_argument(fmt::format("operand '{}' is {} of another device; this is {} (device {})", operand,
+                                        to_string(h), device_name_, device_id_));
+  }
+  if (h.epoch != epoch_) {
+    return stale_handle(
+        fmt::format("operand '{}' is {}, allocated in context epoch {} of {}; the context has been "
+                    "rebuilt since (now epoch {}) and every buffer of the old one is gone",
+                    operand, to_string(h), h.epoch, device_name_, epoch_));
+  }
+  if (h.slot >= slots_.size() || !slots_[h.slot].live || slots_[h.slot].generation != h.generation) {
+    return stale_handle(fmt::format("operand '{}' is {}, which has been freed", operand, to_string(h)));
+  }
+  const Slot& slot = slots_[h.slot];
+  if (slot.dtype != h.dtype || slot.count != h.count) {
+    return invalid_argument(fmt::format("operand '{}' claims {} x {}, but the buffer holds {} x {}", operand, h.count,
+                                        to_string(h.dtype), slot.count, to_string(slot.dtype)));
+  }
+  return BufferView{slot.data, slot.dtype, slot.count};
+}
+
+Result<BufferView> BufferTable::resolve_range(const BufferHandle& h, std::string_view operand, std::uint64_t offset,
+                                              std::uint64_t count) const {
+  ACCEL_ASSIGN_OR_RETURN(BufferView view, resolve(h, operand));
+  std::uint64_t end = 0;
+  if (__builtin_add_overflow(offset, count, &end) || end > view.count) {
+    return invalid_argument(fmt::format("operand '{}': elements [{}, {} + {}) lie outside {} ({} elements)", operand,
+                                        offset, offset, count, to_string(h), view.count));
+  }
+  return view;
+}
+
+Result<BufferView> BufferTable::remove(const BufferHandle& h) {
+  ACCEL_ASSIGN_OR_RETURN(BufferView view, resolve(h, "buffer"));
+  slots_[h.slot].live = false;
+  slots_[h.slot].data = nullptr;
+  free_slots_.push_back(h.slot);
+  return view;
+}
+
+Result<std::uint64_t> checked_bytes(DType dtype, std::uint64_t count) {
+  std::uint64_t bytes = 0;
+  if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(size_of(dtype)), &bytes)) {
+    return invalid_argument(fmt::format("{} elements of {} overflow a 64-bit byte count", count, to_string(dtype)));
+  }
+  return bytes;
+}
+
+}  // namespace accel::device

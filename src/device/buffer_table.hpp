@@ -1,0 +1,70 @@
+// The device-side table behind BufferHandle: slot -> (memory, dtype, count, generation). Owned by one device
+// context and touched only on its actor's thread, so it takes no locks. It does not own the memory; the
+// context allocates and frees it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "accel/core/result.hpp"
+#include "accel/device/buffer.hpp"
+
+namespace accel::device {
+
+struct BufferView {
+  void* data = nullptr;
+  DType dtype = DType::f32;
+  std::uint64_t count = 0;
+
+  [[nodiscard]] std::uint64_t bytes() const noexcept { return count * size_of(dtype); }
+};
+
+class BufferTable {
+ public:
+  BufferTable(std::uint32_t device_id, std::uint32_t epoch, std::string device_name);
+
+  [[nodiscard]] BufferHandle insert(void* data, DType dtype, std::uint64_t count);
+
+  // Checks that `handle` names a live buffer of this context; `operand` names it in the error.
+  [[nodiscard]] Result<BufferView> resolve(const BufferHandle& handle, std::string_view operand) const;
+
+  // resolve(), plus: elements [offset, offset + count) lie inside the buffer.
+  [[nodiscard]] Result<BufferView> resolve_range(const BufferHandle& handle, std::string_view operand,
+                                                 std::uint64_t offset, std::uint64_t count) const;
+
+  // Forgets the buffer and returns its memory for the caller to free.
+  [[nodiscard]] Result<BufferView> remove(const BufferHandle& handle);
+
+  template <class F>
+  void for_each_live(F&& f) const {
+    for (const Slot& slot : slots_)
+      if (slot.live) f(BufferView{slot.data, slot.dtype, slot.count});
+  }
+
+  [[nodiscard]] std::uint32_t epoch() const noexcept { return epoch_; }
+  [[nodiscard]] std::uint32_t device_id() const noexcept { return device_id_; }
+  [[nodiscard]] std::uint64_t live_count() const noexcept { return slots_.size() - free_slots_.size(); }
+
+ private:
+  struct Slot {
+    void* data = nullptr;
+    DType dtype = DType::f32;
+    std::uint64_t count = 0;
+    std::uint64_t generation = 0;
+    bool live = false;
+  };
+
+  std::uint32_t device_id_;
+  std::uint32_t epoch_;
+  std::string device_name_;
+  std::uint64_t next_generation_ = 1;
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> free_slots_;
+};
+
+// Bytes for `count` elements of `dtype`, or invalid_argument if that overflows.
+[[nodiscard]] Result<std::uint64_t> checked_bytes(DType dtype, std::uint64_t count);
+
+}  // namespace accel::device

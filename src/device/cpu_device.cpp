@@ -1,0 +1,153 @@
+#include "device/cpu_device.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <new>
+
+#include "libs/blas/cpu_gemm.hpp"
+#include "libs/blas/gemm_operands.hpp"
+
+namespace accel::device {
+namespace {
+
+constexpr std::align_val_t kAlignment{64};
+
+Status check_host_dtype(DType host, DType buffer, std::string_view what) {
+  if (host == buffer) return Status();
+  return invalid_argument(
+      fmt::format("{} holds {} elements but the buffer holds {}", what, to_string(host), to_string(buffer)));
+}
+
+}  // namespace
+
+CpuDevice::CpuDevice(std::shared_ptr<DeviceShared> shared)
+    : shared_(std::move(shared)), table_(shared_->id, shared_->next_epoch(), shared_->name) {}
+
+CpuDevice::~CpuDevice() { free_all(); }
+
+void CpuDevice::release(const BufferView& view) {
+  ::operator delete(view.data, kAlignment);
+  stats_.in_use_bytes -= view.bytes();
+  stats_.reserved_bytes -= view.bytes();
+  --stats_.live_buffers;
+  ++stats_.frees;
+}
+
+void CpuDevice::collect_released() {
+  for (const BufferHandle& handle : shared_->take_released()) {
+    if (Result<BufferView> removed = table_.remove(handle); removed.ok()) release(*removed);
+  }
+}
+
+void CpuDevice::free_all() noexcept {
+  table_.for_each_live([](const BufferView& view) { ::operator delete(view.data, kAlignment); });
+}
+
+Result<BufferHandle> CpuDevice::handle(Allocate& request) {
+  collect_released();
+  if (request.count == 0) return invalid_argument("Allocate of 0 elements");
+  ACCEL_ASSIGN_OR_RETURN(const std::uint64_t bytes, checked_bytes(request.dtype, request.count));
+  const std::uint64_t limit = shared_->options.memory_limit_bytes;
+  if (limit != 0 && (bytes > limit || stats_.in_use_bytes > limit - bytes)) {
+    ++stats_.failed_allocations;
+    return resource_exhausted(
+        fmt::format("{}: allocating {} bytes would exceed the memory limit of {} bytes ({} in use)", shared_->name,
+                    bytes, limit, stats_.in_use_bytes));
+  }
+  void* data = ::operator new(bytes, kAlignment, std::nothrow);
+  if (data == nullptr) {
+    ++stats_.failed_allocations;
+    return Status(Code::resource_exhausted,
+                  fmt::format("{}: out of host memory allocating {} bytes", shared_->name, bytes), Source::os);
+  }
+  stats_.in_use_bytes += bytes;
+  stats_.reserved_bytes += bytes;
+  stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.in_use_bytes);
+  ++stats_.live_buffers;
+  ++stats_.allocations;
+  return table_.insert(data, request.dtype, request.count);
+}
+
+Result<Done> CpuDevice::handle(Free& request) {
+  collect_released();
+  ACCEL_ASSIGN_OR_RETURN(BufferView view, table_.remove(request.buffer));
+  release(view);
+  return Done{};
+}
+
+Result<Done> CpuDevice::handle(ResetContext&) {
+  free_all();
+  shared_->take_released();
+  table_ = BufferTable(shared_->id, shared_->next_epoch(), shared_->name);
+  stats_ = MemoryStats{.peak_bytes = stats_.peak_bytes};
+  return Done{};
+}
+
+Result<DeviceInfo> CpuDevice::handle(QueryDevice&) {
+  collect_released();
+  return DeviceInfo{.kind = DeviceKind::cpu,
+                    .ordinal = shared_->options.ordinal,
+                    .device_id = shared_->id,
+                    .epoch = table_.epoch(),
+                    .name = shared_->name,
+                    .blas_library = blas::cpu_blas_library(),
+                    .memory_capacity_bytes = shared_->options.memory_limit_bytes,
+                    .memory = stats_};
+}
+
+Result<Done> CpuDevice::handle(CopyToDevice& request) {
+  if (request.source.data == nullptr && request.source.count != 0)
+    return invalid_argument("CopyToDevice: null host source");
+  ACCEL_ASSIGN_OR_RETURN(BufferView dst, table_.resolve_range(request.destination, "destination",
+                                                              request.destination_offset, request.source.count));
+  ACCEL_RETURN_IF_ERROR(check_host_dtype(request.source.dtype, dst.dtype, "the host source"));
+  const std::size_t element = size_of(dst.dtype);
+  if (request.source.count != 0) {
+    std::memcpy(static_cast<std::byte*>(dst.data) + request.destination_offset * element, request.source.data,
+                request.source.count * element);
+  }
+  return Done{};
+}
+
+Result<Done> CpuDevice::handle(CopyToHost& request) {
+  if (request.destination.data == nullptr && request.destination.count != 0) {
+    return invalid_argument("CopyToHost: null host destination");
+  }
+  ACCEL_ASSIGN_OR_RETURN(
+      BufferView src, table_.resolve_range(request.source, "source", request.source_offset, request.destination.count));
+  ACCEL_RETURN_IF_ERROR(check_host_dtype(request.destination.dtype, src.dtype, "the host destination"));
+  const std::size_t element = size_of(src.dtype);
+  if (request.destination.count != 0) {
+    std::memcpy(request.destination.data, static_cast<const std::byte*>(src.data) + request.source_offset * element,
+                request.destination.count * element);
+  }
+  return Done{};
+}
+
+Result<Done> CpuDevice::handle(CopyOnDevice& request) {
+  ACCEL_ASSIGN_OR_RETURN(BufferView src,
+                         table_.resolve_range(request.source, "source", request.source_offset, request.count));
+  ACCEL_ASSIGN_OR_RETURN(BufferView dst, table_.resolve_range(request.destination, "destination",
+                                                              request.destination_offset, request.count));
+  if (src.dtype != dst.dtype) {
+    return invalid_argument(
+        fmt::format("CopyOnDevice from {} to {}: element types differ", to_string(src.dtype), to_string(dst.dtype)));
+  }
+  const std::size_t element = size_of(src.dtype);
+  if (request.count != 0) {
+    std::memmove(static_cast<std::byte*>(dst.data) + request.destination_offset * element,
+                 static_cast<const std::byte*>(src.data) + request.source_offset * element, request.count * element);
+  }
+  return Done{};
+}
+
+Result<Done> CpuDevice::handle(Gemm& request) {
+  ACCEL_ASSIGN_OR_RETURN(const GemmGeometry geometry, plan_gemm_geometry(request.shape));
+  ACCEL_RETURN_IF_ERROR(blas::check_cpu_gemm_support(geometry));
+  ACCEL_ASSIGN_OR_RETURN(const blas::GemmOperands operands, blas::resolve_gemm_operands(request, geometry, table_));
+  blas::run_cpu_gemm(geometry, operands, request.alpha, request.beta);
+  return Done{};
+}
+
+}  // namespace accel::device

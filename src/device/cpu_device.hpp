@@ -1,0 +1,44 @@
+// The CPU device's context state: host memory behind the buffer table, copies, and OpenBLAS GEMM. Runs on its
+// actor's thread; requests execute in the order they arrive.
+#pragma once
+
+#include <memory>
+
+#include "accel/device/protocol.hpp"
+#include "device/buffer_table.hpp"
+#include "device/device_shared.hpp"
+
+namespace accel::device {
+
+class CpuDevice final : public DeviceProtocol::Handler {
+ public:
+  explicit CpuDevice(std::shared_ptr<DeviceShared> shared);
+  ~CpuDevice() override;
+  CpuDevice(const CpuDevice&) = delete;
+  CpuDevice& operator=(const CpuDevice&) = delete;
+
+  // -- memory ------------------------------------------------------------------------
+  Result<BufferHandle> handle(Allocate& request) override;
+  Result<Done> handle(Free& request) override;
+  Result<Done> handle(ResetContext& request) override;
+  Result<DeviceInfo> handle(QueryDevice& request) override;
+
+  // -- copies --------------------------------------------------------------------------
+  Result<Done> handle(CopyToDevice& request) override;
+  Result<Done> handle(CopyToHost& request) override;
+  Result<Done> handle(CopyOnDevice& request) override;
+
+  // -- libraries -----------------------------------------------------------------------
+  Result<Done> handle(Gemm& request) override;
+
+ private:
+  void release(const BufferView& view);
+  void collect_released();
+  void free_all() noexcept;
+
+  std::shared_ptr<DeviceShared> shared_;
+  BufferTable table_;
+  MemoryStats stats_;
+};
+
+}  // namespace accel::device

@@ -1,0 +1,31 @@
+// What a device's facade and every incarnation of its context state share: identity, options, the epoch
+// counter that survives restarts (so handles of a previous state are stale, never confused with new ones),
+// and buffers released by their owners while the mailbox was full.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "accel/device/device.hpp"
+
+namespace accel::device {
+
+struct DeviceShared {
+  std::uint32_t id = 0;
+  std::string name;
+  DeviceOptions options;
+  std::atomic<std::uint32_t> last_epoch{0};
+
+  std::mutex released_mutex;
+  std::vector<BufferHandle> released;
+
+  std::uint32_t next_epoch() { return last_epoch.fetch_add(1, std::memory_order_acq_rel) + 1; }
+  std::vector<BufferHandle> take_released() {
+    std::lock_guard lock(released_mutex);
+    return std::exchange(released, {});
+  }
+};
+
+}  // namespace accel::device

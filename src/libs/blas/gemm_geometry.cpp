@@ -1,0 +1,131 @@
+#include <fmt/format.h>
+
+#include "accel/libs/blas/gemm.hpp"
+
+namespace accel {
+namespace {
+
+// Elements a stored matrix touches: (outer - 1) * ld + inner, with overflow reported instead of wrapped.
+Result<std::uint64_t> matrix_extent(std::int64_t outer, std::int64_t inner, std::int64_t ld, std::string_view name) {
+  if (outer == 0 || inner == 0) return std::uint64_t{0};
+  std::int64_t extent = 0;
+  if (__builtin_mul_overflow(outer - 1, ld, &extent) || __builtin_add_overflow(extent, inner, &extent)) {
+    return invalid_argument(
+        fmt::format("matrix {} is too large: {} x ld {} overflows 64-bit element counts", name, outer, ld));
+  }
+  return static_cast<std::uint64_t>(extent);
+}
+
+Result<std::uint64_t> batched_extent(std::uint64_t one, std::int64_t batch, std::int64_t stride,
+                                     std::string_view name) {
+  if (one == 0) return std::uint64_t{0};
+  std::int64_t extent = 0;
+  if (__builtin_mul_overflow(batch - 1, stride, &extent) ||
+      __builtin_add_overflow(extent, static_cast<std::int64_t>(one), &extent)) {
+    return invalid_argument(
+        fmt::format("batched {} is too large: {} batches x stride {} overflows", name, batch, stride));
+  }
+  return static_cast<std::uint64_t>(extent);
+}
+
+struct Stored {
+  std::int64_t rows;
+  std::int64_t cols;
+};
+
+// Resolves a packed (0) leading dimension and checks a given one.
+Result<std::int64_t> leading_dimension(std::int64_t given, Stored stored, MatrixOrder order, std::string_view name) {
+  const std::int64_t minimum = std::max<std::int64_t>(1, order == MatrixOrder::row_major ? stored.cols : stored.rows);
+  if (given == 0) return minimum;
+  if (given < minimum) {
+    return invalid_argument(fmt::format("ld{} = {} is smaller than the {} of the stored {} x {} matrix {} ({})", name,
+                                        given, order == MatrixOrder::row_major ? "columns" : "rows", stored.rows,
+                                        stored.cols, name, minimum));
+  }
+  return given;
+}
+
+}  // namespace
+
+bool has_bias(Epilogue epilogue) noexcept {
+  return epilogue == Epilogue::bias || epilogue == Epilogue::bias_relu || epilogue == Epilogue::bias_gelu;
+}
+
+Result<GemmGeometry> plan_gemm_geometry(const GemmShape& shape) {
+  if (shape.m < 0 || shape.n < 0 || shape.k < 0) {
+    return invalid_argument(fmt::format("negative GEMM size m={} n={} k={}", shape.m, shape.n, shape.k));
+  }
+  if (shape.batch < 1) return invalid_argument(fmt::format("GEMM batch must be at least 1, got {}", shape.batch));
+  if (shape.lda < 0 || shape.ldb < 0 || shape.ldc < 0) {
+    return invalid_argument(
+        fmt::format("negative leading dimension lda={} ldb={} ldc={}", shape.lda, shape.ldb, shape.ldc));
+  }
+  if (shape.stride_a < 0 || shape.stride_b < 0 || shape.stride_c < 0) {
+    return invalid_argument(fmt::format("negative batch stride stride_a={} stride_b={} stride_c={}", shape.stride_a,
+                                        shape.stride_b, shape.stride_c));
+  }
+
+  GemmGeometry g;
+  g.shape = shape;
+  const bool ta = shape.transpose_a == Transpose::transpose;
+  const bool tb = shape.transpose_b == Transpose::transpose;
+  const Stored a{ta ? shape.k : shape.m, ta ? shape.m : shape.k};
+  const Stored b{tb ? shape.n : shape.k, tb ? shape.k : shape.n};
+  const Stored c{shape.m, shape.n};
+  g.a_rows = a.rows;
+  g.a_cols = a.cols;
+  g.b_rows = b.rows;
+  g.b_cols = b.cols;
+
+  ACCEL_ASSIGN_OR_RETURN(g.shape.lda, leading_dimension(shape.lda, a, shape.order, "a"));
+  ACCEL_ASSIGN_OR_RETURN(g.shape.ldb, leading_dimension(shape.ldb, b, shape.order, "b"));
+  ACCEL_ASSIGN_OR_RETURN(g.shape.ldc, leading_dimension(shape.ldc, c, shape.order, "c"));
+
+  const bool row_major = shape.order == MatrixOrder::row_major;
+  auto outer = [&](Stored s) { return row_major ? s.rows : s.cols; };
+  auto inner = [&](Stored s) { return row_major ? s.cols : s.rows; };
+  ACCEL_ASSIGN_OR_RETURN(const std::uint64_t a_one, matrix_extent(outer(a), inner(a), g.shape.lda, "a"));
+  ACCEL_ASSIGN_OR_RETURN(const std::uint64_t b_one, matrix_extent(outer(b), inner(b), g.shape.ldb, "b"));
+  ACCEL_ASSIGN_OR_RETURN(const std::uint64_t c_one, matrix_extent(outer(c), inner(c), g.shape.ldc, "c"));
+
+  // Packed batch strides are the stored matrix's full footprint (outer * ld), as BLAS libraries expect.
+  auto packed_stride = [](Stored s, std::int64_t ld, bool rm) { return (rm ? s.rows : s.cols) * ld; };
+  g.shape.stride_a = shape.stride_a ? shape.stride_a : packed_stride(a, g.shape.lda, row_major);
+  g.shape.stride_b = shape.stride_b ? shape.stride_b : packed_stride(b, g.shape.ldb, row_major);
+  g.shape.stride_c = shape.stride_c ? shape.stride_c : packed_stride(c, g.shape.ldc, row_major);
+  if (shape.batch > 1 && static_cast<std::uint64_t>(g.shape.stride_c) < c_one) {
+    return invalid_argument(
+        fmt::format("stride_c = {} makes the {} output matrices of the batch overlap (each spans {} "
+                    "elements)",
+                    g.shape.stride_c, shape.batch, c_one));
+  }
+  ACCEL_ASSIGN_OR_RETURN(g.a_extent, batched_extent(a_one, shape.batch, g.shape.stride_a, "a"));
+  ACCEL_ASSIGN_OR_RETURN(g.b_extent, batched_extent(b_one, shape.batch, g.shape.stride_b, "b"));
+  ACCEL_ASSIGN_OR_RETURN(g.c_extent, batched_extent(c_one, shape.batch, g.shape.stride_c, "c"));
+  g.bias_extent = has_bias(shape.epilogue) ? static_cast<std::uint64_t>(row_major ? shape.n : shape.m) : 0;
+  return g;
+}
+
+std::string_view to_string(MatrixOrder order) noexcept {
+  return order == MatrixOrder::row_major ? "row_major" : "column_major";
+}
+std::string_view to_string(Transpose transpose) noexcept { return transpose == Transpose::none ? "N" : "T"; }
+std::string_view to_string(Epilogue epilogue) noexcept {
+  switch (epilogue) {
+    case Epilogue::none: return "none";
+    case Epilogue::bias: return "bias";
+    case Epilogue::relu: return "relu";
+    case Epilogue::bias_relu: return "bias_relu";
+    case Epilogue::gelu: return "gelu";
+    case Epilogue::bias_gelu: return "bias_gelu";
+  }
+  return "unknown_epilogue";
+}
+
+std::string to_string(const GemmShape& s) {
+  return fmt::format("gemm {}{} {} m={} n={} k={} lda={} ldb={} ldc={} batch={} {}->{} epilogue={}",
+                     to_string(s.transpose_a), to_string(s.transpose_b), to_string(s.order), s.m, s.n, s.k, s.lda,
+                     s.ldb, s.ldc, s.batch, to_string(s.input_type), to_string(s.output_type), to_string(s.epilogue));
+}
+
+}  // namespace accel
