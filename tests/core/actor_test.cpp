@@ -1,0 +1,298 @@
+#include "accel/core/actor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "accel/core/system.hpp"
+#include "testing/status_matchers.hpp"
+
+namespace accel {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::IsOk;
+using testing::StatusIs;
+
+// -- a small actor under test ---------------------------------------------------------------
+
+struct Add {
+  static constexpr const char* kName = "Add";
+  using Response = std::int64_t;
+  std::int64_t amount = 0;
+};
+struct Get {
+  using Response = std::int64_t;
+};
+struct Fail {  // answers with the given error, or throws when `throw_instead`
+  using Response = Done;
+  Code code = Code::internal;
+  bool throw_instead = false;
+};
+struct Sleep {
+  using Response = Done;
+  std::chrono::milliseconds duration{0};
+};
+struct WhichThread {
+  using Response = std::thread::id;
+};
+
+using CounterProtocol = Protocol<Add, Get, Fail, Sleep, WhichThread>;
+
+struct Counter final : CounterProtocol::Handler {
+  explicit Counter(std::atomic<int>* builds) { ++*builds; }
+  Result<std::int64_t> handle(Add& r) override { return total += r.amount; }
+  Result<std::int64_t> handle(Get&) override { return total; }
+  Result<Done> handle(Fail& r) override {
+    if (r.throw_instead) throw std::runtime_error("handler blew up");
+    return Status(r.code, "asked to fail");
+  }
+  Result<Done> handle(Sleep& r) override {
+    std::this_thread::sleep_for(r.duration);
+    return Done{};
+  }
+  Result<std::thread::id> handle(WhichThread&) override { return std::this_thread::get_id(); }
+  std::int64_t total = 0;
+};
+
+class ActorTest : public ::testing::Test {
+ protected:
+  ActorRef<CounterProtocol> spawn(ActorOptions options = {}) {
+    auto ref = system_.spawn<CounterProtocol>(
+        [this]() -> Result<std::unique_ptr<CounterProtocol::Handler>> { return std::make_unique<Counter>(&builds_); },
+        std::move(options));
+    EXPECT_THAT(ref, IsOk());
+    return *ref;
+  }
+  std::atomic<int> builds_{0};
+  System system_;
+};
+
+TEST_F(ActorTest, AskReturnsTheHandlersReply) {
+  auto counter = spawn();
+  EXPECT_EQ(*counter.ask(Add{.amount = 2}).wait(), 2);
+  EXPECT_EQ(*counter.ask(Add{.amount = 3}).wait(), 5);
+  EXPECT_EQ(*counter.ask(Get{}).wait(), 5);
+}
+
+TEST_F(ActorTest, TellIsProcessedInOrderBeforeLaterAsks) {
+  auto counter = spawn();
+  for (int i = 0; i < 100; ++i) ASSERT_THAT(counter.tell(Add{.amount = 1}), IsOk());
+  EXPECT_EQ(*counter.ask(Get{}).wait(), 100);
+}
+
+TEST_F(ActorTest, StateIsBuiltAndUsedOnTheActorsOwnThread) {
+  auto counter = spawn();
+  auto a = *counter.ask(WhichThread{}).wait();
+  auto b = *counter.ask(WhichThread{}).wait();
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, std::this_thread::get_id());
+}
+
+TEST_F(ActorTest, ManyClientThreadsAreAllAnswered) {
+  auto counter = spawn({.name = "counter", .mailbox = {.capacity = 64, .overflow = Overflow::block}});
+  constexpr int kClients = 16, kPerClient = 500;
+  std::vector<std::thread> clients;
+  std::atomic<int> answered{0};
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&] {
+      std::vector<Future<std::int64_t>> futures;
+      for (int i = 0; i < kPerClient; ++i) futures.push_back(counter.ask(Add{.amount = 1}));
+      for (auto& f : futures) {
+        if (f.wait().ok()) ++answered;
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(answered.load(), kClients * kPerClient);
+  EXPECT_EQ(*counter.ask(Get{}).wait(), kClients * kPerClient);
+}
+
+TEST_F(ActorTest, AFullRejectingMailboxTellsTheSender) {
+  auto counter = spawn({.name = "small", .mailbox = {.capacity = 2, .overflow = Overflow::reject}});
+  auto busy = counter.ask(Sleep{.duration = 50ms});
+  std::this_thread::sleep_for(5ms);  // the actor is inside Sleep; its mailbox is empty
+  std::vector<Future<std::int64_t>> queued;
+  for (int i = 0; i < 2; ++i) queued.push_back(counter.ask(Add{.amount = 1}));
+  EXPECT_THAT(counter.ask(Add{.amount = 1}).wait(), StatusIs(Code::resource_exhausted, "mailbox of 'small' is full"));
+  EXPECT_THAT(counter.tell(Add{.amount = 1}), StatusIs(Code::resource_exhausted));
+  for (auto& f : queued) EXPECT_THAT(f.wait(), IsOk());
+  EXPECT_THAT(busy.wait(), IsOk());
+}
+
+TEST_F(ActorTest, ResumeKeepsStateAfterAnErrorReply) {
+  auto counter = spawn();
+  ASSERT_EQ(*counter.ask(Add{.amount = 7}).wait(), 7);
+  EXPECT_THAT(counter.ask(Fail{.code = Code::invalid_argument}).wait(), StatusIs(Code::invalid_argument));
+  EXPECT_EQ(*counter.ask(Get{}).wait(), 7);
+  EXPECT_EQ(counter.restart_count(), 0);
+}
+
+TEST_F(ActorTest, AnExceptionBecomesInternalAndRestartsFromTheFactory) {
+  auto counter = spawn({.name = "c", .supervision = SupervisionPolicy().with_budget({.initial_backoff = 0ms})});
+  ASSERT_EQ(*counter.ask(Add{.amount = 7}).wait(), 7);
+  EXPECT_THAT(counter.ask(Fail{.throw_instead = true}).wait(), StatusIs(Code::internal, "handler blew up"));
+  EXPECT_EQ(*counter.ask(Get{}).wait(), 0);  // fresh state
+  EXPECT_EQ(counter.restart_count(), 1);
+  EXPECT_EQ(builds_.load(), 2);
+}
+
+TEST_F(ActorTest, RequestsQueuedBehindAFailureSurviveTheRestart) {
+  auto counter = spawn({.supervision = SupervisionPolicy().with_budget({.initial_backoff = 20ms})});
+  auto blocker = counter.ask(Sleep{.duration = 20ms});
+  auto failure = counter.ask(Fail{});
+  std::vector<Future<std::int64_t>> behind;
+  for (int i = 0; i < 10; ++i) behind.push_back(counter.ask(Add{.amount = 1}));
+  EXPECT_THAT(blocker.wait(), IsOk());
+  EXPECT_THAT(failure.wait(), StatusIs(Code::internal));
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(*behind[i].wait(), i + 1) << "request " << i;
+  EXPECT_EQ(counter.restart_count(), 1);
+}
+
+TEST_F(ActorTest, StopDirectiveAnswersQueuedRequestsAndRefusesNewOnes) {
+  auto counter = spawn({.name = "stopper", .supervision = SupervisionPolicy().on(Code::internal, Directive::stop)});
+  auto blocker = counter.ask(Sleep{.duration = 20ms});
+  auto failure = counter.ask(Fail{});
+  auto queued = counter.ask(Add{.amount = 1});
+  EXPECT_THAT(failure.wait(), StatusIs(Code::internal));
+  EXPECT_THAT(queued.wait(), StatusIs(Code::cancelled, "actor 'stopper' stopped"));
+  EXPECT_THAT(counter.ask(Get{}).wait(), StatusIs(Code::cancelled, "actor 'stopper' is stopped"));
+  EXPECT_THAT(counter.tell(Get{}), StatusIs(Code::cancelled));
+  counter.join();
+  EXPECT_EQ(counter.state(), ActorState::stopped);
+  EXPECT_THAT(counter.stop_reason(), StatusIs(Code::internal, "asked to fail"));
+}
+
+TEST_F(ActorTest, ContextLostStopsTheActorAndQueuedRequestsGetContextLost) {
+  auto device = spawn({.name = "gpu"});  // default policy: context_lost stops
+  auto blocker = device.ask(Sleep{.duration = 20ms});
+  auto fault = device.ask(Fail{.code = Code::context_lost});
+  auto queued = device.ask(Get{});
+  EXPECT_THAT(fault.wait(), StatusIs(Code::context_lost));
+  EXPECT_THAT(queued.wait(), StatusIs(Code::context_lost, "not executed"));
+  EXPECT_THAT(device.ask(Get{}).wait(), StatusIs(Code::context_lost));
+}
+
+TEST_F(ActorTest, EscalateReportsToTheSystemAndStops) {
+  std::string escalated_actor;
+  Status escalated;
+  std::mutex mutex;
+  system_.set_escalation_handler([&](const std::string& actor, const Status& failure) {
+    std::lock_guard lock(mutex);
+    escalated_actor = actor;
+    escalated = failure;
+  });
+  auto counter = spawn({.name = "esc", .supervision = SupervisionPolicy().on(Code::unavailable, Directive::escalate)});
+  EXPECT_THAT(counter.ask(Fail{.code = Code::unavailable}).wait(), StatusIs(Code::unavailable));
+  counter.join();
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(escalated_actor, "esc");
+  EXPECT_THAT(escalated, StatusIs(Code::unavailable));
+  EXPECT_EQ(counter.state(), ActorState::stopped);
+}
+
+TEST_F(ActorTest, AnExhaustedRestartBudgetEscalates) {
+  std::atomic<int> escalations{0};
+  system_.set_escalation_handler([&](const std::string&, const Status&) { ++escalations; });
+  auto counter = spawn({.name = "budget",
+                        .supervision = SupervisionPolicy().with_budget(
+                            {.max_restarts = 2, .window = 10s, .initial_backoff = 1ms, .max_backoff = 4ms})});
+  EXPECT_THAT(counter.ask(Fail{}).wait(), StatusIs(Code::internal));
+  EXPECT_THAT(counter.ask(Fail{}).wait(), StatusIs(Code::internal));
+  EXPECT_THAT(counter.ask(Fail{}).wait(), StatusIs(Code::internal));
+  counter.join();
+  EXPECT_EQ(counter.restart_count(), 2);
+  EXPECT_EQ(escalations.load(), 1);
+  EXPECT_THAT(counter.stop_reason(), StatusIs(Code::internal, "restart budget exhausted (2 restarts"));
+}
+
+TEST_F(ActorTest, RestartsBackOffExponentially) {
+  auto counter = spawn({.supervision = SupervisionPolicy().with_budget(
+                            {.max_restarts = 10, .initial_backoff = 8ms, .max_backoff = 1000ms})});
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 3; ++i) EXPECT_THAT(counter.ask(Fail{}).wait(), StatusIs(Code::internal));
+  EXPECT_THAT(counter.ask(Get{}).wait(), IsOk());
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 8ms + 16ms + 32ms);
+  EXPECT_EQ(counter.restart_count(), 3);
+}
+
+TEST_F(ActorTest, AFactoryThatFailsAtStartIsReportedBySpawn) {
+  auto ref = system_.spawn<CounterProtocol>(
+      []() -> Result<std::unique_ptr<CounterProtocol::Handler>> { return unavailable("no GPU"); }, {.name = "bad"});
+  EXPECT_THAT(ref, StatusIs(Code::unavailable, "no GPU"));
+}
+
+TEST(ActorShutdown, DrainRunsEveryQueuedRequest) {
+  std::atomic<int> builds{0};
+  std::vector<Future<std::int64_t>> futures;
+  {
+    System system;
+    auto counter = *system.spawn<CounterProtocol>(
+        [&]() -> Result<std::unique_ptr<CounterProtocol::Handler>> { return std::make_unique<Counter>(&builds); });
+    ASSERT_THAT(counter.tell(Sleep{.duration = 10ms}), IsOk());
+    for (int i = 0; i < 50; ++i) futures.push_back(counter.ask(Add{.amount = 1}));
+    system.shutdown(ShutdownMode::drain);
+    EXPECT_EQ(counter.state(), ActorState::stopped);
+  }
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(*futures[i].wait(), i + 1);
+}
+
+TEST(ActorShutdown, FailPendingAnswersEveryQueuedRequestCancelled) {
+  std::atomic<int> builds{0};
+  System system;
+  auto counter = *system.spawn<CounterProtocol>(
+      [&]() -> Result<std::unique_ptr<CounterProtocol::Handler>> { return std::make_unique<Counter>(&builds); },
+      {.name = "victim"});
+  auto busy = counter.ask(Sleep{.duration = 30ms});
+  std::this_thread::sleep_for(5ms);
+  std::vector<Future<std::int64_t>> futures;
+  for (int i = 0; i < 50; ++i) futures.push_back(counter.ask(Add{.amount = 1}));
+  system.shutdown(ShutdownMode::fail_pending);
+  EXPECT_THAT(busy.wait(), IsOk());
+  for (auto& f : futures) EXPECT_THAT(f.wait(), StatusIs(Code::cancelled, "actor 'victim' stopped"));
+  EXPECT_THAT(counter.ask(Get{}).wait(), StatusIs(Code::cancelled));
+  EXPECT_THAT(system.spawn<CounterProtocol>([&]() -> Result<std::unique_ptr<CounterProtocol::Handler>> {
+    return std::make_unique<Counter>(&builds);
+  }),
+              StatusIs(Code::failed_precondition, "shut down"));
+}
+
+TEST(ActorShutdown, ClientsRacingShutdownAreAllAnswered) {
+  std::atomic<int> builds{0};
+  std::atomic<int> answered{0};
+  std::vector<std::thread> clients;
+  {
+    System system;
+    auto counter = *system.spawn<CounterProtocol>(
+        [&]() -> Result<std::unique_ptr<CounterProtocol::Handler>> { return std::make_unique<Counter>(&builds); });
+    for (int c = 0; c < 8; ++c) {
+      clients.emplace_back([&, counter] {
+        for (int i = 0; i < 300; ++i) {
+          Result<std::int64_t> r = counter.ask(Add{.amount = 1}).wait();
+          if (r.ok() || r.code() == Code::cancelled) ++answered;
+        }
+      });
+    }
+    std::this_thread::sleep_for(2ms);
+    system.shutdown(ShutdownMode::fail_pending);
+    for (auto& t : clients) t.join();
+  }
+  EXPECT_EQ(answered.load(), 8 * 300);
+}
+
+Future<std::int64_t> add_twice(ActorRef<CounterProtocol> counter) {
+  Result<std::int64_t> first = co_await counter.ask(Add{.amount = 1});
+  if (!first) co_return first.status();
+  co_return co_await counter.ask(Add{.amount = *first + 1});
+}
+
+TEST_F(ActorTest, CoAwaitChainsRequestsWithoutBlocking) {
+  auto counter = spawn();
+  EXPECT_EQ(*add_twice(counter).wait(), 3);
+}
+
+}  // namespace
+}  // namespace accel
