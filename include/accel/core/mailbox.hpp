@@ -11,9 +11,10 @@
 // The queue is Vyukov's bounded ring: a slot's sequence number says whether it is free or full, so neither
 // push nor pop takes a lock. A consumer that found nothing spins for MailboxOptions::spin, then announces
 // `consumer_sleeping_` and checks once more before it sleeps; a producer publishes its item and then reads
-// `consumer_sleeping_`. Both sides put a seq_cst fence between their write and their read, so at least one
-// of them sees the other: either the consumer finds the item, or the producer sees the sleeper and wakes it
-// (under the consumer's mutex, so the wake-up cannot fall between the check and the sleep). Producers
+// `consumer_sleeping_`. Both sides make their write and their read sequentially consistent (the slot's
+// sequence number on one side, the sleeping flag on the other; no fences, which ThreadSanitizer cannot
+// check), so at least one of them sees the other: either the consumer finds the item, or the producer sees the sleeper
+// and wakes it (under the consumer's mutex, so the wake-up cannot fall between the check and the sleep). Producers
 // blocked on a full mailbox are woken the same way by the consumer after each pop. `active_producers_`
 // lets close() wait out pushes that were already past their closed check, so nothing is queued after the
 // final drain.
@@ -74,15 +75,14 @@ class Mailbox {
   std::optional<T> try_pop() {
     const std::size_t position = dequeue_position_.load(std::memory_order_relaxed);
     Cell& cell = cells_[position & mask_];
-    const std::size_t sequence = cell.sequence.load(std::memory_order_acquire);
+    const std::size_t sequence = cell.sequence.load(std::memory_order_seq_cst);
     if (static_cast<std::ptrdiff_t>(sequence - (position + 1)) < 0) return std::nullopt;
     T* slot = std::launder(reinterpret_cast<T*>(cell.storage));
     std::optional<T> item(std::move(*slot));
     slot->~T();
     cell.sequence.store(position + capacity_, std::memory_order_release);
-    dequeue_position_.store(position + 1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (blocked_producers_.load(std::memory_order_relaxed) > 0) {
+    dequeue_position_.store(position + 1, std::memory_order_seq_cst);
+    if (blocked_producers_.load(std::memory_order_seq_cst) > 0) {
       std::lock_guard lock(space_mutex_);
       space_cv_.notify_all();
     }
@@ -101,7 +101,6 @@ class Mailbox {
     }
     std::unique_lock lock(consumer_mutex_);
     consumer_sleeping_.store(true, std::memory_order_seq_cst);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
     while (true) {
       if (auto item = try_pop()) {
         consumer_sleeping_.store(false, std::memory_order_relaxed);
@@ -150,8 +149,7 @@ class Mailbox {
     Status status = enqueue_or_wait(item, may_block);
     active_producers_.fetch_sub(1, std::memory_order_seq_cst);
     if (status.ok()) {
-      std::atomic_thread_fence(std::memory_order_seq_cst);
-      if (consumer_sleeping_.load(std::memory_order_relaxed)) {
+      if (consumer_sleeping_.load(std::memory_order_seq_cst)) {
         std::lock_guard lock(consumer_mutex_);
         consumer_cv_.notify_one();
       }
@@ -171,9 +169,14 @@ class Mailbox {
       blocked_producers_.fetch_add(1, std::memory_order_seq_cst);
       // The timeout is a backstop only; consumers notify after every pop while producers are blocked.
       space_cv_.wait_for(lock, std::chrono::milliseconds(1),
-                         [&] { return closed_.load(std::memory_order_seq_cst) || size_approx() < capacity_; });
+                         [&] { return closed_.load(std::memory_order_seq_cst) || has_room(); });
       blocked_producers_.fetch_sub(1, std::memory_order_relaxed);
     }
+  }
+
+  bool has_room() const noexcept {
+    return enqueue_position_.load(std::memory_order_seq_cst) - dequeue_position_.load(std::memory_order_seq_cst) <
+           capacity_;
   }
 
   bool try_enqueue(T& item) {
@@ -185,7 +188,7 @@ class Mailbox {
       if (difference == 0) {
         if (enqueue_position_.compare_exchange_weak(position, position + 1, std::memory_order_relaxed)) {
           ::new (static_cast<void*>(cell.storage)) T(std::move(item));
-          cell.sequence.store(position + 1, std::memory_order_release);
+          cell.sequence.store(position + 1, std::memory_order_seq_cst);
           return true;
         }
       } else if (difference < 0) {
