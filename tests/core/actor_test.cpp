@@ -113,8 +113,8 @@ TEST_F(ActorTest, ManyClientThreadsAreAllAnswered) {
 
 TEST_F(ActorTest, AFullRejectingMailboxTellsTheSender) {
   auto counter = spawn({.name = "small", .mailbox = {.capacity = 2, .overflow = Overflow::reject}});
-  auto busy = counter.ask(Sleep{.duration = 50ms});
-  std::this_thread::sleep_for(5ms);  // the actor is inside Sleep; its mailbox is empty
+  auto busy = counter.ask(Sleep{.duration = 200ms});
+  while (counter.queued() != 0) std::this_thread::yield();  // the actor is inside Sleep; its mailbox is empty
   std::vector<Future<std::int64_t>> queued;
   for (int i = 0; i < 2; ++i) queued.push_back(counter.ask(Add{.amount = 1}));
   EXPECT_THAT(counter.ask(Add{.amount = 1}).wait(), StatusIs(Code::resource_exhausted, "mailbox of 'small' is full"));
@@ -247,7 +247,7 @@ TEST(ActorShutdown, FailPendingAnswersEveryQueuedRequestCancelled) {
       [&]() -> Result<std::unique_ptr<CounterProtocol::Handler>> { return std::make_unique<Counter>(&builds); },
       {.name = "victim"});
   auto busy = counter.ask(Sleep{.duration = 30ms});
-  std::this_thread::sleep_for(5ms);
+  while (counter.queued() != 0) std::this_thread::yield();  // the actor is inside Sleep
   std::vector<Future<std::int64_t>> futures;
   for (int i = 0; i < 50; ++i) futures.push_back(counter.ask(Add{.amount = 1}));
   system.shutdown(ShutdownMode::fail_pending);
