@@ -19,6 +19,10 @@
 
 namespace accel {
 
+namespace detail {
+[[noreturn]] void abort_with_status(const Status& status);
+}  // namespace detail
+
 // The value of a request that has no payload.
 struct Done {
   friend bool operator==(Done, Done) noexcept { return true; }
@@ -71,21 +75,11 @@ class [[nodiscard]] Result {
 
  private:
   void checked() const {
-    if (!ok()) abort_on_error(std::get<0>(data_));
+    if (!ok()) detail::abort_with_status(std::get<0>(data_));
   }
-  [[noreturn]] static void abort_on_error(const Status& status);
 
   std::variant<Status, T> data_;
 };
-
-namespace detail {
-[[noreturn]] void abort_with_status(const Status& status);
-}  // namespace detail
-
-template <class T>
-void Result<T>::abort_on_error(const Status& status) {
-  detail::abort_with_status(status);
-}
 
 template <class T>
 struct is_result : std::false_type {};

@@ -115,8 +115,6 @@ class [[nodiscard]] Status {
   std::unique_ptr<Rep> rep_;
 };
 
-inline Status ok_status() noexcept { return Status(); }
-
 // -- factories: one per code, so call sites stay short -------------------------
 Status invalid_argument(std::string message);
 Status not_supported(std::string message);
