@@ -18,8 +18,9 @@ int run_info() {
   if (!gpu) {
     fmt::print("cuda:0: unavailable ({})\n", gpu.status().to_string());
   } else if (accel::Result<accel::DeviceInfo> info = gpu->info().wait(); info) {
-    fmt::print("{}: {} , {:.1f} GiB, BLAS {}\n", info->name, info->name, info->memory_capacity_bytes / 1073741824.0,
-               info->blas_library);
+    fmt::print("{}: compute capability {}.{}, {:.1f} GiB, BLAS {}, completion by {}\n", info->name,
+               info->compute_capability / 10, info->compute_capability % 10, info->memory_capacity_bytes / 1073741824.0,
+               info->blas_library, to_string(info->completion));
   }
   return 0;
 }

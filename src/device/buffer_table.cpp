@@ -87,6 +87,12 @@ Result<BufferView> BufferTable::remove(const BufferHandle& h) {
   return view;
 }
 
+Status check_host_dtype(DType host, DType buffer, std::string_view what) {
+  if (host == buffer) return Status();
+  return invalid_argument(
+      fmt::format("{} holds {} elements but the buffer holds {}", what, to_string(host), to_string(buffer)));
+}
+
 Result<std::uint64_t> checked_bytes(DType dtype, std::uint64_t count) {
   std::uint64_t bytes = 0;
   if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(size_of(dtype)), &bytes)) {

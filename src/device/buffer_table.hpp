@@ -64,6 +64,9 @@ class BufferTable {
   std::vector<std::uint32_t> free_slots_;
 };
 
+// invalid_argument unless host memory of `host` elements may be copied to or from a buffer of `buffer` ones.
+[[nodiscard]] Status check_host_dtype(DType host, DType buffer, std::string_view what);
+
 // Bytes for `count` elements of `dtype`, or invalid_argument if that overflows.
 [[nodiscard]] Result<std::uint64_t> checked_bytes(DType dtype, std::uint64_t count);
 

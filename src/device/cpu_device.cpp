@@ -13,12 +13,6 @@ namespace {
 
 constexpr std::align_val_t kAlignment{64};
 
-Status check_host_dtype(DType host, DType buffer, std::string_view what) {
-  if (host == buffer) return Status();
-  return invalid_argument(
-      fmt::format("{} holds {} elements but the buffer holds {}", what, to_string(host), to_string(buffer)));
-}
-
 }  // namespace
 
 CpuDevice::CpuDevice(std::shared_ptr<DeviceShared> shared)
@@ -149,5 +143,24 @@ Result<Done> CpuDevice::handle(Gemm& request) {
   blas::run_cpu_gemm(geometry, operands, request.alpha, request.beta);
   return Done{};
 }
+
+Result<Done> CpuDevice::handle(InjectFault&) {
+  return not_supported(fmt::format("{}: fault injection exists for CUDA devices only", shared_->name));
+}
+
+namespace {
+
+class CpuBackend final : public DeviceBackend {
+ public:
+  Result<std::unique_ptr<DeviceProtocol::Handler>> make_stream_state(std::shared_ptr<DeviceShared> shared) override {
+    return std::make_unique<CpuDevice>(std::move(shared));
+  }
+  bool has_streams() const noexcept override { return false; }
+  Status health() const override { return Status(); }
+};
+
+}  // namespace
+
+std::shared_ptr<DeviceBackend> make_cpu_backend() { return std::make_shared<CpuBackend>(); }
 
 }  // namespace accel::device

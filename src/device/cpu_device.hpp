@@ -30,6 +30,7 @@ class CpuDevice final : public DeviceProtocol::Handler {
 
   // -- libraries -----------------------------------------------------------------------
   Result<Done> handle(Gemm& request) override;
+  Result<Done> handle(InjectFault& request) override;
 
  private:
   void release(const BufferView& view);
@@ -40,5 +41,7 @@ class CpuDevice final : public DeviceProtocol::Handler {
   BufferTable table_;
   MemoryStats stats_;
 };
+
+[[nodiscard]] std::shared_ptr<DeviceBackend> make_cpu_backend();
 
 }  // namespace accel::device

@@ -1,9 +1,10 @@
 // What a device's facade and every incarnation of its context state share: identity, options, the epoch
 // counter that survives restarts (so handles of a previous state are stale, never confused with new ones),
-// and buffers released by their owners while the mailbox was full.
+// the backend that builds stream states, and buffers released by their owners while the mailbox was full.
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -12,11 +13,26 @@
 
 namespace accel::device {
 
+struct DeviceShared;
+
+// One kind of device (CPU, CUDA): builds the state of each actor that serves the device.
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+  // Called on the new actor's thread, again on every restart of that actor.
+  [[nodiscard]] virtual Result<std::unique_ptr<DeviceProtocol::Handler>> make_stream_state(
+      std::shared_ptr<DeviceShared> shared) = 0;
+  [[nodiscard]] virtual bool has_streams() const noexcept = 0;
+  [[nodiscard]] virtual Status health() const = 0;
+};
+
 struct DeviceShared {
   std::uint32_t id = 0;
   std::string name;
   DeviceOptions options;
   std::atomic<std::uint32_t> last_epoch{0};
+  std::atomic<std::uint32_t> streams_opened{0};
+  std::shared_ptr<DeviceBackend> backend;
 
   std::mutex released_mutex;
   std::vector<BufferHandle> released;

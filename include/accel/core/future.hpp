@@ -29,6 +29,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -43,9 +44,13 @@ class Promise;
 
 namespace detail {
 
-// How long a waiter spins on the ready flag before it sleeps on a condition variable. Replies from a busy
-// actor usually arrive within a few microseconds; a futex wake-up costs about as much again.
+// How a waiter waits for the ready flag before it sleeps on a condition variable: it spins for kFutureSpin,
+// then yields the processor between looks until kFutureYield has passed. Replies from a busy actor usually
+// arrive within a few microseconds; GPU replies within tens to hundreds; and waking a sleeping thread costs
+// 10 µs and more (much more on a virtual machine), which is what the yielding phase avoids while still
+// handing the core to any thread that needs it.
 inline constexpr std::chrono::microseconds kFutureSpin{20};
+inline constexpr std::chrono::microseconds kFutureYield{500};
 
 void cpu_relax() noexcept;
 std::string describe_current_exception();
@@ -82,7 +87,7 @@ class FutureState {
   [[nodiscard]] bool ready() const noexcept { return ready_.load(std::memory_order_acquire); }
 
   void wait() {
-    if (spin_until_ready(kFutureSpin)) return;
+    if (spin_until_ready(kFutureYield)) return;
     std::unique_lock lock(mutex_);
     ++waiters_;
     cv_.wait(lock, [&] { return ready_.load(std::memory_order_relaxed); });
@@ -90,7 +95,7 @@ class FutureState {
   }
 
   bool wait_until(std::chrono::steady_clock::time_point deadline) {
-    if (spin_until_ready(std::min<std::chrono::nanoseconds>(kFutureSpin, deadline - std::chrono::steady_clock::now())))
+    if (spin_until_ready(std::min<std::chrono::nanoseconds>(kFutureYield, deadline - std::chrono::steady_clock::now())))
       return true;
     std::unique_lock lock(mutex_);
     ++waiters_;
@@ -130,11 +135,18 @@ class FutureState {
 
  private:
   bool spin_until_ready(std::chrono::nanoseconds budget) {
-    const auto deadline = std::chrono::steady_clock::now() + budget;
+    const auto start = std::chrono::steady_clock::now();
+    const auto spin_until = start + std::min<std::chrono::nanoseconds>(budget, kFutureSpin);
+    const auto yield_until = start + std::min<std::chrono::nanoseconds>(budget, kFutureYield);
     for (unsigned i = 1;; ++i) {
       if (ready_.load(std::memory_order_acquire)) return true;
-      cpu_relax();
-      if (i % 64 == 0 && std::chrono::steady_clock::now() >= deadline) return false;
+      if (i % 64 != 0) {
+        cpu_relax();
+        continue;
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= yield_until) return false;
+      if (now >= spin_until) std::this_thread::yield();
     }
   }
 

@@ -7,7 +7,8 @@
 //
 // A Device is a cheap, copyable value over the device's context actor. Every method is a request through the
 // actor's mailbox and returns a Future; requests sent to one device run in the order they were sent, so a
-// buffer written by one request is read correctly by the next without waiting in between.
+// buffer written by one request is read correctly by the next without waiting in between. A CUDA device's
+// future is ready when the GPU work has finished, and carries the work's real status.
 #pragma once
 
 #include <memory>
@@ -29,6 +30,11 @@ struct DeviceOptions {
   std::uint64_t memory_limit_bytes = 0;
   MailboxOptions mailbox{};
   SupervisionPolicy supervision{};
+  // CUDA only.
+  CompletionStrategy completion = CompletionStrategy::poller;
+  std::uint64_t gemm_plan_cache_capacity = 256;           // cuBLASLt plans per stream (LRU)
+  std::uint64_t gemm_workspace_bytes = 32ull << 20;       // per stream, taken from the device's memory pool
+  std::uint64_t pinned_staging_cache_bytes = 1ull << 30;  // pinned host blocks kept for reuse
 };
 
 namespace device {
@@ -38,9 +44,10 @@ struct DeviceShared;
 namespace detail {
 class DeviceCore final : public BufferReleaser {
  public:
-  DeviceCore(ActorRef<DeviceProtocol> actor, std::shared_ptr<device::DeviceShared> shared);
+  DeviceCore(System& system, ActorRef<DeviceProtocol> actor, std::shared_ptr<device::DeviceShared> shared);
   void release(const BufferHandle& handle) noexcept override;
 
+  System* system;
   ActorRef<DeviceProtocol> actor;
   std::shared_ptr<device::DeviceShared> shared;
 };
@@ -57,6 +64,14 @@ class Device {
   [[nodiscard]] const std::string& name() const noexcept;
   [[nodiscard]] std::uint32_t id() const noexcept;
   [[nodiscard]] const ActorRef<DeviceProtocol>& actor() const noexcept { return core_->actor; }
+
+  // Another address of the same device with its own actor and CUDA stream. Buffers are shared: a buffer
+  // written through one stream and read through another is ordered by the device (the reader's stream waits
+  // for the writer's event), without a host synchronisation. The CPU device has no streams (not_supported).
+  [[nodiscard]] Result<Device> open_stream() const;
+
+  // OK while the device can serve; once a sticky fault poisoned it, the error that did, for good.
+  [[nodiscard]] Status health() const;
 
   // Any request of the device protocol.
   template <class Request>
@@ -88,6 +103,7 @@ class Device {
   Future<DeviceInfo> info() const { return ask(QueryDevice{}); }
   // Frees every buffer and starts a new context epoch; every handle of the device becomes stale.
   Future<Done> reset() const { return ask(ResetContext{}); }
+  Future<Done> inject_fault(FaultKind kind = FaultKind::illegal_address) const { return ask(InjectFault{kind}); }
 
   friend bool operator==(const Device& a, const Device& b) noexcept { return a.core_ == b.core_; }
 

@@ -37,6 +37,15 @@ struct Float8E4M3 {
   std::uint8_t bits;
 };
 
+// Conversions to and from float: round to nearest even; fp8 e4m3 (OCP "e4m3fn": no infinities) saturates to
+// ±448 and keeps NaN.
+[[nodiscard]] float to_float(Half value) noexcept;
+[[nodiscard]] float to_float(BFloat16 value) noexcept;
+[[nodiscard]] float to_float(Float8E4M3 value) noexcept;
+[[nodiscard]] Half to_half(float value) noexcept;
+[[nodiscard]] BFloat16 to_bfloat16(float value) noexcept;
+[[nodiscard]] Float8E4M3 to_float8_e4m3(float value) noexcept;
+
 template <class T>
 inline constexpr bool always_false_v = false;
 

@@ -9,6 +9,6 @@
 namespace accel {
 
 using DeviceProtocol =
-    Protocol<Allocate, Free, CopyToDevice, CopyToHost, CopyOnDevice, QueryDevice, ResetContext, Gemm>;
+    Protocol<Allocate, Free, CopyToDevice, CopyToHost, CopyOnDevice, QueryDevice, ResetContext, Gemm, InjectFault>;
 
 }  // namespace accel

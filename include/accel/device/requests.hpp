@@ -12,6 +12,14 @@ namespace accel {
 enum class DeviceKind : std::uint8_t { cpu, cuda };
 [[nodiscard]] std::string_view to_string(DeviceKind kind) noexcept;
 
+// How a CUDA device learns that a request's GPU work has finished (see docs/ARCHITECTURE.md):
+//   poller         one thread per device polls the requests' events, spinning while work is pending;
+//   host_callback  cudaLaunchHostFunc after the work; replies (and their continuations) run on CUDA's
+//                  callback thread, so continuations must not call CUDA or block;
+//   blocking       the device actor waits for each request's event before taking the next request.
+enum class CompletionStrategy : std::uint8_t { poller, host_callback, blocking };
+[[nodiscard]] std::string_view to_string(CompletionStrategy strategy) noexcept;
+
 // Every field is labelled COUNT (events since the context was built) or SUM (bytes now).
 struct MemoryStats {
   std::uint64_t in_use_bytes = 0;        // SUM: bytes held by live buffers
@@ -23,6 +31,15 @@ struct MemoryStats {
   std::uint64_t failed_allocations = 0;  // COUNT
 };
 
+// Statistics of a plan cache (COUNTs since the device was opened; entries and capacity now).
+struct PlanCacheStats {
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t evictions = 0;
+  std::uint64_t entries = 0;
+  std::uint64_t capacity = 0;
+};
+
 struct DeviceInfo {
   DeviceKind kind = DeviceKind::cpu;
   int ordinal = 0;
@@ -31,7 +48,10 @@ struct DeviceInfo {
   std::string name;
   std::string blas_library;  // e.g. "OpenBLAS 0.3.21" or "cuBLASLt 13.0"
   std::uint64_t memory_capacity_bytes = 0;
+  int compute_capability = 0;  // major * 10 + minor; 0 for the CPU
+  CompletionStrategy completion = CompletionStrategy::poller;
   MemoryStats memory;
+  PlanCacheStats gemm_plans;  // of the stream that answered
 };
 
 struct Allocate {
@@ -82,6 +102,17 @@ struct QueryDevice {
 struct ResetContext {
   static constexpr const char* kName = "ResetContext";
   using Response = Done;
+};
+
+// Makes the device fail the way a faulty kernel does, so that fault handling can be tested for real:
+// `illegal_address` launches a kernel that writes to an address no allocation owns. On a CUDA device this is a
+// sticky error: the device is poisoned for the rest of the process. The CPU device refuses it (not_supported).
+enum class FaultKind : std::uint8_t { illegal_address };
+
+struct InjectFault {
+  static constexpr const char* kName = "InjectFault";
+  using Response = Done;
+  FaultKind kind = FaultKind::illegal_address;
 };
 
 }  // namespace accel

@@ -88,7 +88,7 @@ class GemmTest : public ::testing::Test {
   }
 
   System system_;
-  Device device_ = *Device::open_default(system_);
+  Device device_ = *Device::open(system_, {.kind = DeviceKind::cpu});
   std::mt19937_64 rng_{std::random_device{}()};
 };
 

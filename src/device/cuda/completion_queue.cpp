@@ -1,0 +1,231 @@
+#include "device/cuda/completion_queue.hpp"
+
+#include <fmt/format.h>
+#include <pthread.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "device/cuda/cuda_status.hpp"
+
+namespace accel::device::cuda {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long the poller keeps spinning after its last completion before it yields or sleeps: requests sent
+// back to back then find it awake.
+constexpr auto kIdleSpin = std::chrono::microseconds(100);
+// How often the host_callback watcher looks for errors that mean a callback will never run.
+constexpr auto kWatchInterval = std::chrono::milliseconds(1);
+
+struct Pending {
+  Submitted work;
+  Promise<Done> reply;
+  std::atomic<bool> claimed{false};
+
+  // Exactly one caller wins; the callback and the watcher may both try.
+  bool claim() noexcept { return !claimed.exchange(true, std::memory_order_acq_rel); }
+
+  void finish(const Status& status) noexcept {
+    if (status.ok() && work.host_destination != nullptr && work.host_bytes != 0) {
+      std::memcpy(work.host_destination, work.staging.data(), work.host_bytes);
+    }
+    work.staging.reset();
+    work.event.reset();
+    if (status.ok())
+      reply.set(Done{});
+    else
+      reply.set(status);
+  }
+};
+
+}  // namespace
+
+struct CompletionQueue::State {
+  CompletionStrategy strategy;
+  std::shared_ptr<Health> health;
+  std::string device_name;
+
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::vector<std::pair<cudaStream_t, std::shared_ptr<Pending>>> incoming;
+  std::atomic<std::size_t> incoming_count{0};
+  bool sleeping = false;
+  bool stopping = false;
+  std::thread thread;
+
+  // Owned by the thread: per stream, pending work in submission (= completion) order.
+  std::unordered_map<cudaStream_t, std::deque<std::shared_ptr<Pending>>> pending;
+
+  void run();
+  bool take_incoming(bool may_sleep);
+  bool poll();
+  void fail_everything(const Status& reply);
+  bool has_pending() const {
+    for (const auto& [stream, queue] : pending)
+      if (!queue.empty()) return true;
+    return false;
+  }
+};
+
+CompletionQueue::CompletionQueue(CompletionStrategy strategy, std::shared_ptr<Health> health, std::string device_name)
+    : strategy_(strategy), state_(std::make_shared<State>()) {
+  state_->strategy = strategy;
+  state_->health = std::move(health);
+  state_->device_name = std::move(device_name);
+  if (strategy != CompletionStrategy::blocking) {
+    // The thread holds the state, so it may outlive this object (see the destructor).
+    state_->thread = std::thread([state = state_] {
+      pthread_setname_np(pthread_self(), "accel-complete");
+      state->run();
+    });
+  }
+}
+
+CompletionQueue::~CompletionQueue() {
+  if (!state_->thread.joinable()) return;
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->stopping = true;
+  }
+  state_->wake.notify_all();
+  // A continuation run by the thread itself may drop the last owner of the device; it cannot join itself,
+  // and finishes the pending work on its own.
+  if (state_->thread.get_id() == std::this_thread::get_id())
+    state_->thread.detach();
+  else
+    state_->thread.join();
+}
+
+Status CompletionQueue::defer(cudaStream_t stream, Submitted work, Promise<Done> reply) {
+  auto pending = std::make_shared<Pending>();
+  pending->work = std::move(work);
+  pending->reply = std::move(reply);
+  if (strategy_ == CompletionStrategy::host_callback) {
+    auto* holder = new std::shared_ptr<Pending>(pending);
+    const cudaError_t launched = cudaLaunchHostFunc(
+        stream,
+        [](void* data) {
+          std::unique_ptr<std::shared_ptr<Pending>> owned(static_cast<std::shared_ptr<Pending>*>(data));
+          if ((*owned)->claim()) (*owned)->finish(Status());
+        },
+        holder);
+    if (launched != cudaSuccess) {
+      delete holder;
+      Status failed = cuda_status(launched, "cudaLaunchHostFunc for a completion");
+      if (failed.code() == Code::context_lost) failed = state_->health->poison(failed);
+      if (pending->claim()) pending->finish(failed);
+      return failed;
+    }
+  }
+  bool notify = false;
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->incoming.emplace_back(stream, std::move(pending));
+    state_->incoming_count.fetch_add(1, std::memory_order_release);
+    notify = state_->sleeping;
+  }
+  if (notify) state_->wake.notify_one();
+  return Status();
+}
+
+Result<Done> CompletionQueue::wait(Submitted work) {
+  Pending pending;
+  pending.work = std::move(work);
+  Future<Done> future = pending.reply.future();
+  Status status = cuda_status(cudaEventSynchronize(pending.work.event->get()), "waiting for a request's GPU work");
+  if (status.code() == Code::context_lost) status = state_->health->poison(status);
+  pending.finish(status);
+  return future.wait();
+}
+
+void CompletionQueue::State::run() {
+  auto last_progress = Clock::now();
+  while (true) {
+    const bool idle = !has_pending();
+    const bool may_sleep = idle && (strategy != CompletionStrategy::poller || Clock::now() - last_progress > kIdleSpin);
+    if (!take_incoming(may_sleep)) return;
+    if (poll()) {
+      last_progress = Clock::now();
+      continue;
+    }
+    if (strategy == CompletionStrategy::host_callback) {
+      std::this_thread::sleep_for(kWatchInterval);
+    } else if (Clock::now() - last_progress > kIdleSpin) {
+      std::this_thread::yield();
+    }
+  }
+}
+
+// Moves deferred work into `pending`; sleeps first when allowed and nothing is there. Returns false when the
+// thread should end (stopping, and nothing is left to answer).
+bool CompletionQueue::State::take_incoming(bool may_sleep) {
+  if (incoming_count.load(std::memory_order_acquire) == 0 && !may_sleep) return true;
+  std::unique_lock lock(mutex);
+  if (may_sleep && incoming.empty()) {
+    if (stopping) return false;
+    sleeping = true;
+    wake.wait(lock, [&] { return !incoming.empty() || stopping; });
+    sleeping = false;
+    if (incoming.empty()) return false;
+  }
+  for (auto& [stream, work] : incoming) pending[stream].push_back(std::move(work));
+  incoming.clear();
+  incoming_count.store(0, std::memory_order_release);
+  return true;
+}
+
+// Answers what has finished; returns whether anything did.
+bool CompletionQueue::State::poll() {
+  bool progressed = false;
+  for (auto& [stream, queue] : pending) {
+    while (!queue.empty()) {
+      Pending& front = *queue.front();
+      if (front.claimed.load(std::memory_order_acquire)) {  // answered by its host callback
+        queue.pop_front();
+        progressed = true;
+        continue;
+      }
+      const cudaError_t query = cudaEventQuery(front.work.event->get());
+      if (query == cudaErrorNotReady) break;
+      if (query == cudaSuccess) {
+        if (strategy == CompletionStrategy::host_callback) break;  // its callback is about to run
+        if (front.claim()) front.finish(Status());
+        queue.pop_front();
+        progressed = true;
+        continue;
+      }
+      Status failed = cuda_status(query, fmt::format("GPU work of a request on {}", device_name));
+      if (failed.code() == Code::context_lost) {
+        fail_everything(health->poison(failed));
+        return true;
+      }
+      if (front.claim()) front.finish(failed);
+      queue.pop_front();
+      progressed = true;
+    }
+  }
+  return progressed;
+}
+
+void CompletionQueue::State::fail_everything(const Status& reply) {
+  {
+    std::lock_guard lock(mutex);
+    for (auto& [stream, work] : incoming) pending[stream].push_back(std::move(work));
+    incoming.clear();
+    incoming_count.store(0, std::memory_order_release);
+  }
+  for (auto& [stream, queue] : pending) {
+    for (auto& work : queue)
+      if (work->claim()) work->finish(reply);
+    queue.clear();
+  }
+}
+
+}  // namespace accel::device::cuda

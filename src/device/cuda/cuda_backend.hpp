@@ -1,0 +1,18 @@
+// The CUDA device tier as seen from the device facade: no CUDA headers, so device.cpp compiles anywhere.
+#pragma once
+
+#include <memory>
+
+#include "accel/core/result.hpp"
+#include "device/device_shared.hpp"
+
+namespace accel::device {
+
+// GPUs this process can see; 0 when there is no driver or no GPU.
+[[nodiscard]] int cuda_device_count() noexcept;
+
+// Creates the device's context (memory pool, pinned pool, completion thread) on the calling thread. Errors:
+// unavailable (no such GPU, no driver), context_lost (the GPU was poisoned earlier in this process).
+[[nodiscard]] Result<std::shared_ptr<DeviceBackend>> open_cuda_backend(DeviceShared& shared);
+
+}  // namespace accel::device

@@ -1,0 +1,172 @@
+#include "device/cuda/cuda_context.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "device/cuda/cuda_status.hpp"
+#include "device/cuda/cuda_stream.hpp"
+
+namespace accel::device {
+
+int cuda_device_count() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+Result<std::shared_ptr<DeviceBackend>> open_cuda_backend(DeviceShared& shared) {
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaContext> context, cuda::CudaContext::open(shared));
+  return std::shared_ptr<DeviceBackend>(std::move(context));
+}
+
+}  // namespace accel::device
+
+namespace accel::device::cuda {
+
+CudaContext::CudaContext(DeviceShared& shared, std::shared_ptr<Health> health)
+    : ordinal_(shared.options.ordinal),
+      name_(shared.name),
+      options_(shared.options),
+      health_(std::move(health)),
+      table_(shared.id, shared.next_epoch(), shared.name) {}
+
+Result<std::shared_ptr<CudaContext>> CudaContext::open(DeviceShared& shared) {
+  const int ordinal = shared.options.ordinal;
+  int count = 0;
+  if (cudaError_t error = cudaGetDeviceCount(&count); error != cudaSuccess) {
+    Status status = cuda_status(error, "cudaGetDeviceCount");
+    return Status(Code::unavailable, fmt::format("{}: no usable CUDA GPU ({})", shared.name, status.message()),
+                  Source::cuda, error);
+  }
+  if (ordinal < 0 || ordinal >= count) {
+    return invalid_argument(
+        fmt::format("{} does not exist: this machine has {} CUDA GPU{}", shared.name, count, count == 1 ? "" : "s"));
+  }
+  std::shared_ptr<Health> health = health_of(ordinal);
+  ACCEL_RETURN_IF_ERROR(health->status());
+
+  std::shared_ptr<CudaContext> context(new CudaContext(shared, health));
+  ACCEL_RETURN_IF_ERROR(context->check(cudaSetDevice(ordinal), "cudaSetDevice"));
+  ACCEL_RETURN_IF_ERROR(context->check(cudaFree(nullptr), "creating the CUDA context"));
+  cudaDeviceProp properties{};
+  ACCEL_RETURN_IF_ERROR(context->check(cudaGetDeviceProperties(&properties, ordinal), "cudaGetDeviceProperties"));
+  context->compute_capability_ = properties.major * 10 + properties.minor;
+  context->gpu_name_ = properties.name;
+  context->total_memory_ = properties.totalGlobalMem;
+
+  cudaMemPoolProps pool_properties{};
+  pool_properties.allocType = cudaMemAllocationTypePinned;
+  pool_properties.location.type = cudaMemLocationTypeDevice;
+  pool_properties.location.id = ordinal;
+  ACCEL_RETURN_IF_ERROR(context->check(cudaMemPoolCreate(&context->pool_, &pool_properties), "cudaMemPoolCreate"));
+  // Keep freed memory in the pool: returning it to the driver at every synchronisation costs far more.
+  std::uint64_t keep_everything = std::numeric_limits<std::uint64_t>::max();
+  ACCEL_RETURN_IF_ERROR(
+      context->check(cudaMemPoolSetAttribute(context->pool_, cudaMemPoolAttrReleaseThreshold, &keep_everything),
+                     "cudaMemPoolSetAttribute(release threshold)"));
+
+  context->events_ = std::make_shared<EventPool>();
+  context->pinned_ = std::make_shared<PinnedPool>(shared.options.pinned_staging_cache_bytes);
+  context->completions_ = std::make_unique<CompletionQueue>(shared.options.completion, health, shared.name);
+  return context;
+}
+
+CudaContext::~CudaContext() {
+  completions_.reset();
+  ordering_.clear();
+  if (health_->poisoned() || pool_ == nullptr) return;  // nothing of a poisoned context can be freed
+  cudaSetDevice(ordinal_);
+  table_.for_each_live([](const BufferView& view) { cudaFree(view.data); });
+  cudaMemPoolDestroy(pool_);
+}
+
+Result<std::unique_ptr<DeviceProtocol::Handler>> CudaContext::make_stream_state(std::shared_ptr<DeviceShared> shared) {
+  ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<CudaStream> stream, CudaStream::create(std::move(shared), shared_from_this()));
+  return std::unique_ptr<DeviceProtocol::Handler>(std::move(stream));
+}
+
+Status CudaContext::check(cudaError_t error, std::string_view what) {
+  if (error == cudaSuccess) return Status();
+  Status status = cuda_status(error, fmt::format("{}: {}", name_, what));
+  if (status.code() == Code::context_lost) return health_->poison(status);
+  return status;
+}
+
+Result<EventRef> CudaContext::record_event(cudaStream_t stream) {
+  Result<EventRef> event = events_->record(stream);
+  if (!event.ok() && event.status().code() == Code::context_lost) return health_->poison(event.status());
+  return event;
+}
+
+BufferOrdering& CudaContext::ordering_of(const BufferHandle& handle) {
+  if (handle.slot >= ordering_.size()) ordering_.resize(handle.slot + 1);
+  return ordering_[handle.slot];
+}
+
+Status CudaContext::order_before(cudaStream_t stream, const BufferHandle& handle, Access access) {
+  BufferOrdering& ordering = ordering_of(handle);
+  if (ordering.last_write && ordering.last_write->stream != stream) {
+    ACCEL_RETURN_IF_ERROR(check(cudaStreamWaitEvent(stream, ordering.last_write->event->get()),
+                                "cudaStreamWaitEvent (after the buffer's last write)"));
+  }
+  if (access == Access::write) {
+    for (const StreamUse& read : ordering.reads_since) {
+      if (read.stream == stream) continue;
+      ACCEL_RETURN_IF_ERROR(
+          check(cudaStreamWaitEvent(stream, read.event->get()), "cudaStreamWaitEvent (after the buffer's reads)"));
+    }
+  }
+  return Status();
+}
+
+void CudaContext::order_after(cudaStream_t stream, const BufferHandle& handle, Access access, const EventRef& event) {
+  BufferOrdering& ordering = ordering_of(handle);
+  if (access == Access::write) {
+    ordering.last_write = StreamUse{stream, event};
+    ordering.reads_since.clear();
+    return;
+  }
+  for (StreamUse& read : ordering.reads_since) {
+    if (read.stream == stream) {
+      read.event = event;
+      return;
+    }
+  }
+  ordering.reads_since.push_back(StreamUse{stream, event});
+}
+
+Status CudaContext::order_all_before_free(cudaStream_t stream, const BufferHandle& handle) {
+  ACCEL_RETURN_IF_ERROR(order_before(stream, handle, Access::write));
+  ordering_of(handle) = BufferOrdering{};
+  return Status();
+}
+
+Status CudaContext::reset_buffers(cudaStream_t stream, std::uint32_t epoch) {
+  for (BufferOrdering& ordering : ordering_) {
+    std::vector<const StreamUse*> uses;
+    if (ordering.last_write) uses.push_back(&*ordering.last_write);
+    for (const StreamUse& read : ordering.reads_since) uses.push_back(&read);
+    for (const StreamUse* use : uses) {
+      if (use->stream == stream) continue;
+      ACCEL_RETURN_IF_ERROR(check(cudaStreamWaitEvent(stream, use->event->get()), "cudaStreamWaitEvent (reset)"));
+    }
+  }
+  Status freed;
+  table_.for_each_live([&](const BufferView& view) {
+    if (freed.ok()) freed = check(cudaFreeAsync(view.data, stream), "cudaFreeAsync (reset)");
+  });
+  ACCEL_RETURN_IF_ERROR(freed);
+  table_ = BufferTable(table_.device_id(), epoch, name_);
+  ordering_.clear();
+  stats_ = MemoryStats{.peak_bytes = stats_.peak_bytes,
+                       .allocations = stats_.allocations,
+                       .frees = stats_.frees + stats_.live_buffers,
+                       .failed_allocations = stats_.failed_allocations};
+  return Status();
+}
+
+}  // namespace accel::device::cuda

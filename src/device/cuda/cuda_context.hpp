@@ -1,0 +1,108 @@
+// The context of one CUDA device: what every stream of the device shares — the GPU's stream-ordered memory
+// pool, the pinned staging pool, the event pool, the completion thread, and the buffer table with the
+// ordering state of every buffer.
+//
+// Buffer ordering across streams. Each buffer remembers the event of its last write and the events of the
+// reads since. A request on stream S that reads a buffer makes S wait for the last write if another stream
+// made it; a request that writes also waits for the other streams' reads. After enqueueing its work the
+// request records one event on S and becomes the buffer's last write (or one of its reads). All of it is
+// stream-ordered: the host never waits. One mutex covers resolving, waiting, enqueueing and recording, so
+// two streams cannot interleave between a buffer's check and its update; GPU work itself still overlaps.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device/buffer_table.hpp"
+#include "device/cuda/completion_queue.hpp"
+#include "device/cuda/cuda_resources.hpp"
+#include "device/cuda/health.hpp"
+#include "device/device_shared.hpp"
+
+namespace accel::device::cuda {
+
+enum class Access : std::uint8_t { read, write };
+
+struct StreamUse {
+  cudaStream_t stream = nullptr;
+  EventRef event;
+};
+
+struct BufferOrdering {
+  std::optional<StreamUse> last_write;
+  std::vector<StreamUse> reads_since;  // at most one per stream
+};
+
+class CudaContext final : public DeviceBackend, public std::enable_shared_from_this<CudaContext> {
+ public:
+  static Result<std::shared_ptr<CudaContext>> open(DeviceShared& shared);
+  ~CudaContext() override;
+
+  // -- DeviceBackend ----------------------------------------------------------------------
+  Result<std::unique_ptr<DeviceProtocol::Handler>> make_stream_state(std::shared_ptr<DeviceShared> shared) override;
+  bool has_streams() const noexcept override { return true; }
+  Status health() const override { return health_->status(); }
+
+  // -- for the device's streams ------------------------------------------------------------
+  // A Status for a failed CUDA call; a sticky error poisons the device and the returned error says so.
+  [[nodiscard]] Status check(cudaError_t error, std::string_view what);
+  [[nodiscard]] Status check_healthy() const { return health_->status(); }
+  // An event recorded on `stream` now: the completion and ordering point of the work enqueued before it.
+  [[nodiscard]] Result<EventRef> record_event(cudaStream_t stream);
+
+  [[nodiscard]] int ordinal() const noexcept { return ordinal_; }
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] const DeviceOptions& options() const noexcept { return options_; }
+  [[nodiscard]] int compute_capability() const noexcept { return compute_capability_; }
+  [[nodiscard]] const std::string& gpu_name() const noexcept { return gpu_name_; }
+  [[nodiscard]] std::uint64_t total_memory() const noexcept { return total_memory_; }
+  [[nodiscard]] cudaMemPool_t pool() const noexcept { return pool_; }
+  [[nodiscard]] EventPool& events() noexcept { return *events_; }
+  [[nodiscard]] PinnedPool& pinned() noexcept { return *pinned_; }
+  [[nodiscard]] CompletionQueue& completions() noexcept { return *completions_; }
+
+  // The buffer table and the buffers' ordering state; hold buffers_mutex() while using them.
+  [[nodiscard]] std::mutex& buffers_mutex() noexcept { return buffers_mutex_; }
+  [[nodiscard]] BufferTable& table() noexcept { return table_; }
+  [[nodiscard]] MemoryStats& stats() noexcept { return stats_; }
+
+  // Makes `stream` wait for what an access of `handle` (already resolved) must follow.
+  [[nodiscard]] Status order_before(cudaStream_t stream, const BufferHandle& handle, Access access);
+  // Records that `event`, recorded on `stream`, is the latest access of `handle`.
+  void order_after(cudaStream_t stream, const BufferHandle& handle, Access access, const EventRef& event);
+  // Makes `stream` wait for every access of `handle` by other streams (before freeing it); forgets them.
+  [[nodiscard]] Status order_all_before_free(cudaStream_t stream, const BufferHandle& handle);
+
+  // Frees every buffer (stream-ordered on `stream`) and starts context epoch `epoch`.
+  [[nodiscard]] Status reset_buffers(cudaStream_t stream, std::uint32_t epoch);
+
+ private:
+  CudaContext(DeviceShared& shared, std::shared_ptr<Health> health);
+  BufferOrdering& ordering_of(const BufferHandle& handle);
+
+  const int ordinal_;
+  const std::string name_;
+  const DeviceOptions options_;
+  std::shared_ptr<Health> health_;
+  int compute_capability_ = 0;
+  std::string gpu_name_;
+  std::uint64_t total_memory_ = 0;
+  cudaMemPool_t pool_ = nullptr;
+  std::shared_ptr<EventPool> events_;
+  std::shared_ptr<PinnedPool> pinned_;
+
+  std::mutex buffers_mutex_;
+  BufferTable table_;
+  std::vector<BufferOrdering> ordering_;  // by slot
+  MemoryStats stats_;
+
+  // Declared last: destroyed first, so pending work is answered while everything it uses still exists.
+  std::unique_ptr<CompletionQueue> completions_;
+};
+
+}  // namespace accel::device::cuda

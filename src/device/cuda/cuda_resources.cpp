@@ -1,0 +1,94 @@
+#include "device/cuda/cuda_resources.hpp"
+
+#include <bit>
+
+#include "device/cuda/cuda_status.hpp"
+
+namespace accel::device::cuda {
+
+Event::~Event() { pool_->give_back(event_); }
+
+EventPool::~EventPool() {
+  for (cudaEvent_t event : free_) cudaEventDestroy(event);
+}
+
+Result<EventRef> EventPool::record(cudaStream_t stream) {
+  cudaEvent_t event = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    if (!free_.empty()) {
+      event = free_.back();
+      free_.pop_back();
+    }
+  }
+  if (event == nullptr) {
+    ACCEL_RETURN_IF_ERROR(cuda_status(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate"));
+  }
+  auto ref = std::make_shared<const Event>(event, shared_from_this());
+  ACCEL_RETURN_IF_ERROR(cuda_status(cudaEventRecord(event, stream), "cudaEventRecord"));
+  return EventRef(std::move(ref));
+}
+
+void EventPool::give_back(cudaEvent_t event) noexcept {
+  std::lock_guard lock(mutex_);
+  free_.push_back(event);
+}
+
+PinnedBlock& PinnedBlock::operator=(PinnedBlock&& other) noexcept {
+  if (this != &other) {
+    reset();
+    data_ = std::exchange(other.data_, nullptr);
+    capacity_ = std::exchange(other.capacity_, 0);
+    pool_ = std::move(other.pool_);
+  }
+  return *this;
+}
+
+void PinnedBlock::reset() noexcept {
+  if (data_ != nullptr) pool_->give_back(std::exchange(data_, nullptr), capacity_);
+  pool_.reset();
+}
+
+PinnedPool::~PinnedPool() {
+  for (auto& [capacity, data] : free_) cudaFreeHost(data);
+}
+
+Result<PinnedBlock> PinnedPool::take(std::size_t bytes) {
+  const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(bytes, 64 << 10));
+  {
+    std::lock_guard lock(mutex_);
+    if (auto found = free_.find(capacity); found != free_.end()) {
+      std::byte* data = found->second;
+      free_.erase(found);
+      cached_bytes_ -= capacity;
+      return PinnedBlock(data, capacity, shared_from_this());
+    }
+  }
+  void* data = nullptr;
+  ACCEL_RETURN_IF_ERROR(
+      cuda_status(cudaHostAlloc(&data, capacity, cudaHostAllocPortable), "cudaHostAlloc of a pinned staging block"));
+  return PinnedBlock(static_cast<std::byte*>(data), capacity, shared_from_this());
+}
+
+void PinnedPool::give_back(std::byte* data, std::size_t capacity) noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    if (cached_bytes_ + capacity <= cache_bytes_) {
+      free_.emplace(capacity, data);
+      cached_bytes_ += capacity;
+      return;
+    }
+  }
+  cudaFreeHost(data);
+}
+
+bool is_pinned_host(const void* pointer) noexcept {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeHost;
+}
+
+}  // namespace accel::device::cuda

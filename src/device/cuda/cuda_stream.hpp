@@ -1,0 +1,90 @@
+// One stream of a CUDA device: the state of one device actor. It owns a CUDA stream, a cuBLASLt handle with its
+// plan cache and workspace; memory and buffers belong to the device's CudaContext, shared by all its streams.
+//
+// Every request follows one shape: validate (nothing is launched before the request is known good) ->
+// order after the buffers' earlier users -> enqueue on the stream -> record the completion event -> reply
+// when the event completes (CompletionQueue), with the work's real status.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <initializer_list>
+#include <memory>
+
+#include "accel/device/protocol.hpp"
+#include "device/cuda/cuda_context.hpp"
+#include "device/device_shared.hpp"
+#include "libs/blas/cublaslt_gemm.hpp"
+
+namespace accel::device::cuda {
+
+class CudaStream final : public DeviceProtocol::Handler {
+ public:
+  static Result<std::unique_ptr<CudaStream>> create(std::shared_ptr<DeviceShared> shared,
+                                                    std::shared_ptr<CudaContext> context);
+  ~CudaStream() override;
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+
+  // -- answered at once (stream-ordered; no GPU work to wait for) ------------------------------
+  Result<BufferHandle> handle(Allocate& request) override;
+  Result<Done> handle(Free& request) override;
+  Result<Done> handle(ResetContext& request) override;
+  Result<DeviceInfo> handle(QueryDevice& request) override;
+
+  // -- answered when the GPU work has finished -------------------------------------------------
+  // handle() waits on the actor's thread (the blocking strategy); dispatch() defers the reply.
+  Result<Done> handle(CopyToDevice& request) override { return wait_for(enqueue(request)); }
+  Result<Done> handle(CopyToHost& request) override { return wait_for(enqueue(request)); }
+  Result<Done> handle(CopyOnDevice& request) override { return wait_for(enqueue(request)); }
+  Result<Done> handle(Gemm& request) override { return wait_for(enqueue(request)); }
+  Result<Done> handle(InjectFault& request) override { return wait_for(enqueue(request)); }
+  Status dispatch(CopyToDevice& request, Promise<Done>& reply) override { return complete_later(request, reply); }
+  Status dispatch(CopyToHost& request, Promise<Done>& reply) override { return complete_later(request, reply); }
+  Status dispatch(CopyOnDevice& request, Promise<Done>& reply) override { return complete_later(request, reply); }
+  Status dispatch(Gemm& request, Promise<Done>& reply) override { return complete_later(request, reply); }
+  Status dispatch(InjectFault& request, Promise<Done>& reply) override { return complete_later(request, reply); }
+
+ private:
+  struct Use {
+    BufferHandle buffer;
+    Access access;
+  };
+
+  CudaStream(std::shared_ptr<DeviceShared> shared, std::shared_ptr<CudaContext> context);
+
+  Result<Submitted> enqueue(CopyToDevice& request);
+  Result<Submitted> enqueue(CopyToHost& request);
+  Result<Submitted> enqueue(CopyOnDevice& request);
+  Result<Submitted> enqueue(Gemm& request);
+  Result<Submitted> enqueue(InjectFault& request);
+
+  // With the buffers' lock held and every operand validated: orders the work after the buffers' earlier
+  // users, runs `work` (which enqueues and returns what completion needs), records the completion event.
+  template <class Work>
+  Result<Submitted> ordered(std::initializer_list<Use> uses, Work&& work);
+
+  template <class Request>
+  Status complete_later(Request& request, Promise<Done>& reply) {
+    if (context_->completions().strategy() == CompletionStrategy::blocking)
+      return Handles<Request>::dispatch(request, reply);
+    Result<Submitted> submitted = enqueue(request);
+    if (!submitted.ok()) {
+      reply.set(submitted.status());
+      return submitted.status();
+    }
+    return context_->completions().defer(stream_, std::move(*submitted), std::move(reply));
+  }
+  Result<Done> wait_for(Result<Submitted> submitted);
+
+  Status free_locked(const BufferHandle& handle);
+  void collect_released();
+
+  std::shared_ptr<DeviceShared> shared_;
+  std::shared_ptr<CudaContext> context_;
+  cudaStream_t stream_ = nullptr;
+  void* workspace_ = nullptr;
+  std::unique_ptr<blas::CublasLtGemm> gemm_;
+};
+
+}  // namespace accel::device::cuda

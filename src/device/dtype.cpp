@@ -1,0 +1,87 @@
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+#include "accel/device/dtype.hpp"
+
+namespace accel {
+namespace {
+
+// Encodes |value| (finite, not NaN) in a binary float with `mantissa_bits` and exponent bias `bias`, rounding
+// to nearest even; subnormals included. Returns the magnitude bits; the caller adds the sign and handles
+// overflow.
+std::uint32_t encode_magnitude(float magnitude, int mantissa_bits, int bias) {
+  if (magnitude == 0.0f) return 0;
+  int exponent = 0;
+  const float fraction = std::frexp(magnitude, &exponent);  // magnitude = fraction * 2^exponent, fraction in [0.5, 1)
+  int biased = exponent - 1 + bias;                         // exponent of 1.f form
+  double scaled;
+  if (biased <= 0) {  // subnormal: value / 2^(1 - bias - mantissa_bits)
+    scaled = std::ldexp(static_cast<double>(magnitude), mantissa_bits + bias - 1);
+    biased = 0;
+  } else {
+    scaled = std::ldexp(static_cast<double>(fraction) * 2.0 - 1.0, mantissa_bits);
+  }
+  double integral = std::nearbyint(scaled);  // default rounding mode: to nearest even
+  std::uint32_t mantissa = static_cast<std::uint32_t>(integral);
+  std::uint32_t bits = (static_cast<std::uint32_t>(biased) << mantissa_bits) + mantissa;  // carries into exponent
+  return bits;
+}
+
+float decode(std::uint32_t magnitude_bits, bool negative, int mantissa_bits, int bias) {
+  const std::uint32_t exponent = magnitude_bits >> mantissa_bits;
+  const std::uint32_t mantissa = magnitude_bits & ((1u << mantissa_bits) - 1);
+  double value = exponent == 0 ? std::ldexp(static_cast<double>(mantissa), 1 - bias - mantissa_bits)
+                               : std::ldexp(1.0 + std::ldexp(static_cast<double>(mantissa), -mantissa_bits),
+                                            static_cast<int>(exponent) - bias);
+  return static_cast<float>(negative ? -value : value);
+}
+
+}  // namespace
+
+float to_float(Half value) noexcept {
+  const bool negative = (value.bits & 0x8000u) != 0;
+  const std::uint32_t magnitude = value.bits & 0x7fffu;
+  if ((magnitude >> 10) == 0x1f) {
+    if ((magnitude & 0x3ffu) != 0) return std::nanf("");
+    return negative ? -INFINITY : INFINITY;
+  }
+  return decode(magnitude, negative, 10, 15);
+}
+
+float to_float(BFloat16 value) noexcept { return std::bit_cast<float>(std::uint32_t{value.bits} << 16); }
+
+float to_float(Float8E4M3 value) noexcept {
+  const bool negative = (value.bits & 0x80u) != 0;
+  const std::uint32_t magnitude = value.bits & 0x7fu;
+  if (magnitude == 0x7f) return std::nanf("");
+  return decode(magnitude, negative, 3, 7);
+}
+
+Half to_half(float value) noexcept {
+  const std::uint16_t sign = std::signbit(value) ? 0x8000 : 0;
+  if (std::isnan(value)) return Half{0x7e00};
+  const float magnitude = std::fabs(value);
+  if (std::isinf(value)) return Half{static_cast<std::uint16_t>(sign | 0x7c00)};
+  const std::uint32_t bits = encode_magnitude(magnitude, 10, 15);
+  if (bits >= 0x7c00u) return Half{static_cast<std::uint16_t>(sign | 0x7c00)};
+  return Half{static_cast<std::uint16_t>(sign | bits)};
+}
+
+BFloat16 to_bfloat16(float value) noexcept {
+  std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+  if (std::isnan(value)) return BFloat16{static_cast<std::uint16_t>((bits >> 16) | 0x40)};
+  bits += 0x7fffu + ((bits >> 16) & 1u);  // round to nearest even
+  return BFloat16{static_cast<std::uint16_t>(bits >> 16)};
+}
+
+Float8E4M3 to_float8_e4m3(float value) noexcept {
+  if (std::isnan(value)) return Float8E4M3{0x7f};
+  const std::uint8_t sign = std::signbit(value) ? 0x80 : 0;
+  const float magnitude = std::fabs(value);
+  if (magnitude >= 448.0f) return Float8E4M3{static_cast<std::uint8_t>(sign | 0x7e)};
+  const std::uint32_t bits = encode_magnitude(magnitude, 3, 7);
+  return Float8E4M3{static_cast<std::uint8_t>(sign | std::min<std::uint32_t>(bits, 0x7e))};
+}
+
+}  // namespace accel

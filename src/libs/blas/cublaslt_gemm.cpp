@@ -1,0 +1,286 @@
+#include "libs/blas/cublaslt_gemm.hpp"
+
+#include <fmt/format.h>
+
+#include "device/cuda/cuda_status.hpp"
+
+namespace accel::blas {
+namespace {
+
+using device::cuda::cublas_status;
+
+cudaDataType to_cuda(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return CUDA_R_32F;
+    case DType::f64: return CUDA_R_64F;
+    case DType::f16: return CUDA_R_16F;
+    case DType::bf16: return CUDA_R_16BF;
+    case DType::fp8_e4m3: return CUDA_R_8F_E4M3;
+    case DType::i8: return CUDA_R_8I;
+    case DType::i32: return CUDA_R_32I;
+    case DType::u8: return CUDA_R_8U;
+  }
+  return CUDA_R_32F;
+}
+
+cublasLtEpilogue_t to_cublaslt(Epilogue epilogue) {
+  switch (epilogue) {
+    case Epilogue::none: return CUBLASLT_EPILOGUE_DEFAULT;
+    case Epilogue::bias: return CUBLASLT_EPILOGUE_BIAS;
+    case Epilogue::relu: return CUBLASLT_EPILOGUE_RELU;
+    case Epilogue::bias_relu: return CUBLASLT_EPILOGUE_RELU_BIAS;
+    case Epilogue::gelu: return CUBLASLT_EPILOGUE_GELU;
+    case Epilogue::bias_gelu: return CUBLASLT_EPILOGUE_GELU_BIAS;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+// One stored operand as cuBLASLt sees it (column-major).
+struct LtOperand {
+  std::int64_t rows;
+  std::int64_t cols;
+  std::int64_t ld;
+  std::int64_t stride;
+  cublasOperation_t op;
+};
+
+struct LtProblem {
+  LtOperand a;
+  LtOperand b;
+  LtOperand c;
+  bool swapped;  // cuBLASLt's A is the request's B
+};
+
+cublasOperation_t op_of(Transpose t) { return t == Transpose::transpose ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+LtProblem lt_problem(const GemmGeometry& g) {
+  const GemmShape& s = g.shape;
+  if (s.order == MatrixOrder::column_major) {
+    return {{g.a_rows, g.a_cols, s.lda, s.stride_a, op_of(s.transpose_a)},
+            {g.b_rows, g.b_cols, s.ldb, s.stride_b, op_of(s.transpose_b)},
+            {s.m, s.n, s.ldc, s.stride_c, CUBLAS_OP_N},
+            false};
+  }
+  return {{g.b_cols, g.b_rows, s.ldb, s.stride_b, op_of(s.transpose_b)},
+          {g.a_cols, g.a_rows, s.lda, s.stride_a, op_of(s.transpose_a)},
+          {s.n, s.m, s.ldc, s.stride_c, CUBLAS_OP_N},
+          true};
+}
+
+bool output_allowed(DType input, DType output) {
+  switch (input) {
+    case DType::f32: return output == DType::f32;
+    case DType::f64: return output == DType::f64;
+    case DType::f16: return output == DType::f16 || output == DType::f32;
+    case DType::bf16: return output == DType::bf16 || output == DType::f32;
+    case DType::fp8_e4m3: return output == DType::bf16 || output == DType::f16 || output == DType::f32;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+Status check_cublaslt_support(const GemmGeometry& g, int compute_capability) {
+  const GemmShape& s = g.shape;
+  if (!output_allowed(s.input_type, s.output_type)) {
+    return not_supported(
+        fmt::format("cuBLASLt GEMM: inputs of {} with output {} are not supported (f32->f32, "
+                    "f64->f64, f16/bf16->same or f32, fp8_e4m3->bf16/f16/f32)",
+                    to_string(s.input_type), to_string(s.output_type)));
+  }
+  if (s.compute == GemmCompute::tf32 && s.input_type != DType::f32) {
+    return invalid_argument(fmt::format("GemmCompute::tf32 applies to f32 inputs, not {}", to_string(s.input_type)));
+  }
+  if (s.input_type == DType::fp8_e4m3) {
+    if (compute_capability < 89) {
+      return not_supported(fmt::format("fp8 GEMM needs compute capability 8.9 or newer; this GPU is {}.{}",
+                                       compute_capability / 10, compute_capability % 10));
+    }
+    const LtProblem p = lt_problem(g);
+    if (p.a.op != CUBLAS_OP_T || p.b.op != CUBLAS_OP_N) {
+      return not_supported(
+          "fp8 GEMM on cuBLASLt needs the 'TN' layout: for row-major requests transpose_a = none and "
+          "transpose_b = transpose (C = A Bᵀ), for column-major requests transpose_a = transpose and "
+          "transpose_b = none");
+    }
+    if (s.m % 16 != 0 || s.n % 16 != 0 || s.k % 16 != 0) {
+      return not_supported(
+          fmt::format("fp8 GEMM on cuBLASLt needs m, n and k to be multiples of 16 (m={} n={} k={})", s.m, s.n, s.k));
+    }
+  }
+  return Status();
+}
+
+std::string cublaslt_library() {
+  const std::size_t version = cublasLtGetVersion();
+  return fmt::format("cuBLASLt {}.{}.{}", version / 10000, version / 100 % 100, version % 100);
+}
+
+struct CublasLtGemm::Plan {
+  GemmShape key;
+  bool swapped = false;
+  cudaDataType scale_type = CUDA_R_32F;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr;
+  cublasLtMatrixLayout_t b = nullptr;
+  cublasLtMatrixLayout_t c = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+
+  Plan() = default;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+  ~Plan() {
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (c) cublasLtMatrixLayoutDestroy(c);
+    if (desc) cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+std::size_t CublasLtGemm::ShapeHash::operator()(const GemmShape& s) const noexcept {
+  std::size_t seed = 0;
+  auto mix = [&seed](std::uint64_t v) {
+    seed ^= std::hash<std::uint64_t>{}(v) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+  };
+  for (std::int64_t v : {s.m, s.n, s.k, s.lda, s.ldb, s.ldc, s.batch, s.stride_a, s.stride_b, s.stride_c})
+    mix(static_cast<std::uint64_t>(v));
+  mix(static_cast<std::uint64_t>(s.order) | static_cast<std::uint64_t>(s.transpose_a) << 8 |
+      static_cast<std::uint64_t>(s.transpose_b) << 16 | static_cast<std::uint64_t>(s.input_type) << 24 |
+      static_cast<std::uint64_t>(s.output_type) << 32 | static_cast<std::uint64_t>(s.compute) << 40 |
+      static_cast<std::uint64_t>(s.epilogue) << 48);
+  return seed;
+}
+
+CublasLtGemm::CublasLtGemm(cublasLtHandle_t handle, std::size_t capacity, void* workspace, std::size_t workspace_bytes)
+    : handle_(handle),
+      capacity_(std::max<std::size_t>(capacity, 1)),
+      workspace_(workspace),
+      workspace_bytes_(workspace_bytes) {
+  stats_.capacity = capacity_;
+}
+
+CublasLtGemm::~CublasLtGemm() {
+  index_.clear();
+  recent_.clear();
+  cublasLtDestroy(handle_);
+}
+
+Result<std::unique_ptr<CublasLtGemm>> CublasLtGemm::create(std::size_t plan_capacity, void* workspace,
+                                                           std::size_t workspace_bytes) {
+  cublasLtHandle_t handle = nullptr;
+  ACCEL_RETURN_IF_ERROR(cublas_status(cublasLtCreate(&handle), "cublasLtCreate"));
+  return std::unique_ptr<CublasLtGemm>(new CublasLtGemm(handle, plan_capacity, workspace, workspace_bytes));
+}
+
+PlanCacheStats CublasLtGemm::stats() const noexcept {
+  PlanCacheStats stats = stats_;
+  stats.entries = recent_.size();
+  return stats;
+}
+
+Result<CublasLtGemm::Plan*> CublasLtGemm::find_or_build(const GemmGeometry& g) {
+  if (auto found = index_.find(g.shape); found != index_.end()) {
+    ++stats_.hits;
+    recent_.splice(recent_.begin(), recent_, found->second);
+    return found->second->get();
+  }
+  ++stats_.misses;
+  const GemmShape& s = g.shape;
+  auto plan = std::make_unique<Plan>();
+  plan->key = s;
+  const LtProblem p = lt_problem(g);
+  plan->swapped = p.swapped;
+
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  if (s.input_type == DType::f64) {
+    compute = CUBLAS_COMPUTE_64F;
+    plan->scale_type = CUDA_R_64F;
+  } else if (s.compute == GemmCompute::tf32) {
+    compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+  }
+  ACCEL_RETURN_IF_ERROR(
+      cublas_status(cublasLtMatmulDescCreate(&plan->desc, compute, plan->scale_type), "cublasLtMatmulDescCreate"));
+  auto set_desc = [&](cublasLtMatmulDescAttributes_t attribute, const auto& value) {
+    return cublas_status(cublasLtMatmulDescSetAttribute(plan->desc, attribute, &value, sizeof(value)),
+                         "cublasLtMatmulDescSetAttribute");
+  };
+  ACCEL_RETURN_IF_ERROR(set_desc(CUBLASLT_MATMUL_DESC_TRANSA, p.a.op));
+  ACCEL_RETURN_IF_ERROR(set_desc(CUBLASLT_MATMUL_DESC_TRANSB, p.b.op));
+  ACCEL_RETURN_IF_ERROR(set_desc(CUBLASLT_MATMUL_DESC_EPILOGUE, to_cublaslt(s.epilogue)));
+  if (has_bias(s.epilogue)) {
+    ACCEL_RETURN_IF_ERROR(set_desc(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, to_cuda(s.output_type)));
+  }
+
+  auto make_layout = [&](cublasLtMatrixLayout_t* layout, const LtOperand& operand, DType dtype) -> Status {
+    ACCEL_RETURN_IF_ERROR(
+        cublas_status(cublasLtMatrixLayoutCreate(layout, to_cuda(dtype), static_cast<std::uint64_t>(operand.rows),
+                                                 static_cast<std::uint64_t>(operand.cols), operand.ld),
+                      "cublasLtMatrixLayoutCreate"));
+    if (s.batch > 1) {
+      const std::int32_t batch = static_cast<std::int32_t>(s.batch);
+      ACCEL_RETURN_IF_ERROR(cublas_status(
+          cublasLtMatrixLayoutSetAttribute(*layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)),
+          "cublasLtMatrixLayoutSetAttribute(batch count)"));
+      ACCEL_RETURN_IF_ERROR(
+          cublas_status(cublasLtMatrixLayoutSetAttribute(*layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                         &operand.stride, sizeof(operand.stride)),
+                        "cublasLtMatrixLayoutSetAttribute(batch stride)"));
+    }
+    return Status();
+  };
+  if (s.batch > std::numeric_limits<std::int32_t>::max()) {
+    return not_supported(fmt::format("cuBLASLt takes at most 2^31-1 batches, not {}", s.batch));
+  }
+  ACCEL_RETURN_IF_ERROR(make_layout(&plan->a, p.a, s.input_type));
+  ACCEL_RETURN_IF_ERROR(make_layout(&plan->b, p.b, s.input_type));
+  ACCEL_RETURN_IF_ERROR(make_layout(&plan->c, p.c, s.output_type));
+
+  cublasLtMatmulPreference_t preference = nullptr;
+  ACCEL_RETURN_IF_ERROR(cublas_status(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate"));
+  const std::uint64_t workspace_limit = workspace_bytes_;
+  cublasStatus_t set = cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                            &workspace_limit, sizeof(workspace_limit));
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  if (set == CUBLAS_STATUS_SUCCESS) {
+    set = cublasLtMatmulAlgoGetHeuristic(handle_, plan->desc, plan->a, plan->b, plan->c, plan->c, preference, 1,
+                                         &heuristic, &found);
+  }
+  cublasLtMatmulPreferenceDestroy(preference);
+  if (set == CUBLAS_STATUS_NOT_SUPPORTED || (set == CUBLAS_STATUS_SUCCESS && found == 0)) {
+    return not_supported(fmt::format("cuBLASLt has no algorithm for {}", to_string(s)));
+  }
+  ACCEL_RETURN_IF_ERROR(cublas_status(set, "cublasLtMatmulAlgoGetHeuristic"));
+  plan->algo = heuristic.algo;
+
+  if (recent_.size() >= capacity_) {
+    index_.erase(recent_.back()->key);
+    recent_.pop_back();
+    ++stats_.evictions;
+  }
+  recent_.push_front(std::move(plan));
+  index_.emplace(s, recent_.begin());
+  return recent_.front().get();
+}
+
+Status CublasLtGemm::enqueue(const GemmGeometry& g, const GemmOperands& ops, double alpha, double beta,
+                             cudaStream_t stream) {
+  ACCEL_ASSIGN_OR_RETURN(Plan * plan, find_or_build(g));
+  if (has_bias(g.shape.epilogue)) {
+    ACCEL_RETURN_IF_ERROR(cublas_status(
+        cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &ops.bias, sizeof(ops.bias)),
+        "cublasLtMatmulDescSetAttribute(bias)"));
+  }
+  const float alpha32 = static_cast<float>(alpha);
+  const float beta32 = static_cast<float>(beta);
+  const bool wide = plan->scale_type == CUDA_R_64F;
+  const void* alpha_ptr = wide ? static_cast<const void*>(&alpha) : &alpha32;
+  const void* beta_ptr = wide ? static_cast<const void*>(&beta) : &beta32;
+  const void* first = plan->swapped ? ops.b : ops.a;
+  const void* second = plan->swapped ? ops.a : ops.b;
+  return cublas_status(cublasLtMatmul(handle_, plan->desc, alpha_ptr, first, plan->a, second, plan->b, beta_ptr, ops.c,
+                                      plan->c, ops.c, plan->c, &plan->algo, workspace_, workspace_bytes_, stream),
+                       fmt::format("cublasLtMatmul ({})", to_string(g.shape)));
+}
+
+}  // namespace accel::blas

@@ -1,0 +1,208 @@
+// The CUDA device on the GPU: memory, copies, ordering across streams, error handling and the completion
+// strategies. Skipped without a GPU.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <random>
+
+#include "accel/libs/blas/gemm.hpp"
+#include "testing/cuda_fixture.hpp"
+
+namespace accel {
+namespace {
+
+using testing::IsOk;
+using testing::StatusIs;
+
+class CudaDeviceTest : public ::testing::TestWithParam<CompletionStrategy> {
+ protected:
+  DeviceOptions options() const { return {.kind = DeviceKind::cuda, .completion = GetParam()}; }
+  std::vector<float> random_floats(std::size_t n) {
+    std::uniform_real_distribution<float> uniform(-1, 1);
+    std::vector<float> v(n);
+    for (float& x : v) x = uniform(rng_);
+    return v;
+  }
+  System system_;
+  std::mt19937_64 rng_{std::random_device{}()};
+};
+
+TEST_P(CudaDeviceTest, RoundTripsThroughPageableAndPinnedMemory) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, options(), device);
+  for (std::size_t n : {1ul, 1000ul, 3ul << 20}) {
+    const std::vector<float> host = random_floats(n);
+    Buffer<float> buffer = *device.allocate<float>(n).wait();
+    ASSERT_THAT(device.upload(std::span<const float>(host), buffer).wait(), IsOk());
+    std::vector<float> back(n, NAN);
+    ASSERT_THAT(device.download(buffer, std::span<float>(back)).wait(), IsOk());
+    EXPECT_EQ(back, host);
+
+    float* pinned = nullptr;
+    ASSERT_EQ(cudaMallocHost(&pinned, n * sizeof(float)), cudaSuccess);
+    std::fill(pinned, pinned + n, NAN);
+    ASSERT_THAT(device.download(buffer, std::span<float>(pinned, n)).wait(), IsOk());
+    EXPECT_TRUE(std::equal(host.begin(), host.end(), pinned));
+    const std::vector<float> second = random_floats(n);
+    std::copy(second.begin(), second.end(), pinned);
+    ASSERT_THAT(device.upload(std::span<const float>(pinned, n), buffer).wait(), IsOk());
+    ASSERT_THAT(device.download(buffer, std::span<float>(back)).wait(), IsOk());
+    EXPECT_EQ(back, second);
+    cudaFreeHost(pinned);
+  }
+}
+
+TEST_P(CudaDeviceTest, CopiesOnDeviceIncludingOverlappingRanges) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, options(), device);
+  std::vector<float> host(1000);
+  std::iota(host.begin(), host.end(), 0.0f);
+  Buffer<float> a = *device.allocate<float>(1000).wait();
+  Buffer<float> b = *device.allocate<float>(1000).wait();
+  ASSERT_THAT(device.upload(std::span<const float>(host), a).wait(), IsOk());
+  ASSERT_THAT(device.ask(CopyOnDevice{.source = a, .source_offset = 100, .destination = b, .count = 500}).wait(),
+              IsOk());
+  ASSERT_THAT(
+      device
+          .ask(CopyOnDevice{.source = a, .source_offset = 0, .destination = a, .destination_offset = 10, .count = 900})
+          .wait(),
+      IsOk());
+  std::vector<float> got_a(1000), got_b(1000);
+  ASSERT_THAT(device.download(a, std::span<float>(got_a)).wait(), IsOk());
+  ASSERT_THAT(device.download(b, std::span<float>(got_b)).wait(), IsOk());
+  std::vector<float> expected_a = host;
+  std::copy(host.begin(), host.begin() + 900, expected_a.begin() + 10);
+  EXPECT_EQ(got_a, expected_a);
+  EXPECT_TRUE(std::equal(got_b.begin(), got_b.begin() + 500, host.begin() + 100));
+}
+
+TEST_P(CudaDeviceTest, RefusesBadRequestsBeforeLaunchingAndKeepsServing) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, options(), device);
+  Buffer<float> a = *device.allocate<float>(16).wait();
+  std::vector<float> host(32);
+  std::vector<double> wrong(16);
+  EXPECT_THAT(device.upload(std::span<const float>(host), a).wait(), StatusIs(Code::invalid_argument, "outside"));
+  EXPECT_THAT(
+      device.ask(CopyToDevice{.source = HostSource::of(std::span<const double>(wrong)), .destination = a}).wait(),
+      StatusIs(Code::invalid_argument, "f64"));
+  EXPECT_THAT(device.ask(Allocate{.count = 0}).wait(), StatusIs(Code::invalid_argument));
+  const BufferHandle stale = a;
+  ASSERT_THAT(device.free(a).wait(), IsOk());
+  EXPECT_THAT(device.download(a, std::span<float>(host.data(), 16)).wait(), StatusIs(Code::stale_handle, "freed"));
+  EXPECT_THAT(device.free(stale).wait(), StatusIs(Code::stale_handle));
+
+  Buffer<float> b = *device.allocate<float>(16).wait();
+  ASSERT_THAT(device.reset().wait(), IsOk());
+  EXPECT_THAT(device.download(b, std::span<float>(host.data(), 16)).wait(), StatusIs(Code::stale_handle, "epoch"));
+
+  System other_system;
+  Device cpu = *Device::open(other_system, {.kind = DeviceKind::cpu});
+  Buffer<float> on_cpu = *cpu.allocate<float>(16).wait();
+  EXPECT_THAT(device.download(on_cpu, std::span<float>(host.data(), 16)).wait(),
+              StatusIs(Code::invalid_argument, "another device"));
+
+  Buffer<float> c = *device.allocate<float>(16).wait();
+  EXPECT_THAT(device.upload(std::span<const float>(host.data(), 16), c).wait(), IsOk());
+}
+
+TEST_P(CudaDeviceTest, OutOfMemoryFailsOneRequestAndTheDeviceKeepsServing) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, options(), device);
+  const DeviceInfo before = *device.info().wait();
+  const std::uint64_t too_many = before.memory_capacity_bytes;  // floats: four times the GPU's memory
+  EXPECT_THAT(device.ask(Allocate{.dtype = DType::f32, .count = too_many}).wait(),
+              StatusIs(Code::resource_exhausted, "allocating"));
+  EXPECT_EQ(device.info().wait()->memory.failed_allocations, before.memory.failed_allocations + 1);
+  EXPECT_THAT(device.health(), IsOk());
+  Buffer<float> ok = *device.allocate<float>(1 << 20).wait();
+  const std::vector<float> host = random_floats(1 << 20);
+  std::vector<float> back(1 << 20);
+  ASSERT_THAT(device.upload(std::span<const float>(host), ok).wait(), IsOk());
+  ASSERT_THAT(device.download(ok, std::span<float>(back)).wait(), IsOk());
+  EXPECT_EQ(back, host);
+}
+
+TEST_P(CudaDeviceTest, MemoryStatisticsFollowAllocationsAndTheLimit) {
+  DeviceOptions limited = options();
+  limited.memory_limit_bytes = 64 << 20;
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, limited, device);
+  const DeviceInfo start = *device.info().wait();
+  {
+    Buffer<float> a = *device.allocate<float>(4 << 20).wait();
+    const DeviceInfo during = *device.info().wait();
+    EXPECT_EQ(during.memory.in_use_bytes, start.memory.in_use_bytes + (16 << 20));
+    EXPECT_GE(during.memory.reserved_bytes, during.memory.in_use_bytes);
+    EXPECT_THAT(device.allocate<float>(13 << 20).wait(), StatusIs(Code::resource_exhausted, "memory limit"));
+  }
+  const DeviceInfo after = *device.info().wait();  // the Buffer's last owner freed it
+  EXPECT_EQ(after.memory.in_use_bytes, start.memory.in_use_bytes);
+  EXPECT_EQ(after.memory.peak_bytes, start.memory.in_use_bytes + (16 << 20));
+}
+
+// Writer and reader on different streams, many rounds, nothing waited for on the host between them: every
+// round's reader must see that round's data (read after write), and the next write must not overwrite data a
+// reader has not copied yet (write after read).
+TEST_P(CudaDeviceTest, BuffersAreOrderedAcrossStreams) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, options(), writer);
+  Result<Device> reader_opened = writer.open_stream();
+  ASSERT_THAT(reader_opened, IsOk());
+  Device reader = *reader_opened;
+
+  constexpr std::int64_t n = 2048;
+  constexpr int rounds = 40;
+  std::uniform_int_distribution<int> small(-2, 2);
+  std::vector<float> host_a(n * n), host_b(n * n);
+  for (float& x : host_a) x = static_cast<float>(small(rng_));
+  for (float& x : host_b) x = static_cast<float>(small(rng_));
+  Buffer<float> a = *writer.allocate<float>(n * n).wait();
+  Buffer<float> b = *writer.allocate<float>(n * n).wait();
+  Buffer<float> x = *writer.allocate<float>(n * n).wait();
+  ASSERT_THAT(writer.upload(std::span<const float>(host_a), a).wait(), IsOk());
+  ASSERT_THAT(writer.upload(std::span<const float>(host_b), b).wait(), IsOk());
+  std::vector<Buffer<float>> copies;
+  for (int i = 0; i < rounds; ++i) copies.push_back(*reader.allocate<float>(n * n).wait());
+
+  std::vector<Future<Done>> pending;
+  for (int round = 0; round < rounds; ++round) {
+    // x = (round + 1) * a b, exact in f32: small integers.
+    pending.push_back(writer.gemm(
+        {.shape = {.m = n, .n = n, .k = n}, .a = a, .b = b, .c = x, .alpha = static_cast<double>(round + 1)}));
+    ASSERT_THAT(writer.info().wait(), IsOk());  // the GEMM is enqueued (not finished) before the copy is sent
+    pending.push_back(reader.ask(CopyOnDevice{.source = x, .destination = copies[round], .count = n * n}));
+    ASSERT_THAT(reader.info().wait(), IsOk());  // the copy is enqueued before the next GEMM is sent
+  }
+  for (Future<Done>& f : pending) ASSERT_THAT(f.wait(), IsOk());
+
+  std::vector<float> first(n * n);
+  ASSERT_THAT(reader.download(copies[0], std::span<float>(first)).wait(), IsOk());
+  for (int probe = 0; probe < 64; ++probe) {
+    const std::int64_t i = (probe * 7919) % n, j = (probe * 104729) % n;
+    double dot = 0;
+    for (std::int64_t p = 0; p < n; ++p) dot += host_a[i * n + p] * host_b[p * n + j];
+    ASSERT_EQ(first[i * n + j], static_cast<float>(dot)) << "element " << i << "," << j;
+  }
+  std::vector<float> got(n * n);
+  for (int round = 1; round < rounds; ++round) {
+    ASSERT_THAT(reader.download(copies[round], std::span<float>(got)).wait(), IsOk());
+    std::size_t wrong = 0;
+    for (std::size_t e = 0; e < got.size(); ++e) wrong += got[e] != first[e] * static_cast<float>(round + 1);
+    ASSERT_EQ(wrong, 0u) << "round " << round << " read " << wrong << " elements of another round";
+  }
+}
+
+TEST_P(CudaDeviceTest, ReportsItselfAndItsCompletionStrategy) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, options(), device);
+  Result<DeviceInfo> info = device.info().wait();
+  ASSERT_THAT(info, IsOk());
+  EXPECT_EQ(info->kind, DeviceKind::cuda);
+  EXPECT_EQ(info->completion, GetParam());
+  EXPECT_GE(info->compute_capability, 70);
+  EXPECT_NE(info->blas_library.find("cuBLASLt"), std::string::npos);
+  EXPECT_GT(info->memory_capacity_bytes, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, CudaDeviceTest,
+                         ::testing::Values(CompletionStrategy::poller, CompletionStrategy::host_callback,
+                                           CompletionStrategy::blocking),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+}  // namespace
+}  // namespace accel

@@ -1,0 +1,126 @@
+// Shared set-up of GPU tests: a CUDA device when there is one, else the test reports itself skipped, and host
+// matrices of any element type with their exact values for references.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "accel/device/device.hpp"
+#include "testing/status_matchers.hpp"
+
+namespace accel::testing {
+
+// Opens cuda:0 with `options`, or skips the test (with the reason) when this machine has no usable GPU.
+#define ACCEL_OPEN_CUDA_OR_SKIP(system, options, device)                                      \
+  accel::Result<accel::Device> device##_opened = accel::Device::open(system, options);        \
+  if (!device##_opened.ok() && device##_opened.status().code() == accel::Code::unavailable) { \
+    GTEST_SKIP() << "no CUDA GPU: " << device##_opened.status().to_string();                  \
+  }                                                                                           \
+  ASSERT_THAT(device##_opened, accel::testing::IsOk());                                       \
+  accel::Device device = *device##_opened
+
+// Elements of any dtype as bytes, with the exact value of each (what a reference must compute with).
+struct HostArray {
+  DType dtype = DType::f32;
+  std::vector<std::byte> bytes;
+  std::vector<double> values;
+
+  HostArray(DType type, std::size_t count) : dtype(type), bytes(count * size_of(type)), values(count) {}
+
+  [[nodiscard]] std::size_t size() const { return values.size(); }
+
+  void set(std::size_t i, double value) {
+    std::byte* at = bytes.data() + i * size_of(dtype);
+    switch (dtype) {
+      case DType::f32: {
+        const float v = static_cast<float>(value);
+        std::memcpy(at, &v, 4);
+        values[i] = v;
+        return;
+      }
+      case DType::f64:
+        std::memcpy(at, &value, 8);
+        values[i] = value;
+        return;
+      case DType::f16: {
+        const Half h = to_half(static_cast<float>(value));
+        std::memcpy(at, &h, 2);
+        values[i] = to_float(h);
+        return;
+      }
+      case DType::bf16: {
+        const BFloat16 b = to_bfloat16(static_cast<float>(value));
+        std::memcpy(at, &b, 2);
+        values[i] = to_float(b);
+        return;
+      }
+      case DType::fp8_e4m3: {
+        const Float8E4M3 f = to_float8_e4m3(static_cast<float>(value));
+        std::memcpy(at, &f, 1);
+        values[i] = to_float(f);
+        return;
+      }
+      default: FAIL() << "HostArray supports floating-point dtypes only";
+    }
+  }
+
+  // Re-reads `values` from `bytes` (after a download).
+  void decode() {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const std::byte* at = bytes.data() + i * size_of(dtype);
+      switch (dtype) {
+        case DType::f32: {
+          float v;
+          std::memcpy(&v, at, 4);
+          values[i] = v;
+          break;
+        }
+        case DType::f64: std::memcpy(&values[i], at, 8); break;
+        case DType::f16: {
+          Half h;
+          std::memcpy(&h, at, 2);
+          values[i] = to_float(h);
+          break;
+        }
+        case DType::bf16: {
+          BFloat16 b;
+          std::memcpy(&b, at, 2);
+          values[i] = to_float(b);
+          break;
+        }
+        case DType::fp8_e4m3: {
+          Float8E4M3 f;
+          std::memcpy(&f, at, 1);
+          values[i] = to_float(f);
+          break;
+        }
+        default: values[i] = NAN;
+      }
+    }
+  }
+
+  void fill_uniform(std::mt19937_64& rng, double low = -1.0, double high = 1.0) {
+    std::uniform_real_distribution<double> uniform(low, high);
+    for (std::size_t i = 0; i < values.size(); ++i) set(i, uniform(rng));
+  }
+
+  [[nodiscard]] HostSource source() const { return {bytes.data(), values.size(), dtype}; }
+  [[nodiscard]] HostDestination destination() { return {bytes.data(), values.size(), dtype}; }
+};
+
+// ‖out − ref‖ / ‖ref‖ over the elements of `ref`; infinity if any output is not finite.
+inline double relative_error(const std::vector<double>& out, const std::vector<double>& ref) {
+  double difference = 0, norm = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    if (!std::isfinite(out[i])) return INFINITY;
+    difference += (out[i] - ref[i]) * (out[i] - ref[i]);
+    norm += ref[i] * ref[i];
+  }
+  return std::sqrt(difference) / std::max(std::sqrt(norm), 1e-30);
+}
+
+}  // namespace accel::testing
