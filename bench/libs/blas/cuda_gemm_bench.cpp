@@ -1,0 +1,387 @@
+// GEMM on the GPU through the accel device actor, side by side with the raw cuBLASLt call a user would
+// write (same process, same GPU, same inputs) — the PyTorch peer is bench/peers/torch_gemm.py. Three parts:
+//   small    64³, 256³, 1024³ bf16: one-at-a-time latency (median, p99) and pipelined time per GEMM;
+//   large    4096³ and 8192³ in bf16, f16, tf32 and fp8 e4m3: TFLOP/s;
+//   notify   the three completion strategies: round trip of a tiny copy and of a ~0.3 ms GEMM, vs direct.
+// Prints CSV rows: part,case,variant,metric,value.
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "accel/device/device.hpp"
+#include "accel/libs/blas/gemm.hpp"
+
+namespace {
+
+using namespace accel;
+using Clock = std::chrono::steady_clock;
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    fmt::print(stderr, "{}: {}\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+void check_lt(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    fmt::print(stderr, "{}: {}\n", what, cublasLtGetStatusString(s));
+    std::exit(1);
+  }
+}
+template <class T>
+T require(Result<T> r, const char* what) {
+  if (!r.ok()) {
+    fmt::print(stderr, "{}: {}\n", what, r.status().to_string());
+    std::exit(1);
+  }
+  return std::move(*r);
+}
+
+double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
+}
+void row(std::string_view part, std::string_view name, std::string_view variant, std::string_view metric, double v) {
+  fmt::print("{},{},{},{},{:.3f}\n", part, name, variant, metric, v);
+  std::fflush(stdout);
+}
+
+// The problem in the benchmark's terms: row-major C(m×n) = A(m×k) · op(B), op(B) = B (k×n) or, for fp8, Bᵀ
+// with B stored n×k (the layout cuBLASLt's fp8 kernels take).
+struct Problem {
+  std::string name;
+  std::int64_t m, n, k;
+  DType input, output;
+  GemmCompute compute = GemmCompute::standard;
+  [[nodiscard]] bool fp8() const { return input == DType::fp8_e4m3; }
+  [[nodiscard]] GemmShape shape() const {
+    return {.transpose_b = fp8() ? Transpose::transpose : Transpose::none,
+            .m = m,
+            .n = n,
+            .k = k,
+            .input_type = input,
+            .output_type = output,
+            .compute = compute};
+  }
+  [[nodiscard]] double flops() const {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  }
+};
+
+cudaDataType cuda_type(DType d) {
+  switch (d) {
+    case DType::f32: return CUDA_R_32F;
+    case DType::f16: return CUDA_R_16F;
+    case DType::bf16: return CUDA_R_16BF;
+    case DType::fp8_e4m3: return CUDA_R_8F_E4M3;
+    default: return CUDA_R_32F;
+  }
+}
+
+// Random bits of the input dtype, never zeros.
+std::vector<std::byte> random_elements(DType dtype, std::size_t count, std::mt19937_64& rng) {
+  std::vector<std::byte> bytes(count * size_of(dtype));
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (std::size_t i = 0; i < count; ++i) {
+    const float v = uniform(rng);
+    std::byte* at = bytes.data() + i * size_of(dtype);
+    switch (dtype) {
+      case DType::f16: {
+        Half h = to_half(v);
+        std::memcpy(at, &h, 2);
+        break;
+      }
+      case DType::bf16: {
+        BFloat16 b = to_bfloat16(v);
+        std::memcpy(at, &b, 2);
+        break;
+      }
+      case DType::fp8_e4m3: {
+        Float8E4M3 f = to_float8_e4m3(v);
+        std::memcpy(at, &f, 1);
+        break;
+      }
+      default: std::memcpy(at, &v, 4);
+    }
+  }
+  return bytes;
+}
+
+// The raw library call: one cuBLASLt matmul on one stream, set up once, as a user would write it.
+struct DirectGemm {
+  cublasLtHandle_t handle{};
+  cublasLtMatmulDesc_t desc{};
+  cublasLtMatrixLayout_t la{}, lb{}, lc{};
+  cublasLtMatmulAlgo_t algo{};
+  void *a{}, *b{}, *c{}, *workspace{};
+  std::size_t workspace_bytes = 32 << 20;
+  cudaStream_t stream{};
+  float alpha = 1, beta = 0;
+
+  DirectGemm(const Problem& p, const std::vector<std::byte>& a_host, const std::vector<std::byte>& b_host) {
+    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    check_lt(cublasLtCreate(&handle), "cublasLtCreate");
+    const std::size_t in = size_of(p.input), out = size_of(p.output);
+    check_cuda(cudaMalloc(&a, p.m * p.k * in), "malloc a");
+    check_cuda(cudaMalloc(&b, p.k * p.n * in), "malloc b");
+    check_cuda(cudaMalloc(&c, p.m * p.n * out), "malloc c");
+    check_cuda(cudaMalloc(&workspace, workspace_bytes), "malloc workspace");
+    check_cuda(cudaMemcpy(a, a_host.data(), p.m * p.k * in, cudaMemcpyHostToDevice), "copy a");
+    check_cuda(cudaMemcpy(b, b_host.data(), p.k * p.n * in, cudaMemcpyHostToDevice), "copy b");
+    const cublasComputeType_t compute =
+        p.compute == GemmCompute::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    check_lt(cublasLtMatmulDescCreate(&desc, compute, CUDA_R_32F), "desc");
+    // Column-major Cᵀ (n×m) = op(B)ᵀ Aᵀ: cuBLASLt's first operand is B.
+    const cublasOperation_t ta = p.fp8() ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
+    check_lt(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)), "transa");
+    check_lt(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), "transb");
+    if (p.fp8())
+      check_lt(cublasLtMatrixLayoutCreate(&la, cuda_type(p.input), p.k, p.n, p.k), "layout b");
+    else
+      check_lt(cublasLtMatrixLayoutCreate(&la, cuda_type(p.input), p.n, p.k, p.n), "layout b");
+    check_lt(cublasLtMatrixLayoutCreate(&lb, cuda_type(p.input), p.k, p.m, p.k), "layout a");
+    check_lt(cublasLtMatrixLayoutCreate(&lc, cuda_type(p.output), p.n, p.m, p.n), "layout c");
+    cublasLtMatmulPreference_t pref{};
+    check_lt(cublasLtMatmulPreferenceCreate(&pref), "pref");
+    const std::uint64_t limit = workspace_bytes;
+    check_lt(
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof(limit)),
+        "pref workspace");
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    check_lt(cublasLtMatmulAlgoGetHeuristic(handle, desc, la, lb, lc, lc, pref, 1, &result, &found), "heuristic");
+    if (found == 0) std::exit(1);
+    algo = result.algo;
+    cublasLtMatmulPreferenceDestroy(pref);
+  }
+  ~DirectGemm() {
+    cudaStreamSynchronize(stream);
+    cublasLtMatrixLayoutDestroy(la);
+    cublasLtMatrixLayoutDestroy(lb);
+    cublasLtMatrixLayoutDestroy(lc);
+    cublasLtMatmulDescDestroy(desc);
+    cublasLtDestroy(handle);
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+    cudaFree(workspace);
+    cudaStreamDestroy(stream);
+  }
+  void enqueue() {
+    check_lt(cublasLtMatmul(handle, desc, &alpha, b, la, a, lb, &beta, c, lc, c, lc, &algo, workspace, workspace_bytes,
+                            stream),
+             "cublasLtMatmul");
+  }
+  void sync() { check_cuda(cudaStreamSynchronize(stream), "sync"); }
+};
+
+struct ActorGemm {
+  Device device;
+  Gemm gemm;
+  ActorGemm(Device dev, const Problem& p, const std::vector<std::byte>& a_host, const std::vector<std::byte>& b_host)
+      : device(std::move(dev)) {
+    gemm.shape = p.shape();
+    gemm.a =
+        require(device.ask(Allocate{.dtype = p.input, .count = static_cast<std::uint64_t>(p.m * p.k)}).wait(), "a");
+    gemm.b =
+        require(device.ask(Allocate{.dtype = p.input, .count = static_cast<std::uint64_t>(p.k * p.n)}).wait(), "b");
+    gemm.c =
+        require(device.ask(Allocate{.dtype = p.output, .count = static_cast<std::uint64_t>(p.m * p.n)}).wait(), "c");
+    require(device.ask(CopyToDevice{.source = {a_host.data(), gemm.a.count, p.input}, .destination = gemm.a}).wait(),
+            "up a");
+    require(device.ask(CopyToDevice{.source = {b_host.data(), gemm.b.count, p.input}, .destination = gemm.b}).wait(),
+            "up b");
+  }
+  ~ActorGemm() {
+    for (const BufferHandle& h : {gemm.a, gemm.b, gemm.c}) (void)device.free(h).wait();
+  }
+};
+
+void small_gemms(Device device, std::mt19937_64& rng) {
+  for (std::int64_t size : {64, 256, 1024}) {
+    const Problem p{fmt::format("{}^3 bf16", size), size, size, size, DType::bf16, DType::bf16};
+    const auto a = random_elements(p.input, p.m * p.k, rng), b = random_elements(p.input, p.k * p.n, rng);
+    ActorGemm actor(device, p, a, b);
+    DirectGemm direct(p, a, b);
+    constexpr int kWarm = 200, kReps = 3000, kPipelined = 3000;
+    std::vector<double> actor_us, direct_us;
+    for (int i = 0; i < kWarm + kReps; ++i) {
+      auto t0 = Clock::now();
+      require(device.gemm(actor.gemm).wait(), "gemm");
+      auto t1 = Clock::now();
+      direct.enqueue();
+      direct.sync();
+      auto t2 = Clock::now();
+      if (i >= kWarm) {
+        actor_us.push_back(micros(t1 - t0));
+        direct_us.push_back(micros(t2 - t1));
+      }
+    }
+    row("small", p.name, "accel", "latency_median_us", percentile(actor_us, 0.5));
+    row("small", p.name, "accel", "latency_p99_us", percentile(actor_us, 0.99));
+    row("small", p.name, "cublaslt", "latency_median_us", percentile(direct_us, 0.5));
+    row("small", p.name, "cublaslt", "latency_p99_us", percentile(direct_us, 0.99));
+
+    std::vector<double> actor_each, direct_each;
+    for (int trial = 0; trial < 5; ++trial) {
+      std::vector<Future<Done>> futures;
+      futures.reserve(kPipelined);
+      auto t0 = Clock::now();
+      for (int i = 0; i < kPipelined; ++i) futures.push_back(device.gemm(actor.gemm));
+      for (Future<Done>& f : futures) require(f.wait(), "pipelined gemm");
+      auto t1 = Clock::now();
+      for (int i = 0; i < kPipelined; ++i) direct.enqueue();
+      direct.sync();
+      auto t2 = Clock::now();
+      actor_each.push_back(micros(t1 - t0) / kPipelined);
+      direct_each.push_back(micros(t2 - t1) / kPipelined);
+    }
+    row("small", p.name, "accel", "pipelined_us_per_gemm", percentile(actor_each, 0.5));
+    row("small", p.name, "cublaslt", "pipelined_us_per_gemm", percentile(direct_each, 0.5));
+
+    // The same GEMMs spread round-robin over four streams of the device (four actors enqueueing in
+    // parallel), each writing its own C: what the actor model gives a caller with independent work.
+    std::vector<std::unique_ptr<ActorGemm>> lanes;
+    for (int lane = 0; lane < 4; ++lane) {
+      Device stream = lane == 0 ? device : require(device.open_stream(), "open_stream");
+      lanes.push_back(std::make_unique<ActorGemm>(stream, p, a, b));
+    }
+    std::vector<double> spread_each;
+    for (int trial = 0; trial < 6; ++trial) {
+      std::vector<Future<Done>> futures;
+      futures.reserve(kPipelined);
+      auto t0 = Clock::now();
+      for (int i = 0; i < kPipelined; ++i) {
+        ActorGemm& lane = *lanes[i % lanes.size()];
+        futures.push_back(lane.device.gemm(lane.gemm));
+      }
+      for (Future<Done>& f : futures) require(f.wait(), "pipelined gemm");
+      if (trial > 0) spread_each.push_back(micros(Clock::now() - t0) / kPipelined);
+    }
+    row("small", p.name, "accel_4_streams", "pipelined_us_per_gemm", percentile(spread_each, 0.5));
+  }
+}
+
+void large_gemms(Device device, std::mt19937_64& rng) {
+  for (std::int64_t size : {4096, 8192}) {
+    for (const auto& [label, input, output, compute] :
+         {std::tuple{"bf16", DType::bf16, DType::bf16, GemmCompute::standard},
+          std::tuple{"f16", DType::f16, DType::f16, GemmCompute::standard},
+          std::tuple{"tf32", DType::f32, DType::f32, GemmCompute::tf32},
+          std::tuple{"fp8_e4m3", DType::fp8_e4m3, DType::bf16, GemmCompute::standard}}) {
+      const Problem p{fmt::format("{}^3 {}", size, label), size, size, size, input, output, compute};
+      const auto a = random_elements(p.input, p.m * p.k, rng), b = random_elements(p.input, p.k * p.n, rng);
+      const int reps = size == 4096 ? 100 : 20;
+      std::vector<double> actor_tflops, direct_tflops;
+      {
+        ActorGemm actor(device, p, a, b);
+        for (int i = 0; i < 5; ++i) require(device.gemm(actor.gemm).wait(), "warm-up");
+        for (int trial = 0; trial < 5; ++trial) {
+          std::vector<Future<Done>> futures;
+          auto t0 = Clock::now();
+          for (int i = 0; i < reps; ++i) futures.push_back(device.gemm(actor.gemm));
+          for (Future<Done>& f : futures) require(f.wait(), "gemm");
+          actor_tflops.push_back(p.flops() * reps / (micros(Clock::now() - t0) * 1e6));
+        }
+      }
+      {
+        DirectGemm direct(p, a, b);
+        for (int i = 0; i < 5; ++i) direct.enqueue();
+        direct.sync();
+        for (int trial = 0; trial < 5; ++trial) {
+          auto t0 = Clock::now();
+          for (int i = 0; i < reps; ++i) direct.enqueue();
+          direct.sync();
+          direct_tflops.push_back(p.flops() * reps / (micros(Clock::now() - t0) * 1e6));
+        }
+      }
+      row("large", p.name, "accel", "tflops", percentile(actor_tflops, 0.5));
+      row("large", p.name, "cublaslt", "tflops", percentile(direct_tflops, 0.5));
+    }
+  }
+}
+
+void notification(System& system, std::mt19937_64& rng) {
+  const Problem p{"2048^3 f32", 2048, 2048, 2048, DType::f32, DType::f32};
+  const auto a = random_elements(p.input, p.m * p.k, rng), b = random_elements(p.input, p.k * p.n, rng);
+  constexpr int kWarm = 100, kReps = 2000;
+  for (CompletionStrategy strategy :
+       {CompletionStrategy::poller, CompletionStrategy::host_callback, CompletionStrategy::blocking}) {
+    Device device = require(Device::open(system, {.kind = DeviceKind::cuda, .completion = strategy}), "open");
+    const BufferHandle x = require(device.ask(Allocate{.count = 64}).wait(), "x");
+    const BufferHandle y = require(device.ask(Allocate{.count = 64}).wait(), "y");
+    std::vector<double> tiny, long_gemm;
+    for (int i = 0; i < kWarm + kReps; ++i) {
+      auto t0 = Clock::now();
+      require(device.ask(CopyOnDevice{.source = x, .destination = y, .count = 64}).wait(), "copy");
+      if (i >= kWarm) tiny.push_back(micros(Clock::now() - t0));
+    }
+    ActorGemm actor(device, p, a, b);
+    for (int i = 0; i < 20 + 300; ++i) {
+      auto t0 = Clock::now();
+      require(device.gemm(actor.gemm).wait(), "gemm");
+      if (i >= 20) long_gemm.push_back(micros(Clock::now() - t0));
+    }
+    const std::string variant(to_string(strategy));
+    row("notify", "copy 256 B", variant, "round_trip_median_us", percentile(tiny, 0.5));
+    row("notify", "copy 256 B", variant, "round_trip_p99_us", percentile(tiny, 0.99));
+    row("notify", p.name, variant, "round_trip_median_us", percentile(long_gemm, 0.5));
+    row("notify", p.name, variant, "round_trip_p99_us", percentile(long_gemm, 0.99));
+  }
+  // The floor: the same work issued directly, then cudaStreamSynchronize.
+  cudaStream_t stream{};
+  void *x{}, *y{};
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  check_cuda(cudaMalloc(&x, 256), "x");
+  check_cuda(cudaMalloc(&y, 256), "y");
+  std::vector<double> tiny, long_gemm;
+  for (int i = 0; i < kWarm + kReps; ++i) {
+    auto t0 = Clock::now();
+    check_cuda(cudaMemcpyAsync(y, x, 256, cudaMemcpyDeviceToDevice, stream), "copy");
+    check_cuda(cudaStreamSynchronize(stream), "sync");
+    if (i >= kWarm) tiny.push_back(micros(Clock::now() - t0));
+  }
+  {
+    DirectGemm direct(p, a, b);
+    for (int i = 0; i < 20 + 300; ++i) {
+      auto t0 = Clock::now();
+      direct.enqueue();
+      direct.sync();
+      if (i >= 20) long_gemm.push_back(micros(Clock::now() - t0));
+    }
+  }
+  row("notify", "copy 256 B", "direct_sync", "round_trip_median_us", percentile(tiny, 0.5));
+  row("notify", "copy 256 B", "direct_sync", "round_trip_p99_us", percentile(tiny, 0.99));
+  row("notify", p.name, "direct_sync", "round_trip_median_us", percentile(long_gemm, 0.5));
+  row("notify", p.name, "direct_sync", "round_trip_p99_us", percentile(long_gemm, 0.99));
+  cudaFree(x);
+  cudaFree(y);
+  cudaStreamDestroy(stream);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string parts = argc > 1 ? argv[1] : "small,large,notify";
+  System system;
+  Result<Device> device = Device::open(system, {.kind = DeviceKind::cuda});
+  if (!device.ok()) {
+    fmt::print(stderr, "cuda_gemm_bench needs a GPU: {}\n", device.status().to_string());
+    return 77;
+  }
+  std::mt19937_64 rng(42);
+  fmt::print("part,case,variant,metric,value\n");
+  if (parts.find("small") != std::string::npos) small_gemms(*device, rng);
+  if (parts.find("large") != std::string::npos) large_gemms(*device, rng);
+  if (parts.find("notify") != std::string::npos) notification(system, rng);
+  return 0;
+}
