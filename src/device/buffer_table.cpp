@@ -93,6 +93,13 @@ Status check_host_dtype(DType host, DType buffer, std::string_view what) {
       fmt::format("{} holds {} elements but the buffer holds {}", what, to_string(host), to_string(buffer)));
 }
 
+Status check_memory_limit(std::string_view device, std::uint64_t bytes, std::uint64_t limit, MemoryStats& stats) {
+  if (limit == 0 || (bytes <= limit && stats.in_use_bytes <= limit - bytes)) return Status();
+  ++stats.failed_allocations;
+  return resource_exhausted(fmt::format("{}: allocating {} bytes would exceed the memory limit of {} bytes ({} in use)",
+                                        device, bytes, limit, stats.in_use_bytes));
+}
+
 Result<std::uint64_t> checked_bytes(DType dtype, std::uint64_t count) {
   std::uint64_t bytes = 0;
   if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(size_of(dtype)), &bytes)) {

@@ -10,6 +10,7 @@
 
 #include "accel/core/result.hpp"
 #include "accel/device/buffer.hpp"
+#include "accel/device/requests.hpp"
 
 namespace accel::device {
 
@@ -66,6 +67,11 @@ class BufferTable {
 
 // invalid_argument unless host memory of `host` elements may be copied to or from a buffer of `buffer` ones.
 [[nodiscard]] Status check_host_dtype(DType host, DType buffer, std::string_view what);
+
+// resource_exhausted (and one more failed allocation counted) if allocating `bytes` would take the memory in
+// use past `limit`; 0 means no limit.
+[[nodiscard]] Status check_memory_limit(std::string_view device, std::uint64_t bytes, std::uint64_t limit,
+                                        MemoryStats& stats);
 
 // Bytes for `count` elements of `dtype`, or invalid_argument if that overflows.
 [[nodiscard]] Result<std::uint64_t> checked_bytes(DType dtype, std::uint64_t count);

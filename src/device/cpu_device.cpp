@@ -42,13 +42,7 @@ Result<BufferHandle> CpuDevice::handle(Allocate& request) {
   collect_released();
   if (request.count == 0) return invalid_argument("Allocate of 0 elements");
   ACCEL_ASSIGN_OR_RETURN(const std::uint64_t bytes, checked_bytes(request.dtype, request.count));
-  const std::uint64_t limit = shared_->options.memory_limit_bytes;
-  if (limit != 0 && (bytes > limit || stats_.in_use_bytes > limit - bytes)) {
-    ++stats_.failed_allocations;
-    return resource_exhausted(
-        fmt::format("{}: allocating {} bytes would exceed the memory limit of {} bytes ({} in use)", shared_->name,
-                    bytes, limit, stats_.in_use_bytes));
-  }
+  ACCEL_RETURN_IF_ERROR(check_memory_limit(shared_->name, bytes, shared_->options.memory_limit_bytes, stats_));
   void* data = ::operator new(bytes, kAlignment, std::nothrow);
   if (data == nullptr) {
     ++stats_.failed_allocations;

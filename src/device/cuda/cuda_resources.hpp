@@ -57,7 +57,6 @@ class PinnedBlock {
   ~PinnedBlock() { reset(); }
   void reset() noexcept;
   [[nodiscard]] std::byte* data() const noexcept { return data_; }
-  [[nodiscard]] explicit operator bool() const noexcept { return data_ != nullptr; }
 
  private:
   std::byte* data_ = nullptr;

@@ -77,13 +77,7 @@ Result<BufferHandle> CudaStream::handle(Allocate& request) {
   std::lock_guard lock(context_->buffers_mutex());
   ACCEL_RETURN_IF_ERROR(context_->check_healthy());
   MemoryStats& stats = context_->stats();
-  const std::uint64_t limit = shared_->options.memory_limit_bytes;
-  if (limit != 0 && (bytes > limit || stats.in_use_bytes > limit - bytes)) {
-    ++stats.failed_allocations;
-    return resource_exhausted(
-        fmt::format("{}: allocating {} bytes would exceed the memory limit of {} bytes ({} in use)", shared_->name,
-                    bytes, limit, stats.in_use_bytes));
-  }
+  ACCEL_RETURN_IF_ERROR(check_memory_limit(shared_->name, bytes, shared_->options.memory_limit_bytes, stats));
   void* data = nullptr;
   if (cudaError_t error = cudaMallocFromPoolAsync(&data, bytes, context_->pool(), stream_); error != cudaSuccess) {
     ++stats.failed_allocations;

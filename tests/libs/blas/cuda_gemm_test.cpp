@@ -69,12 +69,8 @@ std::vector<double> reference(const GemmGeometry& g, const HostArray& a, const H
 class CudaGemmTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Result<Device> opened = Device::open(system_, {.kind = DeviceKind::cuda});
-    if (!opened.ok() && opened.status().code() == Code::unavailable) {
-      GTEST_SKIP() << "no CUDA GPU: " << opened.status().to_string();
-    }
-    ASSERT_THAT(opened, IsOk());
-    device_ = *opened;
+    ACCEL_OPEN_CUDA_OR_SKIP(system_, {.kind = DeviceKind::cuda}, device);
+    device_ = device;
   }
 
   // Runs `shape` on the GPU with fresh random inputs and checks it against the reference.
