@@ -17,7 +17,7 @@ std::string_view to_string(ActorState state) noexcept {
 }
 
 ActorCellBase::ActorCellBase(ActorOptions options, EscalationHandler escalate)
-    : options_(std::move(options)), escalate_(std::move(escalate)) {}
+    : options_(std::move(options)), escalate_(std::move(escalate)), restarts_allowed_(options_.supervision.budget) {}
 
 ActorCellBase::~ActorCellBase() = default;
 
@@ -112,26 +112,19 @@ bool ActorCellBase::supervise(Status failure) {
 }
 
 bool ActorCellBase::restart(Status failure) {
-  const RestartBudget& budget = options_.supervision.budget;
   while (true) {
-    const auto now = std::chrono::steady_clock::now();
-    while (!recent_restarts_.empty() && now - recent_restarts_.front() > budget.window) recent_restarts_.pop_front();
-    if (static_cast<int>(recent_restarts_.size()) >= budget.max_restarts) {
+    const std::optional<std::chrono::milliseconds> backoff = restarts_allowed_.admit(std::chrono::steady_clock::now());
+    if (!backoff) {
       Status exhausted(failure.code(),
-                       "restart budget exhausted (" + std::to_string(budget.max_restarts) + " restarts in " +
-                           std::to_string(budget.window.count()) +
-                           " ms); last failure: " + std::string(failure.message()),
+                       restarts_allowed_.describe_exhausted() + "; last failure: " + std::string(failure.message()),
                        failure.source(), failure.raw_code());
       if (escalate_) escalate_(options_.name, exhausted);
       std::lock_guard lock(mutex_);
       stop_reason_ = std::move(exhausted);
       return false;
     }
-    auto backoff = budget.initial_backoff * (1LL << std::min<std::size_t>(recent_restarts_.size(), 30));
-    backoff = std::min<std::chrono::milliseconds>(backoff, budget.max_backoff);
-    recent_restarts_.push_back(now);
     state_.store(ActorState::restarting, std::memory_order_release);
-    if (!sleep_unless_stopped(backoff)) return false;
+    if (!sleep_unless_stopped(*backoff)) return false;
     destroy_state();
     Status rebuilt = build_state();
     restarts_.fetch_add(1, std::memory_order_acq_rel);

@@ -138,8 +138,12 @@ Result<Done> CpuDevice::handle(Gemm& request) {
   return Done{};
 }
 
-Result<Done> CpuDevice::handle(InjectFault&) {
-  return not_supported(fmt::format("{}: fault injection exists for CUDA devices only", shared_->name));
+Result<Done> CpuDevice::handle(InjectFault& request) {
+  if (request.kind == FaultKind::illegal_address) {
+    return not_supported(fmt::format("{}: FaultKind::illegal_address exists for CUDA devices only", shared_->name));
+  }
+  return not_supported(fmt::format("{}: FaultKind::{} needs an isolated device (Isolation::worker_process)",
+                                   shared_->name, to_string(request.kind)));
 }
 
 namespace {

@@ -4,6 +4,7 @@
 
 #include "device/cpu_device.hpp"
 #include "device/device_shared.hpp"
+#include "device/isolated/isolated_backend.hpp"
 #if ACCEL_HAVE_CUDA
 #include "device/cuda/cuda_backend.hpp"
 #endif
@@ -24,6 +25,19 @@ Result<ActorRef<DeviceProtocol>> spawn_stream(System& system, const std::shared_
 }  // namespace
 
 std::string_view to_string(DeviceKind kind) noexcept { return kind == DeviceKind::cpu ? "cpu" : "cuda"; }
+
+std::string_view to_string(Isolation isolation) noexcept {
+  return isolation == Isolation::in_process ? "in_process" : "worker_process";
+}
+
+std::string_view to_string(FaultKind kind) noexcept {
+  switch (kind) {
+    case FaultKind::illegal_address: return "illegal_address";
+    case FaultKind::worker_crash: return "worker_crash";
+    case FaultKind::worker_hang: return "worker_hang";
+  }
+  return "unknown_fault";
+}
 
 std::string_view to_string(CompletionStrategy strategy) noexcept {
   switch (strategy) {
@@ -57,19 +71,23 @@ Result<Device> Device::open(System& system, DeviceOptions options) {
   shared->name = fmt::format("{}:{}", to_string(options.kind), options.ordinal);
   shared->options = options;
 
-  if (options.kind == DeviceKind::cuda) {
+  if (options.kind == DeviceKind::cpu && options.ordinal != 0)
+    return invalid_argument(fmt::format("there is one CPU device (cpu:0), not cpu:{}", options.ordinal));
+  if (options.isolation == Isolation::worker_process) {
+    ACCEL_ASSIGN_OR_RETURN(shared->backend, device::open_isolated_backend(*shared));
+  } else if (options.kind == DeviceKind::cuda) {
 #if ACCEL_HAVE_CUDA
     ACCEL_ASSIGN_OR_RETURN(shared->backend, device::open_cuda_backend(*shared));
 #else
     return not_supported(fmt::format("{}: this build of accel has no CUDA device tier", shared->name));
 #endif
   } else {
-    if (options.ordinal != 0)
-      return invalid_argument(fmt::format("there is one CPU device (cpu:0), not cpu:{}", options.ordinal));
     shared->backend = device::make_cpu_backend();
   }
   ACCEL_ASSIGN_OR_RETURN(ActorRef<DeviceProtocol> actor, spawn_stream(system, shared, shared->name));
-  return Device(std::make_shared<detail::DeviceCore>(system, std::move(actor), std::move(shared)));
+  auto core = std::make_shared<detail::DeviceCore>(system, std::move(actor), shared);
+  core->direct = shared->backend->make_direct_stream();
+  return Device(std::move(core));
 }
 
 Result<Device> Device::open_default(System& system, DeviceOptions options) {
@@ -96,7 +114,9 @@ Result<Device> Device::open_stream() const {
   const std::uint32_t index = shared->streams_opened.fetch_add(1, std::memory_order_relaxed) + 1;
   ACCEL_ASSIGN_OR_RETURN(ActorRef<DeviceProtocol> actor,
                          spawn_stream(*core_->system, shared, fmt::format("{}/{}", shared->name, index)));
-  return Device(std::make_shared<detail::DeviceCore>(*core_->system, std::move(actor), shared));
+  auto core = std::make_shared<detail::DeviceCore>(*core_->system, std::move(actor), shared);
+  core->direct = shared->backend->make_direct_stream();
+  return Device(std::move(core));
 }
 
 Status Device::health() const { return core_->shared->backend->health(); }

@@ -22,6 +22,9 @@ class DeviceBackend {
   // Called on the new actor's thread, again on every restart of that actor.
   [[nodiscard]] virtual Result<std::unique_ptr<DeviceProtocol::Handler>> make_stream_state(
       std::shared_ptr<DeviceShared> shared) = 0;
+  // A stream state that callers may use from any thread at once, so that their requests skip the actor's
+  // mailbox; null (the default) where requests must go through the actor.
+  [[nodiscard]] virtual std::shared_ptr<DeviceProtocol::Handler> make_direct_stream() { return nullptr; }
   [[nodiscard]] virtual bool has_streams() const noexcept = 0;
   [[nodiscard]] virtual Status health() const = 0;
 };

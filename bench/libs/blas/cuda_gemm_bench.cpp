@@ -18,6 +18,7 @@
 
 #include "accel/device/device.hpp"
 #include "accel/libs/blas/gemm.hpp"
+#include "common/csv_report.hpp"
 
 namespace {
 
@@ -36,24 +37,10 @@ void check_lt(cublasStatus_t s, const char* what) {
     std::exit(1);
   }
 }
-template <class T>
-T require(Result<T> r, const char* what) {
-  if (!r.ok()) {
-    fmt::print(stderr, "{}: {}\n", what, r.status().to_string());
-    std::exit(1);
-  }
-  return std::move(*r);
-}
-
-double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
-}
-void row(std::string_view part, std::string_view name, std::string_view variant, std::string_view metric, double v) {
-  fmt::print("{},{},{},{},{:.3f}\n", part, name, variant, metric, v);
-  std::fflush(stdout);
-}
+using bench::micros;
+using bench::percentile;
+using bench::require;
+using bench::row;
 
 // The problem in the benchmark's terms: row-major C(m×n) = A(m×k) · op(B), op(B) = B (k×n) or, for fp8, Bᵀ
 // with B stored n×k (the layout cuBLASLt's fp8 kernels take).

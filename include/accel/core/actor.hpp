@@ -102,7 +102,7 @@ class ActorCellBase {
   std::thread thread_;
   std::atomic<ActorState> state_{ActorState::starting};
   std::atomic<int> restarts_{0};
-  std::deque<std::chrono::steady_clock::time_point> recent_restarts_;
+  RestartTracker restarts_allowed_;
 
   mutable std::mutex mutex_;
   std::condition_variable stop_cv_;

@@ -17,6 +17,9 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "accel/core/status.hpp"
@@ -32,6 +35,20 @@ struct RestartBudget {
   std::chrono::milliseconds window{60'000};      // the sliding window
   std::chrono::milliseconds initial_backoff{1};  // delay before the first restart in the window
   std::chrono::milliseconds max_backoff{1'000};  // doubling stops here
+};
+
+// Judges restarts against a RestartBudget: the sliding window and the doubling back-off. Not thread-safe.
+class RestartTracker {
+ public:
+  explicit RestartTracker(RestartBudget budget) noexcept : budget_(budget) {}
+  // Records a restart at `now` and returns the delay to wait before it, or nothing when the budget is spent.
+  [[nodiscard]] std::optional<std::chrono::milliseconds> admit(std::chrono::steady_clock::time_point now);
+  // "restart budget exhausted (N restarts in W ms)"
+  [[nodiscard]] std::string describe_exhausted() const;
+
+ private:
+  RestartBudget budget_;
+  std::deque<std::chrono::steady_clock::time_point> recent_;
 };
 
 class SupervisionPolicy {

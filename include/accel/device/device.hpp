@@ -11,6 +11,7 @@
 // future is ready when the GPU work has finished, and carries the work's real status.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <span>
 #include <string>
@@ -23,9 +24,39 @@
 
 namespace accel {
 
+// Where the device's context lives (see docs/ARCHITECTURE.md, "Isolated devices"):
+//   in_process      in this process. A sticky CUDA fault ends the device for the life of the process.
+//   worker_process  in a worker process the library starts and supervises. Requests and replies cross shared
+//                   memory; host data moves through a shared staging region. A sticky fault, a crash, a kill or
+//                   a hang of the worker replaces it: requests it was running are answered `context_lost`,
+//                   requests queued behind them run on the new worker, and every older buffer handle is stale.
+enum class Isolation : std::uint8_t { in_process, worker_process };
+[[nodiscard]] std::string_view to_string(Isolation isolation) noexcept;
+
+struct WorkerOptions {
+  // The worker program. Empty: $ACCEL_WORKER, else `accel-worker` beside the running program, else the one
+  // this build made.
+  std::string executable;
+  // Host data of copies crosses this shared region (pinned by a CUDA worker); larger copies go in pieces.
+  std::uint64_t staging_bytes = 64ull << 20;
+  // How long each side of the channel spins for the next message before it sleeps.
+  std::chrono::microseconds spin{100};
+  // A worker whose serving loop has not made progress for this long is hung: it is killed and replaced.
+  std::chrono::milliseconds heartbeat_timeout{5'000};
+  // How long a new worker may take to build its context.
+  std::chrono::milliseconds start_timeout{60'000};
+  // Replacements allowed (with back-off) before the device gives up and fails every request `unavailable`.
+  RestartBudget restarts{.max_restarts = 20,
+                         .window = std::chrono::milliseconds{60'000},
+                         .initial_backoff = std::chrono::milliseconds{0},
+                         .max_backoff = std::chrono::milliseconds{1'000}};
+};
+
 struct DeviceOptions {
   DeviceKind kind = DeviceKind::cpu;
   int ordinal = 0;
+  Isolation isolation = Isolation::in_process;
+  WorkerOptions worker{};  // worker_process only
   // Allocations beyond this many bytes in use fail with `resource_exhausted`; 0 means the hardware's limit.
   std::uint64_t memory_limit_bytes = 0;
   MailboxOptions mailbox{};
@@ -50,6 +81,9 @@ class DeviceCore final : public BufferReleaser {
   System* system;
   ActorRef<DeviceProtocol> actor;
   std::shared_ptr<device::DeviceShared> shared;
+  // Set where requests may skip the actor's mailbox: a stream state whose dispatch is safe from any thread
+  // (an isolated device's, which only writes into the channel to its worker).
+  std::shared_ptr<DeviceProtocol::Handler> direct;
 };
 }  // namespace detail
 
@@ -73,10 +107,18 @@ class Device {
   // OK while the device can serve; once a sticky fault poisoned it, the error that did, for good.
   [[nodiscard]] Status health() const;
 
-  // Any request of the device protocol.
+  // Any request of the device protocol. An isolated device's requests go from the caller's thread straight into
+  // its worker's channel (waiting only while the channel is full), in the order they were sent.
   template <class Request>
   requires DeviceProtocol::accepts<Request> Future<response_t<Request>> ask(Request request)
-  const { return core_->actor.ask(std::move(request)); }
+  const {
+    if (!core_->direct) return core_->actor.ask(std::move(request));
+    Promise<response_t<Request>> reply;
+    Future<response_t<Request>> future = reply.future();
+    Status sent = static_cast<Handles<Request>&>(*core_->direct).dispatch(request, reply);
+    if (!sent.ok()) reply.set(std::move(sent));
+    return future;
+  }
 
   template <class T>
   Future<Buffer<T>> allocate(std::uint64_t count) const {

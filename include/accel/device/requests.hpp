@@ -50,8 +50,13 @@ struct DeviceInfo {
   std::uint64_t memory_capacity_bytes = 0;
   int compute_capability = 0;  // major * 10 + minor; 0 for the CPU
   CompletionStrategy completion = CompletionStrategy::poller;
+  std::uint64_t device_free_bytes = 0;  // SUM: free memory of the whole GPU as the driver reports it; 0 for the CPU
   MemoryStats memory;
   PlanCacheStats gemm_plans;  // of the stream that answered
+  // Isolated devices only (0 in process): the worker process serving the device now, and how many workers
+  // replaced a lost one since the device was opened (COUNT).
+  std::int32_t worker_pid = 0;
+  std::uint64_t worker_restarts = 0;
 };
 
 struct Allocate {
@@ -104,10 +109,15 @@ struct ResetContext {
   using Response = Done;
 };
 
-// Makes the device fail the way a faulty kernel does, so that fault handling can be tested for real:
-// `illegal_address` launches a kernel that writes to an address no allocation owns. On a CUDA device this is a
-// sticky error: the device is poisoned for the rest of the process. The CPU device refuses it (not_supported).
-enum class FaultKind : std::uint8_t { illegal_address };
+// Makes the device fail for real, so that fault handling can be tested:
+//   illegal_address  a kernel writes to an address no allocation owns. On a CUDA device this is a sticky error:
+//                    an in-process device is poisoned for the rest of the process; an isolated device replaces
+//                    its worker. The CPU device refuses it (not_supported).
+//   worker_crash     the worker process of an isolated device aborts;
+//   worker_hang      the worker process of an isolated device stops serving (its heartbeat stops).
+// The last two need an isolated device; an in-process device refuses them (not_supported).
+enum class FaultKind : std::uint8_t { illegal_address, worker_crash, worker_hang };
+[[nodiscard]] std::string_view to_string(FaultKind kind) noexcept;
 
 struct InjectFault {
   static constexpr const char* kName = "InjectFault";

@@ -1,7 +1,9 @@
 // The CUDA device tier as seen from the device facade: no CUDA headers, so device.cpp compiles anywhere.
 #pragma once
 
+#include <cstddef>
 #include <memory>
+#include <span>
 
 #include "accel/core/result.hpp"
 #include "device/device_shared.hpp"
@@ -14,5 +16,9 @@ namespace accel::device {
 // Creates the device's context (memory pool, pinned pool, completion thread) on the calling thread. Errors:
 // unavailable (no such GPU, no driver), context_lost (the GPU was poisoned earlier in this process).
 [[nodiscard]] Result<std::shared_ptr<DeviceBackend>> open_cuda_backend(DeviceShared& shared);
+
+// Page-locks host memory this process did not allocate with CUDA (an isolated worker's staging region), so that
+// copies through it run at pinned speed. Call after open_cuda_backend.
+[[nodiscard]] Status pin_host_memory(std::span<std::byte> memory);
 
 }  // namespace accel::device

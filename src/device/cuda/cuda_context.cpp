@@ -23,6 +23,14 @@ Result<std::shared_ptr<DeviceBackend>> open_cuda_backend(DeviceShared& shared) {
   return std::shared_ptr<DeviceBackend>(std::move(context));
 }
 
+Status pin_host_memory(std::span<std::byte> memory) {
+  if (cudaError_t error = cudaHostRegister(memory.data(), memory.size(), cudaHostRegisterPortable);
+      error != cudaSuccess) {
+    return cuda::cuda_status(error, fmt::format("cudaHostRegister of {} bytes of staging", memory.size()));
+  }
+  return Status();
+}
+
 }  // namespace accel::device
 
 namespace accel::device::cuda {

@@ -134,6 +134,9 @@ Result<DeviceInfo> CudaStream::handle(QueryDevice&) {
   ACCEL_RETURN_IF_ERROR(
       context_->check(cudaMemPoolGetAttribute(context_->pool(), cudaMemPoolAttrReservedMemCurrent, &reserved),
                       "cudaMemPoolGetAttribute(reserved)"));
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  ACCEL_RETURN_IF_ERROR(context_->check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo"));
   std::lock_guard lock(context_->buffers_mutex());
   MemoryStats memory = context_->stats();
   memory.reserved_bytes = reserved;
@@ -149,6 +152,7 @@ Result<DeviceInfo> CudaStream::handle(QueryDevice&) {
                                    : context_->total_memory(),
       .compute_capability = context_->compute_capability(),
       .completion = context_->completions().strategy(),
+      .device_free_bytes = free_bytes,
       .memory = memory,
       .gemm_plans = gemm_->stats()};
 }
@@ -281,7 +285,10 @@ Result<Submitted> CudaStream::enqueue(Gemm& request) {
 }
 
 Result<Submitted> CudaStream::enqueue(InjectFault& request) {
-  if (request.kind != FaultKind::illegal_address) return invalid_argument("unknown FaultKind");
+  if (request.kind != FaultKind::illegal_address) {
+    return not_supported(fmt::format("{}: FaultKind::{} needs an isolated device (Isolation::worker_process)",
+                                     shared_->name, to_string(request.kind)));
+  }
   std::lock_guard lock(context_->buffers_mutex());
   ACCEL_RETURN_IF_ERROR(context_->check_healthy());
   return ordered({}, [&]() -> Result<Submitted> {

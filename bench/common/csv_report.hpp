@@ -1,0 +1,42 @@
+// What the GPU benchmarks share: exit on an error that makes a measurement meaningless, times in µs,
+// percentiles, and one CSV row per figure (part,case,variant,metric,value), which scripts/gpu-check tabulates.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include "accel/core/result.hpp"
+
+namespace accel::bench {
+
+template <class T>
+T require(Result<T> result, const char* what) {
+  if (!result.ok()) {
+    fmt::print(stderr, "{}: {}\n", what, result.status().to_string());
+    std::exit(1);
+  }
+  return std::move(*result);
+}
+
+inline double micros(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::micro>(d).count();
+}
+
+inline double percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  return values[std::min(values.size() - 1, static_cast<std::size_t>(p * static_cast<double>(values.size())))];
+}
+
+inline void row(std::string_view part, std::string_view name, std::string_view variant, std::string_view metric,
+                double value) {
+  fmt::print("{},{},{},{},{:.3f}\n", part, name, variant, metric, value);
+  std::fflush(stdout);
+}
+
+}  // namespace accel::bench

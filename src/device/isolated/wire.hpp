@@ -1,0 +1,145 @@
+// How device requests and their replies are laid out in the channel's slots.
+//
+// A request is its plain struct, byte for byte (every DeviceProtocol request is trivially copyable; host
+// pointers of copies are rewritten to staging offsets before they are sent). Its tag is its position in
+// DeviceProtocol. A reply is the Status (code, source, raw code, message) followed, when OK, by the value:
+// plain values byte for byte, DeviceInfo field by field.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <type_traits>
+
+#include "accel/device/protocol.hpp"
+
+namespace accel::device::isolated {
+
+// Control messages that are not device requests.
+inline constexpr std::uint16_t kCloseStreamTag = 0xff00;
+
+namespace detail {
+template <class Request, class P>
+struct TagOf;
+template <class Request, class... Requests>
+struct TagOf<Request, Protocol<Requests...>> {
+  static constexpr std::uint16_t value = [] {
+    std::uint16_t index = 0;
+    [[maybe_unused]] const bool found = ((std::is_same_v<Request, Requests> ? true : (++index, false)) || ...);
+    return index;
+  }();
+};
+template <class P>
+struct Visit;
+template <class... Requests>
+struct Visit<Protocol<Requests...>> {
+  template <class F>
+  static bool apply(std::uint16_t tag, std::span<const std::byte> payload, F& f) {
+    bool decoded = false;
+    ((tag == TagOf<Requests, DeviceProtocol>::value ? (decoded = call<Requests>(payload, f), true) : false) || ...);
+    return decoded;
+  }
+  template <class Request, class F>
+  static bool call(std::span<const std::byte> payload, F& f) {
+    if (payload.size() != sizeof(Request)) return false;
+    Request request;
+    std::memcpy(static_cast<void*>(&request), payload.data(), sizeof request);
+    f(request);
+    return true;
+  }
+};
+}  // namespace detail
+
+template <class Request>
+inline constexpr std::uint16_t kTag = detail::TagOf<Request, DeviceProtocol>::value;
+
+// The largest encoded reply value (DeviceInfo with its names).
+inline constexpr std::size_t kValueScratch = 1024;
+
+// Calls f(Request&) with the request of that tag; false for an unknown tag or a payload of the wrong size.
+template <class F>
+bool visit_request(std::uint16_t tag, std::span<const std::byte> payload, F&& f) {
+  return detail::Visit<DeviceProtocol>::apply(tag, payload, f);
+}
+
+// Bounds-checked writing and reading of a reply payload.
+class WireWriter {
+ public:
+  explicit WireWriter(std::span<std::byte> out) noexcept : out_(out) {}
+  void bytes(const void* data, std::size_t count) noexcept;
+  template <class T>
+  void pod(const T& value) noexcept {
+    static_assert(std::is_trivially_copyable_v<T>);
+    bytes(&value, sizeof value);
+  }
+  void string(std::string_view text) noexcept;
+  [[nodiscard]] std::size_t used() const noexcept { return used_; }
+  [[nodiscard]] std::size_t room() const noexcept { return out_.size() - used_; }
+  [[nodiscard]] bool overflowed() const noexcept { return overflowed_; }
+
+ private:
+  std::span<std::byte> out_;
+  std::size_t used_ = 0;
+  bool overflowed_ = false;
+};
+
+class WireReader {
+ public:
+  explicit WireReader(std::span<const std::byte> in) noexcept : in_(in) {}
+  bool bytes(void* data, std::size_t count) noexcept;
+  template <class T>
+  bool pod(T& value) noexcept {
+    static_assert(std::is_trivially_copyable_v<T>);
+    return bytes(&value, sizeof value);
+  }
+  bool string(std::string& text);
+
+ private:
+  std::span<const std::byte> in_;
+  std::size_t used_ = 0;
+};
+
+void encode_value(WireWriter& out, const DeviceInfo& info);
+bool decode_value(WireReader& in, DeviceInfo& info);
+
+template <class T>
+void encode_value(WireWriter& out, const T& value) {
+  out.pod(value);
+}
+template <class T>
+bool decode_value(WireReader& in, T& value) {
+  return in.pod(value);
+}
+
+// Writes the status, cutting its message (and saying so) where it would not fit beside `value_bytes`.
+void encode_status(WireWriter& out, const Status& status, std::size_t value_bytes);
+Status decode_status(WireReader& in);
+
+template <class T>
+std::size_t encode_reply(std::span<std::byte> out, const Result<T>& result) {
+  WireWriter writer(out);
+  if (!result.ok()) {
+    encode_status(writer, result.status(), 0);
+    return writer.used();
+  }
+  std::byte scratch[kValueScratch];
+  WireWriter value(scratch);
+  encode_value(value, *result);
+  encode_status(writer, Status(), value.used());
+  writer.bytes(scratch, value.used());
+  return writer.used();
+}
+
+template <class T>
+Result<T> decode_reply(std::span<const std::byte> in) {
+  WireReader reader(in);
+  Status status = decode_status(reader);
+  if (!status.ok()) return status;
+  T value{};
+  if (!decode_value(reader, value)) return internal_error("a reply from the worker was cut short");
+  return value;
+}
+
+}  // namespace accel::device::isolated

@@ -1,0 +1,271 @@
+#include "device/isolated/worker.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+
+#include "device/cpu_device.hpp"
+#include "device/device_shared.hpp"
+#include "device/isolated/channel.hpp"
+#include "device/isolated/wire.hpp"
+#if ACCEL_HAVE_CUDA
+#include "device/cuda/cuda_backend.hpp"
+#endif
+
+namespace accel::device::isolated {
+namespace {
+
+constexpr std::chrono::seconds kDrainLimit{2};
+
+// The worker's side of the channel: one serving thread takes requests in order and hands them to the stream
+// states of an in-process device; replies are written by whichever thread completes them (the serving thread,
+// or the CUDA completion thread).
+class Worker {
+ public:
+  Worker(Channel channel, pid_t parent) : channel_(std::move(channel)), parent_(parent) {}
+
+  int run() {
+    Status built = build();
+    ChannelHeader& header = channel_.header();
+    if (!built.ok()) {
+      header.start_error_code = static_cast<std::uint8_t>(built.code());
+      const std::string message(built.message());
+      std::strncpy(header.start_error, message.c_str(), sizeof header.start_error - 1);
+      header.state.store(WorkerState::failed, std::memory_order_release);
+      return 1;
+    }
+    header.heartbeat_ns.store(monotonic_ns(), std::memory_order_release);
+    header.state.store(WorkerState::ready, std::memory_order_release);
+    return serve();
+  }
+
+ private:
+  Status build() {
+    const WorkerConfig& config = channel_.header().config;
+    shared_ = std::make_shared<DeviceShared>();
+    shared_->id = config.device_id;
+    shared_->name = std::string(config.name, strnlen(config.name, sizeof config.name));
+    shared_->last_epoch.store(config.epoch_base, std::memory_order_relaxed);
+    DeviceOptions& options = shared_->options;
+    options.kind = config.kind;
+    options.ordinal = config.ordinal;
+    options.memory_limit_bytes = config.memory_limit_bytes;
+    options.completion = config.completion;
+    options.gemm_plan_cache_capacity = config.gemm_plan_cache_capacity;
+    options.gemm_workspace_bytes = config.gemm_workspace_bytes;
+    options.pinned_staging_cache_bytes = config.pinned_staging_cache_bytes;
+    spin_ = std::chrono::nanoseconds(config.spin_ns);
+    heartbeat_interval_ =
+        std::chrono::milliseconds(std::max<std::int64_t>(config.heartbeat_interval_ns / 1'000'000, 1));
+    if (config.kind == DeviceKind::cuda) {
+#if ACCEL_HAVE_CUDA
+      ACCEL_ASSIGN_OR_RETURN(shared_->backend, open_cuda_backend(*shared_));
+      ACCEL_RETURN_IF_ERROR(pin_host_memory(channel_.staging()));
+#else
+      return not_supported(fmt::format("{}: this build of accel-worker has no CUDA device tier", shared_->name));
+#endif
+    } else {
+      shared_->backend = make_cpu_backend();
+    }
+    return Status();
+  }
+
+  int serve() {
+    ChannelHeader& header = channel_.header();
+    Ring& requests = channel_.requests();
+    alignas(8) std::byte message[kRequestSlotBytes];
+    while (true) {
+      header.heartbeat_ns.store(monotonic_ns(), std::memory_order_relaxed);
+      if (poisoned_.load(std::memory_order_acquire)) {
+        drain_outstanding();
+        std::_Exit(kExitContextLost);
+      }
+      if (header.stop_requested.load(std::memory_order_acquire) != 0) return stop();
+      const std::byte* slot = requests.peek();
+      if (slot == nullptr) {
+        if (!requests.wait(spin_, heartbeat_interval_) && ::getppid() != parent_) std::_Exit(0);
+        continue;
+      }
+      MessageHeader request_header;
+      std::memcpy(&request_header, slot, sizeof request_header);
+      const std::size_t bytes =
+          std::min<std::size_t>(request_header.bytes, requests.message_bytes() - sizeof request_header);
+      std::memcpy(message, slot + sizeof request_header, bytes);
+      requests.release();  // taken: from now on this worker answers it, or its loss does
+      take(request_header, std::span<const std::byte>(message, bytes));
+    }
+  }
+
+  void take(const MessageHeader& message, std::span<const std::byte> payload) {
+    if (message.tag == kCloseStreamTag) {
+      if (shared_->backend->has_streams()) streams_.erase(message.stream);
+      write_reply(message.id, Result<Done>(Done{}));
+      return;
+    }
+    const bool known = visit_request(message.tag, payload, [&](auto& request) { serve_one(message, request); });
+    if (!known) {
+      write_reply(message.id,
+                  Result<Done>(internal_error(fmt::format("{}: the worker does not know request tag {} of {} bytes",
+                                                          shared_->name, message.tag, payload.size()))));
+    }
+  }
+
+  template <class Request>
+  void serve_one(const MessageHeader& message, Request& request) {
+    using Response = response_t<Request>;
+    if constexpr (std::is_same_v<Request, InjectFault>) {
+      if (request.kind == FaultKind::worker_crash) std::abort();
+      if (request.kind == FaultKind::worker_hang) hang();
+    }
+    if (Status placed = place_in_staging(request); !placed.ok()) {
+      write_reply(message.id, Result<Response>(std::move(placed)));
+      return;
+    }
+    Result<DeviceProtocol::Handler*> handler = stream(message.stream);
+    if (!handler.ok()) {
+      write_reply(message.id, Result<Response>(handler.status()));
+      return;
+    }
+    auto state = std::make_shared<accel::detail::FutureState<Response>>();
+    outstanding_.fetch_add(1, std::memory_order_acq_rel);
+    state->on_ready([this, id = message.id](Result<Response> result) {
+      if (result.status().code() == Code::context_lost) poisoned_.store(true, std::memory_order_release);
+      write_reply(id, result);
+      outstanding_.fetch_sub(1, std::memory_order_acq_rel);
+    });
+    Promise<Response> promise(std::move(state));
+    Status status;
+    try {
+      status = static_cast<Handles<Request>&>(**handler).dispatch(request, promise);
+    } catch (...) {
+      status = internal_error(fmt::format("{} handler of {} threw: {}", request_name<Request>(), shared_->name,
+                                          accel::detail::describe_current_exception()));
+      promise.set(status);
+    }
+    // As the in-process supervisor would: a lost context ends the worker, an internal error rebuilds the stream.
+    if (status.code() == Code::context_lost) poisoned_.store(true, std::memory_order_release);
+    if (status.code() == Code::internal) streams_.erase(shared_->backend->has_streams() ? message.stream : 0);
+  }
+
+  // Host pointers of copies arrive as offsets into the staging region.
+  template <class Request>
+  Status place_in_staging(Request& request) {
+    if constexpr (std::is_same_v<Request, CopyToDevice>) {
+      return rebase(request.source.data, request.source.count * size_of(request.source.dtype));
+    } else if constexpr (std::is_same_v<Request, CopyToHost>) {
+      return rebase(request.destination.data, request.destination.count * size_of(request.destination.dtype));
+    } else {
+      return Status();
+    }
+  }
+
+  template <class Pointer>
+  Status rebase(Pointer& data, std::uint64_t bytes) {
+    const auto offset = reinterpret_cast<std::uintptr_t>(data);
+    const std::span<std::byte> staging = channel_.staging();
+    if (offset > staging.size() || bytes > staging.size() - offset) {
+      return internal_error(fmt::format("{}: a copy of {} bytes at staging offset {} lies outside the {}-byte region",
+                                        shared_->name, bytes, offset, staging.size()));
+    }
+    data = staging.data() + offset;
+    return Status();
+  }
+
+  // A device without streams (the CPU) serves every stream of the client with its one state.
+  Result<DeviceProtocol::Handler*> stream(std::uint32_t id) {
+    if (!shared_->backend->has_streams()) id = 0;
+    auto it = streams_.find(id);
+    if (it == streams_.end()) {
+      ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<DeviceProtocol::Handler> state,
+                             shared_->backend->make_stream_state(shared_));
+      it = streams_.emplace(id, std::move(state)).first;
+    }
+    return it->second.get();
+  }
+
+  template <class T>
+  void write_reply(std::uint64_t id, const Result<T>& result) {
+    std::lock_guard lock(reply_mutex_);
+    Ring& replies = channel_.replies();
+    std::byte* slot = nullptr;
+    while ((slot = replies.try_claim()) == nullptr) {
+      if (::getppid() != parent_) std::_Exit(0);
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+    const std::size_t bytes = encode_reply(
+        std::span<std::byte>(slot + sizeof(MessageHeader), replies.message_bytes() - sizeof(MessageHeader)), result);
+    const MessageHeader header{.id = id, .bytes = static_cast<std::uint32_t>(bytes)};
+    std::memcpy(slot, &header, sizeof header);
+    replies.publish();
+  }
+
+  // FaultKind::worker_hang: the serving thread stops for good, so the heartbeat stops.
+  [[noreturn]] void hang() {
+    while (true) ::pause();
+  }
+
+  void drain_outstanding() {
+    const auto deadline = std::chrono::steady_clock::now() + kDrainLimit;
+    while (outstanding_.load(std::memory_order_acquire) > 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+
+  int stop() {
+    drain_outstanding();
+    streams_.clear();
+    shared_.reset();
+    return 0;
+  }
+
+  Channel channel_;
+  const pid_t parent_;
+  std::shared_ptr<DeviceShared> shared_;
+  std::unordered_map<std::uint32_t, std::unique_ptr<DeviceProtocol::Handler>> streams_;
+  std::chrono::nanoseconds spin_{0};
+  std::chrono::milliseconds heartbeat_interval_{1};
+  std::mutex reply_mutex_;
+  std::atomic<bool> poisoned_{false};
+  std::atomic<std::int64_t> outstanding_{0};
+};
+
+std::optional<long> flag_value(std::string_view arg, std::string_view flag) {
+  if (!arg.starts_with(flag) || arg.size() <= flag.size() || arg[flag.size()] != '=') return std::nullopt;
+  return std::strtol(std::string(arg.substr(flag.size() + 1)).c_str(), nullptr, 10);
+}
+
+}  // namespace
+
+int run_worker(int argc, char** argv) {
+  long channel_fd = -1, worker_wake_fd = -1, client_wake_fd = -1, parent = -1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg(argv[i]);
+    if (auto v = flag_value(arg, "--channel-fd")) channel_fd = *v;
+    if (auto v = flag_value(arg, "--worker-wake-fd")) worker_wake_fd = *v;
+    if (auto v = flag_value(arg, "--client-wake-fd")) client_wake_fd = *v;
+    if (auto v = flag_value(arg, "--parent")) parent = *v;
+  }
+  if (channel_fd < 0 || worker_wake_fd < 0 || client_wake_fd < 0 || parent <= 0) {
+    fmt::print(stderr,
+               "accel-worker serves one isolated accel device and is started by the accel library, not by hand.\n"
+               "usage: accel-worker --channel-fd=N --worker-wake-fd=N --client-wake-fd=N --parent=PID\n");
+    return 2;
+  }
+  if (::getppid() != static_cast<pid_t>(parent)) return 3;  // the client is already gone
+  Result<Channel> channel =
+      Channel::attach(static_cast<int>(channel_fd), static_cast<int>(worker_wake_fd), static_cast<int>(client_wake_fd));
+  if (!channel.ok()) {
+    fmt::print(stderr, "accel-worker: {}\n", channel.status().message());
+    return 2;
+  }
+  Worker worker(std::move(*channel), static_cast<pid_t>(parent));
+  return worker.run();
+}
+
+}  // namespace accel::device::isolated

@@ -1,0 +1,3 @@
+#include "device/isolated/worker.hpp"
+
+int main(int argc, char** argv) { return accel::device::isolated::run_worker(argc, argv); }

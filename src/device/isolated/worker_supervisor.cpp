@@ -1,0 +1,432 @@
+#include "device/isolated/worker_supervisor.hpp"
+
+#include "device/isolated/wire.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <future>
+#include <vector>
+
+namespace accel::device::isolated {
+namespace {
+
+constexpr std::chrono::milliseconds kStopGrace{5'000};
+
+std::int64_t to_ns(std::chrono::nanoseconds duration) { return duration.count(); }
+
+Result<std::string> find_worker_executable(const WorkerOptions& options) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> tried;
+  auto usable = [&](const std::string& path) {
+    tried.push_back(path);
+    return ::access(path.c_str(), X_OK) == 0;
+  };
+  if (!options.executable.empty()) {
+    if (usable(options.executable)) return options.executable;
+  } else {
+    if (const char* from_env = std::getenv("ACCEL_WORKER"); from_env != nullptr && *from_env != '\0') {
+      if (usable(from_env)) return std::string(from_env);
+    } else {
+      std::error_code error;
+      const fs::path self = fs::read_symlink("/proc/self/exe", error);
+      if (!error && usable((self.parent_path() / "accel-worker").string())) return tried.back();
+      if (usable(ACCEL_WORKER_BUILD_PATH)) return std::string(ACCEL_WORKER_BUILD_PATH);
+    }
+  }
+  return failed_precondition(
+      fmt::format("no runnable accel-worker program (tried {}); set WorkerOptions::executable "
+                  "or $ACCEL_WORKER",
+                  fmt::join(tried, ", ")));
+}
+
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  return -1;
+#endif
+}
+
+// fork + exec with the channel's descriptors as 3, 4, 5 and nothing else inherited. Between fork and exec the
+// child calls only async-signal-safe functions. It dies with its parent (PR_SET_PDEATHSIG, taken from the
+// monitor thread, which lives as long as the device).
+pid_t spawn_worker(const std::string& executable, const Channel& channel) {
+  const pid_t parent = ::getpid();
+  std::vector<std::string> args = {executable, "--channel-fd=3", "--worker-wake-fd=4", "--client-wake-fd=5",
+                                   fmt::format("--parent={}", parent)};
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const int fds[3] = {channel.memfd(), channel.worker_wake_fd(), channel.client_wake_fd()};
+
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);
+  int high[3];
+  for (int i = 0; i < 3; ++i) high[i] = ::fcntl(fds[i], F_DUPFD, 10);
+  for (int i = 0; i < 3; ++i) ::dup2(high[i], 3 + i);
+#ifdef SYS_close_range
+  ::syscall(SYS_close_range, 6u, ~0u, 0u);
+#else
+  for (int fd = 6; fd < 4096; ++fd) ::close(fd);
+#endif
+  ::execv(executable.c_str(), argv.data());
+  ::_exit(127);
+}
+
+std::string describe_exit(int wait_status) {
+  if (WIFEXITED(wait_status)) {
+    const int code = WEXITSTATUS(wait_status);
+    if (code == kExitContextLost) return "hit a sticky CUDA error and exited";
+    return fmt::format("exited with status {}", code);
+  }
+  if (WIFSIGNALED(wait_status)) {
+    const int signal = WTERMSIG(wait_status);
+    return fmt::format("was killed by signal {} ({})", signal, ::strsignal(signal));
+  }
+  return "ended";
+}
+
+}  // namespace
+
+Result<std::shared_ptr<WorkerSupervisor>> WorkerSupervisor::start(const DeviceShared& shared) {
+  ACCEL_ASSIGN_OR_RETURN(std::string executable, find_worker_executable(shared.options.worker));
+  ACCEL_ASSIGN_OR_RETURN(Channel channel, Channel::create(shared.name, shared.options.worker.staging_bytes));
+
+  WorkerConfig& config = channel.header().config;
+  config.kind = shared.options.kind;
+  config.completion = shared.options.completion;
+  config.ordinal = shared.options.ordinal;
+  config.device_id = shared.id;
+  config.memory_limit_bytes = shared.options.memory_limit_bytes;
+  config.gemm_plan_cache_capacity = shared.options.gemm_plan_cache_capacity;
+  config.gemm_workspace_bytes = shared.options.gemm_workspace_bytes;
+  config.pinned_staging_cache_bytes = shared.options.pinned_staging_cache_bytes;
+  config.spin_ns = to_ns(shared.options.worker.spin);
+  config.heartbeat_interval_ns = to_ns(shared.options.worker.heartbeat_timeout) / 8;
+  std::strncpy(config.name, shared.name.c_str(), sizeof config.name - 1);
+
+  std::shared_ptr<WorkerSupervisor> supervisor(new WorkerSupervisor(shared, std::move(channel), std::move(executable)),
+                                               &WorkerSupervisor::shut_down);
+  std::promise<Status> started;
+  std::future<Status> started_future = started.get_future();
+  supervisor->monitor_ = std::thread([raw = supervisor.get(), &started] { raw->monitor(started); });
+  ACCEL_RETURN_IF_ERROR(started_future.get());
+  return supervisor;
+}
+
+WorkerSupervisor::WorkerSupervisor(const DeviceShared& shared, Channel channel, std::string executable)
+    : name_(shared.name),
+      options_(shared.options.worker),
+      executable_(std::move(executable)),
+      channel_(std::move(channel)),
+      staging_(channel_.staging().size()),
+      restarts_allowed_(shared.options.worker.restarts) {}
+
+WorkerSupervisor::~WorkerSupervisor() = default;
+
+void WorkerSupervisor::shut_down(WorkerSupervisor* supervisor) {
+  supervisor->stopping_.store(true, std::memory_order_release);
+  supervisor->channel_.replies().wake();
+  if (std::this_thread::get_id() == supervisor->monitor_.get_id()) {
+    // The last owner went away in a continuation on the monitor thread: it finishes and deletes on its own.
+    supervisor->delete_on_exit_.store(true, std::memory_order_release);
+    supervisor->monitor_.detach();
+    return;
+  }
+  if (supervisor->monitor_.joinable()) supervisor->monitor_.join();
+  delete supervisor;
+}
+
+std::uint64_t WorkerSupervisor::max_copy_bytes() const noexcept {
+  return staging_.capacity() / 4 / StagingArena::kAlignment * StagingArena::kAlignment;
+}
+
+Status WorkerSupervisor::health() const {
+  if (!failed_.load(std::memory_order_acquire)) return Status();
+  std::lock_guard lock(pending_mutex_);
+  return failure_;
+}
+
+std::optional<StagingRange> WorkerSupervisor::allocate_staging(std::uint64_t bytes) {
+  return staging_.allocate(bytes, [this] { return failed_.load(std::memory_order_acquire); });
+}
+
+ReplyContext WorkerSupervisor::reply_context() const noexcept {
+  return ReplyContext{.staging = channel_.staging(),
+                      .worker_pid = worker_pid_.load(std::memory_order_acquire),
+                      .worker_restarts = worker_restarts_.load(std::memory_order_acquire)};
+}
+
+// -- sending --------------------------------------------------------------------------------------------------
+
+void WorkerSupervisor::send(std::uint32_t stream, std::uint16_t tag, std::span<const std::byte> payload,
+                            std::unique_ptr<PendingReply> pending) {
+  if (sizeof(MessageHeader) + payload.size() > channel_.requests().message_bytes()) {
+    pending->fail(
+        internal_error(fmt::format("{}: a request of {} bytes does not fit a channel slot", name_, payload.size())));
+    return;
+  }
+  Status refused;
+  {
+    std::lock_guard send_lock(send_mutex_);
+    Ring& requests = channel_.requests();
+    std::byte* slot = nullptr;
+    for (std::uint32_t round = 0; (slot = requests.try_claim()) == nullptr; ++round) {
+      if (failed_.load(std::memory_order_acquire)) break;
+      if (round < 256) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+    }
+    if (slot != nullptr) {
+      const MessageHeader header{.id = requests.next_position(),
+                                 .stream = stream,
+                                 .tag = tag,
+                                 .bytes = static_cast<std::uint32_t>(payload.size())};
+      std::memcpy(slot, &header, sizeof header);
+      if (!payload.empty()) std::memcpy(slot + sizeof header, payload.data(), payload.size());
+      std::lock_guard pending_lock(pending_mutex_);
+      if (failure_.ok()) {
+        pending_.emplace(header.id, std::move(pending));
+        requests.publish();
+      } else {
+        refused = failure_;
+      }
+    } else {
+      std::lock_guard pending_lock(pending_mutex_);
+      refused = failure_;
+    }
+  }
+  if (!refused.ok()) {
+    pending->fail(refused);
+    return;
+  }
+  // The reply will come soon: let the monitor spin for it rather than sleep through it.
+  channel_.replies().nudge();
+}
+
+namespace {
+class DiscardReply final : public PendingReply {
+ public:
+  void complete(std::span<const std::byte>, const ReplyContext&) override {}
+  void fail(const Status&) override {}
+};
+}  // namespace
+
+void WorkerSupervisor::close_stream(std::uint32_t stream) {
+  if (stopping_.load(std::memory_order_acquire) || failed_.load(std::memory_order_acquire)) return;
+  send(stream, isolated::kCloseStreamTag, {}, std::make_unique<DiscardReply>());
+}
+
+// -- the monitor thread ----------------------------------------------------------------------------------------
+
+void WorkerSupervisor::monitor(std::promise<Status>& started) {
+  pthread_setname_np(pthread_self(), fmt::format("w{}", name_).substr(0, 15).c_str());
+  {
+    Status first = start_worker();
+    const bool ok = first.ok();
+    started.set_value(std::move(first));
+    if (!ok) return;
+  }
+  Ring& replies = channel_.replies();
+  const std::int64_t check_interval_ns = to_ns(options_.heartbeat_timeout) / 8;
+  while (!stopping_.load(std::memory_order_acquire)) {
+    drain_replies();
+    const std::int64_t now = monotonic_ns();
+    const std::int64_t spin_left = last_reply_ns_ + to_ns(options_.spin) - now;
+    const bool arrived =
+        replies.wait(std::chrono::nanoseconds(std::max<std::int64_t>(spin_left, 0)),
+                     std::chrono::milliseconds(std::max<std::int64_t>(check_interval_ns / 1'000'000, 1)), pidfd_);
+    if (failed_.load(std::memory_order_acquire)) continue;
+    if (std::optional<Status> loss = check_worker(!arrived)) recover(std::move(*loss));
+  }
+  stop_worker();
+  if (delete_on_exit_.load(std::memory_order_acquire)) delete this;
+}
+
+void WorkerSupervisor::drain_replies() {
+  Ring& replies = channel_.replies();
+  alignas(8) std::byte message[kReplySlotBytes];
+  while (const std::byte* slot = replies.peek()) {
+    MessageHeader header;
+    std::memcpy(&header, slot, sizeof header);
+    const std::size_t bytes = std::min<std::size_t>(header.bytes, replies.message_bytes() - sizeof header);
+    std::memcpy(message, slot + sizeof header, bytes);
+    replies.release();
+    std::unique_ptr<PendingReply> pending;
+    {
+      std::lock_guard lock(pending_mutex_);
+      if (auto it = pending_.find(header.id); it != pending_.end()) {
+        pending = std::move(it->second);
+        pending_.erase(it);
+      }
+    }
+    last_reply_ns_ = monotonic_ns();
+    if (pending) pending->complete(std::span<const std::byte>(message, bytes), reply_context());
+  }
+}
+
+std::optional<Status> WorkerSupervisor::check_worker(bool idle) {
+  const std::int64_t now = monotonic_ns();
+  if (!idle && now - last_check_ns_ < to_ns(options_.heartbeat_timeout) / 8) return std::nullopt;
+  last_check_ns_ = now;
+  const pid_t pid = worker_pid_.load(std::memory_order_relaxed);
+  int wait_status = 0;
+  if (::waitpid(pid, &wait_status, WNOHANG) == pid) {
+    worker_pid_.store(0, std::memory_order_release);
+    return Status(Code::context_lost,
+                  fmt::format("the worker process {} of {} {}", pid, name_, describe_exit(wait_status)));
+  }
+  const std::int64_t silent_ns = now - channel_.header().heartbeat_ns.load(std::memory_order_relaxed);
+  if (silent_ns > to_ns(options_.heartbeat_timeout)) {
+    ::kill(pid, SIGKILL);
+    reap_worker();
+    return Status(Code::context_lost, fmt::format("the worker process {} of {} stopped serving (no heartbeat for {} "
+                                                  "ms) and was killed",
+                                                  pid, name_, silent_ns / 1'000'000));
+  }
+  return std::nullopt;
+}
+
+void WorkerSupervisor::reap_worker() {
+  const pid_t pid = worker_pid_.exchange(0, std::memory_order_acq_rel);
+  int wait_status = 0;
+  while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+  }
+  if (pidfd_ >= 0) ::close(std::exchange(pidfd_, -1));
+}
+
+void WorkerSupervisor::fail_taken_requests(const Status& loss) {
+  const std::uint64_t taken = channel_.requests().consumed();
+  std::vector<std::unique_ptr<PendingReply>> lost;
+  {
+    std::lock_guard lock(pending_mutex_);
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (it->first < taken) {
+        lost.push_back(std::move(it->second));
+        it = pending_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  const Status reply(Code::context_lost, fmt::format("{}; the request was running there and is lost. Its buffers are "
+                                                     "gone too: allocate again",
+                                                     loss.message()));
+  for (auto& pending : lost) pending->fail(reply);
+}
+
+void WorkerSupervisor::recover(Status loss) {
+  if (pidfd_ >= 0) ::close(std::exchange(pidfd_, -1));
+  drain_replies();
+  fail_taken_requests(loss);
+  while (!stopping_.load(std::memory_order_acquire)) {
+    const std::optional<std::chrono::milliseconds> backoff = restarts_allowed_.admit(std::chrono::steady_clock::now());
+    if (!backoff) {
+      fail_device(Status(Code::unavailable, fmt::format("{}: {}; the device is closed. Last loss: {}", name_,
+                                                        restarts_allowed_.describe_exhausted(), loss.message())));
+      return;
+    }
+    if (backoff->count() > 0) std::this_thread::sleep_for(*backoff);
+    worker_restarts_.fetch_add(1, std::memory_order_acq_rel);
+    Status started = start_worker();
+    if (started.ok()) return;
+    loss = std::move(started);
+  }
+}
+
+void WorkerSupervisor::fail_device(Status failure) {
+  std::unordered_map<std::uint64_t, std::unique_ptr<PendingReply>> lost;
+  {
+    std::lock_guard lock(pending_mutex_);
+    failure_ = failure;
+    failed_.store(true, std::memory_order_release);
+    lost.swap(pending_);
+  }
+  for (auto& [id, pending] : lost) pending->fail(failure);
+}
+
+Status WorkerSupervisor::start_worker() {
+  ChannelHeader& header = channel_.header();
+  header.config.epoch_base = ++incarnation_ << 16;  // each worker has 65536 context epochs of its own
+  header.state.store(WorkerState::starting, std::memory_order_release);
+  header.heartbeat_ns.store(monotonic_ns(), std::memory_order_release);
+
+  const pid_t pid = spawn_worker(executable_, channel_);
+  if (pid < 0) {
+    return Status(Code::unavailable, fmt::format("{}: fork failed: {}", name_, std::strerror(errno)), Source::os,
+                  errno);
+  }
+  worker_pid_.store(pid, std::memory_order_release);
+  pidfd_ = open_pidfd(pid);
+
+  const std::int64_t deadline = monotonic_ns() + to_ns(options_.start_timeout);
+  while (true) {
+    const WorkerState state = header.state.load(std::memory_order_acquire);
+    if (state == WorkerState::ready) {
+      last_reply_ns_ = last_check_ns_ = monotonic_ns();
+      return Status();
+    }
+    int wait_status = 0;
+    if (state == WorkerState::failed) {
+      Status why(static_cast<Code>(header.start_error_code), header.start_error);
+      reap_worker();
+      return why;
+    }
+    if (::waitpid(pid, &wait_status, WNOHANG) == pid) {
+      worker_pid_.store(0, std::memory_order_release);
+      if (pidfd_ >= 0) ::close(std::exchange(pidfd_, -1));
+      return Status(Code::unavailable, fmt::format("{}: the worker {} ({}) {} before it was ready", name_, pid,
+                                                   executable_, describe_exit(wait_status)));
+    }
+    if (monotonic_ns() > deadline || stopping_.load(std::memory_order_acquire)) {
+      ::kill(pid, SIGKILL);
+      reap_worker();
+      return Status(Code::deadline_exceeded,
+                    fmt::format("{}: the worker was not ready within {} ms", name_, options_.start_timeout.count()));
+    }
+    pollfd fds[1] = {{.fd = pidfd_, .events = POLLIN, .revents = 0}};
+    ::poll(fds, pidfd_ >= 0 ? 1 : 0, 1);
+  }
+}
+
+void WorkerSupervisor::stop_worker() {
+  if (const pid_t pid = worker_pid_.exchange(0, std::memory_order_acq_rel); pid > 0) {
+    channel_.header().stop_requested.store(1, std::memory_order_release);
+    channel_.requests().wake();
+    const std::int64_t deadline = monotonic_ns() + to_ns(kStopGrace);
+    int wait_status = 0;
+    while (true) {
+      const pid_t waited = ::waitpid(pid, &wait_status, WNOHANG);
+      if (waited == pid || (waited < 0 && errno != EINTR)) break;
+      drain_replies();
+      if (monotonic_ns() > deadline) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &wait_status, 0);
+        break;
+      }
+      pollfd fds[1] = {{.fd = pidfd_, .events = POLLIN, .revents = 0}};
+      ::poll(fds, pidfd_ >= 0 ? 1 : 0, 1);
+    }
+  }
+  if (pidfd_ >= 0) ::close(std::exchange(pidfd_, -1));
+  drain_replies();
+  fail_device(cancelled(fmt::format("{} was closed before the request was answered", name_)));
+}
+
+}  // namespace accel::device::isolated

@@ -1,0 +1,264 @@
+// Isolated devices with a CPU context in the worker: the channel, the staging region, and supervision (crash,
+// kill -9, hang, restart budget, client death) run here without a GPU. The GPU side is cuda_isolated_test.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <numeric>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "accel/device/device.hpp"
+#include "testing/process_probe.hpp"
+#include "testing/status_matchers.hpp"
+
+namespace accel {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::IsOk;
+using testing::StatusIs;
+
+DeviceOptions isolated_cpu(WorkerOptions worker = {}) {
+  return DeviceOptions{.kind = DeviceKind::cpu, .isolation = Isolation::worker_process, .worker = std::move(worker)};
+}
+
+class IsolatedDeviceTest : public ::testing::Test {
+ protected:
+  Device open(DeviceOptions options = isolated_cpu()) {
+    Result<Device> device = Device::open(system_, std::move(options));
+    EXPECT_THAT(device, IsOk());
+    return *device;
+  }
+  static pid_t worker_of(const Device& device) {
+    Result<DeviceInfo> info = device.info().wait();
+    EXPECT_THAT(info, IsOk());
+    return info.ok() ? info->worker_pid : 0;
+  }
+  System system_;
+};
+
+TEST_F(IsolatedDeviceTest, ServesFromAnotherProcessWithTheSameRequests) {
+  Device dev = open();
+  DeviceInfo info = *dev.info().wait();
+  EXPECT_GT(info.worker_pid, 0);
+  EXPECT_NE(info.worker_pid, ::getpid());
+  EXPECT_EQ(info.worker_restarts, 0u);
+  EXPECT_EQ(info.device_id, dev.id());
+
+  const std::int64_t m = 37, n = 29, k = 41;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<double> a(m * k), b(k * n), c(m * n, 0.0), expected(m * n, 0.0);
+  for (double& x : a) x = uniform(rng);
+  for (double& x : b) x = uniform(rng);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t p = 0; p < k; ++p) expected[i * n + j] += a[i * k + p] * b[p * n + j];
+
+  Buffer<double> da = *dev.allocate<double>(a.size()).wait();
+  Buffer<double> db = *dev.allocate<double>(b.size()).wait();
+  Buffer<double> dc = *dev.allocate<double>(c.size()).wait();
+  auto up_a = dev.upload(std::span<const double>(a), da);
+  auto up_b = dev.upload(std::span<const double>(b), db);
+  auto product = dev.gemm(Gemm{.shape = {.m = m, .n = n, .k = k, .input_type = DType::f64, .output_type = DType::f64},
+                               .a = da,
+                               .b = db,
+                               .c = dc});
+  auto down = dev.download(dc, std::span<double>(c));
+  for (auto* f : {&up_a, &up_b, &product, &down}) ASSERT_THAT(f->wait(), IsOk());
+  for (std::size_t i = 0; i < c.size(); ++i) EXPECT_NEAR(c[i], expected[i], 1e-12) << i;
+}
+
+TEST_F(IsolatedDeviceTest, CopiesLargerThanTheStagingRegionGoInPieces) {
+  Device dev = open(isolated_cpu({.staging_bytes = 64 << 10}));
+  std::vector<std::int32_t> host(1 << 18);  // 1 MiB through 64 KiB of staging
+  std::iota(host.begin(), host.end(), 11);
+  Buffer<std::int32_t> buffer = *dev.allocate<std::int32_t>(host.size() + 5).wait();
+  ASSERT_THAT(dev.upload(std::span<const std::int32_t>(host), buffer, 5).wait(), IsOk());
+  std::vector<std::int32_t> back(host.size(), 0);
+  ASSERT_THAT(dev.download(buffer, std::span<std::int32_t>(back), 5).wait(), IsOk());
+  EXPECT_EQ(back, host);
+  std::vector<std::int32_t> too_many(host.size() + 1);
+  EXPECT_THAT(dev.upload(std::span<const std::int32_t>(too_many), buffer, 5).wait(),
+              StatusIs(Code::invalid_argument, "lie outside"));
+}
+
+TEST_F(IsolatedDeviceTest, BadRequestsGetTheSameErrorsAsInProcess) {
+  Device dev = open();
+  Buffer<float> buffer = *dev.allocate<float>(10).wait();
+  std::vector<float> host(8);
+  EXPECT_THAT(dev.upload(std::span<const float>(host), buffer, 3).wait(),
+              StatusIs(Code::invalid_argument, "lie outside"));
+  EXPECT_THAT(dev.ask(CopyToDevice{.source = {.data = nullptr, .count = 4}, .destination = buffer}).wait(),
+              StatusIs(Code::invalid_argument, "null host source"));
+  EXPECT_THAT(dev.allocate<float>(0).wait(), StatusIs(Code::invalid_argument));
+  const BufferHandle old = buffer;
+  ASSERT_THAT(dev.free(old).wait(), IsOk());
+  EXPECT_THAT(dev.free(old).wait(), StatusIs(Code::stale_handle));
+  EXPECT_THAT(dev.inject_fault(FaultKind::illegal_address).wait(), StatusIs(Code::not_supported, "CUDA"));
+  EXPECT_THAT(dev.open_stream(), StatusIs(Code::not_supported));
+
+  Device in_process = *Device::open(system_, {});
+  EXPECT_THAT(in_process.inject_fault(FaultKind::worker_crash).wait(), StatusIs(Code::not_supported, "isolated"));
+}
+
+TEST_F(IsolatedDeviceTest, ACrashedWorkerIsReplacedAndOldHandlesAreStale) {
+  Device dev = open();
+  const pid_t first = worker_of(dev);
+  const std::uint32_t first_epoch = dev.info().wait()->epoch;
+  Buffer<float> buffer = *dev.allocate<float>(16).wait();
+  EXPECT_THAT(dev.inject_fault(FaultKind::worker_crash).wait(), StatusIs(Code::context_lost, "signal"));
+
+  DeviceInfo info = *dev.info().wait();
+  EXPECT_NE(info.worker_pid, first);
+  EXPECT_EQ(info.worker_restarts, 1u);
+  EXPECT_GT(info.epoch, first_epoch);
+  EXPECT_TRUE(testing::process_gone(first));
+  std::vector<float> host(16, 1.0f);
+  EXPECT_THAT(dev.upload(std::span<const float>(host), buffer).wait(), StatusIs(Code::stale_handle));
+  Buffer<float> fresh = *dev.allocate<float>(16).wait();
+  EXPECT_THAT(dev.upload(std::span<const float>(host), fresh).wait(), IsOk());
+  EXPECT_THAT(dev.health(), IsOk());
+}
+
+TEST_F(IsolatedDeviceTest, AKilledWorkerIsReplacedBeforeTheNextRequest) {
+  Device dev = open();
+  const pid_t first = worker_of(dev);
+  ASSERT_EQ(::kill(first, SIGKILL), 0);
+  Result<DeviceInfo> info = dev.info().wait();
+  ASSERT_THAT(info, IsOk());
+  EXPECT_NE(info->worker_pid, first);
+  EXPECT_EQ(info->worker_restarts, 1u);
+}
+
+TEST_F(IsolatedDeviceTest, AHungWorkerIsKilledAndRequestsQueuedBehindItRunOnTheNext) {
+  Device dev = open(isolated_cpu({.heartbeat_timeout = 300ms}));
+  const pid_t first = worker_of(dev);
+  const auto start = std::chrono::steady_clock::now();
+  auto hang = dev.inject_fault(FaultKind::worker_hang);
+  std::vector<Future<DeviceInfo>> behind;
+  for (int i = 0; i < 20; ++i) behind.push_back(dev.info());
+  EXPECT_THAT(hang.wait(), StatusIs(Code::context_lost, "heartbeat"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  for (auto& f : behind) {
+    Result<DeviceInfo> info = f.wait();
+    ASSERT_THAT(info, IsOk());
+    EXPECT_NE(info->worker_pid, first);
+  }
+  EXPECT_TRUE(testing::process_gone(first));
+}
+
+TEST_F(IsolatedDeviceTest, ASpentRestartBudgetClosesTheDeviceWithAClearError) {
+  Device dev = open(isolated_cpu({.restarts = {.max_restarts = 2, .window = 60'000ms}}));
+  for (int i = 0; i < 2; ++i)
+    EXPECT_THAT(dev.inject_fault(FaultKind::worker_crash).wait(), StatusIs(Code::context_lost));
+  EXPECT_THAT(dev.info().wait(), IsOk());
+  EXPECT_THAT(dev.inject_fault(FaultKind::worker_crash).wait(), StatusIs(Code::context_lost));
+  EXPECT_THAT(dev.info().wait(), StatusIs(Code::unavailable, "restart budget exhausted"));
+  EXPECT_THAT(dev.health(), StatusIs(Code::unavailable));
+  std::vector<float> host(4);
+  EXPECT_THAT(dev.allocate<float>(4).wait(), StatusIs(Code::unavailable));
+}
+
+// Many client threads, the worker killed twice in the middle: every request is answered exactly once, each
+// with success or with the error its buffer's fate explains.
+TEST_F(IsolatedDeviceTest, EveryRequestIsAnsweredOnceWhenTheWorkerIsKilledUnderLoad) {
+  Device dev = open();
+  constexpr int kThreads = 16;
+  std::atomic<bool> stop{false};
+  std::atomic<std::int64_t> sent{0}, answered{0}, succeeded{0}, lost{0}, stale{0}, other{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < kThreads; ++t) {
+    clients.emplace_back([&, t] {
+      std::vector<float> host(256, static_cast<float>(t)), back(256);
+      while (!stop.load()) {
+        Result<Buffer<float>> buffer = dev.allocate<float>(256).wait();
+        sent.fetch_add(1);
+        answered.fetch_add(1);
+        if (!buffer.ok()) {
+          (buffer.status().code() == Code::context_lost ? lost : other).fetch_add(1);
+          continue;
+        }
+        succeeded.fetch_add(1);
+        std::vector<Future<Done>> futures;
+        futures.push_back(dev.upload(std::span<const float>(host), *buffer));
+        futures.push_back(dev.download(*buffer, std::span<float>(back)));
+        sent.fetch_add(2);
+        for (auto& f : futures) {
+          Result<Done> done = f.wait_for(30s);
+          answered.fetch_add(done.status().code() == Code::deadline_exceeded ? 0 : 1);
+          switch (done.status().code()) {
+            case Code::ok: succeeded.fetch_add(1); break;
+            case Code::context_lost: lost.fetch_add(1); break;
+            case Code::stale_handle: stale.fetch_add(1); break;
+            default: other.fetch_add(1); ADD_FAILURE() << done.status().to_string();
+          }
+        }
+      }
+    });
+  }
+  for (int kill = 0; kill < 2; ++kill) {
+    std::this_thread::sleep_for(300ms);
+    ASSERT_EQ(::kill(worker_of(dev), SIGKILL), 0);
+  }
+  std::this_thread::sleep_for(300ms);
+  stop.store(true);
+  for (auto& client : clients) client.join();
+  EXPECT_EQ(answered.load(), sent.load());
+  EXPECT_EQ(succeeded.load() + lost.load() + stale.load() + other.load(), sent.load());
+  EXPECT_EQ(other.load(), 0);
+  EXPECT_GT(succeeded.load(), 0);
+  EXPECT_EQ(dev.info().wait()->worker_restarts, 2u);
+}
+
+TEST_F(IsolatedDeviceTest, ClosingLeavesNoProcessDescriptorOrSegmentBehind) {
+  const int fds_before = testing::count_open_fds();
+  pid_t worker = 0;
+  {
+    System system;
+    Device dev = *Device::open(system, isolated_cpu());
+    Device second = *Device::open(system, isolated_cpu());
+    EXPECT_NE(worker_of(dev), worker_of(second));
+    EXPECT_EQ(testing::live_children().size(), 2u);
+    for (int i = 0; i < 3; ++i)
+      EXPECT_THAT(dev.inject_fault(FaultKind::worker_crash).wait(), StatusIs(Code::context_lost));
+    worker = worker_of(dev);
+  }
+  EXPECT_TRUE(testing::process_gone(worker));
+  EXPECT_TRUE(testing::live_children().empty());
+  EXPECT_EQ(testing::count_open_fds(), fds_before);
+}
+
+TEST_F(IsolatedDeviceTest, TheWorkerEndsWhenItsClientIsKilled) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t client = ::fork();
+  ASSERT_GE(client, 0);
+  if (client == 0) {
+    ::close(pipe_fds[0]);
+    System system;
+    Result<Device> dev = Device::open(system, isolated_cpu());
+    pid_t worker = dev.ok() ? dev->info().wait()->worker_pid : 0;
+    [[maybe_unused]] auto written = ::write(pipe_fds[1], &worker, sizeof worker);
+    ::raise(SIGKILL);
+  }
+  ::close(pipe_fds[1]);
+  pid_t worker = 0;
+  ASSERT_EQ(::read(pipe_fds[0], &worker, sizeof worker), static_cast<ssize_t>(sizeof worker));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(client, &status, 0), client);
+  ASSERT_GT(worker, 0);
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!testing::process_gone(worker) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  EXPECT_TRUE(testing::process_gone(worker));
+}
+
+}  // namespace
+}  // namespace accel
