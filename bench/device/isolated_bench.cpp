@@ -1,10 +1,12 @@
 // Isolated devices (context in a worker process) side by side with in-process devices, same process, same GPU:
 //   roundtrip   one request at a time, submit → reply: a request the device answers without GPU work (Free of
 //               a null handle, answered invalid_argument on the device's own thread) and a 64³ f32 GEMM;
-//               median and p99 in µs. Isolated is measured with the default spin (100 µs) and with none.
+//               median and p99 in µs, the variants taking turns. Isolated is measured with the default spin
+//               (100 µs) and with none.
 //   pipelined   2000 GEMMs of 64³ with up to 256 in flight: µs per GEMM, median of 9 rounds taken in turns.
 //   recovery    a real fault (CUDA: a kernel writing to an invalid address; CPU: the worker aborts) until the
-//               first successful request on the replacement worker: median and p99 in ms over 20 faults.
+//               first successful request on the replacement worker: median and p99 in ms over 20 faults,
+//               without and with a standby worker.
 // Runs on cuda:0 when there is a GPU, else on the CPU. Prints CSV rows: part,case,variant,metric,value.
 //   isolated_bench [roundtrip,pipelined,recovery]
 #include <fmt/format.h>
@@ -13,6 +15,7 @@
 #include <chrono>
 #include <deque>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "accel/device/device.hpp"
@@ -70,16 +73,33 @@ std::vector<double> time_round_trips(int count, Submit submit) {
   return samples;
 }
 
+// The variants take turns in 10 rounds (2000 empty requests and 500 GEMMs each), as in pipelined() below.
 void round_trip(System& system, DeviceKind kind) {
+  struct Open {
+    std::string name;
+    Device dev;
+    GemmOperands g;
+    std::vector<double> empty, gemm;
+  };
+  std::vector<Open> opened;
   for (const Variant& variant : variants(kind)) {
     Device dev = require(Device::open(system, variant.options), "open");
-    std::vector<double> empty = time_round_trips(20'000, [&] { (void)dev.free(BufferHandle{}).wait(); });
-    row("roundtrip", "empty_request", variant.name, "median_us", percentile(empty, 0.5));
-    row("roundtrip", "empty_request", variant.name, "p99_us", percentile(empty, 0.99));
     GemmOperands g = make_gemm(dev);
-    std::vector<double> gemm = time_round_trips(5'000, [&] { require(dev.gemm(g.request()).wait(), "gemm"); });
-    row("roundtrip", "gemm_64", variant.name, "median_us", percentile(gemm, 0.5));
-    row("roundtrip", "gemm_64", variant.name, "p99_us", percentile(gemm, 0.99));
+    opened.push_back({variant.name, dev, std::move(g), {}, {}});
+  }
+  for (int round = 0; round < 10; ++round) {
+    for (Open& v : opened) {
+      std::vector<double> empty = time_round_trips(2'000, [&] { (void)v.dev.free(BufferHandle{}).wait(); });
+      v.empty.insert(v.empty.end(), empty.begin(), empty.end());
+      std::vector<double> gemm = time_round_trips(500, [&] { require(v.dev.gemm(v.g.request()).wait(), "gemm"); });
+      v.gemm.insert(v.gemm.end(), gemm.begin(), gemm.end());
+    }
+  }
+  for (const Open& v : opened) {
+    row("roundtrip", "empty_request", v.name, "median_us", percentile(v.empty, 0.5));
+    row("roundtrip", "empty_request", v.name, "p99_us", percentile(v.empty, 0.99));
+    row("roundtrip", "gemm_64", v.name, "median_us", percentile(v.gemm, 0.5));
+    row("roundtrip", "gemm_64", v.name, "p99_us", percentile(v.gemm, 0.99));
   }
 }
 
@@ -118,30 +138,36 @@ void pipelined(System& system, DeviceKind kind) {
   for (const Open& v : opened) row("pipelined", "gemm_64", v.name, "us_per_gemm", percentile(v.per_gemm, 0.5));
 }
 
+// With a standby, each fault waits a second first, so that the standby replaced after the previous fault is ready.
 void recovery(System& system, DeviceKind kind) {
-  DeviceOptions options{.kind = kind, .isolation = Isolation::worker_process};
-  options.worker.restarts = {.max_restarts = 1000,
-                             .window = std::chrono::milliseconds(600'000),
-                             .initial_backoff = std::chrono::milliseconds(0)};
-  Device dev = require(Device::open(system, options), "open");
   const FaultKind fault = kind == DeviceKind::cuda ? FaultKind::illegal_address : FaultKind::worker_crash;
-  std::vector<double> lost_ms, recovered_ms;
-  for (int trial = 0; trial < 20; ++trial) {
-    GemmOperands g = make_gemm(dev);
-    const auto start = Clock::now();
-    Result<Done> faulted = dev.inject_fault(fault).wait();
-    if (faulted.status().code() != Code::context_lost) {
-      fmt::print(stderr, "the fault was answered {}\n", faulted.status().to_string());
-      std::exit(1);
-    }
-    lost_ms.push_back(micros(Clock::now() - start) / 1000.0);
-    require(dev.info().wait(), "first request after the fault");
-    recovered_ms.push_back(micros(Clock::now() - start) / 1000.0);
-  }
   const std::string name = std::string(to_string(fault));
-  row("recovery", name, "isolated", "answered_lost_median_ms", percentile(lost_ms, 0.5));
-  row("recovery", name, "isolated", "first_ok_median_ms", percentile(recovered_ms, 0.5));
-  row("recovery", name, "isolated", "first_ok_p99_ms", percentile(recovered_ms, 0.99));
+  for (const bool standby : {false, true}) {
+    DeviceOptions options{.kind = kind, .isolation = Isolation::worker_process};
+    options.worker.restarts = {.max_restarts = 1000,
+                               .window = std::chrono::milliseconds(600'000),
+                               .initial_backoff = std::chrono::milliseconds(0)};
+    options.worker.standby = standby;
+    Device dev = require(Device::open(system, options), "open");
+    std::vector<double> lost_ms, recovered_ms;
+    for (int trial = 0; trial < 20; ++trial) {
+      if (standby) std::this_thread::sleep_for(std::chrono::seconds(1));
+      GemmOperands g = make_gemm(dev);
+      const auto start = Clock::now();
+      Result<Done> faulted = dev.inject_fault(fault).wait();
+      if (faulted.status().code() != Code::context_lost) {
+        fmt::print(stderr, "the fault was answered {}\n", faulted.status().to_string());
+        std::exit(1);
+      }
+      lost_ms.push_back(micros(Clock::now() - start) / 1000.0);
+      require(dev.info().wait(), "first request after the fault");
+      recovered_ms.push_back(micros(Clock::now() - start) / 1000.0);
+    }
+    const std::string variant = standby ? "isolated_standby" : "isolated";
+    row("recovery", name, variant, "answered_lost_median_ms", percentile(lost_ms, 0.5));
+    row("recovery", name, variant, "first_ok_median_ms", percentile(recovered_ms, 0.5));
+    row("recovery", name, variant, "first_ok_p99_ms", percentile(recovered_ms, 0.99));
+  }
 }
 
 }  // namespace

@@ -136,6 +136,26 @@ TEST(CudaIsolatedTest, AHundredStickyFaultsEachCostOneWorkerAndLeakNothing) {
   EXPECT_EQ(back, host);
 }
 
+// With a standby, the worker that replaces a poisoned one is already built; the device keeps serving through a
+// series of faults, each answered, and keeps one standby.
+TEST(CudaIsolatedTest, AStandbyWorkerTakesOverAfterStickyFaults) {
+  System system;
+  DeviceOptions options = isolated_cuda({.max_restarts = 100, .window = 600'000ms, .initial_backoff = 0ms});
+  options.worker.standby = true;
+  ACCEL_OPEN_CUDA_OR_SKIP(system, options, dev);
+  std::mt19937_64 rng(std::random_device{}());
+  for (int fault = 0; fault < 10; ++fault) {
+    const pid_t before = dev.info().wait()->worker_pid;
+    EXPECT_THAT(dev.inject_fault(FaultKind::illegal_address).wait_for(60s), StatusIs(Code::context_lost));
+    Result<DeviceInfo> info = dev.info().wait_for(60s);
+    ASSERT_THAT(info, IsOk());
+    EXPECT_NE(info->worker_pid, before);
+    EXPECT_EQ(info->worker_restarts, static_cast<std::uint64_t>(fault + 1));
+  }
+  expect_gemm_matches(dev, 128, 96, 64, DType::bf16, rng);
+  EXPECT_LE(testing::live_children().size(), 2u);
+}
+
 // SIGKILL of the worker mid-stream while 16 client threads run GEMMs and copies: every request is answered,
 // with success or with the error its buffers' fate explains; none is lost or answered twice.
 TEST(CudaIsolatedTest, SigkillUnderLoadFromSixteenThreadsLosesNoRequest) {

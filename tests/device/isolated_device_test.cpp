@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <numeric>
@@ -216,15 +217,56 @@ TEST_F(IsolatedDeviceTest, EveryRequestIsAnsweredOnceWhenTheWorkerIsKilledUnderL
   EXPECT_EQ(dev.info().wait()->worker_restarts, 2u);
 }
 
+// The standby (the worker's child count of two) takes over at once, and a new standby follows it.
+TEST_F(IsolatedDeviceTest, AStandbyWorkerTakesOverAndIsItselfReplaced) {
+  Device dev = open(isolated_cpu({.standby = true}));
+  const pid_t first = worker_of(dev);
+  auto wait_for_children = [](std::size_t count) {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (testing::live_children().size() != count && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(2ms);
+    }
+    return testing::live_children();
+  };
+  std::vector<pid_t> both = wait_for_children(2);
+  ASSERT_EQ(both.size(), 2u);
+  const pid_t standby = both[0] == first ? both[1] : both[0];
+  Buffer<float> buffer = *dev.allocate<float>(8).wait();
+
+  EXPECT_THAT(dev.inject_fault(FaultKind::worker_crash).wait(), StatusIs(Code::context_lost, "signal"));
+  DeviceInfo info = *dev.info().wait();
+  EXPECT_EQ(info.worker_pid, standby);
+  EXPECT_EQ(info.worker_restarts, 1u);
+  std::vector<float> host(8, 2.0f);
+  EXPECT_THAT(dev.upload(std::span<const float>(host), buffer).wait(), StatusIs(Code::stale_handle));
+  EXPECT_EQ(wait_for_children(2).size(), 2u);
+
+  // A lost standby is replaced without troubling the serving worker.
+  const std::vector<pid_t> now = testing::live_children();
+  const pid_t next_standby = now[0] == standby ? now[1] : now[0];
+  ASSERT_EQ(::kill(next_standby, SIGKILL), 0);
+  EXPECT_THAT(dev.info().wait(), IsOk());
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const std::vector<pid_t> children = testing::live_children();
+    if (children.size() == 2 && std::find(children.begin(), children.end(), next_standby) == children.end()) break;
+    std::this_thread::sleep_for(2ms);
+  }
+  const std::vector<pid_t> after = testing::live_children();
+  EXPECT_EQ(after.size(), 2u);
+  EXPECT_EQ(std::find(after.begin(), after.end(), next_standby), after.end());
+  EXPECT_EQ(worker_of(dev), standby);
+}
+
 TEST_F(IsolatedDeviceTest, ClosingLeavesNoProcessDescriptorOrSegmentBehind) {
   const int fds_before = testing::count_open_fds();
   pid_t worker = 0;
   {
     System system;
     Device dev = *Device::open(system, isolated_cpu());
-    Device second = *Device::open(system, isolated_cpu());
+    Device second = *Device::open(system, isolated_cpu({.standby = true}));
     EXPECT_NE(worker_of(dev), worker_of(second));
-    EXPECT_EQ(testing::live_children().size(), 2u);
+    EXPECT_GE(testing::live_children().size(), 2u);  // and the second device's standby, once it has started
     for (int i = 0; i < 3; ++i)
       EXPECT_THAT(dev.inject_fault(FaultKind::worker_crash).wait(), StatusIs(Code::context_lost));
     worker = worker_of(dev);

@@ -45,6 +45,10 @@ struct WorkerOptions {
   std::chrono::milliseconds heartbeat_timeout{5'000};
   // How long a new worker may take to build its context.
   std::chrono::milliseconds start_timeout{60'000};
+  // Keep a second worker with its context built, waiting: a lost worker is then replaced by promoting it
+  // (milliseconds) instead of starting a process and a CUDA context (hundreds of milliseconds). Costs a second
+  // context's memory on the GPU.
+  bool standby = false;
   // Replacements allowed (with back-off) before the device gives up and fails every request `unavailable`.
   RestartBudget restarts{.max_restarts = 20,
                          .window = std::chrono::milliseconds{60'000},

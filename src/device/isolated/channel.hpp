@@ -44,7 +44,6 @@ struct WorkerConfig {
   CompletionStrategy completion = CompletionStrategy::poller;
   std::int32_t ordinal = 0;
   std::uint32_t device_id = 0;
-  std::uint32_t epoch_base = 0;  // the worker's context epochs start after this one
   std::uint64_t memory_limit_bytes = 0;
   std::uint64_t gemm_plan_cache_capacity = 0;
   std::uint64_t gemm_workspace_bytes = 0;
@@ -56,6 +55,19 @@ struct WorkerConfig {
 
 enum class WorkerState : std::uint32_t { starting, ready, failed };
 
+// The header's part for one worker process. There are two: the serving worker's and, with
+// WorkerOptions::standby, a standby's that has built its context and waits to be promoted.
+struct WorkerSlot {
+  std::atomic<WorkerState> state{WorkerState::starting};
+  std::atomic<std::uint32_t> promoted{0};  // set by the client: serve the rings from now on
+  std::atomic<std::uint32_t> stop_requested{0};
+  std::atomic<std::int64_t> heartbeat_ns{0};  // CLOCK_MONOTONIC, the same clock in both processes
+  std::uint32_t epoch_base = 0;               // this worker's context epochs start after this one
+  std::uint8_t start_error_code = 0;          // why the worker could not start (state == failed)
+  char start_error[1024] = {};
+};
+inline constexpr int kWorkerSlots = 2;
+
 struct RingControl {
   alignas(64) std::atomic<std::uint64_t> head{0};  // next position the producer writes
   alignas(64) std::atomic<std::uint64_t> tail{0};  // next position the consumer reads
@@ -66,11 +78,7 @@ struct ChannelHeader {
   std::uint32_t magic = kChannelMagic;
   std::uint32_t version = kChannelVersion;
   WorkerConfig config;
-  std::atomic<WorkerState> state{WorkerState::starting};
-  std::atomic<std::uint32_t> stop_requested{0};
-  std::atomic<std::int64_t> heartbeat_ns{0};  // CLOCK_MONOTONIC, the same clock in both processes
-  std::uint8_t start_error_code = 0;          // why a worker could not start (state == failed)
-  char start_error[1024] = {};
+  WorkerSlot workers[kWorkerSlots];
   RingControl requests;
   RingControl replies;
 };

@@ -28,20 +28,21 @@ constexpr std::chrono::seconds kDrainLimit{2};
 // or the CUDA completion thread).
 class Worker {
  public:
-  Worker(Channel channel, pid_t parent) : channel_(std::move(channel)), parent_(parent) {}
+  Worker(Channel channel, pid_t parent, int slot)
+      : channel_(std::move(channel)), parent_(parent), slot_(&channel_.header().workers[slot]) {}
 
   int run() {
     Status built = build();
-    ChannelHeader& header = channel_.header();
     if (!built.ok()) {
-      header.start_error_code = static_cast<std::uint8_t>(built.code());
+      slot_->start_error_code = static_cast<std::uint8_t>(built.code());
       const std::string message(built.message());
-      std::strncpy(header.start_error, message.c_str(), sizeof header.start_error - 1);
-      header.state.store(WorkerState::failed, std::memory_order_release);
+      std::strncpy(slot_->start_error, message.c_str(), sizeof slot_->start_error - 1);
+      slot_->state.store(WorkerState::failed, std::memory_order_release);
       return 1;
     }
-    header.heartbeat_ns.store(monotonic_ns(), std::memory_order_release);
-    header.state.store(WorkerState::ready, std::memory_order_release);
+    slot_->heartbeat_ns.store(monotonic_ns(), std::memory_order_release);
+    slot_->state.store(WorkerState::ready, std::memory_order_release);
+    if (!wait_for_promotion()) return stop();
     return serve();
   }
 
@@ -51,7 +52,7 @@ class Worker {
     shared_ = std::make_shared<DeviceShared>();
     shared_->id = config.device_id;
     shared_->name = std::string(config.name, strnlen(config.name, sizeof config.name));
-    shared_->last_epoch.store(config.epoch_base, std::memory_order_relaxed);
+    shared_->last_epoch.store(slot_->epoch_base, std::memory_order_relaxed);
     DeviceOptions& options = shared_->options;
     options.kind = config.kind;
     options.ordinal = config.ordinal;
@@ -76,17 +77,27 @@ class Worker {
     return Status();
   }
 
+  // A standby waits here, context built, until the client promotes it (or stops it, or goes away).
+  bool wait_for_promotion() {
+    while (slot_->promoted.load(std::memory_order_acquire) == 0) {
+      if (slot_->stop_requested.load(std::memory_order_acquire) != 0) return false;
+      if (::getppid() != parent_) std::_Exit(0);
+      slot_->heartbeat_ns.store(monotonic_ns(), std::memory_order_relaxed);
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    return true;
+  }
+
   int serve() {
-    ChannelHeader& header = channel_.header();
     Ring& requests = channel_.requests();
     alignas(8) std::byte message[kRequestSlotBytes];
     while (true) {
-      header.heartbeat_ns.store(monotonic_ns(), std::memory_order_relaxed);
+      slot_->heartbeat_ns.store(monotonic_ns(), std::memory_order_relaxed);
       if (poisoned_.load(std::memory_order_acquire)) {
         drain_outstanding();
         std::_Exit(kExitContextLost);
       }
-      if (header.stop_requested.load(std::memory_order_acquire) != 0) return stop();
+      if (slot_->stop_requested.load(std::memory_order_acquire) != 0) return stop();
       const std::byte* slot = requests.peek();
       if (slot == nullptr) {
         if (!requests.wait(spin_, heartbeat_interval_) && ::getppid() != parent_) std::_Exit(0);
@@ -226,6 +237,7 @@ class Worker {
 
   Channel channel_;
   const pid_t parent_;
+  WorkerSlot* slot_;
   std::shared_ptr<DeviceShared> shared_;
   std::unordered_map<std::uint32_t, std::unique_ptr<DeviceProtocol::Handler>> streams_;
   std::chrono::nanoseconds spin_{0};
@@ -243,18 +255,19 @@ std::optional<long> flag_value(std::string_view arg, std::string_view flag) {
 }  // namespace
 
 int run_worker(int argc, char** argv) {
-  long channel_fd = -1, worker_wake_fd = -1, client_wake_fd = -1, parent = -1;
+  long channel_fd = -1, worker_wake_fd = -1, client_wake_fd = -1, parent = -1, slot = -1;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg(argv[i]);
     if (auto v = flag_value(arg, "--channel-fd")) channel_fd = *v;
     if (auto v = flag_value(arg, "--worker-wake-fd")) worker_wake_fd = *v;
     if (auto v = flag_value(arg, "--client-wake-fd")) client_wake_fd = *v;
     if (auto v = flag_value(arg, "--parent")) parent = *v;
+    if (auto v = flag_value(arg, "--slot")) slot = *v;
   }
-  if (channel_fd < 0 || worker_wake_fd < 0 || client_wake_fd < 0 || parent <= 0) {
+  if (channel_fd < 0 || worker_wake_fd < 0 || client_wake_fd < 0 || parent <= 0 || slot < 0 || slot >= kWorkerSlots) {
     fmt::print(stderr,
                "accel-worker serves one isolated accel device and is started by the accel library, not by hand.\n"
-               "usage: accel-worker --channel-fd=N --worker-wake-fd=N --client-wake-fd=N --parent=PID\n");
+               "usage: accel-worker --channel-fd=N --worker-wake-fd=N --client-wake-fd=N --parent=PID --slot=N\n");
     return 2;
   }
   if (::getppid() != static_cast<pid_t>(parent)) return 3;  // the client is already gone
@@ -264,7 +277,7 @@ int run_worker(int argc, char** argv) {
     fmt::print(stderr, "accel-worker: {}\n", channel.status().message());
     return 2;
   }
-  Worker worker(std::move(*channel), static_cast<pid_t>(parent));
+  Worker worker(std::move(*channel), static_cast<pid_t>(parent), static_cast<int>(slot));
   return worker.run();
 }
 

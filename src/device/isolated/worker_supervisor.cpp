@@ -62,10 +62,14 @@ int open_pidfd(pid_t pid) {
 // fork + exec with the channel's descriptors as 3, 4, 5 and nothing else inherited. Between fork and exec the
 // child calls only async-signal-safe functions. It dies with its parent (PR_SET_PDEATHSIG, taken from the
 // monitor thread, which lives as long as the device).
-pid_t spawn_worker(const std::string& executable, const Channel& channel) {
+pid_t spawn_worker(const std::string& executable, const Channel& channel, int slot) {
   const pid_t parent = ::getpid();
-  std::vector<std::string> args = {executable, "--channel-fd=3", "--worker-wake-fd=4", "--client-wake-fd=5",
-                                   fmt::format("--parent={}", parent)};
+  std::vector<std::string> args = {executable,
+                                   "--channel-fd=3",
+                                   "--worker-wake-fd=4",
+                                   "--client-wake-fd=5",
+                                   fmt::format("--parent={}", parent),
+                                   fmt::format("--slot={}", slot)};
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -134,7 +138,8 @@ WorkerSupervisor::WorkerSupervisor(const DeviceShared& shared, Channel channel, 
       executable_(std::move(executable)),
       channel_(std::move(channel)),
       staging_(channel_.staging().size()),
-      restarts_allowed_(shared.options.worker.restarts) {}
+      restarts_allowed_(shared.options.worker.restarts),
+      standby_restarts_allowed_(shared.options.worker.restarts) {}
 
 WorkerSupervisor::~WorkerSupervisor() = default;
 
@@ -238,10 +243,13 @@ void WorkerSupervisor::close_stream(std::uint32_t stream) {
 void WorkerSupervisor::monitor(std::promise<Status>& started) {
   pthread_setname_np(pthread_self(), fmt::format("w{}", name_).substr(0, 15).c_str());
   {
-    Status first = start_worker();
+    Status first = start_serving();
     const bool ok = first.ok();
     started.set_value(std::move(first));
-    if (!ok) return;
+    if (!ok) {
+      stop_worker();
+      return;
+    }
   }
   Ring& replies = channel_.replies();
   const std::int64_t check_interval_ns = to_ns(options_.heartbeat_timeout) / 8;
@@ -249,9 +257,9 @@ void WorkerSupervisor::monitor(std::promise<Status>& started) {
     drain_replies();
     const std::int64_t now = monotonic_ns();
     const std::int64_t spin_left = last_reply_ns_ + to_ns(options_.spin) - now;
-    const bool arrived =
-        replies.wait(std::chrono::nanoseconds(std::max<std::int64_t>(spin_left, 0)),
-                     std::chrono::milliseconds(std::max<std::int64_t>(check_interval_ns / 1'000'000, 1)), pidfd_);
+    const bool arrived = replies.wait(
+        std::chrono::nanoseconds(std::max<std::int64_t>(spin_left, 0)),
+        std::chrono::milliseconds(std::max<std::int64_t>(check_interval_ns / 1'000'000, 1)), serving_.pidfd);
     if (failed_.load(std::memory_order_acquire)) continue;
     if (std::optional<Status> loss = check_worker(!arrived)) recover(std::move(*loss));
   }
@@ -285,17 +293,20 @@ std::optional<Status> WorkerSupervisor::check_worker(bool idle) {
   const std::int64_t now = monotonic_ns();
   if (!idle && now - last_check_ns_ < to_ns(options_.heartbeat_timeout) / 8) return std::nullopt;
   last_check_ns_ = now;
-  const pid_t pid = worker_pid_.load(std::memory_order_relaxed);
+  check_standby();
+  const pid_t pid = serving_.pid;
   int wait_status = 0;
   if (::waitpid(pid, &wait_status, WNOHANG) == pid) {
-    worker_pid_.store(0, std::memory_order_release);
+    serving_.pid = 0;
+    reap(serving_);
     return Status(Code::context_lost,
                   fmt::format("the worker process {} of {} {}", pid, name_, describe_exit(wait_status)));
   }
-  const std::int64_t silent_ns = now - channel_.header().heartbeat_ns.load(std::memory_order_relaxed);
+  const WorkerSlot& slot = channel_.header().workers[serving_.slot];
+  const std::int64_t silent_ns = now - slot.heartbeat_ns.load(std::memory_order_relaxed);
   if (silent_ns > to_ns(options_.heartbeat_timeout)) {
     ::kill(pid, SIGKILL);
-    reap_worker();
+    reap(serving_);
     return Status(Code::context_lost, fmt::format("the worker process {} of {} stopped serving (no heartbeat for {} "
                                                   "ms) and was killed",
                                                   pid, name_, silent_ns / 1'000'000));
@@ -303,12 +314,37 @@ std::optional<Status> WorkerSupervisor::check_worker(bool idle) {
   return std::nullopt;
 }
 
-void WorkerSupervisor::reap_worker() {
-  const pid_t pid = worker_pid_.exchange(0, std::memory_order_acq_rel);
+// A standby that died, failed to build its context or stopped beating is replaced while the restart budget
+// allows; past it, the device goes on without a standby.
+void WorkerSupervisor::check_standby() {
+  if (standby_.pid == 0) return;
+  const WorkerSlot& slot = channel_.header().workers[standby_.slot];
+  const WorkerState state = slot.state.load(std::memory_order_acquire);
   int wait_status = 0;
-  while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+  bool lost = ::waitpid(standby_.pid, &wait_status, WNOHANG) == standby_.pid;
+  if (lost) {
+    standby_.pid = 0;
+  } else if (state == WorkerState::failed ||
+             (state == WorkerState::ready &&
+              monotonic_ns() - slot.heartbeat_ns.load(std::memory_order_relaxed) > to_ns(options_.heartbeat_timeout))) {
+    ::kill(standby_.pid, SIGKILL);
+    lost = true;
   }
-  if (pidfd_ >= 0) ::close(std::exchange(pidfd_, -1));
+  if (!lost) return;
+  reap(standby_);
+  if (standby_restarts_allowed_.admit(std::chrono::steady_clock::now())) spawn(standby_, 1 - serving_.slot, false);
+}
+
+void WorkerSupervisor::reap(WorkerProcess& process) {
+  int wait_status = 0;
+  if (process.pid > 0) {
+    while (::waitpid(process.pid, &wait_status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (process.pidfd >= 0) ::close(process.pidfd);
+  const int slot = process.slot;
+  process = WorkerProcess{.slot = slot};
+  if (&process == &serving_) worker_pid_.store(0, std::memory_order_release);
 }
 
 void WorkerSupervisor::fail_taken_requests(const Status& loss) {
@@ -332,7 +368,6 @@ void WorkerSupervisor::fail_taken_requests(const Status& loss) {
 }
 
 void WorkerSupervisor::recover(Status loss) {
-  if (pidfd_ >= 0) ::close(std::exchange(pidfd_, -1));
   drain_replies();
   fail_taken_requests(loss);
   while (!stopping_.load(std::memory_order_acquire)) {
@@ -344,7 +379,7 @@ void WorkerSupervisor::recover(Status loss) {
     }
     if (backoff->count() > 0) std::this_thread::sleep_for(*backoff);
     worker_restarts_.fetch_add(1, std::memory_order_acq_rel);
-    Status started = start_worker();
+    Status started = start_serving();
     if (started.ok()) return;
     loss = std::move(started);
   }
@@ -361,70 +396,98 @@ void WorkerSupervisor::fail_device(Status failure) {
   for (auto& [id, pending] : lost) pending->fail(failure);
 }
 
-Status WorkerSupervisor::start_worker() {
-  ChannelHeader& header = channel_.header();
-  header.config.epoch_base = ++incarnation_ << 16;  // each worker has 65536 context epochs of its own
-  header.state.store(WorkerState::starting, std::memory_order_release);
-  header.heartbeat_ns.store(monotonic_ns(), std::memory_order_release);
+void WorkerSupervisor::spawn(WorkerProcess& process, int slot, bool promoted) {
+  WorkerSlot& part = channel_.header().workers[slot];
+  part.epoch_base = ++incarnation_ << 16;  // each worker has 65536 context epochs of its own
+  part.state.store(WorkerState::starting, std::memory_order_release);
+  part.promoted.store(promoted ? 1 : 0, std::memory_order_release);
+  part.stop_requested.store(0, std::memory_order_release);
+  part.heartbeat_ns.store(monotonic_ns(), std::memory_order_release);
+  part.start_error_code = 0;
+  part.start_error[0] = '\0';
+  process = WorkerProcess{.slot = slot};
+  const pid_t pid = spawn_worker(executable_, channel_, slot);
+  if (pid <= 0) return;
+  process.pid = pid;
+  process.pidfd = open_pidfd(pid);
+}
 
-  const pid_t pid = spawn_worker(executable_, channel_);
-  if (pid < 0) {
-    return Status(Code::unavailable, fmt::format("{}: fork failed: {}", name_, std::strerror(errno)), Source::os,
+Status WorkerSupervisor::wait_ready(WorkerProcess& process) {
+  if (process.pid <= 0) {
+    return Status(Code::unavailable,
+                  fmt::format("{}: could not start a worker process: {}", name_, std::strerror(errno)), Source::os,
                   errno);
   }
-  worker_pid_.store(pid, std::memory_order_release);
-  pidfd_ = open_pidfd(pid);
-
+  const WorkerSlot& slot = channel_.header().workers[process.slot];
   const std::int64_t deadline = monotonic_ns() + to_ns(options_.start_timeout);
   while (true) {
-    const WorkerState state = header.state.load(std::memory_order_acquire);
-    if (state == WorkerState::ready) {
-      last_reply_ns_ = last_check_ns_ = monotonic_ns();
-      return Status();
-    }
-    int wait_status = 0;
+    const WorkerState state = slot.state.load(std::memory_order_acquire);
+    if (state == WorkerState::ready) return Status();
+    const pid_t pid = process.pid;
     if (state == WorkerState::failed) {
-      Status why(static_cast<Code>(header.start_error_code), header.start_error);
-      reap_worker();
+      Status why(static_cast<Code>(slot.start_error_code), slot.start_error);
+      reap(process);
       return why;
     }
+    int wait_status = 0;
     if (::waitpid(pid, &wait_status, WNOHANG) == pid) {
-      worker_pid_.store(0, std::memory_order_release);
-      if (pidfd_ >= 0) ::close(std::exchange(pidfd_, -1));
+      process.pid = 0;
+      reap(process);
       return Status(Code::unavailable, fmt::format("{}: the worker {} ({}) {} before it was ready", name_, pid,
                                                    executable_, describe_exit(wait_status)));
     }
     if (monotonic_ns() > deadline || stopping_.load(std::memory_order_acquire)) {
       ::kill(pid, SIGKILL);
-      reap_worker();
+      reap(process);
       return Status(Code::deadline_exceeded,
                     fmt::format("{}: the worker was not ready within {} ms", name_, options_.start_timeout.count()));
     }
-    pollfd fds[1] = {{.fd = pidfd_, .events = POLLIN, .revents = 0}};
-    ::poll(fds, pidfd_ >= 0 ? 1 : 0, 1);
+    pollfd fds[1] = {{.fd = process.pidfd, .events = POLLIN, .revents = 0}};
+    ::poll(fds, process.pidfd >= 0 ? 1 : 0, 1);
   }
 }
 
+Status WorkerSupervisor::start_serving() {
+  if (standby_.pid > 0 && wait_ready(standby_).ok()) {
+    serving_ = std::exchange(standby_, WorkerProcess{.slot = 1 - standby_.slot});
+    channel_.header().workers[serving_.slot].promoted.store(1, std::memory_order_release);
+  }
+  if (serving_.pid == 0) {
+    spawn(serving_, standby_.pid > 0 ? 1 - standby_.slot : 0, true);
+    ACCEL_RETURN_IF_ERROR(wait_ready(serving_));
+  }
+  worker_pid_.store(serving_.pid, std::memory_order_release);
+  last_reply_ns_ = last_check_ns_ = monotonic_ns();
+  if (options_.standby && standby_.pid == 0) spawn(standby_, 1 - serving_.slot, false);
+  return Status();
+}
+
 void WorkerSupervisor::stop_worker() {
-  if (const pid_t pid = worker_pid_.exchange(0, std::memory_order_acq_rel); pid > 0) {
-    channel_.header().stop_requested.store(1, std::memory_order_release);
-    channel_.requests().wake();
-    const std::int64_t deadline = monotonic_ns() + to_ns(kStopGrace);
-    int wait_status = 0;
-    while (true) {
-      const pid_t waited = ::waitpid(pid, &wait_status, WNOHANG);
-      if (waited == pid || (waited < 0 && errno != EINTR)) break;
-      drain_replies();
-      if (monotonic_ns() > deadline) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &wait_status, 0);
-        break;
-      }
-      pollfd fds[1] = {{.fd = pidfd_, .events = POLLIN, .revents = 0}};
-      ::poll(fds, pidfd_ >= 0 ? 1 : 0, 1);
+  for (WorkerProcess* process : {&serving_, &standby_}) {
+    if (process->pid > 0) {
+      channel_.header().workers[process->slot].stop_requested.store(1, std::memory_order_release);
     }
   }
-  if (pidfd_ >= 0) ::close(std::exchange(pidfd_, -1));
+  channel_.requests().wake();
+  const std::int64_t deadline = monotonic_ns() + to_ns(kStopGrace);
+  for (WorkerProcess* process : {&serving_, &standby_}) {
+    if (process->pid <= 0) continue;
+    int wait_status = 0;
+    while (true) {
+      const pid_t waited = ::waitpid(process->pid, &wait_status, WNOHANG);
+      if (waited == process->pid || (waited < 0 && errno != EINTR)) break;
+      drain_replies();
+      if (monotonic_ns() > deadline) {
+        ::kill(process->pid, SIGKILL);
+        ::waitpid(process->pid, &wait_status, 0);
+        break;
+      }
+      pollfd fds[1] = {{.fd = process->pidfd, .events = POLLIN, .revents = 0}};
+      ::poll(fds, process->pidfd >= 0 ? 1 : 0, 1);
+    }
+    process->pid = 0;
+    reap(*process);
+  }
   drain_replies();
   fail_device(cancelled(fmt::format("{} was closed before the request was answered", name_)));
 }

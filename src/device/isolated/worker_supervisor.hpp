@@ -1,6 +1,8 @@
 // The client side of an isolated device: starts the worker process, sends requests into the channel, answers
 // every request exactly once from the worker's replies, and replaces the worker when it is lost.
 //
+// With WorkerOptions::standby a second worker builds its context ahead of time and waits; a loss promotes it.
+//
 // One monitor thread per device reads replies (spinning while traffic flows, then sleeping on an eventfd and
 // the worker's pidfd) and watches the worker: exit (a sticky fault makes the worker exit on purpose), death by
 // a signal, or a heartbeat older than WorkerOptions::heartbeat_timeout (the worker is then killed). On a loss:
@@ -76,11 +78,23 @@ class WorkerSupervisor {
   ~WorkerSupervisor();
   static void shut_down(WorkerSupervisor* supervisor);
 
+  // One worker process: the one serving the rings, or a standby.
+  struct WorkerProcess {
+    pid_t pid = 0;  // 0: none
+    int pidfd = -1;
+    int slot = 0;  // its part of the channel header
+  };
+
   void monitor(std::promise<Status>& started);
-  Status start_worker();
-  // Why the worker is gone (it was reaped), or nothing while it serves.
+  // Makes a worker serve: promotes the standby if it is (or becomes) ready, else starts one and waits for it.
+  // Then starts a new standby if the options ask for one.
+  Status start_serving();
+  void spawn(WorkerProcess& process, int slot, bool promoted);
+  Status wait_ready(WorkerProcess& process);
+  void reap(WorkerProcess& process);  // waits for the process (dead or killed) to end
+  // Why the serving worker is gone (it was reaped), or nothing while it serves. Replaces a lost standby.
   std::optional<Status> check_worker(bool idle);
-  void reap_worker();  // waits for the worker (dead or killed) to end
+  void check_standby();
   void recover(Status loss);
   void drain_replies();
   void fail_taken_requests(const Status& loss);
@@ -94,6 +108,7 @@ class WorkerSupervisor {
   Channel channel_;
   StagingArena staging_;
   RestartTracker restarts_allowed_;
+  RestartTracker standby_restarts_allowed_;  // a standby that keeps failing is given up, not the device
 
   std::mutex send_mutex_;  // one producer of the request ring at a time
 
@@ -103,10 +118,11 @@ class WorkerSupervisor {
   std::atomic<bool> failed_{false};
 
   std::atomic<std::uint32_t> next_stream_{0};
-  std::atomic<pid_t> worker_pid_{0};
+  WorkerProcess serving_;
+  WorkerProcess standby_;
+  std::atomic<pid_t> worker_pid_{0};  // serving_.pid, for replies read on other threads
   std::atomic<std::uint64_t> worker_restarts_{0};
   std::uint32_t incarnation_ = 0;
-  int pidfd_ = -1;
   std::int64_t last_reply_ns_ = 0;
   std::int64_t last_check_ns_ = 0;
 
