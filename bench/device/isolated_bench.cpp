@@ -60,6 +60,23 @@ GemmOperands make_gemm(const Device& dev) {
   return g;
 }
 
+// Every variant open at once, each with its GEMM operands, so that the variants can take turns.
+struct OpenVariant {
+  std::string name;
+  Device dev;
+  GemmOperands g;
+};
+
+std::vector<OpenVariant> open_variants(System& system, DeviceKind kind) {
+  std::vector<OpenVariant> opened;
+  for (const Variant& variant : variants(kind)) {
+    Device dev = require(Device::open(system, variant.options), "open");
+    GemmOperands g = make_gemm(dev);
+    opened.push_back({variant.name, dev, std::move(g)});
+  }
+  return opened;
+}
+
 template <class Submit>
 std::vector<double> time_round_trips(int count, Submit submit) {
   for (int i = 0; i < count / 10; ++i) submit();
@@ -75,31 +92,22 @@ std::vector<double> time_round_trips(int count, Submit submit) {
 
 // The variants take turns in 10 rounds (2000 empty requests and 500 GEMMs each), as in pipelined() below.
 void round_trip(System& system, DeviceKind kind) {
-  struct Open {
-    std::string name;
-    Device dev;
-    GemmOperands g;
-    std::vector<double> empty, gemm;
-  };
-  std::vector<Open> opened;
-  for (const Variant& variant : variants(kind)) {
-    Device dev = require(Device::open(system, variant.options), "open");
-    GemmOperands g = make_gemm(dev);
-    opened.push_back({variant.name, dev, std::move(g), {}, {}});
-  }
+  std::vector<OpenVariant> opened = open_variants(system, kind);
+  std::vector<std::vector<double>> empty(opened.size()), gemm(opened.size());
   for (int round = 0; round < 10; ++round) {
-    for (Open& v : opened) {
-      std::vector<double> empty = time_round_trips(2'000, [&] { (void)v.dev.free(BufferHandle{}).wait(); });
-      v.empty.insert(v.empty.end(), empty.begin(), empty.end());
-      std::vector<double> gemm = time_round_trips(500, [&] { require(v.dev.gemm(v.g.request()).wait(), "gemm"); });
-      v.gemm.insert(v.gemm.end(), gemm.begin(), gemm.end());
+    for (std::size_t i = 0; i < opened.size(); ++i) {
+      OpenVariant& v = opened[i];
+      std::vector<double> samples = time_round_trips(2'000, [&] { (void)v.dev.free(BufferHandle{}).wait(); });
+      empty[i].insert(empty[i].end(), samples.begin(), samples.end());
+      samples = time_round_trips(500, [&] { require(v.dev.gemm(v.g.request()).wait(), "gemm"); });
+      gemm[i].insert(gemm[i].end(), samples.begin(), samples.end());
     }
   }
-  for (const Open& v : opened) {
-    row("roundtrip", "empty_request", v.name, "median_us", percentile(v.empty, 0.5));
-    row("roundtrip", "empty_request", v.name, "p99_us", percentile(v.empty, 0.99));
-    row("roundtrip", "gemm_64", v.name, "median_us", percentile(v.gemm, 0.5));
-    row("roundtrip", "gemm_64", v.name, "p99_us", percentile(v.gemm, 0.99));
+  for (std::size_t i = 0; i < opened.size(); ++i) {
+    row("roundtrip", "empty_request", opened[i].name, "median_us", percentile(empty[i], 0.5));
+    row("roundtrip", "empty_request", opened[i].name, "p99_us", percentile(empty[i], 0.99));
+    row("roundtrip", "gemm_64", opened[i].name, "median_us", percentile(gemm[i], 0.5));
+    row("roundtrip", "gemm_64", opened[i].name, "p99_us", percentile(gemm[i], 0.99));
   }
 }
 
@@ -108,20 +116,10 @@ void pipelined(System& system, DeviceKind kind) {
   constexpr int kGemms = 2000;
   constexpr std::size_t kWindow = 256;
   constexpr int kRounds = 9;
-  struct Open {
-    std::string name;
-    Device dev;
-    GemmOperands g;
-    std::vector<double> per_gemm;
-  };
-  std::vector<Open> opened;
-  for (const Variant& variant : variants(kind)) {
-    Device dev = require(Device::open(system, variant.options), "open");
-    GemmOperands g = make_gemm(dev);
-    opened.push_back({variant.name, dev, std::move(g), {}});
-  }
+  std::vector<OpenVariant> opened = open_variants(system, kind);
+  std::vector<std::vector<double>> per_gemm(opened.size());
   for (int round = 0; round < kRounds; ++round) {
-    for (Open& v : opened) {
+    for (std::size_t v = 0; v < opened.size(); ++v) {
       std::deque<Future<Done>> in_flight;
       const auto start = Clock::now();
       for (int i = 0; i < kGemms; ++i) {
@@ -129,13 +127,15 @@ void pipelined(System& system, DeviceKind kind) {
           require(in_flight.front().wait(), "gemm");
           in_flight.pop_front();
         }
-        in_flight.push_back(v.dev.gemm(v.g.request()));
+        in_flight.push_back(opened[v].dev.gemm(opened[v].g.request()));
       }
       for (auto& f : in_flight) require(f.wait(), "gemm");
-      v.per_gemm.push_back(micros(Clock::now() - start) / kGemms);
+      per_gemm[v].push_back(micros(Clock::now() - start) / kGemms);
     }
   }
-  for (const Open& v : opened) row("pipelined", "gemm_64", v.name, "us_per_gemm", percentile(v.per_gemm, 0.5));
+  for (std::size_t v = 0; v < opened.size(); ++v) {
+    row("pipelined", "gemm_64", opened[v].name, "us_per_gemm", percentile(per_gemm[v], 0.5));
+  }
 }
 
 // With a standby, each fault waits a second first, so that the standby replaced after the previous fault is ready.

@@ -52,7 +52,10 @@ namespace detail {
 
 DeviceCore::DeviceCore(System& owner, ActorRef<DeviceProtocol> actor_ref,
                        std::shared_ptr<device::DeviceShared> shared_state)
-    : system(&owner), actor(std::move(actor_ref)), shared(std::move(shared_state)) {}
+    : system(&owner),
+      actor(std::move(actor_ref)),
+      shared(std::move(shared_state)),
+      direct(shared->backend->make_direct_stream()) {}
 
 void DeviceCore::release(const BufferHandle& handle) noexcept {
   // Never blocks: the last owner may go away on the device's own thread (in a continuation).
@@ -85,9 +88,7 @@ Result<Device> Device::open(System& system, DeviceOptions options) {
     shared->backend = device::make_cpu_backend();
   }
   ACCEL_ASSIGN_OR_RETURN(ActorRef<DeviceProtocol> actor, spawn_stream(system, shared, shared->name));
-  auto core = std::make_shared<detail::DeviceCore>(system, std::move(actor), shared);
-  core->direct = shared->backend->make_direct_stream();
-  return Device(std::move(core));
+  return Device(std::make_shared<detail::DeviceCore>(system, std::move(actor), std::move(shared)));
 }
 
 Result<Device> Device::open_default(System& system, DeviceOptions options) {
@@ -114,9 +115,7 @@ Result<Device> Device::open_stream() const {
   const std::uint32_t index = shared->streams_opened.fetch_add(1, std::memory_order_relaxed) + 1;
   ACCEL_ASSIGN_OR_RETURN(ActorRef<DeviceProtocol> actor,
                          spawn_stream(*core_->system, shared, fmt::format("{}/{}", shared->name, index)));
-  auto core = std::make_shared<detail::DeviceCore>(*core_->system, std::move(actor), shared);
-  core->direct = shared->backend->make_direct_stream();
-  return Device(std::move(core));
+  return Device(std::make_shared<detail::DeviceCore>(*core_->system, std::move(actor), shared));
 }
 
 Status Device::health() const { return core_->shared->backend->health(); }

@@ -53,11 +53,4 @@ void StagingArena::release(StagingRange range) {
   returned_.notify_all();
 }
 
-std::uint64_t StagingArena::free_bytes() const {
-  std::lock_guard lock(mutex_);
-  std::uint64_t total = 0;
-  for (const auto& [offset, bytes] : free_) total += bytes;
-  return total;
-}
-
 }  // namespace accel::device::isolated

@@ -29,7 +29,6 @@ class StagingArena {
   void release(StagingRange range);
 
   [[nodiscard]] std::uint64_t capacity() const noexcept { return capacity_; }
-  [[nodiscard]] std::uint64_t free_bytes() const;
 
  private:
   std::optional<StagingRange> try_take(std::uint64_t bytes);

@@ -270,6 +270,7 @@ void WorkerSupervisor::monitor(std::promise<Status>& started) {
 void WorkerSupervisor::drain_replies() {
   Ring& replies = channel_.replies();
   alignas(8) std::byte message[kReplySlotBytes];
+  bool delivered = false;
   while (const std::byte* slot = replies.peek()) {
     MessageHeader header;
     std::memcpy(&header, slot, sizeof header);
@@ -284,9 +285,10 @@ void WorkerSupervisor::drain_replies() {
         pending_.erase(it);
       }
     }
-    last_reply_ns_ = monotonic_ns();
     if (pending) pending->complete(std::span<const std::byte>(message, bytes), reply_context());
+    delivered = true;
   }
+  if (delivered) last_reply_ns_ = monotonic_ns();
 }
 
 std::optional<Status> WorkerSupervisor::check_worker(bool idle) {

@@ -71,7 +71,6 @@ class WorkerSupervisor {
 
   // OK until the restart budget was spent; then why the device failed.
   [[nodiscard]] Status health() const;
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
  private:
   WorkerSupervisor(const DeviceShared& shared, Channel channel, std::string executable);
