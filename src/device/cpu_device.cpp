@@ -5,6 +5,8 @@
 #include <cstring>
 #include <new>
 
+#include "dnn/cpu/graph_interpreter.hpp"
+#include "dnn/graph_bindings.hpp"
 #include "libs/blas/cpu_gemm.hpp"
 #include "libs/blas/gemm_operands.hpp"
 
@@ -81,7 +83,8 @@ Result<DeviceInfo> CpuDevice::handle(QueryDevice&) {
                     .name = shared_->name,
                     .blas_library = blas::cpu_blas_library(),
                     .memory_capacity_bytes = shared_->options.memory_limit_bytes,
-                    .memory = stats_};
+                    .memory = stats_,
+                    .dnn_library = "accel CPU reference"};
 }
 
 Result<Done> CpuDevice::handle(CopyToDevice& request) {
@@ -137,6 +140,30 @@ Result<Done> CpuDevice::handle(Gemm& request) {
   blas::run_cpu_gemm(geometry, operands, request.alpha, request.beta);
   return Done{};
 }
+
+Result<Done> CpuDevice::run_graph(const Result<std::shared_ptr<const dnn::Graph>>& graph,
+                                  std::span<const dnn::TensorBinding> bindings) {
+  collect_released();
+  ACCEL_RETURN_IF_ERROR(graph.status());
+  if (*graph == nullptr) return invalid_argument("RunGraph without a graph");
+  ACCEL_ASSIGN_OR_RETURN(const std::vector<dnn::BoundTensor> bound, dnn::resolve_bindings(**graph, bindings, table_));
+  std::vector<std::pair<std::uint32_t, dnn::cpu::HostTensor>> memory;
+  memory.reserve(bound.size());
+  for (const dnn::BoundTensor& b : bound) memory.push_back({b.uid, {b.view.data, b.view.dtype, b.view.count}});
+  ACCEL_RETURN_IF_ERROR(dnn::cpu::run_graph(**graph, memory));
+  return Done{};
+}
+
+Result<Done> CpuDevice::handle(ConvFwd& request) {
+  return run_graph(dnn::graph_of(request), dnn::bindings_of(request));
+}
+Result<Done> CpuDevice::handle(ConvBwdData& request) {
+  return run_graph(dnn::graph_of(request), dnn::bindings_of(request));
+}
+Result<Done> CpuDevice::handle(ConvBwdFilter& request) {
+  return run_graph(dnn::graph_of(request), dnn::bindings_of(request));
+}
+Result<Done> CpuDevice::handle(RunGraph& request) { return run_graph(request.graph, request.bindings); }
 
 Result<Done> CpuDevice::handle(InjectFault& request) {
   if (request.kind == FaultKind::illegal_address) {

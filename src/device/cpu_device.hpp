@@ -30,9 +30,15 @@ class CpuDevice final : public DeviceProtocol::Handler {
 
   // -- libraries -----------------------------------------------------------------------
   Result<Done> handle(Gemm& request) override;
+  Result<Done> handle(ConvFwd& request) override;
+  Result<Done> handle(ConvBwdData& request) override;
+  Result<Done> handle(ConvBwdFilter& request) override;
+  Result<Done> handle(RunGraph& request) override;
   Result<Done> handle(InjectFault& request) override;
 
  private:
+  Result<Done> run_graph(const Result<std::shared_ptr<const dnn::Graph>>& graph,
+                         std::span<const dnn::TensorBinding> bindings);
   void release(const BufferView& view);
   void collect_released();
   void free_all() noexcept;

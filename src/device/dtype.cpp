@@ -5,6 +5,21 @@
 #include "accel/device/dtype.hpp"
 
 namespace accel {
+
+std::string_view to_string(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::f32: return "f32";
+    case DType::f64: return "f64";
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+    case DType::fp8_e4m3: return "fp8_e4m3";
+    case DType::i8: return "i8";
+    case DType::i32: return "i32";
+    case DType::u8: return "u8";
+  }
+  return "unknown_dtype";
+}
+
 namespace {
 
 // Encodes |value| (finite, not NaN) in a binary float with `mantissa_bits` and exponent bias `bias`, rounding

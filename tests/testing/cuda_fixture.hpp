@@ -64,7 +64,13 @@ struct HostArray {
         values[i] = to_float(f);
         return;
       }
-      default: FAIL() << "HostArray supports floating-point dtypes only";
+      case DType::i32: {
+        const auto v = static_cast<std::int32_t>(value);
+        std::memcpy(at, &v, 4);
+        values[i] = v;
+        return;
+      }
+      default: FAIL() << "HostArray supports floating-point dtypes and i32 only";
     }
   }
 
@@ -96,6 +102,12 @@ struct HostArray {
           Float8E4M3 f;
           std::memcpy(&f, at, 1);
           values[i] = to_float(f);
+          break;
+        }
+        case DType::i32: {
+          std::int32_t v;
+          std::memcpy(&v, at, 4);
+          values[i] = v;
           break;
         }
         default: values[i] = NAN;

@@ -70,6 +70,13 @@ struct DeviceOptions {
   std::uint64_t gemm_plan_cache_capacity = 256;           // cuBLASLt plans per stream (LRU)
   std::uint64_t gemm_workspace_bytes = 32ull << 20;       // per stream, taken from the device's memory pool
   std::uint64_t pinned_staging_cache_bytes = 1ull << 30;  // pinned host blocks kept for reuse
+  std::uint64_t dnn_plan_cache_capacity = 1024;           // cuDNN execution plans per device (LRU)
+  // Built cuDNN plans are kept on disk, so that another process (or a replaced isolated worker) loads them
+  // instead of running heuristics and building again. Empty directory: DiskStore's default for
+  // "cudnn-plans" ($ACCEL_CACHE_DIR, $XDG_CACHE_HOME/accel or ~/.cache/accel).
+  bool dnn_persistent_plans = true;
+  std::string dnn_plan_directory;
+  std::uint64_t dnn_plan_directory_bytes = 256ull << 20;
 };
 
 namespace device {

@@ -4,11 +4,13 @@
 
 #include "accel/core/protocol.hpp"
 #include "accel/device/requests.hpp"
+#include "accel/dnn/convolution.hpp"
+#include "accel/dnn/graph.hpp"
 #include "accel/libs/blas/gemm.hpp"
 
 namespace accel {
 
-using DeviceProtocol =
-    Protocol<Allocate, Free, CopyToDevice, CopyToHost, CopyOnDevice, QueryDevice, ResetContext, Gemm, InjectFault>;
+using DeviceProtocol = Protocol<Allocate, Free, CopyToDevice, CopyToHost, CopyOnDevice, QueryDevice, ResetContext, Gemm,
+                                ConvFwd, ConvBwdData, ConvBwdFilter, RunGraph, InjectFault>;
 
 }  // namespace accel

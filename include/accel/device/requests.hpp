@@ -40,6 +40,18 @@ struct PlanCacheStats {
   std::uint64_t capacity = 0;
 };
 
+// The cuDNN plans of a device: the in-memory LRU (shared by the device's streams) and its persistent tier.
+struct DnnPlanStats {
+  PlanCacheStats memory;               // hits include requesters that waited for another's build of the same key
+  std::uint64_t builds = 0;            // COUNT: heuristics + plan builds
+  std::uint64_t build_micros = 0;      // SUM: host time spent building them
+  std::uint64_t disk_loads = 0;        // COUNT: plans loaded from the persistent tier instead of built
+  std::uint64_t load_micros = 0;       // SUM: host time spent loading them
+  std::uint64_t disk_stores = 0;       // COUNT: built plans written to the persistent tier
+  std::uint64_t disk_rejected = 0;     // COUNT: entries found damaged or unloadable (then rebuilt)
+  std::uint64_t not_serializable = 0;  // COUNT: built plans whose engine cuDNN cannot serialise
+};
+
 struct DeviceInfo {
   DeviceKind kind = DeviceKind::cpu;
   int ordinal = 0;
@@ -53,6 +65,8 @@ struct DeviceInfo {
   std::uint64_t device_free_bytes = 0;  // SUM: free memory of the whole GPU as the driver reports it; 0 for the CPU
   MemoryStats memory;
   PlanCacheStats gemm_plans;  // of the stream that answered
+  std::string dnn_library;    // e.g. "cuDNN 9.14.0 (frontend 1.23.0)" or "accel CPU reference"
+  DnnPlanStats dnn_plans;
   // Isolated devices only (0 in process): the worker process serving the device now, and how many workers
   // replaced a lost one since the device was opened (COUNT).
   std::int32_t worker_pid = 0;

@@ -79,6 +79,13 @@ Result<std::shared_ptr<CudaContext>> CudaContext::open(DeviceShared& shared) {
 
   context->events_ = std::make_shared<EventPool>();
   context->pinned_ = std::make_shared<PinnedPool>(shared.options.pinned_staging_cache_bytes);
+  context->dnn_plans_ = std::make_unique<dnn::cudnn::DnnPlans>(
+      dnn::cudnn::DnnPlanOptions{.capacity = shared.options.dnn_plan_cache_capacity,
+                                 .persistent = shared.options.dnn_persistent_plans,
+                                 .directory = shared.options.dnn_plan_directory,
+                                 .directory_bytes = shared.options.dnn_plan_directory_bytes,
+                                 .compute_capability = context->compute_capability_,
+                                 .device_name = context->gpu_name_});
   context->completions_ = std::make_unique<CompletionQueue>(shared.options.completion, health, shared.name);
   return context;
 }

@@ -23,6 +23,7 @@
 #include "device/cuda/cuda_resources.hpp"
 #include "device/cuda/health.hpp"
 #include "device/device_shared.hpp"
+#include "dnn/cudnn/dnn_plans.hpp"
 
 namespace accel::device::cuda {
 
@@ -65,6 +66,8 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   [[nodiscard]] EventPool& events() noexcept { return *events_; }
   [[nodiscard]] PinnedPool& pinned() noexcept { return *pinned_; }
   [[nodiscard]] CompletionQueue& completions() noexcept { return *completions_; }
+  // The cuDNN plans of this device, shared by its streams.
+  [[nodiscard]] dnn::cudnn::DnnPlans& dnn_plans() noexcept { return *dnn_plans_; }
 
   // The buffer table and the buffers' ordering state; hold buffers_mutex() while using them.
   [[nodiscard]] std::mutex& buffers_mutex() noexcept { return buffers_mutex_; }
@@ -95,6 +98,7 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   cudaMemPool_t pool_ = nullptr;
   std::shared_ptr<EventPool> events_;
   std::shared_ptr<PinnedPool> pinned_;
+  std::unique_ptr<dnn::cudnn::DnnPlans> dnn_plans_;
 
   std::mutex buffers_mutex_;
   BufferTable table_;

@@ -6,6 +6,8 @@
 
 #include "device/cuda/cuda_status.hpp"
 #include "device/cuda/fault_kernel.hpp"
+#include "dnn/graph_bindings.hpp"
+#include "dnn/plan_key.hpp"
 #include "libs/blas/gemm_operands.hpp"
 
 namespace accel::device::cuda {
@@ -42,13 +44,15 @@ Result<std::unique_ptr<CudaStream>> CudaStream::create(std::shared_ptr<DeviceSha
 CudaStream::~CudaStream() {
   gemm_.reset();
   if (stream_ == nullptr || context_->check_healthy().code() == Code::context_lost) return;
+  if (dnn_ != nullptr) cudnnDestroy(dnn_);
+  if (dnn_workspace_ != nullptr) cudaFreeAsync(dnn_workspace_, stream_);
   if (workspace_ != nullptr) cudaFreeAsync(workspace_, stream_);
   cudaStreamSynchronize(stream_);
   cudaStreamDestroy(stream_);
 }
 
 template <class Work>
-Result<Submitted> CudaStream::ordered(std::initializer_list<Use> uses, Work&& work) {
+Result<Submitted> CudaStream::ordered(std::span<const Use> uses, Work&& work) {
   for (const Use& use : uses) ACCEL_RETURN_IF_ERROR(context_->order_before(stream_, use.buffer, use.access));
   ACCEL_ASSIGN_OR_RETURN(Submitted submitted, work());
   ACCEL_ASSIGN_OR_RETURN(submitted.event, context_->record_event(stream_));
@@ -154,7 +158,9 @@ Result<DeviceInfo> CudaStream::handle(QueryDevice&) {
       .completion = context_->completions().strategy(),
       .device_free_bytes = free_bytes,
       .memory = memory,
-      .gemm_plans = gemm_->stats()};
+      .gemm_plans = gemm_->stats(),
+      .dnn_library = dnn::cudnn::cudnn_library(),
+      .dnn_plans = context_->dnn_plans().stats()};
 }
 
 // -- copies ----------------------------------------------------------------------------------------------
@@ -282,6 +288,86 @@ Result<Submitted> CudaStream::enqueue(Gemm& request) {
                    launch);
   }
   return ordered({{request.a, Access::read}, {request.b, Access::read}, {request.c, Access::write}}, launch);
+}
+
+Result<cudnnHandle_t> CudaStream::dnn_handle() {
+  if (dnn_ != nullptr) return dnn_;
+  cudnnHandle_t handle = nullptr;
+  if (cudnnStatus_t status = cudnnCreate(&handle); status != CUDNN_STATUS_SUCCESS) {
+    return Status(Code::unavailable, fmt::format("cudnnCreate: {}", cudnnGetErrorString(status)), Source::cudnn,
+                  status);
+  }
+  if (cudnnStatus_t status = cudnnSetStream(handle, stream_); status != CUDNN_STATUS_SUCCESS) {
+    cudnnDestroy(handle);
+    return Status(Code::internal, fmt::format("cudnnSetStream: {}", cudnnGetErrorString(status)), Source::cudnn,
+                  status);
+  }
+  dnn_ = handle;
+  return dnn_;
+}
+
+// The workspace only grows; the old one is freed in stream order, after the work that used it.
+Status CudaStream::reserve_dnn_workspace(std::uint64_t bytes) {
+  if (bytes <= dnn_workspace_bytes_) return Status();
+  if (dnn_workspace_ != nullptr) {
+    ACCEL_RETURN_IF_ERROR(context_->check(cudaFreeAsync(dnn_workspace_, stream_), "cudaFreeAsync (cuDNN workspace)"));
+    dnn_workspace_ = nullptr;
+    dnn_workspace_bytes_ = 0;
+  }
+  ACCEL_RETURN_IF_ERROR(context_->check(cudaMallocFromPoolAsync(&dnn_workspace_, bytes, context_->pool(), stream_),
+                                        fmt::format("allocating a {}-byte cuDNN workspace", bytes)));
+  dnn_workspace_bytes_ = bytes;
+  return Status();
+}
+
+Result<Submitted> CudaStream::enqueue_graph(std::span<const std::byte> key,
+                                            const dnn::cudnn::DnnPlans::GraphFactory& graph,
+                                            std::span<const dnn::TensorBinding> bindings) {
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  ACCEL_ASSIGN_OR_RETURN(cudnnHandle_t handle, dnn_handle());
+  ACCEL_ASSIGN_OR_RETURN(const std::shared_ptr<const dnn::cudnn::PlannedGraph> planned,
+                         context_->dnn_plans().find_or_build(key, handle, graph));
+  const dnn::cudnn::CudnnPlan& plan = *planned->plan;
+  std::lock_guard lock(context_->buffers_mutex());
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  ACCEL_ASSIGN_OR_RETURN(const std::vector<dnn::BoundTensor> bound,
+                         dnn::resolve_bindings(*planned->graph, bindings, context_->table()));
+  std::vector<Use> uses;
+  std::vector<std::pair<std::uint32_t, void*>> addresses;
+  uses.reserve(bound.size());
+  addresses.reserve(bound.size());
+  for (const dnn::BoundTensor& b : bound) {
+    uses.push_back({b.handle, b.written ? Access::write : Access::read});
+    addresses.emplace_back(b.uid, b.view.data);
+  }
+  return ordered(std::span<const Use>(uses), [&]() -> Result<Submitted> {
+    ACCEL_RETURN_IF_ERROR(reserve_dnn_workspace(static_cast<std::uint64_t>(dnn::cudnn::workspace_bytes(plan))));
+    Status launched = dnn::cudnn::execute(plan, handle, addresses, dnn_workspace_);
+    if (!launched.ok()) {
+      if (cudaError_t pending = cudaPeekAtLastError(); is_sticky(pending)) return context_->check(pending, "cuDNN");
+      return launched;
+    }
+    return Submitted{};
+  });
+}
+
+Result<Submitted> CudaStream::enqueue(ConvFwd& request) {
+  return enqueue_graph(
+      dnn::plan_key(request), [&] { return dnn::graph_of(request); }, dnn::bindings_of(request));
+}
+Result<Submitted> CudaStream::enqueue(ConvBwdData& request) {
+  return enqueue_graph(
+      dnn::plan_key(request), [&] { return dnn::graph_of(request); }, dnn::bindings_of(request));
+}
+Result<Submitted> CudaStream::enqueue(ConvBwdFilter& request) {
+  return enqueue_graph(
+      dnn::plan_key(request), [&] { return dnn::graph_of(request); }, dnn::bindings_of(request));
+}
+Result<Submitted> CudaStream::enqueue(RunGraph& request) {
+  if (request.graph == nullptr) return invalid_argument("RunGraph without a graph");
+  return enqueue_graph(
+      dnn::plan_key(*request.graph), [&]() -> Result<std::shared_ptr<const dnn::Graph>> { return request.graph; },
+      request.bindings);
 }
 
 Result<Submitted> CudaStream::enqueue(InjectFault& request) {

@@ -8,8 +8,11 @@
 
 #include <cuda_runtime.h>
 
+#include <cudnn.h>
+
 #include <initializer_list>
 #include <memory>
+#include <span>
 
 #include "accel/device/protocol.hpp"
 #include "device/cuda/cuda_context.hpp"
@@ -38,11 +41,19 @@ class CudaStream final : public DeviceProtocol::Handler {
   Result<Done> handle(CopyToHost& request) override { return wait_for(enqueue(request)); }
   Result<Done> handle(CopyOnDevice& request) override { return wait_for(enqueue(request)); }
   Result<Done> handle(Gemm& request) override { return wait_for(enqueue(request)); }
+  Result<Done> handle(ConvFwd& request) override { return wait_for(enqueue(request)); }
+  Result<Done> handle(ConvBwdData& request) override { return wait_for(enqueue(request)); }
+  Result<Done> handle(ConvBwdFilter& request) override { return wait_for(enqueue(request)); }
+  Result<Done> handle(RunGraph& request) override { return wait_for(enqueue(request)); }
   Result<Done> handle(InjectFault& request) override { return wait_for(enqueue(request)); }
   Status dispatch(CopyToDevice& request, Promise<Done>& reply) override { return complete_later(request, reply); }
   Status dispatch(CopyToHost& request, Promise<Done>& reply) override { return complete_later(request, reply); }
   Status dispatch(CopyOnDevice& request, Promise<Done>& reply) override { return complete_later(request, reply); }
   Status dispatch(Gemm& request, Promise<Done>& reply) override { return complete_later(request, reply); }
+  Status dispatch(ConvFwd& request, Promise<Done>& reply) override { return complete_later(request, reply); }
+  Status dispatch(ConvBwdData& request, Promise<Done>& reply) override { return complete_later(request, reply); }
+  Status dispatch(ConvBwdFilter& request, Promise<Done>& reply) override { return complete_later(request, reply); }
+  Status dispatch(RunGraph& request, Promise<Done>& reply) override { return complete_later(request, reply); }
   Status dispatch(InjectFault& request, Promise<Done>& reply) override { return complete_later(request, reply); }
 
  private:
@@ -57,12 +68,26 @@ class CudaStream final : public DeviceProtocol::Handler {
   Result<Submitted> enqueue(CopyToHost& request);
   Result<Submitted> enqueue(CopyOnDevice& request);
   Result<Submitted> enqueue(Gemm& request);
+  Result<Submitted> enqueue(ConvFwd& request);
+  Result<Submitted> enqueue(ConvBwdData& request);
+  Result<Submitted> enqueue(ConvBwdFilter& request);
+  Result<Submitted> enqueue(RunGraph& request);
+  // Every cuDNN request: the plan of `key` (built from `graph()` on a miss), then the graph's bindings resolved,
+  // ordered, executed.
+  Result<Submitted> enqueue_graph(std::span<const std::byte> key, const dnn::cudnn::DnnPlans::GraphFactory& graph,
+                                  std::span<const dnn::TensorBinding> bindings);
+  Result<cudnnHandle_t> dnn_handle();
+  Status reserve_dnn_workspace(std::uint64_t bytes);
   Result<Submitted> enqueue(InjectFault& request);
 
   // With the buffers' lock held and every operand validated: orders the work after the buffers' earlier
   // users, runs `work` (which enqueues and returns what completion needs), records the completion event.
   template <class Work>
-  Result<Submitted> ordered(std::initializer_list<Use> uses, Work&& work);
+  Result<Submitted> ordered(std::initializer_list<Use> uses, Work&& work) {
+    return ordered(std::span<const Use>(uses.begin(), uses.size()), std::forward<Work>(work));
+  }
+  template <class Work>
+  Result<Submitted> ordered(std::span<const Use> uses, Work&& work);
 
   template <class Request>
   Status complete_later(Request& request, Promise<Done>& reply) {
@@ -85,6 +110,9 @@ class CudaStream final : public DeviceProtocol::Handler {
   cudaStream_t stream_ = nullptr;
   void* workspace_ = nullptr;
   std::unique_ptr<blas::CublasLtGemm> gemm_;
+  cudnnHandle_t dnn_ = nullptr;  // made on the first cuDNN request
+  void* dnn_workspace_ = nullptr;
+  std::uint64_t dnn_workspace_bytes_ = 0;
 };
 
 }  // namespace accel::device::cuda

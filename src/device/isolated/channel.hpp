@@ -50,7 +50,11 @@ struct WorkerConfig {
   std::uint64_t pinned_staging_cache_bytes = 0;
   std::int64_t spin_ns = 0;
   std::int64_t heartbeat_interval_ns = 0;
+  std::uint64_t dnn_plan_cache_capacity = 0;
+  std::uint64_t dnn_plan_directory_bytes = 0;
+  bool dnn_persistent_plans = true;
   char name[64] = {};
+  char dnn_plan_directory[1024] = {};  // empty: the default, which the worker finds in the same environment
 };
 
 enum class WorkerState : std::uint32_t { starting, ready, failed };

@@ -36,8 +36,8 @@ class ReplyTo final : public PendingReply {
   Promise<T> promise_;
 };
 
-// One copy may cross the staging region in several pieces; its future is ready when every piece has been
-// answered, with the first error if any piece failed.
+// One copy may cross the staging region in several pieces (a RunGraph in one, its bindings and graph); its
+// future is ready when every piece has been answered, with the first error if any piece failed.
 class CopyJoin {
  public:
   CopyJoin(Promise<Done> promise, std::uint64_t pieces) : promise_(std::move(promise)), remaining_(pieces) {}
@@ -108,6 +108,33 @@ class IsolatedStream final : public DeviceProtocol::Handler {
   Status dispatch(QueryDevice& request, Promise<DeviceInfo>& reply) override { return forward(request, reply); }
   Status dispatch(ResetContext& request, Promise<Done>& reply) override { return forward(request, reply); }
   Status dispatch(Gemm& request, Promise<Done>& reply) override { return forward(request, reply); }
+  Status dispatch(ConvFwd& request, Promise<Done>& reply) override { return forward(request, reply); }
+  Status dispatch(ConvBwdData& request, Promise<Done>& reply) override { return forward(request, reply); }
+  Status dispatch(ConvBwdFilter& request, Promise<Done>& reply) override { return forward(request, reply); }
+
+  Status dispatch(RunGraph& request, Promise<Done>& reply) override {
+    if (request.graph == nullptr) {
+      reply.set(invalid_argument("RunGraph without a graph"));
+      return Status();
+    }
+    const std::vector<std::byte>& encoding = request.graph->signature().bytes;
+    const std::size_t binding_bytes = request.bindings.size() * sizeof(dnn::TensorBinding);
+    const std::optional<StagingRange> range = supervisor_->allocate_staging(binding_bytes + encoding.size());
+    if (!range) {
+      reply.set(supervisor_->health());
+      return Status();
+    }
+    std::byte* staged = supervisor_->staging_memory().data() + range->offset;
+    std::memcpy(staged, request.bindings.data(), binding_bytes);
+    std::memcpy(staged + binding_bytes, encoding.data(), encoding.size());
+    const isolated::StagedGraph wire{.offset = range->offset,
+                                     .bindings = static_cast<std::uint32_t>(request.bindings.size()),
+                                     .graph_bytes = static_cast<std::uint32_t>(encoding.size())};
+    auto join = std::make_shared<CopyJoin>(std::move(reply), 1);
+    supervisor_->send(stream_, isolated::kTag<RunGraph>, std::as_bytes(std::span(&wire, 1)),
+                      std::make_unique<CopyPiece>(join, *supervisor_, *range, nullptr, 0));
+    return Status();
+  }
   Status dispatch(InjectFault& request, Promise<Done>& reply) override { return forward(request, reply); }
 
   Status dispatch(CopyToDevice& request, Promise<Done>& reply) override {
@@ -156,6 +183,10 @@ class IsolatedStream final : public DeviceProtocol::Handler {
   Result<DeviceInfo> handle(QueryDevice&) override { return not_dispatched(); }
   Result<Done> handle(ResetContext&) override { return not_dispatched(); }
   Result<Done> handle(Gemm&) override { return not_dispatched(); }
+  Result<Done> handle(ConvFwd&) override { return not_dispatched(); }
+  Result<Done> handle(ConvBwdData&) override { return not_dispatched(); }
+  Result<Done> handle(ConvBwdFilter&) override { return not_dispatched(); }
+  Result<Done> handle(RunGraph&) override { return not_dispatched(); }
   Result<Done> handle(InjectFault&) override { return not_dispatched(); }
 
  private:
@@ -164,6 +195,9 @@ class IsolatedStream final : public DeviceProtocol::Handler {
   template <class Request>
   Status forward(const Request& request, Promise<response_t<Request>>& reply) {
     static_assert(std::is_trivially_copyable_v<Request>, "requests cross the channel byte for byte");
+    static_assert(isolated::Ring::kSequenceBytes + sizeof(isolated::MessageHeader) + sizeof(Request) <=
+                      isolated::kRequestSlotBytes,
+                  "the request does not fit a channel slot");
     supervisor_->send(stream_, isolated::kTag<Request>, std::as_bytes(std::span(&request, 1)),
                       std::make_unique<ReplyTo<response_t<Request>>>(std::move(reply)));
     return Status();

@@ -37,7 +37,7 @@ bool WireReader::string(std::string& text) {
 }
 
 // Field by field. The size check makes a field added to DeviceInfo without being added here fail to compile.
-static_assert(sizeof(DeviceInfo) == 216, "DeviceInfo changed: update its wire encoding (and this size)");
+static_assert(sizeof(DeviceInfo) == 344, "DeviceInfo changed: update its wire encoding (and this size)");
 
 void encode_value(WireWriter& out, const DeviceInfo& info) {
   out.pod(info.kind);
@@ -52,6 +52,8 @@ void encode_value(WireWriter& out, const DeviceInfo& info) {
   out.pod(info.device_free_bytes);
   out.pod(info.memory);
   out.pod(info.gemm_plans);
+  out.string(info.dnn_library);
+  out.pod(info.dnn_plans);
   out.pod(info.worker_pid);
   out.pod(info.worker_restarts);
 }
@@ -60,7 +62,8 @@ bool decode_value(WireReader& in, DeviceInfo& info) {
   return in.pod(info.kind) && in.pod(info.ordinal) && in.pod(info.device_id) && in.pod(info.epoch) &&
          in.string(info.name) && in.string(info.blas_library) && in.pod(info.memory_capacity_bytes) &&
          in.pod(info.compute_capability) && in.pod(info.completion) && in.pod(info.device_free_bytes) &&
-         in.pod(info.memory) && in.pod(info.gemm_plans) && in.pod(info.worker_pid) && in.pod(info.worker_restarts);
+         in.pod(info.memory) && in.pod(info.gemm_plans) && in.string(info.dnn_library) && in.pod(info.dnn_plans) &&
+         in.pod(info.worker_pid) && in.pod(info.worker_restarts);
 }
 
 void encode_status(WireWriter& out, const Status& status, std::size_t value_bytes) {

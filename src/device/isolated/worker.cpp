@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <execinfo.h>
+
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -61,6 +63,11 @@ class Worker {
     options.gemm_plan_cache_capacity = config.gemm_plan_cache_capacity;
     options.gemm_workspace_bytes = config.gemm_workspace_bytes;
     options.pinned_staging_cache_bytes = config.pinned_staging_cache_bytes;
+    options.dnn_plan_cache_capacity = config.dnn_plan_cache_capacity;
+    options.dnn_plan_directory_bytes = config.dnn_plan_directory_bytes;
+    options.dnn_persistent_plans = config.dnn_persistent_plans;
+    options.dnn_plan_directory =
+        std::string(config.dnn_plan_directory, strnlen(config.dnn_plan_directory, sizeof config.dnn_plan_directory));
     spin_ = std::chrono::nanoseconds(config.spin_ns);
     heartbeat_interval_ =
         std::chrono::milliseconds(std::max<std::int64_t>(config.heartbeat_interval_ns / 1'000'000, 1));
@@ -129,6 +136,36 @@ class Worker {
 
   template <class Request>
   void serve_one(const MessageHeader& message, Request& request) {
+    if constexpr (std::is_same_v<Request, StagedGraph>) {
+      Result<RunGraph> unstaged = unstage(request);
+      if (!unstaged.ok()) {
+        write_reply(message.id, Result<Done>(unstaged.status()));
+        return;
+      }
+      serve_one(message, *unstaged);
+    } else {
+      serve_request(message, request);
+    }
+  }
+
+  // A RunGraph from its staged bindings and graph encoding. The graph is validated again here: the worker
+  // trusts no bytes it did not check.
+  Result<RunGraph> unstage(const StagedGraph& staged) {
+    const std::uint64_t binding_bytes = std::uint64_t{staged.bindings} * sizeof(dnn::TensorBinding);
+    const std::span<std::byte> staging = channel_.staging();
+    if (staged.offset > staging.size() || binding_bytes + staged.graph_bytes > staging.size() - staged.offset) {
+      return internal_error(fmt::format("{}: a staged graph lies outside the staging region", shared_->name));
+    }
+    const std::byte* at = staging.data() + staged.offset;
+    RunGraph run;
+    run.bindings.resize(staged.bindings);
+    std::memcpy(run.bindings.data(), at, binding_bytes);
+    ACCEL_ASSIGN_OR_RETURN(run.graph, dnn::Graph::decode(std::span(at + binding_bytes, staged.graph_bytes)));
+    return run;
+  }
+
+  template <class Request>
+  void serve_request(const MessageHeader& message, Request& request) {
     using Response = response_t<Request>;
     if constexpr (std::is_same_v<Request, InjectFault>) {
       if (request.kind == FaultKind::worker_crash) std::abort();
@@ -254,7 +291,24 @@ std::optional<long> flag_value(std::string_view arg, std::string_view flag) {
 
 }  // namespace
 
+namespace {
+
+// A crashing worker leaves its stack on stderr (the client only learns the signal): addresses as
+// "accel-worker(+offset)", for addr2line against the unstripped build.
+void print_stack_and_die(int signal) {
+  void* frames[64];
+  const int count = ::backtrace(frames, 64);
+  const char banner[] = "accel-worker: fatal signal; stack:\n";
+  (void)!::write(STDERR_FILENO, banner, sizeof banner - 1);
+  ::backtrace_symbols_fd(frames, count, STDERR_FILENO);
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+}
+
+}  // namespace
+
 int run_worker(int argc, char** argv) {
+  for (int signal : {SIGSEGV, SIGBUS, SIGILL, SIGFPE}) std::signal(signal, print_stack_and_die);
   long channel_fd = -1, worker_wake_fd = -1, client_wake_fd = -1, parent = -1, slot = -1;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg(argv[i]);

@@ -122,6 +122,15 @@ Result<std::shared_ptr<WorkerSupervisor>> WorkerSupervisor::start(const DeviceSh
   config.spin_ns = to_ns(shared.options.worker.spin);
   config.heartbeat_interval_ns = to_ns(shared.options.worker.heartbeat_timeout) / 8;
   std::strncpy(config.name, shared.name.c_str(), sizeof config.name - 1);
+  config.dnn_plan_cache_capacity = shared.options.dnn_plan_cache_capacity;
+  config.dnn_plan_directory_bytes = shared.options.dnn_plan_directory_bytes;
+  config.dnn_persistent_plans = shared.options.dnn_persistent_plans;
+  if (shared.options.dnn_plan_directory.size() >= sizeof config.dnn_plan_directory) {
+    return invalid_argument(fmt::format("{}: dnn_plan_directory is longer than {} bytes", shared.name,
+                                        sizeof config.dnn_plan_directory - 1));
+  }
+  std::strncpy(config.dnn_plan_directory, shared.options.dnn_plan_directory.c_str(),
+               sizeof config.dnn_plan_directory - 1);
 
   std::shared_ptr<WorkerSupervisor> supervisor(new WorkerSupervisor(shared, std::move(channel), std::move(executable)),
                                                &WorkerSupervisor::shut_down);

@@ -1,0 +1,392 @@
+#include "cache/disk_store.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <pwd.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define XXH_STATIC_LINKING_ONLY  // for XXH3_state_t on the stack
+#include <xxhash.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <limits>
+#include <string>
+
+namespace accel::cache {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::array<char, 8> kMagic = {'A', 'C', 'C', 'E', 'L', 'D', 'S', '\0'};
+constexpr std::size_t kHeaderBytes = 32;
+constexpr std::string_view kEntrySuffix = ".entry";
+constexpr std::size_t kEntryNameLength = 32 + kEntrySuffix.size();
+constexpr std::string_view kTempPrefix = "tmp-";
+// Writing an entry takes milliseconds; a temporary file an hour old belongs to a writer that died.
+constexpr std::time_t kStaleTempSeconds = 60 * 60;
+
+struct Header {
+  std::uint32_t format_version = 0;
+  std::uint32_t key_bytes = 0;
+  std::uint64_t value_bytes = 0;
+  std::uint64_t checksum = 0;
+};
+
+void put_le(std::byte* out, std::uint64_t value, std::size_t bytes) {
+  for (std::size_t i = 0; i < bytes; ++i) out[i] = static_cast<std::byte>(value >> (8 * i));
+}
+
+std::uint64_t get_le(const std::byte* in, std::size_t bytes) {
+  std::uint64_t value = 0;
+  for (std::size_t i = 0; i < bytes; ++i) value |= std::uint64_t{std::to_integer<std::uint8_t>(in[i])} << (8 * i);
+  return value;
+}
+
+std::array<std::byte, kHeaderBytes> encode(const Header& header) {
+  std::array<std::byte, kHeaderBytes> out{};
+  std::memcpy(out.data(), kMagic.data(), kMagic.size());
+  put_le(out.data() + 8, header.format_version, 4);
+  put_le(out.data() + 12, header.key_bytes, 4);
+  put_le(out.data() + 16, header.value_bytes, 8);
+  put_le(out.data() + 24, header.checksum, 8);
+  return out;
+}
+
+// Nothing when the magic is wrong.
+std::optional<Header> decode(const std::array<std::byte, kHeaderBytes>& in) {
+  if (std::memcmp(in.data(), kMagic.data(), kMagic.size()) != 0) return std::nullopt;
+  return Header{.format_version = static_cast<std::uint32_t>(get_le(in.data() + 8, 4)),
+                .key_bytes = static_cast<std::uint32_t>(get_le(in.data() + 12, 4)),
+                .value_bytes = get_le(in.data() + 16, 8),
+                .checksum = get_le(in.data() + 24, 8)};
+}
+
+std::uint64_t checksum(std::span<const std::byte> key, std::span<const std::byte> value) {
+  XXH3_state_t state;
+  XXH3_64bits_reset(&state);
+  XXH3_64bits_update(&state, key.data(), key.size());
+  XXH3_64bits_update(&state, value.data(), value.size());
+  return XXH3_64bits_digest(&state);
+}
+
+// Whether retrying can help is what the code says, so it follows from errno rather than from the operation.
+Code code_for(int error) {
+  switch (error) {
+    case ENOSPC:
+    case EDQUOT: return Code::resource_exhausted;
+    case EACCES:
+    case EPERM:
+    case EROFS:
+    case ENOTDIR:
+    case EEXIST: return Code::failed_precondition;
+    default: return Code::unavailable;
+  }
+}
+
+Status os_error(const fs::path& directory, std::string_view what, int error) {
+  return Status(code_for(error), fmt::format("disk cache {}: {}: {}", directory.native(), what, std::strerror(error)),
+                Source::os, error);
+}
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  [[nodiscard]] int get() const noexcept { return fd_; }
+  // Closing is where some file systems (NFS) report a failed write, so a writer must see its result.
+  int close() noexcept { return ::close(std::exchange(fd_, -1)); }
+
+ private:
+  int fd_;
+};
+
+// Bytes read, fewer than asked at the end of the file; -1 with errno on a read error.
+ssize_t read_at(int fd, std::span<std::byte> out, off_t offset) {
+  std::size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::pread(fd, out.data() + done, out.size() - done, offset + static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -1;
+    if (n == 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  return static_cast<ssize_t>(done);
+}
+
+bool write_all(int fd, std::span<const std::byte> data) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+enum class Verdict { hit, other_key, other_version, damaged };
+struct Reading {
+  Verdict verdict = Verdict::damaged;
+  std::vector<std::byte> value;
+};
+
+// Reads and checks the entry open as `fd` (`file_bytes` long) against the asked key. Only read errors are errors:
+// whatever the bytes say is a verdict.
+Result<Reading> read_entry(int fd, std::uint64_t file_bytes, std::span<const std::byte> key,
+                           std::uint32_t format_version, const fs::path& path) {
+  const auto read_error = [&] {
+    const int error = errno;
+    return os_error(path.parent_path(), "could not read " + path.filename().native(), error);
+  };
+  if (file_bytes < kHeaderBytes) return Reading{};
+  std::array<std::byte, kHeaderBytes> raw{};
+  const ssize_t header_read = read_at(fd, raw, 0);
+  if (header_read < 0) return read_error();
+  if (static_cast<std::size_t>(header_read) < kHeaderBytes) return Reading{};
+  const std::optional<Header> header = decode(raw);
+  if (!header) return Reading{};
+  if (header->format_version != format_version) return Reading{.verdict = Verdict::other_version};
+  const std::uint64_t body_bytes = file_bytes - kHeaderBytes;
+  if (header->key_bytes > body_bytes || header->value_bytes != body_bytes - header->key_bytes) return Reading{};
+
+  std::vector<std::byte> stored_key(header->key_bytes);
+  Reading reading{.verdict = Verdict::hit, .value = std::vector<std::byte>(header->value_bytes)};
+  const ssize_t key_read = read_at(fd, stored_key, kHeaderBytes);
+  if (key_read < 0) return read_error();
+  const ssize_t value_read = read_at(fd, reading.value, kHeaderBytes + header->key_bytes);
+  if (value_read < 0) return read_error();
+  // The file may have been truncated since fstat; short reads are damage like any other.
+  if (static_cast<std::size_t>(key_read) != stored_key.size() ||
+      static_cast<std::size_t>(value_read) != reading.value.size() ||
+      checksum(stored_key, reading.value) != header->checksum) {
+    return Reading{};
+  }
+  if (!std::ranges::equal(stored_key, key)) return Reading{.verdict = Verdict::other_key};
+  return reading;
+}
+
+// Removes `path` only if it still names the file that was read: a writer may have renamed a good entry over it
+// since, and that one must stay. The check and the unlink are not atomic; losing that race costs an entry, never
+// a wrong value. A file already gone is what a concurrent reader's removal looks like.
+void remove_if_unchanged(const fs::path& path, const struct stat& read) {
+  struct stat now {};
+  if (::lstat(path.c_str(), &now) == 0 && now.st_ino == read.st_ino && now.st_dev == read.st_dev) {
+    ::unlink(path.c_str());
+  }
+}
+
+// Process id and counter are unique on this host; the random part keeps names apart where hosts or PID
+// namespaces share the directory (a network file system, containers sharing a volume). The file is created with
+// O_EXCL, so a clash fails the store rather than mixing two writers' bytes; that also covers getrandom failing.
+std::string temp_name() {
+  static std::atomic<std::uint64_t> counter{0};
+  std::uint64_t random = 0;
+  if (::getrandom(&random, sizeof random, GRND_NONBLOCK) != sizeof random) random = 0;
+  return fmt::format("{}{}-{}-{:016x}", kTempPrefix, ::getpid(), counter.fetch_add(1, std::memory_order_relaxed),
+                     random);
+}
+
+bool is_entry_name(std::string_view name) {
+  return name.size() == kEntryNameLength && name.ends_with(kEntrySuffix) &&
+         name.find_first_not_of("0123456789abcdef") == kEntryNameLength - kEntrySuffix.size();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DiskStore>> DiskStore::open(DiskStoreOptions options) {
+  if (options.directory.empty()) {
+    return invalid_argument("disk cache: no directory given (default_directory() finds none without a home)");
+  }
+  std::error_code error;
+  fs::create_directories(options.directory, error);
+  if (error) return os_error(options.directory, "could not create the directory", error.value());
+  if (::access(options.directory.c_str(), R_OK | W_OK | X_OK) != 0) {
+    return os_error(options.directory, "cannot read and write the directory", errno);
+  }
+  std::unique_ptr<DiskStore> store(new DiskStore(std::move(options)));
+  ACCEL_RETURN_IF_ERROR(store->scan_and_evict());
+  return store;
+}
+
+fs::path DiskStore::default_directory(std::string_view component) {
+  if (const char* dir = std::getenv("ACCEL_CACHE_DIR"); dir != nullptr && *dir != '\0') {
+    return fs::path(dir) / component;
+  }
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && fs::path(xdg).is_absolute()) {
+    return fs::path(xdg) / "accel" / component;
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return fs::path(home) / ".cache" / "accel" / component;
+  }
+  // Services and containers may run without HOME; the password database still knows the home.
+  passwd entry{};
+  passwd* found = nullptr;
+  std::array<char, 16384> buffer{};
+  if (::getpwuid_r(::getuid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr &&
+      found->pw_dir != nullptr && *found->pw_dir != '\0') {
+    return fs::path(found->pw_dir) / ".cache" / "accel" / component;
+  }
+  return {};
+}
+
+fs::path DiskStore::entry_path(std::span<const std::byte> key) const {
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, XXH3_128bits(key.data(), key.size()));
+  return directory() / fmt::format("{:02x}{}", fmt::join(canonical.digest, ""), kEntrySuffix);
+}
+
+Result<std::optional<std::vector<std::byte>>> DiskStore::load(std::span<const std::byte> key) {
+  const fs::path path = entry_path(key);
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    const int error = errno;
+    if (error != ENOENT) return os_error(directory(), "could not open " + path.filename().native(), error);
+    count([](DiskStoreStats& s) { ++s.misses; });
+    return std::nullopt;
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    const int error = errno;
+    return os_error(directory(), "could not stat " + path.filename().native(), error);
+  }
+  ACCEL_ASSIGN_OR_RETURN(Reading reading, read_entry(fd.get(), static_cast<std::uint64_t>(st.st_size), key,
+                                                     options_.format_version, path));
+  if (reading.verdict == Verdict::hit) {
+    // Eviction removes the oldest modification time first. An entry we may read but not touch (another user's)
+    // just ages.
+    ::futimens(fd.get(), nullptr);
+    count([](DiskStoreStats& s) { ++s.hits; });
+    return std::move(reading.value);
+  }
+  // A stored key that differs is a hash collision: that entry is good, for its own key.
+  if (reading.verdict != Verdict::other_key) remove_if_unchanged(path, st);
+  count([damaged = reading.verdict == Verdict::damaged](DiskStoreStats& s) {
+    ++s.misses;
+    s.corrupt_entries += damaged ? 1 : 0;
+  });
+  return std::nullopt;
+}
+
+Status DiskStore::store(std::span<const std::byte> key, std::span<const std::byte> value) {
+  if (key.size() > std::numeric_limits<std::uint32_t>::max()) {
+    return invalid_argument(fmt::format("disk cache {}: a key of {} bytes is longer than an entry can hold (4 GiB)",
+                                        directory().native(), key.size()));
+  }
+  const std::uint64_t entry_bytes = kHeaderBytes + key.size() + value.size();
+  if (entry_bytes > options_.max_bytes) {
+    return invalid_argument(fmt::format("disk cache {}: an entry of {} bytes (key {}, value {}) exceeds max_bytes {}",
+                                        directory().native(), entry_bytes, key.size(), value.size(),
+                                        options_.max_bytes));
+  }
+  const std::array<std::byte, kHeaderBytes> header = encode({.format_version = options_.format_version,
+                                                             .key_bytes = static_cast<std::uint32_t>(key.size()),
+                                                             .value_bytes = value.size(),
+                                                             .checksum = checksum(key, value)});
+  const fs::path temp = directory() / temp_name();
+  FileDescriptor fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (fd.get() < 0) {
+    const int error = errno;
+    return os_error(directory(), "could not create " + temp.filename().native(), error);
+  }
+  const auto abandon = [&](std::string_view what) {
+    const int error = errno;
+    ::unlink(temp.c_str());
+    return os_error(directory(), fmt::format("could not {} {}", what, temp.filename().native()), error);
+  };
+  if (!write_all(fd.get(), header) || !write_all(fd.get(), key) || !write_all(fd.get(), value)) {
+    return abandon("write");
+  }
+  if (fd.close() != 0) return abandon("close");
+  if (::rename(temp.c_str(), entry_path(key).c_str()) != 0) return abandon("rename into place");
+  count([](DiskStoreStats& s) { ++s.stores; });
+
+  // The entry is stored whatever the scan finds; a scan that fails (the directory was removed under us) is
+  // tried again by the next store past the bound.
+  if (estimated_bytes_.fetch_add(entry_bytes) + entry_bytes > options_.max_bytes) static_cast<void>(scan_and_evict());
+  return Status();
+}
+
+Status DiskStore::erase(std::span<const std::byte> key) {
+  const fs::path path = entry_path(key);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    const int error = errno;
+    return os_error(directory(), "could not remove " + path.filename().native(), error);
+  }
+  return Status();
+}
+
+DiskStoreStats DiskStore::stats() const {
+  std::lock_guard lock(stats_mutex_);
+  return stats_;
+}
+
+Status DiskStore::scan_and_evict() {
+  std::unique_lock lock(scan_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return Status();
+  // Stores that finish during the scan add to the fresh estimate; where the scan listed their files too they
+  // count twice, which errs high, as the estimate may.
+  const std::uint64_t previous = estimated_bytes_.exchange(0);
+
+  struct Entry {
+    timespec modified;
+    std::uint64_t bytes;
+    fs::path path;
+  };
+  std::vector<Entry> entries;
+  std::uint64_t total = 0;
+  const std::time_t now = ::time(nullptr);
+  std::error_code error;
+  for (fs::directory_iterator it(directory(), error), end; !error && it != end; it.increment(error)) {
+    const fs::path& path = it->path();
+    const std::string name = path.filename().native();
+    struct stat st {};
+    // A file gone by now was evicted or renamed by another process.
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (name.starts_with(kTempPrefix)) {
+      if (now - st.st_mtim.tv_sec > kStaleTempSeconds) ::unlink(path.c_str());
+      continue;
+    }
+    if (!is_entry_name(name)) continue;
+    entries.push_back({.modified = st.st_mtim, .bytes = static_cast<std::uint64_t>(st.st_size), .path = path});
+    total += entries.back().bytes;
+  }
+  if (error) {
+    estimated_bytes_.fetch_add(previous);
+    return os_error(directory(), "could not list the directory", error.value());
+  }
+
+  if (total > options_.max_bytes) {
+    // Down to 7/8 of the bound, so that a full cache scans once per max_bytes/8 stored, not on every store.
+    const std::uint64_t target = options_.max_bytes - options_.max_bytes / 8;
+    std::ranges::sort(entries, [](const Entry& a, const Entry& b) {
+      return a.modified.tv_sec != b.modified.tv_sec ? a.modified.tv_sec < b.modified.tv_sec
+                                                    : a.modified.tv_nsec < b.modified.tv_nsec;
+    });
+    std::uint64_t evicted = 0;
+    for (const Entry& entry : entries) {
+      if (total <= target) break;
+      if (::unlink(entry.path.c_str()) == 0) {
+        ++evicted;
+      } else if (errno != ENOENT) {
+        continue;  // still there, still counted
+      }
+      total -= entry.bytes;
+    }
+    count([evicted](DiskStoreStats& s) { s.evictions += evicted; });
+  }
+  estimated_bytes_.fetch_add(total);
+  return Status();
+}
+
+}  // namespace accel::cache
