@@ -20,10 +20,6 @@ namespace {
 
 using dnn::TensorLayout;
 
-struct Operands {
-  std::vector<BufferHandle> buffers;
-};
-
 BufferHandle allocate_random(const Device& device, DType dtype, std::uint64_t count, std::uint64_t seed) {
   BufferHandle handle = require(device.ask(Allocate{.dtype = dtype, .count = count}).wait(), "allocate");
   std::mt19937 rng(static_cast<std::uint32_t>(seed));
@@ -46,7 +42,7 @@ BufferHandle allocate_random(const Device& device, DType dtype, std::uint64_t co
 }
 
 template <class Send>
-double steady_micros(const Device& device, int reps, Send send) {
+double steady_micros(int reps, Send send) {
   for (int i = 0; i < 20; ++i) require(send().wait(), "warm-up");
   double best = 1e300;
   for (int round = 0; round < 5; ++round) {
@@ -57,7 +53,6 @@ double steady_micros(const Device& device, int reps, Send send) {
     for (Future<Done>& f : futures) require(f.wait(), "request");
     best = std::min(best, micros(std::chrono::steady_clock::now() - start) / reps);
   }
-  (void)device;
   return best;
 }
 
@@ -124,8 +119,8 @@ void plans(System& system, const std::filesystem::path& directory) {
       const auto start = std::chrono::steady_clock::now();
       require(device.ask(ConvFwd{.shape = shapes[i], .x = b.x, .w = b.w, .y = b.y}).wait(), "first conv");
       const double first = micros(std::chrono::steady_clock::now() - start);
-      const double steady = steady_micros(
-          device, 20, [&] { return device.ask(ConvFwd{.shape = shapes[i], .x = b.x, .w = b.w, .y = b.y}); });
+      const double steady =
+          steady_micros(20, [&] { return device.ask(ConvFwd{.shape = shapes[i], .x = b.x, .w = b.w, .y = b.y}); });
       row("plans", kResnet[i].name, variant, "first_call_minus_steady_us", first - steady);
       free_all(device, b);
     }
@@ -173,7 +168,7 @@ void plans(System& system, const std::filesystem::path& directory) {
                          .filter = {1, 1}};
     const ConvBuffers t = conv_buffers(device, tiny);
     row("plans", "tiny 1x1", "accel", "request_us",
-        steady_micros(device, 2000, [&] { return device.ask(ConvFwd{.shape = tiny, .x = t.x, .w = t.w, .y = t.y}); }));
+        steady_micros(2000, [&] { return device.ask(ConvFwd{.shape = tiny, .x = t.x, .w = t.w, .y = t.y}); }));
     free_all(device, b);
     free_all(device, t);
   }
@@ -187,7 +182,7 @@ void resnet(System& system) {
       const ConvShape shape = resnet_shape(l, dtype);
       const ConvBuffers b = conv_buffers(device, shape);
       const double us =
-          steady_micros(device, 50, [&] { return device.ask(ConvFwd{.shape = shape, .x = b.x, .w = b.w, .y = b.y}); });
+          steady_micros(50, [&] { return device.ask(ConvFwd{.shape = shape, .x = b.x, .w = b.w, .y = b.y}); });
       const std::string name = fmt::format("{} {}", l.name, to_string(dtype));
       row("resnet", name, "accel", "us", us);
       row("resnet", name, "accel", "tflops", conv_tflops(shape, us));
@@ -201,7 +196,7 @@ void fused(System& system) {
   for (const Layer& l : kResnet) {
     const ConvShape shape = resnet_shape(l, DType::f16);
     const ConvBuffers b = conv_buffers(device, shape);
-    const double us = steady_micros(device, 50, [&] {
+    const double us = steady_micros(50, [&] {
       return device.ask(
           ConvFwd{.shape = shape, .x = b.x, .w = b.w, .y = b.y, .bias = b.bias, .epilogue = ConvEpilogue::bias_relu});
     });
@@ -225,7 +220,7 @@ void attention(System& system) {
                             {k.uid, allocate_random(device, DType::bf16, count, 6)},
                             {v.uid, allocate_random(device, DType::bf16, count, 7)},
                             {o.uid, allocate_random(device, DType::bf16, count, 8)}}};
-  const double us = steady_micros(device, 50, [&] { return device.ask(run); });
+  const double us = steady_micros(50, [&] { return device.ask(run); });
   // Causal: half of the 4 * b * h * s^2 * d multiply-adds.
   const double flops = 4.0 * 8 * 16 * 2048.0 * 2048.0 * 128 / 2;
   row("attention", "b8 h16 s2048 d128 causal", "accel", "us", us);

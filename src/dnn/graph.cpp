@@ -226,57 +226,45 @@ bool GraphBuilder::append(const Node& node, TensorLayout layout) {
   return true;
 }
 
+// The three directions share everything but their operands' roles and who states the result's dims: the
+// forward result is inferred, the backward ones are given (their dims are not determined by the inputs).
+TensorRef GraphBuilder::convolution(ConvDirection direction, TensorRef a, TensorRef b,
+                                    std::span<const std::int64_t> given_dims, const ConvParams& params) {
+  ConvolutionNode node{.direction = direction,
+                       .a = a.uid,
+                       .b = b.uid,
+                       .pre_padding = spatial(params.pre_padding, 0),
+                       .post_padding = spatial(params.post_padding, 0),
+                       .stride = spatial(params.stride, 1),
+                       .dilation = spatial(params.dilation, 1)};
+  const std::string_view op = node_name(node);
+  const std::string_view a_role = direction == ConvDirection::backward_data ? "dy" : "x";
+  const std::string_view b_role = direction == ConvDirection::backward_filter ? "dy" : "w";
+  const TensorDesc* ad = require(a, op, a_role);
+  if (ad == nullptr || require(b, op, b_role) == nullptr) return {};
+  node.spatial_rank = static_cast<std::uint8_t>(ad->rank >= 2 ? ad->rank - 2 : 0);
+  const TensorLayout layout = layout_of(*ad);
+  if (direction == ConvDirection::forward) {
+    node.out = upcoming_uid();
+  } else {
+    node.out = add_virtual(given_dims, layout).uid;
+    if (node.out == 0) return {};
+  }
+  return append(node, layout) ? TensorRef{node.out} : TensorRef{};
+}
+
 TensorRef GraphBuilder::conv_forward(TensorRef x, TensorRef w, ConvParams params) {
-  const TensorDesc* xd = require(x, "conv_forward", "x");
-  if (xd == nullptr || require(w, "conv_forward", "w") == nullptr) return {};
-  const ConvolutionNode node{.direction = ConvDirection::forward,
-                             .spatial_rank = static_cast<std::uint8_t>(xd->rank >= 2 ? xd->rank - 2 : 0),
-                             .a = x.uid,
-                             .b = w.uid,
-                             .out = upcoming_uid(),
-                             .pre_padding = spatial(params.pre_padding, 0),
-                             .post_padding = spatial(params.post_padding, 0),
-                             .stride = spatial(params.stride, 1),
-                             .dilation = spatial(params.dilation, 1)};
-  return append(node, layout_of(*xd)) ? TensorRef{node.out} : TensorRef{};
+  return convolution(ConvDirection::forward, x, w, {}, params);
 }
 
 TensorRef GraphBuilder::conv_backward_data(TensorRef dy, TensorRef w, std::initializer_list<std::int64_t> dx_dims,
                                            ConvParams params) {
-  const TensorDesc* dyd = require(dy, "conv_backward_data", "dy");
-  if (dyd == nullptr || require(w, "conv_backward_data", "w") == nullptr) return {};
-  const TensorLayout layout = layout_of(*dyd);
-  const TensorRef dx = add_virtual({dx_dims.begin(), dx_dims.size()}, layout);
-  if (dx.is_null()) return {};
-  const ConvolutionNode node{.direction = ConvDirection::backward_data,
-                             .spatial_rank = static_cast<std::uint8_t>(dyd->rank >= 2 ? dyd->rank - 2 : 0),
-                             .a = dy.uid,
-                             .b = w.uid,
-                             .out = dx.uid,
-                             .pre_padding = spatial(params.pre_padding, 0),
-                             .post_padding = spatial(params.post_padding, 0),
-                             .stride = spatial(params.stride, 1),
-                             .dilation = spatial(params.dilation, 1)};
-  return append(node, layout) ? dx : TensorRef{};
+  return convolution(ConvDirection::backward_data, dy, w, {dx_dims.begin(), dx_dims.size()}, params);
 }
 
 TensorRef GraphBuilder::conv_backward_filter(TensorRef x, TensorRef dy, std::initializer_list<std::int64_t> dw_dims,
                                              ConvParams params) {
-  const TensorDesc* xd = require(x, "conv_backward_filter", "x");
-  if (xd == nullptr || require(dy, "conv_backward_filter", "dy") == nullptr) return {};
-  const TensorLayout layout = layout_of(*xd);
-  const TensorRef dw = add_virtual({dw_dims.begin(), dw_dims.size()}, layout);
-  if (dw.is_null()) return {};
-  const ConvolutionNode node{.direction = ConvDirection::backward_filter,
-                             .spatial_rank = static_cast<std::uint8_t>(xd->rank >= 2 ? xd->rank - 2 : 0),
-                             .a = x.uid,
-                             .b = dy.uid,
-                             .out = dw.uid,
-                             .pre_padding = spatial(params.pre_padding, 0),
-                             .post_padding = spatial(params.post_padding, 0),
-                             .stride = spatial(params.stride, 1),
-                             .dilation = spatial(params.dilation, 1)};
-  return append(node, layout) ? dw : TensorRef{};
+  return convolution(ConvDirection::backward_filter, x, dy, {dw_dims.begin(), dw_dims.size()}, params);
 }
 
 TensorRef GraphBuilder::pointwise(PointwiseMode mode, TensorRef a, TensorRef b, float alpha) {

@@ -32,26 +32,6 @@ void fields(N& n, F&& f) {
   }
 }
 
-class Writer {
- public:
-  explicit Writer(std::vector<std::byte>& out) : out_(out) {}
-  template <class... T>
-  void operator()(const T&... values) {
-    (put(values), ...);
-  }
-  template <class T>
-  void put(const T& value) {
-    static_assert(std::has_unique_object_representations_v<T> || std::is_floating_point_v<T> ||
-                  std::is_same_v<T, bool>);
-    const std::size_t at = out_.size();
-    out_.resize(at + sizeof value);
-    std::memcpy(out_.data() + at, &value, sizeof value);
-  }
-
- private:
-  std::vector<std::byte>& out_;
-};
-
 class Reader {
  public:
   explicit Reader(std::span<const std::byte> in) : in_(in) {}
@@ -104,7 +84,7 @@ bool emplace_node(std::uint8_t index, Node& node) {
 std::vector<std::byte> encode_graph(std::span<const TensorDesc> tensors, std::span<const Node> nodes) {
   std::vector<std::byte> out;
   out.reserve(16 + tensors.size() * 48 + nodes.size() * 64);
-  Writer write(out);
+  FieldWriter write(out);
   write(kGraphEncodingFormat, static_cast<std::uint32_t>(tensors.size()), static_cast<std::uint32_t>(nodes.size()));
   for (const TensorDesc& t : tensors) {
     write(t.uid, t.dtype, t.rank, t.is_virtual, t.alignment);

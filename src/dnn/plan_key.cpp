@@ -2,53 +2,21 @@
 
 #include <cstring>
 
+#include "dnn/graph_codec.hpp"
+
 namespace accel::dnn {
 namespace {
 
 enum class KeyKind : std::uint8_t { graph, conv_forward, conv_backward_data, conv_backward_filter };
 
-class KeyWriter {
- public:
-  explicit KeyWriter(KeyKind kind) {
-    bytes_.reserve(256);
-    put(kind);
-  }
-  template <class T>
-  void put(const T& value) {
-    static_assert(std::has_unique_object_representations_v<T> || std::is_same_v<T, bool>);
-    const std::size_t at = bytes_.size();
-    bytes_.resize(at + sizeof value);
-    std::memcpy(bytes_.data() + at, &value, sizeof value);
-  }
-  std::vector<std::byte> take() { return std::move(bytes_); }
-
- private:
-  std::vector<std::byte> bytes_;
-};
-
 std::vector<std::byte> conv_key(KeyKind kind, const ConvShape& s, ConvEpilogue epilogue) {
-  KeyWriter key(kind);
-  key.put(s.spatial_rank);
-  key.put(s.layout);
-  key.put(s.strided);
-  key.put(s.dtype);
-  key.put(epilogue);
-  key.put(s.n);
-  key.put(s.c);
-  key.put(s.k);
-  key.put(s.groups);
-  key.put(s.input);
-  key.put(s.filter);
-  key.put(s.pre_padding);
-  key.put(s.post_padding);
-  key.put(s.stride);
-  key.put(s.dilation);
-  if (s.strided) {
-    key.put(s.x_strides);
-    key.put(s.w_strides);
-    key.put(s.y_strides);
-  }
-  return key.take();
+  std::vector<std::byte> key;
+  key.reserve(256);
+  FieldWriter write(key);
+  write(kind, s.spatial_rank, s.layout, s.strided, s.dtype, epilogue, s.n, s.c, s.k, s.groups, s.input, s.filter,
+        s.pre_padding, s.post_padding, s.stride, s.dilation);
+  if (s.strided) write(s.x_strides, s.w_strides, s.y_strides);
+  return key;
 }
 
 }  // namespace

@@ -145,6 +145,8 @@ class GraphBuilder {
   // Checks the node, creates its not-yet-existing results as virtual tensors (in `layout`) and appends it.
   // False (and the builder failed) when the node is wrong.
   bool append(const Node& node, TensorLayout layout);
+  TensorRef convolution(ConvDirection direction, TensorRef a, TensorRef b, std::span<const std::int64_t> given_dims,
+                        const ConvParams& params);
   const TensorDesc* find(TensorRef ref) const;
   const TensorDesc* require(TensorRef ref, std::string_view op, std::string_view role);
   void fail(Status status);

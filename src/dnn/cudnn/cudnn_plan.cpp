@@ -412,10 +412,8 @@ Status execute(const CudnnPlan& plan, cudnnHandle_t handle, std::span<const std:
   return Status();
 }
 
-std::int64_t cudnn_runtime_version() noexcept { return static_cast<std::int64_t>(cudnnGetVersion()); }
-
 std::string cudnn_library() {
-  const std::int64_t v = cudnn_runtime_version();
+  const auto v = static_cast<std::int64_t>(cudnnGetVersion());
   return fmt::format("cuDNN {}.{}.{} (frontend {}.{}.{})", v / 10000, (v / 100) % 100, v % 100,
                      CUDNN_FRONTEND_MAJOR_VERSION, CUDNN_FRONTEND_MINOR_VERSION, CUDNN_FRONTEND_PATCH_VERSION);
 }

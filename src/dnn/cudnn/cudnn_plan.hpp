@@ -50,6 +50,5 @@ struct BuiltPlan {
 
 // "cuDNN 9.14.0 (frontend 1.23.0)": the library this process runs with, not the headers it was built with.
 [[nodiscard]] std::string cudnn_library();
-[[nodiscard]] std::int64_t cudnn_runtime_version() noexcept;
 
 }  // namespace accel::dnn::cudnn

@@ -51,8 +51,7 @@ DnnPlans::DnnPlans(DnnPlanOptions options) : memory_(options.capacity) {
   if (store.ok()) {
     disk_ = std::move(*store);
   } else {
-    persistent_error_ = store.status();
-    spdlog::warn("accel: cuDNN plans stay in memory only: {}", persistent_error_.to_string());
+    spdlog::warn("accel: cuDNN plans stay in memory only: {}", store.status().to_string());
   }
 }
 

@@ -42,7 +42,7 @@ struct PlannedGraph {
 class DnnPlans {
  public:
   // A persistent tier that cannot be opened (read-only home, no space) is not fatal: plans stay in memory,
-  // and `persistent_error()` says why.
+  // and a warning says why.
   explicit DnnPlans(DnnPlanOptions options);
 
   using GraphFactory = std::function<Result<std::shared_ptr<const Graph>>()>;
@@ -53,7 +53,6 @@ class DnnPlans {
                                                                           const GraphFactory& graph);
 
   [[nodiscard]] DnnPlanStats stats() const;
-  [[nodiscard]] const Status& persistent_error() const noexcept { return persistent_error_; }
 
  private:
   Result<std::shared_ptr<const PlannedGraph>> load_or_build(std::span<const std::byte> key, cudnnHandle_t handle,
@@ -67,7 +66,6 @@ class DnnPlans {
   std::vector<std::byte> disk_prefix_;
   cache::PlanCache<PlannedGraph> memory_;
   std::unique_ptr<cache::DiskStore> disk_;
-  Status persistent_error_;
   mutable std::mutex stats_mutex_;
   DnnPlanStats stats_;
 };
