@@ -7,6 +7,7 @@
 
 #include "dnn/cpu/graph_interpreter.hpp"
 #include "dnn/graph_bindings.hpp"
+#include "jit/cutlass_operands.hpp"
 #include "libs/blas/cpu_gemm.hpp"
 #include "libs/blas/gemm_operands.hpp"
 
@@ -154,16 +155,66 @@ Result<Done> CpuDevice::run_graph(const Result<std::shared_ptr<const dnn::Graph>
   return Done{};
 }
 
-Result<Done> CpuDevice::handle(ConvFwd& request) {
-  return run_graph(dnn::graph_of(request), dnn::bindings_of(request));
-}
-Result<Done> CpuDevice::handle(ConvBwdData& request) {
-  return run_graph(dnn::graph_of(request), dnn::bindings_of(request));
-}
-Result<Done> CpuDevice::handle(ConvBwdFilter& request) {
-  return run_graph(dnn::graph_of(request), dnn::bindings_of(request));
-}
+Result<Done> CpuDevice::handle(ConvFwd& request) { return run_conv(request); }
+Result<Done> CpuDevice::handle(ConvBwdData& request) { return run_conv(request); }
+Result<Done> CpuDevice::handle(ConvBwdFilter& request) { return run_conv(request); }
 Result<Done> CpuDevice::handle(RunGraph& request) { return run_graph(request.graph, request.bindings); }
+
+Result<Done> CpuDevice::handle(LaunchKernel& request) {
+  return not_supported(fmt::format("{}: LaunchKernel runs a CUDA C++ kernel ({}) and needs a CUDA device",
+                                   shared_->name, request.kernel));
+}
+
+Result<Done> CpuDevice::handle(CutlassGemm& request) {
+  collect_released();
+  ACCEL_ASSIGN_OR_RETURN(const jit::CutlassGemmGeometry geometry, jit::check_cutlass_gemm(request));
+  ACCEL_ASSIGN_OR_RETURN(const jit::CutlassGemmOperands operands, jit::resolve_cutlass_gemm(request, geometry, table_));
+  jit::reference_gemm(request, geometry, operands);
+  return Done{};
+}
+
+Result<Done> CpuDevice::handle(CutlassGroupedGemm& request) {
+  collect_released();
+  ACCEL_ASSIGN_OR_RETURN(const std::vector<jit::CutlassGemmGeometry> groups, jit::check_cutlass_grouped_gemm(request));
+  ACCEL_ASSIGN_OR_RETURN(const std::vector<jit::CutlassGemmOperands> operands,
+                         jit::resolve_cutlass_grouped_gemm(request, groups, table_));
+  jit::reference_grouped_gemm(request, groups, operands);
+  return Done{};
+}
+
+// The convolution request of the same pass, then out = alpha * result + beta * (out as it was).
+Result<Done> CpuDevice::handle(CutlassConv& request) {
+  collect_released();
+  ACCEL_RETURN_IF_ERROR(jit::check_cutlass_conv(request));
+  ACCEL_ASSIGN_OR_RETURN(const jit::ConvExtents extents, jit::conv_extents(request.shape));
+  const auto [written, count] = request.pass == ConvPass::fprop   ? std::pair{request.y, extents.y}
+                                : request.pass == ConvPass::dgrad ? std::pair{request.x, extents.x}
+                                                                  : std::pair{request.w, extents.w};
+  ACCEL_ASSIGN_OR_RETURN(const BufferView out, table_.resolve_range(written, "the written tensor", 0, count));
+  std::vector<std::byte> before;
+  const bool blend = request.alpha != 1.0f || request.beta != 0.0f;
+  if (blend) {
+    const auto* first = static_cast<const std::byte*>(out.data);
+    before.assign(first, first + count * size_of(out.dtype));
+  }
+  auto run = [&]() -> Result<Done> {
+    const ConvShape& shape = request.shape;
+    switch (request.pass) {
+      case ConvPass::fprop: return run_conv(ConvFwd{.shape = shape, .x = request.x, .w = request.w, .y = request.y});
+      case ConvPass::dgrad:
+        return run_conv(ConvBwdData{.shape = shape, .dy = request.y, .w = request.w, .dx = request.x});
+      case ConvPass::wgrad:
+        return run_conv(ConvBwdFilter{.shape = shape, .x = request.x, .dy = request.y, .dw = request.w});
+    }
+    return invalid_argument("CutlassConv: unknown pass");
+  };
+  const Result<Done> done = run();
+  ACCEL_RETURN_IF_ERROR(done.status());
+  if (blend) {
+    jit::blend(out.data, before.data(), out.dtype, count, request.alpha, request.beta);
+  }
+  return Done{};
+}
 
 Result<Done> CpuDevice::handle(InjectFault& request) {
   if (request.kind == FaultKind::illegal_address) {

@@ -34,11 +34,19 @@ class CpuDevice final : public DeviceProtocol::Handler {
   Result<Done> handle(ConvBwdData& request) override;
   Result<Done> handle(ConvBwdFilter& request) override;
   Result<Done> handle(RunGraph& request) override;
+  Result<Done> handle(LaunchKernel& request) override;
+  Result<Done> handle(CutlassGemm& request) override;
+  Result<Done> handle(CutlassGroupedGemm& request) override;
+  Result<Done> handle(CutlassConv& request) override;
   Result<Done> handle(InjectFault& request) override;
 
  private:
   Result<Done> run_graph(const Result<std::shared_ptr<const dnn::Graph>>& graph,
                          std::span<const dnn::TensorBinding> bindings);
+  template <class Conv>
+  Result<Done> run_conv(const Conv& request) {
+    return run_graph(dnn::graph_of(request), dnn::bindings_of(request));
+  }
   void release(const BufferView& view);
   void collect_released();
   void free_all() noexcept;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,6 +37,9 @@ struct DeviceShared {
   std::atomic<std::uint32_t> last_epoch{0};
   std::atomic<std::uint32_t> streams_opened{0};
   std::shared_ptr<DeviceBackend> backend;
+  // Called now and then by a request that waits long on purpose (a JIT compile), so that an isolated worker's
+  // supervisor does not take the wait for a hang. Set before the backend opens; empty in process.
+  std::function<void()> keep_alive;
 
   std::mutex released_mutex;
   std::vector<BufferHandle> released;

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "testing/scratch_directory.hpp"
 #include "testing/status_matchers.hpp"
 
 namespace accel::cache {
@@ -56,25 +57,7 @@ void set_age(const fs::path& path, std::time_t seconds) {
   ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times.data(), 0), 0) << path;
 }
 
-// A fresh directory per test, so tests share nothing on disk.
-class ScratchDirectory {
- public:
-  ScratchDirectory() {
-    std::string pattern = ::testing::TempDir() + "disk_store_test_XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) std::abort();
-    path_ = pattern;
-  }
-  ScratchDirectory(const ScratchDirectory&) = delete;
-  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
-  ~ScratchDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using ScratchDirectory = accel::testing::ScratchDirectory;
 
 std::unique_ptr<DiskStore> open_store(const fs::path& directory, std::uint64_t max_bytes = 1 << 20,
                                       std::uint32_t format_version = 1) {
@@ -93,7 +76,7 @@ std::size_t count_files(const fs::path& directory) {
 }
 
 TEST(DiskStore, AStoredValueLoadsBackInANewStore) {
-  ScratchDirectory dir;
+  ScratchDirectory dir{"disk_store_test"};
   ASSERT_THAT(open_store(dir.path())->store(bytes("plan:gemm:128"), bytes("serialized plan")), IsOk());
 
   std::unique_ptr<DiskStore> second = open_store(dir.path());
@@ -103,7 +86,7 @@ TEST(DiskStore, AStoredValueLoadsBackInANewStore) {
 }
 
 TEST(DiskStore, AnAbsentKeyIsAMiss) {
-  ScratchDirectory dir;
+  ScratchDirectory dir{"disk_store_test"};
   std::unique_ptr<DiskStore> store = open_store(dir.path());
   EXPECT_EQ(load_text(*store, "never stored"), std::nullopt);
   EXPECT_EQ(store->stats().misses, 1u);
@@ -111,7 +94,7 @@ TEST(DiskStore, AnAbsentKeyIsAMiss) {
 }
 
 TEST(DiskStore, StoringAgainReplacesTheValueAndLeavesOneFile) {
-  ScratchDirectory dir;
+  ScratchDirectory dir{"disk_store_test"};
   std::unique_ptr<DiskStore> store = open_store(dir.path());
   ASSERT_THAT(store->store(bytes("key"), bytes("first")), IsOk());
   ASSERT_THAT(store->store(bytes("key"), bytes("second, and longer")), IsOk());
@@ -122,7 +105,7 @@ TEST(DiskStore, StoringAgainReplacesTheValueAndLeavesOneFile) {
 }
 
 TEST(DiskStore, AFlippedValueByteIsCountedCorruptIsAMissAndIsRemoved) {
-  ScratchDirectory dir;
+  ScratchDirectory dir{"disk_store_test"};
   std::unique_ptr<DiskStore> store = open_store(dir.path());
   ASSERT_THAT(store->store(bytes("key"), bytes("value")), IsOk());
   const fs::path path = store->entry_path(bytes("key"));
@@ -140,7 +123,7 @@ TEST(DiskStore, ADamagedMagicLengthChecksumOrKeyIsCountedCorrupt) {
   // Offsets into the header (see disk_store.hpp) and into the key; the version byte is the next test's.
   for (const std::size_t offset : {0u, 7u, 12u, 16u, 23u, 24u, 31u, 32u}) {
     SCOPED_TRACE(offset);
-    ScratchDirectory dir;
+    ScratchDirectory dir{"disk_store_test"};
     std::unique_ptr<DiskStore> store = open_store(dir.path());
     ASSERT_THAT(store->store(bytes("key"), bytes("value")), IsOk());
     const fs::path path = store->entry_path(bytes("key"));
@@ -155,7 +138,7 @@ TEST(DiskStore, ADamagedMagicLengthChecksumOrKeyIsCountedCorrupt) {
 }
 
 TEST(DiskStore, ATruncatedOrOverlongEntryIsCountedCorruptAndRemoved) {
-  ScratchDirectory dir;
+  ScratchDirectory dir{"disk_store_test"};
   std::unique_ptr<DiskStore> store = open_store(dir.path());
   ASSERT_THAT(store->store(bytes("key"), bytes("a value of some length")), IsOk());
   const fs::path path = store->entry_path(bytes("key"));
@@ -179,7 +162,7 @@ TEST(DiskStore, ATruncatedOrOverlongEntryIsCountedCorruptAndRemoved) {
 }
 
 TEST(DiskStore, AnEntryOfAnotherFormatVersionIsAMissAndIsReplacedOnStore) {
-  ScratchDirectory dir;
+  ScratchDirectory dir{"disk_store_test"};
   std::unique_ptr<DiskStore> old_version = open_store(dir.path(), 1 << 20, 1);
   ASSERT_THAT(old_version->store(bytes("key"), bytes("old layout")), IsOk());
 
@@ -194,7 +177,7 @@ TEST(DiskStore, AnEntryOfAnotherFormatVersionIsAMissAndIsReplacedOnStore) {
 }
 
 TEST(DiskStore, AnEntryWhoseStoredKeyDiffersIsAMissNeverAWrongValue) {
-  ScratchDirectory dir;
+  ScratchDirectory dir{"disk_store_test"};
   std::unique_ptr<DiskStore> store = open_store(dir.path());
   ASSERT_THAT(store->store(bytes("key a"), bytes("value of a")), IsOk());
   // What a hash collision would look like: key b's file holds a good entry of key a.
@@ -207,7 +190,7 @@ TEST(DiskStore, AnEntryWhoseStoredKeyDiffersIsAMissNeverAWrongValue) {
 }
 
 TEST(DiskStore, EvictionKeepsTheMostRecentlyUsedEntriesWithinTheBound) {
-  ScratchDirectory dir;
+  ScratchDirectory dir{"disk_store_test"};
   const std::string value(1000, 'v');
   const std::uint64_t entry_bytes = 32 + 1 + value.size();
   const std::uint64_t max_bytes = 4 * entry_bytes + entry_bytes / 2;
@@ -233,7 +216,7 @@ TEST(DiskStore, EvictionKeepsTheMostRecentlyUsedEntriesWithinTheBound) {
 }
 
 TEST(DiskStore, AnEntryLargerThanTheBoundIsRefused) {
-  ScratchDirectory dir;
+  ScratchDirectory dir{"disk_store_test"};
   std::unique_ptr<DiskStore> store = open_store(dir.path(), 1024);
   EXPECT_THAT(store->store(bytes("key"), bytes(std::string(1024, 'x'))),
               StatusIs(Code::invalid_argument, "exceeds max_bytes 1024"));
@@ -259,7 +242,7 @@ bool is_a_value_of(int key, const std::string& value) {
 }
 
 TEST(DiskStore, ConcurrentStoresAndLoadsNeverSeeAPartialOrWrongValue) {
-  ScratchDirectory dir;
+  ScratchDirectory dir{"disk_store_test"};
   constexpr int kThreads = 8;
   constexpr int kKeys = 16;
   constexpr int kRounds = 300;
@@ -298,7 +281,7 @@ TEST(DiskStore, ConcurrentStoresAndLoadsNeverSeeAPartialOrWrongValue) {
 }
 
 TEST(DiskStore, AnotherProcessSeesTheEntriesAndItsOwnComeBack) {
-  ScratchDirectory dir;
+  ScratchDirectory dir{"disk_store_test"};
   std::unique_ptr<DiskStore> parent = open_store(dir.path());
   ASSERT_THAT(parent->store(bytes("parent key"), bytes("from the parent")), IsOk());
 
@@ -363,7 +346,7 @@ TEST(DiskStore, TheDefaultDirectoryFollowsAccelCacheDirThenXdgCacheHomeThenHome)
 }
 
 TEST(DiskStore, OpenErrorsNameTheDirectoryAndTheReason) {
-  ScratchDirectory dir;
+  ScratchDirectory dir{"disk_store_test"};
   write_file(dir.path() / "a file", "not a directory");
   const fs::path below_a_file = dir.path() / "a file" / "cache";
   EXPECT_THAT(DiskStore::open({.directory = below_a_file}),
@@ -372,7 +355,7 @@ TEST(DiskStore, OpenErrorsNameTheDirectoryAndTheReason) {
 }
 
 TEST(DiskStore, EraseRemovesTheEntryAndAcceptsAnAbsentOne) {
-  ScratchDirectory dir;
+  ScratchDirectory dir{"disk_store_test"};
   std::unique_ptr<DiskStore> store = open_store(dir.path());
   ASSERT_THAT(store->store(bytes("key"), bytes("value")), IsOk());
   EXPECT_THAT(store->erase(bytes("key")), IsOk());
@@ -381,7 +364,7 @@ TEST(DiskStore, EraseRemovesTheEntryAndAcceptsAnAbsentOne) {
 }
 
 TEST(DiskStore, OpeningRemovesAbandonedTemporaryFilesOnly) {
-  ScratchDirectory dir;
+  ScratchDirectory dir{"disk_store_test"};
   write_file(dir.path() / "tmp-1-1-0000000000000000", "a writer died");
   set_age(dir.path() / "tmp-1-1-0000000000000000", 2 * 3600);
   write_file(dir.path() / "tmp-1-2-0000000000000000", "a writer is busy");
@@ -398,7 +381,7 @@ TEST(DiskStore, OpeningRemovesAbandonedTemporaryFilesOnly) {
 // (or the callers' format_version) rather than a new expectation. The name and the checksum were computed apart
 // from DiskStore, with libxxhash's one-shot XXH3_128bits of the key and XXH3_64bits of key and value together.
 TEST(DiskStore, TheEntryFormatIsPinned) {
-  ScratchDirectory dir;
+  ScratchDirectory dir{"disk_store_test"};
   std::unique_ptr<DiskStore> store = open_store(dir.path(), 1 << 20, 0x01020304);
   ASSERT_THAT(store->store(bytes("golden key"), bytes("golden value")), IsOk());
 

@@ -77,6 +77,12 @@ struct DeviceOptions {
   bool dnn_persistent_plans = true;
   std::string dnn_plan_directory;
   std::uint64_t dnn_plan_directory_bytes = 256ull << 20;
+  // Run-time compiled kernels (NVRTC programs, CUTLASS modules) are kept on disk the same way, in
+  // "jit-kernels" by default; compiles run on `jit_compile_threads` background threads per device.
+  bool jit_persistent_kernels = true;
+  std::string jit_kernel_directory;
+  std::uint64_t jit_kernel_directory_bytes = 2ull << 30;
+  std::uint32_t jit_compile_threads = 4;
 };
 
 namespace device {

@@ -52,6 +52,20 @@ struct DnnPlanStats {
   std::uint64_t not_serializable = 0;  // COUNT: built plans whose engine cuDNN cannot serialise
 };
 
+// The run-time compiled kernels of a device (NVRTC programs, CUTLASS modules): its binary cache and what it loaded.
+struct JitStats {
+  PlanCacheStats memory;                 // binaries kept in memory
+  std::uint64_t compiles = 0;            // COUNT: NVRTC / nvcc compiles run
+  std::uint64_t compile_failures = 0;    // COUNT
+  std::uint64_t compile_micros = 0;      // SUM: their wall time
+  std::uint64_t disk_loads = 0;          // COUNT: binaries read from the persistent tier instead of compiled
+  std::uint64_t disk_stores = 0;         // COUNT
+  std::uint64_t disk_rejected = 0;       // COUNT: damaged entries found (then compiled again)
+  std::uint64_t module_loads = 0;        // COUNT: programs and modules loaded into the context
+  std::uint64_t module_load_micros = 0;  // SUM
+  std::uint64_t library_fallbacks = 0;   // COUNT: requests cuBLASLt / cuDNN answered while their kernel compiled
+};
+
 struct DeviceInfo {
   DeviceKind kind = DeviceKind::cpu;
   int ordinal = 0;
@@ -67,6 +81,7 @@ struct DeviceInfo {
   PlanCacheStats gemm_plans;  // of the stream that answered
   std::string dnn_library;    // e.g. "cuDNN 9.14.0 (frontend 1.23.0)" or "accel CPU reference"
   DnnPlanStats dnn_plans;
+  JitStats jit;
   // Isolated devices only (0 in process): the worker process serving the device now, and how many workers
   // replaced a lost one since the device was opened (COUNT).
   std::int32_t worker_pid = 0;

@@ -86,6 +86,12 @@ Result<std::shared_ptr<CudaContext>> CudaContext::open(DeviceShared& shared) {
                                  .directory_bytes = shared.options.dnn_plan_directory_bytes,
                                  .compute_capability = context->compute_capability_,
                                  .device_name = context->gpu_name_});
+  ACCEL_ASSIGN_OR_RETURN(context->jit_,
+                         JitKernels::open({.persistent = shared.options.jit_persistent_kernels,
+                                           .directory = shared.options.jit_kernel_directory,
+                                           .directory_bytes = shared.options.jit_kernel_directory_bytes,
+                                           .compile_threads = static_cast<int>(shared.options.jit_compile_threads),
+                                           .compute_capability = context->compute_capability_}));
   context->completions_ = std::make_unique<CompletionQueue>(shared.options.completion, health, shared.name);
   return context;
 }

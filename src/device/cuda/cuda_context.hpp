@@ -22,6 +22,7 @@
 #include "device/cuda/completion_queue.hpp"
 #include "device/cuda/cuda_resources.hpp"
 #include "device/cuda/health.hpp"
+#include "device/cuda/jit_kernels.hpp"
 #include "device/device_shared.hpp"
 #include "dnn/cudnn/dnn_plans.hpp"
 
@@ -68,6 +69,8 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   [[nodiscard]] CompletionQueue& completions() noexcept { return *completions_; }
   // The cuDNN plans of this device, shared by its streams.
   [[nodiscard]] dnn::cudnn::DnnPlans& dnn_plans() noexcept { return *dnn_plans_; }
+  // The run-time compiled kernels loaded into this context, shared by its streams.
+  [[nodiscard]] JitKernels& jit() noexcept { return *jit_; }
 
   // The buffer table and the buffers' ordering state; hold buffers_mutex() while using them.
   [[nodiscard]] std::mutex& buffers_mutex() noexcept { return buffers_mutex_; }
@@ -99,6 +102,7 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   std::shared_ptr<EventPool> events_;
   std::shared_ptr<PinnedPool> pinned_;
   std::unique_ptr<dnn::cudnn::DnnPlans> dnn_plans_;
+  std::unique_ptr<JitKernels> jit_;
 
   std::mutex buffers_mutex_;
   BufferTable table_;

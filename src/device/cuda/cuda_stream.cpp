@@ -45,19 +45,10 @@ CudaStream::~CudaStream() {
   gemm_.reset();
   if (stream_ == nullptr || context_->check_healthy().code() == Code::context_lost) return;
   if (dnn_ != nullptr) cudnnDestroy(dnn_);
-  if (dnn_workspace_ != nullptr) cudaFreeAsync(dnn_workspace_, stream_);
+  if (scratch_ != nullptr) cudaFreeAsync(scratch_, stream_);
   if (workspace_ != nullptr) cudaFreeAsync(workspace_, stream_);
   cudaStreamSynchronize(stream_);
   cudaStreamDestroy(stream_);
-}
-
-template <class Work>
-Result<Submitted> CudaStream::ordered(std::span<const Use> uses, Work&& work) {
-  for (const Use& use : uses) ACCEL_RETURN_IF_ERROR(context_->order_before(stream_, use.buffer, use.access));
-  ACCEL_ASSIGN_OR_RETURN(Submitted submitted, work());
-  ACCEL_ASSIGN_OR_RETURN(submitted.event, context_->record_event(stream_));
-  for (const Use& use : uses) context_->order_after(stream_, use.buffer, use.access, submitted.event);
-  return submitted;
 }
 
 Result<Done> CudaStream::wait_for(Result<Submitted> submitted) {
@@ -160,7 +151,8 @@ Result<DeviceInfo> CudaStream::handle(QueryDevice&) {
       .memory = memory,
       .gemm_plans = gemm_->stats(),
       .dnn_library = dnn::cudnn::cudnn_library(),
-      .dnn_plans = context_->dnn_plans().stats()};
+      .dnn_plans = context_->dnn_plans().stats(),
+      .jit = context_->jit().stats()};
 }
 
 // -- copies ----------------------------------------------------------------------------------------------
@@ -307,16 +299,16 @@ Result<cudnnHandle_t> CudaStream::dnn_handle() {
 }
 
 // The workspace only grows; the old one is freed in stream order, after the work that used it.
-Status CudaStream::reserve_dnn_workspace(std::uint64_t bytes) {
-  if (bytes <= dnn_workspace_bytes_) return Status();
-  if (dnn_workspace_ != nullptr) {
-    ACCEL_RETURN_IF_ERROR(context_->check(cudaFreeAsync(dnn_workspace_, stream_), "cudaFreeAsync (cuDNN workspace)"));
-    dnn_workspace_ = nullptr;
-    dnn_workspace_bytes_ = 0;
+Status CudaStream::reserve_workspace(std::uint64_t bytes) {
+  if (bytes <= scratch_bytes_) return Status();
+  if (scratch_ != nullptr) {
+    ACCEL_RETURN_IF_ERROR(context_->check(cudaFreeAsync(scratch_, stream_), "cudaFreeAsync (workspace)"));
+    scratch_ = nullptr;
+    scratch_bytes_ = 0;
   }
-  ACCEL_RETURN_IF_ERROR(context_->check(cudaMallocFromPoolAsync(&dnn_workspace_, bytes, context_->pool(), stream_),
-                                        fmt::format("allocating a {}-byte cuDNN workspace", bytes)));
-  dnn_workspace_bytes_ = bytes;
+  ACCEL_RETURN_IF_ERROR(context_->check(cudaMallocFromPoolAsync(&scratch_, bytes, context_->pool(), stream_),
+                                        fmt::format("allocating a {}-byte workspace", bytes)));
+  scratch_bytes_ = bytes;
   return Status();
 }
 
@@ -341,8 +333,8 @@ Result<Submitted> CudaStream::enqueue_graph(std::span<const std::byte> key,
     addresses.emplace_back(b.uid, b.view.data);
   }
   return ordered(std::span<const Use>(uses), [&]() -> Result<Submitted> {
-    ACCEL_RETURN_IF_ERROR(reserve_dnn_workspace(static_cast<std::uint64_t>(dnn::cudnn::workspace_bytes(plan))));
-    Status launched = dnn::cudnn::execute(plan, handle, addresses, dnn_workspace_);
+    ACCEL_RETURN_IF_ERROR(reserve_workspace(static_cast<std::uint64_t>(dnn::cudnn::workspace_bytes(plan))));
+    Status launched = dnn::cudnn::execute(plan, handle, addresses, scratch_);
     if (!launched.ok()) {
       if (cudaError_t pending = cudaPeekAtLastError(); is_sticky(pending)) return context_->check(pending, "cuDNN");
       return launched;

@@ -16,6 +16,7 @@
 
 #include "accel/device/protocol.hpp"
 #include "device/cuda/cuda_context.hpp"
+#include "device/cuda/jit_kernels.hpp"
 #include "device/device_shared.hpp"
 #include "libs/blas/cublaslt_gemm.hpp"
 
@@ -45,6 +46,10 @@ class CudaStream final : public DeviceProtocol::Handler {
   Result<Done> handle(ConvBwdData& request) override { return wait_for(enqueue(request)); }
   Result<Done> handle(ConvBwdFilter& request) override { return wait_for(enqueue(request)); }
   Result<Done> handle(RunGraph& request) override { return wait_for(enqueue(request)); }
+  Result<Done> handle(LaunchKernel& request) override { return wait_for(enqueue(request)); }
+  Result<Done> handle(CutlassGemm& request) override { return wait_for(enqueue(request)); }
+  Result<Done> handle(CutlassGroupedGemm& request) override { return wait_for(enqueue(request)); }
+  Result<Done> handle(CutlassConv& request) override { return wait_for(enqueue(request)); }
   Result<Done> handle(InjectFault& request) override { return wait_for(enqueue(request)); }
   Status dispatch(CopyToDevice& request, Promise<Done>& reply) override { return complete_later(request, reply); }
   Status dispatch(CopyToHost& request, Promise<Done>& reply) override { return complete_later(request, reply); }
@@ -54,14 +59,19 @@ class CudaStream final : public DeviceProtocol::Handler {
   Status dispatch(ConvBwdData& request, Promise<Done>& reply) override { return complete_later(request, reply); }
   Status dispatch(ConvBwdFilter& request, Promise<Done>& reply) override { return complete_later(request, reply); }
   Status dispatch(RunGraph& request, Promise<Done>& reply) override { return complete_later(request, reply); }
+  Status dispatch(LaunchKernel& request, Promise<Done>& reply) override { return complete_later(request, reply); }
+  Status dispatch(CutlassGemm& request, Promise<Done>& reply) override { return complete_later(request, reply); }
+  Status dispatch(CutlassGroupedGemm& request, Promise<Done>& reply) override { return complete_later(request, reply); }
+  Status dispatch(CutlassConv& request, Promise<Done>& reply) override { return complete_later(request, reply); }
   Status dispatch(InjectFault& request, Promise<Done>& reply) override { return complete_later(request, reply); }
 
- private:
+  // A buffer a request uses, and how.
   struct Use {
     BufferHandle buffer;
     Access access;
   };
 
+ private:
   CudaStream(std::shared_ptr<DeviceShared> shared, std::shared_ptr<CudaContext> context);
 
   Result<Submitted> enqueue(CopyToDevice& request);
@@ -77,7 +87,17 @@ class CudaStream final : public DeviceProtocol::Handler {
   Result<Submitted> enqueue_graph(std::span<const std::byte> key, const dnn::cudnn::DnnPlans::GraphFactory& graph,
                                   std::span<const dnn::TensorBinding> bindings);
   Result<cudnnHandle_t> dnn_handle();
-  Status reserve_dnn_workspace(std::uint64_t bytes);
+  // The stream's scratch memory for cuDNN plans and CUTLASS kernels; it only grows.
+  Status reserve_workspace(std::uint64_t bytes);
+  Result<Submitted> enqueue(LaunchKernel& request);
+  Result<Submitted> enqueue(CutlassGemm& request);
+  Result<Submitted> enqueue(CutlassGroupedGemm& request);
+  Result<Submitted> enqueue(CutlassConv& request);
+  // The module of `instance`; null when `library_can_answer` and the request asked for a fallback while compiling.
+  Result<std::shared_ptr<const CutlassModule>> cutlass_module(const jit::cutlass::Instance& instance,
+                                                              WhenCompiling when, bool library_can_answer);
+  // Runs `module` on `args` (its workspace reserved) after `uses`; the caller holds the buffers' lock.
+  Result<Submitted> run_module(const CutlassModule& module, const void* args, std::span<const Use> uses);
   Result<Submitted> enqueue(InjectFault& request);
 
   // With the buffers' lock held and every operand validated: orders the work after the buffers' earlier
@@ -111,8 +131,17 @@ class CudaStream final : public DeviceProtocol::Handler {
   void* workspace_ = nullptr;
   std::unique_ptr<blas::CublasLtGemm> gemm_;
   cudnnHandle_t dnn_ = nullptr;  // made on the first cuDNN request
-  void* dnn_workspace_ = nullptr;
-  std::uint64_t dnn_workspace_bytes_ = 0;
+  void* scratch_ = nullptr;
+  std::uint64_t scratch_bytes_ = 0;
 };
+
+template <class Work>
+Result<Submitted> CudaStream::ordered(std::span<const Use> uses, Work&& work) {
+  for (const Use& use : uses) ACCEL_RETURN_IF_ERROR(context_->order_before(stream_, use.buffer, use.access));
+  ACCEL_ASSIGN_OR_RETURN(Submitted submitted, work());
+  ACCEL_ASSIGN_OR_RETURN(submitted.event, context_->record_event(stream_));
+  for (const Use& use : uses) context_->order_after(stream_, use.buffer, use.access, submitted.event);
+  return submitted;
+}
 
 }  // namespace accel::device::cuda

@@ -54,7 +54,11 @@ struct WorkerConfig {
   std::uint64_t dnn_plan_directory_bytes = 0;
   bool dnn_persistent_plans = true;
   char name[64] = {};
-  char dnn_plan_directory[1024] = {};  // empty: the default, which the worker finds in the same environment
+  char dnn_plan_directory[1024] = {};
+  std::uint8_t jit_persistent_kernels = 1;
+  std::uint32_t jit_compile_threads = 0;
+  std::uint64_t jit_kernel_directory_bytes = 0;
+  char jit_kernel_directory[1024] = {};  // empty: the default, which the worker finds in the same environment
 };
 
 enum class WorkerState : std::uint32_t { starting, ready, failed };

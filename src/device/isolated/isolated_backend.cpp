@@ -36,7 +36,7 @@ class ReplyTo final : public PendingReply {
   Promise<T> promise_;
 };
 
-// One copy may cross the staging region in several pieces (a RunGraph in one, its bindings and graph); its
+// One copy may cross the staging region in several pieces (a staged request in one); its
 // future is ready when every piece has been answered, with the first error if any piece failed.
 class CopyJoin {
  public:
@@ -117,24 +117,18 @@ class IsolatedStream final : public DeviceProtocol::Handler {
       reply.set(invalid_argument("RunGraph without a graph"));
       return Status();
     }
-    const std::vector<std::byte>& encoding = request.graph->signature().bytes;
-    const std::size_t binding_bytes = request.bindings.size() * sizeof(dnn::TensorBinding);
-    const std::optional<StagingRange> range = supervisor_->allocate_staging(binding_bytes + encoding.size());
-    if (!range) {
-      reply.set(supervisor_->health());
+    return stage(request, reply);
+  }
+  Status dispatch(LaunchKernel& request, Promise<Done>& reply) override {
+    if (request.program == nullptr) {
+      reply.set(invalid_argument("LaunchKernel without a program"));
       return Status();
     }
-    std::byte* staged = supervisor_->staging_memory().data() + range->offset;
-    std::memcpy(staged, request.bindings.data(), binding_bytes);
-    std::memcpy(staged + binding_bytes, encoding.data(), encoding.size());
-    const isolated::StagedGraph wire{.offset = range->offset,
-                                     .bindings = static_cast<std::uint32_t>(request.bindings.size()),
-                                     .graph_bytes = static_cast<std::uint32_t>(encoding.size())};
-    auto join = std::make_shared<CopyJoin>(std::move(reply), 1);
-    supervisor_->send(stream_, isolated::kTag<RunGraph>, std::as_bytes(std::span(&wire, 1)),
-                      std::make_unique<CopyPiece>(join, *supervisor_, *range, nullptr, 0));
-    return Status();
+    return stage(request, reply);
   }
+  Status dispatch(CutlassGemm& request, Promise<Done>& reply) override { return forward(request, reply); }
+  Status dispatch(CutlassGroupedGemm& request, Promise<Done>& reply) override { return stage(request, reply); }
+  Status dispatch(CutlassConv& request, Promise<Done>& reply) override { return forward(request, reply); }
   Status dispatch(InjectFault& request, Promise<Done>& reply) override { return forward(request, reply); }
 
   Status dispatch(CopyToDevice& request, Promise<Done>& reply) override {
@@ -187,6 +181,10 @@ class IsolatedStream final : public DeviceProtocol::Handler {
   Result<Done> handle(ConvBwdData&) override { return not_dispatched(); }
   Result<Done> handle(ConvBwdFilter&) override { return not_dispatched(); }
   Result<Done> handle(RunGraph&) override { return not_dispatched(); }
+  Result<Done> handle(LaunchKernel&) override { return not_dispatched(); }
+  Result<Done> handle(CutlassGemm&) override { return not_dispatched(); }
+  Result<Done> handle(CutlassGroupedGemm&) override { return not_dispatched(); }
+  Result<Done> handle(CutlassConv&) override { return not_dispatched(); }
   Result<Done> handle(InjectFault&) override { return not_dispatched(); }
 
  private:
@@ -200,6 +198,23 @@ class IsolatedStream final : public DeviceProtocol::Handler {
                   "the request does not fit a channel slot");
     supervisor_->send(stream_, isolated::kTag<Request>, std::as_bytes(std::span(&request, 1)),
                       std::make_unique<ReplyTo<response_t<Request>>>(std::move(reply)));
+    return Status();
+  }
+
+  // A request that is not plain data: its encoding goes through the staging region (isolated/staged_requests.hpp).
+  template <class Request>
+  Status stage(const Request& request, Promise<Done>& reply) {
+    const std::vector<std::byte> encoding = isolated::encode_staged(request);
+    const std::optional<StagingRange> range = supervisor_->allocate_staging(encoding.size());
+    if (!range) {
+      reply.set(supervisor_->health());
+      return Status();
+    }
+    std::memcpy(supervisor_->staging_memory().data() + range->offset, encoding.data(), encoding.size());
+    const isolated::Staged<Request> wire{.offset = range->offset, .bytes = encoding.size()};
+    auto join = std::make_shared<CopyJoin>(std::move(reply), 1);
+    supervisor_->send(stream_, isolated::kTag<Request>, std::as_bytes(std::span(&wire, 1)),
+                      std::make_unique<CopyPiece>(join, *supervisor_, *range, nullptr, 0));
     return Status();
   }
 

@@ -37,7 +37,7 @@ bool WireReader::string(std::string& text) {
 }
 
 // Field by field. The size check makes a field added to DeviceInfo without being added here fail to compile.
-static_assert(sizeof(DeviceInfo) == 344, "DeviceInfo changed: update its wire encoding (and this size)");
+static_assert(sizeof(DeviceInfo) == 456, "DeviceInfo changed: update its wire encoding (and this size)");
 
 void encode_value(WireWriter& out, const DeviceInfo& info) {
   out.pod(info.kind);
@@ -54,6 +54,7 @@ void encode_value(WireWriter& out, const DeviceInfo& info) {
   out.pod(info.gemm_plans);
   out.string(info.dnn_library);
   out.pod(info.dnn_plans);
+  out.pod(info.jit);
   out.pod(info.worker_pid);
   out.pod(info.worker_restarts);
 }
@@ -63,7 +64,7 @@ bool decode_value(WireReader& in, DeviceInfo& info) {
          in.string(info.name) && in.string(info.blas_library) && in.pod(info.memory_capacity_bytes) &&
          in.pod(info.compute_capability) && in.pod(info.completion) && in.pod(info.device_free_bytes) &&
          in.pod(info.memory) && in.pod(info.gemm_plans) && in.string(info.dnn_library) && in.pod(info.dnn_plans) &&
-         in.pod(info.worker_pid) && in.pod(info.worker_restarts);
+         in.pod(info.jit) && in.pod(info.worker_pid) && in.pod(info.worker_restarts);
 }
 
 void encode_status(WireWriter& out, const Status& status, std::size_t value_bytes) {

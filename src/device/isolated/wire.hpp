@@ -14,21 +14,12 @@
 #include <type_traits>
 
 #include "accel/device/protocol.hpp"
+#include "device/isolated/staged_requests.hpp"
 
 namespace accel::device::isolated {
 
 // Control messages that are not device requests.
 inline constexpr std::uint16_t kCloseStreamTag = 0xff00;
-
-// RunGraph is the one request that is not plain data: it crosses as this, with its bindings (TensorBinding[])
-// followed by its graph's encoding (Graph::signature().bytes) in the staging region.
-struct StagedGraph {
-  static constexpr const char* kName = "RunGraph";
-  using Response = Done;
-  std::uint64_t offset = 0;
-  std::uint32_t bindings = 0;
-  std::uint32_t graph_bytes = 0;
-};
 
 namespace detail {
 template <class Request, class P>
@@ -53,7 +44,7 @@ struct Visit<Protocol<Requests...>> {
   }
   template <class Request, class F>
   static bool call(std::span<const std::byte> payload, F& f) {
-    using Wire = std::conditional_t<std::is_same_v<Request, RunGraph>, StagedGraph, Request>;
+    using Wire = std::conditional_t<kStaged<Request>, Staged<Request>, Request>;
     if (payload.size() != sizeof(Wire)) return false;
     Wire request;
     std::memcpy(static_cast<void*>(&request), payload.data(), sizeof request);
@@ -69,8 +60,8 @@ inline constexpr std::uint16_t kTag = detail::TagOf<Request, DeviceProtocol>::va
 // The largest encoded reply value (DeviceInfo with its names).
 inline constexpr std::size_t kValueScratch = 1024;
 
-// Calls f(Request&) with the request of that tag (f(StagedGraph&) for RunGraph); false for an unknown tag or a
-// payload of the wrong size.
+// Calls f(Request&) with the request of that tag (f(Staged<Request>&) for those that are not plain data); false for an
+// unknown tag or a payload of the wrong size.
 template <class F>
 bool visit_request(std::uint16_t tag, std::span<const std::byte> payload, F&& f) {
   return detail::Visit<DeviceProtocol>::apply(tag, payload, f);

@@ -68,6 +68,13 @@ class Worker {
     options.dnn_persistent_plans = config.dnn_persistent_plans;
     options.dnn_plan_directory =
         std::string(config.dnn_plan_directory, strnlen(config.dnn_plan_directory, sizeof config.dnn_plan_directory));
+    options.jit_persistent_kernels = config.jit_persistent_kernels != 0;
+    options.jit_compile_threads = config.jit_compile_threads;
+    options.jit_kernel_directory_bytes = config.jit_kernel_directory_bytes;
+    options.jit_kernel_directory = std::string(
+        config.jit_kernel_directory, strnlen(config.jit_kernel_directory, sizeof config.jit_kernel_directory));
+    // A JIT compile may keep a request waiting for tens of seconds: that is work, not a hang.
+    shared_->keep_alive = [slot = slot_] { slot->heartbeat_ns.store(monotonic_ns(), std::memory_order_relaxed); };
     spin_ = std::chrono::nanoseconds(config.spin_ns);
     heartbeat_interval_ =
         std::chrono::milliseconds(std::max<std::int64_t>(config.heartbeat_interval_ns / 1'000'000, 1));
@@ -136,32 +143,25 @@ class Worker {
 
   template <class Request>
   void serve_one(const MessageHeader& message, Request& request) {
-    if constexpr (std::is_same_v<Request, StagedGraph>) {
-      Result<RunGraph> unstaged = unstage(request);
-      if (!unstaged.ok()) {
-        write_reply(message.id, Result<Done>(unstaged.status()));
-        return;
-      }
-      serve_one(message, *unstaged);
-    } else {
-      serve_request(message, request);
-    }
+    serve_request(message, request);
   }
 
-  // A RunGraph from its staged bindings and graph encoding. The graph is validated again here: the worker
-  // trusts no bytes it did not check.
-  Result<RunGraph> unstage(const StagedGraph& staged) {
-    const std::uint64_t binding_bytes = std::uint64_t{staged.bindings} * sizeof(dnn::TensorBinding);
+  // A staged request, decoded (and validated) from the staging region.
+  template <class Request>
+  void serve_one(const MessageHeader& message, Staged<Request>& staged) {
     const std::span<std::byte> staging = channel_.staging();
-    if (staged.offset > staging.size() || binding_bytes + staged.graph_bytes > staging.size() - staged.offset) {
-      return internal_error(fmt::format("{}: a staged graph lies outside the staging region", shared_->name));
+    if (staged.offset > staging.size() || staged.bytes > staging.size() - staged.offset) {
+      write_reply(message.id, Result<response_t<Request>>(internal_error(fmt::format(
+                                  "{}: a staged {} lies outside the staging region", shared_->name, Request::kName))));
+      return;
     }
-    const std::byte* at = staging.data() + staged.offset;
-    RunGraph run;
-    run.bindings.resize(staged.bindings);
-    std::memcpy(run.bindings.data(), at, binding_bytes);
-    ACCEL_ASSIGN_OR_RETURN(run.graph, dnn::Graph::decode(std::span(at + binding_bytes, staged.graph_bytes)));
-    return run;
+    Result<Request> decoded = decode_staged(std::span<const std::byte>(staging.data() + staged.offset, staged.bytes),
+                                            std::type_identity<Request>{});
+    if (!decoded.ok()) {
+      write_reply(message.id, Result<response_t<Request>>(decoded.status()));
+      return;
+    }
+    serve_request(message, *decoded);
   }
 
   template <class Request>

@@ -131,6 +131,15 @@ Result<std::shared_ptr<WorkerSupervisor>> WorkerSupervisor::start(const DeviceSh
   }
   std::strncpy(config.dnn_plan_directory, shared.options.dnn_plan_directory.c_str(),
                sizeof config.dnn_plan_directory - 1);
+  config.jit_persistent_kernels = shared.options.jit_persistent_kernels ? 1 : 0;
+  config.jit_compile_threads = shared.options.jit_compile_threads;
+  config.jit_kernel_directory_bytes = shared.options.jit_kernel_directory_bytes;
+  if (shared.options.jit_kernel_directory.size() >= sizeof config.jit_kernel_directory) {
+    return invalid_argument(fmt::format("{}: jit_kernel_directory is longer than {} bytes", shared.name,
+                                        sizeof config.jit_kernel_directory - 1));
+  }
+  std::strncpy(config.jit_kernel_directory, shared.options.jit_kernel_directory.c_str(),
+               sizeof config.jit_kernel_directory - 1);
 
   std::shared_ptr<WorkerSupervisor> supervisor(new WorkerSupervisor(shared, std::move(channel), std::move(executable)),
                                                &WorkerSupervisor::shut_down);

@@ -1,0 +1,316 @@
+#include "jit/nvrtc_compiler.hpp"
+
+#include <fmt/format.h>
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string_view>
+#include <utility>
+
+namespace accel::jit {
+namespace {
+
+// The options accel sets itself: the architecture follows from the device, so a program that names one would
+// either contradict it or be silently overridden.
+constexpr std::array<std::string_view, 4> kArchitectureOptions = {"-arch", "--gpu-architecture", "-code", "--gpu-code"};
+// Starts the key, so that keys of another layout (or of another compiler's programs) never equal these.
+constexpr std::string_view kKeyTag = "accel.jit.nvrtc.key/1";
+constexpr std::array<char, 8> kEncodingMagic = {'A', 'C', 'C', 'E', 'L', 'N', 'V', 'R'};
+constexpr std::uint32_t kEncodingVersion = 1;
+
+// Little-endian, every variable-length field prefixed by its length, so that no two different field sequences
+// produce the same bytes.
+class Writer {
+ public:
+  void u8(std::uint8_t value) { out_.push_back(static_cast<std::byte>(value)); }
+  void u32(std::uint32_t value) { integer(value, 4); }
+  void u64(std::uint64_t value) { integer(value, 8); }
+  void raw(std::span<const std::byte> data) { out_.insert(out_.end(), data.begin(), data.end()); }
+  void text(std::string_view value) { field(std::as_bytes(std::span(value.data(), value.size()))); }
+  void field(std::span<const std::byte> data) {
+    u64(data.size());
+    raw(data);
+  }
+  [[nodiscard]] std::vector<std::byte> take() && { return std::move(out_); }
+
+ private:
+  void integer(std::uint64_t value, int bytes) {
+    for (int i = 0; i < bytes; ++i) out_.push_back(static_cast<std::byte>(value >> (8 * i)));
+  }
+  std::vector<std::byte> out_;
+};
+
+// Reads what Writer wrote. Every read checks the bytes left first, so damaged input (a length pointing past the
+// end, a huge count) fails instead of reading or allocating beyond the input.
+class Reader {
+ public:
+  explicit Reader(std::span<const std::byte> in) : in_(in) {}
+
+  Result<std::uint64_t> integer(int bytes, std::string_view what) {
+    ACCEL_ASSIGN_OR_RETURN(std::span<const std::byte> data, take(static_cast<std::size_t>(bytes), what));
+    std::uint64_t value = 0;
+    for (int i = 0; i < bytes; ++i) value |= std::uint64_t{std::to_integer<std::uint8_t>(data[i])} << (8 * i);
+    return value;
+  }
+  Result<std::span<const std::byte>> field(std::string_view what) {
+    ACCEL_ASSIGN_OR_RETURN(std::uint64_t length, integer(8, what));
+    if (length > left()) return damaged(fmt::format("{} of {} bytes", what, length));
+    return take(static_cast<std::size_t>(length), what);
+  }
+  Result<std::string> text(std::string_view what) {
+    ACCEL_ASSIGN_OR_RETURN(std::span<const std::byte> data, field(what));
+    return std::string(reinterpret_cast<const char*>(data.data()), data.size());
+  }
+  Result<std::span<const std::byte>> take(std::size_t bytes, std::string_view what) {
+    if (bytes > left()) return damaged(fmt::format("{} cut short", what));
+    const std::span<const std::byte> data = in_.subspan(offset_, bytes);
+    offset_ += bytes;
+    return data;
+  }
+  [[nodiscard]] std::size_t left() const noexcept { return in_.size() - offset_; }
+  [[nodiscard]] Status damaged(std::string_view what) const {
+    return internal_error(
+        fmt::format("damaged compiled program ({} bytes): {} at offset {}", in_.size(), what, offset_));
+  }
+
+ private:
+  std::span<const std::byte> in_;
+  std::size_t offset_ = 0;
+};
+
+Status nvrtc_error(nvrtcResult result, std::string_view program, std::string_view call) {
+  Code code = Code::internal;
+  switch (result) {
+    case NVRTC_ERROR_OUT_OF_MEMORY: code = Code::resource_exhausted; break;
+    case NVRTC_ERROR_INVALID_INPUT:
+    case NVRTC_ERROR_INVALID_OPTION:
+    case NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID: code = Code::invalid_argument; break;
+    default: break;
+  }
+  return Status(code, fmt::format("{}: {} failed: {}", program, call, nvrtcGetErrorString(result)), Source::nvrtc,
+                result);
+}
+
+class ProgramHandle {
+ public:
+  ProgramHandle() = default;
+  ProgramHandle(const ProgramHandle&) = delete;
+  ProgramHandle& operator=(const ProgramHandle&) = delete;
+  ~ProgramHandle() {
+    if (program_ != nullptr) nvrtcDestroyProgram(&program_);
+  }
+  nvrtcProgram* out() noexcept { return &program_; }
+  [[nodiscard]] nvrtcProgram get() const noexcept { return program_; }
+
+ private:
+  nvrtcProgram program_ = nullptr;
+};
+
+std::string program_log(nvrtcProgram program) {
+  std::size_t size = 0;
+  if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size == 0) return {};
+  std::string log(size, '\0');
+  if (nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
+  // The size counts the terminating NUL.
+  while (!log.empty() && log.back() == '\0') log.pop_back();
+  return log;
+}
+
+// NVRTC's supported architectures, ascending (compute capabilities as major * 10 + minor).
+const std::vector<int>& supported_architectures() {
+  static const std::vector<int> archs = [] {
+    int count = 0;
+    if (nvrtcGetNumSupportedArchs(&count) != NVRTC_SUCCESS || count <= 0) return std::vector<int>{};
+    std::vector<int> out(static_cast<std::size_t>(count));
+    if (nvrtcGetSupportedArchs(out.data()) != NVRTC_SUCCESS) return std::vector<int>{};
+    return out;
+  }();
+  return archs;
+}
+
+Status check_options(const Program& program, int compute_capability) {
+  for (const std::string& option : program.options) {
+    for (std::string_view arch : kArchitectureOptions) {
+      if (option.starts_with(arch)) {
+        return invalid_argument(fmt::format(
+            "{}: option '{}' sets the architecture, which accel chooses from the device (compute capability {})",
+            program.name, option, compute_capability));
+      }
+    }
+  }
+  if (compute_capability <= 0) {
+    return invalid_argument(fmt::format("{}: compute capability {} (expected major * 10 + minor, e.g. 90)",
+                                        program.name, compute_capability));
+  }
+  // An empty list means NVRTC could not say; its compile then reports an unknown architecture itself.
+  const std::vector<int>& archs = supported_architectures();
+  if (!archs.empty() && !std::ranges::binary_search(archs, compute_capability)) {
+    return not_supported(fmt::format("{}: {} cannot compile for sm_{} (it supports sm_{} to sm_{})", program.name,
+                                     nvrtc_version(), compute_capability, archs.front(), archs.back()));
+  }
+  return Status();
+}
+
+}  // namespace
+
+std::string_view CompiledProgram::symbol_of(std::string_view name) const noexcept {
+  for (const auto& [expression, lowered] : lowered_names) {
+    if (expression == name) return lowered;
+  }
+  return name;
+}
+
+std::string nvrtc_version() {
+  static const std::string version = [] {
+    int major = 0;
+    int minor = 0;
+    if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return std::string("NVRTC unknown");
+    return fmt::format("NVRTC {}.{}", major, minor);
+  }();
+  return version;
+}
+
+Result<CompiledProgram> compile_with_nvrtc(const Program& program, int compute_capability) {
+  ACCEL_RETURN_IF_ERROR(check_options(program, compute_capability));
+
+  std::vector<const char*> header_names;
+  std::vector<const char*> header_contents;
+  for (const Header& header : program.headers) {
+    header_names.push_back(header.name.c_str());
+    header_contents.push_back(header.contents.c_str());
+  }
+  ProgramHandle handle;
+  if (const nvrtcResult r =
+          nvrtcCreateProgram(handle.out(), program.source.c_str(), program.name.c_str(),
+                             static_cast<int>(program.headers.size()), header_contents.data(), header_names.data());
+      r != NVRTC_SUCCESS) {
+    return nvrtc_error(r, program.name, "nvrtcCreateProgram");
+  }
+  for (const std::string& expression : program.name_expressions) {
+    if (const nvrtcResult r = nvrtcAddNameExpression(handle.get(), expression.c_str()); r != NVRTC_SUCCESS) {
+      return nvrtc_error(r, program.name, fmt::format("nvrtcAddNameExpression({})", expression));
+    }
+  }
+
+  const std::string arch =
+      fmt::format("--gpu-architecture={}_{}", program.code == CodeKind::cubin ? "sm" : "compute", compute_capability);
+  std::vector<const char*> options{arch.c_str()};
+  // NVRTC's default dialect has changed between releases; pinning it keeps a program's meaning independent of
+  // the NVRTC it meets. A program that names its own dialect keeps it.
+  const bool names_dialect = std::ranges::any_of(
+      program.options, [](const std::string& o) { return o.starts_with("-std") || o.starts_with("--std"); });
+  if (!names_dialect) options.push_back("-std=c++17");
+  for (const std::string& option : program.options) options.push_back(option.c_str());
+
+  const nvrtcResult compiled = nvrtcCompileProgram(handle.get(), static_cast<int>(options.size()), options.data());
+  std::string log = program_log(handle.get());
+  if (compiled == NVRTC_ERROR_COMPILATION || compiled == NVRTC_ERROR_INVALID_OPTION) {
+    return Status(Code::invalid_argument, fmt::format("{}: NVRTC compile failed:\n{}", program.name, log),
+                  Source::nvrtc, compiled);
+  }
+  if (compiled != NVRTC_SUCCESS) return nvrtc_error(compiled, program.name, "nvrtcCompileProgram");
+
+  CompiledProgram out{.kind = program.code, .log = std::move(log)};
+  for (const std::string& expression : program.name_expressions) {
+    const char* lowered = nullptr;
+    if (const nvrtcResult r = nvrtcGetLoweredName(handle.get(), expression.c_str(), &lowered); r != NVRTC_SUCCESS) {
+      return nvrtc_error(r, program.name, fmt::format("nvrtcGetLoweredName({})", expression));
+    }
+    out.lowered_names.emplace_back(expression, lowered);
+  }
+
+  std::size_t size = 0;
+  if (program.code == CodeKind::cubin) {
+    if (const nvrtcResult r = nvrtcGetCUBINSize(handle.get(), &size); r != NVRTC_SUCCESS) {
+      return nvrtc_error(r, program.name, "nvrtcGetCUBINSize");
+    }
+    out.code.resize(size);
+    if (const nvrtcResult r = nvrtcGetCUBIN(handle.get(), reinterpret_cast<char*>(out.code.data()));
+        r != NVRTC_SUCCESS) {
+      return nvrtc_error(r, program.name, "nvrtcGetCUBIN");
+    }
+  } else {
+    // The size includes the terminating NUL, which is kept: the driver loads PTX as a C string.
+    if (const nvrtcResult r = nvrtcGetPTXSize(handle.get(), &size); r != NVRTC_SUCCESS) {
+      return nvrtc_error(r, program.name, "nvrtcGetPTXSize");
+    }
+    out.code.resize(size);
+    if (const nvrtcResult r = nvrtcGetPTX(handle.get(), reinterpret_cast<char*>(out.code.data())); r != NVRTC_SUCCESS) {
+      return nvrtc_error(r, program.name, "nvrtcGetPTX");
+    }
+  }
+  return out;
+}
+
+std::vector<std::byte> program_key(const Program& program, int compute_capability) {
+  Writer key;
+  key.text(kKeyTag);
+  // The name is the file name NVRTC gives the source: it appears in __FILE__ and in the binary's line info.
+  key.text(program.name);
+  key.text(program.source);
+  key.u64(program.headers.size());
+  for (const Header& header : program.headers) {
+    key.text(header.name);
+    key.text(header.contents);
+  }
+  key.u64(program.options.size());
+  for (const std::string& option : program.options) key.text(option);
+  key.u64(program.name_expressions.size());
+  for (const std::string& expression : program.name_expressions) key.text(expression);
+  key.u8(static_cast<std::uint8_t>(program.code));
+  key.u32(static_cast<std::uint32_t>(compute_capability));
+  key.text(nvrtc_version());
+  return std::move(key).take();
+}
+
+// Layout: magic "ACCELNVR", u32 version, u8 kind, code, u64 count, (expression, lowered name) pairs, log;
+// integers little-endian, code and strings prefixed by a u64 length.
+std::vector<std::byte> encode(const CompiledProgram& compiled) {
+  Writer out;
+  out.raw(std::as_bytes(std::span(kEncodingMagic)));
+  out.u32(kEncodingVersion);
+  out.u8(static_cast<std::uint8_t>(compiled.kind));
+  out.field(compiled.code);
+  out.u64(compiled.lowered_names.size());
+  for (const auto& [expression, lowered] : compiled.lowered_names) {
+    out.text(expression);
+    out.text(lowered);
+  }
+  out.text(compiled.log);
+  return std::move(out).take();
+}
+
+Result<CompiledProgram> decode_compiled_program(std::span<const std::byte> bytes) {
+  Reader in(bytes);
+  ACCEL_ASSIGN_OR_RETURN(std::span<const std::byte> magic, in.take(kEncodingMagic.size(), "magic"));
+  if (std::memcmp(magic.data(), kEncodingMagic.data(), kEncodingMagic.size()) != 0) {
+    return internal_error(fmt::format("damaged compiled program ({} bytes): not one (wrong magic)", bytes.size()));
+  }
+  ACCEL_ASSIGN_OR_RETURN(std::uint64_t version, in.integer(4, "version"));
+  if (version != kEncodingVersion) {
+    return internal_error(
+        fmt::format("compiled program of encoding version {}, expected {}", version, kEncodingVersion));
+  }
+  ACCEL_ASSIGN_OR_RETURN(std::uint64_t kind, in.integer(1, "code kind"));
+  if (kind > static_cast<std::uint8_t>(CodeKind::ptx)) return in.damaged(fmt::format("code kind {}", kind));
+  CompiledProgram out{.kind = static_cast<CodeKind>(kind)};
+  ACCEL_ASSIGN_OR_RETURN(std::span<const std::byte> code, in.field("code"));
+  out.code.assign(code.begin(), code.end());
+  ACCEL_ASSIGN_OR_RETURN(std::uint64_t count, in.integer(8, "lowered name count"));
+  // Each pair takes at least its two lengths, so a count the input cannot hold is refused before the loop.
+  if (count > in.left() / 16) return in.damaged(fmt::format("lowered name count {}", count));
+  for (std::uint64_t i = 0; i < count; ++i) {
+    ACCEL_ASSIGN_OR_RETURN(std::string expression, in.text("name expression"));
+    ACCEL_ASSIGN_OR_RETURN(std::string lowered, in.text("lowered name"));
+    out.lowered_names.emplace_back(std::move(expression), std::move(lowered));
+  }
+  ACCEL_ASSIGN_OR_RETURN(out.log, in.text("log"));
+  if (in.left() != 0) return in.damaged(fmt::format("{} trailing bytes", in.left()));
+  return out;
+}
+
+}  // namespace accel::jit

@@ -1,0 +1,44 @@
+// NVRTC: CUDA C++ source to a cubin (or PTX on request) for one compute capability, in-process. NVRTC needs no
+// GPU, so this runs (and is tested) on machines without one.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "accel/core/result.hpp"
+#include "accel/jit/kernel.hpp"
+
+namespace accel::jit {
+
+// What NVRTC produced: the code, the lowered (mangled) name of each of the program's name expressions, and
+// the compiler's log (warnings).
+struct CompiledProgram {
+  CodeKind kind = CodeKind::cubin;
+  std::vector<std::byte> code;
+  std::vector<std::pair<std::string, std::string>> lowered_names;  // name expression -> lowered name
+  std::string log;
+
+  // The lowered name of `name`: a name expression's lowered name, else `name` itself (an extern "C" kernel).
+  [[nodiscard]] std::string_view symbol_of(std::string_view name) const noexcept;
+};
+
+// "NVRTC 13.0" as reported by nvrtcVersion of the library this process loaded.
+[[nodiscard]] std::string nvrtc_version();
+
+// Compiles `program` for `compute_capability` (major * 10 + minor; arch flag --gpu-architecture=sm_XY for
+// cubin, compute_XY for PTX). Errors: invalid_argument with the compile log (and the program's name) when the
+// source does not compile; invalid_argument when an option is one accel sets itself (the architecture).
+[[nodiscard]] Result<CompiledProgram> compile_with_nvrtc(const Program& program, int compute_capability);
+
+// The cache key of a compile: everything that changes its result — source, every header's name and contents,
+// options in order, name expressions, code kind, compute capability and nvrtc_version(). Canonical bytes.
+[[nodiscard]] std::vector<std::byte> program_key(const Program& program, int compute_capability);
+
+// A CompiledProgram as bytes (for the BinaryCache) and back; decode refuses damaged input (Code::internal, "damaged
+// compiled program").
+[[nodiscard]] std::vector<std::byte> encode(const CompiledProgram& compiled);
+[[nodiscard]] Result<CompiledProgram> decode_compiled_program(std::span<const std::byte> bytes);
+
+}  // namespace accel::jit

@@ -1,0 +1,523 @@
+#include "jit/binary_cache.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cache/disk_store.hpp"
+#include "jit/nvrtc_compiler.hpp"
+#include "testing/scratch_directory.hpp"
+#include "testing/status_matchers.hpp"
+
+namespace accel::jit {
+namespace {
+
+namespace fs = std::filesystem;
+using accel::testing::IsOk;
+using accel::testing::StatusIs;
+using namespace std::chrono_literals;
+
+std::vector<std::byte> bytes(std::string_view text) {
+  const auto* data = reinterpret_cast<const std::byte*>(text.data());
+  return {data, data + text.size()};
+}
+
+std::string text(std::span<const std::byte> data) { return {reinterpret_cast<const char*>(data.data()), data.size()}; }
+
+using ScratchDirectory = accel::testing::ScratchDirectory;
+
+std::vector<fs::path> files_ending(const fs::path& directory, std::string_view suffix) {
+  std::vector<fs::path> out;
+  for (const fs::directory_entry& entry : fs::directory_iterator(directory)) {
+    if (entry.path().native().ends_with(suffix)) out.push_back(entry.path());
+  }
+  return out;
+}
+
+std::unique_ptr<BinaryCache> open_cache(BinaryCacheOptions options) {
+  Result<std::unique_ptr<BinaryCache>> cache = BinaryCache::open(std::move(options));
+  if (!cache.ok()) ADD_FAILURE() << cache.status().to_string();
+  return cache.ok() ? std::move(*cache) : nullptr;
+}
+
+std::unique_ptr<BinaryCache> open_cache(const fs::path& directory) { return open_cache({.directory = directory}); }
+
+// A compile function that counts its calls and returns `value`.
+CompileFunction counted(std::atomic<int>& calls, std::string value) {
+  return [&calls, value = std::move(value)]() -> Result<BinaryBytes> {
+    ++calls;
+    return bytes(value);
+  };
+}
+
+CompileFunction must_not_compile() {
+  return []() -> Result<BinaryBytes> {
+    ADD_FAILURE() << "compiled although the binary was cached";
+    return internal_error("must not compile");
+  };
+}
+
+TEST(BinaryCache, CompilesOnceThenAnswersFromMemory) {
+  ScratchDirectory dir{"binary_cache_test"};
+  std::unique_ptr<BinaryCache> cache = open_cache(dir.path());
+  ASSERT_NE(cache, nullptr);
+  EXPECT_EQ(cache->directory(), dir.path());
+  std::atomic<int> calls = 0;
+  const std::vector<std::byte> key = bytes("key");
+
+  Result<BinaryPtr> first = cache->get(key, counted(calls, "binary"));
+  ASSERT_THAT(first, IsOk());
+  EXPECT_EQ(text(**first), "binary");
+  Result<BinaryPtr> second = cache->get(key, counted(calls, "other"));
+  ASSERT_THAT(second, IsOk());
+  EXPECT_EQ(second->get(), first->get());
+  EXPECT_EQ(calls, 1);
+  Result<std::optional<BinaryPtr>> found = cache->find(key);
+  ASSERT_THAT(found, IsOk());
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ(found->value().get(), first->get());
+  Result<std::optional<BinaryPtr>> absent = cache->find(bytes("never stored"));
+  ASSERT_THAT(absent, IsOk());
+  EXPECT_FALSE(absent->has_value());
+
+  const BinaryCacheStats stats = cache->stats();
+  EXPECT_EQ(stats.compiles, 1u);
+  EXPECT_EQ(stats.compile_failures, 0u);
+  EXPECT_EQ(stats.disk_stores, 1u);
+  EXPECT_EQ(stats.disk_loads, 0u);
+  EXPECT_EQ(stats.memory.hits, 2u);
+  EXPECT_EQ(stats.memory.misses, 2u);  // the first get, the find of the absent key
+  EXPECT_EQ(stats.memory.entries, 1u);
+  EXPECT_EQ(files_ending(dir.path(), ".entry").size(), 1u);
+  EXPECT_TRUE(files_ending(dir.path(), ".lock").empty()) << "lock files are removed after the compile";
+}
+
+TEST(BinaryCache, ALaterCacheLoadsFromDiskInsteadOfCompiling) {
+  ScratchDirectory dir{"binary_cache_test"};
+  std::atomic<int> calls = 0;
+  const std::vector<std::byte> key = bytes("persisted key");
+  {
+    std::unique_ptr<BinaryCache> writer = open_cache(dir.path());
+    ASSERT_THAT(writer->get(key, counted(calls, "persisted binary")), IsOk());
+  }
+  std::unique_ptr<BinaryCache> reader = open_cache(dir.path());
+  Result<BinaryPtr> loaded = reader->get(key, must_not_compile());
+  ASSERT_THAT(loaded, IsOk());
+  EXPECT_EQ(text(**loaded), "persisted binary");
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(reader->stats().disk_loads, 1u);
+  EXPECT_EQ(reader->stats().compiles, 0u);
+  EXPECT_EQ(reader->stats().waits_for_other_process, 0u);
+
+  // find() reads the disk too, and keeps what it read in memory.
+  std::unique_ptr<BinaryCache> finder = open_cache(dir.path());
+  Result<std::optional<BinaryPtr>> found = finder->find(key);
+  ASSERT_THAT(found, IsOk());
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ(text(*found->value()), "persisted binary");
+  EXPECT_EQ(finder->stats().disk_loads, 1u);
+  EXPECT_EQ(finder->stats().memory.entries, 1u);
+}
+
+TEST(BinaryCache, MemoryOnlyCacheWritesNothing) {
+  ScratchDirectory dir{"binary_cache_test"};
+  std::unique_ptr<BinaryCache> cache = open_cache({.persistent = false, .directory = dir.path()});
+  EXPECT_TRUE(cache->directory().empty());
+  std::atomic<int> calls = 0;
+  ASSERT_THAT(cache->get(bytes("k"), counted(calls, "v")), IsOk());
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+  EXPECT_EQ(cache->stats().disk_stores, 0u);
+  std::unique_ptr<BinaryCache> other = open_cache({.persistent = false, .directory = dir.path()});
+  ASSERT_THAT(other->get(bytes("k"), counted(calls, "v")), IsOk());
+  EXPECT_EQ(calls, 2);
+}
+
+TEST(BinaryCache, DamagedEntryIsCompiledAgain) {
+  ScratchDirectory dir{"binary_cache_test"};
+  std::atomic<int> calls = 0;
+  const std::vector<std::byte> key = bytes("damaged key");
+  {
+    std::unique_ptr<BinaryCache> writer = open_cache(dir.path());
+    ASSERT_THAT(writer->get(key, counted(calls, "the good binary")), IsOk());
+  }
+  const std::vector<fs::path> entries = files_ending(dir.path(), ".entry");
+  ASSERT_EQ(entries.size(), 1u);
+  {
+    // Overwrite the last bytes (the value) in place: the checksum no longer matches.
+    std::fstream file(entries[0], std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(-4, std::ios::end);
+    file.write("XXXX", 4);
+  }
+
+  std::unique_ptr<BinaryCache> reader = open_cache(dir.path());
+  Result<BinaryPtr> recompiled = reader->get(key, counted(calls, "the good binary"));
+  ASSERT_THAT(recompiled, IsOk());
+  EXPECT_EQ(text(**recompiled), "the good binary");
+  EXPECT_EQ(calls, 2);
+  const BinaryCacheStats stats = reader->stats();
+  EXPECT_EQ(stats.disk_rejected, 1u);
+  EXPECT_EQ(stats.disk_loads, 0u);
+  EXPECT_EQ(stats.compiles, 1u);
+  EXPECT_EQ(stats.disk_stores, 1u);
+
+  // The recompiled binary replaced the damaged entry.
+  std::unique_ptr<BinaryCache> later = open_cache(dir.path());
+  Result<BinaryPtr> loaded = later->get(key, must_not_compile());
+  ASSERT_THAT(loaded, IsOk());
+  EXPECT_EQ(text(**loaded), "the good binary");
+}
+
+TEST(BinaryCache, SmallMaxBytesKeepsTheDirectoryBounded) {
+  ScratchDirectory dir{"binary_cache_test"};
+  constexpr std::uint64_t kMaxBytes = 16 << 10;
+  std::unique_ptr<BinaryCache> cache = open_cache({.directory = dir.path(), .max_bytes = kMaxBytes});
+  std::atomic<int> calls = 0;
+  for (int i = 0; i < 32; ++i) {
+    ASSERT_THAT(cache->get(bytes("key " + std::to_string(i)),
+                           counted(calls, std::string(2000, static_cast<char>('a' + i % 26)))),
+                IsOk());
+  }
+  std::uint64_t total = 0;
+  const std::vector<fs::path> entries = files_ending(dir.path(), ".entry");
+  for (const fs::path& entry : entries) total += fs::file_size(entry);
+  EXPECT_LE(total, kMaxBytes);
+  EXPECT_LT(entries.size(), 32u);
+  EXPECT_GT(entries.size(), 0u);
+  EXPECT_TRUE(files_ending(dir.path(), ".lock").empty());
+
+  std::unique_ptr<BinaryCache> later = open_cache({.directory = dir.path(), .max_bytes = kMaxBytes});
+  Result<std::optional<BinaryPtr>> oldest = later->find(bytes("key 0"));
+  ASSERT_THAT(oldest, IsOk());
+  EXPECT_FALSE(oldest->has_value()) << "the least recently used entry was evicted";
+  Result<std::optional<BinaryPtr>> newest = later->find(bytes("key 31"));
+  ASSERT_THAT(newest, IsOk());
+  EXPECT_TRUE(newest->has_value());
+}
+
+TEST(BinaryCache, MemoryKeepsTheMostRecentlyUsed) {
+  std::unique_ptr<BinaryCache> cache = open_cache({.memory_capacity = 2, .persistent = false});
+  std::atomic<int> calls = 0;
+  const auto get = [&](std::string_view key) { ASSERT_THAT(cache->get(bytes(key), counted(calls, "v")), IsOk()); };
+  get("a");
+  get("b");
+  get("a");  // a is now more recent than b
+  get("c");  // evicts b
+  EXPECT_EQ(calls, 3);
+  get("a");
+  get("c");
+  EXPECT_EQ(calls, 3);
+  get("b");
+  EXPECT_EQ(calls, 4);
+  const BinaryCacheStats stats = cache->stats();
+  EXPECT_EQ(stats.memory.capacity, 2u);
+  EXPECT_EQ(stats.memory.entries, 2u);
+  EXPECT_EQ(stats.memory.evictions, 2u);
+  EXPECT_EQ(stats.memory.hits, 3u);
+  EXPECT_EQ(stats.memory.misses, 4u);
+}
+
+TEST(BinaryCache, ConcurrentMissesShareOneCompile) {
+  ScratchDirectory dir{"binary_cache_test"};
+  std::unique_ptr<BinaryCache> cache = open_cache(dir.path());
+  std::atomic<int> calls = 0;
+  std::atomic<int> ready = 0;
+  constexpr int kThreads = 16;
+  std::vector<Result<BinaryPtr>> results(kThreads, internal_error("not run"));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      ++ready;
+      while (ready < kThreads) std::this_thread::yield();
+      results[static_cast<std::size_t>(i)] = cache->get(bytes("contended"), [&]() -> Result<BinaryBytes> {
+        ++calls;
+        std::this_thread::sleep_for(50ms);
+        return bytes("one binary");
+      });
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(calls, 1);
+  for (const Result<BinaryPtr>& result : results) {
+    ASSERT_THAT(result, IsOk());
+    EXPECT_EQ(result->get(), results[0]->get());
+  }
+  const BinaryCacheStats stats = cache->stats();
+  EXPECT_EQ(stats.compiles, 1u);
+  EXPECT_EQ(stats.memory.misses, 1u);
+  EXPECT_EQ(stats.memory.hits, kThreads - 1u);
+}
+
+TEST(BinaryCache, FailedCompileIsNotCachedAndEveryWaiterGetsItsError) {
+  ScratchDirectory dir{"binary_cache_test"};
+  std::unique_ptr<BinaryCache> cache = open_cache(dir.path());
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<int> calls = 0;
+  const std::vector<std::byte> key = bytes("bad program");
+  std::vector<std::shared_future<Result<BinaryPtr>>> waiters;
+  for (int i = 0; i < 8; ++i) {
+    waiters.push_back(cache->get_async(key, [&]() -> Result<BinaryBytes> {
+      ++calls;
+      released.wait();
+      return invalid_argument("bad.cu: NVRTC compile failed: expected a ';'");
+    }));
+  }
+  release.set_value();
+  for (auto& waiter : waiters) EXPECT_THAT(waiter.get(), StatusIs(Code::invalid_argument, "expected a ';'"));
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(cache->stats().compile_failures, 1u);
+  EXPECT_EQ(cache->stats().disk_stores, 0u);
+  EXPECT_TRUE(files_ending(dir.path(), ".entry").empty());
+  Result<std::optional<BinaryPtr>> found = cache->find(key);
+  ASSERT_THAT(found, IsOk());
+  EXPECT_FALSE(found->has_value());
+
+  // The next request compiles again.
+  Result<BinaryPtr> fixed = cache->get(key, counted(calls, "fixed"));
+  ASSERT_THAT(fixed, IsOk());
+  EXPECT_EQ(text(**fixed), "fixed");
+  EXPECT_EQ(calls, 2);
+}
+
+TEST(BinaryCache, ThrowingCompileIsAnInternalError) {
+  ScratchDirectory dir{"binary_cache_test"};
+  std::unique_ptr<BinaryCache> cache = open_cache(dir.path());
+  EXPECT_THAT(cache->get(bytes("k1"), []() -> Result<BinaryBytes> { throw std::runtime_error("boom"); }),
+              StatusIs(Code::internal, "boom"));
+  EXPECT_THAT(cache->get(bytes("k2"), []() -> Result<BinaryBytes> { throw 42; }), StatusIs(Code::internal, "threw"));
+  EXPECT_THAT(cache->get(bytes("k3"), CompileFunction()), StatusIs(Code::internal, "threw"));
+  EXPECT_EQ(cache->stats().compile_failures, 3u);
+  // The compile threads survived.
+  std::atomic<int> calls = 0;
+  EXPECT_THAT(cache->get(bytes("k1"), counted(calls, "v")), IsOk());
+}
+
+TEST(BinaryCache, CompilingCoversQueuedAndRunningCompiles) {
+  std::unique_ptr<BinaryCache> cache = open_cache({.persistent = false, .compile_threads = 1});
+  std::promise<void> started;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  const std::vector<std::byte> a = bytes("a");
+  const std::vector<std::byte> b = bytes("b");
+  auto running = cache->get_async(a, [&]() -> Result<BinaryBytes> {
+    started.set_value();
+    released.wait();
+    return bytes("A");
+  });
+  auto queued = cache->get_async(b, [&]() -> Result<BinaryBytes> { return bytes("B"); });
+  started.get_future().wait();
+  EXPECT_TRUE(cache->compiling(a));
+  EXPECT_TRUE(cache->compiling(b));
+  EXPECT_FALSE(cache->compiling(bytes("c")));
+  EXPECT_EQ(queued.wait_for(20ms), std::future_status::timeout) << "one compile thread, busy with a";
+  release.set_value();
+  ASSERT_THAT(running.get(), IsOk());
+  ASSERT_THAT(queued.get(), IsOk());
+  EXPECT_FALSE(cache->compiling(a));
+  EXPECT_FALSE(cache->compiling(b));
+}
+
+TEST(BinaryCache, ClosingCancelsQueuedCompilesAndFinishesRunningOnes) {
+  std::unique_ptr<BinaryCache> cache = open_cache({.persistent = false, .compile_threads = 1});
+  std::promise<void> started;
+  std::atomic<bool> finished = false;
+  auto running = cache->get_async(bytes("running"), [&]() -> Result<BinaryBytes> {
+    started.set_value();
+    std::this_thread::sleep_for(200ms);
+    finished = true;
+    return bytes("done");
+  });
+  std::atomic<int> calls = 0;
+  auto queued = cache->get_async(bytes("queued"), counted(calls, "never"));
+  started.get_future().wait();
+  cache.reset();
+  EXPECT_TRUE(finished);
+  Result<BinaryPtr> result = running.get();
+  ASSERT_THAT(result, IsOk());
+  EXPECT_EQ(text(**result), "done");
+  EXPECT_THAT(queued.get(), StatusIs(Code::cancelled));
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(BinaryCache, OpenRefusesBadOptions) {
+  EXPECT_THAT(BinaryCache::open({.persistent = false, .compile_threads = 0}),
+              StatusIs(Code::invalid_argument, "compile_threads"));
+  ScratchDirectory dir{"binary_cache_test"};
+  const fs::path file = dir.path() / "a file";
+  std::ofstream(file) << "in the way";
+  EXPECT_THAT(BinaryCache::open({.directory = file / "cache"}), StatusIs(Code::failed_precondition));
+}
+
+// Holds a key's lock the way another process's compile does: the lock file flock'ed through a descriptor of
+// its own (flock locks belong to the open file, so this blocks the cache in this very process too).
+class ForeignKeyLock {
+ public:
+  ForeignKeyLock(const fs::path& directory, std::span<const std::byte> key)
+      : path_(directory / fmt::format("{:016x}.lock", XXH3_64bits(key.data(), key.size()))),
+        fd_(::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    EXPECT_GE(fd_, 0) << path_;
+    EXPECT_EQ(::flock(fd_, LOCK_EX | LOCK_NB), 0);
+  }
+  ForeignKeyLock(const ForeignKeyLock&) = delete;
+  ForeignKeyLock& operator=(const ForeignKeyLock&) = delete;
+  ~ForeignKeyLock() { release(); }
+  // As a holder does when its compile is done: remove the file, then unlock.
+  void release() {
+    if (fd_ < 0) return;
+    ::unlink(path_.c_str());
+    ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  fs::path path_;
+  int fd_;
+};
+
+TEST(BinaryCache, WaitsForTheKeysLockThenLoadsWhatItsHolderStored) {
+  ScratchDirectory dir{"binary_cache_test"};
+  const std::vector<std::byte> key = bytes("locked key");
+  std::unique_ptr<BinaryCache> cache = open_cache(dir.path());
+  ForeignKeyLock other_process(dir.path(), key);
+  auto waiting = cache->get_async(key, must_not_compile());
+  EXPECT_EQ(waiting.wait_for(100ms), std::future_status::timeout);
+  EXPECT_TRUE(cache->compiling(key));
+
+  Result<std::unique_ptr<cache::DiskStore>> store = cache::DiskStore::open({.directory = dir.path()});
+  ASSERT_THAT(store, IsOk());
+  ASSERT_THAT((*store)->store(key, bytes("the holder's binary")), IsOk());
+  other_process.release();
+
+  Result<BinaryPtr> loaded = waiting.get();
+  ASSERT_THAT(loaded, IsOk());
+  EXPECT_EQ(text(**loaded), "the holder's binary");
+  const BinaryCacheStats stats = cache->stats();
+  EXPECT_EQ(stats.waits_for_other_process, 1u);
+  EXPECT_EQ(stats.disk_loads, 1u);
+  EXPECT_EQ(stats.compiles, 0u);
+}
+
+TEST(BinaryCache, ClosingCancelsACompileWaitingForAnotherProcess) {
+  ScratchDirectory dir{"binary_cache_test"};
+  const std::vector<std::byte> key = bytes("locked key");
+  std::unique_ptr<BinaryCache> cache = open_cache(dir.path());
+  ForeignKeyLock other_process(dir.path(), key);
+  auto waiting = cache->get_async(key, must_not_compile());
+  EXPECT_EQ(waiting.wait_for(50ms), std::future_status::timeout);
+  cache.reset();  // returns although the lock is still held
+  EXPECT_THAT(waiting.get(), StatusIs(Code::cancelled, "another process"));
+}
+
+// Two processes miss the same key at once: one compiles, the other waits for its lock and loads its entry.
+TEST(BinaryCache, TwoProcessesCompileAKeyOnce) {
+  ScratchDirectory dir{"binary_cache_test"};
+  ScratchDirectory scratch{"binary_cache_test"};
+  const fs::path log = scratch.path() / "compiles.log";
+  const std::vector<std::byte> key = bytes("shared between processes");
+  const CompileFunction compile = [log]() -> Result<BinaryBytes> {
+    std::this_thread::sleep_for(300ms);
+    std::ofstream(log, std::ios::app) << ::getpid() << "\n";
+    return bytes("shared binary");
+  };
+  // What each process did, as the child's exit code.
+  enum Outcome { compiled = 10, waited = 11, loaded_without_waiting = 12, failed = 13 };
+  const auto run = [&]() -> Outcome {
+    Result<std::unique_ptr<BinaryCache>> cache = BinaryCache::open({.directory = dir.path()});
+    if (!cache.ok()) return failed;
+    Result<BinaryPtr> binary = (*cache)->get(key, compile);
+    if (!binary.ok() || text(**binary) != "shared binary") return failed;
+    const BinaryCacheStats stats = (*cache)->stats();
+    if (stats.compiles == 1) return compiled;
+    if (stats.waits_for_other_process == 1) return waited;
+    return stats.disk_loads == 1 ? loaded_without_waiting : failed;
+  };
+
+  // Start together: each process tells the other it is about to ask.
+  int to_parent[2];
+  int to_child[2];
+  ASSERT_EQ(::pipe(to_parent), 0);
+  ASSERT_EQ(::pipe(to_child), 0);
+  // No thread of this process is running here (earlier tests joined theirs), so the child may start its own.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    char byte = 'c';
+    if (::write(to_parent[1], &byte, 1) != 1 || ::read(to_child[0], &byte, 1) != 1) ::_exit(failed);
+    ::_exit(run());
+  }
+  char byte = 'p';
+  ASSERT_EQ(::read(to_parent[0], &byte, 1), 1);
+  ASSERT_EQ(::write(to_child[1], &byte, 1), 1);
+  const Outcome parent = run();
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  for (int fd : {to_parent[0], to_parent[1], to_child[0], to_child[1]}) ::close(fd);
+  ASSERT_TRUE(WIFEXITED(status));
+  const auto outcome_of_child = static_cast<Outcome>(WEXITSTATUS(status));
+
+  std::ifstream lines(log);
+  const auto compiles = std::count(std::istreambuf_iterator<char>(lines), std::istreambuf_iterator<char>(), '\n');
+  EXPECT_EQ(compiles, 1);
+  EXPECT_TRUE((parent == compiled && outcome_of_child == waited) || (parent == waited && outcome_of_child == compiled))
+      << "parent " << parent << ", child " << outcome_of_child;
+  EXPECT_TRUE(files_ending(dir.path(), ".lock").empty());
+}
+
+TEST(BinaryCache, StoresNvrtcProgramsThatALaterCacheDecodes) {
+  ScratchDirectory dir{"binary_cache_test"};
+  const Program program{.name = "axpy.cu",
+                        .source = R"(
+template <class T>
+__global__ void axpy(T* y, const T* x, T a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += a * x[i];
+})",
+                        .name_expressions = {"axpy<float>"}};
+  const std::vector<std::byte> key = program_key(program, 90);
+  std::atomic<int> calls = 0;
+  const CompileFunction compile = [&]() -> Result<BinaryBytes> {
+    ++calls;
+    ACCEL_ASSIGN_OR_RETURN(CompiledProgram compiled, compile_with_nvrtc(program, 90));
+    return encode(compiled);
+  };
+
+  Result<BinaryPtr> first = open_cache(dir.path())->get(key, compile);
+  ASSERT_THAT(first, IsOk());
+  Result<CompiledProgram> compiled = decode_compiled_program(**first);
+  ASSERT_THAT(compiled, IsOk());
+
+  std::unique_ptr<BinaryCache> later = open_cache(dir.path());
+  Result<BinaryPtr> loaded = later->get(key, compile);
+  ASSERT_THAT(loaded, IsOk());
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(later->stats().disk_loads, 1u);
+  Result<CompiledProgram> decoded = decode_compiled_program(**loaded);
+  ASSERT_THAT(decoded, IsOk());
+  EXPECT_EQ(decoded->code, compiled->code);
+  EXPECT_EQ(decoded->lowered_names, compiled->lowered_names);
+  EXPECT_EQ(text(std::span(decoded->code).first(4)),
+            "\x7f"
+            "ELF");
+  EXPECT_TRUE(decoded->symbol_of("axpy<float>").starts_with("_Z"));
+}
+
+}  // namespace
+}  // namespace accel::jit
