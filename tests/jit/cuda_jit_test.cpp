@@ -130,6 +130,26 @@ TEST_F(CudaJit, AxpyAndTemplatesMatchTheHost) {
   EXPECT_EQ(stats.module_loads, 1u);
 }
 
+// What an isolated worker does: every launch brings a new Program object with the same contents.
+TEST_F(CudaJit, EqualProgramsBuiltAnewFindTheLoadedKernel) {
+  Result<BufferHandle> out = gpu_->ask(Allocate{.dtype = DType::f32, .count = 256}).wait();
+  ASSERT_THAT(out, IsOk());
+  for (int i = 0; i < 600; ++i) {
+    auto program = std::make_shared<jit::Program>(*axpy_program());
+    LaunchKernel fill{.program = program,
+                      .kernel = "fill<float>",
+                      .grid = {1},
+                      .block = {256},
+                      .args = {KernelArg::out(*out), KernelArg::of(static_cast<float>(i)), KernelArg::of(256)}};
+    ASSERT_THAT(gpu_->ask(fill).wait(), IsOk()) << i;
+  }
+  HostArray filled = download(*gpu_, *out);
+  for (double v : filled.values) ASSERT_EQ(v, 599.0);
+  const JitStats stats = jit_stats(*gpu_);
+  EXPECT_EQ(stats.compiles + stats.disk_loads, 1u);
+  EXPECT_EQ(stats.module_loads, 1u);
+}
+
 TEST_F(CudaJit, BadLaunchesAreRefusedBeforeLaunching) {
   const auto program = axpy_program();
   Result<BufferHandle> y = gpu_->ask(Allocate{.dtype = DType::f32, .count = 16}).wait();

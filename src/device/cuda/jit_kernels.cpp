@@ -14,6 +14,8 @@
 namespace accel::device::cuda {
 namespace {
 
+constexpr std::size_t kAddressSweep = 256;
+
 std::uint64_t micros_since(std::chrono::steady_clock::time_point start) {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
@@ -187,6 +189,10 @@ Result<std::shared_ptr<LoadedProgram>> JitKernels::program(const std::shared_ptr
     loaded = by_key_.emplace(std::move(id), loaded).first->second;  // a racing loader's copy wins; ours unloads
   }
   std::lock_guard lock(mutex_);
+  // Entries of Programs that are gone hold their memory through the weak_ptr: sweep them now and then (an
+  // isolated worker decodes a new Program for every launch).
+  if (by_address_.size() >= kAddressSweep)
+    std::erase_if(by_address_, [](const auto& e) { return e.second.owner.expired(); });
   by_address_[program.get()] = {program, loaded};
   return loaded;
 }

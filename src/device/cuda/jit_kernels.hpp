@@ -113,7 +113,7 @@ class JitKernels {
     std::weak_ptr<const jit::Program> owner;
     std::shared_ptr<LoadedProgram> loaded;
   };
-  std::unordered_map<const jit::Program*, ProgramEntry> by_address_;
+  std::unordered_map<const jit::Program*, ProgramEntry> by_address_;  // expired owners swept past 256 entries
   std::unordered_map<std::string, std::shared_ptr<LoadedProgram>> by_key_;
   std::unordered_map<std::string, std::shared_ptr<const CutlassModule>> modules_;  // by instance identity
   // Instances whose compile or load failed in this process: answered with the same error instead of compiling
