@@ -179,6 +179,30 @@ std::string module_prologue(std::string_view identity) {
       "ACCEL_MODULE_EXPORT int accel_run(const void* args, void* workspace, size_t workspace_bytes,\n"
       "                                  cudaStream_t stream, char* error, size_t error_capacity);\n"
       "}\n\n";
+  out +=
+      "#include <cstdarg>\n#include <cstdio>\n#include <exception>\n\n"
+      "// Writes a printf-style message into the caller's buffer (when there is one) and returns `result`.\n"
+      "__attribute__((format(printf, 4, 5))) static int accel_fail(int result, char* error, size_t capacity,\n"
+      "                                                            const char* format, ...) {\n"
+      "  if (error != nullptr && capacity > 0) {\n"
+      "    va_list list;\n"
+      "    va_start(list, format);\n"
+      "    std::vsnprintf(error, capacity, format, list);\n"
+      "    va_end(list);\n"
+      "  }\n"
+      "  return result;\n"
+      "}\n\n"
+      "// Runs an entry point's body; an exception becomes kAccelInternal instead of crossing the C interface.\n"
+      "template <class Body>\n"
+      "static int accel_guarded(const char* entry, char* error, size_t capacity, Body body) {\n"
+      "  try {\n"
+      "    return body();\n"
+      "  } catch (const std::exception& e) {\n"
+      "    return accel_fail(kAccelInternal, error, capacity, \"%s: %s\", entry, e.what());\n"
+      "  } catch (...) {\n"
+      "    return accel_fail(kAccelInternal, error, capacity, \"%s: unknown exception\", entry);\n"
+      "  }\n"
+      "}\n\n";
   out += "extern \"C\" int accel_module_abi(void) { return kAccelCutlassAbiVersion; }\n\n";
   out += fmt::format("extern \"C\" const char* accel_module_identity(void) {{\n  return {};\n}}\n\n",
                      string_literal(identity));

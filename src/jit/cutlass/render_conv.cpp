@@ -166,16 +166,6 @@ using StrideD = typename ConvKernel::StrideD;
 
 static_assert(ProblemShape::RankS == 2, "2-D convolution");
 
-__attribute__((format(printf, 4, 5))) int fail(char* error, size_t capacity, int code, const char* format, ...) {
-  if (error != nullptr && capacity > 0) {
-    va_list list;
-    va_start(list, format);
-    std::vsnprintf(error, capacity, format, list);
-    va_end(list);
-  }
-  return code;
-}
-
 #define ACCEL_CONV_PROBLEM_FORMAT \
   "n=%lld h=%lld w=%lld c=%lld k=%lld r=%lld s=%lld p=%lld q=%lld stride=%dx%d pad=%dx%d dilation=%dx%d"
 #define ACCEL_CONV_PROBLEM_ARGS(a)                                                                          \
@@ -195,23 +185,23 @@ int64_t output_extent(int64_t input, int64_t filter, int64_t pad, int64_t stride
 // Checks `a` and builds the CUTLASS arguments; pointers are checked only when the kernel is about to run.
 int make_arguments(const AccelConvArgs* a, bool check_pointers, typename Conv::Arguments* out, char* error,
                    size_t capacity) {
-  if (a == nullptr) return fail(error, capacity, kAccelInvalidArgument, "conv @DIRECTION@: null arguments");
+  if (a == nullptr) return accel_fail(kAccelInvalidArgument, error, capacity, "conv @DIRECTION@: null arguments");
   const int64_t extents[] = {a->n, a->h, a->w, a->c, a->k, a->r, a->s, a->p, a->q};
   const char names[] = "nhwckrspq";
   for (int i = 0; i < 9; ++i) {
     if (extents[i] <= 0) {
-      return fail(error, capacity, kAccelInvalidArgument, "conv @DIRECTION@: extent %c = %lld must be positive",
+      return accel_fail(kAccelInvalidArgument, error, capacity, "conv @DIRECTION@: extent %c = %lld must be positive",
                   names[i], static_cast<long long>(extents[i]));
     }
     if (extents[i] > INT32_MAX) {
-      return fail(error, capacity, kAccelNotSupported,
+      return accel_fail(kAccelNotSupported, error, capacity,
                   "conv @DIRECTION@: extent %c = %lld exceeds CUTLASS's 32-bit convolution extents", names[i],
                   static_cast<long long>(extents[i]));
     }
   }
   if (a->stride_h < 1 || a->stride_w < 1 || a->dilation_h < 1 || a->dilation_w < 1 || a->pad_h < 0 ||
       a->pad_w < 0) {
-    return fail(error, capacity, kAccelInvalidArgument,
+    return accel_fail(kAccelInvalidArgument, error, capacity,
                 "conv @DIRECTION@: strides and dilations must be >= 1 and padding >= 0 (" ACCEL_CONV_PROBLEM_FORMAT
                 ")",
                 ACCEL_CONV_PROBLEM_ARGS(a));
@@ -219,21 +209,21 @@ int make_arguments(const AccelConvArgs* a, bool check_pointers, typename Conv::A
   const int64_t p = output_extent(a->h, a->r, a->pad_h, a->stride_h, a->dilation_h);
   const int64_t q = output_extent(a->w, a->s, a->pad_w, a->stride_w, a->dilation_w);
   if (p != a->p || q != a->q) {
-    return fail(error, capacity, kAccelInvalidArgument,
+    return accel_fail(kAccelInvalidArgument, error, capacity,
                 "conv @DIRECTION@: output extents p x q must be %lld x %lld for " ACCEL_CONV_PROBLEM_FORMAT,
                 static_cast<long long>(p), static_cast<long long>(q), ACCEL_CONV_PROBLEM_ARGS(a));
   }
   if (a->c % kAlignment != 0 || a->k % kAlignment != 0) {
-    return fail(error, capacity, kAccelNotSupported,
+    return accel_fail(kAccelNotSupported, error, capacity,
                 "conv @DIRECTION@: channels c = %lld and k = %lld must be multiples of %d (16-byte TMA rows)",
                 static_cast<long long>(a->c), static_cast<long long>(a->k), kAlignment);
   }
   if (a->stride_h > 8 || a->stride_w > 8) {
-    return fail(error, capacity, kAccelNotSupported,
+    return accel_fail(kAccelNotSupported, error, capacity,
                 "conv @DIRECTION@: traversal stride %dx%d above 8 (im2col TMA)", a->stride_h, a->stride_w);
   }
   if (kConvOp == cutlass::conv::Operator::kDgrad && (a->stride_h != 1 || a->stride_w != 1)) {
-    return fail(error, capacity, kAccelNotSupported,
+    return accel_fail(kAccelNotSupported, error, capacity,
                 "conv @DIRECTION@: stride %dx%d; CUTLASS's sm_90 dgrad kernel is unit-stride only", a->stride_h,
                 a->stride_w);
   }
@@ -242,10 +232,10 @@ int make_arguments(const AccelConvArgs* a, bool check_pointers, typename Conv::A
     const char* pointer_names[] = {"@A_NAME@ (@A@)", "@B_NAME@ (@B@)", "@OUT_NAME@ (@OUT@)"};
     for (int i = 0; i < 3; ++i) {
       if (pointers[i] == nullptr) {
-        return fail(error, capacity, kAccelInvalidArgument, "conv @DIRECTION@: %s is null", pointer_names[i]);
+        return accel_fail(kAccelInvalidArgument, error, capacity, "conv @DIRECTION@: %s is null", pointer_names[i]);
       }
       if (!aligned16(pointers[i])) {
-        return fail(error, capacity, kAccelNotSupported, "conv @DIRECTION@: %s is not 16-byte aligned (TMA)",
+        return accel_fail(kAccelNotSupported, error, capacity, "conv @DIRECTION@: %s is not 16-byte aligned (TMA)",
                     pointer_names[i]);
       }
     }
@@ -290,7 +280,7 @@ int make_arguments(const AccelConvArgs* a, bool check_pointers, typename Conv::A
 
   const cutlass::Status status = Conv::can_implement(*out);
   if (status != cutlass::Status::kSuccess) {
-    return fail(error, capacity, kAccelNotSupported,
+    return accel_fail(kAccelNotSupported, error, capacity,
                 "conv @DIRECTION@: CUTLASS's sm_90 implicit GEMM cannot run " ACCEL_CONV_PROBLEM_FORMAT
                 " (%s; im2col TMA needs padding <= 256, corners within [-128, 127], (r-1)*dilation_h and "
                 "(s-1)*dilation_w below 255, and fewer than 2^31 output pixels)",
@@ -305,43 +295,47 @@ int make_arguments(const AccelConvArgs* a, bool check_pointers, typename Conv::A
 extern "C" __attribute__((visibility("default"))) int accel_workspace_bytes(const void* args, size_t* bytes,
                                                                             char* error, size_t error_capacity) {
   using namespace accel_module;
-  if (bytes == nullptr) {
-    return fail(error, error_capacity, kAccelInvalidArgument, "conv @DIRECTION@: null workspace size output");
-  }
-  typename Conv::Arguments arguments{};
-  const int result =
-      make_arguments(static_cast<const AccelConvArgs*>(args), false, &arguments, error, error_capacity);
-  if (result != kAccelOk) return result;
-  *bytes = Conv::get_workspace_size(arguments);
-  return kAccelOk;
+  return accel_guarded("accel_workspace_bytes", error, error_capacity, [&]() -> int {
+    if (bytes == nullptr) {
+      return accel_fail(kAccelInvalidArgument, error, error_capacity, "conv @DIRECTION@: null workspace size output");
+    }
+    typename Conv::Arguments arguments{};
+    const int result =
+        make_arguments(static_cast<const AccelConvArgs*>(args), false, &arguments, error, error_capacity);
+    if (result != kAccelOk) return result;
+    *bytes = Conv::get_workspace_size(arguments);
+    return kAccelOk;
+  });
 }
 
 extern "C" __attribute__((visibility("default"))) int accel_run(const void* args, void* workspace,
                                                                 size_t workspace_bytes, cudaStream_t stream,
                                                                 char* error, size_t error_capacity) {
   using namespace accel_module;
-  typename Conv::Arguments arguments{};
-  const int result = make_arguments(static_cast<const AccelConvArgs*>(args), true, &arguments, error, error_capacity);
-  if (result != kAccelOk) return result;
-  const size_t needed = Conv::get_workspace_size(arguments);
-  if (needed > workspace_bytes || (needed > 0 && workspace == nullptr)) {
-    return fail(error, error_capacity, kAccelInvalidArgument,
-                "conv @DIRECTION@: workspace of %zu bytes at %p; the kernel needs %zu", workspace_bytes, workspace,
-                needed);
-  }
-  Conv conv;
-  cutlass::Status status = conv.initialize(arguments, workspace, stream);
-  if (status != cutlass::Status::kSuccess) {
-    return fail(error, error_capacity, kAccelCudaError,
-                "conv @DIRECTION@: initialize failed (%s; TMA descriptors or the kernel's shared-memory attribute)",
-                cutlass::cutlassGetStatusString(status));
-  }
-  status = conv.run(stream);
-  if (status != cutlass::Status::kSuccess) {
-    return fail(error, error_capacity, kAccelCudaError, "conv @DIRECTION@: kernel launch failed (%s)",
-                cutlass::cutlassGetStatusString(status));
-  }
-  return kAccelOk;
+  return accel_guarded("accel_run", error, error_capacity, [&]() -> int {
+    typename Conv::Arguments arguments{};
+    const int result = make_arguments(static_cast<const AccelConvArgs*>(args), true, &arguments, error, error_capacity);
+    if (result != kAccelOk) return result;
+    const size_t needed = Conv::get_workspace_size(arguments);
+    if (needed > workspace_bytes || (needed > 0 && workspace == nullptr)) {
+      return accel_fail(kAccelInvalidArgument, error, error_capacity,
+                  "conv @DIRECTION@: workspace of %zu bytes at %p; the kernel needs %zu", workspace_bytes, workspace,
+                  needed);
+    }
+    Conv conv;
+    cutlass::Status status = conv.initialize(arguments, workspace, stream);
+    if (status != cutlass::Status::kSuccess) {
+      return accel_fail(kAccelCudaError, error, error_capacity,
+                  "conv @DIRECTION@: initialize failed (%s; TMA descriptors or the kernel's shared-memory attribute)",
+                  cutlass::cutlassGetStatusString(status));
+    }
+    status = conv.run(stream);
+    if (status != cutlass::Status::kSuccess) {
+      return accel_fail(kAccelCudaError, error, error_capacity, "conv @DIRECTION@: kernel launch failed (%s)",
+                  cutlass::cutlassGetStatusString(status));
+    }
+    return kAccelOk;
+  });
 }
 )cu";
 

@@ -202,17 +202,6 @@ constexpr std::string_view kCommonHead = R"cu(#include <atomic>
 
 namespace accel_module {
 
-// Writes a printf-style message into the caller's buffer (when there is one) and returns `result`.
-inline int fail(int result, char* error, size_t capacity, const char* format, ...) {
-  if (error != nullptr && capacity > 0) {
-    va_list list;
-    va_start(list, format);
-    std::vsnprintf(error, capacity, format, list);
-    va_end(list);
-  }
-  return result;
-}
-
 // What a cutlass::Status means to the caller.
 inline int result_of(cutlass::Status status) {
   switch (status) {
@@ -236,15 +225,15 @@ inline long long ll(int64_t value) { return static_cast<long long>(value); }
 // dimension and a multiple of `alignment` elements (16 bytes, TMA again).
 inline int check_matrix(const char* name, const void* pointer, const char* ld_name, int64_t ld,
                         int64_t contiguous_extent, int alignment, char* error, size_t capacity) {
-  if (pointer == nullptr) return fail(kAccelInvalidArgument, error, capacity, "%s is null", name);
+  if (pointer == nullptr) return accel_fail(kAccelInvalidArgument, error, capacity, "%s is null", name);
   if (reinterpret_cast<uintptr_t>(pointer) % 16 != 0)
-    return fail(kAccelInvalidArgument, error, capacity, "%s (%p) is not 16-byte aligned, as TMA needs", name,
+    return accel_fail(kAccelInvalidArgument, error, capacity, "%s (%p) is not 16-byte aligned, as TMA needs", name,
                 pointer);
   if (ld < contiguous_extent)
-    return fail(kAccelInvalidArgument, error, capacity, "%s = %lld is less than %lld, the extent of %s's contiguous "
+    return accel_fail(kAccelInvalidArgument, error, capacity, "%s = %lld is less than %lld, the extent of %s's contiguous "
                 "dimension", ld_name, ll(ld), ll(contiguous_extent), name);
   if (ld % alignment != 0)
-    return fail(kAccelInvalidArgument, error, capacity, "%s = %lld is not a multiple of %d elements (16 bytes), as "
+    return accel_fail(kAccelInvalidArgument, error, capacity, "%s = %lld is not a multiple of %d elements (16 bytes), as "
                 "TMA needs", ld_name, ll(ld), alignment);
   return kAccelOk;
 }
@@ -264,7 +253,7 @@ int query_device(DeviceInfo& info, char* error, size_t capacity) {
   static std::atomic<int> cluster_counts[kMaxDevices];
   cudaError_t status = cudaGetDevice(&info.device);
   if (status != cudaSuccess)
-    return fail(kAccelCudaError, error, capacity, "cudaGetDevice: %s", cudaGetErrorString(status));
+    return accel_fail(kAccelCudaError, error, capacity, "cudaGetDevice: %s", cudaGetErrorString(status));
   const bool cached = info.device >= 0 && info.device < kMaxDevices;
   if (cached && sm_counts[info.device].load(std::memory_order_acquire) > 0) {
     info.max_active_clusters = cluster_counts[info.device].load(std::memory_order_relaxed);
@@ -276,9 +265,9 @@ int query_device(DeviceInfo& info, char* error, size_t capacity) {
       (status = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, info.device)) != cudaSuccess ||
       (status = cudaDeviceGetAttribute(&info.sm_count, cudaDevAttrMultiProcessorCount, info.device)) !=
           cudaSuccess)
-    return fail(kAccelCudaError, error, capacity, "cudaDeviceGetAttribute: %s", cudaGetErrorString(status));
+    return accel_fail(kAccelCudaError, error, capacity, "cudaDeviceGetAttribute: %s", cudaGetErrorString(status));
   if (major != 9 || minor != 0)
-    return fail(kAccelNotSupported, error, capacity, "this module holds sm_90a code only; device %d is sm_%d%d",
+    return accel_fail(kAccelNotSupported, error, capacity, "this module holds sm_90a code only; device %d is sm_%d%d",
                 info.device, major, minor);
   using Cluster = typename Kernel::ClusterShape;
   constexpr int kClusterSize = cute::size(Cluster{});
@@ -318,19 +307,19 @@ int launch(Gemm& gemm, typename Gemm::Arguments const& arguments, void* workspac
            const char* problem, char* error, size_t capacity) {
   cutlass::Status status = gemm.can_implement(arguments);
   if (status != cutlass::Status::kSuccess)
-    return fail(result_of(status), error, capacity, "CUTLASS cannot run %s with this kernel: %s", problem,
+    return accel_fail(result_of(status), error, capacity, "CUTLASS cannot run %s with this kernel: %s", problem,
                 cutlass::cutlassGetStatusString(status));
   status = gemm.initialize(arguments, workspace, stream);
   if (status != cutlass::Status::kSuccess) {
     const cudaError_t cuda = cudaPeekAtLastError();
-    return fail(status == cutlass::Status::kErrorInternal ? kAccelCudaError : result_of(status), error, capacity,
+    return accel_fail(status == cutlass::Status::kErrorInternal ? kAccelCudaError : result_of(status), error, capacity,
                 "CUTLASS initialize failed for %s: %s (%s)", problem, cutlass::cutlassGetStatusString(status),
                 cudaGetErrorString(cuda));
   }
   status = gemm.run(stream);
   if (status != cutlass::Status::kSuccess) {
     const cudaError_t cuda = cudaPeekAtLastError();
-    return fail(status == cutlass::Status::kErrorInternal ? kAccelCudaError : result_of(status), error, capacity,
+    return accel_fail(status == cutlass::Status::kErrorInternal ? kAccelCudaError : result_of(status), error, capacity,
                 "CUTLASS kernel launch failed for %s: %s (%s)", problem, cutlass::cutlassGetStatusString(status),
                 cudaGetErrorString(cuda));
   }
@@ -616,14 +605,14 @@ $EPILOGUE_ARGUMENTS$}
 // The problem size: not negative and within CUTLASS's int extents. `empty` when there is nothing to compute.
 inline int check_shape(const AccelGemmArgs& args, bool& empty, char* error, size_t capacity) {
   if (args.m < 0 || args.n < 0 || args.k < 0)
-    return fail(kAccelInvalidArgument, error, capacity, "negative GEMM size m=%lld n=%lld k=%lld", ll(args.m),
+    return accel_fail(kAccelInvalidArgument, error, capacity, "negative GEMM size m=%lld n=%lld k=%lld", ll(args.m),
                 ll(args.n), ll(args.k));
   if (args.m > INT_MAX || args.n > INT_MAX || args.k > INT_MAX)
-    return fail(kAccelNotSupported, error, capacity, "GEMM size m=%lld n=%lld k=%lld exceeds CUTLASS's int extents",
+    return accel_fail(kAccelNotSupported, error, capacity, "GEMM size m=%lld n=%lld k=%lld exceeds CUTLASS's int extents",
                 ll(args.m), ll(args.n), ll(args.k));
   empty = args.m == 0 || args.n == 0;
   if (!empty && args.k == 0)
-    return fail(kAccelNotSupported, error, capacity, "k = 0 (m=%lld n=%lld) is not supported by this kernel",
+    return accel_fail(kAccelNotSupported, error, capacity, "k = 0 (m=%lld n=%lld) is not supported by this kernel",
                 ll(args.m), ll(args.n));
   return kAccelOk;
 }
@@ -654,54 +643,46 @@ $OPERAND_CHECKS$  }
 extern "C" int accel_workspace_bytes(const void* args, size_t* bytes, char* error, size_t error_capacity) {
   using namespace accel_module;
   if (args == nullptr || bytes == nullptr)
-    return fail(kAccelInvalidArgument, error, error_capacity, "accel_workspace_bytes: args and bytes must not be null");
-  try {
-    const AccelGemmArgs& call = *static_cast<const AccelGemmArgs*>(args);
-    bool empty = false;
-    if (int result = check_shape(call, empty, error, error_capacity); result != kAccelOk) return result;
-    *bytes = 0;
-    if (empty) return kAccelOk;
-    typename Gemm::Arguments arguments;
-    if (int result = make_arguments(call, false, arguments, error, error_capacity); result != kAccelOk) return result;
-    *bytes = Gemm::get_workspace_size(arguments);
-    return kAccelOk;
-  } catch (const std::exception& e) {
-    return fail(kAccelInternal, error, error_capacity, "accel_workspace_bytes: %s", e.what());
-  } catch (...) {
-    return fail(kAccelInternal, error, error_capacity, "accel_workspace_bytes: unknown exception");
-  }
+    return accel_fail(kAccelInvalidArgument, error, error_capacity, "accel_workspace_bytes: args and bytes must not be null");
+  return accel_guarded("accel_workspace_bytes", error, error_capacity, [&]() -> int {
+      const AccelGemmArgs& call = *static_cast<const AccelGemmArgs*>(args);
+      bool empty = false;
+      if (int result = check_shape(call, empty, error, error_capacity); result != kAccelOk) return result;
+      *bytes = 0;
+      if (empty) return kAccelOk;
+      typename Gemm::Arguments arguments;
+      if (int result = make_arguments(call, false, arguments, error, error_capacity); result != kAccelOk) return result;
+      *bytes = Gemm::get_workspace_size(arguments);
+      return kAccelOk;
+  });
 }
 
 extern "C" int accel_run(const void* args, void* workspace, size_t workspace_bytes, cudaStream_t stream,
                          char* error, size_t error_capacity) {
   using namespace accel_module;
-  if (args == nullptr) return fail(kAccelInvalidArgument, error, error_capacity, "accel_run: args is null");
-  try {
-    const AccelGemmArgs& call = *static_cast<const AccelGemmArgs*>(args);
-    bool empty = false;
-    if (int result = check_shape(call, empty, error, error_capacity); result != kAccelOk) return result;
-    if (empty) return kAccelOk;
-    typename Gemm::Arguments arguments;
-    if (int result = make_arguments(call, true, arguments, error, error_capacity); result != kAccelOk) return result;
-    DeviceInfo device;
-    if (int result = query_device<GemmKernel>(device, error, error_capacity); result != kAccelOk) return result;
-    arguments.hw_info.device_id = device.device;
-    arguments.hw_info.sm_count = device.sm_count;
-    arguments.hw_info.max_active_clusters = device.max_active_clusters;
-    const size_t needed = Gemm::get_workspace_size(arguments);
-    if (workspace_bytes < needed || (needed > 0 && workspace == nullptr))
-      return fail(kAccelInvalidArgument, error, error_capacity, "the workspace has %zu bytes at %p; this GEMM needs %zu",
-                  workspace_bytes, workspace, needed);
-    char problem[160];
-    std::snprintf(problem, sizeof problem, "GEMM m=%lld n=%lld k=%lld (lda=%lld ldb=%lld ldc=%lld ldd=%lld)",
-                  ll(call.m), ll(call.n), ll(call.k), ll(call.lda), ll(call.ldb), ll(call.ldc), ll(call.ldd));
-    Gemm gemm;
-    return launch(gemm, arguments, workspace, stream, problem, error, error_capacity);
-  } catch (const std::exception& e) {
-    return fail(kAccelInternal, error, error_capacity, "accel_run: %s", e.what());
-  } catch (...) {
-    return fail(kAccelInternal, error, error_capacity, "accel_run: unknown exception");
-  }
+  if (args == nullptr) return accel_fail(kAccelInvalidArgument, error, error_capacity, "accel_run: args is null");
+  return accel_guarded("accel_run", error, error_capacity, [&]() -> int {
+      const AccelGemmArgs& call = *static_cast<const AccelGemmArgs*>(args);
+      bool empty = false;
+      if (int result = check_shape(call, empty, error, error_capacity); result != kAccelOk) return result;
+      if (empty) return kAccelOk;
+      typename Gemm::Arguments arguments;
+      if (int result = make_arguments(call, true, arguments, error, error_capacity); result != kAccelOk) return result;
+      DeviceInfo device;
+      if (int result = query_device<GemmKernel>(device, error, error_capacity); result != kAccelOk) return result;
+      arguments.hw_info.device_id = device.device;
+      arguments.hw_info.sm_count = device.sm_count;
+      arguments.hw_info.max_active_clusters = device.max_active_clusters;
+      const size_t needed = Gemm::get_workspace_size(arguments);
+      if (workspace_bytes < needed || (needed > 0 && workspace == nullptr))
+        return accel_fail(kAccelInvalidArgument, error, error_capacity, "the workspace has %zu bytes at %p; this GEMM needs %zu",
+                    workspace_bytes, workspace, needed);
+      char problem[160];
+      std::snprintf(problem, sizeof problem, "GEMM m=%lld n=%lld k=%lld (lda=%lld ldb=%lld ldc=%lld ldd=%lld)",
+                    ll(call.m), ll(call.n), ll(call.k), ll(call.lda), ll(call.ldb), ll(call.ldc), ll(call.ldd));
+      Gemm gemm;
+      return launch(gemm, arguments, workspace, stream, problem, error, error_capacity);
+  });
 }
 )cu";
 
@@ -738,9 +719,9 @@ std::string gemm_operand_checks(const GemmInstance& instance) {
   if (e.residual) check("residual", "args.residual", "ldd", c_extent, "AlignmentD");
   const auto vector = [&out](std::string_view name, std::string_view pointer, std::string_view type) {
     out += fmt::format(
-        "    if ({1} == nullptr) return fail(kAccelInvalidArgument, error, capacity, \"{0} is null\");\n"
+        "    if ({1} == nullptr) return accel_fail(kAccelInvalidArgument, error, capacity, \"{0} is null\");\n"
         "    if (reinterpret_cast<uintptr_t>({1}) % alignof({2}) != 0)\n"
-        "      return fail(kAccelInvalidArgument, error, capacity, \"{0} is not aligned to its element\");\n",
+        "      return accel_fail(kAccelInvalidArgument, error, capacity, \"{0} is not aligned to its element\");\n",
         name, pointer, type);
   };
   if (e.bias == BiasKind::per_row) vector("bias (m elements)", "args.bias", "ElementD");
@@ -806,16 +787,16 @@ struct HostGroups {
 inline int read_groups(const AccelGroupedGemmArgs& args, bool check_operands, HostGroups& out, char* error,
                        size_t capacity) {
   if (args.groups <= 0)
-    return fail(kAccelInvalidArgument, error, capacity, "groups = %d; a grouped GEMM needs at least one",
+    return accel_fail(kAccelInvalidArgument, error, capacity, "groups = %d; a grouped GEMM needs at least one",
                 static_cast<int>(args.groups));
   if (args.m == nullptr || args.n == nullptr || args.k == nullptr)
-    return fail(kAccelInvalidArgument, error, capacity, "the host arrays m, n and k must not be null");
+    return accel_fail(kAccelInvalidArgument, error, capacity, "the host arrays m, n and k must not be null");
   if (check_operands && (args.a == nullptr || args.b == nullptr || args.d == nullptr || args.lda == nullptr ||
                          args.ldb == nullptr || args.ldd == nullptr))
-    return fail(kAccelInvalidArgument, error, capacity, "the host arrays a, b, d, lda, ldb and ldd must not be null");
+    return accel_fail(kAccelInvalidArgument, error, capacity, "the host arrays a, b, d, lda, ldb and ldd must not be null");
   const bool c_from_d = args.c == nullptr || args.ldc == nullptr;
   if (check_operands && c_from_d && args.beta != 0.0f)
-    return fail(kAccelInvalidArgument, error, capacity, "beta is %g but the host arrays c or ldc are null",
+    return accel_fail(kAccelInvalidArgument, error, capacity, "beta is %g but the host arrays c or ldc are null",
                 static_cast<double>(args.beta));
   const size_t groups = static_cast<size_t>(args.groups);
   out.shapes.resize(groups);
@@ -835,14 +816,14 @@ inline int read_groups(const AccelGroupedGemmArgs& args, bool check_operands, Ho
   for (size_t g = 0; g < groups; ++g) {
     const int64_t m = args.m[g], n = args.n[g], k = args.k[g];
     if (m < 0 || n < 0 || k < 0)
-      return fail(kAccelInvalidArgument, error, capacity, "group %zu: negative size m=%lld n=%lld k=%lld", g, ll(m),
+      return accel_fail(kAccelInvalidArgument, error, capacity, "group %zu: negative size m=%lld n=%lld k=%lld", g, ll(m),
                   ll(n), ll(k));
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
-      return fail(kAccelNotSupported, error, capacity, "group %zu: size m=%lld n=%lld k=%lld exceeds CUTLASS's int "
+      return accel_fail(kAccelNotSupported, error, capacity, "group %zu: size m=%lld n=%lld k=%lld exceeds CUTLASS's int "
                   "extents", g, ll(m), ll(n), ll(k));
     const bool empty = m == 0 || n == 0;
     if (!empty && k == 0)
-      return fail(kAccelNotSupported, error, capacity, "group %zu: k = 0 (m=%lld n=%lld) is not supported by this "
+      return accel_fail(kAccelNotSupported, error, capacity, "group %zu: k = 0 (m=%lld n=%lld) is not supported by this "
                   "kernel", g, ll(m), ll(n));
     out.shapes[g] = GroupShape{static_cast<int>(m), static_cast<int>(n), static_cast<int>(k)};
     if (!empty) out.empty = false;
@@ -897,73 +878,65 @@ void pack(std::vector<char>& bytes, size_t offset, const std::vector<T>& values)
 extern "C" int accel_workspace_bytes(const void* args, size_t* bytes, char* error, size_t error_capacity) {
   using namespace accel_module;
   if (args == nullptr || bytes == nullptr)
-    return fail(kAccelInvalidArgument, error, error_capacity, "accel_workspace_bytes: args and bytes must not be null");
-  try {
-    const AccelGroupedGemmArgs& call = *static_cast<const AccelGroupedGemmArgs*>(args);
-    HostGroups groups;
-    if (int result = read_groups(call, false, groups, error, error_capacity); result != kAccelOk) return result;
-    DeviceInfo device;
-    if (int result = query_device<GemmKernel>(device, error, error_capacity); result != kAccelOk) return result;
-    const WorkspaceLayout layout(groups.shapes.size());
-    const typename Gemm::Arguments arguments = make_arguments(call, groups, layout, nullptr, device);
-    *bytes = WorkspaceLayout::kAlignment + layout.arrays_bytes + Gemm::get_workspace_size(arguments);
-    return kAccelOk;
-  } catch (const std::exception& e) {
-    return fail(kAccelInternal, error, error_capacity, "accel_workspace_bytes: %s", e.what());
-  } catch (...) {
-    return fail(kAccelInternal, error, error_capacity, "accel_workspace_bytes: unknown exception");
-  }
+    return accel_fail(kAccelInvalidArgument, error, error_capacity, "accel_workspace_bytes: args and bytes must not be null");
+  return accel_guarded("accel_workspace_bytes", error, error_capacity, [&]() -> int {
+      const AccelGroupedGemmArgs& call = *static_cast<const AccelGroupedGemmArgs*>(args);
+      HostGroups groups;
+      if (int result = read_groups(call, false, groups, error, error_capacity); result != kAccelOk) return result;
+      DeviceInfo device;
+      if (int result = query_device<GemmKernel>(device, error, error_capacity); result != kAccelOk) return result;
+      const WorkspaceLayout layout(groups.shapes.size());
+      const typename Gemm::Arguments arguments = make_arguments(call, groups, layout, nullptr, device);
+      *bytes = WorkspaceLayout::kAlignment + layout.arrays_bytes + Gemm::get_workspace_size(arguments);
+      return kAccelOk;
+  });
 }
 
 extern "C" int accel_run(const void* args, void* workspace, size_t workspace_bytes, cudaStream_t stream,
                          char* error, size_t error_capacity) {
   using namespace accel_module;
-  if (args == nullptr) return fail(kAccelInvalidArgument, error, error_capacity, "accel_run: args is null");
-  try {
-    const AccelGroupedGemmArgs& call = *static_cast<const AccelGroupedGemmArgs*>(args);
-    HostGroups groups;
-    if (int result = read_groups(call, true, groups, error, error_capacity); result != kAccelOk) return result;
-    if (groups.empty) return kAccelOk;
-    DeviceInfo device;
-    if (int result = query_device<GemmKernel>(device, error, error_capacity); result != kAccelOk) return result;
-    const WorkspaceLayout layout(groups.shapes.size());
-    if (workspace == nullptr)
-      return fail(kAccelInvalidArgument, error, error_capacity, "a grouped GEMM needs a workspace (it holds the "
-                  "per-group arrays)");
-    const uintptr_t address = reinterpret_cast<uintptr_t>(workspace);
-    const size_t padding = (WorkspaceLayout::kAlignment - address % WorkspaceLayout::kAlignment) %
-                           WorkspaceLayout::kAlignment;
-    char* base = static_cast<char*>(workspace) + padding;
-    const typename Gemm::Arguments arguments = make_arguments(call, groups, layout, base, device);
-    const size_t needed = padding + layout.arrays_bytes + Gemm::get_workspace_size(arguments);
-    if (workspace_bytes < needed)
-      return fail(kAccelInvalidArgument, error, error_capacity, "the workspace has %zu bytes at %p; this grouped "
-                  "GEMM needs %zu", workspace_bytes, workspace, needed);
-    // The arrays go to the device in stream order. cudaMemcpyAsync stages pageable memory before it returns,
-    // so the host copy may go away at once.
-    std::vector<char> host(layout.arrays_bytes, 0);
-    pack(host, layout.shapes, groups.shapes);
-    pack(host, layout.ptr_a, groups.ptr_a);
-    pack(host, layout.ptr_b, groups.ptr_b);
-    pack(host, layout.ptr_c, groups.ptr_c);
-    pack(host, layout.ptr_d, groups.ptr_d);
-    pack(host, layout.stride_a, groups.stride_a);
-    pack(host, layout.stride_b, groups.stride_b);
-    pack(host, layout.stride_c, groups.stride_c);
-    pack(host, layout.stride_d, groups.stride_d);
-    const cudaError_t copied = cudaMemcpyAsync(base, host.data(), host.size(), cudaMemcpyHostToDevice, stream);
-    if (copied != cudaSuccess)
-      return fail(kAccelCudaError, error, error_capacity, "copying the group arrays to the workspace: %s",
-                  cudaGetErrorString(copied));
-    char problem[96];
-    std::snprintf(problem, sizeof problem, "grouped GEMM of %d groups", static_cast<int>(call.groups));
-    Gemm gemm;
-    return launch(gemm, arguments, base + layout.arrays_bytes, stream, problem, error, error_capacity);
-  } catch (const std::exception& e) {
-    return fail(kAccelInternal, error, error_capacity, "accel_run: %s", e.what());
-  } catch (...) {
-    return fail(kAccelInternal, error, error_capacity, "accel_run: unknown exception");
-  }
+  if (args == nullptr) return accel_fail(kAccelInvalidArgument, error, error_capacity, "accel_run: args is null");
+  return accel_guarded("accel_run", error, error_capacity, [&]() -> int {
+      const AccelGroupedGemmArgs& call = *static_cast<const AccelGroupedGemmArgs*>(args);
+      HostGroups groups;
+      if (int result = read_groups(call, true, groups, error, error_capacity); result != kAccelOk) return result;
+      if (groups.empty) return kAccelOk;
+      DeviceInfo device;
+      if (int result = query_device<GemmKernel>(device, error, error_capacity); result != kAccelOk) return result;
+      const WorkspaceLayout layout(groups.shapes.size());
+      if (workspace == nullptr)
+        return accel_fail(kAccelInvalidArgument, error, error_capacity, "a grouped GEMM needs a workspace (it holds the "
+                    "per-group arrays)");
+      const uintptr_t address = reinterpret_cast<uintptr_t>(workspace);
+      const size_t padding = (WorkspaceLayout::kAlignment - address % WorkspaceLayout::kAlignment) %
+                             WorkspaceLayout::kAlignment;
+      char* base = static_cast<char*>(workspace) + padding;
+      const typename Gemm::Arguments arguments = make_arguments(call, groups, layout, base, device);
+      const size_t needed = padding + layout.arrays_bytes + Gemm::get_workspace_size(arguments);
+      if (workspace_bytes < needed)
+        return accel_fail(kAccelInvalidArgument, error, error_capacity, "the workspace has %zu bytes at %p; this grouped "
+                    "GEMM needs %zu", workspace_bytes, workspace, needed);
+      // The arrays go to the device in stream order. cudaMemcpyAsync stages pageable memory before it returns,
+      // so the host copy may go away at once.
+      std::vector<char> host(layout.arrays_bytes, 0);
+      pack(host, layout.shapes, groups.shapes);
+      pack(host, layout.ptr_a, groups.ptr_a);
+      pack(host, layout.ptr_b, groups.ptr_b);
+      pack(host, layout.ptr_c, groups.ptr_c);
+      pack(host, layout.ptr_d, groups.ptr_d);
+      pack(host, layout.stride_a, groups.stride_a);
+      pack(host, layout.stride_b, groups.stride_b);
+      pack(host, layout.stride_c, groups.stride_c);
+      pack(host, layout.stride_d, groups.stride_d);
+      const cudaError_t copied = cudaMemcpyAsync(base, host.data(), host.size(), cudaMemcpyHostToDevice, stream);
+      if (copied != cudaSuccess)
+        return accel_fail(kAccelCudaError, error, error_capacity, "copying the group arrays to the workspace: %s",
+                    cudaGetErrorString(copied));
+      char problem[96];
+      std::snprintf(problem, sizeof problem, "grouped GEMM of %d groups", static_cast<int>(call.groups));
+      Gemm gemm;
+      return launch(gemm, arguments, base + layout.arrays_bytes, stream, problem, error, error_capacity);
+  });
 }
 )cu";
 
