@@ -71,7 +71,7 @@ void reference_one(DType input, DType output, Activation activation, float alpha
       if (o.col_scale != nullptr) value *= reinterpret_cast<const float*>(o.col_scale)[j];
       if (o.c != nullptr) value += beta * load(o.c, output, g.c.index(i, j));
       if (o.bias != nullptr) {
-        value += load(o.bias, output, g.epilogue.bias == cutlass::BiasKind::per_row ? i : j);
+        value += load(o.bias, output, g.epilogue.bias == BiasVector::per_row ? i : j);
       }
       value = activate(activation, value);
       if (o.residual != nullptr) value += load(o.residual, output, g.d.index(i, j));

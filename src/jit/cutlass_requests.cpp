@@ -2,47 +2,6 @@
 
 #include <fmt/format.h>
 
-namespace accel {
-
-std::string_view to_string(WhenCompiling when) noexcept {
-  switch (when) {
-    case WhenCompiling::wait: return "wait";
-    case WhenCompiling::library_fallback: return "library_fallback";
-    case WhenCompiling::unavailable: return "unavailable";
-  }
-  return "?";
-}
-
-std::string_view to_string(Activation activation) noexcept {
-  switch (activation) {
-    case Activation::identity: return "identity";
-    case Activation::relu: return "relu";
-    case Activation::gelu_tanh: return "gelu_tanh";
-    case Activation::silu: return "silu";
-  }
-  return "?";
-}
-
-std::string_view to_string(BiasVector bias) noexcept {
-  switch (bias) {
-    case BiasVector::none: return "none";
-    case BiasVector::per_row: return "per_row";
-    case BiasVector::per_column: return "per_column";
-  }
-  return "?";
-}
-
-std::string_view to_string(ConvPass pass) noexcept {
-  switch (pass) {
-    case ConvPass::fprop: return "fprop";
-    case ConvPass::dgrad: return "dgrad";
-    case ConvPass::wgrad: return "wgrad";
-  }
-  return "?";
-}
-
-}  // namespace accel
-
 namespace accel::jit {
 namespace {
 
@@ -114,16 +73,6 @@ cutlass::Layout layout_of(MatrixOrder order) {
   return order == MatrixOrder::row_major ? cutlass::Layout::row_major : cutlass::Layout::column_major;
 }
 
-cutlass::Activation activation_of(Activation activation) {
-  switch (activation) {
-    case Activation::relu: return cutlass::Activation::relu;
-    case Activation::gelu_tanh: return cutlass::Activation::gelu_tanh;
-    case Activation::silu: return cutlass::Activation::silu;
-    case Activation::identity: break;
-  }
-  return cutlass::Activation::identity;
-}
-
 // An explicit tile overrides the defaults field by field (zeros keep the default).
 cutlass::TileConfig apply(cutlass::TileConfig config, const KernelTile& tile) {
   if (tile.m != 0) config.tile_m = tile.m;
@@ -169,10 +118,8 @@ Result<CutlassGemmGeometry> check_cutlass_gemm(const CutlassGemm& r) {
     ACCEL_RETURN_IF_ERROR(check_present(kName, "bias", r.bias));
     g.bias_extent = static_cast<std::uint64_t>(r.bias_vector == BiasVector::per_row ? r.m : r.n);
   }
-  g.epilogue = {.activation = activation_of(r.activation),
-                .bias = r.bias_vector == BiasVector::per_row      ? cutlass::BiasKind::per_row
-                        : r.bias_vector == BiasVector::per_column ? cutlass::BiasKind::per_column
-                                                                  : cutlass::BiasKind::none,
+  g.epilogue = {.activation = r.activation,
+                .bias = r.bias_vector,
                 .row_scale = !r.row_scale.is_null(),
                 .col_scale = !r.col_scale.is_null(),
                 .residual = !r.residual.is_null(),
@@ -246,10 +193,9 @@ std::optional<GemmShape> library_equivalent(DType input, DType output, Activatio
   if (e.source && !c_is_d) return std::nullopt;
   const MatrixOrder order = g.d.order;
   // cuBLASLt's bias runs along C's contiguous dimension: per column of a row-major C, per row of a column-major one.
-  const cutlass::BiasKind library_bias =
-      order == MatrixOrder::row_major ? cutlass::BiasKind::per_column : cutlass::BiasKind::per_row;
-  if (e.bias != cutlass::BiasKind::none && e.bias != library_bias) return std::nullopt;
-  const bool bias = e.bias != cutlass::BiasKind::none;
+  const BiasVector library_bias = order == MatrixOrder::row_major ? BiasVector::per_column : BiasVector::per_row;
+  if (e.bias != BiasVector::none && e.bias != library_bias) return std::nullopt;
+  const bool bias = e.bias != BiasVector::none;
   Epilogue epilogue = bias ? Epilogue::bias : Epilogue::none;
   if (activation == Activation::relu) epilogue = bias ? Epilogue::bias_relu : Epilogue::relu;
   if (activation == Activation::gelu_tanh) epilogue = bias ? Epilogue::bias_gelu : Epilogue::gelu;

@@ -87,16 +87,6 @@ std::string_view to_string(Schedule schedule) noexcept {
   return "unknown_schedule";
 }
 
-std::string_view to_string(Activation activation) noexcept {
-  switch (activation) {
-    case Activation::identity: return "identity";
-    case Activation::relu: return "relu";
-    case Activation::gelu_tanh: return "gelu_tanh";
-    case Activation::silu: return "silu";
-  }
-  return "unknown_activation";
-}
-
 std::string_view to_string(ConvDirection direction) noexcept {
   switch (direction) {
     case ConvDirection::fprop: return "fprop";

@@ -12,6 +12,7 @@
 
 #include "accel/core/result.hpp"
 #include "accel/device/dtype.hpp"
+#include "accel/jit/cutlass.hpp"
 
 namespace accel::jit::cutlass {
 
@@ -32,8 +33,9 @@ struct TileConfig {
   friend bool operator==(const TileConfig&, const TileConfig&) noexcept = default;
 };
 
-enum class Activation : std::uint8_t { identity, relu, gelu_tanh, silu };
-enum class BiasKind : std::uint8_t { none, per_row, per_column };
+// The epilogue's vocabulary is the requests' (include/accel/jit/cutlass.hpp).
+using Activation = accel::Activation;
+using BiasKind = accel::BiasVector;
 
 // The epilogue visitor tree, as the formula of module_abi.hpp:
 //   D = activation(alpha * acc * row_scale[m] * col_scale[n] + beta * C + bias) + residual

@@ -21,7 +21,6 @@ namespace accel::jit::cutlass {
 [[nodiscard]] std::string_view cutlass_element(DType dtype);
 [[nodiscard]] std::string_view to_string(Layout layout) noexcept;
 [[nodiscard]] std::string_view to_string(Schedule schedule) noexcept;
-[[nodiscard]] std::string_view to_string(Activation activation) noexcept;
 [[nodiscard]] std::string_view to_string(ConvDirection direction) noexcept;
 
 // What every rendered module starts with: the ABI structs (module_abi.hpp), the identity and layout entry points.
