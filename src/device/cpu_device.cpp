@@ -197,18 +197,7 @@ Result<Done> CpuDevice::handle(CutlassConv& request) {
     const auto* first = static_cast<const std::byte*>(out.data);
     before.assign(first, first + count * size_of(out.dtype));
   }
-  auto run = [&]() -> Result<Done> {
-    const ConvShape& shape = request.shape;
-    switch (request.pass) {
-      case ConvPass::fprop: return run_conv(ConvFwd{.shape = shape, .x = request.x, .w = request.w, .y = request.y});
-      case ConvPass::dgrad:
-        return run_conv(ConvBwdData{.shape = shape, .dy = request.y, .w = request.w, .dx = request.x});
-      case ConvPass::wgrad:
-        return run_conv(ConvBwdFilter{.shape = shape, .x = request.x, .dy = request.y, .dw = request.w});
-    }
-    return invalid_argument("CutlassConv: unknown pass");
-  };
-  const Result<Done> done = run();
+  const Result<Done> done = std::visit([&](const auto& conv) { return run_conv(conv); }, jit::library_conv(request));
   ACCEL_RETURN_IF_ERROR(done.status());
   if (blend) {
     jit::blend(out.data, before.data(), out.dtype, count, request.alpha, request.beta);

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "cache/disk_store.hpp"
+#include "core/elapsed.hpp"
 
 namespace accel::jit {
 namespace {
@@ -225,11 +226,10 @@ Result<BinaryPtr> BinaryCache::compile(const Job& job) {
     compiled = internal_error(fmt::format("binary cache: the compile function threw: {}", error.what()));
   } catch (...) {
   }
-  const auto micros =
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+  const std::uint64_t micros = micros_since(start);
   std::lock_guard lock(mutex_);
   ++stats_.compiles;
-  stats_.compile_micros += static_cast<std::uint64_t>(micros);
+  stats_.compile_micros += micros;
   if (!compiled.ok()) {
     ++stats_.compile_failures;
     return compiled.status();

@@ -141,6 +141,17 @@ Result<std::vector<CutlassGemmOperands>> resolve_cutlass_grouped_gemm(const Cutl
   return operands;
 }
 
+Result<CutlassConvOperands> resolve_cutlass_conv(const CutlassConv& r, const ConvExtents& extents,
+                                                 const device::BufferTable& table) {
+  constexpr std::string_view kName = "CutlassConv";
+  const DType dtype = r.shape.dtype;
+  CutlassConvOperands operands;
+  ACCEL_ASSIGN_OR_RETURN(operands.x, resolve(table, kName, "x", r.x, dtype, 0, extents.x));
+  ACCEL_ASSIGN_OR_RETURN(operands.w, resolve(table, kName, "w", r.w, dtype, 0, extents.w));
+  ACCEL_ASSIGN_OR_RETURN(operands.y, resolve(table, kName, "y", r.y, dtype, 0, extents.y));
+  return operands;
+}
+
 void reference_gemm(const CutlassGemm& r, const CutlassGemmGeometry& g, const CutlassGemmOperands& o) {
   reference_one(r.input, r.output, r.activation, r.alpha, r.beta, g, o);
 }

@@ -30,6 +30,15 @@ struct CutlassGemmOperands {
     const CutlassGroupedGemm& request, const std::vector<CutlassGemmGeometry>& groups,
     const device::BufferTable& table);
 
+struct CutlassConvOperands {
+  std::byte* x = nullptr;
+  std::byte* w = nullptr;
+  std::byte* y = nullptr;
+};
+
+[[nodiscard]] Result<CutlassConvOperands> resolve_cutlass_conv(const CutlassConv& request, const ConvExtents& extents,
+                                                               const device::BufferTable& table);
+
 // D = activation(alpha * A B * row_scale * col_scale + beta * C + bias) + residual in double, stored through
 // f32 (as the kernels' f32 epilogue stores): what the GPU kernels are compared against.
 void reference_gemm(const CutlassGemm& request, const CutlassGemmGeometry& geometry,

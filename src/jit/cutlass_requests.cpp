@@ -227,6 +227,15 @@ Result<ConvExtents> conv_extents(const ConvShape& s) {
                      .q = out[1]};
 }
 
+LibraryConv library_conv(const CutlassConv& r) {
+  switch (r.pass) {
+    case ConvPass::dgrad: return ConvBwdData{.shape = r.shape, .dy = r.y, .w = r.w, .dx = r.x};
+    case ConvPass::wgrad: return ConvBwdFilter{.shape = r.shape, .x = r.x, .dy = r.y, .dw = r.w};
+    case ConvPass::fprop: break;
+  }
+  return ConvFwd{.shape = r.shape, .x = r.x, .w = r.w, .y = r.y};
+}
+
 cutlass::GemmInstance gemm_instance(const CutlassGemm& r, const CutlassGemmGeometry& geometry, int compute_capability) {
   return {.arch = compute_capability,
           .input = r.input,

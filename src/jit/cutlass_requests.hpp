@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "accel/core/result.hpp"
@@ -55,6 +56,11 @@ struct ConvExtents {
 // strided dimension, or a C apart from D (cuBLASLt reads and writes one C).
 [[nodiscard]] std::optional<GemmShape> library_equivalent(DType input, DType output, Activation activation,
                                                           const CutlassGemmGeometry& geometry, bool c_is_d);
+
+// The convolution request (cuDNN on CUDA devices, the reference on the CPU) of a CutlassConv's pass, computing
+// its result with alpha 1 and beta 0.
+using LibraryConv = std::variant<ConvFwd, ConvBwdData, ConvBwdFilter>;
+[[nodiscard]] LibraryConv library_conv(const CutlassConv& request);
 
 // The instantiation serving a request on a device of `compute_capability`; the request's tile, else accel's
 // choice for its types and sizes.

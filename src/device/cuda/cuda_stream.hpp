@@ -93,9 +93,12 @@ class CudaStream final : public DeviceProtocol::Handler {
   Result<Submitted> enqueue(CutlassGemm& request);
   Result<Submitted> enqueue(CutlassGroupedGemm& request);
   Result<Submitted> enqueue(CutlassConv& request);
-  // The module of `instance`; null when `library_can_answer` and the request asked for a fallback while compiling.
+  // The module of `instance`; null when it is still compiling, the request asked for a library fallback and
+  // `library_can_answer()` (asked only then, off the path of a loaded module) says a library can.
+  template <class LibraryCanAnswer>
   Result<std::shared_ptr<const CutlassModule>> cutlass_module(const jit::cutlass::Instance& instance,
-                                                              WhenCompiling when, bool library_can_answer);
+                                                              WhenCompiling when,
+                                                              LibraryCanAnswer&& library_can_answer);
   // Runs `module` on `args` (its workspace reserved) after `uses`; the caller holds the buffers' lock.
   Result<Submitted> run_module(const CutlassModule& module, const void* args, std::span<const Use> uses);
   Result<Submitted> enqueue(InjectFault& request);

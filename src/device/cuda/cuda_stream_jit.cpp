@@ -113,18 +113,23 @@ Result<Submitted> CudaStream::enqueue(LaunchKernel& request) {
   });
 }
 
+template <class LibraryCanAnswer>
 Result<std::shared_ptr<const CutlassModule>> CudaStream::cutlass_module(const jit::cutlass::Instance& instance,
-                                                                        WhenCompiling when, bool library_can_answer) {
-  const bool wait = when == WhenCompiling::wait || (when == WhenCompiling::library_fallback && !library_can_answer);
+                                                                        WhenCompiling when,
+                                                                        LibraryCanAnswer&& library_can_answer) {
+  JitKernels& jit = context_->jit();
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const CutlassModule> module,
-                         context_->jit().cutlass_module(instance, wait, shared_->keep_alive));
+                         jit.cutlass_module(instance, false, shared_->keep_alive));
   if (module != nullptr) return module;
   if (when == WhenCompiling::unavailable) {
     return Status(Code::unavailable, fmt::format("the CUTLASS kernel [{}] is compiling; ask again later",
                                                  jit::cutlass::identity(instance)));
   }
-  context_->jit().count_fallback();
-  return module;
+  if (when == WhenCompiling::library_fallback && library_can_answer()) {
+    jit.count_fallback();
+    return module;
+  }
+  return jit.cutlass_module(instance, true, shared_->keep_alive);
 }
 
 Result<Submitted> CudaStream::run_module(const CutlassModule& module, const void* args, std::span<const Use> uses) {
@@ -142,16 +147,17 @@ Result<Submitted> CudaStream::run_module(const CutlassModule& module, const void
 
 Result<Submitted> CudaStream::enqueue(CutlassGemm& request) {
   ACCEL_ASSIGN_OR_RETURN(const jit::CutlassGemmGeometry geometry, jit::check_cutlass_gemm(request));
-  const bool c_is_d = request.c == request.d && geometry.c.ld == geometry.d.ld;
-  const std::optional<GemmShape> library =
-      jit::library_equivalent(request.input, request.output, request.activation, geometry, c_is_d);
-  bool library_can_answer = false;
-  Result<GemmGeometry> library_geometry = invalid_argument("no library equivalent");
-  if (library) {
-    library_geometry = plan_gemm_geometry(*library);
-    library_can_answer =
-        library_geometry.ok() && blas::check_cublaslt_support(*library_geometry, context_->compute_capability()).ok();
-  }
+  std::optional<GemmGeometry> library;
+  auto library_can_answer = [&] {
+    const bool c_is_d = request.c == request.d && geometry.c.ld == geometry.d.ld;
+    const std::optional<GemmShape> shape =
+        jit::library_equivalent(request.input, request.output, request.activation, geometry, c_is_d);
+    if (!shape) return false;
+    Result<GemmGeometry> planned = plan_gemm_geometry(*shape);
+    if (!planned.ok() || !blas::check_cublaslt_support(*planned, context_->compute_capability()).ok()) return false;
+    library = *planned;
+    return true;
+  };
   ACCEL_ASSIGN_OR_RETURN(const std::shared_ptr<const CutlassModule> module,
                          cutlass_module(jit::gemm_instance(request, geometry, context_->compute_capability()),
                                         request.when_compiling, library_can_answer));
@@ -167,8 +173,8 @@ Result<Submitted> CudaStream::enqueue(CutlassGemm& request) {
   add_use(uses, request.d, Access::write);
   if (module == nullptr) {
     return ordered(std::span<const Use>(uses), [&]() -> Result<Submitted> {
-      ACCEL_RETURN_IF_ERROR(gemm_->enqueue(*library_geometry, {.a = o.a, .b = o.b, .c = o.d, .bias = o.bias},
-                                           request.alpha, geometry.epilogue.source ? request.beta : 0.0, stream_));
+      ACCEL_RETURN_IF_ERROR(gemm_->enqueue(*library, {.a = o.a, .b = o.b, .c = o.d, .bias = o.bias}, request.alpha,
+                                           geometry.epilogue.source ? request.beta : 0.0, stream_));
       return Submitted{};
     });
   }
@@ -196,7 +202,7 @@ Result<Submitted> CudaStream::enqueue(CutlassGroupedGemm& request) {
   ACCEL_ASSIGN_OR_RETURN(const std::vector<jit::CutlassGemmGeometry> groups, jit::check_cutlass_grouped_gemm(request));
   ACCEL_ASSIGN_OR_RETURN(const std::shared_ptr<const CutlassModule> module,
                          cutlass_module(jit::grouped_gemm_instance(request, context_->compute_capability()),
-                                        request.when_compiling, false));
+                                        request.when_compiling, [] { return false; }));
   std::lock_guard lock(context_->buffers_mutex());
   ACCEL_RETURN_IF_ERROR(context_->check_healthy());
   ACCEL_ASSIGN_OR_RETURN(const std::vector<jit::CutlassGemmOperands> operands,
@@ -246,40 +252,18 @@ Result<Submitted> CudaStream::enqueue(CutlassConv& request) {
   ACCEL_RETURN_IF_ERROR(jit::check_cutlass_conv(request));
   const ConvShape& s = request.shape;
   ACCEL_ASSIGN_OR_RETURN(const jit::ConvExtents extents, jit::conv_extents(s));
-  const bool library_can_answer = request.alpha == 1.0f && request.beta == 0.0f;
-  ACCEL_ASSIGN_OR_RETURN(const std::shared_ptr<const CutlassModule> module,
-                         cutlass_module(jit::conv_instance(request, context_->compute_capability()),
-                                        request.when_compiling, library_can_answer));
+  ACCEL_ASSIGN_OR_RETURN(
+      const std::shared_ptr<const CutlassModule> module,
+      cutlass_module(jit::conv_instance(request, context_->compute_capability()), request.when_compiling,
+                     [&] { return request.alpha == 1.0f && request.beta == 0.0f; }));
   if (module == nullptr) {
-    switch (request.pass) {
-      case ConvPass::fprop: {
-        ConvFwd conv{.shape = s, .x = request.x, .w = request.w, .y = request.y};
-        return enqueue(conv);
-      }
-      case ConvPass::dgrad: {
-        ConvBwdData conv{.shape = s, .dy = request.y, .w = request.w, .dx = request.x};
-        return enqueue(conv);
-      }
-      case ConvPass::wgrad: {
-        ConvBwdFilter conv{.shape = s, .x = request.x, .dy = request.y, .dw = request.w};
-        return enqueue(conv);
-      }
-    }
+    jit::LibraryConv conv = jit::library_conv(request);
+    return std::visit([&](auto& library) { return enqueue(library); }, conv);
   }
   std::lock_guard lock(context_->buffers_mutex());
   ACCEL_RETURN_IF_ERROR(context_->check_healthy());
-  BufferTable& table = context_->table();
-  auto resolve = [&](const BufferHandle& handle, std::string_view name, std::uint64_t extent) -> Result<void*> {
-    ACCEL_ASSIGN_OR_RETURN(const BufferView view, table.resolve_range(handle, name, 0, extent));
-    if (view.dtype != s.dtype) {
-      return invalid_argument(fmt::format("CutlassConv: {} is a buffer of {}, the convolution is {}", name,
-                                          to_string(view.dtype), to_string(s.dtype)));
-    }
-    return view.data;
-  };
-  ACCEL_ASSIGN_OR_RETURN(void* x, resolve(request.x, "x", extents.x));
-  ACCEL_ASSIGN_OR_RETURN(void* w, resolve(request.w, "w", extents.w));
-  ACCEL_ASSIGN_OR_RETURN(void* y, resolve(request.y, "y", extents.y));
+  ACCEL_ASSIGN_OR_RETURN(const jit::CutlassConvOperands o,
+                         jit::resolve_cutlass_conv(request, extents, context_->table()));
   const AccelConvArgs args{.n = s.n,
                            .h = s.input[0],
                            .w = s.input[1],
@@ -295,12 +279,12 @@ Result<Submitted> CudaStream::enqueue(CutlassConv& request) {
                            .stride_w = s.stride[1],
                            .dilation_h = s.dilation[0],
                            .dilation_w = s.dilation[1],
-                           .x_in = x,
-                           .x_out = x,
-                           .w_in = w,
-                           .w_out = w,
-                           .y_in = y,
-                           .y_out = y,
+                           .x_in = o.x,
+                           .x_out = o.x,
+                           .w_in = o.w,
+                           .w_out = o.w,
+                           .y_in = o.y,
+                           .y_out = o.y,
                            .alpha = request.alpha,
                            .beta = request.beta};
   const Access x_access = request.pass == ConvPass::dgrad ? Access::write : Access::read;

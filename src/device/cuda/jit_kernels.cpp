@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "core/elapsed.hpp"
 #include "device/cuda/cuda_status.hpp"
 #include "jit/cutlass/module_abi.hpp"
 
@@ -15,11 +16,6 @@ namespace accel::device::cuda {
 namespace {
 
 constexpr std::size_t kAddressSweep = 256;
-
-std::uint64_t micros_since(std::chrono::steady_clock::time_point start) {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
-}
 
 std::string as_key(std::span<const std::byte> bytes) {
   return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());

@@ -1,13 +1,15 @@
 #include "device/isolated/staged_requests.hpp"
 
-#include <cstring>
 #include <string>
+
+#include "device/isolated/wire.hpp"
 
 namespace accel::device::isolated {
 namespace {
 
 constexpr std::uint64_t kMaxItems = 1u << 20;  // bindings, headers, arguments, groups: more is a damaged encoding
 
+// Encodings grow as they are written (WireWriter fills a fixed slot); strings as WireWriter writes them.
 class Writer {
  public:
   template <class T>
@@ -25,26 +27,23 @@ class Writer {
     pod(static_cast<std::uint64_t>(data.size()));
     out_.insert(out_.end(), data.begin(), data.end());
   }
-  void string(const std::string& text) { bytes(std::as_bytes(std::span(text.data(), text.size()))); }
+  void string(const std::string& text) {
+    pod(static_cast<std::uint32_t>(text.size()));
+    const auto data = std::as_bytes(std::span(text.data(), text.size()));
+    out_.insert(out_.end(), data.begin(), data.end());
+  }
   std::vector<std::byte> take() { return std::move(out_); }
 
  private:
   std::vector<std::byte> out_;
 };
 
-class Reader {
+// WireReader, plus the counted lists and byte strings of Writer, with counts bounded before anything is sized.
+class Reader : public WireReader {
  public:
-  explicit Reader(std::span<const std::byte> in) : in_(in) {}
-  template <class T>
-  bool pod(T& value) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    if (in_.size() - used_ < sizeof value) return false;
-    std::memcpy(static_cast<void*>(&value), in_.data() + used_, sizeof value);
-    used_ += sizeof value;
-    return true;
-  }
+  using WireReader::WireReader;
   bool count(std::uint64_t& n, std::size_t item_bytes) {
-    return pod(n) && n <= kMaxItems && n * item_bytes <= in_.size() - used_;
+    return pod(n) && n <= kMaxItems && n * item_bytes <= remaining();
   }
   template <class T>
   bool pods(std::vector<T>& values) {
@@ -57,22 +56,9 @@ class Reader {
   }
   bool bytes(std::span<const std::byte>& data) {
     std::uint64_t n = 0;
-    if (!pod(n) || n > in_.size() - used_) return false;
-    data = in_.subspan(used_, n);
-    used_ += n;
-    return true;
+    return pod(n) && view(data, n);
   }
-  bool string(std::string& text) {
-    std::span<const std::byte> data;
-    if (!bytes(data)) return false;
-    text.assign(reinterpret_cast<const char*>(data.data()), data.size());
-    return true;
-  }
-  [[nodiscard]] bool finished() const noexcept { return used_ == in_.size(); }
-
- private:
-  std::span<const std::byte> in_;
-  std::size_t used_ = 0;
+  [[nodiscard]] bool finished() const noexcept { return remaining() == 0; }
 };
 
 Status damaged(std::string_view what) {
@@ -126,14 +112,14 @@ Result<LaunchKernel> decode_staged(std::span<const std::byte> bytes, std::type_i
   LaunchKernel launch;
   auto strings = [&](std::vector<std::string>& list) {
     std::uint64_t n = 0;
-    if (!in.count(n, sizeof(std::uint64_t))) return false;
+    if (!in.count(n, sizeof(std::uint32_t))) return false;
     list.resize(n);
     for (std::string& text : list)
       if (!in.string(text)) return false;
     return true;
   };
   std::uint64_t headers = 0;
-  bool ok = in.string(program->name) && in.string(program->source) && in.count(headers, 2 * sizeof(std::uint64_t));
+  bool ok = in.string(program->name) && in.string(program->source) && in.count(headers, 2 * sizeof(std::uint32_t));
   if (ok) {
     program->headers.resize(headers);
     for (jit::Header& header : program->headers) ok = ok && in.string(header.name) && in.string(header.contents);

@@ -28,6 +28,13 @@ bool WireReader::bytes(void* data, std::size_t count) noexcept {
   return true;
 }
 
+bool WireReader::view(std::span<const std::byte>& data, std::size_t count) noexcept {
+  if (count > in_.size() - used_) return false;
+  data = in_.subspan(used_, count);
+  used_ += count;
+  return true;
+}
+
 bool WireReader::string(std::string& text) {
   std::uint32_t length = 0;
   if (!pod(length) || length > in_.size() - used_) return false;

@@ -98,6 +98,9 @@ class WireReader {
     return bytes(&value, sizeof value);
   }
   bool string(std::string& text);
+  // The next `count` bytes where they lie, without copying.
+  bool view(std::span<const std::byte>& data, std::size_t count) noexcept;
+  [[nodiscard]] std::size_t remaining() const noexcept { return in_.size() - used_; }
 
  private:
   std::span<const std::byte> in_;

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "core/elapsed.hpp"
+
 namespace accel::dnn::cudnn {
 namespace {
 
@@ -29,11 +31,6 @@ Result<std::shared_ptr<const CudnnPlan>> load_disk_value(std::span<const std::by
   if (length > value.size() - sizeof length) return invalid_argument("a stored cuDNN plan is cut short");
   std::string engine(reinterpret_cast<const char*>(value.data() + sizeof length), length);
   return load_plan(value.subspan(sizeof length + length), std::move(engine), handle);
-}
-
-std::uint64_t micros_since(std::chrono::steady_clock::time_point start) {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
 }
 
 }  // namespace
