@@ -17,7 +17,7 @@
 
 #include "accel/device/device.hpp"
 #include "common/csv_report.hpp"
-#include "device/cuda/jit_kernels.hpp"
+#include "jit/cuda/jit_kernels.hpp"
 #include "jit/cutlass_requests.hpp"
 
 namespace accel::bench {
@@ -72,13 +72,13 @@ double tflops(double flops, double us) { return flops / (us * 1e-6) / 1e12; }
 // -- cache tiers -------------------------------------------------------------------------------------------
 
 void cache_part() {
-  using device::cuda::JitKernels;
+  using jit::JitKernels;
   if (cudaSetDevice(0) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) std::exit(1);
   int major = 0, minor = 0;
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
   cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
   const auto dir = fresh_directory("cache");
-  const device::cuda::JitOptions options{.directory = dir.string(), .compute_capability = major * 10 + minor};
+  const jit::JitOptions options{.directory = dir.string(), .compute_capability = major * 10 + minor};
   auto program = std::make_shared<jit::Program>(jit::Program{
       .name = "bench.cu",
       .source = "extern \"C\" __global__ void scale(float* x, float a, int n) { int i = blockIdx.x * blockDim.x + "

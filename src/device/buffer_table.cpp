@@ -65,6 +65,21 @@ Result<BufferView> BufferTable::resolve_range(const BufferHandle& h, std::string
   return view;
 }
 
+Result<std::vector<BufferView>> BufferTable::resolve(const Operands& operands) const {
+  std::vector<BufferView> views(operands.size());
+  std::size_t index = 0;
+  for (const Operand& operand : operands.list()) {
+    BufferView& view = views[index++];
+    if (operand.optional && operand.buffer.is_null()) continue;
+    ACCEL_ASSIGN_OR_RETURN(view, resolve_range(operand.buffer, operand.name, operand.first, operand.count));
+    if (operand.check_dtype && view.dtype != operand.dtype) {
+      return invalid_argument(fmt::format("operand '{}' holds {} but the request needs {}", operand.name,
+                                          to_string(view.dtype), to_string(operand.dtype)));
+    }
+  }
+  return views;
+}
+
 Result<BufferView> BufferTable::remove(const BufferHandle& h) {
   ACCEL_ASSIGN_OR_RETURN(BufferView view, resolve(h, "buffer"));
   slots_[h.slot].live = false;

@@ -11,16 +11,9 @@
 #include "accel/core/result.hpp"
 #include "accel/device/buffer.hpp"
 #include "accel/device/requests.hpp"
+#include "operation/operation.hpp"
 
 namespace accel::device {
-
-struct BufferView {
-  void* data = nullptr;
-  DType dtype = DType::f32;
-  std::uint64_t count = 0;
-
-  [[nodiscard]] std::uint64_t bytes() const noexcept { return count * size_of(dtype); }
-};
 
 class BufferTable {
  public:
@@ -34,6 +27,10 @@ class BufferTable {
   // resolve(), plus: elements [offset, offset + count) lie inside the buffer.
   [[nodiscard]] Result<BufferView> resolve_range(const BufferHandle& handle, std::string_view operand,
                                                  std::uint64_t offset, std::uint64_t count) const;
+
+  // Every operand of a request resolved, in its order (an absent optional one as an empty view): live, of this
+  // context, holding the range and element type the request needs.
+  [[nodiscard]] Result<std::vector<BufferView>> resolve(const Operands& operands) const;
 
   // Forgets the buffer and returns its memory for the caller to free.
   [[nodiscard]] Result<BufferView> remove(const BufferHandle& handle);

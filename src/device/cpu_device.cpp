@@ -5,12 +5,6 @@
 #include <cstring>
 #include <new>
 
-#include "dnn/cpu/graph_interpreter.hpp"
-#include "dnn/graph_bindings.hpp"
-#include "jit/cutlass_operands.hpp"
-#include "libs/blas/cpu_gemm.hpp"
-#include "libs/blas/gemm_operands.hpp"
-
 namespace accel::device {
 namespace {
 
@@ -77,15 +71,17 @@ Result<Done> CpuDevice::handle(ResetContext&) {
 
 Result<DeviceInfo> CpuDevice::handle(QueryDevice&) {
   collect_released();
-  return DeviceInfo{.kind = DeviceKind::cpu,
-                    .ordinal = shared_->options.ordinal,
-                    .device_id = shared_->id,
-                    .epoch = table_.epoch(),
-                    .name = shared_->name,
-                    .blas_library = blas::cpu_blas_library(),
-                    .memory_capacity_bytes = shared_->options.memory_limit_bytes,
-                    .memory = stats_,
-                    .dnn_library = "accel CPU reference"};
+  DeviceInfo info{.kind = DeviceKind::cpu,
+                  .ordinal = shared_->options.ordinal,
+                  .device_id = shared_->id,
+                  .epoch = table_.epoch(),
+                  .name = shared_->name,
+                  .memory_capacity_bytes = shared_->options.memory_limit_bytes,
+                  .memory = stats_};
+  ForEachRequest<LibraryRequests>::apply([&]<class Request>() {
+    if constexpr (requires { Operation<Request>::describe_cpu(info); }) Operation<Request>::describe_cpu(info);
+  });
+  return info;
 }
 
 Result<Done> CpuDevice::handle(CopyToDevice& request) {
@@ -130,77 +126,6 @@ Result<Done> CpuDevice::handle(CopyOnDevice& request) {
   if (request.count != 0) {
     std::memmove(static_cast<std::byte*>(dst.data) + request.destination_offset * element,
                  static_cast<const std::byte*>(src.data) + request.source_offset * element, request.count * element);
-  }
-  return Done{};
-}
-
-Result<Done> CpuDevice::handle(Gemm& request) {
-  ACCEL_ASSIGN_OR_RETURN(const GemmGeometry geometry, plan_gemm_geometry(request.shape));
-  ACCEL_RETURN_IF_ERROR(blas::check_cpu_gemm_support(geometry));
-  ACCEL_ASSIGN_OR_RETURN(const blas::GemmOperands operands, blas::resolve_gemm_operands(request, geometry, table_));
-  blas::run_cpu_gemm(geometry, operands, request.alpha, request.beta);
-  return Done{};
-}
-
-Result<Done> CpuDevice::run_graph(const Result<std::shared_ptr<const dnn::Graph>>& graph,
-                                  std::span<const dnn::TensorBinding> bindings) {
-  collect_released();
-  ACCEL_RETURN_IF_ERROR(graph.status());
-  if (*graph == nullptr) return invalid_argument("RunGraph without a graph");
-  ACCEL_ASSIGN_OR_RETURN(const std::vector<dnn::BoundTensor> bound, dnn::resolve_bindings(**graph, bindings, table_));
-  std::vector<std::pair<std::uint32_t, dnn::cpu::HostTensor>> memory;
-  memory.reserve(bound.size());
-  for (const dnn::BoundTensor& b : bound) memory.push_back({b.uid, {b.view.data, b.view.dtype, b.view.count}});
-  ACCEL_RETURN_IF_ERROR(dnn::cpu::run_graph(**graph, memory));
-  return Done{};
-}
-
-Result<Done> CpuDevice::handle(ConvFwd& request) { return run_conv(request); }
-Result<Done> CpuDevice::handle(ConvBwdData& request) { return run_conv(request); }
-Result<Done> CpuDevice::handle(ConvBwdFilter& request) { return run_conv(request); }
-Result<Done> CpuDevice::handle(RunGraph& request) { return run_graph(request.graph, request.bindings); }
-
-Result<Done> CpuDevice::handle(LaunchKernel& request) {
-  return not_supported(fmt::format("{}: LaunchKernel runs a CUDA C++ kernel ({}) and needs a CUDA device",
-                                   shared_->name, request.kernel));
-}
-
-Result<Done> CpuDevice::handle(CutlassGemm& request) {
-  collect_released();
-  ACCEL_ASSIGN_OR_RETURN(const jit::CutlassGemmGeometry geometry, jit::check_cutlass_gemm(request));
-  ACCEL_ASSIGN_OR_RETURN(const jit::CutlassGemmOperands operands, jit::resolve_cutlass_gemm(request, geometry, table_));
-  jit::reference_gemm(request, geometry, operands);
-  return Done{};
-}
-
-Result<Done> CpuDevice::handle(CutlassGroupedGemm& request) {
-  collect_released();
-  ACCEL_ASSIGN_OR_RETURN(const std::vector<jit::CutlassGemmGeometry> groups, jit::check_cutlass_grouped_gemm(request));
-  ACCEL_ASSIGN_OR_RETURN(const std::vector<jit::CutlassGemmOperands> operands,
-                         jit::resolve_cutlass_grouped_gemm(request, groups, table_));
-  jit::reference_grouped_gemm(request, groups, operands);
-  return Done{};
-}
-
-// The convolution request of the same pass, then out = alpha * result + beta * (out as it was).
-Result<Done> CpuDevice::handle(CutlassConv& request) {
-  collect_released();
-  ACCEL_RETURN_IF_ERROR(jit::check_cutlass_conv(request));
-  ACCEL_ASSIGN_OR_RETURN(const jit::ConvExtents extents, jit::conv_extents(request.shape));
-  const auto [written, count] = request.pass == ConvPass::fprop   ? std::pair{request.y, extents.y}
-                                : request.pass == ConvPass::dgrad ? std::pair{request.x, extents.x}
-                                                                  : std::pair{request.w, extents.w};
-  ACCEL_ASSIGN_OR_RETURN(const BufferView out, table_.resolve_range(written, "the written tensor", 0, count));
-  std::vector<std::byte> before;
-  const bool blend = request.alpha != 1.0f || request.beta != 0.0f;
-  if (blend) {
-    const auto* first = static_cast<const std::byte*>(out.data);
-    before.assign(first, first + count * size_of(out.dtype));
-  }
-  const Result<Done> done = std::visit([&](const auto& conv) { return run_conv(conv); }, jit::library_conv(request));
-  ACCEL_RETURN_IF_ERROR(done.status());
-  if (blend) {
-    jit::blend(out.data, before.data(), out.dtype, count, request.alpha, request.beta);
   }
   return Done{};
 }

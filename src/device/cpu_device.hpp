@@ -2,15 +2,22 @@
 // actor's thread; requests execute in the order they arrive.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <memory>
 
 #include "accel/device/protocol.hpp"
 #include "device/buffer_table.hpp"
 #include "device/device_shared.hpp"
+#include "device/library_operations.hpp"
+#include "device/operation_handlers.hpp"
 
 namespace accel::device {
 
-class CpuDevice final : public DeviceProtocol::Handler {
+class CpuDevice;
+using CpuDeviceBase = OperationHandlers<CpuDevice, DeviceProtocol::Handler, LibraryRequests>;
+
+class CpuDevice final : public CpuDeviceBase {
  public:
   explicit CpuDevice(std::shared_ptr<DeviceShared> shared);
   ~CpuDevice() override;
@@ -28,25 +35,32 @@ class CpuDevice final : public DeviceProtocol::Handler {
   Result<Done> handle(CopyToHost& request) override;
   Result<Done> handle(CopyOnDevice& request) override;
 
-  // -- libraries -----------------------------------------------------------------------
-  Result<Done> handle(Gemm& request) override;
-  Result<Done> handle(ConvFwd& request) override;
-  Result<Done> handle(ConvBwdData& request) override;
-  Result<Done> handle(ConvBwdFilter& request) override;
-  Result<Done> handle(RunGraph& request) override;
-  Result<Done> handle(LaunchKernel& request) override;
-  Result<Done> handle(CutlassGemm& request) override;
-  Result<Done> handle(CutlassGroupedGemm& request) override;
-  Result<Done> handle(CutlassConv& request) override;
   Result<Done> handle(InjectFault& request) override;
 
- private:
-  Result<Done> run_graph(const Result<std::shared_ptr<const dnn::Graph>>& graph,
-                         std::span<const dnn::TensorBinding> bindings);
-  template <class Conv>
-  Result<Done> run_conv(const Conv& request) {
-    return run_graph(dnn::graph_of(request), dnn::bindings_of(request));
+  // -- library requests: the operation contract, on the CPU --------------------------------
+  template <class Request>
+  Result<Done> handle_operation(Request& request) {
+    collect_released();
+    using Op = Operation<Request>;
+    if constexpr (!HasCpuRun<Request>) {
+      return not_supported(
+          fmt::format("{}: {} has no CPU implementation; it needs a CUDA device", shared_->name, Request::kName));
+    } else {
+      ACCEL_ASSIGN_OR_RETURN(const typename Op::Checked checked, Op::validate(request));
+      if constexpr (requires { Op::check_cpu_support(checked); }) ACCEL_RETURN_IF_ERROR(Op::check_cpu_support(checked));
+      Operands operands;
+      Op::operands(request, checked, operands);
+      ACCEL_ASSIGN_OR_RETURN(const std::vector<BufferView> views, table_.resolve(operands));
+      ACCEL_RETURN_IF_ERROR(Op::run_cpu(request, checked, views, CpuTarget{.device_name = shared_->name}));
+      return Done{};
+    }
   }
+  template <class Request>
+  Status dispatch_operation(Request& request, Promise<Done>& reply) {
+    return Handles<Request>::dispatch(request, reply);
+  }
+
+ private:
   void release(const BufferView& view);
   void collect_released();
   void free_all() noexcept;

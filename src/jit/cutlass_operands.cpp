@@ -3,31 +3,65 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <string>
 
 namespace accel::jit {
 namespace {
 
-Result<std::byte*> resolve(const device::BufferTable& table, std::string_view request, std::string_view name,
-                           const BufferHandle& handle, DType expected, std::uint64_t offset, std::uint64_t extent) {
-  ACCEL_ASSIGN_OR_RETURN(const device::BufferView view, table.resolve_range(handle, name, offset, extent));
-  if (view.dtype != expected) {
-    return invalid_argument(fmt::format("{}: {} is a buffer of {}, the request needs {}", request, name,
-                                        to_string(view.dtype), to_string(expected)));
+// The operands every GEMM of a request has, at `first`: a, b, c (absent without C), d.
+void gemm_matrices(Operands& operands, const std::string& prefix, const BufferHandle& a, const BufferHandle& b,
+                   const BufferHandle& c, const BufferHandle& d, DType input, DType output,
+                   const CutlassGemmGeometry& g) {
+  operands.add({.buffer = a,
+                .name = prefix + "a",
+                .first = g.a.offset,
+                .count = g.a.extent,
+                .check_dtype = true,
+                .dtype = input});
+  operands.add({.buffer = b,
+                .name = prefix + "b",
+                .first = g.b.offset,
+                .count = g.b.extent,
+                .check_dtype = true,
+                .dtype = input});
+  if (g.epilogue.source) {
+    operands.add({.buffer = c,
+                  .name = prefix + "c",
+                  .first = g.c.offset,
+                  .count = g.c.extent,
+                  .check_dtype = true,
+                  .dtype = output});
+  } else {
+    operands.absent(prefix + "c");
   }
-  return static_cast<std::byte*>(view.data) + offset * size_of(view.dtype);
+  operands.add({.buffer = d,
+                .name = prefix + "d",
+                .access = Access::write,
+                .first = g.d.offset,
+                .count = g.d.extent,
+                .check_dtype = true,
+                .dtype = output});
 }
 
-Result<CutlassGemmOperands> resolve_one(std::string_view request, const BufferHandle& a, const BufferHandle& b,
-                                        const BufferHandle& c, const BufferHandle& d, DType input, DType output,
-                                        const CutlassGemmGeometry& g, const device::BufferTable& table) {
-  CutlassGemmOperands operands;
-  ACCEL_ASSIGN_OR_RETURN(operands.a, resolve(table, request, "a", a, input, g.a.offset, g.a.extent));
-  ACCEL_ASSIGN_OR_RETURN(operands.b, resolve(table, request, "b", b, input, g.b.offset, g.b.extent));
-  ACCEL_ASSIGN_OR_RETURN(operands.d, resolve(table, request, "d", d, output, g.d.offset, g.d.extent));
-  if (g.epilogue.source) {
-    ACCEL_ASSIGN_OR_RETURN(operands.c, resolve(table, request, "c", c, output, g.c.offset, g.c.extent));
+template <class Optional>
+void optional_operand(Operands& operands, bool present, const BufferHandle& buffer, const char* name, DType dtype,
+                      Optional extent) {
+  if (present) {
+    operands.typed(buffer, name, Access::read, dtype, static_cast<std::uint64_t>(extent));
+  } else {
+    operands.absent(name);
   }
-  return operands;
+}
+
+std::byte* address(const BufferView& view, std::uint64_t first) {
+  return view.data == nullptr ? nullptr : view.at(first);
+}
+
+CutlassGemmOperands matrix_addresses(std::span<const BufferView> views, const CutlassGemmGeometry& g) {
+  return {.a = address(views[0], g.a.offset),
+          .b = address(views[1], g.b.offset),
+          .c = address(views[2], g.c.offset),
+          .d = address(views[3], g.d.offset)};
 }
 
 double load(const std::byte* base, DType dtype, std::int64_t index) {
@@ -104,52 +138,47 @@ void blend(void* out, const void* before, DType dtype, std::uint64_t count, floa
   }
 }
 
-Result<CutlassGemmOperands> resolve_cutlass_gemm(const CutlassGemm& r, const CutlassGemmGeometry& g,
-                                                 const device::BufferTable& table) {
-  constexpr std::string_view kName = "CutlassGemm";
-  ACCEL_ASSIGN_OR_RETURN(CutlassGemmOperands operands,
-                         resolve_one(kName, r.a, r.b, r.c, r.d, r.input, r.output, g, table));
-  if (g.bias_extent != 0) {
-    ACCEL_ASSIGN_OR_RETURN(operands.bias, resolve(table, kName, "bias", r.bias, r.output, 0, g.bias_extent));
-  }
-  if (g.epilogue.row_scale) {
-    ACCEL_ASSIGN_OR_RETURN(operands.row_scale, resolve(table, kName, "row_scale", r.row_scale, DType::f32, 0,
-                                                       static_cast<std::uint64_t>(r.m)));
-  }
-  if (g.epilogue.col_scale) {
-    ACCEL_ASSIGN_OR_RETURN(operands.col_scale, resolve(table, kName, "col_scale", r.col_scale, DType::f32, 0,
-                                                       static_cast<std::uint64_t>(r.n)));
-  }
-  if (g.epilogue.residual) {
-    ACCEL_ASSIGN_OR_RETURN(operands.residual, resolve(table, kName, "residual", r.residual, r.output, 0, g.d.extent));
-  }
-  return operands;
+void cutlass_gemm_operands(const CutlassGemm& r, const CutlassGemmGeometry& g, Operands& operands) {
+  gemm_matrices(operands, "", r.a, r.b, r.c, r.d, r.input, r.output, g);
+  optional_operand(operands, g.bias_extent != 0, r.bias, "bias", r.output, g.bias_extent);
+  optional_operand(operands, g.epilogue.row_scale, r.row_scale, "row_scale", DType::f32, r.m);
+  optional_operand(operands, g.epilogue.col_scale, r.col_scale, "col_scale", DType::f32, r.n);
+  optional_operand(operands, g.epilogue.residual, r.residual, "residual", r.output, g.d.extent);
 }
 
-Result<std::vector<CutlassGemmOperands>> resolve_cutlass_grouped_gemm(const CutlassGroupedGemm& r,
-                                                                      const std::vector<CutlassGemmGeometry>& groups,
-                                                                      const device::BufferTable& table) {
-  std::vector<CutlassGemmOperands> operands;
-  operands.reserve(groups.size());
+CutlassGemmOperands cutlass_gemm_addresses(std::span<const BufferView> views, const CutlassGemmGeometry& g) {
+  CutlassGemmOperands o = matrix_addresses(views, g);
+  o.bias = address(views[4], 0);
+  o.row_scale = address(views[5], 0);
+  o.col_scale = address(views[6], 0);
+  o.residual = address(views[7], 0);
+  return o;
+}
+
+void cutlass_grouped_gemm_operands(const CutlassGroupedGemm& r, const std::vector<CutlassGemmGeometry>& groups,
+                                   Operands& operands) {
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const GemmGroup& group = r.groups[i];
-    ACCEL_ASSIGN_OR_RETURN(CutlassGemmOperands one,
-                           resolve_one(fmt::format("CutlassGroupedGemm group {}", i), group.a.buffer, group.b.buffer,
-                                       group.c.buffer, group.d.buffer, r.input, r.output, groups[i], table));
-    operands.push_back(one);
+    gemm_matrices(operands, fmt::format("group {} ", i), group.a.buffer, group.b.buffer, group.c.buffer, group.d.buffer,
+                  r.input, r.output, groups[i]);
   }
-  return operands;
 }
 
-Result<CutlassConvOperands> resolve_cutlass_conv(const CutlassConv& r, const ConvExtents& extents,
-                                                 const device::BufferTable& table) {
-  constexpr std::string_view kName = "CutlassConv";
+std::vector<CutlassGemmOperands> cutlass_grouped_gemm_addresses(std::span<const BufferView> views,
+                                                                const std::vector<CutlassGemmGeometry>& groups) {
+  std::vector<CutlassGemmOperands> addresses;
+  addresses.reserve(groups.size());
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    addresses.push_back(matrix_addresses(views.subspan(4 * i, 4), groups[i]));
+  return addresses;
+}
+
+void cutlass_conv_operands(const CutlassConv& r, const ConvExtents& extents, Operands& operands) {
   const DType dtype = r.shape.dtype;
-  CutlassConvOperands operands;
-  ACCEL_ASSIGN_OR_RETURN(operands.x, resolve(table, kName, "x", r.x, dtype, 0, extents.x));
-  ACCEL_ASSIGN_OR_RETURN(operands.w, resolve(table, kName, "w", r.w, dtype, 0, extents.w));
-  ACCEL_ASSIGN_OR_RETURN(operands.y, resolve(table, kName, "y", r.y, dtype, 0, extents.y));
-  return operands;
+  const auto access = [&](ConvPass written) { return r.pass == written ? Access::write : Access::read; };
+  operands.typed(r.x, "x", access(ConvPass::dgrad), dtype, extents.x)
+      .typed(r.w, "w", access(ConvPass::wgrad), dtype, extents.w)
+      .typed(r.y, "y", access(ConvPass::fprop), dtype, extents.y);
 }
 
 void reference_gemm(const CutlassGemm& r, const CutlassGemmGeometry& g, const CutlassGemmOperands& o) {

@@ -1,14 +1,15 @@
-// The buffers of CUTLASS requests resolved against a device's buffer table: each operand's address, its
-// element type and extent checked. Shared by the CPU reference and the CUDA streams.
+// The operands of the CUTLASS requests (their operation contract's list: each buffer with the element type and
+// the range it must hold) and their addresses once resolved; the double-precision reference the CPU device runs.
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "accel/core/result.hpp"
 #include "accel/jit/cutlass.hpp"
-#include "device/buffer_table.hpp"
 #include "jit/cutlass_requests.hpp"
+#include "operation/operation.hpp"
 
 namespace accel::jit {
 
@@ -23,21 +24,18 @@ struct CutlassGemmOperands {
   std::byte* residual = nullptr;
 };
 
-[[nodiscard]] Result<CutlassGemmOperands> resolve_cutlass_gemm(const CutlassGemm& request,
-                                                               const CutlassGemmGeometry& geometry,
-                                                               const device::BufferTable& table);
-[[nodiscard]] Result<std::vector<CutlassGemmOperands>> resolve_cutlass_grouped_gemm(
-    const CutlassGroupedGemm& request, const std::vector<CutlassGemmGeometry>& groups,
-    const device::BufferTable& table);
+// a, b, c, d, bias, row_scale, col_scale, residual (the absent ones kept in place).
+void cutlass_gemm_operands(const CutlassGemm& request, const CutlassGemmGeometry& geometry, Operands& operands);
+[[nodiscard]] CutlassGemmOperands cutlass_gemm_addresses(std::span<const BufferView> views,
+                                                         const CutlassGemmGeometry& geometry);
+// a, b, c, d of each group in turn.
+void cutlass_grouped_gemm_operands(const CutlassGroupedGemm& request, const std::vector<CutlassGemmGeometry>& groups,
+                                   Operands& operands);
+[[nodiscard]] std::vector<CutlassGemmOperands> cutlass_grouped_gemm_addresses(
+    std::span<const BufferView> views, const std::vector<CutlassGemmGeometry>& groups);
 
-struct CutlassConvOperands {
-  std::byte* x = nullptr;
-  std::byte* w = nullptr;
-  std::byte* y = nullptr;
-};
-
-[[nodiscard]] Result<CutlassConvOperands> resolve_cutlass_conv(const CutlassConv& request, const ConvExtents& extents,
-                                                               const device::BufferTable& table);
+// x, w, y: the one the pass writes is written.
+void cutlass_conv_operands(const CutlassConv& request, const ConvExtents& extents, Operands& operands);
 
 // D = activation(alpha * A B * row_scale * col_scale + beta * C + bias) + residual in double, stored through
 // f32 (as the kernels' f32 epilogue stores): what the GPU kernels are compared against.

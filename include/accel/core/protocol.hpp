@@ -62,6 +62,31 @@ class Handles {
   }
 };
 
+// A list of request types: what a family exports (include/accel/libs/<family>/requests.hpp), and what protocols
+// are concatenated from.
+template <class... Requests>
+struct RequestList {};
+
+namespace detail {
+template <class... Lists>
+struct ConcatLists;
+template <>
+struct ConcatLists<> {
+  using type = RequestList<>;
+};
+template <class... A>
+struct ConcatLists<RequestList<A...>> {
+  using type = RequestList<A...>;
+};
+template <class... A, class... B, class... Rest>
+struct ConcatLists<RequestList<A...>, RequestList<B...>, Rest...> {
+  using type = typename ConcatLists<RequestList<A..., B...>, Rest...>::type;
+};
+}  // namespace detail
+
+template <class... Lists>
+using ConcatRequests = typename detail::ConcatLists<Lists...>::type;
+
 template <class... Requests>
 struct Protocol {
   static_assert(sizeof...(Requests) > 0, "a protocol needs at least one request type");
@@ -77,5 +102,18 @@ struct Protocol {
   template <class Request>
   static constexpr bool accepts = (std::is_same_v<Request, Requests> || ...);
 };
+
+namespace detail {
+template <class List>
+struct ProtocolOfList;
+template <class... Requests>
+struct ProtocolOfList<RequestList<Requests...>> {
+  using type = Protocol<Requests...>;
+};
+}  // namespace detail
+
+// The protocol that accepts every request of `List`.
+template <class List>
+using ProtocolOf = typename detail::ProtocolOfList<List>::type;
 
 }  // namespace accel

@@ -1,19 +1,24 @@
-// The protocol every device actor speaks, CPU or CUDA: the same request types, so user code does not change
-// between devices.
+// The protocol every device actor speaks, CPU or CUDA, in process or isolated: the same request types, so user
+// code does not change between devices. It is the device's own requests (memory, copies, queries, faults) and
+// every library family's; each family's requests run on every device through its operation contract
+// (src/operation/operation.hpp), so registering a family is its one line below.
 #pragma once
 
 #include "accel/core/protocol.hpp"
 #include "accel/device/requests.hpp"
-#include "accel/dnn/convolution.hpp"
-#include "accel/dnn/graph.hpp"
-#include "accel/jit/cutlass.hpp"
-#include "accel/jit/kernel.hpp"
-#include "accel/libs/blas/gemm.hpp"
+#include "accel/dnn/requests.hpp"
+#include "accel/jit/requests.hpp"
+#include "accel/libs/blas/requests.hpp"
 
 namespace accel {
 
-using DeviceProtocol = Protocol<Allocate, Free, CopyToDevice, CopyToHost, CopyOnDevice, QueryDevice, ResetContext, Gemm,
-                                ConvFwd, ConvBwdData, ConvBwdFilter, RunGraph, LaunchKernel, CutlassGemm,
-                                CutlassGroupedGemm, CutlassConv, InjectFault>;
+using DeviceRequests =
+    RequestList<Allocate, Free, CopyToDevice, CopyToHost, CopyOnDevice, QueryDevice, ResetContext, InjectFault>;
+
+using LibraryRequests = ConcatRequests<blas::Requests,  //
+                                       dnn::Requests,   //
+                                       jit::Requests>;
+
+using DeviceProtocol = ProtocolOf<ConcatRequests<DeviceRequests, LibraryRequests>>;
 
 }  // namespace accel

@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "device/cuda/cuda_status.hpp"
+#include "operation/cuda_status.hpp"
 
 namespace accel::device::cuda {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <limits>
 
-#include "device/cuda/cuda_status.hpp"
 #include "device/cuda/cuda_stream.hpp"
+#include "operation/cuda_status.hpp"
 
 namespace accel::device {
 
@@ -26,7 +26,7 @@ Result<std::shared_ptr<DeviceBackend>> open_cuda_backend(DeviceShared& shared) {
 Status pin_host_memory(std::span<std::byte> memory) {
   if (cudaError_t error = cudaHostRegister(memory.data(), memory.size(), cudaHostRegisterPortable);
       error != cudaSuccess) {
-    return cuda::cuda_status(error, fmt::format("cudaHostRegister of {} bytes of staging", memory.size()));
+    return cuda_status(error, fmt::format("cudaHostRegister of {} bytes of staging", memory.size()));
   }
   return Status();
 }
@@ -79,19 +79,6 @@ Result<std::shared_ptr<CudaContext>> CudaContext::open(DeviceShared& shared) {
 
   context->events_ = std::make_shared<EventPool>();
   context->pinned_ = std::make_shared<PinnedPool>(shared.options.pinned_staging_cache_bytes);
-  context->dnn_plans_ = std::make_unique<dnn::cudnn::DnnPlans>(
-      dnn::cudnn::DnnPlanOptions{.capacity = shared.options.dnn_plan_cache_capacity,
-                                 .persistent = shared.options.dnn_persistent_plans,
-                                 .directory = shared.options.dnn_plan_directory,
-                                 .directory_bytes = shared.options.dnn_plan_directory_bytes,
-                                 .compute_capability = context->compute_capability_,
-                                 .device_name = context->gpu_name_});
-  ACCEL_ASSIGN_OR_RETURN(context->jit_,
-                         JitKernels::open({.persistent = shared.options.jit_persistent_kernels,
-                                           .directory = shared.options.jit_kernel_directory,
-                                           .directory_bytes = shared.options.jit_kernel_directory_bytes,
-                                           .compile_threads = static_cast<int>(shared.options.jit_compile_threads),
-                                           .compute_capability = context->compute_capability_}));
   context->completions_ = std::make_unique<CompletionQueue>(shared.options.completion, health, shared.name);
   return context;
 }

@@ -22,13 +22,10 @@
 #include "device/cuda/completion_queue.hpp"
 #include "device/cuda/cuda_resources.hpp"
 #include "device/cuda/health.hpp"
-#include "device/cuda/jit_kernels.hpp"
 #include "device/device_shared.hpp"
-#include "dnn/cudnn/dnn_plans.hpp"
+#include "operation/cuda_operation.hpp"
 
 namespace accel::device::cuda {
-
-enum class Access : std::uint8_t { read, write };
 
 struct StreamUse {
   cudaStream_t stream = nullptr;
@@ -67,10 +64,8 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   [[nodiscard]] EventPool& events() noexcept { return *events_; }
   [[nodiscard]] PinnedPool& pinned() noexcept { return *pinned_; }
   [[nodiscard]] CompletionQueue& completions() noexcept { return *completions_; }
-  // The cuDNN plans of this device, shared by its streams.
-  [[nodiscard]] dnn::cudnn::DnnPlans& dnn_plans() noexcept { return *dnn_plans_; }
-  // The run-time compiled kernels loaded into this context, shared by its streams.
-  [[nodiscard]] JitKernels& jit() noexcept { return *jit_; }
+  // The library families' state of this context (plan caches, loaded kernels), shared by its streams.
+  [[nodiscard]] TargetStates& states() noexcept { return states_; }
 
   // The buffer table and the buffers' ordering state; hold buffers_mutex() while using them.
   [[nodiscard]] std::mutex& buffers_mutex() noexcept { return buffers_mutex_; }
@@ -101,8 +96,7 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   cudaMemPool_t pool_ = nullptr;
   std::shared_ptr<EventPool> events_;
   std::shared_ptr<PinnedPool> pinned_;
-  std::unique_ptr<dnn::cudnn::DnnPlans> dnn_plans_;
-  std::unique_ptr<JitKernels> jit_;
+  TargetStates states_;
 
   std::mutex buffers_mutex_;
   BufferTable table_;

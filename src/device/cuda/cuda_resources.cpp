@@ -2,7 +2,7 @@
 
 #include <bit>
 
-#include "device/cuda/cuda_status.hpp"
+#include "operation/cuda_status.hpp"
 
 namespace accel::device::cuda {
 

@@ -4,20 +4,33 @@
 
 #include <cstring>
 
-#include "device/cuda/cuda_status.hpp"
 #include "device/cuda/fault_kernel.hpp"
-#include "dnn/graph_bindings.hpp"
-#include "dnn/plan_key.hpp"
-#include "libs/blas/gemm_operands.hpp"
+#include "operation/cuda_status.hpp"
 
 namespace accel::device::cuda {
 namespace {
 
-std::byte* element_address(const BufferView& view, std::uint64_t offset) {
-  return static_cast<std::byte*>(view.data) + offset * size_of(view.dtype);
-}
+std::byte* element_address(const BufferView& view, std::uint64_t offset) { return view.at(offset); }
 
 }  // namespace
+
+std::vector<CudaStream::Use> uses_of(const Operands& operands) {
+  std::vector<CudaStream::Use> uses;
+  uses.reserve(operands.size());
+  for (const Operand& operand : operands.list()) {
+    if (operand.buffer.is_null()) continue;
+    bool merged = false;
+    for (CudaStream::Use& use : uses) {
+      if (use.buffer == operand.buffer) {
+        if (operand.access == Access::write) use.access = Access::write;
+        merged = true;
+        break;
+      }
+    }
+    if (!merged) uses.push_back({operand.buffer, operand.access});
+  }
+  return uses;
+}
 
 CudaStream::CudaStream(std::shared_ptr<DeviceShared> shared, std::shared_ptr<CudaContext> context)
     : shared_(std::move(shared)), context_(std::move(context)) {}
@@ -30,23 +43,16 @@ Result<std::unique_ptr<CudaStream>> CudaStream::create(std::shared_ptr<DeviceSha
   ACCEL_RETURN_IF_ERROR(ctx.check(cudaSetDevice(ctx.ordinal()), "cudaSetDevice"));
   ACCEL_RETURN_IF_ERROR(
       ctx.check(cudaStreamCreateWithFlags(&stream->stream_, cudaStreamNonBlocking), "cudaStreamCreate"));
-  const std::uint64_t workspace_bytes = ctx.options().gemm_workspace_bytes;
-  if (workspace_bytes != 0) {
-    ACCEL_RETURN_IF_ERROR(
-        ctx.check(cudaMallocFromPoolAsync(&stream->workspace_, workspace_bytes, ctx.pool(), stream->stream_),
-                  fmt::format("allocating the {}-byte GEMM workspace", workspace_bytes)));
-  }
-  ACCEL_ASSIGN_OR_RETURN(stream->gemm_, blas::CublasLtGemm::create(ctx.options().gemm_plan_cache_capacity,
-                                                                   stream->workspace_, workspace_bytes));
   return stream;
 }
 
 CudaStream::~CudaStream() {
-  gemm_.reset();
-  if (stream_ == nullptr || context_->check_healthy().code() == Code::context_lost) return;
-  if (dnn_ != nullptr) cudnnDestroy(dnn_);
+  if (stream_ == nullptr || context_->check_healthy().code() == Code::context_lost) {
+    states_.abandon();  // the driver refuses to free anything of a poisoned context
+    return;
+  }
+  states_.clear();
   if (scratch_ != nullptr) cudaFreeAsync(scratch_, stream_);
-  if (workspace_ != nullptr) cudaFreeAsync(workspace_, stream_);
   cudaStreamSynchronize(stream_);
   cudaStreamDestroy(stream_);
 }
@@ -135,24 +141,24 @@ Result<DeviceInfo> CudaStream::handle(QueryDevice&) {
   std::lock_guard lock(context_->buffers_mutex());
   MemoryStats memory = context_->stats();
   memory.reserved_bytes = reserved;
-  return DeviceInfo{
-      .kind = DeviceKind::cuda,
-      .ordinal = context_->ordinal(),
-      .device_id = shared_->id,
-      .epoch = context_->table().epoch(),
-      .name = fmt::format("{} ({})", shared_->name, context_->gpu_name()),
-      .blas_library = blas::cublaslt_library(),
-      .memory_capacity_bytes = shared_->options.memory_limit_bytes != 0
-                                   ? std::min(shared_->options.memory_limit_bytes, context_->total_memory())
-                                   : context_->total_memory(),
-      .compute_capability = context_->compute_capability(),
-      .completion = context_->completions().strategy(),
-      .device_free_bytes = free_bytes,
-      .memory = memory,
-      .gemm_plans = gemm_->stats(),
-      .dnn_library = dnn::cudnn::cudnn_library(),
-      .dnn_plans = context_->dnn_plans().stats(),
-      .jit = context_->jit().stats()};
+  DeviceInfo info{.kind = DeviceKind::cuda,
+                  .ordinal = context_->ordinal(),
+                  .device_id = shared_->id,
+                  .epoch = context_->table().epoch(),
+                  .name = fmt::format("{} ({})", shared_->name, context_->gpu_name()),
+                  .blas_library = blas::cublaslt_library(),
+                  .memory_capacity_bytes = shared_->options.memory_limit_bytes != 0
+                                               ? std::min(shared_->options.memory_limit_bytes, context_->total_memory())
+                                               : context_->total_memory(),
+                  .compute_capability = context_->compute_capability(),
+                  .completion = context_->completions().strategy(),
+                  .device_free_bytes = free_bytes,
+                  .memory = memory};
+  ForEachRequest<LibraryRequests>::apply([&]<class Request>() {
+    if constexpr (requires { CudaOperation<Request>::describe(*this, info); })
+      CudaOperation<Request>::describe(*this, info);
+  });
+  return info;
 }
 
 // -- copies ----------------------------------------------------------------------------------------------
@@ -254,53 +260,11 @@ Result<Submitted> CudaStream::enqueue(CopyOnDevice& request) {
   });
 }
 
-// -- libraries -------------------------------------------------------------------------------------------
-
-Result<Submitted> CudaStream::enqueue(Gemm& request) {
-  ACCEL_ASSIGN_OR_RETURN(const GemmGeometry geometry, plan_gemm_geometry(request.shape));
-  ACCEL_RETURN_IF_ERROR(blas::check_cublaslt_support(geometry, context_->compute_capability()));
-  std::lock_guard lock(context_->buffers_mutex());
-  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
-  ACCEL_ASSIGN_OR_RETURN(const blas::GemmOperands operands,
-                         blas::resolve_gemm_operands(request, geometry, context_->table()));
-  auto launch = [&]() -> Result<Submitted> {
-    Status launched = gemm_->enqueue(geometry, operands, request.alpha, request.beta, stream_);
-    if (!launched.ok()) {
-      // A failed launch may hide a sticky error of earlier work; that one decides what the device does.
-      if (cudaError_t pending = cudaPeekAtLastError(); is_sticky(pending)) return context_->check(pending, "cuBLASLt");
-      return launched;
-    }
-    return Submitted{};
-  };
-  if (has_bias(geometry.shape.epilogue)) {
-    return ordered({{request.a, Access::read},
-                    {request.b, Access::read},
-                    {request.bias, Access::read},
-                    {request.c, Access::write}},
-                   launch);
-  }
-  return ordered({{request.a, Access::read}, {request.b, Access::read}, {request.c, Access::write}}, launch);
-}
-
-Result<cudnnHandle_t> CudaStream::dnn_handle() {
-  if (dnn_ != nullptr) return dnn_;
-  cudnnHandle_t handle = nullptr;
-  if (cudnnStatus_t status = cudnnCreate(&handle); status != CUDNN_STATUS_SUCCESS) {
-    return Status(Code::unavailable, fmt::format("cudnnCreate: {}", cudnnGetErrorString(status)), Source::cudnn,
-                  status);
-  }
-  if (cudnnStatus_t status = cudnnSetStream(handle, stream_); status != CUDNN_STATUS_SUCCESS) {
-    cudnnDestroy(handle);
-    return Status(Code::internal, fmt::format("cudnnSetStream: {}", cudnnGetErrorString(status)), Source::cudnn,
-                  status);
-  }
-  dnn_ = handle;
-  return dnn_;
-}
+// -- the families' scratch memory ------------------------------------------------------------------------
 
 // The workspace only grows; the old one is freed in stream order, after the work that used it.
-Status CudaStream::reserve_workspace(std::uint64_t bytes) {
-  if (bytes <= scratch_bytes_) return Status();
+Result<void*> CudaStream::workspace(std::uint64_t bytes) {
+  if (bytes <= scratch_bytes_) return scratch_;
   if (scratch_ != nullptr) {
     ACCEL_RETURN_IF_ERROR(context_->check(cudaFreeAsync(scratch_, stream_), "cudaFreeAsync (workspace)"));
     scratch_ = nullptr;
@@ -309,58 +273,10 @@ Status CudaStream::reserve_workspace(std::uint64_t bytes) {
   ACCEL_RETURN_IF_ERROR(context_->check(cudaMallocFromPoolAsync(&scratch_, bytes, context_->pool(), stream_),
                                         fmt::format("allocating a {}-byte workspace", bytes)));
   scratch_bytes_ = bytes;
-  return Status();
+  return scratch_;
 }
 
-Result<Submitted> CudaStream::enqueue_graph(std::span<const std::byte> key,
-                                            const dnn::cudnn::DnnPlans::GraphFactory& graph,
-                                            std::span<const dnn::TensorBinding> bindings) {
-  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
-  ACCEL_ASSIGN_OR_RETURN(cudnnHandle_t handle, dnn_handle());
-  ACCEL_ASSIGN_OR_RETURN(const std::shared_ptr<const dnn::cudnn::PlannedGraph> planned,
-                         context_->dnn_plans().find_or_build(key, handle, graph));
-  const dnn::cudnn::CudnnPlan& plan = *planned->plan;
-  std::lock_guard lock(context_->buffers_mutex());
-  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
-  ACCEL_ASSIGN_OR_RETURN(const std::vector<dnn::BoundTensor> bound,
-                         dnn::resolve_bindings(*planned->graph, bindings, context_->table()));
-  std::vector<Use> uses;
-  std::vector<std::pair<std::uint32_t, void*>> addresses;
-  uses.reserve(bound.size());
-  addresses.reserve(bound.size());
-  for (const dnn::BoundTensor& b : bound) {
-    uses.push_back({b.handle, b.written ? Access::write : Access::read});
-    addresses.emplace_back(b.uid, b.view.data);
-  }
-  return ordered(std::span<const Use>(uses), [&]() -> Result<Submitted> {
-    ACCEL_RETURN_IF_ERROR(reserve_workspace(static_cast<std::uint64_t>(dnn::cudnn::workspace_bytes(plan))));
-    Status launched = dnn::cudnn::execute(plan, handle, addresses, scratch_);
-    if (!launched.ok()) {
-      if (cudaError_t pending = cudaPeekAtLastError(); is_sticky(pending)) return context_->check(pending, "cuDNN");
-      return launched;
-    }
-    return Submitted{};
-  });
-}
-
-Result<Submitted> CudaStream::enqueue(ConvFwd& request) {
-  return enqueue_graph(
-      dnn::plan_key(request), [&] { return dnn::graph_of(request); }, dnn::bindings_of(request));
-}
-Result<Submitted> CudaStream::enqueue(ConvBwdData& request) {
-  return enqueue_graph(
-      dnn::plan_key(request), [&] { return dnn::graph_of(request); }, dnn::bindings_of(request));
-}
-Result<Submitted> CudaStream::enqueue(ConvBwdFilter& request) {
-  return enqueue_graph(
-      dnn::plan_key(request), [&] { return dnn::graph_of(request); }, dnn::bindings_of(request));
-}
-Result<Submitted> CudaStream::enqueue(RunGraph& request) {
-  if (request.graph == nullptr) return invalid_argument("RunGraph without a graph");
-  return enqueue_graph(
-      dnn::plan_key(*request.graph), [&]() -> Result<std::shared_ptr<const dnn::Graph>> { return request.graph; },
-      request.bindings);
-}
+// -- faults ---------------------------------------------------------------------------------------------
 
 Result<Submitted> CudaStream::enqueue(InjectFault& request) {
   if (request.kind != FaultKind::illegal_address) {

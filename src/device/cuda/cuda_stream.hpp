@@ -1,28 +1,33 @@
-// One stream of a CUDA device: the state of one device actor. It owns a CUDA stream, a cuBLASLt handle with its
-// plan cache and workspace; memory and buffers belong to the device's CudaContext, shared by all its streams.
+// One stream of a CUDA device: the state of one device actor. It owns a CUDA stream, its scratch workspace and the
+// families' per-stream state (cuBLASLt handle and plans, cuDNN handle); memory, buffers and the families'
+// per-context state belong to the device's CudaContext, shared by all its streams.
 //
-// Every request follows one shape: validate (nothing is launched before the request is known good) ->
-// order after the buffers' earlier users -> enqueue on the stream -> record the completion event -> reply
-// when the event completes (CompletionQueue), with the work's real status.
+// Every request follows one shape: validate (nothing is launched before the request is known good) -> plan ->
+// order after the buffers' earlier users -> enqueue on the stream -> record the completion event -> reply when
+// the event completes (CompletionQueue), with the work's real status. Library requests take that shape through
+// their operation contract (enqueue_operation, Note [The operation contract] in operation/operation.hpp).
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <cudnn.h>
-
 #include <initializer_list>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "accel/device/protocol.hpp"
 #include "device/cuda/cuda_context.hpp"
-#include "device/cuda/jit_kernels.hpp"
+#include "device/cuda/library_operations_cuda.hpp"
 #include "device/device_shared.hpp"
-#include "libs/blas/cublaslt_gemm.hpp"
+#include "device/operation_handlers.hpp"
+#include "operation/cuda_operation.hpp"
 
 namespace accel::device::cuda {
 
-class CudaStream final : public DeviceProtocol::Handler {
+class CudaStream;
+using CudaStreamBase = OperationHandlers<CudaStream, DeviceProtocol::Handler, LibraryRequests>;
+
+class CudaStream final : public CudaStreamBase, public CudaTarget {
  public:
   static Result<std::unique_ptr<CudaStream>> create(std::shared_ptr<DeviceShared> shared,
                                                     std::shared_ptr<CudaContext> context);
@@ -41,29 +46,34 @@ class CudaStream final : public DeviceProtocol::Handler {
   Result<Done> handle(CopyToDevice& request) override { return wait_for(enqueue(request)); }
   Result<Done> handle(CopyToHost& request) override { return wait_for(enqueue(request)); }
   Result<Done> handle(CopyOnDevice& request) override { return wait_for(enqueue(request)); }
-  Result<Done> handle(Gemm& request) override { return wait_for(enqueue(request)); }
-  Result<Done> handle(ConvFwd& request) override { return wait_for(enqueue(request)); }
-  Result<Done> handle(ConvBwdData& request) override { return wait_for(enqueue(request)); }
-  Result<Done> handle(ConvBwdFilter& request) override { return wait_for(enqueue(request)); }
-  Result<Done> handle(RunGraph& request) override { return wait_for(enqueue(request)); }
-  Result<Done> handle(LaunchKernel& request) override { return wait_for(enqueue(request)); }
-  Result<Done> handle(CutlassGemm& request) override { return wait_for(enqueue(request)); }
-  Result<Done> handle(CutlassGroupedGemm& request) override { return wait_for(enqueue(request)); }
-  Result<Done> handle(CutlassConv& request) override { return wait_for(enqueue(request)); }
   Result<Done> handle(InjectFault& request) override { return wait_for(enqueue(request)); }
   Status dispatch(CopyToDevice& request, Promise<Done>& reply) override { return complete_later(request, reply); }
   Status dispatch(CopyToHost& request, Promise<Done>& reply) override { return complete_later(request, reply); }
   Status dispatch(CopyOnDevice& request, Promise<Done>& reply) override { return complete_later(request, reply); }
-  Status dispatch(Gemm& request, Promise<Done>& reply) override { return complete_later(request, reply); }
-  Status dispatch(ConvFwd& request, Promise<Done>& reply) override { return complete_later(request, reply); }
-  Status dispatch(ConvBwdData& request, Promise<Done>& reply) override { return complete_later(request, reply); }
-  Status dispatch(ConvBwdFilter& request, Promise<Done>& reply) override { return complete_later(request, reply); }
-  Status dispatch(RunGraph& request, Promise<Done>& reply) override { return complete_later(request, reply); }
-  Status dispatch(LaunchKernel& request, Promise<Done>& reply) override { return complete_later(request, reply); }
-  Status dispatch(CutlassGemm& request, Promise<Done>& reply) override { return complete_later(request, reply); }
-  Status dispatch(CutlassGroupedGemm& request, Promise<Done>& reply) override { return complete_later(request, reply); }
-  Status dispatch(CutlassConv& request, Promise<Done>& reply) override { return complete_later(request, reply); }
   Status dispatch(InjectFault& request, Promise<Done>& reply) override { return complete_later(request, reply); }
+
+  // -- library requests (OperationHandlers) ------------------------------------------------------
+  template <class Request>
+  Result<Done> handle_operation(Request& request) {
+    return wait_for(enqueue(request));
+  }
+  template <class Request>
+  Status dispatch_operation(Request& request, Promise<Done>& reply) {
+    return complete_later(request, reply);
+  }
+
+  // -- CudaTarget: what the families see of this stream ----------------------------------------
+  std::string_view device_name() const noexcept override { return shared_->name; }
+  const DeviceOptions& options() const noexcept override { return context_->options(); }
+  int compute_capability() const noexcept override { return context_->compute_capability(); }
+  std::string_view gpu_name() const noexcept override { return context_->gpu_name(); }
+  cudaStream_t stream() const noexcept override { return stream_; }
+  cudaMemPool_t pool() const noexcept override { return context_->pool(); }
+  Status check(cudaError_t error, std::string_view what) override { return context_->check(error, what); }
+  Result<void*> workspace(std::uint64_t bytes) override;
+  void keep_alive() override {
+    if (shared_->keep_alive) shared_->keep_alive();
+  }
 
   // A buffer a request uses, and how.
   struct Use {
@@ -71,37 +81,20 @@ class CudaStream final : public DeviceProtocol::Handler {
     Access access;
   };
 
+ protected:
+  TargetStates& context_states() noexcept override { return context_->states(); }
+  TargetStates& stream_states() noexcept override { return states_; }
+
  private:
   CudaStream(std::shared_ptr<DeviceShared> shared, std::shared_ptr<CudaContext> context);
 
   Result<Submitted> enqueue(CopyToDevice& request);
   Result<Submitted> enqueue(CopyToHost& request);
   Result<Submitted> enqueue(CopyOnDevice& request);
-  Result<Submitted> enqueue(Gemm& request);
-  Result<Submitted> enqueue(ConvFwd& request);
-  Result<Submitted> enqueue(ConvBwdData& request);
-  Result<Submitted> enqueue(ConvBwdFilter& request);
-  Result<Submitted> enqueue(RunGraph& request);
-  // Every cuDNN request: the plan of `key` (built from `graph()` on a miss), then the graph's bindings resolved,
-  // ordered, executed.
-  Result<Submitted> enqueue_graph(std::span<const std::byte> key, const dnn::cudnn::DnnPlans::GraphFactory& graph,
-                                  std::span<const dnn::TensorBinding> bindings);
-  Result<cudnnHandle_t> dnn_handle();
-  // The stream's scratch memory for cuDNN plans and CUTLASS kernels; it only grows.
-  Status reserve_workspace(std::uint64_t bytes);
-  Result<Submitted> enqueue(LaunchKernel& request);
-  Result<Submitted> enqueue(CutlassGemm& request);
-  Result<Submitted> enqueue(CutlassGroupedGemm& request);
-  Result<Submitted> enqueue(CutlassConv& request);
-  // The module of `instance`; null when it is still compiling, the request asked for a library fallback and
-  // `library_can_answer()` (asked only then, off the path of a loaded module) says a library can.
-  template <class LibraryCanAnswer>
-  Result<std::shared_ptr<const CutlassModule>> cutlass_module(const jit::cutlass::Instance& instance,
-                                                              WhenCompiling when,
-                                                              LibraryCanAnswer&& library_can_answer);
-  // Runs `module` on `args` (its workspace reserved) after `uses`; the caller holds the buffers' lock.
-  Result<Submitted> run_module(const CutlassModule& module, const void* args, std::span<const Use> uses);
   Result<Submitted> enqueue(InjectFault& request);
+  // A library request, through its operation contract: validate -> plan -> resolve -> order -> workspace -> run.
+  template <class Request>
+  Result<Submitted> enqueue(Request& request);
 
   // With the buffers' lock held and every operand validated: orders the work after the buffers' earlier
   // users, runs `work` (which enqueues and returns what completion needs), records the completion event.
@@ -131,12 +124,38 @@ class CudaStream final : public DeviceProtocol::Handler {
   std::shared_ptr<DeviceShared> shared_;
   std::shared_ptr<CudaContext> context_;
   cudaStream_t stream_ = nullptr;
-  void* workspace_ = nullptr;
-  std::unique_ptr<blas::CublasLtGemm> gemm_;
-  cudnnHandle_t dnn_ = nullptr;  // made on the first cuDNN request
+  TargetStates states_;
   void* scratch_ = nullptr;
   std::uint64_t scratch_bytes_ = 0;
 };
+
+// The buffers of `operands`, each once (as written if any of its uses writes); absent ones left out.
+[[nodiscard]] std::vector<CudaStream::Use> uses_of(const Operands& operands);
+
+template <class Request>
+Result<Submitted> CudaStream::enqueue(Request& request) {
+  using Op = Operation<Request>;
+  using CudaOp = CudaOperation<Request>;
+  ACCEL_ASSIGN_OR_RETURN(const typename Op::Checked checked, Op::validate(request));
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  ACCEL_ASSIGN_OR_RETURN(const typename CudaOp::Plan plan, CudaOp::plan(request, checked, *this));
+  Operands operands;
+  Op::operands(request, checked, operands);
+  const std::vector<Use> uses = uses_of(operands);
+  std::lock_guard lock(context_->buffers_mutex());
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  ACCEL_ASSIGN_OR_RETURN(const std::vector<BufferView> views, context_->table().resolve(operands));
+  return ordered(std::span<const Use>(uses), [&]() -> Result<Submitted> {
+    const std::uint64_t bytes = CudaOp::workspace_bytes(plan);
+    CudaRun run{.target = *this};
+    if (bytes != 0) {
+      ACCEL_ASSIGN_OR_RETURN(run.workspace, workspace(bytes));
+      run.workspace_bytes = bytes;
+    }
+    ACCEL_RETURN_IF_ERROR(CudaOp::run(request, checked, plan, views, run));
+    return Submitted{};
+  });
+}
 
 template <class Work>
 Result<Submitted> CudaStream::ordered(std::span<const Use> uses, Work&& work) {

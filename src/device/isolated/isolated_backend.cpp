@@ -7,6 +7,7 @@
 
 #include "device/isolated/wire.hpp"
 #include "device/isolated/worker_supervisor.hpp"
+#include "device/operation_handlers.hpp"
 
 namespace accel::device {
 namespace {
@@ -94,7 +95,10 @@ const void* as_staging_address(std::uint64_t offset) { return reinterpret_cast<c
 
 // The proxy for one stream of the worker. Its dispatch only writes into the channel (under the supervisor's
 // locks), so it serves both as a client-side actor's state and, for Device::ask, from callers' threads.
-class IsolatedStream final : public DeviceProtocol::Handler {
+class IsolatedStream;
+using IsolatedStreamBase = OperationHandlers<IsolatedStream, DeviceProtocol::Handler, LibraryRequests>;
+
+class IsolatedStream final : public IsolatedStreamBase {
  public:
   IsolatedStream(std::shared_ptr<WorkerSupervisor> supervisor)
       : supervisor_(std::move(supervisor)), stream_(supervisor_->open_stream()) {}
@@ -107,29 +111,26 @@ class IsolatedStream final : public DeviceProtocol::Handler {
   Status dispatch(CopyOnDevice& request, Promise<Done>& reply) override { return forward(request, reply); }
   Status dispatch(QueryDevice& request, Promise<DeviceInfo>& reply) override { return forward(request, reply); }
   Status dispatch(ResetContext& request, Promise<Done>& reply) override { return forward(request, reply); }
-  Status dispatch(Gemm& request, Promise<Done>& reply) override { return forward(request, reply); }
-  Status dispatch(ConvFwd& request, Promise<Done>& reply) override { return forward(request, reply); }
-  Status dispatch(ConvBwdData& request, Promise<Done>& reply) override { return forward(request, reply); }
-  Status dispatch(ConvBwdFilter& request, Promise<Done>& reply) override { return forward(request, reply); }
-
-  Status dispatch(RunGraph& request, Promise<Done>& reply) override {
-    if (request.graph == nullptr) {
-      reply.set(invalid_argument("RunGraph without a graph"));
-      return Status();
-    }
-    return stage(request, reply);
-  }
-  Status dispatch(LaunchKernel& request, Promise<Done>& reply) override {
-    if (request.program == nullptr) {
-      reply.set(invalid_argument("LaunchKernel without a program"));
-      return Status();
-    }
-    return stage(request, reply);
-  }
-  Status dispatch(CutlassGemm& request, Promise<Done>& reply) override { return forward(request, reply); }
-  Status dispatch(CutlassGroupedGemm& request, Promise<Done>& reply) override { return stage(request, reply); }
-  Status dispatch(CutlassConv& request, Promise<Done>& reply) override { return forward(request, reply); }
   Status dispatch(InjectFault& request, Promise<Done>& reply) override { return forward(request, reply); }
+
+  // -- library requests: plain data crosses byte for byte, the rest through the staging region, checked here
+  // first (the encoding needs a well-formed request) and again by the worker.
+  template <class Request>
+  Status dispatch_operation(Request& request, Promise<Done>& reply) {
+    if constexpr (isolated::kStaged<Request>) {
+      if (Status valid = Operation<Request>::validate(request).status(); !valid.ok()) {
+        reply.set(std::move(valid));
+        return Status();
+      }
+      return stage(request, reply);
+    } else {
+      return forward(request, reply);
+    }
+  }
+  template <class Request>
+  Result<Done> handle_operation(Request&) {
+    return not_dispatched();
+  }
 
   Status dispatch(CopyToDevice& request, Promise<Done>& reply) override {
     const HostSource source = request.source;
@@ -176,15 +177,6 @@ class IsolatedStream final : public DeviceProtocol::Handler {
   Result<Done> handle(CopyOnDevice&) override { return not_dispatched(); }
   Result<DeviceInfo> handle(QueryDevice&) override { return not_dispatched(); }
   Result<Done> handle(ResetContext&) override { return not_dispatched(); }
-  Result<Done> handle(Gemm&) override { return not_dispatched(); }
-  Result<Done> handle(ConvFwd&) override { return not_dispatched(); }
-  Result<Done> handle(ConvBwdData&) override { return not_dispatched(); }
-  Result<Done> handle(ConvBwdFilter&) override { return not_dispatched(); }
-  Result<Done> handle(RunGraph&) override { return not_dispatched(); }
-  Result<Done> handle(LaunchKernel&) override { return not_dispatched(); }
-  Result<Done> handle(CutlassGemm&) override { return not_dispatched(); }
-  Result<Done> handle(CutlassGroupedGemm&) override { return not_dispatched(); }
-  Result<Done> handle(CutlassConv&) override { return not_dispatched(); }
   Result<Done> handle(InjectFault&) override { return not_dispatched(); }
 
  private:

@@ -1,6 +1,7 @@
 // Requests that are not plain data (a graph, a program's source, a list of groups) cross to the worker as a
-// Staged<Request> in the channel slot, with their encoding in the staging region. The worker decodes them
-// again and trusts nothing it did not check: a damaged encoding is an error, never a crash.
+// Staged<Request> in the channel slot, with their encoding in the staging region: the family's
+// Operation<Request>::encode / decode (Note [The operation contract]). The worker decodes them again and trusts
+// nothing it did not check: a damaged encoding is an error, never a crash.
 #pragma once
 
 #include <cstddef>
@@ -9,7 +10,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "accel/core/byte_codec.hpp"
 #include "accel/device/protocol.hpp"
+#include "device/library_operations.hpp"
 
 namespace accel::device::isolated {
 
@@ -24,13 +27,17 @@ struct Staged {
   std::uint64_t bytes = 0;
 };
 
-[[nodiscard]] std::vector<std::byte> encode_staged(const RunGraph& request);
-[[nodiscard]] std::vector<std::byte> encode_staged(const LaunchKernel& request);
-[[nodiscard]] std::vector<std::byte> encode_staged(const CutlassGroupedGemm& request);
+template <class Request>
+[[nodiscard]] std::vector<std::byte> encode_staged(const Request& request) {
+  ByteWriter out;
+  Operation<Request>::encode(out, request);
+  return out.take();
+}
 
-[[nodiscard]] Result<RunGraph> decode_staged(std::span<const std::byte> bytes, std::type_identity<RunGraph>);
-[[nodiscard]] Result<LaunchKernel> decode_staged(std::span<const std::byte> bytes, std::type_identity<LaunchKernel>);
-[[nodiscard]] Result<CutlassGroupedGemm> decode_staged(std::span<const std::byte> bytes,
-                                                       std::type_identity<CutlassGroupedGemm>);
+template <class Request>
+[[nodiscard]] Result<Request> decode_staged(std::span<const std::byte> bytes) {
+  ByteReader in(bytes);
+  return Operation<Request>::decode(in);
+}
 
 }  // namespace accel::device::isolated

@@ -155,8 +155,8 @@ class Worker {
                                   "{}: a staged {} lies outside the staging region", shared_->name, Request::kName))));
       return;
     }
-    Result<Request> decoded = decode_staged(std::span<const std::byte>(staging.data() + staged.offset, staged.bytes),
-                                            std::type_identity<Request>{});
+    Result<Request> decoded =
+        decode_staged<Request>(std::span<const std::byte>(staging.data() + staged.offset, staged.bytes));
     if (!decoded.ok()) {
       write_reply(message.id, Result<response_t<Request>>(decoded.status()));
       return;

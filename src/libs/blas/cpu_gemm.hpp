@@ -4,14 +4,14 @@
 #include <string>
 
 #include "accel/libs/blas/gemm.hpp"
-#include "libs/blas/gemm_operands.hpp"
+#include "libs/blas/gemm_operation.hpp"
 
 namespace accel::blas {
 
 // not_supported for dtypes OpenBLAS has no GEMM for (f16, bf16, fp8) and sizes beyond its 32-bit integers.
 [[nodiscard]] Status check_cpu_gemm_support(const GemmGeometry& geometry);
 
-// Runs a validated GEMM (plan_gemm_geometry + resolve_gemm_operands + check_cpu_gemm_support passed).
+// Runs a validated GEMM (plan_gemm_geometry + Operation<Gemm>::operands + check_cpu_gemm_support passed).
 void run_cpu_gemm(const GemmGeometry& geometry, const GemmOperands& operands, double alpha, double beta);
 
 [[nodiscard]] std::string cpu_blas_library();

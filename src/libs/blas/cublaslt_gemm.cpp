@@ -2,12 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "device/cuda/cuda_status.hpp"
+#include "operation/cuda_status.hpp"
 
 namespace accel::blas {
 namespace {
-
-using device::cuda::cublas_status;
 
 cudaDataType to_cuda(DType dtype) {
   switch (dtype) {
@@ -178,7 +176,7 @@ PlanCacheStats CublasLtGemm::stats() const noexcept {
   return stats;
 }
 
-Result<CublasLtGemm::Plan*> CublasLtGemm::find_or_build(const GemmGeometry& g) {
+Result<CublasLtGemm::Plan*> CublasLtGemm::plan(const GemmGeometry& g) {
   if (auto found = index_.find(g.shape); found != index_.end()) {
     ++stats_.hits;
     recent_.splice(recent_.begin(), recent_, found->second);
@@ -265,7 +263,13 @@ Result<CublasLtGemm::Plan*> CublasLtGemm::find_or_build(const GemmGeometry& g) {
 
 Status CublasLtGemm::enqueue(const GemmGeometry& g, const GemmOperands& ops, double alpha, double beta,
                              cudaStream_t stream) {
-  ACCEL_ASSIGN_OR_RETURN(Plan * plan, find_or_build(g));
+  ACCEL_ASSIGN_OR_RETURN(Plan * found, plan(g));
+  return run(*found, g, ops, alpha, beta, stream);
+}
+
+Status CublasLtGemm::run(Plan& plan_of, const GemmGeometry& g, const GemmOperands& ops, double alpha, double beta,
+                         cudaStream_t stream) {
+  Plan* plan = &plan_of;
   if (has_bias(g.shape.epilogue)) {
     ACCEL_RETURN_IF_ERROR(cublas_status(
         cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &ops.bias, sizeof(ops.bias)),

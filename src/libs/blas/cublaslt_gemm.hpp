@@ -17,7 +17,7 @@
 
 #include "accel/device/requests.hpp"
 #include "accel/libs/blas/gemm.hpp"
-#include "libs/blas/gemm_operands.hpp"
+#include "libs/blas/gemm_operation.hpp"
 
 namespace accel::blas {
 
@@ -36,20 +36,24 @@ class CublasLtGemm {
   CublasLtGemm(const CublasLtGemm&) = delete;
   CublasLtGemm& operator=(const CublasLtGemm&) = delete;
 
-  // Enqueues a validated GEMM (plan_gemm_geometry, check_cublaslt_support, resolve_gemm_operands passed).
+  struct Plan;
+  // The plan of a checked GEMM (plan_gemm_geometry and check_cublaslt_support passed): cached, or built.
+  [[nodiscard]] Result<Plan*> plan(const GemmGeometry& geometry);
+  // Enqueues the GEMM of `plan` on resolved operands.
+  [[nodiscard]] Status run(Plan& plan, const GemmGeometry& geometry, const GemmOperands& operands, double alpha,
+                           double beta, cudaStream_t stream);
+  // plan(), then run().
   [[nodiscard]] Status enqueue(const GemmGeometry& geometry, const GemmOperands& operands, double alpha, double beta,
                                cudaStream_t stream);
 
   [[nodiscard]] PlanCacheStats stats() const noexcept;
 
  private:
-  struct Plan;
   struct ShapeHash {
     std::size_t operator()(const GemmShape& shape) const noexcept;
   };
 
   CublasLtGemm(cublasLtHandle_t handle, std::size_t capacity, void* workspace, std::size_t workspace_bytes);
-  Result<Plan*> find_or_build(const GemmGeometry& geometry);
 
   cublasLtHandle_t handle_;
   const std::size_t capacity_;

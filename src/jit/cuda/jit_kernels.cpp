@@ -1,4 +1,4 @@
-#include "device/cuda/jit_kernels.hpp"
+#include "jit/cuda/jit_kernels.hpp"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -9,10 +9,10 @@
 #include <cstring>
 
 #include "core/elapsed.hpp"
-#include "device/cuda/cuda_status.hpp"
 #include "jit/cutlass/module_abi.hpp"
+#include "operation/cuda_status.hpp"
 
-namespace accel::device::cuda {
+namespace accel::jit {
 namespace {
 
 constexpr std::size_t kAddressSweep = 256;
@@ -21,7 +21,7 @@ std::string as_key(std::span<const std::byte> bytes) {
   return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
-std::vector<std::byte> cutlass_key(const jit::NvccToolchain& toolchain, std::string_view source, int cc) {
+std::vector<std::byte> cutlass_key(const NvccToolchain& toolchain, std::string_view source, int cc) {
   const std::string text = fmt::format("accel-cutlass-module/1\n{}\nsm{}\n{}", toolchain.identity, cc, source);
   const auto* bytes = reinterpret_cast<const std::byte*>(text.data());
   return std::vector<std::byte>(bytes, bytes + text.size());
@@ -72,8 +72,7 @@ Result<const LoadedKernel*> LoadedProgram::kernel(std::string_view name, std::st
 
 // -- CUTLASS modules ---------------------------------------------------------------------------------------
 
-Result<std::shared_ptr<const CutlassModule>> CutlassModule::load(const jit::BinaryBytes& bytes,
-                                                                 std::string_view identity) {
+Result<std::shared_ptr<const CutlassModule>> CutlassModule::load(const BinaryBytes& bytes, std::string_view identity) {
   std::shared_ptr<CutlassModule> module(new CutlassModule());
   module->identity_ = std::string(identity);
   module->fd_ = memfd_create("accel-cutlass-module", MFD_CLOEXEC);
@@ -136,17 +135,17 @@ Status CutlassModule::run(const void* args, void* workspace, std::size_t workspa
 // -- the context's kernels ---------------------------------------------------------------------------------
 
 Result<std::unique_ptr<JitKernels>> JitKernels::open(const JitOptions& options) {
-  ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<jit::BinaryCache> cache,
-                         jit::BinaryCache::open({.persistent = options.persistent,
-                                                 .directory = options.directory,
-                                                 .component = "jit-kernels",
-                                                 .max_bytes = options.directory_bytes,
-                                                 .compile_threads = options.compile_threads}));
+  ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<BinaryCache> cache,
+                         BinaryCache::open({.persistent = options.persistent,
+                                            .directory = options.directory,
+                                            .component = "jit-kernels",
+                                            .max_bytes = options.directory_bytes,
+                                            .compile_threads = options.compile_threads}));
   return std::unique_ptr<JitKernels>(new JitKernels(options, std::move(cache)));
 }
 
-Result<std::shared_ptr<LoadedProgram>> JitKernels::load_program(const jit::BinaryPtr& binary) {
-  ACCEL_ASSIGN_OR_RETURN(jit::CompiledProgram compiled, jit::decode_compiled_program(*binary));
+Result<std::shared_ptr<LoadedProgram>> JitKernels::load_program(const BinaryPtr& binary) {
+  ACCEL_ASSIGN_OR_RETURN(CompiledProgram compiled, decode_compiled_program(*binary));
   const auto start = std::chrono::steady_clock::now();
   cudaLibrary_t library = nullptr;
   if (cudaError_t error = cudaLibraryLoadData(&library, compiled.code.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
@@ -159,7 +158,7 @@ Result<std::shared_ptr<LoadedProgram>> JitKernels::load_program(const jit::Binar
   return std::make_shared<LoadedProgram>(library, std::move(compiled));
 }
 
-Result<std::shared_ptr<LoadedProgram>> JitKernels::program(const std::shared_ptr<const jit::Program>& program) {
+Result<std::shared_ptr<LoadedProgram>> JitKernels::program(const std::shared_ptr<const Program>& program) {
   {
     std::lock_guard lock(mutex_);
     if (auto it = by_address_.find(program.get()); it != by_address_.end()) {
@@ -167,7 +166,7 @@ Result<std::shared_ptr<LoadedProgram>> JitKernels::program(const std::shared_ptr
       by_address_.erase(it);  // another Program now lives at this address
     }
   }
-  const std::vector<std::byte> key = jit::program_key(*program, options_.compute_capability);
+  const std::vector<std::byte> key = program_key(*program, options_.compute_capability);
   std::string id = as_key(key);
   std::shared_ptr<LoadedProgram> loaded;
   {
@@ -176,9 +175,9 @@ Result<std::shared_ptr<LoadedProgram>> JitKernels::program(const std::shared_ptr
   }
   if (loaded == nullptr) {
     const int cc = options_.compute_capability;
-    ACCEL_ASSIGN_OR_RETURN(const jit::BinaryPtr binary, cache_->get(key, [program, cc]() -> Result<jit::BinaryBytes> {
-      ACCEL_ASSIGN_OR_RETURN(const jit::CompiledProgram compiled, jit::compile_with_nvrtc(*program, cc));
-      return jit::encode(compiled);
+    ACCEL_ASSIGN_OR_RETURN(const BinaryPtr binary, cache_->get(key, [program, cc]() -> Result<BinaryBytes> {
+      ACCEL_ASSIGN_OR_RETURN(const CompiledProgram compiled, compile_with_nvrtc(*program, cc));
+      return encode(compiled);
     }));
     ACCEL_ASSIGN_OR_RETURN(loaded, load_program(binary));
     std::lock_guard lock(mutex_);
@@ -193,13 +192,13 @@ Result<std::shared_ptr<LoadedProgram>> JitKernels::program(const std::shared_ptr
   return loaded;
 }
 
-Result<const jit::NvccToolchain*> JitKernels::toolchain() {
+Result<const NvccToolchain*> JitKernels::toolchain() {
   std::lock_guard lock(mutex_);
   if (!toolchain_looked_up_) {
     toolchain_looked_up_ = true;
-    Result<jit::NvccToolchain> found = jit::NvccToolchain::locate();
+    Result<NvccToolchain> found = NvccToolchain::locate();
     if (found.ok()) {
-      toolchain_ = std::make_unique<jit::NvccToolchain>(std::move(*found));
+      toolchain_ = std::make_unique<NvccToolchain>(std::move(*found));
     } else {
       toolchain_error_ = found.status();
     }
@@ -208,22 +207,21 @@ Result<const jit::NvccToolchain*> JitKernels::toolchain() {
   return toolchain_.get();
 }
 
-Result<std::shared_ptr<const CutlassModule>> JitKernels::cutlass_module(const jit::cutlass::Instance& instance,
-                                                                        bool wait,
+Result<std::shared_ptr<const CutlassModule>> JitKernels::cutlass_module(const cutlass::Instance& instance, bool wait,
                                                                         const std::function<void()>& keep_alive) {
-  std::string identity = jit::cutlass::identity(instance);
+  std::string identity = cutlass::identity(instance);
   {
     std::lock_guard lock(mutex_);
     if (auto it = modules_.find(identity); it != modules_.end()) return it->second;
     if (auto it = failed_modules_.find(identity); it != failed_modules_.end()) return it->second;
   }
-  ACCEL_RETURN_IF_ERROR(jit::cutlass::validate(instance));
-  ACCEL_ASSIGN_OR_RETURN(const jit::NvccToolchain* tools, toolchain());
-  const std::string source = jit::cutlass::render(instance);
+  ACCEL_RETURN_IF_ERROR(cutlass::validate(instance));
+  ACCEL_ASSIGN_OR_RETURN(const NvccToolchain* tools, toolchain());
+  const std::string source = cutlass::render(instance);
   const int cc = options_.compute_capability;
-  std::shared_future<Result<jit::BinaryPtr>> binary =
-      cache_->get_async(cutlass_key(*tools, source, cc), [tools, source, cc]() -> Result<jit::BinaryBytes> {
-        return jit::compile_shared_object(*tools, source, {.compute_capability = cc});
+  std::shared_future<Result<BinaryPtr>> binary =
+      cache_->get_async(cutlass_key(*tools, source, cc), [tools, source, cc]() -> Result<BinaryBytes> {
+        return compile_shared_object(*tools, source, {.compute_capability = cc});
       });
   while (binary.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
     if (!wait) return std::shared_ptr<const CutlassModule>();
@@ -234,7 +232,7 @@ Result<std::shared_ptr<const CutlassModule>> JitKernels::cutlass_module(const ji
     failed_modules_.emplace(identity, status);
     return status;
   };
-  const Result<jit::BinaryPtr> bytes = binary.get();
+  const Result<BinaryPtr> bytes = binary.get();
   if (!bytes.ok()) return remember_failure(bytes.status());
   const auto start = std::chrono::steady_clock::now();
   Result<std::shared_ptr<const CutlassModule>> loaded = CutlassModule::load(**bytes, identity);
@@ -247,7 +245,7 @@ Result<std::shared_ptr<const CutlassModule>> JitKernels::cutlass_module(const ji
 }
 
 JitStats JitKernels::stats() const {
-  const jit::BinaryCacheStats cache = cache_->stats();
+  const BinaryCacheStats cache = cache_->stats();
   return JitStats{.memory = cache.memory,
                   .compiles = cache.compiles,
                   .compile_failures = cache.compile_failures,
@@ -260,4 +258,4 @@ JitStats JitKernels::stats() const {
                   .library_fallbacks = fallbacks_.load(std::memory_order_relaxed)};
 }
 
-}  // namespace accel::device::cuda
+}  // namespace accel::jit

@@ -1,8 +1,8 @@
-#include "device/cuda/cuda_status.hpp"
+#include "operation/cuda_status.hpp"
 
 #include <fmt/format.h>
 
-namespace accel::device::cuda {
+namespace accel {
 
 bool is_sticky(cudaError_t error) noexcept {
   switch (error) {
@@ -57,4 +57,4 @@ Status cublas_status(cublasStatus_t status, std::string_view what) {
   }
 }
 
-}  // namespace accel::device::cuda
+}  // namespace accel

@@ -1,6 +1,6 @@
 // The JIT kernels of one CUDA context: NVRTC programs loaded as CUDA libraries, and CUTLASS modules (shared
 // objects nvcc built from one instantiation, see jit/cutlass/module_abi.hpp) loaded with dlopen. Binaries come
-// from the jit::BinaryCache (memory, then disk, else compiled on its background threads); what is loaded belongs
+// from the BinaryCache (memory, then disk, else compiled on its background threads); what is loaded belongs
 // to this context, so a rebuilt context (a new isolated worker) loads again from the cache and compiles nothing.
 #pragma once
 
@@ -22,7 +22,7 @@
 #include "jit/nvcc_compiler.hpp"
 #include "jit/nvrtc_compiler.hpp"
 
-namespace accel::device::cuda {
+namespace accel::jit {
 
 struct LoadedKernel {
   cudaKernel_t kernel = nullptr;
@@ -32,8 +32,7 @@ struct LoadedKernel {
 // One NVRTC program loaded into the context; its kernels are looked up on first use.
 class LoadedProgram {
  public:
-  LoadedProgram(cudaLibrary_t library, jit::CompiledProgram compiled)
-      : library_(library), compiled_(std::move(compiled)) {}
+  LoadedProgram(cudaLibrary_t library, CompiledProgram compiled) : library_(library), compiled_(std::move(compiled)) {}
   ~LoadedProgram();
   LoadedProgram(const LoadedProgram&) = delete;
   LoadedProgram& operator=(const LoadedProgram&) = delete;
@@ -43,7 +42,7 @@ class LoadedProgram {
 
  private:
   cudaLibrary_t library_;
-  jit::CompiledProgram compiled_;
+  CompiledProgram compiled_;
   std::mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<LoadedKernel>> kernels_;
 };
@@ -53,7 +52,7 @@ class CutlassModule {
  public:
   // Loads the shared object from memory (a memfd, kept open while loaded), checks its ABI version, struct layout
   // and identity against what the runtime expects.
-  static Result<std::shared_ptr<const CutlassModule>> load(const jit::BinaryBytes& bytes, std::string_view identity);
+  static Result<std::shared_ptr<const CutlassModule>> load(const BinaryBytes& bytes, std::string_view identity);
   ~CutlassModule();
   CutlassModule(const CutlassModule&) = delete;
   CutlassModule& operator=(const CutlassModule&) = delete;
@@ -88,11 +87,11 @@ class JitKernels {
 
   // The program, compiled (or found in the cache) and loaded into this context. Repeated launches of the same
   // Program object find it by address; an equal Program built anew finds it by its key.
-  [[nodiscard]] Result<std::shared_ptr<LoadedProgram>> program(const std::shared_ptr<const jit::Program>& program);
+  [[nodiscard]] Result<std::shared_ptr<LoadedProgram>> program(const std::shared_ptr<const Program>& program);
 
   // The module of `instance`. If it is not compiled yet: with `wait`, waits for the compile, calling
   // `keep_alive` every 100 ms meanwhile; without, starts the compile in the background and returns null.
-  [[nodiscard]] Result<std::shared_ptr<const CutlassModule>> cutlass_module(const jit::cutlass::Instance& instance,
+  [[nodiscard]] Result<std::shared_ptr<const CutlassModule>> cutlass_module(const cutlass::Instance& instance,
                                                                             bool wait,
                                                                             const std::function<void()>& keep_alive);
 
@@ -100,26 +99,26 @@ class JitKernels {
   [[nodiscard]] JitStats stats() const;
 
  private:
-  explicit JitKernels(const JitOptions& options, std::unique_ptr<jit::BinaryCache> cache)
+  explicit JitKernels(const JitOptions& options, std::unique_ptr<BinaryCache> cache)
       : options_(options), cache_(std::move(cache)) {}
-  Result<const jit::NvccToolchain*> toolchain();
-  Result<std::shared_ptr<LoadedProgram>> load_program(const jit::BinaryPtr& binary);
+  Result<const NvccToolchain*> toolchain();
+  Result<std::shared_ptr<LoadedProgram>> load_program(const BinaryPtr& binary);
 
   const JitOptions options_;
-  std::unique_ptr<jit::BinaryCache> cache_;
+  std::unique_ptr<BinaryCache> cache_;
 
   std::mutex mutex_;
   struct ProgramEntry {
-    std::weak_ptr<const jit::Program> owner;
+    std::weak_ptr<const Program> owner;
     std::shared_ptr<LoadedProgram> loaded;
   };
-  std::unordered_map<const jit::Program*, ProgramEntry> by_address_;  // expired owners swept past 256 entries
+  std::unordered_map<const Program*, ProgramEntry> by_address_;  // expired owners swept past 256 entries
   std::unordered_map<std::string, std::shared_ptr<LoadedProgram>> by_key_;
   std::unordered_map<std::string, std::shared_ptr<const CutlassModule>> modules_;  // by instance identity
   // Instances whose compile or load failed in this process: answered with the same error instead of compiling
   // again for tens of seconds (a new process tries again).
   std::unordered_map<std::string, Status> failed_modules_;
-  std::unique_ptr<jit::NvccToolchain> toolchain_;
+  std::unique_ptr<NvccToolchain> toolchain_;
   Status toolchain_error_;
   bool toolchain_looked_up_ = false;
 
@@ -128,4 +127,4 @@ class JitKernels {
   std::atomic<std::uint64_t> fallbacks_{0};
 };
 
-}  // namespace accel::device::cuda
+}  // namespace accel::jit

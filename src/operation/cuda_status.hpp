@@ -11,7 +11,7 @@
 
 #include "accel/core/status.hpp"
 
-namespace accel::device::cuda {
+namespace accel {
 
 [[nodiscard]] bool is_sticky(cudaError_t error) noexcept;
 
@@ -21,4 +21,4 @@ namespace accel::device::cuda {
 
 [[nodiscard]] Status cublas_status(cublasStatus_t status, std::string_view what);
 
-}  // namespace accel::device::cuda
+}  // namespace accel

@@ -1,0 +1,10 @@
+// The requests of the cuDNN family, as the device protocol registers them.
+#pragma once
+
+#include "accel/core/protocol.hpp"
+#include "accel/dnn/convolution.hpp"
+#include "accel/dnn/graph.hpp"
+
+namespace accel::dnn {
+using Requests = RequestList<ConvFwd, ConvBwdData, ConvBwdFilter, RunGraph>;
+}  // namespace accel::dnn

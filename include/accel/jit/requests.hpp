@@ -1,0 +1,10 @@
+// The requests of the JIT family, as the device protocol registers them.
+#pragma once
+
+#include "accel/core/protocol.hpp"
+#include "accel/jit/cutlass.hpp"
+#include "accel/jit/kernel.hpp"
+
+namespace accel::jit {
+using Requests = RequestList<LaunchKernel, CutlassGemm, CutlassGroupedGemm, CutlassConv>;
+}  // namespace accel::jit

@@ -1,0 +1,9 @@
+// The requests of the BLAS family, as the device protocol registers them.
+#pragma once
+
+#include "accel/core/protocol.hpp"
+#include "accel/libs/blas/gemm.hpp"
+
+namespace accel::blas {
+using Requests = RequestList<Gemm>;
+}  // namespace accel::blas

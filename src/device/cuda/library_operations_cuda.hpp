@@ -1,0 +1,7 @@
+// The CUDA halves of the operation contracts of every library family (see device/library_operations.hpp).
+#pragma once
+
+#include "device/library_operations.hpp"
+#include "dnn/cudnn/cudnn_operation.hpp"
+#include "jit/cuda/jit_operation_cuda.hpp"
+#include "libs/blas/gemm_operation_cuda.hpp"

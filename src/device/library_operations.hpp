@@ -1,0 +1,8 @@
+// The operation contracts of every library family in LibraryRequests (include/accel/device/protocol.hpp): what
+// the CPU device and the isolated tier instantiate their generic paths with. A family registers here with one
+// include, next to its one line in protocol.hpp.
+#pragma once
+
+#include "dnn/graph_operation.hpp"
+#include "jit/jit_operation.hpp"
+#include "libs/blas/gemm_operation.hpp"

@@ -1,0 +1,46 @@
+#include "libs/blas/gemm_operation.hpp"
+
+#include <fmt/format.h>
+
+#include "libs/blas/cpu_gemm.hpp"
+
+namespace accel {
+
+Result<GemmGeometry> Operation<Gemm>::validate(const Gemm& request) {
+  ACCEL_ASSIGN_OR_RETURN(GemmGeometry geometry, plan_gemm_geometry(request.shape));
+  if (!has_bias(geometry.shape.epilogue) && !request.bias.is_null()) {
+    return invalid_argument(
+        fmt::format("a bias buffer was given but the epilogue is '{}'", to_string(geometry.shape.epilogue)));
+  }
+  if (same_buffer(request.c, request.a) || same_buffer(request.c, request.b)) {
+    return invalid_argument("operand 'c' is the same buffer as an input; GEMM output must not alias A or B");
+  }
+  return geometry;
+}
+
+void Operation<Gemm>::operands(const Gemm& request, const GemmGeometry& geometry, Operands& operands) {
+  const GemmShape& s = geometry.shape;
+  operands.typed(request.a, "a", Access::read, s.input_type, geometry.a_extent)
+      .typed(request.b, "b", Access::read, s.input_type, geometry.b_extent)
+      .typed(request.c, "c", Access::write, s.output_type, geometry.c_extent);
+  if (has_bias(s.epilogue)) {
+    operands.typed(request.bias, "bias", Access::read, s.output_type, geometry.bias_extent);
+  } else {
+    operands.absent("bias");
+  }
+}
+
+Status Operation<Gemm>::run_cpu(const Gemm& request, const GemmGeometry& geometry, std::span<const BufferView> views,
+                                const CpuTarget&) {
+  if (is_empty(geometry)) return Status();
+  blas::run_cpu_gemm(geometry, addresses(views), request.alpha, request.beta);
+  return Status();
+}
+
+Status Operation<Gemm>::check_cpu_support(const GemmGeometry& geometry) {
+  return blas::check_cpu_gemm_support(geometry);
+}
+
+void Operation<Gemm>::describe_cpu(DeviceInfo& info) { info.blas_library = blas::cpu_blas_library(); }
+
+}  // namespace accel

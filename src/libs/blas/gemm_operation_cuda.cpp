@@ -1,0 +1,57 @@
+#include "libs/blas/gemm_operation_cuda.hpp"
+
+#include <fmt/format.h>
+
+namespace accel {
+namespace blas {
+
+Result<std::unique_ptr<CublasLtState>> CublasLtState::open(CudaTarget& target) {
+  const DeviceOptions& options = target.options();
+  void* workspace = nullptr;
+  if (options.gemm_workspace_bytes != 0) {
+    ACCEL_RETURN_IF_ERROR(
+        target.check(cudaMallocFromPoolAsync(&workspace, options.gemm_workspace_bytes, target.pool(), target.stream()),
+                     fmt::format("allocating the {}-byte GEMM workspace", options.gemm_workspace_bytes)));
+  }
+  Result<std::unique_ptr<CublasLtGemm>> gemm =
+      CublasLtGemm::create(options.gemm_plan_cache_capacity, workspace, options.gemm_workspace_bytes);
+  if (!gemm.ok()) {
+    if (workspace != nullptr) cudaFreeAsync(workspace, target.stream());
+    return gemm.status();
+  }
+  return std::unique_ptr<CublasLtState>(new CublasLtState(target.stream(), workspace, std::move(*gemm)));
+}
+
+CublasLtState::~CublasLtState() {
+  gemm_.reset();
+  if (workspace_ != nullptr) cudaFreeAsync(workspace_, stream_);
+}
+
+}  // namespace blas
+
+Result<CudaOperation<Gemm>::Plan> CudaOperation<Gemm>::plan(const Gemm&, const GemmGeometry& geometry,
+                                                            CudaTarget& target) {
+  // An empty C is a defined no-op on every device; cuBLASLt itself refuses m = 0 or n = 0.
+  if (Operation<Gemm>::is_empty(geometry)) return Plan{nullptr};
+  ACCEL_RETURN_IF_ERROR(blas::check_cublaslt_support(geometry, target.compute_capability()));
+  ACCEL_ASSIGN_OR_RETURN(blas::CublasLtState * state, target.stream_state<blas::CublasLtState>());
+  return state->gemm().plan(geometry);
+}
+
+Status CudaOperation<Gemm>::run(const Gemm& request, const GemmGeometry& geometry, const Plan& plan,
+                                std::span<const BufferView> views, CudaRun& run) {
+  if (plan == nullptr) return Status();
+  ACCEL_ASSIGN_OR_RETURN(blas::CublasLtState * state, run.target.stream_state<blas::CublasLtState>());
+  return launch_status(run.target,
+                       state->gemm().run(*plan, geometry, Operation<Gemm>::addresses(views), request.alpha,
+                                         request.beta, run.target.stream()),
+                       "cuBLASLt");
+}
+
+void CudaOperation<Gemm>::describe(CudaTarget& target, DeviceInfo& info) {
+  info.blas_library = blas::cublaslt_library();
+  if (const blas::CublasLtState* state = target.existing_stream_state<blas::CublasLtState>())
+    info.gemm_plans = state->gemm().stats();
+}
+
+}  // namespace accel

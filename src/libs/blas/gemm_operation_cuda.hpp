@@ -1,0 +1,45 @@
+// Gemm on a CUDA stream: cuBLASLt, with the stream's plan cache and GEMM workspace (CublasLtState).
+#pragma once
+
+#include <memory>
+
+#include "libs/blas/cublaslt_gemm.hpp"
+#include "libs/blas/gemm_operation.hpp"
+#include "operation/cuda_operation.hpp"
+
+namespace accel {
+
+namespace blas {
+// What cuBLASLt keeps per stream: its handle and plan cache, and the workspace its GEMMs use.
+class CublasLtState final : public TargetState {
+ public:
+  static Result<std::unique_ptr<CublasLtState>> open(CudaTarget& target);
+  ~CublasLtState() override;
+  CublasLtState(const CublasLtState&) = delete;
+  CublasLtState& operator=(const CublasLtState&) = delete;
+
+  [[nodiscard]] CublasLtGemm& gemm() noexcept { return *gemm_; }
+  [[nodiscard]] const CublasLtGemm& gemm() const noexcept { return *gemm_; }
+
+ private:
+  CublasLtState(cudaStream_t stream, void* workspace, std::unique_ptr<CublasLtGemm> gemm)
+      : stream_(stream), workspace_(workspace), gemm_(std::move(gemm)) {}
+  cudaStream_t stream_;
+  void* workspace_;
+  std::unique_ptr<CublasLtGemm> gemm_;
+};
+}  // namespace blas
+
+template <>
+struct CudaOperation<Gemm> {
+  // Null for an empty GEMM, which launches nothing.
+  using Plan = blas::CublasLtGemm::Plan*;
+
+  static Result<Plan> plan(const Gemm& request, const GemmGeometry& geometry, CudaTarget& target);
+  static std::uint64_t workspace_bytes(const Plan&) { return 0; }  // cuBLASLt uses the state's own workspace
+  static Status run(const Gemm& request, const GemmGeometry& geometry, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+  static void describe(CudaTarget& target, DeviceInfo& info);
+};
+
+}  // namespace accel

@@ -1,0 +1,161 @@
+// The CUDA half of the operation contract (Note [The operation contract] in operation.hpp): what a family sees of
+// one stream of a CUDA device, and the steps it writes for CUDA.
+//
+//   template <> struct CudaOperation<Gemm> {
+//     using Plan = ...;                                   // what a run needs beyond the request; cached
+//     static Result<Plan> plan(const Gemm&, const Checked&, CudaTarget&);   // support check, then the plan
+//     static std::uint64_t workspace_bytes(const Plan&);  // scratch the run needs (0 for none)
+//     static Status run(const Gemm&, const Checked&, const Plan&, std::span<const BufferView>, CudaRun&);
+//     static void describe(CudaTarget&, DeviceInfo&);    // optional: library versions, cache statistics
+//   };
+//
+// plan() runs before any buffer is resolved, run() with the operands resolved and ordered, on the stream. A
+// family keeps its plans in its own context or stream state (CudaTarget::context_state / stream_state), so
+// nothing of it lives in the device tier.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "accel/device/device.hpp"
+#include "operation/operation.hpp"
+
+namespace accel {
+
+template <class Request>
+struct CudaOperation;  // specialised by each family that runs on CUDA
+
+// State a family keeps per CUDA context or per stream (plan caches, library handles, loaded kernels). It is
+// made on first use by `static Result<std::unique_ptr<State>> open(CudaTarget&)`.
+class TargetState {
+ public:
+  virtual ~TargetState() = default;
+};
+
+// Type-indexed slots of TargetState, one per state type; made under a lock, read without one after that.
+class TargetStates {
+ public:
+  template <class State>
+  [[nodiscard]] static std::size_t index() {
+    static const std::size_t kIndex = next_index();
+    return kIndex;
+  }
+  // The state in `slot`, made by `open` the first time.
+  template <class Open>
+  Result<TargetState*> get(std::size_t slot, Open&& open) {
+    std::lock_guard lock(mutex_);
+    if (slot >= states_.size()) states_.resize(slot + 1);
+    if (states_[slot] == nullptr) {
+      Result<std::unique_ptr<TargetState>> made = open();
+      if (!made.ok()) return made.status();
+      states_[slot] = std::move(*made);
+    }
+    return states_[slot].get();
+  }
+  // The state in `slot` if it was made; null otherwise.
+  [[nodiscard]] TargetState* find(std::size_t slot) const {
+    std::lock_guard lock(mutex_);
+    return slot < states_.size() ? states_[slot].get() : nullptr;
+  }
+  // Destroys the states (they release their library handles).
+  void clear() {
+    std::lock_guard lock(mutex_);
+    states_.clear();
+  }
+  // Forgets the states without destroying them: after a sticky fault the driver refuses to free anything.
+  void abandon() {
+    std::lock_guard lock(mutex_);
+    for (auto& state : states_) (void)state.release();
+    states_.clear();
+  }
+
+ private:
+  static std::size_t next_index() {
+    static std::atomic<std::size_t> next{0};
+    return next.fetch_add(1, std::memory_order_relaxed);
+  }
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<TargetState>> states_;
+};
+
+// One stream of a CUDA device as a family sees it, for planning.
+class CudaTarget {
+ public:
+  virtual ~CudaTarget() = default;
+
+  [[nodiscard]] virtual std::string_view device_name() const noexcept = 0;
+  [[nodiscard]] virtual const DeviceOptions& options() const noexcept = 0;
+  [[nodiscard]] virtual int compute_capability() const noexcept = 0;
+  [[nodiscard]] virtual std::string_view gpu_name() const noexcept = 0;
+  [[nodiscard]] virtual cudaStream_t stream() const noexcept = 0;
+  [[nodiscard]] virtual cudaMemPool_t pool() const noexcept = 0;
+  // A Status for a failed CUDA call; a sticky error poisons the device and the returned error says so.
+  [[nodiscard]] virtual Status check(cudaError_t error, std::string_view what) = 0;
+  // The stream's scratch memory, at least `bytes` of it; it only grows, and an older one is freed in stream order
+  // after the work that used it.
+  [[nodiscard]] virtual Result<void*> workspace(std::uint64_t bytes) = 0;
+  // Called now and then by a step that waits long on purpose (a compile), so that an isolated worker's
+  // supervisor does not take the wait for a hang.
+  virtual void keep_alive() = 0;
+
+  // The family's state of this context (shared by its streams) or of this stream.
+  template <class State>
+  Result<State*> context_state() {
+    return state_in<State>(context_states());
+  }
+  template <class State>
+  Result<State*> stream_state() {
+    return state_in<State>(stream_states());
+  }
+  // The state if it was made already (for reports that must not make one); null otherwise.
+  template <class State>
+  State* existing_context_state() noexcept {
+    return static_cast<State*>(context_states().find(TargetStates::index<State>()));
+  }
+  template <class State>
+  State* existing_stream_state() noexcept {
+    return static_cast<State*>(stream_states().find(TargetStates::index<State>()));
+  }
+
+ protected:
+  virtual TargetStates& context_states() noexcept = 0;
+  virtual TargetStates& stream_states() noexcept = 0;
+
+ private:
+  template <class State>
+  Result<State*> state_in(TargetStates& states) {
+    ACCEL_ASSIGN_OR_RETURN(TargetState * state,
+                           states.get(TargetStates::index<State>(), [&]() -> Result<std::unique_ptr<TargetState>> {
+                             ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<State> made, State::open(*this));
+                             return std::unique_ptr<TargetState>(std::move(made));
+                           }));
+    return static_cast<State*>(state);
+  }
+};
+
+// The target while a run is enqueued: the stream's workspace, already reserved for the plan's needs.
+struct CudaRun {
+  CudaTarget& target;
+  void* workspace = nullptr;
+  std::uint64_t workspace_bytes = 0;
+};
+
+// A failed library launch may hide a sticky error of earlier work; that one decides what the device does.
+[[nodiscard]] inline Status launch_status(CudaTarget& target, Status launched, std::string_view library) {
+  if (launched.ok()) return launched;
+  if (cudaError_t pending = cudaPeekAtLastError(); pending != cudaSuccess) {
+    Status checked = target.check(pending, library);
+    if (checked.code() == Code::context_lost) return checked;
+  }
+  return launched;
+}
+
+}  // namespace accel
