@@ -77,6 +77,15 @@ Result<std::vector<BufferView>> BufferTable::resolve(const Operands& operands) c
                                           to_string(view.dtype), to_string(operand.dtype)));
     }
   }
+  for (const Operand& written : operands.list()) {
+    if (!written.exclusive) continue;
+    for (const Operand& other : operands.list()) {
+      if (&other != &written && same_buffer(other.buffer, written.buffer)) {
+        return invalid_argument(fmt::format("operand '{}' aliases operand '{}': the output must not share a buffer",
+                                            written.name, other.name));
+      }
+    }
+  }
   return views;
 }
 

@@ -65,6 +65,8 @@ struct Operand {
   bool check_dtype = false;  // if set, the buffer must hold `dtype`
   DType dtype = DType::f32;
   bool optional = false;
+  // A written operand that must not share its buffer with any other operand of the request.
+  bool exclusive = false;
 };
 
 // The operands of one request, in an order its run step knows.

@@ -12,9 +12,6 @@ Result<GemmGeometry> Operation<Gemm>::validate(const Gemm& request) {
     return invalid_argument(
         fmt::format("a bias buffer was given but the epilogue is '{}'", to_string(geometry.shape.epilogue)));
   }
-  if (same_buffer(request.c, request.a) || same_buffer(request.c, request.b)) {
-    return invalid_argument("operand 'c' is the same buffer as an input; GEMM output must not alias A or B");
-  }
   return geometry;
 }
 
@@ -22,7 +19,13 @@ void Operation<Gemm>::operands(const Gemm& request, const GemmGeometry& geometry
   const GemmShape& s = geometry.shape;
   operands.typed(request.a, "a", Access::read, s.input_type, geometry.a_extent)
       .typed(request.b, "b", Access::read, s.input_type, geometry.b_extent)
-      .typed(request.c, "c", Access::write, s.output_type, geometry.c_extent);
+      .add({.buffer = request.c,
+            .name = "c",
+            .access = Access::write,
+            .count = geometry.c_extent,
+            .check_dtype = true,
+            .dtype = s.output_type,
+            .exclusive = true});
   if (has_bias(s.epilogue)) {
     operands.typed(request.bias, "bias", Access::read, s.output_type, geometry.bias_extent);
   } else {

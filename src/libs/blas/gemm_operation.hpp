@@ -27,7 +27,7 @@ struct Operation<Gemm> {
   // Indices of the operands in the list operands() makes.
   enum Slot : std::size_t { a, b, c, bias };
 
-  // Sizes, leading dimensions, strides, the bias's presence and that C aliases neither input.
+  // Sizes, leading dimensions, strides and the bias's presence; C, written, shares no buffer with the others.
   static Result<GemmGeometry> validate(const Gemm& request);
   static void operands(const Gemm& request, const GemmGeometry& geometry, Operands& operands);
   // What OpenBLAS can do (f32 and f64), before any buffer is resolved.

@@ -222,6 +222,27 @@ TEST_F(CudaGemmTest, StridedBatchesPaddedLeadingDimensionsAndBeta) {
   }
 }
 
+// cuBLASLt refuses m = 0 or n = 0 (CUBLAS_STATUS_EXECUTION_FAILED); accel answers them as the no-op they are, as
+// the CPU device does, and the stream keeps serving. k = 0 is C = beta C.
+TEST_F(CudaGemmTest, EmptyProductsAreANoOpAndAnEmptySumScalesC) {
+  Device& device = *device_;
+  const std::vector<float> ones(64, 1.0f);
+  Buffer<float> a = *device.allocate<float>(64).wait(), b = *device.allocate<float>(64).wait();
+  Buffer<float> c = *device.allocate<float>(64).wait();
+  for (const Buffer<float>& buffer : {a, b, c}) ASSERT_THAT(device.upload(std::span(ones), buffer).wait(), IsOk());
+  for (const GemmShape& shape :
+       {GemmShape{.m = 0, .n = 4, .k = 4}, GemmShape{.m = 4, .n = 0, .k = 4}, GemmShape{.m = 0, .n = 0, .k = 0}}) {
+    SCOPED_TRACE(to_string(shape));
+    EXPECT_THAT(device.gemm({.shape = shape, .a = a, .b = b, .c = c, .alpha = 1.0, .beta = 3.0}).wait(), IsOk());
+  }
+  ASSERT_THAT(device.gemm({.shape = {.m = 4, .n = 4, .k = 0}, .a = a, .b = b, .c = c, .beta = 0.5}).wait(), IsOk());
+  std::vector<float> out(64);
+  ASSERT_THAT(device.download(c, std::span(out)).wait(), IsOk());
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(out[i], 0.5f) << "element " << i;
+  for (int i = 16; i < 64; ++i) EXPECT_EQ(out[i], 1.0f) << "element " << i << " lies outside C";
+  check({.m = 32, .n = 16, .k = 8}, 1e-5);
+}
+
 TEST_F(CudaGemmTest, UnsupportedCombinationsAreRefusedBeforeLaunch) {
   Device& device = *device_;
   auto buffer = [&](DType dtype, std::uint64_t count) {

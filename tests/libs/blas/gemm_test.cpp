@@ -181,6 +181,20 @@ TEST_F(GemmValidationTest, WrongDtypesNullsAliasesAndMissingBiasAreRefused) {
               StatusIs(Code::not_supported, "f32 and f64 only"));
 }
 
+TEST_F(GemmValidationTest, EmptyProductsAreANoOpAndAnEmptySumScalesC) {
+  const std::vector<float> ones(64, 1.0f);
+  Buffer<float> a = *device_.allocate<float>(64).wait(), b = *device_.allocate<float>(64).wait();
+  Buffer<float> c = *device_.allocate<float>(64).wait();
+  for (const Buffer<float>& buffer : {a, b, c}) ASSERT_THAT(device_.upload(std::span(ones), buffer).wait(), IsOk());
+  EXPECT_THAT(run({.shape = {.m = 0, .n = 4, .k = 4}, .a = a, .b = b, .c = c, .beta = 3.0}), IsOk());
+  EXPECT_THAT(run({.shape = {.m = 4, .n = 0, .k = 4}, .a = a, .b = b, .c = c, .beta = 3.0}), IsOk());
+  EXPECT_THAT(run({.shape = {.m = 4, .n = 4, .k = 0}, .a = a, .b = b, .c = c, .beta = 0.5}), IsOk());
+  std::vector<float> out(64);
+  ASSERT_THAT(device_.download(c, std::span(out)).wait(), IsOk());
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(out[i], 0.5f) << "element " << i;
+  for (int i = 16; i < 64; ++i) EXPECT_EQ(out[i], 1.0f) << "element " << i << " lies outside C";
+}
+
 TEST_F(GemmValidationTest, AStaleOperandIsRefused) {
   Buffer<float> a = *device_.allocate<float>(16).wait(), b = *device_.allocate<float>(16).wait();
   Buffer<float> c = *device_.allocate<float>(16).wait();
