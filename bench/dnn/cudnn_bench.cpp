@@ -112,7 +112,7 @@ void plans(System& system, const std::filesystem::path& directory) {
   std::vector<ConvShape> shapes;
   for (const Layer& l : kResnet) shapes.push_back(resnet_shape(l, DType::f16));
   std::filesystem::remove_all(directory);
-  DeviceOptions options{.kind = DeviceKind::cuda, .dnn_plan_directory = directory.string()};
+  DeviceOptions options{.kind = DeviceKind::cuda, .dnn = {.plan_directory = directory.string()}};
   auto first_run = [&](const Device& device, const char* variant) {
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       const ConvBuffers b = conv_buffers(device, shapes[i]);
@@ -176,7 +176,7 @@ void plans(System& system, const std::filesystem::path& directory) {
 }
 
 void resnet(System& system) {
-  Device device = require(Device::open(system, {.kind = DeviceKind::cuda, .dnn_persistent_plans = false}), "open");
+  Device device = require(Device::open(system, {.kind = DeviceKind::cuda, .dnn = {.persistent_plans = false}}), "open");
   for (DType dtype : {DType::f16, DType::f32}) {
     for (const Layer& l : kResnet) {
       const ConvShape shape = resnet_shape(l, dtype);
@@ -192,7 +192,7 @@ void resnet(System& system) {
 }
 
 void fused(System& system) {
-  Device device = require(Device::open(system, {.kind = DeviceKind::cuda, .dnn_persistent_plans = false}), "open");
+  Device device = require(Device::open(system, {.kind = DeviceKind::cuda, .dnn = {.persistent_plans = false}}), "open");
   for (const Layer& l : kResnet) {
     const ConvShape shape = resnet_shape(l, DType::f16);
     const ConvBuffers b = conv_buffers(device, shape);
@@ -206,7 +206,7 @@ void fused(System& system) {
 }
 
 void attention(System& system) {
-  Device device = require(Device::open(system, {.kind = DeviceKind::cuda, .dnn_persistent_plans = false}), "open");
+  Device device = require(Device::open(system, {.kind = DeviceKind::cuda, .dnn = {.persistent_plans = false}}), "open");
   dnn::GraphBuilder b;
   auto q = b.tensor(DType::bf16, {8, 16, 2048, 128});
   auto k = b.tensor(DType::bf16, {8, 16, 2048, 128});

@@ -485,7 +485,7 @@ int main(int argc, char** argv) {
   System system;
   const auto dir = bench::fresh_directory("kernels");
   Device device = bench::require(
-      Device::open(system, {.kind = DeviceKind::cuda, .jit_kernel_directory = dir.string(), .jit_compile_threads = 16}),
+      Device::open(system, {.kind = DeviceKind::cuda, .jit = {.kernel_directory = dir.string(), .compile_threads = 16}}),
       "open cuda:0");
   bench::compile_ahead(device);
   if (parts.count("tiles")) bench::tiles_part(device);

@@ -27,7 +27,7 @@ std::filesystem::path fresh_directory(std::string_view name) {
 }
 
 DeviceOptions gpu_options(const std::filesystem::path& plans, Isolation isolation = Isolation::in_process) {
-  return {.kind = DeviceKind::cuda, .isolation = isolation, .dnn_plan_directory = plans.string()};
+  return {.kind = DeviceKind::cuda, .isolation = isolation, .dnn = {.plan_directory = plans.string()}};
 }
 
 DnnPlanStats plan_stats(const Device& device) {
@@ -486,8 +486,8 @@ TEST_F(CudaDnn, ARepeatedShapeIsBuiltOnceAndManyConcurrentMissesBuildOnce) {
 
 TEST_F(CudaDnn, TheLeastRecentlyUsedPlanIsEvictedBeyondCapacity) {
   DeviceOptions options = gpu_options(plans_);
-  options.dnn_plan_cache_capacity = 2;
-  options.dnn_persistent_plans = false;
+  options.dnn.plan_cache_capacity = 2;
+  options.dnn.persistent_plans = false;
   Device small = *Device::open(system_, options);
   for (std::int64_t k : {8, 16, 8, 24, 8, 16}) ASSERT_THAT(run_conv(small, small_shape(k)), IsOk());
   const DnnPlanStats stats = plan_stats(small);

@@ -31,8 +31,7 @@ std::filesystem::path kernel_directory() {
 DeviceOptions gpu_options(Isolation isolation = Isolation::in_process) {
   return {.kind = DeviceKind::cuda,
           .isolation = isolation,
-          .jit_kernel_directory = kernel_directory().string(),
-          .jit_compile_threads = 16};
+          .jit = {.kernel_directory = kernel_directory().string(), .compile_threads = 16}};
 }
 
 JitStats jit_stats(const Device& device) {

@@ -67,22 +67,33 @@ struct DeviceOptions {
   SupervisionPolicy supervision{};
   // CUDA only.
   CompletionStrategy completion = CompletionStrategy::poller;
-  std::uint64_t gemm_plan_cache_capacity = 256;           // cuBLASLt plans per stream (LRU)
-  std::uint64_t gemm_workspace_bytes = 32ull << 20;       // per stream, taken from the device's memory pool
   std::uint64_t pinned_staging_cache_bytes = 1ull << 30;  // pinned host blocks kept for reuse
-  std::uint64_t dnn_plan_cache_capacity = 1024;           // cuDNN execution plans per device (LRU)
-  // Built cuDNN plans are kept on disk, so that another process (or a replaced isolated worker) loads them
-  // instead of running heuristics and building again. Empty directory: DiskStore's default for
-  // "cudnn-plans" ($ACCEL_CACHE_DIR, $XDG_CACHE_HOME/accel or ~/.cache/accel).
-  bool dnn_persistent_plans = true;
-  std::string dnn_plan_directory;
-  std::uint64_t dnn_plan_directory_bytes = 256ull << 20;
-  // Run-time compiled kernels (NVRTC programs, CUTLASS modules) are kept on disk the same way, in
-  // "jit-kernels" by default; compiles run on `jit_compile_threads` background threads per device.
-  bool jit_persistent_kernels = true;
-  std::string jit_kernel_directory;
-  std::uint64_t jit_kernel_directory_bytes = 2ull << 30;
-  std::uint32_t jit_compile_threads = 4;
+
+  // -- the library families' options (CUDA only) ------------------------------------------------
+  struct Blas {
+    std::uint64_t plan_cache_capacity = 256;      // cuBLASLt plans per stream (LRU)
+    std::uint64_t workspace_bytes = 32ull << 20;  // per stream, taken from the device's memory pool
+  };
+  struct Dnn {
+    std::uint64_t plan_cache_capacity = 1024;  // cuDNN execution plans per device (LRU)
+    // Built cuDNN plans are kept on disk, so that another process (or a replaced isolated worker) loads them
+    // instead of running heuristics and building again. Empty directory: DiskStore's default for "cudnn-plans"
+    // ($ACCEL_CACHE_DIR, $XDG_CACHE_HOME/accel or ~/.cache/accel).
+    bool persistent_plans = true;
+    std::string plan_directory;
+    std::uint64_t plan_directory_bytes = 256ull << 20;
+  };
+  struct Jit {
+    // Run-time compiled kernels (NVRTC programs, CUTLASS modules) are kept on disk the same way, in
+    // "jit-kernels" by default; compiles run on `compile_threads` background threads per device.
+    bool persistent_kernels = true;
+    std::string kernel_directory;
+    std::uint64_t kernel_directory_bytes = 2ull << 30;
+    std::uint32_t compile_threads = 4;
+  };
+  Blas blas{};
+  Dnn dnn{};
+  Jit jit{};
 };
 
 namespace device {

@@ -1,7 +1,7 @@
 // The shared-memory channel between an isolated device (the client) and its worker process.
 //
 // One memfd holds, page-aligned one after the other:
-//   ChannelHeader   what the client tells each new worker (WorkerConfig), the worker's state and heartbeat, and
+//   ChannelHeader   what the client tells each new worker (its WorkerSetup), the worker's state and heartbeat, and
 //                   the control words of both rings;
 //   request ring    fixed slots, client → worker;
 //   reply ring      fixed slots, worker → client;
@@ -29,7 +29,7 @@
 namespace accel::device::isolated {
 
 inline constexpr std::uint32_t kChannelMagic = 0x4143434cu;  // "ACCL"
-inline constexpr std::uint32_t kChannelVersion = 1;
+inline constexpr std::uint32_t kChannelVersion = 2;
 inline constexpr std::size_t kRequestSlots = 1024;
 inline constexpr std::size_t kRequestSlotBytes = 512;
 inline constexpr std::size_t kReplySlots = 1024;
@@ -38,27 +38,12 @@ inline constexpr std::size_t kReplySlotBytes = 2048;
 // The worker exits with this code after a sticky fault poisoned its context.
 inline constexpr int kExitContextLost = 75;
 
-// Everything a new worker needs to build the device's context: DeviceOptions as plain data.
-struct WorkerConfig {
-  DeviceKind kind = DeviceKind::cpu;
-  CompletionStrategy completion = CompletionStrategy::poller;
-  std::int32_t ordinal = 0;
-  std::uint32_t device_id = 0;
-  std::uint64_t memory_limit_bytes = 0;
-  std::uint64_t gemm_plan_cache_capacity = 0;
-  std::uint64_t gemm_workspace_bytes = 0;
-  std::uint64_t pinned_staging_cache_bytes = 0;
-  std::int64_t spin_ns = 0;
-  std::int64_t heartbeat_interval_ns = 0;
-  std::uint64_t dnn_plan_cache_capacity = 0;
-  std::uint64_t dnn_plan_directory_bytes = 0;
-  bool dnn_persistent_plans = true;
-  char name[64] = {};
-  char dnn_plan_directory[1024] = {};
-  std::uint8_t jit_persistent_kernels = 1;
-  std::uint32_t jit_compile_threads = 0;
-  std::uint64_t jit_kernel_directory_bytes = 0;
-  char jit_kernel_directory[1024] = {};  // empty: the default, which the worker finds in the same environment
+// Everything a new worker needs to build the device's context: its WorkerSetup (device_options_codec.hpp),
+// encoded with the byte codec.
+inline constexpr std::size_t kWorkerSetupBytes = 8192;
+struct WorkerSetupArea {
+  std::uint32_t bytes = 0;
+  std::byte encoding[kWorkerSetupBytes] = {};
 };
 
 enum class WorkerState : std::uint32_t { starting, ready, failed };
@@ -85,7 +70,7 @@ struct RingControl {
 struct ChannelHeader {
   std::uint32_t magic = kChannelMagic;
   std::uint32_t version = kChannelVersion;
-  WorkerConfig config;
+  WorkerSetupArea setup;
   WorkerSlot workers[kWorkerSlots];
   RingControl requests;
   RingControl replies;

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "device/cpu_device.hpp"
+#include "device/device_options_codec.hpp"
 #include "device/device_shared.hpp"
 #include "device/isolated/channel.hpp"
 #include "device/isolated/wire.hpp"
@@ -50,35 +51,21 @@ class Worker {
 
  private:
   Status build() {
-    const WorkerConfig& config = channel_.header().config;
+    const WorkerSetupArea& area = channel_.header().setup;
+    ByteReader in(std::span<const std::byte>(area.encoding, std::min<std::size_t>(area.bytes, sizeof area.encoding)));
+    ACCEL_ASSIGN_OR_RETURN(WorkerSetup setup, decode_worker_setup(in));
     shared_ = std::make_shared<DeviceShared>();
-    shared_->id = config.device_id;
-    shared_->name = std::string(config.name, strnlen(config.name, sizeof config.name));
+    shared_->id = setup.device_id;
+    shared_->name = std::move(setup.name);
+    shared_->options = std::move(setup.options);
     shared_->last_epoch.store(slot_->epoch_base, std::memory_order_relaxed);
-    DeviceOptions& options = shared_->options;
-    options.kind = config.kind;
-    options.ordinal = config.ordinal;
-    options.memory_limit_bytes = config.memory_limit_bytes;
-    options.completion = config.completion;
-    options.gemm_plan_cache_capacity = config.gemm_plan_cache_capacity;
-    options.gemm_workspace_bytes = config.gemm_workspace_bytes;
-    options.pinned_staging_cache_bytes = config.pinned_staging_cache_bytes;
-    options.dnn_plan_cache_capacity = config.dnn_plan_cache_capacity;
-    options.dnn_plan_directory_bytes = config.dnn_plan_directory_bytes;
-    options.dnn_persistent_plans = config.dnn_persistent_plans;
-    options.dnn_plan_directory =
-        std::string(config.dnn_plan_directory, strnlen(config.dnn_plan_directory, sizeof config.dnn_plan_directory));
-    options.jit_persistent_kernels = config.jit_persistent_kernels != 0;
-    options.jit_compile_threads = config.jit_compile_threads;
-    options.jit_kernel_directory_bytes = config.jit_kernel_directory_bytes;
-    options.jit_kernel_directory = std::string(
-        config.jit_kernel_directory, strnlen(config.jit_kernel_directory, sizeof config.jit_kernel_directory));
     // A JIT compile may keep a request waiting for tens of seconds: that is work, not a hang.
     shared_->keep_alive = [slot = slot_] { slot->heartbeat_ns.store(monotonic_ns(), std::memory_order_relaxed); };
-    spin_ = std::chrono::nanoseconds(config.spin_ns);
-    heartbeat_interval_ =
-        std::chrono::milliseconds(std::max<std::int64_t>(config.heartbeat_interval_ns / 1'000'000, 1));
-    if (config.kind == DeviceKind::cuda) {
+    spin_ = shared_->options.worker.spin;
+    // The serving loop stamps its heartbeat at least this often: an eighth of what the supervisor waits.
+    heartbeat_interval_ = std::max<std::chrono::milliseconds>(shared_->options.worker.heartbeat_timeout / 8,
+                                                              std::chrono::milliseconds(1));
+    if (shared_->options.kind == DeviceKind::cuda) {
 #if ACCEL_HAVE_CUDA
       ACCEL_ASSIGN_OR_RETURN(shared_->backend, open_cuda_backend(*shared_));
       ACCEL_RETURN_IF_ERROR(pin_host_memory(channel_.staging()));

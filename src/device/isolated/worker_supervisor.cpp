@@ -1,5 +1,7 @@
 #include "device/isolated/worker_supervisor.hpp"
 
+#include "device/device_options_codec.hpp"
+
 #include "device/isolated/wire.hpp"
 
 #include <fcntl.h>
@@ -110,36 +112,14 @@ Result<std::shared_ptr<WorkerSupervisor>> WorkerSupervisor::start(const DeviceSh
   ACCEL_ASSIGN_OR_RETURN(std::string executable, find_worker_executable(shared.options.worker));
   ACCEL_ASSIGN_OR_RETURN(Channel channel, Channel::create(shared.name, shared.options.worker.staging_bytes));
 
-  WorkerConfig& config = channel.header().config;
-  config.kind = shared.options.kind;
-  config.completion = shared.options.completion;
-  config.ordinal = shared.options.ordinal;
-  config.device_id = shared.id;
-  config.memory_limit_bytes = shared.options.memory_limit_bytes;
-  config.gemm_plan_cache_capacity = shared.options.gemm_plan_cache_capacity;
-  config.gemm_workspace_bytes = shared.options.gemm_workspace_bytes;
-  config.pinned_staging_cache_bytes = shared.options.pinned_staging_cache_bytes;
-  config.spin_ns = to_ns(shared.options.worker.spin);
-  config.heartbeat_interval_ns = to_ns(shared.options.worker.heartbeat_timeout) / 8;
-  std::strncpy(config.name, shared.name.c_str(), sizeof config.name - 1);
-  config.dnn_plan_cache_capacity = shared.options.dnn_plan_cache_capacity;
-  config.dnn_plan_directory_bytes = shared.options.dnn_plan_directory_bytes;
-  config.dnn_persistent_plans = shared.options.dnn_persistent_plans;
-  if (shared.options.dnn_plan_directory.size() >= sizeof config.dnn_plan_directory) {
-    return invalid_argument(fmt::format("{}: dnn_plan_directory is longer than {} bytes", shared.name,
-                                        sizeof config.dnn_plan_directory - 1));
+  WorkerSetupArea& area = channel.header().setup;
+  ByteWriter setup(std::span<std::byte>(area.encoding, sizeof area.encoding));
+  encode(setup, WorkerSetup{.device_id = shared.id, .name = shared.name, .options = shared.options});
+  if (setup.overflowed()) {
+    return invalid_argument(fmt::format("{}: the device's options take more than the {} bytes a worker is told",
+                                        shared.name, sizeof area.encoding));
   }
-  std::strncpy(config.dnn_plan_directory, shared.options.dnn_plan_directory.c_str(),
-               sizeof config.dnn_plan_directory - 1);
-  config.jit_persistent_kernels = shared.options.jit_persistent_kernels ? 1 : 0;
-  config.jit_compile_threads = shared.options.jit_compile_threads;
-  config.jit_kernel_directory_bytes = shared.options.jit_kernel_directory_bytes;
-  if (shared.options.jit_kernel_directory.size() >= sizeof config.jit_kernel_directory) {
-    return invalid_argument(fmt::format("{}: jit_kernel_directory is longer than {} bytes", shared.name,
-                                        sizeof config.jit_kernel_directory - 1));
-  }
-  std::strncpy(config.jit_kernel_directory, shared.options.jit_kernel_directory.c_str(),
-               sizeof config.jit_kernel_directory - 1);
+  area.bytes = static_cast<std::uint32_t>(setup.size());
 
   std::shared_ptr<WorkerSupervisor> supervisor(new WorkerSupervisor(shared, std::move(channel), std::move(executable)),
                                                &WorkerSupervisor::shut_down);

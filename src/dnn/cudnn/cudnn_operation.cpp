@@ -6,10 +6,10 @@ namespace accel::dnn::cudnn {
 
 Result<std::unique_ptr<CudnnPlans>> CudnnPlans::open(CudaTarget& target) {
   const DeviceOptions& options = target.options();
-  return std::make_unique<CudnnPlans>(DnnPlanOptions{.capacity = options.dnn_plan_cache_capacity,
-                                                     .persistent = options.dnn_persistent_plans,
-                                                     .directory = options.dnn_plan_directory,
-                                                     .directory_bytes = options.dnn_plan_directory_bytes,
+  return std::make_unique<CudnnPlans>(DnnPlanOptions{.capacity = options.dnn.plan_cache_capacity,
+                                                     .persistent = options.dnn.persistent_plans,
+                                                     .directory = options.dnn.plan_directory,
+                                                     .directory_bytes = options.dnn.plan_directory_bytes,
                                                      .compute_capability = target.compute_capability(),
                                                      .device_name = std::string(target.gpu_name())});
 }

@@ -8,13 +8,13 @@ namespace blas {
 Result<std::unique_ptr<CublasLtState>> CublasLtState::open(CudaTarget& target) {
   const DeviceOptions& options = target.options();
   void* workspace = nullptr;
-  if (options.gemm_workspace_bytes != 0) {
+  if (options.blas.workspace_bytes != 0) {
     ACCEL_RETURN_IF_ERROR(
-        target.check(cudaMallocFromPoolAsync(&workspace, options.gemm_workspace_bytes, target.pool(), target.stream()),
-                     fmt::format("allocating the {}-byte GEMM workspace", options.gemm_workspace_bytes)));
+        target.check(cudaMallocFromPoolAsync(&workspace, options.blas.workspace_bytes, target.pool(), target.stream()),
+                     fmt::format("allocating the {}-byte GEMM workspace", options.blas.workspace_bytes)));
   }
   Result<std::unique_ptr<CublasLtGemm>> gemm =
-      CublasLtGemm::create(options.gemm_plan_cache_capacity, workspace, options.gemm_workspace_bytes);
+      CublasLtGemm::create(options.blas.plan_cache_capacity, workspace, options.blas.workspace_bytes);
   if (!gemm.ok()) {
     if (workspace != nullptr) cudaFreeAsync(workspace, target.stream());
     return gemm.status();

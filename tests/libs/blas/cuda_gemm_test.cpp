@@ -286,7 +286,7 @@ TEST_F(CudaGemmTest, UnsupportedCombinationsAreRefusedBeforeLaunch) {
 }
 
 TEST_F(CudaGemmTest, ThePlanCacheIsConsultedAndEvictsTheLeastRecentlyUsed) {
-  ACCEL_OPEN_CUDA_OR_SKIP(system_, (DeviceOptions{.kind = DeviceKind::cuda, .gemm_plan_cache_capacity = 2}), device);
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, (DeviceOptions{.kind = DeviceKind::cuda, .blas = {.plan_cache_capacity = 2}}), device);
   const BufferHandle a = *device.ask(Allocate{.count = 128 * 128}).wait();
   const BufferHandle b = *device.ask(Allocate{.count = 128 * 128}).wait();
   const BufferHandle c = *device.ask(Allocate{.count = 128 * 128}).wait();
