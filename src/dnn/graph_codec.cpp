@@ -1,6 +1,5 @@
 #include "dnn/graph_codec.hpp"
 
-#include <cstring>
 #include <type_traits>
 
 namespace accel::dnn {
@@ -32,40 +31,6 @@ void fields(N& n, F&& f) {
   }
 }
 
-class Reader {
- public:
-  explicit Reader(std::span<const std::byte> in) : in_(in) {}
-  template <class... T>
-  void operator()(T&... values) {
-    (get(values), ...);
-  }
-  template <class T>
-  void get(T& value) {
-    if constexpr (std::is_same_v<T, bool>) {
-      // Only 0 and 1 are bools: any other byte would be undefined behaviour to load as one.
-      std::uint8_t byte = 0;
-      get(byte);
-      if (byte > 1) short_ = true;
-      value = byte == 1;
-    } else {
-      if (sizeof value > in_.size() - used_) {
-        short_ = true;
-        return;
-      }
-      std::memcpy(&value, in_.data() + used_, sizeof value);
-      used_ += sizeof value;
-    }
-  }
-  // Cut short, or a field that holds no valid value.
-  [[nodiscard]] bool short_read() const noexcept { return short_; }
-  [[nodiscard]] bool at_end() const noexcept { return used_ == in_.size(); }
-
- private:
-  std::span<const std::byte> in_;
-  std::size_t used_ = 0;
-  bool short_ = false;
-};
-
 template <std::size_t I = 0>
 bool emplace_node(std::uint8_t index, Node& node) {
   if constexpr (I == std::variant_size_v<Node>) {
@@ -82,9 +47,8 @@ bool emplace_node(std::uint8_t index, Node& node) {
 }  // namespace
 
 std::vector<std::byte> encode_graph(std::span<const TensorDesc> tensors, std::span<const Node> nodes) {
-  std::vector<std::byte> out;
-  out.reserve(16 + tensors.size() * 48 + nodes.size() * 64);
-  FieldWriter write(out);
+  ByteWriter out;
+  auto write = [&](const auto&... values) { out.fields(values...); };
   write(kGraphEncodingFormat, static_cast<std::uint32_t>(tensors.size()), static_cast<std::uint32_t>(nodes.size()));
   for (const TensorDesc& t : tensors) {
     write(t.uid, t.dtype, t.rank, t.is_virtual, t.alignment);
@@ -94,16 +58,17 @@ std::vector<std::byte> encode_graph(std::span<const TensorDesc> tensors, std::sp
     write(static_cast<std::uint8_t>(node.index()));
     std::visit([&](const auto& n) { fields(n, write); }, node);
   }
-  return out;
+  return out.take();
 }
 
 Result<DecodedGraph> decode_graph(std::span<const std::byte> bytes) {
-  Reader read(bytes);
+  ByteReader in(bytes);
+  auto read = [&](auto&... values) { in.fields(values...); };
   std::byte format{};
   std::uint32_t tensor_count = 0;
   std::uint32_t node_count = 0;
   read(format, tensor_count, node_count);
-  if (read.short_read() || format != kGraphEncodingFormat) {
+  if (!in.ok() || format != kGraphEncodingFormat) {
     return invalid_argument("not a graph encoding (or one of another format version)");
   }
   constexpr std::uint32_t kLimit = 1u << 16;
@@ -112,17 +77,17 @@ Result<DecodedGraph> decode_graph(std::span<const std::byte> bytes) {
   graph.tensors.resize(tensor_count);
   for (TensorDesc& t : graph.tensors) {
     read(t.uid, t.dtype, t.rank, t.is_virtual, t.alignment);
-    if (read.short_read() || t.rank > kMaxDims) return invalid_argument("graph encoding: a tensor is cut short");
+    if (!in.ok() || t.rank > kMaxDims) return invalid_argument("graph encoding: a tensor is cut short");
     for (std::size_t i = 0; i < t.rank; ++i) read(t.dims[i], t.strides[i]);
   }
   graph.nodes.resize(node_count);
   for (Node& node : graph.nodes) {
     std::uint8_t index = 0;
     read(index);
-    if (read.short_read() || !emplace_node(index, node)) return invalid_argument("graph encoding: unknown op");
+    if (!in.ok() || !emplace_node(index, node)) return invalid_argument("graph encoding: unknown op");
     std::visit([&](auto& n) { fields(n, read); }, node);
   }
-  if (read.short_read() || !read.at_end()) return invalid_argument("graph encoding: cut short or trailing bytes");
+  if (!in.ok() || !in.finished()) return invalid_argument("graph encoding: cut short or trailing bytes");
   return graph;
 }
 

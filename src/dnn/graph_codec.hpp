@@ -6,11 +6,10 @@
 #pragma once
 
 #include <cstddef>
-#include <cstring>
 #include <span>
-#include <type_traits>
 #include <vector>
 
+#include "accel/core/byte_codec.hpp"
 #include "accel/core/result.hpp"
 #include "accel/dnn/nodes.hpp"
 #include "accel/dnn/tensor.hpp"
@@ -18,28 +17,6 @@
 namespace accel::dnn {
 
 inline constexpr std::byte kGraphEncodingFormat{1};
-
-// Appends fields as their bytes, one by one (never a struct with its padding): what graph encodings and plan
-// keys are made of.
-class FieldWriter {
- public:
-  explicit FieldWriter(std::vector<std::byte>& out) : out_(out) {}
-  template <class... T>
-  void operator()(const T&... values) {
-    (put(values), ...);
-  }
-  template <class T>
-  void put(const T& value) {
-    static_assert(std::has_unique_object_representations_v<T> || std::is_floating_point_v<T> ||
-                  std::is_same_v<T, bool>);
-    const std::size_t at = out_.size();
-    out_.resize(at + sizeof value);
-    std::memcpy(out_.data() + at, &value, sizeof value);
-  }
-
- private:
-  std::vector<std::byte>& out_;
-};
 
 [[nodiscard]] std::vector<std::byte> encode_graph(std::span<const TensorDesc> tensors, std::span<const Node> nodes);
 

@@ -1,7 +1,5 @@
 #include "dnn/plan_key.hpp"
 
-#include <cstring>
-
 #include "dnn/graph_codec.hpp"
 
 namespace accel::dnn {
@@ -10,13 +8,11 @@ namespace {
 enum class KeyKind : std::uint8_t { graph, conv_forward, conv_backward_data, conv_backward_filter };
 
 std::vector<std::byte> conv_key(KeyKind kind, const ConvShape& s, ConvEpilogue epilogue) {
-  std::vector<std::byte> key;
-  key.reserve(256);
-  FieldWriter write(key);
-  write(kind, s.spatial_rank, s.layout, s.strided, s.dtype, epilogue, s.n, s.c, s.k, s.groups, s.input, s.filter,
-        s.pre_padding, s.post_padding, s.stride, s.dilation);
-  if (s.strided) write(s.x_strides, s.w_strides, s.y_strides);
-  return key;
+  ByteWriter key;
+  key.fields(kind, s.spatial_rank, s.layout, s.strided, s.dtype, epilogue, s.n, s.c, s.k, s.groups, s.input, s.filter,
+             s.pre_padding, s.post_padding, s.stride, s.dilation);
+  if (s.strided) key.fields(s.x_strides, s.w_strides, s.y_strides);
+  return key.take();
 }
 
 }  // namespace

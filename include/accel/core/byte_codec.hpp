@@ -56,6 +56,16 @@ class ByteWriter {
   ByteWriter& pods(const std::vector<T>& values) {
     return pods(std::span<const T>(values));
   }
+  // Several fields in turn, each as its own bytes (never a struct with its padding): what plan keys and graph
+  // encodings are made of.
+  template <class... T>
+  ByteWriter& fields(const T&... values) {
+    static_assert(
+        ((std::has_unique_object_representations_v<T> || std::is_floating_point_v<T> || std::is_same_v<T, bool>)&&...),
+        "fields() writes values without padding");
+    (pod(values), ...);
+    return *this;
+  }
   ByteWriter& bytes(std::span<const std::byte> data) {
     pod(static_cast<std::uint64_t>(data.size()));
     return raw(data.data(), data.size());
@@ -103,7 +113,21 @@ class ByteReader {
   template <class T>
   ByteReader& pod(T& value) noexcept {
     static_assert(std::is_trivially_copyable_v<T>, "pod() reads an object's bytes");
-    return raw(&value, sizeof value);
+    if constexpr (std::is_same_v<T, bool>) {
+      // Only 0 and 1 are bools: loading any other byte as one would be undefined behaviour.
+      std::uint8_t byte = 0;
+      raw(&byte, 1);
+      if (byte > 1) fail();
+      value = byte == 1;
+      return *this;
+    } else {
+      return raw(&value, sizeof value);
+    }
+  }
+  template <class... T>
+  ByteReader& fields(T&... values) noexcept {
+    (pod(values), ...);
+    return *this;
   }
   // A count of items of at least `item_bytes` each, checked against what is left before anything is sized.
   ByteReader& count(std::uint64_t& n, std::size_t item_bytes) noexcept {
