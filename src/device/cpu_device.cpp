@@ -82,10 +82,9 @@ Result<DeviceInfo> CpuDevice::handle(QueryDevice&) {
                     .device_id = shared_->id,
                     .epoch = table_.epoch(),
                     .name = shared_->name,
-                    .blas_library = blas::cpu_blas_library(),
                     .memory_capacity_bytes = shared_->options.memory_limit_bytes,
                     .memory = stats_,
-                    .dnn_library = "accel CPU reference"};
+                    .libraries = {blas::cpu_blas_library(), {.name = "accel CPU reference", .version = "built in"}}};
 }
 
 Result<Done> CpuDevice::handle(CopyToDevice& request) {

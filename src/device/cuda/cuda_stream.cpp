@@ -135,13 +135,16 @@ Result<DeviceInfo> CudaStream::handle(QueryDevice&) {
   std::lock_guard lock(context_->buffers_mutex());
   MemoryStats memory = context_->stats();
   memory.reserved_bytes = reserved;
+  std::vector<LibraryVersion> libraries = {blas::cublaslt_library()};
+  for (LibraryVersion& library : dnn::cudnn::cudnn_libraries()) libraries.push_back(std::move(library));
+  std::vector<CacheStats> caches = {gemm_->stats(), context_->dnn_plans().stats()};
+  for (CacheStats& stats : context_->jit().stats()) caches.push_back(std::move(stats));
   return DeviceInfo{
       .kind = DeviceKind::cuda,
       .ordinal = context_->ordinal(),
       .device_id = shared_->id,
       .epoch = context_->table().epoch(),
       .name = fmt::format("{} ({})", shared_->name, context_->gpu_name()),
-      .blas_library = blas::cublaslt_library(),
       .memory_capacity_bytes = shared_->options.memory_limit_bytes != 0
                                    ? std::min(shared_->options.memory_limit_bytes, context_->total_memory())
                                    : context_->total_memory(),
@@ -149,10 +152,8 @@ Result<DeviceInfo> CudaStream::handle(QueryDevice&) {
       .completion = context_->completions().strategy(),
       .device_free_bytes = free_bytes,
       .memory = memory,
-      .gemm_plans = gemm_->stats(),
-      .dnn_library = dnn::cudnn::cudnn_library(),
-      .dnn_plans = context_->dnn_plans().stats(),
-      .jit = context_->jit().stats()};
+      .libraries = std::move(libraries),
+      .caches = std::move(caches)};
 }
 
 // -- copies ----------------------------------------------------------------------------------------------

@@ -59,7 +59,7 @@ Result<Submitted> CudaStream::enqueue(LaunchKernel& request) {
   if (request.program == nullptr) return invalid_argument("LaunchKernel without a program");
   ACCEL_RETURN_IF_ERROR(check_launch_shape(request));
   ACCEL_RETURN_IF_ERROR(context_->check_healthy());
-  ACCEL_ASSIGN_OR_RETURN(const std::shared_ptr<LoadedProgram> program, context_->jit().program(request.program));
+  ACCEL_ASSIGN_OR_RETURN(const std::shared_ptr<const LoadedProgram> program, context_->jit().program(request.program));
   ACCEL_ASSIGN_OR_RETURN(const LoadedKernel* kernel, program->kernel(request.kernel, request.program->name));
   if (kernel->parameter_sizes.size() != request.args.size()) {
     return invalid_argument(fmt::format("LaunchKernel {}: the kernel takes {} parameters, the request passes {}",
@@ -118,6 +118,9 @@ Result<std::shared_ptr<const CutlassModule>> CudaStream::cutlass_module(const ji
                                                                         WhenCompiling when,
                                                                         LibraryCanAnswer&& library_can_answer) {
   JitKernels& jit = context_->jit();
+  // Asked "if ready" only when something else can be done meanwhile, so that "jit-binaries" not_ready counts
+  // the answers given without the kernel (library fallbacks and `unavailable`).
+  if (when == WhenCompiling::wait) return jit.cutlass_module(instance, true, shared_->keep_alive);
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const CutlassModule> module,
                          jit.cutlass_module(instance, false, shared_->keep_alive));
   if (module != nullptr) return module;
@@ -125,10 +128,7 @@ Result<std::shared_ptr<const CutlassModule>> CudaStream::cutlass_module(const ji
     return Status(Code::unavailable, fmt::format("the CUTLASS kernel [{}] is compiling; ask again later",
                                                  jit::cutlass::identity(instance)));
   }
-  if (when == WhenCompiling::library_fallback && library_can_answer()) {
-    jit.count_fallback();
-    return module;
-  }
+  if (library_can_answer()) return module;
   return jit.cutlass_module(instance, true, shared_->keep_alive);
 }
 
