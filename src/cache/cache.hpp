@@ -154,7 +154,6 @@ class Cache {
   void put(std::span<const std::byte> key, Ptr value) {
     std::lock_guard lock(mutex_);
     ++stats_.misses;
-    erase_locked(view(key));
     insert_locked(view(key), std::move(value));
   }
 
@@ -260,16 +259,24 @@ class Cache {
     return it->second->value;
   }
 
+  // Replaces the value of a key already there (a disk load by find() may race a build of the same key).
   void insert_locked(std::string_view id, Ptr value) {
     const std::uint64_t bytes = options_.size_of ? options_.size_of(*value) : 0;
-    recent_.push_front(Entry{std::string(id), std::move(value), bytes});
-    try {
-      index_.emplace(recent_.front().key, recent_.begin());
-    } catch (...) {
-      recent_.pop_front();
-      throw;
+    if (auto it = index_.find(id); it != index_.end()) {
+      bytes_ = bytes_ - it->second->bytes + bytes;
+      it->second->value = std::move(value);
+      it->second->bytes = bytes;
+      recent_.splice(recent_.begin(), recent_, it->second);
+    } else {
+      recent_.push_front(Entry{std::string(id), std::move(value), bytes});
+      try {
+        index_.emplace(recent_.front().key, recent_.begin());
+      } catch (...) {
+        recent_.pop_front();
+        throw;
+      }
+      bytes_ += bytes;
     }
-    bytes_ += bytes;
     while (!recent_.empty() && ((options_.max_entries != 0 && index_.size() > options_.max_entries) ||
                                 (options_.max_bytes != 0 && bytes_ > options_.max_bytes))) {
       drop_locked(std::prev(recent_.end()));

@@ -270,6 +270,7 @@ TEST(CacheTiersTest, PutPeekAndEraseKeepTheirCounts) {
   EXPECT_EQ(cache.peek(key("a")), nullptr);
   cache.put(key("a"), std::make_shared<const std::string>("first"));
   cache.put(key("a"), std::make_shared<const std::string>("second"));
+  EXPECT_EQ(cache.stats().entries, 1u);
   ASSERT_NE(cache.peek(key("a")), nullptr);
   EXPECT_EQ(*cache.peek(key("a")), "second");
   cache.erase(key("a"));
