@@ -124,10 +124,11 @@ void plans(System& system, const std::filesystem::path& directory) {
       row("plans", kResnet[i].name, variant, "first_call_minus_steady_us", first - steady);
       free_all(device, b);
     }
-    const DnnPlanStats stats = require(device.ask(QueryDevice{}).wait(), "query").dnn_plans;
+    const DeviceInfo info = require(device.ask(QueryDevice{}).wait(), "query");
+    const CacheStats stats = info.cache("cudnn-plans") != nullptr ? *info.cache("cudnn-plans") : CacheStats{};
     row("plans", "all 7", variant, "builds", static_cast<double>(stats.builds));
     row("plans", "all 7", variant, "disk_loads", static_cast<double>(stats.disk_loads));
-    row("plans", "all 7", variant, "not_serializable", static_cast<double>(stats.not_serializable));
+    row("plans", "all 7", variant, "disk_skips", static_cast<double>(stats.disk_skips));
     if (stats.builds != 0) row("plans", "all 7", variant, "build_us_mean", stats.build_micros / double(stats.builds));
     if (stats.disk_loads != 0)
       row("plans", "all 7", variant, "disk_load_us_mean", stats.load_micros / double(stats.disk_loads));
@@ -236,7 +237,8 @@ int main(int argc, char** argv) {
   accel::System system;
   accel::Device probe = accel::bench::require(accel::Device::open(system, {.kind = accel::DeviceKind::cuda}), "open");
   const accel::DeviceInfo info = accel::bench::require(probe.ask(accel::QueryDevice{}).wait(), "query");
-  fmt::print(stderr, "cudnn_bench on {} with {}\n", info.name, info.dnn_library);
+  const accel::LibraryVersion* cudnn = info.library("cuDNN");
+  fmt::print(stderr, "cudnn_bench on {} with cuDNN {}\n", info.name, cudnn != nullptr ? cudnn->version : "?");
   fmt::print("part,case,variant,metric,value\n");
   const std::filesystem::path directory =
       std::filesystem::temp_directory_path() / fmt::format("accel-cudnn-bench-{}", ::getpid());

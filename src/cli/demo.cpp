@@ -9,6 +9,7 @@
 #include <span>
 
 #include "accel/device/device.hpp"
+#include "cli/library_list.hpp"
 
 namespace accel::cli {
 namespace {
@@ -89,7 +90,7 @@ int run_demo(const DemoOptions& options) {
     return 1;
   }
   Result<DeviceInfo> info = device->info().wait();
-  fmt::print("accel demo on {} ({})\n", device->name(), info ? info->blas_library : info.status().to_string());
+  fmt::print("accel demo on {} ({})\n", device->name(), info ? library_list(*info) : info.status().to_string());
   fmt::print("f32 GEMM C = A*B through the device actor, checked against a float64 reference\n\n");
   fmt::print("{:>6} {:>14} {:>10} {:>12} {:>6}\n", "n", "median (us)", "GFLOP/s", "rel. error", "check");
 

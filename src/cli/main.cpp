@@ -4,23 +4,33 @@
 
 #include "accel/device/device.hpp"
 #include "cli/demo.hpp"
+#include "cli/library_list.hpp"
 
 namespace {
+
+void print_caches(const accel::DeviceInfo& info) {
+  for (const accel::CacheStats& cache : info.caches) {
+    fmt::print("  cache {}: {} entries, {} hits, {} misses, {} builds, {} disk loads{}\n", cache.name, cache.entries,
+               cache.hits, cache.misses, cache.builds, cache.disk_loads,
+               cache.directory.empty() ? std::string() : fmt::format(", in {}", cache.directory));
+  }
+}
 
 int run_info() {
   accel::System system;
   accel::Result<accel::Device> cpu = accel::Device::open(system, {.kind = accel::DeviceKind::cpu});
   if (cpu) {
     accel::Result<accel::DeviceInfo> info = cpu->info().wait();
-    if (info) fmt::print("{}: BLAS {}\n", info->name, info->blas_library);
+    if (info) fmt::print("{}: {}\n", info->name, accel::cli::library_list(*info));
   }
   accel::Result<accel::Device> gpu = accel::Device::open(system, {.kind = accel::DeviceKind::cuda});
   if (!gpu) {
     fmt::print("cuda:0: unavailable ({})\n", gpu.status().to_string());
   } else if (accel::Result<accel::DeviceInfo> info = gpu->info().wait(); info) {
-    fmt::print("{}: compute capability {}.{}, {:.1f} GiB, BLAS {}, completion by {}\n", info->name,
+    fmt::print("{}: compute capability {}.{}, {:.1f} GiB, {}, completion by {}\n", info->name,
                info->compute_capability / 10, info->compute_capability % 10, info->memory_capacity_bytes / 1073741824.0,
-               info->blas_library, to_string(info->completion));
+               accel::cli::library_list(*info), to_string(info->completion));
+    print_caches(*info);
   }
   return 0;
 }

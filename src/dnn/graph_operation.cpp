@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "cache/plan_cache.hpp"
+#include "cache/cache.hpp"
 #include "dnn/cpu/graph_interpreter.hpp"
 #include "dnn/plan_key.hpp"
 
@@ -14,14 +14,14 @@ namespace {
 
 constexpr std::size_t kConvGraphs = 1024;
 
-cache::PlanCache<Graph>& conv_graphs() {
-  static cache::PlanCache<Graph> graphs(kConvGraphs);
+cache::Cache<Graph>& conv_graphs() {
+  static cache::Cache<Graph> graphs(cache::CacheOptions<Graph>{.name = "conv-graphs", .max_entries = kConvGraphs});
   return graphs;
 }
 
 template <class Conv>
 Result<std::shared_ptr<const Graph>> cached_conv_graph(std::span<const std::byte> key, const Conv& request) {
-  return conv_graphs().find_or_build(key, [&] { return graph_of(request); });
+  return conv_graphs().get(key, [&] { return graph_of(request); });
 }
 
 std::string tensor_name(std::uint32_t uid) { return fmt::format("tensor %{}", uid); }
@@ -95,7 +95,9 @@ Status GraphOperation::run_cpu(const CheckedGraph& checked, std::span<const Buff
   return cpu::run_graph(*checked.graph, memory);
 }
 
-void GraphOperation::describe_cpu(DeviceInfo& info) { info.dnn_library = "accel CPU reference"; }
+void GraphOperation::describe_cpu(DeviceInfo& info) {
+  info.report(LibraryVersion{.name = "accel CPU reference", .version = "built in"});
+}
 
 template <class Conv>
 Result<CheckedGraph> ConvOperation<Conv>::validate(const Conv& request) {

@@ -195,7 +195,11 @@ TEST_P(CudaDeviceTest, ReportsItselfAndItsCompletionStrategy) {
   EXPECT_EQ(info->kind, DeviceKind::cuda);
   EXPECT_EQ(info->completion, GetParam());
   EXPECT_GE(info->compute_capability, 70);
-  EXPECT_NE(info->blas_library.find("cuBLASLt"), std::string::npos);
+  EXPECT_NE(info->library("cuBLASLt"), nullptr);
+  EXPECT_NE(info->library("cuDNN"), nullptr);
+  for (const char* name : {"cublaslt-plans", "cudnn-plans", "jit-binaries", "jit-programs", "jit-modules"}) {
+    EXPECT_NE(info->cache(name), nullptr) << name;
+  }
   EXPECT_GT(info->memory_capacity_bytes, 0u);
 }
 

@@ -30,10 +30,12 @@ DeviceOptions gpu_options(const std::filesystem::path& plans, Isolation isolatio
   return {.kind = DeviceKind::cuda, .isolation = isolation, .dnn = {.plan_directory = plans.string()}};
 }
 
-DnnPlanStats plan_stats(const Device& device) {
+CacheStats plan_stats(const Device& device) {
   Result<DeviceInfo> info = device.ask(QueryDevice{}).wait();
   EXPECT_THAT(info, IsOk());
-  return info.ok() ? info->dnn_plans : DnnPlanStats{};
+  const CacheStats* plans = info.ok() ? info->cache("cudnn-plans") : nullptr;
+  EXPECT_NE(plans, nullptr);
+  return plans != nullptr ? *plans : CacheStats{};
 }
 
 class CudaDnn : public ::testing::Test {
@@ -462,10 +464,10 @@ Status run_conv(const Device& device, const ConvShape& shape) {
 TEST_F(CudaDnn, ARepeatedShapeIsBuiltOnceAndManyConcurrentMissesBuildOnce) {
   ASSERT_THAT(run_conv(*gpu_, small_shape(8)), IsOk());
   ASSERT_THAT(run_conv(*gpu_, small_shape(8)), IsOk());
-  DnnPlanStats stats = plan_stats(*gpu_);
+  CacheStats stats = plan_stats(*gpu_);
   EXPECT_EQ(stats.builds, 1u);
-  EXPECT_EQ(stats.memory.misses, 1u);
-  EXPECT_GE(stats.memory.hits, 1u);
+  EXPECT_EQ(stats.misses, 1u);
+  EXPECT_GE(stats.hits, 1u);
 
   // Eight streams of the same device miss one new shape at the same moment.
   std::vector<Device> streams;
@@ -481,7 +483,7 @@ TEST_F(CudaDnn, ARepeatedShapeIsBuiltOnceAndManyConcurrentMissesBuildOnce) {
   EXPECT_EQ(failures.load(), 0);
   stats = plan_stats(*gpu_);
   EXPECT_EQ(stats.builds, 2u);
-  EXPECT_EQ(stats.memory.misses, 2u);
+  EXPECT_EQ(stats.misses, 2u);
 }
 
 TEST_F(CudaDnn, TheLeastRecentlyUsedPlanIsEvictedBeyondCapacity) {
@@ -490,29 +492,29 @@ TEST_F(CudaDnn, TheLeastRecentlyUsedPlanIsEvictedBeyondCapacity) {
   options.dnn.persistent_plans = false;
   Device small = *Device::open(system_, options);
   for (std::int64_t k : {8, 16, 8, 24, 8, 16}) ASSERT_THAT(run_conv(small, small_shape(k)), IsOk());
-  const DnnPlanStats stats = plan_stats(small);
+  const CacheStats stats = plan_stats(small);
   // 8 (miss) 16 (miss) 8 (hit) 24 (miss, evicts 16) 8 (hit) 16 (miss, evicts 24)
-  EXPECT_EQ(stats.memory.misses, 4u);
-  EXPECT_EQ(stats.memory.hits, 2u);
-  EXPECT_EQ(stats.memory.evictions, 2u);
-  EXPECT_EQ(stats.memory.entries, 2u);
+  EXPECT_EQ(stats.misses, 4u);
+  EXPECT_EQ(stats.hits, 2u);
+  EXPECT_EQ(stats.evictions, 2u);
+  EXPECT_EQ(stats.entries, 2u);
 }
 
 TEST_F(CudaDnn, ASecondProcessLoadsThePlansFromDiskAndADamagedFileIsRebuilt) {
   const ConvShape shape = small_shape(40);
-  DnnPlanStats first;
+  CacheStats first;
   {
     Device worker = *Device::open(system_, gpu_options(plans_, Isolation::worker_process));
     ASSERT_THAT(run_conv(worker, shape), IsOk());
     first = plan_stats(worker);
   }
   ASSERT_EQ(first.builds, 1u);
-  if (first.not_serializable == 1) GTEST_SKIP() << "cuDNN cannot serialise the engine it chose for this shape";
+  if (first.disk_skips == 1) GTEST_SKIP() << "cuDNN cannot serialise the engine it chose for this shape";
   ASSERT_EQ(first.disk_stores, 1u);
   {
     Device worker = *Device::open(system_, gpu_options(plans_, Isolation::worker_process));
     ASSERT_THAT(run_conv(worker, shape), IsOk());
-    const DnnPlanStats second = plan_stats(worker);
+    const CacheStats second = plan_stats(worker);
     EXPECT_EQ(second.builds, 0u);
     EXPECT_EQ(second.disk_loads, 1u);
     std::printf("plan for a new shape: built in %llu us, loaded from disk in %llu us\n",
@@ -538,10 +540,10 @@ TEST_F(CudaDnn, ASecondProcessLoadsThePlansFromDiskAndADamagedFileIsRebuilt) {
     Result<TensorArrays> on_cpu = run_on(*cpu_, **graph, inputs, submit);
     ASSERT_THAT(on_cpu, IsOk());
     EXPECT_LE(scaled_error(on_gpu->at(3), on_cpu->at(3)), tolerance_of(DType::f16));
-    const DnnPlanStats third = plan_stats(worker);
+    const CacheStats third = plan_stats(worker);
     EXPECT_EQ(third.builds, 1u);
     EXPECT_EQ(third.disk_loads, 0u);
-    EXPECT_GE(third.disk_rejected, 1u);
+    EXPECT_GE(third.disk_rejects, 1u);
   }
 }
 

@@ -98,14 +98,14 @@ TEST(BinaryCache, CompilesOnceThenAnswersFromMemory) {
   ASSERT_THAT(absent, IsOk());
   EXPECT_FALSE(absent->has_value());
 
-  const BinaryCacheStats stats = cache->stats();
-  EXPECT_EQ(stats.compiles, 1u);
-  EXPECT_EQ(stats.compile_failures, 0u);
+  const CacheStats stats = cache->stats();
+  EXPECT_EQ(stats.builds, 1u);
+  EXPECT_EQ(stats.build_failures, 0u);
   EXPECT_EQ(stats.disk_stores, 1u);
   EXPECT_EQ(stats.disk_loads, 0u);
-  EXPECT_EQ(stats.memory.hits, 2u);
-  EXPECT_EQ(stats.memory.misses, 2u);  // the first get, the find of the absent key
-  EXPECT_EQ(stats.memory.entries, 1u);
+  EXPECT_EQ(stats.hits, 2u);
+  EXPECT_EQ(stats.misses, 2u);  // the first get, the find of the absent key
+  EXPECT_EQ(stats.entries, 1u);
   EXPECT_EQ(files_ending(dir.path(), ".entry").size(), 1u);
   EXPECT_TRUE(files_ending(dir.path(), ".lock").empty()) << "lock files are removed after the compile";
 }
@@ -124,8 +124,8 @@ TEST(BinaryCache, ALaterCacheLoadsFromDiskInsteadOfCompiling) {
   EXPECT_EQ(text(**loaded), "persisted binary");
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(reader->stats().disk_loads, 1u);
-  EXPECT_EQ(reader->stats().compiles, 0u);
-  EXPECT_EQ(reader->stats().waits_for_other_process, 0u);
+  EXPECT_EQ(reader->stats().builds, 0u);
+  EXPECT_EQ(reader->stats().other_process_builds, 0u);
 
   // find() reads the disk too, and keeps what it read in memory.
   std::unique_ptr<BinaryCache> finder = open_cache(dir.path());
@@ -134,7 +134,7 @@ TEST(BinaryCache, ALaterCacheLoadsFromDiskInsteadOfCompiling) {
   ASSERT_TRUE(found->has_value());
   EXPECT_EQ(text(*found->value()), "persisted binary");
   EXPECT_EQ(finder->stats().disk_loads, 1u);
-  EXPECT_EQ(finder->stats().memory.entries, 1u);
+  EXPECT_EQ(finder->stats().entries, 1u);
 }
 
 TEST(BinaryCache, MemoryOnlyCacheWritesNothing) {
@@ -172,10 +172,10 @@ TEST(BinaryCache, DamagedEntryIsCompiledAgain) {
   ASSERT_THAT(recompiled, IsOk());
   EXPECT_EQ(text(**recompiled), "the good binary");
   EXPECT_EQ(calls, 2);
-  const BinaryCacheStats stats = reader->stats();
-  EXPECT_EQ(stats.disk_rejected, 1u);
+  const CacheStats stats = reader->stats();
+  EXPECT_EQ(stats.disk_rejects, 1u);
   EXPECT_EQ(stats.disk_loads, 0u);
-  EXPECT_EQ(stats.compiles, 1u);
+  EXPECT_EQ(stats.builds, 1u);
   EXPECT_EQ(stats.disk_stores, 1u);
 
   // The recompiled binary replaced the damaged entry.
@@ -226,12 +226,12 @@ TEST(BinaryCache, MemoryKeepsTheMostRecentlyUsed) {
   EXPECT_EQ(calls, 3);
   get("b");
   EXPECT_EQ(calls, 4);
-  const BinaryCacheStats stats = cache->stats();
-  EXPECT_EQ(stats.memory.capacity, 2u);
-  EXPECT_EQ(stats.memory.entries, 2u);
-  EXPECT_EQ(stats.memory.evictions, 2u);
-  EXPECT_EQ(stats.memory.hits, 3u);
-  EXPECT_EQ(stats.memory.misses, 4u);
+  const CacheStats stats = cache->stats();
+  EXPECT_EQ(stats.capacity, 2u);
+  EXPECT_EQ(stats.entries, 2u);
+  EXPECT_EQ(stats.evictions, 2u);
+  EXPECT_EQ(stats.hits, 3u);
+  EXPECT_EQ(stats.misses, 4u);
 }
 
 TEST(BinaryCache, ConcurrentMissesShareOneCompile) {
@@ -259,10 +259,10 @@ TEST(BinaryCache, ConcurrentMissesShareOneCompile) {
     ASSERT_THAT(result, IsOk());
     EXPECT_EQ(result->get(), results[0]->get());
   }
-  const BinaryCacheStats stats = cache->stats();
-  EXPECT_EQ(stats.compiles, 1u);
-  EXPECT_EQ(stats.memory.misses, 1u);
-  EXPECT_EQ(stats.memory.hits, kThreads - 1u);
+  const CacheStats stats = cache->stats();
+  EXPECT_EQ(stats.builds, 1u);
+  EXPECT_EQ(stats.misses, 1u);
+  EXPECT_EQ(stats.hits, kThreads - 1u);
 }
 
 TEST(BinaryCache, FailedCompileIsNotCachedAndEveryWaiterGetsItsError) {
@@ -283,7 +283,7 @@ TEST(BinaryCache, FailedCompileIsNotCachedAndEveryWaiterGetsItsError) {
   release.set_value();
   for (auto& waiter : waiters) EXPECT_THAT(waiter.get(), StatusIs(Code::invalid_argument, "expected a ';'"));
   EXPECT_EQ(calls, 1);
-  EXPECT_EQ(cache->stats().compile_failures, 1u);
+  EXPECT_EQ(cache->stats().build_failures, 1u);
   EXPECT_EQ(cache->stats().disk_stores, 0u);
   EXPECT_TRUE(files_ending(dir.path(), ".entry").empty());
   Result<std::optional<BinaryPtr>> found = cache->find(key);
@@ -304,7 +304,7 @@ TEST(BinaryCache, ThrowingCompileIsAnInternalError) {
               StatusIs(Code::internal, "boom"));
   EXPECT_THAT(cache->get(bytes("k2"), []() -> Result<BinaryBytes> { throw 42; }), StatusIs(Code::internal, "threw"));
   EXPECT_THAT(cache->get(bytes("k3"), CompileFunction()), StatusIs(Code::internal, "threw"));
-  EXPECT_EQ(cache->stats().compile_failures, 3u);
+  EXPECT_EQ(cache->stats().build_failures, 3u);
   // The compile threads survived.
   std::atomic<int> calls = 0;
   EXPECT_THAT(cache->get(bytes("k1"), counted(calls, "v")), IsOk());
@@ -409,10 +409,10 @@ TEST(BinaryCache, WaitsForTheKeysLockThenLoadsWhatItsHolderStored) {
   Result<BinaryPtr> loaded = waiting.get();
   ASSERT_THAT(loaded, IsOk());
   EXPECT_EQ(text(**loaded), "the holder's binary");
-  const BinaryCacheStats stats = cache->stats();
-  EXPECT_EQ(stats.waits_for_other_process, 1u);
+  const CacheStats stats = cache->stats();
+  EXPECT_EQ(stats.other_process_builds, 1u);
   EXPECT_EQ(stats.disk_loads, 1u);
-  EXPECT_EQ(stats.compiles, 0u);
+  EXPECT_EQ(stats.builds, 0u);
 }
 
 TEST(BinaryCache, ClosingCancelsACompileWaitingForAnotherProcess) {
@@ -444,9 +444,9 @@ TEST(BinaryCache, TwoProcessesCompileAKeyOnce) {
     if (!cache.ok()) return failed;
     Result<BinaryPtr> binary = (*cache)->get(key, compile);
     if (!binary.ok() || text(**binary) != "shared binary") return failed;
-    const BinaryCacheStats stats = (*cache)->stats();
-    if (stats.compiles == 1) return compiled;
-    if (stats.waits_for_other_process == 1) return waited;
+    const CacheStats stats = (*cache)->stats();
+    if (stats.builds == 1) return compiled;
+    if (stats.other_process_builds == 1) return waited;
     return stats.disk_loads == 1 ? loaded_without_waiting : failed;
   };
 

@@ -3,7 +3,11 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "accel/core/cache_stats.hpp"
+#include "accel/core/library_version.hpp"
 #include "accel/core/result.hpp"
 #include "accel/device/buffer.hpp"
 
@@ -31,61 +35,62 @@ struct MemoryStats {
   std::uint64_t failed_allocations = 0;  // COUNT
 };
 
-// Statistics of a plan cache (COUNTs since the device was opened; entries and capacity now).
-struct PlanCacheStats {
-  std::uint64_t hits = 0;
-  std::uint64_t misses = 0;
-  std::uint64_t evictions = 0;
-  std::uint64_t entries = 0;
-  std::uint64_t capacity = 0;
-};
-
-// The cuDNN plans of a device: the in-memory LRU (shared by the device's streams) and its persistent tier.
-struct DnnPlanStats {
-  PlanCacheStats memory;               // hits include requesters that waited for another's build of the same key
-  std::uint64_t builds = 0;            // COUNT: heuristics + plan builds
-  std::uint64_t build_micros = 0;      // SUM: host time spent building them
-  std::uint64_t disk_loads = 0;        // COUNT: plans loaded from the persistent tier instead of built
-  std::uint64_t load_micros = 0;       // SUM: host time spent loading them
-  std::uint64_t disk_stores = 0;       // COUNT: built plans written to the persistent tier
-  std::uint64_t disk_rejected = 0;     // COUNT: entries found damaged or unloadable (then rebuilt)
-  std::uint64_t not_serializable = 0;  // COUNT: built plans whose engine cuDNN cannot serialise
-};
-
-// The run-time compiled kernels of a device (NVRTC programs, CUTLASS modules): its binary cache and what it loaded.
-struct JitStats {
-  PlanCacheStats memory;                 // binaries kept in memory
-  std::uint64_t compiles = 0;            // COUNT: NVRTC / nvcc compiles run
-  std::uint64_t compile_failures = 0;    // COUNT
-  std::uint64_t compile_micros = 0;      // SUM: their wall time
-  std::uint64_t disk_loads = 0;          // COUNT: binaries read from the persistent tier instead of compiled
-  std::uint64_t disk_stores = 0;         // COUNT
-  std::uint64_t disk_rejected = 0;       // COUNT: damaged entries found (then compiled again)
-  std::uint64_t module_loads = 0;        // COUNT: programs and modules loaded into the context
-  std::uint64_t module_load_micros = 0;  // SUM
-  std::uint64_t library_fallbacks = 0;   // COUNT: requests cuBLASLt / cuDNN answered while their kernel compiled
-};
-
+// Lists rather than a field per library family, so that neither this struct nor its wire encoding changes when
+// a family is added.
 struct DeviceInfo {
   DeviceKind kind = DeviceKind::cpu;
   int ordinal = 0;
   std::uint32_t device_id = 0;  // the id buffer handles carry
   std::uint32_t epoch = 0;      // the current context generation
   std::string name;
-  std::string blas_library;  // e.g. "OpenBLAS 0.3.21" or "cuBLASLt 13.0"
   std::uint64_t memory_capacity_bytes = 0;
   int compute_capability = 0;  // major * 10 + minor; 0 for the CPU
   CompletionStrategy completion = CompletionStrategy::poller;
   std::uint64_t device_free_bytes = 0;  // SUM: free memory of the whole GPU as the driver reports it; 0 for the CPU
   MemoryStats memory;
-  PlanCacheStats gemm_plans;  // of the stream that answered
-  std::string dnn_library;    // e.g. "cuDNN 9.14.0 (frontend 1.23.0)" or "accel CPU reference"
-  DnnPlanStats dnn_plans;
-  JitStats jit;
+  std::vector<LibraryVersion> libraries;
+  // Every cache of the device, by name (caches of one stream are the answering stream's): "cublaslt-plans",
+  // "cudnn-plans", "jit-binaries", "jit-programs", "jit-modules". Persistent ones name their directory.
+  std::vector<CacheStats> caches;
   // Isolated devices only (0 in process): the worker process serving the device now, and how many workers
   // replaced a lost one since the device was opened (COUNT).
   std::int32_t worker_pid = 0;
   std::uint64_t worker_restarts = 0;
+
+  // What a library family reports: its entry replaces one of the same name (several requests of one family
+  // describe the same library and caches).
+  void report(LibraryVersion library) {
+    for (LibraryVersion& known : libraries) {
+      if (known.name == library.name) {
+        known = std::move(library);
+        return;
+      }
+    }
+    libraries.push_back(std::move(library));
+  }
+  void report(CacheStats stats) {
+    for (CacheStats& known : caches) {
+      if (known.name == stats.name) {
+        known = std::move(stats);
+        return;
+      }
+    }
+    caches.push_back(std::move(stats));
+  }
+
+  // The cache or library of that name; null when the device has none.
+  [[nodiscard]] const CacheStats* cache(std::string_view cache_name) const noexcept {
+    for (const CacheStats& stats : caches) {
+      if (stats.name == cache_name) return &stats;
+    }
+    return nullptr;
+  }
+  [[nodiscard]] const LibraryVersion* library(std::string_view library_name) const noexcept {
+    for (const LibraryVersion& library : libraries) {
+      if (library.name == library_name) return &library;
+    }
+    return nullptr;
+  }
 };
 
 struct Allocate {

@@ -146,7 +146,6 @@ Result<DeviceInfo> CudaStream::handle(QueryDevice&) {
                   .device_id = shared_->id,
                   .epoch = context_->table().epoch(),
                   .name = fmt::format("{} ({})", shared_->name, context_->gpu_name()),
-                  .blas_library = blas::cublaslt_library(),
                   .memory_capacity_bytes = shared_->options.memory_limit_bytes != 0
                                                ? std::min(shared_->options.memory_limit_bytes, context_->total_memory())
                                                : context_->total_memory(),

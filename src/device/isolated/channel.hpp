@@ -33,7 +33,7 @@ inline constexpr std::uint32_t kChannelVersion = 2;
 inline constexpr std::size_t kRequestSlots = 1024;
 inline constexpr std::size_t kRequestSlotBytes = 512;
 inline constexpr std::size_t kReplySlots = 1024;
-inline constexpr std::size_t kReplySlotBytes = 2048;
+inline constexpr std::size_t kReplySlotBytes = 4096;  // DeviceInfo, see kValueScratch
 
 // The worker exits with this code after a sticky fault poisoned its context.
 inline constexpr int kExitContextLost = 75;

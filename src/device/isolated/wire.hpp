@@ -57,8 +57,9 @@ struct Visit<Protocol<Requests...>> {
 template <class Request>
 inline constexpr std::uint16_t kTag = detail::TagOf<Request, DeviceProtocol>::value;
 
-// The largest encoded reply value (DeviceInfo with its names).
-inline constexpr std::size_t kValueScratch = 1024;
+// The largest encoded reply value (DeviceInfo with its names, libraries and caches; its lists are cut to fit).
+// Below kReplySlotBytes by the status's room.
+inline constexpr std::size_t kValueScratch = 3072;
 
 // Calls f(Request&) with the request of that tag (f(Staged<Request>&) for those that are not plain data); false for an
 // unknown tag or a payload of the wrong size.

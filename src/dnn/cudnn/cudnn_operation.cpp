@@ -51,8 +51,9 @@ Status CudnnGraphOperation::run(const CheckedGraph& checked, const Plan& plan, s
 }
 
 void CudnnGraphOperation::describe(CudaTarget& target, DeviceInfo& info) {
-  info.dnn_library = cudnn_library();
-  if (const CudnnPlans* plans = target.existing_context_state<CudnnPlans>()) info.dnn_plans = plans->plans().stats();
+  for (LibraryVersion& library : cudnn_libraries()) info.report(std::move(library));
+  if (Result<CudnnPlans*> plans = target.context_state<CudnnPlans>(); plans.ok())
+    info.report((*plans)->plans().stats());
 }
 
 }  // namespace accel::dnn::cudnn

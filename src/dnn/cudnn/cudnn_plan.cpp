@@ -412,6 +412,14 @@ Status execute(const CudnnPlan& plan, cudnnHandle_t handle, std::span<const std:
   return Status();
 }
 
+std::vector<LibraryVersion> cudnn_libraries() {
+  const auto v = static_cast<std::int64_t>(cudnnGetVersion());
+  return {{.name = "cuDNN", .version = fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100)},
+          {.name = "cudnn-frontend",
+           .version = fmt::format("{}.{}.{}", CUDNN_FRONTEND_MAJOR_VERSION, CUDNN_FRONTEND_MINOR_VERSION,
+                                  CUDNN_FRONTEND_PATCH_VERSION)}};
+}
+
 std::string cudnn_library() {
   const auto v = static_cast<std::int64_t>(cudnnGetVersion());
   return fmt::format("cuDNN {}.{}.{} (frontend {}.{}.{})", v / 10000, (v / 100) % 100, v % 100,

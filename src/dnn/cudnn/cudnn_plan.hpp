@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "accel/core/library_version.hpp"
 #include "accel/core/result.hpp"
 #include "accel/dnn/graph.hpp"
 
@@ -48,7 +49,10 @@ struct BuiltPlan {
 [[nodiscard]] Status execute(const CudnnPlan& plan, cudnnHandle_t handle,
                              std::span<const std::pair<std::uint32_t, void*>> addresses, void* workspace);
 
-// "cuDNN 9.14.0 (frontend 1.23.0)": the library this process runs with, not the headers it was built with.
+// "cuDNN 9.14.0 (frontend 1.23.0)": the library this process runs with, not the headers it was built with (part
+// of the plans' disk keys).
 [[nodiscard]] std::string cudnn_library();
+// The same as a device lists it: {"cuDNN", "9.14.0"}, {"cudnn-frontend", "1.23.0"}.
+[[nodiscard]] std::vector<LibraryVersion> cudnn_libraries();
 
 }  // namespace accel::dnn::cudnn

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cstring>
-
-#include "core/elapsed.hpp"
+#include <filesystem>
+#include <optional>
 
 namespace accel::dnn::cudnn {
 namespace {
@@ -33,80 +33,64 @@ Result<std::shared_ptr<const CudnnPlan>> load_disk_value(std::span<const std::by
   return load_plan(value.subspan(sizeof length + length), std::move(engine), handle);
 }
 
-}  // namespace
-
-DnnPlans::DnnPlans(DnnPlanOptions options) : memory_(options.capacity) {
+cache::CacheOptions<PlannedGraph> cache_options(const DnnPlanOptions& options) {
   const std::string prefix = fmt::format("accel-cudnn-plan/{}/{}/sm{}/{}/", kDiskFormat, cudnn_library(),
                                          options.compute_capability, options.device_name);
-  disk_prefix_.resize(prefix.size());
-  std::memcpy(disk_prefix_.data(), prefix.data(), prefix.size());
-  if (!options.persistent) return;
+  const auto* prefix_bytes = reinterpret_cast<const std::byte*>(prefix.data());
+  cache::CacheOptions<PlannedGraph> cache{.name = "cudnn-plans",
+                                          .max_entries = std::max<std::size_t>(options.capacity, 1),
+                                          .disk_key_prefix = cache::Bytes(prefix_bytes, prefix_bytes + prefix.size()),
+                                          .on_store_failure = [](const Status& status) {
+                                            spdlog::warn("accel: a cuDNN plan was not persisted: {}",
+                                                         status.to_string());
+                                          }};
+  if (!options.persistent) return cache;
   const std::filesystem::path directory = options.directory.empty() ? cache::DiskStore::default_directory("cudnn-plans")
                                                                     : std::filesystem::path(options.directory);
   Result<std::unique_ptr<cache::DiskStore>> store = cache::DiskStore::open(
       {.directory = directory, .max_bytes = options.directory_bytes, .format_version = kDiskFormat});
   if (store.ok()) {
-    disk_ = std::move(*store);
+    cache.disk = std::move(*store);
   } else {
     spdlog::warn("accel: cuDNN plans stay in memory only: {}", store.status().to_string());
   }
+  return cache;
 }
+
+}  // namespace
+
+DnnPlans::DnnPlans(const DnnPlanOptions& options) : plans_(cache_options(options)) {}
 
 Result<std::shared_ptr<const PlannedGraph>> DnnPlans::find_or_build(std::span<const std::byte> key,
                                                                     cudnnHandle_t handle, const GraphFactory& graph) {
-  return memory_.find_or_build(key, [&] { return load_or_build(key, handle, graph); });
-}
-
-Result<std::shared_ptr<const PlannedGraph>> DnnPlans::load_or_build(std::span<const std::byte> key,
-                                                                    cudnnHandle_t handle, const GraphFactory& graph) {
-  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const Graph> described, graph());
-  std::vector<std::byte> disk_key;
-  if (disk_) {
-    disk_key = disk_prefix_;
-    disk_key.insert(disk_key.end(), key.begin(), key.end());
-    const auto start = std::chrono::steady_clock::now();
-    Result<std::optional<std::vector<std::byte>>> stored = disk_->load(disk_key);
-    if (stored.ok() && stored->has_value()) {
-      Result<std::shared_ptr<const CudnnPlan>> loaded = load_disk_value(**stored, handle);
-      if (loaded.ok()) {
-        const std::uint64_t micros = micros_since(start);
-        count([&](DnnPlanStats& s) {
-          ++s.disk_loads;
-          s.load_micros += micros;
-        });
-        return std::make_shared<const PlannedGraph>(std::move(described), std::move(*loaded));
-      }
+  // The graph is described once per miss, for whichever of loading and building needs it.
+  Result<std::shared_ptr<const Graph>> described = internal_error("the graph was not described");
+  bool have_graph = false;
+  const auto describe = [&]() -> Result<std::shared_ptr<const Graph>>& {
+    if (!have_graph) {
+      described = graph();
+      have_graph = true;
+    }
+    return described;
+  };
+  const auto decode = [&](std::span<const std::byte> stored) -> Result<std::shared_ptr<const PlannedGraph>> {
+    ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const Graph> planned_graph, describe());
+    Result<std::shared_ptr<const CudnnPlan>> loaded = load_disk_value(stored, handle);
+    if (!loaded.ok()) {
       spdlog::warn("accel: a stored cuDNN plan did not load ({}); building it again", loaded.status().to_string());
-      (void)disk_->erase(disk_key);
-      count([](DnnPlanStats& s) { ++s.disk_rejected; });
+      return loaded.status();
     }
-  }
-  const auto start = std::chrono::steady_clock::now();
-  ACCEL_ASSIGN_OR_RETURN(BuiltPlan built, build_plan(*described, handle));
-  const std::uint64_t micros = micros_since(start);
-  count([&](DnnPlanStats& s) {
-    ++s.builds;
-    s.build_micros += micros;
-    if (built.serialized.empty()) ++s.not_serializable;
-  });
-  if (disk_ && !built.serialized.empty()) {
-    if (Status stored = disk_->store(disk_key, disk_value(engine_name(*built.plan), built.serialized)); stored.ok()) {
-      count([](DnnPlanStats& s) { ++s.disk_stores; });
-    } else {
-      spdlog::warn("accel: a cuDNN plan was not persisted: {}", stored.to_string());
-    }
-  }
-  return std::make_shared<const PlannedGraph>(std::move(described), std::move(built.plan));
-}
-
-DnnPlanStats DnnPlans::stats() const {
-  std::lock_guard lock(stats_mutex_);
-  DnnPlanStats stats = stats_;
-  stats.memory = memory_.stats();
-  if (disk_) {
-    stats.disk_rejected += disk_->stats().corrupt_entries;
-  }
-  return stats;
+    return std::make_shared<const PlannedGraph>(std::move(planned_graph), std::move(*loaded));
+  };
+  const auto build = [&]() -> Result<cache::Built<PlannedGraph>> {
+    ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const Graph> planned_graph, describe());
+    ACCEL_ASSIGN_OR_RETURN(BuiltPlan built, build_plan(*planned_graph, handle));
+    std::optional<cache::Bytes> encoded;
+    if (!built.serialized.empty()) encoded = disk_value(engine_name(*built.plan), built.serialized);
+    return cache::Built<PlannedGraph>{
+        std::make_shared<const PlannedGraph>(std::move(planned_graph), std::move(built.plan)), std::move(encoded)};
+  };
+  return plans_.get(key, build, decode);
 }
 
 }  // namespace accel::dnn::cudnn

@@ -5,21 +5,20 @@
 // key is prefixed with everything else a serialised plan depends on: this file's format, the cuDNN library
 // version this process runs with, the frontend version, the GPU's compute capability and name. A disk entry is
 // never trusted: damaged entries are caught by the store's checksum, and an entry cuDNN refuses to load is
-// erased and the plan rebuilt (both counted as disk_rejected).
+// erased and the plan rebuilt (both counted as disk_rejects). Both tiers are one cache::Cache ("cudnn-plans");
+// plans whose engine cuDNN cannot serialise stay in memory (counted as disk_skips).
 #pragma once
 
 #include <cudnn.h>
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 
-#include "accel/device/requests.hpp"
+#include "accel/core/cache_stats.hpp"
 #include "accel/dnn/graph.hpp"
-#include "cache/disk_store.hpp"
-#include "cache/plan_cache.hpp"
+#include "cache/cache.hpp"
 #include "dnn/cudnn/cudnn_plan.hpp"
 
 namespace accel::dnn::cudnn {
@@ -43,7 +42,7 @@ class DnnPlans {
  public:
   // A persistent tier that cannot be opened (read-only home, no space) is not fatal: plans stay in memory,
   // and a warning says why.
-  explicit DnnPlans(DnnPlanOptions options);
+  explicit DnnPlans(const DnnPlanOptions& options);
 
   using GraphFactory = std::function<Result<std::shared_ptr<const Graph>>()>;
   // The plan of `key`, from memory, else from disk, else built from `graph()` with `handle` (whose device is
@@ -52,22 +51,11 @@ class DnnPlans {
                                                                           cudnnHandle_t handle,
                                                                           const GraphFactory& graph);
 
-  [[nodiscard]] DnnPlanStats stats() const;
+  // builds are heuristics + plan builds; hits include requesters that waited for another's build of the key.
+  [[nodiscard]] CacheStats stats() const { return plans_.stats(); }
 
  private:
-  Result<std::shared_ptr<const PlannedGraph>> load_or_build(std::span<const std::byte> key, cudnnHandle_t handle,
-                                                            const GraphFactory& graph);
-  template <class Change>
-  void count(Change change) {
-    std::lock_guard lock(stats_mutex_);
-    change(stats_);
-  }
-
-  std::vector<std::byte> disk_prefix_;
-  cache::PlanCache<PlannedGraph> memory_;
-  std::unique_ptr<cache::DiskStore> disk_;
-  mutable std::mutex stats_mutex_;
-  DnnPlanStats stats_;
+  cache::Cache<PlannedGraph> plans_;
 };
 
 }  // namespace accel::dnn::cudnn

@@ -5,20 +5,22 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
-#include "core/elapsed.hpp"
 #include "jit/cutlass/module_abi.hpp"
 #include "operation/cuda_status.hpp"
 
 namespace accel::jit {
 namespace {
 
-constexpr std::size_t kAddressSweep = 256;
+constexpr std::size_t kAddressBound = 256;
+constexpr std::size_t kFailureBound = 256;
 
-std::string as_key(std::span<const std::byte> bytes) {
-  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+std::span<const std::byte> bytes_of(std::string_view text) {
+  return std::as_bytes(std::span(text.data(), text.size()));
 }
 
 std::vector<std::byte> cutlass_key(const NvccToolchain& toolchain, std::string_view source, int cc) {
@@ -45,7 +47,7 @@ LoadedProgram::~LoadedProgram() {
   if (library_ != nullptr) cudaLibraryUnload(library_);
 }
 
-Result<const LoadedKernel*> LoadedProgram::kernel(std::string_view name, std::string_view program_name) {
+Result<const LoadedKernel*> LoadedProgram::kernel(std::string_view name, std::string_view program_name) const {
   std::lock_guard lock(mutex_);
   std::string key(name);
   if (auto it = kernels_.find(key); it != kernels_.end()) return it->second.get();
@@ -135,60 +137,54 @@ Status CutlassModule::run(const void* args, void* workspace, std::size_t workspa
 // -- the context's kernels ---------------------------------------------------------------------------------
 
 Result<std::unique_ptr<JitKernels>> JitKernels::open(const JitOptions& options) {
-  ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<BinaryCache> cache,
+  ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<BinaryCache> binaries,
                          BinaryCache::open({.persistent = options.persistent,
                                             .directory = options.directory,
                                             .component = "jit-kernels",
                                             .max_bytes = options.directory_bytes,
                                             .compile_threads = options.compile_threads}));
-  return std::unique_ptr<JitKernels>(new JitKernels(options, std::move(cache)));
+  return std::unique_ptr<JitKernels>(new JitKernels(options, std::move(binaries)));
 }
 
-Result<std::shared_ptr<LoadedProgram>> JitKernels::load_program(const BinaryPtr& binary) {
+JitKernels::JitKernels(const JitOptions& options, std::unique_ptr<BinaryCache> binaries)
+    : options_(options),
+      binaries_(std::move(binaries)),
+      by_address_({.name = "jit-program-addresses", .max_entries = kAddressBound}),
+      programs_({.name = "jit-programs", .max_entries = std::max<std::size_t>(options.program_capacity, 1)}),
+      modules_({.name = "jit-modules", .max_entries = std::max<std::size_t>(options.module_capacity, 1)}),
+      failed_modules_({.name = "jit-module-failures", .max_entries = kFailureBound}) {}
+
+Result<std::shared_ptr<const LoadedProgram>> JitKernels::load_program(const BinaryPtr& binary) {
   ACCEL_ASSIGN_OR_RETURN(CompiledProgram compiled, decode_compiled_program(*binary));
-  const auto start = std::chrono::steady_clock::now();
   cudaLibrary_t library = nullptr;
   if (cudaError_t error = cudaLibraryLoadData(&library, compiled.code.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
       error != cudaSuccess) {
     cudaGetLastError();
     return cuda_status(error, "cudaLibraryLoadData of an NVRTC program");
   }
-  module_load_micros_.fetch_add(micros_since(start), std::memory_order_relaxed);
-  module_loads_.fetch_add(1, std::memory_order_relaxed);
-  return std::make_shared<LoadedProgram>(library, std::move(compiled));
+  return std::make_shared<const LoadedProgram>(library, std::move(compiled));
 }
 
-Result<std::shared_ptr<LoadedProgram>> JitKernels::program(const std::shared_ptr<const Program>& program) {
-  {
-    std::lock_guard lock(mutex_);
-    if (auto it = by_address_.find(program.get()); it != by_address_.end()) {
-      if (it->second.owner.lock() == program) return it->second.loaded;
-      by_address_.erase(it);  // another Program now lives at this address
-    }
+Result<std::shared_ptr<const LoadedProgram>> JitKernels::program(const std::shared_ptr<const Program>& program) {
+  const Program* const address = program.get();
+  const std::span<const std::byte> at(reinterpret_cast<const std::byte*>(&address), sizeof address);
+  if (std::shared_ptr<const ProgramAtAddress> found = by_address_.peek(at)) {
+    if (found->owner.lock() == program) return found->loaded;
+    by_address_.erase(at);  // another Program now lives at this address
   }
   const std::vector<std::byte> key = program_key(*program, options_.compute_capability);
-  std::string id = as_key(key);
-  std::shared_ptr<LoadedProgram> loaded;
-  {
-    std::lock_guard lock(mutex_);
-    if (auto it = by_key_.find(id); it != by_key_.end()) loaded = it->second;
-  }
-  if (loaded == nullptr) {
-    const int cc = options_.compute_capability;
-    ACCEL_ASSIGN_OR_RETURN(const BinaryPtr binary, cache_->get(key, [program, cc]() -> Result<BinaryBytes> {
-      ACCEL_ASSIGN_OR_RETURN(const CompiledProgram compiled, compile_with_nvrtc(*program, cc));
-      return encode(compiled);
-    }));
-    ACCEL_ASSIGN_OR_RETURN(loaded, load_program(binary));
-    std::lock_guard lock(mutex_);
-    loaded = by_key_.emplace(std::move(id), loaded).first->second;  // a racing loader's copy wins; ours unloads
-  }
-  std::lock_guard lock(mutex_);
-  // Entries of Programs that are gone hold their memory through the weak_ptr: sweep them now and then (an
-  // isolated worker decodes a new Program for every launch).
-  if (by_address_.size() >= kAddressSweep)
-    std::erase_if(by_address_, [](const auto& e) { return e.second.owner.expired(); });
-  by_address_[program.get()] = {program, loaded};
+  // The build runs on this thread, whose device is the context's: loading into the context needs it.
+  ACCEL_ASSIGN_OR_RETURN(
+      std::shared_ptr<const LoadedProgram> loaded,
+      programs_.get(key, [&]() -> Result<std::shared_ptr<const LoadedProgram>> {
+        const int cc = options_.compute_capability;
+        ACCEL_ASSIGN_OR_RETURN(const BinaryPtr binary, binaries_->get(key, [program, cc]() -> Result<BinaryBytes> {
+          ACCEL_ASSIGN_OR_RETURN(const CompiledProgram compiled, compile_with_nvrtc(*program, cc));
+          return encode(compiled);
+        }));
+        return load_program(binary);
+      }));
+  by_address_.put(at, std::make_shared<const ProgramAtAddress>(ProgramAtAddress{program, loaded}));
   return loaded;
 }
 
@@ -209,53 +205,40 @@ Result<const NvccToolchain*> JitKernels::toolchain() {
 
 Result<std::shared_ptr<const CutlassModule>> JitKernels::cutlass_module(const cutlass::Instance& instance, bool wait,
                                                                         const std::function<void()>& keep_alive) {
-  std::string identity = cutlass::identity(instance);
-  {
-    std::lock_guard lock(mutex_);
-    if (auto it = modules_.find(identity); it != modules_.end()) return it->second;
-    if (auto it = failed_modules_.find(identity); it != failed_modules_.end()) return it->second;
-  }
+  const std::string identity = cutlass::identity(instance);
+  const std::span<const std::byte> key = bytes_of(identity);
+  if (std::shared_ptr<const CutlassModule> found = modules_.peek(key)) return found;
+  if (std::shared_ptr<const Status> failed = failed_modules_.peek(key)) return *failed;
   ACCEL_RETURN_IF_ERROR(cutlass::validate(instance));
   ACCEL_ASSIGN_OR_RETURN(const NvccToolchain* tools, toolchain());
   const std::string source = cutlass::render(instance);
   const int cc = options_.compute_capability;
-  std::shared_future<Result<BinaryPtr>> binary =
-      cache_->get_async(cutlass_key(*tools, source, cc), [tools, source, cc]() -> Result<BinaryBytes> {
-        return compile_shared_object(*tools, source, {.compute_capability = cc});
-      });
-  while (binary.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
-    if (!wait) return std::shared_ptr<const CutlassModule>();
-    if (keep_alive) keep_alive();
+  const std::vector<std::byte> binary_key = cutlass_key(*tools, source, cc);
+  const CompileFunction compile = [tools, source, cc]() -> Result<BinaryBytes> {
+    return compile_shared_object(*tools, source, {.compute_capability = cc});
+  };
+  std::optional<Result<BinaryPtr>> binary;
+  if (!wait) {
+    binary = binaries_->get_if_ready(binary_key, compile);
+    if (!binary) return std::shared_ptr<const CutlassModule>();
+  } else {
+    std::shared_future<Result<BinaryPtr>> compiling = binaries_->get_async(binary_key, compile);
+    while (compiling.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+      if (keep_alive) keep_alive();
+    }
+    binary = compiling.get();
   }
   const auto remember_failure = [&](const Status& status) {
-    std::lock_guard lock(mutex_);
-    failed_modules_.emplace(identity, status);
+    failed_modules_.put(key, std::make_shared<const Status>(status));
     return status;
   };
-  const Result<BinaryPtr> bytes = binary.get();
-  if (!bytes.ok()) return remember_failure(bytes.status());
-  const auto start = std::chrono::steady_clock::now();
-  Result<std::shared_ptr<const CutlassModule>> loaded = CutlassModule::load(**bytes, identity);
+  if (!binary->ok()) return remember_failure(binary->status());
+  Result<std::shared_ptr<const CutlassModule>> loaded =
+      modules_.get(key, [&] { return CutlassModule::load(***binary, identity); });
   if (!loaded.ok()) return remember_failure(loaded.status());
-  std::shared_ptr<const CutlassModule> module = std::move(*loaded);
-  module_load_micros_.fetch_add(micros_since(start), std::memory_order_relaxed);
-  module_loads_.fetch_add(1, std::memory_order_relaxed);
-  std::lock_guard lock(mutex_);
-  return modules_.emplace(std::move(identity), std::move(module)).first->second;
+  return loaded;
 }
 
-JitStats JitKernels::stats() const {
-  const BinaryCacheStats cache = cache_->stats();
-  return JitStats{.memory = cache.memory,
-                  .compiles = cache.compiles,
-                  .compile_failures = cache.compile_failures,
-                  .compile_micros = cache.compile_micros,
-                  .disk_loads = cache.disk_loads,
-                  .disk_stores = cache.disk_stores,
-                  .disk_rejected = cache.disk_rejected,
-                  .module_loads = module_loads_.load(std::memory_order_relaxed),
-                  .module_load_micros = module_load_micros_.load(std::memory_order_relaxed),
-                  .library_fallbacks = fallbacks_.load(std::memory_order_relaxed)};
-}
+std::vector<CacheStats> JitKernels::stats() const { return {binaries_->stats(), programs_.stats(), modules_.stats()}; }
 
 }  // namespace accel::jit

@@ -2,11 +2,14 @@
 // objects nvcc built from one instantiation, see jit/cutlass/module_abi.hpp) loaded with dlopen. Binaries come
 // from the BinaryCache (memory, then disk, else compiled on its background threads); what is loaded belongs
 // to this context, so a rebuilt context (a new isolated worker) loads again from the cache and compiles nothing.
+//
+// What is loaded is kept in cache::Caches bounded by entries ("jit-programs", "jit-modules"). An evicted program
+// or module is unloaded when its last holder lets go of it; the bounds sit far above any working set, since
+// the launches that used it hold it only while enqueuing, not until their kernels finish.
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -15,8 +18,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "accel/core/cache_stats.hpp"
 #include "accel/device/device.hpp"
 #include "accel/jit/kernel.hpp"
+#include "cache/cache.hpp"
 #include "jit/binary_cache.hpp"
 #include "jit/cutlass/render.hpp"
 #include "jit/nvcc_compiler.hpp"
@@ -38,13 +43,14 @@ class LoadedProgram {
   LoadedProgram& operator=(const LoadedProgram&) = delete;
 
   // `name`: a name expression of the program or an extern "C" kernel name. invalid_argument naming the program.
-  [[nodiscard]] Result<const LoadedKernel*> kernel(std::string_view name, std::string_view program_name);
+  // Const, as programs are shared through the cache: the kernels looked up so far are a memo of the library.
+  [[nodiscard]] Result<const LoadedKernel*> kernel(std::string_view name, std::string_view program_name) const;
 
  private:
   cudaLibrary_t library_;
   CompiledProgram compiled_;
-  std::mutex mutex_;
-  std::unordered_map<std::string, std::unique_ptr<LoadedKernel>> kernels_;
+  mutable std::mutex mutex_;
+  mutable std::unordered_map<std::string, std::unique_ptr<LoadedKernel>> kernels_;
 };
 
 // A CUTLASS module loaded into this process.
@@ -79,6 +85,8 @@ struct JitOptions {
   std::uint64_t directory_bytes = 2ull << 30;
   int compile_threads = 4;
   int compute_capability = 90;
+  std::size_t program_capacity = 4096;  // NVRTC programs loaded at once (LRU)
+  std::size_t module_capacity = 256;    // CUTLASS modules loaded at once (LRU)
 };
 
 class JitKernels {
@@ -87,44 +95,44 @@ class JitKernels {
 
   // The program, compiled (or found in the cache) and loaded into this context. Repeated launches of the same
   // Program object find it by address; an equal Program built anew finds it by its key.
-  [[nodiscard]] Result<std::shared_ptr<LoadedProgram>> program(const std::shared_ptr<const Program>& program);
+  [[nodiscard]] Result<std::shared_ptr<const LoadedProgram>> program(const std::shared_ptr<const Program>& program);
 
   // The module of `instance`. If it is not compiled yet: with `wait`, waits for the compile, calling
-  // `keep_alive` every 100 ms meanwhile; without, starts the compile in the background and returns null.
+  // `keep_alive` every 100 ms meanwhile; without, starts the compile in the background and returns null
+  // (counted as not_ready of "jit-binaries").
   [[nodiscard]] Result<std::shared_ptr<const CutlassModule>> cutlass_module(const cutlass::Instance& instance,
                                                                             bool wait,
                                                                             const std::function<void()>& keep_alive);
 
-  void count_fallback() noexcept { fallbacks_.fetch_add(1, std::memory_order_relaxed); }
-  [[nodiscard]] JitStats stats() const;
+  // "jit-binaries" (compiles, the disk tier), "jit-programs" and "jit-modules" (loads into this context).
+  [[nodiscard]] std::vector<CacheStats> stats() const;
 
  private:
-  explicit JitKernels(const JitOptions& options, std::unique_ptr<BinaryCache> cache)
-      : options_(options), cache_(std::move(cache)) {}
+  // A launch's shortcut to its program: by the Program object's address, valid while that object lives.
+  struct ProgramAtAddress {
+    std::weak_ptr<const Program> owner;
+    std::shared_ptr<const LoadedProgram> loaded;
+  };
+
+  JitKernels(const JitOptions& options, std::unique_ptr<BinaryCache> binaries);
   Result<const NvccToolchain*> toolchain();
-  Result<std::shared_ptr<LoadedProgram>> load_program(const BinaryPtr& binary);
+  Result<std::shared_ptr<const LoadedProgram>> load_program(const BinaryPtr& binary);
 
   const JitOptions options_;
-  std::unique_ptr<BinaryCache> cache_;
-
-  std::mutex mutex_;
-  struct ProgramEntry {
-    std::weak_ptr<const Program> owner;
-    std::shared_ptr<LoadedProgram> loaded;
-  };
-  std::unordered_map<const Program*, ProgramEntry> by_address_;  // expired owners swept past 256 entries
-  std::unordered_map<std::string, std::shared_ptr<LoadedProgram>> by_key_;
-  std::unordered_map<std::string, std::shared_ptr<const CutlassModule>> modules_;  // by instance identity
+  std::unique_ptr<BinaryCache> binaries_;
+  // Bounded, so entries of Programs that are gone (an isolated worker decodes a new Program per launch) age out
+  // and the memory their weak_ptrs hold goes with them.
+  cache::Cache<ProgramAtAddress> by_address_;
+  cache::Cache<LoadedProgram> programs_;  // by program key
+  cache::Cache<CutlassModule> modules_;   // by instance identity
   // Instances whose compile or load failed in this process: answered with the same error instead of compiling
   // again for tens of seconds (a new process tries again).
-  std::unordered_map<std::string, Status> failed_modules_;
+  cache::Cache<Status> failed_modules_;
+
+  std::mutex mutex_;  // the toolchain lookup
   std::unique_ptr<NvccToolchain> toolchain_;
   Status toolchain_error_;
   bool toolchain_looked_up_ = false;
-
-  std::atomic<std::uint64_t> module_loads_{0};
-  std::atomic<std::uint64_t> module_load_micros_{0};
-  std::atomic<std::uint64_t> fallbacks_{0};
 };
 
 }  // namespace accel::jit

@@ -37,16 +37,16 @@ Result<std::shared_ptr<const CutlassModule>> module_or_fallback(CudaTarget& targ
                                                                 LibraryCanAnswer&& library_can_answer) {
   ACCEL_ASSIGN_OR_RETURN(JitKernels * jit, kernels_of(target));
   const std::function<void()> keep_alive = [&target] { target.keep_alive(); };
+  // Asked "if ready" only when something else can be done meanwhile, so that "jit-binaries" not_ready counts
+  // the answers given without the kernel (library fallbacks and `unavailable`).
+  if (when == WhenCompiling::wait) return jit->cutlass_module(instance, true, keep_alive);
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const CutlassModule> module, jit->cutlass_module(instance, false, keep_alive));
   if (module != nullptr) return module;
   if (when == WhenCompiling::unavailable) {
     return Status(Code::unavailable,
                   fmt::format("the CUTLASS kernel [{}] is compiling; ask again later", cutlass::identity(instance)));
   }
-  if (when == WhenCompiling::library_fallback && library_can_answer()) {
-    jit->count_fallback();
-    return module;
-  }
+  if (library_can_answer()) return module;
   return jit->cutlass_module(instance, true, keep_alive);
 }
 
@@ -70,7 +70,9 @@ Result<std::unique_ptr<JitState>> JitState::open(CudaTarget& target) {
 }
 
 void describe_jit(CudaTarget& target, DeviceInfo& info) {
-  if (const JitState* state = target.existing_context_state<JitState>()) info.jit = state->kernels().stats();
+  if (Result<JitState*> state = target.context_state<JitState>(); state.ok()) {
+    for (CacheStats& stats : (*state)->kernels().stats()) info.report(std::move(stats));
+  }
 }
 
 }  // namespace jit

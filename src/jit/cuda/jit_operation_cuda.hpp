@@ -29,7 +29,7 @@ class JitState final : public TargetState {
 };
 
 struct KernelPlan {
-  std::shared_ptr<LoadedProgram> program;  // keeps `kernel` loaded
+  std::shared_ptr<const LoadedProgram> program;  // keeps `kernel` loaded
   const LoadedKernel* kernel = nullptr;
 };
 

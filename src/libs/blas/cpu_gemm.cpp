@@ -107,6 +107,6 @@ void run_cpu_gemm(const GemmGeometry& g, const GemmOperands& ops, double alpha, 
   }
 }
 
-std::string cpu_blas_library() { return fmt::format("OpenBLAS ({})", openblas_get_config()); }
+LibraryVersion cpu_blas_library() { return {.name = "OpenBLAS", .version = openblas_get_config()}; }
 
 }  // namespace accel::blas

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "accel/core/library_version.hpp"
 #include "accel/libs/blas/gemm.hpp"
 #include "libs/blas/gemm_operation.hpp"
 
@@ -14,6 +15,6 @@ namespace accel::blas {
 // Runs a validated GEMM (plan_gemm_geometry + Operation<Gemm>::operands + check_cpu_gemm_support passed).
 void run_cpu_gemm(const GemmGeometry& geometry, const GemmOperands& operands, double alpha, double beta);
 
-[[nodiscard]] std::string cpu_blas_library();
+[[nodiscard]] LibraryVersion cpu_blas_library();
 
 }  // namespace accel::blas

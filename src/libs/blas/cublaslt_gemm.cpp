@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+#include <cstring>
+
 #include "operation/cuda_status.hpp"
 
 namespace accel::blas {
@@ -76,6 +80,29 @@ bool output_allowed(DType input, DType output) {
   }
 }
 
+// A plan's key: every field of the resolved shape, written one after the other (no padding), so that equal
+// bytes are equal shapes. Fixed size, so a lookup allocates nothing.
+constexpr std::size_t kShapeInts = 10;
+constexpr std::size_t kShapeEnums = 7;
+using PlanKey = std::array<std::byte, kShapeInts * sizeof(std::int64_t) + kShapeEnums>;
+static_assert(sizeof(GemmShape) == 96, "GemmShape changed: update plan_key");
+
+PlanKey plan_key(const GemmShape& s) {
+  PlanKey key{};
+  std::size_t at = 0;
+  for (std::int64_t v : {s.m, s.n, s.k, s.lda, s.ldb, s.ldc, s.batch, s.stride_a, s.stride_b, s.stride_c}) {
+    std::memcpy(key.data() + at, &v, sizeof v);
+    at += sizeof v;
+  }
+  for (auto v : {static_cast<std::uint8_t>(s.order), static_cast<std::uint8_t>(s.transpose_a),
+                 static_cast<std::uint8_t>(s.transpose_b), static_cast<std::uint8_t>(s.input_type),
+                 static_cast<std::uint8_t>(s.output_type), static_cast<std::uint8_t>(s.compute),
+                 static_cast<std::uint8_t>(s.epilogue)}) {
+    key[at++] = static_cast<std::byte>(v);
+  }
+  return key;
+}
+
 }  // namespace
 
 Status check_cublaslt_support(const GemmGeometry& g, int compute_capability) {
@@ -109,13 +136,12 @@ Status check_cublaslt_support(const GemmGeometry& g, int compute_capability) {
   return Status();
 }
 
-std::string cublaslt_library() {
+LibraryVersion cublaslt_library() {
   const std::size_t version = cublasLtGetVersion();
-  return fmt::format("cuBLASLt {}.{}.{}", version / 10000, version / 100 % 100, version % 100);
+  return {.name = "cuBLASLt", .version = fmt::format("{}.{}.{}", version / 10000, version / 100 % 100, version % 100)};
 }
 
 struct CublasLtGemm::Plan {
-  GemmShape key;
   bool swapped = false;
   cudaDataType scale_type = CUDA_R_32F;
   cublasLtMatmulDesc_t desc = nullptr;
@@ -135,31 +161,15 @@ struct CublasLtGemm::Plan {
   }
 };
 
-std::size_t CublasLtGemm::ShapeHash::operator()(const GemmShape& s) const noexcept {
-  std::size_t seed = 0;
-  auto mix = [&seed](std::uint64_t v) {
-    seed ^= std::hash<std::uint64_t>{}(v) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
-  };
-  for (std::int64_t v : {s.m, s.n, s.k, s.lda, s.ldb, s.ldc, s.batch, s.stride_a, s.stride_b, s.stride_c})
-    mix(static_cast<std::uint64_t>(v));
-  mix(static_cast<std::uint64_t>(s.order) | static_cast<std::uint64_t>(s.transpose_a) << 8 |
-      static_cast<std::uint64_t>(s.transpose_b) << 16 | static_cast<std::uint64_t>(s.input_type) << 24 |
-      static_cast<std::uint64_t>(s.output_type) << 32 | static_cast<std::uint64_t>(s.compute) << 40 |
-      static_cast<std::uint64_t>(s.epilogue) << 48);
-  return seed;
-}
-
 CublasLtGemm::CublasLtGemm(cublasLtHandle_t handle, std::size_t capacity, void* workspace, std::size_t workspace_bytes)
     : handle_(handle),
-      capacity_(std::max<std::size_t>(capacity, 1)),
       workspace_(workspace),
-      workspace_bytes_(workspace_bytes) {
-  stats_.capacity = capacity_;
-}
+      workspace_bytes_(workspace_bytes),
+      plans_(std::make_unique<cache::Cache<Plan>>(
+          cache::CacheOptions<Plan>{.name = "cublaslt-plans", .max_entries = std::max<std::size_t>(capacity, 1)})) {}
 
 CublasLtGemm::~CublasLtGemm() {
-  index_.clear();
-  recent_.clear();
+  plans_.reset();
   cublasLtDestroy(handle_);
 }
 
@@ -170,22 +180,9 @@ Result<std::unique_ptr<CublasLtGemm>> CublasLtGemm::create(std::size_t plan_capa
   return std::unique_ptr<CublasLtGemm>(new CublasLtGemm(handle, plan_capacity, workspace, workspace_bytes));
 }
 
-PlanCacheStats CublasLtGemm::stats() const noexcept {
-  PlanCacheStats stats = stats_;
-  stats.entries = recent_.size();
-  return stats;
-}
-
-Result<CublasLtGemm::Plan*> CublasLtGemm::plan(const GemmGeometry& g) {
-  if (auto found = index_.find(g.shape); found != index_.end()) {
-    ++stats_.hits;
-    recent_.splice(recent_.begin(), recent_, found->second);
-    return found->second->get();
-  }
-  ++stats_.misses;
+Result<std::shared_ptr<const CublasLtGemm::Plan>> CublasLtGemm::build_plan(const GemmGeometry& g) const {
   const GemmShape& s = g.shape;
-  auto plan = std::make_unique<Plan>();
-  plan->key = s;
+  auto plan = std::make_shared<Plan>();
   const LtProblem p = lt_problem(g);
   plan->swapped = p.swapped;
 
@@ -250,26 +247,23 @@ Result<CublasLtGemm::Plan*> CublasLtGemm::plan(const GemmGeometry& g) {
   }
   ACCEL_RETURN_IF_ERROR(cublas_status(set, "cublasLtMatmulAlgoGetHeuristic"));
   plan->algo = heuristic.algo;
+  return std::shared_ptr<const Plan>(std::move(plan));
+}
 
-  if (recent_.size() >= capacity_) {
-    index_.erase(recent_.back()->key);
-    recent_.pop_back();
-    ++stats_.evictions;
-  }
-  recent_.push_front(std::move(plan));
-  index_.emplace(s, recent_.begin());
-  return recent_.front().get();
+Result<std::shared_ptr<const CublasLtGemm::Plan>> CublasLtGemm::plan(const GemmGeometry& g) {
+  const PlanKey key = plan_key(g.shape);
+  return plans_->get(key, [&] { return build_plan(g); });
 }
 
 Status CublasLtGemm::enqueue(const GemmGeometry& g, const GemmOperands& ops, double alpha, double beta,
                              cudaStream_t stream) {
-  ACCEL_ASSIGN_OR_RETURN(Plan * found, plan(g));
+  ACCEL_ASSIGN_OR_RETURN(const std::shared_ptr<const Plan> found, plan(g));
   return run(*found, g, ops, alpha, beta, stream);
 }
 
-Status CublasLtGemm::run(Plan& plan_of, const GemmGeometry& g, const GemmOperands& ops, double alpha, double beta,
+Status CublasLtGemm::run(const Plan& planned, const GemmGeometry& g, const GemmOperands& ops, double alpha, double beta,
                          cudaStream_t stream) {
-  Plan* plan = &plan_of;
+  const Plan* plan = &planned;
   if (has_bias(g.shape.epilogue)) {
     ACCEL_RETURN_IF_ERROR(cublas_status(
         cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &ops.bias, sizeof(ops.bias)),

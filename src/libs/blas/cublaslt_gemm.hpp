@@ -10,13 +10,12 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
-#include <list>
 #include <memory>
-#include <string>
-#include <unordered_map>
 
-#include "accel/device/requests.hpp"
+#include "accel/core/cache_stats.hpp"
+#include "accel/core/library_version.hpp"
 #include "accel/libs/blas/gemm.hpp"
+#include "cache/cache.hpp"
 #include "libs/blas/gemm_operation.hpp"
 
 namespace accel::blas {
@@ -25,7 +24,7 @@ namespace accel::blas {
 // or outside the "TN" layout with sizes multiple of 16.
 [[nodiscard]] Status check_cublaslt_support(const GemmGeometry& geometry, int compute_capability);
 
-[[nodiscard]] std::string cublaslt_library();
+[[nodiscard]] LibraryVersion cublaslt_library();
 
 class CublasLtGemm {
  public:
@@ -38,30 +37,25 @@ class CublasLtGemm {
 
   struct Plan;
   // The plan of a checked GEMM (plan_gemm_geometry and check_cublaslt_support passed): cached, or built.
-  [[nodiscard]] Result<Plan*> plan(const GemmGeometry& geometry);
+  [[nodiscard]] Result<std::shared_ptr<const Plan>> plan(const GemmGeometry& geometry);
   // Enqueues the GEMM of `plan` on resolved operands.
-  [[nodiscard]] Status run(Plan& plan, const GemmGeometry& geometry, const GemmOperands& operands, double alpha,
+  [[nodiscard]] Status run(const Plan& plan, const GemmGeometry& geometry, const GemmOperands& operands, double alpha,
                            double beta, cudaStream_t stream);
   // plan(), then run().
   [[nodiscard]] Status enqueue(const GemmGeometry& geometry, const GemmOperands& operands, double alpha, double beta,
                                cudaStream_t stream);
 
-  [[nodiscard]] PlanCacheStats stats() const noexcept;
+  // "cublaslt-plans", this stream's.
+  [[nodiscard]] CacheStats stats() const { return plans_->stats(); }
 
  private:
-  struct ShapeHash {
-    std::size_t operator()(const GemmShape& shape) const noexcept;
-  };
-
   CublasLtGemm(cublasLtHandle_t handle, std::size_t capacity, void* workspace, std::size_t workspace_bytes);
+  Result<std::shared_ptr<const Plan>> build_plan(const GemmGeometry& geometry) const;
 
   cublasLtHandle_t handle_;
-  const std::size_t capacity_;
   void* workspace_;
   const std::size_t workspace_bytes_;
-  std::list<std::unique_ptr<Plan>> recent_;  // most recently used first
-  std::unordered_map<GemmShape, std::list<std::unique_ptr<Plan>>::iterator, ShapeHash> index_;
-  PlanCacheStats stats_;
+  std::unique_ptr<cache::Cache<Plan>> plans_;  // reset before the handle is destroyed
 };
 
 }  // namespace accel::blas

@@ -49,9 +49,9 @@ Status CudaOperation<Gemm>::run(const Gemm& request, const GemmGeometry& geometr
 }
 
 void CudaOperation<Gemm>::describe(CudaTarget& target, DeviceInfo& info) {
-  info.blas_library = blas::cublaslt_library();
-  if (const blas::CublasLtState* state = target.existing_stream_state<blas::CublasLtState>())
-    info.gemm_plans = state->gemm().stats();
+  info.report(blas::cublaslt_library());
+  if (Result<blas::CublasLtState*> state = target.stream_state<blas::CublasLtState>(); state.ok())
+    info.report((*state)->gemm().stats());
 }
 
 }  // namespace accel

@@ -33,7 +33,7 @@ class CublasLtState final : public TargetState {
 template <>
 struct CudaOperation<Gemm> {
   // Null for an empty GEMM, which launches nothing.
-  using Plan = blas::CublasLtGemm::Plan*;
+  using Plan = std::shared_ptr<const blas::CublasLtGemm::Plan>;
 
   static Result<Plan> plan(const Gemm& request, const GemmGeometry& geometry, CudaTarget& target);
   static std::uint64_t workspace_bytes(const Plan&) { return 0; }  // cuBLASLt uses the state's own workspace

@@ -293,7 +293,12 @@ TEST_F(CudaGemmTest, ThePlanCacheIsConsultedAndEvictsTheLeastRecentlyUsed) {
   auto run = [&](std::int64_t n) {
     EXPECT_THAT(device.gemm({.shape = {.m = n, .n = n, .k = n}, .a = a, .b = b, .c = c}).wait(), IsOk());
   };
-  auto plans = [&] { return device.info().wait()->gemm_plans; };
+  auto plans = [&] {
+    const Result<DeviceInfo> info = device.info().wait();
+    const CacheStats* stats = info.ok() ? info->cache("cublaslt-plans") : nullptr;
+    EXPECT_NE(stats, nullptr);
+    return stats != nullptr ? *stats : CacheStats{};
+  };
   run(64);
   run(64);
   run(64);

@@ -1,5 +1,6 @@
-// The in-memory plan cache: hits, LRU eviction, failed builds, and one build per key under concurrent misses.
-#include "cache/plan_cache.hpp"
+// The cache component in memory: hits, LRU eviction by entries, failed builds, and one build per key under
+// concurrent misses.
+#include "cache/cache.hpp"
 
 #include <gtest/gtest.h>
 
@@ -27,7 +28,7 @@ struct Plan {
   std::string name;
 };
 
-using Cache = PlanCache<Plan>;
+using PlanCache = Cache<Plan>;
 using PlanResult = Result<std::shared_ptr<const Plan>>;
 
 std::span<const std::byte> key(std::string_view text) { return std::as_bytes(std::span(text.data(), text.size())); }
@@ -42,21 +43,21 @@ struct CountingBuild {
   }
 };
 
-TEST(PlanCacheTest, AHitDoesNotCallBuild) {
-  Cache cache(4);
+TEST(CacheTest, AHitDoesNotCallBuild) {
+  PlanCache cache({.name = "plans", .max_entries = 4});
   std::atomic<int> calls{0};
-  PlanResult first = cache.find_or_build(key("a"), CountingBuild{&calls, "a"});
+  PlanResult first = cache.get(key("a"), CountingBuild{&calls, "a"});
   ASSERT_THAT(first, IsOk());
   EXPECT_EQ(calls.load(), 1);
   EXPECT_EQ((*first)->name, "a");
 
-  PlanResult second = cache.find_or_build(key("a"), [&]() -> PlanResult {
+  PlanResult second = cache.get(key("a"), [&]() -> PlanResult {
     ADD_FAILURE() << "a cached plan was built again";
     return internal_error("built again");
   });
   ASSERT_THAT(second, IsOk());
   EXPECT_EQ(second->get(), first->get());
-  const PlanCacheStats stats = cache.stats();
+  const CacheStats stats = cache.stats();
   EXPECT_EQ(stats.hits, 1u);
   EXPECT_EQ(stats.misses, 1u);
   EXPECT_EQ(stats.entries, 1u);
@@ -64,15 +65,15 @@ TEST(PlanCacheTest, AHitDoesNotCallBuild) {
   EXPECT_EQ(stats.evictions, 0u);
 }
 
-TEST(PlanCacheTest, KeysAreComparedByteForByte) {
-  Cache cache(4);
+TEST(CacheTest, KeysAreComparedByteForByte) {
+  PlanCache cache({.name = "plans", .max_entries = 4});
   std::atomic<int> calls{0};
   const std::string with_nul("ab\0c", 4);
   const std::string other_nul("ab\0d", 4);
-  PlanResult a = cache.find_or_build(key(with_nul), CountingBuild{&calls, "1"});
-  PlanResult b = cache.find_or_build(key(other_nul), CountingBuild{&calls, "2"});
-  PlanResult c = cache.find_or_build(key("ab"), CountingBuild{&calls, "3"});
-  PlanResult empty = cache.find_or_build(key(""), CountingBuild{&calls, "4"});
+  PlanResult a = cache.get(key(with_nul), CountingBuild{&calls, "1"});
+  PlanResult b = cache.get(key(other_nul), CountingBuild{&calls, "2"});
+  PlanResult c = cache.get(key("ab"), CountingBuild{&calls, "3"});
+  PlanResult empty = cache.get(key(""), CountingBuild{&calls, "4"});
   ASSERT_THAT(a, IsOk());
   ASSERT_THAT(b, IsOk());
   ASSERT_THAT(c, IsOk());
@@ -81,33 +82,33 @@ TEST(PlanCacheTest, KeysAreComparedByteForByte) {
   EXPECT_EQ((*a)->name, "1");
   EXPECT_EQ((*b)->name, "2");
   EXPECT_EQ((*c)->name, "3");
-  EXPECT_EQ((*cache.find_or_build(key(with_nul), CountingBuild{&calls, "x"}))->name, "1");
-  EXPECT_EQ((*cache.find_or_build(key(""), CountingBuild{&calls, "x"}))->name, "4");
+  EXPECT_EQ((*cache.get(key(with_nul), CountingBuild{&calls, "x"}))->name, "1");
+  EXPECT_EQ((*cache.get(key(""), CountingBuild{&calls, "x"}))->name, "4");
   EXPECT_EQ(calls.load(), 4);
 }
 
-TEST(PlanCacheTest, TheLeastRecentlyUsedPlanIsEvictedBeyondCapacity) {
-  Cache cache(2);
+TEST(CacheTest, TheLeastRecentlyUsedPlanIsEvictedBeyondCapacity) {
+  PlanCache cache({.name = "plans", .max_entries = 2});
   std::atomic<int> calls{0};
-  ASSERT_THAT(cache.find_or_build(key("a"), CountingBuild{&calls, "a"}), IsOk());
-  ASSERT_THAT(cache.find_or_build(key("b"), CountingBuild{&calls, "b"}), IsOk());
-  ASSERT_THAT(cache.find_or_build(key("a"), CountingBuild{&calls, "a"}), IsOk());  // a is now the most recent
+  ASSERT_THAT(cache.get(key("a"), CountingBuild{&calls, "a"}), IsOk());
+  ASSERT_THAT(cache.get(key("b"), CountingBuild{&calls, "b"}), IsOk());
+  ASSERT_THAT(cache.get(key("a"), CountingBuild{&calls, "a"}), IsOk());  // a is now the most recent
   EXPECT_EQ(calls.load(), 2);
   EXPECT_EQ(cache.stats().evictions, 0u);
 
-  ASSERT_THAT(cache.find_or_build(key("c"), CountingBuild{&calls, "c"}), IsOk());  // evicts b
+  ASSERT_THAT(cache.get(key("c"), CountingBuild{&calls, "c"}), IsOk());  // evicts b
   EXPECT_EQ(calls.load(), 3);
-  PlanCacheStats stats = cache.stats();
+  CacheStats stats = cache.stats();
   EXPECT_EQ(stats.evictions, 1u);
   EXPECT_EQ(stats.entries, 2u);
 
-  ASSERT_THAT(cache.find_or_build(key("a"), CountingBuild{&calls, "a"}), IsOk());  // still there
+  ASSERT_THAT(cache.get(key("a"), CountingBuild{&calls, "a"}), IsOk());  // still there
   EXPECT_EQ(calls.load(), 3);
-  ASSERT_THAT(cache.find_or_build(key("b"), CountingBuild{&calls, "b"}), IsOk());  // built again, evicts c
+  ASSERT_THAT(cache.get(key("b"), CountingBuild{&calls, "b"}), IsOk());  // built again, evicts c
   EXPECT_EQ(calls.load(), 4);
-  ASSERT_THAT(cache.find_or_build(key("a"), CountingBuild{&calls, "a"}), IsOk());
+  ASSERT_THAT(cache.get(key("a"), CountingBuild{&calls, "a"}), IsOk());
   EXPECT_EQ(calls.load(), 4);
-  ASSERT_THAT(cache.find_or_build(key("c"), CountingBuild{&calls, "c"}), IsOk());  // c was evicted; evicts b
+  ASSERT_THAT(cache.get(key("c"), CountingBuild{&calls, "c"}), IsOk());  // c was evicted; evicts b
   EXPECT_EQ(calls.load(), 5);
 
   stats = cache.stats();
@@ -117,19 +118,19 @@ TEST(PlanCacheTest, TheLeastRecentlyUsedPlanIsEvictedBeyondCapacity) {
   EXPECT_EQ(stats.hits, 3u);
 }
 
-TEST(PlanCacheTest, AnEvictedPlanStaysValidForThoseHoldingIt) {
-  Cache cache(1);
+TEST(CacheTest, AnEvictedPlanStaysValidForThoseHoldingIt) {
+  PlanCache cache({.name = "plans", .max_entries = 1});
   std::atomic<int> calls{0};
-  PlanResult a = cache.find_or_build(key("a"), CountingBuild{&calls, "a"});
+  PlanResult a = cache.get(key("a"), CountingBuild{&calls, "a"});
   ASSERT_THAT(a, IsOk());
-  ASSERT_THAT(cache.find_or_build(key("b"), CountingBuild{&calls, "b"}), IsOk());
+  ASSERT_THAT(cache.get(key("b"), CountingBuild{&calls, "b"}), IsOk());
   EXPECT_EQ(cache.stats().evictions, 1u);
   EXPECT_EQ((*a)->name, "a");
   EXPECT_EQ(cache.stats().entries, 1u);
 }
 
-TEST(PlanCacheTest, AFailedBuildReachesEveryWaiterAndIsNotCached) {
-  Cache cache(4);
+TEST(CacheTest, AFailedBuildReachesEveryWaiterAndIsNotCached) {
+  PlanCache cache({.name = "plans", .max_entries = 4});
   constexpr int kWaiters = 7;
   std::atomic<int> calls{0};
   std::latch building(1);
@@ -146,29 +147,29 @@ TEST(PlanCacheTest, AFailedBuildReachesEveryWaiterAndIsNotCached) {
 
   std::vector<PlanResult> results(kWaiters + 1, internal_error("not run"));
   std::vector<std::thread> threads;
-  threads.emplace_back([&] { results[0] = cache.find_or_build(key("k"), failing); });
+  threads.emplace_back([&] { results[0] = cache.get(key("k"), failing); });
   building.wait();
   for (int i = 1; i <= kWaiters; ++i) {
-    threads.emplace_back([&, i] { results[i] = cache.find_or_build(key("k"), failing); });
+    threads.emplace_back([&, i] { results[i] = cache.get(key("k"), failing); });
   }
   for (std::thread& t : threads) t.join();
 
   EXPECT_EQ(calls.load(), 1);
   for (const PlanResult& result : results) EXPECT_THAT(result, StatusIs(Code::not_supported, "no engine"));
-  PlanCacheStats stats = cache.stats();
+  CacheStats stats = cache.stats();
   EXPECT_EQ(stats.entries, 0u);
   EXPECT_EQ(stats.misses, 1u);
   EXPECT_EQ(stats.hits, static_cast<std::uint64_t>(kWaiters));
 
   // Not cached: the next requester builds again, and may succeed.
-  PlanResult retry = cache.find_or_build(key("k"), CountingBuild{&calls, "k"});
+  PlanResult retry = cache.get(key("k"), CountingBuild{&calls, "k"});
   ASSERT_THAT(retry, IsOk());
   EXPECT_EQ(calls.load(), 2);
   EXPECT_EQ(cache.stats().entries, 1u);
 }
 
-TEST(PlanCacheTest, ConcurrentMissesOfOneKeyBuildOnce) {
-  Cache cache(8);
+TEST(CacheTest, ConcurrentMissesOfOneKeyBuildOnce) {
+  PlanCache cache({.name = "plans", .max_entries = 8});
   constexpr int kThreads = 16;
   std::atomic<int> calls{0};
   std::latch start(kThreads);
@@ -177,7 +178,7 @@ TEST(PlanCacheTest, ConcurrentMissesOfOneKeyBuildOnce) {
   for (int i = 0; i < kThreads; ++i) {
     threads.emplace_back([&, i] {
       start.arrive_and_wait();
-      results[i] = cache.find_or_build(key("shared"), [&]() -> PlanResult {
+      results[i] = cache.get(key("shared"), [&]() -> PlanResult {
         calls.fetch_add(1);
         std::this_thread::sleep_for(50ms);
         return std::shared_ptr<const Plan>(std::make_shared<Plan>(Plan{"shared"}));
@@ -192,14 +193,14 @@ TEST(PlanCacheTest, ConcurrentMissesOfOneKeyBuildOnce) {
     ASSERT_THAT(result, IsOk());
     EXPECT_EQ(result->get(), results[0]->get());
   }
-  const PlanCacheStats stats = cache.stats();
+  const CacheStats stats = cache.stats();
   EXPECT_EQ(stats.misses, 1u);
   EXPECT_EQ(stats.hits, static_cast<std::uint64_t>(kThreads - 1));
   EXPECT_EQ(stats.entries, 1u);
 }
 
-TEST(PlanCacheTest, DifferentKeysBuildConcurrently) {
-  Cache cache(8);
+TEST(CacheTest, DifferentKeysBuildConcurrently) {
+  PlanCache cache({.name = "plans", .max_entries = 8});
   constexpr int kKeys = 4;
   std::atomic<int> inside{0};
   std::atomic<int> most_inside{0};
@@ -208,7 +209,7 @@ TEST(PlanCacheTest, DifferentKeysBuildConcurrently) {
   for (int i = 0; i < kKeys; ++i) {
     threads.emplace_back([&, i] {
       const std::string name = "key-" + std::to_string(i);
-      results[i] = cache.find_or_build(key(name), [&]() -> PlanResult {
+      results[i] = cache.get(key(name), [&]() -> PlanResult {
         const int now = inside.fetch_add(1) + 1;
         int seen = most_inside.load();
         while (now > seen && !most_inside.compare_exchange_weak(seen, now)) {
@@ -234,13 +235,24 @@ TEST(PlanCacheTest, DifferentKeysBuildConcurrently) {
   EXPECT_EQ(cache.stats().entries, static_cast<std::uint64_t>(kKeys));
 }
 
-TEST(PlanCacheTest, ACapacityOfZeroKeepsOnePlan) {
-  Cache cache(0);
+TEST(CacheTest, ACacheWithoutBoundsKeepsEveryPlan) {
+  PlanCache cache({.name = "plans"});
   std::atomic<int> calls{0};
-  ASSERT_THAT(cache.find_or_build(key("a"), CountingBuild{&calls, "a"}), IsOk());
-  ASSERT_THAT(cache.find_or_build(key("a"), CountingBuild{&calls, "a"}), IsOk());
-  EXPECT_EQ(calls.load(), 1);
-  EXPECT_EQ(cache.stats().capacity, 1u);
+  for (int i = 0; i < 100; ++i) {
+    const std::string name = std::to_string(i);
+    ASSERT_THAT(cache.get(key(name), CountingBuild{&calls, name}), IsOk());
+  }
+  for (int i = 0; i < 100; ++i) {
+    const std::string name = std::to_string(i);
+    ASSERT_THAT(cache.get(key(name), CountingBuild{&calls, name}), IsOk());
+  }
+  EXPECT_EQ(calls.load(), 100);
+  const CacheStats stats = cache.stats();
+  EXPECT_EQ(stats.name, "plans");
+  EXPECT_EQ(stats.capacity, 0u);
+  EXPECT_EQ(stats.entries, 100u);
+  EXPECT_EQ(stats.evictions, 0u);
+  EXPECT_EQ(stats.builds, 100u);
 }
 
 }  // namespace
