@@ -11,6 +11,8 @@
 #include <string_view>
 #include <utility>
 
+#include "accel/core/byte_codec.hpp"
+
 namespace accel::jit {
 namespace {
 
@@ -22,64 +24,41 @@ constexpr std::string_view kKeyTag = "accel.jit.nvrtc.key/1";
 constexpr std::array<char, 8> kEncodingMagic = {'A', 'C', 'C', 'E', 'L', 'N', 'V', 'R'};
 constexpr std::uint32_t kEncodingVersion = 1;
 
-// Little-endian, every variable-length field prefixed by its length, so that no two different field sequences
-// produce the same bytes.
-class Writer {
+// Every variable-length field is prefixed by its u64 length (ByteWriter::bytes), so that no two different field
+// sequences produce the same bytes.
+void text(ByteWriter& out, std::string_view value) { out.bytes(std::as_bytes(std::span(value.data(), value.size()))); }
+
+// A compiled program's bytes, read with every length checked against what is left, so damaged input (a length
+// pointing past the end, a huge count) fails instead of reading or allocating beyond the input.
+class ProgramReader {
  public:
-  void u8(std::uint8_t value) { out_.push_back(static_cast<std::byte>(value)); }
-  void u32(std::uint32_t value) { integer(value, 4); }
-  void u64(std::uint64_t value) { integer(value, 8); }
-  void raw(std::span<const std::byte> data) { out_.insert(out_.end(), data.begin(), data.end()); }
-  void text(std::string_view value) { field(std::as_bytes(std::span(value.data(), value.size()))); }
-  void field(std::span<const std::byte> data) {
-    u64(data.size());
-    raw(data);
-  }
-  [[nodiscard]] std::vector<std::byte> take() && { return std::move(out_); }
-
- private:
-  void integer(std::uint64_t value, int bytes) {
-    for (int i = 0; i < bytes; ++i) out_.push_back(static_cast<std::byte>(value >> (8 * i)));
-  }
-  std::vector<std::byte> out_;
-};
-
-// Reads what Writer wrote. Every read checks the bytes left first, so damaged input (a length pointing past the
-// end, a huge count) fails instead of reading or allocating beyond the input.
-class Reader {
- public:
-  explicit Reader(std::span<const std::byte> in) : in_(in) {}
-
-  Result<std::uint64_t> integer(int bytes, std::string_view what) {
-    ACCEL_ASSIGN_OR_RETURN(std::span<const std::byte> data, take(static_cast<std::size_t>(bytes), what));
-    std::uint64_t value = 0;
-    for (int i = 0; i < bytes; ++i) value |= std::uint64_t{std::to_integer<std::uint8_t>(data[i])} << (8 * i);
+  explicit ProgramReader(std::span<const std::byte> in) : in_(in), reader_(in) {}
+  template <class T>
+  Result<T> integer(std::string_view what) {
+    T value{};
+    if (!reader_.pod(value).ok()) return damaged(fmt::format("{} cut short", what));
     return value;
   }
   Result<std::span<const std::byte>> field(std::string_view what) {
-    ACCEL_ASSIGN_OR_RETURN(std::uint64_t length, integer(8, what));
-    if (length > left()) return damaged(fmt::format("{} of {} bytes", what, length));
-    return take(static_cast<std::size_t>(length), what);
+    ACCEL_ASSIGN_OR_RETURN(const std::uint64_t length, integer<std::uint64_t>(what));
+    std::span<const std::byte> data;
+    if (length > left() || !reader_.view(data, length).ok())
+      return damaged(fmt::format("{} of {} bytes", what, length));
+    return data;
   }
   Result<std::string> text(std::string_view what) {
     ACCEL_ASSIGN_OR_RETURN(std::span<const std::byte> data, field(what));
     return std::string(reinterpret_cast<const char*>(data.data()), data.size());
   }
-  Result<std::span<const std::byte>> take(std::size_t bytes, std::string_view what) {
-    if (bytes > left()) return damaged(fmt::format("{} cut short", what));
-    const std::span<const std::byte> data = in_.subspan(offset_, bytes);
-    offset_ += bytes;
-    return data;
-  }
-  [[nodiscard]] std::size_t left() const noexcept { return in_.size() - offset_; }
+  [[nodiscard]] std::size_t left() const noexcept { return reader_.remaining(); }
   [[nodiscard]] Status damaged(std::string_view what) const {
-    return internal_error(
-        fmt::format("damaged compiled program ({} bytes): {} at offset {}", in_.size(), what, offset_));
+    return internal_error(fmt::format("damaged compiled program ({} bytes): {} at offset {}", in_.size(), what,
+                                      in_.size() - reader_.remaining()));
   }
 
  private:
   std::span<const std::byte> in_;
-  std::size_t offset_ = 0;
+  ByteReader reader_;
 };
 
 Status nvrtc_error(nvrtcResult result, std::string_view program, std::string_view call) {
@@ -247,60 +226,58 @@ Result<CompiledProgram> compile_with_nvrtc(const Program& program, int compute_c
 }
 
 std::vector<std::byte> program_key(const Program& program, int compute_capability) {
-  Writer key;
-  key.text(kKeyTag);
+  ByteWriter key;
+  text(key, kKeyTag);
   // The name is the file name NVRTC gives the source: it appears in __FILE__ and in the binary's line info.
-  key.text(program.name);
-  key.text(program.source);
-  key.u64(program.headers.size());
+  text(key, program.name);
+  text(key, program.source);
+  key.pod(static_cast<std::uint64_t>(program.headers.size()));
   for (const Header& header : program.headers) {
-    key.text(header.name);
-    key.text(header.contents);
+    text(key, header.name);
+    text(key, header.contents);
   }
-  key.u64(program.options.size());
-  for (const std::string& option : program.options) key.text(option);
-  key.u64(program.name_expressions.size());
-  for (const std::string& expression : program.name_expressions) key.text(expression);
-  key.u8(static_cast<std::uint8_t>(program.code));
-  key.u32(static_cast<std::uint32_t>(compute_capability));
-  key.text(nvrtc_version());
-  return std::move(key).take();
+  key.pod(static_cast<std::uint64_t>(program.options.size()));
+  for (const std::string& option : program.options) text(key, option);
+  key.pod(static_cast<std::uint64_t>(program.name_expressions.size()));
+  for (const std::string& expression : program.name_expressions) text(key, expression);
+  key.pod(static_cast<std::uint8_t>(program.code));
+  key.pod(static_cast<std::uint32_t>(compute_capability));
+  text(key, nvrtc_version());
+  return key.take();
 }
 
 // Layout: magic "ACCELNVR", u32 version, u8 kind, code, u64 count, (expression, lowered name) pairs, log;
 // integers little-endian, code and strings prefixed by a u64 length.
 std::vector<std::byte> encode(const CompiledProgram& compiled) {
-  Writer out;
-  out.raw(std::as_bytes(std::span(kEncodingMagic)));
-  out.u32(kEncodingVersion);
-  out.u8(static_cast<std::uint8_t>(compiled.kind));
-  out.field(compiled.code);
-  out.u64(compiled.lowered_names.size());
+  ByteWriter out;
+  out.pod(kEncodingMagic).pod(kEncodingVersion).pod(static_cast<std::uint8_t>(compiled.kind)).bytes(compiled.code);
+  out.pod(static_cast<std::uint64_t>(compiled.lowered_names.size()));
   for (const auto& [expression, lowered] : compiled.lowered_names) {
-    out.text(expression);
-    out.text(lowered);
+    text(out, expression);
+    text(out, lowered);
   }
-  out.text(compiled.log);
-  return std::move(out).take();
+  text(out, compiled.log);
+  return out.take();
 }
 
 Result<CompiledProgram> decode_compiled_program(std::span<const std::byte> bytes) {
-  Reader in(bytes);
-  ACCEL_ASSIGN_OR_RETURN(std::span<const std::byte> magic, in.take(kEncodingMagic.size(), "magic"));
-  if (std::memcmp(magic.data(), kEncodingMagic.data(), kEncodingMagic.size()) != 0) {
+  ProgramReader in(bytes);
+  using Magic = std::array<char, 8>;
+  ACCEL_ASSIGN_OR_RETURN(const Magic magic, in.integer<Magic>("magic"));
+  if (magic != kEncodingMagic) {
     return internal_error(fmt::format("damaged compiled program ({} bytes): not one (wrong magic)", bytes.size()));
   }
-  ACCEL_ASSIGN_OR_RETURN(std::uint64_t version, in.integer(4, "version"));
+  ACCEL_ASSIGN_OR_RETURN(const std::uint32_t version, in.integer<std::uint32_t>("version"));
   if (version != kEncodingVersion) {
     return internal_error(
         fmt::format("compiled program of encoding version {}, expected {}", version, kEncodingVersion));
   }
-  ACCEL_ASSIGN_OR_RETURN(std::uint64_t kind, in.integer(1, "code kind"));
+  ACCEL_ASSIGN_OR_RETURN(const std::uint8_t kind, in.integer<std::uint8_t>("code kind"));
   if (kind > static_cast<std::uint8_t>(CodeKind::ptx)) return in.damaged(fmt::format("code kind {}", kind));
   CompiledProgram out{.kind = static_cast<CodeKind>(kind)};
   ACCEL_ASSIGN_OR_RETURN(std::span<const std::byte> code, in.field("code"));
   out.code.assign(code.begin(), code.end());
-  ACCEL_ASSIGN_OR_RETURN(std::uint64_t count, in.integer(8, "lowered name count"));
+  ACCEL_ASSIGN_OR_RETURN(const std::uint64_t count, in.integer<std::uint64_t>("lowered name count"));
   // Each pair takes at least its two lengths, so a count the input cannot hold is refused before the loop.
   if (count > in.left() / 16) return in.damaged(fmt::format("lowered name count {}", count));
   for (std::uint64_t i = 0; i < count; ++i) {

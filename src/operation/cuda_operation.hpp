@@ -60,11 +60,6 @@ class TargetStates {
     }
     return states_[slot].get();
   }
-  // The state in `slot` if it was made; null otherwise.
-  [[nodiscard]] TargetState* find(std::size_t slot) const {
-    std::lock_guard lock(mutex_);
-    return slot < states_.size() ? states_[slot].get() : nullptr;
-  }
   // Destroys the states (they release their library handles).
   void clear() {
     std::lock_guard lock(mutex_);
@@ -114,15 +109,6 @@ class CudaTarget {
   template <class State>
   Result<State*> stream_state() {
     return state_in<State>(stream_states());
-  }
-  // The state if it was made already (for reports that must not make one); null otherwise.
-  template <class State>
-  State* existing_context_state() noexcept {
-    return static_cast<State*>(context_states().find(TargetStates::index<State>()));
-  }
-  template <class State>
-  State* existing_stream_state() noexcept {
-    return static_cast<State*>(stream_states().find(TargetStates::index<State>()));
   }
 
  protected:

@@ -171,16 +171,18 @@ class ByteReader {
     return *this;
   }
 
+  // Marks the input damaged: for a caller's own check of what it read (a count out of range, say).
+  ByteReader& fail() noexcept {
+    ok_ = false;
+    return *this;
+  }
+
   [[nodiscard]] bool ok() const noexcept { return ok_; }
   // Every read succeeded and every byte was read.
   [[nodiscard]] bool finished() const noexcept { return ok_ && remaining() == 0; }
   [[nodiscard]] std::size_t remaining() const noexcept { return in_.size() - used_; }
 
  private:
-  ByteReader& fail() noexcept {
-    ok_ = false;
-    return *this;
-  }
   std::span<const std::byte> in_;
   std::size_t used_ = 0;
   bool ok_ = true;

@@ -8,43 +8,6 @@
 
 namespace accel::device::isolated {
 
-void WireWriter::bytes(const void* data, std::size_t count) noexcept {
-  if (count > room()) {
-    overflowed_ = true;
-    return;
-  }
-  if (count != 0) std::memcpy(out_.data() + used_, data, count);
-  used_ += count;
-}
-
-void WireWriter::string(std::string_view text) noexcept {
-  const auto length = static_cast<std::uint32_t>(text.size());
-  pod(length);
-  bytes(text.data(), text.size());
-}
-
-bool WireReader::bytes(void* data, std::size_t count) noexcept {
-  if (count > in_.size() - used_) return false;
-  if (count != 0) std::memcpy(data, in_.data() + used_, count);
-  used_ += count;
-  return true;
-}
-
-bool WireReader::view(std::span<const std::byte>& data, std::size_t count) noexcept {
-  if (count > in_.size() - used_) return false;
-  data = in_.subspan(used_, count);
-  used_ += count;
-  return true;
-}
-
-bool WireReader::string(std::string& text) {
-  std::uint32_t length = 0;
-  if (!pod(length) || length > in_.size() - used_) return false;
-  text.assign(reinterpret_cast<const char*>(in_.data() + used_), length);
-  used_ += length;
-  return true;
-}
-
 // A reply slot holds the status (code, source, raw code, a message cut to fit) beside the value.
 static_assert(kValueScratch + 512 <= kReplySlotBytes, "a reply slot holds the largest value and a status");
 
@@ -76,28 +39,25 @@ std::size_t encoded_size(const LibraryVersion& library) {
 std::size_t encoded_size(const CacheStats& stats) {
   return 2 * kLengthBytes + stats.name.size() + stats.directory.size() + kCounters * sizeof(std::uint64_t);
 }
-void encode_item(WireWriter& out, const LibraryVersion& library) {
+void encode_item(ByteWriter& out, const LibraryVersion& library) {
   out.string(library.name);
   out.string(library.version);
 }
-void encode_item(WireWriter& out, const CacheStats& stats) {
+void encode_item(ByteWriter& out, const CacheStats& stats) {
   out.string(stats.name);
   out.string(stats.directory);
   each_counter(stats, [&](const std::uint64_t& counter) { out.pod(counter); });
 }
-bool decode_item(WireReader& in, LibraryVersion& library) {
-  return in.string(library.name) && in.string(library.version);
-}
-bool decode_item(WireReader& in, CacheStats& stats) {
-  bool ok = in.string(stats.name) && in.string(stats.directory);
-  each_counter(stats, [&](std::uint64_t& counter) { ok = ok && in.pod(counter); });
-  return ok;
+void decode_item(ByteReader& in, LibraryVersion& library) { in.string(library.name).string(library.version); }
+void decode_item(ByteReader& in, CacheStats& stats) {
+  in.string(stats.name).string(stats.directory);
+  each_counter(stats, [&](std::uint64_t& counter) { in.pod(counter); });
 }
 
 // A count, then the items. The list is bounded by the room left: the items that would not fit (with `reserve`
 // bytes kept for what follows) are left out, so a reply is always whole.
 template <class T>
-void encode_list(WireWriter& out, const std::vector<T>& items, std::size_t reserve) {
+void encode_list(ByteWriter& out, const std::vector<T>& items, std::size_t reserve) {
   std::size_t room = out.room() > kLengthBytes + reserve ? out.room() - kLengthBytes - reserve : 0;
   std::uint32_t count = 0;
   for (const T& item : items) {
@@ -109,20 +69,21 @@ void encode_list(WireWriter& out, const std::vector<T>& items, std::size_t reser
   for (std::uint32_t i = 0; i < count; ++i) encode_item(out, items[i]);
 }
 template <class T>
-bool decode_list(WireReader& in, std::vector<T>& items) {
+void decode_list(ByteReader& in, std::vector<T>& items) {
   std::uint32_t count = 0;
+  in.pod(count);
   // Every item takes at least two lengths, which bounds what a damaged count can make us allocate.
-  if (!in.pod(count) || count > in.remaining() / (2 * kLengthBytes)) return false;
-  items.resize(count);
-  for (T& item : items) {
-    if (!decode_item(in, item)) return false;
+  if (!in.ok() || count > in.remaining() / (2 * kLengthBytes)) {
+    in.fail();
+    return;
   }
-  return true;
+  items.resize(count);
+  for (T& item : items) decode_item(in, item);
 }
 
 }  // namespace
 
-void encode_value(WireWriter& out, const DeviceInfo& info) {
+void encode_value(ByteWriter& out, const DeviceInfo& info) {
   out.pod(info.kind);
   out.pod(info.ordinal);
   out.pod(info.device_id);
@@ -139,14 +100,16 @@ void encode_value(WireWriter& out, const DeviceInfo& info) {
   encode_list(out, info.caches, 0);
 }
 
-bool decode_value(WireReader& in, DeviceInfo& info) {
-  return in.pod(info.kind) && in.pod(info.ordinal) && in.pod(info.device_id) && in.pod(info.epoch) &&
-         in.string(info.name) && in.pod(info.memory_capacity_bytes) && in.pod(info.compute_capability) &&
-         in.pod(info.completion) && in.pod(info.device_free_bytes) && in.pod(info.memory) && in.pod(info.worker_pid) &&
-         in.pod(info.worker_restarts) && decode_list(in, info.libraries) && decode_list(in, info.caches);
+bool decode_value(ByteReader& in, DeviceInfo& info) {
+  in.pod(info.kind).pod(info.ordinal).pod(info.device_id).pod(info.epoch).string(info.name);
+  in.pod(info.memory_capacity_bytes).pod(info.compute_capability).pod(info.completion).pod(info.device_free_bytes);
+  in.pod(info.memory).pod(info.worker_pid).pod(info.worker_restarts);
+  decode_list(in, info.libraries);
+  decode_list(in, info.caches);
+  return in.ok();
 }
 
-void encode_status(WireWriter& out, const Status& status, std::size_t value_bytes) {
+void encode_status(ByteWriter& out, const Status& status, std::size_t value_bytes) {
   out.pod(status.code());
   out.pod(status.source());
   out.pod(status.raw_code());
@@ -161,14 +124,13 @@ void encode_status(WireWriter& out, const Status& status, std::size_t value_byte
   out.string(message);
 }
 
-Status decode_status(WireReader& in) {
+Status decode_status(ByteReader& in) {
   Code code = Code::ok;
   Source source = Source::runtime;
   std::int64_t raw_code = 0;
   std::string message;
-  if (!in.pod(code) || !in.pod(source) || !in.pod(raw_code) || !in.string(message)) {
-    return internal_error("a reply from the worker was cut short");
-  }
+  in.pod(code).pod(source).pod(raw_code).string(message);
+  if (!in.ok()) return internal_error("a reply from the worker was cut short");
   if (code == Code::ok) return Status();
   return Status(code, std::move(message), source, raw_code);
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <type_traits>
 
+#include "accel/core/byte_codec.hpp"
 #include "accel/device/protocol.hpp"
 #include "device/isolated/staged_requests.hpp"
 
@@ -68,80 +69,40 @@ bool visit_request(std::uint16_t tag, std::span<const std::byte> payload, F&& f)
   return detail::Visit<DeviceProtocol>::apply(tag, payload, f);
 }
 
-// Bounds-checked writing and reading of a reply payload.
-class WireWriter {
- public:
-  explicit WireWriter(std::span<std::byte> out) noexcept : out_(out) {}
-  void bytes(const void* data, std::size_t count) noexcept;
-  template <class T>
-  void pod(const T& value) noexcept {
-    static_assert(std::is_trivially_copyable_v<T>);
-    bytes(&value, sizeof value);
-  }
-  void string(std::string_view text) noexcept;
-  [[nodiscard]] std::size_t used() const noexcept { return used_; }
-  [[nodiscard]] std::size_t room() const noexcept { return out_.size() - used_; }
-  [[nodiscard]] bool overflowed() const noexcept { return overflowed_; }
-
- private:
-  std::span<std::byte> out_;
-  std::size_t used_ = 0;
-  bool overflowed_ = false;
-};
-
-class WireReader {
- public:
-  explicit WireReader(std::span<const std::byte> in) noexcept : in_(in) {}
-  bool bytes(void* data, std::size_t count) noexcept;
-  template <class T>
-  bool pod(T& value) noexcept {
-    static_assert(std::is_trivially_copyable_v<T>);
-    return bytes(&value, sizeof value);
-  }
-  bool string(std::string& text);
-  // The next `count` bytes where they lie, without copying.
-  bool view(std::span<const std::byte>& data, std::size_t count) noexcept;
-  [[nodiscard]] std::size_t remaining() const noexcept { return in_.size() - used_; }
-
- private:
-  std::span<const std::byte> in_;
-  std::size_t used_ = 0;
-};
-
-void encode_value(WireWriter& out, const DeviceInfo& info);
-bool decode_value(WireReader& in, DeviceInfo& info);
+void encode_value(ByteWriter& out, const DeviceInfo& info);
+bool decode_value(ByteReader& in, DeviceInfo& info);
 
 template <class T>
-void encode_value(WireWriter& out, const T& value) {
+void encode_value(ByteWriter& out, const T& value) {
   out.pod(value);
 }
 template <class T>
-bool decode_value(WireReader& in, T& value) {
-  return in.pod(value);
+bool decode_value(ByteReader& in, T& value) {
+  return in.pod(value).ok();
 }
 
 // Writes the status, cutting its message (and saying so) where it would not fit beside `value_bytes`.
-void encode_status(WireWriter& out, const Status& status, std::size_t value_bytes);
-Status decode_status(WireReader& in);
+void encode_status(ByteWriter& out, const Status& status, std::size_t value_bytes);
+Status decode_status(ByteReader& in);
 
 template <class T>
 std::size_t encode_reply(std::span<std::byte> out, const Result<T>& result) {
-  WireWriter writer(out);
+  ByteWriter writer(out);
   if (!result.ok()) {
     encode_status(writer, result.status(), 0);
-    return writer.used();
+    return writer.size();
   }
   std::byte scratch[kValueScratch];
-  WireWriter value(scratch);
+  ByteWriter value(scratch);
   encode_value(value, *result);
-  encode_status(writer, Status(), value.used());
-  writer.bytes(scratch, value.used());
-  return writer.used();
+  encode_status(writer, Status(), value.size());
+  writer.raw(scratch, value.size());
+  return writer.size();
 }
 
 template <class T>
 Result<T> decode_reply(std::span<const std::byte> in) {
-  WireReader reader(in);
+  ByteReader reader(in);
   Status status = decode_status(reader);
   if (!status.ok()) return status;
   T value{};
