@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <latch>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "accel/core/system.hpp"
+#include "testing/deterministic_actor.hpp"
 #include "testing/status_matchers.hpp"
 
 namespace accel {
@@ -19,6 +23,43 @@ using testing::StatusIs;
 
 // -- a small actor under test ---------------------------------------------------------------
 
+// Keeps an actor inside a handler until the test opens it: the test knows the actor is busy without polling or
+// sleeping, queues requests behind it, then lets it go. A gate destroyed while closed opens and waits for the
+// handler to leave, so a test that fails early cannot leave an actor stuck or touching a dead gate.
+class Gate {
+ public:
+  ~Gate() {
+    open();
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return inside_ == 0; });
+  }
+  void pass() {
+    std::unique_lock lock(mutex_);
+    ++inside_;
+    entered_ = true;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return open_; });
+    --inside_;
+    changed_.notify_all();
+  }
+  void wait_until_entered() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return entered_; });
+  }
+  void open() {
+    std::lock_guard lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int inside_ = 0;
+  bool entered_ = false;
+  bool open_ = false;
+};
+
 struct Add {
   static constexpr const char* kName = "Add";
   using Response = std::int64_t;
@@ -28,19 +69,20 @@ struct Get {
   using Response = std::int64_t;
 };
 struct Fail {  // answers with the given error, or throws when `throw_instead`
+  static constexpr const char* kName = "Fail";
   using Response = Done;
   Code code = Code::internal;
   bool throw_instead = false;
 };
-struct Sleep {
+struct Hold {  // waits at the gate
   using Response = Done;
-  std::chrono::milliseconds duration{0};
+  Gate* gate = nullptr;
 };
 struct WhichThread {
   using Response = std::thread::id;
 };
 
-using CounterProtocol = Protocol<Add, Get, Fail, Sleep, WhichThread>;
+using CounterProtocol = Protocol<Add, Get, Fail, Hold, WhichThread>;
 
 struct Counter final : CounterProtocol::Handler {
   explicit Counter(std::atomic<int>* builds) { ++*builds; }
@@ -50,20 +92,116 @@ struct Counter final : CounterProtocol::Handler {
     if (r.throw_instead) throw std::runtime_error("handler blew up");
     return Status(r.code, "asked to fail");
   }
-  Result<Done> handle(Sleep& r) override {
-    std::this_thread::sleep_for(r.duration);
+  Result<Done> handle(Hold& r) override {
+    r.gate->pass();
     return Done{};
   }
   Result<std::thread::id> handle(WhichThread&) override { return std::this_thread::get_id(); }
   std::int64_t total = 0;
 };
 
+ActorCell<CounterProtocol>::Factory counter_factory(std::atomic<int>* builds) {
+  return [builds]() -> Result<std::unique_ptr<CounterProtocol::Handler>> { return std::make_unique<Counter>(builds); };
+}
+
+// -- the state alone, driven step by step on the test thread ------------------------------------
+
+class DeterministicCounterTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_THAT(counter_.start(), IsOk()); }
+  const Counter& state() { return static_cast<const Counter&>(counter_.state()); }
+
+  std::atomic<int> builds_{0};
+  testing::DeterministicActor<CounterProtocol> counter_{counter_factory(&builds_), "counter"};
+};
+
+TEST_F(DeterministicCounterTest, AHandlerRunsOnlyWhenTheTestStepsTheActor) {
+  Future<std::int64_t> sum = counter_.ask(Add{.amount = 2});
+  EXPECT_FALSE(sum.ready());
+  EXPECT_EQ(state().total, 0);
+  EXPECT_THAT(*counter_.step(), IsOk());
+  EXPECT_EQ(state().total, 2);
+  EXPECT_EQ(*sum.wait(), 2);
+  EXPECT_FALSE(counter_.step().has_value());  // nothing queued
+}
+
+TEST_F(DeterministicCounterTest, QueuedRequestsRunOneAtATimeInTheOrderTheyCame) {
+  for (int i = 1; i <= 3; ++i) counter_.tell(Add{.amount = i});
+  Future<std::int64_t> total = counter_.ask(Get{});
+  for (std::int64_t expected : {1, 3, 6}) {
+    EXPECT_THAT(*counter_.step(), IsOk());
+    EXPECT_EQ(state().total, expected);
+    EXPECT_FALSE(total.ready());
+  }
+  EXPECT_THAT(*counter_.step(), IsOk());
+  EXPECT_EQ(*total.wait(), 6);
+  EXPECT_EQ(counter_.queued(), 0u);
+}
+
+TEST_F(DeterministicCounterTest, AnErrorReplyIsAlsoTheFailureTheSupervisorJudges) {
+  counter_.tell(Add{.amount = 7});
+  Future<Done> refused = counter_.ask(Fail{.code = Code::invalid_argument});
+  EXPECT_THAT(*counter_.step(), IsOk());
+  const Status failure = *counter_.step();
+  EXPECT_THAT(failure, StatusIs(Code::invalid_argument, "asked to fail"));
+  EXPECT_THAT(refused.wait(), StatusIs(Code::invalid_argument, "asked to fail"));
+  EXPECT_EQ(counter_.directive_for(failure), Directive::resume);
+  EXPECT_EQ(state().total, 7);
+  EXPECT_EQ(counter_.directive_for(context_lost("device reset")), Directive::stop);
+}
+
+TEST_F(DeterministicCounterTest, AnExceptionEscapingAHandlerBecomesAnInternalReplyAndFailure) {
+  Future<Done> blew_up = counter_.ask(Fail{.throw_instead = true});
+  const Status failure = *counter_.step();
+  EXPECT_THAT(failure, StatusIs(Code::internal, "Fail handler of 'counter' threw: handler blew up"));
+  EXPECT_THAT(blew_up.wait(), StatusIs(Code::internal, "handler blew up"));
+  EXPECT_EQ(counter_.directive_for(failure), Directive::restart);
+}
+
+TEST_F(DeterministicCounterTest, ARestartBuildsAFreshStateAndKeepsWhatIsQueued) {
+  counter_.tell(Add{.amount = 7});
+  counter_.tell(Fail{.throw_instead = true});
+  Future<std::int64_t> after = counter_.ask(Get{});
+  EXPECT_THAT(*counter_.step(), IsOk());
+  ASSERT_EQ(counter_.directive_for(*counter_.step()), Directive::restart);
+  ASSERT_THAT(counter_.restart(), IsOk());
+  EXPECT_EQ(builds_.load(), 2);
+  EXPECT_THAT(*counter_.step(), IsOk());
+  EXPECT_EQ(*after.wait(), 0);
+}
+
+TEST(DeterministicActor, StartReturnsTheFactorysError) {
+  testing::DeterministicActor<CounterProtocol> broken(
+      []() -> Result<std::unique_ptr<CounterProtocol::Handler>> { return unavailable("no GPU"); });
+  EXPECT_THAT(broken.start(), StatusIs(Code::unavailable, "no GPU"));
+}
+
+// -- the supervisor's restart budget, on a clock the test sets --------------------------------
+
+TEST(RestartTracker, TheBackOffDoublesUpToItsCap) {
+  RestartTracker tracker({.max_restarts = 10, .window = 60s, .initial_backoff = 8ms, .max_backoff = 40ms});
+  const auto now = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  std::vector<std::chrono::milliseconds> delays;
+  for (int i = 0; i < 5; ++i) delays.push_back(*tracker.admit(now));
+  EXPECT_EQ(delays, (std::vector<std::chrono::milliseconds>{8ms, 16ms, 32ms, 40ms, 40ms}));
+}
+
+TEST(RestartTracker, TheBudgetIsSpentWithinItsWindowAndComesBackAfterIt) {
+  RestartTracker tracker({.max_restarts = 2, .window = 10s, .initial_backoff = 1ms, .max_backoff = 4ms});
+  const auto start = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  EXPECT_EQ(tracker.admit(start), 1ms);
+  EXPECT_EQ(tracker.admit(start + 1s), 2ms);
+  EXPECT_EQ(tracker.admit(start + 9s), std::nullopt);
+  EXPECT_EQ(tracker.describe_exhausted(), "restart budget exhausted (2 restarts in 10000 ms)");
+  EXPECT_EQ(tracker.admit(start + 10s + 1ms), 2ms);  // the first restart left the window; the second is in it
+}
+
+// -- actors on their own threads ---------------------------------------------------------------------------
+
 class ActorTest : public ::testing::Test {
  protected:
   ActorRef<CounterProtocol> spawn(ActorOptions options = {}) {
-    auto ref = system_.spawn<CounterProtocol>(
-        [this]() -> Result<std::unique_ptr<CounterProtocol::Handler>> { return std::make_unique<Counter>(&builds_); },
-        std::move(options));
+    auto ref = system_.spawn<CounterProtocol>(counter_factory(&builds_), std::move(options));
     EXPECT_THAT(ref, IsOk());
     return *ref;
   }
@@ -113,12 +251,14 @@ TEST_F(ActorTest, ManyClientThreadsAreAllAnswered) {
 
 TEST_F(ActorTest, AFullRejectingMailboxTellsTheSender) {
   auto counter = spawn({.name = "small", .mailbox = {.capacity = 2, .overflow = Overflow::reject}});
-  auto busy = counter.ask(Sleep{.duration = 200ms});
-  while (counter.queued() != 0) std::this_thread::yield();  // the actor is inside Sleep; its mailbox is empty
+  Gate gate;
+  auto busy = counter.ask(Hold{.gate = &gate});
+  gate.wait_until_entered();  // the actor is inside Hold; its mailbox is empty
   std::vector<Future<std::int64_t>> queued;
   for (int i = 0; i < 2; ++i) queued.push_back(counter.ask(Add{.amount = 1}));
   EXPECT_THAT(counter.ask(Add{.amount = 1}).wait(), StatusIs(Code::resource_exhausted, "mailbox of 'small' is full"));
   EXPECT_THAT(counter.tell(Add{.amount = 1}), StatusIs(Code::resource_exhausted));
+  gate.open();
   for (auto& f : queued) EXPECT_THAT(f.wait(), IsOk());
   EXPECT_THAT(busy.wait(), IsOk());
 }
@@ -141,11 +281,14 @@ TEST_F(ActorTest, AnExceptionBecomesInternalAndRestartsFromTheFactory) {
 }
 
 TEST_F(ActorTest, RequestsQueuedBehindAFailureSurviveTheRestart) {
-  auto counter = spawn({.supervision = SupervisionPolicy().with_budget({.initial_backoff = 20ms})});
-  auto blocker = counter.ask(Sleep{.duration = 20ms});
+  auto counter = spawn({.supervision = SupervisionPolicy().with_budget({.initial_backoff = 1ms})});
+  Gate gate;
+  auto blocker = counter.ask(Hold{.gate = &gate});
+  gate.wait_until_entered();
   auto failure = counter.ask(Fail{});
   std::vector<Future<std::int64_t>> behind;
   for (int i = 0; i < 10; ++i) behind.push_back(counter.ask(Add{.amount = 1}));
+  gate.open();
   EXPECT_THAT(blocker.wait(), IsOk());
   EXPECT_THAT(failure.wait(), StatusIs(Code::internal));
   for (int i = 0; i < 10; ++i) EXPECT_EQ(*behind[i].wait(), i + 1) << "request " << i;
@@ -154,9 +297,12 @@ TEST_F(ActorTest, RequestsQueuedBehindAFailureSurviveTheRestart) {
 
 TEST_F(ActorTest, StopDirectiveAnswersQueuedRequestsAndRefusesNewOnes) {
   auto counter = spawn({.name = "stopper", .supervision = SupervisionPolicy().on(Code::internal, Directive::stop)});
-  auto blocker = counter.ask(Sleep{.duration = 20ms});
+  Gate gate;
+  auto blocker = counter.ask(Hold{.gate = &gate});
+  gate.wait_until_entered();
   auto failure = counter.ask(Fail{});
   auto queued = counter.ask(Add{.amount = 1});
+  gate.open();
   EXPECT_THAT(failure.wait(), StatusIs(Code::internal));
   EXPECT_THAT(queued.wait(), StatusIs(Code::cancelled, "actor 'stopper' stopped"));
   EXPECT_THAT(counter.ask(Get{}).wait(), StatusIs(Code::cancelled, "actor 'stopper' is stopped"));
@@ -168,9 +314,12 @@ TEST_F(ActorTest, StopDirectiveAnswersQueuedRequestsAndRefusesNewOnes) {
 
 TEST_F(ActorTest, ContextLostStopsTheActorAndQueuedRequestsGetContextLost) {
   auto device = spawn({.name = "gpu"});  // default policy: context_lost stops
-  auto blocker = device.ask(Sleep{.duration = 20ms});
+  Gate gate;
+  auto blocker = device.ask(Hold{.gate = &gate});
+  gate.wait_until_entered();
   auto fault = device.ask(Fail{.code = Code::context_lost});
   auto queued = device.ask(Get{});
+  gate.open();
   EXPECT_THAT(fault.wait(), StatusIs(Code::context_lost));
   EXPECT_THAT(queued.wait(), StatusIs(Code::context_lost, "not executed"));
   EXPECT_THAT(device.ask(Get{}).wait(), StatusIs(Code::context_lost));
@@ -227,13 +376,17 @@ TEST_F(ActorTest, AFactoryThatFailsAtStartIsReportedBySpawn) {
 
 TEST(ActorShutdown, DrainRunsEveryQueuedRequest) {
   std::atomic<int> builds{0};
+  Gate gate;
   std::vector<Future<std::int64_t>> futures;
   {
     System system;
-    auto counter = *system.spawn<CounterProtocol>(
-        [&]() -> Result<std::unique_ptr<CounterProtocol::Handler>> { return std::make_unique<Counter>(&builds); });
-    ASSERT_THAT(counter.tell(Sleep{.duration = 10ms}), IsOk());
+    auto counter = *system.spawn<CounterProtocol>(counter_factory(&builds));
+    ASSERT_THAT(counter.tell(Hold{.gate = &gate}), IsOk());
+    gate.wait_until_entered();
     for (int i = 0; i < 50; ++i) futures.push_back(counter.ask(Add{.amount = 1}));
+    counter.stop(ShutdownMode::drain);  // asked while all 50 are queued
+    EXPECT_THAT(counter.ask(Get{}).wait(), StatusIs(Code::cancelled, "is stopped"));
+    gate.open();
     system.shutdown(ShutdownMode::drain);
     EXPECT_EQ(counter.state(), ActorState::stopped);
   }
@@ -242,45 +395,46 @@ TEST(ActorShutdown, DrainRunsEveryQueuedRequest) {
 
 TEST(ActorShutdown, FailPendingAnswersEveryQueuedRequestCancelled) {
   std::atomic<int> builds{0};
+  Gate gate;
   System system;
-  auto counter = *system.spawn<CounterProtocol>(
-      [&]() -> Result<std::unique_ptr<CounterProtocol::Handler>> { return std::make_unique<Counter>(&builds); },
-      {.name = "victim"});
-  auto busy = counter.ask(Sleep{.duration = 30ms});
-  while (counter.queued() != 0) std::this_thread::yield();  // the actor is inside Sleep
+  auto counter = *system.spawn<CounterProtocol>(counter_factory(&builds), {.name = "victim"});
+  auto busy = counter.ask(Hold{.gate = &gate});
+  gate.wait_until_entered();
   std::vector<Future<std::int64_t>> futures;
   for (int i = 0; i < 50; ++i) futures.push_back(counter.ask(Add{.amount = 1}));
+  counter.stop(ShutdownMode::fail_pending);  // asked while all 50 are queued
+  gate.open();
   system.shutdown(ShutdownMode::fail_pending);
   EXPECT_THAT(busy.wait(), IsOk());
   for (auto& f : futures) EXPECT_THAT(f.wait(), StatusIs(Code::cancelled, "actor 'victim' stopped"));
   EXPECT_THAT(counter.ask(Get{}).wait(), StatusIs(Code::cancelled));
-  EXPECT_THAT(system.spawn<CounterProtocol>([&]() -> Result<std::unique_ptr<CounterProtocol::Handler>> {
-    return std::make_unique<Counter>(&builds);
-  }),
+  EXPECT_THAT(system.spawn<CounterProtocol>(counter_factory(&builds)),
               StatusIs(Code::failed_precondition, "shut down"));
 }
 
 TEST(ActorShutdown, ClientsRacingShutdownAreAllAnswered) {
+  constexpr int kClients = 8, kPerClient = 300;
   std::atomic<int> builds{0};
   std::atomic<int> answered{0};
+  std::latch every_client_answered_once(kClients);
   std::vector<std::thread> clients;
   {
     System system;
-    auto counter = *system.spawn<CounterProtocol>(
-        [&]() -> Result<std::unique_ptr<CounterProtocol::Handler>> { return std::make_unique<Counter>(&builds); });
-    for (int c = 0; c < 8; ++c) {
+    auto counter = *system.spawn<CounterProtocol>(counter_factory(&builds));
+    for (int c = 0; c < kClients; ++c) {
       clients.emplace_back([&, counter] {
-        for (int i = 0; i < 300; ++i) {
+        for (int i = 0; i < kPerClient; ++i) {
           Result<std::int64_t> r = counter.ask(Add{.amount = 1}).wait();
           if (r.ok() || r.code() == Code::cancelled) ++answered;
+          if (i == 0) every_client_answered_once.count_down();
         }
       });
     }
-    std::this_thread::sleep_for(2ms);
+    every_client_answered_once.wait();  // shut down while every client is mid-stream
     system.shutdown(ShutdownMode::fail_pending);
     for (auto& t : clients) t.join();
   }
-  EXPECT_EQ(answered.load(), 8 * 300);
+  EXPECT_EQ(answered.load(), kClients * kPerClient);
 }
 
 Future<std::int64_t> add_twice(ActorRef<CounterProtocol> counter) {

@@ -23,6 +23,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -111,6 +112,23 @@ class ActorCellBase {
   std::atomic<bool> stop_requested_{false};
 };
 
+// Runs `state`'s handler for one request, as an actor's thread does: the handler replies through
+// `envelope.reply` and returns the Status the supervisor judges; an exception that escapes it becomes an
+// `internal` reply and failure. Public so that a state can be driven without a thread, one request at a time
+// (tests/testing/deterministic_actor.hpp).
+template <class Request>
+Status run_handler(std::type_identity_t<Handles<Request>>& state, Envelope<Request>& envelope,
+                   std::string_view actor_name) {
+  try {
+    return state.dispatch(envelope.request, envelope.reply);
+  } catch (...) {
+    Status failure = internal_error(std::string(request_name<Request>()) + " handler of '" + std::string(actor_name) +
+                                    "' threw: " + detail::describe_current_exception());
+    envelope.reply.set(failure);
+    return failure;
+  }
+}
+
 template <class P>
 class ActorCell;
 
@@ -165,7 +183,7 @@ class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
   std::optional<Status> process_next() override {
     std::optional<Message> message = mailbox_.pop_wait();
     if (!message) return std::nullopt;
-    return std::visit([this](auto& envelope) { return invoke(envelope); }, *message);
+    return std::visit([this](auto& envelope) { return run_handler(*handler_, envelope, options_.name); }, *message);
   }
 
   void close_mailbox() override { mailbox_.close(); }
@@ -183,18 +201,6 @@ class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
       return factory_();
     } catch (...) {
       return internal_error("the factory of '" + options_.name + "' threw: " + detail::describe_current_exception());
-    }
-  }
-
-  template <class Request>
-  Status invoke(Envelope<Request>& envelope) {
-    try {
-      return static_cast<Handles<Request>&>(*handler_).dispatch(envelope.request, envelope.reply);
-    } catch (...) {
-      Status failure = internal_error(std::string(request_name<Request>()) + " handler of '" + options_.name +
-                                      "' threw: " + detail::describe_current_exception());
-      envelope.reply.set(failure);
-      return failure;
     }
   }
 

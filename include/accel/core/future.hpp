@@ -16,6 +16,21 @@
 // if the future is already ready. A continuation must therefore never block on a request to the actor that
 // runs it (that actor is busy running the continuation); chain or co_await instead.
 //
+// Note [Symmetric transfer]
+// When a coroutine's co_return fulfils its future and another coroutine awaits that future, the finishing
+// coroutine must not resume the awaiter from inside co_return: the awaiter's frame would go on top of its own,
+// so a chain of N coroutines awaiting each other would need N stack frames on the thread that completes the
+// innermost one (100k levels overflow an 8 MiB stack). Its final suspend point destroys its own frame and
+// hands the awaiter on instead (FinalAwaiter), in one of two ways:
+//   - to the resume loop running on this thread (detail::resume_chain), which every fulfilment through
+//     FutureState::set starts: the finishing coroutine returns to the loop, and the loop resumes the awaiter;
+//   - by symmetric transfer (await_suspend returns the awaiter's handle) where no loop runs, e.g. when a
+//     coroutine was resumed by an awaitable of another library.
+// Symmetric transfer alone would do if compilers always made it a tail call; GCC 12 does at -O2, but at -O0 and
+// -O1 and under ASan and TSan each transfer still costs 16 to 340 bytes of stack. Either way the awaiter runs on
+// the fulfilling thread, right after the coroutine it awaited has finished. then() continuations are plain
+// calls and still nest: a chain of them is as deep on the stack as it is long.
+//
 // Cost: one allocation per future (the shared state), nothing else on the request path.
 #pragma once
 
@@ -55,18 +70,32 @@ inline constexpr std::chrono::microseconds kFutureYield{500};
 void cpu_relax() noexcept;
 std::string describe_current_exception();
 
+// Resumes `first`, then each awaiter that a coroutine finishing meanwhile handed over, one after the other in
+// this frame (Note [Symmetric transfer]).
+void resume_chain(std::coroutine_handle<> first);
+// What a finishing coroutine's final suspend point transfers to, given its awaiter (null if none): nothing when
+// a resume_chain on this thread takes the awaiter over, else the awaiter itself.
+std::coroutine_handle<> hand_over(std::coroutine_handle<> awaiter) noexcept;
+
 template <class T>
 class FutureState {
  public:
   // -- producer side -----------------------------------------------------------
-  // Stores the result and runs the continuation, if any. Only the first call has an effect.
-  bool set(Result<T> result) {
+  // Stores the result, runs the then() continuation and resumes the awaiting coroutine, if any. Only the
+  // first call has an effect.
+  void set(Result<T> result) {
+    if (std::coroutine_handle<> awaiter = complete(std::move(result))) resume_chain(awaiter);
+  }
+
+  // Like set(), but returns the awaiting coroutine (null if none) instead of resuming it, for a finishing
+  // coroutine to transfer to (Note [Symmetric transfer]).
+  [[nodiscard]] std::coroutine_handle<> complete(Result<T> result) {
     std::function<void(Result<T>)> continuation;
     std::coroutine_handle<> awaiter;
     bool notify = false;
     {
       std::lock_guard lock(mutex_);
-      if (result_.has_value() || consumed_) return false;
+      if (result_.has_value() || consumed_) return nullptr;
       if (continuation_) {
         continuation = std::move(continuation_);
         consumed_ = true;
@@ -79,8 +108,7 @@ class FutureState {
     }
     if (notify) cv_.notify_all();
     if (continuation) continuation(std::move(result));
-    if (awaiter) awaiter.resume();
-    return true;
+    return awaiter;
   }
 
   // -- consumer side -----------------------------------------------------------
@@ -125,7 +153,9 @@ class FutureState {
     continuation_ = std::move(continuation);
   }
 
-  // Returns false (do not suspend) if the result is already there.
+  // Returns false (do not suspend) if the result is already there. The check and the registration share the
+  // lock with complete(), so a result that arrives after await_ready() looked is never missed: either it is
+  // seen here and the awaiter goes on at once on its own thread, or complete() finds the awaiter and resumes it.
   bool suspend(std::coroutine_handle<> awaiter) {
     std::lock_guard lock(mutex_);
     if (result_.has_value()) return false;
@@ -301,6 +331,8 @@ class [[nodiscard]] Future {
   // -- co_await ------------------------------------------------------------------
   // `co_await future` yields the Result<T>.
   bool await_ready() const noexcept { return !state_ || state_->ready(); }
+  // A bool, not a handle to transfer to: the only choices are to go on at once (the result arrived meanwhile)
+  // or to return to whoever resumed this coroutine; the awaiter is resumed later by whoever fulfils the future.
   bool await_suspend(std::coroutine_handle<> awaiter) { return state_->suspend(awaiter); }
   Result<T> await_resume() {
     if (!state_) return failed_precondition("co_await on an invalid future (already consumed, or never set up)");
@@ -308,14 +340,31 @@ class [[nodiscard]] Future {
   }
 
   // A function returning Future<T> may be a coroutine: it starts at once and its co_return fulfils the future.
+  struct promise_type;
+
+  // Ends a coroutine by transferring to the coroutine that awaits its result (Note [Symmetric transfer]). Nothing
+  // owns the frame of a coroutine that started at once, so it destroys itself here, once it no longer runs.
+  struct FinalAwaiter {
+    bool await_ready() const noexcept { return false; }
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<promise_type> finished) noexcept {
+      const std::coroutine_handle<> awaiter = finished.promise().awaiter;
+      finished.destroy();  // this FinalAwaiter lives in that frame: touch nothing of it from here on
+      return detail::hand_over(awaiter);
+    }
+    void await_resume() const noexcept {}
+  };
+
   struct promise_type {
     std::shared_ptr<State> state = std::make_shared<State>();
+    std::coroutine_handle<> awaiter;  // the coroutine to transfer to at the final suspend point
+
     Future get_return_object() { return Future(state); }
     std::suspend_never initial_suspend() noexcept { return {}; }
-    std::suspend_never final_suspend() noexcept { return {}; }
-    void return_value(Result<T> result) { state->set(std::move(result)); }
+    FinalAwaiter final_suspend() noexcept { return {}; }
+    void return_value(Result<T> result) { awaiter = state->complete(std::move(result)); }
     void unhandled_exception() {
-      state->set(internal_error("exception escaped a coroutine: " + detail::describe_current_exception()));
+      awaiter =
+          state->complete(internal_error("exception escaped a coroutine: " + detail::describe_current_exception()));
     }
   };
 

@@ -13,11 +13,22 @@
 // `consumer_sleeping_` and checks once more before it sleeps; a producer publishes its item and then reads
 // `consumer_sleeping_`. Both sides make their write and their read sequentially consistent (the slot's
 // sequence number on one side, the sleeping flag on the other; no fences, which ThreadSanitizer cannot
-// check), so at least one of them sees the other: either the consumer finds the item, or the producer sees the sleeper
-// and wakes it (under the consumer's mutex, so the wake-up cannot fall between the check and the sleep). Producers
-// blocked on a full mailbox are woken the same way by the consumer after each pop. `active_producers_`
-// lets close() wait out pushes that were already past their closed check, so nothing is queued after the
-// final drain.
+// check), so at least one of them sees the other: either the consumer finds the item, or the producer sees the
+// sleeper and wakes it (under the consumer's mutex, so the wake-up cannot fall between the check and the sleep).
+//
+// Producers blocked on a full mailbox use the mirror image of that handshake: a producer counts itself in
+// `blocked_producers_` and then looks for room, a pop publishes `dequeue_position_` and then reads the count, so
+// either the producer sees the room or the pop sees the producer. A pop that sees blocked producers wakes one,
+// and only if no wake-up is on its way already (`wake_up_in_flight_`): waking every blocked producer on every pop
+// buried the consumer under wake-ups fighting for the lock and the cores (64 producers on a full mailbox of
+// 1024), and even one wake-up per pop costs a system call and a context switch per item. The producer that gets
+// in after waking passes a wake-up on while room and blocked producers are left, so a burst of pops wakes
+// producers one after another, and each usually fills several slots before it blocks again. A wake-up is sent
+// under `space_mutex_` and only while a producer is counted; a producer holds that mutex from counting itself
+// until it sleeps, and clears the in-flight flag whenever it wakes before it looks for room again. So the flag
+// is never left set with nobody on the way to clear it, and no room goes unnoticed while a producer sleeps.
+// close() wakes every blocked producer. `active_producers_` lets close() wait out pushes that were already past
+// their closed check, so nothing is queued after the final drain.
 #pragma once
 
 #include <atomic>
@@ -25,6 +36,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -82,10 +94,7 @@ class Mailbox {
     slot->~T();
     cell.sequence.store(position + capacity_, std::memory_order_release);
     dequeue_position_.store(position + 1, std::memory_order_seq_cst);
-    if (blocked_producers_.load(std::memory_order_seq_cst) > 0) {
-      std::lock_guard lock(space_mutex_);
-      space_cv_.notify_all();
-    }
+    if (blocked_producers_.load(std::memory_order_seq_cst) > 0) wake_one_producer();
     return item;
   }
 
@@ -137,6 +146,12 @@ class Mailbox {
     return enqueue_position_.load(std::memory_order_relaxed) - dequeue_position_.load(std::memory_order_relaxed);
   }
   [[nodiscard]] const MailboxOptions& options() const noexcept { return options_; }
+  // Producers waiting for room now, or just woken and not yet back: for tests and metrics.
+  [[nodiscard]] int blocked_producers() const noexcept { return blocked_producers_.load(std::memory_order_acquire); }
+  // How often a producer blocked for room has woken up so far: for tests and metrics.
+  [[nodiscard]] std::uint64_t producer_wake_ups() const noexcept {
+    return producer_wake_ups_.load(std::memory_order_relaxed);
+  }
 
  private:
   struct alignas(64) Cell {
@@ -158,20 +173,44 @@ class Mailbox {
   }
 
   Status enqueue_or_wait(T& item, bool may_block) {
+    bool waited = false;
     while (true) {
       if (closed_.load(std::memory_order_seq_cst)) return cancelled("mailbox of '" + owner_ + "' is closed");
-      if (try_enqueue(item)) return Status();
+      if (try_enqueue(item)) {
+        if (waited) pass_wake_up_on();
+        return Status();
+      }
       if (!may_block) {
         return resource_exhausted("mailbox of '" + owner_ + "' is full (capacity " + std::to_string(capacity_) +
                                   ", overflow policy: reject)");
       }
-      std::unique_lock lock(space_mutex_);
-      blocked_producers_.fetch_add(1, std::memory_order_seq_cst);
-      // The timeout is a backstop only; consumers notify after every pop while producers are blocked.
-      space_cv_.wait_for(lock, std::chrono::milliseconds(1),
-                         [&] { return closed_.load(std::memory_order_seq_cst) || has_room(); });
-      blocked_producers_.fetch_sub(1, std::memory_order_relaxed);
+      wait_for_room();
+      waited = true;
     }
+  }
+
+  void wait_for_room() {
+    std::unique_lock lock(space_mutex_);
+    blocked_producers_.fetch_add(1, std::memory_order_seq_cst);
+    while (!closed_.load(std::memory_order_seq_cst) && !has_room()) {
+      space_cv_.wait(lock);
+      producer_wake_ups_.fetch_add(1, std::memory_order_relaxed);
+      wake_up_in_flight_.store(false, std::memory_order_seq_cst);
+    }
+    blocked_producers_.fetch_sub(1, std::memory_order_seq_cst);
+  }
+
+  void pass_wake_up_on() {
+    if (blocked_producers_.load(std::memory_order_seq_cst) > 0 && has_room()) wake_one_producer();
+  }
+
+  void wake_one_producer() {
+    if (wake_up_in_flight_.load(std::memory_order_seq_cst)) return;
+    std::lock_guard lock(space_mutex_);
+    if (wake_up_in_flight_.load(std::memory_order_relaxed) || blocked_producers_.load(std::memory_order_relaxed) == 0)
+      return;
+    wake_up_in_flight_.store(true, std::memory_order_seq_cst);
+    space_cv_.notify_one();
   }
 
   bool has_room() const noexcept {
@@ -212,6 +251,8 @@ class Mailbox {
   std::atomic<bool> closed_{false};
   std::atomic<int> active_producers_{0};
   std::atomic<int> blocked_producers_{0};
+  std::atomic<bool> wake_up_in_flight_{false};
+  std::atomic<std::uint64_t> producer_wake_ups_{0};
 
   std::mutex consumer_mutex_;
   std::condition_variable consumer_cv_;
