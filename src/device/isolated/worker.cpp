@@ -12,6 +12,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "accel/core/actor.hpp"
 #include "device/cpu_device.hpp"
 #include "device/device_options_codec.hpp"
 #include "device/device_shared.hpp"
@@ -174,15 +175,8 @@ class Worker {
       write_reply(id, result);
       outstanding_.fetch_sub(1, std::memory_order_acq_rel);
     });
-    Promise<Response> promise(std::move(state));
-    Status status;
-    try {
-      status = static_cast<Handles<Request>&>(**handler).dispatch(request, promise);
-    } catch (...) {
-      status = internal_error(fmt::format("{} handler of {} threw: {}", request_name<Request>(), shared_->name,
-                                          accel::detail::describe_current_exception()));
-      promise.set(status);
-    }
+    Envelope<Request> envelope{.request = std::move(request), .reply = Promise<Response>(std::move(state))};
+    const Status status = run_handler<Request>(**handler, envelope, shared_->name);
     // As the in-process supervisor would: a lost context ends the worker, an internal error rebuilds the stream.
     if (status.code() == Code::context_lost) poisoned_.store(true, std::memory_order_release);
     if (status.code() == Code::internal) streams_.erase(shared_->backend->has_streams() ? message.stream : 0);
