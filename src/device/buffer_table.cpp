@@ -2,16 +2,6 @@
 
 #include <fmt/format.h>
 
-namespace accel {
-
-std::string to_string(const BufferHandle& h) {
-  if (h.is_null()) return "null buffer";
-  return fmt::format("buffer #{} (device {}, epoch {}, generation {}, {} x {})", h.slot, h.device, h.epoch,
-                     h.generation, h.count, to_string(h.dtype));
-}
-
-}  // namespace accel
-
 namespace accel::device {
 
 BufferTable::BufferTable(std::uint32_t device_id, std::uint32_t epoch, std::string device_name)

@@ -17,7 +17,7 @@
 #include <string>
 
 #include "accel/core/result.hpp"
-#include "accel/device/buffer.hpp"
+#include "accel/core/buffer_handle.hpp"
 #include "accel/dnn/graph.hpp"
 
 namespace accel {

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "accel/core/result.hpp"
-#include "accel/device/buffer.hpp"
+#include "accel/core/buffer_handle.hpp"
 #include "accel/dnn/nodes.hpp"
 #include "accel/dnn/tensor.hpp"
 

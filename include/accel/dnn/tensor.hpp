@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "accel/core/result.hpp"
-#include "accel/device/dtype.hpp"
+#include "accel/core/dtype.hpp"
 
 namespace accel::dnn {
 

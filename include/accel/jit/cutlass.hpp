@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "accel/device/buffer.hpp"
+#include "accel/core/buffer_handle.hpp"
 #include "accel/dnn/convolution.hpp"
 #include "accel/libs/blas/gemm.hpp"
 

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "accel/core/result.hpp"
-#include "accel/device/buffer.hpp"
+#include "accel/core/buffer_handle.hpp"
 
 namespace accel::jit {
 

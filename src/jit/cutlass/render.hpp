@@ -11,7 +11,7 @@
 #include <variant>
 
 #include "accel/core/result.hpp"
-#include "accel/device/dtype.hpp"
+#include "accel/core/dtype.hpp"
 #include "accel/jit/cutlass.hpp"
 
 namespace accel::jit::cutlass {

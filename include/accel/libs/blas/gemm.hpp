@@ -18,7 +18,7 @@
 #include <string_view>
 
 #include "accel/core/result.hpp"
-#include "accel/device/buffer.hpp"
+#include "accel/core/buffer_handle.hpp"
 
 namespace accel {
 

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "accel/device/dtype.hpp"
+#include "accel/core/dtype.hpp"
 
 namespace accel {
 
