@@ -59,24 +59,8 @@ struct DeviceInfo {
 
   // What a library family reports: its entry replaces one of the same name (several requests of one family
   // describe the same library and caches).
-  void report(LibraryVersion library) {
-    for (LibraryVersion& known : libraries) {
-      if (known.name == library.name) {
-        known = std::move(library);
-        return;
-      }
-    }
-    libraries.push_back(std::move(library));
-  }
-  void report(CacheStats stats) {
-    for (CacheStats& known : caches) {
-      if (known.name == stats.name) {
-        known = std::move(stats);
-        return;
-      }
-    }
-    caches.push_back(std::move(stats));
-  }
+  void report(LibraryVersion library) { replace_or_append(libraries, std::move(library)); }
+  void report(CacheStats stats) { replace_or_append(caches, std::move(stats)); }
 
   // The cache or library of that name; null when the device has none.
   [[nodiscard]] const CacheStats* cache(std::string_view cache_name) const noexcept {
@@ -90,6 +74,18 @@ struct DeviceInfo {
       if (library.name == library_name) return &library;
     }
     return nullptr;
+  }
+
+ private:
+  template <class Item>
+  static void replace_or_append(std::vector<Item>& list, Item item) {
+    for (Item& known : list) {
+      if (known.name == item.name) {
+        known = std::move(item);
+        return;
+      }
+    }
+    list.push_back(std::move(item));
   }
 };
 
