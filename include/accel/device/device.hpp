@@ -41,7 +41,11 @@ struct WorkerOptions {
   std::uint64_t staging_bytes = 64ull << 20;
   // How long each side of the channel spins for the next message before it sleeps.
   std::chrono::microseconds spin{100};
-  // A worker whose serving loop has not made progress for this long is hung: it is killed and replaced.
+  // A worker whose serving loop has not made progress for this long is hung: it is killed and replaced. The
+  // supervisor wakes when the heartbeat goes stale, so a hang is found within this timeout plus about a
+  // millisecond; the requests the worker held are answered once it has exited (10-20 ms for a CPU worker on
+  // the test machine; a CUDA worker's exit also tears down its context). The serving loop stamps the
+  // heartbeat at least every eighth of the timeout.
   std::chrono::milliseconds heartbeat_timeout{5'000};
   // How long a new worker may take to build its context.
   std::chrono::milliseconds start_timeout{60'000};
