@@ -11,10 +11,13 @@
 // future is ready when the GPU work has finished, and carries the work's real status.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "accel/core/actor.hpp"
 #include "accel/core/system.hpp"
@@ -105,12 +108,42 @@ struct DeviceShared;
 }  // namespace device
 
 namespace detail {
+// What every address of one device shares (Device::open's and each of its open_stream()'s): the device's actors,
+// and whether it was closed. Closing stops them all; the last address to go away closes the device.
+class DeviceLifetime {
+ public:
+  DeviceLifetime(System& system, std::shared_ptr<device::DeviceShared> shared);
+  DeviceLifetime(const DeviceLifetime&) = delete;
+  DeviceLifetime& operator=(const DeviceLifetime&) = delete;
+  ~DeviceLifetime();
+
+  // A new actor serving the device (its first, or a stream's); refused once the device is closed.
+  [[nodiscard]] Result<ActorRef<DeviceProtocol>> spawn(std::string name);
+  // Device::close.
+  Future<Done> close();
+  [[nodiscard]] bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+  // What a request to the closed device is answered.
+  [[nodiscard]] Status closed_error() const;
+
+ private:
+  struct Closing;
+
+  System* system_;
+  std::weak_ptr<const void> system_alive_;
+  std::shared_ptr<device::DeviceShared> shared_;
+  std::atomic<bool> closed_{false};
+  std::mutex mutex_;
+  std::vector<ActorRef<DeviceProtocol>> actors_;
+  std::shared_ptr<Closing> closing_;
+};
+
 class DeviceCore final : public BufferReleaser {
  public:
-  DeviceCore(System& system, ActorRef<DeviceProtocol> actor, std::shared_ptr<device::DeviceShared> shared);
+  DeviceCore(std::shared_ptr<DeviceLifetime> lifetime, ActorRef<DeviceProtocol> actor,
+             std::shared_ptr<device::DeviceShared> shared);
   void release(const BufferHandle& handle) noexcept override;
 
-  System* system;
+  std::shared_ptr<DeviceLifetime> lifetime;
   ActorRef<DeviceProtocol> actor;
   std::shared_ptr<device::DeviceShared> shared;
   // Set where requests may skip the actor's mailbox: a stream state whose dispatch is safe from any thread
@@ -136,14 +169,26 @@ class Device {
   // for the writer's event), without a host synchronisation. The CPU device has no streams (not_supported).
   [[nodiscard]] Result<Device> open_stream() const;
 
-  // OK while the device can serve; once a sticky fault poisoned it, the error that did, for good.
+  // OK while the device can serve; once a sticky fault poisoned it, the error that did, for good; once it was
+  // closed, `failed_precondition`.
   [[nodiscard]] Status health() const;
+
+  // Closes the device for every holder of it: its actor and the streams opened from it stop (the requests they
+  // have queued are answered `cancelled`), an isolated device's worker process is stopped and reaped, and an
+  // in-process CUDA device gives its memory pool back to the GPU. Later requests, open_stream() and health()
+  // answer `failed_precondition`. Buffers may outlive it: releasing them then does nothing. The future is
+  // ready when all of that is done, which happens on a thread of the System's, so close() may be called
+  // anywhere; but waiting for it in a continuation that one of the device's threads runs would wait for that
+  // thread itself. Closing again answers when the first close is done. Dropping the last copy of a Device and
+  // of every stream opened from it closes the device as well (nobody waits for it then).
+  Future<Done> close() const { return core_->lifetime->close(); }
 
   // Any request of the device protocol. An isolated device's requests go from the caller's thread straight into
   // its worker's channel (waiting only while the channel is full), in the order they were sent.
   template <class Request>
   requires DeviceProtocol::accepts<Request> Future<response_t<Request>> ask(Request request)
   const {
+    if (core_->lifetime->closed()) return make_ready_future<response_t<Request>>(core_->lifetime->closed_error());
     if (!core_->direct) return core_->actor.ask(std::move(request));
     Promise<response_t<Request>> reply;
     Future<response_t<Request>> future = reply.future();

@@ -83,13 +83,19 @@ Result<std::shared_ptr<CudaContext>> CudaContext::open(DeviceShared& shared) {
   return context;
 }
 
-CudaContext::~CudaContext() {
-  completions_.reset();
+CudaContext::~CudaContext() { close(); }
+
+// Once the streams are gone (their states hold the context), and again, doing nothing, when it is destroyed.
+void CudaContext::close() {
+  completions_.reset();  // answers pending work first, while everything it uses still exists
   ordering_.clear();
   if (health_->poisoned() || pool_ == nullptr) return;  // nothing of a poisoned context can be freed
   cudaSetDevice(ordinal_);
   table_.for_each_live([](const BufferView& view) { cudaFree(view.data); });
+  table_ = BufferTable(table_.device_id(), table_.epoch(), name_);
   cudaMemPoolDestroy(pool_);
+  pool_ = nullptr;
+  states_.clear();
 }
 
 Result<std::unique_ptr<DeviceProtocol::Handler>> CudaContext::make_stream_state(std::shared_ptr<DeviceShared> shared) {

@@ -46,6 +46,8 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   Result<std::unique_ptr<DeviceProtocol::Handler>> make_stream_state(std::shared_ptr<DeviceShared> shared) override;
   bool has_streams() const noexcept override { return true; }
   Status health() const override { return health_->status(); }
+  // Answers pending work, frees every buffer and the memory pool, and releases the families' state.
+  void close() override;
 
   // -- for the device's streams ------------------------------------------------------------
   // A Status for a failed CUDA call; a sticky error poisons the device and the returned error says so.

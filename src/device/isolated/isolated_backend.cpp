@@ -250,6 +250,7 @@ class IsolatedBackend final : public DeviceBackend {
   }
   bool has_streams() const noexcept override { return has_streams_; }
   Status health() const override { return supervisor_->health(); }
+  void close() override { supervisor_->close(); }
 
  private:
   std::shared_ptr<WorkerSupervisor> supervisor_;

@@ -141,16 +141,22 @@ WorkerSupervisor::WorkerSupervisor(const DeviceShared& shared, Channel channel, 
 
 WorkerSupervisor::~WorkerSupervisor() = default;
 
+void WorkerSupervisor::close() {
+  stopping_.store(true, std::memory_order_release);
+  channel_.replies().wake();
+  // Called in a continuation the monitor runs, the monitor stops the workers itself once it is back in its loop.
+  if (std::this_thread::get_id() != monitor_.get_id() && monitor_.joinable()) monitor_.join();
+}
+
 void WorkerSupervisor::shut_down(WorkerSupervisor* supervisor) {
-  supervisor->stopping_.store(true, std::memory_order_release);
-  supervisor->channel_.replies().wake();
   if (std::this_thread::get_id() == supervisor->monitor_.get_id()) {
     // The last owner went away in a continuation on the monitor thread: it finishes and deletes on its own.
     supervisor->delete_on_exit_.store(true, std::memory_order_release);
+    supervisor->close();
     supervisor->monitor_.detach();
     return;
   }
-  if (supervisor->monitor_.joinable()) supervisor->monitor_.join();
+  supervisor->close();
   delete supervisor;
 }
 

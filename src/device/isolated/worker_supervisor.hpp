@@ -72,6 +72,11 @@ class WorkerSupervisor {
   // OK until the restart budget was spent; then why the device failed.
   [[nodiscard]] Status health() const;
 
+  // Stops the monitor, which asks the workers to stop (killing them after a grace period), reaps them and
+  // answers every request left `cancelled`; later requests are refused. The channel stays mapped until the
+  // last owner goes, since a request racing with the close may still write into it.
+  void close();
+
  private:
   WorkerSupervisor(const DeviceShared& shared, Channel channel, std::string executable);
   ~WorkerSupervisor();
