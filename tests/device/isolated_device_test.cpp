@@ -108,6 +108,17 @@ TEST_F(IsolatedDeviceTest, BadRequestsGetTheSameErrorsAsInProcess) {
   EXPECT_THAT(in_process.inject_fault(FaultKind::worker_crash).wait(), StatusIs(Code::not_supported, "isolated"));
 }
 
+// Fences cross byte for byte like the other plain requests; a new worker's context makes the old ones stale.
+TEST_F(IsolatedDeviceTest, FencesAreCheckedByTheWorkerAndStaleAfterItIsReplaced) {
+  Device dev = open();
+  const Fence fence = *dev.record_fence().wait();
+  EXPECT_EQ(fence.device, dev.id());
+  EXPECT_THAT(dev.wait_fence(fence).wait(), IsOk());
+  EXPECT_THAT(dev.wait_fence(Fence{}).wait(), StatusIs(Code::invalid_argument, "null"));
+  EXPECT_THAT(dev.inject_fault(FaultKind::worker_crash).wait(), StatusIs(Code::context_lost));
+  EXPECT_THAT(dev.wait_fence(fence).wait(), StatusIs(Code::stale_handle, "rebuilt"));
+}
+
 TEST_F(IsolatedDeviceTest, ACrashedWorkerIsReplacedAndOldHandlesAreStale) {
   Device dev = open();
   const pid_t first = worker_of(dev);

@@ -166,7 +166,9 @@ class Device {
 
   // Another address of the same device with its own actor and CUDA stream. Buffers are shared: a buffer
   // written through one stream and read through another is ordered by the device (the reader's stream waits
-  // for the writer's event), without a host synchronisation. The CPU device has no streams (not_supported).
+  // for the writer's event), without a host synchronisation, once the writer's actor has taken the write; a
+  // fence (record_fence / wait_fence) orders everything after a point of one stream before another's next
+  // requests. The CPU device has no streams (not_supported).
   [[nodiscard]] Result<Device> open_stream() const;
 
   // OK while the device can serve; once a sticky fault poisoned it, the error that did, for good; once it was
@@ -222,6 +224,11 @@ class Device {
   Future<DeviceInfo> info() const { return ask(QueryDevice{}); }
   // Frees every buffer and starts a new context epoch; every handle of the device becomes stale.
   Future<Done> reset() const { return ask(ResetContext{}); }
+  // Ordering across streams without waiting for the first stream's work (see RecordFence and WaitFence):
+  //   Fence a_done = *stream_a.record_fence().wait();  // answered at once, A's work still running
+  //   stream_b.wait_fence(a_done);                      // what B is sent next runs after A, ordered on the GPU
+  Future<Fence> record_fence() const { return ask(RecordFence{}); }
+  Future<Done> wait_fence(Fence fence) const { return ask(WaitFence{.fence = fence}); }
   Future<Done> inject_fault(FaultKind kind = FaultKind::illegal_address) const { return ask(InjectFault{kind}); }
 
   friend bool operator==(const Device& a, const Device& b) noexcept { return a.core_ == b.core_; }
