@@ -38,11 +38,11 @@ void System::stop_cells(std::vector<std::shared_ptr<ActorCellBase>> cells, Statu
       return std::find(cells.begin(), cells.end(), actor) != cells.end();
     });
     // Stoppers that are done are joined here, so that a long-lived System does not collect them.
-    auto running = std::partition(stoppers_.begin(), stoppers_.end(), [](const Stopper& stopper) {
+    const auto first_done = std::partition(stoppers_.begin(), stoppers_.end(), [](const Stopper& stopper) {
       return !stopper.done->load(std::memory_order_acquire);
     });
-    std::move(running, stoppers_.end(), std::back_inserter(finished));
-    stoppers_.erase(running, stoppers_.end());
+    std::move(first_done, stoppers_.end(), std::back_inserter(finished));
+    stoppers_.erase(first_done, stoppers_.end());
     stoppers_.push_back(
         Stopper{.thread = std::thread([cells = std::move(cells), after = std::move(after), done]() mutable {
                   for (const auto& cell : cells) cell->wait_stopped();
