@@ -28,11 +28,11 @@ Status ActorCellBase::start() {
   return result.get();
 }
 
-void ActorCellBase::request_stop(ShutdownMode mode) {
+void ActorCellBase::request_stop(ShutdownMode mode, Status reason) {
   {
     std::lock_guard lock(mutex_);
     if (!stop_mode_ || mode == ShutdownMode::fail_pending) stop_mode_ = mode;
-    if (stop_reason_.ok()) stop_reason_ = cancelled("stop requested");
+    if (stop_reason_.ok()) stop_reason_ = reason.ok() ? cancelled("stop requested") : std::move(reason);
   }
   stop_requested_.store(true, std::memory_order_release);
   stop_cv_.notify_all();
@@ -50,6 +50,11 @@ void ActorCellBase::join() {
   }
   request_stop(ShutdownMode::drain);
   thread_.join();
+}
+
+void ActorCellBase::wait_stopped() {
+  std::unique_lock lock(mutex_);
+  stop_cv_.wait(lock, [&] { return state() == ActorState::stopped; });
 }
 
 Status ActorCellBase::stop_reason() const {
@@ -154,7 +159,11 @@ void ActorCellBase::stop_with(Status reason) {
                      "actor '" + options_.name + "' stopped (" + reason.to_string() + "); the request was not executed",
                      reason.source(), reason.raw_code()));
   destroy_state();
-  state_.store(ActorState::stopped, std::memory_order_release);
+  {
+    std::lock_guard lock(mutex_);
+    state_.store(ActorState::stopped, std::memory_order_release);
+  }
+  stop_cv_.notify_all();
 }
 
 }  // namespace accel

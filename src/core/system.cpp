@@ -1,6 +1,8 @@
 #include "accel/core/system.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 
 namespace accel {
 
@@ -14,6 +16,43 @@ void System::shutdown(ShutdownMode mode) {
   // Newest first: actors spawned later may depend on earlier ones (a library actor on its device).
   for (auto it = actors.rbegin(); it != actors.rend(); ++it) (*it)->request_stop(mode);
   for (auto it = actors.rbegin(); it != actors.rend(); ++it) (*it)->join();
+  // Last, the threads waiting for actors stopped on their own; joining the actors may have started more.
+  while (true) {
+    std::vector<Stopper> stoppers;
+    {
+      std::lock_guard lock(mutex_);
+      stoppers.swap(stoppers_);
+    }
+    if (stoppers.empty()) break;
+    for (Stopper& stopper : stoppers) stopper.thread.join();
+  }
+}
+
+void System::stop_cells(std::vector<std::shared_ptr<ActorCellBase>> cells, Status reason, std::function<void()> after) {
+  for (const auto& cell : cells) cell->request_stop(ShutdownMode::fail_pending, reason);
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  std::vector<Stopper> finished;
+  {
+    std::lock_guard lock(mutex_);
+    std::erase_if(actors_, [&](const std::shared_ptr<ActorCellBase>& actor) {
+      return std::find(cells.begin(), cells.end(), actor) != cells.end();
+    });
+    // Stoppers that are done are joined here, so that a long-lived System does not collect them.
+    const auto first_done = std::partition(stoppers_.begin(), stoppers_.end(), [](const Stopper& stopper) {
+      return !stopper.done->load(std::memory_order_acquire);
+    });
+    std::move(first_done, stoppers_.end(), std::back_inserter(finished));
+    stoppers_.erase(first_done, stoppers_.end());
+    stoppers_.push_back(
+        Stopper{.thread = std::thread([cells = std::move(cells), after = std::move(after), done]() mutable {
+                  for (const auto& cell : cells) cell->wait_stopped();
+                  cells.clear();
+                  if (after) after();
+                  done->store(true, std::memory_order_release);
+                }),
+                .done = done});
+  }
+  for (Stopper& stopper : finished) stopper.thread.join();
 }
 
 void System::set_escalation_handler(EscalationHandler handler) {

@@ -2,7 +2,36 @@
 
 #include <fmt/format.h>
 
+namespace accel {
+
+std::string to_string(const Fence& fence) {
+  if (fence.is_null()) return "null fence";
+  return fmt::format("fence #{} (device {}, stream {}, epoch {})", fence.sequence, fence.device, fence.stream,
+                     fence.epoch);
+}
+
+}  // namespace accel
+
 namespace accel::device {
+
+Status BufferTable::check_fence(const Fence& fence, std::uint64_t last_recorded) const {
+  if (fence.is_null()) return invalid_argument("WaitFence: the fence is null (RecordFence answers one)");
+  if (fence.device != device_id_) {
+    return invalid_argument(fmt::format("WaitFence: {} is of another device; this is {} (device {})", to_string(fence),
+                                        device_name_, device_id_));
+  }
+  if (fence.epoch != epoch_) {
+    return stale_handle(
+        fmt::format("WaitFence: {} was recorded in context epoch {} of {}; the context has been "
+                    "rebuilt since (now epoch {})",
+                    to_string(fence), fence.epoch, device_name_, epoch_));
+  }
+  if (fence.sequence > last_recorded) {
+    return invalid_argument(fmt::format("WaitFence: {} was never recorded by {} (its last fence is #{})",
+                                        to_string(fence), device_name_, last_recorded));
+  }
+  return Status();
+}
 
 BufferTable::BufferTable(std::uint32_t device_id, std::uint32_t epoch, std::string device_name)
     : device_id_(device_id), epoch_(epoch), device_name_(std::move(device_name)) {}

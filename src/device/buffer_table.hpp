@@ -35,6 +35,10 @@ class BufferTable {
   // Forgets the buffer and returns its memory for the caller to free.
   [[nodiscard]] Result<BufferView> remove(const BufferHandle& handle);
 
+  // Checks that `fence` was recorded in this context, whose last fence was number `last_recorded`: the same
+  // identity checks as a buffer handle's, so that foreign and stale fences are refused alike on every device.
+  [[nodiscard]] Status check_fence(const Fence& fence, std::uint64_t last_recorded) const;
+
   template <class F>
   void for_each_live(F&& f) const {
     for (const Slot& slot : slots_)

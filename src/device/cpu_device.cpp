@@ -130,6 +130,15 @@ Result<Done> CpuDevice::handle(CopyOnDevice& request) {
   return Done{};
 }
 
+Result<Fence> CpuDevice::handle(RecordFence&) {
+  return Fence{.device = shared_->id, .stream = 0, .epoch = table_.epoch(), .sequence = ++fences_recorded_};
+}
+
+Result<Done> CpuDevice::handle(WaitFence& request) {
+  ACCEL_RETURN_IF_ERROR(table_.check_fence(request.fence, fences_recorded_));
+  return Done{};
+}
+
 Result<Done> CpuDevice::handle(InjectFault& request) {
   if (request.kind == FaultKind::illegal_address) {
     return not_supported(fmt::format("{}: FaultKind::illegal_address exists for CUDA devices only", shared_->name));

@@ -35,6 +35,10 @@ class CpuDevice final : public CpuDeviceBase {
   Result<Done> handle(CopyToHost& request) override;
   Result<Done> handle(CopyOnDevice& request) override;
 
+  // -- fences: one ordered thread, so a valid fence is always behind; they are checked all the same ---------
+  Result<Fence> handle(RecordFence& request) override;
+  Result<Done> handle(WaitFence& request) override;
+
   Result<Done> handle(InjectFault& request) override;
 
   // -- library requests: the operation contract, on the CPU --------------------------------
@@ -68,6 +72,7 @@ class CpuDevice final : public CpuDeviceBase {
   std::shared_ptr<DeviceShared> shared_;
   BufferTable table_;
   MemoryStats stats_;
+  std::uint64_t fences_recorded_ = 0;
 };
 
 [[nodiscard]] std::shared_ptr<DeviceBackend> make_cpu_backend();

@@ -14,14 +14,6 @@ namespace {
 
 std::atomic<std::uint32_t> next_device_id{1};
 
-Result<ActorRef<DeviceProtocol>> spawn_stream(System& system, const std::shared_ptr<device::DeviceShared>& shared,
-                                              std::string name) {
-  ActorOptions actor_options{
-      .name = std::move(name), .mailbox = shared->options.mailbox, .supervision = shared->options.supervision};
-  return system.spawn<DeviceProtocol>([shared]() { return shared->backend->make_stream_state(shared); },
-                                      std::move(actor_options));
-}
-
 }  // namespace
 
 std::string_view to_string(DeviceKind kind) noexcept { return kind == DeviceKind::cpu ? "cpu" : "cuda"; }
@@ -50,14 +42,87 @@ std::string_view to_string(CompletionStrategy strategy) noexcept {
 
 namespace detail {
 
-DeviceCore::DeviceCore(System& owner, ActorRef<DeviceProtocol> actor_ref,
+// Who waits for a close to be done: Device::close() may be called again, by any holder, while it runs.
+struct DeviceLifetime::Closing {
+  std::mutex mutex;
+  bool done = false;
+  std::vector<Promise<Done>> waiters;
+
+  Future<Done> wait() {
+    std::lock_guard lock(mutex);
+    if (done) return make_ready_future<Done>(Done{});
+    return waiters.emplace_back().future();
+  }
+  void finish() {
+    std::vector<Promise<Done>> answered;
+    {
+      std::lock_guard lock(mutex);
+      done = true;
+      answered.swap(waiters);
+    }
+    for (Promise<Done>& waiter : answered) waiter.set(Done{});
+  }
+};
+
+DeviceLifetime::DeviceLifetime(System& system, std::shared_ptr<device::DeviceShared> shared)
+    : system_(&system),
+      system_alive_(system.alive()),
+      shared_(std::move(shared)),
+      closing_(std::make_shared<Closing>()) {}
+
+DeviceLifetime::~DeviceLifetime() { (void)close(); }
+
+Result<ActorRef<DeviceProtocol>> DeviceLifetime::spawn(std::string name) {
+  std::lock_guard lock(mutex_);
+  if (closed()) return closed_error();
+  ActorOptions actor_options{
+      .name = std::move(name), .mailbox = shared_->options.mailbox, .supervision = shared_->options.supervision};
+  ACCEL_ASSIGN_OR_RETURN(
+      ActorRef<DeviceProtocol> actor,
+      system_->spawn<DeviceProtocol>([shared = shared_]() { return shared->backend->make_stream_state(shared); },
+                                     std::move(actor_options)));
+  actors_.push_back(actor);
+  return actor;
+}
+
+Future<Done> DeviceLifetime::close() {
+  std::vector<ActorRef<DeviceProtocol>> actors;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed()) return closing_->wait();
+    closed_.store(true, std::memory_order_release);
+    actors.swap(actors_);
+  }
+  Future<Done> done = closing_->wait();
+  // The backend goes last, once no actor uses it. Let go of it before answering, so that a caller who waited for
+  // the close and then drops the last Device frees everything on its own thread.
+  auto teardown = [shared = shared_, closing = closing_]() mutable {
+    shared->backend->close();
+    shared.reset();
+    closing->finish();
+  };
+  if (system_alive_.expired()) {
+    teardown();  // the System's shutdown has stopped and joined every actor already
+  } else {
+    system_->stop(actors, cancelled(fmt::format("{} was closed", shared_->name)), std::move(teardown));
+  }
+  return done;
+}
+
+Status DeviceLifetime::closed_error() const {
+  return failed_precondition(
+      fmt::format("{} is closed (Device::close); open the device again to use it", shared_->name));
+}
+
+DeviceCore::DeviceCore(std::shared_ptr<DeviceLifetime> lifetime_of_device, ActorRef<DeviceProtocol> actor_ref,
                        std::shared_ptr<device::DeviceShared> shared_state)
-    : system(&owner),
+    : lifetime(std::move(lifetime_of_device)),
       actor(std::move(actor_ref)),
       shared(std::move(shared_state)),
       direct(shared->backend->make_direct_stream()) {}
 
 void DeviceCore::release(const BufferHandle& handle) noexcept {
+  if (lifetime->closed()) return;  // the device's memory went with it
   // Never blocks: the last owner may go away on the device's own thread (in a continuation).
   Status sent = actor.try_tell(Free{.buffer = handle});
   if (sent.code() == Code::resource_exhausted) {
@@ -87,8 +152,9 @@ Result<Device> Device::open(System& system, DeviceOptions options) {
   } else {
     shared->backend = device::make_cpu_backend();
   }
-  ACCEL_ASSIGN_OR_RETURN(ActorRef<DeviceProtocol> actor, spawn_stream(system, shared, shared->name));
-  return Device(std::make_shared<detail::DeviceCore>(system, std::move(actor), std::move(shared)));
+  auto lifetime = std::make_shared<detail::DeviceLifetime>(system, shared);
+  ACCEL_ASSIGN_OR_RETURN(ActorRef<DeviceProtocol> actor, lifetime->spawn(shared->name));
+  return Device(std::make_shared<detail::DeviceCore>(std::move(lifetime), std::move(actor), std::move(shared)));
 }
 
 Result<Device> Device::open_default(System& system, DeviceOptions options) {
@@ -111,14 +177,17 @@ Result<Device> Device::open_stream() const {
                     "to this Device instead",
                     shared->name));
   }
-  ACCEL_RETURN_IF_ERROR(shared->backend->health());
+  ACCEL_RETURN_IF_ERROR(health());
   const std::uint32_t index = shared->streams_opened.fetch_add(1, std::memory_order_relaxed) + 1;
   ACCEL_ASSIGN_OR_RETURN(ActorRef<DeviceProtocol> actor,
-                         spawn_stream(*core_->system, shared, fmt::format("{}/{}", shared->name, index)));
-  return Device(std::make_shared<detail::DeviceCore>(*core_->system, std::move(actor), shared));
+                         core_->lifetime->spawn(fmt::format("{}/{}", shared->name, index)));
+  return Device(std::make_shared<detail::DeviceCore>(core_->lifetime, std::move(actor), shared));
 }
 
-Status Device::health() const { return core_->shared->backend->health(); }
+Status Device::health() const {
+  if (core_->lifetime->closed()) return core_->lifetime->closed_error();
+  return core_->shared->backend->health();
+}
 
 DeviceKind Device::kind() const noexcept { return core_->shared->options.kind; }
 const std::string& Device::name() const noexcept { return core_->shared->name; }

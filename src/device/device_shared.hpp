@@ -28,6 +28,10 @@ class DeviceBackend {
   [[nodiscard]] virtual std::shared_ptr<DeviceProtocol::Handler> make_direct_stream() { return nullptr; }
   [[nodiscard]] virtual bool has_streams() const noexcept = 0;
   [[nodiscard]] virtual Status health() const = 0;
+  // Device::close, once every actor of the device has stopped: releases what outlives the stream states (an
+  // isolated device's worker process, a CUDA context's memory). A request that raced with the close may still
+  // reach a direct stream afterwards; it must be answered with an error, not served.
+  virtual void close() {}
 };
 
 struct DeviceShared {

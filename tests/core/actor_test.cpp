@@ -412,6 +412,32 @@ TEST(ActorShutdown, FailPendingAnswersEveryQueuedRequestCancelled) {
               StatusIs(Code::failed_precondition, "shut down"));
 }
 
+TEST(ActorShutdown, StoppingSomeActorsCancelsTheirQueueThenRunsTheirTeardownAndSparesTheRest) {
+  std::atomic<int> builds{0};
+  System system;
+  auto make = [&]() -> Result<std::unique_ptr<CounterProtocol::Handler>> { return std::make_unique<Counter>(&builds); };
+  auto stopped = *system.spawn<CounterProtocol>(make, {.name = "stopped"});
+  auto spared = *system.spawn<CounterProtocol>(make, {.name = "spared"});
+  Gate gate;
+  auto busy = stopped.ask(Hold{.gate = &gate});
+  gate.wait_until_entered();
+  std::vector<Future<std::int64_t>> queued;
+  for (int i = 0; i < 10; ++i) queued.push_back(stopped.ask(Add{.amount = 1}));
+
+  Promise<ActorState> teardown;
+  Future<ActorState> state_at_teardown = teardown.future();
+  system.stop(
+      std::vector{stopped}, cancelled("closed by the test"),
+      [&, teardown = std::make_shared<Promise<ActorState>>(std::move(teardown))] { teardown->set(stopped.state()); });
+  gate.open();
+  EXPECT_EQ(*state_at_teardown.wait(), ActorState::stopped);
+  EXPECT_THAT(busy.wait(), IsOk());
+  for (auto& f : queued) EXPECT_THAT(f.wait(), StatusIs(Code::cancelled, "closed by the test"));
+  EXPECT_THAT(stopped.ask(Get{}).wait(), StatusIs(Code::cancelled, "closed by the test"));
+  EXPECT_EQ(system.actor_count(), 1u);
+  EXPECT_EQ(*spared.ask(Add{.amount = 2}).wait(), 2);
+}
+
 TEST(ActorShutdown, ClientsRacingShutdownAreAllAnswered) {
   constexpr int kClients = 8, kPerClient = 300;
   std::atomic<int> builds{0};

@@ -148,6 +148,29 @@ TEST_F(CpuDeviceTest, HandlesAreStaleAfterTheSupervisorRestartsTheDevice) {
   EXPECT_THAT(dev.download(*after, std::span<float>(host)).wait(), IsOk());
 }
 
+// One ordered thread: every valid fence is already behind, so waiting for one is OK at once. They are checked
+// as a CUDA device checks them, so that code written against the CPU device keeps working on a GPU.
+TEST_F(CpuDeviceTest, FencesAreSatisfiedAtOnceButCheckedLikeHandles) {
+  Device dev = open();
+  const Fence first = *dev.record_fence().wait();
+  const Fence second = *dev.record_fence().wait();
+  EXPECT_EQ(first.device, dev.id());
+  EXPECT_GT(second.sequence, first.sequence);
+  EXPECT_THAT(dev.wait_fence(first).wait(), IsOk());
+  EXPECT_THAT(dev.wait_fence(second).wait(), IsOk());
+
+  EXPECT_THAT(dev.wait_fence(Fence{}).wait(), StatusIs(Code::invalid_argument, "null"));
+  Fence never_recorded = second;
+  never_recorded.sequence += 1;
+  EXPECT_THAT(dev.wait_fence(never_recorded).wait(), StatusIs(Code::invalid_argument, "never recorded"));
+  System other_system;
+  Device other = *Device::open(other_system, {});
+  EXPECT_THAT(dev.wait_fence(*other.record_fence().wait()).wait(), StatusIs(Code::invalid_argument, "another device"));
+  ASSERT_THAT(dev.reset().wait(), IsOk());
+  EXPECT_THAT(dev.wait_fence(first).wait(), StatusIs(Code::stale_handle, "rebuilt"));
+  EXPECT_THAT(dev.wait_fence(*dev.record_fence().wait()).wait(), IsOk());
+}
+
 TEST_F(CpuDeviceTest, ThereIsOneCpuDeviceAndCudaNeedsTheCudaTier) {
   EXPECT_THAT(Device::open(system_, {.kind = DeviceKind::cpu, .ordinal = 1}),
               StatusIs(Code::invalid_argument, "cpu:1"));

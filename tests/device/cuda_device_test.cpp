@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <random>
 
@@ -186,6 +187,86 @@ TEST_P(CudaDeviceTest, BuffersAreOrderedAcrossStreams) {
     for (std::size_t e = 0; e < got.size(); ++e) wrong += got[e] != first[e] * static_cast<float>(round + 1);
     ASSERT_EQ(wrong, 0u) << "round " << round << " read " << wrong << " elements of another round";
   }
+}
+
+// Stream A: a chain of GEMMs adding to X, then X downloaded into pinned host memory H. Stream B: waits for A's
+// fence, then uploads H into Y. Nothing of A's was waited for on the host, and H is host memory, which the
+// buffers' ordering does not see: only the fence (an event B waits for on the GPU) puts B's upload after A's
+// download. Without it B's upload would read H at once, while A still computes.
+TEST_P(CudaDeviceTest, AFenceOrdersAnotherStreamAfterItWithoutAHostWait) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, options(), a);
+  Result<Device> b_opened = a.open_stream();
+  ASSERT_THAT(b_opened, IsOk());
+  Device b = *b_opened;
+  constexpr std::int64_t n = 4096;
+  constexpr int rounds = 32;
+  Buffer<float> ones = *a.allocate<float>(n * n).wait();
+  Buffer<float> x = *a.allocate<float>(n * n).wait();
+  Buffer<float> y = *b.allocate<float>(n * n).wait();
+  ASSERT_THAT(a.upload(std::span<const float>(std::vector<float>(n * n, 1.0f)), ones).wait(), IsOk());
+  ASSERT_THAT(a.upload(std::span<const float>(std::vector<float>(n * n, 0.0f)), x).wait(), IsOk());
+  float* host = nullptr;
+  ASSERT_EQ(cudaMallocHost(&host, n * n * sizeof(float)), cudaSuccess);
+  std::fill(host, host + n * n, -1.0f);
+
+  std::vector<Future<Done>> chain;
+  for (int round = 0; round < rounds; ++round) {
+    // x += ones * ones: every element grows by n each round, exactly in f32 (at most 2^17).
+    chain.push_back(a.gemm({.shape = {.m = n, .n = n, .k = n}, .a = ones, .b = ones, .c = x, .beta = 1.0}));
+  }
+  chain.push_back(a.download(x, std::span<float>(host, n * n)));
+  const Result<Fence> fence = a.record_fence().wait();
+  const bool a_still_running = !chain.back().ready();
+  ASSERT_THAT(fence, IsOk());
+  ASSERT_THAT(b.wait_fence(*fence).wait(), IsOk());
+  ASSERT_THAT(b.upload(std::span<const float>(host, n * n), y).wait(), IsOk());
+  for (Future<Done>& step : chain) ASSERT_THAT(step.wait(), IsOk());
+  std::vector<float> got(n * n);
+  ASSERT_THAT(b.download(y, std::span<float>(got)).wait(), IsOk());
+  cudaFreeHost(host);
+  const float expected = static_cast<float>(rounds * n);
+  EXPECT_EQ(std::count(got.begin(), got.end(), expected), n * n) << "B read H before A's download had written it";
+  // The blocking strategy waits for each request before the next, so only the others show the fence's point.
+  if (GetParam() != CompletionStrategy::blocking) {
+    EXPECT_TRUE(a_still_running) << "the GEMMs finished too soon to tell";
+  }
+}
+
+TEST_P(CudaDeviceTest, FencesAreRefusedWhenForeignOrStale) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, options(), device);
+  Device stream = *device.open_stream();
+  const Fence fence = *device.record_fence().wait();
+  EXPECT_THAT(device.wait_fence(fence).wait(), IsOk());  // its own stream: already in order
+  EXPECT_THAT(stream.wait_fence(fence).wait(), IsOk());
+  EXPECT_THAT(stream.wait_fence(Fence{}).wait(), StatusIs(Code::invalid_argument, "null"));
+  Fence never_recorded = fence;
+  never_recorded.sequence += 100;
+  EXPECT_THAT(stream.wait_fence(never_recorded).wait(), StatusIs(Code::invalid_argument, "never recorded"));
+  System other_system;
+  Device cpu = *Device::open(other_system, {.kind = DeviceKind::cpu});
+  EXPECT_THAT(stream.wait_fence(*cpu.record_fence().wait()).wait(), StatusIs(Code::invalid_argument, "another device"));
+  for (int i = 0; i < 1000; ++i) ASSERT_THAT(device.record_fence().wait(), IsOk());  // reached ones are forgotten
+  EXPECT_THAT(stream.wait_fence(fence).wait(), IsOk());
+  ASSERT_THAT(device.reset().wait(), IsOk());
+  EXPECT_THAT(stream.wait_fence(fence).wait(), StatusIs(Code::stale_handle, "rebuilt"));
+}
+
+// The pool keeps freed memory (release threshold "keep everything"); closing the device destroys it.
+TEST_P(CudaDeviceTest, ClosingTheDeviceGivesItsMemoryBackToTheGpu) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, options(), device);
+  Device observer = *Device::open(system_, options());
+  constexpr std::uint64_t kBytes = 1ull << 30;
+  {
+    Buffer<float> big = *device.allocate<float>(kBytes / sizeof(float)).wait();
+    ASSERT_THAT(device.upload(std::span<const float>(std::vector<float>(16, 1.0f)), big).wait(), IsOk());
+  }
+  ASSERT_THAT(device.info().wait(), IsOk());  // the buffer is freed into the pool, which keeps it
+  const std::uint64_t free_before = observer.info().wait()->device_free_bytes;
+  ASSERT_THAT(device.close().wait(), IsOk());
+  const std::uint64_t free_after = observer.info().wait()->device_free_bytes;
+  EXPECT_GE(free_after, free_before + kBytes - (64ull << 20));
+  EXPECT_THAT(device.info().wait(), StatusIs(Code::failed_precondition, "closed"));
+  EXPECT_THAT(device.open_stream(), StatusIs(Code::failed_precondition, "closed"));
 }
 
 TEST_P(CudaDeviceTest, ReportsItselfAndItsCompletionStrategy) {

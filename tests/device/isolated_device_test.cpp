@@ -108,6 +108,17 @@ TEST_F(IsolatedDeviceTest, BadRequestsGetTheSameErrorsAsInProcess) {
   EXPECT_THAT(in_process.inject_fault(FaultKind::worker_crash).wait(), StatusIs(Code::not_supported, "isolated"));
 }
 
+// Fences cross byte for byte like the other plain requests; a new worker's context makes the old ones stale.
+TEST_F(IsolatedDeviceTest, FencesAreCheckedByTheWorkerAndStaleAfterItIsReplaced) {
+  Device dev = open();
+  const Fence fence = *dev.record_fence().wait();
+  EXPECT_EQ(fence.device, dev.id());
+  EXPECT_THAT(dev.wait_fence(fence).wait(), IsOk());
+  EXPECT_THAT(dev.wait_fence(Fence{}).wait(), StatusIs(Code::invalid_argument, "null"));
+  EXPECT_THAT(dev.inject_fault(FaultKind::worker_crash).wait(), StatusIs(Code::context_lost));
+  EXPECT_THAT(dev.wait_fence(fence).wait(), StatusIs(Code::stale_handle, "rebuilt"));
+}
+
 TEST_F(IsolatedDeviceTest, ACrashedWorkerIsReplacedAndOldHandlesAreStale) {
   Device dev = open();
   const pid_t first = worker_of(dev);
@@ -154,6 +165,30 @@ TEST_F(IsolatedDeviceTest, AHungWorkerIsKilledAndRequestsQueuedBehindItRunOnTheN
   EXPECT_TRUE(testing::process_gone(first));
 }
 
+// The supervisor wakes when the heartbeat goes stale, not at its next periodic check (up to an eighth of the
+// timeout later, as before). The silence it reports is the hang's detection time; the request is answered once
+// the killed worker has also been reaped.
+TEST_F(IsolatedDeviceTest, AHangIsFoundWithinTheHeartbeatTimeout) {
+  constexpr auto kTimeout = 300ms;
+  Device dev = open(isolated_cpu({.heartbeat_timeout = kTimeout}));
+  for (int trial = 0; trial < 3; ++trial) {
+    ASSERT_THAT(dev.info().wait(), IsOk());  // a worker serves
+    const auto start = std::chrono::steady_clock::now();
+    Result<Done> hang = dev.inject_fault(FaultKind::worker_hang).wait();
+    const auto answered_after =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    ASSERT_THAT(hang, StatusIs(Code::context_lost, "no heartbeat for "));
+    const std::string message(hang.status().message());
+    const auto found_after =
+        std::chrono::milliseconds(std::stoi(message.substr(message.find("no heartbeat for ") + 17)));
+    RecordProperty("hang_found_after_ms_" + std::to_string(trial), static_cast<int>(found_after.count()));
+    RecordProperty("hang_answered_after_ms_" + std::to_string(trial), static_cast<int>(answered_after.count()));
+    EXPECT_GE(found_after, kTimeout);
+    EXPECT_LT(found_after, kTimeout + 10ms);      // a thirtieth of the timeout, for the wake-up on a loaded machine
+    EXPECT_LT(answered_after, kTimeout + 100ms);  // and the worker's exit
+  }
+}
+
 TEST_F(IsolatedDeviceTest, ASpentRestartBudgetClosesTheDeviceWithAClearError) {
   Device dev = open(isolated_cpu({.restarts = {.max_restarts = 2, .window = 60'000ms}}));
   for (int i = 0; i < 2; ++i)
@@ -164,6 +199,22 @@ TEST_F(IsolatedDeviceTest, ASpentRestartBudgetClosesTheDeviceWithAClearError) {
   EXPECT_THAT(dev.health(), StatusIs(Code::unavailable));
   std::vector<float> host(4);
   EXPECT_THAT(dev.allocate<float>(4).wait(), StatusIs(Code::unavailable));
+}
+
+// The loss that spends the budget is answered only once the device has failed: a caller who hears of it (here in
+// a continuation, run by the thread that answers) finds health() failed, and so does every later request.
+TEST_F(IsolatedDeviceTest, HealthFailsNoLaterThanTheRequestsWhenTheBudgetIsSpent) {
+  Device dev = open(isolated_cpu({.restarts = {.max_restarts = 1, .window = 60'000ms}}));
+  EXPECT_THAT(dev.inject_fault(FaultKind::worker_crash).wait(), StatusIs(Code::context_lost));
+  Status health_when_answered;
+  Future<Done> answered = dev.inject_fault(FaultKind::worker_crash).then([&](Result<Done> crashed) {
+    EXPECT_THAT(crashed, StatusIs(Code::context_lost));
+    health_when_answered = dev.health();
+    return Done{};
+  });
+  ASSERT_THAT(answered.wait(), IsOk());
+  EXPECT_THAT(health_when_answered, StatusIs(Code::unavailable, "restart budget exhausted"));
+  EXPECT_THAT(dev.info().wait(), StatusIs(Code::unavailable, "restart budget exhausted"));
 }
 
 // Many client threads, the worker killed twice in the middle: every request is answered exactly once, each

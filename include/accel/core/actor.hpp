@@ -62,10 +62,14 @@ class ActorCellBase {
   // -- lifecycle -----------------------------------------------------------------
   // Starts the thread and builds the state on it; returns the factory's error if that failed.
   Status start();
-  // Asks the actor to stop; returns at once. New sends fail from now on.
-  void request_stop(ShutdownMode mode);
+  // Asks the actor to stop; returns at once. New sends fail from now on, and so do queued requests under
+  // fail_pending, each naming `reason` (default: "stop requested") as why the actor stopped.
+  void request_stop(ShutdownMode mode, Status reason = Status());
   // Waits for the actor's thread to end. Never call from the actor's own thread.
   void join();
+  // Waits until the actor has stopped and destroyed its state; unlike join(), any number of threads may wait at
+  // once. Never call from the actor's own thread.
+  void wait_stopped();
 
   // -- observers -------------------------------------------------------------------
   [[nodiscard]] const std::string& name() const noexcept { return options_.name; }
@@ -131,6 +135,7 @@ Status run_handler(std::type_identity_t<Handles<Request>>& state, Envelope<Reque
 
 template <class P>
 class ActorCell;
+class System;
 
 template <class... Requests>
 class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
@@ -242,8 +247,8 @@ class ActorRef {
     return cell_->tell(std::forward<Request>(request), false);
   }
 
-  void stop(ShutdownMode mode = ShutdownMode::drain) const {
-    if (cell_) cell_->request_stop(mode);
+  void stop(ShutdownMode mode = ShutdownMode::drain, Status reason = Status()) const {
+    if (cell_) cell_->request_stop(mode, std::move(reason));
   }
   void join() const {
     if (cell_) cell_->join();
@@ -259,6 +264,7 @@ class ActorRef {
   friend bool operator==(const ActorRef& a, const ActorRef& b) noexcept { return a.cell_ == b.cell_; }
 
  private:
+  friend class System;
   std::shared_ptr<Cell> cell_;
 };
 

@@ -5,9 +5,12 @@
 // pending request is answered and every actor thread is joined before shutdown() returns.
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "accel/core/actor.hpp"
@@ -44,18 +47,44 @@ class System {
   // Stops every actor (see the file comment) and joins their threads. Idempotent.
   void shutdown(ShutdownMode mode = ShutdownMode::drain);
 
+  // Stops these actors only, as shutdown(fail_pending) would: what they have queued is answered `cancelled`
+  // naming `reason`, later sends fail, and the System forgets them. Returns at once; a thread of the System's
+  // waits for them to end and then runs `after`, so this may be called on one of the actors' own threads (in a
+  // continuation they run). shutdown() waits for that thread too.
+  template <class P>
+  void stop(const std::vector<ActorRef<P>>& actors, Status reason, std::function<void()> after) {
+    std::vector<std::shared_ptr<ActorCellBase>> cells;
+    cells.reserve(actors.size());
+    for (const ActorRef<P>& actor : actors) {
+      if (actor.cell_) cells.push_back(actor.cell_);
+    }
+    stop_cells(std::move(cells), std::move(reason), std::move(after));
+  }
+
+  // Expires when the System is destroyed: what outlives it (a Device) can tell that its actors are gone.
+  [[nodiscard]] std::weak_ptr<const void> alive() const noexcept { return alive_; }
+
   // Receives escalated failures; the default logs them.
   void set_escalation_handler(EscalationHandler handler);
 
   [[nodiscard]] std::size_t actor_count() const;
 
  private:
+  // A thread that waits for stopped actors; `done` once it has nothing left to do but end.
+  struct Stopper {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+
   void report_escalation(const std::string& actor, const Status& failure);
+  void stop_cells(std::vector<std::shared_ptr<ActorCellBase>> cells, Status reason, std::function<void()> after);
 
   mutable std::mutex mutex_;
   bool shut_down_ = false;
   std::vector<std::shared_ptr<ActorCellBase>> actors_;
+  std::vector<Stopper> stoppers_;
   EscalationHandler escalation_handler_;
+  std::shared_ptr<const void> alive_ = std::make_shared<int>(0);
 };
 
 }  // namespace accel

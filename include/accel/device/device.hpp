@@ -11,10 +11,13 @@
 // future is ready when the GPU work has finished, and carries the work's real status.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "accel/core/actor.hpp"
 #include "accel/core/system.hpp"
@@ -41,7 +44,11 @@ struct WorkerOptions {
   std::uint64_t staging_bytes = 64ull << 20;
   // How long each side of the channel spins for the next message before it sleeps.
   std::chrono::microseconds spin{100};
-  // A worker whose serving loop has not made progress for this long is hung: it is killed and replaced.
+  // A worker whose serving loop has not made progress for this long is hung: it is killed and replaced. The
+  // supervisor wakes when the heartbeat goes stale, so a hang is found within this timeout plus about a
+  // millisecond; the requests the worker held are answered once it has exited (10-20 ms for a CPU worker on
+  // the test machine; a CUDA worker's exit also tears down its context). The serving loop stamps the
+  // heartbeat at least every eighth of the timeout.
   std::chrono::milliseconds heartbeat_timeout{5'000};
   // How long a new worker may take to build its context.
   std::chrono::milliseconds start_timeout{60'000};
@@ -101,12 +108,42 @@ struct DeviceShared;
 }  // namespace device
 
 namespace detail {
+// What every address of one device shares (Device::open's and each of its open_stream()'s): the device's actors,
+// and whether it was closed. Closing stops them all; the last address to go away closes the device.
+class DeviceLifetime {
+ public:
+  DeviceLifetime(System& system, std::shared_ptr<device::DeviceShared> shared);
+  DeviceLifetime(const DeviceLifetime&) = delete;
+  DeviceLifetime& operator=(const DeviceLifetime&) = delete;
+  ~DeviceLifetime();
+
+  // A new actor serving the device (its first, or a stream's); refused once the device is closed.
+  [[nodiscard]] Result<ActorRef<DeviceProtocol>> spawn(std::string name);
+  // Device::close.
+  Future<Done> close();
+  [[nodiscard]] bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+  // What a request to the closed device is answered.
+  [[nodiscard]] Status closed_error() const;
+
+ private:
+  struct Closing;
+
+  System* system_;
+  std::weak_ptr<const void> system_alive_;
+  std::shared_ptr<device::DeviceShared> shared_;
+  std::atomic<bool> closed_{false};
+  std::mutex mutex_;
+  std::vector<ActorRef<DeviceProtocol>> actors_;
+  std::shared_ptr<Closing> closing_;
+};
+
 class DeviceCore final : public BufferReleaser {
  public:
-  DeviceCore(System& system, ActorRef<DeviceProtocol> actor, std::shared_ptr<device::DeviceShared> shared);
+  DeviceCore(std::shared_ptr<DeviceLifetime> lifetime, ActorRef<DeviceProtocol> actor,
+             std::shared_ptr<device::DeviceShared> shared);
   void release(const BufferHandle& handle) noexcept override;
 
-  System* system;
+  std::shared_ptr<DeviceLifetime> lifetime;
   ActorRef<DeviceProtocol> actor;
   std::shared_ptr<device::DeviceShared> shared;
   // Set where requests may skip the actor's mailbox: a stream state whose dispatch is safe from any thread
@@ -129,17 +166,31 @@ class Device {
 
   // Another address of the same device with its own actor and CUDA stream. Buffers are shared: a buffer
   // written through one stream and read through another is ordered by the device (the reader's stream waits
-  // for the writer's event), without a host synchronisation. The CPU device has no streams (not_supported).
+  // for the writer's event), without a host synchronisation, once the writer's actor has taken the write; a
+  // fence (record_fence / wait_fence) orders everything after a point of one stream before another's next
+  // requests. The CPU device has no streams (not_supported).
   [[nodiscard]] Result<Device> open_stream() const;
 
-  // OK while the device can serve; once a sticky fault poisoned it, the error that did, for good.
+  // OK while the device can serve; once a sticky fault poisoned it, the error that did, for good; once it was
+  // closed, `failed_precondition`.
   [[nodiscard]] Status health() const;
+
+  // Closes the device for every holder of it: its actor and the streams opened from it stop (the requests they
+  // have queued are answered `cancelled`), an isolated device's worker process is stopped and reaped, and an
+  // in-process CUDA device gives its memory pool back to the GPU. Later requests, open_stream() and health()
+  // answer `failed_precondition`. Buffers may outlive it: releasing them then does nothing. The future is
+  // ready when all of that is done, which happens on a thread of the System's, so close() may be called
+  // anywhere; but waiting for it in a continuation that one of the device's threads runs would wait for that
+  // thread itself. Closing again answers when the first close is done. Dropping the last copy of a Device and
+  // of every stream opened from it closes the device as well (nobody waits for it then).
+  Future<Done> close() const { return core_->lifetime->close(); }
 
   // Any request of the device protocol. An isolated device's requests go from the caller's thread straight into
   // its worker's channel (waiting only while the channel is full), in the order they were sent.
   template <class Request>
   requires DeviceProtocol::accepts<Request> Future<response_t<Request>> ask(Request request)
   const {
+    if (core_->lifetime->closed()) return make_ready_future<response_t<Request>>(core_->lifetime->closed_error());
     if (!core_->direct) return core_->actor.ask(std::move(request));
     Promise<response_t<Request>> reply;
     Future<response_t<Request>> future = reply.future();
@@ -173,6 +224,11 @@ class Device {
   Future<DeviceInfo> info() const { return ask(QueryDevice{}); }
   // Frees every buffer and starts a new context epoch; every handle of the device becomes stale.
   Future<Done> reset() const { return ask(ResetContext{}); }
+  // Ordering across streams without waiting for the first stream's work (see RecordFence and WaitFence):
+  //   Fence a_done = *stream_a.record_fence().wait();  // answered at once, A's work still running
+  //   stream_b.wait_fence(a_done);                      // what B is sent next runs after A, ordered on the GPU
+  Future<Fence> record_fence() const { return ask(RecordFence{}); }
+  Future<Done> wait_fence(Fence fence) const { return ask(WaitFence{.fence = fence}); }
   Future<Done> inject_fault(FaultKind kind = FaultKind::illegal_address) const { return ask(InjectFault{kind}); }
 
   friend bool operator==(const Device& a, const Device& b) noexcept { return a.core_ == b.core_; }

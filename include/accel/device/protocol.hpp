@@ -12,8 +12,8 @@
 
 namespace accel {
 
-using DeviceRequests =
-    RequestList<Allocate, Free, CopyToDevice, CopyToHost, CopyOnDevice, QueryDevice, ResetContext, InjectFault>;
+using DeviceRequests = RequestList<Allocate, Free, CopyToDevice, CopyToHost, CopyOnDevice, QueryDevice, ResetContext,
+                                   RecordFence, WaitFence, InjectFault>;
 
 using LibraryRequests = ConcatRequests<blas::Requests,  //
                                        dnn::Requests,   //

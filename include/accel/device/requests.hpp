@@ -139,6 +139,36 @@ struct ResetContext {
   using Response = Done;
 };
 
+// A point in the order of one stream of a device: after every request sent to that stream before the
+// RecordFence that made it. Plain data like a BufferHandle; the device checks each field when it is waited for.
+struct Fence {
+  std::uint32_t device = 0;    // the opened device's unique id in this process
+  std::uint32_t stream = 0;    // which stream of the device recorded it (the CPU device has one)
+  std::uint32_t epoch = 0;     // the context generation it was recorded in
+  std::uint64_t sequence = 0;  // its serial number in that context; 0 for no fence
+
+  [[nodiscard]] bool is_null() const noexcept { return sequence == 0; }
+  friend bool operator==(const Fence&, const Fence&) noexcept = default;
+};
+[[nodiscard]] std::string to_string(const Fence& fence);
+
+// A fence after every request sent to this stream so far. Answered at once: the work it follows may still run.
+struct RecordFence {
+  static constexpr const char* kName = "RecordFence";
+  using Response = Fence;
+};
+
+// Every request sent to this stream after WaitFence runs after the fence's point (another stream's, of the same
+// device). On a CUDA device the stream waits for the fence's event on the GPU; the host waits for nothing, and
+// the reply comes at once. On the CPU device (one ordered thread) a valid fence is already behind. Refused:
+// a null fence, another device's or one never recorded (invalid_argument), one recorded before the context was
+// rebuilt (stale_handle).
+struct WaitFence {
+  static constexpr const char* kName = "WaitFence";
+  using Response = Done;
+  Fence fence;
+};
+
 // Makes the device fail for real, so that fault handling can be tested:
 //   illegal_address  a kernel writes to an address no allocation owns. On a CUDA device this is a sticky error:
 //                    an in-process device is poisoned for the rest of the process; an isolated device replaces

@@ -83,13 +83,20 @@ Result<std::shared_ptr<CudaContext>> CudaContext::open(DeviceShared& shared) {
   return context;
 }
 
-CudaContext::~CudaContext() {
-  completions_.reset();
+CudaContext::~CudaContext() { close(); }
+
+// Once the streams are gone (their states hold the context), and again, doing nothing, when it is destroyed.
+void CudaContext::close() {
+  completions_.reset();  // answers pending work first, while everything it uses still exists
   ordering_.clear();
+  fences_.clear();
   if (health_->poisoned() || pool_ == nullptr) return;  // nothing of a poisoned context can be freed
   cudaSetDevice(ordinal_);
   table_.for_each_live([](const BufferView& view) { cudaFree(view.data); });
+  table_ = BufferTable(table_.device_id(), table_.epoch(), name_);
   cudaMemPoolDestroy(pool_);
+  pool_ = nullptr;
+  states_.clear();
 }
 
 Result<std::unique_ptr<DeviceProtocol::Handler>> CudaContext::make_stream_state(std::shared_ptr<DeviceShared> shared) {
@@ -170,11 +177,34 @@ Status CudaContext::reset_buffers(cudaStream_t stream, std::uint32_t epoch) {
   ACCEL_RETURN_IF_ERROR(freed);
   table_ = BufferTable(table_.device_id(), epoch, name_);
   ordering_.clear();
+  fences_.clear();  // the old epoch's fences are stale from now on
   stats_ = MemoryStats{.peak_bytes = stats_.peak_bytes,
                        .allocations = stats_.allocations,
                        .frees = stats_.frees + stats_.live_buffers,
                        .failed_allocations = stats_.failed_allocations};
   return Status();
+}
+
+Fence CudaContext::add_fence(std::uint32_t stream_id, EventRef event) {
+  constexpr std::size_t kFirstPrune = 64;
+  // Fences whose event has completed are forgotten: waiting for them needs nothing. Pruning only once the table
+  // has doubled since the last time keeps the cost per fence constant.
+  if (fences_.size() >= std::max(fence_prune_at_, kFirstPrune)) {
+    std::erase_if(fences_, [](const auto& entry) { return cudaEventQuery(entry.second.event->get()) == cudaSuccess; });
+    fence_prune_at_ = 2 * fences_.size();
+  }
+  const Fence fence{
+      .device = table_.device_id(), .stream = stream_id, .epoch = table_.epoch(), .sequence = ++fences_recorded_};
+  fences_.emplace(fence.sequence, FencePoint{.stream_id = stream_id, .event = std::move(event)});
+  return fence;
+}
+
+Status CudaContext::wait_fence(cudaStream_t stream, std::uint32_t stream_id, const Fence& fence) {
+  ACCEL_RETURN_IF_ERROR(table_.check_fence(fence, fences_recorded_));
+  if (fence.stream == stream_id) return Status();  // the stream's own order puts it behind already
+  const auto point = fences_.find(fence.sequence);
+  if (point == fences_.end()) return Status();  // reached
+  return check(cudaStreamWaitEvent(stream, point->second.event->get()), "cudaStreamWaitEvent (WaitFence)");
 }
 
 }  // namespace accel::device::cuda

@@ -12,6 +12,8 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -46,6 +48,8 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   Result<std::unique_ptr<DeviceProtocol::Handler>> make_stream_state(std::shared_ptr<DeviceShared> shared) override;
   bool has_streams() const noexcept override { return true; }
   Status health() const override { return health_->status(); }
+  // Answers pending work, frees every buffer and the memory pool, and releases the families' state.
+  void close() override;
 
   // -- for the device's streams ------------------------------------------------------------
   // A Status for a failed CUDA call; a sticky error poisons the device and the returned error says so.
@@ -82,6 +86,14 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   // Frees every buffer (stream-ordered on `stream`) and starts context epoch `epoch`.
   [[nodiscard]] Status reset_buffers(cudaStream_t stream, std::uint32_t epoch);
 
+  // -- fences (RecordFence / WaitFence); hold buffers_mutex() -----------------------------------------
+  // A number for a new stream of this context, which its fences carry.
+  [[nodiscard]] std::uint32_t next_stream_id() noexcept { return streams_created_.fetch_add(1) + 1; }
+  // A fence at `event`, just recorded on the stream numbered `stream_id`.
+  [[nodiscard]] Fence add_fence(std::uint32_t stream_id, EventRef event);
+  // Makes `stream` (numbered `stream_id`) wait on the GPU for the fence's event; refuses foreign and stale fences.
+  [[nodiscard]] Status wait_fence(cudaStream_t stream, std::uint32_t stream_id, const Fence& fence);
+
  private:
   CudaContext(DeviceShared& shared, std::shared_ptr<Health> health);
   BufferOrdering& ordering_of(const BufferHandle& handle);
@@ -102,6 +114,17 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   BufferTable table_;
   std::vector<BufferOrdering> ordering_;  // by slot
   MemoryStats stats_;
+
+  struct FencePoint {
+    std::uint32_t stream_id = 0;
+    EventRef event;
+  };
+  // Fences that may not have been reached yet, by sequence; one missing from here (and not newer than the last)
+  // has been reached, and waiting for it is a no-op. Pruned as it grows, so it holds about the work in flight.
+  std::map<std::uint64_t, FencePoint> fences_;
+  std::uint64_t fences_recorded_ = 0;
+  std::size_t fence_prune_at_ = 0;
+  std::atomic<std::uint32_t> streams_created_{0};
 
   // Declared last: destroyed first, so pending work is answered while everything it uses still exists.
   std::unique_ptr<CompletionQueue> completions_;

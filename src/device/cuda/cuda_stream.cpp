@@ -33,7 +33,7 @@ std::vector<CudaStream::Use> uses_of(const Operands& operands) {
 }
 
 CudaStream::CudaStream(std::shared_ptr<DeviceShared> shared, std::shared_ptr<CudaContext> context)
-    : shared_(std::move(shared)), context_(std::move(context)) {}
+    : shared_(std::move(shared)), context_(std::move(context)), id_(context_->next_stream_id()) {}
 
 Result<std::unique_ptr<CudaStream>> CudaStream::create(std::shared_ptr<DeviceShared> shared,
                                                        std::shared_ptr<CudaContext> context) {
@@ -158,6 +158,22 @@ Result<DeviceInfo> CudaStream::handle(QueryDevice&) {
       CudaOperation<Request>::describe(*this, info);
   });
   return info;
+}
+
+// -- fences -----------------------------------------------------------------------------------------------
+
+Result<Fence> CudaStream::handle(RecordFence&) {
+  std::lock_guard lock(context_->buffers_mutex());
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  ACCEL_ASSIGN_OR_RETURN(EventRef event, context_->record_event(stream_));
+  return context_->add_fence(id_, std::move(event));
+}
+
+Result<Done> CudaStream::handle(WaitFence& request) {
+  std::lock_guard lock(context_->buffers_mutex());
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  ACCEL_RETURN_IF_ERROR(context_->wait_fence(stream_, id_, request.fence));
+  return Done{};
 }
 
 // -- copies ----------------------------------------------------------------------------------------------

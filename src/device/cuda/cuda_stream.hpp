@@ -40,6 +40,9 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   Result<Done> handle(Free& request) override;
   Result<Done> handle(ResetContext& request) override;
   Result<DeviceInfo> handle(QueryDevice& request) override;
+  // The fence is an event recorded now; the wait is enqueued on the GPU. Neither waits for GPU work.
+  Result<Fence> handle(RecordFence& request) override;
+  Result<Done> handle(WaitFence& request) override;
 
   // -- answered when the GPU work has finished -------------------------------------------------
   // handle() waits on the actor's thread (the blocking strategy); dispatch() defers the reply.
@@ -123,6 +126,7 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
 
   std::shared_ptr<DeviceShared> shared_;
   std::shared_ptr<CudaContext> context_;
+  const std::uint32_t id_;  // in the context, for the fences it records
   cudaStream_t stream_ = nullptr;
   TargetStates states_;
   void* scratch_ = nullptr;

@@ -111,6 +111,8 @@ class IsolatedStream final : public IsolatedStreamBase {
   Status dispatch(CopyOnDevice& request, Promise<Done>& reply) override { return forward(request, reply); }
   Status dispatch(QueryDevice& request, Promise<DeviceInfo>& reply) override { return forward(request, reply); }
   Status dispatch(ResetContext& request, Promise<Done>& reply) override { return forward(request, reply); }
+  Status dispatch(RecordFence& request, Promise<Fence>& reply) override { return forward(request, reply); }
+  Status dispatch(WaitFence& request, Promise<Done>& reply) override { return forward(request, reply); }
   Status dispatch(InjectFault& request, Promise<Done>& reply) override { return forward(request, reply); }
 
   // -- library requests: plain data crosses byte for byte, the rest through the staging region, checked here
@@ -177,6 +179,8 @@ class IsolatedStream final : public IsolatedStreamBase {
   Result<Done> handle(CopyOnDevice&) override { return not_dispatched(); }
   Result<DeviceInfo> handle(QueryDevice&) override { return not_dispatched(); }
   Result<Done> handle(ResetContext&) override { return not_dispatched(); }
+  Result<Fence> handle(RecordFence&) override { return not_dispatched(); }
+  Result<Done> handle(WaitFence&) override { return not_dispatched(); }
   Result<Done> handle(InjectFault&) override { return not_dispatched(); }
 
  private:
@@ -250,6 +254,7 @@ class IsolatedBackend final : public DeviceBackend {
   }
   bool has_streams() const noexcept override { return has_streams_; }
   Status health() const override { return supervisor_->health(); }
+  void close() override { supervisor_->close(); }
 
  private:
   std::shared_ptr<WorkerSupervisor> supervisor_;

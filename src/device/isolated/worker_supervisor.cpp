@@ -141,16 +141,22 @@ WorkerSupervisor::WorkerSupervisor(const DeviceShared& shared, Channel channel, 
 
 WorkerSupervisor::~WorkerSupervisor() = default;
 
+void WorkerSupervisor::close() {
+  stopping_.store(true, std::memory_order_release);
+  channel_.replies().wake();
+  // Called in a continuation the monitor runs, the monitor stops the workers itself once it is back in its loop.
+  if (std::this_thread::get_id() != monitor_.get_id() && monitor_.joinable()) monitor_.join();
+}
+
 void WorkerSupervisor::shut_down(WorkerSupervisor* supervisor) {
-  supervisor->stopping_.store(true, std::memory_order_release);
-  supervisor->channel_.replies().wake();
   if (std::this_thread::get_id() == supervisor->monitor_.get_id()) {
     // The last owner went away in a continuation on the monitor thread: it finishes and deletes on its own.
     supervisor->delete_on_exit_.store(true, std::memory_order_release);
+    supervisor->close();
     supervisor->monitor_.detach();
     return;
   }
-  if (supervisor->monitor_.joinable()) supervisor->monitor_.join();
+  supervisor->close();
   delete supervisor;
 }
 
@@ -250,14 +256,19 @@ void WorkerSupervisor::monitor(std::promise<Status>& started) {
     }
   }
   Ring& replies = channel_.replies();
-  const std::int64_t check_interval_ns = to_ns(options_.heartbeat_timeout) / 8;
+  const auto check_interval = std::max(std::chrono::ceil<std::chrono::milliseconds>(options_.heartbeat_timeout / 8),
+                                       std::chrono::milliseconds(1));
   while (!stopping_.load(std::memory_order_acquire)) {
     drain_replies();
     const std::int64_t now = monotonic_ns();
     const std::int64_t spin_left = last_reply_ns_ + to_ns(options_.spin) - now;
-    const bool arrived = replies.wait(
-        std::chrono::nanoseconds(std::max<std::int64_t>(spin_left, 0)),
-        std::chrono::milliseconds(std::max<std::int64_t>(check_interval_ns / 1'000'000, 1)), serving_.pidfd);
+    // Rounded up: waking a little after the heartbeat went stale finds it stale; waking before would not.
+    const std::chrono::milliseconds sleep = failed_.load(std::memory_order_acquire)
+                                                ? check_interval
+                                                : std::chrono::ceil<std::chrono::milliseconds>(std::chrono::nanoseconds(
+                                                      std::max<std::int64_t>(next_check_ns() - now, 0)));
+    const bool arrived =
+        replies.wait(std::chrono::nanoseconds(std::max<std::int64_t>(spin_left, 0)), sleep, serving_.pidfd);
     if (failed_.load(std::memory_order_acquire)) continue;
     if (std::optional<Status> loss = check_worker(!arrived)) recover(std::move(*loss));
   }
@@ -289,9 +300,19 @@ void WorkerSupervisor::drain_replies() {
   if (delivered) last_reply_ns_ = monotonic_ns();
 }
 
+// The next look at the workers: at least every eighth of the heartbeat timeout (exits, the standby), and at
+// the moment the serving worker's heartbeat goes stale unless it is stamped again, so that a hang is found
+// within the timeout itself rather than up to a check interval after it.
+std::int64_t WorkerSupervisor::next_check_ns() const noexcept {
+  const std::int64_t timeout = to_ns(options_.heartbeat_timeout);
+  const WorkerSlot& slot = channel_.header().workers[serving_.slot];
+  const std::int64_t stale_at = slot.heartbeat_ns.load(std::memory_order_relaxed) + timeout + 1;
+  return std::min(last_check_ns_ + timeout / 8, stale_at);
+}
+
 std::optional<Status> WorkerSupervisor::check_worker(bool idle) {
   const std::int64_t now = monotonic_ns();
-  if (!idle && now - last_check_ns_ < to_ns(options_.heartbeat_timeout) / 8) return std::nullopt;
+  if (!idle && now < next_check_ns()) return std::nullopt;
   last_check_ns_ = now;
   check_standby();
   const pid_t pid = serving_.pid;
@@ -367,30 +388,41 @@ void WorkerSupervisor::fail_taken_requests(const Status& loss) {
   for (auto& pending : lost) pending->fail(reply);
 }
 
+// The budget is decided before anyone hears of the loss: a caller answered `context_lost` must already find the
+// device failed (health() and every later request) when no worker will replace the lost one.
 void WorkerSupervisor::recover(Status loss) {
   drain_replies();
-  fail_taken_requests(loss);
+  bool answered = false;
   while (!stopping_.load(std::memory_order_acquire)) {
     const std::optional<std::chrono::milliseconds> backoff = restarts_allowed_.admit(std::chrono::steady_clock::now());
     if (!backoff) {
-      fail_device(Status(Code::unavailable, fmt::format("{}: {}; the device is closed. Last loss: {}", name_,
-                                                        restarts_allowed_.describe_exhausted(), loss.message())));
+      fail_device(Status(Code::unavailable, fmt::format("{}: {}; the device has failed for good. Last loss: {}", name_,
+                                                        restarts_allowed_.describe_exhausted(), loss.message())),
+                  answered ? std::nullopt : std::optional<Status>(loss));
       return;
     }
+    if (!answered) fail_taken_requests(loss);
+    answered = true;
     if (backoff->count() > 0) std::this_thread::sleep_for(*backoff);
     worker_restarts_.fetch_add(1, std::memory_order_acq_rel);
     Status started = start_serving();
     if (started.ok()) return;
     loss = std::move(started);
   }
+  if (!answered) fail_taken_requests(loss);
 }
 
-void WorkerSupervisor::fail_device(Status failure) {
-  std::unordered_map<std::uint64_t, std::unique_ptr<PendingReply>> lost;
+void WorkerSupervisor::fail_device(Status failure, const std::optional<Status>& loss) {
   {
     std::lock_guard lock(pending_mutex_);
     failure_ = failure;
     failed_.store(true, std::memory_order_release);
+  }
+  // From here on nothing is published: what is pending is all there is to answer.
+  if (loss) fail_taken_requests(*loss);
+  std::unordered_map<std::uint64_t, std::unique_ptr<PendingReply>> lost;
+  {
+    std::lock_guard lock(pending_mutex_);
     lost.swap(pending_);
   }
   for (auto& [id, pending] : lost) pending->fail(failure);

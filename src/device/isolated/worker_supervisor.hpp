@@ -72,6 +72,11 @@ class WorkerSupervisor {
   // OK until the restart budget was spent; then why the device failed.
   [[nodiscard]] Status health() const;
 
+  // Stops the monitor, which asks the workers to stop (killing them after a grace period), reaps them and
+  // answers every request left `cancelled`; later requests are refused. The channel stays mapped until the
+  // last owner goes, since a request racing with the close may still write into it.
+  void close();
+
  private:
   WorkerSupervisor(const DeviceShared& shared, Channel channel, std::string executable);
   ~WorkerSupervisor();
@@ -93,11 +98,14 @@ class WorkerSupervisor {
   void reap(WorkerProcess& process);  // waits for the process (dead or killed) to end
   // Why the serving worker is gone (it was reaped), or nothing while it serves. Replaces a lost standby.
   std::optional<Status> check_worker(bool idle);
+  [[nodiscard]] std::int64_t next_check_ns() const noexcept;
   void check_standby();
   void recover(Status loss);
   void drain_replies();
   void fail_taken_requests(const Status& loss);
-  void fail_device(Status failure);
+  // Fails the device for good; requests the lost worker had taken get `loss` (context_lost) if given, the
+  // others `failure`.
+  void fail_device(Status failure, const std::optional<Status>& loss = std::nullopt);
   void stop_worker();
   [[nodiscard]] ReplyContext reply_context() const noexcept;
 
