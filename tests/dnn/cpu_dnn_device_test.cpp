@@ -183,10 +183,14 @@ TEST_P(CpuDnnDeviceTest, AFusedConvolutionEqualsItsGraphAndItsUnfusedSteps) {
   // The request.
   Buffer<float> dx = put(dev, x), dw = put(dev, w), dbias = put(dev, bias);
   Buffer<float> dy = put(dev, std::vector<float>(kY, kUnwritten));
-  ASSERT_THAT(
-      dev.ask(ConvFwd{.shape = shape, .x = dx, .w = dw, .y = dy, .bias = dbias, .epilogue = ConvEpilogue::bias_relu})
-          .wait(),
-      IsOk());
+  ASSERT_THAT(dev.ask(ConvFwd{.shape = shape,
+                              .x = dx,
+                              .w = dw,
+                              .y = dy,
+                              .bias = dbias,
+                              .epilogue = {.activation = Activation::relu, .bias = BiasVector::per_channel}})
+                  .wait(),
+              IsOk());
   const std::vector<float> fused = get(dev, dy);
 
   std::vector<double> expected = reference_conv_bias(shape, x, w, bias);
@@ -251,27 +255,36 @@ TEST_P(CpuDnnDeviceTest, EveryEpilogueMatchesItsReference) {
   const std::vector<double> conv_bias = reference_conv_bias(shape, x, w, bias);
   const std::vector<double> conv_only = reference_conv_bias(shape, x, w, std::vector<float>(6, 0.0f));
   Buffer<float> dx = put(dev, x), dw = put(dev, w), dbias = put(dev, bias);
-  for (ConvEpilogue epilogue :
-       {ConvEpilogue::none, ConvEpilogue::bias, ConvEpilogue::bias_relu, ConvEpilogue::bias_sigmoid,
-        ConvEpilogue::bias_tanh, ConvEpilogue::bias_gelu, ConvEpilogue::bias_silu}) {
+  std::vector<Epilogue> epilogues{{}};
+  for (Activation activation : {Activation::identity, Activation::relu, Activation::sigmoid, Activation::tanh,
+                                Activation::gelu_erf, Activation::silu}) {
+    epilogues.push_back({.activation = activation, .bias = BiasVector::per_channel});
+  }
+  for (const Epilogue& epilogue : epilogues) {
     SCOPED_TRACE(to_string(epilogue));
     Buffer<float> dy = put(dev, std::vector<float>(conv_bias.size(), kUnwritten));
     ConvFwd request{.shape = shape, .x = dx, .w = dw, .y = dy, .epilogue = epilogue};
-    if (epilogue != ConvEpilogue::none) request.bias = dbias;
+    if (epilogue.has_bias()) request.bias = dbias;
     ASSERT_THAT(dev.ask(request).wait(), IsOk());
-    std::vector<double> expected = epilogue == ConvEpilogue::none ? conv_only : conv_bias;
-    for (double& v : expected) {
-      switch (epilogue) {
-        case ConvEpilogue::bias_relu: v = std::max(v, 0.0); break;
-        case ConvEpilogue::bias_sigmoid: v = 1 / (1 + std::exp(-v)); break;
-        case ConvEpilogue::bias_tanh: v = std::tanh(v); break;
-        case ConvEpilogue::bias_gelu: v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); break;
-        case ConvEpilogue::bias_silu: v = v / (1 + std::exp(-v)); break;
-        default: break;
-      }
-    }
+    std::vector<double> expected = epilogue.has_bias() ? conv_bias : conv_only;
+    for (double& v : expected) v = activate(epilogue.activation, v);
     expect_near(get(dev, dy), expected, 1e-5);
   }
+}
+
+TEST_P(CpuDnnDeviceTest, EpiloguesCuDnnDoesNotFuseAreNotSupported) {
+  const Device& dev = *dev_;
+  const ConvShape shape = fused_shape();
+  Buffer<float> x = put(dev, std::vector<float>(2 * 4 * 5 * 6, 0.0f));
+  Buffer<float> w = put(dev, std::vector<float>(6 * 2 * 3 * 3, 0.0f));
+  Buffer<float> y = put(dev, std::vector<float>(240, 0.0f)), bias = put(dev, std::vector<float>(6, 0.0f));
+  const auto run = [&](Epilogue epilogue) {
+    return dev.ask(ConvFwd{.shape = shape, .x = x, .w = w, .y = y, .bias = bias, .epilogue = epilogue}).wait();
+  };
+  EXPECT_THAT(run({.activation = Activation::gelu_tanh, .bias = BiasVector::per_channel}),
+              StatusIs(Code::not_supported, "gelu_tanh"));
+  EXPECT_THAT(run({.activation = Activation::relu}), StatusIs(Code::not_supported, "only after a per_channel bias"));
+  EXPECT_THAT(run({.bias = BiasVector::per_column}), StatusIs(Code::not_supported, "per_column bias"));
 }
 
 // -- errors ------------------------------------------------------------------------------------------------
@@ -344,13 +357,20 @@ TEST_P(CpuDnnDeviceTest, BadConvolutionShapesAreClearErrors) {
   Buffer<float> short_y = put(dev, std::vector<float>(119, 0.0f));
   EXPECT_THAT(dev.ask(ConvFwd{.shape = shape, .x = x, .w = w, .y = short_y}).wait(),
               StatusIs(Code::invalid_argument, "lie outside"));
-  EXPECT_THAT(dev.ask(ConvFwd{.shape = shape, .x = x, .w = w, .y = y, .epilogue = ConvEpilogue::bias_relu}).wait(),
+  EXPECT_THAT(dev.ask(ConvFwd{.shape = shape,
+                              .x = x,
+                              .w = w,
+                              .y = y,
+                              .epilogue = {.activation = Activation::relu, .bias = BiasVector::per_channel}})
+                  .wait(),
               StatusIs(Code::invalid_argument, "not bound"));
   Result<BufferHandle> freed = dev.ask(Allocate{.dtype = DType::f32, .count = 240}).wait();
   ASSERT_THAT(freed, IsOk());
   ASSERT_THAT(dev.free(*freed).wait(), IsOk());
   EXPECT_THAT(
-      dev.ask(ConvFwd{.shape = shape, .x = *freed, .w = w, .y = y, .bias = bias, .epilogue = ConvEpilogue::bias})
+      dev
+          .ask(ConvFwd{
+              .shape = shape, .x = *freed, .w = w, .y = y, .bias = bias, .epilogue = {.bias = BiasVector::per_channel}})
           .wait(),
       StatusIs(Code::stale_handle));
   EXPECT_THAT(dev.ask(ConvFwd{.shape = shape, .x = ix, .w = w, .y = y}).wait(),

@@ -612,13 +612,13 @@ TEST(PlanKeyTest, EqualConvShapesGiveEqualKeysWhateverTheBuffers) {
                   .w = handle(2),
                   .y = handle(3),
                   .bias = handle(4),
-                  .epilogue = ConvEpilogue::bias_relu};
+                  .epilogue = {.activation = Activation::relu, .bias = BiasVector::per_channel}};
   const ConvFwd b{.shape = small_shape(),
                   .x = handle(11),
                   .w = handle(12),
                   .y = handle(13),
                   .bias = handle(14),
-                  .epilogue = ConvEpilogue::bias_relu};
+                  .epilogue = {.activation = Activation::relu, .bias = BiasVector::per_channel}};
   EXPECT_FALSE(plan_key(a).empty());
   EXPECT_EQ(plan_key(a), plan_key(b));
   EXPECT_EQ(plan_key(ConvBwdData{.shape = small_shape(), .dy = handle(1)}),
@@ -626,14 +626,18 @@ TEST(PlanKeyTest, EqualConvShapesGiveEqualKeysWhateverTheBuffers) {
 }
 
 TEST(PlanKeyTest, ADifferentEpilogueStrideOrDtypeGivesADifferentKey) {
-  const ConvFwd base{.shape = small_shape(), .epilogue = ConvEpilogue::bias_relu};
+  const ConvFwd base{.shape = small_shape(),
+                     .epilogue = {.activation = Activation::relu, .bias = BiasVector::per_channel}};
   const auto key = plan_key(base);
 
   ConvFwd other = base;
-  other.epilogue = ConvEpilogue::bias;
-  EXPECT_NE(plan_key(other), key) << "epilogue";
+  other.epilogue.activation = Activation::silu;
+  EXPECT_NE(plan_key(other), key) << "activation";
   other = base;
-  other.epilogue = ConvEpilogue::none;
+  other.epilogue = {.bias = BiasVector::per_channel};
+  EXPECT_NE(plan_key(other), key) << "bias only";
+  other = base;
+  other.epilogue = {};
   EXPECT_NE(plan_key(other), key) << "no epilogue";
   other = base;
   other.shape.stride[1] = 2;
@@ -680,7 +684,7 @@ TEST(PlanKeyTest, DirectionsAndGraphsHaveKeysOfTheirOwn) {
   EXPECT_EQ(plan_key(**again), graph_key);
   ASSERT_EQ(graph_key.size(), (*graph)->signature().bytes.size() + 1);
   EXPECT_TRUE(std::equal(graph_key.begin() + 1, graph_key.end(), (*graph)->signature().bytes.begin()));
-  auto bias_graph = graph_of(ConvFwd{.shape = shape, .epilogue = ConvEpilogue::bias});
+  auto bias_graph = graph_of(ConvFwd{.shape = shape, .epilogue = {.bias = BiasVector::per_channel}});
   ASSERT_THAT(bias_graph, IsOk());
   EXPECT_NE(plan_key(**bias_graph), graph_key);
 }
@@ -718,7 +722,8 @@ TEST(ConvGraphTest, ForwardGraphsBindUidsOneToThreeAndFourWithABias) {
     EXPECT_FALSE((*plain)->writes(1));
     EXPECT_EQ((*plain)->nodes().size(), 1u);
 
-    for (ConvEpilogue epilogue : {ConvEpilogue::bias, ConvEpilogue::bias_relu, ConvEpilogue::bias_silu}) {
+    for (Activation activation : {Activation::identity, Activation::relu, Activation::silu}) {
+      const Epilogue epilogue{.activation = activation, .bias = BiasVector::per_channel};
       SCOPED_TRACE(to_string(epilogue));
       auto fused = graph_of(ConvFwd{.shape = shape, .epilogue = epilogue});
       ASSERT_THAT(fused, IsOk());
@@ -726,7 +731,7 @@ TEST(ConvGraphTest, ForwardGraphsBindUidsOneToThreeAndFourWithABias) {
       EXPECT_EQ(*(*fused)->find(1), tensors->x);
       EXPECT_EQ(*(*fused)->find(3), tensors->y);
       EXPECT_EQ(*(*fused)->find(4), tensors->bias);
-      EXPECT_EQ((*fused)->nodes().size(), epilogue == ConvEpilogue::bias ? 2u : 3u);
+      EXPECT_EQ((*fused)->nodes().size(), activation == Activation::identity ? 2u : 3u);
       EXPECT_TRUE((*fused)->writes(3));
       EXPECT_FALSE((*fused)->writes(4));
     }

@@ -346,8 +346,7 @@ CutlassGemm gemm_request(const GemmCase& g, const Device& device, const GemmArra
                 .layout_c = g.layout_c,
                 .alpha = g.alpha,
                 .beta = g.beta,
-                .activation = g.activation,
-                .bias_vector = g.bias,
+                .epilogue = {.activation = g.activation, .bias = g.bias},
                 .when_compiling = when};
   r.a = upload(device, in.a);
   r.b = upload(device, in.b);

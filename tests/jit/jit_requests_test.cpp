@@ -11,7 +11,6 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <numbers>
 #include <optional>
 #include <random>
 #include <span>
@@ -101,17 +100,6 @@ void fill_matrix(HostArray& host, const Stored& matrix, std::mt19937_64& rng, do
   std::uniform_real_distribution<double> uniform(low, high);
   for (std::int64_t i = 0; i < matrix.rows; ++i)
     for (std::int64_t j = 0; j < matrix.cols; ++j) host.set(matrix.index(i, j), uniform(rng));
-}
-
-double activation_of(Activation activation, double x) {
-  switch (activation) {
-    case Activation::identity: return x;
-    case Activation::relu: return std::max(x, 0.0);
-    case Activation::gelu_tanh:
-      return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
-    case Activation::silu: return x / (1.0 + std::exp(-x));
-  }
-  return kNaN;
 }
 
 // alpha * A B (+ beta * C) in double, m x n row-major.
@@ -222,7 +210,7 @@ struct GemmProblem {
         if (s.c) v += double{s.beta} * c.values[sc.index(i, j)];
         if (s.bias == BiasVector::per_row) v += bias.values[i];
         if (s.bias == BiasVector::per_column) v += bias.values[j];
-        v = activation_of(s.activation, v);
+        v = activate(s.activation, v);
         if (s.residual) v += residual.values[sd.index(i, j)];
       }
   }
@@ -248,8 +236,7 @@ struct GemmProblem {
                        .ldd = spec.ldd,
                        .alpha = spec.alpha,
                        .beta = spec.beta,
-                       .activation = spec.activation,
-                       .bias_vector = spec.bias,
+                       .epilogue = {.activation = spec.activation, .bias = spec.bias},
                        .bias = put(bias),
                        .row_scale = put(row_scale),
                        .col_scale = put(col_scale),
@@ -369,6 +356,13 @@ TEST_F(JitRequestsTest, BadGemmRequestsAreRefusedBeforeAnythingRuns) {
   EXPECT_THAT(refused([](CutlassGemm& r) { r.m = 0; }), StatusIs(Code::invalid_argument, "positive"));
   EXPECT_THAT(refused([](CutlassGemm& r) { r.n = -40; }), StatusIs(Code::invalid_argument, "positive"));
   EXPECT_THAT(refused([](CutlassGemm& r) { r.k = -1; }), StatusIs(Code::invalid_argument, "positive"));
+  // What the renderer has no epilogue node for.
+  for (Activation activation : {Activation::gelu_erf, Activation::sigmoid, Activation::tanh}) {
+    EXPECT_THAT(refused([&](CutlassGemm& r) { r.epilogue.activation = activation; }),
+                StatusIs(Code::not_supported, std::string(to_string(activation))));
+  }
+  EXPECT_THAT(refused([](CutlassGemm& r) { r.epilogue.bias = BiasVector::per_channel; }),
+              StatusIs(Code::not_supported, "per_channel bias"));
 
   // Buffers: the wrong type, a bias without its vector and the reverse, too small, stale.
   const BufferHandle bf16_a = to_device(dev, filled(DType::bf16, 24 * 32, 1.0));
@@ -378,13 +372,14 @@ TEST_F(JitRequestsTest, BadGemmRequestsAreRefusedBeforeAnythingRuns) {
   EXPECT_THAT(refused([&](CutlassGemm& r) { r.row_scale = f16_scale; }),
               StatusIs(Code::invalid_argument, "but the request needs"));
   const BufferHandle bias = to_device(dev, filled(DType::f16, 40, 1.0));
-  EXPECT_THAT(refused([&](CutlassGemm& r) { r.bias = bias; }), StatusIs(Code::invalid_argument, "bias_vector"));
-  EXPECT_THAT(refused([&](CutlassGemm& r) { r.bias_vector = BiasVector::per_column; }),
+  EXPECT_THAT(refused([&](CutlassGemm& r) { r.bias = bias; }),
+              StatusIs(Code::invalid_argument, "without an epilogue bias"));
+  EXPECT_THAT(refused([&](CutlassGemm& r) { r.epilogue.bias = BiasVector::per_column; }),
               StatusIs(Code::invalid_argument, "operand bias is missing"));
   const BufferHandle short_bias = to_device(dev, filled(DType::f16, 16, 1.0));  // per_row needs m = 24
   EXPECT_THAT(refused([&](CutlassGemm& r) {
                 r.bias = short_bias;
-                r.bias_vector = BiasVector::per_row;
+                r.epilogue.bias = BiasVector::per_row;
               }),
               StatusIs(Code::invalid_argument, "lie outside"));
   const BufferHandle small_a = to_device(dev, filled(DType::f16, 24 * 32 - 1, 1.0));
