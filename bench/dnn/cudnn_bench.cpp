@@ -198,8 +198,12 @@ void fused(System& system) {
     const ConvShape shape = resnet_shape(l, DType::f16);
     const ConvBuffers b = conv_buffers(device, shape);
     const double us = steady_micros(50, [&] {
-      return device.ask(
-          ConvFwd{.shape = shape, .x = b.x, .w = b.w, .y = b.y, .bias = b.bias, .epilogue = ConvEpilogue::bias_relu});
+      return device.ask(ConvFwd{.shape = shape,
+                                .x = b.x,
+                                .w = b.w,
+                                .y = b.y,
+                                .bias = b.bias,
+                                .epilogue = {.activation = Activation::relu, .bias = BiasVector::per_channel}});
     });
     row("fused", fmt::format("{} f16", l.name), "accel", "us", us);
     free_all(device, b);

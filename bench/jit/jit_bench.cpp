@@ -143,7 +143,7 @@ CutlassGemm cutlass_gemm(const GemmBuffers& g, DType input, DType output, std::i
 }
 
 Gemm library_gemm(const GemmBuffers& g, DType input, DType output, std::int64_t m, std::int64_t n, std::int64_t k,
-                  Epilogue epilogue = Epilogue::none) {
+                  Epilogue epilogue = {}) {
   return {.shape = {.order = MatrixOrder::row_major,
                     .transpose_b = Transpose::transpose,
                     .m = m,
@@ -155,7 +155,7 @@ Gemm library_gemm(const GemmBuffers& g, DType input, DType output, std::int64_t 
           .a = g.a,
           .b = g.b,
           .c = g.d,
-          .bias = has_bias(epilogue) ? g.bias : BufferHandle{}};
+          .bias = epilogue.has_bias() ? g.bias : BufferHandle{}};
 }
 
 // Starts the compile of every CUTLASS instance the parts use, all at once (Code::unavailable answers while they
@@ -169,9 +169,8 @@ void compile_ahead(const Device& device) {
     r.when_compiling = WhenCompiling::unavailable;
     (void)device.ask(r).wait();
     if (input == DType::bf16) {
-      r.bias_vector = BiasVector::per_column;
+      r.epilogue = {.activation = Activation::gelu_tanh, .bias = BiasVector::per_column};
       r.bias = g.bias;
-      r.activation = Activation::gelu_tanh;
       (void)device.ask(r).wait();
     }
     if (input != DType::fp8_e4m3) {
@@ -391,12 +390,11 @@ void evt_part(const Device& device) {
     const GemmBuffers g = gemm_buffers(device, DType::bf16, DType::bf16, s, s, s);
     const std::string name = fmt::format("bf16 {}^3 +bias+gelu", s);
     CutlassGemm fused = cutlass_gemm(g, DType::bf16, DType::bf16, s, s, s);
-    fused.bias_vector = BiasVector::per_column;
+    fused.epilogue = {.activation = Activation::gelu_tanh, .bias = BiasVector::per_column};
     fused.bias = g.bias;
-    fused.activation = Activation::gelu_tanh;
     const double evt = pipelined_micros(device, [&] { return device.ask(fused); });
     const double epilogue = pipelined_micros(
-        device, [&] { return device.ask(library_gemm(g, DType::bf16, DType::bf16, s, s, s, Epilogue::bias_gelu)); });
+        device, [&] { return device.ask(library_gemm(g, DType::bf16, DType::bf16, s, s, s, fused.epilogue)); });
     auto program = std::make_shared<jit::Program>(jit::Program{.name = "bias_gelu.cu", .source = kBiasGelu});
     const std::uint64_t total = static_cast<std::uint64_t>(s) * s;
     const LaunchKernel separate{.program = program,
@@ -485,7 +483,8 @@ int main(int argc, char** argv) {
   System system;
   const auto dir = bench::fresh_directory("kernels");
   Device device = bench::require(
-      Device::open(system, {.kind = DeviceKind::cuda, .jit = {.kernel_directory = dir.string(), .compile_threads = 16}}),
+      Device::open(system,
+                   {.kind = DeviceKind::cuda, .jit = {.kernel_directory = dir.string(), .compile_threads = 16}}),
       "open cuda:0");
   bench::compile_ahead(device);
   if (parts.count("tiles")) bench::tiles_part(device);

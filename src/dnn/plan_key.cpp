@@ -7,10 +7,10 @@ namespace {
 
 enum class KeyKind : std::uint8_t { graph, conv_forward, conv_backward_data, conv_backward_filter };
 
-std::vector<std::byte> conv_key(KeyKind kind, const ConvShape& s, ConvEpilogue epilogue) {
+std::vector<std::byte> conv_key(KeyKind kind, const ConvShape& s, const Epilogue& epilogue) {
   ByteWriter key;
-  key.fields(kind, s.spatial_rank, s.layout, s.strided, s.dtype, epilogue, s.n, s.c, s.k, s.groups, s.input, s.filter,
-             s.pre_padding, s.post_padding, s.stride, s.dilation);
+  key.fields(kind, s.spatial_rank, s.layout, s.strided, s.dtype, epilogue.activation, epilogue.bias, s.n, s.c, s.k,
+             s.groups, s.input, s.filter, s.pre_padding, s.post_padding, s.stride, s.dilation);
   if (s.strided) key.fields(s.x_strides, s.w_strides, s.y_strides);
   return key.take();
 }
@@ -21,10 +21,10 @@ std::vector<std::byte> plan_key(const ConvFwd& request) {
   return conv_key(KeyKind::conv_forward, request.shape, request.epilogue);
 }
 std::vector<std::byte> plan_key(const ConvBwdData& request) {
-  return conv_key(KeyKind::conv_backward_data, request.shape, ConvEpilogue::none);
+  return conv_key(KeyKind::conv_backward_data, request.shape, Epilogue{});
 }
 std::vector<std::byte> plan_key(const ConvBwdFilter& request) {
-  return conv_key(KeyKind::conv_backward_filter, request.shape, ConvEpilogue::none);
+  return conv_key(KeyKind::conv_backward_filter, request.shape, Epilogue{});
 }
 
 std::vector<std::byte> plan_key(const Graph& graph) {

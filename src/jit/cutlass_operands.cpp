@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <string>
 
 namespace accel::jit {
@@ -84,8 +83,8 @@ void store(std::byte* base, DType dtype, std::int64_t index, double value) {
   }
 }
 
-void reference_one(DType input, DType output, Activation activation, float alpha, float beta,
-                   const CutlassGemmGeometry& g, const CutlassGemmOperands& o) {
+void reference_one(DType input, DType output, float alpha, float beta, const CutlassGemmGeometry& g,
+                   const CutlassGemmOperands& o) {
   const std::int64_t m = g.d.rows;
   const std::int64_t n = g.d.cols;
   const std::int64_t k = g.a.cols;
@@ -107,7 +106,7 @@ void reference_one(DType input, DType output, Activation activation, float alpha
       if (o.bias != nullptr) {
         value += load(o.bias, output, g.epilogue.bias == BiasVector::per_row ? i : j);
       }
-      value = activate(activation, value);
+      value = activate(g.epilogue.activation, value);
       if (o.residual != nullptr) value += load(o.residual, output, g.d.index(i, j));
       store(o.d, output, g.d.index(i, j), value);
     }
@@ -115,19 +114,6 @@ void reference_one(DType input, DType output, Activation activation, float alpha
 }
 
 }  // namespace
-
-double activate(Activation activation, double x) noexcept {
-  switch (activation) {
-    case Activation::relu: return x > 0.0 ? x : 0.0;
-    case Activation::gelu_tanh: {
-      constexpr double kSqrt2OverPi = 0.7978845608028654;
-      return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
-    }
-    case Activation::silu: return x / (1.0 + std::exp(-x));
-    case Activation::identity: break;
-  }
-  return x;
-}
 
 void blend(void* out, const void* before, DType dtype, std::uint64_t count, float alpha, float beta) {
   auto* o = static_cast<std::byte*>(out);
@@ -182,13 +168,13 @@ void cutlass_conv_operands(const CutlassConv& r, const ConvExtents& extents, Ope
 }
 
 void reference_gemm(const CutlassGemm& r, const CutlassGemmGeometry& g, const CutlassGemmOperands& o) {
-  reference_one(r.input, r.output, r.activation, r.alpha, r.beta, g, o);
+  reference_one(r.input, r.output, r.alpha, r.beta, g, o);
 }
 
 void reference_grouped_gemm(const CutlassGroupedGemm& r, const std::vector<CutlassGemmGeometry>& groups,
                             const std::vector<CutlassGemmOperands>& operands) {
   for (std::size_t i = 0; i < groups.size(); ++i) {
-    reference_one(r.input, r.output, Activation::identity, r.alpha, r.beta, groups[i], operands[i]);
+    reference_one(r.input, r.output, r.alpha, r.beta, groups[i], operands[i]);
   }
 }
 

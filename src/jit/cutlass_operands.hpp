@@ -47,7 +47,4 @@ void reference_grouped_gemm(const CutlassGroupedGemm& request, const std::vector
 // out[i] = alpha * out[i] + beta * before[i] for `count` elements of `dtype` (f16, bf16, f32).
 void blend(void* out, const void* before, DType dtype, std::uint64_t count, float alpha, float beta);
 
-// The activation of the epilogue, in double (GELU in its tanh form).
-[[nodiscard]] double activate(Activation activation, double x) noexcept;
-
 }  // namespace accel::jit

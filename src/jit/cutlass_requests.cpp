@@ -111,15 +111,18 @@ Result<CutlassGemmGeometry> check_cutlass_gemm(const CutlassGemm& r) {
   if (!r.c.is_null()) {
     ACCEL_ASSIGN_OR_RETURN(g.c, stored(kName, "c", r.m, r.n, r.layout_c, r.ldc, 0, r.output));
   }
-  if (r.bias_vector == BiasVector::none && !r.bias.is_null()) {
-    return invalid_argument("CutlassGemm: a bias buffer without bias_vector (per_row or per_column)");
+  ACCEL_RETURN_IF_ERROR(check_fusable(kName, r.epilogue,
+                                      {Activation::identity, Activation::relu, Activation::gelu_tanh, Activation::silu},
+                                      {BiasVector::none, BiasVector::per_row, BiasVector::per_column}));
+  if (!r.epilogue.has_bias() && !r.bias.is_null()) {
+    return invalid_argument("CutlassGemm: a bias buffer without an epilogue bias (per_row or per_column)");
   }
-  if (r.bias_vector != BiasVector::none) {
+  if (r.epilogue.has_bias()) {
     ACCEL_RETURN_IF_ERROR(check_present(kName, "bias", r.bias));
-    g.bias_extent = static_cast<std::uint64_t>(r.bias_vector == BiasVector::per_row ? r.m : r.n);
+    g.bias_extent = static_cast<std::uint64_t>(r.epilogue.bias == BiasVector::per_row ? r.m : r.n);
   }
-  g.epilogue = {.activation = r.activation,
-                .bias = r.bias_vector,
+  g.epilogue = {.activation = r.epilogue.activation,
+                .bias = r.epilogue.bias,
                 .row_scale = !r.row_scale.is_null(),
                 .col_scale = !r.col_scale.is_null(),
                 .residual = !r.residual.is_null(),
@@ -186,19 +189,11 @@ Status check_cutlass_conv(const CutlassConv& r) {
   return Status();
 }
 
-std::optional<GemmShape> library_equivalent(DType input, DType output, Activation activation,
-                                            const CutlassGemmGeometry& g, bool c_is_d) {
+std::optional<GemmShape> library_equivalent(DType input, DType output, const CutlassGemmGeometry& g, bool c_is_d) {
   const cutlass::EpilogueSpec& e = g.epilogue;
-  if (e.row_scale || e.col_scale || e.residual || activation == Activation::silu) return std::nullopt;
+  if (e.row_scale || e.col_scale || e.residual) return std::nullopt;
   if (e.source && !c_is_d) return std::nullopt;
   const MatrixOrder order = g.d.order;
-  // cuBLASLt's bias runs along C's contiguous dimension: per column of a row-major C, per row of a column-major one.
-  const BiasVector library_bias = order == MatrixOrder::row_major ? BiasVector::per_column : BiasVector::per_row;
-  if (e.bias != BiasVector::none && e.bias != library_bias) return std::nullopt;
-  const bool bias = e.bias != BiasVector::none;
-  Epilogue epilogue = bias ? Epilogue::bias : Epilogue::none;
-  if (activation == Activation::relu) epilogue = bias ? Epilogue::bias_relu : Epilogue::relu;
-  if (activation == Activation::gelu_tanh) epilogue = bias ? Epilogue::bias_gelu : Epilogue::gelu;
   return GemmShape{.order = order,
                    .transpose_a = g.a.order == order ? Transpose::none : Transpose::transpose,
                    .transpose_b = g.b.order == order ? Transpose::none : Transpose::transpose,
@@ -210,7 +205,7 @@ std::optional<GemmShape> library_equivalent(DType input, DType output, Activatio
                    .ldc = g.d.ld,
                    .input_type = input,
                    .output_type = output,
-                   .epilogue = epilogue};
+                   .epilogue = {.activation = e.activation, .bias = e.bias}};
 }
 
 Result<ConvExtents> conv_extents(const ConvShape& s) {

@@ -51,10 +51,11 @@ struct ConvExtents {
 };
 [[nodiscard]] Result<ConvExtents> conv_extents(const ConvShape& shape);
 
-// The cuBLASLt GEMM computing what a CutlassGemm (or a group of a grouped GEMM) computes, for answering it while
-// its kernel compiles; nullopt where cuBLASLt's epilogues cannot: scales, a residual, SiLU, a bias along C's
-// strided dimension, or a C apart from D (cuBLASLt reads and writes one C).
-[[nodiscard]] std::optional<GemmShape> library_equivalent(DType input, DType output, Activation activation,
+// The Gemm computing what a CutlassGemm (or a group of a grouped GEMM) computes, for answering it while its
+// kernel compiles; nullopt where no Gemm can: scales, a residual, or a C apart from D (cuBLASLt reads and writes
+// one C). The epilogue is passed on as it is: plan_gemm_geometry refuses what Gemm does not fuse (silu, a bias
+// along C's strided dimension).
+[[nodiscard]] std::optional<GemmShape> library_equivalent(DType input, DType output,
                                                           const CutlassGemmGeometry& geometry, bool c_is_d);
 
 // The convolution request (cuDNN on CUDA devices, the reference on the CPU) of a CutlassConv's pass, computing

@@ -4,20 +4,26 @@
 //   accel::ConvFwd conv{
 //       .shape = {.n = 32, .c = 64, .k = 64, .input = {56, 56}, .filter = {3, 3},
 //                 .pre_padding = {1, 1}, .post_padding = {1, 1}, .dtype = DType::f16},
-//       .x = x, .w = w, .y = y, .bias = bias, .epilogue = accel::ConvEpilogue::bias_relu};
+//       .x = x, .w = w, .y = y, .bias = bias,
+//       .epilogue = {.activation = accel::Activation::relu, .bias = accel::BiasVector::per_channel}};
 //   device.ask(conv).wait();
 //
 // The request is plain data (it crosses to an isolated worker byte for byte). What keys a plan — ConvShape
 // and the epilogue — is apart from the buffers. Tensor dims follow cuDNN: x [N, C, spatial], w [K, C/groups,
 // filter], y [N, K, out spatial], bias [1, K, 1...]; strides give the layout.
+//
+// The epilogue (include/accel/core/epilogue.hpp) is what cuDNN's fused engines take: a per_channel bias, then
+// optionally relu, sigmoid, tanh, gelu_erf (cuDNN's GELU is the exact one) or silu. An activation without the
+// bias, gelu_tanh, or a per_row / per_column bias is refused with not_supported.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <string>
 
-#include "accel/core/result.hpp"
 #include "accel/core/buffer_handle.hpp"
+#include "accel/core/epilogue.hpp"
+#include "accel/core/result.hpp"
 #include "accel/dnn/graph.hpp"
 
 namespace accel {
@@ -44,9 +50,6 @@ struct ConvShape {
   friend bool operator==(const ConvShape&, const ConvShape&) noexcept = default;
 };
 
-enum class ConvEpilogue : std::uint8_t { none, bias, bias_relu, bias_sigmoid, bias_tanh, bias_gelu, bias_silu };
-[[nodiscard]] std::string_view to_string(ConvEpilogue epilogue) noexcept;
-
 struct ConvFwd {
   static constexpr const char* kName = "ConvFwd";
   using Response = Done;
@@ -54,8 +57,8 @@ struct ConvFwd {
   BufferHandle x;
   BufferHandle w;
   BufferHandle y;
-  BufferHandle bias;  // only with a bias epilogue
-  ConvEpilogue epilogue = ConvEpilogue::none;
+  BufferHandle bias;  // [1, K, 1...], only with a per_channel bias
+  Epilogue epilogue;
 };
 
 struct ConvBwdData {

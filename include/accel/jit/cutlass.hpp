@@ -16,19 +16,16 @@
 #include <vector>
 
 #include "accel/core/buffer_handle.hpp"
+#include "accel/core/epilogue.hpp"
 #include "accel/dnn/convolution.hpp"
 #include "accel/libs/blas/gemm.hpp"
 
 namespace accel {
 
 enum class WhenCompiling : std::uint8_t { wait, library_fallback, unavailable };
-enum class Activation : std::uint8_t { identity, relu, gelu_tanh, silu };  // gelu_tanh: the tanh approximation
-enum class BiasVector : std::uint8_t { none, per_row, per_column };        // m elements or n elements
 enum class KernelSchedule : std::uint8_t { automatic, tma_cooperative, tma_pingpong };
 
 [[nodiscard]] std::string_view to_string(WhenCompiling when) noexcept;
-[[nodiscard]] std::string_view to_string(Activation activation) noexcept;
-[[nodiscard]] std::string_view to_string(BiasVector bias) noexcept;
 
 // The CTA tile, cluster and schedule of a CUTLASS kernel; all zero / automatic lets accel choose.
 struct KernelTile {
@@ -45,7 +42,10 @@ struct KernelTile {
 // A is m x k (layout_a), B k x n (layout_b), C, D and residual m x n (layout_c). Inputs f16, bf16 or fp8_e4m3
 // (fp8: A row-major, B column-major); outputs f16, bf16 or f32; C, bias and residual have the output type,
 // row_scale (m) and col_scale (n) are f32. Null operands are absent: C (then beta is not used), bias, the scales,
-// the residual. C and D may be the same buffer. Leading dimensions of 0 mean packed.
+// the residual. C and D may be the same buffer. Leading dimensions of 0 mean packed. The epilogue
+// (include/accel/core/epilogue.hpp) takes identity, relu, gelu_tanh (CUTLASS's GELU_taylor) or silu, and a
+// per_row or per_column bias; gelu_erf, sigmoid, tanh and a per_channel bias are refused with not_supported:
+//   .epilogue = {.activation = accel::Activation::silu, .bias = accel::BiasVector::per_row}
 struct CutlassGemm {
   static constexpr const char* kName = "CutlassGemm";
   using Response = Done;
@@ -68,8 +68,7 @@ struct CutlassGemm {
   std::int64_t ldd = 0;  // of D and the residual
   float alpha = 1.0f;
   float beta = 0.0f;
-  Activation activation = Activation::identity;
-  BiasVector bias_vector = BiasVector::none;
+  Epilogue epilogue;
   BufferHandle bias;
   BufferHandle row_scale;
   BufferHandle col_scale;

@@ -2,29 +2,25 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numbers>
 
+#include "accel/core/epilogue.hpp"
 #include "dnn/cpu/kernels.hpp"
 
 namespace accel::dnn::cpu {
 namespace {
-
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 // log(1 + exp(z)) without overflowing exp for large z.
 double log1p_exp(double z) { return std::max(z, 0.0) + std::log1p(std::exp(-std::abs(z))); }
 
 double unary(PointwiseMode mode, double x, double alpha) {
   switch (mode) {
-    case PointwiseMode::relu: return x > 0 ? x : 0.0;
-    case PointwiseMode::sigmoid: return sigmoid(x);
-    case PointwiseMode::tanh: return std::tanh(x);
-    case PointwiseMode::gelu: return 0.5 * x * (1.0 + std::erf(x * std::numbers::sqrt2 / 2));
-    case PointwiseMode::gelu_approx_tanh: {
-      const double sqrt_2_over_pi = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;
-      return 0.5 * x * (1.0 + std::tanh(sqrt_2_over_pi * (x + 0.044715 * x * x * x)));
-    }
-    case PointwiseMode::swish: return x * sigmoid(alpha * x);
+    // The activations every family fuses are defined once (core/epilogue.hpp).
+    case PointwiseMode::relu: return activate(Activation::relu, x);
+    case PointwiseMode::sigmoid: return activate(Activation::sigmoid, x);
+    case PointwiseMode::tanh: return activate(Activation::tanh, x);
+    case PointwiseMode::gelu: return activate(Activation::gelu_erf, x);
+    case PointwiseMode::gelu_approx_tanh: return activate(Activation::gelu_tanh, x);
+    case PointwiseMode::swish: return x * activate(Activation::sigmoid, alpha * x);
     case PointwiseMode::elu: return x > 0 ? x : alpha * std::expm1(x);
     case PointwiseMode::softplus: return log1p_exp(alpha * x) / alpha;
     case PointwiseMode::identity: return x;

@@ -142,8 +142,7 @@ Result<CudaOperation<CutlassGemm>::Plan> CudaOperation<CutlassGemm>::plan(const 
   std::optional<jit::LibraryGemm> library;
   auto library_can_answer = [&]() -> bool {
     const bool c_is_d = request.c == request.d && geometry.c.ld == geometry.d.ld;
-    const std::optional<GemmShape> shape =
-        jit::library_equivalent(request.input, request.output, request.activation, geometry, c_is_d);
+    const std::optional<GemmShape> shape = jit::library_equivalent(request.input, request.output, geometry, c_is_d);
     if (!shape) return false;
     Result<GemmGeometry> planned = plan_gemm_geometry(*shape);
     if (!planned.ok()) return false;

@@ -10,8 +10,9 @@
 #include <string>
 #include <variant>
 
-#include "accel/core/result.hpp"
 #include "accel/core/dtype.hpp"
+#include "accel/core/epilogue.hpp"
+#include "accel/core/result.hpp"
 #include "accel/jit/cutlass.hpp"
 
 namespace accel::jit::cutlass {
@@ -33,7 +34,8 @@ struct TileConfig {
   friend bool operator==(const TileConfig&, const TileConfig&) noexcept = default;
 };
 
-// The epilogue's vocabulary is the requests' (include/accel/jit/cutlass.hpp).
+// The epilogue's vocabulary is every family's (include/accel/core/epilogue.hpp); check_cutlass_gemm admits the
+// activations and biases rendered here.
 using Activation = accel::Activation;
 using BiasKind = accel::BiasVector;
 

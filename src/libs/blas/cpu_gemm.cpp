@@ -3,27 +3,10 @@
 #include <cblas.h>
 #include <fmt/format.h>
 
-#include <cmath>
 #include <limits>
 
 namespace accel::blas {
 namespace {
-
-template <class T>
-T activate(T x, Epilogue epilogue) {
-  switch (epilogue) {
-    case Epilogue::relu:
-    case Epilogue::bias_relu: return x > T(0) ? x : T(0);
-    case Epilogue::gelu:
-    case Epilogue::bias_gelu: {
-      constexpr T kSqrt2OverPi = T(0.7978845608028654);
-      return T(0.5) * x * (T(1) + std::tanh(kSqrt2OverPi * (x + T(0.044715) * x * x * x)));
-    }
-    case Epilogue::none:
-    case Epilogue::bias: return x;
-  }
-  return x;
-}
 
 template <class T>
 void apply_epilogue(const GemmGeometry& g, T* c, const T* bias) {
@@ -38,7 +21,7 @@ void apply_epilogue(const GemmGeometry& g, T* c, const T* bias) {
       for (std::int64_t i = 0; i < inner; ++i) {
         T v = line[i];
         if (bias) v += bias[i];
-        line[i] = activate(v, s.epilogue);
+        line[i] = static_cast<T>(activate(s.epilogue.activation, v));
       }
     }
   }
@@ -77,7 +60,7 @@ void run_typed(const GemmGeometry& g, const GemmOperands& ops, double alpha, dou
            static_cast<blasint>(s.ldb), static_cast<T>(beta), c + batch * s.stride_c, static_cast<blasint>(s.ldc));
     }
   }
-  if (s.epilogue != Epilogue::none) apply_epilogue(g, c, static_cast<const T*>(ops.bias));
+  if (s.epilogue != Epilogue{}) apply_epilogue(g, c, static_cast<const T*>(ops.bias));
 }
 
 }  // namespace

@@ -25,16 +25,20 @@ cudaDataType to_cuda(DType dtype) {
   return CUDA_R_32F;
 }
 
-cublasLtEpilogue_t to_cublaslt(Epilogue epilogue) {
-  switch (epilogue) {
-    case Epilogue::none: return CUBLASLT_EPILOGUE_DEFAULT;
-    case Epilogue::bias: return CUBLASLT_EPILOGUE_BIAS;
-    case Epilogue::relu: return CUBLASLT_EPILOGUE_RELU;
-    case Epilogue::bias_relu: return CUBLASLT_EPILOGUE_RELU_BIAS;
-    case Epilogue::gelu: return CUBLASLT_EPILOGUE_GELU;
-    case Epilogue::bias_gelu: return CUBLASLT_EPILOGUE_GELU_BIAS;
+// The bias's orientation was checked with the shape (plan_gemm_geometry): cuBLASLt's is the only one admitted.
+// cuBLASLt's GELU is the tanh approximation; plan_gemm_geometry admits no other activation.
+cublasLtEpilogue_t to_cublaslt(const Epilogue& epilogue) {
+  const bool bias = epilogue.has_bias();
+  switch (epilogue.activation) {
+    case Activation::relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    case Activation::gelu_tanh: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+    case Activation::identity:
+    case Activation::silu:
+    case Activation::gelu_erf:
+    case Activation::sigmoid:
+    case Activation::tanh: break;
   }
-  return CUBLASLT_EPILOGUE_DEFAULT;
+  return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
 }
 
 // One stored operand as cuBLASLt sees it (column-major).
@@ -83,7 +87,7 @@ bool output_allowed(DType input, DType output) {
 // A plan's key: every field of the resolved shape, written one after the other (no padding), so that equal
 // bytes are equal shapes. Fixed size, so a lookup allocates nothing.
 constexpr std::size_t kShapeInts = 10;
-constexpr std::size_t kShapeEnums = 7;
+constexpr std::size_t kShapeEnums = 8;
 using PlanKey = std::array<std::byte, kShapeInts * sizeof(std::int64_t) + kShapeEnums>;
 static_assert(sizeof(GemmShape) == 96, "GemmShape changed: update plan_key");
 
@@ -97,7 +101,7 @@ PlanKey plan_key(const GemmShape& s) {
   for (auto v : {static_cast<std::uint8_t>(s.order), static_cast<std::uint8_t>(s.transpose_a),
                  static_cast<std::uint8_t>(s.transpose_b), static_cast<std::uint8_t>(s.input_type),
                  static_cast<std::uint8_t>(s.output_type), static_cast<std::uint8_t>(s.compute),
-                 static_cast<std::uint8_t>(s.epilogue)}) {
+                 static_cast<std::uint8_t>(s.epilogue.activation), static_cast<std::uint8_t>(s.epilogue.bias)}) {
     key[at++] = static_cast<std::byte>(v);
   }
   return key;
@@ -202,7 +206,7 @@ Result<std::shared_ptr<const CublasLtGemm::Plan>> CublasLtGemm::build_plan(const
   ACCEL_RETURN_IF_ERROR(set_desc(CUBLASLT_MATMUL_DESC_TRANSA, p.a.op));
   ACCEL_RETURN_IF_ERROR(set_desc(CUBLASLT_MATMUL_DESC_TRANSB, p.b.op));
   ACCEL_RETURN_IF_ERROR(set_desc(CUBLASLT_MATMUL_DESC_EPILOGUE, to_cublaslt(s.epilogue)));
-  if (has_bias(s.epilogue)) {
+  if (s.epilogue.has_bias()) {
     ACCEL_RETURN_IF_ERROR(set_desc(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, to_cuda(s.output_type)));
   }
 
@@ -264,7 +268,7 @@ Status CublasLtGemm::enqueue(const GemmGeometry& g, const GemmOperands& ops, dou
 Status CublasLtGemm::run(const Plan& planned, const GemmGeometry& g, const GemmOperands& ops, double alpha, double beta,
                          cudaStream_t stream) {
   const Plan* plan = &planned;
-  if (has_bias(g.shape.epilogue)) {
+  if (g.shape.epilogue.has_bias()) {
     ACCEL_RETURN_IF_ERROR(cublas_status(
         cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &ops.bias, sizeof(ops.bias)),
         "cublasLtMatmulDescSetAttribute(bias)"));

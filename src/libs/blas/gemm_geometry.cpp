@@ -47,10 +47,6 @@ Result<std::int64_t> leading_dimension(std::int64_t given, Stored stored, Matrix
 
 }  // namespace
 
-bool has_bias(Epilogue epilogue) noexcept {
-  return epilogue == Epilogue::bias || epilogue == Epilogue::bias_relu || epilogue == Epilogue::bias_gelu;
-}
-
 Result<GemmGeometry> plan_gemm_geometry(const GemmShape& shape) {
   if (shape.m < 0 || shape.n < 0 || shape.k < 0) {
     return invalid_argument(fmt::format("negative GEMM size m={} n={} k={}", shape.m, shape.n, shape.k));
@@ -64,6 +60,12 @@ Result<GemmGeometry> plan_gemm_geometry(const GemmShape& shape) {
     return invalid_argument(fmt::format("negative batch stride stride_a={} stride_b={} stride_c={}", shape.stride_a,
                                         shape.stride_b, shape.stride_c));
   }
+  const bool row_major = shape.order == MatrixOrder::row_major;
+  // cuBLASLt's bias runs along C's contiguous dimension; the CPU device keeps to what cuBLASLt fuses, so that a
+  // request means the same on every device.
+  ACCEL_RETURN_IF_ERROR(check_fusable(row_major ? "Gemm (row-major C)" : "Gemm (column-major C)", shape.epilogue,
+                                      {Activation::identity, Activation::relu, Activation::gelu_tanh},
+                                      {BiasVector::none, row_major ? BiasVector::per_column : BiasVector::per_row}));
 
   GemmGeometry g;
   g.shape = shape;
@@ -81,7 +83,6 @@ Result<GemmGeometry> plan_gemm_geometry(const GemmShape& shape) {
   ACCEL_ASSIGN_OR_RETURN(g.shape.ldb, leading_dimension(shape.ldb, b, shape.order, "b"));
   ACCEL_ASSIGN_OR_RETURN(g.shape.ldc, leading_dimension(shape.ldc, c, shape.order, "c"));
 
-  const bool row_major = shape.order == MatrixOrder::row_major;
   auto outer = [&](Stored s) { return row_major ? s.rows : s.cols; };
   auto inner = [&](Stored s) { return row_major ? s.cols : s.rows; };
   ACCEL_ASSIGN_OR_RETURN(const std::uint64_t a_one, matrix_extent(outer(a), inner(a), g.shape.lda, "a"));
@@ -102,7 +103,7 @@ Result<GemmGeometry> plan_gemm_geometry(const GemmShape& shape) {
   ACCEL_ASSIGN_OR_RETURN(g.a_extent, batched_extent(a_one, shape.batch, g.shape.stride_a, "a"));
   ACCEL_ASSIGN_OR_RETURN(g.b_extent, batched_extent(b_one, shape.batch, g.shape.stride_b, "b"));
   ACCEL_ASSIGN_OR_RETURN(g.c_extent, batched_extent(c_one, shape.batch, g.shape.stride_c, "c"));
-  g.bias_extent = has_bias(shape.epilogue) ? static_cast<std::uint64_t>(row_major ? shape.n : shape.m) : 0;
+  g.bias_extent = shape.epilogue.has_bias() ? static_cast<std::uint64_t>(row_major ? shape.n : shape.m) : 0;
   return g;
 }
 
@@ -110,17 +111,6 @@ std::string_view to_string(MatrixOrder order) noexcept {
   return order == MatrixOrder::row_major ? "row_major" : "column_major";
 }
 std::string_view to_string(Transpose transpose) noexcept { return transpose == Transpose::none ? "N" : "T"; }
-std::string_view to_string(Epilogue epilogue) noexcept {
-  switch (epilogue) {
-    case Epilogue::none: return "none";
-    case Epilogue::bias: return "bias";
-    case Epilogue::relu: return "relu";
-    case Epilogue::bias_relu: return "bias_relu";
-    case Epilogue::gelu: return "gelu";
-    case Epilogue::bias_gelu: return "bias_gelu";
-  }
-  return "unknown_epilogue";
-}
 
 std::string to_string(const GemmShape& s) {
   return fmt::format("gemm {}{} {} m={} n={} k={} lda={} ldb={} ldc={} batch={} {}->{} epilogue={}",

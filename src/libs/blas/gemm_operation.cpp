@@ -8,7 +8,7 @@ namespace accel {
 
 Result<GemmGeometry> Operation<Gemm>::validate(const Gemm& request) {
   ACCEL_ASSIGN_OR_RETURN(GemmGeometry geometry, plan_gemm_geometry(request.shape));
-  if (!has_bias(geometry.shape.epilogue) && !request.bias.is_null()) {
+  if (!geometry.shape.epilogue.has_bias() && !request.bias.is_null()) {
     return invalid_argument(
         fmt::format("a bias buffer was given but the epilogue is '{}'", to_string(geometry.shape.epilogue)));
   }
@@ -26,7 +26,7 @@ void Operation<Gemm>::operands(const Gemm& request, const GemmGeometry& geometry
             .check_dtype = true,
             .dtype = s.output_type,
             .exclusive = true});
-  if (has_bias(s.epilogue)) {
+  if (s.epilogue.has_bias()) {
     operands.typed(request.bias, "bias", Access::read, s.output_type, geometry.bias_extent);
   } else {
     operands.absent("bias");

@@ -30,16 +30,6 @@ std::string describe(const Case& c) {
                      c.compute == GemmCompute::tf32 ? " tf32" : "");
 }
 
-double activation(Epilogue e, double x) {
-  switch (e) {
-    case Epilogue::relu:
-    case Epilogue::bias_relu: return x > 0 ? x : 0;
-    case Epilogue::gelu:
-    case Epilogue::bias_gelu: return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-    default: return x;
-  }
-}
-
 // C = epilogue(alpha op(A) op(B) + beta C), in float64 over the stored values.
 std::vector<double> reference(const GemmGeometry& g, const HostArray& a, const HostArray& b, const HostArray& c,
                               const HostArray* bias, double alpha, double beta) {
@@ -59,7 +49,7 @@ std::vector<double> reference(const GemmGeometry& g, const HostArray& a, const H
         const std::int64_t ci = batch * s.stride_c + at(i, j, s.ldc);
         double v = alpha * sum + beta * c.values[ci];
         if (bias) v += bias->values[rm ? j : i];
-        out[ci] = activation(s.epilogue, v);
+        out[ci] = activate(s.epilogue.activation, v);
       }
     }
   }
@@ -94,14 +84,14 @@ class CudaGemmTest : public ::testing::Test {
       return *handle;
     };
     Gemm gemm{.shape = shape, .a = upload(a), .b = upload(b), .c = upload(c), .alpha = alpha, .beta = beta};
-    if (has_bias(shape.epilogue)) gemm.bias = upload(bias);
+    if (shape.epilogue.has_bias()) gemm.bias = upload(bias);
     ASSERT_THAT(device.gemm(gemm).wait(), IsOk());
 
     HostArray out(shape.output_type, c.size());
     ASSERT_THAT(device.ask(CopyToHost{.source = gemm.c, .destination = out.destination()}).wait(), IsOk());
     out.decode();
     const std::vector<double> expected =
-        reference(*geometry, a, b, c, has_bias(shape.epilogue) ? &bias : nullptr, alpha, beta);
+        reference(*geometry, a, b, c, shape.epilogue.has_bias() ? &bias : nullptr, alpha, beta);
     const double error = testing::relative_error(out.values, expected);
     EXPECT_LE(error, tolerance) << "relative error " << error;
     for (const BufferHandle& h : {gemm.a, gemm.b, gemm.c, gemm.bias})
@@ -171,11 +161,16 @@ TEST_F(CudaGemmTest, Fp8E4M3InTheTnLayoutMatchesTheReference) {
 
 TEST_F(CudaGemmTest, EpiloguesMatchTheReference) {
   for (const Case& c : kCases) {
-    for (Epilogue e : {Epilogue::bias, Epilogue::relu, Epilogue::bias_relu, Epilogue::gelu, Epilogue::bias_gelu}) {
-      for (MatrixOrder order : {MatrixOrder::row_major, MatrixOrder::column_major}) {
+    for (MatrixOrder order : {MatrixOrder::row_major, MatrixOrder::column_major}) {
+      const BiasVector bias = order == MatrixOrder::row_major ? BiasVector::per_column : BiasVector::per_row;
+      for (Epilogue e : std::initializer_list<Epilogue>{{.bias = bias},
+                                                        {.activation = Activation::relu},
+                                                        {.activation = Activation::relu, .bias = bias},
+                                                        {.activation = Activation::gelu_tanh},
+                                                        {.activation = Activation::gelu_tanh, .bias = bias}}) {
         SCOPED_TRACE(describe(c));
         // cuBLASLt's GELU does not keep f64 precision: 2e-10 relative error was measured on the H100.
-        const bool f64_gelu = c.input == DType::f64 && (e == Epilogue::gelu || e == Epilogue::bias_gelu);
+        const bool f64_gelu = c.input == DType::f64 && e.activation == Activation::gelu_tanh;
         check({.order = order,
                .m = 96,
                .n = 80,
@@ -216,7 +211,7 @@ TEST_F(CudaGemmTest, StridedBatchesPaddedLeadingDimensionsAndBeta) {
            .input_type = c.input,
            .output_type = c.output,
            .compute = c.compute,
-           .epilogue = Epilogue::bias_relu},
+           .epilogue = {.activation = Activation::relu, .bias = BiasVector::per_row}},
           c.tolerance, 0.5, 1.0);
     if (HasFatalFailure()) return;
   }
@@ -286,7 +281,8 @@ TEST_F(CudaGemmTest, UnsupportedCombinationsAreRefusedBeforeLaunch) {
 }
 
 TEST_F(CudaGemmTest, ThePlanCacheIsConsultedAndEvictsTheLeastRecentlyUsed) {
-  ACCEL_OPEN_CUDA_OR_SKIP(system_, (DeviceOptions{.kind = DeviceKind::cuda, .blas = {.plan_cache_capacity = 2}}), device);
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, (DeviceOptions{.kind = DeviceKind::cuda, .blas = {.plan_cache_capacity = 2}}),
+                          device);
   const BufferHandle a = *device.ask(Allocate{.count = 128 * 128}).wait();
   const BufferHandle b = *device.ask(Allocate{.count = 128 * 128}).wait();
   const BufferHandle c = *device.ask(Allocate{.count = 128 * 128}).wait();

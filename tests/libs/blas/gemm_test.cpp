@@ -19,11 +19,15 @@ std::int64_t at(MatrixOrder order, std::int64_t row, std::int64_t col, std::int6
   return order == MatrixOrder::row_major ? row * ld + col : col * ld + row;
 }
 
-double activate(double x, Epilogue e) {
-  if (e == Epilogue::relu || e == Epilogue::bias_relu) return std::max(x, 0.0);
-  if (e == Epilogue::gelu || e == Epilogue::bias_gelu)
-    return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-  return x;
+// The epilogues Gemm fuses other than identity: relu and gelu_tanh, each with and without the bias along C's
+// contiguous dimension.
+std::vector<Epilogue> fused_epilogues(MatrixOrder order) {
+  const BiasVector bias = order == MatrixOrder::row_major ? BiasVector::per_column : BiasVector::per_row;
+  return {{.bias = bias},
+          {.activation = Activation::relu},
+          {.activation = Activation::relu, .bias = bias},
+          {.activation = Activation::gelu_tanh},
+          {.activation = Activation::gelu_tanh, .bias = bias}};
 }
 
 template <class T>
@@ -43,8 +47,9 @@ std::vector<double> reference(const GemmGeometry& g, const std::vector<T>& a, co
         }
         const std::int64_t ci = batch * s.stride_c + at(s.order, i, j, s.ldc);
         double v = alpha * acc + (beta == 0 ? 0.0 : beta * c[ci]);
-        if (has_bias(s.epilogue)) v += bias[s.order == MatrixOrder::row_major ? j : i];
-        out[ci] = activate(v, s.epilogue);
+        if (s.epilogue.bias == BiasVector::per_column) v += bias[j];
+        if (s.epilogue.bias == BiasVector::per_row) v += bias[i];
+        out[ci] = activate(s.epilogue.activation, v);
       }
   return out;
 }
@@ -72,7 +77,7 @@ class GemmTest : public ::testing::Test {
     ASSERT_THAT(device_.upload(std::span<const T>(bias), dbias).wait(), IsOk());
 
     Gemm gemm{.shape = shape, .a = da, .b = db, .c = dc, .alpha = alpha, .beta = beta};
-    if (has_bias(shape.epilogue)) gemm.bias = dbias;
+    if (shape.epilogue.has_bias()) gemm.bias = dbias;
     ASSERT_THAT(device_.gemm(gemm).wait(), IsOk()) << to_string(shape);
     std::vector<T> got(c.size());
     ASSERT_THAT(device_.download(dc, std::span<T>(got)).wait(), IsOk());
@@ -129,8 +134,8 @@ TEST_F(GemmTest, PaddedLeadingDimensionsAndStridedBatchesMatchTheReference) {
 }
 
 TEST_F(GemmTest, EpiloguesMatchTheReference) {
-  for (Epilogue e : {Epilogue::bias, Epilogue::relu, Epilogue::bias_relu, Epilogue::gelu, Epilogue::bias_gelu})
-    for (MatrixOrder order : {MatrixOrder::row_major, MatrixOrder::column_major}) {
+  for (MatrixOrder order : {MatrixOrder::row_major, MatrixOrder::column_major})
+    for (const Epilogue& e : fused_epilogues(order)) {
       check<float>({.order = order, .m = 33, .n = 17, .k = 29, .epilogue = e}, 1.0, 0.5, 1e-5);
       check<double>({.order = order, .m = 8, .n = 40, .k = 3, .batch = 3, .epilogue = e}, 2.0, 0.0, 1e-12);
     }
@@ -171,14 +176,36 @@ TEST_F(GemmValidationTest, WrongDtypesNullsAliasesAndMissingBiasAreRefused) {
   EXPECT_THAT(run({.shape = shape, .a = a, .b = d, .c = c}), StatusIs(Code::invalid_argument, "operand 'b' holds f64"));
   EXPECT_THAT(run({.shape = shape, .a = a, .c = c}), StatusIs(Code::invalid_argument, "operand 'b' is a null"));
   EXPECT_THAT(run({.shape = shape, .a = a, .b = a, .c = a}), StatusIs(Code::invalid_argument, "alias"));
-  EXPECT_THAT(run({.shape = {.m = 4, .n = 4, .k = 4, .epilogue = Epilogue::bias}, .a = a, .b = a, .c = c}),
-              StatusIs(Code::invalid_argument, "operand 'bias'"));
+  EXPECT_THAT(
+      run({.shape = {.m = 4, .n = 4, .k = 4, .epilogue = {.bias = BiasVector::per_column}}, .a = a, .b = a, .c = c}),
+      StatusIs(Code::invalid_argument, "operand 'bias'"));
   EXPECT_THAT(run({.shape = shape, .a = a, .b = a, .c = c, .bias = c}), StatusIs(Code::invalid_argument, "epilogue"));
   EXPECT_THAT(run({.shape = {.m = 4, .n = 4, .k = 4, .input_type = DType::bf16, .output_type = DType::f32},
                    .a = a,
                    .b = a,
                    .c = c}),
               StatusIs(Code::not_supported, "f32 and f64 only"));
+}
+
+TEST_F(GemmValidationTest, ActivationsAndBiasesCuBlasLtCannotFuseAreNotSupportedOnEveryDevice) {
+  Buffer<float> a = *device_.allocate<float>(16).wait(), c = *device_.allocate<float>(16).wait();
+  const auto with = [](Epilogue epilogue, MatrixOrder order = MatrixOrder::row_major) {
+    return GemmShape{.order = order, .m = 4, .n = 4, .k = 4, .epilogue = epilogue};
+  };
+  for (Activation refused : {Activation::silu, Activation::gelu_erf, Activation::sigmoid, Activation::tanh}) {
+    EXPECT_THAT(run({.shape = with({.activation = refused}), .a = a, .b = a, .c = c}),
+                StatusIs(Code::not_supported, std::string(to_string(refused))));
+  }
+  EXPECT_THAT(run({.shape = with({.bias = BiasVector::per_row}), .a = a, .b = a, .c = c, .bias = c}),
+              StatusIs(Code::not_supported, "per_row bias"));
+  EXPECT_THAT(run({.shape = with({.bias = BiasVector::per_column}, MatrixOrder::column_major),
+                   .a = a,
+                   .b = a,
+                   .c = c,
+                   .bias = c}),
+              StatusIs(Code::not_supported, "per_column bias"));
+  EXPECT_THAT(run({.shape = with({.bias = BiasVector::per_channel}), .a = a, .b = a, .c = c, .bias = c}),
+              StatusIs(Code::not_supported, "per_channel bias"));
 }
 
 TEST_F(GemmValidationTest, EmptyProductsAreANoOpAndAnEmptySumScalesC) {

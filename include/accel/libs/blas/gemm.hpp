@@ -1,4 +1,4 @@
-// GEMM requests: C = epilogue(alpha * op(A) * op(B) + beta * C), optionally strided-batched.
+// GEMM requests: C = activation(alpha * op(A) * op(B) + beta * C + bias), optionally strided-batched.
 //
 // The same request runs on every device (OpenBLAS on the CPU, cuBLASLt on CUDA). As in CUTLASS, what keys a
 // plan (GemmShape: sizes, layouts, dtypes, epilogue) is kept apart from what changes every call (buffers and
@@ -10,6 +10,13 @@
 //       .alpha = 1.0, .beta = 0.0};
 //   accel::Status s = device.gemm(gemm).wait().status();
 //
+// The epilogue (include/accel/core/epilogue.hpp) is what cuBLASLt fuses: identity, relu or gelu_tanh, with or
+// without a bias along C's contiguous dimension (per_column: n elements, for row-major C; per_row: m elements,
+// for column-major C). Any other activation or bias is refused with not_supported on every device:
+//
+//   .shape = {.m = 128, .n = 64, .k = 256,
+//             .epilogue = {.activation = accel::Activation::relu, .bias = accel::BiasVector::per_column}},
+//
 // Leading dimensions and batch strides of 0 mean "packed": the smallest valid value is taken.
 #pragma once
 
@@ -17,17 +24,14 @@
 #include <string>
 #include <string_view>
 
-#include "accel/core/result.hpp"
 #include "accel/core/buffer_handle.hpp"
+#include "accel/core/epilogue.hpp"
+#include "accel/core/result.hpp"
 
 namespace accel {
 
 enum class MatrixOrder : std::uint8_t { row_major, column_major };
 enum class Transpose : std::uint8_t { none, transpose };
-
-// What is applied to the product before it is stored. `bias` adds a vector with one element per element of
-// C's contiguous dimension (n for row-major C, m for column-major C). GELU is the tanh approximation.
-enum class Epilogue : std::uint8_t { none, bias, relu, bias_relu, gelu, bias_gelu };
 
 // How the product is accumulated. `standard` is the dtype's own precision (f32 accumulate for 16-bit inputs);
 // `tf32` lets f32 GEMMs use TF32 tensor cores where the device has them.
@@ -35,7 +39,6 @@ enum class GemmCompute : std::uint8_t { standard, tf32 };
 
 [[nodiscard]] std::string_view to_string(MatrixOrder order) noexcept;
 [[nodiscard]] std::string_view to_string(Transpose transpose) noexcept;
-[[nodiscard]] std::string_view to_string(Epilogue epilogue) noexcept;
 
 struct GemmShape {
   MatrixOrder order = MatrixOrder::row_major;
@@ -54,7 +57,7 @@ struct GemmShape {
   DType input_type = DType::f32;   // A and B
   DType output_type = DType::f32;  // C (and bias)
   GemmCompute compute = GemmCompute::standard;
-  Epilogue epilogue = Epilogue::none;
+  Epilogue epilogue;
 
   friend bool operator==(const GemmShape&, const GemmShape&) noexcept = default;
 };
@@ -67,7 +70,7 @@ struct Gemm {
   BufferHandle a;
   BufferHandle b;
   BufferHandle c;
-  BufferHandle bias;  // only for epilogues with a bias
+  BufferHandle bias;  // only for an epilogue with a bias
   double alpha = 1.0;
   double beta = 0.0;
 };
@@ -85,10 +88,9 @@ struct GemmGeometry {
   std::uint64_t bias_extent = 0;  // 0 when the epilogue has no bias
 };
 
-// Checks a shape without any buffers: sizes, leading dimensions, strides, overflow of the extents.
+// Checks a shape without any buffers: sizes, leading dimensions, strides, overflow of the extents, the epilogue.
 [[nodiscard]] Result<GemmGeometry> plan_gemm_geometry(const GemmShape& shape);
 
-[[nodiscard]] bool has_bias(Epilogue epilogue) noexcept;
 [[nodiscard]] std::string to_string(const GemmShape& shape);
 
 }  // namespace accel
