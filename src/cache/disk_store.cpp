@@ -1,5 +1,7 @@
 #include "cache/disk_store.hpp"
 
+#include "accel/core/byte_codec.hpp"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -39,33 +41,21 @@ struct Header {
   std::uint64_t checksum = 0;
 };
 
-void put_le(std::byte* out, std::uint64_t value, std::size_t bytes) {
-  for (std::size_t i = 0; i < bytes; ++i) out[i] = static_cast<std::byte>(value >> (8 * i));
-}
-
-std::uint64_t get_le(const std::byte* in, std::size_t bytes) {
-  std::uint64_t value = 0;
-  for (std::size_t i = 0; i < bytes; ++i) value |= std::uint64_t{std::to_integer<std::uint8_t>(in[i])} << (8 * i);
-  return value;
-}
-
 std::array<std::byte, kHeaderBytes> encode(const Header& header) {
   std::array<std::byte, kHeaderBytes> out{};
-  std::memcpy(out.data(), kMagic.data(), kMagic.size());
-  put_le(out.data() + 8, header.format_version, 4);
-  put_le(out.data() + 12, header.key_bytes, 4);
-  put_le(out.data() + 16, header.value_bytes, 8);
-  put_le(out.data() + 24, header.checksum, 8);
+  ByteWriter writer(out);
+  writer.raw(kMagic.data(), kMagic.size())
+      .fields(header.format_version, header.key_bytes, header.value_bytes, header.checksum);
   return out;
 }
 
 // Nothing when the magic is wrong.
 std::optional<Header> decode(const std::array<std::byte, kHeaderBytes>& in) {
   if (std::memcmp(in.data(), kMagic.data(), kMagic.size()) != 0) return std::nullopt;
-  return Header{.format_version = static_cast<std::uint32_t>(get_le(in.data() + 8, 4)),
-                .key_bytes = static_cast<std::uint32_t>(get_le(in.data() + 12, 4)),
-                .value_bytes = get_le(in.data() + 16, 8),
-                .checksum = get_le(in.data() + 24, 8)};
+  Header header;
+  ByteReader reader(std::span<const std::byte>(in).subspan(kMagic.size()));
+  reader.fields(header.format_version, header.key_bytes, header.value_bytes, header.checksum);
+  return header;
 }
 
 std::uint64_t checksum(std::span<const std::byte> key, std::span<const std::byte> value) {

@@ -1,5 +1,7 @@
 #include "dnn/cudnn/dnn_plans.hpp"
 
+#include "accel/core/byte_codec.hpp"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -16,21 +18,19 @@ constexpr std::uint32_t kDiskFormat = 1;
 
 // A disk entry: the engine's name (u32 length, bytes), then the frontend's serialisation of the plan.
 std::vector<std::byte> disk_value(const std::string& engine, std::span<const std::byte> serialized) {
-  const auto length = static_cast<std::uint32_t>(engine.size());
-  std::vector<std::byte> value(sizeof length + engine.size() + serialized.size());
-  std::memcpy(value.data(), &length, sizeof length);
-  std::memcpy(value.data() + sizeof length, engine.data(), engine.size());
-  std::memcpy(value.data() + sizeof length + engine.size(), serialized.data(), serialized.size());
-  return value;
+  ByteWriter value;
+  value.string(engine).raw(serialized.data(), serialized.size());
+  return value.take();
 }
 
 Result<std::shared_ptr<const CudnnPlan>> load_disk_value(std::span<const std::byte> value, cudnnHandle_t handle) {
-  std::uint32_t length = 0;
-  if (value.size() < sizeof length) return invalid_argument("a stored cuDNN plan is cut short");
-  std::memcpy(&length, value.data(), sizeof length);
-  if (length > value.size() - sizeof length) return invalid_argument("a stored cuDNN plan is cut short");
-  std::string engine(reinterpret_cast<const char*>(value.data() + sizeof length), length);
-  return load_plan(value.subspan(sizeof length + length), std::move(engine), handle);
+  ByteReader in(value);
+  std::string engine;
+  std::span<const std::byte> serialized;
+  if (!in.string(engine).ok() || !in.view(serialized, in.remaining()).ok()) {
+    return invalid_argument("a stored cuDNN plan is cut short");
+  }
+  return load_plan(serialized, std::move(engine), handle);
 }
 
 cache::CacheOptions<PlannedGraph> cache_options(const DnnPlanOptions& options) {
