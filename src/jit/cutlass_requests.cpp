@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "libs/blas/stored_matrix.hpp"
+
 namespace accel::jit {
 namespace {
 
@@ -12,15 +14,12 @@ bool is_output_type(DType dtype) { return dtype == DType::f16 || dtype == DType:
 Result<StoredMatrix> stored(std::string_view request, std::string_view name, std::int64_t rows, std::int64_t cols,
                             MatrixOrder order, std::int64_t ld, std::uint64_t offset, DType dtype) {
   StoredMatrix matrix{.rows = rows, .cols = cols, .order = order, .offset = offset};
-  const std::int64_t inner = order == MatrixOrder::row_major ? cols : rows;
-  const std::int64_t outer = order == MatrixOrder::row_major ? rows : cols;
-  if (ld < 0) return invalid_argument(fmt::format("{}: negative ld{} {}", request, name, ld));
-  matrix.ld = ld == 0 ? std::max<std::int64_t>(inner, 1) : ld;
-  if (matrix.ld < inner) {
-    return invalid_argument(fmt::format("{}: ld{} = {} is smaller than the {} x {} {} matrix {} needs ({})", request,
-                                        name, ld, rows, cols,
-                                        order == MatrixOrder::row_major ? "row-major" : "column-major", name, inner));
+  const Result<blas::StoredLayout> layout = blas::check_stored_matrix(rows, cols, order, ld, name);
+  if (!layout.ok()) {
+    return Status(layout.status().code(), fmt::format("{}: {}", request, layout.status().message()));
   }
+  matrix.ld = layout->ld;
+  matrix.extent = layout->extent;
   if ((static_cast<std::uint64_t>(matrix.ld) * size_of(dtype)) % kTmaAlignmentBytes != 0 ||
       (offset * size_of(dtype)) % kTmaAlignmentBytes != 0) {
     return invalid_argument(fmt::format(
@@ -28,11 +27,6 @@ Result<StoredMatrix> stored(std::string_view request, std::string_view name, std
         "column-major) and the start to lie on 16 bytes, i.e. ld and offset multiples of {}",
         request, name, matrix.ld, offset, to_string(dtype), kTmaAlignmentBytes / size_of(dtype)));
   }
-  std::int64_t extent = 0;
-  if (__builtin_mul_overflow(outer - 1, matrix.ld, &extent) || __builtin_add_overflow(extent, inner, &extent)) {
-    return invalid_argument(fmt::format("{}: matrix {} is too large ({} x ld {})", request, name, outer, matrix.ld));
-  }
-  matrix.extent = static_cast<std::uint64_t>(extent);
   return matrix;
 }
 

@@ -1,20 +1,10 @@
 #include <fmt/format.h>
 
 #include "accel/libs/blas/gemm.hpp"
+#include "libs/blas/stored_matrix.hpp"
 
 namespace accel {
 namespace {
-
-// Elements a stored matrix touches: (outer - 1) * ld + inner, with overflow reported instead of wrapped.
-Result<std::uint64_t> matrix_extent(std::int64_t outer, std::int64_t inner, std::int64_t ld, std::string_view name) {
-  if (outer == 0 || inner == 0) return std::uint64_t{0};
-  std::int64_t extent = 0;
-  if (__builtin_mul_overflow(outer - 1, ld, &extent) || __builtin_add_overflow(extent, inner, &extent)) {
-    return invalid_argument(
-        fmt::format("matrix {} is too large: {} x ld {} overflows 64-bit element counts", name, outer, ld));
-  }
-  return static_cast<std::uint64_t>(extent);
-}
 
 Result<std::uint64_t> batched_extent(std::uint64_t one, std::int64_t batch, std::int64_t stride,
                                      std::string_view name) {
@@ -32,18 +22,6 @@ struct Stored {
   std::int64_t rows;
   std::int64_t cols;
 };
-
-// Resolves a packed (0) leading dimension and checks a given one.
-Result<std::int64_t> leading_dimension(std::int64_t given, Stored stored, MatrixOrder order, std::string_view name) {
-  const std::int64_t minimum = std::max<std::int64_t>(1, order == MatrixOrder::row_major ? stored.cols : stored.rows);
-  if (given == 0) return minimum;
-  if (given < minimum) {
-    return invalid_argument(fmt::format("ld{} = {} is smaller than the {} of the stored {} x {} matrix {} ({})", name,
-                                        given, order == MatrixOrder::row_major ? "columns" : "rows", stored.rows,
-                                        stored.cols, name, minimum));
-  }
-  return given;
-}
 
 }  // namespace
 
@@ -79,15 +57,18 @@ Result<GemmGeometry> plan_gemm_geometry(const GemmShape& shape) {
   g.b_rows = b.rows;
   g.b_cols = b.cols;
 
-  ACCEL_ASSIGN_OR_RETURN(g.shape.lda, leading_dimension(shape.lda, a, shape.order, "a"));
-  ACCEL_ASSIGN_OR_RETURN(g.shape.ldb, leading_dimension(shape.ldb, b, shape.order, "b"));
-  ACCEL_ASSIGN_OR_RETURN(g.shape.ldc, leading_dimension(shape.ldc, c, shape.order, "c"));
-
-  auto outer = [&](Stored s) { return row_major ? s.rows : s.cols; };
-  auto inner = [&](Stored s) { return row_major ? s.cols : s.rows; };
-  ACCEL_ASSIGN_OR_RETURN(const std::uint64_t a_one, matrix_extent(outer(a), inner(a), g.shape.lda, "a"));
-  ACCEL_ASSIGN_OR_RETURN(const std::uint64_t b_one, matrix_extent(outer(b), inner(b), g.shape.ldb, "b"));
-  ACCEL_ASSIGN_OR_RETURN(const std::uint64_t c_one, matrix_extent(outer(c), inner(c), g.shape.ldc, "c"));
+  ACCEL_ASSIGN_OR_RETURN(const blas::StoredLayout a_layout,
+                         blas::check_stored_matrix(a.rows, a.cols, shape.order, shape.lda, "a"));
+  ACCEL_ASSIGN_OR_RETURN(const blas::StoredLayout b_layout,
+                         blas::check_stored_matrix(b.rows, b.cols, shape.order, shape.ldb, "b"));
+  ACCEL_ASSIGN_OR_RETURN(const blas::StoredLayout c_layout,
+                         blas::check_stored_matrix(c.rows, c.cols, shape.order, shape.ldc, "c"));
+  g.shape.lda = a_layout.ld;
+  g.shape.ldb = b_layout.ld;
+  g.shape.ldc = c_layout.ld;
+  const std::uint64_t a_one = a_layout.extent;
+  const std::uint64_t b_one = b_layout.extent;
+  const std::uint64_t c_one = c_layout.extent;
 
   // Packed batch strides are the stored matrix's full footprint (outer * ld), as BLAS libraries expect.
   auto packed_stride = [](Stored s, std::int64_t ld, bool rm) { return (rm ? s.rows : s.cols) * ld; };
