@@ -78,9 +78,12 @@ Result<DeviceInfo> CpuDevice::handle(QueryDevice&) {
                   .name = shared_->name,
                   .memory_capacity_bytes = shared_->options.memory_limit_bytes,
                   .memory = stats_};
+  LibraryReport report;
   ForEachRequest<LibraryRequests>::apply([&]<class Request>() {
-    if constexpr (requires { Operation<Request>::describe_cpu(info); }) Operation<Request>::describe_cpu(info);
+    if constexpr (requires { Operation<Request>::describe_cpu(report); }) Operation<Request>::describe_cpu(report);
   });
+  info.libraries = std::move(report.libraries);
+  info.caches = std::move(report.caches);
   return info;
 }
 

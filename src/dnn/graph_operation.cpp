@@ -95,8 +95,8 @@ Status GraphOperation::run_cpu(const CheckedGraph& checked, std::span<const Buff
   return cpu::run_graph(*checked.graph, memory);
 }
 
-void GraphOperation::describe_cpu(DeviceInfo& info) {
-  info.report(LibraryVersion{.name = "accel CPU reference", .version = "built in"});
+void GraphOperation::describe_cpu(LibraryReport& report) {
+  report.report(LibraryVersion{.name = "accel CPU reference", .version = "built in"});
 }
 
 template <class Conv>

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "accel/core/byte_codec.hpp"
-#include "accel/device/requests.hpp"
 #include "accel/dnn/convolution.hpp"
 #include "accel/dnn/graph.hpp"
 #include "operation/operation.hpp"
@@ -45,7 +44,7 @@ struct GraphOperation {
   // One operand per binding, in the checked order: the tensor's dtype and storage extent, written if an output.
   static void operands(const CheckedGraph& checked, Operands& operands);
   static Status run_cpu(const CheckedGraph& checked, std::span<const BufferView> views);
-  static void describe_cpu(DeviceInfo& info);
+  static void describe_cpu(LibraryReport& report);
 };
 
 template <class Conv>

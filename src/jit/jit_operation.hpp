@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "accel/core/byte_codec.hpp"
-#include "accel/device/requests.hpp"
 #include "accel/dnn/graph.hpp"
 #include "accel/jit/cutlass.hpp"
 #include "accel/jit/kernel.hpp"

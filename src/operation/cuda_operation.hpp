@@ -6,7 +6,7 @@
 //     static Result<Plan> plan(const Gemm&, const Checked&, CudaTarget&);   // support check, then the plan
 //     static std::uint64_t workspace_bytes(const Plan&);  // scratch the run needs (0 for none)
 //     static Status run(const Gemm&, const Checked&, const Plan&, std::span<const BufferView>, CudaRun&);
-//     static void describe(CudaTarget&, DeviceInfo&);    // optional: library versions, cache statistics
+//     static void describe(CudaTarget&, LibraryReport&); // optional: library versions, cache statistics
 //   };
 //
 // plan() runs before any buffer is resolved, run() with the operands resolved and ordered, on the stream. A
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "accel/device/device.hpp"
+#include "operation/cuda_status.hpp"
 #include "operation/operation.hpp"
 
 namespace accel {
@@ -137,10 +138,7 @@ struct CudaRun {
 // A failed library launch may hide a sticky error of earlier work; that one decides what the device does.
 [[nodiscard]] inline Status launch_status(CudaTarget& target, Status launched, std::string_view library) {
   if (launched.ok()) return launched;
-  if (cudaError_t pending = cudaPeekAtLastError(); pending != cudaSuccess) {
-    Status checked = target.check(pending, library);
-    if (checked.code() == Code::context_lost) return checked;
-  }
+  if (cudaError_t pending = cudaPeekAtLastError(); is_sticky(pending)) return target.check(pending, library);
   return launched;
 }
 

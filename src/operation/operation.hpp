@@ -31,8 +31,9 @@
 #include <string_view>
 #include <vector>
 
-#include "accel/core/result.hpp"
 #include "accel/core/buffer_handle.hpp"
+#include "accel/core/library_report.hpp"
+#include "accel/core/result.hpp"
 
 namespace accel {
 

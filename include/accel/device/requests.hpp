@@ -57,11 +57,6 @@ struct DeviceInfo {
   std::int32_t worker_pid = 0;
   std::uint64_t worker_restarts = 0;
 
-  // What a library family reports: its entry replaces one of the same name (several requests of one family
-  // describe the same library and caches).
-  void report(LibraryVersion library) { replace_or_append(libraries, std::move(library)); }
-  void report(CacheStats stats) { replace_or_append(caches, std::move(stats)); }
-
   // The cache or library of that name; null when the device has none.
   [[nodiscard]] const CacheStats* cache(std::string_view cache_name) const noexcept {
     for (const CacheStats& stats : caches) {
@@ -74,18 +69,6 @@ struct DeviceInfo {
       if (library.name == library_name) return &library;
     }
     return nullptr;
-  }
-
- private:
-  template <class Item>
-  static void replace_or_append(std::vector<Item>& list, Item item) {
-    for (Item& known : list) {
-      if (known.name == item.name) {
-        known = std::move(item);
-        return;
-      }
-    }
-    list.push_back(std::move(item));
   }
 };
 

@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "accel/core/result.hpp"
 #include "accel/core/buffer_handle.hpp"
+#include "accel/core/result.hpp"
 #include "accel/dnn/nodes.hpp"
 #include "accel/dnn/tensor.hpp"
 

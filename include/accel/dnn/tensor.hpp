@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "accel/core/result.hpp"
 #include "accel/core/dtype.hpp"
+#include "accel/core/result.hpp"
 
 namespace accel::dnn {
 

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "accel/core/result.hpp"
 #include "accel/core/buffer_handle.hpp"
+#include "accel/core/result.hpp"
 
 namespace accel::jit {
 

@@ -8,11 +8,6 @@
 #include "operation/cuda_status.hpp"
 
 namespace accel::device::cuda {
-namespace {
-
-std::byte* element_address(const BufferView& view, std::uint64_t offset) { return view.at(offset); }
-
-}  // namespace
 
 std::vector<CudaStream::Use> uses_of(const Operands& operands) {
   std::vector<CudaStream::Use> uses;
@@ -153,10 +148,13 @@ Result<DeviceInfo> CudaStream::handle(QueryDevice&) {
                   .completion = context_->completions().strategy(),
                   .device_free_bytes = free_bytes,
                   .memory = memory};
+  LibraryReport report;
   ForEachRequest<LibraryRequests>::apply([&]<class Request>() {
-    if constexpr (requires { CudaOperation<Request>::describe(*this, info); })
-      CudaOperation<Request>::describe(*this, info);
+    if constexpr (requires { CudaOperation<Request>::describe(*this, report); })
+      CudaOperation<Request>::describe(*this, report);
   });
+  info.libraries = std::move(report.libraries);
+  info.caches = std::move(report.caches);
   return info;
 }
 
@@ -199,9 +197,9 @@ Result<Submitted> CudaStream::enqueue(CopyToDevice& request) {
   ACCEL_RETURN_IF_ERROR(check_host_dtype(source.dtype, destination.dtype, "the host source"));
   return ordered({{request.destination, Access::write}}, [&]() -> Result<Submitted> {
     if (bytes != 0) {
-      ACCEL_RETURN_IF_ERROR(context_->check(cudaMemcpyAsync(element_address(destination, request.destination_offset),
-                                                            from, bytes, cudaMemcpyHostToDevice, stream_),
-                                            "cudaMemcpyAsync (host to device)"));
+      ACCEL_RETURN_IF_ERROR(context_->check(
+          cudaMemcpyAsync(destination.at(request.destination_offset), from, bytes, cudaMemcpyHostToDevice, stream_),
+          "cudaMemcpyAsync (host to device)"));
     }
     return Submitted{.staging = std::move(staging)};
   });
@@ -228,9 +226,9 @@ Result<Submitted> CudaStream::enqueue(CopyToHost& request) {
       submitted.host_destination = destination.data;
       submitted.host_bytes = bytes;
     }
-    ACCEL_RETURN_IF_ERROR(context_->check(
-        cudaMemcpyAsync(to, element_address(source, request.source_offset), bytes, cudaMemcpyDeviceToHost, stream_),
-        "cudaMemcpyAsync (device to host)"));
+    ACCEL_RETURN_IF_ERROR(
+        context_->check(cudaMemcpyAsync(to, source.at(request.source_offset), bytes, cudaMemcpyDeviceToHost, stream_),
+                        "cudaMemcpyAsync (device to host)"));
     return submitted;
   });
 }
@@ -248,8 +246,8 @@ Result<Submitted> CudaStream::enqueue(CopyOnDevice& request) {
                                         to_string(destination.dtype)));
   }
   const std::size_t bytes = request.count * size_of(source.dtype);
-  std::byte* from = element_address(source, request.source_offset);
-  std::byte* to = element_address(destination, request.destination_offset);
+  std::byte* from = source.at(request.source_offset);
+  std::byte* to = destination.at(request.destination_offset);
   const bool overlapping = source.data == destination.data && from < to + bytes && to < from + bytes && from != to;
   return ordered({{request.source, Access::read}, {request.destination, Access::write}}, [&]() -> Result<Submitted> {
     if (bytes == 0 || from == to) return Submitted{};

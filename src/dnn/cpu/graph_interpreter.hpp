@@ -7,8 +7,8 @@
 #include <span>
 #include <utility>
 
-#include "accel/core/status.hpp"
 #include "accel/core/dtype.hpp"
+#include "accel/core/status.hpp"
 #include "accel/dnn/graph.hpp"
 
 namespace accel::dnn::cpu {

@@ -33,27 +33,29 @@ CudnnHandle::~CudnnHandle() { cudnnDestroy(handle_); }
 Result<CudnnGraphOperation::Plan> CudnnGraphOperation::plan(const CheckedGraph& checked, CudaTarget& target) {
   ACCEL_ASSIGN_OR_RETURN(CudnnPlans * plans, target.context_state<CudnnPlans>());
   ACCEL_ASSIGN_OR_RETURN(CudnnHandle * handle, target.stream_state<CudnnHandle>());
-  return plans->plans().find_or_build(checked.key, handle->get(),
-                                      [&]() -> Result<std::shared_ptr<const Graph>> { return checked.graph; });
+  ACCEL_ASSIGN_OR_RETURN(
+      std::shared_ptr<const PlannedGraph> planned,
+      plans->plans().find_or_build(checked.key, handle->get(),
+                                   [&]() -> Result<std::shared_ptr<const Graph>> { return checked.graph; }));
+  return Plan{.handle = handle->get(), .planned = std::move(planned)};
 }
 
 std::uint64_t CudnnGraphOperation::workspace_bytes(const Plan& plan) {
-  return static_cast<std::uint64_t>(cudnn::workspace_bytes(*plan->plan));
+  return static_cast<std::uint64_t>(cudnn::workspace_bytes(*plan.planned->plan));
 }
 
 Status CudnnGraphOperation::run(const CheckedGraph& checked, const Plan& plan, std::span<const BufferView> views,
                                 CudaRun& run) {
-  ACCEL_ASSIGN_OR_RETURN(CudnnHandle * handle, run.target.stream_state<CudnnHandle>());
   std::vector<std::pair<std::uint32_t, void*>> addresses;
   addresses.reserve(views.size());
   for (std::size_t i = 0; i < views.size(); ++i) addresses.emplace_back(checked.bindings[i].uid, views[i].data);
-  return launch_status(run.target, execute(*plan->plan, handle->get(), addresses, run.workspace), "cuDNN");
+  return launch_status(run.target, execute(*plan.planned->plan, plan.handle, addresses, run.workspace), "cuDNN");
 }
 
-void CudnnGraphOperation::describe(CudaTarget& target, DeviceInfo& info) {
-  for (LibraryVersion& library : cudnn_libraries()) info.report(std::move(library));
+void CudnnGraphOperation::describe(CudaTarget& target, LibraryReport& report) {
+  for (LibraryVersion& library : cudnn_libraries()) report.report(std::move(library));
   if (Result<CudnnPlans*> plans = target.context_state<CudnnPlans>(); plans.ok())
-    info.report((*plans)->plans().stats());
+    report.report((*plans)->plans().stats());
 }
 
 }  // namespace accel::dnn::cudnn

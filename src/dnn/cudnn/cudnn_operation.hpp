@@ -39,11 +39,15 @@ class CudnnHandle final : public TargetState {
 };
 
 struct CudnnGraphOperation {
-  using Plan = std::shared_ptr<const PlannedGraph>;
+  // The stream's cuDNN handle and the plan of the graph, found once.
+  struct Plan {
+    cudnnHandle_t handle = nullptr;
+    std::shared_ptr<const PlannedGraph> planned;
+  };
   static Result<Plan> plan(const CheckedGraph& checked, CudaTarget& target);
   static std::uint64_t workspace_bytes(const Plan& plan);
   static Status run(const CheckedGraph& checked, const Plan& plan, std::span<const BufferView> views, CudaRun& run);
-  static void describe(CudaTarget& target, DeviceInfo& info);
+  static void describe(CudaTarget& target, LibraryReport& report);
 };
 
 template <class Request>

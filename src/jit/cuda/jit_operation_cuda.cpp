@@ -69,9 +69,9 @@ Result<std::unique_ptr<JitState>> JitState::open(CudaTarget& target) {
   return std::make_unique<JitState>(std::move(kernels));
 }
 
-void describe_jit(CudaTarget& target, DeviceInfo& info) {
+void describe_jit(CudaTarget& target, LibraryReport& report) {
   if (Result<JitState*> state = target.context_state<JitState>(); state.ok()) {
-    for (CacheStats& stats : (*state)->kernels().stats()) info.report(std::move(stats));
+    for (CacheStats& stats : (*state)->kernels().stats()) report.report(std::move(stats));
   }
 }
 

@@ -36,7 +36,7 @@ struct KernelPlan {
 // A loaded CUTLASS module, or (while it compiles, if the request allows) the library request that answers.
 struct LibraryGemm {
   GemmGeometry geometry;
-  CudaOperation<Gemm>::Plan plan = nullptr;
+  CudaOperation<Gemm>::Plan plan;
 };
 struct LibraryConvPlan {
   dnn::CheckedGraph checked;
@@ -45,7 +45,7 @@ struct LibraryConvPlan {
 template <class Library>
 using ModuleOr = std::variant<std::shared_ptr<const CutlassModule>, Library>;
 
-void describe_jit(CudaTarget& target, DeviceInfo& info);
+void describe_jit(CudaTarget& target, LibraryReport& report);
 
 }  // namespace jit
 
@@ -58,7 +58,7 @@ struct CudaOperation<LaunchKernel> {
   static std::uint64_t workspace_bytes(const Plan&) { return 0; }
   static Status run(const LaunchKernel& request, const Operation<LaunchKernel>::Checked&, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
-  static void describe(CudaTarget& target, DeviceInfo& info) { jit::describe_jit(target, info); }
+  static void describe(CudaTarget& target, LibraryReport& report) { jit::describe_jit(target, report); }
 };
 
 template <>

@@ -44,6 +44,6 @@ Status Operation<Gemm>::check_cpu_support(const GemmGeometry& geometry) {
   return blas::check_cpu_gemm_support(geometry);
 }
 
-void Operation<Gemm>::describe_cpu(DeviceInfo& info) { info.report(blas::cpu_blas_library()); }
+void Operation<Gemm>::describe_cpu(LibraryReport& report) { report.report(blas::cpu_blas_library()); }
 
 }  // namespace accel

@@ -5,7 +5,6 @@
 
 #include <span>
 
-#include "accel/device/requests.hpp"
 #include "accel/libs/blas/gemm.hpp"
 #include "operation/operation.hpp"
 
@@ -34,7 +33,7 @@ struct Operation<Gemm> {
   static Status check_cpu_support(const GemmGeometry& geometry);
   static Status run_cpu(const Gemm& request, const GemmGeometry& geometry, std::span<const BufferView> views,
                         const CpuTarget& target);
-  static void describe_cpu(DeviceInfo& info);
+  static void describe_cpu(LibraryReport& report);
 
   [[nodiscard]] static blas::GemmOperands addresses(std::span<const BufferView> views) noexcept {
     return {.a = views[a].data, .b = views[b].data, .c = views[c].data, .bias = views[bias].data};

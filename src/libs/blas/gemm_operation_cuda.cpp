@@ -32,26 +32,26 @@ CublasLtState::~CublasLtState() {
 Result<CudaOperation<Gemm>::Plan> CudaOperation<Gemm>::plan(const Gemm&, const GemmGeometry& geometry,
                                                             CudaTarget& target) {
   // An empty C is a defined no-op on every device; cuBLASLt itself refuses m = 0 or n = 0.
-  if (Operation<Gemm>::is_empty(geometry)) return Plan{nullptr};
+  if (Operation<Gemm>::is_empty(geometry)) return Plan{};
   ACCEL_RETURN_IF_ERROR(blas::check_cublaslt_support(geometry, target.compute_capability()));
   ACCEL_ASSIGN_OR_RETURN(blas::CublasLtState * state, target.stream_state<blas::CublasLtState>());
-  return state->gemm().plan(geometry);
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const blas::CublasLtGemm::Plan> plan, state->gemm().plan(geometry));
+  return Plan{.gemm = &state->gemm(), .plan = std::move(plan)};
 }
 
 Status CudaOperation<Gemm>::run(const Gemm& request, const GemmGeometry& geometry, const Plan& plan,
                                 std::span<const BufferView> views, CudaRun& run) {
-  if (plan == nullptr) return Status();
-  ACCEL_ASSIGN_OR_RETURN(blas::CublasLtState * state, run.target.stream_state<blas::CublasLtState>());
+  if (plan.plan == nullptr) return Status();
   return launch_status(run.target,
-                       state->gemm().run(*plan, geometry, Operation<Gemm>::addresses(views), request.alpha,
-                                         request.beta, run.target.stream()),
+                       plan.gemm->run(*plan.plan, geometry, Operation<Gemm>::addresses(views), request.alpha,
+                                      request.beta, run.target.stream()),
                        "cuBLASLt");
 }
 
-void CudaOperation<Gemm>::describe(CudaTarget& target, DeviceInfo& info) {
-  info.report(blas::cublaslt_library());
+void CudaOperation<Gemm>::describe(CudaTarget& target, LibraryReport& report) {
+  report.report(blas::cublaslt_library());
   if (Result<blas::CublasLtState*> state = target.stream_state<blas::CublasLtState>(); state.ok())
-    info.report((*state)->gemm().stats());
+    report.report((*state)->gemm().stats());
 }
 
 }  // namespace accel

@@ -32,14 +32,18 @@ class CublasLtState final : public TargetState {
 
 template <>
 struct CudaOperation<Gemm> {
-  // Null for an empty GEMM, which launches nothing.
-  using Plan = std::shared_ptr<const blas::CublasLtGemm::Plan>;
+  // The stream's cuBLASLt state and its plan for the shape, found once; a null plan for an empty GEMM, which
+  // launches nothing.
+  struct Plan {
+    blas::CublasLtGemm* gemm = nullptr;
+    std::shared_ptr<const blas::CublasLtGemm::Plan> plan;
+  };
 
   static Result<Plan> plan(const Gemm& request, const GemmGeometry& geometry, CudaTarget& target);
   static std::uint64_t workspace_bytes(const Plan&) { return 0; }  // cuBLASLt uses the state's own workspace
   static Status run(const Gemm& request, const GemmGeometry& geometry, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
-  static void describe(CudaTarget& target, DeviceInfo& info);
+  static void describe(CudaTarget& target, LibraryReport& report);
 };
 
 }  // namespace accel
