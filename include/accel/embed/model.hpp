@@ -1,0 +1,106 @@
+// accel::embed::Model — a sentence-transformers embedding model (a BERT-family encoder, mean pooling, L2
+// normalisation) loaded from its folder and run on an accel Device: text in, one unit vector per text out.
+//
+// Texts are tokenised on the host threads (WordPiece, as the folder's tokenizer.json says), packed end to end
+// without padding, and run by the model's compiled graph (graph/), whose executables are cached per bucket of
+// the total token count. Every call returns a Future, like the rest of accel; calls may come from any thread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "accel/core/cache_stats.hpp"
+#include "accel/core/dtype.hpp"
+#include "accel/core/future.hpp"
+#include "accel/core/result.hpp"
+
+namespace accel {
+class Device;
+}
+
+namespace accel::embed {
+
+struct ModelOptions {
+  // A sentence-transformers folder: config.json, modules.json, sentence_bert_config.json, tokenizer.json,
+  // model.safetensors, 1_Pooling/config.json.
+  std::filesystem::path folder;
+  // The dtype the encoder computes in: empty picks f16 on a CUDA device and f32 on the CPU.
+  std::optional<DType> compute;
+  // The most tokens one packed run holds; larger calls are split into runs of at most this many tokens.
+  std::uint32_t batch_tokens = 16384;
+  // Host threads that tokenise a call's texts (0: the hardware's).
+  unsigned tokenizer_threads = 0;
+};
+
+// What to do with a text longer than the model's max_sequence_length (special tokens included).
+enum class Truncation : std::uint8_t { truncate, refuse };
+
+// Token ids of several sequences packed end to end: sequence i is ids[offsets[i], offsets[i + 1]).
+struct TokenBatch {
+  std::vector<std::int32_t> ids;
+  std::vector<std::uint32_t> offsets{0};
+
+  [[nodiscard]] std::size_t sequences() const noexcept { return offsets.empty() ? 0 : offsets.size() - 1; }
+  [[nodiscard]] std::uint32_t length(std::size_t sequence) const noexcept {
+    return offsets[sequence + 1] - offsets[sequence];
+  }
+  void append(std::span<const std::int32_t> sequence);
+};
+
+struct Embeddings {
+  std::uint32_t dimensions = 0;
+  std::vector<float> values;          // row-major: one row of `dimensions` per input, in input order
+  std::vector<std::uint32_t> tokens;  // tokens each input ran with (after truncation, special tokens included)
+
+  [[nodiscard]] std::size_t count() const noexcept { return tokens.size(); }
+  [[nodiscard]] std::span<const float> row(std::size_t index) const noexcept {
+    return {values.data() + index * dimensions, dimensions};
+  }
+};
+
+struct ModelInfo {
+  std::string name;  // the folder's name
+  std::uint32_t dimensions = 0;
+  std::uint32_t max_sequence_length = 0;  // sentence_bert_config.json's max_seq_length (capped by the positions)
+  std::uint32_t layers = 0;
+  std::uint32_t vocabulary = 0;
+  DType compute = DType::f32;
+  std::string device;
+};
+
+struct ModelStats {
+  std::uint64_t runs = 0;            // packed runs of the encoder
+  std::uint64_t sequences = 0;
+  std::uint64_t tokens = 0;          // real tokens run
+  std::uint64_t padded_tokens = 0;   // tokens run beyond the real ones (the tail of each run's bucket)
+  std::vector<CacheStats> caches;    // the compiled graph's executable caches
+};
+
+class Model {
+ public:
+  // Reads the folder (refusing, with the file and field named, what is not supported), loads the weights
+  // into `device` once (converted to the compute dtype) and warms the smallest bucket.
+  static Result<std::shared_ptr<Model>> load(const Device& device, ModelOptions options);
+  virtual ~Model() = default;
+
+  // Token ids of each text ([CLS] … [SEP]). invalid_argument names the index of a text that is not valid
+  // UTF-8, or (Truncation::refuse) one longer than max_sequence_length.
+  [[nodiscard]] virtual Result<TokenBatch> tokenize(std::span<const std::string> texts,
+                                                    Truncation truncation = Truncation::truncate) const = 0;
+  // tokenize, then embed_tokens.
+  [[nodiscard]] virtual Future<Embeddings> embed(std::vector<std::string> texts,
+                                                 Truncation truncation = Truncation::truncate) = 0;
+  // Embeds sequences of token ids. invalid_argument for an id outside the vocabulary, an empty sequence or one
+  // longer than max_sequence_length, naming the sequence.
+  [[nodiscard]] virtual Future<Embeddings> embed_tokens(TokenBatch batch) = 0;
+
+  [[nodiscard]] virtual const ModelInfo& info() const noexcept = 0;
+  [[nodiscard]] virtual ModelStats stats() const = 0;
+};
+
+}  // namespace accel::embed
