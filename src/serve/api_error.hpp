@@ -1,0 +1,32 @@
+// accel::serve::ApiError — a request the server answers with an error: the HTTP status, a message naming what was
+// wrong (the field, the limit), and the field and a short machine-readable code. Each endpoint writes it in its
+// own API's shape: OpenAI's {"error": {"message", "type", "param", "code"}} or TEI's {"error", "error_type"}.
+#pragma once
+
+#include <string>
+#include <variant>
+
+#include "accel/core/status.hpp"
+
+namespace accel::serve {
+
+struct ApiError {
+  int status = 400;
+  std::string message;
+  std::string param;  // the request field at fault; empty when none
+  std::string code;   // e.g. "invalid_json", "invalid_type", "too_many_inputs", "queue_full", "context_lost"
+
+  // The status and code an accel error from the model or the queue maps to: invalid_argument is the request's
+  // fault (400), resource_exhausted a full queue (429), unavailable, context_lost, stale_handle and a server
+  // shutting down are the device's or the server's state (503), anything else a server error (500).
+  static ApiError from(const Status& status);
+
+  [[nodiscard]] std::string openai_body() const;
+  [[nodiscard]] std::string tei_body() const;
+};
+
+// A parsed request or the error to answer instead.
+template <class T>
+using ApiResult = std::variant<T, ApiError>;
+
+}  // namespace accel::serve

@@ -1,0 +1,201 @@
+#include "serve/batcher.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "testing/status_matchers.hpp"
+
+namespace accel::serve {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::IsOk;
+using testing::StatusIs;
+
+// The work batched here: squaring numbers, one reply per number, on a thread of the test's (as a device's thread
+// answers a batch) unless a batch is held back to keep it in flight.
+struct Square {
+  int value = 0;
+  Promise<int> reply;
+};
+
+class Squarer {
+ public:
+  // Batches are held in flight until release() while `hold` is set.
+  explicit Squarer(bool hold = false) : hold_(hold) {}
+  ~Squarer() { release(); }
+
+  Future<Done> run(std::vector<Square> batch) {
+    Promise<Done> done;
+    Future<Done> future = done.future();
+    std::lock_guard lock(mutex_);
+    std::vector<int> values;
+    for (const Square& item : batch) values.push_back(item.value);
+    batches_.push_back(values);
+    held_.push_back({std::move(batch), std::move(done)});
+    if (!hold_) finish_held();
+    return future;
+  }
+
+  void release() {
+    std::lock_guard lock(mutex_);
+    hold_ = false;
+    finish_held();
+  }
+
+  std::vector<std::vector<int>> batches() const {
+    std::lock_guard lock(mutex_);
+    return batches_;
+  }
+
+ private:
+  void finish_held() {
+    for (auto& [batch, done] : held_) {
+      threads_.emplace_back([batch = std::move(batch), done = std::move(done)]() mutable {
+        for (Square& item : batch) item.reply.set(item.value * item.value);
+        done.set(Done{});
+      });
+    }
+    held_.clear();
+  }
+
+  mutable std::mutex mutex_;
+  bool hold_;
+  std::vector<std::vector<int>> batches_;
+  std::vector<std::pair<std::vector<Square>, Promise<Done>>> held_;
+  std::vector<std::jthread> threads_;
+};
+
+Batcher<Square>::Run runner(Squarer& squarer) {
+  return [&squarer](std::vector<Square> batch) { return squarer.run(std::move(batch)); };
+}
+
+Future<int> submit(Batcher<Square>& batcher, int value, std::uint32_t tokens, Status* status = nullptr) {
+  Square item{.value = value};
+  Future<int> reply = item.reply.future();
+  Status submitted = batcher.submit(std::move(item), tokens);
+  if (status) *status = submitted;
+  return reply;
+}
+
+void wait_for_depth(const Batcher<Square>& batcher, std::size_t requests, unsigned in_flight) {
+  for (int i = 0; i < 2000; ++i) {
+    const QueueDepth depth = batcher.depth();
+    if (depth.requests == requests && depth.batches_in_flight == in_flight) return;
+    std::this_thread::sleep_for(1ms);
+  }
+  FAIL() << "the queue never reached " << requests << " requests with " << in_flight << " batches in flight";
+}
+
+TEST(Batcher, AnswersEveryRequestOnceWithItsOwnResult) {
+  Squarer squarer;
+  Batcher<Square> batcher({.batch_tokens = 64}, runner(squarer));
+  std::vector<Future<int>> replies;
+  for (int i = 0; i < 200; ++i) replies.push_back(submit(batcher, i, 1 + i % 7));
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(*replies[i].wait(), i * i);
+  std::size_t seen = 0;
+  for (const auto& batch : squarer.batches()) seen += batch.size();
+  EXPECT_EQ(seen, 200u);
+}
+
+TEST(Batcher, AnIdleDeviceTakesARequestAtOnceWithoutWaitingForMore) {
+  Squarer squarer;
+  Batcher<Square> batcher({.max_wait = 10s}, runner(squarer));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(*submit(batcher, 3, 5).wait(), 9);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+}
+
+TEST(Batcher, RequestsQueuedBehindABusyDeviceGoAsOneBatchWithinTheTokenBudget) {
+  Squarer squarer(/*hold=*/true);
+  Batcher<Square> batcher({.batch_tokens = 100, .in_flight = 1}, runner(squarer));
+  std::vector<Future<int>> replies;
+  replies.push_back(submit(batcher, 0, 10));
+  wait_for_depth(batcher, 0, 1);
+  // Behind the running batch: 4 x 30 tokens (the 4th would pass the budget of 100), then one of 500, larger than
+  // the budget, which goes alone.
+  for (int i = 1; i <= 4; ++i) replies.push_back(submit(batcher, i, 30));
+  replies.push_back(submit(batcher, 5, 500));
+  replies.push_back(submit(batcher, 6, 1));
+  squarer.release();
+  for (int i = 0; i <= 6; ++i) EXPECT_EQ(*replies[i].wait(), i * i);
+  EXPECT_EQ(squarer.batches(), (std::vector<std::vector<int>>{{0}, {1, 2, 3}, {4}, {5}, {6}}));
+}
+
+TEST(Batcher, ASecondBatchBehindARunningOneWaitsAtMostMaxWait) {
+  Squarer squarer(/*hold=*/true);
+  Batcher<Square> batcher({.batch_tokens = 1000, .max_wait = 30ms, .in_flight = 2}, runner(squarer));
+  Future<int> first = submit(batcher, 1, 10);
+  wait_for_depth(batcher, 0, 1);
+  const auto start = std::chrono::steady_clock::now();
+  Future<int> second = submit(batcher, 2, 10);
+  // The first batch is still held: the second goes into the other slot once it has waited max_wait, not before.
+  wait_for_depth(batcher, 0, 2);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, 30ms);
+  EXPECT_LT(waited, 2s);
+  squarer.release();
+  EXPECT_EQ(*first.wait(), 1);
+  EXPECT_EQ(*second.wait(), 4);
+}
+
+TEST(Batcher, AFullBudgetGoesWithoutWaitingForMaxWait) {
+  Squarer squarer(/*hold=*/true);
+  Batcher<Square> batcher({.batch_tokens = 50, .max_wait = 10s, .in_flight = 2}, runner(squarer));
+  Future<int> first = submit(batcher, 1, 10);
+  wait_for_depth(batcher, 0, 1);
+  Future<int> second = submit(batcher, 2, 50);
+  wait_for_depth(batcher, 0, 2);
+  squarer.release();
+  EXPECT_EQ(*second.wait(), 4);
+}
+
+TEST(Batcher, AFullQueueRefusesInsteadOfGrowing) {
+  Squarer squarer(/*hold=*/true);
+  Batcher<Square> batcher({.queue_requests = 2, .queue_tokens = 100, .in_flight = 1}, runner(squarer));
+  Future<int> running = submit(batcher, 0, 1);
+  wait_for_depth(batcher, 0, 1);
+  Status status;
+  Future<int> a = submit(batcher, 1, 60, &status);
+  EXPECT_THAT(status, IsOk());
+  Future<int> too_many_tokens = submit(batcher, 2, 60, &status);
+  EXPECT_THAT(status, StatusIs(Code::resource_exhausted));
+  EXPECT_NE(status.message().find("queue_tokens"), std::string_view::npos) << status.to_string();
+  Future<int> b = submit(batcher, 3, 1, &status);
+  EXPECT_THAT(status, IsOk());
+  Future<int> too_many_requests = submit(batcher, 4, 1, &status);
+  EXPECT_THAT(status, StatusIs(Code::resource_exhausted));
+  EXPECT_NE(status.message().find("queue_requests"), std::string_view::npos) << status.to_string();
+  // A refused request's reply was dropped with it, never answered by the batch.
+  EXPECT_THAT(too_many_requests.wait(), StatusIs(Code::cancelled));
+  squarer.release();
+  EXPECT_EQ(*a.wait(), 1);
+  EXPECT_EQ(*b.wait(), 9);
+}
+
+TEST(Batcher, StopRunsEverythingQueuedThenRefuses) {
+  Squarer squarer(/*hold=*/true);
+  Batcher<Square> batcher({.in_flight = 1}, runner(squarer));
+  std::vector<Future<int>> replies;
+  for (int i = 0; i < 20; ++i) replies.push_back(submit(batcher, i, 3));
+  std::thread stopper([&] { batcher.stop(); });
+  std::this_thread::sleep_for(10ms);
+  squarer.release();
+  stopper.join();
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(replies[i].ready()) << i;
+    EXPECT_EQ(*replies[i].wait(), i * i);
+  }
+  Status status;
+  Future<int> late = submit(batcher, 1, 1, &status);
+  EXPECT_THAT(status, StatusIs(Code::failed_precondition));
+}
+
+}  // namespace
+}  // namespace accel::serve
