@@ -27,7 +27,7 @@
 namespace accel::serve {
 
 struct BatcherOptions {
-  std::uint64_t batch_tokens = 16384;  // a batch takes requests until the next would exceed this
+  std::uint32_t batch_tokens = 16384;  // a batch takes requests until the next would exceed this
   std::chrono::microseconds max_wait{2000};
   std::size_t queue_requests = 1024;  // requests waiting (not yet in a batch) before submit refuses
   std::uint64_t queue_tokens = 1u << 20;

@@ -1,0 +1,75 @@
+// accel::serve::EmbeddingServer — the HTTP/1.1 front of an EmbeddingService: OpenAI's POST /v1/embeddings, TEI's
+// POST /embed, GET /health and GET /metrics (Prometheus).
+//
+// Threads: cpp-httplib's pool serves connections (one thread per connection while it is open); a request is
+// parsed and tokenised on its connection's thread, queued, and waited for there; the batcher's thread forms
+// batches; the model's device answers them. The server listens before the model is there (start(), then
+// attach()), so /health says 503 while it loads and warms.
+//
+// Errors are JSON in each API's shape (ApiError), also those cpp-httplib answers itself (404 for an unknown
+// route, 413 for a body over max_body_bytes).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "accel/core/result.hpp"
+#include "accel/device/device.hpp"
+#include "accel/embed/model.hpp"
+#include "serve/embed_request.hpp"
+#include "serve/embedding_service.hpp"
+#include "serve/metrics.hpp"
+#include "serve/serve_options.hpp"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace accel::serve {
+
+class EmbeddingServer {
+ public:
+  explicit EmbeddingServer(ServeOptions options);
+  EmbeddingServer(const EmbeddingServer&) = delete;
+  EmbeddingServer& operator=(const EmbeddingServer&) = delete;
+  ~EmbeddingServer();
+
+  // Binds and serves on threads of its own; returns the port bound. Until attach(), /health and the embedding
+  // endpoints answer 503.
+  Result<int> start();
+
+  // Serves `model` (loaded and warmed by Model::load) from now on; `device` is the one it runs on, whose health
+  // /health reports.
+  void attach(std::shared_ptr<embed::Model> model, Device device);
+
+  // Graceful: stops accepting connections, answers every request already taken (waiting for their batches),
+  // closes kept-alive connections once idle, then returns. Idempotent.
+  void stop();
+
+  [[nodiscard]] bool serving() const noexcept { return serving_.load(); }
+
+ private:
+  struct Attached;
+  enum class Api : std::uint8_t { openai, tei };
+
+  [[nodiscard]] std::shared_ptr<Attached> attached() const;
+  void route();
+  void embed(const httplib::Request& http, httplib::Response& response, Api api);
+  void health(httplib::Response& response) const;
+
+  ServeOptions options_;
+  Metrics metrics_;
+  std::unique_ptr<httplib::Server> http_;
+  std::thread listener_;
+  std::atomic<bool> serving_{false};
+  std::atomic<bool> draining_{false};
+  mutable std::mutex mutex_;
+  std::shared_ptr<Attached> attached_;
+  std::once_flag stopped_;
+};
+
+}  // namespace accel::serve

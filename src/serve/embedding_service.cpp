@@ -1,0 +1,80 @@
+#include "serve/embedding_service.hpp"
+
+namespace accel::serve {
+namespace {
+
+double seconds_between(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+// The device's context is gone (or being rebuilt): the same batch may run on its replacement.
+bool context_gone(Code code) {
+  return code == Code::context_lost || code == Code::stale_handle || code == Code::unavailable;
+}
+
+}  // namespace
+
+EmbeddingService::EmbeddingService(std::shared_ptr<embed::Model> model, BatcherOptions options, Metrics& metrics)
+    : model_(std::move(model)),
+      metrics_(metrics),
+      batcher_(options, [this](std::vector<PendingEmbedding> batch) { return run(std::move(batch)); }) {}
+
+Future<embed::Embeddings> EmbeddingService::submit(embed::TokenBatch tokens) {
+  const auto count = static_cast<std::uint32_t>(tokens.ids.size());
+  PendingEmbedding pending{.tokens = std::move(tokens), .queued = std::chrono::steady_clock::now()};
+  Future<embed::Embeddings> reply = pending.reply.future();
+  Status queued = batcher_.submit(std::move(pending), count);
+  if (!queued.ok()) return make_ready_future<embed::Embeddings>(std::move(queued));
+  return reply;
+}
+
+Future<Done> EmbeddingService::run(std::vector<PendingEmbedding> batch) {
+  const auto dispatched = std::chrono::steady_clock::now();
+  embed::TokenBatch packed;
+  for (const PendingEmbedding& request : batch) {
+    metrics_.observe_stage(Stage::queue, seconds_between(request.queued, dispatched));
+    const std::span<const std::int32_t> ids(request.tokens.ids);
+    for (std::size_t i = 0; i < request.tokens.sequences(); ++i)
+      packed.append(ids.subspan(request.tokens.offsets[i], request.tokens.length(i)));
+  }
+  metrics_.observe_batch(batch.size(), packed.sequences(), packed.ids.size());
+
+  Result<embed::Embeddings> result = co_await model_->embed_tokens(packed);
+  if (!result.ok() && context_gone(result.code())) {
+    recovering_.store(true, std::memory_order_relaxed);
+    metrics_.count_retry();
+    result = co_await model_->embed_tokens(std::move(packed));
+  }
+  if (result.ok() || !context_gone(result.code())) recovering_.store(false, std::memory_order_relaxed);
+  const double compute = seconds_between(dispatched, std::chrono::steady_clock::now());
+  for (std::size_t i = 0; i < batch.size(); ++i) metrics_.observe_stage(Stage::compute, compute);
+
+  if (result.ok()) {
+    answer(batch, *result);
+  } else if (result.code() == Code::invalid_argument && batch.size() > 1) {
+    for (PendingEmbedding& request : batch) request.reply.set(co_await model_->embed_tokens(std::move(request.tokens)));
+  } else {
+    for (PendingEmbedding& request : batch) request.reply.set(result.status());
+  }
+  co_return Done{};
+}
+
+void EmbeddingService::answer(std::vector<PendingEmbedding>& batch, const embed::Embeddings& embeddings) const {
+  std::size_t row = 0;
+  for (PendingEmbedding& request : batch) {
+    const std::size_t count = request.tokens.sequences();
+    if (row + count > embeddings.count()) {
+      request.reply.set(internal_error("the model answered fewer embeddings than the batch had sequences"));
+      continue;
+    }
+    embed::Embeddings own{.dimensions = embeddings.dimensions};
+    const auto first = embeddings.values.begin() + static_cast<std::ptrdiff_t>(row * embeddings.dimensions);
+    own.values.assign(first, first + static_cast<std::ptrdiff_t>(count * embeddings.dimensions));
+    own.tokens.assign(embeddings.tokens.begin() + static_cast<std::ptrdiff_t>(row),
+                      embeddings.tokens.begin() + static_cast<std::ptrdiff_t>(row + count));
+    request.reply.set(std::move(own));
+    row += count;
+  }
+}
+
+}  // namespace accel::serve

@@ -1,0 +1,83 @@
+#include "serve/serve_command.hpp"
+
+#include <fmt/format.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <ctime>
+
+#include "accel/device/device.hpp"
+#include "accel/embed/model.hpp"
+#include "serve/embedding_server.hpp"
+#include "serve/model_folder.hpp"
+
+namespace accel::serve {
+namespace {
+
+Result<Device> open_device(System& system, const std::string& which) {
+  if (which == "auto") return Device::open_default(system);
+  if (which == "cpu") return Device::open(system, {.kind = DeviceKind::cpu});
+  if (which == "cuda") return Device::open(system, {.kind = DeviceKind::cuda});
+  if (which == "cpu-isolated")
+    return Device::open(system, {.kind = DeviceKind::cpu, .isolation = Isolation::worker_process});
+  if (which == "cuda-isolated")
+    return Device::open(system, {.kind = DeviceKind::cuda, .isolation = Isolation::worker_process});
+  return invalid_argument("unknown device '" + which + "' (auto, cpu, cpu-isolated, cuda or cuda-isolated)");
+}
+
+// Waits for SIGTERM or SIGINT (blocked in every thread, so only this wait takes them), or for the listener to
+// end by itself.
+void wait_for_signal(const sigset_t& signals, const EmbeddingServer& server) {
+  const timespec poll{.tv_sec = 0, .tv_nsec = 200'000'000};
+  while (server.serving()) {
+    const int signal = sigtimedwait(&signals, nullptr, &poll);
+    if (signal > 0) {
+      fmt::print(stderr, "accel serve: signal {}, shutting down\n", signal);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+int run_serve(const ServeCommand& command) {
+  // Before any thread starts, so that every thread inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  System system;
+  EmbeddingServer server(command.server);
+  Result<int> port = server.start();
+  if (!port.ok()) {
+    fmt::print(stderr, "accel serve: {}\n", port.status().to_string());
+    return 1;
+  }
+  fmt::print(stderr, "accel serve: listening on http://{}:{}\n", command.server.host, *port);
+
+  Result<Device> device = open_device(system, command.device);
+  if (!device.ok()) {
+    fmt::print(stderr, "accel serve: {}\n", device.status().to_string());
+    return 1;
+  }
+  const std::filesystem::path folder =
+      command.model.empty() ? default_model_folder() : std::filesystem::path(command.model);
+  Result<std::shared_ptr<embed::Model>> model =
+      embed::Model::load(*device, {.folder = folder, .batch_tokens = command.server.batching.batch_tokens});
+  if (!model.ok()) {
+    fmt::print(stderr, "accel serve: loading {}: {}\n", folder.string(), model.status().to_string());
+    return 1;
+  }
+  const embed::ModelInfo& info = (*model)->info();
+  fmt::print(stderr, "accel serve: ready: {} ({} dimensions, {} tokens at most) on {}\n", info.name, info.dimensions,
+             info.max_sequence_length, info.device);
+  server.attach(std::move(*model), *device);
+
+  wait_for_signal(signals, server);
+  server.stop();
+  return 0;
+}
+
+}  // namespace accel::serve

@@ -1,0 +1,24 @@
+// What `accel serve` is told: where to listen, how to batch, and the limits a request is held to.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "serve/batcher.hpp"
+
+namespace accel::serve {
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";  // loopback unless told otherwise
+  int port = 8080;                 // 0: any free port (start() says which)
+  BatcherOptions batching;
+  std::size_t max_body_bytes = 8u << 20;
+  std::size_t max_inputs = 2048;  // inputs per request
+  // A connection holds one of these threads from its first request until it closes (cpp-httplib serves a
+  // kept-alive connection on one thread), so this bounds the connections served at once.
+  unsigned http_threads = 128;
+  // An idle kept-alive connection is closed after this long; shutdown waits for it as well.
+  int keep_alive_seconds = 5;
+};
+
+}  // namespace accel::serve
