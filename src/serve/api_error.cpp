@@ -24,16 +24,22 @@ std::string tei_type(int status) {
 }  // namespace
 
 ApiError ApiError::from(const Status& status) {
-  std::string message(status.message());
+  int http = 500;
   switch (status.code()) {
-    case Code::invalid_argument: return {400, std::move(message), "", "invalid_argument"};
-    case Code::resource_exhausted: return {429, std::move(message), "", "queue_full"};
-    case Code::failed_precondition: return {503, std::move(message), "", "shutting_down"};
+    case Code::invalid_argument: http = 400; break;
+    case Code::resource_exhausted: http = 429; break;
+    case Code::failed_precondition:
     case Code::unavailable:
     case Code::context_lost:
-    case Code::stale_handle: return {503, std::move(message), "", std::string(to_string(status.code()))};
-    default: return {500, std::move(message), "", std::string(to_string(status.code()))};
+    case Code::stale_handle: http = 503; break;
+    default: break;
   }
+  return {http, std::string(status.message()), "", std::string(to_string(status.code()))};
+}
+
+ApiError ApiError::refused(const Status& status) {
+  const bool full = status.code() == Code::resource_exhausted;
+  return {full ? 429 : 503, std::string(status.message()), "", full ? "queue_full" : "shutting_down"};
 }
 
 std::string ApiError::openai_body() const {

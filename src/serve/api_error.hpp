@@ -16,10 +16,12 @@ struct ApiError {
   std::string param;  // the request field at fault; empty when none
   std::string code;   // e.g. "invalid_json", "invalid_type", "too_many_inputs", "queue_full", "context_lost"
 
-  // The status and code an accel error from the model or the queue maps to: invalid_argument is the request's
-  // fault (400), resource_exhausted a full queue (429), unavailable, context_lost, stale_handle and a server
-  // shutting down are the device's or the server's state (503), anything else a server error (500).
+  // What an error of the model's answers: invalid_argument is the request's fault (400); resource_exhausted
+  // (memory) may pass (429); unavailable, context_lost, stale_handle and failed_precondition are the device's
+  // state (503); anything else is a server error (500). The code is the accel code's name.
   static ApiError from(const Status& status);
+  // What the queue's refusal answers: 429 queue_full when it is full, 503 shutting_down once the server stops.
+  static ApiError refused(const Status& status);
 
   [[nodiscard]] std::string openai_body() const;
   [[nodiscard]] std::string tei_body() const;

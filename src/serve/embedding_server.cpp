@@ -197,8 +197,9 @@ void EmbeddingServer::embed(const httplib::Request& http, httplib::Response& res
   if (const auto* error = std::get_if<ApiError>(&tokens)) return send_error(response, *error, tei);
   const std::size_t token_count = std::get<embed::TokenBatch>(tokens).ids.size();
 
-  Result<embed::Embeddings> embeddings =
-      attached->service.submit(std::move(std::get<embed::TokenBatch>(tokens))).wait();
+  Result<Future<embed::Embeddings>> queued = attached->service.submit(std::move(std::get<embed::TokenBatch>(tokens)));
+  if (!queued.ok()) return send_error(response, ApiError::refused(queued.status()), tei);
+  Result<embed::Embeddings> embeddings = queued->wait();
   if (!embeddings.ok()) return send_error(response, ApiError::from(embeddings.status()), tei);
   metrics_.count_inputs(request.inputs(), token_count);
 

@@ -19,12 +19,11 @@ EmbeddingService::EmbeddingService(std::shared_ptr<embed::Model> model, BatcherO
       metrics_(metrics),
       batcher_(options, [this](std::vector<PendingEmbedding> batch) { return run(std::move(batch)); }) {}
 
-Future<embed::Embeddings> EmbeddingService::submit(embed::TokenBatch tokens) {
+Result<Future<embed::Embeddings>> EmbeddingService::submit(embed::TokenBatch tokens) {
   const auto count = static_cast<std::uint32_t>(tokens.ids.size());
   PendingEmbedding pending{.tokens = std::move(tokens), .queued = std::chrono::steady_clock::now()};
   Future<embed::Embeddings> reply = pending.reply.future();
-  Status queued = batcher_.submit(std::move(pending), count);
-  if (!queued.ok()) return make_ready_future<embed::Embeddings>(std::move(queued));
+  ACCEL_RETURN_IF_ERROR(batcher_.submit(std::move(pending), count));
   return reply;
 }
 

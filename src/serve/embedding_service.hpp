@@ -29,9 +29,9 @@ class EmbeddingService {
  public:
   EmbeddingService(std::shared_ptr<embed::Model> model, BatcherOptions options, Metrics& metrics);
 
-  // The embeddings of `tokens`' sequences, in order; resource_exhausted at once when the queue is full,
-  // failed_precondition once stopping.
-  [[nodiscard]] Future<embed::Embeddings> submit(embed::TokenBatch tokens);
+  // The embeddings of `tokens`' sequences, in order, to come; or at once, the queue's refusal: resource_exhausted
+  // when it is full, failed_precondition once stopping.
+  [[nodiscard]] Result<Future<embed::Embeddings>> submit(embed::TokenBatch tokens);
 
   // Answers everything queued, then refuses.
   void stop() { batcher_.stop(); }

@@ -172,9 +172,11 @@ TEST(TeiApi, ResponseIsAnArrayOfEmbeddingsAndErrorsHaveTeisShape) {
   EXPECT_EQ(json::parse(ApiError{503, "loading"}.tei_body())["error_type"], "Unhealthy");
 }
 
-TEST(ApiError, MapsTheModelsAndTheQueuesErrors) {
+TEST(ApiError, MapsTheModelsErrorsAndTheQueuesRefusals) {
   EXPECT_EQ(ApiError::from(invalid_argument("text 3 is not UTF-8")).status, 400);
-  EXPECT_EQ(ApiError::from(resource_exhausted("full")).status, 429);
+  EXPECT_EQ(ApiError::from(resource_exhausted("out of memory")).status, 429);
+  EXPECT_EQ(ApiError::refused(resource_exhausted("full")).code, "queue_full");
+  EXPECT_EQ(ApiError::refused(failed_precondition("stopping")).status, 503);
   const ApiError lost = ApiError::from(context_lost("worker died"));
   EXPECT_EQ(lost.status, 503);
   EXPECT_EQ(lost.code, "context_lost");
