@@ -34,12 +34,12 @@
 #include <cstdint>
 
 #include "accel/core/epilogue.hpp"
+#include "accel/graph/binary_op.hpp"
 
 namespace accel::graph {
 
 using accel::Activation;
 
-enum class BinaryOp : std::uint8_t { add, sub, mul, div };
 
 // The shape of the second operand of a binary op.
 enum class Broadcast : std::uint8_t {
