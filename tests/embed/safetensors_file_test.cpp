@@ -14,18 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "embed/safetensors_writer.hpp"
 #include "testing/scratch_directory.hpp"
 
 namespace accel::embed {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string le64(std::uint64_t value) {
-  std::string bytes(8, '\0');
-  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((value >> (8 * i)) & 0xff);
-  return bytes;
-}
+using testing::le64;
 
 template <class T>
 std::string bytes_of(std::initializer_list<T> values) {
