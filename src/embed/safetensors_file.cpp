@@ -48,25 +48,30 @@ T load(const std::byte* at) {
 // mean whatever the parser picked. This records the first repeated key at any depth, so it can be refused.
 class DuplicateKeys {
  public:
-  bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
+  bool operator()(int depth, json::parse_event_t event, json& parsed) {
     switch (event) {
       case json::parse_event_t::object_start: open_.emplace_back(); break;
       case json::parse_event_t::object_end:
         if (!open_.empty()) open_.pop_back();
         break;
       case json::parse_event_t::key:
-        if (!open_.empty() && !open_.back().insert(parsed.get<std::string>()).second && !first_)
+        if (!open_.empty() && !open_.back().insert(parsed.get<std::string>()).second && !first_) {
           first_ = parsed.get<std::string>();
+          first_depth_ = depth;
+        }
         break;
       default: break;
     }
     return true;
   }
   [[nodiscard]] const std::optional<std::string>& first() const noexcept { return first_; }
+  // 1 for the header's own keys, the tensor names.
+  [[nodiscard]] int first_depth() const noexcept { return first_depth_; }
 
  private:
   std::vector<std::set<std::string>> open_;
   std::optional<std::string> first_;
+  int first_depth_ = 0;
 };
 
 }  // namespace
@@ -185,7 +190,10 @@ Status SafetensorsFile::parse_header() {
   } catch (const json::exception& e) {
     return error({}, fmt::format("header is not valid JSON: {}", e.what()));
   }
-  if (duplicates.first()) return error(*duplicates.first(), "named more than once in the header");
+  if (duplicates.first() && duplicates.first_depth() == 1)
+    return error(*duplicates.first(), "named more than once in the header");
+  if (duplicates.first())
+    return error({}, fmt::format("key '{}' appears more than once in one object of the header", *duplicates.first()));
   if (!header.is_object()) return error({}, "header is not a JSON object");
 
   for (const auto& [name, value] : header.items()) {
@@ -284,7 +292,9 @@ Result<std::vector<float>> SafetensorsFile::to_f32(std::string_view name) const 
   const std::byte* at = view.bytes.data();
   const std::size_t n = values.size();
   switch (view.dtype) {
-    case StoredDType::f32: std::memcpy(values.data(), at, view.bytes.size()); break;
+    case StoredDType::f32:
+      if (n != 0) std::memcpy(values.data(), at, view.bytes.size());  // an empty vector's data() may be null
+      break;
     case StoredDType::f64:
       for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<float>(load<double>(at + 8 * i));
       break;
@@ -305,7 +315,7 @@ Result<std::vector<std::uint16_t>> SafetensorsFile::to_16bit(std::string_view na
   ACCEL_ASSIGN_OR_RETURN(const TensorView view, tensor(name));
   if (to_dtype(view.dtype) == target) {
     std::vector<std::uint16_t> bits(view.elements());
-    std::memcpy(bits.data(), view.bytes.data(), view.bytes.size());
+    if (!bits.empty()) std::memcpy(bits.data(), view.bytes.data(), view.bytes.size());
     return bits;
   }
   // Through f32, which holds f16 and bf16 exactly; only F64 is rounded twice.

@@ -9,6 +9,7 @@
 //
 // Tensor data in a safetensors file has no alignment guarantee (the header length is arbitrary), so views hand
 // out bytes and the conversions copy them out element by element, never casting a pointer into the mapping.
+// The file must not be truncated while it is open: reading a mapped page past its new end raises SIGBUS.
 #pragma once
 
 #include <cstddef>
