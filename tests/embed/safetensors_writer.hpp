@@ -31,11 +31,12 @@ inline std::string safetensors_bytes(const std::vector<WrittenTensor>& tensors) 
     std::string shape;
     for (const std::uint64_t extent : tensor.shape) {
       bytes *= extent;
-      shape += (shape.empty() ? "" : ",") + std::to_string(extent);
+      if (!shape.empty()) shape += ',';
+      shape += std::to_string(extent);
     }
-    header += (header.size() > 1 ? "," : "") +
-              ("\"" + tensor.name + "\":{\"dtype\":\"" + tensor.dtype + "\",\"shape\":[" + shape +
-               "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + bytes) + "]}");
+    if (header.size() > 1) header += ',';
+    header += "\"" + tensor.name + "\":{\"dtype\":\"" + tensor.dtype + "\",\"shape\":[" + shape +
+              "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + bytes) + "]}";
     offset += bytes;
   }
   header += "}";
