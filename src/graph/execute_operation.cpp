@@ -144,6 +144,7 @@ Result<graph::Execute> Operation<graph::Execute>::decode(ByteReader& in) {
   std::span<const std::byte> encoded;
   std::uint32_t symbols = 0;
   in.bytes(encoded).pod(symbols);
+  if (symbols > in.remaining() / sizeof(std::int64_t)) in.fail();
   for (std::uint32_t i = 0; in.ok() && i < symbols; ++i) {
     std::string symbol;
     std::int64_t value = 0;
@@ -152,9 +153,10 @@ Result<graph::Execute> Operation<graph::Execute>::decode(ByteReader& in) {
   }
   in.pod(run.weights).fields(run.mode, run.direct_below);
   for (auto* list : {&run.inputs, &run.outputs}) {
-    std::uint64_t count = 0;
-    in.count(count, sizeof(BufferHandle));
-    for (std::uint64_t i = 0; in.ok() && i < count; ++i) {
+    std::uint32_t count = 0;
+    in.pod(count);
+    if (count > in.remaining() / sizeof(BufferHandle)) in.fail();
+    for (std::uint32_t i = 0; in.ok() && i < count; ++i) {
       graph::NamedBuffer b;
       in.string(b.name).pod(b.buffer);
       list->push_back(std::move(b));
