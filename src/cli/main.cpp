@@ -1,9 +1,13 @@
-// The accel command line: `demo` (a real workload through the actors) and `info` (devices and libraries).
+// The accel command line: `demo` (text embeddings, the README's first command), `embed` (a file of texts to
+// embeddings), `gemm-demo` (GEMMs through the actors, checked and timed) and `info` (devices and libraries).
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "accel/device/device.hpp"
-#include "cli/demo.hpp"
+#include "cli/device_choice.hpp"
+#include "cli/embed_command.hpp"
+#include "cli/embed_demo.hpp"
+#include "cli/gemm_demo.hpp"
 #include "cli/library_list.hpp"
 
 namespace {
@@ -41,16 +45,37 @@ int main(int argc, char** argv) {
   CLI::App app{"accel: NVIDIA's GPU libraries as supervised actors behind one async API"};
   app.require_subcommand(1);
 
-  accel::cli::DemoOptions demo;
-  CLI::App* demo_cmd = app.add_subcommand("demo", "GEMMs of several sizes through the actors, checked and timed");
-  demo_cmd->add_option("--device", demo.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  demo_cmd->add_option("--sizes", demo.sizes, "square GEMM sizes")->delimiter(',');
-  demo_cmd->add_option("--repeats", demo.repeats, "timed repetitions per size")->check(CLI::PositiveNumber);
+  const auto devices = CLI::IsMember({"auto", "cpu", "cuda", "cuda-isolated"});
+  accel::cli::EmbedDemoOptions demo;
+  CLI::App* demo_cmd = app.add_subcommand("demo", "embeds a few sentences and prints how similar they are");
+  demo_cmd->add_option("--model", demo.model, "a sentence-transformers folder (default: all-MiniLM-L6-v2)");
+  demo_cmd->add_option("--device", demo.device, std::string(accel::cli::kDeviceChoices))->check(devices);
+
+  accel::cli::EmbedOptions embed;
+  CLI::App* embed_cmd =
+      app.add_subcommand("embed", "embeds each line (or JSONL \"text\") of a file, or of - for stdin");
+  embed_cmd->add_option("input", embed.input, "FILE or -")->required();
+  embed_cmd->add_option("--model", embed.model, "a sentence-transformers folder (default: all-MiniLM-L6-v2)");
+  embed_cmd->add_option("--device", embed.device, std::string(accel::cli::kDeviceChoices))->check(devices);
+  embed_cmd->add_option("--batch-tokens", embed.batch_tokens, "most tokens run at once")
+      ->check(CLI::Range(256u, 1u << 20));
+  embed_cmd->add_option("-o,--output", embed.output, "JSONL, or .npy (float32 [texts, dims]); - for stdout");
+  embed_cmd->add_option("--input-format", embed.input_format, "auto, lines or jsonl")
+      ->check(CLI::IsMember({"auto", "lines", "jsonl"}));
+
+  accel::cli::GemmDemoOptions gemm_demo;
+  CLI::App* gemm_cmd = app.add_subcommand("gemm-demo", "GEMMs of several sizes through the actors, checked and timed");
+  gemm_cmd->add_option("--device", gemm_demo.device, "auto, cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  gemm_cmd->add_option("--sizes", gemm_demo.sizes, "square GEMM sizes")->delimiter(',');
+  gemm_cmd->add_option("--repeats", gemm_demo.repeats, "timed repetitions per size")->check(CLI::PositiveNumber);
 
   CLI::App* info_cmd = app.add_subcommand("info", "devices and library versions");
 
   CLI11_PARSE(app, argc, argv);
-  if (*demo_cmd) return accel::cli::run_demo(demo);
+  if (*demo_cmd) return accel::cli::run_embed_demo(demo);
+  if (*embed_cmd) return accel::cli::run_embed(embed);
+  if (*gemm_cmd) return accel::cli::run_gemm_demo(gemm_demo);
   if (*info_cmd) return run_info();
   return 1;
 }

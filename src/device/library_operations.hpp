@@ -4,5 +4,6 @@
 #pragma once
 
 #include "dnn/graph_operation.hpp"
+#include "graph/execute_operation.hpp"
 #include "jit/jit_operation.hpp"
 #include "libs/blas/gemm_operation.hpp"

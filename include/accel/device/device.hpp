@@ -98,9 +98,20 @@ struct DeviceOptions {
     std::uint64_t kernel_directory_bytes = 2ull << 30;
     std::uint32_t compile_threads = 4;
   };
+  struct Graph {
+    // Compiled graph executables (graph::Execute) per stream: an LRU by entries and by arena bytes. Their plans
+    // are kept on disk ("graph-executables" by default), so that another process or a replaced isolated worker
+    // specialises nothing again.
+    std::uint64_t executable_capacity = 64;
+    std::uint64_t executable_bytes = 8ull << 30;
+    bool persistent = true;
+    std::string directory;
+    std::uint64_t directory_bytes = 64ull << 20;
+  };
   Blas blas{};
   Dnn dnn{};
   Jit jit{};
+  Graph graph{};
 };
 
 namespace device {

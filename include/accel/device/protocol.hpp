@@ -7,6 +7,7 @@
 #include "accel/core/protocol.hpp"
 #include "accel/device/requests.hpp"
 #include "accel/dnn/requests.hpp"
+#include "accel/graph/execute.hpp"
 #include "accel/jit/requests.hpp"
 #include "accel/libs/blas/requests.hpp"
 
@@ -17,7 +18,8 @@ using DeviceRequests = RequestList<Allocate, Free, CopyToDevice, CopyToHost, Cop
 
 using LibraryRequests = ConcatRequests<blas::Requests,  //
                                        dnn::Requests,   //
-                                       jit::Requests>;
+                                       jit::Requests,   //
+                                       graph::Requests>;
 
 using DeviceProtocol = ProtocolOf<ConcatRequests<DeviceRequests, LibraryRequests>>;
 

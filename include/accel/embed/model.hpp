@@ -81,6 +81,11 @@ struct ModelStats {
   std::vector<CacheStats> caches;    // the compiled graph's executable caches
 };
 
+// The folder an accel command embeds with when none is named: $ACCEL_MODEL_DIR, else models/all-MiniLM-L6-v2
+// beside the program's bin/ folder (how scripts/gpu-bundle ships it), else the one scripts/setup installs in the
+// source tree this build came from.
+[[nodiscard]] std::filesystem::path default_model_folder();
+
 class Model {
  public:
   // Reads the folder (refusing, with the file and field named, what is not supported), loads the weights

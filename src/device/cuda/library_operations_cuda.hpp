@@ -3,5 +3,6 @@
 
 #include "device/library_operations.hpp"
 #include "dnn/cudnn/cudnn_operation.hpp"
+#include "graph/cuda/execute_operation_cuda.hpp"
 #include "jit/cuda/jit_operation_cuda.hpp"
 #include "libs/blas/gemm_operation_cuda.hpp"

@@ -1,4 +1,4 @@
-#include "cli/demo.hpp"
+#include "cli/gemm_demo.hpp"
 
 #include <fmt/format.h>
 
@@ -9,6 +9,7 @@
 #include <span>
 
 #include "accel/device/device.hpp"
+#include "cli/device_choice.hpp"
 #include "cli/library_list.hpp"
 
 namespace accel::cli {
@@ -34,13 +35,6 @@ double relative_error(const std::vector<float>& got, const std::vector<double>& 
     norm += want[i] * want[i];
   }
   return std::sqrt(diff / std::max(norm, 1e-300));
-}
-
-Result<Device> open_requested(System& system, const std::string& which) {
-  if (which == "auto") return Device::open_default(system);
-  if (which == "cpu") return Device::open(system, {.kind = DeviceKind::cpu});
-  if (which == "cuda") return Device::open(system, {.kind = DeviceKind::cuda});
-  return invalid_argument("unknown device '" + which + "' (auto, cpu or cuda)");
 }
 
 struct Row {
@@ -82,9 +76,9 @@ Result<Row> run_size(const Device& device, std::int64_t size, int repeats, std::
 
 }  // namespace
 
-int run_demo(const DemoOptions& options) {
+int run_gemm_demo(const GemmDemoOptions& options) {
   System system;
-  Result<Device> device = open_requested(system, options.device);
+  Result<Device> device = open_device(system, options.device);
   if (!device) {
     fmt::print(stderr, "accel demo: {}\n", device.status().to_string());
     return 1;

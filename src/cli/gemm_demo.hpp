@@ -1,4 +1,4 @@
-// `accel demo`: GEMMs of several sizes through the device actor, checked against a reference, with timings.
+// `accel gemm-demo`: GEMMs of several sizes through the device actor, checked against a reference, with timings.
 #pragma once
 
 #include <cstdint>
@@ -7,13 +7,13 @@
 
 namespace accel::cli {
 
-struct DemoOptions {
+struct GemmDemoOptions {
   std::string device = "auto";  // auto | cpu | cuda
   std::vector<std::int64_t> sizes{64, 128, 256, 512};
   int repeats = 20;
 };
 
 // Returns the process exit code: 0 when every result matched its reference.
-int run_demo(const DemoOptions& options);
+int run_gemm_demo(const GemmDemoOptions& options);
 
 }  // namespace accel::cli

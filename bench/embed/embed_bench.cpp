@@ -1,0 +1,182 @@
+// all-MiniLM-L6-v2 through accel::embed::Model, the figures of docs/PERFORMANCE.md's embedding section:
+//   throughput with tokens already made, end to end (text in), one short query at a time, and the compiles,
+//   padding and device memory over the trace. --cold-start measures the first embedding of a new process.
+// The trace (passages whose lengths spread like documents, and short queries) is written to --trace so that the
+// PyTorch peer (bench/peers/embed_peer.py) runs the very same texts.
+//
+//   embed_bench --device cuda --passages 8192 --trace out/trace.jsonl > out/embed_accel.jsonl
+//   embed_bench --device cuda --cold-start          (run twice: with an empty and with a warm ACCEL_CACHE_DIR)
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "accel/device/device.hpp"
+#include "accel/embed/model.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using accel::embed::Embeddings;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Whole words of the vocabulary (no "##" pieces, letters only): a text of k of them is about k tokens.
+std::vector<std::string> vocabulary_words(const std::filesystem::path& folder) {
+  std::ifstream in(folder / "vocab.txt");
+  std::vector<std::string> words;
+  for (std::string line; std::getline(in, line);)
+    if (line.size() >= 3 && std::all_of(line.begin(), line.end(), [](char c) { return c >= 'a' && c <= 'z'; }))
+      words.push_back(line);
+  return words;
+}
+
+std::string text_of(const std::vector<std::string>& words, int count, std::mt19937& rng) {
+  std::uniform_int_distribution<std::size_t> pick(0, words.size() - 1);
+  std::string text;
+  for (int i = 0; i < count; ++i) text += (i ? " " : "") + words[pick(rng)];
+  return text + ".";
+}
+
+struct Trace {
+  std::vector<std::string> passages, queries;
+};
+
+// Passage lengths log-normal around 60 words with a long tail past the 256-token cap; queries 3 to 12 words.
+Trace make_trace(const std::filesystem::path& folder, int passages, int queries) {
+  const std::vector<std::string> words = vocabulary_words(folder);
+  std::mt19937 rng(20261123);
+  std::lognormal_distribution<double> length(std::log(60.0), 0.8);
+  std::uniform_int_distribution<int> query_length(3, 12);
+  Trace trace;
+  for (int i = 0; i < passages; ++i)
+    trace.passages.push_back(text_of(words, std::clamp(static_cast<int>(length(rng)), 3, 400), rng));
+  for (int i = 0; i < queries; ++i) trace.queries.push_back(text_of(words, query_length(rng), rng));
+  return trace;
+}
+
+double percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  return values[static_cast<std::size_t>(p * static_cast<double>(values.size() - 1))];
+}
+
+template <class T>
+T check(accel::Result<T> result, std::string_view what) {
+  if (!result.ok()) {
+    fmt::print(stderr, "embed_bench: {}: {}\n", what, result.status().to_string());
+    std::exit(1);
+  }
+  return std::move(*result);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto process_start = Clock::now();
+  CLI::App app{"all-MiniLM-L6-v2 through accel: throughput, end to end, single-query latency, cold start"};
+  std::string device_name = "auto", model_dir, trace_path;
+  int passages = 8192, queries = 1000, repeats = 3;
+  std::uint32_t batch_tokens = 16384;
+  bool cold_start = false;
+  app.add_option("--device", device_name, "auto, cpu, cuda or cuda-isolated");
+  app.add_option("--model", model_dir, "the model folder (default: all-MiniLM-L6-v2)");
+  app.add_option("--passages", passages);
+  app.add_option("--queries", queries);
+  app.add_option("--repeats", repeats);
+  app.add_option("--batch-tokens", batch_tokens);
+  app.add_option("--trace", trace_path, "write the trace here (JSONL) for the PyTorch peer");
+  app.add_flag("--cold-start", cold_start, "only the first embedding of this process");
+  CLI11_PARSE(app, argc, argv);
+  const std::filesystem::path folder =
+      model_dir.empty() ? accel::embed::default_model_folder() : std::filesystem::path(model_dir);
+
+  accel::System system;
+  accel::DeviceOptions options{.kind = device_name == "cpu" ? accel::DeviceKind::cpu : accel::DeviceKind::cuda};
+  if (device_name == "cuda-isolated") options.isolation = accel::Isolation::worker_process;
+  accel::Device device =
+      check(device_name == "auto" ? accel::Device::open_default(system) : accel::Device::open(system, options),
+            "opening the device");
+  auto model = check(accel::embed::Model::load(device, {.folder = folder, .batch_tokens = batch_tokens}), "loading");
+  if (cold_start) {
+    check(model->embed({"what is the capital of france?"}).wait(), "the first embedding");
+    const accel::embed::ModelStats stats = model->stats();
+    fmt::print("{}\n", nlohmann::json{{"figure", "cold_start"},
+                                      {"device", model->info().device},
+                                      {"first_embedding_ms", seconds_since(process_start) * 1e3},
+                                      {"compiles", stats.caches.empty() ? 0 : stats.caches[0].builds},
+                                      {"disk_loads", stats.caches.empty() ? 0 : stats.caches[0].disk_loads}}
+                           .dump());
+    return 0;
+  }
+
+  const Trace trace = make_trace(folder, passages, queries);
+  if (!trace_path.empty()) {
+    std::ofstream out(trace_path);
+    for (const std::string& p : trace.passages) out << nlohmann::json{{"kind", "passage"}, {"text", p}}.dump() << "\n";
+    for (const std::string& q : trace.queries) out << nlohmann::json{{"kind", "query"}, {"text", q}}.dump() << "\n";
+  }
+  const accel::embed::TokenBatch tokens = check(model->tokenize(trace.passages), "tokenizing");
+  const auto emit = [&](nlohmann::json row) {
+    row["device"] = model->info().device;
+    row["compute"] = std::string(accel::to_string(model->info().compute));
+    fmt::print("{}\n", row.dump());
+    std::fflush(stdout);
+  };
+
+  std::vector<double> ready, end_to_end;
+  for (int r = 0; r < repeats; ++r) {
+    auto start = Clock::now();
+    check(model->embed_tokens(tokens).wait(), "embedding tokens");
+    ready.push_back(seconds_since(start));
+    start = Clock::now();
+    check(model->embed(trace.passages).wait(), "embedding texts");
+    end_to_end.push_back(seconds_since(start));
+  }
+  const double token_count = static_cast<double>(tokens.ids.size());
+  emit({{"figure", "throughput_tokens_ready"},
+        {"passages", passages},
+        {"tokens", tokens.ids.size()},
+        {"tokens_per_s", token_count / percentile(ready, 0.5)},
+        {"sequences_per_s", passages / percentile(ready, 0.5)}});
+  emit({{"figure", "end_to_end"},
+        {"passages", passages},
+        {"sentences_per_s", passages / percentile(end_to_end, 0.5)},
+        {"tokens_per_s", token_count / percentile(end_to_end, 0.5)}});
+
+  std::vector<double> latency;
+  for (int i = 0; i < queries + 50; ++i) {
+    const auto start = Clock::now();
+    check(model->embed({trace.queries[static_cast<std::size_t>(i) % trace.queries.size()]}).wait(), "a query");
+    if (i >= 50) latency.push_back(seconds_since(start) * 1e6);
+  }
+  emit({{"figure", "single_query"},
+        {"queries", queries},
+        {"p50_us", percentile(latency, 0.5)},
+        {"p99_us", percentile(latency, 0.99)}});
+
+  const accel::embed::ModelStats stats = model->stats();
+  const accel::DeviceInfo info = check(device.info().wait(), "querying the device");
+  nlohmann::json caches = nlohmann::json::array();
+  for (const accel::CacheStats& c : stats.caches)
+    caches.push_back({{"name", c.name},
+                      {"entries", c.entries},
+                      {"builds", c.builds},
+                      {"hits", c.hits},
+                      {"disk_loads", c.disk_loads},
+                      {"build_ms", c.build_micros / 1e3},
+                      {"bytes", c.bytes}});
+  emit({{"figure", "compiles_and_padding"},
+        {"runs", stats.runs},
+        {"tokens", stats.tokens},
+        {"padded_tokens", stats.padded_tokens},
+        {"padding_fraction",
+         static_cast<double>(stats.padded_tokens) / static_cast<double>(std::max<std::uint64_t>(stats.tokens, 1))},
+        {"device_bytes_in_use", info.memory.in_use_bytes},
+        {"device_peak_bytes", info.memory.peak_bytes},
+        {"caches", caches}});
+  return 0;
+}

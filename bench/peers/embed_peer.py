@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""The PyTorch side of bench/embed/embed_bench.cpp: the same trace (its --trace file) through what a user would
+run instead, on the same GPU, one JSON line per figure:
+
+  throughput_tokens_ready  transformers AutoModel f16 eager, and torch.compile(dynamic=True), over length-sorted
+                           batches of 128 (tokens made beforehand, mean pooling and L2 normalisation included)
+  end_to_end               SentenceTransformer.encode in f16, text in, batch 128
+  single_query             one short query at a time: torch.compile(mode="reduce-overhead"), eager, and
+                           SentenceTransformer.encode; p50/p99 in microseconds
+  cold_start               the first torch.compile call (compile included)
+
+  python3 bench/peers/embed_peer.py --model .deps/models/all-MiniLM-L6-v2 --trace out/trace.jsonl
+"""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+from sentence_transformers import SentenceTransformer
+from transformers import AutoModel, AutoTokenizer
+
+
+def emit(row):
+    row["device"] = torch.cuda.get_device_name()
+    row["torch"] = torch.__version__
+    print(json.dumps(row), flush=True)
+
+
+def pooled(model, batch):
+    out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
+    mask = batch["attention_mask"].unsqueeze(-1).to(out.dtype)
+    return F.normalize((out * mask).sum(1) / mask.sum(1).clamp(min=1), dim=-1)
+
+
+def timed(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--trace", required=True)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--batch", type=int, default=128)
+    args = parser.parse_args()
+
+    rows = [json.loads(line) for line in open(args.trace)]
+    passages = [r["text"] for r in rows if r["kind"] == "passage"]
+    queries = [r["text"] for r in rows if r["kind"] == "query"]
+    tokenizer = AutoTokenizer.from_pretrained(args.model)
+    model = AutoModel.from_pretrained(args.model, torch_dtype=torch.float16).cuda().eval()
+
+    # Tokens made beforehand: length-sorted batches, truncated at 256 as sentence-transformers does.
+    order = sorted(range(len(passages)), key=lambda i: len(passages[i]))
+    batches = []
+    tokens = 0
+    for first in range(0, len(order), args.batch):
+        texts = [passages[i] for i in order[first:first + args.batch]]
+        batch = tokenizer(texts, padding=True, truncation=True, max_length=256, return_tensors="pt").to("cuda")
+        tokens += int(batch["attention_mask"].sum())
+        batches.append(batch)
+
+    with torch.inference_mode():
+        def run_all(m):
+            for b in batches:
+                pooled(m, b)
+
+        run_all(model)
+        seconds = timed(lambda: run_all(model), args.repeats)
+        emit({"figure": "throughput_tokens_ready", "peer": "transformers f16 eager", "tokens": tokens,
+              "tokens_per_s": tokens / seconds})
+
+        compiled = torch.compile(model, dynamic=True)
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        pooled(compiled, batches[0])
+        torch.cuda.synchronize()
+        emit({"figure": "cold_start", "peer": "torch.compile(dynamic=True) first call",
+              "first_call_ms": (time.perf_counter() - start) * 1e3})
+        run_all(compiled)
+        seconds = timed(lambda: run_all(compiled), args.repeats)
+        emit({"figure": "throughput_tokens_ready", "peer": "torch.compile(dynamic=True)", "tokens": tokens,
+              "tokens_per_s": tokens / seconds})
+
+        st = SentenceTransformer(args.model, device="cuda").half()
+        st.encode(passages[:256], batch_size=args.batch)
+        seconds = timed(lambda: st.encode(passages, batch_size=args.batch), args.repeats)
+        emit({"figure": "end_to_end", "peer": "SentenceTransformer.encode f16", "sentences_per_s": len(passages) / seconds,
+              "tokens_per_s": tokens / seconds})
+
+        def latencies(embed_one):
+            for q in queries[:50]:
+                embed_one(q)
+            out = []
+            for i in range(args.queries):
+                torch.cuda.synchronize()
+                start = time.perf_counter()
+                embed_one(queries[i % len(queries)])
+                torch.cuda.synchronize()
+                out.append((time.perf_counter() - start) * 1e6)
+            out.sort()
+            return out[len(out) // 2], out[int(0.99 * (len(out) - 1))]
+
+        # One query: tokenized on the host, then the model; reduce-overhead replays CUDA graphs per shape.
+        reduce_overhead = torch.compile(model, mode="reduce-overhead")
+        for name, m in (("torch.compile(mode=reduce-overhead)", reduce_overhead), ("transformers f16 eager", model)):
+            def one(q, m=m):
+                batch = tokenizer([q], truncation=True, max_length=256, return_tensors="pt").to("cuda")
+                return pooled(m, batch)
+            p50, p99 = latencies(one)
+            emit({"figure": "single_query", "peer": name, "p50_us": p50, "p99_us": p99})
+        p50, p99 = latencies(lambda q: st.encode([q]))
+        emit({"figure": "single_query", "peer": "SentenceTransformer.encode f16", "p50_us": p50, "p99_us": p99})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+#include "embed/bert_graph.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace accel::embed {
+
+namespace {
+using graph::Dim;
+using graph::Tensor;
+
+// The parameter that holds row 0 of the token-type embeddings: every token of a single-text input is type 0.
+constexpr std::string_view kTypeRow = "embeddings.token_type_embeddings.weight[0]";
+
+std::string strip(std::string_view name, std::string_view prefix) {
+  return std::string(name.substr(name.starts_with(prefix) ? prefix.size() : 0));
+}
+}  // namespace
+
+Result<std::shared_ptr<const graph::Graph>> bert_graph(const ModelFolder& folder, const BertGraphOptions& options) {
+  const BertConfig& c = folder.config;
+  const DType dt = options.compute;
+  const BertWeights names = BertWeights::expected(c, "");
+  const Dim T = Dim::sym("tokens"), W = Dim::of(c.hidden_size);
+  const auto eps = static_cast<float>(c.layer_norm_eps);
+  const auto max_length = static_cast<std::int32_t>(folder.max_sequence_length());
+
+  graph::GraphBuilder b;
+  b.bucket("tokens", graph::Ladder::powers_of_two(options.min_bucket, options.batch_tokens));
+  b.bucket("sequences", graph::Ladder::powers_of_two(1, options.batch_tokens));
+  auto param = [&](const WeightSpec& spec) {
+    graph::Shape shape;
+    for (std::uint64_t d : spec.shape) shape.push_back(Dim::of(static_cast<std::int64_t>(d)));
+    return b.parameter(spec.name, dt, std::move(shape));
+  };
+  auto linear = [&](Tensor x, const WeightPair& w, Activation activation = Activation::identity) {
+    return b.matmul(x, param(w.weight), {.transpose_b = true, .bias = param(w.bias), .activation = activation});
+  };
+  auto norm = [&](Tensor x, const WeightPair& w, Tensor residual) {
+    return b.layer_norm(x, param(w.weight), param(w.bias), eps, residual);
+  };
+
+  Tensor ids = b.input("ids", DType::i32, {T});
+  Tensor offsets = b.input("offsets", DType::i32, {Dim::sym("sequences", 1)}, graph::Padding::repeat_last);
+  Tensor words = b.gather(param(names.word_embeddings), ids);
+  Tensor positions = b.gather(param(names.position_embeddings), b.sequence_positions(offsets, T));
+  Tensor typed = b.binary(graph::BinaryOp::add, words, b.parameter(std::string(kTypeRow), dt, {W}));
+  Tensor x = norm(typed, names.embeddings_norm, positions);
+  const Activation gelu = c.hidden_act == Gelu::erf ? Activation::gelu_erf : Activation::gelu_tanh;
+  for (const BertLayerWeights& layer : names.layers) {
+    Tensor attended = b.attention(linear(x, layer.query), linear(x, layer.key), linear(x, layer.value), offsets,
+                                  static_cast<std::int32_t>(c.num_attention_heads), max_length);
+    Tensor h = norm(linear(attended, layer.attention_output), layer.attention_norm, x);
+    x = norm(linear(linear(h, layer.intermediate, gelu), layer.output), layer.output_norm, h);
+  }
+  Tensor pooled = b.mean_pool(x, offsets);
+  if (folder.normalize) pooled = b.l2_normalize(pooled);
+  if (dt != DType::f32) pooled = b.cast(pooled, DType::f32);
+  b.output("embeddings", pooled);
+  return b.build();
+}
+
+Result<std::vector<std::uint8_t>> bert_weight_bytes(const graph::Graph& graph, const SafetensorsFile& file,
+                                                    const BertWeights& weights) {
+  std::vector<std::uint8_t> bytes(graph.weight_bytes());
+  for (const graph::Graph::ParameterSlot& slot : graph.parameters()) {
+    const graph::TensorInfo& t = graph.tensors()[slot.tensor];
+    const bool type_row = t.name == kTypeRow;
+    const std::string source =
+        weights.prefix + (type_row ? strip(weights.token_type_embeddings.name, weights.prefix) : t.name);
+    std::uint8_t* place = bytes.data() + slot.offset;
+    if (t.dtype == DType::f32) {
+      ACCEL_ASSIGN_OR_RETURN(std::vector<float> values, file.to_f32(source));
+      if (values.size() * sizeof(float) < slot.bytes)
+        return invalid_argument(
+            fmt::format("{}: {} elements, fewer than the graph's {}", source, values.size(), to_string(t.shape)));
+      std::memcpy(place, values.data(), slot.bytes);
+    } else {
+      ACCEL_ASSIGN_OR_RETURN(std::vector<std::uint16_t> values, file.to_16bit(source, t.dtype));
+      if (values.size() * sizeof(std::uint16_t) < slot.bytes)
+        return invalid_argument(
+            fmt::format("{}: {} elements, fewer than the graph's {}", source, values.size(), to_string(t.shape)));
+      std::memcpy(place, values.data(), slot.bytes);
+    }
+  }
+  return bytes;
+}
+
+}  // namespace accel::embed

@@ -1,0 +1,55 @@
+// Executables on the CPU device: a specialised plan run op by op at the actual extent (no replay to amortise, so
+// nothing runs at a bucket's size), in float, with OpenBLAS for the matmuls and the graph kernels' CPU
+// implementations for the rest. Arenas are host memory taken from a small pool per executable, so that several
+// CPU devices may run one executable at once.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "accel/core/cache_stats.hpp"
+#include "cache/cache.hpp"
+#include "graph/executable_plan.hpp"
+#include "graph/execute_operation.hpp"
+
+namespace accel::graph::cpu {
+
+// not_supported, naming the tensor, for a floating tensor that is not f32 (the CPU computes in f32 only).
+[[nodiscard]] Status check_support(const Graph& graph);
+
+// Runs the plan's steps at the extents of `extent` on an arena laid out by the plan.
+[[nodiscard]] Status run_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena,
+                               const std::byte* weights);
+
+class CpuExecutable {
+ public:
+  explicit CpuExecutable(ExecutablePlan plan) : plan_(std::move(plan)) {}
+  [[nodiscard]] const ExecutablePlan& plan() const noexcept { return plan_; }
+  // Copies the inputs in, runs, copies the outputs out. views: weights, inputs, outputs (Operation<Execute>).
+  [[nodiscard]] Status run(const CheckedExecute& checked, std::span<const BufferView> views) const;
+
+ private:
+  std::unique_ptr<std::byte[]> take_arena() const;
+  void give_back(std::unique_ptr<std::byte[]> arena) const;
+
+  ExecutablePlan plan_;
+  mutable std::mutex mutex_;
+  mutable std::vector<std::unique_ptr<std::byte[]>> arenas_;
+};
+
+// The process's CPU executables: an LRU by entries and arena bytes, one compile per key, with a persistent tier
+// ("graph-executables" in the cache directory).
+class CpuExecutables {
+ public:
+  static CpuExecutables& process();
+  [[nodiscard]] Status run(const CheckedExecute& checked, std::span<const BufferView> views);
+  [[nodiscard]] CacheStats stats() const { return cache_.stats(); }
+
+ private:
+  CpuExecutables();
+  cache::Cache<CpuExecutable> cache_;
+};
+
+}  // namespace accel::graph::cpu

@@ -1,0 +1,166 @@
+// The CPU interpreter of an executable's steps, at the actual extent. Sequence offsets are data from outside the
+// graph, so every op that reads them checks them first (monotone, inside the rows, each sequence at most the
+// attention's max_length): a bad offset is an error naming the op, never a read outside the arena.
+#include <fmt/format.h>
+
+#include "graph/cpu/cpu_executables.hpp"
+#include "graph/kernels/cpu_kernels.hpp"
+#include "libs/blas/cpu_gemm.hpp"
+
+namespace accel::graph::cpu {
+
+namespace {
+
+struct Frame {
+  const ExecutablePlan& plan;
+  const SymbolValues& extent;
+  std::byte* arena;
+  const std::byte* weights;
+
+  [[nodiscard]] const TensorInfo& info(std::uint32_t t) const { return plan.graph().tensors()[t]; }
+  [[nodiscard]] std::int64_t dim(std::uint32_t t, std::size_t i) const { return evaluate(info(t).shape[i], extent); }
+  [[nodiscard]] std::int64_t count(std::uint32_t t) const {
+    return static_cast<std::int64_t>(element_count(info(t).shape, extent));
+  }
+  template <class T = float>
+  [[nodiscard]] T* at(std::uint32_t t) const {
+    if (t == Node::kNone) return nullptr;
+    const Slot& s = plan.slot(t);
+    std::byte* base = s.storage == Storage::weights ? const_cast<std::byte*>(weights) : arena;
+    return reinterpret_cast<T*>(base + s.offset);
+  }
+};
+
+Status check_offsets(const Node& node, const std::int32_t* offsets, std::int64_t sequences, std::int64_t rows,
+                     std::int32_t max_length) {
+  std::int64_t previous = 0;
+  for (std::int64_t s = 0; s <= sequences; ++s) {
+    const std::int64_t o = offsets[s];
+    if (o < previous || o > rows || (s > 0 && max_length > 0 && o - previous > max_length))
+      return invalid_argument(
+          fmt::format("{}: sequence offsets must rise from 0 within the {} rows, each sequence at "
+                      "most {} long; offset {} is {} after {}",
+                      to_string(node.kind), rows, max_length, s, o, previous));
+    previous = o;
+  }
+  return Status();
+}
+
+StridedLayout input_layout(const Frame& f, std::uint32_t t) {
+  StridedLayout layout;
+  const auto rank = f.info(t).shape.size();
+  layout.rank = static_cast<int>(rank);
+  std::int64_t stride = 1;
+  for (std::size_t i = rank; i-- > 0;) {
+    layout.shape[i] = f.dim(t, i);
+    layout.strides[i] = stride;
+    stride *= layout.shape[i];
+  }
+  return layout;
+}
+
+Status run_matmul(const Frame& f, const Node& node) {
+  const std::uint32_t x = node.inputs[0], w = node.inputs[1];
+  const std::int64_t rows = f.dim(x, 0), k = f.dim(x, 1), n = f.dim(node.output, 1);
+  if (rows == 0 || n == 0) return Status();
+  GemmShape shape{.transpose_b = node.transpose_b ? Transpose::transpose : Transpose::none, .m = rows, .n = n, .k = k};
+  ACCEL_ASSIGN_OR_RETURN(GemmGeometry geometry, plan_gemm_geometry(shape));
+  float* y = f.at(node.output);
+  if (k == 0) {
+    std::fill(y, y + rows * n, 0.0f);
+  } else {
+    blas::run_cpu_gemm(geometry, {.a = f.at(x), .b = f.at(w), .c = y}, 1.0, 0.0);
+  }
+  if (node.inputs[2] != Node::kNone || node.activation != Activation::identity)
+    bias_activation(y, f.at(node.inputs[2]), rows, n, node.activation, y);
+  return Status();
+}
+
+Status run_node(const Frame& f, const Node& node) {
+  const std::uint32_t out = node.output;
+  const auto& in = node.inputs;
+  switch (node.kind) {
+    case OpKind::gather:
+      gather_rows(f.at(in[0]), f.dim(in[0], 0), f.dim(in[0], 1), f.at<std::int32_t>(in[1]), f.dim(in[1], 0), f.at(out));
+      return Status();
+    case OpKind::sequence_positions: {
+      const std::int64_t sequences = f.dim(in[0], 0) - 1, rows = f.dim(out, 0);
+      ACCEL_RETURN_IF_ERROR(check_offsets(node, f.at<std::int32_t>(in[0]), sequences, rows, 0));
+      sequence_positions(f.at<std::int32_t>(in[0]), sequences, rows, f.at<std::int32_t>(out));
+      return Status();
+    }
+    case OpKind::matmul: return run_matmul(f, node);
+    case OpKind::unary: unary(node.activation, f.at(in[0]), f.at(out), f.count(out)); return Status();
+    case OpKind::binary: {
+      const std::int64_t width = f.info(out).shape.empty() ? 1 : f.dim(out, f.info(out).shape.size() - 1);
+      const bool row = f.info(in[1]).shape != f.info(in[0]).shape;
+      binary(node.binary, f.at(in[0]), f.at(in[1]), row ? Broadcast::row : Broadcast::none,
+             width == 0 ? 0 : f.count(out) / width, width, f.at(out));
+      return Status();
+    }
+    case OpKind::layer_norm:
+    case OpKind::rms_norm: {
+      const std::int64_t width = f.dim(out, f.info(out).shape.size() - 1);
+      const std::int64_t rows = width == 0 ? 0 : f.count(out) / width;
+      if (node.kind == OpKind::layer_norm) {
+        layer_norm(f.at(in[0]), f.at(in[3]), f.at(in[1]), f.at(in[2]), rows, width, node.eps, f.at(out), nullptr);
+      } else {
+        rms_norm(f.at(in[0]), f.at(in[2]), f.at(in[1]), rows, width, node.eps, f.at(out), nullptr);
+      }
+      return Status();
+    }
+    case OpKind::attention: {
+      const std::int64_t rows = f.dim(in[0], 0), width = f.dim(in[0], 1), sequences = f.dim(in[3], 0) - 1;
+      ACCEL_RETURN_IF_ERROR(check_offsets(node, f.at<std::int32_t>(in[3]), sequences, rows, node.max_length));
+      packed_attention(f.at(in[0]), width, f.at(in[1]), width, f.at(in[2]), width, f.at<std::int32_t>(in[3]), sequences,
+                       node.heads, static_cast<int>(width / node.heads), node.scale, f.at(out), width);
+      return Status();
+    }
+    case OpKind::mean_pool: {
+      const std::int64_t sequences = f.dim(in[1], 0) - 1;
+      ACCEL_RETURN_IF_ERROR(check_offsets(node, f.at<std::int32_t>(in[1]), sequences, f.dim(in[0], 0), 0));
+      mean_pool(f.at(in[0]), f.dim(in[0], 1), f.at<std::int32_t>(in[1]), sequences, f.at(out));
+      return Status();
+    }
+    case OpKind::l2_normalize: {
+      const std::int64_t width = f.dim(out, f.info(out).shape.size() - 1);
+      l2_normalize(f.at(in[0]), width == 0 ? 0 : f.count(out) / width, width, node.eps, f.at(out));
+      return Status();
+    }
+    case OpKind::transpose: {
+      const StridedLayout source = input_layout(f, in[0]);
+      StridedLayout layout{.rank = source.rank};
+      for (int i = 0; i < source.rank; ++i) {
+        layout.shape[i] = source.shape[node.permutation[static_cast<std::size_t>(i)]];
+        layout.strides[i] = source.strides[node.permutation[static_cast<std::size_t>(i)]];
+      }
+      strided_copy(f.at(in[0]), layout, f.at(out));
+      return Status();
+    }
+    case OpKind::slice: {
+      StridedLayout layout = input_layout(f, in[0]);
+      const auto axis = static_cast<std::size_t>(node.axis);
+      layout.shape[axis] = node.end - node.begin;
+      strided_copy(f.at(in[0]) + node.begin * layout.strides[axis], layout, f.at(out));
+      return Status();
+    }
+    case OpKind::cast:
+      if (!cast(f.info(in[0]).dtype, f.at<void>(in[0]), f.info(out).dtype, f.at<void>(out), f.count(out)))
+        return not_supported("cast: between f32, f16 and bf16 only");
+      return Status();
+    case OpKind::input:
+    case OpKind::parameter:
+    case OpKind::reshape: return Status();
+  }
+  return internal_error(fmt::format("no CPU step for {}", to_string(node.kind)));
+}
+
+}  // namespace
+
+Status run_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena, const std::byte* weights) {
+  const Frame frame{.plan = plan, .extent = extent, .arena = arena, .weights = weights};
+  for (std::uint32_t index : plan.steps()) ACCEL_RETURN_IF_ERROR(run_node(frame, plan.graph().nodes()[index]));
+  return Status();
+}
+
+}  // namespace accel::graph::cpu

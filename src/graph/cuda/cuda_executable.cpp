@@ -1,0 +1,149 @@
+#include "graph/cuda/cuda_executable.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "graph/cuda/padding.hpp"
+
+namespace accel::graph::cuda {
+
+namespace {
+constexpr std::uint32_t kDiskFormat = 1;
+
+const std::byte* weights_of(std::span<const BufferView> views) {
+  return static_cast<const std::byte*>(views[Operation<Execute>::weights].data);
+}
+}  // namespace
+
+Result<std::shared_ptr<const CudaExecutable>> CudaExecutable::make(ExecutablePlan plan, CudaTarget& target) {
+  void* arena = nullptr;
+  if (plan.arena_bytes() != 0) {
+    ACCEL_RETURN_IF_ERROR(
+        target.check(cudaMallocFromPoolAsync(&arena, plan.arena_bytes(), target.pool(), target.stream()),
+                     fmt::format("allocating a {}-byte graph arena", plan.arena_bytes())));
+  }
+  return std::shared_ptr<const CudaExecutable>(
+      new CudaExecutable(std::move(plan), static_cast<std::byte*>(arena), target.stream()));
+}
+
+CudaExecutable::~CudaExecutable() {
+  if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+  if (arena_ != nullptr) cudaFreeAsync(arena_, stream_);
+}
+
+Status CudaExecutable::copy_in(const CheckedExecute& checked, std::span<const BufferView> views, bool pad,
+                               CudaTarget& target) const {
+  for (std::size_t i = 0; i < checked.inputs.size(); ++i) {
+    const TensorInfo& t = plan_.graph().tensors()[checked.input_tensors[i]];
+    std::byte* place = arena_ + plan_.slot(checked.input_tensors[i]).offset;
+    const std::uint64_t real = element_count(t.shape, checked.actual);
+    ACCEL_RETURN_IF_ERROR(target.check(
+        cudaMemcpyAsync(place, views[1 + i].data, real * size_of(t.dtype), cudaMemcpyDeviceToDevice, target.stream()),
+        "copying a graph input in"));
+    const std::uint64_t padded = element_count(t.shape, checked.compiled);
+    if (!pad || padded == real) continue;
+    const Node& node =
+        plan_.graph()
+            .nodes()[*std::find_if(plan_.graph().inputs().begin(), plan_.graph().inputs().end(), [&](std::uint32_t n) {
+              return plan_.graph().nodes()[n].output == checked.input_tensors[i];
+            })];
+    ACCEL_RETURN_IF_ERROR(target.check(
+        fill_padding(place, size_of(t.dtype), real, padded, node.padding == Padding::repeat_last, target.stream()),
+        "padding a graph input"));
+  }
+  return Status();
+}
+
+Status CudaExecutable::capture(const std::byte* weights, blas::CublasLtGemm& gemm, CudaTarget& target) const {
+  cudaStream_t stream = target.stream();
+  ACCEL_RETURN_IF_ERROR(
+      target.check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "beginning a graph capture"));
+  Status enqueued = enqueue_steps(plan_, plan_.binding(), arena_, weights, gemm, target);
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+  ACCEL_RETURN_IF_ERROR(enqueued);
+  ACCEL_RETURN_IF_ERROR(target.check(ended, "ending a graph capture"));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  ACCEL_RETURN_IF_ERROR(target.check(instantiated, "instantiating a captured graph"));
+  if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+  exec_ = exec;
+  captured_weights_ = weights;
+  ++captures_;
+  return Status();
+}
+
+Status CudaExecutable::run(const CheckedExecute& checked, std::span<const BufferView> views, bool replay,
+                           blas::CublasLtGemm& gemm, CudaTarget& target) const {
+  ACCEL_RETURN_IF_ERROR(copy_in(checked, views, replay, target));
+  const std::byte* weights = weights_of(views);
+  if (replay) {
+    if (exec_ == nullptr || captured_weights_ != weights) ACCEL_RETURN_IF_ERROR(capture(weights, gemm, target));
+    ACCEL_RETURN_IF_ERROR(target.check(cudaGraphLaunch(exec_, target.stream()), "replaying a graph"));
+  } else {
+    ACCEL_RETURN_IF_ERROR(enqueue_steps(plan_, checked.actual, arena_, weights, gemm, target));
+  }
+  const std::size_t first_output = 1 + checked.inputs.size();
+  for (std::size_t i = 0; i < checked.outputs.size(); ++i) {
+    const std::uint32_t tensor = plan_.graph().outputs()[i].tensor;
+    const TensorInfo& t = plan_.graph().tensors()[tensor];
+    const Slot& slot = plan_.slot(tensor);
+    const std::byte* source = (slot.storage == Storage::weights ? weights : arena_) + slot.offset;
+    ACCEL_RETURN_IF_ERROR(target.check(
+        cudaMemcpyAsync(views[first_output + i].data, source, element_count(t.shape, checked.actual) * size_of(t.dtype),
+                        cudaMemcpyDeviceToDevice, target.stream()),
+        "copying a graph output out"));
+  }
+  return Status();
+}
+
+Result<std::unique_ptr<GraphStreamState>> GraphStreamState::open(CudaTarget& target) {
+  const DeviceOptions::Graph& options = target.options().graph;
+  const std::string context = fmt::format("accel-graph-executable/{}/{}/sm{}/{}/", kDiskFormat, target.gpu_name(),
+                                          target.compute_capability(), blas::cublaslt_library().version);
+  const auto* prefix = reinterpret_cast<const std::byte*>(context.data());
+  cache::CacheOptions<CudaExecutable> cache{
+      .name = "graph-executables",
+      .max_entries = std::max<std::size_t>(options.executable_capacity, 1),
+      .max_bytes = options.executable_bytes,
+      .size_of = [](const CudaExecutable& e) { return e.plan().arena_bytes(); },
+      .disk_key_prefix = cache::Bytes(prefix, prefix + context.size()),
+      .encode = [](const CudaExecutable& e) -> std::optional<cache::Bytes> { return e.plan().encode(); },
+      .on_store_failure =
+          [](const Status& status) {
+            spdlog::warn("accel: a graph executable was not persisted: {}", status.to_string());
+          },
+  };
+  if (options.persistent) {
+    const std::filesystem::path directory = options.directory.empty()
+                                                ? cache::DiskStore::default_directory("graph-executables")
+                                                : std::filesystem::path(options.directory);
+    Result<std::unique_ptr<cache::DiskStore>> store = cache::DiskStore::open(
+        {.directory = directory, .max_bytes = options.directory_bytes, .format_version = kDiskFormat});
+    if (store.ok()) {
+      cache.disk = std::move(*store);
+    } else {
+      spdlog::warn("accel: graph executables stay in memory only: {}", store.status().to_string());
+    }
+  }
+  return std::unique_ptr<GraphStreamState>(new GraphStreamState(std::move(cache), context));
+}
+
+Result<std::shared_ptr<const CudaExecutable>> GraphStreamState::executable(const CheckedExecute& checked,
+                                                                           CudaTarget& target) {
+  const std::vector<std::byte> key = executable_key(
+      *checked.graph, checked.compiled, {reinterpret_cast<const std::byte*>(context_.data()), context_.size()});
+  using Made = Result<std::shared_ptr<const CudaExecutable>>;
+  const auto build = [&]() -> Made {
+    ACCEL_ASSIGN_OR_RETURN(ExecutablePlan plan, ExecutablePlan::make(checked.graph, checked.compiled));
+    return CudaExecutable::make(std::move(plan), target);
+  };
+  const auto decode = [&](std::span<const std::byte> stored) -> Made {
+    ACCEL_ASSIGN_OR_RETURN(ExecutablePlan plan, ExecutablePlan::decode(checked.graph, stored));
+    return CudaExecutable::make(std::move(plan), target);
+  };
+  return executables_.get(key, build, decode);
+}
+
+}  // namespace accel::graph::cuda

@@ -1,0 +1,69 @@
+// Executables on one CUDA stream: a specialised plan with its arena (from the device's pool), its inputs copied
+// in and padded to the bucket on the device, and its run either replayed as one captured CUDA graph (every op at
+// the bucket's extent) or launched op by op at the actual extent. Cached per stream (an arena and a captured
+// graph belong to the stream that runs them) in an LRU by entries and arena bytes, with the plans on disk.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <span>
+
+#include "cache/cache.hpp"
+#include "graph/executable_plan.hpp"
+#include "graph/execute_operation.hpp"
+#include "libs/blas/cublaslt_gemm.hpp"
+#include "operation/cuda_operation.hpp"
+
+namespace accel::graph::cuda {
+
+// Enqueues the plan's steps at the extents of `extent` (matmuls through cuBLASLt, the rest the graph kernels).
+[[nodiscard]] Status enqueue_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena,
+                                   const std::byte* weights, blas::CublasLtGemm& gemm, CudaTarget& target);
+
+class CudaExecutable {
+ public:
+  static Result<std::shared_ptr<const CudaExecutable>> make(ExecutablePlan plan, CudaTarget& target);
+  ~CudaExecutable();
+  CudaExecutable(const CudaExecutable&) = delete;
+  CudaExecutable& operator=(const CudaExecutable&) = delete;
+
+  [[nodiscard]] const ExecutablePlan& plan() const noexcept { return plan_; }
+  // Copies the inputs in (padding them to the bucket when replaying), runs, copies the actual rows of the
+  // outputs out. views: weights, inputs, outputs (Operation<Execute>). Not thread-safe: one stream runs it.
+  [[nodiscard]] Status run(const CheckedExecute& checked, std::span<const BufferView> views, bool replay,
+                           blas::CublasLtGemm& gemm, CudaTarget& target) const;
+  // Captures made so far (the first replay, and again when the weights buffer moved).
+  [[nodiscard]] std::uint64_t captures() const noexcept { return captures_; }
+
+ private:
+  CudaExecutable(ExecutablePlan plan, std::byte* arena, cudaStream_t stream)
+      : plan_(std::move(plan)), arena_(arena), stream_(stream) {}
+  Status copy_in(const CheckedExecute& checked, std::span<const BufferView> views, bool pad, CudaTarget& target) const;
+  Status capture(const std::byte* weights, blas::CublasLtGemm& gemm, CudaTarget& target) const;
+
+  ExecutablePlan plan_;
+  std::byte* arena_;
+  cudaStream_t stream_;
+  mutable cudaGraphExec_t exec_ = nullptr;
+  mutable const std::byte* captured_weights_ = nullptr;
+  mutable std::uint64_t captures_ = 0;
+};
+
+// What graph::Execute keeps per stream.
+class GraphStreamState final : public TargetState {
+ public:
+  static Result<std::unique_ptr<GraphStreamState>> open(CudaTarget& target);
+
+  [[nodiscard]] Result<std::shared_ptr<const CudaExecutable>> executable(const CheckedExecute& checked,
+                                                                         CudaTarget& target);
+  [[nodiscard]] CacheStats stats() const { return executables_.stats(); }
+
+ private:
+  GraphStreamState(cache::CacheOptions<CudaExecutable> options, std::string context)
+      : executables_(std::move(options)), context_(std::move(context)) {}
+  cache::Cache<CudaExecutable> executables_;
+  std::string context_;  // what executables depend on beyond the graph and binding: GPU, libraries
+};
+
+}  // namespace accel::graph::cuda

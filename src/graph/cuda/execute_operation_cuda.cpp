@@ -1,0 +1,47 @@
+#include "graph/cuda/execute_operation_cuda.hpp"
+
+#include <algorithm>
+
+#include "libs/blas/gemm_operation_cuda.hpp"
+
+namespace accel {
+
+namespace {
+// How full the buckets are: the smallest actual / rung over the bucketed symbols (1 when none is padded).
+float fill(const graph::CheckedExecute& checked) {
+  float least = 1.0f;
+  for (const auto& [symbol, rung] : checked.compiled) {
+    const std::int64_t actual = checked.actual.at(symbol);
+    if (rung > 0 && actual < rung) least = std::min(least, static_cast<float>(actual) / static_cast<float>(rung));
+  }
+  return least;
+}
+}  // namespace
+
+Result<CudaOperation<graph::Execute>::Plan> CudaOperation<graph::Execute>::plan(const graph::Execute& request,
+                                                                                const graph::CheckedExecute& checked,
+                                                                                CudaTarget& target) {
+  ACCEL_ASSIGN_OR_RETURN(graph::cuda::GraphStreamState * state, target.stream_state<graph::cuda::GraphStreamState>());
+  ACCEL_ASSIGN_OR_RETURN(blas::CublasLtState * blas, target.stream_state<blas::CublasLtState>());
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const graph::cuda::CudaExecutable> executable,
+                         state->executable(checked, target));
+  bool replay = true;
+  switch (request.mode) {
+    case graph::ExecuteMode::replay: replay = true; break;
+    case graph::ExecuteMode::direct: replay = false; break;
+    case graph::ExecuteMode::automatic: replay = fill(checked) >= request.direct_below; break;
+  }
+  return Plan{.executable = std::move(executable), .gemm = &blas->gemm(), .replay = replay};
+}
+
+Status CudaOperation<graph::Execute>::run(const graph::Execute&, const graph::CheckedExecute& checked, const Plan& plan,
+                                          std::span<const BufferView> views, CudaRun& run) {
+  return plan.executable->run(checked, views, plan.replay, *plan.gemm, run.target);
+}
+
+void CudaOperation<graph::Execute>::describe(CudaTarget& target, LibraryReport& report) {
+  if (Result<graph::cuda::GraphStreamState*> state = target.stream_state<graph::cuda::GraphStreamState>(); state.ok())
+    report.report((*state)->stats());
+}
+
+}  // namespace accel

@@ -1,0 +1,156 @@
+// The memory plan: each intermediate (and each input, copied in so that a captured run's addresses never move)
+// gets a place in one arena. Places are reused by liveness: a tensor's bytes are free after the last step that
+// reads it (outputs stay to the end), and tensors are placed largest first at the lowest offset that overlaps no
+// tensor alive at the same time.
+#include "graph/executable_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "accel/core/byte_codec.hpp"
+
+namespace accel::graph {
+
+namespace {
+constexpr std::uint64_t kAlignment = 256;
+constexpr std::uint32_t kPlanVersion = 1;
+
+std::uint64_t aligned(std::uint64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+struct Lifetime {
+  std::uint32_t root = 0;
+  std::uint64_t bytes = 0;
+  std::int64_t first = 0;  // step index that makes it (-1: before the first step)
+  std::int64_t last = 0;   // last step index that reads it
+};
+}  // namespace
+
+std::int64_t evaluate(const Dim& dim, const SymbolValues& values) {
+  if (dim.is_constant()) return dim.offset;
+  auto it = values.find(dim.symbol);
+  return it == values.end() ? 0 : it->second + dim.offset;
+}
+
+std::uint64_t element_count(const Shape& shape, const SymbolValues& values) {
+  std::uint64_t n = 1;
+  for (const Dim& d : shape) n *= static_cast<std::uint64_t>(std::max<std::int64_t>(evaluate(d, values), 0));
+  return n;
+}
+
+Result<ExecutablePlan> ExecutablePlan::make(std::shared_ptr<const Graph> graph, SymbolValues binding) {
+  for (const std::string& symbol : graph->symbols()) {
+    auto it = binding.find(symbol);
+    if (it == binding.end()) return invalid_argument(fmt::format("no value for symbol '{}'", symbol));
+    if (it->second < 0) return invalid_argument(fmt::format("symbol '{}' = {} is negative", symbol, it->second));
+  }
+  for (const TensorInfo& t : graph->tensors())
+    for (const Dim& d : t.shape)
+      if (evaluate(d, binding) < 0)
+        return invalid_argument(
+            fmt::format("{} {} has a negative dim when {}", t.name, to_string(t.shape), d.to_string()));
+
+  ExecutablePlan plan;
+  const std::vector<TensorInfo>& tensors = graph->tensors();
+  const std::vector<Node>& nodes = graph->nodes();
+  plan.slots_.resize(tensors.size());
+  std::vector<std::uint32_t> root(tensors.size());
+  std::iota(root.begin(), root.end(), 0u);
+  std::vector<Lifetime> lives(tensors.size());
+  std::vector<bool> in_arena(tensors.size(), false);
+
+  for (const Node& node : nodes) {
+    if (node.kind == OpKind::reshape) {
+      root[node.output] = root[node.inputs[0]];
+      continue;
+    }
+    if (node.kind == OpKind::parameter) continue;
+    const auto index = static_cast<std::int64_t>(plan.steps_.size());
+    if (node.kind != OpKind::input) plan.steps_.push_back(static_cast<std::uint32_t>(&node - nodes.data()));
+    in_arena[node.output] = true;
+    lives[node.output] = {
+        .root = node.output,
+        .bytes = aligned(element_count(tensors[node.output].shape, binding) * size_of(tensors[node.output].dtype)),
+        .first = node.kind == OpKind::input ? -1 : index,
+        .last = index};
+    for (std::uint32_t in : node.inputs)
+      if (in != Node::kNone && in_arena[root[in]]) lives[root[in]].last = std::max(lives[root[in]].last, index);
+  }
+  const auto end = static_cast<std::int64_t>(plan.steps_.size());
+  for (const Graph::Output& out : graph->outputs())
+    if (in_arena[root[out.tensor]]) lives[root[out.tensor]].last = end;
+
+  std::vector<Lifetime*> order;
+  for (std::uint32_t t = 0; t < tensors.size(); ++t)
+    if (in_arena[t]) order.push_back(&lives[t]);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Lifetime* a, const Lifetime* b) { return a->bytes > b->bytes; });
+  std::vector<std::pair<const Lifetime*, std::uint64_t>> placed;
+  for (Lifetime* life : order) {
+    plan.unshared_bytes_ += life->bytes;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;  // [begin, end) of places alive meanwhile
+    for (const auto& [other, offset] : placed)
+      if (other->first <= life->last && life->first <= other->last) busy.emplace_back(offset, offset + other->bytes);
+    std::sort(busy.begin(), busy.end());
+    std::uint64_t offset = 0;
+    for (const auto& [begin, stop] : busy) {
+      if (offset + life->bytes <= begin) break;
+      offset = std::max(offset, stop);
+    }
+    placed.emplace_back(life, offset);
+    plan.slots_[life->root] = {.storage = Storage::arena, .offset = offset};
+    plan.arena_bytes_ = std::max(plan.arena_bytes_, offset + life->bytes);
+  }
+  for (const Graph::ParameterSlot& p : graph->parameters())
+    plan.slots_[p.tensor] = {.storage = Storage::weights, .offset = p.offset};
+  for (std::uint32_t t = 0; t < tensors.size(); ++t) plan.slots_[t] = plan.slots_[root[t]];
+
+  plan.graph_ = std::move(graph);
+  plan.binding_ = std::move(binding);
+  return plan;
+}
+
+std::vector<std::byte> ExecutablePlan::encode() const {
+  ByteWriter w;
+  w.pod(kPlanVersion).pod(static_cast<std::uint32_t>(binding_.size()));
+  for (const auto& [symbol, value] : binding_) w.string(symbol).pod(value);
+  w.pods(steps_).pod(arena_bytes_).pod(unshared_bytes_).pod(static_cast<std::uint32_t>(slots_.size()));
+  for (const Slot& s : slots_) w.fields(s.storage, s.offset);
+  return w.take();
+}
+
+Result<ExecutablePlan> ExecutablePlan::decode(std::shared_ptr<const Graph> graph, std::span<const std::byte> bytes) {
+  auto damaged = [](std::string_view what) {
+    return invalid_argument(fmt::format("executable plan entry is damaged ({})", what));
+  };
+  ByteReader r(bytes);
+  std::uint32_t version = 0, symbols = 0;
+  r.fields(version, symbols);
+  if (!r.ok() || version != kPlanVersion || symbols != graph->symbols().size()) return damaged("header");
+  SymbolValues binding;
+  for (std::uint32_t i = 0; i < symbols; ++i) {
+    std::string symbol;
+    std::int64_t value = 0;
+    r.string(symbol).pod(value);
+    binding.emplace(std::move(symbol), value);
+  }
+  // The memory plan is made again from the binding and must be the one stored: an entry is only a witness that
+  // this binding was specialised before, never trusted to place tensors.
+  ACCEL_ASSIGN_OR_RETURN(ExecutablePlan plan, make(std::move(graph), std::move(binding)));
+  std::vector<std::uint32_t> steps;
+  std::uint64_t arena = 0, unshared = 0;
+  std::uint32_t slots = 0;
+  r.pods(steps).fields(arena, unshared, slots);
+  if (!r.ok() || steps != plan.steps_ || arena != plan.arena_bytes_ || slots != plan.slots_.size())
+    return damaged("memory plan");
+  for (const Slot& expected : plan.slots_) {
+    Slot s;
+    r.fields(s.storage, s.offset);
+    if (!r.ok() || !(s == expected)) return damaged("slots");
+  }
+  if (!r.finished()) return damaged("length");
+  return plan;
+}
+
+}  // namespace accel::graph

@@ -1,0 +1,170 @@
+#include "graph/execute_operation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "graph/cpu/cpu_executables.hpp"
+#include "graph/executable_plan.hpp"
+
+namespace accel {
+
+namespace graph {
+
+Result<SymbolValues> bucket_binding(const Graph& graph, const SymbolValues& actual) {
+  SymbolValues compiled = actual;
+  for (const auto& [symbol, ladder] : graph.buckets()) {
+    auto it = compiled.find(symbol);
+    if (it == compiled.end()) continue;
+    Result<std::int64_t> rung = ladder.rung_for(it->second);
+    if (!rung.ok())
+      return invalid_argument(fmt::format("symbol '{}' = {}: {}", symbol, it->second, rung.status().message()));
+    it->second = *rung;
+  }
+  return compiled;
+}
+
+std::vector<std::byte> executable_key(const Graph& graph, const SymbolValues& compiled,
+                                      std::span<const std::byte> context) {
+  ByteWriter w;
+  w.bytes(context).bytes(graph.encoding()).pod(static_cast<std::uint32_t>(compiled.size()));
+  for (const auto& [symbol, value] : compiled) w.string(symbol).pod(value);
+  return w.take();
+}
+
+}  // namespace graph
+
+namespace {
+
+// Binds each of `wanted` (tensor names, in the graph's order) to the request's buffer of that name, refusing
+// unknown, repeated and missing names.
+Status match(std::string_view what, const std::vector<graph::NamedBuffer>& given,
+             const std::vector<std::string>& wanted, std::vector<BufferHandle>& out) {
+  out.assign(wanted.size(), BufferHandle{});
+  std::vector<bool> bound(wanted.size(), false);
+  for (const graph::NamedBuffer& b : given) {
+    auto it = std::find(wanted.begin(), wanted.end(), b.name);
+    if (it == wanted.end())
+      return invalid_argument(fmt::format("graph::Execute: the graph has no {} '{}'", what, b.name));
+    const auto index = static_cast<std::size_t>(it - wanted.begin());
+    if (bound[index]) return invalid_argument(fmt::format("graph::Execute: {} '{}' is bound twice", what, b.name));
+    if (b.buffer.is_null())
+      return invalid_argument(fmt::format("graph::Execute: {} '{}' is a null buffer", what, b.name));
+    bound[index] = true;
+    out[index] = b.buffer;
+  }
+  for (std::size_t i = 0; i < wanted.size(); ++i)
+    if (!bound[i]) return invalid_argument(fmt::format("graph::Execute: {} '{}' is not bound", what, wanted[i]));
+  return Status();
+}
+
+}  // namespace
+
+Result<graph::CheckedExecute> Operation<graph::Execute>::validate(const graph::Execute& request) {
+  if (request.graph == nullptr) return invalid_argument("graph::Execute: no graph");
+  const graph::Graph& g = *request.graph;
+  graph::CheckedExecute checked{.graph = request.graph, .actual = request.symbols};
+  for (const auto& [symbol, value] : request.symbols) {
+    if (!std::binary_search(g.symbols().begin(), g.symbols().end(), symbol))
+      return invalid_argument(fmt::format("graph::Execute: the graph has no symbol '{}'", symbol));
+    if (value < 0) return invalid_argument(fmt::format("graph::Execute: symbol '{}' = {} is negative", symbol, value));
+  }
+  for (const std::string& symbol : g.symbols())
+    if (!request.symbols.contains(symbol))
+      return invalid_argument(fmt::format("graph::Execute: no value for symbol '{}'", symbol));
+  ACCEL_ASSIGN_OR_RETURN(checked.compiled, graph::bucket_binding(g, request.symbols));
+
+  std::vector<std::string> input_names;
+  for (std::uint32_t index : g.inputs()) {
+    const graph::Node& node = g.nodes()[index];
+    if (node.kind != graph::OpKind::input) continue;
+    input_names.push_back(g.tensors()[node.output].name);
+    checked.input_tensors.push_back(node.output);
+  }
+  std::vector<std::string> output_names;
+  for (const graph::Graph::Output& out : g.outputs()) output_names.push_back(out.name);
+  ACCEL_RETURN_IF_ERROR(match("input", request.inputs, input_names, checked.inputs));
+  ACCEL_RETURN_IF_ERROR(match("output", request.outputs, output_names, checked.outputs));
+  if (g.weight_bytes() != 0 && request.weights.is_null())
+    return invalid_argument("graph::Execute: the graph has parameters and no weights buffer is bound");
+  return checked;
+}
+
+void Operation<graph::Execute>::operands(const graph::Execute& request, const graph::CheckedExecute& checked,
+                                         Operands& list) {
+  const graph::Graph& g = *checked.graph;
+  if (g.weight_bytes() == 0) {
+    list.absent("weights");
+  } else {
+    list.typed(request.weights, "weights", Access::read, DType::u8, g.weight_bytes());
+  }
+  for (std::size_t i = 0; i < checked.inputs.size(); ++i) {
+    const graph::TensorInfo& t = g.tensors()[checked.input_tensors[i]];
+    list.typed(checked.inputs[i], fmt::format("input '{}'", t.name), Access::read, t.dtype,
+               graph::element_count(t.shape, checked.actual));
+  }
+  for (std::size_t i = 0; i < checked.outputs.size(); ++i) {
+    const graph::Graph::Output& out = g.outputs()[i];
+    const graph::TensorInfo& t = g.tensors()[out.tensor];
+    list.add({.buffer = checked.outputs[i],
+              .name = fmt::format("output '{}'", out.name),
+              .access = Access::write,
+              .count = graph::element_count(t.shape, checked.actual),
+              .check_dtype = true,
+              .dtype = t.dtype,
+              .exclusive = true});
+  }
+}
+
+Status Operation<graph::Execute>::check_cpu_support(const graph::CheckedExecute& checked) {
+  return graph::cpu::check_support(*checked.graph);
+}
+
+Status Operation<graph::Execute>::run_cpu(const graph::Execute&, const graph::CheckedExecute& checked,
+                                          std::span<const BufferView> views, const CpuTarget&) {
+  return graph::cpu::CpuExecutables::process().run(checked, views);
+}
+
+void Operation<graph::Execute>::describe_cpu(LibraryReport& report) {
+  report.report(graph::cpu::CpuExecutables::process().stats());
+}
+
+void Operation<graph::Execute>::encode(ByteWriter& out, const graph::Execute& request) {
+  out.bytes(request.graph->encoding()).pod(static_cast<std::uint32_t>(request.symbols.size()));
+  for (const auto& [symbol, value] : request.symbols) out.string(symbol).pod(value);
+  out.pod(request.weights).fields(request.mode, request.direct_below);
+  for (const auto* list : {&request.inputs, &request.outputs}) {
+    out.pod(static_cast<std::uint32_t>(list->size()));
+    for (const graph::NamedBuffer& b : *list) out.string(b.name).pod(b.buffer);
+  }
+}
+
+Result<graph::Execute> Operation<graph::Execute>::decode(ByteReader& in) {
+  graph::Execute run;
+  std::span<const std::byte> encoded;
+  std::uint32_t symbols = 0;
+  in.bytes(encoded).pod(symbols);
+  if (symbols > in.remaining() / sizeof(std::int64_t)) in.fail();
+  for (std::uint32_t i = 0; in.ok() && i < symbols; ++i) {
+    std::string symbol;
+    std::int64_t value = 0;
+    in.string(symbol).pod(value);
+    run.symbols.emplace(std::move(symbol), value);
+  }
+  in.pod(run.weights).fields(run.mode, run.direct_below);
+  for (auto* list : {&run.inputs, &run.outputs}) {
+    std::uint32_t count = 0;
+    in.pod(count);
+    if (count > in.remaining() / sizeof(BufferHandle)) in.fail();
+    for (std::uint32_t i = 0; in.ok() && i < count; ++i) {
+      graph::NamedBuffer b;
+      in.string(b.name).pod(b.buffer);
+      list->push_back(std::move(b));
+    }
+  }
+  if (!in.finished()) return internal_error("the staged encoding of a graph::Execute request is damaged");
+  ACCEL_ASSIGN_OR_RETURN(run.graph, graph::Graph::decode(encoded));
+  return run;
+}
+
+}  // namespace accel

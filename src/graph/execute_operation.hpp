@@ -1,0 +1,57 @@
+// The operation contract of graph::Execute (Note [The operation contract] in operation/operation.hpp): the
+// request's names matched to the graph's inputs and outputs, its symbols to the bucket each runs in; operands are
+// the weights, then the inputs and the outputs in the graph's order. CPU: the executable run at the actual extent
+// (cpu_executor.hpp). CUDA: cuda/execute_operation_cuda.hpp.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "accel/core/byte_codec.hpp"
+#include "accel/graph/execute.hpp"
+#include "operation/operation.hpp"
+
+namespace accel {
+
+namespace graph {
+
+struct CheckedExecute {
+  std::shared_ptr<const Graph> graph;
+  SymbolValues actual;                // the request's values
+  SymbolValues compiled;              // the rung of each bucketed symbol, the value itself otherwise
+  std::vector<BufferHandle> inputs;   // in the order of the graph's input nodes (parameters excluded)
+  std::vector<BufferHandle> outputs;  // in the order of graph->outputs()
+  std::vector<std::uint32_t> input_tensors;
+};
+
+// The compiled binding of `actual`: each bucketed symbol at its rung. Refuses a value above a ladder's top,
+// naming the symbol.
+[[nodiscard]] Result<SymbolValues> bucket_binding(const Graph& graph, const SymbolValues& actual);
+
+// The bytes that key an executable: the graph's encoding, the compiled binding, and what the executable depends
+// on beyond them (the device and library versions, `context`). Byte for byte, never a caller's number.
+[[nodiscard]] std::vector<std::byte> executable_key(const Graph& graph, const SymbolValues& compiled,
+                                                    std::span<const std::byte> context);
+
+}  // namespace graph
+
+template <>
+struct Operation<graph::Execute> {
+  using Checked = graph::CheckedExecute;
+  enum Slot : std::size_t { weights };
+
+  static Result<Checked> validate(const graph::Execute& request);
+  static void operands(const graph::Execute& request, const Checked& checked, Operands& operands);
+  static Status check_cpu_support(const Checked& checked);
+  static Status run_cpu(const graph::Execute& request, const Checked& checked, std::span<const BufferView> views,
+                        const CpuTarget& target);
+  static void describe_cpu(LibraryReport& report);
+
+  // Not plain data: crosses to an isolated worker as the graph's encoding, the symbols and the bindings; the
+  // worker decodes and validates the graph again.
+  static void encode(ByteWriter& out, const graph::Execute& request);
+  static Result<graph::Execute> decode(ByteReader& in);
+};
+
+}  // namespace accel

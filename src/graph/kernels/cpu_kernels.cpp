@@ -1,0 +1,182 @@
+#include "graph/kernels/cpu_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace accel::graph::cpu {
+namespace {
+
+float apply(BinaryOp op, float a, float b) {
+  switch (op) {
+    case BinaryOp::add: return a + b;
+    case BinaryOp::sub: return a - b;
+    case BinaryOp::mul: return a * b;
+    case BinaryOp::div: return a / b;
+  }
+  return a;
+}
+
+float activated(Activation activation, float x) { return static_cast<float>(activate(activation, x)); }
+
+// h = x + residual into `h`; the shared first step of the norms.
+void add_residual(const float* x, const float* residual, std::int64_t width, float* h) {
+  for (std::int64_t c = 0; c < width; ++c) h[c] = x[c] + (residual ? residual[c] : 0.0f);
+}
+
+// LayerNorm of one row `h` into y, two passes over h for the statistics (the mean first keeps the variance exact
+// when the mean is large against the spread).
+void normalize_row(const float* h, const float* gamma, const float* beta, std::int64_t width, float eps, float* y) {
+  float mean = 0;
+  for (std::int64_t c = 0; c < width; ++c) mean += h[c];
+  mean /= static_cast<float>(width);
+  float variance = 0;
+  for (std::int64_t c = 0; c < width; ++c) variance += (h[c] - mean) * (h[c] - mean);
+  variance /= static_cast<float>(width);
+  const float inverse = 1.0f / std::sqrt(variance + eps);
+  for (std::int64_t c = 0; c < width; ++c) y[c] = (h[c] - mean) * inverse * gamma[c] + (beta ? beta[c] : 0.0f);
+}
+
+}  // namespace
+
+void gather_rows(const float* table, std::int64_t table_rows, std::int64_t width, const std::int32_t* indices,
+                 std::int64_t rows, float* out) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float* row = out + r * width;
+    const std::int32_t index = indices[r];
+    if (index >= 0 && index < table_rows)
+      std::memcpy(row, table + index * width, static_cast<std::size_t>(width) * sizeof(float));
+    else
+      std::fill_n(row, width, 0.0f);
+  }
+}
+
+void sequence_positions(const std::int32_t* offsets, std::int64_t sequences, std::int64_t rows,
+                        std::int32_t* positions) {
+  std::fill_n(positions, rows, 0);
+  for (std::int64_t s = 0; s < sequences; ++s)
+    for (std::int64_t r = offsets[s]; r < std::min<std::int64_t>(offsets[s + 1], rows); ++r)
+      positions[r] = static_cast<std::int32_t>(r - offsets[s]);
+}
+
+void unary(Activation activation, const float* x, float* y, std::int64_t count) {
+  for (std::int64_t i = 0; i < count; ++i) y[i] = activated(activation, x[i]);
+}
+
+void bias_activation(const float* x, const float* bias, std::int64_t rows, std::int64_t width, Activation activation,
+                     float* y) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < width; ++c)
+      y[r * width + c] = activated(activation, x[r * width + c] + (bias ? bias[c] : 0.0f));
+}
+
+void binary(BinaryOp op, const float* a, const float* b, Broadcast b_shape, std::int64_t rows, std::int64_t width,
+            float* out) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* b_row = b_shape == Broadcast::row ? b : b + r * width;
+    for (std::int64_t c = 0; c < width; ++c) out[r * width + c] = apply(op, a[r * width + c], b_row[c]);
+  }
+}
+
+void layer_norm(const float* x, const float* residual, const float* gamma, const float* beta, std::int64_t rows,
+                std::int64_t width, float eps, float* y, float* sum) {
+  std::vector<float> h(static_cast<std::size_t>(width));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    add_residual(x + r * width, residual ? residual + r * width : nullptr, width, h.data());
+    if (sum) std::copy(h.begin(), h.end(), sum + r * width);
+    normalize_row(h.data(), gamma, beta, width, eps, y + r * width);
+  }
+}
+
+void rms_norm(const float* x, const float* residual, const float* gamma, std::int64_t rows, std::int64_t width,
+              float eps, float* y, float* sum) {
+  std::vector<float> h(static_cast<std::size_t>(width));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    add_residual(x + r * width, residual ? residual + r * width : nullptr, width, h.data());
+    if (sum) std::copy(h.begin(), h.end(), sum + r * width);
+    float squares = 0;
+    for (float value : h) squares += value * value;
+    const float inverse = 1.0f / std::sqrt(squares / static_cast<float>(width) + eps);
+    for (std::int64_t c = 0; c < width; ++c) y[r * width + c] = h[c] * inverse * gamma[c];
+  }
+}
+
+void embedding_layer_norm(const float* word_table, std::int64_t word_rows, const float* position_table,
+                          std::int64_t position_rows, const float* type_row, const std::int32_t* ids,
+                          const std::int32_t* offsets, std::int64_t sequences, std::int64_t rows, std::int64_t width,
+                          const float* gamma, const float* beta, float eps, float* y) {
+  std::fill_n(y, rows * width, 0.0f);
+  std::vector<float> h(static_cast<std::size_t>(width));
+  for (std::int64_t s = 0; s < sequences; ++s) {
+    for (std::int64_t r = offsets[s]; r < std::min<std::int64_t>(offsets[s + 1], rows); ++r) {
+      const std::int64_t id = ids[r];
+      const std::int64_t position = r - offsets[s];
+      for (std::int64_t c = 0; c < width; ++c) {
+        float value = id >= 0 && id < word_rows ? word_table[id * width + c] : 0.0f;
+        if (position < position_rows) value += position_table[position * width + c];
+        if (type_row) value += type_row[c];
+        h[static_cast<std::size_t>(c)] = value;
+      }
+      normalize_row(h.data(), gamma, beta, width, eps, y + r * width);
+    }
+  }
+}
+
+void mean_pool(const float* x, std::int64_t width, const std::int32_t* offsets, std::int64_t sequences, float* out) {
+  for (std::int64_t s = 0; s < sequences; ++s) {
+    float* pooled = out + s * width;
+    std::fill_n(pooled, width, 0.0f);
+    const std::int64_t count = offsets[s + 1] - offsets[s];
+    if (count <= 0) continue;
+    for (std::int64_t r = offsets[s]; r < offsets[s + 1]; ++r)
+      for (std::int64_t c = 0; c < width; ++c) pooled[c] += x[r * width + c];
+    for (std::int64_t c = 0; c < width; ++c) pooled[c] /= static_cast<float>(count);
+  }
+}
+
+void l2_normalize(const float* x, std::int64_t rows, std::int64_t width, float eps, float* y) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float squares = 0;
+    for (std::int64_t c = 0; c < width; ++c) squares += x[r * width + c] * x[r * width + c];
+    const float inverse = 1.0f / std::max(std::sqrt(squares), eps);
+    for (std::int64_t c = 0; c < width; ++c) y[r * width + c] = x[r * width + c] * inverse;
+  }
+}
+
+bool cast(DType from, const void* x, DType to, void* y, std::int64_t count) {
+  const auto is_float = [](DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; };
+  if (!is_float(from) || !is_float(to)) return false;
+  const auto load = [&](std::int64_t i) {
+    if (from == DType::f16) return to_float(static_cast<const Half*>(x)[i]);
+    if (from == DType::bf16) return to_float(static_cast<const BFloat16*>(x)[i]);
+    return static_cast<const float*>(x)[i];
+  };
+  for (std::int64_t i = 0; i < count; ++i) {
+    const float value = load(i);
+    if (to == DType::f16)
+      static_cast<Half*>(y)[i] = to_half(value);
+    else if (to == DType::bf16)
+      static_cast<BFloat16*>(y)[i] = to_bfloat16(value);
+    else
+      static_cast<float*>(y)[i] = value;
+  }
+  return true;
+}
+
+void strided_copy(const float* x, const StridedLayout& layout, float* y) {
+  std::int64_t shape[4] = {1, 1, 1, 1};
+  std::int64_t strides[4] = {0, 0, 0, 0};
+  // Right-aligned into four dimensions, so one loop nest serves every rank.
+  for (int d = 0; d < layout.rank; ++d) {
+    shape[4 - layout.rank + d] = layout.shape[d];
+    strides[4 - layout.rank + d] = layout.strides[d];
+  }
+  for (std::int64_t i0 = 0; i0 < shape[0]; ++i0)
+    for (std::int64_t i1 = 0; i1 < shape[1]; ++i1)
+      for (std::int64_t i2 = 0; i2 < shape[2]; ++i2)
+        for (std::int64_t i3 = 0; i3 < shape[3]; ++i3)
+          *y++ = x[i0 * strides[0] + i1 * strides[1] + i2 * strides[2] + i3 * strides[3]];
+}
+
+}  // namespace accel::graph::cpu

@@ -1,0 +1,52 @@
+// The graph operator kernels on the CPU, in float: the reference the CUDA kernels are tested against and the
+// embedded default. Each op's exact semantics is in op_kinds.hpp. Shapes are the caller's to validate; sizes are
+// element counts; offsets, ids and indices are host memory. Only attention runs on several threads (its work
+// grows with the square of the sequence length; every other op is one pass over memory).
+#pragma once
+
+#include <cstdint>
+
+#include "accel/core/dtype.hpp"
+#include "graph/kernels/op_kinds.hpp"
+
+namespace accel::graph::cpu {
+
+void gather_rows(const float* table, std::int64_t table_rows, std::int64_t width, const std::int32_t* indices,
+                 std::int64_t rows, float* out);
+
+void sequence_positions(const std::int32_t* offsets, std::int64_t sequences, std::int64_t rows,
+                        std::int32_t* positions);
+
+void unary(Activation activation, const float* x, float* y, std::int64_t count);
+
+void bias_activation(const float* x, const float* bias, std::int64_t rows, std::int64_t width, Activation activation,
+                     float* y);
+
+void binary(BinaryOp op, const float* a, const float* b, Broadcast b_shape, std::int64_t rows, std::int64_t width,
+            float* out);
+
+void layer_norm(const float* x, const float* residual, const float* gamma, const float* beta, std::int64_t rows,
+                std::int64_t width, float eps, float* y, float* sum);
+
+void rms_norm(const float* x, const float* residual, const float* gamma, std::int64_t rows, std::int64_t width,
+              float eps, float* y, float* sum);
+
+void embedding_layer_norm(const float* word_table, std::int64_t word_rows, const float* position_table,
+                          std::int64_t position_rows, const float* type_row, const std::int32_t* ids,
+                          const std::int32_t* offsets, std::int64_t sequences, std::int64_t rows, std::int64_t width,
+                          const float* gamma, const float* beta, float eps, float* y);
+
+void packed_attention(const float* q, std::int64_t q_stride, const float* k, std::int64_t k_stride, const float* v,
+                      std::int64_t v_stride, const std::int32_t* offsets, std::int64_t sequences, int heads,
+                      int head_dim, float scale, float* out, std::int64_t out_stride);
+
+void mean_pool(const float* x, std::int64_t width, const std::int32_t* offsets, std::int64_t sequences, float* out);
+
+void l2_normalize(const float* x, std::int64_t rows, std::int64_t width, float eps, float* y);
+
+// Between any two of f32, f16 and bf16 (x and y hold `count` elements of their types); false for other types.
+bool cast(DType from, const void* x, DType to, void* y, std::int64_t count);
+
+void strided_copy(const float* x, const StridedLayout& layout, float* y);
+
+}  // namespace accel::graph::cpu

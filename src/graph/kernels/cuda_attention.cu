@@ -1,0 +1,112 @@
+// cuda::packed_attention: the tensor-core kernel where it fits (cuda_flash_attention.cu), else a generic kernel
+// for any storage type and head_dim <= 128. Generic: a CTA takes 16 query rows of one (sequence, head), 4 per
+// warp, and streams 32-key K/V tiles through shared memory in float; each lane scores one key of the tile against
+// the warp's 4 queries and owns head_dim / 32 output columns of each, the softmax kept online (running maximum
+// and sum) across tiles.
+#include "graph/kernels/cuda_attention.cuh"
+#include "graph/kernels/cuda_element.cuh"
+#include "graph/kernels/cuda_kernels.hpp"
+
+namespace accel::graph::cuda {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kQueriesPerWarp = 4;
+constexpr int kQueries = kWarps * kQueriesPerWarp;
+constexpr int kKeys = 32;
+constexpr int kMaxHeadDim = 128;
+
+template <class T>
+__global__ void __launch_bounds__(kWarps * 32) generic_attention_kernel(detail::AttentionArgs args, int tiles) {
+  __shared__ float query[kQueries][kMaxHeadDim];
+  // One float of padding per row: lane j reading column c of row j then hits bank (j + c) % 32.
+  __shared__ float keys[kKeys][kMaxHeadDim + 1];
+  __shared__ float values[kKeys][kMaxHeadDim + 1];
+  const std::int64_t s = blockIdx.x / tiles;
+  const std::int64_t begin = args.offsets[s];
+  const int length = args.offsets[s + 1] - args.offsets[s];
+  const int q0 = blockIdx.x % tiles * kQueries;
+  if (q0 >= length) return;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int d = args.head_dim;
+  const std::int64_t column = std::int64_t{blockIdx.y} * d;
+  const T* q = static_cast<const T*>(args.q) + begin * args.q_stride + column;
+  const T* k = static_cast<const T*>(args.k) + begin * args.k_stride + column;
+  const T* v = static_cast<const T*>(args.v) + begin * args.v_stride + column;
+  // The scale goes into the queries once, in the log2 domain, so each score's exponent is one exp2f.
+  const float scale = args.scale * 1.4426950408889634f;
+  for (int i = threadIdx.x; i < kQueries * d; i += blockDim.x) {
+    const int r = i / d, c = i % d;
+    query[r][c] = q0 + r < length ? detail::to_float(q[(q0 + r) * args.q_stride + c]) * scale : 0.0f;
+  }
+  float highest[kQueriesPerWarp], total[kQueriesPerWarp] = {}, o[kQueriesPerWarp][kMaxHeadDim / 32] = {};
+#pragma unroll
+  for (int qi = 0; qi < kQueriesPerWarp; ++qi) highest[qi] = -INFINITY;
+
+  for (int j0 = 0; j0 < length; j0 += kKeys) {
+    __syncthreads();  // the previous tile is consumed (and, the first time, the queries are stored)
+    for (int i = threadIdx.x; i < kKeys * d; i += blockDim.x) {
+      const int r = i / d, c = i % d;
+      const bool valid = j0 + r < length;
+      keys[r][c] = valid ? detail::to_float(k[(j0 + r) * args.k_stride + c]) : 0.0f;
+      values[r][c] = valid ? detail::to_float(v[(j0 + r) * args.v_stride + c]) : 0.0f;
+    }
+    __syncthreads();
+    const bool valid = j0 + lane < length;
+    float score[kQueriesPerWarp] = {};
+    for (int c = 0; c < d; ++c) {
+      const float key = keys[lane][c];
+#pragma unroll
+      for (int qi = 0; qi < kQueriesPerWarp; ++qi) score[qi] += query[warp * kQueriesPerWarp + qi][c] * key;
+    }
+    const int chunk = min(kKeys, length - j0);
+#pragma unroll
+    for (int qi = 0; qi < kQueriesPerWarp; ++qi) {
+      const float next = fmaxf(highest[qi], detail::warp_max(valid ? score[qi] : -INFINITY));
+      const float correction = exp2f(highest[qi] - next);
+      const float p = valid ? exp2f(score[qi] - next) : 0.0f;
+      total[qi] = total[qi] * correction + detail::warp_sum(p);
+      highest[qi] = next;
+#pragma unroll
+      for (int e = 0; e < kMaxHeadDim / 32; ++e) o[qi][e] *= correction;
+      for (int jj = 0; jj < chunk; ++jj) {
+        const float pj = __shfl_sync(0xffffffffu, p, jj);
+#pragma unroll
+        for (int e = 0; e < kMaxHeadDim / 32; ++e)
+          if (lane + 32 * e < d) o[qi][e] += pj * values[jj][lane + 32 * e];
+      }
+    }
+  }
+#pragma unroll
+  for (int qi = 0; qi < kQueriesPerWarp; ++qi) {
+    const int i = q0 + warp * kQueriesPerWarp + qi;
+    if (i >= length) continue;
+    T* out = static_cast<T*>(args.out) + (begin + i) * args.out_stride + column;
+#pragma unroll
+    for (int e = 0; e < kMaxHeadDim / 32; ++e)
+      if (lane + 32 * e < d) out[lane + 32 * e] = detail::from_float<T>(o[qi][e] / total[qi]);
+  }
+}
+
+}  // namespace
+
+cudaError_t packed_attention(DType dtype, const void* q, std::int64_t q_stride, const void* k, std::int64_t k_stride,
+                             const void* v, std::int64_t v_stride, const std::int32_t* offsets, std::int64_t sequences,
+                             std::int32_t max_length, int heads, int head_dim, float scale, void* out,
+                             std::int64_t out_stride, cudaStream_t stream) {
+  const detail::AttentionArgs args{q,         q_stride,   k,     k_stride, v,     v_stride, offsets,
+                                   sequences, max_length, heads, head_dim, scale, out,      out_stride};
+  if (head_dim <= 0 || head_dim > kMaxHeadDim || heads <= 0 || heads > 65535 || max_length < 0)
+    return cudaErrorInvalidValue;
+  if (sequences == 0 || max_length == 0) return cudaSuccess;
+  if (detail::flash_attention_fits(dtype, args)) return detail::launch_flash_attention(dtype, args, stream);
+  const int tiles = (max_length + kQueries - 1) / kQueries;
+  if (sequences * tiles > 0x7fffffff) return cudaErrorInvalidValue;
+  const dim3 grid(static_cast<unsigned>(sequences * tiles), static_cast<unsigned>(heads));
+  return detail::dispatch(dtype, [&](auto tag) {
+    generic_attention_kernel<decltype(tag)><<<grid, kWarps * 32, 0, stream>>>(args, tiles);
+    return cudaGetLastError();
+  });
+}
+
+}  // namespace accel::graph::cuda

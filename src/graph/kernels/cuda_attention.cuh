@@ -1,0 +1,35 @@
+// The two attention kernels behind cuda::packed_attention: what their launchers take, and who runs what.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "accel/core/dtype.hpp"
+
+namespace accel::graph::cuda::detail {
+
+struct AttentionArgs {
+  const void* q;
+  std::int64_t q_stride;
+  const void* k;
+  std::int64_t k_stride;
+  const void* v;
+  std::int64_t v_stride;
+  const std::int32_t* offsets;
+  std::int64_t sequences;
+  std::int32_t max_length;
+  int heads;
+  int head_dim;
+  float scale;
+  void* out;
+  std::int64_t out_stride;
+};
+
+// Whether the tensor-core kernel takes these arguments: f16/bf16, head_dim 32 or 64, 16-byte aligned rows.
+bool flash_attention_fits(DType dtype, const AttentionArgs& args);
+
+// The tensor-core kernel (cuda_flash_attention.cu); only for arguments flash_attention_fits accepts.
+cudaError_t launch_flash_attention(DType dtype, const AttentionArgs& args, cudaStream_t stream);
+
+}  // namespace accel::graph::cuda::detail

@@ -1,0 +1,215 @@
+// The tensor-core attention kernel for f16/bf16 and head_dim 32 or 64, flash-attention style.
+//
+// A CTA of 4 warps takes 64 query rows of one (sequence, head); each warp owns 16 rows and keeps their Q fragments,
+// the running softmax state and the output accumulators in registers. Key/value tiles of 64 rows stream through
+// shared memory in two stages (cp.async, zero-filled past the sequence's end). Per tile a warp computes
+// S = Q K^T with mma.sync m16n8k16 (float accumulation), updates the online softmax in float in the log2 domain,
+// and feeds P, rounded to the storage type, straight from the S accumulators (whose layout is the next mma's A
+// layout) into O += P V, V's fragments coming from ldmatrix.trans.
+#include "graph/kernels/cuda_attention.cuh"
+#include "graph/kernels/cuda_element.cuh"
+
+namespace accel::graph::cuda::detail {
+namespace {
+
+constexpr int kRowsPerCta = 64;
+constexpr int kKeysPerTile = 64;
+
+__device__ __forceinline__ std::uint32_t pack(float low, float high, __half) {
+  const __half2 h = __floats2half2_rn(low, high);
+  return *reinterpret_cast<const std::uint32_t*>(&h);
+}
+__device__ __forceinline__ std::uint32_t pack(float low, float high, __nv_bfloat16) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(low, high);
+  return *reinterpret_cast<const std::uint32_t*>(&h);
+}
+
+// D += A B for one 16x8x16 tile (A row-major, B column-major, float accumulators).
+template <class T>
+__device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+  if constexpr (std::is_same_v<T, __half>)
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  else
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* shared) {
+  const auto address = static_cast<std::uint32_t>(__cvta_generic_to_shared(shared));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+
+// 16 bytes from global to shared, or 16 zero bytes when !valid (cp.async's source size 0).
+__device__ __forceinline__ void copy16(void* shared, const void* global, bool valid) {
+  const auto address = static_cast<std::uint32_t>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(global), "r"(valid ? 16 : 0));
+}
+
+template <class T, int D>
+__global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args, int tiles) {
+  // Rows padded by 16 bytes: the 8 rows one ldmatrix or fragment load touches then fall on distinct banks.
+  constexpr int kStride = D + 8;
+  __shared__ alignas(16) T keys[2][kKeysPerTile * kStride];
+  __shared__ alignas(16) T values[2][kKeysPerTile * kStride];
+
+  const std::int64_t s = blockIdx.x / tiles;
+  const std::int64_t begin = args.offsets[s];
+  const int length = args.offsets[s + 1] - args.offsets[s];
+  const int q0 = blockIdx.x % tiles * kRowsPerCta;
+  if (q0 >= length) return;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int group = lane / 4, quad = lane % 4;  // the mma fragments' row group and column pair
+  const std::int64_t column = std::int64_t{blockIdx.y} * D;
+  const T* q = static_cast<const T*>(args.q) + begin * args.q_stride + column;
+  const T* k = static_cast<const T*>(args.k) + begin * args.k_stride + column;
+  const T* v = static_cast<const T*>(args.v) + begin * args.v_stride + column;
+
+  const int row0 = q0 + warp * 16 + group, row1 = row0 + 8;
+  std::uint32_t qf[D / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const int c = kk * 16 + quad * 2;
+    const auto at = [&](int row, int col) {
+      return row < length ? *reinterpret_cast<const std::uint32_t*>(q + row * args.q_stride + col) : 0u;
+    };
+    qf[kk][0] = at(row0, c);
+    qf[kk][1] = at(row1, c);
+    qf[kk][2] = at(row0, c + 8);
+    qf[kk][3] = at(row1, c + 8);
+  }
+
+  const auto load_tile = [&](int tile, int stage) {
+    constexpr int kChunksPerRow = D / 8;
+    for (int chunk = threadIdx.x; chunk < kKeysPerTile * kChunksPerRow; chunk += 128) {
+      const int r = chunk / kChunksPerRow, c = chunk % kChunksPerRow * 8;
+      const int key = tile * kKeysPerTile + r;
+      const bool valid = key < length;
+      const int source = valid ? key : 0;
+      copy16(&keys[stage][r * kStride + c], k + source * args.k_stride + c, valid);
+      copy16(&values[stage][r * kStride + c], v + source * args.v_stride + c, valid);
+    }
+    asm volatile("cp.async.commit_group;\n" ::);
+  };
+
+  const float scale = args.scale * 1.4426950408889634f;  // log2(e): exponentials as exp2f
+  float highest[2] = {-INFINITY, -INFINITY}, total[2] = {0, 0};
+  float o[D / 8][4] = {};
+  const int key_tiles = (length + kKeysPerTile - 1) / kKeysPerTile;
+  load_tile(0, 0);
+  for (int tile = 0; tile < key_tiles; ++tile) {
+    const int stage = tile % 2;
+    if (tile + 1 < key_tiles) {
+      load_tile(tile + 1, 1 - stage);
+      asm volatile("cp.async.wait_group 1;\n" ::);
+    } else {
+      asm volatile("cp.async.wait_group 0;\n" ::);
+    }
+    __syncthreads();
+
+    float sc[kKeysPerTile / 8][4] = {};
+#pragma unroll
+    for (int n = 0; n < kKeysPerTile / 8; ++n) {
+      const T* key_row = &keys[stage][(n * 8 + group) * kStride + quad * 2];
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk)
+        mma<T>(sc[n], qf[kk], *reinterpret_cast<const std::uint32_t*>(key_row + kk * 16),
+               *reinterpret_cast<const std::uint32_t*>(key_row + kk * 16 + 8));
+    }
+
+    // Fragment element e of n-tile n is key n*8 + quad*2 + e%2 of row group (e < 2) or group + 8.
+    float tile_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int n = 0; n < kKeysPerTile / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const bool valid = tile * kKeysPerTile + n * 8 + quad * 2 + e % 2 < length;
+        sc[n][e] = valid ? sc[n][e] * scale : -INFINITY;
+        tile_max[e / 2] = fmaxf(tile_max[e / 2], sc[n][e]);
+      }
+    float correction[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      tile_max[h] = fmaxf(tile_max[h], __shfl_xor_sync(0xffffffffu, tile_max[h], 1));
+      tile_max[h] = fmaxf(tile_max[h], __shfl_xor_sync(0xffffffffu, tile_max[h], 2));
+      const float next = fmaxf(highest[h], tile_max[h]);  // finite: every tile holds a valid key
+      correction[h] = exp2f(highest[h] - next);
+      highest[h] = next;
+      total[h] *= correction[h];
+    }
+#pragma unroll
+    for (int n = 0; n < kKeysPerTile / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        sc[n][e] = exp2f(sc[n][e] - highest[e / 2]);
+        total[e / 2] += sc[n][e];
+      }
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[n][e] *= correction[e / 2];
+
+#pragma unroll
+    for (int kk = 0; kk < kKeysPerTile / 16; ++kk) {
+      const std::uint32_t pf[4] = {pack(sc[2 * kk][0], sc[2 * kk][1], T{}), pack(sc[2 * kk][2], sc[2 * kk][3], T{}),
+                                   pack(sc[2 * kk + 1][0], sc[2 * kk + 1][1], T{}),
+                                   pack(sc[2 * kk + 1][2], sc[2 * kk + 1][3], T{})};
+#pragma unroll
+      for (int n = 0; n < D / 8; n += 2) {
+        // Lanes 0-15 address keys kk*16 + 0..15 at columns n*8, lanes 16-31 the same keys at n*8 + 8.
+        std::uint32_t b[4];
+        ldmatrix_x4_trans(b, &values[stage][(kk * 16 + lane % 16) * kStride + n * 8 + lane / 16 * 8]);
+        mma<T>(o[n], pf, b[0], b[1]);
+        mma<T>(o[n + 1], pf, b[2], b[3]);
+      }
+    }
+    __syncthreads();  // the next iteration's copies overwrite this stage
+  }
+
+  T* out = static_cast<T*>(args.out) + begin * args.out_stride + column;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    total[h] += __shfl_xor_sync(0xffffffffu, total[h], 1);
+    total[h] += __shfl_xor_sync(0xffffffffu, total[h], 2);
+    const int row = h == 0 ? row0 : row1;
+    if (row >= length) continue;
+    const float inverse = 1.0f / total[h];
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+      *reinterpret_cast<std::uint32_t*>(out + row * args.out_stride + n * 8 + quad * 2) =
+          pack(o[n][2 * h] * inverse, o[n][2 * h + 1] * inverse, T{});
+  }
+}
+
+}  // namespace
+
+bool flash_attention_fits(DType dtype, const AttentionArgs& args) {
+  return (dtype == DType::f16 || dtype == DType::bf16) && (args.head_dim == 32 || args.head_dim == 64) &&
+         aligned16(args.q) && aligned16(args.k) && aligned16(args.v) && aligned16(args.out) && args.q_stride % 8 == 0 &&
+         args.k_stride % 8 == 0 && args.v_stride % 8 == 0 && args.out_stride % 8 == 0;
+}
+
+cudaError_t launch_flash_attention(DType dtype, const AttentionArgs& args, cudaStream_t stream) {
+  const int tiles = (args.max_length + kRowsPerCta - 1) / kRowsPerCta;
+  if (args.sequences * tiles > 0x7fffffff) return cudaErrorInvalidValue;
+  const dim3 grid(static_cast<unsigned>(args.sequences * tiles), static_cast<unsigned>(args.heads));
+  const auto launch = [&](auto kernel) {
+    kernel<<<grid, 128, 0, stream>>>(args, tiles);
+    return cudaGetLastError();
+  };
+  if (dtype == DType::f16)
+    return args.head_dim == 32 ? launch(flash_attention_kernel<__half, 32>)
+                               : launch(flash_attention_kernel<__half, 64>);
+  return args.head_dim == 32 ? launch(flash_attention_kernel<__nv_bfloat16, 32>)
+                             : launch(flash_attention_kernel<__nv_bfloat16, 64>);
+}
+
+}  // namespace accel::graph::cuda::detail

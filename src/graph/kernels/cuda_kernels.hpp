@@ -1,0 +1,62 @@
+// The graph operator kernels on CUDA: the functions of op_kinds.hpp over f32, f16 or bf16 storage (`dtype`: every
+// floating operand of a call has it, gamma/beta/bias included), with float arithmetic. All pointers are device
+// memory, offsets/ids/indices included. Each function enqueues its kernels on `stream` and returns
+// cudaGetLastError() after the launch: no allocation, no synchronisation. cudaErrorInvalidValue for a dtype outside
+// {f32, f16, bf16} or a size the launch cannot cover. Row-wise ops take 16-byte vector paths when the width is a
+// multiple of 8 and every row pointer is 16-byte aligned.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "accel/core/dtype.hpp"
+#include "graph/kernels/op_kinds.hpp"
+
+namespace accel::graph::cuda {
+
+cudaError_t gather_rows(DType dtype, const void* table, std::int64_t table_rows, std::int64_t width,
+                        const std::int32_t* indices, std::int64_t rows, void* out, cudaStream_t stream);
+
+cudaError_t sequence_positions(const std::int32_t* offsets, std::int64_t sequences, std::int64_t rows,
+                               std::int32_t* positions, cudaStream_t stream);
+
+cudaError_t unary(DType dtype, Activation activation, const void* x, void* y, std::int64_t count, cudaStream_t stream);
+
+cudaError_t bias_activation(DType dtype, const void* x, const void* bias, std::int64_t rows, std::int64_t width,
+                            Activation activation, void* y, cudaStream_t stream);
+
+cudaError_t binary(DType dtype, BinaryOp op, const void* a, const void* b, Broadcast b_shape, std::int64_t rows,
+                   std::int64_t width, void* out, cudaStream_t stream);
+
+cudaError_t layer_norm(DType dtype, const void* x, const void* residual, const void* gamma, const void* beta,
+                       std::int64_t rows, std::int64_t width, float eps, void* y, void* sum, cudaStream_t stream);
+
+cudaError_t rms_norm(DType dtype, const void* x, const void* residual, const void* gamma, std::int64_t rows,
+                     std::int64_t width, float eps, void* y, void* sum, cudaStream_t stream);
+
+cudaError_t embedding_layer_norm(DType dtype, const void* word_table, std::int64_t word_rows,
+                                 const void* position_table, std::int64_t position_rows, const void* type_row,
+                                 const std::int32_t* ids, const std::int32_t* offsets, std::int64_t sequences,
+                                 std::int64_t rows, std::int64_t width, const void* gamma, const void* beta, float eps,
+                                 void* y, cudaStream_t stream);
+
+// `max_length` must bound every sequence's length (the grid is sized by it; query rows past it are not computed).
+// f16/bf16 with head_dim 32 or 64 and 16-byte aligned rows run on tensor cores (mma.sync, flash-attention tiling);
+// every other case with head_dim <= 128 runs a generic kernel; larger head dims are cudaErrorInvalidValue.
+cudaError_t packed_attention(DType dtype, const void* q, std::int64_t q_stride, const void* k, std::int64_t k_stride,
+                             const void* v, std::int64_t v_stride, const std::int32_t* offsets, std::int64_t sequences,
+                             std::int32_t max_length, int heads, int head_dim, float scale, void* out,
+                             std::int64_t out_stride, cudaStream_t stream);
+
+cudaError_t mean_pool(DType dtype, const void* x, std::int64_t width, const std::int32_t* offsets,
+                      std::int64_t sequences, void* out, cudaStream_t stream);
+
+cudaError_t l2_normalize(DType dtype, const void* x, std::int64_t rows, std::int64_t width, float eps, void* y,
+                         cudaStream_t stream);
+
+cudaError_t cast(DType from, const void* x, DType to, void* y, std::int64_t count, cudaStream_t stream);
+
+cudaError_t strided_copy(DType dtype, const void* x, const StridedLayout& layout, void* y, cudaStream_t stream);
+
+}  // namespace accel::graph::cuda

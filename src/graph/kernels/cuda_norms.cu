@@ -1,0 +1,253 @@
+// The row-wise graph kernels on CUDA: LayerNorm and RMSNorm (with the residual add), the fused embedding + LayerNorm,
+// L2 normalisation and mean pooling. One warp per row; the passes over a row re-read it, which the L1 cache serves
+// (a BERT row is 384 elements), rather than holding it in registers sized for the widest row.
+#include "graph/kernels/cuda_element.cuh"
+#include "graph/kernels/cuda_kernels.hpp"
+
+namespace accel::graph::cuda {
+namespace {
+
+using detail::dispatch;
+using detail::vectorizable;
+
+constexpr int kWarps = 4;
+
+// The statistics of one row and its normalised write, given `source(c, v)` that fills the V elements of the
+// row's pre-norm values h at column c. `sum` (may be null) receives h.
+template <int V, class T, class Source>
+__device__ void normalize_row(Source source, const T* gamma, const T* beta, std::int64_t width, float eps, bool rms,
+                              T* y, T* sum) {
+  const int lane = threadIdx.x % 32;
+  float v[V];
+  float total = 0;
+  for (std::int64_t c = lane * V; c < width; c += 32 * V) {
+    source(c, v);
+#pragma unroll
+    for (int e = 0; e < V; ++e) total += rms ? v[e] * v[e] : v[e];
+  }
+  total = detail::warp_sum(total) / static_cast<float>(width);
+  float mean = 0, inverse;
+  if (rms) {
+    inverse = rsqrtf(total + eps);
+  } else {
+    mean = total;
+    float squares = 0;
+    for (std::int64_t c = lane * V; c < width; c += 32 * V) {
+      source(c, v);
+#pragma unroll
+      for (int e = 0; e < V; ++e) squares += (v[e] - mean) * (v[e] - mean);
+    }
+    inverse = rsqrtf(detail::warp_sum(squares) / static_cast<float>(width) + eps);
+  }
+  for (std::int64_t c = lane * V; c < width; c += 32 * V) {
+    source(c, v);
+    if (sum) detail::store<V>(sum + c, v);
+    float g[V], b[V];
+    detail::load<V>(gamma + c, g);
+    if (beta)
+      detail::load<V>(beta + c, b);
+    else
+      detail::fill(b, 0.0f);
+#pragma unroll
+    for (int e = 0; e < V; ++e) v[e] = (v[e] - mean) * inverse * g[e] + b[e];
+    detail::store<V>(y + c, v);
+  }
+}
+
+template <int V, class T>
+__global__ void norm_kernel(const T* x, const T* residual, const T* gamma, const T* beta, std::int64_t rows,
+                            std::int64_t width, float eps, bool rms, T* y, T* sum) {
+  const std::int64_t row = blockIdx.x * std::int64_t{kWarps} + threadIdx.x / 32;
+  if (row >= rows) return;
+  const std::int64_t base = row * width;
+  const auto source = [&](std::int64_t c, float(&v)[V]) {
+    detail::load<V>(x + base + c, v);
+    if (residual) {
+      float r[V];
+      detail::load<V>(residual + base + c, r);
+#pragma unroll
+      for (int e = 0; e < V; ++e) v[e] += r[e];
+    }
+  };
+  normalize_row<V>(source, gamma, beta, width, eps, rms, y + base, sum ? sum + base : nullptr);
+}
+
+template <int V, class T>
+__global__ void embedding_kernel(const T* word_table, std::int64_t word_rows, const T* position_table,
+                                 std::int64_t position_rows, const T* type_row, const std::int32_t* ids,
+                                 const std::int32_t* offsets, std::int64_t sequences, std::int64_t rows,
+                                 std::int64_t width, const T* gamma, const T* beta, float eps, T* y) {
+  const std::int64_t row = blockIdx.x * std::int64_t{kWarps} + threadIdx.x / 32;
+  if (row >= rows) return;
+  const std::int64_t s = detail::sequence_of(offsets, sequences, row);
+  T* out = y + row * width;
+  if (s < 0) {
+    float zeros[V];
+    detail::fill(zeros, 0.0f);
+    for (std::int64_t c = threadIdx.x % 32 * V; c < width; c += 32 * V) detail::store<V>(out + c, zeros);
+    return;
+  }
+  const std::int64_t id = ids[row];
+  const std::int64_t position = row - offsets[s];
+  const T* word = id >= 0 && id < word_rows ? word_table + id * width : nullptr;
+  const T* place = position < position_rows ? position_table + position * width : nullptr;
+  const auto source = [&](std::int64_t c, float(&v)[V]) {
+    float add[V];
+    detail::fill(v, 0.0f);
+    const T* parts[] = {word, place, type_row};
+    for (const T* part : parts) {
+      if (!part) continue;
+      detail::load<V>(part + c, add);
+#pragma unroll
+      for (int e = 0; e < V; ++e) v[e] += add[e];
+    }
+  };
+  normalize_row<V>(source, gamma, beta, width, eps, false, out, static_cast<T*>(nullptr));
+}
+
+template <int V, class T>
+__global__ void l2_kernel(const T* x, std::int64_t rows, std::int64_t width, float eps, T* y) {
+  const std::int64_t row = blockIdx.x * std::int64_t{kWarps} + threadIdx.x / 32;
+  if (row >= rows) return;
+  const int lane = threadIdx.x % 32;
+  float v[V];
+  float squares = 0;
+  for (std::int64_t c = lane * V; c < width; c += 32 * V) {
+    detail::load<V>(x + row * width + c, v);
+#pragma unroll
+    for (int e = 0; e < V; ++e) squares += v[e] * v[e];
+  }
+  const float inverse = 1.0f / fmaxf(sqrtf(detail::warp_sum(squares)), eps);
+  for (std::int64_t c = lane * V; c < width; c += 32 * V) {
+    detail::load<V>(x + row * width + c, v);
+#pragma unroll
+    for (int e = 0; e < V; ++e) v[e] *= inverse;
+    detail::store<V>(y + row * width + c, v);
+  }
+}
+
+// One thread per V columns of one sequence (blockIdx.x), summing down its rows: the warp's loads of a row are
+// contiguous.
+template <int V, class T>
+__global__ void mean_pool_kernel(const T* x, std::int64_t width, const std::int32_t* offsets, T* out) {
+  const std::int64_t c = (blockIdx.y * std::int64_t{blockDim.x} + threadIdx.x) * V;
+  if (c >= width) return;
+  const std::int64_t s = blockIdx.x, begin = offsets[s], end = offsets[s + 1];
+  float total[V], v[V];
+  detail::fill(total, 0.0f);
+  for (std::int64_t r = begin; r < end; ++r) {
+    detail::load<V>(x + r * width + c, v);
+#pragma unroll
+    for (int e = 0; e < V; ++e) total[e] += v[e];
+  }
+  const float scale = end > begin ? 1.0f / static_cast<float>(end - begin) : 0.0f;
+#pragma unroll
+  for (int e = 0; e < V; ++e) total[e] *= scale;
+  detail::store<V>(out + s * width + c, total);
+}
+
+unsigned row_blocks(std::int64_t rows) { return static_cast<unsigned>((rows + kWarps - 1) / kWarps); }
+
+bool fits_grid(std::int64_t rows) { return row_blocks(rows) <= 0x7fffffffu; }
+
+}  // namespace
+
+cudaError_t layer_norm(DType dtype, const void* x, const void* residual, const void* gamma, const void* beta,
+                       std::int64_t rows, std::int64_t width, float eps, void* y, void* sum, cudaStream_t stream) {
+  if (rows == 0 || width == 0) return cudaSuccess;
+  if (!fits_grid(rows)) return cudaErrorInvalidValue;
+  return dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const auto args = [&](auto kernel) {
+      kernel<<<row_blocks(rows), kWarps * 32, 0, stream>>>(
+          static_cast<const T*>(x), static_cast<const T*>(residual), static_cast<const T*>(gamma),
+          static_cast<const T*>(beta), rows, width, eps, false, static_cast<T*>(y), static_cast<T*>(sum));
+    };
+    if (vectorizable(width, x, residual, gamma, beta, y, sum))
+      args(norm_kernel<8, T>);
+    else
+      args(norm_kernel<1, T>);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t rms_norm(DType dtype, const void* x, const void* residual, const void* gamma, std::int64_t rows,
+                     std::int64_t width, float eps, void* y, void* sum, cudaStream_t stream) {
+  if (rows == 0 || width == 0) return cudaSuccess;
+  if (!fits_grid(rows)) return cudaErrorInvalidValue;
+  return dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const auto args = [&](auto kernel) {
+      kernel<<<row_blocks(rows), kWarps * 32, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(residual),
+                                                           static_cast<const T*>(gamma), nullptr, rows, width, eps,
+                                                           true, static_cast<T*>(y), static_cast<T*>(sum));
+    };
+    if (vectorizable(width, x, residual, gamma, y, sum))
+      args(norm_kernel<8, T>);
+    else
+      args(norm_kernel<1, T>);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t embedding_layer_norm(DType dtype, const void* word_table, std::int64_t word_rows,
+                                 const void* position_table, std::int64_t position_rows, const void* type_row,
+                                 const std::int32_t* ids, const std::int32_t* offsets, std::int64_t sequences,
+                                 std::int64_t rows, std::int64_t width, const void* gamma, const void* beta, float eps,
+                                 void* y, cudaStream_t stream) {
+  if (rows == 0 || width == 0) return cudaSuccess;
+  if (!fits_grid(rows)) return cudaErrorInvalidValue;
+  return dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const auto args = [&](auto kernel) {
+      kernel<<<row_blocks(rows), kWarps * 32, 0, stream>>>(
+          static_cast<const T*>(word_table), word_rows, static_cast<const T*>(position_table), position_rows,
+          static_cast<const T*>(type_row), ids, offsets, sequences, rows, width, static_cast<const T*>(gamma),
+          static_cast<const T*>(beta), eps, static_cast<T*>(y));
+    };
+    if (vectorizable(width, word_table, position_table, type_row, gamma, beta, y))
+      args(embedding_kernel<8, T>);
+    else
+      args(embedding_kernel<1, T>);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t l2_normalize(DType dtype, const void* x, std::int64_t rows, std::int64_t width, float eps, void* y,
+                         cudaStream_t stream) {
+  if (rows == 0 || width == 0) return cudaSuccess;
+  if (!fits_grid(rows)) return cudaErrorInvalidValue;
+  return dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const auto* xt = static_cast<const T*>(x);
+    auto* yt = static_cast<T*>(y);
+    if (vectorizable(width, x, y))
+      l2_kernel<8><<<row_blocks(rows), kWarps * 32, 0, stream>>>(xt, rows, width, eps, yt);
+    else
+      l2_kernel<1><<<row_blocks(rows), kWarps * 32, 0, stream>>>(xt, rows, width, eps, yt);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t mean_pool(DType dtype, const void* x, std::int64_t width, const std::int32_t* offsets,
+                      std::int64_t sequences, void* out, cudaStream_t stream) {
+  if (sequences == 0 || width == 0) return cudaSuccess;
+  constexpr int kThreads = 64;
+  const bool vector = vectorizable(width, x, out);
+  const std::int64_t chunks = vector ? width / 8 : width;
+  const std::int64_t column_blocks = (chunks + kThreads - 1) / kThreads;
+  if (sequences > 0x7fffffff || column_blocks > 65535) return cudaErrorInvalidValue;
+  const dim3 grid(static_cast<unsigned>(sequences), static_cast<unsigned>(column_blocks));
+  return dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const auto* xt = static_cast<const T*>(x);
+    auto* ot = static_cast<T*>(out);
+    if (vector)
+      mean_pool_kernel<8><<<grid, kThreads, 0, stream>>>(xt, width, offsets, ot);
+    else
+      mean_pool_kernel<1><<<grid, kThreads, 0, stream>>>(xt, width, offsets, ot);
+    return cudaGetLastError();
+  });
+}
+
+}  // namespace accel::graph::cuda

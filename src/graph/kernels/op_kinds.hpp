@@ -1,0 +1,57 @@
+// The vocabulary of the graph operator kernels, shared by the CPU kernels (cpu_kernels.hpp, float) and the CUDA
+// kernels (cuda_kernels.hpp, f32/f16/bf16 storage with float arithmetic). Both compute the same functions:
+//
+// Packed sequences. Token rows of several sequences lie end to end without padding: `offsets` holds
+// `sequences + 1` non-decreasing int32 row indices and sequence s is rows [offsets[s], offsets[s+1]). A row in no
+// sequence (before offsets[0] or at or after offsets[sequences]) is a padding row; an empty sequence has none.
+//
+//   gather_rows          out[r] = table[indices[r]], a zero row when the index is outside [0, table_rows).
+//   sequence_positions   positions[r] = r - offsets[s] for r in sequence s; 0 for padding rows.
+//   unary                y[i] = act(x[i]) (accel::activate's definitions, include/accel/core/epilogue.hpp).
+//   bias_activation      y[r][c] = act(x[r][c] + bias[c]); bias may be null (then y = act(x)).
+//   binary               out[r][c] = a[r][c] op b[r][c], or op b[c] when b is one row (Broadcast::row).
+//   layer_norm           h = x + residual (residual may be null), per row:
+//                          y = (h - mean(h)) / sqrt(var(h) + eps) * gamma + beta   (biased variance, as PyTorch)
+//                        beta may be null (no shift). When `sum` is given it receives h (pre-norm blocks carry it as
+//                        the next residual); the statistics use h before it is rounded to the storage type.
+//   rms_norm             h as above; y = h / sqrt(mean(h^2) + eps) * gamma; `sum` as for layer_norm.
+//   embedding_layer_norm h[r] = word[ids[r]] + position[r - offsets[s]] + type_row, then layer_norm(h). A word id
+//                        or position outside its table adds zeros; type_row may be null. Padding rows are set to 0.
+//   packed_attention     per sequence s and head h: O = softmax(scale Q K^T) V over the sequence's own tokens (no
+//                        mask inside a sequence), Q/K/V/O rows addressed with their own row strides so that Q, K and
+//                        V may be column slices of one fused QKV buffer; head h is columns [h d, (h+1) d). Padding
+//                        rows of `out` are not written.
+//   mean_pool            out[s] = mean of sequence s's rows; an empty sequence gives a zero row.
+//   l2_normalize         y[r] = x[r] / max(||x[r]||_2, eps)   (torch.nn.functional.normalize).
+//   cast                 y[i] = x[i] converted, rounding to nearest even.
+//   strided_copy         y (contiguous, row-major over `shape`) = the elements of x at sum_i index_i strides_i.
+//
+// In-place use: y may alias x (and `sum` may alias x or residual) in the row-wise and element-wise ops, as each
+// element is read before the same thread writes it. Attention, gather, mean_pool and strided_copy need distinct
+// buffers.
+#pragma once
+
+#include <cstdint>
+
+#include "accel/core/epilogue.hpp"
+#include "accel/graph/binary_op.hpp"
+
+namespace accel::graph {
+
+using accel::Activation;
+
+
+// The shape of the second operand of a binary op.
+enum class Broadcast : std::uint8_t {
+  none,  // [rows, width], as the first
+  row,   // [width], the same for every row (a bias or a scale vector)
+};
+
+// A strided view of up to four dimensions, in elements. Dimensions past `rank` are ignored.
+struct StridedLayout {
+  int rank = 0;
+  std::int64_t shape[4] = {};
+  std::int64_t strides[4] = {};
+};
+
+}  // namespace accel::graph

@@ -1,0 +1,51 @@
+// all-MiniLM-L6-v2 on a CUDA device (f16 compute) against sentence-transformers' f32 embeddings: every reference
+// text at cosine >= 0.999, in process and on an isolated worker.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "accel/device/device.hpp"
+#include "accel/embed/model.hpp"
+#include "testing/cuda_fixture.hpp"
+#include "testing/status_matchers.hpp"
+
+namespace accel::embed {
+namespace {
+
+const std::filesystem::path kFolder = ACCEL_TEST_MODEL_FOLDER;
+
+class CudaEmbeddingModelTest : public ::testing::TestWithParam<Isolation> {};
+
+TEST_P(CudaEmbeddingModelTest, MatchesSentenceTransformersWithinF16) {
+  if (!std::filesystem::exists(kFolder / "model.safetensors")) GTEST_SKIP() << "no model folder at " << kFolder;
+  System system;
+  ACCEL_OPEN_CUDA_OR_SKIP(system, (DeviceOptions{.kind = DeviceKind::cuda, .isolation = GetParam()}), device);
+  Result<std::shared_ptr<Model>> model = Model::load(device, {.folder = kFolder});
+  ASSERT_THAT(model, accel::testing::IsOk());
+  EXPECT_EQ((*model)->info().compute, DType::f16);
+  std::ifstream in(std::filesystem::path(ACCEL_TEST_DATA) / "reference_embeddings.json");
+  const nlohmann::json reference = nlohmann::json::parse(in);
+  std::vector<std::string> texts;
+  for (const auto& entry : reference.at("embeddings")) texts.push_back(entry.at("sentence").get<std::string>());
+  Result<Embeddings> got = (*model)->embed(texts).wait();
+  ASSERT_THAT(got, accel::testing::IsOk());
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    const auto want = reference.at("embeddings")[i].at("embedding").get<std::vector<double>>();
+    double dot = 0, norm = 0;
+    for (std::size_t c = 0; c < want.size(); ++c) {
+      dot += got->row(i)[c] * want[c];
+      norm += static_cast<double>(got->row(i)[c]) * got->row(i)[c];
+    }
+    EXPECT_GE(dot / std::sqrt(norm), 0.999) << "text " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isolations, CudaEmbeddingModelTest,
+                         ::testing::Values(Isolation::in_process, Isolation::worker_process),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+}  // namespace
+}  // namespace accel::embed

@@ -1,0 +1,119 @@
+// all-MiniLM-L6-v2 on the CPU device against sentence-transformers' f32 embeddings (tests/embed/data/
+// reference_embeddings.json, made by make_reference_embeddings.py), and the model's refusals.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "accel/device/device.hpp"
+#include "accel/embed/model.hpp"
+
+namespace accel::embed {
+namespace {
+
+const std::filesystem::path kFolder = ACCEL_TEST_MODEL_FOLDER;
+
+double cosine(std::span<const float> a, const std::vector<double>& b) {
+  double dot = 0, na = 0, nb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    dot += a[i] * b[i];
+    na += static_cast<double>(a[i]) * a[i];
+    nb += b[i] * b[i];
+  }
+  return dot / std::sqrt(na * nb);
+}
+
+class EmbeddingModelTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!std::filesystem::exists(kFolder / "model.safetensors")) return;
+    system_ = new System();
+    device_ = new Device(*Device::open(*system_, {.kind = DeviceKind::cpu}));
+    Result<std::shared_ptr<Model>> loaded = Model::load(*device_, {.folder = kFolder, .batch_tokens = 2048});
+    ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
+    model_ = new std::shared_ptr<Model>(std::move(*loaded));
+  }
+  static void TearDownTestSuite() {
+    delete model_;
+    delete device_;
+    delete system_;
+  }
+  void SetUp() override {
+    if (model_ == nullptr) GTEST_SKIP() << "no model folder at " << kFolder << " (scripts/setup fetches it)";
+  }
+  static Model& model() { return **model_; }
+
+  static inline System* system_ = nullptr;
+  static inline Device* device_ = nullptr;
+  static inline std::shared_ptr<Model>* model_ = nullptr;
+};
+
+TEST_F(EmbeddingModelTest, MatchesSentenceTransformersInF32) {
+  std::ifstream in(std::filesystem::path(ACCEL_TEST_DATA) / "reference_embeddings.json");
+  const nlohmann::json reference = nlohmann::json::parse(in);
+  std::vector<std::string> texts;
+  std::vector<std::vector<double>> expected;
+  std::vector<std::uint32_t> tokens;
+  for (const auto& entry : reference.at("embeddings")) {
+    texts.push_back(entry.at("sentence").get<std::string>());
+    expected.push_back(entry.at("embedding").get<std::vector<double>>());
+    tokens.push_back(entry.at("tokens").get<std::uint32_t>());
+  }
+  ASSERT_GE(texts.size(), 40u);
+  Result<Embeddings> got = model().embed(texts).wait();
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  ASSERT_EQ(got->count(), texts.size());
+  EXPECT_EQ(got->dimensions, 384u);
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    EXPECT_EQ(got->tokens[i], tokens[i]) << i;
+    EXPECT_GE(cosine(got->row(i), expected[i]), 0.99999) << "text " << i << ": " << texts[i].substr(0, 60);
+  }
+}
+
+TEST_F(EmbeddingModelTest, SplitsLargeCallsIntoRunsWithTheSameResults) {
+  std::vector<std::string> texts;
+  for (int i = 0; i < 60; ++i) texts.push_back("sentence number " + std::to_string(i) + " " + std::string(i * 7, 'a'));
+  Result<Embeddings> together = model().embed(texts).wait();
+  ASSERT_TRUE(together.ok());
+  for (std::size_t i : {0u, 17u, 59u}) {
+    Result<Embeddings> alone = model().embed({texts[i]}).wait();
+    ASSERT_TRUE(alone.ok());
+    std::vector<double> row(alone->row(0).begin(), alone->row(0).end());
+    EXPECT_GE(cosine(together->row(i), row), 0.999999) << i;
+  }
+  EXPECT_GE(model().stats().runs, 2u);
+}
+
+TEST_F(EmbeddingModelTest, RefusesBadInputNamingIt) {
+  Result<Embeddings> invalid = model().embed({"fine", std::string("bad \xff utf-8")}).wait();
+  EXPECT_EQ(invalid.status().code(), Code::invalid_argument);
+  EXPECT_NE(invalid.status().message().find("1"), std::string::npos) << invalid.status().to_string();
+
+  std::string long_text;
+  for (int i = 0; i < 400; ++i) long_text += "word ";
+  Result<Embeddings> too_long = model().embed({"short", long_text}, Truncation::refuse).wait();
+  EXPECT_EQ(too_long.status().code(), Code::invalid_argument);
+  EXPECT_NE(too_long.status().message().find("text 1"), std::string::npos) << too_long.status().to_string();
+  TokenBatch batch;
+  const std::int32_t ids[] = {101, 40000, 102};
+  batch.append(ids);
+  Result<Embeddings> out_of_vocabulary = model().embed_tokens(batch).wait();
+  EXPECT_EQ(out_of_vocabulary.status().code(), Code::invalid_argument);
+  EXPECT_NE(out_of_vocabulary.status().message().find("40000"), std::string::npos);
+  TokenBatch empty;
+  empty.offsets = {0, 0};
+  EXPECT_EQ(model().embed_tokens(empty).wait().status().code(), Code::invalid_argument);
+}
+
+TEST(EmbeddingModelLoadTest, RefusesAMissingFolder) {
+  System system;
+  Device device = *Device::open(system, {.kind = DeviceKind::cpu});
+  Result<std::shared_ptr<Model>> loaded = Model::load(device, {.folder = "/nonexistent/model"});
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("/nonexistent/model"), std::string::npos) << loaded.status().to_string();
+}
+
+}  // namespace
+}  // namespace accel::embed

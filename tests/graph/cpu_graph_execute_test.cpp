@@ -1,0 +1,168 @@
+// graph::Execute on the CPU device: a transformer encoder layer against the naive double reference for a sweep of
+// packed lengths, bindings refused before anything runs, executables compiled once per bucket, and executables
+// found on disk by a second process.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "accel/device/device.hpp"
+#include "accel/graph/execute.hpp"
+#include "testing/encoder_graph.hpp"
+#include "testing/scratch_directory.hpp"
+
+namespace accel::graph {
+namespace {
+
+using testing::EncoderShape;
+
+class CpuGraphExecuteTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<Device> opened = Device::open(system_, {.kind = DeviceKind::cpu});
+    ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+    device_.emplace(std::move(*opened));
+  }
+
+  template <class T>
+  Buffer<T> upload(const std::vector<T>& values) {
+    Buffer<T> buffer = *device_->allocate<T>(std::max<std::size_t>(values.size(), 1)).wait();
+    EXPECT_TRUE(device_->upload(std::span<const T>(values), buffer).wait().ok());
+    return buffer;
+  }
+  template <class T>
+  std::vector<T> download(const Buffer<T>& buffer, std::size_t count) {
+    std::vector<T> out(count);
+    EXPECT_TRUE(device_->download(buffer, std::span<T>(out)).wait().ok());
+    return out;
+  }
+  CacheStats executables() {
+    DeviceInfo info = *device_->info().wait();
+    const CacheStats* stats = info.cache("graph-executables");
+    return stats == nullptr ? CacheStats{} : *stats;
+  }
+
+  System system_;
+  std::optional<Device> device_;
+};
+
+TEST_F(CpuGraphExecuteTest, EncoderLayerMatchesTheReferenceForASweepOfPackedLengths) {
+  const EncoderShape shape;
+  auto graph = testing::encoder_graph(shape, Ladder::powers_of_two(16, 2048), Ladder::powers_of_two(1, 64));
+  std::mt19937 rng(7);
+  const auto params = testing::random_parameters(*graph, rng);
+  Buffer<std::uint8_t> weights = upload(testing::weight_bytes_f32(*graph, params));
+  for (std::int64_t sequences : {1, 3, 8, 17}) {
+    const std::vector<std::int32_t> offsets = testing::random_offsets(sequences, shape.max_length, rng);
+    const std::int64_t tokens = offsets.back();
+    std::vector<float> x(static_cast<std::size_t>(tokens * shape.width));
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (float& e : x) e = dist(rng);
+    Buffer<float> y = *device_->allocate<float>(x.size()).wait();
+    Buffer<float> pooled = *device_->allocate<float>(static_cast<std::uint64_t>(sequences * shape.width)).wait();
+    Status ran = device_
+                     ->ask(Execute{.graph = graph,
+                                   .symbols = {{"tokens", tokens}, {"sequences", sequences}},
+                                   .weights = weights,
+                                   .inputs = {{"x", upload(x)}, {"offsets", upload(offsets)}},
+                                   .outputs = {{"y", y}, {"pooled", pooled}}})
+                     .wait()
+                     .status();
+    ASSERT_TRUE(ran.ok()) << ran.to_string();
+    const auto ref = testing::reference_encoder(shape, *graph, params, x, offsets);
+    const auto got = download(y, x.size());
+    for (std::size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], ref.out[i], 2e-4) << "tokens " << tokens << " at " << i;
+    const auto got_pooled = download(pooled, ref.pooled.size());
+    for (std::size_t i = 0; i < got_pooled.size(); ++i) ASSERT_NEAR(got_pooled[i], ref.pooled[i], 1e-5);
+  }
+}
+
+TEST_F(CpuGraphExecuteTest, BindingsAreCheckedBeforeAnythingRuns) {
+  auto graph = testing::encoder_graph({}, Ladder::powers_of_two(16, 256), Ladder::powers_of_two(1, 8));
+  Buffer<std::uint8_t> weights = *device_->allocate<std::uint8_t>(graph->weight_bytes()).wait();
+  Buffer<float> x = *device_->allocate<float>(64 * 64).wait();
+  Buffer<std::int32_t> offsets = *device_->allocate<std::int32_t>(3).wait();
+  Buffer<float> y = *device_->allocate<float>(64 * 64).wait();
+  Buffer<float> pooled = *device_->allocate<float>(2 * 64).wait();
+  const Execute good{.graph = graph,
+                     .symbols = {{"tokens", 64}, {"sequences", 2}},
+                     .weights = weights,
+                     .inputs = {{"x", x}, {"offsets", offsets}},
+                     .outputs = {{"y", y}, {"pooled", pooled}}};
+  auto refused = [&](Execute request, std::string_view what) {
+    Status s = device_->ask(std::move(request)).wait().status();
+    EXPECT_EQ(s.code(), Code::invalid_argument) << s.to_string();
+    EXPECT_NE(s.message().find(what), std::string::npos) << s.to_string();
+  };
+  Execute r = good;
+  r.inputs.push_back({"z", x});
+  refused(r, "no input 'z'");
+  r = good;
+  r.inputs.pop_back();
+  refused(r, "input 'offsets' is not bound");
+  r = good;
+  r.symbols["tokens"] = 65;
+  refused(r, "input 'x'");  // 65 x 64 floats do not fit
+  r = good;
+  r.symbols["tokens"] = 257;
+  refused(r, "symbol 'tokens' = 257");
+  r = good;
+  r.symbols.erase("sequences");
+  refused(r, "no value for symbol 'sequences'");
+  r = good;
+  r.inputs[1].buffer = x;
+  refused(r, "offsets");  // f32 where i32 is wanted
+  r = good;
+  r.outputs[0].buffer = r.outputs[1].buffer;
+  refused(r, "output");
+}
+
+TEST_F(CpuGraphExecuteTest, OffsetsOutsideTheRowsAreRefused) {
+  auto graph = testing::encoder_graph({}, Ladder::powers_of_two(16, 256), Ladder::powers_of_two(1, 8));
+  Buffer<std::uint8_t> weights = *device_->allocate<std::uint8_t>(graph->weight_bytes()).wait();
+  Buffer<float> y = *device_->allocate<float>(16 * 64).wait();
+  Buffer<float> pooled = *device_->allocate<float>(2 * 64).wait();
+  Status s = device_
+                 ->ask(Execute{.graph = graph,
+                               .symbols = {{"tokens", 16}, {"sequences", 2}},
+                               .weights = weights,
+                               .inputs = {{"x", upload(std::vector<float>(16 * 64, 0.5f))},
+                                          {"offsets", upload(std::vector<std::int32_t>{0, 9, 40})}},
+                               .outputs = {{"y", y}, {"pooled", pooled}}})
+                 .wait()
+                 .status();
+  EXPECT_EQ(s.code(), Code::invalid_argument) << s.to_string();
+  EXPECT_NE(s.message().find("attention: sequence offsets"), std::string::npos) << s.to_string();
+}
+
+TEST_F(CpuGraphExecuteTest, OneCompilePerBucket) {
+  // A graph of its own, so that other tests' executables do not count.
+  auto graph = testing::encoder_graph({.width = 32, .heads = 2, .hidden = 48}, Ladder::powers_of_two(16, 1024),
+                                      Ladder::powers_of_two(1, 64));
+  std::mt19937 rng(3);
+  Buffer<std::uint8_t> weights = upload(testing::weight_bytes_f32(*graph, testing::random_parameters(*graph, rng)));
+  const CacheStats before = executables();
+  // 20 and 30 tokens share the 32 bucket; 3 and 4 sequences share the 4 bucket.
+  for (auto [tokens, sequences] : {std::pair{20, 3}, std::pair{30, 4}, std::pair{20, 4}, std::pair{100, 3}}) {
+    std::vector<std::int32_t> offsets{0};
+    for (int s = 0; s < sequences; ++s) offsets.push_back(tokens * (s + 1) / sequences);
+    Buffer<float> y = *device_->allocate<float>(static_cast<std::uint64_t>(tokens) * 32).wait();
+    Buffer<float> pooled = *device_->allocate<float>(static_cast<std::uint64_t>(sequences) * 32).wait();
+    ASSERT_TRUE(
+        device_
+            ->ask(Execute{.graph = graph,
+                          .symbols = {{"tokens", tokens}, {"sequences", sequences}},
+                          .weights = weights,
+                          .inputs = {{"x", upload(std::vector<float>(static_cast<std::size_t>(tokens) * 32, 0.25f))},
+                                     {"offsets", upload(offsets)}},
+                          .outputs = {{"y", y}, {"pooled", pooled}}})
+            .wait()
+            .ok());
+  }
+  const CacheStats after = executables();
+  EXPECT_EQ(after.misses - before.misses, 2u);  // (32, 4) and (128, 4)
+  EXPECT_EQ(after.hits - before.hits, 2u);
+}
+
+}  // namespace
+}  // namespace accel::graph

@@ -1,0 +1,146 @@
+// graph::Execute on a CUDA device against the CPU device and the double reference: an encoder layer in f32 and f16
+// over a sweep of packed lengths, replay equal to direct launches (padded rows never reach a real output), and
+// executables reloaded from disk by a replaced isolated worker with no compile.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "accel/device/device.hpp"
+#include "accel/graph/execute.hpp"
+#include "testing/cuda_fixture.hpp"
+#include "testing/encoder_graph.hpp"
+#include "testing/status_matchers.hpp"
+
+namespace accel::graph {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::EncoderShape;
+
+struct Outputs {
+  std::vector<float> y, pooled;
+};
+
+// The parameters as the weights buffer of a graph in `dtype`.
+std::vector<std::uint8_t> weights_in(const Graph& graph, const std::vector<std::vector<float>>& params, DType dtype) {
+  if (dtype == DType::f32) return testing::weight_bytes_f32(graph, params);
+  std::vector<std::uint8_t> bytes(graph.weight_bytes());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    auto* out = reinterpret_cast<Half*>(bytes.data() + graph.parameters()[i].offset);
+    for (std::size_t j = 0; j < params[i].size(); ++j) out[j] = to_half(params[i][j]);
+  }
+  return bytes;
+}
+
+// Runs the encoder graph on `device`; x is given in f32 and converted to the graph's dtype.
+Result<Outputs> run(const Device& device, const std::shared_ptr<const Graph>& graph, const EncoderShape& shape,
+                    const std::vector<std::uint8_t>& weight_bytes, const std::vector<float>& x,
+                    const std::vector<std::int32_t>& offsets, ExecuteMode mode) {
+  const auto tokens = static_cast<std::int64_t>(offsets.back());
+  const auto sequences = static_cast<std::int64_t>(offsets.size() - 1);
+  ACCEL_ASSIGN_OR_RETURN(Buffer<std::uint8_t> weights, device.allocate<std::uint8_t>(weight_bytes.size()).wait());
+  ACCEL_RETURN_IF_ERROR(device.upload(std::span<const std::uint8_t>(weight_bytes), weights).wait().status());
+  ACCEL_ASSIGN_OR_RETURN(Buffer<std::int32_t> ob, device.allocate<std::int32_t>(offsets.size()).wait());
+  ACCEL_RETURN_IF_ERROR(device.upload(std::span<const std::int32_t>(offsets), ob).wait().status());
+  Outputs out{std::vector<float>(x.size()), std::vector<float>(static_cast<std::size_t>(sequences * shape.width))};
+  graph::Execute request{
+      .graph = graph, .symbols = {{"tokens", tokens}, {"sequences", sequences}}, .weights = weights, .mode = mode};
+  if (shape.dtype == DType::f32) {
+    ACCEL_ASSIGN_OR_RETURN(Buffer<float> xb, device.allocate<float>(x.size()).wait());
+    ACCEL_RETURN_IF_ERROR(device.upload(std::span<const float>(x), xb).wait().status());
+    ACCEL_ASSIGN_OR_RETURN(Buffer<float> y, device.allocate<float>(x.size()).wait());
+    ACCEL_ASSIGN_OR_RETURN(Buffer<float> pooled, device.allocate<float>(out.pooled.size()).wait());
+    request.inputs = {{"x", xb}, {"offsets", ob}};
+    request.outputs = {{"y", y}, {"pooled", pooled}};
+    ACCEL_RETURN_IF_ERROR(device.ask(request).wait().status());
+    ACCEL_RETURN_IF_ERROR(device.download(y, std::span<float>(out.y)).wait().status());
+    ACCEL_RETURN_IF_ERROR(device.download(pooled, std::span<float>(out.pooled)).wait().status());
+    return out;
+  }
+  std::vector<Half> xh(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) xh[i] = to_half(x[i]);
+  ACCEL_ASSIGN_OR_RETURN(Buffer<Half> xb, device.allocate<Half>(x.size()).wait());
+  ACCEL_RETURN_IF_ERROR(device.upload(std::span<const Half>(xh), xb).wait().status());
+  ACCEL_ASSIGN_OR_RETURN(Buffer<Half> y, device.allocate<Half>(x.size()).wait());
+  ACCEL_ASSIGN_OR_RETURN(Buffer<Half> pooled, device.allocate<Half>(out.pooled.size()).wait());
+  request.inputs = {{"x", xb}, {"offsets", ob}};
+  request.outputs = {{"y", y}, {"pooled", pooled}};
+  ACCEL_RETURN_IF_ERROR(device.ask(request).wait().status());
+  std::vector<Half> yh(out.y.size()), ph(out.pooled.size());
+  ACCEL_RETURN_IF_ERROR(device.download(y, std::span<Half>(yh)).wait().status());
+  ACCEL_RETURN_IF_ERROR(device.download(pooled, std::span<Half>(ph)).wait().status());
+  for (std::size_t i = 0; i < yh.size(); ++i) out.y[i] = to_float(yh[i]);
+  for (std::size_t i = 0; i < ph.size(); ++i) out.pooled[i] = to_float(ph[i]);
+  return out;
+}
+
+double max_error(const std::vector<float>& got, const std::vector<double>& want) {
+  double worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(got[i] - want[i]));
+  return worst;
+}
+
+class CudaGraphExecuteTest : public ::testing::TestWithParam<DType> {};
+
+TEST_P(CudaGraphExecuteTest, EncoderLayerMatchesTheReferenceInBothModes) {
+  System system;
+  ACCEL_OPEN_CUDA_OR_SKIP(system, (DeviceOptions{.kind = DeviceKind::cuda}), device);
+  const EncoderShape shape{.width = 384, .heads = 12, .hidden = 1536, .max_length = 256, .dtype = GetParam()};
+  auto graph = testing::encoder_graph(shape, Ladder::powers_of_two(64, 16384), Ladder::powers_of_two(1, 256));
+  std::mt19937 rng(std::random_device{}());
+  auto params = testing::random_parameters(*graph, rng);
+  if (shape.dtype == DType::f16)  // the reference computes with the values the device holds
+    for (auto& p : params)
+      for (float& v : p) v = to_float(to_half(v));
+  const auto weights = weights_in(*graph, params, shape.dtype);
+  const double tolerance = shape.dtype == DType::f32 ? 2e-3 : 6e-2;
+  for (std::int64_t sequences : {1, 5, 33, 100}) {
+    const std::vector<std::int32_t> offsets = testing::random_offsets(sequences, shape.max_length, rng);
+    std::vector<float> x(static_cast<std::size_t>(offsets.back() * shape.width));
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (float& e : x) e = shape.dtype == DType::f32 ? dist(rng) : to_float(to_half(dist(rng)));
+    const auto ref = testing::reference_encoder(shape, *graph, params, x, offsets);
+    Result<Outputs> replayed = run(device, graph, shape, weights, x, offsets, ExecuteMode::replay);
+    Result<Outputs> direct = run(device, graph, shape, weights, x, offsets, ExecuteMode::direct);
+    ASSERT_THAT(replayed, accel::testing::IsOk());
+    ASSERT_THAT(direct, accel::testing::IsOk());
+    EXPECT_LT(max_error(replayed->y, ref.out), tolerance) << "tokens " << offsets.back();
+    EXPECT_LT(max_error(replayed->pooled, ref.pooled), tolerance / 4) << "tokens " << offsets.back();
+    // Replay runs every op over the bucket's padded rows; direct launches never touch them.
+    EXPECT_EQ(replayed->y, direct->y) << "tokens " << offsets.back();
+    EXPECT_EQ(replayed->pooled, direct->pooled);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CudaGraphExecuteTest, ::testing::Values(DType::f32, DType::f16),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+TEST(CudaGraphIsolatedTest, AReplacedWorkerReloadsExecutablesFromDiskWithoutCompiling) {
+  System system;
+  DeviceOptions options{.kind = DeviceKind::cuda, .isolation = Isolation::worker_process};
+  ACCEL_OPEN_CUDA_OR_SKIP(system, options, device);
+  const EncoderShape shape{.width = 128, .heads = 4, .hidden = 256, .max_length = 64, .dtype = DType::f16};
+  // A graph no earlier run compiled: its width makes its key new in this cache directory.
+  auto graph = testing::encoder_graph(shape, Ladder::powers_of_two(64, 4096), Ladder::powers_of_two(1, 64));
+  std::mt19937 rng(std::random_device{}());
+  const auto params = testing::random_parameters(*graph, rng);
+  const auto weights = weights_in(*graph, params, shape.dtype);
+  const std::vector<std::int32_t> offsets = testing::random_offsets(7, shape.max_length, rng);
+  std::vector<float> x(static_cast<std::size_t>(offsets.back() * shape.width), 0.25f);
+  Result<Outputs> before = run(device, graph, shape, weights, x, offsets, ExecuteMode::replay);
+  ASSERT_THAT(before, accel::testing::IsOk());
+  EXPECT_THAT(device.inject_fault(FaultKind::illegal_address).wait_for(60s),
+              accel::testing::StatusIs(Code::context_lost));
+  Result<Outputs> after = run(device, graph, shape, weights, x, offsets, ExecuteMode::replay);
+  ASSERT_THAT(after, accel::testing::IsOk());
+  EXPECT_EQ(before->pooled, after->pooled);
+  const DeviceInfo info = *device.info().wait();
+  EXPECT_EQ(info.worker_restarts, 1u);
+  const CacheStats* executables = info.cache("graph-executables");
+  ASSERT_NE(executables, nullptr);
+  EXPECT_EQ(executables->builds, 0u);
+  EXPECT_GE(executables->disk_loads, 1u);
+}
+
+}  // namespace
+}  // namespace accel::graph

@@ -1,0 +1,310 @@
+// The CUDA graph kernels against the CPU kernels, per storage type, on fresh random inputs rounded to that type
+// (so both sides see the same values): outputs are poisoned with NaN first, so an element left unwritten fails,
+// and padding rows that must stay unwritten are checked to still hold the poison. Skipped without a GPU.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "graph/kernels/cpu_kernels.hpp"
+#include "graph/kernels/cuda_kernels.hpp"
+
+namespace accel::graph {
+namespace {
+
+std::mt19937& rng() {
+  static std::mt19937 generator(std::random_device{}());
+  return generator;
+}
+
+std::vector<float> random(std::int64_t count, float low = -2.0f, float high = 2.0f) {
+  std::uniform_real_distribution<float> uniform(low, high);
+  std::vector<float> values(static_cast<std::size_t>(count));
+  for (float& v : values) v = uniform(rng());
+  return values;
+}
+
+std::vector<std::int32_t> offsets_of(const std::vector<int>& lengths) {
+  std::vector<std::int32_t> offsets{0};
+  for (int length : lengths) offsets.push_back(offsets.back() + length);
+  return offsets;
+}
+
+// A device buffer of `count` elements of `dtype`, poisoned with all-ones bytes (NaN in every float type).
+class Buffer {
+ public:
+  Buffer(DType dtype, std::int64_t count) : dtype_(dtype), count_(count) {
+    EXPECT_EQ(cudaMalloc(&data_, bytes() + 16), cudaSuccess);
+    EXPECT_EQ(cudaMemset(data_, 0xff, bytes() + 16), cudaSuccess);
+  }
+  Buffer(DType dtype, const std::vector<float>& values) : Buffer(dtype, static_cast<std::int64_t>(values.size())) {
+    std::vector<std::byte> host(bytes());
+    EXPECT_TRUE(cpu::cast(DType::f32, values.data(), dtype_, host.data(), count_));
+    EXPECT_EQ(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  template <class I>
+  static Buffer of_ints(const std::vector<I>& values) {
+    Buffer buffer(DType::i32, static_cast<std::int64_t>(values.size()));
+    EXPECT_EQ(cudaMemcpy(buffer.data_, values.data(), buffer.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+    return buffer;
+  }
+  Buffer(Buffer&& other) noexcept : dtype_(other.dtype_), count_(other.count_), data_(other.data_) {
+    other.data_ = nullptr;
+  }
+  ~Buffer() { cudaFree(data_); }
+
+  std::vector<float> read() const {
+    std::vector<std::byte> host(bytes());
+    EXPECT_EQ(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
+    std::vector<float> values(static_cast<std::size_t>(count_));
+    EXPECT_TRUE(cpu::cast(dtype_, host.data(), DType::f32, values.data(), count_));
+    return values;
+  }
+  template <class T = void>
+  T* get() const {
+    return static_cast<T*>(data_);
+  }
+
+ private:
+  std::size_t bytes() const { return static_cast<std::size_t>(count_) * size_of(dtype_); }
+  DType dtype_;
+  std::int64_t count_;
+  void* data_ = nullptr;
+};
+
+// The values as the device stores them.
+std::vector<float> rounded(const std::vector<float>& values, DType dtype) { return Buffer(dtype, values).read(); }
+
+struct Tolerance {
+  double absolute, relative;
+};
+Tolerance tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::f16: return {3e-3, 3e-3};
+    case DType::bf16: return {2e-2, 2e-2};
+    default: return {2e-5, 2e-5};
+  }
+}
+
+void expect_close(const std::vector<float>& actual, const std::vector<float>& expected, DType dtype, const char* what) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  const Tolerance t = tolerance(dtype);
+  for (std::size_t i = 0; i < actual.size(); ++i)
+    ASSERT_NEAR(actual[i], expected[i], t.absolute + t.relative * std::abs(expected[i]))
+        << what << " " << to_string(dtype) << " at " << i;
+}
+
+class CudaKernels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no CUDA GPU";
+    ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
+  }
+  void TearDown() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  void finish(cudaError_t launched) {
+    ASSERT_EQ(launched, cudaSuccess) << cudaGetErrorString(launched);
+    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  }
+  cudaStream_t stream_ = nullptr;
+};
+
+constexpr DType kTypes[] = {DType::f32, DType::f16, DType::bf16};
+const std::vector<std::int64_t> kWidths{1, 7, 8, 33, 384, 1000};
+
+TEST_F(CudaKernels, GatherRowsAndPositions) {
+  for (DType dtype : kTypes) {
+    for (std::int64_t width : kWidths) {
+      const auto table = rounded(random(10 * width), dtype);
+      const std::vector<std::int32_t> indices{3, -1, 9, 10, 0, 3, 7};
+      const Buffer t(dtype, table), i = Buffer::of_ints(indices), out(dtype, 7 * width);
+      finish(cuda::gather_rows(dtype, t.get(), 10, width, i.get<std::int32_t>(), 7, out.get(), stream_));
+      std::vector<float> expected(7 * width);
+      cpu::gather_rows(table.data(), 10, width, indices.data(), 7, expected.data());
+      expect_close(out.read(), expected, dtype, "gather_rows");
+    }
+  }
+  const auto offsets = offsets_of({3, 0, 1, 4, 0});
+  const Buffer o = Buffer::of_ints(offsets), positions(DType::i32, 11);
+  finish(cuda::sequence_positions(o.get<std::int32_t>(), 5, 11, positions.get<std::int32_t>(), stream_));
+  std::vector<std::int32_t> actual(11), expected(11);
+  ASSERT_EQ(cudaMemcpy(actual.data(), positions.get(), 44, cudaMemcpyDeviceToHost), cudaSuccess);
+  cpu::sequence_positions(offsets.data(), 5, 11, expected.data());
+  EXPECT_EQ(actual, expected);
+}
+
+TEST_F(CudaKernels, ActivationsAndBinaryOps) {
+  for (DType dtype : kTypes) {
+    for (std::int64_t width : kWidths) {
+      const std::int64_t rows = 5;
+      const auto x = rounded(random(rows * width, -6, 6), dtype), bias = rounded(random(width), dtype);
+      const auto b = rounded(random(rows * width, 0.5f, 2.0f), dtype);
+      const Buffer dx(dtype, x), dbias(dtype, bias), db(dtype, b);
+      std::vector<float> expected(x.size());
+      for (Activation act : {Activation::identity, Activation::relu, Activation::gelu_erf, Activation::gelu_tanh,
+                             Activation::silu, Activation::sigmoid, Activation::tanh}) {
+        const Buffer y(dtype, rows * width), z(dtype, rows * width);
+        finish(cuda::bias_activation(dtype, dx.get(), dbias.get(), rows, width, act, y.get(), stream_));
+        cpu::bias_activation(x.data(), bias.data(), rows, width, act, expected.data());
+        expect_close(y.read(), expected, dtype, "bias_activation");
+        finish(cuda::unary(dtype, act, dx.get(), z.get(), rows * width, stream_));
+        cpu::unary(act, x.data(), expected.data(), rows * width);
+        expect_close(z.read(), expected, dtype, "unary");
+      }
+      for (BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::mul, BinaryOp::div}) {
+        for (Broadcast shape : {Broadcast::none, Broadcast::row}) {
+          const Buffer out(dtype, rows * width);
+          const Buffer& second = shape == Broadcast::row ? dbias : db;
+          finish(cuda::binary(dtype, op, dx.get(), second.get(), shape, rows, width, out.get(), stream_));
+          cpu::binary(op, x.data(), shape == Broadcast::row ? bias.data() : b.data(), shape, rows, width,
+                      expected.data());
+          expect_close(out.read(), expected, dtype, "binary");
+        }
+      }
+    }
+  }
+}
+
+TEST_F(CudaKernels, NormsWithResidualAndSum) {
+  for (DType dtype : kTypes) {
+    for (std::int64_t width : kWidths) {
+      for (bool with_residual : {false, true}) {
+        const std::int64_t rows = 37;
+        const auto x = rounded(random(rows * width, 3, 5), dtype), residual = rounded(random(rows * width), dtype),
+                   gamma = rounded(random(width), dtype), beta = rounded(random(width), dtype);
+        const Buffer dx(dtype, x), dr(dtype, residual), dg(dtype, gamma), db(dtype, beta);
+        const void* r = with_residual ? dr.get() : nullptr;
+        const float* hr = with_residual ? residual.data() : nullptr;
+        std::vector<float> expected(x.size()), expected_sum(x.size());
+        for (bool rms : {false, true}) {
+          const Buffer y(dtype, rows * width), sum(dtype, rows * width);
+          if (rms) {
+            finish(cuda::rms_norm(dtype, dx.get(), r, dg.get(), rows, width, 1e-6f, y.get(), sum.get(), stream_));
+            cpu::rms_norm(x.data(), hr, gamma.data(), rows, width, 1e-6f, expected.data(), expected_sum.data());
+          } else {
+            finish(cuda::layer_norm(dtype, dx.get(), r, dg.get(), db.get(), rows, width, 1e-5f, y.get(), sum.get(),
+                                    stream_));
+            cpu::layer_norm(x.data(), hr, gamma.data(), beta.data(), rows, width, 1e-5f, expected.data(),
+                            expected_sum.data());
+          }
+          expect_close(y.read(), expected, dtype, rms ? "rms_norm" : "layer_norm");
+          expect_close(sum.read(), expected_sum, dtype, "norm sum");
+        }
+      }
+    }
+  }
+}
+
+TEST_F(CudaKernels, EmbeddingLayerNormWritesZeroPaddingRows) {
+  for (DType dtype : kTypes) {
+    for (std::int64_t width : kWidths) {
+      const auto offsets = offsets_of({3, 0, 5, 1, 40});
+      const std::int64_t rows = offsets.back() + 3, words = 30, positions = 16;
+      const auto word = rounded(random(words * width), dtype), position = rounded(random(positions * width), dtype),
+                 type = rounded(random(width), dtype), gamma = rounded(random(width), dtype),
+                 beta = rounded(random(width), dtype);
+      std::vector<std::int32_t> ids(rows);
+      for (auto& id : ids) id = static_cast<std::int32_t>(rng()() % (words + 2)) - 1;
+      const Buffer dw(dtype, word), dp(dtype, position), dt(dtype, type), dg(dtype, gamma), db(dtype, beta),
+          di = Buffer::of_ints(ids), doff = Buffer::of_ints(offsets), y(dtype, rows * width);
+      finish(cuda::embedding_layer_norm(dtype, dw.get(), words, dp.get(), positions, dt.get(), di.get<std::int32_t>(),
+                                        doff.get<std::int32_t>(), 5, rows, width, dg.get(), db.get(), 1e-12f, y.get(),
+                                        stream_));
+      std::vector<float> expected(rows * width);
+      cpu::embedding_layer_norm(word.data(), words, position.data(), positions, type.data(), ids.data(), offsets.data(),
+                                5, rows, width, gamma.data(), beta.data(), 1e-12f, expected.data());
+      expect_close(y.read(), expected, dtype, "embedding_layer_norm");
+    }
+  }
+}
+
+struct AttentionCase {
+  std::vector<int> lengths;
+  int heads, head_dim;
+  std::int64_t extra_stride;  // added to the fused QKV row stride: not a multiple of 8 takes the generic kernel
+};
+
+TEST_F(CudaKernels, PackedAttentionMatchesTheCpuAndLeavesPaddingRows) {
+  const std::vector<AttentionCase> cases{{{1, 1, 1}, 12, 32, 0},       {{1, 17, 64, 65, 0, 130}, 12, 32, 0},
+                                         {{256, 3, 256}, 12, 32, 0},   {{512, 100, 1}, 4, 64, 0},
+                                         {{63, 64, 129, 0}, 6, 64, 0}, {{5, 90}, 3, 48, 0},
+                                         {{33, 128, 2}, 2, 128, 0},    {{40, 7}, 12, 32, 2},
+                                         {{20, 77}, 2, 8, 0}};
+  for (DType dtype : kTypes) {
+    for (const AttentionCase& c : cases) {
+      const auto offsets = offsets_of(c.lengths);
+      const std::int64_t hidden = std::int64_t{c.heads} * c.head_dim, stride = 3 * hidden + c.extra_stride;
+      const std::int64_t rows = offsets.back() + 5;
+      const auto qkv = rounded(random(rows * stride), dtype);
+      const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+      const Buffer dqkv(dtype, qkv), doff = Buffer::of_ints(offsets), out(dtype, rows * hidden);
+      const auto at = [&](std::int64_t column) { return dqkv.get<std::byte>() + column * size_of(dtype); };
+      const auto sequences = static_cast<std::int64_t>(c.lengths.size());
+      const int max_length = *std::max_element(c.lengths.begin(), c.lengths.end());
+      finish(cuda::packed_attention(dtype, at(0), stride, at(hidden), stride, at(2 * hidden), stride,
+                                    doff.get<std::int32_t>(), sequences, max_length, c.heads, c.head_dim, scale,
+                                    out.get(), hidden, stream_));
+      std::vector<float> expected(rows * hidden, NAN);
+      cpu::packed_attention(qkv.data(), stride, qkv.data() + hidden, stride, qkv.data() + 2 * hidden, stride,
+                            offsets.data(), sequences, c.heads, c.head_dim, scale, expected.data(), hidden);
+      const auto actual = out.read();
+      for (std::int64_t i = offsets.back() * hidden; i < rows * hidden; ++i)
+        ASSERT_TRUE(std::isnan(actual[i])) << "padding row written at " << i;
+      const std::vector<float> written(actual.begin(), actual.begin() + offsets.back() * hidden);
+      expect_close(written, {expected.begin(), expected.begin() + offsets.back() * hidden}, dtype,
+                   ("attention d" + std::to_string(c.head_dim)).c_str());
+    }
+  }
+}
+
+TEST_F(CudaKernels, PackedAttentionRefusesHeadDimsOver128) {
+  EXPECT_EQ(cuda::packed_attention(DType::f16, nullptr, 0, nullptr, 0, nullptr, 0, nullptr, 1, 4, 1, 136, 1.0f, nullptr,
+                                   0, stream_),
+            cudaErrorInvalidValue);
+}
+
+TEST_F(CudaKernels, MeanPoolAndL2Normalize) {
+  for (DType dtype : kTypes) {
+    for (std::int64_t width : kWidths) {
+      const auto offsets = offsets_of({2, 0, 5, 1, 200});
+      const auto x = rounded(random((offsets.back() + 2) * width), dtype);
+      const Buffer dx(dtype, x), doff = Buffer::of_ints(offsets), pooled(dtype, 5 * width), unit(dtype, 5 * width);
+      finish(cuda::mean_pool(dtype, dx.get(), width, doff.get<std::int32_t>(), 5, pooled.get(), stream_));
+      std::vector<float> expected(5 * width), expected_unit(5 * width);
+      cpu::mean_pool(x.data(), width, offsets.data(), 5, expected.data());
+      expect_close(pooled.read(), expected, dtype, "mean_pool");
+      const auto stored = pooled.read();
+      finish(cuda::l2_normalize(dtype, pooled.get(), 5, width, 1e-12f, unit.get(), stream_));
+      cpu::l2_normalize(stored.data(), 5, width, 1e-12f, expected_unit.data());
+      expect_close(unit.read(), expected_unit, dtype, "l2_normalize");
+    }
+  }
+}
+
+TEST_F(CudaKernels, CastsAndStridedCopies) {
+  for (DType from : kTypes) {
+    for (DType to : kTypes) {
+      for (std::int64_t count : {1, 8, 1003, 4096}) {
+        const auto x = rounded(random(count, -100, 100), from);
+        const Buffer dx(from, x), y(to, count);
+        finish(cuda::cast(from, dx.get(), to, y.get(), count, stream_));
+        expect_close(y.read(), rounded(x, to), DType::f32, "cast");
+      }
+    }
+    const auto t = rounded(random(2 * 3 * 50), from);
+    const Buffer dt(from, t), y(from, 50 * 3 * 2);
+    const StridedLayout transpose{.rank = 3, .shape = {50, 3, 2}, .strides = {1, 50, 150}};
+    finish(cuda::strided_copy(from, dt.get(), transpose, y.get(), stream_));
+    std::vector<float> expected(300);
+    cpu::strided_copy(t.data(), transpose, expected.data());
+    expect_close(y.read(), expected, DType::f32, "strided_copy");
+  }
+}
+
+}  // namespace
+}  // namespace accel::graph

@@ -1,0 +1,178 @@
+// The template stage: shape inference and validation as ops are added, the canonical encoding, bucket ladders and
+// the memory plan of a specialisation.
+#include <gtest/gtest.h>
+
+#include "accel/graph/graph.hpp"
+#include "graph/executable_plan.hpp"
+#include "graph/execute_operation.hpp"
+
+namespace accel::graph {
+namespace {
+
+Dim T() { return Dim::sym("tokens"); }
+
+// A two-layer MLP over token rows, bucketed by tokens.
+std::shared_ptr<const Graph> mlp(std::int64_t width = 16, std::int64_t hidden = 64) {
+  GraphBuilder b;
+  b.bucket("tokens", Ladder::powers_of_two(8, 1024));
+  Tensor x = b.input("x", DType::f32, {T(), Dim::of(width)});
+  Tensor w1 = b.parameter("w1", DType::f32, {Dim::of(hidden), Dim::of(width)});
+  Tensor b1 = b.parameter("b1", DType::f32, {Dim::of(hidden)});
+  Tensor w2 = b.parameter("w2", DType::f32, {Dim::of(width), Dim::of(hidden)});
+  Tensor h = b.matmul(x, w1, {.transpose_b = true, .bias = b1, .activation = Activation::gelu_erf});
+  Tensor y = b.matmul(h, w2, {.transpose_b = true});
+  Tensor g = b.parameter("g", DType::f32, {Dim::of(width)});
+  b.output("y", b.layer_norm(y, g, std::nullopt, 1e-5f, x));
+  Result<std::shared_ptr<const Graph>> built = b.build();
+  EXPECT_TRUE(built.ok()) << built.status().to_string();
+  return *built;
+}
+
+TEST(GraphBuilderTest, InfersShapesAndLaysOutParameters) {
+  std::shared_ptr<const Graph> g = mlp();
+  const TensorInfo& out = g->tensors()[g->outputs()[0].tensor];
+  EXPECT_EQ(to_string(out.shape), "[tokens, 16]");
+  ASSERT_EQ(g->parameters().size(), 4u);
+  EXPECT_EQ(g->parameter("w1")->offset, 0u);
+  EXPECT_EQ(g->parameter("b1")->offset, 64u * 16 * 4);
+  EXPECT_EQ(g->weight_bytes() % 256, 0u);
+  EXPECT_EQ(g->symbols(), std::vector<std::string>{"tokens"});
+}
+
+TEST(GraphBuilderTest, RefusesMismatchedShapesNamingTheOp) {
+  GraphBuilder b;
+  Tensor x = b.input("x", DType::f32, {T(), Dim::of(16)});
+  Tensor w = b.parameter("w", DType::f32, {Dim::of(15), Dim::of(4)});
+  b.output("y", b.matmul(x, w));
+  Result<std::shared_ptr<const Graph>> built = b.build();
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.status().code(), Code::invalid_argument);
+  EXPECT_NE(built.status().message().find("matmul: inner dimensions differ"), std::string::npos);
+}
+
+TEST(GraphBuilderTest, RefusesDuplicateNamesMissingOutputsAndBadBuckets) {
+  {
+    GraphBuilder b;
+    Tensor x = b.input("x", DType::f32, {T()});
+    b.input("x", DType::f32, {T()});
+    b.output("y", b.unary(Activation::relu, x));
+    EXPECT_FALSE(b.build().ok());
+  }
+  {
+    GraphBuilder b;
+    b.input("x", DType::f32, {T()});
+    EXPECT_NE(b.build().status().message().find("no outputs"), std::string::npos);
+  }
+  {
+    GraphBuilder b;
+    b.bucket("tokens", Ladder::explicit_rungs({8, 4}));
+    EXPECT_NE(b.build().status().message().find("ascending"), std::string::npos);
+  }
+  {  // A bucketed symbol in a non-leading dim would let padding reach real rows.
+    GraphBuilder b;
+    b.bucket("tokens", Ladder::powers_of_two(8, 64));
+    Tensor x = b.input("x", DType::f32, {T(), Dim::of(4)});
+    b.output("y", b.transpose(x, {1, 0}));
+    EXPECT_NE(b.build().status().message().find("only a leading dim"), std::string::npos);
+  }
+  {
+    GraphBuilder b;
+    Tensor q = b.input("q", DType::f32, {T(), Dim::of(30)});
+    Tensor o = b.input("o", DType::i32, {Dim::sym("s", 1)});
+    b.output("y", b.attention(q, q, q, o, 4, 64));
+    EXPECT_NE(b.build().status().message().find("heads must divide"), std::string::npos);
+  }
+}
+
+TEST(GraphBuilderTest, EncodingIsCanonicalAndDecodesToAnEqualGraph) {
+  std::shared_ptr<const Graph> a = mlp(), b = mlp();
+  EXPECT_EQ(a->encoding(), b->encoding());
+  EXPECT_NE(a->encoding(), mlp(16, 32)->encoding());
+  Result<std::shared_ptr<const Graph>> decoded = Graph::decode(a->encoding());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  EXPECT_EQ((*decoded)->encoding(), a->encoding());
+}
+
+TEST(GraphBuilderTest, DamagedEncodingsAreRefused) {
+  const std::vector<std::byte> good = mlp()->encoding();
+  for (std::size_t cut : {std::size_t{0}, std::size_t{3}, good.size() / 2, good.size() - 1}) {
+    EXPECT_FALSE(Graph::decode(std::span(good).first(cut)).ok()) << cut;
+  }
+  for (std::size_t at = 0; at < good.size(); at += 7) {
+    std::vector<std::byte> bad = good;
+    bad[at] ^= std::byte{0x5a};
+    Result<std::shared_ptr<const Graph>> decoded = Graph::decode(bad);
+    if (decoded.ok()) {  // a flip that still makes a valid graph
+      EXPECT_EQ((*decoded)->encoding(), bad);
+    }
+  }
+}
+
+TEST(LadderTest, PicksTheSmallestRungAtOrAbove) {
+  const Ladder ladder = Ladder::powers_of_two(64, 1000);
+  EXPECT_EQ(ladder.rungs, (std::vector<std::int64_t>{64, 128, 256, 512, 1000}));
+  EXPECT_EQ(*ladder.rung_for(1), 64);
+  EXPECT_EQ(*ladder.rung_for(129), 256);
+  EXPECT_EQ(*ladder.rung_for(1000), 1000);
+  EXPECT_FALSE(ladder.rung_for(1001).ok());
+  EXPECT_EQ(Ladder::arithmetic(100, 250).rungs, (std::vector<std::int64_t>{100, 200, 250}));
+}
+
+TEST(BucketBindingTest, BucketsOnlyTheLadderedSymbols) {
+  GraphBuilder b;
+  b.bucket("tokens", Ladder::powers_of_two(16, 256));
+  Tensor x = b.input("x", DType::f32, {T(), Dim::sym("width")});
+  b.output("y", b.unary(Activation::relu, x));
+  std::shared_ptr<const Graph> g = *b.build();
+  Result<SymbolValues> compiled = bucket_binding(*g, {{"tokens", 17}, {"width", 5}});
+  ASSERT_TRUE(compiled.ok());
+  EXPECT_EQ(compiled->at("tokens"), 32);
+  EXPECT_EQ(compiled->at("width"), 5);
+  Result<SymbolValues> above = bucket_binding(*g, {{"tokens", 257}, {"width", 5}});
+  ASSERT_FALSE(above.ok());
+  EXPECT_NE(above.status().message().find("symbol 'tokens' = 257"), std::string::npos);
+}
+
+TEST(ExecutablePlanTest, ReusesArenaBytesByLiveness) {
+  // A chain of eight elementwise ops: only two intermediates are alive at once (plus the input).
+  GraphBuilder b;
+  Tensor x = b.input("x", DType::f32, {T(), Dim::of(256)});
+  Tensor t = x;
+  for (int i = 0; i < 8; ++i) t = b.unary(Activation::relu, t);
+  b.output("y", t);
+  Result<ExecutablePlan> plan = ExecutablePlan::make(*b.build(), {{"tokens", 64}});
+  ASSERT_TRUE(plan.ok());
+  const std::uint64_t tensor_bytes = 64 * 256 * 4;
+  EXPECT_EQ(plan->unshared_bytes(), 9 * tensor_bytes);
+  EXPECT_LE(plan->arena_bytes(), 3 * tensor_bytes);
+  // No two tensors alive at the same step share bytes: consecutive ones differ.
+  for (std::uint32_t s : plan->steps()) {
+    const Node& node = plan->graph().nodes()[s];
+    EXPECT_NE(plan->slot(node.inputs[0]).offset, plan->slot(node.output).offset);
+  }
+}
+
+TEST(ExecutablePlanTest, EncodesAndRefusesAPlanOfAnotherBinding) {
+  std::shared_ptr<const Graph> g = mlp();
+  ExecutablePlan plan = *ExecutablePlan::make(g, {{"tokens", 64}});
+  Result<ExecutablePlan> back = ExecutablePlan::decode(g, plan.encode());
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->arena_bytes(), plan.arena_bytes());
+  std::vector<std::byte> other = ExecutablePlan::make(g, {{"tokens", 128}})->encode();
+  other.resize(other.size() - 1);
+  EXPECT_FALSE(ExecutablePlan::decode(g, other).ok());
+  EXPECT_FALSE(ExecutablePlan::make(g, {}).ok());
+}
+
+TEST(ExecutableKeyTest, DiffersInGraphBindingAndContext) {
+  std::shared_ptr<const Graph> g = mlp();
+  const std::byte gpu_a[] = {std::byte{1}}, gpu_b[] = {std::byte{2}};
+  const auto key = executable_key(*g, {{"tokens", 64}}, gpu_a);
+  EXPECT_EQ(key, executable_key(*mlp(), {{"tokens", 64}}, gpu_a));
+  EXPECT_NE(key, executable_key(*g, {{"tokens", 128}}, gpu_a));
+  EXPECT_NE(key, executable_key(*g, {{"tokens", 64}}, gpu_b));
+  EXPECT_NE(key, executable_key(*mlp(16, 32), {{"tokens", 64}}, gpu_a));
+}
+
+}  // namespace
+}  // namespace accel::graph
