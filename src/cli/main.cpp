@@ -1,5 +1,6 @@
 // The accel command line: `demo` (text embeddings, the README's first command), `embed` (a file of texts to
-// embeddings), `gemm-demo` (GEMMs through the actors, checked and timed) and `info` (devices and libraries).
+// embeddings), `serve` (an embedding HTTP server), `gemm-demo` (GEMMs through the actors, checked and timed) and
+// `info` (devices and libraries).
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -9,6 +10,7 @@
 #include "cli/embed_demo.hpp"
 #include "cli/gemm_demo.hpp"
 #include "cli/library_list.hpp"
+#include "cli/serve_command.hpp"
 
 namespace {
 
@@ -63,6 +65,34 @@ int main(int argc, char** argv) {
   embed_cmd->add_option("--input-format", embed.input_format, "auto, lines or jsonl")
       ->check(CLI::IsMember({"auto", "lines", "jsonl"}));
 
+  accel::cli::ServeCommand serve;
+  accel::serve::ServeOptions& server = serve.server;
+  CLI::App* serve_cmd =
+      app.add_subcommand("serve", "an embedding HTTP server: OpenAI's /v1/embeddings, TEI's /embed, /health, /metrics");
+  serve_cmd->add_option("--model", serve.model, "a sentence-transformers folder (default: all-MiniLM-L6-v2)");
+  serve_cmd->add_option("--device", serve.device, std::string(accel::cli::kDeviceChoices))->check(devices);
+  serve_cmd->add_option("--host", server.host, "address to listen on (default: loopback)");
+  serve_cmd->add_option("--port", server.port, "port to listen on (0: any free one)")->check(CLI::Range(0, 65535));
+  serve_cmd->add_option("--batch-tokens", server.batching.batch_tokens, "token budget of one batch")
+      ->check(CLI::Range(256u, 1u << 20));
+  serve_cmd
+      ->add_option_function<long>(
+          "--max-wait-us", [&](long us) { server.batching.max_wait = std::chrono::microseconds(us); },
+          "longest a request waits for a batch to fill behind a running one (default 2000)")
+      ->check(CLI::NonNegativeNumber);
+  serve_cmd->add_option("--batches-in-flight", server.batching.in_flight, "batches running on the device at once")
+      ->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--queue-requests", server.batching.queue_requests, "requests waiting before 429")
+      ->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--queue-tokens", server.batching.queue_tokens, "tokens waiting before 429")
+      ->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--max-body-bytes", server.max_body_bytes, "largest request body (413 beyond)")
+      ->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--max-inputs", server.max_inputs, "inputs per request (413 beyond)")
+      ->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--http-threads", server.http_threads, "connections served at once")
+      ->check(CLI::PositiveNumber);
+
   accel::cli::GemmDemoOptions gemm_demo;
   CLI::App* gemm_cmd = app.add_subcommand("gemm-demo", "GEMMs of several sizes through the actors, checked and timed");
   gemm_cmd->add_option("--device", gemm_demo.device, "auto, cpu or cuda")
@@ -75,6 +105,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (*demo_cmd) return accel::cli::run_embed_demo(demo);
   if (*embed_cmd) return accel::cli::run_embed(embed);
+  if (*serve_cmd) return accel::cli::run_serve(serve);
   if (*gemm_cmd) return accel::cli::run_gemm_demo(gemm_demo);
   if (*info_cmd) return run_info();
   return 1;

@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <sys/socket.h>
+
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "serve/model_stats_cache.hpp"
 #include "serve/openai_api.hpp"
 #include "serve/tei_api.hpp"
 
@@ -56,6 +59,14 @@ ApiResult<embed::TokenBatch> tokenize(const embed::Model& model, const EmbedRequ
 
 }  // namespace
 
+// cpp-httplib's server, with a listen backlog that holds many connections arriving at once: the library's is 5,
+// fixed when Debian built it, so that of 64 clients connecting together most wait for a SYN retransmission (a
+// second or more) or give up. Linux takes a second listen() on a listening socket as a new backlog.
+class HttpListener final : public httplib::Server {
+ public:
+  void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+};
+
 struct EmbeddingServer::Attached {
   Attached(std::shared_ptr<embed::Model> model, Device device, const ServeOptions& options, Metrics& metrics)
       : device(std::move(device)),
@@ -63,15 +74,17 @@ struct EmbeddingServer::Attached {
                .max_sequence_length = model->info().max_sequence_length,
                .dimensions = model->info().dimensions,
                .vocabulary = model->info().vocabulary},
+        stats(model, std::chrono::seconds(1)),
         service(std::move(model), options.batching, metrics) {}
 
   Device device;
   RequestLimits limits;
+  ModelStatsCache stats;
   EmbeddingService service;
 };
 
 EmbeddingServer::EmbeddingServer(ServeOptions options)
-    : options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {}
+    : options_(std::move(options)), http_(std::make_unique<HttpListener>()) {}
 
 EmbeddingServer::~EmbeddingServer() { stop(); }
 
@@ -85,6 +98,7 @@ Result<int> EmbeddingServer::start() {
   }
   if (port < 0)
     return unavailable(fmt::format("cannot listen on {}:{}: {}", options_.host, options_.port, std::strerror(errno)));
+  http_->widen_backlog();
   serving_ = true;
   listener_ = std::thread([this] {
     http_->listen_after_bind();
@@ -132,7 +146,7 @@ void EmbeddingServer::route() {
   http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
     std::shared_ptr<Attached> attached = this->attached();
     std::optional<embed::ModelStats> model;
-    if (attached) model = attached->service.model().stats();
+    if (attached) model = attached->stats.latest();
     const bool ready = attached && !draining_ && attached->device.health().ok() && !attached->service.recovering();
     response.set_content(metrics_.render(attached ? attached->service.depth() : QueueDepth{}, ready, model),
                          "text/plain; version=0.0.4");

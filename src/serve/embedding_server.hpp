@@ -24,12 +24,13 @@
 #include "serve/serve_options.hpp"
 
 namespace httplib {
-class Server;
 struct Request;
 struct Response;
 }  // namespace httplib
 
 namespace accel::serve {
+
+class HttpListener;
 
 class EmbeddingServer {
  public:
@@ -63,7 +64,7 @@ class EmbeddingServer {
 
   ServeOptions options_;
   Metrics metrics_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<HttpListener> http_;
   std::thread listener_;
   std::atomic<bool> serving_{false};
   std::atomic<bool> draining_{false};

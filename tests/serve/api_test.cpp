@@ -1,10 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "serve/api_error.hpp"
 #include "serve/base64.hpp"
+#include "serve/float_json.hpp"
 #include "serve/openai_api.hpp"
 #include "serve/tei_api.hpp"
 
@@ -116,6 +119,16 @@ TEST(OpenAiApi, Base64IsTheLittleEndianFloatBytes) {
   const json body = json::parse(openai_response(two_embeddings(), request));
   // 0.25f = 0x3E800000, -0.5f = 0xBF000000, 1/3 = 0x3EAAAAAB: bytes 00 00 80 3E 00 00 00 BF AB AA AA 3E.
   EXPECT_EQ(body["data"][0]["embedding"], "AACAPgAAAL+rqqo+");
+}
+
+TEST(FloatJson, EveryFloatReadsBackExactly) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::vector<float> values{0.0f, -0.0f, 1e-38f, 3.4e38f, -0.11133908f};
+  for (int i = 0; i < 100000; ++i) values.push_back(unit(rng) * std::pow(10.0f, static_cast<float>(i % 12 - 8)));
+  std::string text;
+  append_json_floats(text, values);
+  EXPECT_EQ(json::parse(text).get<std::vector<float>>(), values);
 }
 
 TEST(Base64, PadsTheLastGroup) {

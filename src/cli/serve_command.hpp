@@ -6,15 +6,15 @@
 
 #include "serve/serve_options.hpp"
 
-namespace accel::serve {
+namespace accel::cli {
 
 struct ServeCommand {
-  std::string model;            // empty: default_model_folder()
-  std::string device = "auto";  // auto (CUDA when usable, else the CPU), cpu, cpu-isolated, cuda, cuda-isolated
-  ServeOptions server;
+  std::string model;            // empty: embed::default_model_folder()
+  std::string device = "auto";  // as every command's --device (device_choice.hpp)
+  serve::ServeOptions server;
 };
 
 // The process's exit code: 0 after a graceful shutdown, 1 when the server could not start or the model load.
 int run_serve(const ServeCommand& command);
 
-}  // namespace accel::serve
+}  // namespace accel::cli

@@ -1,4 +1,4 @@
-#include "serve/serve_command.hpp"
+#include "cli/serve_command.hpp"
 
 #include <fmt/format.h>
 #include <pthread.h>
@@ -8,22 +8,13 @@
 
 #include "accel/device/device.hpp"
 #include "accel/embed/model.hpp"
+#include "cli/device_choice.hpp"
 #include "serve/embedding_server.hpp"
-#include "serve/model_folder.hpp"
 
-namespace accel::serve {
+namespace accel::cli {
 namespace {
 
-Result<Device> open_device(System& system, const std::string& which) {
-  if (which == "auto") return Device::open_default(system);
-  if (which == "cpu") return Device::open(system, {.kind = DeviceKind::cpu});
-  if (which == "cuda") return Device::open(system, {.kind = DeviceKind::cuda});
-  if (which == "cpu-isolated")
-    return Device::open(system, {.kind = DeviceKind::cpu, .isolation = Isolation::worker_process});
-  if (which == "cuda-isolated")
-    return Device::open(system, {.kind = DeviceKind::cuda, .isolation = Isolation::worker_process});
-  return invalid_argument("unknown device '" + which + "' (auto, cpu, cpu-isolated, cuda or cuda-isolated)");
-}
+using serve::EmbeddingServer;
 
 // Waits for SIGTERM or SIGINT (blocked in every thread, so only this wait takes them), or for the listener to
 // end by itself.
@@ -63,7 +54,7 @@ int run_serve(const ServeCommand& command) {
     return 1;
   }
   const std::filesystem::path folder =
-      command.model.empty() ? default_model_folder() : std::filesystem::path(command.model);
+      command.model.empty() ? embed::default_model_folder() : std::filesystem::path(command.model);
   Result<std::shared_ptr<embed::Model>> model =
       embed::Model::load(*device, {.folder = folder, .batch_tokens = command.server.batching.batch_tokens});
   if (!model.ok()) {
@@ -80,4 +71,4 @@ int run_serve(const ServeCommand& command) {
   return 0;
 }
 
-}  // namespace accel::serve
+}  // namespace accel::cli
