@@ -55,8 +55,8 @@ int run_serve(const ServeCommand& command) {
   }
   const std::filesystem::path folder =
       command.model.empty() ? embed::default_model_folder() : std::filesystem::path(command.model);
-  Result<std::shared_ptr<embed::Model>> model =
-      embed::Model::load(*device, {.folder = folder, .batch_tokens = command.server.batching.batch_tokens});
+  const embed::ModelOptions options{.folder = folder, .batch_tokens = command.server.batching.batch_tokens};
+  Result<std::shared_ptr<embed::Model>> model = embed::Model::load(*device, options);
   if (!model.ok()) {
     fmt::print(stderr, "accel serve: loading {}: {}\n", folder.string(), model.status().to_string());
     return 1;
@@ -64,7 +64,11 @@ int run_serve(const ServeCommand& command) {
   const embed::ModelInfo& info = (*model)->info();
   fmt::print(stderr, "accel serve: ready: {} ({} dimensions, {} tokens at most) on {}\n", info.name, info.dimensions,
              info.max_sequence_length, info.device);
-  server.attach(std::move(*model), *device);
+  // An isolated worker that is replaced takes the model's weights with it: the server loads them again.
+  server.attach(std::move(*model), *device, [device = *device, options]() -> Result<std::shared_ptr<embed::Model>> {
+    fmt::print(stderr, "accel serve: the device lost its context; loading the model again\n");
+    return embed::Model::load(device, options);
+  });
 
   wait_for_signal(signals, server);
   server.stop();

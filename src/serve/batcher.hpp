@@ -31,7 +31,9 @@ struct BatcherOptions {
   std::chrono::microseconds max_wait{2000};
   std::size_t queue_requests = 1024;  // requests waiting (not yet in a batch) before submit refuses
   std::uint64_t queue_tokens = 1u << 20;
-  unsigned in_flight = 2;
+  // embed::Model runs its calls one after the other, so a second batch in flight would only wait in the model's
+  // queue, smaller than it would have grown in ours.
+  unsigned in_flight = 1;
 };
 
 struct QueueDepth {

@@ -68,19 +68,20 @@ class HttpListener final : public httplib::Server {
 };
 
 struct EmbeddingServer::Attached {
-  Attached(std::shared_ptr<embed::Model> model, Device device, const ServeOptions& options, Metrics& metrics)
+  Attached(std::shared_ptr<embed::Model> model, Device device, EmbeddingService::Reload reload,
+           const ServeOptions& options, Metrics& metrics)
       : device(std::move(device)),
         limits{.max_inputs = options.max_inputs,
                .max_sequence_length = model->info().max_sequence_length,
                .dimensions = model->info().dimensions,
                .vocabulary = model->info().vocabulary},
-        stats(model, std::chrono::seconds(1)),
-        service(std::move(model), options.batching, metrics) {}
+        service(std::move(model), std::move(reload), options.batching, metrics),
+        stats([this] { return service.model()->stats(); }, std::chrono::seconds(1)) {}
 
   Device device;
   RequestLimits limits;
-  ModelStatsCache stats;
   EmbeddingService service;
+  ModelStatsCache stats;  // after the service it reads
 };
 
 EmbeddingServer::EmbeddingServer(ServeOptions options)
@@ -109,8 +110,9 @@ Result<int> EmbeddingServer::start() {
   return port;
 }
 
-void EmbeddingServer::attach(std::shared_ptr<embed::Model> model, Device device) {
-  auto attached = std::make_shared<Attached>(std::move(model), std::move(device), options_, metrics_);
+void EmbeddingServer::attach(std::shared_ptr<embed::Model> model, Device device, EmbeddingService::Reload reload) {
+  auto attached =
+      std::make_shared<Attached>(std::move(model), std::move(device), std::move(reload), options_, metrics_);
   std::lock_guard lock(mutex_);
   attached_ = std::move(attached);
 }
@@ -203,10 +205,10 @@ void EmbeddingServer::embed(const httplib::Request& http, httplib::Response& res
       tei ? parse_tei_request(http.body, attached->limits) : parse_openai_request(http.body, attached->limits);
   if (const auto* error = std::get_if<ApiError>(&parsed)) return send_error(response, *error, tei);
   EmbedRequest& request = std::get<EmbedRequest>(parsed);
-  if (request.model.empty()) request.model = attached->service.model().info().name;
+  if (request.model.empty()) request.model = attached->service.model()->info().name;
 
   const Clock::time_point tokenizing = Clock::now();
-  ApiResult<embed::TokenBatch> tokens = tokenize(attached->service.model(), request);
+  ApiResult<embed::TokenBatch> tokens = tokenize(*attached->service.model(), request);
   metrics_.observe_stage(Stage::tokenize, seconds_since(tokenizing));
   if (const auto* error = std::get_if<ApiError>(&tokens)) return send_error(response, *error, tei);
   const std::size_t token_count = std::get<embed::TokenBatch>(tokens).ids.size();

@@ -44,8 +44,8 @@ class EmbeddingServer {
   Result<int> start();
 
   // Serves `model` (loaded and warmed by Model::load) from now on; `device` is the one it runs on, whose health
-  // /health reports.
-  void attach(std::shared_ptr<embed::Model> model, Device device);
+  // /health reports. `reload` loads the model again after the device lost its context (EmbeddingService).
+  void attach(std::shared_ptr<embed::Model> model, Device device, EmbeddingService::Reload reload = {});
 
   // Graceful: stops accepting connections, answers every request already taken (waiting for their batches),
   // closes kept-alive connections once idle, then returns. Idempotent.

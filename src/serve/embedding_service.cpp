@@ -7,17 +7,29 @@ double seconds_between(std::chrono::steady_clock::time_point from, std::chrono::
   return std::chrono::duration<double>(to - from).count();
 }
 
-// The device's context is gone (or being rebuilt): the same batch may run on its replacement.
+// The device's context is gone (or being rebuilt): the batch may run again once the model is back.
 bool context_gone(Code code) {
   return code == Code::context_lost || code == Code::stale_handle || code == Code::unavailable;
 }
 
 }  // namespace
 
-EmbeddingService::EmbeddingService(std::shared_ptr<embed::Model> model, BatcherOptions options, Metrics& metrics)
-    : model_(std::move(model)),
+EmbeddingService::EmbeddingService(std::shared_ptr<embed::Model> model, Reload reload, BatcherOptions options,
+                                   Metrics& metrics)
+    : reload_(std::move(reload)),
       metrics_(metrics),
+      model_(std::move(model)),
       batcher_(options, [this](std::vector<PendingEmbedding> batch) { return run(std::move(batch)); }) {}
+
+EmbeddingService::~EmbeddingService() {
+  batcher_.stop();  // every batch is answered, so no reload is under way or to come
+  if (reloader_.joinable()) reloader_.join();
+}
+
+std::shared_ptr<embed::Model> EmbeddingService::model() const {
+  std::lock_guard lock(mutex_);
+  return model_;
+}
 
 Result<Future<embed::Embeddings>> EmbeddingService::submit(embed::TokenBatch tokens) {
   const auto count = static_cast<std::uint32_t>(tokens.ids.size());
@@ -38,11 +50,16 @@ Future<Done> EmbeddingService::run(std::vector<PendingEmbedding> batch) {
   }
   metrics_.observe_batch(batch.size(), packed.sequences(), packed.ids.size());
 
-  Result<embed::Embeddings> result = co_await model_->embed_tokens(packed);
-  if (!result.ok() && context_gone(result.code())) {
+  std::shared_ptr<embed::Model> model = this->model();
+  Result<embed::Embeddings> result = co_await model->embed_tokens(packed);
+  if (!result.ok() && context_gone(result.code()) && reload_) {
     recovering_.store(true, std::memory_order_relaxed);
     metrics_.count_retry();
-    result = co_await model_->embed_tokens(std::move(packed));
+    Result<std::shared_ptr<embed::Model>> replacement = co_await replace(std::move(model));
+    if (replacement.ok()) {
+      model = std::move(*replacement);
+      result = co_await model->embed_tokens(std::move(packed));
+    }
   }
   if (result.ok() || !context_gone(result.code())) recovering_.store(false, std::memory_order_relaxed);
   const double compute = seconds_between(dispatched, std::chrono::steady_clock::now());
@@ -51,11 +68,46 @@ Future<Done> EmbeddingService::run(std::vector<PendingEmbedding> batch) {
   if (result.ok()) {
     answer(batch, *result);
   } else if (result.code() == Code::invalid_argument && batch.size() > 1) {
-    for (PendingEmbedding& request : batch) request.reply.set(co_await model_->embed_tokens(std::move(request.tokens)));
+    for (PendingEmbedding& request : batch) request.reply.set(co_await model->embed_tokens(std::move(request.tokens)));
   } else {
     for (PendingEmbedding& request : batch) request.reply.set(result.status());
   }
   co_return Done{};
+}
+
+Future<std::shared_ptr<embed::Model>> EmbeddingService::replace(std::shared_ptr<embed::Model> failed) {
+  Promise<std::shared_ptr<embed::Model>> replaced;
+  Future<std::shared_ptr<embed::Model>> future = replaced.future();
+  std::lock_guard lock(mutex_);
+  // Kept, not dropped here: this may be the failed model's own thread. A second hold of the same one may go.
+  const bool current = model_ == failed;
+  if (retired_.empty() || retired_.back() != failed) retired_.push_back(std::move(failed));
+  if (!current) {
+    replaced.set(model_);
+    return future;
+  }
+  waiting_.push_back(std::move(replaced));
+  if (reloading_) return future;
+  reloading_ = true;
+  // The previous reload is over: it cleared reloading_ before it answered its waiters, which need no lock.
+  if (reloader_.joinable()) reloader_.join();
+  reloader_ = std::thread([this] {
+    Result<std::shared_ptr<embed::Model>> loaded = reload_();
+    std::vector<Promise<std::shared_ptr<embed::Model>>> waiting;
+    std::vector<std::shared_ptr<embed::Model>> retired;
+    std::shared_ptr<embed::Model> now;
+    {
+      std::lock_guard lock(mutex_);
+      if (loaded.ok()) model_ = std::move(*loaded);
+      now = model_;
+      reloading_ = false;
+      waiting.swap(waiting_);
+      if (loaded.ok()) retired.swap(retired_);
+    }
+    retired.clear();
+    for (auto& waiter : waiting) waiter.set(now);
+  });
+  return future;
 }
 
 void EmbeddingService::answer(std::vector<PendingEmbedding>& batch, const embed::Embeddings& embeddings) const {

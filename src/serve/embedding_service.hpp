@@ -4,13 +4,21 @@
 // Each request's sequences are packed behind the others of its batch; the batch's embeddings are cut back into
 // one Embeddings per request, and each request is answered on its own: a batch the model refuses as invalid
 // (which the parsers' checks should have caught) is run again one request at a time, so that only the request
-// at fault fails. A batch that lost the device's context (an isolated worker replaced under it) is run once more,
-// on the replacement; if that fails too, its requests get the error (context_lost, 503) and the server goes on.
+// at fault fails.
+//
+// A batch that lost the device's context — an isolated worker killed or faulted under it — gets one retry. The
+// device replaces the worker, but every buffer of the old one is gone, the model's weights with them, so the model
+// is loaded again first (`reload`, on a thread of the service's: not on the model's own thread, whose model is
+// being dropped), and the batch runs on the new one. If the reload or the retry fails, the batch's requests get
+// the error (503 context_lost) and the server goes on; the next batch tries again.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "accel/core/future.hpp"
 #include "accel/embed/model.hpp"
@@ -27,7 +35,13 @@ struct PendingEmbedding {
 
 class EmbeddingService {
  public:
-  EmbeddingService(std::shared_ptr<embed::Model> model, BatcherOptions options, Metrics& metrics);
+  // Loads the model again on the same device; empty where the device cannot come back (no retry then).
+  using Reload = std::function<Result<std::shared_ptr<embed::Model>>()>;
+
+  EmbeddingService(std::shared_ptr<embed::Model> model, Reload reload, BatcherOptions options, Metrics& metrics);
+  EmbeddingService(const EmbeddingService&) = delete;
+  EmbeddingService& operator=(const EmbeddingService&) = delete;
+  ~EmbeddingService();
 
   // The embeddings of `tokens`' sequences, in order, to come; or at once, the queue's refusal: resource_exhausted
   // when it is full, failed_precondition once stopping.
@@ -39,16 +53,27 @@ class EmbeddingService {
   [[nodiscard]] QueueDepth depth() const { return batcher_.depth(); }
   // True from a batch that lost the device's context until a batch runs again.
   [[nodiscard]] bool recovering() const noexcept { return recovering_.load(std::memory_order_relaxed); }
-  [[nodiscard]] embed::Model& model() const noexcept { return *model_; }
+  // The model now served (a new one after a reload).
+  [[nodiscard]] std::shared_ptr<embed::Model> model() const;
 
  private:
   Future<Done> run(std::vector<PendingEmbedding> batch);
+  // The model to retry on: `failed` reloaded, or the one that already replaced it.
+  Future<std::shared_ptr<embed::Model>> replace(std::shared_ptr<embed::Model> failed);
   void answer(std::vector<PendingEmbedding>& batch, const embed::Embeddings& embeddings) const;
 
-  std::shared_ptr<embed::Model> model_;
+  Reload reload_;
   Metrics& metrics_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<embed::Model> model_;
+  bool reloading_ = false;
+  std::vector<Promise<std::shared_ptr<embed::Model>>> waiting_;  // for the reload under way
+  // Replaced models, dropped off their own threads: a model's destructor joins its thread, and a batch that failed
+  // on it runs there.
+  std::vector<std::shared_ptr<embed::Model>> retired_;
+  std::thread reloader_;
   std::atomic<bool> recovering_{false};
-  Batcher<PendingEmbedding> batcher_;  // last: its thread stops before the members it uses go
+  Batcher<PendingEmbedding> batcher_;  // last: its thread starts once the members it uses are there
 };
 
 }  // namespace accel::serve

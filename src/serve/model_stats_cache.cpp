@@ -2,8 +2,8 @@
 
 namespace accel::serve {
 
-ModelStatsCache::ModelStatsCache(std::shared_ptr<embed::Model> model, std::chrono::milliseconds period)
-    : model_(std::move(model)), period_(period), thread_([this] { loop(); }) {}
+ModelStatsCache::ModelStatsCache(std::function<embed::ModelStats()> read, std::chrono::milliseconds period)
+    : read_(std::move(read)), period_(period), thread_([this] { loop(); }) {}
 
 ModelStatsCache::~ModelStatsCache() {
   {
@@ -23,7 +23,7 @@ void ModelStatsCache::loop() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     lock.unlock();
-    embed::ModelStats stats = model_->stats();
+    embed::ModelStats stats = read_();
     lock.lock();
     latest_ = std::move(stats);
     stop_cv_.wait_for(lock, period_, [&] { return stopping_; });

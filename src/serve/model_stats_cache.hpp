@@ -7,7 +7,7 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <memory>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -18,7 +18,8 @@ namespace accel::serve {
 
 class ModelStatsCache {
  public:
-  ModelStatsCache(std::shared_ptr<embed::Model> model, std::chrono::milliseconds period);
+  // `read` is Model::stats of the model served now (which a reload replaces).
+  ModelStatsCache(std::function<embed::ModelStats()> read, std::chrono::milliseconds period);
   ModelStatsCache(const ModelStatsCache&) = delete;
   ModelStatsCache& operator=(const ModelStatsCache&) = delete;
   ~ModelStatsCache();
@@ -29,7 +30,7 @@ class ModelStatsCache {
  private:
   void loop();
 
-  std::shared_ptr<embed::Model> model_;
+  std::function<embed::ModelStats()> read_;
   std::chrono::milliseconds period_;
   mutable std::mutex mutex_;
   std::condition_variable stop_cv_;

@@ -3,12 +3,17 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -302,15 +307,19 @@ TEST_F(ServerTest, MetricsCountRequestsTokensBatchesAndTheModel) {
   ASSERT_EQ(post("/embed", R"({"inputs":"three"})").first, 200);
   ASSERT_EQ(post("/embed", "nope").first, 400);
   // A request is counted once its response is written, which its client may see first.
-  const std::string last = "accel_serve_requests_total{endpoint=\"/embed\",status=\"400\"}";
+  const std::vector<std::string> counted{"accel_serve_requests_total{endpoint=\"/v1/embeddings\",status=\"200\"}",
+                                         "accel_serve_requests_total{endpoint=\"/embed\",status=\"200\"}",
+                                         "accel_serve_requests_total{endpoint=\"/embed\",status=\"400\"}"};
+  auto all_counted = [&](const std::string& text) {
+    return std::all_of(counted.begin(), counted.end(),
+                       [&](const std::string& line) { return metric(text, line) == 1; });
+  };
   std::string text = metrics();
-  for (int i = 0; i < 1000 && metric(text, last) != 1; ++i) {
+  for (int i = 0; i < 1000 && !all_counted(text); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     text = metrics();
   }
-  EXPECT_EQ(metric(text, last), 1) << text;
-  EXPECT_EQ(metric(text, "accel_serve_requests_total{endpoint=\"/v1/embeddings\",status=\"200\"}"), 1) << text;
-  EXPECT_EQ(metric(text, "accel_serve_requests_total{endpoint=\"/embed\",status=\"200\"}"), 1);
+  EXPECT_TRUE(all_counted(text)) << text;
   EXPECT_EQ(metric(text, "accel_serve_inputs_total"), 3);
   EXPECT_GE(metric(text, "accel_serve_tokens_total"), 9);  // [CLS] word [SEP] at least, three times
   EXPECT_EQ(metric(text, "accel_serve_batch_sequences_count"), 2);
@@ -344,6 +353,67 @@ TEST_F(ServerTest, StopAnswersEveryRequestItAcceptedThenRefusesConnections) {
   EXPECT_LT(answered_before_stop, kClients) << "no request was still in flight when stop() began";
   for (int c = 0; c < kClients; ++c) EXPECT_EQ(statuses[c], 200) << "client " << c;
   EXPECT_FALSE(client().Get("/health")) << "the server still accepts connections after stop()";
+}
+
+// A CPU device whose context lives in a worker process, killed twice under load: each kill costs the requests in
+// flight an error or one retry (on the model loaded again), never the server.
+TEST_F(ServerTest, AKilledIsolatedWorkerCostsRequestsARetryOrAnErrorNeverTheServer) {
+  Result<Device> isolated = Device::open(*system_, {.kind = DeviceKind::cpu, .isolation = Isolation::worker_process});
+  ASSERT_TRUE(isolated.ok()) << isolated.status().to_string();
+  const embed::ModelOptions options{.folder = kModelFolder};
+  Result<std::shared_ptr<embed::Model>> model = embed::Model::load(*isolated, options);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  std::unique_ptr<EmbeddingServer> server = serve({}, /*attach=*/false);
+  server->attach(*model, *isolated, [device = *isolated, options]() -> Result<std::shared_ptr<embed::Model>> {
+    return embed::Model::load(device, options);
+  });
+  const std::vector<float> want = openai_vectors(post("/v1/embeddings", R"({"input":"the same question"})").second)[0];
+
+  std::atomic<bool> done{false};
+  std::mutex mutex;
+  std::map<int, int> statuses;
+  std::set<std::string> codes;
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c)
+    clients.emplace_back([&] {
+      httplib::Client http = client();
+      while (!done) {
+        httplib::Result result = http.Post("/v1/embeddings", R"({"input":"the same question"})", "application/json");
+        std::lock_guard lock(mutex);
+        const int status = result ? result->status : -1;
+        ++statuses[status];
+        if (status == 200) {
+          expect_close(openai_vectors(json::parse(result->body)), {want}, "after a kill");
+        } else if (status == 503) {
+          codes.insert(json::parse(result->body)["error"]["code"].get<std::string>());
+        }
+      }
+    });
+  for (int kill = 0; kill < 2; ++kill) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    Result<DeviceInfo> info = isolated->info().wait();
+    ASSERT_TRUE(info.ok()) << info.status().to_string();
+    ASSERT_EQ(::kill(info->worker_pid, SIGKILL), 0);
+    // Until the model is back, requests wait for it or fail; afterwards they succeed again.
+    for (int i = 0; i < 5000 && metric(metrics(), "accel_serve_batch_retries_total") <= kill; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  done = true;
+  for (std::thread& thread : clients) thread.join();
+
+  EXPECT_EQ(statuses.count(-1), 0u) << "requests without a response";
+  for (const auto& [status, count] : statuses) EXPECT_TRUE(status == 200 || status == 503) << status << " x" << count;
+  for (const std::string& code : codes) EXPECT_TRUE(code == "context_lost" || code == "stale_handle") << code;
+  EXPECT_GE(metric(metrics(), "accel_serve_batch_retries_total"), 2);
+  EXPECT_GT(statuses[200], 10);
+  auto [status, body] = post("/v1/embeddings", R"({"input":"the same question"})");
+  EXPECT_EQ(status, 200) << body;
+  httplib::Result health = client().Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200) << health->body;
+  server->stop();
+  EXPECT_TRUE(isolated->close().wait().ok());
 }
 
 }  // namespace
