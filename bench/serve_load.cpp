@@ -104,6 +104,8 @@ void run_connection(const LoadOptions& options, int index, Clock::time_point mea
     const Clock::time_point sent = Clock::now();
     httplib::Result result = client.Post(path, body, "application/json");
     const Clock::time_point received = Clock::now();
+    // A refused connection fails at once: pause rather than spin while the server is away.
+    if (!result) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (sent < measure_from) continue;
     const int status = result ? result->status : -1;
     ++stats.statuses[status];

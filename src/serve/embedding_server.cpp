@@ -51,8 +51,7 @@ ApiResult<embed::TokenBatch> tokenize(const embed::Model& model, const EmbedRequ
       model.tokenize(request.texts, embed::Truncation::truncate).ok()) {
     error.status = 413;
     error.code = "input_too_long";
-    error.message += fmt::format(" (the model's max_sequence_length is {}; TEI's \"truncate\": true cuts it)",
-                                 model.info().max_sequence_length);
+    error.message += fmt::format(" (max_sequence_length {})", model.info().max_sequence_length);
   }
   return error;
 }
