@@ -24,17 +24,32 @@ void TokenBatch::append(std::span<const std::int32_t> sequence) {
 
 namespace {
 
+// Device buffers for the largest run, allocated once: a run copies its ids and offsets into their beginning.
+struct Staging {
+  Buffer<std::int32_t> ids, offsets;
+  Buffer<float> embeddings;
+
+  static Result<Staging> allocate(const Device& device, std::uint32_t batch_tokens, std::uint32_t dimensions) {
+    Staging s;
+    ACCEL_ASSIGN_OR_RETURN(s.ids, device.allocate<std::int32_t>(batch_tokens).wait());
+    ACCEL_ASSIGN_OR_RETURN(s.offsets, device.allocate<std::int32_t>(batch_tokens + 1ull).wait());
+    ACCEL_ASSIGN_OR_RETURN(s.embeddings, device.allocate<float>(std::uint64_t{batch_tokens} * dimensions).wait());
+    return s;
+  }
+};
+
 class EmbeddingModel final : public Model {
  public:
   EmbeddingModel(Device device, ModelFolder folder, WordPieceTokenizer tokenizer,
-                 std::shared_ptr<const graph::Graph> graph, Buffer<std::uint8_t> weights, ModelInfo info,
-                 ModelOptions options, bool replays)
+                 std::shared_ptr<const graph::Graph> graph, Buffer<std::uint8_t> weights, Staging staging,
+                 ModelInfo info, ModelOptions options, bool replays)
       : replays_(replays),
         device_(std::move(device)),
         folder_(std::move(folder)),
         tokenizer_(std::move(tokenizer)),
         graph_(std::move(graph)),
         weights_(std::move(weights)),
+        staging_(std::move(staging)),
         info_(std::move(info)),
         options_(std::move(options)),
         worker_([this](std::stop_token stop) { serve(stop); }) {}
@@ -153,8 +168,6 @@ class EmbeddingModel final : public Model {
 
     struct Run {
       std::vector<std::int32_t> offsets;
-      Buffer<std::int32_t> ids, offsets_buffer;
-      Buffer<float> embeddings;
       std::vector<Future<Done>> steps;
     };
     std::vector<Run> runs;
@@ -169,21 +182,19 @@ class EmbeddingModel final : public Model {
         r.offsets.push_back(static_cast<std::int32_t>(batch.offsets[s] - batch.offsets[first]));
       const auto tokens = static_cast<std::int64_t>(r.offsets.back());
       const auto sequences = static_cast<std::int64_t>(last - first);
-      ACCEL_ASSIGN_OR_RETURN(r.ids, device_.allocate<std::int32_t>(static_cast<std::uint64_t>(tokens)).wait());
-      ACCEL_ASSIGN_OR_RETURN(r.offsets_buffer, device_.allocate<std::int32_t>(r.offsets.size()).wait());
-      ACCEL_ASSIGN_OR_RETURN(r.embeddings,
-                             device_.allocate<float>(static_cast<std::uint64_t>(sequences) * info_.dimensions).wait());
       const std::span<const std::int32_t> ids(batch.ids.data() + batch.offsets[first],
                                               static_cast<std::size_t>(tokens));
-      r.steps.push_back(device_.upload(ids, r.ids));
-      r.steps.push_back(device_.upload(std::span<const std::int32_t>(r.offsets), r.offsets_buffer));
+      // The runs share the model's staging buffers: the device orders each run's copies after the previous
+      // run's use of them.
+      r.steps.push_back(device_.upload(ids, staging_.ids));
+      r.steps.push_back(device_.upload(std::span<const std::int32_t>(r.offsets), staging_.offsets));
       r.steps.push_back(device_.ask(graph::Execute{.graph = graph_,
                                                    .symbols = {{"tokens", tokens}, {"sequences", sequences}},
                                                    .weights = weights_,
-                                                   .inputs = {{"ids", r.ids}, {"offsets", r.offsets_buffer}},
-                                                   .outputs = {{"embeddings", r.embeddings}}}));
-      r.steps.push_back(
-          device_.download(r.embeddings, std::span<float>(out.values.data() + first * info_.dimensions,
+                                                   .inputs = {{"ids", staging_.ids}, {"offsets", staging_.offsets}},
+                                                   .outputs = {{"embeddings", staging_.embeddings}}}));
+      r.steps.push_back(device_.download(staging_.embeddings,
+                                         std::span<float>(out.values.data() + first * info_.dimensions,
                                                           static_cast<std::size_t>(sequences) * info_.dimensions)));
       // Only a device that replays runs at the bucket's extent; the CPU runs the actual one.
       if (replays_) padded += static_cast<std::uint64_t>(*graph_->buckets().at("tokens").rung_for(tokens) - tokens);
@@ -209,6 +220,7 @@ class EmbeddingModel final : public Model {
   WordPieceTokenizer tokenizer_;
   std::shared_ptr<const graph::Graph> graph_;
   Buffer<std::uint8_t> weights_;
+  Staging staging_;
   ModelInfo info_;
   ModelOptions options_;
 
@@ -246,9 +258,10 @@ Result<std::shared_ptr<Model>> Model::load(const Device& device, ModelOptions op
                  .compute = compute,
                  .device = device_info.name};
   if (info.name.empty()) info.name = options.folder.parent_path().filename().string();
+  ACCEL_ASSIGN_OR_RETURN(Staging staging, Staging::allocate(device, options.batch_tokens, info.dimensions));
   auto model = std::make_shared<EmbeddingModel>(device, std::move(folder), std::move(tokenizer), std::move(graph),
-                                                std::move(weights), std::move(info), std::move(options),
-                                                device_info.kind != DeviceKind::cpu);
+                                                std::move(weights), std::move(staging), std::move(info),
+                                                std::move(options), device_info.kind != DeviceKind::cpu);
   ACCEL_RETURN_IF_ERROR(model->warm());
   return std::shared_ptr<Model>(std::move(model));
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "cache/cache.hpp"
 #include "graph/cpu/cpu_executables.hpp"
 #include "graph/executable_plan.hpp"
 
@@ -163,7 +164,10 @@ Result<graph::Execute> Operation<graph::Execute>::decode(ByteReader& in) {
     }
   }
   if (!in.finished()) return internal_error("the staged encoding of a graph::Execute request is damaged");
-  ACCEL_ASSIGN_OR_RETURN(run.graph, graph::Graph::decode(encoded));
+  // A worker sees the same graph request after request: decoding (a replay through the builder) is done once per
+  // encoding.
+  static cache::Cache<graph::Graph> decoded({.name = "graph-decodes", .max_entries = 64});
+  ACCEL_ASSIGN_OR_RETURN(run.graph, decoded.get(encoded, [&] { return graph::Graph::decode(encoded); }));
   return run;
 }
 

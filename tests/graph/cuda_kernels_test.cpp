@@ -11,27 +11,14 @@
 
 #include "graph/kernels/cpu_kernels.hpp"
 #include "graph/kernels/cuda_kernels.hpp"
+#include "testing/kernel_inputs.hpp"
 
 namespace accel::graph {
 namespace {
 
-std::mt19937& rng() {
-  static std::mt19937 generator(std::random_device{}());
-  return generator;
-}
-
-std::vector<float> random(std::int64_t count, float low = -2.0f, float high = 2.0f) {
-  std::uniform_real_distribution<float> uniform(low, high);
-  std::vector<float> values(static_cast<std::size_t>(count));
-  for (float& v : values) v = uniform(rng());
-  return values;
-}
-
-std::vector<std::int32_t> offsets_of(const std::vector<int>& lengths) {
-  std::vector<std::int32_t> offsets{0};
-  for (int length : lengths) offsets.push_back(offsets.back() + length);
-  return offsets;
-}
+using testing::offsets_of;
+using testing::random;
+using testing::rng;
 
 // A device buffer of `count` elements of `dtype`, poisoned with all-ones bytes (NaN in every float type).
 class Buffer {

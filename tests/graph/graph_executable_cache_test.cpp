@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <csignal>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -143,6 +145,30 @@ TEST(GraphExecutableCacheTest, RunsOnAnIsolatedWorker) {
   const Status s = run_once(isolated, graph, shape, 24);
   EXPECT_TRUE(s.ok()) << s.to_string();
   EXPECT_TRUE(run_once(local, graph, shape, 24).ok());
+}
+
+// The CPU worker of an isolated device keeps its executables on disk: the worker that replaces a killed one runs
+// the same graph without compiling.
+TEST(GraphExecutableCacheTest, AReplacedWorkerLoadsExecutablesFromDisk) {
+  accel::testing::ScratchDirectory cache("graph-worker-cache");
+  ASSERT_EQ(setenv("ACCEL_CACHE_DIR", cache.path().c_str(), 1), 0);  // every worker started inherits it
+  const EncoderShape shape{.width = 24, .heads = 2, .hidden = 40};
+  auto graph = testing::encoder_graph(shape, Ladder::powers_of_two(16, 512), Ladder::powers_of_two(1, 8));
+  System system;
+  Device device = *Device::open(system, {.kind = DeviceKind::cpu, .isolation = Isolation::worker_process});
+  ASSERT_TRUE(run_once(device, graph, shape, 24).ok());
+  const DeviceInfo first = *device.info().wait();
+  ASSERT_EQ(executables(device).builds, 1u);
+  ASSERT_EQ(kill(first.worker_pid, SIGKILL), 0);
+  Status again = run_once(device, graph, shape, 24);
+  if (!again.ok()) again = run_once(device, graph, shape, 24);  // the one in flight when the worker died
+  ASSERT_TRUE(again.ok()) << again.to_string();
+  const DeviceInfo second = *device.info().wait();
+  EXPECT_NE(second.worker_pid, first.worker_pid);
+  const CacheStats stats = executables(device);
+  EXPECT_EQ(stats.builds, 0u);
+  EXPECT_EQ(stats.disk_loads, 1u);
+  unsetenv("ACCEL_CACHE_DIR");
 }
 
 }  // namespace

@@ -1,43 +1,16 @@
 #include "graph/cpu/cpu_executables.hpp"
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include <cstring>
 
+#include "graph/executable_cache_options.hpp"
 #include "libs/blas/cpu_gemm.hpp"
 
 namespace accel::graph::cpu {
 
 namespace {
-constexpr std::uint32_t kDiskFormat = 1;
 constexpr std::size_t kArenasKept = 2;
-
-cache::CacheOptions<CpuExecutable> options() {
-  const std::string prefix =
-      fmt::format("accel-graph-executable/{}/cpu/{}/", kDiskFormat, accel::blas::cpu_blas_library().version);
-  const auto* bytes = reinterpret_cast<const std::byte*>(prefix.data());
-  cache::CacheOptions<CpuExecutable> cache{
-      .name = "graph-executables",
-      .max_entries = 64,
-      .max_bytes = 8ull << 30,
-      .size_of = [](const CpuExecutable& e) { return e.plan().arena_bytes(); },
-      .disk_key_prefix = cache::Bytes(bytes, bytes + prefix.size()),
-      .encode = [](const CpuExecutable& e) -> std::optional<cache::Bytes> { return e.plan().encode(); },
-      .on_store_failure =
-          [](const Status& status) {
-            spdlog::warn("accel: a graph executable was not persisted: {}", status.to_string());
-          },
-  };
-  Result<std::unique_ptr<cache::DiskStore>> store = cache::DiskStore::open(
-      {.directory = cache::DiskStore::default_directory("graph-executables"), .format_version = kDiskFormat});
-  if (store.ok()) {
-    cache.disk = std::move(*store);
-  } else {
-    spdlog::warn("accel: CPU graph executables stay in memory only: {}", store.status().to_string());
-  }
-  return cache;
-}
 }  // namespace
 
 Status check_support(const Graph& graph) {
@@ -89,7 +62,10 @@ Status CpuExecutable::run(const CheckedExecute& checked, std::span<const BufferV
   return ran;
 }
 
-CpuExecutables::CpuExecutables() : cache_(options()) {}
+CpuExecutables::CpuExecutables()
+    : cache_(executable_cache_options<CpuExecutable>(
+          fmt::format("accel-graph-executable/{}/cpu/{}/", kExecutableDiskFormat, blas::cpu_blas_library().version),
+          DeviceOptions::Graph{})) {}
 
 CpuExecutables& CpuExecutables::process() {
   static CpuExecutables executables;

@@ -5,29 +5,18 @@
 
 #include "graph/cpu/cpu_executables.hpp"
 #include "graph/kernels/cpu_kernels.hpp"
+#include "graph/step_frame.hpp"
 #include "libs/blas/cpu_gemm.hpp"
 
 namespace accel::graph::cpu {
 
 namespace {
 
-struct Frame {
-  const ExecutablePlan& plan;
-  const SymbolValues& extent;
-  std::byte* arena;
-  const std::byte* weights;
-
-  [[nodiscard]] const TensorInfo& info(std::uint32_t t) const { return plan.graph().tensors()[t]; }
-  [[nodiscard]] std::int64_t dim(std::uint32_t t, std::size_t i) const { return evaluate(info(t).shape[i], extent); }
-  [[nodiscard]] std::int64_t count(std::uint32_t t) const {
-    return static_cast<std::int64_t>(element_count(info(t).shape, extent));
-  }
+// The CPU's frame: tensors are float unless an op says otherwise.
+struct Frame : StepFrame {
   template <class T = float>
   [[nodiscard]] T* at(std::uint32_t t) const {
-    if (t == Node::kNone) return nullptr;
-    const Slot& s = plan.slot(t);
-    std::byte* base = s.storage == Storage::weights ? const_cast<std::byte*>(weights) : arena;
-    return reinterpret_cast<T*>(base + s.offset);
+    return StepFrame::at<T>(t);
   }
 };
 
@@ -44,19 +33,6 @@ Status check_offsets(const Node& node, const std::int32_t* offsets, std::int64_t
     previous = o;
   }
   return Status();
-}
-
-StridedLayout input_layout(const Frame& f, std::uint32_t t) {
-  StridedLayout layout;
-  const auto rank = f.info(t).shape.size();
-  layout.rank = static_cast<int>(rank);
-  std::int64_t stride = 1;
-  for (std::size_t i = rank; i-- > 0;) {
-    layout.shape[i] = f.dim(t, i);
-    layout.strides[i] = stride;
-    stride *= layout.shape[i];
-  }
-  return layout;
 }
 
 Status run_matmul(const Frame& f, const Node& node) {
@@ -92,16 +68,14 @@ Status run_node(const Frame& f, const Node& node) {
     case OpKind::matmul: return run_matmul(f, node);
     case OpKind::unary: unary(node.activation, f.at(in[0]), f.at(out), f.count(out)); return Status();
     case OpKind::binary: {
-      const std::int64_t width = f.info(out).shape.empty() ? 1 : f.dim(out, f.info(out).shape.size() - 1);
       const bool row = f.info(in[1]).shape != f.info(in[0]).shape;
-      binary(node.binary, f.at(in[0]), f.at(in[1]), row ? Broadcast::row : Broadcast::none,
-             width == 0 ? 0 : f.count(out) / width, width, f.at(out));
+      binary(node.binary, f.at(in[0]), f.at(in[1]), row ? Broadcast::row : Broadcast::none, f.rows(out),
+             f.last_dim(out), f.at(out));
       return Status();
     }
     case OpKind::layer_norm:
     case OpKind::rms_norm: {
-      const std::int64_t width = f.dim(out, f.info(out).shape.size() - 1);
-      const std::int64_t rows = width == 0 ? 0 : f.count(out) / width;
+      const std::int64_t width = f.last_dim(out), rows = f.rows(out);
       if (node.kind == OpKind::layer_norm) {
         layer_norm(f.at(in[0]), f.at(in[3]), f.at(in[1]), f.at(in[2]), rows, width, node.eps, f.at(out), nullptr);
       } else {
@@ -123,25 +97,13 @@ Status run_node(const Frame& f, const Node& node) {
       return Status();
     }
     case OpKind::l2_normalize: {
-      const std::int64_t width = f.dim(out, f.info(out).shape.size() - 1);
-      l2_normalize(f.at(in[0]), width == 0 ? 0 : f.count(out) / width, width, node.eps, f.at(out));
+      l2_normalize(f.at(in[0]), f.rows(out), f.last_dim(out), node.eps, f.at(out));
       return Status();
     }
-    case OpKind::transpose: {
-      const StridedLayout source = input_layout(f, in[0]);
-      StridedLayout layout{.rank = source.rank};
-      for (int i = 0; i < source.rank; ++i) {
-        layout.shape[i] = source.shape[node.permutation[static_cast<std::size_t>(i)]];
-        layout.strides[i] = source.strides[node.permutation[static_cast<std::size_t>(i)]];
-      }
-      strided_copy(f.at(in[0]), layout, f.at(out));
-      return Status();
-    }
+    case OpKind::transpose: strided_copy(f.at(in[0]), transpose_layout(f, node), f.at(out)); return Status();
     case OpKind::slice: {
-      StridedLayout layout = input_layout(f, in[0]);
-      const auto axis = static_cast<std::size_t>(node.axis);
-      layout.shape[axis] = node.end - node.begin;
-      strided_copy(f.at(in[0]) + node.begin * layout.strides[axis], layout, f.at(out));
+      const SliceSource source = slice_source(f, node);
+      strided_copy(f.at(in[0]) + source.first, source.layout, f.at(out));
       return Status();
     }
     case OpKind::cast:
@@ -158,7 +120,7 @@ Status run_node(const Frame& f, const Node& node) {
 }  // namespace
 
 Status run_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena, const std::byte* weights) {
-  const Frame frame{.plan = plan, .extent = extent, .arena = arena, .weights = weights};
+  const Frame frame{{.plan = plan, .extent = extent, .arena = arena, .weights = weights}};
   for (std::uint32_t index : plan.steps()) ACCEL_RETURN_IF_ERROR(run_node(frame, plan.graph().nodes()[index]));
   return Status();
 }

@@ -1,15 +1,13 @@
 #include "graph/cuda/cuda_executable.hpp"
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "graph/cuda/padding.hpp"
+#include "graph/executable_cache_options.hpp"
 
 namespace accel::graph::cuda {
 
 namespace {
-constexpr std::uint32_t kDiskFormat = 1;
-
 const std::byte* weights_of(std::span<const BufferView> views) {
   return static_cast<const std::byte*>(views[Operation<Execute>::weights].data);
 }
@@ -99,35 +97,11 @@ Status CudaExecutable::run(const CheckedExecute& checked, std::span<const Buffer
 }
 
 Result<std::unique_ptr<GraphStreamState>> GraphStreamState::open(CudaTarget& target) {
-  const DeviceOptions::Graph& options = target.options().graph;
-  const std::string context = fmt::format("accel-graph-executable/{}/{}/sm{}/{}/", kDiskFormat, target.gpu_name(),
-                                          target.compute_capability(), blas::cublaslt_library().version);
-  const auto* prefix = reinterpret_cast<const std::byte*>(context.data());
-  cache::CacheOptions<CudaExecutable> cache{
-      .name = "graph-executables",
-      .max_entries = std::max<std::size_t>(options.executable_capacity, 1),
-      .max_bytes = options.executable_bytes,
-      .size_of = [](const CudaExecutable& e) { return e.plan().arena_bytes(); },
-      .disk_key_prefix = cache::Bytes(prefix, prefix + context.size()),
-      .encode = [](const CudaExecutable& e) -> std::optional<cache::Bytes> { return e.plan().encode(); },
-      .on_store_failure =
-          [](const Status& status) {
-            spdlog::warn("accel: a graph executable was not persisted: {}", status.to_string());
-          },
-  };
-  if (options.persistent) {
-    const std::filesystem::path directory = options.directory.empty()
-                                                ? cache::DiskStore::default_directory("graph-executables")
-                                                : std::filesystem::path(options.directory);
-    Result<std::unique_ptr<cache::DiskStore>> store = cache::DiskStore::open(
-        {.directory = directory, .max_bytes = options.directory_bytes, .format_version = kDiskFormat});
-    if (store.ok()) {
-      cache.disk = std::move(*store);
-    } else {
-      spdlog::warn("accel: graph executables stay in memory only: {}", store.status().to_string());
-    }
-  }
-  return std::unique_ptr<GraphStreamState>(new GraphStreamState(std::move(cache), context));
+  std::string context = fmt::format("accel-graph-executable/{}/{}/sm{}/{}/", kExecutableDiskFormat, target.gpu_name(),
+                                    target.compute_capability(), blas::cublaslt_library().version);
+  cache::CacheOptions<CudaExecutable> options =
+      executable_cache_options<CudaExecutable>(context, target.options().graph);
+  return std::unique_ptr<GraphStreamState>(new GraphStreamState(std::move(options), std::move(context)));
 }
 
 Result<std::shared_ptr<const CudaExecutable>> GraphStreamState::executable(const CheckedExecute& checked,

@@ -5,49 +5,20 @@
 
 #include "graph/cuda/cuda_executable.hpp"
 #include "graph/kernels/cuda_kernels.hpp"
+#include "graph/step_frame.hpp"
 
 namespace accel::graph::cuda {
 
 namespace {
 
-struct Frame {
-  const ExecutablePlan& plan;
-  const SymbolValues& extent;
-  std::byte* arena;
-  const std::byte* weights;
+// The CUDA frame: untyped device addresses, and the stream the steps go on.
+struct Frame : StepFrame {
   cudaStream_t stream;
-
-  [[nodiscard]] const TensorInfo& info(std::uint32_t t) const { return plan.graph().tensors()[t]; }
-  [[nodiscard]] std::int64_t dim(std::uint32_t t, std::size_t i) const { return evaluate(info(t).shape[i], extent); }
-  [[nodiscard]] std::int64_t count(std::uint32_t t) const {
-    return static_cast<std::int64_t>(element_count(info(t).shape, extent));
-  }
-  [[nodiscard]] std::int64_t last_dim(std::uint32_t t) const { return dim(t, info(t).shape.size() - 1); }
-  [[nodiscard]] std::int64_t rows(std::uint32_t t) const {
-    const std::int64_t w = last_dim(t);
-    return w == 0 ? 0 : count(t) / w;
-  }
   template <class T = void>
   [[nodiscard]] T* at(std::uint32_t t) const {
-    if (t == Node::kNone) return nullptr;
-    const Slot& s = plan.slot(t);
-    std::byte* base = s.storage == Storage::weights ? const_cast<std::byte*>(weights) : arena;
-    return reinterpret_cast<T*>(base + s.offset);
+    return StepFrame::at<T>(t);
   }
 };
-
-StridedLayout layout_of(const Frame& f, std::uint32_t t) {
-  StridedLayout layout;
-  const auto rank = f.info(t).shape.size();
-  layout.rank = static_cast<int>(rank);
-  std::int64_t stride = 1;
-  for (std::size_t i = rank; i-- > 0;) {
-    layout.shape[i] = f.dim(t, i);
-    layout.strides[i] = stride;
-    stride *= layout.shape[i];
-  }
-  return layout;
-}
 
 Status matmul(const Frame& f, const Node& node, blas::CublasLtGemm& gemm, CudaTarget& target) {
   const std::uint32_t x = node.inputs[0], w = node.inputs[1], bias = node.inputs[2];
@@ -108,21 +79,11 @@ cudaError_t launch(const Frame& f, const Node& node) {
                        f.stream);
     case OpKind::l2_normalize:
       return l2_normalize(dtype, f.at(in[0]), f.rows(out), f.last_dim(out), node.eps, f.at(out), f.stream);
-    case OpKind::transpose: {
-      const StridedLayout source = layout_of(f, in[0]);
-      StridedLayout layout{.rank = source.rank};
-      for (int i = 0; i < source.rank; ++i) {
-        layout.shape[i] = source.shape[node.permutation[static_cast<std::size_t>(i)]];
-        layout.strides[i] = source.strides[node.permutation[static_cast<std::size_t>(i)]];
-      }
-      return strided_copy(dtype, f.at(in[0]), layout, f.at(out), f.stream);
-    }
+    case OpKind::transpose: return strided_copy(dtype, f.at(in[0]), transpose_layout(f, node), f.at(out), f.stream);
     case OpKind::slice: {
-      StridedLayout layout = layout_of(f, in[0]);
-      const auto axis = static_cast<std::size_t>(node.axis);
-      layout.shape[axis] = node.end - node.begin;
-      return strided_copy(dtype, f.at<std::byte>(in[0]) + node.begin * layout.strides[axis] * size_of(dtype), layout,
-                          f.at(out), f.stream);
+      const SliceSource source = slice_source(f, node);
+      return strided_copy(dtype, f.at<std::byte>(in[0]) + source.first * static_cast<std::int64_t>(size_of(dtype)),
+                          source.layout, f.at(out), f.stream);
     }
     case OpKind::cast: return cuda::cast(f.info(in[0]).dtype, f.at(in[0]), dtype, f.at(out), f.count(out), f.stream);
     default: return cudaSuccess;
@@ -133,7 +94,7 @@ cudaError_t launch(const Frame& f, const Node& node) {
 
 Status enqueue_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena, const std::byte* weights,
                      blas::CublasLtGemm& gemm, CudaTarget& target) {
-  const Frame frame{.plan = plan, .extent = extent, .arena = arena, .weights = weights, .stream = target.stream()};
+  const Frame frame{{.plan = plan, .extent = extent, .arena = arena, .weights = weights}, target.stream()};
   for (std::uint32_t index : plan.steps()) {
     const Node& node = plan.graph().nodes()[index];
     if (node.kind == OpKind::matmul) {
