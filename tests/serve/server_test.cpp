@@ -401,9 +401,14 @@ TEST_F(ServerTest, AKilledIsolatedWorkerCostsRequestsARetryOrAnErrorNeverTheServ
     ASSERT_NE(worker, killed);
     ASSERT_EQ(::kill(worker, SIGKILL), 0);
     killed = worker;
-    // Until the model is back, requests wait for it or fail; afterwards they succeed again.
+    // Until the model is back, requests wait for it or fail; afterwards they succeed again, which /health says. The
+    // next kill waits for that: killed earlier, a worker may go before the reloaded model has touched it.
     for (int i = 0; i < 5000 && metric(metrics(), "accel_serve_batch_retries_total") <= kill; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (int i = 0; i < 5000; ++i) {
+      if (httplib::Result health = client().Get("/health"); health && health->status == 200) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   done = true;
