@@ -57,7 +57,7 @@ void run(DType dtype, int heads, int head_dim) {
   const auto call = [&] {
     check(graph::cuda::packed_attention(dtype, base, stride, base + hidden * size_of(dtype), stride,
                                         base + 2 * hidden * size_of(dtype), stride,
-                                        static_cast<const std::int32_t*>(device_offsets), kSequences, 256, heads,
+                                        static_cast<const std::int32_t*>(device_offsets), kSequences, rows, 256, heads,
                                         head_dim, 1.0f / std::sqrt(static_cast<float>(head_dim)), out, hidden, stream),
           "packed_attention");
   };

@@ -234,7 +234,7 @@ TEST_F(CudaKernels, PackedAttentionMatchesTheCpuAndLeavesPaddingRows) {
       const auto sequences = static_cast<std::int64_t>(c.lengths.size());
       const int max_length = *std::max_element(c.lengths.begin(), c.lengths.end());
       finish(cuda::packed_attention(dtype, at(0), stride, at(hidden), stride, at(2 * hidden), stride,
-                                    doff.get<std::int32_t>(), sequences, max_length, c.heads, c.head_dim, scale,
+                                    doff.get<std::int32_t>(), sequences, rows, max_length, c.heads, c.head_dim, scale,
                                     out.get(), hidden, stream_));
       std::vector<float> expected(rows * hidden, NAN);
       cpu::packed_attention(qkv.data(), stride, qkv.data() + hidden, stride, qkv.data() + 2 * hidden, stride,
@@ -250,8 +250,8 @@ TEST_F(CudaKernels, PackedAttentionMatchesTheCpuAndLeavesPaddingRows) {
 }
 
 TEST_F(CudaKernels, PackedAttentionRefusesHeadDimsOver128) {
-  EXPECT_EQ(cuda::packed_attention(DType::f16, nullptr, 0, nullptr, 0, nullptr, 0, nullptr, 1, 4, 1, 136, 1.0f, nullptr,
-                                   0, stream_),
+  EXPECT_EQ(cuda::packed_attention(DType::f16, nullptr, 0, nullptr, 0, nullptr, 0, nullptr, 1, 4, 4, 1, 136, 1.0f,
+                                   nullptr, 0, stream_),
             cudaErrorInvalidValue);
 }
 
@@ -261,7 +261,8 @@ TEST_F(CudaKernels, MeanPoolAndL2Normalize) {
       const auto offsets = offsets_of({2, 0, 5, 1, 200});
       const auto x = rounded(random((offsets.back() + 2) * width), dtype);
       const Buffer dx(dtype, x), doff = Buffer::of_ints(offsets), pooled(dtype, 5 * width), unit(dtype, 5 * width);
-      finish(cuda::mean_pool(dtype, dx.get(), width, doff.get<std::int32_t>(), 5, pooled.get(), stream_));
+      finish(cuda::mean_pool(dtype, dx.get(), width, doff.get<std::int32_t>(), 5, offsets.back() + 2, pooled.get(),
+                             stream_));
       std::vector<float> expected(5 * width), expected_unit(5 * width);
       cpu::mean_pool(x.data(), width, offsets.data(), 5, expected.data());
       expect_close(pooled.read(), expected, dtype, "mean_pool");
@@ -290,6 +291,22 @@ TEST_F(CudaKernels, CastsAndStridedCopies) {
     std::vector<float> expected(300);
     cpu::strided_copy(t.data(), transpose, expected.data());
     expect_close(y.read(), expected, DType::f32, "strided_copy");
+  }
+}
+
+// Offsets are data from outside: wrong ones (past the rows, falling, sequences longer than max_length) must never
+// make a kernel touch memory outside its buffers (compute-sanitizer memcheck would name it) or fault.
+TEST_F(CudaKernels, WrongOffsetsStayInsideTheBuffers) {
+  const std::vector<std::int32_t> offsets{-7, 40, 3, 100000, 12};
+  const std::int64_t rows = 16, heads = 2, head_dim = 32, hidden = heads * head_dim;
+  for (DType dtype : kTypes) {
+    const auto values = rounded(random(rows * hidden), dtype);
+    const Buffer x(dtype, values), doff = Buffer::of_ints(offsets), out(dtype, rows * hidden),
+                                   pooled(dtype, 4 * hidden);
+    finish(cuda::packed_attention(dtype, x.get(), hidden, x.get(), hidden, x.get(), hidden, doff.get<std::int32_t>(), 4,
+                                  rows, 8, heads, head_dim, 0.2f, out.get(), hidden, stream_));
+    finish(cuda::mean_pool(dtype, x.get(), hidden, doff.get<std::int32_t>(), 4, rows, pooled.get(), stream_));
+    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
   }
 }
 

@@ -23,8 +23,7 @@ __global__ void __launch_bounds__(kWarps * 32) generic_attention_kernel(detail::
   __shared__ float keys[kKeys][kMaxHeadDim + 1];
   __shared__ float values[kKeys][kMaxHeadDim + 1];
   const std::int64_t s = blockIdx.x / tiles;
-  const std::int64_t begin = args.offsets[s];
-  const int length = args.offsets[s + 1] - args.offsets[s];
+  const auto [begin, length] = detail::sequence_span(args.offsets, s, args.rows, args.max_length);
   const int q0 = blockIdx.x % tiles * kQueries;
   if (q0 >= length) return;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -92,10 +91,10 @@ __global__ void __launch_bounds__(kWarps * 32) generic_attention_kernel(detail::
 
 cudaError_t packed_attention(DType dtype, const void* q, std::int64_t q_stride, const void* k, std::int64_t k_stride,
                              const void* v, std::int64_t v_stride, const std::int32_t* offsets, std::int64_t sequences,
-                             std::int32_t max_length, int heads, int head_dim, float scale, void* out,
-                             std::int64_t out_stride, cudaStream_t stream) {
-  const detail::AttentionArgs args{q,         q_stride,   k,     k_stride, v,     v_stride, offsets,
-                                   sequences, max_length, heads, head_dim, scale, out,      out_stride};
+                             std::int64_t rows, std::int32_t max_length, int heads, int head_dim, float scale,
+                             void* out, std::int64_t out_stride, cudaStream_t stream) {
+  const detail::AttentionArgs args{q,    q_stride,   k,     k_stride, v,     v_stride, offsets,   sequences,
+                                   rows, max_length, heads, head_dim, scale, out,      out_stride};
   if (head_dim <= 0 || head_dim > kMaxHeadDim || heads <= 0 || heads > 65535 || max_length < 0)
     return cudaErrorInvalidValue;
   if (sequences == 0 || max_length == 0) return cudaSuccess;

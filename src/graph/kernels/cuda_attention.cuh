@@ -18,6 +18,7 @@ struct AttentionArgs {
   std::int64_t v_stride;
   const std::int32_t* offsets;
   std::int64_t sequences;
+  std::int64_t rows;  // of q, k, v and out: no sequence reaches past them
   std::int32_t max_length;
   int heads;
   int head_dim;

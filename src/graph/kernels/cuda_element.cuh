@@ -113,6 +113,20 @@ __device__ __forceinline__ std::int64_t sequence_of(const std::int32_t* offsets,
   return s >= 0 && row < offsets[s + 1] ? s : -1;
 }
 
+// Sequence s's rows [begin, begin + length), kept inside [0, rows) and at most max_length long whatever the offsets
+// hold: offsets are data from outside the graph, and a wrong one must cost wrong numbers, never a read or write
+// outside a kernel's buffers (a fault that would end the device's context).
+struct SequenceSpan {
+  std::int64_t begin;
+  int length;
+};
+__device__ __forceinline__ SequenceSpan sequence_span(const std::int32_t* offsets, std::int64_t s, std::int64_t rows,
+                                                      std::int64_t max_length) {
+  const std::int64_t begin = min(max(std::int64_t{offsets[s]}, std::int64_t{0}), rows);
+  const std::int64_t end = min(max(std::int64_t{offsets[s + 1]}, begin), rows);
+  return {begin, static_cast<int>(min(end - begin, max_length))};
+}
+
 // `launch(T{})` with T the element type of `dtype`.
 template <class Launch>
 cudaError_t dispatch(DType dtype, Launch&& launch) {

@@ -62,8 +62,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args
   __shared__ alignas(16) T values[2][kKeysPerTile * kStride];
 
   const std::int64_t s = blockIdx.x / tiles;
-  const std::int64_t begin = args.offsets[s];
-  const int length = args.offsets[s + 1] - args.offsets[s];
+  const auto [begin, length] = detail::sequence_span(args.offsets, s, args.rows, args.max_length);
   const int q0 = blockIdx.x % tiles * kRowsPerCta;
   if (q0 >= length) return;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;

@@ -129,10 +129,13 @@ __global__ void l2_kernel(const T* x, std::int64_t rows, std::int64_t width, flo
 // One thread per V columns of one sequence (blockIdx.x), summing down its rows: the warp's loads of a row are
 // contiguous.
 template <int V, class T>
-__global__ void mean_pool_kernel(const T* x, std::int64_t width, const std::int32_t* offsets, T* out) {
+__global__ void mean_pool_kernel(const T* x, std::int64_t width, const std::int32_t* offsets, std::int64_t rows,
+                                 T* out) {
   const std::int64_t c = (blockIdx.y * std::int64_t{blockDim.x} + threadIdx.x) * V;
   if (c >= width) return;
-  const std::int64_t s = blockIdx.x, begin = offsets[s], end = offsets[s + 1];
+  const std::int64_t s = blockIdx.x;
+  const auto [begin, length] = detail::sequence_span(offsets, s, rows, rows);
+  const std::int64_t end = begin + length;
   float total[V], v[V];
   detail::fill(total, 0.0f);
   for (std::int64_t r = begin; r < end; ++r) {
@@ -230,7 +233,7 @@ cudaError_t l2_normalize(DType dtype, const void* x, std::int64_t rows, std::int
 }
 
 cudaError_t mean_pool(DType dtype, const void* x, std::int64_t width, const std::int32_t* offsets,
-                      std::int64_t sequences, void* out, cudaStream_t stream) {
+                      std::int64_t sequences, std::int64_t rows, void* out, cudaStream_t stream) {
   if (sequences == 0 || width == 0) return cudaSuccess;
   constexpr int kThreads = 64;
   const bool vector = vectorizable(width, x, out);
@@ -243,9 +246,9 @@ cudaError_t mean_pool(DType dtype, const void* x, std::int64_t width, const std:
     const auto* xt = static_cast<const T*>(x);
     auto* ot = static_cast<T*>(out);
     if (vector)
-      mean_pool_kernel<8><<<grid, kThreads, 0, stream>>>(xt, width, offsets, ot);
+      mean_pool_kernel<8><<<grid, kThreads, 0, stream>>>(xt, width, offsets, rows, ot);
     else
-      mean_pool_kernel<1><<<grid, kThreads, 0, stream>>>(xt, width, offsets, ot);
+      mean_pool_kernel<1><<<grid, kThreads, 0, stream>>>(xt, width, offsets, rows, ot);
     return cudaGetLastError();
   });
 }

@@ -40,7 +40,6 @@ namespace accel::graph {
 
 using accel::Activation;
 
-
 // The shape of the second operand of a binary op.
 enum class Broadcast : std::uint8_t {
   none,  // [rows, width], as the first
