@@ -169,12 +169,13 @@ class Cache {
   }
 
   [[nodiscard]] CacheStats stats() const {
-    const std::uint64_t damaged = options_.disk != nullptr ? options_.disk->stats().corrupt_entries : 0;
+    const DiskStoreStats disk = options_.disk != nullptr ? options_.disk->stats() : DiskStoreStats{};
     std::lock_guard lock(mutex_);
     CacheStats stats = stats_;
     stats.name = options_.name;
     stats.directory = directory().string();
-    stats.disk_rejects += damaged;  // the store's checksum catches those; decode failures are counted here
+    // The store catches damaged and untrusted entries; decode failures are counted here.
+    stats.disk_rejects += disk.corrupt_entries + disk.refused_entries;
     stats.entries = index_.size();
     stats.capacity = options_.max_entries;
     stats.bytes = bytes_;

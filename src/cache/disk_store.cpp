@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <pwd.h>
+#include <spdlog/spdlog.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <ctime>
 #include <limits>
+#include <set>
 #include <string>
 
 namespace accel::cache {
@@ -27,7 +29,10 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::array<char, 8> kMagic = {'A', 'C', 'C', 'E', 'L', 'D', 'S', '\0'};
+constexpr std::array<char, 8> kAuthenticatedMagic = {'A', 'C', 'C', 'E', 'L', 'D', 'A', '\0'};
 constexpr std::size_t kHeaderBytes = 32;
+// Header and tag, read together.
+constexpr std::size_t kPrefixBytes = kHeaderBytes + DirectoryTrust::kTagBytes;
 constexpr std::string_view kEntrySuffix = ".entry";
 constexpr std::size_t kEntryNameLength = 32 + kEntrySuffix.size();
 constexpr std::string_view kTempPrefix = "tmp-";
@@ -41,17 +46,19 @@ struct Header {
   std::uint64_t checksum = 0;
 };
 
-std::array<std::byte, kHeaderBytes> encode(const Header& header) {
+const std::array<char, 8>& magic(bool authenticated) { return authenticated ? kAuthenticatedMagic : kMagic; }
+
+std::array<std::byte, kHeaderBytes> encode(const Header& header, bool authenticated) {
   std::array<std::byte, kHeaderBytes> out{};
   ByteWriter writer(out);
-  writer.raw(kMagic.data(), kMagic.size())
+  writer.raw(magic(authenticated).data(), kMagic.size())
       .fields(header.format_version, header.key_bytes, header.value_bytes, header.checksum);
   return out;
 }
 
-// Nothing when the magic is wrong.
-std::optional<Header> decode(const std::array<std::byte, kHeaderBytes>& in) {
-  if (std::memcmp(in.data(), kMagic.data(), kMagic.size()) != 0) return std::nullopt;
+// Nothing when the magic is not the one of this kind of store.
+std::optional<Header> decode(std::span<const std::byte, kHeaderBytes> in, bool authenticated) {
+  if (std::memcmp(in.data(), magic(authenticated).data(), kMagic.size()) != 0) return std::nullopt;
   Header header;
   ByteReader reader(std::span<const std::byte>(in).subspan(kMagic.size()));
   reader.fields(header.format_version, header.key_bytes, header.value_bytes, header.checksum);
@@ -125,45 +132,69 @@ bool write_all(int fd, std::span<const std::byte> data) {
   return true;
 }
 
-enum class Verdict { hit, other_key, other_version, damaged };
+// `refused`: not vouched for (an authenticated store's entry without a valid tag), so nothing it says is acted on.
+enum class Verdict { hit, other_key, other_version, damaged, refused };
 struct Reading {
   Verdict verdict = Verdict::damaged;
   std::vector<std::byte> value;
 };
 
 // Reads and checks the entry open as `fd` (`file_bytes` long) against the asked key. Only read errors are errors:
-// whatever the bytes say is a verdict.
+// whatever the bytes say is a verdict. An authenticated store checks the tag before anything else, so that an
+// entry it cannot vouch for decides nothing (not even its own removal).
 Result<Reading> read_entry(int fd, std::uint64_t file_bytes, std::span<const std::byte> key,
-                           std::uint32_t format_version, const fs::path& path) {
+                           std::uint32_t format_version, const DirectoryTrust& trust, const fs::path& path) {
   const auto read_error = [&] {
     const int error = errno;
     return os_error(path.parent_path(), "could not read " + path.filename().native(), error);
   };
-  if (file_bytes < kHeaderBytes) return Reading{};
-  std::array<std::byte, kHeaderBytes> raw{};
-  const ssize_t header_read = read_at(fd, raw, 0);
-  if (header_read < 0) return read_error();
-  if (static_cast<std::size_t>(header_read) < kHeaderBytes) return Reading{};
-  const std::optional<Header> header = decode(raw);
-  if (!header) return Reading{};
-  if (header->format_version != format_version) return Reading{.verdict = Verdict::other_version};
-  const std::uint64_t body_bytes = file_bytes - kHeaderBytes;
-  if (header->key_bytes > body_bytes || header->value_bytes != body_bytes - header->key_bytes) return Reading{};
+  const bool authenticated = trust.authenticated();
+  const Reading unusable{.verdict = authenticated ? Verdict::refused : Verdict::damaged};
+  const std::size_t prefix_bytes = authenticated ? kPrefixBytes : kHeaderBytes;
+  if (file_bytes < prefix_bytes) return unusable;
+  std::array<std::byte, kPrefixBytes> prefix{};
+  const ssize_t prefix_read = read_at(fd, std::span(prefix).first(prefix_bytes), 0);
+  if (prefix_read < 0) return read_error();
+  if (static_cast<std::size_t>(prefix_read) < prefix_bytes) return unusable;
+  const std::span<const std::byte, kHeaderBytes> raw_header(prefix.data(), kHeaderBytes);
+  const std::optional<Header> header = decode(raw_header, authenticated);
+  if (!header) return unusable;
+  const std::uint64_t body_bytes = file_bytes - prefix_bytes;
+  if (header->key_bytes > body_bytes || header->value_bytes != body_bytes - header->key_bytes) return unusable;
 
   std::vector<std::byte> stored_key(header->key_bytes);
   Reading reading{.verdict = Verdict::hit, .value = std::vector<std::byte>(header->value_bytes)};
-  const ssize_t key_read = read_at(fd, stored_key, kHeaderBytes);
+  const ssize_t key_read = read_at(fd, stored_key, static_cast<off_t>(prefix_bytes));
   if (key_read < 0) return read_error();
-  const ssize_t value_read = read_at(fd, reading.value, kHeaderBytes + header->key_bytes);
+  const ssize_t value_read = read_at(fd, reading.value, static_cast<off_t>(prefix_bytes + header->key_bytes));
   if (value_read < 0) return read_error();
   // The file may have been truncated since fstat; short reads are damage like any other.
   if (static_cast<std::size_t>(key_read) != stored_key.size() ||
-      static_cast<std::size_t>(value_read) != reading.value.size() ||
-      checksum(stored_key, reading.value) != header->checksum) {
-    return Reading{};
+      static_cast<std::size_t>(value_read) != reading.value.size()) {
+    return unusable;
   }
+  if (authenticated) {
+    DirectoryTrust::Tag stored_tag{};
+    std::memcpy(stored_tag.data(), prefix.data() + kHeaderBytes, stored_tag.size());
+    if (!trust.verify(stored_tag, raw_header, stored_key, reading.value)) return unusable;
+  }
+  if (header->format_version != format_version) return Reading{.verdict = Verdict::other_version};
+  if (checksum(stored_key, reading.value) != header->checksum) return unusable;
   if (!std::ranges::equal(stored_key, key)) return Reading{.verdict = Verdict::other_key};
   return reading;
+}
+
+// Creates the missing directories of `directory`, each with mode 0700: a cache holds code this process runs, so
+// nobody else may write where it lives (DirectoryTrust). Directories already there keep their modes.
+Status create_private_directories(const fs::path& directory) {
+  fs::path prefix;
+  for (const fs::path& part : directory) {
+    prefix /= part;
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
+      return os_error(directory, "could not create the directory", errno);
+    }
+  }
+  return Status();
 }
 
 // Removes `path` only if it still names the file that was read: a writer may have renamed a good entry over it
@@ -198,15 +229,30 @@ Result<std::unique_ptr<DiskStore>> DiskStore::open(DiskStoreOptions options) {
   if (options.directory.empty()) {
     return invalid_argument("disk cache: no directory given (default_directory() finds none without a home)");
   }
-  std::error_code error;
-  fs::create_directories(options.directory, error);
-  if (error) return os_error(options.directory, "could not create the directory", error.value());
+  if (options.authentication_key.empty()) {
+    ACCEL_ASSIGN_OR_RETURN(options.authentication_key, DirectoryTrust::key_from_environment());
+  }
+  DirectoryTrust trust(std::exchange(options.authentication_key, {}));
+  ACCEL_RETURN_IF_ERROR(create_private_directories(options.directory));
+  ACCEL_RETURN_IF_ERROR(trust.check_directory(options.directory));
   if (::access(options.directory.c_str(), R_OK | W_OK | X_OK) != 0) {
     return os_error(options.directory, "cannot read and write the directory", errno);
   }
-  std::unique_ptr<DiskStore> store(new DiskStore(std::move(options)));
+  std::unique_ptr<DiskStore> store(new DiskStore(std::move(options), std::move(trust)));
   ACCEL_RETURN_IF_ERROR(store->scan_and_evict());
   return store;
+}
+
+std::unique_ptr<DiskStore> DiskStore::open_or_warn(DiskStoreOptions options, std::string_view what) {
+  Result<std::unique_ptr<DiskStore>> store = open(options);
+  if (store.ok()) return std::move(*store);
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard lock(mutex);
+  if (warned.insert(options.directory.native()).second) {
+    spdlog::warn("accel: {} stay in memory only: {}", what, store.status().to_string());
+  }
+  return nullptr;
 }
 
 fs::path DiskStore::default_directory(std::string_view component) {
@@ -238,9 +284,18 @@ fs::path DiskStore::entry_path(std::span<const std::byte> key) const {
 
 Result<std::optional<std::vector<std::byte>>> DiskStore::load(std::span<const std::byte> key) {
   const fs::path path = entry_path(key);
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const auto refused = [this] {
+    count([](DiskStoreStats& s) {
+      ++s.misses;
+      ++s.refused_entries;
+    });
+    return std::nullopt;
+  };
+  // O_NOFOLLOW: a symbolic link is refused, never followed; O_NONBLOCK: a FIFO in its place cannot hang the open.
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (fd.get() < 0) {
     const int error = errno;
+    if (error == ELOOP) return refused();
     if (error != ENOENT) return os_error(directory(), "could not open " + path.filename().native(), error);
     count([](DiskStoreStats& s) { ++s.misses; });
     return std::nullopt;
@@ -250,8 +305,10 @@ Result<std::optional<std::vector<std::byte>>> DiskStore::load(std::span<const st
     const int error = errno;
     return os_error(directory(), "could not stat " + path.filename().native(), error);
   }
+  // Judged on the descriptor that will be read, so the file cannot be swapped between the check and the read.
+  if (!trust_.accepts_entry(st)) return refused();
   ACCEL_ASSIGN_OR_RETURN(Reading reading, read_entry(fd.get(), static_cast<std::uint64_t>(st.st_size), key,
-                                                     options_.format_version, path));
+                                                     options_.format_version, trust_, path));
   if (reading.verdict == Verdict::hit) {
     // Eviction removes the oldest modification time first. An entry we may read but not touch (another user's)
     // just ages.
@@ -259,6 +316,8 @@ Result<std::optional<std::vector<std::byte>>> DiskStore::load(std::span<const st
     count([](DiskStoreStats& s) { ++s.hits; });
     return std::move(reading.value);
   }
+  // Left in place for the rebuild's store to replace: this process cannot vouch for what it would remove.
+  if (reading.verdict == Verdict::refused) return refused();
   // A stored key that differs is a hash collision: that entry is good, for its own key.
   if (reading.verdict != Verdict::other_key) remove_if_unchanged(path, st);
   count([damaged = reading.verdict == Verdict::damaged](DiskStoreStats& s) {
@@ -273,18 +332,25 @@ Status DiskStore::store(std::span<const std::byte> key, std::span<const std::byt
     return invalid_argument(fmt::format("disk cache {}: a key of {} bytes is longer than an entry can hold (4 GiB)",
                                         directory().native(), key.size()));
   }
-  const std::uint64_t entry_bytes = kHeaderBytes + key.size() + value.size();
+  const std::uint64_t entry_bytes =
+      kHeaderBytes + (trust_.authenticated() ? DirectoryTrust::kTagBytes : 0) + key.size() + value.size();
   if (entry_bytes > options_.max_bytes) {
     return invalid_argument(fmt::format("disk cache {}: an entry of {} bytes (key {}, value {}) exceeds max_bytes {}",
                                         directory().native(), entry_bytes, key.size(), value.size(),
                                         options_.max_bytes));
   }
+  const bool authenticated = trust_.authenticated();
   const std::array<std::byte, kHeaderBytes> header = encode({.format_version = options_.format_version,
                                                              .key_bytes = static_cast<std::uint32_t>(key.size()),
                                                              .value_bytes = value.size(),
-                                                             .checksum = checksum(key, value)});
+                                                             .checksum = checksum(key, value)},
+                                                            authenticated);
+  DirectoryTrust::Tag tag{};
+  if (authenticated) {
+    ACCEL_ASSIGN_OR_RETURN(tag, trust_.tag(header, key, value));
+  }
   const fs::path temp = directory() / temp_name();
-  FileDescriptor fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  FileDescriptor fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, trust_.entry_mode()));
   if (fd.get() < 0) {
     const int error = errno;
     return os_error(directory(), "could not create " + temp.filename().native(), error);
@@ -294,7 +360,8 @@ Status DiskStore::store(std::span<const std::byte> key, std::span<const std::byt
     ::unlink(temp.c_str());
     return os_error(directory(), fmt::format("could not {} {}", what, temp.filename().native()), error);
   };
-  if (!write_all(fd.get(), header) || !write_all(fd.get(), key) || !write_all(fd.get(), value)) {
+  if (!write_all(fd.get(), header) || !write_all(fd.get(), std::span(tag).first(authenticated ? tag.size() : 0)) ||
+      !write_all(fd.get(), key) || !write_all(fd.get(), value)) {
     return abandon("write");
   }
   if (fd.close() != 0) return abandon("close");

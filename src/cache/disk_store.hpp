@@ -16,6 +16,9 @@
 //   16  u64      value length
 //   24  u64      XXH3-64 (seed 0) of the key followed by the value
 //   32           the key, then the value
+// An authenticated store (DiskStoreOptions::authentication_key) writes the magic "ACCELDA\0" instead, and puts
+// between the header and the key the 32-byte HMAC-SHA256, under the authentication key, of the header, the key
+// and the value (cache/directory_trust.hpp says what each kind of store trusts).
 // Files being written are named "tmp-<pid>-<counter>-<random>"; other names in the directory are left alone.
 //
 // Size bound: the store keeps an estimate of the directory's size, the size its last scan found plus what it has
@@ -39,6 +42,7 @@
 #include <vector>
 
 #include "accel/core/result.hpp"
+#include "cache/directory_trust.hpp"
 
 namespace accel::cache {
 
@@ -48,6 +52,11 @@ struct DiskStoreOptions {
   // Part of every entry, for what the caller's values mean (a plan's serialization, a kernel's ABI): an entry
   // of another version is a miss and is removed, so the next store of its key writes this version.
   std::uint32_t format_version = 1;
+  // Empty: the key in the file named by $ACCEL_CACHE_KEY_FILE, if that is set; else none, and the store is
+  // private (its directory and entries must be this user's and writable by nobody else). With a key the store is
+  // shared: its directory may be group-writable, and it loads only entries tagged with this key
+  // (cache/directory_trust.hpp).
+  std::vector<std::byte> authentication_key;
 };
 
 // Counts since this DiskStore was opened, for this object only (not other processes sharing the directory).
@@ -57,17 +66,28 @@ struct DiskStoreStats {
   std::uint64_t stores = 0;           // entries written
   std::uint64_t evictions = 0;        // entries this object removed to keep within max_bytes
   std::uint64_t corrupt_entries = 0;  // loads that found a damaged entry (and removed it); a subset of misses
+  // Loads that found an entry this store may not trust (not a regular file, not this user's or writable by others
+  // in a private store, without a valid tag in an authenticated one) and did not read it; a subset of misses.
+  std::uint64_t refused_entries = 0;
 };
 
 class DiskStore {
  public:
-  // Creates the directory if missing and scans it once (for the size estimate, and to remove temporary files
-  // that writers left behind when they died).
+  // Creates the directory if missing (mode 0700, and the same for each parent it creates) and scans it once (for
+  // the size estimate, and to remove temporary files that writers left behind when they died).
+  //
+  // A directory this process may not trust is refused with failed_precondition naming it, its owner and mode,
+  // and what to do: one not owned by this user or writable by its group or others (writable by others when the
+  // store has an authentication key). So is a key file ($ACCEL_CACHE_KEY_FILE) that others may read.
   //
   // Errors from the OS name the directory and errno's text, carry Source::os and errno, and take their code from
   // errno, since that is what decides whether a retry can help: no space or quota -> resource_exhausted;
   // permissions, a read-only file system, a file in the way -> failed_precondition; anything else -> unavailable.
   static Result<std::unique_ptr<DiskStore>> open(DiskStoreOptions options);
+
+  // open() for a cache that goes on without its disk tier: null when open() failed, after a warning naming `what`
+  // and why, said once per directory in this process (each stream or context opening it would say it again).
+  static std::unique_ptr<DiskStore> open_or_warn(DiskStoreOptions options, std::string_view what);
 
   // $ACCEL_CACHE_DIR/<component> if set, else $XDG_CACHE_HOME/accel/<component> (when absolute, as the XDG spec
   // requires), else <home>/.cache/accel/<component> with the home from $HOME or the password database. Empty
@@ -78,8 +98,8 @@ class DiskStore {
   DiskStore& operator=(const DiskStore&) = delete;
 
   // `key` is the value's full identity (everything the value depends on). A hit refreshes the entry's
-  // modification time, which is what eviction orders by. Errors are the OS's (unreadable file); a damaged or
-  // foreign entry is a miss, not an error.
+  // modification time, which is what eviction orders by. Errors are the OS's (unreadable file); a damaged,
+  // foreign or refused entry is a miss, not an error.
   Result<std::optional<std::vector<std::byte>>> load(std::span<const std::byte> key);
   // Replaces any entry of `key`. An entry larger than max_bytes is refused with invalid_argument: it could
   // never be kept.
@@ -93,7 +113,7 @@ class DiskStore {
   [[nodiscard]] const std::filesystem::path& directory() const noexcept { return options_.directory; }
 
  private:
-  explicit DiskStore(DiskStoreOptions options) : options_(std::move(options)) {}
+  DiskStore(DiskStoreOptions options, DirectoryTrust trust) : options_(std::move(options)), trust_(std::move(trust)) {}
 
   Status scan_and_evict();
   template <class Change>
@@ -103,6 +123,7 @@ class DiskStore {
   }
 
   const DiskStoreOptions options_;
+  const DirectoryTrust trust_;
   std::atomic<std::uint64_t> estimated_bytes_{0};
   std::mutex scan_mutex_;  // one scan at a time; a store that finds one running leaves the work to it
   mutable std::mutex stats_mutex_;

@@ -24,7 +24,8 @@ Result<KeyLock> KeyLock::acquire(const std::filesystem::path& directory, std::sp
                                  const std::function<bool()>& closing) {
   const std::filesystem::path path = directory / fmt::format("{:016x}.lock", XXH3_64bits(key.data(), key.size()));
   for (;;) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // A planted symbolic link must not make us create or lock a file elsewhere; without the lock we just build.
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) return KeyLock();
     while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       if (errno == EINTR) continue;

@@ -35,13 +35,9 @@ cache::CacheOptions<Executable> executable_cache_options(const std::string& pref
   const std::filesystem::path directory = options.directory.empty()
                                               ? cache::DiskStore::default_directory("graph-executables")
                                               : std::filesystem::path(options.directory);
-  Result<std::unique_ptr<cache::DiskStore>> store = cache::DiskStore::open(
-      {.directory = directory, .max_bytes = options.directory_bytes, .format_version = kExecutableDiskFormat});
-  if (store.ok()) {
-    cache.disk = std::move(*store);
-  } else {
-    spdlog::warn("accel: graph executables stay in memory only: {}", store.status().to_string());
-  }
+  cache.disk = cache::DiskStore::open_or_warn(
+      {.directory = directory, .max_bytes = options.directory_bytes, .format_version = kExecutableDiskFormat},
+      "graph executables");
   return cache;
 }
 

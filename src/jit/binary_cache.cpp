@@ -22,13 +22,15 @@ Result<std::unique_ptr<BinaryCache>> BinaryCache::open(BinaryCacheOptions option
         return std::make_shared<const BinaryBytes>(stored.begin(), stored.end());
       },
       .lock_across_processes = true};
+  // A directory that cannot be used (refused, read-only, full) costs compile time, not the cache: failing here
+  // would fail every JIT request of the context, since its state is opened again per request until it opens.
   if (options.persistent) {
-    ACCEL_ASSIGN_OR_RETURN(
-        cache.disk, cache::DiskStore::open({.directory = options.directory.empty()
-                                                             ? cache::DiskStore::default_directory(options.component)
-                                                             : options.directory,
-                                            .max_bytes = options.max_bytes,
-                                            .format_version = options.format_version}));
+    cache.disk = cache::DiskStore::open_or_warn(
+        {.directory =
+             options.directory.empty() ? cache::DiskStore::default_directory(options.component) : options.directory,
+         .max_bytes = options.max_bytes,
+         .format_version = options.format_version},
+        "JIT binaries (" + cache.name + ")");
   }
   ACCEL_ASSIGN_OR_RETURN(cache.pool, cache::BuildPool::start(options.compile_threads));
   return std::unique_ptr<BinaryCache>(new BinaryCache(std::move(cache)));

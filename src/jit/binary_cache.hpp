@@ -47,7 +47,8 @@ struct BinaryCacheOptions {
 
 class BinaryCache {
  public:
-  // Opens (creates) the persistent tier unless options.persistent is false; starts the compile threads.
+  // Opens (creates) the persistent tier unless options.persistent is false; starts the compile threads. A
+  // directory that cannot be used (DiskStore::open refused it) leaves the cache in memory only, with a warning.
   static Result<std::unique_ptr<BinaryCache>> open(BinaryCacheOptions options);
   // Waits for running compiles; pending ones, and those waiting for another process's lock, are answered
   // `cancelled`.

@@ -360,10 +360,31 @@ TEST(BinaryCache, ClosingCancelsQueuedCompilesAndFinishesRunningOnes) {
 TEST(BinaryCache, OpenRefusesBadOptions) {
   EXPECT_THAT(BinaryCache::open({.persistent = false, .compile_threads = 0}),
               StatusIs(Code::invalid_argument, "compile_threads"));
+}
+
+// The disk only saves compile time: a directory that cannot be used (in the way, or refused as one others may
+// write) leaves the cache in memory, where it still compiles once per key.
+TEST(BinaryCache, AnUnusableDirectoryLeavesTheCacheInMemory) {
   ScratchDirectory dir{"binary_cache_test"};
   const fs::path file = dir.path() / "a file";
   std::ofstream(file) << "in the way";
-  EXPECT_THAT(BinaryCache::open({.directory = file / "cache"}), StatusIs(Code::failed_precondition));
+  const fs::path shared = dir.path() / "shared";
+  fs::create_directory(shared);
+  fs::permissions(shared, fs::perms::all);
+  for (const fs::path& unusable : {file / "cache", shared}) {
+    SCOPED_TRACE(unusable);
+    std::unique_ptr<BinaryCache> cache = open_cache({.directory = unusable});
+    EXPECT_TRUE(cache->directory().empty());
+    std::atomic<int> compiles = 0;
+    const CompileFunction compile = [&]() -> Result<BinaryBytes> {
+      ++compiles;
+      return bytes("binary");
+    };
+    ASSERT_THAT(cache->get(bytes("key"), compile).status(), IsOk());
+    ASSERT_THAT(cache->get(bytes("key"), compile).status(), IsOk());
+    EXPECT_EQ(compiles.load(), 1);
+  }
+  EXPECT_TRUE(fs::is_empty(shared));
 }
 
 // Holds a key's lock the way another process's compile does: the lock file flock'ed through a descriptor of

@@ -69,6 +69,7 @@ enum class Source : std::uint8_t {
   cutlass,
   openblas,
 };
+inline constexpr int kSourceCount = static_cast<int>(Source::openblas) + 1;
 
 [[nodiscard]] std::string_view to_string(Code code) noexcept;
 [[nodiscard]] std::string_view to_string(Source source) noexcept;

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <new>
+#include <string>
 #include <thread>
 
 namespace accel::device::isolated {
@@ -54,6 +55,19 @@ std::int64_t monotonic_ns() noexcept {
   timespec now{};
   ::clock_gettime(CLOCK_MONOTONIC, &now);
   return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+}
+
+Status start_failure(const WorkerSlot& slot) {
+  // The worker may have left the message without its terminator (or be writing it still): copy, then bound it.
+  char message[sizeof slot.start_error];
+  std::memcpy(message, slot.start_error, sizeof message);
+  std::string text(message, ::strnlen(message, sizeof message));
+  const int code = slot.start_error_code;
+  if (code == static_cast<int>(Code::ok) || code >= kCodeCount) {
+    return Status(Code::unavailable,
+                  fmt::format("the worker failed to start with status code {}, which is not an error: {}", code, text));
+  }
+  return Status(static_cast<Code>(code), std::move(text));
 }
 
 // -- Ring -----------------------------------------------------------------------------------------------------

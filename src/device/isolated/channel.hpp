@@ -88,6 +88,11 @@ struct MessageHeader {
 
 [[nodiscard]] std::int64_t monotonic_ns() noexcept;
 
+// Why the worker of `slot` could not start, as it wrote there (state == failed). Never OK: a code that is not an
+// error becomes `unavailable`, since an OK would send the client on without a worker (pid 0, which waitpid and
+// kill take for the whole process group).
+[[nodiscard]] Status start_failure(const WorkerSlot& slot);
+
 // One direction of the channel. Each slot starts with its sequence word (position + 1 once written), so a
 // consumer polling for the next message reads one cache line that also holds the message's start.
 class Ring {

@@ -131,6 +131,12 @@ Status decode_status(ByteReader& in) {
   std::string message;
   in.pod(code).pod(source).pod(raw_code).string(message);
   if (!in.ok()) return internal_error("a reply from the worker was cut short");
+  // The reply is shared memory a faulty worker may have scribbled on; a code outside the enum would index past
+  // the tables kept per code (SupervisionPolicy) of whoever handles the error.
+  if (static_cast<int>(code) >= kCodeCount || static_cast<int>(source) >= kSourceCount) {
+    return internal_error(fmt::format("a reply from the worker has status code {} and source {}, which do not exist",
+                                      static_cast<int>(code), static_cast<int>(source)));
+  }
   if (code == Code::ok) return Status();
   return Status(code, std::move(message), source, raw_code);
 }

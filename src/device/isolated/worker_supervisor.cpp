@@ -376,7 +376,7 @@ Status WorkerSupervisor::wait_ready(WorkerProcess& process) {
     if (state == WorkerState::ready) return Status();
     const pid_t pid = process.pid;
     if (state == WorkerState::failed) {
-      Status why(static_cast<Code>(slot.start_error_code), slot.start_error);
+      Status why = start_failure(slot);
       reap(process);
       return why;
     }

@@ -47,13 +47,8 @@ cache::CacheOptions<PlannedGraph> cache_options(const DnnPlanOptions& options) {
   if (!options.persistent) return cache;
   const std::filesystem::path directory = options.directory.empty() ? cache::DiskStore::default_directory("cudnn-plans")
                                                                     : std::filesystem::path(options.directory);
-  Result<std::unique_ptr<cache::DiskStore>> store = cache::DiskStore::open(
-      {.directory = directory, .max_bytes = options.directory_bytes, .format_version = kDiskFormat});
-  if (store.ok()) {
-    cache.disk = std::move(*store);
-  } else {
-    spdlog::warn("accel: cuDNN plans stay in memory only: {}", store.status().to_string());
-  }
+  cache.disk = cache::DiskStore::open_or_warn(
+      {.directory = directory, .max_bytes = options.directory_bytes, .format_version = kDiskFormat}, "cuDNN plans");
   return cache;
 }
 
