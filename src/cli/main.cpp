@@ -92,6 +92,13 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   serve_cmd->add_option("--http-threads", server.http_threads, "connections served at once")
       ->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--io-timeout", server.io_timeout_seconds, "seconds a client may send or take nothing")
+      ->check(CLI::PositiveNumber);
+  serve_cmd
+      ->add_option("--api-key", server.api_key,
+                   "ask every route but /health for 'Authorization: Bearer KEY' (or set ACCEL_API_KEY, which keeps "
+                   "the key out of the process list)")
+      ->envname("ACCEL_API_KEY");
 
   accel::cli::GemmDemoOptions gemm_demo;
   CLI::App* gemm_cmd = app.add_subcommand("gemm-demo", "GEMMs of several sizes through the actors, checked and timed");

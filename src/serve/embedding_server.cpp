@@ -35,6 +35,18 @@ void send_error(httplib::Response& response, const ApiError& error, bool tei) {
   response.set_content(tei ? error.tei_body() : error.openai_body(), kJson);
 }
 
+// Whether the request carries "Authorization: Bearer <key>", compared in constant time: the time taken depends on
+// the key's length, never on how much of it a guess got right.
+bool authorized(const httplib::Request& http, std::string_view key) {
+  constexpr std::string_view kScheme = "Bearer ";
+  const std::string& header = http.get_header_value("Authorization");
+  if (header.size() != kScheme.size() + key.size() || !header.starts_with(kScheme)) return false;
+  unsigned char difference = 0;
+  for (std::size_t i = 0; i < key.size(); ++i)
+    difference |= static_cast<unsigned char>(header[kScheme.size() + i] ^ key[i]);
+  return difference == 0;
+}
+
 // Token ids of the request's inputs. A text over the maximum is refused as too long (413) only when cutting it
 // would have tokenised it: the model's refusal does not say which of its checks refused.
 ApiResult<embed::TokenBatch> tokenize(const embed::Model& model, const EmbedRequest& request) {
@@ -137,6 +149,16 @@ void EmbeddingServer::route() {
   http_->set_keep_alive_max_count(std::numeric_limits<std::size_t>::max());
   http_->set_keep_alive_timeout(options_.keep_alive_seconds);
   http_->set_tcp_nodelay(true);
+  http_->set_read_timeout(options_.io_timeout_seconds, 0);
+  http_->set_write_timeout(options_.io_timeout_seconds, 0);
+  http_->set_pre_routing_handler([this](const httplib::Request& http, httplib::Response& response) {
+    if (options_.api_key.empty() || http.path == "/health" || authorized(http, options_.api_key))
+      return httplib::Server::HandlerResponse::Unhandled;
+    // No detail: which part was wrong (no header, another scheme, another key) helps only a guesser.
+    response.set_header("WWW-Authenticate", "Bearer");
+    send_error(response, {401, "unauthorized", "", "unauthorized"}, http.path == "/embed");
+    return httplib::Server::HandlerResponse::Handled;
+  });
 
   http_->Post("/v1/embeddings", [this](const httplib::Request& http, httplib::Response& response) {
     embed(http, response, Api::openai);

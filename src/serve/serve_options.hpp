@@ -19,6 +19,11 @@ struct ServeOptions {
   unsigned http_threads = 128;
   // An idle kept-alive connection is closed after this long; shutdown waits for it as well.
   int keep_alive_seconds = 5;
+  // A client that sends nothing (or takes nothing) for this long loses its connection: a slow client cannot hold a
+  // thread of the pool by dribbling a header or a body.
+  int io_timeout_seconds = 10;
+  // Non-empty: every route but /health asks for "Authorization: Bearer <api_key>" and answers 401 without it.
+  std::string api_key;
 };
 
 }  // namespace accel::serve
