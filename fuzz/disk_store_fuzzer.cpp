@@ -34,7 +34,8 @@ accel::cache::DiskStore& store() {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
-  std::vector<std::byte> file(reinterpret_cast<const std::byte*>(data) + 1, reinterpret_cast<const std::byte*>(data) + size);
+  std::vector<std::byte> file(reinterpret_cast<const std::byte*>(data) + 1,
+                              reinterpret_cast<const std::byte*>(data) + size);
   std::vector<std::byte> key{std::byte{'k'}};
   if ((data[0] & 1) != 0 && file.size() >= kHeaderBytes) {
     std::uint32_t key_bytes = 0;

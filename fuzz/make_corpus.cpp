@@ -14,6 +14,7 @@
 
 #include "accel/dnn/convolution.hpp"
 #include "cache/disk_store.hpp"
+#include "device/isolated/channel.hpp"
 #include "device/isolated/wire.hpp"
 #include "embed/safetensors_writer.hpp"
 #include "graph/executable_plan.hpp"
@@ -120,29 +121,35 @@ void staged_requests() {
                          .outputs = {{"y", handle(4, DType::f32, 16 * 64)}, {"pooled", handle(5, DType::f32, 2 * 64)}}};
   staged(1, "graph-Execute", execute);
 
-  auto program = std::make_shared<jit::Program>(jit::Program{
-      .name = "scale.cu",
-      .source = "extern \"C\" __global__ void scale(float* x, float a) { x[threadIdx.x] *= a; }",
-      .options = {"--use_fast_math"}});
-  staged(2, "LaunchKernel", LaunchKernel{.program = program,
-                                         .kernel = "scale",
-                                         .grid = {1, 1, 1},
-                                         .block = {32, 1, 1},
-                                         .args = {KernelArg::inout(handle(1, DType::f32, 32)), KernelArg::of(2.0f)}});
+  auto program = std::make_shared<jit::Program>(
+      jit::Program{.name = "scale.cu",
+                   .source = "extern \"C\" __global__ void scale(float* x, float a) { x[threadIdx.x] *= a; }",
+                   .options = {"--use_fast_math"}});
+  staged(2, "LaunchKernel",
+         LaunchKernel{.program = program,
+                      .kernel = "scale",
+                      .grid = {1, 1, 1},
+                      .block = {32, 1, 1},
+                      .args = {KernelArg::inout(handle(1, DType::f32, 32)), KernelArg::of(2.0f)}});
 
   CutlassGroupedGemm grouped{.input = DType::f16, .output = DType::f16};
   for (std::uint32_t g = 0; g < 2; ++g) {
-    grouped.groups.push_back({.m = 16, .n = 8, .k = 32,
+    grouped.groups.push_back({.m = 16,
+                              .n = 8,
+                              .k = 32,
                               .a = {handle(10 + 4 * g, DType::f16, 16 * 32)},
                               .b = {handle(11 + 4 * g, DType::f16, 32 * 8)},
                               .d = {handle(13 + 4 * g, DType::f16, 16 * 8)},
-                              .lda = 32, .ldb = 32, .ldd = 8});
+                              .lda = 32,
+                              .ldb = 32,
+                              .ldd = 8});
   }
   staged(3, "CutlassGroupedGemm", grouped);
 }
 
 void graphs() {
-  for (std::size_t i = 0; const auto& g : dnn_graphs()) seed("dnn_graph", "graph-" + std::to_string(i++), g->signature().bytes);
+  for (std::size_t i = 0; const auto& g : dnn_graphs())
+    seed("dnn_graph", "graph-" + std::to_string(i++), g->signature().bytes);
   const auto encoder = graph::testing::encoder_graph({}, {{16, 64}}, {{2, 4}});
   seed("graph", "encoder", encoder->encoding());
   seed("graph", "encoder-f16", graph::testing::encoder_graph({.dtype = DType::f16}, {{8}}, {{1}})->encoding());
@@ -154,19 +161,24 @@ void graphs() {
 
 // The fields plan_key_fuzzer reads, in its order.
 void plan_keys() {
-  auto write = [](std::uint8_t direction, const std::string& name, const dnn::ConvShape& s, const Epilogue& e) {
+  auto write = [](std::uint8_t direction, const std::string& name, const ConvShape& s, const Epilogue& e) {
     ByteWriter out;
-    out.fields(s.spatial_rank, s.layout, s.strided, s.dtype, s.n, s.c, s.k, s.groups, s.input, s.filter,
-               s.pre_padding, s.post_padding, s.stride, s.dilation, s.x_strides, s.w_strides, s.y_strides);
+    out.fields(s.spatial_rank, s.layout, s.strided, s.dtype, s.n, s.c, s.k, s.groups, s.input, s.filter, s.pre_padding,
+               s.post_padding, s.stride, s.dilation, s.x_strides, s.w_strides, s.y_strides);
     if (direction == 0) out.fields(e.activation, e.bias);
     seed("plan_key", name, direction, out.written());
   };
-  const dnn::ConvShape shape{.n = 2, .c = 4, .k = 8, .input = {8, 8, 1}, .filter = {3, 3, 1},
-                             .pre_padding = {1, 1, 0}, .post_padding = {1, 1, 0}};
+  const ConvShape shape{.n = 2,
+                        .c = 4,
+                        .k = 8,
+                        .input = {8, 8, 1},
+                        .filter = {3, 3, 1},
+                        .pre_padding = {1, 1, 0},
+                        .post_padding = {1, 1, 0}};
   write(0, "forward", shape, {.activation = Activation::relu, .bias = BiasVector::per_channel});
   write(1, "backward-data", shape, {});
   write(2, "backward-filter", shape, {});
-  dnn::ConvShape grouped = shape;
+  ConvShape grouped = shape;
   grouped.groups = 2;
   grouped.spatial_rank = 1;
   write(0, "forward-grouped-1d", grouped, {});

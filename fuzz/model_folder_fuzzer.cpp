@@ -21,10 +21,9 @@ struct File {
 
 // What a real folder's files hold, cut to the fields that are read.
 constexpr std::array<File, 4> kFiles = {{
-    {"modules.json",
-     R"([{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},)"
-     R"({"idx":1,"name":"1","path":"1_Pooling","type":"sentence_transformers.models.Pooling"},)"
-     R"({"idx":2,"name":"2","path":"2_Normalize","type":"sentence_transformers.models.Normalize"}])"},
+    {"modules.json", R"([{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},)"
+                     R"({"idx":1,"name":"1","path":"1_Pooling","type":"sentence_transformers.models.Pooling"},)"
+                     R"({"idx":2,"name":"2","path":"2_Normalize","type":"sentence_transformers.models.Normalize"}])"},
     {"config.json",
      R"({"model_type":"bert","hidden_size":384,"num_attention_heads":12,"num_hidden_layers":6,)"
      R"("intermediate_size":1536,"hidden_act":"gelu","layer_norm_eps":1e-12,"max_position_embeddings":512,)"

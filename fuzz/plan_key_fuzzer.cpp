@@ -21,7 +21,7 @@ namespace {
 
 using namespace accel;
 
-bool read(ByteReader& in, dnn::ConvShape& s) {
+bool read(ByteReader& in, ConvShape& s) {
   in.fields(s.spatial_rank, s.layout, s.strided, s.dtype, s.n, s.c, s.k, s.groups, s.input, s.filter, s.pre_padding,
             s.post_padding, s.stride, s.dilation, s.x_strides, s.w_strides, s.y_strides);
   return in.ok();
