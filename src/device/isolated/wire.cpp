@@ -131,6 +131,11 @@ Status decode_status(ByteReader& in) {
   std::string message;
   in.pod(code).pod(source).pod(raw_code).string(message);
   if (!in.ok()) return internal_error("a reply from the worker was cut short");
+  // The worker may write anything into its reply slot; a code outside the enum would index past every table
+  // of codes the client keeps (its supervision policy's, first).
+  if (static_cast<int>(code) >= kCodeCount) {
+    return internal_error(fmt::format("a reply from the worker is damaged (status code {})", static_cast<int>(code)));
+  }
   if (code == Code::ok) return Status();
   return Status(code, std::move(message), source, raw_code);
 }
