@@ -106,8 +106,17 @@ Result<std::array<std::int64_t, 3>> conv_output_extents(const ConvShape& shape) 
           fmt::format("ConvShape: spatial dim {}: stride {} and dilation {} must be >= 1, padding {}/{} >= 0", i,
                       shape.stride[i], shape.dilation[i], shape.pre_padding[i], shape.post_padding[i]));
     }
-    const std::int64_t span = std::int64_t{shape.dilation[i]} * (shape.filter[i] - 1) + 1;
-    const std::int64_t padded = shape.input[i] + shape.pre_padding[i] + shape.post_padding[i];
+    // Nothing bounds the extents yet (the tensors' checks come after), so the arithmetic is checked.
+    std::int64_t span = 0, padded = 0;
+    if (__builtin_mul_overflow(std::int64_t{shape.dilation[i]}, shape.filter[i] - 1, &span) ||
+        __builtin_add_overflow(span, 1, &span) ||
+        __builtin_add_overflow(shape.input[i], std::int64_t{shape.pre_padding[i]}, &padded) ||
+        __builtin_add_overflow(padded, std::int64_t{shape.post_padding[i]}, &padded)) {
+      return invalid_argument(fmt::format(
+          "ConvShape: spatial dim {}: input {}, filter {}, dilation {} or padding {}/{} "
+          "overflows",
+          i, shape.input[i], shape.filter[i], shape.dilation[i], shape.pre_padding[i], shape.post_padding[i]));
+    }
     if (padded < span) {
       return invalid_argument(
           fmt::format("ConvShape: spatial dim {}: the dilated filter ({}) is larger than the "

@@ -55,8 +55,14 @@ Result<DimVector> conv_output(const Checker& check, const DimVector& x, const Di
       return check.fail(fmt::format("spatial dim {}: stride {} and dilation {} must be >= 1, padding {}/{} >= 0", i,
                                     n.stride[i], n.dilation[i], n.pre_padding[i], n.post_padding[i]));
     }
-    const std::int64_t span = n.dilation[i] * (w[i + 2] - 1) + 1;
-    const std::int64_t padded = x[i + 2] + n.pre_padding[i] + n.post_padding[i];
+    // The extents are checked tensors' (below 2^48), but dilation and padding are any int64 of a decoded graph.
+    std::int64_t span = 0, padded = 0;
+    if (__builtin_mul_overflow(n.dilation[i], w[i + 2] - 1, &span) || __builtin_add_overflow(span, 1, &span) ||
+        __builtin_add_overflow(x[i + 2], n.pre_padding[i], &padded) ||
+        __builtin_add_overflow(padded, n.post_padding[i], &padded)) {
+      return check.fail(fmt::format("spatial dim {}: dilation {} or padding {}/{} overflows", i, n.dilation[i],
+                                    n.pre_padding[i], n.post_padding[i]));
+    }
     if (padded < span) {
       return check.fail(
           fmt::format("spatial dim {}: the dilated filter ({}) is larger than the padded input ({})", i, span, padded));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "accel/core/supervision.hpp"
 #include "device/isolated/channel.hpp"
 #include "device/isolated/wire.hpp"
 #include "testing/status_matchers.hpp"
@@ -67,6 +68,18 @@ TEST(DeviceInfoWireTest, CachesBeyondTheReplySlotAreLeftOutAndTheRestDecodes) {
     EXPECT_EQ(decoded->caches[i].builds, info.caches[i].builds);
   }
   EXPECT_EQ(decoded->libraries.size(), 1u);
+}
+
+// Found by fuzz/wire_reply_fuzzer: a status code past the enum from a worker indexed past the client's
+// supervision table. It is a damaged reply now, an error for that request only.
+TEST(DeviceInfoWireTest, AReplyWithAnUnknownStatusCodeIsDamaged) {
+  std::vector<std::byte> slot(kReplySlotBytes);
+  const std::size_t used =
+      encode_reply(slot, Result<Done>(Status(Code::invalid_argument, "refused", Source::runtime, 0)));
+  slot[0] = std::byte{200};  // the code is the reply's first byte
+  Result<Done> decoded = decode_reply<Done>(std::span(slot).first(used));
+  EXPECT_THAT(decoded, testing::StatusIs(Code::internal, "status code 200"));
+  EXPECT_EQ(SupervisionPolicy().decide(decoded.status().code()), Directive::restart);
 }
 
 }  // namespace

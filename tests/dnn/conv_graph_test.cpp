@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <vector>
@@ -216,6 +217,37 @@ TEST(ConvGraphTest, ARequestThatIsNotAConvolutionHasNoGraph) {
   shape = small_shape();
   shape.filter[1] = 9;
   EXPECT_THAT(graph_of(ConvBwdFilter{.shape = shape}), StatusIs(Code::invalid_argument, "larger than the padded"));
+}
+
+// Found by fuzz/plan_key_fuzzer: the packed strides of a shape with more than 2^48 elements were computed (and
+// overflowed) before the tensor's check refused it.
+TEST(ConvGraphTest, AShapeTooLargeIsRefusedWithoutOverflow) {
+  ConvShape shape = small_shape();
+  shape.layout = TensorLayout::channels_last;
+  shape.c = shape.k = shape.groups = std::int64_t{1} << 40;
+  shape.input = {std::int64_t{1} << 20, std::int64_t{1} << 20, 1};
+  EXPECT_THAT(graph_of(ConvFwd{.shape = shape}), StatusIs(Code::invalid_argument, "more than 2^48 elements"));
+}
+
+// Found by fuzz/dnn_graph_fuzzer: a decoded graph's dilation or padding made the filter's span overflow.
+TEST(ConvGraphTest, ADilationThatOverflowsIsRefused) {
+  ConvolutionNode conv{.direction = ConvDirection::forward, .spatial_rank = 1, .a = 1, .b = 2, .out = 3};
+  conv.dilation[0] = std::int64_t{1} << 62;
+  EXPECT_THAT(Graph::create({desc(1, {1, 1, 8}), desc(2, {1, 1, 3}), desc(3, {1, 1, 8})}, {conv}),
+              StatusIs(Code::invalid_argument, "overflows"));
+  conv.dilation[0] = 1;
+  conv.pre_padding[0] = std::numeric_limits<std::int64_t>::max();
+  EXPECT_THAT(Graph::create({desc(1, {1, 1, 8}), desc(2, {1, 1, 3}), desc(3, {1, 1, 8})}, {conv}),
+              StatusIs(Code::invalid_argument, "overflows"));
+}
+
+// Found by fuzz/plan_key_fuzzer: a request's dilation and filter made the filter's span overflow before any
+// tensor was checked.
+TEST(ConvGraphTest, AShapeWhoseFilterSpanOverflowsIsRefused) {
+  ConvShape shape = small_shape();
+  shape.dilation[0] = 1 << 24;
+  shape.filter[0] = std::int64_t{1} << 40;
+  EXPECT_THAT(graph_of(ConvFwd{.shape = shape}), StatusIs(Code::invalid_argument, "overflows"));
 }
 
 }  // namespace

@@ -334,6 +334,16 @@ TEST(GraphCreateTest, AcceptsAValidDescription) {
   EXPECT_FALSE((*graph)->writes(1));
 }
 
+// Seen while fixing what fuzz/plan_key_fuzzer found: the element count and the strides' span were products that
+// could wrap past 2^64 back under the limit (2^32 + 1 elements at stride 2^32 spanned "one" element).
+TEST(GraphCreateTest, RejectsStridesWhoseSpanWrapsPast64Bits) {
+  TensorDesc wide = desc(1, {(std::int64_t{1} << 32) + 1});
+  wide.strides[0] = std::int64_t{1} << 32;
+  EXPECT_THAT(Graph::create({wide, desc(2, {(std::int64_t{1} << 32) + 1})},
+                            {PointwiseNode{.mode = PointwiseMode::relu, .a = 1, .out = 2}}),
+              StatusIs(Code::invalid_argument, "span more than 2^48"));
+}
+
 TEST(GraphCreateTest, RejectsDuplicateUids) {
   EXPECT_THAT(Graph::create({desc(1, {2, 3}), desc(2, {2, 3}), desc(2, {2, 3})},
                             {PointwiseNode{.mode = PointwiseMode::relu, .a = 1, .out = 2}}),

@@ -40,7 +40,8 @@ struct Visit<Protocol<Requests...>> {
   template <class F>
   static bool apply(std::uint16_t tag, std::span<const std::byte> payload, F& f) {
     bool decoded = false;
-    ((tag == TagOf<Requests, DeviceProtocol>::value ? (decoded = call<Requests>(payload, f), true) : false) || ...);
+    (void)((tag == TagOf<Requests, DeviceProtocol>::value ? (decoded = call<Requests>(payload, f), true) : false) ||
+           ...);
     return decoded;
   }
   template <class Request, class F>

@@ -70,11 +70,21 @@ Result<GemmGeometry> plan_gemm_geometry(const GemmShape& shape) {
   const std::uint64_t b_one = b_layout.extent;
   const std::uint64_t c_one = c_layout.extent;
 
-  // Packed batch strides are the stored matrix's full footprint (outer * ld), as BLAS libraries expect.
-  auto packed_stride = [](Stored s, std::int64_t ld, bool rm) { return (rm ? s.rows : s.cols) * ld; };
-  g.shape.stride_a = shape.stride_a ? shape.stride_a : packed_stride(a, g.shape.lda, row_major);
-  g.shape.stride_b = shape.stride_b ? shape.stride_b : packed_stride(b, g.shape.ldb, row_major);
-  g.shape.stride_c = shape.stride_c ? shape.stride_c : packed_stride(c, g.shape.ldc, row_major);
+  // Packed batch strides are the stored matrix's full footprint (outer * ld), as BLAS libraries expect: one ld
+  // more than the extent check_stored_matrix bounded, so it may still overflow.
+  auto packed_stride = [&](Stored s, std::int64_t ld, std::int64_t given, char name) -> Result<std::int64_t> {
+    std::int64_t stride = given;
+    if (given == 0 && __builtin_mul_overflow(row_major ? s.rows : s.cols, ld, &stride)) {
+      return invalid_argument(
+          fmt::format("matrix {} is too large: its packed batch stride ({} x {} x ld {}) overflows "
+                      "64-bit element counts",
+                      name, s.rows, s.cols, ld));
+    }
+    return stride;
+  };
+  ACCEL_ASSIGN_OR_RETURN(g.shape.stride_a, packed_stride(a, g.shape.lda, shape.stride_a, 'a'));
+  ACCEL_ASSIGN_OR_RETURN(g.shape.stride_b, packed_stride(b, g.shape.ldb, shape.stride_b, 'b'));
+  ACCEL_ASSIGN_OR_RETURN(g.shape.stride_c, packed_stride(c, g.shape.ldc, shape.stride_c, 'c'));
   if (shape.batch > 1 && static_cast<std::uint64_t>(g.shape.stride_c) < c_one) {
     return invalid_argument(
         fmt::format("stride_c = {} makes the {} output matrices of the batch overlap (each spans {} "

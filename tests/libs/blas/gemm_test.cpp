@@ -230,5 +230,12 @@ TEST_F(GemmValidationTest, AStaleOperandIsRefused) {
               StatusIs(Code::stale_handle, "operand 'b'"));
 }
 
+// Found by fuzz/wire_request_fuzzer: a stored A whose extent fits 64 bits but whose packed batch stride (one ld
+// more) does not overflowed while the geometry was planned.
+TEST(GemmGeometryTest, APackedBatchStrideThatOverflowsIsRefused) {
+  EXPECT_THAT(plan_gemm_geometry({.m = 2, .n = 1, .k = 1, .lda = std::int64_t{1} << 62}),
+              StatusIs(Code::invalid_argument, "packed batch stride"));
+}
+
 }  // namespace
 }  // namespace accel
