@@ -8,6 +8,7 @@
 
 #include "serve/base64.hpp"
 #include "serve/float_json.hpp"
+#include "serve/json_body.hpp"
 
 namespace accel::serve {
 namespace {
@@ -108,9 +109,9 @@ std::optional<ApiError> read_options(const json& doc, const RequestLimits& limit
 }  // namespace
 
 ApiResult<EmbedRequest> parse_openai_request(std::string_view body, const RequestLimits& limits) {
-  const json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return ApiError{400, "the request body is not valid JSON", "", "invalid_json"};
-  if (!doc.is_object()) return ApiError{400, "the request body must be a JSON object", "", "invalid_type"};
+  ApiResult<json> parsed = parse_json_object(body);
+  if (auto* error = std::get_if<ApiError>(&parsed)) return *error;
+  const json& doc = std::get<json>(parsed);
   auto input = doc.find("input");
   if (input == doc.end()) return ApiError{400, "'input' is required", "input", "missing_field"};
   EmbedRequest request;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "serve/float_json.hpp"
+#include "serve/json_body.hpp"
 
 namespace accel::serve {
 namespace {
@@ -26,9 +27,9 @@ std::optional<ApiError> read_flag(const json& doc, const char* name, bool& flag)
 }  // namespace
 
 ApiResult<EmbedRequest> parse_tei_request(std::string_view body, const RequestLimits& limits) {
-  const json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return ApiError{400, "the request body is not valid JSON", "", "invalid_json"};
-  if (!doc.is_object()) return ApiError{400, "the request body must be a JSON object", "", "invalid_type"};
+  ApiResult<json> parsed = parse_json_object(body);
+  if (auto* error = std::get_if<ApiError>(&parsed)) return *error;
+  const json& doc = std::get<json>(parsed);
   EmbedRequest request;
   bool normalize = true;
   if (auto error = read_flag(doc, "truncate", request.truncate)) return std::move(*error);
