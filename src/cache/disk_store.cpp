@@ -1,6 +1,7 @@
 #include "cache/disk_store.hpp"
 
 #include "accel/core/byte_codec.hpp"
+#include "cache/posix_file.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -71,65 +72,6 @@ std::uint64_t checksum(std::span<const std::byte> key, std::span<const std::byte
   XXH3_64bits_update(&state, key.data(), key.size());
   XXH3_64bits_update(&state, value.data(), value.size());
   return XXH3_64bits_digest(&state);
-}
-
-// Whether retrying can help is what the code says, so it follows from errno rather than from the operation.
-Code code_for(int error) {
-  switch (error) {
-    case ENOSPC:
-    case EDQUOT: return Code::resource_exhausted;
-    case EACCES:
-    case EPERM:
-    case EROFS:
-    case ENOTDIR:
-    case EEXIST: return Code::failed_precondition;
-    default: return Code::unavailable;
-  }
-}
-
-Status os_error(const fs::path& directory, std::string_view what, int error) {
-  return Status(code_for(error), fmt::format("disk cache {}: {}: {}", directory.native(), what, std::strerror(error)),
-                Source::os, error);
-}
-
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  [[nodiscard]] int get() const noexcept { return fd_; }
-  // Closing is where some file systems (NFS) report a failed write, so a writer must see its result.
-  int close() noexcept { return ::close(std::exchange(fd_, -1)); }
-
- private:
-  int fd_;
-};
-
-// Bytes read, fewer than asked at the end of the file; -1 with errno on a read error.
-ssize_t read_at(int fd, std::span<std::byte> out, off_t offset) {
-  std::size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n = ::pread(fd, out.data() + done, out.size() - done, offset + static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return -1;
-    if (n == 0) break;
-    done += static_cast<std::size_t>(n);
-  }
-  return static_cast<ssize_t>(done);
-}
-
-bool write_all(int fd, std::span<const std::byte> data) {
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
 }
 
 // `refused`: not vouched for (an authenticated store's entry without a valid tag), so nothing it says is acted on.
