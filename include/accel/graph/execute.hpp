@@ -49,7 +49,8 @@ struct Execute {
   std::vector<NamedBuffer> inputs;
   std::vector<NamedBuffer> outputs;
   ExecuteMode mode = ExecuteMode::automatic;
-  // automatic: run directly when actual rows / bucket rows is below this fraction (measured: docs/PERFORMANCE.md).
+  // automatic: run directly when actual rows / bucket rows is below this fraction. 0 (always replay) until the
+  // crossover is measured on a GPU (graph_execute_bench's "modes" figure; docs/PERFORMANCE.md, section 9).
   float direct_below = 0.0f;
 };
 
