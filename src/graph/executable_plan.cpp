@@ -33,6 +33,25 @@ std::int64_t evaluate(const Dim& dim, const SymbolValues& values) {
   return it == values.end() ? 0 : it->second + dim.offset;
 }
 
+Status check_sizes(const Graph& graph, const SymbolValues& values) {
+  for (const TensorInfo& t : graph.tensors()) {
+    std::uint64_t bytes = size_of(t.dtype);
+    for (const Dim& d : t.shape) {
+      std::int64_t extent = d.offset;
+      if (!d.is_constant()) {
+        auto it = values.find(d.symbol);
+        if (it != values.end() && __builtin_add_overflow(it->second, d.offset, &extent)) extent = -1;
+        if (it == values.end()) extent = 1;
+      }
+      if (extent < 0 || __builtin_mul_overflow(bytes, static_cast<std::uint64_t>(extent), &bytes) ||
+          bytes > kMaxTensorBytes)
+        return invalid_argument(fmt::format("{} {} is negative or larger than 2^48 bytes{}", t.name, to_string(t.shape),
+                                            values.empty() ? "" : " at this binding"));
+    }
+  }
+  return Status();
+}
+
 std::uint64_t element_count(const Shape& shape, const SymbolValues& values) {
   std::uint64_t n = 1;
   for (const Dim& d : shape) n *= static_cast<std::uint64_t>(std::max<std::int64_t>(evaluate(d, values), 0));
@@ -45,11 +64,7 @@ Result<ExecutablePlan> ExecutablePlan::make(std::shared_ptr<const Graph> graph, 
     if (it == binding.end()) return invalid_argument(fmt::format("no value for symbol '{}'", symbol));
     if (it->second < 0) return invalid_argument(fmt::format("symbol '{}' = {} is negative", symbol, it->second));
   }
-  for (const TensorInfo& t : graph->tensors())
-    for (const Dim& d : t.shape)
-      if (evaluate(d, binding) < 0)
-        return invalid_argument(
-            fmt::format("{} {} has a negative dim when {}", t.name, to_string(t.shape), d.to_string()));
+  ACCEL_RETURN_IF_ERROR(check_sizes(*graph, binding));
 
   ExecutablePlan plan;
   const std::vector<TensorInfo>& tensors = graph->tensors();

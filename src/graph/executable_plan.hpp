@@ -22,7 +22,14 @@ struct Slot {
 
 // The value of `dim` under `values` (every symbol of the graph has one).
 [[nodiscard]] std::int64_t evaluate(const Dim& dim, const SymbolValues& values);
+// The elements of `shape` under `values`: only for bindings check_sizes accepted.
 [[nodiscard]] std::uint64_t element_count(const Shape& shape, const SymbolValues& values);
+
+// The most bytes one tensor may hold (as dnn's tensors): far beyond any device, far below where sizes overflow.
+inline constexpr std::uint64_t kMaxTensorBytes = 1ull << 48;
+// invalid_argument naming the tensor when a dim is negative or a tensor's bytes pass kMaxTensorBytes under
+// `values` (symbols without a value count as 1, so a graph's constant dims can be checked before any binding).
+[[nodiscard]] Status check_sizes(const Graph& graph, const SymbolValues& values);
 
 class ExecutablePlan {
  public:

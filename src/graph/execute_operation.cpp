@@ -74,6 +74,8 @@ Result<graph::CheckedExecute> Operation<graph::Execute>::validate(const graph::E
     if (!request.symbols.contains(symbol))
       return invalid_argument(fmt::format("graph::Execute: no value for symbol '{}'", symbol));
   ACCEL_ASSIGN_OR_RETURN(checked.compiled, graph::bucket_binding(g, request.symbols));
+  // Every rung is at least its value, so sizes that fit at the compiled binding fit at the actual one.
+  ACCEL_RETURN_IF_ERROR(graph::check_sizes(g, checked.compiled));
 
   std::vector<std::string> input_names;
   for (std::uint32_t index : g.inputs()) {

@@ -7,6 +7,7 @@
 
 #include "accel/core/byte_codec.hpp"
 #include "accel/graph/graph.hpp"
+#include "graph/executable_plan.hpp"
 
 namespace accel::graph {
 
@@ -43,15 +44,15 @@ std::string to_string(const Shape& shape) {
 
 Ladder Ladder::powers_of_two(std::int64_t min, std::int64_t max) {
   Ladder ladder;
-  for (std::int64_t v = std::max<std::int64_t>(min, 1); v < max; v *= 2) ladder.rungs.push_back(v);
+  for (std::int64_t v = std::max<std::int64_t>(min, 1); v<max; v = v> max / 2 ? max : v * 2) ladder.rungs.push_back(v);
   ladder.rungs.push_back(max);
   return ladder;
 }
 
 Ladder Ladder::arithmetic(std::int64_t step, std::int64_t max) {
   Ladder ladder;
-  for (std::int64_t v = std::max<std::int64_t>(step, 1); v < max; v += std::max<std::int64_t>(step, 1))
-    ladder.rungs.push_back(v);
+  const std::int64_t stride = std::max<std::int64_t>(step, 1);
+  for (std::int64_t v = stride; v<max; v = v> max - stride ? max : v + stride) ladder.rungs.push_back(v);
   ladder.rungs.push_back(max);
   return ladder;
 }
@@ -92,6 +93,7 @@ const Graph::ParameterSlot* Graph::parameter(std::string_view name) const noexce
 
 Status Graph::finish() {
   if (outputs_.empty()) return invalid_argument("graph: no outputs");
+  ACCEL_RETURN_IF_ERROR(check_sizes(*this, {}));
   std::set<std::string, std::less<>> names;
   std::set<std::string, std::less<>> symbols;
   for (const Node& node : nodes_) {

@@ -266,9 +266,11 @@ Tensor GraphBuilder::reshape(Tensor x, Shape shape) {
   const TensorInfo* a = info(x, "reshape", "x");
   if (a == nullptr) return {};
   // Symbols may only pass through unchanged in the leading dim; the constant rest must hold the same elements.
+  // -1 for a symbol or a product past int64 (sizes are checked in full when the graph is finished).
   auto constant_product = [](const Shape& s, std::size_t from) {
     std::int64_t p = 1;
-    for (std::size_t i = from; i < s.size(); ++i) p = s[i].is_constant() ? p * s[i].offset : -1;
+    for (std::size_t i = from; i < s.size() && p >= 0; ++i)
+      if (!s[i].is_constant() || s[i].offset < 0 || __builtin_mul_overflow(p, s[i].offset, &p)) p = -1;
     return p;
   };
   const bool leading_symbol = !a->shape.empty() && !a->shape[0].is_constant();

@@ -108,6 +108,29 @@ TEST(GraphBuilderTest, DamagedEncodingsAreRefused) {
   }
 }
 
+// Found by the graph fuzzer: a reshape's constant dims whose product passes int64 overflowed while the shapes were
+// compared. Sizes past 2^48 bytes are refused when the graph is built, and at a binding when it runs.
+TEST(GraphBuilderTest, RefusesSizesPastTheLimitWithoutOverflowing) {
+  {
+    GraphBuilder b;
+    Tensor x = b.input("x", DType::f32, {Dim::of(8256), Dim::of(4)});
+    b.output("y", b.reshape(x, {Dim::of(6192449487634496), Dim::of(8256)}));
+    EXPECT_FALSE(b.build().ok());
+  }
+  {
+    GraphBuilder b;
+    b.output("y", b.unary(Activation::relu, b.input("x", DType::f32, {Dim::of(1ll << 40), Dim::of(1ll << 20)})));
+    EXPECT_NE(b.build().status().message().find("larger than 2^48 bytes"), std::string::npos);
+  }
+  GraphBuilder b;
+  b.output("y", b.unary(Activation::relu, b.input("x", DType::f32, {T(), Dim::sym("width")})));
+  std::shared_ptr<const Graph> g = *b.build();
+  Result<ExecutablePlan> huge = ExecutablePlan::make(g, {{"tokens", 1ll << 40}, {"width", 1ll << 40}});
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("at this binding"), std::string::npos);
+  EXPECT_FALSE(ExecutablePlan::make(g, {{"tokens", INT64_MAX}, {"width", 1}}).ok());
+}
+
 TEST(LadderTest, PicksTheSmallestRungAtOrAbove) {
   const Ladder ladder = Ladder::powers_of_two(64, 1000);
   EXPECT_EQ(ladder.rungs, (std::vector<std::int64_t>{64, 128, 256, 512, 1000}));
@@ -116,6 +139,8 @@ TEST(LadderTest, PicksTheSmallestRungAtOrAbove) {
   EXPECT_EQ(*ladder.rung_for(1000), 1000);
   EXPECT_FALSE(ladder.rung_for(1001).ok());
   EXPECT_EQ(Ladder::arithmetic(100, 250).rungs, (std::vector<std::int64_t>{100, 200, 250}));
+  EXPECT_EQ(Ladder::powers_of_two(1ll << 61, INT64_MAX).rungs.back(), INT64_MAX);  // no overflow on the way
+  EXPECT_EQ(Ladder::arithmetic(1ll << 62, INT64_MAX).rungs.size(), 2u);
 }
 
 TEST(BucketBindingTest, BucketsOnlyTheLadderedSymbols) {
