@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -15,15 +16,20 @@
 namespace accel::embed {
 namespace {
 
-const std::filesystem::path kFolder = ACCEL_TEST_MODEL_FOLDER;
+// $ACCEL_MODEL_DIR where the tests run away from their build tree (a GPU machine gets the bundle's copy).
+std::filesystem::path model_folder() {
+  const char* named = std::getenv("ACCEL_MODEL_DIR");
+  return named != nullptr && *named != '\0' ? std::filesystem::path(named) : ACCEL_TEST_MODEL_FOLDER;
+}
 
 class CudaEmbeddingModelTest : public ::testing::TestWithParam<Isolation> {};
 
 TEST_P(CudaEmbeddingModelTest, MatchesSentenceTransformersWithinF16) {
-  if (!std::filesystem::exists(kFolder / "model.safetensors")) GTEST_SKIP() << "no model folder at " << kFolder;
+  const std::filesystem::path folder = model_folder();
+  if (!std::filesystem::exists(folder / "model.safetensors")) GTEST_SKIP() << "no model folder at " << folder;
   System system;
   ACCEL_OPEN_CUDA_OR_SKIP(system, (DeviceOptions{.kind = DeviceKind::cuda, .isolation = GetParam()}), device);
-  Result<std::shared_ptr<Model>> model = Model::load(device, {.folder = kFolder});
+  Result<std::shared_ptr<Model>> model = Model::load(device, {.folder = folder});
   ASSERT_THAT(model, accel::testing::IsOk());
   EXPECT_EQ((*model)->info().compute, DType::f16);
   std::ifstream in(std::filesystem::path(ACCEL_TEST_DATA) / "reference_embeddings.json");

@@ -106,9 +106,13 @@ TEST_P(CudaGraphExecuteTest, EncoderLayerMatchesTheReferenceInBothModes) {
     ASSERT_THAT(direct, accel::testing::IsOk());
     EXPECT_LT(max_error(replayed->y, ref.out), tolerance) << "tokens " << offsets.back();
     EXPECT_LT(max_error(replayed->pooled, ref.pooled), tolerance / 4) << "tokens " << offsets.back();
-    // Replay runs every op over the bucket's padded rows; direct launches never touch them.
-    EXPECT_EQ(replayed->y, direct->y) << "tokens " << offsets.back();
-    EXPECT_EQ(replayed->pooled, direct->pooled);
+    // Replay runs every op over the bucket's padded rows; direct launches never touch them. cuBLASLt may pick
+    // another algorithm for the bucket's row count than for the actual one (on an H200 f32 results differed in the
+    // sixth digit), so equal within rounding; a padded row reaching a real one would be far outside it.
+    std::vector<double> direct_y(direct->y.begin(), direct->y.end());
+    std::vector<double> direct_pooled(direct->pooled.begin(), direct->pooled.end());
+    EXPECT_LT(max_error(replayed->y, direct_y), tolerance / 20) << "tokens " << offsets.back();
+    EXPECT_LT(max_error(replayed->pooled, direct_pooled), tolerance / 80);
   }
 }
 
