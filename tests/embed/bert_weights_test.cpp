@@ -70,8 +70,7 @@ BertConfig tiny_config() {
 std::vector<WrittenTensor> tiny_tensors(const std::string& prefix) {
   std::vector<WrittenTensor> tensors;
   const BertWeights weights = BertWeights::expected(tiny_config(), prefix);
-  for (const WeightSpec* spec : weights.all())
-    tensors.push_back({spec->name, "F32", spec->shape});
+  for (const WeightSpec* spec : weights.all()) tensors.push_back({spec->name, "F32", spec->shape});
   tensors.push_back({prefix + "embeddings.position_ids", "I64", {1, 6}});
   return tensors;
 }

@@ -74,11 +74,11 @@ struct ModelInfo {
 };
 
 struct ModelStats {
-  std::uint64_t runs = 0;            // packed runs of the encoder
+  std::uint64_t runs = 0;  // packed runs of the encoder
   std::uint64_t sequences = 0;
-  std::uint64_t tokens = 0;          // real tokens run
-  std::uint64_t padded_tokens = 0;   // tokens run beyond the real ones (the tail of each run's bucket)
-  std::vector<CacheStats> caches;    // the compiled graph's executable caches
+  std::uint64_t tokens = 0;         // real tokens run
+  std::uint64_t padded_tokens = 0;  // tokens run beyond the real ones (the tail of each run's bucket)
+  std::vector<CacheStats> caches;   // the compiled graph's executable caches
 };
 
 // The folder an accel command embeds with when none is named: $ACCEL_MODEL_DIR, else models/all-MiniLM-L6-v2
