@@ -16,6 +16,11 @@ std::string_view to_string(DType dtype) noexcept {
     case DType::i8: return "i8";
     case DType::i32: return "i32";
     case DType::u8: return "u8";
+    case DType::u32: return "u32";
+    case DType::i64: return "i64";
+    case DType::u64: return "u64";
+    case DType::c64: return "c64";
+    case DType::c128: return "c128";
   }
   return "unknown_dtype";
 }

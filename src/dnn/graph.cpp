@@ -13,7 +13,10 @@
 namespace accel::dnn {
 namespace {
 
-bool known_dtype(DType dtype) { return static_cast<std::uint8_t>(dtype) <= static_cast<std::uint8_t>(DType::u8); }
+// The dtypes cuDNN's graphs and the CPU reference both know (no unsigned wider than a byte, no complex).
+bool known_dtype(DType dtype) {
+  return static_cast<std::uint8_t>(dtype) <= static_cast<std::uint8_t>(DType::u8) || dtype == DType::i64;
+}
 
 // The layout a packed tensor was given, so an op's virtual result keeps its input's layout.
 TensorLayout layout_of(const TensorDesc& t) {

@@ -13,6 +13,8 @@ namespace accel::graph {
 namespace {
 
 bool is_float(DType dtype) { return dtype == DType::f32 || dtype == DType::f16 || dtype == DType::bf16; }
+// What the graph's kernels store: floating tensors, and i32 for token ids and sequence offsets.
+bool is_tensor_dtype(DType dtype) { return is_float(dtype) || dtype == DType::i32; }
 
 // The same extent whatever the symbols' values.
 bool same(const Dim& a, const Dim& b) { return a == b; }
@@ -60,12 +62,18 @@ Tensor GraphBuilder::add(Node node, TensorInfo result) {
 
 Tensor GraphBuilder::input(std::string name, DType dtype, Shape shape, Padding padding) {
   if (name.empty()) fail(invalid_argument("input: a name is required"));
+  if (!is_tensor_dtype(dtype))
+    fail(invalid_argument(
+        fmt::format("input '{}': dtype {} (graphs hold f32, f16, bf16 or i32)", name, to_string(dtype))));
   return add({.kind = OpKind::input, .padding = padding},
              {.name = std::move(name), .dtype = dtype, .shape = std::move(shape)});
 }
 
 Tensor GraphBuilder::parameter(std::string name, DType dtype, Shape shape) {
   if (name.empty()) fail(invalid_argument("parameter: a name is required"));
+  if (!is_tensor_dtype(dtype))
+    fail(invalid_argument(
+        fmt::format("parameter '{}': dtype {} (graphs hold f32, f16, bf16 or i32)", name, to_string(dtype))));
   for (const Dim& d : shape)
     if (!d.is_constant()) fail(invalid_argument(fmt::format("parameter '{}': dims must be constants", name)));
   return add({.kind = OpKind::parameter}, {.name = std::move(name), .dtype = dtype, .shape = std::move(shape)});

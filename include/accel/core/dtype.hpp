@@ -8,13 +8,24 @@
 
 namespace accel {
 
-enum class DType : std::uint8_t { f32, f64, f16, bf16, fp8_e4m3, i8, i32, u8 };
+// c64 and c128 are complex numbers of two f32 or two f64 (real first), as std::complex and cuComplex store them.
+enum class DType : std::uint8_t { f32, f64, f16, bf16, fp8_e4m3, i8, i32, u8, u32, i64, u64, c64, c128 };
+
+// Whether a byte from outside names a DType.
+[[nodiscard]] constexpr bool is_dtype(std::uint8_t value) noexcept {
+  return value <= static_cast<std::uint8_t>(DType::c128);
+}
 
 [[nodiscard]] constexpr std::size_t size_of(DType dtype) noexcept {
   switch (dtype) {
-    case DType::f64: return 8;
+    case DType::c128: return 16;
+    case DType::f64:
+    case DType::i64:
+    case DType::u64:
+    case DType::c64: return 8;
     case DType::f32:
-    case DType::i32: return 4;
+    case DType::i32:
+    case DType::u32: return 4;
     case DType::f16:
     case DType::bf16: return 2;
     case DType::fp8_e4m3:

@@ -31,6 +31,11 @@ double read_as_double(DType dtype, const std::byte* at) {
     case DType::i8: return read_element<std::int8_t>(at);
     case DType::i32: return read_element<std::int32_t>(at);
     case DType::u8: return read_element<std::uint8_t>(at);
+    case DType::u32: return read_element<std::uint32_t>(at);
+    case DType::i64: return static_cast<double>(read_element<std::int64_t>(at));
+    case DType::u64: return static_cast<double>(read_element<std::uint64_t>(at));
+    case DType::c64:
+    case DType::c128: return 0;  // can_store refuses these
   }
   return 0;
 }
@@ -59,7 +64,12 @@ void write_from_double(DType dtype, std::byte* at, double value) {
     case DType::fp8_e4m3: return write_element(at, to_float8_e4m3(round_to_odd(value)));
     case DType::i8:
     case DType::i32:
-    case DType::u8: return;  // can_store refuses these
+    case DType::u8:
+    case DType::u32:
+    case DType::i64:
+    case DType::u64:
+    case DType::c64:
+    case DType::c128: return;  // can_store refuses these
   }
 }
 
@@ -74,7 +84,12 @@ bool can_store(DType dtype) noexcept {
     case DType::fp8_e4m3: return true;
     case DType::i8:
     case DType::i32:
-    case DType::u8: return false;
+    case DType::u8:
+    case DType::u32:
+    case DType::i64:
+    case DType::u64:
+    case DType::c64:
+    case DType::c128: return false;
   }
   return false;
 }

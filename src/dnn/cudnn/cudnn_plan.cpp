@@ -66,6 +66,11 @@ Result<fe::DataType_t> to_frontend(DType dtype) {
     case DType::i8: return fe::DataType_t::INT8;
     case DType::i32: return fe::DataType_t::INT32;
     case DType::u8: return fe::DataType_t::UINT8;
+    case DType::i64: return fe::DataType_t::INT64;
+    case DType::u32:
+    case DType::u64:
+    case DType::c64:
+    case DType::c128: break;
   }
   return invalid_argument("unknown dtype");
 }

@@ -66,6 +66,11 @@ std::string_view cutlass_element(DType dtype) {
     case DType::i8: return "int8_t";
     case DType::i32: return "int32_t";
     case DType::u8: return "uint8_t";
+    case DType::u32: return "uint32_t";
+    case DType::i64: return "int64_t";
+    case DType::u64: return "uint64_t";
+    case DType::c64: return "cutlass::complex<float>";
+    case DType::c128: return "cutlass::complex<double>";
   }
   return "void";
 }

@@ -21,6 +21,11 @@ cudaDataType to_cuda(DType dtype) {
     case DType::i8: return CUDA_R_8I;
     case DType::i32: return CUDA_R_32I;
     case DType::u8: return CUDA_R_8U;
+    case DType::u32: return CUDA_R_32U;
+    case DType::i64: return CUDA_R_64I;
+    case DType::u64: return CUDA_R_64U;
+    case DType::c64: return CUDA_C_32F;
+    case DType::c128: return CUDA_C_64F;
   }
   return CUDA_R_32F;
 }
