@@ -97,9 +97,11 @@ int main(int argc, char** argv) {
   accel::System system;
   accel::DeviceOptions options{.kind = device_name == "cpu" ? accel::DeviceKind::cpu : accel::DeviceKind::cuda};
   if (device_name == "cuda-isolated") options.isolation = accel::Isolation::worker_process;
+  const Clock::time_point open_start = Clock::now();
   accel::Device device =
       check(device_name == "auto" ? accel::Device::open_default(system) : accel::Device::open(system, options),
             "opening the device");
+  const double device_open_ms = seconds_since(open_start) * 1e3;
   auto model = check(accel::embed::Model::load(device, {.folder = folder, .batch_tokens = batch_tokens}), "loading");
   if (cold_start) {
     check(model->embed({"what is the capital of france?"}).wait(), "the first embedding");
@@ -107,6 +109,12 @@ int main(int argc, char** argv) {
     fmt::print("{}\n", nlohmann::json{{"figure", "cold_start"},
                                       {"device", model->info().device},
                                       {"first_embedding_ms", seconds_since(process_start) * 1e3},
+                                      {"until_main_ms",
+                                       std::chrono::duration<double, std::milli>(open_start - process_start).count()},
+                                      {"device_open_ms", device_open_ms},
+                                      {"read_ms", model->info().load.read_ms},
+                                      {"upload_ms", model->info().load.upload_ms},
+                                      {"warm_ms", model->info().load.warm_ms},
                                       {"compiles", stats.caches.empty() ? 0 : stats.caches[0].builds},
                                       {"disk_loads", stats.caches.empty() ? 0 : stats.caches[0].disk_loads}}
                            .dump());

@@ -3,6 +3,7 @@
 // from any thread queue there; tokenising happens on the caller's threads, before the queue).
 #include <fmt/format.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -116,11 +117,15 @@ class EmbeddingModel final : public Model {
   }
 
   // Runs one tiny batch, so that the smallest bucket is compiled before the first caller needs it.
+  // Called before the model is handed out, so no caller reads info_ while it is written.
   Status warm() {
+    const auto start = std::chrono::steady_clock::now();
     TokenBatch batch;
     const std::int32_t ids[] = {tokenizer_.cls_id(), tokenizer_.sep_id()};
     batch.append(ids);
-    return embed_tokens(std::move(batch)).wait().status();
+    Status status = embed_tokens(std::move(batch)).wait().status();
+    info_.load.warm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return status;
   }
 
  private:
@@ -236,6 +241,11 @@ class EmbeddingModel final : public Model {
 Result<std::shared_ptr<Model>> Model::load(const Device& device, ModelOptions options) {
   if (options.batch_tokens < 64)
     return invalid_argument(fmt::format("batch_tokens {} is below the smallest bucket, 64", options.batch_tokens));
+  const auto start = std::chrono::steady_clock::now();
+  const auto milliseconds_since = [](std::chrono::steady_clock::time_point from) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - from).count();
+  };
+  ModelLoadTimes times;
   ACCEL_ASSIGN_OR_RETURN(ModelFolder folder, ModelFolder::read(options.folder));
   ACCEL_ASSIGN_OR_RETURN(WordPieceTokenizer tokenizer, WordPieceTokenizer::load(folder.tokenizer_json));
   ACCEL_ASSIGN_OR_RETURN(SafetensorsFile file, SafetensorsFile::open(folder.weights));
@@ -248,6 +258,8 @@ Result<std::shared_ptr<Model>> Model::load(const Device& device, ModelOptions op
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const graph::Graph> graph,
                          bert_graph(folder, {.compute = compute, .batch_tokens = options.batch_tokens}));
   ACCEL_ASSIGN_OR_RETURN(std::vector<std::uint8_t> bytes, bert_weight_bytes(*graph, file, names));
+  times.read_ms = milliseconds_since(start);
+  const auto upload_start = std::chrono::steady_clock::now();
   ACCEL_ASSIGN_OR_RETURN(Buffer<std::uint8_t> weights, device.allocate<std::uint8_t>(bytes.size()).wait());
   ACCEL_RETURN_IF_ERROR(device.upload(std::span<const std::uint8_t>(bytes), weights).wait().status());
   ModelInfo info{.name = options.folder.filename().string(),
@@ -259,6 +271,8 @@ Result<std::shared_ptr<Model>> Model::load(const Device& device, ModelOptions op
                  .device = device_info.name};
   if (info.name.empty()) info.name = options.folder.parent_path().filename().string();
   ACCEL_ASSIGN_OR_RETURN(Staging staging, Staging::allocate(device, options.batch_tokens, info.dimensions));
+  info.load.upload_ms = milliseconds_since(upload_start);
+  info.load.read_ms = times.read_ms;
   auto model = std::make_shared<EmbeddingModel>(device, std::move(folder), std::move(tokenizer), std::move(graph),
                                                 std::move(weights), std::move(staging), std::move(info),
                                                 std::move(options), device_info.kind != DeviceKind::cpu);

@@ -63,6 +63,13 @@ struct Embeddings {
   }
 };
 
+// Where Model::load spent its time, so that a slow start can be traced to its stage.
+struct ModelLoadTimes {
+  double read_ms = 0;    // the folder, tokenizer and weights read, checked and converted to the compute dtype
+  double upload_ms = 0;  // the weights and staging buffers placed on the device
+  double warm_ms = 0;    // the smallest bucket compiled (or loaded from the disk cache) and run once
+};
+
 struct ModelInfo {
   std::string name;  // the folder's name
   std::uint32_t dimensions = 0;
@@ -71,6 +78,7 @@ struct ModelInfo {
   std::uint32_t vocabulary = 0;
   DType compute = DType::f32;
   std::string device;
+  ModelLoadTimes load;
 };
 
 struct ModelStats {
