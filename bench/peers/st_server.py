@@ -12,6 +12,7 @@ The model runs in float16 on CUDA (as accel serve's does) unless told otherwise.
 import argparse
 import json
 import queue
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -59,13 +60,13 @@ class Batcher(threading.Thread):
     def embed(self, batch):
         texts = [text for pending in batch for text in pending.texts]
         try:
-            # What SentenceTransformer.encode does for one batch, keeping the attention mask for usage's token count.
-            features = self.model.tokenize(texts)
-            tokens = features["attention_mask"].sum(dim=1).tolist()
-            features = {name: tensor.to(self.model.device) for name, tensor in features.items()}
-            embeddings = self.model(features)["sentence_embedding"]
-            embeddings = torch.nn.functional.normalize(embeddings, p=2, dim=1).float().cpu().numpy()
+            # The public API a user would call; the tokenizer again for usage's token count (the fast Rust one).
+            embeddings = self.model.encode(texts, batch_size=len(texts), normalize_embeddings=True,
+                                           convert_to_numpy=True)
+            tokens = [len(ids) for ids in self.model.tokenizer(
+                texts, truncation=True, max_length=self.model.max_seq_length)["input_ids"]]
         except Exception as error:  # one bad batch answers its requests with the error, and the server goes on
+            print(f"st_server: batch of {len(texts)} failed: {error!r}", file=sys.stderr, flush=True)
             for pending in batch:
                 pending.error = str(error)
                 pending.done.set()
