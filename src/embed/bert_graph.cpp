@@ -70,17 +70,23 @@ Result<std::vector<std::uint8_t>> bert_weight_bytes(const graph::Graph& graph, c
     const std::string source =
         weights.prefix + (type_row ? strip(weights.token_type_embeddings.name, weights.prefix) : t.name);
     std::uint8_t* place = bytes.data() + slot.offset;
-    if (t.dtype == DType::f32) {
+    ACCEL_ASSIGN_OR_RETURN(const TensorView view, file.tensor(source));
+    const std::size_t element_bytes = size_of(t.dtype);
+    if (view.elements() * element_bytes < slot.bytes)
+      return invalid_argument(
+          fmt::format("{}: {} elements, fewer than the graph's {}", source, view.elements(), to_string(t.shape)));
+    // Most weights are converted straight into their place; a table the graph uses only the head of (the one
+    // token-type row, positions past the longest sequence) goes through a whole copy first.
+    if (view.elements() * element_bytes == slot.bytes) {
+      ACCEL_RETURN_IF_ERROR(
+          t.dtype == DType::f32
+              ? file.copy_f32(source, {reinterpret_cast<float*>(place), view.elements()})
+              : file.copy_16bit(source, t.dtype, {reinterpret_cast<std::uint16_t*>(place), view.elements()}));
+    } else if (t.dtype == DType::f32) {
       ACCEL_ASSIGN_OR_RETURN(std::vector<float> values, file.to_f32(source));
-      if (values.size() * sizeof(float) < slot.bytes)
-        return invalid_argument(
-            fmt::format("{}: {} elements, fewer than the graph's {}", source, values.size(), to_string(t.shape)));
       std::memcpy(place, values.data(), slot.bytes);
     } else {
       ACCEL_ASSIGN_OR_RETURN(std::vector<std::uint16_t> values, file.to_16bit(source, t.dtype));
-      if (values.size() * sizeof(std::uint16_t) < slot.bytes)
-        return invalid_argument(
-            fmt::format("{}: {} elements, fewer than the graph's {}", source, values.size(), to_string(t.shape)));
       std::memcpy(place, values.data(), slot.bytes);
     }
   }

@@ -285,52 +285,86 @@ Result<TensorView> SafetensorsFile::tensor(std::string_view name) const {
                     .bytes = data_.subspan(entry.begin, entry.end - entry.begin)};
 }
 
-Result<std::vector<float>> SafetensorsFile::to_f32(std::string_view name) const {
-  ACCEL_ASSIGN_OR_RETURN(const TensorView view, tensor(name));
-  if (!is_float(view.dtype)) return error(name, fmt::format("is {}, not a float type", to_string(view.dtype)));
-  std::vector<float> values(view.elements());
+namespace {
+
+// Calls store(i, value) for every element of a float tensor, as a float; the dtype is switched on once, outside
+// the loop.
+template <class Store>
+void for_each_float(const TensorView& view, Store&& store) {
   const std::byte* at = view.bytes.data();
-  const std::size_t n = values.size();
+  const std::size_t n = view.elements();
   switch (view.dtype) {
     case StoredDType::f32:
-      if (n != 0) std::memcpy(values.data(), at, view.bytes.size());  // an empty vector's data() may be null
+      for (std::size_t i = 0; i < n; ++i) store(i, load<float>(at + 4 * i));
       break;
     case StoredDType::f64:
-      for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<float>(load<double>(at + 8 * i));
+      for (std::size_t i = 0; i < n; ++i) store(i, static_cast<float>(load<double>(at + 8 * i)));
       break;
     case StoredDType::f16:
-      for (std::size_t i = 0; i < n; ++i) values[i] = to_float(Half{load<std::uint16_t>(at + 2 * i)});
+      for (std::size_t i = 0; i < n; ++i) store(i, to_float(Half{load<std::uint16_t>(at + 2 * i)}));
       break;
     case StoredDType::bf16:
-      for (std::size_t i = 0; i < n; ++i) values[i] = to_float(BFloat16{load<std::uint16_t>(at + 2 * i)});
+      for (std::size_t i = 0; i < n; ++i) store(i, to_float(BFloat16{load<std::uint16_t>(at + 2 * i)}));
       break;
     default: break;
   }
+}
+
+}  // namespace
+
+Result<TensorView> SafetensorsFile::float_tensor(std::string_view name, std::size_t out_elements) const {
+  ACCEL_ASSIGN_OR_RETURN(const TensorView view, tensor(name));
+  if (!is_float(view.dtype)) return error(name, fmt::format("is {}, not a float type", to_string(view.dtype)));
+  if (view.elements() != out_elements)
+    return error(name, fmt::format("has {} elements, the destination {}", view.elements(), out_elements));
+  return view;
+}
+
+Status SafetensorsFile::copy_f32(std::string_view name, std::span<float> out) const {
+  ACCEL_ASSIGN_OR_RETURN(const TensorView view, float_tensor(name, out.size()));
+  if (view.dtype == StoredDType::f32) {
+    if (!out.empty()) std::memcpy(out.data(), view.bytes.data(), view.bytes.size());
+  } else {
+    for_each_float(view, [&](std::size_t i, float value) { out[i] = value; });
+  }
+  return Status();
+}
+
+Status SafetensorsFile::copy_16bit(std::string_view name, DType target, std::span<std::uint16_t> out) const {
+  if (target != DType::f16 && target != DType::bf16)
+    return error(name, fmt::format("cannot convert to {}: only f16 and bf16 are 16-bit", accel::to_string(target)));
+  ACCEL_ASSIGN_OR_RETURN(const TensorView view, float_tensor(name, out.size()));
+  if (to_dtype(view.dtype) == target) {
+    if (!out.empty()) std::memcpy(out.data(), view.bytes.data(), view.bytes.size());
+    return Status();
+  }
+  // Through f32, which holds f16 and bf16 exactly; only F64 is rounded twice.
+  if (target == DType::bf16) {
+    for_each_float(view, [&](std::size_t i, float value) { out[i] = to_bfloat16(value).bits; });
+    return Status();
+  }
+  std::optional<std::pair<std::size_t, float>> overflow;
+  for_each_float(view, [&](std::size_t i, float value) {
+    out[i] = to_half(value).bits;
+    if ((out[i] & 0x7fffu) == 0x7c00u && std::isfinite(value) && !overflow) overflow.emplace(i, value);
+  });
+  // A weight past f16's range would silently become an infinity and poison every result it touches.
+  if (overflow)
+    return error(name, fmt::format("element {} ({}) is out of f16's range", overflow->first, overflow->second));
+  return Status();
+}
+
+Result<std::vector<float>> SafetensorsFile::to_f32(std::string_view name) const {
+  ACCEL_ASSIGN_OR_RETURN(const TensorView view, tensor(name));
+  std::vector<float> values(view.elements());
+  ACCEL_RETURN_IF_ERROR(copy_f32(name, values));
   return values;
 }
 
 Result<std::vector<std::uint16_t>> SafetensorsFile::to_16bit(std::string_view name, DType target) const {
-  if (target != DType::f16 && target != DType::bf16)
-    return error(name, fmt::format("cannot convert to {}: only f16 and bf16 are 16-bit", accel::to_string(target)));
   ACCEL_ASSIGN_OR_RETURN(const TensorView view, tensor(name));
-  if (to_dtype(view.dtype) == target) {
-    std::vector<std::uint16_t> bits(view.elements());
-    if (!bits.empty()) std::memcpy(bits.data(), view.bytes.data(), view.bytes.size());
-    return bits;
-  }
-  // Through f32, which holds f16 and bf16 exactly; only F64 is rounded twice.
-  ACCEL_ASSIGN_OR_RETURN(const std::vector<float> values, to_f32(name));
-  std::vector<std::uint16_t> bits(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (target == DType::bf16) {
-      bits[i] = to_bfloat16(values[i]).bits;
-      continue;
-    }
-    bits[i] = to_half(values[i]).bits;
-    // A weight past f16's range would silently become an infinity and poison every result it touches.
-    if (std::isfinite(values[i]) && (bits[i] & 0x7fffu) == 0x7c00u)
-      return error(name, fmt::format("element {} ({}) is out of f16's range", i, values[i]));
-  }
+  std::vector<std::uint16_t> bits(view.elements());
+  ACCEL_RETURN_IF_ERROR(copy_16bit(name, target, bits));
   return bits;
 }
 

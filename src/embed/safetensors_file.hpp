@@ -78,6 +78,10 @@ class SafetensorsFile {
   // The tensor's elements as the bits of `target` (DType::f16 or DType::bf16), rounded to nearest even from a
   // float dtype; a tensor already in `target` is copied bit for bit.
   [[nodiscard]] Result<std::vector<std::uint16_t>> to_16bit(std::string_view name, DType target) const;
+  // The same conversions into a destination of exactly the tensor's element count (loading a model writes
+  // each weight straight into the buffer that goes to the device).
+  [[nodiscard]] Status copy_f32(std::string_view name, std::span<float> out) const;
+  [[nodiscard]] Status copy_16bit(std::string_view name, DType target, std::span<std::uint16_t> out) const;
 
  private:
   struct Mapping;
@@ -91,6 +95,8 @@ class SafetensorsFile {
   SafetensorsFile(std::filesystem::path path, std::unique_ptr<Mapping> mapping);
   Status parse_header();
   [[nodiscard]] Status error(std::string_view tensor, std::string_view what) const;
+  // The float tensor `name`, if it has exactly `out_elements` elements.
+  [[nodiscard]] Result<TensorView> float_tensor(std::string_view name, std::size_t out_elements) const;
 
   std::filesystem::path path_;
   std::unique_ptr<Mapping> mapping_;
