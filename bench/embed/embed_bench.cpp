@@ -78,7 +78,7 @@ T check(accel::Result<T> result, std::string_view what) {
 int main(int argc, char** argv) {
   const auto process_start = Clock::now();
   CLI::App app{"all-MiniLM-L6-v2 through accel: throughput, end to end, single-query latency, cold start"};
-  std::string device_name = "auto", model_dir, trace_path;
+  std::string device_name = "auto", model_dir, trace_path, embeddings_path;
   int passages = 8192, queries = 1000, repeats = 3;
   std::uint32_t batch_tokens = 16384;
   bool cold_start = false;
@@ -89,6 +89,9 @@ int main(int argc, char** argv) {
   app.add_option("--repeats", repeats);
   app.add_option("--batch-tokens", batch_tokens);
   app.add_option("--trace", trace_path, "write the trace here (JSONL) for the PyTorch peer");
+  app.add_option("--embeddings", embeddings_path,
+                 "write the trace's embeddings here (raw little-endian f32, passages then queries, in trace order) "
+                 "for the peer's accuracy check");
   app.add_flag("--cold-start", cold_start, "only the first embedding of this process");
   CLI11_PARSE(app, argc, argv);
   const std::filesystem::path folder =
@@ -165,6 +168,19 @@ int main(int argc, char** argv) {
         {"queries", queries},
         {"p50_us", percentile(latency, 0.5)},
         {"p99_us", percentile(latency, 0.99)}});
+
+  if (!embeddings_path.empty()) {
+    std::vector<std::string> texts = trace.passages;
+    texts.insert(texts.end(), trace.queries.begin(), trace.queries.end());
+    const Embeddings embeddings = check(model->embed(texts).wait(), "embedding the trace");
+    std::ofstream out(embeddings_path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(embeddings.values.data()),
+              static_cast<std::streamsize>(embeddings.values.size() * sizeof(float)));
+    if (!out) {
+      fmt::print(stderr, "embed_bench: cannot write {}\n", embeddings_path);
+      return 1;
+    }
+  }
 
   const accel::embed::ModelStats stats = model->stats();
   const accel::DeviceInfo info = check(device.info().wait(), "querying the device");

@@ -8,6 +8,8 @@ run instead, on the same GPU, one JSON line per figure:
   single_query             one short query at a time: torch.compile(mode="reduce-overhead"), eager, and
                            SentenceTransformer.encode; p50/p99 in microseconds
   cold_start               the first torch.compile call (compile included)
+  accuracy                 with --accel-embeddings (embed_bench --embeddings): cosine of each of accel's embeddings
+                           of the trace to sentence-transformers' in f32 (min, mean, how many below 0.999)
 
   python3 bench/peers/embed_peer.py --model .deps/models/all-MiniLM-L6-v2 --trace out/trace.jsonl
 """
@@ -16,6 +18,7 @@ import json
 import statistics
 import time
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
@@ -52,6 +55,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--accel-embeddings", help="embed_bench --embeddings output: checked against f32")
     args = parser.parse_args()
 
     rows = [json.loads(line) for line in open(args.trace)]
@@ -121,6 +125,16 @@ def main():
             emit({"figure": "single_query", "peer": name, "p50_us": p50, "p99_us": p99})
         p50, p99 = latencies(lambda q: st.encode([q]))
         emit({"figure": "single_query", "peer": "SentenceTransformer.encode f16", "p50_us": p50, "p99_us": p99})
+
+        if args.accel_embeddings:
+            texts = passages + queries
+            ours = np.fromfile(args.accel_embeddings, dtype="<f4").reshape(len(texts), -1)
+            reference = SentenceTransformer(args.model, device="cuda").float().encode(
+                texts, batch_size=args.batch, normalize_embeddings=True, convert_to_numpy=True)
+            cosine = (ours * reference).sum(1) / (np.linalg.norm(ours, axis=1) * np.linalg.norm(reference, axis=1))
+            emit({"figure": "accuracy", "reference": "SentenceTransformer f32", "texts": len(texts),
+                  "min_cosine": float(cosine.min()), "mean_cosine": float(cosine.mean()),
+                  "below_0_999": int((cosine < 0.999).sum())})
 
 
 if __name__ == "__main__":
