@@ -122,13 +122,18 @@ int run_embed(const EmbedOptions& options) {
     return kBadModel;
   }
   System system;
-  Result<Device> device = open_device(system, options.device);
-  if (!device.ok()) {
-    fmt::print(stderr, "accel embed: {}\n", device.status().to_string());
+  bool device_failed = false;
+  Result<std::shared_ptr<embed::Model>> model = embed::Model::open(
+      [&]() {
+        Result<Device> device = open_device(system, options.device);
+        device_failed = !device.ok();
+        return device;
+      },
+      {.folder = folder, .batch_tokens = options.batch_tokens});
+  if (device_failed) {
+    fmt::print(stderr, "accel embed: {}\n", model.status().to_string());
     return kFailed;
   }
-  Result<std::shared_ptr<embed::Model>> model =
-      embed::Model::load(*device, {.folder = folder, .batch_tokens = options.batch_tokens});
   if (!model.ok()) {
     fmt::print(stderr, "accel embed: the model at {} did not load: {}\n", folder.string(), model.status().to_string());
     return kBadModel;

@@ -48,15 +48,21 @@ int run_serve(const ServeCommand& command) {
   }
   fmt::print(stderr, "accel serve: listening on http://{}:{}\n", command.server.host, *port);
 
-  Result<Device> device = open_device(system, command.device);
-  if (!device.ok()) {
-    fmt::print(stderr, "accel serve: {}\n", device.status().to_string());
-    return 1;
-  }
   const std::filesystem::path folder =
       command.model.empty() ? embed::default_model_folder() : std::filesystem::path(command.model);
   const embed::ModelOptions options{.folder = folder, .batch_tokens = command.server.batching.batch_tokens};
-  Result<std::shared_ptr<embed::Model>> model = embed::Model::load(*device, options);
+  bool device_failed = false;
+  Result<std::shared_ptr<embed::Model>> model = embed::Model::open(
+      [&]() {
+        Result<Device> device = open_device(system, command.device);
+        device_failed = !device.ok();
+        return device;
+      },
+      options);
+  if (device_failed) {
+    fmt::print(stderr, "accel serve: {}\n", model.status().to_string());
+    return 1;
+  }
   if (!model.ok()) {
     fmt::print(stderr, "accel serve: loading {}: {}\n", folder.string(), model.status().to_string());
     return 1;
@@ -65,7 +71,8 @@ int run_serve(const ServeCommand& command) {
   fmt::print(stderr, "accel serve: ready: {} ({} dimensions, {} tokens at most) on {}\n", info.name, info.dimensions,
              info.max_sequence_length, info.device);
   // An isolated worker that is replaced takes the model's weights with it: the server loads them again.
-  server.attach(std::move(*model), *device, [device = *device, options]() -> Result<std::shared_ptr<embed::Model>> {
+  const Device device = (*model)->device();
+  server.attach(std::move(*model), device, [device, options]() -> Result<std::shared_ptr<embed::Model>> {
     fmt::print(stderr, "accel serve: the device lost its context; loading the model again\n");
     return embed::Model::load(device, options);
   });

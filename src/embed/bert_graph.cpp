@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <numeric>
+#include <thread>
 
 namespace accel::embed {
 
@@ -61,35 +65,63 @@ Result<std::shared_ptr<const graph::Graph>> bert_graph(const ModelFolder& folder
   return b.build();
 }
 
+namespace {
+
+// One parameter's weights, converted into its place in the weights buffer.
+Status convert_parameter(const graph::Graph& graph, const graph::Graph::ParameterSlot& slot,
+                         const SafetensorsFile& file, const BertWeights& weights, std::uint8_t* place) {
+  const graph::TensorInfo& t = graph.tensors()[slot.tensor];
+  const bool type_row = t.name == kTypeRow;
+  const std::string source =
+      weights.prefix + (type_row ? strip(weights.token_type_embeddings.name, weights.prefix) : t.name);
+  ACCEL_ASSIGN_OR_RETURN(const TensorView view, file.tensor(source));
+  const std::size_t element_bytes = size_of(t.dtype);
+  if (view.elements() * element_bytes < slot.bytes)
+    return invalid_argument(
+        fmt::format("{}: {} elements, fewer than the graph's {}", source, view.elements(), to_string(t.shape)));
+  // Most weights are converted straight into their place; a table the graph uses only the head of (the one
+  // token-type row, positions past the longest sequence) goes through a whole copy first.
+  if (view.elements() * element_bytes == slot.bytes) {
+    return t.dtype == DType::f32
+               ? file.copy_f32(source, {reinterpret_cast<float*>(place), view.elements()})
+               : file.copy_16bit(source, t.dtype, {reinterpret_cast<std::uint16_t*>(place), view.elements()});
+  }
+  if (t.dtype == DType::f32) {
+    ACCEL_ASSIGN_OR_RETURN(std::vector<float> values, file.to_f32(source));
+    std::memcpy(place, values.data(), slot.bytes);
+  } else {
+    ACCEL_ASSIGN_OR_RETURN(std::vector<std::uint16_t> values, file.to_16bit(source, t.dtype));
+    std::memcpy(place, values.data(), slot.bytes);
+  }
+  return Status();
+}
+
+}  // namespace
+
 Result<std::vector<std::uint8_t>> bert_weight_bytes(const graph::Graph& graph, const SafetensorsFile& file,
                                                     const BertWeights& weights) {
   std::vector<std::uint8_t> bytes(graph.weight_bytes());
-  for (const graph::Graph::ParameterSlot& slot : graph.parameters()) {
-    const graph::TensorInfo& t = graph.tensors()[slot.tensor];
-    const bool type_row = t.name == kTypeRow;
-    const std::string source =
-        weights.prefix + (type_row ? strip(weights.token_type_embeddings.name, weights.prefix) : t.name);
-    std::uint8_t* place = bytes.data() + slot.offset;
-    ACCEL_ASSIGN_OR_RETURN(const TensorView view, file.tensor(source));
-    const std::size_t element_bytes = size_of(t.dtype);
-    if (view.elements() * element_bytes < slot.bytes)
-      return invalid_argument(
-          fmt::format("{}: {} elements, fewer than the graph's {}", source, view.elements(), to_string(t.shape)));
-    // Most weights are converted straight into their place; a table the graph uses only the head of (the one
-    // token-type row, positions past the longest sequence) goes through a whole copy first.
-    if (view.elements() * element_bytes == slot.bytes) {
-      ACCEL_RETURN_IF_ERROR(
-          t.dtype == DType::f32
-              ? file.copy_f32(source, {reinterpret_cast<float*>(place), view.elements()})
-              : file.copy_16bit(source, t.dtype, {reinterpret_cast<std::uint16_t*>(place), view.elements()}));
-    } else if (t.dtype == DType::f32) {
-      ACCEL_ASSIGN_OR_RETURN(std::vector<float> values, file.to_f32(source));
-      std::memcpy(place, values.data(), slot.bytes);
-    } else {
-      ACCEL_ASSIGN_OR_RETURN(std::vector<std::uint16_t> values, file.to_16bit(source, t.dtype));
-      std::memcpy(place, values.data(), slot.bytes);
+  const std::vector<graph::Graph::ParameterSlot>& slots = graph.parameters();
+  // The parameters are independent: converted on several threads, the largest first so that the word
+  // embeddings (half of the model) start at once. Each slot's status is kept, and the first one's returned.
+  std::vector<std::size_t> order(slots.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return slots[a].bytes > slots[b].bytes; });
+  std::vector<Status> statuses(slots.size());
+  std::atomic<std::size_t> next{0};
+  const auto convert = [&] {
+    for (std::size_t i = next.fetch_add(1); i < order.size(); i = next.fetch_add(1)) {
+      const graph::Graph::ParameterSlot& slot = slots[order[i]];
+      statuses[order[i]] = convert_parameter(graph, slot, file, weights, bytes.data() + slot.offset);
     }
+  };
+  {
+    const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+    std::vector<std::jthread> helpers;
+    for (unsigned t = 1; t < threads; ++t) helpers.emplace_back(convert);
+    convert();
   }
+  for (const Status& status : statuses) ACCEL_RETURN_IF_ERROR(status);
   return bytes;
 }
 

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <thread>
 
@@ -104,6 +105,9 @@ class EmbeddingModel final : public Model {
   }
 
   const ModelInfo& info() const noexcept override { return info_; }
+  const Device& device() const noexcept override { return device_; }
+  // Before the model is handed out, like warm().
+  void set_device_open_ms(double milliseconds) { info_.load.device_open_ms = milliseconds; }
 
   ModelStats stats() const override {
     ModelStats stats;
@@ -238,46 +242,92 @@ class EmbeddingModel final : public Model {
 
 }  // namespace
 
-Result<std::shared_ptr<Model>> Model::load(const Device& device, ModelOptions options) {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double milliseconds_since(Clock::time_point from) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - from).count();
+}
+
+// What the host reads before the device matters: the folder checked, the tokenizer, the mapped weights.
+struct HostFiles {
+  ModelFolder folder;
+  WordPieceTokenizer tokenizer;
+  SafetensorsFile file;
+  BertWeights names;
+  double read_ms = 0;
+};
+
+Result<HostFiles> read_host_files(const ModelOptions& options) {
   if (options.batch_tokens < 64)
     return invalid_argument(fmt::format("batch_tokens {} is below the smallest bucket, 64", options.batch_tokens));
-  const auto start = std::chrono::steady_clock::now();
-  const auto milliseconds_since = [](std::chrono::steady_clock::time_point from) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - from).count();
-  };
-  ModelLoadTimes times;
+  const Clock::time_point start = Clock::now();
   ACCEL_ASSIGN_OR_RETURN(ModelFolder folder, ModelFolder::read(options.folder));
-  ACCEL_ASSIGN_OR_RETURN(WordPieceTokenizer tokenizer, WordPieceTokenizer::load(folder.tokenizer_json));
-  ACCEL_ASSIGN_OR_RETURN(SafetensorsFile file, SafetensorsFile::open(folder.weights));
-  ACCEL_ASSIGN_OR_RETURN(BertWeights names, BertWeights::validate(file, folder.config));
-  ACCEL_ASSIGN_OR_RETURN(DeviceInfo device_info, device.info().wait());
-  const DType compute = options.compute.value_or(device_info.kind == DeviceKind::cpu ? DType::f32 : DType::f16);
   if (options.batch_tokens < folder.max_sequence_length())
     return invalid_argument(fmt::format("batch_tokens {} is below the model's longest sequence, {}",
                                         options.batch_tokens, folder.max_sequence_length()));
+  ACCEL_ASSIGN_OR_RETURN(WordPieceTokenizer tokenizer, WordPieceTokenizer::load(folder.tokenizer_json));
+  ACCEL_ASSIGN_OR_RETURN(SafetensorsFile file, SafetensorsFile::open(folder.weights));
+  ACCEL_ASSIGN_OR_RETURN(BertWeights names, BertWeights::validate(file, folder.config));
+  return HostFiles{.folder = std::move(folder),
+                   .tokenizer = std::move(tokenizer),
+                   .file = std::move(file),
+                   .names = std::move(names),
+                   .read_ms = milliseconds_since(start)};
+}
+
+// The device half: the graph for the device's compute dtype, the weights converted and uploaded once, staging
+// buffers, and the smallest bucket warmed.
+Result<std::shared_ptr<Model>> place(const Device& device, HostFiles files, ModelOptions options) {
+  Clock::time_point start = Clock::now();
+  ACCEL_ASSIGN_OR_RETURN(DeviceInfo device_info, device.info().wait());
+  const DType compute = options.compute.value_or(device_info.kind == DeviceKind::cpu ? DType::f32 : DType::f16);
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const graph::Graph> graph,
-                         bert_graph(folder, {.compute = compute, .batch_tokens = options.batch_tokens}));
-  ACCEL_ASSIGN_OR_RETURN(std::vector<std::uint8_t> bytes, bert_weight_bytes(*graph, file, names));
-  times.read_ms = milliseconds_since(start);
-  const auto upload_start = std::chrono::steady_clock::now();
-  ACCEL_ASSIGN_OR_RETURN(Buffer<std::uint8_t> weights, device.allocate<std::uint8_t>(bytes.size()).wait());
-  ACCEL_RETURN_IF_ERROR(device.upload(std::span<const std::uint8_t>(bytes), weights).wait().status());
+                         bert_graph(files.folder, {.compute = compute, .batch_tokens = options.batch_tokens}));
+  ACCEL_ASSIGN_OR_RETURN(std::vector<std::uint8_t> bytes, bert_weight_bytes(*graph, files.file, files.names));
   ModelInfo info{.name = options.folder.filename().string(),
-                 .dimensions = folder.config.hidden_size,
-                 .max_sequence_length = folder.max_sequence_length(),
-                 .layers = folder.config.num_hidden_layers,
-                 .vocabulary = folder.config.vocab_size,
+                 .dimensions = files.folder.config.hidden_size,
+                 .max_sequence_length = files.folder.max_sequence_length(),
+                 .layers = files.folder.config.num_hidden_layers,
+                 .vocabulary = files.folder.config.vocab_size,
                  .compute = compute,
                  .device = device_info.name};
   if (info.name.empty()) info.name = options.folder.parent_path().filename().string();
+  info.load.read_ms = files.read_ms;
+  info.load.convert_ms = milliseconds_since(start);
+  start = Clock::now();
+  ACCEL_ASSIGN_OR_RETURN(Buffer<std::uint8_t> weights, device.allocate<std::uint8_t>(bytes.size()).wait());
+  ACCEL_RETURN_IF_ERROR(device.upload(std::span<const std::uint8_t>(bytes), weights).wait().status());
   ACCEL_ASSIGN_OR_RETURN(Staging staging, Staging::allocate(device, options.batch_tokens, info.dimensions));
-  info.load.upload_ms = milliseconds_since(upload_start);
-  info.load.read_ms = times.read_ms;
-  auto model = std::make_shared<EmbeddingModel>(device, std::move(folder), std::move(tokenizer), std::move(graph),
-                                                std::move(weights), std::move(staging), std::move(info),
-                                                std::move(options), device_info.kind != DeviceKind::cpu);
+  info.load.upload_ms = milliseconds_since(start);
+  auto model = std::make_shared<EmbeddingModel>(
+      device, std::move(files.folder), std::move(files.tokenizer), std::move(graph), std::move(weights),
+      std::move(staging), std::move(info), std::move(options), device_info.kind != DeviceKind::cpu);
   ACCEL_RETURN_IF_ERROR(model->warm());
   return std::shared_ptr<Model>(std::move(model));
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Model>> Model::load(const Device& device, ModelOptions options) {
+  ACCEL_ASSIGN_OR_RETURN(HostFiles files, read_host_files(options));
+  return place(device, std::move(files), std::move(options));
+}
+
+Result<std::shared_ptr<Model>> Model::open(const std::function<Result<Device>()>& open_device, ModelOptions options) {
+  const Clock::time_point start = Clock::now();
+  auto opening = std::async(std::launch::async, [&open_device, start] {
+    Result<Device> device = open_device();
+    return std::make_pair(std::move(device), milliseconds_since(start));
+  });
+  Result<HostFiles> files = read_host_files(options);
+  auto [device, open_ms] = opening.get();  // joined before any error returns: open_device is the caller's
+  if (!device.ok()) return device.status();
+  ACCEL_RETURN_IF_ERROR(files.status());
+  Result<std::shared_ptr<Model>> model = place(*device, std::move(*files), std::move(options));
+  if (model.ok()) std::static_pointer_cast<EmbeddingModel>(*model)->set_device_open_ms(open_ms);
+  return model;
 }
 
 }  // namespace accel::embed

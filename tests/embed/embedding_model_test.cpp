@@ -115,5 +115,30 @@ TEST(EmbeddingModelLoadTest, RefusesAMissingFolder) {
   EXPECT_NE(loaded.status().message().find("/nonexistent/model"), std::string::npos) << loaded.status().to_string();
 }
 
+TEST(EmbeddingModelLoadTest, OpenReadsWhileTheDeviceOpensAndKeepsTheDevice) {
+  if (!std::filesystem::exists(kFolder / "model.safetensors")) GTEST_SKIP() << "no model at " << kFolder;
+  System system;
+  Result<std::shared_ptr<Model>> opened =
+      Model::open([&] { return Device::open(system, {.kind = DeviceKind::cpu}); }, {.folder = kFolder});
+  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+  EXPECT_GT((*opened)->info().load.device_open_ms, 0);
+  EXPECT_TRUE((*opened)->device().health().ok());
+  Result<Embeddings> embeddings = (*opened)->embed({"a sentence"}).wait();
+  ASSERT_TRUE(embeddings.ok()) << embeddings.status().to_string();
+  EXPECT_EQ(embeddings->values.size(), 384u);
+}
+
+TEST(EmbeddingModelLoadTest, OpenAnswersTheDevicesErrorBeforeTheFoldersAndTheFoldersWhenTheDeviceOpened) {
+  System system;
+  Result<std::shared_ptr<Model>> no_device =
+      Model::open([]() -> Result<Device> { return unavailable("no such device"); }, {.folder = "/nonexistent/model"});
+  EXPECT_EQ(no_device.status().code(), Code::unavailable);
+  EXPECT_EQ(no_device.status().message(), "no such device");
+  Result<std::shared_ptr<Model>> no_folder =
+      Model::open([&] { return Device::open(system, {.kind = DeviceKind::cpu}); }, {.folder = "/nonexistent/model"});
+  ASSERT_FALSE(no_folder.ok());
+  EXPECT_NE(no_folder.status().message().find("/nonexistent/model"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace accel::embed

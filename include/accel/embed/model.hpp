@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -65,9 +66,11 @@ struct Embeddings {
 
 // Where Model::load spent its time, so that a slow start can be traced to its stage.
 struct ModelLoadTimes {
-  double read_ms = 0;    // the folder, tokenizer and weights read, checked and converted to the compute dtype
-  double upload_ms = 0;  // the weights and staging buffers placed on the device
-  double warm_ms = 0;    // the smallest bucket compiled (or loaded from the disk cache) and run once
+  double device_open_ms = 0;  // Model::open only: opening the device, alongside the read
+  double read_ms = 0;         // the folder checked, the tokenizer loaded, the weights mapped and checked
+  double convert_ms = 0;      // the weights converted to the compute dtype
+  double upload_ms = 0;       // the weights and staging buffers placed on the device
+  double warm_ms = 0;         // the smallest bucket compiled (or loaded from the disk cache) and run once
 };
 
 struct ModelInfo {
@@ -99,6 +102,9 @@ class Model {
   // Reads the folder (refusing, with the file and field named, what is not supported), loads the weights
   // into `device` once (converted to the compute dtype) and warms the smallest bucket.
   static Result<std::shared_ptr<Model>> load(const Device& device, ModelOptions options);
+  // load, with the device opened by `open_device` on another thread while the folder is read on this one: a
+  // CUDA context takes about as long to create as the files take to read. The model keeps the device.
+  static Result<std::shared_ptr<Model>> open(const std::function<Result<Device>()>& open_device, ModelOptions options);
   virtual ~Model() = default;
 
   // Token ids of each text ([CLS] … [SEP]). invalid_argument names the index of a text that is not valid
@@ -114,6 +120,8 @@ class Model {
 
   [[nodiscard]] virtual const ModelInfo& info() const noexcept = 0;
   [[nodiscard]] virtual ModelStats stats() const = 0;
+  // The device the model runs on.
+  [[nodiscard]] virtual const Device& device() const noexcept = 0;
 };
 
 }  // namespace accel::embed
