@@ -400,7 +400,6 @@ class Cache {
     Status stored = built.encoded ? options_.disk->store(key, *built.encoded) : Status();
     const bool written = built.encoded.has_value() && stored.ok();
     count([&](CacheStats& s) { ++(written ? s.disk_stores : s.disk_skips); });
-    if (!stored.ok() && options_.on_store_failure) options_.on_store_failure(stored);
   }
 
   template <class Change>

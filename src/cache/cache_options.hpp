@@ -40,8 +40,7 @@ struct CacheOptions {
   std::function<std::optional<Bytes>(const Value&)> encode;  // none, or nullopt: the value stays in memory only
   // How an entry becomes a value, for requests that give none of their own. An error rejects the entry.
   std::function<Result<std::shared_ptr<const Value>>(std::span<const std::byte>)> decode;
-  std::function<void(const Status&)> on_store_failure;  // told why a built value was not written
-  bool lock_across_processes = false;                   // needs a disk tier
+  bool lock_across_processes = false;  // needs a disk tier
 
   std::unique_ptr<BuildPool> pool;  // background builds; none: get_async() builds on the calling thread
 };

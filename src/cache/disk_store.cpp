@@ -270,6 +270,18 @@ Result<std::optional<std::vector<std::byte>>> DiskStore::load(std::span<const st
 }
 
 Status DiskStore::store(std::span<const std::byte> key, std::span<const std::byte> value) {
+  Status written = write_entry(key, value);
+  if (written.ok()) return written;
+  count([](DiskStoreStats& s) { ++s.failed_stores; });
+  if (!store_failure_logged_.exchange(true))
+    spdlog::warn(
+        "accel: {}; entries of this cache stay in memory only until writes succeed (later failures are "
+        "counted, not logged)",
+        written.to_string());
+  return written;
+}
+
+Status DiskStore::write_entry(std::span<const std::byte> key, std::span<const std::byte> value) {
   if (key.size() > std::numeric_limits<std::uint32_t>::max()) {
     return invalid_argument(fmt::format("disk cache {}: a key of {} bytes is longer than an entry can hold (4 GiB)",
                                         directory().native(), key.size()));

@@ -69,6 +69,7 @@ struct DiskStoreStats {
   // Loads that found an entry this store may not trust (not a regular file, not this user's or writable by others
   // in a private store, without a valid tag in an authenticated one) and did not read it; a subset of misses.
   std::uint64_t refused_entries = 0;
+  std::uint64_t failed_stores = 0;  // stores that wrote nothing (a full or read-only disk, a removed directory)
 };
 
 class DiskStore {
@@ -102,7 +103,8 @@ class DiskStore {
   // foreign or refused entry is a miss, not an error.
   Result<std::optional<std::vector<std::byte>>> load(std::span<const std::byte> key);
   // Replaces any entry of `key`. An entry larger than max_bytes is refused with invalid_argument: it could
-  // never be kept.
+  // never be kept. The first failure of a store is logged (a full or read-only disk makes every later one fail
+  // too); the others are counted in failed_stores.
   Status store(std::span<const std::byte> key, std::span<const std::byte> value);
   // For a caller that found a loaded value unusable. An absent entry is not an error.
   Status erase(std::span<const std::byte> key);
@@ -115,6 +117,7 @@ class DiskStore {
  private:
   DiskStore(DiskStoreOptions options, DirectoryTrust trust) : options_(std::move(options)), trust_(std::move(trust)) {}
 
+  Status write_entry(std::span<const std::byte> key, std::span<const std::byte> value);
   Status scan_and_evict();
   template <class Change>
   void count(Change change) {
@@ -125,6 +128,7 @@ class DiskStore {
   const DiskStoreOptions options_;
   const DirectoryTrust trust_;
   std::atomic<std::uint64_t> estimated_bytes_{0};
+  std::atomic<bool> store_failure_logged_{false};
   std::mutex scan_mutex_;  // one scan at a time; a store that finds one running leaves the work to it
   mutable std::mutex stats_mutex_;
   DiskStoreStats stats_;

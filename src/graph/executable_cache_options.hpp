@@ -3,8 +3,6 @@
 // names what executables depend on beyond their graph and binding (device, library versions).
 #pragma once
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <string>
 
@@ -26,10 +24,6 @@ cache::CacheOptions<Executable> executable_cache_options(const std::string& pref
       .size_of = [](const Executable& e) { return e.plan().arena_bytes(); },
       .disk_key_prefix = cache::Bytes(bytes, bytes + prefix.size()),
       .encode = [](const Executable& e) -> std::optional<cache::Bytes> { return e.plan().encode(); },
-      .on_store_failure =
-          [](const Status& status) {
-            spdlog::warn("accel: a graph executable was not persisted: {}", status.to_string());
-          },
   };
   if (!options.persistent) return cache;
   const std::filesystem::path directory = options.directory.empty()

@@ -39,11 +39,7 @@ cache::CacheOptions<PlannedGraph> cache_options(const DnnPlanOptions& options) {
   const auto* prefix_bytes = reinterpret_cast<const std::byte*>(prefix.data());
   cache::CacheOptions<PlannedGraph> cache{.name = "cudnn-plans",
                                           .max_entries = std::max<std::size_t>(options.capacity, 1),
-                                          .disk_key_prefix = cache::Bytes(prefix_bytes, prefix_bytes + prefix.size()),
-                                          .on_store_failure = [](const Status& status) {
-                                            spdlog::warn("accel: a cuDNN plan was not persisted: {}",
-                                                         status.to_string());
-                                          }};
+                                          .disk_key_prefix = cache::Bytes(prefix_bytes, prefix_bytes + prefix.size())};
   if (!options.persistent) return cache;
   const std::filesystem::path directory = options.directory.empty() ? cache::DiskStore::default_directory("cudnn-plans")
                                                                     : std::filesystem::path(options.directory);
