@@ -1,0 +1,192 @@
+// The soak: 16 threads send a random mix of requests to one device — uploads and downloads checked element by
+// element, copies on the device, GEMMs checked against a naive product, frees, and requests on freed buffers on
+// purpose — and every request is answered exactly once with the answer its kind must have; afterwards nothing is
+// left behind (live buffers and bytes in use, descriptors, threads, worker processes).
+//
+// CI runs it small; ACCEL_SOAK_REQUESTS sets the total (e.g. 1000000 on the GPU machine, where the CUDA cases run).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "accel/device/device.hpp"
+#include "testing/process_probe.hpp"
+#include "testing/status_matchers.hpp"
+
+namespace accel {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int kThreads = 16;
+constexpr auto kAnswerDeadline = 60s;  // a request not answered by then is counted lost
+
+std::uint64_t total_requests() {
+  const char* named = std::getenv("ACCEL_SOAK_REQUESTS");
+  return named != nullptr ? std::strtoull(named, nullptr, 10) : 16 * 3000;
+}
+
+int count_threads() {
+  int count = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ++count;
+  return count;
+}
+
+// What the threads saw, summed.
+struct Tally {
+  std::atomic<std::uint64_t> sent{0};
+  std::atomic<std::uint64_t> answered{0};
+  std::atomic<std::uint64_t> lost{0};   // no answer within the deadline
+  std::atomic<std::uint64_t> wrong{0};  // an answer other than the one the request must get
+  std::atomic<std::uint64_t> stale_refused{0};
+
+  template <class T>
+  Result<T> await(Future<T> future) {
+    sent.fetch_add(1, std::memory_order_relaxed);
+    Result<T> result = future.wait_for(kAnswerDeadline);
+    if (!result.ok() && result.status().code() == Code::deadline_exceeded) {
+      lost.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      answered.fetch_add(1, std::memory_order_relaxed);
+    }
+    return result;
+  }
+  void expect(bool ok) {
+    if (!ok) wrong.fetch_add(1, std::memory_order_relaxed);
+  }
+};
+
+// One thread's share: requests in random order over a few buffers of its own.
+void soak(const Device& device, std::uint64_t requests, std::uint32_t seed, Tally& tally) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> pick(0, 5);
+  std::uniform_int_distribution<int> small(1, 24);
+  std::uniform_real_distribution<float> value(-1, 1);
+  for (std::uint64_t sent = 0; sent < requests;) {
+    const int kind = pick(rng);
+    const auto n = static_cast<std::uint64_t>(small(rng));
+    Result<Buffer<float>> buffer = tally.await(device.allocate<float>(n * n));
+    ++sent;
+    tally.expect(buffer.ok());
+    if (!buffer.ok()) continue;
+    std::vector<float> host(n * n), back(n * n);
+    for (float& x : host) x = value(rng);
+    tally.expect(tally.await(device.upload(std::span<const float>(host), *buffer)).ok());
+    ++sent;
+    if (kind == 0 || kind == 1) {  // round trip, element by element
+      tally.expect(tally.await(device.download(*buffer, std::span<float>(back))).ok() && back == host);
+      ++sent;
+    } else if (kind == 2) {  // a copy on the device, then back
+      Result<Buffer<float>> copy = tally.await(device.allocate<float>(n * n));
+      tally.expect(copy.ok());
+      if (copy.ok()) {
+        tally.expect(
+            tally.await(device.ask(CopyOnDevice{.source = *buffer, .destination = *copy, .count = n * n})).ok());
+        tally.expect(tally.await(device.download(*copy, std::span<float>(back))).ok() && back == host);
+        tally.expect(tally.await(device.free(*copy)).ok());
+        sent += 3;
+      }
+      ++sent;
+    } else if (kind == 3) {  // C = A * A, n x n, against a naive product
+      Result<Buffer<float>> c = tally.await(device.allocate<float>(n * n));
+      tally.expect(c.ok());
+      if (c.ok()) {
+        const auto m = static_cast<std::int64_t>(n);
+        Gemm gemm{.shape = {.m = m, .n = m, .k = m}, .a = *buffer, .b = *buffer, .c = *c};
+        tally.expect(tally.await(device.gemm(gemm)).ok());
+        tally.expect(tally.await(device.download(*c, std::span<float>(back))).ok());
+        bool close = true;
+        for (std::uint64_t i = 0; i < n; ++i)
+          for (std::uint64_t j = 0; j < n; ++j) {
+            double sum = 0;
+            for (std::uint64_t p = 0; p < n; ++p) sum += double{host[i * n + p]} * host[p * n + j];
+            close = close && std::abs(back[i * n + j] - sum) <= 1e-4 * (1 + std::abs(sum));
+          }
+        tally.expect(close);
+        tally.expect(tally.await(device.free(*c)).ok());
+        sent += 3;
+      }
+      ++sent;
+    } else if (kind == 4) {  // a freed buffer, used on purpose: refused as stale, never read
+      const BufferHandle handle = *buffer;
+      tally.expect(tally.await(device.free(handle)).ok());
+      Result<Done> stale = tally.await(device.download(*buffer, std::span<float>(back)));
+      tally.expect(stale.status().code() == Code::stale_handle);
+      if (stale.status().code() == Code::stale_handle) tally.stale_refused.fetch_add(1, std::memory_order_relaxed);
+      sent += 2;
+      continue;
+    }
+    tally.expect(tally.await(device.free(*buffer)).ok());  // kind 5: allocate, upload, free
+    ++sent;
+  }
+}
+
+struct SoakCase {
+  std::string name;
+  DeviceOptions options;
+};
+
+class SoakTest : public ::testing::TestWithParam<SoakCase> {};
+
+TEST_P(SoakTest, EveryRequestIsAnsweredOnceAndNothingLeaks) {
+  System system;
+  const int fds_before = testing::count_open_fds();
+  const int threads_before = count_threads();
+  {
+    Result<Device> opened = Device::open(system, GetParam().options);
+    if (!opened.ok() && opened.status().code() == Code::unavailable) GTEST_SKIP() << opened.status().to_string();
+    ASSERT_THAT(opened, testing::IsOk());
+    const Device& device = *opened;
+    const std::uint64_t per_thread = std::max<std::uint64_t>(total_requests() / kThreads, 1);
+    Tally tally;
+    const auto start = std::chrono::steady_clock::now();
+    {
+      std::vector<std::jthread> threads;
+      for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] { soak(device, per_thread, static_cast<std::uint32_t>(1000 + t), tally); });
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    RecordProperty("requests", static_cast<int>(tally.sent.load()));
+    RecordProperty("requests_per_second", static_cast<int>(static_cast<double>(tally.sent.load()) / seconds));
+    EXPECT_EQ(tally.answered.load(), tally.sent.load());
+    EXPECT_EQ(tally.lost.load(), 0u);
+    EXPECT_EQ(tally.wrong.load(), 0u);
+    EXPECT_GT(tally.stale_refused.load(), 0u);
+    std::printf("soak %s: %llu requests answered in %.2f s, %llu stale handles refused, %llu wrong, %llu lost\n",
+                GetParam().name.c_str(), static_cast<unsigned long long>(tally.answered.load()), seconds,
+                static_cast<unsigned long long>(tally.stale_refused.load()),
+                static_cast<unsigned long long>(tally.wrong.load()),
+                static_cast<unsigned long long>(tally.lost.load()));
+
+    Result<DeviceInfo> info = device.info().wait();
+    ASSERT_THAT(info, testing::IsOk());
+    EXPECT_EQ(info->memory.live_buffers, 0u);
+    EXPECT_EQ(info->memory.in_use_bytes, 0u);
+    ASSERT_THAT(device.close().wait(), testing::IsOk());
+  }
+  // A closed device leaves no worker, descriptor or thread behind (the worker's reaping may take a moment).
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while ((!testing::live_children().empty() || count_threads() > threads_before) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(testing::live_children().empty());
+  EXPECT_LE(count_threads(), threads_before);
+  EXPECT_LE(testing::count_open_fds(), fds_before);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Devices, SoakTest,
+    ::testing::Values(SoakCase{"cpu", {.kind = DeviceKind::cpu}},
+                      SoakCase{"cpu_isolated", {.kind = DeviceKind::cpu, .isolation = Isolation::worker_process}},
+                      SoakCase{"cuda", {.kind = DeviceKind::cuda}},
+                      SoakCase{"cuda_isolated", {.kind = DeviceKind::cuda, .isolation = Isolation::worker_process}}),
+    [](const ::testing::TestParamInfo<SoakCase>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace accel
