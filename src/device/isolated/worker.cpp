@@ -186,18 +186,28 @@ class Worker {
   template <class Request>
   Status place_in_staging(Request& request) {
     if constexpr (std::is_same_v<Request, CopyToDevice>) {
-      return rebase(request.source.data, request.source.count * size_of(request.source.dtype));
+      return rebase(request.source.data, request.source.count, request.source.dtype);
     } else if constexpr (std::is_same_v<Request, CopyToHost>) {
-      return rebase(request.destination.data, request.destination.count * size_of(request.destination.dtype));
+      return rebase(request.destination.data, request.destination.count, request.destination.dtype);
     } else {
       return Status();
     }
   }
 
+  // The count and dtype come from the client's ring: a count whose byte size overflows, or a dtype byte that names
+  // none, is refused rather than wrapped into a small size that passes the bounds check.
   template <class Pointer>
-  Status rebase(Pointer& data, std::uint64_t bytes) {
+  Status rebase(Pointer& data, std::uint64_t count, DType dtype) {
     const auto offset = reinterpret_cast<std::uintptr_t>(data);
     const std::span<std::byte> staging = channel_.staging();
+    const std::uint64_t element = is_dtype(static_cast<std::uint8_t>(dtype)) ? size_of(dtype) : 0;
+    if (element == 0 || count > staging.size() / element) {
+      return internal_error(
+          fmt::format("{}: a copy of {} elements of dtype byte {} does not fit the {}-byte staging "
+                      "region",
+                      shared_->name, count, static_cast<int>(dtype), staging.size()));
+    }
+    const std::uint64_t bytes = count * element;
     if (offset > staging.size() || bytes > staging.size() - offset) {
       return internal_error(fmt::format("{}: a copy of {} bytes at staging offset {} lies outside the {}-byte region",
                                         shared_->name, bytes, offset, staging.size()));
