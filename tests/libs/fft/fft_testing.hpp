@@ -211,11 +211,10 @@ inline Result<Ran> run_fft(Device& device, const FftShape& shape, bool in_place,
   const HostScalars out_before = in_place ? in : random_scalars(g.output_type, g.output_extent);
   Fft request{.shape = shape, .input = upload(device, in)};
   request.output = in_place ? request.input : upload(device, out_before);
-  const Status ran = device.ask(request).wait().status();
+  Status ran = device.ask(request).wait().status();
   HostScalars out = out_before;
   if (ran.ok())
-    ACCEL_RETURN_IF_ERROR(
-        device.ask(CopyToHost{.source = request.output, .destination = out.destination()}).wait().status());
+    ran = device.ask(CopyToHost{.source = request.output, .destination = out.destination()}).wait().status();
   (void)device.free(request.input).wait();
   if (!in_place) (void)device.free(request.output).wait();
   ACCEL_RETURN_IF_ERROR(ran);

@@ -13,8 +13,9 @@
 //
 // Layouts are cuFFT's and FFTW's "advanced" ones: element (b, x0, .., x_{r-1}) of a side lies at
 //   b * distance + stride * (x_{r-1} + embed[r-1] * (x_{r-2} + embed[r-2] * x_{r-3}))
-// counted in that side's elements (real ones on the real side of r2c/c2r, complex ones elsewhere). A layout left
-// zero is contiguous: embed = the logical sizes, stride 1, distance = stride * the product of embed.
+// counted in that side's elements (real ones on the real side of r2c/c2r, complex ones elsewhere) from the
+// buffer's first element. Fields left zero take the contiguous layout's values: embed = the logical sizes,
+// stride 1, distance = stride * the product of embed. The buffer must reach the highest index the layout names.
 //
 // In place (input and output are the same buffer):
 //  - c2c: both sides have one layout; a side left zero takes the other's.
