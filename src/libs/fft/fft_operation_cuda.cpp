@@ -1,0 +1,35 @@
+#include "libs/fft/fft_operation_cuda.hpp"
+
+#include "libs/fft/fft_scale.hpp"
+
+namespace accel {
+
+Result<CudaOperation<Fft>::Plan> CudaOperation<Fft>::plan(const Fft&, const FftGeometry& geometry, CudaTarget& target) {
+  ACCEL_ASSIGN_OR_RETURN(fft::CufftPlans * plans, target.stream_state<fft::CufftPlans>());
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const fft::CufftPlan> plan, plans->plan(geometry));
+  return Plan{.plan = std::move(plan)};
+}
+
+Status CudaOperation<Fft>::run(const Fft&, const FftGeometry& g, const Plan& plan, std::span<const BufferView> views,
+                               CudaRun& run) {
+  const fft::FftOperands operands = Operation<Fft>::addresses(g, views);
+  ACCEL_RETURN_IF_ERROR(launch_status(run.target, plan.plan->execute(g, operands, run.workspace), "cuFFT"));
+  const double factor = g.scale();
+  if (factor == 1.0) return Status();
+  fft::ScaledLayout layout{.batch = g.shape.batch, .distance = g.shape.output.distance};
+  for (int d = 0; d < 3; ++d) {
+    layout.sizes[d] = g.output_sizes[d];
+    layout.strides[d] = g.output_strides[d];
+  }
+  return run.target.check(fft::scale_layout(operands.output, g.real_type == DType::f64, g.output_type == g.complex_type,
+                                            layout, factor, run.target.stream()),
+                          "the FFT's normalisation kernel");
+}
+
+void CudaOperation<Fft>::describe(CudaTarget& target, LibraryReport& report) {
+  report.report(fft::cufft_library());
+  if (Result<fft::CufftPlans*> plans = target.stream_state<fft::CufftPlans>(); plans.ok())
+    report.report((*plans)->stats());
+}
+
+}  // namespace accel

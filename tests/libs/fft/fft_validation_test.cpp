@@ -1,0 +1,161 @@
+// Every way an FFT request can be wrong is refused, by name, before anything runs (on the CPU device; the checks
+// are the device-independent validation every device runs first).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "accel/device/device.hpp"
+#include "accel/libs/fft/fft.hpp"
+#include "testing/status_matchers.hpp"
+
+namespace accel {
+namespace {
+
+using testing::IsOk;
+using testing::StatusIs;
+
+class FftValidationTest : public ::testing::Test {
+ protected:
+  BufferHandle buffer(DType dtype, std::uint64_t count) {
+    Result<BufferHandle> handle = device_.ask(Allocate{.dtype = dtype, .count = count}).wait();
+    EXPECT_THAT(handle, IsOk());
+    return handle.ok() ? *handle : BufferHandle{};
+  }
+  Status run(const FftShape& shape, BufferHandle input, BufferHandle output) {
+    return device_.ask(Fft{.shape = shape, .input = input, .output = output}).wait().status();
+  }
+  // Sentinel contents, to show that a refused request wrote nothing.
+  std::vector<float> contents(const BufferHandle& handle) {
+    std::vector<float> out(handle.count * size_of(handle.dtype) / 4);
+    EXPECT_THAT(
+        device_.ask(CopyToHost{.source = handle, .destination = {out.data(), handle.count, handle.dtype}}).wait(),
+        IsOk());
+    return out;
+  }
+
+  System system_;
+  Device device_ = *Device::open(system_, {.kind = DeviceKind::cpu});
+  BufferHandle c64_ = buffer(DType::c64, 64);
+  BufferHandle other_c64_ = buffer(DType::c64, 64);
+  BufferHandle f32_ = buffer(DType::f32, 64);
+};
+
+TEST_F(FftValidationTest, RankSizesBatchAndEnumsAreChecked) {
+  EXPECT_THAT(run({.n = {8}}, c64_, other_c64_), IsOk());
+  EXPECT_THAT(run({.rank = 0, .n = {8}}, c64_, other_c64_), StatusIs(Code::invalid_argument, "rank must be 1, 2 or 3"));
+  EXPECT_THAT(run({.rank = 4, .n = {2, 2, 2}}, c64_, other_c64_), StatusIs(Code::invalid_argument, "rank"));
+  EXPECT_THAT(run({.n = {0}}, c64_, other_c64_), StatusIs(Code::invalid_argument, "n[0] = 0 must be at least 1"));
+  EXPECT_THAT(run({.n = {8, 2}}, c64_, other_c64_), StatusIs(Code::invalid_argument, "n[1] = 2 lies beyond rank 1"));
+  EXPECT_THAT(run({.n = {8}, .batch = 0}, c64_, other_c64_), StatusIs(Code::invalid_argument, "batch must be"));
+  EXPECT_THAT(run({.type = static_cast<FftType>(9), .n = {8}}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument, "FftType 9 does not exist"));
+  EXPECT_THAT(run({.n = {8}, .direction = static_cast<FftDirection>(5)}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument, "FftDirection 5"));
+  EXPECT_THAT(run({.n = {8}, .normalization = static_cast<FftNormalization>(3)}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument, "FftNormalization 3"));
+  EXPECT_THAT(run({.rank = 3, .n = {1ll << 30, 1ll << 30, 1ll << 30}}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument, "overflow"));
+}
+
+TEST_F(FftValidationTest, PrecisionAndDirectionMustSuitTheType) {
+  EXPECT_THAT(run({.precision = DType::f16, .n = {8}}, c64_, other_c64_), StatusIs(Code::not_supported, "f16"));
+  EXPECT_THAT(run({.precision = DType::i32, .n = {8}}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument, "f32 or f64, not i32"));
+  EXPECT_THAT(run({.type = FftType::r2c, .n = {8}, .direction = FftDirection::inverse}, f32_, c64_),
+              StatusIs(Code::invalid_argument, "r2c is a forward transform"));
+  EXPECT_THAT(run({.type = FftType::c2r, .n = {8}}, c64_, f32_),
+              StatusIs(Code::invalid_argument, "c2r is an inverse transform"));
+}
+
+TEST_F(FftValidationTest, BuffersMustHoldTheTypesAndReachOfTheLayouts) {
+  EXPECT_THAT(run({.n = {8}}, f32_, c64_), StatusIs(Code::invalid_argument,
+                                                    "operand 'input' holds f32 but the request "
+                                                    "needs c64"));
+  EXPECT_THAT(run({.type = FftType::c2r, .n = {8}, .direction = FftDirection::inverse}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument, "operand 'output' holds c64 but the request needs f32"));
+  EXPECT_THAT(run({.precision = DType::f64, .n = {8}}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument, "needs c128"));
+  EXPECT_THAT(run({.n = {65}}, c64_, other_c64_), StatusIs(Code::invalid_argument, "lie outside"));
+  EXPECT_THAT(run({.n = {8}, .batch = 9}, c64_, other_c64_), StatusIs(Code::invalid_argument, "lie outside"));
+  EXPECT_THAT(run({.n = {8}, .output = {.stride = 10}}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument, "operand 'output'"));
+  EXPECT_THAT(run({.n = {8}}, c64_, BufferHandle{}), StatusIs(Code::invalid_argument, "null buffer handle"));
+  // r2c of 64 reals makes 33 complex numbers: 33 fit, 64 reals read.
+  EXPECT_THAT(run({.type = FftType::r2c, .n = {64}}, f32_, c64_), IsOk());
+  EXPECT_THAT(run({.type = FftType::r2c, .n = {65}}, f32_, c64_), StatusIs(Code::invalid_argument, "operand 'input'"));
+}
+
+TEST_F(FftValidationTest, LayoutsAreCheckedDimensionByDimension) {
+  EXPECT_THAT(run({.rank = 2, .n = {4, 4}, .input = {.embed = {4, 0}}}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument, "input.embed = [4, 0] gives some dimensions but not all"));
+  EXPECT_THAT(run({.rank = 2, .n = {4, 4}, .output = {.embed = {4, 3}}}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument, "output.embed[1] = 3 is smaller than the output side's logical size 4"));
+  EXPECT_THAT(run({.n = {4}, .input = {.embed = {4, 4}}}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument, "input.embed[1] = 4 lies beyond rank 1"));
+  EXPECT_THAT(run({.n = {4}, .input = {.stride = -1}}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument, "input.stride = -1 is negative"));
+  EXPECT_THAT(run({.n = {4}, .batch = 2, .output = {.distance = -4}}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument, "output.distance = -4 is negative"));
+  // c2r of n = 7: the complex input has 7/2 + 1 = 4 elements per row, not 3.
+  EXPECT_THAT(
+      run({.type = FftType::c2r, .n = {7}, .direction = FftDirection::inverse, .input = {.embed = {3}}}, c64_, f32_),
+      StatusIs(Code::invalid_argument, "n/2 + 1 = 4 elements in its last dimension for n = 7"));
+  EXPECT_THAT(run({.rank = 1, .n = {1ll << 40}, .input = {.stride = 1ll << 40}}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument, "overflow"));
+}
+
+TEST_F(FftValidationTest, LayoutsThatPlaceTwoElementsAtOneIndexAreRefused) {
+  // Transforms of 8 one element apart overlap; element-interleaved ones (stride 4, distance 1) do not.
+  EXPECT_THAT(run({.n = {8}, .batch = 4, .output = {.distance = 1}}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument,
+                       "the output layout (embed [8], stride 1, distance 1, batch 4) places two "
+                       "elements at one index"));
+  EXPECT_THAT(run({.n = {8}, .batch = 4, .input = {.stride = 4, .distance = 1}, .output = {.stride = 4, .distance = 1}},
+                  c64_, other_c64_),
+              IsOk());
+  EXPECT_THAT(run({.n = {8}, .batch = 4, .input = {.stride = 3, .distance = 1}}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument, "the input layout"));
+}
+
+TEST_F(FftValidationTest, InPlaceLayoutsMustShareTheirMemoryRowForRow) {
+  // c2c: one layout for both sides.
+  EXPECT_THAT(run({.n = {8}, .batch = 2, .input = {.distance = 10}}, c64_, c64_), IsOk());
+  EXPECT_THAT(run({.n = {8}, .batch = 2, .input = {.distance = 10}, .output = {.distance = 12}}, c64_, c64_),
+              StatusIs(Code::invalid_argument, "in-place c2c needs one layout for both sides"));
+  // r2c of n = 7 in place: rows padded to 2 * 4 = 8 reals. Unpadded (7) is refused, and so is 9.
+  const FftShape r2c{.type = FftType::r2c, .n = {7}, .batch = 2};
+  EXPECT_THAT(run(r2c, c64_, c64_), IsOk());
+  FftShape unpadded = r2c;
+  unpadded.input = {.embed = {7}};
+  EXPECT_THAT(run(unpadded, c64_, c64_), StatusIs(Code::invalid_argument,
+                                                  "2 * (n/2 + 1) = 8 real elements for n = 7 (odd: one element of "
+                                                  "padding)"));
+  FftShape over_padded = r2c;
+  over_padded.input = {.embed = {9}};
+  EXPECT_THAT(run(over_padded, c64_, c64_), StatusIs(Code::invalid_argument, "embed [8], stride 1, distance 8"));
+  FftShape padded = r2c;
+  padded.input = {.embed = {8}};
+  EXPECT_THAT(run(padded, c64_, c64_), IsOk());
+  FftShape strided = r2c;
+  strided.output = {.stride = 2};
+  EXPECT_THAT(run(strided, c64_, c64_), StatusIs(Code::invalid_argument, "stride 1 on the complex side"));
+  // c2r of n = 8 in place: two elements of padding.
+  EXPECT_THAT(
+      run({.type = FftType::c2r, .n = {8}, .direction = FftDirection::inverse, .output = {.embed = {8}}}, c64_, c64_),
+      StatusIs(Code::invalid_argument, "(even: two)"));
+  // The one buffer must cover the farther side, in its own elements: 2 x 8 reals of f32 fit 16 of 64 f32.
+  EXPECT_THAT(run(r2c, f32_, f32_), IsOk());
+  // n = 64: 33 complex numbers, 66 f32 of memory.
+  EXPECT_THAT(run({.type = FftType::r2c, .n = {64}}, f32_, f32_), StatusIs(Code::invalid_argument, "lie outside"));
+}
+
+TEST_F(FftValidationTest, ARefusedRequestWritesNothing) {
+  const std::vector<float> output = contents(other_c64_);
+  EXPECT_THAT(run({.n = {8}, .batch = 4, .output = {.distance = 1}}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument));
+  EXPECT_THAT(run({.n = {8}, .batch = 9}, c64_, other_c64_), StatusIs(Code::invalid_argument));
+  EXPECT_EQ(contents(other_c64_), output);
+}
+
+}  // namespace
+}  // namespace accel
