@@ -7,3 +7,6 @@
 #include "graph/execute_operation.hpp"
 #include "jit/jit_operation.hpp"
 #include "libs/blas/gemm_operation.hpp"
+#include "libs/solver/cholesky_operation.hpp"
+#include "libs/solver/eigen_operation.hpp"
+#include "libs/solver/lu_operation.hpp"

@@ -6,3 +6,6 @@
 #include "graph/cuda/execute_operation_cuda.hpp"
 #include "jit/cuda/jit_operation_cuda.hpp"
 #include "libs/blas/gemm_operation_cuda.hpp"
+#include "libs/solver/cholesky_operation_cuda.hpp"
+#include "libs/solver/eigen_operation_cuda.hpp"
+#include "libs/solver/lu_operation_cuda.hpp"

@@ -1,0 +1,144 @@
+#include "libs/solver/cusolver_dense.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace accel::solver {
+namespace {
+
+// Workspace sizes are a few bytes each; this bounds a stream's cache against a stream of ever new shapes.
+constexpr std::size_t kWorkSizeCapacity = 4096;
+constexpr std::uint64_t kInfoAlignment = 256;
+
+std::string_view status_name(cusolverStatus_t status) {
+  switch (status) {
+    case CUSOLVER_STATUS_SUCCESS: return "CUSOLVER_STATUS_SUCCESS";
+    case CUSOLVER_STATUS_NOT_INITIALIZED: return "CUSOLVER_STATUS_NOT_INITIALIZED";
+    case CUSOLVER_STATUS_ALLOC_FAILED: return "CUSOLVER_STATUS_ALLOC_FAILED";
+    case CUSOLVER_STATUS_INVALID_VALUE: return "CUSOLVER_STATUS_INVALID_VALUE";
+    case CUSOLVER_STATUS_ARCH_MISMATCH: return "CUSOLVER_STATUS_ARCH_MISMATCH";
+    case CUSOLVER_STATUS_EXECUTION_FAILED: return "CUSOLVER_STATUS_EXECUTION_FAILED";
+    case CUSOLVER_STATUS_INTERNAL_ERROR: return "CUSOLVER_STATUS_INTERNAL_ERROR";
+    case CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED: return "CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED";
+    case CUSOLVER_STATUS_NOT_SUPPORTED: return "CUSOLVER_STATUS_NOT_SUPPORTED";
+    case CUSOLVER_STATUS_INVALID_WORKSPACE: return "CUSOLVER_STATUS_INVALID_WORKSPACE";
+    default: return "cusolverStatus_t";
+  }
+}
+
+using KeyBytes = std::array<std::int64_t, 5>;
+
+KeyBytes key_bytes(const WorkKey& key) {
+  const std::int64_t kinds = static_cast<std::int64_t>(key.routine) | static_cast<std::int64_t>(key.dtype) << 8 |
+                             static_cast<std::int64_t>(key.fill) << 16 | static_cast<std::int64_t>(key.job) << 24;
+  return {kinds, key.m, key.n, key.k, key.lda};
+}
+
+}  // namespace
+
+Status cusolver_status(cusolverStatus_t status, std::string_view what) {
+  if (status == CUSOLVER_STATUS_SUCCESS) return Status();
+  const std::string message = fmt::format("{}: {} ({})", what, status_name(status), static_cast<int>(status));
+  switch (status) {
+    case CUSOLVER_STATUS_ALLOC_FAILED: return Status(Code::resource_exhausted, message, Source::cusolver, status);
+    case CUSOLVER_STATUS_INVALID_VALUE: return Status(Code::invalid_argument, message, Source::cusolver, status);
+    case CUSOLVER_STATUS_ARCH_MISMATCH:
+    case CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED:
+    case CUSOLVER_STATUS_NOT_SUPPORTED: return Status(Code::not_supported, message, Source::cusolver, status);
+    case CUSOLVER_STATUS_NOT_INITIALIZED: return Status(Code::unavailable, message, Source::cusolver, status);
+    default: return Status(Code::internal, message, Source::cusolver, status);
+  }
+}
+
+LibraryVersion cusolver_library() {
+  int major = 0, minor = 0, patch = 0;
+  cusolverGetProperty(MAJOR_VERSION, &major);
+  cusolverGetProperty(MINOR_VERSION, &minor);
+  cusolverGetProperty(PATCH_LEVEL, &patch);
+  return {.name = "cuSOLVER", .version = fmt::format("{}.{}.{}", major, minor, patch)};
+}
+
+CusolverState::CusolverState(cusolverDnHandle_t handle)
+    : handle_(handle),
+      sizes_(std::make_unique<cache::Cache<std::int64_t>>(
+          cache::CacheOptions<std::int64_t>{.name = "cusolver-workspace-sizes", .max_entries = kWorkSizeCapacity})) {}
+
+CusolverState::~CusolverState() {
+  sizes_.reset();
+  cusolverDnDestroy(handle_);
+}
+
+Result<std::unique_ptr<CusolverState>> CusolverState::open(CudaTarget& target) {
+  cusolverDnHandle_t handle = nullptr;
+  ACCEL_RETURN_IF_ERROR(cusolver_status(cusolverDnCreate(&handle), "cusolverDnCreate"));
+  if (Status bound = cusolver_status(cusolverDnSetStream(handle, target.stream()), "cusolverDnSetStream");
+      !bound.ok()) {
+    cusolverDnDestroy(handle);
+    return bound;
+  }
+  return std::unique_ptr<CusolverState>(new CusolverState(handle));
+}
+
+Result<std::int64_t> CusolverState::work_elements(const WorkKey& key, const WorkQuery& query) {
+  const KeyBytes bytes = key_bytes(key);
+  const std::span<const std::byte> span(reinterpret_cast<const std::byte*>(bytes.data()), sizeof bytes);
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const std::int64_t> size,
+                         sizes_->get(span, [&]() -> Result<std::shared_ptr<const std::int64_t>> {
+                           int lwork = 0;
+                           ACCEL_RETURN_IF_ERROR(cusolver_status(query(handle_, &lwork), "cuSOLVER's workspace size"));
+                           if (lwork < 0) return internal_error(fmt::format("cuSOLVER asked for {} elements", lwork));
+                           return std::make_shared<const std::int64_t>(lwork);
+                         }));
+  return *size;
+}
+
+Result<DensePlan> plan_dense(CudaTarget& target, const WorkKey& key, std::int64_t batch, bool infos_in_workspace,
+                             bool empty, const WorkQuery& query) {
+  ACCEL_ASSIGN_OR_RETURN(CusolverState * state, target.stream_state<CusolverState>());
+  DensePlan plan{.handle = state->handle(), .empty = empty};
+  if (empty) return plan;
+  if (query) {
+    ACCEL_ASSIGN_OR_RETURN(plan.lwork, state->work_elements(key, query));
+  }
+  const std::uint64_t work = static_cast<std::uint64_t>(plan.lwork) * size_of(key.dtype);
+  plan.work_bytes = (work + kInfoAlignment - 1) / kInfoAlignment * kInfoAlignment;
+  plan.host_bytes = static_cast<std::uint64_t>(batch) * sizeof(std::int32_t);
+  if (infos_in_workspace) plan.info_bytes = plan.host_bytes;
+  return plan;
+}
+
+std::int32_t* run_infos(const DensePlan& plan, const CudaRun& run, void* info_buffer) noexcept {
+  if (plan.info_bytes == 0) return static_cast<std::int32_t*>(info_buffer);
+  return reinterpret_cast<std::int32_t*>(static_cast<std::byte*>(run.workspace) + plan.work_bytes);
+}
+
+Status finish_with_infos(const DensePlan& plan, CudaRun& run, Routine routine, std::int32_t* infos,
+                         std::int64_t batch) {
+  const std::uint64_t bytes = static_cast<std::uint64_t>(batch) * sizeof(std::int32_t);
+  if (plan.empty) {
+    if (infos == nullptr) return Status();
+    return run.target.check(cudaMemsetAsync(infos, 0, bytes, run.target.stream()), "zeroing the infos");
+  }
+  if (run.host_result.size() != bytes) {
+    return internal_error(fmt::format("the run has {} bytes for {} infos", run.host_result.size(), batch));
+  }
+  ACCEL_RETURN_IF_ERROR(run.target.check(
+      cudaMemcpyAsync(run.host_result.data(), infos, bytes, cudaMemcpyDeviceToHost, run.target.stream()),
+      "copying cuSOLVER's infos to the host"));
+  run.check_result = [routine](std::span<const std::byte> host) {
+    return batch_status(routine, host, Source::cusolver);
+  };
+  return Status();
+}
+
+Status launched(CudaRun& run, cusolverStatus_t status, std::string_view what) {
+  return launch_status(run.target, cusolver_status(status, what), "cuSOLVER");
+}
+
+void describe_cusolver(CudaTarget& target, LibraryReport& report) {
+  report.report(cusolver_library());
+  if (Result<CusolverState*> state = target.stream_state<CusolverState>(); state.ok()) report.report((*state)->stats());
+}
+
+}  // namespace accel::solver

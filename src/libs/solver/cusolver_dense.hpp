@@ -1,0 +1,95 @@
+// cuSOLVER's dense API on a CUDA stream, as the solver requests share it: a handle per stream bound to it, the
+// workspace sizes cuSOLVER answered, cached per routine and shape, and the infos of a run turned into the
+// request's status once its stream work has finished (CudaRun::check_result), so the actor never waits for them.
+#pragma once
+
+#include <cusolverDn.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include "accel/core/cache_stats.hpp"
+#include "accel/core/library_version.hpp"
+#include "cache/cache.hpp"
+#include "libs/solver/dense_info.hpp"
+#include "operation/cuda_operation.hpp"
+
+namespace accel::solver {
+
+[[nodiscard]] Status cusolver_status(cusolverStatus_t status, std::string_view what);
+[[nodiscard]] LibraryVersion cusolver_library();
+
+// What a workspace size depends on: the routine and every argument cuSOLVER's *_bufferSize takes.
+struct WorkKey {
+  Routine routine = Routine::getrf;
+  DType dtype = DType::f32;
+  std::uint8_t fill = 0;
+  std::uint8_t job = 0;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t lda = 0;
+};
+
+// Asks cuSOLVER for a workspace size (in elements of the dtype) on `handle`.
+using WorkQuery = std::function<cusolverStatus_t(cusolverDnHandle_t handle, int* lwork)>;
+
+// What cuSOLVER keeps per stream: its dense handle, set to the stream, and the workspace sizes it answered.
+class CusolverState final : public TargetState {
+ public:
+  static Result<std::unique_ptr<CusolverState>> open(CudaTarget& target);
+  ~CusolverState() override;
+  CusolverState(const CusolverState&) = delete;
+  CusolverState& operator=(const CusolverState&) = delete;
+
+  [[nodiscard]] cusolverDnHandle_t handle() const noexcept { return handle_; }
+  // The elements of workspace `key` needs: asked of cuSOLVER the first time, then from the cache.
+  [[nodiscard]] Result<std::int64_t> work_elements(const WorkKey& key, const WorkQuery& query);
+  // "cusolver-workspace-sizes", this stream's.
+  [[nodiscard]] CacheStats stats() const { return sizes_->stats(); }
+
+ private:
+  explicit CusolverState(cusolverDnHandle_t handle);
+  cusolverDnHandle_t handle_;
+  std::unique_ptr<cache::Cache<std::int64_t>> sizes_;  // reset before the handle is destroyed
+};
+
+// A planned dense request: the stream's handle and the workspace its run takes — cuSOLVER's work area, then,
+// where the request has no buffer for them, the infos.
+struct DensePlan {
+  cusolverDnHandle_t handle = nullptr;
+  std::int64_t lwork = 0;        // elements of the dtype
+  std::uint64_t work_bytes = 0;  // lwork elements, rounded up so that the infos after them are aligned
+  std::uint64_t info_bytes = 0;  // infos kept in the workspace: one i32 per matrix, or none
+  std::uint64_t host_bytes = 0;  // infos copied to the host for the request's status
+  bool empty = false;            // nothing to compute (n = 0): the run launches nothing but zero infos
+
+  [[nodiscard]] std::uint64_t workspace_bytes() const noexcept { return work_bytes + info_bytes; }
+};
+
+// The plan of a request of `batch` matrices; `query` (none for routines without a work area) is asked once per
+// key. Infos go to the workspace when the request gives no buffer for them.
+[[nodiscard]] Result<DensePlan> plan_dense(CudaTarget& target, const WorkKey& key, std::int64_t batch,
+                                           bool infos_in_workspace, bool empty, const WorkQuery& query);
+
+// Where a run's infos go: the request's info buffer, or the workspace.
+[[nodiscard]] std::int32_t* run_infos(const DensePlan& plan, const CudaRun& run, void* info_buffer) noexcept;
+
+// After the run's launches: copies the `batch` infos to the host in stream order and makes them the request's
+// status at completion. For an empty plan, zeroes the request's infos instead.
+[[nodiscard]] Status finish_with_infos(const DensePlan& plan, CudaRun& run, Routine routine, std::int32_t* infos,
+                                       std::int64_t batch);
+
+// A cuSOLVER launch's status, with a sticky CUDA error behind a failure taking precedence.
+[[nodiscard]] Status launched(CudaRun& run, cusolverStatus_t status, std::string_view what);
+
+void describe_cusolver(CudaTarget& target, LibraryReport& report);
+
+[[nodiscard]] inline cublasFillMode_t to_cublas(Fill fill) noexcept {
+  return fill == Fill::upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+}
+
+}  // namespace accel::solver
