@@ -59,15 +59,7 @@ LibraryVersion cusolver_library() {
   return {.name = "cuSOLVER", .version = fmt::format("{}.{}.{}", major, minor, patch)};
 }
 
-CusolverState::CusolverState(cusolverDnHandle_t handle)
-    : handle_(handle),
-      sizes_(std::make_unique<cache::Cache<std::int64_t>>(
-          cache::CacheOptions<std::int64_t>{.name = "cusolver-workspace-sizes", .max_entries = kWorkSizeCapacity})) {}
-
-CusolverState::~CusolverState() {
-  sizes_.reset();
-  cusolverDnDestroy(handle_);
-}
+CusolverState::~CusolverState() { cusolverDnDestroy(handle_); }
 
 Result<std::unique_ptr<CusolverState>> CusolverState::open(CudaTarget& target) {
   cusolverDnHandle_t handle = nullptr;
@@ -80,13 +72,18 @@ Result<std::unique_ptr<CusolverState>> CusolverState::open(CudaTarget& target) {
   return std::unique_ptr<CusolverState>(new CusolverState(handle));
 }
 
-Result<std::int64_t> CusolverState::work_elements(const WorkKey& key, const WorkQuery& query) {
+WorkSizes::WorkSizes()
+    : sizes_(cache::CacheOptions<std::int64_t>{.name = "cusolver-workspace-sizes", .max_entries = kWorkSizeCapacity}) {}
+
+Result<std::unique_ptr<WorkSizes>> WorkSizes::open(CudaTarget&) { return std::unique_ptr<WorkSizes>(new WorkSizes()); }
+
+Result<std::int64_t> WorkSizes::elements(const WorkKey& key, cusolverDnHandle_t handle, const WorkQuery& query) {
   const KeyBytes bytes = key_bytes(key);
   const std::span<const std::byte> span(reinterpret_cast<const std::byte*>(bytes.data()), sizeof bytes);
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const std::int64_t> size,
-                         sizes_->get(span, [&]() -> Result<std::shared_ptr<const std::int64_t>> {
+                         sizes_.get(span, [&]() -> Result<std::shared_ptr<const std::int64_t>> {
                            int lwork = 0;
-                           ACCEL_RETURN_IF_ERROR(cusolver_status(query(handle_, &lwork), "cuSOLVER's workspace size"));
+                           ACCEL_RETURN_IF_ERROR(cusolver_status(query(handle, &lwork), "cuSOLVER's workspace size"));
                            if (lwork < 0) return internal_error(fmt::format("cuSOLVER asked for {} elements", lwork));
                            return std::make_shared<const std::int64_t>(lwork);
                          }));
@@ -99,7 +96,8 @@ Result<DensePlan> plan_dense(CudaTarget& target, const WorkKey& key, std::int64_
   DensePlan plan{.handle = state->handle(), .empty = empty};
   if (empty) return plan;
   if (query) {
-    ACCEL_ASSIGN_OR_RETURN(plan.lwork, state->work_elements(key, query));
+    ACCEL_ASSIGN_OR_RETURN(WorkSizes * sizes, target.context_state<WorkSizes>());
+    ACCEL_ASSIGN_OR_RETURN(plan.lwork, sizes->elements(key, state->handle(), query));
   }
   const std::uint64_t work = static_cast<std::uint64_t>(plan.lwork) * size_of(key.dtype);
   plan.work_bytes = (work + kInfoAlignment - 1) / kInfoAlignment * kInfoAlignment;
@@ -138,7 +136,7 @@ Status launched(CudaRun& run, cusolverStatus_t status, std::string_view what) {
 
 void describe_cusolver(CudaTarget& target, LibraryReport& report) {
   report.report(cusolver_library());
-  if (Result<CusolverState*> state = target.stream_state<CusolverState>(); state.ok()) report.report((*state)->stats());
+  if (Result<WorkSizes*> sizes = target.context_state<WorkSizes>(); sizes.ok()) report.report((*sizes)->stats());
 }
 
 }  // namespace accel::solver

@@ -1,5 +1,5 @@
 // cuSOLVER's dense API on a CUDA stream, as the solver requests share it: a handle per stream bound to it, the
-// workspace sizes cuSOLVER answered, cached per routine and shape, and the infos of a run turned into the
+// workspace sizes cuSOLVER answered, cached per device by routine and shape, and the infos of a run turned into the
 // request's status once its stream work has finished (CudaRun::check_result), so the actor never waits for them.
 #pragma once
 
@@ -37,7 +37,7 @@ struct WorkKey {
 // Asks cuSOLVER for a workspace size (in elements of the dtype) on `handle`.
 using WorkQuery = std::function<cusolverStatus_t(cusolverDnHandle_t handle, int* lwork)>;
 
-// What cuSOLVER keeps per stream: its dense handle, set to the stream, and the workspace sizes it answered.
+// What cuSOLVER keeps per stream: its dense handle, set to the stream.
 class CusolverState final : public TargetState {
  public:
   static Result<std::unique_ptr<CusolverState>> open(CudaTarget& target);
@@ -46,15 +46,26 @@ class CusolverState final : public TargetState {
   CusolverState& operator=(const CusolverState&) = delete;
 
   [[nodiscard]] cusolverDnHandle_t handle() const noexcept { return handle_; }
-  // The elements of workspace `key` needs: asked of cuSOLVER the first time, then from the cache.
-  [[nodiscard]] Result<std::int64_t> work_elements(const WorkKey& key, const WorkQuery& query);
-  // "cusolver-workspace-sizes", this stream's.
-  [[nodiscard]] CacheStats stats() const { return sizes_->stats(); }
 
  private:
-  explicit CusolverState(cusolverDnHandle_t handle);
+  explicit CusolverState(cusolverDnHandle_t handle) : handle_(handle) {}
   cusolverDnHandle_t handle_;
-  std::unique_ptr<cache::Cache<std::int64_t>> sizes_;  // reset before the handle is destroyed
+};
+
+// The workspace sizes cuSOLVER answered, per context: they depend on the GPU and the arguments, not on the stream.
+// Opening it makes no CUDA call, so that a device query reports it without creating a handle.
+class WorkSizes final : public TargetState {
+ public:
+  static Result<std::unique_ptr<WorkSizes>> open(CudaTarget& target);
+
+  // The elements of workspace `key` needs: asked of cuSOLVER on `handle` the first time, then from the cache.
+  [[nodiscard]] Result<std::int64_t> elements(const WorkKey& key, cusolverDnHandle_t handle, const WorkQuery& query);
+  // "cusolver-workspace-sizes", this context's.
+  [[nodiscard]] CacheStats stats() const { return sizes_.stats(); }
+
+ private:
+  WorkSizes();
+  cache::Cache<std::int64_t> sizes_;
 };
 
 // A planned dense request: the stream's handle and the workspace its run takes — cuSOLVER's work area, then,
