@@ -10,3 +10,5 @@
 #include "libs/solver/cholesky_operation.hpp"
 #include "libs/solver/eigen_operation.hpp"
 #include "libs/solver/lu_operation.hpp"
+#include "libs/solver/qr_operation.hpp"
+#include "libs/solver/svd_operation.hpp"

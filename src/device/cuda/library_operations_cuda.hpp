@@ -9,3 +9,5 @@
 #include "libs/solver/cholesky_operation_cuda.hpp"
 #include "libs/solver/eigen_operation_cuda.hpp"
 #include "libs/solver/lu_operation_cuda.hpp"
+#include "libs/solver/qr_operation_cuda.hpp"
+#include "libs/solver/svd_operation_cuda.hpp"

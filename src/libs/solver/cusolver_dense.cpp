@@ -91,7 +91,7 @@ Result<std::int64_t> WorkSizes::elements(const WorkKey& key, cusolverDnHandle_t 
 }
 
 Result<DensePlan> plan_dense(CudaTarget& target, const WorkKey& key, std::int64_t batch, bool infos_in_workspace,
-                             bool empty, const WorkQuery& query) {
+                             bool empty, const WorkQuery& query, std::int64_t extra) {
   ACCEL_ASSIGN_OR_RETURN(CusolverState * state, target.stream_state<CusolverState>());
   DensePlan plan{.handle = state->handle(), .empty = empty};
   if (empty) return plan;
@@ -99,7 +99,7 @@ Result<DensePlan> plan_dense(CudaTarget& target, const WorkKey& key, std::int64_
     ACCEL_ASSIGN_OR_RETURN(WorkSizes * sizes, target.context_state<WorkSizes>());
     ACCEL_ASSIGN_OR_RETURN(plan.lwork, sizes->elements(key, state->handle(), query));
   }
-  const std::uint64_t work = static_cast<std::uint64_t>(plan.lwork) * size_of(key.dtype);
+  const std::uint64_t work = static_cast<std::uint64_t>(plan.lwork + extra) * size_of(key.dtype);
   plan.work_bytes = (work + kInfoAlignment - 1) / kInfoAlignment * kInfoAlignment;
   plan.host_bytes = static_cast<std::uint64_t>(batch) * sizeof(std::int32_t);
   if (infos_in_workspace) plan.info_bytes = plan.host_bytes;

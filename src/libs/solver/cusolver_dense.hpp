@@ -82,9 +82,11 @@ struct DensePlan {
 };
 
 // The plan of a request of `batch` matrices; `query` (none for routines without a work area) is asked once per
-// key. Infos go to the workspace when the request gives no buffer for them.
+// key, and `extra` elements follow its work area (gesvd's rwork). Infos go to the workspace when the request gives
+// no buffer for them.
 [[nodiscard]] Result<DensePlan> plan_dense(CudaTarget& target, const WorkKey& key, std::int64_t batch,
-                                           bool infos_in_workspace, bool empty, const WorkQuery& query);
+                                           bool infos_in_workspace, bool empty, const WorkQuery& query,
+                                           std::int64_t extra = 0);
 
 // Where a run's infos go: the request's info buffer, or the workspace.
 [[nodiscard]] std::int32_t* run_infos(const DensePlan& plan, const CudaRun& run, void* info_buffer) noexcept;

@@ -92,6 +92,9 @@ void write_optional(Operands& operands, BufferHandle buffer, std::string_view na
 }
 
 std::string_view to_string(Fill fill) noexcept { return fill == Fill::upper ? "upper" : "lower"; }
+std::string_view to_string(SvdJob job) noexcept {
+  return job == SvdJob::full ? "full" : job == SvdJob::thin ? "thin" : "none";
+}
 std::string_view to_string(EigenJob job) noexcept {
   return job == EigenJob::values_and_vectors ? "values_and_vectors" : "values";
 }

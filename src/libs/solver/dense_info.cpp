@@ -15,6 +15,9 @@ std::string_view request_name(Routine routine) {
     case Routine::potrf: return "solver::Potrf";
     case Routine::potrs: return "solver::Potrs";
     case Routine::syevd: return "solver::Syevd";
+    case Routine::geqrf: return "solver::Geqrf";
+    case Routine::orgqr: return "solver::Orgqr";
+    case Routine::gesvd: return "solver::Gesvd";
   }
   return "solver";
 }
@@ -27,8 +30,12 @@ std::string failure(Routine routine, std::int32_t info) {
       return fmt::format("the leading minor of order {} is not positive definite: the matrix is not positive definite",
                          info);
     case Routine::syevd: return fmt::format("the eigenvalue algorithm did not converge (info {})", info);
+    case Routine::gesvd:
+      return fmt::format("{} superdiagonals of an intermediate bidiagonal form did not converge to zero", info);
     case Routine::getrs:
-    case Routine::potrs: break;
+    case Routine::potrs:
+    case Routine::geqrf:
+    case Routine::orgqr: break;
   }
   return fmt::format("the routine failed (info {})", info);
 }

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <lapacke.h>
 
+#include <algorithm>
 #include <type_traits>
+#include <vector>
 
 #include "libs/solver/dense_checks.hpp"
 #include "libs/solver/dense_info.hpp"
@@ -22,6 +24,9 @@ struct Lapacke<float> {
   static constexpr auto potrf = LAPACKE_spotrf;
   static constexpr auto potrs = LAPACKE_spotrs;
   static constexpr auto syevd = LAPACKE_ssyevd;
+  static constexpr auto geqrf = LAPACKE_sgeqrf;
+  static constexpr auto orgqr = LAPACKE_sorgqr;
+  static constexpr auto gesvd = LAPACKE_sgesvd;
 };
 template <>
 struct Lapacke<double> {
@@ -30,6 +35,9 @@ struct Lapacke<double> {
   static constexpr auto potrf = LAPACKE_dpotrf;
   static constexpr auto potrs = LAPACKE_dpotrs;
   static constexpr auto syevd = LAPACKE_dsyevd;
+  static constexpr auto geqrf = LAPACKE_dgeqrf;
+  static constexpr auto orgqr = LAPACKE_dorgqr;
+  static constexpr auto gesvd = LAPACKE_dgesvd;
 };
 
 lapack_int to_int(std::int64_t value) { return static_cast<lapack_int>(value); }  // validated: fits
@@ -128,6 +136,37 @@ Status syevd(const Syevd& r, void* a, void* w, std::int32_t* info) {
   });
 }
 
+template <class T>
+Status geqrf(const Geqrf& r, void* a, void* tau) {
+  const std::int64_t k = std::min(r.m, r.n);
+  return each_matrix(Routine::geqrf, r.batch, nullptr, [&](std::int64_t i) {
+    return Lapacke<T>::geqrf(LAPACK_COL_MAJOR, to_int(r.m), to_int(r.n), matrix<T>(a, i, r.stride_a), to_int(r.lda),
+                             matrix<T>(tau, i, k));
+  });
+}
+
+template <class T>
+Status orgqr(const Orgqr& r, void* a, const void* tau) {
+  return each_matrix(Routine::orgqr, r.batch, nullptr, [&](std::int64_t i) {
+    return Lapacke<T>::orgqr(LAPACK_COL_MAJOR, to_int(r.m), to_int(r.n), to_int(r.k), matrix<T>(a, i, r.stride_a),
+                             to_int(r.lda), matrix<T>(tau, i, r.k));
+  });
+}
+
+char svd_job(SvdJob job) { return job == SvdJob::full ? 'A' : job == SvdJob::thin ? 'S' : 'N'; }
+
+template <class T>
+Status gesvd(const Gesvd& r, void* a, void* s, void* u, void* vt, std::int32_t* info) {
+  const std::int64_t k = std::min(r.m, r.n);
+  std::vector<T> superdiagonal(static_cast<std::size_t>(std::max<std::int64_t>(k, 2) - 1));
+  return each_matrix(Routine::gesvd, r.batch, info, [&](std::int64_t i) {
+    return Lapacke<T>::gesvd(
+        LAPACK_COL_MAJOR, svd_job(r.job_u), svd_job(r.job_vt), to_int(r.m), to_int(r.n), matrix<T>(a, i, r.stride_a),
+        to_int(r.lda), matrix<T>(s, i, k), u == nullptr ? nullptr : matrix<T>(u, i, r.stride_u), to_int(r.ldu),
+        vt == nullptr ? nullptr : matrix<T>(vt, i, r.stride_vt), to_int(r.ldvt), superdiagonal.data());
+  });
+}
+
 }  // namespace
 
 Status lapacke_getrf(const Getrf& r, void* a, std::int32_t* ipiv, std::int32_t* info) {
@@ -144,6 +183,16 @@ Status lapacke_potrs(const Potrs& r, const void* a, void* b) {
 }
 Status lapacke_syevd(const Syevd& r, void* a, void* w, std::int32_t* info) {
   return r.dtype == DType::f64 ? syevd<double>(r, a, w, info) : syevd<float>(r, a, w, info);
+}
+
+Status lapacke_geqrf(const Geqrf& r, void* a, void* tau) {
+  return r.dtype == DType::f64 ? geqrf<double>(r, a, tau) : geqrf<float>(r, a, tau);
+}
+Status lapacke_orgqr(const Orgqr& r, void* a, const void* tau) {
+  return r.dtype == DType::f64 ? orgqr<double>(r, a, tau) : orgqr<float>(r, a, tau);
+}
+Status lapacke_gesvd(const Gesvd& r, void* a, void* s, void* u, void* vt, std::int32_t* info) {
+  return r.dtype == DType::f64 ? gesvd<double>(r, a, s, u, vt, info) : gesvd<float>(r, a, s, u, vt, info);
 }
 
 LibraryVersion lapack_library() {

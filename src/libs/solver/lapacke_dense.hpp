@@ -15,6 +15,10 @@ namespace accel::solver {
 [[nodiscard]] Status lapacke_potrf(const Potrf& request, void* a, std::int32_t* info);
 [[nodiscard]] Status lapacke_potrs(const Potrs& request, const void* a, void* b);
 [[nodiscard]] Status lapacke_syevd(const Syevd& request, void* a, void* w, std::int32_t* info);
+[[nodiscard]] Status lapacke_geqrf(const Geqrf& request, void* a, void* tau);
+[[nodiscard]] Status lapacke_orgqr(const Orgqr& request, void* a, const void* tau);
+// u and vt may be null when their job is none.
+[[nodiscard]] Status lapacke_gesvd(const Gesvd& request, void* a, void* s, void* u, void* vt, std::int32_t* info);
 
 // {"LAPACK", "3.11.0"}: the version LAPACKE's library reports.
 [[nodiscard]] LibraryVersion lapack_library();

@@ -1,7 +1,7 @@
 // The dense solver requests on CUDA (cuSOLVER) against the CPU device (LAPACKE), on fresh random inputs over a grid
-// of sizes: each device's results checked by their residuals, the solutions and eigenvalues of both compared, and
-// failed factorisations answered with the same named error and infos. On CUDA devices in process (each completion
-// strategy, since the infos become the status at completion) and isolated. Skipped without a GPU.
+// of sizes: each device's results checked by their residuals, the solutions, eigenvalues and singular values of both
+// compared, and failed factorisations answered with the same named error and infos. On CUDA devices in process (each
+// completion strategy, since the infos become the status at completion) and isolated. Skipped without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -107,6 +107,35 @@ class CudaSolverTest : public ::testing::TestWithParam<Target> {
     }
   }
 
+  template <class T>
+  void qr(std::int64_t m, std::int64_t n, std::int64_t batch) {
+    SCOPED_TRACE(fmt::format("{} {}x{} batch={}", to_string(dtype_of<T>()), m, n, batch));
+    const Layout la = Layout::padded(m, n, batch, 1);
+    const DecompositionResult<T> gpu = run_qr(*gpu_, la, random_matrices<T>(la, rng_));
+    ASSERT_THAT(gpu.first, IsOk());
+    ASSERT_THAT(gpu.second, IsOk());
+    EXPECT_LE(gpu.residual, tolerance<T>(std::max(m, n)));
+    EXPECT_TRUE(gpu.padding_intact);
+  }
+
+  template <class T>
+  void svd(std::int64_t m, std::int64_t n, std::int64_t batch) {
+    SCOPED_TRACE(fmt::format("{} {}x{} batch={}", to_string(dtype_of<T>()), m, n, batch));
+    const Layout la = Layout::padded(m, n, batch, 2);
+    const std::vector<T> a = random_matrices<T>(la, rng_);
+    const DecompositionResult<T> cpu = run_svd(cpu_, SvdJob::none, SvdJob::none, la, a);
+    ASSERT_THAT(cpu.first, IsOk());
+    for (SvdJob job : {SvdJob::thin, SvdJob::full}) {
+      const DecompositionResult<T> gpu = run_svd(*gpu_, job, job, la, a);
+      ASSERT_THAT(gpu.first, IsOk());
+      EXPECT_LE(gpu.residual, tolerance<T>(std::max(m, n)));
+      EXPECT_TRUE(gpu.padding_intact);
+      EXPECT_EQ(gpu.info, cpu.info);
+      // Singular values are perfectly conditioned: every library finds the same ones.
+      EXPECT_LE(relative_error(doubles(gpu.values), doubles(cpu.values)), tolerance<T>(std::max(m, n)));
+    }
+  }
+
   System system_;
   Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
   std::optional<Device> gpu_;
@@ -140,6 +169,33 @@ TEST_P(CudaSolverTest, EigenMatchesTheCpuByResiduals) {
   }
   eigen<float>(31, 3);
   eigen<double>(12, 4);
+}
+
+TEST_P(CudaSolverTest, QrOfTallSquareAndWideMatricesIsRightByResiduals) {
+  for (std::int64_t n : kSizes) {
+    qr<float>(n, n, 1);
+    qr<double>(n, n, 1);
+  }
+  qr<float>(300, 41, 2);
+  qr<double>(17, 90, 3);
+}
+
+TEST_P(CudaSolverTest, SvdMatchesTheCpuByResidualsAndValues) {
+  for (std::int64_t n : kSizes) {
+    svd<float>(n, n, 1);
+    svd<double>(n, n, 1);
+  }
+  svd<float>(257, 31, 2);
+  svd<double>(64, 63, 3);
+}
+
+// cuSOLVER's gesvd takes m >= n only; the request says so before anything runs, and the CPU device decomposes it.
+TEST_P(CudaSolverTest, SvdOfAWideMatrixIsNotSupportedOnCuda) {
+  const Layout la = Layout::padded(8, 12, 1, 0);
+  const std::vector<float> a = random_matrices<float>(la, rng_);
+  EXPECT_THAT(run_svd(*gpu_, SvdJob::thin, SvdJob::thin, la, a).first,
+              accel::testing::StatusIs(Code::not_supported, "cuSOLVER's gesvd takes m >= n, not m = 8 < n = 12"));
+  EXPECT_THAT(run_svd(cpu_, SvdJob::thin, SvdJob::thin, la, a).first, IsOk());
 }
 
 TEST_P(CudaSolverTest, FailedFactorisationsAreTheSameNamedErrorsAsOnTheCpu) {

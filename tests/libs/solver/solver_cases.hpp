@@ -183,4 +183,96 @@ EigenResult<T> run_eigen(Device& device, EigenJob job, Fill fill, const Layout& 
   return out;
 }
 
+template <class T>
+struct DecompositionResult {
+  Status first;   // Geqrf, or Gesvd
+  Status second;  // Orgqr; OK and not run when the first failed, or for an SVD
+  double residual = INFINITY;
+  bool padding_intact = false;
+  std::vector<T> values;  // the singular values
+  std::vector<std::int32_t> info;
+};
+
+// Geqrf of the batch `a`, then Orgqr of its min(m, n) reflectors into Q (m x min(m, n)) in the same buffer.
+template <class T>
+DecompositionResult<T> run_qr(Device& device, const Layout& la, const std::vector<T>& a) {
+  DecompositionResult<T> out;
+  const std::int64_t m = la.rows, n = la.cols, k = std::min(m, n);
+  Buffer<T> da = upload(device, a), tau = upload(device, std::vector<T>(static_cast<std::size_t>(k * la.batch + 1)));
+  out.first = device
+                  .ask(Geqrf{.dtype = dtype_of<T>(),
+                             .m = m,
+                             .n = n,
+                             .lda = la.ld,
+                             .batch = la.batch,
+                             .stride_a = la.stride,
+                             .a = da,
+                             .tau = tau})
+                  .wait()
+                  .status();
+  const std::vector<T> r = download(device, da);
+  out.padding_intact = padding_intact(a, r, la);
+  if (!out.first.ok()) return out;
+  out.second = device
+                   .ask(Orgqr{.dtype = dtype_of<T>(),
+                              .m = m,
+                              .n = k,
+                              .k = k,
+                              .lda = la.ld,
+                              .batch = la.batch,
+                              .stride_a = la.stride,
+                              .a = da,
+                              .tau = tau})
+                   .wait()
+                   .status();
+  const std::vector<T> q = download(device, da);
+  const Layout lq{.rows = m, .cols = k, .ld = la.ld, .batch = la.batch, .stride = la.stride};
+  out.residual = worst(la.batch, [&](std::int64_t i) {
+    return qr_residual(matrix(a, la, i), matrix(q, lq, i), matrix(r, la, i), m, n, k);
+  });
+  return out;
+}
+
+// Gesvd of the batch `a`, with U and Vᵀ when asked (padded by one row and one element between matrices).
+template <class T>
+DecompositionResult<T> run_svd(Device& device, SvdJob job_u, SvdJob job_vt, const Layout& la, const std::vector<T>& a) {
+  DecompositionResult<T> out;
+  const std::int64_t m = la.rows, n = la.cols, k = std::min(m, n);
+  const std::int64_t u_cols = job_u == SvdJob::full ? m : k, v_rows = job_vt == SvdJob::full ? n : k;
+  const Layout lu = Layout::padded(m, u_cols, la.batch, 1), lv = Layout::padded(v_rows, n, la.batch, 1);
+  const std::vector<T> u0(lu.size(), T(7)), v0(lv.size(), T(7));
+  Buffer<T> da = upload(device, a), s = upload(device, std::vector<T>(static_cast<std::size_t>(k * la.batch + 1)));
+  Buffer<T> du = upload(device, u0), dv = upload(device, v0);
+  Buffer<std::int32_t> info = upload(device, std::vector<std::int32_t>(static_cast<std::size_t>(la.batch), -7));
+  Gesvd request{.dtype = dtype_of<T>(),
+                .job_u = job_u,
+                .job_vt = job_vt,
+                .m = m,
+                .n = n,
+                .lda = la.ld,
+                .ldu = lu.ld,
+                .ldvt = lv.ld,
+                .batch = la.batch,
+                .stride_a = la.stride,
+                .stride_u = lu.stride,
+                .stride_vt = lv.stride,
+                .a = da,
+                .s = s,
+                .info = info};
+  if (job_u != SvdJob::none) request.u = du;
+  if (job_vt != SvdJob::none) request.vt = dv;
+  out.first = device.ask(request).wait().status();
+  out.info = download(device, info);
+  out.values = download(device, s);
+  const std::vector<T> u = download(device, du), vt = download(device, dv);
+  out.padding_intact = padding_intact(u0, u, lu) && padding_intact(v0, vt, lv);
+  if (!out.first.ok() || job_u == SvdJob::none || job_vt == SvdJob::none) return out;
+  const Layout ls{.rows = k, .cols = 1, .ld = std::max<std::int64_t>(k, 1), .batch = la.batch, .stride = k};
+  out.residual = worst(la.batch, [&](std::int64_t i) {
+    return svd_residual(matrix(a, la, i), matrix(u, lu, i), matrix(out.values, ls, i), matrix(vt, lv, i), m, n, u_cols,
+                        v_rows);
+  });
+  return out;
+}
+
 }  // namespace accel::solver::testing

@@ -79,6 +79,42 @@ TYPED_TEST(SolverTest, EigenDecomposesRandomSymmetricMatrices) {
     }
 }
 
+constexpr std::int64_t kShapes[][2] = {{1, 1}, {2, 2}, {17, 17}, {64, 64}, {40, 9}, {9, 40}, {23, 1}};
+
+TYPED_TEST(SolverTest, QrFactorsRandomTallSquareAndWideMatrices) {
+  using T = TypeParam;
+  for (const auto& [m, n] : kShapes)
+    for (std::int64_t batch : {1, 3}) {
+      SCOPED_TRACE(::testing::Message() << m << "x" << n << " batch=" << batch);
+      const Layout la = Layout::padded(m, n, batch, 2);
+      const DecompositionResult<T> r = run_qr(this->device_, la, random_matrices<T>(la, this->rng_));
+      ASSERT_THAT(r.first, IsOk());
+      ASSERT_THAT(r.second, IsOk());
+      EXPECT_LE(r.residual, tolerance<T>(std::max(m, n)));
+      EXPECT_TRUE(r.padding_intact);
+    }
+}
+
+TYPED_TEST(SolverTest, SvdDecomposesRandomTallSquareAndWideMatrices) {
+  using T = TypeParam;
+  for (const auto& [m, n] : kShapes)
+    for (SvdJob job : {SvdJob::thin, SvdJob::full}) {
+      SCOPED_TRACE(::testing::Message() << m << "x" << n << " " << to_string(job));
+      const Layout la = Layout::padded(m, n, 2, 1);
+      const std::vector<T> a = random_matrices<T>(la, this->rng_);
+      const DecompositionResult<T> vectors = run_svd(this->device_, job, job, la, a);
+      const DecompositionResult<T> values = run_svd(this->device_, SvdJob::none, SvdJob::none, la, a);
+      ASSERT_THAT(vectors.first, IsOk());
+      ASSERT_THAT(values.first, IsOk());
+      EXPECT_LE(vectors.residual, tolerance<T>(std::max(m, n)));
+      EXPECT_TRUE(vectors.padding_intact);
+      EXPECT_TRUE(values.padding_intact);
+      EXPECT_EQ(vectors.info, std::vector<std::int32_t>(2, 0));
+      for (std::size_t i = 0; i < values.values.size(); ++i)
+        EXPECT_NEAR(values.values[i], vectors.values[i], tolerance<T>(std::max(m, n)) * std::sqrt(double(m * n)));
+    }
+}
+
 TYPED_TEST(SolverTest, EmptyMatricesSucceedWithZeroInfos) {
   using T = TypeParam;
   const Layout la = Layout::padded(0, 0, 2, 0), lb = Layout::padded(0, 2, 2, 0);

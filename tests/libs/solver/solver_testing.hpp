@@ -154,6 +154,45 @@ inline double solve_residual(const Dense& a, const Dense& x, const Dense& b, std
   return norm(diff) / std::max(norm(a) * norm(x) + norm(b), 1e-300);
 }
 
+// ‖Qᵀ Q − I‖ / √cols for a rows x cols Q.
+inline double orthonormality(const Dense& q, std::int64_t rows, std::int64_t cols) {
+  Dense gram(static_cast<std::size_t>(cols * cols));
+  for (std::int64_t j = 0; j < cols; ++j)
+    for (std::int64_t i = 0; i < cols; ++i) {
+      double dot = i == j ? -1.0 : 0.0;
+      for (std::int64_t p = 0; p < rows; ++p) dot += q[i * rows + p] * q[j * rows + p];
+      gram[j * cols + i] = dot;
+    }
+  return norm(gram) / std::sqrt(std::max<double>(cols, 1));
+}
+
+// max(‖A − Q R‖ / ‖A‖, orthonormality of Q) for m x n A, m x k Q and the k x n upper trapezoid of `r` (m x n, as
+// Geqrf left it).
+inline double qr_residual(const Dense& a, const Dense& q, const Dense& r, std::int64_t m, std::int64_t n,
+                          std::int64_t k) {
+  Dense diff = a;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t p = 0; p <= std::min(j, k - 1); ++p) diff[j * m + i] -= q[p * m + i] * r[j * m + p];
+  return std::max(norm(diff) / std::max(norm(a), 1e-300), orthonormality(q, m, k));
+}
+
+// max(‖A − U Σ Vᵀ‖ / ‖A‖, orthonormality of U's columns and Vᵀ's rows) for m x n A, m x u_cols U, v_rows x n Vᵀ
+// (both at least k = min(m, n)), and whether the values are non-negative and descend.
+inline double svd_residual(const Dense& a, const Dense& u, const Dense& s, const Dense& vt, std::int64_t m,
+                           std::int64_t n, std::int64_t u_cols, std::int64_t v_rows) {
+  const std::int64_t k = std::min(m, n);
+  for (std::int64_t i = 0; i < k; ++i)
+    if (s[i] < 0 || (i > 0 && s[i] > s[i - 1])) return INFINITY;
+  Dense diff = a, v(static_cast<std::size_t>(n * v_rows));
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t p = 0; p < k; ++p) diff[j * m + i] -= u[p * m + i] * s[p] * vt[j * v_rows + p];
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < v_rows; ++i) v[i * n + j] = vt[j * v_rows + i];
+  return std::max({norm(diff) / std::max(norm(a), 1e-300), orthonormality(u, m, u_cols), orthonormality(v, n, v_rows)});
+}
+
 template <class T>
 Buffer<T> upload(Device& device, const std::vector<T>& host) {
   Result<Buffer<T>> buffer = device.allocate<T>(host.size()).wait();

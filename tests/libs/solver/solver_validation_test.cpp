@@ -131,6 +131,24 @@ TEST_F(SolverValidationTest, PivotsOutsideTheMatrixAreRefusedOnTheCpu) {
   EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "ipiv[0] = 0 is not a row of A"));
 }
 
+TEST_F(SolverValidationTest, QrAndSvdShapesAndVectorsAreChecked) {
+  Buffer<float> tau = upload(device_, std::vector<float>(4));
+  EXPECT_THAT(run(Orgqr{.m = 2, .n = 3, .k = 1, .a = a_, .tau = tau}),
+              StatusIs(Code::invalid_argument, "solver::Orgqr: needs m >= n >= k, not m = 2, n = 3, k = 1"));
+  EXPECT_THAT(run(Orgqr{.m = 4, .n = 2, .k = 3, .a = a_, .tau = tau}), StatusIs(Code::invalid_argument, "k = 3"));
+  EXPECT_THAT(run(Geqrf{.m = 4, .n = 4, .a = a_, .tau = a_}), StatusIs(Code::invalid_argument, "aliases"));
+  Buffer<float> s = upload(device_, std::vector<float>(4)), u = upload(device_, std::vector<float>(16));
+  EXPECT_THAT(run(Gesvd{.job_u = SvdJob::none, .m = 4, .n = 4, .a = a_, .s = s, .u = u}),
+              StatusIs(Code::invalid_argument, "solver::Gesvd: a buffer was given for u but its job is none"));
+  EXPECT_THAT(run(Gesvd{.job_vt = static_cast<SvdJob>(4), .m = 4, .n = 4, .a = a_, .s = s, .u = u}),
+              StatusIs(Code::invalid_argument, "job_vt = 4 is neither none, thin nor full"));
+  // Full U of a 4 x 2 matrix is 4 x 4: 16 elements; Vᵀ (thin) is 2 x 2.
+  Buffer<float> small_u = upload(device_, std::vector<float>(8)), vt = upload(device_, std::vector<float>(4));
+  EXPECT_THAT(run(Gesvd{.job_u = SvdJob::full, .m = 4, .n = 2, .a = a_, .s = s, .u = small_u, .vt = vt}),
+              StatusIs(Code::invalid_argument, "operand 'u': elements [0, 0 + 16) lie outside"));
+  EXPECT_THAT(run(Gesvd{.job_u = SvdJob::full, .m = 4, .n = 2, .a = a_, .s = s, .u = u, .vt = vt}), IsOk());
+}
+
 TEST_F(SolverValidationTest, TheInfoBufferIsOptional) {
   Buffer<float> spd = upload(device_, std::vector<float>{4, 1, 1, 3});
   EXPECT_THAT(run(Potrf{.n = 2, .a = spd}), IsOk());

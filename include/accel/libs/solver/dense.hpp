@@ -2,15 +2,17 @@
 //   LU        Getrf (P A = L U, partial pivoting) and Getrs (solve with its factors)
 //   Cholesky  Potrf (A = L Lᵀ or Uᵀ U) and Potrs (solve with its factor)
 //   eigen     Syevd (eigenvalues, and eigenvectors when asked, of a symmetric matrix)
+//   QR        Geqrf (A = Q R, Householder) and Orgqr (Q's columns from its reflectors)
+//   SVD       Gesvd (A = U Σ Vᵀ)
 //
 // Layout: matrices are column-major, as LAPACK and cuSOLVER store them: element (i, j) of matrix `b` of a batch
 // is at b * stride + j * ld + i. A leading dimension of 0 means packed (the number of rows), a batch stride of 0
 // means packed (ld * columns). A batch is `batch` independent problems in the same buffers; vectors (pivots,
 // eigenvalues, infos) are packed one after the other, one per matrix.
 //
-// Factorisations are in place, as in LAPACK: Getrf and Potrf overwrite A with their factors, Syevd overwrites A
-// (with the eigenvectors when asked, else with garbage), and the solves overwrite B with X. Every other output
-// must be a buffer of its own: an output that shares a buffer with another operand is refused.
+// Factorisations are in place, as in LAPACK: Getrf, Potrf and Geqrf overwrite A with their factors, Orgqr with Q,
+// Syevd with the eigenvectors when asked (else with garbage), Gesvd destroys it, and the solves overwrite B with X.
+// Every other output must be a buffer of its own: an output that shares a buffer with another operand is refused.
 //
 //   accel::solver::Getrf lu{.dtype = accel::DType::f64, .n = 100, .a = a, .ipiv = pivots, .info = info};
 //   accel::Status s = device.ask(lu).wait().status();
@@ -38,9 +40,12 @@ namespace accel::solver {
 enum class Fill : std::uint8_t { lower, upper };
 // What Syevd computes.
 enum class EigenJob : std::uint8_t { values, values_and_vectors };
+// Which singular vectors Gesvd computes, of U or of Vᵀ: none, the first min(m, n) (thin), or all of them (full).
+enum class SvdJob : std::uint8_t { none, thin, full };
 
 [[nodiscard]] std::string_view to_string(Fill fill) noexcept;
 [[nodiscard]] std::string_view to_string(EigenJob job) noexcept;
+[[nodiscard]] std::string_view to_string(SvdJob job) noexcept;
 
 // P A = L U of n x n matrices. A is replaced by L (below the diagonal, unit diagonal implied) and U (on and
 // above it); row i was interchanged with row ipiv[i] (1-based, as LAPACK's IPIV). info = i > 0: U(i,i) is exactly
@@ -130,6 +135,68 @@ struct Syevd {
   std::int64_t stride_a = 0;
   BufferHandle a;     // read and written: in place
   BufferHandle w;     // written: n values per matrix, of the dtype
+  BufferHandle info;  // optional, i32, one per matrix
+};
+
+// QR factorisation of m x n matrices: R (min(m, n) x n, upper trapezoidal) replaces A on and above the diagonal,
+// the Householder reflectors that make Q lie below it, with their scalars in tau (min(m, n) per matrix). LAPACK's
+// info is only for illegal arguments, which are refused before anything runs.
+struct Geqrf {
+  static constexpr const char* kName = "solver::Geqrf";
+  using Response = Done;
+
+  DType dtype = DType::f32;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t lda = 0;
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0;
+  BufferHandle a;    // read and written: in place
+  BufferHandle tau;  // written: min(m, n) per matrix, of the dtype
+};
+
+// The first n columns of Q = H(1) … H(k) (m x n, m >= n >= k) from the first k reflectors and scalars of a Geqrf:
+// they replace A (for the thin Q of an m x n Geqrf with m >= n: n = k = n).
+struct Orgqr {
+  static constexpr const char* kName = "solver::Orgqr";
+  using Response = Done;
+
+  DType dtype = DType::f32;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t lda = 0;
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0;
+  BufferHandle a;    // read and written: Geqrf's reflectors in, Q out
+  BufferHandle tau;  // read: Geqrf's scalars, k per matrix (packed, k apart)
+};
+
+// Singular value decomposition of m x n matrices, A = U Σ Vᵀ: the singular values, descending, into s (min(m, n) per
+// matrix), U (m x m, or m x min(m, n) when thin) into u and Vᵀ (n x n, or min(m, n) x n when thin) into vt, each when
+// asked. A is destroyed. cuSOLVER's gesvd takes m >= n only: for a wide matrix, decompose Aᵀ (whose U and Vᵀ are
+// this one's V and Uᵀ); the CPU device takes both. info = i > 0: i superdiagonals of an intermediate bidiagonal form
+// did not converge to zero.
+struct Gesvd {
+  static constexpr const char* kName = "solver::Gesvd";
+  using Response = Done;
+
+  DType dtype = DType::f32;
+  SvdJob job_u = SvdJob::thin;
+  SvdJob job_vt = SvdJob::thin;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t lda = 0;
+  std::int64_t ldu = 0;
+  std::int64_t ldvt = 0;
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0;
+  std::int64_t stride_u = 0;
+  std::int64_t stride_vt = 0;
+  BufferHandle a;     // read and destroyed
+  BufferHandle s;     // written: min(m, n) per matrix, of the dtype
+  BufferHandle u;     // written, unless job_u is none (then null)
+  BufferHandle vt;    // written, unless job_vt is none (then null)
   BufferHandle info;  // optional, i32, one per matrix
 };
 
