@@ -161,5 +161,27 @@ TYPED_TEST(SolverTest, AMatrixThatIsNotPositiveDefiniteIsANamedError) {
   }
 }
 
+// The requests cross to an isolated worker byte for byte; results and named errors come back the same.
+TYPED_TEST(SolverTest, AnIsolatedCpuDeviceGivesTheSameResultsAndErrors) {
+  using T = TypeParam;
+  Result<Device> isolated =
+      Device::open(this->system_, {.kind = DeviceKind::cpu, .isolation = Isolation::worker_process});
+  ASSERT_THAT(isolated, IsOk());
+  const Layout la = Layout::padded(12, 12, 2, 1), lb = Layout::padded(12, 2, 2, 0);
+  std::vector<T> a = random_matrices<T>(la, this->rng_);
+  const std::vector<T> b = random_matrices<T>(lb, this->rng_);
+  const FactorResult<T> here = run_lu(this->device_, la, a, lb, b), there = run_lu(*isolated, la, a, lb, b);
+  ASSERT_THAT(there.solve, IsOk());
+  EXPECT_EQ(there.x, here.x);
+  const std::vector<T> s = random_symmetric<T>(la, this->rng_, false);
+  EXPECT_EQ(run_eigen(*isolated, EigenJob::values, Fill::lower, la, s).w,
+            run_eigen(this->device_, EigenJob::values, Fill::lower, la, s).w);
+  for (std::int64_t i = 0; i < 12; ++i) a[la.at(1, i, 4)] = 0;
+  const FactorResult<T> singular = run_lu(*isolated, la, a, lb, b);
+  EXPECT_THAT(singular.factor, StatusIs(Code::failed_precondition,
+                                        "solver::Getrf (matrix 1 of the batch of 2, from 0): U(5,5) is exactly zero"));
+  EXPECT_THAT(singular.info, ::testing::ElementsAre(0, 5));
+}
+
 }  // namespace
 }  // namespace accel::solver
