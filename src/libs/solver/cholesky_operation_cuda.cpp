@@ -13,7 +13,9 @@ struct Cholesky<float> {
   static constexpr auto buffer_size = cusolverDnSpotrf_bufferSize;
   static constexpr auto potrf = cusolverDnSpotrf;
   static constexpr auto potrs = cusolverDnSpotrs;
+  static constexpr auto potrf_batched = cusolverDnSpotrfBatched;
   static constexpr std::string_view potrf_name = "cusolverDnSpotrf";
+  static constexpr std::string_view potrf_batched_name = "cusolverDnSpotrfBatched";
   static constexpr std::string_view potrs_name = "cusolverDnSpotrs";
 };
 template <>
@@ -21,17 +23,31 @@ struct Cholesky<double> {
   static constexpr auto buffer_size = cusolverDnDpotrf_bufferSize;
   static constexpr auto potrf = cusolverDnDpotrf;
   static constexpr auto potrs = cusolverDnDpotrs;
+  static constexpr auto potrf_batched = cusolverDnDpotrfBatched;
   static constexpr std::string_view potrf_name = "cusolverDnDpotrf";
+  static constexpr std::string_view potrf_batched_name = "cusolverDnDpotrfBatched";
   static constexpr std::string_view potrs_name = "cusolverDnDpotrs";
 };
 
 int to_int(std::int64_t value) { return static_cast<int>(value); }  // validated: fits
 
+// A batch is factored by one potrfBatched call (as PyTorch does), which needs no work area and launches once for
+// the whole batch instead of once per matrix; its count is an int.
+bool uses_batched_call(const Potrf& r) { return r.batch > 1 && r.batch <= solver::kMaxLapackInt; }
+
 template <class T>
 Status potrf(const Potrf& r, const solver::DensePlan& plan, std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<Potrf>;
   std::int32_t* infos = solver::run_infos(plan, run, views[Op::info].data);
-  if (!plan.empty) {
+  if (!plan.empty && plan.pointer_bytes != 0) {
+    ACCEL_ASSIGN_OR_RETURN(void** matrices, solver::batch_pointers(plan, run, views[Op::a].data,
+                                                                   solver::matrix_offset(1, r.stride_a) * sizeof(T)));
+    ACCEL_RETURN_IF_ERROR(solver::launched(
+        run,
+        Cholesky<T>::potrf_batched(plan.handle, solver::to_cublas(r.fill), to_int(r.n), reinterpret_cast<T**>(matrices),
+                                   to_int(r.lda), infos, to_int(r.batch)),
+        Cholesky<T>::potrf_batched_name));
+  } else if (!plan.empty) {
     T* a = static_cast<T*>(views[Op::a].data);
     for (std::int64_t i = 0; i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(
@@ -42,7 +58,7 @@ Status potrf(const Potrf& r, const solver::DensePlan& plan, std::span<const Buff
                            Cholesky<T>::potrf_name));
     }
   }
-  return solver::finish_with_infos(plan, run, solver::Routine::potrf, infos, r.batch);
+  return solver::finish_with_infos(plan, run, solver::Routine::potrf, infos);
 }
 
 template <class T>
@@ -61,7 +77,7 @@ Status potrs(const Potrs& r, const solver::DensePlan& plan, std::span<const Buff
                            Cholesky<T>::potrs_name));
     }
   }
-  return solver::finish_with_infos(plan, run, solver::Routine::potrs, infos, r.batch);
+  return solver::finish_with_infos(plan, run, solver::Routine::potrs, infos);
 }
 
 }  // namespace
@@ -74,13 +90,19 @@ Result<CudaOperation<Potrf>::Plan> CudaOperation<Potrf>::plan(const Potrf& reque
                             .fill = static_cast<std::uint8_t>(r.fill),
                             .n = r.n,
                             .lda = r.lda};
+  if (uses_batched_call(r)) {
+    return solver::plan_dense(target, key, r.batch, r.n == 0, nullptr,
+                              solver::DenseNeeds{.infos_in_workspace = request.info.is_null(), .pointer_array = true});
+  }
   return solver::plan_dense(
-      target, key, r.batch, request.info.is_null(), r.n == 0, [&](cusolverDnHandle_t handle, int* lwork) {
+      target, key, r.batch, r.n == 0,
+      [&](cusolverDnHandle_t handle, int* lwork) {
         const cublasFillMode_t fill = solver::to_cublas(r.fill);
         return r.dtype == DType::f64
                    ? Cholesky<double>::buffer_size(handle, fill, to_int(r.n), nullptr, to_int(r.lda), lwork)
                    : Cholesky<float>::buffer_size(handle, fill, to_int(r.n), nullptr, to_int(r.lda), lwork);
-      });
+      },
+      solver::DenseNeeds{.infos_in_workspace = request.info.is_null()});
 }
 
 Status CudaOperation<Potrf>::run(const Potrf&, const Checked& checked, const Plan& plan,
@@ -93,7 +115,8 @@ Result<CudaOperation<Potrs>::Plan> CudaOperation<Potrs>::plan(const Potrs&, cons
                                                               CudaTarget& target) {
   const Potrs& r = checked.request;
   const solver::WorkKey key{.routine = solver::Routine::potrs, .dtype = r.dtype};
-  return solver::plan_dense(target, key, r.batch, /*infos_in_workspace=*/true, r.n == 0 || r.nrhs == 0, nullptr);
+  return solver::plan_dense(target, key, r.batch, r.n == 0 || r.nrhs == 0, nullptr,
+                            solver::DenseNeeds{.infos_in_workspace = true});
 }
 
 Status CudaOperation<Potrs>::run(const Potrs&, const Checked& checked, const Plan& plan,

@@ -9,7 +9,7 @@ namespace {
 
 // Workspace sizes are a few bytes each; this bounds a stream's cache against a stream of ever new shapes.
 constexpr std::size_t kWorkSizeCapacity = 4096;
-constexpr std::uint64_t kInfoAlignment = 256;
+constexpr std::uint64_t kAlignment = 256;  // of what follows the work area in the workspace
 
 std::string_view status_name(cusolverStatus_t status) {
   switch (status) {
@@ -90,19 +90,23 @@ Result<std::int64_t> WorkSizes::elements(const WorkKey& key, cusolverDnHandle_t 
   return *size;
 }
 
-Result<DensePlan> plan_dense(CudaTarget& target, const WorkKey& key, std::int64_t batch, bool infos_in_workspace,
-                             bool empty, const WorkQuery& query, std::int64_t extra) {
+Result<DensePlan> plan_dense(CudaTarget& target, const WorkKey& key, std::int64_t batch, bool empty,
+                             const WorkQuery& query, DenseNeeds needs) {
   ACCEL_ASSIGN_OR_RETURN(CusolverState * state, target.stream_state<CusolverState>());
-  DensePlan plan{.handle = state->handle(), .empty = empty};
+  DensePlan plan{.handle = state->handle(), .batch = batch, .empty = empty};
   if (empty) return plan;
   if (query) {
     ACCEL_ASSIGN_OR_RETURN(WorkSizes * sizes, target.context_state<WorkSizes>());
     ACCEL_ASSIGN_OR_RETURN(plan.lwork, sizes->elements(key, state->handle(), query));
   }
-  const std::uint64_t work = static_cast<std::uint64_t>(plan.lwork + extra) * size_of(key.dtype);
-  plan.work_bytes = (work + kInfoAlignment - 1) / kInfoAlignment * kInfoAlignment;
-  plan.host_bytes = static_cast<std::uint64_t>(batch) * sizeof(std::int32_t);
-  if (infos_in_workspace) plan.info_bytes = plan.host_bytes;
+  auto aligned = [](std::uint64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; };
+  plan.work_bytes = aligned(static_cast<std::uint64_t>(plan.lwork + needs.extra) * size_of(key.dtype));
+  if (needs.infos_in_workspace) plan.info_bytes = aligned(plan.infos_bytes());
+  plan.host_bytes = plan.infos_bytes();
+  if (needs.pointer_array) {
+    plan.pointer_bytes = static_cast<std::uint64_t>(batch) * sizeof(void*);
+    plan.host_bytes = plan.host_pointers_offset() + plan.pointer_bytes;
+  }
   return plan;
 }
 
@@ -111,21 +115,36 @@ std::int32_t* run_infos(const DensePlan& plan, const CudaRun& run, void* info_bu
   return reinterpret_cast<std::int32_t*>(static_cast<std::byte*>(run.workspace) + plan.work_bytes);
 }
 
-Status finish_with_infos(const DensePlan& plan, CudaRun& run, Routine routine, std::int32_t* infos,
-                         std::int64_t batch) {
-  const std::uint64_t bytes = static_cast<std::uint64_t>(batch) * sizeof(std::int32_t);
+Result<void**> batch_pointers(const DensePlan& plan, CudaRun& run, void* base, std::uint64_t stride_bytes) {
+  if (plan.pointer_bytes == 0 || run.host_result.size() < plan.host_pointers_offset() + plan.pointer_bytes) {
+    return internal_error("batch_pointers: the plan holds no room for the matrices' addresses");
+  }
+  std::byte* host = run.host_result.data() + plan.host_pointers_offset();
+  for (std::int64_t i = 0; i < plan.batch; ++i) {
+    void* address = static_cast<std::byte*>(base) + static_cast<std::uint64_t>(i) * stride_bytes;
+    std::memcpy(host + i * sizeof(void*), &address, sizeof(void*));
+  }
+  void* device = static_cast<std::byte*>(run.workspace) + plan.work_bytes + plan.info_bytes;
+  ACCEL_RETURN_IF_ERROR(
+      run.target.check(cudaMemcpyAsync(device, host, plan.pointer_bytes, cudaMemcpyHostToDevice, run.target.stream()),
+                       "copying the batch's matrix addresses to the device"));
+  return static_cast<void**>(device);
+}
+
+Status finish_with_infos(const DensePlan& plan, CudaRun& run, Routine routine, std::int32_t* infos) {
+  const std::uint64_t bytes = plan.infos_bytes();
   if (plan.empty) {
     if (infos == nullptr) return Status();
     return run.target.check(cudaMemsetAsync(infos, 0, bytes, run.target.stream()), "zeroing the infos");
   }
-  if (run.host_result.size() != bytes) {
-    return internal_error(fmt::format("the run has {} bytes for {} infos", run.host_result.size(), batch));
+  if (run.host_result.size() < bytes) {
+    return internal_error(fmt::format("the run has {} bytes for {} infos", run.host_result.size(), plan.batch));
   }
   ACCEL_RETURN_IF_ERROR(run.target.check(
       cudaMemcpyAsync(run.host_result.data(), infos, bytes, cudaMemcpyDeviceToHost, run.target.stream()),
       "copying cuSOLVER's infos to the host"));
-  run.check_result = [routine](std::span<const std::byte> host) {
-    return batch_status(routine, host, Source::cusolver);
+  run.check_result = [routine, bytes](std::span<const std::byte> host) {
+    return batch_status(routine, host.first(bytes), Source::cusolver);
   };
   return Status();
 }

@@ -68,33 +68,49 @@ class WorkSizes final : public TargetState {
   cache::Cache<std::int64_t> sizes_;
 };
 
-// A planned dense request: the stream's handle and the workspace its run takes — cuSOLVER's work area, then,
-// where the request has no buffer for them, the infos.
+// A planned dense request: the stream's handle and the workspace its run takes — cuSOLVER's work area, then the
+// infos where the request gives no buffer for them, then the matrices' addresses for a *Batched routine — and the
+// host result: the infos, then the addresses that are copied from there to the workspace.
 struct DensePlan {
   cusolverDnHandle_t handle = nullptr;
-  std::int64_t lwork = 0;        // elements of the dtype
-  std::uint64_t work_bytes = 0;  // lwork elements, rounded up so that the infos after them are aligned
-  std::uint64_t info_bytes = 0;  // infos kept in the workspace: one i32 per matrix, or none
-  std::uint64_t host_bytes = 0;  // infos copied to the host for the request's status
-  bool empty = false;            // nothing to compute (n = 0): the run launches nothing but zero infos
+  std::int64_t batch = 1;
+  std::int64_t lwork = 0;           // elements of the dtype
+  std::uint64_t work_bytes = 0;     // lwork and the extra elements, rounded up so that what follows aligns
+  std::uint64_t info_bytes = 0;     // infos kept in the workspace (rounded up), or none
+  std::uint64_t pointer_bytes = 0;  // one address per matrix, or none
+  std::uint64_t host_bytes = 0;     // infos (rounded up to an address) and the addresses
+  bool empty = false;               // nothing to compute (n = 0): the run launches nothing but zero infos
 
-  [[nodiscard]] std::uint64_t workspace_bytes() const noexcept { return work_bytes + info_bytes; }
+  [[nodiscard]] std::uint64_t workspace_bytes() const noexcept { return work_bytes + info_bytes + pointer_bytes; }
+  [[nodiscard]] std::uint64_t infos_bytes() const noexcept {
+    return static_cast<std::uint64_t>(batch) * sizeof(std::int32_t);
+  }
+  [[nodiscard]] std::uint64_t host_pointers_offset() const noexcept { return (infos_bytes() + 7) / 8 * 8; }
+};
+
+// How a request's run uses the workspace beyond cuSOLVER's work area.
+struct DenseNeeds {
+  bool infos_in_workspace = false;  // the request has no info buffer
+  bool pointer_array = false;       // the run calls a *Batched routine
+  std::int64_t extra = 0;           // elements after the work area (gesvd's rwork)
 };
 
 // The plan of a request of `batch` matrices; `query` (none for routines without a work area) is asked once per
-// key, and `extra` elements follow its work area (gesvd's rwork). Infos go to the workspace when the request gives
-// no buffer for them.
-[[nodiscard]] Result<DensePlan> plan_dense(CudaTarget& target, const WorkKey& key, std::int64_t batch,
-                                           bool infos_in_workspace, bool empty, const WorkQuery& query,
-                                           std::int64_t extra = 0);
+// key.
+[[nodiscard]] Result<DensePlan> plan_dense(CudaTarget& target, const WorkKey& key, std::int64_t batch, bool empty,
+                                           const WorkQuery& query, DenseNeeds needs);
 
 // Where a run's infos go: the request's info buffer, or the workspace.
 [[nodiscard]] std::int32_t* run_infos(const DensePlan& plan, const CudaRun& run, void* info_buffer) noexcept;
 
-// After the run's launches: copies the `batch` infos to the host in stream order and makes them the request's
+// The device addresses of a batch's matrices (`base` + i * stride_bytes), for a *Batched routine: written into the
+// host result and copied, in stream order, into the workspace, whose array it returns.
+[[nodiscard]] Result<void**> batch_pointers(const DensePlan& plan, CudaRun& run, void* base,
+                                            std::uint64_t stride_bytes);
+
+// After the run's launches: copies the batch's infos to the host in stream order and makes them the request's
 // status at completion. For an empty plan, zeroes the request's infos instead.
-[[nodiscard]] Status finish_with_infos(const DensePlan& plan, CudaRun& run, Routine routine, std::int32_t* infos,
-                                       std::int64_t batch);
+[[nodiscard]] Status finish_with_infos(const DensePlan& plan, CudaRun& run, Routine routine, std::int32_t* infos);
 
 // A cuSOLVER launch's status, with a sticky CUDA error behind a failure taking precedence.
 [[nodiscard]] Status launched(CudaRun& run, cusolverStatus_t status, std::string_view what);

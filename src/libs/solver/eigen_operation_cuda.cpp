@@ -42,7 +42,7 @@ Status syevd(const Syevd& r, const solver::DensePlan& plan, std::span<const Buff
           Eigen<T>::name));
     }
   }
-  return solver::finish_with_infos(plan, run, solver::Routine::syevd, infos, r.batch);
+  return solver::finish_with_infos(plan, run, solver::Routine::syevd, infos);
 }
 
 }  // namespace
@@ -57,13 +57,15 @@ Result<CudaOperation<Syevd>::Plan> CudaOperation<Syevd>::plan(const Syevd& reque
                             .n = r.n,
                             .lda = r.lda};
   return solver::plan_dense(
-      target, key, r.batch, request.info.is_null(), r.n == 0, [&](cusolverDnHandle_t handle, int* lwork) {
+      target, key, r.batch, r.n == 0,
+      [&](cusolverDnHandle_t handle, int* lwork) {
         const cublasFillMode_t fill = solver::to_cublas(r.fill);
         return r.dtype == DType::f64 ? Eigen<double>::buffer_size(handle, mode(r.job), fill, to_int(r.n), nullptr,
                                                                   to_int(r.lda), nullptr, lwork)
                                      : Eigen<float>::buffer_size(handle, mode(r.job), fill, to_int(r.n), nullptr,
                                                                  to_int(r.lda), nullptr, lwork);
-      });
+      },
+      solver::DenseNeeds{.infos_in_workspace = request.info.is_null()});
 }
 
 Status CudaOperation<Syevd>::run(const Syevd&, const Checked& checked, const Plan& plan,

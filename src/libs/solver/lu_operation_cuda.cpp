@@ -42,7 +42,7 @@ Status getrf(const Getrf& r, const solver::DensePlan& plan, std::span<const Buff
           Lu<T>::getrf_name));
     }
   }
-  return solver::finish_with_infos(plan, run, solver::Routine::getrf, infos, r.batch);
+  return solver::finish_with_infos(plan, run, solver::Routine::getrf, infos);
 }
 
 template <class T>
@@ -63,7 +63,7 @@ Status getrs(const Getrs& r, const solver::DensePlan& plan, std::span<const Buff
           Lu<T>::getrs_name));
     }
   }
-  return solver::finish_with_infos(plan, run, solver::Routine::getrs, infos, r.batch);
+  return solver::finish_with_infos(plan, run, solver::Routine::getrs, infos);
 }
 
 }  // namespace
@@ -73,11 +73,13 @@ Result<CudaOperation<Getrf>::Plan> CudaOperation<Getrf>::plan(const Getrf& reque
   const Getrf& r = checked.request;
   const solver::WorkKey key{.routine = solver::Routine::getrf, .dtype = r.dtype, .m = r.n, .n = r.n, .lda = r.lda};
   return solver::plan_dense(
-      target, key, r.batch, request.info.is_null(), r.n == 0, [&](cusolverDnHandle_t handle, int* lwork) {
+      target, key, r.batch, r.n == 0,
+      [&](cusolverDnHandle_t handle, int* lwork) {
         return r.dtype == DType::f64
                    ? Lu<double>::buffer_size(handle, to_int(r.n), to_int(r.n), nullptr, to_int(r.lda), lwork)
                    : Lu<float>::buffer_size(handle, to_int(r.n), to_int(r.n), nullptr, to_int(r.lda), lwork);
-      });
+      },
+      solver::DenseNeeds{.infos_in_workspace = request.info.is_null()});
 }
 
 Status CudaOperation<Getrf>::run(const Getrf&, const Checked& checked, const Plan& plan,
@@ -90,7 +92,8 @@ Result<CudaOperation<Getrs>::Plan> CudaOperation<Getrs>::plan(const Getrs&, cons
                                                               CudaTarget& target) {
   const Getrs& r = checked.request;
   const solver::WorkKey key{.routine = solver::Routine::getrs, .dtype = r.dtype};
-  return solver::plan_dense(target, key, r.batch, /*infos_in_workspace=*/true, r.n == 0 || r.nrhs == 0, nullptr);
+  return solver::plan_dense(target, key, r.batch, r.n == 0 || r.nrhs == 0, nullptr,
+                            solver::DenseNeeds{.infos_in_workspace = true});
 }
 
 Status CudaOperation<Getrs>::run(const Getrs&, const Checked& checked, const Plan& plan,

@@ -48,7 +48,7 @@ Status geqrf(const Geqrf& r, const solver::DensePlan& plan, std::span<const Buff
                            Qr<T>::geqrf_name));
     }
   }
-  return solver::finish_with_infos(plan, run, solver::Routine::geqrf, infos, r.batch);
+  return solver::finish_with_infos(plan, run, solver::Routine::geqrf, infos);
 }
 
 template <class T>
@@ -67,7 +67,7 @@ Status orgqr(const Orgqr& r, const solver::DensePlan& plan, std::span<const Buff
           Qr<T>::orgqr_name));
     }
   }
-  return solver::finish_with_infos(plan, run, solver::Routine::orgqr, infos, r.batch);
+  return solver::finish_with_infos(plan, run, solver::Routine::orgqr, infos);
 }
 
 }  // namespace
@@ -77,12 +77,13 @@ Result<CudaOperation<Geqrf>::Plan> CudaOperation<Geqrf>::plan(const Geqrf&, cons
   const Geqrf& r = checked.request;
   const solver::WorkKey key{.routine = solver::Routine::geqrf, .dtype = r.dtype, .m = r.m, .n = r.n, .lda = r.lda};
   return solver::plan_dense(
-      target, key, r.batch, /*infos_in_workspace=*/true, r.m == 0 || r.n == 0,
+      target, key, r.batch, r.m == 0 || r.n == 0,
       [&](cusolverDnHandle_t handle, int* lwork) {
         return r.dtype == DType::f64
                    ? Qr<double>::geqrf_size(handle, to_int(r.m), to_int(r.n), nullptr, to_int(r.lda), lwork)
                    : Qr<float>::geqrf_size(handle, to_int(r.m), to_int(r.n), nullptr, to_int(r.lda), lwork);
-      });
+      },
+      solver::DenseNeeds{.infos_in_workspace = true});
 }
 
 Status CudaOperation<Geqrf>::run(const Geqrf&, const Checked& checked, const Plan& plan,
@@ -97,12 +98,14 @@ Result<CudaOperation<Orgqr>::Plan> CudaOperation<Orgqr>::plan(const Orgqr&, cons
   const solver::WorkKey key{
       .routine = solver::Routine::orgqr, .dtype = r.dtype, .m = r.m, .n = r.n, .k = r.k, .lda = r.lda};
   return solver::plan_dense(
-      target, key, r.batch, /*infos_in_workspace=*/true, r.n == 0, [&](cusolverDnHandle_t handle, int* lwork) {
+      target, key, r.batch, r.n == 0,
+      [&](cusolverDnHandle_t handle, int* lwork) {
         return r.dtype == DType::f64 ? Qr<double>::orgqr_size(handle, to_int(r.m), to_int(r.n), to_int(r.k), nullptr,
                                                               to_int(r.lda), nullptr, lwork)
                                      : Qr<float>::orgqr_size(handle, to_int(r.m), to_int(r.n), to_int(r.k), nullptr,
                                                              to_int(r.lda), nullptr, lwork);
-      });
+      },
+      solver::DenseNeeds{.infos_in_workspace = true});
 }
 
 Status CudaOperation<Orgqr>::run(const Orgqr&, const Checked& checked, const Plan& plan,

@@ -55,7 +55,7 @@ Status gesvd(const solver::CheckedGesvd& c, const solver::DensePlan& plan, std::
           Svd<T>::name));
     }
   }
-  return solver::finish_with_infos(plan, run, solver::Routine::gesvd, infos, r.batch);
+  return solver::finish_with_infos(plan, run, solver::Routine::gesvd, infos);
 }
 
 }  // namespace
@@ -71,12 +71,12 @@ Result<CudaOperation<Gesvd>::Plan> CudaOperation<Gesvd>::plan(const Gesvd& reque
   }
   const solver::WorkKey key{.routine = solver::Routine::gesvd, .dtype = r.dtype, .m = r.m, .n = r.n};
   return solver::plan_dense(
-      target, key, r.batch, request.info.is_null(), r.n == 0,
+      target, key, r.batch, r.n == 0,
       [&](cusolverDnHandle_t handle, int* lwork) {
         return r.dtype == DType::f64 ? Svd<double>::buffer_size(handle, to_int(r.m), to_int(r.n), lwork)
                                      : Svd<float>::buffer_size(handle, to_int(r.m), to_int(r.n), lwork);
       },
-      /*extra=*/std::min(r.m, r.n));
+      solver::DenseNeeds{.infos_in_workspace = request.info.is_null(), .extra = std::min(r.m, r.n)});
 }
 
 Status CudaOperation<Gesvd>::run(const Gesvd&, const Checked& checked, const Plan& plan,

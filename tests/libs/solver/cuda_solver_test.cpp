@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <ostream>
 #include <random>
 
 #include "solver_cases.hpp"
@@ -23,6 +24,8 @@ struct Target {
   Isolation isolation;
   CompletionStrategy completion;
 };
+
+void PrintTo(const Target& target, std::ostream* out) { *out << target.name; }
 
 const Target kTargets[] = {{"poller", Isolation::in_process, CompletionStrategy::poller},
                            {"host_callback", Isolation::in_process, CompletionStrategy::host_callback},
