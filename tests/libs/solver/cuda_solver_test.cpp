@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 #include <random>
+#include <type_traits>
 
 #include "solver_cases.hpp"
 #include "testing/cuda_fixture.hpp"
@@ -37,11 +38,12 @@ std::vector<double> doubles(const std::vector<T>& v) {
   return {v.begin(), v.end()};
 }
 
-// Solutions of both devices agree as far as A's condition lets them: random matrices of these sizes are far from
-// singular, so this is loose; the residuals are the strict check.
+// Solutions of both devices agree as far as A's condition lets them. Random n x n matrices have a condition number
+// of about n, with a tail P(κ > t n) ≈ 1/t: these bounds fail for κ beyond about 1e6 (f32) or 1e9 (f64), which
+// for n <= 512 is rarer than one run in a thousand. The residuals are the strict check.
 template <class T>
-double agreement(std::int64_t n) {
-  return 1000.0 * tolerance<T>(n);
+double agreement() {
+  return std::is_same_v<T, float> ? 0.1 : 1e-6;
 }
 
 class CudaSolverTest : public ::testing::TestWithParam<Target> {
@@ -69,7 +71,7 @@ class CudaSolverTest : public ::testing::TestWithParam<Target> {
       EXPECT_LE(gpu.solve_residual, tolerance<T>(n));
       EXPECT_TRUE(gpu.padding_intact);
       EXPECT_EQ(gpu.info, cpu.info);
-      EXPECT_LE(relative_error(doubles(gpu.x), doubles(cpu.x)), agreement<T>(n));
+      EXPECT_LE(relative_error(doubles(gpu.x), doubles(cpu.x)), agreement<T>());
     }
   }
 
