@@ -7,11 +7,17 @@
 //     static std::uint64_t workspace_bytes(const Plan&);  // scratch the run needs (0 for none)
 //     static Status run(const Gemm&, const Checked&, const Plan&, std::span<const BufferView>, CudaRun&);
 //     static void describe(CudaTarget&, LibraryReport&); // optional: library versions, cache statistics
+//     static std::uint64_t host_result_bytes(const Plan&);  // optional: see CudaRun::host_result
 //   };
 //
 // plan() runs before any buffer is resolved, run() with the operands resolved and ordered, on the stream. A
 // family keeps its plans in its own context or stream state (CudaTarget::context_state / stream_state), so
 // nothing of it lives in the device tier.
+//
+// Some libraries report on the device whether the work succeeded (cuSOLVER's devInfo: a singular matrix, one
+// that is not positive definite); the request's status must say so, and the actor must not wait for the GPU to
+// find out. Such a run copies that result, in stream order, into CudaRun::host_result and sets
+// CudaRun::check_result, which reads it once the stream work has finished and gives the request its status.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -128,11 +134,25 @@ class CudaTarget {
   }
 };
 
+// Decides a request's status from what its run copied into CudaRun::host_result, once the stream work has
+// finished. It runs on the completion thread (or CUDA's callback thread): no CUDA calls, nothing that blocks.
+using HostResultCheck = std::function<Status(std::span<const std::byte> host_result)>;
+
+// Whether a family's runs leave a result for the host to check (host_result_bytes(plan) of page-locked memory).
+template <class Request>
+concept HasHostResult = requires(const typename CudaOperation<Request>::Plan& plan) {
+  { CudaOperation<Request>::host_result_bytes(plan) } -> std::same_as<std::uint64_t>;
+};
+
 // The target while a run is enqueued: the stream's workspace, already reserved for the plan's needs.
 struct CudaRun {
   CudaTarget& target;
   void* workspace = nullptr;
   std::uint64_t workspace_bytes = 0;
+  // Page-locked host memory, host_result_bytes(plan) of it (empty for families without the step), that the run
+  // may copy into in stream order; when it does, it sets check_result.
+  std::span<std::byte> host_result;
+  HostResultCheck check_result;
 };
 
 // A failed library launch may hide a sticky error of earlier work; that one decides what the device does.

@@ -11,6 +11,7 @@
 #include "accel/jit/requests.hpp"
 #include "accel/libs/blas/requests.hpp"
 #include "accel/libs/fft/requests.hpp"
+#include "accel/libs/solver/requests.hpp"
 
 namespace accel {
 
@@ -21,7 +22,8 @@ using LibraryRequests = ConcatRequests<blas::Requests,   //
                                        dnn::Requests,    //
                                        jit::Requests,    //
                                        graph::Requests,  //
-                                       fft::Requests>;
+                                       fft::Requests,    //
+                                       solver::Requests>;
 
 using DeviceProtocol = ProtocolOf<ConcatRequests<DeviceRequests, LibraryRequests>>;
 

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -24,6 +25,15 @@ constexpr auto kIdleSpin = std::chrono::microseconds(100);
 // How often the host_callback watcher looks for errors that mean a callback will never run.
 constexpr auto kWatchInterval = std::chrono::milliseconds(1);
 
+// The status that the work's own check gives it (the work has finished without a CUDA error).
+Status checked(const Submitted& work) noexcept {
+  try {
+    return work.check(std::span<const std::byte>(work.staging.data(), work.host_bytes));
+  } catch (const std::exception& e) {
+    return internal_error(fmt::format("checking a request's result on the host: {}", e.what()));
+  }
+}
+
 struct Pending {
   Submitted work;
   Promise<Done> reply;
@@ -32,7 +42,8 @@ struct Pending {
   // Exactly one caller wins; the callback and the watcher may both try.
   bool claim() noexcept { return !claimed.exchange(true, std::memory_order_acq_rel); }
 
-  void finish(const Status& status) noexcept {
+  void finish(Status status) noexcept {
+    if (status.ok() && work.check) status = checked(work);
     if (status.ok() && work.host_destination != nullptr && work.host_bytes != 0) {
       std::memcpy(work.host_destination, work.staging.data(), work.host_bytes);
     }

@@ -17,6 +17,7 @@
 #include "accel/device/requests.hpp"
 #include "device/cuda/cuda_resources.hpp"
 #include "device/cuda/health.hpp"
+#include "operation/cuda_operation.hpp"
 
 namespace accel::device::cuda {
 
@@ -25,7 +26,9 @@ struct Submitted {
   EventRef event;
   PinnedBlock staging;               // given back after completion
   void* host_destination = nullptr;  // on success, staging is copied here (a copy to pageable memory)
-  std::size_t host_bytes = 0;
+  std::size_t host_bytes = 0;        // of staging: copied to host_destination, or read by check
+  // When set, what the work left in staging decides its status (a library's device-side result, see CudaRun).
+  HostResultCheck check;
 };
 
 class CompletionQueue {

@@ -143,6 +143,14 @@ Result<Submitted> CudaStream::enqueue(Request& request) {
   ACCEL_ASSIGN_OR_RETURN(const typename Op::Checked checked, Op::validate(request));
   ACCEL_RETURN_IF_ERROR(context_->check_healthy());
   ACCEL_ASSIGN_OR_RETURN(const typename CudaOp::Plan plan, CudaOp::plan(request, checked, *this));
+  PinnedBlock host_result;
+  std::uint64_t host_result_bytes = 0;
+  if constexpr (HasHostResult<Request>) {
+    host_result_bytes = CudaOp::host_result_bytes(plan);
+    if (host_result_bytes != 0) {
+      ACCEL_ASSIGN_OR_RETURN(host_result, context_->pinned().take(host_result_bytes));
+    }
+  }
   Operands operands;
   Op::operands(request, checked, operands);
   const std::vector<Use> uses = uses_of(operands);
@@ -151,13 +159,15 @@ Result<Submitted> CudaStream::enqueue(Request& request) {
   ACCEL_ASSIGN_OR_RETURN(const std::vector<BufferView> views, context_->table().resolve(operands));
   return ordered(std::span<const Use>(uses), [&]() -> Result<Submitted> {
     const std::uint64_t bytes = CudaOp::workspace_bytes(plan);
-    CudaRun run{.target = *this};
+    CudaRun run{.target = *this, .host_result = {host_result.data(), host_result_bytes}};
     if (bytes != 0) {
       ACCEL_ASSIGN_OR_RETURN(run.workspace, workspace(bytes));
       run.workspace_bytes = bytes;
     }
     ACCEL_RETURN_IF_ERROR(CudaOp::run(request, checked, plan, views, run));
-    return Submitted{};
+    // The host result is given back once the work has finished, whether or not the run used it.
+    return Submitted{
+        .staging = std::move(host_result), .host_bytes = host_result_bytes, .check = std::move(run.check_result)};
   });
 }
 

@@ -1,0 +1,277 @@
+// Dense factorisations on the GPU through the accel device actor, beside the raw cuSOLVER call a user would write
+// (same process, same GPU, same inputs, a handle on a stream of its own): getrf, potrf (lower) and syevd (values and
+// vectors) at n = 256, 1024 and 4096, and a batch of 64 potrf of 32 x 32 (potrfBatched), in f32 and f64. Factorisations
+// overwrite their input, so every call factors a fresh copy, restored by a device-to-device copy that is not timed.
+// What is timed is one call's round trip: for accel, the request until its future is ready (the infos read back and
+// turned into its status); for cuSOLVER, the call, the copy of devInfo to the host that a correct caller makes, and
+// cudaStreamSynchronize. One JSON line per routine, dtype, size and variant:
+//   {"bench":"solver","routine":"getrf","dtype":"f32","n":256,"batch":1,"variant":"accel","median_us":…,"min_us":…,
+//    "reps":…}
+// Usage: solver_bench [routines, default getrf,potrf,syevd,potrf_batched] [sizes, default 256,1024,4096]
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <random>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "accel/device/device.hpp"
+#include "accel/libs/solver/dense.hpp"
+#include "common/csv_report.hpp"
+
+namespace {
+
+using namespace accel;
+using Clock = std::chrono::steady_clock;
+using bench::micros;
+using bench::percentile;
+using bench::require;
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    fmt::print(stderr, "{}: {}\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+void check_solver(cusolverStatus_t s, const char* what) {
+  if (s != CUSOLVER_STATUS_SUCCESS) {
+    fmt::print(stderr, "{}: cusolverStatus_t {}\n", what, static_cast<int>(s));
+    std::exit(1);
+  }
+}
+
+enum class Routine { getrf, potrf, syevd };
+
+const char* name(Routine r) { return r == Routine::getrf ? "getrf" : r == Routine::potrf ? "potrf" : "syevd"; }
+
+// getrf: uniform in [-1, 1]; potrf and syevd: symmetric, with n on the diagonal for potrf (positive definite by
+// Gershgorin, and cheap to make at n = 4096, unlike M Mᵀ).
+template <class T>
+std::vector<T> input(Routine routine, std::int64_t n, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::vector<T> a(static_cast<std::size_t>(n * n));
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = routine == Routine::getrf ? 0 : j; i < n; ++i) {
+      const T v = static_cast<T>(i == j && routine == Routine::potrf ? static_cast<double>(n) : uniform(rng));
+      a[j * n + i] = v;
+      a[i * n + j] = routine == Routine::getrf ? a[i * n + j] : v;
+    }
+  return a;
+}
+
+// The raw library calls, as a user would write them for one shape.
+template <class T>
+struct Direct {
+  static constexpr bool kF64 = std::is_same_v<T, double>;
+  Routine routine;
+  int n;
+  int batch;
+  cudaStream_t stream{};
+  cusolverDnHandle_t handle{};
+  T *a{}, *pristine{}, *work{}, *w{};
+  int *ipiv{}, *info{}, *host_info{};
+  T** matrices{};  // potrfBatched's array of addresses
+  int lwork = 0;
+
+  Direct(Routine r, const std::vector<T>& host, int size, int count) : routine(r), n(size), batch(count) {
+    const std::size_t bytes = host.size() * sizeof(T);
+    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    check_solver(cusolverDnCreate(&handle), "cusolverDnCreate");
+    check_solver(cusolverDnSetStream(handle, stream), "cusolverDnSetStream");
+    check_cuda(cudaMalloc(&a, bytes), "a");
+    check_cuda(cudaMalloc(&pristine, bytes), "pristine");
+    check_cuda(cudaMalloc(&w, n * sizeof(T)), "w");
+    check_cuda(cudaMalloc(&ipiv, n * sizeof(int)), "ipiv");
+    check_cuda(cudaMalloc(&info, batch * sizeof(int)), "info");
+    check_cuda(cudaMallocHost(&host_info, batch * sizeof(int)), "host info");
+    check_cuda(cudaMemcpy(pristine, host.data(), bytes, cudaMemcpyHostToDevice), "upload");
+    std::vector<T*> addresses;
+    for (int i = 0; i < batch; ++i) addresses.push_back(a + static_cast<std::size_t>(i) * n * n);
+    check_cuda(cudaMalloc(&matrices, batch * sizeof(T*)), "matrices");
+    check_cuda(cudaMemcpy(matrices, addresses.data(), batch * sizeof(T*), cudaMemcpyHostToDevice), "addresses");
+    if (routine == Routine::getrf) {
+      check_solver(kF64 ? cusolverDnDgetrf_bufferSize(handle, n, n, reinterpret_cast<double*>(a), n, &lwork)
+                        : cusolverDnSgetrf_bufferSize(handle, n, n, reinterpret_cast<float*>(a), n, &lwork),
+                   "getrf_bufferSize");
+    } else if (routine == Routine::potrf) {
+      check_solver(
+          kF64 ? cusolverDnDpotrf_bufferSize(handle, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<double*>(a), n, &lwork)
+               : cusolverDnSpotrf_bufferSize(handle, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<float*>(a), n, &lwork),
+          "potrf_bufferSize");
+    } else {
+      check_solver(
+          kF64 ? cusolverDnDsyevd_bufferSize(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n,
+                                             reinterpret_cast<double*>(a), n, reinterpret_cast<double*>(w), &lwork)
+               : cusolverDnSsyevd_bufferSize(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n,
+                                             reinterpret_cast<float*>(a), n, reinterpret_cast<float*>(w), &lwork),
+          "syevd_bufferSize");
+    }
+    check_cuda(cudaMalloc(&work, std::max(lwork, 1) * sizeof(T)), "work");
+  }
+  ~Direct() {
+    cudaStreamSynchronize(stream);
+    cusolverDnDestroy(handle);
+    for (void* p :
+         {static_cast<void*>(a), static_cast<void*>(pristine), static_cast<void*>(work), static_cast<void*>(w),
+          static_cast<void*>(ipiv), static_cast<void*>(info), static_cast<void*>(matrices)})
+      cudaFree(p);
+    cudaFreeHost(host_info);
+    cudaStreamDestroy(stream);
+  }
+  void restore() {
+    check_cuda(cudaMemcpyAsync(a, pristine, std::size_t(batch) * n * n * sizeof(T), cudaMemcpyDeviceToDevice, stream),
+               "restore");
+    check_cuda(cudaStreamSynchronize(stream), "sync");
+  }
+  void call() {
+    if (batch > 1) {
+      if constexpr (kF64) {
+        check_solver(cusolverDnDpotrfBatched(handle, CUBLAS_FILL_MODE_LOWER, n, matrices, n, info, batch),
+                     "potrfBatched");
+      } else {
+        check_solver(cusolverDnSpotrfBatched(handle, CUBLAS_FILL_MODE_LOWER, n, matrices, n, info, batch),
+                     "potrfBatched");
+      }
+    } else if constexpr (kF64) {
+      if (routine == Routine::getrf) check_solver(cusolverDnDgetrf(handle, n, n, a, n, work, ipiv, info), "getrf");
+      if (routine == Routine::potrf)
+        check_solver(cusolverDnDpotrf(handle, CUBLAS_FILL_MODE_LOWER, n, a, n, work, lwork, info), "potrf");
+      if (routine == Routine::syevd)
+        check_solver(
+            cusolverDnDsyevd(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, a, n, w, work, lwork, info),
+            "syevd");
+    } else {
+      if (routine == Routine::getrf) check_solver(cusolverDnSgetrf(handle, n, n, a, n, work, ipiv, info), "getrf");
+      if (routine == Routine::potrf)
+        check_solver(cusolverDnSpotrf(handle, CUBLAS_FILL_MODE_LOWER, n, a, n, work, lwork, info), "potrf");
+      if (routine == Routine::syevd)
+        check_solver(
+            cusolverDnSsyevd(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, a, n, w, work, lwork, info),
+            "syevd");
+    }
+    check_cuda(cudaMemcpyAsync(host_info, info, batch * sizeof(int), cudaMemcpyDeviceToHost, stream), "info");
+    check_cuda(cudaStreamSynchronize(stream), "sync");
+    for (int i = 0; i < batch; ++i) {
+      if (host_info[i] != 0) {
+        fmt::print(stderr, "{}: info {} of matrix {}\n", name(routine), host_info[i], i);
+        std::exit(1);
+      }
+    }
+  }
+};
+
+// The same call through the device actor.
+template <class T>
+struct Actor {
+  Device device;
+  Buffer<T> a, pristine, w;
+  Buffer<std::int32_t> ipiv, info;
+  Routine routine;
+  std::int64_t n;
+  std::int64_t batch;
+
+  Actor(Device d, Routine r, const std::vector<T>& host, std::int64_t size, std::int64_t count)
+      : device(std::move(d)), routine(r), n(size), batch(count) {
+    a = require(device.allocate<T>(host.size()).wait(), "a");
+    pristine = require(device.allocate<T>(host.size()).wait(), "pristine");
+    w = require(device.allocate<T>(static_cast<std::uint64_t>(n)).wait(), "w");
+    ipiv = require(device.allocate<std::int32_t>(static_cast<std::uint64_t>(n)).wait(), "ipiv");
+    info = require(device.allocate<std::int32_t>(static_cast<std::uint64_t>(batch)).wait(), "info");
+    require(device.upload(std::span<const T>(host), pristine).wait(), "upload");
+  }
+  void restore() {
+    require(device.ask(CopyOnDevice{.source = pristine, .destination = a, .count = a.size()}).wait(), "restore");
+  }
+  void call() {
+    const DType dtype = dtype_of<T>();
+    Future<Done> done;
+    if (routine == Routine::getrf)
+      done = device.ask(solver::Getrf{.dtype = dtype, .n = n, .a = a, .ipiv = ipiv, .info = info});
+    if (routine == Routine::potrf)
+      done = device.ask(solver::Potrf{.dtype = dtype, .n = n, .batch = batch, .a = a, .info = info});
+    if (routine == Routine::syevd) {
+      done = device.ask(solver::Syevd{
+          .dtype = dtype, .job = solver::EigenJob::values_and_vectors, .n = n, .a = a, .w = w, .info = info});
+    }
+    require(done.wait(), name(routine));
+  }
+};
+
+template <class Runner>
+std::vector<double> time_calls(Runner& runner, int warm, int reps) {
+  std::vector<double> us;
+  for (int i = 0; i < warm + reps; ++i) {
+    runner.restore();
+    const auto t0 = Clock::now();
+    runner.call();
+    if (i >= warm) us.push_back(micros(Clock::now() - t0));
+  }
+  return us;
+}
+
+void report(Routine routine, DType dtype, std::int64_t n, std::int64_t batch, const char* variant,
+            const std::vector<double>& us) {
+  fmt::print(
+      "{{\"bench\":\"solver\",\"routine\":\"{}\",\"dtype\":\"{}\",\"n\":{},\"batch\":{},\"variant\":\"{}\","
+      "\"median_us\":{:.1f},\"min_us\":{:.1f},\"reps\":{}}}\n",
+      name(routine), to_string(dtype), n, batch, variant, percentile(us, 0.5), percentile(us, 0.0), us.size());
+  std::fflush(stdout);
+}
+
+template <class T>
+void measure(Device& device, Routine routine, std::int64_t n, std::int64_t batch, std::mt19937_64& rng) {
+  std::vector<T> a;
+  for (std::int64_t i = 0; i < batch; ++i) {
+    const std::vector<T> one = input<T>(routine, n, rng);
+    a.insert(a.end(), one.begin(), one.end());
+  }
+  const int reps = n <= 256 ? 200 : n <= 1024 ? 40 : routine == Routine::syevd ? 4 : 10;
+  const int warm = n <= 1024 ? 5 : 1;
+  {
+    Actor<T> actor(device, routine, a, n, batch);
+    report(routine, dtype_of<T>(), n, batch, "accel", time_calls(actor, warm, reps));
+  }
+  Direct<T> direct(routine, a, static_cast<int>(n), static_cast<int>(batch));
+  report(routine, dtype_of<T>(), n, batch, batch > 1 ? "cusolver_batched" : "cusolver", time_calls(direct, warm, reps));
+}
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> routines = split(argc > 1 ? argv[1] : "getrf,potrf,syevd,potrf_batched");
+  const std::vector<std::string> sizes = split(argc > 2 ? argv[2] : "256,1024,4096");
+  System system;
+  Result<Device> device = Device::open(system, {.kind = DeviceKind::cuda});
+  if (!device.ok()) {
+    fmt::print(stderr, "solver_bench needs a GPU: {}\n", device.status().to_string());
+    return 77;
+  }
+  std::mt19937_64 rng(42);
+  for (const std::string& r : routines) {
+    if (r == "potrf_batched") {  // the batched shape: 64 x (32 x 32)
+      measure<float>(*device, Routine::potrf, 32, 64, rng);
+      measure<double>(*device, Routine::potrf, 32, 64, rng);
+      continue;
+    }
+    const Routine routine = r == "potrf" ? Routine::potrf : r == "syevd" ? Routine::syevd : Routine::getrf;
+    for (const std::string& size : sizes) {
+      const std::int64_t n = std::stoll(size);
+      measure<float>(*device, routine, n, 1, rng);
+      measure<double>(*device, routine, n, 1, rng);
+    }
+  }
+  return 0;
+}

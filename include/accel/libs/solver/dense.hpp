@@ -1,0 +1,203 @@
+// Dense linear algebra requests (LAPACK's routines; LAPACKE on the CPU device, cuSOLVER on CUDA):
+//   LU        Getrf (P A = L U, partial pivoting) and Getrs (solve with its factors)
+//   Cholesky  Potrf (A = L Lᵀ or Uᵀ U) and Potrs (solve with its factor)
+//   eigen     Syevd (eigenvalues, and eigenvectors when asked, of a symmetric matrix)
+//   QR        Geqrf (A = Q R, Householder) and Orgqr (Q's columns from its reflectors)
+//   SVD       Gesvd (A = U Σ Vᵀ)
+//
+// Layout: matrices are column-major, as LAPACK and cuSOLVER store them: element (i, j) of matrix `b` of a batch
+// is at b * stride + j * ld + i. A leading dimension of 0 means packed (the number of rows), a batch stride of 0
+// means packed (ld * columns). A batch is `batch` independent problems in the same buffers; vectors (pivots,
+// eigenvalues, infos) are packed one after the other, one per matrix.
+//
+// Factorisations are in place, as in LAPACK: Getrf, Potrf and Geqrf overwrite A with their factors, Orgqr with Q,
+// Syevd with the eigenvectors when asked (else with garbage), Gesvd destroys it, and the solves overwrite B with X.
+// Every other output must be a buffer of its own: an output that shares a buffer with another operand is refused.
+//
+//   accel::solver::Getrf lu{.dtype = accel::DType::f64, .n = 100, .a = a, .ipiv = pivots, .info = info};
+//   accel::Status s = device.ask(lu).wait().status();
+//   // s: OK, or failed_precondition "solver::Getrf: U(3,3) is exactly zero: the matrix is singular"
+//
+// The `info` of each factorisation (LAPACK's INFO, one i32 per matrix, written to `info` when a buffer is given)
+// is also the request's status: a matrix for which the factorisation fails (singular, not positive definite,
+// no convergence) completes with failed_precondition naming the first such matrix of the batch and the index
+// LAPACK reports (1-based, as in LAPACK); the other matrices of the batch are factored all the same. A request
+// is checked whole before anything runs: sizes, leading dimensions, strides, dtypes (f32 or f64, the same for
+// every floating-point operand), buffer sizes and aliasing are refused with invalid_argument or not_supported,
+// naming what was wrong. Sizes and leading dimensions must fit LAPACK's 32-bit integers.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "accel/core/buffer_handle.hpp"
+#include "accel/core/result.hpp"
+#include "accel/libs/blas/gemm.hpp"  // Transpose
+
+namespace accel::solver {
+
+// Which triangle of a symmetric matrix is read (and, for Potrf, written); the other is not touched.
+enum class Fill : std::uint8_t { lower, upper };
+// What Syevd computes.
+enum class EigenJob : std::uint8_t { values, values_and_vectors };
+// Which singular vectors Gesvd computes, of U or of Vᵀ: none, the first min(m, n) (thin), or all of them (full).
+enum class SvdJob : std::uint8_t { none, thin, full };
+
+[[nodiscard]] std::string_view to_string(Fill fill) noexcept;
+[[nodiscard]] std::string_view to_string(EigenJob job) noexcept;
+[[nodiscard]] std::string_view to_string(SvdJob job) noexcept;
+
+// P A = L U of n x n matrices. A is replaced by L (below the diagonal, unit diagonal implied) and U (on and
+// above it); row i was interchanged with row ipiv[i] (1-based, as LAPACK's IPIV). info = i > 0: U(i,i) is exactly
+// zero (the factorisation is complete, but U is singular and cannot be used to solve).
+struct Getrf {
+  static constexpr const char* kName = "solver::Getrf";
+  using Response = Done;
+
+  DType dtype = DType::f32;
+  std::int64_t n = 0;
+  std::int64_t lda = 0;
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0;
+  BufferHandle a;     // read and written: in place
+  BufferHandle ipiv;  // i32, n per matrix
+  BufferHandle info;  // optional, i32, one per matrix
+};
+
+// Solves op(A) X = B for n x nrhs B with the factors and pivots of a Getrf; X replaces B.
+struct Getrs {
+  static constexpr const char* kName = "solver::Getrs";
+  using Response = Done;
+
+  DType dtype = DType::f32;
+  Transpose transpose = Transpose::none;  // op(A): A or Aᵀ
+  std::int64_t n = 0;
+  std::int64_t nrhs = 0;
+  std::int64_t lda = 0;
+  std::int64_t ldb = 0;
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0;
+  std::int64_t stride_b = 0;
+  BufferHandle a;  // read: Getrf's factors
+  // read: Getrf's pivots, i32, n per matrix. The CPU device refuses pivots outside 1..n; on CUDA they are not read
+  // before the solve, and such pivots make it read and write outside B.
+  BufferHandle ipiv;
+  BufferHandle b;  // read and written: B in, X out
+};
+
+// Cholesky factorisation of symmetric positive definite n x n matrices: A = L Lᵀ (lower) or Uᵀ U (upper); the
+// factor replaces that triangle of A. info = i > 0: the leading minor of order i is not positive definite.
+struct Potrf {
+  static constexpr const char* kName = "solver::Potrf";
+  using Response = Done;
+
+  DType dtype = DType::f32;
+  Fill fill = Fill::lower;
+  std::int64_t n = 0;
+  std::int64_t lda = 0;
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0;
+  BufferHandle a;     // read and written: in place
+  BufferHandle info;  // optional, i32, one per matrix
+};
+
+// Solves A X = B for n x nrhs B with the Cholesky factor of a Potrf (same fill); X replaces B.
+struct Potrs {
+  static constexpr const char* kName = "solver::Potrs";
+  using Response = Done;
+
+  DType dtype = DType::f32;
+  Fill fill = Fill::lower;
+  std::int64_t n = 0;
+  std::int64_t nrhs = 0;
+  std::int64_t lda = 0;
+  std::int64_t ldb = 0;
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0;
+  std::int64_t stride_b = 0;
+  BufferHandle a;  // read: Potrf's factor
+  BufferHandle b;  // read and written: B in, X out
+};
+
+// Eigenvalues (ascending, into w) and, when asked, orthonormal eigenvectors (the columns of A, in the order of
+// the values) of symmetric n x n matrices, of which the `fill` triangle is read. A is overwritten either way.
+// info = i > 0: the algorithm did not converge.
+struct Syevd {
+  static constexpr const char* kName = "solver::Syevd";
+  using Response = Done;
+
+  DType dtype = DType::f32;
+  EigenJob job = EigenJob::values;
+  Fill fill = Fill::lower;
+  std::int64_t n = 0;
+  std::int64_t lda = 0;
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0;
+  BufferHandle a;     // read and written: in place
+  BufferHandle w;     // written: n values per matrix, of the dtype
+  BufferHandle info;  // optional, i32, one per matrix
+};
+
+// QR factorisation of m x n matrices: R (min(m, n) x n, upper trapezoidal) replaces A on and above the diagonal,
+// the Householder reflectors that make Q lie below it, with their scalars in tau (min(m, n) per matrix). LAPACK's
+// info is only for illegal arguments, which are refused before anything runs.
+struct Geqrf {
+  static constexpr const char* kName = "solver::Geqrf";
+  using Response = Done;
+
+  DType dtype = DType::f32;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t lda = 0;
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0;
+  BufferHandle a;    // read and written: in place
+  BufferHandle tau;  // written: min(m, n) per matrix, of the dtype
+};
+
+// The first n columns of Q = H(1) … H(k) (m x n, m >= n >= k) from the first k reflectors and scalars of a Geqrf:
+// they replace A (for the thin Q of an m x n Geqrf with m >= n: n = k = n).
+struct Orgqr {
+  static constexpr const char* kName = "solver::Orgqr";
+  using Response = Done;
+
+  DType dtype = DType::f32;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t lda = 0;
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0;
+  BufferHandle a;    // read and written: Geqrf's reflectors in, Q out
+  BufferHandle tau;  // read: Geqrf's scalars, k per matrix (packed, k apart)
+};
+
+// Singular value decomposition of m x n matrices, A = U Σ Vᵀ: the singular values, descending, into s (min(m, n) per
+// matrix), U (m x m, or m x min(m, n) when thin) into u and Vᵀ (n x n, or min(m, n) x n when thin) into vt, each when
+// asked. A is destroyed. cuSOLVER's gesvd takes m >= n only: for a wide matrix, decompose Aᵀ (whose U and Vᵀ are
+// this one's V and Uᵀ); the CPU device takes both. info = i > 0: i superdiagonals of an intermediate bidiagonal form
+// did not converge to zero.
+struct Gesvd {
+  static constexpr const char* kName = "solver::Gesvd";
+  using Response = Done;
+
+  DType dtype = DType::f32;
+  SvdJob job_u = SvdJob::thin;
+  SvdJob job_vt = SvdJob::thin;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t lda = 0;
+  std::int64_t ldu = 0;
+  std::int64_t ldvt = 0;
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0;
+  std::int64_t stride_u = 0;
+  std::int64_t stride_vt = 0;
+  BufferHandle a;     // read and destroyed
+  BufferHandle s;     // written: min(m, n) per matrix, of the dtype
+  BufferHandle u;     // written, unless job_u is none (then null)
+  BufferHandle vt;    // written, unless job_vt is none (then null)
+  BufferHandle info;  // optional, i32, one per matrix
+};
+
+}  // namespace accel::solver

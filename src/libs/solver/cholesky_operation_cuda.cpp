@@ -1,0 +1,128 @@
+#include "libs/solver/cholesky_operation_cuda.hpp"
+
+namespace accel {
+namespace {
+
+using solver::Potrf;
+using solver::Potrs;
+
+template <class T>
+struct Cholesky;
+template <>
+struct Cholesky<float> {
+  static constexpr auto buffer_size = cusolverDnSpotrf_bufferSize;
+  static constexpr auto potrf = cusolverDnSpotrf;
+  static constexpr auto potrs = cusolverDnSpotrs;
+  static constexpr auto potrf_batched = cusolverDnSpotrfBatched;
+  static constexpr std::string_view potrf_name = "cusolverDnSpotrf";
+  static constexpr std::string_view potrf_batched_name = "cusolverDnSpotrfBatched";
+  static constexpr std::string_view potrs_name = "cusolverDnSpotrs";
+};
+template <>
+struct Cholesky<double> {
+  static constexpr auto buffer_size = cusolverDnDpotrf_bufferSize;
+  static constexpr auto potrf = cusolverDnDpotrf;
+  static constexpr auto potrs = cusolverDnDpotrs;
+  static constexpr auto potrf_batched = cusolverDnDpotrfBatched;
+  static constexpr std::string_view potrf_name = "cusolverDnDpotrf";
+  static constexpr std::string_view potrf_batched_name = "cusolverDnDpotrfBatched";
+  static constexpr std::string_view potrs_name = "cusolverDnDpotrs";
+};
+
+int to_int(std::int64_t value) { return static_cast<int>(value); }  // validated: fits
+
+// A batch is factored by one potrfBatched call (as PyTorch does), which needs no work area and launches once for
+// the whole batch instead of once per matrix; its count is an int.
+bool uses_batched_call(const Potrf& r) { return r.batch > 1 && r.batch <= solver::kMaxLapackInt; }
+
+template <class T>
+Status potrf(const Potrf& r, const solver::DensePlan& plan, std::span<const BufferView> views, CudaRun& run) {
+  using Op = Operation<Potrf>;
+  std::int32_t* infos = solver::run_infos(plan, run, views[Op::info].data);
+  if (!plan.empty && plan.pointer_bytes != 0) {
+    ACCEL_ASSIGN_OR_RETURN(void** matrices, solver::batch_pointers(plan, run, views[Op::a].data,
+                                                                   solver::matrix_offset(1, r.stride_a) * sizeof(T)));
+    ACCEL_RETURN_IF_ERROR(solver::launched(
+        run,
+        Cholesky<T>::potrf_batched(plan.handle, solver::to_cublas(r.fill), to_int(r.n), reinterpret_cast<T**>(matrices),
+                                   to_int(r.lda), infos, to_int(r.batch)),
+        Cholesky<T>::potrf_batched_name));
+  } else if (!plan.empty) {
+    T* a = static_cast<T*>(views[Op::a].data);
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      ACCEL_RETURN_IF_ERROR(
+          solver::launched(run,
+                           Cholesky<T>::potrf(plan.handle, solver::to_cublas(r.fill), to_int(r.n),
+                                              a + solver::matrix_offset(i, r.stride_a), to_int(r.lda),
+                                              static_cast<T*>(run.workspace), to_int(plan.lwork), infos + i),
+                           Cholesky<T>::potrf_name));
+    }
+  }
+  return solver::finish_with_infos(plan, run, solver::Routine::potrf, infos);
+}
+
+template <class T>
+Status potrs(const Potrs& r, const solver::DensePlan& plan, std::span<const BufferView> views, CudaRun& run) {
+  using Op = Operation<Potrs>;
+  std::int32_t* infos = solver::run_infos(plan, run, nullptr);
+  if (!plan.empty) {
+    const T* a = static_cast<const T*>(views[Op::a].data);
+    T* b = static_cast<T*>(views[Op::b].data);
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      ACCEL_RETURN_IF_ERROR(
+          solver::launched(run,
+                           Cholesky<T>::potrs(plan.handle, solver::to_cublas(r.fill), to_int(r.n), to_int(r.nrhs),
+                                              a + solver::matrix_offset(i, r.stride_a), to_int(r.lda),
+                                              b + solver::matrix_offset(i, r.stride_b), to_int(r.ldb), infos + i),
+                           Cholesky<T>::potrs_name));
+    }
+  }
+  return solver::finish_with_infos(plan, run, solver::Routine::potrs, infos);
+}
+
+}  // namespace
+
+Result<CudaOperation<Potrf>::Plan> CudaOperation<Potrf>::plan(const Potrf& request, const Checked& checked,
+                                                              CudaTarget& target) {
+  const Potrf& r = checked.request;
+  const solver::WorkKey key{.routine = solver::Routine::potrf,
+                            .dtype = r.dtype,
+                            .fill = static_cast<std::uint8_t>(r.fill),
+                            .n = r.n,
+                            .lda = r.lda};
+  if (uses_batched_call(r)) {
+    return solver::plan_dense(target, key, r.batch, r.n == 0, nullptr,
+                              solver::DenseNeeds{.infos_in_workspace = request.info.is_null(), .pointer_array = true});
+  }
+  return solver::plan_dense(
+      target, key, r.batch, r.n == 0,
+      [&](cusolverDnHandle_t handle, int* lwork) {
+        const cublasFillMode_t fill = solver::to_cublas(r.fill);
+        return r.dtype == DType::f64
+                   ? Cholesky<double>::buffer_size(handle, fill, to_int(r.n), nullptr, to_int(r.lda), lwork)
+                   : Cholesky<float>::buffer_size(handle, fill, to_int(r.n), nullptr, to_int(r.lda), lwork);
+      },
+      solver::DenseNeeds{.infos_in_workspace = request.info.is_null()});
+}
+
+Status CudaOperation<Potrf>::run(const Potrf&, const Checked& checked, const Plan& plan,
+                                 std::span<const BufferView> views, CudaRun& run) {
+  return checked.request.dtype == DType::f64 ? potrf<double>(checked.request, plan, views, run)
+                                             : potrf<float>(checked.request, plan, views, run);
+}
+
+Result<CudaOperation<Potrs>::Plan> CudaOperation<Potrs>::plan(const Potrs&, const Checked& checked,
+                                                              CudaTarget& target) {
+  const Potrs& r = checked.request;
+  const solver::WorkKey key{.routine = solver::Routine::potrs, .dtype = r.dtype};
+  return solver::plan_dense(target, key, r.batch, r.n == 0 || r.nrhs == 0, nullptr,
+                            solver::DenseNeeds{.infos_in_workspace = true});
+}
+
+Status CudaOperation<Potrs>::run(const Potrs&, const Checked& checked, const Plan& plan,
+                                 std::span<const BufferView> views, CudaRun& run) {
+  return checked.request.dtype == DType::f64 ? potrs<double>(checked.request, plan, views, run)
+                                             : potrs<float>(checked.request, plan, views, run);
+}
+
+}  // namespace accel

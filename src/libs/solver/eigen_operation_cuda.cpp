@@ -1,0 +1,77 @@
+#include "libs/solver/eigen_operation_cuda.hpp"
+
+namespace accel {
+namespace {
+
+using solver::Syevd;
+
+template <class T>
+struct Eigen;
+template <>
+struct Eigen<float> {
+  static constexpr auto buffer_size = cusolverDnSsyevd_bufferSize;
+  static constexpr auto syevd = cusolverDnSsyevd;
+  static constexpr std::string_view name = "cusolverDnSsyevd";
+};
+template <>
+struct Eigen<double> {
+  static constexpr auto buffer_size = cusolverDnDsyevd_bufferSize;
+  static constexpr auto syevd = cusolverDnDsyevd;
+  static constexpr std::string_view name = "cusolverDnDsyevd";
+};
+
+int to_int(std::int64_t value) { return static_cast<int>(value); }  // validated: fits
+
+cusolverEigMode_t mode(solver::EigenJob job) {
+  return job == solver::EigenJob::values_and_vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+}
+
+template <class T>
+Status syevd(const Syevd& r, const solver::DensePlan& plan, std::span<const BufferView> views, CudaRun& run) {
+  using Op = Operation<Syevd>;
+  std::int32_t* infos = solver::run_infos(plan, run, views[Op::info].data);
+  if (!plan.empty) {
+    T* a = static_cast<T*>(views[Op::a].data);
+    T* w = static_cast<T*>(views[Op::w].data);
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      ACCEL_RETURN_IF_ERROR(solver::launched(
+          run,
+          Eigen<T>::syevd(plan.handle, mode(r.job), solver::to_cublas(r.fill), to_int(r.n),
+                          a + solver::matrix_offset(i, r.stride_a), to_int(r.lda), w + solver::matrix_offset(i, r.n),
+                          static_cast<T*>(run.workspace), to_int(plan.lwork), infos + i),
+          Eigen<T>::name));
+    }
+  }
+  return solver::finish_with_infos(plan, run, solver::Routine::syevd, infos);
+}
+
+}  // namespace
+
+Result<CudaOperation<Syevd>::Plan> CudaOperation<Syevd>::plan(const Syevd& request, const Checked& checked,
+                                                              CudaTarget& target) {
+  const Syevd& r = checked.request;
+  const solver::WorkKey key{.routine = solver::Routine::syevd,
+                            .dtype = r.dtype,
+                            .fill = static_cast<std::uint8_t>(r.fill),
+                            .job = static_cast<std::uint8_t>(r.job),
+                            .n = r.n,
+                            .lda = r.lda};
+  return solver::plan_dense(
+      target, key, r.batch, r.n == 0,
+      [&](cusolverDnHandle_t handle, int* lwork) {
+        const cublasFillMode_t fill = solver::to_cublas(r.fill);
+        return r.dtype == DType::f64 ? Eigen<double>::buffer_size(handle, mode(r.job), fill, to_int(r.n), nullptr,
+                                                                  to_int(r.lda), nullptr, lwork)
+                                     : Eigen<float>::buffer_size(handle, mode(r.job), fill, to_int(r.n), nullptr,
+                                                                 to_int(r.lda), nullptr, lwork);
+      },
+      solver::DenseNeeds{.infos_in_workspace = request.info.is_null()});
+}
+
+Status CudaOperation<Syevd>::run(const Syevd&, const Checked& checked, const Plan& plan,
+                                 std::span<const BufferView> views, CudaRun& run) {
+  return checked.request.dtype == DType::f64 ? syevd<double>(checked.request, plan, views, run)
+                                             : syevd<float>(checked.request, plan, views, run);
+}
+
+}  // namespace accel

@@ -1,0 +1,204 @@
+#include "libs/solver/lapacke_dense.hpp"
+
+#include <fmt/format.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include "libs/solver/dense_checks.hpp"
+#include "libs/solver/dense_info.hpp"
+
+namespace accel::solver {
+namespace {
+
+static_assert(sizeof(lapack_int) == sizeof(std::int32_t), "pivots and infos are i32: LAPACKE must use 32-bit ints");
+
+template <class T>
+struct Lapacke;
+template <>
+struct Lapacke<float> {
+  static constexpr auto getrf = LAPACKE_sgetrf;
+  static constexpr auto getrs = LAPACKE_sgetrs;
+  static constexpr auto potrf = LAPACKE_spotrf;
+  static constexpr auto potrs = LAPACKE_spotrs;
+  static constexpr auto syevd = LAPACKE_ssyevd;
+  static constexpr auto geqrf = LAPACKE_sgeqrf;
+  static constexpr auto orgqr = LAPACKE_sorgqr;
+  static constexpr auto gesvd = LAPACKE_sgesvd;
+};
+template <>
+struct Lapacke<double> {
+  static constexpr auto getrf = LAPACKE_dgetrf;
+  static constexpr auto getrs = LAPACKE_dgetrs;
+  static constexpr auto potrf = LAPACKE_dpotrf;
+  static constexpr auto potrs = LAPACKE_dpotrs;
+  static constexpr auto syevd = LAPACKE_dsyevd;
+  static constexpr auto geqrf = LAPACKE_dgeqrf;
+  static constexpr auto orgqr = LAPACKE_dorgqr;
+  static constexpr auto gesvd = LAPACKE_dgesvd;
+};
+
+lapack_int to_int(std::int64_t value) { return static_cast<lapack_int>(value); }  // validated: fits
+char uplo(Fill fill) { return fill == Fill::upper ? 'U' : 'L'; }
+
+// What LAPACKE returned for matrix `index`. Beyond LAPACK's INFO it returns its own codes: failed allocations,
+// and, for a matrix holding NaN, the argument's position (it checks its matrices before calling LAPACK), which is
+// the only argument it can refuse once the request was validated.
+Status lapacke_status(Routine routine, lapack_int code, std::int64_t index, std::int64_t batch) {
+  if (code == LAPACK_WORK_MEMORY_ERROR || code == LAPACK_TRANSPOSE_MEMORY_ERROR) {
+    return Status(Code::resource_exhausted, "LAPACKE could not allocate its workspace", Source::openblas, code);
+  }
+  if (code < 0) {
+    return Status(
+        Code::invalid_argument,
+        fmt::format("{}: LAPACKE refused argument {}: a matrix holds NaN", error_prefix(routine, index, batch), -code),
+        Source::openblas, code);
+  }
+  return info_status(routine, code, index, batch, Source::openblas);
+}
+
+// Runs `call(index)` on every matrix of a batch, keeping each info; the first failure is the batch's status, but
+// the other matrices are still solved (as cuSOLVER does), unless memory ran out.
+template <class Call>
+Status each_matrix(Routine routine, std::int64_t batch, std::int32_t* infos, Call&& call) {
+  Status first;
+  for (std::int64_t i = 0; i < batch; ++i) {
+    const lapack_int code = call(i);
+    if (infos != nullptr) infos[i] = code;
+    Status status = lapacke_status(routine, code, i, batch);
+    if (status.code() == Code::resource_exhausted) return status;
+    first.update(status);
+  }
+  return first;
+}
+
+template <class T>
+T* matrix(void* base, std::int64_t index, std::int64_t stride) {
+  return static_cast<T*>(base) + matrix_offset(index, stride);
+}
+template <class T>
+const T* matrix(const void* base, std::int64_t index, std::int64_t stride) {
+  return static_cast<const T*>(base) + matrix_offset(index, stride);
+}
+
+template <class T>
+Status getrf(const Getrf& r, void* a, std::int32_t* ipiv, std::int32_t* info) {
+  return each_matrix(Routine::getrf, r.batch, info, [&](std::int64_t i) {
+    return Lapacke<T>::getrf(LAPACK_COL_MAJOR, to_int(r.n), to_int(r.n), matrix<T>(a, i, r.stride_a), to_int(r.lda),
+                             ipiv + matrix_offset(i, r.n));
+  });
+}
+
+// LAPACK trusts its pivots: one outside 1..n would have it swap rows outside B.
+Status check_pivots(const Getrs& r, const std::int32_t* ipiv) {
+  for (std::int64_t i = 0; i < r.batch * r.n; ++i) {
+    if (ipiv[i] < 1 || ipiv[i] > r.n) {
+      return invalid_argument(fmt::format("{}: ipiv[{}] = {} is not a row of A (1 to {}): pass Getrf's pivots",
+                                          error_prefix(Routine::getrs, i / r.n, r.batch), i, ipiv[i], r.n));
+    }
+  }
+  return Status();
+}
+
+template <class T>
+Status getrs(const Getrs& r, const void* a, const std::int32_t* ipiv, void* b) {
+  ACCEL_RETURN_IF_ERROR(check_pivots(r, ipiv));
+  const char trans = r.transpose == Transpose::transpose ? 'T' : 'N';
+  return each_matrix(Routine::getrs, r.batch, nullptr, [&](std::int64_t i) {
+    return Lapacke<T>::getrs(LAPACK_COL_MAJOR, trans, to_int(r.n), to_int(r.nrhs), matrix<T>(a, i, r.stride_a),
+                             to_int(r.lda), ipiv + matrix_offset(i, r.n), matrix<T>(b, i, r.stride_b), to_int(r.ldb));
+  });
+}
+
+template <class T>
+Status potrf(const Potrf& r, void* a, std::int32_t* info) {
+  return each_matrix(Routine::potrf, r.batch, info, [&](std::int64_t i) {
+    return Lapacke<T>::potrf(LAPACK_COL_MAJOR, uplo(r.fill), to_int(r.n), matrix<T>(a, i, r.stride_a), to_int(r.lda));
+  });
+}
+
+template <class T>
+Status potrs(const Potrs& r, const void* a, void* b) {
+  return each_matrix(Routine::potrs, r.batch, nullptr, [&](std::int64_t i) {
+    return Lapacke<T>::potrs(LAPACK_COL_MAJOR, uplo(r.fill), to_int(r.n), to_int(r.nrhs), matrix<T>(a, i, r.stride_a),
+                             to_int(r.lda), matrix<T>(b, i, r.stride_b), to_int(r.ldb));
+  });
+}
+
+template <class T>
+Status syevd(const Syevd& r, void* a, void* w, std::int32_t* info) {
+  const char jobz = r.job == EigenJob::values_and_vectors ? 'V' : 'N';
+  return each_matrix(Routine::syevd, r.batch, info, [&](std::int64_t i) {
+    return Lapacke<T>::syevd(LAPACK_COL_MAJOR, jobz, uplo(r.fill), to_int(r.n), matrix<T>(a, i, r.stride_a),
+                             to_int(r.lda), matrix<T>(w, i, r.n));
+  });
+}
+
+template <class T>
+Status geqrf(const Geqrf& r, void* a, void* tau) {
+  const std::int64_t k = std::min(r.m, r.n);
+  return each_matrix(Routine::geqrf, r.batch, nullptr, [&](std::int64_t i) {
+    return Lapacke<T>::geqrf(LAPACK_COL_MAJOR, to_int(r.m), to_int(r.n), matrix<T>(a, i, r.stride_a), to_int(r.lda),
+                             matrix<T>(tau, i, k));
+  });
+}
+
+template <class T>
+Status orgqr(const Orgqr& r, void* a, const void* tau) {
+  return each_matrix(Routine::orgqr, r.batch, nullptr, [&](std::int64_t i) {
+    return Lapacke<T>::orgqr(LAPACK_COL_MAJOR, to_int(r.m), to_int(r.n), to_int(r.k), matrix<T>(a, i, r.stride_a),
+                             to_int(r.lda), matrix<T>(tau, i, r.k));
+  });
+}
+
+char svd_job(SvdJob job) { return job == SvdJob::full ? 'A' : job == SvdJob::thin ? 'S' : 'N'; }
+
+template <class T>
+Status gesvd(const Gesvd& r, void* a, void* s, void* u, void* vt, std::int32_t* info) {
+  const std::int64_t k = std::min(r.m, r.n);
+  std::vector<T> superdiagonal(static_cast<std::size_t>(std::max<std::int64_t>(k, 2) - 1));
+  return each_matrix(Routine::gesvd, r.batch, info, [&](std::int64_t i) {
+    return Lapacke<T>::gesvd(
+        LAPACK_COL_MAJOR, svd_job(r.job_u), svd_job(r.job_vt), to_int(r.m), to_int(r.n), matrix<T>(a, i, r.stride_a),
+        to_int(r.lda), matrix<T>(s, i, k), u == nullptr ? nullptr : matrix<T>(u, i, r.stride_u), to_int(r.ldu),
+        vt == nullptr ? nullptr : matrix<T>(vt, i, r.stride_vt), to_int(r.ldvt), superdiagonal.data());
+  });
+}
+
+}  // namespace
+
+Status lapacke_getrf(const Getrf& r, void* a, std::int32_t* ipiv, std::int32_t* info) {
+  return r.dtype == DType::f64 ? getrf<double>(r, a, ipiv, info) : getrf<float>(r, a, ipiv, info);
+}
+Status lapacke_getrs(const Getrs& r, const void* a, const std::int32_t* ipiv, void* b) {
+  return r.dtype == DType::f64 ? getrs<double>(r, a, ipiv, b) : getrs<float>(r, a, ipiv, b);
+}
+Status lapacke_potrf(const Potrf& r, void* a, std::int32_t* info) {
+  return r.dtype == DType::f64 ? potrf<double>(r, a, info) : potrf<float>(r, a, info);
+}
+Status lapacke_potrs(const Potrs& r, const void* a, void* b) {
+  return r.dtype == DType::f64 ? potrs<double>(r, a, b) : potrs<float>(r, a, b);
+}
+Status lapacke_syevd(const Syevd& r, void* a, void* w, std::int32_t* info) {
+  return r.dtype == DType::f64 ? syevd<double>(r, a, w, info) : syevd<float>(r, a, w, info);
+}
+
+Status lapacke_geqrf(const Geqrf& r, void* a, void* tau) {
+  return r.dtype == DType::f64 ? geqrf<double>(r, a, tau) : geqrf<float>(r, a, tau);
+}
+Status lapacke_orgqr(const Orgqr& r, void* a, const void* tau) {
+  return r.dtype == DType::f64 ? orgqr<double>(r, a, tau) : orgqr<float>(r, a, tau);
+}
+Status lapacke_gesvd(const Gesvd& r, void* a, void* s, void* u, void* vt, std::int32_t* info) {
+  return r.dtype == DType::f64 ? gesvd<double>(r, a, s, u, vt, info) : gesvd<float>(r, a, s, u, vt, info);
+}
+
+LibraryVersion lapack_library() {
+  lapack_int major = 0, minor = 0, patch = 0;
+  LAPACK_ilaver(&major, &minor, &patch);
+  return {.name = "LAPACK", .version = fmt::format("{}.{}.{} (LAPACKE)", major, minor, patch)};
+}
+
+}  // namespace accel::solver

@@ -1,0 +1,26 @@
+// The dense solver requests on the CPU: LAPACKE over OpenBLAS, column-major. Each runs every matrix of a request
+// validated and resolved (its Operation's validate and operands), writes the infos when the request has an info
+// buffer, and returns the batch's status (dense_info.hpp).
+#pragma once
+
+#include <cstdint>
+
+#include "accel/core/library_version.hpp"
+#include "accel/libs/solver/dense.hpp"
+
+namespace accel::solver {
+
+[[nodiscard]] Status lapacke_getrf(const Getrf& request, void* a, std::int32_t* ipiv, std::int32_t* info);
+[[nodiscard]] Status lapacke_getrs(const Getrs& request, const void* a, const std::int32_t* ipiv, void* b);
+[[nodiscard]] Status lapacke_potrf(const Potrf& request, void* a, std::int32_t* info);
+[[nodiscard]] Status lapacke_potrs(const Potrs& request, const void* a, void* b);
+[[nodiscard]] Status lapacke_syevd(const Syevd& request, void* a, void* w, std::int32_t* info);
+[[nodiscard]] Status lapacke_geqrf(const Geqrf& request, void* a, void* tau);
+[[nodiscard]] Status lapacke_orgqr(const Orgqr& request, void* a, const void* tau);
+// u and vt may be null when their job is none.
+[[nodiscard]] Status lapacke_gesvd(const Gesvd& request, void* a, void* s, void* u, void* vt, std::int32_t* info);
+
+// {"LAPACK", "3.11.0"}: the version LAPACKE's library reports.
+[[nodiscard]] LibraryVersion lapack_library();
+
+}  // namespace accel::solver

@@ -1,0 +1,117 @@
+#include "libs/solver/qr_operation_cuda.hpp"
+
+#include <algorithm>
+
+namespace accel {
+namespace {
+
+using solver::Geqrf;
+using solver::Orgqr;
+
+template <class T>
+struct Qr;
+template <>
+struct Qr<float> {
+  static constexpr auto geqrf_size = cusolverDnSgeqrf_bufferSize;
+  static constexpr auto geqrf = cusolverDnSgeqrf;
+  static constexpr auto orgqr_size = cusolverDnSorgqr_bufferSize;
+  static constexpr auto orgqr = cusolverDnSorgqr;
+  static constexpr std::string_view geqrf_name = "cusolverDnSgeqrf";
+  static constexpr std::string_view orgqr_name = "cusolverDnSorgqr";
+};
+template <>
+struct Qr<double> {
+  static constexpr auto geqrf_size = cusolverDnDgeqrf_bufferSize;
+  static constexpr auto geqrf = cusolverDnDgeqrf;
+  static constexpr auto orgqr_size = cusolverDnDorgqr_bufferSize;
+  static constexpr auto orgqr = cusolverDnDorgqr;
+  static constexpr std::string_view geqrf_name = "cusolverDnDgeqrf";
+  static constexpr std::string_view orgqr_name = "cusolverDnDorgqr";
+};
+
+int to_int(std::int64_t value) { return static_cast<int>(value); }  // validated: fits
+
+template <class T>
+Status geqrf(const Geqrf& r, const solver::DensePlan& plan, std::span<const BufferView> views, CudaRun& run) {
+  using Op = Operation<Geqrf>;
+  std::int32_t* infos = solver::run_infos(plan, run, nullptr);
+  if (!plan.empty) {
+    T* a = static_cast<T*>(views[Op::a].data);
+    T* tau = static_cast<T*>(views[Op::tau].data);
+    const std::int64_t k = std::min(r.m, r.n);
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      ACCEL_RETURN_IF_ERROR(
+          solver::launched(run,
+                           Qr<T>::geqrf(plan.handle, to_int(r.m), to_int(r.n), a + solver::matrix_offset(i, r.stride_a),
+                                        to_int(r.lda), tau + solver::matrix_offset(i, k),
+                                        static_cast<T*>(run.workspace), to_int(plan.lwork), infos + i),
+                           Qr<T>::geqrf_name));
+    }
+  }
+  return solver::finish_with_infos(plan, run, solver::Routine::geqrf, infos);
+}
+
+template <class T>
+Status orgqr(const Orgqr& r, const solver::DensePlan& plan, std::span<const BufferView> views, CudaRun& run) {
+  using Op = Operation<Orgqr>;
+  std::int32_t* infos = solver::run_infos(plan, run, nullptr);
+  if (!plan.empty) {
+    T* a = static_cast<T*>(views[Op::a].data);
+    const T* tau = static_cast<const T*>(views[Op::tau].data);
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      ACCEL_RETURN_IF_ERROR(solver::launched(
+          run,
+          Qr<T>::orgqr(plan.handle, to_int(r.m), to_int(r.n), to_int(r.k), a + solver::matrix_offset(i, r.stride_a),
+                       to_int(r.lda), tau + solver::matrix_offset(i, r.k), static_cast<T*>(run.workspace),
+                       to_int(plan.lwork), infos + i),
+          Qr<T>::orgqr_name));
+    }
+  }
+  return solver::finish_with_infos(plan, run, solver::Routine::orgqr, infos);
+}
+
+}  // namespace
+
+Result<CudaOperation<Geqrf>::Plan> CudaOperation<Geqrf>::plan(const Geqrf&, const Checked& checked,
+                                                              CudaTarget& target) {
+  const Geqrf& r = checked.request;
+  const solver::WorkKey key{.routine = solver::Routine::geqrf, .dtype = r.dtype, .m = r.m, .n = r.n, .lda = r.lda};
+  return solver::plan_dense(
+      target, key, r.batch, r.m == 0 || r.n == 0,
+      [&](cusolverDnHandle_t handle, int* lwork) {
+        return r.dtype == DType::f64
+                   ? Qr<double>::geqrf_size(handle, to_int(r.m), to_int(r.n), nullptr, to_int(r.lda), lwork)
+                   : Qr<float>::geqrf_size(handle, to_int(r.m), to_int(r.n), nullptr, to_int(r.lda), lwork);
+      },
+      solver::DenseNeeds{.infos_in_workspace = true});
+}
+
+Status CudaOperation<Geqrf>::run(const Geqrf&, const Checked& checked, const Plan& plan,
+                                 std::span<const BufferView> views, CudaRun& run) {
+  return checked.request.dtype == DType::f64 ? geqrf<double>(checked.request, plan, views, run)
+                                             : geqrf<float>(checked.request, plan, views, run);
+}
+
+Result<CudaOperation<Orgqr>::Plan> CudaOperation<Orgqr>::plan(const Orgqr&, const Checked& checked,
+                                                              CudaTarget& target) {
+  const Orgqr& r = checked.request;
+  const solver::WorkKey key{
+      .routine = solver::Routine::orgqr, .dtype = r.dtype, .m = r.m, .n = r.n, .k = r.k, .lda = r.lda};
+  return solver::plan_dense(
+      target, key, r.batch, r.n == 0,
+      [&](cusolverDnHandle_t handle, int* lwork) {
+        return r.dtype == DType::f64 ? Qr<double>::orgqr_size(handle, to_int(r.m), to_int(r.n), to_int(r.k), nullptr,
+                                                              to_int(r.lda), nullptr, lwork)
+                                     : Qr<float>::orgqr_size(handle, to_int(r.m), to_int(r.n), to_int(r.k), nullptr,
+                                                             to_int(r.lda), nullptr, lwork);
+      },
+      solver::DenseNeeds{.infos_in_workspace = true});
+}
+
+Status CudaOperation<Orgqr>::run(const Orgqr&, const Checked& checked, const Plan& plan,
+                                 std::span<const BufferView> views, CudaRun& run) {
+  return checked.request.dtype == DType::f64 ? orgqr<double>(checked.request, plan, views, run)
+                                             : orgqr<float>(checked.request, plan, views, run);
+}
+
+}  // namespace accel

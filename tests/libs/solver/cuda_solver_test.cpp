@@ -1,0 +1,279 @@
+// The dense solver requests on CUDA (cuSOLVER) against the CPU device (LAPACKE), on fresh random inputs over a grid
+// of sizes: each device's results checked by their residuals, the solutions, eigenvalues and singular values of both
+// compared, and failed factorisations answered with the same named error and infos. On CUDA devices in process (each
+// completion strategy, since the infos become the status at completion) and isolated. Skipped without a GPU.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <ostream>
+#include <random>
+#include <type_traits>
+
+#include "solver_cases.hpp"
+#include "testing/cuda_fixture.hpp"
+
+namespace accel::solver {
+namespace {
+
+using accel::testing::IsOk;
+using accel::testing::relative_error;
+using namespace testing;  // NOLINT(google-build-using-namespace): the solver test helpers
+
+struct Target {
+  const char* name;
+  Isolation isolation;
+  CompletionStrategy completion;
+};
+
+void PrintTo(const Target& target, std::ostream* out) { *out << target.name; }
+
+const Target kTargets[] = {{"poller", Isolation::in_process, CompletionStrategy::poller},
+                           {"host_callback", Isolation::in_process, CompletionStrategy::host_callback},
+                           {"blocking", Isolation::in_process, CompletionStrategy::blocking},
+                           {"isolated", Isolation::worker_process, CompletionStrategy::poller}};
+
+template <class T>
+std::vector<double> doubles(const std::vector<T>& v) {
+  return {v.begin(), v.end()};
+}
+
+// Solutions of both devices agree as far as A's condition lets them. Random n x n matrices have a condition number
+// of about n, with a tail P(κ > t n) ≈ 1/t: these bounds fail for κ beyond about 1e6 (f32) or 1e9 (f64), which
+// for n <= 512 is rarer than one run in a thousand. The residuals are the strict check.
+template <class T>
+double agreement() {
+  return std::is_same_v<T, float> ? 0.1 : 1e-6;
+}
+
+class CudaSolverTest : public ::testing::TestWithParam<Target> {
+ protected:
+  void SetUp() override {
+    const Target& target = GetParam();
+    ACCEL_OPEN_CUDA_OR_SKIP(
+        system_,
+        (DeviceOptions{.kind = DeviceKind::cuda, .isolation = target.isolation, .completion = target.completion}),
+        device);
+    gpu_ = device;
+  }
+
+  template <class T>
+  void lu(std::int64_t n, std::int64_t batch) {
+    SCOPED_TRACE(fmt::format("{} n={} batch={}", to_string(dtype_of<T>()), n, batch));
+    const Layout la = Layout::padded(n, n, batch, batch == 1 ? 0 : 5), lb = Layout::padded(n, 7, batch, 1);
+    const std::vector<T> a = random_matrices<T>(la, rng_), b = random_matrices<T>(lb, rng_);
+    for (Transpose transpose : {Transpose::none, Transpose::transpose}) {
+      const FactorResult<T> gpu = run_lu(*gpu_, la, a, lb, b, transpose), cpu = run_lu(cpu_, la, a, lb, b, transpose);
+      ASSERT_THAT(gpu.factor, IsOk());
+      ASSERT_THAT(gpu.solve, IsOk());
+      ASSERT_THAT(cpu.solve, IsOk());
+      EXPECT_LE(gpu.factor_residual, tolerance<T>(n));
+      EXPECT_LE(gpu.solve_residual, tolerance<T>(n));
+      EXPECT_TRUE(gpu.padding_intact);
+      EXPECT_EQ(gpu.info, cpu.info);
+      EXPECT_LE(relative_error(doubles(gpu.x), doubles(cpu.x)), agreement<T>());
+    }
+  }
+
+  template <class T>
+  void cholesky(std::int64_t n, std::int64_t batch) {
+    SCOPED_TRACE(fmt::format("{} n={} batch={}", to_string(dtype_of<T>()), n, batch));
+    const Layout la = Layout::padded(n, n, batch, 3), lb = Layout::padded(n, 4, batch, 0);
+    const std::vector<T> a = random_symmetric<T>(la, rng_, true), b = random_matrices<T>(lb, rng_);
+    for (Fill fill : {Fill::lower, Fill::upper}) {
+      const FactorResult<T> gpu = run_cholesky(*gpu_, fill, la, a, lb, b), cpu = run_cholesky(cpu_, fill, la, a, lb, b);
+      ASSERT_THAT(gpu.factor, IsOk());
+      ASSERT_THAT(gpu.solve, IsOk());
+      ASSERT_THAT(cpu.solve, IsOk());
+      EXPECT_LE(gpu.factor_residual, tolerance<T>(n));
+      EXPECT_LE(gpu.solve_residual, tolerance<T>(n));
+      EXPECT_TRUE(gpu.padding_intact);
+      // Well conditioned (M Mᵀ / n + I): both solutions agree closely.
+      EXPECT_LE(relative_error(doubles(gpu.x), doubles(cpu.x)), 10 * tolerance<T>(n));
+    }
+  }
+
+  template <class T>
+  void eigen(std::int64_t n, std::int64_t batch) {
+    SCOPED_TRACE(fmt::format("{} n={} batch={}", to_string(dtype_of<T>()), n, batch));
+    const Layout la = Layout::padded(n, n, batch, 2);
+    const std::vector<T> a = random_symmetric<T>(la, rng_, false);
+    for (Fill fill : {Fill::lower, Fill::upper}) {
+      const EigenResult<T> gpu = run_eigen(*gpu_, EigenJob::values_and_vectors, fill, la, a);
+      const EigenResult<T> values = run_eigen(*gpu_, EigenJob::values, fill, la, a);
+      const EigenResult<T> cpu = run_eigen(cpu_, EigenJob::values, fill, la, a);
+      ASSERT_THAT(gpu.status, IsOk());
+      ASSERT_THAT(values.status, IsOk());
+      EXPECT_LE(gpu.residual, tolerance<T>(n));
+      EXPECT_TRUE(gpu.padding_intact);
+      // Eigenvalues of symmetric matrices are perfectly conditioned: every library finds the same ones.
+      EXPECT_LE(relative_error(doubles(gpu.w), doubles(cpu.w)), tolerance<T>(n));
+      EXPECT_LE(relative_error(doubles(values.w), doubles(cpu.w)), tolerance<T>(n));
+    }
+  }
+
+  template <class T>
+  void qr(std::int64_t m, std::int64_t n, std::int64_t batch) {
+    SCOPED_TRACE(fmt::format("{} {}x{} batch={}", to_string(dtype_of<T>()), m, n, batch));
+    const Layout la = Layout::padded(m, n, batch, 1);
+    const DecompositionResult<T> gpu = run_qr(*gpu_, la, random_matrices<T>(la, rng_));
+    ASSERT_THAT(gpu.first, IsOk());
+    ASSERT_THAT(gpu.second, IsOk());
+    EXPECT_LE(gpu.residual, tolerance<T>(std::max(m, n)));
+    EXPECT_TRUE(gpu.padding_intact);
+  }
+
+  template <class T>
+  void svd(std::int64_t m, std::int64_t n, std::int64_t batch) {
+    SCOPED_TRACE(fmt::format("{} {}x{} batch={}", to_string(dtype_of<T>()), m, n, batch));
+    const Layout la = Layout::padded(m, n, batch, 2);
+    const std::vector<T> a = random_matrices<T>(la, rng_);
+    const DecompositionResult<T> cpu = run_svd(cpu_, SvdJob::none, SvdJob::none, la, a);
+    ASSERT_THAT(cpu.first, IsOk());
+    for (SvdJob job : {SvdJob::thin, SvdJob::full}) {
+      const DecompositionResult<T> gpu = run_svd(*gpu_, job, job, la, a);
+      ASSERT_THAT(gpu.first, IsOk());
+      EXPECT_LE(gpu.residual, tolerance<T>(std::max(m, n)));
+      EXPECT_TRUE(gpu.padding_intact);
+      EXPECT_EQ(gpu.info, cpu.info);
+      // Singular values are perfectly conditioned: every library finds the same ones.
+      EXPECT_LE(relative_error(doubles(gpu.values), doubles(cpu.values)), tolerance<T>(std::max(m, n)));
+    }
+  }
+
+  System system_;
+  Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
+  std::optional<Device> gpu_;
+  std::mt19937_64 rng_{std::random_device{}()};
+};
+
+constexpr std::int64_t kSizes[] = {1, 16, 100, 512};
+
+TEST_P(CudaSolverTest, LuMatchesTheCpuByResiduals) {
+  for (std::int64_t n : kSizes) {
+    lu<float>(n, 1);
+    lu<double>(n, 1);
+  }
+  lu<float>(33, 4);
+  lu<double>(7, 9);
+}
+
+TEST_P(CudaSolverTest, CholeskyMatchesTheCpuByResiduals) {
+  for (std::int64_t n : kSizes) {
+    cholesky<float>(n, 1);
+    cholesky<double>(n, 1);
+  }
+  cholesky<float>(20, 5);
+  cholesky<double>(3, 8);
+}
+
+TEST_P(CudaSolverTest, EigenMatchesTheCpuByResiduals) {
+  for (std::int64_t n : kSizes) {
+    eigen<float>(n, 1);
+    eigen<double>(n, 1);
+  }
+  eigen<float>(31, 3);
+  eigen<double>(12, 4);
+}
+
+TEST_P(CudaSolverTest, QrOfTallSquareAndWideMatricesIsRightByResiduals) {
+  for (std::int64_t n : kSizes) {
+    qr<float>(n, n, 1);
+    qr<double>(n, n, 1);
+  }
+  qr<float>(300, 41, 2);
+  qr<double>(17, 90, 3);
+}
+
+TEST_P(CudaSolverTest, SvdMatchesTheCpuByResidualsAndValues) {
+  for (std::int64_t n : kSizes) {
+    svd<float>(n, n, 1);
+    svd<double>(n, n, 1);
+  }
+  svd<float>(257, 31, 2);
+  svd<double>(64, 63, 3);
+}
+
+// cuSOLVER's gesvd takes m >= n only; the request says so before anything runs, and the CPU device decomposes it.
+TEST_P(CudaSolverTest, SvdOfAWideMatrixIsNotSupportedOnCuda) {
+  const Layout la = Layout::padded(8, 12, 1, 0);
+  const std::vector<float> a = random_matrices<float>(la, rng_);
+  EXPECT_THAT(run_svd(*gpu_, SvdJob::thin, SvdJob::thin, la, a).first,
+              accel::testing::StatusIs(Code::not_supported, "cuSOLVER's gesvd takes m >= n, not m = 8 < n = 12"));
+  EXPECT_THAT(run_svd(cpu_, SvdJob::thin, SvdJob::thin, la, a).first, IsOk());
+}
+
+TEST_P(CudaSolverTest, FailedFactorisationsAreTheSameNamedErrorsAsOnTheCpu) {
+  // LU: matrix 2 of 4 has a zero column 5 (U(6,6) = 0 exactly); Cholesky: matrix 1 of 3 has a negative pivot.
+  const Layout la = Layout::padded(9, 9, 4, 2), lb = Layout::padded(9, 2, 4, 0);
+  std::vector<double> a = random_matrices<double>(la, rng_);
+  for (std::int64_t i = 0; i < 9; ++i) a[la.at(2, i, 5)] = 0;
+  const std::vector<double> b = random_matrices<double>(lb, rng_);
+  const FactorResult<double> gpu = run_lu(*gpu_, la, a, lb, b), cpu = run_lu(cpu_, la, a, lb, b);
+  EXPECT_EQ(gpu.factor.code(), Code::failed_precondition);
+  EXPECT_EQ(gpu.factor.message(), cpu.factor.message());
+  EXPECT_EQ(gpu.factor.message(),
+            "solver::Getrf (matrix 2 of the batch of 4, from 0): U(6,6) is exactly zero: the matrix is singular");
+  EXPECT_EQ(gpu.info, cpu.info);
+
+  const Layout ls = Layout::padded(6, 6, 3, 0), lr = Layout::padded(6, 1, 3, 0);
+  std::vector<float> s = random_symmetric<float>(ls, rng_, true);
+  s[ls.at(1, 2, 2)] = -1;
+  for (Fill fill : {Fill::lower, Fill::upper}) {
+    const std::vector<float> r = random_matrices<float>(lr, rng_);
+    const FactorResult<float> g = run_cholesky(*gpu_, fill, ls, s, lr, r), c = run_cholesky(cpu_, fill, ls, s, lr, r);
+    EXPECT_EQ(g.factor.code(), Code::failed_precondition);
+    EXPECT_EQ(g.factor.message(), c.factor.message());
+    EXPECT_EQ(g.info, c.info);
+    EXPECT_EQ(g.info[0], 0);
+    EXPECT_EQ(g.info[2], 0);
+  }
+}
+
+// Requests in flight together each get their own infos' status (the check travels with its request's completion).
+TEST_P(CudaSolverTest, ManyRequestsInFlightEachGetTheirOwnStatus) {
+  constexpr int kRequests = 24;
+  const std::int64_t n = 32;
+  std::vector<Buffer<float>> matrices;
+  std::vector<Buffer<std::int32_t>> pivots;
+  std::vector<Future<Done>> pending;
+  for (int i = 0; i < kRequests; ++i) {
+    const Layout la = Layout::padded(n, n, 1, 0);
+    std::vector<float> a = random_matrices<float>(la, rng_);
+    if (i % 3 == 1)
+      for (std::int64_t r = 0; r < n; ++r) a[la.at(0, r, i % n)] = 0;
+    matrices.push_back(upload(*gpu_, a));
+    pivots.push_back(upload(*gpu_, std::vector<std::int32_t>(n)));
+  }
+  for (int i = 0; i < kRequests; ++i) pending.push_back(gpu_->ask(Getrf{.n = n, .a = matrices[i], .ipiv = pivots[i]}));
+  for (int i = 0; i < kRequests; ++i) {
+    const Status status = pending[i].wait().status();
+    if (i % 3 == 1) {
+      EXPECT_EQ(status.message(),
+                fmt::format("solver::Getrf: U({0},{0}) is exactly zero: the matrix is singular", i % n + 1));
+    } else {
+      EXPECT_THAT(status, IsOk()) << "request " << i;
+    }
+  }
+}
+
+TEST_P(CudaSolverTest, WorkspaceSizesAreAskedOncePerShape) {
+  const Layout la = Layout::padded(40, 40, 1, 0), lb = Layout::padded(40, 1, 1, 0);
+  for (int i = 0; i < 3; ++i) {
+    const std::vector<double> a = random_symmetric<double>(la, rng_, true), b = random_matrices<double>(lb, rng_);
+    ASSERT_THAT(run_cholesky(*gpu_, Fill::upper, la, a, lb, b).factor, IsOk());
+  }
+  Result<DeviceInfo> info = gpu_->info().wait();
+  ASSERT_THAT(info, IsOk());
+  ASSERT_NE(info->library("cuSOLVER"), nullptr);
+  const CacheStats* sizes = info->cache("cusolver-workspace-sizes");
+  ASSERT_NE(sizes, nullptr);
+  EXPECT_GE(sizes->hits, 2u);
+  EXPECT_GE(sizes->entries, 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, CudaSolverTest, ::testing::ValuesIn(kTargets),
+                         [](const ::testing::TestParamInfo<Target>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace accel::solver

@@ -1,0 +1,187 @@
+// The dense solver requests on the CPU device (LAPACKE): factorisations and solves checked by their residuals on
+// fresh random inputs, failed factorisations as named errors, and requests refused before anything runs.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "solver_cases.hpp"
+
+namespace accel::solver {
+namespace {
+
+using accel::testing::IsOk;
+using accel::testing::StatusIs;
+using namespace testing;  // NOLINT(google-build-using-namespace): the solver test helpers
+
+template <class T>
+class SolverTest : public ::testing::Test {
+ protected:
+  System system_;
+  Device device_ = *Device::open(system_, {.kind = DeviceKind::cpu});
+  std::mt19937_64 rng_{std::random_device{}()};
+};
+
+using Types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(SolverTest, Types);
+
+constexpr std::int64_t kSizes[] = {1, 2, 17, 64};
+
+TYPED_TEST(SolverTest, LuFactorsAndSolvesRandomMatrices) {
+  using T = TypeParam;
+  for (std::int64_t n : kSizes)
+    for (std::int64_t batch : {1, 3})
+      for (Transpose transpose : {Transpose::none, Transpose::transpose}) {
+        SCOPED_TRACE(::testing::Message() << "n=" << n << " batch=" << batch);
+        const Layout la = Layout::padded(n, n, batch, batch == 1 ? 0 : 3), lb = Layout::padded(n, 5, batch, 2);
+        const FactorResult<T> r = run_lu(this->device_, la, random_matrices<T>(la, this->rng_), lb,
+                                         random_matrices<T>(lb, this->rng_), transpose);
+        ASSERT_THAT(r.factor, IsOk());
+        ASSERT_THAT(r.solve, IsOk());
+        EXPECT_LE(r.factor_residual, tolerance<T>(n));
+        EXPECT_LE(r.solve_residual, tolerance<T>(n));
+        EXPECT_TRUE(r.padding_intact);
+        EXPECT_EQ(r.info, std::vector<std::int32_t>(static_cast<std::size_t>(batch), 0));
+      }
+}
+
+TYPED_TEST(SolverTest, CholeskyFactorsAndSolvesRandomPositiveDefiniteMatrices) {
+  using T = TypeParam;
+  for (std::int64_t n : kSizes)
+    for (Fill fill : {Fill::lower, Fill::upper})
+      for (std::int64_t batch : {1, 2}) {
+        SCOPED_TRACE(::testing::Message() << "n=" << n << " fill=" << to_string(fill) << " batch=" << batch);
+        const Layout la = Layout::padded(n, n, batch, 1), lb = Layout::padded(n, 3, batch, 0);
+        const FactorResult<T> r = run_cholesky(this->device_, fill, la, random_symmetric<T>(la, this->rng_, true), lb,
+                                               random_matrices<T>(lb, this->rng_));
+        ASSERT_THAT(r.factor, IsOk());
+        ASSERT_THAT(r.solve, IsOk());
+        EXPECT_LE(r.factor_residual, tolerance<T>(n));
+        EXPECT_LE(r.solve_residual, tolerance<T>(n));
+        EXPECT_TRUE(r.padding_intact);
+      }
+}
+
+TYPED_TEST(SolverTest, EigenDecomposesRandomSymmetricMatrices) {
+  using T = TypeParam;
+  for (std::int64_t n : kSizes)
+    for (Fill fill : {Fill::lower, Fill::upper}) {
+      SCOPED_TRACE(::testing::Message() << "n=" << n << " fill=" << to_string(fill));
+      const Layout la = Layout::padded(n, n, 2, 2);
+      const std::vector<T> a = random_symmetric<T>(la, this->rng_, false);
+      const EigenResult<T> vectors = run_eigen(this->device_, EigenJob::values_and_vectors, fill, la, a);
+      const EigenResult<T> values = run_eigen(this->device_, EigenJob::values, fill, la, a);
+      ASSERT_THAT(vectors.status, IsOk());
+      ASSERT_THAT(values.status, IsOk());
+      EXPECT_LE(vectors.residual, tolerance<T>(n));
+      EXPECT_TRUE(vectors.padding_intact);
+      for (std::size_t i = 0; i < static_cast<std::size_t>(2 * n); ++i)
+        EXPECT_NEAR(values.w[i], vectors.w[i], tolerance<T>(n) * std::sqrt(static_cast<double>(n)));
+    }
+}
+
+constexpr std::int64_t kShapes[][2] = {{1, 1}, {2, 2}, {17, 17}, {64, 64}, {40, 9}, {9, 40}, {23, 1}};
+
+TYPED_TEST(SolverTest, QrFactorsRandomTallSquareAndWideMatrices) {
+  using T = TypeParam;
+  for (const auto& [m, n] : kShapes)
+    for (std::int64_t batch : {1, 3}) {
+      SCOPED_TRACE(::testing::Message() << m << "x" << n << " batch=" << batch);
+      const Layout la = Layout::padded(m, n, batch, 2);
+      const DecompositionResult<T> r = run_qr(this->device_, la, random_matrices<T>(la, this->rng_));
+      ASSERT_THAT(r.first, IsOk());
+      ASSERT_THAT(r.second, IsOk());
+      EXPECT_LE(r.residual, tolerance<T>(std::max(m, n)));
+      EXPECT_TRUE(r.padding_intact);
+    }
+}
+
+TYPED_TEST(SolverTest, SvdDecomposesRandomTallSquareAndWideMatrices) {
+  using T = TypeParam;
+  for (const auto& [m, n] : kShapes)
+    for (SvdJob job : {SvdJob::thin, SvdJob::full}) {
+      SCOPED_TRACE(::testing::Message() << m << "x" << n << " " << to_string(job));
+      const Layout la = Layout::padded(m, n, 2, 1);
+      const std::vector<T> a = random_matrices<T>(la, this->rng_);
+      const DecompositionResult<T> vectors = run_svd(this->device_, job, job, la, a);
+      const DecompositionResult<T> values = run_svd(this->device_, SvdJob::none, SvdJob::none, la, a);
+      ASSERT_THAT(vectors.first, IsOk());
+      ASSERT_THAT(values.first, IsOk());
+      EXPECT_LE(vectors.residual, tolerance<T>(std::max(m, n)));
+      EXPECT_TRUE(vectors.padding_intact);
+      EXPECT_TRUE(values.padding_intact);
+      EXPECT_EQ(vectors.info, std::vector<std::int32_t>(2, 0));
+      for (std::size_t i = 0; i < values.values.size(); ++i)
+        EXPECT_NEAR(values.values[i], vectors.values[i], tolerance<T>(std::max(m, n)) * std::sqrt(double(m * n)));
+    }
+}
+
+TYPED_TEST(SolverTest, EmptyMatricesSucceedWithZeroInfos) {
+  using T = TypeParam;
+  const Layout la = Layout::padded(0, 0, 2, 0), lb = Layout::padded(0, 2, 2, 0);
+  const std::vector<T> a(la.size()), b(lb.size());
+  EXPECT_THAT(run_lu(this->device_, la, a, lb, b).info, ::testing::ElementsAre(0, 0));
+  EXPECT_THAT(run_cholesky(this->device_, Fill::lower, la, a, lb, b).info, ::testing::ElementsAre(0, 0));
+  EXPECT_THAT(run_eigen(this->device_, EigenJob::values_and_vectors, Fill::upper, la, a).info,
+              ::testing::ElementsAre(0, 0));
+}
+
+// A zero column k (0-based) stays exactly zero through elimination: U(k+1,k+1) = 0, LAPACK's info k + 1.
+TYPED_TEST(SolverTest, ASingularMatrixIsANamedError) {
+  using T = TypeParam;
+  const Layout la = Layout::padded(6, 6, 1, 0), lb = Layout::padded(6, 1, 1, 0);
+  std::vector<T> a = random_matrices<T>(la, this->rng_);
+  for (std::int64_t i = 0; i < 6; ++i) a[la.at(0, i, 2)] = 0;
+  const FactorResult<T> r = run_lu(this->device_, la, a, lb, random_matrices<T>(lb, this->rng_));
+  EXPECT_THAT(r.factor,
+              StatusIs(Code::failed_precondition, "solver::Getrf: U(3,3) is exactly zero: the matrix is singular"));
+  EXPECT_THAT(r.info, ::testing::ElementsAre(3));
+}
+
+TYPED_TEST(SolverTest, ASingularMatrixOfABatchIsNamedAndTheOthersAreFactored) {
+  using T = TypeParam;
+  const Layout la = Layout::padded(5, 5, 3, 1), lb = Layout::padded(5, 1, 3, 0);
+  std::vector<T> a = random_matrices<T>(la, this->rng_);
+  for (std::int64_t i = 0; i < 5; ++i) a[la.at(1, i, 0)] = 0;
+  const FactorResult<T> r = run_lu(this->device_, la, a, lb, random_matrices<T>(lb, this->rng_));
+  EXPECT_THAT(r.factor, StatusIs(Code::failed_precondition,
+                                 "solver::Getrf (matrix 1 of the batch of 3, from 0): U(1,1) is exactly zero"));
+  EXPECT_THAT(r.info, ::testing::ElementsAre(0, 1, 0));
+}
+
+TYPED_TEST(SolverTest, AMatrixThatIsNotPositiveDefiniteIsANamedError) {
+  using T = TypeParam;
+  for (Fill fill : {Fill::lower, Fill::upper}) {
+    const Layout la = Layout::padded(5, 5, 1, 0), lb = Layout::padded(5, 1, 1, 0);
+    std::vector<T> a(la.size(), T(0));
+    for (std::int64_t i = 0; i < 5; ++i) a[la.at(0, i, i)] = i == 3 ? T(-1) : T(2);
+    const FactorResult<T> r = run_cholesky(this->device_, fill, la, a, lb, random_matrices<T>(lb, this->rng_));
+    EXPECT_THAT(r.factor, StatusIs(Code::failed_precondition,
+                                   "solver::Potrf: the leading minor of order 4 is not positive definite"));
+    EXPECT_THAT(r.info, ::testing::ElementsAre(4));
+  }
+}
+
+// The requests cross to an isolated worker byte for byte; results and named errors come back the same.
+TYPED_TEST(SolverTest, AnIsolatedCpuDeviceGivesTheSameResultsAndErrors) {
+  using T = TypeParam;
+  Result<Device> isolated =
+      Device::open(this->system_, {.kind = DeviceKind::cpu, .isolation = Isolation::worker_process});
+  ASSERT_THAT(isolated, IsOk());
+  const Layout la = Layout::padded(12, 12, 2, 1), lb = Layout::padded(12, 2, 2, 0);
+  std::vector<T> a = random_matrices<T>(la, this->rng_);
+  const std::vector<T> b = random_matrices<T>(lb, this->rng_);
+  const FactorResult<T> here = run_lu(this->device_, la, a, lb, b), there = run_lu(*isolated, la, a, lb, b);
+  ASSERT_THAT(there.solve, IsOk());
+  EXPECT_EQ(there.x, here.x);
+  const std::vector<T> s = random_symmetric<T>(la, this->rng_, false);
+  EXPECT_EQ(run_eigen(*isolated, EigenJob::values, Fill::lower, la, s).w,
+            run_eigen(this->device_, EigenJob::values, Fill::lower, la, s).w);
+  for (std::int64_t i = 0; i < 12; ++i) a[la.at(1, i, 4)] = 0;
+  const FactorResult<T> singular = run_lu(*isolated, la, a, lb, b);
+  EXPECT_THAT(singular.factor, StatusIs(Code::failed_precondition,
+                                        "solver::Getrf (matrix 1 of the batch of 2, from 0): U(5,5) is exactly zero"));
+  EXPECT_THAT(singular.info, ::testing::ElementsAre(0, 5));
+}
+
+}  // namespace
+}  // namespace accel::solver

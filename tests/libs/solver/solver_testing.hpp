@@ -1,0 +1,212 @@
+// What the solver tests share, on the CPU device and on CUDA: random inputs, a run of each factorisation and its
+// solve on a device, and the residuals that check them in double precision. A result is right when it reproduces
+// its input (P A = L U, A = L Lᵀ, A V = V Λ, op(A) X = B): pivots and eigenvector signs may differ between
+// libraries, residuals do not.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "accel/device/device.hpp"
+#include "accel/libs/solver/dense.hpp"
+#include "testing/status_matchers.hpp"
+
+namespace accel::solver::testing {
+
+// Where a batch of column-major matrices lies: rows x cols, leading dimension ld, `stride` apart.
+struct Layout {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t ld = 0;
+  std::int64_t batch = 1;
+  std::int64_t stride = 0;
+
+  // Packed plus `pad` rows and `pad` elements between matrices.
+  static Layout padded(std::int64_t rows, std::int64_t cols, std::int64_t batch, std::int64_t pad) {
+    const std::int64_t ld = std::max<std::int64_t>(rows, 1) + pad;
+    return {rows, cols, ld, batch, ld * cols + pad};
+  }
+  [[nodiscard]] std::size_t size() const {
+    return static_cast<std::size_t>(std::max<std::int64_t>((batch - 1) * stride + ld * cols, 1));
+  }
+  [[nodiscard]] std::size_t at(std::int64_t b, std::int64_t i, std::int64_t j) const {
+    return static_cast<std::size_t>(b * stride + j * ld + i);
+  }
+};
+
+// A matrix in double, column-major and packed.
+using Dense = std::vector<double>;
+
+template <class T>
+Dense matrix(const std::vector<T>& data, const Layout& l, std::int64_t b) {
+  Dense out(static_cast<std::size_t>(l.rows * l.cols));
+  for (std::int64_t j = 0; j < l.cols; ++j)
+    for (std::int64_t i = 0; i < l.rows; ++i) out[j * l.rows + i] = static_cast<double>(data[l.at(b, i, j)]);
+  return out;
+}
+
+template <class T>
+double tolerance(std::int64_t n) {
+  return 30.0 * static_cast<double>(std::max<std::int64_t>(n, 1)) * std::numeric_limits<T>::epsilon();
+}
+
+// Uniform in [-1, 1], padding included (what lies there must survive untouched; the tests check the matrices).
+template <class T>
+std::vector<T> random_matrices(const Layout& l, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::vector<T> out(l.size());
+  for (T& v : out) v = static_cast<T>(uniform(rng));
+  return out;
+}
+
+// Symmetric (both triangles), or symmetric positive definite: M Mᵀ / n + I, well conditioned.
+template <class T>
+std::vector<T> random_symmetric(const Layout& l, std::mt19937_64& rng, bool positive_definite) {
+  std::vector<T> out = random_matrices<T>(l, rng);
+  const std::int64_t n = l.rows;
+  for (std::int64_t b = 0; b < l.batch; ++b) {
+    const Dense m = matrix(out, l, b);
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i <= j; ++i) {
+        double v = m[j * n + i];
+        if (positive_definite) {
+          v = i == j ? 1.0 : 0.0;
+          for (std::int64_t p = 0; p < n; ++p) v += m[p * n + i] * m[p * n + j] / static_cast<double>(n);
+        }
+        out[l.at(b, i, j)] = out[l.at(b, j, i)] = static_cast<T>(v);
+      }
+  }
+  return out;
+}
+
+inline double norm(const Dense& a) {
+  double sum = 0;
+  for (double v : a) sum += v * v;
+  return std::sqrt(sum);
+}
+
+// ‖P A − L U‖ / ‖A‖ for LAPACK's packed factors and 1-based pivots.
+inline double lu_residual(Dense a, const Dense& lu, const std::int32_t* ipiv, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t p = ipiv[i] - 1;
+    if (p < i || p >= n) return INFINITY;
+    for (std::int64_t j = 0; j < n; ++j) std::swap(a[j * n + i], a[j * n + p]);
+  }
+  Dense diff = a;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i) {
+      double sum = 0;
+      for (std::int64_t p = 0; p <= std::min(i, j); ++p) sum += (p == i ? 1.0 : lu[p * n + i]) * lu[j * n + p];
+      diff[j * n + i] -= sum;
+    }
+  return norm(diff) / std::max(norm(a), 1e-300);
+}
+
+// ‖A − L Lᵀ‖ / ‖A‖ (lower) or ‖A − Uᵀ U‖ / ‖A‖ (upper), reading only the factor's triangle.
+inline double cholesky_residual(const Dense& a, const Dense& f, std::int64_t n, Fill fill) {
+  auto l = [&](std::int64_t i, std::int64_t j) {  // L(i, j), i >= j
+    return fill == Fill::lower ? f[j * n + i] : f[i * n + j];
+  };
+  Dense diff = a;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i) {
+      double sum = 0;
+      for (std::int64_t p = 0; p <= std::min(i, j); ++p) sum += l(i, p) * l(j, p);
+      diff[j * n + i] -= sum;
+    }
+  return norm(diff) / std::max(norm(a), 1e-300);
+}
+
+// max(‖A V − V Λ‖ / ‖A‖, ‖Vᵀ V − I‖ / √n), and whether the values ascend.
+inline double eigen_residual(const Dense& a, const Dense& v, const Dense& w, std::int64_t n) {
+  for (std::int64_t i = 1; i < n; ++i)
+    if (w[i] < w[i - 1]) return INFINITY;
+  Dense av(static_cast<std::size_t>(n * n)), gram(static_cast<std::size_t>(n * n));
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i) {
+      double sum = -v[j * n + i] * w[j], dot = i == j ? -1.0 : 0.0;
+      for (std::int64_t p = 0; p < n; ++p) {
+        sum += a[p * n + i] * v[j * n + p];
+        dot += v[i * n + p] * v[j * n + p];
+      }
+      av[j * n + i] = sum;
+      gram[j * n + i] = dot;
+    }
+  return std::max(norm(av) / std::max(norm(a), 1e-300), norm(gram) / std::sqrt(std::max<double>(n, 1)));
+}
+
+// ‖op(A) X − B‖ / (‖A‖ ‖X‖ + ‖B‖): the solve's backward error, whatever A's condition.
+inline double solve_residual(const Dense& a, const Dense& x, const Dense& b, std::int64_t n, std::int64_t nrhs,
+                             bool transpose) {
+  Dense diff = b;
+  for (std::int64_t j = 0; j < nrhs; ++j)
+    for (std::int64_t i = 0; i < n; ++i) {
+      double sum = 0;
+      for (std::int64_t p = 0; p < n; ++p) sum += (transpose ? a[i * n + p] : a[p * n + i]) * x[j * n + p];
+      diff[j * n + i] -= sum;
+    }
+  return norm(diff) / std::max(norm(a) * norm(x) + norm(b), 1e-300);
+}
+
+// ‖Qᵀ Q − I‖ / √cols for a rows x cols Q.
+inline double orthonormality(const Dense& q, std::int64_t rows, std::int64_t cols) {
+  Dense gram(static_cast<std::size_t>(cols * cols));
+  for (std::int64_t j = 0; j < cols; ++j)
+    for (std::int64_t i = 0; i < cols; ++i) {
+      double dot = i == j ? -1.0 : 0.0;
+      for (std::int64_t p = 0; p < rows; ++p) dot += q[i * rows + p] * q[j * rows + p];
+      gram[j * cols + i] = dot;
+    }
+  return norm(gram) / std::sqrt(std::max<double>(cols, 1));
+}
+
+// max(‖A − Q R‖ / ‖A‖, orthonormality of Q) for m x n A, m x k Q and the k x n upper trapezoid of `r` (m x n, as
+// Geqrf left it).
+inline double qr_residual(const Dense& a, const Dense& q, const Dense& r, std::int64_t m, std::int64_t n,
+                          std::int64_t k) {
+  Dense diff = a;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t p = 0; p <= std::min(j, k - 1); ++p) diff[j * m + i] -= q[p * m + i] * r[j * m + p];
+  return std::max(norm(diff) / std::max(norm(a), 1e-300), orthonormality(q, m, k));
+}
+
+// max(‖A − U Σ Vᵀ‖ / ‖A‖, orthonormality of U's columns and Vᵀ's rows) for m x n A, m x u_cols U, v_rows x n Vᵀ
+// (both at least k = min(m, n)), and whether the values are non-negative and descend.
+inline double svd_residual(const Dense& a, const Dense& u, const Dense& s, const Dense& vt, std::int64_t m,
+                           std::int64_t n, std::int64_t u_cols, std::int64_t v_rows) {
+  const std::int64_t k = std::min(m, n);
+  for (std::int64_t i = 0; i < k; ++i)
+    if (s[i] < 0 || (i > 0 && s[i] > s[i - 1])) return INFINITY;
+  Dense diff = a, v(static_cast<std::size_t>(n * v_rows));
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t p = 0; p < k; ++p) diff[j * m + i] -= u[p * m + i] * s[p] * vt[j * v_rows + p];
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < v_rows; ++i) v[i * n + j] = vt[j * v_rows + i];
+  return std::max({norm(diff) / std::max(norm(a), 1e-300), orthonormality(u, m, u_cols), orthonormality(v, n, v_rows)});
+}
+
+template <class T>
+Buffer<T> upload(Device& device, const std::vector<T>& host) {
+  Result<Buffer<T>> buffer = device.allocate<T>(host.size()).wait();
+  EXPECT_THAT(buffer, accel::testing::IsOk());
+  if (!buffer.ok()) return {};
+  EXPECT_THAT(device.upload(std::span<const T>(host), *buffer).wait(), accel::testing::IsOk());
+  return *buffer;
+}
+
+template <class T>
+std::vector<T> download(Device& device, const Buffer<T>& buffer) {
+  std::vector<T> host(buffer.size());
+  EXPECT_THAT(device.download(buffer, std::span<T>(host)).wait(), accel::testing::IsOk());
+  return host;
+}
+
+}  // namespace accel::solver::testing

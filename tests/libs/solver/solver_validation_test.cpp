@@ -1,0 +1,167 @@
+// Dense solver requests that are wrong are refused, naming what is wrong, before anything runs (the CPU device;
+// the checks are the operation contract's, shared by every device).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "solver_testing.hpp"
+
+namespace accel::solver {
+namespace {
+
+using accel::testing::IsOk;
+using accel::testing::StatusIs;
+using testing::download;
+using testing::upload;
+
+class SolverValidationTest : public ::testing::Test {
+ protected:
+  template <class Request>
+  Status run(const Request& request) {
+    return device_.ask(request).wait().status();
+  }
+  Getrf getrf() { return {.n = 4, .a = a_, .ipiv = ipiv_, .info = info_}; }
+  Getrs getrs() { return {.n = 4, .nrhs = 2, .a = a_, .ipiv = ipiv_, .b = b_}; }
+  Buffer<std::int32_t> pivots(std::int32_t p0, std::int32_t p1, std::int32_t p2, std::int32_t p3) {
+    return upload(device_, std::vector<std::int32_t>{p0, p1, p2, p3});
+  }
+
+  System system_;
+  Device device_ = *Device::open(system_, {.kind = DeviceKind::cpu});
+  const std::vector<float> a_host_ = std::vector<float>(16, 1.5f);
+  Buffer<float> a_ = upload(device_, a_host_);
+  Buffer<float> b_ = upload(device_, std::vector<float>(8, 1.0f));
+  Buffer<double> a64_ = upload(device_, std::vector<double>(16, 1.0));
+  Buffer<std::int32_t> ipiv_ = upload(device_, std::vector<std::int32_t>(4));
+  Buffer<std::int32_t> info_ = upload(device_, std::vector<std::int32_t>(1));
+};
+
+TEST_F(SolverValidationTest, DtypesOtherThanF32AndF64AreNotSupported) {
+  for (DType dtype : {DType::i32, DType::f16, DType::c64}) {
+    Getrf request = getrf();
+    request.dtype = dtype;
+    EXPECT_THAT(run(request), StatusIs(Code::not_supported, "solver::Getrf: dtype " + std::string(to_string(dtype))));
+  }
+}
+
+TEST_F(SolverValidationTest, SizesAndLeadingDimensionsAreChecked) {
+  Getrf negative = getrf();
+  negative.n = -1;
+  EXPECT_THAT(run(negative), StatusIs(Code::invalid_argument, "solver::Getrf: n = -1 is negative"));
+  Getrf short_lda = getrf();
+  short_lda.lda = 3;
+  EXPECT_THAT(run(short_lda), StatusIs(Code::invalid_argument, "lda = 3 is less than max(1, 4), the rows of a"));
+  Getrs short_ldb = getrs();
+  short_ldb.ldb = 2;
+  EXPECT_THAT(run(short_ldb), StatusIs(Code::invalid_argument, "solver::Getrs: ldb = 2 is less than max(1, 4)"));
+  Getrs negative_nrhs = getrs();
+  negative_nrhs.nrhs = -2;
+  EXPECT_THAT(run(negative_nrhs), StatusIs(Code::invalid_argument, "nrhs = -2 is negative"));
+  Getrf huge = getrf();
+  huge.n = std::int64_t{1} << 31;
+  EXPECT_THAT(run(huge), StatusIs(Code::not_supported, "exceeds the 32-bit integers"));
+  Potrf no_batch{.n = 4, .batch = 0, .a = a_};
+  EXPECT_THAT(run(no_batch), StatusIs(Code::invalid_argument, "solver::Potrf: batch = 0 must be at least 1"));
+  Potrf negative_stride{.n = 2, .batch = 2, .stride_a = -4, .a = a_};
+  EXPECT_THAT(run(negative_stride), StatusIs(Code::invalid_argument, "stride_a = -4 is negative"));
+}
+
+TEST_F(SolverValidationTest, OverlappingMatricesOfAWrittenBatchAreRefused) {
+  Potrf overlapping{.n = 2, .lda = 2, .batch = 3, .stride_a = 3, .a = a_};
+  EXPECT_THAT(run(overlapping), StatusIs(Code::invalid_argument, "stride_a = 3 makes the 3 matrices of a overlap"));
+  // Read matrices may share elements: Getrs's A.
+  const Buffer<float> a = upload(device_, std::vector<float>{2, 1, 1, 3, 0});
+  const Buffer<std::int32_t> ipiv = pivots(2, 2, 1, 2);
+  EXPECT_THAT(run(Getrs{.n = 2, .nrhs = 1, .batch = 2, .stride_a = 1, .a = a, .ipiv = ipiv, .b = b_}), IsOk());
+}
+
+TEST_F(SolverValidationTest, EnumsOutsideTheirValuesAreRefused) {
+  EXPECT_THAT(run(Potrf{.fill = static_cast<Fill>(7), .n = 4, .a = a_}),
+              StatusIs(Code::invalid_argument, "solver::Potrf: fill = 7 is neither lower nor upper"));
+  Getrs transpose = getrs();
+  transpose.transpose = static_cast<Transpose>(9);
+  EXPECT_THAT(run(transpose), StatusIs(Code::invalid_argument, "transpose = 9"));
+  Buffer<float> w = upload(device_, std::vector<float>(4));
+  EXPECT_THAT(run(Syevd{.job = static_cast<EigenJob>(5), .n = 4, .a = a_, .w = w}),
+              StatusIs(Code::invalid_argument, "solver::Syevd: job = 5"));
+}
+
+TEST_F(SolverValidationTest, BuffersTooSmallOrOfTheWrongDtypeAreRefused) {
+  Getrf small = getrf();
+  small.n = 5;
+  EXPECT_THAT(run(small), StatusIs(Code::invalid_argument, "operand 'a': elements [0, 0 + 25) lie outside"));
+  Getrf wrong_a = getrf();
+  wrong_a.a = a64_;
+  EXPECT_THAT(run(wrong_a), StatusIs(Code::invalid_argument, "operand 'a' holds f64 but the request needs f32"));
+  Getrf float_pivots = getrf();
+  float_pivots.ipiv = b_;
+  EXPECT_THAT(run(float_pivots),
+              StatusIs(Code::invalid_argument, "operand 'ipiv' holds f32 but the request needs i32"));
+  Getrf few_pivots = getrf();
+  few_pivots.batch = 2;
+  const Buffer<float> two = upload(device_, std::vector<float>(32));
+  few_pivots.a = two;
+  EXPECT_THAT(run(few_pivots), StatusIs(Code::invalid_argument, "operand 'ipiv'"));
+  Getrf no_a = getrf();
+  no_a.a = {};
+  EXPECT_THAT(run(no_a), StatusIs(Code::invalid_argument, "operand 'a' is a null buffer handle"));
+}
+
+TEST_F(SolverValidationTest, OutputsSharingABufferAreRefusedAndNothingRuns) {
+  Getrf shared_info = getrf();
+  shared_info.info = ipiv_;
+  EXPECT_THAT(run(shared_info), StatusIs(Code::invalid_argument, "aliases"));
+  Getrs b_is_a = getrs();
+  b_is_a.nrhs = 4;
+  b_is_a.b = a_;
+  EXPECT_THAT(run(b_is_a), StatusIs(Code::invalid_argument, "operand 'b' aliases operand 'a'"));
+  Potrs potrs_b_is_a{.n = 4, .nrhs = 1, .a = a_, .b = a_};
+  EXPECT_THAT(run(potrs_b_is_a), StatusIs(Code::invalid_argument, "aliases"));
+  EXPECT_THAT(run(Syevd{.n = 4, .a = a_, .w = a_}), StatusIs(Code::invalid_argument, "aliases"));
+  EXPECT_EQ(download(device_, a_), a_host_);
+}
+
+TEST_F(SolverValidationTest, PivotsOutsideTheMatrixAreRefusedOnTheCpu) {
+  Getrs request = getrs();
+  const Buffer<std::int32_t> outside = pivots(1, 2, 5, 4);
+  request.ipiv = outside;
+  EXPECT_THAT(run(request),
+              StatusIs(Code::invalid_argument, "solver::Getrs: ipiv[2] = 5 is not a row of A (1 to 4): pass Getrf's"));
+  request.ipiv = ipiv_;  // zeros: never written by a Getrf
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "ipiv[0] = 0 is not a row of A"));
+}
+
+TEST_F(SolverValidationTest, QrAndSvdShapesAndVectorsAreChecked) {
+  Buffer<float> tau = upload(device_, std::vector<float>(4));
+  EXPECT_THAT(run(Orgqr{.m = 2, .n = 3, .k = 1, .a = a_, .tau = tau}),
+              StatusIs(Code::invalid_argument, "solver::Orgqr: needs m >= n >= k, not m = 2, n = 3, k = 1"));
+  EXPECT_THAT(run(Orgqr{.m = 4, .n = 2, .k = 3, .a = a_, .tau = tau}), StatusIs(Code::invalid_argument, "k = 3"));
+  EXPECT_THAT(run(Geqrf{.m = 4, .n = 4, .a = a_, .tau = a_}), StatusIs(Code::invalid_argument, "aliases"));
+  Buffer<float> s = upload(device_, std::vector<float>(4)), u = upload(device_, std::vector<float>(16));
+  EXPECT_THAT(run(Gesvd{.job_u = SvdJob::none, .m = 4, .n = 4, .a = a_, .s = s, .u = u}),
+              StatusIs(Code::invalid_argument, "solver::Gesvd: a buffer was given for u but its job is none"));
+  EXPECT_THAT(run(Gesvd{.job_vt = static_cast<SvdJob>(4), .m = 4, .n = 4, .a = a_, .s = s, .u = u}),
+              StatusIs(Code::invalid_argument, "job_vt = 4 is neither none, thin nor full"));
+  // Full U of a 4 x 2 matrix is 4 x 4: 16 elements; Vᵀ (thin) is 2 x 2.
+  Buffer<float> small_u = upload(device_, std::vector<float>(8)), vt = upload(device_, std::vector<float>(4));
+  EXPECT_THAT(run(Gesvd{.job_u = SvdJob::full, .m = 4, .n = 2, .a = a_, .s = s, .u = small_u, .vt = vt}),
+              StatusIs(Code::invalid_argument, "operand 'u': elements [0, 0 + 16) lie outside"));
+  EXPECT_THAT(run(Gesvd{.job_u = SvdJob::full, .m = 4, .n = 2, .a = a_, .s = s, .u = u, .vt = vt}), IsOk());
+}
+
+TEST_F(SolverValidationTest, TheInfoBufferIsOptional) {
+  Buffer<float> spd = upload(device_, std::vector<float>{4, 1, 1, 3});
+  EXPECT_THAT(run(Potrf{.n = 2, .a = spd}), IsOk());
+  Buffer<float> indefinite = upload(device_, std::vector<float>{1, 2, 2, 1});
+  EXPECT_THAT(run(Potrf{.n = 2, .a = indefinite}),
+              StatusIs(Code::failed_precondition, "the leading minor of order 2 is not positive definite"));
+}
+
+TEST_F(SolverValidationTest, NaNInputsAreRefusedByLapacke) {
+  Buffer<float> nan = upload(device_, std::vector<float>{1, NAN, 2, 1});
+  EXPECT_THAT(run(Getrf{.n = 2, .a = nan, .ipiv = ipiv_}),
+              StatusIs(Code::invalid_argument, "solver::Getrf: LAPACKE refused argument 4: a matrix holds NaN"));
+}
+
+}  // namespace
+}  // namespace accel::solver
