@@ -7,3 +7,4 @@
 #include "graph/execute_operation.hpp"
 #include "jit/jit_operation.hpp"
 #include "libs/blas/gemm_operation.hpp"
+#include "libs/rand/generate_operation.hpp"

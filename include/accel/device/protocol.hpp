@@ -10,16 +10,18 @@
 #include "accel/graph/execute.hpp"
 #include "accel/jit/requests.hpp"
 #include "accel/libs/blas/requests.hpp"
+#include "accel/libs/rand/requests.hpp"
 
 namespace accel {
 
 using DeviceRequests = RequestList<Allocate, Free, CopyToDevice, CopyToHost, CopyOnDevice, QueryDevice, ResetContext,
                                    RecordFence, WaitFence, InjectFault>;
 
-using LibraryRequests = ConcatRequests<blas::Requests,  //
-                                       dnn::Requests,   //
-                                       jit::Requests,   //
-                                       graph::Requests>;
+using LibraryRequests = ConcatRequests<blas::Requests,   //
+                                       dnn::Requests,    //
+                                       jit::Requests,    //
+                                       graph::Requests,  //
+                                       rand::Requests>;
 
 using DeviceProtocol = ProtocolOf<ConcatRequests<DeviceRequests, LibraryRequests>>;
 

@@ -6,3 +6,4 @@
 #include "graph/cuda/execute_operation_cuda.hpp"
 #include "jit/cuda/jit_operation_cuda.hpp"
 #include "libs/blas/gemm_operation_cuda.hpp"
+#include "libs/rand/generate_operation_cuda.hpp"
