@@ -5,6 +5,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <type_traits>
 
 #include "libs/rand/philox_kernel.hpp"
 
@@ -52,6 +53,15 @@ __device__ void draw(curandStatePhilox4_32_10_t* state, const PhiloxArgs& args, 
   }
 }
 
+// A block's elements as one 16-byte store (`at` is 16-byte aligned).
+__device__ void store_block(unsigned* at, const unsigned* v) {
+  *reinterpret_cast<uint4*>(at) = make_uint4(v[0], v[1], v[2], v[3]);
+}
+__device__ void store_block(float* at, const float* v) {
+  *reinterpret_cast<float4*>(at) = make_float4(v[0], v[1], v[2], v[3]);
+}
+__device__ void store_block(double* at, const double* v) { *reinterpret_cast<double2*>(at) = make_double2(v[0], v[1]); }
+
 template <OutputKind Kind>
 __global__ void __launch_bounds__(kThreads)
     philox_blocks(PhiloxArgs args, std::uint64_t first_block, std::uint64_t blocks, bool vectors) {
@@ -68,11 +78,7 @@ __global__ void __launch_bounds__(kThreads)
     draw<Kind>(&state, args, v);
     const std::uint64_t first = (first_block + begin + j) * kPerBlock;  // the stream element of v[0]
     if (vectors && first >= args.offset && first + kPerBlock <= end) {
-      if constexpr (kPerBlock == 4) {
-        *reinterpret_cast<uint4*>(out + (first - args.offset)) = *reinterpret_cast<const uint4*>(v);
-      } else {
-        *reinterpret_cast<ulonglong2*>(out + (first - args.offset)) = *reinterpret_cast<const ulonglong2*>(v);
-      }
+      store_block(out + (first - args.offset), v);
     } else {
       for (unsigned w = 0; w < kPerBlock; ++w) {
         if (first + w >= args.offset && first + w < end) out[first + w - args.offset] = v[w];

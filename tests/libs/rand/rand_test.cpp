@@ -160,5 +160,24 @@ TEST_F(RandTest, NormalsComeInBoxMullerPairsOfOneRadius) {
   }
 }
 
+// The request crosses to a worker process byte for byte and runs there through the same contract.
+TEST_F(RandTest, AnIsolatedCpuDeviceMakesTheSameNumbers) {
+  Result<Device> isolated = Device::open(system_, {.kind = DeviceKind::cpu, .isolation = Isolation::worker_process});
+  ASSERT_THAT(isolated, IsOk());
+  const Generate normal{.distribution = Distribution::normal,
+                        .dtype = DType::f64,
+                        .seed = 3,
+                        .offset = 11,
+                        .count = 1001,
+                        .mean = 1,
+                        .stddev = 2};
+  Result<std::vector<double>> here = generate<double>(device_, normal), there = generate<double>(*isolated, normal);
+  ASSERT_THAT(here, IsOk());
+  ASSERT_THAT(there, IsOk());
+  EXPECT_EQ(std::memcmp(here->data(), there->data(), here->size() * sizeof(double)), 0);
+  EXPECT_THAT(isolated->ask(Generate{.generator = Generator::sobol32, .seed = 1, .count = 4}).wait(),
+              StatusIs(Code::invalid_argument, "takes no seed"));
+}
+
 }  // namespace
 }  // namespace accel::rand
