@@ -8,6 +8,7 @@
 #include "jit/jit_operation.hpp"
 #include "libs/blas/gemm_operation.hpp"
 #include "libs/fft/fft_operation.hpp"
+#include "libs/rand/generate_operation.hpp"
 #include "libs/solver/cholesky_operation.hpp"
 #include "libs/solver/eigen_operation.hpp"
 #include "libs/solver/lu_operation.hpp"

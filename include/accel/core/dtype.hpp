@@ -78,6 +78,12 @@ template <class T>
     return DType::i32;
   else if constexpr (std::is_same_v<T, std::uint8_t>)
     return DType::u8;
+  else if constexpr (std::is_same_v<T, std::uint32_t>)
+    return DType::u32;
+  else if constexpr (std::is_same_v<T, std::int64_t>)
+    return DType::i64;
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return DType::u64;
   else
     static_assert(always_false_v<T>, "no accel::DType for this element type");
 }

@@ -11,6 +11,7 @@
 #include "accel/jit/requests.hpp"
 #include "accel/libs/blas/requests.hpp"
 #include "accel/libs/fft/requests.hpp"
+#include "accel/libs/rand/requests.hpp"
 #include "accel/libs/solver/requests.hpp"
 
 namespace accel {
@@ -18,12 +19,13 @@ namespace accel {
 using DeviceRequests = RequestList<Allocate, Free, CopyToDevice, CopyToHost, CopyOnDevice, QueryDevice, ResetContext,
                                    RecordFence, WaitFence, InjectFault>;
 
-using LibraryRequests = ConcatRequests<blas::Requests,   //
-                                       dnn::Requests,    //
-                                       jit::Requests,    //
-                                       graph::Requests,  //
-                                       fft::Requests,    //
-                                       solver::Requests>;
+using LibraryRequests = ConcatRequests<blas::Requests,    //
+                                       dnn::Requests,     //
+                                       jit::Requests,     //
+                                       graph::Requests,   //
+                                       fft::Requests,     //
+                                       solver::Requests,  //
+                                       rand::Requests>;
 
 using DeviceProtocol = ProtocolOf<ConcatRequests<DeviceRequests, LibraryRequests>>;
 

@@ -7,6 +7,7 @@
 #include "jit/cuda/jit_operation_cuda.hpp"
 #include "libs/blas/gemm_operation_cuda.hpp"
 #include "libs/fft/fft_operation_cuda.hpp"
+#include "libs/rand/generate_operation_cuda.hpp"
 #include "libs/solver/cholesky_operation_cuda.hpp"
 #include "libs/solver/eigen_operation_cuda.hpp"
 #include "libs/solver/lu_operation_cuda.hpp"
