@@ -136,11 +136,18 @@ class SoakTest : public ::testing::TestWithParam<SoakCase> {};
 
 TEST_P(SoakTest, EveryRequestIsAnsweredOnceAndNothingLeaks) {
   System system;
+  // A first device opened and closed before the baseline: an in-process CUDA device leaves the driver's own threads
+  // and descriptors for the life of the process (the H100 run counted them as leaks), which are not the soak's.
+  {
+    Result<Device> first = Device::open(system, GetParam().options);
+    if (!first.ok() && first.status().code() == Code::unavailable) GTEST_SKIP() << first.status().to_string();
+    ASSERT_THAT(first, testing::IsOk());
+    ASSERT_THAT(first->close().wait(), testing::IsOk());
+  }
   const int fds_before = testing::count_open_fds();
   const int threads_before = count_threads();
   {
     Result<Device> opened = Device::open(system, GetParam().options);
-    if (!opened.ok() && opened.status().code() == Code::unavailable) GTEST_SKIP() << opened.status().to_string();
     ASSERT_THAT(opened, testing::IsOk());
     const Device& device = *opened;
     const std::uint64_t per_thread = std::max<std::uint64_t>(total_requests() / kThreads, 1);

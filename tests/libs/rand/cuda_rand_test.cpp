@@ -177,7 +177,9 @@ TEST_F(CudaRandTest, PhiloxPoissonCountsAreTheCpusButForAMeasuredShare) {
     std::cout << fmt::format("poisson({}): {} of {} counts differ ({:.2e}), by at most {}\n", lambda, differ, g.size(),
                              share, largest);
     EXPECT_LE(share, limit) << "lambda " << lambda;
-    testing::expect_poisson(as_doubles(g), lambda);
+    // cuRAND's rejection method (64..4000) is approximate: on the H100 (2026-11-23) its variance at lambda 4000
+    // came out 0.85 % low over 2^20 draws, 5 standard errors; the test holds it to 2 % there.
+    testing::expect_poisson(as_doubles(g), lambda, lambda >= 64 && lambda <= 4000 ? 0.02 : 0);
   }
 }
 
