@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""The PyTorch side of the FFT, random-number and solver benchmarks (bench/libs/{fft,rand,solver}): what a user
+would call instead, on the same GPU, one JSON line per case.
+
+  fft     torch.fft.fft / rfft2 / fftn on the shapes of fft_bench: latency (one call, synchronised) and pipelined
+          (many calls, one synchronisation) in microseconds
+  solver  torch.linalg.lu_factor / cholesky / eigh / qr / svd at n = 256, 1024, 4096 (svd to 1024) and cholesky batched
+          64 x (32 x 32): median microseconds per call (each call returns a new tensor, as accel's works on a copy)
+  rand    torch.rand / torch.randn into preallocated tensors (the Philox generator of CUDA tensors): GB/s written
+
+  python3 bench/peers/torch_libs.py [fft,solver,rand]
+"""
+import json
+import statistics
+import sys
+import time
+
+import torch
+
+
+def emit(row):
+    row["device"] = torch.cuda.get_device_name()
+    row["torch"] = torch.__version__
+    print(json.dumps(row), flush=True)
+
+
+def latency_us(fn, reps):
+    for _ in range(3 if reps > 4 else 1):
+        fn()
+    times = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - start) * 1e6)
+    return statistics.median(times)
+
+
+def pipelined_us(fn, reps):
+    fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) * 1e6 / reps
+
+
+def fft():
+    cases = [
+        ("1d 4096 x1024 c2c f32", lambda: torch.randn(1024, 4096, dtype=torch.complex64, device="cuda"),
+         lambda x: torch.fft.fft(x)),
+        ("2d 1024^2 r2c f32", lambda: torch.randn(1024, 1024, dtype=torch.float32, device="cuda"),
+         lambda x: torch.fft.rfft2(x)),
+        ("3d 128^3 c2c f64", lambda: torch.randn(128, 128, 128, dtype=torch.complex128, device="cuda"),
+         lambda x: torch.fft.fftn(x)),
+        ("1d 2^20 x64 c2c f32", lambda: torch.randn(64, 1 << 20, dtype=torch.complex64, device="cuda"),
+         lambda x: torch.fft.fft(x)),
+        ("1d 256 x64 c2c f32", lambda: torch.randn(64, 256, dtype=torch.complex64, device="cuda"),
+         lambda x: torch.fft.fft(x)),
+    ]
+    for name, make, run in cases:
+        x = make()
+        emit({"bench": "fft", "case": name, "peer": "torch.fft", "latency_median_us": latency_us(lambda: run(x), 50),
+              "pipelined_us_per_fft": pipelined_us(lambda: run(x), 200)})
+
+
+def spd(n, batch, dtype):
+    a = torch.randn(*batch, n, n, dtype=dtype, device="cuda")
+    return a @ a.mT + n * torch.eye(n, dtype=dtype, device="cuda")
+
+
+def solver():
+    routines = {
+        "getrf": lambda a: torch.linalg.lu_factor(a),
+        "potrf": lambda a: torch.linalg.cholesky(a),
+        "syevd": lambda a: torch.linalg.eigh(a),
+        "geqrf+orgqr": lambda a: torch.linalg.qr(a),
+        "gesvd": lambda a: torch.linalg.svd(a, full_matrices=False),
+    }
+    for routine, fn in routines.items():
+        for dtype, name in ((torch.float32, "f32"), (torch.float64, "f64")):
+            for n in (256, 1024, 4096) if routine != "gesvd" else (256, 1024):
+                a = spd(n, (), dtype)
+                reps = 200 if n == 256 else 40 if n == 1024 else 4
+                emit({"bench": "solver", "routine": routine, "dtype": name, "n": n, "batch": 1,
+                      "peer": "torch.linalg", "median_us": latency_us(lambda: fn(a), reps)})
+    for dtype, name in ((torch.float32, "f32"), (torch.float64, "f64")):
+        a = spd(32, (64,), dtype)
+        emit({"bench": "solver", "routine": "potrf", "dtype": name, "n": 32, "batch": 64, "peer": "torch.linalg",
+              "median_us": latency_us(lambda: torch.linalg.cholesky(a), 200)})
+
+
+def rand():
+    for name, elements, fill in (("uniform 64M f32", 64 << 20, torch.Tensor.uniform_),
+                                 ("normal 64M f32", 64 << 20, torch.Tensor.normal_),
+                                 ("normal 256M f32", 256 << 20, torch.Tensor.normal_)):
+        x = torch.empty(elements, dtype=torch.float32, device="cuda")
+        us = pipelined_us(lambda: fill(x), 20)
+        emit({"bench": "rand", "case": name, "peer": "torch (Philox)", "gb_per_s": elements * 4 / us / 1e3})
+
+
+def main():
+    parts = sys.argv[1].split(",") if len(sys.argv) > 1 else ["fft", "solver", "rand"]
+    for part in parts:
+        {"fft": fft, "solver": solver, "rand": rand}[part]()
+
+
+if __name__ == "__main__":
+    main()
