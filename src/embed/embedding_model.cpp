@@ -106,8 +106,6 @@ class EmbeddingModel final : public Model {
 
   const ModelInfo& info() const noexcept override { return info_; }
   const Device& device() const noexcept override { return device_; }
-  // Before the model is handed out, like warm().
-  void set_device_open_ms(double milliseconds) { info_.load.device_open_ms = milliseconds; }
 
   ModelStats stats() const override {
     ModelStats stats;
@@ -278,8 +276,9 @@ Result<HostFiles> read_host_files(const ModelOptions& options) {
 }
 
 // The device half: the graph for the device's compute dtype, the weights converted and uploaded once, staging
-// buffers, and the smallest bucket warmed.
-Result<std::shared_ptr<Model>> place(const Device& device, HostFiles files, ModelOptions options) {
+// buffers, and the smallest bucket warmed. `device_open_ms`: how long Model::open took to open the device (0 for load).
+Result<std::shared_ptr<Model>> place(const Device& device, HostFiles files, ModelOptions options,
+                                     double device_open_ms) {
   Clock::time_point start = Clock::now();
   ACCEL_ASSIGN_OR_RETURN(DeviceInfo device_info, device.info().wait());
   const DType compute = options.compute.value_or(device_info.kind == DeviceKind::cpu ? DType::f32 : DType::f16);
@@ -294,6 +293,7 @@ Result<std::shared_ptr<Model>> place(const Device& device, HostFiles files, Mode
                  .compute = compute,
                  .device = device_info.name};
   if (info.name.empty()) info.name = options.folder.parent_path().filename().string();
+  info.load.device_open_ms = device_open_ms;
   info.load.read_ms = files.read_ms;
   info.load.convert_ms = milliseconds_since(start);
   start = Clock::now();
@@ -312,7 +312,7 @@ Result<std::shared_ptr<Model>> place(const Device& device, HostFiles files, Mode
 
 Result<std::shared_ptr<Model>> Model::load(const Device& device, ModelOptions options) {
   ACCEL_ASSIGN_OR_RETURN(HostFiles files, read_host_files(options));
-  return place(device, std::move(files), std::move(options));
+  return place(device, std::move(files), std::move(options), 0);
 }
 
 Result<std::shared_ptr<Model>> Model::open(const std::function<Result<Device>()>& open_device, ModelOptions options) {
@@ -325,9 +325,7 @@ Result<std::shared_ptr<Model>> Model::open(const std::function<Result<Device>()>
   auto [device, open_ms] = opening.get();  // joined before any error returns: open_device is the caller's
   if (!device.ok()) return device.status();
   ACCEL_RETURN_IF_ERROR(files.status());
-  Result<std::shared_ptr<Model>> model = place(*device, std::move(*files), std::move(options));
-  if (model.ok()) std::static_pointer_cast<EmbeddingModel>(*model)->set_device_open_ms(open_ms);
-  return model;
+  return place(*device, std::move(*files), std::move(options), open_ms);
 }
 
 }  // namespace accel::embed

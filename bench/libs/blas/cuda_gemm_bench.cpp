@@ -19,18 +19,14 @@
 #include "accel/device/device.hpp"
 #include "accel/libs/blas/gemm.hpp"
 #include "common/csv_report.hpp"
+#include "common/cuda_checks.hpp"
 
 namespace {
 
 using namespace accel;
 using Clock = std::chrono::steady_clock;
 
-void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    fmt::print(stderr, "{}: {}\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
+using bench::check_cuda;
 void check_lt(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS) {
     fmt::print(stderr, "{}: {}\n", what, cublasLtGetStatusString(s));

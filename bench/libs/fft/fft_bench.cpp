@@ -21,6 +21,7 @@
 #include "accel/device/device.hpp"
 #include "accel/libs/fft/fft.hpp"
 #include "common/csv_report.hpp"
+#include "common/cuda_checks.hpp"
 
 namespace {
 
@@ -31,18 +32,8 @@ using bench::percentile;
 using bench::require;
 using bench::row;
 
-void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    fmt::print(stderr, "{}: {}\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
-void check_cufft(cufftResult r, const char* what) {
-  if (r != CUFFT_SUCCESS) {
-    fmt::print(stderr, "{}: cufftResult {}\n", what, static_cast<int>(r));
-    std::exit(1);
-  }
-}
+using bench::check_cuda;
+void check_cufft(cufftResult r, const char* what) { bench::check_library(r, CUFFT_SUCCESS, "cuFFT", what); }
 
 struct Case {
   std::string name;

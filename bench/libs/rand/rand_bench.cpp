@@ -18,6 +18,7 @@
 #include "accel/device/device.hpp"
 #include "accel/libs/rand/generate.hpp"
 #include "common/csv_report.hpp"
+#include "common/cuda_checks.hpp"
 #include "libs/rand/philox_kernel.hpp"
 
 namespace {
@@ -29,17 +30,9 @@ using bench::percentile;
 using bench::require;
 using bench::row;
 
-void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    fmt::print(stderr, "{}: {}\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
+using bench::check_cuda;
 void check_curand(curandStatus_t s, const char* what) {
-  if (s != CURAND_STATUS_SUCCESS) {
-    fmt::print(stderr, "{}: cuRAND status {}\n", what, static_cast<int>(s));
-    std::exit(1);
-  }
+  bench::check_library(s, CURAND_STATUS_SUCCESS, "cuRAND", what);
 }
 
 struct Direct {

@@ -24,6 +24,7 @@
 #include "accel/device/device.hpp"
 #include "accel/libs/solver/dense.hpp"
 #include "common/csv_report.hpp"
+#include "common/cuda_checks.hpp"
 
 namespace {
 
@@ -33,17 +34,9 @@ using bench::micros;
 using bench::percentile;
 using bench::require;
 
-void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    fmt::print(stderr, "{}: {}\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
+using bench::check_cuda;
 void check_solver(cusolverStatus_t s, const char* what) {
-  if (s != CUSOLVER_STATUS_SUCCESS) {
-    fmt::print(stderr, "{}: cusolverStatus_t {}\n", what, static_cast<int>(s));
-    std::exit(1);
-  }
+  bench::check_library(s, CUSOLVER_STATUS_SUCCESS, "cuSOLVER", what);
 }
 
 enum class Routine { getrf, potrf, syevd };

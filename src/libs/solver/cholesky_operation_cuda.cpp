@@ -29,8 +29,6 @@ struct Cholesky<double> {
   static constexpr std::string_view potrs_name = "cusolverDnDpotrs";
 };
 
-int to_int(std::int64_t value) { return static_cast<int>(value); }  // validated: fits
-
 // A batch is factored by one potrfBatched call (as PyTorch does), which needs no work area and launches once for
 // the whole batch instead of once per matrix; its count is an int.
 bool uses_batched_call(const Potrf& r) { return r.batch > 1 && r.batch <= solver::kMaxLapackInt; }
@@ -42,19 +40,20 @@ Status potrf(const Potrf& r, const solver::DensePlan& plan, std::span<const Buff
   if (!plan.empty && plan.pointer_bytes != 0) {
     ACCEL_ASSIGN_OR_RETURN(void** matrices, solver::batch_pointers(plan, run, views[Op::a].data,
                                                                    solver::matrix_offset(1, r.stride_a) * sizeof(T)));
-    ACCEL_RETURN_IF_ERROR(solver::launched(
-        run,
-        Cholesky<T>::potrf_batched(plan.handle, solver::to_cublas(r.fill), to_int(r.n), reinterpret_cast<T**>(matrices),
-                                   to_int(r.lda), infos, to_int(r.batch)),
-        Cholesky<T>::potrf_batched_name));
+    ACCEL_RETURN_IF_ERROR(
+        solver::launched(run,
+                         Cholesky<T>::potrf_batched(plan.handle, solver::to_cublas(r.fill), solver::to_int(r.n),
+                                                    reinterpret_cast<T**>(matrices), solver::to_int(r.lda), infos,
+                                                    solver::to_int(r.batch)),
+                         Cholesky<T>::potrf_batched_name));
   } else if (!plan.empty) {
     T* a = static_cast<T*>(views[Op::a].data);
     for (std::int64_t i = 0; i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(
           solver::launched(run,
-                           Cholesky<T>::potrf(plan.handle, solver::to_cublas(r.fill), to_int(r.n),
-                                              a + solver::matrix_offset(i, r.stride_a), to_int(r.lda),
-                                              static_cast<T*>(run.workspace), to_int(plan.lwork), infos + i),
+                           Cholesky<T>::potrf(plan.handle, solver::to_cublas(r.fill), solver::to_int(r.n),
+                                              a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
+                                              static_cast<T*>(run.workspace), solver::to_int(plan.lwork), infos + i),
                            Cholesky<T>::potrf_name));
     }
   }
@@ -69,12 +68,12 @@ Status potrs(const Potrs& r, const solver::DensePlan& plan, std::span<const Buff
     const T* a = static_cast<const T*>(views[Op::a].data);
     T* b = static_cast<T*>(views[Op::b].data);
     for (std::int64_t i = 0; i < r.batch; ++i) {
-      ACCEL_RETURN_IF_ERROR(
-          solver::launched(run,
-                           Cholesky<T>::potrs(plan.handle, solver::to_cublas(r.fill), to_int(r.n), to_int(r.nrhs),
-                                              a + solver::matrix_offset(i, r.stride_a), to_int(r.lda),
-                                              b + solver::matrix_offset(i, r.stride_b), to_int(r.ldb), infos + i),
-                           Cholesky<T>::potrs_name));
+      ACCEL_RETURN_IF_ERROR(solver::launched(
+          run,
+          Cholesky<T>::potrs(plan.handle, solver::to_cublas(r.fill), solver::to_int(r.n), solver::to_int(r.nrhs),
+                             a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
+                             b + solver::matrix_offset(i, r.stride_b), solver::to_int(r.ldb), infos + i),
+          Cholesky<T>::potrs_name));
     }
   }
   return solver::finish_with_infos(plan, run, solver::Routine::potrs, infos);
@@ -98,9 +97,10 @@ Result<CudaOperation<Potrf>::Plan> CudaOperation<Potrf>::plan(const Potrf& reque
       target, key, r.batch, r.n == 0,
       [&](cusolverDnHandle_t handle, int* lwork) {
         const cublasFillMode_t fill = solver::to_cublas(r.fill);
-        return r.dtype == DType::f64
-                   ? Cholesky<double>::buffer_size(handle, fill, to_int(r.n), nullptr, to_int(r.lda), lwork)
-                   : Cholesky<float>::buffer_size(handle, fill, to_int(r.n), nullptr, to_int(r.lda), lwork);
+        return r.dtype == DType::f64 ? Cholesky<double>::buffer_size(handle, fill, solver::to_int(r.n), nullptr,
+                                                                     solver::to_int(r.lda), lwork)
+                                     : Cholesky<float>::buffer_size(handle, fill, solver::to_int(r.n), nullptr,
+                                                                    solver::to_int(r.lda), lwork);
       },
       solver::DenseNeeds{.infos_in_workspace = request.info.is_null()});
 }

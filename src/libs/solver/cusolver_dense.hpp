@@ -117,6 +117,9 @@ struct DenseNeeds {
 
 void describe_cusolver(CudaTarget& target, LibraryReport& report);
 
+// A size or leading dimension as cuSOLVER's int; the request's validation checked that it fits.
+[[nodiscard]] inline int to_int(std::int64_t value) noexcept { return static_cast<int>(value); }
+
 [[nodiscard]] inline cublasFillMode_t to_cublas(Fill fill) noexcept {
   return fill == Fill::upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
 }

@@ -20,8 +20,6 @@ struct Eigen<double> {
   static constexpr std::string_view name = "cusolverDnDsyevd";
 };
 
-int to_int(std::int64_t value) { return static_cast<int>(value); }  // validated: fits
-
 cusolverEigMode_t mode(solver::EigenJob job) {
   return job == solver::EigenJob::values_and_vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
 }
@@ -34,12 +32,13 @@ Status syevd(const Syevd& r, const solver::DensePlan& plan, std::span<const Buff
     T* a = static_cast<T*>(views[Op::a].data);
     T* w = static_cast<T*>(views[Op::w].data);
     for (std::int64_t i = 0; i < r.batch; ++i) {
-      ACCEL_RETURN_IF_ERROR(solver::launched(
-          run,
-          Eigen<T>::syevd(plan.handle, mode(r.job), solver::to_cublas(r.fill), to_int(r.n),
-                          a + solver::matrix_offset(i, r.stride_a), to_int(r.lda), w + solver::matrix_offset(i, r.n),
-                          static_cast<T*>(run.workspace), to_int(plan.lwork), infos + i),
-          Eigen<T>::name));
+      ACCEL_RETURN_IF_ERROR(
+          solver::launched(run,
+                           Eigen<T>::syevd(plan.handle, mode(r.job), solver::to_cublas(r.fill), solver::to_int(r.n),
+                                           a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
+                                           w + solver::matrix_offset(i, r.n), static_cast<T*>(run.workspace),
+                                           solver::to_int(plan.lwork), infos + i),
+                           Eigen<T>::name));
     }
   }
   return solver::finish_with_infos(plan, run, solver::Routine::syevd, infos);
@@ -60,10 +59,10 @@ Result<CudaOperation<Syevd>::Plan> CudaOperation<Syevd>::plan(const Syevd& reque
       target, key, r.batch, r.n == 0,
       [&](cusolverDnHandle_t handle, int* lwork) {
         const cublasFillMode_t fill = solver::to_cublas(r.fill);
-        return r.dtype == DType::f64 ? Eigen<double>::buffer_size(handle, mode(r.job), fill, to_int(r.n), nullptr,
-                                                                  to_int(r.lda), nullptr, lwork)
-                                     : Eigen<float>::buffer_size(handle, mode(r.job), fill, to_int(r.n), nullptr,
-                                                                 to_int(r.lda), nullptr, lwork);
+        return r.dtype == DType::f64 ? Eigen<double>::buffer_size(handle, mode(r.job), fill, solver::to_int(r.n),
+                                                                  nullptr, solver::to_int(r.lda), nullptr, lwork)
+                                     : Eigen<float>::buffer_size(handle, mode(r.job), fill, solver::to_int(r.n),
+                                                                 nullptr, solver::to_int(r.lda), nullptr, lwork);
       },
       solver::DenseNeeds{.infos_in_workspace = request.info.is_null()});
 }

@@ -25,8 +25,6 @@ struct Lu<double> {
   static constexpr std::string_view getrs_name = "cusolverDnDgetrs";
 };
 
-int to_int(std::int64_t value) { return static_cast<int>(value); }  // validated: fits
-
 template <class T>
 Status getrf(const Getrf& r, const solver::DensePlan& plan, std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<Getrf>;
@@ -37,8 +35,9 @@ Status getrf(const Getrf& r, const solver::DensePlan& plan, std::span<const Buff
     for (std::int64_t i = 0; i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(solver::launched(
           run,
-          Lu<T>::getrf(plan.handle, to_int(r.n), to_int(r.n), a + solver::matrix_offset(i, r.stride_a), to_int(r.lda),
-                       static_cast<T*>(run.workspace), ipiv + solver::matrix_offset(i, r.n), infos + i),
+          Lu<T>::getrf(plan.handle, solver::to_int(r.n), solver::to_int(r.n), a + solver::matrix_offset(i, r.stride_a),
+                       solver::to_int(r.lda), static_cast<T*>(run.workspace), ipiv + solver::matrix_offset(i, r.n),
+                       infos + i),
           Lu<T>::getrf_name));
     }
   }
@@ -55,12 +54,13 @@ Status getrs(const Getrs& r, const solver::DensePlan& plan, std::span<const Buff
     T* b = static_cast<T*>(views[Op::b].data);
     const cublasOperation_t op = r.transpose == Transpose::transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
     for (std::int64_t i = 0; i < r.batch; ++i) {
-      ACCEL_RETURN_IF_ERROR(solver::launched(
-          run,
-          Lu<T>::getrs(plan.handle, op, to_int(r.n), to_int(r.nrhs), a + solver::matrix_offset(i, r.stride_a),
-                       to_int(r.lda), ipiv + solver::matrix_offset(i, r.n), b + solver::matrix_offset(i, r.stride_b),
-                       to_int(r.ldb), infos + i),
-          Lu<T>::getrs_name));
+      ACCEL_RETURN_IF_ERROR(
+          solver::launched(run,
+                           Lu<T>::getrs(plan.handle, op, solver::to_int(r.n), solver::to_int(r.nrhs),
+                                        a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
+                                        ipiv + solver::matrix_offset(i, r.n), b + solver::matrix_offset(i, r.stride_b),
+                                        solver::to_int(r.ldb), infos + i),
+                           Lu<T>::getrs_name));
     }
   }
   return solver::finish_with_infos(plan, run, solver::Routine::getrs, infos);
@@ -75,9 +75,10 @@ Result<CudaOperation<Getrf>::Plan> CudaOperation<Getrf>::plan(const Getrf& reque
   return solver::plan_dense(
       target, key, r.batch, r.n == 0,
       [&](cusolverDnHandle_t handle, int* lwork) {
-        return r.dtype == DType::f64
-                   ? Lu<double>::buffer_size(handle, to_int(r.n), to_int(r.n), nullptr, to_int(r.lda), lwork)
-                   : Lu<float>::buffer_size(handle, to_int(r.n), to_int(r.n), nullptr, to_int(r.lda), lwork);
+        return r.dtype == DType::f64 ? Lu<double>::buffer_size(handle, solver::to_int(r.n), solver::to_int(r.n),
+                                                               nullptr, solver::to_int(r.lda), lwork)
+                                     : Lu<float>::buffer_size(handle, solver::to_int(r.n), solver::to_int(r.n), nullptr,
+                                                              solver::to_int(r.lda), lwork);
       },
       solver::DenseNeeds{.infos_in_workspace = request.info.is_null()});
 }

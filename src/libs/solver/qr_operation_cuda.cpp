@@ -29,8 +29,6 @@ struct Qr<double> {
   static constexpr std::string_view orgqr_name = "cusolverDnDorgqr";
 };
 
-int to_int(std::int64_t value) { return static_cast<int>(value); }  // validated: fits
-
 template <class T>
 Status geqrf(const Geqrf& r, const solver::DensePlan& plan, std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<Geqrf>;
@@ -40,12 +38,12 @@ Status geqrf(const Geqrf& r, const solver::DensePlan& plan, std::span<const Buff
     T* tau = static_cast<T*>(views[Op::tau].data);
     const std::int64_t k = std::min(r.m, r.n);
     for (std::int64_t i = 0; i < r.batch; ++i) {
-      ACCEL_RETURN_IF_ERROR(
-          solver::launched(run,
-                           Qr<T>::geqrf(plan.handle, to_int(r.m), to_int(r.n), a + solver::matrix_offset(i, r.stride_a),
-                                        to_int(r.lda), tau + solver::matrix_offset(i, k),
-                                        static_cast<T*>(run.workspace), to_int(plan.lwork), infos + i),
-                           Qr<T>::geqrf_name));
+      ACCEL_RETURN_IF_ERROR(solver::launched(
+          run,
+          Qr<T>::geqrf(plan.handle, solver::to_int(r.m), solver::to_int(r.n), a + solver::matrix_offset(i, r.stride_a),
+                       solver::to_int(r.lda), tau + solver::matrix_offset(i, k), static_cast<T*>(run.workspace),
+                       solver::to_int(plan.lwork), infos + i),
+          Qr<T>::geqrf_name));
     }
   }
   return solver::finish_with_infos(plan, run, solver::Routine::geqrf, infos);
@@ -59,12 +57,13 @@ Status orgqr(const Orgqr& r, const solver::DensePlan& plan, std::span<const Buff
     T* a = static_cast<T*>(views[Op::a].data);
     const T* tau = static_cast<const T*>(views[Op::tau].data);
     for (std::int64_t i = 0; i < r.batch; ++i) {
-      ACCEL_RETURN_IF_ERROR(solver::launched(
-          run,
-          Qr<T>::orgqr(plan.handle, to_int(r.m), to_int(r.n), to_int(r.k), a + solver::matrix_offset(i, r.stride_a),
-                       to_int(r.lda), tau + solver::matrix_offset(i, r.k), static_cast<T*>(run.workspace),
-                       to_int(plan.lwork), infos + i),
-          Qr<T>::orgqr_name));
+      ACCEL_RETURN_IF_ERROR(
+          solver::launched(run,
+                           Qr<T>::orgqr(plan.handle, solver::to_int(r.m), solver::to_int(r.n), solver::to_int(r.k),
+                                        a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
+                                        tau + solver::matrix_offset(i, r.k), static_cast<T*>(run.workspace),
+                                        solver::to_int(plan.lwork), infos + i),
+                           Qr<T>::orgqr_name));
     }
   }
   return solver::finish_with_infos(plan, run, solver::Routine::orgqr, infos);
@@ -79,9 +78,10 @@ Result<CudaOperation<Geqrf>::Plan> CudaOperation<Geqrf>::plan(const Geqrf&, cons
   return solver::plan_dense(
       target, key, r.batch, r.m == 0 || r.n == 0,
       [&](cusolverDnHandle_t handle, int* lwork) {
-        return r.dtype == DType::f64
-                   ? Qr<double>::geqrf_size(handle, to_int(r.m), to_int(r.n), nullptr, to_int(r.lda), lwork)
-                   : Qr<float>::geqrf_size(handle, to_int(r.m), to_int(r.n), nullptr, to_int(r.lda), lwork);
+        return r.dtype == DType::f64 ? Qr<double>::geqrf_size(handle, solver::to_int(r.m), solver::to_int(r.n), nullptr,
+                                                              solver::to_int(r.lda), lwork)
+                                     : Qr<float>::geqrf_size(handle, solver::to_int(r.m), solver::to_int(r.n), nullptr,
+                                                             solver::to_int(r.lda), lwork);
       },
       solver::DenseNeeds{.infos_in_workspace = true});
 }
@@ -100,10 +100,11 @@ Result<CudaOperation<Orgqr>::Plan> CudaOperation<Orgqr>::plan(const Orgqr&, cons
   return solver::plan_dense(
       target, key, r.batch, r.n == 0,
       [&](cusolverDnHandle_t handle, int* lwork) {
-        return r.dtype == DType::f64 ? Qr<double>::orgqr_size(handle, to_int(r.m), to_int(r.n), to_int(r.k), nullptr,
-                                                              to_int(r.lda), nullptr, lwork)
-                                     : Qr<float>::orgqr_size(handle, to_int(r.m), to_int(r.n), to_int(r.k), nullptr,
-                                                             to_int(r.lda), nullptr, lwork);
+        return r.dtype == DType::f64
+                   ? Qr<double>::orgqr_size(handle, solver::to_int(r.m), solver::to_int(r.n), solver::to_int(r.k),
+                                            nullptr, solver::to_int(r.lda), nullptr, lwork)
+                   : Qr<float>::orgqr_size(handle, solver::to_int(r.m), solver::to_int(r.n), solver::to_int(r.k),
+                                           nullptr, solver::to_int(r.lda), nullptr, lwork);
       },
       solver::DenseNeeds{.infos_in_workspace = true});
 }

@@ -25,7 +25,6 @@ struct Svd<double> {
   static constexpr std::string_view name = "cusolverDnDgesvd";
 };
 
-int to_int(std::int64_t value) { return static_cast<int>(value); }  // validated: fits
 signed char job(SvdJob j) { return j == SvdJob::full ? 'A' : j == SvdJob::thin ? 'S' : 'N'; }
 
 template <class T>
@@ -42,17 +41,18 @@ Status gesvd(const solver::CheckedGesvd& c, const solver::DensePlan& plan, std::
     T* vt = static_cast<T*>(views[Op::vt].data);
     T* work = static_cast<T*>(run.workspace);
     // Leading dimensions of vectors not computed are not read; cuSOLVER may check them against m and n all the same.
-    const int ldu = to_int(u == nullptr ? std::max(r.ldu, r.m) : r.ldu);
-    const int ldvt = to_int(vt == nullptr ? std::max(r.ldvt, r.n) : r.ldvt);
+    const int ldu = solver::to_int(u == nullptr ? std::max(r.ldu, r.m) : r.ldu);
+    const int ldvt = solver::to_int(vt == nullptr ? std::max(r.ldvt, r.n) : r.ldvt);
     for (std::int64_t i = 0; i < r.batch; ++i) {
-      ACCEL_RETURN_IF_ERROR(solver::launched(
-          run,
-          Svd<T>::gesvd(plan.handle, job(r.job_u), job(r.job_vt), to_int(r.m), to_int(r.n),
-                        a + solver::matrix_offset(i, r.stride_a), to_int(r.lda), s + solver::matrix_offset(i, k),
-                        u == nullptr ? nullptr : u + solver::matrix_offset(i, r.stride_u), ldu,
-                        vt == nullptr ? nullptr : vt + solver::matrix_offset(i, r.stride_vt), ldvt, work,
-                        to_int(plan.lwork), work + plan.lwork, infos + i),
-          Svd<T>::name));
+      ACCEL_RETURN_IF_ERROR(
+          solver::launched(run,
+                           Svd<T>::gesvd(plan.handle, job(r.job_u), job(r.job_vt), solver::to_int(r.m),
+                                         solver::to_int(r.n), a + solver::matrix_offset(i, r.stride_a),
+                                         solver::to_int(r.lda), s + solver::matrix_offset(i, k),
+                                         u == nullptr ? nullptr : u + solver::matrix_offset(i, r.stride_u), ldu,
+                                         vt == nullptr ? nullptr : vt + solver::matrix_offset(i, r.stride_vt), ldvt,
+                                         work, solver::to_int(plan.lwork), work + plan.lwork, infos + i),
+                           Svd<T>::name));
     }
   }
   return solver::finish_with_infos(plan, run, solver::Routine::gesvd, infos);
@@ -73,8 +73,8 @@ Result<CudaOperation<Gesvd>::Plan> CudaOperation<Gesvd>::plan(const Gesvd& reque
   return solver::plan_dense(
       target, key, r.batch, r.n == 0,
       [&](cusolverDnHandle_t handle, int* lwork) {
-        return r.dtype == DType::f64 ? Svd<double>::buffer_size(handle, to_int(r.m), to_int(r.n), lwork)
-                                     : Svd<float>::buffer_size(handle, to_int(r.m), to_int(r.n), lwork);
+        return r.dtype == DType::f64 ? Svd<double>::buffer_size(handle, solver::to_int(r.m), solver::to_int(r.n), lwork)
+                                     : Svd<float>::buffer_size(handle, solver::to_int(r.m), solver::to_int(r.n), lwork);
       },
       solver::DenseNeeds{.infos_in_workspace = request.info.is_null(), .extra = std::min(r.m, r.n)});
 }

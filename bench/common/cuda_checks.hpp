@@ -1,0 +1,28 @@
+// What the GPU benchmarks do when a CUDA or CUDA-library call fails: say which and exit, since every later figure
+// would be meaningless.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+namespace accel::bench {
+
+inline void check_cuda(cudaError_t error, const char* what) {
+  if (error != cudaSuccess) {
+    fmt::print(stderr, "{}: {}\n", what, cudaGetErrorString(error));
+    std::exit(1);
+  }
+}
+
+// A library's status (cufftResult, curandStatus_t, cusolverStatus_t, ...) against its success value.
+template <class LibraryStatus>
+void check_library(LibraryStatus status, LibraryStatus success, const char* library, const char* what) {
+  if (status != success) {
+    fmt::print(stderr, "{}: {} status {}\n", what, library, static_cast<int>(status));
+    std::exit(1);
+  }
+}
+
+}  // namespace accel::bench
