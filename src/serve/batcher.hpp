@@ -33,8 +33,8 @@ struct BatcherOptions {
   std::chrono::microseconds max_wait{2000};
   std::size_t queue_requests = 1024;  // requests waiting (not yet in a batch) before submit refuses
   std::uint64_t queue_tokens = 1u << 20;
-  // embed::Model runs its calls one after the other, so a second batch in flight would only wait in the model's
-  // queue, smaller than it would have grown in ours.
+  // embed::Model's calls share its staging buffers, so the device runs them one after the other: a second batch
+  // in flight would wait there, smaller than it would have grown in our queue.
   unsigned in_flight = 1;
 };
 
