@@ -2,7 +2,7 @@
 // process, GPU and matrix; a handle on a stream of its own, descriptors, buffer and SpMV preprocessing made once):
 //   spmv   y = A x, A of `rows` rows (default 1M) and `cols` columns (default 131072) at each density (default
 //          1e-4,1e-3,1e-2), f32 values, i32 indices; and a power-law matrix (row degrees ~ 1 / rank^0.8, up to 1000
-//          entries, plus the diagonal: a graph-Laplacian-like row distribution)
+//          entries: the row distribution of a power-law graph's Laplacian)
 //   spmm   C = A B with 32 dense columns (row-major), at the two lower densities
 // Variants: accel with Structure::checked_each_use (the structure checked by a kernel and its verdict waited for,
 // then analysed again, every call), accel_fixed (Structure::fixed: the analysis cached, nothing but cuSPARSE's
@@ -261,7 +261,7 @@ int main(int argc, char** argv) {
     run_case(*device, m, 0, fmt::format("spmv/{}", densities[d]));
     if (d + 1 < densities.size()) run_case(*device, m, 32, fmt::format("spmm32/{}", densities[d]));
   }
-  // Power-law rows: row i's degree ~ 1000 / rank^0.8 over a random permutation of ranks, plus its diagonal.
+  // Power-law rows: row i's degree ~ 1000 / rank^0.8 over a random permutation of ranks.
   std::vector<std::int64_t> rank(static_cast<std::size_t>(rows));
   for (std::int64_t i = 0; i < rows; ++i) rank[static_cast<std::size_t>(i)] = i + 1;
   std::shuffle(rank.begin(), rank.end(), rng);
