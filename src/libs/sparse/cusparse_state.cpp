@@ -114,10 +114,15 @@ Status check_structure_on_device(CudaRun& run, std::string_view request, std::st
     return internal_error("check_structure_on_device: the plan holds no room for the structure's report");
   }
   const StructureShape shape = structure_shape(m);
+  const KernelShape kernel{.coo = shape.format == Format::coo,
+                           .wide = m.index == DType::i64,
+                           .outer = shape.outer,
+                           .inner = shape.inner,
+                           .nnz = shape.nnz};
   auto* device = static_cast<StructureReport*>(run.workspace);
   cudaStream_t stream = run.target.stream();
-  ACCEL_RETURN_IF_ERROR(run.target.check(
-      launch_structure_check(shape, m.index, offsets.data, indices.data, device, stream), "the structure check"));
+  ACCEL_RETURN_IF_ERROR(run.target.check(launch_structure_check(kernel, offsets.data, indices.data, device, stream),
+                                         "the structure check"));
   ACCEL_RETURN_IF_ERROR(
       run.target.check(cudaMemcpyAsync(run.host_result.data(), device, kReportBytes, cudaMemcpyDeviceToHost, stream),
                        "copying the structure check's report"));

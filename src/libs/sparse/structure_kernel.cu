@@ -46,26 +46,26 @@ unsigned blocks(std::int64_t n) {
 }
 
 template <class I>
-cudaError_t launch(const StructureShape& s, const I* offsets, const I* indices, StructureReport* report,
+cudaError_t launch(const KernelShape& s, const I* offsets, const I* indices, StructureReport* report,
                    cudaStream_t stream) {
-  if (s.format != Format::coo) {
+  if (!s.coo) {
     check_offsets<I><<<blocks(s.outer + 1), kThreads, 0, stream>>>(offsets, s.outer, s.nnz, report);
     if (cudaError_t error = cudaGetLastError(); error != cudaSuccess) return error;
   }
   if (s.nnz == 0) return cudaSuccess;
-  const I* rows = s.format == Format::coo ? offsets : nullptr;
+  const I* rows = s.coo ? offsets : nullptr;
   check_entries<I><<<blocks(s.nnz), kThreads, 0, stream>>>(rows, indices, s.nnz, s.outer, s.inner, report);
   return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t launch_structure_check(const StructureShape& shape, DType index, const void* offsets, const void* indices,
+cudaError_t launch_structure_check(const KernelShape& shape, const void* offsets, const void* indices,
                                    StructureReport* report, cudaStream_t stream) {
   // faults and reserved to 0, the first positions to all ones (none yet).
   if (cudaError_t error = cudaMemsetAsync(report, 0, 8, stream); error != cudaSuccess) return error;
   if (cudaError_t error = cudaMemsetAsync(&report->first_offset, 0xff, 16, stream); error != cudaSuccess) return error;
-  if (index == DType::i64) {
+  if (shape.wide) {
     return launch(shape, static_cast<const std::int64_t*>(offsets), static_cast<const std::int64_t*>(indices), report,
                   stream);
   }

@@ -4,12 +4,23 @@
 
 #include <cuda_runtime.h>
 
-#include "libs/sparse/structure.hpp"
+#include <cstdint>
+
+#include "libs/sparse/structure_report.hpp"
 
 namespace accel::sparse {
 
-// Resets `report` (device memory) and enqueues the check of arrays of `index` type; the launch's error, if any.
-[[nodiscard]] cudaError_t launch_structure_check(const StructureShape& shape, DType index, const void* offsets,
-                                                 const void* indices, StructureReport* report, cudaStream_t stream);
+// The sizes of structure.hpp's StructureShape, as the kernel takes them.
+struct KernelShape {
+  bool coo = false;
+  bool wide = false;  // i64 indices, else i32
+  std::int64_t outer = 0;
+  std::int64_t inner = 0;
+  std::int64_t nnz = 0;
+};
+
+// Resets `report` (device memory) and enqueues the check; the launch's error, if any.
+[[nodiscard]] cudaError_t launch_structure_check(const KernelShape& shape, const void* offsets, const void* indices,
+                                                 StructureReport* report, cudaStream_t stream);
 
 }  // namespace accel::sparse
