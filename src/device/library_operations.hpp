@@ -14,3 +14,4 @@
 #include "libs/solver/lu_operation.hpp"
 #include "libs/solver/qr_operation.hpp"
 #include "libs/solver/svd_operation.hpp"
+#include "libs/tensor/tensor_operation.hpp"

@@ -13,6 +13,7 @@
 #include "accel/libs/fft/requests.hpp"
 #include "accel/libs/rand/requests.hpp"
 #include "accel/libs/solver/requests.hpp"
+#include "accel/libs/tensor/requests.hpp"
 
 namespace accel {
 
@@ -25,7 +26,8 @@ using LibraryRequests = ConcatRequests<blas::Requests,    //
                                        graph::Requests,   //
                                        fft::Requests,     //
                                        solver::Requests,  //
-                                       rand::Requests>;
+                                       rand::Requests,    //
+                                       tensor::Requests>;
 
 using DeviceProtocol = ProtocolOf<ConcatRequests<DeviceRequests, LibraryRequests>>;
 

@@ -13,3 +13,4 @@
 #include "libs/solver/lu_operation_cuda.hpp"
 #include "libs/solver/qr_operation_cuda.hpp"
 #include "libs/solver/svd_operation_cuda.hpp"
+#include "libs/tensor/tensor_operation_cuda.hpp"
