@@ -17,3 +17,4 @@
 #include "libs/sparse/convert_operation.hpp"
 #include "libs/sparse/product_operation.hpp"
 #include "libs/sparse/solve_operation.hpp"
+#include "libs/tensor/tensor_operation.hpp"

@@ -14,6 +14,7 @@
 #include "accel/libs/rand/requests.hpp"
 #include "accel/libs/solver/requests.hpp"
 #include "accel/libs/sparse/requests.hpp"
+#include "accel/libs/tensor/requests.hpp"
 
 namespace accel {
 
@@ -27,7 +28,8 @@ using LibraryRequests = ConcatRequests<blas::Requests,    //
                                        fft::Requests,     //
                                        solver::Requests,  //
                                        rand::Requests,    //
-                                       sparse::Requests>;
+                                       sparse::Requests,  //
+                                       tensor::Requests>;
 
 using DeviceProtocol = ProtocolOf<ConcatRequests<DeviceRequests, LibraryRequests>>;
 

@@ -16,3 +16,4 @@
 #include "libs/sparse/convert_operation_cuda.hpp"
 #include "libs/sparse/product_operation_cuda.hpp"
 #include "libs/sparse/solve_operation_cuda.hpp"
+#include "libs/tensor/tensor_operation_cuda.hpp"
