@@ -182,7 +182,8 @@ TEST_P(CudaSparseTest, MalformedMatricesAreRefusedBeforeCusparseReadsThem) {
           .wait(),
       StatusIs(Code::failed_precondition, "sparse::SpMM: a is malformed: the column of entry 3"));
   // The device is still healthy: a well-formed request runs.
-  columns.indices = upload(*gpu_, std::vector<std::int32_t>{0, 2, 1, 3});
+  const Buffer<std::int32_t> good_columns = upload(*gpu_, std::vector<std::int32_t>{0, 2, 1, 3});
+  columns.indices = good_columns;
   columns.structure = Structure::checked_each_use;
   ASSERT_THAT(gpu_->ask(SpMV{.a = columns, .x = x, .y = y}).wait(), IsOk());
   EXPECT_EQ(download(*gpu_, y), (std::vector<float>{3, 0, 7}));
