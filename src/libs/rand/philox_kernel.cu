@@ -1,6 +1,8 @@
-// Each thread makes kBlocksPerThread consecutive Philox blocks from one curand_init (which costs two blocks of its
-// own), so that a block costs about one Philox evaluation; a block whose elements all fall in the request and
-// lie 16-byte aligned is stored as one vector.
+// Each thread makes kBlocksPerThread Philox blocks kThreads apart from one curand_init (which costs two blocks of
+// its own) and a skipahead between them (one block each): the threads of a warp then store neighbouring blocks,
+// one 512-byte run per warp and store, where consecutive blocks per thread left 16-byte stores 64 bytes apart
+// (327 GB/s on the H100, against cuRAND's 2.9 TB/s). A block whose elements all fall in the request and lie
+// 16-byte aligned is stored as one vector.
 #include <curand_kernel.h>
 
 #include <climits>
@@ -67,16 +69,20 @@ __global__ void __launch_bounds__(kThreads)
     philox_blocks(PhiloxArgs args, std::uint64_t first_block, std::uint64_t blocks, bool vectors) {
   using T = Element<Kind>;
   constexpr unsigned kPerBlock = kElementsPerBlock<Kind>;
-  const std::uint64_t begin = (blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x) * kBlocksPerThread;
+  // This thread's blocks: begin, begin + kThreads, ... (relative to first_block).
+  const std::uint64_t begin = blockIdx.x * static_cast<std::uint64_t>(kThreads) * kBlocksPerThread + threadIdx.x;
   if (begin >= blocks) return;
   curandStatePhilox4_32_10_t state;
   curand_init(args.seed, 0, (first_block + begin) * 4, &state);
   T* out = static_cast<T*>(args.output);
   const std::uint64_t end = args.offset + args.count;
-  for (unsigned j = 0; j < kBlocksPerThread && begin + j < blocks; ++j) {
+  for (unsigned j = 0; j < kBlocksPerThread; ++j) {
+    const std::uint64_t block = begin + static_cast<std::uint64_t>(j) * kThreads;
+    if (block >= blocks) break;
+    if (j != 0) skipahead(static_cast<unsigned long long>(kThreads - 1) * 4, &state);
     T v[kPerBlock];
     draw<Kind>(&state, args, v);
-    const std::uint64_t first = (first_block + begin + j) * kPerBlock;  // the stream element of v[0]
+    const std::uint64_t first = (first_block + block) * kPerBlock;  // the stream element of v[0]
     if (vectors && first >= args.offset && first + kPerBlock <= end) {
       store_block(out + (first - args.offset), v);
     } else {
@@ -102,7 +108,7 @@ cudaError_t launch_blocks(const PhiloxArgs& args, cudaStream_t stream) {
   constexpr unsigned kPerBlock = kElementsPerBlock<Kind>;
   const std::uint64_t first_block = args.offset / kPerBlock;
   const std::uint64_t blocks = (args.offset + args.count - 1) / kPerBlock - first_block + 1;
-  const std::uint64_t grid = grid_of((blocks + kBlocksPerThread - 1) / kBlocksPerThread);
+  const std::uint64_t grid = (blocks + std::uint64_t{kThreads} * kBlocksPerThread - 1) / (kThreads * kBlocksPerThread);
   if (grid > INT_MAX) return cudaErrorInvalidConfiguration;
   const bool vectors = args.offset % kPerBlock == 0 && reinterpret_cast<std::uintptr_t>(args.output) % 16 == 0;
   philox_blocks<Kind><<<static_cast<unsigned>(grid), kThreads, 0, stream>>>(args, first_block, blocks, vectors);
