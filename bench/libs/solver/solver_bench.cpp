@@ -1,13 +1,14 @@
 // Dense factorisations on the GPU through the accel device actor, beside the raw cuSOLVER call a user would write
-// (same process, same GPU, same inputs, a handle on a stream of its own): getrf, potrf (lower) and syevd (values and
-// vectors) at n = 256, 1024 and 4096, and a batch of 64 potrf of 32 x 32 (potrfBatched), in f32 and f64. Factorisations
+// (same process, same GPU, same inputs, a handle on a stream of its own): getrf, potrf (lower), syevd (values and
+// vectors) and QR (geqrf + orgqr) at n = 256, 1024 and 4096, gesvd (thin) at 256 and 1024, and a batch of 64 potrf of
+// 32 x 32 (potrfBatched), in f32 and f64. Factorisations
 // overwrite their input, so every call factors a fresh copy, restored by a device-to-device copy that is not timed.
 // What is timed is one call's round trip: for accel, the request until its future is ready (the infos read back and
 // turned into its status); for cuSOLVER, the call, the copy of devInfo to the host that a correct caller makes, and
 // cudaStreamSynchronize. One JSON line per routine, dtype, size and variant:
 //   {"bench":"solver","routine":"getrf","dtype":"f32","n":256,"batch":1,"variant":"accel","median_us":…,"min_us":…,
 //    "reps":…}
-// Usage: solver_bench [routines, default getrf,potrf,syevd,potrf_batched] [sizes, default 256,1024,4096]
+// Usage: solver_bench [routines, default getrf,potrf,syevd,qr,gesvd,potrf_batched] [sizes, default 256,1024,4096]
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 #include <fmt/format.h>
@@ -39,21 +40,33 @@ void check_solver(cusolverStatus_t s, const char* what) {
   bench::check_library(s, CUSOLVER_STATUS_SUCCESS, "cuSOLVER", what);
 }
 
-enum class Routine { getrf, potrf, syevd };
+// qr is geqrf then orgqr (Q and R, as torch.linalg.qr); gesvd the thin U, S and Vᵀ (as torch.linalg.svd with
+// full_matrices=False).
+enum class Routine { getrf, potrf, syevd, qr, gesvd };
 
-const char* name(Routine r) { return r == Routine::getrf ? "getrf" : r == Routine::potrf ? "potrf" : "syevd"; }
+const char* name(Routine r) {
+  switch (r) {
+    case Routine::getrf: return "getrf";
+    case Routine::potrf: return "potrf";
+    case Routine::syevd: return "syevd";
+    case Routine::qr: return "geqrf+orgqr";
+    case Routine::gesvd: return "gesvd";
+  }
+  return "?";
+}
 
-// getrf: uniform in [-1, 1]; potrf and syevd: symmetric, with n on the diagonal for potrf (positive definite by
-// Gershgorin, and cheap to make at n = 4096, unlike M Mᵀ).
+// getrf, qr, gesvd: uniform in [-1, 1]; potrf and syevd: symmetric, with n on the diagonal for potrf (positive
+// definite by Gershgorin, and cheap to make at n = 4096, unlike M Mᵀ).
 template <class T>
 std::vector<T> input(Routine routine, std::int64_t n, std::mt19937_64& rng) {
+  const bool general = routine != Routine::potrf && routine != Routine::syevd;
   std::uniform_real_distribution<double> uniform(-1, 1);
   std::vector<T> a(static_cast<std::size_t>(n * n));
   for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t i = routine == Routine::getrf ? 0 : j; i < n; ++i) {
+    for (std::int64_t i = general ? 0 : j; i < n; ++i) {
       const T v = static_cast<T>(i == j && routine == Routine::potrf ? static_cast<double>(n) : uniform(rng));
       a[j * n + i] = v;
-      a[i * n + j] = routine == Routine::getrf ? a[i * n + j] : v;
+      a[i * n + j] = general ? a[i * n + j] : v;
     }
   return a;
 }
@@ -67,7 +80,7 @@ struct Direct {
   int batch;
   cudaStream_t stream{};
   cusolverDnHandle_t handle{};
-  T *a{}, *pristine{}, *work{}, *w{};
+  T *a{}, *pristine{}, *work{}, *w{}, *u{}, *vt{}, *rwork{};
   int *ipiv{}, *info{}, *host_info{};
   T** matrices{};  // potrfBatched's array of addresses
   int lwork = 0;
@@ -80,6 +93,9 @@ struct Direct {
     check_cuda(cudaMalloc(&a, bytes), "a");
     check_cuda(cudaMalloc(&pristine, bytes), "pristine");
     check_cuda(cudaMalloc(&w, n * sizeof(T)), "w");
+    check_cuda(cudaMalloc(&u, bytes), "u");
+    check_cuda(cudaMalloc(&vt, bytes), "vt");
+    check_cuda(cudaMalloc(&rwork, n * sizeof(T)), "rwork");
     check_cuda(cudaMalloc(&ipiv, n * sizeof(int)), "ipiv");
     check_cuda(cudaMalloc(&info, batch * sizeof(int)), "info");
     check_cuda(cudaMallocHost(&host_info, batch * sizeof(int)), "host info");
@@ -97,6 +113,20 @@ struct Direct {
           kF64 ? cusolverDnDpotrf_bufferSize(handle, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<double*>(a), n, &lwork)
                : cusolverDnSpotrf_bufferSize(handle, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<float*>(a), n, &lwork),
           "potrf_bufferSize");
+    } else if (routine == Routine::qr) {
+      int orgqr_lwork = 0;
+      if constexpr (kF64) {
+        check_solver(cusolverDnDgeqrf_bufferSize(handle, n, n, a, n, &lwork), "geqrf_bufferSize");
+        check_solver(cusolverDnDorgqr_bufferSize(handle, n, n, n, a, n, w, &orgqr_lwork), "orgqr_bufferSize");
+      } else {
+        check_solver(cusolverDnSgeqrf_bufferSize(handle, n, n, a, n, &lwork), "geqrf_bufferSize");
+        check_solver(cusolverDnSorgqr_bufferSize(handle, n, n, n, a, n, w, &orgqr_lwork), "orgqr_bufferSize");
+      }
+      lwork = std::max(lwork, orgqr_lwork);
+    } else if (routine == Routine::gesvd) {
+      check_solver(
+          kF64 ? cusolverDnDgesvd_bufferSize(handle, n, n, &lwork) : cusolverDnSgesvd_bufferSize(handle, n, n, &lwork),
+          "gesvd_bufferSize");
     } else {
       check_solver(
           kF64 ? cusolverDnDsyevd_bufferSize(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n,
@@ -110,9 +140,9 @@ struct Direct {
   ~Direct() {
     cudaStreamSynchronize(stream);
     cusolverDnDestroy(handle);
-    for (void* p :
-         {static_cast<void*>(a), static_cast<void*>(pristine), static_cast<void*>(work), static_cast<void*>(w),
-          static_cast<void*>(ipiv), static_cast<void*>(info), static_cast<void*>(matrices)})
+    for (void* p : {static_cast<void*>(a), static_cast<void*>(pristine), static_cast<void*>(work),
+                    static_cast<void*>(w), static_cast<void*>(u), static_cast<void*>(vt), static_cast<void*>(rwork),
+                    static_cast<void*>(ipiv), static_cast<void*>(info), static_cast<void*>(matrices)})
       cudaFree(p);
     cudaFreeHost(host_info);
     cudaStreamDestroy(stream);
@@ -139,6 +169,12 @@ struct Direct {
         check_solver(
             cusolverDnDsyevd(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, a, n, w, work, lwork, info),
             "syevd");
+      if (routine == Routine::qr) {
+        check_solver(cusolverDnDgeqrf(handle, n, n, a, n, w, work, lwork, info), "geqrf");
+        check_solver(cusolverDnDorgqr(handle, n, n, n, a, n, w, work, lwork, info), "orgqr");
+      }
+      if (routine == Routine::gesvd)
+        check_solver(cusolverDnDgesvd(handle, 'S', 'S', n, n, a, n, w, u, n, vt, n, work, lwork, rwork, info), "gesvd");
     } else {
       if (routine == Routine::getrf) check_solver(cusolverDnSgetrf(handle, n, n, a, n, work, ipiv, info), "getrf");
       if (routine == Routine::potrf)
@@ -147,6 +183,12 @@ struct Direct {
         check_solver(
             cusolverDnSsyevd(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, a, n, w, work, lwork, info),
             "syevd");
+      if (routine == Routine::qr) {
+        check_solver(cusolverDnSgeqrf(handle, n, n, a, n, w, work, lwork, info), "geqrf");
+        check_solver(cusolverDnSorgqr(handle, n, n, n, a, n, w, work, lwork, info), "orgqr");
+      }
+      if (routine == Routine::gesvd)
+        check_solver(cusolverDnSgesvd(handle, 'S', 'S', n, n, a, n, w, u, n, vt, n, work, lwork, rwork, info), "gesvd");
     }
     check_cuda(cudaMemcpyAsync(host_info, info, batch * sizeof(int), cudaMemcpyDeviceToHost, stream), "info");
     check_cuda(cudaStreamSynchronize(stream), "sync");
@@ -163,7 +205,7 @@ struct Direct {
 template <class T>
 struct Actor {
   Device device;
-  Buffer<T> a, pristine, w;
+  Buffer<T> a, pristine, w, u, vt;
   Buffer<std::int32_t> ipiv, info;
   Routine routine;
   std::int64_t n;
@@ -174,6 +216,8 @@ struct Actor {
     a = require(device.allocate<T>(host.size()).wait(), "a");
     pristine = require(device.allocate<T>(host.size()).wait(), "pristine");
     w = require(device.allocate<T>(static_cast<std::uint64_t>(n)).wait(), "w");
+    u = require(device.allocate<T>(host.size()).wait(), "u");
+    vt = require(device.allocate<T>(host.size()).wait(), "vt");
     ipiv = require(device.allocate<std::int32_t>(static_cast<std::uint64_t>(n)).wait(), "ipiv");
     info = require(device.allocate<std::int32_t>(static_cast<std::uint64_t>(batch)).wait(), "info");
     require(device.upload(std::span<const T>(host), pristine).wait(), "upload");
@@ -192,6 +236,12 @@ struct Actor {
       done = device.ask(solver::Syevd{
           .dtype = dtype, .job = solver::EigenJob::values_and_vectors, .n = n, .a = a, .w = w, .info = info});
     }
+    if (routine == Routine::qr) {
+      (void)device.ask(solver::Geqrf{.dtype = dtype, .m = n, .n = n, .a = a, .tau = w});
+      done = device.ask(solver::Orgqr{.dtype = dtype, .m = n, .n = n, .k = n, .a = a, .tau = w});
+    }
+    if (routine == Routine::gesvd)
+      done = device.ask(solver::Gesvd{.dtype = dtype, .m = n, .n = n, .a = a, .s = w, .u = u, .vt = vt, .info = info});
     require(done.wait(), name(routine));
   }
 };
@@ -224,7 +274,8 @@ void measure(Device& device, Routine routine, std::int64_t n, std::int64_t batch
     const std::vector<T> one = input<T>(routine, n, rng);
     a.insert(a.end(), one.begin(), one.end());
   }
-  const int reps = n <= 256 ? 200 : n <= 1024 ? 40 : routine == Routine::syevd ? 4 : 10;
+  const bool slow = routine == Routine::syevd || routine == Routine::gesvd;
+  const int reps = n <= 256 ? (slow ? 40 : 200) : n <= 1024 ? (slow ? 10 : 40) : slow ? 4 : 10;
   const int warm = n <= 1024 ? 5 : 1;
   {
     Actor<T> actor(device, routine, a, n, batch);
@@ -244,7 +295,7 @@ std::vector<std::string> split(const std::string& list) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::vector<std::string> routines = split(argc > 1 ? argv[1] : "getrf,potrf,syevd,potrf_batched");
+  const std::vector<std::string> routines = split(argc > 1 ? argv[1] : "getrf,potrf,syevd,qr,gesvd,potrf_batched");
   const std::vector<std::string> sizes = split(argc > 2 ? argv[2] : "256,1024,4096");
   System system;
   Result<Device> device = Device::open(system, {.kind = DeviceKind::cuda});
@@ -259,9 +310,15 @@ int main(int argc, char** argv) {
       measure<double>(*device, Routine::potrf, 32, 64, rng);
       continue;
     }
-    const Routine routine = r == "potrf" ? Routine::potrf : r == "syevd" ? Routine::syevd : Routine::getrf;
+    const Routine routine = r == "potrf"   ? Routine::potrf
+                            : r == "syevd" ? Routine::syevd
+                            : r == "qr"    ? Routine::qr
+                            : r == "gesvd" ? Routine::gesvd
+                                           : Routine::getrf;
     for (const std::string& size : sizes) {
       const std::int64_t n = std::stoll(size);
+      if (routine == Routine::gesvd && n > 1024)
+        continue;  // gesvd at 4096 takes seconds a call (PyTorch's peer stops at 1024 too)
       measure<float>(*device, routine, n, 1, rng);
       measure<double>(*device, routine, n, 1, rng);
     }
