@@ -87,8 +87,8 @@ TEST_F(SparseProductTest, SpgemmWithoutItsCountCountsAgain) {
   DeviceMatrix<std::int32_t, double> db = upload_matrix<std::int32_t, double>(cpu_, b, Format::csr);
   const auto nnz = static_cast<std::int64_t>(indices.size());
   Buffer<std::int32_t> c_offsets = upload(cpu_, std::vector<std::int32_t>(31, 0));
-  Buffer<std::int32_t> c_indices = upload(cpu_, std::vector<std::int32_t>(static_cast<std::size_t>(nnz)));
-  Buffer<double> c_values = upload(cpu_, std::vector<double>(static_cast<std::size_t>(nnz)));
+  Buffer<std::int32_t> c_indices = upload(cpu_, std::vector<std::int32_t>(static_cast<std::size_t>(nnz + 1)));
+  Buffer<double> c_values = upload(cpu_, std::vector<double>(static_cast<std::size_t>(nnz + 1)));
   Matrix c{.dtype = DType::f64,
            .rows = 30,
            .cols = 25,
