@@ -79,15 +79,17 @@ inline Status preprocessed(CudaRun& run, cusparseStatus_t status, std::string_vi
 
 // The analysis of `request`'s structure: found in the stream's cache, or made by `build` after the structural
 // check. A matrix whose structure may have changed is checked (and `refresh` redoes its analysis) on every use.
+// `views` start with the matrix's arrays; `operand` names it in errors.
 template <class Build, class Refresh>
 Result<std::shared_ptr<const Analysis>> analysis_of(std::string_view name, const Matrix& a, const AnalysisKey& key,
                                                     const SparsePlan& plan, std::span<const BufferView> views,
-                                                    CudaRun& run, Build&& build, Refresh&& refresh) {
+                                                    CudaRun& run, Build&& build, Refresh&& refresh,
+                                                    std::string_view operand = "a") {
   bool fresh = false;
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(key.data()), sizeof key);
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const Analysis> analysis,
                          plan.state->analyses().get(bytes, [&]() -> Result<std::shared_ptr<const Analysis>> {
-                           ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, name, "a", a, views[0], views[1]));
+                           ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, name, operand, a, views[0], views[1]));
                            auto made = std::make_shared<Analysis>();
                            ACCEL_ASSIGN_OR_RETURN(made->matrix, make_descriptor(a, views[0], views[1], views[2]));
                            ACCEL_RETURN_IF_ERROR(build(*made));
@@ -97,7 +99,7 @@ Result<std::shared_ptr<const Analysis>> analysis_of(std::string_view name, const
   ACCEL_RETURN_IF_ERROR(
       cusparse_status(cusparseSpMatSetValues(analysis->matrix, views[2].data), "cusparseSpMatSetValues"));
   if (!fresh && a.structure == Structure::checked_each_use) {
-    ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, name, "a", a, views[0], views[1]));
+    ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, name, operand, a, views[0], views[1]));
     ACCEL_RETURN_IF_ERROR(refresh(*analysis));
   }
   return analysis;

@@ -4,8 +4,11 @@
 #include <Eigen/Dense>
 #include <Eigen/SparseCore>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
+
+#include "libs/sparse/sparse_checks.hpp"
 
 namespace accel::sparse {
 namespace {
@@ -74,6 +77,26 @@ void accumulate(Out&& out, const Product& product, T alpha, T beta) {
   }
 }
 
+// A·B over two CSR matrices as a compressed row-major matrix: every entry of the product's structure, an entry whose
+// terms cancel kept (Eigen's conservative product), the columns of each row sorted.
+template <class T, class I>
+Eigen::SparseMatrix<T, Eigen::RowMajor, I> product(const Matrix& a, const Matrix& b,
+                                                   std::span<const BufferView> views) {
+  using Map = Eigen::Map<const Eigen::SparseMatrix<T, Eigen::RowMajor, I>>;
+  auto map = [](const Matrix& m, std::span<const BufferView> v) {
+    return Map(m.rows, m.cols, m.nnz, static_cast<const I*>(v[0].data), static_cast<const I*>(v[1].data),
+               static_cast<const T*>(v[2].data));
+  };
+  Eigen::SparseMatrix<T, Eigen::RowMajor, I> c = map(a, views) * map(b, views.subspan(3));
+  c.makeCompressed();
+  return c;
+}
+
+template <class T>
+void copy_to(const BufferView& view, const T* from, std::int64_t count) {
+  std::copy(from, from + count, static_cast<T*>(view.data));
+}
+
 }  // namespace
 
 Status eigen_spmv(const SpMV& r, std::span<const BufferView> views) {
@@ -137,6 +160,52 @@ Status eigen_to_dense(const ToDense& r, std::span<const BufferView> views) {
     with_sparse<T, I>(
         r.a, views, [&](const auto& a) { with_dense<T>(r.out, views[3].data, [&](auto out) { out = a.toDense(); }); });
   });
+}
+
+Status eigen_sddmm(const SDDMM& r, std::span<const BufferView> views) {
+  const Matrix& c = r.c;
+  return dispatch(c, [&]<class T, class I>(T, I) {
+    const auto* offsets = static_cast<const I*>(views[0].data);
+    const auto* columns = static_cast<const I*>(views[1].data);
+    auto* values = static_cast<T*>(views[2].data);
+    const bool ta = r.op_a == Transpose::transpose, tb = r.op_b == Transpose::transpose;
+    const std::int64_t k = ta ? r.a.rows : r.a.cols;
+    const T alpha = static_cast<T>(r.alpha), beta = static_cast<T>(r.beta);
+    with_dense<T>(r.a, views[3].data, [&](const auto& a) {
+      with_dense<T>(r.b, views[4].data, [&](const auto& b) {
+        for (std::int64_t i = 0; i < c.rows; ++i) {
+          for (I p = offsets[i]; p < offsets[i + 1]; ++p) {
+            const std::int64_t j = columns[p];
+            T dot(0);
+            for (std::int64_t l = 0; l < k; ++l) dot += (ta ? a(l, i) : a(i, l)) * (tb ? b(j, l) : b(l, j));
+            // With beta = 0, C's old value is not read: it may hold NaNs.
+            values[p] = beta == T(0) ? alpha * dot : alpha * dot + beta * values[p];
+          }
+        }
+      });
+    });
+  });
+}
+
+Status eigen_spgemm_count(const SpGemmCount& r, std::span<const BufferView> views) {
+  return dispatch(r.a, [&]<class T, class I>(T, I) {
+    const auto c = product<T, I>(r.a, r.b, views);
+    copy_to(views[6], c.outerIndexPtr(), r.a.rows + 1);
+  });
+}
+
+Status eigen_spgemm(const SpGemm& r, std::span<const BufferView> views) {
+  Status status;
+  (void)dispatch(r.a, [&]<class T, class I>(T, I) {
+    auto c = product<T, I>(r.a, r.b, views);
+    status = check_output_nnz(r.kName, "c", r.c.nnz, c.nonZeros(), SpGemmCount::kName);
+    if (!status.ok()) return;
+    c *= static_cast<T>(r.alpha);
+    copy_to(views[6], c.outerIndexPtr(), r.a.rows + 1);
+    copy_to(views[7], c.innerIndexPtr(), c.nonZeros());
+    copy_to(views[8], c.valuePtr(), c.nonZeros());
+  });
+  return status;
 }
 
 LibraryVersion eigen_library() {

@@ -6,7 +6,9 @@
 #include <span>
 
 #include "accel/core/library_version.hpp"
+#include "accel/libs/sparse/sddmm.hpp"
 #include "accel/libs/sparse/sparse.hpp"
+#include "accel/libs/sparse/spgemm.hpp"
 #include "operation/operation.hpp"
 
 namespace accel::sparse {
@@ -17,6 +19,11 @@ namespace accel::sparse {
 // The diagonal of a non-unit A must be stored in every row: Eigen divides by the last entry it reads.
 [[nodiscard]] Status eigen_spsv(const SpSV& r, std::span<const BufferView> views);
 [[nodiscard]] Status eigen_to_dense(const ToDense& r, std::span<const BufferView> views);
+// C's offsets, indices and values first, then A and B.
+[[nodiscard]] Status eigen_sddmm(const SDDMM& r, std::span<const BufferView> views);
+// A's three arrays, B's, then C's offsets (and for SpGemm its indices and values).
+[[nodiscard]] Status eigen_spgemm_count(const SpGemmCount& r, std::span<const BufferView> views);
+[[nodiscard]] Status eigen_spgemm(const SpGemm& r, std::span<const BufferView> views);
 
 [[nodiscard]] LibraryVersion eigen_library();
 

@@ -9,19 +9,9 @@ namespace accel {
 using sparse::SpMM;
 using sparse::SpMV;
 
-namespace {
-
-Status check_transpose(std::string_view request, std::string_view name, Transpose op) {
-  if (op == Transpose::none || op == Transpose::transpose) return Status();
-  return invalid_argument(
-      fmt::format("{}: {} = {} is neither none nor transpose", request, name, static_cast<int>(op)));
-}
-
-}  // namespace
-
 Result<SpMV> Operation<SpMV>::validate(const SpMV& request) {
   constexpr std::string_view name = SpMV::kName;
-  ACCEL_RETURN_IF_ERROR(check_transpose(name, "op", request.op));
+  ACCEL_RETURN_IF_ERROR(sparse::check_transpose(name, "op", request.op));
   ACCEL_RETURN_IF_ERROR(sparse::check_matrix(name, "a", request.a, sparse::Values::with_half));
   return request;
 }
@@ -50,8 +40,8 @@ Result<Operation<SpMM>::Checked> Operation<SpMM>::validate(const SpMM& request) 
   constexpr std::string_view name = SpMM::kName;
   Checked checked{.request = request};
   SpMM& r = checked.request;
-  ACCEL_RETURN_IF_ERROR(check_transpose(name, "op_a", r.op_a));
-  ACCEL_RETURN_IF_ERROR(check_transpose(name, "op_b", r.op_b));
+  ACCEL_RETURN_IF_ERROR(sparse::check_transpose(name, "op_a", r.op_a));
+  ACCEL_RETURN_IF_ERROR(sparse::check_transpose(name, "op_b", r.op_b));
   ACCEL_RETURN_IF_ERROR(sparse::check_matrix(name, "a", r.a, sparse::Values::with_half));
   const std::int64_t m = sparse::op_rows(r.a, r.op_a), k = sparse::op_cols(r.a, r.op_a);
   const std::int64_t n = r.op_b == Transpose::none ? r.b.cols : r.b.rows;

@@ -63,6 +63,19 @@ Status check_format(std::string_view request, std::string_view name, const Matri
       fmt::format("{}: {} is {}; this request takes {}", request, name, to_string(m.format), to_string(format)));
 }
 
+Status check_transpose(std::string_view request, std::string_view name, Transpose op) {
+  if (op == Transpose::none || op == Transpose::transpose) return Status();
+  return invalid_argument(
+      fmt::format("{}: {} = {} is neither none nor transpose", request, name, static_cast<int>(op)));
+}
+
+Status check_same_types(std::string_view request, std::string_view name, const Matrix& other, const Matrix& m) {
+  if (other.index == m.index && other.dtype == m.dtype) return Status();
+  return invalid_argument(fmt::format("{}: {} holds {} indices and {} values; a's are {} and {}", request, name,
+                                      to_string(other.index), to_string(other.dtype), to_string(m.index),
+                                      to_string(m.dtype)));
+}
+
 Result<std::uint64_t> check_dense(std::string_view request, std::string_view name, DenseMatrix& d, std::int64_t rows,
                                   std::int64_t cols) {
   if (d.order != MatrixOrder::column_major && d.order != MatrixOrder::row_major) {
@@ -113,6 +126,20 @@ void write_dense(Operands& operands, BufferHandle buffer, std::string_view name,
                 .check_dtype = true,
                 .dtype = dtype,
                 .exclusive = true});
+}
+
+void write_matrix(Operands& operands, const Matrix& m, std::string_view name) {
+  const auto nnz = static_cast<std::uint64_t>(m.nnz);
+  write_dense(operands, m.offsets, fmt::format("{}.offsets", name), m.index, offsets_count(m));
+  write_dense(operands, m.indices, fmt::format("{}.indices", name), m.index, nnz);
+  write_dense(operands, m.values, fmt::format("{}.values", name), m.dtype, nnz);
+}
+
+Status check_output_nnz(std::string_view request, std::string_view name, std::int64_t declared, std::int64_t actual,
+                        std::string_view count_request) {
+  if (declared == actual) return Status();
+  return Status(Code::failed_precondition, fmt::format("{}: {}.nnz = {}, but the result has {} entries; {} gives them",
+                                                       request, name, declared, actual, count_request));
 }
 
 Status check_cpu_values(std::string_view request, const Matrix& m) {

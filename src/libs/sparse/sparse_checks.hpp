@@ -20,6 +20,10 @@ enum class Values : std::uint8_t { single_double, with_half };
 [[nodiscard]] Status check_matrix(std::string_view request, std::string_view name, const Matrix& m, Values values);
 [[nodiscard]] Status check_square(std::string_view request, std::string_view name, const Matrix& m);
 [[nodiscard]] Status check_format(std::string_view request, std::string_view name, const Matrix& m, Format format);
+[[nodiscard]] Status check_transpose(std::string_view request, std::string_view name, Transpose op);
+// A second matrix `name` that must have `m`'s index and value types ("b" of a product with "a").
+[[nodiscard]] Status check_same_types(std::string_view request, std::string_view name, const Matrix& other,
+                                      const Matrix& m);
 
 // A dense rows x cols matrix: resolves its leading dimension in place (0: packed) and returns the elements it spans.
 [[nodiscard]] Result<std::uint64_t> check_dense(std::string_view request, std::string_view name, DenseMatrix& d,
@@ -41,6 +45,13 @@ void read_matrix(Operands& operands, const Matrix& m, std::string_view name);
 // A dense operand of `count` elements, read; or written, sharing its buffer with no other operand.
 void read_dense(Operands& operands, BufferHandle buffer, std::string_view name, DType dtype, std::uint64_t count);
 void write_dense(Operands& operands, BufferHandle buffer, std::string_view name, DType dtype, std::uint64_t count);
+// A CSR matrix's three buffers, written (the outputs of SpGemm and DenseToCsr), each exclusive.
+void write_matrix(Operands& operands, const Matrix& m, std::string_view name);
+
+// The nnz a two-phase request's output declares against the one it has (SpGemm: A·B's; DenseToCsr: the dense
+// matrix's nonzeros): failed_precondition when they differ, before anything is written.
+[[nodiscard]] Status check_output_nnz(std::string_view request, std::string_view name, std::int64_t declared,
+                                      std::int64_t actual, std::string_view count_request);
 
 // f32 and f64 only: what the CPU device computes in (Eigen over f16 and bf16 would be a conversion, not cuSPARSE's).
 [[nodiscard]] Status check_cpu_values(std::string_view request, const Matrix& m);

@@ -2,8 +2,12 @@
 #pragma once
 
 #include "accel/core/protocol.hpp"
+#include "accel/libs/sparse/dense_to_csr.hpp"
+#include "accel/libs/sparse/sddmm.hpp"
 #include "accel/libs/sparse/sparse.hpp"
+#include "accel/libs/sparse/spgemm.hpp"
 
 namespace accel::sparse {
-using Requests = RequestList<SpMV, SpMM, SpSV, ToDense, CsrToCoo, CooToCsr>;
+using Requests =
+    RequestList<SpMV, SpMM, SpSV, ToDense, CsrToCoo, CooToCsr, SDDMM, SpGemmCount, SpGemm, DenseToCsrCount, DenseToCsr>;
 }  // namespace accel::sparse

@@ -1,0 +1,51 @@
+// The product of two sparse matrices, C = alpha A·B (A and B CSR; cuSPARSE's SpGEMM on CUDA, Eigen's sparse product
+// on the CPU device), in two requests, because C's size is known only once its structure is:
+//   SpGemmCount  writes C's row offsets (a.rows + 1 of them, the last one C's nnz) into a buffer of the caller's
+//   SpGemm       the caller has read nnz and allocated C's indices and values (nnz each); fills them
+//
+//   device.ask(sparse::SpGemmCount{.a = a, .b = b, .c_offsets = offsets}).wait();
+//   nnz = last entry of offsets;  allocate columns and values of nnz entries
+//   device.ask(sparse::SpGemm{.a = a, .b = b, .c = {.rows = a.rows, .cols = b.cols, .nnz = nnz, .offsets = offsets,
+//                                                   .indices = columns, .values = values}}).wait();
+//
+// C holds every entry of the product's structure — an entry whose terms cancel is kept, as an explicit zero — with
+// its columns sorted within each row. Both requests check A's and B's structures (sparse.hpp) before any library
+// reads them.
+//
+// What SpGemm reuses of SpGemmCount: on CUDA, the count leaves cuSPARSE's state for the product (its descriptors and
+// the buffers its later steps read) in the stream's cache, keyed by A's and B's structures and C's offsets buffer.
+// Only when both A and B are Structure::fixed does SpGemm take it from there — and keep it, so that further
+// SpGemm requests over the same structures with new values compute the values alone; the caller then does not write
+// C's offsets or indices between them. Otherwise (a checked_each_use matrix, another stream, an entry the cache
+// dropped) SpGemm counts again before it fills C, rewriting C's offsets with the same values. Either way an
+// SpGemm whose c.nnz is not the product's nnz is failed_precondition, before C's indices and values are written. Cached
+// state is dropped least recently used first (a handful of products per stream), and with the stream. On CUDA,
+// cuSPARSE's SpGEMM takes i32 indices only (i64 is not supported there; the CPU device takes both).
+#pragma once
+
+#include "accel/libs/sparse/sparse.hpp"
+
+namespace accel::sparse {
+
+// C's row offsets of A·B: a.rows + 1 of a's index type.
+struct SpGemmCount {
+  static constexpr const char* kName = "sparse::SpGemmCount";
+  using Response = Done;
+
+  Matrix a;                // CSR m x k, f32 or f64
+  Matrix b;                // CSR k x n, of a's index and value types
+  BufferHandle c_offsets;  // written; shares no buffer with A or B
+};
+
+// C = alpha A·B into C's indices and values, C's offsets being SpGemmCount's.
+struct SpGemm {
+  static constexpr const char* kName = "sparse::SpGemm";
+  using Response = Done;
+
+  double alpha = 1.0;
+  Matrix a;
+  Matrix b;
+  Matrix c;  // CSR m x n of a's types, nnz the product's; offsets, indices and values written
+};
+
+}  // namespace accel::sparse

@@ -1,0 +1,197 @@
+// SDDMM, the two-phase SpGEMM and the dense-to-CSR conversion on CUDA (cuSPARSE) against the CPU device (Eigen) and
+// dense references, on fresh random matrices of several shapes and densities — empty rows, one huge row, an empty
+// matrix — in process and isolated; SpGEMM's count state reused over a fixed structure, and an SpGemm without its
+// count. Skipped without a GPU.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <ostream>
+
+#include "sparse_product_cases.hpp"
+#include "testing/cuda_fixture.hpp"
+
+namespace accel::sparse {
+namespace {
+
+using accel::testing::IsOk;
+using accel::testing::StatusIs;
+using namespace testing;  // NOLINT(google-build-using-namespace): the sparse test helpers
+
+struct Target {
+  const char* name;
+  Isolation isolation;
+  CompletionStrategy completion;
+};
+
+void PrintTo(const Target& target, std::ostream* out) { *out << target.name; }
+
+const Target kTargets[] = {{"poller", Isolation::in_process, CompletionStrategy::poller},
+                           {"isolated", Isolation::worker_process, CompletionStrategy::poller}};
+
+const Shape kShapes[] = {{.rows = 1000, .cols = 800, .density = 2e-3},
+                         {.rows = 300, .cols = 500, .density = 0.02, .empty_every = 3},
+                         {.rows = 2000, .cols = 1500, .density = 1e-3, .huge_row = true},
+                         {.rows = 64, .cols = 64, .density = 0.5},
+                         {.rows = 100, .cols = 7, .density = 0.0}};
+
+class CudaSparseProductTest : public ::testing::TestWithParam<Target> {
+ protected:
+  void SetUp() override {
+    const Target& target = GetParam();
+    ACCEL_OPEN_CUDA_OR_SKIP(
+        system_,
+        (DeviceOptions{.kind = DeviceKind::cuda, .isolation = target.isolation, .completion = target.completion}),
+        device);
+    gpu_ = device;
+  }
+
+  template <class I, class T>
+  void sddmm(const Shape& shape, std::int64_t k, Structure structure) {
+    const Entries c = random_entries(shape, rng_);
+    for (MatrixOrder order : {MatrixOrder::column_major, MatrixOrder::row_major})
+      for (Transpose op_a : {Transpose::none, Transpose::transpose})
+        for (Transpose op_b : {Transpose::none, Transpose::transpose}) {
+          SCOPED_TRACE(fmt::format("{} {} {}x{} nnz={} k={} {} op_a={} op_b={}", to_string(dtype_of<I>()),
+                                   to_string(dtype_of<T>()), c.rows, c.cols, c.nnz(), k, to_string(order),
+                                   to_string(op_a), to_string(op_b)));
+          const std::vector<T> a = random_dense<T>(c.rows, k, rng_), b = random_dense<T>(k, c.cols, rng_);
+          const Outcome gpu = run_sddmm<I, T>(*gpu_, c, op_a, op_b, order, k, 1.5, -0.5, a, b, structure);
+          const Outcome cpu = run_sddmm<I, T>(cpu_, c, op_a, op_b, order, k, 1.5, -0.5, a, b);
+          ASSERT_THAT(gpu.status, IsOk());
+          ASSERT_THAT(cpu.status, IsOk());
+          EXPECT_LE(relative(gpu.out, cpu.out), 4 * tolerance<T>(k));
+          EXPECT_LE(relative(gpu.out, sddmm_reference(c, op_a, op_b, order, k, 1.5, -0.5, a, b)), tolerance<T>(k));
+        }
+  }
+
+  template <class T>
+  void spgemm(const Shape& a_shape, std::int64_t n, double b_density, Structure structure, int rounds) {
+    const Entries a = random_entries(a_shape, rng_);
+    const Entries b = random_entries({.rows = a_shape.cols, .cols = n, .density = b_density, .empty_every = 4}, rng_);
+    SCOPED_TRACE(fmt::format("{} {}x{} nnz={} times {}x{} nnz={} rounds={}", to_string(dtype_of<T>()), a.rows, a.cols,
+                             a.nnz(), b.rows, b.cols, b.nnz(), rounds));
+    const Csr<std::int32_t> gpu = run_spgemm<std::int32_t, T>(*gpu_, a, b, 0.5, structure, rounds);
+    Entries last = a;
+    for (double& v : last.value) v *= rounds;
+    const Csr<std::int32_t> cpu = run_spgemm<std::int32_t, T>(cpu_, last, b, 0.5);
+    ASSERT_THAT(gpu.count, IsOk());
+    ASSERT_THAT(gpu.fill, IsOk());
+    ASSERT_THAT(cpu.fill, IsOk());
+    EXPECT_EQ(gpu.offsets, cpu.offsets);
+    EXPECT_EQ(gpu.indices, cpu.indices);
+    EXPECT_LE(relative(gpu.dense, cpu.dense), 4 * tolerance<T>(a.cols));
+    EXPECT_LE(relative(gpu.dense, 0.5 * last.dense() * b.dense()), tolerance<T>(a.cols));
+  }
+
+  template <class I, class T>
+  void dense_to_csr(const Shape& shape) {
+    const Entries e = random_entries(shape, rng_);
+    for (MatrixOrder order : {MatrixOrder::column_major, MatrixOrder::row_major}) {
+      SCOPED_TRACE(fmt::format("{} {} {}x{} nnz={} {}", to_string(dtype_of<I>()), to_string(dtype_of<T>()), e.rows,
+                               e.cols, e.nnz(), to_string(order)));
+      const Csr<I> gpu = run_dense_to_csr<I, T>(*gpu_, e, order);
+      const Csr<I> cpu = run_dense_to_csr<I, T>(cpu_, e, order);
+      ASSERT_THAT(gpu.count, IsOk());
+      ASSERT_THAT(gpu.fill, IsOk());
+      ASSERT_THAT(cpu.fill, IsOk());
+      EXPECT_EQ(gpu.offsets, cpu.offsets);
+      EXPECT_EQ(gpu.indices, cpu.indices);
+      EXPECT_EQ(gpu.dense, cpu.dense);
+    }
+  }
+
+  System system_;
+  Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
+  std::optional<Device> gpu_;
+  std::mt19937_64 rng_{std::random_device{}()};
+};
+
+TEST_P(CudaSparseProductTest, SddmmMatchesTheCpu) {
+  for (const Shape& shape : kShapes) {
+    sddmm<std::int32_t, float>(shape, 16, Structure::checked_each_use);
+    sddmm<std::int64_t, double>(shape, 5, Structure::fixed);
+  }
+}
+
+TEST_P(CudaSparseProductTest, SpgemmMatchesTheCpu) {
+  for (const Shape& shape : kShapes) {
+    spgemm<float>(shape, 600, 4e-3, Structure::checked_each_use, 1);
+    spgemm<double>(shape, 300, 0.01, Structure::fixed, 1);
+  }
+}
+
+// Over fixed structures, later SpGemm requests reuse the count's state and compute new values alone.
+TEST_P(CudaSparseProductTest, SpgemmOverAFixedStructureTakesNewValues) {
+  spgemm<float>(kShapes[1], 400, 0.02, Structure::fixed, 3);
+  spgemm<double>(kShapes[2], 200, 0.01, Structure::checked_each_use, 2);
+}
+
+// Without its count (nothing cached for these offsets), SpGemm counts again; a wrong nnz is named.
+TEST_P(CudaSparseProductTest, SpgemmWithoutItsCountCountsAgain) {
+  const Entries a = random_entries({.rows = 300, .cols = 200, .density = 0.02, .empty_every = 6}, rng_);
+  const Entries b = random_entries({.rows = 200, .cols = 250, .density = 0.02}, rng_);
+  const auto [offsets, indices] = product_structure(a, b);
+  const auto nnz = static_cast<std::int64_t>(indices.size());
+  for (Structure structure : {Structure::checked_each_use, Structure::fixed}) {
+    DeviceMatrix<std::int32_t, float> da = upload_matrix<std::int32_t, float>(*gpu_, a, Format::csr, structure);
+    DeviceMatrix<std::int32_t, float> db = upload_matrix<std::int32_t, float>(*gpu_, b, Format::csr, structure);
+    Buffer<std::int32_t> c_offsets = upload(*gpu_, std::vector<std::int32_t>(301, 0));
+    Buffer<std::int32_t> c_indices = upload(*gpu_, std::vector<std::int32_t>(static_cast<std::size_t>(nnz + 1)));
+    Buffer<float> c_values = upload(*gpu_, std::vector<float>(static_cast<std::size_t>(nnz + 1)));
+    Matrix c{.structure = structure,
+             .rows = 300,
+             .cols = 250,
+             .nnz = nnz + 1,
+             .offsets = c_offsets,
+             .indices = c_indices,
+             .values = c_values};
+    EXPECT_THAT(gpu_->ask(SpGemm{.a = da.matrix, .b = db.matrix, .c = c}).wait(),
+                StatusIs(Code::failed_precondition, fmt::format("c.nnz = {}, but the result has {}", nnz + 1, nnz)));
+    c.nnz = nnz;
+    ASSERT_THAT(gpu_->ask(SpGemm{.a = da.matrix, .b = db.matrix, .c = c}).wait(), IsOk());
+    EXPECT_EQ(widened(download(*gpu_, c_offsets)), offsets);
+    std::vector<std::int32_t> columns = download(*gpu_, c_indices);
+    columns.resize(static_cast<std::size_t>(nnz));
+    EXPECT_LE(relative(dense_of(300, 250, download(*gpu_, c_offsets), columns, download(*gpu_, c_values)),
+                       a.dense() * b.dense()),
+              tolerance<float>(200));
+  }
+}
+
+TEST_P(CudaSparseProductTest, SpgemmOfI64IndicesIsNotSupportedOnCuda) {
+  const Entries a = random_entries({.rows = 10, .cols = 10, .density = 0.3}, rng_);
+  const Csr<std::int64_t> c = run_spgemm<std::int64_t, double>(*gpu_, a, a, 1.0);
+  EXPECT_THAT(c.count, StatusIs(Code::not_supported, "sparse::SpGemmCount: cuSPARSE's SpGEMM takes i32 indices only"));
+}
+
+TEST_P(CudaSparseProductTest, MalformedFactorsAreRefusedBeforeCusparseReadsThem) {
+  Buffer<std::int32_t> bad_offsets = upload(*gpu_, std::vector<std::int32_t>{0, 3, 2, 4});
+  Buffer<std::int32_t> columns = upload(*gpu_, std::vector<std::int32_t>{0, 2, 1, 3});
+  Buffer<float> values = upload(*gpu_, std::vector<float>{1, 2, 3, 4});
+  Buffer<std::int32_t> c_offsets = upload(*gpu_, std::vector<std::int32_t>(4));
+  const Matrix a{.rows = 3, .cols = 4, .nnz = 4, .offsets = bad_offsets, .indices = columns, .values = values};
+  Buffer<std::int32_t> b_offsets = upload(*gpu_, std::vector<std::int32_t>{0, 1, 2, 3, 4});
+  const Matrix b{.rows = 4, .cols = 4, .nnz = 4, .offsets = b_offsets, .indices = columns, .values = values};
+  EXPECT_THAT(
+      gpu_->ask(SpGemmCount{.a = a, .b = b, .c_offsets = c_offsets}).wait(),
+      StatusIs(Code::failed_precondition, "sparse::SpGemmCount: a is malformed: row offsets decrease at row 1"));
+  Buffer<float> dense = upload(*gpu_, std::vector<float>(16, 1));
+  EXPECT_THAT(
+      gpu_->ask(SDDMM{.a = {.rows = 3, .cols = 4, .data = dense}, .b = {.rows = 4, .cols = 4, .data = dense}, .c = a})
+          .wait(),
+      StatusIs(Code::failed_precondition, "sparse::SDDMM: c is malformed: row offsets decrease at row 1"));
+}
+
+TEST_P(CudaSparseProductTest, DenseToCsrMatchesTheCpu) {
+  for (const Shape& shape : kShapes) {
+    dense_to_csr<std::int32_t, float>(shape);
+    dense_to_csr<std::int64_t, double>(shape);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, CudaSparseProductTest, ::testing::ValuesIn(kTargets),
+                         [](const ::testing::TestParamInfo<Target>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace accel::sparse
