@@ -12,10 +12,6 @@ namespace {
 // An analysis holds a descriptor and a buffer of a few bytes per row; this bounds a stream's cache against a
 // stream of ever new matrices.
 constexpr std::size_t kAnalysisCapacity = 256;
-// A product's buffers grow with the product's work: a few products per stream, and no more than this in bytes (a
-// larger one is used but not kept).
-constexpr std::size_t kProductCapacity = 8;
-constexpr std::uint64_t kProductBytes = std::uint64_t{1} << 30;
 
 cusparseIndexType_t to_index(DType index) noexcept {
   return index == DType::i64 ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
@@ -68,9 +64,8 @@ SpGemmWork::~SpGemmWork() {
   if (spgemm != nullptr) cusparseSpGEMM_destroyDescr(spgemm);
   for (cusparseSpMatDescr_t m : {a, b, c})
     if (m != nullptr) cusparseDestroySpMat(m);
-  for (void* buffer : kept)
+  for (void* buffer : buffers)
     if (buffer != nullptr) cudaFreeAsync(buffer, stream);
-  if (copy_buffer != nullptr) cudaFreeAsync(copy_buffer, stream);
 }
 
 AnalysisKey analysis_key(Kind kind, const Matrix& m, std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d,
@@ -99,16 +94,10 @@ AnalysisKey analysis_key(Kind kind, const Matrix& m, std::int64_t a, std::int64_
 CusparseState::CusparseState(cusparseHandle_t handle)
     : handle_(handle),
       analyses_(std::make_unique<cache::Cache<Analysis>>(
-          cache::CacheOptions<Analysis>{.name = "cusparse-analyses", .max_entries = kAnalysisCapacity})),
-      products_(std::make_unique<cache::Cache<SpGemmWork>>(
-          cache::CacheOptions<SpGemmWork>{.name = "cusparse-spgemm",
-                                          .max_entries = kProductCapacity,
-                                          .max_bytes = kProductBytes,
-                                          .size_of = [](const SpGemmWork& w) { return w.bytes; }})) {}
+          cache::CacheOptions<Analysis>{.name = "cusparse-analyses", .max_entries = kAnalysisCapacity})) {}
 
 CusparseState::~CusparseState() {
   analyses_.reset();
-  products_.reset();
   cusparseDestroy(handle_);
 }
 
@@ -192,7 +181,6 @@ void describe_cusparse(CudaTarget& target, LibraryReport& report) {
   report.report(cusparse_library());
   if (Result<CusparseState*> state = target.stream_state<CusparseState>(); state.ok()) {
     report.report((*state)->analyses().stats());
-    report.report((*state)->products().stats());
   }
 }
 

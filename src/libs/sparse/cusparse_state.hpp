@@ -46,8 +46,7 @@ enum class Kind : std::uint8_t { spmv, spmm, spsv, to_dense, sddmm };
 [[nodiscard]] AnalysisKey analysis_key(Kind kind, const Matrix& m, std::int64_t a, std::int64_t b, std::int64_t c,
                                        std::int64_t d, std::int64_t e);
 
-// cuSPARSE's state for one product A·B between SpGemmCount and SpGemm (spgemm.hpp): the descriptors, C's over the
-// offsets buffer the count wrote, and the buffers cuSPARSE's later steps read. Destroyed with the cache entry.
+// cuSPARSE's state for one product A·B within one request: the descriptors and the buffers of its steps.
 struct SpGemmWork {
   SpGemmWork() = default;
   SpGemmWork(const SpGemmWork&) = delete;
@@ -57,16 +56,8 @@ struct SpGemmWork {
   cudaStream_t stream = nullptr;
   cusparseSpMatDescr_t a = nullptr, b = nullptr, c = nullptr;
   cusparseSpGEMMDescr_t spgemm = nullptr;
-  std::array<void*, 2> kept{};  // cuSPARSE's buffers 3 and 4, read by its copy and compute steps
-  std::uint64_t bytes = 0;
-  std::int64_t nnz = 0;
-  // Made by the first SpGemm that fills C: cuSPARSE's buffer 5, and the columns buffer its copy step filled. A later
-  // SpGemm into the same columns computes the values alone. The stream's requests run one at a time, so the one
-  // cached value may change under them.
-  mutable void* copy_buffer = nullptr;
-  mutable const void* filled = nullptr;
+  std::array<void*, 2> buffers{};  // cuSPARSE's buffers 1 and 2, freed in stream order
 };
-using SpGemmKey = std::array<std::int64_t, 24>;
 
 // What cuSPARSE keeps per stream: its handle, set to the stream, and the analyses of the structures used there.
 class CusparseState final : public TargetState {
@@ -78,13 +69,11 @@ class CusparseState final : public TargetState {
 
   [[nodiscard]] cusparseHandle_t handle() const noexcept { return handle_; }
   [[nodiscard]] cache::Cache<Analysis>& analyses() noexcept { return *analyses_; }
-  [[nodiscard]] cache::Cache<SpGemmWork>& products() noexcept { return *products_; }
 
  private:
   explicit CusparseState(cusparseHandle_t handle);
   cusparseHandle_t handle_;
   std::unique_ptr<cache::Cache<Analysis>> analyses_;  // reset before the handle is destroyed
-  std::unique_ptr<cache::Cache<SpGemmWork>> products_;
 };
 
 // A planned sparse request: the stream's state. Its runs take a StructureReport of workspace and of host result.

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+#include <utility>
+
 #include "libs/sparse/cusparse_run.hpp"
 
 namespace accel {
@@ -27,51 +30,13 @@ Status check_i32(std::string_view request, const Matrix& a) {
 // A product with no term: C has no entry, and cuSPARSE is not asked.
 bool empty_product(const Matrix& a, const Matrix& b) { return a.rows == 0 || b.cols == 0 || a.nnz == 0 || b.nnz == 0; }
 
-// Whether the caller promised A's and B's structures: only then may a count's state serve a later fill.
-bool fixed(const Matrix& a, const Matrix& b) {
-  return a.structure == sparse::Structure::fixed && b.structure == sparse::Structure::fixed;
-}
-
-sparse::SpGemmKey key_of(const Matrix& a, const Matrix& b, const BufferHandle& offsets) {
-  auto handle = [](const BufferHandle& h) { return std::int64_t{h.device} << 32 | h.slot; };
-  auto generation = [](const BufferHandle& h) { return static_cast<std::int64_t>(h.generation); };
-  return {static_cast<std::int64_t>(a.index) | static_cast<std::int64_t>(a.dtype) << 8,
-          a.rows,
-          a.cols,
-          a.nnz,
-          handle(a.offsets),
-          generation(a.offsets),
-          a.offsets.epoch,
-          handle(a.indices),
-          generation(a.indices),
-          a.indices.epoch,
-          b.cols,
-          b.nnz,
-          handle(b.offsets),
-          generation(b.offsets),
-          b.offsets.epoch,
-          handle(b.indices),
-          generation(b.indices),
-          b.indices.epoch,
-          handle(offsets),
-          generation(offsets),
-          offsets.epoch,
-          0,
-          0,
-          0};
-}
-
-std::span<const std::byte> bytes_of(const sparse::SpGemmKey& key) {
-  return {reinterpret_cast<const std::byte*>(key.data()), sizeof key};
-}
-
 Status allocate(CudaRun& run, void*& buffer, std::size_t bytes) {
   if (bytes == 0) return Status();
   return run.target.check(cudaMallocFromPoolAsync(&buffer, bytes, run.target.pool(), run.target.stream()),
                           "allocating cuSPARSE's SpGEMM buffer");
 }
 
-// A buffer of one step, freed in stream order after the work that used it.
+// A buffer of one request, freed in stream order after the work that used it.
 struct StepBuffer {
   cudaStream_t stream;
   void* data = nullptr;
@@ -92,49 +57,60 @@ Status zero_offsets(CudaRun& run, const Matrix& a, std::span<const BufferView> v
                           "zeroing the offsets of an empty product");
 }
 
-// The count: A and B checked, then cuSPARSE's work estimation and nnz steps, which write C's offsets.
-Result<std::shared_ptr<SpGemmWork>> count(std::string_view name, const Matrix& a, const Matrix& b,
-                                          std::span<const BufferView> views, const sparse::SparsePlan& plan,
-                                          CudaRun& run) {
+// Where C's columns and values go once the product's nnz is known: two buffers of nnz entries, or an error.
+using Placement = std::function<Result<std::pair<void*, void*>>(std::int64_t nnz)>;
+
+// One product by cuSPARSE's SpGEMM steps (work estimation, compute, then copy, which writes C's offsets, columns and
+// values together): A and B checked first, C's columns and values placed by `place`. cuSPARSE's structure-reuse
+// steps were tried first, but their nnz step leaves C's offsets unwritten and a second copy step wrote wrong ones
+// (H100), so a count and its fill each multiply in full.
+Status multiply(std::string_view name, const Matrix& a, const Matrix& b, double alpha,
+                std::span<const BufferView> views, const sparse::SparsePlan& plan, CudaRun& run,
+                const Placement& place) {
   ACCEL_RETURN_IF_ERROR(check_factors(run, name, a, b, views));
-  auto work = std::make_shared<SpGemmWork>();
-  work->stream = run.target.stream();
-  ACCEL_ASSIGN_OR_RETURN(work->a, sparse::make_descriptor(a, views[a_offsets], views[a_indices], views[a_values]));
-  ACCEL_ASSIGN_OR_RETURN(work->b, sparse::make_descriptor(b, views[b_offsets], views[b_indices], views[b_values]));
+  SpGemmWork work;
+  work.stream = run.target.stream();
+  ACCEL_ASSIGN_OR_RETURN(work.a, sparse::make_descriptor(a, views[a_offsets], views[a_indices], views[a_values]));
+  ACCEL_ASSIGN_OR_RETURN(work.b, sparse::make_descriptor(b, views[b_offsets], views[b_indices], views[b_values]));
   ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(
-      cusparseCreateCsr(&work->c, a.rows, b.cols, 0, views[c_offsets].data, nullptr, nullptr, CUSPARSE_INDEX_32I,
+      cusparseCreateCsr(&work.c, a.rows, b.cols, 0, views[c_offsets].data, nullptr, nullptr, CUSPARSE_INDEX_32I,
                         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, sparse::to_cuda(a.dtype)),
       "creating C's descriptor"));
   ACCEL_RETURN_IF_ERROR(
-      sparse::cusparse_status(cusparseSpGEMM_createDescr(&work->spgemm), "cusparseSpGEMM_createDescr"));
+      sparse::cusparse_status(cusparseSpGEMM_createDescr(&work.spgemm), "cusparseSpGEMM_createDescr"));
   const cusparseHandle_t handle = plan.state->handle();
-  StepBuffer estimation{.stream = work->stream}, nnz{.stream = work->stream};
-  std::size_t size1 = 0, size2 = 0, size3 = 0, size4 = 0;
+  const sparse::Scalars s(a.dtype, alpha, 0.0);
+  const cudaDataType compute = sparse::compute_type(a.dtype);
+  std::size_t size1 = 0, size2 = 0;
   auto estimate = [&](void* buffer) {
     return sparse::launched(run,
-                            cusparseSpGEMMreuse_workEstimation(handle, kNone, kNone, work->a, work->b, work->c,
-                                                               kAlgorithm, work->spgemm, &size1, buffer),
-                            "cusparseSpGEMMreuse_workEstimation");
+                            cusparseSpGEMM_workEstimation(handle, kNone, kNone, s.alpha(), work.a, work.b, s.beta(),
+                                                          work.c, compute, kAlgorithm, work.spgemm, &size1, buffer),
+                            "cusparseSpGEMM_workEstimation");
   };
   ACCEL_RETURN_IF_ERROR(estimate(nullptr));
-  ACCEL_RETURN_IF_ERROR(allocate(run, estimation.data, size1));
-  ACCEL_RETURN_IF_ERROR(estimate(estimation.data));
-  auto count_nnz = [&](void* buffer2, void* buffer3, void* buffer4) {
+  ACCEL_RETURN_IF_ERROR(allocate(run, work.buffers[0], size1));
+  ACCEL_RETURN_IF_ERROR(estimate(work.buffers[0]));
+  auto multiply_step = [&](void* buffer) {
     return sparse::launched(run,
-                            cusparseSpGEMMreuse_nnz(handle, kNone, kNone, work->a, work->b, work->c, kAlgorithm,
-                                                    work->spgemm, &size2, buffer2, &size3, buffer3, &size4, buffer4),
-                            "cusparseSpGEMMreuse_nnz");
+                            cusparseSpGEMM_compute(handle, kNone, kNone, s.alpha(), work.a, work.b, s.beta(), work.c,
+                                                   compute, kAlgorithm, work.spgemm, &size2, buffer),
+                            "cusparseSpGEMM_compute");
   };
-  ACCEL_RETURN_IF_ERROR(count_nnz(nullptr, nullptr, nullptr));
-  ACCEL_RETURN_IF_ERROR(allocate(run, nnz.data, size2));
-  ACCEL_RETURN_IF_ERROR(allocate(run, work->kept[0], size3));
-  ACCEL_RETURN_IF_ERROR(allocate(run, work->kept[1], size4));
-  ACCEL_RETURN_IF_ERROR(count_nnz(nnz.data, work->kept[0], work->kept[1]));
-  work->bytes = size3 + size4;
-  std::int64_t rows = 0, cols = 0;
+  ACCEL_RETURN_IF_ERROR(multiply_step(nullptr));
+  ACCEL_RETURN_IF_ERROR(allocate(run, work.buffers[1], size2));
+  ACCEL_RETURN_IF_ERROR(multiply_step(work.buffers[1]));
+  std::int64_t rows = 0, cols = 0, nnz = 0;
   ACCEL_RETURN_IF_ERROR(
-      sparse::cusparse_status(cusparseSpMatGetSize(work->c, &rows, &cols, &work->nnz), "cusparseSpMatGetSize"));
-  return work;
+      sparse::cusparse_status(cusparseSpMatGetSize(work.c, &rows, &cols, &nnz), "cusparseSpMatGetSize"));
+  ACCEL_ASSIGN_OR_RETURN(auto placed, place(nnz));
+  if (nnz == 0) return zero_offsets(run, a, views);
+  ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(
+      cusparseCsrSetPointers(work.c, views[c_offsets].data, placed.first, placed.second), "cusparseCsrSetPointers"));
+  return sparse::launched(run,
+                          cusparseSpGEMM_copy(handle, kNone, kNone, s.alpha(), work.a, work.b, s.beta(), work.c,
+                                              compute, kAlgorithm, work.spgemm),
+                          "cusparseSpGEMM_copy");
 }
 
 }  // namespace
@@ -145,15 +121,20 @@ Result<CudaOperation<SpGemmCount>::Plan> CudaOperation<SpGemmCount>::plan(const 
   return sparse::plan_sparse(target);
 }
 
+// The count multiplies into scratch columns and values, freed once the copy that wrote C's offsets has run.
 Status CudaOperation<SpGemmCount>::run(const SpGemmCount& r, const Checked&, const Plan& plan,
                                        std::span<const BufferView> views, CudaRun& run) {
   if (empty_product(r.a, r.b)) {
     ACCEL_RETURN_IF_ERROR(check_factors(run, r.kName, r.a, r.b, views));
     return zero_offsets(run, r.a, views);
   }
-  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<SpGemmWork> work, count(r.kName, r.a, r.b, views, plan, run));
-  if (fixed(r.a, r.b)) plan.state->products().put(bytes_of(key_of(r.a, r.b, r.c_offsets)), std::move(work));
-  return Status();
+  StepBuffer columns{.stream = run.target.stream()}, values{.stream = run.target.stream()};
+  return multiply(r.kName, r.a, r.b, 1.0, views, plan, run, [&](std::int64_t nnz) -> Result<std::pair<void*, void*>> {
+    const auto entries = static_cast<std::size_t>(nnz);
+    ACCEL_RETURN_IF_ERROR(allocate(run, columns.data, entries * sizeof(std::int32_t)));
+    ACCEL_RETURN_IF_ERROR(allocate(run, values.data, entries * size_of(r.a.dtype)));
+    return std::make_pair(columns.data, values.data);
+  });
 }
 
 Result<CudaOperation<SpGemm>::Plan> CudaOperation<SpGemm>::plan(const SpGemm& request, const Checked&,
@@ -170,45 +151,11 @@ Status CudaOperation<SpGemm>::run(const SpGemm& r, const Checked&, const Plan& p
     ACCEL_RETURN_IF_ERROR(sparse::check_output_nnz(r.kName, "c", r.c.nnz, 0, SpGemmCount::kName));
     return zero_offsets(run, r.a, views);
   }
-  const sparse::SpGemmKey key = key_of(r.a, r.b, r.c.offsets);
-  void* const columns = views[Op::c_indices].data;
-  std::shared_ptr<const SpGemmWork> work;
-  if (fixed(r.a, r.b)) work = plan.state->products().peek(bytes_of(key));
-  // A state whose copy step filled other columns is not reused: its copy step is not run twice.
-  if (work == nullptr || (work->filled != nullptr && work->filled != columns)) {
-    ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<SpGemmWork> counted, count(r.kName, r.a, r.b, views, plan, run));
-    work = counted;
-    if (fixed(r.a, r.b)) plan.state->products().put(bytes_of(key), std::move(counted));
-  }
-  ACCEL_RETURN_IF_ERROR(sparse::check_output_nnz(r.kName, "c", r.c.nnz, work->nnz, SpGemmCount::kName));
-  if (work->nnz == 0) return Status();
-  ACCEL_RETURN_IF_ERROR(
-      sparse::cusparse_status(cusparseSpMatSetValues(work->a, views[Op::a_values].data), "cusparseSpMatSetValues"));
-  ACCEL_RETURN_IF_ERROR(
-      sparse::cusparse_status(cusparseSpMatSetValues(work->b, views[Op::b_values].data), "cusparseSpMatSetValues"));
-  ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(
-      cusparseCsrSetPointers(work->c, views[Op::c_offsets].data, columns, views[Op::c_values].data),
-      "cusparseCsrSetPointers"));
-  const cusparseHandle_t handle = plan.state->handle();
-  if (work->filled == nullptr) {
-    std::size_t size5 = 0;
-    auto copy = [&](void* buffer) {
-      return sparse::launched(run,
-                              cusparseSpGEMMreuse_copy(handle, kNone, kNone, work->a, work->b, work->c, kAlgorithm,
-                                                       work->spgemm, &size5, buffer),
-                              "cusparseSpGEMMreuse_copy");
-    };
-    ACCEL_RETURN_IF_ERROR(copy(nullptr));
-    if (work->copy_buffer == nullptr) ACCEL_RETURN_IF_ERROR(allocate(run, work->copy_buffer, size5));
-    ACCEL_RETURN_IF_ERROR(copy(work->copy_buffer));
-    work->filled = columns;
-  }
-  const sparse::Scalars s(r.a.dtype, r.alpha, 0.0);
-  return sparse::launched(
-      run,
-      cusparseSpGEMMreuse_compute(handle, kNone, kNone, s.alpha(), work->a, work->b, s.beta(), work->c,
-                                  sparse::compute_type(r.a.dtype), kAlgorithm, work->spgemm),
-      "cusparseSpGEMMreuse_compute");
+  return multiply(r.kName, r.a, r.b, r.alpha, views, plan, run,
+                  [&](std::int64_t nnz) -> Result<std::pair<void*, void*>> {
+                    ACCEL_RETURN_IF_ERROR(sparse::check_output_nnz(r.kName, "c", r.c.nnz, nnz, SpGemmCount::kName));
+                    return std::make_pair(views[Op::c_indices].data, views[Op::c_values].data);
+                  });
 }
 
 }  // namespace accel

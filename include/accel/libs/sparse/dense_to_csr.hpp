@@ -3,7 +3,9 @@
 //   DenseToCsrCount  writes the CSR's row offsets (rows + 1, the last one nnz)
 //   DenseToCsr       fills indices and values (nnz each); it counts again, so that what it converts is what it
 //                    counted: an out.nnz that is not the dense matrix's number of nonzeros is failed_precondition
-// An entry is a nonzero when it compares unequal to zero (NaN does, -0 does not).
+// An entry is a nonzero when it compares unequal to zero (NaN does, -0 does not). Within a row, the CPU device sorts
+// the columns; the CUDA device leaves them in cuSPARSE's order, which is not sorted (sort them before a request
+// that needs sorted columns, such as SpSV).
 #pragma once
 
 #include "accel/libs/sparse/sparse.hpp"

@@ -12,15 +12,12 @@
 // its columns sorted within each row. Both requests check A's and B's structures (sparse.hpp) before any library
 // reads them.
 //
-// What SpGemm reuses of SpGemmCount: on CUDA, the count leaves cuSPARSE's state for the product (its descriptors and
-// the buffers its later steps read) in the stream's cache, keyed by A's and B's structures and C's offsets buffer.
-// Only when both A and B are Structure::fixed does SpGemm take it from there — and keep it, so that further
-// SpGemm requests over the same structures with new values compute the values alone; the caller then does not write
-// C's offsets or indices between them. Otherwise (a checked_each_use matrix, another stream, an entry the cache
-// dropped) SpGemm counts again before it fills C, rewriting C's offsets with the same values. Either way an
-// SpGemm whose c.nnz is not the product's nnz is failed_precondition, before C's indices and values are written. Cached
-// state is dropped least recently used first (a handful of products per stream), and with the stream. On CUDA,
-// cuSPARSE's SpGEMM takes i32 indices only (i64 is not supported there; the CPU device takes both).
+// On CUDA each of the two requests multiplies in full (cuSPARSE's work estimation, compute and copy steps): the count
+// into scratch columns and values, to learn C's offsets; the fill into C's own. cuSPARSE's structure-reuse steps,
+// which would let the fill reuse the count's work, did not give C's offsets on the H100 (see
+// spgemm_operation_cuda.cpp). An SpGemm whose c.nnz is not the product's nnz is failed_precondition, before C's
+// indices and values are written. On CUDA, cuSPARSE's SpGEMM takes i32 indices only (i64 is not supported there; the
+// CPU device takes both).
 #pragma once
 
 #include "accel/libs/sparse/sparse.hpp"
