@@ -10,6 +10,7 @@
 #include "accel/graph/execute.hpp"
 #include "accel/jit/requests.hpp"
 #include "accel/libs/blas/requests.hpp"
+#include "accel/libs/collective/requests.hpp"
 #include "accel/libs/fft/requests.hpp"
 #include "accel/libs/rand/requests.hpp"
 #include "accel/libs/solver/requests.hpp"
@@ -25,7 +26,8 @@ using LibraryRequests = ConcatRequests<blas::Requests,    //
                                        graph::Requests,   //
                                        fft::Requests,     //
                                        solver::Requests,  //
-                                       rand::Requests>;
+                                       rand::Requests,    //
+                                       collective::Requests>;
 
 using DeviceProtocol = ProtocolOf<ConcatRequests<DeviceRequests, LibraryRequests>>;
 
