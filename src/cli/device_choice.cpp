@@ -4,13 +4,33 @@
 
 namespace accel::cli {
 
-Result<Device> open_device(System& system, std::string_view choice) {
-  if (choice == "auto") return Device::open_default(system);
-  if (choice == "cpu") return Device::open(system, {.kind = DeviceKind::cpu});
-  if (choice == "cuda") return Device::open(system, {.kind = DeviceKind::cuda});
-  if (choice == "cuda-isolated")
-    return Device::open(system, {.kind = DeviceKind::cuda, .isolation = Isolation::worker_process});
+Result<DeviceOptions> device_options(std::string_view choice) {
+  if (choice == "auto") return DeviceOptions{.kind = Device::default_kind()};
+  if (choice == "cpu") return DeviceOptions{.kind = DeviceKind::cpu};
+  if (choice == "cuda") return DeviceOptions{.kind = DeviceKind::cuda};
+  if (choice == "cuda-isolated") return DeviceOptions{.kind = DeviceKind::cuda, .isolation = Isolation::worker_process};
   return invalid_argument(fmt::format("unknown device '{}' ({})", choice, kDeviceChoices));
+}
+
+Result<Device> open_device(System& system, std::string_view choice) {
+  ACCEL_ASSIGN_OR_RETURN(DeviceOptions options, device_options(choice));
+  return Device::open(system, std::move(options));
+}
+
+OpenedModel open_model(System& system, std::string_view choice, embed::ModelOptions options) {
+  Result<DeviceOptions> device_options_chosen = device_options(choice);
+  if (!device_options_chosen.ok()) return {.model = device_options_chosen.status(), .device_failed = true};
+  bool device_failed = false;
+  Result<std::shared_ptr<embed::Model>> model =
+      embed::Model::open({.kind = device_options_chosen->kind,
+                          .open =
+                              [&]() {
+                                Result<Device> device = Device::open(system, *device_options_chosen);
+                                device_failed = !device.ok();
+                                return device;
+                              }},
+                         std::move(options));
+  return {.model = std::move(model), .device_failed = device_failed};
 }
 
 }  // namespace accel::cli

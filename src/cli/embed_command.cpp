@@ -122,14 +122,8 @@ int run_embed(const EmbedOptions& options) {
     return kBadModel;
   }
   System system;
-  bool device_failed = false;
-  Result<std::shared_ptr<embed::Model>> model = embed::Model::open(
-      [&]() {
-        Result<Device> device = open_device(system, options.device);
-        device_failed = !device.ok();
-        return device;
-      },
-      {.folder = folder, .batch_tokens = options.batch_tokens});
+  auto [model, device_failed] =
+      open_model(system, options.device, {.folder = folder, .batch_tokens = options.batch_tokens});
   if (device_failed) {
     fmt::print(stderr, "accel embed: {}\n", model.status().to_string());
     return kFailed;

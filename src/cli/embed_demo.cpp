@@ -32,15 +32,8 @@ int run_embed_demo(const EmbedDemoOptions& options) {
   const std::filesystem::path folder =
       options.model.empty() ? embed::default_model_folder() : std::filesystem::path(options.model);
   System system;
-  bool device_failed = false;
   const auto start = std::chrono::steady_clock::now();
-  Result<std::shared_ptr<embed::Model>> model = embed::Model::open(
-      [&]() {
-        Result<Device> device = open_device(system, options.device);
-        device_failed = !device.ok();
-        return device;
-      },
-      {.folder = folder});
+  auto [model, device_failed] = open_model(system, options.device, {.folder = folder});
   if (device_failed) {
     fmt::print(stderr, "accel demo: {}\n", model.status().to_string());
     return 1;

@@ -51,14 +51,7 @@ int run_serve(const ServeCommand& command) {
   const std::filesystem::path folder =
       command.model.empty() ? embed::default_model_folder() : std::filesystem::path(command.model);
   const embed::ModelOptions options{.folder = folder, .batch_tokens = command.server.batching.batch_tokens};
-  bool device_failed = false;
-  Result<std::shared_ptr<embed::Model>> model = embed::Model::open(
-      [&]() {
-        Result<Device> device = open_device(system, command.device);
-        device_failed = !device.ok();
-        return device;
-      },
-      options);
+  auto [model, device_failed] = open_model(system, command.device, options);
   if (device_failed) {
     fmt::print(stderr, "accel serve: {}\n", model.status().to_string());
     return 1;

@@ -157,15 +157,16 @@ Result<Device> Device::open(System& system, DeviceOptions options) {
   return Device(std::make_shared<detail::DeviceCore>(std::move(lifetime), std::move(actor), std::move(shared)));
 }
 
+DeviceKind Device::default_kind() {
+#if ACCEL_HAVE_CUDA
+  if (device::cuda_device_count() > 0) return DeviceKind::cuda;
+#endif
+  return DeviceKind::cpu;
+}
+
 Result<Device> Device::open_default(System& system, DeviceOptions options) {
   options.ordinal = 0;
-#if ACCEL_HAVE_CUDA
-  if (device::cuda_device_count() > 0) {
-    options.kind = DeviceKind::cuda;
-    return open(system, options);
-  }
-#endif
-  options.kind = DeviceKind::cpu;
+  options.kind = default_kind();
   return open(system, std::move(options));
 }
 

@@ -15,3 +15,7 @@
 #include "libs/solver/lu_operation.hpp"
 #include "libs/solver/qr_operation.hpp"
 #include "libs/solver/svd_operation.hpp"
+#include "libs/sparse/convert_operation.hpp"
+#include "libs/sparse/product_operation.hpp"
+#include "libs/sparse/solve_operation.hpp"
+#include "libs/tensor/tensor_operation.hpp"

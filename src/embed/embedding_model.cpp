@@ -1,15 +1,14 @@
 // accel::embed::Model's implementation: the folder read and checked, the tokenizer loaded, the weights uploaded
-// once, and runs of packed tokens sent to the device as graph::Execute requests by one thread per model (calls
-// from any thread queue there; tokenising happens on the caller's threads, before the queue).
+// once, and runs of packed tokens sent to the device as graph::Execute requests from the caller's thread. No
+// thread of the model's own sits between a caller and the device: handing each call to one would add a thread's
+// wake-up to the latency of every call of a quiet server.
 #include <fmt/format.h>
 
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <functional>
 #include <future>
 #include <mutex>
-#include <thread>
 
 #include "accel/device/device.hpp"
 #include "accel/embed/model.hpp"
@@ -53,15 +52,12 @@ class EmbeddingModel final : public Model {
         weights_(std::move(weights)),
         staging_(std::move(staging)),
         info_(std::move(info)),
-        options_(std::move(options)),
-        worker_([this](std::stop_token stop) { serve(stop); }) {}
+        options_(std::move(options)) {}
 
+  // The runs in flight use the model's buffers until they finish.
   ~EmbeddingModel() override {
-    {
-      std::lock_guard lock(mutex_);
-      worker_.request_stop();
-    }
-    wake_.notify_all();
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [&] { return in_flight_ == 0; });
   }
 
   Result<TokenBatch> tokenize(std::span<const std::string> texts, Truncation truncation) const override {
@@ -90,18 +86,13 @@ class EmbeddingModel final : public Model {
   }
 
   Future<Embeddings> embed_tokens(TokenBatch batch) override {
-    Promise<Embeddings> promise;
-    Future<Embeddings> future = promise.future();
     if (Status checked = check(batch); !checked.ok()) {
-      promise.set(std::move(checked));
+      Promise<Embeddings> failed;
+      Future<Embeddings> future = failed.future();
+      failed.set(std::move(checked));
       return future;
     }
-    {
-      std::lock_guard lock(mutex_);
-      jobs_.push_back({std::move(batch), std::move(promise)});
-    }
-    wake_.notify_one();
-    return future;
+    return run(std::move(batch));
   }
 
   const ModelInfo& info() const noexcept override { return info_; }
@@ -131,11 +122,6 @@ class EmbeddingModel final : public Model {
   }
 
  private:
-  struct Job {
-    TokenBatch batch;
-    Promise<Embeddings> promise;
-  };
-
   Status check(const TokenBatch& batch) const {
     if (batch.offsets.empty() || batch.offsets.front() != 0 || batch.offsets.back() != batch.ids.size())
       return invalid_argument("token batch: offsets must start at 0 and end at the number of ids");
@@ -152,73 +138,68 @@ class EmbeddingModel final : public Model {
     return Status();
   }
 
-  void serve(std::stop_token stop) {
-    for (;;) {
-      Job job;
-      {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return stop.stop_requested() || !jobs_.empty(); });
-        if (jobs_.empty()) return;
-        job = std::move(jobs_.front());
-        jobs_.pop_front();
-      }
-      job.promise.set(run(job.batch));
+  // Splits the batch into runs of at most batch_tokens tokens and sends every run's requests, then awaits them.
+  // A call's requests go to the device together (enqueue_mutex_): the runs share the model's staging buffers, and
+  // the device orders each run's use of them after the previous run's. The awaits resume on whichever thread
+  // answers the device's requests, and the batch, the offsets and `out` stay in this frame until then.
+  Future<Embeddings> run(TokenBatch batch) {
+    {
+      std::lock_guard lock(mutex_);
+      ++in_flight_;
     }
-  }
-
-  // Splits the batch into runs of at most batch_tokens tokens, sends every run's requests, then waits for all.
-  Result<Embeddings> run(const TokenBatch& batch) {
     Embeddings out{.dimensions = info_.dimensions, .values = {}, .tokens = {}};
     out.values.resize(batch.sequences() * info_.dimensions);
     out.tokens.resize(batch.sequences());
     for (std::size_t s = 0; s < batch.sequences(); ++s) out.tokens[s] = batch.length(s);
 
-    struct Run {
-      std::vector<std::int32_t> offsets;
-      std::vector<Future<Done>> steps;
-    };
-    std::vector<Run> runs;
-    std::size_t first = 0;
+    std::vector<std::vector<std::int32_t>> offsets;
+    std::vector<Future<Done>> steps;
     std::uint64_t padded = 0;
-    while (first < batch.sequences()) {
-      std::size_t last = first;
-      while (last < batch.sequences() && batch.offsets[last + 1] - batch.offsets[first] <= options_.batch_tokens)
-        ++last;
-      Run r;
-      for (std::size_t s = first; s <= last; ++s)
-        r.offsets.push_back(static_cast<std::int32_t>(batch.offsets[s] - batch.offsets[first]));
-      const auto tokens = static_cast<std::int64_t>(r.offsets.back());
-      const auto sequences = static_cast<std::int64_t>(last - first);
-      const std::span<const std::int32_t> ids(batch.ids.data() + batch.offsets[first],
-                                              static_cast<std::size_t>(tokens));
-      // The runs share the model's staging buffers: the device orders each run's copies after the previous
-      // run's use of them.
-      r.steps.push_back(device_.upload(ids, staging_.ids));
-      r.steps.push_back(device_.upload(std::span<const std::int32_t>(r.offsets), staging_.offsets));
-      r.steps.push_back(device_.ask(graph::Execute{.graph = graph_,
+    {
+      std::lock_guard lock(enqueue_mutex_);
+      std::size_t first = 0;
+      while (first < batch.sequences()) {
+        std::size_t last = first;
+        while (last < batch.sequences() && batch.offsets[last + 1] - batch.offsets[first] <= options_.batch_tokens)
+          ++last;
+        std::vector<std::int32_t>& run_offsets = offsets.emplace_back();
+        for (std::size_t s = first; s <= last; ++s)
+          run_offsets.push_back(static_cast<std::int32_t>(batch.offsets[s] - batch.offsets[first]));
+        const auto tokens = static_cast<std::int64_t>(run_offsets.back());
+        const auto sequences = static_cast<std::int64_t>(last - first);
+        const std::span<const std::int32_t> ids(batch.ids.data() + batch.offsets[first],
+                                                static_cast<std::size_t>(tokens));
+        steps.push_back(device_.upload(ids, staging_.ids));
+        steps.push_back(device_.upload(std::span<const std::int32_t>(run_offsets), staging_.offsets));
+        steps.push_back(device_.ask(graph::Execute{.graph = graph_,
                                                    .symbols = {{"tokens", tokens}, {"sequences", sequences}},
                                                    .weights = weights_,
                                                    .inputs = {{"ids", staging_.ids}, {"offsets", staging_.offsets}},
                                                    .outputs = {{"embeddings", staging_.embeddings}}}));
-      r.steps.push_back(device_.download(staging_.embeddings,
+        steps.push_back(device_.download(staging_.embeddings,
                                          std::span<float>(out.values.data() + first * info_.dimensions,
                                                           static_cast<std::size_t>(sequences) * info_.dimensions)));
-      // Only a device that replays runs at the bucket's extent; the CPU runs the actual one.
-      if (replays_) padded += static_cast<std::uint64_t>(*graph_->buckets().at("tokens").rung_for(tokens) - tokens);
-      runs.push_back(std::move(r));
-      first = last;
+        // Only a device that replays runs at the bucket's extent; the CPU runs the actual one.
+        if (replays_) padded += static_cast<std::uint64_t>(*graph_->buckets().at("tokens").rung_for(tokens) - tokens);
+        first = last;
+      }
     }
     Status failed;
-    for (Run& r : runs)
-      for (Future<Done>& step : r.steps)
-        if (Status s = step.wait().status(); !s.ok() && failed.ok()) failed = std::move(s);
-    if (!failed.ok()) return failed;
-    std::lock_guard lock(mutex_);
-    counts_.runs += runs.size();
-    counts_.sequences += batch.sequences();
-    counts_.tokens += batch.ids.size();
-    counts_.padded_tokens += padded;
-    return out;
+    for (Future<Done>& step : steps)
+      if (Result<Done> done = co_await std::move(step); !done.ok() && failed.ok()) failed = done.status();
+    {
+      std::lock_guard lock(mutex_);
+      if (failed.ok()) {
+        counts_.runs += offsets.size();
+        counts_.sequences += batch.sequences();
+        counts_.tokens += batch.ids.size();
+        counts_.padded_tokens += padded;
+      }
+      --in_flight_;
+      idle_.notify_all();
+    }
+    if (!failed.ok()) co_return failed;
+    co_return out;
   }
 
   const bool replays_;
@@ -231,11 +212,11 @@ class EmbeddingModel final : public Model {
   ModelInfo info_;
   ModelOptions options_;
 
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<Job> jobs_;
+  std::mutex enqueue_mutex_;
+  mutable std::mutex mutex_;  // guards what follows
+  std::condition_variable idle_;
+  unsigned in_flight_ = 0;
   ModelStats counts_;
-  std::jthread worker_;  // last: it starts serving once everything else is built
 };
 
 }  // namespace
@@ -275,34 +256,56 @@ Result<HostFiles> read_host_files(const ModelOptions& options) {
                    .read_ms = milliseconds_since(start)};
 }
 
-// The device half: the graph for the device's compute dtype, the weights converted and uploaded once, staging
-// buffers, and the smallest bucket warmed. `device_open_ms`: how long Model::open took to open the device (0 for load).
-Result<std::shared_ptr<Model>> place(const Device& device, HostFiles files, ModelOptions options,
-                                     double device_open_ms) {
-  Clock::time_point start = Clock::now();
-  ACCEL_ASSIGN_OR_RETURN(DeviceInfo device_info, device.info().wait());
-  const DType compute = options.compute.value_or(device_info.kind == DeviceKind::cpu ? DType::f32 : DType::f16);
+DType compute_dtype(const ModelOptions& options, DeviceKind kind) {
+  return options.compute.value_or(kind == DeviceKind::cpu ? DType::f32 : DType::f16);
+}
+
+// The graph for one compute dtype and the weights converted to it, in the graph's parameter order.
+struct Prepared {
+  DType compute = DType::f32;
+  std::shared_ptr<const graph::Graph> graph;
+  std::vector<std::uint8_t> weights;
+  double convert_ms = 0;
+};
+
+Result<Prepared> prepare(const HostFiles& files, const ModelOptions& options, DType compute) {
+  const Clock::time_point start = Clock::now();
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const graph::Graph> graph,
                          bert_graph(files.folder, {.compute = compute, .batch_tokens = options.batch_tokens}));
-  ACCEL_ASSIGN_OR_RETURN(std::vector<std::uint8_t> bytes, bert_weight_bytes(*graph, files.file, files.names));
+  ACCEL_ASSIGN_OR_RETURN(std::vector<std::uint8_t> weights, bert_weight_bytes(*graph, files.file, files.names));
+  return Prepared{.compute = compute,
+                  .graph = std::move(graph),
+                  .weights = std::move(weights),
+                  .convert_ms = milliseconds_since(start)};
+}
+
+// The device half: the weights (prepared for `prepared.compute`, or again if the device wants another dtype)
+// uploaded once, staging buffers, and the smallest bucket warmed. `device_open_ms`: how long Model::open took to
+// open the device (0 for load).
+Result<std::shared_ptr<Model>> place(const Device& device, HostFiles files, Prepared prepared, ModelOptions options,
+                                     double device_open_ms) {
+  ACCEL_ASSIGN_OR_RETURN(DeviceInfo device_info, device.info().wait());
+  if (const DType compute = compute_dtype(options, device_info.kind); compute != prepared.compute) {
+    ACCEL_ASSIGN_OR_RETURN(prepared, prepare(files, options, compute));
+  }
   ModelInfo info{.name = options.folder.filename().string(),
                  .dimensions = files.folder.config.hidden_size,
                  .max_sequence_length = files.folder.max_sequence_length(),
                  .layers = files.folder.config.num_hidden_layers,
                  .vocabulary = files.folder.config.vocab_size,
-                 .compute = compute,
+                 .compute = prepared.compute,
                  .device = device_info.name};
   if (info.name.empty()) info.name = options.folder.parent_path().filename().string();
   info.load.device_open_ms = device_open_ms;
   info.load.read_ms = files.read_ms;
-  info.load.convert_ms = milliseconds_since(start);
-  start = Clock::now();
-  ACCEL_ASSIGN_OR_RETURN(Buffer<std::uint8_t> weights, device.allocate<std::uint8_t>(bytes.size()).wait());
-  ACCEL_RETURN_IF_ERROR(device.upload(std::span<const std::uint8_t>(bytes), weights).wait().status());
+  info.load.convert_ms = prepared.convert_ms;
+  const Clock::time_point start = Clock::now();
+  ACCEL_ASSIGN_OR_RETURN(Buffer<std::uint8_t> weights, device.allocate<std::uint8_t>(prepared.weights.size()).wait());
+  ACCEL_RETURN_IF_ERROR(device.upload(std::span<const std::uint8_t>(prepared.weights), weights).wait().status());
   ACCEL_ASSIGN_OR_RETURN(Staging staging, Staging::allocate(device, options.batch_tokens, info.dimensions));
   info.load.upload_ms = milliseconds_since(start);
   auto model = std::make_shared<EmbeddingModel>(
-      device, std::move(files.folder), std::move(files.tokenizer), std::move(graph), std::move(weights),
+      device, std::move(files.folder), std::move(files.tokenizer), std::move(prepared.graph), std::move(weights),
       std::move(staging), std::move(info), std::move(options), device_info.kind != DeviceKind::cpu);
   ACCEL_RETURN_IF_ERROR(model->warm());
   return std::shared_ptr<Model>(std::move(model));
@@ -312,20 +315,25 @@ Result<std::shared_ptr<Model>> place(const Device& device, HostFiles files, Mode
 
 Result<std::shared_ptr<Model>> Model::load(const Device& device, ModelOptions options) {
   ACCEL_ASSIGN_OR_RETURN(HostFiles files, read_host_files(options));
-  return place(device, std::move(files), std::move(options), 0);
+  ACCEL_ASSIGN_OR_RETURN(DeviceInfo device_info, device.info().wait());
+  ACCEL_ASSIGN_OR_RETURN(Prepared prepared, prepare(files, options, compute_dtype(options, device_info.kind)));
+  return place(device, std::move(files), std::move(prepared), std::move(options), 0);
 }
 
-Result<std::shared_ptr<Model>> Model::open(const std::function<Result<Device>()>& open_device, ModelOptions options) {
+Result<std::shared_ptr<Model>> Model::open(const DeviceOpener& device_opener, ModelOptions options) {
   const Clock::time_point start = Clock::now();
-  auto opening = std::async(std::launch::async, [&open_device, start] {
-    Result<Device> device = open_device();
+  auto opening = std::async(std::launch::async, [&device_opener, start] {
+    Result<Device> device = device_opener.open();
     return std::make_pair(std::move(device), milliseconds_since(start));
   });
   Result<HostFiles> files = read_host_files(options);
-  auto [device, open_ms] = opening.get();  // joined before any error returns: open_device is the caller's
+  Result<Prepared> prepared = files.ok() ? prepare(*files, options, compute_dtype(options, device_opener.kind))
+                                         : Result<Prepared>(files.status());
+  auto [device, open_ms] = opening.get();  // joined before any error returns: the opener is the caller's
   if (!device.ok()) return device.status();
   ACCEL_RETURN_IF_ERROR(files.status());
-  return place(*device, std::move(*files), std::move(options), open_ms);
+  ACCEL_RETURN_IF_ERROR(prepared.status());
+  return place(*device, std::move(*files), std::move(*prepared), std::move(options), open_ms);
 }
 
 }  // namespace accel::embed

@@ -119,9 +119,11 @@ TEST(EmbeddingModelLoadTest, OpenReadsWhileTheDeviceOpensAndKeepsTheDevice) {
   if (!std::filesystem::exists(kFolder / "model.safetensors")) GTEST_SKIP() << "no model at " << kFolder;
   System system;
   Result<std::shared_ptr<Model>> opened =
-      Model::open([&] { return Device::open(system, {.kind = DeviceKind::cpu}); }, {.folder = kFolder});
+      Model::open({.kind = DeviceKind::cpu, .open = [&] { return Device::open(system, {.kind = DeviceKind::cpu}); }},
+                  {.folder = kFolder});
   ASSERT_TRUE(opened.ok()) << opened.status().to_string();
   EXPECT_GT((*opened)->info().load.device_open_ms, 0);
+  EXPECT_EQ((*opened)->info().compute, DType::f32);
   EXPECT_TRUE((*opened)->device().health().ok());
   Result<Embeddings> embeddings = (*opened)->embed({"a sentence"}).wait();
   ASSERT_TRUE(embeddings.ok()) << embeddings.status().to_string();
@@ -131,13 +133,34 @@ TEST(EmbeddingModelLoadTest, OpenReadsWhileTheDeviceOpensAndKeepsTheDevice) {
 TEST(EmbeddingModelLoadTest, OpenAnswersTheDevicesErrorBeforeTheFoldersAndTheFoldersWhenTheDeviceOpened) {
   System system;
   Result<std::shared_ptr<Model>> no_device =
-      Model::open([]() -> Result<Device> { return unavailable("no such device"); }, {.folder = "/nonexistent/model"});
+      Model::open({.kind = DeviceKind::cpu, .open = []() -> Result<Device> { return unavailable("no such device"); }},
+                  {.folder = "/nonexistent/model"});
   EXPECT_EQ(no_device.status().code(), Code::unavailable);
   EXPECT_EQ(no_device.status().message(), "no such device");
   Result<std::shared_ptr<Model>> no_folder =
-      Model::open([&] { return Device::open(system, {.kind = DeviceKind::cpu}); }, {.folder = "/nonexistent/model"});
+      Model::open({.kind = DeviceKind::cpu, .open = [&] { return Device::open(system, {.kind = DeviceKind::cpu}); }},
+                  {.folder = "/nonexistent/model"});
   ASSERT_FALSE(no_folder.ok());
   EXPECT_NE(no_folder.status().message().find("/nonexistent/model"), std::string::npos);
+}
+
+// The weights were converted for a CUDA device while a CPU one opened: they are converted again, to the CPU's
+// f32, and the embeddings are the CPU's.
+TEST(EmbeddingModelLoadTest, OpenConvertsAgainWhenTheDeviceIsOfAnotherKind) {
+  if (!std::filesystem::exists(kFolder / "model.safetensors")) GTEST_SKIP() << "no model at " << kFolder;
+  System system;
+  Device cpu = *Device::open(system, {.kind = DeviceKind::cpu});
+  Result<std::shared_ptr<Model>> expected = Model::load(cpu, {.folder = kFolder});
+  ASSERT_TRUE(expected.ok()) << expected.status().to_string();
+  Result<std::shared_ptr<Model>> surprised =
+      Model::open({.kind = DeviceKind::cuda, .open = [&] { return Device::open(system, {.kind = DeviceKind::cpu}); }},
+                  {.folder = kFolder});
+  ASSERT_TRUE(surprised.ok()) << surprised.status().to_string();
+  EXPECT_EQ((*surprised)->info().compute, DType::f32);
+  Result<Embeddings> a = (*expected)->embed({"the weights are converted again"}).wait();
+  Result<Embeddings> b = (*surprised)->embed({"the weights are converted again"}).wait();
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->values, b->values);
 }
 
 }  // namespace

@@ -38,6 +38,7 @@ class Squarer {
     std::vector<int> values;
     for (const Square& item : batch) values.push_back(item.value);
     batches_.push_back(values);
+    callers_.push_back(std::this_thread::get_id());
     held_.push_back({std::move(batch), std::move(done)});
     if (!hold_) finish_held();
     return future;
@@ -54,6 +55,12 @@ class Squarer {
     return batches_;
   }
 
+  // The thread that ran each batch.
+  std::vector<std::thread::id> callers() const {
+    std::lock_guard lock(mutex_);
+    return callers_;
+  }
+
  private:
   void finish_held() {
     for (auto& [batch, done] : held_) {
@@ -68,6 +75,7 @@ class Squarer {
   mutable std::mutex mutex_;
   bool hold_;
   std::vector<std::vector<int>> batches_;
+  std::vector<std::thread::id> callers_;
   std::vector<std::pair<std::vector<Square>, Promise<Done>>> held_;
   std::vector<std::jthread> threads_;
 };
@@ -110,6 +118,18 @@ TEST(Batcher, AnIdleDeviceTakesARequestAtOnceWithoutWaitingForMore) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(*submit(batcher, 3, 5).wait(), 9);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+}
+
+// No hand-off to the batching thread when a slot is free: its wake-up would be every quiet request's latency.
+TEST(Batcher, ARequestThatFindsASlotFreeRunsOnTheSubmittingThread) {
+  Squarer squarer;
+  Batcher<Square> batcher({.max_wait = 10s}, runner(squarer));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(*submit(batcher, i, 5).wait(), i * i);
+    wait_for_depth(batcher, 0, 0);  // the slot is free again once the batch's own future is answered
+  }
+  for (std::thread::id caller : squarer.callers()) EXPECT_EQ(caller, std::this_thread::get_id());
+  EXPECT_EQ(squarer.callers().size(), 3u);
 }
 
 TEST(Batcher, RequestsQueuedBehindABusyDeviceGoAsOneBatchWithinTheTokenBudget) {

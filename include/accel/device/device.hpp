@@ -169,6 +169,8 @@ class Device {
   static Result<Device> open(System& system, DeviceOptions options = {});
   // A CUDA device (ordinal 0) when this build has the CUDA tier and a GPU is usable; otherwise the CPU.
   static Result<Device> open_default(System& system, DeviceOptions options = {});
+  // The kind open_default opens: cuda when this build has the CUDA tier and a GPU is usable, else cpu.
+  [[nodiscard]] static DeviceKind default_kind();
 
   [[nodiscard]] DeviceKind kind() const noexcept;
   [[nodiscard]] const std::string& name() const noexcept;

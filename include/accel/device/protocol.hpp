@@ -14,6 +14,8 @@
 #include "accel/libs/fft/requests.hpp"
 #include "accel/libs/rand/requests.hpp"
 #include "accel/libs/solver/requests.hpp"
+#include "accel/libs/sparse/requests.hpp"
+#include "accel/libs/tensor/requests.hpp"
 
 namespace accel {
 
@@ -27,6 +29,8 @@ using LibraryRequests = ConcatRequests<blas::Requests,    //
                                        fft::Requests,     //
                                        solver::Requests,  //
                                        rand::Requests,    //
+                                       sparse::Requests,  //
+                                       tensor::Requests,  //
                                        collective::Requests>;
 
 using DeviceProtocol = ProtocolOf<ConcatRequests<DeviceRequests, LibraryRequests>>;

@@ -19,6 +19,7 @@
 #include "accel/core/dtype.hpp"
 #include "accel/core/future.hpp"
 #include "accel/core/result.hpp"
+#include "accel/device/requests.hpp"
 
 namespace accel {
 class Device;
@@ -66,9 +67,9 @@ struct Embeddings {
 
 // Where Model::load spent its time, so that a slow start can be traced to its stage.
 struct ModelLoadTimes {
-  double device_open_ms = 0;  // Model::open only: opening the device, alongside the read
+  double device_open_ms = 0;  // Model::open only: opening the device, alongside the read and the conversion
   double read_ms = 0;         // the folder checked, the tokenizer loaded, the weights mapped and checked
-  double convert_ms = 0;      // the weights converted to the compute dtype
+  double convert_ms = 0;      // the weights converted to the compute dtype (again, if the device's kind surprised)
   double upload_ms = 0;       // the weights and staging buffers placed on the device
   double warm_ms = 0;         // the smallest bucket compiled (or loaded from the disk cache) and run once
 };
@@ -97,14 +98,21 @@ struct ModelStats {
 // source tree this build came from.
 [[nodiscard]] std::filesystem::path default_model_folder();
 
+// How Model::open gets its device: the kind it will be and the function that opens it. Should the device
+// opened be of another kind, the weights are converted again for it.
+struct DeviceOpener {
+  DeviceKind kind = DeviceKind::cpu;
+  std::function<Result<Device>()> open;
+};
+
 class Model {
  public:
   // Reads the folder (refusing, with the file and field named, what is not supported), loads the weights
   // into `device` once (converted to the compute dtype) and warms the smallest bucket.
   static Result<std::shared_ptr<Model>> load(const Device& device, ModelOptions options);
-  // load, with the device opened by `open_device` on another thread while the folder is read on this one: a
-  // CUDA context takes about as long to create as the files take to read. The model keeps the device.
-  static Result<std::shared_ptr<Model>> open(const std::function<Result<Device>()>& open_device, ModelOptions options);
+  // load, with the device opened on another thread while this one reads the folder and converts the weights for
+  // the device's kind: a CUDA context takes longer to create (~200 ms) than both. The model keeps the device.
+  static Result<std::shared_ptr<Model>> open(const DeviceOpener& device, ModelOptions options);
   virtual ~Model() = default;
 
   // Token ids of each text ([CLS] … [SEP]). invalid_argument names the index of a text that is not valid

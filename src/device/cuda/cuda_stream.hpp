@@ -120,6 +120,9 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
     return context_->completions().defer(stream_, std::move(*submitted), std::move(reply));
   }
   Result<Done> wait_for(Result<Submitted> submitted);
+  // With the buffers' lock held: a large pageable upload through two pinned blocks in turn. Returns the block
+  // the last chunk is read from, to be given back when the work completes.
+  Result<PinnedBlock> upload_in_chunks(std::byte* to, const std::byte* from, std::size_t bytes);
 
   Status free_locked(const BufferHandle& handle);
   void collect_released();

@@ -14,3 +14,7 @@
 #include "libs/solver/lu_operation_cuda.hpp"
 #include "libs/solver/qr_operation_cuda.hpp"
 #include "libs/solver/svd_operation_cuda.hpp"
+#include "libs/sparse/convert_operation_cuda.hpp"
+#include "libs/sparse/product_operation_cuda.hpp"
+#include "libs/sparse/solve_operation_cuda.hpp"
+#include "libs/tensor/tensor_operation_cuda.hpp"

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""The PyTorch side of bench/libs/sparse/sparse_bench.cpp: torch.sparse CSR matmul on the same matrices (same
+generator: sorted columns spread over each row with a random offset; f32 values, i32 indices), printing the same CSV
+columns (part,case,variant,metric,value) with variant "torch":
+
+  spmv/<density>   y = A @ x, A of ROWS x COLS at each density
+  spmm32/<density> C = A @ B, B dense with 32 columns
+  spmv/powerlaw    row degrees 1 + 1000 / rank^0.8, ROWS x ROWS
+
+  python3 bench/peers/torch_sparse.py [rows, default 1048576] [cols, default 131072] [densities, default 1e-4,1e-3,1e-2]
+"""
+import statistics
+import sys
+import time
+
+import torch
+
+
+def row(case, metric, value):
+    print(f"sparse,{case},torch,{metric},{value:.3f}", flush=True)
+
+
+def make(rows, cols, degrees, gen):
+    degrees = torch.clamp(degrees, max=cols)
+    offsets = torch.zeros(rows + 1, dtype=torch.int64)
+    offsets[1:] = torch.cumsum(degrees, 0)
+    nnz = int(offsets[-1])
+    row_of = torch.repeat_interleave(torch.arange(rows), degrees)
+    t = torch.arange(nnz) - offsets[:-1][row_of]
+    step = torch.clamp(cols // torch.clamp(degrees, min=1), min=1)[row_of]
+    start = (torch.randint(0, 2**62, (rows,), generator=gen) % torch.clamp(cols // torch.clamp(degrees, min=1), min=1))[row_of]
+    columns = (start + t * step).to(torch.int32)
+    values = torch.rand(4, generator=gen)[(row_of + t) & 3] * 2 - 1
+    return torch.sparse_csr_tensor(offsets.to(torch.int32), columns, values, (rows, cols), device="cuda")
+
+
+def measure(case, fn):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(20):
+        start = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - start) * 1e6)
+    row(case, "latency_us", statistics.median(times))
+    start = time.perf_counter()
+    for _ in range(100):
+        fn()
+    torch.cuda.synchronize()
+    row(case, "pipelined_us", (time.perf_counter() - start) * 1e6 / 100)
+
+
+def main():
+    rows = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 20
+    cols = int(sys.argv[2]) if len(sys.argv) > 2 else 1 << 17
+    densities = (sys.argv[3] if len(sys.argv) > 3 else "1e-4,1e-3,1e-2").split(",")
+    gen = torch.Generator().manual_seed(42)
+    print("part,case,variant,metric,value")
+    for i, d in enumerate(densities):
+        per_row = round(float(d) * cols)
+        a = make(rows, cols, torch.full((rows,), per_row, dtype=torch.int64), gen)
+        x = torch.zeros(cols, 1, device="cuda")
+        measure(f"spmv/{d}", lambda: a @ x[:, 0])
+        if i + 1 < len(densities):
+            b = torch.zeros(cols, 32, device="cuda")
+            measure(f"spmm32/{d}", lambda: a @ b)
+        del a
+        torch.cuda.empty_cache()
+    rank = torch.randperm(rows, generator=gen) + 1
+    degrees = 1 + (1000.0 / rank.double() ** 0.8).to(torch.int64)
+    a = make(rows, rows, degrees, gen)
+    x = torch.zeros(rows, device="cuda")
+    measure("spmv/powerlaw", lambda: a @ x)
+
+
+if __name__ == "__main__":
+    main()

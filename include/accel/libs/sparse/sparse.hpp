@@ -1,0 +1,146 @@
+// Sparse linear algebra requests (cuSPARSE's generic API on CUDA, Eigen's sparse module on the CPU device):
+//   SpMV  y = alpha op(A) x + beta y              (A sparse, x and y dense vectors)
+//   SpMM  C = alpha op(A) op(B) + beta C          (A sparse, B and C dense matrices)
+//   SpSV  op(A) y = alpha x, solved for y         (A sparse and triangular)
+//   CsrToDense, CsrToCoo, CooToCsr                conversions between the formats and to dense
+//
+// A sparse matrix (sparse::Matrix) is request data: its format, index and value types, shape and nnz, and the
+// accel buffers that hold its arrays, all zero-based:
+//   csr  offsets: rows + 1 row offsets, indices: the column of each entry (sorted within a row), values: nnz
+//   csc  offsets: cols + 1 column offsets, indices: the row of each entry — the CSR of Aᵀ, as cuSPARSE stores it
+//   coo  offsets: the row of each entry, sorted, indices: its column, values: nnz
+// Index buffers hold i32 or i64 (the matrix's `index`), values f32 or f64 (and f16 or bf16 for SpMV and SpMM on
+// CUDA, computed in f32, as cuSPARSE allows). Dense operands hold the values' dtype.
+//
+// Every request is checked whole before anything runs: shapes, nnz against the buffers' sizes, dtype combinations,
+// aliasing (invalid_argument or not_supported, naming what was wrong). The contents of the index buffers — offsets
+// that start at 0, never decrease and end at nnz, indices inside the matrix — are checked before any library reads
+// them, on every device: a malformed matrix is failed_precondition ("sparse::SpMV: a is malformed: row offsets
+// decrease at row 7"), never a read out of bounds. On the CPU device that check reads the host arrays; on CUDA it is
+// a kernel over the index arrays whose verdict the request waits for before cuSPARSE runs (one stream round trip).
+//
+// Analysis (cuSPARSE's buffer sizes, SpMV preprocessing, SpSV analysis) is kept per matrix structure — the index
+// buffers, shape and types — on each stream. What the caller promises about the index buffers' contents decides
+// how much of it is reused (Matrix::structure):
+//   checked_each_use  (default) the contents may change between requests: they are checked and analysed each time
+//   fixed             the caller does not write the index buffers while it uses the matrix: the first request checks
+//                     and analyses the structure, later ones over the same buffers reuse both (no kernel, no wait).
+//                     Writing them anyway leaves a stale analysis in use: results are then undefined.
+//
+//   accel::sparse::Matrix a{.rows = n, .cols = n, .nnz = nnz, .offsets = offsets, .indices = columns, .values = v};
+//   accel::Status s = device.ask(accel::sparse::SpMV{.a = a, .x = x, .y = y}).wait().status();
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "accel/core/buffer_handle.hpp"
+#include "accel/core/result.hpp"
+#include "accel/libs/blas/gemm.hpp"  // Transpose, MatrixOrder
+
+namespace accel::sparse {
+
+enum class Format : std::uint8_t { csr, csc, coo };
+enum class Structure : std::uint8_t { checked_each_use, fixed };
+// Which triangle of a triangular matrix is read (the other is ignored), and whether its diagonal is taken as ones.
+enum class Fill : std::uint8_t { lower, upper };
+enum class Diagonal : std::uint8_t { non_unit, unit };
+
+[[nodiscard]] std::string_view to_string(Format format) noexcept;
+
+struct Matrix {
+  Format format = Format::csr;
+  DType index = DType::i32;  // of offsets and indices: i32 or i64
+  DType dtype = DType::f32;  // of values
+  Structure structure = Structure::checked_each_use;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t nnz = 0;
+  BufferHandle offsets;  // csr/csc: the compressed offsets; coo: the row of each entry
+  BufferHandle indices;  // csr: columns; csc: rows; coo: columns
+  BufferHandle values;
+};
+
+// A dense matrix of the sparse matrix's dtype: element (i, j) at j * ld + i (column-major) or i * ld + j
+// (row-major); ld 0 means packed (rows for column-major, cols for row-major).
+struct DenseMatrix {
+  MatrixOrder order = MatrixOrder::column_major;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t ld = 0;
+  BufferHandle data;
+};
+
+// y = alpha op(A) x + beta y; x has op(A)'s columns, y its rows. With beta = 0, y is not read.
+struct SpMV {
+  static constexpr const char* kName = "sparse::SpMV";
+  using Response = Done;
+
+  Transpose op = Transpose::none;
+  double alpha = 1.0;
+  double beta = 0.0;
+  Matrix a;
+  BufferHandle x;  // read
+  BufferHandle y;  // read (unless beta = 0) and written; shares no buffer with A or x
+};
+
+// C = alpha op(A) op(B) + beta C for dense B and C (both in the same order).
+struct SpMM {
+  static constexpr const char* kName = "sparse::SpMM";
+  using Response = Done;
+
+  Transpose op_a = Transpose::none;
+  Transpose op_b = Transpose::none;
+  double alpha = 1.0;
+  double beta = 0.0;
+  Matrix a;
+  DenseMatrix b;  // read
+  DenseMatrix c;  // read (unless beta = 0) and written
+};
+
+// Solves op(A) y = alpha x for a square CSR matrix A whose `fill` triangle is read. A zero on the diagonal of a
+// non-unit A gives infinities or NaNs in y, as with any triangular solve; it is not an error.
+struct SpSV {
+  static constexpr const char* kName = "sparse::SpSV";
+  using Response = Done;
+
+  Transpose op = Transpose::none;
+  Fill fill = Fill::lower;
+  Diagonal diagonal = Diagonal::non_unit;
+  double alpha = 1.0;
+  Matrix a;
+  BufferHandle x;  // read
+  BufferHandle y;  // written; shares no buffer with A or x
+};
+
+// The dense form of a CSR, CSC or COO matrix A (duplicates of a COO entry are summed).
+struct ToDense {
+  static constexpr const char* kName = "sparse::ToDense";
+  using Response = Done;
+
+  Matrix a;
+  DenseMatrix out;  // written: a.rows x a.cols
+};
+
+// The COO row of each entry of CSR matrix `csr`, into `rows` (nnz of the index type). The COO matrix is then
+// {format coo, offsets = rows, indices = csr.indices, values = csr.values}: columns and values are shared.
+struct CsrToCoo {
+  static constexpr const char* kName = "sparse::CsrToCoo";
+  using Response = Done;
+
+  Matrix csr;
+  BufferHandle rows;  // written
+};
+
+// The CSR row offsets of COO matrix `coo` (rows sorted), into `offsets` (rows + 1 of the index type). The CSR
+// matrix is then {format csr, offsets = offsets, indices = coo.indices, values = coo.values}; COO's columns must
+// be sorted within each row for it to be a well-formed CSR.
+struct CooToCsr {
+  static constexpr const char* kName = "sparse::CooToCsr";
+  using Response = Done;
+
+  Matrix coo;
+  BufferHandle offsets;  // written
+};
+
+}  // namespace accel::sparse

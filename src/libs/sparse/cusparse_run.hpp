@@ -1,0 +1,106 @@
+// What the sparse requests' CUDA runs share: their scalars in cuSPARSE's compute type, dense descriptors that live
+// for one run, and the analysis of a structure found in the stream's cache or made after the structural check.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "libs/sparse/cusparse_state.hpp"
+
+namespace accel::sparse {
+
+// The scalars of a request in its compute type, for cuSPARSE's host pointer mode.
+struct Scalars {
+  float alpha32 = 0, beta32 = 0;
+  double alpha64 = 0, beta64 = 0;
+  bool wide = false;
+
+  Scalars(DType dtype, double alpha, double beta)
+      : alpha32(static_cast<float>(alpha)),
+        beta32(static_cast<float>(beta)),
+        alpha64(alpha),
+        beta64(beta),
+        wide(dtype == DType::f64) {}
+  [[nodiscard]] const void* alpha() const { return wide ? static_cast<const void*>(&alpha64) : &alpha32; }
+  [[nodiscard]] const void* beta() const { return wide ? static_cast<const void*>(&beta64) : &beta32; }
+};
+
+inline cusparseOperation_t to_cusparse(Transpose op) {
+  return op == Transpose::none ? CUSPARSE_OPERATION_NON_TRANSPOSE : CUSPARSE_OPERATION_TRANSPOSE;
+}
+inline cusparseOrder_t to_cusparse(MatrixOrder order) {
+  return order == MatrixOrder::row_major ? CUSPARSE_ORDER_ROW : CUSPARSE_ORDER_COL;
+}
+
+// Dense descriptors of one run; cuSPARSE copies what it needs at each call, so they die with the run.
+class DenseVector {
+ public:
+  DenseVector(std::int64_t size, void* data, DType dtype) {
+    status_ = cusparseCreateDnVec(&descriptor_, size, data, to_cuda(dtype));
+  }
+  ~DenseVector() {
+    if (descriptor_ != nullptr) cusparseDestroyDnVec(descriptor_);
+  }
+  DenseVector(const DenseVector&) = delete;
+  DenseVector& operator=(const DenseVector&) = delete;
+  [[nodiscard]] Status status() const { return cusparse_status(status_, "cusparseCreateDnVec"); }
+  [[nodiscard]] cusparseDnVecDescr_t get() const { return descriptor_; }
+
+ private:
+  cusparseDnVecDescr_t descriptor_ = nullptr;
+  cusparseStatus_t status_;
+};
+
+class DenseMatrixDescriptor {
+ public:
+  DenseMatrixDescriptor(const DenseMatrix& d, void* data, DType dtype) {
+    status_ = cusparseCreateDnMat(&descriptor_, d.rows, d.cols, d.ld, data, to_cuda(dtype), to_cusparse(d.order));
+  }
+  ~DenseMatrixDescriptor() {
+    if (descriptor_ != nullptr) cusparseDestroyDnMat(descriptor_);
+  }
+  DenseMatrixDescriptor(const DenseMatrixDescriptor&) = delete;
+  DenseMatrixDescriptor& operator=(const DenseMatrixDescriptor&) = delete;
+  [[nodiscard]] Status status() const { return cusparse_status(status_, "cusparseCreateDnMat"); }
+  [[nodiscard]] cusparseDnMatDescr_t get() const { return descriptor_; }
+
+ private:
+  cusparseDnMatDescr_t descriptor_ = nullptr;
+  cusparseStatus_t status_;
+};
+
+// Preprocessing speeds up later calls where cuSPARSE has it for the format and algorithm; where it has none, the
+// call answers not supported and the analysis is the descriptor and buffer alone.
+inline Status preprocessed(CudaRun& run, cusparseStatus_t status, std::string_view what) {
+  if (status == CUSPARSE_STATUS_NOT_SUPPORTED) return Status();
+  return launched(run, status, what);
+}
+
+// The analysis of `request`'s structure: found in the stream's cache, or made by `build` after the structural
+// check. A matrix whose structure may have changed is checked (and `refresh` redoes its analysis) on every use.
+template <class Build, class Refresh>
+Result<std::shared_ptr<const Analysis>> analysis_of(std::string_view name, const Matrix& a, const AnalysisKey& key,
+                                                    const SparsePlan& plan, std::span<const BufferView> views,
+                                                    CudaRun& run, Build&& build, Refresh&& refresh) {
+  bool fresh = false;
+  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(key.data()), sizeof key);
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const Analysis> analysis,
+                         plan.state->analyses().get(bytes, [&]() -> Result<std::shared_ptr<const Analysis>> {
+                           ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, name, "a", a, views[0], views[1]));
+                           auto made = std::make_shared<Analysis>();
+                           ACCEL_ASSIGN_OR_RETURN(made->matrix, make_descriptor(a, views[0], views[1], views[2]));
+                           ACCEL_RETURN_IF_ERROR(build(*made));
+                           fresh = true;
+                           return std::shared_ptr<const Analysis>(std::move(made));
+                         }));
+  ACCEL_RETURN_IF_ERROR(
+      cusparse_status(cusparseSpMatSetValues(analysis->matrix, views[2].data), "cusparseSpMatSetValues"));
+  if (!fresh && a.structure == Structure::checked_each_use) {
+    ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, name, "a", a, views[0], views[1]));
+    ACCEL_RETURN_IF_ERROR(refresh(*analysis));
+  }
+  return analysis;
+}
+
+}  // namespace accel::sparse

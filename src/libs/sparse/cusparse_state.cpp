@@ -1,0 +1,179 @@
+#include "libs/sparse/cusparse_state.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "libs/sparse/structure_kernel.hpp"
+
+namespace accel::sparse {
+namespace {
+
+// An analysis holds a descriptor and a buffer of a few bytes per row; this bounds a stream's cache against a
+// stream of ever new matrices.
+constexpr std::size_t kAnalysisCapacity = 256;
+
+cusparseIndexType_t to_index(DType index) noexcept {
+  return index == DType::i64 ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
+}
+
+}  // namespace
+
+Status cusparse_status(cusparseStatus_t status, std::string_view what) {
+  if (status == CUSPARSE_STATUS_SUCCESS) return Status();
+  const std::string message = fmt::format("{}: {} ({})", what, cusparseGetErrorName(status), static_cast<int>(status));
+  switch (status) {
+    case CUSPARSE_STATUS_ALLOC_FAILED:
+    case CUSPARSE_STATUS_INSUFFICIENT_RESOURCES:
+      return Status(Code::resource_exhausted, message, Source::cusparse, status);
+    case CUSPARSE_STATUS_INVALID_VALUE: return Status(Code::invalid_argument, message, Source::cusparse, status);
+    case CUSPARSE_STATUS_ARCH_MISMATCH:
+    case CUSPARSE_STATUS_MATRIX_TYPE_NOT_SUPPORTED:
+    case CUSPARSE_STATUS_NOT_SUPPORTED: return Status(Code::not_supported, message, Source::cusparse, status);
+    case CUSPARSE_STATUS_NOT_INITIALIZED: return Status(Code::unavailable, message, Source::cusparse, status);
+    default: return Status(Code::internal, message, Source::cusparse, status);
+  }
+}
+
+LibraryVersion cusparse_library() {
+  int major = 0, minor = 0, patch = 0;
+  cusparseGetProperty(MAJOR_VERSION, &major);
+  cusparseGetProperty(MINOR_VERSION, &minor);
+  cusparseGetProperty(PATCH_LEVEL, &patch);
+  return {.name = "cuSPARSE", .version = fmt::format("{}.{}.{}", major, minor, patch)};
+}
+
+cudaDataType to_cuda(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::f64: return CUDA_R_64F;
+    case DType::f16: return CUDA_R_16F;
+    case DType::bf16: return CUDA_R_16BF;
+    default: return CUDA_R_32F;
+  }
+}
+
+cudaDataType compute_type(DType dtype) noexcept { return dtype == DType::f64 ? CUDA_R_64F : CUDA_R_32F; }
+
+Analysis::~Analysis() {
+  if (spsv != nullptr) cusparseSpSV_destroyDescr(spsv);
+  if (matrix != nullptr) cusparseDestroySpMat(matrix);
+  if (buffer != nullptr) cudaFreeAsync(buffer, stream);
+}
+
+AnalysisKey analysis_key(Kind kind, const Matrix& m, std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d,
+                         std::int64_t e) {
+  const std::int64_t kinds = static_cast<std::int64_t>(kind) | static_cast<std::int64_t>(m.format) << 8 |
+                             static_cast<std::int64_t>(m.index) << 16 | static_cast<std::int64_t>(m.dtype) << 24;
+  auto handle = [](const BufferHandle& h) { return std::int64_t{h.device} << 32 | h.slot; };
+  return {kinds,
+          m.rows,
+          m.cols,
+          m.nnz,
+          handle(m.offsets),
+          static_cast<std::int64_t>(m.offsets.generation),
+          m.offsets.epoch,
+          handle(m.indices),
+          static_cast<std::int64_t>(m.indices.generation),
+          m.indices.epoch,
+          a,
+          b,
+          c,
+          d,
+          e,
+          0};
+}
+
+CusparseState::CusparseState(cusparseHandle_t handle)
+    : handle_(handle),
+      analyses_(std::make_unique<cache::Cache<Analysis>>(
+          cache::CacheOptions<Analysis>{.name = "cusparse-analyses", .max_entries = kAnalysisCapacity})) {}
+
+CusparseState::~CusparseState() {
+  analyses_.reset();
+  cusparseDestroy(handle_);
+}
+
+Result<std::unique_ptr<CusparseState>> CusparseState::open(CudaTarget& target) {
+  cusparseHandle_t handle = nullptr;
+  ACCEL_RETURN_IF_ERROR(cusparse_status(cusparseCreate(&handle), "cusparseCreate"));
+  if (Status bound = cusparse_status(cusparseSetStream(handle, target.stream()), "cusparseSetStream"); !bound.ok()) {
+    cusparseDestroy(handle);
+    return bound;
+  }
+  return std::unique_ptr<CusparseState>(new CusparseState(handle));
+}
+
+Result<SparsePlan> plan_sparse(CudaTarget& target) {
+  ACCEL_ASSIGN_OR_RETURN(CusparseState * state, target.stream_state<CusparseState>());
+  return SparsePlan{.state = state};
+}
+
+Status check_structure_on_device(CudaRun& run, std::string_view request, std::string_view name, const Matrix& m,
+                                 const BufferView& offsets, const BufferView& indices) {
+  if (run.workspace_bytes < kReportBytes || run.host_result.size() < kReportBytes) {
+    return internal_error("check_structure_on_device: the plan holds no room for the structure's report");
+  }
+  const StructureShape shape = structure_shape(m);
+  const KernelShape kernel{.coo = shape.format == Format::coo,
+                           .wide = m.index == DType::i64,
+                           .outer = shape.outer,
+                           .inner = shape.inner,
+                           .nnz = shape.nnz};
+  auto* device = static_cast<StructureReport*>(run.workspace);
+  cudaStream_t stream = run.target.stream();
+  ACCEL_RETURN_IF_ERROR(run.target.check(launch_structure_check(kernel, offsets.data, indices.data, device, stream),
+                                         "the structure check"));
+  ACCEL_RETURN_IF_ERROR(
+      run.target.check(cudaMemcpyAsync(run.host_result.data(), device, kReportBytes, cudaMemcpyDeviceToHost, stream),
+                       "copying the structure check's report"));
+  // The verdict must be known before cuSPARSE launches: the one wait of a checked request.
+  ACCEL_RETURN_IF_ERROR(run.target.check(cudaStreamSynchronize(stream), "waiting for the structure check"));
+  StructureReport report;
+  std::memcpy(&report, run.host_result.data(), kReportBytes);
+  return structure_status(request, name, shape, report);
+}
+
+Result<cusparseSpMatDescr_t> make_descriptor(const Matrix& m, const BufferView& offsets, const BufferView& indices,
+                                             const BufferView& values) {
+  cusparseSpMatDescr_t descriptor = nullptr;
+  const cusparseIndexType_t index = to_index(m.index);
+  const cudaDataType type = to_cuda(m.dtype);
+  cusparseStatus_t status = CUSPARSE_STATUS_SUCCESS;
+  switch (m.format) {
+    case Format::csr:
+      status = cusparseCreateCsr(&descriptor, m.rows, m.cols, m.nnz, offsets.data, indices.data, values.data, index,
+                                 index, CUSPARSE_INDEX_BASE_ZERO, type);
+      break;
+    case Format::csc:
+      status = cusparseCreateCsc(&descriptor, m.rows, m.cols, m.nnz, offsets.data, indices.data, values.data, index,
+                                 index, CUSPARSE_INDEX_BASE_ZERO, type);
+      break;
+    case Format::coo:
+      status = cusparseCreateCoo(&descriptor, m.rows, m.cols, m.nnz, offsets.data, indices.data, values.data, index,
+                                 CUSPARSE_INDEX_BASE_ZERO, type);
+      break;
+  }
+  ACCEL_RETURN_IF_ERROR(cusparse_status(status, "creating the sparse matrix's descriptor"));
+  return descriptor;
+}
+
+Status allocate_buffer(CudaRun& run, Analysis& analysis, std::size_t bytes) {
+  analysis.stream = run.target.stream();
+  analysis.buffer_bytes = bytes;
+  if (bytes == 0) return Status();
+  return run.target.check(cudaMallocFromPoolAsync(&analysis.buffer, bytes, run.target.pool(), analysis.stream),
+                          "allocating cuSPARSE's buffer");
+}
+
+Status launched(CudaRun& run, cusparseStatus_t status, std::string_view what) {
+  return launch_status(run.target, cusparse_status(status, what), "cuSPARSE");
+}
+
+void describe_cusparse(CudaTarget& target, LibraryReport& report) {
+  report.report(cusparse_library());
+  if (Result<CusparseState*> state = target.stream_state<CusparseState>(); state.ok()) {
+    report.report((*state)->analyses().stats());
+  }
+}
+
+}  // namespace accel::sparse

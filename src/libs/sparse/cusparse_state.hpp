@@ -1,0 +1,90 @@
+// cuSPARSE's generic API on a CUDA stream, as the sparse requests share it: a handle per stream bound to it, and the
+// analysis of each matrix structure — its descriptor, the buffer cuSPARSE asked for, what *_preprocess or SpSV's
+// analysis left in it — kept in the stream's cache (the one cache, src/cache) so that a repeated request over the
+// same structure asks for no size and analyses nothing again (Matrix::structure says when that is allowed).
+#pragma once
+
+#include <cusparse.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "accel/core/library_version.hpp"
+#include "accel/libs/sparse/sparse.hpp"
+#include "cache/cache.hpp"
+#include "libs/sparse/structure.hpp"
+#include "operation/cuda_operation.hpp"
+
+namespace accel::sparse {
+
+[[nodiscard]] Status cusparse_status(cusparseStatus_t status, std::string_view what);
+[[nodiscard]] LibraryVersion cusparse_library();
+[[nodiscard]] cudaDataType to_cuda(DType dtype) noexcept;
+// What cuSPARSE computes in for values of `dtype`: f32 for the 16-bit types.
+[[nodiscard]] cudaDataType compute_type(DType dtype) noexcept;
+
+// cuSPARSE's objects for one structure. Destroyed with the cache entry; its buffer is freed in stream order.
+struct Analysis {
+  Analysis() = default;
+  Analysis(const Analysis&) = delete;
+  Analysis& operator=(const Analysis&) = delete;
+  ~Analysis();
+
+  cudaStream_t stream = nullptr;
+  cusparseSpMatDescr_t matrix = nullptr;
+  cusparseSpSVDescr_t spsv = nullptr;
+  void* buffer = nullptr;
+  std::uint64_t buffer_bytes = 0;
+};
+
+// What an analysis depends on: the request kind, its operations and the matrix's structure (its index buffers —
+// whose handles name one allocation for its whole life — shape and types), and the dense operands' layouts.
+using AnalysisKey = std::array<std::int64_t, 16>;
+enum class Kind : std::uint8_t { spmv, spmm, spsv, to_dense };
+[[nodiscard]] AnalysisKey analysis_key(Kind kind, const Matrix& m, std::int64_t a, std::int64_t b, std::int64_t c,
+                                       std::int64_t d, std::int64_t e);
+
+// What cuSPARSE keeps per stream: its handle, set to the stream, and the analyses of the structures used there.
+class CusparseState final : public TargetState {
+ public:
+  static Result<std::unique_ptr<CusparseState>> open(CudaTarget& target);
+  ~CusparseState() override;
+  CusparseState(const CusparseState&) = delete;
+  CusparseState& operator=(const CusparseState&) = delete;
+
+  [[nodiscard]] cusparseHandle_t handle() const noexcept { return handle_; }
+  [[nodiscard]] cache::Cache<Analysis>& analyses() noexcept { return *analyses_; }
+
+ private:
+  explicit CusparseState(cusparseHandle_t handle);
+  cusparseHandle_t handle_;
+  std::unique_ptr<cache::Cache<Analysis>> analyses_;  // reset before the handle is destroyed
+};
+
+// A planned sparse request: the stream's state. Its runs take a StructureReport of workspace and of host result.
+struct SparsePlan {
+  CusparseState* state = nullptr;
+};
+inline constexpr std::uint64_t kReportBytes = sizeof(StructureReport);
+
+[[nodiscard]] Result<SparsePlan> plan_sparse(CudaTarget& target);
+
+// The structural check of `m` on the stream; waits for its verdict, so that no library reads a malformed matrix.
+[[nodiscard]] Status check_structure_on_device(CudaRun& run, std::string_view request, std::string_view name,
+                                               const Matrix& m, const BufferView& offsets, const BufferView& indices);
+
+// A new descriptor of `m` over its resolved buffers.
+[[nodiscard]] Result<cusparseSpMatDescr_t> make_descriptor(const Matrix& m, const BufferView& offsets,
+                                                           const BufferView& indices, const BufferView& values);
+
+// A buffer of `bytes` for `analysis`, from the device's pool in stream order.
+[[nodiscard]] Status allocate_buffer(CudaRun& run, Analysis& analysis, std::size_t bytes);
+
+// A cuSPARSE launch's status, with a sticky CUDA error behind a failure taking precedence.
+[[nodiscard]] Status launched(CudaRun& run, cusparseStatus_t status, std::string_view what);
+
+void describe_cusparse(CudaTarget& target, LibraryReport& report);
+
+}  // namespace accel::sparse

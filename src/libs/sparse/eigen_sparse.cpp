@@ -1,0 +1,147 @@
+#include "libs/sparse/eigen_sparse.hpp"
+
+#include <fmt/format.h>
+#include <Eigen/Dense>
+#include <Eigen/SparseCore>
+
+#include <cstdint>
+#include <vector>
+
+namespace accel::sparse {
+namespace {
+
+template <class T>
+using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+template <class T, int Order>
+using Dense = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Order>;
+template <class T, int Order>
+using DenseMap = Eigen::Map<Dense<T, Order>, 0, Eigen::OuterStride<>>;
+
+// Calls f with A as an Eigen sparse expression over `views` (offsets, indices, values).
+template <class T, class I, class F>
+void with_sparse(const Matrix& m, std::span<const BufferView> views, F&& f) {
+  const auto* offsets = static_cast<const I*>(views[0].data);
+  const auto* indices = static_cast<const I*>(views[1].data);
+  const auto* values = static_cast<const T*>(views[2].data);
+  switch (m.format) {
+    case Format::csr:
+      f(Eigen::Map<const Eigen::SparseMatrix<T, Eigen::RowMajor, I>>(m.rows, m.cols, m.nnz, offsets, indices, values));
+      return;
+    case Format::csc:
+      f(Eigen::Map<const Eigen::SparseMatrix<T, Eigen::ColMajor, I>>(m.rows, m.cols, m.nnz, offsets, indices, values));
+      return;
+    case Format::coo: {
+      std::vector<Eigen::Triplet<T, I>> triplets;
+      triplets.reserve(static_cast<std::size_t>(m.nnz));
+      for (std::int64_t p = 0; p < m.nnz; ++p) triplets.emplace_back(offsets[p], indices[p], values[p]);
+      Eigen::SparseMatrix<T, Eigen::RowMajor, I> a(m.rows, m.cols);
+      a.setFromTriplets(triplets.begin(), triplets.end());
+      f(a);
+      return;
+    }
+  }
+}
+
+template <class F>
+Status dispatch(const Matrix& m, F&& f) {
+  const bool wide = m.index == DType::i64;
+  if (m.dtype == DType::f64) {
+    wide ? f(double{}, std::int64_t{}) : f(double{}, std::int32_t{});
+  } else {
+    wide ? f(float{}, std::int64_t{}) : f(float{}, std::int32_t{});
+  }
+  return Status();
+}
+
+// Calls f with a dense operand mapped in its order.
+template <class T, class F>
+void with_dense(const DenseMatrix& d, void* data, F&& f) {
+  if (d.order == MatrixOrder::row_major) {
+    f(DenseMap<T, Eigen::RowMajor>(static_cast<T*>(data), d.rows, d.cols, Eigen::OuterStride<>(d.ld)));
+  } else {
+    f(DenseMap<T, Eigen::ColMajor>(static_cast<T*>(data), d.rows, d.cols, Eigen::OuterStride<>(d.ld)));
+  }
+}
+
+// out = alpha * product + beta * out, without reading out when beta is 0 (it may hold NaNs).
+template <class Out, class Product, class T>
+void accumulate(Out&& out, const Product& product, T alpha, T beta) {
+  if (beta == T(0)) {
+    out.noalias() = alpha * product;
+  } else {
+    out = beta * out;
+    out.noalias() += alpha * product;
+  }
+}
+
+}  // namespace
+
+Status eigen_spmv(const SpMV& r, std::span<const BufferView> views) {
+  return dispatch(r.a, [&]<class T, class I>(T, I) {
+    with_sparse<T, I>(r.a, views, [&](const auto& a) {
+      Eigen::Map<const Vector<T>> x(static_cast<const T*>(views[3].data), static_cast<Eigen::Index>(views[3].count));
+      Eigen::Map<Vector<T>> y(static_cast<T*>(views[4].data), static_cast<Eigen::Index>(views[4].count));
+      const T alpha = static_cast<T>(r.alpha), beta = static_cast<T>(r.beta);
+      if (r.op == Transpose::none) {
+        accumulate(y, (a * x).eval(), alpha, beta);
+      } else {
+        accumulate(y, (a.transpose() * x).eval(), alpha, beta);
+      }
+    });
+  });
+}
+
+Status eigen_spmm(const SpMM& r, std::span<const BufferView> views) {
+  return dispatch(r.a, [&]<class T, class I>(T, I) {
+    with_sparse<T, I>(r.a, views, [&](const auto& a) {
+      with_dense<T>(r.b, views[3].data, [&](const auto& b) {
+        with_dense<T>(r.c, views[4].data, [&](auto c) {
+          const T alpha = static_cast<T>(r.alpha), beta = static_cast<T>(r.beta);
+          const bool ta = r.op_a == Transpose::transpose, tb = r.op_b == Transpose::transpose;
+          if (!ta && !tb) accumulate(c, Dense<T, Eigen::ColMajor>(a * b), alpha, beta);
+          if (!ta && tb) accumulate(c, Dense<T, Eigen::ColMajor>(a * b.transpose()), alpha, beta);
+          if (ta && !tb) accumulate(c, Dense<T, Eigen::ColMajor>(a.transpose() * b), alpha, beta);
+          if (ta && tb) accumulate(c, Dense<T, Eigen::ColMajor>(a.transpose() * b.transpose()), alpha, beta);
+        });
+      });
+    });
+  });
+}
+
+Status eigen_spsv(const SpSV& r, std::span<const BufferView> views) {
+  return dispatch(r.a, [&]<class T, class I>(T, I) {
+    Eigen::Map<const Vector<T>> x(static_cast<const T*>(views[3].data), static_cast<Eigen::Index>(r.a.rows));
+    Eigen::Map<Vector<T>> y(static_cast<T*>(views[4].data), static_cast<Eigen::Index>(r.a.rows));
+    y = static_cast<T>(r.alpha) * x;
+    with_sparse<T, I>(r.a, views, [&](const auto& a) {
+      // op(A)'s triangle: the transpose of a lower A is upper.
+      const bool lower = (r.fill == Fill::lower) == (r.op == Transpose::none);
+      const bool unit = r.diagonal == Diagonal::unit;
+      auto solve = [&](const auto& m) {
+        if (lower && unit) m.template triangularView<Eigen::UnitLower>().solveInPlace(y);
+        if (lower && !unit) m.template triangularView<Eigen::Lower>().solveInPlace(y);
+        if (!lower && unit) m.template triangularView<Eigen::UnitUpper>().solveInPlace(y);
+        if (!lower && !unit) m.template triangularView<Eigen::Upper>().solveInPlace(y);
+      };
+      if (r.op == Transpose::none) {
+        solve(a);
+      } else {
+        solve(a.transpose());
+      }
+    });
+  });
+}
+
+Status eigen_to_dense(const ToDense& r, std::span<const BufferView> views) {
+  return dispatch(r.a, [&]<class T, class I>(T, I) {
+    with_sparse<T, I>(
+        r.a, views, [&](const auto& a) { with_dense<T>(r.out, views[3].data, [&](auto out) { out = a.toDense(); }); });
+  });
+}
+
+LibraryVersion eigen_library() {
+  return {.name = "Eigen",
+          .version = fmt::format("{}.{}.{}", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION)};
+}
+
+}  // namespace accel::sparse

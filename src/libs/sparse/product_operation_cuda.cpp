@@ -1,0 +1,93 @@
+#include "libs/sparse/product_operation_cuda.hpp"
+
+#include "libs/sparse/cusparse_run.hpp"
+
+namespace accel {
+
+using sparse::Analysis;
+using sparse::DenseMatrixDescriptor;
+using sparse::DenseVector;
+using sparse::Scalars;
+using sparse::SpMM;
+using sparse::SpMV;
+
+Status CudaOperation<SpMV>::run(const SpMV& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
+                                CudaRun& run) {
+  using Op = Operation<SpMV>;
+  const std::int64_t m = sparse::op_rows(r.a, r.op), k = sparse::op_cols(r.a, r.op);
+  if (m == 0) return Status();
+  DenseVector x(k, views[Op::x].data, r.a.dtype), y(m, views[Op::y].data, r.a.dtype);
+  ACCEL_RETURN_IF_ERROR(x.status());
+  ACCEL_RETURN_IF_ERROR(y.status());
+  const Scalars s(r.a.dtype, r.alpha, r.beta);
+  const cudaDataType compute = sparse::compute_type(r.a.dtype);
+  const cusparseHandle_t handle = plan.state->handle();
+  const cusparseOperation_t op = sparse::to_cusparse(r.op);
+  auto preprocess = [&](const Analysis& a) {
+    return sparse::preprocessed(run,
+                                cusparseSpMV_preprocess(handle, op, s.alpha(), a.matrix, x.get(), s.beta(), y.get(),
+                                                        compute, CUSPARSE_SPMV_ALG_DEFAULT, a.buffer),
+                                "cusparseSpMV_preprocess");
+  };
+  const sparse::AnalysisKey key =
+      sparse::analysis_key(sparse::Kind::spmv, r.a, static_cast<std::int64_t>(r.op), 0, 0, 0, 0);
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const Analysis> analysis,
+                         sparse::analysis_of(
+                             r.kName, r.a, key, plan, views, run,
+                             [&](Analysis& a) -> Status {
+                               std::size_t bytes = 0;
+                               ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(
+                                   cusparseSpMV_bufferSize(handle, op, s.alpha(), a.matrix, x.get(), s.beta(), y.get(),
+                                                           compute, CUSPARSE_SPMV_ALG_DEFAULT, &bytes),
+                                   "cusparseSpMV_bufferSize"));
+                               ACCEL_RETURN_IF_ERROR(sparse::allocate_buffer(run, a, bytes));
+                               return preprocess(a);
+                             },
+                             preprocess));
+  return sparse::launched(run,
+                          cusparseSpMV(handle, op, s.alpha(), analysis->matrix, x.get(), s.beta(), y.get(), compute,
+                                       CUSPARSE_SPMV_ALG_DEFAULT, analysis->buffer),
+                          "cusparseSpMV");
+}
+
+Status CudaOperation<SpMM>::run(const SpMM&, const Checked& checked, const Plan& plan,
+                                std::span<const BufferView> views, CudaRun& run) {
+  using Op = Operation<SpMM>;
+  const SpMM& r = checked.request;
+  if (r.c.rows == 0 || r.c.cols == 0) return Status();
+  DenseMatrixDescriptor b(r.b, views[Op::b].data, r.a.dtype), c(r.c, views[Op::c].data, r.a.dtype);
+  ACCEL_RETURN_IF_ERROR(b.status());
+  ACCEL_RETURN_IF_ERROR(c.status());
+  const Scalars s(r.a.dtype, r.alpha, r.beta);
+  const cudaDataType compute = sparse::compute_type(r.a.dtype);
+  const cusparseHandle_t handle = plan.state->handle();
+  const cusparseOperation_t op_a = sparse::to_cusparse(r.op_a), op_b = sparse::to_cusparse(r.op_b);
+  auto preprocess = [&](const Analysis& a) {
+    return sparse::preprocessed(run,
+                                cusparseSpMM_preprocess(handle, op_a, op_b, s.alpha(), a.matrix, b.get(), s.beta(),
+                                                        c.get(), compute, CUSPARSE_SPMM_ALG_DEFAULT, a.buffer),
+                                "cusparseSpMM_preprocess");
+  };
+  const sparse::AnalysisKey key = sparse::analysis_key(
+      sparse::Kind::spmm, r.a, static_cast<std::int64_t>(r.op_a) | static_cast<std::int64_t>(r.op_b) << 1,
+      static_cast<std::int64_t>(r.b.order), r.c.cols, r.b.ld, r.c.ld);
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const Analysis> analysis,
+                         sparse::analysis_of(
+                             r.kName, r.a, key, plan, views, run,
+                             [&](Analysis& a) -> Status {
+                               std::size_t bytes = 0;
+                               ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(
+                                   cusparseSpMM_bufferSize(handle, op_a, op_b, s.alpha(), a.matrix, b.get(), s.beta(),
+                                                           c.get(), compute, CUSPARSE_SPMM_ALG_DEFAULT, &bytes),
+                                   "cusparseSpMM_bufferSize"));
+                               ACCEL_RETURN_IF_ERROR(sparse::allocate_buffer(run, a, bytes));
+                               return preprocess(a);
+                             },
+                             preprocess));
+  return sparse::launched(run,
+                          cusparseSpMM(handle, op_a, op_b, s.alpha(), analysis->matrix, b.get(), s.beta(), c.get(),
+                                       compute, CUSPARSE_SPMM_ALG_DEFAULT, analysis->buffer),
+                          "cusparseSpMM");
+}
+
+}  // namespace accel

@@ -1,0 +1,240 @@
+// The sparse requests on CUDA (cuSPARSE) against the CPU device (Eigen) and dense references, on fresh random
+// matrices of several densities and shapes — empty rows, one huge row, 64-bit indices — in process and isolated;
+// malformed matrices refused by the structural check kernel before cuSPARSE reads them, and a fixed structure's
+// analysis reused. Skipped without a GPU.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <ostream>
+
+#include "sparse_cases.hpp"
+#include "testing/cuda_fixture.hpp"
+
+namespace accel::sparse {
+namespace {
+
+using accel::testing::IsOk;
+using accel::testing::StatusIs;
+using namespace testing;  // NOLINT(google-build-using-namespace): the sparse test helpers
+
+struct Target {
+  const char* name;
+  Isolation isolation;
+  CompletionStrategy completion;
+};
+
+void PrintTo(const Target& target, std::ostream* out) { *out << target.name; }
+
+const Target kTargets[] = {{"poller", Isolation::in_process, CompletionStrategy::poller},
+                           {"blocking", Isolation::in_process, CompletionStrategy::blocking},
+                           {"isolated", Isolation::worker_process, CompletionStrategy::poller}};
+
+const Shape kShapes[] = {{.rows = 1000, .cols = 800, .density = 1e-3},
+                         {.rows = 300, .cols = 500, .density = 0.05, .empty_every = 3},
+                         {.rows = 2000, .cols = 3000, .density = 1e-3, .huge_row = true},
+                         {.rows = 64, .cols = 64, .density = 0.5},
+                         {.rows = 100, .cols = 7, .density = 0.0}};
+
+class CudaSparseTest : public ::testing::TestWithParam<Target> {
+ protected:
+  void SetUp() override {
+    const Target& target = GetParam();
+    ACCEL_OPEN_CUDA_OR_SKIP(
+        system_,
+        (DeviceOptions{.kind = DeviceKind::cuda, .isolation = target.isolation, .completion = target.completion}),
+        device);
+    gpu_ = device;
+  }
+
+  template <class I, class T>
+  void spmv(const Shape& shape, Structure structure) {
+    const Entries e = random_entries(shape, rng_);
+    for (Format format : {Format::csr, Format::csc, Format::coo})
+      for (Transpose op : {Transpose::none, Transpose::transpose}) {
+        SCOPED_TRACE(fmt::format("{} {} {} {}x{} nnz={} op={}", to_string(dtype_of<I>()), to_string(dtype_of<T>()),
+                                 to_string(format), e.rows, e.cols, e.nnz(), to_string(op)));
+        const std::int64_t m = op == Transpose::none ? e.rows : e.cols, k = op == Transpose::none ? e.cols : e.rows;
+        const std::vector<T> x = random_vector<T>(static_cast<std::size_t>(k), rng_),
+                             y = random_vector<T>(static_cast<std::size_t>(m), rng_);
+        const Outcome gpu = run_spmv<I, T>(*gpu_, e, format, op, 0.75, -0.5, x, y, structure);
+        const Outcome cpu = run_spmv<I, T>(cpu_, e, format, op, 0.75, -0.5, x, y);
+        ASSERT_THAT(gpu.status, IsOk());
+        ASSERT_THAT(cpu.status, IsOk());
+        EXPECT_LE(relative(gpu.out, cpu.out), 4 * tolerance<T>(k));
+        EXPECT_LE(relative(gpu.out, spmv_reference(e, op, 0.75, -0.5, x, y)), tolerance<T>(k));
+      }
+  }
+
+  template <class I, class T>
+  void spmm(const Shape& shape, std::int64_t n) {
+    const Entries e = random_entries(shape, rng_);
+    for (MatrixOrder order : {MatrixOrder::column_major, MatrixOrder::row_major})
+      for (Transpose op_a : {Transpose::none, Transpose::transpose})
+        for (Transpose op_b : {Transpose::none, Transpose::transpose}) {
+          SCOPED_TRACE(fmt::format("{} {} {}x{} nnz={} n={} {} op_a={} op_b={}", to_string(dtype_of<I>()),
+                                   to_string(dtype_of<T>()), e.rows, e.cols, e.nnz(), n, to_string(order),
+                                   to_string(op_a), to_string(op_b)));
+          const std::int64_t m = op_a == Transpose::none ? e.rows : e.cols;
+          const std::int64_t k = op_a == Transpose::none ? e.cols : e.rows;
+          const std::vector<T> b = random_vector<T>(static_cast<std::size_t>(k * n), rng_),
+                               c = random_vector<T>(static_cast<std::size_t>(m * n), rng_);
+          const Outcome gpu = run_spmm<I, T>(*gpu_, e, Format::csr, op_a, op_b, order, n, 2.0, 0.5, b, c);
+          const Outcome cpu = run_spmm<I, T>(cpu_, e, Format::csr, op_a, op_b, order, n, 2.0, 0.5, b, c);
+          ASSERT_THAT(gpu.status, IsOk());
+          ASSERT_THAT(cpu.status, IsOk());
+          EXPECT_LE(relative(gpu.out, cpu.out), 4 * tolerance<T>(k));
+        }
+  }
+
+  template <class I, class T>
+  void spsv(std::int64_t n, Structure structure) {
+    const Entries e =
+        random_entries({.rows = n, .cols = n, .density = 4.0 / static_cast<double>(n), .unit_diagonal = true}, rng_);
+    const std::vector<T> x = random_vector<T>(static_cast<std::size_t>(n), rng_);
+    for (Fill fill : {Fill::lower, Fill::upper})
+      for (Diagonal diagonal : {Diagonal::non_unit, Diagonal::unit})
+        for (Transpose op : {Transpose::none, Transpose::transpose}) {
+          SCOPED_TRACE(fmt::format("{} {} n={} fill={} unit={} op={}", to_string(dtype_of<I>()),
+                                   to_string(dtype_of<T>()), n, static_cast<int>(fill), static_cast<int>(diagonal),
+                                   to_string(op)));
+          const Outcome gpu = run_spsv<I, T>(*gpu_, e, op, fill, diagonal, 1.5, x, structure);
+          const Outcome cpu = run_spsv<I, T>(cpu_, e, op, fill, diagonal, 1.5, x);
+          ASSERT_THAT(gpu.status, IsOk());
+          ASSERT_THAT(cpu.status, IsOk());
+          EXPECT_LE(relative(gpu.out, cpu.out), 100 * tolerance<T>(n));
+        }
+  }
+
+  System system_;
+  Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
+  std::optional<Device> gpu_;
+  std::mt19937_64 rng_{std::random_device{}()};
+};
+
+TEST_P(CudaSparseTest, SpmvMatchesTheCpu) {
+  for (const Shape& shape : kShapes) {
+    spmv<std::int32_t, float>(shape, Structure::checked_each_use);
+    spmv<std::int64_t, double>(shape, Structure::fixed);
+  }
+}
+
+TEST_P(CudaSparseTest, SpmmMatchesTheCpu) {
+  spmm<std::int32_t, float>(kShapes[0], 16);
+  spmm<std::int64_t, double>(kShapes[1], 5);
+  spmm<std::int32_t, double>(kShapes[2], 3);
+}
+
+TEST_P(CudaSparseTest, SpsvMatchesTheCpu) {
+  spsv<std::int32_t, double>(500, Structure::checked_each_use);
+  spsv<std::int64_t, float>(200, Structure::fixed);
+}
+
+// A fixed structure is analysed once: repeated products over it, with new values, stay right.
+TEST_P(CudaSparseTest, AFixedStructureIsAnalysedOnceAndTakesNewValues) {
+  const Entries e = random_entries({.rows = 3000, .cols = 3000, .density = 2e-3, .empty_every = 7}, rng_);
+  DeviceMatrix<std::int32_t, float> a = upload_matrix<std::int32_t, float>(*gpu_, e, Format::csr, Structure::fixed);
+  const std::vector<float> x = random_vector<float>(3000, rng_);
+  Buffer<float> dx = upload(*gpu_, x), dy = upload(*gpu_, std::vector<float>(3000));
+  for (int round = 0; round < 3; ++round) {
+    Entries scaled = e;
+    for (double& v : scaled.value) v *= round + 1;
+    ASSERT_THAT(
+        gpu_->upload(std::span<const float>(arrays<std::int32_t, float>(scaled, Format::csr).values), a.values).wait(),
+        IsOk());
+    ASSERT_THAT(gpu_->ask(SpMV{.a = a.matrix, .x = dx, .y = dy}).wait(), IsOk());
+    const auto n = static_cast<std::int64_t>(x.size());
+    EXPECT_LE(relative(to_reference(download(*gpu_, dy), n, 1, n, MatrixOrder::column_major),
+                       spmv_reference(scaled, Transpose::none, 1.0, 0.0, x, std::vector<float>(3000))),
+              tolerance<float>(3000));
+  }
+}
+
+TEST_P(CudaSparseTest, MalformedMatricesAreRefusedBeforeCusparseReadsThem) {
+  Buffer<std::int32_t> offsets = upload(*gpu_, std::vector<std::int32_t>{0, 2, 2, 4});
+  Buffer<std::int32_t> bad_offsets = upload(*gpu_, std::vector<std::int32_t>{0, 3, 2, 4});
+  Buffer<std::int64_t> wild = upload(*gpu_, std::vector<std::int64_t>{0, 2, 1, std::int64_t{1} << 40});
+  Buffer<std::int32_t> far = upload(*gpu_, std::vector<std::int32_t>{0, 2, 1, 1 << 30});
+  Buffer<float> values = upload(*gpu_, std::vector<float>{1, 2, 3, 4}), x = upload(*gpu_, std::vector<float>(4, 1)),
+                y = upload(*gpu_, std::vector<float>(3));
+  const Matrix a{.rows = 3, .cols = 4, .nnz = 4, .offsets = bad_offsets, .indices = far, .values = values};
+  EXPECT_THAT(gpu_->ask(SpMV{.a = a, .x = x, .y = y}).wait(),
+              StatusIs(Code::failed_precondition, "sparse::SpMV: a is malformed: row offsets decrease at row 1"));
+  Matrix columns = a;
+  columns.offsets = offsets;
+  EXPECT_THAT(gpu_->ask(SpMV{.a = columns, .x = x, .y = y}).wait(),
+              StatusIs(Code::failed_precondition, "the column of entry 3 is outside [0, 4)"));
+  columns.structure = Structure::fixed;
+  EXPECT_THAT(gpu_->ask(SpMV{.a = columns, .x = x, .y = y}).wait(), StatusIs(Code::failed_precondition));
+  Buffer<std::int64_t> offsets64 = upload(*gpu_, std::vector<std::int64_t>{0, 2, 2, 4});
+  Buffer<double> values64 = upload(*gpu_, std::vector<double>{1, 2, 3, 4}),
+                 x64 = upload(*gpu_, std::vector<double>(4, 1)), y64 = upload(*gpu_, std::vector<double>(3));
+  const Matrix a64{.index = DType::i64,
+                   .dtype = DType::f64,
+                   .rows = 3,
+                   .cols = 4,
+                   .nnz = 4,
+                   .offsets = offsets64,
+                   .indices = wild,
+                   .values = values64};
+  EXPECT_THAT(
+      gpu_->ask(SpMM{.a = a64, .b = {.rows = 4, .cols = 1, .data = x64}, .c = {.rows = 3, .cols = 1, .data = y64}})
+          .wait(),
+      StatusIs(Code::failed_precondition, "sparse::SpMM: a is malformed: the column of entry 3"));
+  // The device is still healthy: a well-formed request runs.
+  columns.indices = upload(*gpu_, std::vector<std::int32_t>{0, 2, 1, 3});
+  columns.structure = Structure::checked_each_use;
+  ASSERT_THAT(gpu_->ask(SpMV{.a = columns, .x = x, .y = y}).wait(), IsOk());
+  EXPECT_EQ(download(*gpu_, y), (std::vector<float>{3, 0, 7}));
+}
+
+TEST_P(CudaSparseTest, HalfPrecisionSpmvMatchesTheCpuInF32) {
+  const Entries e = random_entries({.rows = 500, .cols = 400, .density = 0.01}, rng_);
+  Entries rounded = e;
+  for (double& v : rounded.value) v = static_cast<double>(to_float(to_half(static_cast<float>(v))));
+  std::vector<Half> x(400);
+  std::vector<float> x32(400);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = to_half(static_cast<float>(i % 7) / 7.0f);
+    x32[i] = to_float(x[i]);
+  }
+  DeviceMatrix<std::int32_t, Half> a = upload_matrix<std::int32_t, Half>(*gpu_, rounded, Format::csr);
+  Buffer<Half> dx = upload(*gpu_, x), dy = upload(*gpu_, std::vector<Half>(500));
+  ASSERT_THAT(gpu_->ask(SpMV{.a = a.matrix, .x = dx, .y = dy}).wait(), IsOk());
+  std::vector<float> y;
+  for (Half h : download(*gpu_, dy)) y.push_back(to_float(h));
+  const Outcome cpu = run_spmv<std::int32_t, float>(cpu_, rounded, Format::csr, Transpose::none, 1.0, 0.0, x32,
+                                                    std::vector<float>(500));
+  ASSERT_THAT(cpu.status, IsOk());
+  EXPECT_LE(relative(to_reference(y, 500, 1, 500, MatrixOrder::column_major), cpu.out), 2e-3);
+}
+
+TEST_P(CudaSparseTest, ConversionsMatchTheCpu) {
+  const Entries e = random_entries({.rows = 700, .cols = 300, .density = 0.02, .empty_every = 4}, rng_);
+  DeviceMatrix<std::int32_t, float> csr = upload_matrix<std::int32_t, float>(*gpu_, e, Format::csr);
+  Buffer<std::int32_t> rows = upload(*gpu_, std::vector<std::int32_t>(static_cast<std::size_t>(e.nnz())));
+  ASSERT_THAT(gpu_->ask(CsrToCoo{.csr = csr.matrix, .rows = rows}).wait(), IsOk());
+  EXPECT_EQ(download(*gpu_, rows), (arrays<std::int32_t, float>(e, Format::coo).offsets));
+  Matrix coo = csr.matrix;
+  coo.format = Format::coo;
+  coo.offsets = rows;
+  Buffer<std::int32_t> offsets = upload(*gpu_, std::vector<std::int32_t>(static_cast<std::size_t>(e.rows + 1)));
+  ASSERT_THAT(gpu_->ask(CooToCsr{.coo = coo, .offsets = offsets}).wait(), IsOk());
+  EXPECT_EQ(download(*gpu_, offsets), (arrays<std::int32_t, float>(e, Format::csr).offsets));
+  for (Format format : {Format::csr, Format::csc, Format::coo}) {
+    DeviceMatrix<std::int64_t, double> a = upload_matrix<std::int64_t, double>(*gpu_, e, format);
+    Buffer<double> dense = upload(*gpu_, std::vector<double>(static_cast<std::size_t>(e.rows * e.cols), 3.0));
+    ASSERT_THAT(gpu_->ask(ToDense{.a = a.matrix, .out = {.rows = e.rows, .cols = e.cols, .data = dense}}).wait(),
+                IsOk());
+    EXPECT_LE(
+        relative(to_reference(download(*gpu_, dense), e.rows, e.cols, e.rows, MatrixOrder::column_major), e.dense()),
+        1e-12)
+        << to_string(format);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, CudaSparseTest, ::testing::ValuesIn(kTargets),
+                         [](const ::testing::TestParamInfo<Target>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace accel::sparse

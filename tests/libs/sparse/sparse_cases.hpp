@@ -1,0 +1,113 @@
+// Runs of the sparse requests on a device against dense references in double (sparse_testing.hpp): what the CPU
+// test asserts on the CPU device and the GPU test on CUDA devices, beside the CPU's results.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <type_traits>
+
+#include "sparse_testing.hpp"
+
+namespace accel::sparse::testing {
+
+template <class T>
+double tolerance(std::int64_t terms) {
+  const double eps =
+      std::is_same_v<T, float> ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+  return 8.0 * eps * std::sqrt(static_cast<double>(std::max<std::int64_t>(terms, 1)));
+}
+
+struct Outcome {
+  Status status;
+  Reference out;
+};
+
+// y = alpha op(A) x + beta y on `device`.
+template <class I, class T>
+Outcome run_spmv(Device& device, const Entries& e, Format format, Transpose op, double alpha, double beta,
+                 const std::vector<T>& x, const std::vector<T>& y, Structure structure = Structure::checked_each_use) {
+  DeviceMatrix<I, T> a = upload_matrix<I, T>(device, e, format, structure);
+  Buffer<T> dx = upload(device, x), dy = upload(device, y);
+  Outcome out;
+  out.status =
+      device.ask(SpMV{.op = op, .alpha = alpha, .beta = beta, .a = a.matrix, .x = dx, .y = dy}).wait().status();
+  const std::vector<T> result = download(device, dy);
+  out.out = to_reference(result, static_cast<std::int64_t>(y.size()), 1, static_cast<std::int64_t>(y.size()),
+                         MatrixOrder::column_major);
+  return out;
+}
+
+template <class T>
+Reference spmv_reference(const Entries& e, Transpose op, double alpha, double beta, const std::vector<T>& x,
+                         const std::vector<T>& y) {
+  const Reference a = op == Transpose::none ? e.dense() : Reference(e.dense().transpose());
+  const auto vx = to_reference(x, static_cast<std::int64_t>(x.size()), 1, static_cast<std::int64_t>(x.size()),
+                               MatrixOrder::column_major);
+  const auto vy = to_reference(y, static_cast<std::int64_t>(y.size()), 1, static_cast<std::int64_t>(y.size()),
+                               MatrixOrder::column_major);
+  return alpha * a * vx + beta * vy;
+}
+
+// C = alpha op(A) op(B) + beta C, B and C in `order`; n columns of C.
+template <class I, class T>
+Outcome run_spmm(Device& device, const Entries& e, Format format, Transpose op_a, Transpose op_b, MatrixOrder order,
+                 std::int64_t n, double alpha, double beta, const std::vector<T>& b, const std::vector<T>& c) {
+  DeviceMatrix<I, T> a = upload_matrix<I, T>(device, e, format);
+  const std::int64_t m = op_a == Transpose::none ? e.rows : e.cols, k = op_a == Transpose::none ? e.cols : e.rows;
+  const std::int64_t b_rows = op_b == Transpose::none ? k : n, b_cols = op_b == Transpose::none ? n : k;
+  Buffer<T> db = upload(device, b), dc = upload(device, c);
+  Outcome out;
+  out.status = device
+                   .ask(SpMM{.op_a = op_a,
+                             .op_b = op_b,
+                             .alpha = alpha,
+                             .beta = beta,
+                             .a = a.matrix,
+                             .b = {.order = order, .rows = b_rows, .cols = b_cols, .data = db},
+                             .c = {.order = order, .rows = m, .cols = n, .data = dc}})
+                   .wait()
+                   .status();
+  out.out = to_reference(download(device, dc), m, n, order == MatrixOrder::column_major ? m : n, order);
+  return out;
+}
+
+template <class T>
+Reference spmm_reference(const Entries& e, Transpose op_a, Transpose op_b, MatrixOrder order, std::int64_t n,
+                         double alpha, double beta, const std::vector<T>& b, const std::vector<T>& c) {
+  const Reference a = op_a == Transpose::none ? e.dense() : Reference(e.dense().transpose());
+  const std::int64_t m = a.rows(), k = a.cols();
+  const std::int64_t b_rows = op_b == Transpose::none ? k : n, b_cols = op_b == Transpose::none ? n : k;
+  const Reference rb = to_reference(b, b_rows, b_cols, order == MatrixOrder::column_major ? b_rows : b_cols, order);
+  const Reference rc = to_reference(c, m, n, order == MatrixOrder::column_major ? m : n, order);
+  return alpha * a * (op_b == Transpose::none ? rb : Reference(rb.transpose())) + beta * rc;
+}
+
+// op(A) y = alpha x on `device`, A's `fill` triangle read.
+template <class I, class T>
+Outcome run_spsv(Device& device, const Entries& e, Transpose op, Fill fill, Diagonal diagonal, double alpha,
+                 const std::vector<T>& x, Structure structure = Structure::checked_each_use) {
+  DeviceMatrix<I, T> a = upload_matrix<I, T>(device, e, Format::csr, structure);
+  Buffer<T> dx = upload(device, x), dy = upload(device, std::vector<T>(x.size()));
+  Outcome out;
+  out.status =
+      device.ask(SpSV{.op = op, .fill = fill, .diagonal = diagonal, .alpha = alpha, .a = a.matrix, .x = dx, .y = dy})
+          .wait()
+          .status();
+  const auto n = static_cast<std::int64_t>(x.size());
+  out.out = to_reference(download(device, dy), n, 1, n, MatrixOrder::column_major);
+  return out;
+}
+
+template <class T>
+Reference spsv_reference(const Entries& e, Transpose op, Fill fill, Diagonal diagonal, double alpha,
+                         const std::vector<T>& x) {
+  Reference a = e.dense();
+  a = fill == Fill::lower ? Reference(a.triangularView<Eigen::Lower>()) : Reference(a.triangularView<Eigen::Upper>());
+  if (diagonal == Diagonal::unit) a.diagonal().setOnes();
+  if (op == Transpose::transpose) a.transposeInPlace();
+  const auto n = static_cast<std::int64_t>(x.size());
+  return a.lu().solve(alpha * to_reference(x, n, 1, n, MatrixOrder::column_major));
+}
+
+}  // namespace accel::sparse::testing
