@@ -37,13 +37,13 @@ void check_step(const std::vector<Communicator>& comms, std::mt19937& rng, DType
     std::vector<double> values = random_values(rng, dtype, std::max(send_count, recv_count));
     sends.push_back(values);
     Result<BufferHandle> send = upload(device, dtype, values);
-    ASSERT_TRUE(send.ok()) << send.status();
+    ASSERT_THAT(send.status(), accel::testing::IsOk());
     data[r].send_buffer = *send;
     if (in_place) {
       data[r].recv_buffer = *send;
     } else {
       Result<BufferHandle> recv = upload(device, dtype, std::vector<double>(recv_count, 0.0));
-      ASSERT_TRUE(recv.ok()) << recv.status();
+      ASSERT_THAT(recv.status(), accel::testing::IsOk());
       data[r].recv_buffer = *recv;
     }
   }
@@ -53,17 +53,13 @@ void check_step(const std::vector<Communicator>& comms, std::mt19937& rng, DType
   });
   for (std::size_t r = 0; r < comms.size(); ++r) {
     Result<std::vector<double>> got = download(comms[r].device(), data[r].recv_buffer);
-    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_THAT(got.status(), accel::testing::IsOk());
     const std::vector<double> want = expect(static_cast<std::int32_t>(r), sends);
     got->resize(std::min(got->size(), want.size()));
     for (std::size_t i = 0; i < want.size(); ++i) {
       ASSERT_EQ((*got)[i], want[i]) << "rank " << r << " element " << i;
     }
   }
-}
-
-inline std::vector<double> part(const std::vector<double>& v, std::size_t first, std::size_t count) {
-  return {v.begin() + static_cast<std::ptrdiff_t>(first), v.begin() + static_cast<std::ptrdiff_t>(first + count)};
 }
 
 inline void check_every_collective(const std::vector<Communicator>& comms, std::mt19937& rng, DType dtype) {

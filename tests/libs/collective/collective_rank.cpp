@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 #include "accel/libs/collective/launcher.hpp"
 
-#include "collective_cases.hpp"
+#include "collective_testing.hpp"
 
 namespace {
 

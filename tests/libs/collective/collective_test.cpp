@@ -18,9 +18,10 @@ using namespace testing;  // NOLINT(google-build-using-namespace): the collectiv
 
 class CpuWorldTest : public ::testing::TestWithParam<int> {
  protected:
+  // There is one CPU ordinal; each open of it is a device of its own (own thread and buffers), one per rank.
   std::vector<Device> devices(int n) {
     std::vector<Device> out;
-    for (int i = 0; i < n; ++i) out.push_back(*Device::open(system_, {.kind = DeviceKind::cpu, .ordinal = i}));
+    for (int i = 0; i < n; ++i) out.push_back(*Device::open(system_, {.kind = DeviceKind::cpu}));
     return out;
   }
   System system_;

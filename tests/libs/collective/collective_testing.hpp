@@ -1,9 +1,10 @@
 // Helpers of the collective tests: small random integers in any dtype (every sum, product and average of them over
 // two ranks is exact in every dtype, fp8 included, so results compare exactly), the expected results computed on
-// integers, and buffers moved as raw bytes.
+// integers and rounded once to the dtype, and buffers moved as raw bytes.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -100,7 +101,12 @@ inline std::vector<double> expected(DType dtype, ReduceOp op, const std::vector<
   if (op == ReduceOp::avg) {
     for (double& v : out) v = is_integer(dtype) ? std::trunc(v / double(ranks.size())) : v / double(ranks.size());
   }
-  return out;
+  // Rounded once to the dtype, as the CPU world does: an average over three ranks is not exact.
+  return from_bytes(dtype, to_bytes(dtype, out));
+}
+
+inline std::vector<double> part(const std::vector<double>& v, std::size_t first, std::size_t count) {
+  return {v.begin() + static_cast<std::ptrdiff_t>(first), v.begin() + static_cast<std::ptrdiff_t>(first + count)};
 }
 
 inline Result<BufferHandle> upload(const Device& device, DType dtype, const std::vector<double>& values) {
