@@ -7,6 +7,7 @@
 #include "graph/execute_operation.hpp"
 #include "jit/jit_operation.hpp"
 #include "libs/blas/gemm_operation.hpp"
+#include "libs/collective/collective_operation.hpp"
 #include "libs/fft/fft_operation.hpp"
 #include "libs/rand/generate_operation.hpp"
 #include "libs/solver/cholesky_operation.hpp"

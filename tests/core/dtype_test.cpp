@@ -66,8 +66,24 @@ TEST(DType, SizesAndNames) {
   EXPECT_EQ(size_of(DType::i64), 8u);
   EXPECT_EQ(size_of(DType::u32), 4u);
   EXPECT_EQ(to_string(DType::c64), "c64");
-  EXPECT_TRUE(is_dtype(static_cast<std::uint8_t>(DType::c128)));
-  EXPECT_FALSE(is_dtype(static_cast<std::uint8_t>(DType::c128) + 1));
+  EXPECT_EQ(size_of(DType::fp8_e5m2), 1u);
+  EXPECT_EQ(to_string(DType::fp8_e5m2), "fp8_e5m2");
+  EXPECT_TRUE(is_dtype(static_cast<std::uint8_t>(DType::fp8_e5m2)));
+  EXPECT_FALSE(is_dtype(static_cast<std::uint8_t>(DType::fp8_e5m2) + 1));
+}
+
+// e5m2 is the top byte of an f16: every finite one converts back to itself, and floats round to nearest even.
+TEST(Float8E5M2Conversion, RoundTripsAndRounds) {
+  for (std::uint32_t bits = 0; bits <= 0xff; ++bits) {
+    const Float8E5M2 value{static_cast<std::uint8_t>(bits)};
+    if ((bits & 0x7cu) == 0x7cu) continue;  // infinities and NaNs
+    EXPECT_EQ(to_float8_e5m2(to_float(value)).bits, value.bits) << std::hex << bits;
+  }
+  EXPECT_EQ(to_float(to_float8_e5m2(1.125f)), 1.0f);        // a tie: to the even 1.0
+  EXPECT_EQ(to_float(to_float8_e5m2(1.375f)), 1.5f);        // a tie: to the even 1.5
+  EXPECT_EQ(to_float(to_float8_e5m2(57344.0f)), 57344.0f);  // the largest finite
+  EXPECT_TRUE(std::isinf(to_float(to_float8_e5m2(61440.0f))));
+  EXPECT_TRUE(std::isnan(to_float(to_float8_e5m2(std::nanf("")))));
 }
 
 }  // namespace

@@ -9,11 +9,12 @@
 namespace accel {
 
 // c64 and c128 are complex numbers of two f32 or two f64 (real first), as std::complex and cuComplex store them.
-enum class DType : std::uint8_t { f32, f64, f16, bf16, fp8_e4m3, i8, i32, u8, u32, i64, u64, c64, c128 };
+// fp8_e5m2 came last (NCCL's collectives take it), so that the values before it keep their numbers.
+enum class DType : std::uint8_t { f32, f64, f16, bf16, fp8_e4m3, i8, i32, u8, u32, i64, u64, c64, c128, fp8_e5m2 };
 
 // Whether a byte from outside names a DType.
 [[nodiscard]] constexpr bool is_dtype(std::uint8_t value) noexcept {
-  return value <= static_cast<std::uint8_t>(DType::c128);
+  return value <= static_cast<std::uint8_t>(DType::fp8_e5m2);
 }
 
 [[nodiscard]] constexpr std::size_t size_of(DType dtype) noexcept {
@@ -29,6 +30,7 @@ enum class DType : std::uint8_t { f32, f64, f16, bf16, fp8_e4m3, i8, i32, u8, u3
     case DType::f16:
     case DType::bf16: return 2;
     case DType::fp8_e4m3:
+    case DType::fp8_e5m2:
     case DType::i8:
     case DType::u8: return 1;
   }
@@ -47,15 +49,20 @@ struct BFloat16 {
 struct Float8E4M3 {
   std::uint8_t bits;
 };
+struct Float8E5M2 {
+  std::uint8_t bits;
+};
 
 // Conversions to and from float: round to nearest even; fp8 e4m3 (OCP "e4m3fn": no infinities) saturates to
-// ±448 and keeps NaN.
+// ±448 and keeps NaN; fp8 e5m2 (IEEE-like: the top byte of an f16) has infinities and overflows to them.
 [[nodiscard]] float to_float(Half value) noexcept;
 [[nodiscard]] float to_float(BFloat16 value) noexcept;
 [[nodiscard]] float to_float(Float8E4M3 value) noexcept;
+[[nodiscard]] float to_float(Float8E5M2 value) noexcept;
 [[nodiscard]] Half to_half(float value) noexcept;
 [[nodiscard]] BFloat16 to_bfloat16(float value) noexcept;
 [[nodiscard]] Float8E4M3 to_float8_e4m3(float value) noexcept;
+[[nodiscard]] Float8E5M2 to_float8_e5m2(float value) noexcept;
 
 template <class T>
 inline constexpr bool always_false_v = false;
@@ -72,6 +79,8 @@ template <class T>
     return DType::bf16;
   else if constexpr (std::is_same_v<T, Float8E4M3>)
     return DType::fp8_e4m3;
+  else if constexpr (std::is_same_v<T, Float8E5M2>)
+    return DType::fp8_e5m2;
   else if constexpr (std::is_same_v<T, std::int8_t>)
     return DType::i8;
   else if constexpr (std::is_same_v<T, std::int32_t>)

@@ -10,6 +10,7 @@
 #include "accel/graph/execute.hpp"
 #include "accel/jit/requests.hpp"
 #include "accel/libs/blas/requests.hpp"
+#include "accel/libs/collective/requests.hpp"
 #include "accel/libs/fft/requests.hpp"
 #include "accel/libs/rand/requests.hpp"
 #include "accel/libs/solver/requests.hpp"
@@ -29,7 +30,8 @@ using LibraryRequests = ConcatRequests<blas::Requests,    //
                                        solver::Requests,  //
                                        rand::Requests,    //
                                        sparse::Requests,  //
-                                       tensor::Requests>;
+                                       tensor::Requests,  //
+                                       collective::Requests>;
 
 using DeviceProtocol = ProtocolOf<ConcatRequests<DeviceRequests, LibraryRequests>>;
 

@@ -6,6 +6,7 @@
 #include "graph/cuda/execute_operation_cuda.hpp"
 #include "jit/cuda/jit_operation_cuda.hpp"
 #include "libs/blas/gemm_operation_cuda.hpp"
+#include "libs/collective/collective_operation_cuda.hpp"
 #include "libs/fft/fft_operation_cuda.hpp"
 #include "libs/rand/generate_operation_cuda.hpp"
 #include "libs/solver/cholesky_operation_cuda.hpp"

@@ -35,7 +35,8 @@ double read_as_double(DType dtype, const std::byte* at) {
     case DType::i64: return static_cast<double>(read_element<std::int64_t>(at));
     case DType::u64: return static_cast<double>(read_element<std::uint64_t>(at));
     case DType::c64:
-    case DType::c128: return 0;  // can_store refuses these
+    case DType::c128:
+    case DType::fp8_e5m2: return 0;  // can_store refuses these
   }
   return 0;
 }
@@ -69,7 +70,8 @@ void write_from_double(DType dtype, std::byte* at, double value) {
     case DType::i64:
     case DType::u64:
     case DType::c64:
-    case DType::c128: return;  // can_store refuses these
+    case DType::c128:
+    case DType::fp8_e5m2: return;  // can_store refuses these
   }
 }
 
@@ -89,7 +91,8 @@ bool can_store(DType dtype) noexcept {
     case DType::i64:
     case DType::u64:
     case DType::c64:
-    case DType::c128: return false;
+    case DType::c128:
+    case DType::fp8_e5m2: return false;
   }
   return false;
 }

@@ -63,6 +63,7 @@ Result<fe::DataType_t> to_frontend(DType dtype) {
     case DType::f16: return fe::DataType_t::HALF;
     case DType::bf16: return fe::DataType_t::BFLOAT16;
     case DType::fp8_e4m3: return fe::DataType_t::FP8_E4M3;
+    case DType::fp8_e5m2: return fe::DataType_t::FP8_E5M2;
     case DType::i8: return fe::DataType_t::INT8;
     case DType::i32: return fe::DataType_t::INT32;
     case DType::u8: return fe::DataType_t::UINT8;

@@ -1,0 +1,94 @@
+// NCCL collectives through accel on two GPUs of one process: all-reduce (f32, sum) from 4 B to 1 GiB, all-gather and
+// reduce-scatter at 16 MiB and 256 MiB. Each size: warm-up, then `iterations` requests sent back to back on both
+// ranks and waited for at the end; time is the mean per request. Bus bandwidth as nccl-tests and the peer
+// (bench/peers/torch_distributed.py) compute it: all-reduce algbw * 2(n-1)/n, the others algbw * (n-1)/n, where
+// bytes are the all-reduce's buffer, the all-gather's output and the reduce-scatter's input.
+// CSV: op,bytes,time_us,algbw_gbps,busbw_gbps
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "accel/libs/collective/communicator.hpp"
+
+using namespace accel;
+using namespace accel::collective;
+
+namespace {
+
+template <class Make>
+double time_us(const std::vector<Communicator>& comms, int iterations, Make&& make) {
+  const auto run = [&](int count) {
+    std::vector<Future<Done>> last;
+    for (int i = 0; i < count; ++i) {
+      last.clear();
+      for (const Communicator& comm : comms) last.push_back(comm.ask(make(comm)));
+    }
+    for (Future<Done>& done : last) {
+      if (Status s = done.wait().status(); !s.ok()) {
+        std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+        std::exit(1);
+      }
+    }
+  };
+  run(5);
+  const auto start = std::chrono::steady_clock::now();
+  run(iterations);
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / iterations;
+}
+
+void row(const char* op, std::uint64_t bytes, double us, double bus_factor) {
+  const double algbw = static_cast<double>(bytes) / (us * 1e3);
+  std::printf("%s,%llu,%.2f,%.2f,%.2f\n", op, static_cast<unsigned long long>(bytes), us, algbw, algbw * bus_factor);
+}
+
+}  // namespace
+
+int main() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) {
+    std::fprintf(stderr, "collective_bench needs 2 GPUs, found %d\n", count);
+    return 0;
+  }
+  System system;
+  std::vector<Device> devices;
+  for (int i = 0; i < 2; ++i) devices.push_back(*Device::open(system, {.kind = DeviceKind::cuda, .ordinal = i}));
+  Result<std::vector<Communicator>> comms = init_all(devices);
+  if (!comms.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(comms.status().message()).c_str());
+    return 1;
+  }
+  const double n = 2.0;
+  const std::uint64_t max_elements = (1ull << 30) / 4;
+  std::vector<BufferHandle> buffers, outputs;
+  for (const Device& device : devices) {
+    buffers.push_back(*device.ask(Allocate{.dtype = DType::f32, .count = max_elements}).wait());
+    outputs.push_back(*device.ask(Allocate{.dtype = DType::f32, .count = max_elements}).wait());
+  }
+  std::printf("op,bytes,time_us,algbw_gbps,busbw_gbps\n");
+  for (std::uint64_t bytes = 4; bytes <= (1ull << 30); bytes *= 4) {
+    const std::uint64_t elements = bytes / 4;
+    const int iterations = bytes <= (1u << 20) ? 1000 : bytes <= (64u << 20) ? 100 : 20;
+    const double us = time_us(*comms, iterations, [&](const Communicator& c) {
+      const BufferHandle x = buffers[static_cast<std::size_t>(c.rank())];
+      return all_reduce(c.comm(), x, x, elements, DType::f32, ReduceOp::sum);
+    });
+    row("all_reduce", bytes, us, 2 * (n - 1) / n);
+  }
+  for (std::uint64_t bytes : {16ull << 20, 256ull << 20}) {
+    const std::uint64_t part = bytes / 4 / 2;  // elements per rank
+    const double gather = time_us(*comms, 50, [&](const Communicator& c) {
+      const auto r = static_cast<std::size_t>(c.rank());
+      return all_gather(c.comm(), buffers[r], outputs[r], part, DType::f32);
+    });
+    row("all_gather", bytes, gather, (n - 1) / n);
+    const double scatter = time_us(*comms, 50, [&](const Communicator& c) {
+      const auto r = static_cast<std::size_t>(c.rank());
+      return reduce_scatter(c.comm(), buffers[r], outputs[r], part, DType::f32, ReduceOp::sum);
+    });
+    row("reduce_scatter", bytes, scatter, (n - 1) / n);
+  }
+  for (const Communicator& comm : *comms) (void)comm.destroy().wait();
+  return 0;
+}

@@ -1,0 +1,65 @@
+// Communicators as the host builds them: one rank's Communicator is a device and the Comm that names the rank's
+// communicator on it, with the family's requests at hand.
+//
+//   accel::System system;
+//   auto dev0 = *accel::Device::open(system, {.kind = DeviceKind::cuda, .ordinal = 0});
+//   auto dev1 = *accel::Device::open(system, {.kind = DeviceKind::cuda, .ordinal = 1});
+//   std::vector<accel::collective::Communicator> comms = *accel::collective::init_all({dev0, dev1});
+//   auto a = comms[0].ask(accel::collective::all_reduce(comms[0].comm(), x0, x0, n, DType::f32, ReduceOp::sum));
+//   auto b = comms[1].ask(accel::collective::all_reduce(comms[1].comm(), x1, x1, n, DType::f32, ReduceOp::sum));
+//
+// One process per GPU: launcher.hpp (torchrun's environment) and mpi.hpp (mpirun).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "accel/device/device.hpp"
+#include "accel/libs/collective/collective.hpp"
+
+namespace accel::collective {
+
+struct CommOptions {
+  // For joining, and for each collective: see collective.hpp's Faults.
+  std::uint32_t timeout_ms = 60'000;
+};
+
+// A new world's id for devices of `kind`: ncclGetUniqueId for CUDA (it starts NCCL's bootstrap root in this
+// process, which must live until every rank has joined), random bytes for a CPU world.
+[[nodiscard]] Result<UniqueId> new_unique_id(DeviceKind kind);
+// An id no other communicator of this process has.
+[[nodiscard]] std::uint64_t next_comm_id() noexcept;
+
+class Communicator {
+ public:
+  Communicator(Device device, Comm comm) : device_(std::move(device)), comm_(comm) {}
+
+  [[nodiscard]] const Device& device() const noexcept { return device_; }
+  [[nodiscard]] const Comm& comm() const noexcept { return comm_; }
+  [[nodiscard]] std::int32_t rank() const noexcept { return comm_.rank; }
+  [[nodiscard]] std::int32_t ranks() const noexcept { return comm_.ranks; }
+
+  template <class Request>
+  Future<Done> ask(Request request) const {
+    return device_.ask(std::move(request));
+  }
+  // The steps as one group on this communicator.
+  Future<Done> group(std::vector<Step> steps) const {
+    return device_.ask(Group{.comm = comm_, .steps = std::move(steps)});
+  }
+  Future<Done> destroy() const { return device_.ask(DestroyComm{.comm = comm_}); }
+
+ private:
+  Device device_;
+  Comm comm_;
+};
+
+// Joins `device` to the world `id` as `rank` of `ranks`; answered when every rank has joined.
+[[nodiscard]] Future<Communicator> init_rank(const Device& device, const UniqueId& id, std::int32_t ranks,
+                                             std::int32_t rank, CommOptions options = {});
+// One communicator per device, rank i on devices[i] (ncclCommInitAll's world, each rank joined from its own
+// device's thread). The devices must be of one kind. Waits until all have joined; the first error otherwise.
+[[nodiscard]] Result<std::vector<Communicator>> init_all(std::span<const Device> devices, CommOptions options = {});
+
+}  // namespace accel::collective

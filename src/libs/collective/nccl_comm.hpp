@@ -1,0 +1,111 @@
+// One rank's NCCL communicator on a CUDA device, and the device's table of them (a context state: with isolated
+// devices it lives in the worker, like every family's state).
+//
+// Communicators are non-blocking (ncclConfig_t::blocking = 0), so that no NCCL call can hold a thread forever:
+// the initialisation, the lazy connection of a first collective and a finalisation each return ncclInProgress and
+// are polled until done, up to the communicator's timeout. Every launched collective is followed by an event; a
+// watchdog thread per device polls ncclCommGetAsyncError and the oldest unfinished collective of each
+// communicator. On an NCCL error, or when that collective has not finished `timeout` after it became the oldest,
+// the watchdog marks every pending collective failed and then calls ncclCommAbort, whose kernels then end; their
+// completion (CudaRun::check_result) reads the mark and answers with the cause. Marking before aborting is what
+// keeps a collective that ended because of the abort from passing for one that finished.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <thread>
+
+#include "accel/libs/collective/collective.hpp"
+#include "operation/cuda_operation.hpp"
+
+namespace accel::collective {
+
+[[nodiscard]] Status nccl_status(ncclResult_t result, std::string_view what, ncclComm_t comm = nullptr);
+[[nodiscard]] Result<ncclDataType_t> to_nccl(DType dtype);
+[[nodiscard]] ncclRedOp_t to_nccl(ReduceOp op) noexcept;
+
+// A collective launched and not yet seen finished by the watchdog.
+struct Pending {
+  cudaEvent_t done = nullptr;
+  std::chrono::steady_clock::time_point since;  // launched, or became the oldest
+  std::atomic<bool> failed{false};
+  Status failure;  // written before `failed` is set
+};
+
+class NcclComm {
+ public:
+  using Clock = std::chrono::steady_clock;
+  NcclComm(Comm comm, int device, std::chrono::milliseconds timeout)
+      : comm_(comm), device_(device), timeout_(timeout) {}
+  ~NcclComm();
+  NcclComm(const NcclComm&) = delete;
+  NcclComm& operator=(const NcclComm&) = delete;
+
+  // Joins the world (ncclCommInitRankConfig, non-blocking) and waits for it, calling keep_alive while it does.
+  [[nodiscard]] Status init(const UniqueId& id, CudaTarget& target);
+  // Calls `launch` (the NCCL calls of one request, on the stream) under the communicator's lock, waits out an
+  // ncclInProgress, records the completion event and sets run.check_result to answer with the pending outcome.
+  template <class Launch>
+  [[nodiscard]] Status run(std::string_view request, CudaRun& run, Launch&& launch) {
+    std::unique_lock lock(mutex_);
+    ACCEL_RETURN_IF_ERROR(usable(request));
+    ACCEL_RETURN_IF_ERROR(settle(lock, launch(handle_), request, run.target));
+    return track(run);
+  }
+  // Finalises and destroys it (or forgets an aborted one).
+  [[nodiscard]] Status destroy(CudaTarget& target);
+  // The watchdog's round: retires finished collectives, aborts on an NCCL error or a timeout.
+  void watch();
+  // OK while it can take collectives; stale_handle naming the abort's cause after.
+  [[nodiscard]] Status usable(std::string_view request) const;
+  [[nodiscard]] const Comm& comm() const noexcept { return comm_; }
+
+ private:
+  // Waits while `result` is ncclInProgress; a timeout aborts.
+  Status settle(std::unique_lock<std::mutex>& lock, ncclResult_t result, std::string_view what, CudaTarget& target);
+  Status track(CudaRun& run);
+  // With the lock held: marks the pending collectives failed with `cause`, then aborts.
+  void abort_locked(const Status& cause);
+
+  const Comm comm_;
+  const int device_;
+  const std::chrono::milliseconds timeout_;
+  mutable std::mutex mutex_;
+  ncclComm_t handle_ = nullptr;
+  Status failure_;  // why it was aborted
+  std::deque<std::shared_ptr<Pending>> pending_;
+  std::vector<cudaEvent_t> spare_events_;
+};
+
+// The communicators of one CUDA device (context), by id, and their watchdog.
+class NcclComms final : public TargetState {
+ public:
+  static Result<std::unique_ptr<NcclComms>> open(CudaTarget& target);
+  ~NcclComms() override;
+
+  [[nodiscard]] Status init(const InitComm& request, CudaTarget& target);
+  [[nodiscard]] Status destroy(const Comm& comm, CudaTarget& target);
+  [[nodiscard]] Result<std::shared_ptr<NcclComm>> find(std::string_view request, const Comm& comm);
+
+ private:
+  explicit NcclComms(int device);
+  void watch_loop();
+
+  const int device_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::map<std::uint64_t, std::shared_ptr<NcclComm>> comms_;
+  std::thread watchdog_;
+};
+
+}  // namespace accel::collective

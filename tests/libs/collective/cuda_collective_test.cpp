@@ -1,0 +1,71 @@
+// NCCL collectives in one process on two GPUs (label gpu): every collective and dtype against integer arithmetic on
+// fresh random data, on in-process devices and on isolated ones (the communicators then live in the workers), and
+// an all-reduce ordered after a copy into its buffer with no host wait between. Skipped with fewer than 2 GPUs.
+#include <cuda_runtime.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "collective_cases.hpp"
+
+namespace accel::collective {
+namespace {
+
+using accel::testing::IsOk;
+using namespace testing;  // NOLINT(google-build-using-namespace): the collective test helpers
+
+class CudaCollectiveTest : public ::testing::TestWithParam<Isolation> {
+ protected:
+  void SetUp() override {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) GTEST_SKIP() << "needs 2 GPUs, found " << count;
+    for (int i = 0; i < 2; ++i) {
+      Result<Device> device = Device::open(system_, {.kind = DeviceKind::cuda, .ordinal = i, .isolation = GetParam()});
+      ASSERT_THAT(device.status(), IsOk());
+      devices_.push_back(*device);
+    }
+    Result<std::vector<Communicator>> comms = init_all(devices_, {.timeout_ms = 60'000});
+    ASSERT_THAT(comms.status(), IsOk());
+    comms_ = std::move(*comms);
+  }
+  void TearDown() override {
+    for (const Communicator& comm : comms_) EXPECT_THAT(comm.destroy().wait().status(), IsOk());
+  }
+  System system_;
+  std::vector<Device> devices_;
+  std::vector<Communicator> comms_;
+  std::mt19937 rng_{std::random_device{}()};
+};
+
+TEST_P(CudaCollectiveTest, EveryCollectiveAndDType) {
+  for (DType dtype : kAllDTypes) check_every_collective(comms_, rng_, dtype);
+}
+
+// The copy and the all-reduce are sent back to back; the all-reduce waits for the copy by events only.
+TEST_P(CudaCollectiveTest, OrdersAfterEarlierRequestsOnItsBuffers) {
+  const std::size_t n = 1 << 20;
+  std::vector<Future<Done>> pending;
+  std::vector<BufferHandle> buffers;
+  std::vector<std::vector<float>> hosts;
+  for (const Communicator& comm : comms_) {
+    buffers.push_back(*comm.device().ask(Allocate{.dtype = DType::f32, .count = n}).wait());
+    hosts.emplace_back(n, static_cast<float>(comm.rank() + 1));
+  }
+  for (std::size_t r = 0; r < comms_.size(); ++r) {
+    const Communicator& comm = comms_[r];
+    pending.push_back(comm.ask(CopyToDevice{.source = {hosts[r].data(), n, DType::f32}, .destination = buffers[r]}));
+    pending.push_back(comm.ask(all_reduce(comm.comm(), buffers[r], buffers[r], n, DType::f32, ReduceOp::sum)));
+  }
+  for (Future<Done>& done : pending) ASSERT_THAT(done.wait().status(), IsOk());
+  for (std::size_t r = 0; r < comms_.size(); ++r) {
+    Result<std::vector<double>> got = download(comms_[r].device(), buffers[r]);
+    ASSERT_THAT(got.status(), IsOk());
+    EXPECT_EQ((*got)[0], 3.0);
+    EXPECT_EQ((*got)[n - 1], 3.0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isolation, CudaCollectiveTest,
+                         ::testing::Values(Isolation::in_process, Isolation::worker_process));
+
+}  // namespace
+}  // namespace accel::collective
