@@ -17,9 +17,10 @@ Result<Device> open_device(System& system, std::string_view choice) {
   return Device::open(system, std::move(options));
 }
 
-OpenedModel open_model(System& system, std::string_view choice, embed::ModelOptions options) {
+OpenedModel open_model(System& system, std::string_view choice, embed::ModelOptions options, MailboxOptions mailbox) {
   Result<DeviceOptions> device_options_chosen = device_options(choice);
   if (!device_options_chosen.ok()) return {.model = device_options_chosen.status(), .device_failed = true};
+  device_options_chosen->mailbox = mailbox;
   bool device_failed = false;
   Result<std::shared_ptr<embed::Model>> model =
       embed::Model::open({.kind = device_options_chosen->kind,

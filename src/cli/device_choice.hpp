@@ -23,6 +23,8 @@ struct OpenedModel {
   Result<std::shared_ptr<embed::Model>> model;
   bool device_failed = false;
 };
-[[nodiscard]] OpenedModel open_model(System& system, std::string_view choice, embed::ModelOptions options);
+// `mailbox`: how the device's actor waits for its next request (the default, or a server's longer spin).
+[[nodiscard]] OpenedModel open_model(System& system, std::string_view choice, embed::ModelOptions options,
+                                     MailboxOptions mailbox = {});
 
 }  // namespace accel::cli

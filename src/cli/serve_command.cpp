@@ -51,7 +51,9 @@ int run_serve(const ServeCommand& command) {
   const std::filesystem::path folder =
       command.model.empty() ? embed::default_model_folder() : std::filesystem::path(command.model);
   const embed::ModelOptions options{.folder = folder, .batch_tokens = command.server.batching.batch_tokens};
-  auto [model, device_failed] = open_model(system, command.device, options);
+  // The device's thread spins a millisecond for the next request before it sleeps: on a quiet server the next one
+  // comes within that, and waking a sleeping thread was most of the one-connection p99 (docs/PERFORMANCE.md, 10).
+  auto [model, device_failed] = open_model(system, command.device, options, {.spin = std::chrono::microseconds(1000)});
   if (device_failed) {
     fmt::print(stderr, "accel serve: {}\n", model.status().to_string());
     return 1;
