@@ -13,12 +13,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "common/cuda_checks.hpp"
+#include "common/launch_clock.hpp"
 
 namespace {
 
@@ -110,10 +112,8 @@ struct Matmul {
 int main(int argc, char** argv) {
   const auto main_wall = std::chrono::system_clock::now();
   Steps steps;
-  if (const char* launched = std::getenv("ACCEL_LAUNCH_NS"); launched != nullptr) {
-    const auto since_epoch = std::chrono::duration_cast<std::chrono::nanoseconds>(main_wall.time_since_epoch());
-    steps.add("until_main", static_cast<double>(since_epoch.count() - std::atoll(launched)) / 1e6);
-  }
+  if (const std::optional<double> before_main = accel::bench::ms_before_main(main_wall))
+    steps.add("until_main", *before_main);
   const std::string mode = argc > 2 ? argv[2] : "check";
   std::thread early;
   double early_ms = 0;

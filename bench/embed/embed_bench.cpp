@@ -12,11 +12,13 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <random>
 
 #include "accel/device/device.hpp"
 #include "accel/embed/model.hpp"
+#include "common/launch_clock.hpp"
 
 namespace {
 
@@ -124,12 +126,8 @@ int main(int argc, char** argv) {
         {"warm_ms", model->info().load.warm_ms},
         {"compiles", stats.caches.empty() ? 0 : stats.caches[0].builds},
         {"disk_loads", stats.caches.empty() ? 0 : stats.caches[0].disk_loads}};
-    // ACCEL_LAUNCH_NS=$(date +%s%N), set by whoever starts this process, adds the time before main (loading the
-    // shared libraries) that the steady clock above cannot see.
-    if (const char* launched = std::getenv("ACCEL_LAUNCH_NS"); launched != nullptr) {
-      const auto main_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(main_wall.time_since_epoch()).count();
-      row["before_main_ms"] = static_cast<double>(main_ns - std::atoll(launched)) / 1e6;
-    }
+    if (const std::optional<double> before_main = accel::bench::ms_before_main(main_wall))
+      row["before_main_ms"] = *before_main;
     fmt::print("{}\n", row.dump());
     return 0;
   }

@@ -282,9 +282,8 @@ Result<Prepared> prepare(const HostFiles& files, const ModelOptions& options, DT
 // The device half: the weights (prepared for `prepared.compute`, or again if the device wants another dtype)
 // uploaded once, staging buffers, and the smallest bucket warmed. `device_open_ms`: how long Model::open took to
 // open the device (0 for load).
-Result<std::shared_ptr<Model>> place(const Device& device, HostFiles files, Prepared prepared, ModelOptions options,
-                                     double device_open_ms) {
-  ACCEL_ASSIGN_OR_RETURN(DeviceInfo device_info, device.info().wait());
+Result<std::shared_ptr<Model>> place(const Device& device, const DeviceInfo& device_info, HostFiles files,
+                                     Prepared prepared, ModelOptions options, double device_open_ms) {
   if (const DType compute = compute_dtype(options, device_info.kind); compute != prepared.compute) {
     ACCEL_ASSIGN_OR_RETURN(prepared, prepare(files, options, compute));
   }
@@ -317,7 +316,7 @@ Result<std::shared_ptr<Model>> Model::load(const Device& device, ModelOptions op
   ACCEL_ASSIGN_OR_RETURN(HostFiles files, read_host_files(options));
   ACCEL_ASSIGN_OR_RETURN(DeviceInfo device_info, device.info().wait());
   ACCEL_ASSIGN_OR_RETURN(Prepared prepared, prepare(files, options, compute_dtype(options, device_info.kind)));
-  return place(device, std::move(files), std::move(prepared), std::move(options), 0);
+  return place(device, device_info, std::move(files), std::move(prepared), std::move(options), 0);
 }
 
 Result<std::shared_ptr<Model>> Model::open(const DeviceOpener& device_opener, ModelOptions options) {
@@ -333,7 +332,8 @@ Result<std::shared_ptr<Model>> Model::open(const DeviceOpener& device_opener, Mo
   if (!device.ok()) return device.status();
   ACCEL_RETURN_IF_ERROR(files.status());
   ACCEL_RETURN_IF_ERROR(prepared.status());
-  return place(*device, std::move(*files), std::move(*prepared), std::move(options), open_ms);
+  ACCEL_ASSIGN_OR_RETURN(DeviceInfo device_info, device->info().wait());
+  return place(*device, device_info, std::move(*files), std::move(*prepared), std::move(options), open_ms);
 }
 
 }  // namespace accel::embed

@@ -6,7 +6,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <ostream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "accel/device/device.hpp"
@@ -22,6 +24,20 @@ namespace accel::testing {
   }                                                                                           \
   ASSERT_THAT(device##_opened, accel::testing::IsOk());                                       \
   accel::Device device = *device##_opened
+
+// A CUDA device a parameterised GPU test runs on: in process with a completion strategy, or isolated.
+struct GpuTestTarget {
+  const char* name;
+  Isolation isolation;
+  CompletionStrategy completion;
+
+  [[nodiscard]] DeviceOptions options() const {
+    return {.kind = DeviceKind::cuda, .isolation = isolation, .completion = completion};
+  }
+};
+
+inline void PrintTo(const GpuTestTarget& target, std::ostream* out) { *out << target.name; }
+inline std::string target_name(const ::testing::TestParamInfo<GpuTestTarget>& info) { return info.param.name; }
 
 // Elements of any dtype as bytes, with the exact value of each (what a reference must compute with).
 struct HostArray {

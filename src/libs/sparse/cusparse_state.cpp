@@ -60,12 +60,20 @@ Analysis::~Analysis() {
   if (buffer != nullptr) cudaFreeAsync(buffer, stream);
 }
 
+StreamBuffer::~StreamBuffer() {
+  if (data_ != nullptr) cudaFreeAsync(data_, stream_);
+}
+
+Status StreamBuffer::allocate(CudaTarget& target, std::size_t bytes, std::string_view what) {
+  if (bytes == 0) return Status();
+  return target.check(cudaMallocFromPoolAsync(&data_, bytes, target.pool(), stream_),
+                      fmt::format("allocating {}", what));
+}
+
 SpGemmWork::~SpGemmWork() {
   if (spgemm != nullptr) cusparseSpGEMM_destroyDescr(spgemm);
   for (cusparseSpMatDescr_t m : {a, b, c})
     if (m != nullptr) cusparseDestroySpMat(m);
-  for (void* buffer : buffers)
-    if (buffer != nullptr) cudaFreeAsync(buffer, stream);
 }
 
 AnalysisKey analysis_key(Kind kind, const Matrix& m, std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d,

@@ -46,17 +46,33 @@ enum class Kind : std::uint8_t { spmv, spmm, spsv, to_dense, sddmm };
 [[nodiscard]] AnalysisKey analysis_key(Kind kind, const Matrix& m, std::int64_t a, std::int64_t b, std::int64_t c,
                                        std::int64_t d, std::int64_t e);
 
-// cuSPARSE's state for one product A·B within one request: the descriptors and the buffers of its steps.
+// Device memory of one request's cuSPARSE step, from the stream's pool, freed in stream order after the work that
+// used it.
+class StreamBuffer {
+ public:
+  explicit StreamBuffer(cudaStream_t stream) noexcept : stream_(stream) {}
+  ~StreamBuffer();
+  StreamBuffer(const StreamBuffer&) = delete;
+  StreamBuffer& operator=(const StreamBuffer&) = delete;
+
+  // `bytes` from the pool (nothing for 0); `what` names it in an error.
+  [[nodiscard]] Status allocate(CudaTarget& target, std::size_t bytes, std::string_view what);
+  [[nodiscard]] void* data() const noexcept { return data_; }
+
+ private:
+  cudaStream_t stream_;
+  void* data_ = nullptr;
+};
+
+// cuSPARSE's descriptors of one product A·B within one request.
 struct SpGemmWork {
   SpGemmWork() = default;
   SpGemmWork(const SpGemmWork&) = delete;
   SpGemmWork& operator=(const SpGemmWork&) = delete;
   ~SpGemmWork();
 
-  cudaStream_t stream = nullptr;
   cusparseSpMatDescr_t a = nullptr, b = nullptr, c = nullptr;
   cusparseSpGEMMDescr_t spgemm = nullptr;
-  std::array<void*, 2> buffers{};  // cuSPARSE's buffers 1 and 2, freed in stream order
 };
 
 // What cuSPARSE keeps per stream: its handle, set to the stream, and the analyses of the structures used there.

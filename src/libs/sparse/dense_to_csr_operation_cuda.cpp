@@ -16,14 +16,13 @@ constexpr cusparseDenseToSparseAlg_t kAlgorithm = CUSPARSE_DENSETOSPARSE_ALG_DEF
 class Conversion {
  public:
   Conversion(const sparse::DenseMatrix& a, void* data, DType dtype, DType index, void* offsets, CudaRun& run)
-      : run_(run), dense_(a, data, dtype) {
+      : run_(run), dense_(a, data, dtype), buffer_(run.target.stream()) {
     const cusparseIndexType_t type = index == DType::i64 ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
     created_ = cusparseCreateCsr(&csr_, a.rows, a.cols, 0, offsets, nullptr, nullptr, type, type,
                                  CUSPARSE_INDEX_BASE_ZERO, sparse::to_cuda(dtype));
   }
   ~Conversion() {
     if (csr_ != nullptr) cusparseDestroySpMat(csr_);
-    if (buffer_ != nullptr) cudaFreeAsync(buffer_, run_.target.stream());
   }
   Conversion(const Conversion&) = delete;
   Conversion& operator=(const Conversion&) = delete;
@@ -36,13 +35,9 @@ class Conversion {
     ACCEL_RETURN_IF_ERROR(
         sparse::cusparse_status(cusparseDenseToSparse_bufferSize(handle, dense_.get(), csr_, kAlgorithm, &bytes),
                                 "cusparseDenseToSparse_bufferSize"));
-    if (bytes != 0) {
-      ACCEL_RETURN_IF_ERROR(
-          run_.target.check(cudaMallocFromPoolAsync(&buffer_, bytes, run_.target.pool(), run_.target.stream()),
-                            "allocating cuSPARSE's buffer"));
-    }
+    ACCEL_RETURN_IF_ERROR(buffer_.allocate(run_.target, bytes, "cuSPARSE's buffer"));
     ACCEL_RETURN_IF_ERROR(
-        sparse::launched(run_, cusparseDenseToSparse_analysis(handle, dense_.get(), csr_, kAlgorithm, buffer_),
+        sparse::launched(run_, cusparseDenseToSparse_analysis(handle, dense_.get(), csr_, kAlgorithm, buffer_.data()),
                          "cusparseDenseToSparse_analysis"));
     std::int64_t rows = 0, cols = 0, nnz = 0;
     ACCEL_RETURN_IF_ERROR(
@@ -53,7 +48,7 @@ class Conversion {
   Status convert(cusparseHandle_t handle, void* offsets, void* indices, void* values) {
     ACCEL_RETURN_IF_ERROR(
         sparse::cusparse_status(cusparseCsrSetPointers(csr_, offsets, indices, values), "cusparseCsrSetPointers"));
-    return sparse::launched(run_, cusparseDenseToSparse_convert(handle, dense_.get(), csr_, kAlgorithm, buffer_),
+    return sparse::launched(run_, cusparseDenseToSparse_convert(handle, dense_.get(), csr_, kAlgorithm, buffer_.data()),
                             "cusparseDenseToSparse_convert");
   }
 
@@ -62,7 +57,7 @@ class Conversion {
   sparse::DenseMatrixDescriptor dense_;
   cusparseSpMatDescr_t csr_ = nullptr;
   cusparseStatus_t created_ = CUSPARSE_STATUS_SUCCESS;
-  void* buffer_ = nullptr;
+  sparse::StreamBuffer buffer_;
 };
 
 // A matrix with no element: its offsets are all zero, and cuSPARSE is not asked.

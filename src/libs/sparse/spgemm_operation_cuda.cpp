@@ -30,21 +30,6 @@ Status check_i32(std::string_view request, const Matrix& a) {
 // A product with no term: C has no entry, and cuSPARSE is not asked.
 bool empty_product(const Matrix& a, const Matrix& b) { return a.rows == 0 || b.cols == 0 || a.nnz == 0 || b.nnz == 0; }
 
-Status allocate(CudaRun& run, void*& buffer, std::size_t bytes) {
-  if (bytes == 0) return Status();
-  return run.target.check(cudaMallocFromPoolAsync(&buffer, bytes, run.target.pool(), run.target.stream()),
-                          "allocating cuSPARSE's SpGEMM buffer");
-}
-
-// A buffer of one request, freed in stream order after the work that used it.
-struct StepBuffer {
-  cudaStream_t stream;
-  void* data = nullptr;
-  ~StepBuffer() {
-    if (data != nullptr) cudaFreeAsync(data, stream);
-  }
-};
-
 Status check_factors(CudaRun& run, std::string_view name, const Matrix& a, const Matrix& b,
                      std::span<const BufferView> views) {
   ACCEL_RETURN_IF_ERROR(sparse::check_structure_on_device(run, name, "a", a, views[a_offsets], views[a_indices]));
@@ -69,7 +54,7 @@ Status multiply(std::string_view name, const Matrix& a, const Matrix& b, double 
                 const Placement& place) {
   ACCEL_RETURN_IF_ERROR(check_factors(run, name, a, b, views));
   SpGemmWork work;
-  work.stream = run.target.stream();
+  sparse::StreamBuffer estimation(run.target.stream()), product(run.target.stream());
   ACCEL_ASSIGN_OR_RETURN(work.a, sparse::make_descriptor(a, views[a_offsets], views[a_indices], views[a_values]));
   ACCEL_ASSIGN_OR_RETURN(work.b, sparse::make_descriptor(b, views[b_offsets], views[b_indices], views[b_values]));
   ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(
@@ -89,8 +74,8 @@ Status multiply(std::string_view name, const Matrix& a, const Matrix& b, double 
                             "cusparseSpGEMM_workEstimation");
   };
   ACCEL_RETURN_IF_ERROR(estimate(nullptr));
-  ACCEL_RETURN_IF_ERROR(allocate(run, work.buffers[0], size1));
-  ACCEL_RETURN_IF_ERROR(estimate(work.buffers[0]));
+  ACCEL_RETURN_IF_ERROR(estimation.allocate(run.target, size1, "cuSPARSE's SpGEMM buffer"));
+  ACCEL_RETURN_IF_ERROR(estimate(estimation.data()));
   auto multiply_step = [&](void* buffer) {
     return sparse::launched(run,
                             cusparseSpGEMM_compute(handle, kNone, kNone, s.alpha(), work.a, work.b, s.beta(), work.c,
@@ -98,8 +83,8 @@ Status multiply(std::string_view name, const Matrix& a, const Matrix& b, double 
                             "cusparseSpGEMM_compute");
   };
   ACCEL_RETURN_IF_ERROR(multiply_step(nullptr));
-  ACCEL_RETURN_IF_ERROR(allocate(run, work.buffers[1], size2));
-  ACCEL_RETURN_IF_ERROR(multiply_step(work.buffers[1]));
+  ACCEL_RETURN_IF_ERROR(product.allocate(run.target, size2, "cuSPARSE's SpGEMM buffer"));
+  ACCEL_RETURN_IF_ERROR(multiply_step(product.data()));
   std::int64_t rows = 0, cols = 0, nnz = 0;
   ACCEL_RETURN_IF_ERROR(
       sparse::cusparse_status(cusparseSpMatGetSize(work.c, &rows, &cols, &nnz), "cusparseSpMatGetSize"));
@@ -128,12 +113,12 @@ Status CudaOperation<SpGemmCount>::run(const SpGemmCount& r, const Checked&, con
     ACCEL_RETURN_IF_ERROR(check_factors(run, r.kName, r.a, r.b, views));
     return zero_offsets(run, r.a, views);
   }
-  StepBuffer columns{.stream = run.target.stream()}, values{.stream = run.target.stream()};
+  sparse::StreamBuffer columns(run.target.stream()), values(run.target.stream());
   return multiply(r.kName, r.a, r.b, 1.0, views, plan, run, [&](std::int64_t nnz) -> Result<std::pair<void*, void*>> {
     const auto entries = static_cast<std::size_t>(nnz);
-    ACCEL_RETURN_IF_ERROR(allocate(run, columns.data, entries * sizeof(std::int32_t)));
-    ACCEL_RETURN_IF_ERROR(allocate(run, values.data, entries * size_of(r.a.dtype)));
-    return std::make_pair(columns.data, values.data);
+    ACCEL_RETURN_IF_ERROR(columns.allocate(run.target, entries * sizeof(std::int32_t), "scratch columns of C"));
+    ACCEL_RETURN_IF_ERROR(values.allocate(run.target, entries * size_of(r.a.dtype), "scratch values of C"));
+    return std::make_pair(columns.data(), values.data());
   });
 }
 

@@ -20,18 +20,12 @@ using accel::testing::IsOk;
 using accel::testing::relative_error;
 using namespace testing;  // NOLINT(google-build-using-namespace): the solver test helpers
 
-struct Target {
-  const char* name;
-  Isolation isolation;
-  CompletionStrategy completion;
-};
+using accel::testing::GpuTestTarget;
 
-void PrintTo(const Target& target, std::ostream* out) { *out << target.name; }
-
-const Target kTargets[] = {{"poller", Isolation::in_process, CompletionStrategy::poller},
-                           {"host_callback", Isolation::in_process, CompletionStrategy::host_callback},
-                           {"blocking", Isolation::in_process, CompletionStrategy::blocking},
-                           {"isolated", Isolation::worker_process, CompletionStrategy::poller}};
+const GpuTestTarget kTargets[] = {{"poller", Isolation::in_process, CompletionStrategy::poller},
+                                  {"host_callback", Isolation::in_process, CompletionStrategy::host_callback},
+                                  {"blocking", Isolation::in_process, CompletionStrategy::blocking},
+                                  {"isolated", Isolation::worker_process, CompletionStrategy::poller}};
 
 template <class T>
 std::vector<double> doubles(const std::vector<T>& v) {
@@ -46,14 +40,10 @@ double agreement() {
   return std::is_same_v<T, float> ? 0.1 : 1e-6;
 }
 
-class CudaSolverTest : public ::testing::TestWithParam<Target> {
+class CudaSolverTest : public ::testing::TestWithParam<GpuTestTarget> {
  protected:
   void SetUp() override {
-    const Target& target = GetParam();
-    ACCEL_OPEN_CUDA_OR_SKIP(
-        system_,
-        (DeviceOptions{.kind = DeviceKind::cuda, .isolation = target.isolation, .completion = target.completion}),
-        device);
+    ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), device);
     gpu_ = device;
   }
 
@@ -272,8 +262,7 @@ TEST_P(CudaSolverTest, WorkspaceSizesAreAskedOncePerShape) {
   EXPECT_GE(sizes->entries, 1u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, CudaSolverTest, ::testing::ValuesIn(kTargets),
-                         [](const ::testing::TestParamInfo<Target>& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Devices, CudaSolverTest, ::testing::ValuesIn(kTargets), accel::testing::target_name);
 
 }  // namespace
 }  // namespace accel::solver

@@ -20,16 +20,10 @@ using accel::testing::IsOk;
 using accel::testing::StatusIs;
 using namespace testing;  // NOLINT(google-build-using-namespace): the sparse test helpers
 
-struct Target {
-  const char* name;
-  Isolation isolation;
-  CompletionStrategy completion;
-};
+using accel::testing::GpuTestTarget;
 
-void PrintTo(const Target& target, std::ostream* out) { *out << target.name; }
-
-const Target kTargets[] = {{"poller", Isolation::in_process, CompletionStrategy::poller},
-                           {"isolated", Isolation::worker_process, CompletionStrategy::poller}};
+const GpuTestTarget kTargets[] = {{"poller", Isolation::in_process, CompletionStrategy::poller},
+                                  {"isolated", Isolation::worker_process, CompletionStrategy::poller}};
 
 const Shape kShapes[] = {{.rows = 1000, .cols = 800, .density = 2e-3},
                          {.rows = 300, .cols = 500, .density = 0.02, .empty_every = 3},
@@ -37,14 +31,10 @@ const Shape kShapes[] = {{.rows = 1000, .cols = 800, .density = 2e-3},
                          {.rows = 64, .cols = 64, .density = 0.5},
                          {.rows = 100, .cols = 7, .density = 0.0}};
 
-class CudaSparseProductTest : public ::testing::TestWithParam<Target> {
+class CudaSparseProductTest : public ::testing::TestWithParam<GpuTestTarget> {
  protected:
   void SetUp() override {
-    const Target& target = GetParam();
-    ACCEL_OPEN_CUDA_OR_SKIP(
-        system_,
-        (DeviceOptions{.kind = DeviceKind::cuda, .isolation = target.isolation, .completion = target.completion}),
-        device);
+    ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), device);
     gpu_ = device;
   }
 
@@ -202,8 +192,7 @@ TEST_P(CudaSparseProductTest, DenseToCsrMatchesTheCpu) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, CudaSparseProductTest, ::testing::ValuesIn(kTargets),
-                         [](const ::testing::TestParamInfo<Target>& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Targets, CudaSparseProductTest, ::testing::ValuesIn(kTargets), accel::testing::target_name);
 
 }  // namespace
 }  // namespace accel::sparse

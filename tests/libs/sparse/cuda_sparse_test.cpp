@@ -18,17 +18,11 @@ using accel::testing::IsOk;
 using accel::testing::StatusIs;
 using namespace testing;  // NOLINT(google-build-using-namespace): the sparse test helpers
 
-struct Target {
-  const char* name;
-  Isolation isolation;
-  CompletionStrategy completion;
-};
+using accel::testing::GpuTestTarget;
 
-void PrintTo(const Target& target, std::ostream* out) { *out << target.name; }
-
-const Target kTargets[] = {{"poller", Isolation::in_process, CompletionStrategy::poller},
-                           {"blocking", Isolation::in_process, CompletionStrategy::blocking},
-                           {"isolated", Isolation::worker_process, CompletionStrategy::poller}};
+const GpuTestTarget kTargets[] = {{"poller", Isolation::in_process, CompletionStrategy::poller},
+                                  {"blocking", Isolation::in_process, CompletionStrategy::blocking},
+                                  {"isolated", Isolation::worker_process, CompletionStrategy::poller}};
 
 const Shape kShapes[] = {{.rows = 1000, .cols = 800, .density = 1e-3},
                          {.rows = 300, .cols = 500, .density = 0.05, .empty_every = 3},
@@ -36,14 +30,10 @@ const Shape kShapes[] = {{.rows = 1000, .cols = 800, .density = 1e-3},
                          {.rows = 64, .cols = 64, .density = 0.5},
                          {.rows = 100, .cols = 7, .density = 0.0}};
 
-class CudaSparseTest : public ::testing::TestWithParam<Target> {
+class CudaSparseTest : public ::testing::TestWithParam<GpuTestTarget> {
  protected:
   void SetUp() override {
-    const Target& target = GetParam();
-    ACCEL_OPEN_CUDA_OR_SKIP(
-        system_,
-        (DeviceOptions{.kind = DeviceKind::cuda, .isolation = target.isolation, .completion = target.completion}),
-        device);
+    ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), device);
     gpu_ = device;
   }
 
@@ -234,8 +224,7 @@ TEST_P(CudaSparseTest, ConversionsMatchTheCpu) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, CudaSparseTest, ::testing::ValuesIn(kTargets),
-                         [](const ::testing::TestParamInfo<Target>& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Targets, CudaSparseTest, ::testing::ValuesIn(kTargets), accel::testing::target_name);
 
 }  // namespace
 }  // namespace accel::sparse
