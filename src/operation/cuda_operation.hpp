@@ -67,6 +67,11 @@ class TargetStates {
     }
     return states_[slot].get();
   }
+  // The state in `slot` if it was made, else null.
+  [[nodiscard]] TargetState* find(std::size_t slot) const {
+    std::lock_guard lock(mutex_);
+    return slot < states_.size() ? states_[slot].get() : nullptr;
+  }
   // Destroys the states (they release their library handles).
   void clear() {
     std::lock_guard lock(mutex_);
@@ -116,6 +121,16 @@ class CudaTarget {
   template <class State>
   Result<State*> stream_state() {
     return state_in<State>(stream_states());
+  }
+  // The same states if a request made them already, else null: what a report (describe) reads, since asking
+  // a device what it holds must not open library handles it does not hold.
+  template <class State>
+  State* existing_context_state() {
+    return static_cast<State*>(context_states().find(TargetStates::index<State>()));
+  }
+  template <class State>
+  State* existing_stream_state() {
+    return static_cast<State*>(stream_states().find(TargetStates::index<State>()));
   }
 
  protected:

@@ -157,6 +157,53 @@ TEST_F(CudaKernels, ActivationsAndBinaryOps) {
   }
 }
 
+// The graphs' own matmul against a double-precision product with the CPU kernels' epilogue, over shapes at, inside
+// and across its 64 x 64 x 16 tiles, both B layouts, with and without bias; the bound adds to the storage type's
+// tolerance the float accumulation's own (a few ulp of the sum of |terms|).
+TEST_F(CudaKernels, MatmulMatchesTheProductWithItsEpilogue) {
+  struct Case {
+    std::int64_t rows, n, k;
+  };
+  const Case cases[] = {{1, 1, 1},       {3, 7, 5},       {64, 64, 16},     {65, 130, 33},
+                        {200, 384, 384}, {37, 1536, 384}, {129, 384, 1536}, {4, 5, 0}};
+  for (DType dtype : kTypes) {
+    for (const Case& c : cases) {
+      for (bool transpose_b : {false, true}) {
+        for (Activation act : {Activation::identity, Activation::gelu_erf, Activation::relu}) {
+          const bool with_bias = act != Activation::relu;
+          const auto a = rounded(random(c.rows * c.k, -1, 1), dtype), b = rounded(random(c.k * c.n, -1, 1), dtype);
+          const auto bias = rounded(random(c.n), dtype);
+          std::vector<float> product(c.rows * c.n), scale(c.rows * c.n), expected(c.rows * c.n);
+          for (std::int64_t r = 0; r < c.rows; ++r) {
+            for (std::int64_t j = 0; j < c.n; ++j) {
+              double sum = 0, magnitude = 0;
+              for (std::int64_t q = 0; q < c.k; ++q) {
+                const double term = double{a[r * c.k + q]} * (transpose_b ? b[j * c.k + q] : b[q * c.n + j]);
+                sum += term;
+                magnitude += std::abs(term);
+              }
+              product[r * c.n + j] = static_cast<float>(sum);
+              scale[r * c.n + j] = static_cast<float>(magnitude);
+            }
+          }
+          cpu::bias_activation(product.data(), with_bias ? bias.data() : nullptr, c.rows, c.n, act, expected.data());
+          const Buffer da(dtype, a), db(dtype, b), dbias(dtype, bias), out(dtype, c.rows * c.n);
+          finish(cuda::matmul(dtype, da.get(), db.get(), transpose_b, with_bias ? dbias.get() : nullptr, act, c.rows,
+                              c.n, c.k, out.get(), stream_));
+          const std::vector<float> actual = out.read();
+          const Tolerance t = tolerance(dtype);
+          for (std::size_t i = 0; i < actual.size(); ++i) {
+            const double bound = t.absolute + t.relative * std::abs(expected[i]) + 4 * 0x1p-24 * scale[i];
+            ASSERT_NEAR(actual[i], expected[i], bound)
+                << "matmul " << to_string(dtype) << " " << c.rows << "x" << c.n << "x" << c.k
+                << (transpose_b ? " Bt " : " B ") << static_cast<int>(act) << " at " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_F(CudaKernels, NormsWithResidualAndSum) {
   for (DType dtype : kTypes) {
     for (std::int64_t width : kWidths) {

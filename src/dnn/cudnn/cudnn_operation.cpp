@@ -54,8 +54,7 @@ Status CudnnGraphOperation::run(const CheckedGraph& checked, const Plan& plan, s
 
 void CudnnGraphOperation::describe(CudaTarget& target, LibraryReport& report) {
   for (LibraryVersion& library : cudnn_libraries()) report.report(std::move(library));
-  if (Result<CudnnPlans*> plans = target.context_state<CudnnPlans>(); plans.ok())
-    report.report((*plans)->plans().stats());
+  if (CudnnPlans* plans = target.existing_context_state<CudnnPlans>()) report.report(plans->plans().stats());
 }
 
 }  // namespace accel::dnn::cudnn

@@ -52,7 +52,7 @@ Status CudaExecutable::copy_in(const CheckedExecute& checked, std::span<const Bu
   return Status();
 }
 
-Status CudaExecutable::capture(const std::byte* weights, blas::CublasLtGemm& gemm, CudaTarget& target) const {
+Status CudaExecutable::capture(const std::byte* weights, blas::CublasLtGemm* gemm, CudaTarget& target) const {
   cudaStream_t stream = target.stream();
   ACCEL_RETURN_IF_ERROR(
       target.check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "beginning a graph capture"));
@@ -68,16 +68,18 @@ Status CudaExecutable::capture(const std::byte* weights, blas::CublasLtGemm& gem
   if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
   exec_ = exec;
   captured_weights_ = weights;
+  captured_with_cublaslt_ = gemm != nullptr;
   ++captures_;
   return Status();
 }
 
 Status CudaExecutable::run(const CheckedExecute& checked, std::span<const BufferView> views, bool replay,
-                           blas::CublasLtGemm& gemm, CudaTarget& target) const {
+                           blas::CublasLtGemm* gemm, CudaTarget& target) const {
   ACCEL_RETURN_IF_ERROR(copy_in(checked, views, replay, target));
   const std::byte* weights = weights_of(views);
   if (replay) {
-    if (exec_ == nullptr || captured_weights_ != weights) ACCEL_RETURN_IF_ERROR(capture(weights, gemm, target));
+    if (exec_ == nullptr || captured_weights_ != weights || (gemm != nullptr && !captured_with_cublaslt_))
+      ACCEL_RETURN_IF_ERROR(capture(weights, gemm, target));
     ACCEL_RETURN_IF_ERROR(target.check(cudaGraphLaunch(exec_, target.stream()), "replaying a graph"));
   } else {
     ACCEL_RETURN_IF_ERROR(enqueue_steps(plan_, checked.actual, arena_, weights, gemm, target));

@@ -17,9 +17,10 @@
 
 namespace accel::graph::cuda {
 
-// Enqueues the plan's steps at the extents of `extent` (matmuls through cuBLASLt, the rest the graph kernels).
+// Enqueues the plan's steps at the extents of `extent`: matmuls through cuBLASLt, or through the graph kernels' own
+// matmul where `gemm` is null (cuBLASLt still starting); the rest the graph kernels.
 [[nodiscard]] Status enqueue_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena,
-                                   const std::byte* weights, blas::CublasLtGemm& gemm, CudaTarget& target);
+                                   const std::byte* weights, blas::CublasLtGemm* gemm, CudaTarget& target);
 
 class CudaExecutable {
  public:
@@ -30,23 +31,25 @@ class CudaExecutable {
 
   [[nodiscard]] const ExecutablePlan& plan() const noexcept { return plan_; }
   // Copies the inputs in (padding them to the bucket when replaying), runs, copies the actual rows of the
-  // outputs out. views: weights, inputs, outputs (Operation<Execute>). Not thread-safe: one stream runs it.
+  // outputs out. views: weights, inputs, outputs (Operation<Execute>). `gemm` as enqueue_steps takes it; a graph
+  // captured without cuBLASLt is captured again once it is given. Not thread-safe: one stream runs it.
   [[nodiscard]] Status run(const CheckedExecute& checked, std::span<const BufferView> views, bool replay,
-                           blas::CublasLtGemm& gemm, CudaTarget& target) const;
-  // Captures made so far (the first replay, and again when the weights buffer moved).
+                           blas::CublasLtGemm* gemm, CudaTarget& target) const;
+  // Captures made so far (the first replay, again when the weights buffer moved or cuBLASLt became ready).
   [[nodiscard]] std::uint64_t captures() const noexcept { return captures_; }
 
  private:
   CudaExecutable(ExecutablePlan plan, std::byte* arena, cudaStream_t stream)
       : plan_(std::move(plan)), arena_(arena), stream_(stream) {}
   Status copy_in(const CheckedExecute& checked, std::span<const BufferView> views, bool pad, CudaTarget& target) const;
-  Status capture(const std::byte* weights, blas::CublasLtGemm& gemm, CudaTarget& target) const;
+  Status capture(const std::byte* weights, blas::CublasLtGemm* gemm, CudaTarget& target) const;
 
   ExecutablePlan plan_;
   std::byte* arena_;
   cudaStream_t stream_;
   mutable cudaGraphExec_t exec_ = nullptr;
   mutable const std::byte* captured_weights_ = nullptr;
+  mutable bool captured_with_cublaslt_ = false;
   mutable std::uint64_t captures_ = 0;
 };
 

@@ -1,5 +1,6 @@
 // The CUDA lowering of an executable's steps: matmuls through the stream's cuBLASLt (bias, ReLU and tanh-GELU fused
-// in its epilogue; other activations by one bias + activation pass after it), everything else the graph kernels.
+// in its epilogue; other activations by one bias + activation pass after it) or, while cuBLASLt starts, through the
+// graph kernels' own matmul (every epilogue fused); everything else the graph kernels.
 // Called once per capture at the bucket's extent, or per run at the actual extent.
 #include <fmt/format.h>
 
@@ -20,11 +21,17 @@ struct Frame : StepFrame {
   }
 };
 
-Status matmul(const Frame& f, const Node& node, blas::CublasLtGemm& gemm, CudaTarget& target) {
+Status matmul(const Frame& f, const Node& node, blas::CublasLtGemm* gemm, CudaTarget& target) {
   const std::uint32_t x = node.inputs[0], w = node.inputs[1], bias = node.inputs[2];
   const std::int64_t rows = f.dim(x, 0), k = f.dim(x, 1), n = f.dim(node.output, 1);
   if (rows == 0 || n == 0) return Status();
   const DType dtype = f.info(x).dtype;
+  if (gemm == nullptr) {
+    return target.check(
+        cuda::matmul(dtype, f.at(x), f.at(w), node.transpose_b, bias != Node::kNone ? f.at(bias) : nullptr,
+                     node.activation, rows, n, k, f.at(node.output), f.stream),
+        "launching the graph's own matmul");
+  }
   const bool fused = node.activation == Activation::identity || node.activation == Activation::relu ||
                      node.activation == Activation::gelu_tanh;
   Epilogue epilogue{.activation = fused ? node.activation : Activation::identity,
@@ -37,8 +44,8 @@ Status matmul(const Frame& f, const Node& node, blas::CublasLtGemm& gemm, CudaTa
                   .output_type = dtype,
                   .epilogue = epilogue};
   ACCEL_ASSIGN_OR_RETURN(GemmGeometry geometry, plan_gemm_geometry(shape));
-  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const blas::CublasLtGemm::Plan> plan, gemm.plan(geometry));
-  ACCEL_RETURN_IF_ERROR(gemm.run(
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const blas::CublasLtGemm::Plan> plan, gemm->plan(geometry));
+  ACCEL_RETURN_IF_ERROR(gemm->run(
       *plan, geometry, {.a = f.at(x), .b = f.at(w), .c = f.at(node.output), .bias = f.at(bias)}, 1.0, 0.0, f.stream));
   if (fused) return Status();
   return target.check(
@@ -93,7 +100,7 @@ cudaError_t launch(const Frame& f, const Node& node) {
 }  // namespace
 
 Status enqueue_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena, const std::byte* weights,
-                     blas::CublasLtGemm& gemm, CudaTarget& target) {
+                     blas::CublasLtGemm* gemm, CudaTarget& target) {
   const Frame frame{{.plan = plan, .extent = extent, .arena = arena, .weights = weights}, target.stream()};
   for (std::uint32_t index : plan.steps()) {
     const Node& node = plan.graph().nodes()[index];

@@ -31,17 +31,17 @@ Result<CudaOperation<graph::Execute>::Plan> CudaOperation<graph::Execute>::plan(
     case graph::ExecuteMode::direct: replay = false; break;
     case graph::ExecuteMode::automatic: replay = fill(checked) >= request.direct_below; break;
   }
-  return Plan{.executable = std::move(executable), .gemm = &blas->gemm(), .replay = replay};
+  // Until cuBLASLt's start-up is over (its first call costs 100–130 ms), matmuls take the graph kernels' own.
+  return Plan{.executable = std::move(executable), .gemm = blas->ready() ? &blas->gemm() : nullptr, .replay = replay};
 }
 
 Status CudaOperation<graph::Execute>::run(const graph::Execute&, const graph::CheckedExecute& checked, const Plan& plan,
                                           std::span<const BufferView> views, CudaRun& run) {
-  return plan.executable->run(checked, views, plan.replay, *plan.gemm, run.target);
+  return plan.executable->run(checked, views, plan.replay, plan.gemm, run.target);
 }
 
 void CudaOperation<graph::Execute>::describe(CudaTarget& target, LibraryReport& report) {
-  if (Result<graph::cuda::GraphStreamState*> state = target.stream_state<graph::cuda::GraphStreamState>(); state.ok())
-    report.report((*state)->stats());
+  if (auto* state = target.existing_stream_state<graph::cuda::GraphStreamState>()) report.report(state->stats());
 }
 
 }  // namespace accel

@@ -14,7 +14,7 @@ template <>
 struct CudaOperation<graph::Execute> {
   struct Plan {
     std::shared_ptr<const graph::cuda::CudaExecutable> executable;
-    blas::CublasLtGemm* gemm = nullptr;
+    blas::CublasLtGemm* gemm = nullptr;  // null: the graph kernels' own matmul (cuBLASLt still starting)
     bool replay = true;
   };
 

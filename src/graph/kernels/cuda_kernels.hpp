@@ -26,6 +26,11 @@ cudaError_t unary(DType dtype, Activation activation, const void* x, void* y, st
 cudaError_t bias_activation(DType dtype, const void* x, const void* bias, std::int64_t rows, std::int64_t width,
                             Activation activation, void* y, cudaStream_t stream);
 
+// C = act(A op(B) + bias), row-major: A [rows, k], B [k, n] or, transposed, [n, k]; bias (may be null) [n].
+// The graphs' matmul while cuBLASLt starts (cuda_matmul.cu); rows < 65536 * 64.
+cudaError_t matmul(DType dtype, const void* a, const void* b, bool transpose_b, const void* bias, Activation activation,
+                   std::int64_t rows, std::int64_t n, std::int64_t k, void* c, cudaStream_t stream);
+
 cudaError_t binary(DType dtype, BinaryOp op, const void* a, const void* b, Broadcast b_shape, std::int64_t rows,
                    std::int64_t width, void* out, cudaStream_t stream);
 

@@ -70,8 +70,8 @@ Result<std::unique_ptr<JitState>> JitState::open(CudaTarget& target) {
 }
 
 void describe_jit(CudaTarget& target, LibraryReport& report) {
-  if (Result<JitState*> state = target.context_state<JitState>(); state.ok()) {
-    for (CacheStats& stats : (*state)->kernels().stats()) report.report(std::move(stats));
+  if (JitState* state = target.existing_context_state<JitState>()) {
+    for (CacheStats& stats : state->kernels().stats()) report.report(std::move(stats));
   }
 }
 

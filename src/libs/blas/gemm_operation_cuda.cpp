@@ -7,6 +7,9 @@ namespace blas {
 
 Result<std::unique_ptr<CublasLtState>> CublasLtState::open(CudaTarget& target) {
   const DeviceOptions& options = target.options();
+  int device = 0;
+  ACCEL_RETURN_IF_ERROR(target.check(cudaGetDevice(&device), "asking for the current device"));
+  std::unique_ptr<CublasLtStartup> startup = CublasLtStartup::begin(device);
   void* workspace = nullptr;
   if (options.blas.workspace_bytes != 0) {
     ACCEL_RETURN_IF_ERROR(
@@ -19,7 +22,8 @@ Result<std::unique_ptr<CublasLtState>> CublasLtState::open(CudaTarget& target) {
     if (workspace != nullptr) cudaFreeAsync(workspace, target.stream());
     return gemm.status();
   }
-  return std::unique_ptr<CublasLtState>(new CublasLtState(target.stream(), workspace, std::move(*gemm)));
+  return std::unique_ptr<CublasLtState>(
+      new CublasLtState(target.stream(), workspace, std::move(*gemm), std::move(startup)));
 }
 
 CublasLtState::~CublasLtState() {
@@ -50,8 +54,8 @@ Status CudaOperation<Gemm>::run(const Gemm& request, const GemmGeometry& geometr
 
 void CudaOperation<Gemm>::describe(CudaTarget& target, LibraryReport& report) {
   report.report(blas::cublaslt_library());
-  if (Result<blas::CublasLtState*> state = target.stream_state<blas::CublasLtState>(); state.ok())
-    report.report((*state)->gemm().stats());
+  if (blas::CublasLtState* state = target.existing_stream_state<blas::CublasLtState>())
+    report.report(state->gemm().stats());
 }
 
 }  // namespace accel

@@ -4,13 +4,15 @@
 #include <memory>
 
 #include "libs/blas/cublaslt_gemm.hpp"
+#include "libs/blas/cublaslt_startup.hpp"
 #include "libs/blas/gemm_operation.hpp"
 #include "operation/cuda_operation.hpp"
 
 namespace accel {
 
 namespace blas {
-// What cuBLASLt keeps per stream: its handle and plan cache, and the workspace its GEMMs use.
+// What cuBLASLt keeps per stream: its handle and plan cache, and the workspace its GEMMs use. The process's first
+// state also begins cuBLASLt's one-time start-up on a thread of its own (CublasLtStartup).
 class CublasLtState final : public TargetState {
  public:
   static Result<std::unique_ptr<CublasLtState>> open(CudaTarget& target);
@@ -20,13 +22,17 @@ class CublasLtState final : public TargetState {
 
   [[nodiscard]] CublasLtGemm& gemm() noexcept { return *gemm_; }
   [[nodiscard]] const CublasLtGemm& gemm() const noexcept { return *gemm_; }
+  // Whether cuBLASLt's start-up is over, so that a call now costs only itself.
+  [[nodiscard]] static bool ready() noexcept { return CublasLtStartup::done(); }
 
  private:
-  CublasLtState(cudaStream_t stream, void* workspace, std::unique_ptr<CublasLtGemm> gemm)
-      : stream_(stream), workspace_(workspace), gemm_(std::move(gemm)) {}
+  CublasLtState(cudaStream_t stream, void* workspace, std::unique_ptr<CublasLtGemm> gemm,
+                std::unique_ptr<CublasLtStartup> startup)
+      : stream_(stream), workspace_(workspace), gemm_(std::move(gemm)), startup_(std::move(startup)) {}
   cudaStream_t stream_;
   void* workspace_;
   std::unique_ptr<CublasLtGemm> gemm_;
+  std::unique_ptr<CublasLtStartup> startup_;  // null unless this state began it
 };
 }  // namespace blas
 

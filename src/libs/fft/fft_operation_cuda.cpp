@@ -28,8 +28,7 @@ Status CudaOperation<Fft>::run(const Fft&, const FftGeometry& g, const Plan& pla
 
 void CudaOperation<Fft>::describe(CudaTarget& target, LibraryReport& report) {
   report.report(fft::cufft_library());
-  if (Result<fft::CufftPlans*> plans = target.stream_state<fft::CufftPlans>(); plans.ok())
-    report.report((*plans)->stats());
+  if (fft::CufftPlans* plans = target.existing_stream_state<fft::CufftPlans>()) report.report(plans->stats());
 }
 
 }  // namespace accel

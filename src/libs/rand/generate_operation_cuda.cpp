@@ -52,8 +52,7 @@ Status CudaOperation<rand::Generate>::run(const rand::Generate& request, const r
 
 void CudaOperation<rand::Generate>::describe(CudaTarget& target, LibraryReport& report) {
   report.report(rand::curand_library());
-  if (Result<rand::RandState*> state = target.stream_state<rand::RandState>(); state.ok())
-    report.report((*state)->stats());
+  if (rand::RandState* state = target.existing_stream_state<rand::RandState>()) report.report(state->stats());
 }
 
 }  // namespace accel

@@ -155,7 +155,7 @@ Status launched(CudaRun& run, cusolverStatus_t status, std::string_view what) {
 
 void describe_cusolver(CudaTarget& target, LibraryReport& report) {
   report.report(cusolver_library());
-  if (Result<WorkSizes*> sizes = target.context_state<WorkSizes>(); sizes.ok()) report.report((*sizes)->stats());
+  if (WorkSizes* sizes = target.existing_context_state<WorkSizes>()) report.report(sizes->stats());
 }
 
 }  // namespace accel::solver

@@ -187,9 +187,7 @@ Status launched(CudaRun& run, cusparseStatus_t status, std::string_view what) {
 
 void describe_cusparse(CudaTarget& target, LibraryReport& report) {
   report.report(cusparse_library());
-  if (Result<CusparseState*> state = target.stream_state<CusparseState>(); state.ok()) {
-    report.report((*state)->analyses().stats());
-  }
+  if (CusparseState* state = target.existing_stream_state<CusparseState>()) report.report(state->analyses().stats());
 }
 
 }  // namespace accel::sparse

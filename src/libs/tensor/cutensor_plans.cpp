@@ -321,10 +321,11 @@ Status run_cutensor(const TensorPlan& planned, const RunArgs& args, CudaRun& run
 }
 
 void describe_cutensor(CudaTarget& target, LibraryReport& report) {
-  Result<CutensorState*> state = target.context_state<CutensorState>();
-  if (!state.ok()) return;
-  report.report(cutensor_library((*state)->api()));
-  report.report((*state)->stats());
+  // cuTENSOR is loaded by its first request; a device that made none has none to report.
+  CutensorState* state = target.existing_context_state<CutensorState>();
+  if (state == nullptr) return;
+  report.report(cutensor_library(state->api()));
+  report.report(state->stats());
 }
 
 }  // namespace accel::tensor
