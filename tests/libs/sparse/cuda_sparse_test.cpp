@@ -1,7 +1,7 @@
 // The sparse requests on CUDA (cuSPARSE) against the CPU device (Eigen) and dense references, on fresh random
-// matrices of several densities and shapes — empty rows, one huge row, 64-bit indices — in process and isolated;
-// malformed matrices refused by the structural check kernel before cuSPARSE reads them, and a fixed structure's
-// analysis reused. Skipped without a GPU.
+// matrices of several densities and shapes — empty rows, one huge row, 64-bit indices (the CSR <-> COO conversions,
+// the family's own kernels, with both index types) — in process and isolated; malformed matrices refused by the
+// structural check kernel before cuSPARSE reads them, and a fixed structure's analysis reused. Skipped without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -94,6 +94,33 @@ class CudaSparseTest : public ::testing::TestWithParam<GpuTestTarget> {
           ASSERT_THAT(cpu.status, IsOk());
           EXPECT_LE(relative(gpu.out, cpu.out), 100 * tolerance<T>(n));
         }
+  }
+
+  // CsrToCoo and back on both devices, from the same fresh matrix: the GPU's rows and offsets are the CPU's.
+  template <class I>
+  void conversions(const Shape& shape) {
+    const Entries e = random_entries(shape, rng_);
+    SCOPED_TRACE(fmt::format("{} {}x{} nnz={}", to_string(dtype_of<I>()), e.rows, e.cols, e.nnz()));
+    auto convert = [&](Device& device) {
+      DeviceMatrix<I, float> csr = upload_matrix<I, float>(device, e, Format::csr);
+      Buffer<I> rows = upload(device, std::vector<I>(static_cast<std::size_t>(e.nnz()), I{-1}));
+      EXPECT_THAT(device.ask(CsrToCoo{.csr = csr.matrix, .rows = rows}).wait(), IsOk());
+      Matrix coo = csr.matrix;
+      coo.format = Format::coo;
+      const Buffer<I> sorted_rows = upload(device, arrays<I, float>(e, Format::coo).offsets);
+      coo.offsets = sorted_rows;
+      Buffer<I> offsets = upload(device, std::vector<I>(static_cast<std::size_t>(e.rows + 1), I{-1}));
+      EXPECT_THAT(device.ask(CooToCsr{.coo = coo, .offsets = offsets}).wait(), IsOk());
+      std::vector<I> coo_rows = download(device, rows);
+      coo_rows.resize(static_cast<std::size_t>(e.nnz()));  // an empty matrix's buffer holds one placeholder
+      return std::pair(coo_rows, download(device, offsets));
+    };
+    const auto [gpu_rows, gpu_offsets] = convert(*gpu_);
+    const auto [cpu_rows, cpu_offsets] = convert(cpu_);
+    EXPECT_EQ(gpu_rows, cpu_rows);
+    EXPECT_EQ(gpu_offsets, cpu_offsets);
+    EXPECT_EQ(gpu_rows, (arrays<I, float>(e, Format::coo).offsets));
+    EXPECT_EQ(gpu_offsets, (arrays<I, float>(e, Format::csr).offsets));
   }
 
   System system_;
@@ -201,17 +228,12 @@ TEST_P(CudaSparseTest, HalfPrecisionSpmvMatchesTheCpuInF32) {
 }
 
 TEST_P(CudaSparseTest, ConversionsMatchTheCpu) {
+  for (const Shape& shape : kShapes) {
+    conversions<std::int32_t>(shape);
+    conversions<std::int64_t>(shape);
+  }
+  conversions<std::int64_t>({.rows = 5000, .cols = 40000, .density = 1e-4, .empty_every = 2, .huge_row = true});
   const Entries e = random_entries({.rows = 700, .cols = 300, .density = 0.02, .empty_every = 4}, rng_);
-  DeviceMatrix<std::int32_t, float> csr = upload_matrix<std::int32_t, float>(*gpu_, e, Format::csr);
-  Buffer<std::int32_t> rows = upload(*gpu_, std::vector<std::int32_t>(static_cast<std::size_t>(e.nnz())));
-  ASSERT_THAT(gpu_->ask(CsrToCoo{.csr = csr.matrix, .rows = rows}).wait(), IsOk());
-  EXPECT_EQ(download(*gpu_, rows), (arrays<std::int32_t, float>(e, Format::coo).offsets));
-  Matrix coo = csr.matrix;
-  coo.format = Format::coo;
-  coo.offsets = rows;
-  Buffer<std::int32_t> offsets = upload(*gpu_, std::vector<std::int32_t>(static_cast<std::size_t>(e.rows + 1)));
-  ASSERT_THAT(gpu_->ask(CooToCsr{.coo = coo, .offsets = offsets}).wait(), IsOk());
-  EXPECT_EQ(download(*gpu_, offsets), (arrays<std::int32_t, float>(e, Format::csr).offsets));
   for (Format format : {Format::csr, Format::csc, Format::coo}) {
     DeviceMatrix<std::int64_t, double> a = upload_matrix<std::int64_t, double>(*gpu_, e, format);
     Buffer<double> dense = upload(*gpu_, std::vector<double>(static_cast<std::size_t>(e.rows * e.cols), 3.0));
