@@ -6,6 +6,8 @@ columns (part,case,variant,metric,value) with variant "torch":
   spmv/<density>   y = A @ x, A of ROWS x COLS at each density
   spmm32/<density> C = A @ B, B dense with 32 columns
   spmv/powerlaw    row degrees 1 + 1000 / rank^0.8, ROWS x ROWS
+  spgemm/powerlaw  C = A @ A (cuSPARSE's SpGEMM under torch), A the power-law matrix
+  spgemm/uniform8  C = A @ A, A of ROWS x ROWS with 8 entries per row
 
   python3 bench/peers/torch_sparse.py [rows, default 1048576] [cols, default 131072] [densities, default 1e-4,1e-3,1e-2]
 """
@@ -34,22 +36,22 @@ def make(rows, cols, degrees, gen):
     return torch.sparse_csr_tensor(offsets.to(torch.int32), columns, values, (rows, cols), device="cuda")
 
 
-def measure(case, fn):
-    for _ in range(3):
+def measure(case, fn, warmup=3, latency=20, pipelined=100):
+    for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     times = []
-    for _ in range(20):
+    for _ in range(latency):
         start = time.perf_counter()
         fn()
         torch.cuda.synchronize()
         times.append((time.perf_counter() - start) * 1e6)
     row(case, "latency_us", statistics.median(times))
     start = time.perf_counter()
-    for _ in range(100):
+    for _ in range(pipelined):
         fn()
     torch.cuda.synchronize()
-    row(case, "pipelined_us", (time.perf_counter() - start) * 1e6 / 100)
+    row(case, "pipelined_us", (time.perf_counter() - start) * 1e6 / pipelined)
 
 
 def main():
@@ -73,6 +75,12 @@ def main():
     a = make(rows, rows, degrees, gen)
     x = torch.zeros(rows, device="cuda")
     measure("spmv/powerlaw", lambda: a @ x)
+    # As sparse_bench's accel_product: the product alone, few repeats (each is a full SpGEMM).
+    measure("spgemm/powerlaw", lambda: a @ a, warmup=1, latency=5, pipelined=10)
+    del a
+    torch.cuda.empty_cache()
+    a = make(rows, rows, torch.full((rows,), 8, dtype=torch.int64), gen)
+    measure("spgemm/uniform8", lambda: a @ a, warmup=1, latency=5, pipelined=10)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@
 //          1e-4,1e-3,1e-2), f32 values, i32 indices; and a power-law matrix (row degrees ~ 1 / rank^0.8, up to 1000
 //          entries: the row distribution of a power-law graph's Laplacian)
 //   spmm   C = A B with 32 dense columns (row-major), at the two lower densities
+//   spgemm C = A·A, A of `rows` x `rows` with 8 entries per row (uniform8) and the power-law matrix; and blocked-ELL
+//          SpMM beside the same matrix as CSR (sparse_bench_products.cpp says which variants these have)
 // Variants: accel with Structure::checked_each_use (the structure checked by a kernel and its verdict waited for,
 // then analysed again, every call), accel_fixed (Structure::fixed: the analysis cached, nothing but cuSPARSE's
 // call), cusparse (the raw call). Metrics: latency_us (one call and its synchronisation, median) and pipelined_us
@@ -14,7 +16,6 @@
 #include <cusparse.h>
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -25,45 +26,19 @@
 #include "accel/libs/sparse/sparse.hpp"
 #include "common/csv_report.hpp"
 #include "common/cuda_checks.hpp"
+#include "sparse_bench_matrix.hpp"
 
 namespace {
 
 using namespace accel;
-using Clock = std::chrono::steady_clock;
 using bench::check_cuda;
-using bench::micros;
-using bench::percentile;
 using bench::require;
+using sparse_bench::Csr;
+using sparse_bench::make;
+using sparse_bench::measure;
 
 void check_sparse(cusparseStatus_t s, const char* what) {
   bench::check_library(s, CUSPARSE_STATUS_SUCCESS, "cuSPARSE", what);
-}
-
-struct Csr {
-  std::int64_t rows = 0, cols = 0;
-  std::vector<std::int32_t> offsets, indices;
-  std::vector<float> values;
-};
-
-// `per_row(i)` sorted distinct columns in row i, spread over the row with a random offset (cheap at 1e9 entries).
-template <class PerRow>
-Csr make(std::int64_t rows, std::int64_t cols, PerRow&& per_row, std::mt19937_64& rng) {
-  Csr a{.rows = rows, .cols = cols};
-  a.offsets.reserve(static_cast<std::size_t>(rows + 1));
-  a.offsets.push_back(0);
-  std::uniform_real_distribution<float> value(-1, 1);
-  const float table[4] = {value(rng), value(rng), value(rng), value(rng)};
-  for (std::int64_t i = 0; i < rows; ++i) {
-    const std::int64_t k = std::min<std::int64_t>(per_row(i), cols);
-    const std::int64_t step = k == 0 ? 1 : cols / k;
-    const std::int64_t start = k == 0 ? 0 : static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(step));
-    for (std::int64_t t = 0; t < k; ++t) {
-      a.indices.push_back(static_cast<std::int32_t>(start + t * step));
-      a.values.push_back(table[(i + t) & 3]);
-    }
-    a.offsets.push_back(static_cast<std::int32_t>(a.indices.size()));
-  }
-  return a;
 }
 
 // The raw calls: descriptors, buffer and preprocessing once, then cusparseSpMV / SpMM per call.
@@ -197,27 +172,6 @@ struct Actor {
   }
 };
 
-template <class Runner>
-void measure(Runner& runner, const std::string& name, const char* variant) {
-  for (int i = 0; i < 3; ++i) {
-    runner.enqueue();
-    runner.finish();
-  }
-  std::vector<double> us;
-  for (int i = 0; i < 20; ++i) {
-    const auto t0 = Clock::now();
-    runner.enqueue();
-    runner.finish();
-    us.push_back(micros(Clock::now() - t0));
-  }
-  bench::row("sparse", name, variant, "latency_us", percentile(us, 0.5));
-  constexpr int kPipelined = 100;
-  const auto t0 = Clock::now();
-  for (int i = 0; i < kPipelined; ++i) runner.enqueue();
-  runner.finish();
-  bench::row("sparse", name, variant, "pipelined_us", micros(Clock::now() - t0) / kPipelined);
-}
-
 void run_case(Device& device, const Csr& m, std::int64_t n, const std::string& name) {
   bench::row("sparse", name, "matrix", "nnz", static_cast<double>(m.indices.size()));
   {
@@ -273,5 +227,12 @@ int main(int argc, char** argv) {
       },
       rng);
   run_case(*device, laplacian, 0, "spmv/powerlaw");
+  sparse_bench::run_spgemm(*device, laplacian, "spgemm/powerlaw");
+  {
+    const Csr uniform = make(
+        rows, rows, [](std::int64_t) { return 8; }, rng);
+    sparse_bench::run_spgemm(*device, uniform, "spgemm/uniform8");
+  }
+  sparse_bench::run_blocked_ell(*device, rows, cols, 32, 2, rng);
   return 0;
 }

@@ -1,7 +1,6 @@
 // The operation contracts of the sparse conversions (Note [The operation contract] in operation/operation.hpp):
-// sparse::ToDense (Eigen / cusparseSparseToDense), sparse::CsrToCoo (cusparseXcsr2coo) and sparse::CooToCsr
-// (cusparseXcoo2csr; i32 indices only on CUDA, as cuSPARSE's legacy conversions take). On CUDA:
-// convert_operation_cuda.hpp.
+// sparse::ToDense (Eigen / cusparseSparseToDense), sparse::CsrToCoo and sparse::CooToCsr (a scan on the host, kernels
+// of our own on CUDA; i32 and i64 indices on both). On CUDA: convert_operation_cuda.hpp.
 #pragma once
 
 #include <span>

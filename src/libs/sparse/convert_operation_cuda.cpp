@@ -1,7 +1,6 @@
 #include "libs/sparse/convert_operation_cuda.hpp"
 
-#include <fmt/format.h>
-
+#include "libs/sparse/convert_kernel.hpp"
 #include "libs/sparse/cusparse_run.hpp"
 
 namespace accel {
@@ -10,16 +9,6 @@ using sparse::Analysis;
 using sparse::CooToCsr;
 using sparse::CsrToCoo;
 using sparse::ToDense;
-
-namespace {
-
-Status check_i32(std::string_view request, const sparse::Matrix& m) {
-  if (m.index == DType::i32) return Status();
-  return not_supported(
-      fmt::format("{}: cuSPARSE converts i32 indices only; this matrix's are {}", request, to_string(m.index)));
-}
-
-}  // namespace
 
 Status CudaOperation<ToDense>::run(const ToDense&, const Checked& checked, const Plan& plan,
                                    std::span<const BufferView> views, CudaRun& run) {
@@ -49,46 +38,24 @@ Status CudaOperation<ToDense>::run(const ToDense&, const Checked& checked, const
       "cusparseSparseToDense");
 }
 
-Result<CudaOperation<CsrToCoo>::Plan> CudaOperation<CsrToCoo>::plan(const CsrToCoo& request, const Checked&,
-                                                                    CudaTarget& target) {
-  ACCEL_RETURN_IF_ERROR(check_i32(CsrToCoo::kName, request.csr));
-  return sparse::plan_sparse(target);
-}
-
-Status CudaOperation<CsrToCoo>::run(const CsrToCoo& r, const Checked&, const Plan& plan,
-                                    std::span<const BufferView> views, CudaRun& run) {
+Status CudaOperation<CsrToCoo>::run(const CsrToCoo& r, const Checked&, const Plan&, std::span<const BufferView> views,
+                                    CudaRun& run) {
   using Op = Operation<CsrToCoo>;
   ACCEL_RETURN_IF_ERROR(
       sparse::check_structure_on_device(run, r.kName, "csr", r.csr, views[Op::offsets], views[Op::indices]));
-  if (r.csr.nnz == 0 || r.csr.rows == 0) return Status();
-  return sparse::launched(run,
-                          cusparseXcsr2coo(plan.state->handle(), static_cast<const int*>(views[Op::offsets].data),
-                                           static_cast<int>(r.csr.nnz), static_cast<int>(r.csr.rows),
-                                           static_cast<int*>(views[Op::rows].data), CUSPARSE_INDEX_BASE_ZERO),
-                          "cusparseXcsr2coo");
+  return run.target.check(sparse::launch_csr_to_coo(r.csr.index == DType::i64, r.csr.rows, r.csr.nnz,
+                                                    views[Op::offsets].data, views[Op::rows].data, run.target.stream()),
+                          "expanding the row offsets");
 }
 
-Result<CudaOperation<CooToCsr>::Plan> CudaOperation<CooToCsr>::plan(const CooToCsr& request, const Checked&,
-                                                                    CudaTarget& target) {
-  ACCEL_RETURN_IF_ERROR(check_i32(CooToCsr::kName, request.coo));
-  return sparse::plan_sparse(target);
-}
-
-Status CudaOperation<CooToCsr>::run(const CooToCsr& r, const Checked&, const Plan& plan,
-                                    std::span<const BufferView> views, CudaRun& run) {
+Status CudaOperation<CooToCsr>::run(const CooToCsr& r, const Checked&, const Plan&, std::span<const BufferView> views,
+                                    CudaRun& run) {
   using Op = Operation<CooToCsr>;
   ACCEL_RETURN_IF_ERROR(
       sparse::check_structure_on_device(run, r.kName, "coo", r.coo, views[Op::rows], views[Op::indices]));
-  const std::uint64_t bytes = static_cast<std::uint64_t>(r.coo.rows + 1) * sizeof(std::int32_t);
-  if (r.coo.nnz == 0) {
-    return run.target.check(cudaMemsetAsync(views[Op::offsets].data, 0, bytes, run.target.stream()),
-                            "zeroing the offsets of an empty matrix");
-  }
-  return sparse::launched(run,
-                          cusparseXcoo2csr(plan.state->handle(), static_cast<const int*>(views[Op::rows].data),
-                                           static_cast<int>(r.coo.nnz), static_cast<int>(r.coo.rows),
-                                           static_cast<int*>(views[Op::offsets].data), CUSPARSE_INDEX_BASE_ZERO),
-                          "cusparseXcoo2csr");
+  return run.target.check(sparse::launch_coo_to_csr(r.coo.index == DType::i64, r.coo.rows, r.coo.nnz,
+                                                    views[Op::rows].data, views[Op::offsets].data, run.target.stream()),
+                          "compressing the rows");
 }
 
 }  // namespace accel

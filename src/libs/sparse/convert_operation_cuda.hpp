@@ -1,5 +1,5 @@
 // The sparse conversions on a CUDA stream, after the structural check: cusparseSparseToDense (its buffer kept per
-// structure), cusparseXcsr2coo and cusparseXcoo2csr, which take i32 indices only (i64 is not supported on CUDA).
+// structure), and CSR <-> COO by kernels of our own (convert_kernel.hpp), for i32 and i64 indices alike.
 #pragma once
 
 #include "libs/sparse/convert_operation.hpp"
@@ -28,7 +28,9 @@ struct CudaOperation<sparse::CsrToCoo> {
   using Plan = sparse::SparsePlan;
   using Checked = Operation<sparse::CsrToCoo>::Checked;
 
-  static Result<Plan> plan(const sparse::CsrToCoo& request, const Checked& checked, CudaTarget& target);
+  static Result<Plan> plan(const sparse::CsrToCoo&, const Checked&, CudaTarget& target) {
+    return sparse::plan_sparse(target);
+  }
   static std::uint64_t workspace_bytes(const Plan&) { return sparse::kReportBytes; }
   static std::uint64_t host_result_bytes(const Plan&) { return sparse::kReportBytes; }
   static Status run(const sparse::CsrToCoo& request, const Checked& checked, const Plan& plan,
@@ -40,7 +42,9 @@ struct CudaOperation<sparse::CooToCsr> {
   using Plan = sparse::SparsePlan;
   using Checked = Operation<sparse::CooToCsr>::Checked;
 
-  static Result<Plan> plan(const sparse::CooToCsr& request, const Checked& checked, CudaTarget& target);
+  static Result<Plan> plan(const sparse::CooToCsr&, const Checked&, CudaTarget& target) {
+    return sparse::plan_sparse(target);
+  }
   static std::uint64_t workspace_bytes(const Plan&) { return sparse::kReportBytes; }
   static std::uint64_t host_result_bytes(const Plan&) { return sparse::kReportBytes; }
   static Status run(const sparse::CooToCsr& request, const Checked& checked, const Plan& plan,

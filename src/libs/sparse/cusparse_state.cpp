@@ -96,7 +96,7 @@ AnalysisKey analysis_key(Kind kind, const Matrix& m, std::int64_t a, std::int64_
           c,
           d,
           e,
-          0};
+          m.ell_block_size};
 }
 
 CusparseState::CusparseState(cusparseHandle_t handle)
@@ -131,6 +131,7 @@ Status check_structure_on_device(CudaRun& run, std::string_view request, std::st
   }
   const StructureShape shape = structure_shape(m);
   const KernelShape kernel{.coo = shape.format == Format::coo,
+                           .blocked_ell = shape.format == Format::blocked_ell,
                            .wide = m.index == DType::i64,
                            .outer = shape.outer,
                            .inner = shape.inner,
@@ -167,6 +168,10 @@ Result<cusparseSpMatDescr_t> make_descriptor(const Matrix& m, const BufferView& 
     case Format::coo:
       status = cusparseCreateCoo(&descriptor, m.rows, m.cols, m.nnz, offsets.data, indices.data, values.data, index,
                                  CUSPARSE_INDEX_BASE_ZERO, type);
+      break;
+    case Format::blocked_ell:
+      status = cusparseCreateBlockedEll(&descriptor, m.rows, m.cols, m.ell_block_size, ell_cols(m), indices.data,
+                                        values.data, index, CUSPARSE_INDEX_BASE_ZERO, type);
       break;
   }
   ACCEL_RETURN_IF_ERROR(cusparse_status(status, "creating the sparse matrix's descriptor"));

@@ -40,7 +40,8 @@ struct Analysis {
 };
 
 // What an analysis depends on: the request kind, its operations and the matrix's structure (its index buffers —
-// whose handles name one allocation for its whole life — shape and types), and the dense operands' layouts.
+// whose handles name one allocation for its whole life — shape, types and a blocked ELL's block size), and the dense
+// operands' layouts.
 using AnalysisKey = std::array<std::int64_t, 16>;
 enum class Kind : std::uint8_t { spmv, spmm, spsv, to_dense, sddmm };
 [[nodiscard]] AnalysisKey analysis_key(Kind kind, const Matrix& m, std::int64_t a, std::int64_t b, std::int64_t c,

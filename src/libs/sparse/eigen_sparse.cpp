@@ -20,6 +20,26 @@ using Dense = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Order>;
 template <class T, int Order>
 using DenseMap = Eigen::Map<Dense<T, Order>, 0, Eigen::OuterStride<>>;
 
+// A blocked-ELL matrix as a compressed Eigen matrix: every entry of its non-padding blocks (explicit zeros kept).
+template <class T, class I>
+Eigen::SparseMatrix<T, Eigen::RowMajor, I> blocked_ell_matrix(const Matrix& m, const I* column_blocks,
+                                                              const T* values) {
+  const std::int64_t bs = m.ell_block_size, stored = ell_cols(m), slots = stored / bs;
+  std::vector<Eigen::Triplet<T, I>> triplets;
+  triplets.reserve(static_cast<std::size_t>(m.nnz));
+  for (std::int64_t i = 0; i < m.rows; ++i) {
+    for (std::int64_t s = 0; s < slots; ++s) {
+      const std::int64_t block = column_blocks[i / bs * slots + s];
+      if (block < 0) continue;  // padding
+      for (std::int64_t c = 0; c < bs; ++c)
+        triplets.emplace_back(static_cast<I>(i), static_cast<I>(block * bs + c), values[i * stored + s * bs + c]);
+    }
+  }
+  Eigen::SparseMatrix<T, Eigen::RowMajor, I> a(m.rows, m.cols);
+  a.setFromTriplets(triplets.begin(), triplets.end());
+  return a;
+}
+
 // Calls f with A as an Eigen sparse expression over `views` (offsets, indices, values).
 template <class T, class I, class F>
 void with_sparse(const Matrix& m, std::span<const BufferView> views, F&& f) {
@@ -42,6 +62,7 @@ void with_sparse(const Matrix& m, std::span<const BufferView> views, F&& f) {
       f(a);
       return;
     }
+    case Format::blocked_ell: f(blocked_ell_matrix<T, I>(m, indices, values)); return;
   }
 }
 

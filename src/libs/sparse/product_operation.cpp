@@ -42,7 +42,9 @@ Result<Operation<SpMM>::Checked> Operation<SpMM>::validate(const SpMM& request) 
   SpMM& r = checked.request;
   ACCEL_RETURN_IF_ERROR(sparse::check_transpose(name, "op_a", r.op_a));
   ACCEL_RETURN_IF_ERROR(sparse::check_transpose(name, "op_b", r.op_b));
-  ACCEL_RETURN_IF_ERROR(sparse::check_matrix(name, "a", r.a, sparse::Values::with_half));
+  ACCEL_RETURN_IF_ERROR(r.a.format == sparse::Format::blocked_ell
+                            ? sparse::check_blocked_ell(name, "a", r.a, sparse::Values::with_half)
+                            : sparse::check_matrix(name, "a", r.a, sparse::Values::with_half));
   const std::int64_t m = sparse::op_rows(r.a, r.op_a), k = sparse::op_cols(r.a, r.op_a);
   const std::int64_t n = r.op_b == Transpose::none ? r.b.cols : r.b.rows;
   const std::int64_t b_rows = r.op_b == Transpose::none ? k : n, b_cols = r.op_b == Transpose::none ? n : k;

@@ -1,5 +1,7 @@
 #include "libs/sparse/product_operation_cuda.hpp"
 
+#include <fmt/format.h>
+
 #include "libs/sparse/cusparse_run.hpp"
 
 namespace accel {
@@ -50,6 +52,21 @@ Status CudaOperation<SpMV>::run(const SpMV& r, const Checked&, const Plan& plan,
                           "cusparseSpMV");
 }
 
+Result<CudaOperation<SpMM>::Plan> CudaOperation<SpMM>::plan(const SpMM&, const Checked& checked, CudaTarget& target) {
+  const SpMM& r = checked.request;
+  if (r.a.format == sparse::Format::blocked_ell) {
+    if (r.a.index != DType::i32) {
+      return not_supported(fmt::format("{}: cuSPARSE's blocked-ELL SpMM takes i32 indices only; a's are {}", r.kName,
+                                       to_string(r.a.index)));
+    }
+    if (r.op_a != Transpose::none) {
+      return not_supported(
+          fmt::format("{}: cuSPARSE's blocked-ELL SpMM does not transpose A (op_a must be none)", r.kName));
+    }
+  }
+  return sparse::plan_sparse(target);
+}
+
 Status CudaOperation<SpMM>::run(const SpMM&, const Checked& checked, const Plan& plan,
                                 std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<SpMM>;
@@ -62,10 +79,12 @@ Status CudaOperation<SpMM>::run(const SpMM&, const Checked& checked, const Plan&
   const cudaDataType compute = sparse::compute_type(r.a.dtype);
   const cusparseHandle_t handle = plan.state->handle();
   const cusparseOperation_t op_a = sparse::to_cusparse(r.op_a), op_b = sparse::to_cusparse(r.op_b);
+  const cusparseSpMMAlg_t algorithm =
+      r.a.format == sparse::Format::blocked_ell ? CUSPARSE_SPMM_BLOCKED_ELL_ALG1 : CUSPARSE_SPMM_ALG_DEFAULT;
   auto preprocess = [&](const Analysis& a) {
     return sparse::preprocessed(run,
                                 cusparseSpMM_preprocess(handle, op_a, op_b, s.alpha(), a.matrix, b.get(), s.beta(),
-                                                        c.get(), compute, CUSPARSE_SPMM_ALG_DEFAULT, a.buffer),
+                                                        c.get(), compute, algorithm, a.buffer),
                                 "cusparseSpMM_preprocess");
   };
   const sparse::AnalysisKey key = sparse::analysis_key(
@@ -78,7 +97,7 @@ Status CudaOperation<SpMM>::run(const SpMM&, const Checked& checked, const Plan&
                                std::size_t bytes = 0;
                                ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(
                                    cusparseSpMM_bufferSize(handle, op_a, op_b, s.alpha(), a.matrix, b.get(), s.beta(),
-                                                           c.get(), compute, CUSPARSE_SPMM_ALG_DEFAULT, &bytes),
+                                                           c.get(), compute, algorithm, &bytes),
                                    "cusparseSpMM_bufferSize"));
                                ACCEL_RETURN_IF_ERROR(sparse::allocate_buffer(run, a, bytes));
                                return preprocess(a);
@@ -86,7 +105,7 @@ Status CudaOperation<SpMM>::run(const SpMM&, const Checked& checked, const Plan&
                              preprocess));
   return sparse::launched(run,
                           cusparseSpMM(handle, op_a, op_b, s.alpha(), analysis->matrix, b.get(), s.beta(), c.get(),
-                                       compute, CUSPARSE_SPMM_ALG_DEFAULT, analysis->buffer),
+                                       compute, algorithm, analysis->buffer),
                           "cusparseSpMM");
 }
 

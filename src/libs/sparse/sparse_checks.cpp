@@ -15,13 +15,8 @@ std::int64_t index_max(DType index) {
   return index == DType::i64 ? std::numeric_limits<std::int64_t>::max() - 1 : std::numeric_limits<std::int32_t>::max();
 }
 
-}  // namespace
-
-Status check_matrix(std::string_view request, std::string_view name, const Matrix& m, Values values) {
-  if (m.format != Format::csr && m.format != Format::csc && m.format != Format::coo) {
-    return invalid_argument(
-        fmt::format("{}: {}.format = {} is not csr, csc or coo", request, name, static_cast<int>(m.format)));
-  }
+// What every format shares: the structure promise, index and value types.
+Status check_types(std::string_view request, std::string_view name, const Matrix& m, Values values) {
   if (m.structure != Structure::checked_each_use && m.structure != Structure::fixed) {
     return invalid_argument(fmt::format("{}: {}.structure = {} is neither checked_each_use nor fixed", request, name,
                                         static_cast<int>(m.structure)));
@@ -37,6 +32,26 @@ Status check_matrix(std::string_view request, std::string_view name, const Matri
                                      to_string(m.dtype),
                                      values == Values::with_half ? "f32, f64, f16 or bf16" : "f32 or f64"));
   }
+  return Status();
+}
+
+}  // namespace
+
+Status check_matrix(std::string_view request, std::string_view name, const Matrix& m, Values values) {
+  if (m.format == Format::blocked_ell) {
+    return not_supported(fmt::format("{}: {} is blocked_ell, which only sparse::SpMM takes", request, name));
+  }
+  if (m.format != Format::csr && m.format != Format::csc && m.format != Format::coo) {
+    return invalid_argument(fmt::format("{}: {}.format = {} is not csr, csc, coo or blocked_ell", request, name,
+                                        static_cast<int>(m.format)));
+  }
+  ACCEL_RETURN_IF_ERROR(check_types(request, name, m, values));
+  if (m.ell_block_size != 0) {
+    return invalid_argument(
+        fmt::format("{}: {} is {}, but its ell_block_size = {} is set (it is blocked_ell's; 0 "
+                    "otherwise)",
+                    request, name, to_string(m.format), m.ell_block_size));
+  }
   for (auto [field, value] : {std::pair{"rows", m.rows}, {"cols", m.cols}, {"nnz", m.nnz}}) {
     if (value < 0) return invalid_argument(fmt::format("{}: {}.{} = {} is negative", request, name, field, value));
     if (value > index_max(m.index)) {
@@ -48,6 +63,43 @@ Status check_matrix(std::string_view request, std::string_view name, const Matri
   if (static_cast<__int128>(m.nnz) > static_cast<__int128>(m.rows) * m.cols) {
     return invalid_argument(
         fmt::format("{}: {}.nnz = {} exceeds the {} x {} entries of the matrix", request, name, m.nnz, m.rows, m.cols));
+  }
+  return Status();
+}
+
+Status check_blocked_ell(std::string_view request, std::string_view name, const Matrix& m, Values values) {
+  ACCEL_RETURN_IF_ERROR(check_types(request, name, m, values));
+  for (auto [field, value] : {std::pair{"rows", m.rows}, {"cols", m.cols}, {"nnz", m.nnz}}) {
+    if (value < 0) return invalid_argument(fmt::format("{}: {}.{} = {} is negative", request, name, field, value));
+  }
+  const std::int64_t bs = m.ell_block_size;
+  if (bs < 1) return invalid_argument(fmt::format("{}: {}.ell_block_size = {} is not positive", request, name, bs));
+  if (m.rows != 0 && m.nnz % m.rows != 0) {
+    return invalid_argument(
+        fmt::format("{}: {}.nnz = {} is not rows x ell_cols: {} rows do not divide it", request, name, m.nnz, m.rows));
+  }
+  if (m.rows == 0 && m.nnz != 0) {
+    return invalid_argument(
+        fmt::format("{}: {}.nnz = {}, but a blocked_ell matrix without rows stores nothing", request, name, m.nnz));
+  }
+  const std::int64_t stored = ell_cols(m);
+  for (auto [field, value] : {std::pair{"rows", m.rows}, {"cols", m.cols}, {"ell_cols (nnz / rows)", stored}}) {
+    if (value % bs != 0) {
+      return invalid_argument(
+          fmt::format("{}: {}.{} = {} is not a multiple of its ell_block_size {}", request, name, field, value, bs));
+    }
+  }
+  if (stored > m.cols) {
+    return invalid_argument(
+        fmt::format("{}: {}'s ell_cols (nnz / rows) = {} exceeds its {} columns", request, name, stored, m.cols));
+  }
+  if (m.cols / bs > index_max(m.index)) {
+    return invalid_argument(fmt::format("{}: {}'s {} column blocks do not fit its {} indices", request, name,
+                                        m.cols / bs, to_string(m.index)));
+  }
+  if (!m.offsets.is_null()) {
+    return invalid_argument(
+        fmt::format("{}: {}.offsets is set, but a blocked_ell matrix has no offsets (leave it null)", request, name));
   }
   return Status();
 }
@@ -109,8 +161,15 @@ std::uint64_t offsets_count(const Matrix& m) noexcept {
 
 void read_matrix(Operands& operands, const Matrix& m, std::string_view name) {
   const auto nnz = static_cast<std::uint64_t>(m.nnz);
-  operands.typed(m.offsets, fmt::format("{}.offsets", name), Access::read, m.index, offsets_count(m));
-  operands.typed(m.indices, fmt::format("{}.indices", name), Access::read, m.index, nnz);
+  if (m.format == Format::blocked_ell) {
+    // No offsets: the place is kept, so that every format's views start offsets, indices, values.
+    operands.absent(fmt::format("{}.offsets", name));
+    operands.typed(m.indices, fmt::format("{}.indices", name), Access::read, m.index,
+                   static_cast<std::uint64_t>(structure_shape(m).nnz));
+  } else {
+    operands.typed(m.offsets, fmt::format("{}.offsets", name), Access::read, m.index, offsets_count(m));
+    operands.typed(m.indices, fmt::format("{}.indices", name), Access::read, m.index, nnz);
+  }
   operands.typed(m.values, fmt::format("{}.values", name), Access::read, m.dtype, nnz);
 }
 

@@ -16,8 +16,11 @@ namespace accel::sparse {
 // The value dtypes a request takes: f32 and f64, or those and f16 and bf16 (SpMV, SpMM).
 enum class Values : std::uint8_t { single_double, with_half };
 
-// A sparse matrix named `name` ("a"): format, index and value types, shape and nnz (which must fit its index type).
+// A sparse matrix named `name` ("a") in CSR, CSC or COO: format, index and value types, shape and nnz (which must fit
+// its index type).
 [[nodiscard]] Status check_matrix(std::string_view request, std::string_view name, const Matrix& m, Values values);
+// A blocked-ELL matrix (SpMM's A; check_matrix refuses that format): types, block size, shape and nnz (sparse.hpp).
+[[nodiscard]] Status check_blocked_ell(std::string_view request, std::string_view name, const Matrix& m, Values values);
 [[nodiscard]] Status check_square(std::string_view request, std::string_view name, const Matrix& m);
 [[nodiscard]] Status check_format(std::string_view request, std::string_view name, const Matrix& m, Format format);
 [[nodiscard]] Status check_transpose(std::string_view request, std::string_view name, Transpose op);
@@ -40,7 +43,7 @@ enum class Values : std::uint8_t { single_double, with_half };
 // The elements of a matrix's offsets buffer: outer + 1, or nnz for COO.
 [[nodiscard]] std::uint64_t offsets_count(const Matrix& m) noexcept;
 
-// The matrix's three buffers, read, in the order offsets, indices, values.
+// The matrix's three buffers, read, in the order offsets, indices, values (a blocked-ELL's offsets absent).
 void read_matrix(Operands& operands, const Matrix& m, std::string_view name);
 // A dense operand of `count` elements, read; or written, sharing its buffer with no other operand.
 void read_dense(Operands& operands, BufferHandle buffer, std::string_view name, DType dtype, std::uint64_t count);

@@ -15,12 +15,14 @@ StructureReport check(const StructureShape& s, const I* offsets, const I* indice
     first = std::min(first, at);
   };
   const auto nnz = static_cast<std::uint64_t>(s.nnz);
+  // A blocked-ELL's padding blocks are -1; it has no offsets.
+  const I lowest = s.format == Format::blocked_ell ? I{-1} : I{0};
   if (s.format == Format::coo) {
     for (std::uint64_t p = 0; p < nnz; ++p) {
       if (offsets[p] < 0 || offsets[p] >= s.outer) fault(kRowOutOfRange, r.first_offset, p);
       if (p + 1 < nnz && offsets[p + 1] < offsets[p]) fault(kRowsUnsorted, r.first_offset, p + 1);
     }
-  } else {
+  } else if (s.format != Format::blocked_ell) {
     const auto outer = static_cast<std::uint64_t>(s.outer);
     if (offsets[0] != 0) fault(kFirstOffsetNotZero, r.first_offset, 0);
     for (std::uint64_t i = 0; i < outer; ++i)
@@ -28,7 +30,7 @@ StructureReport check(const StructureShape& s, const I* offsets, const I* indice
     if (static_cast<std::uint64_t>(offsets[outer]) != nnz) fault(kLastOffsetNotNnz, r.first_offset, outer);
   }
   for (std::uint64_t p = 0; p < nnz; ++p)
-    if (indices[p] < 0 || indices[p] >= s.inner) fault(kIndexOutOfRange, r.first_index, p);
+    if (indices[p] < lowest || indices[p] >= s.inner) fault(kIndexOutOfRange, r.first_index, p);
   return r;
 }
 
@@ -39,6 +41,7 @@ std::string_view to_string(Format format) noexcept {
     case Format::csr: return "csr";
     case Format::csc: return "csc";
     case Format::coo: return "coo";
+    case Format::blocked_ell: return "blocked_ell";
   }
   return "format";
 }
@@ -46,6 +49,10 @@ std::string_view to_string(Format format) noexcept {
 StructureShape structure_shape(const Matrix& m) noexcept {
   switch (m.format) {
     case Format::csc: return {.format = m.format, .outer = m.cols, .inner = m.rows, .nnz = m.nnz};
+    case Format::blocked_ell: {
+      const std::int64_t bs = std::max<std::int64_t>(m.ell_block_size, 1);
+      return {.format = m.format, .outer = m.rows / bs, .inner = m.cols / bs, .nnz = m.rows / bs * (ell_cols(m) / bs)};
+    }
     case Format::csr:
     case Format::coo: break;
   }
@@ -76,6 +83,8 @@ Status structure_status(std::string_view request, std::string_view name, const S
     what = fmt::format("the row of entry {} is outside [0, {})", report.first_offset, shape.outer);
   } else if (report.faults & kRowsUnsorted) {
     what = fmt::format("its rows are not sorted: entry {} has a lower row than the one before", report.first_offset);
+  } else if (shape.format == Format::blocked_ell) {
+    what = fmt::format("the column block of slot {} is neither -1 nor inside [0, {})", report.first_index, shape.inner);
   } else {
     what = fmt::format("the {} of entry {} is outside [0, {})", inner, report.first_index, shape.inner);
   }

@@ -1,6 +1,7 @@
 // The structural check of a sparse matrix's index arrays — offsets that start at 0, never decrease and end at nnz,
-// indices inside the matrix, COO rows sorted — the same on every device: the CPU device runs it on the host arrays
-// (check_structure), CUDA as a kernel (structure_kernel.hpp) that fills the same report (structure_report.hpp).
+// indices inside the matrix (or -1, a blocked-ELL's padding block), COO rows sorted — the same on every device: the
+// CPU device runs it on the host arrays (check_structure), CUDA as a kernel (structure_kernel.hpp) that fills the same
+// report (structure_report.hpp).
 #pragma once
 
 #include <cstdint>
@@ -15,9 +16,9 @@ namespace accel::sparse {
 // The sizes the check needs from a matrix whose shape was validated.
 struct StructureShape {
   Format format = Format::csr;
-  std::int64_t outer = 0;  // compressed dimension (rows of CSR, cols of CSC); rows of COO
-  std::int64_t inner = 0;  // the range of the indices
-  std::int64_t nnz = 0;
+  std::int64_t outer = 0;  // compressed dimension (rows of CSR, cols of CSC); rows of COO; block rows of blocked ELL
+  std::int64_t inner = 0;  // the range of the indices (column blocks of blocked ELL)
+  std::int64_t nnz = 0;    // the indices (blocked ELL: block rows x blocks per block row)
 };
 
 [[nodiscard]] StructureShape structure_shape(const Matrix& m) noexcept;

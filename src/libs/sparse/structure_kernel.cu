@@ -26,14 +26,15 @@ __global__ void check_offsets(const I* offsets, std::int64_t outer, std::int64_t
 }
 
 // `rows` is COO's row array, or null for CSR and CSC.
+// `lowest` is the least index allowed: 0, or -1 where a blocked ELL pads.
 template <class I>
 __global__ void check_entries(const I* rows, const I* indices, std::int64_t nnz, std::int64_t outer, std::int64_t inner,
-                              StructureReport* r) {
+                              I lowest, StructureReport* r) {
   auto* first_offset = reinterpret_cast<unsigned long long*>(&r->first_offset);
   auto* first_index = reinterpret_cast<unsigned long long*>(&r->first_index);
   for (std::int64_t p = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; p < nnz;
        p += std::int64_t{gridDim.x} * blockDim.x) {
-    if (indices[p] < 0 || indices[p] >= inner) fault(r, kIndexOutOfRange, first_index, p);
+    if (indices[p] < lowest || indices[p] >= inner) fault(r, kIndexOutOfRange, first_index, p);
     if (rows != nullptr) {
       if (rows[p] < 0 || rows[p] >= outer) fault(r, kRowOutOfRange, first_offset, p);
       if (p + 1 < nnz && rows[p + 1] < rows[p]) fault(r, kRowsUnsorted, first_offset, p + 1);
@@ -48,13 +49,14 @@ unsigned blocks(std::int64_t n) {
 template <class I>
 cudaError_t launch(const KernelShape& s, const I* offsets, const I* indices, StructureReport* report,
                    cudaStream_t stream) {
-  if (!s.coo) {
+  if (!s.coo && !s.blocked_ell) {
     check_offsets<I><<<blocks(s.outer + 1), kThreads, 0, stream>>>(offsets, s.outer, s.nnz, report);
     if (cudaError_t error = cudaGetLastError(); error != cudaSuccess) return error;
   }
   if (s.nnz == 0) return cudaSuccess;
   const I* rows = s.coo ? offsets : nullptr;
-  check_entries<I><<<blocks(s.nnz), kThreads, 0, stream>>>(rows, indices, s.nnz, s.outer, s.inner, report);
+  const I lowest = s.blocked_ell ? I{-1} : I{0};
+  check_entries<I><<<blocks(s.nnz), kThreads, 0, stream>>>(rows, indices, s.nnz, s.outer, s.inner, lowest, report);
   return cudaGetLastError();
 }
 

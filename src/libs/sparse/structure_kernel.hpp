@@ -13,7 +13,8 @@ namespace accel::sparse {
 // The sizes of structure.hpp's StructureShape, as the kernel takes them.
 struct KernelShape {
   bool coo = false;
-  bool wide = false;  // i64 indices, else i32
+  bool blocked_ell = false;  // no offsets; indices of -1 (padding blocks) allowed
+  bool wide = false;         // i64 indices, else i32
   std::int64_t outer = 0;
   std::int64_t inner = 0;
   std::int64_t nnz = 0;

@@ -1,8 +1,9 @@
 // The sparse requests on the CPU device (Eigen's sparse module) against dense references in double, over formats,
-// index and value types, transposes and scalars, on random matrices with empty rows and a huge row.
+// index and value types, transposes and scalars, on random matrices with empty rows and a huge row; blocked-ELL SpMM
+// with padding blocks.
 #include <gtest/gtest.h>
 
-#include "sparse_cases.hpp"
+#include "blocked_ell_cases.hpp"
 
 namespace accel::sparse {
 namespace {
@@ -63,6 +64,27 @@ class SparseTest : public ::testing::Test {
         }
   }
 
+  template <class I, class T>
+  void blocked_spmm(std::int64_t block_rows, std::int64_t block_cols, std::int32_t block, std::int64_t slots,
+                    std::int64_t n) {
+    const BlockedEll e = random_blocked_ell(block_rows, block_cols, block, slots, 0.3, rng_);
+    for (MatrixOrder order : {MatrixOrder::column_major, MatrixOrder::row_major})
+      for (Transpose op_a : {Transpose::none, Transpose::transpose})
+        for (Transpose op_b : {Transpose::none, Transpose::transpose}) {
+          SCOPED_TRACE(fmt::format("{} {} {}x{} block={} slots={} {} op_a={} op_b={}", to_string(dtype_of<I>()),
+                                   to_string(dtype_of<T>()), e.rows, e.cols, block, slots, to_string(order),
+                                   to_string(op_a), to_string(op_b)));
+          const std::int64_t m = op_a == Transpose::none ? e.rows : e.cols;
+          const std::int64_t k = op_a == Transpose::none ? e.cols : e.rows;
+          const std::vector<T> b = random_vector<T>(static_cast<std::size_t>(k * n), rng_),
+                               c = random_vector<T>(static_cast<std::size_t>(m * n), rng_);
+          const Outcome out = run_blocked_spmm<I, T>(cpu_, e, op_a, op_b, order, n, 1.5, -0.5, b, c);
+          ASSERT_THAT(out.status, IsOk());
+          EXPECT_LE(relative(out.out, blocked_spmm_reference(e, op_a, op_b, order, n, 1.5, -0.5, b, c)),
+                    tolerance<T>(k));
+        }
+  }
+
   System system_;
   Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
   std::mt19937_64 rng_{std::random_device{}()};
@@ -80,6 +102,15 @@ TEST_F(SparseTest, SpmvOfAnEmptyMatrixScalesY) { spmv<std::int32_t, double>({.ro
 TEST_F(SparseTest, SpmmMatchesTheDenseReference) {
   spmm<std::int32_t, float>({.rows = 40, .cols = 30, .density = 0.2, .empty_every = 4}, 7);
   spmm<std::int64_t, double>({.rows = 25, .cols = 60, .density = 0.05, .huge_row = true}, 3);
+}
+
+// Padding blocks (with values that would show if read), a block row of padding only, blocks of 1, a full ELL, none.
+TEST_F(SparseTest, BlockedEllSpmmMatchesTheDenseReference) {
+  blocked_spmm<std::int32_t, float>(6, 9, 4, 3, 5);
+  blocked_spmm<std::int64_t, double>(10, 4, 2, 4, 3);
+  blocked_spmm<std::int32_t, double>(3, 5, 1, 2, 7);
+  blocked_spmm<std::int64_t, float>(1, 1, 8, 1, 2);
+  blocked_spmm<std::int32_t, float>(4, 3, 2, 0, 3);
 }
 
 TEST_F(SparseTest, SpsvMatchesTheDenseReference) {

@@ -78,13 +78,24 @@ inline Entries random_entries(const Shape& s, std::mt19937_64& rng) {
   return out;
 }
 
-// A value of a matrix's dtype (f16 through the library's rounding).
+// A value of a matrix's dtype (f16 and bf16 through the library's rounding), and back in double.
 template <class T>
 T value_of(double v) {
   if constexpr (std::is_same_v<T, Half>) {
     return to_half(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return to_bfloat16(static_cast<float>(v));
   } else {
     return static_cast<T>(v);
+  }
+}
+
+template <class T>
+double to_double(T v) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    return static_cast<double>(to_float(v));
+  } else {
+    return static_cast<double>(v);
   }
 }
 
@@ -173,7 +184,7 @@ Reference to_reference(const std::vector<T>& data, std::int64_t rows, std::int64
   Reference out(rows, cols);
   for (std::int64_t i = 0; i < rows; ++i)
     for (std::int64_t j = 0; j < cols; ++j)
-      out(i, j) = static_cast<double>(data[order == MatrixOrder::column_major ? j * ld + i : i * ld + j]);
+      out(i, j) = to_double(data[order == MatrixOrder::column_major ? j * ld + i : i * ld + j]);
   return out;
 }
 

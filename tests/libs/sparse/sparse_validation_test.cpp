@@ -1,6 +1,7 @@
 // Sparse requests that are wrong are refused, naming what is wrong, before anything computes (the CPU device; the
 // checks are the operation contract's, shared by every device, and the structural check is the one CUDA runs as a
-// kernel): malformed index arrays, nnz against the buffers, buffer sizes and dtypes, stale handles.
+// kernel): malformed index arrays, nnz against the buffers, buffer sizes and dtypes, stale handles, malformed
+// blocked-ELL descriptors.
 #include <gtest/gtest.h>
 
 #include "sparse_cases.hpp"
@@ -147,6 +148,52 @@ TEST_F(SparseValidationTest, SpsvTakesSquareCsrWithItsDiagonal) {
   Buffer<float> x3 = upload(device_, std::vector<float>{1, 1, 1});
   EXPECT_THAT(device_.ask(SpSV{.a = square, .x = x3, .y = y_}).wait().status(),
               StatusIs(Code::failed_precondition, "a stores no diagonal entry in row 1"));
+}
+
+// A 4 x 6 blocked-ELL matrix of 2 x 2 blocks, two per block row: [[blocks 0 and 2] [block 1, padding]].
+TEST_F(SparseValidationTest, MalformedBlockedEllIsANamedError) {
+  Buffer<std::int32_t> blocks = upload(device_, std::vector<std::int32_t>{0, 2, 1, -1});
+  Buffer<float> values = upload(device_, std::vector<float>(16, 1.0f));
+  Buffer<float> b = upload(device_, std::vector<float>(6, 1.0f)), c = upload(device_, std::vector<float>(4));
+  auto spmm = [&](const Matrix& a) {
+    return device_
+        .ask(SpMM{.a = a, .b = {.rows = a.cols, .cols = 1, .data = b}, .c = {.rows = a.rows, .cols = 1, .data = c}})
+        .wait()
+        .status();
+  };
+  const Matrix good = blocked_ell(4, 6, 2, 4, blocks, values);
+  ASSERT_THAT(spmm(good), IsOk());
+  EXPECT_EQ(download(device_, c), (std::vector<float>{4, 4, 2, 2}));
+  Matrix m = good;
+  m.ell_block_size = 0;
+  EXPECT_THAT(spmm(m), StatusIs(Code::invalid_argument, "a.ell_block_size = 0 is not positive"));
+  m = good;
+  m.ell_block_size = 4;
+  EXPECT_THAT(spmm(m), StatusIs(Code::invalid_argument, "a.cols = 6 is not a multiple of its ell_block_size 4"));
+  m = good;
+  m.nnz = 18;
+  EXPECT_THAT(spmm(m), StatusIs(Code::invalid_argument, "a.nnz = 18 is not rows x ell_cols"));
+  m = blocked_ell(4, 6, 2, 8, blocks, values);
+  EXPECT_THAT(spmm(m), StatusIs(Code::invalid_argument, "ell_cols (nnz / rows) = 8 exceeds its 6 columns"));
+  m = good;
+  m.offsets = blocks;
+  EXPECT_THAT(spmm(m), StatusIs(Code::invalid_argument, "a blocked_ell matrix has no offsets"));
+  m = blocked_ell(4, 6, 2, 6, blocks, values);
+  EXPECT_THAT(spmm(m), StatusIs(Code::invalid_argument, "a.indices"));  // 6 slots of blocks, 4 given
+  Buffer<std::int32_t> wild = upload(device_, std::vector<std::int32_t>{0, 2, 3, -1});
+  m = good;
+  m.indices = wild;
+  EXPECT_THAT(spmm(m),
+              StatusIs(Code::failed_precondition,
+                       "sparse::SpMM: a is malformed: the column block of slot 2 is neither -1 nor inside [0, 3)"));
+  Buffer<std::int32_t> below = upload(device_, std::vector<std::int32_t>{0, -2, 1, -1});
+  m.indices = below;
+  EXPECT_THAT(spmm(m), StatusIs(Code::failed_precondition, "the column block of slot 1"));
+  EXPECT_THAT(device_.ask(SpMV{.a = good, .x = b, .y = c}).wait().status(),
+              StatusIs(Code::not_supported, "sparse::SpMV: a is blocked_ell, which only sparse::SpMM takes"));
+  Matrix csr = a_;
+  csr.ell_block_size = 2;
+  EXPECT_THAT(spmv(csr), StatusIs(Code::invalid_argument, "a is csr, but its ell_block_size = 2 is set"));
 }
 
 }  // namespace

@@ -9,8 +9,21 @@
 //   csr  offsets: rows + 1 row offsets, indices: the column of each entry (sorted within a row), values: nnz
 //   csc  offsets: cols + 1 column offsets, indices: the row of each entry — the CSR of Aᵀ, as cuSPARSE stores it
 //   coo  offsets: the row of each entry, sorted, indices: its column, values: nnz
+//   blocked_ell  (SpMM only; sparse::blocked_ell() makes one) square blocks of bs = ell_block_size, each block row
+//        holding ell_cols / bs of them, where nnz = rows · ell_cols (the values stored, padding included) gives
+//        ell_cols: indices: (rows / bs) x (ell_cols / bs) column-block indices, row-major, each in [0, cols / bs) or
+//        -1 for a padding block (whose values are not read); values: rows x ell_cols, row-major, block (i, s) of the
+//        index array at rows i·bs.., columns s·bs.. of it; offsets: none (null). rows, cols and ell_cols are
+//        multiples of bs (so that every block is whole), ell_cols at most cols.
 // Index buffers hold i32 or i64 (the matrix's `index`), values f32 or f64 (and f16 or bf16 for SpMV and SpMM on
 // CUDA, computed in f32, as cuSPARSE allows). Dense operands hold the values' dtype.
+//
+// Blocked-ELL SpMM on CUDA is cuSPARSE's CUSPARSE_SPMM_BLOCKED_ELL_ALG1, which allows less than the CPU device's
+// Eigen product. What cuSPARSE (CUDA 13.0) refuses, from its documentation and its own error messages: i64 indices
+// and a transposed A (both refused here before cuSPARSE is asked), compute capability below 7.0 (bf16: 8.0), and for
+// some value types a block size of 1 or some orders and op_b of B; the request then fails not_supported with
+// cuSPARSE's reason. Values f16, bf16, f32 or f64 (f16 and bf16 computed in f32); NVIDIA's own sample multiplies f16
+// blocks of 2 with column-major, non-transposed B and C.
 //
 // Every request is checked whole before anything runs: shapes, nnz against the buffers' sizes, dtype combinations,
 // aliasing (invalid_argument or not_supported, naming what was wrong). The contents of the index buffers — offsets
@@ -40,7 +53,7 @@
 
 namespace accel::sparse {
 
-enum class Format : std::uint8_t { csr, csc, coo };
+enum class Format : std::uint8_t { csr, csc, coo, blocked_ell };
 enum class Structure : std::uint8_t { checked_each_use, fixed };
 // Which triangle of a triangular matrix is read (the other is ignored), and whether its diagonal is taken as ones.
 enum class Fill : std::uint8_t { lower, upper };
@@ -53,13 +66,34 @@ struct Matrix {
   DType index = DType::i32;  // of offsets and indices: i32 or i64
   DType dtype = DType::f32;  // of values
   Structure structure = Structure::checked_each_use;
+  // blocked_ell only (0 for the other formats). 32 bits, in what was padding: requests holding three matrices
+  // (SpGemm) fill the isolated worker's channel slot, so a Matrix cannot grow.
+  std::int32_t ell_block_size = 0;
   std::int64_t rows = 0;
   std::int64_t cols = 0;
   std::int64_t nnz = 0;
-  BufferHandle offsets;  // csr/csc: the compressed offsets; coo: the row of each entry
-  BufferHandle indices;  // csr: columns; csc: rows; coo: columns
+  BufferHandle offsets;  // csr/csc: the compressed offsets; coo: the row of each entry; blocked_ell: none
+  BufferHandle indices;  // csr: columns; csc: rows; coo: columns; blocked_ell: column blocks
   BufferHandle values;
 };
+
+// A blocked-ELL matrix of `ell_cols` stored columns over its column-block indices and values (nnz = rows · ell_cols).
+[[nodiscard]] constexpr Matrix blocked_ell(std::int64_t rows, std::int64_t cols, std::int32_t block_size,
+                                           std::int64_t ell_cols, BufferHandle column_blocks, BufferHandle values,
+                                           DType dtype = DType::f32, DType index = DType::i32) noexcept {
+  return Matrix{.format = Format::blocked_ell,
+                .index = index,
+                .dtype = dtype,
+                .ell_block_size = block_size,
+                .rows = rows,
+                .cols = cols,
+                .nnz = rows * ell_cols,
+                .indices = column_blocks,
+                .values = values};
+}
+
+// The columns of a blocked-ELL matrix's values array (nnz / rows; 0 for a matrix without rows).
+[[nodiscard]] constexpr std::int64_t ell_cols(const Matrix& m) noexcept { return m.rows == 0 ? 0 : m.nnz / m.rows; }
 
 // A dense matrix of the sparse matrix's dtype: element (i, j) at j * ld + i (column-major) or i * ld + j
 // (row-major); ld 0 means packed (rows for column-major, cols for row-major).
