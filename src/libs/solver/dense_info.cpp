@@ -70,4 +70,9 @@ Status batch_status(Routine routine, std::span<const std::byte> infos, Source so
   return Status();
 }
 
+Status bad_pivot(std::int64_t n, std::int64_t batch, std::int64_t index, std::int32_t value) {
+  return invalid_argument(fmt::format("{}: ipiv[{}] = {} is not a row of A (1 to {}): pass Getrf's pivots",
+                                      error_prefix(Routine::getrs, index / n, batch), index, value, n));
+}
+
 }  // namespace accel::solver

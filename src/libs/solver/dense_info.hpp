@@ -26,4 +26,8 @@ enum class Routine : std::uint8_t { getrf, getrs, potrf, potrs, syevd, geqrf, or
 // library wrote them (bytes, since they may come straight from a device copy).
 [[nodiscard]] Status batch_status(Routine routine, std::span<const std::byte> infos, Source source);
 
+// Getrs's pivot `index` (of all the batch's, n per matrix) is `value`, outside 1..n: invalid_argument, the same on
+// every device, since no library checks its pivots.
+[[nodiscard]] Status bad_pivot(std::int64_t n, std::int64_t batch, std::int64_t index, std::int32_t value);
+
 }  // namespace accel::solver

@@ -94,10 +94,7 @@ Status getrf(const Getrf& r, void* a, std::int32_t* ipiv, std::int32_t* info) {
 // LAPACK trusts its pivots: one outside 1..n would have it swap rows outside B.
 Status check_pivots(const Getrs& r, const std::int32_t* ipiv) {
   for (std::int64_t i = 0; i < r.batch * r.n; ++i) {
-    if (ipiv[i] < 1 || ipiv[i] > r.n) {
-      return invalid_argument(fmt::format("{}: ipiv[{}] = {} is not a row of A (1 to {}): pass Getrf's pivots",
-                                          error_prefix(Routine::getrs, i / r.n, r.batch), i, ipiv[i], r.n));
-    }
+    if (ipiv[i] < 1 || ipiv[i] > r.n) return bad_pivot(r.n, r.batch, i, ipiv[i]);
   }
   return Status();
 }

@@ -131,6 +131,18 @@ TEST_F(SolverValidationTest, PivotsOutsideTheMatrixAreRefusedOnTheCpu) {
   EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "ipiv[0] = 0 is not a row of A"));
 }
 
+TEST_F(SolverValidationTest, ABadPivotIsNamedByItsMatrixAndIndexAndNothingIsSolved) {
+  // Two 2 x 2 matrices of a_: matrix 1's second pivot is 3. Checked even when there is nothing to solve.
+  const Buffer<std::int32_t> ipiv = pivots(2, 2, 1, 3);
+  Getrs request{.n = 2, .nrhs = 2, .batch = 2, .stride_a = 4, .stride_b = 4, .a = a_, .ipiv = ipiv, .b = b_};
+  const std::string message =
+      "solver::Getrs (matrix 1 of the batch of 2, from 0): ipiv[3] = 3 is not a row of A (1 to 2): pass Getrf's pivots";
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, message));
+  EXPECT_EQ(download(device_, b_), std::vector<float>(8, 1.0f));
+  request.nrhs = 0;
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, message));
+}
+
 TEST_F(SolverValidationTest, QrAndSvdShapesAndVectorsAreChecked) {
   Buffer<float> tau = upload(device_, std::vector<float>(4));
   EXPECT_THAT(run(Orgqr{.m = 2, .n = 3, .k = 1, .a = a_, .tau = tau}),

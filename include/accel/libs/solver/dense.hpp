@@ -79,8 +79,8 @@ struct Getrs {
   std::int64_t stride_a = 0;
   std::int64_t stride_b = 0;
   BufferHandle a;  // read: Getrf's factors
-  // read: Getrf's pivots, i32, n per matrix. The CPU device refuses pivots outside 1..n; on CUDA they are not read
-  // before the solve, and such pivots make it read and write outside B.
+  // read: Getrf's pivots, i32, n per matrix. Every device refuses pivots outside 1..n with invalid_argument before
+  // solving (CUDA checks them on the GPU and waits for the verdict).
   BufferHandle ipiv;
   BufferHandle b;  // read and written: B in, X out
 };
