@@ -18,6 +18,7 @@ std::string_view request_name(Routine routine) {
     case Routine::geqrf: return "solver::Geqrf";
     case Routine::orgqr: return "solver::Orgqr";
     case Routine::gesvd: return "solver::Gesvd";
+    case Routine::gesvdj: return "solver::Gesvdj";
   }
   return "solver";
 }
@@ -32,6 +33,8 @@ std::string failure(Routine routine, std::int32_t info) {
     case Routine::syevd: return fmt::format("the eigenvalue algorithm did not converge (info {})", info);
     case Routine::gesvd:
       return fmt::format("{} superdiagonals of an intermediate bidiagonal form did not converge to zero", info);
+    case Routine::gesvdj:
+      return fmt::format("the Jacobi sweeps did not converge to the tolerance within max_sweeps (info {})", info);
     case Routine::getrs:
     case Routine::potrs:
     case Routine::geqrf:

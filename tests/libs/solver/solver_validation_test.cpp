@@ -161,6 +161,31 @@ TEST_F(SolverValidationTest, QrAndSvdShapesAndVectorsAreChecked) {
   EXPECT_THAT(run(Gesvd{.job_u = SvdJob::full, .m = 4, .n = 2, .a = a_, .s = s, .u = u, .vt = vt}), IsOk());
 }
 
+TEST_F(SolverValidationTest, JacobiStoppingRulesAndVectorsAreChecked) {
+  Buffer<float> s = upload(device_, std::vector<float>(4)), u = upload(device_, std::vector<float>(16));
+  Buffer<float> v = upload(device_, std::vector<float>(16));
+  const Gesvdj good{.m = 4, .n = 4, .a = a_, .s = s, .u = u, .v = v};
+  Gesvdj request = good;
+  request.tolerance = -1e-3;
+  EXPECT_THAT(run(request),
+              StatusIs(Code::invalid_argument, "solver::Gesvdj: tolerance = -0.001 is not a finite number >= 0"));
+  request.tolerance = NAN;
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "tolerance = nan"));
+  request = good;
+  request.max_sweeps = 0;
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "solver::Gesvdj: max_sweeps = 0 must be at least 1"));
+  request = good;
+  request.job = SvdJob::none;
+  EXPECT_THAT(run(request),
+              StatusIs(Code::invalid_argument, "solver::Gesvdj: a buffer was given for u but the job is none"));
+  // Full V of a 2 x 5 matrix is 5 x 5: 25 elements.
+  EXPECT_THAT(run(Gesvdj{.job = SvdJob::full, .m = 2, .n = 5, .a = a_, .s = s, .u = u, .v = v}),
+              StatusIs(Code::invalid_argument, "operand 'v': elements [0, 0 + 25) lie outside"));
+  EXPECT_THAT(run(Gesvdj{.m = 4, .n = 4, .a = a_, .s = s, .u = u, .v = u}),
+              StatusIs(Code::invalid_argument, "aliases"));
+  EXPECT_THAT(run(good), IsOk());
+}
+
 TEST_F(SolverValidationTest, TheInfoBufferIsOptional) {
   Buffer<float> spd = upload(device_, std::vector<float>{4, 1, 1, 3});
   EXPECT_THAT(run(Potrf{.n = 2, .a = spd}), IsOk());
