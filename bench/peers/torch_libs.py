@@ -5,10 +5,12 @@ would call instead, on the same GPU, one JSON line per case.
   fft     torch.fft.fft / rfft2 / fftn on the shapes of fft_bench: latency (one call, synchronised) and pipelined
           (many calls, one synchronisation) in microseconds
   solver  torch.linalg.lu_factor / cholesky / eigh / qr / svd at n = 256, 1024, 4096 (svd to 1024) and cholesky batched
-          64 x (32 x 32): median microseconds per call (each call returns a new tensor, as accel's works on a copy)
+          64 x (32 x 32): median microseconds per call (each call returns a new tensor, as accel's works on a copy);
+          the peers of gesvdj: torch.linalg.svd (full_matrices=False; default driver and driver="gesvdj") of
+          uniform [-1, 1) matrices at n = 256, 512, 1024 and batched 4096 x (16 x 16) and 4096 x (32 x 32)
   rand    torch.rand / torch.randn into preallocated tensors (the Philox generator of CUDA tensors): GB/s written
 
-  python3 bench/peers/torch_libs.py [fft,solver,rand]
+  python3 bench/peers/torch_libs.py [fft,solver,rand] (or gesvdj: only the solver part's gesvdj peers)
 """
 import json
 import statistics
@@ -90,6 +92,19 @@ def solver():
         a = spd(32, (64,), dtype)
         emit({"bench": "solver", "routine": "potrf", "dtype": name, "n": 32, "batch": 64, "peer": "torch.linalg",
               "median_us": latency_us(lambda: torch.linalg.cholesky(a), 200)})
+    gesvdj()
+
+
+def gesvdj():
+    cases = [(n, 1) for n in (256, 512, 1024)] + [(16, 4096), (32, 4096)]
+    for dtype, name in ((torch.float32, "f32"), (torch.float64, "f64")):
+        for n, batch in cases:
+            shape = (batch, n, n) if batch > 1 else (n, n)
+            a = torch.rand(*shape, dtype=dtype, device="cuda") * 2 - 1
+            reps = 40 if n <= 256 else 10
+            for peer, driver in (("torch.linalg", None), ("torch.linalg (driver=gesvdj)", "gesvdj")):
+                emit({"bench": "solver", "routine": "gesvdj", "dtype": name, "n": n, "batch": batch, "peer": peer,
+                      "median_us": latency_us(lambda: torch.linalg.svd(a, full_matrices=False, driver=driver), reps)})
 
 
 def rand():
@@ -104,7 +119,7 @@ def rand():
 def main():
     parts = sys.argv[1].split(",") if len(sys.argv) > 1 else ["fft", "solver", "rand"]
     for part in parts:
-        {"fft": fft, "solver": solver, "rand": rand}[part]()
+        {"fft": fft, "solver": solver, "gesvdj": gesvdj, "rand": rand}[part]()
 
 
 if __name__ == "__main__":

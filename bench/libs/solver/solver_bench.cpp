@@ -1,14 +1,16 @@
 // Dense factorisations on the GPU through the accel device actor, beside the raw cuSOLVER call a user would write
 // (same process, same GPU, same inputs, a handle on a stream of its own): getrf, potrf (lower), syevd (values and
-// vectors) and QR (geqrf + orgqr) at n = 256, 1024 and 4096, gesvd (thin) at 256 and 1024, and a batch of 64 potrf of
-// 32 x 32 (potrfBatched), in f32 and f64. Factorisations
+// vectors) and QR (geqrf + orgqr) at n = 256, 1024 and 4096, gesvd and gesvdj (thin) at 256 and 1024, a batch of 64
+// potrf of 32 x 32 (potrfBatched) and batches of 4096 gesvdj of 16 x 16 and 32 x 32 (gesvdjBatched), in f32 and f64.
+// Factorisations
 // overwrite their input, so every call factors a fresh copy, restored by a device-to-device copy that is not timed.
 // What is timed is one call's round trip: for accel, the request until its future is ready (the infos read back and
 // turned into its status); for cuSOLVER, the call, the copy of devInfo to the host that a correct caller makes, and
 // cudaStreamSynchronize. One JSON line per routine, dtype, size and variant:
 //   {"bench":"solver","routine":"getrf","dtype":"f32","n":256,"batch":1,"variant":"accel","median_us":…,"min_us":…,
 //    "reps":…}
-// Usage: solver_bench [routines, default getrf,potrf,syevd,qr,gesvd,potrf_batched] [sizes, default 256,1024,4096]
+// Usage: solver_bench [routines, default getrf,potrf,syevd,qr,gesvd,potrf_batched; also gesvdj,gesvdj_batched]
+//                     [sizes, default 256,1024,4096]
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 #include <fmt/format.h>
@@ -40,9 +42,9 @@ void check_solver(cusolverStatus_t s, const char* what) {
   bench::check_library(s, CUSOLVER_STATUS_SUCCESS, "cuSOLVER", what);
 }
 
-// qr is geqrf then orgqr (Q and R, as torch.linalg.qr); gesvd the thin U, S and Vᵀ (as torch.linalg.svd with
-// full_matrices=False).
-enum class Routine { getrf, potrf, syevd, qr, gesvd };
+// qr is geqrf then orgqr (Q and R, as torch.linalg.qr); gesvd and gesvdj the thin U, S and Vᵀ or V (as
+// torch.linalg.svd with full_matrices=False).
+enum class Routine { getrf, potrf, syevd, qr, gesvd, gesvdj };
 
 const char* name(Routine r) {
   switch (r) {
@@ -51,6 +53,7 @@ const char* name(Routine r) {
     case Routine::syevd: return "syevd";
     case Routine::qr: return "geqrf+orgqr";
     case Routine::gesvd: return "gesvd";
+    case Routine::gesvdj: return "gesvdj";
   }
   return "?";
 }
@@ -83,6 +86,7 @@ struct Direct {
   T *a{}, *pristine{}, *work{}, *w{}, *u{}, *vt{}, *rwork{};
   int *ipiv{}, *info{}, *host_info{};
   T** matrices{};  // potrfBatched's array of addresses
+  gesvdjInfo_t params{};
   int lwork = 0;
 
   Direct(Routine r, const std::vector<T>& host, int size, int count) : routine(r), n(size), batch(count) {
@@ -92,7 +96,7 @@ struct Direct {
     check_solver(cusolverDnSetStream(handle, stream), "cusolverDnSetStream");
     check_cuda(cudaMalloc(&a, bytes), "a");
     check_cuda(cudaMalloc(&pristine, bytes), "pristine");
-    check_cuda(cudaMalloc(&w, n * sizeof(T)), "w");
+    check_cuda(cudaMalloc(&w, std::size_t(batch) * n * sizeof(T)), "w");
     check_cuda(cudaMalloc(&u, bytes), "u");
     check_cuda(cudaMalloc(&vt, bytes), "vt");
     check_cuda(cudaMalloc(&rwork, n * sizeof(T)), "rwork");
@@ -123,6 +127,22 @@ struct Direct {
         check_solver(cusolverDnSorgqr_bufferSize(handle, n, n, n, a, n, w, &orgqr_lwork), "orgqr_bufferSize");
       }
       lwork = std::max(lwork, orgqr_lwork);
+    } else if (routine == Routine::gesvdj) {
+      const auto jobz = CUSOLVER_EIG_MODE_VECTOR;
+      check_solver(cusolverDnCreateGesvdjInfo(&params), "cusolverDnCreateGesvdjInfo");
+      if constexpr (kF64) {
+        check_solver(
+            batch > 1
+                ? cusolverDnDgesvdjBatched_bufferSize(handle, jobz, n, n, a, n, w, u, n, vt, n, &lwork, params, batch)
+                : cusolverDnDgesvdj_bufferSize(handle, jobz, 1, n, n, a, n, w, u, n, vt, n, &lwork, params),
+            "gesvdj_bufferSize");
+      } else {
+        check_solver(
+            batch > 1
+                ? cusolverDnSgesvdjBatched_bufferSize(handle, jobz, n, n, a, n, w, u, n, vt, n, &lwork, params, batch)
+                : cusolverDnSgesvdj_bufferSize(handle, jobz, 1, n, n, a, n, w, u, n, vt, n, &lwork, params),
+            "gesvdj_bufferSize");
+      }
     } else if (routine == Routine::gesvd) {
       check_solver(
           kF64 ? cusolverDnDgesvd_bufferSize(handle, n, n, &lwork) : cusolverDnSgesvd_bufferSize(handle, n, n, &lwork),
@@ -140,6 +160,7 @@ struct Direct {
   ~Direct() {
     cudaStreamSynchronize(stream);
     cusolverDnDestroy(handle);
+    if (params != nullptr) cusolverDnDestroyGesvdjInfo(params);
     for (void* p : {static_cast<void*>(a), static_cast<void*>(pristine), static_cast<void*>(work),
                     static_cast<void*>(w), static_cast<void*>(u), static_cast<void*>(vt), static_cast<void*>(rwork),
                     static_cast<void*>(ipiv), static_cast<void*>(info), static_cast<void*>(matrices)})
@@ -153,7 +174,22 @@ struct Direct {
     check_cuda(cudaStreamSynchronize(stream), "sync");
   }
   void call() {
-    if (batch > 1) {
+    const auto jobz = CUSOLVER_EIG_MODE_VECTOR;
+    if (routine == Routine::gesvdj) {
+      if constexpr (kF64) {
+        check_solver(
+            batch > 1
+                ? cusolverDnDgesvdjBatched(handle, jobz, n, n, a, n, w, u, n, vt, n, work, lwork, info, params, batch)
+                : cusolverDnDgesvdj(handle, jobz, 1, n, n, a, n, w, u, n, vt, n, work, lwork, info, params),
+            "gesvdj");
+      } else {
+        check_solver(
+            batch > 1
+                ? cusolverDnSgesvdjBatched(handle, jobz, n, n, a, n, w, u, n, vt, n, work, lwork, info, params, batch)
+                : cusolverDnSgesvdj(handle, jobz, 1, n, n, a, n, w, u, n, vt, n, work, lwork, info, params),
+            "gesvdj");
+      }
+    } else if (batch > 1) {
       if constexpr (kF64) {
         check_solver(cusolverDnDpotrfBatched(handle, CUBLAS_FILL_MODE_LOWER, n, matrices, n, info, batch),
                      "potrfBatched");
@@ -215,7 +251,7 @@ struct Actor {
       : device(std::move(d)), routine(r), n(size), batch(count) {
     a = require(device.allocate<T>(host.size()).wait(), "a");
     pristine = require(device.allocate<T>(host.size()).wait(), "pristine");
-    w = require(device.allocate<T>(static_cast<std::uint64_t>(n)).wait(), "w");
+    w = require(device.allocate<T>(static_cast<std::uint64_t>(n * batch)).wait(), "w");
     u = require(device.allocate<T>(host.size()).wait(), "u");
     vt = require(device.allocate<T>(host.size()).wait(), "vt");
     ipiv = require(device.allocate<std::int32_t>(static_cast<std::uint64_t>(n)).wait(), "ipiv");
@@ -242,6 +278,10 @@ struct Actor {
     }
     if (routine == Routine::gesvd)
       done = device.ask(solver::Gesvd{.dtype = dtype, .m = n, .n = n, .a = a, .s = w, .u = u, .vt = vt, .info = info});
+    if (routine == Routine::gesvdj) {
+      done = device.ask(solver::Gesvdj{
+          .dtype = dtype, .m = n, .n = n, .batch = batch, .a = a, .s = w, .u = u, .v = vt, .info = info});
+    }
     require(done.wait(), name(routine));
   }
 };
@@ -274,7 +314,7 @@ void measure(Device& device, Routine routine, std::int64_t n, std::int64_t batch
     const std::vector<T> one = input<T>(routine, n, rng);
     a.insert(a.end(), one.begin(), one.end());
   }
-  const bool slow = routine == Routine::syevd || routine == Routine::gesvd;
+  const bool slow = routine == Routine::syevd || routine == Routine::gesvd || routine == Routine::gesvdj;
   const int reps = n <= 256 ? (slow ? 40 : 200) : n <= 1024 ? (slow ? 10 : 40) : slow ? 4 : 10;
   const int warm = n <= 1024 ? 5 : 1;
   {
@@ -310,15 +350,23 @@ int main(int argc, char** argv) {
       measure<double>(*device, Routine::potrf, 32, 64, rng);
       continue;
     }
-    const Routine routine = r == "potrf"   ? Routine::potrf
-                            : r == "syevd" ? Routine::syevd
-                            : r == "qr"    ? Routine::qr
-                            : r == "gesvd" ? Routine::gesvd
-                                           : Routine::getrf;
+    if (r == "gesvdj_batched") {  // batches of small matrices, as torch.linalg.svd takes them
+      for (std::int64_t n : {16, 32}) {
+        measure<float>(*device, Routine::gesvdj, n, 4096, rng);
+        measure<double>(*device, Routine::gesvdj, n, 4096, rng);
+      }
+      continue;
+    }
+    const Routine routine = r == "potrf"    ? Routine::potrf
+                            : r == "syevd"  ? Routine::syevd
+                            : r == "qr"     ? Routine::qr
+                            : r == "gesvd"  ? Routine::gesvd
+                            : r == "gesvdj" ? Routine::gesvdj
+                                            : Routine::getrf;
     for (const std::string& size : sizes) {
       const std::int64_t n = std::stoll(size);
-      if (routine == Routine::gesvd && n > 1024)
-        continue;  // gesvd at 4096 takes seconds a call (PyTorch's peer stops at 1024 too)
+      if ((routine == Routine::gesvd || routine == Routine::gesvdj) && n > 1024)
+        continue;  // an SVD at 4096 takes seconds a call (PyTorch's peer stops at 1024 too)
       measure<float>(*device, routine, n, 1, rng);
       measure<double>(*device, routine, n, 1, rng);
     }

@@ -16,6 +16,7 @@ struct CudaOperation<Fft> {
     std::shared_ptr<const fft::CufftPlan> plan;
   };
 
+  // Refuses operands whose handles do not fit the geometry before it makes (or finds) the cuFFT plan.
   static Result<Plan> plan(const Fft& request, const FftGeometry& geometry, CudaTarget& target);
   static std::uint64_t workspace_bytes(const Plan& plan) { return plan.plan->work_bytes(); }
   static Status run(const Fft& request, const FftGeometry& geometry, const Plan& plan,

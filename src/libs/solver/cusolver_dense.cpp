@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace accel::solver {
@@ -27,12 +28,12 @@ std::string_view status_name(cusolverStatus_t status) {
   }
 }
 
-using KeyBytes = std::array<std::int64_t, 5>;
+using KeyBytes = std::array<std::int64_t, 8>;
 
 KeyBytes key_bytes(const WorkKey& key) {
   const std::int64_t kinds = static_cast<std::int64_t>(key.routine) | static_cast<std::int64_t>(key.dtype) << 8 |
                              static_cast<std::int64_t>(key.fill) << 16 | static_cast<std::int64_t>(key.job) << 24;
-  return {kinds, key.m, key.n, key.k, key.lda};
+  return {kinds, key.m, key.n, key.k, key.lda, key.ldu, key.ldv, key.batch};
 }
 
 }  // namespace
@@ -107,6 +108,9 @@ Result<DensePlan> plan_dense(CudaTarget& target, const WorkKey& key, std::int64_
     plan.pointer_bytes = static_cast<std::uint64_t>(batch) * sizeof(void*);
     plan.host_bytes = plan.host_pointers_offset() + plan.pointer_bytes;
   }
+  // The check's report is read on the host before the routine runs, so it shares the host result with the infos.
+  plan.check_bytes = aligned(needs.check_bytes);
+  plan.host_bytes = std::max(plan.host_bytes, needs.check_bytes);
   return plan;
 }
 

@@ -32,6 +32,9 @@ struct WorkKey {
   std::int64_t n = 0;
   std::int64_t k = 0;
   std::int64_t lda = 0;
+  std::int64_t ldu = 0;    // gesvdj's
+  std::int64_t ldv = 0;    // gesvdj's
+  std::int64_t batch = 0;  // the *Batched routines' that size their work area by it
 };
 
 // Asks cuSOLVER for a workspace size (in elements of the dtype) on `handle`.
@@ -69,8 +72,9 @@ class WorkSizes final : public TargetState {
 };
 
 // A planned dense request: the stream's handle and the workspace its run takes — cuSOLVER's work area, then the
-// infos where the request gives no buffer for them, then the matrices' addresses for a *Batched routine — and the
-// host result: the infos, then the addresses that are copied from there to the workspace.
+// infos where the request gives no buffer for them, then the matrices' addresses for a *Batched routine, then the
+// report of a check of the inputs on the device — and the host result: the infos, then the addresses that are copied
+// from there to the workspace (the check's report is read back there too, before the infos are).
 struct DensePlan {
   cusolverDnHandle_t handle = nullptr;
   std::int64_t batch = 1;
@@ -78,10 +82,15 @@ struct DensePlan {
   std::uint64_t work_bytes = 0;     // lwork and the extra elements, rounded up so that what follows aligns
   std::uint64_t info_bytes = 0;     // infos kept in the workspace (rounded up), or none
   std::uint64_t pointer_bytes = 0;  // one address per matrix, or none
-  std::uint64_t host_bytes = 0;     // infos (rounded up to an address) and the addresses
+  std::uint64_t check_bytes = 0;    // the report of a check on the device, or none
+  std::uint64_t host_bytes = 0;     // infos (rounded up to an address) and the addresses, or the check's report
   bool empty = false;               // nothing to compute (n = 0): the run launches nothing but zero infos
 
-  [[nodiscard]] std::uint64_t workspace_bytes() const noexcept { return work_bytes + info_bytes + pointer_bytes; }
+  [[nodiscard]] std::uint64_t workspace_bytes() const noexcept {
+    return work_bytes + info_bytes + pointer_bytes + check_bytes;
+  }
+  // Where the check's report lies in the workspace.
+  [[nodiscard]] std::uint64_t check_offset() const noexcept { return work_bytes + info_bytes + pointer_bytes; }
   [[nodiscard]] std::uint64_t infos_bytes() const noexcept {
     return static_cast<std::uint64_t>(batch) * sizeof(std::int32_t);
   }
@@ -93,6 +102,7 @@ struct DenseNeeds {
   bool infos_in_workspace = false;  // the request has no info buffer
   bool pointer_array = false;       // the run calls a *Batched routine
   std::int64_t extra = 0;           // elements after the work area (gesvd's rwork)
+  std::uint64_t check_bytes = 0;    // a report that a check of the inputs writes before the routine runs
 };
 
 // The plan of a request of `batch` matrices; `query` (none for routines without a work area) is asked once per

@@ -18,6 +18,7 @@ std::string_view request_name(Routine routine) {
     case Routine::geqrf: return "solver::Geqrf";
     case Routine::orgqr: return "solver::Orgqr";
     case Routine::gesvd: return "solver::Gesvd";
+    case Routine::gesvdj: return "solver::Gesvdj";
   }
   return "solver";
 }
@@ -32,6 +33,8 @@ std::string failure(Routine routine, std::int32_t info) {
     case Routine::syevd: return fmt::format("the eigenvalue algorithm did not converge (info {})", info);
     case Routine::gesvd:
       return fmt::format("{} superdiagonals of an intermediate bidiagonal form did not converge to zero", info);
+    case Routine::gesvdj:
+      return fmt::format("the Jacobi sweeps did not converge to the tolerance within max_sweeps (info {})", info);
     case Routine::getrs:
     case Routine::potrs:
     case Routine::geqrf:
@@ -68,6 +71,11 @@ Status batch_status(Routine routine, std::span<const std::byte> infos, Source so
       return info_status(routine, info, static_cast<std::int64_t>(i), static_cast<std::int64_t>(batch), source);
   }
   return Status();
+}
+
+Status bad_pivot(std::int64_t n, std::int64_t batch, std::int64_t index, std::int32_t value) {
+  return invalid_argument(fmt::format("{}: ipiv[{}] = {} is not a row of A (1 to {}): pass Getrf's pivots",
+                                      error_prefix(Routine::getrs, index / n, batch), index, value, n));
 }
 
 }  // namespace accel::solver

@@ -10,7 +10,7 @@
 
 namespace accel::solver {
 
-enum class Routine : std::uint8_t { getrf, getrs, potrf, potrs, syevd, geqrf, orgqr, gesvd };
+enum class Routine : std::uint8_t { getrf, getrs, potrf, potrs, syevd, geqrf, orgqr, gesvd, gesvdj };
 
 // How errors about matrix `index` of a batch of `batch` begin: "solver::Getrf", or "solver::Getrf (matrix 2 of the
 // batch of 5, from 0)".
@@ -25,5 +25,9 @@ enum class Routine : std::uint8_t { getrf, getrs, potrf, potrs, syevd, geqrf, or
 // The status of a batch: that of its first matrix with a non-zero info. `infos` holds one i32 per matrix, as the
 // library wrote them (bytes, since they may come straight from a device copy).
 [[nodiscard]] Status batch_status(Routine routine, std::span<const std::byte> infos, Source source);
+
+// Getrs's pivot `index` (of all the batch's, n per matrix) is `value`, outside 1..n: invalid_argument, the same on
+// every device, since no library checks its pivots.
+[[nodiscard]] Status bad_pivot(std::int64_t n, std::int64_t batch, std::int64_t index, std::int32_t value);
 
 }  // namespace accel::solver

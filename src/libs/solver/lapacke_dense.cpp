@@ -94,10 +94,7 @@ Status getrf(const Getrf& r, void* a, std::int32_t* ipiv, std::int32_t* info) {
 // LAPACK trusts its pivots: one outside 1..n would have it swap rows outside B.
 Status check_pivots(const Getrs& r, const std::int32_t* ipiv) {
   for (std::int64_t i = 0; i < r.batch * r.n; ++i) {
-    if (ipiv[i] < 1 || ipiv[i] > r.n) {
-      return invalid_argument(fmt::format("{}: ipiv[{}] = {} is not a row of A (1 to {}): pass Getrf's pivots",
-                                          error_prefix(Routine::getrs, i / r.n, r.batch), i, ipiv[i], r.n));
-    }
+    if (ipiv[i] < 1 || ipiv[i] > r.n) return bad_pivot(r.n, r.batch, i, ipiv[i]);
   }
   return Status();
 }
@@ -167,6 +164,28 @@ Status gesvd(const Gesvd& r, void* a, void* s, void* u, void* vt, std::int32_t* 
   });
 }
 
+// Gesvdj on the CPU: LAPACK's gesvd into a Vᵀ of its own, transposed into V.
+template <class T>
+Status gesvdj(const Gesvdj& r, void* a, void* s, void* u, void* v, std::int32_t* info) {
+  const std::int64_t k = std::min(r.m, r.n);
+  const std::int64_t v_cols = r.job == SvdJob::full ? r.n : r.job == SvdJob::thin ? k : 0;
+  const std::int64_t ldvt = std::max<std::int64_t>(v_cols, 1);
+  std::vector<T> superdiagonal(static_cast<std::size_t>(std::max<std::int64_t>(k, 2) - 1));
+  std::vector<T> vt(static_cast<std::size_t>(ldvt * std::max<std::int64_t>(r.n, 1)));
+  return each_matrix(Routine::gesvdj, r.batch, info, [&](std::int64_t i) {
+    const lapack_int code = Lapacke<T>::gesvd(
+        LAPACK_COL_MAJOR, svd_job(r.job), svd_job(r.job), to_int(r.m), to_int(r.n), matrix<T>(a, i, r.stride_a),
+        to_int(r.lda), matrix<T>(s, i, k), u == nullptr ? nullptr : matrix<T>(u, i, r.stride_u), to_int(r.ldu),
+        v == nullptr ? nullptr : vt.data(), to_int(ldvt), superdiagonal.data());
+    if (code == 0 && v != nullptr) {
+      T* out = matrix<T>(v, i, r.stride_v);
+      for (std::int64_t col = 0; col < v_cols; ++col)
+        for (std::int64_t row = 0; row < r.n; ++row) out[col * r.ldv + row] = vt[row * ldvt + col];
+    }
+    return code;
+  });
+}
+
 }  // namespace
 
 Status lapacke_getrf(const Getrf& r, void* a, std::int32_t* ipiv, std::int32_t* info) {
@@ -193,6 +212,10 @@ Status lapacke_orgqr(const Orgqr& r, void* a, const void* tau) {
 }
 Status lapacke_gesvd(const Gesvd& r, void* a, void* s, void* u, void* vt, std::int32_t* info) {
   return r.dtype == DType::f64 ? gesvd<double>(r, a, s, u, vt, info) : gesvd<float>(r, a, s, u, vt, info);
+}
+
+Status lapacke_gesvdj(const Gesvdj& r, void* a, void* s, void* u, void* v, std::int32_t* info) {
+  return r.dtype == DType::f64 ? gesvdj<double>(r, a, s, u, v, info) : gesvdj<float>(r, a, s, u, v, info);
 }
 
 LibraryVersion lapack_library() {

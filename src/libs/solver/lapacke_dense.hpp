@@ -19,6 +19,8 @@ namespace accel::solver {
 [[nodiscard]] Status lapacke_orgqr(const Orgqr& request, void* a, const void* tau);
 // u and vt may be null when their job is none.
 [[nodiscard]] Status lapacke_gesvd(const Gesvd& request, void* a, void* s, void* u, void* vt, std::int32_t* info);
+// LAPACK's gesvd, V transposed from its Vᵀ; the tolerance and sweeps are not LAPACK's to take.
+[[nodiscard]] Status lapacke_gesvdj(const Gesvdj& request, void* a, void* s, void* u, void* v, std::int32_t* info);
 
 // {"LAPACK", "3.11.0"}: the version LAPACKE's library reports.
 [[nodiscard]] LibraryVersion lapack_library();

@@ -263,5 +263,38 @@ TEST_F(CudaFftTest, RepeatedRequestsHitThePlanCache) {
   EXPECT_TRUE(cufft);
 }
 
+// The generic path plans before it resolves the operands; a request whose handles do not fit is refused before a
+// cuFFT plan is made all the same (fft_operation_cuda.cpp), with resolution's words.
+TEST_F(CudaFftTest, WrongOperandsAreRefusedBeforeAnyPlanIsMade) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, {.kind = DeviceKind::cuda}, device);  // its own streams: counts from zero
+  const BufferHandle a = *device.ask(Allocate{.dtype = DType::c64, .count = 4096}).wait();
+  const BufferHandle short_b = *device.ask(Allocate{.dtype = DType::c64, .count = 4095}).wait();
+  const BufferHandle real = *device.ask(Allocate{.dtype = DType::f32, .count = 4096}).wait();
+  const BufferHandle wide = *device.ask(Allocate{.dtype = DType::c128, .count = 4096}).wait();
+  auto builds = [&] {
+    const Result<DeviceInfo> info = device.info().wait();
+    const CacheStats* stats = info.ok() ? info->cache("cufft-plans") : nullptr;
+    return stats != nullptr ? stats->builds + stats->misses + stats->hits : 0;
+  };
+  const std::uint64_t before = builds();
+  const FftShape shape{.n = {4096}};
+  EXPECT_THAT(device.ask(Fft{.shape = shape, .input = a, .output = short_b}).wait(),
+              StatusIs(Code::invalid_argument, "operand 'output': elements [0, 0 + 4096) lie outside"));
+  EXPECT_THAT(device.ask(Fft{.shape = shape, .input = real, .output = wide}).wait(),
+              StatusIs(Code::invalid_argument, "operand 'input' holds f32 but the request needs c64"));
+  EXPECT_THAT(device.ask(Fft{.shape = shape, .input = a, .output = wide}).wait(),
+              StatusIs(Code::invalid_argument, "operand 'output' holds c128 but the request needs c64"));
+  EXPECT_THAT(device.ask(Fft{.shape = shape, .input = a}).wait(),
+              StatusIs(Code::invalid_argument, "operand 'output' is a null buffer handle"));
+  EXPECT_EQ(builds(), before) << "a refused request reached the plan cache";
+  // A handle that claims more than its buffer holds is refused by resolution, after the plan: the table's word.
+  BufferHandle claims_more = short_b;
+  claims_more.count = 4096;
+  EXPECT_THAT(device.ask(Fft{.shape = shape, .input = a, .output = claims_more}).wait(),
+              StatusIs(Code::invalid_argument, "claims 4096 x c64, but the buffer holds 4095 x c64"));
+  const BufferHandle b = *device.ask(Allocate{.dtype = DType::c64, .count = 4096}).wait();
+  ASSERT_THAT(device.ask(Fft{.shape = shape, .input = a, .output = b}).wait(), IsOk());
+}
+
 }  // namespace
 }  // namespace accel

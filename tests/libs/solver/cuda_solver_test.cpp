@@ -220,6 +220,57 @@ TEST_P(CudaSolverTest, FailedFactorisationsAreTheSameNamedErrorsAsOnTheCpu) {
   }
 }
 
+// cuSOLVER's getrs trusts its pivots; the CUDA device checks them on the GPU first and refuses one outside 1..n as
+// the CPU does, naming the first (in the batch's order), before getrs touches B. The stream serves on after.
+TEST_P(CudaSolverTest, BadPivotsAreRefusedAsOnTheCpuAndBIsUntouched) {
+  const std::int64_t n = 6, batch = 3;
+  const Layout la = Layout::padded(n, n, batch, 0), lb = Layout::padded(n, 2, batch, 1);
+  const std::vector<double> a = random_matrices<double>(la, rng_), b = random_matrices<double>(lb, rng_);
+  for (std::int32_t bad : {0, -1, 7, 1 << 30}) {
+    SCOPED_TRACE(fmt::format("bad pivot {}", bad));
+    std::vector<std::int32_t> pivots(static_cast<std::size_t>(n * batch), static_cast<std::int32_t>(n));
+    pivots[n + 4] = bad;  // matrix 1, row 4: the first bad one
+    pivots[2 * n + 1] = 0;
+    Status answers[2];
+    for (int d = 0; d < 2; ++d) {
+      Device& device = d == 0 ? *gpu_ : cpu_;
+      Buffer<double> da = upload(device, a), db = upload(device, b);
+      Buffer<std::int32_t> ipiv = upload(device, pivots);
+      answers[d] = device
+                       .ask(Getrs{.dtype = DType::f64,
+                                  .n = n,
+                                  .nrhs = lb.cols,
+                                  .ldb = lb.ld,
+                                  .batch = batch,
+                                  .stride_b = lb.stride,
+                                  .a = da,
+                                  .ipiv = ipiv,
+                                  .b = db})
+                       .wait()
+                       .status();
+      EXPECT_EQ(download(device, db), b);
+    }
+    EXPECT_THAT(answers[0], accel::testing::StatusIs(Code::invalid_argument,
+                                                     fmt::format("solver::Getrs (matrix 1 of the batch of 3, from 0): "
+                                                                 "ipiv[10] = {} is not a row of A (1 to 6)",
+                                                                 bad)));
+    EXPECT_EQ(answers[0].message(), answers[1].message());
+  }
+  // Only the last pivot of a batch larger than the check's grid is bad; then Getrf's own pivots solve.
+  const std::int64_t many = 5000;
+  const Layout lm = Layout::padded(2, 2, many, 0), lr = Layout::padded(2, 1, many, 0);
+  std::vector<std::int32_t> pivots(static_cast<std::size_t>(2 * many), 2);
+  pivots.back() = 3;
+  Buffer<float> da = upload(*gpu_, random_matrices<float>(lm, rng_)),
+                db = upload(*gpu_, random_matrices<float>(lr, rng_));
+  Buffer<std::int32_t> ipiv = upload(*gpu_, pivots);
+  EXPECT_THAT(gpu_->ask(Getrs{.n = 2, .nrhs = 1, .batch = many, .a = da, .ipiv = ipiv, .b = db}).wait().status(),
+              accel::testing::StatusIs(Code::invalid_argument, "ipiv[9999] = 3 is not a row of A (1 to 2)"));
+  const FactorResult<double> after = run_lu(*gpu_, la, a, lb, b);
+  EXPECT_THAT(after.solve, IsOk());
+  EXPECT_LE(after.solve_residual, tolerance<double>(n));
+}
+
 // Requests in flight together each get their own infos' status (the check travels with its request's completion).
 TEST_P(CudaSolverTest, ManyRequestsInFlightEachGetTheirOwnStatus) {
   constexpr int kRequests = 24;

@@ -188,6 +188,8 @@ struct DecompositionResult {
   Status first;   // Geqrf, or Gesvd
   Status second;  // Orgqr; OK and not run when the first failed, or for an SVD
   double residual = INFINITY;
+  double reconstruction = INFINITY;    // ‖A − U Σ Vᵀ‖ / ‖A‖ alone, of a Gesvdj
+  double v_orthonormality = INFINITY;  // of a Gesvdj's V
   bool padding_intact = false;
   std::vector<T> values;  // the singular values
   std::vector<std::int32_t> info;
@@ -272,6 +274,70 @@ DecompositionResult<T> run_svd(Device& device, SvdJob job_u, SvdJob job_vt, cons
     return svd_residual(matrix(a, la, i), matrix(u, lu, i), matrix(out.values, ls, i), matrix(vt, lv, i), m, n, u_cols,
                         v_rows);
   });
+  return out;
+}
+
+// How a Gesvdj is asked: its job and stopping rule, and the padding of U and V (rows, and elements between
+// matrices; 0 packs them, as gesvdjBatched takes them).
+struct JacobiCase {
+  SvdJob job = SvdJob::thin;
+  std::int32_t max_sweeps = 100;
+  double tolerance = 0;
+  std::int64_t pad = 1;
+};
+
+// Gesvdj of the batch `a`; the residual of A = U Σ Vᵀ with V transposed, when the vectors were asked for.
+template <class T>
+DecompositionResult<T> run_gesvdj(Device& device, const Layout& la, const std::vector<T>& a, const JacobiCase& c = {}) {
+  DecompositionResult<T> out;
+  const std::int64_t m = la.rows, n = la.cols, k = std::min(m, n);
+  const std::int64_t u_cols = c.job == SvdJob::full ? m : k, v_cols = c.job == SvdJob::full ? n : k;
+  const Layout lu = Layout::padded(m, u_cols, la.batch, c.pad), lv = Layout::padded(n, v_cols, la.batch, c.pad);
+  const std::vector<T> u0(lu.size(), T(7)), v0(lv.size(), T(7));
+  Buffer<T> da = upload(device, a), s = upload(device, std::vector<T>(static_cast<std::size_t>(k * la.batch + 1)));
+  Buffer<T> du = upload(device, u0), dv = upload(device, v0);
+  Buffer<std::int32_t> info = upload(device, std::vector<std::int32_t>(static_cast<std::size_t>(la.batch), -7));
+  Gesvdj request{.dtype = dtype_of<T>(),
+                 .job = c.job,
+                 .max_sweeps = c.max_sweeps,
+                 .tolerance = c.tolerance,
+                 .m = m,
+                 .n = n,
+                 .lda = la.ld,
+                 .ldu = lu.ld,
+                 .ldv = lv.ld,
+                 .batch = la.batch,
+                 .stride_a = la.stride,
+                 .stride_u = lu.stride,
+                 .stride_v = lv.stride,
+                 .a = da,
+                 .s = s,
+                 .info = info};
+  if (c.job != SvdJob::none) {
+    request.u = du;
+    request.v = dv;
+  }
+  out.first = device.ask(request).wait().status();
+  out.info = download(device, info);
+  out.values = download(device, s);
+  const std::vector<T> u = download(device, du), v = download(device, dv);
+  out.padding_intact = padding_intact(u0, u, lu) && padding_intact(v0, v, lv);
+  if (!out.first.ok() || c.job == SvdJob::none) return out;
+  const Layout ls{.rows = k, .cols = 1, .ld = std::max<std::int64_t>(k, 1), .batch = la.batch, .stride = k};
+  auto vt = [&](std::int64_t i) {
+    const Dense vi = matrix(v, lv, i);
+    Dense t(vi.size());
+    for (std::int64_t col = 0; col < v_cols; ++col)
+      for (std::int64_t row = 0; row < n; ++row) t[row * v_cols + col] = vi[col * n + row];
+    return t;
+  };
+  out.residual = worst(la.batch, [&](std::int64_t i) {
+    return svd_residual(matrix(a, la, i), matrix(u, lu, i), matrix(out.values, ls, i), vt(i), m, n, u_cols, v_cols);
+  });
+  out.reconstruction = worst(la.batch, [&](std::int64_t i) {
+    return svd_reconstruction(matrix(a, la, i), matrix(u, lu, i), matrix(out.values, ls, i), vt(i), m, n, v_cols);
+  });
+  out.v_orthonormality = worst(la.batch, [&](std::int64_t i) { return orthonormality(matrix(v, lv, i), n, v_cols); });
   return out;
 }
 

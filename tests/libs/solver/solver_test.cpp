@@ -2,7 +2,9 @@
 // fresh random inputs, failed factorisations as named errors, and requests refused before anything runs.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
+#include <utility>
 
 #include "solver_cases.hpp"
 
@@ -113,6 +115,30 @@ TYPED_TEST(SolverTest, SvdDecomposesRandomTallSquareAndWideMatrices) {
       for (std::size_t i = 0; i < values.values.size(); ++i)
         EXPECT_NEAR(values.values[i], vectors.values[i], tolerance<T>(std::max(m, n)) * std::sqrt(double(m * n)));
     }
+}
+
+// The Jacobi SVD on the CPU is LAPACK's gesvd with V transposed: its values are Gesvd's (to rounding: with vectors
+// LAPACK takes another path), its vectors reproduce A.
+TYPED_TEST(SolverTest, JacobiSvdDecomposesRandomTallSquareAndWideMatrices) {
+  using T = TypeParam;
+  for (auto [m, n] : {std::pair<std::int64_t, std::int64_t>{1, 1}, {17, 5}, {5, 17}, {64, 64}})
+    for (std::int64_t batch : {1, 3})
+      for (SvdJob job : {SvdJob::thin, SvdJob::full, SvdJob::none}) {
+        SCOPED_TRACE(::testing::Message() << m << "x" << n << " batch=" << batch << " job=" << to_string(job));
+        const Layout la = Layout::padded(m, n, batch, 2);
+        const std::vector<T> a = random_matrices<T>(la, this->rng_);
+        const DecompositionResult<T> r = run_gesvdj(this->device_, la, a, {.job = job});
+        const DecompositionResult<T> values = run_svd(this->device_, SvdJob::none, SvdJob::none, la, a);
+        ASSERT_THAT(r.first, IsOk());
+        if (job != SvdJob::none) {
+          EXPECT_LE(r.residual, tolerance<T>(std::max(m, n)));
+        }
+        ASSERT_EQ(r.values.size(), values.values.size());
+        for (std::size_t i = 0; i < r.values.size(); ++i)
+          EXPECT_NEAR(r.values[i], values.values[i], tolerance<T>(std::max(m, n)) * (1 + std::abs(values.values[i])));
+        EXPECT_TRUE(r.padding_intact);
+        EXPECT_EQ(r.info, std::vector<std::int32_t>(static_cast<std::size_t>(batch), 0));
+      }
 }
 
 TYPED_TEST(SolverTest, EmptyMatricesSucceedWithZeroInfos) {

@@ -177,6 +177,17 @@ inline double qr_residual(const Dense& a, const Dense& q, const Dense& r, std::i
   return std::max(norm(diff) / std::max(norm(a), 1e-300), orthonormality(q, m, k));
 }
 
+// ‖A − U Σ Vᵀ‖ / ‖A‖ for m x n A, U of at least k = min(m, n) columns, and Vᵀ of v_rows >= k rows.
+inline double svd_reconstruction(const Dense& a, const Dense& u, const Dense& s, const Dense& vt, std::int64_t m,
+                                 std::int64_t n, std::int64_t v_rows) {
+  const std::int64_t k = std::min(m, n);
+  Dense diff = a;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t p = 0; p < k; ++p) diff[j * m + i] -= u[p * m + i] * s[p] * vt[j * v_rows + p];
+  return norm(diff) / std::max(norm(a), 1e-300);
+}
+
 // max(‖A − U Σ Vᵀ‖ / ‖A‖, orthonormality of U's columns and Vᵀ's rows) for m x n A, m x u_cols U, v_rows x n Vᵀ
 // (both at least k = min(m, n)), and whether the values are non-negative and descend.
 inline double svd_residual(const Dense& a, const Dense& u, const Dense& s, const Dense& vt, std::int64_t m,
@@ -184,13 +195,11 @@ inline double svd_residual(const Dense& a, const Dense& u, const Dense& s, const
   const std::int64_t k = std::min(m, n);
   for (std::int64_t i = 0; i < k; ++i)
     if (s[i] < 0 || (i > 0 && s[i] > s[i - 1])) return INFINITY;
-  Dense diff = a, v(static_cast<std::size_t>(n * v_rows));
-  for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t i = 0; i < m; ++i)
-      for (std::int64_t p = 0; p < k; ++p) diff[j * m + i] -= u[p * m + i] * s[p] * vt[j * v_rows + p];
+  Dense v(static_cast<std::size_t>(n * v_rows));
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = 0; i < v_rows; ++i) v[i * n + j] = vt[j * v_rows + i];
-  return std::max({norm(diff) / std::max(norm(a), 1e-300), orthonormality(u, m, u_cols), orthonormality(v, n, v_rows)});
+  return std::max(
+      {svd_reconstruction(a, u, s, vt, m, n, v_rows), orthonormality(u, m, u_cols), orthonormality(v, n, v_rows)});
 }
 
 template <class T>

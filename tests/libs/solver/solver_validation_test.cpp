@@ -131,6 +131,18 @@ TEST_F(SolverValidationTest, PivotsOutsideTheMatrixAreRefusedOnTheCpu) {
   EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "ipiv[0] = 0 is not a row of A"));
 }
 
+TEST_F(SolverValidationTest, ABadPivotIsNamedByItsMatrixAndIndexAndNothingIsSolved) {
+  // Two 2 x 2 matrices of a_: matrix 1's second pivot is 3. Checked even when there is nothing to solve.
+  const Buffer<std::int32_t> ipiv = pivots(2, 2, 1, 3);
+  Getrs request{.n = 2, .nrhs = 2, .batch = 2, .stride_a = 4, .stride_b = 4, .a = a_, .ipiv = ipiv, .b = b_};
+  const std::string message =
+      "solver::Getrs (matrix 1 of the batch of 2, from 0): ipiv[3] = 3 is not a row of A (1 to 2): pass Getrf's pivots";
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, message));
+  EXPECT_EQ(download(device_, b_), std::vector<float>(8, 1.0f));
+  request.nrhs = 0;
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, message));
+}
+
 TEST_F(SolverValidationTest, QrAndSvdShapesAndVectorsAreChecked) {
   Buffer<float> tau = upload(device_, std::vector<float>(4));
   EXPECT_THAT(run(Orgqr{.m = 2, .n = 3, .k = 1, .a = a_, .tau = tau}),
@@ -147,6 +159,31 @@ TEST_F(SolverValidationTest, QrAndSvdShapesAndVectorsAreChecked) {
   EXPECT_THAT(run(Gesvd{.job_u = SvdJob::full, .m = 4, .n = 2, .a = a_, .s = s, .u = small_u, .vt = vt}),
               StatusIs(Code::invalid_argument, "operand 'u': elements [0, 0 + 16) lie outside"));
   EXPECT_THAT(run(Gesvd{.job_u = SvdJob::full, .m = 4, .n = 2, .a = a_, .s = s, .u = u, .vt = vt}), IsOk());
+}
+
+TEST_F(SolverValidationTest, JacobiStoppingRulesAndVectorsAreChecked) {
+  Buffer<float> s = upload(device_, std::vector<float>(4)), u = upload(device_, std::vector<float>(16));
+  Buffer<float> v = upload(device_, std::vector<float>(16));
+  const Gesvdj good{.m = 4, .n = 4, .a = a_, .s = s, .u = u, .v = v};
+  Gesvdj request = good;
+  request.tolerance = -1e-3;
+  EXPECT_THAT(run(request),
+              StatusIs(Code::invalid_argument, "solver::Gesvdj: tolerance = -0.001 is not a finite number >= 0"));
+  request.tolerance = NAN;
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "tolerance = nan"));
+  request = good;
+  request.max_sweeps = 0;
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "solver::Gesvdj: max_sweeps = 0 must be at least 1"));
+  request = good;
+  request.job = SvdJob::none;
+  EXPECT_THAT(run(request),
+              StatusIs(Code::invalid_argument, "solver::Gesvdj: a buffer was given for u but the job is none"));
+  // Full V of a 2 x 5 matrix is 5 x 5: 25 elements.
+  EXPECT_THAT(run(Gesvdj{.job = SvdJob::full, .m = 2, .n = 5, .a = a_, .s = s, .u = u, .v = v}),
+              StatusIs(Code::invalid_argument, "operand 'v': elements [0, 0 + 25) lie outside"));
+  EXPECT_THAT(run(Gesvdj{.m = 4, .n = 4, .a = a_, .s = s, .u = u, .v = u}),
+              StatusIs(Code::invalid_argument, "aliases"));
+  EXPECT_THAT(run(good), IsOk());
 }
 
 TEST_F(SolverValidationTest, TheInfoBufferIsOptional) {

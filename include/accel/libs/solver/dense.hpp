@@ -3,7 +3,7 @@
 //   Cholesky  Potrf (A = L Lᵀ or Uᵀ U) and Potrs (solve with its factor)
 //   eigen     Syevd (eigenvalues, and eigenvectors when asked, of a symmetric matrix)
 //   QR        Geqrf (A = Q R, Householder) and Orgqr (Q's columns from its reflectors)
-//   SVD       Gesvd (A = U Σ Vᵀ)
+//   SVD       Gesvd (A = U Σ Vᵀ, LAPACK's QR iteration) and Gesvdj (the same by the Jacobi method, faster on GPUs)
 //
 // Layout: matrices are column-major, as LAPACK and cuSOLVER store them: element (i, j) of matrix `b` of a batch
 // is at b * stride + j * ld + i. A leading dimension of 0 means packed (the number of rows), a batch stride of 0
@@ -79,8 +79,8 @@ struct Getrs {
   std::int64_t stride_a = 0;
   std::int64_t stride_b = 0;
   BufferHandle a;  // read: Getrf's factors
-  // read: Getrf's pivots, i32, n per matrix. The CPU device refuses pivots outside 1..n; on CUDA they are not read
-  // before the solve, and such pivots make it read and write outside B.
+  // read: Getrf's pivots, i32, n per matrix. Every device refuses pivots outside 1..n with invalid_argument before
+  // solving (CUDA checks them on the GPU and waits for the verdict).
   BufferHandle ipiv;
   BufferHandle b;  // read and written: B in, X out
 };
@@ -197,6 +197,40 @@ struct Gesvd {
   BufferHandle s;     // written: min(m, n) per matrix, of the dtype
   BufferHandle u;     // written, unless job_u is none (then null)
   BufferHandle vt;    // written, unless job_vt is none (then null)
+  BufferHandle info;  // optional, i32, one per matrix
+};
+
+// Singular value decomposition of m x n matrices by the Jacobi method (cuSOLVER's gesvdj, or gesvdjBatched for a
+// batch of packed matrices of at most 32 x 32 with their vectors), any shape: the singular values, descending, into s
+// (min(m, n) = k per matrix) and, unless job is none, U into u and V — not Vᵀ: V, as cuSOLVER gives it — into v: U
+// m x k and V n x k when thin, U m x m and V n x n when full. A is destroyed. The sweeps stop once the matrix is
+// diagonal to `tolerance` (0: the dtype's machine precision) or after max_sweeps: info = k + 1 means it was not
+// within them, a failed_precondition naming the matrix. The CPU device computes the decomposition with LAPACK's
+// gesvd, to LAPACK's precision whatever the tolerance and sweeps.
+//
+// A request of its own rather than an algorithm of Gesvd's: its vectors (one job for both, V rather than Vᵀ), its
+// shapes (any, where cuSOLVER's gesvd takes m >= n), its info and its stopping rule are the Jacobi routine's.
+struct Gesvdj {
+  static constexpr const char* kName = "solver::Gesvdj";
+  using Response = Done;
+
+  DType dtype = DType::f32;
+  SvdJob job = SvdJob::thin;
+  std::int32_t max_sweeps = 100;  // at least 1
+  double tolerance = 0;           // finite, >= 0
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t lda = 0;
+  std::int64_t ldu = 0;
+  std::int64_t ldv = 0;
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0;
+  std::int64_t stride_u = 0;
+  std::int64_t stride_v = 0;
+  BufferHandle a;     // read and destroyed
+  BufferHandle s;     // written: min(m, n) per matrix, of the dtype
+  BufferHandle u;     // written, unless job is none (then null)
+  BufferHandle v;     // written, unless job is none (then null)
   BufferHandle info;  // optional, i32, one per matrix
 };
 

@@ -6,5 +6,5 @@
 #include "accel/libs/solver/dense.hpp"
 
 namespace accel::solver {
-using Requests = RequestList<Getrf, Getrs, Potrf, Potrs, Syevd, Geqrf, Orgqr, Gesvd>;
+using Requests = RequestList<Getrf, Getrs, Potrf, Potrs, Syevd, Geqrf, Orgqr, Gesvd, Gesvdj>;
 }  // namespace accel::solver

@@ -1,0 +1,176 @@
+#include "libs/solver/gesvdj_operation_cuda.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace accel {
+namespace {
+
+using solver::Gesvdj;
+using solver::SvdJob;
+
+constexpr std::int64_t kBatchedLargest = 32;  // gesvdjBatched's largest m and n
+
+// The stream's gesvdjInfo_t: each request sets its tolerance and sweeps on it just before its launches, which the
+// stream's one actor thread enqueues one request at a time.
+class JacobiParams final : public TargetState {
+ public:
+  static Result<std::unique_ptr<JacobiParams>> open(CudaTarget&) {
+    gesvdjInfo_t params = nullptr;
+    ACCEL_RETURN_IF_ERROR(solver::cusolver_status(cusolverDnCreateGesvdjInfo(&params), "cusolverDnCreateGesvdjInfo"));
+    return std::unique_ptr<JacobiParams>(new JacobiParams(params));
+  }
+  ~JacobiParams() override { cusolverDnDestroyGesvdjInfo(params_); }
+  JacobiParams(const JacobiParams&) = delete;
+  JacobiParams& operator=(const JacobiParams&) = delete;
+
+  [[nodiscard]] gesvdjInfo_t params() const noexcept { return params_; }
+
+ private:
+  explicit JacobiParams(gesvdjInfo_t params) : params_(params) {}
+  gesvdjInfo_t params_;
+};
+
+template <class T>
+struct Jacobi;
+template <>
+struct Jacobi<float> {
+  static constexpr auto buffer_size = cusolverDnSgesvdj_bufferSize;
+  static constexpr auto gesvdj = cusolverDnSgesvdj;
+  static constexpr auto batched_buffer_size = cusolverDnSgesvdjBatched_bufferSize;
+  static constexpr auto batched = cusolverDnSgesvdjBatched;
+  static constexpr std::string_view name = "cusolverDnSgesvdj";
+  static constexpr std::string_view batched_name = "cusolverDnSgesvdjBatched";
+};
+template <>
+struct Jacobi<double> {
+  static constexpr auto buffer_size = cusolverDnDgesvdj_bufferSize;
+  static constexpr auto gesvdj = cusolverDnDgesvdj;
+  static constexpr auto batched_buffer_size = cusolverDnDgesvdjBatched_bufferSize;
+  static constexpr auto batched = cusolverDnDgesvdjBatched;
+  static constexpr std::string_view name = "cusolverDnDgesvdj";
+  static constexpr std::string_view batched_name = "cusolverDnDgesvdjBatched";
+};
+
+// The arguments cuSOLVER takes beyond the request's own.
+struct Args {
+  cusolverEigMode_t jobz = CUSOLVER_EIG_MODE_NOVECTOR;
+  int econ = 0;
+  int ldu = 1;
+  int ldv = 1;
+};
+
+Args args(const Gesvdj& r) {
+  // Leading dimensions of vectors not computed are not read; cuSOLVER may check them against m and n all the same.
+  return {.jobz = r.job == SvdJob::none ? CUSOLVER_EIG_MODE_NOVECTOR : CUSOLVER_EIG_MODE_VECTOR,
+          .econ = r.job == SvdJob::thin ? 1 : 0,
+          .ldu = solver::to_int(std::max({r.ldu, r.m, std::int64_t{1}})),
+          .ldv = solver::to_int(std::max({r.ldv, r.n, std::int64_t{1}}))};
+}
+
+// gesvdjBatched takes packed matrices of at most 32 x 32 and computes full U and V.
+bool use_batched(const solver::CheckedGesvdj& c) {
+  const Gesvdj& r = c.request;
+  return r.batch > 1 && r.batch <= solver::kMaxLapackInt && r.m <= kBatchedLargest && r.n <= kBatchedLargest &&
+         c.u_cols == r.m && c.v_cols == r.n && r.stride_a == r.lda * r.n && r.stride_u == r.ldu * r.m &&
+         r.stride_v == r.ldv * r.n;
+}
+
+template <class T>
+cusolverStatus_t query(cusolverDnHandle_t handle, const Gesvdj& r, const Args& x, gesvdjInfo_t params, bool batched,
+                       int* lwork) {
+  if (batched) {
+    return Jacobi<T>::batched_buffer_size(handle, x.jobz, solver::to_int(r.m), solver::to_int(r.n), nullptr,
+                                          solver::to_int(r.lda), nullptr, nullptr, x.ldu, nullptr, x.ldv, lwork, params,
+                                          solver::to_int(r.batch));
+  }
+  return Jacobi<T>::buffer_size(handle, x.jobz, x.econ, solver::to_int(r.m), solver::to_int(r.n), nullptr,
+                                solver::to_int(r.lda), nullptr, nullptr, x.ldu, nullptr, x.ldv, lwork, params);
+}
+
+template <class T>
+Status set_stopping(const Gesvdj& r, gesvdjInfo_t params) {
+  // 0 asks for the dtype's machine precision, cuSOLVER's default, which it does not take as 0.
+  const double tolerance = r.tolerance == 0 ? std::numeric_limits<T>::epsilon() : r.tolerance;
+  ACCEL_RETURN_IF_ERROR(
+      solver::cusolver_status(cusolverDnXgesvdjSetTolerance(params, tolerance), "cusolverDnXgesvdjSetTolerance"));
+  return solver::cusolver_status(cusolverDnXgesvdjSetMaxSweeps(params, r.max_sweeps), "cusolverDnXgesvdjSetMaxSweeps");
+}
+
+template <class T>
+Status gesvdj(const solver::CheckedGesvdj& c, const solver::GesvdjPlan& plan, std::span<const BufferView> views,
+              CudaRun& run) {
+  using Op = Operation<Gesvdj>;
+  const Gesvdj& r = c.request;
+  std::int32_t* infos = solver::run_infos(plan.dense, run, views[Op::info].data);
+  if (!plan.dense.empty) {
+    ACCEL_RETURN_IF_ERROR(set_stopping<T>(r, plan.params));
+    const Args x = args(r);
+    const std::int64_t k = std::min(r.m, r.n);
+    T* a = static_cast<T*>(views[Op::a].data);
+    T* s = static_cast<T*>(views[Op::s].data);
+    T* u = static_cast<T*>(views[Op::u].data);
+    T* v = static_cast<T*>(views[Op::v].data);
+    T* work = static_cast<T*>(run.workspace);
+    const int lwork = solver::to_int(plan.dense.lwork);
+    if (plan.batched) {
+      ACCEL_RETURN_IF_ERROR(
+          solver::launched(run,
+                           Jacobi<T>::batched(plan.dense.handle, x.jobz, solver::to_int(r.m), solver::to_int(r.n), a,
+                                              solver::to_int(r.lda), s, u, x.ldu, v, x.ldv, work, lwork, infos,
+                                              plan.params, solver::to_int(r.batch)),
+                           Jacobi<T>::batched_name));
+    }
+    for (std::int64_t i = 0; !plan.batched && i < r.batch; ++i) {
+      ACCEL_RETURN_IF_ERROR(
+          solver::launched(run,
+                           Jacobi<T>::gesvdj(plan.dense.handle, x.jobz, x.econ, solver::to_int(r.m),
+                                             solver::to_int(r.n), a + solver::matrix_offset(i, r.stride_a),
+                                             solver::to_int(r.lda), s + solver::matrix_offset(i, k),
+                                             u == nullptr ? nullptr : u + solver::matrix_offset(i, r.stride_u), x.ldu,
+                                             v == nullptr ? nullptr : v + solver::matrix_offset(i, r.stride_v), x.ldv,
+                                             work, lwork, infos + i, plan.params),
+                           Jacobi<T>::name));
+    }
+  }
+  return solver::finish_with_infos(plan.dense, run, solver::Routine::gesvdj, infos);
+}
+
+}  // namespace
+
+Result<CudaOperation<Gesvdj>::Plan> CudaOperation<Gesvdj>::plan(const Gesvdj& request, const Checked& checked,
+                                                                CudaTarget& target) {
+  const Gesvdj& r = checked.request;
+  ACCEL_ASSIGN_OR_RETURN(JacobiParams * params, target.stream_state<JacobiParams>());
+  const bool batched = use_batched(checked);
+  const Args x = args(r);
+  const solver::WorkKey key{.routine = solver::Routine::gesvdj,
+                            .dtype = r.dtype,
+                            .job = static_cast<std::uint8_t>(x.jobz | x.econ << 1 | (batched ? 4 : 0)),
+                            .m = r.m,
+                            .n = r.n,
+                            .lda = r.lda,
+                            .ldu = x.ldu,
+                            .ldv = x.ldv,
+                            .batch = batched ? r.batch : 0};
+  ACCEL_ASSIGN_OR_RETURN(solver::DensePlan dense,
+                         solver::plan_dense(
+                             target, key, r.batch, r.m == 0 || r.n == 0,
+                             [&](cusolverDnHandle_t handle, int* lwork) {
+                               // The work area does not depend on the stopping rule, but cuSOLVER reads it from the
+                               // parameters.
+                               return r.dtype == DType::f64
+                                          ? query<double>(handle, r, x, params->params(), batched, lwork)
+                                          : query<float>(handle, r, x, params->params(), batched, lwork);
+                             },
+                             solver::DenseNeeds{.infos_in_workspace = request.info.is_null()}));
+  return Plan{.dense = dense, .params = params->params(), .batched = batched};
+}
+
+Status CudaOperation<Gesvdj>::run(const Gesvdj&, const Checked& checked, const Plan& plan,
+                                  std::span<const BufferView> views, CudaRun& run) {
+  return checked.request.dtype == DType::f64 ? gesvdj<double>(checked, plan, views, run)
+                                             : gesvdj<float>(checked, plan, views, run);
+}
+
+}  // namespace accel
