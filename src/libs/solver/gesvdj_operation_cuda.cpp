@@ -68,6 +68,14 @@ Args args(const Gesvdj& r) {
           .ldv = solver::to_int(std::max({r.ldv, r.n, std::int64_t{1}}))};
 }
 
+// cuSOLVER 13's gesvdj writes to U and V even when asked for no vectors: with null ones it made an illegal address
+// on the H100 (64 x 63, f64). A request for values only lends it scratch U and V, after the work area: the
+// elements they take (one pair per matrix for gesvdjBatched, one pair reused for the loop).
+std::int64_t scratch_vectors(const Gesvdj& r, const Args& x, bool batched) {
+  if (r.job != SvdJob::none) return 0;
+  return (batched ? r.batch : 1) * (std::int64_t{x.ldu} * r.m + std::int64_t{x.ldv} * r.n);
+}
+
 // gesvdjBatched takes packed matrices of at most 32 x 32 and computes full U and V.
 bool use_batched(const solver::CheckedGesvdj& c) {
   const Gesvdj& r = c.request;
@@ -109,10 +117,14 @@ Status gesvdj(const solver::CheckedGesvdj& c, const solver::GesvdjPlan& plan, st
     const std::int64_t k = std::min(r.m, r.n);
     T* a = static_cast<T*>(views[Op::a].data);
     T* s = static_cast<T*>(views[Op::s].data);
-    T* u = static_cast<T*>(views[Op::u].data);
-    T* v = static_cast<T*>(views[Op::v].data);
     T* work = static_cast<T*>(run.workspace);
     const int lwork = solver::to_int(plan.dense.lwork);
+    const bool scratch = r.job == SvdJob::none;
+    T* u = scratch ? work + lwork : static_cast<T*>(views[Op::u].data);
+    T* v = scratch ? u + (plan.batched ? r.batch : 1) * std::int64_t{x.ldu} * r.m : static_cast<T*>(views[Op::v].data);
+    const auto matrix = [&](T* first, std::int64_t i, std::int64_t stride) {
+      return scratch ? first : first + solver::matrix_offset(i, stride);
+    };
     if (plan.batched) {
       ACCEL_RETURN_IF_ERROR(
           solver::launched(run,
@@ -122,15 +134,14 @@ Status gesvdj(const solver::CheckedGesvdj& c, const solver::GesvdjPlan& plan, st
                            Jacobi<T>::batched_name));
     }
     for (std::int64_t i = 0; !plan.batched && i < r.batch; ++i) {
-      ACCEL_RETURN_IF_ERROR(
-          solver::launched(run,
-                           Jacobi<T>::gesvdj(plan.dense.handle, x.jobz, x.econ, solver::to_int(r.m),
-                                             solver::to_int(r.n), a + solver::matrix_offset(i, r.stride_a),
-                                             solver::to_int(r.lda), s + solver::matrix_offset(i, k),
-                                             u == nullptr ? nullptr : u + solver::matrix_offset(i, r.stride_u), x.ldu,
-                                             v == nullptr ? nullptr : v + solver::matrix_offset(i, r.stride_v), x.ldv,
-                                             work, lwork, infos + i, plan.params),
-                           Jacobi<T>::name));
+      ACCEL_RETURN_IF_ERROR(solver::launched(
+          run,
+          Jacobi<T>::gesvdj(plan.dense.handle, x.jobz, x.econ, solver::to_int(r.m), solver::to_int(r.n),
+                            a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
+                            s + solver::matrix_offset(i, k), u == nullptr ? nullptr : matrix(u, i, r.stride_u), x.ldu,
+                            v == nullptr ? nullptr : matrix(v, i, r.stride_v), x.ldv, work, lwork, infos + i,
+                            plan.params),
+          Jacobi<T>::name));
     }
   }
   return solver::finish_with_infos(plan.dense, run, solver::Routine::gesvdj, infos);
@@ -153,17 +164,17 @@ Result<CudaOperation<Gesvdj>::Plan> CudaOperation<Gesvdj>::plan(const Gesvdj& re
                             .ldu = x.ldu,
                             .ldv = x.ldv,
                             .batch = batched ? r.batch : 0};
-  ACCEL_ASSIGN_OR_RETURN(solver::DensePlan dense,
-                         solver::plan_dense(
-                             target, key, r.batch, r.m == 0 || r.n == 0,
-                             [&](cusolverDnHandle_t handle, int* lwork) {
-                               // The work area does not depend on the stopping rule, but cuSOLVER reads it from the
-                               // parameters.
-                               return r.dtype == DType::f64
-                                          ? query<double>(handle, r, x, params->params(), batched, lwork)
-                                          : query<float>(handle, r, x, params->params(), batched, lwork);
-                             },
-                             solver::DenseNeeds{.infos_in_workspace = request.info.is_null()}));
+  ACCEL_ASSIGN_OR_RETURN(
+      solver::DensePlan dense,
+      solver::plan_dense(
+          target, key, r.batch, r.m == 0 || r.n == 0,
+          [&](cusolverDnHandle_t handle, int* lwork) {
+            // The work area does not depend on the stopping rule, but cuSOLVER reads it from the
+            // parameters.
+            return r.dtype == DType::f64 ? query<double>(handle, r, x, params->params(), batched, lwork)
+                                         : query<float>(handle, r, x, params->params(), batched, lwork);
+          },
+          solver::DenseNeeds{.infos_in_workspace = request.info.is_null(), .extra = scratch_vectors(r, x, batched)}));
   return Plan{.dense = dense, .params = params->params(), .batched = batched};
 }
 

@@ -10,7 +10,7 @@
 namespace accel::sparse::testing {
 
 // A blocked-ELL matrix on the host: `slots` column blocks per block row (distinct, sorted, some of them -1), values
-// rows x slots·block row-major. A padding block's values are random too: a device that read them would be wrong.
+// rows x slots·block row-major. A padding block's values are zero, as the format asks: cuSPARSE reads them.
 struct BlockedEll {
   std::int64_t rows = 0, cols = 0;
   std::int32_t block = 1;
@@ -49,7 +49,10 @@ inline BlockedEll random_blocked_ell(std::int64_t block_rows, std::int64_t block
     out.blocks.insert(out.blocks.end(), chosen.begin(), chosen.end());
   }
   out.values.resize(static_cast<std::size_t>(out.rows * out.ell_cols()));
-  for (double& v : out.values) v = uniform(rng);
+  for (std::int64_t row = 0; row < out.rows; ++row)
+    for (std::int64_t col = 0; col < out.ell_cols(); ++col)
+      if (out.blocks[static_cast<std::size_t>(row / block * slots + col / block)] != -1)
+        out.values[static_cast<std::size_t>(row * out.ell_cols() + col)] = uniform(rng);
   return out;
 }
 

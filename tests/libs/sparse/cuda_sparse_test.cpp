@@ -141,9 +141,11 @@ class CudaSparseTest : public ::testing::TestWithParam<GpuTestTarget> {
       for (double v : from) out.push_back(value_of<U>(to_double(value_of<T>(v))));
       return out;
     };
-    const double tolerance = std::is_same_v<T, Half>       ? 2e-3
-                             : std::is_same_v<T, BFloat16> ? 1.6e-2
-                                                           : 4 * testing::tolerance<T>(e.cols);
+    // cuSPARSE's blocked-ELL product takes f32 through TF32 (10-bit fractions): 2.3e-4 to 3.1e-4 relative to the
+    // f64 CPU on the H100, as f16 inputs would be.
+    const double tolerance = std::is_same_v<T, Half> || std::is_same_v<T, float> ? 2e-3
+                             : std::is_same_v<T, BFloat16>                       ? 1.6e-2
+                                                                                 : 4 * testing::tolerance<T>(e.cols);
     for (MatrixOrder order : {MatrixOrder::column_major, MatrixOrder::row_major})
       for (Transpose op_b : {Transpose::none, Transpose::transpose}) {
         const std::string what = fmt::format("{} {}x{} block={} slots={} n={} {} op_b={}", to_string(dtype_of<T>()),

@@ -104,7 +104,7 @@ TEST_F(SparseTest, SpmmMatchesTheDenseReference) {
   spmm<std::int64_t, double>({.rows = 25, .cols = 60, .density = 0.05, .huge_row = true}, 3);
 }
 
-// Padding blocks (with values that would show if read), a block row of padding only, blocks of 1, a full ELL, none.
+// Padding blocks (zero, as the format asks), a block row of padding only, blocks of 1, a full ELL, none.
 TEST_F(SparseTest, BlockedEllSpmmMatchesTheDenseReference) {
   blocked_spmm<std::int32_t, float>(6, 9, 4, 3, 5);
   blocked_spmm<std::int64_t, double>(10, 4, 2, 4, 3);
