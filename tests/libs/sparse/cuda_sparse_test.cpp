@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -106,7 +107,10 @@ class CudaSparseTest : public ::testing::TestWithParam<GpuTestTarget> {
     SCOPED_TRACE(fmt::format("{} {}x{} nnz={}", to_string(dtype_of<I>()), e.rows, e.cols, e.nnz()));
     auto convert = [&](Device& device) {
       DeviceMatrix<I, float> csr = upload_matrix<I, float>(device, e, Format::csr);
-      Buffer<I> rows = upload(device, std::vector<I>(static_cast<std::size_t>(e.nnz()), I{-1}));
+      // One element at least, written: an empty matrix's buffer would otherwise be a placeholder never written,
+      // whose download compute-sanitizer's initcheck reported.
+      Buffer<I> rows =
+          upload(device, std::vector<I>(std::max<std::size_t>(static_cast<std::size_t>(e.nnz()), 1), I{-1}));
       EXPECT_THAT(device.ask(CsrToCoo{.csr = csr.matrix, .rows = rows}).wait(), IsOk());
       Matrix coo = csr.matrix;
       coo.format = Format::coo;
@@ -115,7 +119,7 @@ class CudaSparseTest : public ::testing::TestWithParam<GpuTestTarget> {
       Buffer<I> offsets = upload(device, std::vector<I>(static_cast<std::size_t>(e.rows + 1), I{-1}));
       EXPECT_THAT(device.ask(CooToCsr{.coo = coo, .offsets = offsets}).wait(), IsOk());
       std::vector<I> coo_rows = download(device, rows);
-      coo_rows.resize(static_cast<std::size_t>(e.nnz()));  // an empty matrix's buffer holds one placeholder
+      coo_rows.resize(static_cast<std::size_t>(e.nnz()));
       return std::pair(coo_rows, download(device, offsets));
     };
     const auto [gpu_rows, gpu_offsets] = convert(*gpu_);
