@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 
 #include "accel/device/device.hpp"

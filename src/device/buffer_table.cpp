@@ -51,7 +51,7 @@ BufferHandle BufferTable::insert(void* data, DType dtype, std::uint64_t count) {
 }
 
 Result<BufferView> BufferTable::resolve(const BufferHandle& h, std::string_view operand) const {
-  if (h.is_null()) return invalid_argument(fmt::format("operand '{}' is a null buffer handle", operand));
+  ACCEL_RETURN_IF_ERROR(check_not_null(operand, h));
   if (h.device != device_id_) {
     return invalid_argument(fmt::format("operand '{}' is {} of another device; this is {} (device {})", operand,
                                         to_string(h), device_name_, device_id_));
@@ -76,11 +76,7 @@ Result<BufferView> BufferTable::resolve(const BufferHandle& h, std::string_view 
 Result<BufferView> BufferTable::resolve_range(const BufferHandle& h, std::string_view operand, std::uint64_t offset,
                                               std::uint64_t count) const {
   ACCEL_ASSIGN_OR_RETURN(BufferView view, resolve(h, operand));
-  std::uint64_t end = 0;
-  if (__builtin_add_overflow(offset, count, &end) || end > view.count) {
-    return invalid_argument(fmt::format("operand '{}': elements [{}, {} + {}) lie outside {} ({} elements)", operand,
-                                        offset, offset, count, to_string(h), view.count));
-  }
+  ACCEL_RETURN_IF_ERROR(check_operand_range(operand, h, offset, count));  // h's count is the buffer's once resolved
   return view;
 }
 
@@ -90,11 +86,8 @@ Result<std::vector<BufferView>> BufferTable::resolve(const Operands& operands) c
   for (const Operand& operand : operands.list()) {
     BufferView& view = views[index++];
     if (operand.optional && operand.buffer.is_null()) continue;
-    ACCEL_ASSIGN_OR_RETURN(view, resolve_range(operand.buffer, operand.name, operand.first, operand.count));
-    if (operand.check_dtype && view.dtype != operand.dtype) {
-      return invalid_argument(fmt::format("operand '{}' holds {} but the request needs {}", operand.name,
-                                          to_string(view.dtype), to_string(operand.dtype)));
-    }
+    ACCEL_ASSIGN_OR_RETURN(view, resolve(operand.buffer, operand.name));
+    ACCEL_RETURN_IF_ERROR(check_against_handle(operand));  // the handle's claims are the buffer's once resolved
   }
   for (const Operand& written : operands.list()) {
     if (!written.exclusive) continue;

@@ -107,6 +107,16 @@ class Operands {
   std::vector<Operand> list_;
 };
 
+// The checks of an operand that its handle alone answers (a handle carries its buffer's dtype and count): not null,
+// elements [first, first + count) inside, the dtype the request needs. The device's buffer table makes them once it
+// has confirmed the handle; a family may make them earlier, before an expensive plan. Optional operands left null
+// pass.
+[[nodiscard]] Status check_not_null(std::string_view operand, const BufferHandle& buffer);
+[[nodiscard]] Status check_operand_range(std::string_view operand, const BufferHandle& buffer, std::uint64_t first,
+                                         std::uint64_t count);
+[[nodiscard]] Status check_against_handle(const Operand& operand);
+[[nodiscard]] Status check_against_handles(const Operands& operands);
+
 // What a family may know of a device's options and name while it runs on the CPU device.
 struct CpuTarget {
   std::string_view device_name;

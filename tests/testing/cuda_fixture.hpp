@@ -36,6 +36,13 @@ struct GpuTestTarget {
   }
 };
 
+// Every way a CUDA device runs requests: in process with each completion strategy, and isolated.
+inline const GpuTestTarget kEveryGpuTarget[] = {
+    {"poller", Isolation::in_process, CompletionStrategy::poller},
+    {"host_callback", Isolation::in_process, CompletionStrategy::host_callback},
+    {"blocking", Isolation::in_process, CompletionStrategy::blocking},
+    {"isolated", Isolation::worker_process, CompletionStrategy::poller}};
+
 inline void PrintTo(const GpuTestTarget& target, std::ostream* out) { *out << target.name; }
 inline std::string target_name(const ::testing::TestParamInfo<GpuTestTarget>& info) { return info.param.name; }
 

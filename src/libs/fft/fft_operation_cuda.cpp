@@ -1,41 +1,18 @@
 #include "libs/fft/fft_operation_cuda.hpp"
 
-#include <fmt/format.h>
-
 #include "libs/fft/fft_scale.hpp"
 
 namespace accel {
-namespace {
-
-// The generic path plans before it resolves the operands (validate -> plan -> operands -> run, cuda_stream.hpp), so
-// that plans are made outside the buffers' lock; a cuFFT plan costs milliseconds and device memory. A handle carries
-// the dtype and count that resolution requires the buffer table to confirm, so the operands are checked against the
-// handles here, with resolution's words, before any plan is made; only what needs the table (a freed buffer, one of
-// another device) waits for resolution.
-Status check_operands_as_claimed(const Operands& operands) {
-  for (const Operand& o : operands.list()) {
-    if (o.optional && o.buffer.is_null()) continue;
-    if (o.buffer.is_null()) return invalid_argument(fmt::format("operand '{}' is a null buffer handle", o.name));
-    std::uint64_t end = 0;
-    if (__builtin_add_overflow(o.first, o.count, &end) || end > o.buffer.count) {
-      return invalid_argument(fmt::format("operand '{}': elements [{}, {} + {}) lie outside {} ({} elements)", o.name,
-                                          o.first, o.first, o.count, to_string(o.buffer), o.buffer.count));
-    }
-    if (o.check_dtype && o.buffer.dtype != o.dtype) {
-      return invalid_argument(fmt::format("operand '{}' holds {} but the request needs {}", o.name,
-                                          to_string(o.buffer.dtype), to_string(o.dtype)));
-    }
-  }
-  return Status();
-}
-
-}  // namespace
 
 Result<CudaOperation<Fft>::Plan> CudaOperation<Fft>::plan(const Fft& request, const FftGeometry& geometry,
                                                           CudaTarget& target) {
+  // The generic path plans before it resolves the operands (validate -> plan -> operands -> run, cuda_stream.hpp),
+  // so that plans are made outside the buffers' lock; a cuFFT plan costs milliseconds and device memory. So the
+  // operands are checked against their handles before any plan is made; only what needs the buffer table (a freed
+  // buffer, one of another device) waits for resolution.
   Operands operands;
   Operation<Fft>::operands(request, geometry, operands);
-  ACCEL_RETURN_IF_ERROR(check_operands_as_claimed(operands));
+  ACCEL_RETURN_IF_ERROR(check_against_handles(operands));
   ACCEL_ASSIGN_OR_RETURN(fft::CufftPlans * plans, target.stream_state<fft::CufftPlans>());
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const fft::CufftPlan> plan, plans->plan(geometry));
   return Plan{.plan = std::move(plan)};

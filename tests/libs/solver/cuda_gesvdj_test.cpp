@@ -25,16 +25,6 @@ using namespace testing;  // NOLINT(google-build-using-namespace): the solver te
 
 using accel::testing::GpuTestTarget;
 
-const GpuTestTarget kTargets[] = {{"poller", Isolation::in_process, CompletionStrategy::poller},
-                                  {"host_callback", Isolation::in_process, CompletionStrategy::host_callback},
-                                  {"blocking", Isolation::in_process, CompletionStrategy::blocking},
-                                  {"isolated", Isolation::worker_process, CompletionStrategy::poller}};
-
-template <class T>
-std::vector<double> doubles(const std::vector<T>& v) {
-  return {v.begin(), v.end()};
-}
-
 // An n x n matrix with orthonormal columns (Gram-Schmidt, twice, of a random one), column-major.
 Dense random_orthogonal(std::int64_t n, std::mt19937_64& rng) {
   std::normal_distribution<double> normal;
@@ -214,7 +204,8 @@ TEST_P(CudaGesvdjTest, EmptyMatricesSucceedWithZeroInfos) {
   EXPECT_EQ(r.info, std::vector<std::int32_t>(3, 0));
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, CudaGesvdjTest, ::testing::ValuesIn(kTargets), accel::testing::target_name);
+INSTANTIATE_TEST_SUITE_P(Devices, CudaGesvdjTest, ::testing::ValuesIn(accel::testing::kEveryGpuTarget),
+                         accel::testing::target_name);
 
 }  // namespace
 }  // namespace accel::solver

@@ -22,16 +22,6 @@ using namespace testing;  // NOLINT(google-build-using-namespace): the solver te
 
 using accel::testing::GpuTestTarget;
 
-const GpuTestTarget kTargets[] = {{"poller", Isolation::in_process, CompletionStrategy::poller},
-                                  {"host_callback", Isolation::in_process, CompletionStrategy::host_callback},
-                                  {"blocking", Isolation::in_process, CompletionStrategy::blocking},
-                                  {"isolated", Isolation::worker_process, CompletionStrategy::poller}};
-
-template <class T>
-std::vector<double> doubles(const std::vector<T>& v) {
-  return {v.begin(), v.end()};
-}
-
 // Solutions of both devices agree as far as A's condition lets them. Random n x n matrices have a condition number
 // of about n, with a tail P(κ > t n) ≈ 1/t: these bounds fail for κ beyond about 1e6 (f32) or 1e9 (f64), which
 // for n <= 512 is rarer than one run in a thousand. The residuals are the strict check.
@@ -313,7 +303,8 @@ TEST_P(CudaSolverTest, WorkspaceSizesAreAskedOncePerShape) {
   EXPECT_GE(sizes->entries, 1u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, CudaSolverTest, ::testing::ValuesIn(kTargets), accel::testing::target_name);
+INSTANTIATE_TEST_SUITE_P(Devices, CudaSolverTest, ::testing::ValuesIn(accel::testing::kEveryGpuTarget),
+                         accel::testing::target_name);
 
 }  // namespace
 }  // namespace accel::solver

@@ -9,6 +9,12 @@
 
 namespace accel::solver::testing {
 
+// The elements as doubles, for relative_error.
+template <class T>
+std::vector<double> doubles(const std::vector<T>& v) {
+  return {v.begin(), v.end()};
+}
+
 // Whether every element of `after` outside the matrices of `l` is as in `before`.
 template <class T>
 bool padding_intact(const std::vector<T>& before, const std::vector<T>& after, const Layout& l) {
