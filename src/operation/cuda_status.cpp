@@ -43,18 +43,4 @@ Status cuda_status(cudaError_t error, std::string_view what) {
   }
 }
 
-Status cublas_status(cublasStatus_t status, std::string_view what) {
-  if (status == CUBLAS_STATUS_SUCCESS) return Status();
-  const std::string message =
-      fmt::format("{}: {} ({})", what, cublasLtGetStatusString(status), cublasLtGetStatusName(status));
-  switch (status) {
-    case CUBLAS_STATUS_ALLOC_FAILED: return Status(Code::resource_exhausted, message, Source::cublas, status);
-    case CUBLAS_STATUS_INVALID_VALUE: return Status(Code::invalid_argument, message, Source::cublas, status);
-    case CUBLAS_STATUS_NOT_SUPPORTED:
-    case CUBLAS_STATUS_ARCH_MISMATCH: return Status(Code::not_supported, message, Source::cublas, status);
-    case CUBLAS_STATUS_NOT_INITIALIZED: return Status(Code::unavailable, message, Source::cublas, status);
-    default: return Status(Code::internal, message, Source::cublas, status);
-  }
-}
-
 }  // namespace accel

@@ -1,10 +1,9 @@
-// CUDA and cuBLAS return codes as Status values, classified the way the device must react to them:
+// CUDA return codes as Status values, classified the way the device must react to them:
 //   sticky     (illegal address, launch failure, misaligned address, ECC, ...): the context, and with it every
 //              later CUDA call in this process, is unusable -> Code::context_lost; the device is poisoned;
 //   transient  (out of memory, bad argument, not supported, ...): only the request that met it fails.
 #pragma once
 
-#include <cublasLt.h>
 #include <cuda_runtime.h>
 
 #include <string_view>
@@ -18,7 +17,5 @@ namespace accel {
 // A Status for a failed CUDA call; `what` names the call and its purpose. Clears a transient error from the
 // thread's last-error slot so it does not surface again in an unrelated call.
 [[nodiscard]] Status cuda_status(cudaError_t error, std::string_view what);
-
-[[nodiscard]] Status cublas_status(cublasStatus_t status, std::string_view what);
 
 }  // namespace accel

@@ -99,8 +99,10 @@ Status CudaExecutable::run(const CheckedExecute& checked, std::span<const Buffer
 }
 
 Result<std::unique_ptr<GraphStreamState>> GraphStreamState::open(CudaTarget& target) {
-  std::string context = fmt::format("accel-graph-executable/{}/{}/sm{}/{}/", kExecutableDiskFormat, target.gpu_name(),
-                                    target.compute_capability(), blas::cublaslt_library().version);
+  // What a stored executable holds (its plan: steps and arena layout) depends on the GPU, not on cuBLASLt, whose
+  // plans are made again in each process.
+  std::string context = fmt::format("accel-graph-executable/{}/{}/sm{}/", kExecutableDiskFormat, target.gpu_name(),
+                                    target.compute_capability());
   cache::CacheOptions<CudaExecutable> options =
       executable_cache_options<CudaExecutable>(context, target.options().graph);
   return std::unique_ptr<GraphStreamState>(new GraphStreamState(std::move(options), std::move(context)));

@@ -32,7 +32,7 @@ Result<CudaOperation<graph::Execute>::Plan> CudaOperation<graph::Execute>::plan(
     case graph::ExecuteMode::automatic: replay = fill(checked) >= request.direct_below; break;
   }
   // Until cuBLASLt's start-up is over (its first call costs 100–130 ms), matmuls take the graph kernels' own.
-  return Plan{.executable = std::move(executable), .gemm = blas->ready() ? &blas->gemm() : nullptr, .replay = replay};
+  return Plan{.executable = std::move(executable), .gemm = blas->gemm_if_ready(), .replay = replay};
 }
 
 Status CudaOperation<graph::Execute>::run(const graph::Execute&, const graph::CheckedExecute& checked, const Plan& plan,

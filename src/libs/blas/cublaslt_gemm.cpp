@@ -6,7 +6,7 @@
 #include <array>
 #include <cstring>
 
-#include "operation/cuda_status.hpp"
+#include "libs/blas/cublaslt_library.hpp"
 
 namespace accel::blas {
 namespace {
@@ -146,11 +146,6 @@ Status check_cublaslt_support(const GemmGeometry& g, int compute_capability) {
   return Status();
 }
 
-LibraryVersion cublaslt_library() {
-  const std::size_t version = cublasLtGetVersion();
-  return {.name = "cuBLASLt", .version = fmt::format("{}.{}.{}", version / 10000, version / 100 % 100, version % 100)};
-}
-
 struct CublasLtGemm::Plan {
   bool swapped = false;
   cudaDataType scale_type = CUDA_R_32F;
@@ -159,20 +154,23 @@ struct CublasLtGemm::Plan {
   cublasLtMatrixLayout_t b = nullptr;
   cublasLtMatrixLayout_t c = nullptr;
   cublasLtMatmulAlgo_t algo{};
+  const CublasLtApi& api;
 
-  Plan() = default;
+  explicit Plan(const CublasLtApi& library) : api(library) {}
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
   ~Plan() {
-    if (a) cublasLtMatrixLayoutDestroy(a);
-    if (b) cublasLtMatrixLayoutDestroy(b);
-    if (c) cublasLtMatrixLayoutDestroy(c);
-    if (desc) cublasLtMatmulDescDestroy(desc);
+    if (a) api.cublasLtMatrixLayoutDestroy(a);
+    if (b) api.cublasLtMatrixLayoutDestroy(b);
+    if (c) api.cublasLtMatrixLayoutDestroy(c);
+    if (desc) api.cublasLtMatmulDescDestroy(desc);
   }
 };
 
-CublasLtGemm::CublasLtGemm(cublasLtHandle_t handle, std::size_t capacity, void* workspace, std::size_t workspace_bytes)
-    : handle_(handle),
+CublasLtGemm::CublasLtGemm(const CublasLtApi& api, cublasLtHandle_t handle, std::size_t capacity, void* workspace,
+                           std::size_t workspace_bytes)
+    : api_(api),
+      handle_(handle),
       workspace_(workspace),
       workspace_bytes_(workspace_bytes),
       plans_(std::make_unique<cache::Cache<Plan>>(
@@ -180,19 +178,20 @@ CublasLtGemm::CublasLtGemm(cublasLtHandle_t handle, std::size_t capacity, void* 
 
 CublasLtGemm::~CublasLtGemm() {
   plans_.reset();
-  cublasLtDestroy(handle_);
+  api_.cublasLtDestroy(handle_);
 }
 
 Result<std::unique_ptr<CublasLtGemm>> CublasLtGemm::create(std::size_t plan_capacity, void* workspace,
                                                            std::size_t workspace_bytes) {
+  ACCEL_ASSIGN_OR_RETURN(const CublasLtApi* api, cublaslt_api());
   cublasLtHandle_t handle = nullptr;
-  ACCEL_RETURN_IF_ERROR(cublas_status(cublasLtCreate(&handle), "cublasLtCreate"));
-  return std::unique_ptr<CublasLtGemm>(new CublasLtGemm(handle, plan_capacity, workspace, workspace_bytes));
+  ACCEL_RETURN_IF_ERROR(cublas_status(api->cublasLtCreate(&handle), "cublasLtCreate"));
+  return std::unique_ptr<CublasLtGemm>(new CublasLtGemm(*api, handle, plan_capacity, workspace, workspace_bytes));
 }
 
 Result<std::shared_ptr<const CublasLtGemm::Plan>> CublasLtGemm::build_plan(const GemmGeometry& g) const {
   const GemmShape& s = g.shape;
-  auto plan = std::make_shared<Plan>();
+  auto plan = std::make_shared<Plan>(api_);
   const LtProblem p = lt_problem(g);
   plan->swapped = p.swapped;
 
@@ -204,9 +203,9 @@ Result<std::shared_ptr<const CublasLtGemm::Plan>> CublasLtGemm::build_plan(const
     compute = CUBLAS_COMPUTE_32F_FAST_TF32;
   }
   ACCEL_RETURN_IF_ERROR(
-      cublas_status(cublasLtMatmulDescCreate(&plan->desc, compute, plan->scale_type), "cublasLtMatmulDescCreate"));
+      cublas_status(api_.cublasLtMatmulDescCreate(&plan->desc, compute, plan->scale_type), "cublasLtMatmulDescCreate"));
   auto set_desc = [&](cublasLtMatmulDescAttributes_t attribute, const auto& value) {
-    return cublas_status(cublasLtMatmulDescSetAttribute(plan->desc, attribute, &value, sizeof(value)),
+    return cublas_status(api_.cublasLtMatmulDescSetAttribute(plan->desc, attribute, &value, sizeof(value)),
                          "cublasLtMatmulDescSetAttribute");
   };
   ACCEL_RETURN_IF_ERROR(set_desc(CUBLASLT_MATMUL_DESC_TRANSA, p.a.op));
@@ -218,17 +217,17 @@ Result<std::shared_ptr<const CublasLtGemm::Plan>> CublasLtGemm::build_plan(const
 
   auto make_layout = [&](cublasLtMatrixLayout_t* layout, const LtOperand& operand, DType dtype) -> Status {
     ACCEL_RETURN_IF_ERROR(
-        cublas_status(cublasLtMatrixLayoutCreate(layout, to_cuda(dtype), static_cast<std::uint64_t>(operand.rows),
-                                                 static_cast<std::uint64_t>(operand.cols), operand.ld),
+        cublas_status(api_.cublasLtMatrixLayoutCreate(layout, to_cuda(dtype), static_cast<std::uint64_t>(operand.rows),
+                                                      static_cast<std::uint64_t>(operand.cols), operand.ld),
                       "cublasLtMatrixLayoutCreate"));
     if (s.batch > 1) {
       const std::int32_t batch = static_cast<std::int32_t>(s.batch);
       ACCEL_RETURN_IF_ERROR(cublas_status(
-          cublasLtMatrixLayoutSetAttribute(*layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)),
+          api_.cublasLtMatrixLayoutSetAttribute(*layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)),
           "cublasLtMatrixLayoutSetAttribute(batch count)"));
       ACCEL_RETURN_IF_ERROR(
-          cublas_status(cublasLtMatrixLayoutSetAttribute(*layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                                         &operand.stride, sizeof(operand.stride)),
+          cublas_status(api_.cublasLtMatrixLayoutSetAttribute(*layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                              &operand.stride, sizeof(operand.stride)),
                         "cublasLtMatrixLayoutSetAttribute(batch stride)"));
     }
     return Status();
@@ -241,17 +240,18 @@ Result<std::shared_ptr<const CublasLtGemm::Plan>> CublasLtGemm::build_plan(const
   ACCEL_RETURN_IF_ERROR(make_layout(&plan->c, p.c, s.output_type));
 
   cublasLtMatmulPreference_t preference = nullptr;
-  ACCEL_RETURN_IF_ERROR(cublas_status(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate"));
+  ACCEL_RETURN_IF_ERROR(
+      cublas_status(api_.cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate"));
   const std::uint64_t workspace_limit = workspace_bytes_;
-  cublasStatus_t set = cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                            &workspace_limit, sizeof(workspace_limit));
+  cublasStatus_t set = api_.cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                                 &workspace_limit, sizeof(workspace_limit));
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;
   if (set == CUBLAS_STATUS_SUCCESS) {
-    set = cublasLtMatmulAlgoGetHeuristic(handle_, plan->desc, plan->a, plan->b, plan->c, plan->c, preference, 1,
-                                         &heuristic, &found);
+    set = api_.cublasLtMatmulAlgoGetHeuristic(handle_, plan->desc, plan->a, plan->b, plan->c, plan->c, preference, 1,
+                                              &heuristic, &found);
   }
-  cublasLtMatmulPreferenceDestroy(preference);
+  api_.cublasLtMatmulPreferenceDestroy(preference);
   if (set == CUBLAS_STATUS_NOT_SUPPORTED || (set == CUBLAS_STATUS_SUCCESS && found == 0)) {
     return not_supported(fmt::format("cuBLASLt has no algorithm for {}", to_string(s)));
   }
@@ -276,7 +276,7 @@ Status CublasLtGemm::run(const Plan& planned, const GemmGeometry& g, const GemmO
   const Plan* plan = &planned;
   if (g.shape.epilogue.has_bias()) {
     ACCEL_RETURN_IF_ERROR(cublas_status(
-        cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &ops.bias, sizeof(ops.bias)),
+        api_.cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &ops.bias, sizeof(ops.bias)),
         "cublasLtMatmulDescSetAttribute(bias)"));
   }
   const float alpha32 = static_cast<float>(alpha);
@@ -286,9 +286,10 @@ Status CublasLtGemm::run(const Plan& planned, const GemmGeometry& g, const GemmO
   const void* beta_ptr = wide ? static_cast<const void*>(&beta) : &beta32;
   const void* first = plan->swapped ? ops.b : ops.a;
   const void* second = plan->swapped ? ops.a : ops.b;
-  return cublas_status(cublasLtMatmul(handle_, plan->desc, alpha_ptr, first, plan->a, second, plan->b, beta_ptr, ops.c,
-                                      plan->c, ops.c, plan->c, &plan->algo, workspace_, workspace_bytes_, stream),
-                       fmt::format("cublasLtMatmul ({})", to_string(g.shape)));
+  return cublas_status(
+      api_.cublasLtMatmul(handle_, plan->desc, alpha_ptr, first, plan->a, second, plan->b, beta_ptr, ops.c, plan->c,
+                          ops.c, plan->c, &plan->algo, workspace_, workspace_bytes_, stream),
+      fmt::format("cublasLtMatmul ({})", to_string(g.shape)));
 }
 
 }  // namespace accel::blas

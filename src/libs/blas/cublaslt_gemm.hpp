@@ -13,9 +13,9 @@
 #include <memory>
 
 #include "accel/core/cache_stats.hpp"
-#include "accel/core/library_version.hpp"
 #include "accel/libs/blas/gemm.hpp"
 #include "cache/cache.hpp"
+#include "libs/blas/cublaslt_library.hpp"
 #include "libs/blas/gemm_operation.hpp"
 
 namespace accel::blas {
@@ -24,11 +24,10 @@ namespace accel::blas {
 // or outside the "TN" layout with sizes multiple of 16.
 [[nodiscard]] Status check_cublaslt_support(const GemmGeometry& geometry, int compute_capability);
 
-[[nodiscard]] LibraryVersion cublaslt_library();
-
 class CublasLtGemm {
  public:
-  // `workspace` (from the device's pool) stays owned by the caller and must outlive this object.
+  // `workspace` (from the device's pool) stays owned by the caller and must outlive this object. Loads cuBLASLt
+  // if it is not loaded yet.
   static Result<std::unique_ptr<CublasLtGemm>> create(std::size_t plan_capacity, void* workspace,
                                                       std::size_t workspace_bytes);
   ~CublasLtGemm();
@@ -49,9 +48,11 @@ class CublasLtGemm {
   [[nodiscard]] CacheStats stats() const { return plans_->stats(); }
 
  private:
-  CublasLtGemm(cublasLtHandle_t handle, std::size_t capacity, void* workspace, std::size_t workspace_bytes);
+  CublasLtGemm(const CublasLtApi& api, cublasLtHandle_t handle, std::size_t capacity, void* workspace,
+               std::size_t workspace_bytes);
   Result<std::shared_ptr<const Plan>> build_plan(const GemmGeometry& geometry) const;
 
+  const CublasLtApi& api_;
   cublasLtHandle_t handle_;
   void* workspace_;
   const std::size_t workspace_bytes_;

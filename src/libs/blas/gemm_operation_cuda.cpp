@@ -16,14 +16,21 @@ Result<std::unique_ptr<CublasLtState>> CublasLtState::open(CudaTarget& target) {
         target.check(cudaMallocFromPoolAsync(&workspace, options.blas.workspace_bytes, target.pool(), target.stream()),
                      fmt::format("allocating the {}-byte GEMM workspace", options.blas.workspace_bytes)));
   }
-  Result<std::unique_ptr<CublasLtGemm>> gemm =
-      CublasLtGemm::create(options.blas.plan_cache_capacity, workspace, options.blas.workspace_bytes);
-  if (!gemm.ok()) {
-    if (workspace != nullptr) cudaFreeAsync(workspace, target.stream());
-    return gemm.status();
+  return std::unique_ptr<CublasLtState>(new CublasLtState(target.stream(), workspace, options.blas.workspace_bytes,
+                                                          options.blas.plan_cache_capacity, std::move(startup)));
+}
+
+Result<CublasLtGemm*> CublasLtState::gemm() {
+  if (gemm_ == nullptr) {
+    ACCEL_ASSIGN_OR_RETURN(gemm_, CublasLtGemm::create(plan_capacity_, workspace_, workspace_bytes_));
   }
-  return std::unique_ptr<CublasLtState>(
-      new CublasLtState(target.stream(), workspace, std::move(*gemm), std::move(startup)));
+  return gemm_.get();
+}
+
+CublasLtGemm* CublasLtState::gemm_if_ready() {
+  if (!ready()) return nullptr;
+  Result<CublasLtGemm*> made = gemm();
+  return made.ok() ? *made : nullptr;
 }
 
 CublasLtState::~CublasLtState() {
@@ -39,8 +46,9 @@ Result<CudaOperation<Gemm>::Plan> CudaOperation<Gemm>::plan(const Gemm&, const G
   if (Operation<Gemm>::is_empty(geometry)) return Plan{};
   ACCEL_RETURN_IF_ERROR(blas::check_cublaslt_support(geometry, target.compute_capability()));
   ACCEL_ASSIGN_OR_RETURN(blas::CublasLtState * state, target.stream_state<blas::CublasLtState>());
-  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const blas::CublasLtGemm::Plan> plan, state->gemm().plan(geometry));
-  return Plan{.gemm = &state->gemm(), .plan = std::move(plan)};
+  ACCEL_ASSIGN_OR_RETURN(blas::CublasLtGemm * gemm, state->gemm());
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const blas::CublasLtGemm::Plan> plan, gemm->plan(geometry));
+  return Plan{.gemm = gemm, .plan = std::move(plan)};
 }
 
 Status CudaOperation<Gemm>::run(const Gemm& request, const GemmGeometry& geometry, const Plan& plan,
@@ -54,8 +62,8 @@ Status CudaOperation<Gemm>::run(const Gemm& request, const GemmGeometry& geometr
 
 void CudaOperation<Gemm>::describe(CudaTarget& target, LibraryReport& report) {
   report.report(blas::cublaslt_library());
-  if (blas::CublasLtState* state = target.existing_stream_state<blas::CublasLtState>())
-    report.report(state->gemm().stats());
+  if (blas::CublasLtState* state = target.existing_stream_state<blas::CublasLtState>(); state && state->existing_gemm())
+    report.report(state->existing_gemm()->stats());
 }
 
 }  // namespace accel

@@ -12,7 +12,8 @@ namespace accel {
 
 namespace blas {
 // What cuBLASLt keeps per stream: its handle and plan cache, and the workspace its GEMMs use. The process's first
-// state also begins cuBLASLt's one-time start-up on a thread of its own (CublasLtStartup).
+// state also begins cuBLASLt's loading and one-time start-up on a thread of its own (CublasLtStartup); the handle is
+// made on the stream's first GEMM, so that opening the state never waits for the library.
 class CublasLtState final : public TargetState {
  public:
   static Result<std::unique_ptr<CublasLtState>> open(CudaTarget& target);
@@ -20,17 +21,29 @@ class CublasLtState final : public TargetState {
   CublasLtState(const CublasLtState&) = delete;
   CublasLtState& operator=(const CublasLtState&) = delete;
 
-  [[nodiscard]] CublasLtGemm& gemm() noexcept { return *gemm_; }
-  [[nodiscard]] const CublasLtGemm& gemm() const noexcept { return *gemm_; }
+  // The stream's GEMM object, made on the first call, which loads cuBLASLt (or waits while the start-up thread
+  // loads it); unavailable where the library cannot be loaded.
+  [[nodiscard]] Result<CublasLtGemm*> gemm();
+  // The GEMM object if cuBLASLt's start-up is over and it loaded, else null, without waiting: the compiled graphs
+  // keep their own matmul meanwhile, and for good where cuBLASLt cannot be loaded.
+  [[nodiscard]] CublasLtGemm* gemm_if_ready();
+  // The GEMM object if one was made; never makes one.
+  [[nodiscard]] const CublasLtGemm* existing_gemm() const noexcept { return gemm_.get(); }
   // Whether cuBLASLt's start-up is over, so that a call now costs only itself.
   [[nodiscard]] static bool ready() noexcept { return CublasLtStartup::done(); }
 
  private:
-  CublasLtState(cudaStream_t stream, void* workspace, std::unique_ptr<CublasLtGemm> gemm,
+  CublasLtState(cudaStream_t stream, void* workspace, std::size_t workspace_bytes, std::size_t plan_capacity,
                 std::unique_ptr<CublasLtStartup> startup)
-      : stream_(stream), workspace_(workspace), gemm_(std::move(gemm)), startup_(std::move(startup)) {}
+      : stream_(stream),
+        workspace_(workspace),
+        workspace_bytes_(workspace_bytes),
+        plan_capacity_(plan_capacity),
+        startup_(std::move(startup)) {}
   cudaStream_t stream_;
   void* workspace_;
+  std::size_t workspace_bytes_;
+  std::size_t plan_capacity_;
   std::unique_ptr<CublasLtGemm> gemm_;
   std::unique_ptr<CublasLtStartup> startup_;  // null unless this state began it
 };

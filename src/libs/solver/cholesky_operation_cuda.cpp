@@ -10,20 +10,20 @@ template <class T>
 struct Cholesky;
 template <>
 struct Cholesky<float> {
-  static constexpr auto buffer_size = cusolverDnSpotrf_bufferSize;
-  static constexpr auto potrf = cusolverDnSpotrf;
-  static constexpr auto potrs = cusolverDnSpotrs;
-  static constexpr auto potrf_batched = cusolverDnSpotrfBatched;
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnSpotrf_bufferSize;
+  static constexpr auto potrf = &solver::CusolverApi::cusolverDnSpotrf;
+  static constexpr auto potrs = &solver::CusolverApi::cusolverDnSpotrs;
+  static constexpr auto potrf_batched = &solver::CusolverApi::cusolverDnSpotrfBatched;
   static constexpr std::string_view potrf_name = "cusolverDnSpotrf";
   static constexpr std::string_view potrf_batched_name = "cusolverDnSpotrfBatched";
   static constexpr std::string_view potrs_name = "cusolverDnSpotrs";
 };
 template <>
 struct Cholesky<double> {
-  static constexpr auto buffer_size = cusolverDnDpotrf_bufferSize;
-  static constexpr auto potrf = cusolverDnDpotrf;
-  static constexpr auto potrs = cusolverDnDpotrs;
-  static constexpr auto potrf_batched = cusolverDnDpotrfBatched;
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnDpotrf_bufferSize;
+  static constexpr auto potrf = &solver::CusolverApi::cusolverDnDpotrf;
+  static constexpr auto potrs = &solver::CusolverApi::cusolverDnDpotrs;
+  static constexpr auto potrf_batched = &solver::CusolverApi::cusolverDnDpotrfBatched;
   static constexpr std::string_view potrf_name = "cusolverDnDpotrf";
   static constexpr std::string_view potrf_batched_name = "cusolverDnDpotrfBatched";
   static constexpr std::string_view potrs_name = "cusolverDnDpotrs";
@@ -42,19 +42,19 @@ Status potrf(const Potrf& r, const solver::DensePlan& plan, std::span<const Buff
                                                                    solver::matrix_offset(1, r.stride_a) * sizeof(T)));
     ACCEL_RETURN_IF_ERROR(
         solver::launched(run,
-                         Cholesky<T>::potrf_batched(plan.handle, solver::to_cublas(r.fill), solver::to_int(r.n),
-                                                    reinterpret_cast<T**>(matrices), solver::to_int(r.lda), infos,
-                                                    solver::to_int(r.batch)),
+                         (plan.api->*Cholesky<T>::potrf_batched)(plan.handle, solver::to_cublas(r.fill),
+                                                                 solver::to_int(r.n), reinterpret_cast<T**>(matrices),
+                                                                 solver::to_int(r.lda), infos, solver::to_int(r.batch)),
                          Cholesky<T>::potrf_batched_name));
   } else if (!plan.empty) {
     T* a = static_cast<T*>(views[Op::a].data);
     for (std::int64_t i = 0; i < r.batch; ++i) {
-      ACCEL_RETURN_IF_ERROR(
-          solver::launched(run,
-                           Cholesky<T>::potrf(plan.handle, solver::to_cublas(r.fill), solver::to_int(r.n),
-                                              a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
-                                              static_cast<T*>(run.workspace), solver::to_int(plan.lwork), infos + i),
-                           Cholesky<T>::potrf_name));
+      ACCEL_RETURN_IF_ERROR(solver::launched(
+          run,
+          (plan.api->*Cholesky<T>::potrf)(plan.handle, solver::to_cublas(r.fill), solver::to_int(r.n),
+                                          a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
+                                          static_cast<T*>(run.workspace), solver::to_int(plan.lwork), infos + i),
+          Cholesky<T>::potrf_name));
     }
   }
   return solver::finish_with_infos(plan, run, solver::Routine::potrf, infos);
@@ -70,9 +70,10 @@ Status potrs(const Potrs& r, const solver::DensePlan& plan, std::span<const Buff
     for (std::int64_t i = 0; i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(solver::launched(
           run,
-          Cholesky<T>::potrs(plan.handle, solver::to_cublas(r.fill), solver::to_int(r.n), solver::to_int(r.nrhs),
-                             a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
-                             b + solver::matrix_offset(i, r.stride_b), solver::to_int(r.ldb), infos + i),
+          (plan.api->*Cholesky<T>::potrs)(plan.handle, solver::to_cublas(r.fill), solver::to_int(r.n),
+                                          solver::to_int(r.nrhs), a + solver::matrix_offset(i, r.stride_a),
+                                          solver::to_int(r.lda), b + solver::matrix_offset(i, r.stride_b),
+                                          solver::to_int(r.ldb), infos + i),
           Cholesky<T>::potrs_name));
     }
   }
@@ -95,12 +96,12 @@ Result<CudaOperation<Potrf>::Plan> CudaOperation<Potrf>::plan(const Potrf& reque
   }
   return solver::plan_dense(
       target, key, r.batch, r.n == 0,
-      [&](cusolverDnHandle_t handle, int* lwork) {
+      [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
         const cublasFillMode_t fill = solver::to_cublas(r.fill);
-        return r.dtype == DType::f64 ? Cholesky<double>::buffer_size(handle, fill, solver::to_int(r.n), nullptr,
-                                                                     solver::to_int(r.lda), lwork)
-                                     : Cholesky<float>::buffer_size(handle, fill, solver::to_int(r.n), nullptr,
-                                                                    solver::to_int(r.lda), lwork);
+        return r.dtype == DType::f64 ? (api.*Cholesky<double>::buffer_size)(handle, fill, solver::to_int(r.n), nullptr,
+                                                                            solver::to_int(r.lda), lwork)
+                                     : (api.*Cholesky<float>::buffer_size)(handle, fill, solver::to_int(r.n), nullptr,
+                                                                           solver::to_int(r.lda), lwork);
       },
       solver::DenseNeeds{.infos_in_workspace = request.info.is_null()});
 }

@@ -52,25 +52,18 @@ Status cusolver_status(cusolverStatus_t status, std::string_view what) {
   }
 }
 
-LibraryVersion cusolver_library() {
-  int major = 0, minor = 0, patch = 0;
-  cusolverGetProperty(MAJOR_VERSION, &major);
-  cusolverGetProperty(MINOR_VERSION, &minor);
-  cusolverGetProperty(PATCH_LEVEL, &patch);
-  return {.name = "cuSOLVER", .version = fmt::format("{}.{}.{}", major, minor, patch)};
-}
-
-CusolverState::~CusolverState() { cusolverDnDestroy(handle_); }
+CusolverState::~CusolverState() { api_.cusolverDnDestroy(handle_); }
 
 Result<std::unique_ptr<CusolverState>> CusolverState::open(CudaTarget& target) {
+  ACCEL_ASSIGN_OR_RETURN(const CusolverApi* api, cusolver_api());
   cusolverDnHandle_t handle = nullptr;
-  ACCEL_RETURN_IF_ERROR(cusolver_status(cusolverDnCreate(&handle), "cusolverDnCreate"));
-  if (Status bound = cusolver_status(cusolverDnSetStream(handle, target.stream()), "cusolverDnSetStream");
+  ACCEL_RETURN_IF_ERROR(cusolver_status(api->cusolverDnCreate(&handle), "cusolverDnCreate"));
+  if (Status bound = cusolver_status(api->cusolverDnSetStream(handle, target.stream()), "cusolverDnSetStream");
       !bound.ok()) {
-    cusolverDnDestroy(handle);
+    api->cusolverDnDestroy(handle);
     return bound;
   }
-  return std::unique_ptr<CusolverState>(new CusolverState(handle));
+  return std::unique_ptr<CusolverState>(new CusolverState(*api, handle));
 }
 
 WorkSizes::WorkSizes()
@@ -78,27 +71,27 @@ WorkSizes::WorkSizes()
 
 Result<std::unique_ptr<WorkSizes>> WorkSizes::open(CudaTarget&) { return std::unique_ptr<WorkSizes>(new WorkSizes()); }
 
-Result<std::int64_t> WorkSizes::elements(const WorkKey& key, cusolverDnHandle_t handle, const WorkQuery& query) {
+Result<std::int64_t> WorkSizes::elements(const WorkKey& key, const CusolverState& state, const WorkQuery& query) {
   const KeyBytes bytes = key_bytes(key);
   const std::span<const std::byte> span(reinterpret_cast<const std::byte*>(bytes.data()), sizeof bytes);
-  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const std::int64_t> size,
-                         sizes_.get(span, [&]() -> Result<std::shared_ptr<const std::int64_t>> {
-                           int lwork = 0;
-                           ACCEL_RETURN_IF_ERROR(cusolver_status(query(handle, &lwork), "cuSOLVER's workspace size"));
-                           if (lwork < 0) return internal_error(fmt::format("cuSOLVER asked for {} elements", lwork));
-                           return std::make_shared<const std::int64_t>(lwork);
-                         }));
+  ACCEL_ASSIGN_OR_RETURN(
+      std::shared_ptr<const std::int64_t> size, sizes_.get(span, [&]() -> Result<std::shared_ptr<const std::int64_t>> {
+        int lwork = 0;
+        ACCEL_RETURN_IF_ERROR(cusolver_status(query(state.api(), state.handle(), &lwork), "cuSOLVER's workspace size"));
+        if (lwork < 0) return internal_error(fmt::format("cuSOLVER asked for {} elements", lwork));
+        return std::make_shared<const std::int64_t>(lwork);
+      }));
   return *size;
 }
 
 Result<DensePlan> plan_dense(CudaTarget& target, const WorkKey& key, std::int64_t batch, bool empty,
                              const WorkQuery& query, DenseNeeds needs) {
   ACCEL_ASSIGN_OR_RETURN(CusolverState * state, target.stream_state<CusolverState>());
-  DensePlan plan{.handle = state->handle(), .batch = batch, .empty = empty};
+  DensePlan plan{.api = &state->api(), .handle = state->handle(), .batch = batch, .empty = empty};
   if (empty) return plan;
   if (query) {
     ACCEL_ASSIGN_OR_RETURN(WorkSizes * sizes, target.context_state<WorkSizes>());
-    ACCEL_ASSIGN_OR_RETURN(plan.lwork, sizes->elements(key, state->handle(), query));
+    ACCEL_ASSIGN_OR_RETURN(plan.lwork, sizes->elements(key, *state, query));
   }
   auto aligned = [](std::uint64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; };
   plan.work_bytes = aligned(static_cast<std::uint64_t>(plan.lwork + needs.extra) * size_of(key.dtype));

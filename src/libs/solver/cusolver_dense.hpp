@@ -3,8 +3,6 @@
 // request's status once its stream work has finished (CudaRun::check_result), so the actor never waits for them.
 #pragma once
 
-#include <cusolverDn.h>
-
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -12,15 +10,14 @@
 #include <string_view>
 
 #include "accel/core/cache_stats.hpp"
-#include "accel/core/library_version.hpp"
 #include "cache/cache.hpp"
+#include "libs/solver/cusolver_library.hpp"
 #include "libs/solver/dense_info.hpp"
 #include "operation/cuda_operation.hpp"
 
 namespace accel::solver {
 
 [[nodiscard]] Status cusolver_status(cusolverStatus_t status, std::string_view what);
-[[nodiscard]] LibraryVersion cusolver_library();
 
 // What a workspace size depends on: the routine and every argument cuSOLVER's *_bufferSize takes.
 struct WorkKey {
@@ -38,9 +35,9 @@ struct WorkKey {
 };
 
 // Asks cuSOLVER for a workspace size (in elements of the dtype) on `handle`.
-using WorkQuery = std::function<cusolverStatus_t(cusolverDnHandle_t handle, int* lwork)>;
+using WorkQuery = std::function<cusolverStatus_t(const CusolverApi& api, cusolverDnHandle_t handle, int* lwork)>;
 
-// What cuSOLVER keeps per stream: its dense handle, set to the stream.
+// What cuSOLVER keeps per stream: its dense handle, set to the stream. Opening the first loads the library.
 class CusolverState final : public TargetState {
  public:
   static Result<std::unique_ptr<CusolverState>> open(CudaTarget& target);
@@ -48,10 +45,12 @@ class CusolverState final : public TargetState {
   CusolverState(const CusolverState&) = delete;
   CusolverState& operator=(const CusolverState&) = delete;
 
+  [[nodiscard]] const CusolverApi& api() const noexcept { return api_; }
   [[nodiscard]] cusolverDnHandle_t handle() const noexcept { return handle_; }
 
  private:
-  explicit CusolverState(cusolverDnHandle_t handle) : handle_(handle) {}
+  CusolverState(const CusolverApi& api, cusolverDnHandle_t handle) : api_(api), handle_(handle) {}
+  const CusolverApi& api_;
   cusolverDnHandle_t handle_;
 };
 
@@ -61,8 +60,9 @@ class WorkSizes final : public TargetState {
  public:
   static Result<std::unique_ptr<WorkSizes>> open(CudaTarget& target);
 
-  // The elements of workspace `key` needs: asked of cuSOLVER on `handle` the first time, then from the cache.
-  [[nodiscard]] Result<std::int64_t> elements(const WorkKey& key, cusolverDnHandle_t handle, const WorkQuery& query);
+  // The elements of workspace `key` needs: asked of cuSOLVER on the stream's handle the first time, then from the
+  // cache.
+  [[nodiscard]] Result<std::int64_t> elements(const WorkKey& key, const CusolverState& state, const WorkQuery& query);
   // "cusolver-workspace-sizes", this context's.
   [[nodiscard]] CacheStats stats() const { return sizes_.stats(); }
 
@@ -76,6 +76,7 @@ class WorkSizes final : public TargetState {
 // report of a check of the inputs on the device — and the host result: the infos, then the addresses that are copied
 // from there to the workspace (the check's report is read back there too, before the infos are).
 struct DensePlan {
+  const CusolverApi* api = nullptr;
   cusolverDnHandle_t handle = nullptr;
   std::int64_t batch = 1;
   std::int64_t lwork = 0;           // elements of the dtype

@@ -9,14 +9,14 @@ template <class T>
 struct Eigen;
 template <>
 struct Eigen<float> {
-  static constexpr auto buffer_size = cusolverDnSsyevd_bufferSize;
-  static constexpr auto syevd = cusolverDnSsyevd;
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnSsyevd_bufferSize;
+  static constexpr auto syevd = &solver::CusolverApi::cusolverDnSsyevd;
   static constexpr std::string_view name = "cusolverDnSsyevd";
 };
 template <>
 struct Eigen<double> {
-  static constexpr auto buffer_size = cusolverDnDsyevd_bufferSize;
-  static constexpr auto syevd = cusolverDnDsyevd;
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnDsyevd_bufferSize;
+  static constexpr auto syevd = &solver::CusolverApi::cusolverDnDsyevd;
   static constexpr std::string_view name = "cusolverDnDsyevd";
 };
 
@@ -32,13 +32,13 @@ Status syevd(const Syevd& r, const solver::DensePlan& plan, std::span<const Buff
     T* a = static_cast<T*>(views[Op::a].data);
     T* w = static_cast<T*>(views[Op::w].data);
     for (std::int64_t i = 0; i < r.batch; ++i) {
-      ACCEL_RETURN_IF_ERROR(
-          solver::launched(run,
-                           Eigen<T>::syevd(plan.handle, mode(r.job), solver::to_cublas(r.fill), solver::to_int(r.n),
-                                           a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
-                                           w + solver::matrix_offset(i, r.n), static_cast<T*>(run.workspace),
-                                           solver::to_int(plan.lwork), infos + i),
-                           Eigen<T>::name));
+      ACCEL_RETURN_IF_ERROR(solver::launched(
+          run,
+          (plan.api->*Eigen<T>::syevd)(plan.handle, mode(r.job), solver::to_cublas(r.fill), solver::to_int(r.n),
+                                       a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
+                                       w + solver::matrix_offset(i, r.n), static_cast<T*>(run.workspace),
+                                       solver::to_int(plan.lwork), infos + i),
+          Eigen<T>::name));
     }
   }
   return solver::finish_with_infos(plan, run, solver::Routine::syevd, infos);
@@ -57,12 +57,12 @@ Result<CudaOperation<Syevd>::Plan> CudaOperation<Syevd>::plan(const Syevd& reque
                             .lda = r.lda};
   return solver::plan_dense(
       target, key, r.batch, r.n == 0,
-      [&](cusolverDnHandle_t handle, int* lwork) {
+      [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
         const cublasFillMode_t fill = solver::to_cublas(r.fill);
-        return r.dtype == DType::f64 ? Eigen<double>::buffer_size(handle, mode(r.job), fill, solver::to_int(r.n),
-                                                                  nullptr, solver::to_int(r.lda), nullptr, lwork)
-                                     : Eigen<float>::buffer_size(handle, mode(r.job), fill, solver::to_int(r.n),
-                                                                 nullptr, solver::to_int(r.lda), nullptr, lwork);
+        return r.dtype == DType::f64 ? (api.*Eigen<double>::buffer_size)(handle, mode(r.job), fill, solver::to_int(r.n),
+                                                                         nullptr, solver::to_int(r.lda), nullptr, lwork)
+                                     : (api.*Eigen<float>::buffer_size)(handle, mode(r.job), fill, solver::to_int(r.n),
+                                                                        nullptr, solver::to_int(r.lda), nullptr, lwork);
       },
       solver::DenseNeeds{.infos_in_workspace = request.info.is_null()});
 }

@@ -16,18 +16,21 @@ constexpr std::int64_t kBatchedLargest = 32;  // gesvdjBatched's largest m and n
 class JacobiParams final : public TargetState {
  public:
   static Result<std::unique_ptr<JacobiParams>> open(CudaTarget&) {
+    ACCEL_ASSIGN_OR_RETURN(const solver::CusolverApi* api, solver::cusolver_api());
     gesvdjInfo_t params = nullptr;
-    ACCEL_RETURN_IF_ERROR(solver::cusolver_status(cusolverDnCreateGesvdjInfo(&params), "cusolverDnCreateGesvdjInfo"));
-    return std::unique_ptr<JacobiParams>(new JacobiParams(params));
+    ACCEL_RETURN_IF_ERROR(
+        solver::cusolver_status(api->cusolverDnCreateGesvdjInfo(&params), "cusolverDnCreateGesvdjInfo"));
+    return std::unique_ptr<JacobiParams>(new JacobiParams(*api, params));
   }
-  ~JacobiParams() override { cusolverDnDestroyGesvdjInfo(params_); }
+  ~JacobiParams() override { api_.cusolverDnDestroyGesvdjInfo(params_); }
   JacobiParams(const JacobiParams&) = delete;
   JacobiParams& operator=(const JacobiParams&) = delete;
 
   [[nodiscard]] gesvdjInfo_t params() const noexcept { return params_; }
 
  private:
-  explicit JacobiParams(gesvdjInfo_t params) : params_(params) {}
+  JacobiParams(const solver::CusolverApi& api, gesvdjInfo_t params) : api_(api), params_(params) {}
+  const solver::CusolverApi& api_;
   gesvdjInfo_t params_;
 };
 
@@ -35,19 +38,19 @@ template <class T>
 struct Jacobi;
 template <>
 struct Jacobi<float> {
-  static constexpr auto buffer_size = cusolverDnSgesvdj_bufferSize;
-  static constexpr auto gesvdj = cusolverDnSgesvdj;
-  static constexpr auto batched_buffer_size = cusolverDnSgesvdjBatched_bufferSize;
-  static constexpr auto batched = cusolverDnSgesvdjBatched;
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnSgesvdj_bufferSize;
+  static constexpr auto gesvdj = &solver::CusolverApi::cusolverDnSgesvdj;
+  static constexpr auto batched_buffer_size = &solver::CusolverApi::cusolverDnSgesvdjBatched_bufferSize;
+  static constexpr auto batched = &solver::CusolverApi::cusolverDnSgesvdjBatched;
   static constexpr std::string_view name = "cusolverDnSgesvdj";
   static constexpr std::string_view batched_name = "cusolverDnSgesvdjBatched";
 };
 template <>
 struct Jacobi<double> {
-  static constexpr auto buffer_size = cusolverDnDgesvdj_bufferSize;
-  static constexpr auto gesvdj = cusolverDnDgesvdj;
-  static constexpr auto batched_buffer_size = cusolverDnDgesvdjBatched_bufferSize;
-  static constexpr auto batched = cusolverDnDgesvdjBatched;
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnDgesvdj_bufferSize;
+  static constexpr auto gesvdj = &solver::CusolverApi::cusolverDnDgesvdj;
+  static constexpr auto batched_buffer_size = &solver::CusolverApi::cusolverDnDgesvdjBatched_bufferSize;
+  static constexpr auto batched = &solver::CusolverApi::cusolverDnDgesvdjBatched;
   static constexpr std::string_view name = "cusolverDnDgesvdj";
   static constexpr std::string_view batched_name = "cusolverDnDgesvdjBatched";
 };
@@ -85,24 +88,25 @@ bool use_batched(const solver::CheckedGesvdj& c) {
 }
 
 template <class T>
-cusolverStatus_t query(cusolverDnHandle_t handle, const Gesvdj& r, const Args& x, gesvdjInfo_t params, bool batched,
-                       int* lwork) {
+cusolverStatus_t query(const solver::CusolverApi& api, cusolverDnHandle_t handle, const Gesvdj& r, const Args& x,
+                       gesvdjInfo_t params, bool batched, int* lwork) {
   if (batched) {
-    return Jacobi<T>::batched_buffer_size(handle, x.jobz, solver::to_int(r.m), solver::to_int(r.n), nullptr,
-                                          solver::to_int(r.lda), nullptr, nullptr, x.ldu, nullptr, x.ldv, lwork, params,
-                                          solver::to_int(r.batch));
+    return (api.*Jacobi<T>::batched_buffer_size)(handle, x.jobz, solver::to_int(r.m), solver::to_int(r.n), nullptr,
+                                                 solver::to_int(r.lda), nullptr, nullptr, x.ldu, nullptr, x.ldv, lwork,
+                                                 params, solver::to_int(r.batch));
   }
-  return Jacobi<T>::buffer_size(handle, x.jobz, x.econ, solver::to_int(r.m), solver::to_int(r.n), nullptr,
-                                solver::to_int(r.lda), nullptr, nullptr, x.ldu, nullptr, x.ldv, lwork, params);
+  return (api.*Jacobi<T>::buffer_size)(handle, x.jobz, x.econ, solver::to_int(r.m), solver::to_int(r.n), nullptr,
+                                       solver::to_int(r.lda), nullptr, nullptr, x.ldu, nullptr, x.ldv, lwork, params);
 }
 
 template <class T>
-Status set_stopping(const Gesvdj& r, gesvdjInfo_t params) {
+Status set_stopping(const solver::CusolverApi& api, const Gesvdj& r, gesvdjInfo_t params) {
   // 0 asks for the dtype's machine precision, cuSOLVER's default, which it does not take as 0.
   const double tolerance = r.tolerance == 0 ? std::numeric_limits<T>::epsilon() : r.tolerance;
   ACCEL_RETURN_IF_ERROR(
-      solver::cusolver_status(cusolverDnXgesvdjSetTolerance(params, tolerance), "cusolverDnXgesvdjSetTolerance"));
-  return solver::cusolver_status(cusolverDnXgesvdjSetMaxSweeps(params, r.max_sweeps), "cusolverDnXgesvdjSetMaxSweeps");
+      solver::cusolver_status(api.cusolverDnXgesvdjSetTolerance(params, tolerance), "cusolverDnXgesvdjSetTolerance"));
+  return solver::cusolver_status(api.cusolverDnXgesvdjSetMaxSweeps(params, r.max_sweeps),
+                                 "cusolverDnXgesvdjSetMaxSweeps");
 }
 
 template <class T>
@@ -112,7 +116,7 @@ Status gesvdj(const solver::CheckedGesvdj& c, const solver::GesvdjPlan& plan, st
   const Gesvdj& r = c.request;
   std::int32_t* infos = solver::run_infos(plan.dense, run, views[Op::info].data);
   if (!plan.dense.empty) {
-    ACCEL_RETURN_IF_ERROR(set_stopping<T>(r, plan.params));
+    ACCEL_RETURN_IF_ERROR(set_stopping<T>(*plan.dense.api, r, plan.params));
     const Args x = args(r);
     const std::int64_t k = std::min(r.m, r.n);
     T* a = static_cast<T*>(views[Op::a].data);
@@ -126,21 +130,21 @@ Status gesvdj(const solver::CheckedGesvdj& c, const solver::GesvdjPlan& plan, st
       return scratch ? first : first + solver::matrix_offset(i, stride);
     };
     if (plan.batched) {
-      ACCEL_RETURN_IF_ERROR(
-          solver::launched(run,
-                           Jacobi<T>::batched(plan.dense.handle, x.jobz, solver::to_int(r.m), solver::to_int(r.n), a,
-                                              solver::to_int(r.lda), s, u, x.ldu, v, x.ldv, work, lwork, infos,
-                                              plan.params, solver::to_int(r.batch)),
-                           Jacobi<T>::batched_name));
+      ACCEL_RETURN_IF_ERROR(solver::launched(
+          run,
+          (plan.dense.api->*Jacobi<T>::batched)(plan.dense.handle, x.jobz, solver::to_int(r.m), solver::to_int(r.n), a,
+                                                solver::to_int(r.lda), s, u, x.ldu, v, x.ldv, work, lwork, infos,
+                                                plan.params, solver::to_int(r.batch)),
+          Jacobi<T>::batched_name));
     }
     for (std::int64_t i = 0; !plan.batched && i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(solver::launched(
           run,
-          Jacobi<T>::gesvdj(plan.dense.handle, x.jobz, x.econ, solver::to_int(r.m), solver::to_int(r.n),
-                            a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
-                            s + solver::matrix_offset(i, k), u == nullptr ? nullptr : matrix(u, i, r.stride_u), x.ldu,
-                            v == nullptr ? nullptr : matrix(v, i, r.stride_v), x.ldv, work, lwork, infos + i,
-                            plan.params),
+          (plan.dense.api->*Jacobi<T>::gesvdj)(
+              plan.dense.handle, x.jobz, x.econ, solver::to_int(r.m), solver::to_int(r.n),
+              a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda), s + solver::matrix_offset(i, k),
+              u == nullptr ? nullptr : matrix(u, i, r.stride_u), x.ldu,
+              v == nullptr ? nullptr : matrix(v, i, r.stride_v), x.ldv, work, lwork, infos + i, plan.params),
           Jacobi<T>::name));
     }
   }
@@ -168,11 +172,11 @@ Result<CudaOperation<Gesvdj>::Plan> CudaOperation<Gesvdj>::plan(const Gesvdj& re
       solver::DensePlan dense,
       solver::plan_dense(
           target, key, r.batch, r.m == 0 || r.n == 0,
-          [&](cusolverDnHandle_t handle, int* lwork) {
+          [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
             // The work area does not depend on the stopping rule, but cuSOLVER reads it from the
             // parameters.
-            return r.dtype == DType::f64 ? query<double>(handle, r, x, params->params(), batched, lwork)
-                                         : query<float>(handle, r, x, params->params(), batched, lwork);
+            return r.dtype == DType::f64 ? query<double>(api, handle, r, x, params->params(), batched, lwork)
+                                         : query<float>(api, handle, r, x, params->params(), batched, lwork);
           },
           solver::DenseNeeds{.infos_in_workspace = request.info.is_null(), .extra = scratch_vectors(r, x, batched)}));
   return Plan{.dense = dense, .params = params->params(), .batched = batched};

@@ -14,17 +14,17 @@ template <class T>
 struct Lu;
 template <>
 struct Lu<float> {
-  static constexpr auto buffer_size = cusolverDnSgetrf_bufferSize;
-  static constexpr auto getrf = cusolverDnSgetrf;
-  static constexpr auto getrs = cusolverDnSgetrs;
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnSgetrf_bufferSize;
+  static constexpr auto getrf = &solver::CusolverApi::cusolverDnSgetrf;
+  static constexpr auto getrs = &solver::CusolverApi::cusolverDnSgetrs;
   static constexpr std::string_view getrf_name = "cusolverDnSgetrf";
   static constexpr std::string_view getrs_name = "cusolverDnSgetrs";
 };
 template <>
 struct Lu<double> {
-  static constexpr auto buffer_size = cusolverDnDgetrf_bufferSize;
-  static constexpr auto getrf = cusolverDnDgetrf;
-  static constexpr auto getrs = cusolverDnDgetrs;
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnDgetrf_bufferSize;
+  static constexpr auto getrf = &solver::CusolverApi::cusolverDnDgetrf;
+  static constexpr auto getrs = &solver::CusolverApi::cusolverDnDgetrs;
   static constexpr std::string_view getrf_name = "cusolverDnDgetrf";
   static constexpr std::string_view getrs_name = "cusolverDnDgetrs";
 };
@@ -39,9 +39,9 @@ Status getrf(const Getrf& r, const solver::DensePlan& plan, std::span<const Buff
     for (std::int64_t i = 0; i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(solver::launched(
           run,
-          Lu<T>::getrf(plan.handle, solver::to_int(r.n), solver::to_int(r.n), a + solver::matrix_offset(i, r.stride_a),
-                       solver::to_int(r.lda), static_cast<T*>(run.workspace), ipiv + solver::matrix_offset(i, r.n),
-                       infos + i),
+          (plan.api->*Lu<T>::getrf)(plan.handle, solver::to_int(r.n), solver::to_int(r.n),
+                                    a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
+                                    static_cast<T*>(run.workspace), ipiv + solver::matrix_offset(i, r.n), infos + i),
           Lu<T>::getrf_name));
     }
   }
@@ -88,13 +88,13 @@ Status getrs(const Getrs& r, const solver::DensePlan& plan, std::span<const Buff
   T* b = static_cast<T*>(views[Op::b].data);
   const cublasOperation_t op = r.transpose == Transpose::transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
   for (std::int64_t i = 0; i < r.batch; ++i) {
-    ACCEL_RETURN_IF_ERROR(
-        solver::launched(run,
-                         Lu<T>::getrs(plan.handle, op, solver::to_int(r.n), solver::to_int(r.nrhs),
-                                      a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
-                                      ipiv + solver::matrix_offset(i, r.n), b + solver::matrix_offset(i, r.stride_b),
-                                      solver::to_int(r.ldb), infos + i),
-                         Lu<T>::getrs_name));
+    ACCEL_RETURN_IF_ERROR(solver::launched(
+        run,
+        (plan.api->*Lu<T>::getrs)(plan.handle, op, solver::to_int(r.n), solver::to_int(r.nrhs),
+                                  a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
+                                  ipiv + solver::matrix_offset(i, r.n), b + solver::matrix_offset(i, r.stride_b),
+                                  solver::to_int(r.ldb), infos + i),
+        Lu<T>::getrs_name));
   }
   return solver::finish_with_infos(plan, run, solver::Routine::getrs, infos);
 }
@@ -107,11 +107,11 @@ Result<CudaOperation<Getrf>::Plan> CudaOperation<Getrf>::plan(const Getrf& reque
   const solver::WorkKey key{.routine = solver::Routine::getrf, .dtype = r.dtype, .m = r.n, .n = r.n, .lda = r.lda};
   return solver::plan_dense(
       target, key, r.batch, r.n == 0,
-      [&](cusolverDnHandle_t handle, int* lwork) {
-        return r.dtype == DType::f64 ? Lu<double>::buffer_size(handle, solver::to_int(r.n), solver::to_int(r.n),
-                                                               nullptr, solver::to_int(r.lda), lwork)
-                                     : Lu<float>::buffer_size(handle, solver::to_int(r.n), solver::to_int(r.n), nullptr,
-                                                              solver::to_int(r.lda), lwork);
+      [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
+        return r.dtype == DType::f64 ? (api.*Lu<double>::buffer_size)(handle, solver::to_int(r.n), solver::to_int(r.n),
+                                                                      nullptr, solver::to_int(r.lda), lwork)
+                                     : (api.*Lu<float>::buffer_size)(handle, solver::to_int(r.n), solver::to_int(r.n),
+                                                                     nullptr, solver::to_int(r.lda), lwork);
       },
       solver::DenseNeeds{.infos_in_workspace = request.info.is_null()});
 }

@@ -12,19 +12,19 @@ template <class T>
 struct Qr;
 template <>
 struct Qr<float> {
-  static constexpr auto geqrf_size = cusolverDnSgeqrf_bufferSize;
-  static constexpr auto geqrf = cusolverDnSgeqrf;
-  static constexpr auto orgqr_size = cusolverDnSorgqr_bufferSize;
-  static constexpr auto orgqr = cusolverDnSorgqr;
+  static constexpr auto geqrf_size = &solver::CusolverApi::cusolverDnSgeqrf_bufferSize;
+  static constexpr auto geqrf = &solver::CusolverApi::cusolverDnSgeqrf;
+  static constexpr auto orgqr_size = &solver::CusolverApi::cusolverDnSorgqr_bufferSize;
+  static constexpr auto orgqr = &solver::CusolverApi::cusolverDnSorgqr;
   static constexpr std::string_view geqrf_name = "cusolverDnSgeqrf";
   static constexpr std::string_view orgqr_name = "cusolverDnSorgqr";
 };
 template <>
 struct Qr<double> {
-  static constexpr auto geqrf_size = cusolverDnDgeqrf_bufferSize;
-  static constexpr auto geqrf = cusolverDnDgeqrf;
-  static constexpr auto orgqr_size = cusolverDnDorgqr_bufferSize;
-  static constexpr auto orgqr = cusolverDnDorgqr;
+  static constexpr auto geqrf_size = &solver::CusolverApi::cusolverDnDgeqrf_bufferSize;
+  static constexpr auto geqrf = &solver::CusolverApi::cusolverDnDgeqrf;
+  static constexpr auto orgqr_size = &solver::CusolverApi::cusolverDnDorgqr_bufferSize;
+  static constexpr auto orgqr = &solver::CusolverApi::cusolverDnDorgqr;
   static constexpr std::string_view geqrf_name = "cusolverDnDgeqrf";
   static constexpr std::string_view orgqr_name = "cusolverDnDorgqr";
 };
@@ -38,12 +38,13 @@ Status geqrf(const Geqrf& r, const solver::DensePlan& plan, std::span<const Buff
     T* tau = static_cast<T*>(views[Op::tau].data);
     const std::int64_t k = std::min(r.m, r.n);
     for (std::int64_t i = 0; i < r.batch; ++i) {
-      ACCEL_RETURN_IF_ERROR(solver::launched(
-          run,
-          Qr<T>::geqrf(plan.handle, solver::to_int(r.m), solver::to_int(r.n), a + solver::matrix_offset(i, r.stride_a),
-                       solver::to_int(r.lda), tau + solver::matrix_offset(i, k), static_cast<T*>(run.workspace),
-                       solver::to_int(plan.lwork), infos + i),
-          Qr<T>::geqrf_name));
+      ACCEL_RETURN_IF_ERROR(
+          solver::launched(run,
+                           (plan.api->*Qr<T>::geqrf)(plan.handle, solver::to_int(r.m), solver::to_int(r.n),
+                                                     a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
+                                                     tau + solver::matrix_offset(i, k), static_cast<T*>(run.workspace),
+                                                     solver::to_int(plan.lwork), infos + i),
+                           Qr<T>::geqrf_name));
     }
   }
   return solver::finish_with_infos(plan, run, solver::Routine::geqrf, infos);
@@ -57,13 +58,13 @@ Status orgqr(const Orgqr& r, const solver::DensePlan& plan, std::span<const Buff
     T* a = static_cast<T*>(views[Op::a].data);
     const T* tau = static_cast<const T*>(views[Op::tau].data);
     for (std::int64_t i = 0; i < r.batch; ++i) {
-      ACCEL_RETURN_IF_ERROR(
-          solver::launched(run,
-                           Qr<T>::orgqr(plan.handle, solver::to_int(r.m), solver::to_int(r.n), solver::to_int(r.k),
-                                        a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
-                                        tau + solver::matrix_offset(i, r.k), static_cast<T*>(run.workspace),
-                                        solver::to_int(plan.lwork), infos + i),
-                           Qr<T>::orgqr_name));
+      ACCEL_RETURN_IF_ERROR(solver::launched(
+          run,
+          (plan.api->*Qr<T>::orgqr)(plan.handle, solver::to_int(r.m), solver::to_int(r.n), solver::to_int(r.k),
+                                    a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
+                                    tau + solver::matrix_offset(i, r.k), static_cast<T*>(run.workspace),
+                                    solver::to_int(plan.lwork), infos + i),
+          Qr<T>::orgqr_name));
     }
   }
   return solver::finish_with_infos(plan, run, solver::Routine::orgqr, infos);
@@ -77,11 +78,11 @@ Result<CudaOperation<Geqrf>::Plan> CudaOperation<Geqrf>::plan(const Geqrf&, cons
   const solver::WorkKey key{.routine = solver::Routine::geqrf, .dtype = r.dtype, .m = r.m, .n = r.n, .lda = r.lda};
   return solver::plan_dense(
       target, key, r.batch, r.m == 0 || r.n == 0,
-      [&](cusolverDnHandle_t handle, int* lwork) {
-        return r.dtype == DType::f64 ? Qr<double>::geqrf_size(handle, solver::to_int(r.m), solver::to_int(r.n), nullptr,
-                                                              solver::to_int(r.lda), lwork)
-                                     : Qr<float>::geqrf_size(handle, solver::to_int(r.m), solver::to_int(r.n), nullptr,
-                                                             solver::to_int(r.lda), lwork);
+      [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
+        return r.dtype == DType::f64 ? (api.*Qr<double>::geqrf_size)(handle, solver::to_int(r.m), solver::to_int(r.n),
+                                                                     nullptr, solver::to_int(r.lda), lwork)
+                                     : (api.*Qr<float>::geqrf_size)(handle, solver::to_int(r.m), solver::to_int(r.n),
+                                                                    nullptr, solver::to_int(r.lda), lwork);
       },
       solver::DenseNeeds{.infos_in_workspace = true});
 }
@@ -99,12 +100,12 @@ Result<CudaOperation<Orgqr>::Plan> CudaOperation<Orgqr>::plan(const Orgqr&, cons
       .routine = solver::Routine::orgqr, .dtype = r.dtype, .m = r.m, .n = r.n, .k = r.k, .lda = r.lda};
   return solver::plan_dense(
       target, key, r.batch, r.n == 0,
-      [&](cusolverDnHandle_t handle, int* lwork) {
+      [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
         return r.dtype == DType::f64
-                   ? Qr<double>::orgqr_size(handle, solver::to_int(r.m), solver::to_int(r.n), solver::to_int(r.k),
-                                            nullptr, solver::to_int(r.lda), nullptr, lwork)
-                   : Qr<float>::orgqr_size(handle, solver::to_int(r.m), solver::to_int(r.n), solver::to_int(r.k),
-                                           nullptr, solver::to_int(r.lda), nullptr, lwork);
+                   ? (api.*Qr<double>::orgqr_size)(handle, solver::to_int(r.m), solver::to_int(r.n),
+                                                   solver::to_int(r.k), nullptr, solver::to_int(r.lda), nullptr, lwork)
+                   : (api.*Qr<float>::orgqr_size)(handle, solver::to_int(r.m), solver::to_int(r.n), solver::to_int(r.k),
+                                                  nullptr, solver::to_int(r.lda), nullptr, lwork);
       },
       solver::DenseNeeds{.infos_in_workspace = true});
 }

@@ -14,14 +14,14 @@ template <class T>
 struct Svd;
 template <>
 struct Svd<float> {
-  static constexpr auto buffer_size = cusolverDnSgesvd_bufferSize;
-  static constexpr auto gesvd = cusolverDnSgesvd;
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnSgesvd_bufferSize;
+  static constexpr auto gesvd = &solver::CusolverApi::cusolverDnSgesvd;
   static constexpr std::string_view name = "cusolverDnSgesvd";
 };
 template <>
 struct Svd<double> {
-  static constexpr auto buffer_size = cusolverDnDgesvd_bufferSize;
-  static constexpr auto gesvd = cusolverDnDgesvd;
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnDgesvd_bufferSize;
+  static constexpr auto gesvd = &solver::CusolverApi::cusolverDnDgesvd;
   static constexpr std::string_view name = "cusolverDnDgesvd";
 };
 
@@ -44,15 +44,15 @@ Status gesvd(const solver::CheckedGesvd& c, const solver::DensePlan& plan, std::
     const int ldu = solver::to_int(u == nullptr ? std::max(r.ldu, r.m) : r.ldu);
     const int ldvt = solver::to_int(vt == nullptr ? std::max(r.ldvt, r.n) : r.ldvt);
     for (std::int64_t i = 0; i < r.batch; ++i) {
-      ACCEL_RETURN_IF_ERROR(
-          solver::launched(run,
-                           Svd<T>::gesvd(plan.handle, job(r.job_u), job(r.job_vt), solver::to_int(r.m),
-                                         solver::to_int(r.n), a + solver::matrix_offset(i, r.stride_a),
-                                         solver::to_int(r.lda), s + solver::matrix_offset(i, k),
-                                         u == nullptr ? nullptr : u + solver::matrix_offset(i, r.stride_u), ldu,
-                                         vt == nullptr ? nullptr : vt + solver::matrix_offset(i, r.stride_vt), ldvt,
-                                         work, solver::to_int(plan.lwork), work + plan.lwork, infos + i),
-                           Svd<T>::name));
+      ACCEL_RETURN_IF_ERROR(solver::launched(
+          run,
+          (plan.api->*Svd<T>::gesvd)(plan.handle, job(r.job_u), job(r.job_vt), solver::to_int(r.m), solver::to_int(r.n),
+                                     a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
+                                     s + solver::matrix_offset(i, k),
+                                     u == nullptr ? nullptr : u + solver::matrix_offset(i, r.stride_u), ldu,
+                                     vt == nullptr ? nullptr : vt + solver::matrix_offset(i, r.stride_vt), ldvt, work,
+                                     solver::to_int(plan.lwork), work + plan.lwork, infos + i),
+          Svd<T>::name));
     }
   }
   return solver::finish_with_infos(plan, run, solver::Routine::gesvd, infos);
@@ -72,9 +72,10 @@ Result<CudaOperation<Gesvd>::Plan> CudaOperation<Gesvd>::plan(const Gesvd& reque
   const solver::WorkKey key{.routine = solver::Routine::gesvd, .dtype = r.dtype, .m = r.m, .n = r.n};
   return solver::plan_dense(
       target, key, r.batch, r.n == 0,
-      [&](cusolverDnHandle_t handle, int* lwork) {
-        return r.dtype == DType::f64 ? Svd<double>::buffer_size(handle, solver::to_int(r.m), solver::to_int(r.n), lwork)
-                                     : Svd<float>::buffer_size(handle, solver::to_int(r.m), solver::to_int(r.n), lwork);
+      [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
+        return r.dtype == DType::f64
+                   ? (api.*Svd<double>::buffer_size)(handle, solver::to_int(r.m), solver::to_int(r.n), lwork)
+                   : (api.*Svd<float>::buffer_size)(handle, solver::to_int(r.m), solver::to_int(r.n), lwork);
       },
       solver::DenseNeeds{.infos_in_workspace = request.info.is_null(), .extra = std::min(r.m, r.n)});
 }

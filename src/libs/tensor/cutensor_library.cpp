@@ -1,25 +1,19 @@
 #include "libs/tensor/cutensor_library.hpp"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "operation/runtime_library.hpp"
+
 namespace accel::tensor {
 namespace {
 
-struct Loaded {
-  CutensorApi api;
-  Status status;
-};
-
 // Resolves every entry point of `handle`, or says which is missing (a cuTENSOR older than 2.x, say).
 Status resolve(void* handle, CutensorApi& api) {
-#define ACCEL_CUTENSOR_RESOLVE(name)                                     \
-  api.name = reinterpret_cast<decltype(api.name)>(dlsym(handle, #name)); \
-  if (api.name == nullptr) return unavailable(fmt::format("libcutensor has no symbol {}", #name));
+#define ACCEL_CUTENSOR_RESOLVE(name) ACCEL_RESOLVE_RUNTIME_SYMBOL(api, handle, "cuTENSOR", name)
   ACCEL_CUTENSOR_FUNCTIONS(ACCEL_CUTENSOR_RESOLVE)
 #undef ACCEL_CUTENSOR_RESOLVE
   const std::pair<const char*, cutensorComputeDescriptor_t*> descriptors[] = {
@@ -27,9 +21,8 @@ Status resolve(void* handle, CutensorApi& api) {
       {"CUTENSOR_COMPUTE_DESC_TF32", &api.compute_tf32}, {"CUTENSOR_COMPUTE_DESC_3XTF32", &api.compute_3xtf32},
       {"CUTENSOR_COMPUTE_DESC_32F", &api.compute_32f},   {"CUTENSOR_COMPUTE_DESC_64F", &api.compute_64f}};
   for (const auto& [name, slot] : descriptors) {
-    const auto* variable = static_cast<const cutensorComputeDescriptor_t*>(dlsym(handle, name));
-    if (variable == nullptr) return unavailable(fmt::format("libcutensor has no symbol {}", name));
-    *slot = *variable;
+    ACCEL_ASSIGN_OR_RETURN(void* const variable, runtime_symbol(handle, "cuTENSOR", name));
+    *slot = *static_cast<const cutensorComputeDescriptor_t*>(variable);
   }
   if (api.cutensorGetVersion() / 10000 != CUTENSOR_MAJOR) {
     return unavailable(fmt::format("libcutensor is version {}; the tensor family was built for {}.x",
@@ -38,38 +31,24 @@ Status resolve(void* handle, CutensorApi& api) {
   return Status();
 }
 
-Loaded load() {
+Status load(CutensorApi& api) {
   std::vector<std::string> candidates;
   if (const char* named = std::getenv("ACCEL_CUTENSOR_LIBRARY"); named != nullptr && *named != '\0') {
     candidates.emplace_back(named);
   }
   candidates.emplace_back("libcutensor.so.2");
   candidates.emplace_back(ACCEL_CUTENSOR_BUILD_PATH);
-  std::string tried;
-  for (const std::string& candidate : candidates) {
-    void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      const char* error = dlerror();
-      tried += fmt::format("; {}", error != nullptr ? error : candidate);
-      continue;
-    }
-    Loaded loaded;
-    loaded.status = resolve(handle, loaded.api);
-    if (loaded.status.ok()) return loaded;
-    tried += fmt::format("; {}: {}", candidate, loaded.status.message());
-    dlclose(handle);
-  }
-  return {.status = unavailable(fmt::format(
-              "cuTENSOR's library could not be loaded (scripts/gpu-send-cutensor sends it to a machine without it){}",
-              tried))};
+  const Status loaded =
+      open_runtime_library("cuTENSOR", candidates, [&](void* handle) { return resolve(handle, api); });
+  if (loaded.ok()) return loaded;
+  return unavailable(fmt::format("{} (scripts/gpu-send-cutensor sends it to a machine without it)", loaded.message()));
 }
 
 }  // namespace
 
 Result<const CutensorApi*> cutensor_api() {
-  static const Loaded loaded = load();
-  if (!loaded.status.ok()) return loaded.status;
-  return &loaded.api;
+  static RuntimeLibrary<CutensorApi> library(load);
+  return library.get();
 }
 
 Status cutensor_status(const CutensorApi& api, cutensorStatus_t status, std::string_view what) {

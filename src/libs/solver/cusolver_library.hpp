@@ -1,0 +1,76 @@
+// cuSOLVER, loaded when first needed rather than linked (operation/runtime_library.hpp says why): libcusolver
+// brings cuBLAS and cuBLASLt with it, 70 ms of a process's start on the H100 whether or not it solves anything.
+#pragma once
+
+#include <cusolverDn.h>
+
+#include "accel/core/library_version.hpp"
+#include "accel/core/result.hpp"
+
+namespace accel::solver {
+
+// The entry points the solver family calls.
+struct CusolverApi {
+// clang-format off
+#define ACCEL_CUSOLVER_FUNCTIONS(X) \
+  X(cusolverDnCreate) \
+  X(cusolverDnCreateGesvdjInfo) \
+  X(cusolverDnDestroy) \
+  X(cusolverDnDestroyGesvdjInfo) \
+  X(cusolverDnDgeqrf) \
+  X(cusolverDnDgeqrf_bufferSize) \
+  X(cusolverDnDgesvd) \
+  X(cusolverDnDgesvd_bufferSize) \
+  X(cusolverDnDgesvdj) \
+  X(cusolverDnDgesvdjBatched) \
+  X(cusolverDnDgesvdjBatched_bufferSize) \
+  X(cusolverDnDgesvdj_bufferSize) \
+  X(cusolverDnDgetrf) \
+  X(cusolverDnDgetrf_bufferSize) \
+  X(cusolverDnDgetrs) \
+  X(cusolverDnDorgqr) \
+  X(cusolverDnDorgqr_bufferSize) \
+  X(cusolverDnDpotrf) \
+  X(cusolverDnDpotrfBatched) \
+  X(cusolverDnDpotrf_bufferSize) \
+  X(cusolverDnDpotrs) \
+  X(cusolverDnDsyevd) \
+  X(cusolverDnDsyevd_bufferSize) \
+  X(cusolverDnSetStream) \
+  X(cusolverDnSgeqrf) \
+  X(cusolverDnSgeqrf_bufferSize) \
+  X(cusolverDnSgesvd) \
+  X(cusolverDnSgesvd_bufferSize) \
+  X(cusolverDnSgesvdj) \
+  X(cusolverDnSgesvdjBatched) \
+  X(cusolverDnSgesvdjBatched_bufferSize) \
+  X(cusolverDnSgesvdj_bufferSize) \
+  X(cusolverDnSgetrf) \
+  X(cusolverDnSgetrf_bufferSize) \
+  X(cusolverDnSgetrs) \
+  X(cusolverDnSorgqr) \
+  X(cusolverDnSorgqr_bufferSize) \
+  X(cusolverDnSpotrf) \
+  X(cusolverDnSpotrfBatched) \
+  X(cusolverDnSpotrf_bufferSize) \
+  X(cusolverDnSpotrs) \
+  X(cusolverDnSsyevd) \
+  X(cusolverDnSsyevd_bufferSize) \
+  X(cusolverDnXgesvdjSetMaxSweeps) \
+  X(cusolverDnXgesvdjSetTolerance) \
+  X(cusolverGetProperty)
+// clang-format on
+#define ACCEL_CUSOLVER_MEMBER(name) decltype(&::name) name = nullptr;
+  ACCEL_CUSOLVER_FUNCTIONS(ACCEL_CUSOLVER_MEMBER)
+#undef ACCEL_CUSOLVER_MEMBER
+};
+
+// The library, loaded the first time (libcusolver.so.<major this build was made with> where the dynamic loader
+// finds it, else the toolkit's copy this build was configured with); unavailable, naming what was tried, where
+// neither loads or the one found is of another major version.
+[[nodiscard]] Result<const CusolverApi*> cusolver_api();
+
+// {"cuSOLVER", "12.0.4"} of the library loaded, or {"cuSOLVER", "not loaded yet"}: asking never loads it.
+[[nodiscard]] LibraryVersion cusolver_library();
+
+}  // namespace accel::solver
