@@ -95,6 +95,10 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--io-timeout", server.io_timeout_seconds, "seconds a client may send or take nothing")
       ->check(CLI::PositiveNumber);
   serve_cmd
+      ->add_option("--request-timeout", server.request_timeout_seconds,
+                   "seconds a client has to send a whole request, headers and body (408 beyond; default 30)")
+      ->check(CLI::PositiveNumber);
+  serve_cmd
       ->add_option("--api-key", server.api_key,
                    "ask every route but /health for 'Authorization: Bearer KEY' (or set ACCEL_API_KEY, which keeps "
                    "the key out of the process list)")

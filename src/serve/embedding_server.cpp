@@ -9,6 +9,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "serve/deadline_http_server.hpp"
 #include "serve/model_stats_cache.hpp"
 #include "serve/openai_api.hpp"
 #include "serve/tei_api.hpp"
@@ -70,10 +71,11 @@ ApiResult<embed::TokenBatch> tokenize(const embed::Model& model, const EmbedRequ
 
 }  // namespace
 
-// cpp-httplib's server, with a listen backlog that holds many connections arriving at once: the library's is 5,
-// fixed when Debian built it, so that of 64 clients connecting together most wait for a SYN retransmission (a
-// second or more) or give up. Linux takes a second listen() on a listening socket as a new backlog.
-class HttpListener final : public httplib::Server {
+// cpp-httplib's server held to a deadline per request (DeadlineHttpServer), with a listen backlog that holds many
+// connections arriving at once: the library's is 5, fixed when Debian built it, so that of 64 clients connecting
+// together most wait for a SYN retransmission (a second or more) or give up. Linux takes a second listen() on a
+// listening socket as a new backlog.
+class HttpListener final : public DeadlineHttpServer {
  public:
   void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
 };
@@ -151,6 +153,7 @@ void EmbeddingServer::route() {
   http_->set_tcp_nodelay(true);
   http_->set_read_timeout(options_.io_timeout_seconds, 0);
   http_->set_write_timeout(options_.io_timeout_seconds, 0);
+  http_->set_request_timeout(std::chrono::seconds(options_.request_timeout_seconds));
   http_->set_pre_routing_handler([this](const httplib::Request& http, httplib::Response& response) {
     if (options_.api_key.empty() || http.path == "/health" || authorized(http, options_.api_key))
       return httplib::Server::HandlerResponse::Unhandled;
@@ -181,7 +184,14 @@ void EmbeddingServer::route() {
       httplib::Server::HandlerWithResponse([this](const httplib::Request& http, httplib::Response& response) {
         if (!response.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
         ApiError error{response.status, fmt::format("HTTP {}", response.status), "", "http_error"};
-        if (response.status == 404) {
+        if (DeadlineHttpServer::request_timed_out()) {
+          // cpp-httplib says 400 for any read that failed; this one failed because the client was too slow.
+          error = {408,
+                   fmt::format("the request did not arrive whole within request_timeout_seconds ({})",
+                               options_.request_timeout_seconds),
+                   "", "request_timeout"};
+          response.set_header("Connection", "close");
+        } else if (response.status == 404) {
           error = {404, fmt::format("no route for {} {}", http.method, http.path), "", "not_found"};
         } else if (response.status == 413) {
           error = {413, fmt::format("the request body is larger than max_body_bytes ({})", options_.max_body_bytes), "",

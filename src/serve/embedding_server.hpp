@@ -7,7 +7,8 @@
 // attach()), so /health says 503 while it loads and warms.
 //
 // Errors are JSON in each API's shape (ApiError), also those cpp-httplib answers itself (404 for an unknown
-// route, 413 for a body over max_body_bytes).
+// route, 413 for a body over max_body_bytes, 408 for a request that did not arrive whole within
+// request_timeout_seconds).
 #pragma once
 
 #include <atomic>

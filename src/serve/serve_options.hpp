@@ -22,6 +22,11 @@ struct ServeOptions {
   // A client that sends nothing (or takes nothing) for this long loses its connection: a slow client cannot hold a
   // thread of the pool by dribbling a header or a body.
   int io_timeout_seconds = 10;
+  // A request must arrive whole (its line, headers and body) within this many seconds of its first byte being
+  // awaited, or it is answered 408 (or, still within its request line, not at all) and its connection closed: a
+  // client dribbling bytes just inside io_timeout_seconds cannot hold a thread. There is no separate minimum rate
+  // for bodies: at the default, the largest body (max_body_bytes, 8 MiB) needs about 280 KiB/s.
+  int request_timeout_seconds = 30;
   // Non-empty: every route but /health asks for "Authorization: Bearer <api_key>" and answers 401 without it.
   std::string api_key;
 };
