@@ -140,6 +140,18 @@ int main(int argc, char** argv) {
     if (cuInit(0) != CUDA_SUCCESS) check_cuda(cudaErrorInitializationError, "cuInit");
   });
   steps.time("context", [] { check_cuda(cudaFree(nullptr), "cudaFree(nullptr)"); });
+  // What a device's description asks: all properties at once, or the few attributes it uses.
+  steps.time("device_properties", [] {
+    cudaDeviceProp properties{};
+    check_cuda(cudaGetDeviceProperties(&properties, 0), "cudaGetDeviceProperties");
+  });
+  steps.time("device_attributes", [] {
+    int major = 0, minor = 0;
+    check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), "cudaDeviceGetAttribute");
+    check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0), "cudaDeviceGetAttribute");
+    char name[256];
+    if (cuDeviceGetName(name, sizeof name, 0) != CUDA_SUCCESS) check_cuda(cudaErrorUnknown, "cuDeviceGetName");
+  });
   cudaStream_t stream = nullptr;
   steps.time("stream", [&] { check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream"); });
   cudaMemPool_t pool = nullptr;

@@ -8,8 +8,10 @@
 //          SpMM beside the same matrix as CSR (sparse_bench_products.cpp says which variants these have)
 // Variants: accel with Structure::checked_each_use (the structure checked by a kernel and its verdict waited for,
 // then analysed again, every call), accel_fixed (Structure::fixed: the analysis cached, nothing but cuSPARSE's
-// call), cusparse (the raw call). Metrics: latency_us (one call and its synchronisation, median) and pipelined_us
-// (100 calls, one synchronisation, per call). One CSV row per figure (bench/common/csv_report.hpp):
+// call), cusparse (the raw call), and for SpMV cusparse_csr_alg2 (the raw call with CUSPARSE_SPMV_CSR_ALG2, cuSPARSE's
+// deterministic algorithm, which its documentation offers for irregular rows). Metrics: latency_us (one call and its
+// synchronisation, median) and pipelined_us (100 calls, one synchronisation, per call). One CSV row per figure
+// (bench/common/csv_report.hpp):
 //   sparse,spmv/1e-03,accel_fixed,latency_us,…
 // Usage: sparse_bench [rows, default 1048576] [cols, default 131072] [densities, default 1e-4,1e-3,1e-2]
 #include <cuda_runtime.h>
@@ -51,8 +53,10 @@ struct Direct {
   void *offsets{}, *indices{}, *values{}, *dx{}, *dy{}, *buffer{};
   float alpha = 1, beta = 0;
   bool spmm = false;
+  cusparseSpMVAlg_t spmv_algorithm = CUSPARSE_SPMV_ALG_DEFAULT;
 
-  Direct(const Csr& m, std::int64_t n) : spmm(n > 0) {
+  Direct(const Csr& m, std::int64_t n, cusparseSpMVAlg_t spmv = CUSPARSE_SPMV_ALG_DEFAULT)
+      : spmm(n > 0), spmv_algorithm(spmv) {
     check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
     check_sparse(cusparseCreate(&handle), "cusparseCreate");
     check_sparse(cusparseSetStream(handle, stream), "cusparseSetStream");
@@ -83,11 +87,11 @@ struct Direct {
       check_sparse(cusparseCreateDnVec(&x, m.cols, dx, CUDA_R_32F), "x");
       check_sparse(cusparseCreateDnVec(&y, m.rows, dy, CUDA_R_32F), "y");
       check_sparse(cusparseSpMV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, a, x, &beta, y, CUDA_R_32F,
-                                           CUSPARSE_SPMV_ALG_DEFAULT, &bytes),
+                                           spmv_algorithm, &bytes),
                    "cusparseSpMV_bufferSize");
       check_cuda(cudaMalloc(&buffer, std::max<std::size_t>(bytes, 4)), "buffer");
       check_sparse(cusparseSpMV_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, a, x, &beta, y, CUDA_R_32F,
-                                           CUSPARSE_SPMV_ALG_DEFAULT, buffer),
+                                           spmv_algorithm, buffer),
                    "cusparseSpMV_preprocess");
     }
   }
@@ -112,7 +116,7 @@ struct Direct {
                    "cusparseSpMM");
     } else {
       check_sparse(cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, a, x, &beta, y, CUDA_R_32F,
-                                CUSPARSE_SPMV_ALG_DEFAULT, buffer),
+                                spmv_algorithm, buffer),
                    "cusparseSpMV");
     }
   }
@@ -182,8 +186,14 @@ void run_case(Device& device, const Csr& m, std::int64_t n, const std::string& n
     Actor fixed(device, m, n, sparse::Structure::fixed);
     measure(fixed, name, "accel_fixed");
   }
-  Direct direct(m, n);
-  measure(direct, name, "cusparse");
+  {
+    Direct direct(m, n);
+    measure(direct, name, "cusparse");
+  }
+  if (n == 0) {
+    Direct merge(m, n, CUSPARSE_SPMV_CSR_ALG2);
+    measure(merge, name, "cusparse_csr_alg2");
+  }
 }
 
 std::vector<std::string> split(const std::string& list) {
