@@ -18,6 +18,7 @@
 #include "device/isolated/wire.hpp"
 #include "embed/safetensors_writer.hpp"
 #include "graph/executable_plan.hpp"
+#include "jit/compiled_program.hpp"
 #include "testing/encoder_graph.hpp"
 
 namespace {
@@ -206,6 +207,17 @@ void safetensors() {
   write("halves", safetensors_bytes({{"a", "F16", {2, 2}}, {"b", "BF16", {3}}, {"c", "F64", {1}}}));
 }
 
+void compiled_programs() {
+  const auto write = [](const std::string& name, const jit::CompiledProgram& program) {
+    seed("compiled_program", name, jit::encode(program));
+  };
+  write("cubin-two-names", {.kind = jit::CodeKind::cubin,
+                            .code = std::vector<std::byte>(64, std::byte{0x7f}),
+                            .lowered_names = {{"axpy<float>", "_Z4axpyIfEvPT_"}, {"scale", "scale"}},
+                            .log = "warning: unused variable"});
+  write("ptx-empty", {.kind = jit::CodeKind::ptx});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -221,5 +233,6 @@ int main(int argc, char** argv) {
   plan_keys();
   disk_entries();
   safetensors();
+  compiled_programs();
   return 0;
 }

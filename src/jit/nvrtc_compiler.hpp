@@ -4,25 +4,13 @@
 
 #include <cstddef>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "accel/core/result.hpp"
 #include "accel/jit/kernel.hpp"
+#include "jit/compiled_program.hpp"
 
 namespace accel::jit {
-
-// What NVRTC produced: the code, the lowered (mangled) name of each of the program's name expressions, and
-// the compiler's log (warnings).
-struct CompiledProgram {
-  CodeKind kind = CodeKind::cubin;
-  std::vector<std::byte> code;
-  std::vector<std::pair<std::string, std::string>> lowered_names;  // name expression -> lowered name
-  std::string log;
-
-  // The lowered name of `name`: a name expression's lowered name, else `name` itself (an extern "C" kernel).
-  [[nodiscard]] std::string_view symbol_of(std::string_view name) const noexcept;
-};
 
 // "NVRTC 13.0" as reported by nvrtcVersion of the library this process loaded.
 [[nodiscard]] std::string nvrtc_version();
@@ -35,10 +23,5 @@ struct CompiledProgram {
 // The cache key of a compile: everything that changes its result — source, every header's name and contents,
 // options in order, name expressions, code kind, compute capability and nvrtc_version(). Canonical bytes.
 [[nodiscard]] std::vector<std::byte> program_key(const Program& program, int compute_capability);
-
-// A CompiledProgram as bytes (for the BinaryCache) and back; decode refuses damaged input (Code::internal, "damaged
-// compiled program").
-[[nodiscard]] std::vector<std::byte> encode(const CompiledProgram& compiled);
-[[nodiscard]] Result<CompiledProgram> decode_compiled_program(std::span<const std::byte> bytes);
 
 }  // namespace accel::jit
