@@ -134,6 +134,9 @@ class CudaSolverTest : public ::testing::TestWithParam<GpuTestTarget> {
     ASSERT_THAT(gpu.status, IsOk());
     ASSERT_THAT(cpu.status, IsOk());
     EXPECT_LE(gpu.residual, tolerance<T>(m));
+    if (m > n) {
+      EXPECT_LE(gpu.residual_norms, tolerance<T>(m));
+    }
     EXPECT_TRUE(gpu.padding_intact);
     EXPECT_EQ(gpu.info, cpu.info);
     // Tall random matrices are well conditioned; square ones as agreement() allows.

@@ -158,6 +158,9 @@ struct GelsResult {
   double residual = INFINITY;     // least_squares_residual, the batch's largest
   double from_normal = INFINITY;  // X against normal_equations, the batch's largest relative difference
   bool padding_intact = false;    // B's
+  // The norms of B's rows n.. (the rest of Qᵀ B) against those of A X − B's columns, the batch's largest relative
+  // difference: what dense.hpp promises of them.
+  double residual_norms = INFINITY;
   std::vector<std::int32_t> info;
   std::vector<T> x;  // the first n rows of each B, packed n x nrhs, one after the other
   std::vector<T> b;  // B after, whole
@@ -196,6 +199,22 @@ GelsResult<T> run_gels(Device& device, const Layout& la, const std::vector<T>& a
   if (!out.status.ok()) return out;
   out.residual = worst(la.batch, [&](std::int64_t i) {
     return least_squares_residual(matrix(a, la, i), matrix(after, lx, i), matrix(b, lb, i), m, n, nrhs);
+  });
+  out.residual_norms = worst(la.batch, [&](std::int64_t i) {
+    Dense r = multiply(matrix(a, la, i), false, matrix(after, lx, i), false, m, n, nrhs);
+    const Dense bi = matrix(b, lb, i);
+    Dense norms(static_cast<std::size_t>(nrhs)), tail(static_cast<std::size_t>(nrhs));
+    for (std::int64_t j = 0; j < nrhs; ++j) {
+      for (std::int64_t row = 0; row < m; ++row) {
+        const double d = r[j * m + row] - bi[j * m + row],
+                     t = row < n ? 0.0 : static_cast<double>(after[lb.at(i, row, j)]);
+        norms[j] += d * d;
+        tail[j] += t * t;
+      }
+      norms[j] = std::sqrt(norms[j]);
+      tail[j] = std::sqrt(tail[j]);
+    }
+    return relative_difference(tail, norms);
   });
   out.from_normal = worst(la.batch, [&](std::int64_t i) {
     return relative_difference(matrix(after, lx, i), normal_equations(matrix(a, la, i), matrix(b, lb, i), m, n, nrhs));

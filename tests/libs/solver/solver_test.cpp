@@ -132,6 +132,9 @@ TYPED_TEST(SolverTest, GelsSolvesLeastSquaresAsTheNormalEquationsDo) {
           run_gels(this->device_, la, random_matrices<T>(la, this->rng_), lb, random_matrices<T>(lb, this->rng_));
       ASSERT_THAT(r.status, IsOk());
       EXPECT_LE(r.residual, tolerance<T>(m));
+      if (m > n) {
+        EXPECT_LE(r.residual_norms, tolerance<T>(m));
+      }
       EXPECT_LE(r.from_normal, m >= 2 * n ? 10 * tolerance<T>(m) : (std::is_same_v<T, float> ? 1e-2 : 1e-8));
       EXPECT_TRUE(r.padding_intact);
       EXPECT_EQ(r.info, std::vector<std::int32_t>(static_cast<std::size_t>(batch), 0));
@@ -276,6 +279,18 @@ TYPED_TEST(SolverTest, AnIsolatedCpuDeviceGivesTheSameResultsAndErrors) {
   EXPECT_THAT(singular.factor, StatusIs(Code::failed_precondition,
                                         "solver::Getrf (matrix 1 of the batch of 2, from 0): U(5,5) is exactly zero"));
   EXPECT_THAT(singular.info, ::testing::ElementsAre(0, 5));
+  // Ormqr and Gels cross the same way: the same Q applied, the same solutions, the same rank error.
+  const Layout lt = Layout::padded(12, 5, 2, 1), lc = Layout::padded(12, 3, 2, 0);
+  const std::vector<T> t = random_matrices<T>(lt, this->rng_), c = random_matrices<T>(lc, this->rng_);
+  EXPECT_EQ(run_ormqr(*isolated, Side::left, Transpose::transpose, lt, t, lc, c).c,
+            run_ormqr(this->device_, Side::left, Transpose::transpose, lt, t, lc, c).c);
+  EXPECT_EQ(run_gels(*isolated, lt, t, lc, c).b, run_gels(this->device_, lt, t, lc, c).b);
+  std::vector<T> deficient = t;
+  for (std::int64_t i = 0; i < 12; ++i) deficient[lt.at(0, i, 4)] = 0;
+  const GelsResult<T> rank = run_gels(*isolated, lt, deficient, lc, c);
+  EXPECT_THAT(rank.status, StatusIs(Code::failed_precondition,
+                                    "solver::Gels (matrix 0 of the batch of 2, from 0): R(5,5) is exactly zero"));
+  EXPECT_THAT(rank.info, ::testing::ElementsAre(5, 0));
 }
 
 }  // namespace
