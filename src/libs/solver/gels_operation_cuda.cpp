@@ -28,11 +28,31 @@ struct Ls<double> {
   static constexpr auto getrs = &solver::CusolverApi::cusolverDnDgetrs;
 };
 
-// What follows cuSOLVER's work area, in elements of T: tau (n), R's copy (n x n), then n pivots and one info for the
-// routines (i32), rounded up to whole elements.
+// Where Gels keeps what it needs beside cuSOLVER's work area, in elements of T from the workspace's start: tau (n),
+// R's copy (n x n), then n pivots and one info for the routines (i32), each on a 256-byte boundary (as the workspace
+// is), so that getrs reads R as aligned as it would a matrix of its own.
+struct Parts {
+  std::int64_t tau = 0;
+  std::int64_t triangle = 0;
+  std::int64_t ints = 0;
+};
+constexpr std::uint64_t kPartAlignment = 256;
+
+Parts parts(std::int64_t lwork, std::int64_t n, std::uint64_t element) {
+  const auto align = static_cast<std::int64_t>(kPartAlignment / element);
+  const auto up = [align](std::int64_t elements) { return (elements + align - 1) / align * align; };
+  Parts p;
+  p.tau = up(lwork);
+  p.triangle = up(p.tau + n);
+  p.ints = up(p.triangle + n * n);
+  return p;
+}
+
+// The elements after the work area that parts() may reach, whatever lwork is.
 std::int64_t extra_elements(std::int64_t n, std::uint64_t element) {
   const auto ints = static_cast<std::uint64_t>(n + 1) * sizeof(std::int32_t);
-  return n + n * n + static_cast<std::int64_t>((ints + element - 1) / element);
+  const auto padding = static_cast<std::int64_t>(kPartAlignment / element) * 3;
+  return padding + n + n * n + static_cast<std::int64_t>((ints + element - 1) / element);
 }
 
 // The larger of geqrf's and ormqr's work areas: they run one after the other on the same one.
@@ -58,9 +78,10 @@ Status gels(const Gels& r, const solver::DensePlan& plan, std::span<const Buffer
     T* a = static_cast<T*>(views[Op::a].data);
     T* b = static_cast<T*>(views[Op::b].data);
     T* work = static_cast<T*>(run.workspace);
-    T* tau = work + plan.lwork;
-    T* triangle = tau + r.n;
-    auto* ipiv = reinterpret_cast<std::int32_t*>(triangle + r.n * r.n);
+    const Parts at = parts(plan.lwork, r.n, sizeof(T));
+    T* tau = work + at.tau;
+    T* triangle = work + at.triangle;
+    auto* ipiv = reinterpret_cast<std::int32_t*>(work + at.ints);
     std::int32_t* routine_info = ipiv + r.n;
     const int m = solver::to_int(r.m), n = solver::to_int(r.n), nrhs = solver::to_int(r.nrhs);
     const int lda = solver::to_int(r.lda), ldb = solver::to_int(r.ldb), lwork = solver::to_int(plan.lwork);
