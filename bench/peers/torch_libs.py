@@ -6,6 +6,8 @@ would call instead, on the same GPU, one JSON line per case.
           (many calls, one synchronisation) in microseconds
   solver  torch.linalg.lu_factor / cholesky / eigh / qr / svd at n = 256, 1024, 4096 (svd to 1024) and cholesky batched
           64 x (32 x 32): median microseconds per call (each call returns a new tensor, as accel's works on a copy);
+          the peers of ormqr and gels at the same n: torch.ormqr (Qᵀ C, n x n C, from torch.geqrf of an n x n A made
+          once) and torch.linalg.lstsq(driver="gels", the only driver on CUDA) of an n x n/2 A and one column B;
           the peers of gesvdj: torch.linalg.svd (full_matrices=False; default driver and driver="gesvdj") of
           uniform [-1, 1) matrices at n = 256, 512, 1024 and batched 4096 x (16 x 16) and 4096 x (32 x 32)
   rand    torch.rand / torch.randn into preallocated tensors (the Philox generator of CUDA tensors): GB/s written
@@ -88,11 +90,28 @@ def solver():
                 reps = 200 if n == 256 else 40 if n == 1024 else 4
                 emit({"bench": "solver", "routine": routine, "dtype": name, "n": n, "batch": 1,
                       "peer": "torch.linalg", "median_us": latency_us(lambda: fn(a), reps)})
+    least_squares()
     for dtype, name in ((torch.float32, "f32"), (torch.float64, "f64")):
         a = spd(32, (64,), dtype)
         emit({"bench": "solver", "routine": "potrf", "dtype": name, "n": 32, "batch": 64, "peer": "torch.linalg",
               "median_us": latency_us(lambda: torch.linalg.cholesky(a), 200)})
     gesvdj()
+
+
+def least_squares():
+    # The inputs of solver_bench's ormqr and gels: uniform [-1, 1), A factored once for ormqr.
+    for dtype, name in ((torch.float32, "f32"), (torch.float64, "f64")):
+        for n in (256, 1024, 4096):
+            reps = 200 if n == 256 else 40 if n == 1024 else 10
+            a = torch.rand(n, n, dtype=dtype, device="cuda") * 2 - 1
+            qr, tau = torch.geqrf(a)
+            c = torch.rand(n, n, dtype=dtype, device="cuda") * 2 - 1
+            emit({"bench": "solver", "routine": "ormqr", "dtype": name, "n": n, "batch": 1, "peer": "torch.ormqr",
+                  "median_us": latency_us(lambda: torch.ormqr(qr, tau, c, left=True, transpose=True), reps)})
+            tall, b = a[:, : n // 2].contiguous(), a[:, n // 2 :].contiguous()[:, :1]
+            emit({"bench": "solver", "routine": "gels", "dtype": name, "n": n, "batch": 1,
+                  "peer": "torch.linalg.lstsq (driver=gels)",
+                  "median_us": latency_us(lambda: torch.linalg.lstsq(tall, b, driver="gels"), reps)})
 
 
 def gesvdj():

@@ -12,6 +12,7 @@
 #include "libs/rand/generate_operation.hpp"
 #include "libs/solver/cholesky_operation.hpp"
 #include "libs/solver/eigen_operation.hpp"
+#include "libs/solver/gels_operation.hpp"
 #include "libs/solver/gesvdj_operation.hpp"
 #include "libs/solver/lu_operation.hpp"
 #include "libs/solver/qr_operation.hpp"

@@ -1,15 +1,17 @@
 // Dense factorisations on the GPU through the accel device actor, beside the raw cuSOLVER call a user would write
 // (same process, same GPU, same inputs, a handle on a stream of its own): getrf, potrf (lower), syevd (values and
-// vectors) and QR (geqrf + orgqr) at n = 256, 1024 and 4096, gesvd and gesvdj (thin) at 256 and 1024, a batch of 64
-// potrf of 32 x 32 (potrfBatched) and batches of 4096 gesvdj of 16 x 16 and 32 x 32 (gesvdjBatched), in f32 and f64.
-// Factorisations
-// overwrite their input, so every call factors a fresh copy, restored by a device-to-device copy that is not timed.
+// vectors), QR (geqrf + orgqr), ormqr (Qᵀ C of an n x n C, A factored once) and gels (least squares of an n x n/2 A
+// and one right-hand side; the raw call is cuSOLVER's own <t><t>gels, which needs no cuBLAS of its caller) at n = 256,
+// 1024 and 4096, gesvd and gesvdj (thin) at 256 and 1024, a batch of 64 potrf of 32 x 32 (potrfBatched) and batches
+// of 4096 gesvdj of 16 x 16 and 32 x 32 (gesvdjBatched), in f32 and f64. Factorisations overwrite their input, so
+// every call factors a fresh copy (ormqr: C, gels: A and B), restored by a device-to-device copy that is not timed.
 // What is timed is one call's round trip: for accel, the request until its future is ready (the infos read back and
 // turned into its status); for cuSOLVER, the call, the copy of devInfo to the host that a correct caller makes, and
 // cudaStreamSynchronize. One JSON line per routine, dtype, size and variant:
 //   {"bench":"solver","routine":"getrf","dtype":"f32","n":256,"batch":1,"variant":"accel","median_us":…,"min_us":…,
 //    "reps":…}
-// Usage: solver_bench [routines, default getrf,potrf,syevd,qr,gesvd,potrf_batched; also gesvdj,gesvdj_batched]
+// Usage: solver_bench [routines, default getrf,potrf,syevd,qr,ormqr,gels,gesvd,potrf_batched; also gesvdj,
+//                     gesvdj_batched]
 //                     [sizes, default 256,1024,4096]
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -44,7 +46,7 @@ void check_solver(cusolverStatus_t s, const char* what) {
 
 // qr is geqrf then orgqr (Q and R, as torch.linalg.qr); gesvd and gesvdj the thin U, S and Vᵀ or V (as
 // torch.linalg.svd with full_matrices=False).
-enum class Routine { getrf, potrf, syevd, qr, gesvd, gesvdj };
+enum class Routine { getrf, potrf, syevd, qr, ormqr, gels, gesvd, gesvdj };
 
 const char* name(Routine r) {
   switch (r) {
@@ -52,14 +54,16 @@ const char* name(Routine r) {
     case Routine::potrf: return "potrf";
     case Routine::syevd: return "syevd";
     case Routine::qr: return "geqrf+orgqr";
+    case Routine::ormqr: return "ormqr";
+    case Routine::gels: return "gels";
     case Routine::gesvd: return "gesvd";
     case Routine::gesvdj: return "gesvdj";
   }
   return "?";
 }
 
-// getrf, qr, gesvd: uniform in [-1, 1]; potrf and syevd: symmetric, with n on the diagonal for potrf (positive
-// definite by Gershgorin, and cheap to make at n = 4096, unlike M Mᵀ).
+// getrf, qr, ormqr, gels, gesvd: uniform in [-1, 1]; potrf and syevd: symmetric, with n on the diagonal for potrf
+// (positive definite by Gershgorin, and cheap to make at n = 4096, unlike M Mᵀ).
 template <class T>
 std::vector<T> input(Routine routine, std::int64_t n, std::mt19937_64& rng) {
   const bool general = routine != Routine::potrf && routine != Routine::syevd;
@@ -88,6 +92,10 @@ struct Direct {
   T** matrices{};  // potrfBatched's array of addresses
   gesvdjInfo_t params{};
   int lwork = 0;
+  std::size_t gels_bytes = 0;  // <t><t>gels's workspace, in bytes
+
+  // gels: A is the first n/2 columns of the input, B its last column (in u); X goes to vt.
+  int columns() const { return routine == Routine::gels ? n / 2 : n; }
 
   Direct(Routine r, const std::vector<T>& host, int size, int count) : routine(r), n(size), batch(count) {
     const std::size_t bytes = host.size() * sizeof(T);
@@ -127,6 +135,37 @@ struct Direct {
         check_solver(cusolverDnSorgqr_bufferSize(handle, n, n, n, a, n, w, &orgqr_lwork), "orgqr_bufferSize");
       }
       lwork = std::max(lwork, orgqr_lwork);
+    } else if (routine == Routine::ormqr) {  // A factored here once: the calls apply its Qᵀ to fresh copies of C
+      check_cuda(cudaMemcpy(a, pristine, bytes, cudaMemcpyDeviceToDevice), "a");
+      int geqrf_lwork = 0;
+      if constexpr (kF64) {
+        check_solver(cusolverDnDgeqrf_bufferSize(handle, n, n, a, n, &geqrf_lwork), "geqrf_bufferSize");
+        check_solver(cusolverDnDormqr_bufferSize(handle, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, n, n, n, a, n, w, u, n, &lwork),
+                     "ormqr_bufferSize");
+      } else {
+        check_solver(cusolverDnSgeqrf_bufferSize(handle, n, n, a, n, &geqrf_lwork), "geqrf_bufferSize");
+        check_solver(cusolverDnSormqr_bufferSize(handle, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, n, n, n, a, n, w, u, n, &lwork),
+                     "ormqr_bufferSize");
+      }
+      check_cuda(cudaMalloc(&work, std::max({lwork, geqrf_lwork, 1}) * sizeof(T)), "work");
+      if constexpr (kF64) {
+        check_solver(cusolverDnDgeqrf(handle, n, n, a, n, w, work, geqrf_lwork, info), "geqrf");
+      } else {
+        check_solver(cusolverDnSgeqrf(handle, n, n, a, n, w, work, geqrf_lwork, info), "geqrf");
+      }
+      check_cuda(cudaStreamSynchronize(stream), "geqrf");
+      return;
+    } else if (routine == Routine::gels) {
+      if constexpr (kF64) {
+        check_solver(
+            cusolverDnDDgels_bufferSize(handle, n, columns(), 1, a, n, u, n, vt, columns(), nullptr, &gels_bytes),
+            "gels_bufferSize");
+      } else {
+        check_solver(
+            cusolverDnSSgels_bufferSize(handle, n, columns(), 1, a, n, u, n, vt, columns(), nullptr, &gels_bytes),
+            "gels_bufferSize");
+      }
+      lwork = static_cast<int>((gels_bytes + sizeof(T) - 1) / sizeof(T));
     } else if (routine == Routine::gesvdj) {
       const auto jobz = CUSOLVER_EIG_MODE_VECTOR;
       check_solver(cusolverDnCreateGesvdjInfo(&params), "cusolverDnCreateGesvdjInfo");
@@ -169,13 +208,39 @@ struct Direct {
     cudaStreamDestroy(stream);
   }
   void restore() {
-    check_cuda(cudaMemcpyAsync(a, pristine, std::size_t(batch) * n * n * sizeof(T), cudaMemcpyDeviceToDevice, stream),
+    const std::size_t elements = std::size_t(batch) * n * n;
+    check_cuda(cudaMemcpyAsync(routine == Routine::ormqr ? u : a, pristine, elements * sizeof(T),
+                               cudaMemcpyDeviceToDevice, stream),
                "restore");
+    if (routine == Routine::gels) {
+      check_cuda(
+          cudaMemcpyAsync(u, pristine + std::size_t(n) * (n - 1), n * sizeof(T), cudaMemcpyDeviceToDevice, stream),
+          "restore b");
+    }
     check_cuda(cudaStreamSynchronize(stream), "sync");
   }
   void call() {
     const auto jobz = CUSOLVER_EIG_MODE_VECTOR;
-    if (routine == Routine::gesvdj) {
+    int iterations = 0;  // gels's
+    if (routine == Routine::ormqr) {
+      if constexpr (kF64) {
+        check_solver(cusolverDnDormqr(handle, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, n, n, n, a, n, w, u, n, work, lwork, info),
+                     "ormqr");
+      } else {
+        check_solver(cusolverDnSormqr(handle, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, n, n, n, a, n, w, u, n, work, lwork, info),
+                     "ormqr");
+      }
+    } else if (routine == Routine::gels) {
+      if constexpr (kF64) {
+        check_solver(
+            cusolverDnDDgels(handle, n, columns(), 1, a, n, u, n, vt, columns(), work, gels_bytes, &iterations, info),
+            "gels");
+      } else {
+        check_solver(
+            cusolverDnSSgels(handle, n, columns(), 1, a, n, u, n, vt, columns(), work, gels_bytes, &iterations, info),
+            "gels");
+      }
+    } else if (routine == Routine::gesvdj) {
       if constexpr (kF64) {
         check_solver(
             batch > 1
@@ -241,7 +306,7 @@ struct Direct {
 template <class T>
 struct Actor {
   Device device;
-  Buffer<T> a, pristine, w, u, vt;
+  Buffer<T> a, pristine, w, u, vt;  // ormqr: C in u; gels: B in u
   Buffer<std::int32_t> ipiv, info;
   Routine routine;
   std::int64_t n;
@@ -257,9 +322,23 @@ struct Actor {
     ipiv = require(device.allocate<std::int32_t>(static_cast<std::uint64_t>(n)).wait(), "ipiv");
     info = require(device.allocate<std::int32_t>(static_cast<std::uint64_t>(batch)).wait(), "info");
     require(device.upload(std::span<const T>(host), pristine).wait(), "upload");
+    if (routine == Routine::ormqr) {  // A factored here once, as for the raw calls
+      require(device.ask(CopyOnDevice{.source = pristine, .destination = a, .count = a.size()}).wait(), "a");
+      require(device.ask(solver::Geqrf{.dtype = dtype_of<T>(), .m = n, .n = n, .a = a, .tau = w}).wait(), "geqrf");
+    }
   }
   void restore() {
-    require(device.ask(CopyOnDevice{.source = pristine, .destination = a, .count = a.size()}).wait(), "restore");
+    require(
+        device
+            .ask(CopyOnDevice{.source = pristine, .destination = routine == Routine::ormqr ? u : a, .count = a.size()})
+            .wait(),
+        "restore");
+    if (routine == Routine::gels) {
+      const auto b = static_cast<std::uint64_t>(n);
+      require(device.ask(CopyOnDevice{.source = pristine, .source_offset = b * (b - 1), .destination = u, .count = b})
+                  .wait(),
+              "restore b");
+    }
   }
   void call() {
     const DType dtype = dtype_of<T>();
@@ -276,6 +355,13 @@ struct Actor {
       (void)device.ask(solver::Geqrf{.dtype = dtype, .m = n, .n = n, .a = a, .tau = w});
       done = device.ask(solver::Orgqr{.dtype = dtype, .m = n, .n = n, .k = n, .a = a, .tau = w});
     }
+    if (routine == Routine::ormqr) {
+      done = device.ask(solver::Ormqr{
+          .dtype = dtype, .transpose = Transpose::transpose, .m = n, .n = n, .k = n, .a = a, .tau = w, .c = u});
+    }
+    if (routine == Routine::gels)
+      done = device.ask(
+          solver::Gels{.dtype = dtype, .m = n, .n = n / 2, .nrhs = 1, .lda = n, .a = a, .b = u, .info = info});
     if (routine == Routine::gesvd)
       done = device.ask(solver::Gesvd{.dtype = dtype, .m = n, .n = n, .a = a, .s = w, .u = u, .vt = vt, .info = info});
     if (routine == Routine::gesvdj) {
@@ -335,7 +421,8 @@ std::vector<std::string> split(const std::string& list) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::vector<std::string> routines = split(argc > 1 ? argv[1] : "getrf,potrf,syevd,qr,gesvd,potrf_batched");
+  const std::vector<std::string> routines =
+      split(argc > 1 ? argv[1] : "getrf,potrf,syevd,qr,ormqr,gels,gesvd,potrf_batched");
   const std::vector<std::string> sizes = split(argc > 2 ? argv[2] : "256,1024,4096");
   System system;
   Result<Device> device = Device::open(system, {.kind = DeviceKind::cuda});
@@ -360,6 +447,8 @@ int main(int argc, char** argv) {
     const Routine routine = r == "potrf"    ? Routine::potrf
                             : r == "syevd"  ? Routine::syevd
                             : r == "qr"     ? Routine::qr
+                            : r == "ormqr"  ? Routine::ormqr
+                            : r == "gels"   ? Routine::gels
                             : r == "gesvd"  ? Routine::gesvd
                             : r == "gesvdj" ? Routine::gesvdj
                                             : Routine::getrf;

@@ -11,6 +11,7 @@
 #include "libs/rand/generate_operation_cuda.hpp"
 #include "libs/solver/cholesky_operation_cuda.hpp"
 #include "libs/solver/eigen_operation_cuda.hpp"
+#include "libs/solver/gels_operation_cuda.hpp"
 #include "libs/solver/gesvdj_operation_cuda.hpp"
 #include "libs/solver/lu_operation_cuda.hpp"
 #include "libs/solver/qr_operation_cuda.hpp"

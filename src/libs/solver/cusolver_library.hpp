@@ -30,6 +30,8 @@ struct CusolverApi {
   X(cusolverDnDgetrs) \
   X(cusolverDnDorgqr) \
   X(cusolverDnDorgqr_bufferSize) \
+  X(cusolverDnDormqr) \
+  X(cusolverDnDormqr_bufferSize) \
   X(cusolverDnDpotrf) \
   X(cusolverDnDpotrfBatched) \
   X(cusolverDnDpotrf_bufferSize) \
@@ -50,6 +52,8 @@ struct CusolverApi {
   X(cusolverDnSgetrs) \
   X(cusolverDnSorgqr) \
   X(cusolverDnSorgqr_bufferSize) \
+  X(cusolverDnSormqr) \
+  X(cusolverDnSormqr_bufferSize) \
   X(cusolverDnSpotrf) \
   X(cusolverDnSpotrfBatched) \
   X(cusolverDnSpotrf_bufferSize) \

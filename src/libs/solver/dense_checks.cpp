@@ -18,6 +18,17 @@ Status check_fill(std::string_view request, Fill fill) {
   return invalid_argument(fmt::format("{}: fill = {} is neither lower nor upper", request, static_cast<int>(fill)));
 }
 
+Status check_side(std::string_view request, Side side) {
+  if (side == Side::left || side == Side::right) return Status();
+  return invalid_argument(fmt::format("{}: side = {} is neither left nor right", request, static_cast<int>(side)));
+}
+
+Status check_transpose(std::string_view request, Transpose transpose) {
+  if (transpose == Transpose::none || transpose == Transpose::transpose) return Status();
+  return invalid_argument(
+      fmt::format("{}: transpose = {} is neither none nor transpose", request, static_cast<int>(transpose)));
+}
+
 Status check_size(std::string_view request, std::string_view name, std::int64_t value) {
   if (value < 0) return invalid_argument(fmt::format("{}: {} = {} is negative", request, name, value));
   if (value > kMaxLapackInt) {
@@ -92,6 +103,7 @@ void write_optional(Operands& operands, BufferHandle buffer, std::string_view na
 }
 
 std::string_view to_string(Fill fill) noexcept { return fill == Fill::upper ? "upper" : "lower"; }
+std::string_view to_string(Side side) noexcept { return side == Side::right ? "right" : "left"; }
 std::string_view to_string(SvdJob job) noexcept {
   return job == SvdJob::full ? "full" : job == SvdJob::thin ? "thin" : "none";
 }

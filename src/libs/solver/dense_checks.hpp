@@ -27,6 +27,8 @@ struct Resolved {
 // f32 or f64; not_supported otherwise.
 [[nodiscard]] Status check_dtype(std::string_view request, DType dtype);
 [[nodiscard]] Status check_fill(std::string_view request, Fill fill);
+[[nodiscard]] Status check_side(std::string_view request, Side side);
+[[nodiscard]] Status check_transpose(std::string_view request, Transpose transpose);
 // 0 <= value <= kMaxLapackInt.
 [[nodiscard]] Status check_size(std::string_view request, std::string_view name, std::int64_t value);
 [[nodiscard]] Status check_batch(std::string_view request, std::int64_t batch);

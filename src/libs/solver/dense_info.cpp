@@ -17,6 +17,8 @@ std::string_view request_name(Routine routine) {
     case Routine::syevd: return "solver::Syevd";
     case Routine::geqrf: return "solver::Geqrf";
     case Routine::orgqr: return "solver::Orgqr";
+    case Routine::ormqr: return "solver::Ormqr";
+    case Routine::gels: return "solver::Gels";
     case Routine::gesvd: return "solver::Gesvd";
     case Routine::gesvdj: return "solver::Gesvdj";
   }
@@ -30,6 +32,9 @@ std::string failure(Routine routine, std::int32_t info) {
     case Routine::potrf:
       return fmt::format("the leading minor of order {} is not positive definite: the matrix is not positive definite",
                          info);
+    case Routine::gels:
+      return fmt::format("R({0},{0}) is exactly zero: A is rank deficient, so the least squares solution is not unique",
+                         info);
     case Routine::syevd: return fmt::format("the eigenvalue algorithm did not converge (info {})", info);
     case Routine::gesvd:
       return fmt::format("{} superdiagonals of an intermediate bidiagonal form did not converge to zero", info);
@@ -38,7 +43,8 @@ std::string failure(Routine routine, std::int32_t info) {
     case Routine::getrs:
     case Routine::potrs:
     case Routine::geqrf:
-    case Routine::orgqr: break;
+    case Routine::orgqr:
+    case Routine::ormqr: break;
   }
   return fmt::format("the routine failed (info {})", info);
 }

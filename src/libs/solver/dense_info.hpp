@@ -10,7 +10,7 @@
 
 namespace accel::solver {
 
-enum class Routine : std::uint8_t { getrf, getrs, potrf, potrs, syevd, geqrf, orgqr, gesvd, gesvdj };
+enum class Routine : std::uint8_t { getrf, getrs, potrf, potrs, syevd, geqrf, orgqr, ormqr, gels, gesvd, gesvdj };
 
 // How errors about matrix `index` of a batch of `batch` begin: "solver::Getrf", or "solver::Getrf (matrix 2 of the
 // batch of 5, from 0)".

@@ -26,6 +26,8 @@ struct Lapacke<float> {
   static constexpr auto syevd = LAPACKE_ssyevd;
   static constexpr auto geqrf = LAPACKE_sgeqrf;
   static constexpr auto orgqr = LAPACKE_sorgqr;
+  static constexpr auto ormqr = LAPACKE_sormqr;
+  static constexpr auto gels = LAPACKE_sgels;
   static constexpr auto gesvd = LAPACKE_sgesvd;
 };
 template <>
@@ -37,6 +39,8 @@ struct Lapacke<double> {
   static constexpr auto syevd = LAPACKE_dsyevd;
   static constexpr auto geqrf = LAPACKE_dgeqrf;
   static constexpr auto orgqr = LAPACKE_dorgqr;
+  static constexpr auto ormqr = LAPACKE_dormqr;
+  static constexpr auto gels = LAPACKE_dgels;
   static constexpr auto gesvd = LAPACKE_dgesvd;
 };
 
@@ -150,6 +154,28 @@ Status orgqr(const Orgqr& r, void* a, const void* tau) {
   });
 }
 
+template <class T>
+Status ormqr(const Ormqr& r, const void* a, const void* tau, void* c) {
+  const char side = r.side == Side::right ? 'R' : 'L';
+  const char trans = r.transpose == Transpose::transpose ? 'T' : 'N';
+  return each_matrix(Routine::ormqr, r.batch, nullptr, [&](std::int64_t i) {
+    return Lapacke<T>::ormqr(LAPACK_COL_MAJOR, side, trans, to_int(r.m), to_int(r.n), to_int(r.k),
+                             matrix<T>(a, i, r.stride_a), to_int(r.lda), matrix<T>(tau, i, r.k),
+                             matrix<T>(c, i, r.stride_c), to_int(r.ldc));
+  });
+}
+
+// LAPACK's gels zeroes B when n or nrhs is 0; cuSOLVER is not called then either, and B stays as it is on both.
+template <class T>
+Status gels(const Gels& r, void* a, void* b, std::int32_t* info) {
+  const bool empty = r.n == 0 || r.nrhs == 0;
+  return each_matrix(Routine::gels, r.batch, info, [&](std::int64_t i) {
+    if (empty) return lapack_int{0};
+    return Lapacke<T>::gels(LAPACK_COL_MAJOR, 'N', to_int(r.m), to_int(r.n), to_int(r.nrhs),
+                            matrix<T>(a, i, r.stride_a), to_int(r.lda), matrix<T>(b, i, r.stride_b), to_int(r.ldb));
+  });
+}
+
 char svd_job(SvdJob job) { return job == SvdJob::full ? 'A' : job == SvdJob::thin ? 'S' : 'N'; }
 
 template <class T>
@@ -209,6 +235,12 @@ Status lapacke_geqrf(const Geqrf& r, void* a, void* tau) {
 }
 Status lapacke_orgqr(const Orgqr& r, void* a, const void* tau) {
   return r.dtype == DType::f64 ? orgqr<double>(r, a, tau) : orgqr<float>(r, a, tau);
+}
+Status lapacke_ormqr(const Ormqr& r, const void* a, const void* tau, void* c) {
+  return r.dtype == DType::f64 ? ormqr<double>(r, a, tau, c) : ormqr<float>(r, a, tau, c);
+}
+Status lapacke_gels(const Gels& r, void* a, void* b, std::int32_t* info) {
+  return r.dtype == DType::f64 ? gels<double>(r, a, b, info) : gels<float>(r, a, b, info);
 }
 Status lapacke_gesvd(const Gesvd& r, void* a, void* s, void* u, void* vt, std::int32_t* info) {
   return r.dtype == DType::f64 ? gesvd<double>(r, a, s, u, vt, info) : gesvd<float>(r, a, s, u, vt, info);

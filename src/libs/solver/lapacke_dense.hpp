@@ -17,6 +17,8 @@ namespace accel::solver {
 [[nodiscard]] Status lapacke_syevd(const Syevd& request, void* a, void* w, std::int32_t* info);
 [[nodiscard]] Status lapacke_geqrf(const Geqrf& request, void* a, void* tau);
 [[nodiscard]] Status lapacke_orgqr(const Orgqr& request, void* a, const void* tau);
+[[nodiscard]] Status lapacke_ormqr(const Ormqr& request, const void* a, const void* tau, void* c);
+[[nodiscard]] Status lapacke_gels(const Gels& request, void* a, void* b, std::int32_t* info);
 // u and vt may be null when their job is none.
 [[nodiscard]] Status lapacke_gesvd(const Gesvd& request, void* a, void* s, void* u, void* vt, std::int32_t* info);
 // LAPACK's gesvd, V transposed from its Vᵀ; the tolerance and sweeps are not LAPACK's to take.

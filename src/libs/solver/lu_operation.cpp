@@ -1,7 +1,5 @@
 #include "libs/solver/lu_operation.hpp"
 
-#include <fmt/format.h>
-
 #include "libs/solver/lapacke_dense.hpp"
 
 namespace accel {
@@ -42,10 +40,7 @@ Result<Operation<Getrs>::Checked> Operation<Getrs>::validate(const Getrs& reques
   Checked checked{.request = request};
   Getrs& r = checked.request;
   ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype));
-  if (r.transpose != Transpose::none && r.transpose != Transpose::transpose) {
-    return invalid_argument(
-        fmt::format("{}: transpose = {} is neither none nor transpose", name, static_cast<int>(r.transpose)));
-  }
+  ACCEL_RETURN_IF_ERROR(solver::check_transpose(name, r.transpose));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "n", r.n));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "nrhs", r.nrhs));
   ACCEL_RETURN_IF_ERROR(solver::check_batch(name, r.batch));

@@ -1,5 +1,5 @@
-// The operation contracts of QR (Note [The operation contract] in operation/operation.hpp): solver::Geqrf and
-// solver::Orgqr, checked by dense_checks, run by LAPACKE on the CPU device and by cuSOLVER on CUDA
+// The operation contracts of QR (Note [The operation contract] in operation/operation.hpp): solver::Geqrf,
+// solver::Orgqr and solver::Ormqr, checked by dense_checks, run by LAPACKE on the CPU device and by cuSOLVER on CUDA
 // (qr_operation_cuda.hpp).
 #pragma once
 
@@ -34,6 +34,25 @@ struct Operation<solver::Orgqr> {
   // A in place; tau read (it may not share A's buffer).
   static void operands(const solver::Orgqr& request, const Checked& checked, Operands& operands);
   static Status run_cpu(const solver::Orgqr& request, const Checked& checked, std::span<const BufferView> views,
+                        const CpuTarget& target);
+  static void describe_cpu(LibraryReport& report);
+};
+
+template <>
+struct Operation<solver::Ormqr> {
+  struct Checked {
+    solver::Ormqr request;  // leading dimensions and strides resolved
+    std::uint64_t a_extent = 0;
+    std::uint64_t tau_extent = 0;
+    std::uint64_t c_extent = 0;
+  };
+  enum Slot : std::size_t { a, tau, c };
+
+  // k <= m (left) or k <= n (right): the reflectors are of Q's order.
+  static Result<Checked> validate(const solver::Ormqr& request);
+  // C in place; A written (LAPACK restores what it sets), so in a buffer of its own; tau read.
+  static void operands(const solver::Ormqr& request, const Checked& checked, Operands& operands);
+  static Status run_cpu(const solver::Ormqr& request, const Checked& checked, std::span<const BufferView> views,
                         const CpuTarget& target);
   static void describe_cpu(LibraryReport& report);
 };

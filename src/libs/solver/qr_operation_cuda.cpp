@@ -7,6 +7,7 @@ namespace {
 
 using solver::Geqrf;
 using solver::Orgqr;
+using solver::Ormqr;
 
 template <class T>
 struct Qr;
@@ -17,7 +18,10 @@ struct Qr<float> {
   static constexpr auto orgqr_size = &solver::CusolverApi::cusolverDnSorgqr_bufferSize;
   static constexpr auto orgqr = &solver::CusolverApi::cusolverDnSorgqr;
   static constexpr std::string_view geqrf_name = "cusolverDnSgeqrf";
+  static constexpr auto ormqr_size = &solver::CusolverApi::cusolverDnSormqr_bufferSize;
+  static constexpr auto ormqr = &solver::CusolverApi::cusolverDnSormqr;
   static constexpr std::string_view orgqr_name = "cusolverDnSorgqr";
+  static constexpr std::string_view ormqr_name = "cusolverDnSormqr";
 };
 template <>
 struct Qr<double> {
@@ -26,7 +30,10 @@ struct Qr<double> {
   static constexpr auto orgqr_size = &solver::CusolverApi::cusolverDnDorgqr_bufferSize;
   static constexpr auto orgqr = &solver::CusolverApi::cusolverDnDorgqr;
   static constexpr std::string_view geqrf_name = "cusolverDnDgeqrf";
+  static constexpr auto ormqr_size = &solver::CusolverApi::cusolverDnDormqr_bufferSize;
+  static constexpr auto ormqr = &solver::CusolverApi::cusolverDnDormqr;
   static constexpr std::string_view orgqr_name = "cusolverDnDorgqr";
+  static constexpr std::string_view ormqr_name = "cusolverDnDormqr";
 };
 
 template <class T>
@@ -68,6 +75,31 @@ Status orgqr(const Orgqr& r, const solver::DensePlan& plan, std::span<const Buff
     }
   }
   return solver::finish_with_infos(plan, run, solver::Routine::orgqr, infos);
+}
+
+cublasSideMode_t side(solver::Side s) { return s == solver::Side::right ? CUBLAS_SIDE_RIGHT : CUBLAS_SIDE_LEFT; }
+cublasOperation_t operation(Transpose t) { return t == Transpose::transpose ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+template <class T>
+Status ormqr(const Ormqr& r, const solver::DensePlan& plan, std::span<const BufferView> views, CudaRun& run) {
+  using Op = Operation<Ormqr>;
+  std::int32_t* infos = solver::run_infos(plan, run, nullptr);
+  if (!plan.empty) {
+    const T* a = static_cast<const T*>(views[Op::a].data);
+    const T* tau = static_cast<const T*>(views[Op::tau].data);
+    T* c = static_cast<T*>(views[Op::c].data);
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      ACCEL_RETURN_IF_ERROR(solver::launched(
+          run,
+          (plan.api->*Qr<T>::ormqr)(plan.handle, side(r.side), operation(r.transpose), solver::to_int(r.m),
+                                    solver::to_int(r.n), solver::to_int(r.k), a + solver::matrix_offset(i, r.stride_a),
+                                    solver::to_int(r.lda), tau + solver::matrix_offset(i, r.k),
+                                    c + solver::matrix_offset(i, r.stride_c), solver::to_int(r.ldc),
+                                    static_cast<T*>(run.workspace), solver::to_int(plan.lwork), infos + i),
+          Qr<T>::ormqr_name));
+    }
+  }
+  return solver::finish_with_infos(plan, run, solver::Routine::ormqr, infos);
 }
 
 }  // namespace
@@ -114,6 +146,39 @@ Status CudaOperation<Orgqr>::run(const Orgqr&, const Checked& checked, const Pla
                                  std::span<const BufferView> views, CudaRun& run) {
   return checked.request.dtype == DType::f64 ? orgqr<double>(checked.request, plan, views, run)
                                              : orgqr<float>(checked.request, plan, views, run);
+}
+
+Result<CudaOperation<Ormqr>::Plan> CudaOperation<Ormqr>::plan(const Ormqr&, const Checked& checked,
+                                                              CudaTarget& target) {
+  const Ormqr& r = checked.request;
+  // ldu holds ldc: the key's fields are named for the routines that came first.
+  const solver::WorkKey key{.routine = solver::Routine::ormqr,
+                            .dtype = r.dtype,
+                            .fill = static_cast<std::uint8_t>(r.side),
+                            .job = static_cast<std::uint8_t>(r.transpose),
+                            .m = r.m,
+                            .n = r.n,
+                            .k = r.k,
+                            .lda = r.lda,
+                            .ldu = r.ldc};
+  return solver::plan_dense(
+      target, key, r.batch, r.m == 0 || r.n == 0 || r.k == 0,  // no reflectors: Q = I, C stays
+      [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
+        const int m = solver::to_int(r.m), n = solver::to_int(r.n), k = solver::to_int(r.k);
+        return r.dtype == DType::f64 ? (api.*Qr<double>::ormqr_size)(handle, side(r.side), operation(r.transpose), m, n,
+                                                                     k, nullptr, solver::to_int(r.lda), nullptr,
+                                                                     nullptr, solver::to_int(r.ldc), lwork)
+                                     : (api.*Qr<float>::ormqr_size)(handle, side(r.side), operation(r.transpose), m, n,
+                                                                    k, nullptr, solver::to_int(r.lda), nullptr, nullptr,
+                                                                    solver::to_int(r.ldc), lwork);
+      },
+      solver::DenseNeeds{.infos_in_workspace = true});
+}
+
+Status CudaOperation<Ormqr>::run(const Ormqr&, const Checked& checked, const Plan& plan,
+                                 std::span<const BufferView> views, CudaRun& run) {
+  return checked.request.dtype == DType::f64 ? ormqr<double>(checked.request, plan, views, run)
+                                             : ormqr<float>(checked.request, plan, views, run);
 }
 
 }  // namespace accel

@@ -1,5 +1,5 @@
-// solver::Geqrf and solver::Orgqr on a CUDA stream: cuSOLVER's geqrf and orgqr, one launch per matrix of the batch,
-// the infos (illegal arguments only) checked at completion (cusolver_dense.hpp).
+// solver::Geqrf, solver::Orgqr and solver::Ormqr on a CUDA stream: cuSOLVER's geqrf, orgqr and ormqr, one launch per
+// matrix of the batch, the infos (illegal arguments only) checked at completion (cusolver_dense.hpp).
 #pragma once
 
 #include "libs/solver/cusolver_dense.hpp"
@@ -30,6 +30,19 @@ struct CudaOperation<solver::Orgqr> {
   static std::uint64_t workspace_bytes(const Plan& plan) { return plan.workspace_bytes(); }
   static std::uint64_t host_result_bytes(const Plan& plan) { return plan.host_bytes; }
   static Status run(const solver::Orgqr& request, const Checked& checked, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+  static void describe(CudaTarget& target, LibraryReport& report) { solver::describe_cusolver(target, report); }
+};
+
+template <>
+struct CudaOperation<solver::Ormqr> {
+  using Plan = solver::DensePlan;
+  using Checked = Operation<solver::Ormqr>::Checked;
+
+  static Result<Plan> plan(const solver::Ormqr& request, const Checked& checked, CudaTarget& target);
+  static std::uint64_t workspace_bytes(const Plan& plan) { return plan.workspace_bytes(); }
+  static std::uint64_t host_result_bytes(const Plan& plan) { return plan.host_bytes; }
+  static Status run(const solver::Ormqr& request, const Checked& checked, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
   static void describe(CudaTarget& target, LibraryReport& report) { solver::describe_cusolver(target, report); }
 };

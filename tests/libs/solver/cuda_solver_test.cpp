@@ -10,7 +10,7 @@
 #include <random>
 #include <type_traits>
 
-#include "solver_cases.hpp"
+#include "least_squares_cases.hpp"
 #include "testing/cuda_fixture.hpp"
 
 namespace accel::solver {
@@ -103,6 +103,50 @@ class CudaSolverTest : public ::testing::TestWithParam<GpuTestTarget> {
     EXPECT_TRUE(gpu.padding_intact);
   }
 
+  // Each device against the Q its own Orgqr forms (reflectors' signs are the library's: Q is compared by what it
+  // does, not across devices).
+  template <class T>
+  void ormqr(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) {
+    for (Side side : {Side::left, Side::right})
+      for (Transpose transpose : {Transpose::none, Transpose::transpose}) {
+        const std::int64_t order = side == Side::left ? m : n, reflectors = std::min(k, order);
+        SCOPED_TRACE(fmt::format("{} C {}x{} k={} {} {} batch={}", to_string(dtype_of<T>()), m, n, reflectors,
+                                 to_string(side), accel::to_string(transpose), batch));
+        const Layout la = Layout::padded(order, reflectors, batch, 2), lc = Layout::padded(m, n, batch, 1);
+        const std::vector<T> a = random_matrices<T>(la, rng_), c = random_matrices<T>(lc, rng_);
+        const OrmqrResult<T> gpu = run_ormqr(*gpu_, side, transpose, la, a, lc, c);
+        const OrmqrResult<T> cpu = run_ormqr(cpu_, side, transpose, la, a, lc, c);
+        ASSERT_THAT(gpu.status, IsOk());
+        ASSERT_THAT(cpu.status, IsOk());
+        EXPECT_LE(gpu.error, tolerance<T>(order));
+        EXPECT_LE(cpu.error, tolerance<T>(order));
+        EXPECT_TRUE(gpu.a_restored);
+        EXPECT_TRUE(gpu.padding_intact);
+      }
+  }
+
+  template <class T>
+  void gels(std::int64_t m, std::int64_t n, std::int64_t nrhs, std::int64_t batch) {
+    SCOPED_TRACE(fmt::format("{} {}x{} nrhs={} batch={}", to_string(dtype_of<T>()), m, n, nrhs, batch));
+    const Layout la = Layout::padded(m, n, batch, 3), lb = Layout::padded(m, nrhs, batch, 1);
+    const std::vector<T> a = random_matrices<T>(la, rng_), b = random_matrices<T>(lb, rng_);
+    const GelsResult<T> gpu = run_gels(*gpu_, la, a, lb, b), cpu = run_gels(cpu_, la, a, lb, b);
+    ASSERT_THAT(gpu.status, IsOk());
+    ASSERT_THAT(cpu.status, IsOk());
+    EXPECT_LE(gpu.residual, tolerance<T>(m));
+    if (m > n) {
+      EXPECT_LE(gpu.residual_norms, tolerance<T>(m));
+    }
+    EXPECT_TRUE(gpu.padding_intact);
+    EXPECT_EQ(gpu.info, cpu.info);
+    // Tall random matrices are well conditioned; square ones as agreement() allows.
+    const double bound = m >= 2 * n ? 10 * tolerance<T>(m) : agreement<T>();
+    EXPECT_LE(gpu.from_normal, bound);
+    EXPECT_LE(relative_error(doubles(gpu.x), doubles(cpu.x)), bound);
+    // Below X, the rest of Qᵀ B (signs are each library's): its column norms, the residuals, agree.
+    EXPECT_LE(relative_error(tail_norms(gpu.b, lb, n), tail_norms(cpu.b, lb, n)), bound);
+  }
+
   template <class T>
   void svd(std::int64_t m, std::int64_t n, std::int64_t batch) {
     SCOPED_TRACE(fmt::format("{} {}x{} batch={}", to_string(dtype_of<T>()), m, n, batch));
@@ -165,6 +209,36 @@ TEST_P(CudaSolverTest, QrOfTallSquareAndWideMatricesIsRightByResiduals) {
   qr<double>(17, 90, 3);
 }
 
+TEST_P(CudaSolverTest, OrmqrMatchesOrgqrsQAndTheCpu) {
+  ormqr<float>(1, 1, 1, 1);
+  ormqr<double>(16, 16, 16, 1);
+  ormqr<float>(100, 37, 20, 1);
+  ormqr<double>(512, 64, 64, 1);
+  ormqr<float>(300, 41, 41, 2);
+  ormqr<double>(17, 90, 9, 3);
+}
+
+TEST_P(CudaSolverTest, GelsMatchesTheNormalEquationsAndTheCpu) {
+  for (std::int64_t n : kSizes) {
+    gels<float>(n, n, 3, 1);
+    gels<double>(2 * n, n, 1, 1);
+  }
+  gels<float>(300, 41, 5, 2);
+  gels<double>(1000, 100, 7, 1);
+  gels<double>(23, 1, 2, 5);
+  gels<float>(17, 9, 1, 3);
+}
+
+// Empty problems: nothing computed, infos zero, B as it was, as on the CPU.
+TEST_P(CudaSolverTest, EmptyGelsLeavesBAndZeroesTheInfos) {
+  const Layout la = Layout::padded(5, 0, 2, 0), lb = Layout::padded(5, 2, 2, 0);
+  const std::vector<float> b = random_matrices<float>(lb, rng_);
+  const GelsResult<float> gpu = run_gels(*gpu_, la, std::vector<float>(la.size()), lb, b);
+  EXPECT_THAT(gpu.status, IsOk());
+  EXPECT_THAT(gpu.info, ::testing::ElementsAre(0, 0));
+  EXPECT_EQ(gpu.b, b);
+}
+
 TEST_P(CudaSolverTest, SvdMatchesTheCpuByResidualsAndValues) {
   for (std::int64_t n : kSizes) {
     svd<float>(n, n, 1);
@@ -207,6 +281,29 @@ TEST_P(CudaSolverTest, FailedFactorisationsAreTheSameNamedErrorsAsOnTheCpu) {
     EXPECT_EQ(g.info, c.info);
     EXPECT_EQ(g.info[0], 0);
     EXPECT_EQ(g.info[2], 0);
+  }
+}
+
+// A zero column of matrix 2 of 4 leaves R(4,4) exactly zero: the same named error and infos as LAPACK's gels, and
+// the other matrices solved.
+TEST_P(CudaSolverTest, ARankDeficientGelsIsTheSameNamedErrorAsOnTheCpu) {
+  const Layout la = Layout::padded(12, 6, 4, 1), lb = Layout::padded(12, 2, 4, 0);
+  std::vector<double> a = random_matrices<double>(la, rng_);
+  for (std::int64_t i = 0; i < 12; ++i) a[la.at(2, i, 3)] = 0;
+  const std::vector<double> b = random_matrices<double>(lb, rng_);
+  const GelsResult<double> gpu = run_gels(*gpu_, la, a, lb, b), cpu = run_gels(cpu_, la, a, lb, b);
+  EXPECT_EQ(gpu.status.code(), Code::failed_precondition);
+  EXPECT_EQ(gpu.status.message(), cpu.status.message());
+  EXPECT_EQ(gpu.status.message(),
+            "solver::Gels (matrix 2 of the batch of 4, from 0): R(4,4) is exactly zero: A is rank deficient, so the "
+            "least squares solution is not unique");
+  EXPECT_THAT(gpu.info, ::testing::ElementsAre(0, 0, 4, 0));
+  EXPECT_EQ(gpu.info, cpu.info);
+  for (std::int64_t i : {0, 1, 3}) {
+    const auto x = [&](const GelsResult<double>& r) {
+      return std::vector<double>(r.x.begin() + i * 12, r.x.begin() + (i + 1) * 12);
+    };
+    EXPECT_LE(relative_error(x(gpu), x(cpu)), 1e-9) << "matrix " << i;
   }
 }
 

@@ -6,7 +6,7 @@
 #include <random>
 #include <utility>
 
-#include "solver_cases.hpp"
+#include "least_squares_cases.hpp"
 
 namespace accel::solver {
 namespace {
@@ -97,6 +97,71 @@ TYPED_TEST(SolverTest, QrFactorsRandomTallSquareAndWideMatrices) {
     }
 }
 
+// Q applied from Geqrf's reflectors, against Q formed by Orgqr and multiplied: both sides, both transposes, k
+// reflectors of a taller A (k < order) as well as a full set, padded and batched.
+TYPED_TEST(SolverTest, OrmqrAppliesTheQThatOrgqrForms) {
+  using T = TypeParam;
+  constexpr std::int64_t kCases[][3] = {{1, 1, 1}, {6, 4, 3}, {17, 9, 17}, {40, 23, 9}, {33, 1, 5}};  // m, n, k
+  for (const auto& [m, n, k_limit] : kCases)
+    for (Side side : {Side::left, Side::right})
+      for (Transpose transpose : {Transpose::none, Transpose::transpose})
+        for (std::int64_t batch : {1, 3}) {
+          const std::int64_t order = side == Side::left ? m : n, k = std::min(k_limit, order);
+          SCOPED_TRACE(::testing::Message() << m << "x" << n << " k=" << k << " " << to_string(side) << " "
+                                            << accel::to_string(transpose) << " batch=" << batch);
+          const Layout la = Layout::padded(order, k, batch, 2), lc = Layout::padded(m, n, batch, 1);
+          const OrmqrResult<T> r = run_ormqr(this->device_, side, transpose, la, random_matrices<T>(la, this->rng_), lc,
+                                             random_matrices<T>(lc, this->rng_));
+          ASSERT_THAT(r.status, IsOk());
+          EXPECT_LE(r.error, tolerance<T>(order));
+          EXPECT_TRUE(r.a_restored);
+          EXPECT_TRUE(r.padding_intact);
+        }
+}
+
+// Square and tall random A; the normal equations' solution in double agrees as far as A's condition squared lets it
+// (tall random matrices are well conditioned, square ones less so), the optimality residual is the strict check.
+TYPED_TEST(SolverTest, GelsSolvesLeastSquaresAsTheNormalEquationsDo) {
+  using T = TypeParam;
+  constexpr std::int64_t kCases[][3] = {{1, 1, 1}, {5, 5, 2}, {7, 3, 1}, {40, 9, 4}, {64, 17, 3}, {23, 1, 5}};
+  for (const auto& [m, n, nrhs] : kCases)
+    for (std::int64_t batch : {1, 4}) {
+      SCOPED_TRACE(::testing::Message() << m << "x" << n << " nrhs=" << nrhs << " batch=" << batch);
+      const Layout la = Layout::padded(m, n, batch, 3), lb = Layout::padded(m, nrhs, batch, 1);
+      const GelsResult<T> r =
+          run_gels(this->device_, la, random_matrices<T>(la, this->rng_), lb, random_matrices<T>(lb, this->rng_));
+      ASSERT_THAT(r.status, IsOk());
+      EXPECT_LE(r.residual, tolerance<T>(m));
+      if (m > n) {
+        EXPECT_LE(r.residual_norms, tolerance<T>(m));
+      }
+      EXPECT_LE(r.from_normal, m >= 2 * n ? 10 * tolerance<T>(m) : (std::is_same_v<T, float> ? 1e-2 : 1e-8));
+      EXPECT_TRUE(r.padding_intact);
+      EXPECT_EQ(r.info, std::vector<std::int32_t>(static_cast<std::size_t>(batch), 0));
+    }
+}
+
+// A zero column makes R's diagonal exactly zero there (Householder leaves a zero column zero below the rows already
+// reduced): LAPACK's info, named with its matrix; the rest of the batch is solved.
+TYPED_TEST(SolverTest, ARankDeficientGelsIsANamedError) {
+  using T = TypeParam;
+  const Layout la = Layout::padded(9, 4, 3, 0), lb = Layout::padded(9, 2, 3, 0);
+  std::vector<T> a = random_matrices<T>(la, this->rng_);
+  for (std::int64_t i = 0; i < 9; ++i) a[la.at(1, i, 2)] = 0;
+  const std::vector<T> b = random_matrices<T>(lb, this->rng_);
+  const GelsResult<T> r = run_gels(this->device_, la, a, lb, b);
+  EXPECT_THAT(r.status, StatusIs(Code::failed_precondition,
+                                 "solver::Gels (matrix 1 of the batch of 3, from 0): R(3,3) is exactly zero: A is rank "
+                                 "deficient, so the least squares solution is not unique"));
+  EXPECT_THAT(r.info, ::testing::ElementsAre(0, 3, 0));
+  const Layout one = Layout::padded(9, 4, 1, 0), one_b = Layout::padded(9, 2, 1, 0);
+  const std::vector<T> first(a.begin(), a.begin() + 36), first_b(b.begin(), b.begin() + 18);
+  const GelsResult<T> alone = run_gels(this->device_, one, first, one_b, first_b);
+  ASSERT_THAT(alone.status, IsOk());
+  EXPECT_LE(relative_difference(doubles(std::vector<T>(r.x.begin(), r.x.begin() + 8)), doubles(alone.x)),
+            tolerance<T>(9));
+}
+
 TYPED_TEST(SolverTest, SvdDecomposesRandomTallSquareAndWideMatrices) {
   using T = TypeParam;
   for (const auto& [m, n] : kShapes)
@@ -149,6 +214,13 @@ TYPED_TEST(SolverTest, EmptyMatricesSucceedWithZeroInfos) {
   EXPECT_THAT(run_cholesky(this->device_, Fill::lower, la, a, lb, b).info, ::testing::ElementsAre(0, 0));
   EXPECT_THAT(run_eigen(this->device_, EigenJob::values_and_vectors, Fill::upper, la, a).info,
               ::testing::ElementsAre(0, 0));
+  // Nothing to solve: B stays as it is.
+  const Layout tall = Layout::padded(3, 0, 2, 0), rhs = Layout::padded(3, 2, 2, 0);
+  const std::vector<T> kept = random_matrices<T>(rhs, this->rng_);
+  const GelsResult<T> gels = run_gels(this->device_, tall, std::vector<T>(tall.size()), rhs, kept);
+  EXPECT_THAT(gels.status, IsOk());
+  EXPECT_THAT(gels.info, ::testing::ElementsAre(0, 0));
+  EXPECT_EQ(gels.b, kept);
 }
 
 // A zero column k (0-based) stays exactly zero through elimination: U(k+1,k+1) = 0, LAPACK's info k + 1.
@@ -207,6 +279,18 @@ TYPED_TEST(SolverTest, AnIsolatedCpuDeviceGivesTheSameResultsAndErrors) {
   EXPECT_THAT(singular.factor, StatusIs(Code::failed_precondition,
                                         "solver::Getrf (matrix 1 of the batch of 2, from 0): U(5,5) is exactly zero"));
   EXPECT_THAT(singular.info, ::testing::ElementsAre(0, 5));
+  // Ormqr and Gels cross the same way: the same Q applied, the same solutions, the same rank error.
+  const Layout lt = Layout::padded(12, 5, 2, 1), lc = Layout::padded(12, 3, 2, 0);
+  const std::vector<T> t = random_matrices<T>(lt, this->rng_), c = random_matrices<T>(lc, this->rng_);
+  EXPECT_EQ(run_ormqr(*isolated, Side::left, Transpose::transpose, lt, t, lc, c).c,
+            run_ormqr(this->device_, Side::left, Transpose::transpose, lt, t, lc, c).c);
+  EXPECT_EQ(run_gels(*isolated, lt, t, lc, c).b, run_gels(this->device_, lt, t, lc, c).b);
+  std::vector<T> deficient = t;
+  for (std::int64_t i = 0; i < 12; ++i) deficient[lt.at(0, i, 4)] = 0;
+  const GelsResult<T> rank = run_gels(*isolated, lt, deficient, lc, c);
+  EXPECT_THAT(rank.status, StatusIs(Code::failed_precondition,
+                                    "solver::Gels (matrix 0 of the batch of 2, from 0): R(5,5) is exactly zero"));
+  EXPECT_THAT(rank.info, ::testing::ElementsAre(5, 0));
 }
 
 }  // namespace

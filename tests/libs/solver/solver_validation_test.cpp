@@ -161,6 +161,89 @@ TEST_F(SolverValidationTest, QrAndSvdShapesAndVectorsAreChecked) {
   EXPECT_THAT(run(Gesvd{.job_u = SvdJob::full, .m = 4, .n = 2, .a = a_, .s = s, .u = u, .vt = vt}), IsOk());
 }
 
+// Each refused Ormqr or Gels leaves every buffer as it was: nothing ran.
+TEST_F(SolverValidationTest, OrmqrShapesLeadingDimensionsBuffersAndDtypesAreChecked) {
+  Buffer<float> tau = upload(device_, std::vector<float>(4)), c = upload(device_, std::vector<float>(8, 2.0f));
+  const Ormqr good{.m = 4, .n = 2, .k = 2, .a = a_, .tau = tau, .c = c};  // A 4 x 2 of a_'s 16, C 4 x 2
+  Ormqr request = good;
+  request.k = 5;
+  EXPECT_THAT(run(request),
+              StatusIs(Code::invalid_argument, "solver::Ormqr: needs k <= m (Q is 4 x 4 on the left), not k = 5"));
+  request = good;
+  request.side = Side::right;
+  request.k = 3;
+  EXPECT_THAT(run(request),
+              StatusIs(Code::invalid_argument, "solver::Ormqr: needs k <= n (Q is 2 x 2 on the right), not k = 3"));
+  request = good;
+  request.lda = 3;
+  EXPECT_THAT(run(request),
+              StatusIs(Code::invalid_argument, "solver::Ormqr: lda = 3 is less than max(1, 4), the rows of a"));
+  request = good;
+  request.ldc = 2;
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "solver::Ormqr: ldc = 2 is less than max(1, 4)"));
+  request = good;
+  request.n = 3;  // C 4 x 3: 12 elements of 8
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "operand 'c': elements [0, 0 + 12) lie outside"));
+  request = good;
+  request.dtype = DType::f64;
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "operand 'a' holds f32 but the request needs f64"));
+  request = good;
+  request.dtype = DType::c64;
+  EXPECT_THAT(run(request), StatusIs(Code::not_supported, "solver::Ormqr: dtype c64 is not supported"));
+  request = good;
+  request.side = static_cast<Side>(3);
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "solver::Ormqr: side = 3 is neither left nor right"));
+  request = good;
+  request.transpose = static_cast<Transpose>(2);
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "transpose = 2 is neither none nor transpose"));
+  request = good;
+  request.c = a_;
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "aliases"));
+  EXPECT_EQ(download(device_, c), std::vector<float>(8, 2.0f));
+  EXPECT_EQ(download(device_, a_), a_host_);
+  EXPECT_THAT(run(good), IsOk());
+}
+
+TEST_F(SolverValidationTest, GelsShapesLeadingDimensionsBuffersAndDtypesAreChecked) {
+  const Gels good{.m = 4, .n = 2, .nrhs = 2, .a = a_, .b = b_};  // A 4 x 2 of a_'s 16, B 4 x 2
+  Gels request = good;
+  request.m = 2;
+  request.n = 3;
+  EXPECT_THAT(run(request), StatusIs(Code::not_supported,
+                                     "solver::Gels: m = 2 < n = 3: the minimum-norm solution of an underdetermined "
+                                     "system is not supported"));
+  request = good;
+  request.lda = 2;
+  EXPECT_THAT(run(request),
+              StatusIs(Code::invalid_argument, "solver::Gels: lda = 2 is less than max(1, 4), the rows of a"));
+  request = good;
+  request.ldb = 3;
+  EXPECT_THAT(run(request),
+              StatusIs(Code::invalid_argument, "solver::Gels: ldb = 3 is less than max(1, 4), the rows of b"));
+  request = good;
+  request.nrhs = 3;  // B 4 x 3: 12 elements of 8
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "operand 'b': elements [0, 0 + 12) lie outside"));
+  request = good;
+  request.nrhs = -1;
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "solver::Gels: nrhs = -1 is negative"));
+  request = good;
+  request.a = a64_;
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "operand 'a' holds f64 but the request needs f32"));
+  request = good;
+  request.dtype = DType::i32;
+  EXPECT_THAT(run(request), StatusIs(Code::not_supported, "solver::Gels: dtype i32 is not supported"));
+  request = good;
+  request.batch = 2;
+  request.stride_b = 3;
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "stride_b = 3 makes the 2 matrices of b overlap"));
+  request = good;
+  request.info = ipiv_;
+  request.b = a_;
+  EXPECT_THAT(run(request), StatusIs(Code::invalid_argument, "aliases"));
+  EXPECT_EQ(download(device_, b_), std::vector<float>(8, 1.0f));
+  EXPECT_EQ(download(device_, a_), a_host_);
+}
+
 TEST_F(SolverValidationTest, JacobiStoppingRulesAndVectorsAreChecked) {
   Buffer<float> s = upload(device_, std::vector<float>(4)), u = upload(device_, std::vector<float>(16));
   Buffer<float> v = upload(device_, std::vector<float>(16));

@@ -2,7 +2,8 @@
 //   LU        Getrf (P A = L U, partial pivoting) and Getrs (solve with its factors)
 //   Cholesky  Potrf (A = L Lᵀ or Uᵀ U) and Potrs (solve with its factor)
 //   eigen     Syevd (eigenvalues, and eigenvectors when asked, of a symmetric matrix)
-//   QR        Geqrf (A = Q R, Householder) and Orgqr (Q's columns from its reflectors)
+//   QR        Geqrf (A = Q R, Householder), Orgqr (Q's columns from its reflectors) and Ormqr (Q or Qᵀ applied to C)
+//   least squares  Gels (min ‖A X − B‖ for tall A of full rank, by QR)
 //   SVD       Gesvd (A = U Σ Vᵀ, LAPACK's QR iteration) and Gesvdj (the same by the Jacobi method, faster on GPUs)
 //
 // Layout: matrices are column-major, as LAPACK and cuSOLVER store them: element (i, j) of matrix `b` of a batch
@@ -10,8 +11,9 @@
 // means packed (ld * columns). A batch is `batch` independent problems in the same buffers; vectors (pivots,
 // eigenvalues, infos) are packed one after the other, one per matrix.
 //
-// Factorisations are in place, as in LAPACK: Getrf, Potrf and Geqrf overwrite A with their factors, Orgqr with Q,
-// Syevd with the eigenvectors when asked (else with garbage), Gesvd destroys it, and the solves overwrite B with X.
+// Factorisations are in place, as in LAPACK: Getrf, Potrf, Geqrf and Gels overwrite A with their factors, Orgqr with
+// Q, Syevd with the eigenvectors when asked (else with garbage), Gesvd destroys it, the solves overwrite B with X and
+// Ormqr overwrites C.
 // Every other output must be a buffer of its own: an output that shares a buffer with another operand is refused.
 //
 //   accel::solver::Getrf lu{.dtype = accel::DType::f64, .n = 100, .a = a, .ipiv = pivots, .info = info};
@@ -42,10 +44,13 @@ enum class Fill : std::uint8_t { lower, upper };
 enum class EigenJob : std::uint8_t { values, values_and_vectors };
 // Which singular vectors Gesvd computes, of U or of Vᵀ: none, the first min(m, n) (thin), or all of them (full).
 enum class SvdJob : std::uint8_t { none, thin, full };
+// Which side of C Ormqr applies Q to: op(Q) C (left) or C op(Q) (right).
+enum class Side : std::uint8_t { left, right };
 
 [[nodiscard]] std::string_view to_string(Fill fill) noexcept;
 [[nodiscard]] std::string_view to_string(EigenJob job) noexcept;
 [[nodiscard]] std::string_view to_string(SvdJob job) noexcept;
+[[nodiscard]] std::string_view to_string(Side side) noexcept;
 
 // P A = L U of n x n matrices. A is replaced by L (below the diagonal, unit diagonal implied) and U (on and
 // above it); row i was interchanged with row ipiv[i] (1-based, as LAPACK's IPIV). info = i > 0: U(i,i) is exactly
@@ -170,6 +175,60 @@ struct Orgqr {
   std::int64_t stride_a = 0;
   BufferHandle a;    // read and written: Geqrf's reflectors in, Q out
   BufferHandle tau;  // read: Geqrf's scalars, k per matrix (packed, k apart)
+};
+
+// C (m x n) replaced by op(Q) C (side left) or C op(Q) (side right), where Q = H(1) … H(k) is made of the first k
+// reflectors and scalars of a Geqrf and op(Q) is Q or Qᵀ (transpose): Q is m x m (left) or n x n (right), so A, as
+// Geqrf left it, is m x k (left) or n x k (right), with k <= m (left) or k <= n (right). Qᵀ C of a tall Geqrf's A
+// (left, transpose) puts Qᵀ b of a least squares problem into C without forming Q. LAPACK's ormqr sets A's diagonal
+// for a while and restores it, so A counts as written (a buffer of its own, matrices that do not overlap); it comes
+// back as it was. LAPACK's info is only for illegal arguments, which are refused before anything runs.
+struct Ormqr {
+  static constexpr const char* kName = "solver::Ormqr";
+  using Response = Done;
+
+  DType dtype = DType::f32;
+  Side side = Side::left;
+  Transpose transpose = Transpose::none;  // op(Q): Q or Qᵀ
+  std::int64_t m = 0;                     // C's rows
+  std::int64_t n = 0;                     // C's columns
+  std::int64_t k = 0;                     // reflectors
+  std::int64_t lda = 0;
+  std::int64_t ldc = 0;
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0;
+  std::int64_t stride_c = 0;
+  BufferHandle a;    // read (and restored): Geqrf's reflectors, below the diagonal of its first k columns
+  BufferHandle tau;  // read: Geqrf's scalars, k per matrix (packed, k apart)
+  BufferHandle c;    // read and written: C in, op(Q) C or C op(Q) out
+};
+
+// Least squares: the n x nrhs X that minimises ‖A X − B‖ (each column of B on its own) for m x n A of full rank with
+// m >= n, by A's QR factorisation — LAPACK's gels, without its transposed case. A is replaced by its factorisation as
+// Geqrf leaves it, X replaces the first n rows of B (m x nrhs), and for n > 0 the rest of each column of B holds the
+// rest of Qᵀ B, whose norm is that column's residual. Nothing is computed when n or nrhs is 0: B stays as it is.
+// m < n (an underdetermined system's minimum-norm solution) is refused with not_supported on every device: it needs
+// an LQ factorisation, which cuSOLVER lacks.
+// info = i > 0: R(i,i) is exactly zero, A is rank deficient and has no unique solution — a failed_precondition naming
+// the matrix, whose B then holds no solution (the rest of the batch is solved). A nearly rank deficient A, with no
+// exact zero on R's diagonal, is solved as LAPACK solves it, as accurately as its condition allows: for those, take
+// Gesvd's pseudo-inverse.
+struct Gels {
+  static constexpr const char* kName = "solver::Gels";
+  using Response = Done;
+
+  DType dtype = DType::f32;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t nrhs = 0;
+  std::int64_t lda = 0;
+  std::int64_t ldb = 0;  // at least max(1, m)
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0;
+  std::int64_t stride_b = 0;
+  BufferHandle a;     // read and written: A in, its QR factorisation out
+  BufferHandle b;     // read and written: B in (m x nrhs), X in its first n rows out
+  BufferHandle info;  // optional, i32, one per matrix
 };
 
 // Singular value decomposition of m x n matrices, A = U Σ Vᵀ: the singular values, descending, into s (min(m, n) per

@@ -6,5 +6,5 @@
 #include "accel/libs/solver/dense.hpp"
 
 namespace accel::solver {
-using Requests = RequestList<Getrf, Getrs, Potrf, Potrs, Syevd, Geqrf, Orgqr, Gesvd, Gesvdj>;
+using Requests = RequestList<Getrf, Getrs, Potrf, Potrs, Syevd, Geqrf, Orgqr, Gesvd, Gesvdj, Ormqr, Gels>;
 }  // namespace accel::solver

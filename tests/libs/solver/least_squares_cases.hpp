@@ -1,0 +1,225 @@
+// Runs of Ormqr and Gels on a device, with the references that check them computed in double on the host: op(Q) C or
+// C op(Q) with Q formed explicitly by Orgqr on the same device, and the least squares solution of the normal
+// equations AᵀA X = AᵀB. What the CPU test asserts on the CPU device and the GPU test on CUDA devices.
+#pragma once
+
+#include <cmath>
+#include <vector>
+
+#include "solver_cases.hpp"
+
+namespace accel::solver::testing {
+
+// ‖x − ref‖ / ‖ref‖ (or ‖x‖ when ref is zero).
+inline double relative_difference(const Dense& x, const Dense& ref) {
+  Dense diff = x;
+  for (std::size_t i = 0; i < diff.size(); ++i) diff[i] -= ref[i];
+  return norm(diff) / std::max(norm(ref), 1e-300);
+}
+
+// rows x inner times inner x cols, column-major and packed; `ta`/`tb` take the factors transposed.
+inline Dense multiply(const Dense& a, bool ta, const Dense& b, bool tb, std::int64_t rows, std::int64_t inner,
+                      std::int64_t cols) {
+  Dense out(static_cast<std::size_t>(rows * cols));
+  for (std::int64_t j = 0; j < cols; ++j)
+    for (std::int64_t i = 0; i < rows; ++i) {
+      double sum = 0;
+      for (std::int64_t p = 0; p < inner; ++p)
+        sum += (ta ? a[i * inner + p] : a[p * rows + i]) * (tb ? b[p * cols + j] : b[j * inner + p]);
+      out[j * rows + i] = sum;
+    }
+  return out;
+}
+
+template <class T>
+struct OrmqrResult {
+  Status status;                // of Geqrf, Orgqr (the reference's), then Ormqr: the first that failed
+  double error = INFINITY;      // ‖Ormqr's − the reference‖ / ‖the reference‖, the batch's largest
+  bool a_restored = false;      // A after Ormqr is A as Geqrf left it
+  bool padding_intact = false;  // C's
+  std::vector<T> c;             // Ormqr's result
+};
+
+// Geqrf of the batch `a` (order x k, k <= order: the reflectors), then Ormqr of the batch `c` (m x n) with them, and
+// the reference op(Q) C or C op(Q) with Q (order x order) from Orgqr of the reflectors.
+template <class T>
+OrmqrResult<T> run_ormqr(Device& device, Side side, Transpose transpose, const Layout& la, const std::vector<T>& a,
+                         const Layout& lc, const std::vector<T>& c) {
+  OrmqrResult<T> out;
+  const std::int64_t order = la.rows, k = la.cols, m = lc.rows, n = lc.cols;
+  Buffer<T> da = upload(device, a), tau = upload(device, std::vector<T>(static_cast<std::size_t>(k * la.batch + 1)));
+  Buffer<T> dc = upload(device, c);
+  out.status = device
+                   .ask(Geqrf{.dtype = dtype_of<T>(),
+                              .m = order,
+                              .n = k,
+                              .lda = la.ld,
+                              .batch = la.batch,
+                              .stride_a = la.stride,
+                              .a = da,
+                              .tau = tau})
+                   .wait()
+                   .status();
+  if (!out.status.ok()) return out;
+  const std::vector<T> reflectors = download(device, da);
+  // Q in full: the reflectors in the first k columns of an order x order matrix.
+  const Layout lq = Layout::padded(order, order, la.batch, 0);
+  std::vector<T> q(lq.size(), T(0));
+  for (std::int64_t b = 0; b < la.batch; ++b)
+    for (std::int64_t j = 0; j < k; ++j)
+      for (std::int64_t i = 0; i < order; ++i) q[lq.at(b, i, j)] = reflectors[la.at(b, i, j)];
+  Buffer<T> dq = upload(device, q);
+  out.status =
+      device.ask(Orgqr{.dtype = dtype_of<T>(), .m = order, .n = order, .k = k, .batch = la.batch, .a = dq, .tau = tau})
+          .wait()
+          .status();
+  if (!out.status.ok()) return out;
+  q = download(device, dq);
+  out.status = device
+                   .ask(Ormqr{.dtype = dtype_of<T>(),
+                              .side = side,
+                              .transpose = transpose,
+                              .m = m,
+                              .n = n,
+                              .k = k,
+                              .lda = la.ld,
+                              .ldc = lc.ld,
+                              .batch = la.batch,
+                              .stride_a = la.stride,
+                              .stride_c = lc.stride,
+                              .a = da,
+                              .tau = tau,
+                              .c = dc})
+                   .wait()
+                   .status();
+  if (!out.status.ok()) return out;
+  out.c = download(device, dc);
+  out.a_restored = download(device, da) == reflectors;
+  out.padding_intact = padding_intact(c, out.c, lc);
+  const bool t = transpose == Transpose::transpose;
+  out.error = worst(la.batch, [&](std::int64_t b) {
+    const Dense qb = matrix(q, lq, b), cb = matrix(c, lc, b);
+    const Dense ref = side == Side::left ? multiply(qb, t, cb, false, m, m, n) : multiply(cb, false, qb, t, m, n, n);
+    return relative_difference(matrix(out.c, lc, b), ref);
+  });
+  return out;
+}
+
+// X of min ‖A X − B‖ from the normal equations AᵀA X = AᵀB, by Cholesky in double: n x nrhs.
+inline Dense normal_equations(const Dense& a, const Dense& b, std::int64_t m, std::int64_t n, std::int64_t nrhs) {
+  Dense g = multiply(a, true, a, false, n, m, n), x = multiply(a, true, b, false, n, m, nrhs);
+  for (std::int64_t j = 0; j < n; ++j) {  // G = L Lᵀ, L in G's lower triangle
+    for (std::int64_t p = 0; p < j; ++p) g[j * n + j] -= g[p * n + j] * g[p * n + j];
+    g[j * n + j] = std::sqrt(g[j * n + j]);
+    for (std::int64_t i = j + 1; i < n; ++i) {
+      for (std::int64_t p = 0; p < j; ++p) g[j * n + i] -= g[p * n + i] * g[p * n + j];
+      g[j * n + i] /= g[j * n + j];
+    }
+  }
+  for (std::int64_t c = 0; c < nrhs; ++c) {
+    double* col = x.data() + c * n;
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (std::int64_t p = 0; p < i; ++p) col[i] -= g[p * n + i] * col[p];
+      col[i] /= g[i * n + i];
+    }
+    for (std::int64_t i = n - 1; i >= 0; --i) {
+      for (std::int64_t p = i + 1; p < n; ++p) col[i] -= g[i * n + p] * col[p];
+      col[i] /= g[i * n + i];
+    }
+  }
+  return x;
+}
+
+// ‖Aᵀ (A X − B)‖ / (‖A‖ (‖A‖ ‖X‖ + ‖B‖)): the least squares solution's optimality, small for a backward stable
+// solver whatever A's condition.
+inline double least_squares_residual(const Dense& a, const Dense& x, const Dense& b, std::int64_t m, std::int64_t n,
+                                     std::int64_t nrhs) {
+  Dense r = multiply(a, false, x, false, m, n, nrhs);
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] -= b[i];
+  return norm(multiply(a, true, r, false, n, m, nrhs)) / std::max(norm(a) * (norm(a) * norm(x) + norm(b)), 1e-300);
+}
+
+// The norms of the columns of B's rows n.. (for Gels, the residuals), matrix after matrix.
+template <class T>
+std::vector<double> tail_norms(const std::vector<T>& b, const Layout& lb, std::int64_t n) {
+  std::vector<double> out;
+  for (std::int64_t i = 0; i < lb.batch; ++i)
+    for (std::int64_t j = 0; j < lb.cols; ++j) {
+      double sum = 0;
+      for (std::int64_t r = n; r < lb.rows; ++r) sum += static_cast<double>(b[lb.at(i, r, j)]) * b[lb.at(i, r, j)];
+      out.push_back(std::sqrt(sum));
+    }
+  return out;
+}
+
+template <class T>
+struct GelsResult {
+  Status status;
+  double residual = INFINITY;     // least_squares_residual, the batch's largest
+  double from_normal = INFINITY;  // X against normal_equations, the batch's largest relative difference
+  bool padding_intact = false;    // B's
+  // The norms of B's rows n.. (the rest of Qᵀ B) against those of A X − B's columns, the batch's largest relative
+  // difference: what dense.hpp promises of them.
+  double residual_norms = INFINITY;
+  std::vector<std::int32_t> info;
+  std::vector<T> x;  // the first n rows of each B, packed n x nrhs, one after the other
+  std::vector<T> b;  // B after, whole
+};
+
+// Gels of the batches `a` (m x n) and `b` (m x nrhs), with an info buffer.
+template <class T>
+GelsResult<T> run_gels(Device& device, const Layout& la, const std::vector<T>& a, const Layout& lb,
+                       const std::vector<T>& b) {
+  GelsResult<T> out;
+  const std::int64_t m = la.rows, n = la.cols, nrhs = lb.cols;
+  Buffer<T> da = upload(device, a), db = upload(device, b);
+  Buffer<std::int32_t> info = upload(device, std::vector<std::int32_t>(static_cast<std::size_t>(la.batch), -7));
+  out.status = device
+                   .ask(Gels{.dtype = dtype_of<T>(),
+                             .m = m,
+                             .n = n,
+                             .nrhs = nrhs,
+                             .lda = la.ld,
+                             .ldb = lb.ld,
+                             .batch = la.batch,
+                             .stride_a = la.stride,
+                             .stride_b = lb.stride,
+                             .a = da,
+                             .b = db,
+                             .info = info})
+                   .wait()
+                   .status();
+  out.info = download(device, info);
+  out.b = download(device, db);
+  const std::vector<T>& after = out.b;
+  out.padding_intact = padding_intact(b, after, lb);
+  const Layout lx{.rows = n, .cols = nrhs, .ld = lb.ld, .batch = lb.batch, .stride = lb.stride};
+  for (std::int64_t i = 0; i < la.batch; ++i)
+    for (double v : matrix(after, lx, i)) out.x.push_back(static_cast<T>(v));
+  if (!out.status.ok()) return out;
+  out.residual = worst(la.batch, [&](std::int64_t i) {
+    return least_squares_residual(matrix(a, la, i), matrix(after, lx, i), matrix(b, lb, i), m, n, nrhs);
+  });
+  out.residual_norms = worst(la.batch, [&](std::int64_t i) {
+    Dense r = multiply(matrix(a, la, i), false, matrix(after, lx, i), false, m, n, nrhs);
+    const Dense bi = matrix(b, lb, i);
+    Dense norms(static_cast<std::size_t>(nrhs)), tail(static_cast<std::size_t>(nrhs));
+    for (std::int64_t j = 0; j < nrhs; ++j) {
+      for (std::int64_t row = 0; row < m; ++row) {
+        const double d = r[j * m + row] - bi[j * m + row],
+                     t = row < n ? 0.0 : static_cast<double>(after[lb.at(i, row, j)]);
+        norms[j] += d * d;
+        tail[j] += t * t;
+      }
+      norms[j] = std::sqrt(norms[j]);
+      tail[j] = std::sqrt(tail[j]);
+    }
+    return relative_difference(tail, norms);
+  });
+  out.from_normal = worst(la.batch, [&](std::int64_t i) {
+    return relative_difference(matrix(after, lx, i), normal_equations(matrix(a, la, i), matrix(b, lb, i), m, n, nrhs));
+  });
+  return out;
+}
+
+}  // namespace accel::solver::testing
