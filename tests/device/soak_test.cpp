@@ -1,7 +1,8 @@
 // The soak: 16 threads send a random mix of requests to one device — uploads and downloads checked element by
-// element, copies on the device, GEMMs checked against a naive product, frees, and requests on freed buffers on
-// purpose — and every request is answered exactly once with the answer its kind must have; afterwards nothing is
-// left behind (live buffers and bytes in use, descriptors, threads, worker processes).
+// element, copies on the device, GEMMs checked against a naive product, compiled graphs (a bucketed dense layer)
+// checked likewise, frees, and requests on freed buffers on purpose — and every request is answered exactly once with
+// the answer its kind must have; afterwards nothing is left behind (live buffers and bytes in use, descriptors,
+// threads, worker processes).
 //
 // CI runs it small; ACCEL_SOAK_REQUESTS sets the total (e.g. 1000000 on the GPU machine, where the CUDA cases run).
 #include <gtest/gtest.h>
@@ -9,13 +10,16 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "accel/device/device.hpp"
+#include "accel/graph/execute.hpp"
 #include "testing/process_probe.hpp"
 #include "testing/status_matchers.hpp"
 
@@ -62,10 +66,82 @@ struct Tally {
   }
 };
 
+// A compiled graph every thread runs: y = relu(x w + b), x [rows, 8] with rows bucketed by powers of two, so that
+// the soak's row counts (1 to 24) share a few executables; its weights uploaded once, read by every thread.
+struct DenseLayer {
+  static constexpr std::int64_t kWidth = 8;
+  std::shared_ptr<const graph::Graph> graph;
+  std::vector<float> w, b;
+  Buffer<std::uint8_t> weights;
+
+  static DenseLayer make(const Device& device) {
+    graph::GraphBuilder builder;
+    builder.bucket("rows", graph::Ladder::powers_of_two(1, 32));
+    const graph::Tensor x = builder.input("x", DType::f32, {graph::Dim::sym("rows"), graph::Dim::of(kWidth)});
+    const graph::Tensor w = builder.parameter("w", DType::f32, {graph::Dim::of(kWidth), graph::Dim::of(kWidth)});
+    const graph::Tensor b = builder.parameter("b", DType::f32, {graph::Dim::of(kWidth)});
+    builder.output("y", builder.matmul(x, w, {.bias = b, .activation = Activation::relu}));
+    DenseLayer layer;
+    Result<std::shared_ptr<const graph::Graph>> built = builder.build();
+    EXPECT_THAT(built, testing::IsOk());
+    if (!built.ok()) return layer;
+    layer.graph = *built;
+    std::mt19937 rng(99);
+    std::uniform_real_distribution<float> value(-1, 1);
+    layer.w.resize(kWidth * kWidth);
+    layer.b.resize(kWidth);
+    for (float& e : layer.w) e = value(rng);
+    for (float& e : layer.b) e = value(rng);
+    std::vector<std::uint8_t> bytes(layer.graph->weight_bytes());
+    std::memcpy(bytes.data() + layer.graph->parameter("w")->offset, layer.w.data(), layer.w.size() * sizeof(float));
+    std::memcpy(bytes.data() + layer.graph->parameter("b")->offset, layer.b.data(), layer.b.size() * sizeof(float));
+    Result<Buffer<std::uint8_t>> weights = device.allocate<std::uint8_t>(bytes.size()).wait();
+    EXPECT_THAT(weights, testing::IsOk());
+    if (!weights.ok()) return layer;
+    EXPECT_THAT(device.upload(std::span<const std::uint8_t>(bytes), *weights).wait(), testing::IsOk());
+    layer.weights = *weights;
+    return layer;
+  }
+
+  // Runs the layer on `rows` random rows and checks y against the product on the host; the requests it sent.
+  std::uint64_t run(const Device& device, std::int64_t rows, std::mt19937& rng, Tally& tally) const {
+    std::uniform_real_distribution<float> value(-1, 1);
+    const auto count = static_cast<std::uint64_t>(rows * kWidth);
+    std::vector<float> x(count), y(count);
+    for (float& e : x) e = value(rng);
+    Result<Buffer<float>> input = tally.await(device.allocate<float>(count));
+    Result<Buffer<float>> output = tally.await(device.allocate<float>(count));
+    tally.expect(input.ok() && output.ok());
+    if (!input.ok() || !output.ok()) return 2;
+    tally.expect(tally.await(device.upload(std::span<const float>(x), *input)).ok());
+    tally.expect(tally
+                     .await(device.ask(graph::Execute{.graph = graph,
+                                                      .symbols = {{"rows", rows}},
+                                                      .weights = weights,
+                                                      .inputs = {{"x", *input}},
+                                                      .outputs = {{"y", *output}}}))
+                     .ok());
+    tally.expect(tally.await(device.download(*output, std::span<float>(y))).ok());
+    bool close = true;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = 0; j < kWidth; ++j) {
+        double sum = b[static_cast<std::size_t>(j)];
+        for (std::int64_t p = 0; p < kWidth; ++p)
+          sum += double{x[static_cast<std::size_t>(r * kWidth + p)]} * w[static_cast<std::size_t>(p * kWidth + j)];
+        const double expected = std::max(sum, 0.0);
+        close = close && std::abs(y[static_cast<std::size_t>(r * kWidth + j)] - expected) <= 1e-4 * (1 + expected);
+      }
+    tally.expect(close);
+    tally.expect(tally.await(device.free(*input)).ok());
+    tally.expect(tally.await(device.free(*output)).ok());
+    return 7;
+  }
+};
+
 // One thread's share: requests in random order over a few buffers of its own.
-void soak(const Device& device, std::uint64_t requests, std::uint32_t seed, Tally& tally) {
+void soak(const Device& device, const DenseLayer& layer, std::uint64_t requests, std::uint32_t seed, Tally& tally) {
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> pick(0, 5);
+  std::uniform_int_distribution<int> pick(0, 6);
   std::uniform_int_distribution<int> small(1, 24);
   std::uniform_real_distribution<float> value(-1, 1);
   for (std::uint64_t sent = 0; sent < requests;) {
@@ -121,6 +197,8 @@ void soak(const Device& device, std::uint64_t requests, std::uint32_t seed, Tall
       if (stale.status().code() == Code::stale_handle) tally.stale_refused.fetch_add(1, std::memory_order_relaxed);
       sent += 2;
       continue;
+    } else if (kind == 6) {  // the compiled graph over n rows
+      sent += layer.run(device, static_cast<std::int64_t>(n), rng, tally);
     }
     tally.expect(tally.await(device.free(*buffer)).ok());  // kind 5: allocate, upload, free
     ++sent;
@@ -152,13 +230,15 @@ TEST_P(SoakTest, EveryRequestIsAnsweredOnceAndNothingLeaks) {
     Result<Device> opened = Device::open(system, GetParam().options);
     ASSERT_THAT(opened, testing::IsOk());
     const Device& device = *opened;
+    const DenseLayer layer = DenseLayer::make(device);
+    ASSERT_NE(layer.graph, nullptr);
     const std::uint64_t per_thread = std::max<std::uint64_t>(total_requests() / kThreads, 1);
     Tally tally;
     const auto start = std::chrono::steady_clock::now();
     {
       std::vector<std::jthread> threads;
       for (int t = 0; t < kThreads; ++t)
-        threads.emplace_back([&, t] { soak(device, per_thread, static_cast<std::uint32_t>(1000 + t), tally); });
+        threads.emplace_back([&, t] { soak(device, layer, per_thread, static_cast<std::uint32_t>(1000 + t), tally); });
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     RecordProperty("requests", static_cast<int>(tally.sent.load()));
@@ -173,6 +253,7 @@ TEST_P(SoakTest, EveryRequestIsAnsweredOnceAndNothingLeaks) {
                 static_cast<unsigned long long>(tally.wrong.load()),
                 static_cast<unsigned long long>(tally.lost.load()));
 
+    ASSERT_THAT(device.free(layer.weights).wait(), testing::IsOk());  // before the count of live buffers
     Result<DeviceInfo> info = device.info().wait();
     ASSERT_THAT(info, testing::IsOk());
     EXPECT_EQ(info->memory.live_buffers, 0u);
