@@ -205,7 +205,7 @@ TEST(CudaIsolatedTest, SigkillUnderLoadFromSixteenThreadsLosesNoRequest) {
   }
   std::this_thread::sleep_for(1s);
   const pid_t victim = dev.info().wait()->worker_pid;
-  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+  ASSERT_TRUE(testing::kill_process(victim));
   std::this_thread::sleep_for(2s);
   stop.store(true);
   for (auto& client : clients) client.join();

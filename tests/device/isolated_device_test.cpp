@@ -141,7 +141,7 @@ TEST_F(IsolatedDeviceTest, ACrashedWorkerIsReplacedAndOldHandlesAreStale) {
 TEST_F(IsolatedDeviceTest, AKilledWorkerIsReplacedBeforeTheNextRequest) {
   Device dev = open();
   const pid_t first = worker_of(dev);
-  ASSERT_EQ(::kill(first, SIGKILL), 0);
+  ASSERT_TRUE(testing::kill_process(first));
   Result<DeviceInfo> info = dev.info().wait();
   ASSERT_THAT(info, IsOk());
   EXPECT_NE(info->worker_pid, first);
@@ -256,9 +256,19 @@ TEST_F(IsolatedDeviceTest, EveryRequestIsAnsweredOnceWhenTheWorkerIsKilledUnderL
       }
     });
   }
+  pid_t killed = 0;
   for (int kill = 0; kill < 2; ++kill) {
     std::this_thread::sleep_for(300ms);
-    ASSERT_EQ(::kill(worker_of(dev), SIGKILL), 0);
+    // The worker serving now: once the last one killed has been replaced (while it is, the device may report none).
+    pid_t worker = 0;
+    for (const auto deadline = std::chrono::steady_clock::now() + 10s;
+         (worker <= 0 || worker == killed) && std::chrono::steady_clock::now() < deadline;) {
+      Result<DeviceInfo> info = dev.info().wait();
+      worker = info.ok() ? info->worker_pid : 0;
+    }
+    ASSERT_TRUE(worker > 0 && worker != killed) << "no new worker within 10 s";
+    ASSERT_TRUE(testing::kill_process(worker));
+    killed = worker;
   }
   std::this_thread::sleep_for(300ms);
   stop.store(true);
@@ -297,7 +307,7 @@ TEST_F(IsolatedDeviceTest, AStandbyWorkerTakesOverAndIsItselfReplaced) {
   // A lost standby is replaced without troubling the serving worker.
   const std::vector<pid_t> now = testing::live_children();
   const pid_t next_standby = now[0] == standby ? now[1] : now[0];
-  ASSERT_EQ(::kill(next_standby, SIGKILL), 0);
+  ASSERT_TRUE(testing::kill_process(next_standby));
   EXPECT_THAT(dev.info().wait(), IsOk());
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   while (std::chrono::steady_clock::now() < deadline) {

@@ -15,6 +15,7 @@
 #include "accel/device/device.hpp"
 #include "accel/graph/execute.hpp"
 #include "testing/encoder_graph.hpp"
+#include "testing/process_probe.hpp"
 #include "testing/scratch_directory.hpp"
 
 namespace accel::graph {
@@ -159,7 +160,7 @@ TEST(GraphExecutableCacheTest, AReplacedWorkerLoadsExecutablesFromDisk) {
   ASSERT_TRUE(run_once(device, graph, shape, 24).ok());
   const DeviceInfo first = *device.info().wait();
   ASSERT_EQ(executables(device).builds, 1u);
-  ASSERT_EQ(kill(first.worker_pid, SIGKILL), 0);
+  ASSERT_TRUE(accel::testing::kill_process(first.worker_pid));
   Status again = run_once(device, graph, shape, 24);
   if (!again.ok()) again = run_once(device, graph, shape, 24);  // the one in flight when the worker died
   ASSERT_TRUE(again.ok()) << again.to_string();

@@ -14,6 +14,10 @@
 
 namespace accel::testing {
 
+// SIGKILL to the process `pid`; false, sending nothing, for a pid that names no single process: 0 and negative
+// values signal whole process groups, the test runner and CI's script among them.
+inline bool kill_process(pid_t pid) { return pid > 0 && ::kill(pid, SIGKILL) == 0; }
+
 inline int count_open_fds() {
   int count = 0;
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) ++count;

@@ -48,6 +48,8 @@ int launch(const char* self, const std::string& mode) {
       ::execl(self, self, mode.c_str(), static_cast<char*>(nullptr));
       std::_Exit(127);
     }
+    // A failed fork must not reach the kill below: kill(-1, ...) signals every process this user may signal.
+    if (children[rank] < 0) return fail("fork");
   }
   int status0 = 0;
   ::waitpid(children[0], &status0, 0);

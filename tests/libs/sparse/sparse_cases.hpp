@@ -49,6 +49,21 @@ Reference spmv_reference(const Entries& e, Transpose op, double alpha, double be
   return alpha * a * vx + beta * vy;
 }
 
+// The error of `out` against spmv_reference, relative to |alpha| |op(A)| |x| + |beta| |y|: what rounding scales
+// with, so that a result that cancels to near zero (a 1 x 1 case with beta y ~ -alpha a x) is not held to the
+// precision of its own tiny size.
+template <class T>
+double spmv_error(const Reference& out, const Entries& e, Transpose op, double alpha, double beta,
+                  const std::vector<T>& x, const std::vector<T>& y) {
+  const Reference a = op == Transpose::none ? e.dense() : Reference(e.dense().transpose());
+  const auto vx = to_reference(x, static_cast<std::int64_t>(x.size()), 1, static_cast<std::int64_t>(x.size()),
+                               MatrixOrder::column_major);
+  const auto vy = to_reference(y, static_cast<std::int64_t>(y.size()), 1, static_cast<std::int64_t>(y.size()),
+                               MatrixOrder::column_major);
+  const Reference magnitude = std::abs(alpha) * a.cwiseAbs() * vx.cwiseAbs() + std::abs(beta) * vy.cwiseAbs();
+  return (out - spmv_reference(e, op, alpha, beta, x, y)).norm() / std::max(magnitude.norm(), 1e-30);
+}
+
 // C = alpha op(A) op(B) + beta C, B and C in `order`; n columns of C.
 template <class I, class T>
 Outcome run_spmm(Device& device, const Entries& e, Format format, Transpose op_a, Transpose op_b, MatrixOrder order,
