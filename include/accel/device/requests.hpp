@@ -52,8 +52,8 @@ struct DeviceInfo {
   // Every cache of the device, by name (caches of one stream are the answering stream's): "cublaslt-plans",
   // "cudnn-plans", "jit-binaries", "jit-programs", "jit-modules". Persistent ones name their directory.
   std::vector<CacheStats> caches;
-  // Isolated devices only (0 in process): the worker process serving the device now, and how many workers
-  // replaced a lost one since the device was opened (COUNT).
+  // Isolated devices only (0 in process): the worker process serving the device now (0 while a lost one is being
+  // replaced), and how many workers replaced a lost one since the device was opened (COUNT).
   std::int32_t worker_pid = 0;
   std::uint64_t worker_restarts = 0;
 
