@@ -38,15 +38,20 @@ Outcome run_spmv(Device& device, const Entries& e, Format format, Transpose op, 
   return out;
 }
 
+// op(A) as a dense matrix, and a vector as a one-column one.
+inline Reference op_dense(const Entries& e, Transpose op) {
+  return op == Transpose::none ? e.dense() : Reference(e.dense().transpose());
+}
+template <class T>
+Reference column(const std::vector<T>& v) {
+  const auto size = static_cast<std::int64_t>(v.size());
+  return to_reference(v, size, 1, size, MatrixOrder::column_major);
+}
+
 template <class T>
 Reference spmv_reference(const Entries& e, Transpose op, double alpha, double beta, const std::vector<T>& x,
                          const std::vector<T>& y) {
-  const Reference a = op == Transpose::none ? e.dense() : Reference(e.dense().transpose());
-  const auto vx = to_reference(x, static_cast<std::int64_t>(x.size()), 1, static_cast<std::int64_t>(x.size()),
-                               MatrixOrder::column_major);
-  const auto vy = to_reference(y, static_cast<std::int64_t>(y.size()), 1, static_cast<std::int64_t>(y.size()),
-                               MatrixOrder::column_major);
-  return alpha * a * vx + beta * vy;
+  return alpha * op_dense(e, op) * column(x) + beta * column(y);
 }
 
 // The error of `out` against spmv_reference, relative to |alpha| |op(A)| |x| + |beta| |y|: what rounding scales
@@ -55,12 +60,8 @@ Reference spmv_reference(const Entries& e, Transpose op, double alpha, double be
 template <class T>
 double spmv_error(const Reference& out, const Entries& e, Transpose op, double alpha, double beta,
                   const std::vector<T>& x, const std::vector<T>& y) {
-  const Reference a = op == Transpose::none ? e.dense() : Reference(e.dense().transpose());
-  const auto vx = to_reference(x, static_cast<std::int64_t>(x.size()), 1, static_cast<std::int64_t>(x.size()),
-                               MatrixOrder::column_major);
-  const auto vy = to_reference(y, static_cast<std::int64_t>(y.size()), 1, static_cast<std::int64_t>(y.size()),
-                               MatrixOrder::column_major);
-  const Reference magnitude = std::abs(alpha) * a.cwiseAbs() * vx.cwiseAbs() + std::abs(beta) * vy.cwiseAbs();
+  const Reference magnitude =
+      std::abs(alpha) * op_dense(e, op).cwiseAbs() * column(x).cwiseAbs() + std::abs(beta) * column(y).cwiseAbs();
   return (out - spmv_reference(e, op, alpha, beta, x, y)).norm() / std::max(magnitude.norm(), 1e-30);
 }
 
