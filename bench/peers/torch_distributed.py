@@ -46,10 +46,11 @@ def main(rank, world):
         nbytes *= 4
     for nbytes in (16 << 20, 256 << 20):
         part = nbytes // 4 // world
-        us = timed(lambda: dist.all_gather_into_tensor(out[: part * world], big[:part]), 50)
+        iterations = 200 if nbytes <= 16 << 20 else 50
+        us = timed(lambda: dist.all_gather_into_tensor(out[: part * world], big[:part]), iterations)
         if rank == 0:
             row("all_gather", nbytes, us, (n - 1) / n)
-        us = timed(lambda: dist.reduce_scatter_tensor(out[:part], big[: part * world]), 50)
+        us = timed(lambda: dist.reduce_scatter_tensor(out[:part], big[: part * world]), iterations)
         if rank == 0:
             row("reduce_scatter", nbytes, us, (n - 1) / n)
     dist.destroy_process_group()

@@ -54,11 +54,19 @@ int main() {
   System system;
   std::vector<Device> devices;
   for (int i = 0; i < 2; ++i) devices.push_back(*Device::open(system, {.kind = DeviceKind::cuda, .ordinal = i}));
+  const auto used_mib = [] {
+    std::size_t free = 0, total = 0;
+    cudaSetDevice(0);
+    cudaMemGetInfo(&free, &total);
+    return static_cast<double>(total - free) / (1 << 20);
+  };
+  const double before = used_mib();
   Result<std::vector<Communicator>> comms = init_all(devices);
   if (!comms.ok()) {
     std::fprintf(stderr, "%s\n", std::string(comms.status().message()).c_str());
     return 1;
   }
+  std::fprintf(stderr, "GPU 0 memory taken by its communicator: %.0f MiB\n", used_mib() - before);
   const double n = 2.0;
   const std::uint64_t max_elements = (1ull << 30) / 4;
   std::vector<BufferHandle> buffers, outputs;
@@ -78,17 +86,20 @@ int main() {
   }
   for (std::uint64_t bytes : {16ull << 20, 256ull << 20}) {
     const std::uint64_t part = bytes / 4 / 2;  // elements per rank
-    const double gather = time_us(*comms, 50, [&](const Communicator& c) {
+    const int iterations = bytes <= (16u << 20) ? 200 : 50;
+    const double gather = time_us(*comms, iterations, [&](const Communicator& c) {
       const auto r = static_cast<std::size_t>(c.rank());
       return all_gather(c.comm(), buffers[r], outputs[r], part, DType::f32);
     });
     row("all_gather", bytes, gather, (n - 1) / n);
-    const double scatter = time_us(*comms, 50, [&](const Communicator& c) {
+    const double scatter = time_us(*comms, iterations, [&](const Communicator& c) {
       const auto r = static_cast<std::size_t>(c.rank());
       return reduce_scatter(c.comm(), buffers[r], outputs[r], part, DType::f32, ReduceOp::sum);
     });
     row("reduce_scatter", bytes, scatter, (n - 1) / n);
   }
-  for (const Communicator& comm : *comms) (void)comm.destroy().wait();
+  std::vector<Future<Done>> destroyed;
+  for (const Communicator& comm : *comms) destroyed.push_back(comm.destroy());
+  for (Future<Done>& done : destroyed) (void)done.wait();
   return 0;
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace accel {
 namespace {
 
@@ -54,7 +56,10 @@ Status run_steps(std::string_view request, const CheckedSteps& checked, const Co
                  std::span<const BufferView> views, CudaRun& run) {
   const cudaStream_t stream = run.target.stream();
   const bool grouped = checked.steps.size() > 1;
-  return plan.comm->run(request, run, [&](ncclComm_t comm) -> ncclResult_t {
+  const bool point_to_point = std::any_of(checked.steps.begin(), checked.steps.end(), [](const StepUse& use) {
+    return use.step.kind == Kind::send || use.step.kind == Kind::recv;
+  });
+  return plan.comm->run(request, run, point_to_point, [&](ncclComm_t comm) -> ncclResult_t {
     if (grouped) {
       if (const ncclResult_t started = ncclGroupStart(); started != ncclSuccess) return started;
     }

@@ -68,7 +68,9 @@ Result<std::vector<Communicator>> init_all(std::span<const Device> devices, Comm
     }
   }
   if (!first.ok()) {
-    for (const Communicator& comm : comms) (void)comm.destroy().wait();
+    std::vector<Future<Done>> destroyed;
+    for (const Communicator& comm : comms) destroyed.push_back(comm.destroy());
+    for (Future<Done>& done : destroyed) (void)done.wait();
     return first;
   }
   return comms;

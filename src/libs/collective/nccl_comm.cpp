@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 
 namespace accel::collective {
 namespace {
@@ -22,12 +24,17 @@ Code code_of(ncclResult_t result) noexcept {
   }
 }
 
-// NVLink multicast (NVLS) stays off unless the user asked for it: the multi-GPU machines this runs on hang with
-// it on (their notes). NCCL reads its environment when a communicator is made, so it is set once, before the
-// first, without overriding a value the user gave.
-void keep_multicast_off() {
+// NCCL reads its environment when the first communicator is made, so it is set once, before that, without
+// overriding a value the user gave. NVLink multicast (NVLS) stays off: the multi-GPU machines this runs on hang
+// with it on (their notes). The collectives' channels are connected while the world is joined, which can wait
+// for peers safely, rather than by a first collective on the blocking communicator, which could not (the header
+// says why there are two).
+void configure_environment() {
   static std::once_flag once;
-  std::call_once(once, [] { ::setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0); });
+  std::call_once(once, [] {
+    ::setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
+    ::setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0);
+  });
 }
 
 std::string describe(const Comm& comm) {
@@ -87,7 +94,9 @@ ncclRedOp_t to_nccl(ReduceOp op) noexcept {
 }
 
 NcclComm::~NcclComm() {
-  if (handle_ != nullptr) ncclCommAbort(handle_);  // a destroy would wait for work that may never finish
+  // A destroy would wait for work, and for peers, that may never come.
+  if (fast_ != nullptr) ncclCommAbort(fast_);
+  if (safe_ != nullptr) ncclCommAbort(safe_);
   for (const auto& pending : pending_) {
     if (cudaEventQuery(pending->done) != cudaErrorNotReady) cudaEventDestroy(pending->done);
   }
@@ -95,14 +104,34 @@ NcclComm::~NcclComm() {
 }
 
 Status NcclComm::init(const UniqueId& id, CudaTarget& target) {
-  keep_multicast_off();
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;
+  configure_environment();
+  ncclConfig_t safe = NCCL_CONFIG_INITIALIZER;
+  safe.blocking = 0;
   ncclUniqueId nccl_id;
   std::memcpy(&nccl_id, id.bytes.data(), sizeof nccl_id);
   std::unique_lock lock(mutex_);
-  const ncclResult_t started = ncclCommInitRankConfig(&handle_, comm_.ranks, nccl_id, comm_.rank, &config);
-  return settle(lock, started, "ncclCommInitRankConfig", target);
+  const ncclResult_t joined = ncclCommInitRankConfig(&safe_, comm_.ranks, nccl_id, comm_.rank, &safe);
+  ACCEL_RETURN_IF_ERROR(settle(lock, safe_, joined, "ncclCommInitRankConfig", target));
+  ncclConfig_t fast = NCCL_CONFIG_INITIALIZER;
+  fast.blocking = 1;
+  fast.splitShare = 1;
+  // The split is collective over `safe`, which makes it non-blocking; NCCL writes the new handle from its own
+  // thread when the split's job ends, which can be after `safe` reads done.
+  std::atomic_ref<ncclComm_t> made(fast_);
+  ACCEL_RETURN_IF_ERROR(
+      settle(lock, safe_, ncclCommSplit(safe_, 0, comm_.rank, &fast_, &fast), "ncclCommSplit", target));
+  const Clock::time_point start = Clock::now();
+  while (made.load() == nullptr) {
+    if (Clock::now() - start > timeout_) {
+      Status cause = deadline_exceeded(
+          fmt::format("ncclCommSplit: {} gave no communicator within {} ms", describe(comm_), timeout_.count()));
+      abort_locked(cause);
+      return cause;
+    }
+    target.keep_alive();
+    std::this_thread::sleep_for(100us);
+  }
+  return settle(lock, fast_, ncclInProgress, "ncclCommSplit", target);
 }
 
 Status NcclComm::usable(std::string_view request) const {
@@ -110,7 +139,8 @@ Status NcclComm::usable(std::string_view request) const {
   return failure_.with_context(request);
 }
 
-Status NcclComm::settle(std::unique_lock<std::mutex>&, ncclResult_t result, std::string_view what, CudaTarget& target) {
+Status NcclComm::settle(std::unique_lock<std::mutex>&, ncclComm_t comm, ncclResult_t result, std::string_view what,
+                        CudaTarget& target) {
   const Clock::time_point start = Clock::now();
   Clock::time_point alive = start;
   while (result == ncclInProgress) {
@@ -125,13 +155,20 @@ Status NcclComm::settle(std::unique_lock<std::mutex>&, ncclResult_t result, std:
       target.keep_alive();  // an isolated worker's supervisor is not to take this wait for a hang
       alive = now;
     }
-    std::this_thread::sleep_for(20us);
+    // A non-blocking communicator launches every collective from a thread of its own and answers ncclInProgress
+    // meanwhile, which takes tens of microseconds: yielding catches its end, where a sleep would add the timer's
+    // slack (50 us or more) to every small collective. Long waits (joining the world, connecting) sleep.
+    if (now - start < 500us) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(20us);
+    }
     ncclResult_t state = ncclSuccess;
-    const ncclResult_t asked = ncclCommGetAsyncError(handle_, &state);
+    const ncclResult_t asked = ncclCommGetAsyncError(comm, &state);
     result = asked != ncclSuccess ? asked : state;
   }
   if (result != ncclSuccess) {
-    Status cause = nccl_status(result, what, handle_).with_context(describe(comm_));
+    Status cause = nccl_status(result, what, comm).with_context(describe(comm_));
     abort_locked(cause);
     return cause;
   }
@@ -166,22 +203,25 @@ void NcclComm::abort_locked(const Status& cause) {
     pending->failure = cause;
     pending->failed.store(true, std::memory_order_release);
   }
-  if (handle_ != nullptr) {
-    ncclCommAbort(handle_);  // its kernels end; the pending collectives' completions then read their marks
-    handle_ = nullptr;
+  // Their kernels end; the pending collectives' completions then read their marks.
+  for (ncclComm_t* comm : {&fast_, &safe_}) {
+    if (*comm != nullptr) ncclCommAbort(*comm);
+    *comm = nullptr;
   }
 }
 
 void NcclComm::watch() {
   std::unique_lock lock(mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return;  // a request is in an NCCL call; it keeps its own deadline
-  if (handle_ != nullptr) {
+  for (ncclComm_t comm : {fast_, safe_}) {
+    if (comm == nullptr) continue;
     ncclResult_t state = ncclSuccess;
-    const ncclResult_t asked = ncclCommGetAsyncError(handle_, &state);
+    const ncclResult_t asked = ncclCommGetAsyncError(comm, &state);
     const ncclResult_t error = asked != ncclSuccess ? asked : state;
     if (error != ncclSuccess && error != ncclInProgress) {
-      abort_locked(nccl_status(error, "NCCL reported an asynchronous error (a peer died or a link failed)", handle_)
+      abort_locked(nccl_status(error, "NCCL reported an asynchronous error (a peer died or a link failed)", comm)
                        .with_context(describe(comm_)));
+      break;
     }
   }
   while (!pending_.empty()) {
@@ -194,7 +234,7 @@ void NcclComm::watch() {
       if (!pending_.empty()) pending_.front()->since = now;
       continue;
     }
-    if (state == cudaErrorNotReady && handle_ != nullptr && now - front->since > timeout_) {
+    if (state == cudaErrorNotReady && safe_ != nullptr && now - front->since > timeout_) {
       abort_locked(deadline_exceeded(
           fmt::format("{}: a collective made no progress for {} ms (a peer rank is dead, stopped or not calling it)",
                       describe(comm_), timeout_.count())));
@@ -205,12 +245,40 @@ void NcclComm::watch() {
 
 Status NcclComm::destroy(CudaTarget& target) {
   std::unique_lock lock(mutex_);
-  if (handle_ == nullptr) return Status();  // aborted: NCCL freed it then
-  ACCEL_RETURN_IF_ERROR(settle(lock, ncclCommFinalize(handle_), "ncclCommFinalize", target));
-  const ncclResult_t destroyed = ncclCommDestroy(handle_);
-  handle_ = nullptr;
+  if (safe_ == nullptr) return Status();  // aborted: NCCL freed them then
+  // ncclCommDestroy blocks even for a non-blocking communicator, and across processes it returns only once the
+  // other ranks of this host destroy theirs too (each process's proxy serves the others until then). So the
+  // communicators are finalised and destroyed, the split one first, on a thread of their own while this one keeps
+  // an isolated worker alive and keeps the communicator's deadline; a call still blocked then is left to finish
+  // whenever the others come.
+  auto destroyed = std::make_shared<std::promise<ncclResult_t>>();
+  std::future<ncclResult_t> result = destroyed->get_future();
+  std::thread([safe = safe_, fast = fast_, destroyed] {
+    ncclResult_t first = fast != nullptr ? ncclCommDestroy(fast) : ncclSuccess;
+    ncclResult_t finalized = ncclCommFinalize(safe);
+    while (finalized == ncclInProgress) {
+      std::this_thread::sleep_for(1ms);
+      ncclResult_t state = ncclSuccess;
+      const ncclResult_t asked = ncclCommGetAsyncError(safe, &state);
+      finalized = asked != ncclSuccess ? asked : state;
+    }
+    const ncclResult_t freed = ncclCommDestroy(safe);
+    if (first == ncclSuccess) first = finalized != ncclSuccess ? finalized : freed;
+    destroyed->set_value(first);
+  }).detach();
+  safe_ = nullptr;
+  fast_ = nullptr;
   failure_ = stale_handle(fmt::format("{} was destroyed", describe(comm_)));
-  return nccl_status(destroyed, "ncclCommDestroy");
+  const Clock::time_point deadline = Clock::now() + timeout_;
+  while (result.wait_for(100ms) != std::future_status::ready) {
+    if (Clock::now() > deadline) {
+      return deadline_exceeded(fmt::format(
+          "ncclCommDestroy: {} is not destroyed after {} ms: every rank of this host must destroy its communicator",
+          describe(comm_), timeout_.count()));
+    }
+    target.keep_alive();
+  }
+  return nccl_status(result.get(), "ncclCommDestroy");
 }
 
 Result<std::unique_ptr<NcclComms>> NcclComms::open(CudaTarget& target) {

@@ -1,14 +1,23 @@
 // One rank's NCCL communicator on a CUDA device, and the device's table of them (a context state: with isolated
 // devices it lives in the worker, like every family's state).
 //
-// Communicators are non-blocking (ncclConfig_t::blocking = 0), so that no NCCL call can hold a thread forever:
-// the initialisation, the lazy connection of a first collective and a finalisation each return ncclInProgress and
-// are polled until done, up to the communicator's timeout. Every launched collective is followed by an event; a
-// watchdog thread per device polls ncclCommGetAsyncError and the oldest unfinished collective of each
-// communicator. On an NCCL error, or when that collective has not finished `timeout` after it became the oldest,
-// the watchdog marks every pending collective failed and then calls ncclCommAbort, whose kernels then end; their
-// completion (CudaRun::check_result) reads the mark and answers with the cause. Marking before aborting is what
-// keeps a collective that ended because of the abort from passing for one that finished.
+// No NCCL call may hold a thread forever waiting for a peer, so every call that can wait for one goes through a
+// non-blocking communicator (ncclConfig_t::blocking = 0): joining the world, connecting a first send/recv, a
+// finalisation. They return ncclInProgress and are polled until done, up to the communicator's timeout. But a
+// non-blocking communicator also launches every collective from a new thread of NCCL's own, which cost 60 us a
+// collective on the H200s (docs/PERFORMANCE.md), twice what PyTorch's blocking ones take. So each rank holds two
+// communicators of one world: `safe`, non-blocking, made first, and `fast`, a blocking one split from it
+// (ncclCommSplit, asking NCCL to share safe's resources with splitShare). NCCL_RUNTIME_CONNECT=0 makes NCCL connect
+// the collectives' channels while the world is joined, so a collective on `fast` only enqueues its kernels and
+// never waits for a peer on the host; the price is memory: the pair took 1672 MiB of each H200 in a world of two.
+// Groups with sends or receives, whose connections NCCL makes on their first use, go to `safe`.
+//
+// Every launched collective is followed by an event; a watchdog thread per device polls ncclCommGetAsyncError and
+// the oldest unfinished collective of each communicator. On an NCCL error, or when that collective has not finished
+// `timeout` after it became the oldest, the watchdog marks every pending collective failed and then aborts both
+// communicators, whose kernels then end; their completion (CudaRun::check_result) reads the mark and answers with
+// the cause. Marking before aborting is what keeps a collective that ended because of the abort from passing for
+// one that finished.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -52,13 +61,15 @@ class NcclComm {
 
   // Joins the world (ncclCommInitRankConfig, non-blocking) and waits for it, calling keep_alive while it does.
   [[nodiscard]] Status init(const UniqueId& id, CudaTarget& target);
-  // Calls `launch` (the NCCL calls of one request, on the stream) under the communicator's lock, waits out an
-  // ncclInProgress, records the completion event and sets run.check_result to answer with the pending outcome.
+  // Calls `launch` (the NCCL calls of one request, on the stream) under the communicator's lock, on `safe` where
+  // the request sends or receives, else on `fast`; waits out an ncclInProgress, records the completion event and
+  // sets run.check_result to answer with the pending outcome.
   template <class Launch>
-  [[nodiscard]] Status run(std::string_view request, CudaRun& run, Launch&& launch) {
+  [[nodiscard]] Status run(std::string_view request, CudaRun& run, bool point_to_point, Launch&& launch) {
     std::unique_lock lock(mutex_);
     ACCEL_RETURN_IF_ERROR(usable(request));
-    ACCEL_RETURN_IF_ERROR(settle(lock, launch(handle_), request, run.target));
+    ncclComm_t comm = point_to_point ? safe_ : fast_;
+    ACCEL_RETURN_IF_ERROR(settle(lock, comm, launch(comm), request, run.target));
     return track(run);
   }
   // Finalises and destroys it (or forgets an aborted one).
@@ -70,8 +81,9 @@ class NcclComm {
   [[nodiscard]] const Comm& comm() const noexcept { return comm_; }
 
  private:
-  // Waits while `result` is ncclInProgress; a timeout aborts.
-  Status settle(std::unique_lock<std::mutex>& lock, ncclResult_t result, std::string_view what, CudaTarget& target);
+  // Waits while `result` is ncclInProgress (as `comm` reports it); a timeout aborts.
+  Status settle(std::unique_lock<std::mutex>& lock, ncclComm_t comm, ncclResult_t result, std::string_view what,
+                CudaTarget& target);
   Status track(CudaRun& run);
   // With the lock held: marks the pending collectives failed with `cause`, then aborts.
   void abort_locked(const Status& cause);
@@ -80,8 +92,9 @@ class NcclComm {
   const int device_;
   const std::chrono::milliseconds timeout_;
   mutable std::mutex mutex_;
-  ncclComm_t handle_ = nullptr;
-  Status failure_;  // why it was aborted
+  ncclComm_t safe_ = nullptr;  // non-blocking
+  ncclComm_t fast_ = nullptr;  // blocking, split from safe_
+  Status failure_;             // why it was aborted
   std::deque<std::shared_ptr<Pending>> pending_;
   std::vector<cudaEvent_t> spare_events_;
 };

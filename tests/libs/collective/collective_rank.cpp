@@ -15,10 +15,9 @@
 #include <string>
 #include <thread>
 
-#include <fmt/format.h>
 #include "accel/libs/collective/launcher.hpp"
 
-#include "collective_testing.hpp"
+#include "process_world_check.hpp"
 
 namespace {
 
@@ -63,43 +62,6 @@ int launch(const char* self, const std::string& mode) {
   return ok0 && ok1 ? 0 : 1;
 }
 
-// Values every process can compute for every rank from one seed: each rank uploads its own.
-std::vector<double> values_of(DType dtype, std::int32_t rank, std::size_t n) {
-  std::mt19937 rng{1234u + static_cast<unsigned>(rank)};
-  return testing::random_values(rng, dtype, n);
-}
-
-std::string check_across_processes(const Communicator& comm, DType dtype) {
-  const std::size_t n = 1000;
-  const std::vector<std::vector<double>> all{values_of(dtype, 0, n), values_of(dtype, 1, n)};
-  const Device& device = comm.device();
-  const auto name = [&](std::string_view what) { return fmt::format("{} {}", what, to_string(dtype)); };
-  for (ReduceOp op : {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max, ReduceOp::avg}) {
-    Result<BufferHandle> x = testing::upload(device, dtype, all[static_cast<std::size_t>(comm.rank())]);
-    if (!x.ok()) return name("upload");
-    if (!comm.ask(all_reduce(comm.comm(), *x, *x, n, dtype, op)).wait().ok()) return name("all_reduce");
-    Result<std::vector<double>> got = testing::download(device, *x);
-    if (!got.ok() || *got != testing::expected(dtype, op, all))
-      return name(fmt::format("all_reduce {}", to_string(op)));
-  }
-  Result<BufferHandle> x = testing::upload(device, dtype, all[static_cast<std::size_t>(comm.rank())]);
-  Result<BufferHandle> gathered = testing::upload(device, dtype, std::vector<double>(2 * n, 0.0));
-  if (!x.ok() || !gathered.ok()) return name("upload");
-  if (!comm.ask(all_gather(comm.comm(), *x, *gathered, n, dtype)).wait().ok()) return name("all_gather");
-  Result<std::vector<double>> got = testing::download(device, *gathered);
-  std::vector<double> want = all[0];
-  want.insert(want.end(), all[1].begin(), all[1].end());
-  if (!got.ok() || *got != want) return name("all_gather result");
-  const std::int32_t peer = 1 - comm.rank();
-  if (!comm.group({send(comm.comm(), *x, n, dtype, peer).step, recv(comm.comm(), *gathered, n, dtype, peer).step})
-           .wait()
-           .ok())
-    return name("send/recv");
-  got = testing::download(device, *gathered);
-  if (!got.ok() || testing::part(*got, 0, n) != all[static_cast<std::size_t>(peer)]) return name("send/recv result");
-  return {};
-}
-
 int run_rank(const std::string& mode) {
   Result<LauncherEnv> env = parse_torchrun_env();
   if (!env.ok()) return fail(std::string(env.status().message()));
@@ -110,7 +72,7 @@ int run_rank(const std::string& mode) {
   if (!comm.ok()) return fail("init: " + std::string(comm.status().message()));
   if (mode == "check") {
     for (DType dtype : testing::kAllDTypes) {
-      if (const std::string error = check_across_processes(*comm, dtype); !error.empty()) return fail(error);
+      if (const std::string error = testing::check_across_processes(*comm, dtype); !error.empty()) return fail(error);
     }
     std::printf("rank %d: every dtype passed\n", env->rank);
     return 0;

@@ -32,8 +32,12 @@ class CudaCollectiveTest : public ::testing::TestWithParam<Isolation> {
     ASSERT_THAT(comms.status(), IsOk());
     comms_ = std::move(*comms);
   }
+  // Every rank's destroy is sent before any is waited for: across processes (isolated devices) NCCL's destroy
+  // returns only once the other ranks of the host destroy theirs.
   void TearDown() override {
-    for (const Communicator& comm : comms_) EXPECT_THAT(comm.destroy().wait().status(), IsOk());
+    std::vector<Future<Done>> destroyed;
+    for (const Communicator& comm : comms_) destroyed.push_back(comm.destroy());
+    for (Future<Done>& done : destroyed) EXPECT_THAT(done.wait().status(), IsOk());
   }
   System system_;
   std::vector<Device> devices_;

@@ -48,6 +48,9 @@ class Communicator {
   Future<Done> group(std::vector<Step> steps) const {
     return device_.ask(Group{.comm = comm_, .steps = std::move(steps)});
   }
+  // Like NCCL's, a destroy is collective across the processes of a host: it is answered once the other ranks
+  // there destroy theirs (deadline_exceeded after the communicator's timeout). A process holding several ranks
+  // sends every destroy before waiting for any.
   Future<Done> destroy() const { return device_.ask(DestroyComm{.comm = comm_}); }
 
  private:
