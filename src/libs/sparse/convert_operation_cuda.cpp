@@ -15,7 +15,7 @@ Status CudaOperation<ToDense>::run(const ToDense&, const Checked& checked, const
   using Op = Operation<ToDense>;
   const ToDense& r = checked.request;
   if (r.a.rows == 0 || r.a.cols == 0) return Status();
-  sparse::DenseMatrixDescriptor out(r.out, views[Op::out].data, r.a.dtype);
+  sparse::DenseMatrixDescriptor out(*plan.api, r.out, views[Op::out].data, r.a.dtype);
   ACCEL_RETURN_IF_ERROR(out.status());
   const cusparseHandle_t handle = plan.state->handle();
   const sparse::AnalysisKey key =
@@ -26,16 +26,16 @@ Status CudaOperation<ToDense>::run(const ToDense&, const Checked& checked, const
                              [&](Analysis& a) -> Status {
                                std::size_t bytes = 0;
                                ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(
-                                   cusparseSparseToDense_bufferSize(handle, a.matrix, out.get(),
-                                                                    CUSPARSE_SPARSETODENSE_ALG_DEFAULT, &bytes),
+                                   plan.api->cusparseSparseToDense_bufferSize(
+                                       handle, a.matrix, out.get(), CUSPARSE_SPARSETODENSE_ALG_DEFAULT, &bytes),
                                    "cusparseSparseToDense_bufferSize"));
                                return sparse::allocate_buffer(run, a, bytes);
                              },
                              [](const Analysis&) { return Status(); }));
-  return sparse::launched(
-      run,
-      cusparseSparseToDense(handle, analysis->matrix, out.get(), CUSPARSE_SPARSETODENSE_ALG_DEFAULT, analysis->buffer),
-      "cusparseSparseToDense");
+  return sparse::launched(run,
+                          plan.api->cusparseSparseToDense(handle, analysis->matrix, out.get(),
+                                                          CUSPARSE_SPARSETODENSE_ALG_DEFAULT, analysis->buffer),
+                          "cusparseSparseToDense");
 }
 
 Status CudaOperation<CsrToCoo>::run(const CsrToCoo& r, const Checked&, const Plan&, std::span<const BufferView> views,

@@ -28,9 +28,8 @@ struct CudaOperation<sparse::CsrToCoo> {
   using Plan = sparse::SparsePlan;
   using Checked = Operation<sparse::CsrToCoo>::Checked;
 
-  static Result<Plan> plan(const sparse::CsrToCoo&, const Checked&, CudaTarget& target) {
-    return sparse::plan_sparse(target);
-  }
+  // Kernels of our own: cuSPARSE is not loaded for them.
+  static Result<Plan> plan(const sparse::CsrToCoo&, const Checked&, CudaTarget&) { return sparse::SparsePlan{}; }
   static std::uint64_t workspace_bytes(const Plan&) { return sparse::kReportBytes; }
   static std::uint64_t host_result_bytes(const Plan&) { return sparse::kReportBytes; }
   static Status run(const sparse::CsrToCoo& request, const Checked& checked, const Plan& plan,
@@ -42,9 +41,8 @@ struct CudaOperation<sparse::CooToCsr> {
   using Plan = sparse::SparsePlan;
   using Checked = Operation<sparse::CooToCsr>::Checked;
 
-  static Result<Plan> plan(const sparse::CooToCsr&, const Checked&, CudaTarget& target) {
-    return sparse::plan_sparse(target);
-  }
+  // Kernels of our own: cuSPARSE is not loaded for them.
+  static Result<Plan> plan(const sparse::CooToCsr&, const Checked&, CudaTarget&) { return sparse::SparsePlan{}; }
   static std::uint64_t workspace_bytes(const Plan&) { return sparse::kReportBytes; }
   static std::uint64_t host_result_bytes(const Plan&) { return sparse::kReportBytes; }
   static Status run(const sparse::CooToCsr& request, const Checked& checked, const Plan& plan,

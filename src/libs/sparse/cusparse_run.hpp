@@ -36,11 +36,11 @@ inline cusparseOrder_t to_cusparse(MatrixOrder order) {
 // Dense descriptors of one run; cuSPARSE copies what it needs at each call, so they die with the run.
 class DenseVector {
  public:
-  DenseVector(std::int64_t size, void* data, DType dtype) {
-    status_ = cusparseCreateDnVec(&descriptor_, size, data, to_cuda(dtype));
+  DenseVector(const CusparseApi& api, std::int64_t size, void* data, DType dtype) : api_(api) {
+    status_ = api.cusparseCreateDnVec(&descriptor_, size, data, to_cuda(dtype));
   }
   ~DenseVector() {
-    if (descriptor_ != nullptr) cusparseDestroyDnVec(descriptor_);
+    if (descriptor_ != nullptr) api_.cusparseDestroyDnVec(descriptor_);
   }
   DenseVector(const DenseVector&) = delete;
   DenseVector& operator=(const DenseVector&) = delete;
@@ -48,17 +48,18 @@ class DenseVector {
   [[nodiscard]] cusparseDnVecDescr_t get() const { return descriptor_; }
 
  private:
+  const CusparseApi& api_;
   cusparseDnVecDescr_t descriptor_ = nullptr;
   cusparseStatus_t status_;
 };
 
 class DenseMatrixDescriptor {
  public:
-  DenseMatrixDescriptor(const DenseMatrix& d, void* data, DType dtype) {
-    status_ = cusparseCreateDnMat(&descriptor_, d.rows, d.cols, d.ld, data, to_cuda(dtype), to_cusparse(d.order));
+  DenseMatrixDescriptor(const CusparseApi& api, const DenseMatrix& d, void* data, DType dtype) : api_(api) {
+    status_ = api.cusparseCreateDnMat(&descriptor_, d.rows, d.cols, d.ld, data, to_cuda(dtype), to_cusparse(d.order));
   }
   ~DenseMatrixDescriptor() {
-    if (descriptor_ != nullptr) cusparseDestroyDnMat(descriptor_);
+    if (descriptor_ != nullptr) api_.cusparseDestroyDnMat(descriptor_);
   }
   DenseMatrixDescriptor(const DenseMatrixDescriptor&) = delete;
   DenseMatrixDescriptor& operator=(const DenseMatrixDescriptor&) = delete;
@@ -66,6 +67,7 @@ class DenseMatrixDescriptor {
   [[nodiscard]] cusparseDnMatDescr_t get() const { return descriptor_; }
 
  private:
+  const CusparseApi& api_;
   cusparseDnMatDescr_t descriptor_ = nullptr;
   cusparseStatus_t status_;
 };
@@ -90,14 +92,15 @@ Result<std::shared_ptr<const Analysis>> analysis_of(std::string_view name, const
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const Analysis> analysis,
                          plan.state->analyses().get(bytes, [&]() -> Result<std::shared_ptr<const Analysis>> {
                            ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, name, operand, a, views[0], views[1]));
-                           auto made = std::make_shared<Analysis>();
-                           ACCEL_ASSIGN_OR_RETURN(made->matrix, make_descriptor(a, views[0], views[1], views[2]));
+                           auto made = std::make_shared<Analysis>(*plan.api);
+                           ACCEL_ASSIGN_OR_RETURN(made->matrix,
+                                                  make_descriptor(*plan.api, a, views[0], views[1], views[2]));
                            ACCEL_RETURN_IF_ERROR(build(*made));
                            fresh = true;
                            return std::shared_ptr<const Analysis>(std::move(made));
                          }));
   ACCEL_RETURN_IF_ERROR(
-      cusparse_status(cusparseSpMatSetValues(analysis->matrix, views[2].data), "cusparseSpMatSetValues"));
+      cusparse_status(plan.api->cusparseSpMatSetValues(analysis->matrix, views[2].data), "cusparseSpMatSetValues"));
   if (!fresh && a.structure == Structure::checked_each_use) {
     ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, name, operand, a, views[0], views[1]));
     ACCEL_RETURN_IF_ERROR(refresh(*analysis));

@@ -21,7 +21,11 @@ cusparseIndexType_t to_index(DType index) noexcept {
 
 Status cusparse_status(cusparseStatus_t status, std::string_view what) {
   if (status == CUSPARSE_STATUS_SUCCESS) return Status();
-  const std::string message = fmt::format("{}: {} ({})", what, cusparseGetErrorName(status), static_cast<int>(status));
+  // A status comes from a call through the table, so the library is loaded and can name it.
+  const CusparseApi* api = loaded_cusparse_api();
+  const std::string message =
+      fmt::format("{}: {} ({})", what, api != nullptr ? api->cusparseGetErrorName(status) : "cusparseStatus_t",
+                  static_cast<int>(status));
   switch (status) {
     case CUSPARSE_STATUS_ALLOC_FAILED:
     case CUSPARSE_STATUS_INSUFFICIENT_RESOURCES:
@@ -33,14 +37,6 @@ Status cusparse_status(cusparseStatus_t status, std::string_view what) {
     case CUSPARSE_STATUS_NOT_INITIALIZED: return Status(Code::unavailable, message, Source::cusparse, status);
     default: return Status(Code::internal, message, Source::cusparse, status);
   }
-}
-
-LibraryVersion cusparse_library() {
-  int major = 0, minor = 0, patch = 0;
-  cusparseGetProperty(MAJOR_VERSION, &major);
-  cusparseGetProperty(MINOR_VERSION, &minor);
-  cusparseGetProperty(PATCH_LEVEL, &patch);
-  return {.name = "cuSPARSE", .version = fmt::format("{}.{}.{}", major, minor, patch)};
 }
 
 cudaDataType to_cuda(DType dtype) noexcept {
@@ -55,8 +51,8 @@ cudaDataType to_cuda(DType dtype) noexcept {
 cudaDataType compute_type(DType dtype) noexcept { return dtype == DType::f64 ? CUDA_R_64F : CUDA_R_32F; }
 
 Analysis::~Analysis() {
-  if (spsv != nullptr) cusparseSpSV_destroyDescr(spsv);
-  if (matrix != nullptr) cusparseDestroySpMat(matrix);
+  if (spsv != nullptr) api.cusparseSpSV_destroyDescr(spsv);
+  if (matrix != nullptr) api.cusparseDestroySpMat(matrix);
   if (buffer != nullptr) cudaFreeAsync(buffer, stream);
 }
 
@@ -71,9 +67,9 @@ Status StreamBuffer::allocate(CudaTarget& target, std::size_t bytes, std::string
 }
 
 SpGemmWork::~SpGemmWork() {
-  if (spgemm != nullptr) cusparseSpGEMM_destroyDescr(spgemm);
+  if (spgemm != nullptr) api.cusparseSpGEMM_destroyDescr(spgemm);
   for (cusparseSpMatDescr_t m : {a, b, c})
-    if (m != nullptr) cusparseDestroySpMat(m);
+    if (m != nullptr) api.cusparseDestroySpMat(m);
 }
 
 AnalysisKey analysis_key(Kind kind, const Matrix& m, std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d,
@@ -99,29 +95,32 @@ AnalysisKey analysis_key(Kind kind, const Matrix& m, std::int64_t a, std::int64_
           m.ell_block_size};
 }
 
-CusparseState::CusparseState(cusparseHandle_t handle)
-    : handle_(handle),
+CusparseState::CusparseState(const CusparseApi& api, cusparseHandle_t handle)
+    : api_(api),
+      handle_(handle),
       analyses_(std::make_unique<cache::Cache<Analysis>>(
           cache::CacheOptions<Analysis>{.name = "cusparse-analyses", .max_entries = kAnalysisCapacity})) {}
 
 CusparseState::~CusparseState() {
   analyses_.reset();
-  cusparseDestroy(handle_);
+  api_.cusparseDestroy(handle_);
 }
 
 Result<std::unique_ptr<CusparseState>> CusparseState::open(CudaTarget& target) {
+  ACCEL_ASSIGN_OR_RETURN(const CusparseApi* api, cusparse_api());
   cusparseHandle_t handle = nullptr;
-  ACCEL_RETURN_IF_ERROR(cusparse_status(cusparseCreate(&handle), "cusparseCreate"));
-  if (Status bound = cusparse_status(cusparseSetStream(handle, target.stream()), "cusparseSetStream"); !bound.ok()) {
-    cusparseDestroy(handle);
+  ACCEL_RETURN_IF_ERROR(cusparse_status(api->cusparseCreate(&handle), "cusparseCreate"));
+  if (Status bound = cusparse_status(api->cusparseSetStream(handle, target.stream()), "cusparseSetStream");
+      !bound.ok()) {
+    api->cusparseDestroy(handle);
     return bound;
   }
-  return std::unique_ptr<CusparseState>(new CusparseState(handle));
+  return std::unique_ptr<CusparseState>(new CusparseState(*api, handle));
 }
 
 Result<SparsePlan> plan_sparse(CudaTarget& target) {
   ACCEL_ASSIGN_OR_RETURN(CusparseState * state, target.stream_state<CusparseState>());
-  return SparsePlan{.state = state};
+  return SparsePlan{.state = state, .api = &state->api()};
 }
 
 Status check_structure_on_device(CudaRun& run, std::string_view request, std::string_view name, const Matrix& m,
@@ -150,28 +149,28 @@ Status check_structure_on_device(CudaRun& run, std::string_view request, std::st
   return structure_status(request, name, shape, report);
 }
 
-Result<cusparseSpMatDescr_t> make_descriptor(const Matrix& m, const BufferView& offsets, const BufferView& indices,
-                                             const BufferView& values) {
+Result<cusparseSpMatDescr_t> make_descriptor(const CusparseApi& api, const Matrix& m, const BufferView& offsets,
+                                             const BufferView& indices, const BufferView& values) {
   cusparseSpMatDescr_t descriptor = nullptr;
   const cusparseIndexType_t index = to_index(m.index);
   const cudaDataType type = to_cuda(m.dtype);
   cusparseStatus_t status = CUSPARSE_STATUS_SUCCESS;
   switch (m.format) {
     case Format::csr:
-      status = cusparseCreateCsr(&descriptor, m.rows, m.cols, m.nnz, offsets.data, indices.data, values.data, index,
-                                 index, CUSPARSE_INDEX_BASE_ZERO, type);
+      status = api.cusparseCreateCsr(&descriptor, m.rows, m.cols, m.nnz, offsets.data, indices.data, values.data, index,
+                                     index, CUSPARSE_INDEX_BASE_ZERO, type);
       break;
     case Format::csc:
-      status = cusparseCreateCsc(&descriptor, m.rows, m.cols, m.nnz, offsets.data, indices.data, values.data, index,
-                                 index, CUSPARSE_INDEX_BASE_ZERO, type);
+      status = api.cusparseCreateCsc(&descriptor, m.rows, m.cols, m.nnz, offsets.data, indices.data, values.data, index,
+                                     index, CUSPARSE_INDEX_BASE_ZERO, type);
       break;
     case Format::coo:
-      status = cusparseCreateCoo(&descriptor, m.rows, m.cols, m.nnz, offsets.data, indices.data, values.data, index,
-                                 CUSPARSE_INDEX_BASE_ZERO, type);
+      status = api.cusparseCreateCoo(&descriptor, m.rows, m.cols, m.nnz, offsets.data, indices.data, values.data, index,
+                                     CUSPARSE_INDEX_BASE_ZERO, type);
       break;
     case Format::blocked_ell:
-      status = cusparseCreateBlockedEll(&descriptor, m.rows, m.cols, m.ell_block_size, ell_cols(m), indices.data,
-                                        values.data, index, CUSPARSE_INDEX_BASE_ZERO, type);
+      status = api.cusparseCreateBlockedEll(&descriptor, m.rows, m.cols, m.ell_block_size, ell_cols(m), indices.data,
+                                            values.data, index, CUSPARSE_INDEX_BASE_ZERO, type);
       break;
   }
   ACCEL_RETURN_IF_ERROR(cusparse_status(status, "creating the sparse matrix's descriptor"));

@@ -4,34 +4,32 @@
 // same structure asks for no size and analyses nothing again (Matrix::structure says when that is allowed).
 #pragma once
 
-#include <cusparse.h>
-
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <string_view>
 
-#include "accel/core/library_version.hpp"
 #include "accel/libs/sparse/sparse.hpp"
 #include "cache/cache.hpp"
+#include "libs/sparse/cusparse_library.hpp"
 #include "libs/sparse/structure.hpp"
 #include "operation/cuda_operation.hpp"
 
 namespace accel::sparse {
 
 [[nodiscard]] Status cusparse_status(cusparseStatus_t status, std::string_view what);
-[[nodiscard]] LibraryVersion cusparse_library();
 [[nodiscard]] cudaDataType to_cuda(DType dtype) noexcept;
 // What cuSPARSE computes in for values of `dtype`: f32 for the 16-bit types.
 [[nodiscard]] cudaDataType compute_type(DType dtype) noexcept;
 
 // cuSPARSE's objects for one structure. Destroyed with the cache entry; its buffer is freed in stream order.
 struct Analysis {
-  Analysis() = default;
+  explicit Analysis(const CusparseApi& api) noexcept : api(api) {}
   Analysis(const Analysis&) = delete;
   Analysis& operator=(const Analysis&) = delete;
   ~Analysis();
 
+  const CusparseApi& api;
   cudaStream_t stream = nullptr;
   cusparseSpMatDescr_t matrix = nullptr;
   cusparseSpSVDescr_t spsv = nullptr;
@@ -67,16 +65,18 @@ class StreamBuffer {
 
 // cuSPARSE's descriptors of one product A·B within one request.
 struct SpGemmWork {
-  SpGemmWork() = default;
+  explicit SpGemmWork(const CusparseApi& api) noexcept : api(api) {}
   SpGemmWork(const SpGemmWork&) = delete;
   SpGemmWork& operator=(const SpGemmWork&) = delete;
   ~SpGemmWork();
 
+  const CusparseApi& api;
   cusparseSpMatDescr_t a = nullptr, b = nullptr, c = nullptr;
   cusparseSpGEMMDescr_t spgemm = nullptr;
 };
 
 // What cuSPARSE keeps per stream: its handle, set to the stream, and the analyses of the structures used there.
+// Opening the first loads the library.
 class CusparseState final : public TargetState {
  public:
   static Result<std::unique_ptr<CusparseState>> open(CudaTarget& target);
@@ -84,21 +84,27 @@ class CusparseState final : public TargetState {
   CusparseState(const CusparseState&) = delete;
   CusparseState& operator=(const CusparseState&) = delete;
 
+  [[nodiscard]] const CusparseApi& api() const noexcept { return api_; }
   [[nodiscard]] cusparseHandle_t handle() const noexcept { return handle_; }
   [[nodiscard]] cache::Cache<Analysis>& analyses() noexcept { return *analyses_; }
 
  private:
-  explicit CusparseState(cusparseHandle_t handle);
+  CusparseState(const CusparseApi& api, cusparseHandle_t handle);
+  const CusparseApi& api_;
   cusparseHandle_t handle_;
   std::unique_ptr<cache::Cache<Analysis>> analyses_;  // reset before the handle is destroyed
 };
 
-// A planned sparse request: the stream's state. Its runs take a StructureReport of workspace and of host result.
+// A planned sparse request: the stream's state and cuSPARSE's table, or neither for a request that runs kernels of
+// our own only. Its runs take a StructureReport of workspace and of host result.
 struct SparsePlan {
   CusparseState* state = nullptr;
+  const CusparseApi* api = nullptr;
 };
 inline constexpr std::uint64_t kReportBytes = sizeof(StructureReport);
 
+// The plan of a request that calls cuSPARSE: opens the stream's state, so that the first loads the library (a
+// missing one is the request's unavailable error).
 [[nodiscard]] Result<SparsePlan> plan_sparse(CudaTarget& target);
 
 // The structural check of `m` on the stream; waits for its verdict, so that no library reads a malformed matrix.
@@ -106,8 +112,9 @@ inline constexpr std::uint64_t kReportBytes = sizeof(StructureReport);
                                                const Matrix& m, const BufferView& offsets, const BufferView& indices);
 
 // A new descriptor of `m` over its resolved buffers.
-[[nodiscard]] Result<cusparseSpMatDescr_t> make_descriptor(const Matrix& m, const BufferView& offsets,
-                                                           const BufferView& indices, const BufferView& values);
+[[nodiscard]] Result<cusparseSpMatDescr_t> make_descriptor(const CusparseApi& api, const Matrix& m,
+                                                           const BufferView& offsets, const BufferView& indices,
+                                                           const BufferView& values);
 
 // A buffer of `bytes` for `analysis`, from the device's pool in stream order.
 [[nodiscard]] Status allocate_buffer(CudaRun& run, Analysis& analysis, std::size_t bytes);

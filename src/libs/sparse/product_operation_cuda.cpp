@@ -18,7 +18,7 @@ Status CudaOperation<SpMV>::run(const SpMV& r, const Checked&, const Plan& plan,
   using Op = Operation<SpMV>;
   const std::int64_t m = sparse::op_rows(r.a, r.op), k = sparse::op_cols(r.a, r.op);
   if (m == 0) return Status();
-  DenseVector x(k, views[Op::x].data, r.a.dtype), y(m, views[Op::y].data, r.a.dtype);
+  DenseVector x(*plan.api, k, views[Op::x].data, r.a.dtype), y(*plan.api, m, views[Op::y].data, r.a.dtype);
   ACCEL_RETURN_IF_ERROR(x.status());
   ACCEL_RETURN_IF_ERROR(y.status());
   const Scalars s(r.a.dtype, r.alpha, r.beta);
@@ -26,29 +26,31 @@ Status CudaOperation<SpMV>::run(const SpMV& r, const Checked&, const Plan& plan,
   const cusparseHandle_t handle = plan.state->handle();
   const cusparseOperation_t op = sparse::to_cusparse(r.op);
   auto preprocess = [&](const Analysis& a) {
-    return sparse::preprocessed(run,
-                                cusparseSpMV_preprocess(handle, op, s.alpha(), a.matrix, x.get(), s.beta(), y.get(),
-                                                        compute, CUSPARSE_SPMV_ALG_DEFAULT, a.buffer),
-                                "cusparseSpMV_preprocess");
+    return sparse::preprocessed(
+        run,
+        plan.api->cusparseSpMV_preprocess(handle, op, s.alpha(), a.matrix, x.get(), s.beta(), y.get(), compute,
+                                          CUSPARSE_SPMV_ALG_DEFAULT, a.buffer),
+        "cusparseSpMV_preprocess");
   };
   const sparse::AnalysisKey key =
       sparse::analysis_key(sparse::Kind::spmv, r.a, static_cast<std::int64_t>(r.op), 0, 0, 0, 0);
-  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const Analysis> analysis,
-                         sparse::analysis_of(
-                             r.kName, r.a, key, plan, views, run,
-                             [&](Analysis& a) -> Status {
-                               std::size_t bytes = 0;
-                               ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(
-                                   cusparseSpMV_bufferSize(handle, op, s.alpha(), a.matrix, x.get(), s.beta(), y.get(),
-                                                           compute, CUSPARSE_SPMV_ALG_DEFAULT, &bytes),
-                                   "cusparseSpMV_bufferSize"));
-                               ACCEL_RETURN_IF_ERROR(sparse::allocate_buffer(run, a, bytes));
-                               return preprocess(a);
-                             },
-                             preprocess));
+  ACCEL_ASSIGN_OR_RETURN(
+      std::shared_ptr<const Analysis> analysis,
+      sparse::analysis_of(
+          r.kName, r.a, key, plan, views, run,
+          [&](Analysis& a) -> Status {
+            std::size_t bytes = 0;
+            ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(
+                plan.api->cusparseSpMV_bufferSize(handle, op, s.alpha(), a.matrix, x.get(), s.beta(), y.get(), compute,
+                                                  CUSPARSE_SPMV_ALG_DEFAULT, &bytes),
+                "cusparseSpMV_bufferSize"));
+            ACCEL_RETURN_IF_ERROR(sparse::allocate_buffer(run, a, bytes));
+            return preprocess(a);
+          },
+          preprocess));
   return sparse::launched(run,
-                          cusparseSpMV(handle, op, s.alpha(), analysis->matrix, x.get(), s.beta(), y.get(), compute,
-                                       CUSPARSE_SPMV_ALG_DEFAULT, analysis->buffer),
+                          plan.api->cusparseSpMV(handle, op, s.alpha(), analysis->matrix, x.get(), s.beta(), y.get(),
+                                                 compute, CUSPARSE_SPMV_ALG_DEFAULT, analysis->buffer),
                           "cusparseSpMV");
 }
 
@@ -72,7 +74,8 @@ Status CudaOperation<SpMM>::run(const SpMM&, const Checked& checked, const Plan&
   using Op = Operation<SpMM>;
   const SpMM& r = checked.request;
   if (r.c.rows == 0 || r.c.cols == 0) return Status();
-  DenseMatrixDescriptor b(r.b, views[Op::b].data, r.a.dtype), c(r.c, views[Op::c].data, r.a.dtype);
+  DenseMatrixDescriptor b(*plan.api, r.b, views[Op::b].data, r.a.dtype),
+      c(*plan.api, r.c, views[Op::c].data, r.a.dtype);
   ACCEL_RETURN_IF_ERROR(b.status());
   ACCEL_RETURN_IF_ERROR(c.status());
   const Scalars s(r.a.dtype, r.alpha, r.beta);
@@ -83,8 +86,8 @@ Status CudaOperation<SpMM>::run(const SpMM&, const Checked& checked, const Plan&
       r.a.format == sparse::Format::blocked_ell ? CUSPARSE_SPMM_BLOCKED_ELL_ALG1 : CUSPARSE_SPMM_ALG_DEFAULT;
   auto preprocess = [&](const Analysis& a) {
     return sparse::preprocessed(run,
-                                cusparseSpMM_preprocess(handle, op_a, op_b, s.alpha(), a.matrix, b.get(), s.beta(),
-                                                        c.get(), compute, algorithm, a.buffer),
+                                plan.api->cusparseSpMM_preprocess(handle, op_a, op_b, s.alpha(), a.matrix, b.get(),
+                                                                  s.beta(), c.get(), compute, algorithm, a.buffer),
                                 "cusparseSpMM_preprocess");
   };
   const sparse::AnalysisKey key = sparse::analysis_key(
@@ -96,16 +99,16 @@ Status CudaOperation<SpMM>::run(const SpMM&, const Checked& checked, const Plan&
                              [&](Analysis& a) -> Status {
                                std::size_t bytes = 0;
                                ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(
-                                   cusparseSpMM_bufferSize(handle, op_a, op_b, s.alpha(), a.matrix, b.get(), s.beta(),
-                                                           c.get(), compute, algorithm, &bytes),
+                                   plan.api->cusparseSpMM_bufferSize(handle, op_a, op_b, s.alpha(), a.matrix, b.get(),
+                                                                     s.beta(), c.get(), compute, algorithm, &bytes),
                                    "cusparseSpMM_bufferSize"));
                                ACCEL_RETURN_IF_ERROR(sparse::allocate_buffer(run, a, bytes));
                                return preprocess(a);
                              },
                              preprocess));
   return sparse::launched(run,
-                          cusparseSpMM(handle, op_a, op_b, s.alpha(), analysis->matrix, b.get(), s.beta(), c.get(),
-                                       compute, algorithm, analysis->buffer),
+                          plan.api->cusparseSpMM(handle, op_a, op_b, s.alpha(), analysis->matrix, b.get(), s.beta(),
+                                                 c.get(), compute, algorithm, analysis->buffer),
                           "cusparseSpMM");
 }
 

@@ -18,7 +18,8 @@ Status CudaOperation<SDDMM>::run(const SDDMM&, const Checked& checked, const Pla
   if (r.c.nnz == 0) {
     return sparse::check_structure_on_device(run, r.kName, "c", r.c, views[Op::offsets], views[Op::indices]);
   }
-  DenseMatrixDescriptor a(r.a, views[Op::a].data, r.c.dtype), b(r.b, views[Op::b].data, r.c.dtype);
+  DenseMatrixDescriptor a(*plan.api, r.a, views[Op::a].data, r.c.dtype),
+      b(*plan.api, r.b, views[Op::b].data, r.c.dtype);
   ACCEL_RETURN_IF_ERROR(a.status());
   ACCEL_RETURN_IF_ERROR(b.status());
   const Scalars s(r.c.dtype, r.alpha, r.beta);
@@ -26,32 +27,35 @@ Status CudaOperation<SDDMM>::run(const SDDMM&, const Checked& checked, const Pla
   const cusparseHandle_t handle = plan.state->handle();
   const cusparseOperation_t op_a = sparse::to_cusparse(r.op_a), op_b = sparse::to_cusparse(r.op_b);
   auto preprocess = [&](const Analysis& c) {
-    return sparse::preprocessed(run,
-                                cusparseSDDMM_preprocess(handle, op_a, op_b, s.alpha(), a.get(), b.get(), s.beta(),
-                                                         c.matrix, compute, CUSPARSE_SDDMM_ALG_DEFAULT, c.buffer),
-                                "cusparseSDDMM_preprocess");
+    return sparse::preprocessed(
+        run,
+        plan.api->cusparseSDDMM_preprocess(handle, op_a, op_b, s.alpha(), a.get(), b.get(), s.beta(), c.matrix, compute,
+                                           CUSPARSE_SDDMM_ALG_DEFAULT, c.buffer),
+        "cusparseSDDMM_preprocess");
   };
   const std::int64_t k = r.op_a == Transpose::none ? r.a.cols : r.a.rows;
   const sparse::AnalysisKey key = sparse::analysis_key(
       sparse::Kind::sddmm, r.c, static_cast<std::int64_t>(r.op_a) | static_cast<std::int64_t>(r.op_b) << 1,
       static_cast<std::int64_t>(r.a.order), k, r.a.ld, r.b.ld);
-  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const Analysis> analysis,
-                         sparse::analysis_of(
-                             r.kName, r.c, key, plan, views, run,
-                             [&](Analysis& c) -> Status {
-                               std::size_t bytes = 0;
-                               ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(
-                                   cusparseSDDMM_bufferSize(handle, op_a, op_b, s.alpha(), a.get(), b.get(), s.beta(),
-                                                            c.matrix, compute, CUSPARSE_SDDMM_ALG_DEFAULT, &bytes),
-                                   "cusparseSDDMM_bufferSize"));
-                               ACCEL_RETURN_IF_ERROR(sparse::allocate_buffer(run, c, bytes));
-                               return preprocess(c);
-                             },
-                             preprocess, "c"));
-  return sparse::launched(run,
-                          cusparseSDDMM(handle, op_a, op_b, s.alpha(), a.get(), b.get(), s.beta(), analysis->matrix,
-                                        compute, CUSPARSE_SDDMM_ALG_DEFAULT, analysis->buffer),
-                          "cusparseSDDMM");
+  ACCEL_ASSIGN_OR_RETURN(
+      std::shared_ptr<const Analysis> analysis,
+      sparse::analysis_of(
+          r.kName, r.c, key, plan, views, run,
+          [&](Analysis& c) -> Status {
+            std::size_t bytes = 0;
+            ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(
+                plan.api->cusparseSDDMM_bufferSize(handle, op_a, op_b, s.alpha(), a.get(), b.get(), s.beta(), c.matrix,
+                                                   compute, CUSPARSE_SDDMM_ALG_DEFAULT, &bytes),
+                "cusparseSDDMM_bufferSize"));
+            ACCEL_RETURN_IF_ERROR(sparse::allocate_buffer(run, c, bytes));
+            return preprocess(c);
+          },
+          preprocess, "c"));
+  return sparse::launched(
+      run,
+      plan.api->cusparseSDDMM(handle, op_a, op_b, s.alpha(), a.get(), b.get(), s.beta(), analysis->matrix, compute,
+                              CUSPARSE_SDDMM_ALG_DEFAULT, analysis->buffer),
+      "cusparseSDDMM");
 }
 
 }  // namespace accel

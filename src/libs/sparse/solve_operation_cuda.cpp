@@ -12,7 +12,7 @@ Status CudaOperation<SpSV>::run(const SpSV& r, const Checked&, const Plan& plan,
   using Op = Operation<SpSV>;
   const std::int64_t n = r.a.rows;
   if (n == 0) return Status();
-  sparse::DenseVector x(n, views[Op::x].data, r.a.dtype), y(n, views[Op::y].data, r.a.dtype);
+  sparse::DenseVector x(*plan.api, n, views[Op::x].data, r.a.dtype), y(*plan.api, n, views[Op::y].data, r.a.dtype);
   ACCEL_RETURN_IF_ERROR(x.status());
   ACCEL_RETURN_IF_ERROR(y.status());
   const sparse::Scalars s(r.a.dtype, r.alpha, 0.0);
@@ -21,8 +21,8 @@ Status CudaOperation<SpSV>::run(const SpSV& r, const Checked&, const Plan& plan,
   const cusparseOperation_t op = sparse::to_cusparse(r.op);
   auto analyse = [&](const Analysis& a) {
     return sparse::launched(run,
-                            cusparseSpSV_analysis(handle, op, s.alpha(), a.matrix, x.get(), y.get(), compute,
-                                                  CUSPARSE_SPSV_ALG_DEFAULT, a.spsv, a.buffer),
+                            plan.api->cusparseSpSV_analysis(handle, op, s.alpha(), a.matrix, x.get(), y.get(), compute,
+                                                            CUSPARSE_SPSV_ALG_DEFAULT, a.spsv, a.buffer),
                             "cusparseSpSV_analysis");
   };
   auto build = [&](Analysis& a) -> Status {
@@ -30,15 +30,17 @@ Status CudaOperation<SpSV>::run(const SpSV& r, const Checked&, const Plan& plan,
     cusparseDiagType_t diagonal =
         r.diagonal == sparse::Diagonal::unit ? CUSPARSE_DIAG_TYPE_UNIT : CUSPARSE_DIAG_TYPE_NON_UNIT;
     ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(
-        cusparseSpMatSetAttribute(a.matrix, CUSPARSE_SPMAT_FILL_MODE, &fill, sizeof fill), "setting the fill mode"));
+        plan.api->cusparseSpMatSetAttribute(a.matrix, CUSPARSE_SPMAT_FILL_MODE, &fill, sizeof fill),
+        "setting the fill mode"));
     ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(
-        cusparseSpMatSetAttribute(a.matrix, CUSPARSE_SPMAT_DIAG_TYPE, &diagonal, sizeof diagonal),
+        plan.api->cusparseSpMatSetAttribute(a.matrix, CUSPARSE_SPMAT_DIAG_TYPE, &diagonal, sizeof diagonal),
         "setting the diagonal type"));
-    ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(cusparseSpSV_createDescr(&a.spsv), "cusparseSpSV_createDescr"));
+    ACCEL_RETURN_IF_ERROR(
+        sparse::cusparse_status(plan.api->cusparseSpSV_createDescr(&a.spsv), "cusparseSpSV_createDescr"));
     std::size_t bytes = 0;
     ACCEL_RETURN_IF_ERROR(
-        sparse::cusparse_status(cusparseSpSV_bufferSize(handle, op, s.alpha(), a.matrix, x.get(), y.get(), compute,
-                                                        CUSPARSE_SPSV_ALG_DEFAULT, a.spsv, &bytes),
+        sparse::cusparse_status(plan.api->cusparseSpSV_bufferSize(handle, op, s.alpha(), a.matrix, x.get(), y.get(),
+                                                                  compute, CUSPARSE_SPSV_ALG_DEFAULT, a.spsv, &bytes),
                                 "cusparseSpSV_bufferSize"));
     ACCEL_RETURN_IF_ERROR(sparse::allocate_buffer(run, a, bytes));
     return analyse(a);
@@ -54,13 +56,15 @@ Status CudaOperation<SpSV>::run(const SpSV& r, const Checked&, const Plan& plan,
                          }));
   // A kept analysis solves with the values it was made with until told of the request's.
   if (!analysed && r.a.structure == sparse::Structure::fixed) {
-    ACCEL_RETURN_IF_ERROR(sparse::launched(
-        run, cusparseSpSV_updateMatrix(handle, analysis->spsv, views[Op::values].data, CUSPARSE_SPSV_UPDATE_GENERAL),
-        "cusparseSpSV_updateMatrix"));
+    ACCEL_RETURN_IF_ERROR(
+        sparse::launched(run,
+                         plan.api->cusparseSpSV_updateMatrix(handle, analysis->spsv, views[Op::values].data,
+                                                             CUSPARSE_SPSV_UPDATE_GENERAL),
+                         "cusparseSpSV_updateMatrix"));
   }
   return sparse::launched(run,
-                          cusparseSpSV_solve(handle, op, s.alpha(), analysis->matrix, x.get(), y.get(), compute,
-                                             CUSPARSE_SPSV_ALG_DEFAULT, analysis->spsv),
+                          plan.api->cusparseSpSV_solve(handle, op, s.alpha(), analysis->matrix, x.get(), y.get(),
+                                                       compute, CUSPARSE_SPSV_ALG_DEFAULT, analysis->spsv),
                           "cusparseSpSV_solve");
 }
 

@@ -53,33 +53,37 @@ Status multiply(std::string_view name, const Matrix& a, const Matrix& b, double 
                 std::span<const BufferView> views, const sparse::SparsePlan& plan, CudaRun& run,
                 const Placement& place) {
   ACCEL_RETURN_IF_ERROR(check_factors(run, name, a, b, views));
-  SpGemmWork work;
+  SpGemmWork work(*plan.api);
   sparse::StreamBuffer estimation(run.target.stream()), product(run.target.stream());
-  ACCEL_ASSIGN_OR_RETURN(work.a, sparse::make_descriptor(a, views[a_offsets], views[a_indices], views[a_values]));
-  ACCEL_ASSIGN_OR_RETURN(work.b, sparse::make_descriptor(b, views[b_offsets], views[b_indices], views[b_values]));
-  ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(
-      cusparseCreateCsr(&work.c, a.rows, b.cols, 0, views[c_offsets].data, nullptr, nullptr, CUSPARSE_INDEX_32I,
-                        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, sparse::to_cuda(a.dtype)),
-      "creating C's descriptor"));
+  ACCEL_ASSIGN_OR_RETURN(work.a,
+                         sparse::make_descriptor(*plan.api, a, views[a_offsets], views[a_indices], views[a_values]));
+  ACCEL_ASSIGN_OR_RETURN(work.b,
+                         sparse::make_descriptor(*plan.api, b, views[b_offsets], views[b_indices], views[b_values]));
   ACCEL_RETURN_IF_ERROR(
-      sparse::cusparse_status(cusparseSpGEMM_createDescr(&work.spgemm), "cusparseSpGEMM_createDescr"));
+      sparse::cusparse_status(plan.api->cusparseCreateCsr(&work.c, a.rows, b.cols, 0, views[c_offsets].data, nullptr,
+                                                          nullptr, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                                          CUSPARSE_INDEX_BASE_ZERO, sparse::to_cuda(a.dtype)),
+                              "creating C's descriptor"));
+  ACCEL_RETURN_IF_ERROR(
+      sparse::cusparse_status(plan.api->cusparseSpGEMM_createDescr(&work.spgemm), "cusparseSpGEMM_createDescr"));
   const cusparseHandle_t handle = plan.state->handle();
   const sparse::Scalars s(a.dtype, alpha, 0.0);
   const cudaDataType compute = sparse::compute_type(a.dtype);
   std::size_t size1 = 0, size2 = 0;
   auto estimate = [&](void* buffer) {
-    return sparse::launched(run,
-                            cusparseSpGEMM_workEstimation(handle, kNone, kNone, s.alpha(), work.a, work.b, s.beta(),
-                                                          work.c, compute, kAlgorithm, work.spgemm, &size1, buffer),
-                            "cusparseSpGEMM_workEstimation");
+    return sparse::launched(
+        run,
+        plan.api->cusparseSpGEMM_workEstimation(handle, kNone, kNone, s.alpha(), work.a, work.b, s.beta(), work.c,
+                                                compute, kAlgorithm, work.spgemm, &size1, buffer),
+        "cusparseSpGEMM_workEstimation");
   };
   ACCEL_RETURN_IF_ERROR(estimate(nullptr));
   ACCEL_RETURN_IF_ERROR(estimation.allocate(run.target, size1, "cuSPARSE's SpGEMM buffer"));
   ACCEL_RETURN_IF_ERROR(estimate(estimation.data()));
   auto multiply_step = [&](void* buffer) {
     return sparse::launched(run,
-                            cusparseSpGEMM_compute(handle, kNone, kNone, s.alpha(), work.a, work.b, s.beta(), work.c,
-                                                   compute, kAlgorithm, work.spgemm, &size2, buffer),
+                            plan.api->cusparseSpGEMM_compute(handle, kNone, kNone, s.alpha(), work.a, work.b, s.beta(),
+                                                             work.c, compute, kAlgorithm, work.spgemm, &size2, buffer),
                             "cusparseSpGEMM_compute");
   };
   ACCEL_RETURN_IF_ERROR(multiply_step(nullptr));
@@ -87,14 +91,15 @@ Status multiply(std::string_view name, const Matrix& a, const Matrix& b, double 
   ACCEL_RETURN_IF_ERROR(multiply_step(product.data()));
   std::int64_t rows = 0, cols = 0, nnz = 0;
   ACCEL_RETURN_IF_ERROR(
-      sparse::cusparse_status(cusparseSpMatGetSize(work.c, &rows, &cols, &nnz), "cusparseSpMatGetSize"));
+      sparse::cusparse_status(plan.api->cusparseSpMatGetSize(work.c, &rows, &cols, &nnz), "cusparseSpMatGetSize"));
   ACCEL_ASSIGN_OR_RETURN(auto placed, place(nnz));
   if (nnz == 0) return zero_offsets(run, a, views);
   ACCEL_RETURN_IF_ERROR(sparse::cusparse_status(
-      cusparseCsrSetPointers(work.c, views[c_offsets].data, placed.first, placed.second), "cusparseCsrSetPointers"));
+      plan.api->cusparseCsrSetPointers(work.c, views[c_offsets].data, placed.first, placed.second),
+      "cusparseCsrSetPointers"));
   return sparse::launched(run,
-                          cusparseSpGEMM_copy(handle, kNone, kNone, s.alpha(), work.a, work.b, s.beta(), work.c,
-                                              compute, kAlgorithm, work.spgemm),
+                          plan.api->cusparseSpGEMM_copy(handle, kNone, kNone, s.alpha(), work.a, work.b, s.beta(),
+                                                        work.c, compute, kAlgorithm, work.spgemm),
                           "cusparseSpGEMM_copy");
 }
 

@@ -2,7 +2,8 @@
 // matrices of several densities and shapes — empty rows, one huge row, 64-bit indices (the CSR <-> COO conversions,
 // the family's own kernels, with both index types) — in process and isolated; malformed matrices refused by the
 // structural check kernel before cuSPARSE reads them, and a fixed structure's analysis reused; blocked-ELL SpMM (f16,
-// bf16, f32, f64, padding blocks) against the CPU, and what cuSPARSE lacks refused by name. Skipped without a GPU.
+// bf16, f32, f64, padding blocks) against the CPU, and what cuSPARSE lacks refused by name; cuSPARSE's version
+// reported once a request has loaded it. Skipped without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -215,6 +216,21 @@ TEST_P(CudaSparseTest, AFixedStructureIsAnalysedOnceAndTakesNewValues) {
                        spmv_reference(scaled, Transpose::none, 1.0, 0.0, x, std::vector<float>(3000))),
               tolerance<float>(3000));
   }
+}
+
+// cuSPARSE is loaded by the first request that calls it, not linked: once one has run, the device names its version
+// and reports the stream's analyses.
+TEST_P(CudaSparseTest, ReportsCusparseOnceARequestHasLoadedIt) {
+  const Entries e = random_entries({.rows = 50, .cols = 40, .density = 0.1}, rng_);
+  DeviceMatrix<std::int32_t, float> a = upload_matrix<std::int32_t, float>(*gpu_, e, Format::csr);
+  Buffer<float> x = upload(*gpu_, std::vector<float>(40, 1.0f)), y = upload(*gpu_, std::vector<float>(50));
+  ASSERT_THAT(gpu_->ask(SpMV{.a = a.matrix, .x = x, .y = y}).wait(), IsOk());
+  Result<DeviceInfo> info = gpu_->info().wait();
+  ASSERT_THAT(info, IsOk());
+  const LibraryVersion* cusparse = info->library("cuSPARSE");
+  ASSERT_NE(cusparse, nullptr);
+  EXPECT_NE(cusparse->version, "not loaded yet");
+  EXPECT_NE(info->cache("cusparse-analyses"), nullptr);
 }
 
 TEST_P(CudaSparseTest, MalformedMatricesAreRefusedBeforeCusparseReadsThem) {
