@@ -12,12 +12,14 @@
 
 namespace accel::jit {
 
-// "NVRTC 13.0" as reported by nvrtcVersion of the library this process loaded.
+// "NVRTC 13.0" as reported by nvrtcVersion of the library this process loads (jit/nvrtc_library.hpp), loading it if
+// no compile has yet; "NVRTC unavailable" where it cannot be loaded, a key no compile can have stored a binary under.
 [[nodiscard]] std::string nvrtc_version();
 
 // Compiles `program` for `compute_capability` (major * 10 + minor; arch flag --gpu-architecture=sm_XY for
 // cubin, compute_XY for PTX). Errors: invalid_argument with the compile log (and the program's name) when the
-// source does not compile; invalid_argument when an option is one accel sets itself (the architecture).
+// source does not compile; invalid_argument when an option is one accel sets itself (the architecture);
+// unavailable, naming the libnvrtc files tried, where the library cannot be loaded.
 [[nodiscard]] Result<CompiledProgram> compile_with_nvrtc(const Program& program, int compute_capability);
 
 // The cache key of a compile: everything that changes its result — source, every header's name and contents,

@@ -2,7 +2,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <link.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -32,6 +34,29 @@ Program scale_program(CodeKind code = CodeKind::cubin) {
 }
 
 std::string text(std::span<const std::byte> data) { return {reinterpret_cast<const char*>(data.data()), data.size()}; }
+
+// Whether libnvrtc is mapped into this process (libnvrtc-builtins, which NVRTC loads itself, does not count).
+bool nvrtc_is_mapped() {
+  return dl_iterate_phdr(
+             [](dl_phdr_info* info, std::size_t, void*) {
+               return info->dlpi_name != nullptr && std::strstr(info->dlpi_name, "libnvrtc.so") != nullptr ? 1 : 0;
+             },
+             nullptr) != 0;
+}
+
+// NVRTC is loaded by the first compile, not linked (jit/nvrtc_library.hpp): a process that never compiles does not
+// pay for mapping it. In a fresh process (the threadsafe death test re-executes this binary), since other tests here
+// load it.
+TEST(NvrtcCompiler, LibraryIsLoadedByTheFirstCompileNotBefore) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        if (nvrtc_is_mapped()) std::_Exit(1);
+        if (!compile_with_nvrtc(scale_program(), kHopper).ok()) std::_Exit(2);
+        std::_Exit(nvrtc_is_mapped() ? 0 : 3);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
 
 TEST(NvrtcCompiler, VersionNamesMajorAndMinor) { EXPECT_THAT(nvrtc_version(), MatchesRegex("NVRTC [0-9]+\\.[0-9]+")); }
 
