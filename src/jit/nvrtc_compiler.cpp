@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "accel/core/byte_codec.hpp"
-#include "jit/nvrtc_library.hpp"
+#include "operation/nvrtc_library.hpp"
 
 namespace accel::jit {
 namespace {

@@ -12,8 +12,9 @@
 
 namespace accel::jit {
 
-// "NVRTC 13.0" as reported by nvrtcVersion of the library this process loads (jit/nvrtc_library.hpp), loading it if
-// no compile has yet; "NVRTC unavailable" where it cannot be loaded, a key no compile can have stored a binary under.
+// "NVRTC 13.0" as reported by nvrtcVersion of the library this process loads (operation/nvrtc_library.hpp), loading it
+// if no compile has yet; "NVRTC unavailable" where it cannot be loaded, a key no compile can have stored a binary
+// under.
 [[nodiscard]] std::string nvrtc_version();
 
 // Compiles `program` for `compute_capability` (major * 10 + minor; arch flag --gpu-architecture=sm_XY for

@@ -44,7 +44,7 @@ bool nvrtc_is_mapped() {
              nullptr) != 0;
 }
 
-// NVRTC is loaded by the first compile, not linked (jit/nvrtc_library.hpp): a process that never compiles does not
+// NVRTC is loaded by the first compile, not linked (operation/nvrtc_library.hpp): a process that never compiles does not
 // pay for mapping it. In a fresh process (the threadsafe death test re-executes this binary), since other tests here
 // load it.
 TEST(NvrtcCompiler, LibraryIsLoadedByTheFirstCompileNotBefore) {

@@ -1,6 +1,6 @@
 // The NVRTC entry points cudnn-frontend's own engines call by name (experimental/, reached from plans.h:
-// Sm100RmsNormSiluEngine compiles its kernels with NVRTC), answered from the table the JIT loads on first use
-// (jit/nvrtc_library.hpp) instead of from a linked libnvrtc, which would be mapped before `main` of every accel
+// Sm100RmsNormSiluEngine compiles its kernels with NVRTC), answered from the table loaded on first use
+// (operation/nvrtc_library.hpp) instead of from a linked libnvrtc, which would be mapped before `main` of every accel
 // program (operation/runtime_library.hpp says why that matters). cudnn-frontend's own switch to load NVRTC,
 // NV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING, also moves cuDNN, libcuda and a shared cudart to dlopen.
 //
@@ -9,14 +9,14 @@
 // dynamic loading does, and its engine reports the failure.
 #include <nvrtc.h>
 
-#include "jit/nvrtc_library.hpp"
+#include "operation/nvrtc_library.hpp"
 
 namespace accel::dnn::cudnn {
 namespace {
 
 template <auto entry, class... Args>
 nvrtcResult forward(Args... args) {
-  const Result<const jit::NvrtcApi*> nvrtc = jit::nvrtc_api();
+  const Result<const NvrtcApi*> nvrtc = nvrtc_api();
   if (!nvrtc.ok()) return NVRTC_ERROR_INTERNAL_ERROR;
   return ((**nvrtc).*entry)(args...);
 }
@@ -24,8 +24,8 @@ nvrtcResult forward(Args... args) {
 }  // namespace
 }  // namespace accel::dnn::cudnn
 
+using accel::NvrtcApi;
 using accel::dnn::cudnn::forward;
-using accel::jit::NvrtcApi;
 
 extern "C" {
 

@@ -6,7 +6,7 @@
 
 #include "accel/core/result.hpp"
 
-namespace accel::jit {
+namespace accel {
 
 // The entry points the JIT calls.
 struct NvrtcApi {
@@ -38,4 +38,4 @@ struct NvrtcApi {
 // it answered, where neither loads or the one found is of another major version.
 [[nodiscard]] Result<const NvrtcApi*> nvrtc_api();
 
-}  // namespace accel::jit
+}  // namespace accel

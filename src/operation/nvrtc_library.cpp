@@ -1,4 +1,4 @@
-#include "jit/nvrtc_library.hpp"
+#include "operation/nvrtc_library.hpp"
 
 #include <cuda.h>
 #include <fmt/format.h>
@@ -7,7 +7,7 @@
 
 #include "operation/runtime_library.hpp"
 
-namespace accel::jit {
+namespace accel {
 namespace {
 
 // NVRTC's major version is the toolkit's; nvrtc.h has no version macro of its own.
@@ -40,4 +40,4 @@ RuntimeLibrary<NvrtcApi>& library() {
 
 Result<const NvrtcApi*> nvrtc_api() { return library().get(); }
 
-}  // namespace accel::jit
+}  // namespace accel
