@@ -106,10 +106,11 @@ int main(int argc, char** argv) {
   if (device_name == "cuda-isolated") options.isolation = accel::Isolation::worker_process;
   // As the CLI does: the device opens while the model's files are read and converted.
   const Clock::time_point open_start = Clock::now();
-  auto model = check(
-      accel::embed::Model::open({.kind = options.kind, .open = [&] { return accel::Device::open(system, options); }},
-                                {.folder = folder, .batch_tokens = batch_tokens}),
-      "opening the device and loading the model");
+  auto model = check(accel::embed::Model::open({.kind = options.kind,
+                                                .isolation = options.isolation,
+                                                .open = [&] { return accel::Device::open(system, options); }},
+                                               {.folder = folder, .batch_tokens = batch_tokens}),
+                     "opening the device and loading the model");
   const accel::Device& device = model->device();
   if (cold_start) {
     check(model->embed({"what is the capital of france?"}).wait(), "the first embedding");

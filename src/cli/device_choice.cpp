@@ -24,6 +24,7 @@ OpenedModel open_model(System& system, std::string_view choice, embed::ModelOpti
   bool device_failed = false;
   Result<std::shared_ptr<embed::Model>> model =
       embed::Model::open({.kind = device_options_chosen->kind,
+                          .isolation = device_options_chosen->isolation,
                           .open =
                               [&]() {
                                 Result<Device> device = Device::open(system, *device_options_chosen);

@@ -164,6 +164,15 @@ DeviceKind Device::default_kind() {
   return DeviceKind::cpu;
 }
 
+int Device::count(DeviceKind kind) {
+  if (kind == DeviceKind::cpu) return 1;
+#if ACCEL_HAVE_CUDA
+  return device::cuda_device_count();
+#else
+  return 0;
+#endif
+}
+
 Result<Device> Device::open_default(System& system, DeviceOptions options) {
   options.ordinal = 0;
   options.kind = default_kind();

@@ -321,6 +321,13 @@ Result<std::shared_ptr<Model>> Model::load(const Device& device, ModelOptions op
 
 Result<std::shared_ptr<Model>> Model::open(const DeviceOpener& device_opener, ModelOptions options) {
   const Clock::time_point start = Clock::now();
+  // The CUDA driver's initialisation and this thread's reading of the folder slowed each other badly when run at
+  // once in one process (on the H100 machine cuInit took 147 ms instead of 100, and the tokenizer's load 110-120 ms
+  // instead of 30-40: docs/PERFORMANCE.md), while the creation of the context after it does not. So an in-process
+  // CUDA device has its driver initialised first, and the host work overlaps the context's creation only. A worker
+  // process initialises a driver of its own, which this one does not wait for.
+  if (device_opener.kind == DeviceKind::cuda && device_opener.isolation == Isolation::in_process)
+    static_cast<void>(Device::count(DeviceKind::cuda));
   auto opening = std::async(std::launch::async, [&device_opener, start] {
     Result<Device> device = device_opener.open();
     return std::make_pair(std::move(device), milliseconds_since(start));

@@ -23,6 +23,13 @@ class CpuDeviceTest : public ::testing::Test {
   System system_;
 };
 
+// One CPU device, whatever the machine; the CUDA count agrees with what open_default picks.
+TEST_F(CpuDeviceTest, CountsOneCpuAndTheGpusOpenDefaultWouldTake) {
+  EXPECT_EQ(Device::count(DeviceKind::cpu), 1);
+  EXPECT_GE(Device::count(DeviceKind::cuda), 0);
+  EXPECT_EQ(Device::default_kind() == DeviceKind::cuda, Device::count(DeviceKind::cuda) > 0);
+}
+
 TEST_F(CpuDeviceTest, UploadThenDownloadRoundTrips) {
   Device dev = open();
   std::vector<float> host(1000);

@@ -171,6 +171,9 @@ class Device {
   static Result<Device> open_default(System& system, DeviceOptions options = {});
   // The kind open_default opens: cuda when this build has the CUDA tier and a GPU is usable, else cpu.
   [[nodiscard]] static DeviceKind default_kind();
+  // How many devices of `kind` this process can open in process: 1 CPU; the usable CUDA GPUs (0 in a build without
+  // the CUDA tier). The first call for CUDA initialises its driver in this process (cuInit, ~100 ms on the H100).
+  [[nodiscard]] static int count(DeviceKind kind);
 
   [[nodiscard]] DeviceKind kind() const noexcept;
   [[nodiscard]] const std::string& name() const noexcept;

@@ -19,11 +19,8 @@
 #include "accel/core/dtype.hpp"
 #include "accel/core/future.hpp"
 #include "accel/core/result.hpp"
+#include "accel/device/device.hpp"
 #include "accel/device/requests.hpp"
-
-namespace accel {
-class Device;
-}
 
 namespace accel::embed {
 
@@ -98,10 +95,11 @@ struct ModelStats {
 // source tree this build came from.
 [[nodiscard]] std::filesystem::path default_model_folder();
 
-// How Model::open gets its device: the kind it will be and the function that opens it. Should the device
-// opened be of another kind, the weights are converted again for it.
+// How Model::open gets its device: the kind it will be, whether it runs in this process, and the function that
+// opens it. Should the device opened be of another kind, the weights are converted again for it.
 struct DeviceOpener {
   DeviceKind kind = DeviceKind::cpu;
+  Isolation isolation = Isolation::in_process;
   std::function<Result<Device>()> open;
 };
 
