@@ -9,15 +9,14 @@ Result<std::unique_ptr<CublasLtState>> CublasLtState::open(CudaTarget& target) {
   const DeviceOptions& options = target.options();
   int device = 0;
   ACCEL_RETURN_IF_ERROR(target.check(cudaGetDevice(&device), "asking for the current device"));
-  std::unique_ptr<CublasLtStartup> startup = CublasLtStartup::begin(device);
   void* workspace = nullptr;
   if (options.blas.workspace_bytes != 0) {
     ACCEL_RETURN_IF_ERROR(
         target.check(cudaMallocFromPoolAsync(&workspace, options.blas.workspace_bytes, target.pool(), target.stream()),
                      fmt::format("allocating the {}-byte GEMM workspace", options.blas.workspace_bytes)));
   }
-  return std::unique_ptr<CublasLtState>(new CublasLtState(target.stream(), workspace, options.blas.workspace_bytes,
-                                                          options.blas.plan_cache_capacity, std::move(startup)));
+  return std::unique_ptr<CublasLtState>(new CublasLtState(
+      device, target.stream(), workspace, options.blas.workspace_bytes, options.blas.plan_cache_capacity));
 }
 
 Result<CublasLtGemm*> CublasLtState::gemm() {
@@ -28,7 +27,10 @@ Result<CublasLtGemm*> CublasLtState::gemm() {
 }
 
 CublasLtGemm* CublasLtState::gemm_if_ready() {
-  if (!ready()) return nullptr;
+  if (!ready()) {
+    if (++graph_asks_ == kAsksBeforeStartup) startup_ = CublasLtStartup::begin(device_);
+    return nullptr;
+  }
   Result<CublasLtGemm*> made = gemm();
   return made.ok() ? *made : nullptr;
 }

@@ -11,9 +11,12 @@
 namespace accel {
 
 namespace blas {
-// What cuBLASLt keeps per stream: its handle and plan cache, and the workspace its GEMMs use. The process's first
-// state also begins cuBLASLt's loading and one-time start-up on a thread of its own (CublasLtStartup); the handle is
-// made on the stream's first GEMM, so that opening the state never waits for the library.
+// What cuBLASLt keeps per stream: its handle and plan cache, and the workspace its GEMMs use. The handle is made on
+// the stream's first GEMM, so that opening the state never waits for the library. cuBLASLt's loading and one-time
+// start-up run on a thread of their own (CublasLtStartup), begun once the compiled graphs have asked for cuBLASLt
+// kAsksBeforeStartup times: a process that runs its graphs only once or twice (the CLI embedding one line: the
+// warm-up, then the text) needs none of it, and begun at once, the start-up outlived such a process's work by
+// 140-200 ms, which its exit waited for (H100: docs/PERFORMANCE.md).
 class CublasLtState final : public TargetState {
  public:
   static Result<std::unique_ptr<CublasLtState>> open(CudaTarget& target);
@@ -31,15 +34,18 @@ class CublasLtState final : public TargetState {
   [[nodiscard]] const CublasLtGemm* existing_gemm() const noexcept { return gemm_.get(); }
   // Whether cuBLASLt's start-up is over, so that a call now costs only itself.
   [[nodiscard]] static bool ready() noexcept { return CublasLtStartup::done(); }
+  static constexpr int kAsksBeforeStartup = 3;
 
  private:
-  CublasLtState(cudaStream_t stream, void* workspace, std::size_t workspace_bytes, std::size_t plan_capacity,
-                std::unique_ptr<CublasLtStartup> startup)
-      : stream_(stream),
+  CublasLtState(int device, cudaStream_t stream, void* workspace, std::size_t workspace_bytes,
+                std::size_t plan_capacity)
+      : device_(device),
+        stream_(stream),
         workspace_(workspace),
         workspace_bytes_(workspace_bytes),
-        plan_capacity_(plan_capacity),
-        startup_(std::move(startup)) {}
+        plan_capacity_(plan_capacity) {}
+  int device_;
+  int graph_asks_ = 0;  // gemm_if_ready calls while cuBLASLt was not ready
   cudaStream_t stream_;
   void* workspace_;
   std::size_t workspace_bytes_;
