@@ -44,9 +44,9 @@ bool nvrtc_is_mapped() {
              nullptr) != 0;
 }
 
-// NVRTC is loaded by the first compile, not linked (operation/nvrtc_library.hpp): a process that never compiles does not
-// pay for mapping it. In a fresh process (the threadsafe death test re-executes this binary), since other tests here
-// load it.
+// NVRTC is loaded by the first compile, not linked (operation/nvrtc_library.hpp): a process that never compiles does
+// not pay for mapping it. In a fresh process (the threadsafe death test re-executes this binary), since other tests
+// here load it.
 TEST(NvrtcCompiler, LibraryIsLoadedByTheFirstCompileNotBefore) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
