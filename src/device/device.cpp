@@ -157,12 +157,7 @@ Result<Device> Device::open(System& system, DeviceOptions options) {
   return Device(std::make_shared<detail::DeviceCore>(std::move(lifetime), std::move(actor), std::move(shared)));
 }
 
-DeviceKind Device::default_kind() {
-#if ACCEL_HAVE_CUDA
-  if (device::cuda_device_count() > 0) return DeviceKind::cuda;
-#endif
-  return DeviceKind::cpu;
-}
+DeviceKind Device::default_kind() { return count(DeviceKind::cuda) > 0 ? DeviceKind::cuda : DeviceKind::cpu; }
 
 int Device::count(DeviceKind kind) {
   if (kind == DeviceKind::cpu) return 1;
