@@ -116,21 +116,9 @@ Status NcclComm::init(const UniqueId& id, CudaTarget& target) {
   fast.blocking = 1;
   fast.splitShare = 1;
   // The split is collective over `safe`, which makes it non-blocking; NCCL writes the new handle from its own
-  // thread when the split's job ends, which can be after `safe` reads done.
-  std::atomic_ref<ncclComm_t> made(fast_);
+  // thread when the split's job ends, which can be after `safe` reads done: so `fast` is then waited for too.
   ACCEL_RETURN_IF_ERROR(
       settle(lock, safe_, ncclCommSplit(safe_, 0, comm_.rank, &fast_, &fast), "ncclCommSplit", target));
-  const Clock::time_point start = Clock::now();
-  while (made.load() == nullptr) {
-    if (Clock::now() - start > timeout_) {
-      Status cause = deadline_exceeded(
-          fmt::format("ncclCommSplit: {} gave no communicator within {} ms", describe(comm_), timeout_.count()));
-      abort_locked(cause);
-      return cause;
-    }
-    target.keep_alive();
-    std::this_thread::sleep_for(100us);
-  }
   return settle(lock, fast_, ncclInProgress, "ncclCommSplit", target);
 }
 
@@ -139,7 +127,7 @@ Status NcclComm::usable(std::string_view request) const {
   return failure_.with_context(request);
 }
 
-Status NcclComm::settle(std::unique_lock<std::mutex>&, ncclComm_t comm, ncclResult_t result, std::string_view what,
+Status NcclComm::settle(std::unique_lock<std::mutex>&, ncclComm_t& comm, ncclResult_t result, std::string_view what,
                         CudaTarget& target) {
   const Clock::time_point start = Clock::now();
   Clock::time_point alive = start;
@@ -163,8 +151,10 @@ Status NcclComm::settle(std::unique_lock<std::mutex>&, ncclComm_t comm, ncclResu
     } else {
       std::this_thread::sleep_for(20us);
     }
+    const ncclComm_t made = std::atomic_ref<ncclComm_t>(comm).load();
+    if (made == nullptr) continue;  // not written yet by the NCCL thread that makes it
     ncclResult_t state = ncclSuccess;
-    const ncclResult_t asked = ncclCommGetAsyncError(comm, &state);
+    const ncclResult_t asked = ncclCommGetAsyncError(made, &state);
     result = asked != ncclSuccess ? asked : state;
   }
   if (result != ncclSuccess) {

@@ -81,8 +81,9 @@ class NcclComm {
   [[nodiscard]] const Comm& comm() const noexcept { return comm_; }
 
  private:
-  // Waits while `result` is ncclInProgress (as `comm` reports it); a timeout aborts.
-  Status settle(std::unique_lock<std::mutex>& lock, ncclComm_t comm, ncclResult_t result, std::string_view what,
+  // Waits while `result` is ncclInProgress (as `comm` reports it, once NCCL has written the handle); a timeout
+  // aborts.
+  Status settle(std::unique_lock<std::mutex>& lock, ncclComm_t& comm, ncclResult_t result, std::string_view what,
                 CudaTarget& target);
   Status track(CudaRun& run);
   // With the lock held: marks the pending collectives failed with `cause`, then aborts.
