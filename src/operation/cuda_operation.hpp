@@ -168,6 +168,8 @@ struct CudaRun {
   // may copy into in stream order; when it does, it sets check_result.
   std::span<std::byte> host_result;
   HostResultCheck check_result;
+  // The version (BufferView::version) that the buffers this request writes will have after it; 0 if not tracked.
+  std::uint64_t write_version = 0;
 };
 
 // A failed library launch may hide a sticky error of earlier work; that one decides what the device does.

@@ -47,6 +47,10 @@ struct BufferView {
   void* data = nullptr;
   DType dtype = DType::f32;
   std::uint64_t count = 0;
+  // The version of the contents this request finds: a number the device gives each write of a buffer, never
+  // reused by another write of that device. Equal versions of a buffer are equal contents, so a family may keep
+  // what it derived from them (SpGemm's counted product). 0: not tracked, the same as never seen.
+  std::uint64_t version = 0;
 
   [[nodiscard]] std::uint64_t bytes() const noexcept { return count * size_of(dtype); }
   // The address of element `index` (no bounds check: the range was checked when the view was resolved).

@@ -138,11 +138,13 @@ Status CudaContext::order_before(cudaStream_t stream, const BufferHandle& handle
   return Status();
 }
 
-void CudaContext::order_after(cudaStream_t stream, const BufferHandle& handle, Access access, const EventRef& event) {
+void CudaContext::order_after(cudaStream_t stream, const BufferHandle& handle, Access access, const EventRef& event,
+                              std::uint64_t write_version) {
   BufferOrdering& ordering = ordering_of(handle);
   if (access == Access::write) {
     ordering.last_write = StreamUse{stream, event};
     ordering.reads_since.clear();
+    ordering.version = write_version;
     return;
   }
   for (StreamUse& read : ordering.reads_since) {
@@ -152,6 +154,14 @@ void CudaContext::order_after(cudaStream_t stream, const BufferHandle& handle, A
     }
   }
   ordering.reads_since.push_back(StreamUse{stream, event});
+}
+
+void CudaContext::stamp_versions(const Operands& operands, std::span<BufferView> views) {
+  std::size_t index = 0;
+  for (const Operand& operand : operands.list()) {
+    BufferView& view = views[index++];
+    if (!operand.buffer.is_null()) view.version = ordering_of(operand.buffer).version;
+  }
 }
 
 Status CudaContext::order_all_before_free(cudaStream_t stream, const BufferHandle& handle) {

@@ -37,6 +37,7 @@ struct StreamUse {
 struct BufferOrdering {
   std::optional<StreamUse> last_write;
   std::vector<StreamUse> reads_since;  // at most one per stream
+  std::uint64_t version = 0;           // of the last write (BufferView::version)
 };
 
 class CudaContext final : public DeviceBackend, public std::enable_shared_from_this<CudaContext> {
@@ -78,8 +79,15 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
 
   // Makes `stream` wait for what an access of `handle` (already resolved) must follow.
   [[nodiscard]] Status order_before(cudaStream_t stream, const BufferHandle& handle, Access access);
-  // Records that `event`, recorded on `stream`, is the latest access of `handle`.
-  void order_after(cudaStream_t stream, const BufferHandle& handle, Access access, const EventRef& event);
+  // Records that `event`, recorded on `stream`, is the latest access of `handle`; a write gives the buffer
+  // `write_version` (from new_write_version()).
+  void order_after(cudaStream_t stream, const BufferHandle& handle, Access access, const EventRef& event,
+                   std::uint64_t write_version);
+  // A version no write of this context has had, for the buffers one request writes.
+  [[nodiscard]] std::uint64_t new_write_version() noexcept { return ++write_versions_; }
+  void set_version(const BufferHandle& handle, std::uint64_t version) { ordering_of(handle).version = version; }
+  // Each resolved view of `operands` given its buffer's version.
+  void stamp_versions(const Operands& operands, std::span<BufferView> views);
   // Makes `stream` wait for every access of `handle` by other streams (before freeing it); forgets them.
   [[nodiscard]] Status order_all_before_free(cudaStream_t stream, const BufferHandle& handle);
 
@@ -123,6 +131,7 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   // has been reached, and waiting for it is a no-op. Pruned as it grows, so it holds about the work in flight.
   std::map<std::uint64_t, FencePoint> fences_;
   std::uint64_t fences_recorded_ = 0;
+  std::uint64_t write_versions_ = 0;  // never reset, so that no version names two contents
   std::size_t fence_prune_at_ = 0;
   std::atomic<std::uint32_t> streams_created_{0};
 

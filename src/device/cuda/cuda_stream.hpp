@@ -101,12 +101,14 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
 
   // With the buffers' lock held and every operand validated: orders the work after the buffers' earlier
   // users, runs `work` (which enqueues and returns what completion needs), records the completion event.
+  // The buffers written get `write_version` (CudaContext::new_write_version()).
   template <class Work>
   Result<Submitted> ordered(std::initializer_list<Use> uses, Work&& work) {
-    return ordered(std::span<const Use>(uses.begin(), uses.size()), std::forward<Work>(work));
+    return ordered(std::span<const Use>(uses.begin(), uses.size()), context_->new_write_version(),
+                   std::forward<Work>(work));
   }
   template <class Work>
-  Result<Submitted> ordered(std::span<const Use> uses, Work&& work);
+  Result<Submitted> ordered(std::span<const Use> uses, std::uint64_t write_version, Work&& work);
 
   template <class Request>
   Status complete_later(Request& request, Promise<Done>& reply) {
@@ -159,10 +161,13 @@ Result<Submitted> CudaStream::enqueue(Request& request) {
   const std::vector<Use> uses = uses_of(operands);
   std::lock_guard lock(context_->buffers_mutex());
   ACCEL_RETURN_IF_ERROR(context_->check_healthy());
-  ACCEL_ASSIGN_OR_RETURN(const std::vector<BufferView> views, context_->table().resolve(operands));
-  return ordered(std::span<const Use>(uses), [&]() -> Result<Submitted> {
+  ACCEL_ASSIGN_OR_RETURN(std::vector<BufferView> views, context_->table().resolve(operands));
+  context_->stamp_versions(operands, views);
+  const std::uint64_t write_version = context_->new_write_version();
+  return ordered(std::span<const Use>(uses), write_version, [&]() -> Result<Submitted> {
     const std::uint64_t bytes = CudaOp::workspace_bytes(plan);
-    CudaRun run{.target = *this, .host_result = {host_result.data(), host_result_bytes}};
+    CudaRun run{
+        .target = *this, .host_result = {host_result.data(), host_result_bytes}, .write_version = write_version};
     if (bytes != 0) {
       ACCEL_ASSIGN_OR_RETURN(run.workspace, workspace(bytes));
       run.workspace_bytes = bytes;
@@ -175,11 +180,18 @@ Result<Submitted> CudaStream::enqueue(Request& request) {
 }
 
 template <class Work>
-Result<Submitted> CudaStream::ordered(std::span<const Use> uses, Work&& work) {
+Result<Submitted> CudaStream::ordered(std::span<const Use> uses, std::uint64_t write_version, Work&& work) {
   for (const Use& use : uses) ACCEL_RETURN_IF_ERROR(context_->order_before(stream_, use.buffer, use.access));
-  ACCEL_ASSIGN_OR_RETURN(Submitted submitted, work());
-  ACCEL_ASSIGN_OR_RETURN(submitted.event, context_->record_event(stream_));
-  for (const Use& use : uses) context_->order_after(stream_, use.buffer, use.access, submitted.event);
+  Result<Submitted> submitted = work();
+  Result<EventRef> event = submitted.ok() ? context_->record_event(stream_) : Result<EventRef>(submitted.status());
+  if (!event.ok()) {
+    // Work that failed part way may have written some of its outputs: their contents are new, whatever they are.
+    for (const Use& use : uses)
+      if (use.access == Access::write) context_->set_version(use.buffer, write_version);
+    return event.status();
+  }
+  submitted->event = *std::move(event);
+  for (const Use& use : uses) context_->order_after(stream_, use.buffer, use.access, submitted->event, write_version);
   return submitted;
 }
 

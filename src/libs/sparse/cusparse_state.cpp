@@ -72,6 +72,29 @@ SpGemmWork::~SpGemmWork() {
     if (m != nullptr) api.cusparseDestroySpMat(m);
 }
 
+std::optional<CountedKey> counted_key(const Matrix& a, const Matrix& b, std::span<const BufferView> views,
+                                      std::uint64_t offsets_version) {
+  if (offsets_version == 0) return std::nullopt;
+  CountedKey key{};
+  auto types = [](const Matrix& m) {
+    return static_cast<std::int64_t>(m.format) | static_cast<std::int64_t>(m.index) << 8 |
+           static_cast<std::int64_t>(m.dtype) << 16;
+  };
+  std::size_t at = 0;
+  for (const Matrix* m : {&a, &b}) {
+    key[at++] = types(*m);
+    key[at++] = m->rows;
+    key[at++] = m->cols;
+    key[at++] = m->nnz;
+  }
+  for (std::size_t i = 0; i < 6; ++i) {
+    if (views[i].version == 0) return std::nullopt;
+    key[at++] = static_cast<std::int64_t>(views[i].version);
+  }
+  key[at] = static_cast<std::int64_t>(offsets_version);
+  return key;
+}
+
 AnalysisKey analysis_key(Kind kind, const Matrix& m, std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d,
                          std::int64_t e) {
   const std::int64_t kinds = static_cast<std::int64_t>(kind) | static_cast<std::int64_t>(m.format) << 8 |
@@ -99,7 +122,11 @@ CusparseState::CusparseState(const CusparseApi& api, cusparseHandle_t handle)
     : api_(api),
       handle_(handle),
       analyses_(std::make_unique<cache::Cache<Analysis>>(
-          cache::CacheOptions<Analysis>{.name = "cusparse-analyses", .max_entries = kAnalysisCapacity})) {}
+          cache::CacheOptions<Analysis>{.name = "cusparse-analyses", .max_entries = kAnalysisCapacity})),
+      counted_(std::make_unique<cache::Cache<CountedProduct>>(cache::CacheOptions<CountedProduct>{
+          .name = "cusparse-spgemm-counts", .max_entries = 1, .size_of = [](const CountedProduct& product) {
+            return product.bytes;
+          }})) {}
 
 CusparseState::~CusparseState() {
   analyses_.reset();
@@ -191,7 +218,10 @@ Status launched(CudaRun& run, cusparseStatus_t status, std::string_view what) {
 
 void describe_cusparse(CudaTarget& target, LibraryReport& report) {
   report.report(cusparse_library());
-  if (CusparseState* state = target.existing_stream_state<CusparseState>()) report.report(state->analyses().stats());
+  if (CusparseState* state = target.existing_stream_state<CusparseState>()) {
+    report.report(state->analyses().stats());
+    report.report(state->counted_products().stats());
+  }
 }
 
 }  // namespace accel::sparse

@@ -7,6 +7,8 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string_view>
 
 #include "accel/libs/sparse/sparse.hpp"
@@ -75,8 +77,27 @@ struct SpGemmWork {
   cusparseSpGEMMDescr_t spgemm = nullptr;
 };
 
-// What cuSPARSE keeps per stream: its handle, set to the stream, and the analyses of the structures used there.
-// Opening the first loads the library.
+// A product A·B that SpGemmCount computed in full into scratch columns and values (alpha 1), kept so that the
+// SpGemm after it copies them rather than multiply again.
+struct CountedProduct {
+  explicit CountedProduct(cudaStream_t stream) noexcept : columns(stream), values(stream) {}
+
+  StreamBuffer columns;
+  StreamBuffer values;
+  std::int64_t nnz = 0;
+  std::uint64_t bytes = 0;
+};
+
+// What a counted product depends on: A's and B's shapes, nnz and types, the versions of their six arrays (`views`,
+// the requests' first six, A's then B's) and the version of C's offsets that the count wrote; nullopt when a
+// version is not tracked.
+using CountedKey = std::array<std::int64_t, 15>;
+[[nodiscard]] std::optional<CountedKey> counted_key(const Matrix& a, const Matrix& b, std::span<const BufferView> views,
+                                                    std::uint64_t offsets_version);
+
+// What cuSPARSE keeps per stream: its handle, set to the stream, the analyses of the structures used there, and
+// the last SpGemmCount's product until an SpGemm uses it or the next count replaces it. Opening the first loads
+// the library.
 class CusparseState final : public TargetState {
  public:
   static Result<std::unique_ptr<CusparseState>> open(CudaTarget& target);
@@ -87,12 +108,14 @@ class CusparseState final : public TargetState {
   [[nodiscard]] const CusparseApi& api() const noexcept { return api_; }
   [[nodiscard]] cusparseHandle_t handle() const noexcept { return handle_; }
   [[nodiscard]] cache::Cache<Analysis>& analyses() noexcept { return *analyses_; }
+  [[nodiscard]] cache::Cache<CountedProduct>& counted_products() noexcept { return *counted_; }
 
  private:
   CusparseState(const CusparseApi& api, cusparseHandle_t handle);
   const CusparseApi& api_;
   cusparseHandle_t handle_;
   std::unique_ptr<cache::Cache<Analysis>> analyses_;  // reset before the handle is destroyed
+  std::unique_ptr<cache::Cache<CountedProduct>> counted_;
 };
 
 // A planned sparse request: the stream's state and cuSPARSE's table, or neither for a request that runs kernels of

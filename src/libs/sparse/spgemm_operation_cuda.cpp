@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <memory>
+#include <optional>
 #include <utility>
 
 #include "libs/sparse/cusparse_run.hpp"
+#include "libs/sparse/scale_kernel.hpp"
 
 namespace accel {
 
@@ -30,9 +33,13 @@ Status check_i32(std::string_view request, const Matrix& a) {
 // A product with no term: C has no entry, and cuSPARSE is not asked.
 bool empty_product(const Matrix& a, const Matrix& b) { return a.rows == 0 || b.cols == 0 || a.nnz == 0 || b.nnz == 0; }
 
+// A·A (or B over A's very arrays and shape) is checked once: each check costs a wait.
 Status check_factors(CudaRun& run, std::string_view name, const Matrix& a, const Matrix& b,
                      std::span<const BufferView> views) {
   ACCEL_RETURN_IF_ERROR(sparse::check_structure_on_device(run, name, "a", a, views[a_offsets], views[a_indices]));
+  const bool same_structure = a.format == b.format && a.index == b.index && a.rows == b.rows && a.cols == b.cols &&
+                              a.nnz == b.nnz && a.offsets == b.offsets && a.indices == b.indices;
+  if (same_structure) return Status();
   return sparse::check_structure_on_device(run, name, "b", b, views[b_offsets], views[b_indices]);
 }
 
@@ -103,6 +110,42 @@ Status multiply(std::string_view name, const Matrix& a, const Matrix& b, double 
                           "cusparseSpGEMM_copy");
 }
 
+// The product the stream's last count kept, if it is A·B as A and B are now and C's offsets are still the ones it
+// wrote; taken out of the state, so that its memory goes once this fill has copied it.
+std::shared_ptr<const sparse::CountedProduct> take_counted(const SpGemm& r, const sparse::SparsePlan& plan,
+                                                           std::span<const BufferView> views) {
+  const std::optional<sparse::CountedKey> key = sparse::counted_key(r.a, r.b, views, views[c_offsets].version);
+  if (!key) return nullptr;
+  const auto bytes = std::as_bytes(std::span(*key));
+  cache::Cache<sparse::CountedProduct>& products = plan.state->counted_products();
+  std::shared_ptr<const sparse::CountedProduct> counted = products.peek(bytes);
+  if (counted != nullptr) products.erase(bytes);
+  return counted;
+}
+
+// C's columns and values copied from the counted product, the values times alpha (the count used 1). A and B were
+// checked by the count and have not been written since.
+Status fill_from_count(const SpGemm& r, const sparse::CountedProduct& counted, std::span<const BufferView> views,
+                       CudaRun& run) {
+  using Op = Operation<SpGemm>;
+  ACCEL_RETURN_IF_ERROR(sparse::check_output_nnz(r.kName, "c", r.c.nnz, counted.nnz, SpGemmCount::kName));
+  if (counted.nnz == 0) return Status();
+  const auto entries = static_cast<std::size_t>(counted.nnz);
+  cudaStream_t stream = run.target.stream();
+  ACCEL_RETURN_IF_ERROR(
+      run.target.check(cudaMemcpyAsync(views[Op::c_indices].data, counted.columns.data(),
+                                       entries * sizeof(std::int32_t), cudaMemcpyDeviceToDevice, stream),
+                       "copying C's counted columns"));
+  if (r.alpha == 1.0) {
+    return run.target.check(cudaMemcpyAsync(views[Op::c_values].data, counted.values.data(),
+                                            entries * size_of(r.a.dtype), cudaMemcpyDeviceToDevice, stream),
+                            "copying C's counted values");
+  }
+  return run.target.check(sparse::launch_scaled_copy(r.a.dtype == DType::f64, counted.values.data(),
+                                                     views[Op::c_values].data, counted.nnz, r.alpha, stream),
+                          "scaling C's counted values by alpha");
+}
+
 }  // namespace
 
 Result<CudaOperation<SpGemmCount>::Plan> CudaOperation<SpGemmCount>::plan(const SpGemmCount& request, const Checked&,
@@ -111,20 +154,29 @@ Result<CudaOperation<SpGemmCount>::Plan> CudaOperation<SpGemmCount>::plan(const 
   return sparse::plan_sparse(target);
 }
 
-// The count multiplies into scratch columns and values, freed once the copy that wrote C's offsets has run.
+// The count multiplies into scratch columns and values, kept in the stream's state for the SpGemm that follows
+// when A's and B's versions are tracked, else freed once the copy that wrote C's offsets has run.
 Status CudaOperation<SpGemmCount>::run(const SpGemmCount& r, const Checked&, const Plan& plan,
                                        std::span<const BufferView> views, CudaRun& run) {
   if (empty_product(r.a, r.b)) {
     ACCEL_RETURN_IF_ERROR(check_factors(run, r.kName, r.a, r.b, views));
     return zero_offsets(run, r.a, views);
   }
-  sparse::StreamBuffer columns(run.target.stream()), values(run.target.stream());
-  return multiply(r.kName, r.a, r.b, 1.0, views, plan, run, [&](std::int64_t nnz) -> Result<std::pair<void*, void*>> {
-    const auto entries = static_cast<std::size_t>(nnz);
-    ACCEL_RETURN_IF_ERROR(columns.allocate(run.target, entries * sizeof(std::int32_t), "scratch columns of C"));
-    ACCEL_RETURN_IF_ERROR(values.allocate(run.target, entries * size_of(r.a.dtype), "scratch values of C"));
-    return std::make_pair(columns.data(), values.data());
-  });
+  auto product = std::make_shared<sparse::CountedProduct>(run.target.stream());
+  ACCEL_RETURN_IF_ERROR(
+      multiply(r.kName, r.a, r.b, 1.0, views, plan, run, [&](std::int64_t nnz) -> Result<std::pair<void*, void*>> {
+        const auto entries = static_cast<std::size_t>(nnz);
+        product->nnz = nnz;
+        product->bytes = entries * (sizeof(std::int32_t) + size_of(r.a.dtype));
+        ACCEL_RETURN_IF_ERROR(
+            product->columns.allocate(run.target, entries * sizeof(std::int32_t), "scratch columns of C"));
+        ACCEL_RETURN_IF_ERROR(
+            product->values.allocate(run.target, entries * size_of(r.a.dtype), "scratch values of C"));
+        return std::make_pair(product->columns.data(), product->values.data());
+      }));
+  const std::optional<sparse::CountedKey> key = sparse::counted_key(r.a, r.b, views, run.write_version);
+  if (key) plan.state->counted_products().put(std::as_bytes(std::span(*key)), std::move(product));
+  return Status();
 }
 
 Result<CudaOperation<SpGemm>::Plan> CudaOperation<SpGemm>::plan(const SpGemm& request, const Checked&,
@@ -136,6 +188,7 @@ Result<CudaOperation<SpGemm>::Plan> CudaOperation<SpGemm>::plan(const SpGemm& re
 Status CudaOperation<SpGemm>::run(const SpGemm& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
                                   CudaRun& run) {
   using Op = Operation<SpGemm>;
+  if (auto counted = take_counted(r, plan, views)) return fill_from_count(r, *counted, views, run);
   if (empty_product(r.a, r.b)) {
     ACCEL_RETURN_IF_ERROR(check_factors(run, r.kName, r.a, r.b, views));
     ACCEL_RETURN_IF_ERROR(sparse::check_output_nnz(r.kName, "c", r.c.nnz, 0, SpGemmCount::kName));

@@ -1,7 +1,7 @@
-// sparse::SpGemmCount and sparse::SpGemm on a CUDA stream: cuSPARSE's SpGEMM with structure reuse
-// (cusparseSpGEMMreuse_*). The count runs its work estimation and nnz steps, which write C's offsets; the fill its
-// copy (C's columns) and compute (C's values) steps, over the count's state when the stream's cache holds it and
-// A and B are fixed, else after counting again (spgemm.hpp says when). i32 indices only, as cuSPARSE's SpGEMM takes.
+// sparse::SpGemmCount and sparse::SpGemm on a CUDA stream: cuSPARSE's SpGEMM steps (work estimation, compute,
+// copy). The count multiplies into scratch and keeps the product in the stream's state (CountedProduct); the fill
+// copies it when A, B and C's offsets are as the count left them (spgemm.hpp), else multiplies again. i32 indices
+// only, as cuSPARSE's SpGEMM takes.
 #pragma once
 
 #include "libs/sparse/cusparse_state.hpp"

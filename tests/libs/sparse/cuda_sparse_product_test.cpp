@@ -161,6 +161,83 @@ TEST_P(CudaSparseProductTest, SpgemmWithoutItsCountCountsAgain) {
   }
 }
 
+// An SpGemm right after its count copies the counted product (a hit of the stream's "cusparse-spgemm-counts");
+// one after a write of A's values, of C's offsets, or after another count multiplies again, and each result is A·B
+// as A is when the SpGemm runs.
+TEST_P(CudaSparseProductTest, SpgemmFillsFromItsCountUnlessSomethingChangedSince) {
+  const Entries a = random_entries({.rows = 400, .cols = 300, .density = 0.02, .empty_every = 5}, rng_);
+  const Entries b = random_entries({.rows = 300, .cols = 350, .density = 0.015}, rng_);
+  const Entries other = random_entries({.rows = 400, .cols = 300, .density = 0.01}, rng_);
+  const auto nnz = static_cast<std::int64_t>(product_structure(a, b).second.size());
+  DeviceMatrix<std::int32_t, double> da = upload_matrix<std::int32_t, double>(*gpu_, a, Format::csr);
+  DeviceMatrix<std::int32_t, double> db = upload_matrix<std::int32_t, double>(*gpu_, b, Format::csr);
+  DeviceMatrix<std::int32_t, double> d_other = upload_matrix<std::int32_t, double>(*gpu_, other, Format::csr);
+  Buffer<std::int32_t> c_offsets = upload(*gpu_, std::vector<std::int32_t>(401));
+  Buffer<std::int32_t> other_offsets = upload(*gpu_, std::vector<std::int32_t>(401));
+  Buffer<std::int32_t> c_indices = upload(*gpu_, std::vector<std::int32_t>(static_cast<std::size_t>(nnz)));
+  Buffer<double> c_values = upload(*gpu_, std::vector<double>(static_cast<std::size_t>(nnz)));
+  const Matrix c{.index = DType::i32,
+                 .dtype = DType::f64,
+                 .rows = 400,
+                 .cols = 350,
+                 .nnz = nnz,
+                 .offsets = c_offsets,
+                 .indices = c_indices,
+                 .values = c_values};
+  auto hits = [&] {
+    Result<DeviceInfo> info = gpu_->info().wait();
+    const CacheStats* counts = info.ok() ? info->cache("cusparse-spgemm-counts") : nullptr;
+    return counts != nullptr ? counts->hits : std::uint64_t{0};
+  };
+  auto count = [&] { return gpu_->ask(SpGemmCount{.a = da.matrix, .b = db.matrix, .c_offsets = c_offsets}).wait(); };
+  auto fill_matches = [&](const Entries& now, double alpha) {
+    ASSERT_THAT(gpu_->ask(SpGemm{.alpha = alpha, .a = da.matrix, .b = db.matrix, .c = c}).wait(), IsOk());
+    EXPECT_LE(
+        relative(dense_of(400, 350, download(*gpu_, c_offsets), download(*gpu_, c_indices), download(*gpu_, c_values)),
+                 alpha * now.dense() * b.dense()),
+        tolerance<double>(300));
+  };
+  auto scaled_values = [&](double factor) {
+    Entries scaled = a;
+    for (double& v : scaled.value) v *= factor;
+    return scaled;
+  };
+
+  ASSERT_THAT(count(), IsOk());
+  const std::uint64_t before = hits();
+  fill_matches(a, 1.0);
+  EXPECT_EQ(hits(), before + 1) << "the SpGemm after its count copies the counted product";
+
+  ASSERT_THAT(count(), IsOk());
+  fill_matches(a, -2.5);
+  EXPECT_EQ(hits(), before + 2) << "alpha scales the counted values";
+
+  ASSERT_THAT(count(), IsOk());
+  const Entries doubled = scaled_values(2.0);
+  ASSERT_THAT(
+      gpu_->upload(std::span<const double>(arrays<std::int32_t, double>(doubled, Format::csr).values), da.values)
+          .wait(),
+      IsOk());
+  fill_matches(doubled, 1.0);
+  EXPECT_EQ(hits(), before + 2) << "A's values were written after the count";
+
+  ASSERT_THAT(count(), IsOk());
+  ASSERT_THAT(gpu_->upload(std::span<const std::int32_t>(std::vector<std::int32_t>(401)), c_offsets).wait(), IsOk());
+  fill_matches(doubled, 1.0);
+  EXPECT_EQ(hits(), before + 2) << "C's offsets were written after the count";
+
+  ASSERT_THAT(count(), IsOk());
+  ASSERT_THAT(gpu_->ask(SpGemmCount{.a = d_other.matrix, .b = db.matrix, .c_offsets = other_offsets}).wait(), IsOk());
+  fill_matches(doubled, 0.5);
+  EXPECT_EQ(hits(), before + 2) << "another count replaced the product";
+
+  ASSERT_THAT(count(), IsOk());
+  Matrix wrong = c;
+  wrong.nnz = nnz - 1;
+  EXPECT_THAT(gpu_->ask(SpGemm{.a = da.matrix, .b = db.matrix, .c = wrong}).wait(),
+              StatusIs(Code::failed_precondition, fmt::format("c.nnz = {}, but the result has {}", nnz - 1, nnz)));
+}
+
 TEST_P(CudaSparseProductTest, SpgemmOfI64IndicesIsNotSupportedOnCuda) {
   const Entries a = random_entries({.rows = 10, .cols = 10, .density = 0.3}, rng_);
   const Csr<std::int64_t> c = run_spgemm<std::int64_t, double>(*gpu_, a, a, 1.0);

@@ -12,12 +12,15 @@
 // its columns sorted within each row. Both requests check A's and B's structures (sparse.hpp) before any library
 // reads them.
 //
-// On CUDA each of the two requests multiplies in full (cuSPARSE's work estimation, compute and copy steps): the count
-// into scratch columns and values, to learn C's offsets; the fill into C's own. cuSPARSE's structure-reuse steps,
-// which would let the fill reuse the count's work, did not give C's offsets on the H100 (see
-// spgemm_operation_cuda.cpp). An SpGemm whose c.nnz is not the product's nnz is failed_precondition, before C's
-// indices and values are written. On CUDA, cuSPARSE's SpGEMM takes i32 indices only (i64 is not supported there; the
-// CPU device takes both).
+// On CUDA the count multiplies in full (cuSPARSE's work estimation, compute and copy steps) into scratch columns and
+// values, to learn C's offsets, and the stream keeps that product. The SpGemm after it copies C's columns and values
+// from there (the values times alpha) when nothing has written A's or B's arrays or C's offsets since the count; the
+// device tells by the versions it gives each write of a buffer. Otherwise, or on another stream, the SpGemm
+// multiplies in full again. The stream holds one counted product (nnz × (4 + value size) bytes of device memory)
+// until an SpGemm uses it or the next count replaces it. cuSPARSE's structure-reuse steps, which would keep less,
+// did not give C's offsets on the H100 (see spgemm_operation_cuda.cpp). An SpGemm whose c.nnz is not the product's
+// nnz is failed_precondition, before C's indices and values are written. On CUDA, cuSPARSE's SpGEMM takes i32
+// indices only (i64 is not supported there; the CPU device takes both).
 #pragma once
 
 #include "accel/libs/sparse/sparse.hpp"
