@@ -56,8 +56,8 @@ enum class Side : std::uint8_t { left, right };
 [[nodiscard]] std::string_view to_string(Side side) noexcept;
 
 // P A = L U of n x n matrices, real or complex (f32, f64, c64, c128). A is replaced by L (below the diagonal, unit
-// diagonal implied) and U (on and above it); row i was interchanged with row ipiv[i] (1-based, as LAPACK's IPIV). info
-// = i > 0: U(i,i) is exactly zero (the factorisation is complete, but U is singular and cannot be used to solve).
+// diagonal implied) and U (on and above it); row i was interchanged with row ipiv[i] (1-based, as LAPACK's IPIV).
+// info = i > 0: U(i,i) is exactly zero (the factorisation is complete, but U is singular and cannot be used to solve).
 struct Getrf {
   static constexpr const char* kName = "solver::Getrf";
   using Response = Done;
