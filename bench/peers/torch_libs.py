@@ -4,8 +4,8 @@ would call instead, on the same GPU, one JSON line per case.
 
   fft     torch.fft.fft / rfft2 / fftn on the shapes of fft_bench: latency (one call, synchronised) and pipelined
           (many calls, one synchronisation) in microseconds
-  solver  torch.linalg.lu_factor / cholesky / eigh / qr / svd at n = 256, 1024, 4096 (svd to 1024) and cholesky batched
-          64 x (32 x 32): median microseconds per call (each call returns a new tensor, as accel's works on a copy);
+  solver  torch.linalg.lu_factor / cholesky / eigh / qr / svd at n = 256, 1024, 4096 (svd to 1024), cholesky batched
+          64 x (32 x 32) and lu_factor of complex64 at n = 1024: median microseconds per call (each call returns a new tensor, as accel's works on a copy);
           the peers of ormqr and gels at the same n: torch.ormqr (Qᵀ C, n x n C, from torch.geqrf of an n x n A made
           once) and torch.linalg.lstsq(driver="gels", the only driver on CUDA) of an n x n/2 A and one column B;
           the peers of gesvdj: torch.linalg.svd (full_matrices=False; default driver and driver="gesvdj") of
@@ -95,6 +95,10 @@ def solver():
         a = spd(32, (64,), dtype)
         emit({"bench": "solver", "routine": "potrf", "dtype": name, "n": 32, "batch": 64, "peer": "torch.linalg",
               "median_us": latency_us(lambda: torch.linalg.cholesky(a), 200)})
+    # solver_bench's getrf_c64: a complex64 matrix uniform in [-1, 1) in both parts, n = 1024.
+    a = torch.complex(torch.rand(1024, 1024, device="cuda") * 2 - 1, torch.rand(1024, 1024, device="cuda") * 2 - 1)
+    emit({"bench": "solver", "routine": "getrf", "dtype": "c64", "n": 1024, "batch": 1, "peer": "torch.linalg",
+          "median_us": latency_us(lambda: torch.linalg.lu_factor(a), 40)})
     gesvdj()
 
 

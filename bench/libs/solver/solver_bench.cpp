@@ -3,20 +3,22 @@
 // vectors), QR (geqrf + orgqr), ormqr (Qᵀ C of an n x n C, A factored once) and gels (least squares of an n x n/2 A
 // and one right-hand side; the raw call is cuSOLVER's own <t><t>gels, which needs no cuBLAS of its caller) at n = 256,
 // 1024 and 4096, gesvd and gesvdj (thin) at 256 and 1024, a batch of 64 potrf of 32 x 32 (potrfBatched) and batches
-// of 4096 gesvdj of 16 x 16 and 32 x 32 (gesvdjBatched), in f32 and f64. Factorisations overwrite their input, so
+// of 4096 gesvdj of 16 x 16 and 32 x 32 (gesvdjBatched), in f32 and f64, and getrf of a c64 matrix at n = 1024
+// (cusolverDnCgetrf; getrf_c64, uniform [-1, 1] in both parts). Factorisations overwrite their input, so
 // every call factors a fresh copy (ormqr: C, gels: A and B), restored by a device-to-device copy that is not timed.
 // What is timed is one call's round trip: for accel, the request until its future is ready (the infos read back and
 // turned into its status); for cuSOLVER, the call, the copy of devInfo to the host that a correct caller makes, and
 // cudaStreamSynchronize. One JSON line per routine, dtype, size and variant:
 //   {"bench":"solver","routine":"getrf","dtype":"f32","n":256,"batch":1,"variant":"accel","median_us":…,"min_us":…,
 //    "reps":…}
-// Usage: solver_bench [routines, default getrf,potrf,syevd,qr,ormqr,gels,gesvd,potrf_batched; also gesvdj,
+// Usage: solver_bench [routines, default getrf,potrf,syevd,qr,ormqr,gels,gesvd,potrf_batched,getrf_c64; also gesvdj,
 //                     gesvdj_batched]
 //                     [sizes, default 256,1024,4096]
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
+#include <complex>
 #include <random>
 #include <sstream>
 #include <string>
@@ -38,13 +40,23 @@ using solver_bench::Direct;
 using solver_bench::name;
 using solver_bench::Routine;
 
+using c64 = std::complex<float>;
+
 // getrf, qr, ormqr, gels, gesvd: uniform in [-1, 1]; potrf and syevd: symmetric, with n on the diagonal for potrf
-// (positive definite by Gershgorin, and cheap to make at n = 4096, unlike M Mᵀ).
+// (positive definite by Gershgorin, and cheap to make at n = 4096, unlike M Mᵀ). c64 (getrf only): uniform in both
+// parts.
 template <class T>
 std::vector<T> input(Routine routine, std::int64_t n, std::mt19937_64& rng) {
   const bool general = routine != Routine::potrf && routine != Routine::syevd;
   std::uniform_real_distribution<double> uniform(-1, 1);
   std::vector<T> a(static_cast<std::size_t>(n * n));
+  if constexpr (std::is_same_v<T, c64>) {
+    for (T& v : a) {
+      const auto re = static_cast<float>(uniform(rng));
+      v = T(re, static_cast<float>(uniform(rng)));
+    }
+    return a;
+  }
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = general ? 0 : j; i < n; ++i) {
       const T v = static_cast<T>(i == j && routine == Routine::potrf ? static_cast<double>(n) : uniform(rng));
@@ -159,7 +171,8 @@ void measure(Device& device, Routine routine, std::int64_t n, std::int64_t batch
     Actor<T> actor(device, routine, a, n, batch);
     report(routine, dtype_of<T>(), n, batch, "accel", time_calls(actor, warm, reps));
   }
-  Direct<T> direct(routine, a, static_cast<int>(n), static_cast<int>(batch));
+  std::conditional_t<std::is_same_v<T, c64>, solver_bench::DirectComplexLu, Direct<T>> direct(
+      routine, a, static_cast<int>(n), static_cast<int>(batch));
   report(routine, dtype_of<T>(), n, batch, batch > 1 ? "cusolver_batched" : "cusolver", time_calls(direct, warm, reps));
 }
 
@@ -174,7 +187,7 @@ std::vector<std::string> split(const std::string& list) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> routines =
-      split(argc > 1 ? argv[1] : "getrf,potrf,syevd,qr,ormqr,gels,gesvd,potrf_batched");
+      split(argc > 1 ? argv[1] : "getrf,potrf,syevd,qr,ormqr,gels,gesvd,potrf_batched,getrf_c64");
   const std::vector<std::string> sizes = split(argc > 2 ? argv[2] : "256,1024,4096");
   System system;
   Result<Device> device = Device::open(system, {.kind = DeviceKind::cuda});
@@ -187,6 +200,10 @@ int main(int argc, char** argv) {
     if (r == "potrf_batched") {  // the batched shape: 64 x (32 x 32)
       measure<float>(*device, Routine::potrf, 32, 64, rng);
       measure<double>(*device, Routine::potrf, 32, 64, rng);
+      continue;
+    }
+    if (r == "getrf_c64") {  // the complex case: torch.linalg.lu_factor of complex64 at 1024
+      measure<c64>(*device, Routine::getrf, 1024, 1, rng);
       continue;
     }
     if (r == "gesvdj_batched") {  // batches of small matrices, as torch.linalg.svd takes them

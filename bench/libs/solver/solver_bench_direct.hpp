@@ -6,6 +6,8 @@
 #include <cusolverDn.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <complex>
 #include <cstdlib>
 #include <type_traits>
 #include <vector>
@@ -257,6 +259,56 @@ struct Direct {
         fmt::print(stderr, "{}: info {} of matrix {}\n", name(routine), host_info[i], i);
         std::exit(1);
       }
+    }
+  }
+};
+
+// getrf of one c64 matrix (cusolverDnCgetrf), the complex case the benchmark measures, as Direct's calls: the call,
+// devInfo copied to the host, the stream synchronised.
+struct DirectComplexLu {
+  int n;
+  cudaStream_t stream{};
+  cusolverDnHandle_t handle{};
+  cuComplex *a{}, *pristine{}, *work{};
+  int *ipiv{}, *info{}, *host_info{};
+
+  DirectComplexLu(Routine, const std::vector<std::complex<float>>& host, int size, int) : n(size) {
+    static_assert(sizeof(cuComplex) == sizeof(std::complex<float>), "c64 is cuComplex's layout");
+    const std::size_t bytes = host.size() * sizeof(cuComplex);
+    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    check_solver(cusolverDnCreate(&handle), "cusolverDnCreate");
+    check_solver(cusolverDnSetStream(handle, stream), "cusolverDnSetStream");
+    check_cuda(cudaMalloc(&a, bytes), "a");
+    check_cuda(cudaMalloc(&pristine, bytes), "pristine");
+    check_cuda(cudaMalloc(&ipiv, n * sizeof(int)), "ipiv");
+    check_cuda(cudaMalloc(&info, sizeof(int)), "info");
+    check_cuda(cudaMallocHost(&host_info, sizeof(int)), "host info");
+    check_cuda(cudaMemcpy(pristine, host.data(), bytes, cudaMemcpyHostToDevice), "upload");
+    int lwork = 0;
+    check_solver(cusolverDnCgetrf_bufferSize(handle, n, n, a, n, &lwork), "Cgetrf_bufferSize");
+    check_cuda(cudaMalloc(&work, std::max(lwork, 1) * sizeof(cuComplex)), "work");
+  }
+  ~DirectComplexLu() {
+    cudaStreamSynchronize(stream);
+    cusolverDnDestroy(handle);
+    for (void* p : {static_cast<void*>(a), static_cast<void*>(pristine), static_cast<void*>(work),
+                    static_cast<void*>(ipiv), static_cast<void*>(info)})
+      cudaFree(p);
+    cudaFreeHost(host_info);
+    cudaStreamDestroy(stream);
+  }
+  void restore() {
+    check_cuda(cudaMemcpyAsync(a, pristine, std::size_t(n) * n * sizeof(cuComplex), cudaMemcpyDeviceToDevice, stream),
+               "restore");
+    check_cuda(cudaStreamSynchronize(stream), "sync");
+  }
+  void call() {
+    check_solver(cusolverDnCgetrf(handle, n, n, a, n, work, ipiv, info), "Cgetrf");
+    check_cuda(cudaMemcpyAsync(host_info, info, sizeof(int), cudaMemcpyDeviceToHost, stream), "info");
+    check_cuda(cudaStreamSynchronize(stream), "sync");
+    if (*host_info != 0) {
+      fmt::print(stderr, "getrf (c64): info {}\n", *host_info);
+      std::exit(1);
     }
   }
 };

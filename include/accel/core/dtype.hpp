@@ -1,6 +1,7 @@
 // Element types of device buffers and library requests.
 #pragma once
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -93,6 +94,10 @@ template <class T>
     return DType::i64;
   else if constexpr (std::is_same_v<T, std::uint64_t>)
     return DType::u64;
+  else if constexpr (std::is_same_v<T, std::complex<float>>)
+    return DType::c64;
+  else if constexpr (std::is_same_v<T, std::complex<double>>)
+    return DType::c128;
   else
     static_assert(always_false_v<T>, "no accel::DType for this element type");
 }

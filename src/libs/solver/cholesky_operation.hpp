@@ -1,6 +1,6 @@
 // The operation contracts of Cholesky (Note [The operation contract] in operation/operation.hpp): solver::Potrf
-// and solver::Potrs, checked by dense_checks, run by LAPACKE on the CPU device and by cuSOLVER on CUDA
-// (cholesky_operation_cuda.hpp).
+// and solver::Potrs in f32, f64, c64 and c128 (symmetric or Hermitian), checked by dense_checks, run by LAPACKE on
+// the CPU device and by cuSOLVER on CUDA (cholesky_operation_cuda.hpp).
 #pragma once
 
 #include <span>

@@ -28,6 +28,26 @@ struct Cholesky<double> {
   static constexpr std::string_view potrf_batched_name = "cusolverDnDpotrfBatched";
   static constexpr std::string_view potrs_name = "cusolverDnDpotrs";
 };
+template <>
+struct Cholesky<cuComplex> {
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnCpotrf_bufferSize;
+  static constexpr auto potrf = &solver::CusolverApi::cusolverDnCpotrf;
+  static constexpr auto potrs = &solver::CusolverApi::cusolverDnCpotrs;
+  static constexpr auto potrf_batched = &solver::CusolverApi::cusolverDnCpotrfBatched;
+  static constexpr std::string_view potrf_name = "cusolverDnCpotrf";
+  static constexpr std::string_view potrf_batched_name = "cusolverDnCpotrfBatched";
+  static constexpr std::string_view potrs_name = "cusolverDnCpotrs";
+};
+template <>
+struct Cholesky<cuDoubleComplex> {
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnZpotrf_bufferSize;
+  static constexpr auto potrf = &solver::CusolverApi::cusolverDnZpotrf;
+  static constexpr auto potrs = &solver::CusolverApi::cusolverDnZpotrs;
+  static constexpr auto potrf_batched = &solver::CusolverApi::cusolverDnZpotrfBatched;
+  static constexpr std::string_view potrf_name = "cusolverDnZpotrf";
+  static constexpr std::string_view potrf_batched_name = "cusolverDnZpotrfBatched";
+  static constexpr std::string_view potrs_name = "cusolverDnZpotrs";
+};
 
 // A batch is factored by one potrfBatched call (as PyTorch does), which needs no work area and launches once for
 // the whole batch instead of once per matrix; its count is an int.
@@ -97,19 +117,19 @@ Result<CudaOperation<Potrf>::Plan> CudaOperation<Potrf>::plan(const Potrf& reque
   return solver::plan_dense(
       target, key, r.batch, r.n == 0,
       [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
-        const cublasFillMode_t fill = solver::to_cublas(r.fill);
-        return r.dtype == DType::f64 ? (api.*Cholesky<double>::buffer_size)(handle, fill, solver::to_int(r.n), nullptr,
-                                                                            solver::to_int(r.lda), lwork)
-                                     : (api.*Cholesky<float>::buffer_size)(handle, fill, solver::to_int(r.n), nullptr,
-                                                                           solver::to_int(r.lda), lwork);
+        return solver::with_cuda_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+          return (api.*Cholesky<T>::buffer_size)(handle, solver::to_cublas(r.fill), solver::to_int(r.n), nullptr,
+                                                 solver::to_int(r.lda), lwork);
+        });
       },
       solver::DenseNeeds{.infos_in_workspace = request.info.is_null()});
 }
 
 Status CudaOperation<Potrf>::run(const Potrf&, const Checked& checked, const Plan& plan,
                                  std::span<const BufferView> views, CudaRun& run) {
-  return checked.request.dtype == DType::f64 ? potrf<double>(checked.request, plan, views, run)
-                                             : potrf<float>(checked.request, plan, views, run);
+  return solver::with_cuda_type(checked.request.dtype, [&]<class T>(std::type_identity<T>) {
+    return potrf<T>(checked.request, plan, views, run);
+  });
 }
 
 Result<CudaOperation<Potrs>::Plan> CudaOperation<Potrs>::plan(const Potrs&, const Checked& checked,
@@ -122,8 +142,9 @@ Result<CudaOperation<Potrs>::Plan> CudaOperation<Potrs>::plan(const Potrs&, cons
 
 Status CudaOperation<Potrs>::run(const Potrs&, const Checked& checked, const Plan& plan,
                                  std::span<const BufferView> views, CudaRun& run) {
-  return checked.request.dtype == DType::f64 ? potrs<double>(checked.request, plan, views, run)
-                                             : potrs<float>(checked.request, plan, views, run);
+  return solver::with_cuda_type(checked.request.dtype, [&]<class T>(std::type_identity<T>) {
+    return potrs<T>(checked.request, plan, views, run);
+  });
 }
 
 }  // namespace accel

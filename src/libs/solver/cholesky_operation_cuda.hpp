@@ -1,5 +1,5 @@
-// solver::Potrf and solver::Potrs on a CUDA stream: cuSOLVER's potrfBatched for a batch of Potrf, potrf and potrs
-// one launch per matrix otherwise, the infos checked at completion (cusolver_dense.hpp).
+// solver::Potrf and solver::Potrs on a CUDA stream (S, D, C or Z by the dtype): cuSOLVER's potrfBatched for a batch of
+// Potrf, potrf and potrs one launch per matrix otherwise, the infos checked at completion (cusolver_dense.hpp).
 #pragma once
 
 #include "libs/solver/cholesky_operation.hpp"

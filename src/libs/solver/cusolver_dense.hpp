@@ -8,10 +8,12 @@
 #include <functional>
 #include <memory>
 #include <string_view>
+#include <utility>
 
 #include "accel/core/cache_stats.hpp"
 #include "cache/cache.hpp"
 #include "libs/solver/cusolver_library.hpp"
+#include "libs/solver/dense_checks.hpp"
 #include "libs/solver/dense_info.hpp"
 #include "operation/cuda_operation.hpp"
 
@@ -130,6 +132,13 @@ void describe_cusolver(CudaTarget& target, LibraryReport& report);
 
 // A size or leading dimension as cuSOLVER's int; the request's validation checked that it fits.
 [[nodiscard]] inline int to_int(std::int64_t value) noexcept { return static_cast<int>(value); }
+
+// The element type cuSOLVER takes for a validated dtype: float, double, cuComplex or cuDoubleComplex (with_element_type
+// in dense_checks.hpp).
+template <class F>
+decltype(auto) with_cuda_type(DType dtype, F&& f) {
+  return with_element_type<cuComplex, cuDoubleComplex>(dtype, std::forward<F>(f));
+}
 
 [[nodiscard]] inline cublasFillMode_t to_cublas(Fill fill) noexcept {
   return fill == Fill::upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;

@@ -9,10 +9,17 @@
 
 namespace accel::solver {
 
-// The entry points the solver family calls.
+// The entry points the solver family calls (C and Z: the complex LU and Cholesky).
 struct CusolverApi {
 // clang-format off
 #define ACCEL_CUSOLVER_FUNCTIONS(X) \
+  X(cusolverDnCgetrf) \
+  X(cusolverDnCgetrf_bufferSize) \
+  X(cusolverDnCgetrs) \
+  X(cusolverDnCpotrf) \
+  X(cusolverDnCpotrfBatched) \
+  X(cusolverDnCpotrf_bufferSize) \
+  X(cusolverDnCpotrs) \
   X(cusolverDnCreate) \
   X(cusolverDnCreateGesvdjInfo) \
   X(cusolverDnDestroy) \
@@ -62,6 +69,13 @@ struct CusolverApi {
   X(cusolverDnSsyevd_bufferSize) \
   X(cusolverDnXgesvdjSetMaxSweeps) \
   X(cusolverDnXgesvdjSetTolerance) \
+  X(cusolverDnZgetrf) \
+  X(cusolverDnZgetrf_bufferSize) \
+  X(cusolverDnZgetrs) \
+  X(cusolverDnZpotrf) \
+  X(cusolverDnZpotrfBatched) \
+  X(cusolverDnZpotrf_bufferSize) \
+  X(cusolverDnZpotrs) \
   X(cusolverGetProperty)
 // clang-format on
 #define ACCEL_CUSOLVER_MEMBER(name) decltype(&::name) name = nullptr;

@@ -7,10 +7,17 @@
 
 namespace accel::solver {
 
-Status check_dtype(std::string_view request, DType dtype) {
+Status check_dtype(std::string_view request, DType dtype, Complex complex) {
   if (dtype == DType::f32 || dtype == DType::f64) return Status();
-  return not_supported(
-      fmt::format("{}: dtype {} is not supported; the dense solvers take f32 or f64", request, to_string(dtype)));
+  if (complex == Complex::accepted) {
+    if (dtype == DType::c64 || dtype == DType::c128) return Status();
+    return not_supported(
+        fmt::format("{}: dtype {} is not supported; it takes f32, f64, c64 or c128", request, to_string(dtype)));
+  }
+  return not_supported(fmt::format(
+      "{}: dtype {} is not supported; it takes f32 or f64 (of the dense solvers, only Getrf, Getrs, Potrf and Potrs "
+      "take c64 and c128)",
+      request, to_string(dtype)));
 }
 
 Status check_fill(std::string_view request, Fill fill) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 #include "accel/core/result.hpp"
 #include "accel/libs/solver/dense.hpp"
@@ -24,8 +25,13 @@ struct Resolved {
   std::uint64_t b_extent = 0;
 };
 
-// f32 or f64; not_supported otherwise.
-[[nodiscard]] Status check_dtype(std::string_view request, DType dtype);
+// Whether a request takes the complex dtypes. LU and Cholesky do (LAPACK's and cuSOLVER's C and Z routines are the
+// same calls as their S and D ones); the others are real only, since their complex forms change what the request
+// means (unitary Q with conjugated reflectors, Hermitian eigenproblems with real eigenvalues, complex U and V).
+enum class Complex : bool { refused, accepted };
+
+// f32 or f64, and c64 or c128 where the request accepts complex; not_supported otherwise, naming what it takes.
+[[nodiscard]] Status check_dtype(std::string_view request, DType dtype, Complex complex);
 [[nodiscard]] Status check_fill(std::string_view request, Fill fill);
 [[nodiscard]] Status check_side(std::string_view request, Side side);
 [[nodiscard]] Status check_transpose(std::string_view request, Transpose transpose);
@@ -49,6 +55,18 @@ void read_matrix(Operands& operands, BufferHandle buffer, std::string_view name,
 void write_matrix(Operands& operands, BufferHandle buffer, std::string_view name, DType dtype, std::uint64_t count);
 // An optional written vector (an info buffer): absent when null.
 void write_optional(Operands& operands, BufferHandle buffer, std::string_view name, DType dtype, std::uint64_t count);
+
+// Calls f(std::type_identity<E>{}) with E the element type of a validated dtype: float, double, or C64 and C128, the
+// complex types of the library called (std::complex on the CPU, cuComplex and cuDoubleComplex on CUDA).
+template <class C64, class C128, class F>
+decltype(auto) with_element_type(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::f64: return f(std::type_identity<double>{});
+    case DType::c64: return f(std::type_identity<C64>{});
+    case DType::c128: return f(std::type_identity<C128>{});
+    default: return f(std::type_identity<float>{});
+  }
+}
 
 // The element offset of matrix `index` of a batch.
 [[nodiscard]] inline std::uint64_t matrix_offset(std::int64_t index, std::int64_t stride) noexcept {

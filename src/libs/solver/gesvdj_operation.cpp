@@ -41,7 +41,7 @@ Result<solver::CheckedGesvdj> Operation<Gesvdj>::validate(const Gesvdj& request)
   constexpr std::string_view name = Gesvdj::kName;
   Checked checked{.request = request};
   Gesvdj& r = checked.request;
-  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype));
+  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype, solver::Complex::refused));
   ACCEL_RETURN_IF_ERROR(check_vectors(name, r));
   ACCEL_RETURN_IF_ERROR(check_stopping(name, r));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "m", r.m));

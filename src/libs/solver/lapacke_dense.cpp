@@ -1,10 +1,17 @@
 #include "libs/solver/lapacke_dense.hpp"
 
 #include <fmt/format.h>
+
+#include <complex>
+// LAPACKE's complex pointers as std::complex, the layout of c64 and c128, rather than C99's _Complex, which C++ has
+// only as an extension.
+#define lapack_complex_float std::complex<float>
+#define lapack_complex_double std::complex<double>
 #include <lapacke.h>
 
 #include <algorithm>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "libs/solver/dense_checks.hpp"
@@ -43,6 +50,28 @@ struct Lapacke<double> {
   static constexpr auto gels = LAPACKE_dgels;
   static constexpr auto gesvd = LAPACKE_dgesvd;
 };
+
+// LU and Cholesky only: the other requests refuse complex dtypes (dense_checks.hpp).
+template <>
+struct Lapacke<std::complex<float>> {
+  static constexpr auto getrf = LAPACKE_cgetrf;
+  static constexpr auto getrs = LAPACKE_cgetrs;
+  static constexpr auto potrf = LAPACKE_cpotrf;
+  static constexpr auto potrs = LAPACKE_cpotrs;
+};
+template <>
+struct Lapacke<std::complex<double>> {
+  static constexpr auto getrf = LAPACKE_zgetrf;
+  static constexpr auto getrs = LAPACKE_zgetrs;
+  static constexpr auto potrf = LAPACKE_zpotrf;
+  static constexpr auto potrs = LAPACKE_zpotrs;
+};
+
+// The element type of a validated dtype, for the requests that take complex ones.
+template <class F>
+Status with_type(DType dtype, F&& f) {
+  return with_element_type<std::complex<float>, std::complex<double>>(dtype, std::forward<F>(f));
+}
 
 lapack_int to_int(std::int64_t value) { return static_cast<lapack_int>(value); }  // validated: fits
 char uplo(Fill fill) { return fill == Fill::upper ? 'U' : 'L'; }
@@ -106,6 +135,7 @@ Status check_pivots(const Getrs& r, const std::int32_t* ipiv) {
 template <class T>
 Status getrs(const Getrs& r, const void* a, const std::int32_t* ipiv, void* b) {
   ACCEL_RETURN_IF_ERROR(check_pivots(r, ipiv));
+  // 'T' is Aᵀ for complex A too, not Aᴴ ('C'), as CUBLAS_OP_T is on CUDA.
   const char trans = r.transpose == Transpose::transpose ? 'T' : 'N';
   return each_matrix(Routine::getrs, r.batch, nullptr, [&](std::int64_t i) {
     return Lapacke<T>::getrs(LAPACK_COL_MAJOR, trans, to_int(r.n), to_int(r.nrhs), matrix<T>(a, i, r.stride_a),
@@ -215,16 +245,16 @@ Status gesvdj(const Gesvdj& r, void* a, void* s, void* u, void* v, std::int32_t*
 }  // namespace
 
 Status lapacke_getrf(const Getrf& r, void* a, std::int32_t* ipiv, std::int32_t* info) {
-  return r.dtype == DType::f64 ? getrf<double>(r, a, ipiv, info) : getrf<float>(r, a, ipiv, info);
+  return with_type(r.dtype, [&]<class T>(std::type_identity<T>) { return getrf<T>(r, a, ipiv, info); });
 }
 Status lapacke_getrs(const Getrs& r, const void* a, const std::int32_t* ipiv, void* b) {
-  return r.dtype == DType::f64 ? getrs<double>(r, a, ipiv, b) : getrs<float>(r, a, ipiv, b);
+  return with_type(r.dtype, [&]<class T>(std::type_identity<T>) { return getrs<T>(r, a, ipiv, b); });
 }
 Status lapacke_potrf(const Potrf& r, void* a, std::int32_t* info) {
-  return r.dtype == DType::f64 ? potrf<double>(r, a, info) : potrf<float>(r, a, info);
+  return with_type(r.dtype, [&]<class T>(std::type_identity<T>) { return potrf<T>(r, a, info); });
 }
 Status lapacke_potrs(const Potrs& r, const void* a, void* b) {
-  return r.dtype == DType::f64 ? potrs<double>(r, a, b) : potrs<float>(r, a, b);
+  return with_type(r.dtype, [&]<class T>(std::type_identity<T>) { return potrs<T>(r, a, b); });
 }
 Status lapacke_syevd(const Syevd& r, void* a, void* w, std::int32_t* info) {
   return r.dtype == DType::f64 ? syevd<double>(r, a, w, info) : syevd<float>(r, a, w, info);

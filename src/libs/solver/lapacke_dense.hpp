@@ -1,6 +1,7 @@
 // The dense solver requests on the CPU: LAPACKE over OpenBLAS, column-major. Each runs every matrix of a request
 // validated and resolved (its Operation's validate and operands), writes the infos when the request has an info
-// buffer, and returns the batch's status (dense_info.hpp).
+// buffer, and returns the batch's status (dense_info.hpp). LU and Cholesky take c64 and c128 as well (LAPACK's C and
+// Z routines); the others f32 and f64 only, as their requests' validation says.
 #pragma once
 
 #include <cstdint>

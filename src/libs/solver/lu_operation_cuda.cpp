@@ -28,6 +28,22 @@ struct Lu<double> {
   static constexpr std::string_view getrf_name = "cusolverDnDgetrf";
   static constexpr std::string_view getrs_name = "cusolverDnDgetrs";
 };
+template <>
+struct Lu<cuComplex> {
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnCgetrf_bufferSize;
+  static constexpr auto getrf = &solver::CusolverApi::cusolverDnCgetrf;
+  static constexpr auto getrs = &solver::CusolverApi::cusolverDnCgetrs;
+  static constexpr std::string_view getrf_name = "cusolverDnCgetrf";
+  static constexpr std::string_view getrs_name = "cusolverDnCgetrs";
+};
+template <>
+struct Lu<cuDoubleComplex> {
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnZgetrf_bufferSize;
+  static constexpr auto getrf = &solver::CusolverApi::cusolverDnZgetrf;
+  static constexpr auto getrs = &solver::CusolverApi::cusolverDnZgetrs;
+  static constexpr std::string_view getrf_name = "cusolverDnZgetrf";
+  static constexpr std::string_view getrs_name = "cusolverDnZgetrs";
+};
 
 template <class T>
 Status getrf(const Getrf& r, const solver::DensePlan& plan, std::span<const BufferView> views, CudaRun& run) {
@@ -86,6 +102,7 @@ Status getrs(const Getrs& r, const solver::DensePlan& plan, std::span<const Buff
   std::int32_t* infos = solver::run_infos(plan, run, nullptr);
   const T* a = static_cast<const T*>(views[Op::a].data);
   T* b = static_cast<T*>(views[Op::b].data);
+  // CUBLAS_OP_T is Aᵀ for complex A too, not Aᴴ, as LAPACK's 'T' is on the CPU.
   const cublasOperation_t op = r.transpose == Transpose::transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
   for (std::int64_t i = 0; i < r.batch; ++i) {
     ACCEL_RETURN_IF_ERROR(solver::launched(
@@ -108,18 +125,19 @@ Result<CudaOperation<Getrf>::Plan> CudaOperation<Getrf>::plan(const Getrf& reque
   return solver::plan_dense(
       target, key, r.batch, r.n == 0,
       [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
-        return r.dtype == DType::f64 ? (api.*Lu<double>::buffer_size)(handle, solver::to_int(r.n), solver::to_int(r.n),
-                                                                      nullptr, solver::to_int(r.lda), lwork)
-                                     : (api.*Lu<float>::buffer_size)(handle, solver::to_int(r.n), solver::to_int(r.n),
-                                                                     nullptr, solver::to_int(r.lda), lwork);
+        return solver::with_cuda_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+          return (api.*Lu<T>::buffer_size)(handle, solver::to_int(r.n), solver::to_int(r.n), nullptr,
+                                           solver::to_int(r.lda), lwork);
+        });
       },
       solver::DenseNeeds{.infos_in_workspace = request.info.is_null()});
 }
 
 Status CudaOperation<Getrf>::run(const Getrf&, const Checked& checked, const Plan& plan,
                                  std::span<const BufferView> views, CudaRun& run) {
-  return checked.request.dtype == DType::f64 ? getrf<double>(checked.request, plan, views, run)
-                                             : getrf<float>(checked.request, plan, views, run);
+  return solver::with_cuda_type(checked.request.dtype, [&]<class T>(std::type_identity<T>) {
+    return getrf<T>(checked.request, plan, views, run);
+  });
 }
 
 Result<CudaOperation<Getrs>::Plan> CudaOperation<Getrs>::plan(const Getrs&, const Checked& checked,
@@ -133,8 +151,9 @@ Result<CudaOperation<Getrs>::Plan> CudaOperation<Getrs>::plan(const Getrs&, cons
 
 Status CudaOperation<Getrs>::run(const Getrs&, const Checked& checked, const Plan& plan,
                                  std::span<const BufferView> views, CudaRun& run) {
-  return checked.request.dtype == DType::f64 ? getrs<double>(checked.request, plan, views, run)
-                                             : getrs<float>(checked.request, plan, views, run);
+  return solver::with_cuda_type(checked.request.dtype, [&]<class T>(std::type_identity<T>) {
+    return getrs<T>(checked.request, plan, views, run);
+  });
 }
 
 }  // namespace accel

@@ -1,6 +1,7 @@
-// solver::Getrf and solver::Getrs on a CUDA stream: cuSOLVER's getrf and getrs, one launch per matrix of the
-// batch, the infos checked at completion (cusolver_dense.hpp). Getrs's pivots are checked on the device first
-// (pivot_kernel.hpp): one outside 1..n is refused with invalid_argument, as on the CPU, and getrs never runs.
+// solver::Getrf and solver::Getrs on a CUDA stream: cuSOLVER's getrf and getrs (S, D, C or Z by the dtype), one
+// launch per matrix of the batch, the infos checked at completion (cusolver_dense.hpp). Getrs's pivots are checked
+// on the device first (pivot_kernel.hpp): one outside 1..n is refused with invalid_argument, as on the CPU, and
+// getrs never runs.
 #pragma once
 
 #include "libs/solver/cusolver_dense.hpp"

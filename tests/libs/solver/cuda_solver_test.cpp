@@ -1,10 +1,12 @@
 // The dense solver requests on CUDA (cuSOLVER) against the CPU device (LAPACKE), on fresh random inputs over a grid
 // of sizes: each device's results checked by their residuals, the solutions, eigenvalues and singular values of both
-// compared, and failed factorisations answered with the same named error and infos. On CUDA devices in process (each
-// completion strategy, since the infos become the status at completion) and isolated. Skipped without a GPU.
+// compared, and failed factorisations answered with the same named error and infos; LU and Cholesky in c64 and c128
+// as well. On CUDA devices in process (each completion strategy, since the infos become the status at completion) and
+// isolated. Skipped without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <complex>
 #include <optional>
 #include <ostream>
 #include <random>
@@ -27,8 +29,11 @@ using accel::testing::GpuTestTarget;
 // for n <= 512 is rarer than one run in a thousand. The residuals are the strict check.
 template <class T>
 double agreement() {
-  return std::is_same_v<T, float> ? 0.1 : 1e-6;
+  return std::is_same_v<Real<T>, float> ? 0.1 : 1e-6;
 }
+
+using c64 = std::complex<float>;
+using c128 = std::complex<double>;
 
 class CudaSolverTest : public ::testing::TestWithParam<GpuTestTarget> {
  protected:
@@ -191,6 +196,26 @@ TEST_P(CudaSolverTest, CholeskyMatchesTheCpuByResiduals) {
   cholesky<double>(3, 8);
 }
 
+// cuSOLVER's C and Z routines against LAPACKE's: general random matrices (rows exchanged), odd sizes, batches.
+TEST_P(CudaSolverTest, ComplexLuMatchesTheCpuByResiduals) {
+  for (std::int64_t n : {1, 16, 33, 100, 512}) {
+    lu<c64>(n, 1);
+    lu<c128>(n, 1);
+  }
+  lu<c64>(33, 4);
+  lu<c128>(7, 9);
+}
+
+// Hermitian positive definite M Mᴴ / n + I; the batches go through potrfBatched (C and Z).
+TEST_P(CudaSolverTest, ComplexCholeskyMatchesTheCpuByResiduals) {
+  for (std::int64_t n : {1, 16, 33, 100, 512}) {
+    cholesky<c64>(n, 1);
+    cholesky<c128>(n, 1);
+  }
+  cholesky<c64>(20, 5);
+  cholesky<c128>(3, 8);
+}
+
 TEST_P(CudaSolverTest, EigenMatchesTheCpuByResiduals) {
   for (std::int64_t n : kSizes) {
     eigen<float>(n, 1);
@@ -276,6 +301,33 @@ TEST_P(CudaSolverTest, FailedFactorisationsAreTheSameNamedErrorsAsOnTheCpu) {
   for (Fill fill : {Fill::lower, Fill::upper}) {
     const std::vector<float> r = random_matrices<float>(lr, rng_);
     const FactorResult<float> g = run_cholesky(*gpu_, fill, ls, s, lr, r), c = run_cholesky(cpu_, fill, ls, s, lr, r);
+    EXPECT_EQ(g.factor.code(), Code::failed_precondition);
+    EXPECT_EQ(g.factor.message(), c.factor.message());
+    EXPECT_EQ(g.info, c.info);
+    EXPECT_EQ(g.info[0], 0);
+    EXPECT_EQ(g.info[2], 0);
+  }
+}
+
+// The complex factorisations fail as the real ones do: the same named errors and infos as LAPACKE's, one matrix of a
+// batch (Cholesky's through potrfBatched).
+TEST_P(CudaSolverTest, FailedComplexFactorisationsAreTheSameNamedErrorsAsOnTheCpu) {
+  const Layout la = Layout::padded(9, 9, 4, 2), lb = Layout::padded(9, 2, 4, 0);
+  std::vector<c64> a = random_matrices<c64>(la, rng_);
+  for (std::int64_t i = 0; i < 9; ++i) a[la.at(2, i, 5)] = 0;
+  const std::vector<c64> b = random_matrices<c64>(lb, rng_);
+  const FactorResult<c64> gpu = run_lu(*gpu_, la, a, lb, b), cpu = run_lu(cpu_, la, a, lb, b);
+  EXPECT_EQ(gpu.factor.message(),
+            "solver::Getrf (matrix 2 of the batch of 4, from 0): U(6,6) is exactly zero: the matrix is singular");
+  EXPECT_EQ(gpu.factor.message(), cpu.factor.message());
+  EXPECT_EQ(gpu.info, cpu.info);
+
+  const Layout ls = Layout::padded(6, 6, 3, 0), lr = Layout::padded(6, 1, 3, 0);
+  std::vector<c128> s = random_symmetric<c128>(ls, rng_, true);
+  s[ls.at(1, 2, 2)] = -1;
+  for (Fill fill : {Fill::lower, Fill::upper}) {
+    const std::vector<c128> r = random_matrices<c128>(lr, rng_);
+    const FactorResult<c128> g = run_cholesky(*gpu_, fill, ls, s, lr, r), c = run_cholesky(cpu_, fill, ls, s, lr, r);
     EXPECT_EQ(g.factor.code(), Code::failed_precondition);
     EXPECT_EQ(g.factor.message(), c.factor.message());
     EXPECT_EQ(g.info, c.info);

@@ -9,10 +9,21 @@
 
 namespace accel::solver::testing {
 
-// The elements as doubles, for relative_error.
+// The elements as doubles, for relative_error: a complex element as its real and imaginary parts, which leaves the
+// norms it compares as they are.
 template <class T>
 std::vector<double> doubles(const std::vector<T>& v) {
-  return {v.begin(), v.end()};
+  if constexpr (kComplex<T>) {
+    std::vector<double> out;
+    out.reserve(2 * v.size());
+    for (const T& z : v) {
+      out.push_back(z.real());
+      out.push_back(z.imag());
+    }
+    return out;
+  } else {
+    return {v.begin(), v.end()};
+  }
 }
 
 // Whether every element of `after` outside the matrices of `l` is as in `before`.

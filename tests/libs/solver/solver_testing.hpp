@@ -1,16 +1,18 @@
 // What the solver tests share, on the CPU device and on CUDA: random inputs, a run of each factorisation and its
-// solve on a device, and the residuals that check them in double precision. A result is right when it reproduces
-// its input (P A = L U, A = L Lᵀ, A V = V Λ, op(A) X = B): pivots and eigenvector signs may differ between
-// libraries, residuals do not.
+// solve on a device, and the residuals that check them in double precision (complex double for c64 and c128). A
+// result is right when it reproduces its input (P A = L U, A = L Lᴴ, A V = V Λ, op(A) X = B): pivots and eigenvector
+// signs may differ between libraries, residuals do not.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "accel/device/device.hpp"
@@ -40,84 +42,136 @@ struct Layout {
   }
 };
 
-// A matrix in double, column-major and packed.
+// The real type of an element (float of std::complex<float>), whether it is complex, and what the checks compute
+// it in: double, or std::complex<double>.
+template <class T>
+struct RealOf {
+  using type = T;
+};
+template <class T>
+struct RealOf<std::complex<T>> {
+  using type = T;
+};
+template <class T>
+using Real = typename RealOf<T>::type;
+template <class T>
+inline constexpr bool kComplex = !std::is_same_v<Real<T>, T>;
+template <class T>
+using Wide = std::conditional_t<kComplex<T>, std::complex<double>, double>;
+
+// The conjugate, which std::conj would make complex for a real argument.
+template <class S>
+S conjugate(S v) {
+  if constexpr (kComplex<S>) {
+    return std::conj(v);
+  } else {
+    return v;
+  }
+}
+
+// A matrix in double, column-major and packed; complex ones in std::complex<double>.
 using Dense = std::vector<double>;
 
 template <class T>
-Dense matrix(const std::vector<T>& data, const Layout& l, std::int64_t b) {
-  Dense out(static_cast<std::size_t>(l.rows * l.cols));
+std::vector<Wide<T>> matrix(const std::vector<T>& data, const Layout& l, std::int64_t b) {
+  std::vector<Wide<T>> out(static_cast<std::size_t>(l.rows * l.cols));
   for (std::int64_t j = 0; j < l.cols; ++j)
-    for (std::int64_t i = 0; i < l.rows; ++i) out[j * l.rows + i] = static_cast<double>(data[l.at(b, i, j)]);
+    for (std::int64_t i = 0; i < l.rows; ++i) out[j * l.rows + i] = static_cast<Wide<T>>(data[l.at(b, i, j)]);
   return out;
 }
 
 template <class T>
 double tolerance(std::int64_t n) {
-  return 30.0 * static_cast<double>(std::max<std::int64_t>(n, 1)) * std::numeric_limits<T>::epsilon();
+  return 30.0 * static_cast<double>(std::max<std::int64_t>(n, 1)) * std::numeric_limits<Real<T>>::epsilon();
 }
 
-// Uniform in [-1, 1], padding included (what lies there must survive untouched; the tests check the matrices).
+// Uniform in [-1, 1] (each part, for complex elements), padding included (what lies there must survive untouched;
+// the tests check the matrices).
 template <class T>
 std::vector<T> random_matrices(const Layout& l, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> uniform(-1, 1);
   std::vector<T> out(l.size());
-  for (T& v : out) v = static_cast<T>(uniform(rng));
+  for (T& v : out) {
+    if constexpr (kComplex<T>) {
+      const double re = uniform(rng);
+      v = T(static_cast<Real<T>>(re), static_cast<Real<T>>(uniform(rng)));
+    } else {
+      v = static_cast<T>(uniform(rng));
+    }
+  }
   return out;
 }
 
-// Symmetric (both triangles), or symmetric positive definite: M Mᵀ / n + I, well conditioned.
+// Random matrices with 2n added to the diagonal: strictly diagonally dominant (each row's other n - 1 elements are
+// at most √2 each), so well conditioned, with no pivoting needed.
+template <class T>
+std::vector<T> random_dominant(const Layout& l, std::mt19937_64& rng) {
+  std::vector<T> out = random_matrices<T>(l, rng);
+  for (std::int64_t b = 0; b < l.batch; ++b)
+    for (std::int64_t i = 0; i < l.rows; ++i) out[l.at(b, i, i)] += static_cast<Real<T>>(2 * l.rows);
+  return out;
+}
+
+// Symmetric (Hermitian for complex, both triangles, a real diagonal), or positive definite as well: M Mᴴ / n + I (the
+// issue's B Bᴴ + n I scaled by 1/n), well conditioned.
 template <class T>
 std::vector<T> random_symmetric(const Layout& l, std::mt19937_64& rng, bool positive_definite) {
   std::vector<T> out = random_matrices<T>(l, rng);
   const std::int64_t n = l.rows;
   for (std::int64_t b = 0; b < l.batch; ++b) {
-    const Dense m = matrix(out, l, b);
+    const std::vector<Wide<T>> m = matrix(out, l, b);
     for (std::int64_t j = 0; j < n; ++j)
       for (std::int64_t i = 0; i <= j; ++i) {
-        double v = m[j * n + i];
+        Wide<T> v = m[j * n + i];
         if (positive_definite) {
           v = i == j ? 1.0 : 0.0;
-          for (std::int64_t p = 0; p < n; ++p) v += m[p * n + i] * m[p * n + j] / static_cast<double>(n);
+          for (std::int64_t p = 0; p < n; ++p) v += m[p * n + i] * conjugate(m[p * n + j]) / static_cast<double>(n);
         }
-        out[l.at(b, i, j)] = out[l.at(b, j, i)] = static_cast<T>(v);
+        if (i == j) v = std::real(v);
+        out[l.at(b, i, j)] = static_cast<T>(v);
+        out[l.at(b, j, i)] = static_cast<T>(conjugate(v));
       }
   }
   return out;
 }
 
-inline double norm(const Dense& a) {
+template <class S>
+double norm(const std::vector<S>& a) {
   double sum = 0;
-  for (double v : a) sum += v * v;
+  for (const S& v : a) sum += std::norm(v);
   return std::sqrt(sum);
 }
 
 // ‖P A − L U‖ / ‖A‖ for LAPACK's packed factors and 1-based pivots.
-inline double lu_residual(Dense a, const Dense& lu, const std::int32_t* ipiv, std::int64_t n) {
+template <class S>
+double lu_residual(std::vector<S> a, const std::vector<S>& lu, const std::int32_t* ipiv, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int64_t p = ipiv[i] - 1;
     if (p < i || p >= n) return INFINITY;
     for (std::int64_t j = 0; j < n; ++j) std::swap(a[j * n + i], a[j * n + p]);
   }
-  Dense diff = a;
+  std::vector<S> diff = a;
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = 0; i < n; ++i) {
-      double sum = 0;
-      for (std::int64_t p = 0; p <= std::min(i, j); ++p) sum += (p == i ? 1.0 : lu[p * n + i]) * lu[j * n + p];
+      S sum = 0;
+      for (std::int64_t p = 0; p <= std::min(i, j); ++p) sum += (p == i ? S(1) : lu[p * n + i]) * lu[j * n + p];
       diff[j * n + i] -= sum;
     }
   return norm(diff) / std::max(norm(a), 1e-300);
 }
 
-// ‖A − L Lᵀ‖ / ‖A‖ (lower) or ‖A − Uᵀ U‖ / ‖A‖ (upper), reading only the factor's triangle.
-inline double cholesky_residual(const Dense& a, const Dense& f, std::int64_t n, Fill fill) {
+// ‖A − L Lᴴ‖ / ‖A‖ (lower) or ‖A − Uᴴ U‖ / ‖A‖ (upper; L = Uᴴ), reading only the factor's triangle (ᴴ is ᵀ for real
+// matrices).
+template <class S>
+double cholesky_residual(const std::vector<S>& a, const std::vector<S>& f, std::int64_t n, Fill fill) {
   auto l = [&](std::int64_t i, std::int64_t j) {  // L(i, j), i >= j
-    return fill == Fill::lower ? f[j * n + i] : f[i * n + j];
+    return fill == Fill::lower ? f[j * n + i] : conjugate(f[i * n + j]);
   };
-  Dense diff = a;
+  std::vector<S> diff = a;
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = 0; i < n; ++i) {
-      double sum = 0;
-      for (std::int64_t p = 0; p <= std::min(i, j); ++p) sum += l(i, p) * l(j, p);
+      S sum = 0;
+      for (std::int64_t p = 0; p <= std::min(i, j); ++p) sum += l(i, p) * conjugate(l(j, p));
       diff[j * n + i] -= sum;
     }
   return norm(diff) / std::max(norm(a), 1e-300);
@@ -141,13 +195,15 @@ inline double eigen_residual(const Dense& a, const Dense& v, const Dense& w, std
   return std::max(norm(av) / std::max(norm(a), 1e-300), norm(gram) / std::sqrt(std::max<double>(n, 1)));
 }
 
-// ‖op(A) X − B‖ / (‖A‖ ‖X‖ + ‖B‖): the solve's backward error, whatever A's condition.
-inline double solve_residual(const Dense& a, const Dense& x, const Dense& b, std::int64_t n, std::int64_t nrhs,
-                             bool transpose) {
-  Dense diff = b;
+// ‖op(A) X − B‖ / (‖A‖ ‖X‖ + ‖B‖): the solve's backward error, whatever A's condition. op(A) is A or Aᵀ (not
+// conjugated, for complex A too).
+template <class S>
+double solve_residual(const std::vector<S>& a, const std::vector<S>& x, const std::vector<S>& b, std::int64_t n,
+                      std::int64_t nrhs, bool transpose) {
+  std::vector<S> diff = b;
   for (std::int64_t j = 0; j < nrhs; ++j)
     for (std::int64_t i = 0; i < n; ++i) {
-      double sum = 0;
+      S sum = 0;
       for (std::int64_t p = 0; p < n; ++p) sum += (transpose ? a[i * n + p] : a[p * n + i]) * x[j * n + p];
       diff[j * n + i] -= sum;
     }

@@ -1,5 +1,6 @@
 // Dense solver requests that are wrong are refused, naming what is wrong, before anything runs (the CPU device;
 // the checks are the operation contract's, shared by every device).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -36,12 +37,50 @@ class SolverValidationTest : public ::testing::Test {
   Buffer<std::int32_t> info_ = upload(device_, std::vector<std::int32_t>(1));
 };
 
-TEST_F(SolverValidationTest, DtypesOtherThanF32AndF64AreNotSupported) {
-  for (DType dtype : {DType::i32, DType::f16, DType::c64}) {
+TEST_F(SolverValidationTest, DtypesOtherThanFloatingPointAreNotSupported) {
+  for (DType dtype : {DType::i32, DType::f16, DType::bf16}) {
     Getrf request = getrf();
     request.dtype = dtype;
-    EXPECT_THAT(run(request), StatusIs(Code::not_supported, "solver::Getrf: dtype " + std::string(to_string(dtype))));
+    EXPECT_THAT(run(request), StatusIs(Code::not_supported, "solver::Getrf: dtype " + std::string(to_string(dtype)) +
+                                                                " is not supported; it takes f32, f64, c64 or c128"));
   }
+}
+
+// LU and Cholesky take c64 and c128 (past the dtype check, the f32 buffers are what is wrong); QR, eigen, SVD and
+// least squares refuse them before looking at any buffer, saying which requests take them.
+TEST_F(SolverValidationTest, ComplexDtypesAreTakenByLuAndCholeskyAlone) {
+  for (DType dtype : {DType::c64, DType::c128}) {
+    const std::string needs = "operand 'a' holds f32 but the request needs " + std::string(to_string(dtype));
+    Getrf getrf_request = getrf();
+    getrf_request.dtype = dtype;
+    EXPECT_THAT(run(getrf_request), StatusIs(Code::invalid_argument, needs));
+    Getrs getrs_request = getrs();
+    getrs_request.dtype = dtype;
+    EXPECT_THAT(run(getrs_request), StatusIs(Code::invalid_argument, needs));
+    EXPECT_THAT(run(Potrf{.dtype = dtype, .n = 4, .a = a_}), StatusIs(Code::invalid_argument, needs));
+    EXPECT_THAT(run(Potrs{.dtype = dtype, .n = 4, .nrhs = 2, .a = a_, .b = b_}),
+                StatusIs(Code::invalid_argument, needs));
+
+    Buffer<float> v = upload(device_, std::vector<float>(16));
+    auto refused = [&](std::string_view request) {
+      return StatusIs(Code::not_supported,
+                      fmt::format("{}: dtype {} is not supported; it takes f32 or f64 (of the dense solvers, only "
+                                  "Getrf, Getrs, Potrf and Potrs take c64 and c128)",
+                                  request, to_string(dtype)));
+    };
+    EXPECT_THAT(run(Syevd{.dtype = dtype, .n = 4, .a = a_, .w = v}), refused("solver::Syevd"));
+    EXPECT_THAT(run(Geqrf{.dtype = dtype, .m = 4, .n = 4, .a = a_, .tau = v}), refused("solver::Geqrf"));
+    EXPECT_THAT(run(Orgqr{.dtype = dtype, .m = 4, .n = 4, .k = 4, .a = a_, .tau = v}), refused("solver::Orgqr"));
+    EXPECT_THAT(run(Ormqr{.dtype = dtype, .m = 4, .n = 2, .k = 2, .a = a_, .tau = v, .c = b_}),
+                refused("solver::Ormqr"));
+    EXPECT_THAT(run(Gels{.dtype = dtype, .m = 4, .n = 2, .nrhs = 2, .a = a_, .b = b_}), refused("solver::Gels"));
+    EXPECT_THAT(
+        run(Gesvd{.dtype = dtype, .job_u = SvdJob::none, .job_vt = SvdJob::none, .m = 4, .n = 4, .a = a_, .s = v}),
+        refused("solver::Gesvd"));
+    EXPECT_THAT(run(Gesvdj{.dtype = dtype, .job = SvdJob::none, .m = 4, .n = 4, .a = a_, .s = v}),
+                refused("solver::Gesvdj"));
+  }
+  EXPECT_EQ(download(device_, a_), a_host_);
 }
 
 TEST_F(SolverValidationTest, SizesAndLeadingDimensionsAreChecked) {

@@ -1,6 +1,7 @@
 // Dense linear algebra requests (LAPACK's routines; LAPACKE on the CPU device, cuSOLVER on CUDA):
-//   LU        Getrf (P A = L U, partial pivoting) and Getrs (solve with its factors)
-//   Cholesky  Potrf (A = L Lᵀ or Uᵀ U) and Potrs (solve with its factor)
+//   LU        Getrf (P A = L U, partial pivoting) and Getrs (solve with its factors)  f32, f64, c64, c128
+//   Cholesky  Potrf (A = L Lᴴ or Uᴴ U) and Potrs (solve with its factor)              f32, f64, c64, c128
+// and, in f32 and f64 only (their complex forms are other problems: unitary Q, Hermitian eigenproblems):
 //   eigen     Syevd (eigenvalues, and eigenvectors when asked, of a symmetric matrix)
 //   QR        Geqrf (A = Q R, Householder), Orgqr (Q's columns from its reflectors) and Ormqr (Q or Qᵀ applied to C)
 //   least squares  Gels (min ‖A X − B‖ for tall A of full rank, by QR)
@@ -24,9 +25,10 @@
 // is also the request's status: a matrix for which the factorisation fails (singular, not positive definite,
 // no convergence) completes with failed_precondition naming the first such matrix of the batch and the index
 // LAPACK reports (1-based, as in LAPACK); the other matrices of the batch are factored all the same. A request
-// is checked whole before anything runs: sizes, leading dimensions, strides, dtypes (f32 or f64, the same for
-// every floating-point operand), buffer sizes and aliasing are refused with invalid_argument or not_supported,
-// naming what was wrong. Sizes and leading dimensions must fit LAPACK's 32-bit integers.
+// is checked whole before anything runs: sizes, leading dimensions, strides, dtypes (the same for every
+// floating-point operand: f32 or f64, or also c64 or c128 for LU and Cholesky — complex numbers of two f32 or two
+// f64, real part first, as std::complex stores them), buffer sizes and aliasing are refused with invalid_argument
+// or not_supported, naming what was wrong. Sizes and leading dimensions must fit LAPACK's 32-bit integers.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +40,8 @@
 
 namespace accel::solver {
 
-// Which triangle of a symmetric matrix is read (and, for Potrf, written); the other is not touched.
+// Which triangle of a symmetric (or, complex, Hermitian) matrix is read (and, for Potrf, written); the other is not
+// touched.
 enum class Fill : std::uint8_t { lower, upper };
 // What Syevd computes.
 enum class EigenJob : std::uint8_t { values, values_and_vectors };
@@ -52,9 +55,9 @@ enum class Side : std::uint8_t { left, right };
 [[nodiscard]] std::string_view to_string(SvdJob job) noexcept;
 [[nodiscard]] std::string_view to_string(Side side) noexcept;
 
-// P A = L U of n x n matrices. A is replaced by L (below the diagonal, unit diagonal implied) and U (on and
-// above it); row i was interchanged with row ipiv[i] (1-based, as LAPACK's IPIV). info = i > 0: U(i,i) is exactly
-// zero (the factorisation is complete, but U is singular and cannot be used to solve).
+// P A = L U of n x n matrices, real or complex (f32, f64, c64, c128). A is replaced by L (below the diagonal, unit
+// diagonal implied) and U (on and above it); row i was interchanged with row ipiv[i] (1-based, as LAPACK's IPIV).
+// info = i > 0: U(i,i) is exactly zero (the factorisation is complete, but U is singular and cannot be used to solve).
 struct Getrf {
   static constexpr const char* kName = "solver::Getrf";
   using Response = Done;
@@ -69,13 +72,14 @@ struct Getrf {
   BufferHandle info;  // optional, i32, one per matrix
 };
 
-// Solves op(A) X = B for n x nrhs B with the factors and pivots of a Getrf; X replaces B.
+// Solves op(A) X = B for n x nrhs B with the factors and pivots of a Getrf (of the same dtype: f32, f64, c64 or
+// c128); X replaces B.
 struct Getrs {
   static constexpr const char* kName = "solver::Getrs";
   using Response = Done;
 
   DType dtype = DType::f32;
-  Transpose transpose = Transpose::none;  // op(A): A or Aᵀ
+  Transpose transpose = Transpose::none;  // op(A): A or Aᵀ (complex A too: Aᵀ, not the conjugate Aᴴ)
   std::int64_t n = 0;
   std::int64_t nrhs = 0;
   std::int64_t lda = 0;
@@ -90,8 +94,10 @@ struct Getrs {
   BufferHandle b;  // read and written: B in, X out
 };
 
-// Cholesky factorisation of symmetric positive definite n x n matrices: A = L Lᵀ (lower) or Uᵀ U (upper); the
-// factor replaces that triangle of A. info = i > 0: the leading minor of order i is not positive definite.
+// Cholesky factorisation of symmetric (f32, f64) or Hermitian (c64, c128) positive definite n x n matrices, of which
+// only the `fill` triangle is read: A = L Lᴴ (lower) or Uᴴ U (upper), Lᴴ being Lᵀ for real A; the factor replaces
+// that triangle of A, the other is not touched. A Hermitian matrix's diagonal is real: give it zero imaginary parts.
+// info = i > 0: the leading minor of order i is not positive definite.
 struct Potrf {
   static constexpr const char* kName = "solver::Potrf";
   using Response = Done;
@@ -106,7 +112,8 @@ struct Potrf {
   BufferHandle info;  // optional, i32, one per matrix
 };
 
-// Solves A X = B for n x nrhs B with the Cholesky factor of a Potrf (same fill); X replaces B.
+// Solves A X = B for n x nrhs B with the Cholesky factor of a Potrf (same fill and dtype: f32, f64, c64 or c128); X
+// replaces B.
 struct Potrs {
   static constexpr const char* kName = "solver::Potrs";
   using Response = Done;
