@@ -34,10 +34,11 @@
 // GPU too. CUDA runs cuFFT's half transforms (execution type CUDA_C_16F, compute capability 5.3 or later; older
 // GPUs refuse it before any launch). cuFFT's documentation names the execution type as the precision the
 // transform is computed in and promises no wider accumulation, so expect errors of a few f16 units (2^-11)
-// times log2 N relative to the signal's norm, and mind f16's range: the raw sums grow up to N times the input and
-// overflow 65504 where the normalisation would have brought them back. The CPU device has no half FFT: it widens
-// the input to f32, runs FFTW's f32 transform, scales in f32 and rounds the output to f16 once, so its result is
-// the f32 one rounded to f16, more accurate than cuFFT's.
+// times log2 N relative to the signal's norm. Mind f16's range too: cuFFT stores the raw sums (up to N times the
+// input) in f16 before the normalisation runs, so they overflow past 65504 even where the normalised result would
+// fit. The CPU device has no half FFT: it widens the input to f32, runs FFTW's f32 transform, scales in f32 and
+// rounds the output to f16 once, so its result is the f32 one rounded to f16, more accurate than cuFFT's (and
+// normalised before it is narrowed).
 #pragma once
 
 #include <array>
