@@ -3,9 +3,11 @@
 would call instead, on the same GPU, one JSON line per case.
 
   fft     torch.fft.fft / rfft2 / fftn on the shapes of fft_bench: latency (one call, synchronised) and pipelined
-          (many calls, one synchronisation) in microseconds
+          (many calls, one synchronisation) in microseconds; the f16 cases on torch.complex32 (chalf) tensors, which
+          PyTorch's CUDA FFT takes for power-of-two sizes (cuFFT's half precision, as accel's)
   solver  torch.linalg.lu_factor / cholesky / eigh / qr / svd at n = 256, 1024, 4096 (svd to 1024), cholesky batched
-          64 x (32 x 32) and lu_factor of complex64 at n = 1024: median microseconds per call (each call returns a new tensor, as accel's works on a copy);
+          64 x (32 x 32) and lu_factor of complex64 at n = 1024: median microseconds per call (each call returns a
+          new tensor, as accel's works on a copy);
           the peers of ormqr and gels at the same n: torch.ormqr (Qᵀ C, n x n C, from torch.geqrf of an n x n A made
           once) and torch.linalg.lstsq(driver="gels", the only driver on CUDA) of an n x n/2 A and one column B;
           the peers of gesvdj: torch.linalg.svd (full_matrices=False; default driver and driver="gesvdj") of
@@ -51,10 +53,19 @@ def pipelined_us(fn, reps):
     return (time.perf_counter() - start) * 1e6 / reps
 
 
+def chalf(*shape):
+    # torch.randn makes no complex32; the complex64 draw rounded to it is the same distribution at half precision.
+    return torch.randn(*shape, dtype=torch.complex64, device="cuda").to(torch.complex32)
+
+
 def fft():
     cases = [
         ("1d 4096 x1024 c2c f32", lambda: torch.randn(1024, 4096, dtype=torch.complex64, device="cuda"),
          lambda x: torch.fft.fft(x)),
+        ("1d 4096 x1024 c2c f16", lambda: chalf(1024, 4096), lambda x: torch.fft.fft(x)),
+        ("1d 2^16 x256 c2c f32", lambda: torch.randn(256, 1 << 16, dtype=torch.complex64, device="cuda"),
+         lambda x: torch.fft.fft(x)),
+        ("1d 2^16 x256 c2c f16", lambda: chalf(256, 1 << 16), lambda x: torch.fft.fft(x)),
         ("2d 1024^2 r2c f32", lambda: torch.randn(1024, 1024, dtype=torch.float32, device="cuda"),
          lambda x: torch.fft.rfft2(x)),
         ("3d 128^3 c2c f64", lambda: torch.randn(128, 128, 128, dtype=torch.complex128, device="cuda"),

@@ -22,6 +22,7 @@ std::string_view to_string(DType dtype) noexcept {
     case DType::c64: return "c64";
     case DType::c128: return "c128";
     case DType::fp8_e5m2: return "fp8_e5m2";
+    case DType::c32: return "c32";
   }
   return "unknown_dtype";
 }

@@ -66,8 +66,14 @@ Result<std::shared_ptr<const Graph>> Graph::create(std::vector<TensorDesc> tenso
   std::sort(tensors.begin(), tensors.end(), [](const TensorDesc& a, const TensorDesc& b) { return a.uid < b.uid; });
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     ACCEL_RETURN_IF_ERROR(validate(tensors[i], "tensor"));
-    if (!known_dtype(tensors[i].dtype))
-      return invalid_argument(fmt::format("tensor %{}: unknown dtype", tensors[i].uid));
+    if (!known_dtype(tensors[i].dtype)) {
+      const DType dtype = tensors[i].dtype;
+      if (!is_dtype(static_cast<std::uint8_t>(dtype)))
+        return invalid_argument(fmt::format("tensor %{}: unknown dtype {}", tensors[i].uid, static_cast<int>(dtype)));
+      return invalid_argument(
+          fmt::format("tensor %{}: graphs take no {} tensors (no unsigned type wider than a byte, no complex)",
+                      tensors[i].uid, accel::to_string(dtype)));
+    }
     if (i > 0 && tensors[i - 1].uid == tensors[i].uid) {
       return invalid_argument(fmt::format("uid {} names two tensors", tensors[i].uid));
     }

@@ -69,7 +69,14 @@ TEST(DType, SizesAndNames) {
   EXPECT_EQ(size_of(DType::fp8_e5m2), 1u);
   EXPECT_EQ(to_string(DType::fp8_e5m2), "fp8_e5m2");
   EXPECT_TRUE(is_dtype(static_cast<std::uint8_t>(DType::fp8_e5m2)));
-  EXPECT_FALSE(is_dtype(static_cast<std::uint8_t>(DType::fp8_e5m2) + 1));
+  // c32 came after fp8_e5m2, so the wire values before it kept their numbers.
+  EXPECT_EQ(static_cast<int>(DType::fp8_e5m2), 13);
+  EXPECT_EQ(static_cast<int>(DType::c32), 14);
+  EXPECT_EQ(size_of(DType::c32), 4u);
+  EXPECT_EQ(to_string(DType::c32), "c32");
+  EXPECT_TRUE(is_dtype(static_cast<std::uint8_t>(DType::c32)));
+  EXPECT_FALSE(is_dtype(static_cast<std::uint8_t>(DType::c32) + 1));
+  EXPECT_FALSE(is_dtype(255));
 }
 
 // e5m2 is the top byte of an f16: every finite one converts back to itself, and floats round to nearest even.

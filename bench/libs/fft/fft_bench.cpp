@@ -1,13 +1,16 @@
 // FFTs on the GPU through the accel device actor, side by side with the raw cuFFT calls a user would write (same
 // process, same GPU, same sizes and layouts, a stream of its own). Two parts:
 //   plan  plan creation: a request's first run on a fresh device (plan built) against its cached runs, the build
-//         time accel's cache measured, and cufftCreate + cufftMakePlanMany64 called directly (first and median);
-//   exec  execution: one-at-a-time latency (median) and pipelined time per FFT, accel against raw cuFFT, for
-//         1-D 4096 x 1024 c2c f32, 2-D 1024^2 r2c f32, 3-D 128^3 c2c f64, 64 x 2^20 c2c f32 and 256 x 64 c2c f32.
+//         time accel's cache measured, and cufftCreate + cufftMakePlanMany64 (cufftXtMakePlanMany in f16) called
+//         directly (first and median);
+//   exec  execution: one-at-a-time latency (median) and pipelined time per FFT, accel against raw cuFFT
+//         (cufftExec*, cufftXtExec in f16), for 1-D 4096 x 1024 c2c in f32 and f16, 2-D 1024^2 r2c f32, 3-D 128^3
+//         c2c f64, 64 x 2^20 c2c f32, 256 x 2^16 c2c in f32 and f16, and 256 x 64 c2c f32.
 // Prints CSV rows: part,case,variant,metric,value.
 //   fft_bench [plan,exec]
 #include <cuda_runtime.h>
 #include <cufft.h>
+#include <cufftXt.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -43,6 +46,9 @@ struct Case {
 std::vector<Case> cases() {
   return {
       {"1d 4096 x1024 c2c f32", {.n = {4096}, .batch = 1024}},
+      {"1d 4096 x1024 c2c f16", {.precision = DType::f16, .n = {4096}, .batch = 1024}},
+      {"1d 2^16 x256 c2c f32", {.n = {1 << 16}, .batch = 256}},
+      {"1d 2^16 x256 c2c f16", {.precision = DType::f16, .n = {1 << 16}, .batch = 256}},
       {"2d 1024^2 r2c f32", {.type = FftType::r2c, .rank = 2, .n = {1024, 1024}}},
       {"3d 128^3 c2c f64", {.precision = DType::f64, .rank = 3, .n = {128, 128, 128}}},
       {"1d 2^20 x64 c2c f32", {.n = {1 << 20}, .batch = 64}},
@@ -62,7 +68,11 @@ cufftType cufft_type(const FftGeometry& g) {
   return f64 ? CUFFT_Z2Z : CUFFT_C2C;
 }
 
-// cufftCreate + cufftMakePlanMany64 with the geometry's layouts, as accel calls them; the work area size out.
+bool half(const FftGeometry& g) { return g.real_type == DType::f16; }
+cudaDataType half_type(DType side) { return side == DType::f16 ? CUDA_R_16F : CUDA_C_16F; }
+
+// cufftCreate + cufftMakePlanMany64 (cufftXtMakePlanMany in f16) with the geometry's layouts, as accel calls them;
+// the work area size out.
 cufftHandle make_plan(const FftGeometry& g, std::size_t* work) {
   const FftShape& s = g.shape;
   long long n[3], in_embed[3], out_embed[3];
@@ -74,23 +84,34 @@ cufftHandle make_plan(const FftGeometry& g, std::size_t* work) {
   cufftHandle plan = 0;
   check_cufft(cufftCreate(&plan), "cufftCreate");
   check_cufft(cufftSetAutoAllocation(plan, 0), "cufftSetAutoAllocation");
+  if (half(g)) {
+    check_cufft(cufftXtMakePlanMany(plan, s.rank, n, in_embed, s.input.stride, s.input.distance,
+                                    half_type(g.input_type), out_embed, s.output.stride, s.output.distance,
+                                    half_type(g.output_type), s.batch, work, CUDA_C_16F),
+                "cufftXtMakePlanMany");
+    return plan;
+  }
   check_cufft(cufftMakePlanMany64(plan, s.rank, n, in_embed, s.input.stride, s.input.distance, out_embed,
                                   s.output.stride, s.output.distance, cufft_type(g), s.batch, work),
               "cufftMakePlanMany64");
   return plan;
 }
 
-std::vector<std::byte> random_bytes(std::uint64_t scalars, bool f64, std::mt19937_64& rng) {
+// The input of `g`: its real parts, uniform in [-1, 1).
+std::vector<std::byte> random_input(const FftGeometry& g, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> uniform(-1, 1);
-  std::vector<std::byte> bytes(scalars * (f64 ? 8 : 4));
+  const std::size_t width = size_of(g.real_type);
+  const std::uint64_t scalars = g.input_extent * size_of(g.input_type) / width;
+  std::vector<std::byte> bytes(scalars * width);
   for (std::uint64_t i = 0; i < scalars; ++i) {
     const double v = uniform(rng);
     const float f = static_cast<float>(v);
-    if (f64) {
-      std::memcpy(bytes.data() + i * 8, &v, 8);
-    } else {
-      std::memcpy(bytes.data() + i * 4, &f, 4);
-    }
+    const Half h = to_half(f);
+    std::memcpy(bytes.data() + i * width,
+                g.real_type == DType::f64 ? static_cast<const void*>(&v)
+                : half(g)                 ? static_cast<const void*>(&h)
+                                          : static_cast<const void*>(&f),
+                width);
   }
   return bytes;
 }
@@ -122,6 +143,10 @@ struct DirectFft {
     cudaStreamDestroy(stream);
   }
   void enqueue() {
+    if (half(g)) {
+      check_cufft(cufftXtExec(plan, in, out, CUFFT_FORWARD), "exec");
+      return;
+    }
     switch (cufft_type(g)) {
       case CUFFT_C2C:
         check_cufft(cufftExecC2C(plan, static_cast<cufftComplex*>(in), static_cast<cufftComplex*>(out), CUFFT_FORWARD),
@@ -162,8 +187,7 @@ struct AccelFft {
 void plan_part(System& system, std::mt19937_64& rng) {
   for (const Case& c : cases()) {
     const FftGeometry g = geometry_of(c.shape);
-    const auto input =
-        random_bytes(g.input_extent * size_of(g.input_type) / size_of(g.real_type), g.real_type == DType::f64, rng);
+    const auto input = random_input(g, rng);
     {
       // A fresh device: its stream's plan cache starts empty, so the first request builds.
       Device device = require(Device::open(system, {.kind = DeviceKind::cuda}), "open");
@@ -200,8 +224,7 @@ void plan_part(System& system, std::mt19937_64& rng) {
 void exec_part(Device device, std::mt19937_64& rng) {
   for (const Case& c : cases()) {
     const FftGeometry g = geometry_of(c.shape);
-    const auto input =
-        random_bytes(g.input_extent * size_of(g.input_type) / size_of(g.real_type), g.real_type == DType::f64, rng);
+    const auto input = random_input(g, rng);
     // Enough repetitions for about a second of GPU work on the large cases, a few thousand on the small one.
     const double points = static_cast<double>(g.transform_size) * static_cast<double>(g.shape.batch);
     const int reps = points >= (1 << 24) ? 50 : points >= (1 << 20) ? 300 : 3000;

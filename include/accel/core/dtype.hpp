@@ -9,13 +9,15 @@
 
 namespace accel {
 
-// c64 and c128 are complex numbers of two f32 or two f64 (real first), as std::complex and cuComplex store them.
-// fp8_e5m2 came last (NCCL's collectives take it), so that the values before it keep their numbers.
-enum class DType : std::uint8_t { f32, f64, f16, bf16, fp8_e4m3, i8, i32, u8, u32, i64, u64, c64, c128, fp8_e5m2 };
+// c64 and c128 are complex numbers of two f32 or two f64 (real first), as std::complex and cuComplex store them;
+// c32 is two f16 (real first), as cuFFT's half-precision transforms store them (CUDA_C_16F).
+// New types go last, so that the values before them keep their numbers on the wire: fp8_e5m2 (for NCCL's
+// collectives), then c32 (for half-precision FFTs).
+enum class DType : std::uint8_t { f32, f64, f16, bf16, fp8_e4m3, i8, i32, u8, u32, i64, u64, c64, c128, fp8_e5m2, c32 };
 
 // Whether a byte from outside names a DType.
 [[nodiscard]] constexpr bool is_dtype(std::uint8_t value) noexcept {
-  return value <= static_cast<std::uint8_t>(DType::fp8_e5m2);
+  return value <= static_cast<std::uint8_t>(DType::c32);
 }
 
 [[nodiscard]] constexpr std::size_t size_of(DType dtype) noexcept {
@@ -27,7 +29,8 @@ enum class DType : std::uint8_t { f32, f64, f16, bf16, fp8_e4m3, i8, i32, u8, u3
     case DType::c64: return 8;
     case DType::f32:
     case DType::i32:
-    case DType::u32: return 4;
+    case DType::u32:
+    case DType::c32: return 4;
     case DType::f16:
     case DType::bf16: return 2;
     case DType::fp8_e4m3:

@@ -36,6 +36,7 @@ double read_as_double(DType dtype, const std::byte* at) {
     case DType::u64: return static_cast<double>(read_element<std::uint64_t>(at));
     case DType::c64:
     case DType::c128:
+    case DType::c32:
     case DType::fp8_e5m2: return 0;  // can_store refuses these
   }
   return 0;
@@ -71,6 +72,7 @@ void write_from_double(DType dtype, std::byte* at, double value) {
     case DType::u64:
     case DType::c64:
     case DType::c128:
+    case DType::c32:
     case DType::fp8_e5m2: return;  // can_store refuses these
   }
 }
@@ -92,6 +94,7 @@ bool can_store(DType dtype) noexcept {
     case DType::u64:
     case DType::c64:
     case DType::c128:
+    case DType::c32:
     case DType::fp8_e5m2: return false;
   }
   return false;

@@ -71,7 +71,8 @@ Result<fe::DataType_t> to_frontend(DType dtype) {
     case DType::u32:
     case DType::u64:
     case DType::c64:
-    case DType::c128: break;
+    case DType::c128:
+    case DType::c32: break;
   }
   return invalid_argument("unknown dtype");
 }

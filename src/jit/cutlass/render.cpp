@@ -71,6 +71,7 @@ std::string_view cutlass_element(DType dtype) {
     case DType::u64: return "uint64_t";
     case DType::c64: return "cutlass::complex<float>";
     case DType::c128: return "cutlass::complex<double>";
+    case DType::c32: return "cutlass::complex<cutlass::half_t>";
     case DType::fp8_e5m2: return "cutlass::float_e5m2_t";
   }
   return "void";

@@ -26,6 +26,7 @@ cudaDataType to_cuda(DType dtype) {
     case DType::u64: return CUDA_R_64U;
     case DType::c64: return CUDA_C_32F;
     case DType::c128: return CUDA_C_64F;
+    case DType::c32: return CUDA_C_16F;
     case DType::fp8_e5m2: return CUDA_R_8F_E5M2;
   }
   return CUDA_R_32F;

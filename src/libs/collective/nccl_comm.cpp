@@ -77,7 +77,8 @@ Result<ncclDataType_t> to_nccl(DType dtype) {
       return dtype == DType::fp8_e4m3 ? ncclFloat8e4m3 : ncclFloat8e5m2;
     }
     case DType::c64:
-    case DType::c128: break;
+    case DType::c128:
+    case DType::c32: break;
   }
   return not_supported(fmt::format("NCCL has no {}", to_string(dtype)));
 }

@@ -37,9 +37,10 @@ Result<StepUse> check_step(const std::string& name, const Comm& comm, const Step
   if (!is_kind(s.kind)) return invalid_argument(fmt::format("{}: unknown kind {}", name, int(s.kind)));
   if (!is_dtype(static_cast<std::uint8_t>(s.dtype)))
     return invalid_argument(fmt::format("{}: unknown dtype {}", name, int(s.dtype)));
-  if (s.dtype == DType::c64 || s.dtype == DType::c128) {
-    return not_supported(fmt::format("{}: NCCL has no {} (reduce the real and imaginary parts as {})", name,
-                                     to_string(s.dtype), s.dtype == DType::c64 ? "f32" : "f64"));
+  if (s.dtype == DType::c64 || s.dtype == DType::c128 || s.dtype == DType::c32) {
+    const std::string_view part = s.dtype == DType::c64 ? "f32" : s.dtype == DType::c128 ? "f64" : "f16";
+    return not_supported(
+        fmt::format("{}: NCCL has no {} (reduce the real and imaginary parts as {})", name, to_string(s.dtype), part));
   }
   if (reduces(s.kind) && !is_op(s.op)) return invalid_argument(fmt::format("{}: unknown op {}", name, int(s.op)));
   const bool per_rank = s.kind == Kind::all_gather || s.kind == Kind::reduce_scatter;

@@ -3,6 +3,7 @@
 #include <fftw3.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <mutex>
@@ -138,20 +139,27 @@ PlanKey plan_key(const FftGeometry& g, int input_alignment, int output_alignment
           s.output.distance};
 }
 
-// Multiplies the elements the output layout names (both parts of complex ones) by `factor`.
-template <class Real>
-void scale_output(const FftGeometry& g, void* output, Real factor) {
+// Calls visit(index) for the index of every real part (both parts of complex elements) the output layout names,
+// counted in real parts from the output's start; gaps between strided elements are the caller's and stay untouched.
+template <class Visit>
+void for_each_output_part(const FftGeometry& g, Visit visit) {
   const std::int64_t parts = g.output_type == g.complex_type ? 2 : 1;
   const auto& n = g.output_sizes;
   const auto& s = g.output_strides;
-  Real* base = static_cast<Real*>(output);
   for (std::int64_t b = 0; b < g.shape.batch; ++b)
     for (std::int64_t i = 0; i < n[0]; ++i)
       for (std::int64_t j = 0; j < n[1]; ++j)
         for (std::int64_t k = 0; k < n[2]; ++k) {
-          Real* at = base + (b * g.shape.output.distance + i * s[0] + j * s[1] + k * s[2]) * parts;
-          for (std::int64_t p = 0; p < parts; ++p) at[p] *= factor;
+          const std::int64_t at = (b * g.shape.output.distance + i * s[0] + j * s[1] + k * s[2]) * parts;
+          for (std::int64_t p = 0; p < parts; ++p) visit(at + p);
         }
+}
+
+// Multiplies the elements the output layout names by `factor`.
+template <class Real>
+void scale_output(const FftGeometry& g, void* output, Real factor) {
+  Real* base = static_cast<Real*>(output);
+  for_each_output_part(g, [&](std::int64_t at) { base[at] *= factor; });
 }
 
 template <class Real>
@@ -176,10 +184,60 @@ Status run(const FftGeometry& g, const FftOperands& ops) {
   return Status();
 }
 
+struct FftwfFree {
+  void operator()(float* data) const { fftwf_free(data); }
+};
+using Scratch = std::unique_ptr<float[], FftwfFree>;
+
+Result<Scratch> scratch(std::uint64_t floats) {
+  Scratch data(fftwf_alloc_real(std::max<std::uint64_t>(floats, 1)));
+  if (data == nullptr) {
+    return resource_exhausted(fmt::format("the f32 scratch of an f16 FFT ({} floats) could not be allocated", floats));
+  }
+  return data;
+}
+
+// Real parts (f16 values) of `extent` elements of `type`.
+std::uint64_t parts(std::uint64_t extent, DType type) { return extent * (type == DType::c32 ? 2 : 1); }
+
+// FFTW has no half precision. The transform runs in f32 on scratch arrays of the same layout (counted in elements,
+// a layout is the same whatever the element's width): the input widened exactly, the f32 transform and its scaling,
+// then the named output elements rounded to f16 once. Its plan is the f32 one of the same shape on the scratch's
+// alignment, keyed as such, so it is shared with f32 requests of that shape.
+Status run_half(const FftGeometry& g, const FftOperands& ops) {
+  FftGeometry wide = g;
+  wide.shape.precision = DType::f32;
+  wide.real_type = DType::f32;
+  wide.complex_type = DType::c64;
+  wide.input_type = g.input_type == DType::f16 ? DType::f32 : DType::c64;
+  wide.output_type = g.output_type == DType::f16 ? DType::f32 : DType::c64;
+  const std::uint64_t input_parts = parts(g.input_extent, g.input_type);
+  const std::uint64_t output_parts = parts(g.output_extent, g.output_type);
+  // In place, one scratch holds both sides as the one buffer does (the real side of r2c/c2r padded into the
+  // complex one's rows), so it is widened as a whole: as far as the farther side reaches.
+  const std::uint64_t widened = g.in_place ? std::max(input_parts, output_parts) : input_parts;
+  ACCEL_ASSIGN_OR_RETURN(const Scratch input, scratch(widened));
+  const auto* halves = static_cast<const Half*>(ops.input);
+  for (std::uint64_t i = 0; i < widened; ++i) input[i] = to_float(halves[i]);
+  Scratch output_scratch;
+  if (!g.in_place) {
+    ACCEL_ASSIGN_OR_RETURN(output_scratch, scratch(output_parts));
+  }
+  float* output = g.in_place ? input.get() : output_scratch.get();
+  ACCEL_RETURN_IF_ERROR(run<float>(wide, {.input = input.get(), .output = output}));
+  auto* rounded = static_cast<Half*>(ops.output);
+  for_each_output_part(g, [&](std::int64_t at) { rounded[at] = to_half(output[at]); });
+  return Status();
+}
+
 }  // namespace
 
 Status run_cpu_fft(const FftGeometry& geometry, const FftOperands& operands) {
-  return geometry.real_type == DType::f64 ? run<double>(geometry, operands) : run<float>(geometry, operands);
+  switch (geometry.real_type) {
+    case DType::f64: return run<double>(geometry, operands);
+    case DType::f16: return run_half(geometry, operands);
+    default: return run<float>(geometry, operands);
+  }
 }
 
 CacheStats fftw_plan_stats() { return plans().stats(); }

@@ -1,4 +1,5 @@
-// FFTs on the CPU through FFTW: the embedded default without a GPU and the reference in GPU tests.
+// FFTs on the CPU through FFTW: the embedded default without a GPU and the reference in GPU tests. FFTW has no half
+// precision: f16 requests run FFTW's f32 transform on widened copies and round the output to f16 once.
 //
 // Plans are kept in one process-wide cache (FFTW's planner state is process-wide too), keyed by everything a
 // plan depends on: type, precision, sign, sizes, strides and distances, in place or not, and the SIMD alignment

@@ -1,5 +1,6 @@
 #include "libs/fft/cufft_plans.hpp"
 
+#include <cufftXt.h>
 #include <fmt/format.h>
 
 #include <array>
@@ -45,6 +46,10 @@ cufftType cufft_type(const FftGeometry& g) {
   }
   return CUFFT_C2C;
 }
+
+// cuFFT's legacy API (cufftMakePlanMany64, cufftExec*) has no half precision; its Xt API takes the element types
+// of each side and of the execution.
+cudaDataType half_type(DType side) { return side == DType::f16 ? CUDA_R_16F : CUDA_C_16F; }
 
 // A plan's key: every field it depends on, resolved, as fixed-size integers (equal bytes are equal plans).
 using PlanKey = std::array<std::int64_t, 18>;
@@ -111,10 +116,18 @@ Result<std::shared_ptr<const CufftPlan>> CufftPlan::make(const FftGeometry& g, c
     out_embed[d] = s.output.embed[d];
   }
   std::size_t work = 0;
-  ACCEL_RETURN_IF_ERROR(cufft_status(
-      cufftMakePlanMany64(handle, s.rank, n.data(), in_embed.data(), s.input.stride, s.input.distance, out_embed.data(),
-                          s.output.stride, s.output.distance, cufft_type(g), s.batch, &work),
-      fmt::format("cufftMakePlanMany64 ({}{})", to_string(s), g.in_place ? ", in place" : "")));
+  if (g.real_type == DType::f16) {
+    ACCEL_RETURN_IF_ERROR(
+        cufft_status(cufftXtMakePlanMany(handle, s.rank, n.data(), in_embed.data(), s.input.stride, s.input.distance,
+                                         half_type(g.input_type), out_embed.data(), s.output.stride, s.output.distance,
+                                         half_type(g.output_type), s.batch, &work, CUDA_C_16F),
+                     fmt::format("cufftXtMakePlanMany ({}{})", to_string(s), g.in_place ? ", in place" : "")));
+  } else {
+    ACCEL_RETURN_IF_ERROR(cufft_status(
+        cufftMakePlanMany64(handle, s.rank, n.data(), in_embed.data(), s.input.stride, s.input.distance,
+                            out_embed.data(), s.output.stride, s.output.distance, cufft_type(g), s.batch, &work),
+        fmt::format("cufftMakePlanMany64 ({}{})", to_string(s), g.in_place ? ", in place" : "")));
+  }
   ACCEL_RETURN_IF_ERROR(cufft_status(cufftSetStream(handle, stream), "cufftSetStream"));
   plan->work_bytes_ = work;
   return std::shared_ptr<const CufftPlan>(std::move(plan));
@@ -131,6 +144,8 @@ Status CufftPlan::execute(const FftGeometry& g, const FftOperands& ops, void* wo
   if (work_bytes_ != 0) ACCEL_RETURN_IF_ERROR(cufft_status(cufftSetWorkArea(handle_, work), "cufftSetWorkArea"));
   const int direction = g.inverse() ? CUFFT_INVERSE : CUFFT_FORWARD;
   const std::string_view what = "cuFFT execution";
+  // The Xt call takes the direction for every type (r2c and c2r ignore it: theirs is fixed).
+  if (g.real_type == DType::f16) return cufft_status(cufftXtExec(handle_, ops.input, ops.output, direction), what);
   switch (cufft_type(g)) {
     case CUFFT_C2C:
       return cufft_status(cufftExecC2C(handle_, static_cast<cufftComplex*>(ops.input),

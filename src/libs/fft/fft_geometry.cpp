@@ -151,6 +151,31 @@ Result<FftLayout> padded_real(const FftLayout& complex, int rank, const FftShape
   return real;
 }
 
+// cuFFT's half-precision transforms take power-of-two sizes only. The CPU device could do any size, but refuses the
+// same ones, so that a request that runs there runs on a GPU too.
+Status check_half_sizes(const FftShape& shape) {
+  for (int d = 0; d < shape.rank; ++d) {
+    const std::int64_t n = shape.n[d];
+    if ((n & (n - 1)) != 0) {
+      return not_supported(fmt::format(
+          "f16 FFTs take sizes that are powers of two in every dimension (cuFFT's half-precision transforms take no "
+          "others); n[{}] = {} is not one: pad to {} or use f32",
+          d, n, std::int64_t{1} << (64 - __builtin_clzll(static_cast<unsigned long long>(n)))));
+    }
+  }
+  return Status();
+}
+
+// cuFFT's half-precision r2c and c2r take no stride on the real side (its documented limitation); refused on every
+// device, as the sizes are.
+Status check_half_real_stride(const FftLayout& real, std::string_view side, const FftShape& shape) {
+  if (real.stride == 1) return Status();
+  return not_supported(
+      fmt::format("f16 {} takes stride 1 on its real side (cuFFT's half-precision real transforms take no other); the "
+                  "{} side has stride {}: use f32",
+                  to_string(shape.type), side, real.stride));
+}
+
 }  // namespace
 
 Result<FftGeometry> plan_fft_geometry(const FftShape& shape, bool in_place) {
@@ -170,12 +195,12 @@ Result<FftGeometry> plan_fft_geometry(const FftShape& shape, bool in_place) {
       g.complex_type = DType::c128;
       break;
     case DType::f16:
-      return not_supported(
-          "f16 FFTs: accel has no complex-half element type for their buffers (and cuFFT's half transforms take "
-          "power-of-two sizes only); use f32");
+      g.real_type = DType::f16;
+      g.complex_type = DType::c32;
+      break;
     default:
       return invalid_argument(
-          fmt::format("FFT precision is the real element type, f32 or f64, not {}", to_string(shape.precision)));
+          fmt::format("FFT precision is the real element type, f32, f64 or f16, not {}", to_string(shape.precision)));
   }
   for (int d = 0; d < 3; ++d) {
     if (d < rank && shape.n[d] < 1) {
@@ -187,6 +212,7 @@ Result<FftGeometry> plan_fft_geometry(const FftShape& shape, bool in_place) {
     }
   }
   if (shape.batch < 1) return invalid_argument(fmt::format("FFT batch must be at least 1, got {}", shape.batch));
+  if (shape.precision == DType::f16) ACCEL_RETURN_IF_ERROR(check_half_sizes(shape));
   if (shape.type == FftType::r2c && shape.direction != FftDirection::forward) {
     return invalid_argument("r2c is a forward transform: direction must be forward");
   }
@@ -248,6 +274,11 @@ Result<FftGeometry> plan_fft_geometry(const FftShape& shape, bool in_place) {
             fmt::join(first(given.embed, rank), ", "), given.stride, given.distance));
       }
     }
+  }
+
+  if (shape.precision == DType::f16 && shape.type != FftType::c2c) {
+    const bool r2c = shape.type == FftType::r2c;
+    ACCEL_RETURN_IF_ERROR(check_half_real_stride(r2c ? in : out, r2c ? "input" : "output", shape));
   }
 
   ACCEL_ASSIGN_OR_RETURN(const Reach in_reach, reach(in, g.input_sizes, rank, shape.batch, "input"));

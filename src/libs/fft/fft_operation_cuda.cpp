@@ -1,5 +1,7 @@
 #include "libs/fft/fft_operation_cuda.hpp"
 
+#include <fmt/format.h>
+
 #include "libs/fft/fft_scale.hpp"
 
 namespace accel {
@@ -13,6 +15,11 @@ Result<CudaOperation<Fft>::Plan> CudaOperation<Fft>::plan(const Fft& request, co
   Operands operands;
   Operation<Fft>::operands(request, geometry, operands);
   ACCEL_RETURN_IF_ERROR(check_against_handles(operands));
+  if (geometry.real_type == DType::f16 && target.compute_capability() < 53) {
+    return not_supported(
+        fmt::format("f16 FFTs need compute capability 5.3 or later (cuFFT's half precision); {} is {}.{}",
+                    target.gpu_name(), target.compute_capability() / 10, target.compute_capability() % 10));
+  }
   ACCEL_ASSIGN_OR_RETURN(fft::CufftPlans * plans, target.stream_state<fft::CufftPlans>());
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const fft::CufftPlan> plan, plans->plan(geometry));
   return Plan{.plan = std::move(plan)};
@@ -29,9 +36,12 @@ Status CudaOperation<Fft>::run(const Fft&, const FftGeometry& g, const Plan& pla
     layout.sizes[d] = g.output_sizes[d];
     layout.strides[d] = g.output_strides[d];
   }
-  return run.target.check(fft::scale_layout(operands.output, g.real_type == DType::f64, g.output_type == g.complex_type,
-                                            layout, factor, run.target.stream()),
-                          "the FFT's normalisation kernel");
+  const fft::ScaledPart part = g.real_type == DType::f64   ? fft::ScaledPart::f64
+                               : g.real_type == DType::f16 ? fft::ScaledPart::f16
+                                                           : fft::ScaledPart::f32;
+  return run.target.check(
+      fft::scale_layout(operands.output, part, g.output_type == g.complex_type, layout, factor, run.target.stream()),
+      "the FFT's normalisation kernel");
 }
 
 void CudaOperation<Fft>::describe(CudaTarget& target, LibraryReport& report) {

@@ -1,3 +1,5 @@
+#include <cuda_fp16.h>
+
 #include <algorithm>
 
 #include "libs/fft/fft_scale.hpp"
@@ -5,8 +7,26 @@
 namespace accel::fft {
 namespace {
 
+// The type each stored part is scaled in: half in f32, rounded once (as the CPU device does), rather
+// than multiplied in half, which would round the factor (1/N, 1/sqrt(N)) too.
+template <class Real>
+struct Arithmetic {
+  using Type = Real;
+  __device__ static Type load(Real value) { return value; }
+  __device__ static Real store(Type value) { return value; }
+};
+
+template <>
+struct Arithmetic<__half> {
+  using Type = float;
+  __device__ static float load(__half value) { return __half2float(value); }
+  __device__ static __half store(float value) { return __float2half_rn(value); }
+};
+
 template <class Real, int kParts>
-__global__ void scale_kernel(Real* data, ScaledLayout layout, std::uint64_t total, Real factor) {
+__global__ void scale_kernel(Real* data, ScaledLayout layout, std::uint64_t total,
+                             typename Arithmetic<Real>::Type factor) {
+  using A = Arithmetic<Real>;
   const std::uint64_t step = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   for (std::uint64_t e = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; e < total; e += step) {
     std::uint64_t rest = e;
@@ -19,7 +39,7 @@ __global__ void scale_kernel(Real* data, ScaledLayout layout, std::uint64_t tota
     const std::int64_t at = b * layout.distance + i * layout.strides[0] + j * layout.strides[1] + k * layout.strides[2];
     Real* element = data + at * kParts;
 #pragma unroll
-    for (int p = 0; p < kParts; ++p) element[p] *= factor;
+    for (int p = 0; p < kParts; ++p) element[p] = A::store(A::load(element[p]) * factor);
   }
 }
 
@@ -32,20 +52,25 @@ cudaError_t launch(void* data, bool complex, const ScaledLayout& layout, double 
   // A grid-stride loop: enough blocks to fill the GPU many times over, not one thread per element.
   const unsigned blocks = static_cast<unsigned>(std::min<std::uint64_t>((total + kThreads - 1) / kThreads, 65536));
   Real* typed = static_cast<Real*>(data);
+  const auto typed_factor = static_cast<typename Arithmetic<Real>::Type>(factor);
   if (complex) {
-    scale_kernel<Real, 2><<<blocks, kThreads, 0, stream>>>(typed, layout, total, static_cast<Real>(factor));
+    scale_kernel<Real, 2><<<blocks, kThreads, 0, stream>>>(typed, layout, total, typed_factor);
   } else {
-    scale_kernel<Real, 1><<<blocks, kThreads, 0, stream>>>(typed, layout, total, static_cast<Real>(factor));
+    scale_kernel<Real, 1><<<blocks, kThreads, 0, stream>>>(typed, layout, total, typed_factor);
   }
   return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t scale_layout(void* data, bool f64, bool complex, const ScaledLayout& layout, double factor,
+cudaError_t scale_layout(void* data, ScaledPart part, bool complex, const ScaledLayout& layout, double factor,
                          cudaStream_t stream) {
-  return f64 ? launch<double>(data, complex, layout, factor, stream)
-             : launch<float>(data, complex, layout, factor, stream);
+  switch (part) {
+    case ScaledPart::f16: return launch<__half>(data, complex, layout, factor, stream);
+    case ScaledPart::f32: return launch<float>(data, complex, layout, factor, stream);
+    case ScaledPart::f64: return launch<double>(data, complex, layout, factor, stream);
+  }
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace accel::fft

@@ -18,9 +18,12 @@ struct ScaledLayout {
   std::int64_t distance;
 };
 
-// Multiplies each named element of `data` (f32 or f64 parts, 2 per element when `complex`) by `factor`, on
-// `stream`; the launch's error, if any.
-[[nodiscard]] cudaError_t scale_layout(void* data, bool f64, bool complex, const ScaledLayout& layout, double factor,
-                                       cudaStream_t stream);
+// The type of the parts of each element (a real one, or each half of a complex one).
+enum class ScaledPart { f16, f32, f64 };
+
+// Multiplies each named element of `data` (of `part`s, 2 per element when `complex`) by `factor`, on `stream`;
+// the launch's error, if any. f16 parts are multiplied in f32 and rounded once.
+[[nodiscard]] cudaError_t scale_layout(void* data, ScaledPart part, bool complex, const ScaledLayout& layout,
+                                       double factor, cudaStream_t stream);
 
 }  // namespace accel::fft

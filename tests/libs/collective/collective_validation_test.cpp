@@ -37,6 +37,7 @@ TEST(CollectiveValidation, RefusesBadFields) {
   EXPECT_THAT(check(all_reduce(Comm{.id = 1, .ranks = 2, .rank = 2}, a, b, 8, DType::f32, ReduceOp::sum)),
               StatusIs(Code::invalid_argument, "rank 2 of a communicator of 2"));
   EXPECT_THAT(check(all_reduce(kComm, a, b, 8, DType::c64, ReduceOp::sum)), StatusIs(Code::not_supported, "c64"));
+  EXPECT_THAT(check(all_reduce(kComm, a, b, 8, DType::c32, ReduceOp::sum)), StatusIs(Code::not_supported, "c32"));
   EXPECT_THAT(check(all_reduce(kComm, a, b, 8, static_cast<DType>(200), ReduceOp::sum)),
               StatusIs(Code::invalid_argument, "unknown dtype"));
   EXPECT_THAT(check(all_reduce(kComm, a, b, 8, DType::f32, static_cast<ReduceOp>(9))),

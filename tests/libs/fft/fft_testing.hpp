@@ -24,34 +24,43 @@ using Sizes = std::array<std::int64_t, 3>;
 inline std::int64_t product(const Sizes& sizes) { return sizes[0] * sizes[1] * sizes[2]; }
 
 // A buffer's contents as scalars of the transform's precision (a complex element is two), whatever element type
-// the buffer holds: in place, one side reads it as real and the other as complex.
+// the buffer holds: in place, one side reads it as real and the other as complex. `real` is f32, f64 or f16 (set
+// rounds to it).
 struct HostScalars {
   DType buffer_type;
-  bool f64;
+  DType real;
   std::vector<std::byte> bytes;
 
-  HostScalars(DType type, std::uint64_t count, bool wide)
-      : buffer_type(type), f64(wide), bytes(count * size_of(type)) {}
+  HostScalars(DType type, std::uint64_t count, DType real_type)
+      : buffer_type(type), real(real_type), bytes(count * size_of(type)) {}
 
   [[nodiscard]] std::uint64_t count() const { return bytes.size() / size_of(buffer_type); }
-  [[nodiscard]] std::uint64_t scalars() const { return bytes.size() / (f64 ? 8 : 4); }
+  [[nodiscard]] std::uint64_t scalars() const { return bytes.size() / size_of(real); }
   [[nodiscard]] double get(std::uint64_t i) const {
-    if (f64) {
-      double v;
-      std::memcpy(&v, bytes.data() + i * 8, 8);
-      return v;
+    const std::byte* at = bytes.data() + i * size_of(real);
+    switch (real) {
+      case DType::f64: return load<double>(at);
+      case DType::f16: return to_float(load<Half>(at));
+      default: return load<float>(at);
     }
-    float v;
-    std::memcpy(&v, bytes.data() + i * 4, 4);
-    return v;
   }
   void set(std::uint64_t i, double value) {
-    if (f64) {
-      std::memcpy(bytes.data() + i * 8, &value, 8);
-    } else {
-      const float v = static_cast<float>(value);
-      std::memcpy(bytes.data() + i * 4, &v, 4);
+    std::byte* at = bytes.data() + i * size_of(real);
+    switch (real) {
+      case DType::f64: return store(at, value);
+      case DType::f16: return store(at, to_half(static_cast<float>(value)));
+      default: return store(at, static_cast<float>(value));
     }
+  }
+  template <class T>
+  static T load(const std::byte* at) {
+    T value;
+    std::memcpy(&value, at, sizeof(T));
+    return value;
+  }
+  template <class T>
+  static void store(std::byte* at, T value) {
+    std::memcpy(at, &value, sizeof(T));
   }
   [[nodiscard]] HostSource source() const { return {bytes.data(), count(), buffer_type}; }
   [[nodiscard]] HostDestination destination() { return {bytes.data(), count(), buffer_type}; }
@@ -95,6 +104,14 @@ inline std::vector<Complex> read_output(const FftGeometry& g, const HostScalars&
     dense[i] = complex ? Complex(buffer.get(2 * at), buffer.get(2 * at + 1)) : Complex(buffer.get(at), 0);
   });
   return dense;
+}
+
+// Each part rounded to f16 and back: an input that f16 holds exactly, so that an f16 transform and a wider one
+// take the same numbers.
+inline std::vector<Complex> rounded_to_half(std::vector<Complex> values) {
+  auto round = [](double v) { return static_cast<double>(to_float(to_half(static_cast<float>(v)))); };
+  for (Complex& v : values) v = Complex(round(v.real()), round(v.imag()));
+  return values;
 }
 
 // ‖got − want‖ / ‖want‖; infinity if anything is not finite.
@@ -194,10 +211,9 @@ inline BufferHandle upload(Device& device, const HostScalars& host) {
 inline Result<Ran> run_fft(Device& device, const FftShape& shape, bool in_place, const std::vector<Complex>& input,
                            std::mt19937_64& rng, bool real_in_place_buffer = false) {
   ACCEL_ASSIGN_OR_RETURN(const FftGeometry g, plan_fft_geometry(shape, in_place));
-  const bool f64 = g.real_type == DType::f64;
   std::uniform_real_distribution<double> uniform(-1, 1);
   auto random_scalars = [&](DType type, std::uint64_t count) {
-    HostScalars host(type, count, f64);
+    HostScalars host(type, count, g.real_type);
     for (std::uint64_t i = 0; i < host.scalars(); ++i) host.set(i, uniform(rng));
     return host;
   };

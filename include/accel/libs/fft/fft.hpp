@@ -1,5 +1,5 @@
 // FFT requests: batched 1-D, 2-D and 3-D discrete Fourier transforms, complex-to-complex (forward or inverse),
-// real-to-complex and complex-to-real, in f32 (buffers of f32 and c64) or f64 (f64 and c128).
+// real-to-complex and complex-to-real, in f32 (buffers of f32 and c64), f64 (f64 and c128) or f16 (f16 and c32).
 //
 // The same request runs on every device (FFTW on the CPU, cuFFT on CUDA):
 //
@@ -27,6 +27,18 @@
 // c2r destroys its input (FFTW and cuFFT both use it as scratch): its contents are unspecified afterwards.
 // Scaling: FFTW and cuFFT compute the raw sums (FftNormalization::none); the others are applied by the request on
 // every device, after the transform, to the elements the output layout names.
+//
+// Half precision (precision f16: the real side holds f16, the complex side c32) takes only what cuFFT's half
+// transforms take: sizes that are powers of two in every dimension and, for r2c and c2r, stride 1 on the real
+// side. Anything else is refused (not_supported) on every device, so that a request the CPU device runs runs on a
+// GPU too. CUDA runs cuFFT's half transforms (execution type CUDA_C_16F, compute capability 5.3 or later; older
+// GPUs refuse it before any launch). cuFFT's documentation names the execution type as the precision the
+// transform is computed in and promises no wider accumulation, so expect errors of a few f16 units (2^-11)
+// times log2 N relative to the signal's norm. Mind f16's range too: cuFFT stores the raw sums (up to N times the
+// input) in f16 before the normalisation runs, so they overflow past 65504 even where the normalised result would
+// fit. The CPU device has no half FFT: it widens the input to f32, runs FFTW's f32 transform, scales in f32 and
+// rounds the output to f16 once, so its result is the f32 one rounded to f16, more accurate than cuFFT's (and
+// normalised before it is narrowed).
 #pragma once
 
 #include <array>
@@ -63,7 +75,7 @@ struct FftLayout {
 
 struct FftShape {
   FftType type = FftType::c2c;
-  // f32 or f64. f16 is not_supported on every device: accel has no complex-half element type for its buffers.
+  // The real element type: f32, f64 or f16 (half precision: power-of-two sizes only, see above).
   DType precision = DType::f32;
   std::int32_t rank = 1;
   std::array<std::int64_t, 3> n{};  // logical sizes; entries beyond the rank stay 0
@@ -89,8 +101,8 @@ struct Fft {
 struct FftGeometry {
   FftShape shape;  // layouts resolved
   bool in_place = false;
-  DType real_type = DType::f32;     // f32 or f64
-  DType complex_type = DType::c64;  // c64 or c128
+  DType real_type = DType::f32;     // f32, f64 or f16
+  DType complex_type = DType::c64;  // c64, c128 or c32
   DType input_type = DType::c64;    // what the input layout counts in
   DType output_type = DType::c64;
   // Logical sizes of each stored side (n/2 + 1 last on the complex side of r2c/c2r), 1 beyond the rank.
