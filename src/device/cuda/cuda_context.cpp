@@ -138,13 +138,11 @@ Status CudaContext::order_before(cudaStream_t stream, const BufferHandle& handle
   return Status();
 }
 
-void CudaContext::order_after(cudaStream_t stream, const BufferHandle& handle, Access access, const EventRef& event,
-                              std::uint64_t write_version) {
+void CudaContext::order_after(cudaStream_t stream, const BufferHandle& handle, Access access, const EventRef& event) {
   BufferOrdering& ordering = ordering_of(handle);
   if (access == Access::write) {
     ordering.last_write = StreamUse{stream, event};
     ordering.reads_since.clear();
-    ordering.version = write_version;
     return;
   }
   for (StreamUse& read : ordering.reads_since) {

@@ -79,12 +79,11 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
 
   // Makes `stream` wait for what an access of `handle` (already resolved) must follow.
   [[nodiscard]] Status order_before(cudaStream_t stream, const BufferHandle& handle, Access access);
-  // Records that `event`, recorded on `stream`, is the latest access of `handle`; a write gives the buffer
-  // `write_version` (from new_write_version()).
-  void order_after(cudaStream_t stream, const BufferHandle& handle, Access access, const EventRef& event,
-                   std::uint64_t write_version);
+  // Records that `event`, recorded on `stream`, is the latest access of `handle`.
+  void order_after(cudaStream_t stream, const BufferHandle& handle, Access access, const EventRef& event);
   // A version no write of this context has had, for the buffers one request writes.
   [[nodiscard]] std::uint64_t new_write_version() noexcept { return ++write_versions_; }
+  // Gives `handle` the version of a write about to be enqueued.
   void set_version(const BufferHandle& handle, std::uint64_t version) { ordering_of(handle).version = version; }
   // Each resolved view of `operands` given its buffer's version.
   void stamp_versions(const Operands& operands, std::span<BufferView> views);

@@ -89,7 +89,8 @@ Result<BufferHandle> CudaStream::handle(Allocate& request) {
     cudaFreeAsync(data, stream_);
     return allocated.status();
   }
-  context_->order_after(stream_, handle, Access::write, *allocated, context_->new_write_version());
+  context_->order_after(stream_, handle, Access::write, *allocated);
+  context_->set_version(handle, context_->new_write_version());
   stats.in_use_bytes += bytes;
   stats.peak_bytes = std::max(stats.peak_bytes, stats.in_use_bytes);
   ++stats.live_buffers;

@@ -182,16 +182,12 @@ Result<Submitted> CudaStream::enqueue(Request& request) {
 template <class Work>
 Result<Submitted> CudaStream::ordered(std::span<const Use> uses, std::uint64_t write_version, Work&& work) {
   for (const Use& use : uses) ACCEL_RETURN_IF_ERROR(context_->order_before(stream_, use.buffer, use.access));
-  Result<Submitted> submitted = work();
-  Result<EventRef> event = submitted.ok() ? context_->record_event(stream_) : Result<EventRef>(submitted.status());
-  if (!event.ok()) {
-    // Work that failed part way may have written some of its outputs: their contents are new, whatever they are.
-    for (const Use& use : uses)
-      if (use.access == Access::write) context_->set_version(use.buffer, write_version);
-    return event.status();
-  }
-  submitted->event = *std::move(event);
-  for (const Use& use : uses) context_->order_after(stream_, use.buffer, use.access, submitted->event, write_version);
+  // Given before the work runs, whatever its outcome: work that fails part way may have written some of its outputs.
+  for (const Use& use : uses)
+    if (use.access == Access::write) context_->set_version(use.buffer, write_version);
+  ACCEL_ASSIGN_OR_RETURN(Submitted submitted, work());
+  ACCEL_ASSIGN_OR_RETURN(submitted.event, context_->record_event(stream_));
+  for (const Use& use : uses) context_->order_after(stream_, use.buffer, use.access, submitted.event);
   return submitted;
 }
 

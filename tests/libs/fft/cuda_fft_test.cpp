@@ -101,6 +101,19 @@ class CudaFftTest : public ::testing::Test {
       }
   }
 
+  // An in-place r2c or c2r of `n`, inverse-normalised, batch 2: with the complex buffer, then with the real one.
+  void compare_real_in_place(Device& device, FftType type, DType precision, int rank, std::array<std::int64_t, 3> n) {
+    const FftShape shape{.type = type,
+                         .precision = precision,
+                         .rank = rank,
+                         .n = n,
+                         .batch = 2,
+                         .direction = type == FftType::c2r ? FftDirection::inverse : FftDirection::forward,
+                         .normalization = FftNormalization::inverse};
+    compare(device, shape, true);
+    compare(device, shape, true, /*real_buffer=*/true);
+  }
+
   System system_;
   std::optional<Device> gpu_;
   Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
@@ -191,15 +204,7 @@ TEST_F(CudaFftTest, InPlaceTransforms) {
       for (const auto& [rank, n] :
            {std::pair{1, std::array<std::int64_t, 3>{1023}}, std::pair{1, std::array<std::int64_t, 3>{4096}},
             std::pair{2, std::array<std::int64_t, 3>{64, 33}}, std::pair{3, std::array<std::int64_t, 3>{16, 9, 20}}}) {
-        const FftShape shape{.type = type,
-                             .precision = precision,
-                             .rank = rank,
-                             .n = n,
-                             .batch = 2,
-                             .direction = type == FftType::c2r ? FftDirection::inverse : FftDirection::forward,
-                             .normalization = FftNormalization::inverse};
-        compare(gpu, shape, true);
-        compare(gpu, shape, true, /*real_buffer=*/true);
+        compare_real_in_place(gpu, type, precision, rank, n);
         if (HasFatalFailure()) return;
       }
   }
@@ -219,15 +224,7 @@ TEST_F(CudaFftTest, HalfPrecisionMatchesTheCpu) {
   compare(gpu, {.precision = DType::f16, .n = {4096}, .batch = 8, .normalization = FftNormalization::orthonormal},
           true);
   for (FftType type : {FftType::r2c, FftType::c2r}) {
-    const FftShape shape{.type = type,
-                         .precision = DType::f16,
-                         .rank = 2,
-                         .n = {64, 128},
-                         .batch = 2,
-                         .direction = type == FftType::c2r ? FftDirection::inverse : FftDirection::forward,
-                         .normalization = FftNormalization::inverse};
-    compare(gpu, shape, true);
-    compare(gpu, shape, true, /*real_buffer=*/true);
+    compare_real_in_place(gpu, type, DType::f16, 2, {64, 128});
     if (HasFatalFailure()) return;
   }
 }

@@ -170,6 +170,35 @@ class CudaSolverTest : public ::testing::TestWithParam<GpuTestTarget> {
     }
   }
 
+  // An LU of element type L and a Cholesky of element type C that fail in one matrix of a batch: the same named
+  // errors and infos on the GPU as on the CPU.
+  template <class L, class C>
+  void failed_factorisations() {
+    const Layout la = Layout::padded(9, 9, 4, 2), lb = Layout::padded(9, 2, 4, 0);
+    std::vector<L> a = random_matrices<L>(la, rng_);
+    for (std::int64_t i = 0; i < 9; ++i) a[la.at(2, i, 5)] = L(0);
+    const std::vector<L> b = random_matrices<L>(lb, rng_);
+    const FactorResult<L> gpu = run_lu(*gpu_, la, a, lb, b), cpu = run_lu(cpu_, la, a, lb, b);
+    EXPECT_EQ(gpu.factor.code(), Code::failed_precondition);
+    EXPECT_EQ(gpu.factor.message(), cpu.factor.message());
+    EXPECT_EQ(gpu.factor.message(),
+              "solver::Getrf (matrix 2 of the batch of 4, from 0): U(6,6) is exactly zero: the matrix is singular");
+    EXPECT_EQ(gpu.info, cpu.info);
+
+    const Layout ls = Layout::padded(6, 6, 3, 0), lr = Layout::padded(6, 1, 3, 0);
+    std::vector<C> s = random_symmetric<C>(ls, rng_, true);
+    s[ls.at(1, 2, 2)] = C(-1);
+    for (Fill fill : {Fill::lower, Fill::upper}) {
+      const std::vector<C> r = random_matrices<C>(lr, rng_);
+      const FactorResult<C> g = run_cholesky(*gpu_, fill, ls, s, lr, r), c = run_cholesky(cpu_, fill, ls, s, lr, r);
+      EXPECT_EQ(g.factor.code(), Code::failed_precondition);
+      EXPECT_EQ(g.factor.message(), c.factor.message());
+      EXPECT_EQ(g.info, c.info);
+      EXPECT_EQ(g.info[0], 0);
+      EXPECT_EQ(g.info[2], 0);
+    }
+  }
+
   System system_;
   Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
   std::optional<Device> gpu_;
@@ -282,58 +311,13 @@ TEST_P(CudaSolverTest, SvdOfAWideMatrixIsNotSupportedOnCuda) {
   EXPECT_THAT(run_svd(cpu_, SvdJob::thin, SvdJob::thin, la, a).first, IsOk());
 }
 
-TEST_P(CudaSolverTest, FailedFactorisationsAreTheSameNamedErrorsAsOnTheCpu) {
-  // LU: matrix 2 of 4 has a zero column 5 (U(6,6) = 0 exactly); Cholesky: matrix 1 of 3 has a negative pivot.
-  const Layout la = Layout::padded(9, 9, 4, 2), lb = Layout::padded(9, 2, 4, 0);
-  std::vector<double> a = random_matrices<double>(la, rng_);
-  for (std::int64_t i = 0; i < 9; ++i) a[la.at(2, i, 5)] = 0;
-  const std::vector<double> b = random_matrices<double>(lb, rng_);
-  const FactorResult<double> gpu = run_lu(*gpu_, la, a, lb, b), cpu = run_lu(cpu_, la, a, lb, b);
-  EXPECT_EQ(gpu.factor.code(), Code::failed_precondition);
-  EXPECT_EQ(gpu.factor.message(), cpu.factor.message());
-  EXPECT_EQ(gpu.factor.message(),
-            "solver::Getrf (matrix 2 of the batch of 4, from 0): U(6,6) is exactly zero: the matrix is singular");
-  EXPECT_EQ(gpu.info, cpu.info);
-
-  const Layout ls = Layout::padded(6, 6, 3, 0), lr = Layout::padded(6, 1, 3, 0);
-  std::vector<float> s = random_symmetric<float>(ls, rng_, true);
-  s[ls.at(1, 2, 2)] = -1;
-  for (Fill fill : {Fill::lower, Fill::upper}) {
-    const std::vector<float> r = random_matrices<float>(lr, rng_);
-    const FactorResult<float> g = run_cholesky(*gpu_, fill, ls, s, lr, r), c = run_cholesky(cpu_, fill, ls, s, lr, r);
-    EXPECT_EQ(g.factor.code(), Code::failed_precondition);
-    EXPECT_EQ(g.factor.message(), c.factor.message());
-    EXPECT_EQ(g.info, c.info);
-    EXPECT_EQ(g.info[0], 0);
-    EXPECT_EQ(g.info[2], 0);
-  }
-}
+// LU: matrix 2 of 4 has a zero column 5 (U(6,6) = 0 exactly); Cholesky: matrix 1 of 3 has a negative pivot.
+TEST_P(CudaSolverTest, FailedFactorisationsAreTheSameNamedErrorsAsOnTheCpu) { failed_factorisations<double, float>(); }
 
 // The complex factorisations fail as the real ones do: the same named errors and infos as LAPACKE's, one matrix of a
 // batch (Cholesky's through potrfBatched).
 TEST_P(CudaSolverTest, FailedComplexFactorisationsAreTheSameNamedErrorsAsOnTheCpu) {
-  const Layout la = Layout::padded(9, 9, 4, 2), lb = Layout::padded(9, 2, 4, 0);
-  std::vector<c64> a = random_matrices<c64>(la, rng_);
-  for (std::int64_t i = 0; i < 9; ++i) a[la.at(2, i, 5)] = 0;
-  const std::vector<c64> b = random_matrices<c64>(lb, rng_);
-  const FactorResult<c64> gpu = run_lu(*gpu_, la, a, lb, b), cpu = run_lu(cpu_, la, a, lb, b);
-  EXPECT_EQ(gpu.factor.message(),
-            "solver::Getrf (matrix 2 of the batch of 4, from 0): U(6,6) is exactly zero: the matrix is singular");
-  EXPECT_EQ(gpu.factor.message(), cpu.factor.message());
-  EXPECT_EQ(gpu.info, cpu.info);
-
-  const Layout ls = Layout::padded(6, 6, 3, 0), lr = Layout::padded(6, 1, 3, 0);
-  std::vector<c128> s = random_symmetric<c128>(ls, rng_, true);
-  s[ls.at(1, 2, 2)] = -1;
-  for (Fill fill : {Fill::lower, Fill::upper}) {
-    const std::vector<c128> r = random_matrices<c128>(lr, rng_);
-    const FactorResult<c128> g = run_cholesky(*gpu_, fill, ls, s, lr, r), c = run_cholesky(cpu_, fill, ls, s, lr, r);
-    EXPECT_EQ(g.factor.code(), Code::failed_precondition);
-    EXPECT_EQ(g.factor.message(), c.factor.message());
-    EXPECT_EQ(g.info, c.info);
-    EXPECT_EQ(g.info[0], 0);
-    EXPECT_EQ(g.info[2], 0);
-  }
+  failed_factorisations<c64, c128>();
 }
 
 // A zero column of matrix 2 of 4 leaves R(4,4) exactly zero: the same named error and infos as LAPACK's gels, and
