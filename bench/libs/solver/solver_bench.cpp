@@ -2,17 +2,19 @@
 // (same process, same GPU, same inputs, a handle on a stream of its own): getrf, potrf (lower), syevd (values and
 // vectors), QR (geqrf + orgqr), ormqr (Qᵀ C of an n x n C, A factored once) and gels (least squares of an n x n/2 A
 // and one right-hand side; the raw call is cuSOLVER's own <t><t>gels, which needs no cuBLAS of its caller) at n = 256,
-// 1024 and 4096, gesvd and gesvdj (thin) at 256 and 1024, a batch of 64 potrf of 32 x 32 (potrfBatched) and batches
-// of 4096 gesvdj of 16 x 16 and 32 x 32 (gesvdjBatched), in f32 and f64, and getrf of a c64 matrix at n = 1024
-// (cusolverDnCgetrf; getrf_c64, uniform [-1, 1] in both parts). Factorisations overwrite their input, so
-// every call factors a fresh copy (ormqr: C, gels: A and B), restored by a device-to-device copy that is not timed.
-// What is timed is one call's round trip: for accel, the request until its future is ready (the infos read back and
-// turned into its status); for cuSOLVER, the call, the copy of devInfo to the host that a correct caller makes, and
-// cudaStreamSynchronize. One JSON line per routine, dtype, size and variant:
+// 1024 and 4096, gesvd and gesvdj (thin) at 256 and 1024, a batch of 64 potrf of 32 x 32 (potrfBatched), batches of
+// 64 getrf of 32 x 32 and 64 x 64 (getrf_batched: cuSOLVER has no batched getrf, so the raw call is cuBLAS's
+// <t>getrfBatched, which PyTorch also takes for batches) and batches of 4096 gesvdj of 16 x 16 and 32 x 32
+// (gesvdjBatched), in f32 and f64, and getrf of a c64 matrix at n = 1024 (cusolverDnCgetrf; getrf_c64, uniform [-1, 1]
+// in both parts). Factorisations overwrite their input, so every call factors a fresh copy (ormqr: C, gels: A and B),
+// restored by a device-to-device copy that is not timed. What is timed is one call's round trip: for accel, the request
+// until its future is ready (the infos read back and turned into its status); for cuSOLVER, the call, the copy of
+// devInfo to the host that a correct caller makes, and cudaStreamSynchronize. One JSON line per routine, dtype, size
+// and variant:
 //   {"bench":"solver","routine":"getrf","dtype":"f32","n":256,"batch":1,"variant":"accel","median_us":…,"min_us":…,
 //    "reps":…}
 // Usage: solver_bench [routines, default getrf,potrf,syevd,qr,ormqr,gels,gesvd,potrf_batched,getrf_c64; also gesvdj,
-//                     gesvdj_batched]
+//                     gesvdj_batched, getrf_batched]
 //                     [sizes, default 256,1024,4096]
 #include <fmt/format.h>
 
@@ -83,7 +85,7 @@ struct Actor {
     w = require(device.allocate<T>(static_cast<std::uint64_t>(n * batch)).wait(), "w");
     u = require(device.allocate<T>(host.size()).wait(), "u");
     vt = require(device.allocate<T>(host.size()).wait(), "vt");
-    ipiv = require(device.allocate<std::int32_t>(static_cast<std::uint64_t>(n)).wait(), "ipiv");
+    ipiv = require(device.allocate<std::int32_t>(static_cast<std::uint64_t>(n * batch)).wait(), "ipiv");
     info = require(device.allocate<std::int32_t>(static_cast<std::uint64_t>(batch)).wait(), "info");
     require(device.upload(std::span<const T>(host), pristine).wait(), "upload");
     if (routine == Routine::ormqr) {  // A factored here once, as for the raw calls
@@ -108,7 +110,7 @@ struct Actor {
     const DType dtype = dtype_of<T>();
     Future<Done> done;
     if (routine == Routine::getrf)
-      done = device.ask(solver::Getrf{.dtype = dtype, .n = n, .a = a, .ipiv = ipiv, .info = info});
+      done = device.ask(solver::Getrf{.dtype = dtype, .n = n, .batch = batch, .a = a, .ipiv = ipiv, .info = info});
     if (routine == Routine::potrf)
       done = device.ask(solver::Potrf{.dtype = dtype, .n = n, .batch = batch, .a = a, .info = info});
     if (routine == Routine::syevd) {
@@ -173,7 +175,7 @@ void measure(Device& device, Routine routine, std::int64_t n, std::int64_t batch
   }
   std::conditional_t<std::is_same_v<T, c64>, solver_bench::DirectComplexLu, Direct<T>> direct(
       routine, a, static_cast<int>(n), static_cast<int>(batch));
-  report(routine, dtype_of<T>(), n, batch, batch > 1 ? "cusolver_batched" : "cusolver", time_calls(direct, warm, reps));
+  report(routine, dtype_of<T>(), n, batch, direct.variant(), time_calls(direct, warm, reps));
 }
 
 std::vector<std::string> split(const std::string& list) {
@@ -200,6 +202,13 @@ int main(int argc, char** argv) {
     if (r == "potrf_batched") {  // the batched shape: 64 x (32 x 32)
       measure<float>(*device, Routine::potrf, 32, 64, rng);
       measure<double>(*device, Routine::potrf, 32, 64, rng);
+      continue;
+    }
+    if (r == "getrf_batched") {  // the batched shape for LU, and twice its n
+      for (std::int64_t n : {32, 64}) {
+        measure<float>(*device, Routine::getrf, n, 64, rng);
+        measure<double>(*device, Routine::getrf, n, 64, rng);
+      }
       continue;
     }
     if (r == "getrf_c64") {  // the complex case: torch.linalg.lu_factor of complex64 at 1024

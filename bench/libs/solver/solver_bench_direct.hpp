@@ -2,6 +2,7 @@
 // and the routines' names that both sides print.
 #pragma once
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 #include <fmt/format.h>
@@ -19,6 +20,9 @@ namespace solver_bench {
 using accel::bench::check_cuda;
 inline void check_solver(cusolverStatus_t s, const char* what) {
   accel::bench::check_library(s, CUSOLVER_STATUS_SUCCESS, "cuSOLVER", what);
+}
+inline void check_blas(cublasStatus_t s, const char* what) {
+  accel::bench::check_library(s, CUBLAS_STATUS_SUCCESS, "cuBLAS", what);
 }
 
 // qr is geqrf then orgqr (Q and R, as torch.linalg.qr); gesvd and gesvdj the thin U, S and Vᵀ or V (as
@@ -48,9 +52,10 @@ struct Direct {
   int batch;
   cudaStream_t stream{};
   cusolverDnHandle_t handle{};
+  cublasHandle_t blas{};  // a batched getrf's: cuSOLVER has none
   T *a{}, *pristine{}, *work{}, *w{}, *u{}, *vt{}, *rwork{};
   int *ipiv{}, *info{}, *host_info{};
-  T** matrices{};  // potrfBatched's array of addresses
+  T** matrices{};  // potrfBatched's and getrfBatched's array of addresses
   gesvdjInfo_t params{};
   int lwork = 0;
   std::size_t gels_bytes = 0;  // <t><t>gels's workspace, in bytes
@@ -69,7 +74,7 @@ struct Direct {
     check_cuda(cudaMalloc(&u, bytes), "u");
     check_cuda(cudaMalloc(&vt, bytes), "vt");
     check_cuda(cudaMalloc(&rwork, n * sizeof(T)), "rwork");
-    check_cuda(cudaMalloc(&ipiv, n * sizeof(int)), "ipiv");
+    check_cuda(cudaMalloc(&ipiv, std::size_t(batch) * n * sizeof(int)), "ipiv");
     check_cuda(cudaMalloc(&info, batch * sizeof(int)), "info");
     check_cuda(cudaMallocHost(&host_info, batch * sizeof(int)), "host info");
     check_cuda(cudaMemcpy(pristine, host.data(), bytes, cudaMemcpyHostToDevice), "upload");
@@ -77,6 +82,10 @@ struct Direct {
     for (int i = 0; i < batch; ++i) addresses.push_back(a + static_cast<std::size_t>(i) * n * n);
     check_cuda(cudaMalloc(&matrices, batch * sizeof(T*)), "matrices");
     check_cuda(cudaMemcpy(matrices, addresses.data(), batch * sizeof(T*), cudaMemcpyHostToDevice), "addresses");
+    if (routine == Routine::getrf && batch > 1) {
+      check_blas(cublasCreate(&blas), "cublasCreate");
+      check_blas(cublasSetStream(blas, stream), "cublasSetStream");
+    }
     if (routine == Routine::getrf) {
       check_solver(kF64 ? cusolverDnDgetrf_bufferSize(handle, n, n, reinterpret_cast<double*>(a), n, &lwork)
                         : cusolverDnSgetrf_bufferSize(handle, n, n, reinterpret_cast<float*>(a), n, &lwork),
@@ -160,6 +169,7 @@ struct Direct {
   ~Direct() {
     cudaStreamSynchronize(stream);
     cusolverDnDestroy(handle);
+    if (blas != nullptr) cublasDestroy(blas);
     if (params != nullptr) cusolverDnDestroyGesvdjInfo(params);
     for (void* p : {static_cast<void*>(a), static_cast<void*>(pristine), static_cast<void*>(work),
                     static_cast<void*>(w), static_cast<void*>(u), static_cast<void*>(vt), static_cast<void*>(rwork),
@@ -167,6 +177,10 @@ struct Direct {
       cudaFree(p);
     cudaFreeHost(host_info);
     cudaStreamDestroy(stream);
+  }
+  [[nodiscard]] const char* variant() const {
+    if (batch == 1) return "cusolver";
+    return routine == Routine::getrf ? "cublas_batched" : "cusolver_batched";
   }
   void restore() {
     const std::size_t elements = std::size_t(batch) * n * n;
@@ -214,6 +228,12 @@ struct Direct {
                 ? cusolverDnSgesvdjBatched(handle, jobz, n, n, a, n, w, u, n, vt, n, work, lwork, info, params, batch)
                 : cusolverDnSgesvdj(handle, jobz, 1, n, n, a, n, w, u, n, vt, n, work, lwork, info, params),
             "gesvdj");
+      }
+    } else if (batch > 1 && routine == Routine::getrf) {
+      if constexpr (kF64) {
+        check_blas(cublasDgetrfBatched(blas, n, matrices, n, ipiv, info, batch), "getrfBatched");
+      } else {
+        check_blas(cublasSgetrfBatched(blas, n, matrices, n, ipiv, info, batch), "getrfBatched");
       }
     } else if (batch > 1) {
       if constexpr (kF64) {
@@ -297,6 +317,7 @@ struct DirectComplexLu {
     cudaFreeHost(host_info);
     cudaStreamDestroy(stream);
   }
+  [[nodiscard]] const char* variant() const { return "cusolver"; }
   void restore() {
     check_cuda(cudaMemcpyAsync(a, pristine, std::size_t(n) * n * sizeof(cuComplex), cudaMemcpyDeviceToDevice, stream),
                "restore");

@@ -1,7 +1,9 @@
 #include "libs/solver/lu_operation_cuda.hpp"
 
 #include <cstring>
+#include <type_traits>
 
+#include "libs/solver/lu_kernel.hpp"
 #include "libs/solver/pivot_kernel.hpp"
 
 namespace accel {
@@ -52,6 +54,14 @@ Status getrf(const Getrf& r, const solver::DensePlan& plan, std::span<const Buff
   if (!plan.empty) {
     T* a = static_cast<T*>(views[Op::a].data);
     auto* ipiv = static_cast<std::int32_t*>(views[Op::ipiv].data);
+    if constexpr (std::is_floating_point_v<T>) {
+      if (r.n <= solver::kSmallLuMaxN) {
+        ACCEL_RETURN_IF_ERROR(run.target.check(
+            solver::launch_small_lu(a, r.n, r.lda, r.stride_a, r.batch, ipiv, infos, run.target.stream()),
+            "the small LU kernels"));
+        return solver::finish_with_infos(plan, run, solver::Routine::getrf, infos);
+      }
+    }
     for (std::int64_t i = 0; i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(solver::launched(
           run,
