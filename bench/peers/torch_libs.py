@@ -5,9 +5,9 @@ would call instead, on the same GPU, one JSON line per case.
   fft     torch.fft.fft / rfft2 / fftn on the shapes of fft_bench: latency (one call, synchronised) and pipelined
           (many calls, one synchronisation) in microseconds; the f16 cases on torch.complex32 (chalf) tensors, which
           PyTorch's CUDA FFT takes for power-of-two sizes (cuFFT's half precision, as accel's)
-  solver  torch.linalg.lu_factor / cholesky / eigh / qr / svd at n = 256, 1024, 4096 (svd to 1024), cholesky batched
-          64 x (32 x 32), lu_factor batched 64 x (32 x 32) and 64 x (64 x 64) (small_lu, with lu_factor at 256 of
-          uniform [-1, 1) matrices) and lu_factor of complex64 at n = 1024: median microseconds per call (each call returns a
+  solver  torch.linalg.lu_factor / cholesky / eigh / qr / svd at n = 256, 1024, 4096 (svd to 1024), lu_factor and
+          cholesky batched 64 x (32 x 32) and 64 x (64 x 64) (small: these, with both at 256, and nothing else) and
+          lu_factor of complex64 at n = 1024: median microseconds per call (each call returns a
           new tensor, as accel's works on a copy);
           the peers of ormqr and gels at the same n: torch.ormqr (Qᵀ C, n x n C, from torch.geqrf of an n x n A made
           once) and torch.linalg.lstsq(driver="gels", the only driver on CUDA) of an n x n/2 A and one column B;
@@ -15,7 +15,7 @@ would call instead, on the same GPU, one JSON line per case.
           uniform [-1, 1) matrices at n = 256, 512, 1024 and batched 4096 x (16 x 16) and 4096 x (32 x 32)
   rand    torch.rand / torch.randn into preallocated tensors (the Philox generator of CUDA tensors): GB/s written
 
-  python3 bench/peers/torch_libs.py [fft,solver,rand] (or gesvdj, small_lu: only those peers of the solver part)
+  python3 bench/peers/torch_libs.py [fft,solver,rand] (or gesvdj, small: only those peers of the solver part)
 """
 import json
 import statistics
@@ -103,11 +103,7 @@ def solver():
                 emit({"bench": "solver", "routine": routine, "dtype": name, "n": n, "batch": 1,
                       "peer": "torch.linalg", "median_us": latency_us(lambda: fn(a), reps)})
     least_squares()
-    for dtype, name in ((torch.float32, "f32"), (torch.float64, "f64")):
-        a = spd(32, (64,), dtype)
-        emit({"bench": "solver", "routine": "potrf", "dtype": name, "n": 32, "batch": 64, "peer": "torch.linalg",
-              "median_us": latency_us(lambda: torch.linalg.cholesky(a), 200)})
-    small_lu()
+    small_factorisations()
     # solver_bench's getrf_c64: a complex64 matrix uniform in [-1, 1) in both parts, n = 1024.
     a = torch.complex(torch.rand(1024, 1024, device="cuda") * 2 - 1, torch.rand(1024, 1024, device="cuda") * 2 - 1)
     emit({"bench": "solver", "routine": "getrf", "dtype": "c64", "n": 1024, "batch": 1, "peer": "torch.linalg",
@@ -143,13 +139,18 @@ def gesvdj():
                       "median_us": latency_us(lambda: torch.linalg.svd(a, full_matrices=False, driver=driver), reps)})
 
 
-def small_lu():
-    """solver_bench's getrf at 256 and getrf_batched: torch.linalg.lu_factor of uniform [-1, 1) matrices."""
+def small_factorisations():
+    """solver_bench's getrf and potrf at 256, getrf_batched and potrf_batched: torch.linalg.lu_factor of uniform
+    [-1, 1) matrices and torch.linalg.cholesky of spd() ones."""
     for dtype, name in ((torch.float32, "f32"), (torch.float64, "f64")):
         for n, batch in ((256, 1), (32, 64), (64, 64)):
-            a = torch.rand(*((batch,) if batch > 1 else ()), n, n, dtype=dtype, device="cuda") * 2 - 1
+            shape = ((batch,) if batch > 1 else ()) + (n, n)
+            a = torch.rand(*shape, dtype=dtype, device="cuda") * 2 - 1
             emit({"bench": "solver", "routine": "getrf", "dtype": name, "n": n, "batch": batch,
                   "peer": "torch.linalg", "median_us": latency_us(lambda: torch.linalg.lu_factor(a), 200)})
+            s = spd(n, (batch,) if batch > 1 else (), dtype)
+            emit({"bench": "solver", "routine": "potrf", "dtype": name, "n": n, "batch": batch,
+                  "peer": "torch.linalg", "median_us": latency_us(lambda: torch.linalg.cholesky(s), 200)})
 
 
 def rand():
@@ -164,7 +165,7 @@ def rand():
 def main():
     parts = sys.argv[1].split(",") if len(sys.argv) > 1 else ["fft", "solver", "rand"]
     for part in parts:
-        {"fft": fft, "solver": solver, "gesvdj": gesvdj, "small_lu": small_lu, "rand": rand}[part]()
+        {"fft": fft, "solver": solver, "gesvdj": gesvdj, "small": small_factorisations, "rand": rand}[part]()
 
 
 if __name__ == "__main__":

@@ -2,14 +2,14 @@
 // (same process, same GPU, same inputs, a handle on a stream of its own): getrf, potrf (lower), syevd (values and
 // vectors), QR (geqrf + orgqr), ormqr (Qᵀ C of an n x n C, A factored once) and gels (least squares of an n x n/2 A
 // and one right-hand side; the raw call is cuSOLVER's own <t><t>gels, which needs no cuBLAS of its caller) at n = 256,
-// 1024 and 4096, gesvd and gesvdj (thin) at 256 and 1024, a batch of 64 potrf of 32 x 32 (potrfBatched), batches of
-// 64 getrf of 32 x 32 and 64 x 64 (getrf_batched: cuSOLVER has no batched getrf, so the raw call is cuBLAS's
-// <t>getrfBatched, which PyTorch also takes for batches) and batches of 4096 gesvdj of 16 x 16 and 32 x 32
-// (gesvdjBatched), in f32 and f64, and getrf of a c64 matrix at n = 1024 (cusolverDnCgetrf; getrf_c64, uniform [-1, 1]
-// in both parts). Factorisations overwrite their input, so every call factors a fresh copy (ormqr: C, gels: A and B),
-// restored by a device-to-device copy that is not timed. What is timed is one call's round trip: for accel, the request
-// until its future is ready (the infos read back and turned into its status); for cuSOLVER, the call, the copy of
-// devInfo to the host that a correct caller makes, and cudaStreamSynchronize. One JSON line per routine, dtype, size
+// 1024 and 4096, gesvd and gesvdj (thin) at 256 and 1024, batches of 64 potrf of 32 x 32 and 64 x 64 and of 8 of 256 x
+// 256 (potrfBatched), batches of 64 getrf of 32 x 32 and 64 x 64 (getrf_batched: cuSOLVER has no batched getrf, so the
+// raw call is cuBLAS's <t>getrfBatched, which PyTorch also takes for batches) and batches of 4096 gesvdj of 16 x 16 and
+// 32 x 32 (gesvdjBatched), in f32 and f64, and getrf of a c64 matrix at n = 1024 (cusolverDnCgetrf; getrf_c64, uniform
+// [-1, 1] in both parts). Factorisations overwrite their input, so every call factors a fresh copy (ormqr: C, gels: A
+// and B), restored by a device-to-device copy that is not timed. What is timed is one call's round trip: for accel, the
+// request until its future is ready (the infos read back and turned into its status); for cuSOLVER, the call, the copy
+// of devInfo to the host that a correct caller makes, and cudaStreamSynchronize. One JSON line per routine, dtype, size
 // and variant:
 //   {"bench":"solver","routine":"getrf","dtype":"f32","n":256,"batch":1,"variant":"accel","median_us":…,"min_us":…,
 //    "reps":…}
@@ -199,9 +199,13 @@ int main(int argc, char** argv) {
   }
   std::mt19937_64 rng(42);
   for (const std::string& r : routines) {
-    if (r == "potrf_batched") {  // the batched shape: 64 x (32 x 32)
-      measure<float>(*device, Routine::potrf, 32, 64, rng);
-      measure<double>(*device, Routine::potrf, 32, 64, rng);
+    if (r == "potrf_batched") {  // the batched shape, 64 x (32 x 32), and twice its n
+      for (std::int64_t n : {32, 64}) {
+        measure<float>(*device, Routine::potrf, n, 64, rng);
+        measure<double>(*device, Routine::potrf, n, 64, rng);
+      }
+      measure<float>(*device, Routine::potrf, 256, 8, rng);  // where cuSOLVER's potrf is faster for one matrix
+      measure<double>(*device, Routine::potrf, 256, 8, rng);
       continue;
     }
     if (r == "getrf_batched") {  // the batched shape for LU, and twice its n

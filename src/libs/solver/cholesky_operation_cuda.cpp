@@ -1,5 +1,9 @@
 #include "libs/solver/cholesky_operation_cuda.hpp"
 
+#include <type_traits>
+
+#include "libs/solver/cholesky_kernel.hpp"
+
 namespace accel {
 namespace {
 
@@ -49,14 +53,28 @@ struct Cholesky<cuDoubleComplex> {
   static constexpr std::string_view potrs_name = "cusolverDnZpotrs";
 };
 
-// A batch is factored by one potrfBatched call (as PyTorch does), which needs no work area and launches once for
-// the whole batch instead of once per matrix; its count is an int.
-bool uses_batched_call(const Potrf& r) { return r.batch > 1 && r.batch <= solver::kMaxLapackInt; }
+// A batch the family's kernels do not take (complex, or n beyond kSmallCholeskyMaxN) is factored by one potrfBatched
+// call (as PyTorch does), which needs no work area and launches once for the whole batch instead of once per matrix;
+// its count is an int. Not for an upper fill: potrfBatched then writes the lower triangle too (seen on an H100 at
+// n = 257), which Potrf promises to leave alone, so such a batch is a loop of potrf calls.
+bool uses_batched_call(const Potrf& r) {
+  return r.batch > 1 && r.batch <= solver::kMaxLapackInt && r.fill == solver::Fill::lower;
+}
 
 template <class T>
 Status potrf(const Potrf& r, const solver::DensePlan& plan, std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<Potrf>;
   std::int32_t* infos = solver::run_infos(plan, run, views[Op::info].data);
+  if constexpr (std::is_floating_point_v<T>) {
+    const std::int64_t largest = r.batch > 1 ? solver::kSmallCholeskyMaxN : solver::kSmallCholeskySingleMaxN;
+    if (!plan.empty && r.n <= largest) {
+      ACCEL_RETURN_IF_ERROR(run.target.check(
+          solver::launch_small_cholesky(static_cast<T*>(views[Op::a].data), r.n, r.lda, r.stride_a, r.batch,
+                                        r.fill == solver::Fill::upper, infos, run.target.stream()),
+          "the small Cholesky kernels"));
+      return solver::finish_with_infos(plan, run, solver::Routine::potrf, infos);
+    }
+  }
   if (!plan.empty && plan.pointer_bytes != 0) {
     ACCEL_ASSIGN_OR_RETURN(void** matrices, solver::batch_pointers(plan, run, views[Op::a].data,
                                                                    solver::matrix_offset(1, r.stride_a) * sizeof(T)));

@@ -73,6 +73,7 @@ class CudaSolverTest : public ::testing::TestWithParam<GpuTestTarget> {
       EXPECT_LE(gpu.factor_residual, tolerance<T>(n));
       EXPECT_LE(gpu.solve_residual, tolerance<T>(n));
       EXPECT_TRUE(gpu.padding_intact);
+      EXPECT_TRUE(gpu.other_triangle_intact);
       // Well conditioned (M Mᵀ / n + I): both solutions agree closely.
       EXPECT_LE(relative_error(doubles(gpu.x), doubles(cpu.x)), 10 * tolerance<T>(n));
     }

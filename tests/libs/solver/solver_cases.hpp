@@ -56,6 +56,7 @@ struct FactorResult {
   double factor_residual = INFINITY;
   double solve_residual = INFINITY;
   bool padding_intact = false;
+  bool other_triangle_intact = true;  // Cholesky's: the triangle that `fill` does not name, as it was
   std::vector<std::int32_t> info;
   std::vector<T> x;
 };
@@ -134,6 +135,12 @@ FactorResult<T> run_cholesky(Device& device, Fill fill, const Layout& la, const 
   out.info = download(device, info);
   const std::vector<T> f = download(device, da);
   out.padding_intact = padding_intact(a, f, la);
+  for (std::int64_t m = 0; m < la.batch; ++m)
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < n; ++i) {
+        const bool other = fill == Fill::lower ? i < j : i > j;
+        if (other && f[la.at(m, i, j)] != a[la.at(m, i, j)]) out.other_triangle_intact = false;
+      }
   if (!out.factor.ok()) return out;
   out.factor_residual =
       worst(la.batch, [&](std::int64_t i) { return cholesky_residual(matrix(a, la, i), matrix(f, la, i), n, fill); });

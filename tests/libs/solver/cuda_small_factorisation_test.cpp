@@ -1,0 +1,172 @@
+// solver::Getrf of real matrices of n <= 256 and solver::Potrf of real batches of n <= 256 (single matrices of n <= 32)
+// on CUDA, which run the family's own panel kernels (lu_kernel.cu, cholesky_kernel.cu) rather than cuSOLVER: against
+// the CPU device (LAPACKE) on fresh random inputs, at every panel boundary (panels of 32 columns, tiles of 16), padded
+// and strided batches, the 64 x (32 x 32), both fills, both sides of the switch to cuSOLVER, rank-deficient
+// matrices whose zero pivot lies in a later panel and matrices that stop being positive definite there. Each result
+// checked by its residuals, its solve (Getrs and Potrs, cuSOLVER's, with these factors) and its infos. On CUDA devices
+// in process (each completion strategy) and isolated. Skipped without a GPU.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <optional>
+#include <random>
+#include <type_traits>
+#include <vector>
+
+#include "solver_cases.hpp"
+#include "testing/cuda_fixture.hpp"
+
+namespace accel::solver {
+namespace {
+
+using accel::testing::IsOk;
+using accel::testing::relative_error;
+using namespace testing;  // NOLINT(google-build-using-namespace): the solver test helpers
+
+using accel::testing::GpuTestTarget;
+
+class CudaSmallFactorisationTest : public ::testing::TestWithParam<GpuTestTarget> {
+ protected:
+  void SetUp() override {
+    ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), device);
+    gpu_ = device;
+  }
+
+  template <class T>
+  void lu_matches_the_cpu(std::int64_t n, std::int64_t batch, std::int64_t pad) {
+    SCOPED_TRACE(fmt::format("{} n={} batch={} pad={}", to_string(dtype_of<T>()), n, batch, pad));
+    const Layout la = Layout::padded(n, n, batch, pad), lb = Layout::padded(n, 3, batch, 1);
+    const std::vector<T> a = random_matrices<T>(la, rng_), b = random_matrices<T>(lb, rng_);
+    const FactorResult<T> gpu = run_lu(*gpu_, la, a, lb, b), cpu = run_lu(cpu_, la, a, lb, b);
+    ASSERT_THAT(gpu.factor, IsOk());
+    ASSERT_THAT(gpu.solve, IsOk());
+    ASSERT_THAT(cpu.solve, IsOk());
+    EXPECT_LE(gpu.factor_residual, tolerance<T>(n));
+    EXPECT_LE(gpu.solve_residual, tolerance<T>(n));
+    EXPECT_TRUE(gpu.padding_intact);
+    EXPECT_EQ(gpu.info, cpu.info);
+    // Random matrices of n <= 257 have condition numbers of about n: the solutions agree to a few digits.
+    EXPECT_LE(relative_error(doubles(gpu.x), doubles(cpu.x)), (std::is_same_v<T, float> ? 0.1 : 1e-6));
+  }
+
+  // Zero columns at `zeros` in matrix 1 of 3: U(j+1, j+1) of the first is exactly zero on every device, the
+  // factorisation goes on past it, and both devices name the same column.
+  template <class T>
+  void singular(std::int64_t n, std::initializer_list<std::int64_t> zeros) {
+    const std::int64_t first = std::min(zeros);
+    SCOPED_TRACE(fmt::format("{} n={} first zero column {}", to_string(dtype_of<T>()), n, first));
+    const Layout la = Layout::padded(n, n, 3, 2), lb = Layout::padded(n, 1, 3, 0);
+    std::vector<T> a = random_matrices<T>(la, rng_);
+    for (std::int64_t j : zeros)
+      for (std::int64_t i = 0; i < n; ++i) a[la.at(1, i, j)] = T(0);
+    const std::vector<T> b = random_matrices<T>(lb, rng_);
+    const FactorResult<T> gpu = run_lu(*gpu_, la, a, lb, b), cpu = run_lu(cpu_, la, a, lb, b);
+    EXPECT_EQ(gpu.factor.code(), Code::failed_precondition);
+    EXPECT_EQ(gpu.factor.message(), cpu.factor.message());
+    EXPECT_EQ(gpu.info, cpu.info);
+    EXPECT_EQ(gpu.info[1], first + 1);
+    EXPECT_TRUE(gpu.padding_intact);
+  }
+
+  template <class T>
+  void cholesky_matches_the_cpu(std::int64_t n, std::int64_t batch, std::int64_t pad) {
+    for (Fill fill : {Fill::lower, Fill::upper}) {
+      SCOPED_TRACE(fmt::format("{} n={} batch={} pad={} {}", to_string(dtype_of<T>()), n, batch, pad, to_string(fill)));
+      const Layout la = Layout::padded(n, n, batch, pad), lb = Layout::padded(n, 2, batch, 1);
+      const std::vector<T> a = random_symmetric<T>(la, rng_, true), b = random_matrices<T>(lb, rng_);
+      const FactorResult<T> gpu = run_cholesky(*gpu_, fill, la, a, lb, b), cpu = run_cholesky(cpu_, fill, la, a, lb, b);
+      ASSERT_THAT(gpu.factor, IsOk());
+      ASSERT_THAT(gpu.solve, IsOk());
+      ASSERT_THAT(cpu.solve, IsOk());
+      EXPECT_LE(gpu.factor_residual, tolerance<T>(n));
+      EXPECT_LE(gpu.solve_residual, tolerance<T>(n));
+      EXPECT_TRUE(gpu.padding_intact);
+      EXPECT_TRUE(gpu.other_triangle_intact);
+      EXPECT_EQ(gpu.info, cpu.info);
+      // Well conditioned (M Mᵀ / n + I): both solutions agree closely.
+      EXPECT_LE(relative_error(doubles(gpu.x), doubles(cpu.x)), 10 * tolerance<T>(n));
+    }
+  }
+
+  // A diagonal element of matrix 1 of 3 made negative at `column`: the leading minor of order column + 1 is not
+  // positive definite, on every device, and both name it.
+  template <class T>
+  void not_positive_definite(std::int64_t n, std::int64_t column) {
+    for (Fill fill : {Fill::lower, Fill::upper}) {
+      SCOPED_TRACE(fmt::format("{} n={} column {} {}", to_string(dtype_of<T>()), n, column, to_string(fill)));
+      const Layout la = Layout::padded(n, n, 3, 1), lb = Layout::padded(n, 1, 3, 0);
+      std::vector<T> a = random_symmetric<T>(la, rng_, true);
+      a[la.at(1, column, column)] = T(-1);
+      const std::vector<T> b = random_matrices<T>(lb, rng_);
+      const FactorResult<T> gpu = run_cholesky(*gpu_, fill, la, a, lb, b), cpu = run_cholesky(cpu_, fill, la, a, lb, b);
+      EXPECT_EQ(gpu.factor.code(), Code::failed_precondition);
+      EXPECT_EQ(gpu.factor.message(), cpu.factor.message());
+      EXPECT_EQ(gpu.info, cpu.info);
+      EXPECT_EQ(gpu.info[1], column + 1);
+      EXPECT_EQ(gpu.info[0], 0);
+      EXPECT_EQ(gpu.info[2], 0);
+      EXPECT_TRUE(gpu.other_triangle_intact);
+    }
+  }
+
+  System system_;
+  Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
+  std::optional<Device> gpu_;
+  std::mt19937_64 rng_{std::random_device{}()};
+};
+
+TEST_P(CudaSmallFactorisationTest, LuMatchesTheCpuAtEveryPanelBoundary) {
+  for (std::int64_t n : {1, 2, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 97, 128, 200, 255, 256, 257}) {
+    lu_matches_the_cpu<float>(n, 1, 0);
+    lu_matches_the_cpu<double>(n, 1, 3);
+  }
+}
+
+TEST_P(CudaSmallFactorisationTest, LuBatchesMatchTheCpu) {
+  lu_matches_the_cpu<float>(32, 64, 0);  // the batched shape
+  lu_matches_the_cpu<double>(32, 64, 0);
+  lu_matches_the_cpu<float>(70, 5, 4);
+  lu_matches_the_cpu<double>(256, 3, 1);
+  lu_matches_the_cpu<float>(3, 1000, 2);
+}
+
+TEST_P(CudaSmallFactorisationTest, AZeroPivotInALaterPanelIsNamedAsOnTheCpu) {
+  singular<float>(70, {40});
+  singular<double>(70, {33, 12});  // the first in the order of the columns, not of the list
+  singular<float>(256, {255});
+  singular<double>(100, {0});
+}
+
+// Batches, which take these kernels up to n = 256 (one matrix only up to n = 32, beyond which cuSOLVER is faster).
+TEST_P(CudaSmallFactorisationTest, CholeskyMatchesTheCpuAtEveryPanelBoundary) {
+  for (std::int64_t n : {1, 2, 16, 17, 31, 32, 33, 48, 64, 65, 97, 128, 200, 255, 256, 257}) {
+    cholesky_matches_the_cpu<float>(n, 2, 0);
+    cholesky_matches_the_cpu<double>(n, 2, 2);
+  }
+  for (std::int64_t n : {1, 16, 31, 32, 33}) {
+    cholesky_matches_the_cpu<float>(n, 1, 1);
+    cholesky_matches_the_cpu<double>(n, 1, 0);
+  }
+}
+
+TEST_P(CudaSmallFactorisationTest, CholeskyBatchesMatchTheCpu) {
+  cholesky_matches_the_cpu<float>(32, 64, 0);  // the batched shape
+  cholesky_matches_the_cpu<double>(32, 64, 0);
+  cholesky_matches_the_cpu<float>(70, 5, 4);
+  cholesky_matches_the_cpu<double>(256, 3, 1);
+  cholesky_matches_the_cpu<float>(3, 1000, 2);
+}
+
+TEST_P(CudaSmallFactorisationTest, ALaterPanelThatIsNotPositiveDefiniteIsNamedAsOnTheCpu) {
+  not_positive_definite<float>(70, 40);
+  not_positive_definite<double>(100, 0);
+  not_positive_definite<float>(256, 255);
+  not_positive_definite<double>(64, 32);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, CudaSmallFactorisationTest, ::testing::ValuesIn(accel::testing::kEveryGpuTarget),
+                         accel::testing::target_name);
+
+}  // namespace
+}  // namespace accel::solver
