@@ -2,6 +2,8 @@
 // for one run, and the analysis of a structure found in the stream's cache or made after the structural check.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -80,13 +82,18 @@ inline Status preprocessed(CudaRun& run, cusparseStatus_t status, std::string_vi
 }
 
 // The analysis of `request`'s structure: found in the stream's cache, or made by `build` after the structural
-// check. A matrix whose structure may have changed is checked (and `refresh` redoes its analysis) on every use.
-// `views` start with the matrix's arrays; `operand` names it in errors.
+// check. A matrix whose structure may have changed (checked_each_use) is checked again, and `refresh` redoes its
+// analysis, unless its index arrays still have the versions of the last check (docs/ARCHITECTURE.md, "Versions of a
+// buffer's contents"): equal versions, equal contents. `views` start with the matrix's arrays; `operand` names it in
+// errors.
 template <class Build, class Refresh>
 Result<std::shared_ptr<const Analysis>> analysis_of(std::string_view name, const Matrix& a, const AnalysisKey& key,
                                                     const SparsePlan& plan, std::span<const BufferView> views,
                                                     CudaRun& run, Build&& build, Refresh&& refresh,
                                                     std::string_view operand = "a") {
+  const std::array<std::uint64_t, 2> versions{views[0].version, views[1].version};
+  const std::array<std::uint64_t, 2> recorded =
+      versions[0] != 0 && versions[1] != 0 ? versions : std::array<std::uint64_t, 2>{};
   bool fresh = false;
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(key.data()), sizeof key);
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const Analysis> analysis,
@@ -96,14 +103,21 @@ Result<std::shared_ptr<const Analysis>> analysis_of(std::string_view name, const
                            ACCEL_ASSIGN_OR_RETURN(made->matrix,
                                                   make_descriptor(*plan.api, a, views[0], views[1], views[2]));
                            ACCEL_RETURN_IF_ERROR(build(*made));
+                           made->structure_versions = recorded;
                            fresh = true;
                            return std::shared_ptr<const Analysis>(std::move(made));
                          }));
   ACCEL_RETURN_IF_ERROR(
       cusparse_status(plan.api->cusparseSpMatSetValues(analysis->matrix, views[2].data), "cusparseSpMatSetValues"));
   if (!fresh && a.structure == Structure::checked_each_use) {
-    ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, name, operand, a, views[0], views[1]));
-    ACCEL_RETURN_IF_ERROR(refresh(*analysis));
+    const bool unchanged = recorded[0] != 0 && analysis->structure_versions == recorded;
+    plan.state->count_structure_check(unchanged);
+    if (!unchanged) {
+      analysis->structure_versions = {};  // until the check and the new analysis have both succeeded
+      ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, name, operand, a, views[0], views[1]));
+      ACCEL_RETURN_IF_ERROR(refresh(*analysis));
+      analysis->structure_versions = recorded;
+    }
   }
   return analysis;
 }

@@ -216,11 +216,17 @@ Status launched(CudaRun& run, cusparseStatus_t status, std::string_view what) {
   return launch_status(run.target, cusparse_status(status, what), "cuSPARSE");
 }
 
+CacheStats CusparseState::structure_verdicts() const {
+  return CacheStats{
+      .name = "cusparse-structure-verdicts", .hits = checks_skipped_, .misses = checks_run_, .builds = checks_run_};
+}
+
 void describe_cusparse(CudaTarget& target, LibraryReport& report) {
   report.report(cusparse_library());
   if (CusparseState* state = target.existing_stream_state<CusparseState>()) {
     report.report(state->analyses().stats());
     report.report(state->counted_products().stats());
+    report.report(state->structure_verdicts());
   }
 }
 

@@ -37,6 +37,9 @@ struct Analysis {
   cusparseSpSVDescr_t spsv = nullptr;
   void* buffer = nullptr;
   std::uint64_t buffer_bytes = 0;
+  // The versions of the index arrays (offsets, indices) that the structure was last checked and analysed at; 0 when
+  // one is not tracked. Only its stream's runs, one at a time, read and write it, though the analysis is shared.
+  mutable std::array<std::uint64_t, 2> structure_versions{};
 };
 
 // What an analysis depends on: the request kind, its operations and the matrix's structure (its index buffers —
@@ -109,6 +112,11 @@ class CusparseState final : public TargetState {
   [[nodiscard]] cusparseHandle_t handle() const noexcept { return handle_; }
   [[nodiscard]] cache::Cache<Analysis>& analyses() noexcept { return *analyses_; }
   [[nodiscard]] cache::Cache<CountedProduct>& counted_products() noexcept { return *counted_; }
+  // Counts a checked_each_use request over an analysed structure: its check run, or skipped because the index
+  // arrays still have the versions it was last checked at.
+  void count_structure_check(bool skipped) noexcept { ++(skipped ? checks_skipped_ : checks_run_); }
+  // "cusparse-structure-verdicts": hits are the checks skipped, builds (and misses) the checks run.
+  [[nodiscard]] CacheStats structure_verdicts() const;
 
  private:
   CusparseState(const CusparseApi& api, cusparseHandle_t handle);
@@ -116,6 +124,8 @@ class CusparseState final : public TargetState {
   cusparseHandle_t handle_;
   std::unique_ptr<cache::Cache<Analysis>> analyses_;  // reset before the handle is destroyed
   std::unique_ptr<cache::Cache<CountedProduct>> counted_;
+  std::uint64_t checks_run_ = 0;
+  std::uint64_t checks_skipped_ = 0;
 };
 
 // A planned sparse request: the stream's state and cuSPARSE's table, or neither for a request that runs kernels of

@@ -218,6 +218,41 @@ TEST_P(CudaSparseTest, AFixedStructureIsAnalysedOnceAndTakesNewValues) {
   }
 }
 
+// A checked matrix (the default) is checked again only after its index arrays were written: repeated products over
+// it skip the check (hits of the stream's "cusparse-structure-verdicts"), a malformed write of its offsets is checked
+// and refused, and the good offsets written back are checked and used, with the right result.
+TEST_P(CudaSparseTest, ACheckedStructureIsCheckedAgainOnlyAfterItsIndexArraysChange) {
+  const Entries e = random_entries({.rows = 2000, .cols = 1500, .density = 3e-3, .empty_every = 9}, rng_);
+  DeviceMatrix<std::int32_t, float> a = upload_matrix<std::int32_t, float>(*gpu_, e, Format::csr);
+  const std::vector<float> x = random_vector<float>(1500, rng_);
+  Buffer<float> dx = upload(*gpu_, x), dy = upload(*gpu_, std::vector<float>(2000));
+  auto verdicts = [&] {
+    Result<DeviceInfo> info = gpu_->info().wait();
+    const CacheStats* stats = info.ok() ? info->cache("cusparse-structure-verdicts") : nullptr;
+    return stats != nullptr ? std::pair{stats->hits, stats->builds} : std::pair<std::uint64_t, std::uint64_t>{};
+  };
+  auto product_matches = [&] {
+    ASSERT_THAT(gpu_->ask(SpMV{.a = a.matrix, .x = dx, .y = dy}).wait(), IsOk());
+    EXPECT_LE(relative(to_reference(download(*gpu_, dy), 2000, 1, 2000, MatrixOrder::column_major),
+                       spmv_reference(e, Transpose::none, 1.0, 0.0, x, std::vector<float>(2000))),
+              tolerance<float>(1500));
+  };
+  product_matches();  // checked and analysed
+  const auto [skipped, run] = verdicts();
+  product_matches();
+  product_matches();
+  EXPECT_EQ(verdicts(), std::pair(skipped + 2, run));
+
+  const std::vector<std::int32_t> offsets = arrays<std::int32_t, float>(e, Format::csr).offsets;
+  std::vector<std::int32_t> malformed = offsets;
+  malformed[3] = offsets.back() + 5;  // past nnz, and the offsets after it decrease
+  ASSERT_THAT(gpu_->upload(std::span<const std::int32_t>(malformed), a.offsets).wait(), IsOk());
+  EXPECT_EQ(gpu_->ask(SpMV{.a = a.matrix, .x = dx, .y = dy}).wait().status().code(), Code::failed_precondition);
+  ASSERT_THAT(gpu_->upload(std::span<const std::int32_t>(offsets), a.offsets).wait(), IsOk());
+  product_matches();
+  EXPECT_EQ(verdicts(), std::pair(skipped + 2, run + 2));
+}
+
 // cuSPARSE is loaded by the first request that calls it, not linked: once one has run, the device names its version
 // and reports the stream's analyses.
 TEST_P(CudaSparseTest, ReportsCusparseOnceARequestHasLoadedIt) {

@@ -37,7 +37,9 @@
 // Analysis (cuSPARSE's buffer sizes, SpMV preprocessing, SpSV analysis) is kept per matrix structure — the index
 // buffers, shape and types — on each stream. What the caller promises about the index buffers' contents decides
 // how much of it is reused (Matrix::structure):
-//   checked_each_use  (default) the contents may change between requests: they are checked and analysed each time
+//   checked_each_use  (default) the contents may change between requests: they are checked and analysed again
+//                     whenever they were written since the last check (on CUDA the device knows by the buffers'
+//                     versions; the CPU device checks every time)
 //   fixed             the caller does not write the index buffers while it uses the matrix: the first request checks
 //                     and analyses the structure, later ones over the same buffers reuse both (no kernel, no wait).
 //                     Writing them anyway leaves a stale analysis in use: results are then undefined.
