@@ -35,14 +35,7 @@ __device__ unsigned warp_max(unsigned x) {
 #endif
 }
 
-__device__ unsigned warp_min(unsigned x) {
-#if __CUDA_ARCH__ >= 800
-  return __reduce_min_sync(~0u, x);
-#else
-  for (int offset = 16; offset > 0; offset /= 2) x = min(x, __shfl_xor_sync(~0u, x, offset));
-  return x;
-#endif
-}
+__device__ unsigned warp_min(unsigned x) { return ~warp_max(~x); }
 
 // A row's claim to be the pivot: its magnitude's bits (a non-negative floating-point number orders as its bits do),
 // high then low word, and the row. The largest magnitude wins, the first row on a tie, as LAPACK's i?amax.

@@ -11,17 +11,14 @@
 #include <algorithm>
 #include <optional>
 #include <random>
-#include <type_traits>
 #include <vector>
 
-#include "solver_cases.hpp"
+#include "factorisation_cases.hpp"
 #include "testing/cuda_fixture.hpp"
 
 namespace accel::solver {
 namespace {
 
-using accel::testing::IsOk;
-using accel::testing::relative_error;
 using namespace testing;  // NOLINT(google-build-using-namespace): the solver test helpers
 
 using accel::testing::GpuTestTarget;
@@ -33,21 +30,14 @@ class CudaSmallFactorisationTest : public ::testing::TestWithParam<GpuTestTarget
     gpu_ = device;
   }
 
-  template <class T>
-  void lu_matches_the_cpu(std::int64_t n, std::int64_t batch, std::int64_t pad) {
-    SCOPED_TRACE(fmt::format("{} n={} batch={} pad={}", to_string(dtype_of<T>()), n, batch, pad));
-    const Layout la = Layout::padded(n, n, batch, pad), lb = Layout::padded(n, 3, batch, 1);
-    const std::vector<T> a = random_matrices<T>(la, rng_), b = random_matrices<T>(lb, rng_);
-    const FactorResult<T> gpu = run_lu(*gpu_, la, a, lb, b), cpu = run_lu(cpu_, la, a, lb, b);
-    ASSERT_THAT(gpu.factor, IsOk());
-    ASSERT_THAT(gpu.solve, IsOk());
-    ASSERT_THAT(cpu.solve, IsOk());
-    EXPECT_LE(gpu.factor_residual, tolerance<T>(n));
-    EXPECT_LE(gpu.solve_residual, tolerance<T>(n));
-    EXPECT_TRUE(gpu.padding_intact);
-    EXPECT_EQ(gpu.info, cpu.info);
-    // Random matrices of n <= 257 have condition numbers of about n: the solutions agree to a few digits.
-    EXPECT_LE(relative_error(doubles(gpu.x), doubles(cpu.x)), (std::is_same_v<T, float> ? 0.1 : 1e-6));
+  // The shapes of the batched tests: the 64 x (32 x 32), padded ones, at the largest n, many tiny ones.
+  template <class Check>
+  static void on_batches(Check&& check) {
+    check.template operator()<float>(32, 64, 0);
+    check.template operator()<double>(32, 64, 0);
+    check.template operator()<float>(70, 5, 4);
+    check.template operator()<double>(256, 3, 1);
+    check.template operator()<float>(3, 1000, 2);
   }
 
   // Zero columns at `zeros` in matrix 1 of 3: U(j+1, j+1) of the first is exactly zero on every device, the
@@ -67,26 +57,6 @@ class CudaSmallFactorisationTest : public ::testing::TestWithParam<GpuTestTarget
     EXPECT_EQ(gpu.info, cpu.info);
     EXPECT_EQ(gpu.info[1], first + 1);
     EXPECT_TRUE(gpu.padding_intact);
-  }
-
-  template <class T>
-  void cholesky_matches_the_cpu(std::int64_t n, std::int64_t batch, std::int64_t pad) {
-    for (Fill fill : {Fill::lower, Fill::upper}) {
-      SCOPED_TRACE(fmt::format("{} n={} batch={} pad={} {}", to_string(dtype_of<T>()), n, batch, pad, to_string(fill)));
-      const Layout la = Layout::padded(n, n, batch, pad), lb = Layout::padded(n, 2, batch, 1);
-      const std::vector<T> a = random_symmetric<T>(la, rng_, true), b = random_matrices<T>(lb, rng_);
-      const FactorResult<T> gpu = run_cholesky(*gpu_, fill, la, a, lb, b), cpu = run_cholesky(cpu_, fill, la, a, lb, b);
-      ASSERT_THAT(gpu.factor, IsOk());
-      ASSERT_THAT(gpu.solve, IsOk());
-      ASSERT_THAT(cpu.solve, IsOk());
-      EXPECT_LE(gpu.factor_residual, tolerance<T>(n));
-      EXPECT_LE(gpu.solve_residual, tolerance<T>(n));
-      EXPECT_TRUE(gpu.padding_intact);
-      EXPECT_TRUE(gpu.other_triangle_intact);
-      EXPECT_EQ(gpu.info, cpu.info);
-      // Well conditioned (M Mᵀ / n + I): both solutions agree closely.
-      EXPECT_LE(relative_error(doubles(gpu.x), doubles(cpu.x)), 10 * tolerance<T>(n));
-    }
   }
 
   // A diagonal element of matrix 1 of 3 made negative at `column`: the leading minor of order column + 1 is not
@@ -116,19 +86,20 @@ class CudaSmallFactorisationTest : public ::testing::TestWithParam<GpuTestTarget
   std::mt19937_64 rng_{std::random_device{}()};
 };
 
+// Every panel boundary (32 columns) and tile boundary (16), and both sides of the switch to cuSOLVER at 256.
+constexpr std::int64_t kBoundaries[] = {1, 2, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 97, 128, 200, 255, 256, 257};
+
 TEST_P(CudaSmallFactorisationTest, LuMatchesTheCpuAtEveryPanelBoundary) {
-  for (std::int64_t n : {1, 2, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 97, 128, 200, 255, 256, 257}) {
-    lu_matches_the_cpu<float>(n, 1, 0);
-    lu_matches_the_cpu<double>(n, 1, 3);
+  for (std::int64_t n : kBoundaries) {
+    expect_lu_matches<float>(*gpu_, cpu_, rng_, n, 1, 0);
+    expect_lu_matches<double>(*gpu_, cpu_, rng_, n, 1, 3);
   }
 }
 
 TEST_P(CudaSmallFactorisationTest, LuBatchesMatchTheCpu) {
-  lu_matches_the_cpu<float>(32, 64, 0);  // the batched shape
-  lu_matches_the_cpu<double>(32, 64, 0);
-  lu_matches_the_cpu<float>(70, 5, 4);
-  lu_matches_the_cpu<double>(256, 3, 1);
-  lu_matches_the_cpu<float>(3, 1000, 2);
+  on_batches([&]<class T>(std::int64_t n, std::int64_t batch, std::int64_t pad) {
+    expect_lu_matches<T>(*gpu_, cpu_, rng_, n, batch, pad);
+  });
 }
 
 TEST_P(CudaSmallFactorisationTest, AZeroPivotInALaterPanelIsNamedAsOnTheCpu) {
@@ -140,22 +111,20 @@ TEST_P(CudaSmallFactorisationTest, AZeroPivotInALaterPanelIsNamedAsOnTheCpu) {
 
 // Batches, which take these kernels up to n = 256 (one matrix only up to n = 32, beyond which cuSOLVER is faster).
 TEST_P(CudaSmallFactorisationTest, CholeskyMatchesTheCpuAtEveryPanelBoundary) {
-  for (std::int64_t n : {1, 2, 16, 17, 31, 32, 33, 48, 64, 65, 97, 128, 200, 255, 256, 257}) {
-    cholesky_matches_the_cpu<float>(n, 2, 0);
-    cholesky_matches_the_cpu<double>(n, 2, 2);
+  for (std::int64_t n : kBoundaries) {
+    expect_cholesky_matches<float>(*gpu_, cpu_, rng_, n, 2, 0);
+    expect_cholesky_matches<double>(*gpu_, cpu_, rng_, n, 2, 2);
   }
   for (std::int64_t n : {1, 16, 31, 32, 33}) {
-    cholesky_matches_the_cpu<float>(n, 1, 1);
-    cholesky_matches_the_cpu<double>(n, 1, 0);
+    expect_cholesky_matches<float>(*gpu_, cpu_, rng_, n, 1, 1);
+    expect_cholesky_matches<double>(*gpu_, cpu_, rng_, n, 1, 0);
   }
 }
 
 TEST_P(CudaSmallFactorisationTest, CholeskyBatchesMatchTheCpu) {
-  cholesky_matches_the_cpu<float>(32, 64, 0);  // the batched shape
-  cholesky_matches_the_cpu<double>(32, 64, 0);
-  cholesky_matches_the_cpu<float>(70, 5, 4);
-  cholesky_matches_the_cpu<double>(256, 3, 1);
-  cholesky_matches_the_cpu<float>(3, 1000, 2);
+  on_batches([&]<class T>(std::int64_t n, std::int64_t batch, std::int64_t pad) {
+    expect_cholesky_matches<T>(*gpu_, cpu_, rng_, n, batch, pad);
+  });
 }
 
 TEST_P(CudaSmallFactorisationTest, ALaterPanelThatIsNotPositiveDefiniteIsNamedAsOnTheCpu) {

@@ -12,6 +12,7 @@
 #include <random>
 #include <type_traits>
 
+#include "factorisation_cases.hpp"
 #include "least_squares_cases.hpp"
 #include "testing/cuda_fixture.hpp"
 
@@ -23,14 +24,6 @@ using accel::testing::relative_error;
 using namespace testing;  // NOLINT(google-build-using-namespace): the solver test helpers
 
 using accel::testing::GpuTestTarget;
-
-// Solutions of both devices agree as far as A's condition lets them. Random n x n matrices have a condition number
-// of about n, with a tail P(κ > t n) ≈ 1/t: these bounds fail for κ beyond about 1e6 (f32) or 1e9 (f64), which
-// for n <= 512 is rarer than one run in a thousand. The residuals are the strict check.
-template <class T>
-double agreement() {
-  return std::is_same_v<Real<T>, float> ? 0.1 : 1e-6;
-}
 
 using c64 = std::complex<float>;
 using c128 = std::complex<double>;
@@ -44,39 +37,12 @@ class CudaSolverTest : public ::testing::TestWithParam<GpuTestTarget> {
 
   template <class T>
   void lu(std::int64_t n, std::int64_t batch) {
-    SCOPED_TRACE(fmt::format("{} n={} batch={}", to_string(dtype_of<T>()), n, batch));
-    const Layout la = Layout::padded(n, n, batch, batch == 1 ? 0 : 5), lb = Layout::padded(n, 7, batch, 1);
-    const std::vector<T> a = random_matrices<T>(la, rng_), b = random_matrices<T>(lb, rng_);
-    for (Transpose transpose : {Transpose::none, Transpose::transpose}) {
-      const FactorResult<T> gpu = run_lu(*gpu_, la, a, lb, b, transpose), cpu = run_lu(cpu_, la, a, lb, b, transpose);
-      ASSERT_THAT(gpu.factor, IsOk());
-      ASSERT_THAT(gpu.solve, IsOk());
-      ASSERT_THAT(cpu.solve, IsOk());
-      EXPECT_LE(gpu.factor_residual, tolerance<T>(n));
-      EXPECT_LE(gpu.solve_residual, tolerance<T>(n));
-      EXPECT_TRUE(gpu.padding_intact);
-      EXPECT_EQ(gpu.info, cpu.info);
-      EXPECT_LE(relative_error(doubles(gpu.x), doubles(cpu.x)), agreement<T>());
-    }
+    expect_lu_matches<T>(*gpu_, cpu_, rng_, n, batch, batch == 1 ? 0 : 5);
   }
 
   template <class T>
   void cholesky(std::int64_t n, std::int64_t batch) {
-    SCOPED_TRACE(fmt::format("{} n={} batch={}", to_string(dtype_of<T>()), n, batch));
-    const Layout la = Layout::padded(n, n, batch, 3), lb = Layout::padded(n, 4, batch, 0);
-    const std::vector<T> a = random_symmetric<T>(la, rng_, true), b = random_matrices<T>(lb, rng_);
-    for (Fill fill : {Fill::lower, Fill::upper}) {
-      const FactorResult<T> gpu = run_cholesky(*gpu_, fill, la, a, lb, b), cpu = run_cholesky(cpu_, fill, la, a, lb, b);
-      ASSERT_THAT(gpu.factor, IsOk());
-      ASSERT_THAT(gpu.solve, IsOk());
-      ASSERT_THAT(cpu.solve, IsOk());
-      EXPECT_LE(gpu.factor_residual, tolerance<T>(n));
-      EXPECT_LE(gpu.solve_residual, tolerance<T>(n));
-      EXPECT_TRUE(gpu.padding_intact);
-      EXPECT_TRUE(gpu.other_triangle_intact);
-      // Well conditioned (M Mᵀ / n + I): both solutions agree closely.
-      EXPECT_LE(relative_error(doubles(gpu.x), doubles(cpu.x)), 10 * tolerance<T>(n));
-    }
+    expect_cholesky_matches<T>(*gpu_, cpu_, rng_, n, batch, 3);
   }
 
   template <class T>
