@@ -24,6 +24,23 @@ double agreement() {
   return std::is_same_v<Real<T>, float> ? 0.1 : 1e-6;
 }
 
+// What both factorisations check of a GPU run against the CPU's: factored and solved, by their residuals, outside
+// the matrices (and the triangle a Cholesky does not name) nothing written, the same infos, and solutions within
+// `agreement` of each other.
+template <class T>
+void expect_same_results(const FactorResult<T>& on_gpu, const FactorResult<T>& on_cpu, std::int64_t n,
+                         double agreement) {
+  ASSERT_THAT(on_gpu.factor, accel::testing::IsOk());
+  ASSERT_THAT(on_gpu.solve, accel::testing::IsOk());
+  ASSERT_THAT(on_cpu.solve, accel::testing::IsOk());
+  EXPECT_LE(on_gpu.factor_residual, tolerance<T>(n));
+  EXPECT_LE(on_gpu.solve_residual, tolerance<T>(n));
+  EXPECT_TRUE(on_gpu.padding_intact);
+  EXPECT_TRUE(on_gpu.other_triangle_intact);
+  EXPECT_EQ(on_gpu.info, on_cpu.info);
+  EXPECT_LE(accel::testing::relative_error(doubles(on_gpu.x), doubles(on_cpu.x)), agreement);
+}
+
 // Getrf then Getrs (of both transposes) of `batch` random n x n matrices, `pad` rows and elements between them.
 template <class T>
 void expect_lu_matches(Device& gpu, Device& cpu, std::mt19937_64& rng, std::int64_t n, std::int64_t batch,
@@ -33,14 +50,7 @@ void expect_lu_matches(Device& gpu, Device& cpu, std::mt19937_64& rng, std::int6
   const std::vector<T> a = random_matrices<T>(la, rng), b = random_matrices<T>(lb, rng);
   for (Transpose transpose : {Transpose::none, Transpose::transpose}) {
     const FactorResult<T> on_gpu = run_lu(gpu, la, a, lb, b, transpose), on_cpu = run_lu(cpu, la, a, lb, b, transpose);
-    ASSERT_THAT(on_gpu.factor, accel::testing::IsOk());
-    ASSERT_THAT(on_gpu.solve, accel::testing::IsOk());
-    ASSERT_THAT(on_cpu.solve, accel::testing::IsOk());
-    EXPECT_LE(on_gpu.factor_residual, tolerance<T>(n));
-    EXPECT_LE(on_gpu.solve_residual, tolerance<T>(n));
-    EXPECT_TRUE(on_gpu.padding_intact);
-    EXPECT_EQ(on_gpu.info, on_cpu.info);
-    EXPECT_LE(accel::testing::relative_error(doubles(on_gpu.x), doubles(on_cpu.x)), agreement<T>());
+    expect_same_results(on_gpu, on_cpu, n, agreement<T>());
   }
 }
 
@@ -55,16 +65,7 @@ void expect_cholesky_matches(Device& gpu, Device& cpu, std::mt19937_64& rng, std
     SCOPED_TRACE(to_string(fill));
     const FactorResult<T> on_gpu = run_cholesky(gpu, fill, la, a, lb, b),
                           on_cpu = run_cholesky(cpu, fill, la, a, lb, b);
-    ASSERT_THAT(on_gpu.factor, accel::testing::IsOk());
-    ASSERT_THAT(on_gpu.solve, accel::testing::IsOk());
-    ASSERT_THAT(on_cpu.solve, accel::testing::IsOk());
-    EXPECT_LE(on_gpu.factor_residual, tolerance<T>(n));
-    EXPECT_LE(on_gpu.solve_residual, tolerance<T>(n));
-    EXPECT_TRUE(on_gpu.padding_intact);
-    EXPECT_TRUE(on_gpu.other_triangle_intact);
-    EXPECT_EQ(on_gpu.info, on_cpu.info);
-    // Well conditioned: both solutions agree closely.
-    EXPECT_LE(accel::testing::relative_error(doubles(on_gpu.x), doubles(on_cpu.x)), 10 * tolerance<T>(n));
+    expect_same_results(on_gpu, on_cpu, n, 10 * tolerance<T>(n));  // well conditioned: the solutions agree closely
   }
 }
 
