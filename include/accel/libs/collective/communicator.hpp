@@ -9,6 +9,14 @@
 //   auto b = comms[1].ask(accel::collective::all_reduce(comms[1].comm(), x1, x1, n, DType::f32, ReduceOp::sum));
 //
 // One process per GPU: launcher.hpp (torchrun's environment) and mpi.hpp (mpirun).
+//
+// Memory: a CUDA rank holds two NCCL communicators of its world, and their channels are connected when it joins, so
+// that no collective ever waits for a peer on the host (src/libs/collective/nccl_comm.hpp says why). That costs GPU
+// memory from the start: 1672 MiB of each H200 in a world of two (docs/PERFORMANCE.md, section 17). NCCL's own
+// variables (NCCL_BUFFSIZE, NCCL_MAX_NCHANNELS, ...) shrink it as they do for any NCCL job; accel sets
+// NCCL_NVLS_ENABLE=0 and NCCL_RUNTIME_CONNECT=0 only where the environment does not set them. Setting
+// NCCL_RUNTIME_CONNECT=1 saves the memory but moves the connection into each rank's first collective, on the blocking
+// communicator, where a missing peer could hold the device's thread; accel has not been tested that way.
 #pragma once
 
 #include <cstdint>
