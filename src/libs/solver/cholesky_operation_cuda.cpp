@@ -67,7 +67,7 @@ Status potrf(const Potrf& r, const solver::DensePlan& plan, std::span<const Buff
   std::int32_t* infos = solver::run_infos(plan, run, views[Op::info].data);
   if constexpr (std::is_floating_point_v<T>) {
     const std::int64_t largest = r.batch > 1 ? solver::kSmallCholeskyMaxN : solver::kSmallCholeskySingleMaxN;
-    if (!plan.empty && r.n <= largest) {
+    if (!plan.empty && r.n <= largest && r.batch <= solver::kMaxLapackInt) {  // a grid's width
       ACCEL_RETURN_IF_ERROR(run.target.check(
           solver::launch_small_cholesky(static_cast<T*>(views[Op::a].data), r.n, r.lda, r.stride_a, r.batch,
                                         r.fill == solver::Fill::upper, infos, run.target.stream()),

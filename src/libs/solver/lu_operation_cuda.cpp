@@ -55,7 +55,7 @@ Status getrf(const Getrf& r, const solver::DensePlan& plan, std::span<const Buff
     T* a = static_cast<T*>(views[Op::a].data);
     auto* ipiv = static_cast<std::int32_t*>(views[Op::ipiv].data);
     if constexpr (std::is_floating_point_v<T>) {
-      if (r.n <= solver::kSmallLuMaxN) {
+      if (r.n <= solver::kSmallLuMaxN && r.batch <= solver::kMaxLapackInt) {  // a grid's width
         ACCEL_RETURN_IF_ERROR(run.target.check(
             solver::launch_small_lu(a, r.n, r.lda, r.stride_a, r.batch, ipiv, infos, run.target.stream()),
             "the small LU kernels"));

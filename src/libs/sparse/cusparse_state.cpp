@@ -217,8 +217,11 @@ Status launched(CudaRun& run, cusparseStatus_t status, std::string_view what) {
 }
 
 CacheStats CusparseState::structure_verdicts() const {
-  return CacheStats{
-      .name = "cusparse-structure-verdicts", .hits = checks_skipped_, .misses = checks_run_, .builds = checks_run_};
+  const std::uint64_t run = checks_run_.load(std::memory_order_relaxed);
+  return CacheStats{.name = "cusparse-structure-verdicts",
+                    .hits = checks_skipped_.load(std::memory_order_relaxed),
+                    .misses = run,
+                    .builds = run};
 }
 
 void describe_cusparse(CudaTarget& target, LibraryReport& report) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -114,7 +115,9 @@ class CusparseState final : public TargetState {
   [[nodiscard]] cache::Cache<CountedProduct>& counted_products() noexcept { return *counted_; }
   // Counts a checked_each_use request over an analysed structure: its check run, or skipped because the index
   // arrays still have the versions it was last checked at.
-  void count_structure_check(bool skipped) noexcept { ++(skipped ? checks_skipped_ : checks_run_); }
+  void count_structure_check(bool skipped) noexcept {
+    (skipped ? checks_skipped_ : checks_run_).fetch_add(1, std::memory_order_relaxed);
+  }
   // "cusparse-structure-verdicts": hits are the checks skipped, builds (and misses) the checks run.
   [[nodiscard]] CacheStats structure_verdicts() const;
 
@@ -124,8 +127,8 @@ class CusparseState final : public TargetState {
   cusparseHandle_t handle_;
   std::unique_ptr<cache::Cache<Analysis>> analyses_;  // reset before the handle is destroyed
   std::unique_ptr<cache::Cache<CountedProduct>> counted_;
-  std::uint64_t checks_run_ = 0;
-  std::uint64_t checks_skipped_ = 0;
+  std::atomic<std::uint64_t> checks_run_{0};  // read by a device report, whichever thread asks for it
+  std::atomic<std::uint64_t> checks_skipped_{0};
 };
 
 // A planned sparse request: the stream's state and cuSPARSE's table, or neither for a request that runs kernels of
