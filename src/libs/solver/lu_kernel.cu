@@ -10,6 +10,9 @@ namespace {
 constexpr int kPanel = 32;        // columns factored by one block at a time
 constexpr int kTile = 16;         // columns of the trailing matrix per block of the update
 constexpr int kMaxThreads = 256;  // a row per thread up to kSmallLuMaxN
+// What a launch may take without raising the attribute: 48 KiB in all, less the panel kernel's static arrays (under
+// 1 KiB).
+constexpr std::size_t kDefaultDynamicBytes = 47 * 1024;
 
 template <class T>
 struct Real;
@@ -220,13 +223,18 @@ template <class T>
 cudaError_t launch_small_lu(T* a, std::int64_t n, std::int64_t lda, std::int64_t stride, std::int64_t batch,
                             std::int32_t* ipiv, std::int32_t* infos, cudaStream_t stream) {
   if (n < 1 || n > kSmallLuMaxN || batch < 1 || batch > INT_MAX) return cudaErrorInvalidValue;
-  // Set on every request, not once: the attribute is the current device's.
-  if (cudaError_t error = cudaFuncSetAttribute(factor_panel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               static_cast<int>(multiplier_bytes<T>(kPanel, kMaxThreads)));
-      error != cudaSuccess) {
-    return error;
-  }
   const int size = static_cast<int>(n);
+  // Raised only where the first panel's multipliers need it (f64 past 160 rows), and then on every such request, not
+  // once: the attribute is the current device's.
+  const int first_threads = std::min(kMaxThreads, (size + 31) / 32 * 32);
+  if (const std::size_t most = multiplier_bytes<T>(std::min(kPanel, size), first_threads);
+      most > kDefaultDynamicBytes) {
+    if (cudaError_t error =
+            cudaFuncSetAttribute(factor_panel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(most));
+        error != cudaSuccess) {
+      return error;
+    }
+  }
   for (int j0 = 0; j0 < size; j0 += kPanel) {
     const int w = std::min(kPanel, size - j0), m = size - j0;
     const int threads = std::min(kMaxThreads, (m + 31) / 32 * 32);

@@ -61,6 +61,18 @@ struct FactorResult {
   std::vector<T> x;
 };
 
+// A factorisation and its solve that both succeeded on one device: their residuals within tolerance<T>(n) and
+// nothing written outside the matrices. A failed one is fatal to this check only: callers wrap it in
+// ASSERT_NO_FATAL_FAILURE to stop there too.
+template <class T>
+void expect_factored_and_solved(const FactorResult<T>& r, std::int64_t n) {
+  ASSERT_THAT(r.factor, accel::testing::IsOk());
+  ASSERT_THAT(r.solve, accel::testing::IsOk());
+  EXPECT_LE(r.factor_residual, tolerance<T>(n));
+  EXPECT_LE(r.solve_residual, tolerance<T>(n));
+  EXPECT_TRUE(r.padding_intact);
+}
+
 // Getrf of the batch `a`, then (if it succeeded) Getrs of `b` with its factors.
 template <class T>
 FactorResult<T> run_lu(Device& device, const Layout& la, const std::vector<T>& a, const Layout& lb,
