@@ -5,17 +5,20 @@ would call instead, on the same GPU, one JSON line per case.
   fft     torch.fft.fft / rfft2 / fftn on the shapes of fft_bench: latency (one call, synchronised) and pipelined
           (many calls, one synchronisation) in microseconds; the f16 cases on torch.complex32 (chalf) tensors, which
           PyTorch's CUDA FFT takes for power-of-two sizes (cuFFT's half precision, as accel's)
-  solver  torch.linalg.lu_factor / cholesky / eigh / qr / svd at n = 256, 1024, 4096 (svd to 1024), lu_factor and
-          cholesky batched 64 x (32 x 32) and 64 x (64 x 64) (small: these, with both at 256, and nothing else) and
-          lu_factor of complex64 at n = 1024: median microseconds per call (each call returns a
+  solver  torch.linalg.lu_factor / cholesky / eigh / qr / svd at n = 256, 1024, 4096 (svd to 1024), lu_factor,
+          cholesky and qr batched 64 x (32 x 32) and 64 x (64 x 64) (small: these, with the three at 256, and
+          nothing else) and lu_factor of complex64 at n = 1024: median microseconds per call (each call returns a
           new tensor, as accel's works on a copy);
-          the peers of ormqr and gels at the same n: torch.ormqr (Qᵀ C, n x n C, from torch.geqrf of an n x n A made
-          once) and torch.linalg.lstsq(driver="gels", the only driver on CUDA) of an n x n/2 A and one column B;
+          the peers of ormqr and gels at the same n (least_squares: only these): torch.ormqr (Qᵀ C, n x n C, from
+          torch.geqrf of an n x n A made once) and torch.linalg.lstsq(driver="gels", the only driver on CUDA) of an
+          n x n/2 A and one column B;
           the peers of gesvdj: torch.linalg.svd (full_matrices=False; default driver and driver="gesvdj") of
-          uniform [-1, 1) matrices at n = 256, 512, 1024 and batched 4096 x (16 x 16) and 4096 x (32 x 32)
+          uniform [-1, 1) matrices at n = 256, 512, 1024 and batched 4096 x (16 x 16), 4096 x (32 x 32) and
+          64 x (32 x 32)
   rand    torch.rand / torch.randn into preallocated tensors (the Philox generator of CUDA tensors): GB/s written
 
-  python3 bench/peers/torch_libs.py [fft,solver,rand] (or gesvdj, small: only those peers of the solver part)
+  python3 bench/peers/torch_libs.py [fft,solver,rand] (or gesvdj, small, least_squares: only those peers of the
+  solver part)
 """
 import json
 import statistics
@@ -98,7 +101,7 @@ def solver():
     for routine, fn in routines.items():
         for dtype, name in ((torch.float32, "f32"), (torch.float64, "f64")):
             for n in (256, 1024, 4096) if routine != "gesvd" else (256, 1024):
-                if n == 256 and routine in ("getrf", "potrf"):
+                if n == 256 and routine in ("getrf", "potrf", "geqrf+orgqr"):
                     continue  # small_factorisations() times them
                 a = spd(n, (), dtype)
                 reps = 200 if n == 256 else 40 if n == 1024 else 4
@@ -130,7 +133,7 @@ def least_squares():
 
 
 def gesvdj():
-    cases = [(n, 1) for n in (256, 512, 1024)] + [(16, 4096), (32, 4096)]
+    cases = [(n, 1) for n in (256, 512, 1024)] + [(16, 4096), (32, 4096), (32, 64)]
     for dtype, name in ((torch.float32, "f32"), (torch.float64, "f64")):
         for n, batch in cases:
             shape = (batch, n, n) if batch > 1 else (n, n)
@@ -142,14 +145,16 @@ def gesvdj():
 
 
 def small_factorisations():
-    """solver_bench's getrf and potrf at 256, getrf_batched and potrf_batched: torch.linalg.lu_factor of uniform
-    [-1, 1) matrices and torch.linalg.cholesky of spd() ones."""
+    """solver_bench's getrf, potrf and qr at 256, getrf_batched, potrf_batched and qr_batched: torch.linalg.lu_factor
+    and torch.linalg.qr of uniform [-1, 1) matrices and torch.linalg.cholesky of spd() ones."""
     for dtype, name in ((torch.float32, "f32"), (torch.float64, "f64")):
         for n, batch in ((256, 1), (32, 64), (64, 64)):
             shape = ((batch,) if batch > 1 else ()) + (n, n)
             a = torch.rand(*shape, dtype=dtype, device="cuda") * 2 - 1
             emit({"bench": "solver", "routine": "getrf", "dtype": name, "n": n, "batch": batch,
                   "peer": "torch.linalg", "median_us": latency_us(lambda: torch.linalg.lu_factor(a), 200)})
+            emit({"bench": "solver", "routine": "geqrf+orgqr", "dtype": name, "n": n, "batch": batch,
+                  "peer": "torch.linalg", "median_us": latency_us(lambda: torch.linalg.qr(a), 200)})
             s = spd(n, (batch,) if batch > 1 else (), dtype)
             emit({"bench": "solver", "routine": "potrf", "dtype": name, "n": n, "batch": batch,
                   "peer": "torch.linalg", "median_us": latency_us(lambda: torch.linalg.cholesky(s), 200)})
@@ -167,7 +172,8 @@ def rand():
 def main():
     parts = sys.argv[1].split(",") if len(sys.argv) > 1 else ["fft", "solver", "rand"]
     for part in parts:
-        {"fft": fft, "solver": solver, "gesvdj": gesvdj, "small": small_factorisations, "rand": rand}[part]()
+        {"fft": fft, "solver": solver, "gesvdj": gesvdj, "small": small_factorisations,
+         "least_squares": least_squares, "rand": rand}[part]()
 
 
 if __name__ == "__main__":

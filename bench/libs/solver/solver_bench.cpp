@@ -4,17 +4,18 @@
 // and one right-hand side; the raw call is cuSOLVER's own <t><t>gels, which needs no cuBLAS of its caller) at n = 256,
 // 1024 and 4096, gesvd and gesvdj (thin) at 256 and 1024, batches of 64 potrf of 32 x 32 and 64 x 64 and of 8 of 256 x
 // 256 (potrfBatched), batches of 64 getrf of 32 x 32 and 64 x 64 (getrf_batched: cuSOLVER has no batched getrf, so the
-// raw call is cuBLAS's <t>getrfBatched, which PyTorch also takes for batches) and batches of 4096 gesvdj of 16 x 16 and
-// 32 x 32 (gesvdjBatched), in f32 and f64, and getrf of a c64 matrix at n = 1024 (cusolverDnCgetrf; getrf_c64, uniform
-// [-1, 1] in both parts). Factorisations overwrite their input, so every call factors a fresh copy (ormqr: C, gels: A
-// and B), restored by a device-to-device copy that is not timed. What is timed is one call's round trip: for accel, the
-// request until its future is ready (the infos read back and turned into its status); for cuSOLVER, the call, the copy
-// of devInfo to the host that a correct caller makes, and cudaStreamSynchronize. One JSON line per routine, dtype, size
-// and variant:
+// raw call is cuBLAS's <t>getrfBatched, which PyTorch also takes for batches), batches of 64 QR of 32 x 32 and 64 x 64
+// (qr_batched: cuSOLVER has no batched QR, so the raw call is a loop of geqrf and orgqr, as PyTorch's) and batches of
+// 4096 gesvdj of 16 x 16 and 32 x 32 and of 64 of 32 x 32 (gesvdjBatched), in f32 and f64, and getrf of a c64 matrix
+// at n = 1024 (cusolverDnCgetrf; getrf_c64, uniform [-1, 1] in both parts). Factorisations overwrite their input, so
+// every call factors a fresh copy (ormqr: C, gels: A and B), restored by a device-to-device copy that is not timed.
+// What is timed is one call's round trip: for accel, the request until its future is ready (the infos read back and
+// turned into its status); for cuSOLVER, the call, the copy of devInfo to the host that a correct caller makes, and
+// cudaStreamSynchronize. One JSON line per routine, dtype, size and variant:
 //   {"bench":"solver","routine":"getrf","dtype":"f32","n":256,"batch":1,"variant":"accel","median_us":…,"min_us":…,
 //    "reps":…}
 // Usage: solver_bench [routines, default getrf,potrf,syevd,qr,ormqr,gels,gesvd,potrf_batched,getrf_c64; also gesvdj,
-//                     gesvdj_batched, getrf_batched]
+//                     gesvdj_batched, getrf_batched, qr_batched]
 //                     [sizes, default 256,1024,4096]
 #include <fmt/format.h>
 
@@ -118,8 +119,8 @@ struct Actor {
           .dtype = dtype, .job = solver::EigenJob::values_and_vectors, .n = n, .a = a, .w = w, .info = info});
     }
     if (routine == Routine::qr) {
-      (void)device.ask(solver::Geqrf{.dtype = dtype, .m = n, .n = n, .a = a, .tau = w});
-      done = device.ask(solver::Orgqr{.dtype = dtype, .m = n, .n = n, .k = n, .a = a, .tau = w});
+      (void)device.ask(solver::Geqrf{.dtype = dtype, .m = n, .n = n, .batch = batch, .a = a, .tau = w});
+      done = device.ask(solver::Orgqr{.dtype = dtype, .m = n, .n = n, .k = n, .batch = batch, .a = a, .tau = w});
     }
     if (routine == Routine::ormqr) {
       done = device.ask(solver::Ormqr{
@@ -215,14 +216,21 @@ int main(int argc, char** argv) {
       }
       continue;
     }
+    if (r == "qr_batched") {  // the batched shape for QR, and twice its n
+      for (std::int64_t n : {32, 64}) {
+        measure<float>(*device, Routine::qr, n, 64, rng);
+        measure<double>(*device, Routine::qr, n, 64, rng);
+      }
+      continue;
+    }
     if (r == "getrf_c64") {  // the complex case: torch.linalg.lu_factor of complex64 at 1024
       measure<c64>(*device, Routine::getrf, 1024, 1, rng);
       continue;
     }
     if (r == "gesvdj_batched") {  // batches of small matrices, as torch.linalg.svd takes them
-      for (std::int64_t n : {16, 32}) {
-        measure<float>(*device, Routine::gesvdj, n, 4096, rng);
-        measure<double>(*device, Routine::gesvdj, n, 4096, rng);
+      for (auto [n, count] : {std::pair<std::int64_t, std::int64_t>{16, 4096}, {32, 4096}, {32, 64}}) {
+        measure<float>(*device, Routine::gesvdj, n, count, rng);
+        measure<double>(*device, Routine::gesvdj, n, count, rng);
       }
       continue;
     }

@@ -180,6 +180,7 @@ struct Direct {
   }
   [[nodiscard]] const char* variant() const {
     if (batch == 1) return "cusolver";
+    if (routine == Routine::qr) return "cusolver_loop";
     return routine == Routine::getrf ? "cublas_batched" : "cusolver_batched";
   }
   void restore() {
@@ -229,6 +230,18 @@ struct Direct {
                 : cusolverDnSgesvdj(handle, jobz, 1, n, n, a, n, w, u, n, vt, n, work, lwork, info, params),
             "gesvdj");
       }
+    } else if (routine == Routine::qr) {  // cuSOLVER has no batched QR: a batch is a loop, as PyTorch's
+      for (int i = 0; i < batch; ++i) {
+        T* matrix = a + std::size_t(i) * n * n;
+        T* scalars = w + std::size_t(i) * n;
+        if constexpr (kF64) {
+          check_solver(cusolverDnDgeqrf(handle, n, n, matrix, n, scalars, work, lwork, info + i), "geqrf");
+          check_solver(cusolverDnDorgqr(handle, n, n, n, matrix, n, scalars, work, lwork, info + i), "orgqr");
+        } else {
+          check_solver(cusolverDnSgeqrf(handle, n, n, matrix, n, scalars, work, lwork, info + i), "geqrf");
+          check_solver(cusolverDnSorgqr(handle, n, n, n, matrix, n, scalars, work, lwork, info + i), "orgqr");
+        }
+      }
     } else if (batch > 1 && routine == Routine::getrf) {
       if constexpr (kF64) {
         check_blas(cublasDgetrfBatched(blas, n, matrices, n, ipiv, info, batch), "getrfBatched");
@@ -251,10 +264,6 @@ struct Direct {
         check_solver(
             cusolverDnDsyevd(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, a, n, w, work, lwork, info),
             "syevd");
-      if (routine == Routine::qr) {
-        check_solver(cusolverDnDgeqrf(handle, n, n, a, n, w, work, lwork, info), "geqrf");
-        check_solver(cusolverDnDorgqr(handle, n, n, n, a, n, w, work, lwork, info), "orgqr");
-      }
       if (routine == Routine::gesvd)
         check_solver(cusolverDnDgesvd(handle, 'S', 'S', n, n, a, n, w, u, n, vt, n, work, lwork, rwork, info), "gesvd");
     } else {
@@ -265,10 +274,6 @@ struct Direct {
         check_solver(
             cusolverDnSsyevd(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, a, n, w, work, lwork, info),
             "syevd");
-      if (routine == Routine::qr) {
-        check_solver(cusolverDnSgeqrf(handle, n, n, a, n, w, work, lwork, info), "geqrf");
-        check_solver(cusolverDnSorgqr(handle, n, n, n, a, n, w, work, lwork, info), "orgqr");
-      }
       if (routine == Routine::gesvd)
         check_solver(cusolverDnSgesvd(handle, 'S', 'S', n, n, a, n, w, u, n, vt, n, work, lwork, rwork, info), "gesvd");
     }

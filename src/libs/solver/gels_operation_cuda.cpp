@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "libs/solver/gels_kernel.hpp"
+#include "libs/solver/qr_kernel.hpp"
 
 namespace accel {
 namespace {
@@ -55,9 +56,21 @@ std::int64_t extra_elements(std::int64_t n, std::uint64_t element) {
   return padding + n + n * n + static_cast<std::int64_t>((ints + element - 1) / element);
 }
 
-// The larger of geqrf's and ormqr's work areas: they run one after the other on the same one.
+// Whether A's QR and Qᵀ B run the family's kernels (qr_kernel.hpp), one matrix at a time, rather than cuSOLVER's.
+bool takes_small_qr(const Gels& r) {
+  const std::int64_t bytes = size_of(r.dtype);
+  return solver::takes_small_geqrf(r.m, r.n, 1, bytes) && solver::takes_small_ormqr(r.m, r.nrhs, r.n, 1, bytes);
+}
+
+// The larger of geqrf's and ormqr's work areas (the kernels' or cuSOLVER's): they run one after the other on the
+// same one.
 template <class T>
 cusolverStatus_t work_size(const Gels& r, const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
+  if (takes_small_qr(r)) {
+    *lwork = solver::to_int(
+        std::max(solver::small_geqrf_workspace(r.m, r.n, 1), solver::small_orgqr_workspace(r.m, r.n, 1)));
+    return CUSOLVER_STATUS_SUCCESS;
+  }
   const int m = solver::to_int(r.m), n = solver::to_int(r.n), lda = solver::to_int(r.lda);
   int factor = 0, apply = 0;
   if (cusolverStatus_t s = (api.*Ls<T>::geqrf_size)(handle, m, n, nullptr, lda, &factor); s != CUSOLVER_STATUS_SUCCESS)
@@ -85,16 +98,26 @@ Status gels(const Gels& r, const solver::DensePlan& plan, std::span<const Buffer
     std::int32_t* routine_info = ipiv + r.n;
     const int m = solver::to_int(r.m), n = solver::to_int(r.n), nrhs = solver::to_int(r.nrhs);
     const int lda = solver::to_int(r.lda), ldb = solver::to_int(r.ldb), lwork = solver::to_int(plan.lwork);
+    const bool small = takes_small_qr(r);
     for (std::int64_t i = 0; i < r.batch; ++i) {
       T* ai = a + solver::matrix_offset(i, r.stride_a);
       T* bi = b + solver::matrix_offset(i, r.stride_b);
-      ACCEL_RETURN_IF_ERROR(solver::launched(
-          run, (plan.api->*Ls<T>::geqrf)(plan.handle, m, n, ai, lda, tau, work, lwork, routine_info), "geqrf of Gels"));
-      ACCEL_RETURN_IF_ERROR(
-          solver::launched(run,
-                           (plan.api->*Ls<T>::ormqr)(plan.handle, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, m, nrhs, n, ai, lda,
-                                                     tau, bi, ldb, work, lwork, routine_info),
-                           "ormqr of Gels"));
+      if (small) {
+        ACCEL_RETURN_IF_ERROR(run.target.check(
+            solver::launch_small_geqrf(ai, r.m, r.n, r.lda, 0, 1, tau, work, run.target.stream()), "QR of Gels"));
+        ACCEL_RETURN_IF_ERROR(run.target.check(solver::launch_small_ormqr(ai, r.m, r.n, r.lda, 0, 1, tau, true, bi,
+                                                                          r.nrhs, r.ldb, 0, work, run.target.stream()),
+                                               "Qᵀ B of Gels"));
+      } else {
+        ACCEL_RETURN_IF_ERROR(
+            solver::launched(run, (plan.api->*Ls<T>::geqrf)(plan.handle, m, n, ai, lda, tau, work, lwork, routine_info),
+                             "geqrf of Gels"));
+        ACCEL_RETURN_IF_ERROR(
+            solver::launched(run,
+                             (plan.api->*Ls<T>::ormqr)(plan.handle, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, m, nrhs, n, ai, lda,
+                                                       tau, bi, ldb, work, lwork, routine_info),
+                             "ormqr of Gels"));
+      }
       ACCEL_RETURN_IF_ERROR(run.target.check(
           solver::launch_triangle_for_getrs(ai, r.lda, r.n, triangle, ipiv, infos + i, run.target.stream()),
           "Gels's copy of R"));

@@ -1,10 +1,10 @@
-// solver::Gels on a CUDA stream, by cuSOLVER's routines alone: per matrix of the batch, geqrf of A, ormqr of B (Qᵀ B),
-// then R X = (Qᵀ B)'s top by getrs on a copy of R with identity pivots (gels_kernel.hpp), the copy's kernel also
-// checking R's diagonal for LAPACK's info. Not cuBLAS's trsm: cuBLAS is not linked. Not cuSOLVER's own gels (the
-// iterative refinement solver's <t><t>gels): it writes X to a buffer of its own rather than into B, has an iteration
-// count to hand back, and gives no rank check of R that would make LAPACK's info, so that a rank deficient A would
-// come back as NaNs. What this way costs: a workspace of n x n elements beside cuSOLVER's, and getrs's unit lower
-// solve (the identity, O(n² nrhs)) next to geqrf's O(m n²).
+// solver::Gels on a CUDA stream: per matrix of the batch, geqrf of A and ormqr of B (Qᵀ B) — the family's kernels
+// (qr_kernel.hpp) up to 256 rows, cuSOLVER's above —, then R X = (Qᵀ B)'s top by cuSOLVER's getrs on a copy of R with
+// identity pivots (gels_kernel.hpp), the copy's kernel also checking R's diagonal for LAPACK's info. Not cuBLAS's
+// trsm: cuBLAS is not linked. Not cuSOLVER's own gels (the iterative refinement solver's <t><t>gels): it writes X to a
+// buffer of its own rather than into B, has an iteration count to hand back, and gives no rank check of R that would
+// make LAPACK's info, so that a rank deficient A would come back as NaNs. What this way costs: a workspace of n x n
+// elements beside the work area, and getrs's unit lower solve (the identity, O(n² nrhs)) next to geqrf's O(m n²).
 #pragma once
 
 #include "libs/solver/cusolver_dense.hpp"

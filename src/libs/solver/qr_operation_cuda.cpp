@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "libs/solver/qr_kernel.hpp"
+
 namespace accel {
 namespace {
 
@@ -43,6 +45,11 @@ Status geqrf(const Geqrf& r, const solver::DensePlan& plan, std::span<const Buff
   if (!plan.empty) {
     T* a = static_cast<T*>(views[Op::a].data);
     T* tau = static_cast<T*>(views[Op::tau].data);
+    if (solver::takes_small_geqrf(r.m, r.n, r.batch, sizeof(T))) {  // no infos: nothing for them to report
+      return run.target.check(solver::launch_small_geqrf(a, r.m, r.n, r.lda, r.stride_a, r.batch, tau,
+                                                         static_cast<T*>(run.workspace), run.target.stream()),
+                              "the small QR kernels");
+    }
     const std::int64_t k = std::min(r.m, r.n);
     for (std::int64_t i = 0; i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(
@@ -64,6 +71,11 @@ Status orgqr(const Orgqr& r, const solver::DensePlan& plan, std::span<const Buff
   if (!plan.empty) {
     T* a = static_cast<T*>(views[Op::a].data);
     const T* tau = static_cast<const T*>(views[Op::tau].data);
+    if (solver::takes_small_orgqr(r.m, r.n, r.k, r.batch, sizeof(T))) {
+      return run.target.check(solver::launch_small_orgqr(a, r.m, r.n, r.k, r.lda, r.stride_a, r.batch, tau,
+                                                         static_cast<T*>(run.workspace), run.target.stream()),
+                              "the small QR kernels");
+    }
     for (std::int64_t i = 0; i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(solver::launched(
           run,
@@ -77,6 +89,11 @@ Status orgqr(const Orgqr& r, const solver::DensePlan& plan, std::span<const Buff
   return solver::finish_with_infos(plan, run, solver::Routine::orgqr, infos);
 }
 
+// Q applied from the left by the family's kernels (qr_kernel.hpp); from the right it stays cuSOLVER's.
+bool takes_small_ormqr(const Ormqr& r) {
+  return r.side == solver::Side::left && solver::takes_small_ormqr(r.m, r.n, r.k, r.batch, size_of(r.dtype));
+}
+
 cublasSideMode_t side(solver::Side s) { return s == solver::Side::right ? CUBLAS_SIDE_RIGHT : CUBLAS_SIDE_LEFT; }
 cublasOperation_t operation(Transpose t) { return t == Transpose::transpose ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
@@ -88,6 +105,12 @@ Status ormqr(const Ormqr& r, const solver::DensePlan& plan, std::span<const Buff
     const T* a = static_cast<const T*>(views[Op::a].data);
     const T* tau = static_cast<const T*>(views[Op::tau].data);
     T* c = static_cast<T*>(views[Op::c].data);
+    if (takes_small_ormqr(r)) {
+      return run.target.check(
+          solver::launch_small_ormqr(a, r.m, r.k, r.lda, r.stride_a, r.batch, tau, r.transpose == Transpose::transpose,
+                                     c, r.n, r.ldc, r.stride_c, static_cast<T*>(run.workspace), run.target.stream()),
+          "the small QR kernels");
+    }
     for (std::int64_t i = 0; i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(solver::launched(
           run,
@@ -108,6 +131,11 @@ Result<CudaOperation<Geqrf>::Plan> CudaOperation<Geqrf>::plan(const Geqrf&, cons
                                                               CudaTarget& target) {
   const Geqrf& r = checked.request;
   const solver::WorkKey key{.routine = solver::Routine::geqrf, .dtype = r.dtype, .m = r.m, .n = r.n, .lda = r.lda};
+  const bool empty = r.m == 0 || r.n == 0;
+  if (!empty && solver::takes_small_geqrf(r.m, r.n, r.batch, size_of(r.dtype))) {
+    return solver::plan_dense(target, key, r.batch, false, nullptr,
+                              solver::DenseNeeds{.extra = solver::small_geqrf_workspace(r.m, r.n, r.batch)});
+  }
   return solver::plan_dense(
       target, key, r.batch, r.m == 0 || r.n == 0,
       [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
@@ -130,6 +158,10 @@ Result<CudaOperation<Orgqr>::Plan> CudaOperation<Orgqr>::plan(const Orgqr&, cons
   const Orgqr& r = checked.request;
   const solver::WorkKey key{
       .routine = solver::Routine::orgqr, .dtype = r.dtype, .m = r.m, .n = r.n, .k = r.k, .lda = r.lda};
+  if (r.n != 0 && solver::takes_small_orgqr(r.m, r.n, r.k, r.batch, size_of(r.dtype))) {
+    return solver::plan_dense(target, key, r.batch, false, nullptr,
+                              solver::DenseNeeds{.extra = solver::small_orgqr_workspace(r.m, r.k, r.batch)});
+  }
   return solver::plan_dense(
       target, key, r.batch, r.n == 0,
       [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
@@ -161,8 +193,13 @@ Result<CudaOperation<Ormqr>::Plan> CudaOperation<Ormqr>::plan(const Ormqr&, cons
                             .k = r.k,
                             .lda = r.lda,
                             .ldu = r.ldc};
+  const bool empty = r.m == 0 || r.n == 0 || r.k == 0;  // no reflectors: Q = I, C stays
+  if (!empty && takes_small_ormqr(r)) {
+    return solver::plan_dense(target, key, r.batch, false, nullptr,
+                              solver::DenseNeeds{.extra = solver::small_orgqr_workspace(r.m, r.k, r.batch)});
+  }
   return solver::plan_dense(
-      target, key, r.batch, r.m == 0 || r.n == 0 || r.k == 0,  // no reflectors: Q = I, C stays
+      target, key, r.batch, empty,
       [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
         const int m = solver::to_int(r.m), n = solver::to_int(r.n), k = solver::to_int(r.k);
         return r.dtype == DType::f64 ? (api.*Qr<double>::ormqr_size)(handle, side(r.side), operation(r.transpose), m, n,

@@ -1,5 +1,7 @@
-// solver::Geqrf, solver::Orgqr and solver::Ormqr on a CUDA stream: cuSOLVER's geqrf, orgqr and ormqr, one launch per
-// matrix of the batch, the infos (illegal arguments only) checked at completion (cusolver_dense.hpp).
+// solver::Geqrf, solver::Orgqr and solver::Ormqr on a CUDA stream. Real matrices of at most 256 rows (Ormqr: from the
+// left) run the family's kernels (qr_kernel.hpp), which have no infos to report; the rest is cuSOLVER's geqrf, orgqr
+// and ormqr, one launch per matrix of the batch, the infos (illegal arguments only) checked at completion
+// (cusolver_dense.hpp).
 #pragma once
 
 #include "libs/solver/cusolver_dense.hpp"

@@ -1,10 +1,12 @@
-// solver::Getrf of real matrices of n <= 256 and solver::Potrf of real batches of n <= 256 (single matrices of n <= 32)
-// on CUDA, which run the family's own panel kernels (lu_kernel.cu, cholesky_kernel.cu) rather than cuSOLVER: against
-// the CPU device (LAPACKE) on fresh random inputs, at every panel boundary (panels of 32 columns, tiles of 16), padded
-// and strided batches, the 64 x (32 x 32), both fills, both sides of the switch to cuSOLVER, rank-deficient
-// matrices whose zero pivot lies in a later panel and matrices that stop being positive definite there. Each result
-// checked by its residuals, its solve (Getrs and Potrs, cuSOLVER's, with these factors) and its infos. On CUDA devices
-// in process (each completion strategy) and isolated. Skipped without a GPU.
+// solver::Getrf of real matrices of n <= 256, solver::Potrf of real batches of n <= 256 (single matrices of n <= 32)
+// and solver::Geqrf and solver::Orgqr of real matrices of at most 256 rows on CUDA, which run the family's own panel
+// kernels (lu_kernel.cu, cholesky_kernel.cu, qr_kernel.cu) rather than cuSOLVER: against the CPU device (LAPACKE) on
+// fresh random inputs, at every panel boundary (panels of 32 columns, tiles of 16), padded and strided batches, the
+// issue's 64 x (32 x 32), both fills, both sides of the switch to cuSOLVER, tall and wide QR, rank-deficient matrices
+// whose zero pivot lies in a later panel, matrices that stop being positive definite there and columns a QR finds
+// already reduced. Each result checked by its residuals, its solve (Getrs and Potrs, cuSOLVER's, with these factors)
+// or its R and Q, and its infos. On CUDA devices in process (each completion strategy) and isolated. Skipped without
+// a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -132,6 +134,42 @@ TEST_P(CudaSmallFactorisationTest, ALaterPanelThatIsNotPositiveDefiniteIsNamedAs
   not_positive_definite<double>(100, 0);
   not_positive_definite<float>(256, 255);
   not_positive_definite<double>(64, 32);
+}
+
+TEST_P(CudaSmallFactorisationTest, QrMatchesTheCpuAtEveryPanelBoundary) {
+  for (std::int64_t n : kBoundaries) {
+    expect_qr_matches<float>(*gpu_, cpu_, rng_, n, n, 1, 0);
+    expect_qr_matches<double>(*gpu_, cpu_, rng_, n, n, 1, 2);
+  }
+}
+
+TEST_P(CudaSmallFactorisationTest, QrOfTallAndWideMatricesMatchesTheCpu) {
+  expect_qr_matches<float>(*gpu_, cpu_, rng_, 256, 17, 1, 1);
+  expect_qr_matches<double>(*gpu_, cpu_, rng_, 200, 100, 2, 0);
+  expect_qr_matches<float>(*gpu_, cpu_, rng_, 65, 64, 1, 0);
+  expect_qr_matches<double>(*gpu_, cpu_, rng_, 17, 90, 3, 1);   // R right of the reflectors, by one update
+  expect_qr_matches<float>(*gpu_, cpu_, rng_, 40, 200, 1, 0);   // wider than the panels reach
+  expect_qr_matches<double>(*gpu_, cpu_, rng_, 33, 256, 1, 0);  // the widest these kernels take
+  expect_qr_matches<float>(*gpu_, cpu_, rng_, 300, 41, 1, 0);   // taller: cuSOLVER
+}
+
+TEST_P(CudaSmallFactorisationTest, QrBatchesMatchTheCpu) {
+  on_batches([&]<class T>(std::int64_t n, std::int64_t batch, std::int64_t pad) {
+    expect_qr_matches<T>(*gpu_, cpu_, rng_, n, n, batch, pad);
+  });
+}
+
+// Q applied from the left runs these kernels (from the right, cuSOLVER): panels of reflectors up to 256 rows.
+TEST_P(CudaSmallFactorisationTest, OrmqrMatchesTheCpuAcrossPanels) {
+  expect_ormqr_matches<float>(*gpu_, cpu_, rng_, 256, 40, 256, 1);
+  expect_ormqr_matches<double>(*gpu_, cpu_, rng_, 97, 33, 65, 2);
+  expect_ormqr_matches<float>(*gpu_, cpu_, rng_, 32, 32, 32, 64);
+  expect_ormqr_matches<double>(*gpu_, cpu_, rng_, 200, 1, 100, 1);
+}
+
+TEST_P(CudaSmallFactorisationTest, QrOfColumnsAlreadyReducedMatchesTheCpu) {
+  expect_qr_matches<float>(*gpu_, cpu_, rng_, 70, 70, 2, 1, {0, 40});
+  expect_qr_matches<double>(*gpu_, cpu_, rng_, 100, 64, 1, 0, {63});
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, CudaSmallFactorisationTest, ::testing::ValuesIn(accel::testing::kEveryGpuTarget),

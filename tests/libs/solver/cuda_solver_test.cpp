@@ -75,28 +75,6 @@ class CudaSolverTest : public ::testing::TestWithParam<GpuTestTarget> {
     EXPECT_TRUE(gpu.padding_intact);
   }
 
-  // Each device against the Q its own Orgqr forms (reflectors' signs are the library's: Q is compared by what it
-  // does, not across devices).
-  template <class T>
-  void ormqr(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) {
-    for (Side side : {Side::left, Side::right})
-      for (Transpose transpose : {Transpose::none, Transpose::transpose}) {
-        const std::int64_t order = side == Side::left ? m : n, reflectors = std::min(k, order);
-        SCOPED_TRACE(fmt::format("{} C {}x{} k={} {} {} batch={}", to_string(dtype_of<T>()), m, n, reflectors,
-                                 to_string(side), accel::to_string(transpose), batch));
-        const Layout la = Layout::padded(order, reflectors, batch, 2), lc = Layout::padded(m, n, batch, 1);
-        const std::vector<T> a = random_matrices<T>(la, rng_), c = random_matrices<T>(lc, rng_);
-        const OrmqrResult<T> gpu = run_ormqr(*gpu_, side, transpose, la, a, lc, c);
-        const OrmqrResult<T> cpu = run_ormqr(cpu_, side, transpose, la, a, lc, c);
-        ASSERT_THAT(gpu.status, IsOk());
-        ASSERT_THAT(cpu.status, IsOk());
-        EXPECT_LE(gpu.error, tolerance<T>(order));
-        EXPECT_LE(cpu.error, tolerance<T>(order));
-        EXPECT_TRUE(gpu.a_restored);
-        EXPECT_TRUE(gpu.padding_intact);
-      }
-  }
-
   template <class T>
   void gels(std::int64_t m, std::int64_t n, std::int64_t nrhs, std::int64_t batch) {
     SCOPED_TRACE(fmt::format("{} {}x{} nrhs={} batch={}", to_string(dtype_of<T>()), m, n, nrhs, batch));
@@ -231,12 +209,12 @@ TEST_P(CudaSolverTest, QrOfTallSquareAndWideMatricesIsRightByResiduals) {
 }
 
 TEST_P(CudaSolverTest, OrmqrMatchesOrgqrsQAndTheCpu) {
-  ormqr<float>(1, 1, 1, 1);
-  ormqr<double>(16, 16, 16, 1);
-  ormqr<float>(100, 37, 20, 1);
-  ormqr<double>(512, 64, 64, 1);
-  ormqr<float>(300, 41, 41, 2);
-  ormqr<double>(17, 90, 9, 3);
+  expect_ormqr_matches<float>(*gpu_, cpu_, rng_, 1, 1, 1, 1);
+  expect_ormqr_matches<double>(*gpu_, cpu_, rng_, 16, 16, 16, 1);
+  expect_ormqr_matches<float>(*gpu_, cpu_, rng_, 100, 37, 20, 1);
+  expect_ormqr_matches<double>(*gpu_, cpu_, rng_, 512, 64, 64, 1);
+  expect_ormqr_matches<float>(*gpu_, cpu_, rng_, 300, 41, 41, 2);
+  expect_ormqr_matches<double>(*gpu_, cpu_, rng_, 17, 90, 9, 3);
 }
 
 TEST_P(CudaSolverTest, GelsMatchesTheNormalEquationsAndTheCpu) {

@@ -227,7 +227,10 @@ struct DecompositionResult {
   double reconstruction = INFINITY;    // ‖A − U Σ Vᵀ‖ / ‖A‖ alone, of a Gesvdj
   double v_orthonormality = INFINITY;  // of a Gesvdj's V
   bool padding_intact = false;
-  std::vector<T> values;  // the singular values
+  std::vector<T> values;   // the singular values
+  std::vector<T> factors;  // A as a Geqrf left it
+  std::vector<T> tau;      // a Geqrf's scalars
+  std::vector<T> q;        // the buffer after the Orgqr
   std::vector<std::int32_t> info;
 };
 
@@ -251,6 +254,8 @@ DecompositionResult<T> run_qr(Device& device, const Layout& la, const std::vecto
   const std::vector<T> r = download(device, da);
   out.padding_intact = padding_intact(a, r, la);
   if (!out.first.ok()) return out;
+  out.factors = r;
+  out.tau = download(device, tau);
   out.second = device
                    .ask(Orgqr{.dtype = dtype_of<T>(),
                               .m = m,
@@ -264,6 +269,8 @@ DecompositionResult<T> run_qr(Device& device, const Layout& la, const std::vecto
                    .wait()
                    .status();
   const std::vector<T> q = download(device, da);
+  out.padding_intact = out.padding_intact && padding_intact(a, q, la);
+  out.q = q;
   const Layout lq{.rows = m, .cols = k, .ld = la.ld, .batch = la.batch, .stride = la.stride};
   out.residual = worst(la.batch, [&](std::int64_t i) {
     return qr_residual(matrix(a, la, i), matrix(q, lq, i), matrix(r, la, i), m, n, k);
