@@ -18,14 +18,16 @@ std::size_t slot_bytes(int threads) {
 }
 
 // One block per matrix: the reflectors of columns p..p+w below row p (LAPACK's geqr2 on the panel). Thread t holds
-// row p + t of the panel in registers, shifted as columns are done so that the column being reduced is row[0], the
-// ones left follow it and the reflectors made so far sit at the end. One pass over the rows gives all a column needs:
-// slot 0 the squared norm below the diagonal, the slots of the columns left their products with it (for the update),
-// the reflectors' slots their products with it (v_lᵀ v_j, for T). Each warp sums its rows' products in shared memory
-// (lane c down slot c's column) and every warp sums the warps' sums alike (the same sums in the same order, so every
-// thread takes the same reflector): one barrier a column. The diagonal's row is shared; the rest follows from
-// dlarfg's formulas, as v = x / (alpha - beta) below the diagonal. Where `t_out` is given, T of the panel goes there.
-template <class T>
+// rows p + t, p + t + threads, … (R of them) of the panel in registers, shifted as columns are done so that the column
+// being reduced is row[·][0], the ones left follow it and the reflectors made so far sit at the end. One pass over the
+// rows gives all a column needs: slot 0 the squared norm below the diagonal, the slots of the columns left their
+// products with it (for the update), the reflectors' slots their products with it (v_lᵀ v_j, for T). A thread adds
+// its rows' products, each warp sums its threads' in shared memory (lane c down slot c's column), and every warp sums
+// the warps' sums alike (the same sums in the same order, so every thread takes the same reflector): one barrier a
+// column. Two rows a thread halve that traffic through shared memory, which bounds a panel of many rows in f64. The
+// diagonal's row is shared; the rest follows from dlarfg's formulas, as v = x / (alpha - beta) below the diagonal.
+// Where `t_out` is given, T of the panel goes there.
+template <class T, int R>
 __global__ void __launch_bounds__(kMaxThreads)
     factor_panel(T* a, int m, std::int64_t lda, std::int64_t stride, int p, int w, T* tau, int k, T* t_out) {
   // These two alternate with the column, so that a column writes while the previous one is still read.
@@ -38,21 +40,38 @@ __global__ void __launch_bounds__(kMaxThreads)
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5, rows = m - p;
   T* products = reinterpret_cast<T*>(dynamic) + warp * 32 * kSlotPitch;  // the warp's, a row a lane
   T* top = a + blockIdx.x * stride + std::int64_t{p} * lda + p;
-
-  T row[kPanel];
+  int at[R];  // the rows this thread holds, from the panel's top
 #pragma unroll
-  for (int c = 0; c < kPanel; ++c) row[c] = t < rows && c < w ? top[c * lda + t] : T(0);
+  for (int q = 0; q < R; ++q) at[q] = t + q * static_cast<int>(blockDim.x);
+
+  T row[R][kPanel];
+#pragma unroll
+  for (int q = 0; q < R; ++q) {
+#pragma unroll
+    for (int c = 0; c < kPanel; ++c) row[q][c] = at[q] < rows && c < w ? top[c * lda + at[q]] : T(0);
+  }
 #pragma unroll 1
   for (int j = 0; j < w; ++j) {
     const int s = j & 1;
-    const T x = t > j && t < rows ? row[0] : T(0);
+    T x[R];
+#pragma unroll
+    for (int q = 0; q < R; ++q) x[q] = at[q] > j && at[q] < rows ? row[q][0] : T(0);
 #pragma unroll
     for (int c = 0; c < kPanel; c += 4) {
-      store4(products + lane * kSlotPitch + c, x * row[c], x * row[c + 1], x * row[c + 2], x * row[c + 3]);
-    }
-    if (t == j) {
+      T sums[4];
 #pragma unroll
-      for (int c = 0; c < kPanel; c += 4) store4(&diagonal_row[s][c], row[c], row[c + 1], row[c + 2], row[c + 3]);
+      for (int e = 0; e < 4; ++e) {
+        sums[e] = x[0] * row[0][c + e];
+#pragma unroll
+        for (int q = 1; q < R; ++q) sums[e] += x[q] * row[q][c + e];
+      }
+      store4(products + lane * kSlotPitch + c, sums[0], sums[1], sums[2], sums[3]);
+    }
+    if (t == j) {  // row j < 32 is always a thread's first
+#pragma unroll
+      for (int c = 0; c < kPanel; c += 4) {
+        store4(&diagonal_row[s][c], row[0][c], row[0][c + 1], row[0][c + 2], row[0][c + 3]);
+      }
     }
     __syncwarp();
     T column[4] = {};  // four chains of additions, not one
@@ -78,34 +97,47 @@ __global__ void __launch_bounds__(kMaxThreads)
     const T product = diagonal_row[s][lane] + scale * sum;
     updates[warp][lane] = lane >= 1 && lane + j < kPanel ? product : T(0);
     __syncwarp();
-    const bool reflected = t >= j && t < rows;
-    const T v = t == j ? T(1) : row[0] * scale;
-    const T tv = reflected ? tau_j * v : T(0);
+    bool reflected[R];
+    T v[R], tv[R];
+#pragma unroll
+    for (int q = 0; q < R; ++q) {
+      reflected[q] = at[q] >= j && at[q] < rows;
+      v[q] = at[q] == j ? T(1) : row[q][0] * scale;
+      tv[q] = reflected[q] ? tau_j * v[q] : T(0);
+    }
 #pragma unroll
     for (int c = 0; c < kPanel; c += 4) {
       T with[4];
       load4(&updates[warp][c], with);
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        if (c + q >= 1) row[c + q] -= tv * with[q];
+      for (int q = 0; q < R; ++q) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          if (c + e >= 1) row[q][c + e] -= tv[q] * with[e];
+        }
       }
     }
-    if (reflected) row[0] = t == j ? beta : v;
     const T with_reflector = __shfl_sync(~0u, product, (kPanel - j + lane) & (kPanel - 1));
     if (warp == 0 && lane < j) gram[lane][j] = with_reflector;
     if (t == 0) {
       taus[j] = tau_j;
       tau[blockIdx.x * std::int64_t{k} + p + j] = tau_j;
     }
-    const T done = row[0];
 #pragma unroll
-    for (int c = 0; c + 1 < kPanel; ++c) row[c] = row[c + 1];
-    row[kPanel - 1] = done;
+    for (int q = 0; q < R; ++q) {
+      const T done = reflected[q] ? (at[q] == j ? beta : v[q]) : row[q][0];
+#pragma unroll
+      for (int c = 0; c + 1 < kPanel; ++c) row[q][c] = row[q][c + 1];
+      row[q][kPanel - 1] = done;
+    }
   }
-  if (t < rows) {
 #pragma unroll
-    for (int c = 0; c < kPanel; ++c) {
-      if (const int column = c - (kPanel - w); column >= 0) top[column * lda + t] = row[c];
+  for (int q = 0; q < R; ++q) {
+    if (at[q] < rows) {
+#pragma unroll
+      for (int c = 0; c < kPanel; ++c) {
+        if (const int column = c - (kPanel - w); column >= 0) top[column * lda + at[q]] = row[q][c];
+      }
     }
   }
   if (t_out != nullptr && warp == 0) {
@@ -238,6 +270,9 @@ cudaError_t allow_shared(Kernel kernel, std::size_t bytes) {
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
 }
 
+// Panels of more rows than this take two rows a thread.
+constexpr int kPairedRowsFrom = 128;
+
 int threads_for(std::int64_t rows) {
   return static_cast<int>(std::min<std::int64_t>(kMaxThreads, (rows + 31) / 32 * 32));
 }
@@ -304,15 +339,23 @@ cudaError_t launch_small_geqrf(T* a, std::int64_t m, std::int64_t n, std::int64_
   if (!takes_small_geqrf(m, n, batch, sizeof(T))) return cudaErrorInvalidValue;
   const int rows = static_cast<int>(m), columns = static_cast<int>(n), k = std::min(rows, columns);
   const auto matrices = static_cast<unsigned>(batch);
-  for (cudaError_t error : {allow_shared(factor_panel<T>, slot_bytes<T>(threads_for(rows))),
+  for (cudaError_t error : {allow_shared(factor_panel<T, 1>, slot_bytes<T>(threads_for(rows))),
+                            allow_shared(factor_panel<T, 2>, slot_bytes<T>(threads_for(rows))),
                             allow_shared(apply_block_reflector<T>, stage_bytes<T>(staging_threads_for(rows)))}) {
     if (error != cudaSuccess) return error;
   }
   for (int p = 0; p < k; p += kPanel) {
-    const int w = std::min(kPanel, k - p), threads = threads_for(rows - p);
+    const int w = std::min(kPanel, k - p);
     const bool right_of_it = columns > p + w;
-    factor_panel<T><<<matrices, threads, slot_bytes<T>(threads), stream>>>(a, rows, lda, stride, p, w, tau, k,
-                                                                           right_of_it ? work : nullptr);
+    if (rows - p > kPairedRowsFrom) {
+      const int threads = threads_for((rows - p + 1) / 2);
+      factor_panel<T, 2><<<matrices, threads, slot_bytes<T>(threads), stream>>>(a, rows, lda, stride, p, w, tau, k,
+                                                                                right_of_it ? work : nullptr);
+    } else {
+      const int threads = threads_for(rows - p);
+      factor_panel<T, 1><<<matrices, threads, slot_bytes<T>(threads), stream>>>(a, rows, lda, stride, p, w, tau, k,
+                                                                                right_of_it ? work : nullptr);
+    }
     if (cudaError_t error = cudaGetLastError(); error != cudaSuccess) return error;
     if (!right_of_it) continue;
     const auto tiles = static_cast<unsigned>((columns - p - w + kTile - 1) / kTile);
