@@ -1,11 +1,13 @@
-// What the Householder QR kernels (qr_kernel.cu) share: their shapes, loads and stores of four elements, a block's
-// sums of V's rows times X's (VᵀX, by a small product per lane over rows staged in shared memory) and T of a block
-// reflector from its reflectors' products with each other (LAPACK's larft). Device code, included by nvcc alone.
+// The block reflectors of the Householder QR kernels (qr_kernel.cu): their shapes, loads and stores of four elements,
+// a block's sums of V's rows times X's (VᵀX, by a small product per lane over rows staged in shared memory), T of a
+// block reflector from its reflectors' products with each other (LAPACK's larft) and the kernel that multiplies
+// columns by one (LAPACK's larfb). Device code, included by nvcc alone.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace accel::solver::householder {
 
@@ -108,6 +110,81 @@ __device__ void write_t(const T (*gram)[kPanel + 1], const T* taus, int w, T* ou
 #pragma unroll
   for (int q = 0; q < kPanel; ++q) {
     if (lane < w && q < w) out[lane * w + q] = t_row[q];
+  }
+}
+
+// Blocks over (matrix, tile of kTile columns from first_column): the tile's rows p..m multiplied by panel p's block
+// reflector, (I - V Tᵀ Vᵀ) X for Qᵀ (transpose_t, Geqrf's update) or (I - V T Vᵀ) X for Q (Orgqr). A row of the tile
+// per thread in registers, V's row beside it (its unit diagonal and the zeros above implied): W = Vᵀ X summed over the
+// block, Y = op(T) W, X -= V Y. Columns below `identity_until` start as the identity's (Orgqr's columns not formed
+// yet), their rows above p set to zero.
+template <class T>
+__global__ void __launch_bounds__(kMaxThreads)
+    apply_block_reflector(const T* v_base, std::int64_t ldv, std::int64_t v_stride, const T* t_base,
+                          std::int64_t t_stride, bool transpose_t, T* x_base, std::int64_t ldx, std::int64_t x_stride,
+                          int m, int p, int w, int first_column, int end_column, int identity_until) {
+  __shared__ T t_matrix[kPanel][kPanel + 1];
+  __shared__ alignas(16) T products[kPanel * kTile];  // W = Vᵀ X, row l at [l * kTile]
+  extern __shared__ double dynamic[];                 // sum_products's stage, then Y (row l at [l * kTile])
+  T* stage = reinterpret_cast<T*>(dynamic);
+  const int t = threadIdx.x, rows = m - p, i = p + t;
+  const std::int64_t b = blockIdx.x;
+  const T* v = v_base + b * v_stride;
+  const T* t_panel = t_base + b * t_stride;
+  T* x = x_base + b * x_stride;
+  const int first = first_column + static_cast<int>(blockIdx.y) * kTile, columns = min(kTile, end_column - first);
+
+  for (int e = t; e < kPanel * kPanel; e += blockDim.x) {
+    const int l = e / kPanel, q = e % kPanel;
+    t_matrix[l][q] = l < w && q < w ? t_panel[l * w + q] : T(0);
+  }
+  T v_row[kPanel], x_row[kTile];
+#pragma unroll
+  for (int l = 0; l < kPanel; ++l) v_row[l] = t < rows && l < w ? (t > l ? v[l * ldv + i] : T(t == l)) : T(0);
+#pragma unroll
+  for (int c = 0; c < kTile; ++c) {
+    const int column = first + c;
+    x_row[c] = t < rows && c < columns ? (column < identity_until ? T(i == column) : x[column * ldx + i]) : T(0);
+  }
+  sum_products(v_row, x_row, stage, products, kTile);
+  // Y = op(T) W by up to four warps, a quarter of the columns each, lane l with row l of op(T) in registers.
+  T* y = stage;
+  const int lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
+  if (warp < kTile / 4) {
+    T op_row[kPanel];
+#pragma unroll
+    for (int q = 0; q < kPanel; ++q) op_row[q] = transpose_t ? t_matrix[q][lane] : t_matrix[lane][q];
+    for (int quarter = warp; quarter < kTile / 4; quarter += warps) {
+      T sums[4] = {};
+#pragma unroll
+      for (int q = 0; q < kPanel; ++q) {
+        T w4[4];
+        load4(products + q * kTile + quarter * 4, w4);
+#pragma unroll
+        for (int c = 0; c < 4; ++c) sums[c] += op_row[q] * w4[c];
+      }
+      store4(y + lane * kTile + quarter * 4, sums[0], sums[1], sums[2], sums[3]);
+    }
+  }
+  __syncthreads();
+  if (t < rows) {
+#pragma unroll
+    for (int l = 0; l < kPanel; ++l) {
+#pragma unroll
+      for (int c = 0; c < kTile; c += 4) {
+        T ys[4];
+        load4(y + l * kTile + c, ys);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) x_row[c + k] -= v_row[l] * ys[k];
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < kTile; ++c) {
+      if (c < columns) x[(first + c) * ldx + i] = x_row[c];
+    }
+  }
+  for (int r = t; r < p; r += blockDim.x) {
+    for (int c = 0; c < columns && first + c < identity_until; ++c) x[(first + c) * ldx + r] = T(0);
   }
 }
 

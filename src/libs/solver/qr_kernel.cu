@@ -146,84 +146,9 @@ __global__ void __launch_bounds__(kMaxThreads)
   }
 }
 
-// Blocks over (matrix, tile of kTile columns from first_column): the tile's rows p..m multiplied by panel p's block
-// reflector, (I - V Tᵀ Vᵀ) X for Qᵀ (transpose_t, Geqrf's update) or (I - V T Vᵀ) X for Q (Orgqr). A row of the tile
-// per thread in registers, V's row beside it (its unit diagonal and the zeros above implied): W = Vᵀ X summed over the
-// block, Y = op(T) W, X -= V Y. Columns below `identity_until` start as the identity's (Orgqr's columns not formed
-// yet), their rows above p set to zero.
-template <class T>
-__global__ void __launch_bounds__(kMaxThreads)
-    apply_block_reflector(const T* v_base, std::int64_t ldv, std::int64_t v_stride, const T* t_base,
-                          std::int64_t t_stride, bool transpose_t, T* x_base, std::int64_t ldx, std::int64_t x_stride,
-                          int m, int p, int w, int first_column, int end_column, int identity_until) {
-  __shared__ T t_matrix[kPanel][kPanel + 1];
-  __shared__ alignas(16) T products[kPanel * kTile];  // W = Vᵀ X, row l at [l * kTile]
-  extern __shared__ double dynamic[];                 // sum_products's stage, then Y (row l at [l * kTile])
-  T* stage = reinterpret_cast<T*>(dynamic);
-  const int t = threadIdx.x, rows = m - p, i = p + t;
-  const std::int64_t b = blockIdx.x;
-  const T* v = v_base + b * v_stride;
-  const T* t_panel = t_base + b * t_stride;
-  T* x = x_base + b * x_stride;
-  const int first = first_column + static_cast<int>(blockIdx.y) * kTile, columns = min(kTile, end_column - first);
-
-  for (int e = t; e < kPanel * kPanel; e += blockDim.x) {
-    const int l = e / kPanel, q = e % kPanel;
-    t_matrix[l][q] = l < w && q < w ? t_panel[l * w + q] : T(0);
-  }
-  T v_row[kPanel], x_row[kTile];
-#pragma unroll
-  for (int l = 0; l < kPanel; ++l) v_row[l] = t < rows && l < w ? (t > l ? v[l * ldv + i] : T(t == l)) : T(0);
-#pragma unroll
-  for (int c = 0; c < kTile; ++c) {
-    const int column = first + c;
-    x_row[c] = t < rows && c < columns ? (column < identity_until ? T(i == column) : x[column * ldx + i]) : T(0);
-  }
-  sum_products(v_row, x_row, stage, products, kTile);
-  // Y = op(T) W by up to four warps, a quarter of the columns each, lane l with row l of op(T) in registers.
-  T* y = stage;
-  const int lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
-  if (warp < kTile / 4) {
-    T op_row[kPanel];
-#pragma unroll
-    for (int q = 0; q < kPanel; ++q) op_row[q] = transpose_t ? t_matrix[q][lane] : t_matrix[lane][q];
-    for (int quarter = warp; quarter < kTile / 4; quarter += warps) {
-      T sums[4] = {};
-#pragma unroll
-      for (int q = 0; q < kPanel; ++q) {
-        T w4[4];
-        load4(products + q * kTile + quarter * 4, w4);
-#pragma unroll
-        for (int c = 0; c < 4; ++c) sums[c] += op_row[q] * w4[c];
-      }
-      store4(y + lane * kTile + quarter * 4, sums[0], sums[1], sums[2], sums[3]);
-    }
-  }
-  __syncthreads();
-  if (t < rows) {
-#pragma unroll
-    for (int l = 0; l < kPanel; ++l) {
-#pragma unroll
-      for (int c = 0; c < kTile; c += 4) {
-        T ys[4];
-        load4(y + l * kTile + c, ys);
-#pragma unroll
-        for (int k = 0; k < 4; ++k) x_row[c + k] -= v_row[l] * ys[k];
-      }
-    }
-#pragma unroll
-    for (int c = 0; c < kTile; ++c) {
-      if (c < columns) x[(first + c) * ldx + i] = x_row[c];
-    }
-  }
-  for (int r = t; r < p; r += blockDim.x) {
-    for (int c = 0; c < columns && first + c < identity_until; ++c) x[(first + c) * ldx + r] = T(0);
-  }
-}
-
 // Where panel `panel`'s reflectors lie in a matrix's work for Orgqr and Ormqr (rows x w), its T right after them.
 template <class T>
-__host__ __device__ T* panel_work(T* work, int panel, int rows) {
+__host__ __device__ T* panel_work(T* work, int panel, int rows) {  // T may be const
   return work + panel * (std::int64_t{kPanel} * rows + kPanel * kPanel);
 }
 
@@ -300,6 +225,21 @@ cudaError_t launch_prepare(const T* a, int rows, std::int64_t lda, std::int64_t 
   const auto panels = static_cast<unsigned>((reflectors + kPanel - 1) / kPanel);
   prepare_panels<T><<<dim3(matrices, panels), threads, stage_bytes<T>(threads), stream>>>(
       a, rows, lda, stride, reflectors, tau, work, orgqr_matrix_elements(rows, reflectors));
+  return cudaGetLastError();
+}
+
+// One step of Orgqr or Ormqr: X's columns first..end below panel `panel`'s top, of every matrix, multiplied by the
+// panel's block reflector, from the reflectors and T that launch_prepare left in `work` (per_matrix apart).
+template <class T>
+cudaError_t launch_panel_update(const T* work, std::int64_t per_matrix, int panel, int rows, int reflectors,
+                                bool transpose_t, T* x, std::int64_t ldx, std::int64_t x_stride, int first, int end,
+                                int identity_until, unsigned matrices, cudaStream_t stream) {
+  const int p = panel * kPanel, w = std::min(kPanel, reflectors - p), threads = staging_threads_for(rows - p);
+  const T* v = panel_work(work, panel, rows);
+  const auto tiles = static_cast<unsigned>((end - first + kTile - 1) / kTile);
+  apply_block_reflector<T><<<dim3(matrices, tiles), threads, stage_bytes<T>(threads), stream>>>(
+      v, rows, per_matrix, v + std::int64_t{rows} * w, per_matrix, transpose_t, x, ldx, x_stride, rows, p, w, first,
+      end, identity_until);
   return cudaGetLastError();
 }
 
@@ -381,14 +321,13 @@ cudaError_t launch_small_orgqr(T* a, std::int64_t m, std::int64_t n, std::int64_
   }
   // From the last panel back, each step over the columns from its own: Q = H(0) (H(1) (… [I; 0])).
   for (int panel = panels - 1; panel >= 0; --panel) {
-    const int p = panel * kPanel, w = std::min(kPanel, reflectors - p), threads = staging_threads_for(rows - p);
-    const T* v = panel_work(work, panel, rows);
-    const int identity_until = panel == panels - 1 ? columns : p + w;
-    const auto tiles = static_cast<unsigned>((columns - p + kTile - 1) / kTile);
-    apply_block_reflector<T><<<dim3(matrices, tiles), threads, stage_bytes<T>(threads), stream>>>(
-        v, rows, per_matrix, v + std::int64_t{rows} * w, per_matrix, false, a, lda, stride, rows, p, w, p, columns,
-        identity_until);
-    if (cudaError_t error = cudaGetLastError(); error != cudaSuccess) return error;
+    const int p = panel * kPanel;
+    const int identity_until = panel == panels - 1 ? columns : std::min(reflectors, p + kPanel);
+    if (cudaError_t error = launch_panel_update(work, per_matrix, panel, rows, reflectors, false, a, lda, stride, p,
+                                                columns, identity_until, matrices, stream);
+        error != cudaSuccess) {
+      return error;
+    }
   }
   return cudaSuccess;
 }
@@ -407,16 +346,13 @@ cudaError_t launch_small_ormqr(const T* a, std::int64_t m, std::int64_t k, std::
     return error;
   }
   // Qᵀ C = B(last)ᵀ … B(0)ᵀ C applies the first panel first; Q C = B(0) … B(last) C the last.
-  const auto tiles = static_cast<unsigned>((n + kTile - 1) / kTile);
   for (int step = 0; step < panels; ++step) {
     const int panel = transpose ? step : panels - 1 - step;
-    const int p = panel * kPanel, w = std::min(kPanel, reflectors - p);
-    const T* v = panel_work(work, panel, rows);
-    const int threads = staging_threads_for(rows - p);
-    apply_block_reflector<T><<<dim3(matrices, tiles), threads, stage_bytes<T>(threads), stream>>>(
-        v, rows, per_matrix, v + std::int64_t{rows} * w, per_matrix, transpose, c, ldc, stride_c, rows, p, w, 0,
-        static_cast<int>(n), 0);
-    if (cudaError_t error = cudaGetLastError(); error != cudaSuccess) return error;
+    if (cudaError_t error = launch_panel_update(work, per_matrix, panel, rows, reflectors, transpose, c, ldc, stride_c,
+                                                0, static_cast<int>(n), 0, matrices, stream);
+        error != cudaSuccess) {
+      return error;
+    }
   }
   return cudaSuccess;
 }

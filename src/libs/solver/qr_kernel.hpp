@@ -32,7 +32,8 @@ inline constexpr std::int64_t kSmallQrMaxWorkspaceBytes = std::int64_t{1} << 30;
 
 // Whether a real Geqrf, Orgqr or Ormqr (Q of m rows from the left, C m x n) of this shape runs here: m <=
 // kSmallQrMaxRows, n <= kSmallQrMaxColumns for Geqrf, k >= 1 for the others, a batch of a grid's width, and the
-// workspace of elements of `element_bytes` within the bound. Ormqr takes small_orgqr_workspace's.
+// workspace of elements of `element_bytes` within the bound. Ormqr takes small_orgqr_workspace's. None takes an
+// empty problem, which stays the plan's (nothing to launch).
 [[nodiscard]] bool takes_small_geqrf(std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t element_bytes);
 [[nodiscard]] bool takes_small_orgqr(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
                                      std::int64_t element_bytes);

@@ -131,8 +131,7 @@ Result<CudaOperation<Geqrf>::Plan> CudaOperation<Geqrf>::plan(const Geqrf&, cons
                                                               CudaTarget& target) {
   const Geqrf& r = checked.request;
   const solver::WorkKey key{.routine = solver::Routine::geqrf, .dtype = r.dtype, .m = r.m, .n = r.n, .lda = r.lda};
-  const bool empty = r.m == 0 || r.n == 0;
-  if (!empty && solver::takes_small_geqrf(r.m, r.n, r.batch, size_of(r.dtype))) {
+  if (solver::takes_small_geqrf(r.m, r.n, r.batch, size_of(r.dtype))) {
     return solver::plan_dense(target, key, r.batch, false, nullptr,
                               solver::DenseNeeds{.extra = solver::small_geqrf_workspace(r.m, r.n, r.batch)});
   }
@@ -158,7 +157,7 @@ Result<CudaOperation<Orgqr>::Plan> CudaOperation<Orgqr>::plan(const Orgqr&, cons
   const Orgqr& r = checked.request;
   const solver::WorkKey key{
       .routine = solver::Routine::orgqr, .dtype = r.dtype, .m = r.m, .n = r.n, .k = r.k, .lda = r.lda};
-  if (r.n != 0 && solver::takes_small_orgqr(r.m, r.n, r.k, r.batch, size_of(r.dtype))) {
+  if (solver::takes_small_orgqr(r.m, r.n, r.k, r.batch, size_of(r.dtype))) {
     return solver::plan_dense(target, key, r.batch, false, nullptr,
                               solver::DenseNeeds{.extra = solver::small_orgqr_workspace(r.m, r.k, r.batch)});
   }
@@ -193,13 +192,12 @@ Result<CudaOperation<Ormqr>::Plan> CudaOperation<Ormqr>::plan(const Ormqr&, cons
                             .k = r.k,
                             .lda = r.lda,
                             .ldu = r.ldc};
-  const bool empty = r.m == 0 || r.n == 0 || r.k == 0;  // no reflectors: Q = I, C stays
-  if (!empty && takes_small_ormqr(r)) {
+  if (takes_small_ormqr(r)) {
     return solver::plan_dense(target, key, r.batch, false, nullptr,
                               solver::DenseNeeds{.extra = solver::small_orgqr_workspace(r.m, r.k, r.batch)});
   }
   return solver::plan_dense(
-      target, key, r.batch, empty,
+      target, key, r.batch, r.m == 0 || r.n == 0 || r.k == 0,  // no reflectors: Q = I, C stays
       [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
         const int m = solver::to_int(r.m), n = solver::to_int(r.n), k = solver::to_int(r.k);
         return r.dtype == DType::f64 ? (api.*Qr<double>::ormqr_size)(handle, side(r.side), operation(r.transpose), m, n,
