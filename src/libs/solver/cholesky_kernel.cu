@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "libs/solver/chained_launch.cuh"
 #include "libs/solver/cholesky_kernel.hpp"
 
 namespace accel::solver {
@@ -141,6 +142,7 @@ __device__ void factor_panel(T* matrix, Triangle triangle, int n, int j0, std::i
 // right of it up to date with the panel before (which the launch before factored).
 template <class T>
 __global__ void factor_step(T* a, int n, Triangle triangle, std::int64_t stride, int j0, std::int32_t* infos) {
+  follow_chain();
   T* matrix = a + blockIdx.x * stride;
   if (blockIdx.y == 0) {
     factor_panel(matrix, triangle, n, j0, infos + blockIdx.x);
@@ -160,9 +162,12 @@ cudaError_t launch_small_cholesky(T* a, std::int64_t n, std::int64_t lda, std::i
   for (int j0 = 0; j0 < size; j0 += kPanel) {
     const int threads = std::min(kMaxThreads, (size - j0 + 31) / 32 * 32);
     const int tiles = j0 == 0 ? 0 : (std::max(0, size - j0 - kPanel) + kTile - 1) / kTile;
-    factor_step<T><<<dim3(static_cast<unsigned>(batch), static_cast<unsigned>(1 + tiles)), threads, 0, stream>>>(
-        a, size, triangle, stride, j0, infos);
-    if (cudaError_t error = cudaGetLastError(); error != cudaSuccess) return error;
+    if (cudaError_t error =
+            launch_chained(factor_step<T>, dim3(static_cast<unsigned>(batch), static_cast<unsigned>(1 + tiles)),
+                           threads, 0, stream, a, size, triangle, stride, j0, infos);
+        error != cudaSuccess) {
+      return error;
+    }
   }
   return cudaSuccess;
 }

@@ -8,11 +8,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
+
+#include "libs/solver/chained_launch.cuh"
 
 namespace accel::solver::householder {
 
 constexpr int kPanel = 32;        // reflectors made by one block at a time
-constexpr int kTile = 16;         // columns a block of the update takes
+constexpr int kTile = 4;          // columns a block of the update takes
 constexpr int kMaxThreads = 256;  // a row per thread up to kSmallQrMaxRows
 constexpr int kMaxWarps = kMaxThreads / 32;
 
@@ -37,79 +40,109 @@ inline __device__ void store4(double* p, double a, double b, double c, double d)
   reinterpret_cast<double2*>(p)[1] = make_double2(c, d);
 }
 
-// The dynamic shared memory sum_products stages rows in: 32 rows of kStagePitch elements per warp.
-constexpr int kStagePitch = kPanel + kTile + 4;  // a multiple of 4 (aligned loads of four), rows 4 banks apart
-template <class T>
-std::size_t stage_bytes(int threads) {
-  return std::size_t(threads) * kStagePitch * sizeof(T);
+// `N` consecutive elements of shared memory (1, 2 or a multiple of 4), aligned to their size up to 16 bytes.
+template <int N, class T>
+__device__ void load_n(const T* p, T (&out)[N]) {
+  if constexpr (N == 1) {
+    out[0] = *p;
+  } else if constexpr (N == 2) {
+    using Pair = std::conditional_t<std::is_same_v<T, float>, float2, double2>;
+    const Pair q = *reinterpret_cast<const Pair*>(p);
+    out[0] = q.x, out[1] = q.y;
+  } else {
+    static_assert(N % 4 == 0, "load_n takes 1, 2 or a multiple of 4");
+#pragma unroll
+    for (int c = 0; c < N; c += 4) {
+      T four[4];
+      load4(p + c, four);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) out[c + e] = four[e];
+    }
+  }
 }
 
-// Σ over the block's rows of v[l] x[c] (l < kPanel, c < kTile) into out[l * pitch + c] in shared memory, by every
-// thread. Each warp stages its 32 rows in `stage`, then each lane sums a 4 x 4 block of the result over them (lane / 4
-// picks four of the l, lane % 4 four of the c): 64 loads and 512 multiply-adds a lane, where a reduction of each
-// product across the warp took 2,500 instructions a warp. The warps' blocks are then summed over the block. Ends with
-// the block in step, `stage` free.
+// Elements between consecutive lanes' rows in shared memory where each lane stores a row of at least `width` by
+// 16-byte stores: a row 16 bytes past a multiple of 128, so that the eight lanes of each quarter warp meet no bank
+// twice (rows a multiple of 128 bytes apart met eight-way conflicts).
 template <class T>
-__device__ void sum_products(const T (&v)[kPanel], const T (&x)[kTile], T* stage, T* out, int pitch) {
+__host__ __device__ constexpr int lane_row_pitch(int width) {
+  int pitch = width;
+  while ((pitch * static_cast<int>(sizeof(T))) % 128 != 16) ++pitch;
+  return pitch;
+}
+
+// The dynamic shared memory sum_products<T, Columns> stages rows in: 32 rows per warp.
+template <class T, int Columns = kTile>
+__host__ __device__ constexpr int stage_pitch() {
+  return lane_row_pitch<T>(kPanel + Columns);
+}
+template <class T, int Columns = kTile>
+std::size_t stage_bytes(int threads) {
+  return std::size_t(threads) * stage_pitch<T, Columns>() * sizeof(T);
+}
+
+// Σ over the block's rows of v[l] x[c] (l < kPanel, c < Columns) into out[l * pitch + c] in shared memory, by every
+// thread. Each warp stages its 32 rows in `stage`, then each lane sums a 4 x Columns/4 block of the result over
+// them (lane / 4 picks four of the l, lane % 4 a quarter of the c), where a reduction of each product across the
+// warp took 2,500 instructions a warp. The warps' blocks are then summed over the block. Ends with the block in step,
+// `stage` free.
+template <int Columns, class T>
+__device__ void sum_products(const T (&v)[kPanel], const T (&x)[Columns], T* stage, T* out, int pitch) {
+  static_assert(Columns % 4 == 0, "rows are staged four elements at a time");
+  constexpr int kPitch = stage_pitch<T, Columns>(), kLaneColumns = Columns / 4;
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
-  T* rows = stage + warp * 32 * kStagePitch;
+  T* rows = stage + warp * 32 * kPitch;
+  T* own = rows + lane * kPitch;
 #pragma unroll
-  for (int l = 0; l < kPanel; ++l) rows[lane * kStagePitch + l] = v[l];
+  for (int l = 0; l < kPanel; l += 4) store4(own + l, v[l], v[l + 1], v[l + 2], v[l + 3]);
 #pragma unroll
-  for (int c = 0; c < kTile; ++c) rows[lane * kStagePitch + kPanel + c] = x[c];
+  for (int c = 0; c < Columns; c += 4) store4(own + kPanel + c, x[c], x[c + 1], x[c + 2], x[c + 3]);
   __syncwarp();
-  const int l0 = lane / 4 * 4, c0 = lane % 4 * 4;
-  T block[4][4] = {};
+  const int l0 = lane / 4 * 4, c0 = lane % 4 * kLaneColumns;
+  T block[4][kLaneColumns] = {};
 #pragma unroll 4
   for (int r = 0; r < 32; ++r) {
-    T vs[4], xs[4];
-    load4(rows + r * kStagePitch + l0, vs);
-    load4(rows + r * kStagePitch + kPanel + c0, xs);
+    T vs[4], xs[kLaneColumns];
+    load4(rows + r * kPitch + l0, vs);
+    load_n(rows + r * kPitch + kPanel + c0, xs);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
 #pragma unroll
-      for (int k = 0; k < 4; ++k) block[i][k] += vs[i] * xs[k];
+      for (int k = 0; k < kLaneColumns; ++k) block[i][k] += vs[i] * xs[k];
     }
   }
   __syncwarp();  // the warp's rows read before its block takes their place
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
 #pragma unroll
-    for (int k = 0; k < 4; ++k) rows[(l0 + i) * kTile + c0 + k] = block[i][k];
+    for (int k = 0; k < kLaneColumns; ++k) rows[(l0 + i) * Columns + c0 + k] = block[i][k];
   }
   __syncthreads();
-  for (int e = t; e < kPanel * kTile; e += blockDim.x) {
+  for (int e = t; e < kPanel * Columns; e += blockDim.x) {
     T total = stage[e];
-    for (int q = 1; q < warps; ++q) total += stage[q * 32 * kStagePitch + e];
-    out[e / kTile * pitch + e % kTile] = total;
+    for (int q = 1; q < warps; ++q) total += stage[q * 32 * kPitch + e];
+    out[e / Columns * pitch + e % Columns] = total;
   }
   __syncthreads();
 }
 
 // T of the block reflector H(0) … H(w-1) = I - V T Vᵀ (LAPACK's larft, forward and columnwise), by one warp: lane l
-// makes row l in registers, T(l, l) = tau(l) and T(l, j) = -tau(j) Σ_{l <= q < j} T(l, q) v_qᵀ v_j, from
-// gram[q][j] = v_qᵀ v_j (q < j; read by every lane at once). T goes to `out` row-major, w x w.
+// makes row l, T(l, l) = tau(l) and T(l, j) = -tau(j) Σ_{l <= q < j} T(l, q) v_qᵀ v_j, from gram[q][j] = v_qᵀ v_j
+// (q < j; read by every lane at once). Each T(l, q) is added into the sums of all later j as soon as it is known:
+// independent multiply-adds, where a sum per j made a chain of them (write_t followed every panel of a Geqrf).
+// `pending` shifts with q, pending[i] holding the sum for j = q + i. T goes to `out` row-major, w x w.
 template <class T>
 __device__ void write_t(const T (*gram)[kPanel + 1], const T* taus, int w, T* out) {
   const int lane = threadIdx.x & 31;
-  T t_row[kPanel];
-#pragma unroll
-  for (int q = 0; q < kPanel; ++q) t_row[q] = T(0);
+  T pending[kPanel] = {};
 #pragma unroll 1
-  for (int j = 0; j < w; ++j) {
-    T even = T(0), odd = T(0);  // two chains of additions, not one
+  for (int q = 0; q < w; ++q) {
+    const T tau_q = taus[q];
+    const T value = q < lane ? T(0) : q == lane ? tau_q : -tau_q * pending[0];
+    if (lane < w) out[lane * w + q] = value;
 #pragma unroll
-    for (int q = 0; q < kPanel; q += 2) {
-      if (q < j) even += t_row[q] * gram[q][j];
-      if (q + 1 < j) odd += t_row[q + 1] * gram[q + 1][j];
-    }
-    const T value = lane < j ? -taus[j] * (even + odd) : lane == j ? taus[j] : T(0);
-#pragma unroll
-    for (int q = 0; q < kPanel; ++q) t_row[q] = q == j ? value : t_row[q];
-  }
-#pragma unroll
-  for (int q = 0; q < kPanel; ++q) {
-    if (lane < w && q < w) out[lane * w + q] = t_row[q];
+    for (int i = 1; i < kPanel; ++i) pending[i - 1] = pending[i] + (q + i < kPanel ? value * gram[q][q + i] : T(0));
+    pending[kPanel - 1] = T(0);
   }
 }
 
@@ -127,6 +160,7 @@ __global__ void __launch_bounds__(kMaxThreads)
   __shared__ alignas(16) T products[kPanel * kTile];  // W = Vᵀ X, row l at [l * kTile]
   extern __shared__ double dynamic[];                 // sum_products's stage, then Y (row l at [l * kTile])
   T* stage = reinterpret_cast<T*>(dynamic);
+  follow_chain();
   const int t = threadIdx.x, rows = m - p, i = p + t;
   const std::int64_t b = blockIdx.x;
   const T* v = v_base + b * v_stride;
@@ -146,24 +180,27 @@ __global__ void __launch_bounds__(kMaxThreads)
     const int column = first + c;
     x_row[c] = t < rows && c < columns ? (column < identity_until ? T(i == column) : x[column * ldx + i]) : T(0);
   }
-  sum_products(v_row, x_row, stage, products, kTile);
+  sum_products<kTile>(v_row, x_row, stage, products, kTile);
   // Y = op(T) W by up to four warps, a quarter of the columns each, lane l with row l of op(T) in registers.
+  constexpr int kYColumns = kTile / 4;
   T* y = stage;
   const int lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
-  if (warp < kTile / 4) {
+  if (warp < 4) {
     T op_row[kPanel];
 #pragma unroll
     for (int q = 0; q < kPanel; ++q) op_row[q] = transpose_t ? t_matrix[q][lane] : t_matrix[lane][q];
-    for (int quarter = warp; quarter < kTile / 4; quarter += warps) {
-      T sums[4] = {};
+    for (int quarter = warp; quarter < 4; quarter += warps) {
+      const int c0 = quarter * kYColumns;
+      T sums[kYColumns] = {};
 #pragma unroll
       for (int q = 0; q < kPanel; ++q) {
-        T w4[4];
-        load4(products + q * kTile + quarter * 4, w4);
+        T w_part[kYColumns];
+        load_n(products + q * kTile + c0, w_part);
 #pragma unroll
-        for (int c = 0; c < 4; ++c) sums[c] += op_row[q] * w4[c];
+        for (int c = 0; c < kYColumns; ++c) sums[c] += op_row[q] * w_part[c];
       }
-      store4(y + lane * kTile + quarter * 4, sums[0], sums[1], sums[2], sums[3]);
+#pragma unroll
+      for (int c = 0; c < kYColumns; ++c) y[lane * kTile + c0 + c] = sums[c];
     }
   }
   __syncthreads();

@@ -2,6 +2,7 @@
 #include <cfloat>
 #include <climits>
 
+#include "libs/solver/chained_launch.cuh"
 #include "libs/solver/lu_kernel.hpp"
 
 namespace accel::solver {
@@ -84,6 +85,7 @@ __global__ void factor_panel(T* a, int n, std::int64_t lda, std::int64_t stride,
   __shared__ Candidate warp_bests[kMaxThreads / 32];
   extern __shared__ double shared[];
   T* multipliers = reinterpret_cast<T*>(shared);  // column i of thread t at [i * blockDim.x + t]
+  follow_chain();
   const int m = n - j0, t = threadIdx.x, threads = blockDim.x;
   T* top = a + blockIdx.x * stride + std::int64_t{j0} * lda + j0;
   std::int32_t* pivots = ipiv + blockIdx.x * std::int64_t{n} + j0;
@@ -155,6 +157,7 @@ template <class T>
 __global__ void update_around_panel(T* a, int n, std::int64_t lda, std::int64_t stride, int j0, int w,
                                     const std::int32_t* ipiv, int left_tiles) {
   __shared__ alignas(16) T u12[kPanel * kTile];  // row k of U12 at [k * kTile]
+  follow_chain();
   const int m = n - j0, r = threadIdx.x;
   T* matrix = a + blockIdx.x * stride;
   const std::int32_t* pivots = ipiv + blockIdx.x * std::int64_t{n} + j0;
@@ -238,15 +241,20 @@ cudaError_t launch_small_lu(T* a, std::int64_t n, std::int64_t lda, std::int64_t
   for (int j0 = 0; j0 < size; j0 += kPanel) {
     const int w = std::min(kPanel, size - j0), m = size - j0;
     const int threads = std::min(kMaxThreads, (m + 31) / 32 * 32);
-    factor_panel<T><<<static_cast<unsigned>(batch), threads, multiplier_bytes<T>(w, threads), stream>>>(
-        a, size, lda, stride, j0, w, ipiv, infos);
-    if (cudaError_t error = cudaGetLastError(); error != cudaSuccess) return error;
+    if (cudaError_t error =
+            launch_chained(factor_panel<T>, dim3(static_cast<unsigned>(batch)), threads,
+                           multiplier_bytes<T>(w, threads), stream, a, size, lda, stride, j0, w, ipiv, infos);
+        error != cudaSuccess) {
+      return error;
+    }
     const int left_tiles = (j0 + kTile - 1) / kTile, right_tiles = (m - w + kTile - 1) / kTile;
     if (left_tiles + right_tiles == 0) continue;
-    update_around_panel<T>
-        <<<dim3(static_cast<unsigned>(batch), static_cast<unsigned>(left_tiles + right_tiles)), threads, 0, stream>>>(
-            a, size, lda, stride, j0, w, ipiv, left_tiles);
-    if (cudaError_t error = cudaGetLastError(); error != cudaSuccess) return error;
+    if (cudaError_t error = launch_chained(
+            update_around_panel<T>, dim3(static_cast<unsigned>(batch), static_cast<unsigned>(left_tiles + right_tiles)),
+            threads, 0, stream, a, size, lda, stride, j0, w, ipiv, left_tiles);
+        error != cudaSuccess) {
+      return error;
+    }
   }
   return cudaSuccess;
 }

@@ -9,12 +9,12 @@ namespace {
 
 using namespace householder;  // NOLINT(google-build-using-namespace): the pieces these kernels share
 
-// The dynamic shared memory factor_panel sums products in: 32 rows of kSlotPitch elements per warp, rows 4 banks
-// apart, so that neither a row's stores of four nor a column's loads meet a conflict.
-constexpr int kSlotPitch = kPanel + 4;
+// The dynamic shared memory factor_panel sums products in: 32 rows per warp, a row a lane, stored four at a time.
+template <class T>
+constexpr int kSlotPitch = lane_row_pitch<T>(kPanel);
 template <class T>
 std::size_t slot_bytes(int threads) {
-  return std::size_t(threads) * kSlotPitch * sizeof(T);
+  return std::size_t(threads) * kSlotPitch<T> * sizeof(T);
 }
 
 // One block per matrix: the reflectors of columns p..p+w below row p (LAPACK's geqr2 on the panel). Thread t holds
@@ -37,8 +37,9 @@ __global__ void __launch_bounds__(kMaxThreads)
   __shared__ T gram[kPanel][kPanel + 1];
   __shared__ T taus[kPanel];
   extern __shared__ double dynamic[];
+  follow_chain();
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5, rows = m - p;
-  T* products = reinterpret_cast<T*>(dynamic) + warp * 32 * kSlotPitch;  // the warp's, a row a lane
+  T* products = reinterpret_cast<T*>(dynamic) + warp * 32 * kSlotPitch<T>;  // the warp's, a row a lane
   T* top = a + blockIdx.x * stride + std::int64_t{p} * lda + p;
   int at[R];  // the rows this thread holds, from the panel's top
 #pragma unroll
@@ -65,7 +66,7 @@ __global__ void __launch_bounds__(kMaxThreads)
 #pragma unroll
         for (int q = 1; q < R; ++q) sums[e] += x[q] * row[q][c + e];
       }
-      store4(products + lane * kSlotPitch + c, sums[0], sums[1], sums[2], sums[3]);
+      store4(products + lane * kSlotPitch<T> + c, sums[0], sums[1], sums[2], sums[3]);
     }
     if (t == j) {  // row j < 32 is always a thread's first
 #pragma unroll
@@ -78,7 +79,7 @@ __global__ void __launch_bounds__(kMaxThreads)
 #pragma unroll
     for (int r = 0; r < 32; r += 4) {
 #pragma unroll
-      for (int q = 0; q < 4; ++q) column[q] += products[(r + q) * kSlotPitch + lane];
+      for (int q = 0; q < 4; ++q) column[q] += products[(r + q) * kSlotPitch<T> + lane];
     }
     partial[s][warp][lane] = (column[0] + column[1]) + (column[2] + column[3]);
     __syncthreads();
@@ -161,6 +162,7 @@ __global__ void __launch_bounds__(kMaxThreads) prepare_panels(const T* a, int m,
   __shared__ T taus[kPanel];
   extern __shared__ double dynamic[];  // sum_products's stage
   T* stage = reinterpret_cast<T*>(dynamic);
+  follow_chain();
   const int t = threadIdx.x, panel = static_cast<int>(blockIdx.y), p = panel * kPanel, w = min(kPanel, k - p);
   const int rows = m - p, i = p + t;
   const std::int64_t b = blockIdx.x;
@@ -176,13 +178,7 @@ __global__ void __launch_bounds__(kMaxThreads) prepare_panels(const T* a, int m,
     v_row[l] = inside ? (t > l ? stored : T(t == l)) : T(0);
   }
   if (t < w) taus[t] = tau[b * k + p + t];
-#pragma unroll 1
-  for (int first = 0; first < kPanel; first += kTile) {  // V's columns a tile at a time
-    T columns[kTile];
-#pragma unroll
-    for (int c = 0; c < kTile; ++c) columns[c] = first == 0 ? v_row[c] : v_row[kTile + c];
-    sum_products(v_row, columns, stage, &gram[0][first], kPanel + 1);
-  }
+  sum_products<kPanel>(v_row, v_row, stage, &gram[0][0], kPanel + 1);
   if (t < 32) write_t(gram, taus, w, v_copy + std::int64_t{m} * w);
 }
 
@@ -218,14 +214,13 @@ template <class T>
 cudaError_t launch_prepare(const T* a, int rows, std::int64_t lda, std::int64_t stride, int reflectors, const T* tau,
                            T* work, unsigned matrices, cudaStream_t stream) {
   const int threads = staging_threads_for(rows);
-  for (cudaError_t error : {allow_shared(prepare_panels<T>, stage_bytes<T>(threads)),
+  for (cudaError_t error : {allow_shared(prepare_panels<T>, stage_bytes<T, kPanel>(threads)),
                             allow_shared(apply_block_reflector<T>, stage_bytes<T>(threads))}) {
     if (error != cudaSuccess) return error;
   }
   const auto panels = static_cast<unsigned>((reflectors + kPanel - 1) / kPanel);
-  prepare_panels<T><<<dim3(matrices, panels), threads, stage_bytes<T>(threads), stream>>>(
-      a, rows, lda, stride, reflectors, tau, work, orgqr_matrix_elements(rows, reflectors));
-  return cudaGetLastError();
+  return launch_chained(prepare_panels<T>, dim3(matrices, panels), threads, stage_bytes<T, kPanel>(threads), stream, a,
+                        rows, lda, stride, reflectors, tau, work, orgqr_matrix_elements(rows, reflectors));
 }
 
 // One step of Orgqr or Ormqr: X's columns first..end below panel `panel`'s top, of every matrix, multiplied by the
@@ -237,10 +232,9 @@ cudaError_t launch_panel_update(const T* work, std::int64_t per_matrix, int pane
   const int p = panel * kPanel, w = std::min(kPanel, reflectors - p), threads = staging_threads_for(rows - p);
   const T* v = panel_work(work, panel, rows);
   const auto tiles = static_cast<unsigned>((end - first + kTile - 1) / kTile);
-  apply_block_reflector<T><<<dim3(matrices, tiles), threads, stage_bytes<T>(threads), stream>>>(
-      v, rows, per_matrix, v + std::int64_t{rows} * w, per_matrix, transpose_t, x, ldx, x_stride, rows, p, w, first,
-      end, identity_until);
-  return cudaGetLastError();
+  return launch_chained(apply_block_reflector<T>, dim3(matrices, tiles), threads, stage_bytes<T>(threads), stream, v,
+                        rows, per_matrix, v + std::int64_t{rows} * w, per_matrix, transpose_t, x, ldx, x_stride, rows,
+                        p, w, first, end, identity_until);
 }
 
 bool fits(std::int64_t elements, std::int64_t element_bytes) {
@@ -287,22 +281,23 @@ cudaError_t launch_small_geqrf(T* a, std::int64_t m, std::int64_t n, std::int64_
   for (int p = 0; p < k; p += kPanel) {
     const int w = std::min(kPanel, k - p);
     const bool right_of_it = columns > p + w;
-    if (rows - p > kPairedRowsFrom) {
-      const int threads = threads_for((rows - p + 1) / 2);
-      factor_panel<T, 2><<<matrices, threads, slot_bytes<T>(threads), stream>>>(a, rows, lda, stride, p, w, tau, k,
-                                                                                right_of_it ? work : nullptr);
-    } else {
-      const int threads = threads_for(rows - p);
-      factor_panel<T, 1><<<matrices, threads, slot_bytes<T>(threads), stream>>>(a, rows, lda, stride, p, w, tau, k,
-                                                                                right_of_it ? work : nullptr);
+    T* t_out = right_of_it ? work : nullptr;
+    const bool paired = rows - p > kPairedRowsFrom;
+    const int threads = threads_for(paired ? (rows - p + 1) / 2 : rows - p);
+    if (cudaError_t error = launch_chained(paired ? factor_panel<T, 2> : factor_panel<T, 1>, dim3(matrices), threads,
+                                           slot_bytes<T>(threads), stream, a, rows, lda, stride, p, w, tau, k, t_out);
+        error != cudaSuccess) {
+      return error;
     }
-    if (cudaError_t error = cudaGetLastError(); error != cudaSuccess) return error;
     if (!right_of_it) continue;
     const auto tiles = static_cast<unsigned>((columns - p - w + kTile - 1) / kTile);
     const int update_threads = staging_threads_for(rows - p);
-    apply_block_reflector<T><<<dim3(matrices, tiles), update_threads, stage_bytes<T>(update_threads), stream>>>(
-        a + p * lda, lda, stride, work, std::int64_t{w} * w, true, a, lda, stride, rows, p, w, p + w, columns, 0);
-    if (cudaError_t error = cudaGetLastError(); error != cudaSuccess) return error;
+    if (cudaError_t error = launch_chained(apply_block_reflector<T>, dim3(matrices, tiles), update_threads,
+                                           stage_bytes<T>(update_threads), stream, a + p * lda, lda, stride, work,
+                                           std::int64_t{w} * w, true, a, lda, stride, rows, p, w, p + w, columns, 0);
+        error != cudaSuccess) {
+      return error;
+    }
   }
   return cudaSuccess;
 }
