@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "libs/solver/jacobi_svd_kernel.hpp"
+
 namespace accel {
 namespace {
 
@@ -115,7 +117,16 @@ Status gesvdj(const solver::CheckedGesvdj& c, const solver::GesvdjPlan& plan, st
   using Op = Operation<Gesvdj>;
   const Gesvdj& r = c.request;
   std::int32_t* infos = solver::run_infos(plan.dense, run, views[Op::info].data);
-  if (!plan.dense.empty) {
+  if (plan.kernel) {
+    const bool vectors = r.job != SvdJob::none;
+    ACCEL_RETURN_IF_ERROR(run.target.check(
+        solver::launch_small_jacobi_svd(static_cast<const T*>(views[Op::a].data), r.n, r.lda, r.stride_a, r.batch,
+                                        static_cast<T*>(views[Op::s].data),
+                                        vectors ? static_cast<T*>(views[Op::u].data) : nullptr, r.ldu, r.stride_u,
+                                        vectors ? static_cast<T*>(views[Op::v].data) : nullptr, r.ldv, r.stride_v,
+                                        r.tolerance, r.max_sweeps, infos, run.target.stream()),
+        "the small Jacobi SVD kernel"));
+  } else if (!plan.dense.empty) {
     ACCEL_RETURN_IF_ERROR(set_stopping<T>(*plan.dense.api, r, plan.params));
     const Args x = args(r);
     const std::int64_t k = std::min(r.m, r.n);
@@ -156,6 +167,13 @@ Status gesvdj(const solver::CheckedGesvdj& c, const solver::GesvdjPlan& plan, st
 Result<CudaOperation<Gesvdj>::Plan> CudaOperation<Gesvdj>::plan(const Gesvdj& request, const Checked& checked,
                                                                 CudaTarget& target) {
   const Gesvdj& r = checked.request;
+  if (solver::takes_small_jacobi_svd(r.m, r.n, r.batch)) {  // no cuSOLVER call, no work area
+    const solver::WorkKey key{.routine = solver::Routine::gesvdj, .dtype = r.dtype, .m = r.m, .n = r.n};
+    ACCEL_ASSIGN_OR_RETURN(solver::DensePlan dense,
+                           solver::plan_dense(target, key, r.batch, false, nullptr,
+                                              solver::DenseNeeds{.infos_in_workspace = request.info.is_null()}));
+    return Plan{.dense = dense, .kernel = true};
+  }
   ACCEL_ASSIGN_OR_RETURN(JacobiParams * params, target.stream_state<JacobiParams>());
   const bool batched = use_batched(checked);
   const Args x = args(r);

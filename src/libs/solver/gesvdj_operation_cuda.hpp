@@ -1,4 +1,5 @@
-// solver::Gesvdj on a CUDA stream: cuSOLVER's gesvdjBatched, one launch for the batch, where the matrices are packed
+// solver::Gesvdj on a CUDA stream: the family's own one-sided Jacobi kernel for square matrices of at most 32 x 32
+// (jacobi_svd_kernel.hpp); else cuSOLVER's gesvdjBatched, one launch for the batch, where the matrices are packed
 // and at most 32 x 32 with their vectors (full, or thin of square matrices); else gesvdj, one launch per matrix. The
 // tolerance and sweeps go through the stream's gesvdjInfo_t, the infos are checked at completion
 // (cusolver_dense.hpp).
@@ -15,6 +16,7 @@ struct GesvdjPlan {
   DensePlan dense;
   gesvdjInfo_t params = nullptr;  // the stream's
   bool batched = false;           // gesvdjBatched, else gesvdj per matrix
+  bool kernel = false;            // the family's own (jacobi_svd_kernel.hpp), neither
 };
 }  // namespace solver
 

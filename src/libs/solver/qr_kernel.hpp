@@ -3,12 +3,13 @@
 // graph of them costs the same), and have no batched form: a batch of small matrices was a loop of such calls. Here
 // the reflectors are made 32 columns at a time, one block per matrix, a row per thread in registers (LAPACK's geqr2 on
 // the panel, with every reduction a column needs in one pass), and applied to the rest as a block reflector
-// I - V T Vᵀ (LAPACK's larft and larfb): blocks over 16-column tiles, each with its Vᵀ X, T's product and its update.
+// I - V T Vᵀ (LAPACK's larft and larfb): blocks over 4-column tiles, each with its Vᵀ X, T's product and its update.
 // Q is formed the same way from the last panel back (LAPACK's orgqr) and applied to C panel by panel (ormqr). The
 // results are LAPACK's: R on and above the diagonal, the reflectors (unit first element implied) below it, tau by
 // dlarfg's rule (0 where a column is already reduced), and Q. Unlike LAPACK's dnrm2, a column's sum of squares is not
 // rescaled: elements beyond about 1e19 in magnitude (f32; 1e154 in f64) overflow it, and a column whose elements
-// below the diagonal all lie under 1e-19 (1e-154) counts as reduced. Measured in docs/PERFORMANCE.md (section 20).
+// below the diagonal all lie under 1e-19 (1e-154) counts as reduced. Measured in docs/PERFORMANCE.md (sections 20
+// and 21).
 // Compiled as C++17 by nvcc, so this header includes nothing of C++20.
 #pragma once
 

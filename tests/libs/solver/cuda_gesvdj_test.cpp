@@ -126,7 +126,8 @@ TEST_P(CudaGesvdjTest, SingleMatricesTallSquareAndWideMatchTheCpu) {
   matches_the_cpu<double>(64, 63, 3, {SvdJob::thin, SvdJob::full, SvdJob::none});
 }
 
-// Packed batches of matrices of at most 32 x 32 take gesvdjBatched (pad 0) or gesvdj per matrix (pad 1).
+// Square matrices of at most 32 x 32 take the family's Jacobi kernel (packed or padded); other packed batches of at
+// most 32 x 32 take gesvdjBatched (pad 0) or gesvdj per matrix (pad 1).
 TEST_P(CudaGesvdjTest, BatchesOfSmallMatricesMatchTheCpu) {
   matches_the_cpu<float>(16, 16, 4096, {SvdJob::thin});
   matches_the_cpu<double>(16, 16, 512, {SvdJob::thin, SvdJob::full});
@@ -134,6 +135,46 @@ TEST_P(CudaGesvdjTest, BatchesOfSmallMatricesMatchTheCpu) {
   matches_the_cpu<double>(32, 20, 64, {SvdJob::full, SvdJob::thin});
   matches_the_cpu<float>(7, 30, 33, {SvdJob::full});
   matches_the_cpu<float>(33, 33, 5, {SvdJob::thin});  // one past gesvdjBatched's largest
+}
+
+// Square matrices of at most 32 x 32 take the family's Jacobi kernel, which must keep U orthogonal where columns
+// become exactly zero: a zero matrix, a zero column, two equal columns, rank one; and a diagonal one with equal values.
+TEST_P(CudaGesvdjTest, SingularSmallMatricesKeepOrthonormalVectors) {
+  auto singular = [&]<class T>(T, std::int64_t n) {
+    SCOPED_TRACE(fmt::format("{} n={}", to_string(dtype_of<T>()), n));
+    constexpr std::int64_t kForms = 5;
+    const Layout la = Layout::padded(n, n, kForms, 0);
+    std::vector<T> a = random_matrices<T>(la, rng_);
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        a[la.at(0, i, j)] = T(0);
+        if (j == n / 2) a[la.at(1, i, j)] = T(0);
+        if (n > 1 && j == n - 1) a[la.at(2, i, j)] = a[la.at(2, i, 0)];
+        a[la.at(3, i, j)] = a[la.at(3, i, 0)] * a[la.at(3, 0, j)];
+        a[la.at(4, i, j)] = T(i == j ? 2 : 0);
+      }
+    }
+    const DecompositionResult<T> cpu = run_svd(cpu_, SvdJob::none, SvdJob::none, la, a);
+    ASSERT_THAT(cpu.first, IsOk());
+    for (SvdJob job : {SvdJob::thin, SvdJob::full, SvdJob::none})
+      for (std::int64_t pad : {0, 1}) {
+        SCOPED_TRACE(fmt::format("job={} pad={}", to_string(job), pad));
+        const DecompositionResult<T> gpu = run_gesvdj(*gpu_, la, a, {.job = job, .pad = pad});
+        ASSERT_THAT(gpu.first, IsOk());
+        EXPECT_EQ(gpu.info, std::vector<std::int32_t>(kForms, 0));
+        EXPECT_TRUE(gpu.padding_intact);
+        if (job != SvdJob::none) {
+          EXPECT_LE(gpu.residual, tolerance<T>(n));
+        }
+        for (std::size_t i = 0; i < cpu.values.size(); ++i) {
+          EXPECT_NEAR(gpu.values[i], cpu.values[i], tolerance<T>(n) * std::max(1.0, double(cpu.values[i]))) << i;
+        }
+      }
+  };
+  for (std::int64_t n : {1, 2, 7, 16, 32}) {
+    singular(float{}, n);
+    singular(double{}, n);
+  }
 }
 
 TEST_P(CudaGesvdjTest, IllConditionedMatricesKeepTheirSingularValues) {
