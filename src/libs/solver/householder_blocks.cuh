@@ -8,7 +8,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 
 #include "libs/solver/chained_launch.cuh"
 
@@ -40,17 +39,13 @@ inline __device__ void store4(double* p, double a, double b, double c, double d)
   reinterpret_cast<double2*>(p)[1] = make_double2(c, d);
 }
 
-// `N` consecutive elements of shared memory (1, 2 or a multiple of 4), aligned to their size up to 16 bytes.
+// `N` consecutive elements of shared memory (1, or a multiple of 4 aligned to 16 bytes).
 template <int N, class T>
 __device__ void load_n(const T* p, T (&out)[N]) {
   if constexpr (N == 1) {
     out[0] = *p;
-  } else if constexpr (N == 2) {
-    using Pair = std::conditional_t<std::is_same_v<T, float>, float2, double2>;
-    const Pair q = *reinterpret_cast<const Pair*>(p);
-    out[0] = q.x, out[1] = q.y;
   } else {
-    static_assert(N % 4 == 0, "load_n takes 1, 2 or a multiple of 4");
+    static_assert(N % 4 == 0, "load_n takes 1 or a multiple of 4");
 #pragma unroll
     for (int c = 0; c < N; c += 4) {
       T four[4];
