@@ -205,7 +205,7 @@ int main(int argc, char** argv) {
         measure<float>(*device, Routine::potrf, n, 64, rng);
         measure<double>(*device, Routine::potrf, n, 64, rng);
       }
-      measure<float>(*device, Routine::potrf, 256, 8, rng);  // where cuSOLVER's potrf is faster for one matrix
+      measure<float>(*device, Routine::potrf, 256, 8, rng);  // the largest n of the family's kernels
       measure<double>(*device, Routine::potrf, 256, 8, rng);
       continue;
     }

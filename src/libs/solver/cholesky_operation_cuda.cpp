@@ -61,13 +61,19 @@ bool uses_batched_call(const Potrf& r) {
   return r.batch > 1 && r.batch <= solver::kMaxLapackInt && r.fill == solver::Fill::lower;
 }
 
+// Real matrices up to kSmallCholeskyMaxN, one or a batch (whose count is a grid's width), take the family's kernels,
+// which beat cuSOLVER's potrf and potrfBatched there on the H100 (docs/PERFORMANCE.md, sections 19 and 22).
+bool takes_small_kernels(const Potrf& r) {
+  return (r.dtype == DType::f32 || r.dtype == DType::f64) && r.n <= solver::kSmallCholeskyMaxN &&
+         r.batch <= solver::kMaxLapackInt;
+}
+
 template <class T>
 Status potrf(const Potrf& r, const solver::DensePlan& plan, std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<Potrf>;
   std::int32_t* infos = solver::run_infos(plan, run, views[Op::info].data);
   if constexpr (std::is_floating_point_v<T>) {
-    const std::int64_t largest = r.batch > 1 ? solver::kSmallCholeskyMaxN : solver::kSmallCholeskySingleMaxN;
-    if (!plan.empty && r.n <= largest && r.batch <= solver::kMaxLapackInt) {  // a grid's width
+    if (!plan.empty && takes_small_kernels(r)) {
       ACCEL_RETURN_IF_ERROR(run.target.check(
           solver::launch_small_cholesky(static_cast<T*>(views[Op::a].data), r.n, r.lda, r.stride_a, r.batch,
                                         r.fill == solver::Fill::upper, infos, run.target.stream()),
@@ -128,6 +134,10 @@ Result<CudaOperation<Potrf>::Plan> CudaOperation<Potrf>::plan(const Potrf& reque
                             .fill = static_cast<std::uint8_t>(r.fill),
                             .n = r.n,
                             .lda = r.lda};
+  if (takes_small_kernels(r)) {  // no work area
+    return solver::plan_dense(target, key, r.batch, r.n == 0, nullptr,
+                              solver::DenseNeeds{.infos_in_workspace = request.info.is_null()});
+  }
   if (uses_batched_call(r)) {
     return solver::plan_dense(target, key, r.batch, r.n == 0, nullptr,
                               solver::DenseNeeds{.infos_in_workspace = request.info.is_null(), .pointer_array = true});

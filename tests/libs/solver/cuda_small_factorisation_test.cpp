@@ -1,12 +1,11 @@
-// solver::Getrf of real matrices of n <= 256, solver::Potrf of real batches of n <= 256 (single matrices of n <= 32)
-// and solver::Geqrf and solver::Orgqr of real matrices of at most 256 rows on CUDA, which run the family's own panel
-// kernels (lu_kernel.cu, cholesky_kernel.cu, qr_kernel.cu) rather than cuSOLVER: against the CPU device (LAPACKE) on
-// fresh random inputs, at every panel boundary (panels of 32 columns, tiles of 16), padded and strided batches, the
-// issue's 64 x (32 x 32), both fills, both sides of the switch to cuSOLVER, tall and wide QR, rank-deficient matrices
-// whose zero pivot lies in a later panel, matrices that stop being positive definite there and columns a QR finds
-// already reduced. Each result checked by its residuals, its solve (Getrs and Potrs, cuSOLVER's, with these factors)
-// or its R and Q, and its infos. On CUDA devices in process (each completion strategy) and isolated. Skipped without
-// a GPU.
+// solver::Getrf of real matrices of n <= 256, solver::Potrf of real matrices and batches of n <= 256 and solver::Geqrf
+// and solver::Orgqr of real matrices of at most 256 rows on CUDA, which run the family's own panel kernels
+// (lu_kernel.cu, cholesky_kernel.cu, qr_kernel.cu) rather than cuSOLVER: against the CPU device (LAPACKE) on fresh
+// random inputs, at every panel boundary (panels of 32 columns, tiles of 16), padded and strided batches, the issue's
+// 64 x (32 x 32), both fills, both sides of the switch to cuSOLVER, tall and wide QR, rank-deficient matrices whose
+// zero pivot lies in a later panel, matrices that stop being positive definite there and columns a QR finds already
+// reduced. Each result checked by its residuals, its solve (Getrs and Potrs, cuSOLVER's, with these factors) or its R
+// and Q, and its infos. On CUDA devices in process (each completion strategy) and isolated. Skipped without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -61,23 +60,23 @@ class CudaSmallFactorisationTest : public ::testing::TestWithParam<GpuTestTarget
     EXPECT_TRUE(gpu.padding_intact);
   }
 
-  // A diagonal element of matrix 1 of 3 made negative at `column`: the leading minor of order column + 1 is not
-  // positive definite, on every device, and both name it.
+  // A diagonal element of the middle matrix of `batch` made negative at `column`: the leading minor of order
+  // column + 1 is not positive definite, on every device, and both name it; the other matrices are factored.
   template <class T>
-  void not_positive_definite(std::int64_t n, std::int64_t column) {
+  void not_positive_definite(std::int64_t n, std::int64_t column, std::int64_t batch = 3) {
     for (Fill fill : {Fill::lower, Fill::upper}) {
-      SCOPED_TRACE(fmt::format("{} n={} column {} {}", to_string(dtype_of<T>()), n, column, to_string(fill)));
-      const Layout la = Layout::padded(n, n, 3, 1), lb = Layout::padded(n, 1, 3, 0);
+      SCOPED_TRACE(
+          fmt::format("{} n={} column {} batch {} {}", to_string(dtype_of<T>()), n, column, batch, to_string(fill)));
+      const Layout la = Layout::padded(n, n, batch, 1), lb = Layout::padded(n, 1, batch, 0);
       std::vector<T> a = random_symmetric<T>(la, rng_, true);
-      a[la.at(1, column, column)] = T(-1);
+      const std::int64_t failing = batch / 2;
+      a[la.at(failing, column, column)] = T(-1);
       const std::vector<T> b = random_matrices<T>(lb, rng_);
       const FactorResult<T> gpu = run_cholesky(*gpu_, fill, la, a, lb, b), cpu = run_cholesky(cpu_, fill, la, a, lb, b);
       EXPECT_EQ(gpu.factor.code(), Code::failed_precondition);
       EXPECT_EQ(gpu.factor.message(), cpu.factor.message());
       EXPECT_EQ(gpu.info, cpu.info);
-      EXPECT_EQ(gpu.info[1], column + 1);
-      EXPECT_EQ(gpu.info[0], 0);
-      EXPECT_EQ(gpu.info[2], 0);
+      for (std::int64_t i = 0; i < batch; ++i) EXPECT_EQ(gpu.info[i], i == failing ? column + 1 : 0);
       EXPECT_TRUE(gpu.other_triangle_intact);
     }
   }
@@ -111,13 +110,13 @@ TEST_P(CudaSmallFactorisationTest, AZeroPivotInALaterPanelIsNamedAsOnTheCpu) {
   singular<double>(100, {0});
 }
 
-// Batches, which take these kernels up to n = 256 (one matrix only up to n = 32, beyond which cuSOLVER is faster).
+// Batches and single matrices, which take the panel kernels up to n = 256 (cuSOLVER beyond).
 TEST_P(CudaSmallFactorisationTest, CholeskyMatchesTheCpuAtEveryPanelBoundary) {
   for (std::int64_t n : kBoundaries) {
     expect_cholesky_matches<float>(*gpu_, cpu_, rng_, n, 2, 0);
     expect_cholesky_matches<double>(*gpu_, cpu_, rng_, n, 2, 2);
   }
-  for (std::int64_t n : {1, 16, 31, 32, 33}) {
+  for (std::int64_t n : kBoundaries) {
     expect_cholesky_matches<float>(*gpu_, cpu_, rng_, n, 1, 1);
     expect_cholesky_matches<double>(*gpu_, cpu_, rng_, n, 1, 0);
   }
@@ -134,6 +133,11 @@ TEST_P(CudaSmallFactorisationTest, ALaterPanelThatIsNotPositiveDefiniteIsNamedAs
   not_positive_definite<double>(100, 0);
   not_positive_definite<float>(256, 255);
   not_positive_definite<double>(64, 32);
+  // One matrix: in the first panel, a later one, the last one's last column.
+  not_positive_definite<float>(200, 3, 1);
+  not_positive_definite<double>(97, 64, 1);
+  not_positive_definite<float>(256, 255, 1);
+  not_positive_definite<double>(33, 32, 1);
 }
 
 TEST_P(CudaSmallFactorisationTest, QrMatchesTheCpuAtEveryPanelBoundary) {

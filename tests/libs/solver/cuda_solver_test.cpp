@@ -366,8 +366,9 @@ TEST_P(CudaSolverTest, ManyRequestsInFlightEachGetTheirOwnStatus) {
   }
 }
 
+// Of cuSOLVER's potrf: n beyond kSmallCholeskyMaxN, which the family's own kernels (no work area) take.
 TEST_P(CudaSolverTest, WorkspaceSizesAreAskedOncePerShape) {
-  const Layout la = Layout::padded(40, 40, 1, 0), lb = Layout::padded(40, 1, 1, 0);
+  const Layout la = Layout::padded(300, 300, 1, 0), lb = Layout::padded(300, 1, 1, 0);
   for (int i = 0; i < 3; ++i) {
     const std::vector<double> a = random_symmetric<double>(la, rng_, true), b = random_matrices<double>(lb, rng_);
     ASSERT_THAT(run_cholesky(*gpu_, Fill::upper, la, a, lb, b).factor, IsOk());
