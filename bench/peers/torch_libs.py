@@ -7,8 +7,9 @@ would call instead, on the same GPU, one JSON line per case.
           PyTorch's CUDA FFT takes for power-of-two sizes (cuFFT's half precision, as accel's)
   solver  torch.linalg.lu_factor / cholesky / eigh / qr / svd at n = 256, 1024, 4096 (svd to 1024), lu_factor,
           cholesky and qr batched 64 x (32 x 32) and 64 x (64 x 64) (small: these, with the three at 256, and
-          nothing else) and lu_factor of complex64 at n = 1024: median microseconds per call (each call returns a
-          new tensor, as accel's works on a copy);
+          nothing else), lu_factor of complex64 at n = 1024 and eigh of Hermitian complex64 at n = 256 and 1024
+          (hermitian_eigen: only these): median microseconds per call (each call returns a new tensor, as accel's
+          works on a copy);
           the peers of ormqr and gels at the same n (least_squares: only these): torch.ormqr (Qᵀ C, n x n C, from
           torch.geqrf of an n x n A made once) and torch.linalg.lstsq(driver="gels", the only driver on CUDA) of an
           n x n/2 A and one column B;
@@ -17,8 +18,8 @@ would call instead, on the same GPU, one JSON line per case.
           64 x (32 x 32)
   rand    torch.rand / torch.randn into preallocated tensors (the Philox generator of CUDA tensors): GB/s written
 
-  python3 bench/peers/torch_libs.py [fft,solver,rand] (or gesvdj, small, least_squares: only those peers of the
-  solver part)
+  python3 bench/peers/torch_libs.py [fft,solver,rand] (or gesvdj, small, least_squares, hermitian_eigen: only
+  those peers of the solver part)
 """
 import json
 import statistics
@@ -113,7 +114,18 @@ def solver():
     a = torch.complex(torch.rand(1024, 1024, device="cuda") * 2 - 1, torch.rand(1024, 1024, device="cuda") * 2 - 1)
     emit({"bench": "solver", "routine": "getrf", "dtype": "c64", "n": 1024, "batch": 1, "peer": "torch.linalg",
           "median_us": latency_us(lambda: torch.linalg.lu_factor(a), 40)})
+    hermitian_eigen()
     gesvdj()
+
+
+def hermitian_eigen():
+    """solver_bench's syevd_c64: torch.linalg.eigh of a Hermitian complex64 matrix (uniform [-1, 1) in both parts,
+    the lower triangle mirrored), n = 256 and 1024."""
+    for n in (256, 1024):
+        a = torch.complex(torch.rand(n, n, device="cuda") * 2 - 1, torch.rand(n, n, device="cuda") * 2 - 1)
+        h = torch.tril(a, -1) + torch.tril(a, -1).mH + torch.diag(a.diagonal().real).to(torch.complex64)
+        emit({"bench": "solver", "routine": "syevd", "dtype": "c64", "n": n, "batch": 1, "peer": "torch.linalg",
+              "median_us": latency_us(lambda: torch.linalg.eigh(h), 40 if n == 1024 else 200)})
 
 
 def least_squares():
@@ -173,7 +185,7 @@ def main():
     parts = sys.argv[1].split(",") if len(sys.argv) > 1 else ["fft", "solver", "rand"]
     for part in parts:
         {"fft": fft, "solver": solver, "gesvdj": gesvdj, "small": small_factorisations,
-         "least_squares": least_squares, "rand": rand}[part]()
+         "least_squares": least_squares, "hermitian_eigen": hermitian_eigen, "rand": rand}[part]()
 
 
 if __name__ == "__main__":

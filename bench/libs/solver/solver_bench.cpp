@@ -6,8 +6,9 @@
 // 256 (potrfBatched), batches of 64 getrf of 32 x 32 and 64 x 64 (getrf_batched: cuSOLVER has no batched getrf, so the
 // raw call is cuBLAS's <t>getrfBatched, which PyTorch also takes for batches), batches of 64 QR of 32 x 32 and 64 x 64
 // (qr_batched: cuSOLVER has no batched QR, so the raw call is a loop of geqrf and orgqr, as PyTorch's) and batches of
-// 4096 gesvdj of 16 x 16 and 32 x 32 and of 64 of 32 x 32 (gesvdjBatched), in f32 and f64, and getrf of a c64 matrix
-// at n = 1024 (cusolverDnCgetrf; getrf_c64, uniform [-1, 1] in both parts). Factorisations overwrite their input, so
+// 4096 gesvdj of 16 x 16 and 32 x 32 and of 64 of 32 x 32 (gesvdjBatched), in f32 and f64, getrf of a c64 matrix
+// at n = 1024 (cusolverDnCgetrf; getrf_c64, uniform [-1, 1] in both parts) and syevd of a Hermitian c64 matrix at 256
+// and 1024 (cusolverDnCheevd; syevd_c64). Factorisations overwrite their input, so
 // every call factors a fresh copy (ormqr: C, gels: A and B), restored by a device-to-device copy that is not timed.
 // What is timed is one call's round trip: for accel, the request until its future is ready (the infos read back and
 // turned into its status); for cuSOLVER, the call, the copy of devInfo to the host that a correct caller makes, and
@@ -15,7 +16,7 @@
 //   {"bench":"solver","routine":"getrf","dtype":"f32","n":256,"batch":1,"variant":"accel","median_us":…,"min_us":…,
 //    "reps":…}
 // Usage: solver_bench [routines, default getrf,potrf,syevd,qr,ormqr,gels,gesvd,potrf_batched,getrf_c64; also gesvdj,
-//                     gesvdj_batched, getrf_batched, qr_batched]
+//                     gesvdj_batched, getrf_batched, qr_batched, syevd_c64]
 //                     [sizes, default 256,1024,4096]
 #include <fmt/format.h>
 
@@ -46,8 +47,8 @@ using solver_bench::Routine;
 using c64 = std::complex<float>;
 
 // getrf, qr, ormqr, gels, gesvd: uniform in [-1, 1]; potrf and syevd: symmetric, with n on the diagonal for potrf
-// (positive definite by Gershgorin, and cheap to make at n = 4096, unlike M Mᵀ). c64 (getrf only): uniform in both
-// parts.
+// (positive definite by Gershgorin, and cheap to make at n = 4096, unlike M Mᵀ). c64: uniform in both parts, made
+// Hermitian for syevd (cuSOLVER's heevd).
 template <class T>
 std::vector<T> input(Routine routine, std::int64_t n, std::mt19937_64& rng) {
   const bool general = routine != Routine::potrf && routine != Routine::syevd;
@@ -57,6 +58,12 @@ std::vector<T> input(Routine routine, std::int64_t n, std::mt19937_64& rng) {
     for (T& v : a) {
       const auto re = static_cast<float>(uniform(rng));
       v = T(re, static_cast<float>(uniform(rng)));
+    }
+    if (!general) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        a[j * n + j] = a[j * n + j].real();
+        for (std::int64_t i = j + 1; i < n; ++i) a[i * n + j] = std::conj(a[j * n + i]);
+      }
     }
     return a;
   }
@@ -70,10 +77,15 @@ std::vector<T> input(Routine routine, std::int64_t n, std::mt19937_64& rng) {
 }
 
 // The same call through the device actor.
+// The eigenvalues' type: real for a Hermitian matrix too.
+template <class T>
+using Value = std::conditional_t<std::is_same_v<T, c64>, float, T>;
+
 template <class T>
 struct Actor {
   Device device;
-  Buffer<T> a, pristine, w, u, vt;  // ormqr: C in u; gels: B in u
+  Buffer<T> a, pristine, u, vt;  // ormqr: C in u; gels: B in u
+  Buffer<Value<T>> w;            // syevd's eigenvalues, gesvd's singular values, QR's tau
   Buffer<std::int32_t> ipiv, info;
   Routine routine;
   std::int64_t n;
@@ -83,7 +95,7 @@ struct Actor {
       : device(std::move(d)), routine(r), n(size), batch(count) {
     a = require(device.allocate<T>(host.size()).wait(), "a");
     pristine = require(device.allocate<T>(host.size()).wait(), "pristine");
-    w = require(device.allocate<T>(static_cast<std::uint64_t>(n * batch)).wait(), "w");
+    w = require(device.allocate<Value<T>>(static_cast<std::uint64_t>(n * batch)).wait(), "w");
     u = require(device.allocate<T>(host.size()).wait(), "u");
     vt = require(device.allocate<T>(host.size()).wait(), "vt");
     ipiv = require(device.allocate<std::int32_t>(static_cast<std::uint64_t>(n * batch)).wait(), "ipiv");
@@ -174,7 +186,7 @@ void measure(Device& device, Routine routine, std::int64_t n, std::int64_t batch
     Actor<T> actor(device, routine, a, n, batch);
     report(routine, dtype_of<T>(), n, batch, "accel", time_calls(actor, warm, reps));
   }
-  std::conditional_t<std::is_same_v<T, c64>, solver_bench::DirectComplexLu, Direct<T>> direct(
+  std::conditional_t<std::is_same_v<T, c64>, solver_bench::DirectComplex, Direct<T>> direct(
       routine, a, static_cast<int>(n), static_cast<int>(batch));
   report(routine, dtype_of<T>(), n, batch, direct.variant(), time_calls(direct, warm, reps));
 }
@@ -225,6 +237,10 @@ int main(int argc, char** argv) {
     }
     if (r == "getrf_c64") {  // the complex case: torch.linalg.lu_factor of complex64 at 1024
       measure<c64>(*device, Routine::getrf, 1024, 1, rng);
+      continue;
+    }
+    if (r == "syevd_c64") {  // Hermitian eigen (heevd), as torch.linalg.eigh of complex64 takes it
+      for (std::int64_t n : {256, 1024}) measure<c64>(*device, Routine::syevd, n, 1, rng);
       continue;
     }
     if (r == "gesvdj_batched") {  // batches of small matrices, as torch.linalg.svd takes them

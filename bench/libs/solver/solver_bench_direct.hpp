@@ -290,14 +290,17 @@ struct Direct {
 
 // getrf of one c64 matrix (cusolverDnCgetrf), the complex case the benchmark measures, as Direct's calls: the call,
 // devInfo copied to the host, the stream synchronised.
-struct DirectComplexLu {
+struct DirectComplex {
+  Routine routine;
   int n;
   cudaStream_t stream{};
   cusolverDnHandle_t handle{};
   cuComplex *a{}, *pristine{}, *work{};
+  float* w{};
   int *ipiv{}, *info{}, *host_info{};
+  int lwork = 0;
 
-  DirectComplexLu(Routine, const std::vector<std::complex<float>>& host, int size, int) : n(size) {
+  DirectComplex(Routine r, const std::vector<std::complex<float>>& host, int size, int) : routine(r), n(size) {
     static_assert(sizeof(cuComplex) == sizeof(std::complex<float>), "c64 is cuComplex's layout");
     const std::size_t bytes = host.size() * sizeof(cuComplex);
     check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
@@ -306,18 +309,24 @@ struct DirectComplexLu {
     check_cuda(cudaMalloc(&a, bytes), "a");
     check_cuda(cudaMalloc(&pristine, bytes), "pristine");
     check_cuda(cudaMalloc(&ipiv, n * sizeof(int)), "ipiv");
+    check_cuda(cudaMalloc(&w, n * sizeof(float)), "w");
     check_cuda(cudaMalloc(&info, sizeof(int)), "info");
     check_cuda(cudaMallocHost(&host_info, sizeof(int)), "host info");
     check_cuda(cudaMemcpy(pristine, host.data(), bytes, cudaMemcpyHostToDevice), "upload");
-    int lwork = 0;
-    check_solver(cusolverDnCgetrf_bufferSize(handle, n, n, a, n, &lwork), "Cgetrf_bufferSize");
+    if (routine == Routine::syevd) {
+      check_solver(
+          cusolverDnCheevd_bufferSize(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, a, n, w, &lwork),
+          "Cheevd_bufferSize");
+    } else {
+      check_solver(cusolverDnCgetrf_bufferSize(handle, n, n, a, n, &lwork), "Cgetrf_bufferSize");
+    }
     check_cuda(cudaMalloc(&work, std::max(lwork, 1) * sizeof(cuComplex)), "work");
   }
-  ~DirectComplexLu() {
+  ~DirectComplex() {
     cudaStreamSynchronize(stream);
     cusolverDnDestroy(handle);
     for (void* p : {static_cast<void*>(a), static_cast<void*>(pristine), static_cast<void*>(work),
-                    static_cast<void*>(ipiv), static_cast<void*>(info)})
+                    static_cast<void*>(ipiv), static_cast<void*>(w), static_cast<void*>(info)})
       cudaFree(p);
     cudaFreeHost(host_info);
     cudaStreamDestroy(stream);
@@ -329,11 +338,17 @@ struct DirectComplexLu {
     check_cuda(cudaStreamSynchronize(stream), "sync");
   }
   void call() {
-    check_solver(cusolverDnCgetrf(handle, n, n, a, n, work, ipiv, info), "Cgetrf");
+    if (routine == Routine::syevd) {
+      check_solver(
+          cusolverDnCheevd(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, a, n, w, work, lwork, info),
+          "Cheevd");
+    } else {
+      check_solver(cusolverDnCgetrf(handle, n, n, a, n, work, ipiv, info), "Cgetrf");
+    }
     check_cuda(cudaMemcpyAsync(host_info, info, sizeof(int), cudaMemcpyDeviceToHost, stream), "info");
     check_cuda(cudaStreamSynchronize(stream), "sync");
     if (*host_info != 0) {
-      fmt::print(stderr, "getrf (c64): info {}\n", *host_info);
+      fmt::print(stderr, "{} (c64): info {}\n", name(routine), *host_info);
       std::exit(1);
     }
   }

@@ -9,13 +9,15 @@
 
 namespace accel::solver {
 
-// The entry points the solver family calls (C and Z: the complex LU and Cholesky).
+// The entry points the solver family calls (C and Z: the complex LU, Cholesky and Hermitian eigen).
 struct CusolverApi {
 // clang-format off
 #define ACCEL_CUSOLVER_FUNCTIONS(X) \
   X(cusolverDnCgetrf) \
   X(cusolverDnCgetrf_bufferSize) \
   X(cusolverDnCgetrs) \
+  X(cusolverDnCheevd) \
+  X(cusolverDnCheevd_bufferSize) \
   X(cusolverDnCpotrf) \
   X(cusolverDnCpotrfBatched) \
   X(cusolverDnCpotrf_bufferSize) \
@@ -72,6 +74,8 @@ struct CusolverApi {
   X(cusolverDnZgetrf) \
   X(cusolverDnZgetrf_bufferSize) \
   X(cusolverDnZgetrs) \
+  X(cusolverDnZheevd) \
+  X(cusolverDnZheevd_bufferSize) \
   X(cusolverDnZpotrf) \
   X(cusolverDnZpotrfBatched) \
   X(cusolverDnZpotrf_bufferSize) \

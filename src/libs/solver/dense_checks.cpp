@@ -15,10 +15,12 @@ Status check_dtype(std::string_view request, DType dtype, Complex complex) {
         fmt::format("{}: dtype {} is not supported; it takes f32, f64, c64 or c128", request, to_string(dtype)));
   }
   return not_supported(fmt::format(
-      "{}: dtype {} is not supported; it takes f32 or f64 (of the dense solvers, only Getrf, Getrs, Potrf and Potrs "
-      "take c64 and c128)",
+      "{}: dtype {} is not supported; it takes f32 or f64 (of the dense solvers, only Getrf, Getrs, Potrf, Potrs and "
+      "Syevd take c64 and c128)",
       request, to_string(dtype)));
 }
+
+DType real_dtype(DType dtype) { return dtype == DType::c64 ? DType::f32 : dtype == DType::c128 ? DType::f64 : dtype; }
 
 Status check_fill(std::string_view request, Fill fill) {
   if (fill == Fill::lower || fill == Fill::upper) return Status();

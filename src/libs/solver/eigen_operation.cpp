@@ -12,7 +12,7 @@ Result<Operation<Syevd>::Checked> Operation<Syevd>::validate(const Syevd& reques
   constexpr std::string_view name = Syevd::kName;
   Checked checked{.request = request};
   Syevd& r = checked.request;
-  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype, solver::Complex::refused));
+  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype, solver::Complex::accepted));
   if (r.job != solver::EigenJob::values && r.job != solver::EigenJob::values_and_vectors) {
     return invalid_argument(
         fmt::format("{}: job = {} is neither values nor values_and_vectors", name, static_cast<int>(r.job)));
@@ -29,7 +29,7 @@ Result<Operation<Syevd>::Checked> Operation<Syevd>::validate(const Syevd& reques
 void Operation<Syevd>::operands(const Syevd& request, const Checked& checked, Operands& operands) {
   const Syevd& r = checked.request;
   solver::write_matrix(operands, request.a, "a", r.dtype, checked.a_extent);
-  solver::write_matrix(operands, request.w, "w", r.dtype, checked.b_extent);
+  solver::write_matrix(operands, request.w, "w", solver::real_dtype(r.dtype), checked.b_extent);
   solver::write_optional(operands, request.info, "info", DType::i32, static_cast<std::uint64_t>(r.batch));
 }
 

@@ -1,23 +1,42 @@
 #include "libs/solver/eigen_operation_cuda.hpp"
 
+#include <type_traits>
+
 namespace accel {
 namespace {
 
 using solver::Syevd;
 
+// Each element type's routine, and its eigenvalues' type (real: heevd's of a Hermitian matrix).
 template <class T>
 struct Eigen;
 template <>
 struct Eigen<float> {
+  using Value = float;
   static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnSsyevd_bufferSize;
   static constexpr auto syevd = &solver::CusolverApi::cusolverDnSsyevd;
   static constexpr std::string_view name = "cusolverDnSsyevd";
 };
 template <>
 struct Eigen<double> {
+  using Value = double;
   static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnDsyevd_bufferSize;
   static constexpr auto syevd = &solver::CusolverApi::cusolverDnDsyevd;
   static constexpr std::string_view name = "cusolverDnDsyevd";
+};
+template <>
+struct Eigen<cuComplex> {
+  using Value = float;
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnCheevd_bufferSize;
+  static constexpr auto syevd = &solver::CusolverApi::cusolverDnCheevd;
+  static constexpr std::string_view name = "cusolverDnCheevd";
+};
+template <>
+struct Eigen<cuDoubleComplex> {
+  using Value = double;
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnZheevd_bufferSize;
+  static constexpr auto syevd = &solver::CusolverApi::cusolverDnZheevd;
+  static constexpr std::string_view name = "cusolverDnZheevd";
 };
 
 cusolverEigMode_t mode(solver::EigenJob job) {
@@ -30,7 +49,7 @@ Status syevd(const Syevd& r, const solver::DensePlan& plan, std::span<const Buff
   std::int32_t* infos = solver::run_infos(plan, run, views[Op::info].data);
   if (!plan.empty) {
     T* a = static_cast<T*>(views[Op::a].data);
-    T* w = static_cast<T*>(views[Op::w].data);
+    auto* w = static_cast<typename Eigen<T>::Value*>(views[Op::w].data);
     for (std::int64_t i = 0; i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(solver::launched(
           run,
@@ -58,19 +77,19 @@ Result<CudaOperation<Syevd>::Plan> CudaOperation<Syevd>::plan(const Syevd& reque
   return solver::plan_dense(
       target, key, r.batch, r.n == 0,
       [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
-        const cublasFillMode_t fill = solver::to_cublas(r.fill);
-        return r.dtype == DType::f64 ? (api.*Eigen<double>::buffer_size)(handle, mode(r.job), fill, solver::to_int(r.n),
-                                                                         nullptr, solver::to_int(r.lda), nullptr, lwork)
-                                     : (api.*Eigen<float>::buffer_size)(handle, mode(r.job), fill, solver::to_int(r.n),
-                                                                        nullptr, solver::to_int(r.lda), nullptr, lwork);
+        return solver::with_cuda_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+          return (api.*Eigen<T>::buffer_size)(handle, mode(r.job), solver::to_cublas(r.fill), solver::to_int(r.n),
+                                              nullptr, solver::to_int(r.lda), nullptr, lwork);
+        });
       },
       solver::DenseNeeds{.infos_in_workspace = request.info.is_null()});
 }
 
 Status CudaOperation<Syevd>::run(const Syevd&, const Checked& checked, const Plan& plan,
                                  std::span<const BufferView> views, CudaRun& run) {
-  return checked.request.dtype == DType::f64 ? syevd<double>(checked.request, plan, views, run)
-                                             : syevd<float>(checked.request, plan, views, run);
+  return solver::with_cuda_type(checked.request.dtype, [&]<class T>(std::type_identity<T>) {
+    return syevd<T>(checked.request, plan, views, run);
+  });
 }
 
 }  // namespace accel

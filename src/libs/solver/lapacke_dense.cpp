@@ -51,13 +51,14 @@ struct Lapacke<double> {
   static constexpr auto gesvd = LAPACKE_dgesvd;
 };
 
-// LU and Cholesky only: the other requests refuse complex dtypes (dense_checks.hpp).
+// LU, Cholesky and eigen (Hermitian: heevd) only: the other requests refuse complex dtypes (dense_checks.hpp).
 template <>
 struct Lapacke<std::complex<float>> {
   static constexpr auto getrf = LAPACKE_cgetrf;
   static constexpr auto getrs = LAPACKE_cgetrs;
   static constexpr auto potrf = LAPACKE_cpotrf;
   static constexpr auto potrs = LAPACKE_cpotrs;
+  static constexpr auto syevd = LAPACKE_cheevd;
 };
 template <>
 struct Lapacke<std::complex<double>> {
@@ -65,6 +66,17 @@ struct Lapacke<std::complex<double>> {
   static constexpr auto getrs = LAPACKE_zgetrs;
   static constexpr auto potrf = LAPACKE_zpotrf;
   static constexpr auto potrs = LAPACKE_zpotrs;
+  static constexpr auto syevd = LAPACKE_zheevd;
+};
+
+// The type of an element's real part: the eigenvalues' of a Hermitian matrix.
+template <class T>
+struct RealPart {
+  using type = T;
+};
+template <class T>
+struct RealPart<std::complex<T>> {
+  using type = T;
 };
 
 // The element type of a validated dtype, for the requests that take complex ones.
@@ -163,7 +175,7 @@ Status syevd(const Syevd& r, void* a, void* w, std::int32_t* info) {
   const char jobz = r.job == EigenJob::values_and_vectors ? 'V' : 'N';
   return each_matrix(Routine::syevd, r.batch, info, [&](std::int64_t i) {
     return Lapacke<T>::syevd(LAPACK_COL_MAJOR, jobz, uplo(r.fill), to_int(r.n), matrix<T>(a, i, r.stride_a),
-                             to_int(r.lda), matrix<T>(w, i, r.n));
+                             to_int(r.lda), matrix<typename RealPart<T>::type>(w, i, r.n));
   });
 }
 
@@ -257,7 +269,7 @@ Status lapacke_potrs(const Potrs& r, const void* a, void* b) {
   return with_type(r.dtype, [&]<class T>(std::type_identity<T>) { return potrs<T>(r, a, b); });
 }
 Status lapacke_syevd(const Syevd& r, void* a, void* w, std::int32_t* info) {
-  return r.dtype == DType::f64 ? syevd<double>(r, a, w, info) : syevd<float>(r, a, w, info);
+  return with_type(r.dtype, [&]<class T>(std::type_identity<T>) { return syevd<T>(r, a, w, info); });
 }
 
 Status lapacke_geqrf(const Geqrf& r, void* a, void* tau) {

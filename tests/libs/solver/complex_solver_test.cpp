@@ -1,13 +1,15 @@
-// LU and Cholesky of complex matrices (c64 and c128) on the CPU device (LAPACKE's C and Z routines): factorisations
-// and solves checked by their residuals in complex double on fresh random inputs, the Hermitian fill convention on a
-// matrix whose factor is exact, failed factorisations as the same named errors as the real ones, and the requests
-// that take no complex dtype refusing it.
+// LU, Cholesky and Hermitian eigen of complex matrices (c64 and c128) on the CPU device (LAPACKE's C and Z
+// routines): factorisations, solves and eigenpairs checked by their residuals in complex double on fresh random
+// inputs, the Hermitian fill convention on a matrix whose factor is exact, eigenvalues known in closed form, failed
+// factorisations as the same named errors as the real ones, and the requests that take no complex dtype refusing it.
 //
 // Tolerances are tolerance<T>(n) = 30 n ε of the element's real type (ε = 1.2e-7 for c64, 2.2e-16 for c128), on
 // ‖P A − L U‖ / ‖A‖, ‖A − L Lᴴ‖ / ‖A‖ and the solve's backward error ‖op(A) X − B‖ / (‖A‖ ‖X‖ + ‖B‖).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <complex>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -88,6 +90,56 @@ TYPED_TEST(ComplexSolverTest, CholeskyOfAHermitianMatrixIsLTimesLConjugateTransp
   }
 }
 
+// Hermitian matrices, both fills, single and batched: eigenvalues real and ascending, eigenvectors unitary with
+// ‖A V − V Λ‖ small, the values alone as with the vectors.
+TYPED_TEST(ComplexSolverTest, EigenOfRandomHermitianMatricesIsRightByResiduals) {
+  using T = TypeParam;
+  for (std::int64_t n : kSizes)
+    for (Fill fill : {Fill::lower, Fill::upper})
+      for (std::int64_t batch : {1, 3}) {
+        SCOPED_TRACE(::testing::Message() << "n=" << n << " fill=" << to_string(fill) << " batch=" << batch);
+        const Layout la = Layout::padded(n, n, batch, 2);
+        const std::vector<T> a = random_symmetric<T>(la, this->rng_, false);
+        const EigenResult<T> both = run_eigen(this->device_, EigenJob::values_and_vectors, fill, la, a);
+        const EigenResult<T> values = run_eigen(this->device_, EigenJob::values, fill, la, a);
+        ASSERT_THAT(both.status, IsOk());
+        ASSERT_THAT(values.status, IsOk());
+        EXPECT_LE(both.residual, tolerance<T>(n));
+        EXPECT_TRUE(both.padding_intact);
+        std::vector<double> difference = doubles(values.w);
+        for (std::size_t k = 0; k < difference.size(); ++k) difference[k] -= static_cast<double>(both.w[k]);
+        EXPECT_LE(norm(difference), tolerance<T>(n) * std::max(norm(doubles(both.w)), 1.0));
+        EXPECT_EQ(both.info, std::vector<std::int32_t>(static_cast<std::size_t>(batch), 0));
+      }
+}
+
+// [[2, i], [-i, 2]] has eigenvalues 1 and 3, read from either triangle; the other triangle is never read.
+TYPED_TEST(ComplexSolverTest, EigenvaluesOfAKnownHermitianMatrix) {
+  using T = TypeParam;
+  using R = Real<T>;
+  for (Fill fill : {Fill::lower, Fill::upper}) {
+    SCOPED_TRACE(to_string(fill));
+    std::vector<T> a = {T(2), T(0, -1), T(0, 1), T(2)};
+    a[fill == Fill::lower ? 2 : 1] = T(99, 99);
+    Buffer<T> da = upload(this->device_, a);
+    Buffer<R> w = upload(this->device_, std::vector<R>(2));
+    ASSERT_THAT(this->device_.ask(Syevd{.dtype = dtype_of<T>(), .fill = fill, .n = 2, .a = da, .w = w}).wait(), IsOk());
+    const std::vector<R> values = download(this->device_, w);
+    EXPECT_NEAR(values[0], 1, 10 * std::numeric_limits<R>::epsilon());
+    EXPECT_NEAR(values[1], 3, 10 * std::numeric_limits<R>::epsilon());
+  }
+}
+
+// The eigenvalues of a Hermitian matrix are real: a complex buffer for them is refused, naming the dtype it needs.
+TYPED_TEST(ComplexSolverTest, HermitianEigenvaluesTakeTheRealDtype) {
+  using T = TypeParam;
+  Buffer<T> a = upload(this->device_, std::vector<T>(4, T(1))), w = upload(this->device_, std::vector<T>(2));
+  const std::string real(to_string(dtype_of<Real<T>>()));
+  EXPECT_THAT(this->device_.ask(Syevd{.dtype = dtype_of<T>(), .n = 2, .a = a, .w = w}).wait(),
+              StatusIs(Code::invalid_argument, "operand 'w' holds " + std::string(to_string(dtype_of<T>())) +
+                                                   " but the request needs " + real));
+}
+
 // A zero column k (0-based) stays exactly zero through elimination: U(k+1,k+1) = 0, LAPACK's info k + 1, the same
 // error as for real matrices; in a batch, the matrix is named and the others are factored.
 TYPED_TEST(ComplexSolverTest, ASingularMatrixIsANamedErrorWithItsIndex) {
@@ -147,7 +199,6 @@ TYPED_TEST(ComplexSolverTest, RequestsWithoutComplexFormsRefuseIt) {
   };
   const DType d = dtype_of<T>();
   EXPECT_THAT(this->device_.ask(Geqrf{.dtype = d, .m = 4, .n = 4, .a = a, .tau = v}).wait(), refused("solver::Geqrf"));
-  EXPECT_THAT(this->device_.ask(Syevd{.dtype = d, .n = 4, .a = a, .w = v}).wait(), refused("solver::Syevd"));
   EXPECT_THAT(this->device_.ask(Gesvd{.dtype = d, .m = 4, .n = 4, .a = a, .s = v, .u = u, .vt = vt}).wait(),
               refused("solver::Gesvd"));
   EXPECT_THAT(this->device_.ask(Gesvdj{.dtype = d, .m = 4, .n = 4, .a = a, .s = v, .u = u, .v = vt}).wait(),
@@ -174,6 +225,10 @@ TYPED_TEST(ComplexSolverTest, AnIsolatedCpuDeviceGivesTheSameResultsAndErrors) {
   const FactorResult<T> chol_there = run_cholesky(*isolated, Fill::upper, la, h, lb, b);
   ASSERT_THAT(chol_there.solve, IsOk());
   EXPECT_EQ(chol_there.x, chol_here.x);
+  const EigenResult<T> eigen_here = run_eigen(this->device_, EigenJob::values_and_vectors, Fill::lower, la, h);
+  const EigenResult<T> eigen_there = run_eigen(*isolated, EigenJob::values_and_vectors, Fill::lower, la, h);
+  ASSERT_THAT(eigen_there.status, IsOk());
+  EXPECT_EQ(eigen_there.w, eigen_here.w);
   for (std::int64_t i = 0; i < 13; ++i) a[la.at(1, i, 4)] = T(0);
   const FactorResult<T> singular = run_lu(*isolated, la, a, lb, b);
   EXPECT_THAT(singular.factor, StatusIs(Code::failed_precondition,

@@ -1,8 +1,8 @@
 // The dense solver requests on CUDA (cuSOLVER) against the CPU device (LAPACKE), on fresh random inputs over a grid
 // of sizes: each device's results checked by their residuals, the solutions, eigenvalues and singular values of both
-// compared, and failed factorisations answered with the same named error and infos; LU and Cholesky in c64 and c128
-// as well. On CUDA devices in process (each completion strategy, since the infos become the status at completion) and
-// isolated. Skipped without a GPU.
+// compared, and failed factorisations answered with the same named error and infos; LU, Cholesky and Hermitian eigen
+// in c64 and c128 as well. On CUDA devices in process (each completion strategy, since the infos become the status at
+// completion) and isolated. Skipped without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -197,6 +197,16 @@ TEST_P(CudaSolverTest, EigenMatchesTheCpuByResiduals) {
   }
   eigen<float>(31, 3);
   eigen<double>(12, 4);
+}
+
+// Hermitian matrices (cuSOLVER's heevd): real eigenvalues, unitary eigenvectors.
+TEST_P(CudaSolverTest, HermitianEigenMatchesTheCpuByResiduals) {
+  for (std::int64_t n : {1, 2, 17, 64, 200}) {
+    eigen<c64>(n, 1);
+    eigen<c128>(n, 1);
+  }
+  eigen<c64>(33, 3);
+  eigen<c128>(9, 5);
 }
 
 TEST_P(CudaSolverTest, QrOfTallSquareAndWideMatricesIsRightByResiduals) {

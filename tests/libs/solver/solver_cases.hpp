@@ -183,7 +183,7 @@ struct EigenResult {
   Status status;
   double residual = INFINITY;  // of the vectors, when asked for
   bool padding_intact = false;
-  std::vector<T> w;
+  std::vector<Real<T>> w;  // real, of a Hermitian matrix too
   std::vector<std::int32_t> info;
 };
 
@@ -192,7 +192,7 @@ EigenResult<T> run_eigen(Device& device, EigenJob job, Fill fill, const Layout& 
   EigenResult<T> out;
   const std::int64_t n = la.rows;
   Buffer<T> da = upload(device, a);
-  Buffer<T> w = upload(device, std::vector<T>(static_cast<std::size_t>(n * la.batch + 1)));
+  Buffer<Real<T>> w = upload(device, std::vector<Real<T>>(static_cast<std::size_t>(n * la.batch + 1)));
   Buffer<std::int32_t> info = upload(device, std::vector<std::int32_t>(static_cast<std::size_t>(la.batch), -7));
   out.status = device
                    .ask(Syevd{.dtype = dtype_of<T>(),

@@ -177,17 +177,18 @@ double cholesky_residual(const std::vector<S>& a, const std::vector<S>& f, std::
   return norm(diff) / std::max(norm(a), 1e-300);
 }
 
-// max(‖A V − V Λ‖ / ‖A‖, ‖Vᵀ V − I‖ / √n), and whether the values ascend.
-inline double eigen_residual(const Dense& a, const Dense& v, const Dense& w, std::int64_t n) {
+// max(‖A V − V Λ‖ / ‖A‖, ‖Vᴴ V − I‖ / √n), and whether the values ascend.
+template <class S>
+double eigen_residual(const std::vector<S>& a, const std::vector<S>& v, const Dense& w, std::int64_t n) {
   for (std::int64_t i = 1; i < n; ++i)
     if (w[i] < w[i - 1]) return INFINITY;
-  Dense av(static_cast<std::size_t>(n * n)), gram(static_cast<std::size_t>(n * n));
+  std::vector<S> av(static_cast<std::size_t>(n * n)), gram(static_cast<std::size_t>(n * n));
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = 0; i < n; ++i) {
-      double sum = -v[j * n + i] * w[j], dot = i == j ? -1.0 : 0.0;
+      S sum = -v[j * n + i] * w[j], dot = i == j ? -1.0 : 0.0;
       for (std::int64_t p = 0; p < n; ++p) {
         sum += a[p * n + i] * v[j * n + p];
-        dot += v[i * n + p] * v[j * n + p];
+        dot += conjugate(v[i * n + p]) * v[j * n + p];
       }
       av[j * n + i] = sum;
       gram[j * n + i] = dot;

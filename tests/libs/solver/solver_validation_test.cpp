@@ -46,9 +46,9 @@ TEST_F(SolverValidationTest, DtypesOtherThanFloatingPointAreNotSupported) {
   }
 }
 
-// LU and Cholesky take c64 and c128 (past the dtype check, the f32 buffers are what is wrong); QR, eigen, SVD and
+// LU, Cholesky and eigen take c64 and c128 (past the dtype check, the f32 buffers are what is wrong); QR, SVD and
 // least squares refuse them before looking at any buffer, saying which requests take them.
-TEST_F(SolverValidationTest, ComplexDtypesAreTakenByLuAndCholeskyAlone) {
+TEST_F(SolverValidationTest, ComplexDtypesAreTakenByLuCholeskyAndEigenAlone) {
   for (DType dtype : {DType::c64, DType::c128}) {
     const std::string needs = "operand 'a' holds f32 but the request needs " + std::string(to_string(dtype));
     Getrf getrf_request = getrf();
@@ -60,15 +60,16 @@ TEST_F(SolverValidationTest, ComplexDtypesAreTakenByLuAndCholeskyAlone) {
     EXPECT_THAT(run(Potrf{.dtype = dtype, .n = 4, .a = a_}), StatusIs(Code::invalid_argument, needs));
     EXPECT_THAT(run(Potrs{.dtype = dtype, .n = 4, .nrhs = 2, .a = a_, .b = b_}),
                 StatusIs(Code::invalid_argument, needs));
+    Buffer<float> w = upload(device_, std::vector<float>(4));
+    EXPECT_THAT(run(Syevd{.dtype = dtype, .n = 4, .a = a_, .w = w}), StatusIs(Code::invalid_argument, needs));
 
     Buffer<float> v = upload(device_, std::vector<float>(16));
     auto refused = [&](std::string_view request) {
       return StatusIs(Code::not_supported,
                       fmt::format("{}: dtype {} is not supported; it takes f32 or f64 (of the dense solvers, only "
-                                  "Getrf, Getrs, Potrf and Potrs take c64 and c128)",
+                                  "Getrf, Getrs, Potrf, Potrs and Syevd take c64 and c128)",
                                   request, to_string(dtype)));
     };
-    EXPECT_THAT(run(Syevd{.dtype = dtype, .n = 4, .a = a_, .w = v}), refused("solver::Syevd"));
     EXPECT_THAT(run(Geqrf{.dtype = dtype, .m = 4, .n = 4, .a = a_, .tau = v}), refused("solver::Geqrf"));
     EXPECT_THAT(run(Orgqr{.dtype = dtype, .m = 4, .n = 4, .k = 4, .a = a_, .tau = v}), refused("solver::Orgqr"));
     EXPECT_THAT(run(Ormqr{.dtype = dtype, .m = 4, .n = 2, .k = 2, .a = a_, .tau = v, .c = b_}),

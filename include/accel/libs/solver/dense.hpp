@@ -1,8 +1,9 @@
 // Dense linear algebra requests (LAPACK's routines; LAPACKE on the CPU device, cuSOLVER on CUDA):
 //   LU        Getrf (P A = L U, partial pivoting) and Getrs (solve with its factors)  f32, f64, c64, c128
 //   Cholesky  Potrf (A = L Lᴴ or Uᴴ U) and Potrs (solve with its factor)              f32, f64, c64, c128
-// and, in f32 and f64 only (their complex forms are other problems: unitary Q, Hermitian eigenproblems):
-//   eigen     Syevd (eigenvalues, and eigenvectors when asked, of a symmetric matrix)
+//   eigen     Syevd (eigenvalues, and eigenvectors when asked, of a symmetric or Hermitian matrix)
+//                                                                                       f32, f64, c64, c128
+// and, in f32 and f64 only (their complex forms are other problems: unitary Q, conjugated transposes):
 //   QR        Geqrf (A = Q R, Householder), Orgqr (Q's columns from its reflectors) and Ormqr (Q or Qᵀ applied to C)
 //   least squares  Gels (min ‖A X − B‖ for tall A of full rank, by QR)
 //   SVD       Gesvd (A = U Σ Vᵀ, LAPACK's QR iteration) and Gesvdj (the same by the Jacobi method, faster on GPUs)
@@ -26,9 +27,10 @@
 // no convergence) completes with failed_precondition naming the first such matrix of the batch and the index
 // LAPACK reports (1-based, as in LAPACK); the other matrices of the batch are factored all the same. A request
 // is checked whole before anything runs: sizes, leading dimensions, strides, dtypes (the same for every
-// floating-point operand: f32 or f64, or also c64 or c128 for LU and Cholesky — complex numbers of two f32 or two
-// f64, real part first, as std::complex stores them), buffer sizes and aliasing are refused with invalid_argument
-// or not_supported, naming what was wrong. Sizes and leading dimensions must fit LAPACK's 32-bit integers.
+// floating-point operand: f32 or f64, or also c64 or c128 for LU, Cholesky and eigen — complex numbers of two f32
+// or two f64, real part first, as std::complex stores them; eigenvalues are real, of the real part's dtype), buffer
+// sizes and aliasing are refused with invalid_argument or not_supported, naming what was wrong. Sizes and leading
+// dimensions must fit LAPACK's 32-bit integers.
 #pragma once
 
 #include <cstdint>
@@ -132,7 +134,8 @@ struct Potrs {
 };
 
 // Eigenvalues (ascending, into w) and, when asked, orthonormal eigenvectors (the columns of A, in the order of
-// the values) of symmetric n x n matrices, of which the `fill` triangle is read. A is overwritten either way.
+// the values) of symmetric (f32, f64) or Hermitian (c64, c128: LAPACK's heevd) n x n matrices, of which the `fill`
+// triangle is read (a Hermitian diagonal's imaginary parts are taken as zero). A is overwritten either way.
 // info = i > 0: the algorithm did not converge.
 struct Syevd {
   static constexpr const char* kName = "solver::Syevd";
@@ -146,7 +149,7 @@ struct Syevd {
   std::int64_t batch = 1;
   std::int64_t stride_a = 0;
   BufferHandle a;     // read and written: in place
-  BufferHandle w;     // written: n values per matrix, of the dtype
+  BufferHandle w;     // written: n values per matrix, real: f32 for f32 and c64, f64 for f64 and c128
   BufferHandle info;  // optional, i32, one per matrix
 };
 
