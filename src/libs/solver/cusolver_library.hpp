@@ -9,10 +9,12 @@
 
 namespace accel::solver {
 
-// The entry points the solver family calls (C and Z: the complex LU, Cholesky and Hermitian eigen).
+// The entry points the solver family calls (C and Z: the complex LU, Cholesky, Hermitian eigen and QR).
 struct CusolverApi {
 // clang-format off
 #define ACCEL_CUSOLVER_FUNCTIONS(X) \
+  X(cusolverDnCgeqrf) \
+  X(cusolverDnCgeqrf_bufferSize) \
   X(cusolverDnCgetrf) \
   X(cusolverDnCgetrf_bufferSize) \
   X(cusolverDnCgetrs) \
@@ -24,6 +26,10 @@ struct CusolverApi {
   X(cusolverDnCpotrs) \
   X(cusolverDnCreate) \
   X(cusolverDnCreateGesvdjInfo) \
+  X(cusolverDnCungqr) \
+  X(cusolverDnCungqr_bufferSize) \
+  X(cusolverDnCunmqr) \
+  X(cusolverDnCunmqr_bufferSize) \
   X(cusolverDnDestroy) \
   X(cusolverDnDestroyGesvdjInfo) \
   X(cusolverDnDgeqrf) \
@@ -71,6 +77,8 @@ struct CusolverApi {
   X(cusolverDnSsyevd_bufferSize) \
   X(cusolverDnXgesvdjSetMaxSweeps) \
   X(cusolverDnXgesvdjSetTolerance) \
+  X(cusolverDnZgeqrf) \
+  X(cusolverDnZgeqrf_bufferSize) \
   X(cusolverDnZgetrf) \
   X(cusolverDnZgetrf_bufferSize) \
   X(cusolverDnZgetrs) \
@@ -80,6 +88,10 @@ struct CusolverApi {
   X(cusolverDnZpotrfBatched) \
   X(cusolverDnZpotrf_bufferSize) \
   X(cusolverDnZpotrs) \
+  X(cusolverDnZungqr) \
+  X(cusolverDnZungqr_bufferSize) \
+  X(cusolverDnZunmqr) \
+  X(cusolverDnZunmqr_bufferSize) \
   X(cusolverGetProperty)
 // clang-format on
 #define ACCEL_CUSOLVER_MEMBER(name) decltype(&::name) name = nullptr;

@@ -26,9 +26,9 @@ struct Resolved {
 };
 
 // Whether a request takes the complex dtypes. LU and Cholesky do (LAPACK's and cuSOLVER's C and Z routines are the
-// same calls as their S and D ones), and so does the eigen request (Hermitian matrices, LAPACK's heevd, whose
-// eigenvalues are real); the others are real only, since their complex forms change what the request means (unitary
-// Q with conjugated reflectors, complex U and V).
+// same calls as their S and D ones), and so do the eigen request (Hermitian matrices, LAPACK's heevd, whose
+// eigenvalues are real) and QR (unitary Q: ungqr, and unmqr, whose transpose is conjugated); least squares and the
+// SVDs are real only.
 enum class Complex : bool { refused, accepted };
 
 // The dtype of a validated dtype's real part: f32 for f32 and c64, f64 for f64 and c128.

@@ -51,7 +51,8 @@ struct Lapacke<double> {
   static constexpr auto gesvd = LAPACKE_dgesvd;
 };
 
-// LU, Cholesky and eigen (Hermitian: heevd) only: the other requests refuse complex dtypes (dense_checks.hpp).
+// LU, Cholesky, eigen (Hermitian: heevd) and QR (unitary Q: ungqr, unmqr) only: the other requests refuse complex
+// dtypes (dense_checks.hpp).
 template <>
 struct Lapacke<std::complex<float>> {
   static constexpr auto getrf = LAPACKE_cgetrf;
@@ -59,6 +60,9 @@ struct Lapacke<std::complex<float>> {
   static constexpr auto potrf = LAPACKE_cpotrf;
   static constexpr auto potrs = LAPACKE_cpotrs;
   static constexpr auto syevd = LAPACKE_cheevd;
+  static constexpr auto geqrf = LAPACKE_cgeqrf;
+  static constexpr auto orgqr = LAPACKE_cungqr;
+  static constexpr auto ormqr = LAPACKE_cunmqr;
 };
 template <>
 struct Lapacke<std::complex<double>> {
@@ -67,6 +71,9 @@ struct Lapacke<std::complex<double>> {
   static constexpr auto potrf = LAPACKE_zpotrf;
   static constexpr auto potrs = LAPACKE_zpotrs;
   static constexpr auto syevd = LAPACKE_zheevd;
+  static constexpr auto geqrf = LAPACKE_zgeqrf;
+  static constexpr auto orgqr = LAPACKE_zungqr;
+  static constexpr auto ormqr = LAPACKE_zunmqr;
 };
 
 // The type of an element's real part: the eigenvalues' of a Hermitian matrix.
@@ -199,7 +206,8 @@ Status orgqr(const Orgqr& r, void* a, const void* tau) {
 template <class T>
 Status ormqr(const Ormqr& r, const void* a, const void* tau, void* c) {
   const char side = r.side == Side::right ? 'R' : 'L';
-  const char trans = r.transpose == Transpose::transpose ? 'T' : 'N';
+  // Qᴴ for a complex Q, as unmqr takes it (it refuses 'T').
+  const char trans = r.transpose == Transpose::none ? 'N' : std::is_same_v<T, typename RealPart<T>::type> ? 'T' : 'C';
   return each_matrix(Routine::ormqr, r.batch, nullptr, [&](std::int64_t i) {
     return Lapacke<T>::ormqr(LAPACK_COL_MAJOR, side, trans, to_int(r.m), to_int(r.n), to_int(r.k),
                              matrix<T>(a, i, r.stride_a), to_int(r.lda), matrix<T>(tau, i, r.k),
@@ -273,13 +281,13 @@ Status lapacke_syevd(const Syevd& r, void* a, void* w, std::int32_t* info) {
 }
 
 Status lapacke_geqrf(const Geqrf& r, void* a, void* tau) {
-  return r.dtype == DType::f64 ? geqrf<double>(r, a, tau) : geqrf<float>(r, a, tau);
+  return with_type(r.dtype, [&]<class T>(std::type_identity<T>) { return geqrf<T>(r, a, tau); });
 }
 Status lapacke_orgqr(const Orgqr& r, void* a, const void* tau) {
-  return r.dtype == DType::f64 ? orgqr<double>(r, a, tau) : orgqr<float>(r, a, tau);
+  return with_type(r.dtype, [&]<class T>(std::type_identity<T>) { return orgqr<T>(r, a, tau); });
 }
 Status lapacke_ormqr(const Ormqr& r, const void* a, const void* tau, void* c) {
-  return r.dtype == DType::f64 ? ormqr<double>(r, a, tau, c) : ormqr<float>(r, a, tau, c);
+  return with_type(r.dtype, [&]<class T>(std::type_identity<T>) { return ormqr<T>(r, a, tau, c); });
 }
 Status lapacke_gels(const Gels& r, void* a, void* b, std::int32_t* info) {
   return r.dtype == DType::f64 ? gels<double>(r, a, b, info) : gels<float>(r, a, b, info);

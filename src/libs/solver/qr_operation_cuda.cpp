@@ -1,6 +1,7 @@
 #include "libs/solver/qr_operation_cuda.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "libs/solver/qr_kernel.hpp"
 
@@ -38,6 +39,40 @@ struct Qr<double> {
   static constexpr std::string_view ormqr_name = "cusolverDnDormqr";
 };
 
+template <>
+struct Qr<cuComplex> {
+  static constexpr auto geqrf_size = &solver::CusolverApi::cusolverDnCgeqrf_bufferSize;
+  static constexpr auto geqrf = &solver::CusolverApi::cusolverDnCgeqrf;
+  static constexpr auto orgqr_size = &solver::CusolverApi::cusolverDnCungqr_bufferSize;
+  static constexpr auto orgqr = &solver::CusolverApi::cusolverDnCungqr;
+  static constexpr std::string_view geqrf_name = "cusolverDnCgeqrf";
+  static constexpr auto ormqr_size = &solver::CusolverApi::cusolverDnCunmqr_bufferSize;
+  static constexpr auto ormqr = &solver::CusolverApi::cusolverDnCunmqr;
+  static constexpr std::string_view orgqr_name = "cusolverDnCungqr";
+  static constexpr std::string_view ormqr_name = "cusolverDnCunmqr";
+};
+template <>
+struct Qr<cuDoubleComplex> {
+  static constexpr auto geqrf_size = &solver::CusolverApi::cusolverDnZgeqrf_bufferSize;
+  static constexpr auto geqrf = &solver::CusolverApi::cusolverDnZgeqrf;
+  static constexpr auto orgqr_size = &solver::CusolverApi::cusolverDnZungqr_bufferSize;
+  static constexpr auto orgqr = &solver::CusolverApi::cusolverDnZungqr;
+  static constexpr std::string_view geqrf_name = "cusolverDnZgeqrf";
+  static constexpr auto ormqr_size = &solver::CusolverApi::cusolverDnZunmqr_bufferSize;
+  static constexpr auto ormqr = &solver::CusolverApi::cusolverDnZunmqr;
+  static constexpr std::string_view orgqr_name = "cusolverDnZungqr";
+  static constexpr std::string_view ormqr_name = "cusolverDnZunmqr";
+};
+
+// The family's QR kernels (qr_kernel.hpp) are real; complex QR is cuSOLVER's (geqrf, ungqr, unmqr).
+bool real(DType dtype) { return dtype == DType::f32 || dtype == DType::f64; }
+bool takes_small_geqrf(const Geqrf& r) {
+  return real(r.dtype) && solver::takes_small_geqrf(r.m, r.n, r.batch, size_of(r.dtype));
+}
+bool takes_small_orgqr(const Orgqr& r) {
+  return real(r.dtype) && solver::takes_small_orgqr(r.m, r.n, r.k, r.batch, size_of(r.dtype));
+}
+
 template <class T>
 Status geqrf(const Geqrf& r, const solver::DensePlan& plan, std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<Geqrf>;
@@ -45,10 +80,12 @@ Status geqrf(const Geqrf& r, const solver::DensePlan& plan, std::span<const Buff
   if (!plan.empty) {
     T* a = static_cast<T*>(views[Op::a].data);
     T* tau = static_cast<T*>(views[Op::tau].data);
-    if (solver::takes_small_geqrf(r.m, r.n, r.batch, sizeof(T))) {  // no infos: nothing for them to report
-      return run.target.check(solver::launch_small_geqrf(a, r.m, r.n, r.lda, r.stride_a, r.batch, tau,
-                                                         static_cast<T*>(run.workspace), run.target.stream()),
-                              "the small QR kernels");
+    if constexpr (std::is_floating_point_v<T>) {
+      if (takes_small_geqrf(r)) {  // no infos: nothing for them to report
+        return run.target.check(solver::launch_small_geqrf(a, r.m, r.n, r.lda, r.stride_a, r.batch, tau,
+                                                           static_cast<T*>(run.workspace), run.target.stream()),
+                                "the small QR kernels");
+      }
     }
     const std::int64_t k = std::min(r.m, r.n);
     for (std::int64_t i = 0; i < r.batch; ++i) {
@@ -71,10 +108,12 @@ Status orgqr(const Orgqr& r, const solver::DensePlan& plan, std::span<const Buff
   if (!plan.empty) {
     T* a = static_cast<T*>(views[Op::a].data);
     const T* tau = static_cast<const T*>(views[Op::tau].data);
-    if (solver::takes_small_orgqr(r.m, r.n, r.k, r.batch, sizeof(T))) {
-      return run.target.check(solver::launch_small_orgqr(a, r.m, r.n, r.k, r.lda, r.stride_a, r.batch, tau,
-                                                         static_cast<T*>(run.workspace), run.target.stream()),
-                              "the small QR kernels");
+    if constexpr (std::is_floating_point_v<T>) {
+      if (takes_small_orgqr(r)) {
+        return run.target.check(solver::launch_small_orgqr(a, r.m, r.n, r.k, r.lda, r.stride_a, r.batch, tau,
+                                                           static_cast<T*>(run.workspace), run.target.stream()),
+                                "the small QR kernels");
+      }
     }
     for (std::int64_t i = 0; i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(solver::launched(
@@ -91,11 +130,15 @@ Status orgqr(const Orgqr& r, const solver::DensePlan& plan, std::span<const Buff
 
 // Q applied from the left by the family's kernels (qr_kernel.hpp); from the right it stays cuSOLVER's.
 bool takes_small_ormqr(const Ormqr& r) {
-  return r.side == solver::Side::left && solver::takes_small_ormqr(r.m, r.n, r.k, r.batch, size_of(r.dtype));
+  return real(r.dtype) && r.side == solver::Side::left &&
+         solver::takes_small_ormqr(r.m, r.n, r.k, r.batch, size_of(r.dtype));
 }
 
 cublasSideMode_t side(solver::Side s) { return s == solver::Side::right ? CUBLAS_SIDE_RIGHT : CUBLAS_SIDE_LEFT; }
-cublasOperation_t operation(Transpose t) { return t == Transpose::transpose ? CUBLAS_OP_T : CUBLAS_OP_N; }
+// Qᴴ for a complex Q, as unmqr takes it.
+cublasOperation_t operation(const Ormqr& r) {
+  return r.transpose == Transpose::none ? CUBLAS_OP_N : real(r.dtype) ? CUBLAS_OP_T : CUBLAS_OP_C;
+}
 
 template <class T>
 Status ormqr(const Ormqr& r, const solver::DensePlan& plan, std::span<const BufferView> views, CudaRun& run) {
@@ -105,17 +148,19 @@ Status ormqr(const Ormqr& r, const solver::DensePlan& plan, std::span<const Buff
     const T* a = static_cast<const T*>(views[Op::a].data);
     const T* tau = static_cast<const T*>(views[Op::tau].data);
     T* c = static_cast<T*>(views[Op::c].data);
-    if (takes_small_ormqr(r)) {
-      return run.target.check(
-          solver::launch_small_ormqr(a, r.m, r.k, r.lda, r.stride_a, r.batch, tau, r.transpose == Transpose::transpose,
-                                     c, r.n, r.ldc, r.stride_c, static_cast<T*>(run.workspace), run.target.stream()),
-          "the small QR kernels");
+    if constexpr (std::is_floating_point_v<T>) {
+      if (takes_small_ormqr(r)) {
+        return run.target.check(solver::launch_small_ormqr(
+                                    a, r.m, r.k, r.lda, r.stride_a, r.batch, tau, r.transpose == Transpose::transpose,
+                                    c, r.n, r.ldc, r.stride_c, static_cast<T*>(run.workspace), run.target.stream()),
+                                "the small QR kernels");
+      }
     }
     for (std::int64_t i = 0; i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(solver::launched(
           run,
-          (plan.api->*Qr<T>::ormqr)(plan.handle, side(r.side), operation(r.transpose), solver::to_int(r.m),
-                                    solver::to_int(r.n), solver::to_int(r.k), a + solver::matrix_offset(i, r.stride_a),
+          (plan.api->*Qr<T>::ormqr)(plan.handle, side(r.side), operation(r), solver::to_int(r.m), solver::to_int(r.n),
+                                    solver::to_int(r.k), a + solver::matrix_offset(i, r.stride_a),
                                     solver::to_int(r.lda), tau + solver::matrix_offset(i, r.k),
                                     c + solver::matrix_offset(i, r.stride_c), solver::to_int(r.ldc),
                                     static_cast<T*>(run.workspace), solver::to_int(plan.lwork), infos + i),
@@ -131,25 +176,26 @@ Result<CudaOperation<Geqrf>::Plan> CudaOperation<Geqrf>::plan(const Geqrf&, cons
                                                               CudaTarget& target) {
   const Geqrf& r = checked.request;
   const solver::WorkKey key{.routine = solver::Routine::geqrf, .dtype = r.dtype, .m = r.m, .n = r.n, .lda = r.lda};
-  if (solver::takes_small_geqrf(r.m, r.n, r.batch, size_of(r.dtype))) {
+  if (takes_small_geqrf(r)) {
     return solver::plan_dense(target, key, r.batch, false, nullptr,
                               solver::DenseNeeds{.extra = solver::small_geqrf_workspace(r.m, r.n, r.batch)});
   }
   return solver::plan_dense(
       target, key, r.batch, r.m == 0 || r.n == 0,
       [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
-        return r.dtype == DType::f64 ? (api.*Qr<double>::geqrf_size)(handle, solver::to_int(r.m), solver::to_int(r.n),
-                                                                     nullptr, solver::to_int(r.lda), lwork)
-                                     : (api.*Qr<float>::geqrf_size)(handle, solver::to_int(r.m), solver::to_int(r.n),
-                                                                    nullptr, solver::to_int(r.lda), lwork);
+        return solver::with_cuda_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+          return (api.*Qr<T>::geqrf_size)(handle, solver::to_int(r.m), solver::to_int(r.n), nullptr,
+                                          solver::to_int(r.lda), lwork);
+        });
       },
       solver::DenseNeeds{.infos_in_workspace = true});
 }
 
 Status CudaOperation<Geqrf>::run(const Geqrf&, const Checked& checked, const Plan& plan,
                                  std::span<const BufferView> views, CudaRun& run) {
-  return checked.request.dtype == DType::f64 ? geqrf<double>(checked.request, plan, views, run)
-                                             : geqrf<float>(checked.request, plan, views, run);
+  return solver::with_cuda_type(checked.request.dtype, [&]<class T>(std::type_identity<T>) {
+    return geqrf<T>(checked.request, plan, views, run);
+  });
 }
 
 Result<CudaOperation<Orgqr>::Plan> CudaOperation<Orgqr>::plan(const Orgqr&, const Checked& checked,
@@ -157,26 +203,26 @@ Result<CudaOperation<Orgqr>::Plan> CudaOperation<Orgqr>::plan(const Orgqr&, cons
   const Orgqr& r = checked.request;
   const solver::WorkKey key{
       .routine = solver::Routine::orgqr, .dtype = r.dtype, .m = r.m, .n = r.n, .k = r.k, .lda = r.lda};
-  if (solver::takes_small_orgqr(r.m, r.n, r.k, r.batch, size_of(r.dtype))) {
+  if (takes_small_orgqr(r)) {
     return solver::plan_dense(target, key, r.batch, false, nullptr,
                               solver::DenseNeeds{.extra = solver::small_orgqr_workspace(r.m, r.k, r.batch)});
   }
   return solver::plan_dense(
       target, key, r.batch, r.n == 0,
       [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
-        return r.dtype == DType::f64
-                   ? (api.*Qr<double>::orgqr_size)(handle, solver::to_int(r.m), solver::to_int(r.n),
-                                                   solver::to_int(r.k), nullptr, solver::to_int(r.lda), nullptr, lwork)
-                   : (api.*Qr<float>::orgqr_size)(handle, solver::to_int(r.m), solver::to_int(r.n), solver::to_int(r.k),
-                                                  nullptr, solver::to_int(r.lda), nullptr, lwork);
+        return solver::with_cuda_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+          return (api.*Qr<T>::orgqr_size)(handle, solver::to_int(r.m), solver::to_int(r.n), solver::to_int(r.k),
+                                          nullptr, solver::to_int(r.lda), nullptr, lwork);
+        });
       },
       solver::DenseNeeds{.infos_in_workspace = true});
 }
 
 Status CudaOperation<Orgqr>::run(const Orgqr&, const Checked& checked, const Plan& plan,
                                  std::span<const BufferView> views, CudaRun& run) {
-  return checked.request.dtype == DType::f64 ? orgqr<double>(checked.request, plan, views, run)
-                                             : orgqr<float>(checked.request, plan, views, run);
+  return solver::with_cuda_type(checked.request.dtype, [&]<class T>(std::type_identity<T>) {
+    return orgqr<T>(checked.request, plan, views, run);
+  });
 }
 
 Result<CudaOperation<Ormqr>::Plan> CudaOperation<Ormqr>::plan(const Ormqr&, const Checked& checked,
@@ -200,20 +246,19 @@ Result<CudaOperation<Ormqr>::Plan> CudaOperation<Ormqr>::plan(const Ormqr&, cons
       target, key, r.batch, r.m == 0 || r.n == 0 || r.k == 0,  // no reflectors: Q = I, C stays
       [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
         const int m = solver::to_int(r.m), n = solver::to_int(r.n), k = solver::to_int(r.k);
-        return r.dtype == DType::f64 ? (api.*Qr<double>::ormqr_size)(handle, side(r.side), operation(r.transpose), m, n,
-                                                                     k, nullptr, solver::to_int(r.lda), nullptr,
-                                                                     nullptr, solver::to_int(r.ldc), lwork)
-                                     : (api.*Qr<float>::ormqr_size)(handle, side(r.side), operation(r.transpose), m, n,
-                                                                    k, nullptr, solver::to_int(r.lda), nullptr, nullptr,
-                                                                    solver::to_int(r.ldc), lwork);
+        return solver::with_cuda_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+          return (api.*Qr<T>::ormqr_size)(handle, side(r.side), operation(r), m, n, k, nullptr, solver::to_int(r.lda),
+                                          nullptr, nullptr, solver::to_int(r.ldc), lwork);
+        });
       },
       solver::DenseNeeds{.infos_in_workspace = true});
 }
 
 Status CudaOperation<Ormqr>::run(const Ormqr&, const Checked& checked, const Plan& plan,
                                  std::span<const BufferView> views, CudaRun& run) {
-  return checked.request.dtype == DType::f64 ? ormqr<double>(checked.request, plan, views, run)
-                                             : ormqr<float>(checked.request, plan, views, run);
+  return solver::with_cuda_type(checked.request.dtype, [&]<class T>(std::type_identity<T>) {
+    return ormqr<T>(checked.request, plan, views, run);
+  });
 }
 
 }  // namespace accel

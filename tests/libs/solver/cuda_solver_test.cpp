@@ -1,8 +1,8 @@
-// The dense solver requests on CUDA (cuSOLVER) against the CPU device (LAPACKE), on fresh random inputs over a grid
-// of sizes: each device's results checked by their residuals, the solutions, eigenvalues and singular values of both
-// compared, and failed factorisations answered with the same named error and infos; LU, Cholesky and Hermitian eigen
-// in c64 and c128 as well. On CUDA devices in process (each completion strategy, since the infos become the status at
-// completion) and isolated. Skipped without a GPU.
+// The dense solver requests on CUDA (cuSOLVER) against the CPU device (LAPACKE), on fresh random inputs over a grid of
+// sizes: each device's results checked by their residuals, the solutions, eigenvalues and singular values of both
+// compared, and failed factorisations answered with the same named error and infos; LU, Cholesky, Hermitian eigen and
+// QR in c64 and c128 as well. On CUDA devices in process (each completion strategy, since the infos become the status
+// at completion) and isolated. Skipped without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -225,6 +225,17 @@ TEST_P(CudaSolverTest, OrmqrMatchesOrgqrsQAndTheCpu) {
   expect_ormqr_matches<double>(*gpu_, cpu_, rng_, 512, 64, 64, 1);
   expect_ormqr_matches<float>(*gpu_, cpu_, rng_, 300, 41, 41, 2);
   expect_ormqr_matches<double>(*gpu_, cpu_, rng_, 17, 90, 9, 3);
+}
+
+// Complex QR (cuSOLVER's geqrf, ungqr and unmqr; the family's own kernels are real): R, tau and Q as the CPU's and
+// right by residuals, tall, square and wide, and Q or Qᴴ applied from either side.
+TEST_P(CudaSolverTest, ComplexQrMatchesTheCpu) {
+  expect_qr_matches<c64>(*gpu_, cpu_, rng_, 100, 37, 1, 0);
+  expect_qr_matches<c128>(*gpu_, cpu_, rng_, 17, 90, 3, 2);
+  expect_qr_matches<c64>(*gpu_, cpu_, rng_, 64, 64, 2, 1);
+  expect_qr_matches<c128>(*gpu_, cpu_, rng_, 300, 41, 1, 0);
+  expect_ormqr_matches<c64>(*gpu_, cpu_, rng_, 30, 30, 30, 1);
+  expect_ormqr_matches<c128>(*gpu_, cpu_, rng_, 100, 37, 20, 2);
 }
 
 TEST_P(CudaSolverTest, GelsMatchesTheNormalEquationsAndTheCpu) {

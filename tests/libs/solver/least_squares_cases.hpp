@@ -11,21 +11,25 @@
 namespace accel::solver::testing {
 
 // ‖x − ref‖ / ‖ref‖ (or ‖x‖ when ref is zero).
-inline double relative_difference(const Dense& x, const Dense& ref) {
-  Dense diff = x;
+template <class S>
+double relative_difference(const std::vector<S>& x, const std::vector<S>& ref) {
+  std::vector<S> diff = x;
   for (std::size_t i = 0; i < diff.size(); ++i) diff[i] -= ref[i];
   return norm(diff) / std::max(norm(ref), 1e-300);
 }
 
-// rows x inner times inner x cols, column-major and packed; `ta`/`tb` take the factors transposed.
-inline Dense multiply(const Dense& a, bool ta, const Dense& b, bool tb, std::int64_t rows, std::int64_t inner,
-                      std::int64_t cols) {
-  Dense out(static_cast<std::size_t>(rows * cols));
+// rows x inner times inner x cols, column-major and packed; `ta`/`tb` take the factors transposed (conjugated, for
+// complex ones: Qᴴ, as Ormqr's transpose of a complex Q).
+template <class S>
+std::vector<S> multiply(const std::vector<S>& a, bool ta, const std::vector<S>& b, bool tb, std::int64_t rows,
+                        std::int64_t inner, std::int64_t cols) {
+  std::vector<S> out(static_cast<std::size_t>(rows * cols));
   for (std::int64_t j = 0; j < cols; ++j)
     for (std::int64_t i = 0; i < rows; ++i) {
-      double sum = 0;
+      S sum = 0;
       for (std::int64_t p = 0; p < inner; ++p)
-        sum += (ta ? a[i * inner + p] : a[p * rows + i]) * (tb ? b[p * cols + j] : b[j * inner + p]);
+        sum +=
+            (ta ? conjugate(a[i * inner + p]) : a[p * rows + i]) * (tb ? conjugate(b[p * cols + j]) : b[j * inner + p]);
       out[j * rows + i] = sum;
     }
   return out;
@@ -98,8 +102,9 @@ OrmqrResult<T> run_ormqr(Device& device, Side side, Transpose transpose, const L
   out.padding_intact = padding_intact(c, out.c, lc);
   const bool t = transpose == Transpose::transpose;
   out.error = worst(la.batch, [&](std::int64_t b) {
-    const Dense qb = matrix(q, lq, b), cb = matrix(c, lc, b);
-    const Dense ref = side == Side::left ? multiply(qb, t, cb, false, m, m, n) : multiply(cb, false, qb, t, m, n, n);
+    const std::vector<Wide<T>> qb = matrix(q, lq, b), cb = matrix(c, lc, b);
+    const std::vector<Wide<T>> ref =
+        side == Side::left ? multiply(qb, t, cb, false, m, m, n) : multiply(cb, false, qb, t, m, n, n);
     return relative_difference(matrix(out.c, lc, b), ref);
   });
   return out;

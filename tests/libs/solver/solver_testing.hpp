@@ -211,13 +211,14 @@ double solve_residual(const std::vector<S>& a, const std::vector<S>& x, const st
   return norm(diff) / std::max(norm(a) * norm(x) + norm(b), 1e-300);
 }
 
-// ‖Qᵀ Q − I‖ / √cols for a rows x cols Q.
-inline double orthonormality(const Dense& q, std::int64_t rows, std::int64_t cols) {
-  Dense gram(static_cast<std::size_t>(cols * cols));
+// ‖Qᴴ Q − I‖ / √cols for a rows x cols Q.
+template <class S>
+double orthonormality(const std::vector<S>& q, std::int64_t rows, std::int64_t cols) {
+  std::vector<S> gram(static_cast<std::size_t>(cols * cols));
   for (std::int64_t j = 0; j < cols; ++j)
     for (std::int64_t i = 0; i < cols; ++i) {
-      double dot = i == j ? -1.0 : 0.0;
-      for (std::int64_t p = 0; p < rows; ++p) dot += q[i * rows + p] * q[j * rows + p];
+      S dot = i == j ? -1.0 : 0.0;
+      for (std::int64_t p = 0; p < rows; ++p) dot += conjugate(q[i * rows + p]) * q[j * rows + p];
       gram[j * cols + i] = dot;
     }
   return norm(gram) / std::sqrt(std::max<double>(cols, 1));
@@ -225,9 +226,10 @@ inline double orthonormality(const Dense& q, std::int64_t rows, std::int64_t col
 
 // max(‖A − Q R‖ / ‖A‖, orthonormality of Q) for m x n A, m x k Q and the k x n upper trapezoid of `r` (m x n, as
 // Geqrf left it).
-inline double qr_residual(const Dense& a, const Dense& q, const Dense& r, std::int64_t m, std::int64_t n,
-                          std::int64_t k) {
-  Dense diff = a;
+template <class S>
+double qr_residual(const std::vector<S>& a, const std::vector<S>& q, const std::vector<S>& r, std::int64_t m,
+                   std::int64_t n, std::int64_t k) {
+  std::vector<S> diff = a;
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t p = 0; p <= std::min(j, k - 1); ++p) diff[j * m + i] -= q[p * m + i] * r[j * m + p];

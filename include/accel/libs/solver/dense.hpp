@@ -3,8 +3,9 @@
 //   Cholesky  Potrf (A = L Lᴴ or Uᴴ U) and Potrs (solve with its factor)              f32, f64, c64, c128
 //   eigen     Syevd (eigenvalues, and eigenvectors when asked, of a symmetric or Hermitian matrix)
 //                                                                                       f32, f64, c64, c128
-// and, in f32 and f64 only (their complex forms are other problems: unitary Q, conjugated transposes):
-//   QR        Geqrf (A = Q R, Householder), Orgqr (Q's columns from its reflectors) and Ormqr (Q or Qᵀ applied to C)
+//   QR        Geqrf (A = Q R, Householder), Orgqr (Q's columns from its reflectors) and Ormqr (Q or Qᵀ applied to C;
+//             Qᴴ for complex Q)                                                       f32, f64, c64, c128
+// and, in f32 and f64 only:
 //   least squares  Gels (min ‖A X − B‖ for tall A of full rank, by QR)
 //   SVD       Gesvd (A = U Σ Vᵀ, LAPACK's QR iteration) and Gesvdj (the same by the Jacobi method, faster on GPUs)
 //
@@ -27,8 +28,8 @@
 // no convergence) completes with failed_precondition naming the first such matrix of the batch and the index
 // LAPACK reports (1-based, as in LAPACK); the other matrices of the batch are factored all the same. A request
 // is checked whole before anything runs: sizes, leading dimensions, strides, dtypes (the same for every
-// floating-point operand: f32 or f64, or also c64 or c128 for LU, Cholesky and eigen — complex numbers of two f32
-// or two f64, real part first, as std::complex stores them; eigenvalues are real, of the real part's dtype), buffer
+// floating-point operand: f32 or f64, or also c64 or c128 for LU, Cholesky, eigen and QR — complex numbers of two
+// f32 or two f64, real part first, as std::complex stores them; eigenvalues are real, of the real part's dtype), buffer
 // sizes and aliasing are refused with invalid_argument or not_supported, naming what was wrong. Sizes and leading
 // dimensions must fit LAPACK's 32-bit integers.
 #pragma once
@@ -171,7 +172,8 @@ struct Geqrf {
 };
 
 // The first n columns of Q = H(1) … H(k) (m x n, m >= n >= k) from the first k reflectors and scalars of a Geqrf:
-// they replace A (for the thin Q of an m x n Geqrf with m >= n: n = k = n).
+// they replace A (for the thin Q of an m x n Geqrf with m >= n: n = k = n). For complex A, Q is unitary (LAPACK's
+// ungqr).
 struct Orgqr {
   static constexpr const char* kName = "solver::Orgqr";
   using Response = Done;
@@ -188,18 +190,19 @@ struct Orgqr {
 };
 
 // C (m x n) replaced by op(Q) C (side left) or C op(Q) (side right), where Q = H(1) … H(k) is made of the first k
-// reflectors and scalars of a Geqrf and op(Q) is Q or Qᵀ (transpose): Q is m x m (left) or n x n (right), so A, as
-// Geqrf left it, is m x k (left) or n x k (right), with k <= m (left) or k <= n (right). Qᵀ C of a tall Geqrf's A
-// (left, transpose) puts Qᵀ b of a least squares problem into C without forming Q. LAPACK's ormqr sets A's diagonal
-// for a while and restores it, so A counts as written (a buffer of its own, matrices that do not overlap); it comes
-// back as it was. LAPACK's info is only for illegal arguments, which are refused before anything runs.
+// reflectors and scalars of a Geqrf and op(Q) is Q or Qᵀ (transpose; for complex Q, its conjugate transpose Qᴴ, as
+// LAPACK's unmqr): Q is m x m (left) or n x n (right), so A, as Geqrf left it, is m x k (left) or n x k (right), with
+// k <= m (left) or k <= n (right). Qᵀ C of a tall Geqrf's A (left, transpose) puts Qᵀ b of a least squares problem into
+// C without forming Q. LAPACK's ormqr sets A's diagonal for a while and restores it, so A counts as written (a buffer
+// of its own, matrices that do not overlap); it comes back as it was. LAPACK's info is only for illegal arguments,
+// which are refused before anything runs.
 struct Ormqr {
   static constexpr const char* kName = "solver::Ormqr";
   using Response = Done;
 
   DType dtype = DType::f32;
   Side side = Side::left;
-  Transpose transpose = Transpose::none;  // op(Q): Q or Qᵀ
+  Transpose transpose = Transpose::none;  // op(Q): Q or Qᵀ (Qᴴ for complex Q)
   std::int64_t m = 0;                     // C's rows
   std::int64_t n = 0;                     // C's columns
   std::int64_t k = 0;                     // reflectors
