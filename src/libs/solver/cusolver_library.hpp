@@ -9,12 +9,14 @@
 
 namespace accel::solver {
 
-// The entry points the solver family calls (C and Z: the complex LU, Cholesky, Hermitian eigen and QR).
+// The entry points the solver family calls (C and Z: the complex LU, Cholesky, Hermitian eigen, QR and SVD).
 struct CusolverApi {
 // clang-format off
 #define ACCEL_CUSOLVER_FUNCTIONS(X) \
   X(cusolverDnCgeqrf) \
   X(cusolverDnCgeqrf_bufferSize) \
+  X(cusolverDnCgesvd) \
+  X(cusolverDnCgesvd_bufferSize) \
   X(cusolverDnCgetrf) \
   X(cusolverDnCgetrf_bufferSize) \
   X(cusolverDnCgetrs) \
@@ -79,6 +81,8 @@ struct CusolverApi {
   X(cusolverDnXgesvdjSetTolerance) \
   X(cusolverDnZgeqrf) \
   X(cusolverDnZgeqrf_bufferSize) \
+  X(cusolverDnZgesvd) \
+  X(cusolverDnZgesvd_bufferSize) \
   X(cusolverDnZgetrf) \
   X(cusolverDnZgetrf_bufferSize) \
   X(cusolverDnZgetrs) \

@@ -15,8 +15,8 @@ Status check_dtype(std::string_view request, DType dtype, Complex complex) {
         fmt::format("{}: dtype {} is not supported; it takes f32, f64, c64 or c128", request, to_string(dtype)));
   }
   return not_supported(fmt::format(
-      "{}: dtype {} is not supported; it takes f32 or f64 (of the dense solvers, only Gels, Gesvd and Gesvdj take no "
-      "c64 or c128)",
+      "{}: dtype {} is not supported; it takes f32 or f64 (of the dense solvers, only Gels and Gesvdj take no c64 or "
+      "c128)",
       request, to_string(dtype)));
 }
 

@@ -27,8 +27,8 @@ struct Resolved {
 
 // Whether a request takes the complex dtypes. LU and Cholesky do (LAPACK's and cuSOLVER's C and Z routines are the
 // same calls as their S and D ones), and so do the eigen request (Hermitian matrices, LAPACK's heevd, whose
-// eigenvalues are real) and QR (unitary Q: ungqr, and unmqr, whose transpose is conjugated); least squares and the
-// SVDs are real only.
+// eigenvalues are real), QR (unitary Q: ungqr, and unmqr, whose transpose is conjugated) and Gesvd (real values, U
+// and Vᴴ); least squares and the Jacobi SVD are real only.
 enum class Complex : bool { refused, accepted };
 
 // The dtype of a validated dtype's real part: f32 for f32 and c64, f64 for f64 and c128.

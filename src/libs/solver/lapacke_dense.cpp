@@ -51,8 +51,8 @@ struct Lapacke<double> {
   static constexpr auto gesvd = LAPACKE_dgesvd;
 };
 
-// LU, Cholesky, eigen (Hermitian: heevd) and QR (unitary Q: ungqr, unmqr) only: the other requests refuse complex
-// dtypes (dense_checks.hpp).
+// LU, Cholesky, eigen (Hermitian: heevd), QR (unitary Q: ungqr, unmqr) and Gesvd (real values, Vᴴ) only: the other
+// requests refuse complex dtypes (dense_checks.hpp).
 template <>
 struct Lapacke<std::complex<float>> {
   static constexpr auto getrf = LAPACKE_cgetrf;
@@ -63,6 +63,7 @@ struct Lapacke<std::complex<float>> {
   static constexpr auto geqrf = LAPACKE_cgeqrf;
   static constexpr auto orgqr = LAPACKE_cungqr;
   static constexpr auto ormqr = LAPACKE_cunmqr;
+  static constexpr auto gesvd = LAPACKE_cgesvd;
 };
 template <>
 struct Lapacke<std::complex<double>> {
@@ -74,6 +75,7 @@ struct Lapacke<std::complex<double>> {
   static constexpr auto geqrf = LAPACKE_zgeqrf;
   static constexpr auto orgqr = LAPACKE_zungqr;
   static constexpr auto ormqr = LAPACKE_zunmqr;
+  static constexpr auto gesvd = LAPACKE_zgesvd;
 };
 
 // The type of an element's real part: the eigenvalues' of a Hermitian matrix.
@@ -231,11 +233,12 @@ char svd_job(SvdJob job) { return job == SvdJob::full ? 'A' : job == SvdJob::thi
 template <class T>
 Status gesvd(const Gesvd& r, void* a, void* s, void* u, void* vt, std::int32_t* info) {
   const std::int64_t k = std::min(r.m, r.n);
-  std::vector<T> superdiagonal(static_cast<std::size_t>(std::max<std::int64_t>(k, 2) - 1));
+  using Value = typename RealPart<T>::type;  // the singular values'
+  std::vector<Value> superdiagonal(static_cast<std::size_t>(std::max<std::int64_t>(k, 2) - 1));
   return each_matrix(Routine::gesvd, r.batch, info, [&](std::int64_t i) {
     return Lapacke<T>::gesvd(
         LAPACK_COL_MAJOR, svd_job(r.job_u), svd_job(r.job_vt), to_int(r.m), to_int(r.n), matrix<T>(a, i, r.stride_a),
-        to_int(r.lda), matrix<T>(s, i, k), u == nullptr ? nullptr : matrix<T>(u, i, r.stride_u), to_int(r.ldu),
+        to_int(r.lda), matrix<Value>(s, i, k), u == nullptr ? nullptr : matrix<T>(u, i, r.stride_u), to_int(r.ldu),
         vt == nullptr ? nullptr : matrix<T>(vt, i, r.stride_vt), to_int(r.ldvt), superdiagonal.data());
   });
 }
@@ -293,7 +296,7 @@ Status lapacke_gels(const Gels& r, void* a, void* b, std::int32_t* info) {
   return r.dtype == DType::f64 ? gels<double>(r, a, b, info) : gels<float>(r, a, b, info);
 }
 Status lapacke_gesvd(const Gesvd& r, void* a, void* s, void* u, void* vt, std::int32_t* info) {
-  return r.dtype == DType::f64 ? gesvd<double>(r, a, s, u, vt, info) : gesvd<float>(r, a, s, u, vt, info);
+  return with_type(r.dtype, [&]<class T>(std::type_identity<T>) { return gesvd<T>(r, a, s, u, vt, info); });
 }
 
 Status lapacke_gesvdj(const Gesvdj& r, void* a, void* s, void* u, void* v, std::int32_t* info) {

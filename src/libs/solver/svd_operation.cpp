@@ -30,7 +30,7 @@ Result<solver::CheckedGesvd> Operation<Gesvd>::validate(const Gesvd& request) {
   constexpr std::string_view name = Gesvd::kName;
   Checked checked{.request = request};
   Gesvd& r = checked.request;
-  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype, solver::Complex::refused));
+  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype, solver::Complex::accepted));
   ACCEL_RETURN_IF_ERROR(check_job(name, "job_u", r.job_u, r.u));
   ACCEL_RETURN_IF_ERROR(check_job(name, "job_vt", r.job_vt, r.vt));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "m", r.m));
@@ -54,7 +54,7 @@ Result<solver::CheckedGesvd> Operation<Gesvd>::validate(const Gesvd& request) {
 void Operation<Gesvd>::operands(const Gesvd& request, const Checked& checked, Operands& operands) {
   const Gesvd& r = checked.request;
   solver::write_matrix(operands, request.a, "a", r.dtype, checked.a_extent);
-  solver::write_matrix(operands, request.s, "s", r.dtype, checked.s_extent);
+  solver::write_matrix(operands, request.s, "s", solver::real_dtype(r.dtype), checked.s_extent);
   if (r.job_u == SvdJob::none) {
     operands.absent("u");
   } else {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace accel {
 namespace {
@@ -10,19 +11,36 @@ namespace {
 using solver::Gesvd;
 using solver::SvdJob;
 
+// Each element type's routine, and its singular values' type (real, of a complex A too).
 template <class T>
 struct Svd;
 template <>
 struct Svd<float> {
+  using Value = float;
   static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnSgesvd_bufferSize;
   static constexpr auto gesvd = &solver::CusolverApi::cusolverDnSgesvd;
   static constexpr std::string_view name = "cusolverDnSgesvd";
 };
 template <>
 struct Svd<double> {
+  using Value = double;
   static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnDgesvd_bufferSize;
   static constexpr auto gesvd = &solver::CusolverApi::cusolverDnDgesvd;
   static constexpr std::string_view name = "cusolverDnDgesvd";
+};
+template <>
+struct Svd<cuComplex> {
+  using Value = float;
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnCgesvd_bufferSize;
+  static constexpr auto gesvd = &solver::CusolverApi::cusolverDnCgesvd;
+  static constexpr std::string_view name = "cusolverDnCgesvd";
+};
+template <>
+struct Svd<cuDoubleComplex> {
+  using Value = double;
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnZgesvd_bufferSize;
+  static constexpr auto gesvd = &solver::CusolverApi::cusolverDnZgesvd;
+  static constexpr std::string_view name = "cusolverDnZgesvd";
 };
 
 signed char job(SvdJob j) { return j == SvdJob::full ? 'A' : j == SvdJob::thin ? 'S' : 'N'; }
@@ -36,7 +54,8 @@ Status gesvd(const solver::CheckedGesvd& c, const solver::DensePlan& plan, std::
   if (!plan.empty) {
     const std::int64_t k = std::min(r.m, r.n);
     T* a = static_cast<T*>(views[Op::a].data);
-    T* s = static_cast<T*>(views[Op::s].data);
+    using Value = typename Svd<T>::Value;
+    auto* s = static_cast<Value*>(views[Op::s].data);
     T* u = static_cast<T*>(views[Op::u].data);
     T* vt = static_cast<T*>(views[Op::vt].data);
     T* work = static_cast<T*>(run.workspace);
@@ -46,12 +65,12 @@ Status gesvd(const solver::CheckedGesvd& c, const solver::DensePlan& plan, std::
     for (std::int64_t i = 0; i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(solver::launched(
           run,
-          (plan.api->*Svd<T>::gesvd)(plan.handle, job(r.job_u), job(r.job_vt), solver::to_int(r.m), solver::to_int(r.n),
-                                     a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda),
-                                     s + solver::matrix_offset(i, k),
-                                     u == nullptr ? nullptr : u + solver::matrix_offset(i, r.stride_u), ldu,
-                                     vt == nullptr ? nullptr : vt + solver::matrix_offset(i, r.stride_vt), ldvt, work,
-                                     solver::to_int(plan.lwork), work + plan.lwork, infos + i),
+          (plan.api->*Svd<T>::gesvd)(
+              plan.handle, job(r.job_u), job(r.job_vt), solver::to_int(r.m), solver::to_int(r.n),
+              a + solver::matrix_offset(i, r.stride_a), solver::to_int(r.lda), s + solver::matrix_offset(i, k),
+              u == nullptr ? nullptr : u + solver::matrix_offset(i, r.stride_u), ldu,
+              vt == nullptr ? nullptr : vt + solver::matrix_offset(i, r.stride_vt), ldvt, work,
+              solver::to_int(plan.lwork), reinterpret_cast<Value*>(work + plan.lwork), infos + i),
           Svd<T>::name));
     }
   }
@@ -73,17 +92,17 @@ Result<CudaOperation<Gesvd>::Plan> CudaOperation<Gesvd>::plan(const Gesvd& reque
   return solver::plan_dense(
       target, key, r.batch, r.n == 0,
       [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
-        return r.dtype == DType::f64
-                   ? (api.*Svd<double>::buffer_size)(handle, solver::to_int(r.m), solver::to_int(r.n), lwork)
-                   : (api.*Svd<float>::buffer_size)(handle, solver::to_int(r.m), solver::to_int(r.n), lwork);
+        return solver::with_cuda_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+          return (api.*Svd<T>::buffer_size)(handle, solver::to_int(r.m), solver::to_int(r.n), lwork);
+        });
       },
       solver::DenseNeeds{.infos_in_workspace = request.info.is_null(), .extra = std::min(r.m, r.n)});
 }
 
 Status CudaOperation<Gesvd>::run(const Gesvd&, const Checked& checked, const Plan& plan,
                                  std::span<const BufferView> views, CudaRun& run) {
-  return checked.request.dtype == DType::f64 ? gesvd<double>(checked, plan, views, run)
-                                             : gesvd<float>(checked, plan, views, run);
+  return solver::with_cuda_type(checked.request.dtype,
+                                [&]<class T>(std::type_identity<T>) { return gesvd<T>(checked, plan, views, run); });
 }
 
 }  // namespace accel

@@ -1,8 +1,8 @@
 // The dense solver requests on CUDA (cuSOLVER) against the CPU device (LAPACKE), on fresh random inputs over a grid of
 // sizes: each device's results checked by their residuals, the solutions, eigenvalues and singular values of both
-// compared, and failed factorisations answered with the same named error and infos; LU, Cholesky, Hermitian eigen and
-// QR in c64 and c128 as well. On CUDA devices in process (each completion strategy, since the infos become the status
-// at completion) and isolated. Skipped without a GPU.
+// compared, and failed factorisations answered with the same named error and infos; LU, Cholesky, Hermitian eigen, QR
+// and Gesvd in c64 and c128 as well. On CUDA devices in process (each completion strategy, since the infos become the
+// status at completion) and isolated. Skipped without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -266,6 +266,16 @@ TEST_P(CudaSolverTest, SvdMatchesTheCpuByResidualsAndValues) {
   }
   svd<float>(257, 31, 2);
   svd<double>(64, 63, 3);
+}
+
+// cuSOLVER's C and Z gesvd: A = U Σ Vᴴ, U and V unitary, the real values as the CPU's.
+TEST_P(CudaSolverTest, ComplexSvdMatchesTheCpuByResidualsAndValues) {
+  for (std::int64_t n : {1, 16, 100}) {
+    svd<c64>(n, n, 1);
+    svd<c128>(n, n, 1);
+  }
+  svd<c64>(257, 31, 2);
+  svd<c128>(64, 63, 3);
 }
 
 // cuSOLVER's gesvd takes m >= n only; the request says so before anything runs, and the CPU device decomposes it.

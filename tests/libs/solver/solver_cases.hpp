@@ -227,10 +227,10 @@ struct DecompositionResult {
   double reconstruction = INFINITY;    // ‖A − U Σ Vᵀ‖ / ‖A‖ alone, of a Gesvdj
   double v_orthonormality = INFINITY;  // of a Gesvdj's V
   bool padding_intact = false;
-  std::vector<T> values;   // the singular values
-  std::vector<T> factors;  // A as a Geqrf left it
-  std::vector<T> tau;      // a Geqrf's scalars
-  std::vector<T> q;        // the buffer after the Orgqr
+  std::vector<Real<T>> values;  // the singular values
+  std::vector<T> factors;       // A as a Geqrf left it
+  std::vector<T> tau;           // a Geqrf's scalars
+  std::vector<T> q;             // the buffer after the Orgqr
   std::vector<std::int32_t> info;
 };
 
@@ -286,7 +286,8 @@ DecompositionResult<T> run_svd(Device& device, SvdJob job_u, SvdJob job_vt, cons
   const std::int64_t u_cols = job_u == SvdJob::full ? m : k, v_rows = job_vt == SvdJob::full ? n : k;
   const Layout lu = Layout::padded(m, u_cols, la.batch, 1), lv = Layout::padded(v_rows, n, la.batch, 1);
   const std::vector<T> u0(lu.size(), T(7)), v0(lv.size(), T(7));
-  Buffer<T> da = upload(device, a), s = upload(device, std::vector<T>(static_cast<std::size_t>(k * la.batch + 1)));
+  Buffer<T> da = upload(device, a);
+  Buffer<Real<T>> s = upload(device, std::vector<Real<T>>(static_cast<std::size_t>(k * la.batch + 1)));
   Buffer<T> du = upload(device, u0), dv = upload(device, v0);
   Buffer<std::int32_t> info = upload(device, std::vector<std::int32_t>(static_cast<std::size_t>(la.batch), -7));
   Gesvd request{.dtype = dtype_of<T>(),
@@ -337,7 +338,8 @@ DecompositionResult<T> run_gesvdj(Device& device, const Layout& la, const std::v
   const std::int64_t u_cols = c.job == SvdJob::full ? m : k, v_cols = c.job == SvdJob::full ? n : k;
   const Layout lu = Layout::padded(m, u_cols, la.batch, c.pad), lv = Layout::padded(n, v_cols, la.batch, c.pad);
   const std::vector<T> u0(lu.size(), T(7)), v0(lv.size(), T(7));
-  Buffer<T> da = upload(device, a), s = upload(device, std::vector<T>(static_cast<std::size_t>(k * la.batch + 1)));
+  Buffer<T> da = upload(device, a);
+  Buffer<Real<T>> s = upload(device, std::vector<Real<T>>(static_cast<std::size_t>(k * la.batch + 1)));
   Buffer<T> du = upload(device, u0), dv = upload(device, v0);
   Buffer<std::int32_t> info = upload(device, std::vector<std::int32_t>(static_cast<std::size_t>(la.batch), -7));
   Gesvdj request{.dtype = dtype_of<T>(),

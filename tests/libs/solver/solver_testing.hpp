@@ -236,11 +236,13 @@ double qr_residual(const std::vector<S>& a, const std::vector<S>& q, const std::
   return std::max(norm(diff) / std::max(norm(a), 1e-300), orthonormality(q, m, k));
 }
 
-// ‖A − U Σ Vᵀ‖ / ‖A‖ for m x n A, U of at least k = min(m, n) columns, and Vᵀ of v_rows >= k rows.
-inline double svd_reconstruction(const Dense& a, const Dense& u, const Dense& s, const Dense& vt, std::int64_t m,
-                                 std::int64_t n, std::int64_t v_rows) {
+// ‖A − U Σ Vᵀ‖ / ‖A‖ for m x n A, U of at least k = min(m, n) columns, and Vᵀ (Vᴴ, for complex A) of v_rows >= k
+// rows.
+template <class S>
+double svd_reconstruction(const std::vector<S>& a, const std::vector<S>& u, const Dense& s, const std::vector<S>& vt,
+                          std::int64_t m, std::int64_t n, std::int64_t v_rows) {
   const std::int64_t k = std::min(m, n);
-  Dense diff = a;
+  std::vector<S> diff = a;
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t p = 0; p < k; ++p) diff[j * m + i] -= u[p * m + i] * s[p] * vt[j * v_rows + p];
@@ -248,15 +250,16 @@ inline double svd_reconstruction(const Dense& a, const Dense& u, const Dense& s,
 }
 
 // max(‖A − U Σ Vᵀ‖ / ‖A‖, orthonormality of U's columns and Vᵀ's rows) for m x n A, m x u_cols U, v_rows x n Vᵀ
-// (both at least k = min(m, n)), and whether the values are non-negative and descend.
-inline double svd_residual(const Dense& a, const Dense& u, const Dense& s, const Dense& vt, std::int64_t m,
-                           std::int64_t n, std::int64_t u_cols, std::int64_t v_rows) {
+// (Vᴴ for complex A; both at least k = min(m, n)), and whether the values are non-negative and descend.
+template <class S>
+double svd_residual(const std::vector<S>& a, const std::vector<S>& u, const Dense& s, const std::vector<S>& vt,
+                    std::int64_t m, std::int64_t n, std::int64_t u_cols, std::int64_t v_rows) {
   const std::int64_t k = std::min(m, n);
   for (std::int64_t i = 0; i < k; ++i)
     if (s[i] < 0 || (i > 0 && s[i] > s[i - 1])) return INFINITY;
-  Dense v(static_cast<std::size_t>(n * v_rows));
+  std::vector<S> v(static_cast<std::size_t>(n * v_rows));
   for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t i = 0; i < v_rows; ++i) v[i * n + j] = vt[j * v_rows + i];
+    for (std::int64_t i = 0; i < v_rows; ++i) v[i * n + j] = conjugate(vt[j * v_rows + i]);
   return std::max(
       {svd_reconstruction(a, u, s, vt, m, n, v_rows), orthonormality(u, m, u_cols), orthonormality(v, n, v_rows)});
 }

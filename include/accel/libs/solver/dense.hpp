@@ -5,9 +5,10 @@
 //                                                                                       f32, f64, c64, c128
 //   QR        Geqrf (A = Q R, Householder), Orgqr (Q's columns from its reflectors) and Ormqr (Q or Qᵀ applied to C;
 //             Qᴴ for complex Q)                                                       f32, f64, c64, c128
+//   SVD       Gesvd (A = U Σ Vᵀ, or U Σ Vᴴ for complex A; LAPACK's QR iteration)      f32, f64, c64, c128
 // and, in f32 and f64 only:
 //   least squares  Gels (min ‖A X − B‖ for tall A of full rank, by QR)
-//   SVD       Gesvd (A = U Σ Vᵀ, LAPACK's QR iteration) and Gesvdj (the same by the Jacobi method, faster on GPUs)
+//   SVD       Gesvdj (A = U Σ Vᵀ by the Jacobi method, faster on GPUs)
 //
 // Layout: matrices are column-major, as LAPACK and cuSOLVER store them: element (i, j) of matrix `b` of a batch
 // is at b * stride + j * ld + i. A leading dimension of 0 means packed (the number of rows), a batch stride of 0
@@ -28,8 +29,9 @@
 // no convergence) completes with failed_precondition naming the first such matrix of the batch and the index
 // LAPACK reports (1-based, as in LAPACK); the other matrices of the batch are factored all the same. A request
 // is checked whole before anything runs: sizes, leading dimensions, strides, dtypes (the same for every
-// floating-point operand: f32 or f64, or also c64 or c128 for LU, Cholesky, eigen and QR — complex numbers of two
-// f32 or two f64, real part first, as std::complex stores them; eigenvalues are real, of the real part's dtype), buffer
+// floating-point operand: f32 or f64, or also c64 or c128 for LU, Cholesky, eigen, QR and Gesvd — complex numbers of
+// two f32 or two f64, real part first, as std::complex stores them; eigenvalues and singular values are real, of the
+// real part's dtype), buffer
 // sizes and aliasing are refused with invalid_argument or not_supported, naming what was wrong. Sizes and leading
 // dimensions must fit LAPACK's 32-bit integers.
 #pragma once
@@ -244,11 +246,11 @@ struct Gels {
   BufferHandle info;  // optional, i32, one per matrix
 };
 
-// Singular value decomposition of m x n matrices, A = U Σ Vᵀ: the singular values, descending, into s (min(m, n) per
-// matrix), U (m x m, or m x min(m, n) when thin) into u and Vᵀ (n x n, or min(m, n) x n when thin) into vt, each when
-// asked. A is destroyed. cuSOLVER's gesvd takes m >= n only: for a wide matrix, decompose Aᵀ (whose U and Vᵀ are
-// this one's V and Uᵀ); the CPU device takes both. info = i > 0: i superdiagonals of an intermediate bidiagonal form
-// did not converge to zero.
+// Singular value decomposition of m x n matrices, A = U Σ Vᵀ (U Σ Vᴴ for complex A, whose vt then holds Vᴴ): the
+// singular values, descending, into s (min(m, n) per matrix, real), U (m x m, or m x min(m, n) when thin) into u and Vᵀ
+// (n x n, or min(m, n) x n when thin) into vt, each when asked. A is destroyed. cuSOLVER's gesvd takes m >= n only: for
+// a wide matrix, decompose Aᵀ (whose U and Vᵀ are this one's V and Uᵀ); the CPU device takes both. info = i > 0: i
+// superdiagonals of an intermediate bidiagonal form did not converge to zero.
 struct Gesvd {
   static constexpr const char* kName = "solver::Gesvd";
   using Response = Done;
@@ -266,7 +268,7 @@ struct Gesvd {
   std::int64_t stride_u = 0;
   std::int64_t stride_vt = 0;
   BufferHandle a;     // read and destroyed
-  BufferHandle s;     // written: min(m, n) per matrix, of the dtype
+  BufferHandle s;     // written: min(m, n) per matrix, real: f32 for f32 and c64, f64 for f64 and c128
   BufferHandle u;     // written, unless job_u is none (then null)
   BufferHandle vt;    // written, unless job_vt is none (then null)
   BufferHandle info;  // optional, i32, one per matrix
