@@ -134,41 +134,12 @@ TYPED_TEST(ComplexSolverTest, EigenvaluesOfAKnownHermitianMatrix) {
   }
 }
 
-// Tall, square and wide matrices, single and batched: A = Q R, Q's columns orthonormal (Qᴴ Q = I), nothing written
-// outside the matrices.
 TYPED_TEST(ComplexSolverTest, QrOfRandomMatricesIsRightByResiduals) {
-  using T = TypeParam;
-  for (auto [m, n] : {std::pair<std::int64_t, std::int64_t>{1, 1}, {7, 3}, {17, 17}, {64, 20}, {5, 9}, {101, 64}})
-    for (std::int64_t batch : {1, 3}) {
-      SCOPED_TRACE(::testing::Message() << m << "x" << n << " batch=" << batch);
-      const Layout la = Layout::padded(m, n, batch, 2);
-      const DecompositionResult<T> r = run_qr(this->device_, la, random_matrices<T>(la, this->rng_));
-      ASSERT_THAT(r.first, IsOk());
-      ASSERT_THAT(r.second, IsOk());
-      EXPECT_LE(r.residual, tolerance<T>(std::max(m, n)));
-      EXPECT_TRUE(r.padding_intact);
-    }
+  expect_qr_of_random_matrices<TypeParam>(this->device_, this->rng_);
 }
 
-// Q C, Qᴴ C, C Q and C Qᴴ against the Q that Orgqr forms: Ormqr's transpose of a complex Q is its conjugate
-// transpose (a plain transpose would not match). A comes back as Geqrf left it.
 TYPED_TEST(ComplexSolverTest, OrmqrAppliesQAndItsConjugateTransposeFromEitherSide) {
-  using T = TypeParam;
-  for (Side side : {Side::left, Side::right})
-    for (Transpose transpose : {Transpose::none, Transpose::transpose})
-      for (auto [m, n, k] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{9, 4, 3}, {30, 30, 30}, {50, 7, 20}})
-        for (std::int64_t batch : {1, 2}) {
-          const std::int64_t order = side == Side::left ? m : n, reflectors = std::min(k, order);
-          SCOPED_TRACE(::testing::Message() << "C " << m << "x" << n << " k=" << reflectors << " " << to_string(side)
-                                            << " " << accel::to_string(transpose) << " batch=" << batch);
-          const Layout la = Layout::padded(order, reflectors, batch, 2), lc = Layout::padded(m, n, batch, 1);
-          const OrmqrResult<T> r = run_ormqr(this->device_, side, transpose, la, random_matrices<T>(la, this->rng_), lc,
-                                             random_matrices<T>(lc, this->rng_));
-          ASSERT_THAT(r.status, IsOk());
-          EXPECT_LE(r.error, tolerance<T>(order));
-          EXPECT_TRUE(r.a_restored);
-          EXPECT_TRUE(r.padding_intact);
-        }
+  expect_ormqr_applies_orgqrs_q<TypeParam>(this->device_, this->rng_);
 }
 
 // Tall, square and wide matrices, thin and full, single and batched: A = U Σ Vᴴ (vt holds Vᴴ) with U and V unitary,

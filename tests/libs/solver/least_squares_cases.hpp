@@ -3,7 +3,9 @@
 // equations AᵀA X = AᵀB. What the CPU test asserts on the CPU device and the GPU test on CUDA devices.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "solver_cases.hpp"
@@ -225,6 +227,46 @@ GelsResult<T> run_gels(Device& device, const Layout& la, const std::vector<T>& a
     return relative_difference(matrix(after, lx, i), normal_equations(matrix(a, la, i), matrix(b, lb, i), m, n, nrhs));
   });
   return out;
+}
+
+// Geqrf then Orgqr of random tall, square and wide matrices, single and batched: A = Q R and Q's columns
+// orthonormal by their residuals, nothing written outside the matrices.
+template <class T>
+void expect_qr_of_random_matrices(Device& device, std::mt19937_64& rng) {
+  constexpr std::int64_t kShapes[][2] = {{1, 1}, {2, 2}, {17, 17}, {64, 64}, {40, 9}, {9, 40}, {23, 1}};
+  for (const auto& [m, n] : kShapes)
+    for (std::int64_t batch : {1, 3}) {
+      SCOPED_TRACE(::testing::Message() << m << "x" << n << " batch=" << batch);
+      const Layout la = Layout::padded(m, n, batch, 2);
+      const DecompositionResult<T> r = run_qr(device, la, random_matrices<T>(la, rng));
+      ASSERT_THAT(r.first, accel::testing::IsOk());
+      ASSERT_THAT(r.second, accel::testing::IsOk());
+      EXPECT_LE(r.residual, tolerance<T>(std::max(m, n)));
+      EXPECT_TRUE(r.padding_intact);
+    }
+}
+
+// Q applied from Geqrf's reflectors, against Q formed by Orgqr and multiplied: both sides, both transposes (Qᴴ for a
+// complex Q, which a plain transpose would not match), k reflectors of a taller A (k < order) as well as a full set,
+// padded and batched; A comes back as Geqrf left it.
+template <class T>
+void expect_ormqr_applies_orgqrs_q(Device& device, std::mt19937_64& rng) {
+  constexpr std::int64_t kCases[][3] = {{1, 1, 1}, {6, 4, 3}, {17, 9, 17}, {40, 23, 9}, {33, 1, 5}};  // m, n, k
+  for (const auto& [m, n, k_limit] : kCases)
+    for (Side side : {Side::left, Side::right})
+      for (Transpose transpose : {Transpose::none, Transpose::transpose})
+        for (std::int64_t batch : {1, 3}) {
+          const std::int64_t order = side == Side::left ? m : n, k = std::min(k_limit, order);
+          SCOPED_TRACE(::testing::Message() << m << "x" << n << " k=" << k << " " << to_string(side) << " "
+                                            << accel::to_string(transpose) << " batch=" << batch);
+          const Layout la = Layout::padded(order, k, batch, 2), lc = Layout::padded(m, n, batch, 1);
+          const OrmqrResult<T> r =
+              run_ormqr(device, side, transpose, la, random_matrices<T>(la, rng), lc, random_matrices<T>(lc, rng));
+          ASSERT_THAT(r.status, accel::testing::IsOk());
+          EXPECT_LE(r.error, tolerance<T>(order));
+          EXPECT_TRUE(r.a_restored);
+          EXPECT_TRUE(r.padding_intact);
+        }
 }
 
 }  // namespace accel::solver::testing

@@ -76,39 +76,11 @@ TYPED_TEST(SolverTest, EigenDecomposesRandomSymmetricMatrices) {
 constexpr std::int64_t kShapes[][2] = {{1, 1}, {2, 2}, {17, 17}, {64, 64}, {40, 9}, {9, 40}, {23, 1}};
 
 TYPED_TEST(SolverTest, QrFactorsRandomTallSquareAndWideMatrices) {
-  using T = TypeParam;
-  for (const auto& [m, n] : kShapes)
-    for (std::int64_t batch : {1, 3}) {
-      SCOPED_TRACE(::testing::Message() << m << "x" << n << " batch=" << batch);
-      const Layout la = Layout::padded(m, n, batch, 2);
-      const DecompositionResult<T> r = run_qr(this->device_, la, random_matrices<T>(la, this->rng_));
-      ASSERT_THAT(r.first, IsOk());
-      ASSERT_THAT(r.second, IsOk());
-      EXPECT_LE(r.residual, tolerance<T>(std::max(m, n)));
-      EXPECT_TRUE(r.padding_intact);
-    }
+  expect_qr_of_random_matrices<TypeParam>(this->device_, this->rng_);
 }
 
-// Q applied from Geqrf's reflectors, against Q formed by Orgqr and multiplied: both sides, both transposes, k
-// reflectors of a taller A (k < order) as well as a full set, padded and batched.
 TYPED_TEST(SolverTest, OrmqrAppliesTheQThatOrgqrForms) {
-  using T = TypeParam;
-  constexpr std::int64_t kCases[][3] = {{1, 1, 1}, {6, 4, 3}, {17, 9, 17}, {40, 23, 9}, {33, 1, 5}};  // m, n, k
-  for (const auto& [m, n, k_limit] : kCases)
-    for (Side side : {Side::left, Side::right})
-      for (Transpose transpose : {Transpose::none, Transpose::transpose})
-        for (std::int64_t batch : {1, 3}) {
-          const std::int64_t order = side == Side::left ? m : n, k = std::min(k_limit, order);
-          SCOPED_TRACE(::testing::Message() << m << "x" << n << " k=" << k << " " << to_string(side) << " "
-                                            << accel::to_string(transpose) << " batch=" << batch);
-          const Layout la = Layout::padded(order, k, batch, 2), lc = Layout::padded(m, n, batch, 1);
-          const OrmqrResult<T> r = run_ormqr(this->device_, side, transpose, la, random_matrices<T>(la, this->rng_), lc,
-                                             random_matrices<T>(lc, this->rng_));
-          ASSERT_THAT(r.status, IsOk());
-          EXPECT_LE(r.error, tolerance<T>(order));
-          EXPECT_TRUE(r.a_restored);
-          EXPECT_TRUE(r.padding_intact);
-        }
+  expect_ormqr_applies_orgqrs_q<TypeParam>(this->device_, this->rng_);
 }
 
 // Square and tall random A; the normal equations' solution in double agrees as far as A's condition squared lets it
