@@ -122,16 +122,16 @@ __device__ void update_tile(T* matrix, Triangle triangle, int n, int p0, int fir
 // The panel j0..j0+w whose rows the block's threads hold, thread t row j0 + t in `row` (less every panel before's
 // product): its diagonal block factored by the first warp (lane t holds row t), then each row below solved against it
 // (L21 = A21 L11⁻ᵀ, a row per thread), kStep columns a step. Within a step the columns pass their multipliers by
-// shuffles, and each column's diagonal comes from the lane that owns it, which computes it from its own multipliers:
-// a column waits on a shuffle and an rsqrt (where a square root and a rounded reciprocal were a chain of
-// subroutines), not on shared memory. The step's multipliers under the diagonal then go to shared memory, aligned so
-// that every thread reads them as 16-byte broadcasts, and every row drops the step's columns at once. Both loops are
-// rolled, with the row shifted so that the step's columns are always row[0..kStep) (an index known only at run time
-// would move the row to local memory): their bodies stay in the instruction cache. Each multiplier L(j0 + t, j0 + i)
-// goes to store(i, value): the rows below' as they are found, the diagonal block's from shared memory once it is
-// factored, while the rows below are solved; its upper part is never stored. A diagonal that is not positive ends the
-// factorisation, as in LAPACK's potf2: it is stored in its place, and the order of its leading minor returned to
-// every thread (0 if none).
+// shuffles, and each column's diagonal comes from the lane that owns it, which computes it from its own multipliers: a
+// column waits on a shuffle and an rsqrt (where a square root and a rounded reciprocal were a chain of subroutines),
+// not on shared memory. The step's multipliers under the diagonal then go to shared memory, aligned so that every
+// thread reads them as 16-byte broadcasts, and every row drops the step's columns at once. Both loops are rolled, with
+// the row shifted so that the step's columns are always row[0..kStep) (an index known only at run time would move the
+// row to local memory): their bodies stay in the instruction cache. Each multiplier L(j0 + t, j0 + i) goes to store(i,
+// value): those of the rows below as they are found, those of the diagonal block from shared memory once it is
+// factored, while the rows below are solved (its upper part is never stored). A diagonal that is not positive ends the
+// factorisation, as in LAPACK's potf2: it is stored in its place, and the order of its leading minor returned to every
+// thread (0 if none).
 template <class T, class Store>
 __device__ int factor_held_panel(T (&row)[kPanel], int t, int w, bool holds_row, int j0, Store store) {
   __shared__ alignas(16) T under[kPanel][kPanel];   // L(i0 + kStep + c, i) at [i][c], i0 the step's first column
