@@ -3,6 +3,7 @@
 
 #include "libs/solver/chained_launch.cuh"
 #include "libs/solver/cholesky_kernel.hpp"
+#include "libs/solver/four_elements.cuh"
 
 namespace accel::solver {
 namespace {
@@ -26,32 +27,24 @@ __device__ double reciprocal_square_root(double x) {
   return y;
 }
 
-template <class T>
-constexpr int kPerVector = 16 / static_cast<int>(sizeof(T));  // elements of a 16-byte access
-
-template <class T>
-struct alignas(16) Vector {
-  T element[kPerVector<T>];
-};
-
 constexpr int kStep = 4;  // columns a step of a panel's factorisation takes
 
 // x[c] = x[c + kStep] - Σq a[q] y[q * kPanel + c] for c < kPanel - kStep: a row shifted by a step's columns as it
-// loses multiples of the step's rows of y, which all threads read alike from shared memory (broadcasts), 16 bytes at
-// a time.
+// loses multiples of the step's rows of y, which all threads read alike from shared memory (broadcasts), four
+// elements at a time.
 template <class T>
 __device__ void shift_less_multiples(T (&x)[kPanel], const T (&a)[kStep], const T* y) {
 #pragma unroll
-  for (int c = 0; c + kStep < kPanel; c += kPerVector<T>) {
-    Vector<T> v[kStep];
+  for (int c = 0; c + kStep < kPanel; c += 4) {
+    T v[kStep][4];
 #pragma unroll
-    for (int q = 0; q < kStep; ++q) v[q] = *reinterpret_cast<const Vector<T>*>(y + q * kPanel + c);
+    for (int q = 0; q < kStep; ++q) load4(y + q * kPanel + c, v[q]);
 #pragma unroll
-    for (int e = 0; e < kPerVector<T>; ++e) {
+    for (int e = 0; e < 4; ++e) {
       if (c + e + kStep >= kPanel) continue;
       T sum = x[c + e + kStep];
 #pragma unroll
-      for (int q = 0; q < kStep; ++q) sum -= a[q] * v[q].element[e];
+      for (int q = 0; q < kStep; ++q) sum -= a[q] * v[q][e];
       x[c + e] = sum;
     }
   }

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "libs/solver/chained_launch.cuh"
+#include "libs/solver/four_elements.cuh"
 
 namespace accel::solver::householder {
 
@@ -20,24 +21,6 @@ constexpr int kMaxWarps = kMaxThreads / 32;
 
 inline __device__ float reciprocal(float x) { return __frcp_rn(x); }
 inline __device__ double reciprocal(double x) { return __drcp_rn(x); }
-
-// Four consecutive elements of shared memory, 16-byte aligned, in as few loads as the type allows.
-inline __device__ void load4(const float* p, float (&out)[4]) {
-  const float4 q = *reinterpret_cast<const float4*>(p);
-  out[0] = q.x, out[1] = q.y, out[2] = q.z, out[3] = q.w;
-}
-inline __device__ void load4(const double* p, double (&out)[4]) {
-  const double2 low = reinterpret_cast<const double2*>(p)[0], high = reinterpret_cast<const double2*>(p)[1];
-  out[0] = low.x, out[1] = low.y, out[2] = high.x, out[3] = high.y;
-}
-
-inline __device__ void store4(float* p, float a, float b, float c, float d) {
-  *reinterpret_cast<float4*>(p) = make_float4(a, b, c, d);
-}
-inline __device__ void store4(double* p, double a, double b, double c, double d) {
-  reinterpret_cast<double2*>(p)[0] = make_double2(a, b);
-  reinterpret_cast<double2*>(p)[1] = make_double2(c, d);
-}
 
 // `N` consecutive elements of shared memory (1, or a multiple of 4 aligned to 16 bytes).
 template <int N, class T>
