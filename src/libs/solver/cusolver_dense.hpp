@@ -140,6 +140,22 @@ decltype(auto) with_cuda_type(DType dtype, F&& f) {
   return with_element_type<cuComplex, cuDoubleComplex>(dtype, std::forward<F>(f));
 }
 
+// The type of a cuSOLVER element's real part: what eigenvalues and singular values are, of complex matrices too.
+template <class T>
+struct RealOf {
+  using type = T;
+};
+template <>
+struct RealOf<cuComplex> {
+  using type = float;
+};
+template <>
+struct RealOf<cuDoubleComplex> {
+  using type = double;
+};
+template <class T>
+using Real = typename RealOf<T>::type;
+
 [[nodiscard]] inline cublasFillMode_t to_cublas(Fill fill) noexcept {
   return fill == Fill::upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
 }

@@ -7,33 +7,29 @@ namespace {
 
 using solver::Syevd;
 
-// Each element type's routine, and its eigenvalues' type (real: heevd's of a Hermitian matrix).
+// Each element type's routine (heevd for a Hermitian matrix, whose eigenvalues are real).
 template <class T>
 struct Eigen;
 template <>
 struct Eigen<float> {
-  using Value = float;
   static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnSsyevd_bufferSize;
   static constexpr auto syevd = &solver::CusolverApi::cusolverDnSsyevd;
   static constexpr std::string_view name = "cusolverDnSsyevd";
 };
 template <>
 struct Eigen<double> {
-  using Value = double;
   static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnDsyevd_bufferSize;
   static constexpr auto syevd = &solver::CusolverApi::cusolverDnDsyevd;
   static constexpr std::string_view name = "cusolverDnDsyevd";
 };
 template <>
 struct Eigen<cuComplex> {
-  using Value = float;
   static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnCheevd_bufferSize;
   static constexpr auto syevd = &solver::CusolverApi::cusolverDnCheevd;
   static constexpr std::string_view name = "cusolverDnCheevd";
 };
 template <>
 struct Eigen<cuDoubleComplex> {
-  using Value = double;
   static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnZheevd_bufferSize;
   static constexpr auto syevd = &solver::CusolverApi::cusolverDnZheevd;
   static constexpr std::string_view name = "cusolverDnZheevd";
@@ -49,7 +45,7 @@ Status syevd(const Syevd& r, const solver::DensePlan& plan, std::span<const Buff
   std::int32_t* infos = solver::run_infos(plan, run, views[Op::info].data);
   if (!plan.empty) {
     T* a = static_cast<T*>(views[Op::a].data);
-    auto* w = static_cast<typename Eigen<T>::Value*>(views[Op::w].data);
+    auto* w = static_cast<solver::Real<T>*>(views[Op::w].data);
     for (std::int64_t i = 0; i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(solver::launched(
           run,

@@ -11,33 +11,29 @@ namespace {
 using solver::Gesvd;
 using solver::SvdJob;
 
-// Each element type's routine, and its singular values' type (real, of a complex A too).
+// Each element type's routine (the singular values are real, of a complex A too).
 template <class T>
 struct Svd;
 template <>
 struct Svd<float> {
-  using Value = float;
   static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnSgesvd_bufferSize;
   static constexpr auto gesvd = &solver::CusolverApi::cusolverDnSgesvd;
   static constexpr std::string_view name = "cusolverDnSgesvd";
 };
 template <>
 struct Svd<double> {
-  using Value = double;
   static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnDgesvd_bufferSize;
   static constexpr auto gesvd = &solver::CusolverApi::cusolverDnDgesvd;
   static constexpr std::string_view name = "cusolverDnDgesvd";
 };
 template <>
 struct Svd<cuComplex> {
-  using Value = float;
   static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnCgesvd_bufferSize;
   static constexpr auto gesvd = &solver::CusolverApi::cusolverDnCgesvd;
   static constexpr std::string_view name = "cusolverDnCgesvd";
 };
 template <>
 struct Svd<cuDoubleComplex> {
-  using Value = double;
   static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnZgesvd_bufferSize;
   static constexpr auto gesvd = &solver::CusolverApi::cusolverDnZgesvd;
   static constexpr std::string_view name = "cusolverDnZgesvd";
@@ -54,7 +50,7 @@ Status gesvd(const solver::CheckedGesvd& c, const solver::DensePlan& plan, std::
   if (!plan.empty) {
     const std::int64_t k = std::min(r.m, r.n);
     T* a = static_cast<T*>(views[Op::a].data);
-    using Value = typename Svd<T>::Value;
+    using Value = solver::Real<T>;
     auto* s = static_cast<Value*>(views[Op::s].data);
     T* u = static_cast<T*>(views[Op::u].data);
     T* vt = static_cast<T*>(views[Op::vt].data);
