@@ -1,7 +1,8 @@
 // Kernels of a chain: the solver kernels launch their steps one after another on one stream, each reading what the
 // one before wrote. Launched by launch_chained (programmatic dependent launch, Hopper on), a step's blocks are
 // scheduled while the step before still runs and wait on the GPU for it, not for a launch after it ends: a few
-// microseconds a step, where a factorisation of 256 is two dozen steps. Device code, included by nvcc alone.
+// microseconds a step, where a factorisation of 256 is two dozen steps. And the shared memory the family's kernels
+// may take. Device code, included by nvcc alone.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -36,6 +37,15 @@ cudaError_t launch_chained(void (*kernel)(Parameters...), dim3 grid, int threads
   config.attrs = &chained;
   config.numAttrs = 1;
   return cudaLaunchKernelEx(&config, kernel, static_cast<Parameters>(arguments)...);
+}
+
+// Lets `kernel` take `bytes` of dynamic shared memory: beyond the default for blocks of 256 rows (in f64 above all).
+// The attribute is the current device's, so it is set on every request that needs it.
+template <class Kernel>
+cudaError_t allow_shared(Kernel kernel, std::size_t bytes) {
+  constexpr std::size_t kWithinDefault = 32 * 1024;  // 48 KiB in all, less any of these kernels' static arrays
+  if (bytes <= kWithinDefault) return cudaSuccess;
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
 }
 
 }  // namespace accel::solver

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "libs/solver/block_jacobi_svd_kernel.hpp"
 #include "libs/solver/jacobi_svd_kernel.hpp"
 
 namespace accel {
@@ -117,8 +118,16 @@ Status gesvdj(const solver::CheckedGesvdj& c, const solver::GesvdjPlan& plan, st
   using Op = Operation<Gesvdj>;
   const Gesvdj& r = c.request;
   std::int32_t* infos = solver::run_infos(plan.dense, run, views[Op::info].data);
-  if (plan.kernel) {
-    const bool vectors = r.job != SvdJob::none;
+  const bool vectors = r.job != SvdJob::none;
+  if (plan.path == solver::JacobiPath::cluster_kernel) {
+    ACCEL_RETURN_IF_ERROR(run.target.check(
+        solver::launch_block_jacobi_svd(
+            static_cast<T*>(views[Op::a].data), r.n, r.lda, r.stride_a, r.batch, static_cast<T*>(views[Op::s].data),
+            vectors ? static_cast<T*>(views[Op::u].data) : nullptr, r.ldu, r.stride_u,
+            vectors ? static_cast<T*>(views[Op::v].data) : nullptr, r.ldv, r.stride_v, r.tolerance, r.max_sweeps,
+            static_cast<T*>(run.workspace), infos, run.target.stream()),
+        "the block Jacobi SVD kernel"));
+  } else if (plan.path == solver::JacobiPath::block_kernel) {
     ACCEL_RETURN_IF_ERROR(run.target.check(
         solver::launch_small_jacobi_svd(static_cast<const T*>(views[Op::a].data), r.n, r.lda, r.stride_a, r.batch,
                                         static_cast<T*>(views[Op::s].data),
@@ -136,11 +145,12 @@ Status gesvdj(const solver::CheckedGesvdj& c, const solver::GesvdjPlan& plan, st
     const int lwork = solver::to_int(plan.dense.lwork);
     const bool scratch = r.job == SvdJob::none;
     T* u = scratch ? work + lwork : static_cast<T*>(views[Op::u].data);
-    T* v = scratch ? u + (plan.batched ? r.batch : 1) * std::int64_t{x.ldu} * r.m : static_cast<T*>(views[Op::v].data);
+    const bool batched = plan.path == solver::JacobiPath::batched;
+    T* v = scratch ? u + (batched ? r.batch : 1) * std::int64_t{x.ldu} * r.m : static_cast<T*>(views[Op::v].data);
     const auto matrix = [&](T* first, std::int64_t i, std::int64_t stride) {
       return scratch ? first : first + solver::matrix_offset(i, stride);
     };
-    if (plan.batched) {
+    if (batched) {
       ACCEL_RETURN_IF_ERROR(solver::launched(
           run,
           (plan.dense.api->*Jacobi<T>::batched)(plan.dense.handle, x.jobz, solver::to_int(r.m), solver::to_int(r.n), a,
@@ -148,7 +158,7 @@ Status gesvdj(const solver::CheckedGesvdj& c, const solver::GesvdjPlan& plan, st
                                                 plan.params, solver::to_int(r.batch)),
           Jacobi<T>::batched_name));
     }
-    for (std::int64_t i = 0; !plan.batched && i < r.batch; ++i) {
+    for (std::int64_t i = 0; !batched && i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(solver::launched(
           run,
           (plan.dense.api->*Jacobi<T>::gesvdj)(
@@ -167,12 +177,15 @@ Status gesvdj(const solver::CheckedGesvdj& c, const solver::GesvdjPlan& plan, st
 Result<CudaOperation<Gesvdj>::Plan> CudaOperation<Gesvdj>::plan(const Gesvdj& request, const Checked& checked,
                                                                 CudaTarget& target) {
   const Gesvdj& r = checked.request;
-  if (solver::takes_small_jacobi_svd(r.m, r.n, r.batch)) {  // no cuSOLVER call, no work area
+  const bool small = solver::takes_small_jacobi_svd(r.m, r.n, r.batch);
+  if (small || solver::takes_block_jacobi_svd(r.m, r.n, r.batch)) {  // no cuSOLVER call
     const solver::WorkKey key{.routine = solver::Routine::gesvdj, .dtype = r.dtype, .m = r.m, .n = r.n};
-    ACCEL_ASSIGN_OR_RETURN(solver::DensePlan dense,
-                           solver::plan_dense(target, key, r.batch, false, nullptr,
-                                              solver::DenseNeeds{.infos_in_workspace = request.info.is_null()}));
-    return Plan{.dense = dense, .kernel = true};
+    const std::int64_t work = small ? 0 : solver::block_jacobi_svd_work_elements(r.n, r.batch, r.job != SvdJob::none);
+    ACCEL_ASSIGN_OR_RETURN(
+        solver::DensePlan dense,
+        solver::plan_dense(target, key, r.batch, false, nullptr,
+                           solver::DenseNeeds{.infos_in_workspace = request.info.is_null(), .extra = work}));
+    return Plan{.dense = dense, .path = small ? solver::JacobiPath::block_kernel : solver::JacobiPath::cluster_kernel};
   }
   ACCEL_ASSIGN_OR_RETURN(JacobiParams * params, target.stream_state<JacobiParams>());
   const bool batched = use_batched(checked);
@@ -197,7 +210,9 @@ Result<CudaOperation<Gesvdj>::Plan> CudaOperation<Gesvdj>::plan(const Gesvdj& re
                                          : query<float>(api, handle, r, x, params->params(), batched, lwork);
           },
           solver::DenseNeeds{.infos_in_workspace = request.info.is_null(), .extra = scratch_vectors(r, x, batched)}));
-  return Plan{.dense = dense, .params = params->params(), .batched = batched};
+  return Plan{.dense = dense,
+              .params = params->params(),
+              .path = batched ? solver::JacobiPath::batched : solver::JacobiPath::looped};
 }
 
 Status CudaOperation<Gesvdj>::run(const Gesvdj&, const Checked& checked, const Plan& plan,

@@ -1,7 +1,8 @@
-// solver::Gesvdj on a CUDA stream: the family's own one-sided Jacobi kernel for square matrices of at most 32 x 32
-// (jacobi_svd_kernel.hpp); else cuSOLVER's gesvdjBatched, one launch for the batch, where the matrices are packed
-// and at most 32 x 32 with their vectors (full, or thin of square matrices); else gesvdj, one launch per matrix. The
-// tolerance and sweeps go through the stream's gesvdjInfo_t, the infos are checked at completion
+// solver::Gesvdj on a CUDA stream: the family's own one-sided Jacobi kernels for square matrices, a block per matrix
+// of at most 32 x 32 (jacobi_svd_kernel.hpp), a cluster of blocks per matrix of at most 256 x 256
+// (block_jacobi_svd_kernel.hpp); else cuSOLVER's gesvdjBatched, one launch for the batch, where the matrices are
+// packed and at most 32 x 32 with their vectors (full, or thin of square matrices); else gesvdj, one launch per
+// matrix. The tolerance and sweeps go through the stream's gesvdjInfo_t, the infos are checked at completion
 // (cusolver_dense.hpp).
 #pragma once
 
@@ -12,11 +13,16 @@
 namespace accel {
 
 namespace solver {
+enum class JacobiPath : std::uint8_t {
+  looped,         // cuSOLVER's gesvdj per matrix
+  batched,        // cuSOLVER's gesvdjBatched
+  block_kernel,   // the family's, a block per matrix (jacobi_svd_kernel.hpp)
+  cluster_kernel  // the family's, a cluster per matrix (block_jacobi_svd_kernel.hpp)
+};
 struct GesvdjPlan {
   DensePlan dense;
-  gesvdjInfo_t params = nullptr;  // the stream's
-  bool batched = false;           // gesvdjBatched, else gesvdj per matrix
-  bool kernel = false;            // the family's own (jacobi_svd_kernel.hpp), neither
+  gesvdjInfo_t params = nullptr;  // the stream's, for cuSOLVER's paths
+  JacobiPath path = JacobiPath::looped;
 };
 }  // namespace solver
 

@@ -182,15 +182,6 @@ __global__ void __launch_bounds__(kMaxThreads) prepare_panels(const T* a, int m,
   if (t < 32) write_t(gram, taus, w, v_copy + std::int64_t{m} * w);
 }
 
-// Lets `kernel` take `bytes` of dynamic shared memory: beyond the default for blocks of 256 rows (in f64 above all).
-// The attribute is the current device's, so it is set on every request that needs it.
-template <class Kernel>
-cudaError_t allow_shared(Kernel kernel, std::size_t bytes) {
-  constexpr std::size_t kWithinDefault = 32 * 1024;  // 48 KiB in all, less any of these kernels' static arrays
-  if (bytes <= kWithinDefault) return cudaSuccess;
-  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-}
-
 // Panels of more rows than this take two rows a thread.
 constexpr int kPairedRowsFrom = 128;
 

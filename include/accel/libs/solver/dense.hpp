@@ -274,8 +274,8 @@ struct Gesvd {
   BufferHandle info;  // optional, i32, one per matrix
 };
 
-// Singular value decomposition of m x n matrices by the Jacobi method (on CUDA: square matrices of at most 32 x 32 by
-// the family's own one-sided Jacobi kernel, whose pairs of columns count as orthogonal once |a_pᵀ a_q| <= tolerance
+// Singular value decomposition of m x n matrices by the Jacobi method (on CUDA: square matrices of at most 256 x 256 by
+// the family's own one-sided Jacobi kernels, whose pairs of columns count as orthogonal once |a_pᵀ a_q| <= tolerance
 // √n ‖a_p‖ ‖a_q‖; others by cuSOLVER's gesvdj, or gesvdjBatched for a batch of packed matrices of at most 32 x 32 with
 // their vectors), any shape: the singular values, descending, into s
 // (min(m, n) = k per matrix) and, unless job is none, U into u and V — not Vᵀ: V, as cuSOLVER gives it — into v: U
