@@ -14,7 +14,7 @@ would call instead, on the same GPU, one JSON line per case.
           torch.geqrf of an n x n A made once) and torch.linalg.lstsq(driver="gels", the only driver on CUDA) of an
           n x n/2 A and one column B;
           the peers of gesvdj: torch.linalg.svd (full_matrices=False; default driver and driver="gesvdj") of
-          uniform [-1, 1) matrices at n = 256, 512, 1024 and batched 4096 x (16 x 16), 4096 x (32 x 32) and
+          uniform [-1, 1) matrices at n = 64, 128, 256, 512, 1024 and batched 4096 x (16 x 16), 4096 x (32 x 32) and
           64 x (32 x 32)
   rand    torch.rand / torch.randn into preallocated tensors (the Philox generator of CUDA tensors): GB/s written
 
@@ -145,7 +145,7 @@ def least_squares():
 
 
 def gesvdj():
-    cases = [(n, 1) for n in (256, 512, 1024)] + [(16, 4096), (32, 4096), (32, 64)]
+    cases = [(n, 1) for n in (64, 128, 256, 512, 1024)] + [(16, 4096), (32, 4096), (32, 64)]
     for dtype, name in ((torch.float32, "f32"), (torch.float64, "f64")):
         for n, batch in cases:
             shape = (batch, n, n) if batch > 1 else (n, n)
