@@ -28,11 +28,12 @@ constexpr int kHeldPerWarp = 2 * kMaxWidth / kWarps;  // columns of a round each
 template <class T>
 __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
     block_jacobi_svd(T* a, int n, std::int64_t lda, std::int64_t stride_a, T* work, T* s, T* u, std::int64_t ldu,
-                     std::int64_t stride_u, T* v, std::int64_t ldv, std::int64_t stride_v, T threshold, int max_sweeps,
-                     std::int32_t* infos) {
+                     std::int64_t stride_u, T* v, std::int64_t ldv, std::int64_t stride_v, Stopping<T> stop,
+                     int max_sweeps, std::int32_t* infos) {
   extern __shared__ __align__(16) unsigned char shared[];
   __shared__ T held_scales[2 * kMaxWidth];  // without V: the squares of the held columns' scales
   __shared__ int rotated_in[2];             // by the sweep's parity: whether this block rotated, read by the cluster
+  __shared__ T largest;                     // the largest magnitude of this block's columns, read by the cluster
   cg::cluster_group cluster = cg::this_cluster();
   const int rank = static_cast<int>(cluster.block_rank());
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -46,11 +47,25 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
   T* const turning = work + b * (turning_elements + n);  // V (columns n apart), or the scales' squares
   T* const norms = turning + turning_elements;           // the values in the columns' order
 
-  for (int g = rank; g < n; g += kCluster) {
+  if (threadIdx.x == 0) largest = T(0);
+  __syncthreads();
+  T mine = 0;                                 // of the elements this thread reads
+  for (int g = rank; g < n; g += kCluster) {  // this block's columns: V's, or their scales, and A's largest
     if (vectors) {
       for (int i = threadIdx.x; i < n; i += kThreads) __stcg(turning + std::int64_t{g} * n + i, T(i == g));
     } else if (threadIdx.x == 0) {
       __stcg(turning + g, T(1));
+    }
+    for (int i = threadIdx.x; i < n; i += kThreads) mine = fmax(mine, fabs(__ldcg(matrix + g * lda + i)));
+  }
+  raise_to_magnitude(&largest, mine);
+  cluster.sync();
+  T matrix_largest = 0;
+  for (int r = 0; r < kCluster; ++r) matrix_largest = fmax(matrix_largest, *cluster.map_shared_rank(&largest, r));
+  const int exponent = exponent_of(matrix_largest);  // A / 2^exponent is what turns
+  for (int g = rank; g < n; g += kCluster) {
+    for (int i = threadIdx.x; i < n; i += kThreads) {
+      __stcg(matrix + g * lda + i, times_power_of_two(__ldcg(matrix + g * lda + i), -exponent));
     }
   }
   cluster.sync();
@@ -92,7 +107,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
       const auto rotate_held = [&](bool active, int p, int q) {
         return rotate<32, kMaxRows>(active && column_of(p) < n && column_of(q) < n, rows, held + p * pitch,
                                     held + q * pitch, held_v + p * pitch, held_v + q * pitch, vectors,
-                                    vectors ? nullptr : &held_scales[p], &held_scales[q], threshold);
+                                    vectors ? nullptr : &held_scales[p], &held_scales[q], stop);
       };
       if (round == 0) {  // every pair of the 2 width columns: the sweep's pairs within a block of columns
         const int players = 2 * width;
@@ -116,7 +131,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
           const bool active = holds && column_of(warp) < n && column_of(q) < n;
           T y[kMaxRows], c, s;
           load_rows<32>(active, rows, held + q * pitch, y);
-          if (orthogonalize<32>(active, x, y, threshold, c, s)) {
+          if (orthogonalize<32>(active, x, y, stop, c, s)) {
             rotated = true;
             store_rows<32>(rows, y, held + q * pitch);
             if (vectors) {
@@ -159,8 +174,8 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
     converged = any == 0;
   }
 
-  // A V holds the vectors: σ = ‖A v‖ / ‖v‖ for each column v of V as it ends, scale and all. A's columns of nonzero
-  // norm, and V's, are normalised where they lie.
+  // A V holds the vectors: σ = ‖A v‖ / ‖v‖ for each column v of V as it ends, scale and all; 0 for a negligible one.
+  // A's columns of nonzero norm, and V's, are normalised where they lie.
   constexpr int kClusterWarps = kCluster * kWarps;
   for (int g = rank * kWarps + warp; g < n; g += kClusterWarps) {
     T* const column = matrix + g * lda;
@@ -174,9 +189,10 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
       y[k] = vectors && i < n ? __ldcg(column_v + i) : T(0);
       squares += x[k] * x[k], squares_v += y[k] * y[k];
     }
-    const T norm = sqrt(group_sum(squares));
+    squares = group_sum(squares);
+    const T norm = squares < stop.negligible ? T(0) : sqrt(squares);
     const T scale = vectors ? sqrt(group_sum(squares_v)) : sqrt(__ldcg(turning + g));
-    if (lane == 0) __stcg(norms + g, norm / scale);
+    if (lane == 0) __stcg(norms + g, times_power_of_two(norm / scale, exponent));
     if (vectors) {
 #pragma unroll
       for (int k = 0; k < kMaxRows; ++k) {
@@ -235,10 +251,9 @@ cudaError_t launch_block_jacobi_svd(T* a, std::int64_t n, std::int64_t lda, std:
   const int width = (size + kColumnBlocks - 1) / kColumnBlocks, pitch = (size + 31) / 32 * 32;
   const std::size_t bytes = (u != nullptr ? 2 : 1) * std::size_t{2} * width * pitch * sizeof(T);
   if (cudaError_t error = allow_shared(block_jacobi_svd<T>, bytes); error != cudaSuccess) return error;
-  const double relative = tolerance == 0 ? std::numeric_limits<T>::epsilon() : tolerance;
-  const auto threshold = static_cast<T>(relative * std::sqrt(static_cast<double>(size)));
   block_jacobi_svd<T><<<static_cast<unsigned>(batch * kCluster), kThreads, bytes, stream>>>(
-      a, size, lda, stride_a, work, s, u, ldu, stride_u, v, ldv, stride_v, threshold, max_sweeps, infos);
+      a, size, lda, stride_a, work, s, u, ldu, stride_u, v, ldv, stride_v, stopping<T>(tolerance, size), max_sweeps,
+      infos);
   return cudaGetLastError();
 }
 

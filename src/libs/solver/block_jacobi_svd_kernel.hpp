@@ -7,7 +7,8 @@
 // cluster per pair of blocks, a cluster barrier between rounds. A block loads its two blocks of columns (of A, and of
 // V) into shared memory, rotates each pair of their columns to orthogonality by the gesvj rule of jacobi_rotation.cuh
 // — in a sweep's first round every pair of the 2w columns, in the others each column of one block with each of the
-// other's — a warp per pair, and writes them back. So every pair of columns meets once a sweep. The sweeps stop after
+// other's — a warp per pair, and writes them back. So every pair of columns meets once a sweep. A is first scaled by a
+// power of two, as in the smaller kernel. The sweeps stop after
 // one that rotated nothing, or after max_sweeps (info n + 1). The values, U and V are then as jacobi_svd_kernel.hpp
 // makes them: the columns' norms descending, zero columns of U replaced to keep it orthogonal.
 // Compiled as C++17 by nvcc, so this header includes nothing of C++20.

@@ -6,7 +6,48 @@
 
 #include <cuda_runtime.h>
 
+#include <cmath>
+#include <limits>
+
 namespace accel::solver {
+
+// When a pair of columns is left as it is: orthogonal to `threshold` (a cosine: tolerance √n, or ε √n for tolerance
+// 0), or either column negligible — its squared norm below `negligible`, the dtype's smallest normal number over ε².
+// The kernels scale A by a power of two first, so that its largest element lies in [0.5, 1): a negligible column is
+// then shorter than 1e-12 (f32; 1e-138 in f64) of A's largest, and its sums of squares would have lost their
+// precision to subnormal numbers, which left rank-deficient f32 matrices turning pairs of such columns, sweep after
+// sweep, about 1 in 200 times. A negligible column ends as a zero one: its singular value 0, its U replaced.
+template <class T>
+struct Stopping {
+  T threshold;
+  T negligible;
+};
+
+template <class T>
+Stopping<T> stopping(double tolerance, int n) {
+  constexpr double kEpsilon = std::numeric_limits<T>::epsilon();
+  const double relative = tolerance == 0 ? kEpsilon : tolerance;
+  return {static_cast<T>(relative * std::sqrt(static_cast<double>(n))),
+          static_cast<T>(std::numeric_limits<T>::min() / (kEpsilon * kEpsilon))};
+}
+
+// x 2^e, exactly (unless it leaves the dtype's range).
+inline __device__ float times_power_of_two(float x, int e) { return ldexpf(x, e); }
+inline __device__ double times_power_of_two(double x, int e) { return ldexp(x, e); }
+
+// The e of largest = f 2^e, f in [0.5, 1): A / 2^e has its largest element in [0.5, 1). 0 for a zero matrix, or one
+// with an infinite element, which is left as it is.
+inline __device__ int exponent_of(float largest) { return largest > 0 && isfinite(largest) ? ilogbf(largest) + 1 : 0; }
+inline __device__ int exponent_of(double largest) { return largest > 0 && isfinite(largest) ? ilogb(largest) + 1 : 0; }
+
+// *largest = max(*largest, x) for x >= 0, in shared memory: the bits of non-negative numbers order as the numbers do.
+// (A NaN of A is left out by fmax before it comes here, and stays a NaN however A is scaled.)
+inline __device__ void raise_to_magnitude(float* largest, float x) {
+  atomicMax(reinterpret_cast<int*>(largest), __float_as_int(x));
+}
+inline __device__ void raise_to_magnitude(double* largest, double x) {
+  atomicMax(reinterpret_cast<unsigned long long*>(largest), static_cast<unsigned long long>(__double_as_longlong(x)));
+}
 
 // c and s of the rotation by the smaller angle that zeroes a pair's product γ, from the pair's squared norms α and β.
 // Any c and s rotate, scaled by √(c² + s²) (the same for both columns): the angle chosen need not be exact, nor
@@ -57,7 +98,7 @@ __device__ void turn(T c, T s, T (&x)[kRows], T (&y)[kRows]) {
 // false: it still takes part in the group's exchanges, which every lane of the warp must). Whether they were rotated,
 // and by which c and s.
 template <int kGroup, int kRows, class T>
-__device__ bool orthogonalize(bool active, T (&x)[kRows], T (&y)[kRows], T threshold, T& c, T& s) {
+__device__ bool orthogonalize(bool active, T (&x)[kRows], T (&y)[kRows], Stopping<T> stop, T& c, T& s) {
   T alpha = 0, beta = 0, gamma = 0;
 #pragma unroll
   for (int k = 0; k < kRows; ++k) alpha += x[k] * x[k], beta += y[k] * y[k], gamma += x[k] * y[k];
@@ -67,8 +108,11 @@ __device__ bool orthogonalize(bool active, T (&x)[kRows], T (&y)[kRows], T thres
     beta += __shfl_xor_sync(~0u, beta, offset);
     gamma += __shfl_xor_sync(~0u, gamma, offset);
   }
-  // Orthogonal enough, or not a number; a zero column has gamma 0, and 0 times an infinite reciprocal is no number.
-  if (!active || !(fabs(gamma) * rsqrt(alpha) * rsqrt(beta) > threshold)) return false;
+  // Negligible, orthogonal enough, or not a number.
+  if (!active || !(alpha >= stop.negligible && beta >= stop.negligible) ||
+      !(fabs(gamma) * rsqrt(alpha) * rsqrt(beta) > stop.threshold)) {
+    return false;
+  }
   rotation(alpha, beta, gamma, c, s);
   turn(c, s, x, y);
   return true;
@@ -95,11 +139,11 @@ __device__ void store_rows(int rows, const T (&x)[kRows], T* column) {
 // lie: rows row + k kGroup for k < rows <= kRows, the columns' rows past their matrix's zero. Whether they were.
 template <int kGroup, int kRows, class T>
 __device__ bool rotate(bool active, int rows, T* column_p, T* column_q, T* v_p, T* v_q, bool vectors, T* scale_p,
-                       T* scale_q, T threshold) {
+                       T* scale_q, Stopping<T> stop) {
   T x[kRows], y[kRows], c, s;
   load_rows<kGroup>(active, rows, column_p, x);
   load_rows<kGroup>(active, rows, column_q, y);
-  if (!orthogonalize<kGroup>(active, x, y, threshold, c, s)) return false;
+  if (!orthogonalize<kGroup>(active, x, y, stop, c, s)) return false;
   store_rows<kGroup>(rows, x, column_p);
   store_rows<kGroup>(rows, y, column_q);
   if (vectors) {

@@ -21,21 +21,30 @@ constexpr int kPairsPerWarp = 32 / kGroup;
 template <class T>
 __global__ void __launch_bounds__(kMax / 2 / kPairsPerWarp * 32)
     jacobi_svd(const T* a, int n, std::int64_t lda, std::int64_t stride_a, T* s, T* u, std::int64_t ldu,
-               std::int64_t stride_u, T* v, std::int64_t ldv, std::int64_t stride_v, T threshold, int max_sweeps,
+               std::int64_t stride_u, T* v, std::int64_t ldv, std::int64_t stride_v, Stopping<T> stop, int max_sweeps,
                std::int32_t* infos) {
   __shared__ T columns[kMax][kMax + 1];  // A's column c, then U's, at columns[c]
   __shared__ T v_columns[kMax][kMax + 1];
   __shared__ T norms[kMax];   // the singular values, once the sweeps end
   __shared__ T scales[kMax];  // without V: the square of each column's scale from the rotations
   __shared__ int places[kMax];
+  __shared__ T largest;  // A's largest magnitude
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const std::int64_t b = blockIdx.x;
   const bool vectors = u != nullptr;
+  if (threadIdx.x == 0) largest = T(0);
+  __syncthreads();
+  T mine = 0;  // of the elements this thread reads
   for (int c = warp; c < n; c += warps) {
     columns[c][lane] = lane < n ? a[b * stride_a + c * lda + lane] : T(0);
+    mine = fmax(mine, fabs(columns[c][lane]));
     v_columns[c][lane] = T(lane == c);
     if (lane == 0) scales[c] = T(1);
   }
+  raise_to_magnitude(&largest, mine);
+  __syncthreads();
+  const int exponent = exponent_of(largest);  // A / 2^exponent is what turns
+  for (int c = warp; c < n; c += warps) columns[c][lane] = times_power_of_two(columns[c][lane], -exponent);
   __syncthreads();
 
   const int players = n + (n & 1), pairs = players / 2;
@@ -48,7 +57,7 @@ __global__ void __launch_bounds__(kMax / 2 / kPairsPerWarp * 32)
       if (pair < pairs) p = player(pair, round, players), q = player(players - 1 - pair, round, players);
       const bool active = pair < pairs && p < n && q < n;
       if (rotate<kGroup, kRowsPerLane>(active, kRowsPerLane, columns[p], columns[q], v_columns[p], v_columns[q],
-                                       vectors, vectors ? nullptr : &scales[p], &scales[q], threshold)) {
+                                       vectors, vectors ? nullptr : &scales[p], &scales[q], stop)) {
         rotated = 1;
       }
       __syncthreads();
@@ -56,11 +65,11 @@ __global__ void __launch_bounds__(kMax / 2 / kPairsPerWarp * 32)
     converged = __syncthreads_or(rotated) == 0;
   }
 
-  // A V holds the vectors: σ = ‖A v‖ / ‖v‖ for each column v of V as it ends, scale and all.
+  // A V holds the vectors: σ = ‖A v‖ / ‖v‖ for each column v of V as it ends, scale and all; 0 for a negligible one.
   for (int c = warp; c < n; c += warps) {
-    const T x = columns[c][lane], norm = sqrt(group_sum(x * x));
+    const T x = columns[c][lane], squares = group_sum(x * x), norm = squares < stop.negligible ? T(0) : sqrt(squares);
     const T y = v_columns[c][lane], scale = vectors ? sqrt(group_sum(y * y)) : sqrt(scales[c]);
-    if (lane == 0) norms[c] = norm / scale;
+    if (lane == 0) norms[c] = times_power_of_two(norm / scale, exponent);
     if (vectors) {
       if (norm != T(0)) columns[c][lane] = x / norm;
       v_columns[c][lane] = y / scale;
@@ -106,10 +115,8 @@ cudaError_t launch_small_jacobi_svd(const T* a, std::int64_t n, std::int64_t lda
     return cudaErrorInvalidValue;
   }
   const int size = static_cast<int>(n), warps = ((size + 1) / 2 + kPairsPerWarp - 1) / kPairsPerWarp;
-  const double relative = tolerance == 0 ? std::numeric_limits<T>::epsilon() : tolerance;
-  const auto threshold = static_cast<T>(relative * std::sqrt(static_cast<double>(size)));
-  jacobi_svd<T><<<static_cast<unsigned>(batch), 32 * warps, 0, stream>>>(a, size, lda, stride_a, s, u, ldu, stride_u, v,
-                                                                         ldv, stride_v, threshold, max_sweeps, infos);
+  jacobi_svd<T><<<static_cast<unsigned>(batch), 32 * warps, 0, stream>>>(
+      a, size, lda, stride_a, s, u, ldu, stride_u, v, ldv, stride_v, stopping<T>(tolerance, size), max_sweeps, infos);
   return cudaGetLastError();
 }
 

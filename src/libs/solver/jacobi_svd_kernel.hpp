@@ -4,12 +4,13 @@
 // the 1.5x asked of batched work. Each sweep takes every pair of columns once, in rounds of disjoint pairs (the
 // circle method), a warp per pair, rotating the pair (and V's) to orthogonality unless it is already orthogonal to
 // the tolerance: |a_pᵀ a_q| <= tolerance √n ‖a_p‖ ‖a_q‖, LAPACK's gesvj rule (√n: the rounding of a dot product of
-// n terms, without which a tolerance of ε would not be reached). The sweeps stop after one that rotated nothing; if
-// max_sweeps pass first, the matrix's info is n + 1. The singular values are then the columns' norms, descending, U
-// the columns over them, and a column that became exactly zero takes a unit vector orthogonal to the others (the
-// first of e_1, e_2, … that is not in their span), so that U stays orthogonal for a singular matrix. As in the QR
-// kernels, sums of squares are not rescaled: elements beyond about 1e19 in magnitude (f32; 1e154 in f64) overflow
-// them. Measured in docs/PERFORMANCE.md (section 21).
+// n terms, without which a tolerance of ε would not be reached), or one of them is negligible (jacobi_rotation.cuh:
+// A is first scaled by a power of two to a largest element in [0.5, 1), so that sums of squares neither overflow nor
+// lose their precision to subnormal numbers). The sweeps stop after one that rotated nothing; if max_sweeps pass
+// first, the matrix's info is n + 1. The singular values are then the columns' norms, descending, U the columns over
+// them, and a column that became zero or negligible takes a unit vector orthogonal to the others (the first of e_1,
+// e_2, … that is not in their span), so that U stays orthogonal for a singular matrix. Measured in
+// docs/PERFORMANCE.md (section 21).
 // Compiled as C++17 by nvcc, so this header includes nothing of C++20.
 #pragma once
 
