@@ -11,7 +11,7 @@ Result<Operation<Potrf>::Checked> Operation<Potrf>::validate(const Potrf& reques
   constexpr std::string_view name = Potrf::kName;
   Checked checked{.request = request};
   Potrf& r = checked.request;
-  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype, solver::Complex::accepted));
+  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype));
   ACCEL_RETURN_IF_ERROR(solver::check_fill(name, r.fill));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "n", r.n));
   ACCEL_RETURN_IF_ERROR(solver::check_batch(name, r.batch));
@@ -37,7 +37,7 @@ Result<Operation<Potrs>::Checked> Operation<Potrs>::validate(const Potrs& reques
   constexpr std::string_view name = Potrs::kName;
   Checked checked{.request = request};
   Potrs& r = checked.request;
-  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype, solver::Complex::accepted));
+  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype));
   ACCEL_RETURN_IF_ERROR(solver::check_fill(name, r.fill));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "n", r.n));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "nrhs", r.nrhs));

@@ -9,7 +9,7 @@
 
 namespace accel::solver {
 
-// The entry points the solver family calls (C and Z: the complex LU, Cholesky, Hermitian eigen, QR and SVD).
+// The entry points the solver family calls (C and Z: the complex LU, Cholesky, Hermitian eigen, QR and SVDs).
 struct CusolverApi {
 // clang-format off
 #define ACCEL_CUSOLVER_FUNCTIONS(X) \
@@ -17,6 +17,10 @@ struct CusolverApi {
   X(cusolverDnCgeqrf_bufferSize) \
   X(cusolverDnCgesvd) \
   X(cusolverDnCgesvd_bufferSize) \
+  X(cusolverDnCgesvdj) \
+  X(cusolverDnCgesvdjBatched) \
+  X(cusolverDnCgesvdjBatched_bufferSize) \
+  X(cusolverDnCgesvdj_bufferSize) \
   X(cusolverDnCgetrf) \
   X(cusolverDnCgetrf_bufferSize) \
   X(cusolverDnCgetrs) \
@@ -83,6 +87,10 @@ struct CusolverApi {
   X(cusolverDnZgeqrf_bufferSize) \
   X(cusolverDnZgesvd) \
   X(cusolverDnZgesvd_bufferSize) \
+  X(cusolverDnZgesvdj) \
+  X(cusolverDnZgesvdjBatched) \
+  X(cusolverDnZgesvdjBatched_bufferSize) \
+  X(cusolverDnZgesvdj_bufferSize) \
   X(cusolverDnZgetrf) \
   X(cusolverDnZgetrf_bufferSize) \
   X(cusolverDnZgetrs) \

@@ -7,17 +7,10 @@
 
 namespace accel::solver {
 
-Status check_dtype(std::string_view request, DType dtype, Complex complex) {
-  if (dtype == DType::f32 || dtype == DType::f64) return Status();
-  if (complex == Complex::accepted) {
-    if (dtype == DType::c64 || dtype == DType::c128) return Status();
-    return not_supported(
-        fmt::format("{}: dtype {} is not supported; it takes f32, f64, c64 or c128", request, to_string(dtype)));
-  }
-  return not_supported(fmt::format(
-      "{}: dtype {} is not supported; it takes f32 or f64 (of the dense solvers, only Gels and Gesvdj take no c64 or "
-      "c128)",
-      request, to_string(dtype)));
+Status check_dtype(std::string_view request, DType dtype) {
+  if (dtype == DType::f32 || dtype == DType::f64 || dtype == DType::c64 || dtype == DType::c128) return Status();
+  return not_supported(
+      fmt::format("{}: dtype {} is not supported; it takes f32, f64, c64 or c128", request, to_string(dtype)));
 }
 
 DType real_dtype(DType dtype) { return dtype == DType::c64 ? DType::f32 : dtype == DType::c128 ? DType::f64 : dtype; }

@@ -25,17 +25,13 @@ struct Resolved {
   std::uint64_t b_extent = 0;
 };
 
-// Whether a request takes the complex dtypes. LU and Cholesky do (LAPACK's and cuSOLVER's C and Z routines are the
-// same calls as their S and D ones), and so do the eigen request (Hermitian matrices, LAPACK's heevd, whose
-// eigenvalues are real), QR (unitary Q: ungqr, and unmqr, whose transpose is conjugated) and Gesvd (real values, U
-// and Vᴴ); least squares and the Jacobi SVD are real only.
-enum class Complex : bool { refused, accepted };
-
 // The dtype of a validated dtype's real part: f32 for f32 and c64, f64 for f64 and c128.
 [[nodiscard]] DType real_dtype(DType dtype);
 
-// f32 or f64, and c64 or c128 where the request accepts complex; not_supported otherwise, naming what it takes.
-[[nodiscard]] Status check_dtype(std::string_view request, DType dtype, Complex complex);
+// f32, f64, c64 or c128: every dense request takes the complex dtypes (LAPACK's and cuSOLVER's C and Z routines; for
+// eigen, Hermitian matrices and real eigenvalues; for the SVDs, real values and unitary U and V; Ormqr's and Gels's
+// transposes conjugated); not_supported otherwise, naming what it takes.
+[[nodiscard]] Status check_dtype(std::string_view request, DType dtype);
 [[nodiscard]] Status check_fill(std::string_view request, Fill fill);
 [[nodiscard]] Status check_side(std::string_view request, Side side);
 [[nodiscard]] Status check_transpose(std::string_view request, Transpose transpose);

@@ -12,7 +12,7 @@ Result<Operation<Syevd>::Checked> Operation<Syevd>::validate(const Syevd& reques
   constexpr std::string_view name = Syevd::kName;
   Checked checked{.request = request};
   Syevd& r = checked.request;
-  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype, solver::Complex::accepted));
+  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype));
   if (r.job != solver::EigenJob::values && r.job != solver::EigenJob::values_and_vectors) {
     return invalid_argument(
         fmt::format("{}: job = {} is neither values nor values_and_vectors", name, static_cast<int>(r.job)));

@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <climits>
 
+#include <cuComplex.h>
+
 #include "libs/solver/gels_kernel.hpp"
 
 namespace accel::solver {
@@ -9,13 +11,19 @@ namespace {
 constexpr int kThreads = 256;
 constexpr std::int64_t kMaxBlocks = 4096;  // grid-stride beyond this
 
+// An element exactly zero, both parts of a complex one.
+__device__ bool is_zero(float x) { return x == 0.0f; }
+__device__ bool is_zero(double x) { return x == 0.0; }
+__device__ bool is_zero(cuComplex x) { return x.x == 0.0f && x.y == 0.0f; }
+__device__ bool is_zero(cuDoubleComplex x) { return x.x == 0.0 && x.y == 0.0; }
+
 template <class T>
 __global__ void copy_triangle(const T* a, std::int64_t lda, std::int64_t n, T* r, std::int32_t* ipiv) {
   const std::int64_t count = n * n;
   for (std::int64_t e = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; e < count;
        e += std::int64_t{gridDim.x} * blockDim.x) {
     const std::int64_t j = e / n, i = e - j * n;
-    r[e] = i <= j ? a[j * lda + i] : T(0);
+    r[e] = i <= j ? a[j * lda + i] : T{};
     if (e < n) ipiv[e] = static_cast<std::int32_t>(e + 1);
   }
 }
@@ -27,7 +35,7 @@ __global__ void first_zero_diagonal(const T* a, std::int64_t lda, std::int64_t n
   if (threadIdx.x == 0) first = INT_MAX;
   __syncthreads();
   for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-    if (a[i * lda + i] == T(0)) atomicMin(&first, static_cast<int>(i + 1));
+    if (is_zero(a[i * lda + i])) atomicMin(&first, static_cast<int>(i + 1));
   }
   __syncthreads();
   if (threadIdx.x == 0) *info = first == INT_MAX ? 0 : first;
@@ -49,5 +57,10 @@ template cudaError_t launch_triangle_for_getrs<float>(const float*, std::int64_t
                                                       std::int32_t*, cudaStream_t);
 template cudaError_t launch_triangle_for_getrs<double>(const double*, std::int64_t, std::int64_t, double*,
                                                        std::int32_t*, std::int32_t*, cudaStream_t);
+template cudaError_t launch_triangle_for_getrs<cuComplex>(const cuComplex*, std::int64_t, std::int64_t, cuComplex*,
+                                                          std::int32_t*, std::int32_t*, cudaStream_t);
+template cudaError_t launch_triangle_for_getrs<cuDoubleComplex>(const cuDoubleComplex*, std::int64_t, std::int64_t,
+                                                                cuDoubleComplex*, std::int32_t*, std::int32_t*,
+                                                                cudaStream_t);
 
 }  // namespace accel::solver

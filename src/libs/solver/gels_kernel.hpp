@@ -12,7 +12,8 @@
 namespace accel::solver {
 
 // Enqueues the copy of R (column-major in `a`, leading dimension lda) into the packed n x n `r`, the n pivots 1..n
-// into `ipiv`, and R's rank check into `*info`; the launches' error, if any.
+// into `ipiv`, and R's rank check into `*info`; the launches' error, if any. T is float, double, cuComplex or
+// cuDoubleComplex.
 template <class T>
 [[nodiscard]] cudaError_t launch_triangle_for_getrs(const T* a, std::int64_t lda, std::int64_t n, T* r,
                                                     std::int32_t* ipiv, std::int32_t* info, cudaStream_t stream);

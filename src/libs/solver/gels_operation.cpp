@@ -12,7 +12,7 @@ Result<Operation<Gels>::Checked> Operation<Gels>::validate(const Gels& request) 
   constexpr std::string_view name = Gels::kName;
   Checked checked{.request = request};
   Gels& r = checked.request;
-  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype, solver::Complex::refused));
+  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "m", r.m));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "n", r.n));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "nrhs", r.nrhs));

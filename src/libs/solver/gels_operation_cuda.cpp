@@ -1,6 +1,7 @@
 #include "libs/solver/gels_operation_cuda.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "libs/solver/gels_kernel.hpp"
 #include "libs/solver/qr_kernel.hpp"
@@ -28,6 +29,26 @@ struct Ls<double> {
   static constexpr auto ormqr = &solver::CusolverApi::cusolverDnDormqr;
   static constexpr auto getrs = &solver::CusolverApi::cusolverDnDgetrs;
 };
+template <>
+struct Ls<cuComplex> {
+  static constexpr auto geqrf_size = &solver::CusolverApi::cusolverDnCgeqrf_bufferSize;
+  static constexpr auto geqrf = &solver::CusolverApi::cusolverDnCgeqrf;
+  static constexpr auto ormqr_size = &solver::CusolverApi::cusolverDnCunmqr_bufferSize;
+  static constexpr auto ormqr = &solver::CusolverApi::cusolverDnCunmqr;
+  static constexpr auto getrs = &solver::CusolverApi::cusolverDnCgetrs;
+};
+template <>
+struct Ls<cuDoubleComplex> {
+  static constexpr auto geqrf_size = &solver::CusolverApi::cusolverDnZgeqrf_bufferSize;
+  static constexpr auto geqrf = &solver::CusolverApi::cusolverDnZgeqrf;
+  static constexpr auto ormqr_size = &solver::CusolverApi::cusolverDnZunmqr_bufferSize;
+  static constexpr auto ormqr = &solver::CusolverApi::cusolverDnZunmqr;
+  static constexpr auto getrs = &solver::CusolverApi::cusolverDnZgetrs;
+};
+
+// Qᵀ B, or Qᴴ B for a complex Q (unmqr).
+template <class T>
+constexpr cublasOperation_t kQTransposed = std::is_floating_point_v<T> ? CUBLAS_OP_T : CUBLAS_OP_C;
 
 // Where Gels keeps what it needs beside cuSOLVER's work area, in elements of T from the workspace's start: tau (n),
 // R's copy (n x n), then n pivots and one info for the routines (i32), each on a 256-byte boundary (as the workspace
@@ -56,10 +77,12 @@ std::int64_t extra_elements(std::int64_t n, std::uint64_t element) {
   return padding + n + n * n + static_cast<std::int64_t>((ints + element - 1) / element);
 }
 
-// Whether A's QR and Qᵀ B run the family's kernels (qr_kernel.hpp), one matrix at a time, rather than cuSOLVER's.
+// Whether A's QR and Qᵀ B run the family's kernels (qr_kernel.hpp; real dtypes), one matrix at a time, rather than
+// cuSOLVER's.
 bool takes_small_qr(const Gels& r) {
   const std::int64_t bytes = size_of(r.dtype);
-  return solver::takes_small_geqrf(r.m, r.n, 1, bytes) && solver::takes_small_ormqr(r.m, r.nrhs, r.n, 1, bytes);
+  return (r.dtype == DType::f32 || r.dtype == DType::f64) && solver::takes_small_geqrf(r.m, r.n, 1, bytes) &&
+         solver::takes_small_ormqr(r.m, r.nrhs, r.n, 1, bytes);
 }
 
 // The larger of geqrf's and ormqr's work areas (the kernels' or cuSOLVER's): they run one after the other on the
@@ -75,8 +98,9 @@ cusolverStatus_t work_size(const Gels& r, const solver::CusolverApi& api, cusolv
   int factor = 0, apply = 0;
   if (cusolverStatus_t s = (api.*Ls<T>::geqrf_size)(handle, m, n, nullptr, lda, &factor); s != CUSOLVER_STATUS_SUCCESS)
     return s;
-  const cusolverStatus_t s = (api.*Ls<T>::ormqr_size)(handle, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, m, solver::to_int(r.nrhs),
-                                                      n, nullptr, lda, nullptr, nullptr, solver::to_int(r.ldb), &apply);
+  const cusolverStatus_t s =
+      (api.*Ls<T>::ormqr_size)(handle, CUBLAS_SIDE_LEFT, kQTransposed<T>, m, solver::to_int(r.nrhs), n, nullptr, lda,
+                               nullptr, nullptr, solver::to_int(r.ldb), &apply);
   *lwork = std::max(factor, apply);
   return s;
 }
@@ -103,19 +127,22 @@ Status gels(const Gels& r, const solver::DensePlan& plan, std::span<const Buffer
       T* ai = a + solver::matrix_offset(i, r.stride_a);
       T* bi = b + solver::matrix_offset(i, r.stride_b);
       if (small) {
-        ACCEL_RETURN_IF_ERROR(run.target.check(
-            solver::launch_small_geqrf(ai, r.m, r.n, r.lda, 0, 1, tau, work, run.target.stream()), "QR of Gels"));
-        ACCEL_RETURN_IF_ERROR(run.target.check(solver::launch_small_ormqr(ai, r.m, r.n, r.lda, 0, 1, tau, true, bi,
-                                                                          r.nrhs, r.ldb, 0, work, run.target.stream()),
-                                               "Qᵀ B of Gels"));
+        if constexpr (std::is_floating_point_v<T>) {
+          ACCEL_RETURN_IF_ERROR(run.target.check(
+              solver::launch_small_geqrf(ai, r.m, r.n, r.lda, 0, 1, tau, work, run.target.stream()), "QR of Gels"));
+          ACCEL_RETURN_IF_ERROR(
+              run.target.check(solver::launch_small_ormqr(ai, r.m, r.n, r.lda, 0, 1, tau, true, bi, r.nrhs, r.ldb, 0,
+                                                          work, run.target.stream()),
+                               "Qᵀ B of Gels"));
+        }
       } else {
         ACCEL_RETURN_IF_ERROR(
             solver::launched(run, (plan.api->*Ls<T>::geqrf)(plan.handle, m, n, ai, lda, tau, work, lwork, routine_info),
                              "geqrf of Gels"));
         ACCEL_RETURN_IF_ERROR(
             solver::launched(run,
-                             (plan.api->*Ls<T>::ormqr)(plan.handle, CUBLAS_SIDE_LEFT, CUBLAS_OP_T, m, nrhs, n, ai, lda,
-                                                       tau, bi, ldb, work, lwork, routine_info),
+                             (plan.api->*Ls<T>::ormqr)(plan.handle, CUBLAS_SIDE_LEFT, kQTransposed<T>, m, nrhs, n, ai,
+                                                       lda, tau, bi, ldb, work, lwork, routine_info),
                              "ormqr of Gels"));
       }
       ACCEL_RETURN_IF_ERROR(run.target.check(
@@ -140,16 +167,17 @@ Result<CudaOperation<Gels>::Plan> CudaOperation<Gels>::plan(const Gels& request,
   return solver::plan_dense(
       target, key, r.batch, r.n == 0 || r.nrhs == 0,
       [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
-        return r.dtype == DType::f64 ? work_size<double>(r, api, handle, lwork)
-                                     : work_size<float>(r, api, handle, lwork);
+        return solver::with_cuda_type(
+            r.dtype, [&]<class T>(std::type_identity<T>) { return work_size<T>(r, api, handle, lwork); });
       },
       solver::DenseNeeds{.infos_in_workspace = request.info.is_null(), .extra = extra_elements(r.n, size_of(r.dtype))});
 }
 
 Status CudaOperation<Gels>::run(const Gels&, const Checked& checked, const Plan& plan,
                                 std::span<const BufferView> views, CudaRun& run) {
-  return checked.request.dtype == DType::f64 ? gels<double>(checked.request, plan, views, run)
-                                             : gels<float>(checked.request, plan, views, run);
+  return solver::with_cuda_type(checked.request.dtype, [&]<class T>(std::type_identity<T>) {
+    return gels<T>(checked.request, plan, views, run);
+  });
 }
 
 }  // namespace accel

@@ -41,7 +41,7 @@ Result<solver::CheckedGesvdj> Operation<Gesvdj>::validate(const Gesvdj& request)
   constexpr std::string_view name = Gesvdj::kName;
   Checked checked{.request = request};
   Gesvdj& r = checked.request;
-  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype, solver::Complex::refused));
+  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype));
   ACCEL_RETURN_IF_ERROR(check_vectors(name, r));
   ACCEL_RETURN_IF_ERROR(check_stopping(name, r));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "m", r.m));
@@ -66,7 +66,7 @@ Result<solver::CheckedGesvdj> Operation<Gesvdj>::validate(const Gesvdj& request)
 void Operation<Gesvdj>::operands(const Gesvdj& request, const Checked& checked, Operands& operands) {
   const Gesvdj& r = checked.request;
   solver::write_matrix(operands, request.a, "a", r.dtype, checked.a_extent);
-  solver::write_matrix(operands, request.s, "s", r.dtype, checked.s_extent);
+  solver::write_matrix(operands, request.s, "s", solver::real_dtype(r.dtype), checked.s_extent);
   if (r.job == SvdJob::none) {
     operands.absent("u").absent("v");
   } else {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include "libs/solver/block_jacobi_svd_kernel.hpp"
 #include "libs/solver/jacobi_svd_kernel.hpp"
@@ -56,6 +57,24 @@ struct Jacobi<double> {
   static constexpr auto batched = &solver::CusolverApi::cusolverDnDgesvdjBatched;
   static constexpr std::string_view name = "cusolverDnDgesvdj";
   static constexpr std::string_view batched_name = "cusolverDnDgesvdjBatched";
+};
+template <>
+struct Jacobi<cuComplex> {
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnCgesvdj_bufferSize;
+  static constexpr auto gesvdj = &solver::CusolverApi::cusolverDnCgesvdj;
+  static constexpr auto batched_buffer_size = &solver::CusolverApi::cusolverDnCgesvdjBatched_bufferSize;
+  static constexpr auto batched = &solver::CusolverApi::cusolverDnCgesvdjBatched;
+  static constexpr std::string_view name = "cusolverDnCgesvdj";
+  static constexpr std::string_view batched_name = "cusolverDnCgesvdjBatched";
+};
+template <>
+struct Jacobi<cuDoubleComplex> {
+  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnZgesvdj_bufferSize;
+  static constexpr auto gesvdj = &solver::CusolverApi::cusolverDnZgesvdj;
+  static constexpr auto batched_buffer_size = &solver::CusolverApi::cusolverDnZgesvdjBatched_bufferSize;
+  static constexpr auto batched = &solver::CusolverApi::cusolverDnZgesvdjBatched;
+  static constexpr std::string_view name = "cusolverDnZgesvdj";
+  static constexpr std::string_view batched_name = "cusolverDnZgesvdjBatched";
 };
 
 // The arguments cuSOLVER takes beyond the request's own.
@@ -112,35 +131,42 @@ Status set_stopping(const solver::CusolverApi& api, const Gesvdj& r, gesvdjInfo_
                                  "cusolverDnXgesvdjSetMaxSweeps");
 }
 
+// The family's kernels, which plan() picks for real dtypes only.
+template <class T>
+Status launch_kernel(const Gesvdj& r, const solver::GesvdjPlan& plan, std::span<const BufferView> views,
+                     std::int32_t* infos, CudaRun& run) {
+  using Op = Operation<Gesvdj>;
+  const bool vectors = r.job != SvdJob::none;
+  T* const s = static_cast<T*>(views[Op::s].data);
+  T* const u = vectors ? static_cast<T*>(views[Op::u].data) : nullptr;
+  T* const v = vectors ? static_cast<T*>(views[Op::v].data) : nullptr;
+  if (plan.path == solver::JacobiPath::cluster_kernel) {
+    return run.target.check(
+        solver::launch_block_jacobi_svd(static_cast<T*>(views[Op::a].data), r.n, r.lda, r.stride_a, r.batch, s, u,
+                                        r.ldu, r.stride_u, v, r.ldv, r.stride_v, r.tolerance, r.max_sweeps,
+                                        static_cast<T*>(run.workspace), infos, run.target.stream()),
+        "the block Jacobi SVD kernel");
+  }
+  return run.target.check(solver::launch_small_jacobi_svd(
+                              static_cast<const T*>(views[Op::a].data), r.n, r.lda, r.stride_a, r.batch, s, u, r.ldu,
+                              r.stride_u, v, r.ldv, r.stride_v, r.tolerance, r.max_sweeps, infos, run.target.stream()),
+                          "the small Jacobi SVD kernel");
+}
+
 template <class T>
 Status gesvdj(const solver::CheckedGesvdj& c, const solver::GesvdjPlan& plan, std::span<const BufferView> views,
               CudaRun& run) {
   using Op = Operation<Gesvdj>;
   const Gesvdj& r = c.request;
   std::int32_t* infos = solver::run_infos(plan.dense, run, views[Op::info].data);
-  const bool vectors = r.job != SvdJob::none;
-  if (plan.path == solver::JacobiPath::cluster_kernel) {
-    ACCEL_RETURN_IF_ERROR(run.target.check(
-        solver::launch_block_jacobi_svd(
-            static_cast<T*>(views[Op::a].data), r.n, r.lda, r.stride_a, r.batch, static_cast<T*>(views[Op::s].data),
-            vectors ? static_cast<T*>(views[Op::u].data) : nullptr, r.ldu, r.stride_u,
-            vectors ? static_cast<T*>(views[Op::v].data) : nullptr, r.ldv, r.stride_v, r.tolerance, r.max_sweeps,
-            static_cast<T*>(run.workspace), infos, run.target.stream()),
-        "the block Jacobi SVD kernel"));
-  } else if (plan.path == solver::JacobiPath::block_kernel) {
-    ACCEL_RETURN_IF_ERROR(run.target.check(
-        solver::launch_small_jacobi_svd(static_cast<const T*>(views[Op::a].data), r.n, r.lda, r.stride_a, r.batch,
-                                        static_cast<T*>(views[Op::s].data),
-                                        vectors ? static_cast<T*>(views[Op::u].data) : nullptr, r.ldu, r.stride_u,
-                                        vectors ? static_cast<T*>(views[Op::v].data) : nullptr, r.ldv, r.stride_v,
-                                        r.tolerance, r.max_sweeps, infos, run.target.stream()),
-        "the small Jacobi SVD kernel"));
+  if (plan.path == solver::JacobiPath::cluster_kernel || plan.path == solver::JacobiPath::block_kernel) {
+    if constexpr (std::is_floating_point_v<T>) ACCEL_RETURN_IF_ERROR(launch_kernel<T>(r, plan, views, infos, run));
   } else if (!plan.dense.empty) {
-    ACCEL_RETURN_IF_ERROR(set_stopping<T>(*plan.dense.api, r, plan.params));
+    ACCEL_RETURN_IF_ERROR(set_stopping<solver::Real<T>>(*plan.dense.api, r, plan.params));
     const Args x = args(r);
     const std::int64_t k = std::min(r.m, r.n);
     T* a = static_cast<T*>(views[Op::a].data);
-    T* s = static_cast<T*>(views[Op::s].data);
+    auto* s = static_cast<solver::Real<T>*>(views[Op::s].data);
     T* work = static_cast<T*>(run.workspace);
     const int lwork = solver::to_int(plan.dense.lwork);
     const bool scratch = r.job == SvdJob::none;
@@ -177,8 +203,9 @@ Status gesvdj(const solver::CheckedGesvdj& c, const solver::GesvdjPlan& plan, st
 Result<CudaOperation<Gesvdj>::Plan> CudaOperation<Gesvdj>::plan(const Gesvdj& request, const Checked& checked,
                                                                 CudaTarget& target) {
   const Gesvdj& r = checked.request;
-  const bool small = solver::takes_small_jacobi_svd(r.m, r.n, r.batch);
-  if (small || solver::takes_block_jacobi_svd(r.m, r.n, r.batch)) {  // no cuSOLVER call
+  const bool real = r.dtype == DType::f32 || r.dtype == DType::f64;  // the kernels' dtypes
+  const bool small = real && solver::takes_small_jacobi_svd(r.m, r.n, r.batch);
+  if (small || (real && solver::takes_block_jacobi_svd(r.m, r.n, r.batch))) {  // no cuSOLVER call
     const solver::WorkKey key{.routine = solver::Routine::gesvdj, .dtype = r.dtype, .m = r.m, .n = r.n};
     const std::int64_t work = small ? 0 : solver::block_jacobi_svd_work_elements(r.n, r.batch, r.job != SvdJob::none);
     ACCEL_ASSIGN_OR_RETURN(
@@ -206,8 +233,9 @@ Result<CudaOperation<Gesvdj>::Plan> CudaOperation<Gesvdj>::plan(const Gesvdj& re
           [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
             // The work area does not depend on the stopping rule, but cuSOLVER reads it from the
             // parameters.
-            return r.dtype == DType::f64 ? query<double>(api, handle, r, x, params->params(), batched, lwork)
-                                         : query<float>(api, handle, r, x, params->params(), batched, lwork);
+            return solver::with_cuda_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+              return query<T>(api, handle, r, x, params->params(), batched, lwork);
+            });
           },
           solver::DenseNeeds{.infos_in_workspace = request.info.is_null(), .extra = scratch_vectors(r, x, batched)}));
   return Plan{.dense = dense,
@@ -217,8 +245,8 @@ Result<CudaOperation<Gesvdj>::Plan> CudaOperation<Gesvdj>::plan(const Gesvdj& re
 
 Status CudaOperation<Gesvdj>::run(const Gesvdj&, const Checked& checked, const Plan& plan,
                                   std::span<const BufferView> views, CudaRun& run) {
-  return checked.request.dtype == DType::f64 ? gesvdj<double>(checked, plan, views, run)
-                                             : gesvdj<float>(checked, plan, views, run);
+  return solver::with_cuda_type(checked.request.dtype,
+                                [&]<class T>(std::type_identity<T>) { return gesvdj<T>(checked, plan, views, run); });
 }
 
 }  // namespace accel

@@ -51,8 +51,8 @@ struct Lapacke<double> {
   static constexpr auto gesvd = LAPACKE_dgesvd;
 };
 
-// LU, Cholesky, eigen (Hermitian: heevd), QR (unitary Q: ungqr, unmqr) and Gesvd (real values, Vᴴ) only: the other
-// requests refuse complex dtypes (dense_checks.hpp).
+// Eigen of Hermitian matrices (heevd), QR with unitary Q (ungqr, unmqr), least squares solving A X = B (gels, 'N') and
+// the SVD's real values and Vᴴ.
 template <>
 struct Lapacke<std::complex<float>> {
   static constexpr auto getrf = LAPACKE_cgetrf;
@@ -63,6 +63,7 @@ struct Lapacke<std::complex<float>> {
   static constexpr auto geqrf = LAPACKE_cgeqrf;
   static constexpr auto orgqr = LAPACKE_cungqr;
   static constexpr auto ormqr = LAPACKE_cunmqr;
+  static constexpr auto gels = LAPACKE_cgels;
   static constexpr auto gesvd = LAPACKE_cgesvd;
 };
 template <>
@@ -75,6 +76,7 @@ struct Lapacke<std::complex<double>> {
   static constexpr auto geqrf = LAPACKE_zgeqrf;
   static constexpr auto orgqr = LAPACKE_zungqr;
   static constexpr auto ormqr = LAPACKE_zunmqr;
+  static constexpr auto gels = LAPACKE_zgels;
   static constexpr auto gesvd = LAPACKE_zgesvd;
 };
 
@@ -87,6 +89,15 @@ template <class T>
 struct RealPart<std::complex<T>> {
   using type = T;
 };
+
+template <class T>
+T conjugate(T x) {
+  if constexpr (std::is_same_v<T, typename RealPart<T>::type>) {
+    return x;
+  } else {
+    return std::conj(x);
+  }
+}
 
 // The element type of a validated dtype, for the requests that take complex ones.
 template <class F>
@@ -243,23 +254,24 @@ Status gesvd(const Gesvd& r, void* a, void* s, void* u, void* vt, std::int32_t* 
   });
 }
 
-// Gesvdj on the CPU: LAPACK's gesvd into a Vᵀ of its own, transposed into V.
+// Gesvdj on the CPU: LAPACK's gesvd into a Vᴴ of its own, conjugated and transposed into V.
 template <class T>
 Status gesvdj(const Gesvdj& r, void* a, void* s, void* u, void* v, std::int32_t* info) {
   const std::int64_t k = std::min(r.m, r.n);
   const std::int64_t v_cols = r.job == SvdJob::full ? r.n : r.job == SvdJob::thin ? k : 0;
   const std::int64_t ldvt = std::max<std::int64_t>(v_cols, 1);
-  std::vector<T> superdiagonal(static_cast<std::size_t>(std::max<std::int64_t>(k, 2) - 1));
+  using Value = typename RealPart<T>::type;  // the singular values'
+  std::vector<Value> superdiagonal(static_cast<std::size_t>(std::max<std::int64_t>(k, 2) - 1));
   std::vector<T> vt(static_cast<std::size_t>(ldvt * std::max<std::int64_t>(r.n, 1)));
   return each_matrix(Routine::gesvdj, r.batch, info, [&](std::int64_t i) {
     const lapack_int code = Lapacke<T>::gesvd(
         LAPACK_COL_MAJOR, svd_job(r.job), svd_job(r.job), to_int(r.m), to_int(r.n), matrix<T>(a, i, r.stride_a),
-        to_int(r.lda), matrix<T>(s, i, k), u == nullptr ? nullptr : matrix<T>(u, i, r.stride_u), to_int(r.ldu),
+        to_int(r.lda), matrix<Value>(s, i, k), u == nullptr ? nullptr : matrix<T>(u, i, r.stride_u), to_int(r.ldu),
         v == nullptr ? nullptr : vt.data(), to_int(ldvt), superdiagonal.data());
     if (code == 0 && v != nullptr) {
       T* out = matrix<T>(v, i, r.stride_v);
       for (std::int64_t col = 0; col < v_cols; ++col)
-        for (std::int64_t row = 0; row < r.n; ++row) out[col * r.ldv + row] = vt[row * ldvt + col];
+        for (std::int64_t row = 0; row < r.n; ++row) out[col * r.ldv + row] = conjugate(vt[row * ldvt + col]);
     }
     return code;
   });
@@ -293,14 +305,14 @@ Status lapacke_ormqr(const Ormqr& r, const void* a, const void* tau, void* c) {
   return with_type(r.dtype, [&]<class T>(std::type_identity<T>) { return ormqr<T>(r, a, tau, c); });
 }
 Status lapacke_gels(const Gels& r, void* a, void* b, std::int32_t* info) {
-  return r.dtype == DType::f64 ? gels<double>(r, a, b, info) : gels<float>(r, a, b, info);
+  return with_type(r.dtype, [&]<class T>(std::type_identity<T>) { return gels<T>(r, a, b, info); });
 }
 Status lapacke_gesvd(const Gesvd& r, void* a, void* s, void* u, void* vt, std::int32_t* info) {
   return with_type(r.dtype, [&]<class T>(std::type_identity<T>) { return gesvd<T>(r, a, s, u, vt, info); });
 }
 
 Status lapacke_gesvdj(const Gesvdj& r, void* a, void* s, void* u, void* v, std::int32_t* info) {
-  return r.dtype == DType::f64 ? gesvdj<double>(r, a, s, u, v, info) : gesvdj<float>(r, a, s, u, v, info);
+  return with_type(r.dtype, [&]<class T>(std::type_identity<T>) { return gesvdj<T>(r, a, s, u, v, info); });
 }
 
 LibraryVersion lapack_library() {

@@ -11,7 +11,7 @@ Result<Operation<Getrf>::Checked> Operation<Getrf>::validate(const Getrf& reques
   constexpr std::string_view name = Getrf::kName;
   Checked checked{.request = request};
   Getrf& r = checked.request;
-  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype, solver::Complex::accepted));
+  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "n", r.n));
   ACCEL_RETURN_IF_ERROR(solver::check_batch(name, r.batch));
   ACCEL_ASSIGN_OR_RETURN(checked.a_extent, solver::check_matrices(name, "a", r.n, r.n, r.batch, r.lda, r.stride_a,
@@ -39,7 +39,7 @@ Result<Operation<Getrs>::Checked> Operation<Getrs>::validate(const Getrs& reques
   constexpr std::string_view name = Getrs::kName;
   Checked checked{.request = request};
   Getrs& r = checked.request;
-  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype, solver::Complex::accepted));
+  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype));
   ACCEL_RETURN_IF_ERROR(solver::check_transpose(name, r.transpose));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "n", r.n));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "nrhs", r.nrhs));

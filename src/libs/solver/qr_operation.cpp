@@ -16,7 +16,7 @@ Result<Operation<Geqrf>::Checked> Operation<Geqrf>::validate(const Geqrf& reques
   constexpr std::string_view name = Geqrf::kName;
   Checked checked{.request = request};
   Geqrf& r = checked.request;
-  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype, solver::Complex::accepted));
+  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "m", r.m));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "n", r.n));
   ACCEL_RETURN_IF_ERROR(solver::check_batch(name, r.batch));
@@ -42,7 +42,7 @@ Result<Operation<Orgqr>::Checked> Operation<Orgqr>::validate(const Orgqr& reques
   constexpr std::string_view name = Orgqr::kName;
   Checked checked{.request = request};
   Orgqr& r = checked.request;
-  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype, solver::Complex::accepted));
+  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "m", r.m));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "n", r.n));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "k", r.k));
@@ -72,7 +72,7 @@ Result<Operation<Ormqr>::Checked> Operation<Ormqr>::validate(const Ormqr& reques
   constexpr std::string_view name = Ormqr::kName;
   Checked checked{.request = request};
   Ormqr& r = checked.request;
-  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype, solver::Complex::accepted));
+  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype));
   ACCEL_RETURN_IF_ERROR(solver::check_side(name, r.side));
   ACCEL_RETURN_IF_ERROR(solver::check_transpose(name, r.transpose));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "m", r.m));

@@ -30,7 +30,7 @@ Result<solver::CheckedGesvd> Operation<Gesvd>::validate(const Gesvd& request) {
   constexpr std::string_view name = Gesvd::kName;
   Checked checked{.request = request};
   Gesvd& r = checked.request;
-  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype, solver::Complex::accepted));
+  ACCEL_RETURN_IF_ERROR(solver::check_dtype(name, r.dtype));
   ACCEL_RETURN_IF_ERROR(check_job(name, "job_u", r.job_u, r.u));
   ACCEL_RETURN_IF_ERROR(check_job(name, "job_vt", r.job_vt, r.vt));
   ACCEL_RETURN_IF_ERROR(solver::check_size(name, "m", r.m));

@@ -1,8 +1,8 @@
 // LU, Cholesky, Hermitian eigen, QR and SVD of complex matrices (c64 and c128) on the CPU device (LAPACKE's C and Z
 // routines): factorisations, solves, eigenpairs, Q, Q applied and U Σ Vᴴ checked by their residuals in complex double
 // on fresh random inputs, the Hermitian fill convention on a matrix whose factor is exact, eigenvalues known in closed
-// form, failed factorisations as the same named errors as the real ones, and the requests that take no complex dtype
-// refusing it.
+// form, failed factorisations as the same named errors as the real ones, least squares against the normal equations
+// and the Jacobi SVD's U and V.
 //
 // Tolerances are tolerance<T>(n) = 30 n ε of the element's real type (ε = 1.2e-7 for c64, 2.2e-16 for c128), on
 // ‖P A − L U‖ / ‖A‖, ‖A − L Lᴴ‖ / ‖A‖ and the solve's backward error ‖op(A) X − B‖ / (‖A‖ ‖X‖ + ‖B‖).
@@ -221,22 +221,36 @@ TYPED_TEST(ComplexSolverTest, AHermitianMatrixThatIsNotPositiveDefiniteIsANamedE
   }
 }
 
-// QR, eigen, SVD and least squares take no complex dtype, even with buffers of it: not_supported, naming the dtype
-// and what the request takes.
-TYPED_TEST(ComplexSolverTest, RequestsWithoutComplexFormsRefuseIt) {
+// Least squares of complex systems: LAPACK's gels, Qᴴ B; checked against the normal equations AᴴA X = AᴴB.
+TYPED_TEST(ComplexSolverTest, GelsSolvesLeastSquaresAsTheNormalEquationsDo) {
+  expect_gels_solves_random_systems<TypeParam>(this->device_, this->rng_);
+}
+
+TYPED_TEST(ComplexSolverTest, ARankDeficientGelsIsANamedError) {
+  expect_rank_deficient_gels_named<TypeParam>(this->device_, this->rng_);
+}
+
+// The Jacobi SVD's vectors are U and V (not Vᴴ): A = U Σ Vᴴ with U and V unitary, its values Gesvd's, real, for tall,
+// square and wide matrices, each job, single and batched.
+TYPED_TEST(ComplexSolverTest, GesvdjGivesUAndVOfRandomMatrices) {
   using T = TypeParam;
-  const std::string dtype(to_string(dtype_of<T>()));
-  Buffer<T> a = upload(this->device_, std::vector<T>(16, T(1))), v = upload(this->device_, std::vector<T>(4));
-  Buffer<T> u = upload(this->device_, std::vector<T>(16)), vt = upload(this->device_, std::vector<T>(16));
-  const auto refused = [&](const std::string& request) {
-    return StatusIs(Code::not_supported, request + ": dtype " + dtype + " is not supported; it takes f32 or f64");
-  };
-  const DType d = dtype_of<T>();
-  EXPECT_THAT(this->device_.ask(Gesvdj{.dtype = d, .m = 4, .n = 4, .a = a, .s = v, .u = u, .v = vt}).wait(),
-              refused("solver::Gesvdj"));
-  EXPECT_THAT(this->device_.ask(Gels{.dtype = d, .m = 4, .n = 2, .nrhs = 2, .a = a, .b = u}).wait(),
-              refused("solver::Gels"));
-  EXPECT_EQ(download(this->device_, a), std::vector<T>(16, T(1)));
+  for (auto [m, n] : {std::pair<std::int64_t, std::int64_t>{1, 1}, {7, 3}, {17, 17}, {5, 9}})
+    for (SvdJob job : {SvdJob::thin, SvdJob::full, SvdJob::none})
+      for (std::int64_t batch : {1, 2}) {
+        SCOPED_TRACE(::testing::Message() << m << "x" << n << " job=" << static_cast<int>(job) << " batch=" << batch);
+        const Layout la = Layout::padded(m, n, batch, 2);
+        const std::vector<T> a = random_matrices<T>(la, this->rng_);
+        const DecompositionResult<T> jacobi = run_gesvdj(this->device_, la, a, {.job = job});
+        const DecompositionResult<T> values = run_svd(this->device_, SvdJob::none, SvdJob::none, la, a);
+        ASSERT_THAT(jacobi.first, IsOk());
+        ASSERT_THAT(values.first, IsOk());
+        if (job != SvdJob::none) {
+          EXPECT_LE(jacobi.residual, tolerance<T>(std::max(m, n)));
+        }
+        EXPECT_TRUE(jacobi.padding_intact);
+        EXPECT_EQ(jacobi.info, std::vector<std::int32_t>(static_cast<std::size_t>(batch), 0));
+        EXPECT_LE(relative_difference(doubles(jacobi.values), doubles(values.values)), tolerance<T>(std::max(m, n)));
+      }
 }
 
 // Complex requests cross to an isolated worker byte for byte: the same factors, solutions and named errors.

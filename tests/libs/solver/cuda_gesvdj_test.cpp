@@ -1,15 +1,16 @@
-// solver::Gesvdj on CUDA (the family's Jacobi kernels for square matrices up to 256 x 256, cuSOLVER's gesvdj, and
-// gesvdjBatched for packed batches of small matrices) against the CPU device (LAPACK's gesvd), on fresh random inputs:
-// singular values compared directly, U and V (whose signs differ between libraries) by the reconstruction
-// ‖A − U Σ Vᵀ‖ / ‖A‖ and their orthonormality; ill-conditioned matrices of known singular values; sweeps that do not
-// converge answered as a named error. On CUDA devices in process (each completion strategy) and isolated. Skipped
-// without a GPU.
+// solver::Gesvdj on CUDA (the family's Jacobi kernels for real square matrices up to 256 x 256, cuSOLVER's gesvdj,
+// and gesvdjBatched for packed batches of small matrices; complex ones too) against the CPU device (LAPACK's gesvd),
+// on fresh random inputs: singular values compared directly, U and V (whose signs differ between libraries) by the
+// reconstruction ‖A − U Σ Vᴴ‖ / ‖A‖ and their orthonormality; ill-conditioned matrices of known singular values;
+// sweeps that do not converge answered as a named error. On CUDA devices in process (each completion strategy) and
+// isolated. Skipped without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include <cmath>
+#include <complex>
 #include <optional>
 #include <random>
 #include <vector>
@@ -187,6 +188,15 @@ TEST_P(CudaGesvdjTest, MidSizedSquareMatricesMatchTheCpu) {
   }
   matches_the_cpu<float>(200, 200, 6, {SvdJob::thin, SvdJob::none});
   matches_the_cpu<double>(97, 97, 20, {SvdJob::full});
+}
+
+// Complex matrices take cuSOLVER's C and Z gesvdj (the family's kernels are real), and gesvdjBatched for a packed
+// batch of at most 32 x 32 (pad 0): A = U Σ Vᴴ with U and V unitary, the real values as the CPU's.
+TEST_P(CudaGesvdjTest, ComplexMatricesMatchTheCpu) {
+  matches_the_cpu<std::complex<float>>(100, 100, 1, {SvdJob::thin, SvdJob::none});
+  matches_the_cpu<std::complex<double>>(64, 63, 3, {SvdJob::thin, SvdJob::full});
+  matches_the_cpu<std::complex<float>>(16, 16, 64, {SvdJob::full});
+  matches_the_cpu<std::complex<double>>(31, 57, 2, {SvdJob::thin});
 }
 
 TEST_P(CudaGesvdjTest, IllConditionedMatricesKeepTheirSingularValues) {

@@ -1,20 +1,14 @@
-// The dense solver requests on CUDA (cuSOLVER) against the CPU device (LAPACKE), on fresh random inputs over a grid of
-// sizes: each device's results checked by their residuals, the solutions, eigenvalues and singular values of both
-// compared, and failed factorisations answered with the same named error and infos; LU, Cholesky, Hermitian eigen, QR
-// and Gesvd in c64 and c128 as well. On CUDA devices in process (each completion strategy, since the infos become the
-// status at completion) and isolated. Skipped without a GPU.
+// The dense solver requests on CUDA (cuSOLVER, and the family's kernels) against the CPU device (LAPACKE), on fresh
+// random inputs over a grid of sizes: each device's results checked by their residuals, the solutions, eigenvalues and
+// singular values of both compared, and failed factorisations answered with the same named error and infos (the
+// complex dtypes: cuda_complex_solver_test.cpp). On CUDA devices in process (each completion strategy, since the infos
+// become the status at completion) and isolated. Skipped without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <complex>
-#include <optional>
-#include <ostream>
-#include <random>
-#include <type_traits>
+#include <vector>
 
-#include "factorisation_cases.hpp"
-#include "least_squares_cases.hpp"
-#include "testing/cuda_fixture.hpp"
+#include "cuda_solver_fixture.hpp"
 
 namespace accel::solver {
 namespace {
@@ -22,135 +16,6 @@ namespace {
 using accel::testing::IsOk;
 using accel::testing::relative_error;
 using namespace testing;  // NOLINT(google-build-using-namespace): the solver test helpers
-
-using accel::testing::GpuTestTarget;
-
-using c64 = std::complex<float>;
-using c128 = std::complex<double>;
-
-class CudaSolverTest : public ::testing::TestWithParam<GpuTestTarget> {
- protected:
-  void SetUp() override {
-    ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), device);
-    gpu_ = device;
-  }
-
-  template <class T>
-  void lu(std::int64_t n, std::int64_t batch) {
-    expect_lu_matches<T>(*gpu_, cpu_, rng_, n, batch, batch == 1 ? 0 : 5);
-  }
-
-  template <class T>
-  void cholesky(std::int64_t n, std::int64_t batch) {
-    expect_cholesky_matches<T>(*gpu_, cpu_, rng_, n, batch, 3);
-  }
-
-  template <class T>
-  void eigen(std::int64_t n, std::int64_t batch) {
-    SCOPED_TRACE(fmt::format("{} n={} batch={}", to_string(dtype_of<T>()), n, batch));
-    const Layout la = Layout::padded(n, n, batch, 2);
-    const std::vector<T> a = random_symmetric<T>(la, rng_, false);
-    for (Fill fill : {Fill::lower, Fill::upper}) {
-      const EigenResult<T> gpu = run_eigen(*gpu_, EigenJob::values_and_vectors, fill, la, a);
-      const EigenResult<T> values = run_eigen(*gpu_, EigenJob::values, fill, la, a);
-      const EigenResult<T> cpu = run_eigen(cpu_, EigenJob::values, fill, la, a);
-      ASSERT_THAT(gpu.status, IsOk());
-      ASSERT_THAT(values.status, IsOk());
-      EXPECT_LE(gpu.residual, tolerance<T>(n));
-      EXPECT_TRUE(gpu.padding_intact);
-      // Eigenvalues of symmetric matrices are perfectly conditioned: every library finds the same ones.
-      EXPECT_LE(relative_error(doubles(gpu.w), doubles(cpu.w)), tolerance<T>(n));
-      EXPECT_LE(relative_error(doubles(values.w), doubles(cpu.w)), tolerance<T>(n));
-    }
-  }
-
-  template <class T>
-  void qr(std::int64_t m, std::int64_t n, std::int64_t batch) {
-    SCOPED_TRACE(fmt::format("{} {}x{} batch={}", to_string(dtype_of<T>()), m, n, batch));
-    const Layout la = Layout::padded(m, n, batch, 1);
-    const DecompositionResult<T> gpu = run_qr(*gpu_, la, random_matrices<T>(la, rng_));
-    ASSERT_THAT(gpu.first, IsOk());
-    ASSERT_THAT(gpu.second, IsOk());
-    EXPECT_LE(gpu.residual, tolerance<T>(std::max(m, n)));
-    EXPECT_TRUE(gpu.padding_intact);
-  }
-
-  template <class T>
-  void gels(std::int64_t m, std::int64_t n, std::int64_t nrhs, std::int64_t batch) {
-    SCOPED_TRACE(fmt::format("{} {}x{} nrhs={} batch={}", to_string(dtype_of<T>()), m, n, nrhs, batch));
-    const Layout la = Layout::padded(m, n, batch, 3), lb = Layout::padded(m, nrhs, batch, 1);
-    const std::vector<T> a = random_matrices<T>(la, rng_), b = random_matrices<T>(lb, rng_);
-    const GelsResult<T> gpu = run_gels(*gpu_, la, a, lb, b), cpu = run_gels(cpu_, la, a, lb, b);
-    ASSERT_THAT(gpu.status, IsOk());
-    ASSERT_THAT(cpu.status, IsOk());
-    EXPECT_LE(gpu.residual, tolerance<T>(m));
-    if (m > n) {
-      EXPECT_LE(gpu.residual_norms, tolerance<T>(m));
-    }
-    EXPECT_TRUE(gpu.padding_intact);
-    EXPECT_EQ(gpu.info, cpu.info);
-    // Tall random matrices are well conditioned; square ones as agreement() allows.
-    const double bound = m >= 2 * n ? 10 * tolerance<T>(m) : agreement<T>();
-    EXPECT_LE(gpu.from_normal, bound);
-    EXPECT_LE(relative_error(doubles(gpu.x), doubles(cpu.x)), bound);
-    // Below X, the rest of Qᵀ B (signs are each library's): its column norms, the residuals, agree.
-    EXPECT_LE(relative_error(tail_norms(gpu.b, lb, n), tail_norms(cpu.b, lb, n)), bound);
-  }
-
-  template <class T>
-  void svd(std::int64_t m, std::int64_t n, std::int64_t batch) {
-    SCOPED_TRACE(fmt::format("{} {}x{} batch={}", to_string(dtype_of<T>()), m, n, batch));
-    const Layout la = Layout::padded(m, n, batch, 2);
-    const std::vector<T> a = random_matrices<T>(la, rng_);
-    const DecompositionResult<T> cpu = run_svd(cpu_, SvdJob::none, SvdJob::none, la, a);
-    ASSERT_THAT(cpu.first, IsOk());
-    for (SvdJob job : {SvdJob::thin, SvdJob::full}) {
-      const DecompositionResult<T> gpu = run_svd(*gpu_, job, job, la, a);
-      ASSERT_THAT(gpu.first, IsOk());
-      EXPECT_LE(gpu.residual, tolerance<T>(std::max(m, n)));
-      EXPECT_TRUE(gpu.padding_intact);
-      EXPECT_EQ(gpu.info, cpu.info);
-      // Singular values are perfectly conditioned: every library finds the same ones.
-      EXPECT_LE(relative_error(doubles(gpu.values), doubles(cpu.values)), tolerance<T>(std::max(m, n)));
-    }
-  }
-
-  // An LU of element type L and a Cholesky of element type C that fail in one matrix of a batch: the same named
-  // errors and infos on the GPU as on the CPU.
-  template <class L, class C>
-  void failed_factorisations() {
-    const Layout la = Layout::padded(9, 9, 4, 2), lb = Layout::padded(9, 2, 4, 0);
-    std::vector<L> a = random_matrices<L>(la, rng_);
-    for (std::int64_t i = 0; i < 9; ++i) a[la.at(2, i, 5)] = L(0);
-    const std::vector<L> b = random_matrices<L>(lb, rng_);
-    const FactorResult<L> gpu = run_lu(*gpu_, la, a, lb, b), cpu = run_lu(cpu_, la, a, lb, b);
-    EXPECT_EQ(gpu.factor.code(), Code::failed_precondition);
-    EXPECT_EQ(gpu.factor.message(), cpu.factor.message());
-    EXPECT_EQ(gpu.factor.message(),
-              "solver::Getrf (matrix 2 of the batch of 4, from 0): U(6,6) is exactly zero: the matrix is singular");
-    EXPECT_EQ(gpu.info, cpu.info);
-
-    const Layout ls = Layout::padded(6, 6, 3, 0), lr = Layout::padded(6, 1, 3, 0);
-    std::vector<C> s = random_symmetric<C>(ls, rng_, true);
-    s[ls.at(1, 2, 2)] = C(-1);
-    for (Fill fill : {Fill::lower, Fill::upper}) {
-      const std::vector<C> r = random_matrices<C>(lr, rng_);
-      const FactorResult<C> g = run_cholesky(*gpu_, fill, ls, s, lr, r), c = run_cholesky(cpu_, fill, ls, s, lr, r);
-      EXPECT_EQ(g.factor.code(), Code::failed_precondition);
-      EXPECT_EQ(g.factor.message(), c.factor.message());
-      EXPECT_EQ(g.info, c.info);
-      EXPECT_EQ(g.info[0], 0);
-      EXPECT_EQ(g.info[2], 0);
-    }
-  }
-
-  System system_;
-  Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
-  std::optional<Device> gpu_;
-  std::mt19937_64 rng_{std::random_device{}()};
-};
-
-constexpr std::int64_t kSizes[] = {1, 16, 100, 512};
 
 TEST_P(CudaSolverTest, LuMatchesTheCpuByResiduals) {
   for (std::int64_t n : kSizes) {
@@ -170,26 +35,6 @@ TEST_P(CudaSolverTest, CholeskyMatchesTheCpuByResiduals) {
   cholesky<double>(3, 8);
 }
 
-// cuSOLVER's C and Z routines against LAPACKE's: general random matrices (rows exchanged), odd sizes, batches.
-TEST_P(CudaSolverTest, ComplexLuMatchesTheCpuByResiduals) {
-  for (std::int64_t n : {1, 16, 33, 100, 512}) {
-    lu<c64>(n, 1);
-    lu<c128>(n, 1);
-  }
-  lu<c64>(33, 4);
-  lu<c128>(7, 9);
-}
-
-// Hermitian positive definite M Mᴴ / n + I; the batches go through potrfBatched (C and Z).
-TEST_P(CudaSolverTest, ComplexCholeskyMatchesTheCpuByResiduals) {
-  for (std::int64_t n : {1, 16, 33, 100, 512}) {
-    cholesky<c64>(n, 1);
-    cholesky<c128>(n, 1);
-  }
-  cholesky<c64>(20, 5);
-  cholesky<c128>(3, 8);
-}
-
 TEST_P(CudaSolverTest, EigenMatchesTheCpuByResiduals) {
   for (std::int64_t n : kSizes) {
     eigen<float>(n, 1);
@@ -197,16 +42,6 @@ TEST_P(CudaSolverTest, EigenMatchesTheCpuByResiduals) {
   }
   eigen<float>(31, 3);
   eigen<double>(12, 4);
-}
-
-// Hermitian matrices (cuSOLVER's heevd): real eigenvalues, unitary eigenvectors.
-TEST_P(CudaSolverTest, HermitianEigenMatchesTheCpuByResiduals) {
-  for (std::int64_t n : {1, 2, 17, 64, 200}) {
-    eigen<c64>(n, 1);
-    eigen<c128>(n, 1);
-  }
-  eigen<c64>(33, 3);
-  eigen<c128>(9, 5);
 }
 
 TEST_P(CudaSolverTest, QrOfTallSquareAndWideMatricesIsRightByResiduals) {
@@ -225,17 +60,6 @@ TEST_P(CudaSolverTest, OrmqrMatchesOrgqrsQAndTheCpu) {
   expect_ormqr_matches<double>(*gpu_, cpu_, rng_, 512, 64, 64, 1);
   expect_ormqr_matches<float>(*gpu_, cpu_, rng_, 300, 41, 41, 2);
   expect_ormqr_matches<double>(*gpu_, cpu_, rng_, 17, 90, 9, 3);
-}
-
-// Complex QR (cuSOLVER's geqrf, ungqr and unmqr; the family's own kernels are real): R, tau and Q as the CPU's and
-// right by residuals, tall, square and wide, and Q or Qᴴ applied from either side.
-TEST_P(CudaSolverTest, ComplexQrMatchesTheCpu) {
-  expect_qr_matches<c64>(*gpu_, cpu_, rng_, 100, 37, 1, 0);
-  expect_qr_matches<c128>(*gpu_, cpu_, rng_, 17, 90, 3, 2);
-  expect_qr_matches<c64>(*gpu_, cpu_, rng_, 64, 64, 2, 1);
-  expect_qr_matches<c128>(*gpu_, cpu_, rng_, 300, 41, 1, 0);
-  expect_ormqr_matches<c64>(*gpu_, cpu_, rng_, 30, 30, 30, 1);
-  expect_ormqr_matches<c128>(*gpu_, cpu_, rng_, 100, 37, 20, 2);
 }
 
 TEST_P(CudaSolverTest, GelsMatchesTheNormalEquationsAndTheCpu) {
@@ -268,16 +92,6 @@ TEST_P(CudaSolverTest, SvdMatchesTheCpuByResidualsAndValues) {
   svd<double>(64, 63, 3);
 }
 
-// cuSOLVER's C and Z gesvd: A = U Σ Vᴴ, U and V unitary, the real values as the CPU's.
-TEST_P(CudaSolverTest, ComplexSvdMatchesTheCpuByResidualsAndValues) {
-  for (std::int64_t n : {1, 16, 100}) {
-    svd<c64>(n, n, 1);
-    svd<c128>(n, n, 1);
-  }
-  svd<c64>(257, 31, 2);
-  svd<c128>(64, 63, 3);
-}
-
 // cuSOLVER's gesvd takes m >= n only; the request says so before anything runs, and the CPU device decomposes it.
 TEST_P(CudaSolverTest, SvdOfAWideMatrixIsNotSupportedOnCuda) {
   const Layout la = Layout::padded(8, 12, 1, 0);
@@ -289,12 +103,6 @@ TEST_P(CudaSolverTest, SvdOfAWideMatrixIsNotSupportedOnCuda) {
 
 // LU: matrix 2 of 4 has a zero column 5 (U(6,6) = 0 exactly); Cholesky: matrix 1 of 3 has a negative pivot.
 TEST_P(CudaSolverTest, FailedFactorisationsAreTheSameNamedErrorsAsOnTheCpu) { failed_factorisations<double, float>(); }
-
-// The complex factorisations fail as the real ones do: the same named errors and infos as LAPACKE's, one matrix of a
-// batch (Cholesky's through potrfBatched).
-TEST_P(CudaSolverTest, FailedComplexFactorisationsAreTheSameNamedErrorsAsOnTheCpu) {
-  failed_factorisations<c64, c128>();
-}
 
 // A zero column of matrix 2 of 4 leaves R(4,4) exactly zero: the same named error and infos as LAPACK's gels, and
 // the other matrices solved.

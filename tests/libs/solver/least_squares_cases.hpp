@@ -1,11 +1,13 @@
 // Runs of Ormqr and Gels on a device, with the references that check them computed in double on the host: op(Q) C or
 // C op(Q) with Q formed explicitly by Orgqr on the same device, and the least squares solution of the normal
-// equations AᵀA X = AᵀB. What the CPU test asserts on the CPU device and the GPU test on CUDA devices.
+// equations AᴴA X = AᴴB. What the CPU test asserts on the CPU device and the GPU test on CUDA devices.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "solver_cases.hpp"
@@ -112,36 +114,39 @@ OrmqrResult<T> run_ormqr(Device& device, Side side, Transpose transpose, const L
   return out;
 }
 
-// X of min ‖A X − B‖ from the normal equations AᵀA X = AᵀB, by Cholesky in double: n x nrhs.
-inline Dense normal_equations(const Dense& a, const Dense& b, std::int64_t m, std::int64_t n, std::int64_t nrhs) {
-  Dense g = multiply(a, true, a, false, n, m, n), x = multiply(a, true, b, false, n, m, nrhs);
-  for (std::int64_t j = 0; j < n; ++j) {  // G = L Lᵀ, L in G's lower triangle
-    for (std::int64_t p = 0; p < j; ++p) g[j * n + j] -= g[p * n + j] * g[p * n + j];
-    g[j * n + j] = std::sqrt(g[j * n + j]);
+// X of min ‖A X − B‖ from the normal equations AᴴA X = AᴴB (AᵀA for real A), by Cholesky in double: n x nrhs.
+template <class S>
+std::vector<S> normal_equations(const std::vector<S>& a, const std::vector<S>& b, std::int64_t m, std::int64_t n,
+                                std::int64_t nrhs) {
+  std::vector<S> g = multiply(a, true, a, false, n, m, n), x = multiply(a, true, b, false, n, m, nrhs);
+  for (std::int64_t j = 0; j < n; ++j) {  // G = L Lᴴ, L in G's lower triangle
+    for (std::int64_t p = 0; p < j; ++p) g[j * n + j] -= g[p * n + j] * conjugate(g[p * n + j]);
+    g[j * n + j] = std::sqrt(std::real(g[j * n + j]));
     for (std::int64_t i = j + 1; i < n; ++i) {
-      for (std::int64_t p = 0; p < j; ++p) g[j * n + i] -= g[p * n + i] * g[p * n + j];
+      for (std::int64_t p = 0; p < j; ++p) g[j * n + i] -= g[p * n + i] * conjugate(g[p * n + j]);
       g[j * n + i] /= g[j * n + j];
     }
   }
   for (std::int64_t c = 0; c < nrhs; ++c) {
-    double* col = x.data() + c * n;
+    S* col = x.data() + c * n;
     for (std::int64_t i = 0; i < n; ++i) {
       for (std::int64_t p = 0; p < i; ++p) col[i] -= g[p * n + i] * col[p];
       col[i] /= g[i * n + i];
     }
     for (std::int64_t i = n - 1; i >= 0; --i) {
-      for (std::int64_t p = i + 1; p < n; ++p) col[i] -= g[i * n + p] * col[p];
+      for (std::int64_t p = i + 1; p < n; ++p) col[i] -= conjugate(g[i * n + p]) * col[p];
       col[i] /= g[i * n + i];
     }
   }
   return x;
 }
 
-// ‖Aᵀ (A X − B)‖ / (‖A‖ (‖A‖ ‖X‖ + ‖B‖)): the least squares solution's optimality, small for a backward stable
+// ‖Aᴴ (A X − B)‖ / (‖A‖ (‖A‖ ‖X‖ + ‖B‖)): the least squares solution's optimality, small for a backward stable
 // solver whatever A's condition.
-inline double least_squares_residual(const Dense& a, const Dense& x, const Dense& b, std::int64_t m, std::int64_t n,
-                                     std::int64_t nrhs) {
-  Dense r = multiply(a, false, x, false, m, n, nrhs);
+template <class S>
+double least_squares_residual(const std::vector<S>& a, const std::vector<S>& x, const std::vector<S>& b, std::int64_t m,
+                              std::int64_t n, std::int64_t nrhs) {
+  std::vector<S> r = multiply(a, false, x, false, m, n, nrhs);
   for (std::size_t i = 0; i < r.size(); ++i) r[i] -= b[i];
   return norm(multiply(a, true, r, false, n, m, nrhs)) / std::max(norm(a) * (norm(a) * norm(x) + norm(b)), 1e-300);
 }
@@ -153,7 +158,7 @@ std::vector<double> tail_norms(const std::vector<T>& b, const Layout& lb, std::i
   for (std::int64_t i = 0; i < lb.batch; ++i)
     for (std::int64_t j = 0; j < lb.cols; ++j) {
       double sum = 0;
-      for (std::int64_t r = n; r < lb.rows; ++r) sum += static_cast<double>(b[lb.at(i, r, j)]) * b[lb.at(i, r, j)];
+      for (std::int64_t r = n; r < lb.rows; ++r) sum += std::norm(std::complex<double>(b[lb.at(i, r, j)]));
       out.push_back(std::sqrt(sum));
     }
   return out;
@@ -202,21 +207,19 @@ GelsResult<T> run_gels(Device& device, const Layout& la, const std::vector<T>& a
   out.padding_intact = padding_intact(b, after, lb);
   const Layout lx{.rows = n, .cols = nrhs, .ld = lb.ld, .batch = lb.batch, .stride = lb.stride};
   for (std::int64_t i = 0; i < la.batch; ++i)
-    for (double v : matrix(after, lx, i)) out.x.push_back(static_cast<T>(v));
+    for (const Wide<T>& v : matrix(after, lx, i)) out.x.push_back(static_cast<T>(v));
   if (!out.status.ok()) return out;
   out.residual = worst(la.batch, [&](std::int64_t i) {
     return least_squares_residual(matrix(a, la, i), matrix(after, lx, i), matrix(b, lb, i), m, n, nrhs);
   });
   out.residual_norms = worst(la.batch, [&](std::int64_t i) {
-    Dense r = multiply(matrix(a, la, i), false, matrix(after, lx, i), false, m, n, nrhs);
-    const Dense bi = matrix(b, lb, i);
+    const std::vector<Wide<T>> r = multiply(matrix(a, la, i), false, matrix(after, lx, i), false, m, n, nrhs);
+    const std::vector<Wide<T>> bi = matrix(b, lb, i);
     Dense norms(static_cast<std::size_t>(nrhs)), tail(static_cast<std::size_t>(nrhs));
     for (std::int64_t j = 0; j < nrhs; ++j) {
       for (std::int64_t row = 0; row < m; ++row) {
-        const double d = r[j * m + row] - bi[j * m + row],
-                     t = row < n ? 0.0 : static_cast<double>(after[lb.at(i, row, j)]);
-        norms[j] += d * d;
-        tail[j] += t * t;
+        norms[j] += std::norm(std::complex<double>(r[j * m + row] - bi[j * m + row]));
+        if (row >= n) tail[j] += std::norm(std::complex<double>(after[lb.at(i, row, j)]));
       }
       norms[j] = std::sqrt(norms[j]);
       tail[j] = std::sqrt(tail[j]);
@@ -267,6 +270,51 @@ void expect_ormqr_applies_orgqrs_q(Device& device, std::mt19937_64& rng) {
           EXPECT_TRUE(r.a_restored);
           EXPECT_TRUE(r.padding_intact);
         }
+}
+
+// Square and tall random A, single and batched; the normal equations' solution in double agrees as far as A's
+// condition squared lets it (tall random matrices are well conditioned, square ones less so), the optimality residual
+// is the strict check.
+template <class T>
+void expect_gels_solves_random_systems(Device& device, std::mt19937_64& rng) {
+  constexpr std::int64_t kCases[][3] = {{1, 1, 1}, {5, 5, 2}, {7, 3, 1}, {40, 9, 4}, {64, 17, 3}, {23, 1, 5}};
+  for (const auto& [m, n, nrhs] : kCases)
+    for (std::int64_t batch : {1, 4}) {
+      SCOPED_TRACE(::testing::Message() << m << "x" << n << " nrhs=" << nrhs << " batch=" << batch);
+      const Layout la = Layout::padded(m, n, batch, 3), lb = Layout::padded(m, nrhs, batch, 1);
+      const GelsResult<T> r = run_gels(device, la, random_matrices<T>(la, rng), lb, random_matrices<T>(lb, rng));
+      ASSERT_THAT(r.status, accel::testing::IsOk());
+      EXPECT_LE(r.residual, tolerance<T>(m));
+      if (m > n) {
+        EXPECT_LE(r.residual_norms, tolerance<T>(m));
+      }
+      EXPECT_LE(r.from_normal, m >= 2 * n ? 10 * tolerance<T>(m) : (std::is_same_v<Real<T>, float> ? 1e-2 : 1e-8));
+      EXPECT_TRUE(r.padding_intact);
+      EXPECT_EQ(r.info, std::vector<std::int32_t>(static_cast<std::size_t>(batch), 0));
+    }
+}
+
+// A zero column makes R's diagonal exactly zero there (Householder leaves a zero column zero below the rows already
+// reduced): LAPACK's info, named with its matrix; the rest of the batch is solved, as each matrix alone.
+template <class T>
+void expect_rank_deficient_gels_named(Device& device, std::mt19937_64& rng) {
+  const Layout la = Layout::padded(9, 4, 3, 0), lb = Layout::padded(9, 2, 3, 0);
+  std::vector<T> a = random_matrices<T>(la, rng);
+  for (std::int64_t i = 0; i < 9; ++i) a[la.at(1, i, 2)] = T(0);
+  const std::vector<T> b = random_matrices<T>(lb, rng);
+  const GelsResult<T> r = run_gels(device, la, a, lb, b);
+  EXPECT_THAT(r.status, accel::testing::StatusIs(Code::failed_precondition,
+                                                 "solver::Gels (matrix 1 of the batch of 3, from 0): R(3,3) is exactly "
+                                                 "zero: A is rank deficient, so the least squares solution is not "
+                                                 "unique"));
+  EXPECT_THAT(r.info, ::testing::ElementsAre(0, 3, 0));
+  const Layout one = Layout::padded(9, 4, 1, 0), one_b = Layout::padded(9, 2, 1, 0);
+  const std::vector<T> first(a.begin(), a.begin() + 36), first_b(b.begin(), b.begin() + 18);
+  const GelsResult<T> alone = run_gels(device, one, first, one_b, first_b);
+  ASSERT_THAT(alone.status, accel::testing::IsOk());
+  const Layout lx = Layout::padded(4, 2, 1, 0);
+  EXPECT_LE(relative_difference(matrix(std::vector<T>(r.x.begin(), r.x.begin() + 8), lx, 0), matrix(alone.x, lx, 0)),
+            tolerance<T>(9));
 }
 
 }  // namespace accel::solver::testing

@@ -330,7 +330,8 @@ struct JacobiCase {
   std::int64_t pad = 1;
 };
 
-// Gesvdj of the batch `a`; the residual of A = U Σ Vᵀ with V transposed, when the vectors were asked for.
+// Gesvdj of the batch `a`; the residual of A = U Σ Vᴴ with V conjugated and transposed, when the vectors were asked
+// for.
 template <class T>
 DecompositionResult<T> run_gesvdj(Device& device, const Layout& la, const std::vector<T>& a, const JacobiCase& c = {}) {
   DecompositionResult<T> out;
@@ -369,11 +370,11 @@ DecompositionResult<T> run_gesvdj(Device& device, const Layout& la, const std::v
   out.padding_intact = padding_intact(u0, u, lu) && padding_intact(v0, v, lv);
   if (!out.first.ok() || c.job == SvdJob::none) return out;
   const Layout ls{.rows = k, .cols = 1, .ld = std::max<std::int64_t>(k, 1), .batch = la.batch, .stride = k};
-  auto vt = [&](std::int64_t i) {
-    const Dense vi = matrix(v, lv, i);
-    Dense t(vi.size());
+  auto vt = [&](std::int64_t i) {  // Vᴴ
+    const std::vector<Wide<T>> vi = matrix(v, lv, i);
+    std::vector<Wide<T>> t(vi.size());
     for (std::int64_t col = 0; col < v_cols; ++col)
-      for (std::int64_t row = 0; row < n; ++row) t[row * v_cols + col] = vi[col * n + row];
+      for (std::int64_t row = 0; row < n; ++row) t[row * v_cols + col] = conjugate(vi[col * n + row]);
     return t;
   };
   out.residual = worst(la.batch, [&](std::int64_t i) {

@@ -83,47 +83,12 @@ TYPED_TEST(SolverTest, OrmqrAppliesTheQThatOrgqrForms) {
   expect_ormqr_applies_orgqrs_q<TypeParam>(this->device_, this->rng_);
 }
 
-// Square and tall random A; the normal equations' solution in double agrees as far as A's condition squared lets it
-// (tall random matrices are well conditioned, square ones less so), the optimality residual is the strict check.
 TYPED_TEST(SolverTest, GelsSolvesLeastSquaresAsTheNormalEquationsDo) {
-  using T = TypeParam;
-  constexpr std::int64_t kCases[][3] = {{1, 1, 1}, {5, 5, 2}, {7, 3, 1}, {40, 9, 4}, {64, 17, 3}, {23, 1, 5}};
-  for (const auto& [m, n, nrhs] : kCases)
-    for (std::int64_t batch : {1, 4}) {
-      SCOPED_TRACE(::testing::Message() << m << "x" << n << " nrhs=" << nrhs << " batch=" << batch);
-      const Layout la = Layout::padded(m, n, batch, 3), lb = Layout::padded(m, nrhs, batch, 1);
-      const GelsResult<T> r =
-          run_gels(this->device_, la, random_matrices<T>(la, this->rng_), lb, random_matrices<T>(lb, this->rng_));
-      ASSERT_THAT(r.status, IsOk());
-      EXPECT_LE(r.residual, tolerance<T>(m));
-      if (m > n) {
-        EXPECT_LE(r.residual_norms, tolerance<T>(m));
-      }
-      EXPECT_LE(r.from_normal, m >= 2 * n ? 10 * tolerance<T>(m) : (std::is_same_v<T, float> ? 1e-2 : 1e-8));
-      EXPECT_TRUE(r.padding_intact);
-      EXPECT_EQ(r.info, std::vector<std::int32_t>(static_cast<std::size_t>(batch), 0));
-    }
+  expect_gels_solves_random_systems<TypeParam>(this->device_, this->rng_);
 }
 
-// A zero column makes R's diagonal exactly zero there (Householder leaves a zero column zero below the rows already
-// reduced): LAPACK's info, named with its matrix; the rest of the batch is solved.
 TYPED_TEST(SolverTest, ARankDeficientGelsIsANamedError) {
-  using T = TypeParam;
-  const Layout la = Layout::padded(9, 4, 3, 0), lb = Layout::padded(9, 2, 3, 0);
-  std::vector<T> a = random_matrices<T>(la, this->rng_);
-  for (std::int64_t i = 0; i < 9; ++i) a[la.at(1, i, 2)] = 0;
-  const std::vector<T> b = random_matrices<T>(lb, this->rng_);
-  const GelsResult<T> r = run_gels(this->device_, la, a, lb, b);
-  EXPECT_THAT(r.status, StatusIs(Code::failed_precondition,
-                                 "solver::Gels (matrix 1 of the batch of 3, from 0): R(3,3) is exactly zero: A is rank "
-                                 "deficient, so the least squares solution is not unique"));
-  EXPECT_THAT(r.info, ::testing::ElementsAre(0, 3, 0));
-  const Layout one = Layout::padded(9, 4, 1, 0), one_b = Layout::padded(9, 2, 1, 0);
-  const std::vector<T> first(a.begin(), a.begin() + 36), first_b(b.begin(), b.begin() + 18);
-  const GelsResult<T> alone = run_gels(this->device_, one, first, one_b, first_b);
-  ASSERT_THAT(alone.status, IsOk());
-  EXPECT_LE(relative_difference(doubles(std::vector<T>(r.x.begin(), r.x.begin() + 8)), doubles(alone.x)),
-            tolerance<T>(9));
+  expect_rank_deficient_gels_named<TypeParam>(this->device_, this->rng_);
 }
 
 TYPED_TEST(SolverTest, SvdDecomposesRandomTallSquareAndWideMatrices) {

@@ -6,9 +6,8 @@
 //   QR        Geqrf (A = Q R, Householder), Orgqr (Q's columns from its reflectors) and Ormqr (Q or Qᵀ applied to C;
 //             Qᴴ for complex Q)                                                       f32, f64, c64, c128
 //   SVD       Gesvd (A = U Σ Vᵀ, or U Σ Vᴴ for complex A; LAPACK's QR iteration)      f32, f64, c64, c128
-// and, in f32 and f64 only:
-//   least squares  Gels (min ‖A X − B‖ for tall A of full rank, by QR)
-//   SVD       Gesvdj (A = U Σ Vᵀ by the Jacobi method, faster on GPUs)
+//             Gesvdj (the same by the Jacobi method, faster on GPUs)                 f32, f64, c64, c128
+//   least squares  Gels (min ‖A X − B‖ for tall A of full rank, by QR)               f32, f64, c64, c128
 //
 // Layout: matrices are column-major, as LAPACK and cuSOLVER store them: element (i, j) of matrix `b` of a batch
 // is at b * stride + j * ld + i. A leading dimension of 0 means packed (the number of rows), a batch stride of 0
@@ -221,13 +220,12 @@ struct Ormqr {
 // Least squares: the n x nrhs X that minimises ‖A X − B‖ (each column of B on its own) for m x n A of full rank with
 // m >= n, by A's QR factorisation — LAPACK's gels, without its transposed case. A is replaced by its factorisation as
 // Geqrf leaves it, X replaces the first n rows of B (m x nrhs), and for n > 0 the rest of each column of B holds the
-// rest of Qᵀ B, whose norm is that column's residual. Nothing is computed when n or nrhs is 0: B stays as it is.
-// m < n (an underdetermined system's minimum-norm solution) is refused with not_supported on every device: it needs
-// an LQ factorisation, which cuSOLVER lacks.
-// info = i > 0: R(i,i) is exactly zero, A is rank deficient and has no unique solution — a failed_precondition naming
-// the matrix, whose B then holds no solution (the rest of the batch is solved). A nearly rank deficient A, with no
-// exact zero on R's diagonal, is solved as LAPACK solves it, as accurately as its condition allows: for those, take
-// Gesvd's pseudo-inverse.
+// rest of Qᵀ B (Qᴴ B for complex A), whose norm is that column's residual. Nothing is computed when n or nrhs is 0: B
+// stays as it is. m < n (an underdetermined system's minimum-norm solution) is refused with not_supported on every
+// device: it needs an LQ factorisation, which cuSOLVER lacks. info = i > 0: R(i,i) is exactly zero, A is rank deficient
+// and has no unique solution — a failed_precondition naming the matrix, whose B then holds no solution (the rest of the
+// batch is solved). A nearly rank deficient A, with no exact zero on R's diagonal, is solved as LAPACK solves it, as
+// accurately as its condition allows: for those, take Gesvd's pseudo-inverse.
 struct Gels {
   static constexpr const char* kName = "solver::Gels";
   using Response = Done;
@@ -274,14 +272,14 @@ struct Gesvd {
   BufferHandle info;  // optional, i32, one per matrix
 };
 
-// Singular value decomposition of m x n matrices by the Jacobi method (on CUDA: square matrices of at most 256 x 256 by
-// the family's own one-sided Jacobi kernels, whose pairs of columns count as orthogonal once |a_pᵀ a_q| <= tolerance
-// √n ‖a_p‖ ‖a_q‖; others by cuSOLVER's gesvdj, or gesvdjBatched for a batch of packed matrices of at most 32 x 32 with
-// their vectors), any shape: the singular values, descending, into s
-// (min(m, n) = k per matrix) and, unless job is none, U into u and V — not Vᵀ: V, as cuSOLVER gives it — into v: U
-// m x k and V n x k when thin, U m x m and V n x n when full. A is destroyed. The sweeps stop once the matrix is
-// diagonal to `tolerance` (0: the dtype's machine precision) or after max_sweeps: info = k + 1 means it was not
-// within them, a failed_precondition naming the matrix. The CPU device computes the decomposition with LAPACK's
+// Singular value decomposition of m x n matrices by the Jacobi method (on CUDA: real square matrices of at most
+// 256 x 256 by the family's own one-sided Jacobi kernels, whose pairs of columns count as orthogonal once
+// |a_pᵀ a_q| <= tolerance √n ‖a_p‖ ‖a_q‖; others by cuSOLVER's gesvdj, or gesvdjBatched for a batch of packed matrices
+// of at most 32 x 32 with their vectors), any shape: the singular values, descending and real (f32 for c64, f64 for
+// c128), into s (min(m, n) = k per matrix) and, unless job is none, U into u and V — not Vᵀ (nor Vᴴ): V, as cuSOLVER
+// gives it — into v: U m x k and V n x k when thin, U m x m and V n x n when full. A is destroyed. The sweeps stop once
+// the matrix is diagonal to `tolerance` (0: the dtype's machine precision) or after max_sweeps: info = k + 1 means it
+// was not within them, a failed_precondition naming the matrix. The CPU device computes the decomposition with LAPACK's
 // gesvd, to LAPACK's precision whatever the tolerance and sweeps.
 //
 // A request of its own rather than an algorithm of Gesvd's: its vectors (one job for both, V rather than Vᵀ), its
@@ -304,7 +302,7 @@ struct Gesvdj {
   std::int64_t stride_u = 0;
   std::int64_t stride_v = 0;
   BufferHandle a;     // read and destroyed
-  BufferHandle s;     // written: min(m, n) per matrix, of the dtype
+  BufferHandle s;     // written: min(m, n) per matrix, real: f32 for f32 and c64, f64 for f64 and c128
   BufferHandle u;     // written, unless job is none (then null)
   BufferHandle v;     // written, unless job is none (then null)
   BufferHandle info;  // optional, i32, one per matrix
