@@ -14,8 +14,8 @@ would call instead, on the same GPU, one JSON line per case.
           torch.geqrf of an n x n A made once) and torch.linalg.lstsq(driver="gels", the only driver on CUDA) of an
           n x n/2 A and one column B;
           the peers of gesvdj: torch.linalg.svd (full_matrices=False; default driver and driver="gesvdj") of
-          uniform [-1, 1) matrices at n = 64, 128, 256, 512, 1024 and batched 4096 x (16 x 16), 4096 x (32 x 32) and
-          64 x (32 x 32)
+          uniform [-1, 1) matrices at n = 64, 128, 256, 512, 1024, 4096 and batched 4096 x (16 x 16),
+          4096 x (32 x 32) and 64 x (32 x 32)
   rand    torch.rand / torch.randn into preallocated tensors (the Philox generator of CUDA tensors): GB/s written
 
   python3 bench/peers/torch_libs.py [fft,solver,rand] (or gesvdj, small, least_squares, hermitian_eigen: only
@@ -145,12 +145,12 @@ def least_squares():
 
 
 def gesvdj():
-    cases = [(n, 1) for n in (64, 128, 256, 512, 1024)] + [(16, 4096), (32, 4096), (32, 64)]
+    cases = [(n, 1) for n in (64, 128, 256, 512, 1024, 4096)] + [(16, 4096), (32, 4096), (32, 64)]
     for dtype, name in ((torch.float32, "f32"), (torch.float64, "f64")):
         for n, batch in cases:
             shape = (batch, n, n) if batch > 1 else (n, n)
             a = torch.rand(*shape, dtype=dtype, device="cuda") * 2 - 1
-            reps = 40 if n <= 256 else 10
+            reps = 40 if n <= 256 else 10 if n <= 1024 else 3
             for peer, driver in (("torch.linalg", None), ("torch.linalg (driver=gesvdj)", "gesvdj")):
                 emit({"bench": "solver", "routine": "gesvdj", "dtype": name, "n": n, "batch": batch, "peer": peer,
                       "median_us": latency_us(lambda: torch.linalg.svd(a, full_matrices=False, driver=driver), reps)})
