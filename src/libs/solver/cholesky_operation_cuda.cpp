@@ -64,8 +64,7 @@ bool uses_batched_call(const Potrf& r) {
 // Real matrices up to kSmallCholeskyMaxN, one or a batch (whose count is a grid's width), take the family's kernels,
 // which beat cuSOLVER's potrf and potrfBatched there on the H100 (docs/PERFORMANCE.md, sections 19 and 22).
 bool takes_small_kernels(const Potrf& r) {
-  return (r.dtype == DType::f32 || r.dtype == DType::f64) && r.n <= solver::kSmallCholeskyMaxN &&
-         r.batch <= solver::kMaxLapackInt;
+  return solver::is_real(r.dtype) && r.n <= solver::kSmallCholeskyMaxN && r.batch <= solver::kMaxLapackInt;
 }
 
 template <class T>

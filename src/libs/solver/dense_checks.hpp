@@ -27,6 +27,8 @@ struct Resolved {
 
 // The dtype of a validated dtype's real part: f32 for f32 and c64, f64 for f64 and c128.
 [[nodiscard]] DType real_dtype(DType dtype);
+// Whether a validated dtype is real (f32 or f64): the only ones the family's own CUDA kernels take.
+[[nodiscard]] inline bool is_real(DType dtype) noexcept { return dtype == DType::f32 || dtype == DType::f64; }
 
 // f32, f64, c64 or c128: every dense request takes the complex dtypes (LAPACK's and cuSOLVER's C and Z routines; for
 // eigen, Hermitian matrices and real eigenvalues; for the SVDs, real values and unitary U and V; Ormqr's and Gels's

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "libs/solver/cusolver_routines.hpp"
 #include "libs/solver/gels_kernel.hpp"
 #include "libs/solver/qr_kernel.hpp"
 
@@ -10,45 +11,6 @@ namespace accel {
 namespace {
 
 using solver::Gels;
-
-template <class T>
-struct Ls;
-template <>
-struct Ls<float> {
-  static constexpr auto geqrf_size = &solver::CusolverApi::cusolverDnSgeqrf_bufferSize;
-  static constexpr auto geqrf = &solver::CusolverApi::cusolverDnSgeqrf;
-  static constexpr auto ormqr_size = &solver::CusolverApi::cusolverDnSormqr_bufferSize;
-  static constexpr auto ormqr = &solver::CusolverApi::cusolverDnSormqr;
-  static constexpr auto getrs = &solver::CusolverApi::cusolverDnSgetrs;
-};
-template <>
-struct Ls<double> {
-  static constexpr auto geqrf_size = &solver::CusolverApi::cusolverDnDgeqrf_bufferSize;
-  static constexpr auto geqrf = &solver::CusolverApi::cusolverDnDgeqrf;
-  static constexpr auto ormqr_size = &solver::CusolverApi::cusolverDnDormqr_bufferSize;
-  static constexpr auto ormqr = &solver::CusolverApi::cusolverDnDormqr;
-  static constexpr auto getrs = &solver::CusolverApi::cusolverDnDgetrs;
-};
-template <>
-struct Ls<cuComplex> {
-  static constexpr auto geqrf_size = &solver::CusolverApi::cusolverDnCgeqrf_bufferSize;
-  static constexpr auto geqrf = &solver::CusolverApi::cusolverDnCgeqrf;
-  static constexpr auto ormqr_size = &solver::CusolverApi::cusolverDnCunmqr_bufferSize;
-  static constexpr auto ormqr = &solver::CusolverApi::cusolverDnCunmqr;
-  static constexpr auto getrs = &solver::CusolverApi::cusolverDnCgetrs;
-};
-template <>
-struct Ls<cuDoubleComplex> {
-  static constexpr auto geqrf_size = &solver::CusolverApi::cusolverDnZgeqrf_bufferSize;
-  static constexpr auto geqrf = &solver::CusolverApi::cusolverDnZgeqrf;
-  static constexpr auto ormqr_size = &solver::CusolverApi::cusolverDnZunmqr_bufferSize;
-  static constexpr auto ormqr = &solver::CusolverApi::cusolverDnZunmqr;
-  static constexpr auto getrs = &solver::CusolverApi::cusolverDnZgetrs;
-};
-
-// Qᵀ B, or Qᴴ B for a complex Q (unmqr).
-template <class T>
-constexpr cublasOperation_t kQTransposed = std::is_floating_point_v<T> ? CUBLAS_OP_T : CUBLAS_OP_C;
 
 // Where Gels keeps what it needs beside cuSOLVER's work area, in elements of T from the workspace's start: tau (n),
 // R's copy (n x n), then n pivots and one info for the routines (i32), each on a 256-byte boundary (as the workspace
@@ -81,7 +43,7 @@ std::int64_t extra_elements(std::int64_t n, std::uint64_t element) {
 // cuSOLVER's.
 bool takes_small_qr(const Gels& r) {
   const std::int64_t bytes = size_of(r.dtype);
-  return (r.dtype == DType::f32 || r.dtype == DType::f64) && solver::takes_small_geqrf(r.m, r.n, 1, bytes) &&
+  return solver::is_real(r.dtype) && solver::takes_small_geqrf(r.m, r.n, 1, bytes) &&
          solver::takes_small_ormqr(r.m, r.nrhs, r.n, 1, bytes);
 }
 
@@ -96,11 +58,12 @@ cusolverStatus_t work_size(const Gels& r, const solver::CusolverApi& api, cusolv
   }
   const int m = solver::to_int(r.m), n = solver::to_int(r.n), lda = solver::to_int(r.lda);
   int factor = 0, apply = 0;
-  if (cusolverStatus_t s = (api.*Ls<T>::geqrf_size)(handle, m, n, nullptr, lda, &factor); s != CUSOLVER_STATUS_SUCCESS)
+  if (cusolverStatus_t s = (api.*solver::QrRoutines<T>::geqrf_size)(handle, m, n, nullptr, lda, &factor);
+      s != CUSOLVER_STATUS_SUCCESS)
     return s;
-  const cusolverStatus_t s =
-      (api.*Ls<T>::ormqr_size)(handle, CUBLAS_SIDE_LEFT, kQTransposed<T>, m, solver::to_int(r.nrhs), n, nullptr, lda,
-                               nullptr, nullptr, solver::to_int(r.ldb), &apply);
+  const cusolverStatus_t s = (api.*solver::QrRoutines<T>::ormqr_size)(handle, CUBLAS_SIDE_LEFT, solver::kQTransposed<T>,
+                                                                      m, solver::to_int(r.nrhs), n, nullptr, lda,
+                                                                      nullptr, nullptr, solver::to_int(r.ldb), &apply);
   *lwork = std::max(factor, apply);
   return s;
 }
@@ -136,21 +99,23 @@ Status gels(const Gels& r, const solver::DensePlan& plan, std::span<const Buffer
                                "Qᵀ B of Gels"));
         }
       } else {
-        ACCEL_RETURN_IF_ERROR(
-            solver::launched(run, (plan.api->*Ls<T>::geqrf)(plan.handle, m, n, ai, lda, tau, work, lwork, routine_info),
-                             "geqrf of Gels"));
-        ACCEL_RETURN_IF_ERROR(
-            solver::launched(run,
-                             (plan.api->*Ls<T>::ormqr)(plan.handle, CUBLAS_SIDE_LEFT, kQTransposed<T>, m, nrhs, n, ai,
-                                                       lda, tau, bi, ldb, work, lwork, routine_info),
-                             "ormqr of Gels"));
+        ACCEL_RETURN_IF_ERROR(solver::launched(
+            run, (plan.api->*solver::QrRoutines<T>::geqrf)(plan.handle, m, n, ai, lda, tau, work, lwork, routine_info),
+            "geqrf of Gels"));
+        ACCEL_RETURN_IF_ERROR(solver::launched(
+            run,
+            (plan.api->*solver::QrRoutines<T>::ormqr)(plan.handle, CUBLAS_SIDE_LEFT, solver::kQTransposed<T>, m, nrhs,
+                                                      n, ai, lda, tau, bi, ldb, work, lwork, routine_info),
+            "ormqr of Gels"));
       }
       ACCEL_RETURN_IF_ERROR(run.target.check(
           solver::launch_triangle_for_getrs(ai, r.lda, r.n, triangle, ipiv, infos + i, run.target.stream()),
           "Gels's copy of R"));
-      ACCEL_RETURN_IF_ERROR(solver::launched(
-          run, (plan.api->*Ls<T>::getrs)(plan.handle, CUBLAS_OP_N, n, nrhs, triangle, n, ipiv, bi, ldb, routine_info),
-          "getrs of Gels"));
+      ACCEL_RETURN_IF_ERROR(
+          solver::launched(run,
+                           (plan.api->*solver::LuRoutines<T>::getrs)(plan.handle, CUBLAS_OP_N, n, nrhs, triangle, n,
+                                                                     ipiv, bi, ldb, routine_info),
+                           "getrs of Gels"));
     }
   }
   return solver::finish_with_infos(plan, run, solver::Routine::gels, infos);

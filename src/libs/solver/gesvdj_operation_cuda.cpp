@@ -203,7 +203,7 @@ Status gesvdj(const solver::CheckedGesvdj& c, const solver::GesvdjPlan& plan, st
 Result<CudaOperation<Gesvdj>::Plan> CudaOperation<Gesvdj>::plan(const Gesvdj& request, const Checked& checked,
                                                                 CudaTarget& target) {
   const Gesvdj& r = checked.request;
-  const bool real = r.dtype == DType::f32 || r.dtype == DType::f64;  // the kernels' dtypes
+  const bool real = solver::is_real(r.dtype);  // the kernels' dtypes
   const bool small = real && solver::takes_small_jacobi_svd(r.m, r.n, r.batch);
   if (small || (real && solver::takes_block_jacobi_svd(r.m, r.n, r.batch))) {  // no cuSOLVER call
     const solver::WorkKey key{.routine = solver::Routine::gesvdj, .dtype = r.dtype, .m = r.m, .n = r.n};

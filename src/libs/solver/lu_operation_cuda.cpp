@@ -3,6 +3,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "libs/solver/cusolver_routines.hpp"
 #include "libs/solver/lu_kernel.hpp"
 #include "libs/solver/pivot_kernel.hpp"
 
@@ -13,39 +14,7 @@ using solver::Getrf;
 using solver::Getrs;
 
 template <class T>
-struct Lu;
-template <>
-struct Lu<float> {
-  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnSgetrf_bufferSize;
-  static constexpr auto getrf = &solver::CusolverApi::cusolverDnSgetrf;
-  static constexpr auto getrs = &solver::CusolverApi::cusolverDnSgetrs;
-  static constexpr std::string_view getrf_name = "cusolverDnSgetrf";
-  static constexpr std::string_view getrs_name = "cusolverDnSgetrs";
-};
-template <>
-struct Lu<double> {
-  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnDgetrf_bufferSize;
-  static constexpr auto getrf = &solver::CusolverApi::cusolverDnDgetrf;
-  static constexpr auto getrs = &solver::CusolverApi::cusolverDnDgetrs;
-  static constexpr std::string_view getrf_name = "cusolverDnDgetrf";
-  static constexpr std::string_view getrs_name = "cusolverDnDgetrs";
-};
-template <>
-struct Lu<cuComplex> {
-  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnCgetrf_bufferSize;
-  static constexpr auto getrf = &solver::CusolverApi::cusolverDnCgetrf;
-  static constexpr auto getrs = &solver::CusolverApi::cusolverDnCgetrs;
-  static constexpr std::string_view getrf_name = "cusolverDnCgetrf";
-  static constexpr std::string_view getrs_name = "cusolverDnCgetrs";
-};
-template <>
-struct Lu<cuDoubleComplex> {
-  static constexpr auto buffer_size = &solver::CusolverApi::cusolverDnZgetrf_bufferSize;
-  static constexpr auto getrf = &solver::CusolverApi::cusolverDnZgetrf;
-  static constexpr auto getrs = &solver::CusolverApi::cusolverDnZgetrs;
-  static constexpr std::string_view getrf_name = "cusolverDnZgetrf";
-  static constexpr std::string_view getrs_name = "cusolverDnZgetrs";
-};
+using Lu = solver::LuRoutines<T>;
 
 template <class T>
 Status getrf(const Getrf& r, const solver::DensePlan& plan, std::span<const BufferView> views, CudaRun& run) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "libs/solver/cusolver_routines.hpp"
 #include "libs/solver/qr_kernel.hpp"
 
 namespace accel {
@@ -13,64 +14,14 @@ using solver::Orgqr;
 using solver::Ormqr;
 
 template <class T>
-struct Qr;
-template <>
-struct Qr<float> {
-  static constexpr auto geqrf_size = &solver::CusolverApi::cusolverDnSgeqrf_bufferSize;
-  static constexpr auto geqrf = &solver::CusolverApi::cusolverDnSgeqrf;
-  static constexpr auto orgqr_size = &solver::CusolverApi::cusolverDnSorgqr_bufferSize;
-  static constexpr auto orgqr = &solver::CusolverApi::cusolverDnSorgqr;
-  static constexpr std::string_view geqrf_name = "cusolverDnSgeqrf";
-  static constexpr auto ormqr_size = &solver::CusolverApi::cusolverDnSormqr_bufferSize;
-  static constexpr auto ormqr = &solver::CusolverApi::cusolverDnSormqr;
-  static constexpr std::string_view orgqr_name = "cusolverDnSorgqr";
-  static constexpr std::string_view ormqr_name = "cusolverDnSormqr";
-};
-template <>
-struct Qr<double> {
-  static constexpr auto geqrf_size = &solver::CusolverApi::cusolverDnDgeqrf_bufferSize;
-  static constexpr auto geqrf = &solver::CusolverApi::cusolverDnDgeqrf;
-  static constexpr auto orgqr_size = &solver::CusolverApi::cusolverDnDorgqr_bufferSize;
-  static constexpr auto orgqr = &solver::CusolverApi::cusolverDnDorgqr;
-  static constexpr std::string_view geqrf_name = "cusolverDnDgeqrf";
-  static constexpr auto ormqr_size = &solver::CusolverApi::cusolverDnDormqr_bufferSize;
-  static constexpr auto ormqr = &solver::CusolverApi::cusolverDnDormqr;
-  static constexpr std::string_view orgqr_name = "cusolverDnDorgqr";
-  static constexpr std::string_view ormqr_name = "cusolverDnDormqr";
-};
-
-template <>
-struct Qr<cuComplex> {
-  static constexpr auto geqrf_size = &solver::CusolverApi::cusolverDnCgeqrf_bufferSize;
-  static constexpr auto geqrf = &solver::CusolverApi::cusolverDnCgeqrf;
-  static constexpr auto orgqr_size = &solver::CusolverApi::cusolverDnCungqr_bufferSize;
-  static constexpr auto orgqr = &solver::CusolverApi::cusolverDnCungqr;
-  static constexpr std::string_view geqrf_name = "cusolverDnCgeqrf";
-  static constexpr auto ormqr_size = &solver::CusolverApi::cusolverDnCunmqr_bufferSize;
-  static constexpr auto ormqr = &solver::CusolverApi::cusolverDnCunmqr;
-  static constexpr std::string_view orgqr_name = "cusolverDnCungqr";
-  static constexpr std::string_view ormqr_name = "cusolverDnCunmqr";
-};
-template <>
-struct Qr<cuDoubleComplex> {
-  static constexpr auto geqrf_size = &solver::CusolverApi::cusolverDnZgeqrf_bufferSize;
-  static constexpr auto geqrf = &solver::CusolverApi::cusolverDnZgeqrf;
-  static constexpr auto orgqr_size = &solver::CusolverApi::cusolverDnZungqr_bufferSize;
-  static constexpr auto orgqr = &solver::CusolverApi::cusolverDnZungqr;
-  static constexpr std::string_view geqrf_name = "cusolverDnZgeqrf";
-  static constexpr auto ormqr_size = &solver::CusolverApi::cusolverDnZunmqr_bufferSize;
-  static constexpr auto ormqr = &solver::CusolverApi::cusolverDnZunmqr;
-  static constexpr std::string_view orgqr_name = "cusolverDnZungqr";
-  static constexpr std::string_view ormqr_name = "cusolverDnZunmqr";
-};
+using Qr = solver::QrRoutines<T>;
 
 // The family's QR kernels (qr_kernel.hpp) are real; complex QR is cuSOLVER's (geqrf, ungqr, unmqr).
-bool real(DType dtype) { return dtype == DType::f32 || dtype == DType::f64; }
 bool takes_small_geqrf(const Geqrf& r) {
-  return real(r.dtype) && solver::takes_small_geqrf(r.m, r.n, r.batch, size_of(r.dtype));
+  return solver::is_real(r.dtype) && solver::takes_small_geqrf(r.m, r.n, r.batch, size_of(r.dtype));
 }
 bool takes_small_orgqr(const Orgqr& r) {
-  return real(r.dtype) && solver::takes_small_orgqr(r.m, r.n, r.k, r.batch, size_of(r.dtype));
+  return solver::is_real(r.dtype) && solver::takes_small_orgqr(r.m, r.n, r.k, r.batch, size_of(r.dtype));
 }
 
 template <class T>
@@ -130,14 +81,14 @@ Status orgqr(const Orgqr& r, const solver::DensePlan& plan, std::span<const Buff
 
 // Q applied from the left by the family's kernels (qr_kernel.hpp); from the right it stays cuSOLVER's.
 bool takes_small_ormqr(const Ormqr& r) {
-  return real(r.dtype) && r.side == solver::Side::left &&
+  return solver::is_real(r.dtype) && r.side == solver::Side::left &&
          solver::takes_small_ormqr(r.m, r.n, r.k, r.batch, size_of(r.dtype));
 }
 
 cublasSideMode_t side(solver::Side s) { return s == solver::Side::right ? CUBLAS_SIDE_RIGHT : CUBLAS_SIDE_LEFT; }
-// Qᴴ for a complex Q, as unmqr takes it.
+template <class T>
 cublasOperation_t operation(const Ormqr& r) {
-  return r.transpose == Transpose::none ? CUBLAS_OP_N : real(r.dtype) ? CUBLAS_OP_T : CUBLAS_OP_C;
+  return r.transpose == Transpose::none ? CUBLAS_OP_N : solver::kQTransposed<T>;
 }
 
 template <class T>
@@ -159,8 +110,8 @@ Status ormqr(const Ormqr& r, const solver::DensePlan& plan, std::span<const Buff
     for (std::int64_t i = 0; i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(solver::launched(
           run,
-          (plan.api->*Qr<T>::ormqr)(plan.handle, side(r.side), operation(r), solver::to_int(r.m), solver::to_int(r.n),
-                                    solver::to_int(r.k), a + solver::matrix_offset(i, r.stride_a),
+          (plan.api->*Qr<T>::ormqr)(plan.handle, side(r.side), operation<T>(r), solver::to_int(r.m),
+                                    solver::to_int(r.n), solver::to_int(r.k), a + solver::matrix_offset(i, r.stride_a),
                                     solver::to_int(r.lda), tau + solver::matrix_offset(i, r.k),
                                     c + solver::matrix_offset(i, r.stride_c), solver::to_int(r.ldc),
                                     static_cast<T*>(run.workspace), solver::to_int(plan.lwork), infos + i),
@@ -247,8 +198,8 @@ Result<CudaOperation<Ormqr>::Plan> CudaOperation<Ormqr>::plan(const Ormqr&, cons
       [&](const solver::CusolverApi& api, cusolverDnHandle_t handle, int* lwork) {
         const int m = solver::to_int(r.m), n = solver::to_int(r.n), k = solver::to_int(r.k);
         return solver::with_cuda_type(r.dtype, [&]<class T>(std::type_identity<T>) {
-          return (api.*Qr<T>::ormqr_size)(handle, side(r.side), operation(r), m, n, k, nullptr, solver::to_int(r.lda),
-                                          nullptr, nullptr, solver::to_int(r.ldc), lwork);
+          return (api.*Qr<T>::ormqr_size)(handle, side(r.side), operation<T>(r), m, n, k, nullptr,
+                                          solver::to_int(r.lda), nullptr, nullptr, solver::to_int(r.ldc), lwork);
         });
       },
       solver::DenseNeeds{.infos_in_workspace = true});
