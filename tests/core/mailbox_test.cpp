@@ -175,6 +175,54 @@ TEST(Mailbox, PopWaitReturnsOnWakeAndOnDeadline) {
   waker.join();
 }
 
+// Whether a consumer has stopped calling its predicate: unchanged over 20 ms.
+[[nodiscard]] bool settles(const std::atomic<int>& looks) {
+  return eventually([&] {
+    const int before = looks.load();
+    std::this_thread::sleep_for(20ms);
+    return looks.load() == before;
+  });
+}
+
+TEST(Mailbox, ConsumerThatOwesRepliesStaysAwakeUntilTheyAreGiven) {
+  Mailbox<int> box({.capacity = 4, .spin = 0us, .stay_awake = 60s});
+  std::atomic<bool> owes{true};
+  std::atomic<int> looks{0};
+  std::optional<int> received;
+  std::thread consumer([&] {
+    received = box.pop_wait(std::chrono::steady_clock::time_point::max(), [&] {
+      ++looks;
+      return owes.load();
+    });
+  });
+  // Far past its spin of zero, it still looks: it is awake.
+  ASSERT_TRUE(eventually([&] { return looks.load() > 1000; }));
+  owes = false;
+  ASSERT_TRUE(settles(looks));
+  int item = 7;
+  ASSERT_THAT(box.push(item), IsOk());
+  consumer.join();
+  EXPECT_EQ(received, 7);
+}
+
+TEST(Mailbox, ConsumerThatOwesRepliesSleepsAfterStayAwake) {
+  Mailbox<int> box({.capacity = 4, .spin = 0us, .stay_awake = 5ms});
+  std::atomic<int> looks{0};
+  std::optional<int> received;
+  std::thread consumer([&] {
+    received = box.pop_wait(std::chrono::steady_clock::time_point::max(), [&] {
+      ++looks;
+      return true;
+    });
+  });
+  ASSERT_TRUE(eventually([&] { return looks.load() > 0; }));
+  ASSERT_TRUE(settles(looks));
+  int item = 8;
+  ASSERT_THAT(box.push(item), IsOk());
+  consumer.join();
+  EXPECT_EQ(received, 8);
+}
+
 // Many producers, one sleeping-and-waking consumer: every item arrives exactly once, each producer's in order.
 struct Contention {
   int producers;

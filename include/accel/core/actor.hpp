@@ -186,7 +186,8 @@ class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
   void destroy_state() noexcept override { handler_.reset(); }
 
   std::optional<Status> process_next() override {
-    std::optional<Message> message = mailbox_.pop_wait();
+    std::optional<Message> message =
+        mailbox_.pop_wait(std::chrono::steady_clock::time_point::max(), [this] { return handler_->owes_replies(); });
     if (!message) return std::nullopt;
     return std::visit([this](auto& envelope) { return run_handler(*handler_, envelope, options_.name); }, *message);
   }

@@ -61,11 +61,12 @@ namespace detail {
 
 // How a waiter waits for the ready flag before it sleeps on a condition variable: it spins for kFutureSpin,
 // then yields the processor between looks until kFutureYield has passed. Replies from a busy actor usually
-// arrive within a few microseconds; GPU replies within tens to hundreds; and waking a sleeping thread costs
-// 10 µs and more (much more on a virtual machine), which is what the yielding phase avoids while still
-// handing the core to any thread that needs it.
+// arrive within a few microseconds; GPU replies within tens of µs to milliseconds; and waking a sleeping thread
+// costs 10 µs and more (20-40 µs on the GPU test machine, a virtual machine), which is what the yielding phase
+// avoids while still handing the core to any thread that needs it. Past 5 ms the wake-up is under 1 % of the
+// wait (at 500 µs it cost an 800 µs FFT about 20 µs, docs/PERFORMANCE.md section 24).
 inline constexpr std::chrono::microseconds kFutureSpin{20};
-inline constexpr std::chrono::microseconds kFutureYield{500};
+inline constexpr std::chrono::microseconds kFutureYield{5000};
 
 void cpu_relax() noexcept;
 std::string describe_current_exception();

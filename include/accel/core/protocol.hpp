@@ -97,6 +97,9 @@ struct Protocol {
   class Handler : public Handles<Requests>... {
    public:
     ~Handler() override = default;
+    // Whether replies this state deferred (dispatch() kept the promise) are still to be given. While they are,
+    // the actor's thread stays awake for the next request (MailboxOptions::stay_awake). Called on that thread.
+    [[nodiscard]] virtual bool owes_replies() const noexcept { return false; }
   };
 
   template <class Request>

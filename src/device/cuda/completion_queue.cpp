@@ -37,6 +37,7 @@ Status checked(const Submitted& work) noexcept {
 struct Pending {
   Submitted work;
   Promise<Done> reply;
+  std::shared_ptr<std::atomic<std::size_t>> outstanding;  // the queue's count, shared: a callback may outlive it
   std::atomic<bool> claimed{false};
 
   // Exactly one caller wins; the callback and the watcher may both try.
@@ -49,6 +50,7 @@ struct Pending {
     }
     work.staging.reset();
     work.event.reset();
+    if (outstanding) outstanding->fetch_sub(1, std::memory_order_release);
     if (status.ok())
       reply.set(Done{});
     else
@@ -67,6 +69,8 @@ struct CompletionQueue::State {
   std::condition_variable wake;
   std::vector<std::pair<cudaStream_t, std::shared_ptr<Pending>>> incoming;
   std::atomic<std::size_t> incoming_count{0};
+  // Deferred work not yet answered.
+  std::shared_ptr<std::atomic<std::size_t>> outstanding = std::make_shared<std::atomic<std::size_t>>(0);
   bool sleeping = false;
   bool stopping = false;
   std::thread thread;
@@ -118,6 +122,8 @@ Status CompletionQueue::defer(cudaStream_t stream, Submitted work, Promise<Done>
   auto pending = std::make_shared<Pending>();
   pending->work = std::move(work);
   pending->reply = std::move(reply);
+  pending->outstanding = state_->outstanding;
+  pending->outstanding->fetch_add(1, std::memory_order_relaxed);
   if (strategy_ == CompletionStrategy::host_callback) {
     auto* holder = new std::shared_ptr<Pending>(pending);
     const cudaError_t launched = cudaLaunchHostFunc(
@@ -144,6 +150,10 @@ Status CompletionQueue::defer(cudaStream_t stream, Submitted work, Promise<Done>
   }
   if (notify) state_->wake.notify_one();
   return Status();
+}
+
+bool CompletionQueue::owes_replies() const noexcept {
+  return state_->outstanding->load(std::memory_order_acquire) != 0;
 }
 
 Result<Done> CompletionQueue::wait(Submitted work) {

@@ -44,6 +44,9 @@ class CompletionQueue {
   // poller / host_callback: answers `reply` when `work` has finished. Never blocks on the GPU.
   [[nodiscard]] Status defer(cudaStream_t stream, Submitted work, Promise<Done> reply);
 
+  // Whether deferred work is still to be answered.
+  [[nodiscard]] bool owes_replies() const noexcept;
+
   // Any strategy: waits on the calling thread for `work`, then finishes it.
   [[nodiscard]] Result<Done> wait(Submitted work);
 

@@ -55,6 +55,10 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   Status dispatch(CopyOnDevice& request, Promise<Done>& reply) override { return complete_later(request, reply); }
   Status dispatch(InjectFault& request, Promise<Done>& reply) override { return complete_later(request, reply); }
 
+  // Any deferred reply of the device's streams keeps this stream's thread awake: the device's next request
+  // usually follows the answer.
+  [[nodiscard]] bool owes_replies() const noexcept override { return context_->completions().owes_replies(); }
+
   // -- library requests (OperationHandlers) ------------------------------------------------------
   template <class Request>
   Result<Done> handle_operation(Request& request) {
