@@ -123,10 +123,12 @@ CusparseState::CusparseState(const CusparseApi& api, cusparseHandle_t handle)
       handle_(handle),
       analyses_(std::make_unique<cache::Cache<Analysis>>(
           cache::CacheOptions<Analysis>{.name = "cusparse-analyses", .max_entries = kAnalysisCapacity})),
-      counted_(std::make_unique<cache::Cache<CountedProduct>>(cache::CacheOptions<CountedProduct>{
-          .name = "cusparse-spgemm-counts", .max_entries = 1, .size_of = [](const CountedProduct& product) {
-            return product.bytes;
-          }})) {}
+      counted_(std::make_unique<cache::Cache<CountedProduct>>(
+          cache::CacheOptions<CountedProduct>{.name = "cusparse-spgemm-counts",
+                                              .max_entries = 1,
+                                              .size_of = [](const CountedProduct& product) { return product.bytes; }})),
+      passed_(std::make_unique<cache::Cache<PassedStructure>>(cache::CacheOptions<PassedStructure>{
+          .name = "cusparse-passed-structures", .max_entries = kAnalysisCapacity})) {}
 
 CusparseState::~CusparseState() {
   analyses_.reset();
@@ -174,6 +176,40 @@ Status check_structure_on_device(CudaRun& run, std::string_view request, std::st
   StructureReport report;
   std::memcpy(&report, run.host_result.data(), kReportBytes);
   return structure_status(request, name, shape, report);
+}
+
+Status check_structure_once(CudaRun& run, CusparseState& state, std::string_view request, std::string_view name,
+                            const Matrix& m, const BufferView& offsets, const BufferView& indices) {
+  if (offsets.version == 0 || indices.version == 0) {
+    state.count_structure_check(false);
+    return check_structure_on_device(run, request, name, m, offsets, indices);
+  }
+  auto handle = [](const BufferHandle& h) {
+    return std::array<std::int64_t, 2>{std::int64_t{h.device} << 32 | h.slot,
+                                       static_cast<std::int64_t>(h.generation) << 16 | h.epoch};
+  };
+  const auto [offsets_buffer, offsets_life] = handle(m.offsets);
+  const auto [indices_buffer, indices_life] = handle(m.indices);
+  const std::array<std::int64_t, 11> key{static_cast<std::int64_t>(m.format) | static_cast<std::int64_t>(m.index) << 8,
+                                         m.rows,
+                                         m.cols,
+                                         m.nnz,
+                                         m.ell_block_size,
+                                         offsets_buffer,
+                                         offsets_life,
+                                         indices_buffer,
+                                         indices_life,
+                                         static_cast<std::int64_t>(offsets.version),
+                                         static_cast<std::int64_t>(indices.version)};
+  bool checked = false;
+  const Result<std::shared_ptr<const PassedStructure>> passed =
+      state.passed_structures().get(std::as_bytes(std::span(key)), [&]() -> Result<PassedStructure> {
+        checked = true;
+        ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, request, name, m, offsets, indices));
+        return PassedStructure{};
+      });
+  state.count_structure_check(!checked);
+  return passed.status();
 }
 
 Result<cusparseSpMatDescr_t> make_descriptor(const CusparseApi& api, const Matrix& m, const BufferView& offsets,

@@ -92,6 +92,9 @@ struct CountedProduct {
   std::uint64_t bytes = 0;
 };
 
+// A structure check passed (check_structure_once); its key says of which arrays, at which versions.
+struct PassedStructure {};
+
 // What a counted product depends on: A's and B's shapes, nnz and types, the versions of their six arrays (`views`,
 // the requests' first six, A's then B's) and the version of C's offsets that the count wrote; nullopt when a
 // version is not tracked.
@@ -113,6 +116,7 @@ class CusparseState final : public TargetState {
   [[nodiscard]] cusparseHandle_t handle() const noexcept { return handle_; }
   [[nodiscard]] cache::Cache<Analysis>& analyses() noexcept { return *analyses_; }
   [[nodiscard]] cache::Cache<CountedProduct>& counted_products() noexcept { return *counted_; }
+  [[nodiscard]] cache::Cache<PassedStructure>& passed_structures() noexcept { return *passed_; }
   // Counts a checked_each_use request over an analysed structure: its check run, or skipped because the index
   // arrays still have the versions it was last checked at.
   void count_structure_check(bool skipped) noexcept {
@@ -127,6 +131,7 @@ class CusparseState final : public TargetState {
   cusparseHandle_t handle_;
   std::unique_ptr<cache::Cache<Analysis>> analyses_;  // reset before the handle is destroyed
   std::unique_ptr<cache::Cache<CountedProduct>> counted_;
+  std::unique_ptr<cache::Cache<PassedStructure>> passed_;
   std::atomic<std::uint64_t> checks_run_{0};  // read by a device report, whichever thread asks for it
   std::atomic<std::uint64_t> checks_skipped_{0};
 };
@@ -146,6 +151,13 @@ inline constexpr std::uint64_t kReportBytes = sizeof(StructureReport);
 // The structural check of `m` on the stream; waits for its verdict, so that no library reads a malformed matrix.
 [[nodiscard]] Status check_structure_on_device(CudaRun& run, std::string_view request, std::string_view name,
                                                const Matrix& m, const BufferView& offsets, const BufferView& indices);
+
+// The same check, skipped when the stream has passed these very index arrays (handles and versions, docs/
+// ARCHITECTURE.md, "Versions of a buffer's contents") under the same shape: equal versions, equal contents. For
+// requests that keep no analysis of the structure (SpGEMM); counted in `state`'s "cusparse-structure-verdicts".
+[[nodiscard]] Status check_structure_once(CudaRun& run, CusparseState& state, std::string_view request,
+                                          std::string_view name, const Matrix& m, const BufferView& offsets,
+                                          const BufferView& indices);
 
 // A new descriptor of `m` over its resolved buffers.
 [[nodiscard]] Result<cusparseSpMatDescr_t> make_descriptor(const CusparseApi& api, const Matrix& m,

@@ -238,6 +238,40 @@ TEST_P(CudaSparseProductTest, SpgemmFillsFromItsCountUnlessSomethingChangedSince
               StatusIs(Code::failed_precondition, fmt::format("c.nnz = {}, but the result has {}", nnz - 1, nnz)));
 }
 
+// A count checks A and B once; a later count over the same unwritten arrays skips the checks (hits of the stream's
+// "cusparse-structure-verdicts"), and a write of A's columns brings the check back: a malformed upload is refused,
+// the good columns written back are checked and used.
+TEST_P(CudaSparseProductTest, SpgemmChecksAFactorAgainOnlyAfterItWasWritten) {
+  const Entries a = random_entries({.rows = 300, .cols = 200, .density = 0.03, .empty_every = 7}, rng_);
+  const Entries b = random_entries({.rows = 200, .cols = 250, .density = 0.02}, rng_);
+  DeviceMatrix<std::int32_t, float> da = upload_matrix<std::int32_t, float>(*gpu_, a, Format::csr);
+  DeviceMatrix<std::int32_t, float> db = upload_matrix<std::int32_t, float>(*gpu_, b, Format::csr);
+  Buffer<std::int32_t> c_offsets = upload(*gpu_, std::vector<std::int32_t>(301));
+  auto skipped = [&] {
+    Result<DeviceInfo> info = gpu_->info().wait();
+    const CacheStats* verdicts = info.ok() ? info->cache("cusparse-structure-verdicts") : nullptr;
+    return verdicts != nullptr ? verdicts->hits : std::uint64_t{0};
+  };
+  auto count = [&] { return gpu_->ask(SpGemmCount{.a = da.matrix, .b = db.matrix, .c_offsets = c_offsets}).wait(); };
+
+  ASSERT_THAT(count(), IsOk());
+  const std::uint64_t before = skipped();
+  ASSERT_THAT(count(), IsOk());
+  EXPECT_EQ(skipped(), before + 2) << "A and B were checked by the first count and not written since";
+
+  const std::vector<std::int32_t> columns = arrays<std::int32_t, float>(a, Format::csr).indices;
+  ASSERT_FALSE(columns.empty());
+  std::vector<std::int32_t> out_of_range = columns;
+  out_of_range.back() = 200;
+  ASSERT_THAT(gpu_->upload(std::span<const std::int32_t>(out_of_range), da.indices).wait(), IsOk());
+  EXPECT_THAT(count(), StatusIs(Code::failed_precondition, "sparse::SpGemmCount: a is malformed"));
+
+  ASSERT_THAT(gpu_->upload(std::span<const std::int32_t>(columns), da.indices).wait(), IsOk());
+  ASSERT_THAT(count(), IsOk());
+  EXPECT_EQ(skipped(), before + 3) << "only B was skipped: A's columns were written";
+  EXPECT_EQ(widened(download(*gpu_, c_offsets)), product_structure(a, b).first);
+}
+
 TEST_P(CudaSparseProductTest, SpgemmOfI64IndicesIsNotSupportedOnCuda) {
   const Entries a = random_entries({.rows = 10, .cols = 10, .density = 0.3}, rng_);
   const Csr<std::int64_t> c = run_spgemm<std::int64_t, double>(*gpu_, a, a, 1.0);
