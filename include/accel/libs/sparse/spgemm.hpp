@@ -10,7 +10,7 @@
 //
 // C holds every entry of the product's structure — an entry whose terms cancel is kept, as an explicit zero — with
 // its columns sorted within each row. Both requests check A's and B's structures (sparse.hpp) before any library
-// reads them.
+// reads them; on CUDA a stream skips the check of index arrays it has passed and nothing has written since.
 //
 // On CUDA the count multiplies in full (cuSPARSE's work estimation, compute and copy steps) into scratch columns and
 // values, to learn C's offsets, and the stream keeps that product. The SpGemm after it copies C's columns and values
