@@ -59,12 +59,11 @@ class Promise;
 
 namespace detail {
 
-// How a waiter waits for the ready flag before it sleeps on a condition variable: it spins for kFutureSpin,
-// then yields the processor between looks until kFutureYield has passed. Replies from a busy actor usually
-// arrive within a few microseconds; GPU replies within tens of µs to milliseconds; and waking a sleeping thread
-// costs 10 µs and more (20-40 µs on the GPU test machine, a virtual machine), which is what the yielding phase
-// avoids while still handing the core to any thread that needs it. Past 5 ms the wake-up is under 1 % of the
-// wait (at 500 µs it cost an 800 µs FFT about 20 µs, docs/PERFORMANCE.md section 24).
+// How a waiter waits for the ready flag before it sleeps on a condition variable: it spins for kFutureSpin, then
+// yields the processor between looks until kFutureYield has passed. Replies from a busy actor arrive within a few
+// µs, GPU replies within tens of µs to milliseconds, and waking a sleeping thread costs 10-40 µs on the GPU test
+// machine (a virtual machine): the yielding phase avoids that and still hands the core to any thread that needs
+// it. Past 5 ms the wake-up is under 1 % of the wait (docs/PERFORMANCE.md, section 24).
 inline constexpr std::chrono::microseconds kFutureSpin{20};
 inline constexpr std::chrono::microseconds kFutureYield{5000};
 
