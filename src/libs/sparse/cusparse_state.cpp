@@ -13,6 +13,9 @@ namespace {
 // stream of ever new matrices.
 constexpr std::size_t kAnalysisCapacity = 256;
 
+// A buffer of the device by its slot; with its handle's generation and epoch, one allocation's whole life.
+std::int64_t buffer_slot(const BufferHandle& h) noexcept { return std::int64_t{h.device} << 32 | h.slot; }
+
 cusparseIndexType_t to_index(DType index) noexcept {
   return index == DType::i64 ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
 }
@@ -99,15 +102,14 @@ AnalysisKey analysis_key(Kind kind, const Matrix& m, std::int64_t a, std::int64_
                          std::int64_t e) {
   const std::int64_t kinds = static_cast<std::int64_t>(kind) | static_cast<std::int64_t>(m.format) << 8 |
                              static_cast<std::int64_t>(m.index) << 16 | static_cast<std::int64_t>(m.dtype) << 24;
-  auto handle = [](const BufferHandle& h) { return std::int64_t{h.device} << 32 | h.slot; };
   return {kinds,
           m.rows,
           m.cols,
           m.nnz,
-          handle(m.offsets),
+          buffer_slot(m.offsets),
           static_cast<std::int64_t>(m.offsets.generation),
           m.offsets.epoch,
-          handle(m.indices),
+          buffer_slot(m.indices),
           static_cast<std::int64_t>(m.indices.generation),
           m.indices.epoch,
           a,
@@ -184,21 +186,17 @@ Status check_structure_once(CudaRun& run, CusparseState& state, std::string_view
     state.count_structure_check(false);
     return check_structure_on_device(run, request, name, m, offsets, indices);
   }
-  auto handle = [](const BufferHandle& h) {
-    return std::array<std::int64_t, 2>{std::int64_t{h.device} << 32 | h.slot,
-                                       static_cast<std::int64_t>(h.generation) << 16 | h.epoch};
-  };
-  const auto [offsets_buffer, offsets_life] = handle(m.offsets);
-  const auto [indices_buffer, indices_life] = handle(m.indices);
-  const std::array<std::int64_t, 11> key{static_cast<std::int64_t>(m.format) | static_cast<std::int64_t>(m.index) << 8,
+  const std::array<std::int64_t, 13> key{static_cast<std::int64_t>(m.format) | static_cast<std::int64_t>(m.index) << 8,
                                          m.rows,
                                          m.cols,
                                          m.nnz,
                                          m.ell_block_size,
-                                         offsets_buffer,
-                                         offsets_life,
-                                         indices_buffer,
-                                         indices_life,
+                                         buffer_slot(m.offsets),
+                                         static_cast<std::int64_t>(m.offsets.generation),
+                                         m.offsets.epoch,
+                                         buffer_slot(m.indices),
+                                         static_cast<std::int64_t>(m.indices.generation),
+                                         m.indices.epoch,
                                          static_cast<std::int64_t>(offsets.version),
                                          static_cast<std::int64_t>(indices.version)};
   bool checked = false;
