@@ -101,6 +101,12 @@ Result<std::vector<BufferView>> BufferTable::resolve(const Operands& operands) c
   return views;
 }
 
+Status BufferTable::replace_memory(const BufferHandle& h, void* data) {
+  ACCEL_RETURN_IF_ERROR(resolve(h, "buffer").status());
+  slots_[h.slot].data = data;
+  return Status();
+}
+
 Result<BufferView> BufferTable::remove(const BufferHandle& h) {
   ACCEL_ASSIGN_OR_RETURN(BufferView view, resolve(h, "buffer"));
   slots_[h.slot].live = false;

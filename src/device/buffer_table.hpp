@@ -32,6 +32,9 @@ class BufferTable {
   // context, holding the range and element type the request needs.
   [[nodiscard]] Result<std::vector<BufferView>> resolve(const Operands& operands) const;
 
+  // Moves the buffer into `data`, memory of its size; the caller frees the old memory.
+  [[nodiscard]] Status replace_memory(const BufferHandle& handle, void* data);
+
   // Forgets the buffer and returns its memory for the caller to free.
   [[nodiscard]] Result<BufferView> remove(const BufferHandle& handle);
 

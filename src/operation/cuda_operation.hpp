@@ -112,6 +112,15 @@ class CudaTarget {
   // Called now and then by a step that waits long on purpose (a compile), so that an isolated worker's
   // supervisor does not take the wait for a hang.
   virtual void keep_alive() = 0;
+  // Hands `memory` to `buffer` in place of the memory it has, so that a result a step made in memory of its own need
+  // not be copied. `memory` must be `bytes` of this device's pool, allocated on this stream and written in its order;
+  // `buffer` must be written by the running request (`write_version`, CudaRun) and used by no request before it
+  // since it was allocated, so that no plan, analysis or captured graph holds its old address, and hold exactly
+  // `bytes`. True when handed over: the buffer's old memory goes back to the pool in stream order, `memory` is the
+  // buffer's, and the request's view of it is stale. False when `buffer` is not such a buffer: nothing changed and
+  // `memory` is still the caller's.
+  [[nodiscard]] virtual Result<bool> adopt(const BufferHandle& buffer, std::uint64_t write_version, void* memory,
+                                           std::uint64_t bytes) = 0;
 
   // The family's state of this context (shared by its streams) or of this stream.
   template <class State>

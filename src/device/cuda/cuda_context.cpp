@@ -124,6 +124,7 @@ BufferOrdering& CudaContext::ordering_of(const BufferHandle& handle) {
 
 Status CudaContext::order_before(cudaStream_t stream, const BufferHandle& handle, Access access) {
   BufferOrdering& ordering = ordering_of(handle);
+  ++ordering.requests;
   if (ordering.last_write && ordering.last_write->stream != stream) {
     ACCEL_RETURN_IF_ERROR(check(cudaStreamWaitEvent(stream, ordering.last_write->event->get()),
                                 "cudaStreamWaitEvent (after the buffer's last write)"));
@@ -160,6 +161,18 @@ void CudaContext::stamp_versions(const Operands& operands, std::span<BufferView>
     BufferView& view = views[index++];
     if (!operand.buffer.is_null()) view.version = ordering_of(operand.buffer).version;
   }
+}
+
+Result<bool> CudaContext::adopt(cudaStream_t stream, const BufferHandle& handle, std::uint64_t write_version,
+                                void* memory, std::uint64_t bytes) {
+  const Result<BufferView> view = table_.resolve(handle, "adopted");
+  if (!view.ok() || view->bytes() != bytes || write_version == 0) return false;
+  const BufferOrdering& ordering = ordering_of(handle);
+  if (ordering.version != write_version || ordering.requests != 1) return false;
+  // This stream already follows the buffer's allocation (order_before), and no other stream has used it since.
+  ACCEL_RETURN_IF_ERROR(check(cudaFreeAsync(view->data, stream), "cudaFreeAsync (a buffer's replaced memory)"));
+  ACCEL_RETURN_IF_ERROR(table_.replace_memory(handle, memory));
+  return true;
 }
 
 Status CudaContext::order_all_before_free(cudaStream_t stream, const BufferHandle& handle) {

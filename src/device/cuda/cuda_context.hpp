@@ -38,6 +38,9 @@ struct BufferOrdering {
   std::optional<StreamUse> last_write;
   std::vector<StreamUse> reads_since;  // at most one per stream
   std::uint64_t version = 0;           // of the last write (BufferView::version)
+  // Requests given its address since it was allocated (order_before counts them): while only the running one has
+  // been, nothing holds that address and its memory may be replaced (CudaTarget::adopt).
+  std::uint64_t requests = 0;
 };
 
 class CudaContext final : public DeviceBackend, public std::enable_shared_from_this<CudaContext> {
@@ -87,6 +90,10 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   void set_version(const BufferHandle& handle, std::uint64_t version) { ordering_of(handle).version = version; }
   // Each resolved view of `operands` given its buffer's version.
   void stamp_versions(const Operands& operands, std::span<BufferView> views);
+  // CudaTarget::adopt for the request running on `stream`: false unless `handle` holds `bytes`, was written by that
+  // request (`write_version`) and used by no other since it was allocated; else its old memory is freed on `stream`.
+  [[nodiscard]] Result<bool> adopt(cudaStream_t stream, const BufferHandle& handle, std::uint64_t write_version,
+                                   void* memory, std::uint64_t bytes);
   // Makes `stream` wait for every access of `handle` by other streams (before freeing it); forgets them.
   [[nodiscard]] Status order_all_before_free(cudaStream_t stream, const BufferHandle& handle);
 

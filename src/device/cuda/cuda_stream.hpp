@@ -81,6 +81,11 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   void keep_alive() override {
     if (shared_->keep_alive) shared_->keep_alive();
   }
+  // Runs inside enqueue's run step, with the buffers' lock held.
+  Result<bool> adopt(const BufferHandle& buffer, std::uint64_t write_version, void* memory,
+                     std::uint64_t bytes) override {
+    return context_->adopt(stream_, buffer, write_version, memory, bytes);
+  }
 
   // A buffer a request uses, and how.
   struct Use {

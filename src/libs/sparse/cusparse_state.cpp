@@ -258,12 +258,21 @@ CacheStats CusparseState::structure_verdicts() const {
                     .builds = run};
 }
 
+CacheStats CusparseState::handovers() const {
+  const std::uint64_t copied = copied_.load(std::memory_order_relaxed);
+  return CacheStats{.name = "cusparse-spgemm-handovers",
+                    .hits = handed_over_.load(std::memory_order_relaxed),
+                    .misses = copied,
+                    .builds = copied};
+}
+
 void describe_cusparse(CudaTarget& target, LibraryReport& report) {
   report.report(cusparse_library());
   if (CusparseState* state = target.existing_stream_state<CusparseState>()) {
     report.report(state->analyses().stats());
     report.report(state->counted_products().stats());
     report.report(state->structure_verdicts());
+    report.report(state->handovers());
   }
 }
 

@@ -63,6 +63,8 @@ class StreamBuffer {
   // `bytes` from the pool (nothing for 0); `what` names it in an error.
   [[nodiscard]] Status allocate(CudaTarget& target, std::size_t bytes, std::string_view what);
   [[nodiscard]] void* data() const noexcept { return data_; }
+  // Gives up the memory, which someone else frees from now on (a buffer it was handed to, CudaTarget::adopt).
+  void release() noexcept { data_ = nullptr; }
 
  private:
   cudaStream_t stream_;
@@ -82,12 +84,13 @@ struct SpGemmWork {
 };
 
 // A product A·B that SpGemmCount computed in full into scratch columns and values (alpha 1), kept so that the
-// SpGemm after it copies them rather than multiply again.
+// SpGemm after it hands them to C's buffers, or copies them, rather than multiply again.
 struct CountedProduct {
   explicit CountedProduct(cudaStream_t stream) noexcept : columns(stream), values(stream) {}
 
-  StreamBuffer columns;
-  StreamBuffer values;
+  // Mutable: the SpGemm that takes the product out of the cache, its one owner from then on, may hand them over.
+  mutable StreamBuffer columns;
+  mutable StreamBuffer values;
   std::int64_t nnz = 0;
   std::uint64_t bytes = 0;
 };
@@ -124,6 +127,12 @@ class CusparseState final : public TargetState {
   }
   // "cusparse-structure-verdicts": hits are the checks skipped, builds (and misses) the checks run.
   [[nodiscard]] CacheStats structure_verdicts() const;
+  // Counts a counted product's columns or values placed in C's buffer: handed over, or copied.
+  void count_handover(bool handed_over) noexcept {
+    (handed_over ? handed_over_ : copied_).fetch_add(1, std::memory_order_relaxed);
+  }
+  // "cusparse-spgemm-handovers": hits are the arrays handed to C's buffers, misses (and builds) those copied.
+  [[nodiscard]] CacheStats handovers() const;
 
  private:
   CusparseState(const CusparseApi& api, cusparseHandle_t handle);
@@ -134,6 +143,8 @@ class CusparseState final : public TargetState {
   std::unique_ptr<cache::Cache<PassedStructure>> passed_;
   std::atomic<std::uint64_t> checks_run_{0};  // read by a device report, whichever thread asks for it
   std::atomic<std::uint64_t> checks_skipped_{0};
+  std::atomic<std::uint64_t> handed_over_{0};
+  std::atomic<std::uint64_t> copied_{0};
 };
 
 // A planned sparse request: the stream's state and cuSPARSE's table, or neither for a request that runs kernels of

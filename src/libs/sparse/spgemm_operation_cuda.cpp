@@ -112,7 +112,7 @@ Status multiply(std::string_view name, const Matrix& a, const Matrix& b, double 
 }
 
 // The product the stream's last count kept, if it is A·B as A and B are now and C's offsets are still the ones it
-// wrote; taken out of the state, so that its memory goes once this fill has copied it.
+// wrote; taken out of the state, so that its memory goes once this fill has copied it (or is C's, handed over).
 std::shared_ptr<const sparse::CountedProduct> take_counted(const SpGemm& r, const sparse::SparsePlan& plan,
                                                            std::span<const BufferView> views) {
   const std::optional<sparse::CountedKey> key = sparse::counted_key(r.a, r.b, views, views[c_offsets].version);
@@ -124,27 +124,46 @@ std::shared_ptr<const sparse::CountedProduct> take_counted(const SpGemm& r, cons
   return counted;
 }
 
-// C's columns and values copied from the counted product, the values times alpha (the count used 1). A and B were
-// checked by the count and have not been written since.
-Status fill_from_count(const SpGemm& r, const sparse::CountedProduct& counted, std::span<const BufferView> views,
-                       CudaRun& run) {
+// Hands one of the counted product's arrays to C's `buffer` when the device can move the buffer into it (a buffer
+// this request is the first to use, of the array's size: CudaTarget::adopt), so that nothing is copied; answers
+// whether it did.
+Result<bool> hand_over(CudaRun& run, sparse::CusparseState& state, const BufferHandle& buffer,
+                       sparse::StreamBuffer& scratch, std::uint64_t bytes) {
+  ACCEL_ASSIGN_OR_RETURN(const bool handed_over, run.target.adopt(buffer, run.write_version, scratch.data(), bytes));
+  state.count_handover(handed_over);
+  if (handed_over) scratch.release();
+  return handed_over;
+}
+
+// C's columns and values from the counted product, handed over or copied, the values times alpha (the count used
+// 1). A and B were checked by the count and have not been written since.
+Status fill_from_count(const SpGemm& r, const sparse::CountedProduct& counted, sparse::CusparseState& state,
+                       std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<SpGemm>;
   ACCEL_RETURN_IF_ERROR(sparse::check_output_nnz(r.kName, "c", r.c.nnz, counted.nnz, SpGemmCount::kName));
   if (counted.nnz == 0) return Status();
   const auto entries = static_cast<std::size_t>(counted.nnz);
   cudaStream_t stream = run.target.stream();
-  ACCEL_RETURN_IF_ERROR(
-      run.target.check(cudaMemcpyAsync(views[Op::c_indices].data, counted.columns.data(),
-                                       entries * sizeof(std::int32_t), cudaMemcpyDeviceToDevice, stream),
-                       "copying C's counted columns"));
-  if (r.alpha == 1.0) {
-    return run.target.check(cudaMemcpyAsync(views[Op::c_values].data, counted.values.data(),
-                                            entries * size_of(r.a.dtype), cudaMemcpyDeviceToDevice, stream),
-                            "copying C's counted values");
+  const std::uint64_t column_bytes = entries * sizeof(std::int32_t);
+  const void* columns = counted.columns.data();
+  ACCEL_ASSIGN_OR_RETURN(const bool columns_moved, hand_over(run, state, r.c.indices, counted.columns, column_bytes));
+  if (!columns_moved) {
+    ACCEL_RETURN_IF_ERROR(run.target.check(
+        cudaMemcpyAsync(views[Op::c_indices].data, columns, column_bytes, cudaMemcpyDeviceToDevice, stream),
+        "copying C's counted columns"));
   }
-  return run.target.check(sparse::launch_scaled_copy(r.a.dtype == DType::f64, counted.values.data(),
-                                                     views[Op::c_values].data, counted.nnz, r.alpha, stream),
-                          "scaling C's counted values by alpha");
+  const std::uint64_t value_bytes = entries * size_of(r.a.dtype);
+  void* values = counted.values.data();
+  ACCEL_ASSIGN_OR_RETURN(const bool values_moved, hand_over(run, state, r.c.values, counted.values, value_bytes));
+  void* to = values_moved ? values : views[Op::c_values].data;  // the request's view of a moved buffer is stale
+  if (r.alpha != 1.0) {
+    return run.target.check(
+        sparse::launch_scaled_copy(r.a.dtype == DType::f64, values, to, counted.nnz, r.alpha, stream),
+        "scaling C's counted values by alpha");
+  }
+  if (values_moved) return Status();
+  return run.target.check(cudaMemcpyAsync(to, values, value_bytes, cudaMemcpyDeviceToDevice, stream),
+                          "copying C's counted values");
 }
 
 }  // namespace
@@ -189,7 +208,7 @@ Result<CudaOperation<SpGemm>::Plan> CudaOperation<SpGemm>::plan(const SpGemm& re
 Status CudaOperation<SpGemm>::run(const SpGemm& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
                                   CudaRun& run) {
   using Op = Operation<SpGemm>;
-  if (auto counted = take_counted(r, plan, views)) return fill_from_count(r, *counted, views, run);
+  if (auto counted = take_counted(r, plan, views)) return fill_from_count(r, *counted, *plan.state, views, run);
   if (empty_product(r.a, r.b)) {
     ACCEL_RETURN_IF_ERROR(check_factors(run, *plan.state, r.kName, r.a, r.b, views));
     ACCEL_RETURN_IF_ERROR(sparse::check_output_nnz(r.kName, "c", r.c.nnz, 0, SpGemmCount::kName));

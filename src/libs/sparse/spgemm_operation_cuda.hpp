@@ -1,7 +1,7 @@
 // sparse::SpGemmCount and sparse::SpGemm on a CUDA stream: cuSPARSE's SpGEMM steps (work estimation, compute,
 // copy). The count multiplies into scratch and keeps the product in the stream's state (CountedProduct); the fill
-// copies it when A, B and C's offsets are as the count left them (spgemm.hpp), else multiplies again. i32 indices
-// only, as cuSPARSE's SpGEMM takes.
+// hands that memory to C's buffers, or copies it, when A, B and C's offsets are as the count left them (spgemm.hpp),
+// else multiplies again. i32 indices only, as cuSPARSE's SpGEMM takes.
 #pragma once
 
 #include "libs/sparse/cusparse_state.hpp"

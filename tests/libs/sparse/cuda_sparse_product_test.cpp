@@ -238,6 +238,59 @@ TEST_P(CudaSparseProductTest, SpgemmFillsFromItsCountUnlessSomethingChangedSince
               StatusIs(Code::failed_precondition, fmt::format("c.nnz = {}, but the result has {}", nnz - 1, nnz)));
 }
 
+// An SpGemm after its count moves C's columns and values buffers into the counted product when no request has used
+// them and they hold exactly nnz entries (hits of the stream's "cusparse-spgemm-handovers"), and copies into them
+// otherwise (misses). Every C is A·B times alpha, the device's memory in use stays as it was, and moved buffers serve
+// later requests like any other.
+TEST_P(CudaSparseProductTest, SpgemmMovesFreshBuffersOfCIntoItsCountedProduct) {
+  const Entries a = random_entries({.rows = 500, .cols = 400, .density = 0.02, .empty_every = 6}, rng_);
+  const Entries b = random_entries({.rows = 400, .cols = 300, .density = 0.02}, rng_);
+  const std::size_t nnz = product_structure(a, b).second.size();
+  ASSERT_GT(nnz, 0u);
+  DeviceMatrix<std::int32_t, float> da = upload_matrix<std::int32_t, float>(*gpu_, a, Format::csr);
+  DeviceMatrix<std::int32_t, float> db = upload_matrix<std::int32_t, float>(*gpu_, b, Format::csr);
+  Buffer<std::int32_t> offsets = upload(*gpu_, std::vector<std::int32_t>(501));
+  auto handovers = [&] {
+    Result<DeviceInfo> info = gpu_->info().wait();
+    const CacheStats* stats = info.ok() ? info->cache("cusparse-spgemm-handovers") : nullptr;
+    return stats != nullptr ? std::pair(stats->hits, stats->misses) : std::pair<std::uint64_t, std::uint64_t>();
+  };
+  auto in_use = [&] { return gpu_->info().wait()->memory.in_use_bytes; };
+  // A count, then C into `columns` and `values`, checked against A·B.
+  auto product = [&](double alpha, const Buffer<std::int32_t>& columns, const Buffer<float>& values) {
+    ASSERT_THAT(gpu_->ask(SpGemmCount{.a = da.matrix, .b = db.matrix, .c_offsets = offsets}).wait(), IsOk());
+    const std::uint64_t memory = in_use();
+    const Matrix c{.rows = 500,
+                   .cols = 300,
+                   .nnz = static_cast<std::int64_t>(nnz),
+                   .offsets = offsets,
+                   .indices = columns,
+                   .values = values};
+    ASSERT_THAT(gpu_->ask(SpGemm{.alpha = alpha, .a = da.matrix, .b = db.matrix, .c = c}).wait(), IsOk());
+    EXPECT_EQ(in_use(), memory);
+    std::vector<std::int32_t> host_columns = download(*gpu_, columns);
+    std::vector<float> host_values = download(*gpu_, values);
+    host_columns.resize(nnz);
+    host_values.resize(nnz);
+    EXPECT_LE(relative(dense_of(500, 300, download(*gpu_, offsets), host_columns, host_values),
+                       alpha * a.dense() * b.dense()),
+              tolerance<float>(400));
+  };
+  const auto before = handovers();
+  const Buffer<std::int32_t> columns = allocated<std::int32_t>(*gpu_, nnz);
+  const Buffer<float> values = allocated<float>(*gpu_, nnz);
+  product(1.0, columns, values);
+  EXPECT_EQ(handovers(), std::pair(before.first + 2, before.second)) << "fresh buffers of nnz entries are moved";
+  product(-1.5, allocated<std::int32_t>(*gpu_, nnz), allocated<float>(*gpu_, nnz));
+  EXPECT_EQ(handovers(), std::pair(before.first + 4, before.second)) << "moved values are scaled where they lie";
+  product(1.0, allocated<std::int32_t>(*gpu_, nnz + 3), allocated<float>(*gpu_, nnz + 3));
+  EXPECT_EQ(handovers(), std::pair(before.first + 4, before.second + 2)) << "longer buffers are copied into";
+  product(2.0, upload(*gpu_, std::vector<std::int32_t>(nnz)), upload(*gpu_, std::vector<float>(nnz)));
+  EXPECT_EQ(handovers(), std::pair(before.first + 4, before.second + 4)) << "used buffers are copied into";
+  product(0.5, columns, values);
+  EXPECT_EQ(handovers(), std::pair(before.first + 4, before.second + 6)) << "the moved buffers, used since";
+}
+
 // A count checks A and B once; a later count over the same unwritten arrays skips the checks (hits of the stream's
 // "cusparse-structure-verdicts"), and a write of A's columns brings the check back: a malformed upload is refused,
 // the good columns written back are checked and used.

@@ -92,8 +92,9 @@ Csr<I> run_spgemm(Device& device, const Entries& a, const Entries& b, double alp
   if (!out.count.ok()) return out;
   out.offsets = download(device, offsets);
   const auto nnz = static_cast<std::size_t>(out.offsets.back());
-  Buffer<I> indices = upload(device, std::vector<I>(nnz));
-  Buffer<T> values = upload(device, std::vector<T>(nnz));
+  // As a caller makes them: new buffers of nnz entries, which a CUDA stream moves into its counted product.
+  Buffer<I> indices = allocated<I>(device, nnz);
+  Buffer<T> values = allocated<T>(device, nnz);
   const Matrix c{.index = dtype_of<I>(),
                  .dtype = dtype_of<T>(),
                  .rows = a.rows,
@@ -159,8 +160,9 @@ Csr<I> run_dense_to_csr(Device& device, const Entries& e, MatrixOrder order) {
                   .status();
   if (!out.count.ok()) return out;
   const auto nnz = static_cast<std::size_t>(download(device, offsets).back());
-  Buffer<I> indices = upload(device, std::vector<I>(nnz));
-  Buffer<T> values = upload(device, std::vector<T>(nnz));
+  // As a caller makes them: new buffers of nnz entries, which a CUDA stream moves into its counted product.
+  Buffer<I> indices = allocated<I>(device, nnz);
+  Buffer<T> values = allocated<T>(device, nnz);
   out.fill = device
                  .ask(DenseToCsr{.a = da,
                                  .out = {.index = dtype_of<I>(),

@@ -123,15 +123,22 @@ Arrays<I, T> arrays(const Entries& e, Format format) {
   return out;
 }
 
+// A buffer of `count` elements (at least one) that no request has used yet.
 template <class T>
-Buffer<T> upload(Device& device, const std::vector<T>& host) {
-  Result<Buffer<T>> buffer = device.allocate<T>(std::max<std::size_t>(host.size(), 1)).wait();
+Buffer<T> allocated(Device& device, std::size_t count) {
+  Result<Buffer<T>> buffer = device.allocate<T>(std::max<std::size_t>(count, 1)).wait();
   EXPECT_THAT(buffer, accel::testing::IsOk());
   if (!buffer.ok()) return {};
-  if (!host.empty()) {
-    EXPECT_THAT(device.upload(std::span<const T>(host), *buffer).wait(), accel::testing::IsOk());
-  }
   return *buffer;
+}
+
+template <class T>
+Buffer<T> upload(Device& device, const std::vector<T>& host) {
+  Buffer<T> buffer = allocated<T>(device, host.size());
+  if (!host.empty() && buffer.size() != 0) {
+    EXPECT_THAT(device.upload(std::span<const T>(host), buffer).wait(), accel::testing::IsOk());
+  }
+  return buffer;
 }
 
 template <class T>

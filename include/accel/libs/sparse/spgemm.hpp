@@ -13,9 +13,11 @@
 // reads them; on CUDA a stream skips the check of index arrays it has passed and nothing has written since.
 //
 // On CUDA the count multiplies in full (cuSPARSE's work estimation, compute and copy steps) into scratch columns and
-// values, to learn C's offsets, and the stream keeps that product. The SpGemm after it copies C's columns and values
+// values, to learn C's offsets, and the stream keeps that product. The SpGemm after it takes C's columns and values
 // from there (the values times alpha) when nothing has written A's or B's arrays or C's offsets since the count; the
-// device tells by the versions it gives each write of a buffer. Otherwise, or on another stream, the SpGemm
+// device tells by the versions it gives each write of a buffer. C's columns and values buffers that no request has
+// used since they were allocated, of exactly nnz entries (as above), are moved into that memory instead of copied
+// into, so the whole product costs one multiplication and no copy. Otherwise, or on another stream, the SpGemm
 // multiplies in full again. The stream holds one counted product (nnz × (4 + value size) bytes of device memory)
 // until an SpGemm uses it or the next count replaces it. cuSPARSE's structure-reuse steps, which would keep less,
 // did not give C's offsets on the H100 (see spgemm_operation_cuda.cpp). An SpGemm whose c.nnz is not the product's
