@@ -2,11 +2,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <span>
 #include <tuple>
 #include <utility>
-#include <vector>
 
 #include "accel/libs/fft/fft.hpp"
 
@@ -31,10 +31,18 @@ Status check_enums(const FftShape& s) {
 
 std::span<const std::int64_t> first(const Sizes& sizes, int rank) { return std::span(sizes).first(rank); }
 
-Result<std::int64_t> multiply(std::int64_t a, std::int64_t b, std::string_view what) {
+// What a product counts, for its overflow error: "<before><side><after>". Validation runs on every request, so the
+// name is put together only when the error is.
+struct Quantity {
+  std::string_view before, side, after;
+};
+
+std::string name_of(const Quantity& q) { return fmt::format("{}{}{}", q.before, q.side, q.after); }
+
+Result<std::int64_t> multiply(std::int64_t a, std::int64_t b, const Quantity& what) {
   std::int64_t product = 0;
   if (__builtin_mul_overflow(a, b, &product)) {
-    return invalid_argument(fmt::format("{} overflows 64-bit element counts ({} x {})", what, a, b));
+    return invalid_argument(fmt::format("{} overflows 64-bit element counts ({} x {})", name_of(what), a, b));
   }
   return product;
 }
@@ -78,10 +86,10 @@ Result<FftLayout> resolve(const FftLayout& given, const Sizes& sizes, int rank, 
   if (given.distance < 0) return invalid_argument(fmt::format("{}.distance = {} is negative", side, given.distance));
   if (layout.stride == 0) layout.stride = 1;
   if (layout.distance == 0) {
-    ACCEL_ASSIGN_OR_RETURN(layout.distance, multiply(layout.stride, layout.embed[0], fmt::format("{} distance", side)));
+    const Quantity distance{.side = side, .after = " distance"};
+    ACCEL_ASSIGN_OR_RETURN(layout.distance, multiply(layout.stride, layout.embed[0], distance));
     for (int d = 1; d < rank; ++d) {
-      ACCEL_ASSIGN_OR_RETURN(layout.distance,
-                             multiply(layout.distance, layout.embed[d], fmt::format("{} distance", side)));
+      ACCEL_ASSIGN_OR_RETURN(layout.distance, multiply(layout.distance, layout.embed[d], distance));
     }
   }
   return layout;
@@ -95,7 +103,7 @@ struct Reach {
 
 Result<Reach> reach(const FftLayout& layout, const Sizes& sizes, int rank, std::int64_t batch, std::string_view side) {
   Reach r;
-  const std::string what = fmt::format("the {} layout's extent", side);
+  const Quantity what{.before = "the ", .side = side, .after = " layout's extent"};
   std::int64_t stride = layout.stride;
   for (int d = rank - 1; d >= 0; --d) {
     r.strides[d] = stride;
@@ -107,7 +115,7 @@ Result<Reach> reach(const FftLayout& layout, const Sizes& sizes, int rank, std::
   for (int d = 0; d < rank; ++d) {
     ACCEL_ASSIGN_OR_RETURN(const std::int64_t offset, multiply(sizes[d] - 1, r.strides[d], what));
     if (__builtin_add_overflow(highest, offset, &highest) || highest == INT64_MAX) {
-      return invalid_argument(fmt::format("{} overflows 64-bit element counts", what));
+      return invalid_argument(fmt::format("{} overflows 64-bit element counts", name_of(what)));
     }
   }
   r.extent = static_cast<std::uint64_t>(highest) + 1;
@@ -119,13 +127,16 @@ Result<Reach> reach(const FftLayout& layout, const Sizes& sizes, int rank, std::
 // (embed at least the sizes) and interleaved batches (stride >= batch * distance) both pass.
 Status check_distinct(const Reach& r, const Sizes& sizes, int rank, const FftLayout& layout, std::int64_t batch,
                       std::string_view side) {
-  std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (stride, size)
+  // (stride, size) of the rank's dimensions and the batch; the unused entries sort last and are not read.
+  constexpr std::pair<std::int64_t, std::int64_t> kUnused{INT64_MAX, 1};
+  std::array<std::pair<std::int64_t, std::int64_t>, 4> dims{kUnused, kUnused, kUnused, kUnused};
+  std::size_t used = 0;
   for (int d = 0; d < rank; ++d)
-    if (sizes[d] > 1) dims.emplace_back(r.strides[d], sizes[d]);
-  if (batch > 1) dims.emplace_back(layout.distance, batch);
+    if (sizes[d] > 1) dims[used++] = {r.strides[d], sizes[d]};
+  if (batch > 1) dims[used++] = {layout.distance, batch};
   std::sort(dims.begin(), dims.end());
   std::int64_t span = 0;  // highest offset the smaller strides reach; bounded by the extent, so no overflow
-  for (const auto& [stride, size] : dims) {
+  for (const auto& [stride, size] : std::span(dims).first(used)) {
     if (stride <= span) {
       return invalid_argument(fmt::format(
           "the {} layout (embed [{}], stride {}, distance {}, batch {}) places two elements at one index: "
@@ -146,8 +157,9 @@ Result<FftLayout> padded_real(const FftLayout& complex, int rank, const FftShape
                     to_string(shape.type), complex.stride));
   }
   FftLayout real = complex;
-  ACCEL_ASSIGN_OR_RETURN(real.embed[rank - 1], multiply(2, complex.embed[rank - 1], "the padded real rows"));
-  ACCEL_ASSIGN_OR_RETURN(real.distance, multiply(2, complex.distance, "the padded real distance"));
+  ACCEL_ASSIGN_OR_RETURN(real.embed[rank - 1],
+                         multiply(2, complex.embed[rank - 1], {.before = "the padded real rows"}));
+  ACCEL_ASSIGN_OR_RETURN(real.distance, multiply(2, complex.distance, {.before = "the padded real distance"}));
   return real;
 }
 
@@ -222,7 +234,7 @@ Result<FftGeometry> plan_fft_geometry(const FftShape& shape, bool in_place) {
 
   std::int64_t total = 1;
   for (int d = 0; d < rank; ++d) {
-    ACCEL_ASSIGN_OR_RETURN(total, multiply(total, shape.n[d], "the transform size"));
+    ACCEL_ASSIGN_OR_RETURN(total, multiply(total, shape.n[d], {.before = "the transform size"}));
   }
   g.transform_size = static_cast<std::uint64_t>(total);
   Sizes logical{1, 1, 1}, half{1, 1, 1};

@@ -54,7 +54,12 @@ TEST_F(FftValidationTest, RankSizesBatchAndEnumsAreChecked) {
   EXPECT_THAT(run({.n = {8}, .normalization = static_cast<FftNormalization>(3)}, c64_, other_c64_),
               StatusIs(Code::invalid_argument, "FftNormalization 3"));
   EXPECT_THAT(run({.rank = 3, .n = {1ll << 30, 1ll << 30, 1ll << 30}}, c64_, other_c64_),
-              StatusIs(Code::invalid_argument, "overflow"));
+              StatusIs(Code::invalid_argument, "the transform size overflows 64-bit element counts"));
+  EXPECT_THAT(
+      run({.n = {1 << 20}, .input = {.stride = 1ll << 50}}, c64_, other_c64_),
+      StatusIs(Code::invalid_argument, "input distance overflows 64-bit element counts (1125899906842624 x 1048576)"));
+  EXPECT_THAT(run({.n = {8}, .batch = 3, .output = {.distance = INT64_MAX / 2}}, c64_, other_c64_),
+              StatusIs(Code::invalid_argument, "the output layout's extent overflows 64-bit element counts"));
 }
 
 TEST_F(FftValidationTest, PrecisionAndDirectionMustSuitTheType) {
