@@ -20,6 +20,14 @@ cusparseIndexType_t to_index(DType index) noexcept {
   return index == DType::i64 ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
 }
 
+// A stream's count of two outcomes, reported as a cache's: hits, and misses that were also builds.
+CacheStats outcomes(std::string name, const std::atomic<std::uint64_t>& hits,
+                    const std::atomic<std::uint64_t>& misses) {
+  const std::uint64_t missed = misses.load(std::memory_order_relaxed);
+  return CacheStats{
+      .name = std::move(name), .hits = hits.load(std::memory_order_relaxed), .misses = missed, .builds = missed};
+}
+
 }  // namespace
 
 Status cusparse_status(cusparseStatus_t status, std::string_view what) {
@@ -251,20 +259,10 @@ Status launched(CudaRun& run, cusparseStatus_t status, std::string_view what) {
 }
 
 CacheStats CusparseState::structure_verdicts() const {
-  const std::uint64_t run = checks_run_.load(std::memory_order_relaxed);
-  return CacheStats{.name = "cusparse-structure-verdicts",
-                    .hits = checks_skipped_.load(std::memory_order_relaxed),
-                    .misses = run,
-                    .builds = run};
+  return outcomes("cusparse-structure-verdicts", checks_skipped_, checks_run_);
 }
 
-CacheStats CusparseState::handovers() const {
-  const std::uint64_t copied = copied_.load(std::memory_order_relaxed);
-  return CacheStats{.name = "cusparse-spgemm-handovers",
-                    .hits = handed_over_.load(std::memory_order_relaxed),
-                    .misses = copied,
-                    .builds = copied};
-}
+CacheStats CusparseState::handovers() const { return outcomes("cusparse-spgemm-handovers", handed_over_, copied_); }
 
 void describe_cusparse(CudaTarget& target, LibraryReport& report) {
   report.report(cusparse_library());

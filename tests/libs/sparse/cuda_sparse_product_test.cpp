@@ -95,6 +95,14 @@ class CudaSparseProductTest : public ::testing::TestWithParam<GpuTestTarget> {
     }
   }
 
+  // The GPU device's figures for one of its caches (or counters it reports as one); zeros before it has any.
+  CacheStats cache_stats(std::string_view name) {
+    Result<DeviceInfo> info = gpu_->info().wait();
+    EXPECT_THAT(info, IsOk());
+    const CacheStats* stats = info.ok() ? info->cache(name) : nullptr;
+    return stats != nullptr ? *stats : CacheStats{};
+  }
+
   template <class I>
   static std::vector<I> columns_sorted_in_rows(const Csr<I>& csr) {
     std::vector<I> columns = csr.indices;
@@ -184,11 +192,7 @@ TEST_P(CudaSparseProductTest, SpgemmFillsFromItsCountUnlessSomethingChangedSince
                  .offsets = c_offsets,
                  .indices = c_indices,
                  .values = c_values};
-  auto hits = [&] {
-    Result<DeviceInfo> info = gpu_->info().wait();
-    const CacheStats* counts = info.ok() ? info->cache("cusparse-spgemm-counts") : nullptr;
-    return counts != nullptr ? counts->hits : std::uint64_t{0};
-  };
+  auto hits = [&] { return cache_stats("cusparse-spgemm-counts").hits; };
   auto count = [&] { return gpu_->ask(SpGemmCount{.a = da.matrix, .b = db.matrix, .c_offsets = c_offsets}).wait(); };
   auto fill_matches = [&](const Entries& now, double alpha) {
     ASSERT_THAT(gpu_->ask(SpGemm{.alpha = alpha, .a = da.matrix, .b = db.matrix, .c = c}).wait(), IsOk());
@@ -251,9 +255,8 @@ TEST_P(CudaSparseProductTest, SpgemmMovesFreshBuffersOfCIntoItsCountedProduct) {
   DeviceMatrix<std::int32_t, float> db = upload_matrix<std::int32_t, float>(*gpu_, b, Format::csr);
   Buffer<std::int32_t> offsets = upload(*gpu_, std::vector<std::int32_t>(501));
   auto handovers = [&] {
-    Result<DeviceInfo> info = gpu_->info().wait();
-    const CacheStats* stats = info.ok() ? info->cache("cusparse-spgemm-handovers") : nullptr;
-    return stats != nullptr ? std::pair(stats->hits, stats->misses) : std::pair<std::uint64_t, std::uint64_t>();
+    const CacheStats stats = cache_stats("cusparse-spgemm-handovers");
+    return std::pair(stats.hits, stats.misses);
   };
   auto in_use = [&] { return gpu_->info().wait()->memory.in_use_bytes; };
   // A count, then C into `columns` and `values`, checked against A·B.
@@ -300,11 +303,7 @@ TEST_P(CudaSparseProductTest, SpgemmChecksAFactorAgainOnlyAfterItWasWritten) {
   DeviceMatrix<std::int32_t, float> da = upload_matrix<std::int32_t, float>(*gpu_, a, Format::csr);
   DeviceMatrix<std::int32_t, float> db = upload_matrix<std::int32_t, float>(*gpu_, b, Format::csr);
   Buffer<std::int32_t> c_offsets = upload(*gpu_, std::vector<std::int32_t>(301));
-  auto skipped = [&] {
-    Result<DeviceInfo> info = gpu_->info().wait();
-    const CacheStats* verdicts = info.ok() ? info->cache("cusparse-structure-verdicts") : nullptr;
-    return verdicts != nullptr ? verdicts->hits : std::uint64_t{0};
-  };
+  auto skipped = [&] { return cache_stats("cusparse-structure-verdicts").hits; };
   auto count = [&] { return gpu_->ask(SpGemmCount{.a = da.matrix, .b = db.matrix, .c_offsets = c_offsets}).wait(); };
 
   ASSERT_THAT(count(), IsOk());
