@@ -258,7 +258,11 @@ TEST_P(CudaSparseProductTest, SpgemmMovesFreshBuffersOfCIntoItsCountedProduct) {
     const CacheStats stats = cache_stats("cusparse-spgemm-handovers");
     return std::pair(stats.hits, stats.misses);
   };
-  auto in_use = [&] { return gpu_->info().wait()->memory.in_use_bytes; };
+  auto in_use = [&] {
+    Result<DeviceInfo> info = gpu_->info().wait();
+    EXPECT_THAT(info, IsOk());
+    return info.ok() ? info->memory.in_use_bytes : 0;
+  };
   // A count, then C into `columns` and `values`, checked against A·B.
   auto product = [&](double alpha, const Buffer<std::int32_t>& columns, const Buffer<float>& values) {
     ASSERT_THAT(gpu_->ask(SpGemmCount{.a = da.matrix, .b = db.matrix, .c_offsets = offsets}).wait(), IsOk());
