@@ -111,7 +111,7 @@ Result<std::shared_ptr<const Analysis>> analysis_of(std::string_view name, const
       cusparse_status(plan.api->cusparseSpMatSetValues(analysis->matrix, views[2].data), "cusparseSpMatSetValues"));
   if (!fresh && a.structure == Structure::checked_each_use) {
     const bool unchanged = recorded[0] != 0 && analysis->structure_versions == recorded;
-    plan.state->count_structure_check(unchanged);
+    plan.verdicts->count(unchanged);
     if (!unchanged) {
       analysis->structure_versions = {};  // until the check and the new analysis have both succeeded
       ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, name, operand, a, views[0], views[1]));

@@ -13,19 +13,8 @@ namespace {
 // stream of ever new matrices.
 constexpr std::size_t kAnalysisCapacity = 256;
 
-// A buffer of the device by its slot; with its handle's generation and epoch, one allocation's whole life.
-std::int64_t buffer_slot(const BufferHandle& h) noexcept { return std::int64_t{h.device} << 32 | h.slot; }
-
 cusparseIndexType_t to_index(DType index) noexcept {
   return index == DType::i64 ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
-}
-
-// A stream's count of two outcomes, reported as a cache's: hits, and misses that were also builds.
-CacheStats outcomes(std::string name, const std::atomic<std::uint64_t>& hits,
-                    const std::atomic<std::uint64_t>& misses) {
-  const std::uint64_t missed = misses.load(std::memory_order_relaxed);
-  return CacheStats{
-      .name = std::move(name), .hits = hits.load(std::memory_order_relaxed), .misses = missed, .builds = missed};
 }
 
 }  // namespace
@@ -133,12 +122,10 @@ CusparseState::CusparseState(const CusparseApi& api, cusparseHandle_t handle)
       handle_(handle),
       analyses_(std::make_unique<cache::Cache<Analysis>>(
           cache::CacheOptions<Analysis>{.name = "cusparse-analyses", .max_entries = kAnalysisCapacity})),
-      counted_(std::make_unique<cache::Cache<CountedProduct>>(
-          cache::CacheOptions<CountedProduct>{.name = "cusparse-spgemm-counts",
-                                              .max_entries = 1,
-                                              .size_of = [](const CountedProduct& product) { return product.bytes; }})),
-      passed_(std::make_unique<cache::Cache<PassedStructure>>(cache::CacheOptions<PassedStructure>{
-          .name = "cusparse-passed-structures", .max_entries = kAnalysisCapacity})) {}
+      counted_(std::make_unique<cache::Cache<CountedProduct>>(cache::CacheOptions<CountedProduct>{
+          .name = "cusparse-spgemm-counts", .max_entries = 1, .size_of = [](const CountedProduct& product) {
+            return product.bytes;
+          }})) {}
 
 CusparseState::~CusparseState() {
   analyses_.reset();
@@ -158,8 +145,15 @@ Result<std::unique_ptr<CusparseState>> CusparseState::open(CudaTarget& target) {
 }
 
 Result<SparsePlan> plan_sparse(CudaTarget& target) {
-  ACCEL_ASSIGN_OR_RETURN(CusparseState * state, target.stream_state<CusparseState>());
-  return SparsePlan{.state = state, .api = &state->api()};
+  ACCEL_ASSIGN_OR_RETURN(SparsePlan plan, plan_structure_checks(target));
+  ACCEL_ASSIGN_OR_RETURN(plan.state, target.stream_state<CusparseState>());
+  plan.api = &plan.state->api();
+  return plan;
+}
+
+Result<SparsePlan> plan_structure_checks(CudaTarget& target) {
+  ACCEL_ASSIGN_OR_RETURN(StructureVerdicts * verdicts, target.stream_state<StructureVerdicts>());
+  return SparsePlan{.verdicts = verdicts};
 }
 
 Status check_structure_on_device(CudaRun& run, std::string_view request, std::string_view name, const Matrix& m,
@@ -186,36 +180,6 @@ Status check_structure_on_device(CudaRun& run, std::string_view request, std::st
   StructureReport report;
   std::memcpy(&report, run.host_result.data(), kReportBytes);
   return structure_status(request, name, shape, report);
-}
-
-Status check_structure_once(CudaRun& run, CusparseState& state, std::string_view request, std::string_view name,
-                            const Matrix& m, const BufferView& offsets, const BufferView& indices) {
-  if (offsets.version == 0 || indices.version == 0) {
-    state.count_structure_check(false);
-    return check_structure_on_device(run, request, name, m, offsets, indices);
-  }
-  const std::array<std::int64_t, 13> key{static_cast<std::int64_t>(m.format) | static_cast<std::int64_t>(m.index) << 8,
-                                         m.rows,
-                                         m.cols,
-                                         m.nnz,
-                                         m.ell_block_size,
-                                         buffer_slot(m.offsets),
-                                         static_cast<std::int64_t>(m.offsets.generation),
-                                         m.offsets.epoch,
-                                         buffer_slot(m.indices),
-                                         static_cast<std::int64_t>(m.indices.generation),
-                                         m.indices.epoch,
-                                         static_cast<std::int64_t>(offsets.version),
-                                         static_cast<std::int64_t>(indices.version)};
-  bool checked = false;
-  const Result<std::shared_ptr<const PassedStructure>> passed =
-      state.passed_structures().get(std::as_bytes(std::span(key)), [&]() -> Result<PassedStructure> {
-        checked = true;
-        ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, request, name, m, offsets, indices));
-        return PassedStructure{};
-      });
-  state.count_structure_check(!checked);
-  return passed.status();
 }
 
 Result<cusparseSpMatDescr_t> make_descriptor(const CusparseApi& api, const Matrix& m, const BufferView& offsets,
@@ -258,20 +222,22 @@ Status launched(CudaRun& run, cusparseStatus_t status, std::string_view what) {
   return launch_status(run.target, cusparse_status(status, what), "cuSPARSE");
 }
 
-CacheStats CusparseState::structure_verdicts() const {
-  return outcomes("cusparse-structure-verdicts", checks_skipped_, checks_run_);
+CacheStats CusparseState::handovers() const {
+  const std::uint64_t copied = copied_.load(std::memory_order_relaxed);
+  return CacheStats{.name = "cusparse-spgemm-handovers",
+                    .hits = handed_over_.load(std::memory_order_relaxed),
+                    .misses = copied,
+                    .builds = copied};
 }
-
-CacheStats CusparseState::handovers() const { return outcomes("cusparse-spgemm-handovers", handed_over_, copied_); }
 
 void describe_cusparse(CudaTarget& target, LibraryReport& report) {
   report.report(cusparse_library());
   if (CusparseState* state = target.existing_stream_state<CusparseState>()) {
     report.report(state->analyses().stats());
     report.report(state->counted_products().stats());
-    report.report(state->structure_verdicts());
     report.report(state->handovers());
   }
+  describe_structure_verdicts(target, report);
 }
 
 }  // namespace accel::sparse

@@ -16,6 +16,7 @@
 #include "cache/cache.hpp"
 #include "libs/sparse/cusparse_library.hpp"
 #include "libs/sparse/structure.hpp"
+#include "libs/sparse/structure_verdicts.hpp"
 #include "operation/cuda_operation.hpp"
 
 namespace accel::sparse {
@@ -95,9 +96,6 @@ struct CountedProduct {
   std::uint64_t bytes = 0;
 };
 
-// A structure check passed (check_structure_once); its key says of which arrays, at which versions.
-struct PassedStructure {};
-
 // What a counted product depends on: A's and B's shapes, nnz and types, the versions of their six arrays (`views`,
 // the requests' first six, A's then B's) and the version of C's offsets that the count wrote; nullopt when a
 // version is not tracked.
@@ -119,14 +117,6 @@ class CusparseState final : public TargetState {
   [[nodiscard]] cusparseHandle_t handle() const noexcept { return handle_; }
   [[nodiscard]] cache::Cache<Analysis>& analyses() noexcept { return *analyses_; }
   [[nodiscard]] cache::Cache<CountedProduct>& counted_products() noexcept { return *counted_; }
-  [[nodiscard]] cache::Cache<PassedStructure>& passed_structures() noexcept { return *passed_; }
-  // Counts a checked_each_use request over an analysed structure: its check run, or skipped because the index
-  // arrays still have the versions it was last checked at.
-  void count_structure_check(bool skipped) noexcept {
-    (skipped ? checks_skipped_ : checks_run_).fetch_add(1, std::memory_order_relaxed);
-  }
-  // "cusparse-structure-verdicts": hits are the checks skipped, builds (and misses) the checks run.
-  [[nodiscard]] CacheStats structure_verdicts() const;
   // Counts a counted product's columns or values placed in C's buffer: handed over, or copied.
   void count_handover(bool handed_over) noexcept {
     (handed_over ? handed_over_ : copied_).fetch_add(1, std::memory_order_relaxed);
@@ -140,16 +130,14 @@ class CusparseState final : public TargetState {
   cusparseHandle_t handle_;
   std::unique_ptr<cache::Cache<Analysis>> analyses_;  // reset before the handle is destroyed
   std::unique_ptr<cache::Cache<CountedProduct>> counted_;
-  std::unique_ptr<cache::Cache<PassedStructure>> passed_;
-  std::atomic<std::uint64_t> checks_run_{0};  // read by a device report, whichever thread asks for it
-  std::atomic<std::uint64_t> checks_skipped_{0};
-  std::atomic<std::uint64_t> handed_over_{0};
+  std::atomic<std::uint64_t> handed_over_{0};  // read by a device report, whichever thread asks for it
   std::atomic<std::uint64_t> copied_{0};
 };
 
-// A planned sparse request: the stream's state and cuSPARSE's table, or neither for a request that runs kernels of
-// our own only. Its runs take a StructureReport of workspace and of host result.
+// A planned sparse request: the stream's structure verdicts, and its cuSPARSE state and table unless the request runs
+// kernels of our own only. Its runs take a StructureReport of workspace and of host result.
 struct SparsePlan {
+  StructureVerdicts* verdicts = nullptr;
   CusparseState* state = nullptr;
   const CusparseApi* api = nullptr;
 };
@@ -158,17 +146,12 @@ inline constexpr std::uint64_t kReportBytes = sizeof(StructureReport);
 // The plan of a request that calls cuSPARSE: opens the stream's state, so that the first loads the library (a
 // missing one is the request's unavailable error).
 [[nodiscard]] Result<SparsePlan> plan_sparse(CudaTarget& target);
+// The plan of a request that runs kernels of our own only: the stream's structure verdicts, no library.
+[[nodiscard]] Result<SparsePlan> plan_structure_checks(CudaTarget& target);
 
 // The structural check of `m` on the stream; waits for its verdict, so that no library reads a malformed matrix.
 [[nodiscard]] Status check_structure_on_device(CudaRun& run, std::string_view request, std::string_view name,
                                                const Matrix& m, const BufferView& offsets, const BufferView& indices);
-
-// The same check, skipped when the stream has passed these very index arrays (handles and versions, docs/
-// ARCHITECTURE.md, "Versions of a buffer's contents") under the same shape: equal versions, equal contents. For
-// requests that keep no analysis of the structure (SpGEMM); counted in `state`'s "cusparse-structure-verdicts".
-[[nodiscard]] Status check_structure_once(CudaRun& run, CusparseState& state, std::string_view request,
-                                          std::string_view name, const Matrix& m, const BufferView& offsets,
-                                          const BufferView& indices);
 
 // A new descriptor of `m` over its resolved buffers.
 [[nodiscard]] Result<cusparseSpMatDescr_t> make_descriptor(const CusparseApi& api, const Matrix& m,

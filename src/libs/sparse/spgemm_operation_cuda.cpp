@@ -35,13 +35,13 @@ bool empty_product(const Matrix& a, const Matrix& b) { return a.rows == 0 || b.c
 
 // Each check costs a wait: A·A (or B over A's very arrays and shape) is checked once, and arrays the stream has
 // passed and nothing has written since are not checked again.
-Status check_factors(CudaRun& run, sparse::CusparseState& state, std::string_view name, const Matrix& a,
+Status check_factors(CudaRun& run, sparse::StructureVerdicts& verdicts, std::string_view name, const Matrix& a,
                      const Matrix& b, std::span<const BufferView> views) {
-  ACCEL_RETURN_IF_ERROR(sparse::check_structure_once(run, state, name, "a", a, views[a_offsets], views[a_indices]));
+  ACCEL_RETURN_IF_ERROR(sparse::check_structure_once(run, verdicts, name, "a", a, views[a_offsets], views[a_indices]));
   const bool same_structure = a.format == b.format && a.index == b.index && a.rows == b.rows && a.cols == b.cols &&
                               a.nnz == b.nnz && a.offsets == b.offsets && a.indices == b.indices;
   if (same_structure) return Status();
-  return sparse::check_structure_once(run, state, name, "b", b, views[b_offsets], views[b_indices]);
+  return sparse::check_structure_once(run, verdicts, name, "b", b, views[b_offsets], views[b_indices]);
 }
 
 Status zero_offsets(CudaRun& run, const Matrix& a, std::span<const BufferView> views) {
@@ -60,7 +60,7 @@ using Placement = std::function<Result<std::pair<void*, void*>>(std::int64_t nnz
 Status multiply(std::string_view name, const Matrix& a, const Matrix& b, double alpha,
                 std::span<const BufferView> views, const sparse::SparsePlan& plan, CudaRun& run,
                 const Placement& place) {
-  ACCEL_RETURN_IF_ERROR(check_factors(run, *plan.state, name, a, b, views));
+  ACCEL_RETURN_IF_ERROR(check_factors(run, *plan.verdicts, name, a, b, views));
   SpGemmWork work(*plan.api);
   sparse::StreamBuffer estimation(run.target.stream()), product(run.target.stream());
   ACCEL_ASSIGN_OR_RETURN(work.a,
@@ -179,7 +179,7 @@ Result<CudaOperation<SpGemmCount>::Plan> CudaOperation<SpGemmCount>::plan(const 
 Status CudaOperation<SpGemmCount>::run(const SpGemmCount& r, const Checked&, const Plan& plan,
                                        std::span<const BufferView> views, CudaRun& run) {
   if (empty_product(r.a, r.b)) {
-    ACCEL_RETURN_IF_ERROR(check_factors(run, *plan.state, r.kName, r.a, r.b, views));
+    ACCEL_RETURN_IF_ERROR(check_factors(run, *plan.verdicts, r.kName, r.a, r.b, views));
     return zero_offsets(run, r.a, views);
   }
   auto product = std::make_shared<sparse::CountedProduct>(run.target.stream());
@@ -210,7 +210,7 @@ Status CudaOperation<SpGemm>::run(const SpGemm& r, const Checked&, const Plan& p
   using Op = Operation<SpGemm>;
   if (auto counted = take_counted(r, plan, views)) return fill_from_count(r, *counted, *plan.state, views, run);
   if (empty_product(r.a, r.b)) {
-    ACCEL_RETURN_IF_ERROR(check_factors(run, *plan.state, r.kName, r.a, r.b, views));
+    ACCEL_RETURN_IF_ERROR(check_factors(run, *plan.verdicts, r.kName, r.a, r.b, views));
     ACCEL_RETURN_IF_ERROR(sparse::check_output_nnz(r.kName, "c", r.c.nnz, 0, SpGemmCount::kName));
     return zero_offsets(run, r.a, views);
   }

@@ -1,7 +1,7 @@
 // SDDMM, the two-phase SpGEMM and the dense-to-CSR conversion on CUDA (cuSPARSE) against the CPU device (Eigen) and
 // dense references, on fresh random matrices of several shapes and densities — empty rows, one huge row, an empty
-// matrix — in process and isolated; SpGEMM's count state reused over a fixed structure, and an SpGemm without its
-// count. Skipped without a GPU.
+// matrix — in process and isolated; SpGEMM's count state and C's handover, and the structure checks that SpGEMM and
+// the CSR <-> COO conversions skip. Skipped without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -299,7 +299,7 @@ TEST_P(CudaSparseProductTest, SpgemmMovesFreshBuffersOfCIntoItsCountedProduct) {
 }
 
 // A count checks A and B once; a later count over the same unwritten arrays skips the checks (hits of the stream's
-// "cusparse-structure-verdicts"), and a write of A's columns brings the check back: a malformed upload is refused,
+// "sparse-structure-verdicts"), and a write of A's columns brings the check back: a malformed upload is refused,
 // the good columns written back are checked and used.
 TEST_P(CudaSparseProductTest, SpgemmChecksAFactorAgainOnlyAfterItWasWritten) {
   const Entries a = random_entries({.rows = 300, .cols = 200, .density = 0.03, .empty_every = 7}, rng_);
@@ -307,7 +307,7 @@ TEST_P(CudaSparseProductTest, SpgemmChecksAFactorAgainOnlyAfterItWasWritten) {
   DeviceMatrix<std::int32_t, float> da = upload_matrix<std::int32_t, float>(*gpu_, a, Format::csr);
   DeviceMatrix<std::int32_t, float> db = upload_matrix<std::int32_t, float>(*gpu_, b, Format::csr);
   Buffer<std::int32_t> c_offsets = upload(*gpu_, std::vector<std::int32_t>(301));
-  auto skipped = [&] { return cache_stats("cusparse-structure-verdicts").hits; };
+  auto skipped = [&] { return cache_stats("sparse-structure-verdicts").hits; };
   auto count = [&] { return gpu_->ask(SpGemmCount{.a = da.matrix, .b = db.matrix, .c_offsets = c_offsets}).wait(); };
 
   ASSERT_THAT(count(), IsOk());
@@ -326,6 +326,42 @@ TEST_P(CudaSparseProductTest, SpgemmChecksAFactorAgainOnlyAfterItWasWritten) {
   ASSERT_THAT(count(), IsOk());
   EXPECT_EQ(skipped(), before + 3) << "only B was skipped: A's columns were written";
   EXPECT_EQ(widened(download(*gpu_, c_offsets)), product_structure(a, b).first);
+}
+
+// CSR -> COO and back check a matrix's index arrays once: a conversion over arrays the stream has passed and nothing
+// has written since skips the check (hits of the stream's "sparse-structure-verdicts"); a malformed upload is checked
+// and refused, and the good arrays written back are checked and converted.
+TEST_P(CudaSparseProductTest, ConversionsCheckAStructureAgainOnlyAfterItWasWritten) {
+  const Entries e = random_entries({.rows = 600, .cols = 500, .density = 0.01, .empty_every = 5}, rng_);
+  DeviceMatrix<std::int32_t, float> a = upload_matrix<std::int32_t, float>(*gpu_, e, Format::csr);
+  const std::vector<std::int32_t> csr_offsets = arrays<std::int32_t, float>(e, Format::csr).offsets;
+  const std::vector<std::int32_t> coo_rows = arrays<std::int32_t, float>(e, Format::coo).offsets;
+  Buffer<std::int32_t> rows = allocated<std::int32_t>(*gpu_, coo_rows.size()),
+                       offsets = allocated<std::int32_t>(*gpu_, csr_offsets.size());
+  Matrix coo = a.matrix;
+  coo.format = Format::coo;
+  coo.offsets = rows;
+  auto skipped = [&] { return cache_stats("sparse-structure-verdicts").hits; };
+  auto to_coo = [&] { return gpu_->ask(CsrToCoo{.csr = a.matrix, .rows = rows}).wait(); };
+  auto to_csr = [&] { return gpu_->ask(CooToCsr{.coo = coo, .offsets = offsets}).wait(); };
+  ASSERT_THAT(to_coo(), IsOk());
+  const std::uint64_t before = skipped();
+  ASSERT_THAT(to_coo(), IsOk());
+  EXPECT_EQ(skipped(), before + 1) << "the CSR's arrays were checked by the first conversion and not written since";
+  ASSERT_THAT(to_csr(), IsOk());
+  ASSERT_THAT(to_csr(), IsOk());
+  EXPECT_EQ(skipped(), before + 2) << "the COO's rows were checked once after the conversion wrote them";
+  EXPECT_EQ(download(*gpu_, rows), coo_rows);
+  EXPECT_EQ(download(*gpu_, offsets), csr_offsets);
+
+  std::vector<std::int32_t> malformed = csr_offsets;
+  malformed[3] = csr_offsets.back() + 5;  // past nnz, and the offsets after it decrease
+  ASSERT_THAT(gpu_->upload(std::span<const std::int32_t>(malformed), a.offsets).wait(), IsOk());
+  EXPECT_THAT(to_coo(), StatusIs(Code::failed_precondition, "sparse::CsrToCoo: csr is malformed"));
+  ASSERT_THAT(gpu_->upload(std::span<const std::int32_t>(csr_offsets), a.offsets).wait(), IsOk());
+  ASSERT_THAT(to_coo(), IsOk());
+  EXPECT_EQ(skipped(), before + 2) << "the CSR's offsets were written: checked again";
+  EXPECT_EQ(download(*gpu_, rows), coo_rows);
 }
 
 TEST_P(CudaSparseProductTest, SpgemmOfI64IndicesIsNotSupportedOnCuda) {

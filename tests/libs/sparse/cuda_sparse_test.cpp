@@ -219,7 +219,7 @@ TEST_P(CudaSparseTest, AFixedStructureIsAnalysedOnceAndTakesNewValues) {
 }
 
 // A checked matrix (the default) is checked again only after its index arrays were written: repeated products over
-// it skip the check (hits of the stream's "cusparse-structure-verdicts"), a malformed write of its offsets is checked
+// it skip the check (hits of the stream's "sparse-structure-verdicts"), a malformed write of its offsets is checked
 // and refused, and the good offsets written back are checked and used, with the right result.
 TEST_P(CudaSparseTest, ACheckedStructureIsCheckedAgainOnlyAfterItsIndexArraysChange) {
   const Entries e = random_entries({.rows = 2000, .cols = 1500, .density = 3e-3, .empty_every = 9}, rng_);
@@ -228,7 +228,7 @@ TEST_P(CudaSparseTest, ACheckedStructureIsCheckedAgainOnlyAfterItsIndexArraysCha
   Buffer<float> dx = upload(*gpu_, x), dy = upload(*gpu_, std::vector<float>(2000));
   auto verdicts = [&] {
     Result<DeviceInfo> info = gpu_->info().wait();
-    const CacheStats* stats = info.ok() ? info->cache("cusparse-structure-verdicts") : nullptr;
+    const CacheStats* stats = info.ok() ? info->cache("sparse-structure-verdicts") : nullptr;
     return stats != nullptr ? std::pair{stats->hits, stats->builds} : std::pair<std::uint64_t, std::uint64_t>{};
   };
   auto product_matches = [&] {

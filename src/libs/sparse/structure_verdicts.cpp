@@ -1,0 +1,68 @@
+#include "libs/sparse/structure_verdicts.hpp"
+
+#include <array>
+#include <span>
+
+#include "libs/sparse/cusparse_state.hpp"
+
+namespace accel::sparse {
+namespace {
+
+// Passed structures cost a key each; this bounds a stream's memory of them against a stream of ever new matrices.
+constexpr std::size_t kPassedCapacity = 256;
+
+}  // namespace
+
+StructureVerdicts::StructureVerdicts()
+    : passed_(
+          cache::CacheOptions<PassedStructure>{.name = "sparse-passed-structures", .max_entries = kPassedCapacity}) {}
+
+Result<std::unique_ptr<StructureVerdicts>> StructureVerdicts::open(CudaTarget&) {
+  return std::unique_ptr<StructureVerdicts>(new StructureVerdicts());
+}
+
+CacheStats StructureVerdicts::stats() const {
+  const std::uint64_t run = run_.load(std::memory_order_relaxed);
+  return CacheStats{.name = "sparse-structure-verdicts",
+                    .hits = skipped_.load(std::memory_order_relaxed),
+                    .misses = run,
+                    .builds = run};
+}
+
+Status check_structure_once(CudaRun& run, StructureVerdicts& verdicts, std::string_view request, std::string_view name,
+                            const Matrix& m, const BufferView& offsets, const BufferView& indices) {
+  if (offsets.version == 0 || indices.version == 0) {
+    verdicts.count(false);
+    return check_structure_on_device(run, request, name, m, offsets, indices);
+  }
+  const std::array<std::int64_t, 13> key{static_cast<std::int64_t>(m.format) | static_cast<std::int64_t>(m.index) << 8,
+                                         m.rows,
+                                         m.cols,
+                                         m.nnz,
+                                         m.ell_block_size,
+                                         buffer_slot(m.offsets),
+                                         static_cast<std::int64_t>(m.offsets.generation),
+                                         m.offsets.epoch,
+                                         buffer_slot(m.indices),
+                                         static_cast<std::int64_t>(m.indices.generation),
+                                         m.indices.epoch,
+                                         static_cast<std::int64_t>(offsets.version),
+                                         static_cast<std::int64_t>(indices.version)};
+  bool checked = false;
+  const Result<std::shared_ptr<const PassedStructure>> passed =
+      verdicts.passed().get(std::as_bytes(std::span(key)), [&]() -> Result<PassedStructure> {
+        checked = true;
+        ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, request, name, m, offsets, indices));
+        return PassedStructure{};
+      });
+  verdicts.count(!checked);
+  return passed.status();
+}
+
+void describe_structure_verdicts(CudaTarget& target, LibraryReport& report) {
+  if (StructureVerdicts* verdicts = target.existing_stream_state<StructureVerdicts>()) {
+    report.report(verdicts->stats());
+  }
+}
+
+}  // namespace accel::sparse

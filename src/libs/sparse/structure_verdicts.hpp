@@ -1,0 +1,54 @@
+// What a CUDA stream remembers of the structural checks it ran (sparse.hpp: a matrix's index arrays are checked
+// before any library reads them): which index arrays passed, by handles and versions, and how many checks it ran
+// and skipped. A stream state of its own, apart from cuSPARSE's, so that requests that load no library (the
+// conversions' kernels) skip a check as the products do.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "accel/libs/sparse/sparse.hpp"
+#include "cache/cache.hpp"
+#include "operation/cuda_operation.hpp"
+
+namespace accel::sparse {
+
+// A buffer of the device by its slot; with its handle's generation and epoch, one allocation's whole life.
+[[nodiscard]] inline std::int64_t buffer_slot(const BufferHandle& h) noexcept {
+  return std::int64_t{h.device} << 32 | h.slot;
+}
+
+// A structure check passed; its key says of which arrays, at which versions.
+struct PassedStructure {};
+
+class StructureVerdicts final : public TargetState {
+ public:
+  static Result<std::unique_ptr<StructureVerdicts>> open(CudaTarget& target);
+
+  [[nodiscard]] cache::Cache<PassedStructure>& passed() noexcept { return passed_; }
+  // Counts a check: run, or skipped because the index arrays still had the versions of a passed one.
+  void count(bool skipped) noexcept { (skipped ? skipped_ : run_).fetch_add(1, std::memory_order_relaxed); }
+  // "sparse-structure-verdicts": hits are the checks skipped, misses (and builds) the checks run.
+  [[nodiscard]] CacheStats stats() const;
+
+ private:
+  StructureVerdicts();
+  cache::Cache<PassedStructure> passed_;
+  std::atomic<std::uint64_t> run_{0};  // read by a device report, whichever thread asks for it
+  std::atomic<std::uint64_t> skipped_{0};
+};
+
+// The structural check of `m` (check_structure_on_device), skipped when the stream has passed these very index
+// arrays (handles and versions, docs/ARCHITECTURE.md, "Versions of a buffer's contents") under the same shape: equal
+// versions, equal contents. For requests that keep no analysis of the structure (SpGEMM, the conversions); an
+// analysis remembers its own versions (analysis_of).
+[[nodiscard]] Status check_structure_once(CudaRun& run, StructureVerdicts& verdicts, std::string_view request,
+                                          std::string_view name, const Matrix& m, const BufferView& offsets,
+                                          const BufferView& indices);
+
+// Reports the stream's verdicts, if it has any.
+void describe_structure_verdicts(CudaTarget& target, LibraryReport& report);
+
+}  // namespace accel::sparse
