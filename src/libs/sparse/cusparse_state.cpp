@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "libs/sparse/structure_kernel.hpp"
@@ -99,22 +100,12 @@ AnalysisKey analysis_key(Kind kind, const Matrix& m, std::int64_t a, std::int64_
                          std::int64_t e) {
   const std::int64_t kinds = static_cast<std::int64_t>(kind) | static_cast<std::int64_t>(m.format) << 8 |
                              static_cast<std::int64_t>(m.index) << 16 | static_cast<std::int64_t>(m.dtype) << 24;
-  return {kinds,
-          m.rows,
-          m.cols,
-          m.nnz,
-          buffer_slot(m.offsets),
-          static_cast<std::int64_t>(m.offsets.generation),
-          m.offsets.epoch,
-          buffer_slot(m.indices),
-          static_cast<std::int64_t>(m.indices.generation),
-          m.indices.epoch,
-          a,
-          b,
-          c,
-          d,
-          e,
-          m.ell_block_size};
+  AnalysisKey key{kinds, m.rows, m.cols, m.nnz};
+  const IndexArrays arrays = index_arrays(m);
+  std::copy(arrays.begin(), arrays.end(), key.begin() + 4);
+  const std::array<std::int64_t, 6> rest{a, b, c, d, e, m.ell_block_size};
+  std::copy(rest.begin(), rest.end(), key.begin() + 10);
+  return key;
 }
 
 CusparseState::CusparseState(const CusparseApi& api, cusparseHandle_t handle)

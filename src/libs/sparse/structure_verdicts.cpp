@@ -1,5 +1,6 @@
 #include "libs/sparse/structure_verdicts.hpp"
 
+#include <algorithm>
 #include <array>
 #include <span>
 
@@ -35,19 +36,13 @@ Status check_structure_once(CudaRun& run, StructureVerdicts& verdicts, std::stri
     verdicts.count(false);
     return check_structure_on_device(run, request, name, m, offsets, indices);
   }
-  const std::array<std::int64_t, 13> key{static_cast<std::int64_t>(m.format) | static_cast<std::int64_t>(m.index) << 8,
-                                         m.rows,
-                                         m.cols,
-                                         m.nnz,
-                                         m.ell_block_size,
-                                         buffer_slot(m.offsets),
-                                         static_cast<std::int64_t>(m.offsets.generation),
-                                         m.offsets.epoch,
-                                         buffer_slot(m.indices),
-                                         static_cast<std::int64_t>(m.indices.generation),
-                                         m.indices.epoch,
-                                         static_cast<std::int64_t>(offsets.version),
-                                         static_cast<std::int64_t>(indices.version)};
+  // The shape, the arrays, and the versions their contents had when they passed.
+  std::array<std::int64_t, 13> key{static_cast<std::int64_t>(m.format) | static_cast<std::int64_t>(m.index) << 8,
+                                   m.rows, m.cols, m.nnz, m.ell_block_size};
+  const IndexArrays arrays = index_arrays(m);
+  std::copy(arrays.begin(), arrays.end(), key.begin() + 5);
+  key[11] = static_cast<std::int64_t>(offsets.version);
+  key[12] = static_cast<std::int64_t>(indices.version);
   bool checked = false;
   const Result<std::shared_ptr<const PassedStructure>> passed =
       verdicts.passed().get(std::as_bytes(std::span(key)), [&]() -> Result<PassedStructure> {

@@ -4,6 +4,7 @@
 // conversions' kernels) skip a check as the products do.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -15,9 +16,13 @@
 
 namespace accel::sparse {
 
-// A buffer of the device by its slot; with its handle's generation and epoch, one allocation's whole life.
-[[nodiscard]] inline std::int64_t buffer_slot(const BufferHandle& h) noexcept {
-  return std::int64_t{h.device} << 32 | h.slot;
+// A matrix's index arrays by buffer: the slot, generation and epoch of its offsets, then of its indices. Each names
+// one allocation for its whole life, so a key holding them names these very arrays.
+using IndexArrays = std::array<std::int64_t, 6>;
+[[nodiscard]] inline IndexArrays index_arrays(const Matrix& m) noexcept {
+  auto slot = [](const BufferHandle& h) { return std::int64_t{h.device} << 32 | h.slot; };
+  return {slot(m.offsets), static_cast<std::int64_t>(m.offsets.generation), m.offsets.epoch,
+          slot(m.indices), static_cast<std::int64_t>(m.indices.generation), m.indices.epoch};
 }
 
 // A structure check passed; its key says of which arrays, at which versions.
