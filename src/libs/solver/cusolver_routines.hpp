@@ -52,24 +52,24 @@ template <>
 struct QrRoutines<float> {
   static constexpr auto geqrf_size = &CusolverApi::cusolverDnSgeqrf_bufferSize;
   static constexpr auto geqrf = &CusolverApi::cusolverDnSgeqrf;
+  static constexpr std::string_view geqrf_name = "cusolverDnSgeqrf";
   static constexpr auto orgqr_size = &CusolverApi::cusolverDnSorgqr_bufferSize;
   static constexpr auto orgqr = &CusolverApi::cusolverDnSorgqr;
-  static constexpr std::string_view geqrf_name = "cusolverDnSgeqrf";
+  static constexpr std::string_view orgqr_name = "cusolverDnSorgqr";
   static constexpr auto ormqr_size = &CusolverApi::cusolverDnSormqr_bufferSize;
   static constexpr auto ormqr = &CusolverApi::cusolverDnSormqr;
-  static constexpr std::string_view orgqr_name = "cusolverDnSorgqr";
   static constexpr std::string_view ormqr_name = "cusolverDnSormqr";
 };
 template <>
 struct QrRoutines<double> {
   static constexpr auto geqrf_size = &CusolverApi::cusolverDnDgeqrf_bufferSize;
   static constexpr auto geqrf = &CusolverApi::cusolverDnDgeqrf;
+  static constexpr std::string_view geqrf_name = "cusolverDnDgeqrf";
   static constexpr auto orgqr_size = &CusolverApi::cusolverDnDorgqr_bufferSize;
   static constexpr auto orgqr = &CusolverApi::cusolverDnDorgqr;
-  static constexpr std::string_view geqrf_name = "cusolverDnDgeqrf";
+  static constexpr std::string_view orgqr_name = "cusolverDnDorgqr";
   static constexpr auto ormqr_size = &CusolverApi::cusolverDnDormqr_bufferSize;
   static constexpr auto ormqr = &CusolverApi::cusolverDnDormqr;
-  static constexpr std::string_view orgqr_name = "cusolverDnDorgqr";
   static constexpr std::string_view ormqr_name = "cusolverDnDormqr";
 };
 
@@ -77,24 +77,24 @@ template <>
 struct QrRoutines<cuComplex> {
   static constexpr auto geqrf_size = &CusolverApi::cusolverDnCgeqrf_bufferSize;
   static constexpr auto geqrf = &CusolverApi::cusolverDnCgeqrf;
+  static constexpr std::string_view geqrf_name = "cusolverDnCgeqrf";
   static constexpr auto orgqr_size = &CusolverApi::cusolverDnCungqr_bufferSize;
   static constexpr auto orgqr = &CusolverApi::cusolverDnCungqr;
-  static constexpr std::string_view geqrf_name = "cusolverDnCgeqrf";
+  static constexpr std::string_view orgqr_name = "cusolverDnCungqr";
   static constexpr auto ormqr_size = &CusolverApi::cusolverDnCunmqr_bufferSize;
   static constexpr auto ormqr = &CusolverApi::cusolverDnCunmqr;
-  static constexpr std::string_view orgqr_name = "cusolverDnCungqr";
   static constexpr std::string_view ormqr_name = "cusolverDnCunmqr";
 };
 template <>
 struct QrRoutines<cuDoubleComplex> {
   static constexpr auto geqrf_size = &CusolverApi::cusolverDnZgeqrf_bufferSize;
   static constexpr auto geqrf = &CusolverApi::cusolverDnZgeqrf;
+  static constexpr std::string_view geqrf_name = "cusolverDnZgeqrf";
   static constexpr auto orgqr_size = &CusolverApi::cusolverDnZungqr_bufferSize;
   static constexpr auto orgqr = &CusolverApi::cusolverDnZungqr;
-  static constexpr std::string_view geqrf_name = "cusolverDnZgeqrf";
+  static constexpr std::string_view orgqr_name = "cusolverDnZungqr";
   static constexpr auto ormqr_size = &CusolverApi::cusolverDnZunmqr_bufferSize;
   static constexpr auto ormqr = &CusolverApi::cusolverDnZunmqr;
-  static constexpr std::string_view orgqr_name = "cusolverDnZungqr";
   static constexpr std::string_view ormqr_name = "cusolverDnZunmqr";
 };
 

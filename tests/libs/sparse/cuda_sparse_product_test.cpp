@@ -95,14 +95,6 @@ class CudaSparseProductTest : public ::testing::TestWithParam<GpuTestTarget> {
     }
   }
 
-  // The GPU device's figures for one of its caches (or counters it reports as one); zeros before it has any.
-  CacheStats cache_stats(std::string_view name) {
-    Result<DeviceInfo> info = gpu_->info().wait();
-    EXPECT_THAT(info, IsOk());
-    const CacheStats* stats = info.ok() ? info->cache(name) : nullptr;
-    return stats != nullptr ? *stats : CacheStats{};
-  }
-
   template <class I>
   static std::vector<I> columns_sorted_in_rows(const Csr<I>& csr) {
     std::vector<I> columns = csr.indices;
@@ -192,7 +184,7 @@ TEST_P(CudaSparseProductTest, SpgemmFillsFromItsCountUnlessSomethingChangedSince
                  .offsets = c_offsets,
                  .indices = c_indices,
                  .values = c_values};
-  auto hits = [&] { return cache_stats("cusparse-spgemm-counts").hits; };
+  auto hits = [&] { return cache_stats(*gpu_, "cusparse-spgemm-counts").hits; };
   auto count = [&] { return gpu_->ask(SpGemmCount{.a = da.matrix, .b = db.matrix, .c_offsets = c_offsets}).wait(); };
   auto fill_matches = [&](const Entries& now, double alpha) {
     ASSERT_THAT(gpu_->ask(SpGemm{.alpha = alpha, .a = da.matrix, .b = db.matrix, .c = c}).wait(), IsOk());
@@ -255,7 +247,7 @@ TEST_P(CudaSparseProductTest, SpgemmMovesFreshBuffersOfCIntoItsCountedProduct) {
   DeviceMatrix<std::int32_t, float> db = upload_matrix<std::int32_t, float>(*gpu_, b, Format::csr);
   Buffer<std::int32_t> offsets = upload(*gpu_, std::vector<std::int32_t>(501));
   auto handovers = [&] {
-    const CacheStats stats = cache_stats("cusparse-spgemm-handovers");
+    const CacheStats stats = cache_stats(*gpu_, "cusparse-spgemm-handovers");
     return std::pair(stats.hits, stats.misses);
   };
   auto in_use = [&] {
@@ -307,7 +299,7 @@ TEST_P(CudaSparseProductTest, SpgemmChecksAFactorAgainOnlyAfterItWasWritten) {
   DeviceMatrix<std::int32_t, float> da = upload_matrix<std::int32_t, float>(*gpu_, a, Format::csr);
   DeviceMatrix<std::int32_t, float> db = upload_matrix<std::int32_t, float>(*gpu_, b, Format::csr);
   Buffer<std::int32_t> c_offsets = upload(*gpu_, std::vector<std::int32_t>(301));
-  auto skipped = [&] { return cache_stats("sparse-structure-verdicts").hits; };
+  auto skipped = [&] { return cache_stats(*gpu_, "sparse-structure-verdicts").hits; };
   auto count = [&] { return gpu_->ask(SpGemmCount{.a = da.matrix, .b = db.matrix, .c_offsets = c_offsets}).wait(); };
 
   ASSERT_THAT(count(), IsOk());
@@ -341,7 +333,7 @@ TEST_P(CudaSparseProductTest, ConversionsCheckAStructureAgainOnlyAfterItWasWritt
   Matrix coo = a.matrix;
   coo.format = Format::coo;
   coo.offsets = rows;
-  auto skipped = [&] { return cache_stats("sparse-structure-verdicts").hits; };
+  auto skipped = [&] { return cache_stats(*gpu_, "sparse-structure-verdicts").hits; };
   auto to_coo = [&] { return gpu_->ask(CsrToCoo{.csr = a.matrix, .rows = rows}).wait(); };
   auto to_csr = [&] { return gpu_->ask(CooToCsr{.coo = coo, .offsets = offsets}).wait(); };
   ASSERT_THAT(to_coo(), IsOk());

@@ -227,9 +227,8 @@ TEST_P(CudaSparseTest, ACheckedStructureIsCheckedAgainOnlyAfterItsIndexArraysCha
   const std::vector<float> x = random_vector<float>(1500, rng_);
   Buffer<float> dx = upload(*gpu_, x), dy = upload(*gpu_, std::vector<float>(2000));
   auto verdicts = [&] {
-    Result<DeviceInfo> info = gpu_->info().wait();
-    const CacheStats* stats = info.ok() ? info->cache("sparse-structure-verdicts") : nullptr;
-    return stats != nullptr ? std::pair{stats->hits, stats->builds} : std::pair<std::uint64_t, std::uint64_t>{};
+    const CacheStats stats = cache_stats(*gpu_, "sparse-structure-verdicts");
+    return std::pair{stats.hits, stats.builds};
   };
   auto product_matches = [&] {
     ASSERT_THAT(gpu_->ask(SpMV{.a = a.matrix, .x = dx, .y = dy}).wait(), IsOk());

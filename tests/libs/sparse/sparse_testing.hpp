@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <random>
 #include <span>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -139,6 +140,14 @@ Buffer<T> upload(Device& device, const std::vector<T>& host) {
     EXPECT_THAT(device.upload(std::span<const T>(host), buffer).wait(), accel::testing::IsOk());
   }
   return buffer;
+}
+
+// A device's figures for one of its caches (or counters it reports as one); zeros before it has any.
+inline CacheStats cache_stats(Device& device, std::string_view name) {
+  Result<DeviceInfo> info = device.info().wait();
+  EXPECT_THAT(info, accel::testing::IsOk());
+  const CacheStats* stats = info.ok() ? info->cache(name) : nullptr;
+  return stats != nullptr ? *stats : CacheStats{};
 }
 
 template <class T>
