@@ -6,13 +6,14 @@
 //   spmm   C = A B with 32 dense columns (row-major), at the two lower densities
 //   spgemm C = A·A, A of `rows` x `rows` with 8 entries per row (uniform8) and the power-law matrix; and blocked-ELL
 //          SpMM beside the same matrix as CSR (sparse_bench_products.cpp says which variants these have)
+// For SpMV of these CSR matrices accel runs its own kernel (src/libs/sparse/spmv_kernel.hpp), not cuSPARSE.
 // Variants: accel with Structure::checked_each_use, the default (the structure checked by a kernel and its verdict
 // waited for, then analysed, on the first call and again only after a write of the index arrays, which these calls
 // do not make; until 2026-11-24 every call), accel_fixed (Structure::fixed: the analysis cached, nothing but
-// cuSPARSE's call), cusparse (the raw call), and for SpMV cusparse_csr_alg2 (the raw call with CUSPARSE_SPMV_CSR_ALG2,
-// cuSPARSE's deterministic algorithm, which its documentation offers for irregular rows). Metrics: latency_us (one call
-// and its synchronisation, median) and pipelined_us (100 calls, one synchronisation, per call). One CSV row per figure
-// (bench/common/csv_report.hpp):
+// the product's call), cusparse (the raw call), and for SpMV cusparse_csr_alg2 (the raw call with
+// CUSPARSE_SPMV_CSR_ALG2, cuSPARSE's deterministic algorithm, which its documentation offers for irregular rows).
+// Metrics: latency_us (one call and its synchronisation, median) and pipelined_us (100 calls, one synchronisation, per
+// call; the median of five such pipelines). One CSV row per figure (bench/common/csv_report.hpp):
 //   sparse,spmv/1e-03,accel_fixed,latency_us,…
 // Usage: sparse_bench [rows, default 1048576] [cols, default 131072] [densities, default 1e-4,1e-3,1e-2]
 #include <cuda_runtime.h>

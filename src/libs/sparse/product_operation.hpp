@@ -1,6 +1,6 @@
 // The operation contracts of the sparse products (Note [The operation contract] in operation/operation.hpp):
 // sparse::SpMV and sparse::SpMM, checked by sparse_checks, run by Eigen on the CPU device (eigen_sparse.hpp) and by
-// cuSPARSE on CUDA (product_operation_cuda.hpp).
+// cuSPARSE and, for SpMV of a CSR matrix, a kernel of our own on CUDA (product_operation_cuda.hpp).
 #pragma once
 
 #include <span>

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "libs/sparse/cusparse_run.hpp"
+#include "libs/sparse/spmv_kernel.hpp"
 
 namespace accel {
 
@@ -13,11 +16,40 @@ using sparse::Scalars;
 using sparse::SpMM;
 using sparse::SpMV;
 
-Status CudaOperation<SpMV>::run(const SpMV& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
+Result<CudaOperation<SpMV>::Plan> CudaOperation<SpMV>::plan(const SpMV& r, const Checked&, CudaTarget& target) {
+  const bool own = r.a.format == sparse::Format::csr && r.op == Transpose::none &&
+                   (r.a.dtype == DType::f32 || r.a.dtype == DType::f64) &&
+                   r.a.rows < std::numeric_limits<std::int32_t>::max();
+  if (!own) {
+    ACCEL_ASSIGN_OR_RETURN(sparse::SparsePlan sparse, sparse::plan_sparse(target));
+    return Plan{.sparse = sparse};
+  }
+  ACCEL_ASSIGN_OR_RETURN(sparse::SparsePlan sparse, sparse::plan_structure_checks(target));
+  return Plan{.sparse = sparse, .lanes = sparse::csr_product_lanes(r.a.rows, r.a.nnz)};
+}
+
+Status CudaOperation<SpMV>::run(const SpMV& r, const Checked&, const Plan& spmv, std::span<const BufferView> views,
                                 CudaRun& run) {
   using Op = Operation<SpMV>;
   const std::int64_t m = sparse::op_rows(r.a, r.op), k = sparse::op_cols(r.a, r.op);
   if (m == 0) return Status();
+  if (spmv.lanes != 0) {
+    ACCEL_RETURN_IF_ERROR(sparse::check_structure_once(run, *spmv.sparse.verdicts, r.kName, "a", r.a,
+                                                       views[Op::offsets], views[Op::indices]));
+    const sparse::CsrProduct product{.wide = r.a.index == DType::i64,
+                                     .f64 = r.a.dtype == DType::f64,
+                                     .lanes = spmv.lanes,
+                                     .rows = m,
+                                     .offsets = views[Op::offsets].data,
+                                     .columns = views[Op::indices].data,
+                                     .values = views[Op::values].data,
+                                     .x = views[Op::x].data,
+                                     .y = views[Op::y].data,
+                                     .alpha = r.alpha,
+                                     .beta = r.beta};
+    return run.target.check(sparse::launch_csr_product(product, run.target.stream()), "the CSR product");
+  }
+  const sparse::SparsePlan& plan = spmv.sparse;
   DenseVector x(*plan.api, k, views[Op::x].data, r.a.dtype), y(*plan.api, m, views[Op::y].data, r.a.dtype);
   ACCEL_RETURN_IF_ERROR(x.status());
   ACCEL_RETURN_IF_ERROR(y.status());

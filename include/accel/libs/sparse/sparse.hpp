@@ -20,6 +20,10 @@
 // CUDA, computed in f32, as cuSPARSE allows; blocked-ELL products in f32 go through TF32 on the H100, about 2.5e-4
 // relative). Dense operands hold the values' dtype.
 //
+// SpMV of a CSR matrix (not transposed, f32 or f64) runs on CUDA as a kernel of our own, not cuSPARSE's: it was faster
+// on every matrix measured on the H100 (docs/PERFORMANCE.md, section 26), and it sums every row in one fixed order, so
+// that the same request gives the same bits on every run.
+//
 // Blocked-ELL SpMM on CUDA is cuSPARSE's CUSPARSE_SPMM_BLOCKED_ELL_ALG1, which allows less than the CPU device's
 // Eigen product. What cuSPARSE (CUDA 13.0) refuses, from its documentation and its own error messages: i64 indices
 // and a transposed A (both refused here before cuSPARSE is asked), compute capability below 7.0 (bf16: 8.0), and for
