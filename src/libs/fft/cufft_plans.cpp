@@ -5,6 +5,7 @@
 
 #include <array>
 #include <span>
+#include <utility>
 
 namespace accel::fft {
 namespace {
@@ -12,6 +13,17 @@ namespace {
 // cuFFT plans may hold device memory (twiddle factors, for large sizes a sizeable amount), so fewer are kept per
 // stream than FFTW's host plans.
 constexpr std::size_t kPlanCapacity = 64;
+
+// An execution as CapturedExecutions takes it.
+template <class Enqueue>
+class Enqueuing final : public CapturedExecutions::Execution {
+ public:
+  explicit Enqueuing(Enqueue enqueue) : enqueue_(std::move(enqueue)) {}
+  [[nodiscard]] Status enqueue() const override { return enqueue_(); }
+
+ private:
+  Enqueue enqueue_;
+};
 
 std::string_view cufft_name(cufftResult result) {
   switch (result) {
@@ -102,12 +114,13 @@ LibraryVersion cufft_library() {
   return {.name = "cuFFT", .version = fmt::format("{}.{}.{}", version / 1000, version / 100 % 10, version % 100)};
 }
 
-Result<std::shared_ptr<const CufftPlan>> CufftPlan::make(const FftGeometry& g, cudaStream_t stream) {
+Result<std::shared_ptr<const CufftPlan>> CufftPlan::make(const FftGeometry& g, cudaStream_t stream,
+                                                         std::shared_ptr<CaptureCounters> counters) {
   const FftShape& s = g.shape;
   cufftHandle handle = 0;
   ACCEL_RETURN_IF_ERROR(cufft_status(cufftCreate(&handle), "cufftCreate"));
   // Owned from here on, so every error below destroys it.
-  std::shared_ptr<CufftPlan> plan(new CufftPlan(handle, stream));
+  std::shared_ptr<CufftPlan> plan(new CufftPlan(handle, stream, std::move(counters)));
   ACCEL_RETURN_IF_ERROR(cufft_status(cufftSetAutoAllocation(handle, 0), "cufftSetAutoAllocation"));
   std::array<long long, 3> n{}, in_embed{}, out_embed{};
   for (int d = 0; d < s.rank; ++d) {
@@ -137,10 +150,19 @@ CufftPlan::~CufftPlan() {
   // Plans run on their own stream only, so once it has drained nothing uses this one. An error here (a sticky
   // fault) leaves nothing to wait for.
   (void)cudaStreamSynchronize(stream_);
+  executions_.reset();
   cufftDestroy(handle_);
 }
 
 Status CufftPlan::execute(const FftGeometry& g, const FftOperands& ops, void* work) const {
+  const ExecutionKey key{.input = ops.input,
+                         .output = ops.output,
+                         .work = work_bytes_ != 0 ? work : nullptr,
+                         .direction = g.inverse() ? CUFFT_INVERSE : CUFFT_FORWARD};
+  return executions_->run(key, Enqueuing([&] { return enqueue(g, ops, work); }));
+}
+
+Status CufftPlan::enqueue(const FftGeometry& g, const FftOperands& ops, void* work) const {
   if (work_bytes_ != 0) ACCEL_RETURN_IF_ERROR(cufft_status(cufftSetWorkArea(handle_, work), "cufftSetWorkArea"));
   const int direction = g.inverse() ? CUFFT_INVERSE : CUFFT_FORWARD;
   const std::string_view what = "cuFFT execution";
@@ -182,7 +204,7 @@ Result<std::unique_ptr<CufftPlans>> CufftPlans::open(CudaTarget& target) {
 
 Result<std::shared_ptr<const CufftPlan>> CufftPlans::plan(const FftGeometry& g) {
   const PlanKey key = plan_key(g);
-  return plans_.get(std::as_bytes(std::span(key)), [&] { return CufftPlan::make(g, stream_); });
+  return plans_.get(std::as_bytes(std::span(key)), [&] { return CufftPlan::make(g, stream_, counters_); });
 }
 
 }  // namespace accel::fft

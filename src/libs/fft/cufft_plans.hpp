@@ -19,6 +19,7 @@
 #include "accel/core/library_version.hpp"
 #include "accel/libs/fft/fft.hpp"
 #include "cache/cache.hpp"
+#include "libs/fft/captured_executions.hpp"
 #include "libs/fft/fft_operation.hpp"
 #include "operation/cuda_operation.hpp"
 
@@ -29,11 +30,13 @@ namespace accel::fft {
 
 [[nodiscard]] LibraryVersion cufft_library();
 
-// One cuFFT plan, bound to one stream; its work area is given at each run.
+// One cuFFT plan, bound to one stream; its work area is given at each run, and its executions over addresses it has
+// seen twice in a row are replayed as CUDA graphs (captured_executions.hpp).
 class CufftPlan {
  public:
-  // The plan of a checked geometry, bound to `stream`.
-  static Result<std::shared_ptr<const CufftPlan>> make(const FftGeometry& geometry, cudaStream_t stream);
+  // The plan of a checked geometry, bound to `stream`; its graphs count into `counters`.
+  static Result<std::shared_ptr<const CufftPlan>> make(const FftGeometry& geometry, cudaStream_t stream,
+                                                       std::shared_ptr<CaptureCounters> counters);
   // Waits for the plan's stream first: an evicted plan may still have a transform in flight there.
   ~CufftPlan();
   CufftPlan(const CufftPlan&) = delete;
@@ -44,14 +47,22 @@ class CufftPlan {
   [[nodiscard]] Status execute(const FftGeometry& geometry, const FftOperands& operands, void* work) const;
 
  private:
-  CufftPlan(cufftHandle handle, cudaStream_t stream) : handle_(handle), stream_(stream) {}
+  CufftPlan(cufftHandle handle, cudaStream_t stream, std::shared_ptr<CaptureCounters> counters)
+      : handle_(handle),
+        stream_(stream),
+        executions_(std::make_unique<CapturedExecutions>(stream, std::move(counters))) {}
+  // cuFFT's own execution call, on the plan's stream.
+  [[nodiscard]] Status enqueue(const FftGeometry& geometry, const FftOperands& operands, void* work) const;
 
   cufftHandle handle_;
   cudaStream_t stream_;
   std::uint64_t work_bytes_ = 0;
+  // Mutable: only the plan's stream's thread executes it, and its graphs change with the addresses it is given.
+  // Destroyed before the plan's handle.
+  mutable std::unique_ptr<CapturedExecutions> executions_;
 };
 
-// What cuFFT keeps per stream: the plan cache ("cufft-plans").
+// What cuFFT keeps per stream: the plan cache ("cufft-plans") and the counts of its plans' graphs ("cufft-graphs").
 class CufftPlans final : public TargetState {
  public:
   static Result<std::unique_ptr<CufftPlans>> open(CudaTarget& target);
@@ -59,11 +70,13 @@ class CufftPlans final : public TargetState {
   // The plan of a checked geometry: cached, or made.
   [[nodiscard]] Result<std::shared_ptr<const CufftPlan>> plan(const FftGeometry& geometry);
   [[nodiscard]] CacheStats stats() const { return plans_.stats(); }
+  [[nodiscard]] CacheStats graph_stats() const { return counters_->stats(); }
 
  private:
   explicit CufftPlans(cudaStream_t stream);
 
   cudaStream_t stream_;
+  std::shared_ptr<CaptureCounters> counters_ = std::make_shared<CaptureCounters>();
   cache::Cache<CufftPlan> plans_;
 };
 

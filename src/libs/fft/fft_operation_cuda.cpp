@@ -46,7 +46,10 @@ Status CudaOperation<Fft>::run(const Fft&, const FftGeometry& g, const Plan& pla
 
 void CudaOperation<Fft>::describe(CudaTarget& target, LibraryReport& report) {
   report.report(fft::cufft_library());
-  if (fft::CufftPlans* plans = target.existing_stream_state<fft::CufftPlans>()) report.report(plans->stats());
+  if (fft::CufftPlans* plans = target.existing_stream_state<fft::CufftPlans>()) {
+    report.report(plans->stats());
+    report.report(plans->graph_stats());
+  }
 }
 
 }  // namespace accel

@@ -7,8 +7,12 @@
 
 #include <bit>
 #include <cmath>
+#include <complex>
 #include <optional>
 #include <random>
+#include <span>
+#include <tuple>
+#include <vector>
 
 #include "libs/fft/fft_testing.hpp"
 #include "testing/cuda_fixture.hpp"
@@ -320,6 +324,57 @@ TEST_F(CudaFftTest, RepeatedRequestsHitThePlanCache) {
   bool cufft = false;
   for (const LibraryVersion& library : device.info().wait()->libraries) cufft |= library.name == "cuFFT";
   EXPECT_TRUE(cufft);
+}
+
+// A transform repeated over the same buffers is captured as a CUDA graph the second time and replayed from then on
+// (captured_executions.hpp), reading each round's new input: every round against the CPU. The direction is part of
+// what a graph captured; new buffers each time are never captured.
+TEST_F(CudaFftTest, RepeatedTransformsOverTheSameBuffersReplayACapturedGraph) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, {.kind = DeviceKind::cuda}, device);  // its own streams: counts from zero
+  const FftShape forward{.n = {256}, .batch = 64};
+  FftShape inverse = forward;
+  inverse.direction = FftDirection::inverse;
+  const auto count = static_cast<std::uint64_t>(256 * 64);
+  const BufferHandle a = *device.ask(Allocate{.dtype = DType::c64, .count = count}).wait();
+  const BufferHandle b = *device.ask(Allocate{.dtype = DType::c64, .count = count}).wait();
+  auto graphs = [&] {
+    const Result<DeviceInfo> info = device.info().wait();
+    const CacheStats* stats = info.ok() ? info->cache("cufft-graphs") : nullptr;
+    EXPECT_NE(stats, nullptr);
+    return stats != nullptr ? std::tuple(stats->misses, stats->builds, stats->hits)
+                            : std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>();
+  };
+  auto transform_matches = [&](const FftShape& shape) {
+    std::uniform_real_distribution<float> uniform(-1, 1);
+    std::vector<std::complex<float>> input(count), output(count);
+    for (std::complex<float>& v : input) v = {uniform(rng_), uniform(rng_)};
+    ASSERT_THAT(
+        device
+            .ask(CopyToDevice{.source = HostSource::of(std::span<const std::complex<float>>(input)), .destination = a})
+            .wait(),
+        IsOk());
+    ASSERT_THAT(device.ask(Fft{.shape = shape, .input = a, .output = b}).wait(), IsOk());
+    ASSERT_THAT(
+        device.ask(CopyToHost{.source = b, .destination = HostDestination::of(std::span<std::complex<float>>(output))})
+            .wait(),
+        IsOk());
+    Result<testing::fft::Ran> on_cpu =
+        run_fft(cpu_, shape, false, std::vector<Complex>(input.begin(), input.end()), rng_);
+    ASSERT_THAT(on_cpu, IsOk());
+    EXPECT_LE(relative_error(std::vector<Complex>(output.begin(), output.end()), on_cpu->output), 1e-5);
+  };
+  using Counts = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>;  // plain, captured, replayed
+  for (int round = 0; round < 4; ++round) transform_matches(forward);
+  EXPECT_EQ(graphs(), Counts(1, 1, 3));
+  transform_matches(inverse);
+  transform_matches(inverse);
+  transform_matches(forward);
+  EXPECT_EQ(graphs(), Counts(2, 2, 5));
+  for (int round = 0; round < 3; ++round) {
+    const BufferHandle fresh = *device.ask(Allocate{.dtype = DType::c64, .count = count}).wait();
+    ASSERT_THAT(device.ask(Fft{.shape = forward, .input = round % 2 == 0 ? a : b, .output = fresh}).wait(), IsOk());
+  }
+  EXPECT_EQ(graphs(), Counts(5, 2, 5));
 }
 
 // The generic path plans before it resolves the operands; a request whose handles do not fit is refused before a
