@@ -29,10 +29,10 @@ Status CapturedExecutions::run(const ExecutionKey& key, const Execution& executi
   for (Captured& c : captured_) {
     if (c.graph != nullptr && c.key == key) return launch(c);
   }
-  const bool again = last_plain_valid_ && last_plain_ == key;
+  const bool again = std::find(recent_plain_.begin(), recent_plain_.end(), key) != recent_plain_.end();
   if (capture_refused_ || !again) {
-    last_plain_ = key;
-    last_plain_valid_ = true;
+    recent_plain_[next_plain_] = key;
+    next_plain_ = (next_plain_ + 1) % kRecentPlain;
     counters_->plain.fetch_add(1, std::memory_order_relaxed);
     return execution.enqueue();
   }
@@ -47,7 +47,6 @@ Status CapturedExecutions::run(const ExecutionKey& key, const Execution& executi
   Captured& slot = slot_for_new();
   slot = Captured{.key = key, .graph = graph};
   counters_->graphs.fetch_add(1, std::memory_order_relaxed);
-  last_plain_valid_ = false;
   return launch(slot);
 }
 

@@ -2,13 +2,14 @@
 // from then on. On the H100 a 256 x 64 c2c f32 transform costs the host 2.0 µs as a graph launch against 4.1-4.4 µs
 // through cufftExecC2C, and its latency falls from 10.4-10.8 to 7.8-8.0 µs (docs/PERFORMANCE.md, section 26).
 //
-// An execution is captured the second time in a row that it runs, so that a caller who passes new buffers each
-// time pays for no capture. A plan keeps a few graphs, the least recently launched giving way, and they die with it:
-// a graph holds the plan's own device memory (twiddle factors), so it must never outlive the plan. Replaying a graph
-// is the execution it captured: the plan (one geometry), the operand addresses, the work area and the direction are
-// all fixed by its key (ExecutionKey), and the contents it reads are read at launch. Where a capture fails, the plan
-// executes plainly from then on (counted as a build failure). Only the plan's stream's thread runs a plan; the counters
-// are read by device reports from any thread.
+// An execution is captured when it runs again while among the last four that ran plainly, so that a caller who
+// passes new buffers each time pays for no capture, and one that alternates between buffers (a ping-pong) gets graphs.
+// A plan keeps a few graphs, the least recently launched giving way, and they die with it: a graph holds the plan's own
+// device memory (twiddle factors), so it must never outlive the plan. Replaying a graph is the execution it captured:
+// the plan (one geometry), the operand addresses, the work area and the direction are all fixed by its key
+// (ExecutionKey), and the contents it reads are read at launch. Where a capture fails, the plan executes plainly from
+// then on (counted as a build failure). Only the plan's stream's thread runs a plan; the counters are read by device
+// reports from any thread.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -72,6 +73,7 @@ class CapturedExecutions {
     std::uint64_t last_launch = 0;
   };
   static constexpr std::size_t kGraphsPerPlan = 4;
+  static constexpr std::size_t kRecentPlain = 4;
 
   Status launch(Captured& captured);
   // One execution captured into a graph, nothing enqueued; null where cuFFT or CUDA refused any step of it (the
@@ -82,8 +84,9 @@ class CapturedExecutions {
   cudaStream_t stream_;
   std::shared_ptr<CaptureCounters> counters_;
   std::array<Captured, kGraphsPerPlan> captured_{};
-  ExecutionKey last_plain_;
-  bool last_plain_valid_ = false;
+  // The keys of the last plain executions, oldest overwritten first; an unused one (null addresses) matches none.
+  std::array<ExecutionKey, kRecentPlain> recent_plain_{};
+  std::size_t next_plain_ = 0;
   bool capture_refused_ = false;
   std::uint64_t launches_ = 0;
 };

@@ -30,8 +30,8 @@ namespace accel::fft {
 
 [[nodiscard]] LibraryVersion cufft_library();
 
-// One cuFFT plan, bound to one stream; its work area is given at each run, and its executions over addresses it has
-// seen twice in a row are replayed as CUDA graphs (captured_executions.hpp).
+// One cuFFT plan, bound to one stream; its work area is given at each run, and its executions repeated over the same
+// addresses are replayed as CUDA graphs (captured_executions.hpp).
 class CufftPlan {
  public:
   // The plan of a checked geometry, bound to `stream`; its graphs count into `counters`.
