@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <limits>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -251,46 +250,6 @@ TEST_P(CudaSparseTest, ACheckedStructureIsCheckedAgainOnlyAfterItsIndexArraysCha
   ASSERT_THAT(gpu_->upload(std::span<const std::int32_t>(offsets), a.offsets).wait(), IsOk());
   product_matches();
   EXPECT_EQ(verdicts(), std::pair(skipped + 2, run + 2));
-}
-
-// SpMV of a CSR A (not transposed, f32 or f64) is our kernel's (spmv_kernel.hpp): a row summed by 1 to 32 threads,
-// as many as the mean row length asks for, and a long row by its whole block. Every width, with empty rows and huge
-// rows, both index and value types, against the CPU, and the same bits when run again; with beta 0 y is never read
-// (the NaN there stays out of the result). The stream keeps no cuSPARSE state for any of it.
-TEST_P(CudaSparseTest, OwnCsrKernelMatchesTheCpuAtEveryWidth) {
-  const Shape shapes[] = {{.rows = 3000, .cols = 1000, .density = 1e-3, .empty_every = 5, .huge_row = true},
-                          {.rows = 3000, .cols = 4000, .density = 3.5 / 4000, .empty_every = 5},
-                          {.rows = 3000, .cols = 4000, .density = 5.0 / 4000, .empty_every = 5, .huge_row = true},
-                          {.rows = 3000, .cols = 4000, .density = 15.0 / 4000, .empty_every = 5},
-                          {.rows = 3000, .cols = 4000, .density = 30.0 / 4000, .empty_every = 5},
-                          {.rows = 3000, .cols = 12000, .density = 50.0 / 12000, .empty_every = 5, .huge_row = true}};
-  for (const Shape& shape : shapes) {
-    const Entries e = random_entries(shape, rng_);
-    SCOPED_TRACE(fmt::format("{}x{} nnz={}", e.rows, e.cols, e.nnz()));
-    const auto rows = static_cast<std::size_t>(e.rows), cols = static_cast<std::size_t>(e.cols);
-    const std::vector<float> x = random_vector<float>(cols, rng_), y = random_vector<float>(rows, rng_);
-    const Outcome gpu = run_spmv<std::int32_t, float>(*gpu_, e, Format::csr, Transpose::none, 0.75, -0.5, x, y);
-    const Outcome cpu = run_spmv<std::int32_t, float>(cpu_, e, Format::csr, Transpose::none, 0.75, -0.5, x, y);
-    ASSERT_THAT(gpu.status, IsOk());
-    ASSERT_THAT(cpu.status, IsOk());
-    EXPECT_LE(relative(gpu.out, cpu.out), 4 * tolerance<float>(e.cols));
-    EXPECT_LE(spmv_error(gpu.out, e, Transpose::none, 0.75, -0.5, x, y), tolerance<float>(e.cols));
-    const Outcome again = run_spmv<std::int32_t, float>(*gpu_, e, Format::csr, Transpose::none, 0.75, -0.5, x, y);
-    ASSERT_THAT(again.status, IsOk());
-    EXPECT_TRUE(again.out == gpu.out) << "the same product gave other bits";
-
-    const std::vector<double> x64 = random_vector<double>(cols, rng_),
-                              nan(rows, std::numeric_limits<double>::quiet_NaN()), zero(rows);
-    const Outcome wide =
-        run_spmv<std::int64_t, double>(*gpu_, e, Format::csr, Transpose::none, -1.25, 0.0, x64, nan, Structure::fixed);
-    ASSERT_THAT(wide.status, IsOk());
-    EXPECT_FALSE(wide.out.hasNaN());
-    EXPECT_LE(spmv_error(wide.out, e, Transpose::none, -1.25, 0.0, x64, zero), tolerance<double>(e.cols));
-  }
-  Result<DeviceInfo> info = gpu_->info().wait();
-  ASSERT_THAT(info, IsOk());
-  EXPECT_EQ(info->cache("cusparse-analyses"), nullptr);
-  EXPECT_NE(info->cache("sparse-structure-verdicts"), nullptr);
 }
 
 // cuSPARSE is loaded by the first request that calls it, not linked: once one has run, the device names its version
