@@ -3,8 +3,9 @@
 would call instead, on the same GPU, one JSON line per case.
 
   fft     torch.fft.fft / rfft2 / fftn on the shapes of fft_bench: latency (one call, synchronised) and pipelined
-          (many calls, one synchronisation) in microseconds; the f16 cases on torch.complex32 (chalf) tensors, which
-          PyTorch's CUDA FFT takes for power-of-two sizes (cuFFT's half precision, as accel's)
+          (as fft_bench: 50 to 3000 calls by size and one synchronisation, the median of five such pipelines) in
+          microseconds; the f16 cases on torch.complex32 (chalf) tensors, which PyTorch's CUDA FFT takes for
+          power-of-two sizes (cuFFT's half precision, as accel's)
   solver  torch.linalg.lu_factor / cholesky / eigh / qr / svd at n = 256, 1024, 4096 (svd to 1024), lu_factor,
           cholesky and qr batched 64 x (32 x 32) and 64 x (64 x 64) (small: these, with the three at 256, and
           nothing else), lu_factor of complex64 at n = 1024 and eigh of Hermitian complex64 at n = 256 and 1024
@@ -48,14 +49,23 @@ def latency_us(fn, reps):
     return statistics.median(times)
 
 
-def pipelined_us(fn, reps):
+def pipelined_us(fn, reps, trials=1):
+    """Per call, `reps` calls and one synchronisation; the median of `trials` such pipelines."""
     fn()
     torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(reps):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) * 1e6 / reps
+    times = []
+    for _ in range(trials):
+        start = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - start) * 1e6 / reps)
+    return statistics.median(times)
+
+
+def fft_reps(points):
+    """fft_bench's pipeline length for a transform of `points` elements (batch included)."""
+    return 50 if points >= 1 << 24 else 300 if points >= 1 << 20 else 3000
 
 
 def chalf(*shape):
@@ -83,7 +93,7 @@ def fft():
     for name, make, run in cases:
         x = make()
         emit({"bench": "fft", "case": name, "peer": "torch.fft", "latency_median_us": latency_us(lambda: run(x), 50),
-              "pipelined_us_per_fft": pipelined_us(lambda: run(x), 200)})
+              "pipelined_us_per_fft": pipelined_us(lambda: run(x), fft_reps(x.numel()), trials=5)})
 
 
 def spd(n, batch, dtype):

@@ -29,13 +29,18 @@ Status CapturedExecutions::run(const ExecutionKey& key, const Execution& executi
   for (Captured& c : captured_) {
     if (c.graph != nullptr && c.key == key) return launch(c);
   }
-  const bool again = std::find(recent_plain_.begin(), recent_plain_.end(), key) != recent_plain_.end();
-  if (capture_refused_ || !again) {
-    recent_plain_[next_plain_] = key;
-    next_plain_ = (next_plain_ + 1) % kRecentPlain;
+  auto recent = std::find_if(recent_plain_.begin(), recent_plain_.end(), [&](const Recent& r) { return r.key == key; });
+  if (capture_refused_ || recent == recent_plain_.end() || recent->runs < kRunsBeforeCapture) {
+    if (recent != recent_plain_.end()) {
+      ++recent->runs;
+    } else {
+      recent_plain_[next_plain_] = Recent{.key = key, .runs = 1};
+      next_plain_ = (next_plain_ + 1) % kRecentPlain;
+    }
     counters_->plain.fetch_add(1, std::memory_order_relaxed);
     return execution.enqueue();
   }
+  recent->runs = 0;
   cudaGraphExec_t graph = capture(execution);
   if (graph == nullptr) {
     capture_refused_ = true;

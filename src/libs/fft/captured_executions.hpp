@@ -2,8 +2,10 @@
 // from then on. On the H100 a 256 x 64 c2c f32 transform costs the host 2.0 µs as a graph launch against 4.1-4.4 µs
 // through cufftExecC2C, and its latency falls from 10.4-10.8 to 7.8-8.0 µs (docs/PERFORMANCE.md, section 26).
 //
-// An execution is captured when it runs again while among the last four that ran plainly, so that a caller who
-// passes new buffers each time pays for no capture, and one that alternates between buffers (a ping-pong) gets graphs.
+// A capture costs the host 60 µs (18 to capture, 42-45 to instantiate; 400 µs for the first in a process), which
+// about 26 graph launches win back, so an execution is captured on its fourth run among the last four executions that
+// ran plainly: a caller who passes new buffers each time, or repeats a transform two or three times, pays for no
+// capture, and one that alternates between buffers (a ping-pong) gets graphs.
 // A plan keeps a few graphs, the least recently launched giving way, and they die with it: a graph holds the plan's own
 // device memory (twiddle factors), so it must never outlive the plan. Replaying a graph is the execution it captured:
 // the plan (one geometry), the operand addresses, the work area and the direction are all fixed by its key
@@ -74,6 +76,7 @@ class CapturedExecutions {
   };
   static constexpr std::size_t kGraphsPerPlan = 4;
   static constexpr std::size_t kRecentPlain = 4;
+  static constexpr int kRunsBeforeCapture = 3;
 
   Status launch(Captured& captured);
   // One execution captured into a graph, nothing enqueued; null where cuFFT or CUDA refused any step of it (the
@@ -84,8 +87,13 @@ class CapturedExecutions {
   cudaStream_t stream_;
   std::shared_ptr<CaptureCounters> counters_;
   std::array<Captured, kGraphsPerPlan> captured_{};
-  // The keys of the last plain executions, oldest overwritten first; an unused one (null addresses) matches none.
-  std::array<ExecutionKey, kRecentPlain> recent_plain_{};
+  // The last executions that ran plainly and how often each did, the oldest overwritten first; an unused entry
+  // (null addresses) matches none.
+  struct Recent {
+    ExecutionKey key;
+    int runs = 0;
+  };
+  std::array<Recent, kRecentPlain> recent_plain_{};
   std::size_t next_plain_ = 0;
   bool capture_refused_ = false;
   std::uint64_t launches_ = 0;
