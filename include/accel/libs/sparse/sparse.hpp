@@ -36,7 +36,8 @@
 // that start at 0, never decrease and end at nnz, indices inside the matrix — are checked before any library reads
 // them, on every device: a malformed matrix is failed_precondition ("sparse::SpMV: a is malformed: row offsets
 // decrease at row 7"), never a read out of bounds. On the CPU device that check reads the host arrays; on CUDA it is
-// a kernel over the index arrays whose verdict the request waits for before cuSPARSE runs (one stream round trip).
+// a kernel over the index arrays whose verdict the request waits for before cuSPARSE or the family's own kernel runs
+// (one stream round trip).
 //
 // Analysis (cuSPARSE's buffer sizes, SpMV preprocessing, SpSV analysis) is kept per matrix structure — the index
 // buffers, shape and types — on each stream. What the caller promises about the index buffers' contents decides
