@@ -13,7 +13,7 @@ CacheStats CaptureCounters::stats() const {
   s.builds = captures.load(std::memory_order_relaxed);
   s.build_failures = capture_failures.load(std::memory_order_relaxed);
   s.evictions = evictions.load(std::memory_order_relaxed);
-  s.entries = static_cast<std::uint64_t>(std::max<std::int64_t>(graphs.load(std::memory_order_relaxed), 0));
+  s.entries = graphs.load(std::memory_order_relaxed);
   return s;
 }
 

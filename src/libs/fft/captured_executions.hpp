@@ -34,7 +34,7 @@ struct CaptureCounters {
   std::atomic<std::uint64_t> captures{0};
   std::atomic<std::uint64_t> capture_failures{0};
   std::atomic<std::uint64_t> evictions{0};
-  std::atomic<std::int64_t> graphs{0};
+  std::atomic<std::uint64_t> graphs{0};  // held now
 
   [[nodiscard]] CacheStats stats() const;
 };

@@ -213,14 +213,6 @@ Status launched(CudaRun& run, cusparseStatus_t status, std::string_view what) {
   return launch_status(run.target, cusparse_status(status, what), "cuSPARSE");
 }
 
-CacheStats CusparseState::handovers() const {
-  const std::uint64_t copied = copied_.load(std::memory_order_relaxed);
-  return CacheStats{.name = "cusparse-spgemm-handovers",
-                    .hits = handed_over_.load(std::memory_order_relaxed),
-                    .misses = copied,
-                    .builds = copied};
-}
-
 void describe_cusparse(CudaTarget& target, LibraryReport& report) {
   report.report(cusparse_library());
   if (CusparseState* state = target.existing_stream_state<CusparseState>()) {

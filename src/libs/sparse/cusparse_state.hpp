@@ -5,7 +5,6 @@
 #pragma once
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -14,6 +13,7 @@
 
 #include "accel/libs/sparse/sparse.hpp"
 #include "cache/cache.hpp"
+#include "cache/hit_counts.hpp"
 #include "libs/sparse/cusparse_library.hpp"
 #include "libs/sparse/structure.hpp"
 #include "libs/sparse/structure_verdicts.hpp"
@@ -118,11 +118,9 @@ class CusparseState final : public TargetState {
   [[nodiscard]] cache::Cache<Analysis>& analyses() noexcept { return *analyses_; }
   [[nodiscard]] cache::Cache<CountedProduct>& counted_products() noexcept { return *counted_; }
   // Counts a counted product's columns or values placed in C's buffer: handed over, or copied.
-  void count_handover(bool handed_over) noexcept {
-    (handed_over ? handed_over_ : copied_).fetch_add(1, std::memory_order_relaxed);
-  }
+  void count_handover(bool handed_over) noexcept { handovers_.count(handed_over); }
   // "cusparse-spgemm-handovers": hits are the arrays handed to C's buffers, misses (and builds) those copied.
-  [[nodiscard]] CacheStats handovers() const;
+  [[nodiscard]] CacheStats handovers() const { return handovers_.stats("cusparse-spgemm-handovers"); }
 
  private:
   CusparseState(const CusparseApi& api, cusparseHandle_t handle);
@@ -130,8 +128,7 @@ class CusparseState final : public TargetState {
   cusparseHandle_t handle_;
   std::unique_ptr<cache::Cache<Analysis>> analyses_;  // reset before the handle is destroyed
   std::unique_ptr<cache::Cache<CountedProduct>> counted_;
-  std::atomic<std::uint64_t> handed_over_{0};  // read by a device report, whichever thread asks for it
-  std::atomic<std::uint64_t> copied_{0};
+  cache::HitCounts handovers_;
 };
 
 // A planned sparse request: the stream's structure verdicts, and its cuSPARSE state and table unless the request runs

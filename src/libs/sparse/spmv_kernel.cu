@@ -1,5 +1,3 @@
-#include <algorithm>
-
 #include "libs/sparse/spmv_kernel.hpp"
 
 namespace accel::sparse {
@@ -25,6 +23,13 @@ __device__ unsigned group_mask() {
   }
 }
 
+// The sum of a warp's 32 values, by a butterfly: every lane gets it, added in the same order.
+template <class Real>
+__device__ Real warp_sum(Real value) {
+  for (int step = 16; step > 0; step /= 2) value += __shfl_xor_sync(~0u, value, step);
+  return value;
+}
+
 // A row's entries, each thread of a team of `team` (its rank `rank`) summing every team-th product from the row's
 // start: the team's share of the row in a fixed order.
 template <class Real, class Index>
@@ -41,8 +46,7 @@ __device__ Real strided_sum(std::int64_t begin, std::int64_t end, int rank, int 
 template <class Real, class Index>
 __device__ void block_row(std::int64_t row, const Index* offsets, const Index* columns, const Real* values,
                           const Real* x, Real* y, Real alpha, Real beta, Real* warp_sums) {
-  Real sum = strided_sum(offsets[row], offsets[row + 1], threadIdx.x, kThreads, columns, values, x);
-  for (int step = 16; step > 0; step /= 2) sum += __shfl_xor_sync(~0u, sum, step);
+  const Real sum = warp_sum(strided_sum(offsets[row], offsets[row + 1], threadIdx.x, kThreads, columns, values, x));
   if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum;
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -87,8 +91,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int i = threadIdx.x / 32; i < long_rows_here; i += kWarps) {
     const std::int64_t r = long_rows[i], begin = offsets[r], end = offsets[r + 1];
     if (end - begin > kLongestForWarp) continue;
-    Real sum = strided_sum(begin, end, threadIdx.x % 32, 32, columns, values, x);
-    for (int step = 16; step > 0; step /= 2) sum += __shfl_xor_sync(~0u, sum, step);
+    const Real sum = warp_sum(strided_sum(begin, end, threadIdx.x % 32, 32, columns, values, x));
     if (threadIdx.x % 32 == 0) y[r] = combined(alpha, sum, beta, y + r);
   }
   for (int i = 0; i < long_rows_here; ++i) {

@@ -22,14 +22,6 @@ Result<std::unique_ptr<StructureVerdicts>> StructureVerdicts::open(CudaTarget&) 
   return std::unique_ptr<StructureVerdicts>(new StructureVerdicts());
 }
 
-CacheStats StructureVerdicts::stats() const {
-  const std::uint64_t run = run_.load(std::memory_order_relaxed);
-  return CacheStats{.name = "sparse-structure-verdicts",
-                    .hits = skipped_.load(std::memory_order_relaxed),
-                    .misses = run,
-                    .builds = run};
-}
-
 Status check_structure_once(CudaRun& run, StructureVerdicts& verdicts, std::string_view request, std::string_view name,
                             const Matrix& m, const BufferView& offsets, const BufferView& indices) {
   if (offsets.version == 0 || indices.version == 0) {

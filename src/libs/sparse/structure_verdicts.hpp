@@ -5,13 +5,13 @@
 #pragma once
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string_view>
 
 #include "accel/libs/sparse/sparse.hpp"
 #include "cache/cache.hpp"
+#include "cache/hit_counts.hpp"
 #include "operation/cuda_operation.hpp"
 
 namespace accel::sparse {
@@ -34,15 +34,14 @@ class StructureVerdicts final : public TargetState {
 
   [[nodiscard]] cache::Cache<PassedStructure>& passed() noexcept { return passed_; }
   // Counts a check: run, or skipped because the index arrays still had the versions of a passed one.
-  void count(bool skipped) noexcept { (skipped ? skipped_ : run_).fetch_add(1, std::memory_order_relaxed); }
+  void count(bool skipped) noexcept { counts_.count(skipped); }
   // "sparse-structure-verdicts": hits are the checks skipped, misses (and builds) the checks run.
-  [[nodiscard]] CacheStats stats() const;
+  [[nodiscard]] CacheStats stats() const { return counts_.stats("sparse-structure-verdicts"); }
 
  private:
   StructureVerdicts();
   cache::Cache<PassedStructure> passed_;
-  std::atomic<std::uint64_t> run_{0};  // read by a device report, whichever thread asks for it
-  std::atomic<std::uint64_t> skipped_{0};
+  cache::HitCounts counts_;
 };
 
 // The structural check of `m` (check_structure_on_device), skipped when the stream has passed these very index
