@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "embed/safetensors_writer.hpp"
 #include "graph/executable_plan.hpp"
 #include "jit/compiled_program.hpp"
+#include "libs/collective/unique_id_message.hpp"
 #include "testing/encoder_graph.hpp"
 
 namespace {
@@ -218,6 +220,26 @@ void compiled_programs() {
   write("ptx-empty", {.kind = jit::CodeKind::ptx});
 }
 
+void launcher() {
+  // The launcher's variables in the fuzzer's order, NUL between them (the ones left out are unset).
+  const auto environment = [](const std::string& name, std::initializer_list<std::string_view> values) {
+    std::string pieces;
+    for (std::string_view value : values) {
+      if (!pieces.empty()) pieces.push_back('\0');
+      pieces.append(value);
+    }
+    seed("launcher", name, 0, std::as_bytes(std::span(pieces.data(), pieces.size())));
+  };
+  environment("torchrun-rank-1", {"2", "1", "1", "127.0.0.1", "29500"});
+  environment("torchrun-bootstrap-port", {"8", "0", "3", "node-0.cluster", "29500", "41000"});
+  collective::UniqueId id;
+  for (std::size_t i = 0; i < id.bytes.size(); ++i) id.bytes[i] = static_cast<std::uint8_t>(i * 7 + 3);
+  std::vector<std::uint8_t> message{2, 0, 0, 0};
+  const collective::UniqueIdMessage encoded = collective::encode_unique_id_message(id, 2);
+  message.insert(message.end(), encoded.begin(), encoded.end());
+  seed("launcher", "unique-id-message", 1, std::as_bytes(std::span(message)));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -234,5 +256,6 @@ int main(int argc, char** argv) {
   disk_entries();
   safetensors();
   compiled_programs();
+  launcher();
   return 0;
 }

@@ -1,5 +1,5 @@
-// The unique id's exchange over TCP (launcher.hpp says why): one message of exactly kMessageBytes, our magic, the
-// world size (little-endian) and the id, then the server closes.
+// The unique id's exchange over TCP (launcher.hpp says why): one message (unique_id_message.hpp), then the server
+// closes.
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -15,14 +15,12 @@
 #include <thread>
 
 #include "accel/libs/collective/launcher.hpp"
+#include "libs/collective/unique_id_message.hpp"
 
 namespace accel::collective {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::array<std::uint8_t, 8> kMagic{'a', 'c', 'c', 'e', 'l', 'I', 'D', '1'};
-constexpr std::size_t kMessageBytes = kMagic.size() + 4 + UniqueId::kBytes;
-using Message = std::array<std::uint8_t, kMessageBytes>;
 
 class Fd {
  public:
@@ -58,15 +56,6 @@ Status wait_for(int fd, short events, Clock::time_point deadline, std::string_vi
   }
 }
 
-Message encode(const UniqueId& id, std::int32_t world_size) {
-  Message message{};
-  std::memcpy(message.data(), kMagic.data(), kMagic.size());
-  const auto size = static_cast<std::uint32_t>(world_size);
-  for (int i = 0; i < 4; ++i) message[kMagic.size() + i] = static_cast<std::uint8_t>(size >> (8 * i));
-  std::memcpy(message.data() + kMagic.size() + 4, id.bytes.data(), UniqueId::kBytes);
-  return message;
-}
-
 }  // namespace
 
 Status serve_unique_id(const UniqueId& id, std::int32_t world_size, std::uint16_t port, std::int32_t clients,
@@ -84,7 +73,7 @@ Status serve_unique_id(const UniqueId& id, std::int32_t world_size, std::uint16_
   if (::bind(listener.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
     return os_error(fmt::format("binding the unique id's port {}", port));
   if (::listen(listener.get(), clients) != 0) return os_error("listen");
-  const Message message = encode(id, world_size);
+  const UniqueIdMessage message = encode_unique_id_message(id, world_size);
   for (std::int32_t served = 0; served < clients;) {
     ACCEL_RETURN_IF_ERROR(wait_for(listener.get(), POLLIN, deadline,
                                    fmt::format("waiting for rank connections ({} of {} came)", served, clients)));
@@ -122,10 +111,9 @@ Result<UniqueId> fetch_unique_id(const std::string& host, std::uint16_t port, st
         last = os_error(fmt::format("connecting to rank 0 at {}", where));
         continue;
       }
-      Message message{};
       std::size_t got = 0;
       // One more byte than a message, to tell an exact message from a longer stream.
-      std::array<std::uint8_t, kMessageBytes + 1> in{};
+      std::array<std::uint8_t, kUniqueIdMessageBytes + 1> in{};
       for (;;) {
         ACCEL_RETURN_IF_ERROR(
             wait_for(fd.get(), POLLIN, deadline, fmt::format("reading the unique id from {}", where)));
@@ -136,24 +124,7 @@ Result<UniqueId> fetch_unique_id(const std::string& host, std::uint16_t port, st
         got += static_cast<std::size_t>(n);
         if (got == in.size()) break;
       }
-      if (got != kMessageBytes) {
-        return invalid_argument(fmt::format("{} sent {}{} bytes, not a unique id message of {}", where,
-                                            got == in.size() ? "more than " : "",
-                                            got == in.size() ? kMessageBytes : got, kMessageBytes));
-      }
-      std::memcpy(message.data(), in.data(), kMessageBytes);
-      if (std::memcmp(message.data(), kMagic.data(), kMagic.size()) != 0) {
-        return invalid_argument(fmt::format("{} is not an accel rank 0 (its message lacks the magic)", where));
-      }
-      std::uint32_t size = 0;
-      for (int i = 0; i < 4; ++i) size |= std::uint32_t{message[kMagic.size() + i]} << (8 * i);
-      if (size != static_cast<std::uint32_t>(world_size)) {
-        return invalid_argument(fmt::format("rank 0 at {} serves a world of {} ranks, this rank's WORLD_SIZE is {}",
-                                            where, size, world_size));
-      }
-      UniqueId id;
-      std::memcpy(id.bytes.data(), message.data() + kMagic.size() + 4, UniqueId::kBytes);
-      return id;
+      return decode_unique_id_message(std::span<const std::uint8_t>(in.data(), got), world_size, where);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // rank 0 may not be listening yet
   }
