@@ -6,6 +6,7 @@ columns (part,case,variant,metric,value) with variant "torch":
   spmv/<density>   y = A @ x, A of ROWS x COLS at each density
   spmm32/<density> C = A @ B, B dense with 32 columns
   spmv/powerlaw    row degrees 1 + 1000 / rank^0.8, ROWS x ROWS
+  spmv/zipf        row degrees 1 + ROWS / 2 / rank, ROWS x ROWS (a graph's hubs)
   spgemm/powerlaw  C = A @ A (cuSPARSE's SpGEMM under torch), A the power-law matrix
   spgemm/uniform8  C = A @ A, A of ROWS x ROWS with 8 entries per row
 
@@ -82,6 +83,10 @@ def main():
     measure("spmv/powerlaw", lambda: a @ x)
     # As sparse_bench's accel_product: the product alone, few repeats (each is a full SpGEMM).
     measure("spgemm/powerlaw", lambda: a @ a, warmup=1, latency=5, pipelined=10)
+    del a
+    torch.cuda.empty_cache()
+    a = make(rows, rows, 1 + (rows // 2) // rank, gen)
+    measure("spmv/zipf", lambda: a @ x)
     del a
     torch.cuda.empty_cache()
     a = make(rows, rows, torch.full((rows,), 8, dtype=torch.int64), gen)

@@ -2,7 +2,8 @@
 // process, GPU and matrix; a handle on a stream of its own, descriptors, buffer and SpMV preprocessing made once):
 //   spmv   y = A x, A of `rows` rows (default 1M) and `cols` columns (default 131072) at each density (default
 //          1e-4,1e-3,1e-2), f32 values, i32 indices; and a power-law matrix (row degrees ~ 1 / rank^0.8, up to 1000
-//          entries: the row distribution of a power-law graph's Laplacian)
+//          entries: the row distribution of a power-law graph's Laplacian), and a Zipf matrix (row degrees 1 +
+//          rows / 2 / rank: a graph's hubs, the longest row half the columns, about 8 entries a row on average)
 //   spmm   C = A B with 32 dense columns (row-major), at the two lower densities
 //   spgemm C = A·A, A of `rows` x `rows` with 8 entries per row (uniform8) and the power-law matrix; and blocked-ELL
 //          SpMM beside the same matrix as CSR (sparse_bench_products.cpp says which variants these have)
@@ -240,6 +241,11 @@ int main(int argc, char** argv) {
       rng);
   run_case(*device, laplacian, 0, "spmv/powerlaw");
   sparse_bench::run_spgemm(*device, laplacian, "spgemm/powerlaw");
+  {
+    const Csr zipf = make(
+        rows, rows, [&](std::int64_t i) { return 1 + rows / 2 / rank[static_cast<std::size_t>(i)]; }, rng);
+    run_case(*device, zipf, 0, "spmv/zipf");
+  }
   {
     const Csr uniform = make(
         rows, rows, [](std::int64_t) { return 8; }, rng);

@@ -42,7 +42,8 @@ Status CudaOperation<CsrToCoo>::run(const CsrToCoo& r, const Checked&, const Pla
                                     std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<CsrToCoo>;
   ACCEL_RETURN_IF_ERROR(
-      sparse::check_structure_once(run, *plan.verdicts, r.kName, "csr", r.csr, views[Op::offsets], views[Op::indices]));
+      sparse::check_structure_once(run, *plan.verdicts, r.kName, "csr", r.csr, views[Op::offsets], views[Op::indices])
+          .status());
   return run.target.check(sparse::launch_csr_to_coo(r.csr.index == DType::i64, r.csr.rows, r.csr.nnz,
                                                     views[Op::offsets].data, views[Op::rows].data, run.target.stream()),
                           "expanding the row offsets");
@@ -52,7 +53,8 @@ Status CudaOperation<CooToCsr>::run(const CooToCsr& r, const Checked&, const Pla
                                     std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<CooToCsr>;
   ACCEL_RETURN_IF_ERROR(
-      sparse::check_structure_once(run, *plan.verdicts, r.kName, "coo", r.coo, views[Op::rows], views[Op::indices]));
+      sparse::check_structure_once(run, *plan.verdicts, r.kName, "coo", r.coo, views[Op::rows], views[Op::indices])
+          .status());
   return run.target.check(sparse::launch_coo_to_csr(r.coo.index == DType::i64, r.coo.rows, r.coo.nnz,
                                                     views[Op::rows].data, views[Op::offsets].data, run.target.stream()),
                           "compressing the rows");

@@ -96,17 +96,17 @@ Result<std::shared_ptr<const Analysis>> analysis_of(std::string_view name, const
       versions[0] != 0 && versions[1] != 0 ? versions : std::array<std::uint64_t, 2>{};
   bool fresh = false;
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(key.data()), sizeof key);
-  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const Analysis> analysis,
-                         plan.state->analyses().get(bytes, [&]() -> Result<std::shared_ptr<const Analysis>> {
-                           ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, name, operand, a, views[0], views[1]));
-                           auto made = std::make_shared<Analysis>(*plan.api);
-                           ACCEL_ASSIGN_OR_RETURN(made->matrix,
-                                                  make_descriptor(*plan.api, a, views[0], views[1], views[2]));
-                           ACCEL_RETURN_IF_ERROR(build(*made));
-                           made->structure_versions = recorded;
-                           fresh = true;
-                           return std::shared_ptr<const Analysis>(std::move(made));
-                         }));
+  ACCEL_ASSIGN_OR_RETURN(
+      std::shared_ptr<const Analysis> analysis,
+      plan.state->analyses().get(bytes, [&]() -> Result<std::shared_ptr<const Analysis>> {
+        ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, name, operand, a, views[0], views[1]).status());
+        auto made = std::make_shared<Analysis>(*plan.api);
+        ACCEL_ASSIGN_OR_RETURN(made->matrix, make_descriptor(*plan.api, a, views[0], views[1], views[2]));
+        ACCEL_RETURN_IF_ERROR(build(*made));
+        made->structure_versions = recorded;
+        fresh = true;
+        return std::shared_ptr<const Analysis>(std::move(made));
+      }));
   ACCEL_RETURN_IF_ERROR(
       cusparse_status(plan.api->cusparseSpMatSetValues(analysis->matrix, views[2].data), "cusparseSpMatSetValues"));
   if (!fresh && a.structure == Structure::checked_each_use) {
@@ -114,7 +114,7 @@ Result<std::shared_ptr<const Analysis>> analysis_of(std::string_view name, const
     plan.verdicts->count(unchanged);
     if (!unchanged) {
       analysis->structure_versions = {};  // until the check and the new analysis have both succeeded
-      ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, name, operand, a, views[0], views[1]));
+      ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, name, operand, a, views[0], views[1]).status());
       ACCEL_RETURN_IF_ERROR(refresh(*analysis));
       analysis->structure_versions = recorded;
     }

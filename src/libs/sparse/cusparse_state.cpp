@@ -147,8 +147,9 @@ Result<SparsePlan> plan_structure_checks(CudaTarget& target) {
   return SparsePlan{.verdicts = verdicts};
 }
 
-Status check_structure_on_device(CudaRun& run, std::string_view request, std::string_view name, const Matrix& m,
-                                 const BufferView& offsets, const BufferView& indices) {
+Result<PassedStructure> check_structure_on_device(CudaRun& run, std::string_view request, std::string_view name,
+                                                  const Matrix& m, const BufferView& offsets,
+                                                  const BufferView& indices) {
   if (run.workspace_bytes < kReportBytes || run.host_result.size() < kReportBytes) {
     return internal_error("check_structure_on_device: the plan holds no room for the structure's report");
   }
@@ -170,7 +171,8 @@ Status check_structure_on_device(CudaRun& run, std::string_view request, std::st
   ACCEL_RETURN_IF_ERROR(run.target.check(cudaStreamSynchronize(stream), "waiting for the structure check"));
   StructureReport report;
   std::memcpy(&report, run.host_result.data(), kReportBytes);
-  return structure_status(request, name, shape, report);
+  ACCEL_RETURN_IF_ERROR(structure_status(request, name, shape, report));
+  return PassedStructure{.longest = report.longest};
 }
 
 Result<cusparseSpMatDescr_t> make_descriptor(const CusparseApi& api, const Matrix& m, const BufferView& offsets,

@@ -147,8 +147,9 @@ inline constexpr std::uint64_t kReportBytes = sizeof(StructureReport);
 [[nodiscard]] Result<SparsePlan> plan_structure_checks(CudaTarget& target);
 
 // The structural check of `m` on the stream; waits for its verdict, so that no library reads a malformed matrix.
-[[nodiscard]] Status check_structure_on_device(CudaRun& run, std::string_view request, std::string_view name,
-                                               const Matrix& m, const BufferView& offsets, const BufferView& indices);
+[[nodiscard]] Result<PassedStructure> check_structure_on_device(CudaRun& run, std::string_view request,
+                                                                std::string_view name, const Matrix& m,
+                                                                const BufferView& offsets, const BufferView& indices);
 
 // A new descriptor of `m` over its resolved buffers.
 [[nodiscard]] Result<cusparseSpMatDescr_t> make_descriptor(const CusparseApi& api, const Matrix& m,

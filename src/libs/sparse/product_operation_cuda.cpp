@@ -25,7 +25,9 @@ Result<CudaOperation<SpMV>::Plan> CudaOperation<SpMV>::plan(const SpMV& r, const
     return Plan{.sparse = sparse};
   }
   ACCEL_ASSIGN_OR_RETURN(sparse::SparsePlan sparse, sparse::plan_structure_checks(target));
-  return Plan{.sparse = sparse, .lanes = sparse::csr_product_lanes(r.a.rows, r.a.nnz)};
+  return Plan{.sparse = sparse,
+              .lanes = sparse::csr_product_lanes(r.a.rows, r.a.nnz),
+              .partials_bytes = sparse::csr_product_partials_bytes(r.a.nnz)};
 }
 
 Status CudaOperation<SpMV>::run(const SpMV& r, const Checked&, const Plan& spmv, std::span<const BufferView> views,
@@ -34,12 +36,16 @@ Status CudaOperation<SpMV>::run(const SpMV& r, const Checked&, const Plan& spmv,
   const std::int64_t m = sparse::op_rows(r.a, r.op), k = sparse::op_cols(r.a, r.op);
   if (m == 0) return Status();
   if (spmv.lanes != 0) {
-    ACCEL_RETURN_IF_ERROR(sparse::check_structure_once(run, *spmv.sparse.verdicts, r.kName, "a", r.a,
-                                                       views[Op::offsets], views[Op::indices]));
+    ACCEL_ASSIGN_OR_RETURN(const sparse::PassedStructure structure,
+                           sparse::check_structure_once(run, *spmv.sparse.verdicts, r.kName, "a", r.a,
+                                                        views[Op::offsets], views[Op::indices]));
     const sparse::CsrProduct product{.wide = r.a.index == DType::i64,
                                      .f64 = r.a.dtype == DType::f64,
                                      .lanes = spmv.lanes,
                                      .rows = m,
+                                     .nnz = r.a.nnz,
+                                     .longest = structure.longest,
+                                     .partials = static_cast<std::byte*>(run.workspace) + sparse::kPartialsOffset,
                                      .offsets = views[Op::offsets].data,
                                      .columns = views[Op::indices].data,
                                      .values = views[Op::values].data,

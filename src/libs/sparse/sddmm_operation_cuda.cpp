@@ -16,7 +16,8 @@ Status CudaOperation<SDDMM>::run(const SDDMM&, const Checked& checked, const Pla
   if (r.c.rows == 0 || r.c.cols == 0) return Status();
   // No entry to compute: what is left to say is whether C is well-formed, as on every device.
   if (r.c.nnz == 0) {
-    return sparse::check_structure_once(run, *plan.verdicts, r.kName, "c", r.c, views[Op::offsets], views[Op::indices]);
+    return sparse::check_structure_once(run, *plan.verdicts, r.kName, "c", r.c, views[Op::offsets], views[Op::indices])
+        .status();
   }
   DenseMatrixDescriptor a(*plan.api, r.a, views[Op::a].data, r.c.dtype),
       b(*plan.api, r.b, views[Op::b].data, r.c.dtype);

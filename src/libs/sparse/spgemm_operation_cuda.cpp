@@ -37,11 +37,12 @@ bool empty_product(const Matrix& a, const Matrix& b) { return a.rows == 0 || b.c
 // passed and nothing has written since are not checked again.
 Status check_factors(CudaRun& run, sparse::StructureVerdicts& verdicts, std::string_view name, const Matrix& a,
                      const Matrix& b, std::span<const BufferView> views) {
-  ACCEL_RETURN_IF_ERROR(sparse::check_structure_once(run, verdicts, name, "a", a, views[a_offsets], views[a_indices]));
+  ACCEL_RETURN_IF_ERROR(
+      sparse::check_structure_once(run, verdicts, name, "a", a, views[a_offsets], views[a_indices]).status());
   const bool same_structure = a.format == b.format && a.index == b.index && a.rows == b.rows && a.cols == b.cols &&
                               a.nnz == b.nnz && a.offsets == b.offsets && a.indices == b.indices;
   if (same_structure) return Status();
-  return sparse::check_structure_once(run, verdicts, name, "b", b, views[b_offsets], views[b_indices]);
+  return sparse::check_structure_once(run, verdicts, name, "b", b, views[b_offsets], views[b_indices]).status();
 }
 
 Status zero_offsets(CudaRun& run, const Matrix& a, std::span<const BufferView> views) {

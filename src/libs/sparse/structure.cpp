@@ -25,8 +25,11 @@ StructureReport check(const StructureShape& s, const I* offsets, const I* indice
   } else if (s.format != Format::blocked_ell) {
     const auto outer = static_cast<std::uint64_t>(s.outer);
     if (offsets[0] != 0) fault(kFirstOffsetNotZero, r.first_offset, 0);
-    for (std::uint64_t i = 0; i < outer; ++i)
+    for (std::uint64_t i = 0; i < outer; ++i) {
       if (offsets[i + 1] < offsets[i]) fault(kOffsetsDecrease, r.first_offset, i);
+      if (offsets[i + 1] > offsets[i])
+        r.longest = std::max(r.longest, static_cast<std::uint64_t>(offsets[i + 1] - offsets[i]));
+    }
     if (static_cast<std::uint64_t>(offsets[outer]) != nnz) fault(kLastOffsetNotNnz, r.first_offset, outer);
   }
   for (std::uint64_t p = 0; p < nnz; ++p)

@@ -21,6 +21,10 @@ __global__ void check_offsets(const I* offsets, std::int64_t outer, std::int64_t
        i += std::int64_t{gridDim.x} * blockDim.x) {
     if (i == 0 && offsets[0] != 0) fault(r, kFirstOffsetNotZero, first, 0);
     if (i < outer && offsets[i + 1] < offsets[i]) fault(r, kOffsetsDecrease, first, i);
+    if (i < outer && offsets[i + 1] > offsets[i]) {
+      atomicMax(reinterpret_cast<unsigned long long*>(&r->longest),
+                static_cast<unsigned long long>(offsets[i + 1] - offsets[i]));
+    }
     if (i == outer && offsets[outer] != nnz) fault(r, kLastOffsetNotNnz, first, outer);
   }
 }
@@ -64,8 +68,8 @@ cudaError_t launch(const KernelShape& s, const I* offsets, const I* indices, Str
 
 cudaError_t launch_structure_check(const KernelShape& shape, const void* offsets, const void* indices,
                                    StructureReport* report, cudaStream_t stream) {
-  // faults and reserved to 0, the first positions to all ones (none yet).
-  if (cudaError_t error = cudaMemsetAsync(report, 0, 8, stream); error != cudaSuccess) return error;
+  // faults, reserved and longest to 0, the first positions to all ones (none yet).
+  if (cudaError_t error = cudaMemsetAsync(report, 0, 16, stream); error != cudaSuccess) return error;
   if (cudaError_t error = cudaMemsetAsync(&report->first_offset, 0xff, 16, stream); error != cudaSuccess) return error;
   if (shape.wide) {
     return launch(shape, static_cast<const std::int64_t*>(offsets), static_cast<const std::int64_t*>(indices), report,

@@ -15,10 +15,12 @@ enum StructureFault : std::uint32_t {
   kRowsUnsorted = 1u << 5,     // COO rows that decrease
 };
 
-// What the check found: the faults, and the first position of each kind (the lowest offset or entry at fault).
+// What the check found: the faults, and the first position of each kind (the lowest offset or entry at fault); and
+// the most entries of one row (CSR) or column (CSC), which the SpMV kernel plans its long rows by (spmv_kernel.hpp).
 struct StructureReport {
   std::uint32_t faults = 0;
   std::uint32_t reserved = 0;
+  std::uint64_t longest = 0;                       // 0 for COO and blocked ELL
   std::uint64_t first_offset = ~std::uint64_t{0};  // a row (CSR), column (CSC) or COO entry
   std::uint64_t first_index = ~std::uint64_t{0};   // an entry
 };

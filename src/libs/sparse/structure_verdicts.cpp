@@ -22,8 +22,9 @@ Result<std::unique_ptr<StructureVerdicts>> StructureVerdicts::open(CudaTarget&) 
   return std::unique_ptr<StructureVerdicts>(new StructureVerdicts());
 }
 
-Status check_structure_once(CudaRun& run, StructureVerdicts& verdicts, std::string_view request, std::string_view name,
-                            const Matrix& m, const BufferView& offsets, const BufferView& indices) {
+Result<PassedStructure> check_structure_once(CudaRun& run, StructureVerdicts& verdicts, std::string_view request,
+                                             std::string_view name, const Matrix& m, const BufferView& offsets,
+                                             const BufferView& indices) {
   if (offsets.version == 0 || indices.version == 0) {
     verdicts.count(false);
     return check_structure_on_device(run, request, name, m, offsets, indices);
@@ -39,11 +40,11 @@ Status check_structure_once(CudaRun& run, StructureVerdicts& verdicts, std::stri
   const Result<std::shared_ptr<const PassedStructure>> passed =
       verdicts.passed().get(std::as_bytes(std::span(key)), [&]() -> Result<PassedStructure> {
         checked = true;
-        ACCEL_RETURN_IF_ERROR(check_structure_on_device(run, request, name, m, offsets, indices));
-        return PassedStructure{};
+        return check_structure_on_device(run, request, name, m, offsets, indices);
       });
   verdicts.count(!checked);
-  return passed.status();
+  ACCEL_RETURN_IF_ERROR(passed.status());
+  return **passed;
 }
 
 void describe_structure_verdicts(CudaTarget& target, LibraryReport& report) {

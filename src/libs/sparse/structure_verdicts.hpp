@@ -25,8 +25,10 @@ using IndexArrays = std::array<std::int64_t, 6>;
           slot(m.indices), static_cast<std::int64_t>(m.indices.generation), m.indices.epoch};
 }
 
-// A structure check passed; its key says of which arrays, at which versions.
-struct PassedStructure {};
+// A structure check passed; its key says of which arrays, at which versions. With what it found of the rows.
+struct PassedStructure {
+  std::uint64_t longest = 0;  // StructureReport::longest
+};
 
 class StructureVerdicts final : public TargetState {
  public:
@@ -48,9 +50,10 @@ class StructureVerdicts final : public TargetState {
 // arrays (handles and versions, docs/ARCHITECTURE.md, "Versions of a buffer's contents") under the same shape: equal
 // versions, equal contents. For requests that keep no analysis of the structure (SpGEMM, the conversions); an
 // analysis remembers its own versions (analysis_of).
-[[nodiscard]] Status check_structure_once(CudaRun& run, StructureVerdicts& verdicts, std::string_view request,
-                                          std::string_view name, const Matrix& m, const BufferView& offsets,
-                                          const BufferView& indices);
+[[nodiscard]] Result<PassedStructure> check_structure_once(CudaRun& run, StructureVerdicts& verdicts,
+                                                           std::string_view request, std::string_view name,
+                                                           const Matrix& m, const BufferView& offsets,
+                                                           const BufferView& indices);
 
 // Reports the stream's verdicts, if it has any.
 void describe_structure_verdicts(CudaTarget& target, LibraryReport& report);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <random>
@@ -31,10 +33,73 @@ class CudaSpmvKernelTest : public ::testing::TestWithParam<GpuTestTarget> {
   std::mt19937_64 rng_{std::random_device{}()};
 };
 
+// Entries whose rows have the given lengths, each row's columns spread over `cols`, values in [-1, 1).
+Entries with_row_lengths(const std::vector<std::int64_t>& lengths, std::int64_t cols, std::mt19937_64& rng) {
+  Entries e{.rows = static_cast<std::int64_t>(lengths.size()), .cols = cols};
+  std::uniform_real_distribution<double> value(-1, 1);
+  for (std::int64_t r = 0; r < e.rows; ++r) {
+    const std::int64_t n = lengths[static_cast<std::size_t>(r)], step = n == 0 ? 1 : cols / n;
+    const std::int64_t start = n == 0 ? 0 : static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(step));
+    for (std::int64_t t = 0; t < n; ++t) {
+      e.row.push_back(r);
+      e.col.push_back(start + t * step);
+      e.value.push_back(value(rng));
+    }
+  }
+  return e;
+}
+
+// spmv_error without a dense matrix (these have billions of cells): the error against a sum in double, relative to
+// what rounding scales with, |alpha| |A| |x| + |beta| |y|.
+template <class T>
+double sparse_spmv_error(const Reference& out, const Entries& e, double alpha, double beta, const std::vector<T>& x,
+                         const std::vector<T>& y) {
+  std::vector<double> sum(static_cast<std::size_t>(e.rows)), magnitude(static_cast<std::size_t>(e.rows));
+  for (std::int64_t p = 0; p < e.nnz(); ++p) {
+    const auto r = static_cast<std::size_t>(e.row[static_cast<std::size_t>(p)]);
+    const double term =
+        e.value[static_cast<std::size_t>(p)] * x[static_cast<std::size_t>(e.col[static_cast<std::size_t>(p)])];
+    sum[r] += term;
+    magnitude[r] += std::abs(term);
+  }
+  double error = 0, scale = 0;
+  for (std::size_t r = 0; r < sum.size(); ++r) {
+    const double reference = alpha * sum[r] + beta * y[r];
+    const double size = std::abs(alpha) * magnitude[r] + std::abs(beta) * std::abs(static_cast<double>(y[r]));
+    error += (out(static_cast<Eigen::Index>(r)) - reference) * (out(static_cast<Eigen::Index>(r)) - reference);
+    scale += size * size;
+  }
+  return std::sqrt(error) / std::max(std::sqrt(scale), 1e-30);
+}
+
+// One matrix through our kernel: f32 with i32 indices against the CPU and a sum in double, the same bits when run
+// again; f64 with i64 indices and beta 0 over a y of NaN, which must not reach the result.
+void expect_kernel_matches(Device& gpu, Device& cpu, const Entries& e, std::int64_t longest, std::mt19937_64& rng) {
+  SCOPED_TRACE(fmt::format("{}x{} nnz={} longest={}", e.rows, e.cols, e.nnz(), longest));
+  const auto rows = static_cast<std::size_t>(e.rows), cols = static_cast<std::size_t>(e.cols);
+  const std::vector<float> x = random_vector<float>(cols, rng), y = random_vector<float>(rows, rng);
+  const Outcome out = run_spmv<std::int32_t, float>(gpu, e, Format::csr, Transpose::none, 0.75, -0.5, x, y);
+  const Outcome reference = run_spmv<std::int32_t, float>(cpu, e, Format::csr, Transpose::none, 0.75, -0.5, x, y);
+  ASSERT_THAT(out.status, IsOk());
+  ASSERT_THAT(reference.status, IsOk());
+  EXPECT_LE(relative(out.out, reference.out), 4 * tolerance<float>(longest));
+  EXPECT_LE(sparse_spmv_error(out.out, e, 0.75, -0.5, x, y), tolerance<float>(longest));
+  const Outcome again = run_spmv<std::int32_t, float>(gpu, e, Format::csr, Transpose::none, 0.75, -0.5, x, y);
+  ASSERT_THAT(again.status, IsOk());
+  EXPECT_TRUE(again.out == out.out) << "the same product gave other bits";
+
+  const std::vector<double> x64 = random_vector<double>(cols, rng), nan(rows, std::numeric_limits<double>::quiet_NaN()),
+                            zero(rows);
+  const Outcome wide =
+      run_spmv<std::int64_t, double>(gpu, e, Format::csr, Transpose::none, -1.25, 0.0, x64, nan, Structure::fixed);
+  ASSERT_THAT(wide.status, IsOk());
+  EXPECT_FALSE(wide.out.hasNaN());
+  EXPECT_LE(sparse_spmv_error(wide.out, e, -1.25, 0.0, x64, zero), tolerance<double>(longest));
+}
+
 // SpMV of a CSR A (not transposed, f32 or f64) is our kernel's (spmv_kernel.hpp): a row summed by 1 to 32 threads,
 // as many as the mean row length asks for, and a long row by its whole block. Every width, with empty rows and huge
-// rows, both index and value types, against the CPU, and the same bits when run again; with beta 0 y is never read
-// (the NaN there stays out of the result). The stream keeps no cuSPARSE state for any of it.
+// rows, both index and value types. The stream keeps no cuSPARSE state for any of it.
 TEST_P(CudaSpmvKernelTest, MatchesTheCpuAtEveryWidth) {
   const Shape shapes[] = {{.rows = 3000, .cols = 1000, .density = 1e-3, .empty_every = 5, .huge_row = true},
                           {.rows = 3000, .cols = 4000, .density = 3.5 / 4000, .empty_every = 5},
@@ -42,33 +107,37 @@ TEST_P(CudaSpmvKernelTest, MatchesTheCpuAtEveryWidth) {
                           {.rows = 3000, .cols = 4000, .density = 15.0 / 4000, .empty_every = 5},
                           {.rows = 3000, .cols = 4000, .density = 30.0 / 4000, .empty_every = 5},
                           {.rows = 3000, .cols = 12000, .density = 50.0 / 12000, .empty_every = 5, .huge_row = true}};
-  for (const Shape& shape : shapes) {
-    const Entries e = random_entries(shape, rng_);
-    SCOPED_TRACE(fmt::format("{}x{} nnz={}", e.rows, e.cols, e.nnz()));
-    const auto rows = static_cast<std::size_t>(e.rows), cols = static_cast<std::size_t>(e.cols);
-    const std::vector<float> x = random_vector<float>(cols, rng_), y = random_vector<float>(rows, rng_);
-    const Outcome gpu = run_spmv<std::int32_t, float>(*gpu_, e, Format::csr, Transpose::none, 0.75, -0.5, x, y);
-    const Outcome cpu = run_spmv<std::int32_t, float>(cpu_, e, Format::csr, Transpose::none, 0.75, -0.5, x, y);
-    ASSERT_THAT(gpu.status, IsOk());
-    ASSERT_THAT(cpu.status, IsOk());
-    EXPECT_LE(relative(gpu.out, cpu.out), 4 * tolerance<float>(e.cols));
-    EXPECT_LE(spmv_error(gpu.out, e, Transpose::none, 0.75, -0.5, x, y), tolerance<float>(e.cols));
-    const Outcome again = run_spmv<std::int32_t, float>(*gpu_, e, Format::csr, Transpose::none, 0.75, -0.5, x, y);
-    ASSERT_THAT(again.status, IsOk());
-    EXPECT_TRUE(again.out == gpu.out) << "the same product gave other bits";
-
-    const std::vector<double> x64 = random_vector<double>(cols, rng_),
-                              nan(rows, std::numeric_limits<double>::quiet_NaN()), zero(rows);
-    const Outcome wide =
-        run_spmv<std::int64_t, double>(*gpu_, e, Format::csr, Transpose::none, -1.25, 0.0, x64, nan, Structure::fixed);
-    ASSERT_THAT(wide.status, IsOk());
-    EXPECT_FALSE(wide.out.hasNaN());
-    EXPECT_LE(spmv_error(wide.out, e, Transpose::none, -1.25, 0.0, x64, zero), tolerance<double>(e.cols));
-  }
+  for (const Shape& shape : shapes) expect_kernel_matches(*gpu_, cpu_, random_entries(shape, rng_), shape.cols, rng_);
   Result<DeviceInfo> info = gpu_->info().wait();
   ASSERT_THAT(info, IsOk());
   EXPECT_EQ(info->cache("cusparse-analyses"), nullptr);
   EXPECT_NE(info->cache("sparse-structure-verdicts"), nullptr);
+}
+
+// Rows longer than kSplitRowsAbove (8192) are summed in chunks of 8192 entries, a block each, then added up in
+// order. The edges: a split row first, at a chunk's start, and last; rows of exactly 8192 (not split) and 8193;
+// two split rows sharing a chunk; one of 100,000 entries over 13 chunks; hubs among short rows (one thread a row)
+// and among rows of 40 (a warp a row).
+TEST_P(CudaSpmvKernelTest, HubRowsAreSummedInChunks) {
+  constexpr std::int64_t kCols = 131072;
+  const std::vector<std::vector<std::int64_t>> cases = {{8193, 5, 0, 8192, 20000, 8193, 0, 0, 1, 100000, 3},
+                                                        {8192, 8200, 9000, 9000, 9000, 0, 16384, 8193},
+                                                        {0, 0, 7, 1, 0, 50000}};
+  for (const std::vector<std::int64_t>& lengths : cases) {
+    const std::int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+    expect_kernel_matches(*gpu_, cpu_, with_row_lengths(lengths, kCols, rng_), longest, rng_);
+  }
+  // Hub rows of 12,000 to 112,000 entries among 300,000 rows, a seventh of them empty.
+  for (const std::int64_t short_row : {1, 40}) {
+    std::vector<std::int64_t> lengths(300000, short_row);
+    for (std::size_t r = 0; r < lengths.size(); r += 7) lengths[r] = 0;
+    std::int64_t longest = 0;
+    for (const std::size_t hub : {0, 255, 256, 150001, 299999}) {
+      lengths[hub] = 12000 + static_cast<std::int64_t>(hub % 100000);
+      longest = std::max(longest, lengths[hub]);
+    }
+    expect_kernel_matches(*gpu_, cpu_, with_row_lengths(lengths, kCols, rng_), longest, rng_);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, CudaSpmvKernelTest, ::testing::ValuesIn(accel::testing::kEveryGpuTarget),
