@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""The peer of bench/libs/collective/collective_bench.cpp: torch.distributed with NCCL on 2 GPUs (mp.spawn, or
-torchrun: `torchrun --nproc-per-node=2 bench/peers/torch_distributed.py`), the same sizes and the same CSV
+"""The peer of bench/libs/collective/collective_bench.cpp: torch.distributed with NCCL on every GPU of the machine, or
+on as many as the first argument says (mp.spawn, one process a GPU; or torchrun:
+`torchrun --nproc-per-node=2 bench/peers/torch_distributed.py`), the same sizes and the same CSV
 (op,bytes,time_us,algbw_gbps,busbw_gbps), printed by rank 0. Each size: 5 warm-up calls, then `iterations` calls
 back to back and one synchronisation; time is the mean per call."""
 import os
+import sys
 import time
 
 import torch
@@ -62,4 +64,5 @@ if __name__ == "__main__":
     else:
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
         os.environ.setdefault("MASTER_PORT", "29533")
-        mp.spawn(main, args=(2,), nprocs=2)
+        world = int(sys.argv[1]) if len(sys.argv) > 1 else torch.cuda.device_count()
+        mp.spawn(main, args=(world,), nprocs=world)

@@ -1,13 +1,15 @@
-// NCCL collectives through accel on two GPUs of one process: all-reduce (f32, sum) from 4 B to 1 GiB, all-gather and
-// reduce-scatter at 16 MiB and 256 MiB. Each size: warm-up, then `iterations` requests sent back to back on both
-// ranks and waited for at the end; time is the mean per request. Bus bandwidth as nccl-tests and the peer
-// (bench/peers/torch_distributed.py) compute it: all-reduce algbw * 2(n-1)/n, the others algbw * (n-1)/n, where
-// bytes are the all-reduce's buffer, the all-gather's output and the reduce-scatter's input.
+// NCCL collectives through accel on the GPUs of one process (every GPU of the machine, or as many as the first
+// argument says; on one GPU a world of one rank, which times what a request costs the host): all-reduce (f32, sum)
+// from 4 B to 1 GiB, all-gather and reduce-scatter at 16 MiB and 256 MiB. Each size: warm-up, then `iterations`
+// requests sent back to back on every rank and waited for at the end; time is the mean per request. Bus bandwidth as
+// nccl-tests and the peer (bench/peers/torch_distributed.py) compute it: all-reduce algbw * 2(n-1)/n, the others
+// algbw * (n-1)/n, where bytes are the all-reduce's buffer, the all-gather's output and the reduce-scatter's input.
 // CSV: op,bytes,time_us,algbw_gbps,busbw_gbps
 #include <cuda_runtime.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "accel/libs/collective/communicator.hpp"
@@ -45,15 +47,20 @@ void row(const char* op, std::uint64_t bytes, double us, double bus_factor) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) {
-    std::fprintf(stderr, "collective_bench needs 2 GPUs, found %d\n", count);
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1) {
+    std::fprintf(stderr, "collective_bench needs a GPU, found %d\n", count);
     return 0;
+  }
+  const int ranks = argc > 1 ? std::atoi(argv[1]) : count;
+  if (ranks < 1 || ranks > count) {
+    std::fprintf(stderr, "collective_bench: %d ranks asked for, %d GPUs here\n", ranks, count);
+    return 1;
   }
   System system;
   std::vector<Device> devices;
-  for (int i = 0; i < 2; ++i) devices.push_back(*Device::open(system, {.kind = DeviceKind::cuda, .ordinal = i}));
+  for (int i = 0; i < ranks; ++i) devices.push_back(*Device::open(system, {.kind = DeviceKind::cuda, .ordinal = i}));
   const auto used_mib = [] {
     std::size_t free = 0, total = 0;
     cudaSetDevice(0);
@@ -67,7 +74,7 @@ int main() {
     return 1;
   }
   std::fprintf(stderr, "GPU 0 memory taken by its communicator: %.0f MiB\n", used_mib() - before);
-  const double n = 2.0;
+  const auto n = static_cast<double>(ranks);
   const std::uint64_t max_elements = (1ull << 30) / 4;
   std::vector<BufferHandle> buffers, outputs;
   for (const Device& device : devices) {
@@ -85,7 +92,7 @@ int main() {
     row("all_reduce", bytes, us, 2 * (n - 1) / n);
   }
   for (std::uint64_t bytes : {16ull << 20, 256ull << 20}) {
-    const std::uint64_t part = bytes / 4 / 2;  // elements per rank
+    const std::uint64_t part = bytes / 4 / static_cast<std::uint64_t>(ranks);  // elements per rank
     const int iterations = bytes <= (16u << 20) ? 200 : 50;
     const double gather = time_us(*comms, iterations, [&](const Communicator& c) {
       const auto r = static_cast<std::size_t>(c.rank());
