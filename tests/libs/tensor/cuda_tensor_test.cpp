@@ -15,7 +15,6 @@ namespace accel::tensor {
 namespace {
 
 using accel::testing::IsOk;
-using accel::testing::relative_error;
 using namespace testing;  // NOLINT(google-build-using-namespace): the tensor test helpers
 
 std::string describe(const Spec& s) {
@@ -52,8 +51,8 @@ class CudaTensorTest : public ::testing::TestWithParam<Isolation> {
       ASSERT_THAT(gpu.status, IsOk());
       ASSERT_THAT(cpu.status, IsOk());
       const std::vector<double> expected = reference(spec, inputs);
-      EXPECT_LE(relative_error(gpu.d, expected), slack * tolerance(spec.dtype));
-      EXPECT_LE(relative_error(gpu.d, cpu.d), 2 * slack * tolerance(spec.dtype));
+      EXPECT_LE(rounding_error(gpu.d, expected, spec, inputs), slack * tolerance(spec.dtype));
+      EXPECT_LE(rounding_error(gpu.d, cpu.d, spec, inputs), 2 * slack * tolerance(spec.dtype));
     }
   }
 

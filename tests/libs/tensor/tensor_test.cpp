@@ -28,7 +28,7 @@ class TensorTest : public ::testing::TestWithParam<Isolation> {
       const Inputs inputs = random_inputs(spec, rng_, low, high);
       const Outcome out = run(device_, spec, inputs);
       ASSERT_THAT(out.status, IsOk());
-      EXPECT_LE(relative_error(out.d, reference(spec, inputs)), tolerance(spec.dtype));
+      EXPECT_LE(rounding_error(out.d, reference(spec, inputs), spec, inputs), tolerance(spec.dtype));
     }
   }
 

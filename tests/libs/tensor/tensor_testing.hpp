@@ -161,6 +161,29 @@ inline std::vector<double> reference(const Spec& s, const Inputs& in) {
   return out;
 }
 
+// The error of `out` against `expected`, relative to what rounding scales with. For a contraction that is
+// |alpha| |A| |B| + |beta| |C|, so that a sum which cancels to near zero (a full contraction of inputs in [-1, 1]) is
+// not held to the precision of its own tiny size; for the other requests, `expected` itself.
+inline double rounding_error(const std::vector<double>& out, const std::vector<double>& expected, const Spec& s,
+                             const Inputs& in) {
+  if (s.op != Op::contract) return accel::testing::relative_error(out, expected);
+  Spec magnitude_spec = s;
+  magnitude_spec.alpha = std::abs(s.alpha);
+  magnitude_spec.beta = std::abs(s.beta);
+  Inputs magnitudes = in;
+  for (accel::testing::HostArray* array : {&magnitudes.a, &magnitudes.b, &magnitudes.c}) {
+    for (double& value : array->values) value = std::abs(value);
+  }
+  const std::vector<double> scale = reference(magnitude_spec, magnitudes);
+  double difference = 0, norm = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    if (!std::isfinite(out[i])) return INFINITY;
+    difference += (out[i] - expected[i]) * (out[i] - expected[i]);
+    norm += scale[i] * scale[i];
+  }
+  return std::sqrt(difference) / std::max(std::sqrt(norm), 1e-30);
+}
+
 inline BufferHandle upload(Device& device, const accel::testing::HostArray& host) {
   if (host.size() == 0) return {};
   Result<BufferHandle> buffer = device.ask(Allocate{.dtype = host.dtype, .count = host.size()}).wait();
