@@ -147,15 +147,21 @@ struct HostArray {
   [[nodiscard]] HostDestination destination() { return {bytes.data(), values.size(), dtype}; }
 };
 
-// ‖out − ref‖ / ‖ref‖ over the elements of `ref`; infinity if any output is not finite.
-inline double relative_error(const std::vector<double>& out, const std::vector<double>& ref) {
+// ‖out − ref‖ / ‖scale‖ over the elements of `ref`; infinity if any output is not finite.
+inline double error_relative_to(const std::vector<double>& out, const std::vector<double>& ref,
+                                const std::vector<double>& scale) {
   double difference = 0, norm = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) {
     if (!std::isfinite(out[i])) return INFINITY;
     difference += (out[i] - ref[i]) * (out[i] - ref[i]);
-    norm += ref[i] * ref[i];
+    norm += scale[i] * scale[i];
   }
   return std::sqrt(difference) / std::max(std::sqrt(norm), 1e-30);
+}
+
+// ‖out − ref‖ / ‖ref‖ over the elements of `ref`; infinity if any output is not finite.
+inline double relative_error(const std::vector<double>& out, const std::vector<double>& ref) {
+  return error_relative_to(out, ref, ref);
 }
 
 }  // namespace accel::testing

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <optional>
 #include <random>
@@ -49,29 +48,6 @@ Entries with_row_lengths(const std::vector<std::int64_t>& lengths, std::int64_t 
   return e;
 }
 
-// spmv_error without a dense matrix (these have billions of cells): the error against a sum in double, relative to
-// what rounding scales with, |alpha| |A| |x| + |beta| |y|.
-template <class T>
-double sparse_spmv_error(const Reference& out, const Entries& e, double alpha, double beta, const std::vector<T>& x,
-                         const std::vector<T>& y) {
-  std::vector<double> sum(static_cast<std::size_t>(e.rows)), magnitude(static_cast<std::size_t>(e.rows));
-  for (std::int64_t p = 0; p < e.nnz(); ++p) {
-    const auto r = static_cast<std::size_t>(e.row[static_cast<std::size_t>(p)]);
-    const double term =
-        e.value[static_cast<std::size_t>(p)] * x[static_cast<std::size_t>(e.col[static_cast<std::size_t>(p)])];
-    sum[r] += term;
-    magnitude[r] += std::abs(term);
-  }
-  double error = 0, scale = 0;
-  for (std::size_t r = 0; r < sum.size(); ++r) {
-    const double reference = alpha * sum[r] + beta * y[r];
-    const double size = std::abs(alpha) * magnitude[r] + std::abs(beta) * std::abs(static_cast<double>(y[r]));
-    error += (out(static_cast<Eigen::Index>(r)) - reference) * (out(static_cast<Eigen::Index>(r)) - reference);
-    scale += size * size;
-  }
-  return std::sqrt(error) / std::max(std::sqrt(scale), 1e-30);
-}
-
 // One matrix through our kernel: f32 with i32 indices against the CPU and a sum in double, the same bits when run
 // again; f64 with i64 indices and beta 0 over a y of NaN, which must not reach the result.
 void expect_kernel_matches(Device& gpu, Device& cpu, const Entries& e, std::int64_t longest, std::mt19937_64& rng) {
@@ -83,7 +59,7 @@ void expect_kernel_matches(Device& gpu, Device& cpu, const Entries& e, std::int6
   ASSERT_THAT(out.status, IsOk());
   ASSERT_THAT(reference.status, IsOk());
   EXPECT_LE(relative(out.out, reference.out), 4 * tolerance<float>(longest));
-  EXPECT_LE(sparse_spmv_error(out.out, e, 0.75, -0.5, x, y), tolerance<float>(longest));
+  EXPECT_LE(spmv_error(out.out, e, Transpose::none, 0.75, -0.5, x, y), tolerance<float>(longest));
   const Outcome again = run_spmv<std::int32_t, float>(gpu, e, Format::csr, Transpose::none, 0.75, -0.5, x, y);
   ASSERT_THAT(again.status, IsOk());
   EXPECT_TRUE(again.out == out.out) << "the same product gave other bits";
@@ -94,7 +70,7 @@ void expect_kernel_matches(Device& gpu, Device& cpu, const Entries& e, std::int6
       run_spmv<std::int64_t, double>(gpu, e, Format::csr, Transpose::none, -1.25, 0.0, x64, nan, Structure::fixed);
   ASSERT_THAT(wide.status, IsOk());
   EXPECT_FALSE(wide.out.hasNaN());
-  EXPECT_LE(sparse_spmv_error(wide.out, e, -1.25, 0.0, x64, zero), tolerance<double>(longest));
+  EXPECT_LE(spmv_error(wide.out, e, Transpose::none, -1.25, 0.0, x64, zero), tolerance<double>(longest));
 }
 
 // SpMV of a CSR A (not transposed, f32 or f64) is our kernel's (spmv_kernel.hpp): a row summed by 1 to 32 threads,

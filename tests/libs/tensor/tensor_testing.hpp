@@ -174,14 +174,7 @@ inline double rounding_error(const std::vector<double>& out, const std::vector<d
   for (accel::testing::HostArray* array : {&magnitudes.a, &magnitudes.b, &magnitudes.c}) {
     for (double& value : array->values) value = std::abs(value);
   }
-  const std::vector<double> scale = reference(magnitude_spec, magnitudes);
-  double difference = 0, norm = 0;
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    if (!std::isfinite(out[i])) return INFINITY;
-    difference += (out[i] - expected[i]) * (out[i] - expected[i]);
-    norm += scale[i] * scale[i];
-  }
-  return std::sqrt(difference) / std::max(std::sqrt(norm), 1e-30);
+  return accel::testing::error_relative_to(out, expected, reference(magnitude_spec, magnitudes));
 }
 
 inline BufferHandle upload(Device& device, const accel::testing::HostArray& host) {
