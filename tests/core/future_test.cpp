@@ -195,9 +195,9 @@ TEST(Future, AHundredThousandNestedCoroutinesCompleteOnASmallStack) {
   EXPECT_EQ(*top.wait(), static_cast<int>(kLevels));
 }
 
-TEST(Future, AMillionNestedCoroutinesComplete) {
-  if (kUnderThreadSanitizer) GTEST_SKIP() << "a million levels take 1.7 GB and 5 s under ThreadSanitizer";
-  constexpr std::size_t kLevels = 1'000'000;
+// A million levels; a tenth under ThreadSanitizer, where a million take 1.7 GB and 5 s.
+TEST(Future, AVeryDeepNestedChainCompletes) {
+  constexpr std::size_t kLevels = kUnderThreadSanitizer ? 100'000 : 1'000'000;
   Promise<int> bottom;
   Future<int> top = chain_of(kLevels, bottom.future());
   bottom.set(0);

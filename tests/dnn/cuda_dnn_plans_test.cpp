@@ -91,7 +91,9 @@ TEST_F(CudaDnn, ASecondProcessLoadsThePlansFromDiskAndADamagedFileIsRebuilt) {
     first = plan_stats(worker);
   }
   ASSERT_EQ(first.builds, 1u);
-  if (first.disk_skips == 1) GTEST_SKIP() << "cuDNN cannot serialise the engine it chose for this shape";
+  // cuDNN 9 serialises the engine it picks for this shape (checked on the H100 with 9.14 and 9.19): a skipped store
+  // is a regression of the plans' disk tier, or a cuDNN that serialises less (then the test needs another shape).
+  ASSERT_EQ(first.disk_skips, 0u) << "the plan for this shape was not written to disk";
   ASSERT_EQ(first.disk_stores, 1u);
   {
     Device worker = *Device::open(system_, gpu_options(plans_, Isolation::worker_process));

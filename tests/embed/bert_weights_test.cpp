@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "embed/safetensors_writer.hpp"
+#include "testing/model_folder.hpp"
 #include "testing/scratch_directory.hpp"
 
 namespace accel::embed {
@@ -19,11 +20,10 @@ namespace {
 using ::testing::HasSubstr;
 using testing::WrittenTensor;
 
-const std::filesystem::path kModelFolder = ACCEL_TEST_MODEL_FOLDER;
+const std::filesystem::path kModelFolder = testing::model_folder(ACCEL_TEST_MODEL_FOLDER);
 
 TEST(BertWeightsRealTest, AllMiniLmL6V2HasEveryTensorTheEncoderReads) {
-  if (!std::filesystem::exists(kModelFolder / "model.safetensors"))
-    GTEST_SKIP() << kModelFolder << " is absent (scripts/setup fetches it)";
+  ACCEL_SKIP_WITHOUT_MODEL_FOLDER(kModelFolder);
   const Result<ModelFolder> folder = ModelFolder::read(kModelFolder);
   ASSERT_TRUE(folder.ok()) << folder.status().to_string();
   const Result<SafetensorsFile> file = SafetensorsFile::open(folder->weights);

@@ -11,22 +11,17 @@
 #include "accel/device/device.hpp"
 #include "accel/embed/model.hpp"
 #include "testing/cuda_fixture.hpp"
+#include "testing/model_folder.hpp"
 #include "testing/status_matchers.hpp"
 
 namespace accel::embed {
 namespace {
 
-// $ACCEL_MODEL_DIR where the tests run away from their build tree (a GPU machine gets the bundle's copy).
-std::filesystem::path model_folder() {
-  const char* named = std::getenv("ACCEL_MODEL_DIR");
-  return named != nullptr && *named != '\0' ? std::filesystem::path(named) : ACCEL_TEST_MODEL_FOLDER;
-}
-
 class CudaEmbeddingModelTest : public ::testing::TestWithParam<Isolation> {};
 
 TEST_P(CudaEmbeddingModelTest, MatchesSentenceTransformersWithinF16) {
-  const std::filesystem::path folder = model_folder();
-  if (!std::filesystem::exists(folder / "model.safetensors")) GTEST_SKIP() << "no model folder at " << folder;
+  const std::filesystem::path folder = testing::model_folder(ACCEL_TEST_MODEL_FOLDER);
+  ACCEL_SKIP_WITHOUT_MODEL_FOLDER(folder);
   System system;
   ACCEL_OPEN_CUDA_OR_SKIP(system, (DeviceOptions{.kind = DeviceKind::cuda, .isolation = GetParam()}), device);
   Result<std::shared_ptr<Model>> model = Model::load(device, {.folder = folder});

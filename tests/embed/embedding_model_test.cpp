@@ -9,11 +9,12 @@
 
 #include "accel/device/device.hpp"
 #include "accel/embed/model.hpp"
+#include "testing/model_folder.hpp"
 
 namespace accel::embed {
 namespace {
 
-const std::filesystem::path kFolder = ACCEL_TEST_MODEL_FOLDER;
+const std::filesystem::path kFolder = testing::model_folder(ACCEL_TEST_MODEL_FOLDER);
 
 double cosine(std::span<const float> a, const std::vector<double>& b) {
   double dot = 0, na = 0, nb = 0;
@@ -27,27 +28,34 @@ double cosine(std::span<const float> a, const std::vector<double>& b) {
 
 class EmbeddingModelTest : public ::testing::Test {
  protected:
+  // The model loads once for the suite. Only an absent folder skips; a folder that does not load fails every test.
   static void SetUpTestSuite() {
-    if (!std::filesystem::exists(kFolder / "model.safetensors")) return;
+    if (!std::filesystem::exists(kFolder)) return;
     system_ = new System();
     device_ = new Device(*Device::open(*system_, {.kind = DeviceKind::cpu}));
     Result<std::shared_ptr<Model>> loaded = Model::load(*device_, {.folder = kFolder, .batch_tokens = 2048});
-    ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
-    model_ = new std::shared_ptr<Model>(std::move(*loaded));
+    if (loaded.ok()) {
+      model_ = new std::shared_ptr<Model>(std::move(*loaded));
+    } else {
+      load_failure_ = new std::string(loaded.status().to_string());
+    }
   }
   static void TearDownTestSuite() {
     delete model_;
+    delete load_failure_;
     delete device_;
     delete system_;
   }
   void SetUp() override {
-    if (model_ == nullptr) GTEST_SKIP() << "no model folder at " << kFolder << " (scripts/setup fetches it)";
+    ACCEL_SKIP_WITHOUT_MODEL_FOLDER(kFolder);
+    ASSERT_NE(model_, nullptr) << "the model at " << kFolder << " did not load: " << *load_failure_;
   }
   static Model& model() { return **model_; }
 
   static inline System* system_ = nullptr;
   static inline Device* device_ = nullptr;
   static inline std::shared_ptr<Model>* model_ = nullptr;
+  static inline std::string* load_failure_ = nullptr;
 };
 
 TEST_F(EmbeddingModelTest, MatchesSentenceTransformersInF32) {
@@ -116,7 +124,7 @@ TEST(EmbeddingModelLoadTest, RefusesAMissingFolder) {
 }
 
 TEST(EmbeddingModelLoadTest, OpenReadsWhileTheDeviceOpensAndKeepsTheDevice) {
-  if (!std::filesystem::exists(kFolder / "model.safetensors")) GTEST_SKIP() << "no model at " << kFolder;
+  ACCEL_SKIP_WITHOUT_MODEL_FOLDER(kFolder);
   System system;
   Result<std::shared_ptr<Model>> opened =
       Model::open({.kind = DeviceKind::cpu, .open = [&] { return Device::open(system, {.kind = DeviceKind::cpu}); }},
@@ -147,7 +155,7 @@ TEST(EmbeddingModelLoadTest, OpenAnswersTheDevicesErrorBeforeTheFoldersAndTheFol
 // The weights were converted for a CUDA device while a CPU one opened: they are converted again, to the CPU's
 // f32, and the embeddings are the CPU's.
 TEST(EmbeddingModelLoadTest, OpenConvertsAgainWhenTheDeviceIsOfAnotherKind) {
-  if (!std::filesystem::exists(kFolder / "model.safetensors")) GTEST_SKIP() << "no model at " << kFolder;
+  ACCEL_SKIP_WITHOUT_MODEL_FOLDER(kFolder);
   System system;
   Device cpu = *Device::open(system, {.kind = DeviceKind::cpu});
   Result<std::shared_ptr<Model>> expected = Model::load(cpu, {.folder = kFolder});

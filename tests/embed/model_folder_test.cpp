@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "testing/model_folder.hpp"
 #include "testing/scratch_directory.hpp"
 
 namespace accel::embed {
@@ -16,11 +17,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const std::filesystem::path kModelFolder = ACCEL_TEST_MODEL_FOLDER;
+const std::filesystem::path kModelFolder = testing::model_folder(ACCEL_TEST_MODEL_FOLDER);
 
 TEST(ModelFolderRealTest, ReadsAllMiniLmL6V2) {
-  if (!std::filesystem::exists(kModelFolder / "modules.json"))
-    GTEST_SKIP() << kModelFolder << " is absent (scripts/setup fetches it)";
+  ACCEL_SKIP_WITHOUT_MODEL_FOLDER(kModelFolder);
   const Result<ModelFolder> model = ModelFolder::read(kModelFolder);
   ASSERT_TRUE(model.ok()) << model.status().to_string();
   const BertConfig& config = model->config;

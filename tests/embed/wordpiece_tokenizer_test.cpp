@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/model_folder.hpp"
 #include "testing/status_matchers.hpp"
 
 namespace accel::embed {
@@ -22,12 +23,9 @@ using ::testing::ElementsAre;
 using testing::IsOk;
 using testing::StatusIs;
 
-std::filesystem::path tokenizer_json() {
-  if (const char* dir = std::getenv("ACCEL_MODEL_DIR"); dir != nullptr && *dir != '\0') {
-    return std::filesystem::path(dir) / "tokenizer.json";
-  }
-  return std::filesystem::path(ACCEL_DEFAULT_MODEL_DIR) / "tokenizer.json";
-}
+const std::filesystem::path kModelFolder = testing::model_folder(ACCEL_DEFAULT_MODEL_DIR);
+
+std::filesystem::path tokenizer_json() { return kModelFolder / "tokenizer.json"; }
 
 // The model's tokenizer, loaded once for the file: the vocabulary takes a moment.
 const Result<WordPieceTokenizer>& minilm() {
@@ -35,11 +33,12 @@ const Result<WordPieceTokenizer>& minilm() {
   return tokenizer;
 }
 
-// Skips where the model folder is absent (scripts/setup fetches it); a tokenizer.json that fails to load fails.
-#define REQUIRE_MINILM()                                                                       \
-  do {                                                                                         \
-    if (!std::filesystem::exists(tokenizer_json())) GTEST_SKIP() << "no " << tokenizer_json(); \
-    ASSERT_THAT(minilm(), IsOk());                                                             \
+// Skips where the model folder is absent (scripts/setup fetches it); a tokenizer.json missing from a folder that is
+// there, or failing to load, fails.
+#define REQUIRE_MINILM()                           \
+  do {                                             \
+    ACCEL_SKIP_WITHOUT_MODEL_FOLDER(kModelFolder); \
+    ASSERT_THAT(minilm(), IsOk());                 \
   } while (false)
 
 struct GoldenText {

@@ -81,13 +81,9 @@ inline Result<TensorArrays> run_on(const Device& device, const dnn::Graph& graph
 // max |out - ref| / max |ref|: the error relative to the output's scale, which is what a reduced-precision
 // accumulation (TF32, f16 inputs) bounds.
 inline double scaled_error(const HostArray& out, const HostArray& ref) {
-  double worst = 0, scale = 1e-30;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    if (!std::isfinite(out.values[i]) && std::isfinite(ref.values[i])) return INFINITY;
-    worst = std::max(worst, std::abs(out.values[i] - ref.values[i]));
-    scale = std::max(scale, std::abs(ref.values[i]));
-  }
-  return worst / scale;
+  double scale = 1e-30;
+  for (double r : ref.values) scale = std::isfinite(r) ? std::max(scale, std::abs(r)) : scale;
+  return max_abs_error(out.values, ref.values) / scale;
 }
 
 // The tolerance of a result stored in `dtype` whose inputs were too (TF32 is allowed for f32).

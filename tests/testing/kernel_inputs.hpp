@@ -4,11 +4,12 @@
 #include <cstdint>
 #include <random>
 #include <vector>
+#include "testing/test_seed.hpp"
 
 namespace accel::graph::testing {
 
 inline std::mt19937& rng() {
-  static std::mt19937 generator(std::random_device{}());
+  static std::mt19937 generator(accel::testing::test_seed());
   return generator;
 }
 

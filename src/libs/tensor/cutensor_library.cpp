@@ -4,12 +4,17 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "operation/runtime_library.hpp"
 
 namespace accel::tensor {
 namespace {
+
+// No usable cuTENSOR on this machine: unavailable, from cuTENSOR, with no library code (a failing cuTENSOR call has
+// one), so that a caller can tell the library's absence from its failures.
+Status library_absent(std::string message) { return Status(Code::unavailable, std::move(message), Source::cutensor); }
 
 // Resolves every entry point of `handle`, or says which is missing (a cuTENSOR older than 2.x, say).
 Status resolve(void* handle, CutensorApi& api) {
@@ -25,8 +30,8 @@ Status resolve(void* handle, CutensorApi& api) {
     *slot = *static_cast<const cutensorComputeDescriptor_t*>(variable);
   }
   if (api.cutensorGetVersion() / 10000 != CUTENSOR_MAJOR) {
-    return unavailable(fmt::format("libcutensor is version {}; the tensor family was built for {}.x",
-                                   api.cutensorGetVersion(), CUTENSOR_MAJOR));
+    return library_absent(fmt::format("libcutensor is version {}; the tensor family was built for {}.x",
+                                      api.cutensorGetVersion(), CUTENSOR_MAJOR));
   }
   return Status();
 }
@@ -41,7 +46,8 @@ Status load(CutensorApi& api) {
   const Status loaded =
       open_runtime_library("cuTENSOR", candidates, [&](void* handle) { return resolve(handle, api); });
   if (loaded.ok()) return loaded;
-  return unavailable(fmt::format("{} (scripts/gpu-send-cutensor sends it to a machine without it)", loaded.message()));
+  return library_absent(
+      fmt::format("{} (scripts/gpu-send-cutensor sends it to a machine without it)", loaded.message()));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "accel/libs/blas/gemm.hpp"
 #include "testing/cuda_fixture.hpp"
+#include "testing/test_seed.hpp"
 
 namespace accel {
 namespace {
@@ -102,7 +103,7 @@ class CudaGemmTest : public ::testing::Test {
 
   System system_;
   std::optional<Device> device_;
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_{accel::testing::test_seed()};
 };
 
 const Case kCases[] = {

@@ -7,6 +7,7 @@
 
 #include "accel/device/device.hpp"
 #include "testing/status_matchers.hpp"
+#include "testing/test_seed.hpp"
 
 namespace accel {
 namespace {
@@ -94,7 +95,7 @@ class GemmTest : public ::testing::Test {
 
   System system_;
   Device device_ = *Device::open(system_, {.kind = DeviceKind::cpu});
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_{accel::testing::test_seed()};
 };
 
 TEST_F(GemmTest, RandomShapesAllLayoutsAndTransposesMatchTheReference) {

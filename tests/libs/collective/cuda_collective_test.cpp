@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "collective_cases.hpp"
+#include "testing/test_seed.hpp"
 
 namespace accel::collective {
 namespace {
@@ -42,7 +43,7 @@ class CudaCollectiveTest : public ::testing::TestWithParam<Isolation> {
   System system_;
   std::vector<Device> devices_;
   std::vector<Communicator> comms_;
-  std::mt19937 rng_{std::random_device{}()};
+  std::mt19937 rng_{accel::testing::test_seed()};
 };
 
 // Every dtype but fp8, which the next test takes on its own terms.

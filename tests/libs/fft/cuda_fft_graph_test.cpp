@@ -11,6 +11,7 @@
 
 #include "libs/fft/fft_testing.hpp"
 #include "testing/cuda_fixture.hpp"
+#include "testing/test_seed.hpp"
 
 namespace accel {
 namespace {
@@ -28,7 +29,7 @@ TEST(CudaFftGraphTest, RepeatedTransformsOverTheSameBuffersReplayACapturedGraph)
   System system;
   ACCEL_OPEN_CUDA_OR_SKIP(system, {.kind = DeviceKind::cuda}, device);
   Device cpu = *Device::open(system, {.kind = DeviceKind::cpu});
-  std::mt19937_64 rng{std::random_device{}()};
+  std::mt19937_64 rng{accel::testing::test_seed()};
   const FftShape forward{.n = {256}, .batch = 64};
   FftShape inverse = forward;
   inverse.direction = FftDirection::inverse;

@@ -16,6 +16,7 @@
 
 #include "libs/fft/fft_testing.hpp"
 #include "testing/cuda_fixture.hpp"
+#include "testing/test_seed.hpp"
 
 namespace accel {
 namespace {
@@ -121,7 +122,7 @@ class CudaFftTest : public ::testing::Test {
   System system_;
   std::optional<Device> gpu_;
   Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_{accel::testing::test_seed()};
   int cases_ = 0;
 };
 

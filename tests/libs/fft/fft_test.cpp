@@ -5,6 +5,7 @@
 #include <random>
 
 #include "libs/fft/fft_testing.hpp"
+#include "testing/test_seed.hpp"
 
 namespace accel {
 namespace {
@@ -67,7 +68,7 @@ class CpuFftTest : public ::testing::Test {
 
   System system_;
   Device device_ = *Device::open(system_, {.kind = DeviceKind::cpu});
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_{accel::testing::test_seed()};
 };
 
 TEST_F(CpuFftTest, ComplexToComplexMatchesTheNaiveDftInEveryRankBothWays) {

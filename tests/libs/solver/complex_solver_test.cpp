@@ -19,6 +19,7 @@
 
 #include "least_squares_cases.hpp"
 #include "solver_cases.hpp"
+#include "testing/test_seed.hpp"
 
 namespace accel::solver {
 namespace {
@@ -32,7 +33,7 @@ class ComplexSolverTest : public ::testing::Test {
  protected:
   System system_;
   Device device_ = *Device::open(system_, {.kind = DeviceKind::cpu});
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_{accel::testing::test_seed()};
 };
 
 using Types = ::testing::Types<std::complex<float>, std::complex<double>>;

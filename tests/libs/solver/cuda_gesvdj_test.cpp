@@ -17,6 +17,7 @@
 
 #include "solver_cases.hpp"
 #include "testing/cuda_fixture.hpp"
+#include "testing/test_seed.hpp"
 
 namespace accel::solver {
 namespace {
@@ -115,7 +116,7 @@ class CudaGesvdjTest : public ::testing::TestWithParam<GpuTestTarget> {
   System system_;
   Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
   std::optional<Device> gpu_;
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_{accel::testing::test_seed()};
 };
 
 TEST_P(CudaGesvdjTest, SingleMatricesTallSquareAndWideMatchTheCpu) {

@@ -16,6 +16,7 @@
 
 #include "factorisation_cases.hpp"
 #include "testing/cuda_fixture.hpp"
+#include "testing/test_seed.hpp"
 
 namespace accel::solver {
 namespace {
@@ -84,7 +85,7 @@ class CudaSmallFactorisationTest : public ::testing::TestWithParam<GpuTestTarget
   System system_;
   Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
   std::optional<Device> gpu_;
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_{accel::testing::test_seed()};
 };
 
 // Every panel boundary (32 columns) and tile boundary (16), and both sides of the switch to cuSOLVER at 256.

@@ -14,6 +14,7 @@
 #include "factorisation_cases.hpp"
 #include "least_squares_cases.hpp"
 #include "testing/cuda_fixture.hpp"
+#include "testing/test_seed.hpp"
 
 namespace accel::solver::testing {
 
@@ -139,7 +140,7 @@ class CudaSolverTest : public ::testing::TestWithParam<accel::testing::GpuTestTa
   System system_;
   Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
   std::optional<Device> gpu_;
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_{accel::testing::test_seed()};
 };
 
 inline constexpr std::int64_t kSizes[] = {1, 16, 100, 512};

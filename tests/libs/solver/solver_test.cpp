@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "least_squares_cases.hpp"
+#include "testing/test_seed.hpp"
 
 namespace accel::solver {
 namespace {
@@ -20,7 +21,7 @@ class SolverTest : public ::testing::Test {
  protected:
   System system_;
   Device device_ = *Device::open(system_, {.kind = DeviceKind::cpu});
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_{accel::testing::test_seed()};
 };
 
 using Types = ::testing::Types<float, double>;

@@ -12,6 +12,7 @@
 
 #include "sparse_product_cases.hpp"
 #include "testing/cuda_fixture.hpp"
+#include "testing/test_seed.hpp"
 
 namespace accel::sparse {
 namespace {
@@ -106,7 +107,7 @@ class CudaSparseProductTest : public ::testing::TestWithParam<GpuTestTarget> {
   System system_;
   Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
   std::optional<Device> gpu_;
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_{accel::testing::test_seed()};
 };
 
 TEST_P(CudaSparseProductTest, SddmmMatchesTheCpu) {

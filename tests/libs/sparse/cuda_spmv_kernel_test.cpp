@@ -11,6 +11,7 @@
 
 #include "sparse_cases.hpp"
 #include "testing/cuda_fixture.hpp"
+#include "testing/test_seed.hpp"
 
 namespace accel::sparse {
 namespace {
@@ -29,7 +30,7 @@ class CudaSpmvKernelTest : public ::testing::TestWithParam<GpuTestTarget> {
   System system_;
   Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
   std::optional<Device> gpu_;
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_{accel::testing::test_seed()};
 };
 
 // Entries whose rows have the given lengths, each row's columns spread over `cols`, values in [-1, 1).

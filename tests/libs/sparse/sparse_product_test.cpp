@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sparse_product_cases.hpp"
+#include "testing/test_seed.hpp"
 
 namespace accel::sparse {
 namespace {
@@ -63,7 +64,7 @@ class SparseProductTest : public ::testing::Test {
 
   System system_;
   Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_{accel::testing::test_seed()};
 };
 
 TEST_F(SparseProductTest, SddmmMatchesTheDenseReference) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "blocked_ell_cases.hpp"
+#include "testing/test_seed.hpp"
 
 namespace accel::sparse {
 namespace {
@@ -87,7 +88,7 @@ class SparseTest : public ::testing::Test {
 
   System system_;
   Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_{accel::testing::test_seed()};
 };
 
 TEST_F(SparseTest, SpmvMatchesTheDenseReference) {

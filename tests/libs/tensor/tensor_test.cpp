@@ -7,6 +7,7 @@
 #include <random>
 
 #include "tensor_cases.hpp"
+#include "testing/test_seed.hpp"
 
 namespace accel::tensor {
 namespace {
@@ -34,7 +35,7 @@ class TensorTest : public ::testing::TestWithParam<Isolation> {
 
   System system_;
   Device device_ = *Device::open(system_, {.kind = DeviceKind::cpu, .isolation = GetParam()});
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_{accel::testing::test_seed()};
 };
 
 constexpr DType kDtypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16};
