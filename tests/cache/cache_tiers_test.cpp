@@ -215,21 +215,34 @@ TEST(CacheTiersTest, BackgroundBuildsAnswerLaterAndOncePerKey) {
   EXPECT_EQ(stats.builds, 1u);
 }
 
+// The running build is held until closing has visibly begun (the queued one is answered `cancelled`, which only
+// closing does while the pool's one thread is busy), so closing must wait for it: an order of events, not a sleep.
 TEST(CacheTiersTest, ClosingCancelsQueuedBuildsAndFinishesRunningOnes) {
   Result<std::unique_ptr<BuildPool>> pool = BuildPool::start(1);
   ASSERT_THAT(pool, IsOk());
   auto cache = std::make_unique<TextCache>(CacheOptions<std::string>{.name = "texts", .pool = std::move(*pool)});
   std::latch started(1);
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
   TextCache::Future running = cache->get_async(key("running"), [&]() -> Result<std::string> {
     started.count_down();
-    std::this_thread::sleep_for(50ms);
+    released.wait();
     return std::string("done");
   });
   started.wait();
   TextCache::Future queued = cache->get_async(key("queued"), []() -> Result<std::string> { return std::string(); });
-  cache.reset();
-  EXPECT_THAT(running.get(), IsOk());
+  std::thread closer([&] { cache.reset(); });
+  // Only a hang guard: closing cancels the queued build before it waits for the running one.
+  const bool cancelled_while_running = queued.wait_for(30s) == std::future_status::ready;
+  EXPECT_EQ(running.wait_for(0s), std::future_status::timeout) << "the running build was not held";
+  release.set_value();
+  closer.join();
+  ASSERT_TRUE(cancelled_while_running) << "hang guard: the queued build was not cancelled while one ran";
   EXPECT_THAT(queued.get(), StatusIs(Code::cancelled, "closed"));
+  // Closing returned, so the running build had finished, and it was answered rather than cancelled.
+  ASSERT_EQ(running.wait_for(0s), std::future_status::ready) << "closing returned before the running build ended";
+  EXPECT_THAT(running.get(), IsOk());
+  EXPECT_EQ(**running.get(), "done");
 }
 
 TEST(CacheTiersTest, ABuildWaitsForAnotherProcesssLockThenLoadsWhatItStored) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <numeric>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -23,6 +24,10 @@ namespace {
 using namespace std::chrono_literals;
 using testing::IsOk;
 using testing::StatusIs;
+
+// Waits that end at once when the code works, and otherwise only keep a broken run from hanging: far beyond any
+// delay of a loaded machine, so reaching one is a failure of the code, not of the machine.
+constexpr std::chrono::seconds kHangGuard{60};
 
 DeviceOptions isolated_cpu(WorkerOptions worker = {}) {
   return DeviceOptions{.kind = DeviceKind::cpu, .isolation = Isolation::worker_process, .worker = std::move(worker)};
@@ -148,15 +153,17 @@ TEST_F(IsolatedDeviceTest, AKilledWorkerIsReplacedBeforeTheNextRequest) {
   EXPECT_EQ(info->worker_restarts, 1u);
 }
 
+// The heartbeat, not a deadline of the test's, is what answers the hang: a supervisor that never noticed it would
+// leave the request waiting for ever, which the hang guard turns into a failure (the timeout that is in force is
+// checked by AHangIsFoundWithinTheHeartbeatTimeout).
 TEST_F(IsolatedDeviceTest, AHungWorkerIsKilledAndRequestsQueuedBehindItRunOnTheNext) {
   Device dev = open(isolated_cpu({.heartbeat_timeout = 300ms}));
   const pid_t first = worker_of(dev);
-  const auto start = std::chrono::steady_clock::now();
   auto hang = dev.inject_fault(FaultKind::worker_hang);
   std::vector<Future<DeviceInfo>> behind;
   for (int i = 0; i < 20; ++i) behind.push_back(dev.info());
-  EXPECT_THAT(hang.wait(), StatusIs(Code::context_lost, "heartbeat"));
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  ASSERT_THAT(hang.wait_for(kHangGuard), StatusIs(Code::context_lost, "heartbeat"))
+      << "hang guard: the hang was not answered within " << kHangGuard.count() << " s";
   for (auto& f : behind) {
     Result<DeviceInfo> info = f.wait();
     ASSERT_THAT(info, IsOk());
@@ -165,29 +172,36 @@ TEST_F(IsolatedDeviceTest, AHungWorkerIsKilledAndRequestsQueuedBehindItRunOnTheN
   EXPECT_TRUE(testing::process_gone(first));
 }
 
-// The supervisor wakes when the heartbeat goes stale, not at its next periodic check (up to an eighth of the
-// timeout later, as before). The silence it reports is the hang's detection time; the request is answered once
-// the killed worker has also been reaped.
+// The silence the supervisor reports is its own measure of when it found the hang: never before the timeout, and
+// with the timeout configured here in force rather than the default one. How soon past the timeout it wakes is a
+// matter of scheduling, which a unit test on a loaded machine cannot bound (10 ms of slack failed on a 2-core CI
+// machine); each trial's figures are recorded as properties instead. The answer comes only once the killed worker
+// has been reaped, which is an order of events, not a time.
 TEST_F(IsolatedDeviceTest, AHangIsFoundWithinTheHeartbeatTimeout) {
   constexpr auto kTimeout = 300ms;
+  // 4.7 s beyond the timeout: a supervisor waking that late would be stalled, not slow.
+  const std::chrono::milliseconds unconfigured = WorkerOptions{}.heartbeat_timeout;
+  ASSERT_GE(unconfigured, 10 * kTimeout) << "the default must stand apart from the timeout configured here";
   Device dev = open(isolated_cpu({.heartbeat_timeout = kTimeout}));
   for (int trial = 0; trial < 3; ++trial) {
-    ASSERT_THAT(dev.info().wait(), IsOk());  // a worker serves
+    const pid_t worker = worker_of(dev);  // a worker serves
+    ASSERT_GT(worker, 0);
     const auto start = std::chrono::steady_clock::now();
-    Result<Done> hang = dev.inject_fault(FaultKind::worker_hang).wait();
+    Result<Done> hang = dev.inject_fault(FaultKind::worker_hang).wait_for(kHangGuard);
     const auto answered_after =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-    ASSERT_THAT(hang, StatusIs(Code::context_lost, "no heartbeat for "));
+    ASSERT_THAT(hang, StatusIs(Code::context_lost, "no heartbeat for "))
+        << "(a deadline_exceeded here is the test's hang guard: the hang was never found)";
     const std::string message(hang.status().message());
     const auto found_after =
         std::chrono::milliseconds(std::stoi(message.substr(message.find("no heartbeat for ") + 17)));
     RecordProperty("hang_found_after_ms_" + std::to_string(trial), static_cast<int>(found_after.count()));
     RecordProperty("hang_answered_after_ms_" + std::to_string(trial), static_cast<int>(answered_after.count()));
     EXPECT_GE(found_after, kTimeout);
-    // Bounds loose enough for a loaded 2-core CI machine running tests in parallel (10 ms of slack failed there):
-    // the test proves the hang is found by the heartbeat, not how promptly; isolated_bench measures that.
-    EXPECT_LT(found_after, kTimeout + kTimeout / 2);
-    EXPECT_LT(answered_after, 2 * kTimeout + 1000ms);  // and the worker's exit
+    EXPECT_LT(found_after, unconfigured) << "the default heartbeat timeout was in force, not the one configured";
+    char state = 0;
+    pid_t parent = 0;
+    EXPECT_FALSE(testing::read_stat(worker, state, parent)) << "answered before the killed worker was reaped";
   }
 }
 
@@ -256,23 +270,40 @@ TEST_F(IsolatedDeviceTest, EveryRequestIsAnsweredOnceWhenTheWorkerIsKilledUnderL
       }
     });
   }
-  pid_t killed = 0;
-  for (int kill = 0; kill < 2; ++kill) {
+  // Each kill lands in traffic, and traffic goes on after the last: for a while, and until the clients have seen
+  // successes, so that a slow machine cannot kill a worker before any request has reached it.
+  const auto served_more = [&] {
+    const std::int64_t from = succeeded.load();
     std::this_thread::sleep_for(300ms);
+    const auto deadline = std::chrono::steady_clock::now() + kHangGuard;
+    while (succeeded.load() < from + kThreads && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(1ms);
+    return succeeded.load() >= from + kThreads;
+  };
+  std::string hung;  // what a hang guard ran out waiting for; the clients are stopped before the test fails on it
+  pid_t killed = 0;
+  for (int kill = 0; kill < 2 && hung.empty(); ++kill) {
+    if (!served_more()) {
+      hung = "successes before kill " + std::to_string(kill);
+      break;
+    }
     // The worker serving now: once the last one killed has been replaced (while it is, the device may report none).
     pid_t worker = 0;
-    for (const auto deadline = std::chrono::steady_clock::now() + 10s;
+    for (const auto deadline = std::chrono::steady_clock::now() + kHangGuard;
          (worker <= 0 || worker == killed) && std::chrono::steady_clock::now() < deadline;) {
       Result<DeviceInfo> info = dev.info().wait();
       worker = info.ok() ? info->worker_pid : 0;
     }
-    ASSERT_TRUE(worker > 0 && worker != killed) << "no new worker within 10 s";
-    ASSERT_TRUE(testing::kill_process(worker));
+    if (worker <= 0 || worker == killed || !testing::kill_process(worker)) {
+      hung = "a new worker to kill (kill " + std::to_string(kill) + ")";
+      break;
+    }
     killed = worker;
   }
-  std::this_thread::sleep_for(300ms);
+  if (hung.empty() && !served_more()) hung = "successes after the last kill";
   stop.store(true);
   for (auto& client : clients) client.join();
+  ASSERT_TRUE(hung.empty()) << "hang guard: waited " << kHangGuard.count() << " s for " << hung;
   EXPECT_EQ(answered.load(), sent.load());
   EXPECT_EQ(succeeded.load() + lost.load() + stale.load() + other.load(), sent.load());
   EXPECT_EQ(other.load(), 0);
@@ -285,7 +316,7 @@ TEST_F(IsolatedDeviceTest, AStandbyWorkerTakesOverAndIsItselfReplaced) {
   Device dev = open(isolated_cpu({.standby = true}));
   const pid_t first = worker_of(dev);
   auto wait_for_children = [](std::size_t count) {
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    const auto deadline = std::chrono::steady_clock::now() + kHangGuard;
     while (testing::live_children().size() != count && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(2ms);
     }
@@ -309,7 +340,7 @@ TEST_F(IsolatedDeviceTest, AStandbyWorkerTakesOverAndIsItselfReplaced) {
   const pid_t next_standby = now[0] == standby ? now[1] : now[0];
   ASSERT_TRUE(testing::kill_process(next_standby));
   EXPECT_THAT(dev.info().wait(), IsOk());
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  const auto deadline = std::chrono::steady_clock::now() + kHangGuard;
   while (std::chrono::steady_clock::now() < deadline) {
     const std::vector<pid_t> children = testing::live_children();
     if (children.size() == 2 && std::find(children.begin(), children.end(), next_standby) == children.end()) break;
@@ -359,7 +390,7 @@ TEST_F(IsolatedDeviceTest, TheWorkerEndsWhenItsClientIsKilled) {
   int status = 0;
   ASSERT_EQ(::waitpid(client, &status, 0), client);
   ASSERT_GT(worker, 0);
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  const auto deadline = std::chrono::steady_clock::now() + kHangGuard;  // PR_SET_PDEATHSIG: at once
   while (!testing::process_gone(worker) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(5ms);
   EXPECT_TRUE(testing::process_gone(worker));

@@ -335,26 +335,36 @@ TEST(BinaryCache, CompilingCoversQueuedAndRunningCompiles) {
   EXPECT_FALSE(cache->compiling(b));
 }
 
+// The running compile is held until closing has visibly begun (the queued one is answered `cancelled`, which only
+// closing does while the one compile thread is busy), so closing must wait for it: an order of events, not a sleep.
 TEST(BinaryCache, ClosingCancelsQueuedCompilesAndFinishesRunningOnes) {
   std::unique_ptr<BinaryCache> cache = open_cache({.persistent = false, .compile_threads = 1});
   std::promise<void> started;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
   std::atomic<bool> finished = false;
   auto running = cache->get_async(bytes("running"), [&]() -> Result<BinaryBytes> {
     started.set_value();
-    std::this_thread::sleep_for(200ms);
+    released.wait();
     finished = true;
     return bytes("done");
   });
   std::atomic<int> calls = 0;
   auto queued = cache->get_async(bytes("queued"), counted(calls, "never"));
   started.get_future().wait();
-  cache.reset();
-  EXPECT_TRUE(finished);
+  std::thread closer([&] { cache.reset(); });
+  // Only a hang guard: closing cancels the queued compile before it waits for the running one.
+  const bool cancelled_while_running = queued.wait_for(30s) == std::future_status::ready;
+  EXPECT_FALSE(finished) << "the running compile was not held";
+  release.set_value();
+  closer.join();
+  ASSERT_TRUE(cancelled_while_running) << "hang guard: the queued compile was not cancelled while one ran";
+  EXPECT_THAT(queued.get(), StatusIs(Code::cancelled));
+  EXPECT_EQ(calls, 0);
+  EXPECT_TRUE(finished) << "closing returned before the running compile ended";
   Result<BinaryPtr> result = running.get();
   ASSERT_THAT(result, IsOk());
   EXPECT_EQ(text(**result), "done");
-  EXPECT_THAT(queued.get(), StatusIs(Code::cancelled));
-  EXPECT_EQ(calls, 0);
 }
 
 TEST(BinaryCache, OpenRefusesBadOptions) {
@@ -387,13 +397,28 @@ TEST(BinaryCache, AnUnusableDirectoryLeavesTheCacheInMemory) {
   EXPECT_TRUE(fs::is_empty(shared));
 }
 
+fs::path lock_path(const fs::path& directory, std::span<const std::byte> key) {
+  return directory / fmt::format("{:016x}.lock", XXH3_64bits(key.data(), key.size()));
+}
+
+// Whether process `pid` has `file` open: a build waiting for another process's lock of a key keeps the key's lock
+// file open while it polls for the lock (KeyLock::acquire).
+bool has_open(pid_t pid, const fs::path& file) {
+  std::error_code error;
+  for (fs::directory_iterator it(fs::path("/proc") / std::to_string(pid) / "fd", error), end; !error && it != end;
+       it.increment(error)) {
+    std::error_code unreadable;  // a descriptor closed since it was listed
+    if (fs::read_symlink(it->path(), unreadable) == file) return true;
+  }
+  return false;
+}
+
 // Holds a key's lock the way another process's compile does: the lock file flock'ed through a descriptor of
 // its own (flock locks belong to the open file, so this blocks the cache in this very process too).
 class ForeignKeyLock {
  public:
   ForeignKeyLock(const fs::path& directory, std::span<const std::byte> key)
-      : path_(directory / fmt::format("{:016x}.lock", XXH3_64bits(key.data(), key.size()))),
-        fd_(::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+      : path_(lock_path(directory, key)), fd_(::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
     EXPECT_GE(fd_, 0) << path_;
     EXPECT_EQ(::flock(fd_, LOCK_EX | LOCK_NB), 0);
   }
@@ -453,8 +478,18 @@ TEST(BinaryCache, TwoProcessesCompileAKeyOnce) {
   ScratchDirectory scratch{"binary_cache_test"};
   const fs::path log = scratch.path() / "compiles.log";
   const std::vector<std::byte> key = bytes("shared between processes");
-  const CompileFunction compile = [log]() -> Result<BinaryBytes> {
-    std::this_thread::sleep_for(300ms);
+  // The process that compiles holds the key's lock until the other is seen waiting for it (its descriptor of the
+  // lock file): then the other cannot have found the entry without waiting, however late it was scheduled. The
+  // deadline is only a hang guard, for an other process that never asks.
+  pid_t other = 0;  // set in each process after the fork
+  const fs::path locked = lock_path(fs::canonical(dir.path()), key);
+  const CompileFunction compile = [log, locked, &other]() -> Result<BinaryBytes> {
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (!has_open(other, locked)) {
+      if (std::chrono::steady_clock::now() > deadline)
+        return internal_error("hang guard: the other process never waited for the key's lock");
+      std::this_thread::sleep_for(1ms);
+    }
     std::ofstream(log, std::ios::app) << ::getpid() << "\n";
     return bytes("shared binary");
   };
@@ -480,10 +515,12 @@ TEST(BinaryCache, TwoProcessesCompileAKeyOnce) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
+    other = ::getppid();
     char byte = 'c';
     if (::write(to_parent[1], &byte, 1) != 1 || ::read(to_child[0], &byte, 1) != 1) ::_exit(failed);
     ::_exit(run());
   }
+  other = child;
   char byte = 'p';
   ASSERT_EQ(::read(to_parent[0], &byte, 1), 1);
   ASSERT_EQ(::write(to_child[1], &byte, 1), 1);
