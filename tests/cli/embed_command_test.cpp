@@ -1,18 +1,53 @@
-// `accel embed` run as a program: its output and its exit codes for a missing model, an unreadable input and a
+// `accel embed` run as a program: the embeddings it prints or writes as .npy (against sentence-transformers'
+// reference embeddings of the same sentences), and its exit codes for a missing model, an unreadable input and a
 // line that is not valid UTF-8.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <sstream>
+#include <vector>
 
+#include "testing/model_folder.hpp"
+#include "testing/numeric_error.hpp"
 #include "testing/scratch_directory.hpp"
 
 namespace {
 
-const std::filesystem::path kModel = ACCEL_TEST_MODEL_FOLDER;
+using accel::testing::max_abs_error;
+
+const std::filesystem::path kModel = accel::testing::model_folder(ACCEL_TEST_MODEL_FOLDER);
+const std::filesystem::path kReferenceFile = std::filesystem::path(ACCEL_TEST_DATA) / "reference_embeddings.json";
+constexpr std::size_t kDimensions = 384;
+// sentence-transformers' f32 embeddings on the CPU; the CLI's are within a few 1e-7 of them (measured).
+constexpr double kTolerance = 1e-5;
+
+struct Reference {
+  std::uint32_t tokens = 0;
+  std::vector<double> embedding;
+};
+
+// The reference of each sentence of make_reference_embeddings.py, by sentence.
+const std::map<std::string, Reference>& references() {
+  static const std::map<std::string, Reference> by_sentence = [] {
+    std::map<std::string, Reference> out;
+    std::ifstream in(kReferenceFile);
+    const nlohmann::json file = nlohmann::json::parse(in, nullptr, false);
+    if (file.is_discarded()) return out;
+    for (const auto& entry : file.at("embeddings"))
+      out[entry.at("sentence").get<std::string>()] = {.tokens = entry.at("tokens").get<std::uint32_t>(),
+                                                      .embedding = entry.at("embedding").get<std::vector<double>>()};
+    return out;
+  }();
+  return by_sentence;
+}
 
 struct Ran {
   int exit_code = -1;
@@ -33,35 +68,82 @@ Ran run(const std::string& arguments) {
 class EmbedCommandTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(kModel / "model.safetensors")) GTEST_SKIP() << "no model folder at " << kModel;
+    ACCEL_SKIP_WITHOUT_MODEL_FOLDER(kModel);
+    ASSERT_FALSE(references().empty()) << "no reference embeddings in " << kReferenceFile;
   }
   std::filesystem::path write(const std::string& name, const std::string& contents) {
     const std::filesystem::path path = dir_.path() / name;
     std::ofstream(path, std::ios::binary) << contents;
     return path;
   }
+  // The reference of `sentence`; a sentence the file does not hold fails the test.
+  static const Reference& reference(const std::string& sentence) {
+    static const Reference none;
+    const auto found = references().find(sentence);
+    EXPECT_NE(found, references().end()) << "no reference embedding of '" << sentence << "'";
+    return found == references().end() ? none : found->second;
+  }
   accel::testing::ScratchDirectory dir_{"embed-command"};
 };
 
 TEST_F(EmbedCommandTest, EmbedsEachLineAsOneJsonObject) {
-  const Ran ran = run("embed --device cpu " + write("in.txt", "first line\nsecond line\n\nlast\n").string());
+  // An empty line is a text too (the empty sentence); the accents take the tokenizer's normalisation.
+  const std::vector<std::string> texts{"Hello, world!", "A man is eating food.", "",
+                                       "Café naïve résumé déjà vu, coöperate, señor, Ångström."};
+  std::string input;
+  for (const std::string& text : texts) input += text + "\n";
+  const Ran ran = run("embed --device cpu " + write("in.txt", input).string());
   ASSERT_EQ(ran.exit_code, 0) << ran.out;
   std::istringstream lines(ran.out);
   std::string line;
-  int count = 0;
-  while (std::getline(lines, line)) {
-    EXPECT_TRUE(line.starts_with("{\"index\":" + std::to_string(count) + ",")) << line.substr(0, 80);
-    ++count;
+  std::size_t count = 0;
+  for (; std::getline(lines, line); ++count) {
+    ASSERT_LT(count, texts.size()) << "an extra line: " << line.substr(0, 80);
+    const nlohmann::json object = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_TRUE(object.is_object()) << line.substr(0, 80);
+    const Reference& expected = reference(texts[count]);
+    EXPECT_EQ(object.value("index", -1), static_cast<int>(count)) << line.substr(0, 80);
+    EXPECT_EQ(object.value("tokens", 0u), expected.tokens) << "text " << count;
+    ASSERT_TRUE(object.contains("embedding") && object["embedding"].is_array()) << line.substr(0, 80);
+    const std::vector<double> embedding = object["embedding"].get<std::vector<double>>();
+    EXPECT_EQ(embedding.size(), kDimensions);
+    EXPECT_LT(max_abs_error(embedding, expected.embedding), kTolerance) << "text " << count;
   }
-  EXPECT_EQ(count, 4);
+  EXPECT_EQ(count, texts.size());
 }
 
 TEST_F(EmbedCommandTest, ReadsJsonlAndWritesNpy) {
+  const std::vector<std::string> texts{"A man is riding a horse.",
+                                       "Paris is the capital and most populous city of France."};
+  // Fields besides "text" are ignored.
+  const std::string input =
+      nlohmann::json{{"text", texts[0]}}.dump() + "\n" + nlohmann::json{{"text", texts[1]}, {"id", 7}}.dump() + "\n";
   const std::filesystem::path out = dir_.path() / "out.npy";
-  const Ran ran = run("embed --device cpu -o " + out.string() + " " +
-                      write("in.jsonl", "{\"text\": \"one\"}\n{\"text\": \"two\", \"id\": 7}\n").string());
+  const Ran ran = run("embed --device cpu -o " + out.string() + " " + write("in.jsonl", input).string());
   ASSERT_EQ(ran.exit_code, 0) << ran.out;
-  EXPECT_EQ(std::filesystem::file_size(out), 128u + 2 * 384 * 4);
+
+  std::ifstream file(out, std::ios::binary);
+  const std::string bytes{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  // .npy 1.0: magic and version, a little-endian header length, the header padded so the data starts 64-aligned.
+  ASSERT_GE(bytes.size(), 10u);
+  ASSERT_EQ(bytes.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+  const std::size_t header_length =
+      static_cast<unsigned char>(bytes[8]) | static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8;
+  ASSERT_EQ((10 + header_length) % 64, 0u);
+  ASSERT_EQ(bytes.size(), 10 + header_length + texts.size() * kDimensions * sizeof(float));
+  const std::string header = bytes.substr(10, header_length);
+  EXPECT_NE(header.find("'descr': '<f4'"), std::string::npos) << header;
+  EXPECT_NE(header.find("'fortran_order': False"), std::string::npos) << header;
+  EXPECT_NE(header.find("'shape': (2, 384)"), std::string::npos) << header;
+  EXPECT_EQ(header.back(), '\n');
+
+  std::vector<float> values(texts.size() * kDimensions);
+  std::memcpy(values.data(), bytes.data() + 10 + header_length, values.size() * sizeof(float));  // '<f4' on x86
+  for (std::size_t row = 0; row < texts.size(); ++row) {
+    const std::vector<float> embedding(values.begin() + static_cast<std::ptrdiff_t>(row * kDimensions),
+                                       values.begin() + static_cast<std::ptrdiff_t>((row + 1) * kDimensions));
+    EXPECT_LT(max_abs_error(embedding, reference(texts[row]).embedding), kTolerance) << "row " << row;
+  }
 }
 
 TEST_F(EmbedCommandTest, NamesTheBadLineAndExitsWithItsCode) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -23,11 +24,14 @@ class CpuDeviceTest : public ::testing::Test {
   System system_;
 };
 
-// One CPU device, whatever the machine; the CUDA count agrees with what open_default picks.
+// One CPU device, whatever the machine; the CUDA count agrees with what open_default opens.
 TEST_F(CpuDeviceTest, CountsOneCpuAndTheGpusOpenDefaultWouldTake) {
   EXPECT_EQ(Device::count(DeviceKind::cpu), 1);
-  EXPECT_GE(Device::count(DeviceKind::cuda), 0);
-  EXPECT_EQ(Device::default_kind() == DeviceKind::cuda, Device::count(DeviceKind::cuda) > 0);
+  const DeviceKind expected = Device::count(DeviceKind::cuda) > 0 ? DeviceKind::cuda : DeviceKind::cpu;
+  EXPECT_EQ(Device::default_kind(), expected);
+  Result<Device> opened = Device::open_default(system_);
+  ASSERT_THAT(opened, IsOk());
+  EXPECT_EQ(opened->kind(), expected);
 }
 
 TEST_F(CpuDeviceTest, UploadThenDownloadRoundTrips) {
@@ -178,11 +182,25 @@ TEST_F(CpuDeviceTest, FencesAreSatisfiedAtOnceButCheckedLikeHandles) {
   EXPECT_THAT(dev.wait_fence(*dev.record_fence().wait()).wait(), IsOk());
 }
 
-TEST_F(CpuDeviceTest, ThereIsOneCpuDeviceAndCudaNeedsTheCudaTier) {
+// Device::count(cuda) and Device::open agree on how many CUDA devices there are: open refuses the ordinal just past
+// the count with the error that says why (no CUDA tier in this build, no usable GPU, or how many GPUs there are).
+// That ordinal, not cuda:0, so that this test creates no CUDA context where there are GPUs.
+TEST_F(CpuDeviceTest, ThereIsOneCpuDeviceAndAsManyCudaDevicesAsCountSays) {
   EXPECT_THAT(Device::open(system_, {.kind = DeviceKind::cpu, .ordinal = 1}),
               StatusIs(Code::invalid_argument, "cpu:1"));
-  Result<Device> fallback = Device::open_default(system_);
-  ASSERT_THAT(fallback, IsOk());
+  const int gpus = Device::count(DeviceKind::cuda);
+  const Result<Device> past = Device::open(system_, {.kind = DeviceKind::cuda, .ordinal = gpus});
+#if ACCEL_HAVE_CUDA
+  if (gpus == 0) {
+    EXPECT_THAT(past, StatusIs(Code::unavailable, "cuda:0: no usable CUDA GPU"));
+  } else {
+    const std::string n = std::to_string(gpus);
+    EXPECT_THAT(past, StatusIs(Code::invalid_argument, "cuda:" + n + " does not exist: this machine has " + n));
+  }
+#else
+  EXPECT_EQ(gpus, 0);
+  EXPECT_THAT(past, StatusIs(Code::not_supported, "cuda:0: this build of accel has no CUDA device tier"));
+#endif
 }
 
 TEST_F(CpuDeviceTest, ManyClientThreadsShareOneDevice) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "accel/jit/cutlass.hpp"
 #include "accel/jit/kernel.hpp"
@@ -118,41 +119,57 @@ TEST_F(CudaJit, BadLaunchesAreRefusedBeforeLaunching) {
 }
 
 TEST_F(CudaJit, KernelsComeFromDiskInANewDeviceAndAReplacedWorker) {
+  // Random for a program that no earlier run of this test left in the kernel directory (which lasts the whole
+  // process, --gtest_repeat included), so that the first launch compiles; any factor is checked exactly.
+  const int factor = static_cast<int>(std::random_device{}() % 1000 + 1);
   auto program = std::make_shared<jit::Program>(jit::Program{
       .name = "iota.cu",
       .source = fmt::format("extern \"C\" __global__ void iota(int* out, int n) {{ int i = threadIdx.x; if (i < n) "
                             "out[i] = i * {}; }}",
-                            std::random_device{}() % 1000 + 1)});
-  auto run = [&](const Device& device) {
-    Result<BufferHandle> out = device.ask(Allocate{.dtype = DType::i32, .count = 64}).wait();
-    EXPECT_THAT(out, IsOk());
+                            factor)});
+  std::vector<double> expected(64);
+  for (int i = 0; i < 64; ++i) expected[static_cast<std::size_t>(i)] = i * factor;
+  // What the kernel wrote: a kernel found in a cache must compute what the compiled one did, not only launch.
+  auto run = [&](const Device& device) -> Result<std::vector<double>> {
+    ACCEL_ASSIGN_OR_RETURN(BufferHandle out, device.ask(Allocate{.dtype = DType::i32, .count = 64}).wait());
     LaunchKernel launch{.program = program,
                         .kernel = "iota",
                         .grid = {1},
                         .block = {64},
-                        .args = {KernelArg::out(*out), KernelArg::of(std::int32_t{64})}};
-    return device.ask(launch).wait().status();
+                        .args = {KernelArg::out(out), KernelArg::of(std::int32_t{64})}};
+    ACCEL_RETURN_IF_ERROR(device.ask(launch).wait().status());
+    HostArray host(DType::i32, 64);
+    ACCEL_RETURN_IF_ERROR(device.ask(CopyToHost{.source = out, .destination = host.destination()}).wait().status());
+    host.decode();
+    return host.values;
   };
-  ASSERT_THAT(run(*gpu_), IsOk());
+  const Result<std::vector<double>> compiled = run(*gpu_);
+  ASSERT_THAT(compiled, IsOk());
+  EXPECT_EQ(*compiled, expected);
   EXPECT_EQ(jit_stats(*gpu_).compiles, 1u);
   {
     Device second = *Device::open(system_, gpu_options());
-    ASSERT_THAT(run(second), IsOk());
+    const Result<std::vector<double>> loaded = run(second);
+    ASSERT_THAT(loaded, IsOk());
+    EXPECT_EQ(*loaded, expected);
     const JitStats stats = jit_stats(second);
     EXPECT_EQ(stats.compiles, 0u);
     EXPECT_EQ(stats.disk_loads, 1u);
   }
   Device worker = *Device::open(system_, gpu_options(Isolation::worker_process));
-  ASSERT_THAT(run(worker), IsOk());
+  const Result<std::vector<double>> in_worker = run(worker);
+  ASSERT_THAT(in_worker, IsOk());
+  EXPECT_EQ(*in_worker, expected);
   EXPECT_EQ(jit_stats(worker).compiles, 0u);
   // A sticky fault: the worker and its context are replaced; the new context loads the kernel again.
   EXPECT_THAT(worker.ask(InjectFault{}).wait(), StatusIs(Code::context_lost));
-  Status again = run(worker);
+  Result<std::vector<double>> again = run(worker);
   for (int attempt = 0; attempt < 50 && again.code() == Code::unavailable; ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     again = run(worker);
   }
   ASSERT_THAT(again, IsOk());
+  EXPECT_EQ(*again, expected);
   const JitStats after = jit_stats(worker);
   EXPECT_EQ(after.compiles, 0u);
   EXPECT_EQ(after.disk_loads, 1u);
