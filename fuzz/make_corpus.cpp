@@ -1,16 +1,24 @@
-// Writes the seed corpora of the fuzz targets whose inputs are binary (scripts/fuzz-corpus runs it): a few valid
-// inputs of each, made by the very encoders whose decoders are fuzzed, so that a change of an encoding is a
-// change of the seeds. The text targets' seeds are files kept as they are.
+// Writes the seed corpora of the fuzz targets whose inputs are binary (scripts/fuzz-corpus runs it; the text
+// targets' are fuzz/make_text_corpus.py's): a few valid inputs of each, made by the very encoders whose decoders are
+// fuzzed, so that a change of an encoding is a change of the seeds. The output is the same bytes on every run, since
+// CI compares it with the committed corpus (scripts/fuzz-corpus --check).
 //
 // usage: make_fuzz_corpus <corpus directory>
 #include <xxhash.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "accel/dnn/convolution.hpp"
@@ -21,6 +29,9 @@
 #include "graph/executable_plan.hpp"
 #include "jit/compiled_program.hpp"
 #include "libs/collective/unique_id_message.hpp"
+#include "request_examples.hpp"
+#include "staged_kinds.hpp"
+#include "temporary_directory.hpp"
 #include "testing/encoder_graph.hpp"
 
 namespace {
@@ -30,63 +41,90 @@ namespace fs = std::filesystem;
 
 fs::path root;
 
-void seed(const std::string& target, const std::string& name, std::uint8_t first, std::span<const std::byte> bytes) {
+[[noreturn]] void fail(const std::string& what) {
+  std::fprintf(stderr, "make_fuzz_corpus: %s\n", what.c_str());
+  std::exit(1);
+}
+
+void seed(const std::string& target, const std::string& name, std::optional<std::uint8_t> first,
+          std::span<const std::byte> bytes) {
   fs::create_directories(root / target);
   std::ofstream out(root / target / name, std::ios::binary | std::ios::trunc);
-  out.put(static_cast<char>(first));
+  if (first) out.put(static_cast<char>(*first));
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out) fail("cannot write " + (root / target / name).string());
 }
 void seed(const std::string& target, const std::string& name, std::span<const std::byte> bytes) {
-  fs::create_directories(root / target);
-  std::ofstream out(root / target / name, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  seed(target, name, std::nullopt, bytes);
 }
 
-BufferHandle handle(std::uint32_t slot, DType dtype, std::uint64_t count) {
-  return {.device = 1, .slot = slot, .epoch = 1, .generation = slot + 1, .dtype = dtype, .count = count};
-}
-
-// conv -> bias add -> relu, and a matmul: the RunGraph seeds and the dnn graph seeds.
-std::vector<std::shared_ptr<const dnn::Graph>> dnn_graphs() {
-  using namespace accel::dnn;
-  std::vector<std::shared_ptr<const Graph>> graphs;
-  {
-    GraphBuilder b;
-    const TensorRef x = b.tensor(DType::f32, {1, 4, 8, 8});
-    const TensorRef w = b.tensor(DType::f32, {4, 4, 3, 3});
-    const TensorRef bias = b.tensor(DType::f32, {1, 4, 1, 1});
-    b.output(b.relu(b.add(b.conv_forward(x, w, {.pre_padding = {1, 1}, .post_padding = {1, 1}}), bias)), DType::f32);
-    graphs.push_back(*b.build());
+// A file name of a request's kName ("collective::Group" -> "collective-Group").
+std::string file_name(std::string_view name) {
+  std::string file;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (name.substr(i, 2) == "::") {
+      file += '-';
+      ++i;
+    } else {
+      file += name[i];
+    }
   }
-  {
-    GraphBuilder b;
-    b.output(b.matmul(b.tensor(DType::f32, {1, 8, 16}), b.tensor(DType::f32, {1, 16, 4})), DType::f32);
-    graphs.push_back(*b.build());
-  }
-  return graphs;
+  return file;
 }
 
+// An example that validate refuses would seed nothing past the first check, silently.
 template <class Request>
-void staged(std::uint8_t which, const std::string& name, const Request& request) {
-  seed("staged_request", name, which, device::isolated::encode_staged(request));
+void require_valid(const Request& request) {
+  const auto checked = Operation<Request>::validate(request);
+  if (!checked.ok())
+    fail(std::string("the example ") + Request::kName + " is refused: " + checked.status().to_string());
+}
+
+// A request slot's seed, which the worker must decode as a request of that tag (a payload of another size is not).
+template <class Value>
+void slot(const std::string& name, std::uint8_t tag, const Value& value) {
+  // An empty request (QueryDevice) is one byte that no constructor writes: zero here, not whatever memory held.
+  std::vector<std::byte> bytes(sizeof value);
+  if constexpr (!std::is_empty_v<Value>) std::memcpy(bytes.data(), &value, sizeof value);
+  if (!device::isolated::visit_request(tag, bytes, [](auto&) {}))
+    fail("the wire_request seed " + name + " does not decode");
+  seed("wire_request", name, tag, bytes);
+}
+
+// Every tag the worker's request ring decodes: the request as its defaults leave it and, for a library request, a
+// valid one. A staged request's slot holds only where its encoding lies (staged_requests() seeds the encoding).
+template <class Request>
+void wire_request() {
+  using namespace device::isolated;
+  const auto tag = static_cast<std::uint8_t>(kTag<Request>);
+  const std::string name = file_name(Request::kName);
+  if constexpr (kStaged<Request>) {
+    auto staged = Staged<Request>();
+    staged.bytes = 256;
+    slot(name, tag, staged);
+  } else {
+    slot(name, tag, Request());
+    if constexpr (ProtocolOf<LibraryRequests>::accepts<Request>) {
+      const Request valid = fuzzing::example(fuzzing::For<Request>());
+      require_valid(valid);
+      slot(name + "-valid", tag, valid);
+    }
+  }
 }
 
 void wire_requests() {
-  auto each = [&]<class... Requests>(Protocol<Requests...>) {
-    (..., [&] {
-      if constexpr (!device::isolated::kStaged<Requests>) {
-        const Requests request{};
-        seed("wire_request", Requests::kName, device::isolated::kTag<Requests>, std::as_bytes(std::span(&request, 1)));
-      }
-    }());
-  };
-  each(DeviceProtocol{});
+  static_assert(std::variant_size_v<DeviceProtocol::Message> <= 256, "the fuzzer's tag is one byte");
+  [&]<class... Requests>(Protocol<Requests...>) { (..., wire_request<Requests>()); }(DeviceProtocol{});
 }
 
 template <class T>
 void reply(const std::string& name, std::uint16_t tag, const Result<T>& result) {
   std::vector<std::byte> slot(device::isolated::kReplySlotBytes);
   const std::size_t bytes = device::isolated::encode_reply(slot, result);
+  // An empty value (Done) goes out as its one byte, which no constructor writes: whatever memory held.
+  if constexpr (std::is_empty_v<T>) {
+    if (result.ok()) slot[bytes - 1] = std::byte{0};
+  }
   seed("wire_reply", name, static_cast<std::uint8_t>(tag), std::span(slot).first(bytes));
 }
 
@@ -96,8 +134,10 @@ void wire_replies() {
   info.libraries = {{.name = "openblas", .version = "0.3.21"}};
   info.caches = {{.name = "graph-executables", .directory = "/tmp/cache", .hits = 3, .misses = 1}};
   reply("QueryDevice", kTag<QueryDevice>, Result<DeviceInfo>(info));
-  reply("Allocate", kTag<Allocate>, Result<BufferHandle>(handle(3, DType::f16, 64)));
-  reply("RecordFence", kTag<RecordFence>, Result<Fence>(Fence{.device = 1, .stream = 0, .epoch = 1, .sequence = 9}));
+  reply("Allocate", kTag<Allocate>, Result<BufferHandle>(fuzzing::buffer(3, DType::f16, 64)));
+  auto fence = Fence();
+  fence.device = 1, fence.sequence = 9;
+  reply("RecordFence", kTag<RecordFence>, Result<Fence>(fence));
   reply("Gemm", kTag<Gemm>, Result<Done>(Done{}));
   reply("Gemm-error", kTag<Gemm>,
         Result<Done>(Status(Code::invalid_argument, "gemm: a has 6 elements, needs 8", Source::runtime, 0)));
@@ -105,53 +145,28 @@ void wire_replies() {
         Result<BufferHandle>(Status(Code::resource_exhausted, "out of memory", Source::os, 12)));
 }
 
+// Each staged request's encoding, behind its index in StagedRequests; it must decode and validate as the worker
+// decodes and validates it.
+template <class Request>
+void staged_request() {
+  const Request request = fuzzing::example(fuzzing::For<Request>());
+  require_valid(request);
+  const std::vector<std::byte> encoding = device::isolated::encode_staged(request);
+  const Result<Request> decoded = device::isolated::decode_staged<Request>(encoding);
+  if (!decoded.ok())
+    fail(std::string("the example ") + Request::kName + " does not decode: " + decoded.status().to_string());
+  require_valid(*decoded);
+  seed("staged_request", file_name(Request::kName), fuzzing::kStagedIndex<Request>, encoding);
+}
+
 void staged_requests() {
-  const auto graphs = dnn_graphs();
-  RunGraph run{.graph = graphs[0]};
-  for (const dnn::TensorDesc& t : graphs[0]->tensors()) {
-    if (t.is_virtual) continue;
-    std::uint64_t count = 1;
-    for (std::int64_t d : t.shape()) count *= static_cast<std::uint64_t>(d);
-    run.bindings.push_back({.uid = t.uid, .buffer = handle(t.uid, t.dtype, count)});
-  }
-  staged(0, "RunGraph", run);
-
-  const auto encoder = graph::testing::encoder_graph({}, {{16, 64}}, {{2, 4}});
-  graph::Execute execute{.graph = encoder,
-                         .symbols = {{"tokens", 16}, {"sequences", 2}},
-                         .weights = handle(1, DType::u8, encoder->weight_bytes()),
-                         .inputs = {{"x", handle(2, DType::f32, 16 * 64)}, {"offsets", handle(3, DType::i32, 3)}},
-                         .outputs = {{"y", handle(4, DType::f32, 16 * 64)}, {"pooled", handle(5, DType::f32, 2 * 64)}}};
-  staged(1, "graph-Execute", execute);
-
-  auto program = std::make_shared<jit::Program>(
-      jit::Program{.name = "scale.cu",
-                   .source = "extern \"C\" __global__ void scale(float* x, float a) { x[threadIdx.x] *= a; }",
-                   .options = {"--use_fast_math"}});
-  staged(2, "LaunchKernel",
-         LaunchKernel{.program = program,
-                      .kernel = "scale",
-                      .grid = {1, 1, 1},
-                      .block = {32, 1, 1},
-                      .args = {KernelArg::inout(handle(1, DType::f32, 32)), KernelArg::of(2.0f)}});
-
-  CutlassGroupedGemm grouped{.input = DType::f16, .output = DType::f16};
-  for (std::uint32_t g = 0; g < 2; ++g) {
-    grouped.groups.push_back({.m = 16,
-                              .n = 8,
-                              .k = 32,
-                              .a = {handle(10 + 4 * g, DType::f16, 16 * 32)},
-                              .b = {handle(11 + 4 * g, DType::f16, 32 * 8)},
-                              .d = {handle(13 + 4 * g, DType::f16, 16 * 8)},
-                              .lda = 32,
-                              .ldb = 32,
-                              .ldd = 8});
-  }
-  staged(3, "CutlassGroupedGemm", grouped);
+  [&]<class... Requests>(std::tuple<Requests...>*) {
+    (..., staged_request<Requests>());
+  }(static_cast<fuzzing::StagedRequests*>(nullptr));
 }
 
 void graphs() {
-  for (std::size_t i = 0; const auto& g : dnn_graphs())
+  for (std::size_t i = 0; const auto& g : fuzzing::dnn_graphs())
     seed("dnn_graph", "graph-" + std::to_string(i++), g->signature().bytes);
   const auto encoder = graph::testing::encoder_graph({}, {{16, 64}}, {{2, 4}});
   seed("graph", "encoder", encoder->encoding());
@@ -188,16 +203,14 @@ void plan_keys() {
 }
 
 void disk_entries() {
-  const fs::path directory = fs::temp_directory_path() / "accel-make-fuzz-corpus";
-  fs::remove_all(directory);
-  auto store = cache::DiskStore::open({.directory = directory});
+  const fuzzing::TemporaryDirectory directory("accel-make-fuzz-corpus");
+  auto store = cache::DiskStore::open({.directory = directory.path()});
   const std::string key = "graph-executable|cpu|tokens=16", value = "a cached value";
   (void)(*store)->store(std::as_bytes(std::span(key)), std::as_bytes(std::span(value)));
   std::ifstream in((*store)->entry_path(std::as_bytes(std::span(key))), std::ios::binary);
   const std::string entry((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   seed("disk_store", "entry-checksum-fixed", 1, std::as_bytes(std::span(entry)));
   seed("disk_store", "entry-as-written", 0, std::as_bytes(std::span(entry)));
-  fs::remove_all(directory);
 }
 
 void safetensors() {

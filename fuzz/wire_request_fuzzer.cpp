@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <type_traits>
+#include <variant>
 
 #include "device/isolated/channel.hpp"
 #include "device/isolated/wire.hpp"
@@ -16,6 +17,8 @@ namespace {
 
 using namespace accel;
 using namespace accel::device::isolated;
+
+static_assert(std::variant_size_v<DeviceProtocol::Message> <= 256, "the input's tag is one byte");
 
 template <class Request, class List>
 struct InList;
