@@ -1,6 +1,7 @@
-// graph::Execute on a CUDA device against the CPU device and the double reference: an encoder layer in f32 and f16
-// over a sweep of packed lengths, replay equal to direct launches (padded rows never reach a real output), and
-// executables reloaded from disk by a replaced isolated worker with no compile.
+// graph::Execute on a CUDA device against the naive double reference: an encoder layer in f32 and f16 over a sweep of
+// packed lengths, replay equal to direct launches (padded rows never reach a real output), and executables reloaded
+// from disk by a replaced isolated worker with no compile, whose results before and after are also held to the CPU
+// device's.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,12 +10,15 @@
 #include "accel/graph/execute.hpp"
 #include "testing/cuda_fixture.hpp"
 #include "testing/encoder_graph.hpp"
+#include "testing/numeric_error.hpp"
 #include "testing/status_matchers.hpp"
+#include "testing/test_seed.hpp"
 
 namespace accel::graph {
 namespace {
 
 using namespace std::chrono_literals;
+using accel::testing::max_abs_error;  // infinite for a NaN or an infinity, which std::max would skip
 using testing::EncoderShape;
 
 struct Outputs {
@@ -74,10 +78,22 @@ Result<Outputs> run(const Device& device, const std::shared_ptr<const Graph>& gr
   return out;
 }
 
-double max_error(const std::vector<float>& got, const std::vector<double>& want) {
-  double worst = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(got[i] - want[i]));
-  return worst;
+// The parameters as the device holds them in `dtype`, so that the reference computes with the same values.
+void round_to(DType dtype, std::vector<std::vector<float>>& params) {
+  if (dtype != DType::f16) return;
+  for (auto& p : params)
+    for (float& v : p) v = to_float(to_half(v));
+}
+
+// The same layer run by the CPU device, whose graphs run in f32 only: an f32 twin of `shape`'s graph with the same
+// parameters (already rounded to what an f16 device holds), so that any difference is the GPU's arithmetic.
+Result<Outputs> run_on_cpu(System& system, const EncoderShape& shape, const std::vector<std::vector<float>>& params,
+                           const std::vector<float>& x, const std::vector<std::int32_t>& offsets) {
+  ACCEL_ASSIGN_OR_RETURN(Device cpu, Device::open(system, {.kind = DeviceKind::cpu}));
+  EncoderShape twin = shape;
+  twin.dtype = DType::f32;
+  auto graph = testing::encoder_graph(twin, Ladder::powers_of_two(64, 4096), Ladder::powers_of_two(1, 64));
+  return run(cpu, graph, twin, testing::weight_bytes_f32(*graph, params), x, offsets, ExecuteMode::automatic);
 }
 
 class CudaGraphExecuteTest : public ::testing::TestWithParam<DType> {};
@@ -87,11 +103,9 @@ TEST_P(CudaGraphExecuteTest, EncoderLayerMatchesTheReferenceInBothModes) {
   ACCEL_OPEN_CUDA_OR_SKIP(system, (DeviceOptions{.kind = DeviceKind::cuda}), device);
   const EncoderShape shape{.width = 384, .heads = 12, .hidden = 1536, .max_length = 256, .dtype = GetParam()};
   auto graph = testing::encoder_graph(shape, Ladder::powers_of_two(64, 16384), Ladder::powers_of_two(1, 256));
-  std::mt19937 rng(std::random_device{}());
+  std::mt19937 rng(accel::testing::test_seed());
   auto params = testing::random_parameters(*graph, rng);
-  if (shape.dtype == DType::f16)  // the reference computes with the values the device holds
-    for (auto& p : params)
-      for (float& v : p) v = to_float(to_half(v));
+  round_to(shape.dtype, params);
   const auto weights = weights_in(*graph, params, shape.dtype);
   const double tolerance = shape.dtype == DType::f32 ? 2e-3 : 6e-2;
   for (std::int64_t sequences : {1, 5, 33, 100}) {
@@ -104,15 +118,15 @@ TEST_P(CudaGraphExecuteTest, EncoderLayerMatchesTheReferenceInBothModes) {
     Result<Outputs> direct = run(device, graph, shape, weights, x, offsets, ExecuteMode::direct);
     ASSERT_THAT(replayed, accel::testing::IsOk());
     ASSERT_THAT(direct, accel::testing::IsOk());
-    EXPECT_LT(max_error(replayed->y, ref.out), tolerance) << "tokens " << offsets.back();
-    EXPECT_LT(max_error(replayed->pooled, ref.pooled), tolerance / 4) << "tokens " << offsets.back();
+    EXPECT_LT(max_abs_error(replayed->y, ref.out), tolerance) << "tokens " << offsets.back();
+    EXPECT_LT(max_abs_error(replayed->pooled, ref.pooled), tolerance / 4) << "tokens " << offsets.back();
     // Replay runs every op over the bucket's padded rows; direct launches never touch them. cuBLASLt may pick
     // another algorithm for the bucket's row count than for the actual one (on an H200 f32 results differed in the
     // sixth digit), so equal within rounding; a padded row reaching a real one would be far outside it.
     std::vector<double> direct_y(direct->y.begin(), direct->y.end());
     std::vector<double> direct_pooled(direct->pooled.begin(), direct->pooled.end());
-    EXPECT_LT(max_error(replayed->y, direct_y), tolerance / 20) << "tokens " << offsets.back();
-    EXPECT_LT(max_error(replayed->pooled, direct_pooled), tolerance / 80);
+    EXPECT_LT(max_abs_error(replayed->y, direct_y), tolerance / 20) << "tokens " << offsets.back();
+    EXPECT_LT(max_abs_error(replayed->pooled, direct_pooled), tolerance / 80);
   }
 }
 
@@ -126,17 +140,33 @@ TEST(CudaGraphIsolatedTest, AReplacedWorkerReloadsExecutablesFromDiskWithoutComp
   const EncoderShape shape{.width = 128, .heads = 4, .hidden = 256, .max_length = 64, .dtype = DType::f16};
   // A graph no earlier run compiled: its width makes its key new in this cache directory.
   auto graph = testing::encoder_graph(shape, Ladder::powers_of_two(64, 4096), Ladder::powers_of_two(1, 64));
-  std::mt19937 rng(std::random_device{}());
-  const auto params = testing::random_parameters(*graph, rng);
+  std::mt19937 rng(accel::testing::test_seed());
+  auto params = testing::random_parameters(*graph, rng);
+  round_to(shape.dtype, params);
   const auto weights = weights_in(*graph, params, shape.dtype);
   const std::vector<std::int32_t> offsets = testing::random_offsets(7, shape.max_length, rng);
-  std::vector<float> x(static_cast<std::size_t>(offsets.back() * shape.width), 0.25f);
+  std::vector<float> x(static_cast<std::size_t>(offsets.back() * shape.width));
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (float& e : x) e = to_float(to_half(dist(rng)));
+  const auto ref = testing::reference_encoder(shape, *graph, params, x, offsets);
+  constexpr double kTolerance = 6e-2;  // f16, as the encoder layer's test above
   Result<Outputs> before = run(device, graph, shape, weights, x, offsets, ExecuteMode::replay);
   ASSERT_THAT(before, accel::testing::IsOk());
   EXPECT_THAT(device.inject_fault(FaultKind::illegal_address).wait_for(60s),
               accel::testing::StatusIs(Code::context_lost));
   Result<Outputs> after = run(device, graph, shape, weights, x, offsets, ExecuteMode::replay);
   ASSERT_THAT(after, accel::testing::IsOk());
+  Result<Outputs> cpu = run_on_cpu(system, shape, params, x, offsets);
+  ASSERT_THAT(cpu, accel::testing::IsOk());
+  const std::vector<double> cpu_y(cpu->y.begin(), cpu->y.end()), cpu_pooled(cpu->pooled.begin(), cpu->pooled.end());
+  // before == after alone would pass a worker that was wrong both times: each is held to the CPU device and to the
+  // double reference too.
+  for (const Outputs* gpu : {&*before, &*after}) {
+    EXPECT_LT(max_abs_error(gpu->y, ref.out), kTolerance);
+    EXPECT_LT(max_abs_error(gpu->pooled, ref.pooled), kTolerance / 4);
+    EXPECT_LT(max_abs_error(gpu->y, cpu_y), kTolerance);
+    EXPECT_LT(max_abs_error(gpu->pooled, cpu_pooled), kTolerance / 4);
+  }
   EXPECT_EQ(before->pooled, after->pooled);
   const DeviceInfo info = *device.info().wait();
   EXPECT_EQ(info.worker_restarts, 1u);

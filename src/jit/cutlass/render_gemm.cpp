@@ -29,7 +29,10 @@ struct EpilogueSmem {
 };
 
 // Shared memory the TMA epilogue takes, as CUTLASS's sm90 builder sizes it (EpilogueTileAuto), plus a little.
+// It is sized before validate_tile runs: a tile without extent (which that refuses) takes none, rather than dividing
+// by a zero subtile (UndefinedBehaviorSanitizer in the asan-toolkit preset found it).
 int epilogue_smem_bytes(const TileConfig& tile, DType output, const EpilogueSmem& parts) {
+  if (tile.tile_m <= 0 || tile.tile_n <= 0) return 0;
   const bool cooperative = tile.schedule == Schedule::tma_cooperative;
   const int epi_m = std::min(cooperative ? 128 : 64, tile.tile_m);
   const int epi_n = std::gcd(std::min(32, tile.tile_n), tile.tile_n);
