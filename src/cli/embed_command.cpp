@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <unistd.h>
-#include <utf8proc.h>
 
 #include <chrono>
 #include <fstream>
@@ -11,58 +10,13 @@
 
 #include "accel/embed/model.hpp"
 #include "cli/device_choice.hpp"
+#include "cli/text_input.hpp"
 
 namespace accel::cli {
 
 namespace {
 
 constexpr std::size_t kChunkTexts = 512;  // texts per call to the model: the unit of progress
-
-struct Failure {
-  int code;
-  std::string message;
-};
-
-bool valid_utf8(std::string_view text) {
-  const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
-  auto left = static_cast<utf8proc_ssize_t>(text.size());
-  while (left > 0) {
-    utf8proc_int32_t code_point = 0;
-    const utf8proc_ssize_t used = utf8proc_iterate(bytes, left, &code_point);
-    if (used <= 0) return false;
-    bytes += used;
-    left -= used;
-  }
-  return true;
-}
-
-// Every text of the input, in order; the first bad line ends the read with its number.
-std::variant<std::vector<std::string>, Failure> read_texts(const EmbedOptions& options) {
-  std::ifstream file;
-  if (options.input != "-") {
-    file.open(options.input);
-    if (!file) return Failure{kBadFile, fmt::format("cannot read {}", options.input)};
-  }
-  std::istream& in = options.input == "-" ? std::cin : file;
-  std::vector<std::string> texts;
-  bool jsonl = options.input_format == "jsonl" || (options.input_format == "auto" && options.input.ends_with(".jsonl"));
-  std::string line;
-  for (std::size_t number = 1; std::getline(in, line); ++number) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!valid_utf8(line)) return Failure{kBadLine, fmt::format("line {} is not valid UTF-8", number)};
-    if (number == 1 && options.input_format == "auto" && line.starts_with('{')) jsonl = true;
-    if (!jsonl) {
-      texts.push_back(std::move(line));
-      continue;
-    }
-    const nlohmann::json object = nlohmann::json::parse(line, nullptr, false);
-    if (!object.is_object() || !object.contains("text") || !object["text"].is_string())
-      return Failure{kBadLine, fmt::format("line {} is not a JSON object with a \"text\" string", number)};
-    texts.push_back(object["text"].get<std::string>());
-  }
-  if (in.bad()) return Failure{kBadFile, fmt::format("reading {} failed", options.input)};
-  return texts;
-}
 
 class Progress {
  public:
@@ -107,8 +61,8 @@ void write_npy(std::ostream& out, const std::vector<float>& values, std::size_t 
 }  // namespace
 
 int run_embed(const EmbedOptions& options) {
-  auto read = read_texts(options);
-  if (auto* failure = std::get_if<Failure>(&read)) {
+  auto read = read_texts(options.input, options.input_format);
+  if (auto* failure = std::get_if<InputFailure>(&read)) {
     fmt::print(stderr, "accel embed: {}\n", failure->message);
     return failure->code;
   }

@@ -18,11 +18,7 @@ struct EmbedOptions {
   std::string input_format = "auto";  // auto | lines | jsonl
 };
 
-// Exit codes: 0 done; 3 the model folder is missing or refused; 4 the input or output cannot be opened or read;
-// 5 an input line is not valid UTF-8 or not a JSONL object with a "text" string (the message names the line);
-// 1 anything else (the device, a failed run).
-enum ExitCode : int { kDone = 0, kFailed = 1, kBadModel = 3, kBadFile = 4, kBadLine = 5 };
-
+// Exit codes: cli/text_input.hpp's ExitCode.
 int run_embed(const EmbedOptions& options);
 
 }  // namespace accel::cli

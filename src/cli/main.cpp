@@ -1,6 +1,6 @@
 // The accel command line: `demo` (text embeddings, the README's first command), `embed` (a file of texts to
-// embeddings), `serve` (an embedding HTTP server), `gemm-demo` (GEMMs through the actors, checked and timed) and
-// `info` (devices and libraries).
+// embeddings), `tokenize` (a file of texts to ids), `serve` (an embedding HTTP server), `gemm-demo` (GEMMs through the
+// actors, checked and timed) and `info` (devices and libraries).
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -11,6 +11,7 @@
 #include "cli/gemm_demo.hpp"
 #include "cli/library_list.hpp"
 #include "cli/serve_command.hpp"
+#include "cli/tokenize_command.hpp"
 
 namespace {
 
@@ -65,6 +66,22 @@ int main(int argc, char** argv) {
   embed_cmd->add_option("--input-format", embed.input_format, "auto, lines or jsonl")
       ->check(CLI::IsMember({"auto", "lines", "jsonl"}));
 
+  accel::cli::TokenizeOptions tokenize;
+  CLI::App* tokenize_cmd = app.add_subcommand(
+      "tokenize", "the ids (and offsets) of each line (or JSONL \"text\") of a file, or of - for stdin, as JSONL");
+  tokenize_cmd->add_option("input", tokenize.input, "FILE or -")->required();
+  CLI::Option* tokenize_model = tokenize_cmd->add_option("--model", tokenize.model, "a model folder's tokenizer.json");
+  tokenize_cmd->add_option("--tokenizer", tokenize.tokenizer, "a tokenizer.json")->excludes(tokenize_model);
+  tokenize_cmd->add_flag("--offsets", tokenize.offsets, "also each token's [begin, end) in code points of the text");
+  tokenize_cmd->add_flag("!--no-special-tokens", tokenize.special_tokens, "leave out the post-processor's tokens");
+  tokenize_cmd->add_option("--max-length", tokenize.max_length, "truncate to this many ids (default: no truncation)")
+      ->check(CLI::PositiveNumber);
+  tokenize_cmd->add_option("--truncate", tokenize.truncate, "which end --max-length cuts: right or left")
+      ->check(CLI::IsMember({"right", "left"}));
+  tokenize_cmd->add_option("--threads", tokenize.threads, "tokenizer threads (default: one per hardware thread)");
+  tokenize_cmd->add_option("--input-format", tokenize.input_format, "auto, lines or jsonl")
+      ->check(CLI::IsMember({"auto", "lines", "jsonl"}));
+
   accel::cli::ServeCommand serve;
   accel::serve::ServeOptions& server = serve.server;
   CLI::App* serve_cmd =
@@ -116,6 +133,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (*demo_cmd) return accel::cli::run_embed_demo(demo);
   if (*embed_cmd) return accel::cli::run_embed(embed);
+  if (*tokenize_cmd) return accel::cli::run_tokenize(tokenize);
   if (*serve_cmd) return accel::cli::run_serve(serve);
   if (*gemm_cmd) return accel::cli::run_gemm_demo(gemm_demo);
   if (*info_cmd) return run_info();

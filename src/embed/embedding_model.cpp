@@ -13,8 +13,8 @@
 #include "accel/device/device.hpp"
 #include "accel/embed/model.hpp"
 #include "accel/graph/execute.hpp"
+#include "accel/text/tokenizer.hpp"
 #include "embed/bert_graph.hpp"
-#include "embed/wordpiece_tokenizer.hpp"
 
 namespace accel::embed {
 
@@ -41,7 +41,7 @@ struct Staging {
 
 class EmbeddingModel final : public Model {
  public:
-  EmbeddingModel(Device device, ModelFolder folder, WordPieceTokenizer tokenizer,
+  EmbeddingModel(Device device, ModelFolder folder, text::Tokenizer tokenizer,
                  std::shared_ptr<const graph::Graph> graph, Buffer<std::uint8_t> weights, Staging staging,
                  ModelInfo info, ModelOptions options, bool replays)
       : replays_(replays),
@@ -61,8 +61,9 @@ class EmbeddingModel final : public Model {
   }
 
   Result<TokenBatch> tokenize(std::span<const std::string> texts, Truncation truncation) const override {
-    ACCEL_ASSIGN_OR_RETURN(std::vector<Encoding> encodings,
-                           tokenizer_.encode_batch(texts, info_.max_sequence_length, options_.tokenizer_threads));
+    ACCEL_ASSIGN_OR_RETURN(
+        std::vector<text::Encoding> encodings,
+        tokenizer_.encode_batch(texts, {.max_length = info_.max_sequence_length}, options_.tokenizer_threads));
     TokenBatch batch;
     batch.offsets.reserve(texts.size() + 1);
     for (std::size_t i = 0; i < encodings.size(); ++i) {
@@ -113,9 +114,10 @@ class EmbeddingModel final : public Model {
   // Called before the model is handed out, so no caller reads info_ while it is written.
   Status warm() {
     const auto start = std::chrono::steady_clock::now();
+    ACCEL_ASSIGN_OR_RETURN(const text::Encoding empty, tokenizer_.encode("", {.max_length = info_.max_sequence_length}));
+    if (empty.ids.empty()) return invalid_argument("tokenizer.json: the empty text has no tokens to warm the model with");
     TokenBatch batch;
-    const std::int32_t ids[] = {tokenizer_.cls_id(), tokenizer_.sep_id()};
-    batch.append(ids);
+    batch.append(empty.ids);
     Status status = embed_tokens(std::move(batch)).wait().status();
     info_.load.warm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return status;
@@ -205,7 +207,7 @@ class EmbeddingModel final : public Model {
   const bool replays_;
   Device device_;
   ModelFolder folder_;
-  WordPieceTokenizer tokenizer_;
+  text::Tokenizer tokenizer_;
   std::shared_ptr<const graph::Graph> graph_;
   Buffer<std::uint8_t> weights_;
   Staging staging_;
@@ -232,7 +234,7 @@ double milliseconds_since(Clock::time_point from) {
 // What the host reads before the device matters: the folder checked, the tokenizer, the mapped weights.
 struct HostFiles {
   ModelFolder folder;
-  WordPieceTokenizer tokenizer;
+  text::Tokenizer tokenizer;
   SafetensorsFile file;
   BertWeights names;
   double read_ms = 0;
@@ -246,7 +248,7 @@ Result<HostFiles> read_host_files(const ModelOptions& options) {
   if (options.batch_tokens < folder.max_sequence_length())
     return invalid_argument(fmt::format("batch_tokens {} is below the model's longest sequence, {}",
                                         options.batch_tokens, folder.max_sequence_length()));
-  ACCEL_ASSIGN_OR_RETURN(WordPieceTokenizer tokenizer, WordPieceTokenizer::load(folder.tokenizer_json));
+  ACCEL_ASSIGN_OR_RETURN(text::Tokenizer tokenizer, text::Tokenizer::load(folder.tokenizer_json));
   ACCEL_ASSIGN_OR_RETURN(SafetensorsFile file, SafetensorsFile::open(folder.weights));
   ACCEL_ASSIGN_OR_RETURN(BertWeights names, BertWeights::validate(file, folder.config));
   return HostFiles{.folder = std::move(folder),
