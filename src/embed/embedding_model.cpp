@@ -114,8 +114,10 @@ class EmbeddingModel final : public Model {
   // Called before the model is handed out, so no caller reads info_ while it is written.
   Status warm() {
     const auto start = std::chrono::steady_clock::now();
-    ACCEL_ASSIGN_OR_RETURN(const text::Encoding empty, tokenizer_.encode("", {.max_length = info_.max_sequence_length}));
-    if (empty.ids.empty()) return invalid_argument("tokenizer.json: the empty text has no tokens to warm the model with");
+    ACCEL_ASSIGN_OR_RETURN(const text::Encoding empty,
+                           tokenizer_.encode("", {.max_length = info_.max_sequence_length}));
+    if (empty.ids.empty())
+      return invalid_argument("tokenizer.json: the empty text has no tokens to warm the model with");
     TokenBatch batch;
     batch.append(empty.ids);
     Status status = embed_tokens(std::move(batch)).wait().status();

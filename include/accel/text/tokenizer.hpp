@@ -43,11 +43,11 @@ struct EncodeOptions {
 struct Encoding {
   std::vector<std::int32_t> ids;
   std::vector<std::int32_t> type_ids;
-  std::vector<std::string> tokens;               // the vocabulary entry of each id
-  std::vector<Range> offsets;                    // bytes of the text passed in; {0, 0} for added special tokens
-  std::vector<std::uint8_t> special_tokens_mask; // 1 where the post-processor added the token
-  std::vector<std::uint32_t> sequence_ids;       // 0 or 1: which text of a pair; special tokens take their side's
-  bool truncated = false;                        // ids were dropped to fit max_length
+  std::vector<std::string> tokens;                // the vocabulary entry of each id
+  std::vector<Range> offsets;                     // bytes of the text passed in; {0, 0} for added special tokens
+  std::vector<std::uint8_t> special_tokens_mask;  // 1 where the post-processor added the token
+  std::vector<std::uint32_t> sequence_ids;        // 0 or 1: which text of a pair; special tokens take their side's
+  bool truncated = false;                         // ids were dropped to fit max_length
 };
 
 class Tokenizer {

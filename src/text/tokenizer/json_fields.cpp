@@ -26,9 +26,9 @@ Status refused(std::string_view path, const json& value, std::string_view why) {
 
 Status unsupported_type(std::string_view path, std::string_view type, std::string_view stage,
                         std::string_view supported) {
-  return refused(child(path, "type"), json(std::string(type)),
-                 std::string(stage) + " " + std::string(type) + " is not supported (we run: " +
-                     std::string(supported) + ")");
+  return refused(
+      child(path, "type"), json(std::string(type)),
+      std::string(stage) + " " + std::string(type) + " is not supported (we run: " + std::string(supported) + ")");
 }
 
 Result<const json*> member(const json& parent, std::string_view path, std::string_view key) {
@@ -75,8 +75,8 @@ Result<std::string> string_member_or(const json& parent, std::string_view path, 
 Result<std::uint64_t> count_member(const json& parent, std::string_view path, std::string_view key,
                                    std::uint64_t limit) {
   ACCEL_ASSIGN_OR_RETURN(const json* value, member(parent, path, key));
-  if (!value->is_number_integer() || (value->is_number_integer() && !value->is_number_unsigned() &&
-                                      value->get<std::int64_t>() < 0) ||
+  if (!value->is_number_integer() ||
+      (value->is_number_integer() && !value->is_number_unsigned() && value->get<std::int64_t>() < 0) ||
       value->get<std::uint64_t>() > limit) {
     return refused(child(path, key), *value, "expected an integer from 0 to " + std::to_string(limit));
   }

@@ -16,9 +16,9 @@ namespace accel::text::json_fields {
 
 using nlohmann::json;
 
-[[nodiscard]] std::string child(std::string_view path, std::string_view key);   // "a.b"
-[[nodiscard]] std::string indexed(std::string_view path, std::size_t index);    // "a[3]"
-[[nodiscard]] std::string shown(const json& value);                               // for messages
+[[nodiscard]] std::string child(std::string_view path, std::string_view key);  // "a.b"
+[[nodiscard]] std::string indexed(std::string_view path, std::size_t index);   // "a[3]"
+[[nodiscard]] std::string shown(const json& value);                            // for messages
 
 // "tokenizer.json: <path> is <value>; <why>".
 [[nodiscard]] Status refused(std::string_view path, const json& value, std::string_view why);
