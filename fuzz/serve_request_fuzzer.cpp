@@ -12,7 +12,7 @@
 #include <variant>
 
 #include "accel/embed/model.hpp"
-#include "embed/wordpiece_tokenizer.hpp"
+#include "accel/text/tokenizer.hpp"
 #include "serve/openai_api.hpp"
 #include "serve/tei_api.hpp"
 
@@ -23,9 +23,9 @@ using namespace accel;
 constexpr serve::RequestLimits kLimits{
     .max_inputs = 2048, .max_sequence_length = 256, .dimensions = 384, .vocabulary = 30522};
 
-const embed::WordPieceTokenizer& tokenizer() {
-  static const embed::WordPieceTokenizer loaded = [] {
-    auto result = embed::WordPieceTokenizer::load(ACCEL_FUZZ_TOKENIZER_JSON);
+const text::Tokenizer& tokenizer() {
+  static const text::Tokenizer loaded = [] {
+    auto result = text::Tokenizer::load(ACCEL_FUZZ_MINILM_TOKENIZER_JSON);
     if (!result.ok()) std::abort();
     return std::move(*result);
   }();
@@ -35,11 +35,12 @@ const embed::WordPieceTokenizer& tokenizer() {
 void answer(const serve::EmbedRequest& request, bool tei) {
   embed::Embeddings embeddings{.dimensions = kLimits.dimensions};
   embed::TokenBatch batch;
-  for (const std::string& text : request.texts) {
-    auto encoded = tokenizer().encode(text, kLimits.max_sequence_length);
-    if (!encoded.ok()) return;
-    if (encoded->truncated && !request.truncate) return;
-    batch.append(encoded->ids);
+  // As the model tokenizes them: one batch (on this thread), refused when a text is cut and truncate is not asked.
+  auto encoded = tokenizer().encode_batch(request.texts, {.max_length = kLimits.max_sequence_length}, 1);
+  if (!encoded.ok()) return;
+  for (const text::Encoding& encoding : *encoded) {
+    if (encoding.truncated && !request.truncate) return;
+    batch.append(encoding.ids);
   }
   for (const auto& sequence : request.token_inputs) batch.append(sequence);
   for (std::size_t i = 0; i < batch.sequences(); ++i) embeddings.tokens.push_back(batch.length(i));
