@@ -94,12 +94,10 @@ class Bpe final : public TokenModel {
   }
 
   [[nodiscard]] std::optional<std::int32_t> token_to_id(std::string_view token) const override {
-    const auto index = vocab_.index_of(token);
-    return index ? std::optional(vocab_.id(*index)) : std::nullopt;
+    return vocab_.token_to_id(token);
   }
   [[nodiscard]] std::optional<std::string_view> id_to_token(std::int32_t id) const override {
-    const auto index = vocab_.index_of_id(id);
-    return index ? std::optional<std::string_view>(vocab_.piece(*index)) : std::nullopt;
+    return vocab_.id_to_token(id);
   }
   [[nodiscard]] std::size_t vocabulary_size() const override { return vocab_.vocabulary_size(); }
 

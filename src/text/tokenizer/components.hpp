@@ -70,6 +70,9 @@ class TokenModel {
 // The ids of one sequence, as the post-processor sees and extends them. Offsets are absolute original bytes.
 struct Encoding;  // accel/text/tokenizer.hpp
 
+// Moves `from`'s tokens onto the end of `to` (a post-processor's parts, or the two texts of a pair).
+void append_encoding(Encoding& to, Encoding&& from);
+
 class PostProcessor {
  public:
   virtual ~PostProcessor() = default;

@@ -41,6 +41,15 @@ class PieceTable {
   [[nodiscard]] std::int32_t id(std::uint32_t index) const noexcept { return ids_[index]; }
   [[nodiscard]] std::optional<std::uint32_t> index_of(std::string_view piece) const;
   [[nodiscard]] std::optional<std::uint32_t> index_of_id(std::int32_t id) const;
+  // TokenModel's two lookups, for the models that keep their vocabulary here.
+  [[nodiscard]] std::optional<std::int32_t> token_to_id(std::string_view piece) const {
+    const auto index = index_of(piece);
+    return index ? std::optional(id(*index)) : std::nullopt;
+  }
+  [[nodiscard]] std::optional<std::string_view> id_to_token(std::int32_t token_id) const {
+    const auto index = index_of_id(token_id);
+    return index ? std::optional<std::string_view>(piece(*index)) : std::nullopt;
+  }
   // One more than the largest id.
   [[nodiscard]] std::size_t vocabulary_size() const noexcept {
     return ids_.empty() ? 0 : static_cast<std::size_t>(ids_.back()) + 1;

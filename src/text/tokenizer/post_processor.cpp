@@ -49,20 +49,6 @@ Encoding special_part(const SpecialTokens& special, std::int32_t type_id, std::u
   return part;
 }
 
-void append(Encoding& to, Encoding&& from) {
-  const auto move_all = [](auto& destination, auto& source) {
-    destination.insert(destination.end(), std::make_move_iterator(source.begin()),
-                       std::make_move_iterator(source.end()));
-  };
-  move_all(to.ids, from.ids);
-  move_all(to.type_ids, from.type_ids);
-  move_all(to.tokens, from.tokens);
-  move_all(to.offsets, from.offsets);
-  move_all(to.special_tokens_mask, from.special_tokens_mask);
-  move_all(to.sequence_ids, from.sequence_ids);
-  to.truncated = to.truncated || from.truncated;
-}
-
 // A processor over the list of parts (`tokenizers`' process_encodings); process() does what `tokenizers`' default
 // PostProcessor::process does around it.
 class PartsProcessor : public PostProcessor {
@@ -79,7 +65,7 @@ class PartsProcessor : public PostProcessor {
     }
     process_parts(parts, add_special_tokens);
     first = Encoding{};
-    for (Encoding& part : parts) append(first, std::move(part));
+    for (Encoding& part : parts) append_encoding(first, std::move(part));
   }
 };
 
@@ -384,6 +370,20 @@ Result<std::unique_ptr<PartsProcessor>> make_parts_processor(const json& object,
 }
 
 }  // namespace
+
+void append_encoding(Encoding& to, Encoding&& from) {
+  const auto move_all = [](auto& destination, auto& source) {
+    destination.insert(destination.end(), std::make_move_iterator(source.begin()),
+                       std::make_move_iterator(source.end()));
+  };
+  move_all(to.ids, from.ids);
+  move_all(to.type_ids, from.type_ids);
+  move_all(to.tokens, from.tokens);
+  move_all(to.offsets, from.offsets);
+  move_all(to.special_tokens_mask, from.special_tokens_mask);
+  move_all(to.sequence_ids, from.sequence_ids);
+  to.truncated = to.truncated || from.truncated;
+}
 
 Result<std::unique_ptr<PostProcessor>> make_post_processor(const nlohmann::json& object, std::string_view path,
                                                            const Vocabulary& vocabulary) {

@@ -103,20 +103,6 @@ void truncate_longest_first(Encoding& first, Encoding& second, std::size_t max_l
   truncate(second, first_is_longer ? shorter : longer, side);
 }
 
-void append_encoding(Encoding& to, Encoding&& from) {
-  const auto move_all = [](auto& destination, auto& source) {
-    destination.insert(destination.end(), std::make_move_iterator(source.begin()),
-                       std::make_move_iterator(source.end()));
-  };
-  move_all(to.ids, from.ids);
-  move_all(to.type_ids, from.type_ids);
-  move_all(to.tokens, from.tokens);
-  move_all(to.offsets, from.offsets);
-  move_all(to.special_tokens_mask, from.special_tokens_mask);
-  move_all(to.sequence_ids, from.sequence_ids);
-  to.truncated = to.truncated || from.truncated;
-}
-
 Result<Encoding> encode_valid(const Tokenizer::Pipeline& pipeline, std::string_view first,
                               const std::string_view* second, const EncodeOptions& options) {
   const bool pair = second != nullptr;
