@@ -350,9 +350,15 @@ for index in range(4):
     seed("tokenizer_encode", "%d-no-special-tokens" % index, bytes([ord("8") + index, 3]) + FIXED_TEXT.encode())
     seed("tokenizer_encode", "%d-pair" % index, bytes([ord("p") + index, 12]) + (FIXED_TEXT + FIXED_PAIR).encode())
 
-# First byte: which file (0 modules.json, 1 config.json, 2 sentence_bert_config.json, 3 1_Pooling/config.json).
-for index, name in enumerate(["modules.json", "config.json", "sentence_bert_config.json", "1_Pooling/config.json"]):
-    seed("model_folder", name.replace("/", "-"), str(index) + (model / name).read_text())
+# First byte: which file of the committed tiny model the input replaces (fuzz/model_folder_fuzzer.cpp's kFiles);
+# the Transformer's sentence_bert_config.json comes from all-MiniLM-L6-v2 (sentence-transformers 6 writes none).
+tiny = pathlib.Path(__file__).resolve().parent.parent / "tests/embed/data/families/bert_mean_dense_norm"
+model_folder_files = ["modules.json", "config.json", "1_Pooling/config.json", "2_Dense/config.json",
+                      "config_sentence_transformers.json", "tokenizer_config.json", "sentence_bert_config.json",
+                      "model.safetensors", "2_Dense/model.safetensors"]
+for index, name in enumerate(model_folder_files):
+    source = model / name if name == "sentence_bert_config.json" else tiny / name
+    seed("model_folder", name.replace("/", "-"), str(index).encode() + source.read_bytes())
 
 # First byte: '0' OpenAI, '1' TEI.
 bodies = {

@@ -17,7 +17,7 @@
 #include "accel/device/device.hpp"
 #include "accel/embed/model.hpp"
 #include "accel/graph/execute.hpp"
-#include "embed/bert_graph.hpp"
+#include "embed/model_graph.hpp"
 #include "graph/executable_plan.hpp"
 
 namespace {
@@ -73,7 +73,7 @@ graph::Execute request(const std::shared_ptr<const graph::Graph>& g, const Buffe
           .symbols = {{"tokens", b.tokens}, {"sequences", b.sequences}},
           .weights = weights,
           .inputs = {{"ids", b.ids}, {"offsets", b.offsets}},
-          .outputs = {{"embeddings", b.out}},
+          .outputs = {{"output", b.out}},
           .mode = mode};
 }
 
@@ -102,8 +102,10 @@ int main(int argc, char** argv) {
   };
 
   const auto folder = check(embed::ModelFolder::read(embed::default_model_folder()), "reading the model folder");
+  const auto model_weights = check(embed::ModelWeights::open(folder), "checking the weights");
   auto start = Clock::now();
-  auto g = check(embed::bert_graph(folder, {.compute = compute, .batch_tokens = 16384}), "building the graph");
+  auto g = check(embed::model_graph(folder, model_weights, {.compute = compute, .batch_tokens = 16384}),
+                 "building the graph");
   const double template_us = micros_since(start);
   start = Clock::now();
   (void)check(graph::ExecutablePlan::make(g, {{"tokens", 4096}, {"sequences", 64}}), "specialising");
@@ -112,9 +114,7 @@ int main(int argc, char** argv) {
         {"specialise_us", micros_since(start)},
         {"nodes", g->nodes().size()}});
 
-  const auto file = check(embed::SafetensorsFile::open(folder.weights), "opening the weights");
-  const auto names = check(embed::BertWeights::validate(file, folder.config), "checking the weights");
-  const auto bytes = check(embed::bert_weight_bytes(*g, file, names), "converting the weights");
+  const auto bytes = check(embed::model_weight_bytes(*g, model_weights), "converting the weights");
   auto weights = check(device.allocate<std::uint8_t>(bytes.size()).wait(), "allocating the weights");
   check(device.upload(std::span<const std::uint8_t>(bytes), weights).wait().status(), "uploading the weights");
   const std::uint32_t width = folder.config.hidden_size;

@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <variant>
 
 #include "accel/embed/model.hpp"
 #include "cli/device_choice.hpp"
@@ -39,10 +41,22 @@ class Progress {
   bool shown_ = false;
 };
 
-void write_jsonl(std::ostream& out, const embed::Embeddings& e, std::size_t first) {
+void write_jsonl(std::ostream& out, const embed::Embeddings& e, embed::Output output, std::size_t first) {
   for (std::size_t i = 0; i < e.count(); ++i) {
-    out << fmt::format("{{\"index\":{},\"tokens\":{},\"embedding\":[{}]}}\n", first + i, e.tokens[i],
-                       fmt::join(e.row(i), ","));
+    out << fmt::format("{{\"index\":{},\"tokens\":{},", first + i, e.tokens[i]);
+    if (output == embed::Output::sparse) {
+      std::vector<std::uint32_t> indices;
+      std::vector<float> values;
+      for (const auto& [index, value] : e.nonzeros(i)) {
+        indices.push_back(index);
+        values.push_back(value);
+      }
+      out << fmt::format("\"sparse\":{{\"indices\":[{}],\"values\":[{}]}}}}\n", fmt::join(indices, ","),
+                         fmt::join(values, ","));
+    } else {
+      out << fmt::format("\"{}\":[{}]}}\n", output == embed::Output::dense ? "embedding" : "scores",
+                         fmt::join(e.row(i), ","));
+    }
   }
 }
 
@@ -58,6 +72,51 @@ void write_npy(std::ostream& out, const std::vector<float>& values, std::size_t 
   out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
 }
 
+embed::Truncation truncation_named(const std::string& name) {
+  if (name == "left") return embed::Truncation::left;
+  if (name == "refuse") return embed::Truncation::refuse;
+  return embed::Truncation::right;
+}
+
+// The model the options name, on their device; or the exit code, its reason printed.
+std::variant<std::shared_ptr<embed::Model>, int> load(const char* command, System& system,
+                                                      const EmbedOptions& options) {
+  const std::filesystem::path folder =
+      options.model.empty() ? embed::default_model_folder() : std::filesystem::path(options.model);
+  if (!std::filesystem::exists(folder / "config.json") && !std::filesystem::exists(folder / "modules.json")) {
+    fmt::print(stderr, "accel {}: no model at {} (./scripts/setup installs all-MiniLM-L6-v2; or --model DIR)\n",
+               command, folder.string());
+    return kBadModel;
+  }
+  auto [model, device_failed] =
+      open_model(system, options.device, {.folder = folder, .batch_tokens = options.batch_tokens});
+  if (device_failed) {
+    fmt::print(stderr, "accel {}: {}\n", command, model.status().to_string());
+    return kFailed;
+  }
+  if (!model.ok()) {
+    fmt::print(stderr, "accel {}: the model at {} did not load: {}\n", command, folder.string(),
+               model.status().to_string());
+    return kBadModel;
+  }
+  return *model;
+}
+
+// The output stream the options name (stdout for -); false when the file cannot be written.
+bool open_output(const char* command, const std::string& path, std::ofstream& file) {
+  if (path == "-") return true;
+  file.open(path, std::ios::binary);
+  if (!file) fmt::print(stderr, "accel {}: cannot write {}\n", command, path);
+  return static_cast<bool>(file);
+}
+
+int finish_output(const char* command, std::ostream& out, const std::string& path) {
+  out.flush();
+  if (out) return kDone;
+  fmt::print(stderr, "accel {}: writing {} failed\n", command, path);
+  return kBadFile;
+}
+
 }  // namespace
 
 int run_embed(const EmbedOptions& options) {
@@ -67,62 +126,98 @@ int run_embed(const EmbedOptions& options) {
     return failure->code;
   }
   const std::vector<std::string>& texts = std::get<std::vector<std::string>>(read);
-
-  const std::filesystem::path folder =
-      options.model.empty() ? embed::default_model_folder() : std::filesystem::path(options.model);
-  if (!std::filesystem::exists(folder / "config.json")) {
-    fmt::print(stderr, "accel embed: no model at {} (./scripts/setup installs all-MiniLM-L6-v2; or --model DIR)\n",
-               folder.string());
-    return kBadModel;
-  }
   System system;
-  auto [model, device_failed] =
-      open_model(system, options.device, {.folder = folder, .batch_tokens = options.batch_tokens});
-  if (device_failed) {
-    fmt::print(stderr, "accel embed: {}\n", model.status().to_string());
+  auto loaded = load("embed", system, options);
+  if (const int* code = std::get_if<int>(&loaded)) return *code;
+  embed::Model& model = *std::get<std::shared_ptr<embed::Model>>(loaded);
+  const embed::Output output = model.info().output;
+  const bool npy = options.output.ends_with(".npy");
+  if (npy && output != embed::Output::dense) {
+    fmt::print(stderr, "accel embed: .npy holds dense embeddings; this model's output is {} (write JSONL)\n",
+               to_string(output));
     return kFailed;
   }
-  if (!model.ok()) {
-    fmt::print(stderr, "accel embed: the model at {} did not load: {}\n", folder.string(), model.status().to_string());
-    return kBadModel;
-  }
-
+  const embed::EmbedOptions embed_options{
+      .truncation = truncation_named(options.truncate),
+      .prompt = options.has_prompt ? std::optional<std::string>(options.prompt) : std::nullopt,
+      .prompt_name = options.prompt_name.empty() ? std::nullopt : std::optional<std::string>(options.prompt_name),
+      .dimensions = options.dimensions};
   std::ofstream file;
-  if (options.output != "-") {
-    file.open(options.output, std::ios::binary);
-    if (!file) {
-      fmt::print(stderr, "accel embed: cannot write {}\n", options.output);
-      return kBadFile;
-    }
-  }
+  if (!open_output("embed", options.output, file)) return kBadFile;
   std::ostream& out = options.output == "-" ? std::cout : file;
-  const bool npy = options.output.ends_with(".npy");
   std::vector<float> all;
+  std::uint32_t dimensions = 0;
   Progress progress(texts.size());
   for (std::size_t first = 0; first < texts.size(); first += kChunkTexts) {
     const std::size_t count = std::min(kChunkTexts, texts.size() - first);
     Result<embed::Embeddings> chunk =
-        (*model)
-            ->embed(std::vector<std::string>(texts.begin() + static_cast<std::ptrdiff_t>(first),
-                                             texts.begin() + static_cast<std::ptrdiff_t>(first + count)))
+        model
+            .embed(std::vector<std::string>(texts.begin() + static_cast<std::ptrdiff_t>(first),
+                                            texts.begin() + static_cast<std::ptrdiff_t>(first + count)),
+                   embed_options)
             .wait();
     if (!chunk.ok()) {
       fmt::print(stderr, "accel embed: texts {}..{}: {}\n", first + 1, first + count, chunk.status().to_string());
       return kFailed;
     }
+    dimensions = chunk->dimensions;
     if (npy) {
       all.insert(all.end(), chunk->values.begin(), chunk->values.end());
     } else {
-      write_jsonl(out, *chunk, first);
+      write_jsonl(out, *chunk, output, first);
     }
     progress.update(first + count);
   }
-  if (npy) write_npy(out, all, texts.size(), (*model)->info().dimensions);
-  out.flush();
-  if (!out) {
-    fmt::print(stderr, "accel embed: writing {} failed\n", options.output);
-    return kBadFile;
+  if (npy) write_npy(out, all, texts.size(), dimensions != 0 ? dimensions : model.info().dimensions);
+  return finish_output("embed", out, options.output);
+}
+
+int run_rerank(const EmbedOptions& options) {
+  auto read = read_texts(options.input, options.input_format);
+  if (auto* failure = std::get_if<InputFailure>(&read)) {
+    fmt::print(stderr, "accel rerank: {}\n", failure->message);
+    return failure->code;
   }
+  System system;
+  auto loaded = load("rerank", system, options);
+  if (const int* code = std::get_if<int>(&loaded)) return *code;
+  embed::Model& model = *std::get<std::shared_ptr<embed::Model>>(loaded);
+  Result<embed::Embeddings> scores = model
+                                         .rerank(options.query, std::get<std::vector<std::string>>(std::move(read)),
+                                                 truncation_named(options.truncate))
+                                         .wait();
+  if (!scores.ok()) {
+    fmt::print(stderr, "accel rerank: {}\n", scores.status().to_string());
+    return kFailed;
+  }
+  std::ofstream file;
+  if (!open_output("rerank", options.output, file)) return kBadFile;
+  std::ostream& out = options.output == "-" ? std::cout : file;
+  for (std::size_t i = 0; i < scores->count(); ++i) {
+    const std::span<const float> row = scores->row(i);
+    if (row.size() == 1)
+      out << fmt::format("{{\"index\":{},\"tokens\":{},\"score\":{},\"logit\":{}}}\n", i, scores->tokens[i],
+                         1.0 / (1.0 + std::exp(-double{row[0]})), row[0]);
+    else
+      out << fmt::format("{{\"index\":{},\"tokens\":{},\"scores\":[{}]}}\n", i, scores->tokens[i], fmt::join(row, ","));
+  }
+  return finish_output("rerank", out, options.output);
+}
+
+int run_model_info(const EmbedOptions& options) {
+  System system;
+  auto loaded = load("info", system, options);
+  if (const int* code = std::get_if<int>(&loaded)) return *code;
+  const embed::ModelInfo& info = std::get<std::shared_ptr<embed::Model>>(loaded)->info();
+  fmt::print("model: {}\nfamily: {} (model_type {}), {} layers, hidden {}, vocabulary {}\n", info.name, info.family,
+             info.model_type, info.layers, info.hidden, info.vocabulary);
+  fmt::print("output: {}, {} dimensions: {}\n", to_string(info.output), info.dimensions, info.head);
+  fmt::print("max sequence length: {} tokens; runs of at most {} tokens\n", info.max_sequence_length,
+             info.batch_tokens);
+  fmt::print("tokenizer: {}\n", info.tokenizer);
+  for (const auto& [name, text] : info.prompts)
+    fmt::print("prompt {}{}: {:?}\n", name, name == info.default_prompt_name ? " (default)" : "", text);
+  fmt::print("device: {}, computing in {}\n", info.device, to_string(info.compute));
   return kDone;
 }
 

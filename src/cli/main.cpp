@@ -1,6 +1,7 @@
 // The accel command line: `demo` (text embeddings, the README's first command), `embed` (a file of texts to
-// embeddings), `tokenize` (a file of texts to ids), `serve` (an embedding HTTP server), `gemm-demo` (GEMMs through the
-// actors, checked and timed) and `info` (devices and libraries).
+// embeddings, sparse vectors or scores), `rerank` (a cross-encoder's scores), `tokenize` (a file of texts to ids),
+// `serve` (an embedding HTTP server), `gemm-demo` (GEMMs through the actors, checked and timed) and `info` (devices and
+// libraries).
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -63,6 +64,13 @@ int main(int argc, char** argv) {
   embed_cmd->add_option("--batch-tokens", embed.batch_tokens, "most tokens run at once")
       ->check(CLI::Range(256u, 1u << 20));
   embed_cmd->add_option("-o,--output", embed.output, "JSONL, or .npy (float32 [texts, dims]); - for stdout");
+  CLI::Option* prompt = embed_cmd->add_option("--prompt", embed.prompt, "text put before each input");
+  embed_cmd->add_option("--prompt-name", embed.prompt_name, "the model's prompt of that name before each input")
+      ->excludes(prompt);
+  embed_cmd->add_option("--dimensions", embed.dimensions, "keep the first N dimensions (Matryoshka), normalised again")
+      ->check(CLI::PositiveNumber);
+  embed_cmd->add_option("--truncate", embed.truncate, "a text past the model's length: cut right, left or refuse")
+      ->check(CLI::IsMember({"right", "left", "refuse"}));
   embed_cmd->add_option("--input-format", embed.input_format, "auto, lines or jsonl")
       ->check(CLI::IsMember({"auto", "lines", "jsonl"}));
 
@@ -128,14 +136,34 @@ int main(int argc, char** argv) {
   gemm_cmd->add_option("--sizes", gemm_demo.sizes, "square GEMM sizes")->delimiter(',');
   gemm_cmd->add_option("--repeats", gemm_demo.repeats, "timed repetitions per size")->check(CLI::PositiveNumber);
 
-  CLI::App* info_cmd = app.add_subcommand("info", "devices and library versions");
+  accel::cli::EmbedOptions rerank;
+  CLI::App* rerank_cmd = app.add_subcommand("rerank", "a cross-encoder's score of QUERY with each line of a file");
+  rerank_cmd->add_option("query", rerank.query, "the query")->required();
+  rerank_cmd->add_option("input", rerank.input, "FILE or -: one passage per line (or JSONL \"text\")")->required();
+  rerank_cmd->add_option("--model", rerank.model, "a cross-encoder's folder")->required();
+  rerank_cmd->add_option("--device", rerank.device, std::string(accel::cli::kDeviceChoices))->check(devices);
+  rerank_cmd->add_option("--truncate", rerank.truncate, "a pair past the model's length: cut (right) or refuse")
+      ->check(CLI::IsMember({"right", "refuse"}));
+  rerank_cmd->add_option("-o,--output", rerank.output, "JSONL; - for stdout");
+  rerank_cmd->add_option("--input-format", rerank.input_format, "auto, lines or jsonl")
+      ->check(CLI::IsMember({"auto", "lines", "jsonl"}));
+
+  accel::cli::EmbedOptions model_info;
+  CLI::App* info_cmd = app.add_subcommand("info", "devices and library versions; with --model, what the folder loads");
+  info_cmd->add_option("--model", model_info.model, "a model folder: say what loads from it (on the CPU)");
 
   CLI11_PARSE(app, argc, argv);
+  embed.has_prompt = prompt->count() > 0;
   if (*demo_cmd) return accel::cli::run_embed_demo(demo);
   if (*embed_cmd) return accel::cli::run_embed(embed);
   if (*tokenize_cmd) return accel::cli::run_tokenize(tokenize);
   if (*serve_cmd) return accel::cli::run_serve(serve);
   if (*gemm_cmd) return accel::cli::run_gemm_demo(gemm_demo);
-  if (*info_cmd) return run_info();
+  if (*rerank_cmd) return accel::cli::run_rerank(rerank);
+  if (*info_cmd) {
+    if (model_info.model.empty()) return run_info();
+    model_info.device = "cpu";
+    return accel::cli::run_model_info(model_info);
+  }
   return 1;
 }

@@ -63,6 +63,14 @@ int run_serve(const ServeCommand& command) {
     return 1;
   }
   const embed::ModelInfo& info = (*model)->info();
+  // Its routes answer with dense embeddings; a SPLADE model's or a cross-encoder's rows are not that.
+  if (info.output != embed::Output::dense) {
+    fmt::print(stderr,
+               "accel serve: {} is a {} model ({}); the server serves dense embeddings only (accel embed and accel "
+               "rerank run it)\n",
+               info.name, to_string(info.output), info.head);
+    return 1;
+  }
   fmt::print(stderr, "accel serve: ready: {} ({} dimensions, {} tokens at most) on {}\n", info.name, info.dimensions,
              info.max_sequence_length, info.device);
   // An isolated worker that is replaced takes the model's weights with it: the server loads them again.

@@ -30,6 +30,7 @@ std::string_view to_string(Activation activation) noexcept {
     case Activation::gelu_erf: return "gelu_erf";
     case Activation::sigmoid: return "sigmoid";
     case Activation::tanh: return "tanh";
+    case Activation::log1p_relu: return "log1p_relu";
   }
   return "?";
 }
@@ -74,6 +75,7 @@ double activate(Activation activation, double x) noexcept {
     case Activation::gelu_erf: return 0.5 * x * (1.0 + std::erf(x / std::numbers::sqrt2));
     case Activation::sigmoid: return 1.0 / (1.0 + std::exp(-x));
     case Activation::tanh: return std::tanh(x);
+    case Activation::log1p_relu: return std::log1p(std::max(x, 0.0));
   }
   return x;
 }

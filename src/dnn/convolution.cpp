@@ -21,7 +21,8 @@ std::optional<PointwiseMode> activation_of(Activation activation) {
     case Activation::gelu_erf: return PointwiseMode::gelu;
     case Activation::silu: return PointwiseMode::swish;
     case Activation::identity:
-    case Activation::gelu_tanh: break;
+    case Activation::gelu_tanh:
+    case Activation::log1p_relu: break;
   }
   return std::nullopt;
 }

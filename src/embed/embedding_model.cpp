@@ -1,40 +1,72 @@
-// accel::embed::Model's implementation: the folder read and checked, the tokenizer loaded, the weights uploaded
-// once, and runs of packed tokens sent to the device as graph::Execute requests from the caller's thread. No
-// thread of the model's own sits between a caller and the device: handing each call to one would add a thread's
-// wake-up to the latency of every call of a quiet server.
+// accel::embed::Model's implementation: texts tokenised, runs of packed tokens sent to the device as
+// graph::Execute requests from the caller's thread. No thread of the model's own sits between a caller and the
+// device: handing each call to one would add a thread's wake-up to the latency of every call of a quiet server.
+#include "embed/embedding_model.hpp"
+
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
-#include <functional>
-#include <future>
 #include <mutex>
 
-#include "accel/device/device.hpp"
-#include "accel/embed/model.hpp"
 #include "accel/graph/execute.hpp"
-#include "accel/text/tokenizer.hpp"
-#include "embed/bert_graph.hpp"
+#include "embed/model_graph.hpp"
 
 namespace accel::embed {
 
-void TokenBatch::append(std::span<const std::int32_t> sequence) {
+void TokenBatch::append(std::span<const std::int32_t> sequence, std::span<const std::int32_t> types) {
   ids.insert(ids.end(), sequence.begin(), sequence.end());
+  if (!types.empty()) {
+    type_ids.resize(ids.size() - sequence.size(), 0);
+    type_ids.insert(type_ids.end(), types.begin(), types.end());
+  } else if (!type_ids.empty()) {
+    type_ids.resize(ids.size(), 0);
+  }
   offsets.push_back(static_cast<std::uint32_t>(ids.size()));
+}
+
+std::vector<std::pair<std::uint32_t, float>> Embeddings::nonzeros(std::size_t index) const {
+  std::vector<std::pair<std::uint32_t, float>> out;
+  const std::span<const float> values = row(index);
+  for (std::uint32_t i = 0; i < values.size(); ++i)
+    if (values[i] != 0.0f) out.emplace_back(i, values[i]);
+  return out;
+}
+
+std::string_view to_string(Output output) noexcept {
+  switch (output) {
+    case Output::dense: return "dense";
+    case Output::sparse: return "sparse";
+    case Output::scores: return "scores";
+  }
+  return "unknown";
 }
 
 namespace {
 
-// Device buffers for the largest run, allocated once: a run copies its ids and offsets into their beginning.
-struct Staging {
-  Buffer<std::int32_t> ids, offsets;
-  Buffer<float> embeddings;
+template <class T>
+Future<T> failed(Status status) {
+  Promise<T> promise;
+  Future<T> future = promise.future();
+  promise.set(std::move(status));
+  return future;
+}
 
-  static Result<Staging> allocate(const Device& device, std::uint32_t batch_tokens, std::uint32_t dimensions) {
+// Device buffers for the largest run, allocated once: a run copies its inputs into their beginning.
+struct Staging {
+  Buffer<std::int32_t> ids, offsets, types;
+  Buffer<float> output;
+
+  static Result<Staging> allocate(const Device& device, std::uint32_t batch_tokens, std::uint64_t output_floats,
+                                  bool types) {
     Staging s;
     ACCEL_ASSIGN_OR_RETURN(s.ids, device.allocate<std::int32_t>(batch_tokens).wait());
     ACCEL_ASSIGN_OR_RETURN(s.offsets, device.allocate<std::int32_t>(batch_tokens + 1ull).wait());
-    ACCEL_ASSIGN_OR_RETURN(s.embeddings, device.allocate<float>(std::uint64_t{batch_tokens} * dimensions).wait());
+    if (types) {
+      ACCEL_ASSIGN_OR_RETURN(s.types, device.allocate<std::int32_t>(batch_tokens).wait());
+    }
+    ACCEL_ASSIGN_OR_RETURN(s.output, device.allocate<float>(output_floats).wait());
     return s;
   }
 };
@@ -45,6 +77,9 @@ class EmbeddingModel final : public Model {
                  std::shared_ptr<const graph::Graph> graph, Buffer<std::uint8_t> weights, Staging staging,
                  ModelInfo info, ModelOptions options, bool replays)
       : replays_(replays),
+        takes_types_(takes_token_types(folder)),
+        run_sequences_(static_cast<std::uint32_t>(
+            std::clamp<std::uint64_t>(kMaxRunOutputs / info.dimensions, 1, info.batch_tokens))),
         device_(std::move(device)),
         folder_(std::move(folder)),
         tokenizer_(std::move(tokenizer)),
@@ -60,14 +95,21 @@ class EmbeddingModel final : public Model {
     idle_.wait(lock, [&] { return in_flight_ == 0; });
   }
 
-  Result<TokenBatch> tokenize(std::span<const std::string> texts, Truncation truncation) const override {
+  Result<TokenBatch> tokenize(std::span<const std::string> texts, const EmbedOptions& options) const override {
+    ACCEL_ASSIGN_OR_RETURN(const std::string prompt, prompt_for(options));
+    std::vector<std::string> prompted;
+    if (!prompt.empty()) {
+      prompted.reserve(texts.size());
+      for (const std::string& text : texts) prompted.push_back(prompt + text);
+      texts = prompted;
+    }
     ACCEL_ASSIGN_OR_RETURN(
         std::vector<text::Encoding> encodings,
-        tokenizer_.encode_batch(texts, {.max_length = info_.max_sequence_length}, options_.tokenizer_threads));
+        tokenizer_.encode_batch(texts, encode_options(options.truncation), options_.tokenizer_threads));
     TokenBatch batch;
     batch.offsets.reserve(texts.size() + 1);
     for (std::size_t i = 0; i < encodings.size(); ++i) {
-      if (truncation == Truncation::refuse && encodings[i].truncated)
+      if (options.truncation == Truncation::refuse && encodings[i].truncated)
         return invalid_argument(
             fmt::format("text {} is longer than the model's {} tokens", i, info_.max_sequence_length));
       batch.append(encodings[i].ids);
@@ -75,24 +117,44 @@ class EmbeddingModel final : public Model {
     return batch;
   }
 
-  Future<Embeddings> embed(std::vector<std::string> texts, Truncation truncation) override {
-    Result<TokenBatch> batch = tokenize(texts, truncation);
-    if (!batch.ok()) {
-      Promise<Embeddings> failed;
-      Future<Embeddings> future = failed.future();
-      failed.set(batch.status());
-      return future;
+  Future<Embeddings> embed(std::vector<std::string> texts, EmbedOptions options) override {
+    if (options.dimensions != 0 && info_.output != Output::dense)
+      return failed<Embeddings>(invalid_argument(fmt::format(
+          "dimensions: the model's output is {}, and only dense embeddings are cut", to_string(info_.output))));
+    if (options.dimensions > info_.dimensions)
+      return failed<Embeddings>(invalid_argument(
+          fmt::format("dimensions {} is more than the model's {}", options.dimensions, info_.dimensions)));
+    Result<TokenBatch> batch = tokenize(texts, options);
+    if (!batch.ok()) return failed<Embeddings>(batch.status());
+    if (options.dimensions == 0 || options.dimensions == info_.dimensions) return embed_tokens(std::move(*batch));
+    return keep_dimensions(embed_tokens(std::move(*batch)), options.dimensions);
+  }
+
+  Result<TokenBatch> tokenize_pairs(std::string_view query, std::span<const std::string> passages,
+                                    Truncation truncation) const override {
+    TokenBatch batch;
+    for (std::size_t i = 0; i < passages.size(); ++i) {
+      ACCEL_ASSIGN_OR_RETURN(const text::Encoding pair,
+                             tokenizer_.encode_pair(query, passages[i], encode_options(truncation)));
+      if (truncation == Truncation::refuse && pair.truncated)
+        return invalid_argument(fmt::format("the query and passage {} are longer together than the model's {} tokens",
+                                            i, info_.max_sequence_length));
+      batch.append(pair.ids, pair.type_ids);
     }
+    return batch;
+  }
+
+  Future<Embeddings> rerank(std::string query, std::vector<std::string> passages, Truncation truncation) override {
+    if (info_.output != Output::scores)
+      return failed<Embeddings>(failed_precondition(
+          fmt::format("rerank: {} is not a cross-encoder (its output is {})", info_.name, to_string(info_.output))));
+    Result<TokenBatch> batch = tokenize_pairs(query, passages, truncation);
+    if (!batch.ok()) return failed<Embeddings>(batch.status());
     return embed_tokens(std::move(*batch));
   }
 
   Future<Embeddings> embed_tokens(TokenBatch batch) override {
-    if (Status checked = check(batch); !checked.ok()) {
-      Promise<Embeddings> failed;
-      Future<Embeddings> future = failed.future();
-      failed.set(std::move(checked));
-      return future;
-    }
+    if (Status checked = check(batch); !checked.ok()) return failed<Embeddings>(std::move(checked));
     return run(std::move(batch));
   }
 
@@ -114,30 +176,71 @@ class EmbeddingModel final : public Model {
   // Called before the model is handed out, so no caller reads info_ while it is written.
   Status warm() {
     const auto start = std::chrono::steady_clock::now();
-    ACCEL_ASSIGN_OR_RETURN(const text::Encoding empty,
-                           tokenizer_.encode("", {.max_length = info_.max_sequence_length}));
-    if (empty.ids.empty())
-      return invalid_argument("tokenizer.json: the empty text has no tokens to warm the model with");
+    ACCEL_ASSIGN_OR_RETURN(const text::Encoding empty, tokenizer_.encode("", encode_options(Truncation::right)));
     TokenBatch batch;
-    batch.append(empty.ids);
+    // A tokenizer without special tokens makes nothing of the empty text; the pad id is a token of any model.
+    batch.append(empty.ids.empty() ? std::vector<std::int32_t>{static_cast<std::int32_t>(folder_.config.pad_token_id)}
+                                   : empty.ids);
     Status status = embed_tokens(std::move(batch)).wait().status();
     info_.load.warm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return status;
   }
 
  private:
+  text::EncodeOptions encode_options(Truncation truncation) const {
+    return {.max_length = info_.max_sequence_length,
+            .side = truncation == Truncation::left ? text::TruncationSide::left : text::TruncationSide::right};
+  }
+
+  Result<std::string> prompt_for(const EmbedOptions& options) const {
+    if (options.prompt && options.prompt_name) return invalid_argument("give a prompt or a prompt name, not both");
+    if (options.prompt) return *options.prompt;
+    const std::string& name = options.prompt_name ? *options.prompt_name : info_.default_prompt_name;
+    if (name.empty()) return std::string();
+    const auto found = info_.prompts.find(name);
+    if (found == info_.prompts.end())
+      return invalid_argument(
+          fmt::format("prompt name '{}' is not one of the model's ({} named)", name, info_.prompts.size()));
+    return found->second;
+  }
+
+  // The first `dimensions` of each row, scaled to unit length again when the model normalises.
+  Future<Embeddings> keep_dimensions(Future<Embeddings> full, std::uint32_t dimensions) {
+    Result<Embeddings> done = co_await std::move(full);
+    if (!done.ok()) co_return done.status();
+    Embeddings out{.dimensions = dimensions, .values = {}, .tokens = std::move(done->tokens)};
+    out.values.reserve(out.tokens.size() * dimensions);
+    for (std::size_t i = 0; i < out.tokens.size(); ++i) {
+      const std::span<const float> row = done->row(i).first(dimensions);
+      double squares = 0;
+      for (float v : row) squares += double{v} * v;
+      const double scale = info_.normalized ? 1.0 / std::max(std::sqrt(squares), 1e-12) : 1.0;
+      for (float v : row) out.values.push_back(static_cast<float>(v * scale));
+    }
+    co_return out;
+  }
+
   Status check(const TokenBatch& batch) const {
     if (batch.offsets.empty() || batch.offsets.front() != 0 || batch.offsets.back() != batch.ids.size())
       return invalid_argument("token batch: offsets must start at 0 and end at the number of ids");
+    if (!batch.type_ids.empty() && batch.type_ids.size() != batch.ids.size())
+      return invalid_argument(
+          fmt::format("token batch: {} type ids for {} ids", batch.type_ids.size(), batch.ids.size()));
+    const std::uint32_t types = takes_types_ ? folder_.config.type_vocab_size : 1;
     for (std::size_t s = 0; s < batch.sequences(); ++s) {
       if (batch.offsets[s + 1] <= batch.offsets[s]) return invalid_argument(fmt::format("sequence {} is empty", s));
       if (batch.length(s) > info_.max_sequence_length)
         return invalid_argument(fmt::format("sequence {} has {} tokens, more than the model's {}", s, batch.length(s),
                                             info_.max_sequence_length));
-      for (std::uint32_t i = batch.offsets[s]; i < batch.offsets[s + 1]; ++i)
+      for (std::uint32_t i = batch.offsets[s]; i < batch.offsets[s + 1]; ++i) {
         if (batch.ids[i] < 0 || static_cast<std::uint32_t>(batch.ids[i]) >= info_.vocabulary)
           return invalid_argument(fmt::format("sequence {} has token id {}, outside the vocabulary of {}", s,
                                               batch.ids[i], info_.vocabulary));
+        if (!batch.type_ids.empty() &&
+            (batch.type_ids[i] < 0 || static_cast<std::uint32_t>(batch.type_ids[i]) >= types))
+          return invalid_argument(fmt::format("sequence {} has type id {}; the model has {} token type{}", s,
+                                              batch.type_ids[i], types, types == 1 ? "" : "s"));
+      }
     }
     return Status();
   }
@@ -151,10 +254,12 @@ class EmbeddingModel final : public Model {
       std::lock_guard lock(mutex_);
       ++in_flight_;
     }
-    Embeddings out{.dimensions = info_.dimensions, .values = {}, .tokens = {}};
-    out.values.resize(batch.sequences() * info_.dimensions);
+    const std::uint32_t width = info_.dimensions;
+    Embeddings out{.dimensions = width, .values = {}, .tokens = {}};
+    out.values.resize(batch.sequences() * width);
     out.tokens.resize(batch.sequences());
     for (std::size_t s = 0; s < batch.sequences(); ++s) out.tokens[s] = batch.length(s);
+    if (takes_types_ && batch.type_ids.empty()) batch.type_ids.assign(batch.ids.size(), 0);
 
     std::vector<std::vector<std::int32_t>> offsets;
     std::vector<Future<Done>> steps;
@@ -164,36 +269,43 @@ class EmbeddingModel final : public Model {
       std::size_t first = 0;
       while (first < batch.sequences()) {
         std::size_t last = first;
-        while (last < batch.sequences() && batch.offsets[last + 1] - batch.offsets[first] <= options_.batch_tokens)
+        while (last < batch.sequences() && last - first < run_sequences_ &&
+               batch.offsets[last + 1] - batch.offsets[first] <= info_.batch_tokens)
           ++last;
         std::vector<std::int32_t>& run_offsets = offsets.emplace_back();
         for (std::size_t s = first; s <= last; ++s)
           run_offsets.push_back(static_cast<std::int32_t>(batch.offsets[s] - batch.offsets[first]));
         const auto tokens = static_cast<std::int64_t>(run_offsets.back());
         const auto sequences = static_cast<std::int64_t>(last - first);
-        const std::span<const std::int32_t> ids(batch.ids.data() + batch.offsets[first],
-                                                static_cast<std::size_t>(tokens));
-        steps.push_back(device_.upload(ids, staging_.ids));
+        const auto tokens_of = [&](const std::vector<std::int32_t>& all) {
+          return std::span<const std::int32_t>(all.data() + batch.offsets[first], static_cast<std::size_t>(tokens));
+        };
+        graph::Execute execute{.graph = graph_,
+                               .symbols = {{"tokens", tokens}, {"sequences", sequences}},
+                               .weights = weights_,
+                               .inputs = {{"ids", staging_.ids}, {"offsets", staging_.offsets}},
+                               .outputs = {{"output", staging_.output}}};
+        steps.push_back(device_.upload(tokens_of(batch.ids), staging_.ids));
         steps.push_back(device_.upload(std::span<const std::int32_t>(run_offsets), staging_.offsets));
-        steps.push_back(device_.ask(graph::Execute{.graph = graph_,
-                                                   .symbols = {{"tokens", tokens}, {"sequences", sequences}},
-                                                   .weights = weights_,
-                                                   .inputs = {{"ids", staging_.ids}, {"offsets", staging_.offsets}},
-                                                   .outputs = {{"embeddings", staging_.embeddings}}}));
-        steps.push_back(device_.download(staging_.embeddings,
-                                         std::span<float>(out.values.data() + first * info_.dimensions,
-                                                          static_cast<std::size_t>(sequences) * info_.dimensions)));
+        if (takes_types_) {
+          steps.push_back(device_.upload(tokens_of(batch.type_ids), staging_.types));
+          execute.inputs.push_back({"types", staging_.types});
+        }
+        steps.push_back(device_.ask(std::move(execute)));
+        steps.push_back(device_.download(
+            staging_.output,
+            std::span<float>(out.values.data() + first * width, static_cast<std::size_t>(sequences) * width)));
         // Only a device that replays runs at the bucket's extent; the CPU runs the actual one.
         if (replays_) padded += static_cast<std::uint64_t>(*graph_->buckets().at("tokens").rung_for(tokens) - tokens);
         first = last;
       }
     }
-    Status failed;
+    Status failure;
     for (Future<Done>& step : steps)
-      if (Result<Done> done = co_await std::move(step); !done.ok() && failed.ok()) failed = done.status();
+      if (Result<Done> done = co_await std::move(step); !done.ok() && failure.ok()) failure = done.status();
     {
       std::lock_guard lock(mutex_);
-      if (failed.ok()) {
+      if (failure.ok()) {
         counts_.runs += offsets.size();
         counts_.sequences += batch.sequences();
         counts_.tokens += batch.ids.size();
@@ -202,11 +314,13 @@ class EmbeddingModel final : public Model {
       --in_flight_;
       idle_.notify_all();
     }
-    if (!failed.ok()) co_return failed;
+    if (!failure.ok()) co_return failure;
     co_return out;
   }
 
   const bool replays_;
+  const bool takes_types_;
+  const std::uint32_t run_sequences_;  // the most sequences one run holds, so that its output fits the staging
   Device device_;
   ModelFolder folder_;
   text::Tokenizer tokenizer_;
@@ -225,126 +339,17 @@ class EmbeddingModel final : public Model {
 
 }  // namespace
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double milliseconds_since(Clock::time_point from) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - from).count();
-}
-
-// What the host reads before the device matters: the folder checked, the tokenizer, the mapped weights.
-struct HostFiles {
-  ModelFolder folder;
-  text::Tokenizer tokenizer;
-  SafetensorsFile file;
-  BertWeights names;
-  double read_ms = 0;
-};
-
-Result<HostFiles> read_host_files(const ModelOptions& options) {
-  if (options.batch_tokens < 64)
-    return invalid_argument(fmt::format("batch_tokens {} is below the smallest bucket, 64", options.batch_tokens));
-  const Clock::time_point start = Clock::now();
-  ACCEL_ASSIGN_OR_RETURN(ModelFolder folder, ModelFolder::read(options.folder));
-  if (options.batch_tokens < folder.max_sequence_length())
-    return invalid_argument(fmt::format("batch_tokens {} is below the model's longest sequence, {}",
-                                        options.batch_tokens, folder.max_sequence_length()));
-  ACCEL_ASSIGN_OR_RETURN(text::Tokenizer tokenizer, text::Tokenizer::load(folder.tokenizer_json));
-  ACCEL_ASSIGN_OR_RETURN(SafetensorsFile file, SafetensorsFile::open(folder.weights));
-  ACCEL_ASSIGN_OR_RETURN(BertWeights names, BertWeights::validate(file, folder.config));
-  return HostFiles{.folder = std::move(folder),
-                   .tokenizer = std::move(tokenizer),
-                   .file = std::move(file),
-                   .names = std::move(names),
-                   .read_ms = milliseconds_since(start)};
-}
-
-DType compute_dtype(const ModelOptions& options, DeviceKind kind) {
-  return options.compute.value_or(kind == DeviceKind::cpu ? DType::f32 : DType::f16);
-}
-
-// The graph for one compute dtype and the weights converted to it, in the graph's parameter order.
-struct Prepared {
-  DType compute = DType::f32;
-  std::shared_ptr<const graph::Graph> graph;
-  std::vector<std::uint8_t> weights;
-  double convert_ms = 0;
-};
-
-Result<Prepared> prepare(const HostFiles& files, const ModelOptions& options, DType compute) {
-  const Clock::time_point start = Clock::now();
-  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const graph::Graph> graph,
-                         bert_graph(files.folder, {.compute = compute, .batch_tokens = options.batch_tokens}));
-  ACCEL_ASSIGN_OR_RETURN(std::vector<std::uint8_t> weights, bert_weight_bytes(*graph, files.file, files.names));
-  return Prepared{.compute = compute,
-                  .graph = std::move(graph),
-                  .weights = std::move(weights),
-                  .convert_ms = milliseconds_since(start)};
-}
-
-// The device half: the weights (prepared for `prepared.compute`, or again if the device wants another dtype)
-// uploaded once, staging buffers, and the smallest bucket warmed. `device_open_ms`: how long Model::open took to
-// open the device (0 for load).
-Result<std::shared_ptr<Model>> place(const Device& device, const DeviceInfo& device_info, HostFiles files,
-                                     Prepared prepared, ModelOptions options, double device_open_ms) {
-  if (const DType compute = compute_dtype(options, device_info.kind); compute != prepared.compute) {
-    ACCEL_ASSIGN_OR_RETURN(prepared, prepare(files, options, compute));
-  }
-  ModelInfo info{.name = options.folder.filename().string(),
-                 .dimensions = files.folder.config.hidden_size,
-                 .max_sequence_length = files.folder.max_sequence_length(),
-                 .layers = files.folder.config.num_hidden_layers,
-                 .vocabulary = files.folder.config.vocab_size,
-                 .compute = prepared.compute,
-                 .device = device_info.name};
-  if (info.name.empty()) info.name = options.folder.parent_path().filename().string();
-  info.load.device_open_ms = device_open_ms;
-  info.load.read_ms = files.read_ms;
-  info.load.convert_ms = prepared.convert_ms;
-  const Clock::time_point start = Clock::now();
-  ACCEL_ASSIGN_OR_RETURN(Buffer<std::uint8_t> weights, device.allocate<std::uint8_t>(prepared.weights.size()).wait());
-  ACCEL_RETURN_IF_ERROR(device.upload(std::span<const std::uint8_t>(prepared.weights), weights).wait().status());
-  ACCEL_ASSIGN_OR_RETURN(Staging staging, Staging::allocate(device, options.batch_tokens, info.dimensions));
-  info.load.upload_ms = milliseconds_since(start);
-  auto model = std::make_shared<EmbeddingModel>(
-      device, std::move(files.folder), std::move(files.tokenizer), std::move(prepared.graph), std::move(weights),
-      std::move(staging), std::move(info), std::move(options), device_info.kind != DeviceKind::cpu);
+Result<std::shared_ptr<Model>> make_model(Device device, ModelFolder folder, text::Tokenizer tokenizer,
+                                          std::shared_ptr<const graph::Graph> graph, Buffer<std::uint8_t> weights,
+                                          ModelInfo info, ModelOptions options, bool replays) {
+  const std::uint64_t run_sequences = std::clamp<std::uint64_t>(kMaxRunOutputs / info.dimensions, 1, info.batch_tokens);
+  ACCEL_ASSIGN_OR_RETURN(Staging staging, Staging::allocate(device, info.batch_tokens, run_sequences * info.dimensions,
+                                                            takes_token_types(folder)));
+  auto model = std::make_shared<EmbeddingModel>(std::move(device), std::move(folder), std::move(tokenizer),
+                                                std::move(graph), std::move(weights), std::move(staging),
+                                                std::move(info), std::move(options), replays);
   ACCEL_RETURN_IF_ERROR(model->warm());
   return std::shared_ptr<Model>(std::move(model));
-}
-
-}  // namespace
-
-Result<std::shared_ptr<Model>> Model::load(const Device& device, ModelOptions options) {
-  ACCEL_ASSIGN_OR_RETURN(HostFiles files, read_host_files(options));
-  ACCEL_ASSIGN_OR_RETURN(DeviceInfo device_info, device.info().wait());
-  ACCEL_ASSIGN_OR_RETURN(Prepared prepared, prepare(files, options, compute_dtype(options, device_info.kind)));
-  return place(device, device_info, std::move(files), std::move(prepared), std::move(options), 0);
-}
-
-Result<std::shared_ptr<Model>> Model::open(const DeviceOpener& device_opener, ModelOptions options) {
-  const Clock::time_point start = Clock::now();
-  // The CUDA driver's initialisation and this thread's reading of the folder slowed each other badly when run at
-  // once in one process (on the H100 machine cuInit took 147 ms instead of 100, and the tokenizer's load 110-120 ms
-  // instead of 30-40: docs/PERFORMANCE.md), while the creation of the context after it does not. So an in-process
-  // CUDA device has its driver initialised first, and the host work overlaps the context's creation only. A worker
-  // process initialises a driver of its own, which this one does not wait for.
-  if (device_opener.kind == DeviceKind::cuda && device_opener.isolation == Isolation::in_process)
-    static_cast<void>(Device::count(DeviceKind::cuda));
-  auto opening = std::async(std::launch::async, [&device_opener, start] {
-    Result<Device> device = device_opener.open();
-    return std::make_pair(std::move(device), milliseconds_since(start));
-  });
-  Result<HostFiles> files = read_host_files(options);
-  Result<Prepared> prepared = files.ok() ? prepare(*files, options, compute_dtype(options, device_opener.kind))
-                                         : Result<Prepared>(files.status());
-  auto [device, open_ms] = opening.get();  // joined before any error returns: the opener is the caller's
-  if (!device.ok()) return device.status();
-  ACCEL_RETURN_IF_ERROR(files.status());
-  ACCEL_RETURN_IF_ERROR(prepared.status());
-  ACCEL_ASSIGN_OR_RETURN(DeviceInfo device_info, device->info().wait());
-  return place(*device, device_info, std::move(*files), std::move(*prepared), std::move(options), open_ms);
 }
 
 }  // namespace accel::embed

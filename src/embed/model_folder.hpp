@@ -1,57 +1,88 @@
-// accel::embed::ModelFolder — the configuration of a sentence-transformers folder, read and checked before any
-// weight is loaded, so that an unsupported model is refused up front with the file and field that rule it out.
+// accel::embed::ModelFolder — a model folder's configuration, read and checked before any weight is loaded, so
+// that an unsupported model is refused up front with the file and field that rule it out.
 //
-// Supported: modules.json listing a Transformer, then a mean-tokens Pooling, then optionally a Normalize; the
-// Transformer a BERT encoder (config.json's model_type "bert", absolute position embeddings, GELU either exact
-// or tanh-approximated) with its weights in model.safetensors and its tokenizer in tokenizer.json.
+// Two kinds of folder load:
+//  - a sentence-transformers folder: modules.json lists a Transformer (its folder holds config.json,
+//    tokenizer.json, model.safetensors, sentence_bert_config.json), then a Pooling (1_Pooling/config.json: cls,
+//    mean, max, lasttoken, mean_sqrt_len_tokens or weightedmean, as the older pooling_mode_* booleans or the
+//    newer pooling_mode string), any Dense projections (2_Dense/), and optionally a Normalize; or, for a sparse
+//    encoder, an MLMTransformer and a SpladePooling. Module types are matched by class name, so the paths of
+//    every sentence-transformers version load (sentence_transformers.models.*, ...base.modules.*).
+//    config_sentence_transformers.json, when there, gives the prompts and the default prompt's name.
+//  - a bare transformers checkpoint (no modules.json), with the defaults sentence-transformers gives one: a
+//    *ForSequenceClassification is a reranker (CrossEncoder), a *ForMaskedLM a SPLADE sparse encoder, anything
+//    else an encoder with mean pooling and no normalisation; max_seq_length is the position table's.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "accel/core/result.hpp"
+#include "accel/graph/graph.hpp"
+#include "embed/families/family.hpp"
 
 namespace accel::embed {
 
-// The two GELUs BERT checkpoints name: "gelu" is the exact one, x·Φ(x) with erf; "gelu_new" and
-// "gelu_pytorch_tanh" are the tanh approximation. They differ by up to about 5e-4 per activation, more than a
-// comparison with f32 reference embeddings tolerates.
-enum class Gelu : std::uint8_t { erf, tanh };
+// What the model's graph ends with.
+enum class Head : std::uint8_t {
+  embedding,   // pooled (and projected, normalised) dense vectors
+  classifier,  // num_labels scores per sequence (pair): a cross-encoder
+  splade,      // vocabulary-sized vectors: log(1 + ReLU(MLM logits)) max-pooled over the tokens
+};
+[[nodiscard]] std::string_view to_string(Head head) noexcept;
 
-// config.json of a BERT encoder: the fields the encoder's shapes and arithmetic depend on.
-struct BertConfig {
-  std::uint32_t hidden_size = 0;
-  std::uint32_t num_attention_heads = 0;
-  std::uint32_t num_hidden_layers = 0;
-  std::uint32_t intermediate_size = 0;
-  Gelu hidden_act = Gelu::erf;
-  double layer_norm_eps = 0;
-  std::uint32_t max_position_embeddings = 0;
-  std::uint32_t vocab_size = 0;
-  std::uint32_t type_vocab_size = 0;
-  std::uint32_t pad_token_id = 0;
-
-  [[nodiscard]] std::uint32_t head_size() const noexcept { return hidden_size / num_attention_heads; }
+// A sentence-transformers Dense module: y = activation(x Wᵀ + b).
+struct DenseModule {
+  std::filesystem::path weights;  // its model.safetensors: linear.weight [out, in], linear.bias [out]
+  std::uint32_t in_features = 0;
+  std::uint32_t out_features = 0;
+  bool bias = true;
+  Activation activation = Activation::identity;
 };
 
 struct ModelFolder {
   std::filesystem::path folder;
-  BertConfig config;
-  std::uint32_t max_seq_length = 0;  // sentence_bert_config.json's, before the cap by the position embeddings
+  const Family* family = nullptr;
+  EncoderConfig config;
+  Head head = Head::embedding;
+  graph::PoolMode pooling = graph::PoolMode::mean;  // Head::embedding's
+  std::vector<DenseModule> dense;
+  bool normalize = false;                                   // embeddings are scaled to unit length (a Normalize module)
+  std::map<std::string, std::string, std::less<>> prompts;  // by name
+  std::string default_prompt_name;                          // empty: no prompt unless one is asked for
+  std::uint32_t max_seq_length = 0;  // as the folder says, before the cap by the position embeddings
   bool do_lower_case = false;
-  bool normalize = false;  // modules.json ends with a Normalize: embeddings are scaled to unit length
   std::filesystem::path tokenizer_json;
-  std::filesystem::path weights;  // model.safetensors
+  std::filesystem::path weights;  // the transformer's model.safetensors
 
   // Tokens the encoder can take, special tokens included: what the folder asks for, at most what the position
   // embeddings cover.
   [[nodiscard]] std::uint32_t max_sequence_length() const noexcept {
-    return max_seq_length < config.max_position_embeddings ? max_seq_length : config.max_position_embeddings;
+    return max_seq_length < config.positions() ? max_seq_length : config.positions();
   }
+  // The width of each output row: the embedding's (after any Dense), num_labels, or the vocabulary.
+  [[nodiscard]] std::uint32_t output_dimensions() const noexcept;
 
   // invalid_argument naming the file and the field for anything missing, malformed or unsupported.
   static Result<ModelFolder> read(const std::filesystem::path& folder);
 };
+
+// What modules.json says beyond what it sets in a ModelFolder, for the checks that need config.json.
+struct SentenceTransformersModules {
+  std::filesystem::path transformer;   // the Transformer's folder
+  bool pooled = false;                 // a Pooling or SpladePooling follows it
+  std::filesystem::path pooling_file;  // the Pooling's config.json
+  std::uint32_t pooled_width = 0;      // its word_embedding_dimension
+};
+
+// sentence_transformers_modules.cpp: modules.json and the modules' own files, read into `model` (head, pooling,
+// dense, normalize).
+[[nodiscard]] Result<SentenceTransformersModules> read_sentence_transformers_modules(
+    const std::filesystem::path& folder, ModelFolder& model);
+// config_sentence_transformers.json's prompts, when the file is there.
+[[nodiscard]] Status read_prompts(const std::filesystem::path& folder, ModelFolder& model);
 
 }  // namespace accel::embed

@@ -12,7 +12,7 @@
 namespace accel::graph {
 
 namespace {
-constexpr std::uint32_t kEncodingVersion = 1;
+constexpr std::uint32_t kEncodingVersion = 2;
 constexpr std::uint64_t kParameterAlignment = 256;
 
 void write_shape(ByteWriter& w, const Shape& shape) {
@@ -75,12 +75,24 @@ std::string_view to_string(OpKind kind) noexcept {
     case OpKind::layer_norm: return "layer_norm";
     case OpKind::rms_norm: return "rms_norm";
     case OpKind::attention: return "attention";
-    case OpKind::mean_pool: return "mean_pool";
+    case OpKind::pool: return "pool";
     case OpKind::l2_normalize: return "l2_normalize";
     case OpKind::reshape: return "reshape";
     case OpKind::transpose: return "transpose";
     case OpKind::slice: return "slice";
     case OpKind::cast: return "cast";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(PoolMode mode) noexcept {
+  switch (mode) {
+    case PoolMode::mean: return "mean";
+    case PoolMode::max: return "max";
+    case PoolMode::first: return "first";
+    case PoolMode::last: return "last";
+    case PoolMode::mean_sqrt_length: return "mean_sqrt_length";
+    case PoolMode::weighted_mean: return "weighted_mean";
   }
   return "unknown";
 }
@@ -113,7 +125,7 @@ Status Graph::finish() {
       return invalid_argument(fmt::format("graph: bucketed symbol '{}' is not a dim of any tensor", symbol));
   symbols_.assign(symbols.begin(), symbols.end());
   // Padding a bucketed symbol adds rows that no real row may read: the ops mix rows only within sequences
-  // (attention, mean_pool, through offsets), so a bucketed symbol may only size a tensor's leading dim.
+  // (attention, pool, through offsets), so a bucketed symbol may only size a tensor's leading dim.
   for (const TensorInfo& t : tensors_)
     for (std::size_t i = 1; i < t.shape.size(); ++i)
       if (buckets_.contains(t.shape[i].symbol))
@@ -146,7 +158,7 @@ Status Graph::finish() {
   for (const Node& node : nodes_) {
     const TensorInfo& t = tensors_[node.output];
     w.fields(node.kind, node.activation, node.binary, node.transpose_b, node.eps, node.scale, node.heads,
-             node.max_length, node.axis, node.begin, node.end, node.padding);
+             node.max_length, node.axis, node.begin, node.end, node.padding, node.pool);
     w.pods(node.inputs).pods(node.permutation).string(t.name).pod(t.dtype);
     write_shape(w, t.shape);
   }
@@ -172,7 +184,7 @@ Result<std::shared_ptr<const Graph>> Graph::decode(std::span<const std::byte> by
     Node node;
     TensorInfo t;
     r.fields(node.kind, node.activation, node.binary, node.transpose_b, node.eps, node.scale, node.heads,
-             node.max_length, node.axis, node.begin, node.end, node.padding);
+             node.max_length, node.axis, node.begin, node.end, node.padding, node.pool);
     r.pods(node.inputs).pods(node.permutation).string(t.name).pod(t.dtype);
     if (!r.ok() || !read_shape(r, t.shape)) return damaged("node");
     auto in = [&](std::size_t k) -> Tensor { return k < node.inputs.size() ? Tensor{node.inputs[k]} : Tensor{}; };
@@ -198,7 +210,7 @@ Result<std::shared_ptr<const Graph>> Graph::decode(std::span<const std::byte> by
       case OpKind::attention:
         made.push_back(b.attention(in(0), in(1), in(2), in(3), node.heads, node.max_length, node.scale));
         break;
-      case OpKind::mean_pool: made.push_back(b.mean_pool(in(0), in(1))); break;
+      case OpKind::pool: made.push_back(b.pool(in(0), in(1), node.pool)); break;
       case OpKind::l2_normalize: made.push_back(b.l2_normalize(in(0), node.eps)); break;
       case OpKind::reshape: made.push_back(b.reshape(in(0), t.shape)); break;
       case OpKind::transpose: made.push_back(b.transpose(in(0), node.permutation)); break;

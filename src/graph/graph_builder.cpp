@@ -249,17 +249,21 @@ Tensor GraphBuilder::attention(Tensor q, Tensor k, Tensor v, Tensor offsets, std
              {.dtype = tq->dtype, .shape = tq->shape});
 }
 
-Tensor GraphBuilder::mean_pool(Tensor x, Tensor offsets) {
-  const TensorInfo* a = info(x, "mean_pool", "x");
-  const TensorInfo* o = info(offsets, "mean_pool", "offsets");
+Tensor GraphBuilder::pool(Tensor x, Tensor offsets, PoolMode mode) {
+  const TensorInfo* a = info(x, "pool", "x");
+  const TensorInfo* o = info(offsets, "pool", "offsets");
   if (a == nullptr || o == nullptr) return {};
   if (a->shape.size() != 2 || !is_float(a->dtype) || o->shape.size() != 1 || o->dtype != DType::i32) {
-    fail(invalid_argument("mean_pool: x must be 2-D floating point and offsets 1-D i32"));
+    fail(invalid_argument("pool: x must be 2-D floating point and offsets 1-D i32"));
+    return {};
+  }
+  if (mode > PoolMode::weighted_mean) {
+    fail(invalid_argument(fmt::format("pool: mode {} is not a PoolMode", static_cast<int>(mode))));
     return {};
   }
   Dim sequences = o->shape[0];
   sequences.offset -= 1;
-  return add({.kind = OpKind::mean_pool, .inputs = {x.id, offsets.id}},
+  return add({.kind = OpKind::pool, .inputs = {x.id, offsets.id}, .pool = mode},
              {.dtype = a->dtype, .shape = {sequences, a->shape[1]}});
 }
 

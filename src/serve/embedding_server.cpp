@@ -56,12 +56,12 @@ ApiResult<embed::TokenBatch> tokenize(const embed::Model& model, const EmbedRequ
     for (const auto& sequence : request.token_inputs) batch.append(sequence);
     return batch;
   }
-  Result<embed::TokenBatch> tokens =
-      model.tokenize(request.texts, request.truncate ? embed::Truncation::truncate : embed::Truncation::refuse);
+  Result<embed::TokenBatch> tokens = model.tokenize(
+      request.texts, {.truncation = request.truncate ? embed::Truncation::right : embed::Truncation::refuse});
   if (tokens.ok()) return std::move(*tokens);
   ApiError error = ApiError::from(tokens.status());
   if (tokens.code() == Code::invalid_argument && !request.truncate &&
-      model.tokenize(request.texts, embed::Truncation::truncate).ok()) {
+      model.tokenize(request.texts, {.truncation = embed::Truncation::right}).ok()) {
     error.status = 413;
     error.code = "input_too_long";
     error.message += fmt::format(" (max_sequence_length {})", model.info().max_sequence_length);

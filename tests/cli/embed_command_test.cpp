@@ -17,6 +17,7 @@
 
 #include "testing/model_folder.hpp"
 #include "testing/numeric_error.hpp"
+#include "testing/run_cli.hpp"
 #include "testing/scratch_directory.hpp"
 
 namespace {
@@ -49,21 +50,9 @@ const std::map<std::string, Reference>& references() {
   return by_sentence;
 }
 
-struct Ran {
-  int exit_code = -1;
-  std::string out;
-};
+using accel::testing::Ran;
 
-Ran run(const std::string& arguments) {
-  const std::string command = std::string(ACCEL_CLI) + " " + arguments + " 2>&1";
-  Ran ran;
-  FILE* pipe = popen(command.c_str(), "r");
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) ran.out.append(buffer, n);
-  const int status = pclose(pipe);
-  ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return ran;
-}
+Ran run(const std::string& arguments) { return accel::testing::run_cli(arguments); }
 
 class EmbedCommandTest : public ::testing::Test {
  protected:

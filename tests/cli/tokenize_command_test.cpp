@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "testing/model_folder.hpp"
+#include "testing/run_cli.hpp"
 #include "testing/scratch_directory.hpp"
 
 namespace {
@@ -23,21 +24,9 @@ using nlohmann::json;
 const std::filesystem::path kModel = accel::testing::model_folder(ACCEL_TEST_MODEL_FOLDER);
 const std::string kQwenTokenizer = ACCEL_TEST_QWEN_TOKENIZER;
 
-struct Ran {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
+using accel::testing::Ran;
 
-Ran run(const std::string& arguments) {
-  const std::string command = std::string(ACCEL_CLI) + " " + arguments + " 2>&1";
-  Ran ran;
-  FILE* pipe = popen(command.c_str(), "r");
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) ran.out.append(buffer, n);
-  const int status = pclose(pipe);
-  ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return ran;
-}
+Ran run(const std::string& arguments) { return accel::testing::run_cli(arguments); }
 
 // Each output line as JSON; a line that is not a JSON object becomes a string so the comparison shows it.
 std::vector<json> output_lines(const std::string& out) {

@@ -24,7 +24,8 @@ TEST(Epilogue, EachActivationGivesItsDocumentedValue) {
         Case{Activation::gelu_erf, 1.0, 0.8413447460685429}, Case{Activation::gelu_erf, -2.0, -0.04550026389635842},
         Case{Activation::silu, 1.0, 0.7310585786300049}, Case{Activation::silu, -2.0, -0.2384058440442351},
         Case{Activation::sigmoid, 1.0, 0.7310585786300049}, Case{Activation::sigmoid, 0.0, 0.5},
-        Case{Activation::tanh, 1.0, 0.7615941559557649}}) {
+        Case{Activation::tanh, 1.0, 0.7615941559557649}, Case{Activation::log1p_relu, 1.0, 0.6931471805599453},
+        Case{Activation::log1p_relu, -2.0, 0.0}}) {
     EXPECT_NEAR(activate(c.activation, c.x), c.want, 1e-15) << to_string(c.activation) << "(" << c.x << ")";
   }
 }

@@ -101,7 +101,7 @@ TEST_F(EmbeddingModelTest, RefusesBadInputNamingIt) {
 
   std::string long_text;
   for (int i = 0; i < 400; ++i) long_text += "word ";
-  Result<Embeddings> too_long = model().embed({"short", long_text}, Truncation::refuse).wait();
+  Result<Embeddings> too_long = model().embed({"short", long_text}, {.truncation = Truncation::refuse}).wait();
   EXPECT_EQ(too_long.status().code(), Code::invalid_argument);
   EXPECT_NE(too_long.status().message().find("text 1"), std::string::npos) << too_long.status().to_string();
   TokenBatch batch;

@@ -23,13 +23,17 @@ TEST(ModelFolderRealTest, ReadsAllMiniLmL6V2) {
   ACCEL_SKIP_WITHOUT_MODEL_FOLDER(kModelFolder);
   const Result<ModelFolder> model = ModelFolder::read(kModelFolder);
   ASSERT_TRUE(model.ok()) << model.status().to_string();
-  const BertConfig& config = model->config;
+  const EncoderConfig& config = model->config;
+  EXPECT_EQ(model->family->name, "BERT");
+  EXPECT_EQ(model->head, Head::embedding);
+  EXPECT_EQ(model->pooling, graph::PoolMode::mean);
+  EXPECT_EQ(model->output_dimensions(), 384u);
   EXPECT_EQ(config.hidden_size, 384u);
   EXPECT_EQ(config.num_attention_heads, 12u);
   EXPECT_EQ(config.head_size(), 32u);
   EXPECT_EQ(config.num_hidden_layers, 6u);
   EXPECT_EQ(config.intermediate_size, 1536u);
-  EXPECT_EQ(config.hidden_act, Gelu::erf);
+  EXPECT_EQ(config.hidden_act, Activation::gelu_erf);
   EXPECT_EQ(config.layer_norm_eps, 1e-12);
   EXPECT_EQ(config.max_position_embeddings, 512u);
   EXPECT_EQ(config.vocab_size, 30522u);
@@ -108,7 +112,7 @@ TEST_F(ModelFolderTest, RecordsTheTanhGeluAndAMissingNormalize) {
     config.replace(config.find("\"gelu\""), 6, "\"" + act + "\"");
     const Result<ModelFolder> model = read_with({{"config.json", config}});
     ASSERT_TRUE(model.ok()) << model.status().to_string();
-    EXPECT_EQ(model->config.hidden_act, Gelu::tanh);
+    EXPECT_EQ(model->config.hidden_act, Activation::gelu_tanh);
   }
   const Result<ModelFolder> model = read_with({{"modules.json", R"([
       {"path": "", "type": "sentence_transformers.models.Transformer"},
@@ -139,21 +143,50 @@ TEST_F(ModelFolderTest, FindsATransformerInItsOwnFolder) {
   EXPECT_EQ(model->weights, dir_.path() / "0_Transformer" / "model.safetensors");
 }
 
-TEST_F(ModelFolderTest, RefusesPoolingOtherThanMean) {
+TEST_F(ModelFolderTest, ReadsEveryPoolingModeInBothForms) {
+  const std::pair<std::string, graph::PoolMode> modes[] = {{"cls", graph::PoolMode::first},
+                                                           {"mean", graph::PoolMode::mean},
+                                                           {"max", graph::PoolMode::max},
+                                                           {"lasttoken", graph::PoolMode::last},
+                                                           {"mean_sqrt_len_tokens", graph::PoolMode::mean_sqrt_length},
+                                                           {"weightedmean", graph::PoolMode::weighted_mean}};
+  const std::map<std::string, std::string> flags = {{"cls", "pooling_mode_cls_token"},
+                                                    {"mean", "pooling_mode_mean_tokens"},
+                                                    {"max", "pooling_mode_max_tokens"},
+                                                    {"lasttoken", "pooling_mode_lasttoken"},
+                                                    {"mean_sqrt_len_tokens", "pooling_mode_mean_sqrt_len_tokens"},
+                                                    {"weightedmean", "pooling_mode_weightedmean_tokens"}};
+  for (const auto& [name, mode] : modes) {
+    const Result<ModelFolder> current = read_with(
+        {{"1_Pooling/config.json", R"({"word_embedding_dimension": 384, "pooling_mode": ")" + name + R"("})"}});
+    ASSERT_TRUE(current.ok()) << name << ": " << current.status().to_string();
+    EXPECT_EQ(current->pooling, mode) << name;
+    const Result<ModelFolder> older = read_with(
+        {{"1_Pooling/config.json", R"({"word_embedding_dimension": 384, "pooling_mode_mean_tokens": false, ")" +
+                                       flags.at(name) + R"(": true})"}});
+    ASSERT_TRUE(older.ok()) << name << ": " << older.status().to_string();
+    EXPECT_EQ(older->pooling, mode) << name;
+  }
+}
+
+TEST_F(ModelFolderTest, RefusesPoolingItCannotRun) {
   expect_refused({{"1_Pooling/config.json",
                    R"({"word_embedding_dimension": 384, "pooling_mode_cls_token": true,
-                       "pooling_mode_mean_tokens": false})"}},
-                 "1_Pooling/config.json", "pooling_mode_mean_tokens", "only mean pooling");
-  expect_refused({{"1_Pooling/config.json",
-                   R"({"word_embedding_dimension": 384, "pooling_mode_mean_tokens": true,
-                       "pooling_mode_max_tokens": true})"}},
-                 "1_Pooling/config.json", "pooling_mode_max_tokens", "only pooling_mode_mean_tokens");
+                       "pooling_mode_mean_tokens": true})"}},
+                 "1_Pooling/config.json", "pooling_mode_mean_tokens", "concatenated poolings are not supported");
+  expect_refused({{"1_Pooling/config.json", R"({"word_embedding_dimension": 384, "pooling_mode_mean_tokens": false})"}},
+                 "1_Pooling/config.json", "pooling_mode_mean_tokens", "no pooling mode is true");
+  expect_refused({{"1_Pooling/config.json", R"({"word_embedding_dimension": 384, "pooling_mode": "median"})"}},
+                 "1_Pooling/config.json", "pooling_mode", "'median' is not a pooling mode");
   expect_refused({{"1_Pooling/config.json",
                    R"({"word_embedding_dimension": 384, "pooling_mode_mean_tokens": true,
                        "pooling_mode_weightedmean_tokens": "yes"})"}},
                  "1_Pooling/config.json", "pooling_mode_weightedmean_tokens", "not true or false");
+  expect_refused({{"1_Pooling/config.json",
+                   R"({"word_embedding_dimension": 384, "pooling_mode": "mean", "include_prompt": false})"}},
+                 "1_Pooling/config.json", "include_prompt", "without the prompt's tokens is not supported");
   expect_refused({{"1_Pooling/config.json", R"({"word_embedding_dimension": 768, "pooling_mode_mean_tokens": true})"}},
-                 "1_Pooling/config.json", "word_embedding_dimension", "not the encoder's hidden_size 384");
+                 "1_Pooling/config.json", "word_embedding_dimension", "not the encoder's hidden size 384");
 }
 
 TEST_F(ModelFolderTest, RefusesWhatTheEncoderDoesNotCompute) {
@@ -162,9 +195,10 @@ TEST_F(ModelFolderTest, RefusesWhatTheEncoderDoesNotCompute) {
     config.replace(config.find(from), from.size(), to);
     return std::map<std::string, std::string>{{"config.json", config}};
   };
-  expect_refused(changed(R"("bert")", R"("roberta")"), "config.json", "model_type", "'roberta' is not supported");
-  expect_refused(changed(R"("hidden_act": "gelu")", R"("hidden_act": "relu")"), "config.json", "hidden_act",
-                 "'relu' is not supported");
+  expect_refused(changed(R"("bert")", R"("gpt2")"), "config.json", "model_type",
+                 "'gpt2' is not supported (supported: bert, roberta, xlm-roberta, camembert, distilbert)");
+  expect_refused(changed(R"("hidden_act": "gelu")", R"("hidden_act": "quick_gelu")"), "config.json", "hidden_act",
+                 "'quick_gelu' is not supported");
   expect_refused(changed(R"("absolute")", R"("relative_key")"), "config.json", "position_embedding_type",
                  "'relative_key' is not supported");
   expect_refused(changed(R"("num_attention_heads": 12)", R"("num_attention_heads": 7)"), "config.json",
@@ -193,26 +227,29 @@ TEST_F(ModelFolderTest, RefusesMissingAndMalformedFields) {
                  "not a positive number");
   expect_refused({{"config.json", R"({"model_type": "bert",)"}}, "config.json", "", "not valid JSON");
   expect_refused({{"config.json", "[]"}}, "config.json", "", "not a JSON object");
-  expect_refused({{"sentence_bert_config.json", R"({"do_lower_case": false})"}}, "sentence_bert_config.json",
-                 "max_seq_length", "missing");
   expect_refused({{"sentence_bert_config.json", R"({"max_seq_length": 256, "do_lower_case": 1})"}},
                  "sentence_bert_config.json", "do_lower_case", "not true or false");
   expect_refused({{"1_Pooling/config.json", R"({"pooling_mode_mean_tokens": true})"}}, "1_Pooling/config.json",
                  "word_embedding_dimension", "missing");
 }
 
-TEST_F(ModelFolderTest, RefusesModulesOtherThanTransformerPoolingNormalize) {
-  expect_refused({{"modules.json", R"([{"path": "", "type": "sentence_transformers.models.Transformer"}])"}},
-                 "modules.json", "", "is not a list of a Transformer, a Pooling and optionally a Normalize");
+TEST_F(ModelFolderTest, RefusesModulesOutOfPlaceOrUnknown) {
+  expect_refused({{"modules.json", "[]"}}, "modules.json", "", "is not a list of modules");
   expect_refused({{"modules.json", R"([
       {"path": "", "type": "sentence_transformers.models.Transformer"},
       {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-      {"path": "2_Dense", "type": "sentence_transformers.models.Dense"}])"}},
-                 "modules.json", "[2].type", "'sentence_transformers.models.Dense' where a Normalize was expected");
+      {"path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
+      {"path": "3_Dense", "type": "sentence_transformers.models.Dense"}])"}},
+                 "modules.json", "[3].type", "'sentence_transformers.models.Dense' where nothing more was expected");
+  expect_refused({{"modules.json", R"([
+      {"path": "", "type": "sentence_transformers.models.Transformer"},
+      {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+      {"path": "2_LayerNorm", "type": "sentence_transformers.models.LayerNorm"}])"}},
+                 "modules.json", "[2].type", "'sentence_transformers.models.LayerNorm' where a Dense or a Normalize");
   expect_refused({{"modules.json", R"([
       {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
       {"path": "", "type": "sentence_transformers.models.Transformer"}])"}},
-                 "modules.json", "[0].type", "where a Transformer was expected");
+                 "modules.json", "[0].type", "where a Transformer or an MLMTransformer was expected");
   expect_refused({{"modules.json", R"([
       {"path": "", "type": "my_package.Transformer"},
       {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])"}},
@@ -222,10 +259,105 @@ TEST_F(ModelFolderTest, RefusesModulesOtherThanTransformerPoolingNormalize) {
       {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])"}},
                  "modules.json", "[0].path", "leaves the folder");
   expect_refused({{"modules.json", R"([
-      {"type": "sentence_transformers.models.Transformer"},
-      {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])"}},
-                 "modules.json", "path", "missing");
-  expect_refused({{"modules.json", ""}}, "modules.json", "", "cannot be read");
+      {"path": "", "type": "sentence_transformers.models.Transformer"},
+      {"path": "2_Dense", "type": "sentence_transformers.models.Dense"}])"}},
+                 "modules.json", "[1].type", "where a Pooling was expected");
+  expect_refused({{"modules.json", "{"}}, "modules.json", "", "not valid JSON");
+}
+
+TEST_F(ModelFolderTest, ReadsDenseModulesAndChecksTheirWidths) {
+  const std::string modules = R"([
+      {"path": "", "type": "sentence_transformers.base.modules.Transformer"},
+      {"path": "1_Pooling", "type": "sentence_transformers.base.modules.Pooling"},
+      {"path": "2_Dense", "type": "sentence_transformers.base.modules.Dense"},
+      {"path": "3_Normalize", "type": "sentence_transformers.base.modules.Normalize"}])";
+  const Result<ModelFolder> model =
+      read_with({{"modules.json", modules},
+                 {"2_Dense/config.json", R"({"in_features": 384, "out_features": 64, "bias": false,
+                                             "activation_function": "torch.nn.modules.linear.Identity"})"},
+                 {"2_Dense/model.safetensors", "x"}});
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  ASSERT_EQ(model->dense.size(), 1u);
+  EXPECT_EQ(model->dense[0].out_features, 64u);
+  EXPECT_FALSE(model->dense[0].bias);
+  EXPECT_EQ(model->dense[0].activation, Activation::identity);
+  EXPECT_EQ(model->output_dimensions(), 64u);
+  EXPECT_TRUE(model->normalize);
+  expect_refused({{"modules.json", modules},
+                  {"2_Dense/config.json", R"({"in_features": 256, "out_features": 64})"},
+                  {"2_Dense/model.safetensors", "x"}},
+                 "2_Dense/config.json", "in_features", "256 is not the width before it, 384");
+  expect_refused({{"modules.json", modules},
+                  {"2_Dense/config.json", R"({"in_features": 384, "out_features": 64,
+                                              "activation_function": "torch.nn.modules.activation.Softmax"})"},
+                  {"2_Dense/model.safetensors", "x"}},
+                 "2_Dense/config.json", "activation_function",
+                 "'torch.nn.modules.activation.Softmax' is not supported");
+  expect_refused({{"modules.json", modules},
+                  {"2_Dense/config.json", R"({"in_features": 384, "out_features": 64})"},
+                  {"2_Dense/model.safetensors", ""}},
+                 "2_Dense/model.safetensors", "", "missing (the Dense module's weights)");
+}
+
+TEST_F(ModelFolderTest, ReadsPromptsAndRefusesAnUnknownDefault) {
+  const Result<ModelFolder> model =
+      read_with({{"config_sentence_transformers.json",
+                  R"({"prompts": {"query": "query: ", "document": ""}, "default_prompt_name": "query"})"}});
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  EXPECT_EQ(model->prompts.at("query"), "query: ");
+  EXPECT_EQ(model->prompts.at("document"), "");
+  EXPECT_EQ(model->default_prompt_name, "query");
+  expect_refused(
+      {{"config_sentence_transformers.json", R"({"prompts": {"query": "q: "}, "default_prompt_name": "x"})"}},
+      "config_sentence_transformers.json", "default_prompt_name", "'x' is not one of the prompts");
+  expect_refused({{"config_sentence_transformers.json", R"({"prompts": {"query": 3}})"}},
+                 "config_sentence_transformers.json", "prompts.query", "is not a string");
+}
+
+TEST_F(ModelFolderTest, ABareCheckpointGetsTheDefaultsOfItsArchitecture) {
+  const auto bare = [&](const std::string& architecture) {
+    std::string config = kMiniLmFiles.at("config.json");
+    config.replace(config.find("BertModel"), 9, architecture);
+    return read_with({{"modules.json", ""}, {"sentence_bert_config.json", ""}, {"config.json", config}});
+  };
+  const Result<ModelFolder> encoder = bare("BertModel");
+  ASSERT_TRUE(encoder.ok()) << encoder.status().to_string();
+  EXPECT_EQ(encoder->head, Head::embedding);
+  EXPECT_EQ(encoder->pooling, graph::PoolMode::mean);
+  EXPECT_FALSE(encoder->normalize);
+  EXPECT_EQ(encoder->max_sequence_length(), 512u);
+  const Result<ModelFolder> reranker = bare("BertForSequenceClassification");
+  ASSERT_TRUE(reranker.ok()) << reranker.status().to_string();
+  EXPECT_EQ(reranker->head, Head::classifier);
+  EXPECT_EQ(reranker->output_dimensions(), 2u);  // transformers' default num_labels
+  const Result<ModelFolder> splade = bare("BertForMaskedLM");
+  ASSERT_TRUE(splade.ok()) << splade.status().to_string();
+  EXPECT_EQ(splade->head, Head::splade);
+  EXPECT_EQ(splade->output_dimensions(), 30522u);
+}
+
+TEST_F(ModelFolderTest, ReadsTheFamiliesBesideBert) {
+  const Result<ModelFolder> roberta = read_with(
+      {{"config.json", R"({"architectures": ["XLMRobertaForSequenceClassification"], "model_type": "xlm-roberta",
+          "hidden_act": "gelu", "hidden_size": 384, "intermediate_size": 1536, "layer_norm_eps": 1e-05,
+          "max_position_embeddings": 514, "num_attention_heads": 12, "num_hidden_layers": 6, "pad_token_id": 1,
+          "type_vocab_size": 1, "vocab_size": 250002, "id2label": {"0": "LABEL_0"}})"},
+       {"modules.json", ""}});
+  ASSERT_TRUE(roberta.ok()) << roberta.status().to_string();
+  EXPECT_EQ(roberta->family->name, "RoBERTa");
+  EXPECT_EQ(roberta->config.position_offset, 2u);
+  EXPECT_EQ(roberta->max_sequence_length(), 256u);  // sentence_bert_config.json's, below the 512 positions
+  EXPECT_EQ(roberta->output_dimensions(), 1u);
+  const Result<ModelFolder> distilbert =
+      read_with({{"config.json", R"({"model_type": "distilbert", "activation": "gelu", "dim": 384, "hidden_dim": 1536,
+          "max_position_embeddings": 512, "n_heads": 12, "n_layers": 6, "vocab_size": 30522})"}});
+  ASSERT_TRUE(distilbert.ok()) << distilbert.status().to_string();
+  EXPECT_EQ(distilbert->family->name, "DistilBERT");
+  EXPECT_EQ(distilbert->config.type_vocab_size, 0u);
+  EXPECT_EQ(distilbert->config.layer_norm_eps, 1e-12);
+  expect_refused({{"config.json", R"({"model_type": "distilbert", "activation": "gelu", "dim": 384,
+          "hidden_dim": 1536, "max_position_embeddings": 512, "n_heads": 7, "n_layers": 6, "vocab_size": 30522})"}},
+                 "config.json", "n_heads", "7 does not divide dim 384");
 }
 
 TEST_F(ModelFolderTest, RefusesAFolderWithoutItsTokenizerOrSafetensorsWeights) {

@@ -1,6 +1,6 @@
 // graph::Execute on the CPU device: a transformer encoder layer against the naive double reference for a sweep of
-// packed lengths, bindings refused before anything runs, executables compiled once per bucket, and executables
-// found on disk by a second process.
+// packed lengths, every pool mode through its encoding, bindings refused before anything runs, executables
+// compiled once per bucket, and executables found on disk by a second process.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -8,6 +8,7 @@
 #include "accel/device/device.hpp"
 #include "accel/graph/execute.hpp"
 #include "testing/encoder_graph.hpp"
+#include "testing/pool_reference.hpp"
 #include "testing/scratch_directory.hpp"
 
 namespace accel::graph {
@@ -74,6 +75,48 @@ TEST_F(CpuGraphExecuteTest, EncoderLayerMatchesTheReferenceForASweepOfPackedLeng
       ASSERT_NEAR(got[i], ref.out[i], 2e-4) << "tokens " << tokens << " at " << i;
     const auto got_pooled = download(pooled, ref.pooled.size());
     for (std::size_t i = 0; i < got_pooled.size(); ++i) ASSERT_NEAR(got_pooled[i], ref.pooled[i], 1e-5);
+  }
+}
+
+// Each mode survives the encoding (a graph that decodes to an equal one, and differs from the other modes'), and
+// the decoded graph pools bucketed, padded inputs as the reference does.
+TEST_F(CpuGraphExecuteTest, EveryPoolModeEncodesDecodesAndRuns) {
+  constexpr std::int64_t kWidth = 24;
+  const std::vector<std::int32_t> offsets{0, 3, 3, 10, 11};  // an empty sequence; 11 tokens run in the 16 bucket
+  std::mt19937 rng(11);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(offsets.back() * kWidth));
+  for (float& e : x) e = dist(rng);
+  std::vector<std::vector<std::byte>> encodings;  // of the modes before
+  for (PoolMode mode : testing::kPoolModes) {
+    SCOPED_TRACE(to_string(mode));
+    GraphBuilder b;
+    b.bucket("tokens", Ladder::powers_of_two(16, 256)).bucket("sequences", Ladder::powers_of_two(1, 8));
+    Tensor in = b.input("x", DType::f32, {Dim::sym("tokens"), Dim::of(kWidth)});
+    Tensor o = b.input("offsets", DType::i32, {Dim::sym("sequences", 1)}, Padding::repeat_last);
+    b.output("pooled", b.pool(in, o, mode));
+    std::shared_ptr<const Graph> built = *b.build();
+    Result<std::shared_ptr<const Graph>> decoded = Graph::decode(built->encoding());
+    ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+    EXPECT_EQ((*decoded)->nodes(), built->nodes());
+    EXPECT_EQ((*decoded)->encoding(), built->encoding());
+    for (const std::vector<std::byte>& other : encodings) EXPECT_NE(built->encoding(), other);
+    encodings.push_back(built->encoding());
+
+    const std::int64_t sequences = static_cast<std::int64_t>(offsets.size()) - 1;
+    Buffer<float> pooled = *device_->allocate<float>(static_cast<std::uint64_t>(sequences * kWidth)).wait();
+    Status ran = device_
+                     ->ask(Execute{.graph = *decoded,
+                                   .symbols = {{"tokens", offsets.back()}, {"sequences", sequences}},
+                                   .weights = upload(std::vector<std::uint8_t>{}),
+                                   .inputs = {{"x", upload(x)}, {"offsets", upload(offsets)}},
+                                   .outputs = {{"pooled", pooled}}})
+                     .wait()
+                     .status();
+    ASSERT_TRUE(ran.ok()) << ran.to_string();
+    const std::vector<double> want = testing::pool_reference(mode, x, kWidth, offsets);
+    const std::vector<float> got = download(pooled, want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << "at " << i;
   }
 }
 

@@ -8,11 +8,14 @@
 
 #include "graph/kernels/cpu_kernels.hpp"
 #include "testing/kernel_inputs.hpp"
+#include "testing/pool_reference.hpp"
 
 namespace accel::graph {
 namespace {
 
+using testing::kPoolModes;
 using testing::offsets_of;
+using testing::pool_reference;
 using testing::random;
 using testing::rng;
 
@@ -48,7 +51,7 @@ TEST(CpuKernels, SequencePositionsCountWithinSequencesAndZeroPadding) {
 
 TEST(CpuKernels, ActivationsWithAndWithoutBias) {
   for (Activation act : {Activation::identity, Activation::relu, Activation::gelu_erf, Activation::gelu_tanh,
-                         Activation::silu, Activation::sigmoid, Activation::tanh}) {
+                         Activation::silu, Activation::sigmoid, Activation::tanh, Activation::log1p_relu}) {
     for (std::int64_t width : kWidths) {
       const std::int64_t rows = 5;
       const auto x = random(rows * width, -6, 6), bias = random(width);
@@ -198,22 +201,25 @@ TEST(CpuKernels, PackedAttentionOverAFusedQkvBuffer) {
   }
 }
 
-TEST(CpuKernels, MeanPoolAndL2Normalize) {
+TEST(CpuKernels, EveryPoolModeAndL2Normalize) {
   for (std::int64_t width : kWidths) {
-    const std::vector<int> lengths{2, 0, 5};
-    const auto offsets = offsets_of(lengths);
-    const auto x = random((offsets.back() + 1) * width);
-    std::vector<float> pooled(3 * width, NAN);
-    cpu::mean_pool(x.data(), width, offsets.data(), 3, pooled.data());
-    std::vector<double> expected(3 * width, 0.0);
-    for (int s = 0; s < 3; ++s)
-      for (std::int64_t r = offsets[s]; r < offsets[s + 1]; ++r)
-        for (std::int64_t c = 0; c < width; ++c) expected[s * width + c] += double{x[r * width + c]} / lengths[s];
-    expect_near(pooled, expected, 1e-6);
+    const auto offsets = offsets_of({0, 2, 5, 0, 1});
+    const std::int64_t sequences = 5;
+    auto x = random(offsets.back() * width, -3, 3);
+    x.resize((offsets.back() + 2) * width, NAN);  // padding rows past the last sequence, which no mode may read
+    for (PoolMode mode : kPoolModes) {
+      SCOPED_TRACE(to_string(mode));
+      std::vector<float> pooled(sequences * width, NAN);
+      cpu::pool(mode, x.data(), width, offsets.data(), sequences, pooled.data());
+      expect_near(pooled, pool_reference(mode, x, width, offsets), 1e-6);
+    }
+    std::vector<float> pooled(sequences * width);
+    cpu::pool(PoolMode::mean, x.data(), width, offsets.data(), sequences, pooled.data());
+    std::vector<double> expected = pool_reference(PoolMode::mean, x, width, offsets);
 
     std::vector<float> normalized(pooled.size());
-    cpu::l2_normalize(pooled.data(), 3, width, 1e-12f, normalized.data());
-    for (int s = 0; s < 3; ++s) {
+    cpu::l2_normalize(pooled.data(), sequences, width, 1e-12f, normalized.data());
+    for (int s = 0; s < sequences; ++s) {
       double norm = 0;
       for (std::int64_t c = 0; c < width; ++c) norm += expected[s * width + c] * expected[s * width + c];
       for (std::int64_t c = 0; c < width; ++c) expected[s * width + c] /= std::max(std::sqrt(norm), 1e-12);

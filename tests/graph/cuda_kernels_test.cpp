@@ -7,15 +7,18 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "graph/kernels/cpu_kernels.hpp"
 #include "graph/kernels/cuda_kernels.hpp"
 #include "testing/kernel_inputs.hpp"
+#include "testing/pool_reference.hpp"
 
 namespace accel::graph {
 namespace {
 
+using testing::kPoolModes;
 using testing::offsets_of;
 using testing::random;
 using testing::rng;
@@ -134,7 +137,7 @@ TEST_F(CudaKernels, ActivationsAndBinaryOps) {
       const Buffer dx(dtype, x), dbias(dtype, bias), db(dtype, b);
       std::vector<float> expected(x.size());
       for (Activation act : {Activation::identity, Activation::relu, Activation::gelu_erf, Activation::gelu_tanh,
-                             Activation::silu, Activation::sigmoid, Activation::tanh}) {
+                             Activation::silu, Activation::sigmoid, Activation::tanh, Activation::log1p_relu}) {
         const Buffer y(dtype, rows * width), z(dtype, rows * width);
         finish(cuda::bias_activation(dtype, dx.get(), dbias.get(), rows, width, act, y.get(), stream_));
         cpu::bias_activation(x.data(), bias.data(), rows, width, act, expected.data());
@@ -302,21 +305,27 @@ TEST_F(CudaKernels, PackedAttentionRefusesHeadDimsOver128) {
             cudaErrorInvalidValue);
 }
 
-TEST_F(CudaKernels, MeanPoolAndL2Normalize) {
+TEST_F(CudaKernels, EveryPoolModeAndL2Normalize) {
   for (DType dtype : kTypes) {
     for (std::int64_t width : kWidths) {
       const auto offsets = offsets_of({2, 0, 5, 1, 200});
       const auto x = rounded(random((offsets.back() + 2) * width), dtype);
-      const Buffer dx(dtype, x), doff = Buffer::of_ints(offsets), pooled(dtype, 5 * width), unit(dtype, 5 * width);
-      finish(cuda::mean_pool(dtype, dx.get(), width, doff.get<std::int32_t>(), 5, offsets.back() + 2, pooled.get(),
-                             stream_));
-      std::vector<float> expected(5 * width), expected_unit(5 * width);
-      cpu::mean_pool(x.data(), width, offsets.data(), 5, expected.data());
-      expect_close(pooled.read(), expected, dtype, "mean_pool");
-      const auto stored = pooled.read();
-      finish(cuda::l2_normalize(dtype, pooled.get(), 5, width, 1e-12f, unit.get(), stream_));
-      cpu::l2_normalize(stored.data(), 5, width, 1e-12f, expected_unit.data());
-      expect_close(unit.read(), expected_unit, dtype, "l2_normalize");
+      const Buffer dx(dtype, x), doff = Buffer::of_ints(offsets);
+      std::vector<float> expected(5 * width);
+      for (PoolMode mode : kPoolModes) {
+        const Buffer pooled(dtype, 5 * width);  // poisoned afresh, so that each mode must write every element
+        finish(cuda::pool(mode, dtype, dx.get(), width, doff.get<std::int32_t>(), 5, offsets.back() + 2, pooled.get(),
+                          stream_));
+        cpu::pool(mode, x.data(), width, offsets.data(), 5, expected.data());
+        expect_close(pooled.read(), expected, dtype, std::string(to_string(mode)).c_str());
+        if (mode != PoolMode::mean) continue;
+        const auto stored = pooled.read();
+        const Buffer unit(dtype, 5 * width);
+        std::vector<float> expected_unit(5 * width);
+        finish(cuda::l2_normalize(dtype, pooled.get(), 5, width, 1e-12f, unit.get(), stream_));
+        cpu::l2_normalize(stored.data(), 5, width, 1e-12f, expected_unit.data());
+        expect_close(unit.read(), expected_unit, dtype, "l2_normalize");
+      }
     }
   }
 }
@@ -352,7 +361,8 @@ TEST_F(CudaKernels, WrongOffsetsStayInsideTheBuffers) {
                                    pooled(dtype, 4 * hidden);
     finish(cuda::packed_attention(dtype, x.get(), hidden, x.get(), hidden, x.get(), hidden, doff.get<std::int32_t>(), 4,
                                   rows, 8, heads, head_dim, 0.2f, out.get(), hidden, stream_));
-    finish(cuda::mean_pool(dtype, x.get(), hidden, doff.get<std::int32_t>(), 4, rows, pooled.get(), stream_));
+    for (PoolMode mode : kPoolModes)
+      finish(cuda::pool(mode, dtype, x.get(), hidden, doff.get<std::int32_t>(), 4, rows, pooled.get(), stream_));
     EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
   }
 }

@@ -82,6 +82,13 @@ TEST(GraphBuilderTest, RefusesDuplicateNamesMissingOutputsAndBadBuckets) {
     b.output("y", b.attention(q, q, q, o, 4, 64));
     EXPECT_NE(b.build().status().message().find("heads must divide"), std::string::npos);
   }
+  {  // A mode byte from outside that names no PoolMode.
+    GraphBuilder b;
+    Tensor x = b.input("x", DType::f32, {T(), Dim::of(4)});
+    Tensor o = b.input("o", DType::i32, {Dim::sym("s", 1)});
+    b.output("y", b.pool(x, o, static_cast<PoolMode>(6)));
+    EXPECT_NE(b.build().status().message().find("pool: mode 6 is not a PoolMode"), std::string::npos);
+  }
 }
 
 TEST(GraphBuilderTest, EncodingIsCanonicalAndDecodesToAnEqualGraph) {

@@ -22,7 +22,7 @@ struct EncoderShape {
   DType dtype = DType::f32;
 };
 
-// x [tokens, width] -> l2_normalize(mean_pool(layer(x))) [sequences, width], and the layer output [tokens, width].
+// x [tokens, width] -> l2_normalize(pool(layer(x), mean)) [sequences, width], and the layer output [tokens, width].
 inline std::shared_ptr<const Graph> encoder_graph(const EncoderShape& s, Ladder tokens, Ladder sequences) {
   GraphBuilder b;
   b.bucket("tokens", std::move(tokens)).bucket("sequences", std::move(sequences));
@@ -41,7 +41,7 @@ inline std::shared_ptr<const Graph> encoder_graph(const EncoderShape& s, Ladder 
   Tensor g = b.matmul(f, p("wg", {W, H}), {.transpose_b = true, .bias = p("bg", {W})});
   Tensor y = b.layer_norm(g, p("g2", {W}), p("b2", {W}), 1e-5f, h);
   b.output("y", y);
-  b.output("pooled", b.l2_normalize(b.mean_pool(y, offsets)));
+  b.output("pooled", b.l2_normalize(b.pool(y, offsets, graph::PoolMode::mean)));
   return *b.build();
 }
 

@@ -32,6 +32,7 @@ enum class Activation : std::uint8_t {
   gelu_erf,   // GELU, exact: x/2 (1 + erf(x / sqrt 2)) (cuDNN's GELU_FWD)
   sigmoid,    // 1 / (1 + exp(-x))
   tanh,
+  log1p_relu,  // log(1 + max(x, 0)) (SPLADE's term weight; no library fuses it)
 };
 
 // The vector added before the activation, with the output's element type.

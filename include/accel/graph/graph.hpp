@@ -9,7 +9,7 @@
 //   auto table = b.parameter("embeddings", DType::f16, {graph::Dim::of(30522), graph::Dim::of(384)});
 //   auto x = b.gather(table, ids);                                     // [tokens, 384]
 //   ...
-//   b.output("pooled", b.l2_normalize(b.mean_pool(x, offsets)));       // [sequences, 384]
+//   b.output("pooled", b.l2_normalize(b.pool(x, offsets, graph::PoolMode::mean)));  // [sequences, 384]
 //   Result<std::shared_ptr<const graph::Graph>> graph = b.build();
 //
 // The builder infers every shape as ops are added and records the first error (naming the op); build() returns
@@ -29,6 +29,7 @@
 #include "accel/core/epilogue.hpp"
 #include "accel/core/result.hpp"
 #include "accel/graph/binary_op.hpp"
+#include "accel/graph/pool_mode.hpp"
 
 namespace accel::graph {
 
@@ -76,7 +77,7 @@ enum class OpKind : std::uint8_t {
   layer_norm,          // (x + residual) normalised over the last dim, * gamma + beta
   rms_norm,            // (x + residual) / rms over the last dim * gamma
   attention,           // softmax(scale q k^T) v per sequence and head, over packed sequences
-  mean_pool,           // x [R, W], offsets [S + 1] -> [S, W]: the mean of each sequence's rows (zeros if empty)
+  pool,                // x [R, W], offsets [S + 1] -> [S, W]: each sequence's rows pooled (PoolMode; zeros if empty)
   l2_normalize,        // each row / max(its L2 norm, eps)
   reshape,             // a view: the same elements, another shape
   transpose,           // a permutation of the dims
@@ -113,6 +114,7 @@ struct Node {
   std::int64_t begin = 0, end = 0;  // slice
   std::vector<std::int32_t> permutation;
   Padding padding = Padding::zero;  // input
+  PoolMode pool = PoolMode::mean;
 
   static constexpr std::uint32_t kNone = 0xffffffffu;
   friend bool operator==(const Node&, const Node&) = default;
@@ -199,7 +201,7 @@ class GraphBuilder {
   // scale: 1 / sqrt(head_dim) when not given.
   Tensor attention(Tensor q, Tensor k, Tensor v, Tensor offsets, std::int32_t heads, std::int32_t max_length,
                    std::optional<float> scale = std::nullopt);
-  Tensor mean_pool(Tensor x, Tensor offsets);
+  Tensor pool(Tensor x, Tensor offsets, PoolMode mode);
   Tensor l2_normalize(Tensor x, float eps = 1e-12f);
   Tensor reshape(Tensor x, Shape shape);
   Tensor transpose(Tensor x, std::vector<std::int32_t> permutation);

@@ -90,10 +90,10 @@ Status run_node(const Frame& f, const Node& node) {
                        node.heads, static_cast<int>(width / node.heads), node.scale, f.at(out), width);
       return Status();
     }
-    case OpKind::mean_pool: {
+    case OpKind::pool: {
       const std::int64_t sequences = f.dim(in[1], 0) - 1;
       ACCEL_RETURN_IF_ERROR(check_offsets(node, f.at<std::int32_t>(in[1]), sequences, f.dim(in[0], 0), 0));
-      mean_pool(f.at(in[0]), f.dim(in[0], 1), f.at<std::int32_t>(in[1]), sequences, f.at(out));
+      pool(node.pool, f.at(in[0]), f.dim(in[0], 1), f.at<std::int32_t>(in[1]), sequences, f.at(out));
       return Status();
     }
     case OpKind::l2_normalize: {

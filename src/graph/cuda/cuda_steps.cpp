@@ -81,9 +81,9 @@ cudaError_t launch(const Frame& f, const Node& node) {
                               f.at<std::int32_t>(in[3]), f.dim(in[3], 0) - 1, f.dim(in[0], 0), node.max_length,
                               node.heads, static_cast<int>(width / node.heads), node.scale, f.at(out), width, f.stream);
     }
-    case OpKind::mean_pool:
-      return mean_pool(dtype, f.at(in[0]), f.dim(in[0], 1), f.at<std::int32_t>(in[1]), f.dim(in[1], 0) - 1,
-                       f.dim(in[0], 0), f.at(out), f.stream);
+    case OpKind::pool:
+      return pool(node.pool, dtype, f.at(in[0]), f.dim(in[0], 1), f.at<std::int32_t>(in[1]), f.dim(in[1], 0) - 1,
+                  f.dim(in[0], 0), f.at(out), f.stream);
     case OpKind::l2_normalize:
       return l2_normalize(dtype, f.at(in[0]), f.rows(out), f.last_dim(out), node.eps, f.at(out), f.stream);
     case OpKind::transpose: return strided_copy(dtype, f.at(in[0]), transpose_layout(f, node), f.at(out), f.stream);

@@ -123,15 +123,30 @@ void embedding_layer_norm(const float* word_table, std::int64_t word_rows, const
   }
 }
 
-void mean_pool(const float* x, std::int64_t width, const std::int32_t* offsets, std::int64_t sequences, float* out) {
+void pool(PoolMode mode, const float* x, std::int64_t width, const std::int32_t* offsets, std::int64_t sequences,
+          float* out) {
   for (std::int64_t s = 0; s < sequences; ++s) {
     float* pooled = out + s * width;
     std::fill_n(pooled, width, 0.0f);
-    const std::int64_t count = offsets[s + 1] - offsets[s];
+    const std::int64_t begin = offsets[s], count = offsets[s + 1] - offsets[s];
     if (count <= 0) continue;
-    for (std::int64_t r = offsets[s]; r < offsets[s + 1]; ++r)
-      for (std::int64_t c = 0; c < width; ++c) pooled[c] += x[r * width + c];
-    for (std::int64_t c = 0; c < width; ++c) pooled[c] /= static_cast<float>(count);
+    if (mode == PoolMode::first || mode == PoolMode::last) {
+      std::copy_n(x + (mode == PoolMode::first ? begin : begin + count - 1) * width, width, pooled);
+      continue;
+    }
+    if (mode == PoolMode::max) std::copy_n(x + begin * width, width, pooled);
+    for (std::int64_t i = 0; i < count; ++i) {
+      const float* row = x + (begin + i) * width;
+      const float weight = mode == PoolMode::weighted_mean ? static_cast<float>(i + 1) : 1.0f;
+      for (std::int64_t c = 0; c < width; ++c)
+        pooled[c] = mode == PoolMode::max ? std::max(pooled[c], row[c]) : pooled[c] + weight * row[c];
+    }
+    const auto n = static_cast<float>(count);  // weighted_mean's weights 1..n sum to n (n + 1) / 2
+    const float scale = mode == PoolMode::mean               ? 1.0f / n
+                        : mode == PoolMode::mean_sqrt_length ? 1.0f / std::sqrt(n)
+                        : mode == PoolMode::weighted_mean    ? 2.0f / (n * (n + 1.0f))
+                                                             : 1.0f;
+    for (std::int64_t c = 0; c < width; ++c) pooled[c] *= scale;
   }
 }
 

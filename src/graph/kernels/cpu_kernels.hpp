@@ -40,7 +40,8 @@ void packed_attention(const float* q, std::int64_t q_stride, const float* k, std
                       std::int64_t v_stride, const std::int32_t* offsets, std::int64_t sequences, int heads,
                       int head_dim, float scale, float* out, std::int64_t out_stride);
 
-void mean_pool(const float* x, std::int64_t width, const std::int32_t* offsets, std::int64_t sequences, float* out);
+void pool(PoolMode mode, const float* x, std::int64_t width, const std::int32_t* offsets, std::int64_t sequences,
+          float* out);
 
 void l2_normalize(const float* x, std::int64_t rows, std::int64_t width, float eps, float* y);
 

@@ -81,6 +81,7 @@ __device__ __forceinline__ float activate(Activation activation, float x) {
     case Activation::gelu_erf: return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f));
     case Activation::sigmoid: return 1.0f / (1.0f + expf(-x));
     case Activation::tanh: return tanhf(x);
+    case Activation::log1p_relu: return log1pf(fmaxf(x, 0.0f));
   }
   return x;
 }

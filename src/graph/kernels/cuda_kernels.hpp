@@ -48,7 +48,7 @@ cudaError_t embedding_layer_norm(DType dtype, const void* word_table, std::int64
 
 // `max_length` must bound every sequence's length (the grid is sized by it; query rows past it are not computed).
 // Offsets are kept inside [0, rows) and each sequence to max_length (detail::sequence_span), so wrong offsets give
-// wrong numbers, never an access outside the buffers; mean_pool likewise.
+// wrong numbers, never an access outside the buffers; pool likewise.
 // f16/bf16 with head_dim 32 or 64 and 16-byte aligned rows run on tensor cores (mma.sync, flash-attention tiling);
 // every other case with head_dim <= 128 runs a generic kernel; larger head dims are cudaErrorInvalidValue.
 cudaError_t packed_attention(DType dtype, const void* q, std::int64_t q_stride, const void* k, std::int64_t k_stride,
@@ -56,8 +56,8 @@ cudaError_t packed_attention(DType dtype, const void* q, std::int64_t q_stride, 
                              std::int64_t rows, std::int32_t max_length, int heads, int head_dim, float scale,
                              void* out, std::int64_t out_stride, cudaStream_t stream);
 
-cudaError_t mean_pool(DType dtype, const void* x, std::int64_t width, const std::int32_t* offsets,
-                      std::int64_t sequences, std::int64_t rows, void* out, cudaStream_t stream);
+cudaError_t pool(PoolMode mode, DType dtype, const void* x, std::int64_t width, const std::int32_t* offsets,
+                 std::int64_t sequences, std::int64_t rows, void* out, cudaStream_t stream);
 
 cudaError_t l2_normalize(DType dtype, const void* x, std::int64_t rows, std::int64_t width, float eps, void* y,
                          cudaStream_t stream);

@@ -1,5 +1,5 @@
 // The row-wise graph kernels on CUDA: LayerNorm and RMSNorm (with the residual add), the fused embedding + LayerNorm,
-// L2 normalisation and mean pooling. One warp per row; the passes over a row re-read it, which the L1 cache serves
+// L2 normalisation and pooling. One warp per row; the passes over a row re-read it, which the L1 cache serves
 // (a BERT row is 384 elements), rather than holding it in registers sized for the widest row.
 #include "graph/kernels/cuda_element.cuh"
 #include "graph/kernels/cuda_kernels.hpp"
@@ -126,26 +126,36 @@ __global__ void l2_kernel(const T* x, std::int64_t rows, std::int64_t width, flo
   }
 }
 
-// One thread per V columns of one sequence (blockIdx.x), summing down its rows: the warp's loads of a row are
-// contiguous.
+// One thread per V columns of one sequence (blockIdx.x), reducing down its rows: the warp's loads of a row are
+// contiguous. The mode is uniform across the grid, so its branches never diverge. weighted_mean's weights 1..n sum
+// to n (n + 1) / 2.
 template <int V, class T>
-__global__ void mean_pool_kernel(const T* x, std::int64_t width, const std::int32_t* offsets, std::int64_t rows,
-                                 T* out) {
+__global__ void pool_kernel(PoolMode mode, const T* x, std::int64_t width, const std::int32_t* offsets,
+                            std::int64_t rows, T* out) {
   const std::int64_t c = (blockIdx.y * std::int64_t{blockDim.x} + threadIdx.x) * V;
   if (c >= width) return;
   const std::int64_t s = blockIdx.x;
   const auto [begin, length] = detail::sequence_span(offsets, s, rows, rows);
-  const std::int64_t end = begin + length;
   float total[V], v[V];
   detail::fill(total, 0.0f);
-  for (std::int64_t r = begin; r < end; ++r) {
-    detail::load<V>(x + r * width + c, v);
+  if (length > 0 && (mode == PoolMode::first || mode == PoolMode::last)) {
+    detail::load<V>(x + (mode == PoolMode::first ? begin : begin + length - 1) * width + c, total);
+  } else if (length > 0) {
+    if (mode == PoolMode::max) detail::load<V>(x + begin * width + c, total);
+    for (std::int64_t i = 0; i < length; ++i) {
+      detail::load<V>(x + (begin + i) * width + c, v);
+      const float weight = mode == PoolMode::weighted_mean ? static_cast<float>(i + 1) : 1.0f;
 #pragma unroll
-    for (int e = 0; e < V; ++e) total[e] += v[e];
+      for (int e = 0; e < V; ++e) total[e] = mode == PoolMode::max ? fmaxf(total[e], v[e]) : total[e] + weight * v[e];
+    }
+    const auto n = static_cast<float>(length);
+    const float scale = mode == PoolMode::mean               ? 1.0f / n
+                        : mode == PoolMode::mean_sqrt_length ? 1.0f / sqrtf(n)
+                        : mode == PoolMode::weighted_mean    ? 2.0f / (n * (n + 1.0f))
+                                                             : 1.0f;
+#pragma unroll
+    for (int e = 0; e < V; ++e) total[e] *= scale;
   }
-  const float scale = end > begin ? 1.0f / static_cast<float>(end - begin) : 0.0f;
-#pragma unroll
-  for (int e = 0; e < V; ++e) total[e] *= scale;
   detail::store<V>(out + s * width + c, total);
 }
 
@@ -232,8 +242,8 @@ cudaError_t l2_normalize(DType dtype, const void* x, std::int64_t rows, std::int
   });
 }
 
-cudaError_t mean_pool(DType dtype, const void* x, std::int64_t width, const std::int32_t* offsets,
-                      std::int64_t sequences, std::int64_t rows, void* out, cudaStream_t stream) {
+cudaError_t pool(PoolMode mode, DType dtype, const void* x, std::int64_t width, const std::int32_t* offsets,
+                 std::int64_t sequences, std::int64_t rows, void* out, cudaStream_t stream) {
   if (sequences == 0 || width == 0) return cudaSuccess;
   constexpr int kThreads = 64;
   const bool vector = vectorizable(width, x, out);
@@ -246,9 +256,9 @@ cudaError_t mean_pool(DType dtype, const void* x, std::int64_t width, const std:
     const auto* xt = static_cast<const T*>(x);
     auto* ot = static_cast<T*>(out);
     if (vector)
-      mean_pool_kernel<8><<<grid, kThreads, 0, stream>>>(xt, width, offsets, rows, ot);
+      pool_kernel<8><<<grid, kThreads, 0, stream>>>(mode, xt, width, offsets, rows, ot);
     else
-      mean_pool_kernel<1><<<grid, kThreads, 0, stream>>>(xt, width, offsets, rows, ot);
+      pool_kernel<1><<<grid, kThreads, 0, stream>>>(mode, xt, width, offsets, rows, ot);
     return cudaGetLastError();
   });
 }

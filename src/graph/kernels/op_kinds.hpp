@@ -21,13 +21,15 @@
 //                        mask inside a sequence), Q/K/V/O rows addressed with their own row strides so that Q, K and
 //                        V may be column slices of one fused QKV buffer; head h is columns [h d, (h+1) d). Padding
 //                        rows of `out` are not written.
-//   mean_pool            out[s] = mean of sequence s's rows; an empty sequence gives a zero row.
+//   pool                 out[s] = sequence s's rows pooled as PoolMode says (include/accel/graph/pool_mode.hpp): mean,
+//                        max, first, last, sum / sqrt(n), or weighted by position + 1; an empty sequence gives a
+//                        zero row.
 //   l2_normalize         y[r] = x[r] / max(||x[r]||_2, eps)   (torch.nn.functional.normalize).
 //   cast                 y[i] = x[i] converted, rounding to nearest even.
 //   strided_copy         y (contiguous, row-major over `shape`) = the elements of x at sum_i index_i strides_i.
 //
 // In-place use: y may alias x (and `sum` may alias x or residual) in the row-wise and element-wise ops, as each
-// element is read before the same thread writes it. Attention, gather, mean_pool and strided_copy need distinct
+// element is read before the same thread writes it. Attention, gather, pool and strided_copy need distinct
 // buffers.
 #pragma once
 
@@ -35,6 +37,7 @@
 
 #include "accel/core/epilogue.hpp"
 #include "accel/graph/binary_op.hpp"
+#include "accel/graph/pool_mode.hpp"
 
 namespace accel::graph {
 

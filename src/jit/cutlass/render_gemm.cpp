@@ -431,7 +431,8 @@ std::string_view activation_functor(Activation activation) {
     case Activation::identity:
     case Activation::gelu_erf:
     case Activation::sigmoid:
-    case Activation::tanh: break;  // identity has no node; check_cutlass_gemm refuses the others
+    case Activation::tanh:
+    case Activation::log1p_relu: break;  // identity has no node; check_cutlass_gemm refuses the others
   }
   return "";
 }

@@ -43,7 +43,8 @@ cublasLtEpilogue_t to_cublaslt(const Epilogue& epilogue) {
     case Activation::silu:
     case Activation::gelu_erf:
     case Activation::sigmoid:
-    case Activation::tanh: break;
+    case Activation::tanh:
+    case Activation::log1p_relu: break;
   }
   return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
 }

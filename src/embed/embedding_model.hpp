@@ -1,0 +1,24 @@
+// The implementation of accel::embed::Model behind its public header: made by model_loading.cpp once the folder
+// is read, the weights converted and uploaded.
+#pragma once
+
+#include <memory>
+
+#include "accel/device/device.hpp"
+#include "accel/embed/model.hpp"
+#include "accel/graph/graph.hpp"
+#include "accel/text/tokenizer.hpp"
+#include "embed/model_folder.hpp"
+
+namespace accel::embed {
+
+// The most output floats one run brings back: a SPLADE run's rows are vocabulary-sized.
+inline constexpr std::uint64_t kMaxRunOutputs = std::uint64_t{1} << 24;
+
+// The model, with its smallest bucket warmed.
+[[nodiscard]] Result<std::shared_ptr<Model>> make_model(Device device, ModelFolder folder, text::Tokenizer tokenizer,
+                                                        std::shared_ptr<const graph::Graph> graph,
+                                                        Buffer<std::uint8_t> weights, ModelInfo info,
+                                                        ModelOptions options, bool replays);
+
+}  // namespace accel::embed

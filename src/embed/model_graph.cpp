@@ -1,0 +1,177 @@
+#include "embed/model_graph.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <thread>
+
+namespace accel::embed {
+
+namespace {
+using graph::Dim;
+using graph::Tensor;
+
+class Builder {
+ public:
+  Builder(const ModelFolder& folder, const ModelGraphOptions& options) : folder_(folder), dt_(options.compute) {
+    b_.bucket("tokens", graph::Ladder::powers_of_two(options.min_bucket, options.batch_tokens));
+    b_.bucket("sequences", graph::Ladder::powers_of_two(1, options.batch_tokens));
+  }
+
+  // A parameter read twice (tied word embeddings and decoder) is one tensor of the graph.
+  Tensor param(const Parameter& p) {
+    if (const auto known = params_.find(p.name); known != params_.end()) return known->second;
+    graph::Shape shape;
+    for (std::uint64_t d : p.shape) shape.push_back(Dim::of(static_cast<std::int64_t>(d)));
+    return params_[p.name] = b_.parameter(p.name, dt_, std::move(shape));
+  }
+  Tensor linear(Tensor x, const LinearParameters& w, Activation activation = Activation::identity) {
+    return b_.matmul(x, param(w.weight),
+                     {.transpose_b = true,
+                      .bias = w.bias ? std::optional<Tensor>(param(*w.bias)) : std::nullopt,
+                      .activation = activation});
+  }
+  Tensor norm(Tensor x, const NormParameters& w, std::optional<Tensor> residual = std::nullopt) {
+    return b_.layer_norm(x, param(w.gamma), param(w.beta), static_cast<float>(folder_.config.layer_norm_eps), residual);
+  }
+
+  // The encoder's last hidden states, [tokens, hidden].
+  Tensor encoder(const ModelParameters& p, Tensor ids, Tensor offsets) {
+    const Dim tokens = Dim::sym("tokens");
+    Tensor words = b_.gather(param(p.word_embeddings), ids);
+    Tensor positions = b_.gather(param(p.position_embeddings), b_.sequence_positions(offsets, tokens));
+    if (p.token_types && takes_token_types(folder_)) {
+      Tensor types = b_.input("types", DType::i32, {tokens});
+      words = b_.binary(graph::BinaryOp::add, words, b_.gather(param(*p.token_types), types));
+    } else if (p.token_types) {
+      words = b_.binary(graph::BinaryOp::add, words, param(*p.token_types));
+    }
+    Tensor x = norm(words, p.embeddings_norm, positions);
+    const auto heads = static_cast<std::int32_t>(folder_.config.num_attention_heads);
+    const auto max_length = static_cast<std::int32_t>(folder_.max_sequence_length());
+    for (const EncoderLayerParameters& layer : p.layers) {
+      Tensor attended = b_.attention(linear(x, layer.query), linear(x, layer.key), linear(x, layer.value), offsets,
+                                     heads, max_length);
+      Tensor h = norm(linear(attended, layer.attention_output), layer.attention_norm, x);
+      x = norm(linear(linear(h, layer.intermediate, folder_.config.hidden_act), layer.output), layer.output_norm, h);
+    }
+    return x;
+  }
+
+  Tensor head(const ModelParameters& p, Tensor x, Tensor offsets) {
+    switch (folder_.head) {
+      case Head::embedding: {
+        Tensor pooled = b_.pool(x, offsets, folder_.pooling);
+        for (std::size_t i = 0; i < p.dense.size(); ++i)
+          pooled = linear(pooled, p.dense[i], folder_.dense[i].activation);
+        return folder_.normalize ? b_.l2_normalize(pooled) : pooled;
+      }
+      case Head::classifier: {
+        Tensor first = b_.pool(x, offsets, graph::PoolMode::first);
+        return linear(linear(first, *p.classifier_hidden, p.classifier_hidden_activation), *p.classifier_out);
+      }
+      case Head::splade: {
+        Tensor h = norm(linear(x, *p.masked_lm_transform, p.masked_lm_activation), *p.masked_lm_norm);
+        Tensor decoder = p.decoder_weight ? param(*p.decoder_weight) : param(p.word_embeddings);
+        Tensor weights = b_.matmul(
+            h, decoder, {.transpose_b = true, .bias = param(*p.decoder_bias), .activation = Activation::log1p_relu});
+        return b_.pool(weights, offsets, graph::PoolMode::max);
+      }
+    }
+    return x;
+  }
+
+  graph::GraphBuilder& builder() { return b_; }
+
+ private:
+  const ModelFolder& folder_;
+  const DType dt_;
+  graph::GraphBuilder b_;
+  std::map<std::string, Tensor, std::less<>> params_;
+};
+
+}  // namespace
+
+bool takes_token_types(const ModelFolder& folder) noexcept {
+  return folder.head == Head::classifier && folder.config.type_vocab_size > 0;
+}
+
+Result<std::shared_ptr<const graph::Graph>> model_graph(const ModelFolder& folder, const ModelWeights& weights,
+                                                        const ModelGraphOptions& options) {
+  Builder model(folder, options);
+  graph::GraphBuilder& b = model.builder();
+  Tensor ids = b.input("ids", DType::i32, {Dim::sym("tokens")});
+  Tensor offsets = b.input("offsets", DType::i32, {Dim::sym("sequences", 1)}, graph::Padding::repeat_last);
+  Tensor out = model.head(weights.parameters, model.encoder(weights.parameters, ids, offsets), offsets);
+  if (options.compute != DType::f32) out = b.cast(out, DType::f32);
+  b.output("output", out);
+  return b.build();
+}
+
+namespace {
+
+// One parameter's rows, converted into its place in the weights buffer.
+Status convert_parameter(const graph::Graph& graph, const graph::Graph::ParameterSlot& slot,
+                         const ModelWeights& weights, std::uint8_t* place) {
+  const graph::TensorInfo& t = graph.tensors()[slot.tensor];
+  const auto source = weights.sources.find(t.name);
+  if (source == weights.sources.end()) return internal_error(fmt::format("no source for parameter '{}'", t.name));
+  const SafetensorsFile& file = weights.files[source->second.file];
+  const std::string& name = source->second.tensor;
+  ACCEL_ASSIGN_OR_RETURN(const TensorView view, file.tensor(name));
+  const std::size_t element_bytes = size_of(t.dtype);
+  const std::uint64_t row_elements = view.shape.size() > 1 ? view.elements() / view.shape[0] : 1;
+  const std::uint64_t skip = source->second.first_row * row_elements * element_bytes;
+  if (skip + slot.bytes > view.elements() * element_bytes)
+    return invalid_argument(fmt::format("{}: {} elements, fewer than the graph's {} from row {}", name, view.elements(),
+                                        to_string(t.shape), source->second.first_row));
+  // Most weights are converted straight into their place; a table the graph reads only some rows of (one
+  // token-type row, positions up to the longest sequence) goes through a whole copy first.
+  if (skip == 0 && view.elements() * element_bytes == slot.bytes) {
+    return t.dtype == DType::f32
+               ? file.copy_f32(name, {reinterpret_cast<float*>(place), view.elements()})
+               : file.copy_16bit(name, t.dtype, {reinterpret_cast<std::uint16_t*>(place), view.elements()});
+  }
+  if (t.dtype == DType::f32) {
+    ACCEL_ASSIGN_OR_RETURN(std::vector<float> values, file.to_f32(name));
+    std::memcpy(place, reinterpret_cast<const std::uint8_t*>(values.data()) + skip, slot.bytes);
+  } else {
+    ACCEL_ASSIGN_OR_RETURN(std::vector<std::uint16_t> values, file.to_16bit(name, t.dtype));
+    std::memcpy(place, reinterpret_cast<const std::uint8_t*>(values.data()) + skip, slot.bytes);
+  }
+  return Status();
+}
+
+}  // namespace
+
+Result<std::vector<std::uint8_t>> model_weight_bytes(const graph::Graph& graph, const ModelWeights& weights) {
+  std::vector<std::uint8_t> bytes(graph.weight_bytes());
+  const std::vector<graph::Graph::ParameterSlot>& slots = graph.parameters();
+  // The parameters are independent: converted on several threads, the largest first so that the word
+  // embeddings (often half of the model) start at once. Each slot's status is kept, and the first one's returned.
+  std::vector<std::size_t> order(slots.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return slots[a].bytes > slots[b].bytes; });
+  std::vector<Status> statuses(slots.size());
+  std::atomic<std::size_t> next{0};
+  const auto convert = [&] {
+    for (std::size_t i = next.fetch_add(1); i < order.size(); i = next.fetch_add(1)) {
+      const graph::Graph::ParameterSlot& slot = slots[order[i]];
+      statuses[order[i]] = convert_parameter(graph, slot, weights, bytes.data() + slot.offset);
+    }
+  };
+  {
+    const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+    std::vector<std::jthread> helpers;
+    for (unsigned t = 1; t < threads; ++t) helpers.emplace_back(convert);
+    convert();
+  }
+  for (const Status& status : statuses) ACCEL_RETURN_IF_ERROR(status);
+  return bytes;
+}
+
+}  // namespace accel::embed

@@ -1,0 +1,38 @@
+// A model folder's encoder and head as one compiled graph over packed sequences:
+//
+//   inputs   ids i32 [tokens], offsets i32 [sequences + 1] (padding sequences empty),
+//            and for Head::classifier on a family with token types, types i32 [tokens]
+//   output   output f32 [sequences, ModelFolder::output_dimensions()]
+//
+// Parameters are ModelWeights' and are stored in the compute dtype, so a weights buffer made by
+// model_weight_bytes is the model's only copy on the device whatever the number of compiled buckets. Both
+// symbols are bucketed: tokens on a power-of-two ladder up to the run's token budget, sequences likewise.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "accel/graph/graph.hpp"
+#include "embed/model_folder.hpp"
+#include "embed/model_weights.hpp"
+
+namespace accel::embed {
+
+struct ModelGraphOptions {
+  DType compute = DType::f32;         // f32, f16 or bf16
+  std::int64_t batch_tokens = 16384;  // the top of the tokens ladder
+  std::int64_t min_bucket = 64;       // the bottom of it
+};
+
+[[nodiscard]] Result<std::shared_ptr<const graph::Graph>> model_graph(const ModelFolder& folder,
+                                                                      const ModelWeights& weights,
+                                                                      const ModelGraphOptions& options);
+
+// Whether the graph of `folder` takes the "types" input.
+[[nodiscard]] bool takes_token_types(const ModelFolder& folder) noexcept;
+
+// The weights buffer of `graph`: each parameter's source rows converted to the parameter's dtype, at its offset.
+[[nodiscard]] Result<std::vector<std::uint8_t>> model_weight_bytes(const graph::Graph& graph,
+                                                                   const ModelWeights& weights);
+
+}  // namespace accel::embed

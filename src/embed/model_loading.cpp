@@ -1,0 +1,176 @@
+// Model::load and Model::open: the folder read and checked, the tokenizer loaded, the weights converted for the
+// device's compute dtype and uploaded once, then the model made (embedding_model.cpp).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <future>
+
+#include "embed/embedding_model.hpp"
+#include "embed/model_graph.hpp"
+
+namespace accel::embed {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double milliseconds_since(Clock::time_point from) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - from).count();
+}
+
+// A SPLADE run holds every token's logits over the vocabulary before it pools them: its runs are kept to about
+// 2^26 of them (256 MiB of f32), in a power of two of tokens.
+std::uint32_t run_tokens(const ModelFolder& folder, std::uint32_t batch_tokens) {
+  if (folder.head != Head::splade) return batch_tokens;
+  std::uint32_t tokens = 64;
+  while (tokens * 2ull * folder.config.vocab_size <= (std::uint64_t{1} << 26)) tokens *= 2;
+  return std::min(batch_tokens, std::max(tokens, folder.max_sequence_length()));
+}
+
+// What the host reads before the device matters: the folder checked, the tokenizer, the mapped weights.
+struct HostFiles {
+  ModelFolder folder;
+  text::Tokenizer tokenizer;
+  ModelWeights weights;
+  std::uint32_t batch_tokens = 0;
+  double read_ms = 0;
+};
+
+Result<HostFiles> read_host_files(const ModelOptions& options) {
+  if (options.batch_tokens < 64)
+    return invalid_argument(fmt::format("batch_tokens {} is below the smallest bucket, 64", options.batch_tokens));
+  const Clock::time_point start = Clock::now();
+  ACCEL_ASSIGN_OR_RETURN(ModelFolder folder, ModelFolder::read(options.folder));
+  if (options.batch_tokens < folder.max_sequence_length())
+    return invalid_argument(fmt::format("batch_tokens {} is below the model's longest sequence, {}",
+                                        options.batch_tokens, folder.max_sequence_length()));
+  ACCEL_ASSIGN_OR_RETURN(text::Tokenizer tokenizer, text::Tokenizer::load(folder.tokenizer_json));
+  if (tokenizer.vocabulary_size() > folder.config.vocab_size)
+    return invalid_argument(
+        fmt::format("{}: its {} tokens do not fit the embedding matrix of {} rows (config.json's "
+                    "vocab_size)",
+                    folder.tokenizer_json.native(), tokenizer.vocabulary_size(), folder.config.vocab_size));
+  ACCEL_ASSIGN_OR_RETURN(ModelWeights weights, ModelWeights::open(folder));
+  const std::uint32_t batch_tokens = run_tokens(folder, options.batch_tokens);
+  return HostFiles{.folder = std::move(folder),
+                   .tokenizer = std::move(tokenizer),
+                   .weights = std::move(weights),
+                   .batch_tokens = batch_tokens,
+                   .read_ms = milliseconds_since(start)};
+}
+
+DType compute_dtype(const ModelOptions& options, DeviceKind kind) {
+  return options.compute.value_or(kind == DeviceKind::cpu ? DType::f32 : DType::f16);
+}
+
+// The graph for one compute dtype and the weights converted to it, in the graph's parameter order.
+struct Prepared {
+  DType compute = DType::f32;
+  std::shared_ptr<const graph::Graph> graph;
+  std::vector<std::uint8_t> weights;
+  double convert_ms = 0;
+};
+
+Result<Prepared> prepare(const HostFiles& files, DType compute) {
+  const Clock::time_point start = Clock::now();
+  ACCEL_ASSIGN_OR_RETURN(
+      std::shared_ptr<const graph::Graph> graph,
+      model_graph(files.folder, files.weights, {.compute = compute, .batch_tokens = files.batch_tokens}));
+  ACCEL_ASSIGN_OR_RETURN(std::vector<std::uint8_t> weights, model_weight_bytes(*graph, files.weights));
+  return Prepared{.compute = compute,
+                  .graph = std::move(graph),
+                  .weights = std::move(weights),
+                  .convert_ms = milliseconds_since(start)};
+}
+
+std::string describe_head(const ModelFolder& folder) {
+  switch (folder.head) {
+    case Head::classifier:
+      return fmt::format("classifier ({} label{})", folder.config.num_labels, folder.config.num_labels == 1 ? "" : "s");
+    case Head::splade: return "SPLADE (masked-LM logits, log(1 + ReLU), max over tokens)";
+    case Head::embedding: break;
+  }
+  std::string text = fmt::format("{} pooling", graph::to_string(folder.pooling));
+  for (const DenseModule& dense : folder.dense)
+    text += fmt::format(", Dense {}->{} {}", dense.in_features, dense.out_features, to_string(dense.activation));
+  return folder.normalize ? text + ", normalised" : text;
+}
+
+ModelInfo describe(const HostFiles& files, const ModelOptions& options) {
+  const ModelFolder& folder = files.folder;
+  ModelInfo info{.name = options.folder.filename().string(),
+                 .family = std::string(folder.family->name),
+                 .model_type = folder.config.model_type,
+                 .output = folder.head == Head::embedding ? Output::dense
+                           : folder.head == Head::splade  ? Output::sparse
+                                                          : Output::scores,
+                 .head = describe_head(folder),
+                 .dimensions = folder.output_dimensions(),
+                 .max_sequence_length = folder.max_sequence_length(),
+                 .layers = folder.config.num_hidden_layers,
+                 .hidden = folder.config.hidden_size,
+                 .vocabulary = folder.config.vocab_size,
+                 .batch_tokens = files.batch_tokens,
+                 .normalized = folder.head == Head::embedding && folder.normalize,
+                 .tokenizer = files.tokenizer.describe(),
+                 .prompts = folder.prompts,
+                 .default_prompt_name = folder.default_prompt_name};
+  if (info.name.empty()) info.name = options.folder.parent_path().filename().string();
+  return info;
+}
+
+// The device half: the weights (prepared for `prepared.compute`, or again if the device wants another dtype)
+// uploaded once, staging buffers, and the smallest bucket warmed. `device_open_ms`: how long Model::open took to
+// open the device (0 for load).
+Result<std::shared_ptr<Model>> place(const Device& device, const DeviceInfo& device_info, HostFiles files,
+                                     Prepared prepared, ModelOptions options, double device_open_ms) {
+  if (const DType compute = compute_dtype(options, device_info.kind); compute != prepared.compute) {
+    ACCEL_ASSIGN_OR_RETURN(prepared, prepare(files, compute));
+  }
+  ModelInfo info = describe(files, options);
+  info.compute = prepared.compute;
+  info.device = device_info.name;
+  info.load.device_open_ms = device_open_ms;
+  info.load.read_ms = files.read_ms;
+  info.load.convert_ms = prepared.convert_ms;
+  const Clock::time_point start = Clock::now();
+  ACCEL_ASSIGN_OR_RETURN(Buffer<std::uint8_t> weights, device.allocate<std::uint8_t>(prepared.weights.size()).wait());
+  ACCEL_RETURN_IF_ERROR(device.upload(std::span<const std::uint8_t>(prepared.weights), weights).wait().status());
+  info.load.upload_ms = milliseconds_since(start);
+  return make_model(device, std::move(files.folder), std::move(files.tokenizer), std::move(prepared.graph),
+                    std::move(weights), std::move(info), std::move(options), device_info.kind != DeviceKind::cpu);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Model>> Model::load(const Device& device, ModelOptions options) {
+  ACCEL_ASSIGN_OR_RETURN(HostFiles files, read_host_files(options));
+  ACCEL_ASSIGN_OR_RETURN(DeviceInfo device_info, device.info().wait());
+  ACCEL_ASSIGN_OR_RETURN(Prepared prepared, prepare(files, compute_dtype(options, device_info.kind)));
+  return place(device, device_info, std::move(files), std::move(prepared), std::move(options), 0);
+}
+
+Result<std::shared_ptr<Model>> Model::open(const DeviceOpener& device_opener, ModelOptions options) {
+  const Clock::time_point start = Clock::now();
+  // The CUDA driver's initialisation and this thread's reading of the folder slowed each other badly when run at
+  // once in one process (on the H100 machine cuInit took 147 ms instead of 100, and the tokenizer's load 110-120 ms
+  // instead of 30-40: docs/PERFORMANCE.md), while the creation of the context after it does not. So an in-process
+  // CUDA device has its driver initialised first, and the host work overlaps the context's creation only. A worker
+  // process initialises a driver of its own, which this one does not wait for.
+  if (device_opener.kind == DeviceKind::cuda && device_opener.isolation == Isolation::in_process)
+    static_cast<void>(Device::count(DeviceKind::cuda));
+  auto opening = std::async(std::launch::async, [&device_opener, start] {
+    Result<Device> device = device_opener.open();
+    return std::make_pair(std::move(device), milliseconds_since(start));
+  });
+  Result<HostFiles> files = read_host_files(options);
+  Result<Prepared> prepared =
+      files.ok() ? prepare(*files, compute_dtype(options, device_opener.kind)) : Result<Prepared>(files.status());
+  auto [device, open_ms] = opening.get();  // joined before any error returns: the opener is the caller's
+  if (!device.ok()) return device.status();
+  ACCEL_RETURN_IF_ERROR(files.status());
+  ACCEL_RETURN_IF_ERROR(prepared.status());
+  ACCEL_ASSIGN_OR_RETURN(DeviceInfo device_info, device->info().wait());
+  return place(*device, device_info, std::move(*files), std::move(*prepared), std::move(options), open_ms);
+}
+
+}  // namespace accel::embed

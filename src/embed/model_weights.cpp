@@ -1,0 +1,165 @@
+#include "embed/model_weights.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+namespace accel::embed {
+namespace {
+
+// Enough for the reader to see what is wrong without a message the size of the checkpoint.
+constexpr std::size_t kProblemsShown = 8;
+
+using Shape = std::vector<std::uint64_t>;
+
+// Finds tensors of one file by their candidate names, registers each as a parameter, and keeps every problem.
+class Resolver {
+ public:
+  Resolver(ModelWeights& weights, std::size_t file, std::string_view base_prefix)
+      : weights_(weights), file_(file), base_prefix_(base_prefix) {}
+
+  // The first of `names` (each also under the base prefix) the file holds, which must be `stored` in shape; the
+  // parameter takes `rows` rows of it from `first_row` (0: all of them) and is `flat` when it is one row.
+  std::optional<Parameter> find(std::string parameter, std::vector<std::string> names, Shape stored,
+                                std::uint64_t first_row = 0, std::uint64_t rows = 0, bool flat = false,
+                                bool required = true) {
+    const SafetensorsFile& file = weights_.files[file_];
+    std::string found;
+    for (const std::string& name : names)
+      for (const std::string& candidate : {name, std::string(base_prefix_) + name})
+        if (found.empty() && file.contains(candidate)) found = candidate;
+    ++looked_for_;
+    if (found.empty()) {
+      if (required) problem(fmt::format("'{}' is missing", names.front()));
+      return std::nullopt;
+    }
+    const TensorView view = *file.tensor(found);
+    if (!std::equal(view.shape.begin(), view.shape.end(), stored.begin(), stored.end())) {
+      problem(fmt::format("'{}' is [{}], not [{}]", found, fmt::join(view.shape, ", "), fmt::join(stored, ", ")));
+      return std::nullopt;
+    }
+    if (!is_float(view.dtype)) {
+      problem(fmt::format("'{}' is {}, not a float type", found, to_string(view.dtype)));
+      return std::nullopt;
+    }
+    Shape shape = stored;
+    if (rows != 0) shape[0] = rows;
+    if (flat) shape.erase(shape.begin());
+    weights_.sources[parameter] = {.file = file_, .tensor = found, .first_row = first_row};
+    return Parameter{.name = std::move(parameter), .shape = std::move(shape)};
+  }
+
+  Parameter tensor(const std::string& name, Shape stored) {
+    return find(name, {name}, std::move(stored)).value_or(Parameter{});
+  }
+
+  LinearParameters linear(const std::string& stem, std::uint64_t out, std::uint64_t in, bool bias = true) {
+    LinearParameters linear{.weight = tensor(stem + ".weight", {out, in}), .bias = std::nullopt};
+    if (bias) linear.bias = tensor(stem + ".bias", {out});
+    return linear;
+  }
+
+  NormParameters norm(const std::string& stem, std::uint64_t width) {
+    return {.gamma = find(stem + ".weight", {stem + ".weight", stem + ".gamma"}, {width}).value_or(Parameter{}),
+            .beta = find(stem + ".bias", {stem + ".bias", stem + ".beta"}, {width}).value_or(Parameter{})};
+  }
+
+  void problem(std::string text) {
+    if (++problems_ <= kProblemsShown) shown_.push_back(std::move(text));
+  }
+
+  Status finish(std::string_view what) const {
+    if (problems_ == 0) return Status();
+    return invalid_argument(fmt::format("safetensors {}: {} of the {} tensors {} reads {} wrong: {}{}",
+                                        weights_.files[file_].path().native(), problems_, looked_for_, what,
+                                        problems_ == 1 ? "is" : "are", fmt::join(shown_, "; "),
+                                        problems_ > kProblemsShown ? "; ..." : ""));
+  }
+
+ private:
+  ModelWeights& weights_;
+  std::size_t file_;
+  std::string_view base_prefix_;
+  std::size_t looked_for_ = 0;
+  std::size_t problems_ = 0;
+  std::vector<std::string> shown_;
+};
+
+void find_encoder(const ModelFolder& folder, Resolver& r, ModelParameters& p) {
+  const EncoderConfig& c = folder.config;
+  const std::uint64_t hidden = c.hidden_size, inner = c.intermediate_size;
+  const EncoderNames names = folder.family->encoder_names(c.num_hidden_layers);
+  p.word_embeddings = r.tensor(names.word_embeddings, {c.vocab_size, hidden});
+  p.position_embeddings = r.find(names.position_embeddings, {names.position_embeddings},
+                                 {c.max_position_embeddings, hidden}, c.position_offset, folder.max_sequence_length())
+                              .value_or(Parameter{});
+  if (!names.token_type_embeddings.empty()) {
+    const bool pairs = folder.head == Head::classifier;
+    p.token_types = r.find(pairs ? names.token_type_embeddings : names.token_type_embeddings + "[0]",
+                           {names.token_type_embeddings}, {c.type_vocab_size, hidden}, 0, pairs ? 0 : 1, !pairs);
+  }
+  p.embeddings_norm = r.norm(names.embeddings_norm, hidden);
+  for (const EncoderLayerNames& layer : names.layers)
+    p.layers.push_back({.query = r.linear(layer.query, hidden, hidden),
+                        .key = r.linear(layer.key, hidden, hidden),
+                        .value = r.linear(layer.value, hidden, hidden),
+                        .attention_output = r.linear(layer.attention_output, hidden, hidden),
+                        .attention_norm = r.norm(layer.attention_norm, hidden),
+                        .intermediate = r.linear(layer.intermediate, inner, hidden),
+                        .output = r.linear(layer.output, hidden, inner),
+                        .output_norm = r.norm(layer.output_norm, hidden)});
+}
+
+void find_head(const ModelFolder& folder, Resolver& r, ModelParameters& p) {
+  const EncoderConfig& c = folder.config;
+  const std::uint64_t hidden = c.hidden_size;
+  if (folder.head == Head::classifier) {
+    const ClassifierNames names = folder.family->classifier_names();
+    p.classifier_hidden = r.linear(names.hidden, hidden, hidden);
+    p.classifier_out = r.linear(names.out, c.num_labels, hidden);
+    p.classifier_hidden_activation = names.activation;
+  } else if (folder.head == Head::splade) {
+    const MaskedLmNames names = folder.family->masked_lm_names(c);
+    p.masked_lm_transform = r.linear(names.transform, hidden, hidden);
+    p.masked_lm_norm = r.norm(names.transform_norm, hidden);
+    p.masked_lm_activation = names.activation;
+    // A tied decoder is saved once, as the word embeddings; its bias under either of the names transformers uses.
+    p.decoder_weight = r.find(names.decoder_weight, {names.decoder_weight}, {c.vocab_size, hidden}, 0, 0, false, false);
+    const std::string decoder_stem = names.decoder_weight.substr(0, names.decoder_weight.rfind('.'));
+    p.decoder_bias =
+        r.find(names.decoder_bias, {names.decoder_bias, decoder_stem + ".bias"}, {c.vocab_size}).value_or(Parameter{});
+  }
+}
+
+}  // namespace
+
+Result<ModelWeights> ModelWeights::open(const ModelFolder& folder) {
+  ModelWeights weights;
+  ACCEL_ASSIGN_OR_RETURN(SafetensorsFile transformer, SafetensorsFile::open(folder.weights));
+  weights.files.push_back(std::move(transformer));
+  for (const DenseModule& dense : folder.dense) {
+    ACCEL_ASSIGN_OR_RETURN(SafetensorsFile file, SafetensorsFile::open(dense.weights));
+    weights.files.push_back(std::move(file));
+  }
+  Resolver encoder(weights, 0, folder.family->base_prefix);
+  find_encoder(folder, encoder, weights.parameters);
+  find_head(folder, encoder, weights.parameters);
+  ACCEL_RETURN_IF_ERROR(encoder.finish(fmt::format("a {}-layer {} {} model", folder.config.num_hidden_layers,
+                                                   folder.family->name, to_string(folder.head))));
+  for (std::size_t i = 0; i < folder.dense.size(); ++i) {
+    const DenseModule& module = folder.dense[i];
+    Resolver dense(weights, i + 1, "");
+    LinearParameters linear{
+        .weight =
+            dense.find(fmt::format("dense.{}.weight", i), {"linear.weight"}, {module.out_features, module.in_features})
+                .value_or(Parameter{}),
+        .bias = std::nullopt};
+    if (module.bias) linear.bias = dense.find(fmt::format("dense.{}.bias", i), {"linear.bias"}, {module.out_features});
+    ACCEL_RETURN_IF_ERROR(dense.finish("a Dense module"));
+    weights.parameters.dense.push_back(std::move(linear));
+  }
+  return weights;
+}
+
+}  // namespace accel::embed

