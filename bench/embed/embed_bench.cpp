@@ -6,6 +6,9 @@
 //
 //   embed_bench --device cuda --passages 8192 --trace out/trace.jsonl > out/embed_accel.jsonl
 //   embed_bench --device cuda --cold-start          (run twice: with an empty and with a warm ACCEL_CACHE_DIR)
+//   embed_bench --device cuda --model CROSS_ENCODER --rerank --trace out/trace.jsonl --scores out/scores.f32
+//     a cross-encoder instead: query q of the trace with passages [P q, P (q + 1)) for P = --pairs-per-query
+//     (bench/peers/rerank_peer.py makes the same pairs), and one short pair (query q, query q + 1) at a time.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -75,6 +78,69 @@ T check(accel::Result<T> result, std::string_view what) {
   return std::move(*result);
 }
 
+// The reranking figures: pairs of the trace through Model::tokenize_pairs/embed_tokens (tokens ready) and
+// Model::rerank (text in), then one short pair at a time.
+template <class Emit>
+void rerank_figures(accel::embed::Model& model, const Trace& trace, int pairs_per_query, int repeats, int single,
+                    const std::string& scores_path, const Emit& emit) {
+  const std::size_t per_query = static_cast<std::size_t>(pairs_per_query);
+  const std::size_t queries = std::min(trace.queries.size(), trace.passages.size() / per_query);
+  const auto passages_of = [&](std::size_t q) {
+    return std::vector<std::string>(trace.passages.begin() + static_cast<std::ptrdiff_t>(q * per_query),
+                                    trace.passages.begin() + static_cast<std::ptrdiff_t>((q + 1) * per_query));
+  };
+  accel::embed::TokenBatch tokens;
+  for (std::size_t q = 0; q < queries; ++q) {
+    const auto batch = check(model.tokenize_pairs(trace.queries[q], passages_of(q)), "tokenizing pairs");
+    for (std::size_t s = 0; s < batch.sequences(); ++s)
+      tokens.append(std::span(batch.ids).subspan(batch.offsets[s], batch.length(s)),
+                    std::span(batch.type_ids).subspan(batch.offsets[s], batch.length(s)));
+  }
+  for (int pass = 0; pass < 3; ++pass) check(model.embed_tokens(tokens).wait(), "a warm-up pass");
+  std::vector<double> ready, end_to_end;
+  std::vector<float> scores;
+  for (int r = 0; r < repeats; ++r) {
+    auto start = Clock::now();
+    check(model.embed_tokens(tokens).wait(), "scoring tokens");
+    ready.push_back(seconds_since(start));
+    start = Clock::now();
+    std::vector<accel::Future<Embeddings>> calls;
+    for (std::size_t q = 0; q < queries; ++q) calls.push_back(model.rerank(trace.queries[q], passages_of(q)));
+    scores.clear();
+    for (auto& call : calls) {
+      const Embeddings e = check(call.wait(), "reranking");
+      scores.insert(scores.end(), e.values.begin(), e.values.end());
+    }
+    end_to_end.push_back(seconds_since(start));
+  }
+  const double pairs = static_cast<double>(queries * per_query), token_count = static_cast<double>(tokens.ids.size());
+  emit({{"figure", "rerank_tokens_ready"},
+        {"pairs", pairs},
+        {"tokens", tokens.ids.size()},
+        {"tokens_per_s", token_count / percentile(ready, 0.5)},
+        {"pairs_per_s", pairs / percentile(ready, 0.5)}});
+  emit({{"figure", "rerank_end_to_end"},
+        {"pairs", pairs},
+        {"pairs_per_s", pairs / percentile(end_to_end, 0.5)},
+        {"tokens_per_s", token_count / percentile(end_to_end, 0.5)}});
+  std::vector<double> latency;
+  for (int i = 0; i < single + 50; ++i) {
+    const std::size_t q = static_cast<std::size_t>(i) % (trace.queries.size() - 1);
+    const auto start = Clock::now();
+    check(model.rerank(trace.queries[q], {trace.queries[q + 1]}).wait(), "one pair");
+    if (i >= 50) latency.push_back(seconds_since(start) * 1e6);
+  }
+  emit({{"figure", "rerank_single_pair"},
+        {"pairs", single},
+        {"p50_us", percentile(latency, 0.5)},
+        {"p99_us", percentile(latency, 0.99)}});
+  if (!scores_path.empty()) {
+    std::ofstream out(scores_path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(scores.data()),
+              static_cast<std::streamsize>(scores.size() * sizeof(float)));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -84,7 +150,9 @@ int main(int argc, char** argv) {
   std::string device_name = "auto", model_dir, trace_path, embeddings_path;
   int passages = 8192, queries = 1000, repeats = 3;
   std::uint32_t batch_tokens = 16384;
-  bool cold_start = false;
+  bool cold_start = false, rerank = false;
+  int pairs_per_query = 64;
+  std::string scores_path;
   app.add_option("--device", device_name, "auto, cpu, cuda or cuda-isolated");
   app.add_option("--model", model_dir, "the model folder (default: all-MiniLM-L6-v2)");
   app.add_option("--passages", passages);
@@ -96,6 +164,9 @@ int main(int argc, char** argv) {
                  "write the trace's embeddings here (raw little-endian f32, passages then queries, in trace order) "
                  "for the peer's accuracy check");
   app.add_flag("--cold-start", cold_start, "only the first embedding of this process");
+  app.add_flag("--rerank", rerank, "the model is a cross-encoder: rerank pairs of the trace");
+  app.add_option("--pairs-per-query", pairs_per_query, "--rerank: passages scored with each query");
+  app.add_option("--scores", scores_path, "--rerank: write the pairs' scores here (raw little-endian f32)");
   CLI11_PARSE(app, argc, argv);
   const std::filesystem::path folder =
       model_dir.empty() ? accel::embed::default_model_folder() : std::filesystem::path(model_dir);
@@ -139,13 +210,17 @@ int main(int argc, char** argv) {
     for (const std::string& p : trace.passages) out << nlohmann::json{{"kind", "passage"}, {"text", p}}.dump() << "\n";
     for (const std::string& q : trace.queries) out << nlohmann::json{{"kind", "query"}, {"text", q}}.dump() << "\n";
   }
-  const accel::embed::TokenBatch tokens = check(model->tokenize(trace.passages), "tokenizing");
   const auto emit = [&](nlohmann::json row) {
     row["device"] = model->info().device;
     row["compute"] = std::string(accel::to_string(model->info().compute));
     fmt::print("{}\n", row.dump());
     std::fflush(stdout);
   };
+  if (rerank) {
+    rerank_figures(*model, trace, pairs_per_query, repeats, queries, scores_path, emit);
+    return 0;
+  }
+  const accel::embed::TokenBatch tokens = check(model->tokenize(trace.passages), "tokenizing");
 
   // Steady state, as the peers are timed after their warm-up: the compiled graphs move their matmuls to cuBLASLt
   // once its start-up is over, which the third graph run begins and which takes ~190 ms on the H100.

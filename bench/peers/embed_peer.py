@@ -15,37 +15,20 @@ run instead, on the same GPU, one JSON line per figure:
 """
 import argparse
 import json
-import statistics
 import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
+from gpu_figures import emit, timed
 from transformers import AutoModel, AutoTokenizer
-
-
-def emit(row):
-    row["device"] = torch.cuda.get_device_name()
-    row["torch"] = torch.__version__
-    print(json.dumps(row), flush=True)
 
 
 def pooled(model, batch):
     out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
     mask = batch["attention_mask"].unsqueeze(-1).to(out.dtype)
     return F.normalize((out * mask).sum(1) / mask.sum(1).clamp(min=1), dim=-1)
-
-
-def timed(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main():
