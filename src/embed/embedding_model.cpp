@@ -132,14 +132,15 @@ class EmbeddingModel final : public Model {
 
   Result<TokenBatch> tokenize_pairs(std::string_view query, std::span<const std::string> passages,
                                     Truncation truncation) const override {
+    ACCEL_ASSIGN_OR_RETURN(
+        const std::vector<text::Encoding> pairs,
+        tokenizer_.encode_pairs(query, passages, encode_options(truncation), options_.tokenizer_threads));
     TokenBatch batch;
-    for (std::size_t i = 0; i < passages.size(); ++i) {
-      ACCEL_ASSIGN_OR_RETURN(const text::Encoding pair,
-                             tokenizer_.encode_pair(query, passages[i], encode_options(truncation)));
-      if (truncation == Truncation::refuse && pair.truncated)
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      if (truncation == Truncation::refuse && pairs[i].truncated)
         return invalid_argument(fmt::format("the query and passage {} are longer together than the model's {} tokens",
                                             i, info_.max_sequence_length));
-      batch.append(pair.ids, pair.type_ids);
+      batch.append(pairs[i].ids, pairs[i].type_ids);
     }
     return batch;
   }

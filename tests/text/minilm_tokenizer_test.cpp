@@ -170,6 +170,27 @@ TEST(MiniLmTokenizer, BatchKeepsInputOrderAndNamesTheLowestInvalidIndex) {
   EXPECT_THAT(minilm()->encode_batch({}, at_most(16), 4), IsOk());
 }
 
+TEST(MiniLmTokenizer, EncodePairsEqualsEachPairAloneOnEveryThreadCount) {
+  REQUIRE_MINILM();
+  std::mt19937 rng(13);
+  std::vector<std::string> passages;
+  for (int i = 0; i < 300; ++i) passages.push_back("passage " + std::to_string(rng()) + std::string(i % 40, 'y'));
+  const std::string query = "which passage is it?";
+  for (unsigned threads : {1U, 3U}) {
+    const auto pairs = minilm()->encode_pairs(query, passages, at_most(24), threads);
+    ASSERT_THAT(pairs, IsOk());
+    ASSERT_EQ(pairs->size(), passages.size());
+    for (std::size_t i = 0; i < passages.size(); ++i) {
+      const auto alone = minilm()->encode_pair(query, passages[i], at_most(24));
+      EXPECT_EQ((*pairs)[i].ids, alone->ids) << i;
+      EXPECT_EQ((*pairs)[i].type_ids, alone->type_ids) << i;
+    }
+  }
+  passages[250] = "\xfe";
+  passages[101] = "bad \xff";
+  EXPECT_THAT(minilm()->encode_pairs(query, passages, at_most(24), 4), StatusIs(Code::invalid_argument, "pair 101"));
+}
+
 TEST(MiniLmTokenizer, NeverCrashesOnRandomBytes) {
   REQUIRE_MINILM();
   std::mt19937 rng(11);

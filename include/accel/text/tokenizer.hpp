@@ -66,6 +66,10 @@ class Tokenizer {
   // of an invalid text names its index (the lowest, when several are invalid).
   [[nodiscard]] Result<std::vector<Encoding>> encode_batch(std::span<const std::string> texts,
                                                            const EncodeOptions& options, unsigned threads) const;
+  // encode_pair of `first` with each of `seconds`, likewise (a cross-encoder's query and passages); the error names
+  // the pair's index.
+  [[nodiscard]] Result<std::vector<Encoding>> encode_pairs(std::string_view first, std::span<const std::string> seconds,
+                                                           const EncodeOptions& options, unsigned threads) const;
 
   [[nodiscard]] std::optional<std::int32_t> token_to_id(std::string_view token) const;
   [[nodiscard]] std::optional<std::string> id_to_token(std::int32_t id) const;

@@ -148,12 +148,17 @@ Result<Encoding> Tokenizer::encode_pair(std::string_view first, std::string_view
   return encode_valid(*pipeline_, first, &second, options);
 }
 
-Result<std::vector<Encoding>> Tokenizer::encode_batch(std::span<const std::string> texts, const EncodeOptions& options,
-                                                      unsigned threads) const {
-  std::vector<Encoding> encodings(texts.size());
+namespace {
+
+// encode_one(i) for i in [0, count), on up to `threads` host threads, in index order; `what` names an input in the
+// error of the lowest failing one.
+template <class EncodeOne>
+Result<std::vector<Encoding>> encode_each(std::size_t count, unsigned threads, std::string_view what,
+                                          const EncodeOne& encode_one) {
+  std::vector<Encoding> encodings(count);
   // Threads take blocks of texts in order, so a long text holds up one block, not a whole share.
   constexpr std::size_t kBlock = 16;
-  const std::size_t blocks = (texts.size() + kBlock - 1) / kBlock;
+  const std::size_t blocks = (count + kBlock - 1) / kBlock;
   if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
   const std::size_t workers = std::min<std::size_t>(threads, blocks);
 
@@ -165,9 +170,9 @@ Result<std::vector<Encoding>> Tokenizer::encode_batch(std::span<const std::strin
   Status failure;
   auto work = [&] {
     for (std::size_t block = next_block++; block < blocks; block = next_block++) {
-      const std::size_t end = std::min(texts.size(), (block + 1) * kBlock);
+      const std::size_t end = std::min(count, (block + 1) * kBlock);
       for (std::size_t i = block * kBlock; i < end && i < first_failure.load(std::memory_order_relaxed); ++i) {
-        Result<Encoding> encoding = encode(texts[i], options);
+        Result<Encoding> encoding = encode_one(i);
         if (encoding) {
           encodings[i] = std::move(*encoding);
           continue;
@@ -175,7 +180,7 @@ Result<std::vector<Encoding>> Tokenizer::encode_batch(std::span<const std::strin
         const std::scoped_lock lock(failure_mutex);
         if (i < first_failure.load()) {
           first_failure = i;
-          failure = encoding.status().with_context("text " + std::to_string(i));
+          failure = encoding.status().with_context(std::string(what) + " " + std::to_string(i));
         }
         break;
       }
@@ -194,6 +199,19 @@ Result<std::vector<Encoding>> Tokenizer::encode_batch(std::span<const std::strin
   }
   if (!failure.ok()) return failure;
   return encodings;
+}
+
+}  // namespace
+
+Result<std::vector<Encoding>> Tokenizer::encode_batch(std::span<const std::string> texts, const EncodeOptions& options,
+                                                      unsigned threads) const {
+  return encode_each(texts.size(), threads, "text", [&](std::size_t i) { return encode(texts[i], options); });
+}
+
+Result<std::vector<Encoding>> Tokenizer::encode_pairs(std::string_view first, std::span<const std::string> seconds,
+                                                      const EncodeOptions& options, unsigned threads) const {
+  return encode_each(seconds.size(), threads, "pair",
+                     [&](std::size_t i) { return encode_pair(first, seconds[i], options); });
 }
 
 std::optional<std::int32_t> Tokenizer::token_to_id(std::string_view token) const {
