@@ -42,7 +42,9 @@ def main():
                                       models.Pooling(768, pooling_mode="mean"), models.Normalize()], device="cpu")
     st.save(str(args.out / "bert_base_mean"))
     shutil.rmtree(base)
-    copy_tokenizer(args.tokenizer_from, args.out / "bert_base_mean")  # vocab.txt: embed_bench draws words from it
+    # vocab.txt, which embed_bench draws words from; the tokenizer_config.json sentence-transformers wrote (its
+    # model_max_length is the folder's max_seq_length) stays.
+    shutil.copy(args.tokenizer_from / "vocab.txt", args.out / "bert_base_mean" / "vocab.txt")
     cfg = config()
     cfg.num_labels = 1
     reranker = args.out / "bert_base_reranker"
