@@ -163,8 +163,7 @@ class Model {
   [[nodiscard]] virtual Future<Embeddings> embed(std::vector<std::string> texts, EmbedOptions options = {}) = 0;
   // Token and type ids of (query, passage) for each passage, each pair cut longest first to max_sequence_length
   // (Truncation::refuse: refused instead, naming the passage).
-  [[nodiscard]] virtual Result<TokenBatch> tokenize_pairs(std::string_view query,
-                                                          std::span<const std::string> passages,
+  [[nodiscard]] virtual Result<TokenBatch> tokenize_pairs(std::string_view query, std::span<const std::string> passages,
                                                           Truncation truncation = Truncation::right) const = 0;
   // tokenize_pairs, then embed_tokens: a cross-encoder's scores of the query with each passage.
   // failed_precondition for a model whose output is not Output::scores.
