@@ -11,6 +11,7 @@
 #include "accel/device/device.hpp"
 #include "accel/embed/model.hpp"
 #include "embed/safetensors_writer.hpp"
+#include "testing/model_folder.hpp"
 #include "testing/scratch_directory.hpp"
 
 namespace accel::embed {
@@ -19,6 +20,22 @@ namespace {
 using ::testing::HasSubstr;
 
 const std::filesystem::path kFamilies = std::filesystem::path(ACCEL_TEST_DATA) / "families";
+
+TEST(ModelWeightsRealTest, AllMiniLmL6V2HasEveryTensorTheEncoderReads) {
+  const std::filesystem::path folder = accel::testing::model_folder(ACCEL_TEST_MODEL_FOLDER);
+  ACCEL_SKIP_WITHOUT_MODEL_FOLDER(folder);
+  const Result<ModelFolder> model = ModelFolder::read(folder);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  const Result<ModelWeights> weights = ModelWeights::open(*model);
+  ASSERT_TRUE(weights.ok()) << weights.status().to_string();
+  EXPECT_EQ(weights->parameters.layers.size(), 6u);
+  EXPECT_EQ(weights->parameters.word_embeddings.shape, (std::vector<std::uint64_t>{30522, 384}));
+  // Every tensor the graph reads, at its size: a damaged file is refused here rather than read short.
+  for (const auto& [parameter, source] : weights->sources) {
+    const Result<TensorView> view = weights->files[source.file].tensor(source.tensor);
+    ASSERT_TRUE(view.ok()) << parameter << ": " << view.status().to_string();
+  }
+}
 
 TEST(ModelWeightsTest, FindsEveryParameterOfEveryTinyModel) {
   for (const std::string name :
