@@ -53,6 +53,13 @@ Future<T> failed(Status status) {
   return future;
 }
 
+// The most sequences one run holds: a run brings back at most 2^24 output floats (a SPLADE run's rows are
+// vocabulary-sized), so that its output fits the staging buffer.
+std::uint32_t run_sequences(const ModelInfo& info) {
+  return static_cast<std::uint32_t>(
+      std::clamp<std::uint64_t>((std::uint64_t{1} << 24) / info.dimensions, 1, info.batch_tokens));
+}
+
 // Device buffers for the largest run, allocated once: a run copies its inputs into their beginning.
 struct Staging {
   Buffer<std::int32_t> ids, offsets, types;
@@ -78,8 +85,7 @@ class EmbeddingModel final : public Model {
                  ModelInfo info, ModelOptions options, bool replays)
       : replays_(replays),
         takes_types_(takes_token_types(folder)),
-        run_sequences_(static_cast<std::uint32_t>(
-            std::clamp<std::uint64_t>(kMaxRunOutputs / info.dimensions, 1, info.batch_tokens))),
+        run_sequences_(run_sequences(info)),
         device_(std::move(device)),
         folder_(std::move(folder)),
         tokenizer_(std::move(tokenizer)),
@@ -321,7 +327,7 @@ class EmbeddingModel final : public Model {
 
   const bool replays_;
   const bool takes_types_;
-  const std::uint32_t run_sequences_;  // the most sequences one run holds, so that its output fits the staging
+  const std::uint32_t run_sequences_;
   Device device_;
   ModelFolder folder_;
   text::Tokenizer tokenizer_;
@@ -343,8 +349,8 @@ class EmbeddingModel final : public Model {
 Result<std::shared_ptr<Model>> make_model(Device device, ModelFolder folder, text::Tokenizer tokenizer,
                                           std::shared_ptr<const graph::Graph> graph, Buffer<std::uint8_t> weights,
                                           ModelInfo info, ModelOptions options, bool replays) {
-  const std::uint64_t run_sequences = std::clamp<std::uint64_t>(kMaxRunOutputs / info.dimensions, 1, info.batch_tokens);
-  ACCEL_ASSIGN_OR_RETURN(Staging staging, Staging::allocate(device, info.batch_tokens, run_sequences * info.dimensions,
+  ACCEL_ASSIGN_OR_RETURN(Staging staging, Staging::allocate(device, info.batch_tokens,
+                                                            std::uint64_t{run_sequences(info)} * info.dimensions,
                                                             takes_token_types(folder)));
   auto model = std::make_shared<EmbeddingModel>(std::move(device), std::move(folder), std::move(tokenizer),
                                                 std::move(graph), std::move(weights), std::move(staging),

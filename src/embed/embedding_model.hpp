@@ -12,9 +12,6 @@
 
 namespace accel::embed {
 
-// The most output floats one run brings back: a SPLADE run's rows are vocabulary-sized.
-inline constexpr std::uint64_t kMaxRunOutputs = std::uint64_t{1} << 24;
-
 // The model, with its smallest bucket warmed.
 [[nodiscard]] Result<std::shared_ptr<Model>> make_model(Device device, ModelFolder folder, text::Tokenizer tokenizer,
                                                         std::shared_ptr<const graph::Graph> graph,
