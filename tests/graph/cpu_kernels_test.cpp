@@ -67,6 +67,56 @@ TEST(CpuKernels, ActivationsWithAndWithoutBias) {
   }
 }
 
+// Large enough for the OpenMP team and for a unary cut into blocks that are not rows.
+TEST(CpuKernels, ActivationsOverManyRowsAndOneLongRow) {
+  for (Activation act : {Activation::gelu_erf, Activation::silu, Activation::log1p_relu}) {
+    const std::int64_t rows = 301, width = 383;
+    const auto x = random(rows * width, -8, 8), bias = random(width);
+    std::vector<float> y(x.size());
+    std::vector<double> expected(x.size());
+    cpu::bias_activation(x.data(), bias.data(), rows, width, act, y.data());
+    for (std::int64_t i = 0; i < rows * width; ++i) expected[i] = activate(act, double{x[i]} + bias[i % width]);
+    expect_near(y, expected, 1e-6);
+    std::vector<float> in_place = x;
+    cpu::unary(act, in_place.data(), in_place.data(), rows * width);
+    for (std::int64_t i = 0; i < rows * width; ++i) expected[i] = activate(act, x[i]);
+    expect_near(in_place, expected, 1e-6);
+  }
+}
+
+// y = act(x W + bias) in double, W stored [k, n] or, transposed, [n, k].
+std::vector<double> matmul_reference(const std::vector<float>& x, const std::vector<float>& w, bool transpose_w,
+                                     const float* bias, std::int64_t rows, std::int64_t k, std::int64_t n,
+                                     Activation act) {
+  std::vector<double> y(rows * n);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double sum = bias ? bias[j] : 0.0;
+      for (std::int64_t c = 0; c < k; ++c) sum += double{x[r * k + c]} * (transpose_w ? w[j * k + c] : w[c * n + j]);
+      y[r * n + j] = activate(act, sum);
+    }
+  return y;
+}
+
+// Row counts on both sides of the few-rows product (32) and of the row-block split (64 a thread), k and n not
+// multiples of the vector width, k = 0.
+TEST(CpuKernels, MatmulBiasActivationForEveryRowCountAndLayout) {
+  for (std::int64_t rows : {1, 3, 32, 33, 300})
+    for (std::int64_t k : {0, 7, 384})
+      for (std::int64_t n : {1, 13, 130})
+        for (bool transpose_w : {false, true})
+          for (bool with_bias : {false, true}) {
+            const Activation act = with_bias ? Activation::gelu_erf : Activation::identity;
+            const auto x = random(rows * k), w = random(k * n), bias = random(n);
+            std::vector<float> y(rows * n, NAN);
+            cpu::matmul_bias_activation(x.data(), w.data(), transpose_w, with_bias ? bias.data() : nullptr, rows, k, n,
+                                        act, y.data());
+            SCOPED_TRACE(::testing::Message() << rows << " x " << k << " by " << n << (transpose_w ? " (W^T)" : ""));
+            expect_near(y, matmul_reference(x, w, transpose_w, with_bias ? bias.data() : nullptr, rows, k, n, act),
+                        1e-4);
+          }
+}
+
 TEST(CpuKernels, BinaryOpsFullAndRowBroadcast) {
   for (BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::mul, BinaryOp::div}) {
     for (Broadcast shape : {Broadcast::none, Broadcast::row}) {

@@ -3,10 +3,12 @@
 // attention's max_length): a bad offset is an error naming the op, never a read outside the arena.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "graph/cpu/cpu_executables.hpp"
 #include "graph/kernels/cpu_kernels.hpp"
 #include "graph/step_frame.hpp"
-#include "libs/blas/cpu_gemm.hpp"
 
 namespace accel::graph::cpu {
 
@@ -38,17 +40,10 @@ Status check_offsets(const Node& node, const std::int32_t* offsets, std::int64_t
 Status run_matmul(const Frame& f, const Node& node) {
   const std::uint32_t x = node.inputs[0], w = node.inputs[1];
   const std::int64_t rows = f.dim(x, 0), k = f.dim(x, 1), n = f.dim(node.output, 1);
-  if (rows == 0 || n == 0) return Status();
-  GemmShape shape{.transpose_b = node.transpose_b ? Transpose::transpose : Transpose::none, .m = rows, .n = n, .k = k};
-  ACCEL_ASSIGN_OR_RETURN(GemmGeometry geometry, plan_gemm_geometry(shape));
-  float* y = f.at(node.output);
-  if (k == 0) {
-    std::fill(y, y + rows * n, 0.0f);
-  } else {
-    blas::run_cpu_gemm(geometry, {.a = f.at(x), .b = f.at(w), .c = y}, 1.0, 0.0);
-  }
-  if (node.inputs[2] != Node::kNone || node.activation != Activation::identity)
-    bias_activation(y, f.at(node.inputs[2]), rows, n, node.activation, y);
+  if (std::max({rows, k, n}) > std::numeric_limits<std::int32_t>::max())
+    return not_supported(fmt::format("matmul: OpenBLAS takes 32-bit sizes; {} x {} by {} exceeds them", rows, k, n));
+  const float* bias = node.inputs[2] != Node::kNone ? f.at(node.inputs[2]) : nullptr;
+  matmul_bias_activation(f.at(x), f.at(w), node.transpose_b, bias, rows, k, n, node.activation, f.at(node.output));
   return Status();
 }
 

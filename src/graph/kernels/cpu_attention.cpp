@@ -1,11 +1,14 @@
-// packed_attention on the CPU: one task per (sequence, head), spread over threads when the work pays for them.
+// packed_attention on the CPU: one task per (sequence, head) on the process's OpenMP team, each two GEMMs through
+// OpenBLAS (scores = Q K^T, then O = P V; inside the team OpenBLAS runs on the calling thread) around a vectorised
+// softmax. A sequence's scores are at most max_length^2 floats, so they stay in the thread's cache.
+#include <cblas.h>
+
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <thread>
 #include <vector>
 
 #include "graph/kernels/cpu_kernels.hpp"
+#include "graph/kernels/cpu_vector_math.hpp"
 
 namespace accel::graph::cpu {
 namespace {
@@ -25,28 +28,22 @@ struct Operands {
 
 // One head of one sequence: rows [begin, end), columns [column, column + head_dim) of each operand.
 void attend(const Operands& o, std::int64_t begin, std::int64_t end, std::int64_t column, std::vector<float>& p) {
-  const std::int64_t length = end - begin;
-  p.resize(static_cast<std::size_t>(length));
-  for (std::int64_t i = begin; i < end; ++i) {
-    const float* q = o.q + i * o.q_stride + column;
-    float highest = -INFINITY;
-    for (std::int64_t j = 0; j < length; ++j) {
-      const float* k = o.k + (begin + j) * o.k_stride + column;
-      float dot = 0;
-      for (int d = 0; d < o.head_dim; ++d) dot += q[d] * k[d];
-      p[static_cast<std::size_t>(j)] = dot * o.scale;
-      highest = std::max(highest, p[static_cast<std::size_t>(j)]);
-    }
-    float total = 0;
-    for (float& value : p) total += value = std::exp(value - highest);
-    float* out = o.out + i * o.out_stride + column;
-    std::fill_n(out, o.head_dim, 0.0f);
-    for (std::int64_t j = 0; j < length; ++j) {
-      const float* v = o.v + (begin + j) * o.v_stride + column;
-      const float weight = p[static_cast<std::size_t>(j)] / total;
-      for (int d = 0; d < o.head_dim; ++d) out[d] += weight * v[d];
-    }
+  const auto length = static_cast<blasint>(end - begin);
+  const auto head_dim = static_cast<blasint>(o.head_dim);
+  p.resize(static_cast<std::size_t>(length) * static_cast<std::size_t>(length));
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, length, length, head_dim, o.scale,
+              o.q + begin * o.q_stride + column, static_cast<blasint>(o.q_stride), o.k + begin * o.k_stride + column,
+              static_cast<blasint>(o.k_stride), 0.0f, p.data(), length);
+  for (blasint i = 0; i < length; ++i) {
+    float* row = p.data() + static_cast<std::ptrdiff_t>(i) * length;
+    const float highest = *std::max_element(row, row + length);
+    const float inverse = 1.0f / exp_shifted_sum(row, highest, length, row);
+#pragma omp simd
+    for (blasint j = 0; j < length; ++j) row[j] *= inverse;
   }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, length, head_dim, length, 1.0f, p.data(), length,
+              o.v + begin * o.v_stride + column, static_cast<blasint>(o.v_stride), 0.0f,
+              o.out + begin * o.out_stride + column, static_cast<blasint>(o.out_stride));
 }
 
 }  // namespace
@@ -61,22 +58,18 @@ void packed_attention(const float* q, std::int64_t q_stride, const float* k, std
     const double length = std::max(0, offsets[s + 1] - offsets[s]);
     flops += 4.0 * length * length * head_dim * heads;
   }
-  // Below a few million operations a thread's start costs more than it saves.
-  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-  const auto workers = static_cast<unsigned>(
-      std::clamp<double>(flops / 4e6, 1.0, static_cast<double>(std::min<std::int64_t>(hardware, tasks))));
-  std::atomic<std::int64_t> next{0};
-  const auto work = [&] {
+  // Sequences differ in length, so the tasks are handed out one at a time; below about a million operations the
+  // team's wake-up costs more than it saves.
+#pragma omp parallel if (flops >= 1e6)
+  {
     std::vector<float> p;
-    for (std::int64_t task = next++; task < tasks; task = next++) {
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t task = 0; task < tasks; ++task) {
       const std::int64_t s = task / heads;
       if (offsets[s + 1] <= offsets[s]) continue;
       attend(operands, offsets[s], offsets[s + 1], (task % heads) * head_dim, p);
     }
-  };
-  std::vector<std::jthread> threads;
-  for (unsigned t = 1; t < workers; ++t) threads.emplace_back(work);
-  work();
+  }
 }
 
 }  // namespace accel::graph::cpu

@@ -5,8 +5,13 @@
 #include <cstring>
 #include <vector>
 
+#include "graph/kernels/cpu_vector_math.hpp"
+
 namespace accel::graph::cpu {
 namespace {
+
+// Below this many elements a pass over memory is quicker than waking the thread team.
+constexpr std::int64_t kParallelElements = std::int64_t{1} << 15;
 
 float apply(BinaryOp op, float a, float b) {
   switch (op) {
@@ -18,24 +23,35 @@ float apply(BinaryOp op, float a, float b) {
   return a;
 }
 
-float activated(Activation activation, float x) { return static_cast<float>(activate(activation, x)); }
-
 // h = x + residual into `h`; the shared first step of the norms.
 void add_residual(const float* x, const float* residual, std::int64_t width, float* h) {
-  for (std::int64_t c = 0; c < width; ++c) h[c] = x[c] + (residual ? residual[c] : 0.0f);
+  if (!residual) {
+    if (h != x) std::copy_n(x, width, h);
+    return;
+  }
+#pragma omp simd
+  for (std::int64_t c = 0; c < width; ++c) h[c] = x[c] + residual[c];
 }
 
-// LayerNorm of one row `h` into y, two passes over h for the statistics (the mean first keeps the variance exact
-// when the mean is large against the spread).
+// LayerNorm of one row `h` into y (which may be h), two passes over h for the statistics (the mean first keeps the
+// variance exact when the mean is large against the spread).
 void normalize_row(const float* h, const float* gamma, const float* beta, std::int64_t width, float eps, float* y) {
   float mean = 0;
+#pragma omp simd reduction(+ : mean)
   for (std::int64_t c = 0; c < width; ++c) mean += h[c];
   mean /= static_cast<float>(width);
   float variance = 0;
+#pragma omp simd reduction(+ : variance)
   for (std::int64_t c = 0; c < width; ++c) variance += (h[c] - mean) * (h[c] - mean);
   variance /= static_cast<float>(width);
   const float inverse = 1.0f / std::sqrt(variance + eps);
-  for (std::int64_t c = 0; c < width; ++c) y[c] = (h[c] - mean) * inverse * gamma[c] + (beta ? beta[c] : 0.0f);
+  if (beta) {
+#pragma omp simd
+    for (std::int64_t c = 0; c < width; ++c) y[c] = (h[c] - mean) * inverse * gamma[c] + beta[c];
+  } else {
+#pragma omp simd
+    for (std::int64_t c = 0; c < width; ++c) y[c] = (h[c] - mean) * inverse * gamma[c];
+  }
 }
 
 }  // namespace
@@ -61,44 +77,56 @@ void sequence_positions(const std::int32_t* offsets, std::int64_t sequences, std
 }
 
 void unary(Activation activation, const float* x, float* y, std::int64_t count) {
-  for (std::int64_t i = 0; i < count; ++i) y[i] = activated(activation, x[i]);
+  bias_activation(x, nullptr, 1, count, activation, y);
 }
 
 void bias_activation(const float* x, const float* bias, std::int64_t rows, std::int64_t width, Activation activation,
                      float* y) {
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t c = 0; c < width; ++c)
-      y[r * width + c] = activated(activation, x[r * width + c] + (bias ? bias[c] : 0.0f));
+  // Blocks of about a row of a wide layer each, so one long row (a unary over a whole tensor) spreads too.
+  const std::int64_t count = rows * width, block = bias ? width : std::min<std::int64_t>(count, 4096);
+  const std::int64_t blocks = block == 0 ? 0 : (count + block - 1) / block;
+#pragma omp parallel for schedule(static) if (count >= kParallelElements)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t begin = b * block, n = std::min(block, count - begin);
+    if (x != y) std::copy_n(x + begin, n, y + begin);
+    bias_activate_row(y + begin, bias, n, activation);
+  }
 }
 
 void binary(BinaryOp op, const float* a, const float* b, Broadcast b_shape, std::int64_t rows, std::int64_t width,
             float* out) {
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelElements)
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* b_row = b_shape == Broadcast::row ? b : b + r * width;
     for (std::int64_t c = 0; c < width; ++c) out[r * width + c] = apply(op, a[r * width + c], b_row[c]);
   }
 }
 
+// The norms write h into `sum` when asked for it, else into y, and normalise it there: a row of y is read only
+// after its own h is complete, so x or residual may alias y.
 void layer_norm(const float* x, const float* residual, const float* gamma, const float* beta, std::int64_t rows,
                 std::int64_t width, float eps, float* y, float* sum) {
-  std::vector<float> h(static_cast<std::size_t>(width));
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelElements)
   for (std::int64_t r = 0; r < rows; ++r) {
-    add_residual(x + r * width, residual ? residual + r * width : nullptr, width, h.data());
-    if (sum) std::copy(h.begin(), h.end(), sum + r * width);
-    normalize_row(h.data(), gamma, beta, width, eps, y + r * width);
+    float* h = (sum ? sum : y) + r * width;
+    add_residual(x + r * width, residual ? residual + r * width : nullptr, width, h);
+    normalize_row(h, gamma, beta, width, eps, y + r * width);
   }
 }
 
 void rms_norm(const float* x, const float* residual, const float* gamma, std::int64_t rows, std::int64_t width,
               float eps, float* y, float* sum) {
-  std::vector<float> h(static_cast<std::size_t>(width));
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelElements)
   for (std::int64_t r = 0; r < rows; ++r) {
-    add_residual(x + r * width, residual ? residual + r * width : nullptr, width, h.data());
-    if (sum) std::copy(h.begin(), h.end(), sum + r * width);
+    float* h = (sum ? sum : y) + r * width;
+    add_residual(x + r * width, residual ? residual + r * width : nullptr, width, h);
     float squares = 0;
-    for (float value : h) squares += value * value;
+#pragma omp simd reduction(+ : squares)
+    for (std::int64_t c = 0; c < width; ++c) squares += h[c] * h[c];
     const float inverse = 1.0f / std::sqrt(squares / static_cast<float>(width) + eps);
-    for (std::int64_t c = 0; c < width; ++c) y[r * width + c] = h[c] * inverse * gamma[c];
+    float* out = y + r * width;
+#pragma omp simd
+    for (std::int64_t c = 0; c < width; ++c) out[c] = h[c] * inverse * gamma[c];
   }
 }
 

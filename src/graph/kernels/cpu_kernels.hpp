@@ -1,7 +1,8 @@
 // The graph operator kernels on the CPU, in float: the reference the CUDA kernels are tested against and the
 // embedded default. Each op's exact semantics is in op_kinds.hpp. Shapes are the caller's to validate; sizes are
-// element counts; offsets, ids and indices are host memory. Only attention runs on several threads (its work
-// grows with the square of the sequence length; every other op is one pass over memory).
+// element counts; offsets, ids and indices are host memory. Every kernel large enough to pay for it runs on the
+// process's one OpenMP team, which OpenBLAS (its OpenMP build) shares, so GEMMs and the ops between them never
+// wait for each other's threads to spin down.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,10 @@ void unary(Activation activation, const float* x, float* y, std::int64_t count);
 
 void bias_activation(const float* x, const float* bias, std::int64_t rows, std::int64_t width, Activation activation,
                      float* y);
+
+// y = act(x W + bias): x is rows x k, W is k x n (n x k when transpose_w), bias has n entries or is null.
+void matmul_bias_activation(const float* x, const float* w, bool transpose_w, const float* bias, std::int64_t rows,
+                            std::int64_t k, std::int64_t n, Activation activation, float* y);
 
 void binary(BinaryOp op, const float* a, const float* b, Broadcast b_shape, std::int64_t rows, std::int64_t width,
             float* out);

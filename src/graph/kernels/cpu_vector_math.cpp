@@ -1,0 +1,178 @@
+#include "graph/kernels/cpu_vector_math.hpp"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+
+// libmvec's entry points, named by the x86-64 vector function ABI: 'e' AVX-512 with 16 lanes, 'd' AVX2 with 8.
+extern "C" {
+__attribute__((target("avx512f"))) __m512 _ZGVeN16v_erff(__m512);
+__attribute__((target("avx512f"))) __m512 _ZGVeN16v_expf(__m512);
+__attribute__((target("avx512f"))) __m512 _ZGVeN16v_tanhf(__m512);
+__attribute__((target("avx512f"))) __m512 _ZGVeN16v_log1pf(__m512);
+__attribute__((target("avx2"))) __m256 _ZGVdN8v_erff(__m256);
+__attribute__((target("avx2"))) __m256 _ZGVdN8v_expf(__m256);
+__attribute__((target("avx2"))) __m256 _ZGVdN8v_tanhf(__m256);
+__attribute__((target("avx2"))) __m256 _ZGVdN8v_log1pf(__m256);
+}
+
+namespace accel::graph::cpu {
+namespace {
+
+// y[i] = f(x[i]) over one chunk; x and y may be the same array.
+using Map = void (*)(const float* x, float* y, std::int64_t count);
+
+enum class Function { erf, exp, tanh, log1p };
+
+float scalar(Function f, float x) {
+  switch (f) {
+    case Function::erf: return std::erf(x);
+    case Function::exp: return std::exp(x);
+    case Function::tanh: return std::tanh(x);
+    case Function::log1p: return std::log1p(x);
+  }
+  return x;
+}
+
+template <Function F>
+void map_scalar(const float* x, float* y, std::int64_t count) {
+  for (std::int64_t i = 0; i < count; ++i) y[i] = scalar(F, x[i]);
+}
+
+template <Function F>
+__attribute__((target("avx512f"))) void map_avx512(const float* x, float* y, std::int64_t count) {
+  constexpr auto vector = F == Function::erf    ? _ZGVeN16v_erff
+                          : F == Function::exp  ? _ZGVeN16v_expf
+                          : F == Function::tanh ? _ZGVeN16v_tanhf
+                                                : _ZGVeN16v_log1pf;
+  std::int64_t i = 0;
+  for (; i + 16 <= count; i += 16) _mm512_storeu_ps(y + i, vector(_mm512_loadu_ps(x + i)));
+  map_scalar<F>(x + i, y + i, count - i);
+}
+
+template <Function F>
+__attribute__((target("avx2"))) void map_avx2(const float* x, float* y, std::int64_t count) {
+  constexpr auto vector = F == Function::erf    ? _ZGVdN8v_erff
+                          : F == Function::exp  ? _ZGVdN8v_expf
+                          : F == Function::tanh ? _ZGVdN8v_tanhf
+                                                : _ZGVdN8v_log1pf;
+  std::int64_t i = 0;
+  for (; i + 8 <= count; i += 8) _mm256_storeu_ps(y + i, vector(_mm256_loadu_ps(x + i)));
+  map_scalar<F>(x + i, y + i, count - i);
+}
+
+enum class Level { avx512, avx2, scalar };
+
+Level detect_level() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return Level::avx512;
+  if (__builtin_cpu_supports("avx2")) return Level::avx2;
+  return Level::scalar;
+}
+
+const Level kLevel = detect_level();
+
+template <Function F>
+Map map_for_cpu() {
+  switch (kLevel) {
+    case Level::avx512: return map_avx512<F>;
+    case Level::avx2: return map_avx2<F>;
+    case Level::scalar: break;
+  }
+  return map_scalar<F>;
+}
+
+const Map kErf = map_for_cpu<Function::erf>();
+const Map kExp = map_for_cpu<Function::exp>();
+const Map kTanh = map_for_cpu<Function::tanh>();
+const Map kLog1p = map_for_cpu<Function::log1p>();
+
+// Chunks small enough that the scratch stays in L1 between the passes over it.
+constexpr std::int64_t kChunk = 256;
+
+// One chunk of x (x + bias already applied) through the activation, with t as scratch.
+void activate_chunk(float* x, float* t, std::int64_t n, Activation activation) {
+  switch (activation) {
+    case Activation::identity: return;
+    case Activation::relu:
+#pragma omp simd
+      for (std::int64_t i = 0; i < n; ++i) x[i] = std::max(x[i], 0.0f);
+      return;
+    case Activation::gelu_erf:
+#pragma omp simd
+      for (std::int64_t i = 0; i < n; ++i) t[i] = x[i] * 0.70710678118654752f;
+      kErf(t, t, n);
+#pragma omp simd
+      for (std::int64_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + t[i]);
+      return;
+    case Activation::gelu_tanh:
+#pragma omp simd
+      for (std::int64_t i = 0; i < n; ++i) t[i] = 0.79788456080286536f * (x[i] + 0.044715f * x[i] * x[i] * x[i]);
+      kTanh(t, t, n);
+#pragma omp simd
+      for (std::int64_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + t[i]);
+      return;
+    case Activation::silu:
+    case Activation::sigmoid:
+#pragma omp simd
+      for (std::int64_t i = 0; i < n; ++i) t[i] = -x[i];
+      kExp(t, t, n);
+      if (activation == Activation::silu) {
+#pragma omp simd
+        for (std::int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + t[i]);
+      } else {
+#pragma omp simd
+        for (std::int64_t i = 0; i < n; ++i) x[i] = 1.0f / (1.0f + t[i]);
+      }
+      return;
+    case Activation::tanh: kTanh(x, x, n); return;
+    case Activation::log1p_relu:
+#pragma omp simd
+      for (std::int64_t i = 0; i < n; ++i) x[i] = std::max(x[i], 0.0f);
+      kLog1p(x, x, n);
+      return;
+  }
+}
+
+}  // namespace
+
+float exp_shifted_sum(const float* x, float shift, std::int64_t count, float* y) {
+  float total = 0;
+  for (std::int64_t begin = 0; begin < count; begin += kChunk) {
+    const std::int64_t n = std::min(kChunk, count - begin);
+    float* out = y + begin;
+    const float* in = x + begin;
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) out[i] = in[i] - shift;
+    kExp(out, out, n);
+#pragma omp simd reduction(+ : total)
+    for (std::int64_t i = 0; i < n; ++i) total += out[i];
+  }
+  return total;
+}
+
+void bias_activate_row(float* x, const float* bias, std::int64_t count, Activation activation) {
+  float scratch[kChunk];
+  for (std::int64_t begin = 0; begin < count; begin += kChunk) {
+    const std::int64_t n = std::min(kChunk, count - begin);
+    float* chunk = x + begin;
+    if (bias) {
+      const float* b = bias + begin;
+#pragma omp simd
+      for (std::int64_t i = 0; i < n; ++i) chunk[i] += b[i];
+    }
+    activate_chunk(chunk, scratch, n, activation);
+  }
+}
+
+const char* vector_math_level() {
+  switch (kLevel) {
+    case Level::avx512: return "avx512";
+    case Level::avx2: return "avx2";
+    case Level::scalar: break;
+  }
+  return "scalar";
+}
+
+}  // namespace accel::graph::cpu
