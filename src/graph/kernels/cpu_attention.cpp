@@ -1,13 +1,12 @@
-// packed_attention on the CPU: one task per (sequence, head) on the process's OpenMP team, each two GEMMs through
-// OpenBLAS (scores = Q K^T, then O = P V; inside the team OpenBLAS runs on the calling thread) around a vectorised
-// softmax. A sequence's scores are at most max_length^2 floats, so they stay in the thread's cache.
-#include <cblas.h>
-
+// packed_attention on the CPU: one task per (sequence, head) on the process's OpenMP team, each two small products
+// read in place (scores = Q K^T, then O = P V) around a vectorised softmax. A sequence's scores are at most
+// max_length^2 floats, so they stay in the thread's cache.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "graph/kernels/cpu_kernels.hpp"
+#include "graph/kernels/cpu_small_products.hpp"
 #include "graph/kernels/cpu_vector_math.hpp"
 
 namespace accel::graph::cpu {
@@ -28,22 +27,21 @@ struct Operands {
 
 // One head of one sequence: rows [begin, end), columns [column, column + head_dim) of each operand.
 void attend(const Operands& o, std::int64_t begin, std::int64_t end, std::int64_t column, std::vector<float>& p) {
-  const auto length = static_cast<blasint>(end - begin);
-  const auto head_dim = static_cast<blasint>(o.head_dim);
-  p.resize(static_cast<std::size_t>(length) * static_cast<std::size_t>(length));
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, length, length, head_dim, o.scale,
-              o.q + begin * o.q_stride + column, static_cast<blasint>(o.q_stride), o.k + begin * o.k_stride + column,
-              static_cast<blasint>(o.k_stride), 0.0f, p.data(), length);
-  for (blasint i = 0; i < length; ++i) {
-    float* row = p.data() + static_cast<std::ptrdiff_t>(i) * length;
+  const std::int64_t length = end - begin;
+  p.resize(static_cast<std::size_t>(length * length));
+  dot_products(o.q + begin * o.q_stride + column, o.q_stride, o.k + begin * o.k_stride + column, o.k_stride, length,
+               o.head_dim, 0, length, p.data(), length);
+  for (std::int64_t i = 0; i < length; ++i) {
+    float* row = p.data() + i * length;
+#pragma omp simd
+    for (std::int64_t j = 0; j < length; ++j) row[j] *= o.scale;
     const float highest = *std::max_element(row, row + length);
     const float inverse = 1.0f / exp_shifted_sum(row, highest, length, row);
 #pragma omp simd
-    for (blasint j = 0; j < length; ++j) row[j] *= inverse;
+    for (std::int64_t j = 0; j < length; ++j) row[j] *= inverse;
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, length, head_dim, length, 1.0f, p.data(), length,
-              o.v + begin * o.v_stride + column, static_cast<blasint>(o.v_stride), 0.0f,
-              o.out + begin * o.out_stride + column, static_cast<blasint>(o.out_stride));
+  combined_rows(p.data(), length, o.v + begin * o.v_stride + column, o.v_stride, length, length, 0, o.head_dim,
+                o.out + begin * o.out_stride + column, o.out_stride);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <limits>
 
+#include "libs/blas/openblas_kernels.hpp"
+
 namespace accel::blas {
 namespace {
 
@@ -83,6 +85,7 @@ Status check_cpu_gemm_support(const GemmGeometry& g) {
 }
 
 void run_cpu_gemm(const GemmGeometry& g, const GemmOperands& ops, double alpha, double beta) {
+  ensure_openblas_kernels();
   if (g.shape.input_type == DType::f64) {
     run_typed<double>(g, ops, alpha, beta, cblas_dgemm);
   } else {
