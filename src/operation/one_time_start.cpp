@@ -16,6 +16,7 @@ void OneTimeStart::finish(Status status) {
     std::lock_guard lock(mutex_);
     status_ = std::move(status);
     stage_ = Stage::finished;
+    finished_.store(true, std::memory_order_release);
   }
   finished_cv_.notify_all();
 }
@@ -30,11 +31,6 @@ Status OneTimeStart::run_or_wait(const Work& work) {
   std::unique_lock lock(mutex_);
   finished_cv_.wait(lock, [&] { return stage_ == Stage::finished; });
   return status_;
-}
-
-bool OneTimeStart::finished() const {
-  std::lock_guard lock(mutex_);
-  return stage_ == Stage::finished;
 }
 
 }  // namespace accel

@@ -7,6 +7,7 @@
 // library's first call never runs twice at the same time, and no caller goes on before it has returned.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -29,8 +30,8 @@ class OneTimeStart {
   [[nodiscard]] std::jthread begin(Work work);
   // The work's status: it runs here if it has not begun; while it runs elsewhere, this waits for it to finish.
   [[nodiscard]] Status run_or_wait(const Work& work);
-  // Whether the work has finished, without waiting.
-  [[nodiscard]] bool finished() const;
+  // Whether the work has finished, without waiting or locking (a compiled graph asks on every run).
+  [[nodiscard]] bool finished() const noexcept { return finished_.load(std::memory_order_acquire); }
 
  private:
   enum class Stage { not_begun, running, finished };
@@ -42,6 +43,7 @@ class OneTimeStart {
   std::condition_variable finished_cv_;
   Stage stage_ = Stage::not_begun;
   Status status_;  // the work's, once finished
+  std::atomic<bool> finished_{false};
 };
 
 }  // namespace accel
