@@ -176,13 +176,15 @@ Result<Device> Device::open_default(System& system, DeviceOptions options) {
 
 Result<Device> Device::open_stream() const {
   const std::shared_ptr<device::DeviceShared>& shared = core_->shared;
+  // The device's state first: a closed or failed device is refused for that, as every request is, on every kind,
+  // rather than for a lack of streams that no reopening would change.
+  ACCEL_RETURN_IF_ERROR(health());
   if (!shared->backend->has_streams()) {
     return not_supported(
         fmt::format("{} runs every request synchronously on one thread and has no streams; send "
                     "to this Device instead",
                     shared->name));
   }
-  ACCEL_RETURN_IF_ERROR(health());
   const std::uint32_t index = shared->streams_opened.fetch_add(1, std::memory_order_relaxed) + 1;
   ACCEL_ASSIGN_OR_RETURN(ActorRef<DeviceProtocol> actor,
                          core_->lifetime->spawn(fmt::format("{}/{}", shared->name, index)));

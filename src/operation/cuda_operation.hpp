@@ -8,11 +8,18 @@
 //     static Status run(const Gemm&, const Checked&, const Plan&, std::span<const BufferView>, CudaRun&);
 //     static void describe(CudaTarget&, LibraryReport&); // optional: library versions, cache statistics
 //     static std::uint64_t host_result_bytes(const Plan&);  // optional: see CudaRun::host_result
+//     static std::jthread start_with_context(int ordinal);  // optional: see below
 //   };
 //
 // plan() runs before any buffer is resolved, run() with the operands resolved and ordered, on the stream. A
 // family keeps its plans in its own context or stream state (CudaTarget::context_state / stream_state), so
 // nothing of it lives in the device tier.
+//
+// A family whose library costs much on its first use in a process (cuBLASLt: its load and one-time set-up, 100-500
+// ms) may start that when a CUDA context opens: start_with_context is called on the opening thread once the context
+// exists and must return at once, the work running on the thread it returns (not joinable when it started none),
+// which the context joins when it closes. The family's first request must then wait for that work rather than race
+// with it (blas::CublasLtStartup).
 //
 // Some libraries report on the device whether the work succeeded (cuSOLVER's devInfo: a singular matrix, one
 // that is not positive definite); the request's status must say so, and the actor must not wait for the GPU to
@@ -29,6 +36,7 @@
 #include <mutex>
 #include <span>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "accel/device/device.hpp"

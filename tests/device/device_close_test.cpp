@@ -69,6 +69,23 @@ TEST(DeviceCloseTest, QueuedRequestsAreCancelledAndLaterOnesRefusedByName) {
   EXPECT_THAT(dev.close().wait(), IsOk());  // again: nothing left to do
 }
 
+// A closed device refuses a new stream as it refuses every request, by naming the close, on every device kind:
+// "the CPU device has no streams" would send the caller looking for the wrong cause.
+TEST(DeviceCloseTest, OpenStreamOnAClosedCpuDeviceIsAFailedPreconditionNamingTheClose) {
+  System system;
+  Device dev = *Device::open(system, {});
+  EXPECT_THAT(dev.open_stream(), StatusIs(Code::not_supported, "no streams"));  // open: the CPU has none
+  ASSERT_THAT(dev.close().wait(), IsOk());
+  EXPECT_THAT(dev.open_stream(), StatusIs(Code::failed_precondition, "cpu:0 is closed"));
+}
+
+TEST(DeviceCloseTest, OpenStreamOnAClosedIsolatedCpuDeviceIsAFailedPreconditionNamingTheClose) {
+  System system;
+  Device dev = *Device::open(system, isolated_cpu());
+  ASSERT_THAT(dev.close().wait(), IsOk());
+  EXPECT_THAT(dev.open_stream(), StatusIs(Code::failed_precondition, "cpu:0 is closed"));
+}
+
 TEST(DeviceCloseTest, BuffersHeldPastTheCloseAreReleasedHarmlessly) {
   System system;
   std::optional<Buffer<float>> outlives_device;

@@ -184,7 +184,8 @@ class Device {
   // written through one stream and read through another is ordered by the device (the reader's stream waits
   // for the writer's event), without a host synchronisation, once the writer's actor has taken the write; a
   // fence (record_fence / wait_fence) orders everything after a point of one stream before another's next
-  // requests. The CPU device has no streams (not_supported).
+  // requests. The CPU device has no streams (not_supported). A closed device answers `failed_precondition` and a
+  // failed one its health() error, on every kind, before the question of streams arises.
   [[nodiscard]] Result<Device> open_stream() const;
 
   // OK while the device can serve; once a sticky fault poisoned it, the error that did, for good; once it was

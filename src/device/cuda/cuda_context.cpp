@@ -80,14 +80,27 @@ Result<std::shared_ptr<CudaContext>> CudaContext::open(DeviceShared& shared) {
   context->events_ = std::make_shared<EventPool>();
   context->pinned_ = std::make_shared<PinnedPool>(shared.options.pinned_staging_cache_bytes);
   context->completions_ = std::make_unique<CompletionQueue>(shared.options.completion, health, shared.name);
+  context->start_families(ordinal);
   return context;
+}
+
+// Each family's first-use work that may run ahead of need (start_with_context, operation/cuda_operation.hpp), begun
+// off the opener's path: the open returns while it runs.
+void CudaContext::start_families(int ordinal) {
+  ForEachRequest<LibraryRequests>::apply([&]<class Request>() {
+    if constexpr (requires { CudaOperation<Request>::start_with_context(ordinal); }) {
+      if (std::jthread started = CudaOperation<Request>::start_with_context(ordinal); started.joinable())
+        started_with_context_.push_back(std::move(started));
+    }
+  });
 }
 
 CudaContext::~CudaContext() { close(); }
 
 // Once the streams are gone (their states hold the context), and again, doing nothing, when it is destroyed.
 void CudaContext::close() {
-  completions_.reset();  // answers pending work first, while everything it uses still exists
+  completions_.reset();           // answers pending work first, while everything it uses still exists
+  started_with_context_.clear();  // waits for the families' start-up work (its threads use no state of ours)
   ordering_.clear();
   fences_.clear();
   if (health_->poisoned() || pool_ == nullptr) return;  // nothing of a poisoned context can be freed

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device/buffer_table.hpp"
@@ -110,6 +111,7 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
 
  private:
   CudaContext(DeviceShared& shared, std::shared_ptr<Health> health);
+  void start_families(int ordinal);
   BufferOrdering& ordering_of(const BufferHandle& handle);
 
   const int ordinal_;
@@ -140,6 +142,8 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   std::uint64_t write_versions_ = 0;  // never reset, so that no version names two contents
   std::size_t fence_prune_at_ = 0;
   std::atomic<std::uint32_t> streams_created_{0};
+  // The families' work begun as the context opened (a library's load), joined when it closes.
+  std::vector<std::jthread> started_with_context_;
 
   // Declared last: destroyed first, so pending work is answered while everything it uses still exists.
   std::unique_ptr<CompletionQueue> completions_;

@@ -1,30 +1,30 @@
 // cuBLASLt spends 100–130 ms of a process's first call on one-time set-up, whichever call it is (a heuristic query,
-// an algorithm check or a matmul with a stored algorithm: bench/device/cuda_startup_bench.cpp on the H100). A
-// CublasLtStartup makes that first call on a thread of its own, so that work able to do without cuBLASLt meanwhile
-// (the compiled graphs' own matmul kernel, graph/cuda/cuda_steps.cpp) need not wait for it.
+// an algorithm check or a matmul with a stored algorithm: bench/device/cuda_startup_bench.cpp on the H100), besides
+// the library's load. A CUDA device starts both when it opens, on a thread of its own (CudaOperation<Gemm>::
+// start_with_context), so that neither its opener nor its first GEMM pays for them on the caller's path (issue 42:
+// 145–484 ms); the compiled graphs run their own matmul kernel until they are over (graph/cuda/cuda_steps.cpp).
+//
+// They run once per process (OneTimeStart): a GEMM that needs cuBLASLt while they run waits for them rather than
+// making cuBLASLt's first call a second time at once, and one that finds them not begun makes them itself.
 #pragma once
 
-#include <memory>
 #include <thread>
+
+#include "accel/core/status.hpp"
 
 namespace accel::blas {
 
 class CublasLtStartup {
  public:
-  // Starts the thread, with `device` current on it, unless this process has begun one already (then null).
-  [[nodiscard]] static std::unique_ptr<CublasLtStartup> begin(int device);
-  // Joins the thread.
-  ~CublasLtStartup();
-  CublasLtStartup(const CublasLtStartup&) = delete;
-  CublasLtStartup& operator=(const CublasLtStartup&) = delete;
-
-  // Whether cuBLASLt's first call in this process has returned (from this thread or any other), so that the next
-  // one costs what a call costs.
+  // Starts the load and first call on a thread of its own, with `device` current on it, unless this process has
+  // begun them already (then the thread is not joinable). The thread is the caller's: destroying it waits for them.
+  [[nodiscard]] static std::jthread begin(int device);
+  // Their status once they are over: made here (on `device`, the caller's current device) if nothing began them,
+  // waited for while they run on another thread. A failure to load shows again, with its reason, on the call that
+  // needs cuBLASLt.
+  [[nodiscard]] static Status run_or_wait(int device);
+  // Whether they are over (from this thread or any other), so that the next call costs what a call costs.
   [[nodiscard]] static bool done() noexcept;
-
- private:
-  explicit CublasLtStartup(int device);
-  std::thread thread_;
 };
 
 }  // namespace accel::blas

@@ -21,6 +21,9 @@ Result<std::unique_ptr<CublasLtState>> CublasLtState::open(CudaTarget& target) {
 
 Result<CublasLtGemm*> CublasLtState::gemm() {
   if (gemm_ == nullptr) {
+    // cuBLASLt's first call is made once per process: not a second time at once while the start-up makes it. Its
+    // status is not this GEMM's to answer: a library that failed to load fails create() below, saying why.
+    static_cast<void>(CublasLtStartup::run_or_wait(device_));
     ACCEL_ASSIGN_OR_RETURN(gemm_, CublasLtGemm::create(plan_capacity_, workspace_, workspace_bytes_));
   }
   return gemm_.get();

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <thread>
 
 #include "libs/blas/cublaslt_gemm.hpp"
 #include "libs/blas/cublaslt_startup.hpp"
@@ -13,10 +14,9 @@ namespace accel {
 namespace blas {
 // What cuBLASLt keeps per stream: its handle and plan cache, and the workspace its GEMMs use. The handle is made on
 // the stream's first GEMM, so that opening the state never waits for the library. cuBLASLt's loading and one-time
-// start-up run on a thread of their own (CublasLtStartup), begun once the compiled graphs have asked for cuBLASLt
-// kAsksBeforeStartup times: a process that runs its graphs only once or twice (the CLI embedding one line: the
-// warm-up, then the text) needs none of it, and begun at once, the start-up outlived such a process's work by
-// 140-200 ms, which its exit waited for (H100: docs/PERFORMANCE.md).
+// start-up run on a thread of their own (CublasLtStartup), begun when the device opens (start_with_context below);
+// where nothing began them (a context opened before that existed never does), the compiled graphs begin them once
+// they have asked for cuBLASLt kAsksBeforeStartup times.
 class CublasLtState final : public TargetState {
  public:
   static Result<std::unique_ptr<CublasLtState>> open(CudaTarget& target);
@@ -24,8 +24,8 @@ class CublasLtState final : public TargetState {
   CublasLtState(const CublasLtState&) = delete;
   CublasLtState& operator=(const CublasLtState&) = delete;
 
-  // The stream's GEMM object, made on the first call, which loads cuBLASLt (or waits while the start-up thread
-  // loads it); unavailable where the library cannot be loaded.
+  // The stream's GEMM object, made on the first call, which waits for cuBLASLt's start-up while it runs on its
+  // thread (or makes it, if nothing began it); unavailable where the library cannot be loaded.
   [[nodiscard]] Result<CublasLtGemm*> gemm();
   // The GEMM object if cuBLASLt's start-up is over and it loaded, else null, without waiting: the compiled graphs
   // keep their own matmul meanwhile, and for good where cuBLASLt cannot be loaded.
@@ -51,7 +51,7 @@ class CublasLtState final : public TargetState {
   std::size_t workspace_bytes_;
   std::size_t plan_capacity_;
   std::unique_ptr<CublasLtGemm> gemm_;
-  std::unique_ptr<CublasLtStartup> startup_;  // null unless this state began it
+  std::jthread startup_;  // not joinable unless this state began cuBLASLt's start-up
 };
 }  // namespace blas
 
@@ -69,6 +69,8 @@ struct CudaOperation<Gemm> {
   static Status run(const Gemm& request, const GemmGeometry& geometry, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
   static void describe(CudaTarget& target, LibraryReport& report);
+  // cuBLASLt's load and first call, begun as the device opens so that its first GEMM does not pay for them.
+  static std::jthread start_with_context(int ordinal) { return blas::CublasLtStartup::begin(ordinal); }
 };
 
 }  // namespace accel
