@@ -54,4 +54,12 @@ std::string ApiError::tei_body() const {
   return nlohmann::json{{"error", message}, {"error_type", tei_type(status)}}.dump();
 }
 
+ApiError bad_type(const std::string& field, std::string_view expected) {
+  return {400, "'" + field + "' must be " + std::string(expected), field, "invalid_type"};
+}
+
+std::string error_body(ApiFamily family, const ApiError& error) {
+  return family == ApiFamily::tei ? error.tei_body() : error.openai_body();
+}
+
 }  // namespace accel::serve
