@@ -11,10 +11,12 @@ std::string openai_type(int status) {
 }
 
 // TEI's error types, and the statuses TEI answers them with (413 Validation, 429 Overloaded, 503 Unhealthy,
-// 424 Backend); a malformed body, which TEI's framework rejects before its own code, is answered 400 here.
+// 424 Backend: also a route the model cannot serve, as TEI answers /rerank on an embedding model); a malformed body,
+// which TEI's framework rejects before its own code, is answered 400 here.
 std::string tei_type(int status) {
   switch (status) {
     case 413: return "Validation";
+    case 424: return "Backend";
     case 429: return "Overloaded";
     case 503: return "Unhealthy";
     default: return status >= 500 ? "Backend" : "Validation";

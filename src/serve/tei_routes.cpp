@@ -150,6 +150,16 @@ json tei_model_type(const embed::ModelInfo& info) {
   return {{info.labels.size() == 1 ? "reranker" : "classifier", {{"id2label", id2label}, {"label2id", label2id}}}};
 }
 
+// TEI names dtypes as torch does.
+std::string tei_dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return "float32";
+    case DType::f16: return "float16";
+    case DType::bf16: return "bfloat16";
+    default: return std::string(to_string(dtype));
+  }
+}
+
 struct InfoRoute {
   struct Nothing {};
   static ApiResult<Nothing> parse(std::string_view, const RouteContext&) { return Nothing{}; }
@@ -160,7 +170,7 @@ struct InfoRoute {
         // TEI's fields first.
         {"model_id", info.name},
         {"model_sha", nullptr},
-        {"model_dtype", std::string(to_string(info.compute))},
+        {"model_dtype", tei_dtype_name(info.compute)},
         {"model_type", tei_model_type(info)},
         {"max_concurrent_requests", options.batching.queue_requests},
         {"max_input_length", info.max_sequence_length},
