@@ -43,8 +43,20 @@ embed::Truncation truncation_of(const TextOptions& options, bool auto_truncate) 
   return options.truncate.value_or(auto_truncate) ? options.direction : embed::Truncation::refuse;
 }
 
+std::optional<ApiError> check_prompt_name(const RouteContext& context, const TextOptions& options) {
+  const embed::ModelInfo& info = context.model->info();
+  if (!options.prompt_name || info.prompts.contains(*options.prompt_name)) return std::nullopt;
+  std::string known;
+  for (const auto& [name, prompt] : info.prompts) known += (known.empty() ? "'" : ", '") + name + "'";
+  return ApiError{400,
+                  fmt::format("'prompt_name' is '{}'; {} has {}", *options.prompt_name, info.name,
+                              known.empty() ? "no prompts" : "the prompts " + known),
+                  "prompt_name", "invalid_value"};
+}
+
 ApiResult<embed::TokenBatch> tokenize_texts(const RouteContext& context, std::span<const std::string> texts,
                                             const TextOptions& options, std::string_view field) {
+  if (auto refused = check_prompt_name(context, options)) return std::move(*refused);
   return answer_tokens(
       context, truncation_of(options, context.options.auto_truncate), field,
       [&](embed::Truncation truncation) { return context.model->tokenize(texts, embed_options(options, truncation)); });

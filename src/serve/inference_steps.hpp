@@ -17,6 +17,9 @@ namespace accel::serve {
 // The cut a request asks for: its own truncate, else the server's auto_truncate; refuse when neither cuts.
 [[nodiscard]] embed::Truncation truncation_of(const TextOptions& options, bool auto_truncate);
 
+// 400 naming prompt_name and the model's prompts when the request names a prompt the model lacks.
+[[nodiscard]] std::optional<ApiError> check_prompt_name(const RouteContext& context, const TextOptions& options);
+
 // Token ids of `texts` (field: the request's name for them, named in errors). An input over max_sequence_length
 // that is not to be cut is 413 input_too_long; a prompt name the model lacks or invalid UTF-8 is 400.
 [[nodiscard]] ApiResult<embed::TokenBatch> tokenize_texts(const RouteContext& context,

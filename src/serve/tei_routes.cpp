@@ -111,14 +111,14 @@ struct TokenizeRoute {
     return parse_tei_tokenize_request(body, context.limits);
   }
   static ApiResult<Answer> run(TokenizeRequest& request, RouteContext& context) {
+    if (auto refused = check_prompt_name(context, request.text)) return std::move(*refused);
     const embed::EmbedOptions options{.prompt_name = request.text.prompt_name};
     Result<std::vector<text::Encoding>> encodings =
         context.model->encode(request.texts, options, request.add_special_tokens);
     if (!encodings.ok()) {
       ApiError error = ApiError::from(encodings.status());
-      error.param = request.text.prompt_name && encodings.status().message().find("prompt") != std::string::npos
-                        ? "prompt_name"
-                        : "inputs";
+      error.param = "inputs";
+      error.message = "'inputs': " + error.message;
       return error;
     }
     // The prompt the model put before each text: the named one, else the folder's default.

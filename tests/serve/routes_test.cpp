@@ -287,7 +287,8 @@ TEST_F(RoutesTest, WrongTypesAndTooLongInputsNameTheField) {
                    "'add_special_tokens'");
   serve("bert_mean_dense_norm");
   expect_tei_error("/embed", {{"inputs", long_text}}, 413, "Validation", "'inputs'");
-  expect_tei_error("/embed", {{"inputs", "a"}, {"prompt_name", "nope"}}, 400, "Validation", "nope");
+  expect_tei_error("/embed", {{"inputs", "a"}, {"prompt_name", "nope"}}, 400, "Validation", "'query'");
+  expect_tei_error("/tokenize", {{"inputs", "a"}, {"prompt_name", "nope"}}, 400, "Validation", "'prompt_name'");
   expect_tei_error("/embed", {{"inputs", "a"}, {"truncation_direction", "middle"}}, 400, "Validation",
                    "'truncation_direction'");
   expect_tei_error("/embed", {{"inputs", "a"}, {"dimensions", 1000}}, 400, "Validation", "'dimensions'");
