@@ -360,14 +360,34 @@ for index, name in enumerate(model_folder_files):
     source = model / name if name == "sentence_bert_config.json" else tiny / name
     seed("model_folder", name.replace("/", "-"), str(index).encode() + source.read_bytes())
 
-# First byte: '0' OpenAI, '1' TEI.
+# First byte: the route ('0' OpenAI /v1/embeddings, '1' TEI /embed, '2' /embed_sparse, '3' /rerank, '4' /predict,
+# '5' /tokenize), then the body, in the shapes of OpenAI's and TEI's published examples.
 bodies = {
     "openai-string": ("0", {"input": "The food was delicious.", "model": "all-MiniLM-L6-v2"}),
     "openai-array": ("0", {"input": ["first", "second text"], "encoding_format": "float", "user": "u"}),
     "openai-tokens": ("0", {"input": [[101, 7592, 102], [101, 2088, 102]], "encoding_format": "base64"}),
     "openai-one-token-array": ("0", {"input": [7592, 2088], "dimensions": 384}),
+    "openai-dimensions-truncate": ("0", {"input": ["a " * 300, "b"], "dimensions": 64, "truncate": True,
+                                         "truncation_direction": "left", "prompt_name": "query"}),
     "tei-string": ("1", {"inputs": "What is deep learning?"}),
     "tei-array": ("1", {"inputs": ["a", "b " * 300], "truncate": True, "normalize": True}),
+    "tei-embed-every-field": ("1", {"inputs": ["What is Deep Learning?", "c " * 300], "normalize": True,
+                                    "truncate": True, "truncation_direction": "Left", "prompt_name": None,
+                                    "dimensions": 128}),
+    "tei-embed-sparse": ("2", {"inputs": ["What is Deep Learning?", "d " * 300], "truncate": True,
+                               "truncation_direction": "Right", "prompt_name": None}),
+    "tei-rerank": ("3", {"query": "What is Deep Learning?", "texts": ["Deep Learning is not...", "Deep learning is..."],
+                         "raw_scores": False, "return_text": True, "truncate": False,
+                         "truncation_direction": "Right"}),
+    "tei-rerank-long": ("3", {"query": "q " * 200, "texts": ["e " * 200, ""], "raw_scores": True, "truncate": True,
+                              "truncation_direction": "left"}),
+    "tei-predict-one": ("4", {"inputs": "I like you. I love you", "raw_scores": False, "truncate": False}),
+    "tei-predict-pair": ("4", {"inputs": ["What is Deep Learning?", "Deep learning is..."]}),
+    "tei-predict-batch": ("4", {"inputs": [["I like you."], ["first", "second"], "bare"], "raw_scores": True,
+                                "truncate": True, "truncation_direction": "Left"}),
+    "tei-tokenize": ("5", {"inputs": ["test", "Héllo wörld 你好 e\u0301"], "add_special_tokens": True,
+                           "prompt_name": None}),
+    "tei-tokenize-plain": ("5", {"inputs": "no specials", "add_special_tokens": False}),
 }
 for name, (api, body) in bodies.items():
     seed("serve_request", name, api + json.dumps(body))

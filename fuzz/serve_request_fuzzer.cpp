@@ -1,10 +1,12 @@
-// The HTTP request path of `accel serve` without a server: a POST body parsed by the OpenAI or TEI API against
-// all-MiniLM-L6-v2's limits, the error body written when it is refused, and when it is accepted: its texts
-// tokenised by the real tokenizer (as the model does, truncating or not), its token inputs packed, and the
-// response written for embeddings of that many inputs. Headers and the HTTP framing are cpp-httplib's (a
-// Debian library, not instrumented here).
+// The HTTP request path of `accel serve` without a server, for every route that takes a body: the body parsed by
+// its route's parser against all-MiniLM-L6-v2's limits, the error body written in the route's family's shape when
+// it is refused, and when it is accepted: its texts tokenised by the real tokenizer (as the model does, truncating
+// on the side asked or refusing), its token inputs packed, the rows shaped as the route shapes them (dimensions,
+// normalisation) and the response written for rows of that many inputs. Headers and the HTTP framing are
+// cpp-httplib's (a Debian library, not instrumented here).
 //
-// Input: one byte choosing the API (even: OpenAI /v1/embeddings, odd: TEI /embed), then the body.
+// Input: one byte choosing the route by its value modulo 6 ('0' OpenAI /v1/embeddings, '1' TEI /embed,
+// '2' /embed_sparse, '3' /rerank, '4' /predict, '5' /tokenize), then the body.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -13,15 +15,22 @@
 
 #include "accel/embed/model.hpp"
 #include "accel/text/tokenizer.hpp"
+#include "serve/inference_steps.hpp"
 #include "serve/openai_api.hpp"
 #include "serve/tei_api.hpp"
+#include "serve/tei_scores_api.hpp"
 
 namespace {
 
 using namespace accel;
+using serve::ApiError;
+using serve::ApiFamily;
 
 constexpr serve::RequestLimits kLimits{
-    .max_inputs = 2048, .max_sequence_length = 256, .dimensions = 384, .vocabulary = 30522};
+    .max_inputs = 2048, .max_sequence_length = 256, .dimensions = 384, .vocabulary = 30522, .normalized = true};
+
+enum class Route : std::uint8_t { openai_embeddings, embed, embed_sparse, rerank, predict, tokenize };
+constexpr std::uint8_t kRoutes = 6;
 
 const text::Tokenizer& tokenizer() {
   static const text::Tokenizer loaded = [] {
@@ -32,33 +41,104 @@ const text::Tokenizer& tokenizer() {
   return loaded;
 }
 
-void answer(const serve::EmbedRequest& request, bool tei) {
-  embed::Embeddings embeddings{.dimensions = kLimits.dimensions};
+// As the model cuts: at max_sequence_length on the side asked, or not at all when the request refuses (then a
+// truncated encoding means the request is answered 413).
+text::EncodeOptions encode_options(const serve::TextOptions& options) {
+  const embed::Truncation truncation = serve::truncation_of(options, /*auto_truncate=*/false);
+  return {.max_length = kLimits.max_sequence_length,
+          .side = truncation == embed::Truncation::left ? text::TruncationSide::left : text::TruncationSide::right};
+}
+
+bool refused_as_too_long(const text::Encoding& encoding, const serve::TextOptions& options) {
+  return encoding.truncated && serve::truncation_of(options, false) == embed::Truncation::refuse;
+}
+
+// Rows for `tokens`' sequences, `width` each, with a few nonzeros (so that a sparse response has terms).
+embed::Embeddings rows_for(const embed::TokenBatch& tokens, std::uint32_t width) {
+  embed::Embeddings rows{.dimensions = width};
+  for (std::size_t i = 0; i < tokens.sequences(); ++i) rows.tokens.push_back(tokens.length(i));
+  rows.values.assign(rows.tokens.size() * width, 0.0f);
+  for (std::size_t i = 0; i < rows.values.size(); i += 7) rows.values[i] = 0.5f - static_cast<float>(i % 3);
+  return rows;
+}
+
+void answer_embed(const serve::EmbedRequest& request, Route route) {
   embed::TokenBatch batch;
-  // As the model tokenizes them: one batch (on this thread), refused when a text is cut and truncate is not asked.
-  auto encoded = tokenizer().encode_batch(request.texts, {.max_length = kLimits.max_sequence_length}, 1);
+  auto encoded = tokenizer().encode_batch(request.texts, encode_options(request.text), 1);
   if (!encoded.ok()) return;
   for (const text::Encoding& encoding : *encoded) {
-    if (encoding.truncated && !request.truncate) return;
+    if (refused_as_too_long(encoding, request.text)) return;
     batch.append(encoding.ids);
   }
   for (const auto& sequence : request.token_inputs) batch.append(sequence);
-  for (std::size_t i = 0; i < batch.sequences(); ++i) embeddings.tokens.push_back(batch.length(i));
-  embeddings.values.assign(embeddings.tokens.size() * embeddings.dimensions, 0.5f);
-  (void)(tei ? serve::tei_response(embeddings) : serve::openai_response(embeddings, request));
+  if (route == Route::embed_sparse) {
+    (void)serve::tei_sparse_response(rows_for(batch, kLimits.vocabulary));
+    return;
+  }
+  embed::Embeddings rows = rows_for(batch, kLimits.dimensions);
+  serve::shape_rows(rows, request.dimensions, request.normalize || request.dimensions != 0);
+  (void)(route == Route::embed ? serve::tei_embed_response(rows) : serve::openai_response(rows, request));
+}
+
+void answer_rerank(const serve::RerankRequest& request) {
+  auto pairs = tokenizer().encode_pairs(request.query, request.texts, encode_options(request.text), 1);
+  if (!pairs.ok()) return;
+  std::vector<float> scores;
+  for (const text::Encoding& pair : *pairs) {
+    if (refused_as_too_long(pair, request.text)) return;
+    scores.push_back(static_cast<float>(pair.ids.size() % 13) - 6.0f);
+  }
+  (void)serve::tei_rerank_response(scores, request);
+}
+
+void answer_predict(const serve::PredictRequest& request) {
+  embed::TokenBatch batch;
+  for (const serve::PredictInput& input : request.inputs) {
+    auto encoded = input.second ? tokenizer().encode_pair(input.first, *input.second, encode_options(request.text))
+                                : tokenizer().encode(input.first, encode_options(request.text));
+    if (!encoded.ok() || refused_as_too_long(*encoded, request.text)) return;
+    batch.append(encoded->ids, encoded->type_ids);
+  }
+  (void)serve::tei_predict_response(rows_for(batch, 2), {"negative", "positive"}, request);
+}
+
+void answer_tokenize(const serve::TokenizeRequest& request) {
+  auto encoded = tokenizer().encode_batch(request.texts, {.add_special_tokens = request.add_special_tokens}, 1);
+  if (!encoded.ok()) return;
+  (void)serve::tei_tokenize_response(*encoded, request.texts);
+}
+
+// Parses `body` with the route's parser; a refusal is written in the route's shape, an accepted request answered.
+template <class Request, class Answer>
+void run(serve::ApiResult<Request> parsed, ApiFamily family, const Answer& answer) {
+  if (const auto* error = std::get_if<ApiError>(&parsed)) {
+    (void)serve::error_body(family, *error);
+    return;
+  }
+  answer(std::get<Request>(parsed));
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
-  const bool tei = (data[0] & 1) != 0;
+  const auto route = static_cast<Route>(data[0] % kRoutes);
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
-  auto parsed = tei ? serve::parse_tei_request(body, kLimits) : serve::parse_openai_request(body, kLimits);
-  if (const auto* error = std::get_if<serve::ApiError>(&parsed)) {
-    (void)(tei ? error->tei_body() : error->openai_body());
-    return 0;
+  switch (route) {
+    case Route::openai_embeddings:
+      run(serve::parse_openai_request(body, kLimits), ApiFamily::openai,
+          [](const serve::EmbedRequest& request) { answer_embed(request, Route::openai_embeddings); });
+      break;
+    case Route::embed:
+    case Route::embed_sparse: {
+      const auto kind = route == Route::embed ? serve::TeiEmbedKind::dense : serve::TeiEmbedKind::sparse;
+      run(serve::parse_tei_embed_request(body, kLimits, kind), ApiFamily::tei,
+          [route](const serve::EmbedRequest& request) { answer_embed(request, route); });
+      break;
+    }
+    case Route::rerank: run(serve::parse_tei_rerank_request(body, kLimits), ApiFamily::tei, answer_rerank); break;
+    case Route::predict: run(serve::parse_tei_predict_request(body, kLimits), ApiFamily::tei, answer_predict); break;
+    case Route::tokenize: run(serve::parse_tei_tokenize_request(body, kLimits), ApiFamily::tei, answer_tokenize); break;
   }
-  answer(std::get<serve::EmbedRequest>(parsed), tei);
   return 0;
 }

@@ -93,7 +93,9 @@ int main(int argc, char** argv) {
   accel::cli::ServeCommand serve;
   accel::serve::ServeOptions& server = serve.server;
   CLI::App* serve_cmd =
-      app.add_subcommand("serve", "an embedding HTTP server: OpenAI's /v1/embeddings, TEI's /embed, /health, /metrics");
+      app.add_subcommand("serve",
+                         "an embedding HTTP server: OpenAI's /v1/embeddings; TEI's /embed, /embed_sparse, /rerank, "
+                         "/predict, /tokenize, /info; /health, /metrics");
   serve_cmd->add_option("--model", serve.model, "a sentence-transformers folder (default: all-MiniLM-L6-v2)");
   serve_cmd->add_option("--device", serve.device, std::string(accel::cli::kDeviceChoices))->check(devices);
   serve_cmd->add_option("--host", server.host, "address to listen on (default: loopback)");
@@ -123,6 +125,9 @@ int main(int argc, char** argv) {
       ->add_option("--request-timeout", server.request_timeout_seconds,
                    "seconds a client has to send a whole request, headers and body (408 beyond; default 30)")
       ->check(CLI::PositiveNumber);
+  serve_cmd->add_flag("--auto-truncate", server.auto_truncate,
+                      "cut inputs longer than the model's maximum instead of answering 413 (a request's "
+                      "\"truncate\": false still refuses)");
   serve_cmd
       ->add_option("--api-key", server.api_key,
                    "ask every route but /health for 'Authorization: Bearer KEY' (or set ACCEL_API_KEY, which keeps "

@@ -63,14 +63,12 @@ int run_serve(const ServeCommand& command) {
     return 1;
   }
   const embed::ModelInfo& info = (*model)->info();
-  // Its routes answer with dense embeddings; a SPLADE model's or a cross-encoder's rows are not that.
-  if (info.output != embed::Output::dense) {
-    fmt::print(stderr,
-               "accel serve: {} is a {} model ({}); the server serves dense embeddings only (accel embed and accel "
-               "rerank run it)\n",
-               info.name, to_string(info.output), info.head);
-    return 1;
-  }
+  // Every route is served; those the model's head does not fit answer 424 saying why.
+  const char* fitting = info.output == embed::Output::dense    ? "/v1/embeddings, /embed"
+                        : info.output == embed::Output::sparse ? "/embed_sparse"
+                                                               : "/rerank, /predict";
+  fmt::print(stderr, "accel serve: a {} model ({}): {}, /tokenize and /info fit it\n", to_string(info.output),
+             info.head, fitting);
   fmt::print(stderr, "accel serve: ready: {} ({} dimensions, {} tokens at most) on {}\n", info.name, info.dimensions,
              info.max_sequence_length, info.device);
   // An isolated worker that is replaced takes the model's weights with it: the server loads them again.

@@ -123,6 +123,14 @@ class EmbeddingModel final : public Model {
     return batch;
   }
 
+  Result<std::vector<text::Encoding>> encode(std::span<const std::string> texts, const EmbedOptions& options,
+                                             bool add_special_tokens) const override {
+    ACCEL_ASSIGN_OR_RETURN(const std::string prompt, prompt_for(options));
+    std::vector<std::string> prompted(texts.begin(), texts.end());
+    for (std::string& text : prompted) text.insert(0, prompt);
+    return tokenizer_.encode_batch(prompted, {.add_special_tokens = add_special_tokens}, options_.tokenizer_threads);
+  }
+
   Future<Embeddings> embed(std::vector<std::string> texts, EmbedOptions options) override {
     if (options.dimensions != 0 && info_.output != Output::dense)
       return failed<Embeddings>(invalid_argument(fmt::format(

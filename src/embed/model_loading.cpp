@@ -114,6 +114,7 @@ ModelInfo describe(const HostFiles& files, const ModelOptions& options) {
                  .tokenizer = files.tokenizer.describe(),
                  .prompts = folder.prompts,
                  .default_prompt_name = folder.default_prompt_name};
+  if (folder.head == Head::classifier) info.labels = folder.config.labels;
   if (info.name.empty()) info.name = options.folder.parent_path().filename().string();
   return info;
 }

@@ -11,10 +11,12 @@ std::string openai_type(int status) {
 }
 
 // TEI's error types, and the statuses TEI answers them with (413 Validation, 429 Overloaded, 503 Unhealthy,
-// 424 Backend); a malformed body, which TEI's framework rejects before its own code, is answered 400 here.
+// 424 Backend: also a route the model cannot serve, as TEI answers /rerank on an embedding model); a malformed body,
+// which TEI's framework rejects before its own code, is answered 400 here.
 std::string tei_type(int status) {
   switch (status) {
     case 413: return "Validation";
+    case 424: return "Backend";
     case 429: return "Overloaded";
     case 503: return "Unhealthy";
     default: return status >= 500 ? "Backend" : "Validation";
@@ -52,6 +54,14 @@ std::string ApiError::openai_body() const {
 
 std::string ApiError::tei_body() const {
   return nlohmann::json{{"error", message}, {"error_type", tei_type(status)}}.dump();
+}
+
+ApiError bad_type(const std::string& field, std::string_view expected) {
+  return {400, "'" + field + "' must be " + std::string(expected), field, "invalid_type"};
+}
+
+std::string error_body(ApiFamily family, const ApiError& error) {
+  return family == ApiFamily::tei ? error.tei_body() : error.openai_body();
 }
 
 }  // namespace accel::serve

@@ -3,7 +3,9 @@
 // own API's shape: OpenAI's {"error": {"message", "type", "param", "code"}} or TEI's {"error", "error_type"}.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "accel/core/status.hpp"
@@ -26,6 +28,15 @@ struct ApiError {
   [[nodiscard]] std::string openai_body() const;
   [[nodiscard]] std::string tei_body() const;
 };
+
+// 400 invalid_type naming `field`: it must be `expected`.
+[[nodiscard]] ApiError bad_type(const std::string& field, std::string_view expected);
+
+// Whose conventions a route follows, its error body's shape among them.
+enum class ApiFamily : std::uint8_t { openai, tei };
+
+// `error` in the family's JSON shape.
+[[nodiscard]] std::string error_body(ApiFamily family, const ApiError& error);
 
 // A parsed request or the error to answer instead.
 template <class T>

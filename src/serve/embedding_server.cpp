@@ -11,8 +11,8 @@
 
 #include "serve/deadline_http_server.hpp"
 #include "serve/model_stats_cache.hpp"
-#include "serve/openai_api.hpp"
-#include "serve/tei_api.hpp"
+#include "serve/openai_routes.hpp"
+#include "serve/tei_routes.hpp"
 
 namespace accel::serve {
 namespace {
@@ -23,17 +23,37 @@ constexpr const char* kJson = "application/json";
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
+// Every route of the server: the model's, by API family. Built once; the server registers each entry.
+const std::vector<Endpoint>& endpoints() {
+  static const std::vector<Endpoint> table = [] {
+    std::vector<Endpoint> all = openai_endpoints();
+    std::vector<Endpoint> tei = tei_endpoints();
+    all.insert(all.end(), std::make_move_iterator(tei.begin()), std::make_move_iterator(tei.end()));
+    return all;
+  }();
+  return table;
+}
+
+const Endpoint* endpoint_at(std::string_view path) {
+  for (const Endpoint& endpoint : endpoints())
+    if (endpoint.path == path) return &endpoint;
+  return nullptr;
+}
+
 // Requests are counted by route; anything else is one label, so that scanners cannot grow the label set.
 std::string_view endpoint_label(const std::string& path) {
-  for (std::string_view known : {"/v1/embeddings", "/embed", "/health", "/metrics"})
-    if (path == known) return known;
+  if (const Endpoint* endpoint = endpoint_at(path)) return endpoint->path;
+  for (std::string_view own : {"/health", "/metrics"})
+    if (path == own) return own;
   return "other";
 }
 
-void send_error(httplib::Response& response, const ApiError& error, bool tei) {
+// An error in the shape of the family of the route at `path`; OpenAI's for a path no route of ours owns.
+void send_error(httplib::Response& response, const ApiError& error, std::string_view path) {
+  const Endpoint* endpoint = endpoint_at(path);
   response.status = error.status;
   if (error.status == 429) response.set_header("Retry-After", "1");
-  response.set_content(tei ? error.tei_body() : error.openai_body(), kJson);
+  response.set_content(error_body(endpoint ? endpoint->family : ApiFamily::openai, error), kJson);
 }
 
 // Whether the request carries "Authorization: Bearer <key>", compared in constant time: the time taken depends on
@@ -48,27 +68,6 @@ bool authorized(const httplib::Request& http, std::string_view key) {
   return difference == 0;
 }
 
-// Token ids of the request's inputs. A text over the maximum is refused as too long (413) only when cutting it
-// would have tokenised it: the model's refusal does not say which of its checks refused.
-ApiResult<embed::TokenBatch> tokenize(const embed::Model& model, const EmbedRequest& request) {
-  if (request.texts.empty()) {
-    embed::TokenBatch batch;
-    for (const auto& sequence : request.token_inputs) batch.append(sequence);
-    return batch;
-  }
-  Result<embed::TokenBatch> tokens = model.tokenize(
-      request.texts, {.truncation = request.truncate ? embed::Truncation::right : embed::Truncation::refuse});
-  if (tokens.ok()) return std::move(*tokens);
-  ApiError error = ApiError::from(tokens.status());
-  if (tokens.code() == Code::invalid_argument && !request.truncate &&
-      model.tokenize(request.texts, {.truncation = embed::Truncation::right}).ok()) {
-    error.status = 413;
-    error.code = "input_too_long";
-    error.message += fmt::format(" (max_sequence_length {})", model.info().max_sequence_length);
-  }
-  return error;
-}
-
 }  // namespace
 
 // cpp-httplib's server held to a deadline per request (DeadlineHttpServer), with a listen backlog that holds many
@@ -81,19 +80,20 @@ class HttpListener final : public DeadlineHttpServer {
 };
 
 struct EmbeddingServer::Attached {
-  Attached(std::shared_ptr<embed::Model> model, Device device, EmbeddingService::Reload reload,
+  Attached(std::shared_ptr<embed::Model> model, Device device, InferenceService::Reload reload,
            const ServeOptions& options, Metrics& metrics)
       : device(std::move(device)),
         limits{.max_inputs = options.max_inputs,
                .max_sequence_length = model->info().max_sequence_length,
                .dimensions = model->info().dimensions,
-               .vocabulary = model->info().vocabulary},
+               .vocabulary = model->info().vocabulary,
+               .normalized = model->info().normalized},
         service(std::move(model), std::move(reload), options.batching, metrics),
         stats([this] { return service.model()->stats(); }, std::chrono::seconds(1)) {}
 
   Device device;
   RequestLimits limits;
-  EmbeddingService service;
+  InferenceService service;
   ModelStatsCache stats;  // after the service it reads
 };
 
@@ -123,7 +123,7 @@ Result<int> EmbeddingServer::start() {
   return port;
 }
 
-void EmbeddingServer::attach(std::shared_ptr<embed::Model> model, Device device, EmbeddingService::Reload reload) {
+void EmbeddingServer::attach(std::shared_ptr<embed::Model> model, Device device, InferenceService::Reload reload) {
   auto attached =
       std::make_shared<Attached>(std::move(model), std::move(device), std::move(reload), options_, metrics_);
   std::lock_guard lock(mutex_);
@@ -159,15 +159,20 @@ void EmbeddingServer::route() {
       return httplib::Server::HandlerResponse::Unhandled;
     // No detail: which part was wrong (no header, another scheme, another key) helps only a guesser.
     response.set_header("WWW-Authenticate", "Bearer");
-    send_error(response, {401, "unauthorized", "", "unauthorized"}, http.path == "/embed");
+    send_error(response, {401, "unauthorized", "", "unauthorized"}, http.path);
     return httplib::Server::HandlerResponse::Handled;
   });
 
-  http_->Post("/v1/embeddings", [this](const httplib::Request& http, httplib::Response& response) {
-    embed(http, response, Api::openai);
-  });
-  http_->Post("/embed",
-              [this](const httplib::Request& http, httplib::Response& response) { embed(http, response, Api::tei); });
+  for (const Endpoint& endpoint : endpoints()) {
+    auto handler = [this, &endpoint](const httplib::Request& http, httplib::Response& response) {
+      serve_route(endpoint, http, response);
+    };
+    if (endpoint.method == Endpoint::Method::get) {
+      http_->Get(std::string(endpoint.path), handler);
+    } else {
+      http_->Post(std::string(endpoint.path), handler);
+    }
+  }
   http_->Get("/health", [this](const httplib::Request&, httplib::Response& response) { health(response); });
   http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
     std::shared_ptr<Attached> attached = this->attached();
@@ -197,11 +202,11 @@ void EmbeddingServer::route() {
           error = {413, fmt::format("the request body is larger than max_body_bytes ({})", options_.max_body_bytes), "",
                    "body_too_large"};
         }
-        send_error(response, error, http.path == "/embed");
+        send_error(response, error, http.path);
         return httplib::Server::HandlerResponse::Handled;
       }));
   http_->set_exception_handler([](const httplib::Request& http, httplib::Response& response, std::exception_ptr) {
-    send_error(response, {500, "the server failed on this request", "", "internal"}, http.path == "/embed");
+    send_error(response, {500, "the server failed on this request", "", "internal"}, http.path);
   });
   http_->set_logger([this](const httplib::Request& http, const httplib::Response& response) {
     metrics_.count_request(endpoint_label(http.path), response.status);
@@ -226,33 +231,18 @@ void EmbeddingServer::health(httplib::Response& response) const {
                        kJson);
 }
 
-void EmbeddingServer::embed(const httplib::Request& http, httplib::Response& response, Api api) {
+void EmbeddingServer::serve_route(const Endpoint& endpoint, const httplib::Request& http, httplib::Response& response) {
   const Clock::time_point arrived = Clock::now();
-  const bool tei = api == Api::tei;
   std::shared_ptr<Attached> attached = this->attached();
-  if (!attached) return send_error(response, {503, "the model is loading", "", "model_not_ready"}, tei);
-
-  ApiResult<EmbedRequest> parsed =
-      tei ? parse_tei_request(http.body, attached->limits) : parse_openai_request(http.body, attached->limits);
-  if (const auto* error = std::get_if<ApiError>(&parsed)) return send_error(response, *error, tei);
-  EmbedRequest& request = std::get<EmbedRequest>(parsed);
-  if (request.model.empty()) request.model = attached->service.model()->info().name;
-
-  const Clock::time_point tokenizing = Clock::now();
-  ApiResult<embed::TokenBatch> tokens = tokenize(*attached->service.model(), request);
-  metrics_.observe_stage(Stage::tokenize, seconds_since(tokenizing));
-  if (const auto* error = std::get_if<ApiError>(&tokens)) return send_error(response, *error, tei);
-  const std::size_t token_count = std::get<embed::TokenBatch>(tokens).ids.size();
-
-  Result<Future<embed::Embeddings>> queued = attached->service.submit(std::move(std::get<embed::TokenBatch>(tokens)));
-  if (!queued.ok()) return send_error(response, ApiError::refused(queued.status()), tei);
-  Result<embed::Embeddings> embeddings = queued->wait();
-  if (!embeddings.ok()) return send_error(response, ApiError::from(embeddings.status()), tei);
-  metrics_.count_inputs(request.inputs(), token_count);
-
-  const Clock::time_point serializing = Clock::now();
-  response.set_content(tei ? tei_response(*embeddings) : openai_response(*embeddings, request), kJson);
-  metrics_.observe_stage(Stage::serialize, seconds_since(serializing));
+  if (!attached) return send_error(response, {503, "the model is loading", "", "model_not_ready"}, endpoint.path);
+  RouteContext context{.model = attached->service.model(),
+                       .service = attached->service,
+                       .limits = attached->limits,
+                       .options = options_,
+                       .metrics = metrics_};
+  ApiResult<std::string> answered = endpoint.handle(http.body, context);
+  if (const auto* error = std::get_if<ApiError>(&answered)) return send_error(response, *error, endpoint.path);
+  response.set_content(std::move(std::get<std::string>(answered)), kJson);
   metrics_.observe_request(seconds_since(arrived));
 }
 

@@ -1,14 +1,16 @@
-// accel::serve::EmbeddingServer — the HTTP/1.1 front of an EmbeddingService: OpenAI's POST /v1/embeddings, TEI's
-// POST /embed, GET /health and GET /metrics (Prometheus).
+// accel::serve::EmbeddingServer — the HTTP/1.1 front of an InferenceService: every route of the route tables
+// (openai_routes.hpp: POST /v1/embeddings; tei_routes.hpp: POST /embed, /embed_sparse, /rerank, /predict,
+// /tokenize, GET /info), GET /health and GET /metrics (Prometheus). All routes are served whatever the model; one
+// its head does not fit says why (424).
 //
 // Threads: cpp-httplib's pool serves connections (one thread per connection while it is open); a request is
 // parsed and tokenised on its connection's thread, queued, and waited for there; the batcher's thread forms
 // batches; the model's device answers them. The server listens before the model is there (start(), then
 // attach()), so /health says 503 while it loads and warms.
 //
-// Errors are JSON in each API's shape (ApiError), also those cpp-httplib answers itself (404 for an unknown
-// route, 413 for a body over max_body_bytes, 408 for a request that did not arrive whole within
-// request_timeout_seconds).
+// Errors are JSON in the shape of the route's API family (ApiError, error_body), also those cpp-httplib answers
+// itself (404 for an unknown route, 413 for a body over max_body_bytes, 408 for a request that did not arrive whole
+// within request_timeout_seconds).
 #pragma once
 
 #include <atomic>
@@ -20,7 +22,8 @@
 #include "accel/device/device.hpp"
 #include "accel/embed/model.hpp"
 #include "serve/embed_request.hpp"
-#include "serve/embedding_service.hpp"
+#include "serve/endpoint.hpp"
+#include "serve/inference_service.hpp"
 #include "serve/metrics.hpp"
 #include "serve/serve_options.hpp"
 
@@ -45,8 +48,8 @@ class EmbeddingServer {
   Result<int> start();
 
   // Serves `model` (loaded and warmed by Model::load) from now on; `device` is the one it runs on, whose health
-  // /health reports. `reload` loads the model again after the device lost its context (EmbeddingService).
-  void attach(std::shared_ptr<embed::Model> model, Device device, EmbeddingService::Reload reload = {});
+  // /health reports. `reload` loads the model again after the device lost its context (InferenceService).
+  void attach(std::shared_ptr<embed::Model> model, Device device, InferenceService::Reload reload = {});
 
   // Graceful: stops accepting connections, answers every request already taken (waiting for their batches),
   // closes kept-alive connections once idle, then returns. Idempotent.
@@ -56,11 +59,11 @@ class EmbeddingServer {
 
  private:
   struct Attached;
-  enum class Api : std::uint8_t { openai, tei };
 
   [[nodiscard]] std::shared_ptr<Attached> attached() const;
   void route();
-  void embed(const httplib::Request& http, httplib::Response& response, Api api);
+  // Runs `endpoint` (an entry of the route tables) on the model attached now.
+  void serve_route(const Endpoint& endpoint, const httplib::Request& http, httplib::Response& response);
   void health(httplib::Response& response) const;
 
   ServeOptions options_;

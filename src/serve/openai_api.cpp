@@ -9,15 +9,12 @@
 #include "serve/base64.hpp"
 #include "serve/float_json.hpp"
 #include "serve/json_body.hpp"
+#include "serve/text_options_json.hpp"
 
 namespace accel::serve {
 namespace {
 
 using nlohmann::json;
-
-ApiError bad_type(const std::string& param, std::string_view expected) {
-  return {400, fmt::format("'{}' must be {}", param, expected), param, "invalid_type"};
-}
 
 // One token array: ids of the model's vocabulary, 1 to max_sequence_length of them.
 ApiResult<std::vector<std::int32_t>> token_array(const json& value, const std::string& param,
@@ -95,13 +92,16 @@ std::optional<ApiError> read_options(const json& doc, const RequestLimits& limit
   }
   if (auto dimensions = doc.find("dimensions"); dimensions != doc.end() && !dimensions->is_null()) {
     if (!dimensions->is_number_integer()) return bad_type("dimensions", "an integer");
-    if (dimensions->get<std::int64_t>() != limits.dimensions)
+    const auto wanted = dimensions->get<std::int64_t>();
+    if (wanted < 1 || wanted > limits.dimensions)
       return ApiError{400,
-                      fmt::format("'dimensions' is {}; this model's embeddings have {} dimensions and cannot be "
-                                  "shortened",
-                                  dimensions->get<std::int64_t>(), limits.dimensions),
-                      "dimensions", "dimensions_not_supported"};
+                      fmt::format("'dimensions' is {}; this model's embeddings have {} dimensions, and 'dimensions' "
+                                  "must be 1 to {}",
+                                  wanted, limits.dimensions, limits.dimensions),
+                      "dimensions", "invalid_value"};
+    request.dimensions = static_cast<std::uint32_t>(wanted);
   }
+  if (std::optional<ApiError> error = read_text_options(doc, request.text)) return error;
   if (auto user = doc.find("user"); user != doc.end() && !user->is_string()) return bad_type("user", "a string");
   return std::nullopt;
 }

@@ -2,8 +2,10 @@
 //
 // `input` is a string, an array of strings, an array of token arrays or one token array; token ids are the
 // model's own vocabulary's (used as given, no special tokens added). An input longer than the model's maximum
-// is refused, as OpenAI does. `dimensions` is accepted only when it is the model's (the model has no shortened
-// embeddings). `user` is accepted and ignored.
+// is refused (413), as OpenAI does, unless the server auto-truncates or the request says `truncate: true`.
+// `dimensions` (1 to the model's) keeps the first dimensions of each embedding and normalises them again when the
+// model's embeddings are unit length (Matryoshka); larger is 400. Beyond OpenAI's fields, `truncate`,
+// `truncation_direction` and `prompt_name` are read as TEI reads them. `user` is accepted and ignored.
 #pragma once
 
 #include <string>

@@ -27,6 +27,10 @@ struct ServeOptions {
   // client dribbling bytes just inside io_timeout_seconds cannot hold a thread. There is no separate minimum rate
   // for bodies: at the default, the largest body (max_body_bytes, 8 MiB) needs about 280 KiB/s.
   int request_timeout_seconds = 30;
+  // Inputs longer than the model's max_sequence_length are cut (at the end, unless the request says
+  // truncation_direction) rather than answered 413, unless the request itself says `truncate: false` (TEI's
+  // --auto-truncate).
+  bool auto_truncate = false;
   // Non-empty: every route but /health asks for "Authorization: Bearer <api_key>" and answers 401 without it.
   std::string api_key;
 };

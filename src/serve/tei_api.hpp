@@ -1,14 +1,20 @@
-// text-embeddings-inference's embed API (POST /embed): its request body parsed into an EmbedRequest, and its
-// response, an array of embeddings.
+// text-embeddings-inference's request bodies and responses for its text routes: POST /embed and /embed_sparse
+// (EmbedRequest), /tokenize (TokenizeRequest), in the shapes of TEI's OpenAPI document.
 //
-// `inputs` is a string or an array of strings. `truncate` (default false) cuts inputs longer than the model's
-// maximum instead of refusing them (413, as TEI does). `normalize` must stay true: the model's pooling ends
-// in an L2 normalisation, so an unnormalised embedding is not there to return, and it is refused (400) rather
-// than answered with a normalised one that claims otherwise. `prompt_name` is not supported (400).
+// /embed: `inputs` (a string or an array of strings), `normalize` (default true: rows scaled to unit length; false
+// is refused, 400, for a model whose rows are unit length already, rather than answered with rows that claim
+// otherwise), `truncate` (default: the server's --auto-truncate; otherwise an input over the model's maximum is
+// 413), `truncation_direction`, `prompt_name`, `dimensions` (Matryoshka: the first this many, then normalised).
+// The response is an array of embeddings. /embed_sparse takes the same fields but `normalize` and `dimensions`,
+// and answers, per input, the nonzero terms as [{"index", "value"}]. /tokenize takes `inputs`,
+// `add_special_tokens` (default true) and `prompt_name`, and answers per input its tokens as
+// {"id", "text", "special", "start", "stop"} (byte offsets into the prompted text; null for a special token).
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "accel/embed/model.hpp"
 #include "serve/api_error.hpp"
@@ -16,8 +22,27 @@
 
 namespace accel::serve {
 
-[[nodiscard]] ApiResult<EmbedRequest> parse_tei_request(std::string_view body, const RequestLimits& limits);
+enum class TeiEmbedKind : std::uint8_t { dense, sparse };
 
-[[nodiscard]] std::string tei_response(const embed::Embeddings& embeddings);
+[[nodiscard]] ApiResult<EmbedRequest> parse_tei_embed_request(std::string_view body, const RequestLimits& limits,
+                                                              TeiEmbedKind kind);
+// [[floats...], ...]
+[[nodiscard]] std::string tei_embed_response(const embed::Embeddings& embeddings);
+// [[{"index": i, "value": v}, ...], ...]
+[[nodiscard]] std::string tei_sparse_response(const embed::Embeddings& embeddings);
+
+struct TokenizeRequest {
+  std::vector<std::string> texts;
+  bool add_special_tokens = true;
+  TextOptions text;  // prompt_name only: /tokenize never cuts
+};
+[[nodiscard]] ApiResult<TokenizeRequest> parse_tei_tokenize_request(std::string_view body, const RequestLimits& limits);
+// `texts` as tokenised (prompt included), one Encoding each.
+[[nodiscard]] std::string tei_tokenize_response(const std::vector<text::Encoding>& encodings,
+                                                const std::vector<std::string>& prompted_texts);
+
+// `inputs`: a string or a non-empty array of strings, at most limits.max_inputs (413).
+[[nodiscard]] ApiResult<std::vector<std::string>> read_tei_inputs(const nlohmann::json& doc,
+                                                                  const RequestLimits& limits);
 
 }  // namespace accel::serve

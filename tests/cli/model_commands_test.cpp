@@ -127,11 +127,22 @@ TEST_F(ModelCommandsTest, InfoSaysWhatLoadsFromAFolder) {
   EXPECT_EQ(broken.exit_code, 3);
 }
 
-TEST_F(ModelCommandsTest, ServeRefusesAModelWhoseRowsAreNotEmbeddings) {
-  for (const std::string name : {"distilbert_splade", "bert_reranker"}) {
-    const auto ran = run_cli("serve --device cpu --port 0 --model " + (kFamilies / name).string());
-    EXPECT_EQ(ran.exit_code, 1) << ran.out;
-    EXPECT_THAT(ran.out, HasSubstr("the server serves dense embeddings only")) << name;
+TEST_F(ModelCommandsTest, ServeServesSpladeAndCrossEncoderModelsSayingWhichRoutesFit) {
+  struct Case {
+    std::string name;
+    std::string routes;
+  };
+  for (const Case& c : {Case{"distilbert_splade", "/embed_sparse, /tokenize and /info fit it"},
+                        Case{"bert_reranker", "/rerank, /predict, /tokenize and /info fit it"}}) {
+    // The server runs until a signal: it is stopped (SIGTERM) once ready, and must then exit 0.
+    const std::string log = (dir_.path() / (c.name + ".log")).string();
+    const auto ran =
+        run_cli("serve --device cpu --port 0 --model " + (kFamilies / c.name).string() + " >" + log +
+                " 2>&1 & server=$!; for i in $(seq 600); do grep -q 'ready:' " + log +
+                " && break; sleep 0.1; done; kill -TERM $server; wait $server; code=$?; cat " + log + "; exit $code");
+    EXPECT_EQ(ran.exit_code, 0) << ran.out;
+    EXPECT_THAT(ran.out, HasSubstr(c.routes)) << c.name;
+    EXPECT_THAT(ran.out, HasSubstr("ready: " + c.name)) << c.name;
   }
 }
 

@@ -119,5 +119,30 @@ TEST_F(FamiliesTest, RerankIsOnlyForCrossEncodersAndTypeIdsAreChecked) {
   EXPECT_EQ(reranker->embed_tokens(batch).wait().code(), Code::invalid_argument);
 }
 
+TEST_F(FamiliesTest, AClassifierNamesItsLabelsFromId2label) {
+  std::shared_ptr<Model> classifier = load("roberta_reranker");
+  ASSERT_NE(classifier, nullptr);
+  EXPECT_EQ(classifier->info().labels, (std::vector<std::string>{"LABEL_0", "LABEL_1"}));
+  std::shared_ptr<Model> dense = load("bert_mean_dense_norm");
+  ASSERT_NE(dense, nullptr);
+  EXPECT_TRUE(dense->info().labels.empty());
+}
+
+TEST_F(FamiliesTest, EncodeTokenisesWholeWithThePromptAndAgreesWithTokenize) {
+  std::shared_ptr<Model> model = load("bert_mean_dense_norm");
+  ASSERT_NE(model, nullptr);
+  const std::vector<std::string> texts{"hello world", strings(references().at("texts")).end()[-2]};
+  Result<std::vector<text::Encoding>> whole = model->encode(texts, {.prompt_name = "query"});
+  Result<TokenBatch> cut = model->tokenize(texts, {.prompt_name = "query"});
+  ASSERT_TRUE(whole.ok() && cut.ok());
+  EXPECT_EQ(std::vector<std::int32_t>(cut->ids.begin(), cut->ids.begin() + cut->length(0)), (*whole)[0].ids);
+  EXPECT_GT((*whole)[1].ids.size(), model->info().max_sequence_length) << "encode never cuts";
+  EXPECT_EQ((*whole)[0].offsets.back(), (text::Range{0, 0})) << "the closing special token has no text";
+  Result<std::vector<text::Encoding>> plain = model->encode(texts, {}, /*add_special_tokens=*/false);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ((*plain)[0].ids.size() + 2, std::vector<std::int32_t>(model->encode(texts, {})->at(0).ids).size());
+  EXPECT_EQ(model->encode(texts, {.prompt_name = "nope"}).code(), Code::invalid_argument);
+}
+
 }  // namespace
 }  // namespace accel::embed

@@ -16,7 +16,8 @@ namespace {
 
 using nlohmann::json;
 
-const RequestLimits kLimits{.max_inputs = 4, .max_sequence_length = 8, .dimensions = 3, .vocabulary = 100};
+const RequestLimits kLimits{
+    .max_inputs = 4, .max_sequence_length = 8, .dimensions = 3, .vocabulary = 100, .normalized = true};
 
 EmbedRequest parsed(const ApiResult<EmbedRequest>& result) {
   if (const auto* error = std::get_if<ApiError>(&result)) {
@@ -44,7 +45,7 @@ TEST(OpenAiApi, AcceptsEachShapeOfInput) {
   EXPECT_EQ(tokens.token_inputs, (std::vector<std::vector<std::int32_t>>{{1, 2}, {3}}));
   EXPECT_EQ(tokens.encoding, Encoding::base64);
   EXPECT_EQ(tokens.model, "x");
-  EXPECT_FALSE(tokens.truncate);
+  EXPECT_FALSE(tokens.text.truncate.has_value());
 }
 
 TEST(OpenAiApi, NamesTheFieldOfEveryRefusal) {
@@ -70,7 +71,11 @@ TEST(OpenAiApi, NamesTheFieldOfEveryRefusal) {
       {R"({"input":["a","b","c","d","e"]})", 413, "input", "too_many_inputs"},
       {R"({"input":"a","model":3})", 400, "model", "invalid_type"},
       {R"({"input":"a","encoding_format":"int8"})", 400, "encoding_format", "invalid_value"},
-      {R"({"input":"a","dimensions":2})", 400, "dimensions", "dimensions_not_supported"},
+      {R"({"input":"a","dimensions":4})", 400, "dimensions", "invalid_value"},
+      {R"({"input":"a","dimensions":0})", 400, "dimensions", "invalid_value"},
+      {R"({"input":"a","truncate":1})", 400, "truncate", "invalid_type"},
+      {R"({"input":"a","truncation_direction":"up"})", 400, "truncation_direction", "invalid_value"},
+      {R"({"input":"a","prompt_name":7})", 400, "prompt_name", "invalid_type"},
       {R"({"input":"a","dimensions":"3"})", 400, "dimensions", "invalid_type"},
   };
   for (const Case& c : cases) {
@@ -145,12 +150,24 @@ TEST(Base64, PadsTheLastGroup) {
 }
 
 TEST(TeiApi, AcceptsAStringOrStringsWithItsOptions) {
-  EXPECT_EQ(parsed(parse_tei_request(R"({"inputs":"hi"})", kLimits)).texts, std::vector<std::string>{"hi"});
-  const EmbedRequest request =
-      parsed(parse_tei_request(R"({"inputs":["a","b"],"truncate":true,"normalize":true})", kLimits));
+  auto parse = [](const char* body, const RequestLimits& limits = kLimits) {
+    return parse_tei_embed_request(body, limits, TeiEmbedKind::dense);
+  };
+  EXPECT_EQ(parsed(parse(R"({"inputs":"hi"})")).texts, std::vector<std::string>{"hi"});
+  const EmbedRequest request = parsed(parse(
+      R"({"inputs":["a","b"],"truncate":true,"normalize":true,"truncation_direction":"Left","prompt_name":"query",)"
+      R"("dimensions":2})"));
   EXPECT_EQ(request.texts, (std::vector<std::string>{"a", "b"}));
-  EXPECT_TRUE(request.truncate);
-  EXPECT_FALSE(parsed(parse_tei_request(R"({"inputs":"a"})", kLimits)).truncate);
+  EXPECT_EQ(request.text.truncate, true);
+  EXPECT_EQ(request.text.direction, embed::Truncation::left);
+  EXPECT_EQ(request.text.prompt_name, "query");
+  EXPECT_EQ(request.dimensions, 2u);
+  EXPECT_TRUE(request.normalize);
+  EXPECT_FALSE(parsed(parse(R"({"inputs":"a"})")).text.truncate.has_value());
+  // A model whose rows are not unit length may be answered as they are.
+  RequestLimits raw = kLimits;
+  raw.normalized = false;
+  EXPECT_FALSE(parsed(parse(R"({"inputs":"a","normalize":false})", raw)).normalize);
 }
 
 TEST(TeiApi, NamesTheFieldOfEveryRefusal) {
@@ -166,18 +183,20 @@ TEST(TeiApi, NamesTheFieldOfEveryRefusal) {
       {R"({"inputs":{}})", 400, "inputs"},
       {R"({"inputs":"a","truncate":"yes"})", 400, "truncate"},
       {R"({"inputs":"a","normalize":false})", 400, "normalize"},
-      {R"({"inputs":"a","prompt_name":"query"})", 400, "prompt_name"},
+      {R"({"inputs":"a","prompt_name":1})", 400, "prompt_name"},
+      {R"({"inputs":"a","dimensions":4})", 400, "dimensions"},
+      {R"({"inputs":"a","truncation_direction":false})", 400, "truncation_direction"},
       {R"({"inputs":["a","b","c","d","e"]})", 413, "inputs"},
   };
   for (const Case& c : cases) {
-    const ApiError error = refused(parse_tei_request(c.body, kLimits));
+    const ApiError error = refused(parse_tei_embed_request(c.body, kLimits, TeiEmbedKind::dense));
     EXPECT_EQ(error.status, c.status) << c.body;
     EXPECT_EQ(error.param, c.param) << c.body;
   }
 }
 
 TEST(TeiApi, ResponseIsAnArrayOfEmbeddingsAndErrorsHaveTeisShape) {
-  EXPECT_EQ(json::parse(tei_response(two_embeddings())).get<std::vector<std::vector<float>>>(),
+  EXPECT_EQ(json::parse(tei_embed_response(two_embeddings())).get<std::vector<std::vector<float>>>(),
             (std::vector<std::vector<float>>{{0.25f, -0.5f, 1.0f / 3.0f}, {1e-8f, 0.0f, -1.0f}}));
   EXPECT_EQ(json::parse(ApiError{413, "long", "inputs", "input_too_long"}.tei_body()),
             json::parse(R"({"error":"long","error_type":"Validation"})"));

@@ -227,7 +227,7 @@ TEST_F(ServerTest, RefusesBadRequestsWithJsonNamingTheFieldOrLimit) {
       {"/v1/embeddings", "{\"input\": [", 400, "not valid JSON"},
       {"/v1/embeddings", R"({"input": 42})", 400, "'input'"},
       {"/v1/embeddings", R"({"input": ["a", {}]})", 400, "input[1]"},
-      {"/v1/embeddings", json{{"input", "a"}, {"dimensions", dims / 2}}.dump(), 400, "dimensions"},
+      {"/v1/embeddings", json{{"input", "a"}, {"dimensions", dims + 1}}.dump(), 400, "dimensions"},
       {"/v1/embeddings", R"({"input": ["a","b","c","d"]})", 413, "max_inputs"},
       {"/v1/embeddings", json{{"input", long_text.substr(0, 1900)}}.dump(), 413, "max_sequence_length"},
       {"/v1/embeddings", std::string(5000, ' ') + R"({"input":"a"})", 413, "max_body_bytes"},

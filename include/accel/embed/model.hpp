@@ -25,6 +25,7 @@
 #include "accel/core/result.hpp"
 #include "accel/device/device.hpp"
 #include "accel/device/requests.hpp"
+#include "accel/text/tokenizer.hpp"
 
 namespace accel::embed {
 
@@ -118,6 +119,7 @@ struct ModelInfo {
   std::string tokenizer;  // the tokenizer's pipeline, as Tokenizer::describe says
   std::map<std::string, std::string, std::less<>> prompts;
   std::string default_prompt_name;
+  std::vector<std::string> labels;  // a classifier's: the name of each score (config.json's id2label)
   DType compute = DType::f32;
   std::string device;
   ModelLoadTimes load;
@@ -159,6 +161,11 @@ class Model {
   // the folder's.
   [[nodiscard]] virtual Result<TokenBatch> tokenize(std::span<const std::string> texts,
                                                     const EmbedOptions& options = {}) const = 0;
+  // Each text (with its prompt) tokenised whole, never cut: its ids, vocabulary entries, byte offsets into the
+  // prompted text and special-token flags, as a tokenize endpoint shows them.
+  [[nodiscard]] virtual Result<std::vector<text::Encoding>> encode(std::span<const std::string> texts,
+                                                                   const EmbedOptions& options,
+                                                                   bool add_special_tokens = true) const = 0;
   // tokenize, then embed_tokens, then (dense output) keep options.dimensions.
   [[nodiscard]] virtual Future<Embeddings> embed(std::vector<std::string> texts, EmbedOptions options = {}) = 0;
   // Token and type ids of (query, passage) for each passage, each pair cut longest first to max_sequence_length

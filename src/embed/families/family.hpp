@@ -35,7 +35,8 @@ struct EncoderConfig {
   std::uint32_t vocab_size = 0;
   std::uint32_t type_vocab_size = 0;  // 0: the family has no token-type embeddings
   std::uint32_t pad_token_id = 0;
-  std::uint32_t num_labels = 1;  // a sequence classifier's outputs (id2label's size, or num_labels)
+  std::uint32_t num_labels = 1;     // a sequence classifier's outputs (id2label's size, or num_labels)
+  std::vector<std::string> labels;  // each output's name: id2label's, else transformers' LABEL_<i>
 
   [[nodiscard]] std::uint32_t head_size() const noexcept { return hidden_size / num_attention_heads; }
   // Positions a sequence may take: the table's rows from position_offset on.

@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include "embed/families/families.hpp"
 
@@ -44,6 +45,17 @@ Result<EncoderConfig> read_common_config(const Fields& fields) {
   } else {
     ACCEL_ASSIGN_OR_RETURN(config.num_labels, fields.u32_or("num_labels", 2));
     if (config.num_labels == 0) return fields.error("num_labels", "is 0");
+  }
+  for (std::uint32_t i = 0; i < config.num_labels; ++i) config.labels.push_back(fmt::format("LABEL_{}", i));
+  if (fields.has("id2label") && fields.object().at("id2label").is_object()) {
+    for (const auto& [key, name] : fields.object().at("id2label").items()) {
+      std::uint32_t index = 0;
+      const auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), index);
+      if (error != std::errc{} || end != key.data() + key.size() || index >= config.num_labels || !name.is_string())
+        return fields.error("id2label", fmt::format("\"{}\": {} is not a label of an output below {}", key, name.dump(),
+                                                    config.num_labels));
+      config.labels[index] = name.get<std::string>();
+    }
   }
   return config;
 }

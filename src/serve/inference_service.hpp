@@ -1,7 +1,9 @@
-// accel::serve::EmbeddingService — tokenised requests in, embeddings out, through the batcher and one
-// Model::embed_tokens call per batch.
+// accel::serve::InferenceService — tokenised requests of any kind in (texts for a dense or SPLADE model, text
+// pairs with their type ids for a cross-encoder), the model's rows out, through the batcher and one
+// Model::embed_tokens call per batch. What a row means (an embedding, a sparse vector, scores) is the model's
+// head; the service only packs sequences by tokens and cuts the rows back per request.
 //
-// Each request's sequences are packed behind the others of its batch; the batch's embeddings are cut back into
+// Each request's sequences are packed behind the others of its batch; the batch's rows are cut back into
 // one Embeddings per request, and each request is answered on its own: a batch the model refuses as invalid
 // (which the parsers' checks should have caught) is run again one request at a time, so that only the request
 // at fault fails.
@@ -27,21 +29,21 @@
 
 namespace accel::serve {
 
-struct PendingEmbedding {
+struct PendingRun {
   embed::TokenBatch tokens;
   Promise<embed::Embeddings> reply;
   std::chrono::steady_clock::time_point queued;
 };
 
-class EmbeddingService {
+class InferenceService {
  public:
   // Loads the model again on the same device; empty where the device cannot come back (no retry then).
   using Reload = std::function<Result<std::shared_ptr<embed::Model>>()>;
 
-  EmbeddingService(std::shared_ptr<embed::Model> model, Reload reload, BatcherOptions options, Metrics& metrics);
-  EmbeddingService(const EmbeddingService&) = delete;
-  EmbeddingService& operator=(const EmbeddingService&) = delete;
-  ~EmbeddingService();
+  InferenceService(std::shared_ptr<embed::Model> model, Reload reload, BatcherOptions options, Metrics& metrics);
+  InferenceService(const InferenceService&) = delete;
+  InferenceService& operator=(const InferenceService&) = delete;
+  ~InferenceService();
 
   // The embeddings of `tokens`' sequences, in order, to come; or at once, the queue's refusal: resource_exhausted
   // when it is full, failed_precondition once stopping.
@@ -57,10 +59,10 @@ class EmbeddingService {
   [[nodiscard]] std::shared_ptr<embed::Model> model() const;
 
  private:
-  Future<Done> run(std::vector<PendingEmbedding> batch);
+  Future<Done> run(std::vector<PendingRun> batch);
   // The model to retry on: `failed` reloaded, or the one that already replaced it.
   Future<std::shared_ptr<embed::Model>> replace(std::shared_ptr<embed::Model> failed);
-  void answer(std::vector<PendingEmbedding>& batch, const embed::Embeddings& embeddings) const;
+  void answer(std::vector<PendingRun>& batch, const embed::Embeddings& embeddings) const;
 
   Reload reload_;
   Metrics& metrics_;
@@ -73,7 +75,7 @@ class EmbeddingService {
   std::vector<std::shared_ptr<embed::Model>> retired_;
   std::thread reloader_;
   std::atomic<bool> recovering_{false};
-  Batcher<PendingEmbedding> batcher_;  // last: its thread starts once the members it uses are there
+  Batcher<PendingRun> batcher_;  // last: its thread starts once the members it uses are there
 };
 
 }  // namespace accel::serve

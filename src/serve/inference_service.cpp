@@ -1,4 +1,4 @@
-#include "serve/embedding_service.hpp"
+#include "serve/inference_service.hpp"
 
 namespace accel::serve {
 namespace {
@@ -14,39 +14,43 @@ bool context_gone(Code code) {
 
 }  // namespace
 
-EmbeddingService::EmbeddingService(std::shared_ptr<embed::Model> model, Reload reload, BatcherOptions options,
+InferenceService::InferenceService(std::shared_ptr<embed::Model> model, Reload reload, BatcherOptions options,
                                    Metrics& metrics)
     : reload_(std::move(reload)),
       metrics_(metrics),
       model_(std::move(model)),
-      batcher_(options, [this](std::vector<PendingEmbedding> batch) { return run(std::move(batch)); }) {}
+      batcher_(options, [this](std::vector<PendingRun> batch) { return run(std::move(batch)); }) {}
 
-EmbeddingService::~EmbeddingService() {
+InferenceService::~InferenceService() {
   batcher_.stop();  // every batch is answered, so no reload is under way or to come
   if (reloader_.joinable()) reloader_.join();
 }
 
-std::shared_ptr<embed::Model> EmbeddingService::model() const {
+std::shared_ptr<embed::Model> InferenceService::model() const {
   std::lock_guard lock(mutex_);
   return model_;
 }
 
-Result<Future<embed::Embeddings>> EmbeddingService::submit(embed::TokenBatch tokens) {
+Result<Future<embed::Embeddings>> InferenceService::submit(embed::TokenBatch tokens) {
   const auto count = static_cast<std::uint32_t>(tokens.ids.size());
-  PendingEmbedding pending{.tokens = std::move(tokens), .queued = std::chrono::steady_clock::now()};
+  PendingRun pending{.tokens = std::move(tokens), .queued = std::chrono::steady_clock::now()};
   Future<embed::Embeddings> reply = pending.reply.future();
   ACCEL_RETURN_IF_ERROR(batcher_.submit(std::move(pending), count));
   return reply;
 }
 
-Future<Done> EmbeddingService::run(std::vector<PendingEmbedding> batch) {
+Future<Done> InferenceService::run(std::vector<PendingRun> batch) {
   const auto dispatched = std::chrono::steady_clock::now();
   embed::TokenBatch packed;
-  for (const PendingEmbedding& request : batch) {
+  for (const PendingRun& request : batch) {
     metrics_.observe_stage(Stage::queue, seconds_between(request.queued, dispatched));
     const std::span<const std::int32_t> ids(request.tokens.ids);
-    for (std::size_t i = 0; i < request.tokens.sequences(); ++i)
-      packed.append(ids.subspan(request.tokens.offsets[i], request.tokens.length(i)));
+    const std::span<const std::int32_t> types(request.tokens.type_ids);
+    for (std::size_t i = 0; i < request.tokens.sequences(); ++i) {
+      const std::uint32_t begin = request.tokens.offsets[i];
+      const std::uint32_t length = request.tokens.length(i);
+      packed.append(ids.subspan(begin, length), types.empty() ? types : types.subspan(begin, length));
+    }
   }
   metrics_.observe_batch(batch.size(), packed.sequences(), packed.ids.size());
 
@@ -68,14 +72,14 @@ Future<Done> EmbeddingService::run(std::vector<PendingEmbedding> batch) {
   if (result.ok()) {
     answer(batch, *result);
   } else if (result.code() == Code::invalid_argument && batch.size() > 1) {
-    for (PendingEmbedding& request : batch) request.reply.set(co_await model->embed_tokens(std::move(request.tokens)));
+    for (PendingRun& request : batch) request.reply.set(co_await model->embed_tokens(std::move(request.tokens)));
   } else {
-    for (PendingEmbedding& request : batch) request.reply.set(result.status());
+    for (PendingRun& request : batch) request.reply.set(result.status());
   }
   co_return Done{};
 }
 
-Future<std::shared_ptr<embed::Model>> EmbeddingService::replace(std::shared_ptr<embed::Model> failed) {
+Future<std::shared_ptr<embed::Model>> InferenceService::replace(std::shared_ptr<embed::Model> failed) {
   Promise<std::shared_ptr<embed::Model>> replaced;
   Future<std::shared_ptr<embed::Model>> future = replaced.future();
   std::lock_guard lock(mutex_);
@@ -110,9 +114,9 @@ Future<std::shared_ptr<embed::Model>> EmbeddingService::replace(std::shared_ptr<
   return future;
 }
 
-void EmbeddingService::answer(std::vector<PendingEmbedding>& batch, const embed::Embeddings& embeddings) const {
+void InferenceService::answer(std::vector<PendingRun>& batch, const embed::Embeddings& embeddings) const {
   std::size_t row = 0;
-  for (PendingEmbedding& request : batch) {
+  for (PendingRun& request : batch) {
     const std::size_t count = request.tokens.sequences();
     if (row + count > embeddings.count()) {
       request.reply.set(internal_error("the model answered fewer embeddings than the batch had sequences"));

@@ -1,0 +1,46 @@
+#include "serve/openai_routes.hpp"
+
+#include "serve/inference_steps.hpp"
+#include "serve/openai_api.hpp"
+
+namespace accel::serve {
+namespace {
+
+struct EmbeddingsRoute {
+  static ApiResult<EmbedRequest> parse(std::string_view body, const RouteContext& context) {
+    ApiResult<EmbedRequest> request = parse_openai_request(body, context.limits);
+    if (auto* parsed = std::get_if<EmbedRequest>(&request); parsed && parsed->model.empty())
+      parsed->model = context.model->info().name;
+    return request;
+  }
+
+  static ApiResult<embed::Embeddings> run(EmbedRequest& request, RouteContext& context) {
+    if (auto refused = refuse_unless_output(context, embed::Output::dense, "POST /v1/embeddings")) return *refused;
+    embed::TokenBatch tokens;
+    if (request.texts.empty()) {
+      for (const auto& sequence : request.token_inputs) tokens.append(sequence);
+    } else {
+      ApiResult<embed::TokenBatch> tokenized = tokenize_texts(context, request.texts, request.text, "input");
+      if (auto* error = std::get_if<ApiError>(&tokenized)) return std::move(*error);
+      tokens = std::move(std::get<embed::TokenBatch>(tokenized));
+    }
+    ApiResult<embed::Embeddings> rows = run_tokens(context, std::move(tokens));
+    if (auto* embeddings = std::get_if<embed::Embeddings>(&rows)) {
+      const bool cut = request.dimensions != 0 && request.dimensions < embeddings->dimensions;
+      shape_rows(*embeddings, request.dimensions, cut && context.limits.normalized);
+    }
+    return rows;
+  }
+
+  static std::string render(const embed::Embeddings& rows, const EmbedRequest& request) {
+    return openai_response(rows, request);
+  }
+};
+
+}  // namespace
+
+std::vector<Endpoint> openai_endpoints() {
+  return {endpoint_of<EmbeddingsRoute>(Endpoint::Method::post, "/v1/embeddings", ApiFamily::openai)};
+}
+
+}  // namespace accel::serve
