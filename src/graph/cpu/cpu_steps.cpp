@@ -9,6 +9,7 @@
 #include "graph/cpu/cpu_executables.hpp"
 #include "graph/kernels/cpu_kernels.hpp"
 #include "graph/step_frame.hpp"
+#include "libs/blas/openblas_kernels.hpp"
 
 namespace accel::graph::cpu {
 
@@ -43,6 +44,7 @@ Status run_matmul(const Frame& f, const Node& node) {
   if (std::max({rows, k, n}) > std::numeric_limits<std::int32_t>::max())
     return not_supported(fmt::format("matmul: OpenBLAS takes 32-bit sizes; {} x {} by {} exceeds them", rows, k, n));
   const float* bias = node.inputs[2] != Node::kNone ? f.at(node.inputs[2]) : nullptr;
+  blas::ensure_openblas_kernels();
   matmul_bias_activation(f.at(x), f.at(w), node.transpose_b, bias, rows, k, n, node.activation, f.at(node.output));
   return Status();
 }

@@ -11,7 +11,6 @@
 #include "graph/kernels/cpu_kernels.hpp"
 #include "graph/kernels/cpu_small_products.hpp"
 #include "graph/kernels/cpu_vector_math.hpp"
-#include "libs/blas/openblas_kernels.hpp"
 
 namespace accel::graph::cpu {
 namespace {
@@ -66,7 +65,6 @@ void matmul_bias_activation(const float* x, const float* w, bool transpose_w, co
     skinny_matmul(x, w, transpose_w, bias, rows, k, n, activation, y);
     return;
   }
-  blas::ensure_openblas_kernels();
   const std::int64_t threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   if (threads > 1 && rows >= threads * kRowsPerBlock) {
     const std::int64_t block = (rows + threads - 1) / threads;
