@@ -47,7 +47,7 @@ std::string openblas_core_to_force(const std::string& chosen_core, const CpuVect
   return "";
 }
 
-std::string ensure_openblas_kernels() {
+const std::string& ensure_openblas_kernels() {
   static const std::string core = choose();
   return core;
 }

@@ -18,6 +18,6 @@ std::string openblas_core_to_force(const std::string& chosen_core, const CpuVect
 
 // Chooses again once per process if openblas_core_to_force says so (also done when the library loads, before any
 // thread runs a GEMM); returns the core OpenBLAS runs.
-std::string ensure_openblas_kernels();
+const std::string& ensure_openblas_kernels();
 
 }  // namespace accel::blas
