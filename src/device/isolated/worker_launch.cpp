@@ -1,5 +1,6 @@
 #include "device/isolated/worker_launch.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
@@ -14,6 +15,27 @@
 #include <vector>
 
 namespace accel::device::isolated {
+namespace {
+
+// The running program's directory and, when this code was loaded from a shared library (libaccel.so), that
+// library's directory too.
+std::vector<std::filesystem::path> directories_holding_this_code() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> directories;
+  std::error_code error;
+  if (const fs::path program = fs::read_symlink("/proc/self/exe", error); !error) {
+    directories.push_back(program.parent_path());
+  }
+  Dl_info code{};
+  if (::dladdr(reinterpret_cast<const void*>(&find_worker_executable), &code) != 0 && code.dli_fname != nullptr) {
+    if (const fs::path file = fs::canonical(code.dli_fname, error); !error) {
+      if (directories.empty() || directories.front() != file.parent_path()) directories.push_back(file.parent_path());
+    }
+  }
+  return directories;
+}
+
+}  // namespace
 
 Result<std::string> find_worker_executable(const WorkerOptions& options) {
   namespace fs = std::filesystem;
@@ -28,9 +50,12 @@ Result<std::string> find_worker_executable(const WorkerOptions& options) {
     if (const char* from_env = std::getenv("ACCEL_WORKER"); from_env != nullptr && *from_env != '\0') {
       if (usable(from_env)) return std::string(from_env);
     } else {
-      std::error_code error;
-      const fs::path self = fs::read_symlink("/proc/self/exe", error);
-      if (!error && usable((self.parent_path() / "accel-worker").string())) return tried.back();
+      // Beside the program or libaccel.so (a build tree, a bundle), then where an install puts it
+      // (<prefix>/libexec/accel/ beside <prefix>/bin/ and <prefix>/lib/), then this build's own.
+      for (const fs::path& directory : directories_holding_this_code()) {
+        if (usable((directory / "accel-worker").string())) return tried.back();
+        if (usable((directory.parent_path() / "libexec" / "accel" / "accel-worker").string())) return tried.back();
+      }
       if (usable(ACCEL_WORKER_BUILD_PATH)) return std::string(ACCEL_WORKER_BUILD_PATH);
     }
   }

@@ -1,0 +1,33 @@
+// Everything a program needs to use accel, in one include: the runtime (System, Future, Result, Status), devices
+// and buffers, every library family's requests, compiled graphs, text embedding models and tokenizers. Link
+// accel::accel (find_package(accel) or add_subdirectory/FetchContent).
+//
+//   accel::System system;
+//   accel::Device device = *accel::Device::open_default(system);  // a GPU when there is one, else the CPU
+//   accel::Status status = device.gemm({.shape = {.m = m, .n = n, .k = k}, .a = a, .b = b, .c = c}).wait().status();
+//
+// Each family's header may be included alone instead (each compiles by itself: tests/public_api).
+// accel/libs/collective/mpi.hpp is not here: it is built only where MPI is, and is not part of libaccel.
+#pragma once
+
+#include "accel/core/future.hpp"
+#include "accel/core/result.hpp"
+#include "accel/core/status.hpp"
+#include "accel/core/system.hpp"
+#include "accel/device/device.hpp"
+#include "accel/dnn/requests.hpp"
+#include "accel/embed/model.hpp"
+#include "accel/graph/execute.hpp"
+#include "accel/graph/graph.hpp"
+#include "accel/jit/requests.hpp"
+#include "accel/libs/blas/requests.hpp"
+#include "accel/libs/collective/communicator.hpp"
+#include "accel/libs/collective/launcher.hpp"
+#include "accel/libs/collective/requests.hpp"
+#include "accel/libs/fft/requests.hpp"
+#include "accel/libs/rand/requests.hpp"
+#include "accel/libs/solver/requests.hpp"
+#include "accel/libs/sparse/requests.hpp"
+#include "accel/libs/tensor/requests.hpp"
+#include "accel/text/tokenizer.hpp"
+#include "accel/version.hpp"
