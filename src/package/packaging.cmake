@@ -13,6 +13,9 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 # The package's dependencies are read off its binaries by dpkg-shlibdeps (dpkg-dev): the Debian packages that own
 # OpenBLAS, FFTW, spdlog, PCRE2... The CUDA toolkit's libraries are not Debian's, so a CUDA build's .deb states
 # none of them; it expects the toolkit (and a driver) installed as the README says.
+# OpenBLAS by name: its OpenMP build is the one accel links (by path, in its own directory), where shlibdeps would
+# accept any of Debian's three.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS libopenblas0-openmp)
 if(ACCEL_HAVE_CUDA)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
 else()
