@@ -57,17 +57,16 @@ bool fft(const accel::Device& device) {
 // Two texts embedded: unit rows, and the same text twice gives the same row.
 bool embed(const accel::Device& device, const char* model_folder) {
   auto model = expect(accel::embed::Model::load(device, {.folder = model_folder}), "load the model");
-  auto rows = expect(model->embed({"a cat sat on the mat", "a cat sat on the mat", "stock markets fell"}).wait(),
-                     "embed");
+  auto rows =
+      expect(model->embed({"a cat sat on the mat", "a cat sat on the mat", "stock markets fell"}).wait(), "embed");
   auto dot = [&](std::size_t x, std::size_t y) {
     double sum = 0;
     for (std::uint32_t d = 0; d < rows.dimensions; ++d) sum += double(rows.row(x)[d]) * rows.row(y)[d];
     return sum;
   };
-  std::printf("embedding: %zu rows of %u; cosine(same) %.6f, cosine(different) %.6f\n", rows.count(),
-              rows.dimensions, dot(0, 1), dot(0, 2));
-  return check(rows.count() == 3 && std::abs(dot(0, 0) - 1) < 1e-4 && std::abs(dot(0, 1) - 1) < 1e-5 &&
-                   dot(0, 2) < 0.9,
+  std::printf("embedding: %zu rows of %u; cosine(same) %.6f, cosine(different) %.6f\n", rows.count(), rows.dimensions,
+              dot(0, 1), dot(0, 2));
+  return check(rows.count() == 3 && std::abs(dot(0, 0) - 1) < 1e-4 && std::abs(dot(0, 1) - 1) < 1e-5 && dot(0, 2) < 0.9,
                "embedding");
 }
 

@@ -2,12 +2,46 @@
 
 #include <fmt/format.h>
 
+#include <string>
+#include <tuple>
+#include <type_traits>
+
 namespace accel::device {
 namespace {
 
 template <class Enum>
 bool in_range(Enum value, Enum last) {
   return static_cast<std::uint8_t>(value) <= static_cast<std::uint8_t>(last);
+}
+
+// A family's options cross field by field, in the order its Options::fields lists them: strings as strings, the
+// rest (integers, bools) as their bytes; ByteReader refuses a bool that is neither 0 nor 1.
+template <class Field>
+void write_field(ByteWriter& out, const Field& field) {
+  if constexpr (std::is_same_v<Field, std::string>) {
+    out.string(field);
+  } else {
+    out.pod(field);
+  }
+}
+
+template <class Field>
+void read_field(ByteReader& in, Field& field) {
+  if constexpr (std::is_same_v<Field, std::string>) {
+    in.string(field);
+  } else {
+    in.pod(field);
+  }
+}
+
+template <class FamilyOptions>
+void write_family(ByteWriter& out, const FamilyOptions& options) {
+  std::apply([&](const auto&... field) { (write_field(out, field), ...); }, FamilyOptions::fields(options));
+}
+
+template <class FamilyOptions>
+void read_family(ByteReader& in, FamilyOptions& options) {
+  std::apply([&](auto&... field) { (read_field(in, field), ...); }, FamilyOptions::fields(options));
 }
 
 }  // namespace
@@ -19,13 +53,10 @@ void encode(ByteWriter& out, const WorkerSetup& setup) {
   out.pod(o.pinned_staging_cache_bytes);
   out.pod(static_cast<std::int64_t>(o.worker.spin.count()));
   out.pod(static_cast<std::int64_t>(o.worker.heartbeat_timeout.count()));
-  out.pod(o.blas.plan_cache_capacity).pod(o.blas.workspace_bytes);
-  out.pod(o.dnn.plan_cache_capacity).pod(o.dnn.persistent_plans).string(o.dnn.plan_directory);
-  out.pod(o.dnn.plan_directory_bytes);
-  out.pod(o.jit.persistent_kernels).string(o.jit.kernel_directory).pod(o.jit.kernel_directory_bytes);
-  out.pod(o.jit.compile_threads);
-  out.pod(o.graph.executable_capacity).pod(o.graph.executable_bytes).pod(o.graph.persistent).string(o.graph.directory);
-  out.pod(o.graph.directory_bytes);
+  write_family(out, o.blas);
+  write_family(out, o.dnn);
+  write_family(out, o.jit);
+  write_family(out, o.graph);
 }
 
 Result<WorkerSetup> decode_worker_setup(ByteReader& in) {
@@ -34,29 +65,22 @@ Result<WorkerSetup> decode_worker_setup(ByteReader& in) {
   std::int32_t ordinal = 0;
   std::int64_t spin = 0;
   std::int64_t heartbeat = 0;
-  std::uint8_t dnn_persistent = 0;
-  std::uint8_t jit_persistent = 0;
-  std::uint8_t graph_persistent = 0;
   in.pod(setup.device_id).string(setup.name);
   in.pod(o.kind).pod(ordinal).pod(o.memory_limit_bytes).pod(o.completion).pod(o.pinned_staging_cache_bytes);
   in.pod(spin).pod(heartbeat);
-  in.pod(o.blas.plan_cache_capacity).pod(o.blas.workspace_bytes);
-  in.pod(o.dnn.plan_cache_capacity).pod(dnn_persistent).string(o.dnn.plan_directory).pod(o.dnn.plan_directory_bytes);
-  in.pod(jit_persistent).string(o.jit.kernel_directory).pod(o.jit.kernel_directory_bytes).pod(o.jit.compile_threads);
-  in.pod(o.graph.executable_capacity).pod(o.graph.executable_bytes).pod(graph_persistent).string(o.graph.directory);
-  in.pod(o.graph.directory_bytes);
+  read_family(in, o.blas);
+  read_family(in, o.dnn);
+  read_family(in, o.jit);
+  read_family(in, o.graph);
   if (!in.finished()) return invalid_argument("the worker's device options are cut short or too long");
-  if (!in_range(o.kind, DeviceKind::cuda) || !in_range(o.completion, CompletionStrategy::blocking) ||
-      dnn_persistent > 1 || jit_persistent > 1 || graph_persistent > 1 || ordinal < 0 || spin < 0 || heartbeat <= 0) {
+  if (!in_range(o.kind, DeviceKind::cuda) || !in_range(o.completion, CompletionStrategy::blocking) || ordinal < 0 ||
+      spin < 0 || heartbeat <= 0) {
     return invalid_argument(fmt::format("the worker's device options for '{}' hold a value out of range", setup.name));
   }
   o.ordinal = ordinal;
   o.isolation = Isolation::in_process;
   o.worker.spin = std::chrono::microseconds(spin);
   o.worker.heartbeat_timeout = std::chrono::milliseconds(heartbeat);
-  o.dnn.persistent_plans = dnn_persistent != 0;
-  o.jit.persistent_kernels = jit_persistent != 0;
-  o.graph.persistent = graph_persistent != 0;
   return setup;
 }
 

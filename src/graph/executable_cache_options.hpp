@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "accel/device/device.hpp"
+#include "accel/graph/options.hpp"
 #include "cache/cache.hpp"
 
 namespace accel::graph {
@@ -14,8 +14,7 @@ namespace accel::graph {
 inline constexpr std::uint32_t kExecutableDiskFormat = 1;
 
 template <class Executable>
-cache::CacheOptions<Executable> executable_cache_options(const std::string& prefix,
-                                                         const DeviceOptions::Graph& options) {
+cache::CacheOptions<Executable> executable_cache_options(const std::string& prefix, const Options& options) {
   const auto* bytes = reinterpret_cast<const std::byte*>(prefix.data());
   cache::CacheOptions<Executable> cache{
       .name = "graph-executables",

@@ -39,7 +39,10 @@
 #include <thread>
 #include <vector>
 
-#include "accel/device/device.hpp"
+#include "accel/dnn/options.hpp"
+#include "accel/graph/options.hpp"
+#include "accel/jit/options.hpp"
+#include "accel/libs/blas/options.hpp"
 #include "operation/cuda_status.hpp"
 #include "operation/operation.hpp"
 
@@ -107,7 +110,11 @@ class CudaTarget {
   virtual ~CudaTarget() = default;
 
   [[nodiscard]] virtual std::string_view device_name() const noexcept = 0;
-  [[nodiscard]] virtual const DeviceOptions& options() const noexcept = 0;
+  // The options of each family, as the device was opened with them.
+  [[nodiscard]] virtual const blas::Options& blas_options() const noexcept = 0;
+  [[nodiscard]] virtual const dnn::Options& dnn_options() const noexcept = 0;
+  [[nodiscard]] virtual const jit::Options& jit_options() const noexcept = 0;
+  [[nodiscard]] virtual const graph::Options& graph_options() const noexcept = 0;
   [[nodiscard]] virtual int compute_capability() const noexcept = 0;
   [[nodiscard]] virtual std::string_view gpu_name() const noexcept = 0;
   [[nodiscard]] virtual cudaStream_t stream() const noexcept = 0;

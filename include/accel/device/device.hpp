@@ -24,6 +24,10 @@
 #include "accel/device/buffer.hpp"
 #include "accel/device/protocol.hpp"
 #include "accel/device/requests.hpp"
+#include "accel/dnn/options.hpp"
+#include "accel/graph/options.hpp"
+#include "accel/jit/options.hpp"
+#include "accel/libs/blas/options.hpp"
 
 namespace accel {
 
@@ -76,42 +80,11 @@ struct DeviceOptions {
   CompletionStrategy completion = CompletionStrategy::poller;
   std::uint64_t pinned_staging_cache_bytes = 1ull << 30;  // pinned host blocks kept for reuse
 
-  // -- the library families' options (CUDA only) ------------------------------------------------
-  struct Blas {
-    std::uint64_t plan_cache_capacity = 256;      // cuBLASLt plans per stream (LRU)
-    std::uint64_t workspace_bytes = 32ull << 20;  // per stream, taken from the device's memory pool
-  };
-  struct Dnn {
-    std::uint64_t plan_cache_capacity = 1024;  // cuDNN execution plans per device (LRU)
-    // Built cuDNN plans are kept on disk, so that another process (or a replaced isolated worker) loads them
-    // instead of running heuristics and building again. Empty directory: DiskStore's default for "cudnn-plans"
-    // ($ACCEL_CACHE_DIR, $XDG_CACHE_HOME/accel or ~/.cache/accel).
-    bool persistent_plans = true;
-    std::string plan_directory;
-    std::uint64_t plan_directory_bytes = 256ull << 20;
-  };
-  struct Jit {
-    // Run-time compiled kernels (NVRTC programs, CUTLASS modules) are kept on disk the same way, in
-    // "jit-kernels" by default; compiles run on `compile_threads` background threads per device.
-    bool persistent_kernels = true;
-    std::string kernel_directory;
-    std::uint64_t kernel_directory_bytes = 2ull << 30;
-    std::uint32_t compile_threads = 4;
-  };
-  struct Graph {
-    // Compiled graph executables (graph::Execute) per stream: an LRU by entries and by arena bytes. Their plans
-    // are kept on disk ("graph-executables" by default), so that another process or a replaced isolated worker
-    // specialises nothing again.
-    std::uint64_t executable_capacity = 64;
-    std::uint64_t executable_bytes = 8ull << 30;
-    bool persistent = true;
-    std::string directory;
-    std::uint64_t directory_bytes = 64ull << 20;
-  };
-  Blas blas{};
-  Dnn dnn{};
-  Jit jit{};
-  Graph graph{};
+  // The library families' options, each in its family's header.
+  blas::Options blas{};
+  dnn::Options dnn{};
+  jit::Options jit{};
+  graph::Options graph{};
 };
 
 namespace device {

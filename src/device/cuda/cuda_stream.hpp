@@ -71,7 +71,10 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
 
   // -- CudaTarget: what the families see of this stream ----------------------------------------
   std::string_view device_name() const noexcept override { return shared_->name; }
-  const DeviceOptions& options() const noexcept override { return context_->options(); }
+  const blas::Options& blas_options() const noexcept override { return context_->options().blas; }
+  const dnn::Options& dnn_options() const noexcept override { return context_->options().dnn; }
+  const jit::Options& jit_options() const noexcept override { return context_->options().jit; }
+  const graph::Options& graph_options() const noexcept override { return context_->options().graph; }
   int compute_capability() const noexcept override { return context_->compute_capability(); }
   std::string_view gpu_name() const noexcept override { return context_->gpu_name(); }
   cudaStream_t stream() const noexcept override { return stream_; }

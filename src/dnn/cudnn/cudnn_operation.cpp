@@ -5,11 +5,11 @@
 namespace accel::dnn::cudnn {
 
 Result<std::unique_ptr<CudnnPlans>> CudnnPlans::open(CudaTarget& target) {
-  const DeviceOptions& options = target.options();
-  return std::make_unique<CudnnPlans>(DnnPlanOptions{.capacity = options.dnn.plan_cache_capacity,
-                                                     .persistent = options.dnn.persistent_plans,
-                                                     .directory = options.dnn.plan_directory,
-                                                     .directory_bytes = options.dnn.plan_directory_bytes,
+  const dnn::Options& options = target.dnn_options();
+  return std::make_unique<CudnnPlans>(DnnPlanOptions{.capacity = options.plan_cache_capacity,
+                                                     .persistent = options.persistent_plans,
+                                                     .directory = options.plan_directory,
+                                                     .directory_bytes = options.plan_directory_bytes,
                                                      .compute_capability = target.compute_capability(),
                                                      .device_name = std::string(target.gpu_name())});
 }

@@ -65,7 +65,7 @@ Status CpuExecutable::run(const CheckedExecute& checked, std::span<const BufferV
 CpuExecutables::CpuExecutables()
     : cache_(executable_cache_options<CpuExecutable>(
           fmt::format("accel-graph-executable/{}/cpu/{}/", kExecutableDiskFormat, blas::cpu_blas_library().version),
-          DeviceOptions::Graph{})) {}
+          graph::Options{})) {}
 
 CpuExecutables& CpuExecutables::process() {
   static CpuExecutables executables;

@@ -104,7 +104,7 @@ Result<std::unique_ptr<GraphStreamState>> GraphStreamState::open(CudaTarget& tar
   std::string context = fmt::format("accel-graph-executable/{}/{}/sm{}/", kExecutableDiskFormat, target.gpu_name(),
                                     target.compute_capability());
   cache::CacheOptions<CudaExecutable> options =
-      executable_cache_options<CudaExecutable>(context, target.options().graph);
+      executable_cache_options<CudaExecutable>(context, target.graph_options());
   return std::unique_ptr<GraphStreamState>(new GraphStreamState(std::move(options), std::move(context)));
 }
 

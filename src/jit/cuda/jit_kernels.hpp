@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "accel/core/cache_stats.hpp"
-#include "accel/device/device.hpp"
+#include "accel/core/result.hpp"
 #include "accel/jit/kernel.hpp"
 #include "cache/cache.hpp"
 #include "jit/binary_cache.hpp"

@@ -59,12 +59,12 @@ Status run_module(const CutlassModule& module, const void* args, CudaRun& run) {
 }  // namespace
 
 Result<std::unique_ptr<JitState>> JitState::open(CudaTarget& target) {
-  const DeviceOptions& options = target.options();
+  const jit::Options& options = target.jit_options();
   ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<JitKernels> kernels,
-                         JitKernels::open({.persistent = options.jit.persistent_kernels,
-                                           .directory = options.jit.kernel_directory,
-                                           .directory_bytes = options.jit.kernel_directory_bytes,
-                                           .compile_threads = static_cast<int>(options.jit.compile_threads),
+                         JitKernels::open({.persistent = options.persistent_kernels,
+                                           .directory = options.kernel_directory,
+                                           .directory_bytes = options.kernel_directory_bytes,
+                                           .compile_threads = static_cast<int>(options.compile_threads),
                                            .compute_capability = target.compute_capability()}));
   return std::make_unique<JitState>(std::move(kernels));
 }

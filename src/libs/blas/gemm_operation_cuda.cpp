@@ -6,17 +6,17 @@ namespace accel {
 namespace blas {
 
 Result<std::unique_ptr<CublasLtState>> CublasLtState::open(CudaTarget& target) {
-  const DeviceOptions& options = target.options();
+  const blas::Options& options = target.blas_options();
   int device = 0;
   ACCEL_RETURN_IF_ERROR(target.check(cudaGetDevice(&device), "asking for the current device"));
   void* workspace = nullptr;
-  if (options.blas.workspace_bytes != 0) {
+  if (options.workspace_bytes != 0) {
     ACCEL_RETURN_IF_ERROR(
-        target.check(cudaMallocFromPoolAsync(&workspace, options.blas.workspace_bytes, target.pool(), target.stream()),
-                     fmt::format("allocating the {}-byte GEMM workspace", options.blas.workspace_bytes)));
+        target.check(cudaMallocFromPoolAsync(&workspace, options.workspace_bytes, target.pool(), target.stream()),
+                     fmt::format("allocating the {}-byte GEMM workspace", options.workspace_bytes)));
   }
-  return std::unique_ptr<CublasLtState>(new CublasLtState(
-      device, target.stream(), workspace, options.blas.workspace_bytes, options.blas.plan_cache_capacity));
+  return std::unique_ptr<CublasLtState>(
+      new CublasLtState(device, target.stream(), workspace, options.workspace_bytes, options.plan_cache_capacity));
 }
 
 Result<CublasLtGemm*> CublasLtState::gemm() {
