@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "device/cpu_device.hpp"
+#include "device/device_core.hpp"
 #include "device/device_shared.hpp"
 #include "device/isolated/isolated_backend.hpp"
 #if ACCEL_HAVE_CUDA
@@ -197,6 +198,12 @@ Status Device::health() const {
 }
 
 DeviceKind Device::kind() const noexcept { return core_->shared->options.kind; }
+const ActorRef<DeviceProtocol>& Device::actor() const noexcept { return core_->actor; }
+bool Device::closed() const noexcept { return core_->lifetime->closed(); }
+Future<Done> Device::close() const { return core_->lifetime->close(); }
+Status Device::closed_error() const { return core_->lifetime->closed_error(); }
+DeviceProtocol::Handler* Device::direct_handler() const noexcept { return core_->direct.get(); }
+std::weak_ptr<detail::BufferReleaser> Device::buffer_releaser() const noexcept { return core_; }
 const std::string& Device::name() const noexcept { return core_->shared->name; }
 std::uint32_t Device::id() const noexcept { return core_->shared->id; }
 

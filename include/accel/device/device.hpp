@@ -11,10 +11,8 @@
 // future is ready when the GPU work has finished, and carries the work's real status.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -87,53 +85,9 @@ struct DeviceOptions {
   graph::Options graph{};
 };
 
-namespace device {
-struct DeviceShared;
-}  // namespace device
-
 namespace detail {
-// What every address of one device shares (Device::open's and each of its open_stream()'s): the device's actors,
-// and whether it was closed. Closing stops them all; the last address to go away closes the device.
-class DeviceLifetime {
- public:
-  DeviceLifetime(System& system, std::shared_ptr<device::DeviceShared> shared);
-  DeviceLifetime(const DeviceLifetime&) = delete;
-  DeviceLifetime& operator=(const DeviceLifetime&) = delete;
-  ~DeviceLifetime();
-
-  // A new actor serving the device (its first, or a stream's); refused once the device is closed.
-  [[nodiscard]] Result<ActorRef<DeviceProtocol>> spawn(std::string name);
-  // Device::close.
-  Future<Done> close();
-  [[nodiscard]] bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
-  // What a request to the closed device is answered.
-  [[nodiscard]] Status closed_error() const;
-
- private:
-  struct Closing;
-
-  System* system_;
-  std::weak_ptr<const void> system_alive_;
-  std::shared_ptr<device::DeviceShared> shared_;
-  std::atomic<bool> closed_{false};
-  std::mutex mutex_;
-  std::vector<ActorRef<DeviceProtocol>> actors_;
-  std::shared_ptr<Closing> closing_;
-};
-
-class DeviceCore final : public BufferReleaser {
- public:
-  DeviceCore(std::shared_ptr<DeviceLifetime> lifetime, ActorRef<DeviceProtocol> actor,
-             std::shared_ptr<device::DeviceShared> shared);
-  void release(const BufferHandle& handle) noexcept override;
-
-  std::shared_ptr<DeviceLifetime> lifetime;
-  ActorRef<DeviceProtocol> actor;
-  std::shared_ptr<device::DeviceShared> shared;
-  // Set where requests may skip the actor's mailbox: a stream state whose dispatch is safe from any thread
-  // (an isolated device's, which only writes into the channel to its worker).
-  std::shared_ptr<DeviceProtocol::Handler> direct;
-};
+// The device's actors, its shared state and whether it was closed: the library's own (src/device/device_core.hpp).
+class DeviceCore;
 }  // namespace detail
 
 class Device {
@@ -151,7 +105,7 @@ class Device {
   [[nodiscard]] DeviceKind kind() const noexcept;
   [[nodiscard]] const std::string& name() const noexcept;
   [[nodiscard]] std::uint32_t id() const noexcept;
-  [[nodiscard]] const ActorRef<DeviceProtocol>& actor() const noexcept { return core_->actor; }
+  [[nodiscard]] const ActorRef<DeviceProtocol>& actor() const noexcept;
 
   // Another address of the same device with its own actor and CUDA stream. Buffers are shared: a buffer
   // written through one stream and read through another is ordered by the device (the reader's stream waits
@@ -173,25 +127,26 @@ class Device {
   // anywhere; but waiting for it in a continuation that one of the device's threads runs would wait for that
   // thread itself. Closing again answers when the first close is done. Dropping the last copy of a Device and
   // of every stream opened from it closes the device as well (nobody waits for it then).
-  Future<Done> close() const { return core_->lifetime->close(); }
+  Future<Done> close() const;
 
   // Any request of the device protocol. An isolated device's requests go from the caller's thread straight into
   // its worker's channel (waiting only while the channel is full), in the order they were sent.
   template <class Request>
   requires DeviceProtocol::accepts<Request> Future<response_t<Request>> ask(Request request)
   const {
-    if (core_->lifetime->closed()) return make_ready_future<response_t<Request>>(core_->lifetime->closed_error());
-    if (!core_->direct) return core_->actor.ask(std::move(request));
+    if (closed()) return make_ready_future<response_t<Request>>(closed_error());
+    DeviceProtocol::Handler* direct = direct_handler();
+    if (direct == nullptr) return actor().ask(std::move(request));
     Promise<response_t<Request>> reply;
     Future<response_t<Request>> future = reply.future();
-    Status sent = static_cast<Handles<Request>&>(*core_->direct).dispatch(request, reply);
+    Status sent = static_cast<Handles<Request>&>(*direct).dispatch(request, reply);
     if (!sent.ok()) reply.set(std::move(sent));
     return future;
   }
 
   template <class T>
   Future<Buffer<T>> allocate(std::uint64_t count) const {
-    std::weak_ptr<detail::BufferReleaser> releaser = core_;
+    std::weak_ptr<detail::BufferReleaser> releaser = buffer_releaser();
     return ask(Allocate{.dtype = dtype_of<T>(), .count = count}).then([releaser](BufferHandle handle) {
       return Buffer<T>(std::make_shared<const detail::BufferOwner>(handle, releaser));
     });
@@ -225,6 +180,13 @@ class Device {
 
  private:
   explicit Device(std::shared_ptr<detail::DeviceCore> core) : core_(std::move(core)) {}
+  // What the templates above need of the device, out of line so that its internals stay in the library.
+  [[nodiscard]] bool closed() const noexcept;
+  [[nodiscard]] Status closed_error() const;
+  // Set where requests may skip the actor's mailbox: a stream whose dispatch is safe from any thread.
+  [[nodiscard]] DeviceProtocol::Handler* direct_handler() const noexcept;
+  [[nodiscard]] std::weak_ptr<detail::BufferReleaser> buffer_releaser() const noexcept;
+
   std::shared_ptr<detail::DeviceCore> core_;
 };
 
