@@ -361,7 +361,7 @@ for index, name in enumerate(model_folder_files):
     seed("model_folder", name.replace("/", "-"), str(index).encode() + source.read_bytes())
 
 # First byte: the route ('0' OpenAI /v1/embeddings, '1' TEI /embed, '2' /embed_sparse, '3' /rerank, '4' /predict,
-# '5' /tokenize), then the body, in the shapes of OpenAI's and TEI's published examples.
+# '5' /tokenize, '6' /similarity), then the body, in the shapes of OpenAI's and TEI's published examples.
 bodies = {
     "openai-string": ("0", {"input": "The food was delicious.", "model": "all-MiniLM-L6-v2"}),
     "openai-array": ("0", {"input": ["first", "second text"], "encoding_format": "float", "user": "u"}),
@@ -388,6 +388,11 @@ bodies = {
     "tei-tokenize": ("5", {"inputs": ["test", "Héllo wörld 你好 e\u0301"], "add_special_tokens": True,
                            "prompt_name": None}),
     "tei-tokenize-plain": ("5", {"inputs": "no specials", "add_special_tokens": False}),
+    "tei-similarity": ("6", {"inputs": {"source_sentence": "What is Deep Learning?",
+                                        "sentences": ["What is Machine Learning?"]}}),
+    "tei-similarity-parameters": ("6", {"inputs": {"source_sentence": "f " * 300, "sentences": ["g", ""]},
+                                        "parameters": {"truncate": True, "truncation_direction": "Left",
+                                                       "prompt_name": None}}),
 }
 for name, (api, body) in bodies.items():
     seed("serve_request", name, api + json.dumps(body))

@@ -5,8 +5,8 @@
 // normalisation) and the response written for rows of that many inputs. Headers and the HTTP framing are
 // cpp-httplib's (a Debian library, not instrumented here).
 //
-// Input: one byte choosing the route by its value modulo 6 ('0' OpenAI /v1/embeddings, '1' TEI /embed,
-// '2' /embed_sparse, '3' /rerank, '4' /predict, '5' /tokenize), then the body.
+// Input: one byte choosing the route by its value modulo 7 ('0' OpenAI /v1/embeddings, '1' TEI /embed,
+// '2' /embed_sparse, '3' /rerank, '4' /predict, '5' /tokenize, '6' /similarity), then the body.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -19,6 +19,7 @@
 #include "serve/openai_api.hpp"
 #include "serve/tei_api.hpp"
 #include "serve/tei_scores_api.hpp"
+#include "serve/tei_similarity_api.hpp"
 
 namespace {
 
@@ -29,8 +30,8 @@ using serve::ApiFamily;
 constexpr serve::RequestLimits kLimits{
     .max_inputs = 2048, .max_sequence_length = 256, .dimensions = 384, .vocabulary = 30522, .normalized = true};
 
-enum class Route : std::uint8_t { openai_embeddings, embed, embed_sparse, rerank, predict, tokenize };
-constexpr std::uint8_t kRoutes = 6;
+enum class Route : std::uint8_t { openai_embeddings, embed, embed_sparse, rerank, predict, tokenize, similarity };
+constexpr std::uint8_t kRoutes = 7;
 
 const text::Tokenizer& tokenizer() {
   static const text::Tokenizer loaded = [] {
@@ -108,6 +109,19 @@ void answer_tokenize(const serve::TokenizeRequest& request) {
   (void)serve::tei_tokenize_response(*encoded, request.texts);
 }
 
+void answer_similarity(const serve::SimilarityRequest& request) {
+  std::vector<std::string> texts{request.source_sentence};
+  texts.insert(texts.end(), request.sentences.begin(), request.sentences.end());
+  auto encoded = tokenizer().encode_batch(texts, encode_options(request.text), 1);
+  if (!encoded.ok()) return;
+  embed::TokenBatch batch;
+  for (const text::Encoding& encoding : *encoded) {
+    if (refused_as_too_long(encoding, request.text)) return;
+    batch.append(encoding.ids);
+  }
+  (void)serve::tei_similarity_response(serve::cosine_to_first(rows_for(batch, kLimits.dimensions)));
+}
+
 // Parses `body` with the route's parser; a refusal is written in the route's shape, an accepted request answered.
 template <class Request, class Answer>
 void run(serve::ApiResult<Request> parsed, ApiFamily family, const Answer& answer) {
@@ -139,6 +153,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case Route::rerank: run(serve::parse_tei_rerank_request(body, kLimits), ApiFamily::tei, answer_rerank); break;
     case Route::predict: run(serve::parse_tei_predict_request(body, kLimits), ApiFamily::tei, answer_predict); break;
     case Route::tokenize: run(serve::parse_tei_tokenize_request(body, kLimits), ApiFamily::tei, answer_tokenize); break;
+    case Route::similarity:
+      run(serve::parse_tei_similarity_request(body, kLimits), ApiFamily::tei, answer_similarity);
+      break;
   }
   return 0;
 }
