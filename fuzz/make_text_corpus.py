@@ -369,6 +369,8 @@ bodies = {
     "openai-one-token-array": ("0", {"input": [7592, 2088], "dimensions": 384}),
     "openai-dimensions-truncate": ("0", {"input": ["a " * 300, "b"], "dimensions": 64, "truncate": True,
                                          "truncation_direction": "left", "prompt_name": "query"}),
+    "openai-int8": ("0", {"input": ["a", "b c"], "encoding_format": "int8", "dimensions": 13}),
+    "openai-ubinary": ("0", {"input": "bits", "encoding_format": "ubinary"}),
     "tei-string": ("1", {"inputs": "What is deep learning?"}),
     "tei-array": ("1", {"inputs": ["a", "b " * 300], "truncate": True, "normalize": True}),
     "tei-embed-every-field": ("1", {"inputs": ["What is Deep Learning?", "c " * 300], "normalize": True,
