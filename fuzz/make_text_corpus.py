@@ -361,7 +361,7 @@ for index, name in enumerate(model_folder_files):
     seed("model_folder", name.replace("/", "-"), str(index).encode() + source.read_bytes())
 
 # First byte: the route ('0' OpenAI /v1/embeddings, '1' TEI /embed, '2' /embed_sparse, '3' /rerank, '4' /predict,
-# '5' /tokenize, '6' /similarity), then the body, in the shapes of OpenAI's and TEI's published examples.
+# '5' /tokenize, '6' /similarity, '7' Cohere's /v1/rerank), then the body, in the shapes of OpenAI's and TEI's published examples.
 bodies = {
     "openai-string": ("0", {"input": "The food was delicious.", "model": "all-MiniLM-L6-v2"}),
     "openai-array": ("0", {"input": ["first", "second text"], "encoding_format": "float", "user": "u"}),
@@ -395,6 +395,12 @@ bodies = {
     "tei-similarity-parameters": ("6", {"inputs": {"source_sentence": "f " * 300, "sentences": ["g", ""]},
                                         "parameters": {"truncate": True, "truncation_direction": "Left",
                                                        "prompt_name": None}}),
+    "cohere-rerank": ("7", {"model": "rerank-v3.5", "query": "What is the capital of the United States?",
+                            "documents": ["Carson City is the capital city of Nevada.",
+                                          {"text": "Washington, D.C. is the capital of the United States."}],
+                            "top_n": 1, "return_documents": True}),
+    "cohere-rerank-long": ("7", {"query": "h " * 200, "documents": ["i " * 200, ""], "truncate": True,
+                                 "truncation_direction": "left"}),
 }
 for name, (api, body) in bodies.items():
     seed("serve_request", name, api + json.dumps(body))

@@ -5,8 +5,9 @@
 // normalisation) and the response written for rows of that many inputs. Headers and the HTTP framing are
 // cpp-httplib's (a Debian library, not instrumented here).
 //
-// Input: one byte choosing the route by its value modulo 7 ('0' OpenAI /v1/embeddings, '1' TEI /embed,
-// '2' /embed_sparse, '3' /rerank, '4' /predict, '5' /tokenize, '6' /similarity), then the body.
+// Input: one byte choosing the route by its value modulo 8 ('0' OpenAI /v1/embeddings, '1' TEI /embed,
+// '2' /embed_sparse, '3' /rerank, '4' /predict, '5' /tokenize, '6' /similarity, '7' Cohere's /v1/rerank), then the
+// body.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 
 #include "accel/embed/model.hpp"
 #include "accel/text/tokenizer.hpp"
+#include "serve/cohere_rerank_api.hpp"
 #include "serve/inference_steps.hpp"
 #include "serve/openai_api.hpp"
 #include "serve/tei_api.hpp"
@@ -30,8 +32,17 @@ using serve::ApiFamily;
 constexpr serve::RequestLimits kLimits{
     .max_inputs = 2048, .max_sequence_length = 256, .dimensions = 384, .vocabulary = 30522, .normalized = true};
 
-enum class Route : std::uint8_t { openai_embeddings, embed, embed_sparse, rerank, predict, tokenize, similarity };
-constexpr std::uint8_t kRoutes = 7;
+enum class Route : std::uint8_t {
+  openai_embeddings,
+  embed,
+  embed_sparse,
+  rerank,
+  predict,
+  tokenize,
+  similarity,
+  cohere_rerank
+};
+constexpr std::uint8_t kRoutes = 8;
 
 const text::Tokenizer& tokenizer() {
   static const text::Tokenizer loaded = [] {
@@ -90,6 +101,17 @@ void answer_rerank(const serve::RerankRequest& request) {
     scores.push_back(static_cast<float>(pair.ids.size() % 13) - 6.0f);
   }
   (void)serve::tei_rerank_response(scores, request);
+}
+
+void answer_cohere_rerank(const serve::CohereRerankRequest& request) {
+  auto pairs = tokenizer().encode_pairs(request.query, request.documents, encode_options(request.text), 1);
+  if (!pairs.ok()) return;
+  embed::TokenBatch batch;
+  for (const text::Encoding& pair : *pairs) {
+    if (refused_as_too_long(pair, request.text)) return;
+    batch.append(pair.ids, pair.type_ids);
+  }
+  (void)serve::cohere_rerank_response(rows_for(batch, 1), request);
 }
 
 void answer_predict(const serve::PredictRequest& request) {
@@ -155,6 +177,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case Route::tokenize: run(serve::parse_tei_tokenize_request(body, kLimits), ApiFamily::tei, answer_tokenize); break;
     case Route::similarity:
       run(serve::parse_tei_similarity_request(body, kLimits), ApiFamily::tei, answer_similarity);
+      break;
+    case Route::cohere_rerank:
+      run(serve::parse_cohere_rerank_request(body, kLimits), ApiFamily::openai, answer_cohere_rerank);
       break;
   }
   return 0;

@@ -56,17 +56,8 @@ struct RerankRoute {
     return parse_tei_rerank_request(body, context.limits);
   }
   static ApiResult<std::vector<float>> run(RerankRequest& request, RouteContext& context) {
-    if (auto refused = refuse_unless_output(context, embed::Output::scores, "POST /rerank")) return *refused;
-    const embed::ModelInfo& info = context.model->info();
-    if (info.dimensions != 1)
-      return ApiError{424,
-                      fmt::format("POST /rerank needs a cross-encoder of one label (a relevance score); {} has {} "
-                                  "labels: POST /predict answers them",
-                                  info.name, info.dimensions),
-                      "", "route_not_supported_by_model"};
-    ApiResult<embed::TokenBatch> tokens = tokenize_pairs(context, request.query, request.texts, request.text, "texts");
-    if (auto* error = std::get_if<ApiError>(&tokens)) return std::move(*error);
-    ApiResult<embed::Embeddings> rows = run_tokens(context, std::move(std::get<embed::TokenBatch>(tokens)));
+    ApiResult<embed::Embeddings> rows =
+        score_pairs(context, request.query, request.texts, request.text, "texts", "POST /rerank");
     if (auto* error = std::get_if<ApiError>(&rows)) return std::move(*error);
     return std::move(std::get<embed::Embeddings>(rows).values);
   }
