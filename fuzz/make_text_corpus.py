@@ -361,7 +361,7 @@ for index, name in enumerate(model_folder_files):
     seed("model_folder", name.replace("/", "-"), str(index).encode() + source.read_bytes())
 
 # First byte: the route ('0' OpenAI /v1/embeddings, '1' TEI /embed, '2' /embed_sparse, '3' /rerank, '4' /predict,
-# '5' /tokenize), then the body, in the shapes of OpenAI's and TEI's published examples.
+# '5' /tokenize, '6' /similarity, '7' Cohere's /v1/rerank), then the body, in the shapes of OpenAI's and TEI's published examples.
 bodies = {
     "openai-string": ("0", {"input": "The food was delicious.", "model": "all-MiniLM-L6-v2"}),
     "openai-array": ("0", {"input": ["first", "second text"], "encoding_format": "float", "user": "u"}),
@@ -369,6 +369,8 @@ bodies = {
     "openai-one-token-array": ("0", {"input": [7592, 2088], "dimensions": 384}),
     "openai-dimensions-truncate": ("0", {"input": ["a " * 300, "b"], "dimensions": 64, "truncate": True,
                                          "truncation_direction": "left", "prompt_name": "query"}),
+    "openai-int8": ("0", {"input": ["a", "b c"], "encoding_format": "int8", "dimensions": 13}),
+    "openai-ubinary": ("0", {"input": "bits", "encoding_format": "ubinary"}),
     "tei-string": ("1", {"inputs": "What is deep learning?"}),
     "tei-array": ("1", {"inputs": ["a", "b " * 300], "truncate": True, "normalize": True}),
     "tei-embed-every-field": ("1", {"inputs": ["What is Deep Learning?", "c " * 300], "normalize": True,
@@ -388,6 +390,17 @@ bodies = {
     "tei-tokenize": ("5", {"inputs": ["test", "Héllo wörld 你好 e\u0301"], "add_special_tokens": True,
                            "prompt_name": None}),
     "tei-tokenize-plain": ("5", {"inputs": "no specials", "add_special_tokens": False}),
+    "tei-similarity": ("6", {"inputs": {"source_sentence": "What is Deep Learning?",
+                                        "sentences": ["What is Machine Learning?"]}}),
+    "tei-similarity-parameters": ("6", {"inputs": {"source_sentence": "f " * 300, "sentences": ["g", ""]},
+                                        "parameters": {"truncate": True, "truncation_direction": "Left",
+                                                       "prompt_name": None}}),
+    "cohere-rerank": ("7", {"model": "rerank-v3.5", "query": "What is the capital of the United States?",
+                            "documents": ["Carson City is the capital city of Nevada.",
+                                          {"text": "Washington, D.C. is the capital of the United States."}],
+                            "top_n": 1, "return_documents": True}),
+    "cohere-rerank-long": ("7", {"query": "h " * 200, "documents": ["i " * 200, ""], "truncate": True,
+                                 "truncation_direction": "left"}),
 }
 for name, (api, body) in bodies.items():
     seed("serve_request", name, api + json.dumps(body))

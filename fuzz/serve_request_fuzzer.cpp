@@ -5,8 +5,9 @@
 // normalisation) and the response written for rows of that many inputs. Headers and the HTTP framing are
 // cpp-httplib's (a Debian library, not instrumented here).
 //
-// Input: one byte choosing the route by its value modulo 6 ('0' OpenAI /v1/embeddings, '1' TEI /embed,
-// '2' /embed_sparse, '3' /rerank, '4' /predict, '5' /tokenize), then the body.
+// Input: one byte choosing the route by its value modulo 8 ('0' OpenAI /v1/embeddings, '1' TEI /embed,
+// '2' /embed_sparse, '3' /rerank, '4' /predict, '5' /tokenize, '6' /similarity, '7' Cohere's /v1/rerank), then the
+// body.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -15,10 +16,12 @@
 
 #include "accel/embed/model.hpp"
 #include "accel/text/tokenizer.hpp"
+#include "serve/cohere_rerank_api.hpp"
 #include "serve/inference_steps.hpp"
 #include "serve/openai_api.hpp"
 #include "serve/tei_api.hpp"
 #include "serve/tei_scores_api.hpp"
+#include "serve/tei_similarity_api.hpp"
 
 namespace {
 
@@ -29,8 +32,17 @@ using serve::ApiFamily;
 constexpr serve::RequestLimits kLimits{
     .max_inputs = 2048, .max_sequence_length = 256, .dimensions = 384, .vocabulary = 30522, .normalized = true};
 
-enum class Route : std::uint8_t { openai_embeddings, embed, embed_sparse, rerank, predict, tokenize };
-constexpr std::uint8_t kRoutes = 6;
+enum class Route : std::uint8_t {
+  openai_embeddings,
+  embed,
+  embed_sparse,
+  rerank,
+  predict,
+  tokenize,
+  similarity,
+  cohere_rerank
+};
+constexpr std::uint8_t kRoutes = 8;
 
 const text::Tokenizer& tokenizer() {
   static const text::Tokenizer loaded = [] {
@@ -91,6 +103,17 @@ void answer_rerank(const serve::RerankRequest& request) {
   (void)serve::tei_rerank_response(scores, request);
 }
 
+void answer_cohere_rerank(const serve::CohereRerankRequest& request) {
+  auto pairs = tokenizer().encode_pairs(request.query, request.documents, encode_options(request.text), 1);
+  if (!pairs.ok()) return;
+  embed::TokenBatch batch;
+  for (const text::Encoding& pair : *pairs) {
+    if (refused_as_too_long(pair, request.text)) return;
+    batch.append(pair.ids, pair.type_ids);
+  }
+  (void)serve::cohere_rerank_response(rows_for(batch, 1), request);
+}
+
 void answer_predict(const serve::PredictRequest& request) {
   embed::TokenBatch batch;
   for (const serve::PredictInput& input : request.inputs) {
@@ -106,6 +129,19 @@ void answer_tokenize(const serve::TokenizeRequest& request) {
   auto encoded = tokenizer().encode_batch(request.texts, {.add_special_tokens = request.add_special_tokens}, 1);
   if (!encoded.ok()) return;
   (void)serve::tei_tokenize_response(*encoded, request.texts);
+}
+
+void answer_similarity(const serve::SimilarityRequest& request) {
+  std::vector<std::string> texts{request.source_sentence};
+  texts.insert(texts.end(), request.sentences.begin(), request.sentences.end());
+  auto encoded = tokenizer().encode_batch(texts, encode_options(request.text), 1);
+  if (!encoded.ok()) return;
+  embed::TokenBatch batch;
+  for (const text::Encoding& encoding : *encoded) {
+    if (refused_as_too_long(encoding, request.text)) return;
+    batch.append(encoding.ids);
+  }
+  (void)serve::tei_similarity_response(serve::cosine_to_first(rows_for(batch, kLimits.dimensions)));
 }
 
 // Parses `body` with the route's parser; a refusal is written in the route's shape, an accepted request answered.
@@ -139,6 +175,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case Route::rerank: run(serve::parse_tei_rerank_request(body, kLimits), ApiFamily::tei, answer_rerank); break;
     case Route::predict: run(serve::parse_tei_predict_request(body, kLimits), ApiFamily::tei, answer_predict); break;
     case Route::tokenize: run(serve::parse_tei_tokenize_request(body, kLimits), ApiFamily::tei, answer_tokenize); break;
+    case Route::similarity:
+      run(serve::parse_tei_similarity_request(body, kLimits), ApiFamily::tei, answer_similarity);
+      break;
+    case Route::cohere_rerank:
+      run(serve::parse_cohere_rerank_request(body, kLimits), ApiFamily::openai, answer_cohere_rerank);
+      break;
   }
   return 0;
 }

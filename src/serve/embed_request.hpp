@@ -29,7 +29,8 @@ struct TextOptions {
   std::optional<std::string> prompt_name;                  // the folder's prompt of that name, put before each text
 };
 
-enum class Encoding : std::uint8_t { float32, base64 };
+// How rows are written in a response: embedding_codec.hpp defines each.
+enum class Encoding : std::uint8_t { float32, base64, int8, uint8, binary, ubinary };
 
 struct EmbedRequest {
   std::vector<std::string> texts;

@@ -99,6 +99,22 @@ std::optional<ApiError> refuse_unless_output(const RouteContext& context, embed:
                   "", "route_not_supported_by_model"};
 }
 
+ApiResult<embed::Embeddings> score_pairs(RouteContext& context, std::string_view query,
+                                         std::span<const std::string> texts, const TextOptions& options,
+                                         std::string_view field, std::string_view route) {
+  if (auto refused = refuse_unless_output(context, embed::Output::scores, route)) return *refused;
+  const embed::ModelInfo& info = context.model->info();
+  if (info.dimensions != 1)
+    return ApiError{424,
+                    fmt::format("{} needs a cross-encoder of one label (a relevance score); {} has {} labels: POST "
+                                "/predict answers them",
+                                route, info.name, info.dimensions),
+                    "", "route_not_supported_by_model"};
+  ApiResult<embed::TokenBatch> tokens = tokenize_pairs(context, query, texts, options, field);
+  if (auto* error = std::get_if<ApiError>(&tokens)) return std::move(*error);
+  return run_tokens(context, std::move(std::get<embed::TokenBatch>(tokens)));
+}
+
 void shape_rows(embed::Embeddings& rows, std::uint32_t dimensions, bool normalize) {
   if (dimensions != 0 && dimensions < rows.dimensions) {
     std::vector<float> kept;

@@ -38,6 +38,12 @@ namespace accel::serve {
 [[nodiscard]] std::optional<ApiError> refuse_unless_output(const RouteContext& context, embed::Output needed,
                                                            std::string_view route);
 
+// A cross-encoder's relevance logit of `query` with each of `texts` (field: the request's name for them), one row
+// each; 424 naming `route` unless the model is a cross-encoder of one label.
+[[nodiscard]] ApiResult<embed::Embeddings> score_pairs(RouteContext& context, std::string_view query,
+                                                       std::span<const std::string> texts, const TextOptions& options,
+                                                       std::string_view field, std::string_view route);
+
 // Keeps the first `dimensions` of each row (0: all of them); then scales each row to unit length when `normalize`.
 void shape_rows(embed::Embeddings& rows, std::uint32_t dimensions, bool normalize);
 

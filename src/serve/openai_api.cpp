@@ -2,12 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <bit>
 #include <iterator>
 #include <nlohmann/json.hpp>
 
-#include "serve/base64.hpp"
-#include "serve/float_json.hpp"
+#include "serve/embedding_codec.hpp"
 #include "serve/json_body.hpp"
 #include "serve/text_options_json.hpp"
 
@@ -81,14 +79,13 @@ std::optional<ApiError> read_options(const json& doc, const RequestLimits& limit
     request.model = model->get<std::string>();
   }
   if (auto format = doc.find("encoding_format"); format != doc.end() && !format->is_null()) {
-    if (!format->is_string()) return bad_type("encoding_format", "\"float\" or \"base64\"");
+    if (!format->is_string()) return bad_type("encoding_format", kEncodingNames);
     const auto& name = format->get_ref<const std::string&>();
-    if (name == "base64") {
-      request.encoding = Encoding::base64;
-    } else if (name != "float") {
-      return ApiError{400, fmt::format("'encoding_format' is \"{}\"; it must be \"float\" or \"base64\"", name),
+    std::optional<Encoding> encoding = encoding_named(name);
+    if (!encoding)
+      return ApiError{400, fmt::format("'encoding_format' is \"{}\"; it must be {}", name, kEncodingNames),
                       "encoding_format", "invalid_value"};
-    }
+    request.encoding = *encoding;
   }
   if (auto dimensions = doc.find("dimensions"); dimensions != doc.end() && !dimensions->is_null()) {
     if (!dimensions->is_number_integer()) return bad_type("dimensions", "an integer");
@@ -121,19 +118,12 @@ ApiResult<EmbedRequest> parse_openai_request(std::string_view body, const Reques
 }
 
 std::string openai_response(const embed::Embeddings& embeddings, const EmbedRequest& request) {
-  static_assert(std::endian::native == std::endian::little, "base64 embeddings are little-endian float32 bytes");
   std::string out = R"({"object":"list","data":[)";
   std::uint64_t tokens = 0;
   for (std::size_t i = 0; i < embeddings.count(); ++i) {
     tokens += embeddings.tokens[i];
     fmt::format_to(std::back_inserter(out), R"({}{{"object":"embedding","index":{},"embedding":)", i > 0 ? "," : "", i);
-    if (request.encoding == Encoding::base64) {
-      out += '"';
-      append_base64(out, std::as_bytes(embeddings.row(i)));
-      out += '"';
-    } else {
-      append_json_floats(out, embeddings.row(i));
-    }
+    append_encoded_row(out, embeddings.row(i), request.encoding);
     out += '}';
   }
   fmt::format_to(std::back_inserter(out), R"(],"model":{},"usage":{{"prompt_tokens":{},"total_tokens":{}}}}})",

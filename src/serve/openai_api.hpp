@@ -5,7 +5,9 @@
 // is refused (413), as OpenAI does, unless the server auto-truncates or the request says `truncate: true`.
 // `dimensions` (1 to the model's) keeps the first dimensions of each embedding and normalises them again when the
 // model's embeddings are unit length (Matryoshka); larger is 400. Beyond OpenAI's fields, `truncate`,
-// `truncation_direction` and `prompt_name` are read as TEI reads them. `user` is accepted and ignored.
+// `truncation_direction` and `prompt_name` are read as TEI reads them. `encoding_format` is float (the default),
+// base64, or one of the quantised encodings of embedding_codec.hpp (int8, uint8, binary, ubinary: arrays of
+// integers). `user` is accepted and ignored.
 #pragma once
 
 #include <string>
@@ -19,7 +21,7 @@ namespace accel::serve {
 
 [[nodiscard]] ApiResult<EmbedRequest> parse_openai_request(std::string_view body, const RequestLimits& limits);
 
-// {"object":"list","data":[{"object":"embedding","index":i,"embedding":[...] or "base64"}],"model",
+// {"object":"list","data":[{"object":"embedding","index":i,"embedding":[...], "base64" or [integers...]}],"model",
 //  "usage":{"prompt_tokens","total_tokens"}}.
 [[nodiscard]] std::string openai_response(const embed::Embeddings& embeddings, const EmbedRequest& request);
 

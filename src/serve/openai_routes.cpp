@@ -1,5 +1,6 @@
 #include "serve/openai_routes.hpp"
 
+#include "serve/cohere_rerank_api.hpp"
 #include "serve/inference_steps.hpp"
 #include "serve/openai_api.hpp"
 
@@ -37,10 +38,26 @@ struct EmbeddingsRoute {
   }
 };
 
+struct CohereRerankRoute {
+  static ApiResult<CohereRerankRequest> parse(std::string_view body, const RouteContext& context) {
+    ApiResult<CohereRerankRequest> request = parse_cohere_rerank_request(body, context.limits);
+    if (auto* parsed = std::get_if<CohereRerankRequest>(&request); parsed && parsed->model.empty())
+      parsed->model = context.model->info().name;
+    return request;
+  }
+  static ApiResult<embed::Embeddings> run(CohereRerankRequest& request, RouteContext& context) {
+    return score_pairs(context, request.query, request.documents, request.text, "documents", "POST /v1/rerank");
+  }
+  static std::string render(const embed::Embeddings& logits, const CohereRerankRequest& request) {
+    return cohere_rerank_response(logits, request);
+  }
+};
+
 }  // namespace
 
 std::vector<Endpoint> openai_endpoints() {
-  return {endpoint_of<EmbeddingsRoute>(Endpoint::Method::post, "/v1/embeddings", ApiFamily::openai)};
+  return {endpoint_of<EmbeddingsRoute>(Endpoint::Method::post, "/v1/embeddings", ApiFamily::openai),
+          endpoint_of<CohereRerankRoute>(Endpoint::Method::post, "/v1/rerank", ApiFamily::openai)};
 }
 
 }  // namespace accel::serve

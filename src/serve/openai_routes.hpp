@@ -1,4 +1,5 @@
-// OpenAI's routes, as entries of the server's table: POST /v1/embeddings (dense models).
+// OpenAI's routes, as entries of the server's table, with their errors in OpenAI's shape: POST /v1/embeddings (dense
+// models) and POST /v1/rerank in the shape Cohere's and Jina's clients send (cross-encoders).
 #pragma once
 
 #include <vector>

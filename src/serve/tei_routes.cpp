@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "serve/inference_steps.hpp"
 #include "serve/tei_api.hpp"
 #include "serve/tei_scores_api.hpp"
+#include "serve/tei_similarity_api.hpp"
 
 namespace accel::serve {
 namespace {
@@ -53,22 +56,35 @@ struct RerankRoute {
     return parse_tei_rerank_request(body, context.limits);
   }
   static ApiResult<std::vector<float>> run(RerankRequest& request, RouteContext& context) {
-    if (auto refused = refuse_unless_output(context, embed::Output::scores, "POST /rerank")) return *refused;
-    const embed::ModelInfo& info = context.model->info();
-    if (info.dimensions != 1)
-      return ApiError{424,
-                      fmt::format("POST /rerank needs a cross-encoder of one label (a relevance score); {} has {} "
-                                  "labels: POST /predict answers them",
-                                  info.name, info.dimensions),
-                      "", "route_not_supported_by_model"};
-    ApiResult<embed::TokenBatch> tokens = tokenize_pairs(context, request.query, request.texts, request.text, "texts");
-    if (auto* error = std::get_if<ApiError>(&tokens)) return std::move(*error);
-    ApiResult<embed::Embeddings> rows = run_tokens(context, std::move(std::get<embed::TokenBatch>(tokens)));
+    ApiResult<embed::Embeddings> rows =
+        score_pairs(context, request.query, request.texts, request.text, "texts", "POST /rerank");
     if (auto* error = std::get_if<ApiError>(&rows)) return std::move(*error);
     return std::move(std::get<embed::Embeddings>(rows).values);
   }
   static std::string render(const std::vector<float>& scores, const RerankRequest& request) {
     return tei_rerank_response(scores, request);
+  }
+};
+
+struct SimilarityRoute {
+  static ApiResult<SimilarityRequest> parse(std::string_view body, const RouteContext& context) {
+    return parse_tei_similarity_request(body, context.limits);
+  }
+  static ApiResult<std::vector<float>> run(SimilarityRequest& request, RouteContext& context) {
+    if (auto refused = refuse_unless_output(context, embed::Output::dense, "POST /similarity")) return *refused;
+    // The source sentence runs as the first input of the same batch as the sentences.
+    std::vector<std::string> texts;
+    texts.reserve(request.sentences.size() + 1);
+    texts.push_back(std::move(request.source_sentence));
+    std::ranges::move(request.sentences, std::back_inserter(texts));
+    ApiResult<embed::TokenBatch> tokens = tokenize_texts(context, texts, request.text, "inputs");
+    if (auto* error = std::get_if<ApiError>(&tokens)) return std::move(*error);
+    ApiResult<embed::Embeddings> rows = run_tokens(context, std::move(std::get<embed::TokenBatch>(tokens)));
+    if (auto* error = std::get_if<ApiError>(&rows)) return std::move(*error);
+    return cosine_to_first(std::get<embed::Embeddings>(rows));
+  }
+  static std::string render(const std::vector<float>& scores, const SimilarityRequest&) {
+    return tei_similarity_response(scores);
   }
 };
 
@@ -204,6 +220,7 @@ std::vector<Endpoint> tei_endpoints() {
           endpoint_of<EmbedSparseRoute>(Method::post, "/embed_sparse", ApiFamily::tei),
           endpoint_of<RerankRoute>(Method::post, "/rerank", ApiFamily::tei),
           endpoint_of<PredictRoute>(Method::post, "/predict", ApiFamily::tei),
+          endpoint_of<SimilarityRoute>(Method::post, "/similarity", ApiFamily::tei),
           endpoint_of<TokenizeRoute>(Method::post, "/tokenize", ApiFamily::tei),
           endpoint_of<InfoRoute>(Method::get, "/info", ApiFamily::tei)};
 }

@@ -15,16 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-float sigmoid(float logit) { return 1.0f / (1.0f + std::exp(-logit)); }
-
-// Indices of `scores`, highest score first (ties in input order).
-std::vector<std::size_t> best_first(std::span<const float> scores) {
-  std::vector<std::size_t> order(scores.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::ranges::stable_sort(order, [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
-  return order;
-}
-
 ApiError too_many(std::string_view field, std::size_t count, std::size_t limit) {
   return {413, fmt::format("'{}' has {} inputs, more than max_inputs ({})", field, count, limit), std::string(field),
           "too_many_inputs"};
@@ -43,6 +33,15 @@ ApiResult<PredictInput> read_predict_input(const json& value, const std::string&
 }
 
 }  // namespace
+
+float sigmoid(float logit) { return 1.0f / (1.0f + std::exp(-logit)); }
+
+std::vector<std::size_t> best_first(std::span<const float> scores) {
+  std::vector<std::size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::ranges::stable_sort(order, [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+  return order;
+}
 
 ApiResult<RerankRequest> parse_tei_rerank_request(std::string_view body, const RequestLimits& limits) {
   ApiResult<json> parsed = parse_json_object(body);

@@ -19,6 +19,11 @@
 
 namespace accel::serve {
 
+// A relevance logit as a probability.
+[[nodiscard]] float sigmoid(float logit);
+// Indices of `scores`, highest score first (ties in input order): the order every rerank response lists.
+[[nodiscard]] std::vector<std::size_t> best_first(std::span<const float> scores);
+
 struct RerankRequest {
   std::string query;
   std::vector<std::string> texts;

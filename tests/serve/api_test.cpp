@@ -70,7 +70,7 @@ TEST(OpenAiApi, NamesTheFieldOfEveryRefusal) {
       {R"({"input":[1,2,3,4,5,6,7,8,9]})", 413, "input", "input_too_long"},
       {R"({"input":["a","b","c","d","e"]})", 413, "input", "too_many_inputs"},
       {R"({"input":"a","model":3})", 400, "model", "invalid_type"},
-      {R"({"input":"a","encoding_format":"int8"})", 400, "encoding_format", "invalid_value"},
+      {R"({"input":"a","encoding_format":"int4"})", 400, "encoding_format", "invalid_value"},
       {R"({"input":"a","dimensions":4})", 400, "dimensions", "invalid_value"},
       {R"({"input":"a","dimensions":0})", 400, "dimensions", "invalid_value"},
       {R"({"input":"a","truncate":1})", 400, "truncate", "invalid_type"},
