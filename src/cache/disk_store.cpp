@@ -81,10 +81,11 @@ struct Reading {
   std::vector<std::byte> value;
 };
 
-// Reads and checks the entry open as `fd` (`file_bytes` long) against the asked key. Only read errors are errors:
-// whatever the bytes say is a verdict. An authenticated store checks the tag before anything else, so that an
-// entry it cannot vouch for decides nothing (not even its own removal).
-Result<Reading> read_entry(int fd, std::uint64_t file_bytes, std::span<const std::byte> key,
+// Reads and checks the entry open as `fd` (`file_bytes` long) against the asked key; without one (a scan), any
+// stored key and format version pass. Only read errors are errors: whatever the bytes say is a verdict. An
+// authenticated store checks the tag before anything else, so that an entry it cannot vouch for decides nothing (not
+// even its own removal).
+Result<Reading> read_entry(int fd, std::uint64_t file_bytes, std::optional<std::span<const std::byte>> key,
                            std::uint32_t format_version, const DirectoryTrust& trust, const fs::path& path) {
   const auto read_error = [&] {
     const int error = errno;
@@ -120,9 +121,9 @@ Result<Reading> read_entry(int fd, std::uint64_t file_bytes, std::span<const std
     std::memcpy(stored_tag.data(), prefix.data() + kHeaderBytes, stored_tag.size());
     if (!trust.verify(stored_tag, raw_header, stored_key, reading.value)) return unusable;
   }
-  if (header->format_version != format_version) return Reading{.verdict = Verdict::other_version};
+  if (key && header->format_version != format_version) return Reading{.verdict = Verdict::other_version};
   if (checksum(stored_key, reading.value) != header->checksum) return unusable;
-  if (!std::ranges::equal(stored_key, key)) return Reading{.verdict = Verdict::other_key};
+  if (key && !std::ranges::equal(stored_key, *key)) return Reading{.verdict = Verdict::other_key};
   return reading;
 }
 
@@ -165,16 +166,58 @@ bool is_entry_name(std::string_view name) {
          name.find_first_not_of("0123456789abcdef") == kEntryNameLength - kEntrySuffix.size();
 }
 
+bool is_temp_name(std::string_view name) { return name.starts_with(kTempPrefix); }
+
+// The trust of the store `options` describe: its key, else $ACCEL_CACHE_KEY_FILE's; the key leaves `options`.
+Result<DirectoryTrust> trust_of(DiskStoreOptions& options) {
+  if (options.authentication_key.empty()) {
+    ACCEL_ASSIGN_OR_RETURN(options.authentication_key, DirectoryTrust::key_from_environment());
+  }
+  return DirectoryTrust(std::exchange(options.authentication_key, {}));
+}
+
+// Why load() would not read an entry file with this status.
+std::string refusal(const struct stat& file) {
+  if (!S_ISREG(file.st_mode)) return "refused: not a regular file";
+  return fmt::format(
+      "refused: owned by uid {} with mode {:04o}; a private cache's entries must be this user's "
+      "(uid {}) and writable by nobody else",
+      file.st_uid, file.st_mode & 07777, ::geteuid());
+}
+
+// What scan() says of the entry file at `path`; an error only when the file cannot be read.
+Result<ScannedEntry> scan_entry(const fs::path& path, const DirectoryTrust& trust) {
+  ScannedEntry entry{.path = path};
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (fd.get() < 0) {
+    const int error = errno;
+    if (error != ELOOP) return os_error(path.parent_path(), "could not open " + path.filename().native(), error);
+    entry.problem = "refused: a symbolic link (never followed)";
+    return entry;
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    const int error = errno;
+    return os_error(path.parent_path(), "could not stat " + path.filename().native(), error);
+  }
+  entry.bytes = static_cast<std::uint64_t>(st.st_size);
+  if (!trust.accepts_entry(st)) {
+    entry.problem = refusal(st);
+    return entry;
+  }
+  ACCEL_ASSIGN_OR_RETURN(const Reading reading, read_entry(fd.get(), entry.bytes, std::nullopt, 0, trust, path));
+  if (reading.verdict == Verdict::damaged) entry.problem = "damaged: its header, lengths or checksum do not match";
+  if (reading.verdict == Verdict::refused) entry.problem = "refused: no valid tag under this cache's key";
+  return entry;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<DiskStore>> DiskStore::open(DiskStoreOptions options) {
   if (options.directory.empty()) {
     return invalid_argument("disk cache: no directory given (default_directory() finds none without a home)");
   }
-  if (options.authentication_key.empty()) {
-    ACCEL_ASSIGN_OR_RETURN(options.authentication_key, DirectoryTrust::key_from_environment());
-  }
-  DirectoryTrust trust(std::exchange(options.authentication_key, {}));
+  ACCEL_ASSIGN_OR_RETURN(DirectoryTrust trust, trust_of(options));
   ACCEL_RETURN_IF_ERROR(create_private_directories(options.directory));
   ACCEL_RETURN_IF_ERROR(trust.check_directory(options.directory));
   if (::access(options.directory.c_str(), R_OK | W_OK | X_OK) != 0) {
@@ -216,6 +259,44 @@ fs::path DiskStore::default_directory(std::string_view component) {
     return fs::path(found->pw_dir) / ".cache" / "accel" / component;
   }
   return {};
+}
+
+Result<std::vector<ScannedEntry>> DiskStore::scan(DiskStoreOptions options) {
+  ACCEL_ASSIGN_OR_RETURN(const DirectoryTrust trust, trust_of(options));
+  std::vector<ScannedEntry> entries;
+  if (!fs::exists(options.directory)) return entries;
+  ACCEL_RETURN_IF_ERROR(trust.check_directory(options.directory));
+  std::error_code error;
+  for (fs::directory_iterator it(options.directory, error), end; !error && it != end; it.increment(error)) {
+    if (!is_entry_name(it->path().filename().native())) continue;
+    Result<ScannedEntry> entry = scan_entry(it->path(), trust);
+    // A file gone by now was evicted or replaced by another process.
+    if (!entry.ok() && entry.status().raw_code() == ENOENT) continue;
+    ACCEL_RETURN_IF_ERROR(entry.status());
+    entries.push_back(std::move(*entry));
+  }
+  if (error) return os_error(options.directory, "could not list the directory", error.value());
+  std::ranges::sort(entries, {}, &ScannedEntry::path);
+  return entries;
+}
+
+Result<std::uint64_t> DiskStore::clear(DiskStoreOptions options) {
+  ACCEL_ASSIGN_OR_RETURN(const DirectoryTrust trust, trust_of(options));
+  if (!fs::exists(options.directory)) return 0;
+  ACCEL_RETURN_IF_ERROR(trust.check_directory(options.directory));
+  std::uint64_t removed = 0;
+  std::error_code error;
+  for (fs::directory_iterator it(options.directory, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().native();
+    if (!is_entry_name(name) && !is_temp_name(name)) continue;
+    if (::unlink(it->path().c_str()) == 0) {
+      ++removed;
+    } else if (errno != ENOENT) {
+      return os_error(options.directory, "could not remove " + name, errno);
+    }
+  }
+  if (error) return os_error(options.directory, "could not list the directory", error.value());
+  return removed;
 }
 
 fs::path DiskStore::entry_path(std::span<const std::byte> key) const {
@@ -364,7 +445,7 @@ Status DiskStore::scan_and_evict() {
     struct stat st {};
     // A file gone by now was evicted or renamed by another process.
     if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    if (name.starts_with(kTempPrefix)) {
+    if (is_temp_name(name)) {
       if (now - st.st_mtim.tv_sec > kStaleTempSeconds) ::unlink(path.c_str());
       continue;
     }

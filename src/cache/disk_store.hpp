@@ -37,6 +37,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -72,6 +73,13 @@ struct DiskStoreStats {
   std::uint64_t failed_stores = 0;  // stores that wrote nothing (a full or read-only disk, a removed directory)
 };
 
+// One entry file of a cache directory as DiskStore::scan judged it.
+struct ScannedEntry {
+  std::filesystem::path path;
+  std::uint64_t bytes = 0;
+  std::string problem;  // empty: load() would read it; else why load() would refuse or remove it
+};
+
 class DiskStore {
  public:
   // Creates the directory if missing (mode 0700, and the same for each parent it creates) and scans it once (for
@@ -94,6 +102,15 @@ class DiskStore {
   // requires), else <home>/.cache/accel/<component> with the home from $HOME or the password database. Empty
   // when there is no home either; open() refuses an empty directory.
   static std::filesystem::path default_directory(std::string_view component);
+
+  // Each entry file of the directory (sorted by name), checked as load() checks it — the directory's trust, the
+  // file's type, owner and mode, its header, lengths and checksum, its tag in an authenticated store — without
+  // changing anything. Two checks need the asked key and the cache's format version and are not made: a scan
+  // accepts any stored key and version. A missing directory has no entries; a refused one is an error, as in open().
+  static Result<std::vector<ScannedEntry>> scan(DiskStoreOptions options);
+  // Removes the entry files and temporary files of the directory (only names this store writes; other files stay)
+  // after open()'s trust check of the directory, and says how many. A missing directory has none.
+  static Result<std::uint64_t> clear(DiskStoreOptions options);
 
   DiskStore(const DiskStore&) = delete;
   DiskStore& operator=(const DiskStore&) = delete;

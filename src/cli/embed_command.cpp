@@ -1,9 +1,7 @@
 #include "cli/embed_command.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -12,6 +10,7 @@
 
 #include "accel/embed/model.hpp"
 #include "cli/device_choice.hpp"
+#include "cli/progress.hpp"
 #include "cli/text_input.hpp"
 
 namespace accel::cli {
@@ -19,27 +18,6 @@ namespace accel::cli {
 namespace {
 
 constexpr std::size_t kChunkTexts = 512;  // texts per call to the model: the unit of progress
-
-class Progress {
- public:
-  explicit Progress(std::size_t total) : total_(total), start_(std::chrono::steady_clock::now()) {}
-  void update(std::size_t done) {
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (seconds < 1.0 || !isatty(STDERR_FILENO)) return;
-    const std::size_t width = 30, filled = total_ == 0 ? width : done * width / total_;
-    fmt::print(stderr, "\r[{}{}] {}/{} texts, {:.0f} texts/s", std::string(filled, '#'),
-               std::string(width - filled, ' '), done, total_, static_cast<double>(done) / seconds);
-    shown_ = true;
-  }
-  ~Progress() {
-    if (shown_) fmt::print(stderr, "\n");
-  }
-
- private:
-  std::size_t total_;
-  std::chrono::steady_clock::time_point start_;
-  bool shown_ = false;
-};
 
 void write_jsonl(std::ostream& out, const embed::Embeddings& e, embed::Output output, std::size_t first) {
   for (std::size_t i = 0; i < e.count(); ++i) {
@@ -147,7 +125,7 @@ int run_embed(const EmbedOptions& options) {
   std::ostream& out = options.output == "-" ? std::cout : file;
   std::vector<float> all;
   std::uint32_t dimensions = 0;
-  Progress progress(texts.size());
+  Progress progress(texts.size(), "texts");
   for (std::size_t first = 0; first < texts.size(); first += kChunkTexts) {
     const std::size_t count = std::min(kChunkTexts, texts.size() - first);
     Result<embed::Embeddings> chunk =

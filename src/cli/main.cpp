@@ -1,15 +1,17 @@
 // The accel command line: `demo` (text embeddings, the README's first command), `embed` (a file of texts to
 // embeddings, sparse vectors or scores), `rerank` (a cross-encoder's scores), `tokenize` (a file of texts to ids),
-// `serve` (an embedding HTTP server), `gemm-demo` (GEMMs through the actors, checked and timed) and `info` (devices and
-// libraries).
+// `serve` (an embedding HTTP server), `gemm-demo` (GEMMs through the actors, checked and timed), `info` (devices and
+// libraries) and `cache` (list, verify, clear and warm the persistent caches).
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "accel/device/device.hpp"
+#include "cli/cache_command.hpp"
 #include "cli/device_choice.hpp"
 #include "cli/embed_command.hpp"
 #include "cli/embed_demo.hpp"
 #include "cli/gemm_demo.hpp"
+#include "cli/json_output.hpp"
 #include "cli/library_list.hpp"
 #include "cli/serve_command.hpp"
 #include "cli/tokenize_command.hpp"
@@ -22,6 +24,25 @@ void print_caches(const accel::DeviceInfo& info) {
                cache.hits, cache.misses, cache.builds, cache.disk_loads,
                cache.directory.empty() ? std::string() : fmt::format(", in {}", cache.directory));
   }
+}
+
+// The devices as JSON: {"devices": [...]} with the CPU's first, and {"cuda_error": why} when there is no GPU.
+int run_info_json() {
+  accel::System system;
+  nlohmann::json devices = nlohmann::json::array();
+  nlohmann::json out;
+  if (accel::Result<accel::Device> cpu = accel::Device::open(system, {.kind = accel::DeviceKind::cpu}); cpu) {
+    if (accel::Result<accel::DeviceInfo> info = cpu->info().wait(); info)
+      devices.push_back(accel::cli::device_json(*info));
+  }
+  if (accel::Result<accel::Device> gpu = accel::Device::open(system, {.kind = accel::DeviceKind::cuda}); !gpu) {
+    out["cuda_error"] = gpu.status().to_string();
+  } else if (accel::Result<accel::DeviceInfo> info = gpu->info().wait(); info) {
+    devices.push_back(accel::cli::device_json(*info));
+  }
+  out["devices"] = std::move(devices);
+  accel::cli::print_json(out);
+  return 0;
 }
 
 int run_info() {
@@ -155,7 +176,25 @@ int main(int argc, char** argv) {
 
   accel::cli::EmbedOptions model_info;
   CLI::App* info_cmd = app.add_subcommand("info", "devices and library versions; with --model, what the folder loads");
-  info_cmd->add_option("--model", model_info.model, "a model folder: say what loads from it (on the CPU)");
+  CLI::Option* model_option =
+      info_cmd->add_option("--model", model_info.model, "a model folder: say what loads from it (on the CPU)");
+  bool info_json = false;
+  info_cmd->add_flag("--json", info_json, "the devices as JSON")->excludes(model_option);
+
+  accel::cli::CacheCommand cache;
+  CLI::App* cache_cmd = app.add_subcommand("cache", "the persistent caches: list, verify, clear, warm");
+  cache_cmd->require_subcommand(1);
+  CLI::App* cache_list = cache_cmd->add_subcommand("list", "each cache: directory, entries, bytes, hits since start");
+  cache_list->add_flag("--json", cache.json, "as JSON");
+  CLI::App* cache_verify =
+      cache_cmd->add_subcommand("verify", "checks every entry as the loaders do; exit 6 when any is bad");
+  CLI::App* cache_clear = cache_cmd->add_subcommand("clear", "removes the entries of one cache, or of all");
+  cache_clear->add_option("name", cache.name, "a cache's name or directory name (accel cache list)");
+  CLI::App* cache_warm =
+      cache_cmd->add_subcommand("warm", "compiles and stores every bucket of a model (on the CPU device)");
+  cache_warm->add_option("--model", cache.model.model, "a sentence-transformers folder (default: all-MiniLM-L6-v2)");
+  cache_warm->add_option("--batch-tokens", cache.model.batch_tokens, "as the embedding process will run it")
+      ->check(CLI::Range(256u, 1u << 20));
 
   CLI11_PARSE(app, argc, argv);
   embed.has_prompt = prompt->count() > 0;
@@ -165,7 +204,12 @@ int main(int argc, char** argv) {
   if (*serve_cmd) return accel::cli::run_serve(serve);
   if (*gemm_cmd) return accel::cli::run_gemm_demo(gemm_demo);
   if (*rerank_cmd) return accel::cli::run_rerank(rerank);
+  if (*cache_list) return accel::cli::run_cache_list(cache);
+  if (*cache_verify) return accel::cli::run_cache_verify(cache);
+  if (*cache_clear) return accel::cli::run_cache_clear(cache);
+  if (*cache_warm) return accel::cli::run_cache_warm(cache);
   if (*info_cmd) {
+    if (info_json) return run_info_json();
     if (model_info.model.empty()) return run_info();
     model_info.device = "cpu";
     return accel::cli::run_model_info(model_info);

@@ -11,8 +11,9 @@ namespace accel::cli {
 
 // Exit codes of the commands that read texts: 0 done; 3 the model folder (or tokenizer file) is missing or refused;
 // 4 the input or output cannot be opened or read; 5 an input line is not valid UTF-8 or not a JSONL object with a
-// "text" string (the message names the line); 1 anything else (the device, a failed run).
-enum ExitCode : int { kDone = 0, kFailed = 1, kBadModel = 3, kBadFile = 4, kBadLine = 5 };
+// "text" string (the message names the line); 6 (accel cache) a bad entry or a refused cache directory; 1 anything
+// else (the device, a failed run). Bad arguments exit with CLI11's codes, 100 and above, after the usage.
+enum ExitCode : int { kDone = 0, kFailed = 1, kBadModel = 3, kBadFile = 4, kBadLine = 5, kBadCache = 6 };
 
 struct InputFailure {
   int code;
