@@ -19,6 +19,9 @@ using Type = memory::data_type;
 
 std::atomic<std::uint64_t> packs{0};
 
+// The row count the weights' layout is chosen for: a batch of a few sequences.
+constexpr std::int64_t kTypicalRows = 512;
+
 // One engine for the process: the CPU, on the OpenMP runtime oneDNN was built with.
 const dnnl::engine& cpu_engine() {
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -53,9 +56,8 @@ Status dnnl_failure(const char* what, const dnnl::error& e) {
 }  // namespace
 
 struct PackedMatmul::State {
-  dnnl::matmul primitive;
-  dnnl::matmul::primitive_desc descriptor;
-  memory weights;  // in the layout the primitive chose, reordered once
+  dnnl::primitive_attr attr;
+  memory weights;  // in the layout oneDNN chose for this CPU, reordered once
   memory bias;     // empty without a bias
   std::int64_t k = 0, n = 0;
   MatmulPrecision precision = MatmulPrecision::f32;
@@ -83,36 +85,33 @@ Result<std::unique_ptr<PackedMatmul>> PackedMatmul::make(const float* w, bool tr
     state->k = k;
     state->n = n;
     state->precision = precision;
-    // Rows are a run-time dimension: one primitive and one packed copy of the weights for every batch.
-    const memory::desc src({DNNL_RUNTIME_DIM_VAL, k}, compute, Tag::ab);
-    const memory::desc dst({DNNL_RUNTIME_DIM_VAL, n}, Type::f32, Tag::ab);
-    const memory::desc chosen_weights({k, n}, compute, Tag::any);
-    const memory::desc bias_desc({1, n}, Type::f32, Tag::ab);
-    dnnl::primitive_attr attr;
-    attr.set_post_ops(activation_post_ops(activation));
+    state->attr.set_post_ops(activation_post_ops(activation));
     // Each call brings its own scratchpad, so calls from several threads never share oneDNN's.
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    const dnnl::matmul::desc desc =
-        bias ? dnnl::matmul::desc(src, chosen_weights, bias_desc, dst) : dnnl::matmul::desc(src, chosen_weights, dst);
-    state->descriptor = dnnl::matmul::primitive_desc(desc, attr, engine);
-    state->primitive = dnnl::matmul(state->descriptor);
-
+    state->attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    // The weights' layout is chosen once, for a typical batch. oneDNN's blocked (brgemm) kernels on AVX-512 and
+    // AMX want their own blocking of the weights and a known row count (run-time rows fall back to its plain
+    // GEMM), so each run makes the primitive of its row count with the weights pinned to this layout; oneDNN's
+    // primitive cache makes the repeats a lookup.
+    const dnnl::matmul::primitive_desc typical(
+        dnnl::matmul::desc(memory::desc({kTypicalRows, k}, compute, Tag::ab), memory::desc({k, n}, compute, Tag::any),
+                           memory::desc({kTypicalRows, n}, Type::f32, Tag::ab)),
+        state->attr, engine);
     // The caller's weights as they are stored (f32, k x n or its transpose), reordered (and converted to bf16
-    // where asked) into the primitive's layout.
+    // where asked) into that layout.
     const memory::desc stored({k, n}, Type::f32, transpose_w ? Tag::ba : Tag::ab);
-    const memory source(stored, engine, const_cast<float*>(w));
-    state->weights = memory(state->descriptor.weights_desc(), engine);
+    memory source(stored, engine, const_cast<float*>(w));
+    state->weights = memory(typical.weights_desc(), engine);
     dnnl::stream stream(engine);
-    dnnl::reorder(source, state->weights).execute(stream, const_cast<memory&>(source), state->weights);
+    dnnl::reorder(source, state->weights).execute(stream, source, state->weights);
     if (bias) {
-      state->bias = memory(bias_desc, engine);
+      state->bias = memory(memory::desc({1, n}, Type::f32, Tag::ab), engine);
       std::copy_n(bias, n, static_cast<float*>(state->bias.get_data_handle()));
     }
     stream.wait();
     packs.fetch_add(1, std::memory_order_relaxed);
     return std::unique_ptr<PackedMatmul>(new PackedMatmul(std::move(state)));
   } catch (const dnnl::error& e) {
-    return dnnl_failure("making the primitive", e);
+    return dnnl_failure("packing the weights", e);
   }
 }
 
@@ -129,15 +128,21 @@ Status PackedMatmul::run(const float* x, std::int64_t rows, float* y) const {
       source = x_bf16.data();
     }
     const Type compute = s.precision == MatmulPrecision::bf16 ? Type::bf16 : Type::f32;
-    memory src({{rows, s.k}, compute, Tag::ab}, engine, const_cast<void*>(source));
-    memory dst({{rows, s.n}, Type::f32, Tag::ab}, engine, y);
-    std::vector<std::byte> scratch(s.descriptor.scratchpad_desc().get_size());
-    memory scratchpad(s.descriptor.scratchpad_desc(), engine, scratch.data());
+    const memory::desc src_desc({rows, s.k}, compute, Tag::ab), dst_desc({rows, s.n}, Type::f32, Tag::ab);
+    const memory::desc weights_desc = s.weights.get_desc();
+    const dnnl::matmul::primitive_desc descriptor(
+        s.bias ? dnnl::matmul::desc(src_desc, weights_desc, s.bias.get_desc(), dst_desc)
+               : dnnl::matmul::desc(src_desc, weights_desc, dst_desc),
+        s.attr, engine);
+    std::vector<std::byte> scratch(descriptor.scratchpad_desc().get_size());
     std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, s.weights}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad}};
+        {DNNL_ARG_SRC, memory(src_desc, engine, const_cast<void*>(source))},
+        {DNNL_ARG_WEIGHTS, s.weights},
+        {DNNL_ARG_DST, memory(dst_desc, engine, y)},
+        {DNNL_ARG_SCRATCHPAD, memory(descriptor.scratchpad_desc(), engine, scratch.data())}};
     if (s.bias) args.emplace(DNNL_ARG_BIAS, s.bias);
     dnnl::stream stream(engine);
-    s.primitive.execute(stream, args);
+    dnnl::matmul(descriptor).execute(stream, args);
     stream.wait();
     return Status();
   } catch (const dnnl::error& e) {
