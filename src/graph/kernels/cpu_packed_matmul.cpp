@@ -28,7 +28,11 @@ const dnnl::engine& cpu_engine() {
   return engine;
 }
 
-// The activation as oneDNN post-ops after the bias; log1p_relu is relu, then x + 1, then log.
+// log1p_relu runs as our own pass after the product: its zeros must stay exactly 0 (SPLADE's weights are sparse),
+// and oneDNN's vector log of 1 is not exactly 0.
+bool activation_after(Activation activation) { return activation == Activation::log1p_relu; }
+
+// The activation as oneDNN post-ops after the bias.
 dnnl::post_ops activation_post_ops(Activation activation) {
   dnnl::post_ops ops;
   using A = dnnl::algorithm;
@@ -40,11 +44,7 @@ dnnl::post_ops activation_post_ops(Activation activation) {
     case Activation::silu: ops.append_eltwise(1.0f, A::eltwise_swish, 1.0f, 0.0f); break;
     case Activation::sigmoid: ops.append_eltwise(1.0f, A::eltwise_logistic, 0.0f, 0.0f); break;
     case Activation::tanh: ops.append_eltwise(1.0f, A::eltwise_tanh, 0.0f, 0.0f); break;
-    case Activation::log1p_relu:
-      ops.append_eltwise(1.0f, A::eltwise_relu, 0.0f, 0.0f);
-      ops.append_eltwise(1.0f, A::eltwise_linear, 1.0f, 1.0f);
-      ops.append_eltwise(1.0f, A::eltwise_log, 0.0f, 0.0f);
-      break;
+    case Activation::log1p_relu: break;  // activation_after
   }
   return ops;
 }
@@ -61,6 +61,7 @@ struct PackedMatmul::State {
   memory bias;     // empty without a bias
   std::int64_t k = 0, n = 0;
   MatmulPrecision precision = MatmulPrecision::f32;
+  Activation after = Activation::identity;  // applied by us after oneDNN's product (activation_after)
 };
 
 bool cpu_has_bf16() {
@@ -85,6 +86,7 @@ Result<std::unique_ptr<PackedMatmul>> PackedMatmul::make(const float* w, bool tr
     state->k = k;
     state->n = n;
     state->precision = precision;
+    state->after = activation_after(activation) ? activation : Activation::identity;
     state->attr.set_post_ops(activation_post_ops(activation));
     // Each call brings its own scratchpad, so calls from several threads never share oneDNN's.
     state->attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -144,6 +146,7 @@ Status PackedMatmul::run(const float* x, std::int64_t rows, float* y) const {
     dnnl::stream stream(engine);
     dnnl::matmul(descriptor).execute(stream, args);
     stream.wait();
+    if (s.after != Activation::identity) unary(s.after, y, y, rows * s.n);
     return Status();
   } catch (const dnnl::error& e) {
     return dnnl_failure("running", e);
