@@ -53,7 +53,7 @@ Status run_matmul(const Frame& f, const Node& node, std::uint32_t index) {
   // Weights that are not parameters (computed by the graph) change every run: nothing to pack once.
   const bool stored_weights =
       f.plan.slot(w).storage == Storage::weights && (!bias || f.plan.slot(node.inputs[2]).storage == Storage::weights);
-  if (rows > kPackedMatmulRows && stored_weights) {
+  if (rows > kPackedMatmulRows && stored_weights && packed_matmul_pays()) {
     Result<std::shared_ptr<const PackedMatmul>> packed = f.packs->get({.node = index,
                                                                        .w = f.at(w),
                                                                        .transpose_w = node.transpose_b,

@@ -69,6 +69,23 @@ bool cpu_has_bf16() {
   return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
 }
 
+bool packed_matmul_pays() {
+  static const bool pays = [] {
+    try {
+      const std::int64_t width = 384;  // a typical encoder's hidden width
+      const dnnl::matmul::primitive_desc typical(
+          dnnl::matmul::desc(memory::desc({kTypicalRows, width}, Type::f32, Tag::ab),
+                             memory::desc({width, width}, Type::f32, Tag::any),
+                             memory::desc({kTypicalRows, width}, Type::f32, Tag::ab)),
+          cpu_engine());
+      return typical.weights_desc() != memory::desc({width, width}, Type::f32, Tag::ab);
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return pays;
+}
+
 std::uint64_t PackedMatmul::packs_made() noexcept { return packs.load(std::memory_order_relaxed); }
 
 PackedMatmul::PackedMatmul(std::unique_ptr<State> state) : state_(std::move(state)) {}

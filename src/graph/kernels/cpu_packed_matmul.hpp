@@ -21,6 +21,12 @@ enum class MatmulPrecision : std::uint8_t { f32, bf16 };
 // Whether this CPU runs bf16 matmuls natively (avx512_bf16 or AMX), as oneDNN sees it.
 [[nodiscard]] bool cpu_has_bf16();
 
+// Whether oneDNN packs weights into a layout of its own on this CPU (its blocked brgemm kernels: AVX-512, AMX). Where
+// it keeps them plain (AVX2 in oneDNN 2.6: its gemm:jit, which packs on every call like SGEMM) there is nothing to
+// gain from packing once, and the graph keeps OpenBLAS's row-blocked SGEMM, measured faster there (2,000 texts on
+// the 2-core AVX2 VM: 43.5 s OpenBLAS, 49.4 s oneDNN). Decided once per process.
+[[nodiscard]] bool packed_matmul_pays();
+
 class PackedMatmul {
  public:
   // W is k x n (n x k when transpose_w); bias has n entries or is null. The weights are read here and only here.
