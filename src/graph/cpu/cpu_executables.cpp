@@ -46,7 +46,8 @@ Status CpuExecutable::run(const CheckedExecute& checked, std::span<const BufferV
     const TensorInfo& t = plan_.graph().tensors()[checked.input_tensors[i]];
     std::memcpy(arena.get() + slot.offset, view.data, element_count(t.shape, checked.actual) * size_of(t.dtype));
   }
-  Status ran = run_steps(plan_, checked.actual, arena.get(), static_cast<const std::byte*>(views[0].data));
+  Status ran = run_steps(plan_, checked.actual, arena.get(), static_cast<const std::byte*>(views[0].data),
+                         views[0].version, packs_);
   if (ran.ok()) {
     for (std::size_t i = 0; i < checked.outputs.size(); ++i) {
       const std::uint32_t tensor = plan_.graph().outputs()[i].tensor;

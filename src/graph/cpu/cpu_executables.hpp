@@ -1,7 +1,7 @@
 // Executables on the CPU device: a specialised plan run op by op at the actual extent (no replay to amortise, so
-// nothing runs at a bucket's size), in float, with OpenBLAS for the matmuls and the graph kernels' CPU
-// implementations for the rest. Arenas are host memory taken from a small pool per executable, so that several
-// CPU devices may run one executable at once.
+// nothing runs at a bucket's size), in float, with oneDNN for the tall matmuls (weights packed once) and the graph
+// kernels' CPU implementations for the rest. Arenas are host memory taken from a small pool per executable, so that
+// several CPU devices may run one executable at once.
 #pragma once
 
 #include <memory>
@@ -11,6 +11,7 @@
 
 #include "accel/core/cache_stats.hpp"
 #include "cache/cache.hpp"
+#include "graph/cpu/cpu_matmul_packs.hpp"
 #include "graph/executable_plan.hpp"
 #include "graph/execute_operation.hpp"
 
@@ -20,8 +21,10 @@ namespace accel::graph::cpu {
 [[nodiscard]] Status check_support(const Graph& graph);
 
 // Runs the plan's steps at the extents of `extent` on an arena laid out by the plan.
+// Runs the plan's steps at the extents of `extent` on an arena laid out by the plan; the matmuls' packed weights
+// are taken from (or made into) `packs`, for the weights buffer's contents at `weights_version`.
 [[nodiscard]] Status run_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena,
-                               const std::byte* weights);
+                               const std::byte* weights, std::uint64_t weights_version, MatmulPacks& packs);
 
 class CpuExecutable {
  public:
@@ -37,6 +40,8 @@ class CpuExecutable {
   ExecutablePlan plan_;
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<std::byte[]>> arenas_;
+  // Kept with the executable: its matmuls' weights are packed once per weights buffer, not once per run.
+  mutable MatmulPacks packs_;
 };
 
 // The process's CPU executables: an LRU by entries and arena bytes, one compile per key, with a persistent tier

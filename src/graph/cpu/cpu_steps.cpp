@@ -17,6 +17,8 @@ namespace {
 
 // The CPU's frame: tensors are float unless an op says otherwise.
 struct Frame : StepFrame {
+  MatmulPacks* packs = nullptr;
+  WeightsIdentity weights_identity;
   template <class T = float>
   [[nodiscard]] T* at(std::uint32_t t) const {
     return StepFrame::at<T>(t);
@@ -38,18 +40,37 @@ Status check_offsets(const Node& node, const std::int32_t* offsets, std::int64_t
   return Status();
 }
 
-Status run_matmul(const Frame& f, const Node& node) {
+// Up to this many rows (one query) our own products read the weights in place and beat any packed GEMM: a query
+// is a few multiplications per weight, and packing would be a pass over all of them.
+constexpr std::int64_t kPackedMatmulRows = 32;
+
+Status run_matmul(const Frame& f, const Node& node, std::uint32_t index) {
   const std::uint32_t x = node.inputs[0], w = node.inputs[1];
   const std::int64_t rows = f.dim(x, 0), k = f.dim(x, 1), n = f.dim(node.output, 1);
   if (std::max({rows, k, n}) > std::numeric_limits<std::int32_t>::max())
     return not_supported(fmt::format("matmul: OpenBLAS takes 32-bit sizes; {} x {} by {} exceeds them", rows, k, n));
   const float* bias = node.inputs[2] != Node::kNone ? f.at(node.inputs[2]) : nullptr;
+  // Weights that are not parameters (computed by the graph) change every run: nothing to pack once.
+  const bool stored_weights =
+      f.plan.slot(w).storage == Storage::weights && (!bias || f.plan.slot(node.inputs[2]).storage == Storage::weights);
+  if (rows > kPackedMatmulRows && stored_weights && packed_matmul_pays()) {
+    Result<std::shared_ptr<const PackedMatmul>> packed = f.packs->get({.node = index,
+                                                                       .w = f.at(w),
+                                                                       .transpose_w = node.transpose_b,
+                                                                       .bias = bias,
+                                                                       .k = k,
+                                                                       .n = n,
+                                                                       .activation = node.activation},
+                                                                      f.weights_identity);
+    if (!packed.ok()) return packed.status();
+    return (*packed)->run(f.at(x), rows, f.at(node.output));
+  }
   blas::ensure_openblas_kernels();
   matmul_bias_activation(f.at(x), f.at(w), node.transpose_b, bias, rows, k, n, node.activation, f.at(node.output));
   return Status();
 }
 
-Status run_node(const Frame& f, const Node& node) {
+Status run_node(const Frame& f, const Node& node, std::uint32_t index) {
   const std::uint32_t out = node.output;
   const auto& in = node.inputs;
   switch (node.kind) {
@@ -62,7 +83,7 @@ Status run_node(const Frame& f, const Node& node) {
       sequence_positions(f.at<std::int32_t>(in[0]), sequences, rows, f.at<std::int32_t>(out));
       return Status();
     }
-    case OpKind::matmul: return run_matmul(f, node);
+    case OpKind::matmul: return run_matmul(f, node, index);
     case OpKind::unary: unary(node.activation, f.at(in[0]), f.at(out), f.count(out)); return Status();
     case OpKind::binary: {
       const bool row = f.info(in[1]).shape != f.info(in[0]).shape;
@@ -116,9 +137,12 @@ Status run_node(const Frame& f, const Node& node) {
 
 }  // namespace
 
-Status run_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena, const std::byte* weights) {
-  const Frame frame{{.plan = plan, .extent = extent, .arena = arena, .weights = weights}};
-  for (std::uint32_t index : plan.steps()) ACCEL_RETURN_IF_ERROR(run_node(frame, plan.graph().nodes()[index]));
+Status run_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena, const std::byte* weights,
+                 std::uint64_t weights_version, MatmulPacks& packs) {
+  const Frame frame{{.plan = plan, .extent = extent, .arena = arena, .weights = weights},
+                    &packs,
+                    {.base = weights, .version = weights_version}};
+  for (std::uint32_t index : plan.steps()) ACCEL_RETURN_IF_ERROR(run_node(frame, plan.graph().nodes()[index], index));
   return Status();
 }
 

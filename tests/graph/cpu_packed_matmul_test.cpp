@@ -1,0 +1,113 @@
+// The graph's packed matmul (oneDNN, weights reordered once) against a double loop written here, for several row
+// counts, k and n not multiples of the vector width, both weight layouts, every activation with and without bias;
+// one packing serves every later run; bf16 is refused where the CPU lacks it and close to f32 where it has it.
+#include "graph/kernels/cpu_packed_matmul.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "graph/kernels/op_kinds.hpp"
+#include "testing/kernel_inputs.hpp"
+
+namespace accel::graph {
+namespace {
+
+using cpu::MatmulPrecision;
+using cpu::PackedMatmul;
+using testing::random;
+
+std::vector<double> matmul_reference(const std::vector<float>& x, const std::vector<float>& w, bool transpose_w,
+                                     const float* bias, std::int64_t rows, std::int64_t k, std::int64_t n,
+                                     Activation act) {
+  std::vector<double> y(rows * n);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double sum = bias ? bias[j] : 0.0;
+      for (std::int64_t c = 0; c < k; ++c) sum += double{x[r * k + c]} * (transpose_w ? w[j * k + c] : w[c * n + j]);
+      y[r * n + j] = activate(act, sum);
+    }
+  return y;
+}
+
+void expect_near(const std::vector<float>& actual, const std::vector<double>& expected, double tolerance) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (std::size_t i = 0; i < actual.size(); ++i)
+    ASSERT_NEAR(actual[i], expected[i], tolerance * (1 + std::abs(expected[i]))) << "at " << i;
+}
+
+constexpr Activation kActivations[] = {Activation::identity, Activation::relu,      Activation::gelu_tanh,
+                                       Activation::gelu_erf, Activation::silu,      Activation::sigmoid,
+                                       Activation::tanh,     Activation::log1p_relu};
+
+TEST(CpuPackedMatmul, MatchesTheReferenceForEveryShapeLayoutAndActivation) {
+  for (std::int64_t k : {7, 384})
+    for (std::int64_t n : {13, 130})
+      for (bool transpose_w : {false, true})
+        for (bool with_bias : {false, true})
+          for (Activation act : kActivations) {
+            const auto w = random(k * n), bias = random(n);
+            const float* b = with_bias ? bias.data() : nullptr;
+            auto packed = PackedMatmul::make(w.data(), transpose_w, b, k, n, act, MatmulPrecision::f32);
+            ASSERT_TRUE(packed.ok()) << packed.status().message();
+            // One packing, several row counts (the rows are a run-time dimension).
+            for (std::int64_t rows : {1, 33, 300}) {
+              const auto x = random(rows * k);
+              std::vector<float> y(rows * n, NAN);
+              ASSERT_TRUE((*packed)->run(x.data(), rows, y.data()).ok());
+              SCOPED_TRACE(::testing::Message() << rows << " x " << k << " by " << n << (transpose_w ? " (W^T)" : "")
+                                                << " bias " << with_bias << " act " << static_cast<int>(act));
+              expect_near(y, matmul_reference(x, w, transpose_w, b, rows, k, n, act), 1e-4);
+            }
+          }
+}
+
+TEST(CpuPackedMatmul, PacksOnceForManyRuns) {
+  const std::int64_t k = 64, n = 96, rows = 200;
+  const auto w = random(k * n), x = random(rows * k);
+  const std::uint64_t before = PackedMatmul::packs_made();
+  auto packed = PackedMatmul::make(w.data(), false, nullptr, k, n, Activation::identity, MatmulPrecision::f32);
+  ASSERT_TRUE(packed.ok());
+  std::vector<float> y(rows * n);
+  for (int run = 0; run < 5; ++run) ASSERT_TRUE((*packed)->run(x.data(), rows, y.data()).ok());
+  EXPECT_EQ(PackedMatmul::packs_made() - before, 1u);
+}
+
+// SPLADE's weights are sparse: every output whose sum is <= 0 must be exactly 0, not oneDNN's log(1) ~ 1e-8.
+TEST(CpuPackedMatmul, Log1pReluKeepsExactZeros) {
+  const std::int64_t k = 48, n = 40, rows = 64;
+  const auto x = random(rows * k, 0.0f, 1.0f), w = random(k * n, -1.0f, -0.1f);
+  auto packed = PackedMatmul::make(w.data(), false, nullptr, k, n, Activation::log1p_relu, MatmulPrecision::f32);
+  ASSERT_TRUE(packed.ok());
+  std::vector<float> y(rows * n, NAN);
+  ASSERT_TRUE((*packed)->run(x.data(), rows, y.data()).ok());
+  for (float v : y) ASSERT_EQ(v, 0.0f);
+}
+
+TEST(CpuPackedMatmul, Bf16IsRefusedWithoutHardwareAndCloseToF32WithIt) {
+  const std::int64_t k = 384, n = 130, rows = 100;
+  const auto w = random(k * n), x = random(rows * k), bias = random(n);
+  auto packed = PackedMatmul::make(w.data(), true, bias.data(), k, n, Activation::gelu_erf, MatmulPrecision::bf16);
+  if (!cpu::cpu_has_bf16()) {
+    ASSERT_FALSE(packed.ok());
+    EXPECT_EQ(packed.code(), Code::not_supported);
+    EXPECT_NE(packed.status().message().find("bf16"), std::string::npos);
+    GTEST_SKIP() << "this CPU has neither avx512_bf16 nor AMX: bf16 refused as expected, its accuracy not measured";
+  }
+  ASSERT_TRUE(packed.ok()) << packed.status().message();
+  std::vector<float> y(rows * n);
+  const Status ran = (*packed)->run(x.data(), rows, y.data());
+  ASSERT_TRUE(ran.ok()) << ran.message();
+  // bf16 keeps 8 bits of mantissa in x and W: each product is off by up to ~2^-8 of itself, so a sum of k of them
+  // is off by about 2^-8 sqrt(k) times a typical product, whatever the size of the sum: an absolute bound on the
+  // scale of the outputs, not a relative one (outputs near 0 are as far off as large ones).
+  const std::vector<double> expected = matmul_reference(x, w, true, bias.data(), rows, k, n, Activation::gelu_erf);
+  double scale = 0;
+  for (double e : expected) scale = std::max(scale, std::abs(e));
+  for (std::size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], expected[i], 2e-2 * scale) << "at " << i;
+}
+
+}  // namespace
+}  // namespace accel::graph
