@@ -8,12 +8,14 @@
 
 #include "graph/kernels/cpu_kernels.hpp"
 #include "testing/kernel_inputs.hpp"
+#include "testing/matmul_reference.hpp"
 #include "testing/pool_reference.hpp"
 
 namespace accel::graph {
 namespace {
 
 using testing::kPoolModes;
+using testing::matmul_reference;
 using testing::offsets_of;
 using testing::pool_reference;
 using testing::random;
@@ -82,20 +84,6 @@ TEST(CpuKernels, ActivationsOverManyRowsAndOneLongRow) {
     for (std::int64_t i = 0; i < rows * width; ++i) expected[i] = activate(act, x[i]);
     expect_near(in_place, expected, 1e-6);
   }
-}
-
-// y = act(x W + bias) in double, W stored [k, n] or, transposed, [n, k].
-std::vector<double> matmul_reference(const std::vector<float>& x, const std::vector<float>& w, bool transpose_w,
-                                     const float* bias, std::int64_t rows, std::int64_t k, std::int64_t n,
-                                     Activation act) {
-  std::vector<double> y(rows * n);
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t j = 0; j < n; ++j) {
-      double sum = bias ? bias[j] : 0.0;
-      for (std::int64_t c = 0; c < k; ++c) sum += double{x[r * k + c]} * (transpose_w ? w[j * k + c] : w[c * n + j]);
-      y[r * n + j] = activate(act, sum);
-    }
-  return y;
 }
 
 // Row counts on both sides of the few-rows product (32) and of the row-block split (64 a thread), k and n not
