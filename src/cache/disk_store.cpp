@@ -1,6 +1,7 @@
 #include "cache/disk_store.hpp"
 
 #include "accel/core/byte_codec.hpp"
+#include "cache/disk_entry.hpp"
 #include "cache/posix_file.hpp"
 
 #include <fcntl.h>
@@ -74,17 +75,8 @@ std::uint64_t checksum(std::span<const std::byte> key, std::span<const std::byte
   return XXH3_64bits_digest(&state);
 }
 
-// `refused`: not vouched for (an authenticated store's entry without a valid tag), so nothing it says is acted on.
-enum class Verdict { hit, other_key, other_version, damaged, refused };
-struct Reading {
-  Verdict verdict = Verdict::damaged;
-  std::vector<std::byte> value;
-};
+}  // namespace
 
-// Reads and checks the entry open as `fd` (`file_bytes` long) against the asked key; without one (a scan), any
-// stored key and format version pass. Only read errors are errors: whatever the bytes say is a verdict. An
-// authenticated store checks the tag before anything else, so that an entry it cannot vouch for decides nothing (not
-// even its own removal).
 Result<Reading> read_entry(int fd, std::uint64_t file_bytes, std::optional<std::span<const std::byte>> key,
                            std::uint32_t format_version, const DirectoryTrust& trust, const fs::path& path) {
   const auto read_error = [&] {
@@ -127,6 +119,8 @@ Result<Reading> read_entry(int fd, std::uint64_t file_bytes, std::optional<std::
   return reading;
 }
 
+namespace {
+
 // Creates the missing directories of `directory`, each with mode 0700: a cache holds code this process runs, so
 // nobody else may write where it lives (DirectoryTrust). Directories already there keep their modes.
 Status create_private_directories(const fs::path& directory) {
@@ -161,6 +155,8 @@ std::string temp_name() {
                      random);
 }
 
+}  // namespace
+
 bool is_entry_name(std::string_view name) {
   return name.size() == kEntryNameLength && name.ends_with(kEntrySuffix) &&
          name.find_first_not_of("0123456789abcdef") == kEntryNameLength - kEntrySuffix.size();
@@ -168,50 +164,12 @@ bool is_entry_name(std::string_view name) {
 
 bool is_temp_name(std::string_view name) { return name.starts_with(kTempPrefix); }
 
-// The trust of the store `options` describe: its key, else $ACCEL_CACHE_KEY_FILE's; the key leaves `options`.
 Result<DirectoryTrust> trust_of(DiskStoreOptions& options) {
   if (options.authentication_key.empty()) {
     ACCEL_ASSIGN_OR_RETURN(options.authentication_key, DirectoryTrust::key_from_environment());
   }
   return DirectoryTrust(std::exchange(options.authentication_key, {}));
 }
-
-// Why load() would not read an entry file with this status.
-std::string refusal(const struct stat& file) {
-  if (!S_ISREG(file.st_mode)) return "refused: not a regular file";
-  return fmt::format(
-      "refused: owned by uid {} with mode {:04o}; a private cache's entries must be this user's "
-      "(uid {}) and writable by nobody else",
-      file.st_uid, file.st_mode & 07777, ::geteuid());
-}
-
-// What scan() says of the entry file at `path`; an error only when the file cannot be read.
-Result<ScannedEntry> scan_entry(const fs::path& path, const DirectoryTrust& trust) {
-  ScannedEntry entry{.path = path};
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
-  if (fd.get() < 0) {
-    const int error = errno;
-    if (error != ELOOP) return os_error(path.parent_path(), "could not open " + path.filename().native(), error);
-    entry.problem = "refused: a symbolic link (never followed)";
-    return entry;
-  }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) {
-    const int error = errno;
-    return os_error(path.parent_path(), "could not stat " + path.filename().native(), error);
-  }
-  entry.bytes = static_cast<std::uint64_t>(st.st_size);
-  if (!trust.accepts_entry(st)) {
-    entry.problem = refusal(st);
-    return entry;
-  }
-  ACCEL_ASSIGN_OR_RETURN(const Reading reading, read_entry(fd.get(), entry.bytes, std::nullopt, 0, trust, path));
-  if (reading.verdict == Verdict::damaged) entry.problem = "damaged: its header, lengths or checksum do not match";
-  if (reading.verdict == Verdict::refused) entry.problem = "refused: no valid tag under this cache's key";
-  return entry;
-}
-
-}  // namespace
 
 Result<std::unique_ptr<DiskStore>> DiskStore::open(DiskStoreOptions options) {
   if (options.directory.empty()) {
@@ -259,44 +217,6 @@ fs::path DiskStore::default_directory(std::string_view component) {
     return fs::path(found->pw_dir) / ".cache" / "accel" / component;
   }
   return {};
-}
-
-Result<std::vector<ScannedEntry>> DiskStore::scan(DiskStoreOptions options) {
-  ACCEL_ASSIGN_OR_RETURN(const DirectoryTrust trust, trust_of(options));
-  std::vector<ScannedEntry> entries;
-  if (!fs::exists(options.directory)) return entries;
-  ACCEL_RETURN_IF_ERROR(trust.check_directory(options.directory));
-  std::error_code error;
-  for (fs::directory_iterator it(options.directory, error), end; !error && it != end; it.increment(error)) {
-    if (!is_entry_name(it->path().filename().native())) continue;
-    Result<ScannedEntry> entry = scan_entry(it->path(), trust);
-    // A file gone by now was evicted or replaced by another process.
-    if (!entry.ok() && entry.status().raw_code() == ENOENT) continue;
-    ACCEL_RETURN_IF_ERROR(entry.status());
-    entries.push_back(std::move(*entry));
-  }
-  if (error) return os_error(options.directory, "could not list the directory", error.value());
-  std::ranges::sort(entries, {}, &ScannedEntry::path);
-  return entries;
-}
-
-Result<std::uint64_t> DiskStore::clear(DiskStoreOptions options) {
-  ACCEL_ASSIGN_OR_RETURN(const DirectoryTrust trust, trust_of(options));
-  if (!fs::exists(options.directory)) return 0;
-  ACCEL_RETURN_IF_ERROR(trust.check_directory(options.directory));
-  std::uint64_t removed = 0;
-  std::error_code error;
-  for (fs::directory_iterator it(options.directory, error), end; !error && it != end; it.increment(error)) {
-    const std::string name = it->path().filename().native();
-    if (!is_entry_name(name) && !is_temp_name(name)) continue;
-    if (::unlink(it->path().c_str()) == 0) {
-      ++removed;
-    } else if (errno != ENOENT) {
-      return os_error(options.directory, "could not remove " + name, errno);
-    }
-  }
-  if (error) return os_error(options.directory, "could not list the directory", error.value());
-  return removed;
 }
 
 fs::path DiskStore::entry_path(std::span<const std::byte> key) const {
