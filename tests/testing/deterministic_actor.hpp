@@ -24,7 +24,6 @@
 #include <string>
 #include <type_traits>
 #include <utility>
-#include <variant>
 
 #include "accel/core/actor.hpp"
 
@@ -62,7 +61,7 @@ class DeterministicActor {
     using R = std::remove_cvref_t<Request>;
     Promise<response_t<R>> reply;
     Future<response_t<R>> future = reply.future();
-    queue_.emplace_back(std::in_place_type<Envelope<R>>, Envelope<R>{std::forward<Request>(request), std::move(reply)});
+    queue_.emplace_back(Envelope<R>{std::forward<Request>(request), std::move(reply)});
     return future;
   }
 
@@ -70,8 +69,7 @@ class DeterministicActor {
   template <class Request>
   requires P::template accepts<std::remove_cvref_t<Request>> void tell(Request&& request) {
     using R = std::remove_cvref_t<Request>;
-    queue_.emplace_back(std::in_place_type<Envelope<R>>,
-                        Envelope<R>{std::forward<Request>(request), Promise<response_t<R>>(nullptr)});
+    queue_.emplace_back(Envelope<R>{std::forward<Request>(request), Promise<response_t<R>>(nullptr)});
   }
 
   // Runs the oldest queued request on this thread and returns what the supervisor would judge; nothing when no
@@ -80,7 +78,7 @@ class DeterministicActor {
     if (queue_.empty()) return std::nullopt;
     Message message = std::move(queue_.front());
     queue_.pop_front();
-    return std::visit([this](auto& envelope) { return run_handler(*state_, envelope, name_); }, message);
+    return message.run(*state_, name_);
   }
 
   [[nodiscard]] std::size_t queued() const noexcept { return queue_.size(); }

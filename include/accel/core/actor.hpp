@@ -27,10 +27,10 @@
 #include <thread>
 #include <type_traits>
 #include <utility>
-#include <variant>
 
 #include "accel/core/future.hpp"
 #include "accel/core/mailbox.hpp"
+#include "accel/core/message.hpp"
 #include "accel/core/protocol.hpp"
 #include "accel/core/supervision.hpp"
 
@@ -116,23 +116,6 @@ class ActorCellBase {
   std::atomic<bool> stop_requested_{false};
 };
 
-// Runs `state`'s handler for one request, as an actor's thread does: the handler replies through
-// `envelope.reply` and returns the Status the supervisor judges; an exception that escapes it becomes an
-// `internal` reply and failure. Public so that a state can be driven without a thread, one request at a time
-// (tests/testing/deterministic_actor.hpp).
-template <class Request>
-Status run_handler(std::type_identity_t<Handles<Request>>& state, Envelope<Request>& envelope,
-                   std::string_view actor_name) {
-  try {
-    return state.dispatch(envelope.request, envelope.reply);
-  } catch (...) {
-    Status failure = internal_error(std::string(request_name<Request>()) + " handler of '" + std::string(actor_name) +
-                                    "' threw: " + detail::describe_current_exception());
-    envelope.reply.set(failure);
-    return failure;
-  }
-}
-
 template <class P>
 class ActorCell;
 class System;
@@ -156,18 +139,15 @@ class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
     using R = std::remove_cvref_t<Request>;
     Promise<response_t<R>> promise;
     Future<response_t<R>> future = promise.future();
-    Message message(std::in_place_type<Envelope<R>>, Envelope<R>{std::forward<Request>(request), std::move(promise)});
-    if (Status pushed = mailbox_.push(message); !pushed.ok()) {
-      std::get<Envelope<R>>(message).reply.set(describe_send_failure(pushed));
-    }
+    Message message(Envelope<R>{std::forward<Request>(request), std::move(promise)});
+    if (Status pushed = mailbox_.push(message); !pushed.ok()) message.fail(describe_send_failure(pushed));
     return future;
   }
 
   template <class Request>
   Status tell(Request&& request, bool may_block) {
     using R = std::remove_cvref_t<Request>;
-    Message message(std::in_place_type<Envelope<R>>,
-                    Envelope<R>{std::forward<Request>(request), Promise<response_t<R>>(nullptr)});
+    Message message(Envelope<R>{std::forward<Request>(request), Promise<response_t<R>>(nullptr)});
     Status pushed = may_block ? mailbox_.push(message) : mailbox_.try_push(message);
     return pushed.ok() ? Status() : describe_send_failure(pushed);
   }
@@ -189,14 +169,14 @@ class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
     std::optional<Message> message =
         mailbox_.pop_wait(std::chrono::steady_clock::time_point::max(), [this] { return handler_->owes_replies(); });
     if (!message) return std::nullopt;
-    return std::visit([this](auto& envelope) { return run_handler(*handler_, envelope, options_.name); }, *message);
+    return message->run(*handler_, options_.name);
   }
 
   void close_mailbox() override { mailbox_.close(); }
   void wake() override { mailbox_.wake(); }
   void fail_queued(const Status& reply) override {
     while (std::optional<Message> message = mailbox_.try_pop()) {
-      std::visit([&](auto& envelope) { envelope.reply.set(reply); }, *message);
+      message->fail(reply);
     }
   }
   bool mailbox_empty() const override { return mailbox_.size_approx() == 0; }

@@ -16,7 +16,6 @@
 
 #include <string_view>
 #include <type_traits>
-#include <variant>
 
 #include "accel/core/future.hpp"
 #include "accel/core/result.hpp"
@@ -62,6 +61,9 @@ class Handles {
   }
 };
 
+template <class P>
+class QueuedMessage;  // accel/core/message.hpp
+
 // A list of request types: what a family exports (include/accel/libs/<family>/requests.hpp), and what protocols
 // are concatenated from.
 template <class... Requests>
@@ -91,7 +93,8 @@ template <class... Requests>
 struct Protocol {
   static_assert(sizeof...(Requests) > 0, "a protocol needs at least one request type");
 
-  using Message = std::variant<Envelope<Requests>...>;
+  // One queued request of this protocol, of any of its types (accel/core/message.hpp).
+  using Message = QueuedMessage<Protocol>;
 
   // What an actor's state derives from.
   class Handler : public Handles<Requests>... {
