@@ -145,16 +145,7 @@ int run_cache_warm(const CacheCommand& command) {
     return device_failed ? kFailed : kBadModel;
   }
   const embed::ModelInfo& info = (*model)->info();
-  // The model graph's ladders (embed/model_graph.cpp): tokens by powers of two from 64 to the batch's tokens,
-  // sequences from 1; a bucket of s sequences and t tokens is reachable when s <= t <= s * max_sequence_length.
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> buckets;
-  for (std::uint32_t tokens = 64;; tokens = std::min(tokens * 2, info.batch_tokens)) {
-    for (std::uint32_t sequences = 1;; sequences = std::min(sequences * 2, tokens)) {
-      if (tokens <= sequences * info.max_sequence_length) buckets.emplace_back(tokens, sequences);
-      if (sequences == tokens) break;
-    }
-    if (tokens >= info.batch_tokens) break;
-  }
+  const std::vector<embed::BatchBucket> buckets = (*model)->buckets();
   {  // the bar ends its line before the summary
     Progress progress(buckets.size(), "buckets");
     for (std::size_t i = 0; i < buckets.size(); ++i) {

@@ -187,6 +187,17 @@ class EmbeddingModel final : public Model {
     return stats;
   }
 
+  // A bucket of s sequences and t tokens is reachable when each sequence has a token (s <= t) and none is longer
+  // than the model takes (t <= s * max_sequence_length).
+  std::vector<BatchBucket> buckets() const override {
+    std::vector<BatchBucket> out;
+    for (const std::int64_t tokens : graph_->buckets().at("tokens").rungs)
+      for (const std::int64_t sequences : graph_->buckets().at("sequences").rungs)
+        if (sequences <= tokens && tokens <= sequences * info_.max_sequence_length)
+          out.push_back({.tokens = static_cast<std::uint32_t>(tokens), .sequences = static_cast<std::uint32_t>(sequences)});
+    return out;
+  }
+
   // Runs one tiny batch, so that the smallest bucket is compiled before the first caller needs it.
   // Called before the model is handed out, so no caller reads info_ while it is written.
   Status warm() {

@@ -66,6 +66,13 @@ struct EmbedOptions {
   std::uint32_t dimensions = 0;
 };
 
+// The shape a packed batch is run at: its total tokens and its sequences, each rounded up to its ladder's rung.
+struct BatchBucket {
+  std::uint32_t tokens = 0;
+  std::uint32_t sequences = 0;
+  friend bool operator==(const BatchBucket&, const BatchBucket&) = default;
+};
+
 // Token ids of several sequences packed end to end: sequence i is ids[offsets[i], offsets[i + 1]).
 struct TokenBatch {
   std::vector<std::int32_t> ids;
@@ -182,6 +189,9 @@ class Model {
 
   [[nodiscard]] virtual const ModelInfo& info() const noexcept = 0;
   [[nodiscard]] virtual ModelStats stats() const = 0;
+  // Every bucket a batch of this model can run in, as its compiled graph's ladders give them: each compiles (or
+  // loads from the disk cache) once; `accel cache warm` runs them all.
+  [[nodiscard]] virtual std::vector<BatchBucket> buckets() const = 0;
   // The device the model runs on.
   [[nodiscard]] virtual const Device& device() const noexcept = 0;
 };
