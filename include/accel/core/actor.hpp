@@ -1,16 +1,19 @@
-// Actors: a state object that owns its resources, a bounded mailbox, and one thread of its own that takes one
-// request at a time. GPU contexts are bound to threads, so the thread that built a state is the only one that
-// ever touches it — including its construction and destruction.
-//
-//   accel::System system;
-//   auto counter = system.spawn<CounterProtocol>([] { return std::make_unique<Counter>(); },
-//                                                {.name = "counter"});
-//   accel::Future<std::int64_t> f = counter->ask(Add{.amount = 2});
-//   std::int64_t total = *f.wait();
-//
-// Message path of one ask(): the request and a promise are moved into the mailbox slot (the promise's shared
-// state is the request's only allocation); the actor thread pops it, calls its state's handler, and fulfils
-// the promise with the handler's Result — or, for handlers that complete later, hands the promise on.
+/// @file
+/// Actors: a state object that owns its resources, a bounded mailbox, and one thread of its own that takes one
+/// request at a time. GPU contexts are bound to threads, so the thread that built a state is the only one that
+/// ever touches it — including its construction and destruction.
+///
+/// @code
+///   accel::System system;
+///   auto counter = system.spawn<CounterProtocol>([] { return std::make_unique<Counter>(); },
+///                                                {.name = "counter"});
+///   accel::Future<std::int64_t> f = counter->ask(Add{.amount = 2});
+///   std::int64_t total = *f.wait();
+/// @endcode
+///
+/// Message path of one ask(): the request and a promise are moved into the mailbox slot (the promise's shared
+/// state is the request's only allocation); the actor thread pops it, calls its state's handler, and fulfils
+/// the promise with the handler's Result — or, for handlers that complete later, hands the promise on.
 #pragma once
 
 #include <atomic>
@@ -39,7 +42,7 @@ namespace accel {
 enum class ActorState : std::uint8_t { starting, running, restarting, stopped };
 [[nodiscard]] std::string_view to_string(ActorState state) noexcept;
 
-// drain: finish every queued request, then stop. fail_pending: answer queued requests `cancelled` and stop.
+/// drain: finish every queued request, then stop. fail_pending: answer queued requests `cancelled` and stop.
 enum class ShutdownMode : std::uint8_t { drain, fail_pending };
 
 struct ActorOptions {
@@ -48,10 +51,10 @@ struct ActorOptions {
   SupervisionPolicy supervision{};
 };
 
-// Called (on the failing actor's thread) when an actor escalates.
+/// Called (on the failing actor's thread) when an actor escalates.
 using EscalationHandler = std::function<void(const std::string& actor, const Status& failure)>;
 
-// The part of an actor that does not depend on its protocol: thread, lifecycle and supervision.
+/// The part of an actor that does not depend on its protocol: thread, lifecycle and supervision.
 class ActorCellBase {
  public:
   ActorCellBase(ActorOptions options, EscalationHandler escalate);
@@ -62,20 +65,20 @@ class ActorCellBase {
   // -- lifecycle -----------------------------------------------------------------
   // Starts the thread and builds the state on it; returns the factory's error if that failed.
   Status start();
-  // Asks the actor to stop; returns at once. New sends fail from now on, and so do queued requests under
-  // fail_pending, each naming `reason` (default: "stop requested") as why the actor stopped.
+  /// Asks the actor to stop; returns at once. New sends fail from now on, and so do queued requests under
+  /// fail_pending, each naming `reason` (default: "stop requested") as why the actor stopped.
   void request_stop(ShutdownMode mode, Status reason = Status());
-  // Waits for the actor's thread to end. Never call from the actor's own thread.
+  /// Waits for the actor's thread to end. Never call from the actor's own thread.
   void join();
-  // Waits until the actor has stopped and destroyed its state; unlike join(), any number of threads may wait at
-  // once. Never call from the actor's own thread.
+  /// Waits until the actor has stopped and destroyed its state; unlike join(), any number of threads may wait at
+  /// once. Never call from the actor's own thread.
   void wait_stopped();
 
   // -- observers -------------------------------------------------------------------
   [[nodiscard]] const std::string& name() const noexcept { return options_.name; }
   [[nodiscard]] ActorState state() const noexcept { return state_.load(std::memory_order_acquire); }
   [[nodiscard]] int restart_count() const noexcept { return restarts_.load(std::memory_order_acquire); }
-  // Why the actor stopped; OK while it runs.
+  /// Why the actor stopped; OK while it runs.
   [[nodiscard]] Status stop_reason() const;
   [[nodiscard]] bool on_actor_thread() const noexcept { return std::this_thread::get_id() == thread_.get_id(); }
 
@@ -83,21 +86,21 @@ class ActorCellBase {
   // -- what the protocol-typed cell provides ----------------------------------------
   virtual Status build_state() = 0;
   virtual void destroy_state() noexcept = 0;
-  // Takes one request if there is one (waiting for it); returns the failure to supervise, OK, or nothing.
+  /// Takes one request if there is one (waiting for it); returns the failure to supervise, OK, or nothing.
   virtual std::optional<Status> process_next() = 0;
   virtual void close_mailbox() = 0;
   virtual void wake() = 0;
   virtual void fail_queued(const Status& reply) = 0;
   [[nodiscard]] virtual bool mailbox_empty() const = 0;
 
-  // The error a send gets once the mailbox refused it.
+  /// The error a send gets once the mailbox refused it.
   [[nodiscard]] Status describe_send_failure(const Status& push_status) const;
 
   const ActorOptions options_;
 
  private:
   void run(std::promise<Status>& started);
-  // Applies the supervision policy to `failure`; returns false when the actor must stop.
+  /// Applies the supervision policy to `failure`; returns false when the actor must stop.
   bool supervise(Status failure);
   bool restart(Status failure);
   void stop_with(Status reason);
@@ -195,7 +198,7 @@ class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
   std::unique_ptr<Handler> handler_;
 };
 
-// A copyable address of an actor. Sending to a stopped actor fails with an error naming why it stopped.
+/// A copyable address of an actor. Sending to a stopped actor fails with an error naming why it stopped.
 template <class P>
 class ActorRef {
  public:
@@ -204,7 +207,7 @@ class ActorRef {
   ActorRef() = default;
   explicit ActorRef(std::shared_ptr<Cell> cell) : cell_(std::move(cell)) {}
 
-  // Sends a request and returns the future of its reply.
+  /// Sends a request and returns the future of its reply.
   template <class Request>
   requires P::template accepts<std::remove_cvref_t<Request>> Future<response_t<std::remove_cvref_t<Request>>> ask(
       Request&& request) const {
@@ -214,14 +217,14 @@ class ActorRef {
     return cell_->ask(std::forward<Request>(request));
   }
 
-  // Sends without a reply; the Status says whether it was queued (the mailbox's overflow policy applies).
+  /// Sends without a reply; the Status says whether it was queued (the mailbox's overflow policy applies).
   template <class Request>
   requires P::template accepts<std::remove_cvref_t<Request>> Status tell(Request&& request) const {
     if (!cell_) return failed_precondition("tell() on an empty actor reference");
     return cell_->tell(std::forward<Request>(request), true);
   }
 
-  // Like tell(), but never blocks, whatever the overflow policy.
+  /// Like tell(), but never blocks, whatever the overflow policy.
   template <class Request>
   requires P::template accepts<std::remove_cvref_t<Request>> Status try_tell(Request&& request) const {
     if (!cell_) return failed_precondition("try_tell() on an empty actor reference");

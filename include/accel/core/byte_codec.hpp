@@ -1,14 +1,17 @@
-// ByteWriter / ByteReader — the one byte codec of accel: plan keys, graph encodings, requests staged for an
-// isolated worker, its replies and options, and the entries of the disk caches are all written and read with it.
-//
-// Values are little-endian as the host stores them (every reader is the same build on the same machine kind;
-// a disk entry carries a format version in its key). Lists and strings are length-prefixed. A reader trusts
-// nothing: every read is bounded by what is left, counts are checked against the bytes that remain before
-// anything is sized, and a failed read leaves the reader failed, so a chain of reads is checked once at the end:
-//
-//   ByteReader in(bytes);
-//   in.pod(shape).string(name).pods(groups);
-//   if (!in.finished()) return damaged("a staged CutlassGroupedGemm");
+/// @file
+/// ByteWriter / ByteReader — the one byte codec of accel: plan keys, graph encodings, requests staged for an
+/// isolated worker, its replies and options, and the entries of the disk caches are all written and read with it.
+///
+/// Values are little-endian as the host stores them (every reader is the same build on the same machine kind;
+/// a disk entry carries a format version in its key). Lists and strings are length-prefixed. A reader trusts
+/// nothing: every read is bounded by what is left, counts are checked against the bytes that remain before
+/// anything is sized, and a failed read leaves the reader failed, so a chain of reads is checked once at the end:
+///
+/// @code
+///   ByteReader in(bytes);
+///   in.pod(shape).string(name).pods(groups);
+///   if (!in.finished()) return damaged("a staged CutlassGroupedGemm");
+/// @endcode
 #pragma once
 
 #include <cstddef>
@@ -24,9 +27,9 @@ namespace accel {
 
 class ByteWriter {
  public:
-  // Grows as it is written.
+  /// Grows as it is written.
   ByteWriter() = default;
-  // Writes into `out` and no further: what would not fit is dropped and overflowed() says so.
+  /// Writes into `out` and no further: what would not fit is dropped and overflowed() says so.
   explicit ByteWriter(std::span<std::byte> out) noexcept : fixed_(out), bounded_(true) {}
 
   ByteWriter& raw(const void* data, std::size_t count) {
@@ -56,8 +59,8 @@ class ByteWriter {
   ByteWriter& pods(const std::vector<T>& values) {
     return pods(std::span<const T>(values));
   }
-  // Several fields in turn, each as its own bytes (never a struct with its padding): what plan keys and graph
-  // encodings are made of.
+  /// Several fields in turn, each as its own bytes (never a struct with its padding): what plan keys and graph
+  /// encodings are made of.
   template <class... T>
   ByteWriter& fields(const T&... values) {
     static_assert(
@@ -83,7 +86,7 @@ class ByteWriter {
   [[nodiscard]] std::size_t size() const noexcept { return bounded_ ? used_ : grown_.size(); }
   [[nodiscard]] std::size_t room() const noexcept { return bounded_ ? fixed_.size() - used_ : SIZE_MAX; }
   [[nodiscard]] bool overflowed() const noexcept { return overflowed_; }
-  // What was written (a growing writer only).
+  /// What was written (a growing writer only).
   [[nodiscard]] std::vector<std::byte> take() { return std::move(grown_); }
   [[nodiscard]] std::span<const std::byte> written() const noexcept {
     return bounded_ ? std::span<const std::byte>(fixed_.data(), used_) : std::span<const std::byte>(grown_);
@@ -99,7 +102,7 @@ class ByteWriter {
 
 class ByteReader {
  public:
-  // More items in one list than this is a damaged encoding, whatever the bytes left say.
+  /// More items in one list than this is a damaged encoding, whatever the bytes left say.
   static constexpr std::uint64_t kMaxItems = 1u << 24;
 
   explicit ByteReader(std::span<const std::byte> in) noexcept : in_(in) {}
@@ -129,7 +132,7 @@ class ByteReader {
     (pod(values), ...);
     return *this;
   }
-  // A count of items of at least `item_bytes` each, checked against what is left before anything is sized.
+  /// A count of items of at least `item_bytes` each, checked against what is left before anything is sized.
   ByteReader& count(std::uint64_t& n, std::size_t item_bytes) noexcept {
     pod(n);
     if (ok_ && (n > kMaxItems || (item_bytes != 0 && n > remaining() / item_bytes))) fail();
@@ -143,7 +146,7 @@ class ByteReader {
     values.resize(n);
     return raw(values.data(), n * sizeof(T));
   }
-  // The next length-prefixed bytes where they lie, without copying.
+  /// The next length-prefixed bytes where they lie, without copying.
   ByteReader& bytes(std::span<const std::byte>& data) noexcept {
     std::uint64_t n = 0;
     count(n, 1);
@@ -171,14 +174,14 @@ class ByteReader {
     return *this;
   }
 
-  // Marks the input damaged: for a caller's own check of what it read (a count out of range, say).
+  /// Marks the input damaged: for a caller's own check of what it read (a count out of range, say).
   ByteReader& fail() noexcept {
     ok_ = false;
     return *this;
   }
 
   [[nodiscard]] bool ok() const noexcept { return ok_; }
-  // Every read succeeded and every byte was read.
+  /// Every read succeeded and every byte was read.
   [[nodiscard]] bool finished() const noexcept { return ok_ && remaining() == 0; }
   [[nodiscard]] std::size_t remaining() const noexcept { return in_.size() - used_; }
 

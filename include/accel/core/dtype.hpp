@@ -1,4 +1,5 @@
-// Element types of device buffers and library requests.
+/// @file
+/// Element types of device buffers and library requests.
 #pragma once
 
 #include <complex>
@@ -9,13 +10,13 @@
 
 namespace accel {
 
-// c64 and c128 are complex numbers of two f32 or two f64 (real first), as std::complex and cuComplex store them;
-// c32 is two f16 (real first), as cuFFT's half-precision transforms store them (CUDA_C_16F).
-// New types go last, so that the values before them keep their numbers on the wire: fp8_e5m2 (for NCCL's
-// collectives), then c32 (for half-precision FFTs).
+/// c64 and c128 are complex numbers of two f32 or two f64 (real first), as std::complex and cuComplex store them;
+/// c32 is two f16 (real first), as cuFFT's half-precision transforms store them (CUDA_C_16F).
+/// New types go last, so that the values before them keep their numbers on the wire: fp8_e5m2 (for NCCL's
+/// collectives), then c32 (for half-precision FFTs).
 enum class DType : std::uint8_t { f32, f64, f16, bf16, fp8_e4m3, i8, i32, u8, u32, i64, u64, c64, c128, fp8_e5m2, c32 };
 
-// Whether a byte from outside names a DType.
+/// Whether a byte from outside names a DType.
 [[nodiscard]] constexpr bool is_dtype(std::uint8_t value) noexcept {
   return value <= static_cast<std::uint8_t>(DType::c32);
 }
@@ -43,7 +44,7 @@ enum class DType : std::uint8_t { f32, f64, f16, bf16, fp8_e4m3, i8, i32, u8, u3
 
 [[nodiscard]] std::string_view to_string(DType dtype) noexcept;
 
-// 16-bit and 8-bit floats are stored as raw bits on the host side; the device interprets them.
+/// 16-bit and 8-bit floats are stored as raw bits on the host side; the device interprets them.
 struct Half {
   std::uint16_t bits;
 };
@@ -57,8 +58,8 @@ struct Float8E5M2 {
   std::uint8_t bits;
 };
 
-// Conversions to and from float: round to nearest even; fp8 e4m3 (OCP "e4m3fn": no infinities) saturates to
-// ±448 and keeps NaN; fp8 e5m2 (IEEE-like: the top byte of an f16) has infinities and overflows to them.
+/// Conversions to and from float: round to nearest even; fp8 e4m3 (OCP "e4m3fn": no infinities) saturates to
+/// ±448 and keeps NaN; fp8 e5m2 (IEEE-like: the top byte of an f16) has infinities and overflows to them.
 [[nodiscard]] float to_float(Half value) noexcept;
 [[nodiscard]] float to_float(BFloat16 value) noexcept;
 [[nodiscard]] float to_float(Float8E4M3 value) noexcept;

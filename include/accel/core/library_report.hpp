@@ -1,6 +1,7 @@
-// accel::LibraryReport — what the library families tell a device about themselves when it is queried: the
-// libraries they answer with and the statistics of their caches. Several requests of one family report the same
-// library and caches, so an entry replaces one of the same name.
+/// @file
+/// accel::LibraryReport — what the library families tell a device about themselves when it is queried: the
+/// libraries they answer with and the statistics of their caches. Several requests of one family report the same
+/// library and caches, so an entry replaces one of the same name.
 #pragma once
 
 #include <utility>

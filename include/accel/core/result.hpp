@@ -1,13 +1,18 @@
-// accel::Result<T> — a value or a non-OK Status, never both, never an OK status without a value.
-//
-//   accel::Result<BufferHandle> r = table.allocate(...);
-//   if (!r) return r.status();
-//   use(*r);
-//
-//   ACCEL_ASSIGN_OR_RETURN(auto view, table.resolve(handle));
-//
-// Constructing a Result from an OK Status is a bug: it is turned into an `internal` error that says so,
-// rather than a Result that claims success and holds nothing.
+/// @file
+/// accel::Result<T> — a value or a non-OK Status, never both, never an OK status without a value.
+///
+/// @code
+///   accel::Result<BufferHandle> r = table.allocate(...);
+///   if (!r) return r.status();
+///   use(*r);
+/// @endcode
+///
+/// @code
+///   ACCEL_ASSIGN_OR_RETURN(auto view, table.resolve(handle));
+/// @endcode
+///
+/// Constructing a Result from an OK Status is a bug: it is turned into an `internal` error that says so,
+/// rather than a Result that claims success and holds nothing.
 #pragma once
 
 #include <cstdlib>
@@ -23,7 +28,7 @@ namespace detail {
 [[noreturn]] void abort_with_status(const Status& status);
 }  // namespace detail
 
-// The value of a request that has no payload.
+/// The value of a request that has no payload.
 struct Done {
   friend bool operator==(Done, Done) noexcept { return true; }
 };
@@ -42,7 +47,7 @@ class [[nodiscard]] Result {
   Result(Status status) : data_(std::in_place_index<0>, std::move(status)) {  // NOLINT(google-explicit-constructor)
     if (std::get<0>(data_).ok()) data_ = internal_error("Result constructed from an OK status without a value");
   }
-  // From anything T converts from (a unique_ptr<Derived> for a Result<unique_ptr<Base>>, say).
+  /// From anything T converts from (a unique_ptr<Derived> for a Result<unique_ptr<Base>>, say).
   template <class U>
   requires(!std::is_same_v<std::remove_cvref_t<U>, T> && !std::is_same_v<std::remove_cvref_t<U>, Status> &&
            !std::is_same_v<std::remove_cvref_t<U>, Result> && std::is_convertible_v<U&&, T>) Result(U&& value)
@@ -54,11 +59,11 @@ class [[nodiscard]] Result {
   [[nodiscard]] bool ok() const noexcept { return data_.index() == 1; }
   explicit operator bool() const noexcept { return ok(); }
 
-  // The error, or an OK Status when a value is held.
+  /// The error, or an OK Status when a value is held.
   [[nodiscard]] Status status() const { return ok() ? Status() : std::get<0>(data_); }
   [[nodiscard]] Code code() const noexcept { return ok() ? Code::ok : std::get<0>(data_).code(); }
 
-  // Using the value of an error Result is a programming error: it aborts with the status printed.
+  /// Using the value of an error Result is a programming error: it aborts with the status printed.
   [[nodiscard]] T& value() & { return checked(), std::get<1>(data_); }
   [[nodiscard]] const T& value() const& { return checked(), std::get<1>(data_); }
   [[nodiscard]] T&& value() && { return checked(), std::get<1>(std::move(data_)); }
@@ -93,7 +98,7 @@ inline constexpr bool is_result_v = is_result<std::remove_cvref_t<T>>::value;
 #define ACCEL_CONCAT_INNER_(a, b) a##b
 #define ACCEL_CONCAT_(a, b) ACCEL_CONCAT_INNER_(a, b)
 
-// Declares `lhs` from the value of `rexpr` (a Result), or returns its error from the enclosing function.
+/// Declares `lhs` from the value of `rexpr` (a Result), or returns its error from the enclosing function.
 #define ACCEL_ASSIGN_OR_RETURN(lhs, rexpr) \
   ACCEL_ASSIGN_OR_RETURN_IMPL_(ACCEL_CONCAT_(accel_result_, __LINE__), lhs, rexpr)
 #define ACCEL_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, rexpr) \

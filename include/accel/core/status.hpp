@@ -1,16 +1,19 @@
-// accel::Status — an error value that costs one pointer when OK.
-//
-// Every fallible call in accel returns a Status or a Result<T>; nothing throws across the async boundary.
-// A non-OK Status carries a Code (what went wrong, and so what the caller may do about it), a Source (which
-// layer or library reported it), the library's raw error code where there is one, and a message that names
-// what was wrong.
-//
-//   accel::Status s = validate(request);
-//   if (!s.ok()) return s;                       // or ACCEL_RETURN_IF_ERROR(validate(request));
-//   if (s.code() == accel::Code::stale_handle) ...
-//
-// Why not std::error_code: it carries no message and no raw library code, and its categories are singletons
-// compared by address, which does not survive the process boundary that isolated devices cross.
+/// @file
+/// accel::Status — an error value that costs one pointer when OK.
+///
+/// Every fallible call in accel returns a Status or a Result<T>; nothing throws across the async boundary.
+/// A non-OK Status carries a Code (what went wrong, and so what the caller may do about it), a Source (which
+/// layer or library reported it), the library's raw error code where there is one, and a message that names
+/// what was wrong.
+///
+/// @code
+///   accel::Status s = validate(request);
+///   if (!s.ok()) return s;                       // or ACCEL_RETURN_IF_ERROR(validate(request));
+///   if (s.code() == accel::Code::stale_handle) ...
+/// @endcode
+///
+/// Why not std::error_code: it carries no message and no raw library code, and its categories are singletons
+/// compared by address, which does not survive the process boundary that isolated devices cross.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +23,7 @@
 
 namespace accel {
 
-// Prefer the most specific code. Each says whether retrying the same request can help.
+/// Prefer the most specific code. Each says whether retrying the same request can help.
 enum class Code : std::uint8_t {
   ok = 0,
   // The request itself is wrong (shape, dtype, size, alignment, null handle). Do not retry; fix the request.
@@ -52,7 +55,7 @@ enum class Code : std::uint8_t {
 };
 inline constexpr int kCodeCount = static_cast<int>(Code::internal) + 1;
 
-// Which layer or library reported the error; `raw_code` is that library's own code.
+/// Which layer or library reported the error; `raw_code` is that library's own code.
 enum class Source : std::uint8_t {
   runtime = 0,
   os,
@@ -77,7 +80,7 @@ inline constexpr int kSourceCount = static_cast<int>(Source::openblas) + 1;
 class [[nodiscard]] Status {
  public:
   // -- construction ----------------------------------------------------------
-  Status() noexcept = default;  // OK
+  Status() noexcept = default;  ///< OK
   Status(Code code, std::string message, Source source = Source::runtime, std::int64_t raw_code = 0);
 
   Status(const Status& other);
@@ -95,13 +98,13 @@ class [[nodiscard]] Status {
     return rep_ ? std::string_view(rep_->message) : std::string_view();
   }
 
-  // "stale_handle: buffer #3 was freed" or "internal [cublas 14]: ...".
+  /// "stale_handle: buffer #3 was freed" or "internal [cublas 14]: ...".
   [[nodiscard]] std::string to_string() const;
 
-  // Returns a copy whose message is prefixed with `context: `; OK stays OK.
+  /// Returns a copy whose message is prefixed with `context: `; OK stays OK.
   [[nodiscard]] Status with_context(std::string_view context) const;
 
-  // Keeps the first error: an OK status takes `other`, an error keeps itself.
+  /// Keeps the first error: an OK status takes `other`, an error keeps itself.
   void update(const Status& other);
 
   friend bool operator==(const Status& a, const Status& b) noexcept;
@@ -130,7 +133,7 @@ Status internal_error(std::string message);
 
 }  // namespace accel
 
-// Returns from the enclosing function if `expr` (a Status) is not OK.
+/// Returns from the enclosing function if `expr` (a Status) is not OK.
 #define ACCEL_RETURN_IF_ERROR(expr)                                                        \
   do {                                                                                     \
     if (::accel::Status accel_status_ = (expr); !accel_status_.ok()) return accel_status_; \

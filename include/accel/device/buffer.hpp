@@ -1,9 +1,10 @@
-// Device buffers as users hold them: a typed, shared-ownership Buffer<T> over a BufferHandle
-// (accel/core/buffer_handle.hpp).
-//
-// Buffer<T> adds ownership: copies share one owner, and when the last copy goes away the buffer is freed.
-// Freeing it explicitly (Device::free) frees it for every copy at once; their next use is `stale_handle`.
-// Any number of requests may read and write the same buffer; the device orders them (see docs/ARCHITECTURE.md).
+/// @file
+/// Device buffers as users hold them: a typed, shared-ownership Buffer<T> over a BufferHandle
+/// (accel/core/buffer_handle.hpp).
+///
+/// Buffer<T> adds ownership: copies share one owner, and when the last copy goes away the buffer is freed.
+/// Freeing it explicitly (Device::free) frees it for every copy at once; their next use is `stale_handle`.
+/// Any number of requests may read and write the same buffer; the device orders them (see docs/ARCHITECTURE.md).
 #pragma once
 
 #include <cstddef>
@@ -19,7 +20,7 @@
 namespace accel {
 
 namespace detail {
-// Frees a buffer when its last Buffer<T> owner goes away. Implemented by the device.
+/// Frees a buffer when its last Buffer<T> owner goes away. Implemented by the device.
 class BufferReleaser {
  public:
   virtual ~BufferReleaser() = default;

@@ -1,7 +1,8 @@
-// The protocol every device actor speaks, CPU or CUDA, in process or isolated: the same request types, so user
-// code does not change between devices. It is the device's own requests (memory, copies, queries, faults) and
-// every library family's; each family's requests run on every device through its operation contract
-// (src/operation/operation.hpp), so registering a family is its one line below.
+/// @file
+/// The protocol every device actor speaks, CPU or CUDA, in process or isolated: the same request types, so user
+/// code does not change between devices. It is the device's own requests (memory, copies, queries, faults) and
+/// every library family's; each family's requests run on every device through its operation contract
+/// (src/operation/operation.hpp), so registering a family is its one line below.
 #pragma once
 
 #include "accel/core/protocol.hpp"
@@ -22,15 +23,15 @@ namespace accel {
 using DeviceRequests = RequestList<Allocate, Free, CopyToDevice, CopyToHost, CopyOnDevice, QueryDevice, ResetContext,
                                    RecordFence, WaitFence, InjectFault>;
 
-using LibraryRequests = ConcatRequests<blas::Requests,    //
-                                       dnn::Requests,     //
-                                       jit::Requests,     //
-                                       graph::Requests,   //
-                                       fft::Requests,     //
-                                       solver::Requests,  //
-                                       rand::Requests,    //
-                                       sparse::Requests,  //
-                                       tensor::Requests,  //
+using LibraryRequests = ConcatRequests<blas::Requests,    ///<
+                                       dnn::Requests,     ///<
+                                       jit::Requests,     ///<
+                                       graph::Requests,   ///<
+                                       fft::Requests,     ///<
+                                       solver::Requests,  ///<
+                                       rand::Requests,    ///<
+                                       sparse::Requests,  ///<
+                                       tensor::Requests,  ///<
                                        collective::Requests>;
 
 using DeviceProtocol = ProtocolOf<ConcatRequests<DeviceRequests, LibraryRequests>>;

@@ -1,18 +1,21 @@
-// An operation graph: tensors and the ops between them, described on the host, validated once, executed on
-// any device (cuDNN on CUDA, the reference implementation on the CPU) through RunGraph.
-//
-//   accel::dnn::GraphBuilder b;
-//   auto x = b.tensor(DType::f16, {32, 64, 56, 56}, TensorLayout::channels_last);
-//   auto w = b.tensor(DType::f16, {64, 64, 3, 3}, TensorLayout::channels_last);
-//   auto bias = b.tensor(DType::f16, {1, 64, 1, 1});
-//   auto y = b.relu(b.add(b.conv_forward(x, w, {.pre_padding = {1, 1}, .post_padding = {1, 1}}), bias));
-//   b.output(y, DType::f16, TensorLayout::channels_last);
-//   std::shared_ptr<const Graph> graph = *b.build();
-//   device.ask(RunGraph{graph, {{x, xs}, {w, ws}, {bias, bs}, {y, ys}}});
-//
-// The builder infers every intermediate's dims (virtual tensors in f32) and reports the first mistake from
-// build(), naming the op. A built Graph carries its signature: a canonical byte encoding of everything
-// that changes the plan, and its 64-bit hash. Plan caches compare the bytes, so equal keys are equal graphs.
+/// @file
+/// An operation graph: tensors and the ops between them, described on the host, validated once, executed on
+/// any device (cuDNN on CUDA, the reference implementation on the CPU) through RunGraph.
+///
+/// @code
+///   accel::dnn::GraphBuilder b;
+///   auto x = b.tensor(DType::f16, {32, 64, 56, 56}, TensorLayout::channels_last);
+///   auto w = b.tensor(DType::f16, {64, 64, 3, 3}, TensorLayout::channels_last);
+///   auto bias = b.tensor(DType::f16, {1, 64, 1, 1});
+///   auto y = b.relu(b.add(b.conv_forward(x, w, {.pre_padding = {1, 1}, .post_padding = {1, 1}}), bias));
+///   b.output(y, DType::f16, TensorLayout::channels_last);
+///   std::shared_ptr<const Graph> graph = *b.build();
+///   device.ask(RunGraph{graph, {{x, xs}, {w, ws}, {bias, bs}, {y, ys}}});
+/// @endcode
+///
+/// The builder infers every intermediate's dims (virtual tensors in f32) and reports the first mistake from
+/// build(), naming the op. A built Graph carries its signature: a canonical byte encoding of everything
+/// that changes the plan, and its 64-bit hash. Plan caches compare the bytes, so equal keys are equal graphs.
 #pragma once
 
 #include <cstdint>
@@ -43,28 +46,28 @@ class Graph {
   [[nodiscard]] const std::vector<TensorDesc>& tensors() const noexcept { return tensors_; }
   [[nodiscard]] const std::vector<Node>& nodes() const noexcept { return nodes_; }
   [[nodiscard]] const GraphSignature& signature() const noexcept { return signature_; }
-  // The tensor of a uid, or null.
+  /// The tensor of a uid, or null.
   [[nodiscard]] const TensorDesc* find(std::uint32_t uid) const noexcept;
-  // Tensors a RunGraph must bind: every non-virtual one, in uid order.
+  /// Tensors a RunGraph must bind: every non-virtual one, in uid order.
   [[nodiscard]] std::vector<std::uint32_t> bound_uids() const;
-  // Whether an op writes the tensor (a graph output) rather than only reading it.
+  /// Whether an op writes the tensor (a graph output) rather than only reading it.
   [[nodiscard]] bool writes(std::uint32_t uid) const noexcept;
   [[nodiscard]] std::string to_string() const;
 
-  // Validates a description (dims agree between ops, every op's tensors exist, no cycles) and computes its
-  // signature. GraphBuilder::build and the isolated device's decoder both end here.
+  /// Validates a description (dims agree between ops, every op's tensors exist, no cycles) and computes its
+  /// signature. GraphBuilder::build and the isolated device's decoder both end here.
   static Result<std::shared_ptr<const Graph>> create(std::vector<TensorDesc> tensors, std::vector<Node> nodes);
-  // The inverse of signature().bytes.
+  /// The inverse of signature().bytes.
   static Result<std::shared_ptr<const Graph>> decode(std::span<const std::byte> bytes);
 
  private:
-  std::vector<TensorDesc> tensors_;     // sorted by uid
-  std::vector<Node> nodes_;             // in a valid execution order
-  std::vector<std::uint32_t> written_;  // sorted
+  std::vector<TensorDesc> tensors_;     ///< sorted by uid
+  std::vector<Node> nodes_;             ///< in a valid execution order
+  std::vector<std::uint32_t> written_;  ///< sorted
   GraphSignature signature_;
 };
 
-// A tensor of the graph under construction.
+/// A tensor of the graph under construction.
 struct TensorRef {
   std::uint32_t uid = 0;
   [[nodiscard]] bool is_null() const noexcept { return uid == 0; }
@@ -73,8 +76,8 @@ struct TensorRef {
 struct ConvParams {
   std::initializer_list<std::int64_t> pre_padding = {};
   std::initializer_list<std::int64_t> post_padding = {};
-  std::initializer_list<std::int64_t> stride = {};    // default 1
-  std::initializer_list<std::int64_t> dilation = {};  // default 1
+  std::initializer_list<std::int64_t> stride = {};    ///< default 1
+  std::initializer_list<std::int64_t> dilation = {};  ///< default 1
 };
 
 struct PoolingParams {
@@ -88,25 +91,25 @@ struct PoolingParams {
 struct AttentionParams {
   float scale = 1.0f;
   bool causal = false;
-  TensorRef seq_len_q;  // padding mask: both or neither
+  TensorRef seq_len_q;  ///< padding mask: both or neither
   TensorRef seq_len_kv;
   bool with_stats = false;
 };
 
 struct NormOutputs {
   TensorRef y;
-  TensorRef mean;          // training only (not for RMS norm)
-  TensorRef inv_variance;  // training only
+  TensorRef mean;          ///< training only (not for RMS norm)
+  TensorRef inv_variance;  ///< training only
 };
 
 struct AttentionOutputs {
   TensorRef o;
-  TensorRef stats;  // with_stats only
+  TensorRef stats;  ///< with_stats only
 };
 
 class GraphBuilder {
  public:
-  // An input: packed in `layout`, or with explicit strides.
+  /// An input: packed in `layout`, or with explicit strides.
   TensorRef tensor(DType dtype, std::initializer_list<std::int64_t> dims,
                    TensorLayout layout = TensorLayout::channels_first);
   TensorRef tensor(DType dtype, std::span<const std::int64_t> dims, std::span<const std::int64_t> strides);
@@ -132,7 +135,7 @@ class GraphBuilder {
   TensorRef pooling(TensorRef x, PoolingParams params);
   AttentionOutputs attention(TensorRef q, TensorRef k, TensorRef v, AttentionParams params);
 
-  // Makes an op's result a graph output, stored in `dtype` (packed in `layout`).
+  /// Makes an op's result a graph output, stored in `dtype` (packed in `layout`).
   void output(TensorRef t, DType dtype, TensorLayout layout = TensorLayout::channels_first);
 
   [[nodiscard]] Result<std::shared_ptr<const Graph>> build();
@@ -140,10 +143,10 @@ class GraphBuilder {
  private:
   TensorRef add_tensor(TensorDesc desc);
   TensorRef add_virtual(std::span<const std::int64_t> dims, TensorLayout layout);
-  // The uid the (offset+1)-th tensor created from now on will get: results are named before they exist.
+  /// The uid the (offset+1)-th tensor created from now on will get: results are named before they exist.
   [[nodiscard]] std::uint32_t upcoming_uid(std::uint32_t offset = 0) const noexcept;
-  // Checks the node, creates its not-yet-existing results as virtual tensors (in `layout`) and appends it.
-  // False (and the builder failed) when the node is wrong.
+  /// Checks the node, creates its not-yet-existing results as virtual tensors (in `layout`) and appends it.
+  /// False (and the builder failed) when the node is wrong.
   bool append(const Node& node, TensorLayout layout);
   TensorRef convolution(ConvDirection direction, TensorRef a, TensorRef b, std::span<const std::int64_t> given_dims,
                         const ConvParams& params);
@@ -165,8 +168,8 @@ struct TensorBinding {
 
 namespace accel {
 
-// Runs a built graph on the device. Every non-virtual tensor is bound to a buffer of its dtype that holds
-// its storage extent; inputs are read, outputs written.
+/// Runs a built graph on the device. Every non-virtual tensor is bound to a buffer of its dtype that holds
+/// its storage extent; inputs are read, outputs written.
 struct RunGraph {
   static constexpr const char* kName = "RunGraph";
   using Response = Done;

@@ -1,6 +1,7 @@
-// The operations of a graph: one plain struct per kind, naming its tensors by uid (0 = absent) and holding
-// only what changes the result. What each op computes is stated once here; the CPU reference and the cuDNN
-// lowering implement exactly this.
+/// @file
+/// The operations of a graph: one plain struct per kind, naming its tensors by uid (0 = absent) and holding
+/// only what changes the result. What each op computes is stated once here; the CPU reference and the cuDNN
+/// lowering implement exactly this.
 #pragma once
 
 #include <array>
@@ -10,15 +11,15 @@
 
 namespace accel::dnn {
 
-using SpatialParams = std::array<std::int64_t, 3>;  // per spatial dim; the first `spatial_rank` are used
+using SpatialParams = std::array<std::int64_t, 3>;  ///< per spatial dim; the first `spatial_rank` are used
 
 enum class ConvDirection : std::uint8_t {
-  forward,          // a = x [N, C, spatial], b = w [K, C/groups, filter] -> out = y [N, K, out spatial]
-  backward_data,    // a = dy, b = w -> out = dx
-  backward_filter,  // a = x, b = dy -> out = dw
+  forward,          ///< a = x [N, C, spatial], b = w [K, C/groups, filter] -> out = y [N, K, out spatial]
+  backward_data,    ///< a = dy, b = w -> out = dx
+  backward_filter,  ///< a = x, b = dy -> out = dw
 };
 
-// Cross-correlation, as cuDNN and PyTorch compute it. Groups are implied by the dims: C / w's dim 1.
+/// Cross-correlation, as cuDNN and PyTorch compute it. Groups are implied by the dims: C / w's dim 1.
 struct ConvolutionNode {
   ConvDirection direction = ConvDirection::forward;
   std::uint8_t spatial_rank = 2;
@@ -33,7 +34,7 @@ struct ConvolutionNode {
 };
 
 enum class PointwiseMode : std::uint8_t {
-  // binary (b broadcasts over dims of size 1)
+  /// binary (b broadcasts over dims of size 1)
   add,
   sub,
   mul,
@@ -60,8 +61,8 @@ enum class PointwiseMode : std::uint8_t {
 [[nodiscard]] bool is_binary(PointwiseMode mode) noexcept;
 [[nodiscard]] std::string_view to_string(PointwiseMode mode) noexcept;
 
-// out = mode(a) or mode(a, b). `alpha` is swish's beta (x * sigmoid(alpha x)), elu's alpha and softplus's
-// beta (log(1 + exp(alpha x)) / alpha); other modes ignore it.
+/// out = mode(a) or mode(a, b). `alpha` is swish's beta (x * sigmoid(alpha x)), elu's alpha and softplus's
+/// beta (log(1 + exp(alpha x)) / alpha); other modes ignore it.
 struct PointwiseNode {
   PointwiseMode mode = PointwiseMode::identity;
   std::uint32_t a = 0;
@@ -71,7 +72,7 @@ struct PointwiseNode {
   friend bool operator==(const PointwiseNode&, const PointwiseNode&) noexcept = default;
 };
 
-// out[..., m, n] = sum_k a[..., m, k] * b[..., k, n]; leading (batch) dims broadcast where one side has 1.
+/// out[..., m, n] = sum_k a[..., m, k] * b[..., k, n]; leading (batch) dims broadcast where one side has 1.
 struct MatmulNode {
   std::uint32_t a = 0;
   std::uint32_t b = 0;
@@ -79,10 +80,10 @@ struct MatmulNode {
   friend bool operator==(const MatmulNode&, const MatmulNode&) noexcept = default;
 };
 
-// Per-channel (dim 1) statistics over every other dim. scale, bias, mean and inv_variance are [1, C, 1...].
-//   y = (x - mean) * inv_variance * scale + bias
-// Inference reads mean and inv_variance; training computes them from x (inv_variance = 1/sqrt(var + epsilon),
-// var the biased variance) and writes them.
+/// Per-channel (dim 1) statistics over every other dim. scale, bias, mean and inv_variance are [1, C, 1...].
+///   y = (x - mean) * inv_variance * scale + bias
+/// Inference reads mean and inv_variance; training computes them from x (inv_variance = 1/sqrt(var + epsilon),
+/// var the biased variance) and writes them.
 struct BatchNormNode {
   bool training = false;
   std::uint32_t x = 0;
@@ -95,10 +96,10 @@ struct BatchNormNode {
   friend bool operator==(const BatchNormNode&, const BatchNormNode&) noexcept = default;
 };
 
-// Per-sample statistics over every dim but dim 0. scale and bias have x's dims with dim 0 set to 1.
-//   layer norm: y = (x - mean) * inv_variance * scale + bias
-//   RMS norm:   y = x * inv_variance * scale (+ bias if given), inv_variance = 1/sqrt(mean(x^2) + epsilon)
-// Training also writes mean (layer norm) and inv_variance, each [N, 1, ...].
+/// Per-sample statistics over every dim but dim 0. scale and bias have x's dims with dim 0 set to 1.
+///   layer norm: y = (x - mean) * inv_variance * scale + bias
+///   RMS norm:   y = x * inv_variance * scale (+ bias if given), inv_variance = 1/sqrt(mean(x^2) + epsilon)
+/// Training also writes mean (layer norm) and inv_variance, each [N, 1, ...].
 enum class NormKind : std::uint8_t { layer, rms };
 struct NormNode {
   NormKind kind = NormKind::layer;
@@ -113,8 +114,8 @@ struct NormNode {
   friend bool operator==(const NormNode&, const NormNode&) noexcept = default;
 };
 
-// Reduces every dim where out has extent 1 and x does not. mean = add / count; norm1 = sum |x|;
-// norm2 = sqrt(sum x^2).
+/// Reduces every dim where out has extent 1 and x does not. mean = add / count; norm1 = sum |x|;
+/// norm2 = sqrt(sum x^2).
 enum class ReductionMode : std::uint8_t { add, mul, min, max, mean, norm1, norm2 };
 [[nodiscard]] std::string_view to_string(ReductionMode mode) noexcept;
 struct ReductionNode {
@@ -124,15 +125,15 @@ struct ReductionNode {
   friend bool operator==(const ReductionNode&, const ReductionNode&) noexcept = default;
 };
 
-// The same elements in row-major order of the logical dims, under new dims.
+/// The same elements in row-major order of the logical dims, under new dims.
 struct ReshapeNode {
   std::uint32_t x = 0;
   std::uint32_t out = 0;
   friend bool operator==(const ReshapeNode&, const ReshapeNode&) noexcept = default;
 };
 
-// Pooling over the spatial dims of [N, C, spatial]. Average with `average_include_padding` divides by the
-// window size; `average_exclude_padding` by the number of elements inside the input.
+/// Pooling over the spatial dims of [N, C, spatial]. Average with `average_include_padding` divides by the
+/// window size; `average_exclude_padding` by the number of elements inside the input.
 enum class PoolingMode : std::uint8_t { max, average_include_padding, average_exclude_padding };
 [[nodiscard]] std::string_view to_string(PoolingMode mode) noexcept;
 struct PoolingNode {
@@ -147,11 +148,11 @@ struct PoolingNode {
   friend bool operator==(const PoolingNode&, const PoolingNode&) noexcept = default;
 };
 
-// Scaled dot-product attention, forward: q [B, H, Sq, D], k [B, H, Skv, D], v [B, H, Skv, Dv] ->
-// o [B, H, Sq, Dv], o = softmax(scale * q k^T + mask) v. `causal` masks key j > query i (top-left aligned).
-// With seq_len_q / seq_len_kv ([B, 1, 1, 1] i32) rows i >= seq_len_q[b] and keys j >= seq_len_kv[b] are
-// padding: masked keys get no weight and padded query rows of o are written as 0. `stats` ([B, H, Sq, 1],
-// f32), when given, receives the log-sum-exp of each row (what the backward pass needs).
+/// Scaled dot-product attention, forward: q [B, H, Sq, D], k [B, H, Skv, D], v [B, H, Skv, Dv] ->
+/// o [B, H, Sq, Dv], o = softmax(scale * q k^T + mask) v. `causal` masks key j > query i (top-left aligned).
+/// With seq_len_q / seq_len_kv ([B, 1, 1, 1] i32) rows i >= seq_len_q[b] and keys j >= seq_len_kv[b] are
+/// padding: masked keys get no weight and padded query rows of o are written as 0. `stats` ([B, H, Sq, 1],
+/// f32), when given, receives the log-sum-exp of each row (what the backward pass needs).
 struct AttentionNode {
   std::uint32_t q = 0;
   std::uint32_t k = 0;

@@ -1,9 +1,10 @@
-// Tensors of a cuDNN-style operation graph: plain descriptions (uid, element type, dims, strides), no data.
-//
-// Dims are always in logical order — N, C, then the spatial dims for activations and filters (K, C/groups,
-// spatial), or the caller's order for other tensors — and strides say how they are stored. A packed NHWC
-// tensor is dims {N, C, H, W} with strides {H*W*C, 1, W*C, C}: the order of the dims never changes with
-// the layout, only the strides do (as in cuDNN).
+/// @file
+/// Tensors of a cuDNN-style operation graph: plain descriptions (uid, element type, dims, strides), no data.
+///
+/// Dims are always in logical order — N, C, then the spatial dims for activations and filters (K, C/groups,
+/// spatial), or the caller's order for other tensors — and strides say how they are stored. A packed NHWC
+/// tensor is dims {N, C, H, W} with strides {H*W*C, 1, W*C, C}: the order of the dims never changes with
+/// the layout, only the strides do (as in cuDNN).
 #pragma once
 
 #include <array>
@@ -19,8 +20,8 @@ namespace accel::dnn {
 
 inline constexpr std::size_t kMaxDims = 8;
 
-// How a packed tensor's dims are stored. `channels_first` is row-major over the logical order (NCHW, NCDHW,
-// and plain row-major for tensors without channels); `channels_last` moves dim 1 innermost (NHWC, NDHWC).
+/// How a packed tensor's dims are stored. `channels_first` is row-major over the logical order (NCHW, NCDHW,
+/// and plain row-major for tensors without channels); `channels_last` moves dim 1 innermost (NHWC, NDHWC).
 enum class TensorLayout : std::uint8_t { channels_first, channels_last };
 
 [[nodiscard]] std::string_view to_string(TensorLayout layout) noexcept;
@@ -28,11 +29,11 @@ enum class TensorLayout : std::uint8_t { channels_first, channels_last };
 using Dims = std::array<std::int64_t, kMaxDims>;
 
 struct TensorDesc {
-  std::uint32_t uid = 0;  // unique within a graph; 0 is "no tensor"
+  std::uint32_t uid = 0;  ///< unique within a graph; 0 is "no tensor"
   DType dtype = DType::f32;
   std::uint8_t rank = 0;
-  bool is_virtual = false;       // an intermediate result that never reaches memory
-  std::uint16_t alignment = 16;  // bytes the bound address is aligned to (cuDNN picks kernels by it)
+  bool is_virtual = false;       ///< an intermediate result that never reaches memory
+  std::uint16_t alignment = 16;  ///< bytes the bound address is aligned to (cuDNN picks kernels by it)
   Dims dims{};
   Dims strides{};
 
@@ -41,13 +42,13 @@ struct TensorDesc {
   friend bool operator==(const TensorDesc&, const TensorDesc&) noexcept = default;
 };
 
-// Strides of a packed tensor of these dims in this layout.
+/// Strides of a packed tensor of these dims in this layout.
 [[nodiscard]] Dims packed_strides(std::span<const std::int64_t> dims, TensorLayout layout) noexcept;
-// Elements in the tensor's dims.
+/// Elements in the tensor's dims.
 [[nodiscard]] std::uint64_t element_count(const TensorDesc& tensor) noexcept;
-// Elements a buffer must hold for the tensor: one past the largest offset its strides reach.
+/// Elements a buffer must hold for the tensor: one past the largest offset its strides reach.
 [[nodiscard]] std::uint64_t storage_extent(const TensorDesc& tensor) noexcept;
-// Dims in range, strides non-negative, no overflow of the extent.
+/// Dims in range, strides non-negative, no overflow of the extent.
 [[nodiscard]] Status validate(const TensorDesc& tensor, std::string_view role);
 [[nodiscard]] std::string to_string(const TensorDesc& tensor);
 

@@ -1,11 +1,12 @@
-// accel::embed::Model — a transformer encoder with its head, loaded from a model folder (sentence-transformers'
-// or a bare transformers checkpoint) and run on an accel Device. One API for every family and head: texts (or
-// token ids) in; out, one row per input of a dense embedding, a sparse vocabulary-sized SPLADE vector, or a
-// cross-encoder's scores.
-//
-// Texts are tokenised on the host threads (the folder's tokenizer.json, any pipeline), packed end to end without
-// padding, and run by the model's compiled graph (graph/), whose executables are cached per bucket of the total
-// token count. Every call returns a Future, like the rest of accel; calls may come from any thread.
+/// @file
+/// accel::embed::Model — a transformer encoder with its head, loaded from a model folder (sentence-transformers'
+/// or a bare transformers checkpoint) and run on an accel Device. One API for every family and head: texts (or
+/// token ids) in; out, one row per input of a dense embedding, a sparse vocabulary-sized SPLADE vector, or a
+/// cross-encoder's scores.
+///
+/// Texts are tokenised on the host threads (the folder's tokenizer.json, any pipeline), packed end to end without
+/// padding, and run by the model's compiled graph (graph/), whose executables are cached per bucket of the total
+/// token count. Every call returns a Future, like the rest of accel; calls may come from any thread.
 #pragma once
 
 #include <cstdint>
@@ -30,48 +31,48 @@
 namespace accel::embed {
 
 struct ModelOptions {
-  // A sentence-transformers folder (modules.json and the modules it lists) or a transformers checkpoint
-  // (config.json, tokenizer.json, model.safetensors): embed/model_folder.hpp says what loads.
+  /// A sentence-transformers folder (modules.json and the modules it lists) or a transformers checkpoint
+  /// (config.json, tokenizer.json, model.safetensors): embed/model_folder.hpp says what loads.
   std::filesystem::path folder;
-  // The dtype the encoder computes in: empty picks f16 on a CUDA device and f32 on the CPU.
+  /// The dtype the encoder computes in: empty picks f16 on a CUDA device and f32 on the CPU.
   std::optional<DType> compute;
-  // The most tokens one packed run holds; larger calls are split into runs of at most this many tokens. A SPLADE
-  // model runs at most 2^26 / vocabulary tokens at once (2,048 for BERT's vocabulary): each token's logits over
-  // the whole vocabulary are held before they are pooled.
+  /// The most tokens one packed run holds; larger calls are split into runs of at most this many tokens. A SPLADE
+  /// model runs at most 2^26 / vocabulary tokens at once (2,048 for BERT's vocabulary): each token's logits over
+  /// the whole vocabulary are held before they are pooled.
   std::uint32_t batch_tokens = 16384;
-  // Host threads that tokenise a call's texts (0: the hardware's).
+  /// Host threads that tokenise a call's texts (0: the hardware's).
   unsigned tokenizer_threads = 0;
 };
 
-// What to do with a text longer than the model's max_sequence_length (special tokens included): keep its
-// beginning (right: the end is cut), keep its end, or refuse it.
+/// What to do with a text longer than the model's max_sequence_length (special tokens included): keep its
+/// beginning (right: the end is cut), keep its end, or refuse it.
 enum class Truncation : std::uint8_t { right, left, refuse };
 
-// What a model's rows hold.
+/// What a model's rows hold.
 enum class Output : std::uint8_t {
-  dense,   // an embedding (pooled, projected, normalised as the folder says)
-  sparse,  // one weight per vocabulary entry, most of them 0 (SPLADE)
-  scores,  // a cross-encoder's num_labels scores (logits, before any sigmoid or softmax)
+  dense,   ///< an embedding (pooled, projected, normalised as the folder says)
+  sparse,  ///< one weight per vocabulary entry, most of them 0 (SPLADE)
+  scores,  ///< a cross-encoder's num_labels scores (logits, before any sigmoid or softmax)
 };
 [[nodiscard]] std::string_view to_string(Output output) noexcept;
 
 struct EmbedOptions {
   Truncation truncation = Truncation::right;
-  // Text put before each input, as sentence-transformers does: `prompt` itself, or the folder's prompt of that
-  // name (config_sentence_transformers.json). Neither: the folder's default prompt, if it names one.
+  /// Text put before each input, as sentence-transformers does: `prompt` itself, or the folder's prompt of that
+  /// name (config_sentence_transformers.json). Neither: the folder's default prompt, if it names one.
   std::optional<std::string> prompt;
   std::optional<std::string> prompt_name;
-  // Dense output only: keep the first this many dimensions (Matryoshka), then scale to unit length again if the
-  // model normalises. 0: all of them.
+  /// Dense output only: keep the first this many dimensions (Matryoshka), then scale to unit length again if the
+  /// model normalises. 0: all of them.
   std::uint32_t dimensions = 0;
 };
 
-// Token ids of several sequences packed end to end: sequence i is ids[offsets[i], offsets[i + 1]).
+/// Token ids of several sequences packed end to end: sequence i is ids[offsets[i], offsets[i + 1]).
 struct TokenBatch {
   std::vector<std::int32_t> ids;
   std::vector<std::uint32_t> offsets{0};
-  // Empty, or one per id: the segment of a text pair (0 or 1), which a cross-encoder of a family with token
-  // types reads.
+  /// Empty, or one per id: the segment of a text pair (0 or 1), which a cross-encoder of a family with token
+  /// types reads.
   std::vector<std::int32_t> type_ids;
 
   [[nodiscard]] std::size_t sequences() const noexcept { return offsets.empty() ? 0 : offsets.size() - 1; }
@@ -82,64 +83,64 @@ struct TokenBatch {
 };
 
 struct Embeddings {
-  std::uint32_t dimensions = 0;       // the width of a row (for sparse output, the vocabulary's)
-  std::vector<float> values;          // row-major: one row of `dimensions` per input, in input order
-  std::vector<std::uint32_t> tokens;  // tokens each input ran with (after truncation, special tokens included)
+  std::uint32_t dimensions = 0;       ///< the width of a row (for sparse output, the vocabulary's)
+  std::vector<float> values;          ///< row-major: one row of `dimensions` per input, in input order
+  std::vector<std::uint32_t> tokens;  ///< tokens each input ran with (after truncation, special tokens included)
 
   [[nodiscard]] std::size_t count() const noexcept { return tokens.size(); }
   [[nodiscard]] std::span<const float> row(std::size_t index) const noexcept {
     return {values.data() + index * dimensions, dimensions};
   }
-  // A row's nonzero entries (sparse output), in index order.
+  /// A row's nonzero entries (sparse output), in index order.
   [[nodiscard]] std::vector<std::pair<std::uint32_t, float>> nonzeros(std::size_t index) const;
 };
 
-// Where Model::load spent its time, so that a slow start can be traced to its stage.
+/// Where Model::load spent its time, so that a slow start can be traced to its stage.
 struct ModelLoadTimes {
-  double device_open_ms = 0;  // Model::open only: opening the device, alongside the read and the conversion
-  double read_ms = 0;         // the folder checked, the tokenizer loaded, the weights mapped and checked
-  double convert_ms = 0;      // the weights converted to the compute dtype (again, if the device's kind surprised)
-  double upload_ms = 0;       // the weights and staging buffers placed on the device
-  double warm_ms = 0;         // the smallest bucket compiled (or loaded from the disk cache) and run once
+  double device_open_ms = 0;  ///< Model::open only: opening the device, alongside the read and the conversion
+  double read_ms = 0;         ///< the folder checked, the tokenizer loaded, the weights mapped and checked
+  double convert_ms = 0;      ///< the weights converted to the compute dtype (again, if the device's kind surprised)
+  double upload_ms = 0;       ///< the weights and staging buffers placed on the device
+  double warm_ms = 0;         ///< the smallest bucket compiled (or loaded from the disk cache) and run once
 };
 
 struct ModelInfo {
-  std::string name;        // the folder's name
-  std::string family;      // "BERT", "RoBERTa", ...
-  std::string model_type;  // config.json's
+  std::string name;        ///< the folder's name
+  std::string family;      ///< "BERT", "RoBERTa", ...
+  std::string model_type;  ///< config.json's
   Output output = Output::dense;
-  std::string head;                       // "mean pooling, Dense 384->256 tanh, normalised", "classifier", "SPLADE"
-  std::uint32_t dimensions = 0;           // the width of each row: the embedding's, the vocabulary's or num_labels
-  std::uint32_t max_sequence_length = 0;  // sentence_bert_config.json's max_seq_length (capped by the positions)
+  std::string head;                       ///< "mean pooling, Dense 384->256 tanh, normalised", "classifier", "SPLADE"
+  std::uint32_t dimensions = 0;           ///< the width of each row: the embedding's, the vocabulary's or num_labels
+  std::uint32_t max_sequence_length = 0;  ///< sentence_bert_config.json's max_seq_length (capped by the positions)
   std::uint32_t layers = 0;
   std::uint32_t hidden = 0;
   std::uint32_t vocabulary = 0;
-  std::uint32_t batch_tokens = 0;  // as run (a SPLADE model's may be below the options')
+  std::uint32_t batch_tokens = 0;  ///< as run (a SPLADE model's may be below the options')
   bool normalized = false;
-  std::string tokenizer;  // the tokenizer's pipeline, as Tokenizer::describe says
+  std::string tokenizer;  ///< the tokenizer's pipeline, as Tokenizer::describe says
   std::map<std::string, std::string, std::less<>> prompts;
   std::string default_prompt_name;
-  std::vector<std::string> labels;  // a classifier's: the name of each score (config.json's id2label)
+  std::vector<std::string> labels;  ///< a classifier's: the name of each score (config.json's id2label)
   DType compute = DType::f32;
   std::string device;
   ModelLoadTimes load;
 };
 
 struct ModelStats {
-  std::uint64_t runs = 0;  // packed runs of the encoder
+  std::uint64_t runs = 0;  ///< packed runs of the encoder
   std::uint64_t sequences = 0;
-  std::uint64_t tokens = 0;         // real tokens run
-  std::uint64_t padded_tokens = 0;  // tokens run beyond the real ones (the tail of each run's bucket)
-  std::vector<CacheStats> caches;   // the compiled graph's executable caches
+  std::uint64_t tokens = 0;         ///< real tokens run
+  std::uint64_t padded_tokens = 0;  ///< tokens run beyond the real ones (the tail of each run's bucket)
+  std::vector<CacheStats> caches;   ///< the compiled graph's executable caches
 };
 
-// The folder an accel command embeds with when none is named: $ACCEL_MODEL_DIR, else models/all-MiniLM-L6-v2
-// beside the program's bin/ folder (how scripts/gpu-bundle ships it), else the one scripts/setup installs in the
-// source tree this build came from.
+/// The folder an accel command embeds with when none is named: $ACCEL_MODEL_DIR, else models/all-MiniLM-L6-v2
+/// beside the program's bin/ folder (how scripts/gpu-bundle ships it), else the one scripts/setup installs in the
+/// source tree this build came from.
 [[nodiscard]] std::filesystem::path default_model_folder();
 
-// How Model::open gets its device: the kind it will be, whether it runs in this process, and the function that
-// opens it. Should the device opened be of another kind, the weights are converted again for it.
+/// How Model::open gets its device: the kind it will be, whether it runs in this process, and the function that
+/// opens it. Should the device opened be of another kind, the weights are converted again for it.
 struct DeviceOpener {
   DeviceKind kind = DeviceKind::cpu;
   Isolation isolation = Isolation::in_process;
@@ -148,41 +149,41 @@ struct DeviceOpener {
 
 class Model {
  public:
-  // Reads the folder (refusing, with the file and field named, what is not supported), loads the weights
-  // into `device` once (converted to the compute dtype) and warms the smallest bucket.
+  /// Reads the folder (refusing, with the file and field named, what is not supported), loads the weights
+  /// into `device` once (converted to the compute dtype) and warms the smallest bucket.
   static Result<std::shared_ptr<Model>> load(const Device& device, ModelOptions options);
-  // load, with the device opened on another thread while this one reads the folder and converts the weights for
-  // the device's kind: a CUDA context takes longer to create (~200 ms) than both. The model keeps the device.
+  /// load, with the device opened on another thread while this one reads the folder and converts the weights for
+  /// the device's kind: a CUDA context takes longer to create (~200 ms) than both. The model keeps the device.
   static Result<std::shared_ptr<Model>> open(const DeviceOpener& device, ModelOptions options);
   virtual ~Model() = default;
 
-  // Token ids of each text (prompt and special tokens included). invalid_argument names the index of a text that
-  // is not valid UTF-8 or (Truncation::refuse) longer than max_sequence_length, or the prompt name that is not
-  // the folder's.
+  /// Token ids of each text (prompt and special tokens included). invalid_argument names the index of a text that
+  /// is not valid UTF-8 or (Truncation::refuse) longer than max_sequence_length, or the prompt name that is not
+  /// the folder's.
   [[nodiscard]] virtual Result<TokenBatch> tokenize(std::span<const std::string> texts,
                                                     const EmbedOptions& options = {}) const = 0;
-  // Each text (with its prompt) tokenised whole, never cut: its ids, vocabulary entries, byte offsets into the
-  // prompted text and special-token flags, as a tokenize endpoint shows them.
+  /// Each text (with its prompt) tokenised whole, never cut: its ids, vocabulary entries, byte offsets into the
+  /// prompted text and special-token flags, as a tokenize endpoint shows them.
   [[nodiscard]] virtual Result<std::vector<text::Encoding>> encode(std::span<const std::string> texts,
                                                                    const EmbedOptions& options,
                                                                    bool add_special_tokens = true) const = 0;
-  // tokenize, then embed_tokens, then (dense output) keep options.dimensions.
+  /// tokenize, then embed_tokens, then (dense output) keep options.dimensions.
   [[nodiscard]] virtual Future<Embeddings> embed(std::vector<std::string> texts, EmbedOptions options = {}) = 0;
-  // Token and type ids of (query, passage) for each passage, each pair cut longest first to max_sequence_length
-  // (Truncation::refuse: refused instead, naming the passage).
+  /// Token and type ids of (query, passage) for each passage, each pair cut longest first to max_sequence_length
+  /// (Truncation::refuse: refused instead, naming the passage).
   [[nodiscard]] virtual Result<TokenBatch> tokenize_pairs(std::string_view query, std::span<const std::string> passages,
                                                           Truncation truncation = Truncation::right) const = 0;
-  // tokenize_pairs, then embed_tokens: a cross-encoder's scores of the query with each passage.
-  // failed_precondition for a model whose output is not Output::scores.
+  /// tokenize_pairs, then embed_tokens: a cross-encoder's scores of the query with each passage.
+  /// failed_precondition for a model whose output is not Output::scores.
   [[nodiscard]] virtual Future<Embeddings> rerank(std::string query, std::vector<std::string> passages,
                                                   Truncation truncation = Truncation::right) = 0;
-  // Embeds sequences of token ids. invalid_argument for an id outside the vocabulary, an empty sequence or one
-  // longer than max_sequence_length, naming the sequence.
+  /// Embeds sequences of token ids. invalid_argument for an id outside the vocabulary, an empty sequence or one
+  /// longer than max_sequence_length, naming the sequence.
   [[nodiscard]] virtual Future<Embeddings> embed_tokens(TokenBatch batch) = 0;
 
   [[nodiscard]] virtual const ModelInfo& info() const noexcept = 0;
   [[nodiscard]] virtual ModelStats stats() const = 0;
-  // The device the model runs on.
+  /// The device the model runs on.
   [[nodiscard]] virtual const Device& device() const noexcept = 0;
 };
 

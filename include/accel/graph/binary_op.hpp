@@ -1,4 +1,5 @@
-// The elementwise binary ops of tensor graphs, shared by the graph (graph.hpp) and its kernels.
+/// @file
+/// The elementwise binary ops of tensor graphs, shared by the graph (graph.hpp) and its kernels.
 #pragma once
 
 #include <cstdint>

@@ -1,20 +1,23 @@
-// accel::graph — tensor graphs with symbolic dimensions, compiled once per shape (or per bucket of shapes) into
-// executables that every device runs: the CPU (the reference and the default without a GPU) and CUDA, where an
-// executable's whole run is captured as one CUDA graph and replayed.
-//
-//   graph::GraphBuilder b;
-//   b.bucket("tokens", graph::Ladder::powers_of_two(64, 16384));        // executables per bucket, not per shape
-//   auto ids = b.input("ids", DType::i32, {graph::Dim::sym("tokens")});
-//   auto offsets = b.input("offsets", DType::i32, {graph::Dim::sym("sequences", 1)}, graph::Padding::repeat_last);
-//   auto table = b.parameter("embeddings", DType::f16, {graph::Dim::of(30522), graph::Dim::of(384)});
-//   auto x = b.gather(table, ids);                                     // [tokens, 384]
-//   ...
-//   b.output("pooled", b.l2_normalize(b.pool(x, offsets, graph::PoolMode::mean)));  // [sequences, 384]
-//   Result<std::shared_ptr<const graph::Graph>> graph = b.build();
-//
-// The builder infers every shape as ops are added and records the first error (naming the op); build() returns
-// it. A built Graph is immutable and validated once: specialising it for a binding of its symbols only resolves
-// shapes, plans memory and makes plans (the template stage runs once per graph, not once per shape).
+/// @file
+/// accel::graph — tensor graphs with symbolic dimensions, compiled once per shape (or per bucket of shapes) into
+/// executables that every device runs: the CPU (the reference and the default without a GPU) and CUDA, where an
+/// executable's whole run is captured as one CUDA graph and replayed.
+///
+/// @code
+///   graph::GraphBuilder b;
+///   b.bucket("tokens", graph::Ladder::powers_of_two(64, 16384));        // executables per bucket, not per shape
+///   auto ids = b.input("ids", DType::i32, {graph::Dim::sym("tokens")});
+///   auto offsets = b.input("offsets", DType::i32, {graph::Dim::sym("sequences", 1)}, graph::Padding::repeat_last);
+///   auto table = b.parameter("embeddings", DType::f16, {graph::Dim::of(30522), graph::Dim::of(384)});
+///   auto x = b.gather(table, ids);                                     // [tokens, 384]
+///   ...
+///   b.output("pooled", b.l2_normalize(b.pool(x, offsets, graph::PoolMode::mean)));  // [sequences, 384]
+///   Result<std::shared_ptr<const graph::Graph>> graph = b.build();
+/// @endcode
+///
+/// The builder infers every shape as ops are added and records the first error (naming the op); build() returns
+/// it. A built Graph is immutable and validated once: specialising it for a binding of its symbols only resolves
+/// shapes, plans memory and makes plans (the template stage runs once per graph, not once per shape).
 #pragma once
 
 #include <cstdint>
@@ -33,10 +36,10 @@
 
 namespace accel::graph {
 
-// A dimension: a constant, or a symbol plus a constant ("tokens", "sequences + 1").
+/// A dimension: a constant, or a symbol plus a constant ("tokens", "sequences + 1").
 struct Dim {
-  std::string symbol;       // empty: a constant
-  std::int64_t offset = 0;  // the constant, or what is added to the symbol
+  std::string symbol;       ///< empty: a constant
+  std::int64_t offset = 0;  ///< the constant, or what is added to the symbol
 
   static Dim of(std::int64_t value) { return {.offset = value}; }
   static Dim sym(std::string name, std::int64_t plus = 0) { return {.symbol = std::move(name), .offset = plus}; }
@@ -47,21 +50,21 @@ struct Dim {
 using Shape = std::vector<Dim>;
 [[nodiscard]] std::string to_string(const Shape& shape);
 
-// Values of symbols, by name (ordered, so that its encoding is the same in every process).
+/// Values of symbols, by name (ordered, so that its encoding is the same in every process).
 using SymbolValues = std::map<std::string, std::int64_t, std::less<>>;
 
-// The extents an executable is compiled for, per symbol. A value is run by the executable of the smallest rung
-// at or above it; a value above the top rung is refused.
+/// The extents an executable is compiled for, per symbol. A value is run by the executable of the smallest rung
+/// at or above it; a value above the top rung is refused.
 struct Ladder {
-  std::vector<std::int64_t> rungs;  // ascending
+  std::vector<std::int64_t> rungs;  ///< ascending
 
-  // min, 2 min, 4 min, ... up to and including max (max is a rung even if not a power of two times min).
+  /// min, 2 min, 4 min, ... up to and including max (max is a rung even if not a power of two times min).
   static Ladder powers_of_two(std::int64_t min, std::int64_t max);
-  // step, 2 step, 3 step, ... up to max.
+  /// step, 2 step, 3 step, ... up to max.
   static Ladder arithmetic(std::int64_t step, std::int64_t max);
   static Ladder explicit_rungs(std::vector<std::int64_t> rungs) { return {std::move(rungs)}; }
 
-  // The rung that runs `value`; out_of_range above the top.
+  /// The rung that runs `value`; out_of_range above the top.
   [[nodiscard]] Result<std::int64_t> rung_for(std::int64_t value) const;
   friend bool operator==(const Ladder&, const Ladder&) = default;
 };
@@ -69,39 +72,39 @@ struct Ladder {
 enum class OpKind : std::uint8_t {
   input,
   parameter,
-  gather,              // table [V, W], indices i32 [R] -> [R, W]; an index outside the table gives a zero row
-  sequence_positions,  // offsets i32 [S + 1] -> i32 [R]: each row's index within its sequence
-  matmul,              // x [R, K] times w [K, N] (or w [N, K] transposed), + bias [N], then an activation
-  unary,               // an activation, elementwise
-  binary,              // a op b, elementwise; b the same shape or one row broadcast over a's rows
-  layer_norm,          // (x + residual) normalised over the last dim, * gamma + beta
-  rms_norm,            // (x + residual) / rms over the last dim * gamma
-  attention,           // softmax(scale q k^T) v per sequence and head, over packed sequences
-  pool,                // x [R, W], offsets [S + 1] -> [S, W]: each sequence's rows pooled (PoolMode; zeros if empty)
-  l2_normalize,        // each row / max(its L2 norm, eps)
-  reshape,             // a view: the same elements, another shape
-  transpose,           // a permutation of the dims
-  slice,               // [begin, end) along one dim
-  cast,                // another element type
+  gather,              ///< table [V, W], indices i32 [R] -> [R, W]; an index outside the table gives a zero row
+  sequence_positions,  ///< offsets i32 [S + 1] -> i32 [R]: each row's index within its sequence
+  matmul,              ///< x [R, K] times w [K, N] (or w [N, K] transposed), + bias [N], then an activation
+  unary,               ///< an activation, elementwise
+  binary,              ///< a op b, elementwise; b the same shape or one row broadcast over a's rows
+  layer_norm,          ///< (x + residual) normalised over the last dim, * gamma + beta
+  rms_norm,            ///< (x + residual) / rms over the last dim * gamma
+  attention,           ///< softmax(scale q k^T) v per sequence and head, over packed sequences
+  pool,                ///< x [R, W], offsets [S + 1] -> [S, W]: each sequence's rows pooled (PoolMode; zeros if empty)
+  l2_normalize,        ///< each row / max(its L2 norm, eps)
+  reshape,             ///< a view: the same elements, another shape
+  transpose,           ///< a permutation of the dims
+  slice,               ///< [begin, end) along one dim
+  cast,                ///< another element type
 };
 [[nodiscard]] std::string_view to_string(OpKind kind) noexcept;
 
-// How the rows an input gets beyond its real extent (up to its bucket) are filled on the device.
+/// How the rows an input gets beyond its real extent (up to its bucket) are filled on the device.
 enum class Padding : std::uint8_t {
-  zero,         // zeros (token ids: the padding id 0)
-  repeat_last,  // the last real element (sequence offsets: empty padding sequences)
+  zero,         ///< zeros (token ids: the padding id 0)
+  repeat_last,  ///< the last real element (sequence offsets: empty padding sequences)
 };
 
 struct TensorInfo {
-  std::string name;  // inputs, parameters and outputs: their binding name; others: "<op>#<id>"
+  std::string name;  ///< inputs, parameters and outputs: their binding name; others: "<op>#<id>"
   DType dtype = DType::f32;
   Shape shape;
 };
 
-// One op: what it reads, what it makes, its attributes (those its kind uses).
+/// One op: what it reads, what it makes, its attributes (those its kind uses).
 struct Node {
   OpKind kind = OpKind::input;
-  std::vector<std::uint32_t> inputs;  // tensor ids; an absent optional input is kNone
+  std::vector<std::uint32_t> inputs;  ///< tensor ids; an absent optional input is kNone
   std::uint32_t output = 0;
   Activation activation = Activation::identity;
   BinaryOp binary = BinaryOp::add;
@@ -109,18 +112,18 @@ struct Node {
   float eps = 0.0f;
   float scale = 0.0f;
   std::int32_t heads = 0;
-  std::int32_t max_length = 0;      // attention: the longest sequence it runs
-  std::int32_t axis = 0;            // slice
-  std::int64_t begin = 0, end = 0;  // slice
+  std::int32_t max_length = 0;      ///< attention: the longest sequence it runs
+  std::int32_t axis = 0;            ///< slice
+  std::int64_t begin = 0, end = 0;  ///< slice
   std::vector<std::int32_t> permutation;
-  Padding padding = Padding::zero;  // input
+  Padding padding = Padding::zero;  ///< input
   PoolMode pool = PoolMode::mean;
 
   static constexpr std::uint32_t kNone = 0xffffffffu;
   friend bool operator==(const Node&, const Node&) = default;
 };
 
-// An immutable, validated graph. Tensors and nodes in topological order (an op's inputs come before it).
+/// An immutable, validated graph. Tensors and nodes in topological order (an op's inputs come before it).
 class Graph {
  public:
   struct Output {
@@ -128,7 +131,7 @@ class Graph {
     std::uint32_t tensor = 0;
     friend bool operator==(const Output&, const Output&) = default;
   };
-  // Where a parameter lives in the weights buffer a run binds (bytes, 256-aligned).
+  /// Where a parameter lives in the weights buffer a run binds (bytes, 256-aligned).
   struct ParameterSlot {
     std::uint32_t tensor = 0;
     std::uint64_t offset = 0;
@@ -140,42 +143,42 @@ class Graph {
   [[nodiscard]] const std::vector<Output>& outputs() const noexcept { return outputs_; }
   [[nodiscard]] const std::map<std::string, Ladder, std::less<>>& buckets() const noexcept { return buckets_; }
   [[nodiscard]] const std::vector<std::string>& symbols() const noexcept { return symbols_; }
-  // Inputs (in the order they were declared) and parameters, as node indices.
+  /// Inputs (in the order they were declared) and parameters, as node indices.
   [[nodiscard]] const std::vector<std::uint32_t>& inputs() const noexcept { return inputs_; }
   [[nodiscard]] const std::vector<ParameterSlot>& parameters() const noexcept { return parameters_; }
-  // The size the weights buffer (DType::u8) must have.
+  /// The size the weights buffer (DType::u8) must have.
   [[nodiscard]] std::uint64_t weight_bytes() const noexcept { return weight_bytes_; }
-  // The parameter of that name, or null.
+  /// The parameter of that name, or null.
   [[nodiscard]] const ParameterSlot* parameter(std::string_view name) const noexcept;
 
-  // The canonical encoding: equal graphs (same ops, shapes, names, buckets) have equal bytes in every process.
+  /// The canonical encoding: equal graphs (same ops, shapes, names, buckets) have equal bytes in every process.
   [[nodiscard]] const std::vector<std::byte>& encoding() const noexcept { return encoding_; }
-  // Decodes (and validates again) an encoding from outside.
+  /// Decodes (and validates again) an encoding from outside.
   static Result<std::shared_ptr<const Graph>> decode(std::span<const std::byte> bytes);
 
  private:
   friend class GraphBuilder;
   Graph() = default;
-  Status finish();  // validates, lays out parameters, encodes
+  Status finish();  ///< validates, lays out parameters, encodes
 
   std::vector<TensorInfo> tensors_;
   std::vector<Node> nodes_;
   std::vector<Output> outputs_;
   std::map<std::string, Ladder, std::less<>> buckets_;
-  std::vector<std::string> symbols_;  // every symbol any shape uses, sorted
+  std::vector<std::string> symbols_;  ///< every symbol any shape uses, sorted
   std::vector<std::uint32_t> inputs_;
   std::vector<ParameterSlot> parameters_;
   std::uint64_t weight_bytes_ = 0;
   std::vector<std::byte> encoding_;
 };
 
-// A handle to a tensor of the graph being built.
+/// A handle to a tensor of the graph being built.
 struct Tensor {
   std::uint32_t id = Node::kNone;
 };
 
 struct MatmulOptions {
-  bool transpose_b = false;  // w is [N, K] (a Linear layer's weight), used transposed
+  bool transpose_b = false;  ///< w is [N, K] (a Linear layer's weight), used transposed
   std::optional<Tensor> bias;
   Activation activation = Activation::identity;
 };
@@ -184,11 +187,11 @@ class GraphBuilder {
  public:
   GraphBuilder() : graph_(new Graph()) {}
 
-  // Executables are made per rung of `ladder` for `symbol` instead of per value.
+  /// Executables are made per rung of `ladder` for `symbol` instead of per value.
   GraphBuilder& bucket(std::string symbol, Ladder ladder);
 
   Tensor input(std::string name, DType dtype, Shape shape, Padding padding = Padding::zero);
-  Tensor parameter(std::string name, DType dtype, Shape shape);  // constant dims only
+  Tensor parameter(std::string name, DType dtype, Shape shape);  ///< constant dims only
   Tensor gather(Tensor table, Tensor indices);
   Tensor sequence_positions(Tensor offsets, Dim rows);
   Tensor matmul(Tensor x, Tensor w, MatmulOptions options = {});
@@ -197,8 +200,8 @@ class GraphBuilder {
   Tensor layer_norm(Tensor x, Tensor gamma, std::optional<Tensor> beta, float eps,
                     std::optional<Tensor> residual = std::nullopt);
   Tensor rms_norm(Tensor x, Tensor gamma, float eps, std::optional<Tensor> residual = std::nullopt);
-  // q, k, v [R, heads * head_dim] (row-major), offsets i32 [S + 1]; every sequence at most max_length tokens.
-  // scale: 1 / sqrt(head_dim) when not given.
+  /// q, k, v [R, heads * head_dim] (row-major), offsets i32 [S + 1]; every sequence at most max_length tokens.
+  /// scale: 1 / sqrt(head_dim) when not given.
   Tensor attention(Tensor q, Tensor k, Tensor v, Tensor offsets, std::int32_t heads, std::int32_t max_length,
                    std::optional<float> scale = std::nullopt);
   Tensor pool(Tensor x, Tensor offsets, PoolMode mode);
@@ -209,7 +212,7 @@ class GraphBuilder {
   Tensor cast(Tensor x, DType dtype);
   void output(std::string name, Tensor x);
 
-  // The graph, or the first error met while building it.
+  /// The graph, or the first error met while building it.
   Result<std::shared_ptr<const Graph>> build();
 
  private:

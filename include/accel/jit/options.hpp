@@ -1,4 +1,5 @@
-// The JIT family's options (DeviceOptions::jit). CUDA only.
+/// @file
+/// The JIT family's options (DeviceOptions::jit). CUDA only.
 #pragma once
 
 #include <cstdint>
@@ -8,14 +9,14 @@
 namespace accel::jit {
 
 struct Options {
-  // Run-time compiled kernels (NVRTC programs, CUTLASS modules) are kept on disk, in "jit-kernels" by default
-  // (see dnn::Options for where that is); compiles run on `compile_threads` background threads per device.
+  /// Run-time compiled kernels (NVRTC programs, CUTLASS modules) are kept on disk, in "jit-kernels" by default
+  /// (see dnn::Options for where that is); compiles run on `compile_threads` background threads per device.
   bool persistent_kernels = true;
   std::string kernel_directory;
   std::uint64_t kernel_directory_bytes = 2ull << 30;
   std::uint32_t compile_threads = 4;
 
-  // Every field, as an isolated device sends them to its worker (a field added here crosses with no other edit).
+  /// Every field, as an isolated device sends them to its worker (a field added here crosses with no other edit).
   template <class Self>
   static auto fields(Self& self) {
     return std::tie(self.persistent_kernels, self.kernel_directory, self.kernel_directory_bytes, self.compile_threads);

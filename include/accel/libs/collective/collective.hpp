@@ -1,22 +1,25 @@
-// Collective communication between devices (NCCL on CUDA devices; a world of CPU devices of one process on the
-// CPU), as requests on the device protocol. A communicator is the state of one rank on one device: InitComm makes
-// it on the device (in an isolated device's worker when the device is isolated), the collectives name it by its
-// Comm, and DestroyComm ends it. communicator.hpp builds communicators for several devices of one process, and
-// launcher.hpp for one process per GPU started by mpirun or torchrun.
-//
-// Every collective is an ordinary request: it is ordered after the earlier requests on its buffers (on a CUDA
-// device by events, without a host wait), and its reply comes when its work has finished, with its real status.
-//
-// Faults: a collective that has not finished `timeout_ms` after it became the oldest unfinished one of its
-// communicator, or an asynchronous error NCCL reports (a peer that died, a network error), aborts the
-// communicator (ncclCommAbort): every collective of it still pending is answered with the cause
-// (`deadline_exceeded` for the timeout, `unavailable` for an NCCL error), and every later request naming it is
-// answered `stale_handle` ("communicator 3 (rank 0 of 2) was aborted: ..."), until DestroyComm forgets it. A new
-// communicator (a new unique id, the surviving or restarted ranks) can then be built.
-//
-//   auto comms = *accel::collective::init_all({dev0, dev1}).wait();
-//   dev0.ask(accel::collective::all_reduce(comms[0].comm(), x0, x0, n, DType::f32, ReduceOp::sum));
-//   dev1.ask(accel::collective::all_reduce(comms[1].comm(), x1, x1, n, DType::f32, ReduceOp::sum));
+/// @file
+/// Collective communication between devices (NCCL on CUDA devices; a world of CPU devices of one process on the
+/// CPU), as requests on the device protocol. A communicator is the state of one rank on one device: InitComm makes
+/// it on the device (in an isolated device's worker when the device is isolated), the collectives name it by its
+/// Comm, and DestroyComm ends it. communicator.hpp builds communicators for several devices of one process, and
+/// launcher.hpp for one process per GPU started by mpirun or torchrun.
+///
+/// Every collective is an ordinary request: it is ordered after the earlier requests on its buffers (on a CUDA
+/// device by events, without a host wait), and its reply comes when its work has finished, with its real status.
+///
+/// Faults: a collective that has not finished `timeout_ms` after it became the oldest unfinished one of its
+/// communicator, or an asynchronous error NCCL reports (a peer that died, a network error), aborts the
+/// communicator (ncclCommAbort): every collective of it still pending is answered with the cause
+/// (`deadline_exceeded` for the timeout, `unavailable` for an NCCL error), and every later request naming it is
+/// answered `stale_handle` ("communicator 3 (rank 0 of 2) was aborted: ..."), until DestroyComm forgets it. A new
+/// communicator (a new unique id, the surviving or restarted ranks) can then be built.
+///
+/// @code
+///   auto comms = *accel::collective::init_all({dev0, dev1}).wait();
+///   dev0.ask(accel::collective::all_reduce(comms[0].comm(), x0, x0, n, DType::f32, ReduceOp::sum));
+///   dev1.ask(accel::collective::all_reduce(comms[1].comm(), x1, x1, n, DType::f32, ReduceOp::sum));
+/// @endcode
 #pragma once
 
 #include <array>
@@ -30,19 +33,19 @@
 
 namespace accel::collective {
 
-// What a world is known by while it forms: NCCL's ncclUniqueId (128 bytes made by the process that hosts its
-// bootstrap root), or the name of a CPU world of this process. Every rank must be given the same bytes.
+/// What a world is known by while it forms: NCCL's ncclUniqueId (128 bytes made by the process that hosts its
+/// bootstrap root), or the name of a CPU world of this process. Every rank must be given the same bytes.
 struct UniqueId {
   static constexpr std::size_t kBytes = 128;
   std::array<std::uint8_t, kBytes> bytes{};
   friend bool operator==(const UniqueId&, const UniqueId&) noexcept = default;
 };
 
-// One rank's communicator on one device. `id` names it on that device (communicator.hpp hands out ids unique in
-// the process); `ranks` and `rank` travel with every request, so that a request is checked whole before it
-// reaches the device, which then checks them against the communicator it names.
+/// One rank's communicator on one device. `id` names it on that device (communicator.hpp hands out ids unique in
+/// the process); `ranks` and `rank` travel with every request, so that a request is checked whole before it
+/// reaches the device, which then checks them against the communicator it names.
 struct Comm {
-  std::uint64_t id = 0;  // 0 names none
+  std::uint64_t id = 0;  ///< 0 names none
   std::int32_t ranks = 0;
   std::int32_t rank = 0;
   friend bool operator==(const Comm&, const Comm&) noexcept = default;
@@ -53,22 +56,22 @@ enum class ReduceOp : std::uint8_t { sum, prod, min, max, avg };
 [[nodiscard]] std::string_view to_string(Kind kind) noexcept;
 [[nodiscard]] std::string_view to_string(ReduceOp op) noexcept;
 
-// One collective call, NCCL's arguments. `count` is in elements of `dtype`, as NCCL counts them:
-//   all_reduce      count in send, count out in recv
-//   all_gather      count in send, ranks * count out in recv (rank r's part at r * count)
-//   reduce_scatter  ranks * count in send, count out in recv (rank r gets part r)
-//   broadcast       count in send (read at the root only; null elsewhere), count out in recv
-//   reduce          count in send, count out in recv (written at the root only; null elsewhere)
-//   send / recv     count from send to rank `peer` / count from rank `peer` into recv (the other buffer null)
-// Buffers are used from their offsets (elements). In place is NCCL's: send and recv the same buffer, with
-// recv_offset == send_offset, except all_gather (send_offset == recv_offset + rank * count) and reduce_scatter
-// (recv_offset == send_offset + rank * count). Any other overlap of a written range is refused.
-// avg is the sum divided by the number of ranks (for integers, truncated, as NCCL does).
+/// One collective call, NCCL's arguments. `count` is in elements of `dtype`, as NCCL counts them:
+///   all_reduce      count in send, count out in recv
+///   all_gather      count in send, ranks * count out in recv (rank r's part at r * count)
+///   reduce_scatter  ranks * count in send, count out in recv (rank r gets part r)
+///   broadcast       count in send (read at the root only; null elsewhere), count out in recv
+///   reduce          count in send, count out in recv (written at the root only; null elsewhere)
+///   send / recv     count from send to rank `peer` / count from rank `peer` into recv (the other buffer null)
+/// Buffers are used from their offsets (elements). In place is NCCL's: send and recv the same buffer, with
+/// recv_offset == send_offset, except all_gather (send_offset == recv_offset + rank * count) and reduce_scatter
+/// (recv_offset == send_offset + rank * count). Any other overlap of a written range is refused.
+/// avg is the sum divided by the number of ranks (for integers, truncated, as NCCL does).
 struct Step {
   Kind kind = Kind::all_reduce;
   DType dtype = DType::f32;
-  ReduceOp op = ReduceOp::sum;  // all_reduce, reduce_scatter, reduce
-  std::int32_t peer = 0;        // the root of broadcast and reduce; the other rank of send and recv
+  ReduceOp op = ReduceOp::sum;  ///< all_reduce, reduce_scatter, reduce
+  std::int32_t peer = 0;        ///< the root of broadcast and reduce; the other rank of send and recv
   std::uint64_t count = 0;
   BufferHandle send;
   std::uint64_t send_offset = 0;
@@ -76,26 +79,26 @@ struct Step {
   std::uint64_t recv_offset = 0;
 };
 
-// Joins the world `id` as `rank` of `ranks` on this device and keeps the communicator as `comm.id`. Answered when
-// every rank has joined, or with `deadline_exceeded` after timeout_ms. The CPU device joins a CPU world of this
-// process (the other ranks are other CPU devices of this process); a CUDA device an NCCL world.
+/// Joins the world `id` as `rank` of `ranks` on this device and keeps the communicator as `comm.id`. Answered when
+/// every rank has joined, or with `deadline_exceeded` after timeout_ms. The CPU device joins a CPU world of this
+/// process (the other ranks are other CPU devices of this process); a CUDA device an NCCL world.
 struct InitComm {
   static constexpr const char* kName = "collective::InitComm";
   using Response = Done;
   Comm comm;
   UniqueId id;
-  std::uint32_t timeout_ms = 60'000;  // for the joining, and for each collective of the communicator
+  std::uint32_t timeout_ms = 60'000;  ///< for the joining, and for each collective of the communicator
 };
 
-// Ends the communicator (NCCL's ncclCommDestroy after its pending work, or the rest of an aborted one). Its id may
-// be used again after.
+/// Ends the communicator (NCCL's ncclCommDestroy after its pending work, or the rest of an aborted one). Its id may
+/// be used again after.
 struct DestroyComm {
   static constexpr const char* kName = "collective::DestroyComm";
   using Response = Done;
   Comm comm;
 };
 
-// One collective or point-to-point call.
+/// One collective or point-to-point call.
 struct Collective {
   static constexpr const char* kName = "collective::Collective";
   using Response = Done;
@@ -103,8 +106,8 @@ struct Collective {
   Step step;
 };
 
-// Several calls as one NCCL group (ncclGroupStart ... ncclGroupEnd): they run concurrently, so sends and
-// receives between the same ranks do not wait for each other; none may write a range another one uses.
+/// Several calls as one NCCL group (ncclGroupStart ... ncclGroupEnd): they run concurrently, so sends and
+/// receives between the same ranks do not wait for each other; none may write a range another one uses.
 struct Group {
   static constexpr const char* kName = "collective::Group";
   static constexpr std::size_t kMaxSteps = 256;
@@ -113,7 +116,7 @@ struct Group {
   std::vector<Step> steps;
 };
 
-// The requests, built the way NCCL's calls read (in place: the same buffer as send and recv).
+/// The requests, built the way NCCL's calls read (in place: the same buffer as send and recv).
 [[nodiscard]] Collective all_reduce(Comm comm, BufferHandle send, BufferHandle recv, std::uint64_t count, DType dtype,
                                     ReduceOp op);
 [[nodiscard]] Collective all_gather(Comm comm, BufferHandle send, BufferHandle recv, std::uint64_t send_count,

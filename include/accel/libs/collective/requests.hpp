@@ -1,5 +1,6 @@
-// The requests of the collective family (NCCL on CUDA, a CPU world on the CPU), as the device protocol registers
-// them.
+/// @file
+/// The requests of the collective family (NCCL on CUDA, a CPU world on the CPU), as the device protocol registers
+/// them.
 #pragma once
 
 #include "accel/core/protocol.hpp"

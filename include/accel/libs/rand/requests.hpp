@@ -1,4 +1,5 @@
-// The requests of the random-number family, as the device protocol registers them.
+/// @file
+/// The requests of the random-number family, as the device protocol registers them.
 #pragma once
 
 #include "accel/core/protocol.hpp"

@@ -1,5 +1,6 @@
-// The requests of the dense solver family (cuSOLVER on CUDA, LAPACKE on the CPU), as the device protocol
-// registers them.
+/// @file
+/// The requests of the dense solver family (cuSOLVER on CUDA, LAPACKE on the CPU), as the device protocol
+/// registers them.
 #pragma once
 
 #include "accel/core/protocol.hpp"

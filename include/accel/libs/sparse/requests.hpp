@@ -1,4 +1,5 @@
-// The requests of the sparse family (cuSPARSE on CUDA, Eigen on the CPU), as the device protocol registers them.
+/// @file
+/// The requests of the sparse family (cuSPARSE on CUDA, Eigen on the CPU), as the device protocol registers them.
 #pragma once
 
 #include "accel/core/protocol.hpp"

@@ -1,5 +1,6 @@
-// The requests of the tensor family (cuTENSOR on CUDA; OpenBLAS and Eigen on the CPU), as the device protocol
-// registers them.
+/// @file
+/// The requests of the tensor family (cuTENSOR on CUDA; OpenBLAS and Eigen on the CPU), as the device protocol
+/// registers them.
 #pragma once
 
 #include "accel/core/protocol.hpp"
