@@ -4,7 +4,7 @@
 Used once to convert include/accel/ (kept for headers brought in later); the diff still wants reading by eye.
   - the comment block that opens a file becomes a `/// @file` block (an indented example in it an @code block);
   - a comment block directly above a declaration, in a namespace, class or enum (not in a function body or an
-    initializer), becomes `///`, except section rules (`// -- ...`) and `Note [...]` blocks;
+    initializer), becomes `///`, except section rules (`// -- ...`) above it and `Note [...]` blocks;
   - a trailing comment on a declaration line in such a scope becomes `///<`, and so does a comment line below it
     that starts in the same column (its continuation).
 Usage: scripts/doxygen-comments.py FILE...   (rewrites the files in place)
@@ -77,6 +77,7 @@ def convert(lines):
 
     # 2. Walk the rest, tracking whether the innermost brace is a scope (namespace, class, enum) or code.
     stack = []  # True for a scope, False for code
+    enum_stack = []  # whether each open brace is an enum's
     head = ''
     pending = []  # indices (into out) of the comment-only lines just above the current line
     trailing_column = None  # column of the last `///<` comment, for its continuation lines
@@ -124,14 +125,17 @@ def convert(lines):
         # Track braces.
         for c in code:
             if c == '{':
-                stack.append(SCOPE_HEAD.match(strip_template_prefix(head)) is not None)
+                opened = strip_template_prefix(head)
+                stack.append(SCOPE_HEAD.match(opened) is not None)
+                enum_stack.append(re.match(r'^\s*enum\b', opened) is not None)
                 head = ''
             elif c == '}':
                 if stack:
                     stack.pop()
+                    enum_stack.pop()
                 head = ''
-            elif c == ';':
-                head = ''
+            elif c == ';' or (c == ',' and enum_stack and enum_stack[-1]):
+                head = ''  # a declaration ends; in an enum, an enumerator does
             else:
                 head += c
         head += ' '
@@ -178,8 +182,10 @@ def doc_lines(comment_lines, marker='///'):
 
 
 def document_block(result, pending):
-    first = result[pending[0]].strip()
-    if first.startswith('// Note [') or any(is_section_rule(result[i].strip()) for i in pending):
+    # A section rule (`// -- observers ---`) heads a part of a class; the lines below it document the declaration.
+    while pending and is_section_rule(result[pending[0]].strip()):
+        pending = pending[1:]
+    if not pending or result[pending[0]].strip().startswith('// Note ['):
         return
     result[pending[0]:] = doc_lines(result[pending[0]:])
 
