@@ -39,16 +39,19 @@
 
 namespace accel {
 
+/// Where an actor is in its life.
 enum class ActorState : std::uint8_t { starting, running, restarting, stopped };
+/// The state's name, for messages.
 [[nodiscard]] std::string_view to_string(ActorState state) noexcept;
 
 /// drain: finish every queued request, then stop. fail_pending: answer queued requests `cancelled` and stop.
 enum class ShutdownMode : std::uint8_t { drain, fail_pending };
 
+/// How an actor is spawned: its name, its mailbox and its supervision policy.
 struct ActorOptions {
-  std::string name = "actor";
-  MailboxOptions mailbox{};
-  SupervisionPolicy supervision{};
+  std::string name = "actor";       ///< the name errors and logs give the actor
+  MailboxOptions mailbox{};         ///< capacity and overflow policy of the mailbox
+  SupervisionPolicy supervision{};  ///< how the actor's failures are answered
 };
 
 /// Called (on the failing actor's thread) when an actor escalates.
@@ -57,13 +60,14 @@ using EscalationHandler = std::function<void(const std::string& actor, const Sta
 /// The part of an actor that does not depend on its protocol: thread, lifecycle and supervision.
 class ActorCellBase {
  public:
+  /// An actor that is not started yet; `escalate` is called when its supervision policy escalates.
   ActorCellBase(ActorOptions options, EscalationHandler escalate);
   ActorCellBase(const ActorCellBase&) = delete;
   ActorCellBase& operator=(const ActorCellBase&) = delete;
   virtual ~ActorCellBase();
 
   // -- lifecycle -----------------------------------------------------------------
-  // Starts the thread and builds the state on it; returns the factory's error if that failed.
+  /// Starts the thread and builds the state on it; returns the factory's error if that failed.
   Status start();
   /// Asks the actor to stop; returns at once. New sends fail from now on, and so do queued requests under
   /// fail_pending, each naming `reason` (default: "stop requested") as why the actor stopped.
@@ -75,28 +79,38 @@ class ActorCellBase {
   void wait_stopped();
 
   // -- observers -------------------------------------------------------------------
+  /// The name it was spawned with.
   [[nodiscard]] const std::string& name() const noexcept { return options_.name; }
+  /// Where it is in its life.
   [[nodiscard]] ActorState state() const noexcept { return state_.load(std::memory_order_acquire); }
+  /// How often it has restarted.
   [[nodiscard]] int restart_count() const noexcept { return restarts_.load(std::memory_order_acquire); }
   /// Why the actor stopped; OK while it runs.
   [[nodiscard]] Status stop_reason() const;
+  /// Whether the caller runs on the actor's own thread.
   [[nodiscard]] bool on_actor_thread() const noexcept { return std::this_thread::get_id() == thread_.get_id(); }
 
  protected:
   // -- what the protocol-typed cell provides ----------------------------------------
+  /// Builds the state with the factory, on the actor's thread.
   virtual Status build_state() = 0;
+  /// Destroys the state, on the actor's thread.
   virtual void destroy_state() noexcept = 0;
   /// Takes one request if there is one (waiting for it); returns the failure to supervise, OK, or nothing.
   virtual std::optional<Status> process_next() = 0;
+  /// Closes the mailbox: later sends fail.
   virtual void close_mailbox() = 0;
+  /// Makes a waiting process_next() return.
   virtual void wake() = 0;
+  /// Answers every queued request with `reply` without running it.
   virtual void fail_queued(const Status& reply) = 0;
+  /// Whether no request is queued.
   [[nodiscard]] virtual bool mailbox_empty() const = 0;
 
   /// The error a send gets once the mailbox refused it.
   [[nodiscard]] Status describe_send_failure(const Status& push_status) const;
 
-  const ActorOptions options_;
+  const ActorOptions options_;  ///< the options the actor was spawned with
 
  private:
   void run(std::promise<Status>& started);
@@ -123,20 +137,25 @@ template <class P>
 class ActorCell;
 class System;
 
+/// An actor of protocol Protocol<Requests...>: its mailbox and state; System makes them, ActorRef sends to them.
 template <class... Requests>
 class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
  public:
-  using ProtocolType = Protocol<Requests...>;
+  using ProtocolType = Protocol<Requests...>;  ///< The protocol the actor serves.
+  /// What the actor's state derives from: one handler per request type.
   using Handler = typename ProtocolType::Handler;
-  using Message = typename ProtocolType::Message;
+  using Message = typename ProtocolType::Message;  ///< One queued request and its reply.
+  /// Makes the actor's state, on its thread, at start and at every restart.
   using Factory = std::function<Result<std::unique_ptr<Handler>>()>;
 
+  /// An actor that is not started yet.
   ActorCell(Factory factory, ActorOptions options, EscalationHandler escalate)
       : ActorCellBase(std::move(options), std::move(escalate)),
         mailbox_(options_.mailbox, options_.name),
         factory_(std::move(factory)) {}
   ~ActorCell() override { join(); }
 
+  /// Queues `request` and returns the future of its reply; a refused send fails the future.
   template <class Request>
   Future<response_t<Request>> ask(Request&& request) {
     using R = std::remove_cvref_t<Request>;
@@ -147,6 +166,7 @@ class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
     return future;
   }
 
+  /// Queues `request` without a reply; `may_block` lets a full blocking mailbox wait for room.
   template <class Request>
   Status tell(Request&& request, bool may_block) {
     using R = std::remove_cvref_t<Request>;
@@ -155,9 +175,11 @@ class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
     return pushed.ok() ? Status() : describe_send_failure(pushed);
   }
 
+  /// Requests queued now (approximate while senders are busy).
   [[nodiscard]] std::size_t queued() const noexcept { return mailbox_.size_approx(); }
 
  protected:
+  /// Builds the state with the factory; an exception from the factory is an internal error.
   Status build_state() override {
     Result<std::unique_ptr<Handler>> built = invoke_factory();
     if (!built.ok()) return built.status();
@@ -166,6 +188,7 @@ class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
     return Status();
   }
 
+  /// Destroys the state.
   void destroy_state() noexcept override { handler_.reset(); }
 
   std::optional<Status> process_next() override {
@@ -175,13 +198,17 @@ class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
     return message->run(*handler_, options_.name);
   }
 
+  /// Closes the mailbox: later sends fail.
   void close_mailbox() override { mailbox_.close(); }
+  /// Makes a waiting pop return.
   void wake() override { mailbox_.wake(); }
+  /// Answers every queued request with `reply` without running it.
   void fail_queued(const Status& reply) override {
     while (std::optional<Message> message = mailbox_.try_pop()) {
       message->fail(reply);
     }
   }
+  /// Whether no request is queued.
   bool mailbox_empty() const override { return mailbox_.size_approx() == 0; }
 
  private:
@@ -202,9 +229,10 @@ class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
 template <class P>
 class ActorRef {
  public:
-  using Cell = ActorCell<P>;
+  using Cell = ActorCell<P>;  ///< The actor this refers to.
 
   ActorRef() = default;
+  /// A reference to `cell`.
   explicit ActorRef(std::shared_ptr<Cell> cell) : cell_(std::move(cell)) {}
 
   /// Sends a request and returns the future of its reply.
@@ -231,20 +259,29 @@ class ActorRef {
     return cell_->tell(std::forward<Request>(request), false);
   }
 
+  /// Asks the actor to stop (see ShutdownMode); returns at once.
   void stop(ShutdownMode mode = ShutdownMode::drain, Status reason = Status()) const {
     if (cell_) cell_->request_stop(mode, std::move(reason));
   }
+  /// Waits for the actor's thread to end. Never call from the actor's own thread.
   void join() const {
     if (cell_) cell_->join();
   }
 
+  /// Whether this refers to an actor.
   [[nodiscard]] bool valid() const noexcept { return cell_ != nullptr; }
+  /// The actor's name.
   [[nodiscard]] const std::string& name() const { return cell_->name(); }
+  /// Where the actor is in its life; stopped for an empty reference.
   [[nodiscard]] ActorState state() const { return cell_ ? cell_->state() : ActorState::stopped; }
+  /// How often the actor has restarted.
   [[nodiscard]] int restart_count() const { return cell_ ? cell_->restart_count() : 0; }
+  /// Why the actor stopped; OK while it runs.
   [[nodiscard]] Status stop_reason() const { return cell_ ? cell_->stop_reason() : Status(); }
+  /// Requests queued now (approximate).
   [[nodiscard]] std::size_t queued() const { return cell_ ? cell_->queued() : 0; }
 
+  /// Whether both refer to the same actor.
   friend bool operator==(const ActorRef& a, const ActorRef& b) noexcept { return a.cell_ == b.cell_; }
 
  private:

@@ -48,15 +48,20 @@ enum class BiasVector : std::uint8_t {
   per_channel,  ///< one element per output channel of a convolution (K), the same for every image and position
 };
 
+/// What a library applies to a product before storing it: an activation, after an optional bias vector.
 struct Epilogue {
-  Activation activation = Activation::identity;
-  BiasVector bias = BiasVector::none;
+  Activation activation = Activation::identity;  ///< applied last
+  BiasVector bias = BiasVector::none;            ///< added before the activation, of the output's element type
 
+  /// Whether a bias vector is added.
   [[nodiscard]] bool has_bias() const noexcept { return bias != BiasVector::none; }
+  /// Equal when every field is.
   friend bool operator==(const Epilogue&, const Epilogue&) noexcept = default;
 };
 
+/// The activation's name, for messages and plan keys.
 [[nodiscard]] std::string_view to_string(Activation activation) noexcept;
+/// The bias vector's name, for messages and plan keys.
 [[nodiscard]] std::string_view to_string(BiasVector bias) noexcept;
 /// "relu", "gelu_tanh + per_column bias".
 [[nodiscard]] std::string to_string(const Epilogue& epilogue);

@@ -55,6 +55,7 @@
 
 namespace accel {
 
+/// The read side of an asynchronous result (see the file's description).
 template <class T>
 class Future;
 template <class T>
@@ -84,8 +85,8 @@ template <class T>
 class FutureState {
  public:
   // -- producer side -----------------------------------------------------------
-  // Stores the result, runs the then() continuation and resumes the awaiting coroutine, if any. Only the
-  // first call has an effect.
+  /// Stores the result, runs the then() continuation and resumes the awaiting coroutine, if any. Only the
+  /// first call has an effect.
   void set(Result<T> result) {
     if (std::coroutine_handle<> awaiter = complete(std::move(result))) resume_chain(awaiter);
   }
@@ -224,8 +225,11 @@ template <class T>
 class Promise {
  public:
   Promise() : state_(std::make_shared<detail::FutureState<T>>()) {}
+  /// A promise that fulfils `state`.
   explicit Promise(std::shared_ptr<detail::FutureState<T>> state) : state_(std::move(state)) {}
+  /// Moves; the source no longer fulfils anything.
   Promise(Promise&&) noexcept = default;
+  /// Answers this promise's future `cancelled` if unanswered, then takes over `other`'s.
   Promise& operator=(Promise&& other) noexcept {
     if (this != &other) {
       abandon();
@@ -237,7 +241,9 @@ class Promise {
   Promise& operator=(const Promise&) = delete;
   ~Promise() { abandon(); }
 
+  /// A future of this promise's result.
   [[nodiscard]] Future<T> future() const { return Future<T>(state_); }
+  /// False once set() was called or the promise was moved from.
   [[nodiscard]] bool valid() const noexcept { return state_ != nullptr; }
 
   /// Fulfils the future; later calls have no effect.
@@ -252,26 +258,31 @@ class Promise {
   std::shared_ptr<detail::FutureState<T>> state_;
 };
 
+/// The read side of an asynchronous result: wait, wait_for, then or co_await it, once (see the file's description).
 template <class T>
 class [[nodiscard]] Future {
  public:
-  using value_type = T;
-  using State = detail::FutureState<T>;
+  using value_type = T;                  ///< The result's value type.
+  using State = detail::FutureState<T>;  ///< The shared state a promise fulfils.
 
   Future() = default;
+  /// The future of `state`.
   explicit Future(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  /// Moves; the source becomes invalid.
   Future(Future&&) noexcept = default;
+  /// Moves; the source becomes invalid.
   Future& operator=(Future&&) noexcept = default;
   Future(const Future&) = delete;
   Future& operator=(const Future&) = delete;
 
   // -- observers ---------------------------------------------------------------
-  // False for a default-constructed future and after wait() or then() consumed it.
+  /// False for a default-constructed future and after wait() or then() consumed it.
   [[nodiscard]] bool valid() const noexcept { return state_ != nullptr; }
+  /// Whether the result is there (wait() would not block).
   [[nodiscard]] bool ready() const noexcept { return state_ && state_->ready(); }
 
   // -- waiting -----------------------------------------------------------------
-  // Blocks until the result is there and returns it; the future is consumed.
+  /// Blocks until the result is there and returns it; the future is consumed.
   Result<T> wait() {
     if (!state_) return failed_precondition("wait() on an invalid future (already consumed, or never set up)");
     state_->wait();
@@ -293,8 +304,8 @@ class [[nodiscard]] Future {
   }
 
   // -- chaining ----------------------------------------------------------------
-  // `f` receives the value and returns U, Result<U>, Future<U> or nothing; errors skip `f` and pass through.
-  // If `f` takes a Result<T> instead, it sees errors too. An exception thrown by `f` becomes `internal`.
+  /// `f` receives the value and returns `U`, `Result<U>`, `Future<U>` or nothing; errors skip `f` and pass through.
+  /// If `f` takes a Result<T> instead, it sees errors too. An exception thrown by `f` becomes `internal`.
   template <class F>
   auto then(F&& f) -> Future<typename detail::future_value<detail::continuation_result_t<F, T>>::type> {
     constexpr bool takes_result = std::is_invocable_v<F, Result<T>&&>;
@@ -332,11 +343,13 @@ class [[nodiscard]] Future {
   }
 
   // -- co_await ------------------------------------------------------------------
-  // `co_await future` yields the Result<T>.
+  /// `co_await future` yields the Result<T>.
+  /// Whether co_await can go on without suspending.
   bool await_ready() const noexcept { return !state_ || state_->ready(); }
   /// A bool, not a handle to transfer to: the only choices are to go on at once (the result arrived meanwhile)
   /// or to return to whoever resumed this coroutine; the awaiter is resumed later by whoever fulfils the future.
   bool await_suspend(std::coroutine_handle<> awaiter) { return state_->suspend(awaiter); }
+  /// The Result<T>; the future is consumed.
   Result<T> await_resume() {
     if (!state_) return failed_precondition("co_await on an invalid future (already consumed, or never set up)");
     return std::exchange(state_, nullptr)->take();
@@ -348,23 +361,32 @@ class [[nodiscard]] Future {
   /// Ends a coroutine by transferring to the coroutine that awaits its result (Note [Symmetric transfer]). Nothing
   /// owns the frame of a coroutine that started at once, so it destroys itself here, once it no longer runs.
   struct FinalAwaiter {
+    /// Never ready: the finishing coroutine always suspends.
     bool await_ready() const noexcept { return false; }
+    /// Destroys the finished coroutine's frame and hands its awaiter on (Note [Symmetric transfer]).
     std::coroutine_handle<> await_suspend(std::coroutine_handle<promise_type> finished) noexcept {
       const std::coroutine_handle<> awaiter = finished.promise().awaiter;
       finished.destroy();  // this FinalAwaiter lives in that frame: touch nothing of it from here on
       return detail::hand_over(awaiter);
     }
+    /// Nothing: the finished coroutine's frame is gone.
     void await_resume() const noexcept {}
   };
 
+  /// What makes a function returning Future<T> a coroutine: it starts at once and its co_return fulfils the future.
   struct promise_type {
-    std::shared_ptr<State> state = std::make_shared<State>();
+    std::shared_ptr<State> state = std::make_shared<State>();  ///< the shared state the coroutine's future reads
     std::coroutine_handle<> awaiter;  ///< the coroutine to transfer to at the final suspend point
 
+    /// The coroutine's future.
     Future get_return_object() { return Future(state); }
+    /// The coroutine starts at once.
     std::suspend_never initial_suspend() noexcept { return {}; }
+    /// Hands the awaiter on at the end (FinalAwaiter).
     FinalAwaiter final_suspend() noexcept { return {}; }
+    /// Fulfils the future with what co_return gave.
     void return_value(Result<T> result) { awaiter = state->complete(std::move(result)); }
+    /// An exception that escaped the coroutine fulfils its future with `internal`.
     void unhandled_exception() {
       awaiter =
           state->complete(internal_error("exception escaped a coroutine: " + detail::describe_current_exception()));

@@ -51,11 +51,13 @@
 
 namespace accel {
 
+/// What a push into a full mailbox does (see the file's description): fail at once, or wait for room.
 enum class Overflow : std::uint8_t { reject, block };
 
+/// How big a mailbox is, what a push into a full one does, and how its idle consumer waits.
 struct MailboxOptions {
-  std::size_t capacity = 4096;  ///< rounded up to a power of two
-  Overflow overflow = Overflow::reject;
+  std::size_t capacity = 4096;           ///< rounded up to a power of two
+  Overflow overflow = Overflow::reject;  ///< what a push into a full mailbox does
   /// How long an idle consumer spins before it sleeps. Spinning keeps the request round trip near the cost
   /// of a cache-line transfer; sleeping frees the core. Zero sleeps at once.
   std::chrono::microseconds spin{50};
@@ -66,9 +68,11 @@ struct MailboxOptions {
   std::chrono::microseconds stay_awake{5000};
 };
 
+/// The bounded multi-producer, single-consumer queue in front of every actor (see the file's description).
 template <class T>
 class Mailbox {
  public:
+  /// An empty mailbox; `owner` names it in errors ("mailbox of 'cpu:0' is full").
   explicit Mailbox(MailboxOptions options, std::string owner = "actor")
       : options_(options),
         capacity_(std::bit_ceil(std::max<std::size_t>(options.capacity, 2))),
@@ -85,11 +89,13 @@ class Mailbox {
   }
 
   // -- producer side (any thread) -------------------------------------------------
-  // Moves `item` in on success; leaves it untouched on failure so the caller can answer it.
+  /// Moves `item` in on success; leaves it untouched on failure so the caller can answer it.
   Status push(T& item) { return push_impl(item, options_.overflow == Overflow::block); }
+  /// Like push(), but never blocks, whatever the overflow policy.
   Status try_push(T& item) { return push_impl(item, false); }
 
   // -- consumer side (the owning actor's thread only) -----------------------------
+  /// The next item, if there is one; never waits.
   std::optional<T> try_pop() {
     const std::size_t position = dequeue_position_.load(std::memory_order_relaxed);
     Cell& cell = cells_[position & mask_];
@@ -143,6 +149,7 @@ class Mailbox {
     }
   }
 
+  /// Waits for an item until `deadline` or until wake() is called; returns nothing then.
   std::optional<T> pop_wait(
       std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
     return pop_wait(deadline, [] { return false; });
@@ -165,11 +172,15 @@ class Mailbox {
     while (active_producers_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
   }
 
+  /// Whether close() was called.
   [[nodiscard]] bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+  /// The capacity, rounded up to a power of two.
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+  /// Items queued now (approximate while producers are busy).
   [[nodiscard]] std::size_t size_approx() const noexcept {
     return enqueue_position_.load(std::memory_order_relaxed) - dequeue_position_.load(std::memory_order_relaxed);
   }
+  /// The options it was made with.
   [[nodiscard]] const MailboxOptions& options() const noexcept { return options_; }
   /// Producers waiting for room now, or just woken and not yet back: for tests and metrics.
   [[nodiscard]] int blocked_producers() const noexcept { return blocked_producers_.load(std::memory_order_acquire); }

@@ -37,16 +37,19 @@ Status run_handler(std::type_identity_t<Handles<Request>>& state, Envelope<Reque
   }
 }
 
+/// One queued request of Protocol<Requests...> and its reply, stored in place (see the file's description).
 template <class... Requests>
 class QueuedMessage<Protocol<Requests...>> {
  public:
-  using Handler = typename Protocol<Requests...>::Handler;
+  using Handler = typename Protocol<Requests...>::Handler;  ///< What runs the request: the actor's state.
 
+  /// A message holding `envelope`, moved in.
   template <class Request>
   requires Protocol<Requests...>::template accepts<Request>
   explicit QueuedMessage(Envelope<Request>&& envelope) : operations_(&kOperations<Request>) {
     ::new (static_cast<void*>(storage_)) Envelope<Request>(std::move(envelope));
   }
+  /// Moves the envelope; `other` is left to be destroyed.
   QueuedMessage(QueuedMessage&& other) noexcept : operations_(other.operations_) {
     operations_->move(storage_, other.storage_);
   }

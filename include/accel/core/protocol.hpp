@@ -26,8 +26,9 @@
 namespace accel {
 
 template <class Request>
-using response_t = typename Request::Response;
+using response_t = typename Request::Response;  ///< The reply type of a request (its `Response`).
 
+/// The request's `kName`, or "request" for a type without one: what errors and logs call it.
 template <class Request>
 constexpr std::string_view request_name() {
   if constexpr (requires { Request::kName; })
@@ -39,8 +40,8 @@ constexpr std::string_view request_name() {
 /// One queued request and where its reply goes. `reply` is empty for tell().
 template <class Request>
 struct Envelope {
-  Request request;
-  Promise<response_t<Request>> reply;
+  Request request;                     ///< the request
+  Promise<response_t<Request>> reply;  ///< where its reply goes
 };
 
 /// The handler of one request type.
@@ -89,9 +90,11 @@ struct ConcatLists<RequestList<A...>, RequestList<B...>, Rest...> {
 };
 }  // namespace detail
 
+/// One RequestList of every request of `Lists`, in order.
 template <class... Lists>
 using ConcatRequests = typename detail::ConcatLists<Lists...>::type;
 
+/// The typed interface of an actor: the request types it accepts (see the file's description).
 template <class... Requests>
 struct Protocol {
   static_assert(sizeof...(Requests) > 0, "a protocol needs at least one request type");
@@ -108,6 +111,7 @@ struct Protocol {
     [[nodiscard]] virtual bool owes_replies() const noexcept { return false; }
   };
 
+  /// Whether `Request` is one of the protocol's request types.
   template <class Request>
   static constexpr bool accepts = (std::is_same_v<Request, Requests> || ...);
 };

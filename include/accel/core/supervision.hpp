@@ -29,10 +29,13 @@
 
 namespace accel {
 
+/// What a supervisor does with a failure: keep the state, rebuild it, stop the actor, or pass the failure up.
 enum class Directive : std::uint8_t { resume, restart, stop, escalate };
 
+/// The directive's name, for messages.
 [[nodiscard]] std::string_view to_string(Directive directive) noexcept;
 
+/// How many restarts an actor may have within a sliding window, and the back-off between them.
 struct RestartBudget {
   int max_restarts = 5;                          ///< COUNT: restarts allowed within `window`
   std::chrono::milliseconds window{60'000};      ///< the sliding window
@@ -43,6 +46,7 @@ struct RestartBudget {
 /// Judges restarts against a RestartBudget: the sliding window and the doubling back-off. Not thread-safe.
 class RestartTracker {
  public:
+  /// A tracker of restarts under `budget`.
   explicit RestartTracker(RestartBudget budget) noexcept : budget_(budget) {}
   /// Records a restart at `now` and returns the delay to wait before it, or nothing when the budget is spent.
   [[nodiscard]] std::optional<std::chrono::milliseconds> admit(std::chrono::steady_clock::time_point now);
@@ -54,23 +58,27 @@ class RestartTracker {
   std::deque<std::chrono::steady_clock::time_point> recent_;
 };
 
+/// Which directive answers each Code, and the restart budget.
 class SupervisionPolicy {
  public:
   /// Defaults: `internal` restarts, `context_lost` stops (an in-process context cannot be rebuilt), every other
   /// code resumes, since it describes the request rather than the actor.
   SupervisionPolicy() noexcept;
 
+  /// Answers failures of `code` with `directive`.
   SupervisionPolicy& on(Code code, Directive directive) noexcept {
     directives_[static_cast<std::size_t>(code)] = directive;
     return *this;
   }
+  /// Replaces the restart budget.
   SupervisionPolicy& with_budget(RestartBudget restart_budget) noexcept {
     budget = restart_budget;
     return *this;
   }
+  /// The directive that answers a failure of `code`.
   [[nodiscard]] Directive decide(Code code) const noexcept { return directives_[static_cast<std::size_t>(code)]; }
 
-  RestartBudget budget;
+  RestartBudget budget;  ///< how often restart may be chosen before the actor stops
 
  private:
   std::array<Directive, kCodeCount> directives_{};

@@ -18,6 +18,7 @@
 
 namespace accel {
 
+/// Owns every actor it spawned and ends them in order (see the file's description).
 class System {
  public:
   System() = default;
@@ -68,6 +69,7 @@ class System {
   /// Receives escalated failures; the default logs them.
   void set_escalation_handler(EscalationHandler handler);
 
+  /// Actors spawned and not yet stopped.
   [[nodiscard]] std::size_t actor_count() const;
 
  private:
