@@ -44,20 +44,29 @@ class BufferOwner {
 };
 }  // namespace detail
 
+/// A device buffer of T elements, freed when its last copy is dropped; converts to the BufferHandle requests take.
 template <class T>
 class Buffer {
  public:
   Buffer() = default;
+  /// The buffer `owner` holds (Device::allocate makes them).
   explicit Buffer(std::shared_ptr<const detail::BufferOwner> owner) noexcept : owner_(std::move(owner)) {}
 
+  /// The buffer's handle; null for an empty Buffer.
   [[nodiscard]] BufferHandle handle() const noexcept { return owner_ ? owner_->handle() : BufferHandle{}; }
+  /// The buffer's handle, for requests.
   operator BufferHandle() const noexcept { return handle(); }  // NOLINT(google-explicit-constructor)
 
+  /// Elements of T.
   [[nodiscard]] std::uint64_t size() const noexcept { return handle().count; }
+  /// Bytes.
   [[nodiscard]] std::uint64_t bytes() const noexcept { return handle().bytes(); }
+  /// Whether this holds no buffer.
   [[nodiscard]] bool is_null() const noexcept { return owner_ == nullptr; }
+  /// Copies of this Buffer holding the allocation.
   [[nodiscard]] long use_count() const noexcept { return owner_.use_count(); }
 
+  /// Whether both name the same allocation.
   friend bool operator==(const Buffer& a, const Buffer& b) noexcept { return a.handle() == b.handle(); }
 
  private:

@@ -39,8 +39,10 @@ namespace accel {
 ///                   a hang of the worker replaces it: requests it was running are answered `context_lost`,
 ///                   requests queued behind them run on the new worker, and every older buffer handle is stale.
 enum class Isolation : std::uint8_t { in_process, worker_process };
+/// The enumerator's name, for messages.
 [[nodiscard]] std::string_view to_string(Isolation isolation) noexcept;
 
+/// How an isolated device's worker process runs and is replaced.
 struct WorkerOptions {
   /// The worker program. Empty: $ACCEL_WORKER, else `accel-worker` beside the running program, else the one
   /// this build made.
@@ -68,24 +70,25 @@ struct WorkerOptions {
                          .max_backoff = std::chrono::milliseconds{1'000}};
 };
 
+/// What Device::open opens and how: kind, ordinal, isolation, limits, mailbox, supervision and the families' options.
 struct DeviceOptions {
-  DeviceKind kind = DeviceKind::cpu;
-  int ordinal = 0;
-  Isolation isolation = Isolation::in_process;
-  WorkerOptions worker{};  ///< worker_process only
+  DeviceKind kind = DeviceKind::cpu;            ///< CPU or CUDA
+  int ordinal = 0;                              ///< which device of that kind (the CPU has only 0)
+  Isolation isolation = Isolation::in_process;  ///< in this process, or in a supervised worker process
+  WorkerOptions worker{};                       ///< worker_process only
   /// Allocations beyond this many bytes in use fail with `resource_exhausted`; 0 means the hardware's limit.
   std::uint64_t memory_limit_bytes = 0;
-  MailboxOptions mailbox{};
-  SupervisionPolicy supervision{};
+  MailboxOptions mailbox{};         ///< the device actor's mailbox
+  SupervisionPolicy supervision{};  ///< how the device actor's failures are answered
   /// CUDA only.
   CompletionStrategy completion = CompletionStrategy::poller;
   std::uint64_t pinned_staging_cache_bytes = 1ull << 30;  ///< pinned host blocks kept for reuse
 
   /// The library families' options, each in its family's header.
   blas::Options blas{};
-  dnn::Options dnn{};
-  jit::Options jit{};
-  graph::Options graph{};
+  dnn::Options dnn{};      ///< the DNN family's options
+  jit::Options jit{};      ///< the JIT family's options
+  graph::Options graph{};  ///< the graph family's options
 };
 
 namespace detail {
@@ -93,6 +96,7 @@ namespace detail {
 class DeviceCore;
 }  // namespace detail
 
+/// A cheap, copyable address of one opened device; every method is a request and returns a Future.
 class Device {
  public:
   /// Opens a device of the given kind; errors if it does not exist or its context cannot be created.
@@ -105,9 +109,13 @@ class Device {
   /// the CUDA tier). The first call for CUDA initialises its driver in this process (cuInit, ~100 ms on the H100).
   [[nodiscard]] static int count(DeviceKind kind);
 
+  /// CPU or CUDA.
   [[nodiscard]] DeviceKind kind() const noexcept;
+  /// The device's name, e.g. "cuda:0".
   [[nodiscard]] const std::string& name() const noexcept;
+  /// The opened device's unique id in this process, which its buffer handles carry.
   [[nodiscard]] std::uint32_t id() const noexcept;
+  /// The device's actor, for requests sent to it directly.
   [[nodiscard]] const ActorRef<DeviceProtocol>& actor() const noexcept;
 
   /// Another address of the same device with its own actor and CUDA stream. Buffers are shared: a buffer
@@ -147,6 +155,7 @@ class Device {
     return future;
   }
 
+  /// Allocates `count` elements of T; the Buffer frees them when its last copy goes.
   template <class T>
   Future<Buffer<T>> allocate(std::uint64_t count) const {
     std::weak_ptr<detail::BufferReleaser> releaser = buffer_releaser();
@@ -155,12 +164,14 @@ class Device {
     });
   }
 
+  /// Copies host memory into `destination`, starting `offset` elements in.
   template <class T>
   Future<Done> upload(std::span<const T> source, const Buffer<T>& destination, std::uint64_t offset = 0) const {
     return ask(
         CopyToDevice{.source = HostSource::of(source), .destination = destination, .destination_offset = offset});
   }
 
+  /// Copies `source`, from `offset` elements in, into host memory.
   template <class T>
   Future<Done> download(const Buffer<T>& source, std::span<T> destination, std::uint64_t offset = 0) const {
     return ask(CopyToHost{.source = source, .source_offset = offset, .destination = HostDestination::of(destination)});
@@ -168,17 +179,24 @@ class Device {
 
   /// Frees the buffer for every holder of it at once; their next use is `stale_handle`.
   Future<Done> free(BufferHandle buffer) const { return ask(Free{.buffer = buffer}); }
+  /// Runs a GEMM request.
   Future<Done> gemm(Gemm gemm) const { return ask(std::move(gemm)); }
+  /// The device's DeviceInfo: kind, memory, libraries and caches.
   Future<DeviceInfo> info() const { return ask(QueryDevice{}); }
   /// Frees every buffer and starts a new context epoch; every handle of the device becomes stale.
   Future<Done> reset() const { return ask(ResetContext{}); }
   /// Ordering across streams without waiting for the first stream's work (see RecordFence and WaitFence):
+  /// @code
   ///   Fence a_done = *stream_a.record_fence().wait();  // answered at once, A's work still running
   ///   stream_b.wait_fence(a_done);                      // what B is sent next runs after A, ordered on the GPU
+  /// @endcode
   Future<Fence> record_fence() const { return ask(RecordFence{}); }
+  /// Orders what this stream is sent next after `fence` (see WaitFence).
   Future<Done> wait_fence(Fence fence) const { return ask(WaitFence{.fence = fence}); }
+  /// Makes the device fail for real, to test fault handling (see FaultKind).
   Future<Done> inject_fault(FaultKind kind = FaultKind::illegal_address) const { return ask(InjectFault{kind}); }
 
+  /// Whether both address the same device and stream.
   friend bool operator==(const Device& a, const Device& b) noexcept { return a.core_ == b.core_; }
 
  private:

@@ -20,20 +20,23 @@
 
 namespace accel {
 
+/// The device's own requests: memory, copies, queries, fences and faults (device/requests.hpp).
 using DeviceRequests = RequestList<Allocate, Free, CopyToDevice, CopyToHost, CopyOnDevice, QueryDevice, ResetContext,
                                    RecordFence, WaitFence, InjectFault>;
 
-using LibraryRequests = ConcatRequests<blas::Requests,    ///<
-                                       dnn::Requests,     ///<
-                                       jit::Requests,     ///<
-                                       graph::Requests,   ///<
-                                       fft::Requests,     ///<
-                                       solver::Requests,  ///<
-                                       rand::Requests,    ///<
-                                       sparse::Requests,  ///<
-                                       tensor::Requests,  ///<
+/// Every library family's requests; a new family is one line here.
+using LibraryRequests = ConcatRequests<blas::Requests,    //
+                                       dnn::Requests,     //
+                                       jit::Requests,     //
+                                       graph::Requests,   //
+                                       fft::Requests,     //
+                                       solver::Requests,  //
+                                       rand::Requests,    //
+                                       sparse::Requests,  //
+                                       tensor::Requests,  //
                                        collective::Requests>;
 
+/// The protocol every device actor speaks: the device's requests and every family's.
 using DeviceProtocol = ProtocolOf<ConcatRequests<DeviceRequests, LibraryRequests>>;
 
 }  // namespace accel
