@@ -7,6 +7,7 @@
 
 namespace accel::blas {
 
+/// The BLAS family's options: cuBLASLt's plan cache and workspace.
 struct Options {
   std::uint64_t plan_cache_capacity = 256;      ///< cuBLASLt plans per stream (LRU)
   std::uint64_t workspace_bytes = 32ull << 20;  ///< per stream, taken from the device's memory pool

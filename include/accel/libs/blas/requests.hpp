@@ -6,5 +6,5 @@
 #include "accel/libs/blas/gemm.hpp"
 
 namespace accel::blas {
-using Requests = RequestList<Gemm>;
+using Requests = RequestList<Gemm>;  ///< The requests of the BLAS family, as the device protocol registers them.
 }  // namespace accel::blas

@@ -31,6 +31,7 @@
 
 namespace accel::collective {
 
+/// How communicators are built.
 struct CommOptions {
   /// For joining, and for each collective: see collective.hpp's Faults.
   std::uint32_t timeout_ms = 60'000;
@@ -42,15 +43,22 @@ struct CommOptions {
 /// An id no other communicator of this process has.
 [[nodiscard]] std::uint64_t next_comm_id() noexcept;
 
+/// One rank's communicator on one device: the device and the Comm its requests name.
 class Communicator {
  public:
+  /// The communicator `comm` on `device`.
   Communicator(Device device, Comm comm) : device_(std::move(device)), comm_(comm) {}
 
+  /// The device the communicator lives on.
   [[nodiscard]] const Device& device() const noexcept { return device_; }
+  /// The Comm its requests name.
   [[nodiscard]] const Comm& comm() const noexcept { return comm_; }
+  /// This communicator's rank.
   [[nodiscard]] std::int32_t rank() const noexcept { return comm_.rank; }
+  /// The number of ranks in its world.
   [[nodiscard]] std::int32_t ranks() const noexcept { return comm_.ranks; }
 
+  /// Sends a request of the collective family (built with this comm) to the device.
   template <class Request>
   Future<Done> ask(Request request) const {
     return device_.ask(std::move(request));

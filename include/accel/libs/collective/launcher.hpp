@@ -21,12 +21,13 @@
 
 namespace accel::collective {
 
+/// What torchrun tells each process it starts, and where rank 0 serves the unique id.
 struct LauncherEnv {
-  std::int32_t rank = 0;
-  std::int32_t world_size = 0;
-  std::int32_t local_rank = 0;  ///< the GPU ordinal this process takes
-  std::string master_addr;
-  std::uint16_t master_port = 0;
+  std::int32_t rank = 0;             ///< RANK: this process's rank
+  std::int32_t world_size = 0;       ///< WORLD_SIZE: the number of processes
+  std::int32_t local_rank = 0;       ///< the GPU ordinal this process takes
+  std::string master_addr;           ///< MASTER_ADDR: rank 0's host
+  std::uint16_t master_port = 0;     ///< MASTER_PORT: torchrun's own rendezvous port on rank 0's host
   std::uint16_t bootstrap_port = 0;  ///< where rank 0 serves the unique id
 };
 
@@ -35,6 +36,7 @@ using GetEnv = std::function<const char*(const char*)>;
 
 /// The torchrun variables, each checked (present, an integer in range); an error names the variable and its value.
 [[nodiscard]] Result<LauncherEnv> parse_torchrun_env(const GetEnv& get_env);
+/// The torchrun variables of this process's environment.
 [[nodiscard]] Result<LauncherEnv> parse_torchrun_env();
 
 /// Rank 0's side: listens on `port` (all interfaces) and sends `id` to `clients` ranks, or fails after `timeout`.

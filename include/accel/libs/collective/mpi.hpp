@@ -8,6 +8,7 @@
 
 namespace accel::collective {
 
+/// This process's communicator on `device`, from MPI_COMM_WORLD (see the file's description).
 [[nodiscard]] Result<Communicator> init_from_mpi(const Device& device, CommOptions options = {});
 
 }  // namespace accel::collective

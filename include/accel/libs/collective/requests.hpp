@@ -7,5 +7,6 @@
 #include "accel/libs/collective/collective.hpp"
 
 namespace accel::collective {
+/// The requests of the collective family, as the device protocol registers them.
 using Requests = RequestList<InitComm, DestroyComm, Collective, Group>;
 }  // namespace accel::collective

@@ -54,6 +54,7 @@
 
 namespace accel {
 
+/// Complex-to-complex, real-to-complex (always forward) or complex-to-real (always inverse).
 enum class FftType : std::uint8_t { c2c, r2c, c2r };
 /// forward: exp(-2πi jk/n) (FFTW's FFTW_FORWARD, cuFFT's CUFFT_FORWARD); inverse: exp(+2πi jk/n). r2c is always
 /// forward and c2r always inverse: a request that says otherwise is refused.
@@ -63,8 +64,11 @@ enum class FftDirection : std::uint8_t { forward, inverse };
 /// orthonormal: every transform is scaled by 1/sqrt(N) (unitary). N is the product of the logical sizes.
 enum class FftNormalization : std::uint8_t { none, inverse, orthonormal };
 
+/// The enumerator's name, for messages and plan keys.
 [[nodiscard]] std::string_view to_string(FftType type) noexcept;
+/// The enumerator's name, for messages and plan keys.
 [[nodiscard]] std::string_view to_string(FftDirection direction) noexcept;
+/// The enumerator's name, for messages and plan keys.
 [[nodiscard]] std::string_view to_string(FftNormalization normalization) noexcept;
 
 /// How one side of the transform is stored; entries beyond the rank stay 0.
@@ -73,49 +77,53 @@ struct FftLayout {
   std::int64_t stride = 0;              ///< between consecutive elements of the last dimension
   std::int64_t distance = 0;            ///< between consecutive transforms of the batch
 
+  /// Equal when every field is.
   friend bool operator==(const FftLayout&, const FftLayout&) noexcept = default;
 };
 
+/// What keys an FFT's plan: type, precision, sizes, batch, direction, normalisation and both layouts.
 struct FftShape {
-  FftType type = FftType::c2c;
+  FftType type = FftType::c2c;  ///< c2c, r2c or c2r
   /// The real element type: f32, f64 or f16 (half precision: power-of-two sizes only, see above).
   DType precision = DType::f32;
-  std::int32_t rank = 1;
-  std::array<std::int64_t, 3> n{};  ///< logical sizes; entries beyond the rank stay 0
-  std::int64_t batch = 1;
-  FftDirection direction = FftDirection::forward;
-  FftNormalization normalization = FftNormalization::none;
-  FftLayout input;
-  FftLayout output;
+  std::int32_t rank = 1;                           ///< dimensions transformed: 1, 2 or 3
+  std::array<std::int64_t, 3> n{};                 ///< logical sizes; entries beyond the rank stay 0
+  std::int64_t batch = 1;                          ///< transforms in the batch
+  FftDirection direction = FftDirection::forward;  ///< forward or inverse (r2c is always forward, c2r always inverse)
+  FftNormalization normalization = FftNormalization::none;  ///< which scaling the request applies after the transform
+  FftLayout input;                                          ///< the input side's layout; zeros: contiguous
+  FftLayout output;                                         ///< the output side's layout; zeros: contiguous
 
+  /// Equal when every field is.
   friend bool operator==(const FftShape&, const FftShape&) noexcept = default;
 };
 
+/// A batched FFT of `input` into `output` (see the file's description).
 struct Fft {
   static constexpr const char* kName = "Fft";
   using Response = Done;
 
-  FftShape shape;
-  BufferHandle input;
+  FftShape shape;       ///< the transform
+  BufferHandle input;   ///< read (c2r: destroyed)
   BufferHandle output;  ///< the same buffer as input: in place
 };
 
 /// A shape with every default resolved and every extent checked, for one placement (in place or not).
 struct FftGeometry {
-  FftShape shape;  ///< layouts resolved
-  bool in_place = false;
+  FftShape shape;                   ///< layouts resolved
+  bool in_place = false;            ///< whether input and output are the same buffer
   DType real_type = DType::f32;     ///< f32, f64 or f16
   DType complex_type = DType::c64;  ///< c64, c128 or c32
   DType input_type = DType::c64;    ///< what the input layout counts in
-  DType output_type = DType::c64;
+  DType output_type = DType::c64;   ///< what the output layout counts in
   /// Logical sizes of each stored side (n/2 + 1 last on the complex side of r2c/c2r), 1 beyond the rank.
   std::array<std::int64_t, 3> input_sizes{};
-  std::array<std::int64_t, 3> output_sizes{};
-  std::array<std::int64_t, 3> input_strides{};  ///< elements between neighbours of each dimension
-  std::array<std::int64_t, 3> output_strides{};
-  std::uint64_t input_extent = 0;  ///< elements of input_type from the buffer's start the layout reaches
-  std::uint64_t output_extent = 0;
-  std::uint64_t transform_size = 0;  ///< N, the product of the logical sizes
+  std::array<std::int64_t, 3> output_sizes{};    ///< logical sizes of the output side, 1 beyond the rank
+  std::array<std::int64_t, 3> input_strides{};   ///< elements between neighbours of each dimension
+  std::array<std::int64_t, 3> output_strides{};  ///< elements between neighbours of each dimension of the output
+  std::uint64_t input_extent = 0;                ///< elements of input_type from the buffer's start the layout reaches
+  std::uint64_t output_extent = 0;               ///< elements of output_type from the buffer's start the layout reaches
+  std::uint64_t transform_size = 0;              ///< N, the product of the logical sizes
 
   /// Whether this is an inverse transform (c2c inverse, or c2r: validation makes the direction agree with the type).
   [[nodiscard]] bool inverse() const noexcept { return shape.direction == FftDirection::inverse; }
@@ -127,6 +135,7 @@ struct FftGeometry {
 /// overlapping elements), overflow of every extent.
 [[nodiscard]] Result<FftGeometry> plan_fft_geometry(const FftShape& shape, bool in_place);
 
+/// The shape as text, for messages and plan descriptions.
 [[nodiscard]] std::string to_string(const FftShape& shape);
 
 }  // namespace accel

@@ -6,5 +6,5 @@
 #include "accel/libs/fft/fft.hpp"
 
 namespace accel::fft {
-using Requests = RequestList<Fft>;
+using Requests = RequestList<Fft>;  ///< The requests of the FFT family, as the device protocol registers them.
 }  // namespace accel::fft

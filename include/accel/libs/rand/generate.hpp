@@ -42,28 +42,32 @@
 
 namespace accel::rand {
 
+/// cuRAND's generators: Philox4x32-10 (the default, reproduced bit for bit on the CPU), XORWOW, MRG32k3a, Sobol32.
 enum class Generator : std::uint8_t { philox4x32_10, xorwow, mrg32k3a, sobol32 };
 
 /// `bits`: the generator's raw 32-bit outputs (u32). Poisson counts are u32; the others are f32 or f64.
 enum class Distribution : std::uint8_t { uniform, normal, log_normal, poisson, bits };
 
+/// The enumerator's name, for messages and plan keys.
 [[nodiscard]] std::string_view to_string(Generator generator) noexcept;
+/// The enumerator's name, for messages and plan keys.
 [[nodiscard]] std::string_view to_string(Distribution distribution) noexcept;
 
+/// Fills output[0, count) with random numbers (see the file's description).
 struct Generate {
   static constexpr const char* kName = "rand::Generate";
   using Response = Done;
 
-  Generator generator = Generator::philox4x32_10;
-  Distribution distribution = Distribution::uniform;
-  DType dtype = DType::f32;
-  std::uint64_t seed = 0;    ///< none for Sobol32, a quasi-random generator: it must stay 0
-  std::uint64_t offset = 0;  ///< the first element of the stream written (see above)
-  std::uint64_t count = 0;   ///< elements written, to output[0, count)
-  double mean = 0.0;         ///< normal; log-normal: of the underlying normal
-  double stddev = 1.0;       ///< normal and log-normal, > 0
-  double lambda = 1.0;       ///< Poisson, > 0 and at most kMaxLambda
-  BufferHandle output;
+  Generator generator = Generator::philox4x32_10;     ///< which generator makes the stream
+  Distribution distribution = Distribution::uniform;  ///< the distribution of the values
+  DType dtype = DType::f32;                           ///< the element type written
+  std::uint64_t seed = 0;                             ///< none for Sobol32, a quasi-random generator: it must stay 0
+  std::uint64_t offset = 0;                           ///< the first element of the stream written (see above)
+  std::uint64_t count = 0;                            ///< elements written, to output[0, count)
+  double mean = 0.0;                                  ///< normal; log-normal: of the underlying normal
+  double stddev = 1.0;                                ///< normal and log-normal, > 0
+  double lambda = 1.0;                                ///< Poisson, > 0 and at most kMaxLambda
+  BufferHandle output;                                ///< the buffer written, of dtype
 };
 
 /// Above this, a Poisson count would not fit in u32.

@@ -7,5 +7,6 @@
 #include "accel/libs/solver/dense.hpp"
 
 namespace accel::solver {
+/// The requests of the dense solver family, as the device protocol registers them.
 using Requests = RequestList<Getrf, Getrs, Potrf, Potrs, Syevd, Geqrf, Orgqr, Gesvd, Gesvdj, Ormqr, Gels>;
 }  // namespace accel::solver

@@ -13,6 +13,7 @@
 
 namespace accel::sparse {
 
+/// Counts each row's nonzeros of a dense matrix into the CSR row offsets of its sparse form (the first of two steps).
 struct DenseToCsrCount {
   static constexpr const char* kName = "sparse::DenseToCsrCount";
   using Response = Done;
@@ -23,6 +24,7 @@ struct DenseToCsrCount {
   BufferHandle offsets;      ///< written: a.rows + 1
 };
 
+/// Fills the indices and values of a dense matrix's CSR form, sized by DenseToCsrCount's offsets (the second step).
 struct DenseToCsr {
   static constexpr const char* kName = "sparse::DenseToCsr";
   using Response = Done;

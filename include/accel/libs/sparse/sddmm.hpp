@@ -13,17 +13,18 @@
 
 namespace accel::sparse {
 
+/// C = alpha (op(A) op(B)) ∘ spy(C) + beta C: the dense product sampled at C's entries (see the file's description).
 struct SDDMM {
   static constexpr const char* kName = "sparse::SDDMM";
   using Response = Done;
 
-  Transpose op_a = Transpose::none;
-  Transpose op_b = Transpose::none;
-  double alpha = 1.0;
-  double beta = 0.0;
-  DenseMatrix a;  ///< read: op(A) is m x k, in c's dtype
-  DenseMatrix b;  ///< read: op(B) is k x n, in a's order
-  Matrix c;       ///< CSR m x n, f32 or f64; its values read (unless beta = 0) and written, its structure read
+  Transpose op_a = Transpose::none;  ///< op(A): A or Aᵀ
+  Transpose op_b = Transpose::none;  ///< op(B): B or Bᵀ
+  double alpha = 1.0;                ///< scales the sampled product
+  double beta = 0.0;                 ///< scales C's values; 0: they are not read
+  DenseMatrix a;                     ///< read: op(A) is m x k, in c's dtype
+  DenseMatrix b;                     ///< read: op(B) is k x n, in a's order
+  Matrix c;  ///< CSR m x n, f32 or f64; its values read (unless beta = 0) and written, its structure read
 };
 
 }  // namespace accel::sparse

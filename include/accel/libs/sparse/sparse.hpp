@@ -14,8 +14,8 @@
 ///        holding ell_cols / bs of them, where nnz = rows · ell_cols (the values stored, padding included) gives
 ///        ell_cols: indices: (rows / bs) x (ell_cols / bs) column-block indices, row-major, each in [0, cols / bs) or
 ///        -1 for a padding block, whose values must be zero (cuSPARSE reads them: on the H100 it added a padding
-///        block's values at column block 0; the CPU skips them); values: rows x ell_cols, row-major, block (i, s) of the
-///        index array at rows i·bs.., columns s·bs.. of it; offsets: none (null). rows, cols and ell_cols are
+///        block's values at column block 0; the CPU skips them); values: rows x ell_cols, row-major, block (i, s) of
+///        the index array at rows i·bs.., columns s·bs.. of it; offsets: none (null). rows, cols and ell_cols are
 ///        multiples of bs (so that every block is whole), ell_cols at most cols.
 /// Index buffers hold i32 or i64 (the matrix's `index`), values f32 or f64 (and f16 or bf16 for SpMV and SpMM on
 /// CUDA, computed in f32, as cuSPARSE allows; blocked-ELL products in f32 go through TF32 on the H100, about 2.5e-4
@@ -65,28 +65,33 @@
 
 namespace accel::sparse {
 
+/// How a Matrix's arrays are laid out (see the file's description).
 enum class Format : std::uint8_t { csr, csc, coo, blocked_ell };
+/// What the caller promises about a Matrix's index buffers between requests (see the file's description).
 enum class Structure : std::uint8_t { checked_each_use, fixed };
 /// Which triangle of a triangular matrix is read (the other is ignored), and whether its diagonal is taken as ones.
 enum class Fill : std::uint8_t { lower, upper };
+/// Whether a triangular matrix's diagonal is read (non_unit) or taken as ones (unit).
 enum class Diagonal : std::uint8_t { non_unit, unit };
 
+/// The format's name, for messages and plan keys.
 [[nodiscard]] std::string_view to_string(Format format) noexcept;
 
+/// A sparse matrix as request data: its format, types, shape and the buffers of its arrays.
 struct Matrix {
-  Format format = Format::csr;
-  DType index = DType::i32;  ///< of offsets and indices: i32 or i64
-  DType dtype = DType::f32;  ///< of values
-  Structure structure = Structure::checked_each_use;
+  Format format = Format::csr;                        ///< how the arrays are laid out
+  DType index = DType::i32;                           ///< of offsets and indices: i32 or i64
+  DType dtype = DType::f32;                           ///< of values
+  Structure structure = Structure::checked_each_use;  ///< whether the index buffers may change between requests
   /// blocked_ell only (0 for the other formats). 32 bits, in what was padding: requests holding three matrices
   /// (SpGemm) fill the isolated worker's channel slot, so a Matrix cannot grow.
   std::int32_t ell_block_size = 0;
-  std::int64_t rows = 0;
-  std::int64_t cols = 0;
-  std::int64_t nnz = 0;
-  BufferHandle offsets;  ///< csr/csc: the compressed offsets; coo: the row of each entry; blocked_ell: none
-  BufferHandle indices;  ///< csr: columns; csc: rows; coo: columns; blocked_ell: column blocks
-  BufferHandle values;
+  std::int64_t rows = 0;  ///< rows of the matrix
+  std::int64_t cols = 0;  ///< columns of the matrix
+  std::int64_t nnz = 0;   ///< entries stored (blocked_ell: rows · ell_cols, padding included)
+  BufferHandle offsets;   ///< csr/csc: the compressed offsets; coo: the row of each entry; blocked_ell: none
+  BufferHandle indices;   ///< csr: columns; csc: rows; coo: columns; blocked_ell: column blocks
+  BufferHandle values;    ///< nnz values of dtype
 };
 
 /// A blocked-ELL matrix of `ell_cols` stored columns over its column-block indices and values (nnz = rows · ell_cols).
@@ -110,11 +115,11 @@ struct Matrix {
 /// A dense matrix of the sparse matrix's dtype: element (i, j) at j * ld + i (column-major) or i * ld + j
 /// (row-major); ld 0 means packed (rows for column-major, cols for row-major).
 struct DenseMatrix {
-  MatrixOrder order = MatrixOrder::column_major;
-  std::int64_t rows = 0;
-  std::int64_t cols = 0;
-  std::int64_t ld = 0;
-  BufferHandle data;
+  MatrixOrder order = MatrixOrder::column_major;  ///< column-major or row-major
+  std::int64_t rows = 0;                          ///< rows of the matrix
+  std::int64_t cols = 0;                          ///< columns of the matrix
+  std::int64_t ld = 0;                            ///< leading dimension; 0: packed
+  BufferHandle data;                              ///< the buffer holding the elements
 };
 
 /// y = alpha op(A) x + beta y; x has op(A)'s columns, y its rows. With beta = 0, y is not read.
@@ -122,12 +127,12 @@ struct SpMV {
   static constexpr const char* kName = "sparse::SpMV";
   using Response = Done;
 
-  Transpose op = Transpose::none;
-  double alpha = 1.0;
-  double beta = 0.0;
-  Matrix a;
-  BufferHandle x;  ///< read
-  BufferHandle y;  ///< read (unless beta = 0) and written; shares no buffer with A or x
+  Transpose op = Transpose::none;  ///< op(A): A or Aᵀ
+  double alpha = 1.0;              ///< scales the product
+  double beta = 0.0;               ///< scales y; 0: y is not read
+  Matrix a;                        ///< the sparse matrix A
+  BufferHandle x;                  ///< read
+  BufferHandle y;                  ///< read (unless beta = 0) and written; shares no buffer with A or x
 };
 
 /// C = alpha op(A) op(B) + beta C for dense B and C (both in the same order).
@@ -135,13 +140,13 @@ struct SpMM {
   static constexpr const char* kName = "sparse::SpMM";
   using Response = Done;
 
-  Transpose op_a = Transpose::none;
-  Transpose op_b = Transpose::none;
-  double alpha = 1.0;
-  double beta = 0.0;
-  Matrix a;
-  DenseMatrix b;  ///< read
-  DenseMatrix c;  ///< read (unless beta = 0) and written
+  Transpose op_a = Transpose::none;  ///< op(A): A or Aᵀ
+  Transpose op_b = Transpose::none;  ///< op(B): B or Bᵀ
+  double alpha = 1.0;                ///< scales the product
+  double beta = 0.0;                 ///< scales C; 0: C is not read
+  Matrix a;                          ///< the sparse matrix A
+  DenseMatrix b;                     ///< read
+  DenseMatrix c;                     ///< read (unless beta = 0) and written
 };
 
 /// Solves op(A) y = alpha x for a square CSR matrix A whose `fill` triangle is read. A zero on the diagonal of a
@@ -150,13 +155,13 @@ struct SpSV {
   static constexpr const char* kName = "sparse::SpSV";
   using Response = Done;
 
-  Transpose op = Transpose::none;
-  Fill fill = Fill::lower;
-  Diagonal diagonal = Diagonal::non_unit;
-  double alpha = 1.0;
-  Matrix a;
-  BufferHandle x;  ///< read
-  BufferHandle y;  ///< written; shares no buffer with A or x
+  Transpose op = Transpose::none;          ///< op(A): A or Aᵀ
+  Fill fill = Fill::lower;                 ///< the triangle read
+  Diagonal diagonal = Diagonal::non_unit;  ///< whether A's diagonal is read or taken as ones
+  double alpha = 1.0;                      ///< scales x
+  Matrix a;                                ///< the sparse matrix A
+  BufferHandle x;                          ///< read
+  BufferHandle y;                          ///< written; shares no buffer with A or x
 };
 
 /// The dense form of a CSR, CSC or COO matrix A (duplicates of a COO entry are summed).
@@ -164,7 +169,7 @@ struct ToDense {
   static constexpr const char* kName = "sparse::ToDense";
   using Response = Done;
 
-  Matrix a;
+  Matrix a;         ///< the matrix, CSR, CSC or COO
   DenseMatrix out;  ///< written: a.rows x a.cols
 };
 
@@ -174,7 +179,7 @@ struct CsrToCoo {
   static constexpr const char* kName = "sparse::CsrToCoo";
   using Response = Done;
 
-  Matrix csr;
+  Matrix csr;         ///< the CSR matrix
   BufferHandle rows;  ///< written
 };
 
@@ -185,7 +190,7 @@ struct CooToCsr {
   static constexpr const char* kName = "sparse::CooToCsr";
   using Response = Done;
 
-  Matrix coo;
+  Matrix coo;            ///< the COO matrix, rows sorted
   BufferHandle offsets;  ///< written
 };
 

@@ -47,10 +47,10 @@ struct SpGemm {
   static constexpr const char* kName = "sparse::SpGemm";
   using Response = Done;
 
-  double alpha = 1.0;
-  Matrix a;
-  Matrix b;
-  Matrix c;  ///< CSR m x n of a's types, nnz the product's; offsets, indices and values written
+  double alpha = 1.0;  ///< scales the product
+  Matrix a;            ///< CSR m x k, f32 or f64
+  Matrix b;            ///< CSR k x n, of a's index and value types
+  Matrix c;            ///< CSR m x n of a's types, nnz the product's; offsets, indices and values written
 };
 
 }  // namespace accel::sparse

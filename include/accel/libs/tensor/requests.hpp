@@ -7,5 +7,6 @@
 #include "accel/libs/tensor/tensor.hpp"
 
 namespace accel::tensor {
+/// The requests of the tensor family, as the device protocol registers them.
 using Requests = RequestList<Contract, ElementwiseBinary, ElementwiseTrinary, Reduce, Permute>;
 }  // namespace accel::tensor

@@ -36,7 +36,7 @@
 
 namespace accel::tensor {
 
-inline constexpr std::size_t kMaxModes = 12;
+inline constexpr std::size_t kMaxModes = 12;  ///< The most modes a Tensor can have.
 /// The rank make() gives a tensor whose modes and extents do not pair up, that has more than kMaxModes modes, or
 /// an extent beyond 32 bits.
 inline constexpr std::uint8_t kBadRank = 255;
@@ -45,11 +45,12 @@ inline constexpr std::uint8_t kBadRank = 255;
 /// (three tensors must fit one request slot of the channel: hence 32-bit extents; the elements of a tensor are
 /// counted in 64 bits).
 struct Tensor {
-  BufferHandle buffer;
-  std::uint8_t rank = 0;
+  BufferHandle buffer;    ///< the buffer holding the tensor's elements
+  std::uint8_t rank = 0;  ///< the number of modes; kBadRank when make() was given modes and extents that do not pair up
   std::array<char, kMaxModes> modes{};            ///< the first `rank` are used
   std::array<std::int32_t, kMaxModes> extents{};  ///< the extent of each mode, at least 1
 
+  /// The modes' letters, in order (empty for a bad rank).
   [[nodiscard]] std::string_view letters() const noexcept {
     return {modes.data(), rank <= kMaxModes ? rank : std::size_t{0}};
   }
@@ -72,8 +73,11 @@ enum class Unary : std::uint8_t { identity, sqrt, relu, rcp, sigmoid, tanh, exp,
 /// Combines two elements (elementwise operations), or reduces many (Reduce).
 enum class Binary : std::uint8_t { add, mul, max, min };
 
+/// The enumerator's name, for messages and plan keys.
 [[nodiscard]] std::string_view to_string(Compute compute) noexcept;
+/// The enumerator's name, for messages and plan keys.
 [[nodiscard]] std::string_view to_string(Unary op) noexcept;
+/// The enumerator's name, for messages and plan keys.
 [[nodiscard]] std::string_view to_string(Binary op) noexcept;
 
 /// D = alpha A·B + beta C, summing over the modes A and B share that D lacks. Every mode of A appears in B or D, and
@@ -83,14 +87,14 @@ struct Contract {
   static constexpr const char* kName = "tensor::Contract";
   using Response = Done;
 
-  DType dtype = DType::f32;
-  Compute compute = Compute::standard;
-  Tensor a;
-  Tensor b;
-  BufferHandle c;  ///< D's modes and layout; null: D itself
-  Tensor d;        ///< written
-  double alpha = 1.0;
-  double beta = 0.0;
+  DType dtype = DType::f32;             ///< element type of every tensor: f32, f64, f16 or bf16
+  Compute compute = Compute::standard;  ///< the precision of the computation
+  Tensor a;                             ///< A
+  Tensor b;                             ///< B
+  BufferHandle c;                       ///< D's modes and layout; null: D itself
+  Tensor d;                             ///< written
+  double alpha = 1.0;                   ///< scales A
+  double beta = 0.0;                    ///< scales C; 0: C is not read
 };
 
 /// D = op(alpha op_a(A), gamma op_c(C)). A's modes are some of D's, in any order (A is broadcast over the others).
@@ -98,16 +102,16 @@ struct ElementwiseBinary {
   static constexpr const char* kName = "tensor::ElementwiseBinary";
   using Response = Done;
 
-  DType dtype = DType::f32;
-  Compute compute = Compute::standard;
-  Unary op_a = Unary::identity;
-  Unary op_c = Unary::identity;
-  Binary op = Binary::add;
-  Tensor a;
-  BufferHandle c;  ///< D's modes and layout; null: D itself
-  Tensor d;        ///< written
-  double alpha = 1.0;
-  double gamma = 1.0;
+  DType dtype = DType::f32;             ///< element type of every tensor: f32, f64, f16 or bf16
+  Compute compute = Compute::standard;  ///< the precision of the computation
+  Unary op_a = Unary::identity;         ///< applied to each element of A
+  Unary op_c = Unary::identity;         ///< applied to each element of C
+  Binary op = Binary::add;              ///< combines the elements
+  Tensor a;                             ///< A
+  BufferHandle c;                       ///< D's modes and layout; null: D itself
+  Tensor d;                             ///< written
+  double alpha = 1.0;                   ///< scales A
+  double gamma = 1.0;                   ///< scales C
 };
 
 /// D = op_abc(op_ab(alpha op_a(A), beta op_b(B)), gamma op_c(C)). A's and B's modes are some of D's.
@@ -115,20 +119,20 @@ struct ElementwiseTrinary {
   static constexpr const char* kName = "tensor::ElementwiseTrinary";
   using Response = Done;
 
-  DType dtype = DType::f32;
-  Compute compute = Compute::standard;
-  Unary op_a = Unary::identity;
-  Unary op_b = Unary::identity;
-  Unary op_c = Unary::identity;
-  Binary op_ab = Binary::add;
-  Binary op_abc = Binary::add;
-  Tensor a;
-  Tensor b;
-  BufferHandle c;  ///< D's modes and layout; null: D itself
-  Tensor d;        ///< written
-  double alpha = 1.0;
-  double beta = 1.0;
-  double gamma = 1.0;
+  DType dtype = DType::f32;             ///< element type of every tensor: f32, f64, f16 or bf16
+  Compute compute = Compute::standard;  ///< the precision of the computation
+  Unary op_a = Unary::identity;         ///< applied to each element of A
+  Unary op_b = Unary::identity;         ///< applied to each element of B
+  Unary op_c = Unary::identity;         ///< applied to each element of C
+  Binary op_ab = Binary::add;           ///< combines A's and B's elements
+  Binary op_abc = Binary::add;          ///< combines that result with C's
+  Tensor a;                             ///< A
+  Tensor b;                             ///< B
+  BufferHandle c;                       ///< D's modes and layout; null: D itself
+  Tensor d;                             ///< written
+  double alpha = 1.0;                   ///< scales A
+  double beta = 1.0;                    ///< scales B
+  double gamma = 1.0;                   ///< scales C
 };
 
 /// D = alpha op(op_a(A) over the modes of A that D lacks) + beta C. D's modes are some of A's, in any order.
@@ -136,15 +140,15 @@ struct Reduce {
   static constexpr const char* kName = "tensor::Reduce";
   using Response = Done;
 
-  DType dtype = DType::f32;
-  Compute compute = Compute::standard;
-  Unary op_a = Unary::identity;
-  Binary op = Binary::add;
-  Tensor a;
-  BufferHandle c;  ///< D's modes and layout; null: D itself
-  Tensor d;        ///< written
-  double alpha = 1.0;
-  double beta = 0.0;
+  DType dtype = DType::f32;             ///< element type of every tensor: f32, f64, f16 or bf16
+  Compute compute = Compute::standard;  ///< the precision of the computation
+  Unary op_a = Unary::identity;         ///< applied to each element of A
+  Binary op = Binary::add;              ///< combines the elements
+  Tensor a;                             ///< A, reduced over the modes D lacks
+  BufferHandle c;                       ///< D's modes and layout; null: D itself
+  Tensor d;                             ///< written
+  double alpha = 1.0;                   ///< scales A
+  double beta = 0.0;                    ///< scales C; 0: C is not read
 };
 
 /// B = alpha op_a(A) with B's modes in its own order; B may have modes A lacks (A is broadcast over them).
@@ -152,12 +156,12 @@ struct Permute {
   static constexpr const char* kName = "tensor::Permute";
   using Response = Done;
 
-  DType dtype = DType::f32;
-  Compute compute = Compute::standard;
-  Unary op_a = Unary::identity;
-  Tensor a;
-  Tensor b;  ///< written
-  double alpha = 1.0;
+  DType dtype = DType::f32;             ///< element type of every tensor: f32, f64, f16 or bf16
+  Compute compute = Compute::standard;  ///< the precision of the computation
+  Unary op_a = Unary::identity;         ///< applied to each element of A
+  Tensor a;                             ///< A
+  Tensor b;                             ///< written
+  double alpha = 1.0;                   ///< scales A
 };
 
 }  // namespace accel::tensor
