@@ -7,5 +7,6 @@
 #include "accel/dnn/graph.hpp"
 
 namespace accel::dnn {
+/// The requests of the DNN family, as the device protocol registers them.
 using Requests = RequestList<ConvFwd, ConvBwdData, ConvBwdFilter, RunGraph>;
 }  // namespace accel::dnn

@@ -30,6 +30,7 @@
 
 namespace accel::embed {
 
+/// How Model::load reads a folder and runs the model.
 struct ModelOptions {
   /// A sentence-transformers folder (modules.json and the modules it lists) or a transformers checkpoint
   /// (config.json, tokenizer.json, model.safetensors): embed/model_folder.hpp says what loads.
@@ -54,14 +55,16 @@ enum class Output : std::uint8_t {
   sparse,  ///< one weight per vocabulary entry, most of them 0 (SPLADE)
   scores,  ///< a cross-encoder's num_labels scores (logits, before any sigmoid or softmax)
 };
+/// The enumerator's name, for messages and model descriptions.
 [[nodiscard]] std::string_view to_string(Output output) noexcept;
 
+/// How a call tokenises its texts and shapes its rows.
 struct EmbedOptions {
-  Truncation truncation = Truncation::right;
+  Truncation truncation = Truncation::right;  ///< what happens to a text longer than max_sequence_length
   /// Text put before each input, as sentence-transformers does: `prompt` itself, or the folder's prompt of that
   /// name (config_sentence_transformers.json). Neither: the folder's default prompt, if it names one.
   std::optional<std::string> prompt;
-  std::optional<std::string> prompt_name;
+  std::optional<std::string> prompt_name;  ///< the folder's prompt of this name (config_sentence_transformers.json)
   /// Dense output only: keep the first this many dimensions (Matryoshka), then scale to unit length again if the
   /// model normalises. 0: all of them.
   std::uint32_t dimensions = 0;
@@ -69,25 +72,31 @@ struct EmbedOptions {
 
 /// Token ids of several sequences packed end to end: sequence i is ids[offsets[i], offsets[i + 1]).
 struct TokenBatch {
-  std::vector<std::int32_t> ids;
-  std::vector<std::uint32_t> offsets{0};
+  std::vector<std::int32_t> ids;          ///< the token ids of every sequence, end to end
+  std::vector<std::uint32_t> offsets{0};  ///< where each sequence starts, and one past the last
   /// Empty, or one per id: the segment of a text pair (0 or 1), which a cross-encoder of a family with token
   /// types reads.
   std::vector<std::int32_t> type_ids;
 
+  /// The number of sequences.
   [[nodiscard]] std::size_t sequences() const noexcept { return offsets.empty() ? 0 : offsets.size() - 1; }
+  /// The number of ids in sequence `sequence`.
   [[nodiscard]] std::uint32_t length(std::size_t sequence) const noexcept {
     return offsets[sequence + 1] - offsets[sequence];
   }
+  /// Adds a sequence (and its type ids, if the batch has them).
   void append(std::span<const std::int32_t> sequence, std::span<const std::int32_t> types = {});
 };
 
+/// What a call returns: one row per input, and the tokens each input ran with.
 struct Embeddings {
   std::uint32_t dimensions = 0;       ///< the width of a row (for sparse output, the vocabulary's)
   std::vector<float> values;          ///< row-major: one row of `dimensions` per input, in input order
   std::vector<std::uint32_t> tokens;  ///< tokens each input ran with (after truncation, special tokens included)
 
+  /// The number of rows.
   [[nodiscard]] std::size_t count() const noexcept { return tokens.size(); }
+  /// Row `index`.
   [[nodiscard]] std::span<const float> row(std::size_t index) const noexcept {
     return {values.data() + index * dimensions, dimensions};
   }
@@ -104,31 +113,33 @@ struct ModelLoadTimes {
   double warm_ms = 0;         ///< the smallest bucket compiled (or loaded from the disk cache) and run once
 };
 
+/// What a loaded model is: its folder, family, head, sizes, tokenizer, prompts and where it runs.
 struct ModelInfo {
-  std::string name;        ///< the folder's name
-  std::string family;      ///< "BERT", "RoBERTa", ...
-  std::string model_type;  ///< config.json's
-  Output output = Output::dense;
+  std::string name;                       ///< the folder's name
+  std::string family;                     ///< "BERT", "RoBERTa", ...
+  std::string model_type;                 ///< config.json's
+  Output output = Output::dense;          ///< what the rows hold
   std::string head;                       ///< "mean pooling, Dense 384->256 tanh, normalised", "classifier", "SPLADE"
   std::uint32_t dimensions = 0;           ///< the width of each row: the embedding's, the vocabulary's or num_labels
   std::uint32_t max_sequence_length = 0;  ///< sentence_bert_config.json's max_seq_length (capped by the positions)
-  std::uint32_t layers = 0;
-  std::uint32_t hidden = 0;
-  std::uint32_t vocabulary = 0;
-  std::uint32_t batch_tokens = 0;  ///< as run (a SPLADE model's may be below the options')
-  bool normalized = false;
-  std::string tokenizer;  ///< the tokenizer's pipeline, as Tokenizer::describe says
-  std::map<std::string, std::string, std::less<>> prompts;
-  std::string default_prompt_name;
+  std::uint32_t layers = 0;               ///< encoder layers
+  std::uint32_t hidden = 0;               ///< the hidden size
+  std::uint32_t vocabulary = 0;           ///< vocabulary entries
+  std::uint32_t batch_tokens = 0;         ///< as run (a SPLADE model's may be below the options')
+  bool normalized = false;                ///< whether dense rows are scaled to unit length
+  std::string tokenizer;                  ///< the tokenizer's pipeline, as Tokenizer::describe says
+  std::map<std::string, std::string, std::less<>> prompts;  ///< the folder's prompts, by name
+  std::string default_prompt_name;                          ///< the prompt used when a call names none; empty: none
   std::vector<std::string> labels;  ///< a classifier's: the name of each score (config.json's id2label)
-  DType compute = DType::f32;
-  std::string device;
-  ModelLoadTimes load;
+  DType compute = DType::f32;       ///< the dtype the encoder computes in
+  std::string device;               ///< the device it runs on, as the device names itself ("cuda:0")
+  ModelLoadTimes load;              ///< where loading spent its time
 };
 
+/// What a model has run so far.
 struct ModelStats {
-  std::uint64_t runs = 0;  ///< packed runs of the encoder
-  std::uint64_t sequences = 0;
+  std::uint64_t runs = 0;           ///< packed runs of the encoder
+  std::uint64_t sequences = 0;      ///< input sequences run
   std::uint64_t tokens = 0;         ///< real tokens run
   std::uint64_t padded_tokens = 0;  ///< tokens run beyond the real ones (the tail of each run's bucket)
   std::vector<CacheStats> caches;   ///< the compiled graph's executable caches
@@ -142,11 +153,12 @@ struct ModelStats {
 /// How Model::open gets its device: the kind it will be, whether it runs in this process, and the function that
 /// opens it. Should the device opened be of another kind, the weights are converted again for it.
 struct DeviceOpener {
-  DeviceKind kind = DeviceKind::cpu;
-  Isolation isolation = Isolation::in_process;
-  std::function<Result<Device>()> open;
+  DeviceKind kind = DeviceKind::cpu;            ///< the kind of device `open` makes
+  Isolation isolation = Isolation::in_process;  ///< whether that device runs in this process
+  std::function<Result<Device>()> open;         ///< opens the device (on a thread of its own)
 };
 
+/// A loaded encoder and its head on one device; every call returns a Future and may come from any thread.
 class Model {
  public:
   /// Reads the folder (refusing, with the file and field named, what is not supported), loads the weights
@@ -181,7 +193,9 @@ class Model {
   /// longer than max_sequence_length, naming the sequence.
   [[nodiscard]] virtual Future<Embeddings> embed_tokens(TokenBatch batch) = 0;
 
+  /// What the model is (fixed when loaded).
   [[nodiscard]] virtual const ModelInfo& info() const noexcept = 0;
+  /// What the model has run so far.
   [[nodiscard]] virtual ModelStats stats() const = 0;
   /// The device the model runs on.
   [[nodiscard]] virtual const Device& device() const noexcept = 0;

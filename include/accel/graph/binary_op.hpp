@@ -6,6 +6,7 @@
 
 namespace accel::graph {
 
+/// a + b, a - b, a * b or a / b, elementwise.
 enum class BinaryOp : std::uint8_t { add, sub, mul, div };
 
 }  // namespace accel::graph

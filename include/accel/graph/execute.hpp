@@ -30,9 +30,10 @@
 
 namespace accel::graph {
 
+/// A buffer bound to a graph input or output by its binding name.
 struct NamedBuffer {
-  std::string name;
-  BufferHandle buffer;
+  std::string name;     ///< the input's or output's binding name
+  BufferHandle buffer;  ///< the buffer bound to it
 };
 
 /// How a CUDA device runs an executable.
@@ -42,21 +43,23 @@ enum class ExecuteMode : std::uint8_t {
   direct,     ///< each op launched at the actual extent ("active extent"; matmul and attention included)
 };
 
+/// Runs a built graph on the device with its symbols bound (see the file's description).
 struct Execute {
   static constexpr const char* kName = "graph::Execute";
   using Response = Done;
 
-  std::shared_ptr<const Graph> graph;
-  SymbolValues symbols;
-  BufferHandle weights;  ///< DType::u8, graph->weight_bytes() long; null when the graph has no parameters
-  std::vector<NamedBuffer> inputs;
-  std::vector<NamedBuffer> outputs;
+  std::shared_ptr<const Graph> graph;  ///< the graph to run
+  SymbolValues symbols;                ///< the value of every symbol of the graph
+  BufferHandle weights;                ///< DType::u8, graph->weight_bytes() long; null when the graph has no parameters
+  std::vector<NamedBuffer> inputs;     ///< a buffer for every input of the graph
+  std::vector<NamedBuffer> outputs;    ///< a buffer for every output of the graph
+  /// replay the bucket's CUDA graph, launch each op directly, or choose by the fill of the bucket
   ExecuteMode mode = ExecuteMode::automatic;
   /// automatic: run directly when actual rows / bucket rows is below this fraction. 0 (always replay) until the
   /// crossover is measured on a GPU (graph_execute_bench's "modes" figure; docs/PERFORMANCE.md, section 9).
   float direct_below = 0.0f;
 };
 
-using Requests = RequestList<Execute>;
+using Requests = RequestList<Execute>;  ///< The requests of the graph family, as the device protocol registers them.
 
 }  // namespace accel::graph

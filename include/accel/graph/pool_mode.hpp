@@ -18,6 +18,7 @@ enum class PoolMode : std::uint8_t {
   weighted_mean,     ///< sum (i + 1) x_i / sum (i + 1) (sentence-transformers' weightedmean)
 };
 
+/// The mode's name, for messages and graph descriptions.
 [[nodiscard]] std::string_view to_string(PoolMode mode) noexcept;
 
 }  // namespace accel::graph

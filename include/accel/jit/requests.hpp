@@ -7,5 +7,6 @@
 #include "accel/jit/kernel.hpp"
 
 namespace accel::jit {
+/// The requests of the JIT family, as the device protocol registers them.
 using Requests = RequestList<LaunchKernel, CutlassGemm, CutlassGroupedGemm, CutlassConv>;
 }  // namespace accel::jit
