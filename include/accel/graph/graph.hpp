@@ -79,8 +79,8 @@ struct Ladder {
 
 /// What an op of a graph computes (the builder's method of the same name says how).
 enum class OpKind : std::uint8_t {
-  input,
-  parameter,
+  input,               ///< bound at run time by its name (GraphBuilder::input)
+  parameter,           ///< a constant tensor in the weights buffer a run binds (GraphBuilder::parameter)
   gather,              ///< table [V, W], indices i32 [R] -> [R, W]; an index outside the table gives a zero row
   sequence_positions,  ///< offsets i32 [S + 1] -> i32 [R]: each row's index within its sequence
   matmul,              ///< x [R, K] times w [K, N] (or w [N, K] transposed), + bias [N], then an activation

@@ -66,9 +66,11 @@ struct Tensor {
 ///   Contract                                   f16, bf16: f32; f32: f32, tf32, tf32x3, f16, bf16; f64: f64, f32
 ///   ElementwiseBinary/Trinary, Reduce, Permute f16: f16, f32; bf16: bf16, f32; f32: f32; f64: f64
 /// The CPU device computes in f32 (f64 for f64 data) whatever is asked: at least as precise as any of these.
+/// tf32x3 multiplies f32 data as three TF32 products, close to f32 accuracy (cuTENSOR's 3XTF32).
 enum class Compute : std::uint8_t { standard, f32, f64, f16, bf16, tf32, tf32x3 };
 
 /// Applied to each element of an input before it is used (not to contractions' inputs).
+/// rcp is 1 / x.
 enum class Unary : std::uint8_t { identity, sqrt, relu, rcp, sigmoid, tanh, exp, log, abs, neg };
 /// Combines two elements (elementwise operations), or reduces many (Reduce).
 enum class Binary : std::uint8_t { add, mul, max, min };
