@@ -132,7 +132,7 @@ struct ModelInfo {
   std::string default_prompt_name;                          ///< the prompt used when a call names none; empty: none
   std::vector<std::string> labels;  ///< a classifier's: the name of each score (config.json's id2label)
   DType compute = DType::f32;       ///< the dtype the encoder computes in
-  std::string device;               ///< the device it runs on, as the device names itself ("cuda:0")
+  std::string device;               ///< the device it runs on, as DeviceInfo names it ("cpu:0", "cuda:0 (NVIDIA H200)")
   ModelLoadTimes load;              ///< where loading spent its time
 };
 
