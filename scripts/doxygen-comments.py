@@ -7,6 +7,8 @@ Used once to convert include/accel/ (kept for headers brought in later); the dif
     initializer), becomes `///`, except section rules (`// -- ...`) above it and `Note [...]` blocks;
   - a trailing comment on a declaration line in such a scope becomes `///<`, and so does a comment line below it
     that starts in the same column (its continuation).
+Lines already in /// form are left alone, so a second run changes nothing but what it cannot tell: a label over a
+group of enumerators (`// unary` in dnn::PointwiseMode) reads as the next enumerator's comment; turn it back to //.
 Usage: scripts/doxygen-comments.py FILE...   (rewrites the files in place)
 """
 import re
@@ -66,7 +68,7 @@ def convert(lines):
     out = list(lines)
     # 1. The file's opening comment block.
     n = 0
-    while n < len(lines) and lines[n].startswith('//'):
+    while n < len(lines) and lines[n].startswith('//') and not lines[0].startswith('///'):
         n += 1
     if n:
         block = ['/// @file'] + doc_lines(lines[:n])
@@ -86,6 +88,12 @@ def convert(lines):
         line = lines[idx]
         stripped = line.strip()
         in_scope = all(stack[-1:]) if stack else True
+        if stripped.startswith('///'):
+            # Already Doxygen's form: left as it is, so that running the script again changes nothing.
+            pending = []
+            trailing_column = None
+            result.append(line)
+            continue
         if stripped.startswith('//'):
             column = line.index('//')
             if trailing_column is not None and column == trailing_column and in_scope:
@@ -116,8 +124,11 @@ def convert(lines):
         pending = []
         trailing_column = None
         # A trailing comment on a declaration line in a scope documents that declaration.
+        # Not: an empty `//` (it only keeps clang-format from joining lines), a NOLINT, a forward declaration's
+        # pointer to where the type is defined.
         if comment and in_scope and ends_declaration(code_stripped) and not comment.startswith('///') \
-                and 'NOLINT' not in comment:
+                and comment[2:].strip() and 'NOLINT' not in comment \
+                and not re.match(r'^(template\s*<.*>\s*)?(class|struct)\s+\w+;$', code_stripped):
             column = len(code)
             line = code + '///<' + comment[2:]
             trailing_column = column
