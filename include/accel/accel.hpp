@@ -1,13 +1,16 @@
-// Everything a program needs to use accel, in one include: the runtime (System, Future, Result, Status), devices
-// and buffers, every library family's requests, compiled graphs, text embedding models and tokenizers. Link
-// accel::accel (find_package(accel) or add_subdirectory/FetchContent).
-//
-//   accel::System system;
-//   accel::Device device = *accel::Device::open_default(system);  // a GPU when there is one, else the CPU
-//   accel::Status status = device.gemm({.shape = {.m = m, .n = n, .k = k}, .a = a, .b = b, .c = c}).wait().status();
-//
-// Each family's header may be included alone instead (each compiles by itself: tests/public_api).
-// accel/libs/collective/mpi.hpp is not here: it is built only where MPI is, and is not part of libaccel.
+/// @file
+/// Everything a program needs to use accel, in one include: the runtime (System, Future, Result, Status), devices
+/// and buffers, every library family's requests, compiled graphs, text embedding models and tokenizers. Link
+/// accel::accel (find_package(accel) or add_subdirectory/FetchContent).
+///
+/// @code
+///   accel::System system;
+///   accel::Device device = *accel::Device::open_default(system);  // a GPU when there is one, else the CPU
+///   accel::Status status = device.gemm({.shape = {.m = m, .n = n, .k = k}, .a = a, .b = b, .c = c}).wait().status();
+/// @endcode
+///
+/// Each family's header may be included alone instead (each compiles by itself: tests/public_api).
+/// accel/libs/collective/mpi.hpp is not here: it is built only where MPI is, and is not part of libaccel.
 #pragma once
 
 #include "accel/core/future.hpp"

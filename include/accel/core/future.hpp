@@ -1,37 +1,40 @@
-// accel::Future<T> / accel::Promise<T> — the one async surface of accel.
-//
-// Every request to an actor returns a Future<T> that carries a Result<T>: the value, or the error that the
-// receiver (or the runtime, if the receiver stopped) answered with. A Future can be waited on, chained, or
-// co_awaited, and a function returning Future<T> can itself be a coroutine:
-//
-//   accel::Future<double> checksum(accel::Device& dev, accel::Buffer<float> x) {
-//     std::vector<float> host(x.size());
-//     auto copied = co_await dev.download(x, std::span(host));
-//     if (!copied) co_return copied.status();
-//     co_return std::accumulate(host.begin(), host.end(), 0.0);
-//   }
-//
-// Where continuations run: a continuation (then, or a coroutine resumed by co_await) runs on the thread
-// that fulfils the promise — for actor requests, the actor's own thread — or at once on the caller's thread
-// if the future is already ready. A continuation must therefore never block on a request to the actor that
-// runs it (that actor is busy running the continuation); chain or co_await instead.
-//
-// Note [Symmetric transfer]
-// When a coroutine's co_return fulfils its future and another coroutine awaits that future, the finishing
-// coroutine must not resume the awaiter from inside co_return: the awaiter's frame would go on top of its own,
-// so a chain of N coroutines awaiting each other would need N stack frames on the thread that completes the
-// innermost one (100k levels overflow an 8 MiB stack). Its final suspend point destroys its own frame and
-// hands the awaiter on instead (FinalAwaiter), in one of two ways:
-//   - to the resume loop running on this thread (detail::resume_chain), which every fulfilment through
-//     FutureState::set starts: the finishing coroutine returns to the loop, and the loop resumes the awaiter;
-//   - by symmetric transfer (await_suspend returns the awaiter's handle) where no loop runs, e.g. when a
-//     coroutine was resumed by an awaitable of another library.
-// Symmetric transfer alone would do if compilers always made it a tail call; GCC 12 does at -O2, but at -O0 and
-// -O1 and under ASan and TSan each transfer still costs 16 to 340 bytes of stack. Either way the awaiter runs on
-// the fulfilling thread, right after the coroutine it awaited has finished. then() continuations are plain
-// calls and still nest: a chain of them is as deep on the stack as it is long.
-//
-// Cost: one allocation per future (the shared state), nothing else on the request path.
+/// @file
+/// accel::Future<T> / accel::Promise<T> — the one async surface of accel.
+///
+/// Every request to an actor returns a Future<T> that carries a Result<T>: the value, or the error that the
+/// receiver (or the runtime, if the receiver stopped) answered with. A Future can be waited on, chained, or
+/// co_awaited, and a function returning Future<T> can itself be a coroutine:
+///
+/// @code
+///   accel::Future<double> checksum(accel::Device& dev, accel::Buffer<float> x) {
+///     std::vector<float> host(x.size());
+///     auto copied = co_await dev.download(x, std::span(host));
+///     if (!copied) co_return copied.status();
+///     co_return std::accumulate(host.begin(), host.end(), 0.0);
+///   }
+/// @endcode
+///
+/// Where continuations run: a continuation (then, or a coroutine resumed by co_await) runs on the thread
+/// that fulfils the promise — for actor requests, the actor's own thread — or at once on the caller's thread
+/// if the future is already ready. A continuation must therefore never block on a request to the actor that
+/// runs it (that actor is busy running the continuation); chain or co_await instead.
+///
+/// Note [Symmetric transfer]
+/// When a coroutine's co_return fulfils its future and another coroutine awaits that future, the finishing
+/// coroutine must not resume the awaiter from inside co_return: the awaiter's frame would go on top of its own,
+/// so a chain of N coroutines awaiting each other would need N stack frames on the thread that completes the
+/// innermost one (100k levels overflow an 8 MiB stack). Its final suspend point destroys its own frame and
+/// hands the awaiter on instead (FinalAwaiter), in one of two ways:
+///   - to the resume loop running on this thread (detail::resume_chain), which every fulfilment through
+///     FutureState::set starts: the finishing coroutine returns to the loop, and the loop resumes the awaiter;
+///   - by symmetric transfer (await_suspend returns the awaiter's handle) where no loop runs, e.g. when a
+///     coroutine was resumed by an awaitable of another library.
+/// Symmetric transfer alone would do if compilers always made it a tail call; GCC 12 does at -O2, but at -O0 and
+/// -O1 and under ASan and TSan each transfer still costs 16 to 340 bytes of stack. Either way the awaiter runs on
+/// the fulfilling thread, right after the coroutine it awaited has finished. then() continuations are plain
+/// calls and still nest: a chain of them is as deep on the stack as it is long.
+///
+/// Cost: one allocation per future (the shared state), nothing else on the request path.
 #pragma once
 
 #include <atomic>
@@ -52,6 +55,7 @@
 
 namespace accel {
 
+/// The read side of an asynchronous result (see the file's description).
 template <class T>
 class Future;
 template <class T>
@@ -59,36 +63,36 @@ class Promise;
 
 namespace detail {
 
-// How a waiter waits for the ready flag before it sleeps on a condition variable: it spins for kFutureSpin, then
-// yields the processor between looks until kFutureYield has passed. Replies from a busy actor arrive within a few
-// µs, GPU replies within tens of µs to milliseconds, and waking a sleeping thread costs 10-40 µs on the GPU test
-// machine (a virtual machine): the yielding phase avoids that and still hands the core to any thread that needs
-// it. Past 5 ms the wake-up is under 1 % of the wait (docs/PERFORMANCE.md, section 24).
+/// How a waiter waits for the ready flag before it sleeps on a condition variable: it spins for kFutureSpin, then
+/// yields the processor between looks until kFutureYield has passed. Replies from a busy actor arrive within a few
+/// µs, GPU replies within tens of µs to milliseconds, and waking a sleeping thread costs 10-40 µs on the GPU test
+/// machine (a virtual machine): the yielding phase avoids that and still hands the core to any thread that needs
+/// it. Past 5 ms the wake-up is under 1 % of the wait (docs/PERFORMANCE.md, section 24).
 inline constexpr std::chrono::microseconds kFutureSpin{20};
 inline constexpr std::chrono::microseconds kFutureYield{5000};
 
 void cpu_relax() noexcept;
 std::string describe_current_exception();
 
-// Resumes `first`, then each awaiter that a coroutine finishing meanwhile handed over, one after the other in
-// this frame (Note [Symmetric transfer]).
+/// Resumes `first`, then each awaiter that a coroutine finishing meanwhile handed over, one after the other in
+/// this frame (Note [Symmetric transfer]).
 void resume_chain(std::coroutine_handle<> first);
-// What a finishing coroutine's final suspend point transfers to, given its awaiter (null if none): nothing when
-// a resume_chain on this thread takes the awaiter over, else the awaiter itself.
+/// What a finishing coroutine's final suspend point transfers to, given its awaiter (null if none): nothing when
+/// a resume_chain on this thread takes the awaiter over, else the awaiter itself.
 std::coroutine_handle<> hand_over(std::coroutine_handle<> awaiter) noexcept;
 
 template <class T>
 class FutureState {
  public:
   // -- producer side -----------------------------------------------------------
-  // Stores the result, runs the then() continuation and resumes the awaiting coroutine, if any. Only the
-  // first call has an effect.
+  /// Stores the result, runs the then() continuation and resumes the awaiting coroutine, if any. Only the
+  /// first call has an effect.
   void set(Result<T> result) {
     if (std::coroutine_handle<> awaiter = complete(std::move(result))) resume_chain(awaiter);
   }
 
-  // Like set(), but returns the awaiting coroutine (null if none) instead of resuming it, for a finishing
-  // coroutine to transfer to (Note [Symmetric transfer]).
+  /// Like set(), but returns the awaiting coroutine (null if none) instead of resuming it, for a finishing
+  /// coroutine to transfer to (Note [Symmetric transfer]).
   [[nodiscard]] std::coroutine_handle<> complete(Result<T> result) {
     std::function<void(Result<T>)> continuation;
     std::coroutine_handle<> awaiter;
@@ -132,14 +136,14 @@ class FutureState {
     return done;
   }
 
-  // Precondition: ready() and no continuation took the result.
+  /// Precondition: ready() and no continuation took the result.
   Result<T> take() {
     std::lock_guard lock(mutex_);
     consumed_ = true;
     return std::move(*result_);
   }
 
-  // Runs `continuation` with the result once it is there: now, if it already is.
+  /// Runs `continuation` with the result once it is there: now, if it already is.
   void on_ready(std::function<void(Result<T>)> continuation) {
     std::unique_lock lock(mutex_);
     if (result_.has_value()) {
@@ -153,9 +157,9 @@ class FutureState {
     continuation_ = std::move(continuation);
   }
 
-  // Returns false (do not suspend) if the result is already there. The check and the registration share the
-  // lock with complete(), so a result that arrives after await_ready() looked is never missed: either it is
-  // seen here and the awaiter goes on at once on its own thread, or complete() finds the awaiter and resumes it.
+  /// Returns false (do not suspend) if the result is already there. The check and the registration share the
+  /// lock with complete(), so a result that arrives after await_ready() looked is never missed: either it is
+  /// seen here and the awaiter goes on at once on its own thread, or complete() finds the awaiter and resumes it.
   bool suspend(std::coroutine_handle<> awaiter) {
     std::lock_guard lock(mutex_);
     if (result_.has_value()) return false;
@@ -207,7 +211,7 @@ struct future_value<void> {
   using type = Done;
 };
 
-// What a continuation passed to then() returns: it takes the whole Result<T> if it can, else the value.
+/// What a continuation passed to then() returns: it takes the whole Result<T> if it can, else the value.
 template <class F, class T>
 using continuation_result_t =
     typename std::conditional_t<std::is_invocable_v<F, Result<T>&&>, std::invoke_result<F, Result<T>&&>,
@@ -215,14 +219,17 @@ using continuation_result_t =
 
 }  // namespace detail
 
-// The write side of a Future. Move-only; a promise destroyed without an answer answers `cancelled`, so no
-// request is ever dropped silently.
+/// The write side of a Future. Move-only; a promise destroyed without an answer answers `cancelled`, so no
+/// request is ever dropped silently.
 template <class T>
 class Promise {
  public:
   Promise() : state_(std::make_shared<detail::FutureState<T>>()) {}
+  /// A promise that fulfils `state`.
   explicit Promise(std::shared_ptr<detail::FutureState<T>> state) : state_(std::move(state)) {}
+  /// Moves; the source no longer fulfils anything.
   Promise(Promise&&) noexcept = default;
+  /// Answers this promise's future `cancelled` if unanswered, then takes over `other`'s.
   Promise& operator=(Promise&& other) noexcept {
     if (this != &other) {
       abandon();
@@ -234,10 +241,12 @@ class Promise {
   Promise& operator=(const Promise&) = delete;
   ~Promise() { abandon(); }
 
+  /// A future of this promise's result.
   [[nodiscard]] Future<T> future() const { return Future<T>(state_); }
+  /// False once set() was called or the promise was moved from.
   [[nodiscard]] bool valid() const noexcept { return state_ != nullptr; }
 
-  // Fulfils the future; later calls have no effect.
+  /// Fulfils the future; later calls have no effect.
   void set(Result<T> result) {
     if (auto state = std::move(state_)) state->set(std::move(result));
   }
@@ -249,34 +258,39 @@ class Promise {
   std::shared_ptr<detail::FutureState<T>> state_;
 };
 
+/// The read side of an asynchronous result: wait, wait_for, then or co_await it, once (see the file's description).
 template <class T>
 class [[nodiscard]] Future {
  public:
-  using value_type = T;
-  using State = detail::FutureState<T>;
+  using value_type = T;                  ///< The result's value type.
+  using State = detail::FutureState<T>;  ///< The shared state a promise fulfils.
 
   Future() = default;
+  /// The future of `state`.
   explicit Future(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  /// Moves; the source becomes invalid.
   Future(Future&&) noexcept = default;
+  /// Moves; the source becomes invalid.
   Future& operator=(Future&&) noexcept = default;
   Future(const Future&) = delete;
   Future& operator=(const Future&) = delete;
 
   // -- observers ---------------------------------------------------------------
-  // False for a default-constructed future and after wait() or then() consumed it.
+  /// False for a default-constructed future and after wait() or then() consumed it.
   [[nodiscard]] bool valid() const noexcept { return state_ != nullptr; }
+  /// Whether the result is there (wait() would not block).
   [[nodiscard]] bool ready() const noexcept { return state_ && state_->ready(); }
 
   // -- waiting -----------------------------------------------------------------
-  // Blocks until the result is there and returns it; the future is consumed.
+  /// Blocks until the result is there and returns it; the future is consumed.
   Result<T> wait() {
     if (!state_) return failed_precondition("wait() on an invalid future (already consumed, or never set up)");
     state_->wait();
     return std::exchange(state_, nullptr)->take();
   }
 
-  // Like wait(), but returns `deadline_exceeded` if the result is not there in time. The future stays valid
-  // then (the request may still complete) and can be waited on again.
+  /// Like wait(), but returns `deadline_exceeded` if the result is not there in time. The future stays valid
+  /// then (the request may still complete) and can be waited on again.
   template <class Rep, class Period>
   Result<T> wait_for(std::chrono::duration<Rep, Period> timeout) {
     if (!state_) return failed_precondition("wait_for() on an invalid future (already consumed, or never set up)");
@@ -290,8 +304,8 @@ class [[nodiscard]] Future {
   }
 
   // -- chaining ----------------------------------------------------------------
-  // `f` receives the value and returns U, Result<U>, Future<U> or nothing; errors skip `f` and pass through.
-  // If `f` takes a Result<T> instead, it sees errors too. An exception thrown by `f` becomes `internal`.
+  /// `f` receives the value and returns `U`, `Result<U>`, `Future<U>` or nothing; errors skip `f` and pass through.
+  /// If `f` takes a Result<T> instead, it sees errors too. An exception thrown by `f` becomes `internal`.
   template <class F>
   auto then(F&& f) -> Future<typename detail::future_value<detail::continuation_result_t<F, T>>::type> {
     constexpr bool takes_result = std::is_invocable_v<F, Result<T>&&>;
@@ -329,39 +343,50 @@ class [[nodiscard]] Future {
   }
 
   // -- co_await ------------------------------------------------------------------
-  // `co_await future` yields the Result<T>.
+  /// `co_await future` yields the Result<T>.
+  /// Whether co_await can go on without suspending.
   bool await_ready() const noexcept { return !state_ || state_->ready(); }
-  // A bool, not a handle to transfer to: the only choices are to go on at once (the result arrived meanwhile)
-  // or to return to whoever resumed this coroutine; the awaiter is resumed later by whoever fulfils the future.
+  /// A bool, not a handle to transfer to: the only choices are to go on at once (the result arrived meanwhile)
+  /// or to return to whoever resumed this coroutine; the awaiter is resumed later by whoever fulfils the future.
   bool await_suspend(std::coroutine_handle<> awaiter) { return state_->suspend(awaiter); }
+  /// The Result<T>; the future is consumed.
   Result<T> await_resume() {
     if (!state_) return failed_precondition("co_await on an invalid future (already consumed, or never set up)");
     return std::exchange(state_, nullptr)->take();
   }
 
-  // A function returning Future<T> may be a coroutine: it starts at once and its co_return fulfils the future.
+  /// A function returning Future<T> may be a coroutine: it starts at once and its co_return fulfils the future.
   struct promise_type;
 
-  // Ends a coroutine by transferring to the coroutine that awaits its result (Note [Symmetric transfer]). Nothing
-  // owns the frame of a coroutine that started at once, so it destroys itself here, once it no longer runs.
+  /// Ends a coroutine by transferring to the coroutine that awaits its result (Note [Symmetric transfer]). Nothing
+  /// owns the frame of a coroutine that started at once, so it destroys itself here, once it no longer runs.
   struct FinalAwaiter {
+    /// Never ready: the finishing coroutine always suspends.
     bool await_ready() const noexcept { return false; }
+    /// Destroys the finished coroutine's frame and hands its awaiter on (Note [Symmetric transfer]).
     std::coroutine_handle<> await_suspend(std::coroutine_handle<promise_type> finished) noexcept {
       const std::coroutine_handle<> awaiter = finished.promise().awaiter;
       finished.destroy();  // this FinalAwaiter lives in that frame: touch nothing of it from here on
       return detail::hand_over(awaiter);
     }
+    /// Nothing: the finished coroutine's frame is gone.
     void await_resume() const noexcept {}
   };
 
+  /// What makes a function returning Future<T> a coroutine: it starts at once and its co_return fulfils the future.
   struct promise_type {
-    std::shared_ptr<State> state = std::make_shared<State>();
-    std::coroutine_handle<> awaiter;  // the coroutine to transfer to at the final suspend point
+    std::shared_ptr<State> state = std::make_shared<State>();  ///< the shared state the coroutine's future reads
+    std::coroutine_handle<> awaiter;  ///< the coroutine to transfer to at the final suspend point
 
+    /// The coroutine's future.
     Future get_return_object() { return Future(state); }
+    /// The coroutine starts at once.
     std::suspend_never initial_suspend() noexcept { return {}; }
+    /// Hands the awaiter on at the end (FinalAwaiter).
     FinalAwaiter final_suspend() noexcept { return {}; }
+    /// Fulfils the future with what co_return gave.
     void return_value(Result<T> result) { awaiter = state->complete(std::move(result)); }
+    /// An exception that escaped the coroutine fulfils its future with `internal`.
     void unhandled_exception() {
       awaiter =
           state->complete(internal_error("exception escaped a coroutine: " + detail::describe_current_exception()));
@@ -389,7 +414,7 @@ class [[nodiscard]] Future {
   std::shared_ptr<State> state_;
 };
 
-// A future that is ready at once.
+/// A future that is ready at once.
 template <class T>
 Future<T> make_ready_future(Result<T> result) {
   auto state = std::make_shared<detail::FutureState<T>>();

@@ -1,6 +1,7 @@
-// accel::LibraryReport — what the library families tell a device about themselves when it is queried: the
-// libraries they answer with and the statistics of their caches. Several requests of one family report the same
-// library and caches, so an entry replaces one of the same name.
+/// @file
+/// accel::LibraryReport — what the library families tell a device about themselves when it is queried: the
+/// libraries they answer with and the statistics of their caches. Several requests of one family report the same
+/// library and caches, so an entry replaces one of the same name.
 #pragma once
 
 #include <utility>
@@ -11,11 +12,14 @@
 
 namespace accel {
 
+/// The libraries and cache statistics a device's families report when it is queried.
 struct LibraryReport {
-  std::vector<LibraryVersion> libraries;
-  std::vector<CacheStats> caches;
+  std::vector<LibraryVersion> libraries;  ///< the libraries answering requests, one per name
+  std::vector<CacheStats> caches;         ///< the families' caches, one per name
 
+  /// Adds `library`, replacing the entry of the same name.
   void report(LibraryVersion library) { replace_or_append(libraries, std::move(library)); }
+  /// Adds `stats`, replacing the entry of the same name.
   void report(CacheStats stats) { replace_or_append(caches, std::move(stats)); }
 
  private:

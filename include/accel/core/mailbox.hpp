@@ -1,34 +1,35 @@
-// accel::Mailbox<T> — the bounded multi-producer, single-consumer queue in front of every actor.
-//
-// Overflow policy (MailboxOptions::overflow), chosen per actor and always visible to the sender:
-//   reject — a push into a full mailbox fails at once with `resource_exhausted` ("mailbox of 'cpu:0' is full
-//            (capacity 1024)"); the request is not queued and its future carries that error.
-//   block  — the sender waits until there is room. try_push() never blocks whatever the policy, for callers
-//            that must not (destructors, continuations running on an actor thread).
-// A push into a closed mailbox fails with `cancelled`.
-//
-// Note [Mailbox wake-ups]
-// The queue is Vyukov's bounded ring: a slot's sequence number says whether it is free or full, so neither
-// push nor pop takes a lock. A consumer that found nothing spins for MailboxOptions::spin, then announces
-// `consumer_sleeping_` and checks once more before it sleeps; a producer publishes its item and then reads
-// `consumer_sleeping_`. Both sides make their write and their read sequentially consistent (the slot's
-// sequence number on one side, the sleeping flag on the other; no fences, which ThreadSanitizer cannot
-// check), so at least one of them sees the other: either the consumer finds the item, or the producer sees the
-// sleeper and wakes it (under the consumer's mutex, so the wake-up cannot fall between the check and the sleep).
-//
-// Producers blocked on a full mailbox use the mirror image of that handshake: a producer counts itself in
-// `blocked_producers_` and then looks for room, a pop publishes `dequeue_position_` and then reads the count, so
-// either the producer sees the room or the pop sees the producer. A pop that sees blocked producers wakes one,
-// and only if no wake-up is on its way already (`wake_up_in_flight_`): waking every blocked producer on every pop
-// buried the consumer under wake-ups fighting for the lock and the cores (64 producers on a full mailbox of
-// 1024), and even one wake-up per pop costs a system call and a context switch per item. The producer that gets
-// in after waking passes a wake-up on while room and blocked producers are left, so a burst of pops wakes
-// producers one after another, and each usually fills several slots before it blocks again. A wake-up is sent
-// under `space_mutex_` and only while a producer is counted; a producer holds that mutex from counting itself
-// until it sleeps, and clears the in-flight flag whenever it wakes before it looks for room again. So the flag
-// is never left set with nobody on the way to clear it, and no room goes unnoticed while a producer sleeps.
-// close() wakes every blocked producer. `active_producers_` lets close() wait out pushes that were already past
-// their closed check, so nothing is queued after the final drain.
+/// @file
+/// accel::Mailbox<T> — the bounded multi-producer, single-consumer queue in front of every actor.
+///
+/// Overflow policy (MailboxOptions::overflow), chosen per actor and always visible to the sender:
+///   reject — a push into a full mailbox fails at once with `resource_exhausted` ("mailbox of 'cpu:0' is full
+///            (capacity 1024)"); the request is not queued and its future carries that error.
+///   block  — the sender waits until there is room. try_push() never blocks whatever the policy, for callers
+///            that must not (destructors, continuations running on an actor thread).
+/// A push into a closed mailbox fails with `cancelled`.
+///
+/// Note [Mailbox wake-ups]
+/// The queue is Vyukov's bounded ring: a slot's sequence number says whether it is free or full, so neither
+/// push nor pop takes a lock. A consumer that found nothing spins for MailboxOptions::spin, then announces
+/// `consumer_sleeping_` and checks once more before it sleeps; a producer publishes its item and then reads
+/// `consumer_sleeping_`. Both sides make their write and their read sequentially consistent (the slot's
+/// sequence number on one side, the sleeping flag on the other; no fences, which ThreadSanitizer cannot
+/// check), so at least one of them sees the other: either the consumer finds the item, or the producer sees the
+/// sleeper and wakes it (under the consumer's mutex, so the wake-up cannot fall between the check and the sleep).
+///
+/// Producers blocked on a full mailbox use the mirror image of that handshake: a producer counts itself in
+/// `blocked_producers_` and then looks for room, a pop publishes `dequeue_position_` and then reads the count, so
+/// either the producer sees the room or the pop sees the producer. A pop that sees blocked producers wakes one,
+/// and only if no wake-up is on its way already (`wake_up_in_flight_`): waking every blocked producer on every pop
+/// buried the consumer under wake-ups fighting for the lock and the cores (64 producers on a full mailbox of
+/// 1024), and even one wake-up per pop costs a system call and a context switch per item. The producer that gets
+/// in after waking passes a wake-up on while room and blocked producers are left, so a burst of pops wakes
+/// producers one after another, and each usually fills several slots before it blocks again. A wake-up is sent
+/// under `space_mutex_` and only while a producer is counted; a producer holds that mutex from counting itself
+/// until it sleeps, and clears the in-flight flag whenever it wakes before it looks for room again. So the flag
+/// is never left set with nobody on the way to clear it, and no room goes unnoticed while a producer sleeps.
+/// close() wakes every blocked producer. `active_producers_` lets close() wait out pushes that were already past
+/// their closed check, so nothing is queued after the final drain.
 #pragma once
 
 #include <atomic>
@@ -50,24 +51,28 @@
 
 namespace accel {
 
+/// What a push into a full mailbox does (see the file's description): fail at once, or wait for room.
 enum class Overflow : std::uint8_t { reject, block };
 
+/// How big a mailbox is, what a push into a full one does, and how its idle consumer waits.
 struct MailboxOptions {
-  std::size_t capacity = 4096;  // rounded up to a power of two
-  Overflow overflow = Overflow::reject;
-  // How long an idle consumer spins before it sleeps. Spinning keeps the request round trip near the cost
-  // of a cache-line transfer; sleeping frees the core. Zero sleeps at once.
+  std::size_t capacity = 4096;           ///< rounded up to a power of two
+  Overflow overflow = Overflow::reject;  ///< what a push into a full mailbox does
+  /// How long an idle consumer spins before it sleeps. Spinning keeps the request round trip near the cost
+  /// of a cache-line transfer; sleeping frees the core. Zero sleeps at once.
   std::chrono::microseconds spin{50};
-  // How long an idle consumer whose actor still owes replies (GPU work in flight) keeps looking, yielding the
-  // core between looks, before it sleeps. The caller waiting on that work usually sends its next request as
-  // soon as it is answered; a sleeping consumer would add its wake-up (tens of µs on a virtual machine) to that
-  // request. Past 5 ms the wake-up is under 1 % of the wait, so the core is not held longer.
+  /// How long an idle consumer whose actor still owes replies (GPU work in flight) keeps looking, yielding the
+  /// core between looks, before it sleeps. The caller waiting on that work usually sends its next request as
+  /// soon as it is answered; a sleeping consumer would add its wake-up (tens of µs on a virtual machine) to that
+  /// request. Past 5 ms the wake-up is under 1 % of the wait, so the core is not held longer.
   std::chrono::microseconds stay_awake{5000};
 };
 
+/// The bounded multi-producer, single-consumer queue in front of every actor (see the file's description).
 template <class T>
 class Mailbox {
  public:
+  /// An empty mailbox; `owner` names it in errors ("mailbox of 'cpu:0' is full").
   explicit Mailbox(MailboxOptions options, std::string owner = "actor")
       : options_(options),
         capacity_(std::bit_ceil(std::max<std::size_t>(options.capacity, 2))),
@@ -84,11 +89,13 @@ class Mailbox {
   }
 
   // -- producer side (any thread) -------------------------------------------------
-  // Moves `item` in on success; leaves it untouched on failure so the caller can answer it.
+  /// Moves `item` in on success; leaves it untouched on failure so the caller can answer it.
   Status push(T& item) { return push_impl(item, options_.overflow == Overflow::block); }
+  /// Like push(), but never blocks, whatever the overflow policy.
   Status try_push(T& item) { return push_impl(item, false); }
 
   // -- consumer side (the owning actor's thread only) -----------------------------
+  /// The next item, if there is one; never waits.
   std::optional<T> try_pop() {
     const std::size_t position = dequeue_position_.load(std::memory_order_relaxed);
     Cell& cell = cells_[position & mask_];
@@ -103,8 +110,8 @@ class Mailbox {
     return item;
   }
 
-  // Waits for an item until `deadline` or until wake() is called; returns nothing then. While `owes_replies()`
-  // holds, the consumer stays awake (MailboxOptions::stay_awake) past its spin, yielding between looks.
+  /// Waits for an item until `deadline` or until wake() is called; returns nothing then. While `owes_replies()`
+  /// holds, the consumer stays awake (MailboxOptions::stay_awake) past its spin, yielding between looks.
   template <class OwesReplies>
   std::optional<T> pop_wait(std::chrono::steady_clock::time_point deadline, OwesReplies&& owes_replies) {
     const auto start = std::chrono::steady_clock::now();
@@ -142,19 +149,20 @@ class Mailbox {
     }
   }
 
+  /// Waits for an item until `deadline` or until wake() is called; returns nothing then.
   std::optional<T> pop_wait(
       std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
     return pop_wait(deadline, [] { return false; });
   }
 
-  // Makes a pending or the next pop_wait() return; used to deliver stop requests.
+  /// Makes a pending or the next pop_wait() return; used to deliver stop requests.
   void wake() {
     wake_requested_.store(true, std::memory_order_seq_cst);
     std::lock_guard lock(consumer_mutex_);
     consumer_cv_.notify_one();
   }
 
-  // No push succeeds after close() returns, and every push that succeeded before is visible to try_pop().
+  /// No push succeeds after close() returns, and every push that succeeded before is visible to try_pop().
   void close() {
     closed_.store(true, std::memory_order_seq_cst);
     {
@@ -164,15 +172,19 @@ class Mailbox {
     while (active_producers_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
   }
 
+  /// Whether close() was called.
   [[nodiscard]] bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+  /// The capacity, rounded up to a power of two.
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+  /// Items queued now (approximate while producers are busy).
   [[nodiscard]] std::size_t size_approx() const noexcept {
     return enqueue_position_.load(std::memory_order_relaxed) - dequeue_position_.load(std::memory_order_relaxed);
   }
+  /// The options it was made with.
   [[nodiscard]] const MailboxOptions& options() const noexcept { return options_; }
-  // Producers waiting for room now, or just woken and not yet back: for tests and metrics.
+  /// Producers waiting for room now, or just woken and not yet back: for tests and metrics.
   [[nodiscard]] int blocked_producers() const noexcept { return blocked_producers_.load(std::memory_order_acquire); }
-  // How often a producer blocked for room has woken up so far: for tests and metrics.
+  /// How often a producer blocked for room has woken up so far: for tests and metrics.
   [[nodiscard]] std::uint64_t producer_wake_ups() const noexcept {
     return producer_wake_ups_.load(std::memory_order_relaxed);
   }

@@ -1,10 +1,11 @@
-// One queued request of a protocol, whatever its type: what an actor's mailbox holds. The envelope (the request
-// and where its reply goes) is stored in place, in room sized for the protocol's largest envelope, next to the
-// operations the mailbox and the actor need, chosen when the message was made.
-//
-// Not a std::variant over the protocol's requests: a variant's move and destructor visit every alternative, so a
-// translation unit that sent one device request compiled the moves and destructors of all ~80 of them (5 s of
-// every test's compile at -O3). Here a sender instantiates only its own request's operations.
+/// @file
+/// One queued request of a protocol, whatever its type: what an actor's mailbox holds. The envelope (the request
+/// and where its reply goes) is stored in place, in room sized for the protocol's largest envelope, next to the
+/// operations the mailbox and the actor need, chosen when the message was made.
+///
+/// Not a std::variant over the protocol's requests: a variant's move and destructor visit every alternative, so a
+/// translation unit that sent one device request compiled the moves and destructors of all ~80 of them (5 s of
+/// every test's compile at -O3). Here a sender instantiates only its own request's operations.
 #pragma once
 
 #include <algorithm>
@@ -19,10 +20,10 @@
 
 namespace accel {
 
-// Runs `state`'s handler for one request, as an actor's thread does: the handler replies through
-// `envelope.reply` and returns the Status the supervisor judges; an exception that escapes it becomes an
-// `internal` reply and failure. Public so that a state can be driven without a thread, one request at a time
-// (tests/testing/deterministic_actor.hpp).
+/// Runs `state`'s handler for one request, as an actor's thread does: the handler replies through
+/// `envelope.reply` and returns the Status the supervisor judges; an exception that escapes it becomes an
+/// `internal` reply and failure. Public so that a state can be driven without a thread, one request at a time
+/// (tests/testing/deterministic_actor.hpp).
 template <class Request>
 Status run_handler(std::type_identity_t<Handles<Request>>& state, Envelope<Request>& envelope,
                    std::string_view actor_name) {
@@ -36,16 +37,19 @@ Status run_handler(std::type_identity_t<Handles<Request>>& state, Envelope<Reque
   }
 }
 
+/// One queued request of Protocol<Requests...> and its reply, stored in place (see the file's description).
 template <class... Requests>
 class QueuedMessage<Protocol<Requests...>> {
  public:
-  using Handler = typename Protocol<Requests...>::Handler;
+  using Handler = typename Protocol<Requests...>::Handler;  ///< What runs the request: the actor's state.
 
+  /// A message holding `envelope`, moved in.
   template <class Request>
   requires Protocol<Requests...>::template accepts<Request>
   explicit QueuedMessage(Envelope<Request>&& envelope) : operations_(&kOperations<Request>) {
     ::new (static_cast<void*>(storage_)) Envelope<Request>(std::move(envelope));
   }
+  /// Moves the envelope; `other` is left to be destroyed.
   QueuedMessage(QueuedMessage&& other) noexcept : operations_(other.operations_) {
     operations_->move(storage_, other.storage_);
   }
@@ -54,9 +58,9 @@ class QueuedMessage<Protocol<Requests...>> {
   QueuedMessage& operator=(QueuedMessage&&) = delete;
   ~QueuedMessage() { operations_->destroy(storage_); }
 
-  // Runs the handler of the request's type on `state` (run_handler) and returns what the supervisor judges.
+  /// Runs the handler of the request's type on `state` (run_handler) and returns what the supervisor judges.
   Status run(Handler& state, std::string_view actor_name) { return operations_->run(storage_, state, actor_name); }
-  // Answers the request with `reply` without running it.
+  /// Answers the request with `reply` without running it.
   void fail(const Status& reply) { operations_->fail(storage_, reply); }
 
  private:

@@ -1,17 +1,20 @@
-// A protocol is the typed interface of an actor: the list of request types it accepts. Each request is a
-// plain struct (handles, shapes, dtypes, scalars, options — no closures, no pointers the receiver did not
-// issue) that names its reply type:
-//
-//   struct Allocate {
-//     static constexpr const char* kName = "Allocate";
-//     using Response = BufferHandle;
-//     DType dtype = DType::f32;
-//     std::uint64_t count = 0;
-//   };
-//   using DeviceProtocol = accel::Protocol<Allocate, Free, ...>;
-//
-// An actor's state implements DeviceProtocol::Handler: one `handle` per request type. A state that misses
-// one is abstract, so spawning it does not compile — the compiler checks coverage.
+/// @file
+/// A protocol is the typed interface of an actor: the list of request types it accepts. Each request is a
+/// plain struct (handles, shapes, dtypes, scalars, options — no closures, no pointers the receiver did not
+/// issue) that names its reply type:
+///
+/// @code
+///   struct Allocate {
+///     static constexpr const char* kName = "Allocate";
+///     using Response = BufferHandle;
+///     DType dtype = DType::f32;
+///     std::uint64_t count = 0;
+///   };
+///   using DeviceProtocol = accel::Protocol<Allocate, Free, ...>;
+/// @endcode
+///
+/// An actor's state implements DeviceProtocol::Handler: one `handle` per request type. A state that misses
+/// one is abstract, so spawning it does not compile — the compiler checks coverage.
 #pragma once
 
 #include <string_view>
@@ -23,8 +26,9 @@
 namespace accel {
 
 template <class Request>
-using response_t = typename Request::Response;
+using response_t = typename Request::Response;  ///< The reply type of a request (its `Response`).
 
+/// The request's `kName`, or "request" for a type without one: what errors and logs call it.
 template <class Request>
 constexpr std::string_view request_name() {
   if constexpr (requires { Request::kName; })
@@ -33,26 +37,26 @@ constexpr std::string_view request_name() {
     return "request";
 }
 
-// One queued request and where its reply goes. `reply` is empty for tell().
+/// One queued request and where its reply goes. `reply` is empty for tell().
 template <class Request>
 struct Envelope {
-  Request request;
-  Promise<response_t<Request>> reply;
+  Request request;                     ///< the request
+  Promise<response_t<Request>> reply;  ///< where its reply goes
 };
 
-// The handler of one request type.
+/// The handler of one request type.
 template <class Request>
 class Handles {
  public:
   using Response = response_t<Request>;
   virtual ~Handles() = default;
 
-  // The synchronous handler: the returned Result is the reply.
+  /// The synchronous handler: the returned Result is the reply.
   virtual Result<Response> handle(Request& request) = 0;
 
-  // What the actor calls. Handlers that reply later (when GPU work completes) override this, keep `reply`
-  // and fulfil it then. The returned Status is what the supervisor judges: an error here is a failure of the
-  // actor, not only of the request.
+  /// What the actor calls. Handlers that reply later (when GPU work completes) override this, keep `reply`
+  /// and fulfil it then. The returned Status is what the supervisor judges: an error here is a failure of the
+  /// actor, not only of the request.
   virtual Status dispatch(Request& request, Promise<Response>& reply) {
     Result<Response> result = handle(request);
     Status status = result.status();
@@ -64,8 +68,8 @@ class Handles {
 template <class P>
 class QueuedMessage;  // accel/core/message.hpp
 
-// A list of request types: what a family exports (include/accel/libs/<family>/requests.hpp), and what protocols
-// are concatenated from.
+/// A list of request types: what a family exports (`include/accel/libs/<family>/requests.hpp`), and what protocols
+/// are concatenated from.
 template <class... Requests>
 struct RequestList {};
 
@@ -86,25 +90,28 @@ struct ConcatLists<RequestList<A...>, RequestList<B...>, Rest...> {
 };
 }  // namespace detail
 
+/// One RequestList of every request of `Lists`, in order.
 template <class... Lists>
 using ConcatRequests = typename detail::ConcatLists<Lists...>::type;
 
+/// The typed interface of an actor: the request types it accepts (see the file's description).
 template <class... Requests>
 struct Protocol {
   static_assert(sizeof...(Requests) > 0, "a protocol needs at least one request type");
 
-  // One queued request of this protocol, of any of its types (accel/core/message.hpp).
+  /// One queued request of this protocol, of any of its types (accel/core/message.hpp).
   using Message = QueuedMessage<Protocol>;
 
-  // What an actor's state derives from.
+  /// What an actor's state derives from.
   class Handler : public Handles<Requests>... {
    public:
     ~Handler() override = default;
-    // Whether replies this state deferred (dispatch() kept the promise) are still to be given. While they are,
-    // the actor's thread stays awake for the next request (MailboxOptions::stay_awake). Called on that thread.
+    /// Whether replies this state deferred (dispatch() kept the promise) are still to be given. While they are,
+    /// the actor's thread stays awake for the next request (MailboxOptions::stay_awake). Called on that thread.
     [[nodiscard]] virtual bool owes_replies() const noexcept { return false; }
   };
 
+  /// Whether `Request` is one of the protocol's request types.
   template <class Request>
   static constexpr bool accepts = (std::is_same_v<Request, Requests> || ...);
 };
@@ -118,7 +125,7 @@ struct ProtocolOfList<RequestList<Requests...>> {
 };
 }  // namespace detail
 
-// The protocol that accepts every request of `List`.
+/// The protocol that accepts every request of `List`.
 template <class List>
 using ProtocolOf = typename detail::ProtocolOfList<List>::type;
 

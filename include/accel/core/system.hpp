@@ -1,8 +1,9 @@
-// accel::System — owns every actor it spawned and ends them in order.
-//
-// Destroying a System (or calling shutdown) stops every actor: with ShutdownMode::drain each finishes what is
-// queued, with ShutdownMode::fail_pending each answers what is queued with `cancelled`. Either way every
-// pending request is answered and every actor thread is joined before shutdown() returns.
+/// @file
+/// accel::System — owns every actor it spawned and ends them in order.
+///
+/// Destroying a System (or calling shutdown) stops every actor: with ShutdownMode::drain each finishes what is
+/// queued, with ShutdownMode::fail_pending each answers what is queued with `cancelled`. Either way every
+/// pending request is answered and every actor thread is joined before shutdown() returns.
 #pragma once
 
 #include <atomic>
@@ -17,6 +18,7 @@
 
 namespace accel {
 
+/// Owns every actor it spawned and ends them in order (see the file's description).
 class System {
  public:
   System() = default;
@@ -24,8 +26,8 @@ class System {
   System& operator=(const System&) = delete;
   ~System() { shutdown(ShutdownMode::drain); }
 
-  // Starts an actor whose state `factory` builds on the actor's own thread (again on every restart). Returns
-  // the factory's error if the first build fails; the actor is then not started.
+  /// Starts an actor whose state `factory` builds on the actor's own thread (again on every restart). Returns
+  /// the factory's error if the first build fails; the actor is then not started.
   template <class P>
   Result<ActorRef<P>> spawn(typename ActorCell<P>::Factory factory, ActorOptions options = {}) {
     auto cell = std::make_shared<ActorCell<P>>(
@@ -44,13 +46,13 @@ class System {
     return ActorRef<P>(std::move(cell));
   }
 
-  // Stops every actor (see the file comment) and joins their threads. Idempotent.
+  /// Stops every actor (see the file comment) and joins their threads. Idempotent.
   void shutdown(ShutdownMode mode = ShutdownMode::drain);
 
-  // Stops these actors only, as shutdown(fail_pending) would: what they have queued is answered `cancelled`
-  // naming `reason`, later sends fail, and the System forgets them. Returns at once; a thread of the System's
-  // waits for them to end and then runs `after`, so this may be called on one of the actors' own threads (in a
-  // continuation they run). shutdown() waits for that thread too.
+  /// Stops these actors only, as shutdown(fail_pending) would: what they have queued is answered `cancelled`
+  /// naming `reason`, later sends fail, and the System forgets them. Returns at once; a thread of the System's
+  /// waits for them to end and then runs `after`, so this may be called on one of the actors' own threads (in a
+  /// continuation they run). shutdown() waits for that thread too.
   template <class P>
   void stop(const std::vector<ActorRef<P>>& actors, Status reason, std::function<void()> after) {
     std::vector<std::shared_ptr<ActorCellBase>> cells;
@@ -61,16 +63,17 @@ class System {
     stop_cells(std::move(cells), std::move(reason), std::move(after));
   }
 
-  // Expires when the System is destroyed: what outlives it (a Device) can tell that its actors are gone.
+  /// Expires when the System is destroyed: what outlives it (a Device) can tell that its actors are gone.
   [[nodiscard]] std::weak_ptr<const void> alive() const noexcept { return alive_; }
 
-  // Receives escalated failures; the default logs them.
+  /// Receives escalated failures; the default logs them.
   void set_escalation_handler(EscalationHandler handler);
 
+  /// Actors spawned and not yet stopped.
   [[nodiscard]] std::size_t actor_count() const;
 
  private:
-  // A thread that waits for stopped actors; `done` once it has nothing left to do but end.
+  /// A thread that waits for stopped actors; `done` once it has nothing left to do but end.
   struct Stopper {
     std::thread thread;
     std::shared_ptr<std::atomic<bool>> done;

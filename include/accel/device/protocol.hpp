@@ -1,7 +1,8 @@
-// The protocol every device actor speaks, CPU or CUDA, in process or isolated: the same request types, so user
-// code does not change between devices. It is the device's own requests (memory, copies, queries, faults) and
-// every library family's; each family's requests run on every device through its operation contract
-// (src/operation/operation.hpp), so registering a family is its one line below.
+/// @file
+/// The protocol every device actor speaks, CPU or CUDA, in process or isolated: the same request types, so user
+/// code does not change between devices. It is the device's own requests (memory, copies, queries, faults) and
+/// every library family's; each family's requests run on every device through its operation contract
+/// (src/operation/operation.hpp), so registering a family is its one line below.
 #pragma once
 
 #include "accel/core/protocol.hpp"
@@ -19,9 +20,11 @@
 
 namespace accel {
 
+/// The device's own requests: memory, copies, queries, fences and faults (device/requests.hpp).
 using DeviceRequests = RequestList<Allocate, Free, CopyToDevice, CopyToHost, CopyOnDevice, QueryDevice, ResetContext,
                                    RecordFence, WaitFence, InjectFault>;
 
+/// Every library family's requests; a new family is one line here.
 using LibraryRequests = ConcatRequests<blas::Requests,    //
                                        dnn::Requests,     //
                                        jit::Requests,     //
@@ -33,6 +36,7 @@ using LibraryRequests = ConcatRequests<blas::Requests,    //
                                        tensor::Requests,  //
                                        collective::Requests>;
 
+/// The protocol every device actor speaks: the device's requests and every family's.
 using DeviceProtocol = ProtocolOf<ConcatRequests<DeviceRequests, LibraryRequests>>;
 
 }  // namespace accel

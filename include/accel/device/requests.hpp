@@ -1,4 +1,5 @@
-// The device's own requests: memory and copies. Plain data, the same for every kind of device.
+/// @file
+/// The device's own requests: memory and copies. Plain data, the same for every kind of device.
 #pragma once
 
 #include <cstdint>
@@ -13,57 +14,62 @@
 
 namespace accel {
 
+/// The kinds of device a Device can open.
 enum class DeviceKind : std::uint8_t { cpu, cuda };
+/// The enumerator's name, for messages and descriptions.
 [[nodiscard]] std::string_view to_string(DeviceKind kind) noexcept;
 
-// How a CUDA device learns that a request's GPU work has finished (see docs/ARCHITECTURE.md):
-//   poller         one thread per device polls the requests' events, spinning while work is pending;
-//   host_callback  cudaLaunchHostFunc after the work; replies (and their continuations) run on CUDA's
-//                  callback thread, so continuations must not call CUDA or block;
-//   blocking       the device actor waits for each request's event before taking the next request.
+/// How a CUDA device learns that a request's GPU work has finished (see docs/ARCHITECTURE.md):
+///   poller         one thread per device polls the requests' events, spinning while work is pending;
+///   host_callback  cudaLaunchHostFunc after the work; replies (and their continuations) run on CUDA's
+///                  callback thread, so continuations must not call CUDA or block;
+///   blocking       the device actor waits for each request's event before taking the next request.
 enum class CompletionStrategy : std::uint8_t { poller, host_callback, blocking };
+/// The enumerator's name, for messages and descriptions.
 [[nodiscard]] std::string_view to_string(CompletionStrategy strategy) noexcept;
 
-// Every field is labelled COUNT (events since the context was built) or SUM (bytes now).
+/// Every field is labelled COUNT (events since the context was built) or SUM (bytes now).
 struct MemoryStats {
-  std::uint64_t in_use_bytes = 0;        // SUM: bytes held by live buffers
-  std::uint64_t peak_bytes = 0;          // SUM: the highest in_use_bytes seen
-  std::uint64_t reserved_bytes = 0;      // SUM: bytes the allocator holds from the system, live or cached
-  std::uint64_t live_buffers = 0;        // SUM: buffers allocated and not freed
-  std::uint64_t allocations = 0;         // COUNT
-  std::uint64_t frees = 0;               // COUNT
-  std::uint64_t failed_allocations = 0;  // COUNT
+  std::uint64_t in_use_bytes = 0;        ///< SUM: bytes held by live buffers
+  std::uint64_t peak_bytes = 0;          ///< SUM: the highest in_use_bytes seen
+  std::uint64_t reserved_bytes = 0;      ///< SUM: bytes the allocator holds from the system, live or cached
+  std::uint64_t live_buffers = 0;        ///< SUM: buffers allocated and not freed
+  std::uint64_t allocations = 0;         ///< COUNT
+  std::uint64_t frees = 0;               ///< COUNT
+  std::uint64_t failed_allocations = 0;  ///< COUNT
 };
 
-// Lists rather than a field per library family, so that neither this struct nor its wire encoding changes when
-// a family is added.
+/// Lists rather than a field per library family, so that neither this struct nor its wire encoding changes when
+/// a family is added.
 struct DeviceInfo {
-  DeviceKind kind = DeviceKind::cpu;
-  int ordinal = 0;
-  std::uint32_t device_id = 0;  // the id buffer handles carry
-  std::uint32_t epoch = 0;      // the current context generation
-  std::string name;
-  std::uint64_t memory_capacity_bytes = 0;
-  int compute_capability = 0;  // major * 10 + minor; 0 for the CPU
-  CompletionStrategy completion = CompletionStrategy::poller;
-  std::uint64_t device_free_bytes = 0;  // SUM: free memory of the whole GPU as the driver reports it; 0 for the CPU
-  MemoryStats memory;
-  std::vector<LibraryVersion> libraries;
-  // Every cache of the device, by name (caches of one stream are the answering stream's): "cublaslt-plans",
-  // "cudnn-plans", "jit-binaries", "jit-programs", "jit-modules". Persistent ones name their directory.
+  DeviceKind kind = DeviceKind::cpu;        ///< CPU or CUDA
+  int ordinal = 0;                          ///< the CUDA device ordinal; 0 for the CPU
+  std::uint32_t device_id = 0;              ///< the id buffer handles carry
+  std::uint32_t epoch = 0;                  ///< the current context generation
+  std::string name;                         ///< "cpu:0", or "cuda:0 (NVIDIA H200)": kind, ordinal and the GPU's name
+  std::uint64_t memory_capacity_bytes = 0;  ///< SUM: the memory the device may allocate (its limit, or the GPU's)
+  int compute_capability = 0;               ///< major * 10 + minor; 0 for the CPU
+  CompletionStrategy completion = CompletionStrategy::poller;  ///< how the device learns that GPU work has finished
+  std::uint64_t device_free_bytes = 0;    ///< SUM: free memory of the whole GPU as the driver reports it; 0 for the CPU
+  MemoryStats memory;                     ///< the buffer allocator's counters
+  std::vector<LibraryVersion> libraries;  ///< the library versions the device answers requests with
+  /// Every cache of the device, by name (caches of one stream are the answering stream's): "cublaslt-plans",
+  /// "cudnn-plans", "jit-binaries", "jit-programs", "jit-modules". Persistent ones name their directory.
   std::vector<CacheStats> caches;
-  // Isolated devices only (0 in process): the worker process serving the device now (0 while a lost one is being
-  // replaced), and how many workers replaced a lost one since the device was opened (COUNT).
+  /// Isolated devices only (0 in process): the worker process serving the device now (0 while a lost one is being
+  /// replaced), and how many workers replaced a lost one since the device was opened (COUNT).
   std::int32_t worker_pid = 0;
+  /// COUNT: workers that replaced a lost one since the device was opened (isolated devices only)
   std::uint64_t worker_restarts = 0;
 
-  // The cache or library of that name; null when the device has none.
+  /// The cache or library of that name; null when the device has none.
   [[nodiscard]] const CacheStats* cache(std::string_view cache_name) const noexcept {
     for (const CacheStats& stats : caches) {
       if (stats.name == cache_name) return &stats;
     }
     return nullptr;
   }
+  /// The library of that name; null when the device has none.
   [[nodiscard]] const LibraryVersion* library(std::string_view library_name) const noexcept {
     for (const LibraryVersion& library : libraries) {
       if (library.name == library_name) return &library;
@@ -72,100 +78,111 @@ struct DeviceInfo {
   }
 };
 
+/// Allocates a buffer of `count` elements of `dtype` and answers its handle.
 struct Allocate {
   static constexpr const char* kName = "Allocate";
   using Response = BufferHandle;
-  DType dtype = DType::f32;
-  std::uint64_t count = 0;  // elements; 0 is refused
+  DType dtype = DType::f32;  ///< the element type
+  std::uint64_t count = 0;   ///< elements; 0 is refused
 };
 
+/// Frees a buffer; its handle becomes stale.
 struct Free {
   static constexpr const char* kName = "Free";
   using Response = Done;
-  BufferHandle buffer;
+  BufferHandle buffer;  ///< the buffer to free
 };
 
+/// Copies caller-owned host memory into a buffer.
 struct CopyToDevice {
   static constexpr const char* kName = "CopyToDevice";
   using Response = Done;
-  HostSource source;
-  BufferHandle destination;
-  std::uint64_t destination_offset = 0;  // elements
+  HostSource source;                     ///< the host memory read
+  BufferHandle destination;              ///< the buffer written
+  std::uint64_t destination_offset = 0;  ///< elements
 };
 
+/// Copies a buffer's elements into caller-owned host memory.
 struct CopyToHost {
   static constexpr const char* kName = "CopyToHost";
   using Response = Done;
-  BufferHandle source;
-  std::uint64_t source_offset = 0;  // elements
-  HostDestination destination;
+  BufferHandle source;              ///< the buffer read
+  std::uint64_t source_offset = 0;  ///< elements
+  HostDestination destination;      ///< the host memory written
 };
 
+/// Copies `count` elements between two buffers of the same device.
 struct CopyOnDevice {
   static constexpr const char* kName = "CopyOnDevice";
   using Response = Done;
-  BufferHandle source;
-  std::uint64_t source_offset = 0;
-  BufferHandle destination;
-  std::uint64_t destination_offset = 0;
-  std::uint64_t count = 0;  // elements
+  BufferHandle source;                   ///< the buffer read
+  std::uint64_t source_offset = 0;       ///< elements
+  BufferHandle destination;              ///< the buffer written
+  std::uint64_t destination_offset = 0;  ///< elements
+  std::uint64_t count = 0;               ///< elements
 };
 
+/// Answers the device's DeviceInfo: kind, memory, libraries and caches.
 struct QueryDevice {
   static constexpr const char* kName = "QueryDevice";
   using Response = DeviceInfo;
 };
 
-// Frees every buffer and starts a new context epoch: every existing handle of the device becomes stale.
+/// Frees every buffer and starts a new context epoch: every existing handle of the device becomes stale.
 struct ResetContext {
   static constexpr const char* kName = "ResetContext";
   using Response = Done;
 };
 
-// A point in the order of one stream of a device: after every request sent to that stream before the
-// RecordFence that made it. Plain data like a BufferHandle; the device checks each field when it is waited for.
+/// A point in the order of one stream of a device: after every request sent to that stream before the
+/// RecordFence that made it. Plain data like a BufferHandle; the device checks each field when it is waited for.
 struct Fence {
-  std::uint32_t device = 0;    // the opened device's unique id in this process
-  std::uint32_t stream = 0;    // which stream of the device recorded it (the CPU device has one)
-  std::uint32_t epoch = 0;     // the context generation it was recorded in
-  std::uint64_t sequence = 0;  // its serial number in that context; 0 for no fence
+  std::uint32_t device = 0;    ///< the opened device's unique id in this process
+  std::uint32_t stream = 0;    ///< which stream of the device recorded it (the CPU device has one)
+  std::uint32_t epoch = 0;     ///< the context generation it was recorded in
+  std::uint64_t sequence = 0;  ///< its serial number in that context; 0 for no fence
 
+  /// Whether this is no fence.
   [[nodiscard]] bool is_null() const noexcept { return sequence == 0; }
+  /// Equal when every field is.
   friend bool operator==(const Fence&, const Fence&) noexcept = default;
 };
+/// The fence as text, for messages.
 [[nodiscard]] std::string to_string(const Fence& fence);
 
-// A fence after every request sent to this stream so far. Answered at once: the work it follows may still run.
+/// A fence after every request sent to this stream so far. Answered at once: the work it follows may still run.
 struct RecordFence {
   static constexpr const char* kName = "RecordFence";
   using Response = Fence;
 };
 
-// Every request sent to this stream after WaitFence runs after the fence's point (another stream's, of the same
-// device). On a CUDA device the stream waits for the fence's event on the GPU; the host waits for nothing, and
-// the reply comes at once. On the CPU device (one ordered thread) a valid fence is already behind. Refused:
-// a null fence, another device's or one never recorded (invalid_argument), one recorded before the context was
-// rebuilt (stale_handle).
+/// Every request sent to this stream after WaitFence runs after the fence's point (another stream's, of the same
+/// device). On a CUDA device the stream waits for the fence's event on the GPU; the host waits for nothing, and
+/// the reply comes at once. On the CPU device (one ordered thread) a valid fence is already behind. Refused:
+/// a null fence, another device's or one never recorded (invalid_argument), one recorded before the context was
+/// rebuilt (stale_handle).
 struct WaitFence {
   static constexpr const char* kName = "WaitFence";
   using Response = Done;
-  Fence fence;
+  Fence fence;  ///< the fence to wait for
 };
 
-// Makes the device fail for real, so that fault handling can be tested:
-//   illegal_address  a kernel writes to an address no allocation owns. On a CUDA device this is a sticky error:
-//                    an in-process device is poisoned for the rest of the process; an isolated device replaces
-//                    its worker. The CPU device refuses it (not_supported).
-//   worker_crash     the worker process of an isolated device aborts;
-//   worker_hang      the worker process of an isolated device stops serving (its heartbeat stops).
-// The last two need an isolated device; an in-process device refuses them (not_supported).
+/// Makes the device fail for real, so that fault handling can be tested:
+///   illegal_address  a kernel writes to an address no allocation owns. On a CUDA device this is a sticky error:
+///                    an in-process device is poisoned for the rest of the process; an isolated device replaces
+///                    its worker. The CPU device refuses it (not_supported).
+///   worker_crash     the worker process of an isolated device aborts;
+///   worker_hang      the worker process of an isolated device stops serving (its heartbeat stops).
+/// The last two need an isolated device; an in-process device refuses them (not_supported).
 enum class FaultKind : std::uint8_t { illegal_address, worker_crash, worker_hang };
+/// The enumerator's name, for messages and descriptions.
 [[nodiscard]] std::string_view to_string(FaultKind kind) noexcept;
 
+/// Makes the device fail in the way `kind` says, to test fault handling.
 struct InjectFault {
   static constexpr const char* kName = "InjectFault";
   using Response = Done;
-  FaultKind kind = FaultKind::illegal_address;
+  FaultKind kind = FaultKind::illegal_address;  ///< the fault to inject
 };
 
 }  // namespace accel

@@ -1,20 +1,23 @@
-// graph::Execute — runs a built Graph (graph.hpp) on a device for the actual values of its symbols:
-//
-//   graph::Execute run{.graph = graph,
-//                      .symbols = {{"tokens", 1234}, {"sequences", 17}},
-//                      .weights = weights,                      // u8 buffer laid out as graph->parameters() say
-//                      .inputs = {{"ids", ids}, {"offsets", offsets}},
-//                      .outputs = {{"pooled", pooled}}};
-//   Status s = device.ask(run).wait().status();
-//
-// Every input and output is bound by name exactly once, to a buffer of its dtype holding at least the tensor's
-// elements at the actual symbol values; a name the graph does not have, a missing binding, a wrong dtype or a
-// short buffer is an error naming it, before anything runs. A symbol above its bucket ladder's top is refused.
-//
-// The device runs the executable of the binding: for a bucketed symbol, that of the smallest rung at or above
-// the value (inputs padded on the device as the graph's Padding says, outputs cut to the actual rows); otherwise
-// that of the exact value. Executables are compiled once and cached (graph/executable_cache.hpp); weights are
-// never copied into them, so every variant shares the one weights buffer.
+/// @file
+/// graph::Execute — runs a built Graph (graph.hpp) on a device for the actual values of its symbols:
+///
+/// @code
+///   graph::Execute run{.graph = graph,
+///                      .symbols = {{"tokens", 1234}, {"sequences", 17}},
+///                      .weights = weights,                      // u8 buffer laid out as graph->parameters() say
+///                      .inputs = {{"ids", ids}, {"offsets", offsets}},
+///                      .outputs = {{"pooled", pooled}}};
+///   Status s = device.ask(run).wait().status();
+/// @endcode
+///
+/// Every input and output is bound by name exactly once, to a buffer of its dtype holding at least the tensor's
+/// elements at the actual symbol values; a name the graph does not have, a missing binding, a wrong dtype or a
+/// short buffer is an error naming it, before anything runs. A symbol above its bucket ladder's top is refused.
+///
+/// The device runs the executable of the binding: for a bucketed symbol, that of the smallest rung at or above
+/// the value (inputs padded on the device as the graph's Padding says, outputs cut to the actual rows); otherwise
+/// that of the exact value. Executables are compiled once and cached (graph/executable_cache.hpp); weights are
+/// never copied into them, so every variant shares the one weights buffer.
 #pragma once
 
 #include <memory>
@@ -27,33 +30,36 @@
 
 namespace accel::graph {
 
+/// A buffer bound to a graph input or output by its binding name.
 struct NamedBuffer {
-  std::string name;
-  BufferHandle buffer;
+  std::string name;     ///< the input's or output's binding name
+  BufferHandle buffer;  ///< the buffer bound to it
 };
 
-// How a CUDA device runs an executable.
+/// How a CUDA device runs an executable.
 enum class ExecuteMode : std::uint8_t {
-  automatic,  // replay, unless the actual rows fill less than ExecuteOptions::direct_below of the bucket
-  replay,     // the bucket's CUDA graph, captured once, replayed (every op at the bucket's extent)
-  direct,     // each op launched at the actual extent ("active extent"; matmul and attention included)
+  automatic,  ///< replay, unless the actual rows fill less than ExecuteOptions::direct_below of the bucket
+  replay,     ///< the bucket's CUDA graph, captured once, replayed (every op at the bucket's extent)
+  direct,     ///< each op launched at the actual extent ("active extent"; matmul and attention included)
 };
 
+/// Runs a built graph on the device with its symbols bound (see the file's description).
 struct Execute {
   static constexpr const char* kName = "graph::Execute";
   using Response = Done;
 
-  std::shared_ptr<const Graph> graph;
-  SymbolValues symbols;
-  BufferHandle weights;  // DType::u8, graph->weight_bytes() long; null when the graph has no parameters
-  std::vector<NamedBuffer> inputs;
-  std::vector<NamedBuffer> outputs;
+  std::shared_ptr<const Graph> graph;  ///< the graph to run
+  SymbolValues symbols;                ///< the value of every symbol of the graph
+  BufferHandle weights;                ///< DType::u8, graph->weight_bytes() long; null when the graph has no parameters
+  std::vector<NamedBuffer> inputs;     ///< a buffer for every input of the graph
+  std::vector<NamedBuffer> outputs;    ///< a buffer for every output of the graph
+  /// replay the bucket's CUDA graph, launch each op directly, or choose by the fill of the bucket
   ExecuteMode mode = ExecuteMode::automatic;
-  // automatic: run directly when actual rows / bucket rows is below this fraction. 0 (always replay) until the
-  // crossover is measured on a GPU (graph_execute_bench's "modes" figure; docs/PERFORMANCE.md, section 9).
+  /// automatic: run directly when actual rows / bucket rows is below this fraction. 0 (always replay) until the
+  /// crossover is measured on a GPU (graph_execute_bench's "modes" figure; docs/PERFORMANCE.md, section 9).
   float direct_below = 0.0f;
 };
 
-using Requests = RequestList<Execute>;
+using Requests = RequestList<Execute>;  ///< The requests of the graph family, as the device protocol registers them.
 
 }  // namespace accel::graph

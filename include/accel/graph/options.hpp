@@ -1,4 +1,5 @@
-// The compiled graphs' options (DeviceOptions::graph), on every device.
+/// @file
+/// The compiled graphs' options (DeviceOptions::graph), on every device.
 #pragma once
 
 #include <cstdint>
@@ -7,17 +8,18 @@
 
 namespace accel::graph {
 
+/// The graph family's options: the cache of compiled executables, in memory and on disk.
 struct Options {
-  // Compiled graph executables (graph::Execute) per stream: an LRU by entries and by arena bytes. Their plans are
-  // kept on disk ("graph-executables" by default), so that another process or a replaced isolated worker
-  // specialises nothing again.
+  /// Compiled graph executables (graph::Execute) per stream: an LRU by entries and by arena bytes. Their plans are
+  /// kept on disk ("graph-executables" by default), so that another process or a replaced isolated worker
+  /// specialises nothing again.
   std::uint64_t executable_capacity = 64;
-  std::uint64_t executable_bytes = 8ull << 30;
-  bool persistent = true;
-  std::string directory;
-  std::uint64_t directory_bytes = 64ull << 20;
+  std::uint64_t executable_bytes = 8ull << 30;  ///< the most arena bytes the cached executables may hold per stream
+  bool persistent = true;                       ///< keep the executables' plans on disk
+  std::string directory;  ///< the on-disk plans' directory; empty: DiskStore's default for "graph-executables"
+  std::uint64_t directory_bytes = 64ull << 20;  ///< the most bytes the on-disk plans may take
 
-  // Every field, as an isolated device sends them to its worker (a field added here crosses with no other edit).
+  /// Every field, as an isolated device sends them to its worker (a field added here crosses with no other edit).
   template <class Self>
   static auto fields(Self& self) {
     return std::tie(self.executable_capacity, self.executable_bytes, self.persistent, self.directory,

@@ -1,4 +1,5 @@
-// The requests of the JIT family, as the device protocol registers them.
+/// @file
+/// The requests of the JIT family, as the device protocol registers them.
 #pragma once
 
 #include "accel/core/protocol.hpp"
@@ -6,5 +7,6 @@
 #include "accel/jit/kernel.hpp"
 
 namespace accel::jit {
+/// The requests of the JIT family, as the device protocol registers them.
 using Requests = RequestList<LaunchKernel, CutlassGemm, CutlassGroupedGemm, CutlassConv>;
 }  // namespace accel::jit

@@ -1,4 +1,5 @@
-// The requests of the sparse family (cuSPARSE on CUDA, Eigen on the CPU), as the device protocol registers them.
+/// @file
+/// The requests of the sparse family (cuSPARSE on CUDA, Eigen on the CPU), as the device protocol registers them.
 #pragma once
 
 #include "accel/core/protocol.hpp"
@@ -8,6 +9,7 @@
 #include "accel/libs/sparse/spgemm.hpp"
 
 namespace accel::sparse {
+/// The requests of the sparse family, as the device protocol registers them.
 using Requests =
     RequestList<SpMV, SpMM, SpSV, ToDense, CsrToCoo, CooToCsr, SDDMM, SpGemmCount, SpGemm, DenseToCsrCount, DenseToCsr>;
 }  // namespace accel::sparse
