@@ -1,0 +1,176 @@
+// The library requests as Device methods taking keyword arguments that mirror the C++ request structs
+// (request_fields.hpp says how). python/accel/_requests.py adds the defaults Python users expect (sizes and dtypes
+// from the buffers' shapes) on top.
+#include <deque>
+
+#include "python/futures.hpp"
+#include "python/request_fields.hpp"
+
+#include "accel/libs/blas/gemm.hpp"
+#include "accel/libs/fft/fft.hpp"
+
+namespace accel::python {
+
+template <>
+struct EnumNames<MatrixOrder> {
+  static constexpr std::array values{std::pair{MatrixOrder::row_major, "row_major"},
+                                     std::pair{MatrixOrder::column_major, "column_major"}};
+};
+template <>
+struct EnumNames<Transpose> {
+  static constexpr std::array values{std::pair{Transpose::none, "none"}, std::pair{Transpose::transpose, "transpose"}};
+};
+template <>
+struct EnumNames<GemmCompute> {
+  static constexpr std::array values{std::pair{GemmCompute::standard, "standard"},
+                                     std::pair{GemmCompute::tf32, "tf32"}};
+};
+template <>
+struct EnumNames<Activation> {
+  static constexpr std::array values{
+      std::pair{Activation::identity, "identity"},   std::pair{Activation::relu, "relu"},
+      std::pair{Activation::gelu_tanh, "gelu_tanh"}, std::pair{Activation::silu, "silu"},
+      std::pair{Activation::gelu_erf, "gelu_erf"},   std::pair{Activation::sigmoid, "sigmoid"},
+      std::pair{Activation::tanh, "tanh"},           std::pair{Activation::log1p_relu, "log1p_relu"}};
+};
+template <>
+struct EnumNames<BiasVector> {
+  static constexpr std::array values{std::pair{BiasVector::none, "none"}, std::pair{BiasVector::per_row, "per_row"},
+                                     std::pair{BiasVector::per_column, "per_column"},
+                                     std::pair{BiasVector::per_channel, "per_channel"}};
+};
+template <>
+struct EnumNames<FftType> {
+  static constexpr std::array values{std::pair{FftType::c2c, "c2c"}, std::pair{FftType::r2c, "r2c"},
+                                     std::pair{FftType::c2r, "c2r"}};
+};
+template <>
+struct EnumNames<FftDirection> {
+  static constexpr std::array values{std::pair{FftDirection::forward, "forward"},
+                                     std::pair{FftDirection::inverse, "inverse"}};
+};
+template <>
+struct EnumNames<FftNormalization> {
+  static constexpr std::array values{std::pair{FftNormalization::none, "none"},
+                                     std::pair{FftNormalization::inverse, "inverse"},
+                                     std::pair{FftNormalization::orthonormal, "orthonormal"}};
+};
+
+namespace {
+
+// accel::Gemm: C = activation(alpha * op(A) * op(B) + beta * C + bias) (include/accel/libs/blas/gemm.hpp).
+RequestBinding<Gemm> gemm_binding() {
+  using R = Gemm;
+  return {"gemm",
+          {field<R>(
+               "a", [](R & r) -> auto& { return r.a; }),
+           field<R>(
+               "b", [](R & r) -> auto& { return r.b; }),
+           field<R>(
+               "c", [](R & r) -> auto& { return r.c; }),
+           field<R>(
+               "bias", [](R & r) -> auto& { return r.bias; }),
+           field<R>(
+               "alpha", [](R & r) -> auto& { return r.alpha; }),
+           field<R>(
+               "beta", [](R & r) -> auto& { return r.beta; }),
+           field<R>(
+               "order", [](R & r) -> auto& { return r.shape.order; }),
+           field<R>(
+               "transpose_a", [](R & r) -> auto& { return r.shape.transpose_a; }),
+           field<R>(
+               "transpose_b", [](R & r) -> auto& { return r.shape.transpose_b; }),
+           field<R>(
+               "m", [](R & r) -> auto& { return r.shape.m; }),
+           field<R>(
+               "n", [](R & r) -> auto& { return r.shape.n; }),
+           field<R>(
+               "k", [](R & r) -> auto& { return r.shape.k; }),
+           field<R>(
+               "lda", [](R & r) -> auto& { return r.shape.lda; }),
+           field<R>(
+               "ldb", [](R & r) -> auto& { return r.shape.ldb; }),
+           field<R>(
+               "ldc", [](R & r) -> auto& { return r.shape.ldc; }),
+           field<R>(
+               "batch", [](R & r) -> auto& { return r.shape.batch; }),
+           field<R>(
+               "stride_a", [](R & r) -> auto& { return r.shape.stride_a; }),
+           field<R>(
+               "stride_b", [](R & r) -> auto& { return r.shape.stride_b; }),
+           field<R>(
+               "stride_c", [](R & r) -> auto& { return r.shape.stride_c; }),
+           field<R>(
+               "input_type", [](R & r) -> auto& { return r.shape.input_type; }),
+           field<R>(
+               "output_type", [](R & r) -> auto& { return r.shape.output_type; }),
+           field<R>(
+               "compute", [](R & r) -> auto& { return r.shape.compute; }),
+           field<R>(
+               "activation", [](R & r) -> auto& { return r.shape.epilogue.activation; }),
+           field<R>(
+               "bias_vector", [](R & r) -> auto& { return r.shape.epilogue.bias; })}};
+}
+
+// accel::Fft (include/accel/libs/fft/fft.hpp); the layouts' members are prefixed input_ and output_.
+RequestBinding<Fft> fft_binding() {
+  using R = Fft;
+  return {"fft",
+          {field<R>(
+               "input", [](R & r) -> auto& { return r.input; }),
+           field<R>(
+               "output", [](R & r) -> auto& { return r.output; }),
+           field<R>(
+               "type", [](R & r) -> auto& { return r.shape.type; }),
+           field<R>(
+               "precision", [](R & r) -> auto& { return r.shape.precision; }),
+           field<R>(
+               "rank", [](R & r) -> auto& { return r.shape.rank; }),
+           field<R>(
+               "n", [](R & r) -> auto& { return r.shape.n; }),
+           field<R>(
+               "batch", [](R & r) -> auto& { return r.shape.batch; }),
+           field<R>(
+               "direction", [](R & r) -> auto& { return r.shape.direction; }),
+           field<R>(
+               "normalization", [](R & r) -> auto& { return r.shape.normalization; }),
+           field<R>(
+               "input_embed", [](R & r) -> auto& { return r.shape.input.embed; }),
+           field<R>(
+               "input_stride", [](R & r) -> auto& { return r.shape.input.stride; }),
+           field<R>(
+               "input_distance", [](R & r) -> auto& { return r.shape.input.distance; }),
+           field<R>(
+               "output_embed", [](R & r) -> auto& { return r.shape.output.embed; }),
+           field<R>(
+               "output_stride", [](R & r) -> auto& { return r.shape.output.stride; }),
+           field<R>(
+               "output_distance", [](R & r) -> auto& { return r.shape.output.distance; })}};
+}
+
+// Device.<name>(**kwargs) -> Future for a request answering Done.
+template <class Request>
+void bind_request(nb::class_<PyDevice>& device_class, RequestBinding<Request> binding) {
+  // nanobind keeps the name and docstring pointers: they live as long as the module.
+  static std::deque<std::string> texts;
+  const char* doc = texts.emplace_back(binding.doc()).c_str();
+  const char* name = texts.emplace_back(binding.name).c_str();
+  device_class.def(
+      name,
+      [binding = std::move(binding)](const PyDevice& device, nb::kwargs arguments) {
+        Request request = binding.build(device, arguments);
+        device.check_open("the request");
+        return make_done_future(device.device.ask(std::move(request)));
+      },
+      doc);
+}
+
+}  // namespace
+
+void bind_requests(nb::module_& module) {
+  auto device_class = nb::borrow<nb::class_<PyDevice>>(module.attr("Device"));
+  bind_request(device_class, gemm_binding());
+  bind_request(device_class, fft_binding());
+}
+
+}  // namespace accel::python
