@@ -8,6 +8,7 @@ from ._accel import Device
 
 _gemm = Device.gemm
 _fft = Device.fft
+_random = Device.random
 
 _PRECISION = {"complex64": "float32", "float32": "float32", "complex128": "float64", "float64": "float64",
               "float16": "float16"}
@@ -52,7 +53,18 @@ def fft(self, input, output=None, **kwargs):
     return _fft(self, input=input, output=output, **kwargs)
 
 
+def random(self, output, **kwargs):
+    """Fills `output` with random numbers (accel::rand::Generate): Philox4x32-10 uniform by default; `distribution`
+    normal, log_normal, poisson or bits; `seed` and `offset` as request data (the same numbers on every device).
+    count and dtype come from the buffer unless given (`lambda_` is Poisson's lambda). Returns an accel.Future."""
+    kwargs.setdefault("count", output.size)
+    kwargs.setdefault("dtype", output.dtype)
+    return _random(self, output=output, **kwargs)
+
+
 gemm.__wrapped__ = _gemm
+random.__wrapped__ = _random
 fft.__wrapped__ = _fft
 Device.gemm = gemm
 Device.fft = fft
+Device.random = random

@@ -90,3 +90,19 @@ def test_a_buffer_of_another_device_is_refused(device):
         mine = device.allocate((2, 2))
         with pytest.raises(accel.InvalidArgument, match="belongs to device"):
             device.gemm(a=foreign, b=mine, c=mine)
+
+
+def test_random_normal_is_reproducible_and_plausible(device):
+    first, second = device.allocate((100_000,), "float32"), device.allocate((100_000,), "float32")
+    device.random(first, distribution="normal", seed=7).result()
+    device.random(second, distribution="normal", seed=7).result()
+    values = first.numpy()
+    np.testing.assert_array_equal(values, second.numpy())
+    assert abs(values.mean()) < 0.02 and abs(values.std() - 1) < 0.02
+
+
+def test_random_offset_continues_the_stream(device):
+    whole, tail = device.allocate((64,), "float32"), device.allocate((32,), "float32")
+    device.random(whole, seed=3).result()
+    device.random(tail, seed=3, offset=32).result()
+    np.testing.assert_array_equal(whole.numpy()[32:], tail.numpy())

@@ -8,6 +8,7 @@
 
 #include "accel/libs/blas/gemm.hpp"
 #include "accel/libs/fft/fft.hpp"
+#include "accel/libs/rand/generate.hpp"
 
 namespace accel::python {
 
@@ -54,6 +55,20 @@ struct EnumNames<FftNormalization> {
   static constexpr std::array values{std::pair{FftNormalization::none, "none"},
                                      std::pair{FftNormalization::inverse, "inverse"},
                                      std::pair{FftNormalization::orthonormal, "orthonormal"}};
+};
+
+template <>
+struct EnumNames<rand::Generator> {
+  static constexpr std::array values{
+      std::pair{rand::Generator::philox4x32_10, "philox4x32_10"}, std::pair{rand::Generator::xorwow, "xorwow"},
+      std::pair{rand::Generator::mrg32k3a, "mrg32k3a"}, std::pair{rand::Generator::sobol32, "sobol32"}};
+};
+template <>
+struct EnumNames<rand::Distribution> {
+  static constexpr std::array values{
+      std::pair{rand::Distribution::uniform, "uniform"}, std::pair{rand::Distribution::normal, "normal"},
+      std::pair{rand::Distribution::log_normal, "log_normal"}, std::pair{rand::Distribution::poisson, "poisson"},
+      std::pair{rand::Distribution::bits, "bits"}};
 };
 
 namespace {
@@ -148,6 +163,32 @@ RequestBinding<Fft> fft_binding() {
                "output_distance", [](R & r) -> auto& { return r.shape.output.distance; })}};
 }
 
+// accel::rand::Generate (include/accel/libs/rand/generate.hpp).
+RequestBinding<rand::Generate> random_binding() {
+  using R = rand::Generate;
+  return {"random",
+          {field<R>(
+               "output", [](R & r) -> auto& { return r.output; }),
+           field<R>(
+               "generator", [](R & r) -> auto& { return r.generator; }),
+           field<R>(
+               "distribution", [](R & r) -> auto& { return r.distribution; }),
+           field<R>(
+               "dtype", [](R & r) -> auto& { return r.dtype; }),
+           field<R>(
+               "seed", [](R & r) -> auto& { return r.seed; }),
+           field<R>(
+               "offset", [](R & r) -> auto& { return r.offset; }),
+           field<R>(
+               "count", [](R & r) -> auto& { return r.count; }),
+           field<R>(
+               "mean", [](R & r) -> auto& { return r.mean; }),
+           field<R>(
+               "stddev", [](R & r) -> auto& { return r.stddev; }),
+           field<R>(
+               "lambda_", [](R & r) -> auto& { return r.lambda; })}};
+}
+
 // Device.<name>(**kwargs) -> Future for a request answering Done.
 template <class Request>
 void bind_request(nb::class_<PyDevice>& device_class, RequestBinding<Request> binding) {
@@ -171,6 +212,7 @@ void bind_requests(nb::module_& module) {
   auto device_class = nb::borrow<nb::class_<PyDevice>>(module.attr("Device"));
   bind_request(device_class, gemm_binding());
   bind_request(device_class, fft_binding());
+  bind_request(device_class, random_binding());
 }
 
 }  // namespace accel::python
