@@ -5,7 +5,9 @@
 // accel answers requests on its actors' threads, which never hold the GIL. The module therefore keeps Python objects
 // away from those threads: a completion stores C++ values only (FutureCore), and touches Python (done callbacks, the
 // host arrays a copy reads or writes) only after taking the GIL, never while the interpreter is finalizing. Every
-// wait for C++ (Future.result, a copy, a model load) releases the GIL and wakes every 100 ms to let signals in.
+// wait for C++ (Future.result, a copy, a model load) releases the GIL and wakes every 100 ms to let signals in. Sending
+// a request releases it too (send_released, futures.hpp): a send may wait for room (an isolated device's channel) that
+// only an accel thread can make, and that thread may be waiting for the GIL to run a done callback.
 #pragma once
 
 #include <nanobind/nanobind.h>

@@ -90,8 +90,10 @@ PyFuture copy_in(const PyBuffer& buffer, nb::object array_object) {
         invalid_argument(fmt::format("copy into a buffer of {} x {}: the array holds {} x {}", buffer.handle.count,
                                      to_string(buffer.handle.dtype), array.size(), to_string(dtype))));
   }
-  Future<Done> copied = buffer.device.device.ask(CopyToDevice{
-      .source = {.data = array.data(), .count = array.size(), .dtype = dtype}, .destination = buffer.handle});
+  Future<Done> copied = send_released([&] {
+    return buffer.device.device.ask(CopyToDevice{
+        .source = {.data = array.data(), .count = array.size(), .dtype = dtype}, .destination = buffer.handle});
+  });
   return make_done_future(std::move(copied), std::move(array_object));
 }
 
@@ -105,9 +107,11 @@ PyFuture copy_out(const PyBuffer& buffer) {
   nb::tuple shape = shape_tuple(buffer.shape);
   nb::object array_object = nb::module_::import_("numpy").attr("empty")(shape, "dtype"_a = name);
   HostArray array = nb::cast<HostArray>(array_object);
-  Future<Done> copied = buffer.device.device.ask(
-      CopyToHost{.source = buffer.handle,
-                 .destination = {.data = array.data(), .count = array.size(), .dtype = buffer.handle.dtype}});
+  Future<Done> copied = send_released([&] {
+    return buffer.device.device.ask(
+        CopyToHost{.source = buffer.handle,
+                   .destination = {.data = array.data(), .count = array.size(), .dtype = buffer.handle.dtype}});
+  });
   return make_future_with_value(std::move(copied), array_object);
 }
 
@@ -164,7 +168,7 @@ PyBuffer allocate_buffer(const PyDevice& device, DType dtype, std::vector<std::i
   device.check_open("the allocation");
   const std::uint64_t count = element_count(shape);
   return visit_dtype(dtype, [&]<class T>(T) {
-    Buffer<T> buffer = wait_released(device.device.allocate<T>(count));
+    Buffer<T> buffer = wait_released(send_released([&] { return device.device.allocate<T>(count); }));
     const BufferHandle handle = buffer.handle();
     return PyBuffer{.device = device,
                     .owner = std::make_shared<const Buffer<T>>(std::move(buffer)),

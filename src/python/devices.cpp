@@ -108,7 +108,7 @@ void bind_devices(nb::module_& module) {
           },
           "Returns if the device can serve; raises why not otherwise.")
       .def(
-          "close", [](const PyDevice& d) { wait_released(d.device.close()); },
+          "close", [](const PyDevice& d) { wait_released(send_released([&] { return d.device.close(); })); },
           "Closes the device for every holder: pending requests are cancelled, its buffers become stale.")
       .def(
           "allocate",
@@ -121,7 +121,9 @@ void bind_devices(nb::module_& module) {
            "it first). Waits for the copy.")
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
       .def(
-          "__exit__", [](const PyDevice& d, nb::args) { wait_released(d.device.close()); }, "Closes the device.")
+          "__exit__",
+          [](const PyDevice& d, nb::args) { wait_released(send_released([&] { return d.device.close(); })); },
+          "Closes the device.")
       .def("__eq__", [](const PyDevice& a, const PyDevice& b) { return a.device == b.device; })
       .def("__hash__", [](const PyDevice& d) { return d.device.id(); })
       .def("__repr__", [](const PyDevice& d) {

@@ -62,7 +62,8 @@ void bind_embeddings(nb::module_& module) {
                                         .prompt = std::move(prompt),
                                         .prompt_name = std::move(prompt_name),
                                         .dimensions = dimensions};
-            return make_future(self.model->embed(std::move(texts), std::move(options)), &rows_to_numpy);
+            return make_future(send_released([&] { return self.model->embed(std::move(texts), std::move(options)); }),
+                               &rows_to_numpy);
           },
           "texts"_a, "prompt"_a = nb::none(), "prompt_name"_a = nb::none(), "truncation"_a = "right",
           "dimensions"_a = 0, "A Future of (rows as float32 (count, dimensions), tokens per input as uint32).")

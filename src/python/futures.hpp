@@ -21,6 +21,15 @@ namespace accel::python {
 // passed, taking the GIL back every 100 ms to let signals in (KeyboardInterrupt raises here). True if it finished.
 bool wait_in_slices(const std::function<bool(std::chrono::milliseconds)>& wait_slice, std::optional<double> timeout);
 
+// Calls send() — which sends a request and returns its Future — with the GIL released: sending may wait (an isolated
+// device's full channel; a model tokenises on the caller's thread), and the accel threads that would make progress
+// meanwhile may need the GIL to finish earlier requests (done callbacks).
+template <class Send>
+auto send_released(Send&& send) {
+  nb::gil_scoped_release released;
+  return send();
+}
+
 template <class T>
 T wait_released(Future<T> future) {
   std::optional<Result<T>> outcome;
