@@ -45,3 +45,8 @@ def test_a_request_the_cpu_cannot_run_is_not_supported(device):
     a = device.allocate((4, 4), "float16")
     with pytest.raises(accel.NotSupported):
         device.gemm(a=a, b=a, c=a).result()
+
+
+def test_bad_isolation_is_invalid_argument():
+    with pytest.raises(accel.InvalidArgument, match="isolation 'thread' is not one of"):
+        accel.Device.open("cpu", isolation="thread")

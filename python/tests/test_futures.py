@@ -109,3 +109,14 @@ def test_await_gives_the_value(device):
         return await buffer.numpy_async()
 
     np.testing.assert_array_equal(asyncio.run(main()), np.arange(3.0))
+
+
+def test_result_timeout_raises_timeout_error_and_the_future_stays_usable(device):
+    n = 1536  # about 7 GFLOP: far longer than the timeout on any CPU
+    a = device.upload(np.ones((n, n), np.float32))
+    c = device.allocate((n, n), "float32")
+    future = device.gemm(a=a, b=a, c=c)
+    with pytest.raises(TimeoutError):
+        future.result(timeout=0.0001)
+    assert future.result(timeout=120) is None and future.done()
+    assert c.numpy()[0, 0] == n
