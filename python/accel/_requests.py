@@ -9,6 +9,7 @@ from ._accel import Device
 _gemm = Device.gemm
 _fft = Device.fft
 _random = Device.random
+_contract = Device.contract
 
 _PRECISION = {"complex64": "float32", "float32": "float32", "complex128": "float64", "float64": "float64",
               "float16": "float16"}
@@ -62,9 +63,29 @@ def random(self, output, **kwargs):
     return _random(self, output=output, **kwargs)
 
 
+def contract(self, a, b, d, **kwargs):
+    """D = alpha * contraction of A and B + beta * C (accel::tensor::Contract). Each tensor is a (buffer, "modes")
+    pair, one letter per axis: contract(a=(A, "ik"), b=(B, "kj"), d=(D, "ij")) is a matrix product. dtype from D's
+    buffer unless given. Returns an accel.Future."""
+    kwargs.setdefault("dtype", d[0].dtype)
+    return _contract(self, a=a, b=b, d=d, **kwargs)
+
+
+def einsum(self, subscripts, a, b, out, **kwargs):
+    """einsum("ik,kj->ij", A, B, out=D): contract() with NumPy's notation for two operands."""
+    inputs, _, output = subscripts.replace(" ", "").partition("->")
+    modes_a, _, modes_b = inputs.partition(",")
+    if not output or not modes_b:
+        raise ValueError(f"einsum: '{subscripts}' must read 'a_modes,b_modes->out_modes'")
+    return contract(self, (a, modes_a), (b, modes_b), (out, output), **kwargs)
+
+
 gemm.__wrapped__ = _gemm
+contract.__wrapped__ = _contract
 random.__wrapped__ = _random
 fft.__wrapped__ = _fft
 Device.gemm = gemm
 Device.fft = fft
 Device.random = random
+Device.contract = contract
+Device.einsum = einsum

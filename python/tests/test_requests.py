@@ -106,3 +106,22 @@ def test_random_offset_continues_the_stream(device):
     device.random(whole, seed=3).result()
     device.random(tail, seed=3, offset=32).result()
     np.testing.assert_array_equal(whole.numpy()[32:], tail.numpy())
+
+
+def test_contract_and_einsum_match_numpy(device, rng):
+    a = rng.standard_normal((4, 5, 6)).astype(np.float32)
+    b = rng.standard_normal((6, 5, 3)).astype(np.float32)
+    d = device.allocate((4, 3), "float32")
+    device.einsum("ikl,lkj->ij", device.upload(a), device.upload(b), d).result()
+    np.testing.assert_allclose(d.numpy(), np.einsum("ikl,lkj->ij", a, b), rtol=1e-4, atol=1e-4)
+    e = device.allocate((3, 4), "float32")
+    device.contract(a=(device.upload(a), "ikl"), b=(device.upload(b), "lkj"), d=(e, "ji"), alpha=2.0).result()
+    np.testing.assert_allclose(e.numpy(), 2 * np.einsum("ikl,lkj->ji", a, b), rtol=1e-4, atol=1e-4)
+
+
+def test_contract_modes_must_fit_the_buffer(device):
+    a = device.allocate((2, 3), "float32")
+    with pytest.raises(accel.InvalidArgument, match="names 3 modes"):
+        device.contract(a=(a, "ijk"), b=(a, "jk"), d=(a, "ik"))
+    with pytest.raises(accel.InvalidArgument, match="a \\(accel.Buffer, 'modes'\\) pair"):
+        device.contract(a=a, b=(a, "ij"), d=(a, "ij"))

@@ -25,6 +25,11 @@
 
 namespace accel::python {
 
+// A member type a family converts itself (requests.cpp): a specialisation with
+//   static T convert(nb::handle value, std::string_view request, std::string_view name, const PyDevice& device);
+template <class T>
+struct FromPython;
+
 // The names Python gives each value of an enum: specialised per enum (requests.cpp).
 template <class E>
 struct EnumNames;  // static constexpr std::array<std::pair<E, const char*>, N> values;
@@ -38,7 +43,9 @@ struct EnumNames;  // static constexpr std::array<std::pair<E, const char*>, N> 
 template <class T>
 T from_python(nb::handle value, std::string_view request, std::string_view name, const PyDevice& device) {
   auto wrong = [&](std::string_view expected) { refuse_argument(request, name, expected, value); };
-  if constexpr (std::is_same_v<T, BufferHandle>) {
+  if constexpr (requires { FromPython<T>::convert(value, request, name, device); }) {
+    return FromPython<T>::convert(value, request, name, device);
+  } else if constexpr (std::is_same_v<T, BufferHandle>) {
     if (!nb::isinstance<PyBuffer>(value)) wrong("an accel.Buffer");
     return nb::cast<const PyBuffer&>(value).use_on(device, name);
   } else if constexpr (std::is_same_v<T, DType>) {

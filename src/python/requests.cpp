@@ -9,6 +9,7 @@
 #include "accel/libs/blas/gemm.hpp"
 #include "accel/libs/fft/fft.hpp"
 #include "accel/libs/rand/generate.hpp"
+#include "accel/libs/tensor/tensor.hpp"
 
 namespace accel::python {
 
@@ -69,6 +70,45 @@ struct EnumNames<rand::Distribution> {
       std::pair{rand::Distribution::uniform, "uniform"}, std::pair{rand::Distribution::normal, "normal"},
       std::pair{rand::Distribution::log_normal, "log_normal"}, std::pair{rand::Distribution::poisson, "poisson"},
       std::pair{rand::Distribution::bits, "bits"}};
+};
+
+template <>
+struct EnumNames<tensor::Compute> {
+  static constexpr std::array values{
+      std::pair{tensor::Compute::standard, "standard"}, std::pair{tensor::Compute::f32, "float32"},
+      std::pair{tensor::Compute::f64, "float64"},       std::pair{tensor::Compute::f16, "float16"},
+      std::pair{tensor::Compute::bf16, "bfloat16"},     std::pair{tensor::Compute::tf32, "tf32"},
+      std::pair{tensor::Compute::tf32x3, "tf32x3"}};
+};
+
+// A tensor operand from (buffer, "modes"): one mode letter per axis of the buffer's shape, the extents its shape's.
+template <>
+struct FromPython<tensor::Tensor> {
+  static tensor::Tensor convert(nb::handle value, std::string_view request, std::string_view name,
+                                const PyDevice& device) {
+    if (!nb::isinstance<nb::tuple>(value) || nb::len(value) != 2 || !nb::isinstance<PyBuffer>(value[0]) ||
+        !nb::isinstance<nb::str>(value[1])) {
+      refuse_argument(request, name, "a (accel.Buffer, 'modes') pair", value);
+    }
+    const PyBuffer& buffer = nb::cast<const PyBuffer&>(value[0]);
+    const std::string modes = nb::cast<std::string>(value[1]);
+    if (modes.size() != buffer.shape.size() || modes.size() > tensor::kMaxModes) {
+      raise_status(
+          invalid_argument(fmt::format("{}: argument '{}' names {} modes ('{}') for a buffer of shape {} (one "
+                                       "letter per axis, at most {})",
+                                       request, name, modes.size(), modes, buffer.shape, tensor::kMaxModes)));
+    }
+    tensor::Tensor tensor{.buffer = buffer.use_on(device, name), .rank = static_cast<std::uint8_t>(modes.size())};
+    for (std::size_t i = 0; i < modes.size(); ++i) {
+      tensor.modes[i] = modes[i];
+      if (buffer.shape[i] > std::numeric_limits<std::int32_t>::max()) {
+        raise_status(invalid_argument(fmt::format("{}: argument '{}': extent {} of mode '{}' is too large", request,
+                                                  name, buffer.shape[i], modes[i])));
+      }
+      tensor.extents[i] = static_cast<std::int32_t>(buffer.shape[i]);
+    }
+    return tensor;
+  }
 };
 
 namespace {
@@ -189,6 +229,29 @@ RequestBinding<rand::Generate> random_binding() {
                "lambda_", [](R & r) -> auto& { return r.lambda; })}};
 }
 
+// accel::tensor::Contract: D = alpha * A B (contracted over the modes D lacks) + beta * C
+// (include/accel/libs/tensor/tensor.hpp).
+RequestBinding<tensor::Contract> contract_binding() {
+  using R = tensor::Contract;
+  return {"contract",
+          {field<R>(
+               "a", [](R & r) -> auto& { return r.a; }),
+           field<R>(
+               "b", [](R & r) -> auto& { return r.b; }),
+           field<R>(
+               "c", [](R & r) -> auto& { return r.c; }),
+           field<R>(
+               "d", [](R & r) -> auto& { return r.d; }),
+           field<R>(
+               "dtype", [](R & r) -> auto& { return r.dtype; }),
+           field<R>(
+               "compute", [](R & r) -> auto& { return r.compute; }),
+           field<R>(
+               "alpha", [](R & r) -> auto& { return r.alpha; }),
+           field<R>(
+               "beta", [](R & r) -> auto& { return r.beta; })}};
+}
+
 // Device.<name>(**kwargs) -> Future for a request answering Done.
 template <class Request>
 void bind_request(nb::class_<PyDevice>& device_class, RequestBinding<Request> binding) {
@@ -213,6 +276,7 @@ void bind_requests(nb::module_& module) {
   bind_request(device_class, gemm_binding());
   bind_request(device_class, fft_binding());
   bind_request(device_class, random_binding());
+  bind_request(device_class, contract_binding());
 }
 
 }  // namespace accel::python
