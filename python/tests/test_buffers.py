@@ -77,9 +77,12 @@ def test_buffers_of_a_closed_device_raise_stale_handle_not_crash():
 
 def test_requests_on_a_closed_device_fail_with_failed_precondition():
     device = accel.Device.open("cpu")
+    buffer = device.allocate((2, 2))
     device.close()
-    with pytest.raises(accel.StaleHandle):
+    with pytest.raises(accel.FailedPrecondition):
         device.allocate((2,))
+    with pytest.raises(accel.StaleHandle):  # its buffers are checked first
+        device.random(buffer)
     with pytest.raises(accel.FailedPrecondition):
         device.health()
 

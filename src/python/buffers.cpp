@@ -165,7 +165,6 @@ BufferHandle PyBuffer::use_on(const PyDevice& on, std::string_view operand) cons
 }
 
 PyBuffer allocate_buffer(const PyDevice& device, DType dtype, std::vector<std::int64_t> shape) {
-  device.check_open("the allocation");
   const std::uint64_t count = element_count(shape);
   return visit_dtype(dtype, [&]<class T>(T) {
     Buffer<T> buffer = wait_released(send_released([&] { return device.device.allocate<T>(count); }));

@@ -44,7 +44,6 @@ void bind_embeddings(nb::module_& module) {
       .def_static(
           "load",
           [](const PyDevice& device, const std::string& folder, std::uint32_t batch_tokens) {
-            device.check_open("the model");
             std::optional<Result<std::shared_ptr<embed::Model>>> loaded;
             {
               nb::gil_scoped_release released;

@@ -263,7 +263,6 @@ void bind_request(nb::class_<PyDevice>& device_class, RequestBinding<Request> bi
       name,
       [binding = std::move(binding)](const PyDevice& device, nb::kwargs arguments) {
         Request request = binding.build(device, arguments);
-        device.check_open("the request");
         return make_done_future(send_released([&] { return device.device.ask(std::move(request)); }));
       },
       doc);
