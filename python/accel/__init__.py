@@ -1,0 +1,30 @@
+"""accel from Python: GPU (and CPU) libraries behind supervised actors, one asynchronous API.
+
+    import accel, numpy as np
+    device = accel.Device.open("cpu")
+    a, b = device.upload(np.ones((64, 16), np.float32)), device.upload(np.ones((16, 32), np.float32))
+    c = device.allocate((64, 32), "float32")
+    device.gemm(a=a, b=b, c=c).result()      # or: await device.gemm(...)
+    print(c.numpy()[0, 0])                   # 16.0
+
+Every request returns an accel.Future (result(timeout), done(), add_done_callback(fn), await); errors are
+accel.Error subclasses, one per C++ status code (accel.InvalidArgument, accel.StaleHandle, ...).
+"""
+
+import atexit as _atexit
+
+from . import _accel
+from ._accel import Buffer, Device, Future, System
+from ._errors import (Cancelled, ContextLost, DeadlineExceeded, Error, FailedPrecondition, Internal, InvalidArgument,
+                      NotSupported, ResourceExhausted, StaleHandle, Unavailable)
+from . import _requests  # noqa: F401  (adds the requests' defaults to Device)
+from . import embed
+
+__version__ = "0.1.0"
+
+__all__ = ["Buffer", "Device", "Future", "System", "embed", "Error", "InvalidArgument", "NotSupported",
+           "FailedPrecondition", "ResourceExhausted", "Unavailable", "Cancelled", "DeadlineExceeded", "StaleHandle",
+           "ContextLost", "Internal"]
+
+# The default System's actors stop before the interpreter's objects go away.
+_atexit.register(_accel._shutdown)

@@ -1,0 +1,207 @@
+// accel.Buffer: device buffers with a dtype and a shape, filled from and copied to NumPy arrays.
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <array>
+#include <complex>
+
+#include "python/futures.hpp"
+
+namespace accel::python {
+
+using namespace nb::literals;
+
+namespace {
+
+using HostArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+struct DTypeName {
+  DType dtype;
+  const char* name;          // NumPy's name
+  nb::dlpack::dtype dlpack;  // what NumPy's DLPack export says
+};
+constexpr std::array kDTypes{
+    DTypeName{DType::f32, "float32", {2, 32, 1}},   DTypeName{DType::f64, "float64", {2, 64, 1}},
+    DTypeName{DType::f16, "float16", {2, 16, 1}},   DTypeName{DType::bf16, "bfloat16", {4, 16, 1}},
+    DTypeName{DType::c64, "complex64", {5, 64, 1}}, DTypeName{DType::c128, "complex128", {5, 128, 1}},
+    DTypeName{DType::i8, "int8", {0, 8, 1}},        DTypeName{DType::u8, "uint8", {1, 8, 1}},
+    DTypeName{DType::i32, "int32", {0, 32, 1}},     DTypeName{DType::u32, "uint32", {1, 32, 1}},
+    DTypeName{DType::i64, "int64", {0, 64, 1}},     DTypeName{DType::u64, "uint64", {1, 64, 1}},
+};
+
+// Calls f(T{}) with the C++ element type of `dtype`.
+template <class F>
+decltype(auto) visit_dtype(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::f32: return f(float{});
+    case DType::f64: return f(double{});
+    case DType::f16: return f(Half{});
+    case DType::bf16: return f(BFloat16{});
+    case DType::c64: return f(std::complex<float>{});
+    case DType::c128: return f(std::complex<double>{});
+    case DType::i8: return f(std::int8_t{});
+    case DType::u8: return f(std::uint8_t{});
+    case DType::i32: return f(std::int32_t{});
+    case DType::u32: return f(std::uint32_t{});
+    case DType::i64: return f(std::int64_t{});
+    case DType::u64: return f(std::uint64_t{});
+    default: break;
+  }
+  raise_status(not_supported(fmt::format("accel.Buffer: dtype {} is not available from Python", to_string(dtype))));
+}
+
+std::uint64_t element_count(const std::vector<std::int64_t>& shape) {
+  std::uint64_t count = 1;
+  for (std::int64_t extent : shape) {
+    if (extent < 0) raise_status(invalid_argument(fmt::format("a buffer's shape {} has a negative extent", shape)));
+    count *= static_cast<std::uint64_t>(extent);
+  }
+  return count;
+}
+
+nb::tuple shape_tuple(const std::vector<std::int64_t>& shape) {
+  return nb::steal<nb::tuple>(PySequence_Tuple(nb::cast(shape).ptr()));
+}
+
+// A C-contiguous array over `value` (anything numpy.asarray takes), of `dtype` where one is asked for.
+nb::object contiguous_array(nb::handle value, nb::handle dtype) {
+  return nb::module_::import_("numpy").attr("ascontiguousarray")(value, "dtype"_a = dtype);
+}
+
+DType dtype_of_array(const HostArray& array) {
+  for (const DTypeName& known : kDTypes) {
+    if (known.dlpack == array.dtype()) return known.dtype;
+  }
+  raise_status(invalid_argument(fmt::format("an array of DLPack dtype (code {}, {} bits) has no accel dtype",
+                                            array.dtype().code, array.dtype().bits)));
+}
+
+// Copies the host array `array` into `buffer` (same element count and dtype, checked); the array lives until done.
+PyFuture copy_in(const PyBuffer& buffer, nb::object array_object) {
+  buffer.device.check_open("the buffer");
+  HostArray array = nb::cast<HostArray>(array_object);
+  const DType dtype = dtype_of_array(array);
+  if (dtype != buffer.handle.dtype || array.size() != buffer.handle.count) {
+    raise_status(
+        invalid_argument(fmt::format("copy into a buffer of {} x {}: the array holds {} x {}", buffer.handle.count,
+                                     to_string(buffer.handle.dtype), array.size(), to_string(dtype))));
+  }
+  Future<Done> copied = send_released([&] {
+    return buffer.device.device.ask(CopyToDevice{
+        .source = {.data = array.data(), .count = array.size(), .dtype = dtype}, .destination = buffer.handle});
+  });
+  return make_done_future(std::move(copied), std::move(array_object));
+}
+
+// A new NumPy array with the buffer's contents, once the copy is done.
+PyFuture copy_out(const PyBuffer& buffer) {
+  buffer.device.check_open("the buffer");
+  const std::string name = dtype_name(buffer.handle.dtype);
+  if (buffer.handle.dtype == DType::bf16) {
+    raise_status(not_supported("Buffer.numpy: NumPy has no bfloat16; copy the buffer out as another dtype first"));
+  }
+  nb::tuple shape = shape_tuple(buffer.shape);
+  nb::object array_object = nb::module_::import_("numpy").attr("empty")(shape, "dtype"_a = name);
+  HostArray array = nb::cast<HostArray>(array_object);
+  Future<Done> copied = send_released([&] {
+    return buffer.device.device.ask(
+        CopyToHost{.source = buffer.handle,
+                   .destination = {.data = array.data(), .count = array.size(), .dtype = buffer.handle.dtype}});
+  });
+  return make_future_with_value(std::move(copied), array_object);
+}
+
+}  // namespace
+
+PyBuffer upload_array(const PyDevice& device, nb::handle value, nb::handle dtype) {
+  nb::object array_object = contiguous_array(value, dtype);
+  HostArray array = nb::cast<HostArray>(array_object);
+  std::vector<std::int64_t> shape;
+  for (std::size_t i = 0; i < array.ndim(); ++i) shape.push_back(static_cast<std::int64_t>(array.shape(i)));
+  PyBuffer buffer = allocate_buffer(device, dtype_of_array(array), std::move(shape));
+  (void)copy_in(buffer, array_object).result(std::nullopt);
+  return buffer;
+}
+
+std::string dtype_name(DType dtype) {
+  for (const DTypeName& known : kDTypes) {
+    if (known.dtype == dtype) return known.name;
+  }
+  return std::string(to_string(dtype));
+}
+
+DType dtype_from_python(nb::handle value) {
+  std::string name;
+  if (nb::isinstance<nb::str>(value)) {
+    name = nb::cast<std::string>(value);
+  } else {
+    try {
+      name = nb::cast<std::string>(nb::module_::import_("numpy").attr("dtype")(value).attr("name"));
+    } catch (nb::python_error&) {
+      raise_status(invalid_argument(fmt::format("{} names no dtype", nb::cast<std::string>(nb::repr(value)))));
+    }
+  }
+  for (const DTypeName& known : kDTypes) {
+    if (name == known.name) return known.dtype;
+  }
+  raise_status(
+      invalid_argument(fmt::format("dtype '{}' is not one of accel's (float32, float64, float16, "
+                                   "bfloat16, complex64, complex128, int8, uint8, int32, uint32, int64, "
+                                   "uint64)",
+                                   name)));
+}
+
+BufferHandle PyBuffer::use_on(const PyDevice& on, std::string_view operand) const {
+  device.check_open(fmt::format("buffer '{}'", operand));
+  if (!(device.device == on.device)) {
+    raise_status(invalid_argument(
+        fmt::format("buffer '{}' belongs to device {}, not to {}", operand, device.device.name(), on.device.name())));
+  }
+  return handle;
+}
+
+PyBuffer allocate_buffer(const PyDevice& device, DType dtype, std::vector<std::int64_t> shape) {
+  const std::uint64_t count = element_count(shape);
+  return visit_dtype(dtype, [&]<class T>(T) {
+    Buffer<T> buffer = wait_released(send_released([&] { return device.device.allocate<T>(count); }));
+    const BufferHandle handle = buffer.handle();
+    return PyBuffer{.device = device,
+                    .owner = std::make_shared<const Buffer<T>>(std::move(buffer)),
+                    .handle = handle,
+                    .shape = std::move(shape)};
+  });
+}
+
+void bind_buffers(nb::module_& module) {
+  nb::class_<PyBuffer>(module, "Buffer",
+                       "A buffer on a device: a dtype and a shape over generation-checked device memory. Freed when "
+                       "the last reference goes; using it after its device closed raises accel.StaleHandle.")
+      .def_prop_ro("device", [](const PyBuffer& b) { return b.device; })
+      .def_prop_ro("dtype", [](const PyBuffer& b) { return dtype_name(b.handle.dtype); })
+      .def_prop_ro("shape", [](const PyBuffer& b) { return shape_tuple(b.shape); })
+      .def_prop_ro("size", [](const PyBuffer& b) { return b.handle.count; })
+      .def_prop_ro("nbytes", [](const PyBuffer& b) { return b.handle.bytes(); })
+      .def(
+          "numpy", [](const PyBuffer& b) { return copy_out(b).result(std::nullopt); },
+          "A new NumPy array with the buffer's contents (waits for the copy, and for the requests before it).")
+      .def("numpy_async", &copy_out, "numpy() as an accel.Future.")
+      .def(
+          "copy_from",
+          [](const PyBuffer& b, nb::handle array) {
+            return copy_in(b, contiguous_array(array, nb::str(dtype_name(b.handle.dtype).c_str())));
+          },
+          nb::arg("array"), "Copies an array of the buffer's size into it; returns an accel.Future.")
+      .def(
+          "free", [](const PyBuffer& b) { wait_released(b.device.device.free(b.handle)); },
+          "Frees the buffer now for every reference to it; their next use raises accel.StaleHandle.")
+      .def("__repr__", [](const PyBuffer& b) {
+        return fmt::format("accel.Buffer(shape={}, dtype={}, device={})", b.shape, dtype_name(b.handle.dtype),
+                           b.device.device.name());
+      });
+}
+
+}  // namespace accel::python

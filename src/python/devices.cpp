@@ -1,0 +1,135 @@
+// accel.System and accel.Device: opening, closing, and the device's identity. Requests are bound in requests.cpp,
+// copies in buffers.cpp.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <fmt/format.h>
+
+#include "python/futures.hpp"
+
+namespace accel::python {
+
+namespace {
+
+// The System of devices opened without one: made on first use, shut down at interpreter exit (accel._shutdown,
+// registered with atexit by python/accel/__init__.py) so that no actor thread outlives the interpreter's objects.
+std::shared_ptr<System>& default_system() {
+  static std::shared_ptr<System> system = std::make_shared<System>();
+  return system;
+}
+
+DeviceKind kind_named(const std::string& name) {
+  if (name == "cpu") return DeviceKind::cpu;
+  if (name == "cuda") return DeviceKind::cuda;
+  raise_status(invalid_argument(fmt::format("Device.open: kind '{}' is not one of 'cpu', 'cuda'", name)));
+}
+
+Isolation isolation_named(const std::string& name) {
+  if (name == "in_process") return Isolation::in_process;
+  if (name == "worker_process") return Isolation::worker_process;
+  raise_status(
+      invalid_argument(fmt::format("Device.open: isolation '{}' is not one of 'in_process', 'worker_process'", name)));
+}
+
+PyDevice open_device(const std::string& kind, const std::string& isolation, int ordinal,
+                     std::uint64_t memory_limit_bytes, std::optional<std::shared_ptr<System>> system, bool best) {
+  std::shared_ptr<System> owner = system && *system ? *system : default_system();
+  DeviceOptions options{.kind = kind_named(kind),
+                        .ordinal = ordinal,
+                        .isolation = isolation_named(isolation),
+                        .memory_limit_bytes = memory_limit_bytes};
+  std::optional<Result<Device>> opened;
+  {
+    nb::gil_scoped_release released;
+    opened.emplace(best ? Device::open_default(*owner, options) : Device::open(*owner, options));
+  }
+  return PyDevice{.system = owner, .device = unwrap(std::move(*opened))};
+}
+
+}  // namespace
+
+void PyDevice::check_open(std::string_view what) const {
+  const Status health = device.health();
+  if (health.ok()) return;
+  if (health.code() == Code::failed_precondition) {
+    raise_status(
+        stale_handle(fmt::format("{} belongs to device {} (#{}), which was closed", what, device.name(), device.id())));
+  }
+  raise_status(health);
+}
+
+void bind_devices(nb::module_& module) {
+  nb::class_<System>(module, "System",
+                     "The actors' runtime that devices run on. Devices opened without one share a default System.")
+      .def(nb::init<>())
+      .def(
+          "shutdown",
+          [](System& system) {
+            nb::gil_scoped_release released;
+            system.shutdown();
+          },
+          "Stops every device of this System; their pending requests are answered (cancelled).");
+
+  module.def("_shutdown", []() {
+    nb::gil_scoped_release released;
+    if (auto& system = default_system()) system->shutdown();
+  });
+
+  nb::class_<PyDevice>(module, "Device",
+                       "One device (the CPU, or a CUDA GPU) and its requests. Requests sent to one device run in the "
+                       "order they were sent.")
+      .def_static(
+          "open",
+          [](const std::string& kind, const std::string& isolation, int ordinal, std::uint64_t memory_limit_bytes,
+             std::optional<std::shared_ptr<System>> system) {
+            return open_device(kind, isolation, ordinal, memory_limit_bytes, std::move(system), false);
+          },
+          nb::arg("kind") = "cpu", nb::kw_only(), nb::arg("isolation") = "in_process", nb::arg("ordinal") = 0,
+          nb::arg("memory_limit_bytes") = 0, nb::arg("system") = nb::none(),
+          "Opens a device: kind 'cpu' or 'cuda'; isolation 'in_process' or 'worker_process' (the device's context in "
+          "a supervised worker process).")
+      .def_static(
+          "default",
+          [](std::optional<std::shared_ptr<System>> system) {
+            return open_device("cpu", "in_process", 0, 0, std::move(system), true);
+          },
+          nb::kw_only(), nb::arg("system") = nb::none(),
+          "A CUDA device when this build has the CUDA tier and a GPU is usable, else the CPU.")
+      .def_prop_ro("kind", [](const PyDevice& d) { return std::string(to_string(d.device.kind())); })
+      .def_prop_ro("name", [](const PyDevice& d) { return d.device.name(); })
+      .def_prop_ro("id", [](const PyDevice& d) { return d.device.id(); })
+      .def_prop_ro("closed", [](const PyDevice& d) { return d.device.health().code() == Code::failed_precondition; })
+      .def(
+          "health",
+          [](const PyDevice& d) {
+            if (Status health = d.device.health(); !health.ok()) raise_status(health);
+          },
+          "Returns if the device can serve; raises why not otherwise.")
+      .def(
+          "close", [](const PyDevice& d) { wait_released(send_released([&] { return d.device.close(); })); },
+          "Closes the device for every holder: pending requests are cancelled, its buffers become stale.")
+      .def(
+          "allocate",
+          [](const PyDevice& d, std::vector<std::int64_t> shape, nb::handle dtype) {
+            return allocate_buffer(d, dtype_from_python(dtype), std::move(shape));
+          },
+          nb::arg("shape"), nb::arg("dtype") = "float32", "A new buffer of this shape and dtype (contents undefined).")
+      .def("upload", &upload_array, nb::arg("array"), nb::arg("dtype") = nb::none(),
+           "A new buffer holding a copy of `array` (a NumPy array, or anything numpy.asarray takes; `dtype` converts "
+           "it first). Waits for the copy.")
+      .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
+      .def(
+          "__exit__",
+          [](const PyDevice& d, nb::args) { wait_released(send_released([&] { return d.device.close(); })); },
+          "Closes the device.")
+      .def("__eq__", [](const PyDevice& a, const PyDevice& b) { return a.device == b.device; })
+      .def("__hash__", [](const PyDevice& d) { return d.device.id(); })
+      .def("__repr__", [](const PyDevice& d) {
+        return fmt::format("accel.Device({}, kind='{}', id={})", d.device.name(), to_string(d.device.kind()),
+                           d.device.id());
+      });
+}
+
+}  // namespace accel::python

@@ -1,0 +1,13 @@
+// accel._accel: the Python module (nanobind). python/accel/__init__.py re-exports it as `accel`.
+#include "python/bindings.hpp"
+
+NB_MODULE(_accel, module) {
+  using namespace accel::python;
+  module.doc() = "accel's C++ runtime: devices, buffers, requests and futures (see the accel package)";
+  bind_errors(module);
+  bind_futures(module);
+  bind_devices(module);
+  bind_buffers(module);
+  bind_requests(module);
+  bind_embeddings(module);
+}
