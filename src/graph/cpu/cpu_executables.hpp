@@ -20,11 +20,18 @@ namespace accel::graph::cpu {
 // not_supported, naming the tensor, for a floating tensor that is not f32 (the CPU computes in f32 only).
 [[nodiscard]] Status check_support(const Graph& graph);
 
-// Runs the plan's steps at the extents of `extent` on an arena laid out by the plan.
+// Where a run's time went, step by step, in the order they ran (bench/graph/cpu_steps_bench.cpp reads it).
+struct StepTime {
+  std::uint32_t node = 0;
+  double microseconds = 0;
+};
+
 // Runs the plan's steps at the extents of `extent` on an arena laid out by the plan; the matmuls' packed weights
-// are taken from (or made into) `packs`, for the weights buffer's contents at `weights_version`.
+// are taken from (or made into) `packs`, for the weights buffer's contents at `weights_version`. With `times`,
+// each step's time is appended there.
 [[nodiscard]] Status run_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena,
-                               const std::byte* weights, std::uint64_t weights_version, MatmulPacks& packs);
+                               const std::byte* weights, std::uint64_t weights_version, MatmulPacks& packs,
+                               std::vector<StepTime>* times = nullptr);
 
 class CpuExecutable {
  public:

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include "graph/cpu/cpu_executables.hpp"
@@ -138,11 +139,18 @@ Status run_node(const Frame& f, const Node& node, std::uint32_t index) {
 }  // namespace
 
 Status run_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena, const std::byte* weights,
-                 std::uint64_t weights_version, MatmulPacks& packs) {
+                 std::uint64_t weights_version, MatmulPacks& packs, std::vector<StepTime>* times) {
   const Frame frame{{.plan = plan, .extent = extent, .arena = arena, .weights = weights},
                     &packs,
                     {.base = weights, .version = weights_version}};
-  for (std::uint32_t index : plan.steps()) ACCEL_RETURN_IF_ERROR(run_node(frame, plan.graph().nodes()[index], index));
+  for (std::uint32_t index : plan.steps()) {
+    const auto start = std::chrono::steady_clock::now();
+    ACCEL_RETURN_IF_ERROR(run_node(frame, plan.graph().nodes()[index], index));
+    if (times)
+      times->push_back({.node = index,
+                        .microseconds = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                                            .count()});
+  }
   return Status();
 }
 

@@ -1,12 +1,12 @@
-// packed_attention on the CPU: one task per (sequence, head) on the process's OpenMP team, each two small products
-// read in place (scores = Q K^T, then O = P V) around a vectorised softmax. A sequence's scores are at most
-// max_length^2 floats, so they stay in the thread's cache.
+// packed_attention on the CPU: one task per (sequence, head) on the process's OpenMP team. Both products run row by
+// row as sums of scaled rows (y_i = sum_c x_ic w_c), which vectorise along the row with no horizontal sums: the
+// scores against K's head slice copied transposed into a small contiguous block (head_dim x length), then O = P V
+// read in place. A sequence's scores are at most max_length^2 floats, so they stay in the thread's cache.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "graph/kernels/cpu_kernels.hpp"
-#include "graph/kernels/cpu_small_products.hpp"
 #include "graph/kernels/cpu_vector_math.hpp"
 
 namespace accel::graph::cpu {
@@ -25,12 +25,34 @@ struct Operands {
   float scale;
 };
 
-// One head of one sequence: rows [begin, end), columns [column, column + head_dim) of each operand.
-void attend(const Operands& o, std::int64_t begin, std::int64_t end, std::int64_t column, std::vector<float>& p) {
+// y[i, 0:n) = sum_c x[i, c] w[c, 0:n) for each of `rows` rows: y's row stays in L1 while w's rows stream by.
+ACCEL_CPU_VECTOR_CLONES
+void rows_times(const float* x, std::int64_t x_stride, const float* w, std::int64_t w_stride, std::int64_t rows,
+                std::int64_t k, std::int64_t n, float* y, std::int64_t y_stride) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float* y_row = y + r * y_stride;
+    std::fill(y_row, y_row + n, 0.0f);
+    for (std::int64_t c = 0; c < k; ++c) {
+      const float a = x[r * x_stride + c];
+      const float* w_row = w + c * w_stride;
+#pragma omp simd
+      for (std::int64_t j = 0; j < n; ++j) y_row[j] += a * w_row[j];
+    }
+  }
+}
+
+// One head of one sequence: rows [begin, end), columns [column, column + head_dim) of each operand. `k_t` and `p`
+// are the task's scratch: K's slice transposed, and the scores.
+void attend(const Operands& o, std::int64_t begin, std::int64_t end, std::int64_t column, std::vector<float>& k_t,
+            std::vector<float>& p) {
   const std::int64_t length = end - begin;
   p.resize(static_cast<std::size_t>(length * length));
-  dot_products(o.q + begin * o.q_stride + column, o.q_stride, o.k + begin * o.k_stride + column, o.k_stride, length,
-               o.head_dim, 0, length, p.data(), length);
+  k_t.resize(static_cast<std::size_t>(length * o.head_dim));
+  const float* k = o.k + begin * o.k_stride + column;
+  for (std::int64_t j = 0; j < length; ++j)
+    for (int d = 0; d < o.head_dim; ++d) k_t[static_cast<std::size_t>(d * length + j)] = k[j * o.k_stride + d];
+  rows_times(o.q + begin * o.q_stride + column, o.q_stride, k_t.data(), length, length, o.head_dim, length, p.data(),
+             length);
   for (std::int64_t i = 0; i < length; ++i) {
     float* row = p.data() + i * length;
 #pragma omp simd
@@ -40,8 +62,8 @@ void attend(const Operands& o, std::int64_t begin, std::int64_t end, std::int64_
 #pragma omp simd
     for (std::int64_t j = 0; j < length; ++j) row[j] *= inverse;
   }
-  combined_rows(p.data(), length, o.v + begin * o.v_stride + column, o.v_stride, length, length, 0, o.head_dim,
-                o.out + begin * o.out_stride + column, o.out_stride);
+  rows_times(p.data(), length, o.v + begin * o.v_stride + column, o.v_stride, length, length, o.head_dim,
+             o.out + begin * o.out_stride + column, o.out_stride);
 }
 
 }  // namespace
@@ -60,12 +82,12 @@ void packed_attention(const float* q, std::int64_t q_stride, const float* k, std
   // team's wake-up costs more than it saves.
 #pragma omp parallel if (flops >= 1e6)
   {
-    std::vector<float> p;
+    std::vector<float> k_t, p;
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t task = 0; task < tasks; ++task) {
       const std::int64_t s = task / heads;
       if (offsets[s + 1] <= offsets[s]) continue;
-      attend(operands, offsets[s], offsets[s + 1], (task % heads) * head_dim, p);
+      attend(operands, offsets[s], offsets[s + 1], (task % heads) * head_dim, k_t, p);
     }
   }
 }
