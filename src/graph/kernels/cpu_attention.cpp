@@ -42,19 +42,21 @@ void rows_times(const float* x, std::int64_t x_stride, const float* w, std::int6
 }
 
 // One head of one sequence: rows [begin, end), columns [column, column + head_dim) of each operand. `k_t` and `p`
-// are the task's scratch: K's slice transposed, and the scores.
+// are the task's scratch: K's slice transposed, and the scores. Their rows are padded with zeros to whole vectors
+// (16 floats), so that the scores' row products never fall to the scalar tail loop; the padding's scores are
+// computed and never read.
 void attend(const Operands& o, std::int64_t begin, std::int64_t end, std::int64_t column, std::vector<float>& k_t,
             std::vector<float>& p) {
-  const std::int64_t length = end - begin;
-  p.resize(static_cast<std::size_t>(length * length));
-  k_t.resize(static_cast<std::size_t>(length * o.head_dim));
+  const std::int64_t length = end - begin, padded = (length + 15) / 16 * 16;
+  p.resize(static_cast<std::size_t>(length * padded));
+  k_t.assign(static_cast<std::size_t>(padded * o.head_dim), 0.0f);
   const float* k = o.k + begin * o.k_stride + column;
   for (std::int64_t j = 0; j < length; ++j)
-    for (int d = 0; d < o.head_dim; ++d) k_t[static_cast<std::size_t>(d * length + j)] = k[j * o.k_stride + d];
-  rows_times(o.q + begin * o.q_stride + column, o.q_stride, k_t.data(), length, length, o.head_dim, length, p.data(),
-             length);
+    for (int d = 0; d < o.head_dim; ++d) k_t[static_cast<std::size_t>(d * padded + j)] = k[j * o.k_stride + d];
+  rows_times(o.q + begin * o.q_stride + column, o.q_stride, k_t.data(), padded, length, o.head_dim, padded, p.data(),
+             padded);
   for (std::int64_t i = 0; i < length; ++i) {
-    float* row = p.data() + i * length;
+    float* row = p.data() + i * padded;
 #pragma omp simd
     for (std::int64_t j = 0; j < length; ++j) row[j] *= o.scale;
     const float highest = *std::max_element(row, row + length);
@@ -62,7 +64,7 @@ void attend(const Operands& o, std::int64_t begin, std::int64_t end, std::int64_
 #pragma omp simd
     for (std::int64_t j = 0; j < length; ++j) row[j] *= inverse;
   }
-  rows_times(p.data(), length, o.v + begin * o.v_stride + column, o.v_stride, length, length, o.head_dim,
+  rows_times(p.data(), padded, o.v + begin * o.v_stride + column, o.v_stride, length, length, o.head_dim,
              o.out + begin * o.out_stride + column, o.out_stride);
 }
 
