@@ -57,8 +57,9 @@ int main(int argc, char** argv) {
   app.add_option("--repeats", repeats);
   CLI11_PARSE(app, argc, argv);
 
-  const auto folder = check(embed::ModelFolder::read(model_dir.empty() ? embed::default_model_folder() : std::filesystem::path(model_dir)),
-                            "reading the model folder");
+  const auto folder = check(
+      embed::ModelFolder::read(model_dir.empty() ? embed::default_model_folder() : std::filesystem::path(model_dir)),
+      "reading the model folder");
   const auto weights = check(embed::ModelWeights::open(folder), "checking the weights");
   const auto graph = check(embed::model_graph(folder, weights, {.batch_tokens = tokens}), "building the graph");
   const std::vector<std::uint8_t> weight_bytes = check(embed::model_weight_bytes(*graph, weights), "the weights");

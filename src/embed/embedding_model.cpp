@@ -194,7 +194,8 @@ class EmbeddingModel final : public Model {
     for (const std::int64_t tokens : graph_->buckets().at("tokens").rungs)
       for (const std::int64_t sequences : graph_->buckets().at("sequences").rungs)
         if (sequences <= tokens && tokens <= sequences * info_.max_sequence_length)
-          out.push_back({.tokens = static_cast<std::uint32_t>(tokens), .sequences = static_cast<std::uint32_t>(sequences)});
+          out.push_back(
+              {.tokens = static_cast<std::uint32_t>(tokens), .sequences = static_cast<std::uint32_t>(sequences)});
     return out;
   }
 

@@ -45,8 +45,8 @@ class QueuedMessage<Protocol<Requests...>> {
 
   /// A message holding `envelope`, moved in.
   template <class Request>
-  requires Protocol<Requests...>::template accepts<Request>
-  explicit QueuedMessage(Envelope<Request>&& envelope) : operations_(&kOperations<Request>) {
+  requires Protocol<Requests...>::template accepts<Request> explicit QueuedMessage(Envelope<Request>&& envelope)
+      : operations_(&kOperations<Request>) {
     ::new (static_cast<void*>(storage_)) Envelope<Request>(std::move(envelope));
   }
   /// Moves the envelope; `other` is left to be destroyed.
@@ -78,13 +78,13 @@ class QueuedMessage<Protocol<Requests...>> {
 
   template <class Request>
   static constexpr Operations kOperations{
-      .run = [](void* storage, Handler& state, std::string_view actor_name) {
-        return run_handler<Request>(state, envelope_in<Request>(storage), actor_name);
-      },
+      .run =
+          [](void* storage, Handler& state, std::string_view actor_name) {
+            return run_handler<Request>(state, envelope_in<Request>(storage), actor_name);
+          },
       .fail = [](void* storage, const Status& reply) { envelope_in<Request>(storage).reply.set(reply); },
-      .move = [](void* to, void* from) noexcept {
-        ::new (to) Envelope<Request>(std::move(envelope_in<Request>(from)));
-      },
+      .move = [](void* to,
+                 void* from) noexcept { ::new (to) Envelope<Request>(std::move(envelope_in<Request>(from))); },
       .destroy = [](void* storage) noexcept { envelope_in<Request>(storage).~Envelope<Request>(); },
   };
 

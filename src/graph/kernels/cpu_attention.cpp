@@ -49,10 +49,13 @@ void attend(const Operands& o, std::int64_t begin, std::int64_t end, std::int64_
             std::vector<float>& p) {
   const std::int64_t length = end - begin, padded = (length + 15) / 16 * 16;
   p.resize(static_cast<std::size_t>(length * padded));
-  k_t.assign(static_cast<std::size_t>(padded * o.head_dim), 0.0f);
+  k_t.resize(static_cast<std::size_t>(padded * o.head_dim));
   const float* k = o.k + begin * o.k_stride + column;
-  for (std::int64_t j = 0; j < length; ++j)
-    for (int d = 0; d < o.head_dim; ++d) k_t[static_cast<std::size_t>(d * padded + j)] = k[j * o.k_stride + d];
+  for (int d = 0; d < o.head_dim; ++d) {
+    float* row = k_t.data() + d * padded;
+    for (std::int64_t j = 0; j < length; ++j) row[j] = k[j * o.k_stride + d];
+    std::fill(row + length, row + padded, 0.0f);
+  }
   rows_times(o.q + begin * o.q_stride + column, o.q_stride, k_t.data(), padded, length, o.head_dim, padded, p.data(),
              padded);
   for (std::int64_t i = 0; i < length; ++i) {
