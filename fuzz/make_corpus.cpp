@@ -18,7 +18,6 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
-#include <variant>
 #include <vector>
 
 #include "accel/dnn/convolution.hpp"
@@ -113,7 +112,7 @@ void wire_request() {
 }
 
 void wire_requests() {
-  static_assert(std::variant_size_v<DeviceProtocol::Message> <= 256, "the fuzzer's tag is one byte");
+  static_assert(device::isolated::kRequestTagCount <= 256, "the fuzzer's tag is one byte");
   [&]<class... Requests>(Protocol<Requests...>) { (..., wire_request<Requests>()); }(DeviceProtocol{});
 }
 

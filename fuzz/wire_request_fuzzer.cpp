@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <span>
 #include <type_traits>
-#include <variant>
 
 #include "device/isolated/channel.hpp"
 #include "device/isolated/wire.hpp"
@@ -18,7 +17,7 @@ namespace {
 using namespace accel;
 using namespace accel::device::isolated;
 
-static_assert(std::variant_size_v<DeviceProtocol::Message> <= 256, "the input's tag is one byte");
+static_assert(kRequestTagCount <= 256, "the input's tag is one byte");
 
 template <class Request, class List>
 struct InList;

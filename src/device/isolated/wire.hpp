@@ -59,6 +59,11 @@ struct Visit<Protocol<Requests...>> {
 template <class Request>
 inline constexpr std::uint16_t kTag = detail::TagOf<Request, DeviceProtocol>::value;
 
+// How many request tags there are: kTag runs from 0 to one below this.
+inline constexpr std::size_t kRequestTagCount = []<class... Requests>(Protocol<Requests...>) {
+  return sizeof...(Requests);
+}(DeviceProtocol{});
+
 // The largest encoded reply value (DeviceInfo with its names, libraries and caches; its lists are cut to fit).
 // Below kReplySlotBytes by the status's room.
 inline constexpr std::size_t kValueScratch = 3072;
