@@ -20,6 +20,7 @@ constexpr Clock::duration kStopCheck = std::chrono::milliseconds(100);
 // The stream of the connection this thread serves: cpp-httplib serves a connection from its first request to its
 // close on one thread of its pool, and calls the error handler there with no word of the connection.
 thread_local const DeadlineSocketStream* serving = nullptr;
+thread_local Clock::time_point began{};
 
 Clock::duration timeout(time_t seconds, time_t microseconds) {
   return std::chrono::seconds(seconds) + std::chrono::microseconds(microseconds);
@@ -28,6 +29,8 @@ Clock::duration timeout(time_t seconds, time_t microseconds) {
 }  // namespace
 
 bool DeadlineHttpServer::request_timed_out() { return serving != nullptr && serving->timed_out(); }
+
+DeadlineHttpServer::Clock::time_point DeadlineHttpServer::request_began() { return began; }
 
 bool DeadlineHttpServer::await_request(const DeadlineSocketStream& stream) const {
   const Clock::time_point idle_until = Clock::now() + std::chrono::seconds(keep_alive_timeout_sec_);
@@ -44,6 +47,7 @@ bool DeadlineHttpServer::process_and_close_socket(socket_t socket) {
   serving = &stream;
   bool answered = false;
   for (std::size_t left = keep_alive_max_count_; left > 0 && await_request(stream); --left) {
+    began = Clock::now();
     stream.arm(request_timeout_);
     bool connection_closed = false;
     // The last request a connection may carry is answered "Connection: close".
@@ -51,6 +55,7 @@ bool DeadlineHttpServer::process_and_close_socket(socket_t socket) {
     if (!answered || connection_closed || stream.failed()) break;
   }
   serving = nullptr;
+  began = {};
   ::shutdown(socket, SHUT_RDWR);
   ::close(socket);
   return answered;

@@ -29,6 +29,9 @@ class DeadlineHttpServer : public httplib::Server {
   // Whether the request being served on the calling thread lost its connection to the deadline. cpp-httplib's
   // error handler learns only that reading failed; it runs on the connection's thread, which this can answer for.
   [[nodiscard]] static bool request_timed_out();
+  // When the first bytes of the request being served on the calling thread could be read: where its time on the
+  // server begins (the Stage::receive histogram starts there). The epoch on a thread serving none.
+  [[nodiscard]] static Clock::time_point request_began();
 
  private:
   bool process_and_close_socket(socket_t socket) override;

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "serve/deadline_http_server.hpp"
 #include "serve/model_stats_cache.hpp"
@@ -22,6 +23,10 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kJson = "application/json";
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// When the route's handler on this thread returned, until cpp-httplib has written its response (and calls the
+// logger): the Stage::respond histogram's start. Unset for what no route of the model answered.
+thread_local std::optional<Clock::time_point> handler_returned;
 
 // Every route of the server: the model's, by API family. Built once; the server registers each entry.
 const std::vector<Endpoint>& endpoints() {
@@ -209,6 +214,9 @@ void EmbeddingServer::route() {
     send_error(response, {500, "the server failed on this request", "", "internal"}, http.path);
   });
   http_->set_logger([this](const httplib::Request& http, const httplib::Response& response) {
+    // Before the count, which a client reading the metrics may wait for.
+    if (handler_returned) metrics_.observe_stage(Stage::respond, seconds_since(*handler_returned));
+    handler_returned.reset();
     metrics_.count_request(endpoint_label(http.path), response.status);
   });
 }
@@ -233,6 +241,8 @@ void EmbeddingServer::health(httplib::Response& response) const {
 
 void EmbeddingServer::serve_route(const Endpoint& endpoint, const httplib::Request& http, httplib::Response& response) {
   const Clock::time_point arrived = Clock::now();
+  if (const Clock::time_point began = DeadlineHttpServer::request_began(); began != Clock::time_point{})
+    metrics_.observe_stage(Stage::receive, std::chrono::duration<double>(arrived - began).count());
   std::shared_ptr<Attached> attached = this->attached();
   if (!attached) return send_error(response, {503, "the model is loading", "", "model_not_ready"}, endpoint.path);
   RouteContext context{.model = attached->service.model(),
@@ -244,6 +254,7 @@ void EmbeddingServer::serve_route(const Endpoint& endpoint, const httplib::Reque
   if (const auto* error = std::get_if<ApiError>(&answered)) return send_error(response, *error, endpoint.path);
   response.set_content(std::move(std::get<std::string>(answered)), kJson);
   metrics_.observe_request(seconds_since(arrived));
+  handler_returned = Clock::now();
 }
 
 }  // namespace accel::serve

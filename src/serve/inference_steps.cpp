@@ -73,9 +73,11 @@ ApiResult<embed::TokenBatch> tokenize_pairs(const RouteContext& context, std::st
 ApiResult<embed::Embeddings> run_tokens(RouteContext& context, embed::TokenBatch tokens) {
   const std::size_t sequences = tokens.sequences();
   const std::size_t token_count = tokens.ids.size();
+  const auto submitted = std::chrono::steady_clock::now();
   Result<Future<embed::Embeddings>> queued = context.service.submit(std::move(tokens));
   if (!queued.ok()) return ApiError::refused(queued.status());
   Result<embed::Embeddings> rows = queued->wait();
+  context.metrics.observe_stage(Stage::wait, seconds_since(submitted));
   if (!rows.ok()) return ApiError::from(rows.status());
   context.metrics.count_inputs(sequences, token_count);
   return std::move(*rows);

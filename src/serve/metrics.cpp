@@ -7,7 +7,8 @@
 namespace accel::serve {
 namespace {
 
-constexpr std::array<std::string_view, kStageCount> kStageNames{"queue", "tokenize", "compute", "serialize"};
+constexpr std::array<std::string_view, kStageCount> kStageNames{"queue",   "tokenize", "compute", "serialize",
+                                                                "receive", "wait",     "respond"};
 
 // From 10 µs to about 20 s: a short query on a GPU takes well under a millisecond, a full batch on the CPU seconds.
 std::vector<double> latency_bounds() { return Histogram::exponential(1e-5, 2.0, 22); }
@@ -61,6 +62,7 @@ Metrics::Metrics()
       batch_sequences_(Histogram::exponential(1, 2, 13)),
       batch_tokens_(Histogram::exponential(16, 2, 14)),
       stages_{Histogram(latency_bounds()), Histogram(latency_bounds()), Histogram(latency_bounds()),
+              Histogram(latency_bounds()), Histogram(latency_bounds()), Histogram(latency_bounds()),
               Histogram(latency_bounds())},
       request_seconds_(latency_bounds()) {}
 

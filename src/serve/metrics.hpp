@@ -18,9 +18,12 @@
 namespace accel::serve {
 
 // Where a request's time goes: waiting for a batch, tokenising (on the request's thread), the batch's run on the
-// device (shared by its requests), and writing the response body.
-enum class Stage : std::uint8_t { queue, tokenize, compute, serialize };
-inline constexpr std::size_t kStageCount = 4;
+// device (shared by its requests), and writing the response body; and around them, what an outside client sees
+// beyond them: the request read and routed (from its first bytes readable to the route's handler), the handler's
+// wait for its batch (queue and compute, and the wake-up of its thread after), and the response written (from
+// the handler's return to the last byte sent).
+enum class Stage : std::uint8_t { queue, tokenize, compute, serialize, receive, wait, respond };
+inline constexpr std::size_t kStageCount = 7;
 
 class Metrics {
  public:

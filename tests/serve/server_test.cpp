@@ -347,6 +347,10 @@ TEST_F(ServerTest, MetricsCountRequestsTokensBatchesAndTheModel) {
   EXPECT_GE(metric(text, "accel_serve_tokens_total"), 9);  // [CLS] word [SEP] at least, three times
   EXPECT_EQ(metric(text, "accel_serve_batch_sequences_count"), 2);
   EXPECT_EQ(metric(text, "accel_serve_stage_seconds_count{stage=\"serialize\"}"), 2);
+  // Around the stages: every request a route handled was received; the two answered waited and were written.
+  EXPECT_EQ(metric(text, "accel_serve_stage_seconds_count{stage=\"receive\"}"), 3);
+  EXPECT_EQ(metric(text, "accel_serve_stage_seconds_count{stage=\"wait\"}"), 2);
+  EXPECT_EQ(metric(text, "accel_serve_stage_seconds_count{stage=\"respond\"}"), 2);
   EXPECT_EQ(metric(text, "accel_serve_ready"), 1);
   // The model's own counts are read once a second (ModelStatsCache): at least the warm-up run is there.
   EXPECT_GE(metric(text, "accel_model_runs_total"), 1);
