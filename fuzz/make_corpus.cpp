@@ -113,7 +113,8 @@ void wire_request() {
 }
 
 void wire_requests() {
-  static_assert(std::variant_size_v<DeviceProtocol::Message> <= 256, "the fuzzer's tag is one byte");
+  static_assert([]<class... Requests>(Protocol<Requests...>) { return sizeof...(Requests); }(DeviceProtocol{}) <= 256,
+                "the fuzzer's tag is one byte");
   [&]<class... Requests>(Protocol<Requests...>) { (..., wire_request<Requests>()); }(DeviceProtocol{});
 }
 

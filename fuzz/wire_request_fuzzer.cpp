@@ -18,7 +18,8 @@ namespace {
 using namespace accel;
 using namespace accel::device::isolated;
 
-static_assert(std::variant_size_v<DeviceProtocol::Message> <= 256, "the input's tag is one byte");
+static_assert([]<class... Requests>(Protocol<Requests...>) { return sizeof...(Requests); }(DeviceProtocol{}) <= 256,
+              "the input's tag is one byte");
 
 template <class Request, class List>
 struct InList;
