@@ -58,6 +58,57 @@ inline Gemm example(For<Gemm>) {
   r.a = buffer(1, DType::f32, 8 * 16), r.b = buffer(2, DType::f32, 16 * 4), r.c = buffer(3, DType::f32, 8 * 4);
   return r;
 }
+
+// blas levels 1-3: odd sizes, a negative increment, strided batches.
+inline blas::Axpy example(For<blas::Axpy>) {
+  auto r = blas::Axpy();
+  r.n = 5, r.incx = -2, r.alpha = 0.5, r.x = buffer(1, DType::f32, 9), r.y = buffer(2, DType::f32, 5);
+  return r;
+}
+inline blas::Scal example(For<blas::Scal>) {
+  auto r = blas::Scal();
+  r.dtype = DType::f64, r.n = 3, r.incx = 2, r.alpha = 2, r.x = buffer(1, DType::f64, 5);
+  return r;
+}
+inline blas::Dot example(For<blas::Dot>) {
+  auto r = blas::Dot();
+  r.n = 4, r.incy = -1, r.x = buffer(1, DType::f32, 4), r.y = buffer(2, DType::f32, 4);
+  r.result = buffer(3, DType::f32, 1);
+  return r;
+}
+inline blas::Nrm2 example(For<blas::Nrm2>) {
+  auto r = blas::Nrm2();
+  r.dtype = DType::f64, r.n = 6, r.x = buffer(1, DType::f64, 6), r.result = buffer(2, DType::f64, 1);
+  return r;
+}
+inline blas::Asum example(For<blas::Asum>) {
+  auto r = blas::Asum();
+  r.n = 3, r.incx = 3, r.x = buffer(1, DType::f32, 7), r.result = buffer(2, DType::f32, 1);
+  return r;
+}
+inline blas::Iamax example(For<blas::Iamax>) {
+  auto r = blas::Iamax();
+  r.n = 5, r.x = buffer(1, DType::f32, 5), r.result = buffer(2, DType::i32, 1);
+  return r;
+}
+inline blas::Gemv example(For<blas::Gemv>) {
+  auto r = blas::Gemv();
+  r.transpose = Transpose::transpose, r.m = 5, r.n = 3, r.incx = -1, r.batch = 2, r.beta = 1;
+  r.a = buffer(1, DType::f32, 30), r.x = buffer(2, DType::f32, 10), r.y = buffer(3, DType::f32, 6);
+  return r;
+}
+inline blas::Trsm example(For<blas::Trsm>) {
+  auto r = blas::Trsm();
+  r.dtype = DType::f64, r.side = blas::Side::right, r.fill = blas::Fill::upper, r.diagonal = blas::Diagonal::unit;
+  r.m = 3, r.n = 4, r.a = buffer(1, DType::f64, 16), r.b = buffer(2, DType::f64, 12);
+  return r;
+}
+inline blas::Syrk example(For<blas::Syrk>) {
+  auto r = blas::Syrk();
+  r.transpose = Transpose::transpose, r.n = 3, r.k = 5, r.batch = 2, r.alpha = 2;
+  r.a = buffer(1, DType::f32, 30), r.c = buffer(2, DType::f32, 18);
+  return r;
+}
 inline CutlassGemm example(For<CutlassGemm>) {
   auto r = CutlassGemm();
   r.m = 16, r.n = 8, r.k = 32;

@@ -3,3 +3,6 @@
 #pragma once
 
 #include "libs/blas/gemm_operation.hpp"
+#include "libs/blas/level1_operation.hpp"
+#include "libs/blas/level2_operation.hpp"
+#include "libs/blas/level3_operation.hpp"

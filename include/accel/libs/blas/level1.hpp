@@ -1,0 +1,109 @@
+/// @file
+/// BLAS level 1: vector requests on f32 or f64 (OpenBLAS on the CPU device, cuBLAS on CUDA):
+///   Axpy   y = alpha x + y
+///   Scal   x = alpha x
+///   Dot    result = xᵀ y
+///   Nrm2   result = ‖x‖₂
+///   Asum   result = Σ |x_i|
+///   Iamax  result = the 1-based index of the first element of largest |x_i| (0 for an empty x), as BLAS counts
+///
+/// A vector of n elements lies in its buffer one element every `inc` elements. A negative increment walks the vector
+/// backwards from the end of the same memory, as in BLAS: element i of x is at (n - 1 - i) * |incx| when incx < 0.
+/// Either way the vector spans (n - 1) * |inc| + 1 elements from the buffer's start. An increment of 0 is refused;
+/// Scal, Nrm2, Asum and Iamax take positive increments only (BLAS does nothing for the others there).
+///
+/// The scalar results (Dot, Nrm2, Asum, Iamax) are written into a buffer on the device, as cuBLAS's device pointer
+/// mode writes them, so that the request never waits for the GPU: one element of the dtype (i32 for Iamax) at the
+/// start of `result`, which must be a buffer of its own. Sizes and increments must fit the 32-bit integers of
+/// BLAS and cuBLAS. A request is checked whole before anything runs, naming what was wrong.
+///
+/// @code
+///   accel::blas::Dot dot{.dtype = accel::DType::f64, .n = 1000, .x = x, .y = y, .result = sum};
+///   accel::Status s = device.ask(dot).wait().status();  // then download `sum`, one f64
+/// @endcode
+#pragma once
+
+#include <cstdint>
+
+#include "accel/core/buffer_handle.hpp"
+#include "accel/core/result.hpp"
+
+namespace accel::blas {
+
+/// y = alpha x + y on n elements (y may not share x's buffer).
+struct Axpy {
+  static constexpr const char* kName = "blas::Axpy";
+  using Response = Done;
+
+  DType dtype = DType::f32;  ///< element type of x and y: f32 or f64
+  std::int64_t n = 0;        ///< elements of x and y
+  std::int64_t incx = 1;     ///< x's increment, not 0 (negative: backwards)
+  std::int64_t incy = 1;     ///< y's increment, not 0 (negative: backwards)
+  double alpha = 1.0;        ///< scales x
+  BufferHandle x;            ///< read
+  BufferHandle y;            ///< read and written
+};
+
+/// x = alpha x on n elements, in place.
+struct Scal {
+  static constexpr const char* kName = "blas::Scal";
+  using Response = Done;
+
+  DType dtype = DType::f32;  ///< element type of x: f32 or f64
+  std::int64_t n = 0;        ///< elements of x
+  std::int64_t incx = 1;     ///< x's increment, positive
+  double alpha = 1.0;        ///< the factor
+  BufferHandle x;            ///< read and written
+};
+
+/// result = Σ x_i y_i over n elements (0 for n = 0), accumulated in the dtype.
+struct Dot {
+  static constexpr const char* kName = "blas::Dot";
+  using Response = Done;
+
+  DType dtype = DType::f32;  ///< element type of x, y and the result: f32 or f64
+  std::int64_t n = 0;        ///< elements of x and y
+  std::int64_t incx = 1;     ///< x's increment, not 0 (negative: backwards)
+  std::int64_t incy = 1;     ///< y's increment, not 0 (negative: backwards)
+  BufferHandle x;            ///< read
+  BufferHandle y;            ///< read
+  BufferHandle result;       ///< written: one element of the dtype
+};
+
+/// result = the Euclidean norm of x (0 for n = 0), computed without overflow for large elements.
+struct Nrm2 {
+  static constexpr const char* kName = "blas::Nrm2";
+  using Response = Done;
+
+  DType dtype = DType::f32;  ///< element type of x and the result: f32 or f64
+  std::int64_t n = 0;        ///< elements of x
+  std::int64_t incx = 1;     ///< x's increment, positive
+  BufferHandle x;            ///< read
+  BufferHandle result;       ///< written: one element of the dtype
+};
+
+/// result = Σ |x_i| over n elements (0 for n = 0).
+struct Asum {
+  static constexpr const char* kName = "blas::Asum";
+  using Response = Done;
+
+  DType dtype = DType::f32;  ///< element type of x and the result: f32 or f64
+  std::int64_t n = 0;        ///< elements of x
+  std::int64_t incx = 1;     ///< x's increment, positive
+  BufferHandle x;            ///< read
+  BufferHandle result;       ///< written: one element of the dtype
+};
+
+/// result = the smallest 1-based i of largest |x_i| (0 for n = 0), as BLAS's i?amax and cuBLAS count.
+struct Iamax {
+  static constexpr const char* kName = "blas::Iamax";
+  using Response = Done;
+
+  DType dtype = DType::f32;  ///< element type of x: f32 or f64
+  std::int64_t n = 0;        ///< elements of x
+  std::int64_t incx = 1;     ///< x's increment, positive
+  BufferHandle x;            ///< read
+  BufferHandle result;       ///< written: one i32
+};
+
+}  // namespace accel::blas

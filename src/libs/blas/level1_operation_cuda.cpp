@@ -1,0 +1,120 @@
+#include "libs/blas/level1_operation_cuda.hpp"
+
+#include <fmt/format.h>
+
+#include "libs/blas/blas_checks.hpp"
+
+namespace accel {
+namespace {
+
+using blas::Asum;
+using blas::Axpy;
+using blas::CublasRoutines;
+using blas::Dot;
+using blas::Iamax;
+using blas::Nrm2;
+using blas::Scal;
+using blas::to_int;
+
+template <class T>
+std::string routine(std::string_view name) {
+  return fmt::format("cublas{}{}", CublasRoutines<T>::kLetter, name);
+}
+
+// A reduction of an empty vector is 0 (as on the CPU device); cuBLAS is not asked.
+Status zero_result(CudaRun& run, const BufferView& result) {
+  return run.target.check(cudaMemsetAsync(result.data, 0, result.bytes(), run.target.stream()),
+                          "zeroing the result of an empty reduction");
+}
+
+// Runs `call(T)` for a reduction in device pointer mode, the result going straight into its buffer.
+template <class Call>
+Status reduce(DType dtype, std::int64_t n, const blas::CublasPlan& plan, const BufferView& result, CudaRun& run,
+              Call&& call) {
+  if (n == 0) return zero_result(run, result);
+  ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_DEVICE));
+  return blas::with_real_type(dtype, [&]<class T>(std::type_identity<T>) { return call(std::type_identity<T>{}); });
+}
+
+}  // namespace
+
+Status CudaOperation<Axpy>::run(const Axpy& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
+                                CudaRun& run) {
+  if (r.n == 0) return Status();
+  ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
+  using Op = Operation<Axpy>;
+  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+    const T alpha = static_cast<T>(r.alpha);
+    return blas::cublas_launched(
+        run,
+        (plan.api->*CublasRoutines<T>::axpy)(plan.handle, to_int(r.n), &alpha, static_cast<const T*>(views[Op::x].data),
+                                             to_int(r.incx), static_cast<T*>(views[Op::y].data), to_int(r.incy)),
+        routine<T>("axpy"));
+  });
+}
+
+Status CudaOperation<Scal>::run(const Scal& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
+                                CudaRun& run) {
+  if (r.n == 0) return Status();
+  ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
+  using Op = Operation<Scal>;
+  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+    const T alpha = static_cast<T>(r.alpha);
+    return blas::cublas_launched(
+        run,
+        (plan.api->*CublasRoutines<T>::scal)(plan.handle, to_int(r.n), &alpha, static_cast<T*>(views[Op::x].data),
+                                             to_int(r.incx)),
+        routine<T>("scal"));
+  });
+}
+
+Status CudaOperation<Dot>::run(const Dot& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
+                               CudaRun& run) {
+  using Op = Operation<Dot>;
+  return reduce(r.dtype, r.n, plan, views[Op::result], run, [&]<class T>(std::type_identity<T>) {
+    return blas::cublas_launched(
+        run,
+        (plan.api->*CublasRoutines<T>::dot)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
+                                            to_int(r.incx), static_cast<const T*>(views[Op::y].data), to_int(r.incy),
+                                            static_cast<T*>(views[Op::result].data)),
+        routine<T>("dot"));
+  });
+}
+
+Status CudaOperation<Nrm2>::run(const Nrm2& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
+                                CudaRun& run) {
+  using Op = Operation<Nrm2>;
+  return reduce(r.dtype, r.n, plan, views[Op::result], run, [&]<class T>(std::type_identity<T>) {
+    return blas::cublas_launched(
+        run,
+        (plan.api->*CublasRoutines<T>::nrm2)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
+                                             to_int(r.incx), static_cast<T*>(views[Op::result].data)),
+        routine<T>("nrm2"));
+  });
+}
+
+Status CudaOperation<Asum>::run(const Asum& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
+                                CudaRun& run) {
+  using Op = Operation<Asum>;
+  return reduce(r.dtype, r.n, plan, views[Op::result], run, [&]<class T>(std::type_identity<T>) {
+    return blas::cublas_launched(
+        run,
+        (plan.api->*CublasRoutines<T>::asum)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
+                                             to_int(r.incx), static_cast<T*>(views[Op::result].data)),
+        routine<T>("asum"));
+  });
+}
+
+Status CudaOperation<Iamax>::run(const Iamax& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
+                                 CudaRun& run) {
+  using Op = Operation<Iamax>;
+  return reduce(r.dtype, r.n, plan, views[Op::result], run, [&]<class T>(std::type_identity<T>) {
+    return blas::cublas_launched(
+        run,
+        (plan.api->*CublasRoutines<T>::iamax)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
+                                              to_int(r.incx), static_cast<int*>(views[Op::result].data)),
+        fmt::format("cublasI{}amax", static_cast<char>(CublasRoutines<T>::kLetter + ('a' - 'A'))));
+  });
+}
+
+}  // namespace accel

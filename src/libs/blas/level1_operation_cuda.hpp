@@ -1,0 +1,58 @@
+// BLAS level 1 on a CUDA stream: cuBLAS's S and D routines on the stream's handle (cublas_state.hpp); the reductions
+// write their results into the request's buffer through cuBLAS's device pointer mode.
+#pragma once
+
+#include "libs/blas/cublas_state.hpp"
+#include "libs/blas/level1_operation.hpp"
+
+namespace accel {
+
+template <>
+struct CudaOperation<blas::Axpy> : blas::CublasOperation {
+  using Checked = Operation<blas::Axpy>::Checked;
+  static Result<Plan> plan(const blas::Axpy&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static Status run(const blas::Axpy& request, const Checked& checked, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+};
+
+template <>
+struct CudaOperation<blas::Scal> : blas::CublasOperation {
+  using Checked = Operation<blas::Scal>::Checked;
+  static Result<Plan> plan(const blas::Scal&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static Status run(const blas::Scal& request, const Checked& checked, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+};
+
+template <>
+struct CudaOperation<blas::Dot> : blas::CublasOperation {
+  using Checked = Operation<blas::Dot>::Checked;
+  static Result<Plan> plan(const blas::Dot&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static Status run(const blas::Dot& request, const Checked& checked, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+};
+
+template <>
+struct CudaOperation<blas::Nrm2> : blas::CublasOperation {
+  using Checked = Operation<blas::Nrm2>::Checked;
+  static Result<Plan> plan(const blas::Nrm2&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static Status run(const blas::Nrm2& request, const Checked& checked, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+};
+
+template <>
+struct CudaOperation<blas::Asum> : blas::CublasOperation {
+  using Checked = Operation<blas::Asum>::Checked;
+  static Result<Plan> plan(const blas::Asum&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static Status run(const blas::Asum& request, const Checked& checked, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+};
+
+template <>
+struct CudaOperation<blas::Iamax> : blas::CublasOperation {
+  using Checked = Operation<blas::Iamax>::Checked;
+  static Result<Plan> plan(const blas::Iamax&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static Status run(const blas::Iamax& request, const Checked& checked, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+};
+
+}  // namespace accel

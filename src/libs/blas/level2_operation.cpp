@@ -1,0 +1,89 @@
+#include "libs/blas/level2_operation.hpp"
+
+#include <cblas.h>
+
+#include "libs/blas/blas_checks.hpp"
+#include "libs/blas/cpu_gemm.hpp"
+#include "libs/blas/openblas_kernels.hpp"
+
+namespace accel {
+namespace {
+
+using blas::Gemv;
+
+template <class T>
+constexpr auto cblas_gemv() {
+  if constexpr (std::is_same_v<T, double>) {
+    return &cblas_dgemv;
+  } else {
+    return &cblas_sgemv;
+  }
+}
+
+// y = beta y over a vector's span, for a product with nothing to sum; beta = 0 overwrites (NaNs do not survive), as
+// BLAS's beta does.
+template <class T>
+void scale_vector(T* y, std::int64_t length, std::int64_t inc, T beta) {
+  const std::int64_t step = inc < 0 ? -inc : inc;
+  for (std::int64_t i = 0; i < length; ++i) y[i * step] = beta == T(0) ? T(0) : beta * y[i * step];
+}
+
+}  // namespace
+
+Result<Operation<Gemv>::Checked> Operation<Gemv>::validate(const Gemv& request) {
+  constexpr std::string_view name = Gemv::kName;
+  Checked checked{.request = request};
+  Gemv& r = checked.request;
+  ACCEL_RETURN_IF_ERROR(blas::check_real_dtype(name, r.dtype));
+  ACCEL_RETURN_IF_ERROR(blas::check_transpose(name, r.transpose));
+  ACCEL_RETURN_IF_ERROR(blas::check_size(name, "m", r.m));
+  ACCEL_RETURN_IF_ERROR(blas::check_size(name, "n", r.n));
+  ACCEL_RETURN_IF_ERROR(blas::check_batch(name, r.batch));
+  const bool transposed = r.transpose == Transpose::transpose;
+  checked.x_length = transposed ? r.m : r.n;
+  checked.y_length = transposed ? r.n : r.m;
+  ACCEL_ASSIGN_OR_RETURN(checked.a_extent,
+                         blas::check_matrices(name, "a", r.m, r.n, r.batch, r.lda, r.stride_a, /*written=*/false));
+  ACCEL_ASSIGN_OR_RETURN(const std::uint64_t x_one,
+                         blas::check_vector(name, "x", checked.x_length, r.incx, /*negative_allowed=*/true));
+  ACCEL_ASSIGN_OR_RETURN(const std::uint64_t y_one,
+                         blas::check_vector(name, "y", checked.y_length, r.incy, /*negative_allowed=*/true));
+  ACCEL_ASSIGN_OR_RETURN(checked.x_extent,
+                         blas::check_vector_batch(name, "x", x_one, r.batch, r.stride_x, /*written=*/false));
+  ACCEL_ASSIGN_OR_RETURN(checked.y_extent,
+                         blas::check_vector_batch(name, "y", y_one, r.batch, r.stride_y, /*written=*/true));
+  return checked;
+}
+
+void Operation<Gemv>::operands(const Gemv& request, const Checked& checked, Operands& operands) {
+  const DType dtype = checked.request.dtype;
+  operands.typed(request.a, "a", Access::read, dtype, checked.a_extent)
+      .typed(request.x, "x", Access::read, dtype, checked.x_extent)
+      .add(blas::exclusive_output(request.y, "y", dtype, checked.y_extent));
+}
+
+Status Operation<Gemv>::run_cpu(const Gemv&, const Checked& checked, std::span<const BufferView> views,
+                                const CpuTarget&) {
+  const Gemv& r = checked.request;
+  if (checked.y_length == 0) return Status();
+  blas::ensure_openblas_kernels();
+  blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      T* y = blas::batch_member<T>(views[Slot::y].data, i, r.stride_y);
+      if (checked.x_length == 0) {
+        scale_vector(y, checked.y_length, r.incy, static_cast<T>(r.beta));
+        continue;
+      }
+      cblas_gemv<T>()(CblasColMajor, r.transpose == Transpose::transpose ? CblasTrans : CblasNoTrans,
+                      static_cast<blasint>(r.m), static_cast<blasint>(r.n), static_cast<T>(r.alpha),
+                      blas::batch_member<const T>(views[Slot::a].data, i, r.stride_a), static_cast<blasint>(r.lda),
+                      blas::batch_member<const T>(views[Slot::x].data, i, r.stride_x), static_cast<blasint>(r.incx),
+                      static_cast<T>(r.beta), y, static_cast<blasint>(r.incy));
+    }
+  });
+  return Status();
+}
+
+void Operation<Gemv>::describe_cpu(LibraryReport& report) { report.report(blas::cpu_blas_library()); }
+
+}  // namespace accel

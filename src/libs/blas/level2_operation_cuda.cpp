@@ -1,0 +1,65 @@
+#include "libs/blas/level2_operation_cuda.hpp"
+
+#include <fmt/format.h>
+
+#include "libs/blas/blas_checks.hpp"
+
+namespace accel {
+namespace {
+
+using blas::CublasRoutines;
+using blas::Gemv;
+using blas::to_int;
+
+// y = beta y for a product with nothing to sum, as on the CPU device: beta = 0 writes zeros (a pitched memset, one
+// element every |incy|), any other beta is cuBLAS's scal over y's elements, whose order does not matter.
+template <class T>
+Status scale_y(const Gemv& r, std::int64_t y_length, const blas::CublasPlan& plan, void* y_base, CudaRun& run) {
+  const std::int64_t step = r.incy < 0 ? -r.incy : r.incy;
+  const T beta = static_cast<T>(r.beta);
+  for (std::int64_t i = 0; i < r.batch; ++i) {
+    T* y = blas::batch_member<T>(y_base, i, r.stride_y);
+    if (r.beta == 0) {
+      ACCEL_RETURN_IF_ERROR(
+          run.target.check(cudaMemset2DAsync(y, step * sizeof(T), 0, sizeof(T), y_length, run.target.stream()),
+                           "zeroing y of an empty product"));
+    } else {
+      ACCEL_RETURN_IF_ERROR(blas::cublas_launched(
+          run, (plan.api->*CublasRoutines<T>::scal)(plan.handle, to_int(y_length), &beta, y, to_int(step)),
+          fmt::format("cublas{}scal", CublasRoutines<T>::kLetter)));
+    }
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status CudaOperation<Gemv>::run(const Gemv&, const Checked& checked, const Plan& plan,
+                                std::span<const BufferView> views, CudaRun& run) {
+  using Op = Operation<Gemv>;
+  const Gemv& r = checked.request;
+  if (checked.y_length == 0) return Status();
+  ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
+  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
+    if (checked.x_length == 0) return scale_y<T>(r, checked.y_length, plan, views[Op::y].data, run);
+    const T alpha = static_cast<T>(r.alpha), beta = static_cast<T>(r.beta);
+    const auto* a = static_cast<const T*>(views[Op::a].data);
+    const auto* x = static_cast<const T*>(views[Op::x].data);
+    auto* y = static_cast<T*>(views[Op::y].data);
+    if (r.batch == 1) {
+      return blas::cublas_launched(
+          run,
+          (plan.api->*CublasRoutines<T>::gemv)(plan.handle, blas::to_cublas(r.transpose), to_int(r.m), to_int(r.n),
+                                               &alpha, a, to_int(r.lda), x, to_int(r.incx), &beta, y, to_int(r.incy)),
+          fmt::format("cublas{}gemv", CublasRoutines<T>::kLetter));
+    }
+    return blas::cublas_launched(
+        run,
+        (plan.api->*CublasRoutines<T>::gemv_batched)(
+            plan.handle, blas::to_cublas(r.transpose), to_int(r.m), to_int(r.n), &alpha, a, to_int(r.lda), r.stride_a,
+            x, to_int(r.incx), r.stride_x, &beta, y, to_int(r.incy), r.stride_y, to_int(r.batch)),
+        fmt::format("cublas{}gemvStridedBatched", CublasRoutines<T>::kLetter));
+  });
+}
+
+}  // namespace accel

@@ -1,0 +1,57 @@
+#include "libs/blas/level3_operation_cuda.hpp"
+
+#include <fmt/format.h>
+
+#include "libs/blas/blas_checks.hpp"
+
+namespace accel {
+
+using blas::CublasRoutines;
+using blas::Syrk;
+using blas::to_cublas;
+using blas::to_int;
+using blas::Trsm;
+
+Status CudaOperation<Trsm>::run(const Trsm&, const Checked& checked, const Plan& plan,
+                                std::span<const BufferView> views, CudaRun& run) {
+  using Op = Operation<Trsm>;
+  const Trsm& r = checked.request;
+  if (r.m == 0 || r.n == 0) return Status();
+  ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
+  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
+    const T alpha = static_cast<T>(r.alpha);
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      ACCEL_RETURN_IF_ERROR(blas::cublas_launched(
+          run,
+          (plan.api->*CublasRoutines<T>::trsm)(
+              plan.handle, to_cublas(r.side), to_cublas(r.fill), to_cublas(r.transpose), to_cublas(r.diagonal),
+              to_int(r.m), to_int(r.n), &alpha, blas::batch_member<const T>(views[Op::a].data, i, r.stride_a),
+              to_int(r.lda), blas::batch_member<T>(views[Op::b].data, i, r.stride_b), to_int(r.ldb)),
+          fmt::format("cublas{}trsm", CublasRoutines<T>::kLetter)));
+    }
+    return Status();
+  });
+}
+
+Status CudaOperation<Syrk>::run(const Syrk&, const Checked& checked, const Plan& plan,
+                                std::span<const BufferView> views, CudaRun& run) {
+  using Op = Operation<Syrk>;
+  const Syrk& r = checked.request;
+  if (r.n == 0) return Status();
+  ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
+  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
+    const T alpha = static_cast<T>(r.alpha), beta = static_cast<T>(r.beta);
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      ACCEL_RETURN_IF_ERROR(blas::cublas_launched(
+          run,
+          (plan.api->*CublasRoutines<T>::syrk)(
+              plan.handle, to_cublas(r.fill), to_cublas(r.transpose), to_int(r.n), to_int(r.k), &alpha,
+              blas::batch_member<const T>(views[Op::a].data, i, r.stride_a), to_int(r.lda), &beta,
+              blas::batch_member<T>(views[Op::c].data, i, r.stride_c), to_int(r.ldc)),
+          fmt::format("cublas{}syrk", CublasRoutines<T>::kLetter)));
+    }
+    return Status();
+  });
+}
+
+}  // namespace accel

@@ -1,0 +1,248 @@
+// BLAS levels 1-3 (Axpy, Scal, Dot, Nrm2, Asum, Iamax, Gemv, Trsm, Syrk) through cuBLAS against the CPU device
+// (OpenBLAS, itself checked against float64 references in level{1,2,3}_test) on the same fresh random inputs, over
+// small odd shapes and large ones, negative increments, every side, triangle, transpose and diagonal, and strided
+// batches; on every way a CUDA device runs requests (each completion strategy, and isolated), so that the results
+// written by cuBLAS's device pointer mode are seen to arrive in the result buffers. Skipped without a GPU.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "accel/libs/blas/level1.hpp"
+#include "accel/libs/blas/level2.hpp"
+#include "accel/libs/blas/level3.hpp"
+#include "testing/cuda_fixture.hpp"
+#include "testing/test_seed.hpp"
+
+namespace accel::blas {
+namespace {
+
+using accel::testing::GpuTestTarget;
+using accel::testing::HostArray;
+using accel::testing::IsOk;
+using accel::testing::StatusIs;
+
+// One buffer of a request as the test feeds it: the member it goes into, its elements, whether it is compared after
+// the run, and what makes its values (uniform in [-1, 1] unless `shape` changes them).
+template <class Request>
+struct Feed {
+  BufferHandle Request::*member;
+  DType dtype;
+  std::uint64_t count;
+  bool compared = false;
+  std::function<void(HostArray&)> shape;
+};
+
+// A well-conditioned triangular factor in every order x order matrix `stride` apart: a diagonal of 2 to 3 and
+// off-diagonal values of at most 1/order.
+std::function<void(HostArray&)> well_conditioned(std::int64_t order, std::int64_t ld, std::int64_t stride,
+                                                 std::int64_t batch) {
+  return [=](HostArray& a) {
+    for (std::int64_t b = 0; b < batch; ++b)
+      for (std::int64_t j = 0; j < order; ++j)
+        for (std::int64_t i = 0; i < order; ++i) {
+          const std::size_t at = static_cast<std::size_t>(b * stride + j * ld + i);
+          a.set(at, i == j ? 2.5 + 0.5 * a.values[at] : a.values[at] / static_cast<double>(order));
+        }
+  };
+}
+
+class CudaBlasTest : public ::testing::TestWithParam<GpuTestTarget> {
+ protected:
+  void SetUp() override {
+    ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), device);
+    gpu_ = device;
+  }
+
+  // Runs `request` on the CPU device and on the GPU with the same random inputs, and compares every compared buffer.
+  template <class Request>
+  void compare(Request request, const std::vector<Feed<Request>>& feeds, double tolerance) {
+    std::vector<HostArray> inputs;
+    for (const Feed<Request>& feed : feeds) {
+      HostArray& host = inputs.emplace_back(feed.dtype, feed.count);
+      host.fill_uniform(rng_);
+      if (feed.shape) feed.shape(host);
+    }
+    const std::vector<HostArray> want = run_on(cpu_, request, feeds, inputs);
+    const std::vector<HostArray> got = run_on(*gpu_, request, feeds, inputs);
+    ASSERT_EQ(want.size(), got.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      if (got[i].dtype == DType::i32) {
+        EXPECT_EQ(got[i].values, want[i].values) << "compared buffer " << i;
+      } else {
+        const double error = testing::relative_error(got[i].values, want[i].values);
+        EXPECT_LE(error, tolerance) << "compared buffer " << i << ": relative error " << error;
+      }
+    }
+  }
+
+  template <class Request>
+  std::vector<HostArray> run_on(const Device& device, Request request, const std::vector<Feed<Request>>& feeds,
+                                const std::vector<HostArray>& inputs) {
+    std::vector<BufferHandle> buffers;
+    for (std::size_t i = 0; i < feeds.size(); ++i) {
+      Result<BufferHandle> handle = device.ask(Allocate{.dtype = feeds[i].dtype, .count = feeds[i].count}).wait();
+      EXPECT_THAT(handle, IsOk());
+      EXPECT_THAT(device.ask(CopyToDevice{.source = inputs[i].source(), .destination = *handle}).wait(), IsOk());
+      request.*feeds[i].member = *handle;
+      buffers.push_back(*handle);
+    }
+    EXPECT_THAT(device.ask(request).wait(), IsOk()) << Request::kName;
+    std::vector<HostArray> outputs;
+    for (std::size_t i = 0; i < feeds.size(); ++i) {
+      if (!feeds[i].compared) continue;
+      HostArray& out = outputs.emplace_back(feeds[i].dtype, feeds[i].count);
+      EXPECT_THAT(device.ask(CopyToHost{.source = buffers[i], .destination = out.destination()}).wait(), IsOk());
+      out.decode();
+    }
+    for (const BufferHandle& buffer : buffers) EXPECT_THAT(device.free(buffer).wait(), IsOk());
+    return outputs;
+  }
+
+  static std::uint64_t span(std::int64_t n, std::int64_t inc) {
+    return n == 0 ? 1 : static_cast<std::uint64_t>((n - 1) * (inc < 0 ? -inc : inc) + 1);
+  }
+  template <class T>
+  static double tolerance() {
+    return sizeof(T) == 4 ? 1e-5 : 1e-12;
+  }
+
+  template <class T>
+  void level1(std::int64_t n, std::int64_t incx, std::int64_t incy) {
+    SCOPED_TRACE(fmt::format("level 1 {} n={} incx={} incy={}", to_string(dtype_of<T>()), n, incx, incy));
+    const DType d = dtype_of<T>();
+    const double tol = tolerance<T>();
+    compare(Axpy{.dtype = d, .n = n, .incx = incx, .incy = incy, .alpha = -0.75},
+            {{&Axpy::x, d, span(n, incx)}, {&Axpy::y, d, span(n, incy), true}}, tol);
+    compare(Dot{.dtype = d, .n = n, .incx = incx, .incy = incy},
+            {{&Dot::x, d, span(n, incx)}, {&Dot::y, d, span(n, incy)}, {&Dot::result, d, 1, true}}, tol * 10);
+    if (incx < 0) return;
+    compare(Scal{.dtype = d, .n = n, .incx = incx, .alpha = 1.5}, {{&Scal::x, d, span(n, incx), true}}, tol);
+    compare(Nrm2{.dtype = d, .n = n, .incx = incx}, {{&Nrm2::x, d, span(n, incx)}, {&Nrm2::result, d, 1, true}},
+            tol * 10);
+    compare(Asum{.dtype = d, .n = n, .incx = incx}, {{&Asum::x, d, span(n, incx)}, {&Asum::result, d, 1, true}},
+            tol * 10);
+    compare(Iamax{.dtype = d, .n = n, .incx = incx},
+            {{&Iamax::x, d, span(n, incx)}, {&Iamax::result, DType::i32, 1, true}}, 0);
+  }
+
+  template <class T>
+  void gemv(Gemv r) {
+    r.dtype = dtype_of<T>();
+    SCOPED_TRACE(fmt::format("gemv {} {} m={} n={} incx={} incy={} batch={} beta={}", to_string(r.dtype),
+                             to_string(r.transpose), r.m, r.n, r.incx, r.incy, r.batch, r.beta));
+    const bool t = r.transpose == Transpose::transpose;
+    const std::int64_t lda = r.lda == 0 ? std::max<std::int64_t>(1, r.m) : r.lda;
+    const std::uint64_t xs = span(t ? r.m : r.n, r.incx), ys = span(t ? r.n : r.m, r.incy);
+    compare(r,
+            {{&Gemv::a, r.dtype, static_cast<std::uint64_t>(lda * std::max<std::int64_t>(r.n, 1) * r.batch)},
+             {&Gemv::x, r.dtype, xs * r.batch},
+             {&Gemv::y, r.dtype, ys * r.batch, true}},
+            tolerance<T>() * 10);
+  }
+
+  template <class T>
+  void trsm(Trsm r) {
+    r.dtype = dtype_of<T>();
+    SCOPED_TRACE(fmt::format("trsm {} side={} fill={} {} diagonal={} m={} n={} batch={}", to_string(r.dtype),
+                             to_string(r.side), to_string(r.fill), to_string(r.transpose), to_string(r.diagonal), r.m,
+                             r.n, r.batch));
+    const std::int64_t order = r.side == Side::left ? r.m : r.n;
+    const std::int64_t a_stride = order * order, b_stride = r.m * r.n;
+    compare(r,
+            {{&Trsm::a, r.dtype, static_cast<std::uint64_t>(std::max<std::int64_t>(1, a_stride * r.batch)), false,
+              well_conditioned(order, order, a_stride, r.batch)},
+             {&Trsm::b, r.dtype, static_cast<std::uint64_t>(std::max<std::int64_t>(1, b_stride * r.batch)), true}},
+            tolerance<T>() * 10);
+  }
+
+  template <class T>
+  void syrk(Syrk r) {
+    r.dtype = dtype_of<T>();
+    SCOPED_TRACE(fmt::format("syrk {} fill={} {} n={} k={} batch={}", to_string(r.dtype), to_string(r.fill),
+                             to_string(r.transpose), r.n, r.k, r.batch));
+    compare(r,
+            {{&Syrk::a, r.dtype, static_cast<std::uint64_t>(std::max<std::int64_t>(1, r.n * r.k * r.batch))},
+             {&Syrk::c, r.dtype, static_cast<std::uint64_t>(std::max<std::int64_t>(1, r.n * r.n * r.batch)), true}},
+            tolerance<T>() * 10);
+  }
+
+  System system_;
+  Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
+  std::optional<Device> gpu_;
+  std::mt19937_64 rng_{accel::testing::test_seed()};
+};
+
+TEST_P(CudaBlasTest, Level1MatchesTheCpuDeviceOnOddAndLargeSizesAndEveryIncrementSign) {
+  for (std::int64_t n : {1, 37, 1000, 1 << 20})
+    for (std::int64_t incx : {1, 3, -2})
+      for (std::int64_t incy : {1, -1}) {
+        level1<float>(n, incx, incy);
+        level1<double>(n, incx, incy);
+      }
+  level1<float>(0, 1, 1);  // empty: zero results, written by the GPU too
+}
+
+TEST_P(CudaBlasTest, GemvMatchesTheCpuDeviceForBothTransposesIncrementsAndBatches) {
+  const std::int64_t shapes[][2] = {{1, 1}, {37, 19}, {1024, 1024}, {4096, 333}};
+  for (const auto& [m, n] : shapes)
+    for (Transpose transpose : {Transpose::none, Transpose::transpose}) {
+      gemv<float>({.transpose = transpose, .m = m, .n = n, .alpha = 0.5});
+      gemv<double>({.transpose = transpose, .m = m, .n = n, .incx = -2, .incy = 3, .beta = -1.5});
+    }
+  for (Transpose transpose : {Transpose::none, Transpose::transpose}) {
+    gemv<float>({.transpose = transpose, .m = 33, .n = 17, .incy = -1, .batch = 64, .beta = 0.5});
+    gemv<double>({.transpose = transpose, .m = 8, .n = 8, .incx = 2, .batch = 1000});
+    gemv<double>({.transpose = transpose, .m = 7, .n = 0, .beta = 0.5});  // empty product: y scaled by beta
+    gemv<float>({.transpose = transpose, .m = 0, .n = 9, .beta = 0});
+  }
+}
+
+TEST_P(CudaBlasTest, TrsmMatchesTheCpuDeviceForEverySideTriangleTransposeAndDiagonal) {
+  for (Side side : {Side::left, Side::right})
+    for (Fill fill : {Fill::lower, Fill::upper})
+      for (Transpose transpose : {Transpose::none, Transpose::transpose})
+        for (Diagonal diagonal : {Diagonal::non_unit, Diagonal::unit}) {
+          const Trsm r{.side = side, .fill = fill, .transpose = transpose, .diagonal = diagonal, .alpha = 0.75};
+          Trsm small = r, large = r, batched = r;
+          small.m = 37, small.n = 13;
+          large.m = 1024, large.n = 256;
+          batched.m = 16, batched.n = 8, batched.batch = 20;
+          trsm<float>(small);
+          trsm<double>(small);
+          trsm<float>(large);
+          trsm<double>(batched);
+        }
+}
+
+TEST_P(CudaBlasTest, SyrkMatchesTheCpuDeviceForEveryTriangleAndTranspose) {
+  for (Fill fill : {Fill::lower, Fill::upper})
+    for (Transpose transpose : {Transpose::none, Transpose::transpose}) {
+      syrk<float>({.fill = fill, .transpose = transpose, .n = 37, .k = 19, .alpha = 1.5, .beta = -0.5});
+      syrk<double>({.fill = fill, .transpose = transpose, .n = 1024, .k = 512, .alpha = 1, .beta = 0.25});
+      syrk<double>({.fill = fill, .transpose = transpose, .n = 12, .k = 5, .batch = 10});
+      syrk<float>({.fill = fill, .transpose = transpose, .n = 9, .k = 0, .beta = 2});  // empty sum: C scaled by beta
+    }
+}
+
+TEST_P(CudaBlasTest, RequestsAreRefusedByNameBeforeAnythingRuns) {
+  Result<BufferHandle> x = gpu_->ask(Allocate{.dtype = DType::f32, .count = 8}).wait();
+  Result<BufferHandle> r = gpu_->ask(Allocate{.dtype = DType::f32, .count = 1}).wait();
+  ASSERT_THAT(x, IsOk());
+  ASSERT_THAT(r, IsOk());
+  EXPECT_THAT(gpu_->ask(Dot{.n = 4, .incx = 0, .x = *x, .y = *x, .result = *r}).wait(),
+              StatusIs(Code::invalid_argument, "incx = 0"));
+  EXPECT_THAT(gpu_->ask(Iamax{.n = 4, .x = *x, .result = *r}).wait(),
+              StatusIs(Code::invalid_argument, "operand 'result' holds f32"));
+  EXPECT_THAT(gpu_->ask(Trsm{.m = 3, .n = 3, .a = *x, .b = *r}).wait(),
+              StatusIs(Code::invalid_argument, "operand 'a'"));
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryTarget, CudaBlasTest, ::testing::ValuesIn(accel::testing::kEveryGpuTarget),
+                         accel::testing::target_name);
+
+}  // namespace
+}  // namespace accel::blas
