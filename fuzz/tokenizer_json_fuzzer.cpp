@@ -1,7 +1,9 @@
 // text::Tokenizer::from_json: any tokenizer.json. A tokenizer that loads also encodes a fixed text (added tokens of
 // the seeds' tokenizers, combining marks, CJK, compatibility characters, whitespace runs, an emoji) alone, with
 // truncation on the right and without special tokens, and as a pair truncated on the left; every encoding must
-// satisfy the invariants of encoding_invariants.hpp. Without special tokens nothing may refuse a valid text.
+// satisfy the invariants of encoding_invariants.hpp. Without special tokens nothing may refuse a valid text. The
+// full encoding's ids are decoded again, with and without special tokens (through the file's "decoder"): a decode
+// that is not refused is valid UTF-8.
 //
 // fuzz/make_text_corpus.py writes seeds of every component type whose vocabularies keep the pieces of these
 // texts; keep FIXED_TEXT and FIXED_PAIR there equal to kText and kPair.
@@ -32,6 +34,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto encoded = tokenizer->encode(kText, full);
   if (!encoded.ok()) fuzzing::violated("a valid text without max_length was refused");
   fuzzing::check_encoding(*tokenizer, *encoded, kText, nullptr, 0, false);
+  for (const bool skip_special_tokens : {true, false}) {
+    auto decoded = tokenizer->decode(encoded->ids, skip_special_tokens);
+    if (decoded.ok() && !fuzzing::valid_utf8(*decoded)) fuzzing::violated("a decoded text that is not UTF-8");
+  }
 
   // A file's post-processor may add more special tokens than max_length leaves room for: then it is refused.
   const text::EncodeOptions right{.max_length = 8};

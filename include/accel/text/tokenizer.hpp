@@ -81,6 +81,13 @@ class Tokenizer {
   [[nodiscard]] Result<std::vector<Encoding>> encode_pairs(std::string_view first, std::span<const std::string> seconds,
                                                            const EncodeOptions& options, unsigned threads) const;
 
+  /// The text `ids` stand for, as `tokenizers`' decode gives it: each id's vocabulary entry or added token (ids
+  /// that are neither are left out, and so are special added tokens when `skip_special_tokens`), rewritten by the
+  /// file's "decoder" (WordPiece's "##", byte-level BPE's alphabet, SentencePiece's "▁" and byte pieces ...), or
+  /// joined with spaces where the file has none. invalid_argument naming the decoder when the file's is one we do
+  /// not run.
+  [[nodiscard]] Result<std::string> decode(std::span<const std::int32_t> ids, bool skip_special_tokens = true) const;
+
   /// The id of a vocabulary entry or added token, if there is one.
   [[nodiscard]] std::optional<std::int32_t> token_to_id(std::string_view token) const;
   /// The vocabulary entry or added token of an id, if there is one.

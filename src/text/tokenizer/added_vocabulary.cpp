@@ -184,6 +184,11 @@ std::optional<std::string_view> AddedVocabulary::id_to_token(std::int32_t id) co
   return matched_forms_[found->second];
 }
 
+bool AddedVocabulary::is_special(std::int32_t id) const {
+  const auto found = by_id_.find(id);
+  return found != by_id_.end() && tokens_[found->second].special;
+}
+
 std::size_t AddedVocabulary::id_limit() const noexcept {
   std::size_t limit = 0;
   for (const AddedToken& token : tokens_) limit = std::max(limit, static_cast<std::size_t>(token.id) + 1);

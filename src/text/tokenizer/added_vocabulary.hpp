@@ -46,6 +46,8 @@ class AddedVocabulary {
   [[nodiscard]] std::optional<std::int32_t> token_to_id(std::string_view content) const;
   // The content, or for a normalized token the form it is matched in (what `tokenizers` gives for decoding).
   [[nodiscard]] std::optional<std::string_view> id_to_token(std::int32_t id) const;
+  // Whether `id` is an added token marked "special" (what decoding with skip_special_tokens leaves out).
+  [[nodiscard]] bool is_special(std::int32_t id) const;
   [[nodiscard]] std::size_t size() const noexcept { return tokens_.size(); }
   // One more than the largest id; 0 when there are none.
   [[nodiscard]] std::size_t id_limit() const noexcept;

@@ -11,6 +11,9 @@
 //   token_model.cpp      make_token_model     WordPiece, BPE, Unigram
 //   post_processor.cpp   make_post_processor  BertProcessing, RobertaProcessing, TemplateProcessing, ByteLevel,
 //                                             Sequence
+// and, for turning ids back into text, the file's "decoder":
+//   decoder.cpp          make_decoder         WordPiece, ByteLevel, Metaspace, BPEDecoder, ByteFallback, Fuse, Strip,
+//                                             Replace, CTC, Sequence
 // Components are immutable once made and are shared by every thread that encodes.
 #pragma once
 
@@ -82,6 +85,14 @@ class PostProcessor {
   virtual void process(Encoding& first, const Encoding* second, bool add_special_tokens) const = 0;
 };
 
+class Decoder {
+ public:
+  virtual ~Decoder() = default;
+  // tokenizers' decode_chain: the tokens (vocabulary entries, in id order) rewritten as text pieces; the decoded
+  // text is the pieces joined with nothing between them.
+  virtual void decode_chain(std::vector<std::string>& tokens) const = 0;
+};
+
 // The vocabulary a post-processor or an added token refers to, so that a factory can refuse a token id or content
 // the model does not have.
 struct Vocabulary {
@@ -95,6 +106,7 @@ struct Vocabulary {
 Result<std::unique_ptr<Normalizer>> make_normalizer(const nlohmann::json& object, std::string_view path);
 Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const nlohmann::json& object, std::string_view path);
 Result<std::unique_ptr<TokenModel>> make_token_model(const nlohmann::json& object, std::string_view path);
+Result<std::unique_ptr<Decoder>> make_decoder(const nlohmann::json& object, std::string_view path);
 Result<std::unique_ptr<PostProcessor>> make_post_processor(const nlohmann::json& object, std::string_view path,
                                                            const Vocabulary& vocabulary);
 

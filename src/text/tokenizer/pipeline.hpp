@@ -16,6 +16,10 @@ struct Tokenizer::Pipeline {
   std::unique_ptr<PreTokenizer> pre_tokenizer;
   std::unique_ptr<TokenModel> model;  // never null
   std::unique_ptr<PostProcessor> post_processor;
+  // Null where the file has none (decoded tokens are joined with spaces) or names one we do not run; then
+  // decoder_refusal says which, and decode() answers it, so that a tokenizer we can encode with still loads.
+  std::unique_ptr<Decoder> decoder;
+  Status decoder_refusal;
   AddedVocabulary added_vocabulary;
   std::string description;  // see Tokenizer::describe
 };

@@ -225,6 +225,24 @@ std::optional<std::string> Tokenizer::id_to_token(std::int32_t id) const {
   return std::nullopt;
 }
 
+Result<std::string> Tokenizer::decode(std::span<const std::int32_t> ids, bool skip_special_tokens) const {
+  if (!pipeline_->decoder_refusal.ok()) return pipeline_->decoder_refusal;
+  std::vector<std::string> tokens;
+  tokens.reserve(ids.size());
+  for (const std::int32_t id : ids) {
+    if (skip_special_tokens && pipeline_->added_vocabulary.is_special(id)) continue;
+    if (std::optional<std::string> token = id_to_token(id)) tokens.push_back(std::move(*token));
+  }
+  std::string text;
+  if (pipeline_->decoder == nullptr) {
+    for (std::size_t i = 0; i < tokens.size(); ++i) text += (i == 0 ? "" : " ") + tokens[i];
+    return text;
+  }
+  pipeline_->decoder->decode_chain(tokens);
+  for (const std::string& piece : tokens) text += piece;
+  return text;
+}
+
 std::size_t Tokenizer::vocabulary_size() const {
   return std::max(pipeline_->model->vocabulary_size(), pipeline_->added_vocabulary.id_limit());
 }

@@ -1,6 +1,7 @@
-// Loading a tokenizer.json: its "added_tokens", "normalizer", "pre_tokenizer", "model" and "post_processor", each
-// through its stage's factory. "decoder" is not read (we only encode), nor are "truncation" and "padding" (the
-// caller states truncation in EncodeOptions, and nothing is padded).
+// Loading a tokenizer.json: its "added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor" and
+// "decoder", each through its stage's factory. A decoder we cannot run does not stop the file loading (decode says
+// why instead). "truncation" and "padding" are not read (the caller states truncation in EncodeOptions, and
+// nothing is padded).
 //
 // `tokenizers` does not take an added token's id from the file: it gives the token the id the vocabulary already
 // has for its content, or else the next one after the model's vocabulary, in file order. A file whose ids say
@@ -144,6 +145,16 @@ Result<Tokenizer> Tokenizer::from_json(std::string_view tokenizer_json) {
   if (post_processor != nullptr) {
     ACCEL_ASSIGN_OR_RETURN(pipeline->post_processor,
                            make_post_processor(*post_processor, "post_processor", vocabulary));
+  }
+
+  ACCEL_ASSIGN_OR_RETURN(const json* decoder, json_fields::optional_member(document, "", "decoder"));
+  if (decoder != nullptr) {
+    Result<std::unique_ptr<Decoder>> made = make_decoder(*decoder, "decoder");
+    if (made.ok()) {
+      pipeline->decoder = std::move(*made);
+    } else {
+      pipeline->decoder_refusal = made.status();
+    }
   }
 
   pipeline->description =
