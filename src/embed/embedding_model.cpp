@@ -15,34 +15,6 @@
 
 namespace accel::embed {
 
-void TokenBatch::append(std::span<const std::int32_t> sequence, std::span<const std::int32_t> types) {
-  ids.insert(ids.end(), sequence.begin(), sequence.end());
-  if (!types.empty()) {
-    type_ids.resize(ids.size() - sequence.size(), 0);
-    type_ids.insert(type_ids.end(), types.begin(), types.end());
-  } else if (!type_ids.empty()) {
-    type_ids.resize(ids.size(), 0);
-  }
-  offsets.push_back(static_cast<std::uint32_t>(ids.size()));
-}
-
-std::vector<std::pair<std::uint32_t, float>> Embeddings::nonzeros(std::size_t index) const {
-  std::vector<std::pair<std::uint32_t, float>> out;
-  const std::span<const float> values = row(index);
-  for (std::uint32_t i = 0; i < values.size(); ++i)
-    if (values[i] != 0.0f) out.emplace_back(i, values[i]);
-  return out;
-}
-
-std::string_view to_string(Output output) noexcept {
-  switch (output) {
-    case Output::dense: return "dense";
-    case Output::sparse: return "sparse";
-    case Output::scores: return "scores";
-  }
-  return "unknown";
-}
-
 namespace {
 
 template <class T>
@@ -58,6 +30,20 @@ Future<T> failed(Status status) {
 std::uint32_t run_sequences(const ModelInfo& info) {
   return static_cast<std::uint32_t>(
       std::clamp<std::uint64_t>((std::uint64_t{1} << 24) / info.dimensions, 1, info.batch_tokens));
+}
+
+// The most tokens one run of the token-vectors graph holds: it too brings back at most 2^24 floats, one row of the
+// hidden size per token, yet always the longest sequence.
+std::uint32_t run_token_vectors(const ModelInfo& info) {
+  const std::uint64_t fitting = (std::uint64_t{1} << 24) / std::max<std::uint32_t>(info.hidden, 1);
+  return static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(info.batch_tokens, std::max<std::uint64_t>(fitting, info.max_sequence_length)));
+}
+
+// The output staging buffer holds the larger of the two graphs' runs.
+std::uint64_t output_floats(const ModelInfo& info) {
+  return std::max(std::uint64_t{run_sequences(info)} * info.dimensions,
+                  std::uint64_t{run_token_vectors(info)} * info.hidden);
 }
 
 // Device buffers for the largest run, allocated once: a run copies its inputs into their beginning.
@@ -80,16 +66,17 @@ struct Staging {
 
 class EmbeddingModel final : public Model {
  public:
-  EmbeddingModel(Device device, ModelFolder folder, text::Tokenizer tokenizer,
-                 std::shared_ptr<const graph::Graph> graph, Buffer<std::uint8_t> weights, Staging staging,
-                 ModelInfo info, ModelOptions options, bool replays)
+  EmbeddingModel(Device device, ModelFolder folder, text::Tokenizer tokenizer, ModelGraphs graphs,
+                 Buffer<std::uint8_t> weights, Staging staging, ModelInfo info, ModelOptions options, bool replays)
       : replays_(replays),
         takes_types_(takes_token_types(folder)),
         run_sequences_(run_sequences(info)),
+        run_token_vectors_(run_token_vectors(info)),
         device_(std::move(device)),
         folder_(std::move(folder)),
         tokenizer_(std::move(tokenizer)),
-        graph_(std::move(graph)),
+        graph_(std::move(graphs.model)),
+        token_vectors_graph_(std::move(graphs.token_vectors)),
         weights_(std::move(weights)),
         staging_(std::move(staging)),
         info_(std::move(info)),
@@ -170,7 +157,16 @@ class EmbeddingModel final : public Model {
 
   Future<Embeddings> embed_tokens(TokenBatch batch) override {
     if (Status checked = check(batch); !checked.ok()) return failed<Embeddings>(std::move(checked));
-    return run(std::move(batch));
+    return run(std::move(batch), Rows::per_sequence);
+  }
+
+  Result<std::string> decode(std::span<const std::int32_t> ids, bool skip_special_tokens) const override {
+    return tokenizer_.decode(ids, skip_special_tokens);
+  }
+
+  Future<Embeddings> embed_token_vectors(TokenBatch batch) override {
+    if (Status checked = check(batch); !checked.ok()) return failed<Embeddings>(std::move(checked));
+    return run(std::move(batch), Rows::per_token);
   }
 
   const ModelInfo& info() const noexcept override { return info_; }
@@ -272,18 +268,25 @@ class EmbeddingModel final : public Model {
     return Status();
   }
 
+  // Which graph a run uses: the model's (a row per sequence) or the encoder's alone (a row per token).
+  enum class Rows : std::uint8_t { per_sequence, per_token };
+
   // Splits the batch into runs of at most batch_tokens tokens and sends every run's requests, then awaits them.
   // A call's requests go to the device together (enqueue_mutex_): the runs share the model's staging buffers, and
   // the device orders each run's use of them after the previous run's. The awaits resume on whichever thread
   // answers the device's requests, and the batch, the offsets and `out` stay in this frame until then.
-  Future<Embeddings> run(TokenBatch batch) {
+  Future<Embeddings> run(TokenBatch batch, Rows rows) {
     {
       std::lock_guard lock(mutex_);
       ++in_flight_;
     }
-    const std::uint32_t width = info_.dimensions;
+    const bool per_token = rows == Rows::per_token;
+    const std::shared_ptr<const graph::Graph>& graph = per_token ? token_vectors_graph_ : graph_;
+    const std::uint32_t width = per_token ? info_.hidden : info_.dimensions;
+    const std::size_t most_sequences = per_token ? batch.sequences() : run_sequences_;
+    const std::uint32_t most_tokens = per_token ? run_token_vectors_ : info_.batch_tokens;
     Embeddings out{.dimensions = width, .values = {}, .tokens = {}};
-    out.values.resize(batch.sequences() * width);
+    out.values.resize((per_token ? batch.ids.size() : batch.sequences()) * width);
     out.tokens.resize(batch.sequences());
     for (std::size_t s = 0; s < batch.sequences(); ++s) out.tokens[s] = batch.length(s);
     if (takes_types_ && batch.type_ids.empty()) batch.type_ids.assign(batch.ids.size(), 0);
@@ -296,8 +299,8 @@ class EmbeddingModel final : public Model {
       std::size_t first = 0;
       while (first < batch.sequences()) {
         std::size_t last = first;
-        while (last < batch.sequences() && last - first < run_sequences_ &&
-               batch.offsets[last + 1] - batch.offsets[first] <= info_.batch_tokens)
+        while (last < batch.sequences() && last - first < most_sequences &&
+               batch.offsets[last + 1] - batch.offsets[first] <= most_tokens)
           ++last;
         std::vector<std::int32_t>& run_offsets = offsets.emplace_back();
         for (std::size_t s = first; s <= last; ++s)
@@ -307,7 +310,7 @@ class EmbeddingModel final : public Model {
         const auto tokens_of = [&](const std::vector<std::int32_t>& all) {
           return std::span<const std::int32_t>(all.data() + batch.offsets[first], static_cast<std::size_t>(tokens));
         };
-        graph::Execute execute{.graph = graph_,
+        graph::Execute execute{.graph = graph,
                                .symbols = {{"tokens", tokens}, {"sequences", sequences}},
                                .weights = weights_,
                                .inputs = {{"ids", staging_.ids}, {"offsets", staging_.offsets}},
@@ -319,11 +322,12 @@ class EmbeddingModel final : public Model {
           execute.inputs.push_back({"types", staging_.types});
         }
         steps.push_back(device_.ask(std::move(execute)));
-        steps.push_back(device_.download(
-            staging_.output,
-            std::span<float>(out.values.data() + first * width, static_cast<std::size_t>(sequences) * width)));
+        const std::size_t first_row = per_token ? batch.offsets[first] : first;
+        const auto row_count = static_cast<std::size_t>(per_token ? tokens : sequences);
+        steps.push_back(device_.download(staging_.output,
+                                         std::span<float>(out.values.data() + first_row * width, row_count * width)));
         // Only a device that replays runs at the bucket's extent; the CPU runs the actual one.
-        if (replays_) padded += static_cast<std::uint64_t>(*graph_->buckets().at("tokens").rung_for(tokens) - tokens);
+        if (replays_) padded += static_cast<std::uint64_t>(*graph->buckets().at("tokens").rung_for(tokens) - tokens);
         first = last;
       }
     }
@@ -348,10 +352,12 @@ class EmbeddingModel final : public Model {
   const bool replays_;
   const bool takes_types_;
   const std::uint32_t run_sequences_;
+  const std::uint32_t run_token_vectors_;
   Device device_;
   ModelFolder folder_;
   text::Tokenizer tokenizer_;
   std::shared_ptr<const graph::Graph> graph_;
+  std::shared_ptr<const graph::Graph> token_vectors_graph_;
   Buffer<std::uint8_t> weights_;
   Staging staging_;
   ModelInfo info_;
@@ -367,13 +373,12 @@ class EmbeddingModel final : public Model {
 }  // namespace
 
 Result<std::shared_ptr<Model>> make_model(Device device, ModelFolder folder, text::Tokenizer tokenizer,
-                                          std::shared_ptr<const graph::Graph> graph, Buffer<std::uint8_t> weights,
-                                          ModelInfo info, ModelOptions options, bool replays) {
-  ACCEL_ASSIGN_OR_RETURN(Staging staging, Staging::allocate(device, info.batch_tokens,
-                                                            std::uint64_t{run_sequences(info)} * info.dimensions,
-                                                            takes_token_types(folder)));
+                                          ModelGraphs graphs, Buffer<std::uint8_t> weights, ModelInfo info,
+                                          ModelOptions options, bool replays) {
+  ACCEL_ASSIGN_OR_RETURN(Staging staging,
+                         Staging::allocate(device, info.batch_tokens, output_floats(info), takes_token_types(folder)));
   auto model = std::make_shared<EmbeddingModel>(std::move(device), std::move(folder), std::move(tokenizer),
-                                                std::move(graph), std::move(weights), std::move(staging),
+                                                std::move(graphs), std::move(weights), std::move(staging),
                                                 std::move(info), std::move(options), replays);
   ACCEL_RETURN_IF_ERROR(model->warm());
   return std::shared_ptr<Model>(std::move(model));

@@ -12,10 +12,15 @@
 
 namespace accel::embed {
 
+// The model's two graphs over one weights buffer (model_graph.hpp).
+struct ModelGraphs {
+  std::shared_ptr<const graph::Graph> model;          // encoder and head: one row per sequence
+  std::shared_ptr<const graph::Graph> token_vectors;  // the encoder alone: one row per token
+};
+
 // The model, with its smallest bucket warmed.
 [[nodiscard]] Result<std::shared_ptr<Model>> make_model(Device device, ModelFolder folder, text::Tokenizer tokenizer,
-                                                        std::shared_ptr<const graph::Graph> graph,
-                                                        Buffer<std::uint8_t> weights, ModelInfo info,
-                                                        ModelOptions options, bool replays);
+                                                        ModelGraphs graphs, Buffer<std::uint8_t> weights,
+                                                        ModelInfo info, ModelOptions options, bool replays);
 
 }  // namespace accel::embed

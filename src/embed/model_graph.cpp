@@ -112,6 +112,29 @@ Result<std::shared_ptr<const graph::Graph>> model_graph(const ModelFolder& folde
   return b.build();
 }
 
+Result<std::shared_ptr<const graph::Graph>> token_vectors_graph(const ModelFolder& folder, const ModelWeights& weights,
+                                                                const ModelGraphOptions& options,
+                                                                const graph::Graph& model) {
+  Builder encoder(folder, options);
+  graph::GraphBuilder& b = encoder.builder();
+  Tensor ids = b.input("ids", DType::i32, {Dim::sym("tokens")});
+  Tensor offsets = b.input("offsets", DType::i32, {Dim::sym("sequences", 1)}, graph::Padding::repeat_last);
+  Tensor out = encoder.encoder(weights.parameters, ids, offsets);
+  if (options.compute != DType::f32) out = b.cast(out, DType::f32);
+  b.output("output", out);
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const graph::Graph> graph, b.build());
+  // Both graphs make the encoder's parameters first and in the same order, so these hold by construction; checked
+  // because a run reading another parameter's bytes would answer wrong numbers, not fail.
+  for (const graph::Graph::ParameterSlot& slot : graph->parameters()) {
+    const std::string& name = graph->tensors()[slot.tensor].name;
+    const graph::Graph::ParameterSlot* same = model.parameter(name);
+    if (same == nullptr || same->offset != slot.offset || same->bytes != slot.bytes)
+      return internal_error(
+          fmt::format("token vectors graph: parameter '{}' is not where the model's graph has it", name));
+  }
+  return graph;
+}
+
 namespace {
 
 // One parameter's rows, converted into its place in the weights buffer.

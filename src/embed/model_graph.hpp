@@ -4,6 +4,10 @@
 //            and for Head::classifier on a family with token types, types i32 [tokens]
 //   output   output f32 [sequences, ModelFolder::output_dimensions()]
 //
+// The token-vectors graph (token_vectors_graph) has the same inputs and, as output, the encoder's last hidden
+// states before any head, f32 [tokens, hidden]; its parameters are the first ones of the model's graph, at the same
+// offsets, so it runs on the model's weights buffer.
+//
 // Parameters are ModelWeights' and are stored in the compute dtype, so a weights buffer made by
 // model_weight_bytes is the model's only copy on the device whatever the number of compiled buckets. Both
 // symbols are bucketed: tokens on a power-of-two ladder up to the run's token budget, sequences likewise.
@@ -27,6 +31,13 @@ struct ModelGraphOptions {
 [[nodiscard]] Result<std::shared_ptr<const graph::Graph>> model_graph(const ModelFolder& folder,
                                                                       const ModelWeights& weights,
                                                                       const ModelGraphOptions& options);
+
+// The encoder alone, its output one row per token (see the top of the file). internal error when its parameters do
+// not lie where `model`'s are (the weights buffer is `model`'s).
+[[nodiscard]] Result<std::shared_ptr<const graph::Graph>> token_vectors_graph(const ModelFolder& folder,
+                                                                              const ModelWeights& weights,
+                                                                              const ModelGraphOptions& options,
+                                                                              const graph::Graph& model);
 
 // Whether the graph of `folder` takes the "types" input.
 [[nodiscard]] bool takes_token_types(const ModelFolder& folder) noexcept;

@@ -66,18 +66,21 @@ DType compute_dtype(const ModelOptions& options, DeviceKind kind) {
 struct Prepared {
   DType compute = DType::f32;
   std::shared_ptr<const graph::Graph> graph;
+  std::shared_ptr<const graph::Graph> token_vectors;  // the encoder alone, on the same weights
   std::vector<std::uint8_t> weights;
   double convert_ms = 0;
 };
 
 Result<Prepared> prepare(const HostFiles& files, DType compute) {
   const Clock::time_point start = Clock::now();
-  ACCEL_ASSIGN_OR_RETURN(
-      std::shared_ptr<const graph::Graph> graph,
-      model_graph(files.folder, files.weights, {.compute = compute, .batch_tokens = files.batch_tokens}));
+  const ModelGraphOptions options{.compute = compute, .batch_tokens = files.batch_tokens};
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const graph::Graph> graph, model_graph(files.folder, files.weights, options));
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const graph::Graph> token_vectors,
+                         token_vectors_graph(files.folder, files.weights, options, *graph));
   ACCEL_ASSIGN_OR_RETURN(std::vector<std::uint8_t> weights, model_weight_bytes(*graph, files.weights));
   return Prepared{.compute = compute,
                   .graph = std::move(graph),
+                  .token_vectors = std::move(token_vectors),
                   .weights = std::move(weights),
                   .convert_ms = milliseconds_since(start)};
 }
@@ -137,7 +140,8 @@ Result<std::shared_ptr<Model>> place(const Device& device, const DeviceInfo& dev
   ACCEL_ASSIGN_OR_RETURN(Buffer<std::uint8_t> weights, device.allocate<std::uint8_t>(prepared.weights.size()).wait());
   ACCEL_RETURN_IF_ERROR(device.upload(std::span<const std::uint8_t>(prepared.weights), weights).wait().status());
   info.load.upload_ms = milliseconds_since(start);
-  return make_model(device, std::move(files.folder), std::move(files.tokenizer), std::move(prepared.graph),
+  return make_model(device, std::move(files.folder), std::move(files.tokenizer),
+                    {.model = std::move(prepared.graph), .token_vectors = std::move(prepared.token_vectors)},
                     std::move(weights), std::move(info), std::move(options), device_info.kind != DeviceKind::cpu);
 }
 

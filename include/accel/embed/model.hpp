@@ -197,6 +197,14 @@ class Model {
   /// failed_precondition for a model whose output is not Output::scores.
   [[nodiscard]] virtual Future<Embeddings> rerank(std::string query, std::vector<std::string> passages,
                                                   Truncation truncation = Truncation::right) = 0;
+  /// The text `ids` stand for, as the folder's tokenizer decodes them (text::Tokenizer::decode).
+  [[nodiscard]] virtual Result<std::string> decode(std::span<const std::int32_t> ids,
+                                                   bool skip_special_tokens = true) const = 0;
+  /// The encoder's last hidden states of each token of `batch`, before any pooling or head (what TEI's /embed_all
+  /// answers): `values` holds one row of `dimensions` (the hidden size) per token, sequence after sequence, and
+  /// `tokens` each sequence's count of them, so that count() is the number of sequences but the rows number
+  /// the batch's ids. Checked as embed_tokens checks.
+  [[nodiscard]] virtual Future<Embeddings> embed_token_vectors(TokenBatch batch) = 0;
   /// Embeds sequences of token ids. invalid_argument for an id outside the vocabulary, an empty sequence or one
   /// longer than max_sequence_length, naming the sequence.
   [[nodiscard]] virtual Future<Embeddings> embed_tokens(TokenBatch batch) = 0;
