@@ -32,8 +32,8 @@ thread_local std::optional<Clock::time_point> handler_returned;
 const std::vector<Endpoint>& endpoints() {
   static const std::vector<Endpoint> table = [] {
     std::vector<Endpoint> all = openai_endpoints();
-    std::vector<Endpoint> tei = tei_endpoints();
-    all.insert(all.end(), std::make_move_iterator(tei.begin()), std::make_move_iterator(tei.end()));
+    for (std::vector<Endpoint> family : {tei_endpoints(), tei_token_endpoints()})
+      all.insert(all.end(), std::make_move_iterator(family.begin()), std::make_move_iterator(family.end()));
     return all;
   }();
   return table;

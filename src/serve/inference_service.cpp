@@ -7,6 +7,11 @@ double seconds_between(std::chrono::steady_clock::time_point from, std::chrono::
   return std::chrono::duration<double>(to - from).count();
 }
 
+Future<embed::Embeddings> call(embed::Model& model, embed::TokenBatch tokens, RunKind kind) {
+  return kind == RunKind::token_vectors ? model.embed_token_vectors(std::move(tokens))
+                                        : model.embed_tokens(std::move(tokens));
+}
+
 // The device's context is gone (or being rebuilt): the batch may run again once the model is back.
 bool context_gone(Code code) {
   return code == Code::context_lost || code == Code::stale_handle || code == Code::unavailable;
@@ -31,15 +36,24 @@ std::shared_ptr<embed::Model> InferenceService::model() const {
   return model_;
 }
 
-Result<Future<embed::Embeddings>> InferenceService::submit(embed::TokenBatch tokens) {
+Result<Future<embed::Embeddings>> InferenceService::submit(embed::TokenBatch tokens, RunKind kind) {
   const auto count = static_cast<std::uint32_t>(tokens.ids.size());
-  PendingRun pending{.tokens = std::move(tokens), .queued = std::chrono::steady_clock::now()};
+  PendingRun pending{.tokens = std::move(tokens), .kind = kind, .queued = std::chrono::steady_clock::now()};
   Future<embed::Embeddings> reply = pending.reply.future();
   ACCEL_RETURN_IF_ERROR(batcher_.submit(std::move(pending), count));
   return reply;
 }
 
 Future<Done> InferenceService::run(std::vector<PendingRun> batch) {
+  std::vector<PendingRun> pooled, token_vectors;
+  for (PendingRun& request : batch)
+    (request.kind == RunKind::token_vectors ? token_vectors : pooled).push_back(std::move(request));
+  if (!pooled.empty()) co_await run_kind(std::move(pooled), RunKind::pooled);
+  if (!token_vectors.empty()) co_await run_kind(std::move(token_vectors), RunKind::token_vectors);
+  co_return Done{};
+}
+
+Future<Done> InferenceService::run_kind(std::vector<PendingRun> batch, RunKind kind) {
   const auto dispatched = std::chrono::steady_clock::now();
   embed::TokenBatch packed;
   for (const PendingRun& request : batch) {
@@ -55,14 +69,14 @@ Future<Done> InferenceService::run(std::vector<PendingRun> batch) {
   metrics_.observe_batch(batch.size(), packed.sequences(), packed.ids.size());
 
   std::shared_ptr<embed::Model> model = this->model();
-  Result<embed::Embeddings> result = co_await model->embed_tokens(packed);
+  Result<embed::Embeddings> result = co_await call(*model, packed, kind);
   if (!result.ok() && context_gone(result.code()) && reload_) {
     recovering_.store(true, std::memory_order_relaxed);
     metrics_.count_retry();
     Result<std::shared_ptr<embed::Model>> replacement = co_await replace(std::move(model));
     if (replacement.ok()) {
       model = std::move(*replacement);
-      result = co_await model->embed_tokens(std::move(packed));
+      result = co_await call(*model, std::move(packed), kind);
     }
   }
   if (result.ok() || !context_gone(result.code())) recovering_.store(false, std::memory_order_relaxed);
@@ -70,9 +84,9 @@ Future<Done> InferenceService::run(std::vector<PendingRun> batch) {
   for (std::size_t i = 0; i < batch.size(); ++i) metrics_.observe_stage(Stage::compute, compute);
 
   if (result.ok()) {
-    answer(batch, *result);
+    answer(batch, *result, kind);
   } else if (result.code() == Code::invalid_argument && batch.size() > 1) {
-    for (PendingRun& request : batch) request.reply.set(co_await model->embed_tokens(std::move(request.tokens)));
+    for (PendingRun& request : batch) request.reply.set(co_await call(*model, std::move(request.tokens), kind));
   } else {
     for (PendingRun& request : batch) request.reply.set(result.status());
   }
@@ -114,21 +128,26 @@ Future<std::shared_ptr<embed::Model>> InferenceService::replace(std::shared_ptr<
   return future;
 }
 
-void InferenceService::answer(std::vector<PendingRun>& batch, const embed::Embeddings& embeddings) const {
-  std::size_t row = 0;
+// Each request's sequences are the next ones of the packed batch; its rows are the next `rows` of the values: a
+// row per sequence, or (token vectors) a row per token.
+void InferenceService::answer(std::vector<PendingRun>& batch, const embed::Embeddings& embeddings, RunKind kind) const {
+  std::size_t sequence = 0, row = 0;
+  const std::size_t width = embeddings.dimensions;
   for (PendingRun& request : batch) {
     const std::size_t count = request.tokens.sequences();
-    if (row + count > embeddings.count()) {
-      request.reply.set(internal_error("the model answered fewer embeddings than the batch had sequences"));
+    const std::size_t rows = kind == RunKind::token_vectors ? request.tokens.ids.size() : count;
+    if (sequence + count > embeddings.count() || (row + rows) * width > embeddings.values.size()) {
+      request.reply.set(internal_error("the model answered fewer rows than the batch had sequences or tokens"));
       continue;
     }
     embed::Embeddings own{.dimensions = embeddings.dimensions};
-    const auto first = embeddings.values.begin() + static_cast<std::ptrdiff_t>(row * embeddings.dimensions);
-    own.values.assign(first, first + static_cast<std::ptrdiff_t>(count * embeddings.dimensions));
-    own.tokens.assign(embeddings.tokens.begin() + static_cast<std::ptrdiff_t>(row),
-                      embeddings.tokens.begin() + static_cast<std::ptrdiff_t>(row + count));
+    const auto first = embeddings.values.begin() + static_cast<std::ptrdiff_t>(row * width);
+    own.values.assign(first, first + static_cast<std::ptrdiff_t>(rows * width));
+    own.tokens.assign(embeddings.tokens.begin() + static_cast<std::ptrdiff_t>(sequence),
+                      embeddings.tokens.begin() + static_cast<std::ptrdiff_t>(sequence + count));
     request.reply.set(std::move(own));
-    row += count;
+    sequence += count;
+    row += rows;
   }
 }
 

@@ -29,8 +29,13 @@
 
 namespace accel::serve {
 
+// What a request's sequences are run for: a row each from the model's head, or a row per token from its encoder
+// (Model::embed_token_vectors). A batch holding both runs each kind as a run of its own.
+enum class RunKind : std::uint8_t { pooled, token_vectors };
+
 struct PendingRun {
   embed::TokenBatch tokens;
+  RunKind kind = RunKind::pooled;
   Promise<embed::Embeddings> reply;
   std::chrono::steady_clock::time_point queued;
 };
@@ -45,9 +50,9 @@ class InferenceService {
   InferenceService& operator=(const InferenceService&) = delete;
   ~InferenceService();
 
-  // The embeddings of `tokens`' sequences, in order, to come; or at once, the queue's refusal: resource_exhausted
-  // when it is full, failed_precondition once stopping.
-  [[nodiscard]] Result<Future<embed::Embeddings>> submit(embed::TokenBatch tokens);
+  // The rows of `tokens`' sequences (`kind` says which), in order, to come; or at once, the queue's refusal:
+  // resource_exhausted when it is full, failed_precondition once stopping.
+  [[nodiscard]] Result<Future<embed::Embeddings>> submit(embed::TokenBatch tokens, RunKind kind = RunKind::pooled);
 
   // Answers everything queued, then refuses.
   void stop() { batcher_.stop(); }
@@ -60,9 +65,11 @@ class InferenceService {
 
  private:
   Future<Done> run(std::vector<PendingRun> batch);
+  // One kind's requests of a batch, packed into one model call.
+  Future<Done> run_kind(std::vector<PendingRun> batch, RunKind kind);
   // The model to retry on: `failed` reloaded, or the one that already replaced it.
   Future<std::shared_ptr<embed::Model>> replace(std::shared_ptr<embed::Model> failed);
-  void answer(std::vector<PendingRun>& batch, const embed::Embeddings& embeddings) const;
+  void answer(std::vector<PendingRun>& batch, const embed::Embeddings& embeddings, RunKind kind) const;
 
   Reload reload_;
   Metrics& metrics_;

@@ -70,11 +70,11 @@ ApiResult<embed::TokenBatch> tokenize_pairs(const RouteContext& context, std::st
       [&](embed::Truncation truncation) { return context.model->tokenize_pairs(first, seconds, truncation); });
 }
 
-ApiResult<embed::Embeddings> run_tokens(RouteContext& context, embed::TokenBatch tokens) {
+ApiResult<embed::Embeddings> run_tokens(RouteContext& context, embed::TokenBatch tokens, RunKind kind) {
   const std::size_t sequences = tokens.sequences();
   const std::size_t token_count = tokens.ids.size();
   const auto submitted = std::chrono::steady_clock::now();
-  Result<Future<embed::Embeddings>> queued = context.service.submit(std::move(tokens));
+  Result<Future<embed::Embeddings>> queued = context.service.submit(std::move(tokens), kind);
   if (!queued.ok()) return ApiError::refused(queued.status());
   Result<embed::Embeddings> rows = queued->wait();
   context.metrics.observe_stage(Stage::wait, seconds_since(submitted));

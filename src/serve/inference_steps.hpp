@@ -31,7 +31,8 @@ namespace accel::serve {
                                                           const TextOptions& options, std::string_view field);
 
 // The rows of `tokens` from the model, through the batcher; the queue's refusal (429/503) or the model's error.
-[[nodiscard]] ApiResult<embed::Embeddings> run_tokens(RouteContext& context, embed::TokenBatch tokens);
+[[nodiscard]] ApiResult<embed::Embeddings> run_tokens(RouteContext& context, embed::TokenBatch tokens,
+                                                      RunKind kind = RunKind::pooled);
 
 // 424, as TEI answers a route its model cannot serve, naming the route, what the model makes and what it needs;
 // nothing when the model's output is `needed`.

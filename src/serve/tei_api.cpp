@@ -27,13 +27,6 @@ std::optional<ApiError> read_dimensions(const json& doc, const RequestLimits& li
   return std::nullopt;
 }
 
-// A field this route does not take, refused rather than ignored: a client that sends it expects its effect.
-std::optional<ApiError> refuse_field(const json& doc, const char* name, std::string_view why) {
-  auto found = doc.find(name);
-  if (found == doc.end() || found->is_null()) return std::nullopt;
-  return ApiError{400, fmt::format("'{}' is not taken here: {}", name, why), name, "not_supported"};
-}
-
 }  // namespace
 
 ApiResult<std::vector<std::string>> read_tei_inputs(const json& doc, const RequestLimits& limits) {

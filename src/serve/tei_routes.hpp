@@ -1,6 +1,7 @@
 // text-embeddings-inference's routes, as entries of the server's table: POST /embed (dense models),
 // /embed_sparse (SPLADE), /rerank (a cross-encoder of one label), /predict (any cross-encoder), /tokenize (any
-// model), GET /info. A route the model's head does not fit answers 424 (TEI's Backend error) saying why.
+// model), GET /info; and POST /decode, /embed_all (any model). A route the model's head does not fit answers 424 (TEI's
+// Backend error) saying why.
 #pragma once
 
 #include <vector>
@@ -10,5 +11,7 @@
 namespace accel::serve {
 
 [[nodiscard]] std::vector<Endpoint> tei_endpoints();
+// POST /decode and /embed_all (tei_token_routes.cpp): any model.
+[[nodiscard]] std::vector<Endpoint> tei_token_endpoints();
 
 }  // namespace accel::serve

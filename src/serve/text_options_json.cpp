@@ -15,6 +15,12 @@ std::optional<ApiError> read_flag(const nlohmann::json& doc, const char* name, b
   return std::nullopt;
 }
 
+std::optional<ApiError> refuse_field(const nlohmann::json& doc, const char* name, std::string_view why) {
+  auto found = doc.find(name);
+  if (found == doc.end() || found->is_null()) return std::nullopt;
+  return ApiError{400, fmt::format("'{}' is not taken here: {}", name, why), name, "not_supported"};
+}
+
 std::optional<ApiError> read_text_options(const nlohmann::json& doc, TextOptions& options) {
   if (auto truncate = doc.find("truncate"); truncate != doc.end() && !truncate->is_null()) {
     if (!truncate->is_boolean()) return bad_type("truncate", "a boolean");

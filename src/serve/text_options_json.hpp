@@ -16,4 +16,8 @@ namespace accel::serve {
 // A boolean field if present and not null; 400 naming it when it is another type.
 [[nodiscard]] std::optional<ApiError> read_flag(const nlohmann::json& doc, const char* name, bool& flag);
 
+// A field this route does not take, refused (400 naming it) rather than ignored: a client that sends it expects
+// its effect.
+[[nodiscard]] std::optional<ApiError> refuse_field(const nlohmann::json& doc, const char* name, std::string_view why);
+
 }  // namespace accel::serve
