@@ -361,7 +361,7 @@ for index, name in enumerate(model_folder_files):
     seed("model_folder", name.replace("/", "-"), str(index).encode() + source.read_bytes())
 
 # First byte: the route ('0' OpenAI /v1/embeddings, '1' TEI /embed, '2' /embed_sparse, '3' /rerank, '4' /predict,
-# '5' /tokenize, '6' /similarity, '7' Cohere's /v1/rerank), then the body, in the shapes of OpenAI's and TEI's published examples.
+# '5' /tokenize, '6' /similarity, '7' Cohere's /v1/rerank, '8' /decode, '9' /embed_all), then the body, in the shapes of OpenAI's and TEI's published examples.
 bodies = {
     "openai-string": ("0", {"input": "The food was delicious.", "model": "all-MiniLM-L6-v2"}),
     "openai-array": ("0", {"input": ["first", "second text"], "encoding_format": "float", "user": "u"}),
@@ -401,6 +401,12 @@ bodies = {
                             "top_n": 1, "return_documents": True}),
     "cohere-rerank-long": ("7", {"query": "h " * 200, "documents": ["i " * 200, ""], "truncate": True,
                                  "truncation_direction": "left"}),
+    "tei-decode-one": ("8", {"ids": [101, 7592, 2088, 102], "skip_special_tokens": True}),
+    "tei-decode-batch": ("8", {"ids": [[101, 7592, 1010, 1045, 1005, 1049, 102], [], [4294967295, 0]],
+                               "skip_special_tokens": False}),
+    "tei-embed-all": ("9", {"inputs": "What is Deep Learning?"}),
+    "tei-embed-all-every-field": ("9", {"inputs": ["j " * 300, "k"], "truncate": True, "truncation_direction": "Left",
+                                        "prompt_name": None}),
 }
 for name, (api, body) in bodies.items():
     seed("serve_request", name, api + json.dumps(body))

@@ -5,14 +5,16 @@
 // normalisation) and the response written for rows of that many inputs. Headers and the HTTP framing are
 // cpp-httplib's (a Debian library, not instrumented here).
 //
-// Input: one byte choosing the route by its value modulo 8 ('0' OpenAI /v1/embeddings, '1' TEI /embed,
-// '2' /embed_sparse, '3' /rerank, '4' /predict, '5' /tokenize, '6' /similarity, '7' Cohere's /v1/rerank), then the
-// body.
+// Input: one byte choosing the route by its distance from '0' modulo 10 ('0' OpenAI /v1/embeddings, '1' TEI /embed,
+// '2' /embed_sparse, '3' /rerank, '4' /predict, '5' /tokenize, '6' /similarity, '7' Cohere's /v1/rerank,
+// '8' /decode, '9' /embed_all), then the body.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "accel/embed/model.hpp"
 #include "accel/text/tokenizer.hpp"
@@ -22,6 +24,7 @@
 #include "serve/tei_api.hpp"
 #include "serve/tei_scores_api.hpp"
 #include "serve/tei_similarity_api.hpp"
+#include "serve/tei_token_api.hpp"
 
 namespace {
 
@@ -40,9 +43,11 @@ enum class Route : std::uint8_t {
   predict,
   tokenize,
   similarity,
-  cohere_rerank
+  cohere_rerank,
+  decode,
+  embed_all
 };
-constexpr std::uint8_t kRoutes = 8;
+constexpr std::uint8_t kRoutes = 10;
 
 const text::Tokenizer& tokenizer() {
   static const text::Tokenizer loaded = [] {
@@ -144,6 +149,31 @@ void answer_similarity(const serve::SimilarityRequest& request) {
   (void)serve::tei_similarity_response(serve::cosine_to_first(rows_for(batch, kLimits.dimensions)));
 }
 
+void answer_decode(const serve::DecodeRequest& request) {
+  std::vector<std::string> texts;
+  for (const std::vector<std::int32_t>& ids : request.sequences) {
+    auto text = tokenizer().decode(ids, request.skip_special_tokens);
+    if (!text.ok()) std::abort();  // MiniLM's decoder is WordPiece: decode refuses nothing
+    texts.push_back(std::move(*text));
+  }
+  (void)serve::tei_decode_response(texts);
+}
+
+void answer_embed_all(const serve::EmbedRequest& request) {
+  auto encoded = tokenizer().encode_batch(request.texts, encode_options(request.text), 1);
+  if (!encoded.ok()) return;
+  embed::TokenBatch batch;
+  for (const text::Encoding& encoding : *encoded) {
+    if (refused_as_too_long(encoding, request.text)) return;
+    batch.append(encoding.ids);
+  }
+  // A row per token, as Model::embed_token_vectors answers (a narrow one: the shape is what is exercised).
+  embed::Embeddings rows{.dimensions = 4};
+  for (std::size_t i = 0; i < batch.sequences(); ++i) rows.tokens.push_back(batch.length(i));
+  rows.values.assign(batch.ids.size() * rows.dimensions, 0.25f);
+  (void)serve::tei_embed_all_response(rows);
+}
+
 // Parses `body` with the route's parser; a refusal is written in the route's shape, an accepted request answered.
 template <class Request, class Answer>
 void run(serve::ApiResult<Request> parsed, ApiFamily family, const Answer& answer) {
@@ -158,7 +188,7 @@ void run(serve::ApiResult<Request> parsed, ApiFamily family, const Answer& answe
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
-  const auto route = static_cast<Route>(data[0] % kRoutes);
+  const auto route = static_cast<Route>(static_cast<std::uint8_t>(data[0] - '0') % kRoutes);
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
   switch (route) {
     case Route::openai_embeddings:
@@ -180,6 +210,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     case Route::cohere_rerank:
       run(serve::parse_cohere_rerank_request(body, kLimits), ApiFamily::openai, answer_cohere_rerank);
+      break;
+    case Route::decode: run(serve::parse_tei_decode_request(body, kLimits), ApiFamily::tei, answer_decode); break;
+    case Route::embed_all:
+      run(serve::parse_tei_embed_all_request(body, kLimits), ApiFamily::tei, answer_embed_all);
       break;
   }
   return 0;
