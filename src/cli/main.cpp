@@ -149,6 +149,15 @@ int main(int argc, char** argv) {
   serve_cmd->add_flag("--auto-truncate", server.auto_truncate,
                       "cut inputs longer than the model's maximum instead of answering 413 (a request's "
                       "\"truncate\": false still refuses)");
+  CLI::Option* default_prompt_name = serve_cmd->add_option_function<std::string>(
+      "--default-prompt-name", [&](const std::string& name) { server.default_prompt_name = name; },
+      "the model's prompt (config_sentence_transformers.json) put before each text of a request that names no "
+      "prompt_name (default: the folder's default_prompt_name)");
+  serve_cmd
+      ->add_option_function<std::string>(
+          "--default-prompt", [&](const std::string& text) { server.default_prompt = text; },
+          "text put before each text of a request that names no prompt_name")
+      ->excludes(default_prompt_name);
   serve_cmd
       ->add_option("--api-key", server.api_key,
                    "ask every route but /health for 'Authorization: Bearer KEY' (or set ACCEL_API_KEY, which keeps "

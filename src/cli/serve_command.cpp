@@ -10,6 +10,7 @@
 #include "accel/embed/model.hpp"
 #include "cli/device_choice.hpp"
 #include "serve/embedding_server.hpp"
+#include "serve/inference_steps.hpp"
 
 namespace accel::cli {
 namespace {
@@ -63,6 +64,10 @@ int run_serve(const ServeCommand& command) {
     return 1;
   }
   const embed::ModelInfo& info = (*model)->info();
+  if (Status prompt = serve::check_default_prompt(command.server, info); !prompt.ok()) {
+    fmt::print(stderr, "accel serve: {}\n", prompt.to_string());
+    return 1;
+  }
   // Every route is served; those the model's head does not fit answer 424 saying why.
   const char* fitting = info.output == embed::Output::dense    ? "/v1/embeddings, /embed"
                         : info.output == embed::Output::sparse ? "/embed_sparse"

@@ -33,11 +33,35 @@ ApiResult<embed::TokenBatch> answer_tokens(const RouteContext& context, embed::T
   return error;
 }
 
-embed::EmbedOptions embed_options(const TextOptions& options, embed::Truncation truncation) {
-  return {.truncation = truncation, .prompt_name = options.prompt_name};
+std::string quoted_names(const embed::ModelInfo& info) {
+  std::string known;
+  for (const auto& [name, prompt] : info.prompts) known += (known.empty() ? "'" : ", '") + name + "'";
+  return known.empty() ? "no prompts" : "the prompts " + known;
 }
 
 }  // namespace
+
+embed::EmbedOptions prompt_options(const RouteContext& context, const TextOptions& options) {
+  if (options.prompt_name) return {.prompt_name = options.prompt_name};
+  if (context.options.default_prompt) return {.prompt = context.options.default_prompt};
+  return {.prompt_name = context.options.default_prompt_name};
+}
+
+std::string prompt_text(const RouteContext& context, const TextOptions& options) {
+  const embed::EmbedOptions chosen = prompt_options(context, options);
+  if (chosen.prompt) return *chosen.prompt;
+  const embed::ModelInfo& info = context.model->info();
+  const auto prompt = info.prompts.find(chosen.prompt_name.value_or(info.default_prompt_name));
+  return prompt == info.prompts.end() ? std::string() : prompt->second;
+}
+
+Status check_default_prompt(const ServeOptions& options, const embed::ModelInfo& info) {
+  if (!options.default_prompt_name || info.output == embed::Output::scores ||
+      info.prompts.contains(*options.default_prompt_name))
+    return Status();
+  return invalid_argument(fmt::format("--default-prompt-name '{}': {} has {}", *options.default_prompt_name, info.name,
+                                      quoted_names(info)));
+}
 
 embed::Truncation truncation_of(const TextOptions& options, bool auto_truncate) {
   return options.truncate.value_or(auto_truncate) ? options.direction : embed::Truncation::refuse;
@@ -46,20 +70,21 @@ embed::Truncation truncation_of(const TextOptions& options, bool auto_truncate) 
 std::optional<ApiError> check_prompt_name(const RouteContext& context, const TextOptions& options) {
   const embed::ModelInfo& info = context.model->info();
   if (!options.prompt_name || info.prompts.contains(*options.prompt_name)) return std::nullopt;
-  std::string known;
-  for (const auto& [name, prompt] : info.prompts) known += (known.empty() ? "'" : ", '") + name + "'";
   return ApiError{400,
-                  fmt::format("'prompt_name' is '{}'; {} has {}", *options.prompt_name, info.name,
-                              known.empty() ? "no prompts" : "the prompts " + known),
+                  fmt::format("'prompt_name' is '{}'; {} has {}", *options.prompt_name, info.name, quoted_names(info)),
                   "prompt_name", "invalid_value"};
 }
 
 ApiResult<embed::TokenBatch> tokenize_texts(const RouteContext& context, std::span<const std::string> texts,
                                             const TextOptions& options, std::string_view field) {
   if (auto refused = check_prompt_name(context, options)) return std::move(*refused);
-  return answer_tokens(
-      context, truncation_of(options, context.options.auto_truncate), field,
-      [&](embed::Truncation truncation) { return context.model->tokenize(texts, embed_options(options, truncation)); });
+  const embed::EmbedOptions prompted = prompt_options(context, options);
+  return answer_tokens(context, truncation_of(options, context.options.auto_truncate), field,
+                       [&](embed::Truncation truncation) {
+                         embed::EmbedOptions cut = prompted;
+                         cut.truncation = truncation;
+                         return context.model->tokenize(texts, cut);
+                       });
 }
 
 ApiResult<embed::TokenBatch> tokenize_pairs(const RouteContext& context, std::string_view first,

@@ -20,6 +20,17 @@ namespace accel::serve {
 // 400 naming prompt_name and the model's prompts when the request names a prompt the model lacks.
 [[nodiscard]] std::optional<ApiError> check_prompt_name(const RouteContext& context, const TextOptions& options);
 
+// The prompt of a request's texts as the model takes it: the request's prompt_name, else the server's default
+// prompt name or text (ServeOptions), else nothing set (the model then puts the folder's default prompt).
+[[nodiscard]] embed::EmbedOptions prompt_options(const RouteContext& context, const TextOptions& options);
+// The text of that prompt, as put before each text ("" for none).
+[[nodiscard]] std::string prompt_text(const RouteContext& context, const TextOptions& options);
+
+// Whether `options`' default prompt name is one of the model's prompts (a server is not started with one that is
+// not): invalid_argument naming --default-prompt-name and the prompts it has. Only models that embed single texts
+// are checked; a cross-encoder never takes a prompt.
+[[nodiscard]] Status check_default_prompt(const ServeOptions& options, const embed::ModelInfo& info);
+
 // Token ids of `texts` (field: the request's name for them, named in errors). An input over max_sequence_length
 // that is not to be cut is 413 input_too_long; a prompt name the model lacks or invalid UTF-8 is 400.
 [[nodiscard]] ApiResult<embed::TokenBatch> tokenize_texts(const RouteContext& context,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "serve/batcher.hpp"
@@ -31,6 +32,12 @@ struct ServeOptions {
   // truncation_direction) rather than answered 413, unless the request itself says `truncate: false` (TEI's
   // --auto-truncate).
   bool auto_truncate = false;
+  // The prompt put before each text of a request that names no prompt_name (TEI's --default-prompt-name and
+  // --default-prompt; at most one is set): the model's prompt of this name, or this text itself. Neither: the
+  // folder's own default_prompt_name (config_sentence_transformers.json), if it has one. Text pairs (rerank,
+  // predict) and token-id inputs never take a prompt.
+  std::optional<std::string> default_prompt_name;
+  std::optional<std::string> default_prompt;
   // Non-empty: every route but /health asks for "Authorization: Bearer <api_key>" and answers 401 without it.
   std::string api_key;
 };

@@ -128,22 +128,18 @@ struct TokenizeRoute {
   }
   static ApiResult<Answer> run(TokenizeRequest& request, RouteContext& context) {
     if (auto refused = check_prompt_name(context, request.text)) return std::move(*refused);
-    const embed::EmbedOptions options{.prompt_name = request.text.prompt_name};
     Result<std::vector<text::Encoding>> encodings =
-        context.model->encode(request.texts, options, request.add_special_tokens);
+        context.model->encode(request.texts, prompt_options(context, request.text), request.add_special_tokens);
     if (!encodings.ok()) {
       ApiError error = ApiError::from(encodings.status());
       error.param = "inputs";
       error.message = "'inputs': " + error.message;
       return error;
     }
-    // The prompt the model put before each text: the named one, else the folder's default.
-    const embed::ModelInfo& info = context.model->info();
-    const std::string& name = request.text.prompt_name.value_or(info.default_prompt_name);
-    const auto prompt = info.prompts.find(name);
+    // The prompt the model put before each text: the named one, else the server's default, else the folder's.
+    const std::string prompt = prompt_text(context, request.text);
     Answer answer{std::move(*encodings), {}};
-    for (const std::string& text : request.texts)
-      answer.prompted.push_back((prompt == info.prompts.end() ? std::string() : prompt->second) + text);
+    for (const std::string& text : request.texts) answer.prompted.push_back(prompt + text);
     return answer;
   }
   static std::string render(const Answer& answer, const TokenizeRequest&) {
@@ -206,6 +202,9 @@ struct InfoRoute {
         {"vocabulary", info.vocabulary},
         {"prompts", info.prompts},
         {"default_prompt_name", info.default_prompt_name.empty() ? json() : json(info.default_prompt_name)},
+        // What a request that names no prompt gets, the server's options first.
+        {"server_default_prompt_name", options.default_prompt_name ? json(*options.default_prompt_name) : json()},
+        {"server_default_prompt", options.default_prompt ? json(*options.default_prompt) : json()},
         {"device", info.device},
     };
     return body.dump(-1, ' ', false, json::error_handler_t::replace);

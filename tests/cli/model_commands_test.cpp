@@ -146,5 +146,17 @@ TEST_F(ModelCommandsTest, ServeServesSpladeAndCrossEncoderModelsSayingWhichRoute
   }
 }
 
+TEST_F(ModelCommandsTest, ServeRefusesADefaultPromptNameTheModelLacksBeforeServing) {
+  const std::string model = (kFamilies / "bert_mean_dense_norm").string();
+  const auto lacking = run_cli("serve --device cpu --port 0 --model " + model + " --default-prompt-name nope");
+  EXPECT_EQ(lacking.exit_code, 1) << lacking.out;
+  EXPECT_THAT(lacking.out, HasSubstr("--default-prompt-name 'nope'"));
+  EXPECT_THAT(lacking.out, HasSubstr("'query'"));
+  const auto both =
+      run_cli("serve --device cpu --port 0 --model " + model + " --default-prompt-name query --default-prompt 'q: '");
+  EXPECT_NE(both.exit_code, 0) << both.out;
+  EXPECT_THAT(both.out, HasSubstr("excludes"));
+}
+
 }  // namespace
 }  // namespace accel::embed
