@@ -115,9 +115,13 @@ int main(int argc, char** argv) {
   accel::serve::ServeOptions& server = serve.server;
   CLI::App* serve_cmd =
       app.add_subcommand("serve",
-                         "an embedding HTTP server: OpenAI's /v1/embeddings; TEI's /embed, /embed_sparse, /rerank, "
-                         "/predict, /tokenize, /info; /health, /metrics");
-  serve_cmd->add_option("--model", serve.model, "a sentence-transformers folder (default: all-MiniLM-L6-v2)");
+                         "an embedding HTTP server of one or more models: OpenAI's /v1/embeddings, /v1/models, "
+                         "/v1/rerank (Cohere's shape); TEI's /embed, /embed_all, /embed_sparse, /rerank, /predict, "
+                         "/similarity, /tokenize, /decode, /info; /health, /metrics");
+  serve_cmd->add_option("--model", serve.models,
+                        "a sentence-transformers folder (default: all-MiniLM-L6-v2); repeated, several models are "
+                        "served on the device, chosen by a request's \"model\" (the folder's name), the first by "
+                        "default");
   serve_cmd->add_option("--device", serve.device, std::string(accel::cli::kDeviceChoices))->check(devices);
   serve_cmd->add_option("--host", server.host, "address to listen on (default: loopback)");
   serve_cmd->add_option("--port", server.port, "port to listen on (0: any free one)")->check(CLI::Range(0, 65535));

@@ -49,39 +49,58 @@ int run_serve(const ServeCommand& command) {
   }
   fmt::print(stderr, "accel serve: listening on http://{}:{}\n", command.server.host, *port);
 
-  const std::filesystem::path folder =
-      command.model.empty() ? embed::default_model_folder() : std::filesystem::path(command.model);
-  const embed::ModelOptions options{.folder = folder, .batch_tokens = command.server.batching.batch_tokens};
-  // The device's thread spins a millisecond for the next request before it sleeps: on a quiet server the next one
-  // comes within that, and waking a sleeping thread was most of the one-connection p99 (docs/PERFORMANCE.md, 10).
-  auto [model, device_failed] = open_model(system, command.device, options, {.spin = std::chrono::microseconds(1000)});
-  if (device_failed) {
-    fmt::print(stderr, "accel serve: {}\n", model.status().to_string());
+  std::vector<std::filesystem::path> folders(command.models.begin(), command.models.end());
+  if (folders.empty()) folders.push_back(embed::default_model_folder());
+  std::vector<serve::ServedModel> models;
+  for (const std::filesystem::path& folder : folders) {
+    const embed::ModelOptions options{.folder = folder, .batch_tokens = command.server.batching.batch_tokens};
+    Result<std::shared_ptr<embed::Model>> model = std::shared_ptr<embed::Model>();
+    if (models.empty()) {
+      // The device's thread spins a millisecond for the next request before it sleeps: on a quiet server the next
+      // one comes within that, and waking a sleeping thread was most of the one-connection p99
+      // (docs/PERFORMANCE.md, 10).
+      auto [opened, device_failed] =
+          open_model(system, command.device, options, {.spin = std::chrono::microseconds(1000)});
+      if (device_failed) {
+        fmt::print(stderr, "accel serve: {}\n", opened.status().to_string());
+        return 1;
+      }
+      model = std::move(opened);
+    } else {
+      model = embed::Model::load(models.front().device, options);  // the others share the first one's device
+    }
+    if (!model.ok()) {
+      fmt::print(stderr, "accel serve: loading {}: {}\n", folder.string(), model.status().to_string());
+      return 1;
+    }
+    const embed::ModelInfo& info = (*model)->info();
+    if (Status prompt = serve::check_default_prompt(command.server, info); !prompt.ok()) {
+      fmt::print(stderr, "accel serve: {}\n", prompt.to_string());
+      return 1;
+    }
+    // Every route is served; those the model's head does not fit answer 424 saying why.
+    const char* fitting = info.output == embed::Output::dense    ? "/v1/embeddings, /embed"
+                          : info.output == embed::Output::sparse ? "/embed_sparse"
+                                                                 : "/rerank, /predict";
+    fmt::print(stderr, "accel serve: a {} model ({}): {}, /tokenize and /info fit it\n", to_string(info.output),
+               info.head, fitting);
+    fmt::print(stderr, "accel serve: loaded {} ({} dimensions, {} tokens at most) on {}\n", info.name, info.dimensions,
+               info.max_sequence_length, info.device);
+    // An isolated worker that is replaced takes the model's weights with it: the server loads them again.
+    const Device device = (*model)->device();
+    models.push_back({std::move(*model), device, [device, options]() -> Result<std::shared_ptr<embed::Model>> {
+                        fmt::print(stderr, "accel serve: the device lost its context; loading {} again\n",
+                                   options.folder.string());
+                        return embed::Model::load(device, options);
+                      }});
+  }
+  std::string names;
+  for (const serve::ServedModel& model : models) names += (names.empty() ? "" : ", ") + model.model->info().name;
+  if (Status attached = server.attach(std::move(models)); !attached.ok()) {
+    fmt::print(stderr, "accel serve: {}\n", attached.to_string());
     return 1;
   }
-  if (!model.ok()) {
-    fmt::print(stderr, "accel serve: loading {}: {}\n", folder.string(), model.status().to_string());
-    return 1;
-  }
-  const embed::ModelInfo& info = (*model)->info();
-  if (Status prompt = serve::check_default_prompt(command.server, info); !prompt.ok()) {
-    fmt::print(stderr, "accel serve: {}\n", prompt.to_string());
-    return 1;
-  }
-  // Every route is served; those the model's head does not fit answer 424 saying why.
-  const char* fitting = info.output == embed::Output::dense    ? "/v1/embeddings, /embed"
-                        : info.output == embed::Output::sparse ? "/embed_sparse"
-                                                               : "/rerank, /predict";
-  fmt::print(stderr, "accel serve: a {} model ({}): {}, /tokenize and /info fit it\n", to_string(info.output),
-             info.head, fitting);
-  fmt::print(stderr, "accel serve: ready: {} ({} dimensions, {} tokens at most) on {}\n", info.name, info.dimensions,
-             info.max_sequence_length, info.device);
-  // An isolated worker that is replaced takes the model's weights with it: the server loads them again.
-  const Device device = (*model)->device();
-  server.attach(std::move(*model), device, [device, options]() -> Result<std::shared_ptr<embed::Model>> {
-    fmt::print(stderr, "accel serve: the device lost its context; loading the model again\n");
-    return embed::Model::load(device, options);
-  });
+  fmt::print(stderr, "accel serve: ready: {}\n", names);
 
   wait_for_signal(signals, server);
   server.stop();

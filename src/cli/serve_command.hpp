@@ -1,16 +1,18 @@
-// `accel serve`: opens the device, starts the server, loads the model into it, and serves until SIGTERM or
-// SIGINT, then shuts down gracefully (every request already accepted is answered) and exits 0.
+// `accel serve`: opens the device, starts the server, loads the models into it (each --model on the same device,
+// the first the default), and serves until SIGTERM or SIGINT, then shuts down gracefully (every request already
+// accepted is answered) and exits 0.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "serve/serve_options.hpp"
 
 namespace accel::cli {
 
 struct ServeCommand {
-  std::string model;            // empty: embed::default_model_folder()
-  std::string device = "auto";  // as every command's --device (device_choice.hpp)
+  std::vector<std::string> models;  // empty: embed::default_model_folder()
+  std::string device = "auto";      // as every command's --device (device_choice.hpp)
   serve::ServeOptions server;
 };
 

@@ -11,7 +11,6 @@
 #include <optional>
 
 #include "serve/deadline_http_server.hpp"
-#include "serve/model_stats_cache.hpp"
 #include "serve/openai_routes.hpp"
 #include "serve/tei_routes.hpp"
 
@@ -27,6 +26,8 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 // When the route's handler on this thread returned, until cpp-httplib has written its response (and calls the
 // logger): the Stage::respond histogram's start. Unset for what no route of the model answered.
 thread_local std::optional<Clock::time_point> handler_returned;
+// The metrics of the model that answered it, which the Stage::respond histogram is of.
+thread_local Metrics* responding_model = nullptr;
 
 // Every route of the server: the model's, by API family. Built once; the server registers each entry.
 const std::vector<Endpoint>& endpoints() {
@@ -84,24 +85,6 @@ class HttpListener final : public DeadlineHttpServer {
   void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
 };
 
-struct EmbeddingServer::Attached {
-  Attached(std::shared_ptr<embed::Model> model, Device device, InferenceService::Reload reload,
-           const ServeOptions& options, Metrics& metrics)
-      : device(std::move(device)),
-        limits{.max_inputs = options.max_inputs,
-               .max_sequence_length = model->info().max_sequence_length,
-               .dimensions = model->info().dimensions,
-               .vocabulary = model->info().vocabulary,
-               .normalized = model->info().normalized},
-        service(std::move(model), std::move(reload), options.batching, metrics),
-        stats([this] { return service.model()->stats(); }, std::chrono::seconds(1)) {}
-
-  Device device;
-  RequestLimits limits;
-  InferenceService service;
-  ModelStatsCache stats;  // after the service it reads
-};
-
 EmbeddingServer::EmbeddingServer(ServeOptions options)
     : options_(std::move(options)), http_(std::make_unique<HttpListener>()) {}
 
@@ -129,10 +112,16 @@ Result<int> EmbeddingServer::start() {
 }
 
 void EmbeddingServer::attach(std::shared_ptr<embed::Model> model, Device device, InferenceService::Reload reload) {
-  auto attached =
-      std::make_shared<Attached>(std::move(model), std::move(device), std::move(reload), options_, metrics_);
+  std::vector<ServedModel> one;
+  one.push_back({std::move(model), std::move(device), std::move(reload)});
+  static_cast<void>(attach(std::move(one)));  // one model, which has a name: nothing to refuse
+}
+
+Status EmbeddingServer::attach(std::vector<ServedModel> models) {
+  ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<ServedModels> served, ServedModels::make(std::move(models), options_));
   std::lock_guard lock(mutex_);
-  attached_ = std::move(attached);
+  attached_ = std::move(served);
+  return Status();
 }
 
 void EmbeddingServer::stop() {
@@ -141,11 +130,11 @@ void EmbeddingServer::stop() {
     http_->stop();
     if (listener_.joinable()) listener_.join();
     // Every handler has returned, so nothing waits on the queue any more; this only joins the batcher.
-    if (std::shared_ptr<Attached> attached = this->attached()) attached->service.stop();
+    if (std::shared_ptr<ServedModels> attached = this->attached()) attached->stop();
   });
 }
 
-std::shared_ptr<EmbeddingServer::Attached> EmbeddingServer::attached() const {
+std::shared_ptr<ServedModels> EmbeddingServer::attached() const {
   std::lock_guard lock(mutex_);
   return attached_;
 }
@@ -180,12 +169,7 @@ void EmbeddingServer::route() {
   }
   http_->Get("/health", [this](const httplib::Request&, httplib::Response& response) { health(response); });
   http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
-    std::shared_ptr<Attached> attached = this->attached();
-    std::optional<embed::ModelStats> model;
-    if (attached) model = attached->stats.latest();
-    const bool ready = attached && !draining_ && attached->device.health().ok() && !attached->service.recovering();
-    response.set_content(metrics_.render(attached ? attached->service.depth() : QueueDepth{}, ready, model),
-                         "text/plain; version=0.0.4");
+    response.set_content(metrics(), "text/plain; version=0.0.4");
   });
 
   // What cpp-httplib answers itself (an unknown route, a body over the limit, a malformed request) gets a JSON
@@ -215,23 +199,23 @@ void EmbeddingServer::route() {
   });
   http_->set_logger([this](const httplib::Request& http, const httplib::Response& response) {
     // Before the count, which a client reading the metrics may wait for.
-    if (handler_returned) metrics_.observe_stage(Stage::respond, seconds_since(*handler_returned));
+    if (handler_returned && responding_model != nullptr)
+      responding_model->observe_stage(Stage::respond, seconds_since(*handler_returned));
     handler_returned.reset();
+    responding_model = nullptr;
     metrics_.count_request(endpoint_label(http.path), response.status);
   });
 }
 
 void EmbeddingServer::health(httplib::Response& response) const {
-  std::shared_ptr<Attached> attached = this->attached();
+  std::shared_ptr<ServedModels> attached = this->attached();
   std::string reason;
   if (draining_) {
     reason = "shutting down";
   } else if (!attached) {
     reason = "the model is loading";
-  } else if (Status device = attached->device.health(); !device.ok()) {
-    reason = "the device cannot serve: " + device.to_string();
-  } else if (attached->service.recovering()) {
-    reason = "the device lost its context and is being replaced";
+  } else {
+    reason = attached->unready_reason();
   }
   response.status = reason.empty() ? 200 : 503;
   response.set_content(reason.empty() ? nlohmann::json{{"status", "ok"}}.dump()
@@ -239,22 +223,58 @@ void EmbeddingServer::health(httplib::Response& response) const {
                        kJson);
 }
 
+std::string EmbeddingServer::metrics() const {
+  std::shared_ptr<ServedModels> attached = this->attached();
+  std::vector<ModelMetrics> models;
+  if (!attached) {
+    // Before the models are there, the server's own counts and an unready gauge.
+    static const Metrics nothing;
+    models.push_back({.name = "", .metrics = &nothing});
+  } else {
+    for (const auto& slot : attached->slots()) {
+      const bool ready = !draining_ && slot->device.health().ok() && !slot->service.recovering();
+      models.push_back({.name = slot->name,
+                        .metrics = &slot->metrics,
+                        .depth = slot->service.depth(),
+                        .ready = ready,
+                        .stats = slot->stats.latest()});
+    }
+  }
+  return render_metrics(metrics_, models);
+}
+
 void EmbeddingServer::serve_route(const Endpoint& endpoint, const httplib::Request& http, httplib::Response& response) {
   const Clock::time_point arrived = Clock::now();
-  if (const Clock::time_point began = DeadlineHttpServer::request_began(); began != Clock::time_point{})
-    metrics_.observe_stage(Stage::receive, std::chrono::duration<double>(arrived - began).count());
-  std::shared_ptr<Attached> attached = this->attached();
+  std::shared_ptr<ServedModels> attached = this->attached();
   if (!attached) return send_error(response, {503, "the model is loading", "", "model_not_ready"}, endpoint.path);
-  RouteContext context{.model = attached->service.model(),
-                       .service = attached->service,
-                       .limits = attached->limits,
+  // Which model: only looked for when there is a choice (the body is parsed once more for it).
+  std::string wanted;
+  if (attached->slots().size() > 1) {
+    if (endpoint.method == Endpoint::Method::get) {
+      wanted = http.get_param_value("model");
+    } else {
+      ApiResult<std::string> named = requested_model(http.body);
+      if (const auto* error = std::get_if<ApiError>(&named)) return send_error(response, *error, endpoint.path);
+      wanted = std::move(std::get<std::string>(named));
+    }
+  }
+  ApiResult<ModelSlot*> chosen = attached->select(wanted);
+  if (const auto* error = std::get_if<ApiError>(&chosen)) return send_error(response, *error, endpoint.path);
+  ModelSlot& slot = *std::get<ModelSlot*>(chosen);
+  if (const Clock::time_point began = DeadlineHttpServer::request_began(); began != Clock::time_point{})
+    slot.metrics.observe_stage(Stage::receive, std::chrono::duration<double>(arrived - began).count());
+  RouteContext context{.model = slot.service.model(),
+                       .service = slot.service,
+                       .limits = slot.limits,
                        .options = options_,
-                       .metrics = metrics_};
+                       .metrics = slot.metrics,
+                       .models = attached->names()};
   ApiResult<std::string> answered = endpoint.handle(http.body, context);
   if (const auto* error = std::get_if<ApiError>(&answered)) return send_error(response, *error, endpoint.path);
   response.set_content(std::move(std::get<std::string>(answered)), kJson);
-  metrics_.observe_request(seconds_since(arrived));
+  slot.metrics.observe_request(seconds_since(arrived));
   handler_returned = Clock::now();
+  responding_model = &slot.metrics;
 }
 
 }  // namespace accel::serve

@@ -1,12 +1,14 @@
-// accel::serve::EmbeddingServer — the HTTP/1.1 front of an InferenceService: every route of the route tables
-// (openai_routes.hpp: POST /v1/embeddings; tei_routes.hpp: POST /embed, /embed_sparse, /rerank, /predict,
-// /tokenize, GET /info), GET /health and GET /metrics (Prometheus). All routes are served whatever the model; one
-// its head does not fit says why (424).
+// accel::serve::EmbeddingServer — the HTTP/1.1 front of one or more models, each behind an InferenceService of its
+// own (served_models.hpp): every route of the route tables (openai_routes.hpp: POST /v1/embeddings, /v1/rerank,
+// GET /v1/models; tei_routes.hpp: POST /embed, /embed_sparse, /embed_all, /rerank, /predict, /similarity,
+// /tokenize, /decode, GET /info), GET /health and GET /metrics (Prometheus, labelled by model). All routes are
+// served whatever the model; one its head does not fit says why (424). A request is for the model its "model"
+// field names (GET: ?model=), else the first.
 //
 // Threads: cpp-httplib's pool serves connections (one thread per connection while it is open); a request is
 // parsed and tokenised on its connection's thread, queued, and waited for there; the batcher's thread forms
-// batches; the model's device answers them. The server listens before the model is there (start(), then
-// attach()), so /health says 503 while it loads and warms.
+// batches; the model's device answers them. The server listens before the models are there (start(), then
+// attach()), so /health says 503 until every one is loaded and warm.
 //
 // Errors are JSON in the shape of the route's API family (ApiError, error_body), also those cpp-httplib answers
 // itself (404 for an unknown route, 413 for a body over max_body_bytes, 408 for a request that did not arrive whole
@@ -26,6 +28,7 @@
 #include "serve/inference_service.hpp"
 #include "serve/metrics.hpp"
 #include "serve/serve_options.hpp"
+#include "serve/served_models.hpp"
 
 namespace httplib {
 struct Request;
@@ -50,6 +53,9 @@ class EmbeddingServer {
   // Serves `model` (loaded and warmed by Model::load) from now on; `device` is the one it runs on, whose health
   // /health reports. `reload` loads the model again after the device lost its context (InferenceService).
   void attach(std::shared_ptr<embed::Model> model, Device device, InferenceService::Reload reload = {});
+  // Serves every one of `models` from now on, the first by default; invalid_argument (and nothing attached) for
+  // none, or two of one name.
+  [[nodiscard]] Status attach(std::vector<ServedModel> models);
 
   // Graceful: stops accepting connections, answers every request already taken (waiting for their batches),
   // closes kept-alive connections once idle, then returns. Idempotent.
@@ -58,13 +64,12 @@ class EmbeddingServer {
   [[nodiscard]] bool serving() const noexcept { return serving_.load(); }
 
  private:
-  struct Attached;
-
-  [[nodiscard]] std::shared_ptr<Attached> attached() const;
+  [[nodiscard]] std::shared_ptr<ServedModels> attached() const;
   void route();
   // Runs `endpoint` (an entry of the route tables) on the model attached now.
   void serve_route(const Endpoint& endpoint, const httplib::Request& http, httplib::Response& response);
   void health(httplib::Response& response) const;
+  [[nodiscard]] std::string metrics() const;
 
   ServeOptions options_;
   Metrics metrics_;
@@ -73,7 +78,7 @@ class EmbeddingServer {
   std::atomic<bool> serving_{false};
   std::atomic<bool> draining_{false};
   mutable std::mutex mutex_;
-  std::shared_ptr<Attached> attached_;
+  std::shared_ptr<ServedModels> attached_;
   std::once_flag stopped_;
 };
 

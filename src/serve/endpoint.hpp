@@ -27,14 +27,15 @@
 
 namespace accel::serve {
 
-// What a route's run sees: the model served when the request arrived, the service that batches its work, the
-// limits its body was checked against, and the server's options.
+// What a route's run sees: the model the request is for (as served when it arrived), the service that batches its
+// work, the limits its body was checked against, and the server's options.
 struct RouteContext {
   std::shared_ptr<embed::Model> model;
   InferenceService& service;
   const RequestLimits& limits;
   const ServeOptions& options;
-  Metrics& metrics;
+  Metrics& metrics;                        // the model's
+  const std::vector<std::string>& models;  // the names of every model served, the default first
 };
 
 struct Endpoint {

@@ -1,5 +1,9 @@
 // accel::serve::Metrics — what `GET /metrics` reports, in Prometheus' text format: requests by endpoint and
 // status, inputs and tokens, batch sizes, queue depth, the model's runs and compile caches, and latency by stage.
+//
+// A server serving several models keeps one Metrics for the requests it answers (by endpoint and status) and one
+// per model for the rest; render_metrics writes each metric family once, with a sample per model labelled
+// model="<name>".
 #pragma once
 
 #include <array>
@@ -10,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "accel/embed/model.hpp"
 #include "serve/batcher.hpp"
@@ -25,6 +30,10 @@ namespace accel::serve {
 enum class Stage : std::uint8_t { queue, tokenize, compute, serialize, receive, wait, respond };
 inline constexpr std::size_t kStageCount = 7;
 
+struct ModelMetrics;
+class Metrics;
+[[nodiscard]] std::string render_metrics(const Metrics& requests, const std::vector<ModelMetrics>& models);
+
 class Metrics {
  public:
   Metrics();
@@ -36,11 +45,13 @@ class Metrics {
   void observe_request(double seconds) noexcept;
   void count_retry() noexcept { retries_.fetch_add(1, std::memory_order_relaxed); }
 
-  // The exposition; `model` is empty until the model is loaded.
+  // The exposition of this one set, without a model label; `model` is empty until the model is loaded.
   [[nodiscard]] std::string render(const QueueDepth& depth, bool ready,
                                    const std::optional<embed::ModelStats>& model) const;
 
  private:
+  friend struct MetricsWriter;
+  friend std::string render_metrics(const Metrics& requests, const std::vector<ModelMetrics>& models);
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, int>, std::uint64_t> requests_;
   std::atomic<std::uint64_t> inputs_{0};
@@ -52,5 +63,17 @@ class Metrics {
   std::array<Histogram, kStageCount> stages_;
   Histogram request_seconds_;
 };
+
+// One served model's part of the exposition.
+struct ModelMetrics {
+  std::string name;  // its label value; empty: no model label
+  const Metrics* metrics = nullptr;
+  QueueDepth depth;
+  bool ready = false;
+  std::optional<embed::ModelStats> stats;  // empty until the model is loaded
+};
+
+// render_metrics (declared above): `requests`' request counts, then every other family once, with one sample per
+// model of `models`.
 
 }  // namespace accel::serve

@@ -1,5 +1,7 @@
 #include "serve/openai_routes.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include "serve/cohere_rerank_api.hpp"
 #include "serve/inference_steps.hpp"
 #include "serve/openai_api.hpp"
@@ -53,11 +55,26 @@ struct CohereRerankRoute {
   }
 };
 
+// OpenAI's list of models: what a client may name in "model".
+struct ModelsRoute {
+  struct Nothing {};
+  static ApiResult<Nothing> parse(std::string_view, const RouteContext&) { return Nothing{}; }
+  static ApiResult<std::string> run(Nothing&, RouteContext& context) {
+    nlohmann::json data = nlohmann::json::array();
+    for (const std::string& name : context.models)
+      data.push_back({{"id", name}, {"object", "model"}, {"created", 0}, {"owned_by", "accel"}});
+    return nlohmann::json{{"object", "list"}, {"data", std::move(data)}}.dump(-1, ' ', false,
+                                                                              nlohmann::json::error_handler_t::replace);
+  }
+  static std::string render(const std::string& body, const Nothing&) { return body; }
+};
+
 }  // namespace
 
 std::vector<Endpoint> openai_endpoints() {
   return {endpoint_of<EmbeddingsRoute>(Endpoint::Method::post, "/v1/embeddings", ApiFamily::openai),
-          endpoint_of<CohereRerankRoute>(Endpoint::Method::post, "/v1/rerank", ApiFamily::openai)};
+          endpoint_of<CohereRerankRoute>(Endpoint::Method::post, "/v1/rerank", ApiFamily::openai),
+          endpoint_of<ModelsRoute>(Endpoint::Method::get, "/v1/models", ApiFamily::openai)};
 }
 
 }  // namespace accel::serve

@@ -1,5 +1,6 @@
 // OpenAI's routes, as entries of the server's table, with their errors in OpenAI's shape: POST /v1/embeddings (dense
-// models) and POST /v1/rerank in the shape Cohere's and Jina's clients send (cross-encoders).
+// models), POST /v1/rerank in the shape Cohere's and Jina's clients send (cross-encoders), and GET /v1/models (the
+// names a request may give as "model").
 #pragma once
 
 #include <vector>

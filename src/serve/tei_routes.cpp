@@ -206,6 +206,8 @@ struct InfoRoute {
         {"server_default_prompt_name", options.default_prompt_name ? json(*options.default_prompt_name) : json()},
         {"server_default_prompt", options.default_prompt ? json(*options.default_prompt) : json()},
         {"device", info.device},
+        // Every model this server serves (GET /info?model=NAME describes that one).
+        {"models", context.models},
     };
     return body.dump(-1, ' ', false, json::error_handler_t::replace);
   }

@@ -158,5 +158,20 @@ TEST_F(ModelCommandsTest, ServeRefusesADefaultPromptNameTheModelLacksBeforeServi
   EXPECT_THAT(both.out, HasSubstr("excludes"));
 }
 
+TEST_F(ModelCommandsTest, ServeServesSeveralModelsAndRefusesTwoOfOneName) {
+  const std::string embedder = (kFamilies / "bert_mean_dense_norm").string();
+  const std::string reranker = (kFamilies / "bert_reranker").string();
+  const std::string log = (dir_.path() / "two.log").string();
+  const auto two =
+      run_cli("serve --device cpu --port 0 --model " + embedder + " --model " + reranker + " >" + log +
+              " 2>&1 & server=$!; for i in $(seq 600); do grep -q 'ready:' " + log +
+              " && break; sleep 0.1; done; kill -TERM $server; wait $server; code=$?; cat " + log + "; exit $code");
+  EXPECT_EQ(two.exit_code, 0) << two.out;
+  EXPECT_THAT(two.out, HasSubstr("ready: bert_mean_dense_norm, bert_reranker"));
+  const auto same = run_cli("serve --device cpu --port 0 --model " + embedder + " --model " + embedder);
+  EXPECT_EQ(same.exit_code, 1) << same.out;
+  EXPECT_THAT(same.out, HasSubstr("two models are named 'bert_mean_dense_norm'"));
+}
+
 }  // namespace
 }  // namespace accel::embed
