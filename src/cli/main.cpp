@@ -153,6 +153,9 @@ int main(int argc, char** argv) {
   serve_cmd->add_flag("--auto-truncate", server.auto_truncate,
                       "cut inputs longer than the model's maximum instead of answering 413 (a request's "
                       "\"truncate\": false still refuses)");
+  serve_cmd->add_option("--access-log", server.access_log,
+                        "write a JSON line per request (time, route, model, status, inputs, tokens, stage times) to "
+                        "FILE (appended to), or - for standard output");
   CLI::Option* default_prompt_name = serve_cmd->add_option_function<std::string>(
       "--default-prompt-name", [&](const std::string& name) { server.default_prompt_name = name; },
       "the model's prompt (config_sentence_transformers.json) put before each text of a request that names no "

@@ -28,6 +28,9 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 thread_local std::optional<Clock::time_point> handler_returned;
 // The metrics of the model that answered it, which the Stage::respond histogram is of.
 thread_local Metrics* responding_model = nullptr;
+// What the request this thread is answering did: filled by serve_route and its route, written to the access log
+// and cleared by the logger, which cpp-httplib calls on the same thread once the response is written.
+thread_local RequestTrace current_trace;
 
 // Every route of the server: the model's, by API family. Built once; the server registers each entry.
 const std::vector<Endpoint>& endpoints() {
@@ -91,6 +94,9 @@ EmbeddingServer::EmbeddingServer(ServeOptions options)
 EmbeddingServer::~EmbeddingServer() { stop(); }
 
 Result<int> EmbeddingServer::start() {
+  if (!options_.access_log.empty()) {
+    ACCEL_ASSIGN_OR_RETURN(access_log_, AccessLog::open(options_.access_log));
+  }
   route();
   int port = options_.port;
   if (port == 0) {
@@ -149,6 +155,7 @@ void EmbeddingServer::route() {
   http_->set_write_timeout(options_.io_timeout_seconds, 0);
   http_->set_request_timeout(std::chrono::seconds(options_.request_timeout_seconds));
   http_->set_pre_routing_handler([this](const httplib::Request& http, httplib::Response& response) {
+    current_trace = {};  // a request whose answer was never written (its client gone) left its trace here
     if (options_.api_key.empty() || http.path == "/health" || authorized(http, options_.api_key))
       return httplib::Server::HandlerResponse::Unhandled;
     // No detail: which part was wrong (no header, another scheme, another key) helps only a guesser.
@@ -204,6 +211,8 @@ void EmbeddingServer::route() {
     handler_returned.reset();
     responding_model = nullptr;
     metrics_.count_request(endpoint_label(http.path), response.status);
+    if (access_log_) access_log_->write(http.method, endpoint_label(http.path), response.status, current_trace);
+    current_trace = {};
   });
 }
 
@@ -263,16 +272,19 @@ void EmbeddingServer::serve_route(const Endpoint& endpoint, const httplib::Reque
   ModelSlot& slot = *std::get<ModelSlot*>(chosen);
   if (const Clock::time_point began = DeadlineHttpServer::request_began(); began != Clock::time_point{})
     slot.metrics.observe_stage(Stage::receive, std::chrono::duration<double>(arrived - began).count());
+  current_trace = {.model = slot.name};
   RouteContext context{.model = slot.service.model(),
                        .service = slot.service,
                        .limits = slot.limits,
                        .options = options_,
                        .metrics = slot.metrics,
-                       .models = attached->names()};
+                       .models = attached->names(),
+                       .trace = current_trace};
   ApiResult<std::string> answered = endpoint.handle(http.body, context);
+  current_trace.total_seconds = seconds_since(arrived);
   if (const auto* error = std::get_if<ApiError>(&answered)) return send_error(response, *error, endpoint.path);
   response.set_content(std::move(std::get<std::string>(answered)), kJson);
-  slot.metrics.observe_request(seconds_since(arrived));
+  slot.metrics.observe_request(current_trace.total_seconds);
   handler_returned = Clock::now();
   responding_model = &slot.metrics;
 }

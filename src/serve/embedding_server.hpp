@@ -10,6 +10,8 @@
 // batches; the model's device answers them. The server listens before the models are there (start(), then
 // attach()), so /health says 503 until every one is loaded and warm.
 //
+// With ServeOptions::access_log, each request answered is written as a JSON line (access_log.hpp).
+//
 // Errors are JSON in the shape of the route's API family (ApiError, error_body), also those cpp-httplib answers
 // itself (404 for an unknown route, 413 for a body over max_body_bytes, 408 for a request that did not arrive whole
 // within request_timeout_seconds).
@@ -23,6 +25,7 @@
 #include "accel/core/result.hpp"
 #include "accel/device/device.hpp"
 #include "accel/embed/model.hpp"
+#include "serve/access_log.hpp"
 #include "serve/embed_request.hpp"
 #include "serve/endpoint.hpp"
 #include "serve/inference_service.hpp"
@@ -74,6 +77,7 @@ class EmbeddingServer {
   ServeOptions options_;
   Metrics metrics_;
   std::unique_ptr<HttpListener> http_;
+  std::unique_ptr<AccessLog> access_log_;  // null unless options_.access_log
   std::thread listener_;
   std::atomic<bool> serving_{false};
   std::atomic<bool> draining_{false};

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "accel/embed/model.hpp"
+#include "serve/access_log.hpp"
 #include "serve/api_error.hpp"
 #include "serve/embed_request.hpp"
 #include "serve/inference_service.hpp"
@@ -36,6 +37,7 @@ struct RouteContext {
   const ServeOptions& options;
   Metrics& metrics;                        // the model's
   const std::vector<std::string>& models;  // the names of every model served, the default first
+  RequestTrace& trace;                     // what this request did, for the access log
 };
 
 struct Endpoint {
@@ -62,9 +64,9 @@ Endpoint endpoint_of(Endpoint::Method method, std::string_view path, ApiFamily f
             if (auto* error = std::get_if<ApiError>(&response)) return std::move(*error);
             const auto serializing = std::chrono::steady_clock::now();
             std::string body_out = Route::render(std::get<0>(response), std::get<0>(request));
-            context.metrics.observe_stage(
-                Stage::serialize,
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - serializing).count());
+            context.trace.serialize_seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - serializing).count();
+            context.metrics.observe_stage(Stage::serialize, context.trace.serialize_seconds);
             return body_out;
           }};
 }

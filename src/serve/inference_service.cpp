@@ -36,9 +36,10 @@ std::shared_ptr<embed::Model> InferenceService::model() const {
   return model_;
 }
 
-Result<Future<embed::Embeddings>> InferenceService::submit(embed::TokenBatch tokens, RunKind kind) {
+Result<Future<embed::Embeddings>> InferenceService::submit(embed::TokenBatch tokens, RunKind kind, RunTimes* times) {
   const auto count = static_cast<std::uint32_t>(tokens.ids.size());
-  PendingRun pending{.tokens = std::move(tokens), .kind = kind, .queued = std::chrono::steady_clock::now()};
+  PendingRun pending{
+      .tokens = std::move(tokens), .kind = kind, .times = times, .queued = std::chrono::steady_clock::now()};
   Future<embed::Embeddings> reply = pending.reply.future();
   ACCEL_RETURN_IF_ERROR(batcher_.submit(std::move(pending), count));
   return reply;
@@ -81,7 +82,11 @@ Future<Done> InferenceService::run_kind(std::vector<PendingRun> batch, RunKind k
   }
   if (result.ok() || !context_gone(result.code())) recovering_.store(false, std::memory_order_relaxed);
   const double compute = seconds_between(dispatched, std::chrono::steady_clock::now());
-  for (std::size_t i = 0; i < batch.size(); ++i) metrics_.observe_stage(Stage::compute, compute);
+  for (PendingRun& request : batch) {
+    metrics_.observe_stage(Stage::compute, compute);
+    if (request.times != nullptr)
+      *request.times = {.queue_seconds = seconds_between(request.queued, dispatched), .compute_seconds = compute};
+  }
 
   if (result.ok()) {
     answer(batch, *result, kind);

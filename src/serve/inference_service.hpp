@@ -33,9 +33,16 @@ namespace accel::serve {
 // (Model::embed_token_vectors). A batch holding both runs each kind as a run of its own.
 enum class RunKind : std::uint8_t { pooled, token_vectors };
 
+// A request's time in the service: its wait for a batch, and its batch's run (shared with the batch's others).
+struct RunTimes {
+  double queue_seconds = 0;
+  double compute_seconds = 0;
+};
+
 struct PendingRun {
   embed::TokenBatch tokens;
   RunKind kind = RunKind::pooled;
+  RunTimes* times = nullptr;  // the caller's, written before `reply` is set; may be null
   Promise<embed::Embeddings> reply;
   std::chrono::steady_clock::time_point queued;
 };
@@ -52,7 +59,9 @@ class InferenceService {
 
   // The rows of `tokens`' sequences (`kind` says which), in order, to come; or at once, the queue's refusal:
   // resource_exhausted when it is full, failed_precondition once stopping.
-  [[nodiscard]] Result<Future<embed::Embeddings>> submit(embed::TokenBatch tokens, RunKind kind = RunKind::pooled);
+  // `times`, if given, must live until the answer comes: it is written just before.
+  [[nodiscard]] Result<Future<embed::Embeddings>> submit(embed::TokenBatch tokens, RunKind kind = RunKind::pooled,
+                                                         RunTimes* times = nullptr);
 
   // Answers everything queued, then refuses.
   void stop() { batcher_.stop(); }

@@ -18,7 +18,9 @@ ApiResult<embed::TokenBatch> answer_tokens(const RouteContext& context, embed::T
                                            std::string_view field, const Tokenize& tokenize) {
   const auto start = std::chrono::steady_clock::now();
   Result<embed::TokenBatch> tokens = tokenize(truncation);
-  context.metrics.observe_stage(Stage::tokenize, seconds_since(start));
+  const double tokenizing = seconds_since(start);
+  context.trace.tokenize_seconds += tokenizing;
+  context.metrics.observe_stage(Stage::tokenize, tokenizing);
   if (tokens.ok()) return std::move(*tokens);
   ApiError error = ApiError::from(tokens.status());
   error.param = std::string(field);
@@ -99,12 +101,17 @@ ApiResult<embed::Embeddings> run_tokens(RouteContext& context, embed::TokenBatch
   const std::size_t sequences = tokens.sequences();
   const std::size_t token_count = tokens.ids.size();
   const auto submitted = std::chrono::steady_clock::now();
-  Result<Future<embed::Embeddings>> queued = context.service.submit(std::move(tokens), kind);
+  RunTimes times;
+  Result<Future<embed::Embeddings>> queued = context.service.submit(std::move(tokens), kind, &times);
   if (!queued.ok()) return ApiError::refused(queued.status());
   Result<embed::Embeddings> rows = queued->wait();
   context.metrics.observe_stage(Stage::wait, seconds_since(submitted));
+  context.trace.queue_seconds += times.queue_seconds;
+  context.trace.compute_seconds += times.compute_seconds;
   if (!rows.ok()) return ApiError::from(rows.status());
   context.metrics.count_inputs(sequences, token_count);
+  context.trace.inputs += sequences;
+  context.trace.tokens += token_count;
   return std::move(*rows);
 }
 

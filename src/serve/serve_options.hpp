@@ -38,6 +38,9 @@ struct ServeOptions {
   // predict) and token-id inputs never take a prompt.
   std::optional<std::string> default_prompt_name;
   std::optional<std::string> default_prompt;
+  // Non-empty: a JSON line per request answered (access_log.hpp) to this file, appended to, or "-" for standard
+  // output.
+  std::string access_log;
   // Non-empty: every route but /health asks for "Authorization: Bearer <api_key>" and answers 401 without it.
   std::string api_key;
 };
