@@ -49,8 +49,9 @@ Future<Done> InferenceService::run(std::vector<PendingRun> batch) {
   std::vector<PendingRun> pooled, token_vectors;
   for (PendingRun& request : batch)
     (request.kind == RunKind::token_vectors ? token_vectors : pooled).push_back(std::move(request));
-  if (!pooled.empty()) co_await run_kind(std::move(pooled), RunKind::pooled);
-  if (!token_vectors.empty()) co_await run_kind(std::move(token_vectors), RunKind::token_vectors);
+  // run_kind answers every request it is given, errors included: its own result says nothing more.
+  if (!pooled.empty()) static_cast<void>(co_await run_kind(std::move(pooled), RunKind::pooled));
+  if (!token_vectors.empty()) static_cast<void>(co_await run_kind(std::move(token_vectors), RunKind::token_vectors));
   co_return Done{};
 }
 
