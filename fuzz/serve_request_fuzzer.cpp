@@ -2,7 +2,8 @@
 // its route's parser against all-MiniLM-L6-v2's limits, the error body written in the route's family's shape when
 // it is refused, and when it is accepted: its texts tokenised by the real tokenizer (as the model does, truncating
 // on the side asked or refusing), its token inputs packed, the rows shaped as the route shapes them (dimensions,
-// normalisation) and the response written for rows of that many inputs. Headers and the HTTP framing are
+// normalisation) and the response written for rows of that many inputs. Every body is also read for the "model" it
+// names, as a server of several models does first. Headers and the HTTP framing are
 // cpp-httplib's (a Debian library, not instrumented here).
 //
 // Input: one byte choosing the route by its distance from '0' modulo 10 ('0' OpenAI /v1/embeddings, '1' TEI /embed,
@@ -21,6 +22,7 @@
 #include "serve/cohere_rerank_api.hpp"
 #include "serve/inference_steps.hpp"
 #include "serve/openai_api.hpp"
+#include "serve/served_models.hpp"
 #include "serve/tei_api.hpp"
 #include "serve/tei_scores_api.hpp"
 #include "serve/tei_similarity_api.hpp"
@@ -190,6 +192,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size < 1) return 0;
   const auto route = static_cast<Route>(static_cast<std::uint8_t>(data[0] - '0') % kRoutes);
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
+  // Which model a request is for, as a server of several models reads it before the route's parser.
+  const serve::ApiResult<std::string> named = serve::requested_model(body);
+  if (const auto* error = std::get_if<ApiError>(&named)) (void)serve::error_body(ApiFamily::openai, *error);
   switch (route) {
     case Route::openai_embeddings:
       run(serve::parse_openai_request(body, kLimits), ApiFamily::openai,
