@@ -330,6 +330,19 @@ for k, (content, options) in enumerate(added_options):
                               "lstrip": False, "rstrip": False, "normalized": False, "special": False}, **options))
 tokenizer_seed("added-tokens-options", dict(wordpiece, added_tokens=added_tokens))
 
+# Every decoder type, in one Sequence, so that Tokenizer::decode runs each of them from the first input.
+tokenizer_seed("decoder-every-type", dict(wordpiece, decoder={"type": "Sequence", "decoders": [
+    {"type": "Replace", "pattern": {"String": "##"}, "content": "#"},
+    {"type": "Replace", "pattern": {"Regex": "\\s+"}, "content": " "},
+    {"type": "ByteFallback"},
+    {"type": "Strip", "content": " ", "start": 1, "stop": 2},
+    {"type": "CTC", "pad_token": "[PAD]", "word_delimiter_token": "|", "cleanup": True},
+    {"type": "BPEDecoder", "suffix": "</w>"},
+    {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True},
+    {"type": "WordPiece", "prefix": "#", "cleanup": False},
+    {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+    {"type": "Fuse"}]}))
+
 # -- tokenizer_encode: the real tokenizers ------------------------------------------------------------------------
 # First byte: bits 0-1 the tokenizer (0 all-MiniLM-L6-v2, 1 qwen_bpe, 2 metaspace_unigram, 3 XLM-R), bit 2
 # truncate on the left, bit 3 no special tokens, bit 6 a pair (the text cut in two); second byte max_length
