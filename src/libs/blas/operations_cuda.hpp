@@ -2,7 +2,7 @@
 #pragma once
 
 #include "libs/blas/gemm_operation_cuda.hpp"
-#include "libs/blas/operations.hpp"
 #include "libs/blas/level1_operation_cuda.hpp"
 #include "libs/blas/level2_operation_cuda.hpp"
 #include "libs/blas/level3_operation_cuda.hpp"
+#include "libs/blas/operations.hpp"
