@@ -9,28 +9,30 @@
 ///   accel::Status status = device.gemm({.shape = {.m = m, .n = n, .k = k}, .a = a, .b = b, .c = c}).wait().status();
 /// @endcode
 ///
-/// Each family's header may be included alone instead (each compiles by itself: tests/public_api).
+/// Each family has one header of entry points, a function per request sent to a device (accel/blas.hpp, fft.hpp,
+/// rand.hpp, solver.hpp, sparse.hpp, tensor.hpp, dnn.hpp, jit.hpp, graph.hpp; collectives go through
+/// collective::Communicator). Each header may be included alone instead (each compiles by itself: tests/public_api).
 /// accel/libs/collective/mpi.hpp is not here: it is built only where MPI is, and is not part of libaccel.
 #pragma once
 
+#include "accel/blas.hpp"
 #include "accel/core/future.hpp"
 #include "accel/core/result.hpp"
 #include "accel/core/status.hpp"
 #include "accel/core/system.hpp"
 #include "accel/device/device.hpp"
-#include "accel/dnn/requests.hpp"
+#include "accel/dnn.hpp"
 #include "accel/embed/model.hpp"
-#include "accel/graph/execute.hpp"
+#include "accel/fft.hpp"
+#include "accel/graph.hpp"
 #include "accel/graph/graph.hpp"
-#include "accel/jit/requests.hpp"
-#include "accel/libs/blas/requests.hpp"
+#include "accel/jit.hpp"
 #include "accel/libs/collective/communicator.hpp"
 #include "accel/libs/collective/launcher.hpp"
 #include "accel/libs/collective/requests.hpp"
-#include "accel/libs/fft/requests.hpp"
-#include "accel/libs/rand/requests.hpp"
-#include "accel/libs/solver/requests.hpp"
-#include "accel/libs/sparse/requests.hpp"
-#include "accel/libs/tensor/requests.hpp"
+#include "accel/rand.hpp"
+#include "accel/solver.hpp"
+#include "accel/sparse.hpp"
+#include "accel/tensor.hpp"
 #include "accel/text/tokenizer.hpp"
 #include "accel/version.hpp"

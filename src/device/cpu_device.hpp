@@ -11,6 +11,7 @@
 #include "device/device_shared.hpp"
 #include "device/library_operations.hpp"
 #include "device/operation_handlers.hpp"
+#include "device/request_errors.hpp"
 
 namespace accel::device {
 
@@ -44,11 +45,21 @@ class CpuDevice final : public CpuDeviceBase {
   // -- library requests: the operation contract, on the CPU --------------------------------
   template <class Request>
   Result<Done> handle_operation(Request& request) {
+    return named_for(Request::kName, run_operation(request));
+  }
+  template <class Request>
+  Status dispatch_operation(Request& request, Promise<Done>& reply) {
+    return Handles<Request>::dispatch(request, reply);
+  }
+
+ private:
+  template <class Request>
+  Result<Done> run_operation(Request& request) {
     collect_released();
     using Op = Operation<Request>;
     if constexpr (!HasCpuRun<Request>) {
       return not_supported(
-          fmt::format("{}: {} has no CPU implementation; it needs a CUDA device", shared_->name, Request::kName));
+          fmt::format("{}: no CPU implementation on {}; it needs a CUDA device", Request::kName, shared_->name));
     } else {
       ACCEL_ASSIGN_OR_RETURN(const typename Op::Checked checked, Op::validate(request));
       if constexpr (requires { Op::check_cpu_support(checked); }) ACCEL_RETURN_IF_ERROR(Op::check_cpu_support(checked));
@@ -59,12 +70,6 @@ class CpuDevice final : public CpuDeviceBase {
       return Done{};
     }
   }
-  template <class Request>
-  Status dispatch_operation(Request& request, Promise<Done>& reply) {
-    return Handles<Request>::dispatch(request, reply);
-  }
-
- private:
   void release(const BufferView& view);
   void collect_released();
   void free_all() noexcept;

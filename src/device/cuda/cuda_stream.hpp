@@ -20,6 +20,7 @@
 #include "device/cuda/library_operations_cuda.hpp"
 #include "device/device_shared.hpp"
 #include "device/operation_handlers.hpp"
+#include "device/request_errors.hpp"
 #include "operation/cuda_operation.hpp"
 
 namespace accel::device::cuda {
@@ -107,9 +108,12 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   Result<Submitted> enqueue(CopyToHost& request);
   Result<Submitted> enqueue(CopyOnDevice& request);
   Result<Submitted> enqueue(InjectFault& request);
-  // A library request, through its operation contract: validate -> plan -> resolve -> order -> workspace -> run.
+  // A library request, through its operation contract: validate -> plan -> resolve -> order -> workspace -> run;
+  // its errors name it (request_errors.hpp).
   template <class Request>
   Result<Submitted> enqueue(Request& request);
+  template <class Request>
+  Result<Submitted> enqueue_unnamed(Request& request);
 
   // With the buffers' lock held and every operand validated: orders the work after the buffers' earlier
   // users, runs `work` (which enqueues and returns what completion needs), records the completion event.
@@ -155,6 +159,11 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
 
 template <class Request>
 Result<Submitted> CudaStream::enqueue(Request& request) {
+  return named_for(Request::kName, enqueue_unnamed(request));
+}
+
+template <class Request>
+Result<Submitted> CudaStream::enqueue_unnamed(Request& request) {
   using Op = Operation<Request>;
   using CudaOp = CudaOperation<Request>;
   ACCEL_ASSIGN_OR_RETURN(const typename Op::Checked checked, Op::validate(request));

@@ -1,0 +1,93 @@
+/// @file
+/// The BLAS family's entry points: one function per request (accel/libs/blas/*.hpp), each sent to `device` and
+/// answered by its future, as Device::ask would; for contiguous vectors, level 1 also takes typed buffers and reads
+/// the element type and length from them.
+///
+/// @code
+///   accel::Buffer<double> x = ..., y = ..., sum = *device.allocate<double>(1).wait();
+///   accel::blas::axpy(device, 2.0, x, y);           // y = 2 x + y
+///   accel::blas::dot(device, x, y, sum).wait();     // sum = xᵀ y, on the device
+///   accel::blas::gemv(device, {.dtype = accel::DType::f64, .m = m, .n = n, .a = a, .x = x, .y = y});  // y = A x
+/// @endcode
+///
+/// A request is checked whole before anything runs; a bad one answers its future with an error naming what was
+/// wrong. Typed vectors must hold equally many elements where a request takes two (else `invalid_argument`).
+#pragma once
+
+#include "accel/device/device.hpp"
+#include "accel/libs/blas/requests.hpp"
+
+namespace accel::blas {
+
+/// Element types the typed level-1 overloads take: f32 and f64, as BLAS.
+template <class T>
+concept Real = std::same_as<T, float> || std::same_as<T, double>;
+
+/// C = alpha op(A) op(B) + beta C (+ bias, activation): see Gemm (the same as Device::gemm).
+inline Future<Done> gemm(const Device& device, Gemm request) { return device.ask(std::move(request)); }
+/// y = alpha x + y: see Axpy.
+inline Future<Done> axpy(const Device& device, Axpy request) { return device.ask(request); }
+/// x = alpha x: see Scal.
+inline Future<Done> scal(const Device& device, Scal request) { return device.ask(request); }
+/// result = xᵀ y, into a buffer: see Dot.
+inline Future<Done> dot(const Device& device, Dot request) { return device.ask(request); }
+/// result = ‖x‖₂, into a buffer: see Nrm2.
+inline Future<Done> nrm2(const Device& device, Nrm2 request) { return device.ask(request); }
+/// result = Σ |x_i|, into a buffer: see Asum.
+inline Future<Done> asum(const Device& device, Asum request) { return device.ask(request); }
+/// result = the 1-based index of the largest |x_i|, into an i32 buffer: see Iamax.
+inline Future<Done> iamax(const Device& device, Iamax request) { return device.ask(request); }
+/// y = alpha op(A) x + beta y, optionally strided-batched: see Gemv.
+inline Future<Done> gemv(const Device& device, Gemv request) { return device.ask(request); }
+/// Solves op(A) X = alpha B or X op(A) = alpha B for X (A triangular), in B: see Trsm.
+inline Future<Done> trsm(const Device& device, Trsm request) { return device.ask(request); }
+/// C = alpha op(A) op(A)ᵀ + beta C on one triangle of C: see Syrk.
+inline Future<Done> syrk(const Device& device, Syrk request) { return device.ask(request); }
+
+namespace detail {
+/// The length two typed vectors share, or an error naming the routine when they differ.
+template <class T>
+[[nodiscard]] Result<std::int64_t> common_length(const char* routine, const Buffer<T>& x, const Buffer<T>& y) {
+  if (x.size() != y.size())
+    return invalid_argument(std::string(routine) + ": x holds " + std::to_string(x.size()) + " elements and y " +
+                            std::to_string(y.size()) + "; the typed form takes vectors of one length");
+  return static_cast<std::int64_t>(x.size());
+}
+}  // namespace detail
+
+/// y = alpha x + y over every element of x and y (contiguous, equally long).
+template <Real T>
+Future<Done> axpy(const Device& device, T alpha, const Buffer<T>& x, const Buffer<T>& y) {
+  Result<std::int64_t> n = detail::common_length("blas::axpy", x, y);
+  if (!n.ok()) return make_ready_future<Done>(n.status());
+  return axpy(device, {.dtype = dtype_of<T>(), .n = *n, .alpha = alpha, .x = x, .y = y});
+}
+/// x = alpha x over every element of x.
+template <Real T>
+Future<Done> scal(const Device& device, T alpha, const Buffer<T>& x) {
+  return scal(device, {.dtype = dtype_of<T>(), .n = static_cast<std::int64_t>(x.size()), .alpha = alpha, .x = x});
+}
+/// result[0] = xᵀ y over every element of x and y (contiguous, equally long).
+template <Real T>
+Future<Done> dot(const Device& device, const Buffer<T>& x, const Buffer<T>& y, const Buffer<T>& result) {
+  Result<std::int64_t> n = detail::common_length("blas::dot", x, y);
+  if (!n.ok()) return make_ready_future<Done>(n.status());
+  return dot(device, {.dtype = dtype_of<T>(), .n = *n, .x = x, .y = y, .result = result});
+}
+/// result[0] = ‖x‖₂ over every element of x.
+template <Real T>
+Future<Done> nrm2(const Device& device, const Buffer<T>& x, const Buffer<T>& result) {
+  return nrm2(device, {.dtype = dtype_of<T>(), .n = static_cast<std::int64_t>(x.size()), .x = x, .result = result});
+}
+/// result[0] = Σ |x_i| over every element of x.
+template <Real T>
+Future<Done> asum(const Device& device, const Buffer<T>& x, const Buffer<T>& result) {
+  return asum(device, {.dtype = dtype_of<T>(), .n = static_cast<std::int64_t>(x.size()), .x = x, .result = result});
+}
+/// result[0] = the 1-based index of the first largest |x_i| over every element of x (0 when x is empty).
+template <Real T>
+Future<Done> iamax(const Device& device, const Buffer<T>& x, const Buffer<std::int32_t>& result) {
+  return iamax(device, {.dtype = dtype_of<T>(), .n = static_cast<std::int64_t>(x.size()), .x = x, .result = result});
+}
+
+}  // namespace accel::blas

@@ -1,0 +1,158 @@
+// The families' entry points (accel/blas.hpp, fft.hpp, ...): each sends its own request, whose answer names it, and
+// the typed BLAS level-1 forms compute what BLAS does on the CPU device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "accel/blas.hpp"
+#include "accel/dnn.hpp"
+#include "accel/fft.hpp"
+#include "accel/graph.hpp"
+#include "accel/jit.hpp"
+#include "accel/rand.hpp"
+#include "accel/solver.hpp"
+#include "accel/sparse.hpp"
+#include "accel/tensor.hpp"
+#include "testing/status_matchers.hpp"
+
+namespace accel {
+namespace {
+
+using testing::IsOk;
+using testing::StatusIs;
+
+class FamilyEntryPointsTest : public ::testing::Test {
+ protected:
+  template <class T>
+  Buffer<T> holding(const std::vector<T>& values) {
+    Buffer<T> buffer = *device_.allocate<T>(values.size()).wait();
+    EXPECT_THAT(device_.upload(std::span<const T>(values), buffer).wait(), IsOk());
+    return buffer;
+  }
+  template <class T>
+  std::vector<T> read(const Buffer<T>& buffer) {
+    std::vector<T> values(buffer.size());
+    EXPECT_THAT(device_.download(buffer, std::span<T>(values)).wait(), IsOk());
+    return values;
+  }
+  System system_;
+  Device device_ = *Device::open(system_, {.kind = DeviceKind::cpu});
+};
+
+// An empty request through each entry point is refused before anything runs, by the request the entry point is
+// named for: its message starts with that request's name (so no entry point sends another's request).
+TEST_F(FamilyEntryPointsTest, EachEntryPointSendsItsOwnRequest) {
+  struct Case {
+    std::string request;
+    std::function<Future<Done>(const Device&)> call;
+  };
+  const std::vector<Case> cases = {
+      {Gemm::kName, [](const Device& d) { return blas::gemm(d, {}); }},
+      {blas::Axpy::kName, [](const Device& d) { return blas::axpy(d, blas::Axpy{}); }},
+      {blas::Scal::kName, [](const Device& d) { return blas::scal(d, blas::Scal{}); }},
+      {blas::Dot::kName, [](const Device& d) { return blas::dot(d, blas::Dot{}); }},
+      {blas::Nrm2::kName, [](const Device& d) { return blas::nrm2(d, blas::Nrm2{}); }},
+      {blas::Asum::kName, [](const Device& d) { return blas::asum(d, blas::Asum{}); }},
+      {blas::Iamax::kName, [](const Device& d) { return blas::iamax(d, blas::Iamax{}); }},
+      {blas::Gemv::kName, [](const Device& d) { return blas::gemv(d, {}); }},
+      {blas::Trsm::kName, [](const Device& d) { return blas::trsm(d, {}); }},
+      {blas::Syrk::kName, [](const Device& d) { return blas::syrk(d, {}); }},
+      {Fft::kName, [](const Device& d) { return fft::fft(d, {}); }},
+      {rand::Generate::kName, [](const Device& d) { return rand::generate(d, {}); }},
+      {solver::Getrf::kName, [](const Device& d) { return solver::getrf(d, {}); }},
+      {solver::Getrs::kName, [](const Device& d) { return solver::getrs(d, {}); }},
+      {solver::Potrf::kName, [](const Device& d) { return solver::potrf(d, {}); }},
+      {solver::Potrs::kName, [](const Device& d) { return solver::potrs(d, {}); }},
+      {solver::Syevd::kName, [](const Device& d) { return solver::syevd(d, {}); }},
+      {solver::Geqrf::kName, [](const Device& d) { return solver::geqrf(d, {}); }},
+      {solver::Orgqr::kName, [](const Device& d) { return solver::orgqr(d, {}); }},
+      {solver::Gesvd::kName, [](const Device& d) { return solver::gesvd(d, {}); }},
+      {solver::Gesvdj::kName, [](const Device& d) { return solver::gesvdj(d, {}); }},
+      {solver::Ormqr::kName, [](const Device& d) { return solver::ormqr(d, {}); }},
+      {solver::Gels::kName, [](const Device& d) { return solver::gels(d, {}); }},
+      {sparse::SpMV::kName, [](const Device& d) { return sparse::spmv(d, {}); }},
+      {sparse::SpMM::kName, [](const Device& d) { return sparse::spmm(d, {}); }},
+      {sparse::SpSV::kName, [](const Device& d) { return sparse::spsv(d, {}); }},
+      {sparse::ToDense::kName, [](const Device& d) { return sparse::to_dense(d, {}); }},
+      {sparse::CsrToCoo::kName, [](const Device& d) { return sparse::csr_to_coo(d, {}); }},
+      {sparse::CooToCsr::kName, [](const Device& d) { return sparse::coo_to_csr(d, {}); }},
+      {sparse::SDDMM::kName, [](const Device& d) { return sparse::sddmm(d, {}); }},
+      {sparse::SpGemmCount::kName, [](const Device& d) { return sparse::spgemm_count(d, {}); }},
+      {sparse::SpGemm::kName, [](const Device& d) { return sparse::spgemm(d, {}); }},
+      {sparse::DenseToCsrCount::kName, [](const Device& d) { return sparse::dense_to_csr_count(d, {}); }},
+      {sparse::DenseToCsr::kName, [](const Device& d) { return sparse::dense_to_csr(d, {}); }},
+      {tensor::Contract::kName, [](const Device& d) { return tensor::contract(d, {}); }},
+      {tensor::ElementwiseBinary::kName, [](const Device& d) { return tensor::elementwise_binary(d, {}); }},
+      {tensor::ElementwiseTrinary::kName, [](const Device& d) { return tensor::elementwise_trinary(d, {}); }},
+      {tensor::Reduce::kName, [](const Device& d) { return tensor::reduce(d, {}); }},
+      {tensor::Permute::kName, [](const Device& d) { return tensor::permute(d, {}); }},
+      {ConvFwd::kName, [](const Device& d) { return dnn::conv_fwd(d, {}); }},
+      {ConvBwdData::kName, [](const Device& d) { return dnn::conv_bwd_data(d, {}); }},
+      {ConvBwdFilter::kName, [](const Device& d) { return dnn::conv_bwd_filter(d, {}); }},
+      {RunGraph::kName, [](const Device& d) { return dnn::run_graph(d, {}); }},
+      {LaunchKernel::kName, [](const Device& d) { return jit::launch_kernel(d, {}); }},
+      {CutlassGemm::kName, [](const Device& d) { return jit::cutlass_gemm(d, {}); }},
+      {CutlassGroupedGemm::kName, [](const Device& d) { return jit::cutlass_grouped_gemm(d, {}); }},
+      {CutlassConv::kName, [](const Device& d) { return jit::cutlass_conv(d, {}); }},
+      {graph::Execute::kName, [](const Device& d) { return graph::execute(d, {}); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.request);
+    const Status answer = c.call(device_).wait().status();
+    ASSERT_FALSE(answer.ok());
+    EXPECT_EQ(answer.message().substr(0, c.request.size()), c.request) << answer.to_string();
+  }
+}
+
+TEST_F(FamilyEntryPointsTest, TypedLevelOneComputesOnWholeBuffers) {
+  const std::vector<double> xs = {1.5, -2.0, 3.25, 0.5, -7.0};
+  const std::vector<double> ys = {0.25, 4.0, -1.0, 2.0, 1.0};
+  Buffer<double> x = holding(xs), y = holding(ys), result = holding(std::vector<double>{0.0});
+
+  ASSERT_THAT(blas::dot(device_, x, y, result).wait(), IsOk());
+  double dot = 0, sum = 0, squares = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) dot += xs[i] * ys[i], sum += std::abs(xs[i]), squares += xs[i] * xs[i];
+  EXPECT_DOUBLE_EQ(read(result)[0], dot);
+  ASSERT_THAT(blas::asum(device_, x, result).wait(), IsOk());
+  EXPECT_DOUBLE_EQ(read(result)[0], sum);
+  ASSERT_THAT(blas::nrm2(device_, x, result).wait(), IsOk());
+  EXPECT_NEAR(read(result)[0], std::sqrt(squares), 1e-15 * std::sqrt(squares));
+  Buffer<std::int32_t> index = holding(std::vector<std::int32_t>{-1});
+  ASSERT_THAT(blas::iamax(device_, x, index).wait(), IsOk());
+  EXPECT_EQ(read(index)[0], 5);  // |-7| at the fifth element, 1-based
+
+  ASSERT_THAT(blas::axpy(device_, 2.0, x, y).wait(), IsOk());
+  ASSERT_THAT(blas::scal(device_, -0.5, y).wait(), IsOk());
+  const std::vector<double> got = read(y);
+  for (std::size_t i = 0; i < xs.size(); ++i) EXPECT_DOUBLE_EQ(got[i], -0.5 * (2.0 * xs[i] + ys[i])) << i;
+}
+
+TEST_F(FamilyEntryPointsTest, TypedLevelOneTakesFloatBuffersToo) {
+  Buffer<float> x = holding(std::vector<float>{3.0f, 4.0f}), norm = holding(std::vector<float>{0.0f});
+  ASSERT_THAT(blas::nrm2(device_, x, norm).wait(), IsOk());
+  EXPECT_FLOAT_EQ(read(norm)[0], 5.0f);
+}
+
+// Vectors of two lengths are refused by name before anything runs: y keeps its values.
+TEST_F(FamilyEntryPointsTest, TypedLevelOneRefusesVectorsOfTwoLengths) {
+  Buffer<double> x = holding(std::vector<double>{1, 2, 3}), y = holding(std::vector<double>{5, 6});
+  Buffer<double> result = holding(std::vector<double>{0.0});
+  const Status axpy = blas::axpy(device_, 1.0, x, y).wait().status();
+  EXPECT_THAT(axpy, StatusIs(Code::invalid_argument));
+  EXPECT_EQ(axpy.message(), "blas::axpy: x holds 3 elements and y 2; the typed form takes vectors of one length");
+  EXPECT_THAT(blas::dot(device_, x, y, result).wait().status(), StatusIs(Code::invalid_argument));
+  EXPECT_EQ(read(y), (std::vector<double>{5, 6}));
+}
+
+// A typed call on a freed buffer meets the device's generation check like any request.
+TEST_F(FamilyEntryPointsTest, TypedLevelOneOnAFreedBufferIsStale) {
+  Buffer<double> x = holding(std::vector<double>{1, 2, 3});
+  ASSERT_THAT(device_.free(x).wait(), IsOk());
+  EXPECT_THAT(blas::scal(device_, 2.0, x).wait().status(), StatusIs(Code::stale_handle));
+}
+
+}  // namespace
+}  // namespace accel
