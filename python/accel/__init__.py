@@ -17,7 +17,7 @@ from . import _accel
 from ._accel import Buffer, Device, Future, System
 from ._errors import (Cancelled, ContextLost, DeadlineExceeded, Error, FailedPrecondition, Internal, InvalidArgument,
                       NotSupported, ResourceExhausted, StaleHandle, Unavailable)
-from . import _blas, _requests  # noqa: F401  (add the requests' defaults to Device)
+from . import _blas, _requests, _solver  # noqa: F401  (add the requests' defaults to Device)
 from ._enums import *  # noqa: F401,F403  (accel.Transpose, accel.Fill, ...: the requests' enums)
 from ._enums import __all__ as _enum_names
 from . import embed

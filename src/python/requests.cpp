@@ -183,6 +183,7 @@ void bind_requests(nb::module_& module) {
   export_enums<MatrixOrder, Transpose, GemmCompute, Activation, BiasVector, FftType, FftDirection, FftNormalization,
                rand::Generator, rand::Distribution, tensor::Compute>(module);
   bind_blas_requests(module);
+  bind_solver_requests(module);
 }
 
 }  // namespace accel::python
