@@ -20,11 +20,11 @@ from ._errors import (Cancelled, ContextLost, DeadlineExceeded, Error, FailedPre
 from . import _blas, _requests, _solver  # noqa: F401  (add the requests' defaults to Device)
 from ._enums import *  # noqa: F401,F403  (accel.Transpose, accel.Fill, ...: the requests' enums)
 from ._enums import __all__ as _enum_names
-from . import embed
+from . import embed, sparse
 
 __version__ = "0.1.0"
 
-__all__ = ["Buffer", "Device", "Future", "System", "embed", "Error", "InvalidArgument", "NotSupported",
+__all__ = ["Buffer", "Device", "Future", "System", "embed", "sparse", "Error", "InvalidArgument", "NotSupported",
            "FailedPrecondition", "ResourceExhausted", "Unavailable", "Cancelled", "DeadlineExceeded", "StaleHandle",
            "ContextLost", "Internal", *_enum_names]
 

@@ -184,6 +184,7 @@ void bind_requests(nb::module_& module) {
                rand::Generator, rand::Distribution, tensor::Compute>(module);
   bind_blas_requests(module);
   bind_solver_requests(module);
+  bind_sparse_requests(module);
 }
 
 }  // namespace accel::python
