@@ -1,10 +1,13 @@
 """The requests' enums as Python enums (StrEnum: a member is also the string a request takes)."""
 
+import ast
 import enum
+import pathlib
 
 import numpy as np
 
 import accel
+from accel import _accel
 
 EXPECTED = {
     "Transpose": ["none", "transpose"], "MatrixOrder": ["row_major", "column_major"], "Side": ["left", "right"],
@@ -15,6 +18,7 @@ EXPECTED = {
     "Generator": ["philox4x32_10", "xorwow", "mrg32k3a", "sobol32"],
     "Distribution": ["uniform", "normal", "log_normal", "poisson", "bits"],
     "TensorCompute": ["standard", "float32", "float64", "float16", "bfloat16", "tf32", "tf32x3"],
+    "SparseFormat": ["csr", "csc", "coo", "blocked_ell"], "SparseStructure": ["checked_each_use", "fixed"],
 }
 
 
@@ -51,3 +55,12 @@ def test_a_member_of_another_enum_is_refused_by_value(device):
         raise AssertionError("transpose_a took Side.left")
     except accel.InvalidArgument as error:
         assert "'transpose_a' must be one of 'none', 'transpose'" in str(error)
+
+
+def test_the_type_stub_lists_the_bound_enums():
+    stub = pathlib.Path(accel.__file__).parent / "_enums.pyi"
+    tree = ast.parse(stub.read_text())
+    listed = {node.name: [target.id for statement in node.body if isinstance(statement, ast.Assign)
+                          for target in statement.targets]
+              for node in tree.body if isinstance(node, ast.ClassDef)}
+    assert listed == {name: list(values) for name, values in _accel._enums.items()}

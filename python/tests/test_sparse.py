@@ -150,3 +150,26 @@ def test_bad_matrices_raise_the_right_category(device, rng):
     too_many = upload_csr(device, a0, nnz=100)
     with pytest.raises(accel.InvalidArgument, match="sparse::SpMV"):
         device.spmv(a=too_many, x=x, y=y).result()
+
+
+def test_the_new_families_cross_to_an_isolated_worker(rng):
+    # The requests travel through the worker's channel: SpGemm, whose three matrices fill a channel slot, included.
+    with accel.Device.open("cpu", isolation="worker_process") as device:
+        a0 = random_sparse(rng, (6, 6), "float64", 0.5)
+        a = upload_csr(device, a0)
+        offsets = device.allocate((7,), "int32")
+        device.spgemm_count(a=a, b=a, c_offsets=offsets).result(timeout=60)
+        nnz = int(offsets.numpy()[-1])
+        c = sparse.csr(offsets, device.allocate((nnz,), "int32"), device.allocate((nnz,), "float64"), (6, 6))
+        device.spgemm(a=a, b=a, c=c).result(timeout=60)
+        dense = device.allocate((6, 6), "float64")
+        device.to_dense(a=c, out=sparse.dense(dense)).result(timeout=60)
+        np.testing.assert_allclose(dense.numpy(), a0 @ a0, rtol=1e-12, atol=1e-12)
+        lu, x = device.upload((a0 + 6 * np.eye(6)).T), device.upload(np.ones(6))
+        ipiv = device.allocate((6,), "int32")
+        device.getrf(lu, ipiv).result(timeout=60)
+        device.getrs(lu, ipiv, x).result(timeout=60)
+        np.testing.assert_allclose((a0 + 6 * np.eye(6)) @ x.numpy(), np.ones(6), rtol=1e-12, atol=1e-12)
+        y = device.upload(np.zeros(6))
+        device.axpy(x, y, alpha=2.0, incx=-1).result(timeout=60)
+        np.testing.assert_allclose(y.numpy(), 2 * x.numpy()[::-1])
