@@ -39,17 +39,47 @@ def test_spmv_matches_numpy(device, rng, dtype, tolerance, op, index):
     np.testing.assert_allclose(y.numpy(), 2.0 * op_a @ x0 - 0.5 * y0, rtol=tolerance * 10, atol=tolerance * 10)
 
 
+def dense_operand(device, matrix, order, dtype):
+    """A dense operand holding `matrix` in `order` (column-major: the buffer holds matrix.T)."""
+    stored = matrix if order == "row_major" else matrix.T
+    return sparse.dense(device.upload(np.ascontiguousarray(stored, dtype)), order=order)
+
+
+def read_dense(operand):
+    data = operand["data"].numpy()
+    return data if operand["order"] == "row_major" else data.T
+
+
 @pytest.mark.parametrize("dtype, tolerance", DTYPES)
-@pytest.mark.parametrize("op_a, order", list(itertools.product(["none", "transpose"], ["row_major", "column_major"])))
-def test_spmm_matches_numpy(device, rng, dtype, tolerance, op_a, order):
+@pytest.mark.parametrize("op_a, op_b, order", list(itertools.product(
+    ["none", "transpose"], ["none", "transpose"], ["row_major", "column_major"])))
+def test_spmm_matches_numpy(device, rng, dtype, tolerance, op_a, op_b, order):
     a0 = random_sparse(rng, (8, 11), dtype)
     op = a0.T if op_a == "transpose" else a0
-    b0 = rng.standard_normal((op.shape[1], 5)).astype(dtype)
-    layout = (lambda matrix: matrix) if order == "row_major" else (lambda matrix: matrix.T)
-    b = sparse.dense(device.upload(layout(b0)), order=order)
-    c = sparse.dense(device.allocate(layout(np.empty((op.shape[0], 5))).shape, dtype), order=order)
-    device.spmm(a=upload_csr(device, a0), b=b, c=c, op_a=op_a).result()
-    np.testing.assert_allclose(layout(c["data"].numpy()), op @ b0, rtol=tolerance * 10, atol=tolerance * 10)
+    b0 = rng.standard_normal((op.shape[1], 5)).astype(dtype)  # op(B)
+    b = dense_operand(device, b0.T if op_b == "transpose" else b0, order, dtype)
+    c = dense_operand(device, np.zeros((op.shape[0], 5)), order, dtype)
+    device.spmm(a=upload_csr(device, a0), b=b, c=c, op_a=op_a, op_b=op_b).result()
+    np.testing.assert_allclose(read_dense(c), op @ b0, rtol=tolerance * 10, atol=tolerance * 10)
+
+
+@pytest.mark.parametrize("dtype, tolerance", DTYPES)
+def test_blocked_ell_spmm_matches_numpy(device, rng, dtype, tolerance):
+    block, rows, cols, ell_cols = 2, 6, 8, 4  # each block row holds 2 blocks; -1 pads
+    column_blocks = np.array([[0, 3], [2, -1], [1, 2]], np.int32)
+    values = rng.standard_normal((rows, ell_cols)).astype(dtype)
+    values[2:4, 2:4] = 0  # a padding block's values are zero
+    a0 = np.zeros((rows, cols), dtype)
+    for block_row, slots in enumerate(column_blocks):
+        for slot, column_block in enumerate(slots):
+            if column_block >= 0:
+                a0[block_row * block:(block_row + 1) * block, column_block * block:(column_block + 1) * block] = \
+                    values[block_row * block:(block_row + 1) * block, slot * block:(slot + 1) * block]
+    a = sparse.blocked_ell(device.upload(column_blocks), device.upload(values), (rows, cols), block)
+    b0 = rng.standard_normal((cols, 3)).astype(dtype)
+    c = dense_operand(device, np.zeros((rows, 3)), "row_major", dtype)
+    device.spmm(a=a, b=dense_operand(device, b0, "row_major", dtype), c=c).result()
+    np.testing.assert_allclose(read_dense(c), a0 @ b0, rtol=tolerance * 10, atol=tolerance * 10)
 
 
 @pytest.mark.parametrize("dtype, tolerance", DTYPES)
@@ -94,13 +124,15 @@ def test_conversions_round_trip(device, rng, dtype, tolerance):
 
 
 @pytest.mark.parametrize("dtype, tolerance", DTYPES)
-def test_sddmm_samples_the_product(device, rng, dtype, tolerance):
+@pytest.mark.parametrize("op_a, op_b", list(itertools.product(["none", "transpose"], ["none", "transpose"])))
+def test_sddmm_samples_the_product(device, rng, dtype, tolerance, op_a, op_b):
     m, k, n = 7, 5, 9
     pattern = random_sparse(rng, (m, n), dtype, 0.4)
-    a0, b0 = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
+    a0, b0 = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)  # op(A), op(B)
+    a = dense_operand(device, a0.T if op_a == "transpose" else a0, "row_major", dtype)
+    b = dense_operand(device, b0.T if op_b == "transpose" else b0, "row_major", dtype)
     c = upload_csr(device, pattern)
-    device.sddmm(a=sparse.dense(device.upload(a0)), b=sparse.dense(device.upload(b0)), c=c, alpha=2.0,
-                 beta=1.0).result()
+    device.sddmm(a=a, b=b, c=c, op_a=op_a, op_b=op_b, alpha=2.0, beta=1.0).result()
     rows, columns = np.nonzero(pattern)
     expected = 2.0 * (a0 @ b0)[rows, columns] + pattern[rows, columns]
     np.testing.assert_allclose(c["values"].numpy(), expected, rtol=tolerance * 10, atol=tolerance * 10)
