@@ -17,14 +17,16 @@ from . import _accel
 from ._accel import Buffer, Device, Future, System
 from ._errors import (Cancelled, ContextLost, DeadlineExceeded, Error, FailedPrecondition, Internal, InvalidArgument,
                       NotSupported, ResourceExhausted, StaleHandle, Unavailable)
-from . import _requests  # noqa: F401  (adds the requests' defaults to Device)
-from . import embed
+from . import _blas, _requests, _solver  # noqa: F401  (add the requests' defaults to Device)
+from ._enums import *  # noqa: F401,F403  (accel.Transpose, accel.Fill, ...: the requests' enums)
+from ._enums import __all__ as _enum_names
+from . import embed, sparse
 
 __version__ = "0.1.0"
 
-__all__ = ["Buffer", "Device", "Future", "System", "embed", "Error", "InvalidArgument", "NotSupported",
+__all__ = ["Buffer", "Device", "Future", "System", "embed", "sparse", "Error", "InvalidArgument", "NotSupported",
            "FailedPrecondition", "ResourceExhausted", "Unavailable", "Cancelled", "DeadlineExceeded", "StaleHandle",
-           "ContextLost", "Internal"]
+           "ContextLost", "Internal", *_enum_names]
 
 # The default System's actors stop before the interpreter's objects go away.
 _atexit.register(_accel._shutdown)

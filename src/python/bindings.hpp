@@ -75,7 +75,10 @@ void bind_errors(nb::module_& module);
 void bind_futures(nb::module_& module);
 void bind_devices(nb::module_& module);
 void bind_buffers(nb::module_& module);
-void bind_requests(nb::module_& module);
+void bind_requests(nb::module_& module);  // and, from it:
+void bind_blas_requests(nb::module_& module);
+void bind_solver_requests(nb::module_& module);
+void bind_sparse_requests(nb::module_& module);
 void bind_embeddings(nb::module_& module);
 
 }  // namespace accel::python

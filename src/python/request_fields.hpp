@@ -1,15 +1,18 @@
 // Requests from keyword arguments: a family's request is bound by listing its fields once, each a Python name and the
-// member it sets (nested structs flattened: Gemm's `shape.m` is `m`). The generic code converts each keyword by the
-// member's C++ type — integers, floats, dtypes, enums (by name), buffers (checked to be this device's, open), arrays
-// of up to three extents — and refuses unknown keywords and wrong types with accel.InvalidArgument naming them.
+// path of members it sets (nested structs flattened: Gemm's `shape.m` is `m`). The generic code converts each keyword
+// by the member's C++ type — integers, floats, dtypes, enums (by name: a str, or a member of the accel enum of that
+// name, a StrEnum), buffers (checked to be this device's, open; None for a null handle), arrays of up to three
+// extents — and refuses unknown keywords and wrong types with accel.InvalidArgument naming them.
 //
-//   RequestBinding<Gemm>{"gemm", {field("m", [](Gemm& r) -> auto& { return r.shape.m; }), ...}}
+//   bind_request(device_class, "gemm", {member("m", &Gemm::shape, &GemmShape::m), member("a", &Gemm::a), ...});
 //
-// Adding a family is one such table and one line in bind_requests (requests.cpp).
+// Adding a family is one such table per request, its enums' EnumNames, and export_enums<...>(module) so that Python
+// has them as enums (python/accel/_enums.py).
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <string>
@@ -22,6 +25,9 @@
 #include <fmt/ranges.h>
 
 #include "python/bindings.hpp"
+#include "python/futures.hpp"
+
+#include "accel/libs/blas/gemm.hpp"
 
 namespace accel::python {
 
@@ -30,9 +36,12 @@ namespace accel::python {
 template <class T>
 struct FromPython;
 
-// The names Python gives each value of an enum: specialised per enum (requests.cpp).
+// The names Python gives an enum and each of its values: specialised per enum (requests*.cpp),
+//   static constexpr const char* python_name;   // the class in the accel package: "Transpose"
+//   static constexpr std::array<std::pair<E, const char*>, N> values;
+// Enums of different families that Python names alike (blas::Fill, solver::Fill) must have the same value names.
 template <class E>
-struct EnumNames;  // static constexpr std::array<std::pair<E, const char*>, N> values;
+struct EnumNames;
 
 [[noreturn]] inline void refuse_argument(std::string_view request, std::string_view name, std::string_view expected,
                                          nb::handle value) {
@@ -46,7 +55,8 @@ T from_python(nb::handle value, std::string_view request, std::string_view name,
   if constexpr (requires { FromPython<T>::convert(value, request, name, device); }) {
     return FromPython<T>::convert(value, request, name, device);
   } else if constexpr (std::is_same_v<T, BufferHandle>) {
-    if (!nb::isinstance<PyBuffer>(value)) wrong("an accel.Buffer");
+    if (value.is_none()) return BufferHandle{};
+    if (!nb::isinstance<PyBuffer>(value)) wrong("an accel.Buffer or None");
     return nb::cast<const PyBuffer&>(value).use_on(device, name);
   } else if constexpr (std::is_same_v<T, DType>) {
     return dtype_from_python(value);
@@ -100,13 +110,30 @@ Field<Request> field(std::string name, Access access) {
           }};
 }
 
+// object.*first.*rest[0].*rest[1]...
+template <class Object, class Member, class... Rest>
+auto& member_at(Object& object, Member Object::*first, Rest... rest) {
+  if constexpr (sizeof...(Rest) == 0) {
+    return object.*first;
+  } else {
+    return member_at(object.*first, rest...);
+  }
+}
+
+// A field setting a member of the request, or of a struct in it: member("m", &Gemm::shape, &GemmShape::m).
+template <class Request, class Member, class... Rest>
+Field<Request> member(std::string name, Member Request::*first, Rest... rest) {
+  return field<Request>(
+      std::move(name), [ first, rest... ](Request & request) -> auto& { return member_at(request, first, rest...); });
+}
+
 template <class Request>
 struct RequestBinding {
   std::string name;  // the Device method's name
   std::vector<Field<Request>> fields;
 
-  // The request the keywords describe, every unset member at its C++ default.
-  Request build(const PyDevice& device, const nb::kwargs& arguments) const {
+  // The request the keywords (or a dict's items) describe, every unset member at its C++ default.
+  Request build(const PyDevice& device, const nb::dict& arguments) const {
     Request request{};
     for (auto [key, value] : arguments) {
       const std::string key_name = nb::cast<std::string>(key);
@@ -132,5 +159,66 @@ struct RequestBinding {
                        fmt::join(names, ", "));
   }
 };
+
+// A member that is a struct of its own (sparse::Matrix), given from Python as a dict of its fields, which
+// FromPython<S>::fields() lists as a request's are:
+//   template <> struct FromPython<S> : FromDict<S> { static std::vector<Field<S>> fields(); };
+template <class S>
+struct FromDict {
+  static S convert(nb::handle value, std::string_view request, std::string_view name, const PyDevice& device) {
+    if (!nb::isinstance<nb::dict>(value)) refuse_argument(request, name, "a dict of its fields", value);
+    const RequestBinding<S> binding{fmt::format("{}: argument '{}'", request, name), FromPython<S>::fields()};
+    return binding.build(device, nb::borrow<nb::dict>(value));
+  }
+};
+
+// -- Enums more than one family uses (GEMM, BLAS, solver, sparse: accel/libs/blas/gemm.hpp) --
+template <>
+struct EnumNames<MatrixOrder> {
+  static constexpr const char* python_name = "MatrixOrder";
+  static constexpr std::array values{std::pair{MatrixOrder::row_major, "row_major"},
+                                     std::pair{MatrixOrder::column_major, "column_major"}};
+};
+
+template <>
+struct EnumNames<Transpose> {
+  static constexpr const char* python_name = "Transpose";
+  static constexpr std::array values{std::pair{Transpose::none, "none"}, std::pair{Transpose::transpose, "transpose"}};
+};
+
+// Device.<name>(**kwargs) -> Future for a request answering Done.
+template <class Request>
+void bind_request(nb::class_<PyDevice>& device_class, std::string name, std::vector<Field<Request>> fields) {
+  // nanobind keeps the name and docstring pointers: they live as long as the module.
+  static std::deque<std::string> texts;
+  RequestBinding<Request> binding{std::move(name), std::move(fields)};
+  const char* doc = texts.emplace_back(binding.doc()).c_str();
+  const char* method = texts.emplace_back(binding.name).c_str();
+  device_class.def(
+      method,
+      [binding = std::move(binding)](const PyDevice& device, nb::kwargs arguments) {
+        Request request = binding.build(device, arguments);
+        return make_done_future(send_released([&] { return device.device.ask(std::move(request)); }));
+      },
+      doc);
+}
+
+// Records each enum's Python name and value names in the module's `_enums` dict, from which python/accel/_enums.py
+// makes the StrEnum classes. Two enums named alike must agree on their values (else Internal at import).
+template <class... Enums>
+void export_enums(nb::module_& module) {
+  if (!nb::hasattr(module, "_enums")) module.attr("_enums") = nb::dict();
+  nb::dict enums = nb::borrow<nb::dict>(module.attr("_enums"));
+  auto add = [&]<class E>(std::type_identity<E>) {
+    nb::list names;
+    for (const auto& [value, value_name] : EnumNames<E>::values) names.append(nb::str(value_name));
+    const char* python_name = EnumNames<E>::python_name;
+    if (enums.contains(python_name) && !enums[python_name].equal(names)) {
+      raise_status(internal_error(fmt::format("enum {} is exported twice with different values", python_name)));
+    }
+    enums[python_name] = names;
+  };
+  (add(std::type_identity<Enums>{}), ...);
+}
 
 }  // namespace accel::python

@@ -1,8 +1,6 @@
 // The library requests as Device methods taking keyword arguments that mirror the C++ request structs
 // (request_fields.hpp says how). python/accel/_requests.py adds the defaults Python users expect (sizes and dtypes
 // from the buffers' shapes) on top.
-#include <deque>
-
 #include "python/futures.hpp"
 #include "python/request_fields.hpp"
 
@@ -14,21 +12,14 @@
 namespace accel::python {
 
 template <>
-struct EnumNames<MatrixOrder> {
-  static constexpr std::array values{std::pair{MatrixOrder::row_major, "row_major"},
-                                     std::pair{MatrixOrder::column_major, "column_major"}};
-};
-template <>
-struct EnumNames<Transpose> {
-  static constexpr std::array values{std::pair{Transpose::none, "none"}, std::pair{Transpose::transpose, "transpose"}};
-};
-template <>
 struct EnumNames<GemmCompute> {
+  static constexpr const char* python_name = "GemmCompute";
   static constexpr std::array values{std::pair{GemmCompute::standard, "standard"},
                                      std::pair{GemmCompute::tf32, "tf32"}};
 };
 template <>
 struct EnumNames<Activation> {
+  static constexpr const char* python_name = "Activation";
   static constexpr std::array values{
       std::pair{Activation::identity, "identity"},   std::pair{Activation::relu, "relu"},
       std::pair{Activation::gelu_tanh, "gelu_tanh"}, std::pair{Activation::silu, "silu"},
@@ -37,22 +28,26 @@ struct EnumNames<Activation> {
 };
 template <>
 struct EnumNames<BiasVector> {
+  static constexpr const char* python_name = "BiasVector";
   static constexpr std::array values{std::pair{BiasVector::none, "none"}, std::pair{BiasVector::per_row, "per_row"},
                                      std::pair{BiasVector::per_column, "per_column"},
                                      std::pair{BiasVector::per_channel, "per_channel"}};
 };
 template <>
 struct EnumNames<FftType> {
+  static constexpr const char* python_name = "FftType";
   static constexpr std::array values{std::pair{FftType::c2c, "c2c"}, std::pair{FftType::r2c, "r2c"},
                                      std::pair{FftType::c2r, "c2r"}};
 };
 template <>
 struct EnumNames<FftDirection> {
+  static constexpr const char* python_name = "FftDirection";
   static constexpr std::array values{std::pair{FftDirection::forward, "forward"},
                                      std::pair{FftDirection::inverse, "inverse"}};
 };
 template <>
 struct EnumNames<FftNormalization> {
+  static constexpr const char* python_name = "FftNormalization";
   static constexpr std::array values{std::pair{FftNormalization::none, "none"},
                                      std::pair{FftNormalization::inverse, "inverse"},
                                      std::pair{FftNormalization::orthonormal, "orthonormal"}};
@@ -60,12 +55,14 @@ struct EnumNames<FftNormalization> {
 
 template <>
 struct EnumNames<rand::Generator> {
+  static constexpr const char* python_name = "Generator";
   static constexpr std::array values{
       std::pair{rand::Generator::philox4x32_10, "philox4x32_10"}, std::pair{rand::Generator::xorwow, "xorwow"},
       std::pair{rand::Generator::mrg32k3a, "mrg32k3a"}, std::pair{rand::Generator::sobol32, "sobol32"}};
 };
 template <>
 struct EnumNames<rand::Distribution> {
+  static constexpr const char* python_name = "Distribution";
   static constexpr std::array values{
       std::pair{rand::Distribution::uniform, "uniform"}, std::pair{rand::Distribution::normal, "normal"},
       std::pair{rand::Distribution::log_normal, "log_normal"}, std::pair{rand::Distribution::poisson, "poisson"},
@@ -74,6 +71,7 @@ struct EnumNames<rand::Distribution> {
 
 template <>
 struct EnumNames<tensor::Compute> {
+  static constexpr const char* python_name = "TensorCompute";
   static constexpr std::array values{
       std::pair{tensor::Compute::standard, "standard"}, std::pair{tensor::Compute::f32, "float32"},
       std::pair{tensor::Compute::f64, "float64"},       std::pair{tensor::Compute::f16, "float16"},
@@ -114,168 +112,79 @@ struct FromPython<tensor::Tensor> {
 namespace {
 
 // accel::Gemm: C = activation(alpha * op(A) * op(B) + beta * C + bias) (include/accel/libs/blas/gemm.hpp).
-RequestBinding<Gemm> gemm_binding() {
+void bind_gemm(nb::class_<PyDevice>& device) {
   using R = Gemm;
-  return {"gemm",
-          {field<R>(
-               "a", [](R & r) -> auto& { return r.a; }),
-           field<R>(
-               "b", [](R & r) -> auto& { return r.b; }),
-           field<R>(
-               "c", [](R & r) -> auto& { return r.c; }),
-           field<R>(
-               "bias", [](R & r) -> auto& { return r.bias; }),
-           field<R>(
-               "alpha", [](R & r) -> auto& { return r.alpha; }),
-           field<R>(
-               "beta", [](R & r) -> auto& { return r.beta; }),
-           field<R>(
-               "order", [](R & r) -> auto& { return r.shape.order; }),
-           field<R>(
-               "transpose_a", [](R & r) -> auto& { return r.shape.transpose_a; }),
-           field<R>(
-               "transpose_b", [](R & r) -> auto& { return r.shape.transpose_b; }),
-           field<R>(
-               "m", [](R & r) -> auto& { return r.shape.m; }),
-           field<R>(
-               "n", [](R & r) -> auto& { return r.shape.n; }),
-           field<R>(
-               "k", [](R & r) -> auto& { return r.shape.k; }),
-           field<R>(
-               "lda", [](R & r) -> auto& { return r.shape.lda; }),
-           field<R>(
-               "ldb", [](R & r) -> auto& { return r.shape.ldb; }),
-           field<R>(
-               "ldc", [](R & r) -> auto& { return r.shape.ldc; }),
-           field<R>(
-               "batch", [](R & r) -> auto& { return r.shape.batch; }),
-           field<R>(
-               "stride_a", [](R & r) -> auto& { return r.shape.stride_a; }),
-           field<R>(
-               "stride_b", [](R & r) -> auto& { return r.shape.stride_b; }),
-           field<R>(
-               "stride_c", [](R & r) -> auto& { return r.shape.stride_c; }),
-           field<R>(
-               "input_type", [](R & r) -> auto& { return r.shape.input_type; }),
-           field<R>(
-               "output_type", [](R & r) -> auto& { return r.shape.output_type; }),
-           field<R>(
-               "compute", [](R & r) -> auto& { return r.shape.compute; }),
-           field<R>(
-               "activation", [](R & r) -> auto& { return r.shape.epilogue.activation; }),
-           field<R>(
-               "bias_vector", [](R & r) -> auto& { return r.shape.epilogue.bias; })}};
+  using S = GemmShape;
+  bind_request<R>(device, "gemm",
+                  {member("a", &R::a),
+                   member("b", &R::b),
+                   member("c", &R::c),
+                   member("bias", &R::bias),
+                   member("alpha", &R::alpha),
+                   member("beta", &R::beta),
+                   member("order", &R::shape, &S::order),
+                   member("transpose_a", &R::shape, &S::transpose_a),
+                   member("transpose_b", &R::shape, &S::transpose_b),
+                   member("m", &R::shape, &S::m),
+                   member("n", &R::shape, &S::n),
+                   member("k", &R::shape, &S::k),
+                   member("lda", &R::shape, &S::lda),
+                   member("ldb", &R::shape, &S::ldb),
+                   member("ldc", &R::shape, &S::ldc),
+                   member("batch", &R::shape, &S::batch),
+                   member("stride_a", &R::shape, &S::stride_a),
+                   member("stride_b", &R::shape, &S::stride_b),
+                   member("stride_c", &R::shape, &S::stride_c),
+                   member("input_type", &R::shape, &S::input_type),
+                   member("output_type", &R::shape, &S::output_type),
+                   member("compute", &R::shape, &S::compute),
+                   member("activation", &R::shape, &S::epilogue, &Epilogue::activation),
+                   member("bias_vector", &R::shape, &S::epilogue, &Epilogue::bias)});
 }
 
 // accel::Fft (include/accel/libs/fft/fft.hpp); the layouts' members are prefixed input_ and output_.
-RequestBinding<Fft> fft_binding() {
+void bind_fft(nb::class_<PyDevice>& device) {
   using R = Fft;
-  return {"fft",
-          {field<R>(
-               "input", [](R & r) -> auto& { return r.input; }),
-           field<R>(
-               "output", [](R & r) -> auto& { return r.output; }),
-           field<R>(
-               "type", [](R & r) -> auto& { return r.shape.type; }),
-           field<R>(
-               "precision", [](R & r) -> auto& { return r.shape.precision; }),
-           field<R>(
-               "rank", [](R & r) -> auto& { return r.shape.rank; }),
-           field<R>(
-               "n", [](R & r) -> auto& { return r.shape.n; }),
-           field<R>(
-               "batch", [](R & r) -> auto& { return r.shape.batch; }),
-           field<R>(
-               "direction", [](R & r) -> auto& { return r.shape.direction; }),
-           field<R>(
-               "normalization", [](R & r) -> auto& { return r.shape.normalization; }),
-           field<R>(
-               "input_embed", [](R & r) -> auto& { return r.shape.input.embed; }),
-           field<R>(
-               "input_stride", [](R & r) -> auto& { return r.shape.input.stride; }),
-           field<R>(
-               "input_distance", [](R & r) -> auto& { return r.shape.input.distance; }),
-           field<R>(
-               "output_embed", [](R & r) -> auto& { return r.shape.output.embed; }),
-           field<R>(
-               "output_stride", [](R & r) -> auto& { return r.shape.output.stride; }),
-           field<R>(
-               "output_distance", [](R & r) -> auto& { return r.shape.output.distance; })}};
-}
-
-// accel::rand::Generate (include/accel/libs/rand/generate.hpp).
-RequestBinding<rand::Generate> random_binding() {
-  using R = rand::Generate;
-  return {"random",
-          {field<R>(
-               "output", [](R & r) -> auto& { return r.output; }),
-           field<R>(
-               "generator", [](R & r) -> auto& { return r.generator; }),
-           field<R>(
-               "distribution", [](R & r) -> auto& { return r.distribution; }),
-           field<R>(
-               "dtype", [](R & r) -> auto& { return r.dtype; }),
-           field<R>(
-               "seed", [](R & r) -> auto& { return r.seed; }),
-           field<R>(
-               "offset", [](R & r) -> auto& { return r.offset; }),
-           field<R>(
-               "count", [](R & r) -> auto& { return r.count; }),
-           field<R>(
-               "mean", [](R & r) -> auto& { return r.mean; }),
-           field<R>(
-               "stddev", [](R & r) -> auto& { return r.stddev; }),
-           field<R>(
-               "lambda_", [](R & r) -> auto& { return r.lambda; })}};
-}
-
-// accel::tensor::Contract: D = alpha * A B (contracted over the modes D lacks) + beta * C
-// (include/accel/libs/tensor/tensor.hpp).
-RequestBinding<tensor::Contract> contract_binding() {
-  using R = tensor::Contract;
-  return {"contract",
-          {field<R>(
-               "a", [](R & r) -> auto& { return r.a; }),
-           field<R>(
-               "b", [](R & r) -> auto& { return r.b; }),
-           field<R>(
-               "c", [](R & r) -> auto& { return r.c; }),
-           field<R>(
-               "d", [](R & r) -> auto& { return r.d; }),
-           field<R>(
-               "dtype", [](R & r) -> auto& { return r.dtype; }),
-           field<R>(
-               "compute", [](R & r) -> auto& { return r.compute; }),
-           field<R>(
-               "alpha", [](R & r) -> auto& { return r.alpha; }),
-           field<R>(
-               "beta", [](R & r) -> auto& { return r.beta; })}};
-}
-
-// Device.<name>(**kwargs) -> Future for a request answering Done.
-template <class Request>
-void bind_request(nb::class_<PyDevice>& device_class, RequestBinding<Request> binding) {
-  // nanobind keeps the name and docstring pointers: they live as long as the module.
-  static std::deque<std::string> texts;
-  const char* doc = texts.emplace_back(binding.doc()).c_str();
-  const char* name = texts.emplace_back(binding.name).c_str();
-  device_class.def(
-      name,
-      [binding = std::move(binding)](const PyDevice& device, nb::kwargs arguments) {
-        Request request = binding.build(device, arguments);
-        return make_done_future(send_released([&] { return device.device.ask(std::move(request)); }));
-      },
-      doc);
+  using S = FftShape;
+  using L = FftLayout;
+  bind_request<R>(
+      device, "fft",
+      {member("input", &R::input), member("output", &R::output), member("type", &R::shape, &S::type),
+       member("precision", &R::shape, &S::precision), member("rank", &R::shape, &S::rank),
+       member("n", &R::shape, &S::n), member("batch", &R::shape, &S::batch),
+       member("direction", &R::shape, &S::direction), member("normalization", &R::shape, &S::normalization),
+       member("input_embed", &R::shape, &S::input, &L::embed), member("input_stride", &R::shape, &S::input, &L::stride),
+       member("input_distance", &R::shape, &S::input, &L::distance),
+       member("output_embed", &R::shape, &S::output, &L::embed),
+       member("output_stride", &R::shape, &S::output, &L::stride),
+       member("output_distance", &R::shape, &S::output, &L::distance)});
 }
 
 }  // namespace
 
 void bind_requests(nb::module_& module) {
-  auto device_class = nb::borrow<nb::class_<PyDevice>>(module.attr("Device"));
-  bind_request(device_class, gemm_binding());
-  bind_request(device_class, fft_binding());
-  bind_request(device_class, random_binding());
-  bind_request(device_class, contract_binding());
+  auto device = nb::borrow<nb::class_<PyDevice>>(module.attr("Device"));
+  bind_gemm(device);
+  bind_fft(device);
+  // accel::rand::Generate (include/accel/libs/rand/generate.hpp).
+  using G = rand::Generate;
+  bind_request<G>(
+      device, "random",
+      {member("output", &G::output), member("generator", &G::generator), member("distribution", &G::distribution),
+       member("dtype", &G::dtype), member("seed", &G::seed), member("offset", &G::offset), member("count", &G::count),
+       member("mean", &G::mean), member("stddev", &G::stddev), member("lambda_", &G::lambda)});
+  // accel::tensor::Contract: D = alpha * A B (contracted over the modes D lacks) + beta * C
+  // (include/accel/libs/tensor/tensor.hpp).
+  using C = tensor::Contract;
+  bind_request<C>(
+      device, "contract",
+      {member("a", &C::a), member("b", &C::b), member("c", &C::c), member("d", &C::d), member("dtype", &C::dtype),
+       member("compute", &C::compute), member("alpha", &C::alpha), member("beta", &C::beta)});
+  export_enums<MatrixOrder, Transpose, GemmCompute, Activation, BiasVector, FftType, FftDirection, FftNormalization,
+               rand::Generator, rand::Distribution, tensor::Compute>(module);
+  bind_blas_requests(module);
+  bind_solver_requests(module);
+  bind_sparse_requests(module);
 }
 
 }  // namespace accel::python

@@ -1,0 +1,81 @@
+"""Python defaults over BLAS levels 1-3 (src/python/requests_blas.cpp binds them as in C++): the dtype from the first
+operand, vector lengths and matrix sizes from the buffers' shapes (matrices are column-major: _shapes.py) where the
+caller leaves them out. Every keyword of the C++ request struct is still accepted and wins."""
+
+from . import _shapes
+
+
+def _vectors(kwargs, x):
+    kwargs.setdefault("dtype", x.dtype)
+    kwargs.setdefault("n", _shapes.vector_length(x, kwargs.get("incx", 1)))
+    return kwargs
+
+
+def axpy(self, x, y, alpha=1.0, **kwargs):
+    """y = alpha x + y (accel::blas::Axpy); n from x and incx unless given. Returns an accel.Future."""
+    return axpy.__wrapped__(self, x=x, y=y, alpha=alpha, **_vectors(kwargs, x))
+
+
+def scal(self, x, alpha, **kwargs):
+    """x = alpha x, in place (accel::blas::Scal). Returns an accel.Future."""
+    return scal.__wrapped__(self, x=x, alpha=alpha, **_vectors(kwargs, x))
+
+
+def dot(self, x, y, result, **kwargs):
+    """result[0] = xᵀ y (accel::blas::Dot): `result` is a buffer of one element of x's dtype. Returns an
+    accel.Future."""
+    return dot.__wrapped__(self, x=x, y=y, result=result, **_vectors(kwargs, x))
+
+
+def nrm2(self, x, result, **kwargs):
+    """result[0] = ‖x‖₂ (accel::blas::Nrm2). Returns an accel.Future."""
+    return nrm2.__wrapped__(self, x=x, result=result, **_vectors(kwargs, x))
+
+
+def asum(self, x, result, **kwargs):
+    """result[0] = Σ |x_i| (accel::blas::Asum). Returns an accel.Future."""
+    return asum.__wrapped__(self, x=x, result=result, **_vectors(kwargs, x))
+
+
+def iamax(self, x, result, **kwargs):
+    """result[0] = the 1-based index of the first largest |x_i| (accel::blas::Iamax): `result` is one int32.
+    Returns an accel.Future."""
+    return iamax.__wrapped__(self, x=x, result=result, **_vectors(kwargs, x))
+
+
+def gemv(self, a, x, y, **kwargs):
+    """y = alpha op(A) x + beta y (accel::blas::Gemv); m, n and batch from A's buffer, shaped ([batch,] n, m)
+    (column-major m x n: upload ``A.T``). Returns an accel.Future."""
+    batch, rows, columns = _shapes.matrices(a, "gemv")
+    kwargs.setdefault("dtype", a.dtype)
+    kwargs.setdefault("m", rows)
+    kwargs.setdefault("n", columns)
+    kwargs.setdefault("batch", batch)
+    return gemv.__wrapped__(self, a=a, x=x, y=y, **kwargs)
+
+
+def trsm(self, a, b, **kwargs):
+    """Solves op(A) X = alpha B (side left) or X op(A) = alpha B (side right) for X, which replaces B
+    (accel::blas::Trsm); m, n and batch from B's buffer, shaped ([batch,] n, m) (column-major m x n). Returns an
+    accel.Future."""
+    batch, rows, columns = _shapes.matrices(b, "trsm")
+    kwargs.setdefault("dtype", a.dtype)
+    kwargs.setdefault("m", rows)
+    kwargs.setdefault("n", columns)
+    kwargs.setdefault("batch", batch)
+    return trsm.__wrapped__(self, a=a, b=b, **kwargs)
+
+
+def syrk(self, a, c, **kwargs):
+    """C = alpha op(A) op(A)ᵀ + beta C, the `fill` triangle of C written (accel::blas::Syrk); n and batch from C's
+    buffer, k from A's (op(A) is n x k). Returns an accel.Future."""
+    batch, order, _ = _shapes.matrices(c, "syrk")
+    _, rows_a, columns_a = _shapes.matrices(a, "syrk")
+    kwargs.setdefault("dtype", a.dtype)
+    kwargs.setdefault("n", order)
+    kwargs.setdefault("k", rows_a if kwargs.get("transpose", "none") == "transpose" else columns_a)
+    kwargs.setdefault("batch", batch)
+    return syrk.__wrapped__(self, a=a, c=c, **kwargs)
+
+
+_shapes.install(axpy, scal, dot, nrm2, asum, iamax, gemv, trsm, syrk)

@@ -1,0 +1,121 @@
+"""Type stubs of the requests' enums (_enums.py makes them at import from the module's names;
+python/tests/test_enums.py checks that this file lists the same)."""
+
+import enum
+
+__all__ = ["Activation", "BiasVector", "Diagonal", "Distribution", "EigenJob", "FftDirection", "FftNormalization",
+           "FftType", "Fill", "GemmCompute", "Generator", "MatrixOrder", "Side", "SparseFormat", "SparseStructure",
+           "SvdJob", "TensorCompute", "Transpose"]
+
+
+class Activation(enum.StrEnum):
+    identity = "identity"
+    relu = "relu"
+    gelu_tanh = "gelu_tanh"
+    silu = "silu"
+    gelu_erf = "gelu_erf"
+    sigmoid = "sigmoid"
+    tanh = "tanh"
+    log1p_relu = "log1p_relu"
+
+
+class BiasVector(enum.StrEnum):
+    none = "none"
+    per_row = "per_row"
+    per_column = "per_column"
+    per_channel = "per_channel"
+
+
+class Diagonal(enum.StrEnum):
+    non_unit = "non_unit"
+    unit = "unit"
+
+
+class Distribution(enum.StrEnum):
+    uniform = "uniform"
+    normal = "normal"
+    log_normal = "log_normal"
+    poisson = "poisson"
+    bits = "bits"
+
+
+class EigenJob(enum.StrEnum):
+    values = "values"
+    values_and_vectors = "values_and_vectors"
+
+
+class FftDirection(enum.StrEnum):
+    forward = "forward"
+    inverse = "inverse"
+
+
+class FftNormalization(enum.StrEnum):
+    none = "none"
+    inverse = "inverse"
+    orthonormal = "orthonormal"
+
+
+class FftType(enum.StrEnum):
+    c2c = "c2c"
+    r2c = "r2c"
+    c2r = "c2r"
+
+
+class Fill(enum.StrEnum):
+    lower = "lower"
+    upper = "upper"
+
+
+class GemmCompute(enum.StrEnum):
+    standard = "standard"
+    tf32 = "tf32"
+
+
+class Generator(enum.StrEnum):
+    philox4x32_10 = "philox4x32_10"
+    xorwow = "xorwow"
+    mrg32k3a = "mrg32k3a"
+    sobol32 = "sobol32"
+
+
+class MatrixOrder(enum.StrEnum):
+    row_major = "row_major"
+    column_major = "column_major"
+
+
+class Side(enum.StrEnum):
+    left = "left"
+    right = "right"
+
+
+class SparseFormat(enum.StrEnum):
+    csr = "csr"
+    csc = "csc"
+    coo = "coo"
+    blocked_ell = "blocked_ell"
+
+
+class SparseStructure(enum.StrEnum):
+    checked_each_use = "checked_each_use"
+    fixed = "fixed"
+
+
+class SvdJob(enum.StrEnum):
+    none = "none"
+    thin = "thin"
+    full = "full"
+
+
+class TensorCompute(enum.StrEnum):
+    standard = "standard"
+    float32 = "float32"
+    float64 = "float64"
+    float16 = "float16"
+    bfloat16 = "bfloat16"
+    tf32 = "tf32"
+    tf32x3 = "tf32x3"
+
+
+class Transpose(enum.StrEnum):
+    none = "none"
+    transpose = "transpose"

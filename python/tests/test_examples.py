@@ -1,0 +1,31 @@
+"""The examples in python/examples run as users run them (a script, in a fresh interpreter) on the CPU device, so
+that they cannot rot."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
+
+
+def run_example(name, *arguments, tmp_path):
+    # From an empty folder, so that `import accel` is the installed package (as for a user), not python/accel.
+    return subprocess.run([sys.executable, str(EXAMPLES / name), *arguments], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.mark.parametrize("name, arguments, printed", [
+    ("asyncio_many_requests.py", ["--device", "cpu"], "1000 GEMMs and 1000 FFTs awaited concurrently"),
+    ("gemm_fft_numpy.py", ["--device", "cpu"], "2-D FFT match NumPy"),
+])
+def test_example_runs_and_checks_itself(name, arguments, printed, tmp_path):
+    finished = run_example(name, *arguments, tmp_path=tmp_path)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert printed in finished.stdout
+
+
+def test_every_example_is_run_here():
+    tested = {"asyncio_many_requests.py", "gemm_fft_numpy.py"}
+    assert {path.name for path in EXAMPLES.glob("*.py")} == tested
