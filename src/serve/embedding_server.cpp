@@ -210,7 +210,7 @@ void EmbeddingServer::route() {
       responding_model->observe_stage(Stage::respond, seconds_since(*handler_returned));
     handler_returned.reset();
     responding_model = nullptr;
-    metrics_.count_request(endpoint_label(http.path), response.status);
+    metrics_.count_request(endpoint_label(http.path), response.status, current_trace.model);
     if (access_log_) access_log_->write(http.method, endpoint_label(http.path), response.status, current_trace);
     current_trace = {};
   });
