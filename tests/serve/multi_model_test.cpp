@@ -33,7 +33,7 @@ class MultiModelTest : public RoutesTest {
           embed::Model::load(device_, {.folder = kFamilies / name, .batch_tokens = 512});
       ASSERT_TRUE(model.ok()) << name << ": " << model.status().to_string();
       models_[name] = *model;
-      served.push_back({*model, device_, {}});
+      served.push_back({*model, device_, {}, {}});
     }
     ASSERT_TRUE(server_->attach(std::move(served)).ok());
   }
