@@ -4,6 +4,9 @@ benchmarks on the GPU machine (no checkpoint of that size can be had offline):
   bert_base_mean      a sentence-transformers folder: BERT 12 layers x 768 (bert-base's config), mean pooling,
                       Normalize, max_seq_length 256, with all-MiniLM-L6-v2's WordPiece tokenizer
   bert_base_reranker  BertForSequenceClassification (one label) of the same config: a cross-encoder
+  minilm_mean         a sentence-transformers folder of all-MiniLM-L6-v2's shape (BERT 6 layers x 384, 12 heads,
+                      1,536 inner), mean pooling, Normalize, max_seq_length 256, the same tokenizer
+                      (bench/serve/mixed_models serves it beside the other two)
 
     python3 bench/embed/make_bench_models.py OUT_DIR --tokenizer-from .deps/models/all-MiniLM-L6-v2
 """
@@ -18,9 +21,10 @@ from sentence_transformers import SentenceTransformer, models
 TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"]
 
 
-def config():
-    return transformers.BertConfig(vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                                   intermediate_size=3072, max_position_embeddings=512, type_vocab_size=2)
+def config(hidden=768, layers=12, inner=3072):
+    return transformers.BertConfig(vocab_size=30522, hidden_size=hidden, num_hidden_layers=layers,
+                                   num_attention_heads=12, intermediate_size=inner, max_position_embeddings=512,
+                                   type_vocab_size=2)
 
 
 def copy_tokenizer(source, folder):
@@ -29,27 +33,35 @@ def copy_tokenizer(source, folder):
             shutil.copy(source / name, folder / name)
 
 
+def embedder(args, cfg, name):
+    """A sentence-transformers folder args.out/name: a BertModel of `cfg`, mean pooling, Normalize."""
+    base = args.out / f"{name}_transformer"
+    transformers.BertModel(cfg).save_pretrained(base)
+    copy_tokenizer(args.tokenizer_from, base)
+    st = SentenceTransformer(modules=[models.Transformer(str(base), max_seq_length=256),
+                                      models.Pooling(cfg.hidden_size, pooling_mode="mean"), models.Normalize()],
+                             device="cpu")
+    st.save(str(args.out / name))
+    shutil.rmtree(base)
+    # vocab.txt, which embed_bench draws words from; the tokenizer_config.json sentence-transformers wrote (its
+    # model_max_length is the folder's max_seq_length) stays.
+    shutil.copy(args.tokenizer_from / "vocab.txt", args.out / name / "vocab.txt")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=pathlib.Path)
     parser.add_argument("--tokenizer-from", type=pathlib.Path, required=True)
     args = parser.parse_args()
     torch.manual_seed(20261128)
-    base = args.out / "bert_base_transformer"
-    transformers.BertModel(config()).save_pretrained(base)
-    copy_tokenizer(args.tokenizer_from, base)
-    st = SentenceTransformer(modules=[models.Transformer(str(base), max_seq_length=256),
-                                      models.Pooling(768, pooling_mode="mean"), models.Normalize()], device="cpu")
-    st.save(str(args.out / "bert_base_mean"))
-    shutil.rmtree(base)
-    # vocab.txt, which embed_bench draws words from; the tokenizer_config.json sentence-transformers wrote (its
-    # model_max_length is the folder's max_seq_length) stays.
-    shutil.copy(args.tokenizer_from / "vocab.txt", args.out / "bert_base_mean" / "vocab.txt")
+    embedder(args, config(), "bert_base_mean")
     cfg = config()
     cfg.num_labels = 1
     reranker = args.out / "bert_base_reranker"
     transformers.BertForSequenceClassification(cfg).save_pretrained(reranker)
     copy_tokenizer(args.tokenizer_from, reranker)
+    # After the two above, so that their weights stay those of the runs already recorded (same seed, same order).
+    embedder(args, config(hidden=384, layers=6, inner=1536), "minilm_mean")
 
 
 if __name__ == "__main__":

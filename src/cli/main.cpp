@@ -120,13 +120,22 @@ int main(int argc, char** argv) {
                          "/similarity, /tokenize, /decode, /info; /health, /metrics");
   serve_cmd->add_option("--model", serve.models,
                         "a sentence-transformers folder (default: all-MiniLM-L6-v2); repeated, several models are "
-                        "served on the device, chosen by a request's \"model\" (the folder's name), the first by "
-                        "default");
+                        "served on the device, chosen by a request's \"model\" (its --served-model-name, else the "
+                        "folder's name), the first by default. The options marked [per model] are given once (for "
+                        "every model) or once per --model, matched to them in order");
+  accel::cli::PerModelArguments& per_model = serve.per_model;
+  serve_cmd->add_option("--served-model-name", per_model.served_names,
+                        "[per model] the name requests give in \"model\" and responses and /metrics show (default: "
+                        "the folder's name)");
   serve_cmd->add_option("--device", serve.device, std::string(accel::cli::kDeviceChoices))->check(devices);
   serve_cmd->add_option("--host", server.host, "address to listen on (default: loopback)");
   serve_cmd->add_option("--port", server.port, "port to listen on (0: any free one)")->check(CLI::Range(0, 65535));
-  serve_cmd->add_option("--batch-tokens", server.batching.batch_tokens, "token budget of one batch")
+  serve_cmd->add_option("--batch-tokens", per_model.batch_tokens, "[per model] token budget of one batch (16384)")
       ->check(CLI::Range(256u, 1u << 20));
+  serve_cmd
+      ->add_option("--max-batch-requests", per_model.max_batch_requests,
+                   "[per model] requests in one batch at most (default: as many as the token budget takes)")
+      ->check(CLI::PositiveNumber);
   serve_cmd
       ->add_option_function<long>(
           "--max-wait-us", [&](long us) { server.batching.max_wait = std::chrono::microseconds(us); },
@@ -150,20 +159,19 @@ int main(int argc, char** argv) {
       ->add_option("--request-timeout", server.request_timeout_seconds,
                    "seconds a client has to send a whole request, headers and body (408 beyond; default 30)")
       ->check(CLI::PositiveNumber);
-  serve_cmd->add_flag("--auto-truncate", server.auto_truncate,
-                      "cut inputs longer than the model's maximum instead of answering 413 (a request's "
-                      "\"truncate\": false still refuses)");
+  serve_cmd->add_flag("--auto-truncate", per_model.auto_truncate,
+                      "[per model] cut inputs longer than the model's maximum instead of answering 413 (a request's "
+                      "\"truncate\": false still refuses); per model: --auto-truncate=true or =false");
   serve_cmd->add_option("--access-log", server.access_log,
                         "write a JSON line per request (time, route, model, status, inputs, tokens, stage times) to "
                         "FILE (appended to), or - for standard output");
-  CLI::Option* default_prompt_name = serve_cmd->add_option_function<std::string>(
-      "--default-prompt-name", [&](const std::string& name) { server.default_prompt_name = name; },
-      "the model's prompt (config_sentence_transformers.json) put before each text of a request that names no "
-      "prompt_name (default: the folder's default_prompt_name)");
+  CLI::Option* default_prompt_name = serve_cmd->add_option(
+      "--default-prompt-name", per_model.default_prompt_names,
+      "[per model] the model's prompt (config_sentence_transformers.json) put before each text of a request that "
+      "names no prompt_name (default, or \"\": the folder's default_prompt_name)");
   serve_cmd
-      ->add_option_function<std::string>(
-          "--default-prompt", [&](const std::string& text) { server.default_prompt = text; },
-          "text put before each text of a request that names no prompt_name")
+      ->add_option("--default-prompt", per_model.default_prompts,
+                   "[per model] text put before each text of a request that names no prompt_name (\"\": none)")
       ->excludes(default_prompt_name);
   serve_cmd
       ->add_option("--api-key", server.api_key,

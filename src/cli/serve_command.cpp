@@ -40,6 +40,14 @@ int run_serve(const ServeCommand& command) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  std::vector<std::filesystem::path> folders(command.models.begin(), command.models.end());
+  if (folders.empty()) folders.push_back(embed::default_model_folder());
+  Result<std::vector<serve::ModelServeOptions>> per_model = model_serve_options(folders.size(), command.per_model);
+  if (!per_model.ok()) {
+    fmt::print(stderr, "accel serve: {}\n", per_model.status().to_string());
+    return 1;
+  }
+
   System system;
   EmbeddingServer server(command.server);
   Result<int> port = server.start();
@@ -49,11 +57,11 @@ int run_serve(const ServeCommand& command) {
   }
   fmt::print(stderr, "accel serve: listening on http://{}:{}\n", command.server.host, *port);
 
-  std::vector<std::filesystem::path> folders(command.models.begin(), command.models.end());
-  if (folders.empty()) folders.push_back(embed::default_model_folder());
   std::vector<serve::ServedModel> models;
-  for (const std::filesystem::path& folder : folders) {
-    const embed::ModelOptions options{.folder = folder, .batch_tokens = command.server.batching.batch_tokens};
+  for (std::size_t i = 0; i < folders.size(); ++i) {
+    const std::filesystem::path& folder = folders[i];
+    const serve::ServeOptions served = with_model_options(command.server, (*per_model)[i]);
+    const embed::ModelOptions options{.folder = folder, .batch_tokens = served.batching.batch_tokens};
     Result<std::shared_ptr<embed::Model>> model = std::shared_ptr<embed::Model>();
     if (models.empty()) {
       // The device's thread spins a millisecond for the next request before it sleeps: on a quiet server the next
@@ -74,7 +82,7 @@ int run_serve(const ServeCommand& command) {
       return 1;
     }
     const embed::ModelInfo& info = (*model)->info();
-    if (Status prompt = serve::check_default_prompt(command.server, info); !prompt.ok()) {
+    if (Status prompt = serve::check_default_prompt(served, info); !prompt.ok()) {
       fmt::print(stderr, "accel serve: {}\n", prompt.to_string());
       return 1;
     }
@@ -84,18 +92,22 @@ int run_serve(const ServeCommand& command) {
                                                                  : "/rerank, /predict";
     fmt::print(stderr, "accel serve: a {} model ({}): {}, /tokenize and /info fit it\n", to_string(info.output),
                info.head, fitting);
-    fmt::print(stderr, "accel serve: loaded {} ({} dimensions, {} tokens at most) on {}\n", info.name, info.dimensions,
-               info.max_sequence_length, info.device);
+    const std::string& name = (*per_model)[i].name.empty() ? info.name : (*per_model)[i].name;
+    fmt::print(stderr, "accel serve: loaded {} as '{}' ({} dimensions, {} tokens at most, {} tokens a batch) on {}\n",
+               info.name, name, info.dimensions, info.max_sequence_length, served.batching.batch_tokens, info.device);
     // An isolated worker that is replaced takes the model's weights with it: the server loads them again.
     const Device device = (*model)->device();
-    models.push_back({std::move(*model), device, [device, options]() -> Result<std::shared_ptr<embed::Model>> {
+    models.push_back({std::move(*model), device,
+                      [device, options]() -> Result<std::shared_ptr<embed::Model>> {
                         fmt::print(stderr, "accel serve: the device lost its context; loading {} again\n",
                                    options.folder.string());
                         return embed::Model::load(device, options);
-                      }});
+                      },
+                      (*per_model)[i]});
   }
   std::string names;
-  for (const serve::ServedModel& model : models) names += (names.empty() ? "" : ", ") + model.model->info().name;
+  for (const serve::ServedModel& model : models)
+    names += (names.empty() ? "" : ", ") + (model.options.name.empty() ? model.model->info().name : model.options.name);
   if (Status attached = server.attach(std::move(models)); !attached.ok()) {
     fmt::print(stderr, "accel serve: {}\n", attached.to_string());
     return 1;

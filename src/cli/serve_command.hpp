@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/serve_model_options.hpp"
 #include "serve/serve_options.hpp"
 
 namespace accel::cli {
@@ -14,9 +15,11 @@ struct ServeCommand {
   std::vector<std::string> models;  // empty: embed::default_model_folder()
   std::string device = "auto";      // as every command's --device (device_choice.hpp)
   serve::ServeOptions server;
+  PerModelArguments per_model;  // matched to `models` by model_serve_options
 };
 
-// The process's exit code: 0 after a graceful shutdown, 1 when the server could not start or the model load.
+// The process's exit code: 0 after a graceful shutdown, 1 when the per-model options do not match the models, the
+// server could not start or a model did not load.
 int run_serve(const ServeCommand& command);
 
 }  // namespace accel::cli

@@ -30,6 +30,7 @@ namespace accel::serve {
 
 struct BatcherOptions {
   std::uint32_t batch_tokens = 16384;  // a batch takes requests until the next would exceed this
+  std::size_t max_requests = 0;        // ... or until it holds this many (TEI's --max-batch-requests); 0: no bound
   std::chrono::microseconds max_wait{2000};
   std::size_t queue_requests = 1024;  // requests waiting (not yet in a batch) before submit refuses
   std::uint64_t queue_tokens = 1u << 20;
@@ -102,7 +103,8 @@ class Batcher {
   };
 
   [[nodiscard]] bool should_go() const {
-    return stopping_ || in_flight_ == 0 || queued_tokens_ >= options_.batch_tokens;
+    return stopping_ || in_flight_ == 0 || queued_tokens_ >= options_.batch_tokens ||
+           (options_.max_requests > 0 && queue_.size() >= options_.max_requests);
   }
 
   void loop() {
@@ -128,7 +130,9 @@ class Batcher {
   void dispatch(std::unique_lock<std::mutex>& lock) {
     std::vector<Item> batch;
     std::uint64_t tokens = 0;
-    while (!queue_.empty() && (batch.empty() || tokens + queue_.front().tokens <= options_.batch_tokens)) {
+    while (!queue_.empty() &&
+           (batch.empty() || (tokens + queue_.front().tokens <= options_.batch_tokens &&
+                              (options_.max_requests == 0 || batch.size() < options_.max_requests)))) {
       tokens += queue_.front().tokens;
       batch.push_back(std::move(queue_.front().item));
       queue_.pop_front();

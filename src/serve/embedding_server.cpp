@@ -119,7 +119,7 @@ Result<int> EmbeddingServer::start() {
 
 void EmbeddingServer::attach(std::shared_ptr<embed::Model> model, Device device, InferenceService::Reload reload) {
   std::vector<ServedModel> one;
-  one.push_back({std::move(model), std::move(device), std::move(reload)});
+  one.push_back({std::move(model), std::move(device), std::move(reload), {}});
   static_cast<void>(attach(std::move(one)));  // one model, which has a name: nothing to refuse
 }
 
@@ -210,7 +210,7 @@ void EmbeddingServer::route() {
       responding_model->observe_stage(Stage::respond, seconds_since(*handler_returned));
     handler_returned.reset();
     responding_model = nullptr;
-    metrics_.count_request(endpoint_label(http.path), response.status);
+    metrics_.count_request(endpoint_label(http.path), response.status, current_trace.model);
     if (access_log_) access_log_->write(http.method, endpoint_label(http.path), response.status, current_trace);
     current_trace = {};
   });
@@ -273,10 +273,11 @@ void EmbeddingServer::serve_route(const Endpoint& endpoint, const httplib::Reque
   if (const Clock::time_point began = DeadlineHttpServer::request_began(); began != Clock::time_point{})
     slot.metrics.observe_stage(Stage::receive, std::chrono::duration<double>(arrived - began).count());
   current_trace = {.model = slot.name};
-  RouteContext context{.model = slot.service.model(),
+  RouteContext context{.name = slot.name,
+                       .model = slot.service.model(),
                        .service = slot.service,
                        .limits = slot.limits,
-                       .options = options_,
+                       .options = slot.options,
                        .metrics = slot.metrics,
                        .models = attached->names(),
                        .trace = current_trace};

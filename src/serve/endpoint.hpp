@@ -31,10 +31,11 @@ namespace accel::serve {
 // What a route's run sees: the model the request is for (as served when it arrived), the service that batches its
 // work, the limits its body was checked against, and the server's options.
 struct RouteContext {
+  std::string_view name;  // the model's served name (requests' "model", responses' "model", /info's model_id)
   std::shared_ptr<embed::Model> model;
   InferenceService& service;
   const RequestLimits& limits;
-  const ServeOptions& options;
+  const ServeOptions& options;             // the server's, with the model's own (ModelSlot::options)
   Metrics& metrics;                        // the model's
   const std::vector<std::string>& models;  // the names of every model served, the default first
   RequestTrace& trace;                     // what this request did, for the access log

@@ -39,9 +39,9 @@ Metrics::Metrics()
               Histogram(latency_bounds())},
       request_seconds_(latency_bounds()) {}
 
-void Metrics::count_request(std::string_view endpoint, int status) {
+void Metrics::count_request(std::string_view endpoint, int status, std::string_view model) {
   std::lock_guard lock(mutex_);
-  ++requests_[{std::string(endpoint), status}];
+  ++requests_[{std::string(model), std::string(endpoint), status}];
 }
 
 void Metrics::count_inputs(std::uint64_t inputs, std::uint64_t tokens) noexcept {
@@ -136,12 +136,14 @@ struct MetricsWriter {
 
 std::string render_metrics(const Metrics& requests, const std::vector<ModelMetrics>& models) {
   std::string out;
-  header(out, "accel_serve_requests_total", "counter", "HTTP requests answered, by endpoint and status.");
+  header(out, "accel_serve_requests_total", "counter", "HTTP requests answered, by model, endpoint and status.");
   {
     std::lock_guard lock(requests.mutex_);
-    for (const auto& [key, count] : requests.requests_)
-      fmt::format_to(std::back_inserter(out), "accel_serve_requests_total{{endpoint=\"{}\",status=\"{}\"}} {}\n",
-                     escaped(key.first), key.second, count);
+    for (const auto& [key, count] : requests.requests_) {
+      const std::string model = key.model.empty() ? "" : fmt::format("model=\"{}\",", escaped(key.model));
+      fmt::format_to(std::back_inserter(out), "accel_serve_requests_total{{{}endpoint=\"{}\",status=\"{}\"}} {}\n",
+                     model, escaped(key.endpoint), key.status, count);
+    }
   }
   MetricsWriter w{out, models};
   constexpr auto relaxed = std::memory_order_relaxed;

@@ -1,18 +1,21 @@
 // accel::serve::Metrics — what `GET /metrics` reports, in Prometheus' text format: requests by endpoint and
 // status, inputs and tokens, batch sizes, queue depth, the model's runs and compile caches, and latency by stage.
 //
-// A server serving several models keeps one Metrics for the requests it answers (by endpoint and status) and one
-// per model for the rest; render_metrics writes each metric family once, with a sample per model labelled
-// model="<name>".
+// A server serving several models keeps one Metrics for the requests it answers (by model, endpoint and status) and
+// one per model for the rest; render_metrics writes each metric family once, with a sample per model labelled
+// model="<name>". A request counted before a model was chosen for it (/health, /metrics, an unknown route or model
+// name, a refused key) has no model label: a name no model has would make a series per client's whim.
 #pragma once
 
 #include <array>
 #include <atomic>
+#include <compare>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -38,7 +41,8 @@ class Metrics {
  public:
   Metrics();
 
-  void count_request(std::string_view endpoint, int status);
+  // `model`: the name of the model that answered the request; empty when none was chosen (no model label).
+  void count_request(std::string_view endpoint, int status, std::string_view model = {});
   void count_inputs(std::uint64_t inputs, std::uint64_t tokens) noexcept;
   void observe_batch(std::uint64_t requests, std::uint64_t sequences, std::uint64_t tokens) noexcept;
   void observe_stage(Stage stage, double seconds) noexcept;
@@ -53,7 +57,12 @@ class Metrics {
   friend struct MetricsWriter;
   friend std::string render_metrics(const Metrics& requests, const std::vector<ModelMetrics>& models);
   mutable std::mutex mutex_;
-  std::map<std::pair<std::string, int>, std::uint64_t> requests_;
+  struct RequestKey {
+    std::string model, endpoint;
+    int status = 0;
+    auto operator<=>(const RequestKey&) const = default;
+  };
+  std::map<RequestKey, std::uint64_t> requests_;
   std::atomic<std::uint64_t> inputs_{0};
   std::atomic<std::uint64_t> tokens_{0};
   std::atomic<std::uint64_t> retries_{0};

@@ -13,7 +13,7 @@ struct EmbeddingsRoute {
   static ApiResult<EmbedRequest> parse(std::string_view body, const RouteContext& context) {
     ApiResult<EmbedRequest> request = parse_openai_request(body, context.limits);
     if (auto* parsed = std::get_if<EmbedRequest>(&request); parsed && parsed->model.empty())
-      parsed->model = context.model->info().name;
+      parsed->model = context.name;
     return request;
   }
 
@@ -44,7 +44,7 @@ struct CohereRerankRoute {
   static ApiResult<CohereRerankRequest> parse(std::string_view body, const RouteContext& context) {
     ApiResult<CohereRerankRequest> request = parse_cohere_rerank_request(body, context.limits);
     if (auto* parsed = std::get_if<CohereRerankRequest>(&request); parsed && parsed->model.empty())
-      parsed->model = context.model->info().name;
+      parsed->model = context.name;
     return request;
   }
   static ApiResult<embed::Embeddings> run(CohereRerankRequest& request, RouteContext& context) {

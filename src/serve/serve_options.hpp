@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -44,5 +45,34 @@ struct ServeOptions {
   // Non-empty: every route but /health asks for "Authorization: Bearer <api_key>" and answers 401 without it.
   std::string api_key;
 };
+
+// What one model of a server may have of its own (`accel serve --model A --model B` with per-model options): the
+// name requests know it by, and batching and text options that otherwise are the server's. Unset: the server's.
+struct ModelServeOptions {
+  std::string name;  // empty: the folder's name (embed::ModelInfo::name)
+  std::optional<std::uint32_t> batch_tokens;
+  std::optional<std::size_t> max_batch_requests;
+  std::optional<bool> auto_truncate;
+  // At most one is set. A name that is empty takes the model back to its folder's own default_prompt_name, whatever
+  // the server's; a prompt text that is empty puts nothing before the texts.
+  std::optional<std::string> default_prompt_name;
+  std::optional<std::string> default_prompt;
+};
+
+// The options one model is served with: the server's, with `model`'s set ones in their place.
+[[nodiscard]] inline ServeOptions with_model_options(ServeOptions server, const ModelServeOptions& model) {
+  if (model.batch_tokens) server.batching.batch_tokens = *model.batch_tokens;
+  if (model.max_batch_requests) server.batching.max_requests = *model.max_batch_requests;
+  if (model.auto_truncate) server.auto_truncate = *model.auto_truncate;
+  if (model.default_prompt_name) {
+    server.default_prompt = std::nullopt;
+    server.default_prompt_name = model.default_prompt_name->empty() ? std::nullopt : model.default_prompt_name;
+  }
+  if (model.default_prompt) {
+    server.default_prompt_name = std::nullopt;
+    server.default_prompt = model.default_prompt;
+  }
+  return server;
+}
 
 }  // namespace accel::serve

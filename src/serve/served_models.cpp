@@ -7,10 +7,11 @@
 
 namespace accel::serve {
 
-ModelSlot::ModelSlot(ServedModel served, const ServeOptions& options)
-    : name(served.model->info().name),
+ModelSlot::ModelSlot(ServedModel served, const ServeOptions& server)
+    : name(served.options.name.empty() ? served.model->info().name : served.options.name),
+      options(with_model_options(server, served.options)),
       device(std::move(served.device)),
-      limits{.max_inputs = options.max_inputs,
+      limits{.max_inputs = server.max_inputs,
              .max_sequence_length = served.model->info().max_sequence_length,
              .dimensions = served.model->info().dimensions,
              .vocabulary = served.model->info().vocabulary,
@@ -22,7 +23,7 @@ Result<std::unique_ptr<ServedModels>> ServedModels::make(std::vector<ServedModel
   if (models.empty()) return invalid_argument("a server needs a model to serve");
   auto served = std::make_unique<ServedModels>();
   for (ServedModel& model : models) {
-    const std::string& name = model.model->info().name;
+    const std::string name = model.options.name.empty() ? model.model->info().name : model.options.name;
     if (std::ranges::find(served->names_, name) != served->names_.end())
       return invalid_argument(fmt::format("two models are named '{}': a request could not choose between them", name));
     served->names_.push_back(name);

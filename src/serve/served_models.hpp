@@ -23,19 +23,21 @@
 
 namespace accel::serve {
 
-// A loaded and warmed model to serve: the device it runs on (whose health /health reports) and how to load it again
-// after the device lost its context (InferenceService; empty: no retry).
+// A loaded and warmed model to serve: the device it runs on (whose health /health reports), how to load it again
+// after the device lost its context (InferenceService; empty: no retry), and its own name and options, if any.
 struct ServedModel {
   std::shared_ptr<embed::Model> model;
   Device device;
   InferenceService::Reload reload;
+  ModelServeOptions options;
 };
 
-// One model of the server, by its name (the folder's: ModelInfo::name).
+// One model of the server, by its name (its served name, else the folder's: ModelInfo::name).
 struct ModelSlot {
-  ModelSlot(ServedModel served, const ServeOptions& options);
+  ModelSlot(ServedModel served, const ServeOptions& server);
 
   std::string name;
+  ServeOptions options;  // the server's, with the model's own in their place (with_model_options)
   Device device;
   RequestLimits limits;
   Metrics metrics;  // before the service, which records into it
@@ -45,7 +47,8 @@ struct ModelSlot {
 
 class ServedModels {
  public:
-  // invalid_argument for no models, or two of one name (a request could not reach the second).
+  // invalid_argument for no models, or two of one name (a request could not reach the second), each model named by
+  // its served name, else its folder's.
   static Result<std::unique_ptr<ServedModels>> make(std::vector<ServedModel> models, const ServeOptions& options);
 
   // The slot for a request naming `name` (empty: none named) — see the top of the file.

@@ -180,14 +180,14 @@ struct InfoRoute {
     const ServeOptions& options = context.options;
     json body = {
         // TEI's fields first.
-        {"model_id", info.name},
+        {"model_id", context.name},
         {"model_sha", nullptr},
         {"model_dtype", tei_dtype_name(info.compute)},
         {"model_type", tei_model_type(info)},
         {"max_concurrent_requests", options.batching.queue_requests},
         {"max_input_length", info.max_sequence_length},
         {"max_batch_tokens", options.batching.batch_tokens},
-        {"max_batch_requests", nullptr},
+        {"max_batch_requests", options.batching.max_requests == 0 ? json() : json(options.batching.max_requests)},
         {"max_client_batch_size", options.max_inputs},
         {"auto_truncate", options.auto_truncate},
         {"tokenization_workers", nullptr},

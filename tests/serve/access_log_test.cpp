@@ -30,7 +30,7 @@ TEST_F(RoutesTest, TheAccessLogHasALinePerRequestWithItsModelTokensAndStages) {
     Result<std::shared_ptr<embed::Model>> model =
         embed::Model::load(device_, {.folder = kFamilies / name, .batch_tokens = 512});
     ASSERT_TRUE(model.ok()) << model.status().to_string();
-    served.push_back({*model, device_, {}});
+    served.push_back({*model, device_, {}, {}});
   }
   ASSERT_TRUE(server_->attach(std::move(served)).ok());
 

@@ -187,6 +187,34 @@ TEST(Batcher, AFullBudgetGoesWithoutWaitingForMaxWait) {
   EXPECT_EQ(*second.wait(), 4);
 }
 
+TEST(Batcher, ABatchHoldsAtMostMaxRequests) {
+  Squarer squarer(/*hold=*/true);
+  Batcher<Square> batcher({.batch_tokens = 1000, .max_requests = 2, .in_flight = 1}, runner(squarer));
+  std::vector<Future<int>> replies;
+  replies.push_back(submit(batcher, 0, 1));
+  wait_for_depth(batcher, 0, 1);
+  for (int i = 1; i <= 5; ++i) replies.push_back(submit(batcher, i, 1));  // far within the token budget
+  squarer.release();
+  for (int i = 0; i <= 5; ++i) EXPECT_EQ(*replies[i].wait(), i * i);
+  EXPECT_EQ(squarer.batches(), (std::vector<std::vector<int>>{{0}, {1, 2}, {3, 4}, {5}}));
+}
+
+TEST(Batcher, MaxRequestsQueuedGoWithoutWaitingForMaxWait) {
+  Squarer squarer(/*hold=*/true);
+  Batcher<Square> batcher({.batch_tokens = 1000, .max_requests = 2, .max_wait = 10s, .in_flight = 2}, runner(squarer));
+  Future<int> first = submit(batcher, 1, 10);
+  wait_for_depth(batcher, 0, 1);
+  const auto start = std::chrono::steady_clock::now();
+  Future<int> second = submit(batcher, 2, 10);
+  Future<int> third = submit(batcher, 3, 10);
+  wait_for_depth(batcher, 0, 2);
+  // A batcher that waited for max_wait would send them no sooner than 10 s: far beyond any delay of a loaded machine.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  squarer.release();
+  EXPECT_EQ(*second.wait(), 4);
+  EXPECT_EQ(*third.wait(), 9);
+}
+
 TEST(Batcher, AFullQueueRefusesInsteadOfGrowing) {
   Squarer squarer(/*hold=*/true);
   Batcher<Square> batcher({.queue_requests = 2, .queue_tokens = 100, .in_flight = 1}, runner(squarer));

@@ -75,6 +75,23 @@ TEST(Metrics, RendersRequestsBatchesStagesQueueAndTheModelsCaches) {
   }
 }
 
+TEST(Metrics, RequestCountsCarryTheModelThatAnsweredThem) {
+  Metrics metrics;
+  metrics.count_request("/v1/embeddings", 200, "minilm");
+  metrics.count_request("/v1/embeddings", 200, "minilm");
+  metrics.count_request("/v1/embeddings", 200, "bge");
+  metrics.count_request("/v1/embeddings", 400);  // no model chosen (an unknown name)
+  metrics.count_request("/rerank", 413, "reranker\"x");
+  const std::string text = render_metrics(metrics, {});
+  EXPECT_TRUE(
+      has_line(text, "accel_serve_requests_total{model=\"minilm\",endpoint=\"/v1/embeddings\",status=\"200\"} 2"))
+      << text;
+  EXPECT_TRUE(has_line(text, "accel_serve_requests_total{model=\"bge\",endpoint=\"/v1/embeddings\",status=\"200\"} 1"));
+  EXPECT_TRUE(has_line(text, "accel_serve_requests_total{endpoint=\"/v1/embeddings\",status=\"400\"} 1"));
+  EXPECT_TRUE(
+      has_line(text, "accel_serve_requests_total{model=\"reranker\\\"x\",endpoint=\"/rerank\",status=\"413\"} 1"));
+}
+
 TEST(Metrics, LeavesTheModelOutBeforeItIsLoaded) {
   const std::string text = Metrics().render({}, false, std::nullopt);
   EXPECT_TRUE(has_line(text, "accel_serve_ready 0"));

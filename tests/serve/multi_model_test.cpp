@@ -33,7 +33,7 @@ class MultiModelTest : public RoutesTest {
           embed::Model::load(device_, {.folder = kFamilies / name, .batch_tokens = 512});
       ASSERT_TRUE(model.ok()) << name << ": " << model.status().to_string();
       models_[name] = *model;
-      served.push_back({*model, device_, {}});
+      served.push_back({*model, device_, {}, {}});
     }
     ASSERT_TRUE(server_->attach(std::move(served)).ok());
   }
@@ -128,6 +128,16 @@ TEST_F(MultiModelTest, InfoModelsAndMetricsArePerModel) {
     EXPECT_NE(text.find("\naccel_serve_ready{model=\"" + name + "\"} 1\n"), std::string::npos) << name;
     EXPECT_NE(text.find("\naccel_model_runs_total{model=\"" + name + "\"} "), std::string::npos) << name;
   }
+  // The request counts too, by the model that answered; a request that named no model served has no model label.
+  ASSERT_EQ(post("/embed", {{"inputs", "a"}, {"model", "nope"}}).first, 400);
+  const std::string counted = get("/metrics").second;
+  for (const std::string line :
+       {"accel_serve_requests_total{model=\"bert_mean_dense_norm\",endpoint=\"/embed\",status=\"200\"} 1",
+        "accel_serve_requests_total{model=\"bert_reranker\",endpoint=\"/rerank\",status=\"200\"} 1",
+        "accel_serve_requests_total{model=\"distilbert_splade\",endpoint=\"/embed_sparse\",status=\"200\"} 1",
+        "accel_serve_requests_total{endpoint=\"/embed\",status=\"400\"} 1",
+        "accel_serve_requests_total{endpoint=\"/metrics\",status=\"200\"} 1"})
+    EXPECT_NE(counted.find("\n" + line + "\n"), std::string::npos) << line << "\n" << counted.substr(0, 1500);
   // Each family is announced once, its samples together (Prometheus' rule).
   std::size_t types = 0;
   for (std::size_t at = text.find("# TYPE accel_serve_inputs_total "); at != std::string::npos;

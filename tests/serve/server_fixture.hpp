@@ -71,16 +71,14 @@ inline Vectors openai_vectors(const json& body) {
   return vectors;
 }
 
-// The value of the sample `name` (with its labels, if any) of the model served: every family but the requests'
+// The value of the sample `name` (with its labels, if any) of the model served: every family, the requests' too,
 // carries the model's label first.
 inline double metric(const std::string& text, const std::string& name) {
-  std::string line_start = name;
-  if (!name.starts_with("accel_serve_requests_total")) {
-    const std::string label = "model=\"" + kModelFolder.filename().string() + "\"";
-    const std::size_t brace = name.find('{');
-    line_start = brace == std::string::npos ? name + "{" + label + "}"
-                                            : name.substr(0, brace + 1) + label + "," + name.substr(brace + 1);
-  }
+  const std::string label = "model=\"" + kModelFolder.filename().string() + "\"";
+  const std::size_t brace = name.find('{');
+  const std::string line_start = brace == std::string::npos
+                                     ? name + "{" + label + "}"
+                                     : name.substr(0, brace + 1) + label + "," + name.substr(brace + 1);
   const std::size_t at = text.find("\n" + line_start + " ");
   return at == std::string::npos ? -1 : std::stod(text.substr(at + line_start.size() + 2));
 }
