@@ -75,7 +75,11 @@ int run_serve(const ServeCommand& command) {
       }
       model = std::move(opened);
     } else {
-      model = embed::Model::load(models.front().device, options);  // the others share the first one's device
+      // The others share the first one's device, each through a stream of its own where the device has streams
+      // (the CPU device has none): the GPU then runs their batches side by side, instead of one model's small
+      // batches waiting behind another's large ones in one queue (docs/PERFORMANCE.md, 36).
+      const Result<Device> stream = models.front().device.open_stream();
+      model = embed::Model::load(stream.ok() ? *stream : models.front().device, options);
     }
     if (!model.ok()) {
       fmt::print(stderr, "accel serve: loading {}: {}\n", folder.string(), model.status().to_string());
