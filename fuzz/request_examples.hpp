@@ -91,6 +91,27 @@ inline blas::Iamax example(For<blas::Iamax>) {
   r.n = 5, r.x = buffer(1, DType::f32, 5), r.result = buffer(2, DType::i32, 1);
   return r;
 }
+inline blas::Copy example(For<blas::Copy>) {
+  auto r = blas::Copy();
+  r.dtype = DType::f64, r.n = 4, r.incy = -2, r.x = buffer(1, DType::f64, 4), r.y = buffer(2, DType::f64, 7);
+  return r;
+}
+inline blas::Swap example(For<blas::Swap>) {
+  auto r = blas::Swap();
+  r.n = 3, r.incx = 3, r.incy = -1, r.x = buffer(1, DType::f32, 7), r.y = buffer(2, DType::f32, 3);
+  return r;
+}
+inline blas::Rot example(For<blas::Rot>) {
+  auto r = blas::Rot();
+  r.dtype = DType::f64, r.n = 5, r.incx = -1, r.c = 0.6, r.s = 0.8;
+  r.x = buffer(1, DType::f64, 5), r.y = buffer(2, DType::f64, 5);
+  return r;
+}
+inline blas::Iamin example(For<blas::Iamin>) {
+  auto r = blas::Iamin();
+  r.dtype = DType::f64, r.n = 4, r.incx = 2, r.x = buffer(1, DType::f64, 7), r.result = buffer(2, DType::i32, 1);
+  return r;
+}
 inline blas::Gemv example(For<blas::Gemv>) {
   auto r = blas::Gemv();
   r.transpose = Transpose::transpose, r.m = 5, r.n = 3, r.incx = -1, r.batch = 2, r.beta = 1;

@@ -37,6 +37,14 @@ inline Future<Done> nrm2(const Device& device, Nrm2 request) { return device.ask
 inline Future<Done> asum(const Device& device, Asum request) { return device.ask(request); }
 /// result = the 1-based index of the largest |x_i|, into an i32 buffer: see Iamax.
 inline Future<Done> iamax(const Device& device, Iamax request) { return device.ask(request); }
+/// y = x: see Copy.
+inline Future<Done> copy(const Device& device, Copy request) { return device.ask(request); }
+/// Exchanges x and y: see Swap.
+inline Future<Done> swap(const Device& device, Swap request) { return device.ask(request); }
+/// Applies a plane rotation to the pairs (x_i, y_i): see Rot.
+inline Future<Done> rot(const Device& device, Rot request) { return device.ask(request); }
+/// result = the 1-based index of the smallest |x_i|, into an i32 buffer: see Iamin.
+inline Future<Done> iamin(const Device& device, Iamin request) { return device.ask(request); }
 /// y = alpha op(A) x + beta y, optionally strided-batched: see Gemv.
 inline Future<Done> gemv(const Device& device, Gemv request) { return device.ask(request); }
 /// Solves op(A) X = alpha B or X op(A) = alpha B for X (A triangular), in B: see Trsm.

@@ -20,22 +20,30 @@ struct CublasApi {
   X(cublasSetStream_v2) \
   X(cublasDasum_v2) \
   X(cublasDaxpy_v2) \
+  X(cublasDcopy_v2) \
   X(cublasDdot_v2) \
   X(cublasDgemvStridedBatched) \
   X(cublasDgemv_v2) \
   X(cublasDnrm2_v2) \
+  X(cublasDrot_v2) \
   X(cublasDscal_v2) \
+  X(cublasDswap_v2) \
   X(cublasDsyrk_v2) \
   X(cublasDtrsm_v2) \
   X(cublasIdamax_v2) \
+  X(cublasIdamin_v2) \
   X(cublasIsamax_v2) \
+  X(cublasIsamin_v2) \
   X(cublasSasum_v2) \
   X(cublasSaxpy_v2) \
+  X(cublasScopy_v2) \
   X(cublasSdot_v2) \
   X(cublasSgemvStridedBatched) \
   X(cublasSgemv_v2) \
   X(cublasSnrm2_v2) \
+  X(cublasSrot_v2) \
   X(cublasSscal_v2) \
+  X(cublasSswap_v2) \
   X(cublasSsyrk_v2) \
   X(cublasStrsm_v2)
 // clang-format on

@@ -84,6 +84,10 @@ struct CublasRoutines<float> {
   static constexpr auto gemv_batched = &CublasApi::cublasSgemvStridedBatched;
   static constexpr auto trsm = &CublasApi::cublasStrsm_v2;
   static constexpr auto syrk = &CublasApi::cublasSsyrk_v2;
+  static constexpr auto copy = &CublasApi::cublasScopy_v2;
+  static constexpr auto swap = &CublasApi::cublasSswap_v2;
+  static constexpr auto rot = &CublasApi::cublasSrot_v2;
+  static constexpr auto iamin = &CublasApi::cublasIsamin_v2;
   static constexpr char kLetter = 'S';
 };
 template <>
@@ -98,6 +102,10 @@ struct CublasRoutines<double> {
   static constexpr auto gemv_batched = &CublasApi::cublasDgemvStridedBatched;
   static constexpr auto trsm = &CublasApi::cublasDtrsm_v2;
   static constexpr auto syrk = &CublasApi::cublasDsyrk_v2;
+  static constexpr auto copy = &CublasApi::cublasDcopy_v2;
+  static constexpr auto swap = &CublasApi::cublasDswap_v2;
+  static constexpr auto rot = &CublasApi::cublasDrot_v2;
+  static constexpr auto iamin = &CublasApi::cublasIdamin_v2;
   static constexpr char kLetter = 'D';
 };
 

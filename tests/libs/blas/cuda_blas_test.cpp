@@ -1,8 +1,8 @@
-// BLAS levels 1-3 (Axpy, Scal, Dot, Nrm2, Asum, Iamax, Gemv, Trsm, Syrk) through cuBLAS against the CPU device
-// (OpenBLAS, itself checked against float64 references in level{1,2,3}_test) on the same fresh random inputs, over
-// small odd shapes and large ones, negative increments, every side, triangle, transpose and diagonal, and strided
-// batches; on every way a CUDA device runs requests (each completion strategy, and isolated), so that the results
-// written by cuBLAS's device pointer mode are seen to arrive in the result buffers. Skipped without a GPU.
+// BLAS levels 1-3 (Axpy, Scal, Dot, Nrm2, Asum, Iamax, Copy, Swap, Rot, Iamin, Gemv, Trsm, Syrk) through cuBLAS against
+// the CPU device (OpenBLAS, itself checked against float64 references in level{1,2,3}_test) on the same fresh random
+// inputs, over small odd shapes and large ones, negative increments, every side, triangle, transpose and diagonal, and
+// strided batches; on every way a CUDA device runs requests (each completion strategy, and isolated), so that the
+// results written by cuBLAS's device pointer mode are seen to arrive in the result buffers. Skipped without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -129,6 +129,24 @@ class CudaBlasTest : public ::testing::TestWithParam<GpuTestTarget> {
             {{&Iamax::x, d, span(n, incx)}, {&Iamax::result, DType::i32, 1, true}}, 0);
   }
 
+  // Copy, Swap, Rot and Iamin; Swap and Rot compare both vectors.
+  template <class T>
+  void level1_more(std::int64_t n, std::int64_t incx, std::int64_t incy) {
+    SCOPED_TRACE(
+        fmt::format("level 1 copy/swap/rot/iamin {} n={} incx={} incy={}", to_string(dtype_of<T>()), n, incx, incy));
+    const DType d = dtype_of<T>();
+    const double tol = tolerance<T>();
+    compare(Copy{.dtype = d, .n = n, .incx = incx, .incy = incy},
+            {{&Copy::x, d, span(n, incx)}, {&Copy::y, d, span(n, incy), true}}, 0);
+    compare(Swap{.dtype = d, .n = n, .incx = incx, .incy = incy},
+            {{&Swap::x, d, span(n, incx), true}, {&Swap::y, d, span(n, incy), true}}, 0);
+    compare(Rot{.dtype = d, .n = n, .incx = incx, .incy = incy, .c = 0.6, .s = -0.8},
+            {{&Rot::x, d, span(n, incx), true}, {&Rot::y, d, span(n, incy), true}}, tol);
+    if (incx < 0) return;
+    compare(Iamin{.dtype = d, .n = n, .incx = incx},
+            {{&Iamin::x, d, span(n, incx)}, {&Iamin::result, DType::i32, 1, true}}, 0);
+  }
+
   template <class T>
   void gemv(Gemv r) {
     r.dtype = dtype_of<T>();
@@ -186,6 +204,16 @@ TEST_P(CudaBlasTest, Level1MatchesTheCpuDeviceOnOddAndLargeSizesAndEveryIncremen
   level1<float>(0, 1, 1);  // empty: zero results, written by the GPU too
 }
 
+TEST_P(CudaBlasTest, CopySwapRotIaminMatchTheCpuDeviceOnOddAndLargeSizesAndEveryIncrementSign) {
+  for (std::int64_t n : {1, 37, 1000, 1 << 20})
+    for (std::int64_t incx : {1, 3, -2})
+      for (std::int64_t incy : {1, -1}) {
+        level1_more<float>(n, incx, incy);
+        level1_more<double>(n, incx, incy);
+      }
+  level1_more<double>(0, 1, 1);  // empty: nothing moves, and Iamin's result is 0 on the GPU too
+}
+
 TEST_P(CudaBlasTest, GemvMatchesTheCpuDeviceForBothTransposesIncrementsAndBatches) {
   const std::int64_t shapes[][2] = {{1, 1}, {37, 19}, {1024, 1024}, {4096, 333}};
   for (const auto& [m, n] : shapes)
@@ -237,6 +265,9 @@ TEST_P(CudaBlasTest, RequestsAreRefusedByNameBeforeAnythingRuns) {
               StatusIs(Code::invalid_argument, "incx = 0"));
   EXPECT_THAT(gpu_->ask(Iamax{.n = 4, .x = *x, .result = *r}).wait(),
               StatusIs(Code::invalid_argument, "operand 'result' holds f32"));
+  EXPECT_THAT(gpu_->ask(Swap{.n = 4, .x = *x, .y = *x}).wait(), StatusIs(Code::invalid_argument, "alias"));
+  EXPECT_THAT(gpu_->ask(Iamin{.n = 4, .incx = -1, .x = *x, .result = *r}).wait(),
+              StatusIs(Code::invalid_argument, "incx = -1 must be positive"));
   EXPECT_THAT(gpu_->ask(Trsm{.m = 3, .n = 3, .a = *x, .b = *r}).wait(),
               StatusIs(Code::invalid_argument, "operand 'a'"));
 }
