@@ -37,12 +37,32 @@ inline Future<Done> nrm2(const Device& device, Nrm2 request) { return device.ask
 inline Future<Done> asum(const Device& device, Asum request) { return device.ask(request); }
 /// result = the 1-based index of the largest |x_i|, into an i32 buffer: see Iamax.
 inline Future<Done> iamax(const Device& device, Iamax request) { return device.ask(request); }
+/// y = x: see Copy.
+inline Future<Done> copy(const Device& device, Copy request) { return device.ask(request); }
+/// Exchanges x and y: see Swap.
+inline Future<Done> swap(const Device& device, Swap request) { return device.ask(request); }
+/// Applies a plane rotation to the pairs (x_i, y_i): see Rot.
+inline Future<Done> rot(const Device& device, Rot request) { return device.ask(request); }
+/// result = the 1-based index of the smallest |x_i|, into an i32 buffer: see Iamin.
+inline Future<Done> iamin(const Device& device, Iamin request) { return device.ask(request); }
 /// y = alpha op(A) x + beta y, optionally strided-batched: see Gemv.
 inline Future<Done> gemv(const Device& device, Gemv request) { return device.ask(request); }
+/// A = alpha x yᵀ + A, optionally strided-batched: see Ger.
+inline Future<Done> ger(const Device& device, Ger request) { return device.ask(request); }
+/// Solves op(A) x = b for x (A triangular), in x, optionally strided-batched: see Trsv.
+inline Future<Done> trsv(const Device& device, Trsv request) { return device.ask(request); }
+/// y = alpha A x + beta y with A symmetric, optionally strided-batched: see Symv.
+inline Future<Done> symv(const Device& device, Symv request) { return device.ask(request); }
 /// Solves op(A) X = alpha B or X op(A) = alpha B for X (A triangular), in B: see Trsm.
 inline Future<Done> trsm(const Device& device, Trsm request) { return device.ask(request); }
 /// C = alpha op(A) op(A)ᵀ + beta C on one triangle of C: see Syrk.
 inline Future<Done> syrk(const Device& device, Syrk request) { return device.ask(request); }
+/// C = alpha A B + beta C or alpha B A + beta C with A symmetric: see Symm.
+inline Future<Done> symm(const Device& device, Symm request) { return device.ask(request); }
+/// B = alpha op(A) B or alpha B op(A) with A triangular, in place: see Trmm.
+inline Future<Done> trmm(const Device& device, Trmm request) { return device.ask(request); }
+/// C = alpha op(A) + beta op(B): see Geam.
+inline Future<Done> geam(const Device& device, Geam request) { return device.ask(request); }
 
 namespace detail {
 /// The length two typed vectors share, or an error naming the routine when they differ.

@@ -20,24 +20,44 @@ struct CublasApi {
   X(cublasSetStream_v2) \
   X(cublasDasum_v2) \
   X(cublasDaxpy_v2) \
+  X(cublasDcopy_v2) \
   X(cublasDdot_v2) \
+  X(cublasDgeam) \
   X(cublasDgemvStridedBatched) \
   X(cublasDgemv_v2) \
+  X(cublasDger_v2) \
   X(cublasDnrm2_v2) \
+  X(cublasDrot_v2) \
   X(cublasDscal_v2) \
+  X(cublasDswap_v2) \
+  X(cublasDsymm_v2) \
+  X(cublasDsymv_v2) \
   X(cublasDsyrk_v2) \
+  X(cublasDtrmm_v2) \
   X(cublasDtrsm_v2) \
+  X(cublasDtrsv_v2) \
   X(cublasIdamax_v2) \
+  X(cublasIdamin_v2) \
   X(cublasIsamax_v2) \
+  X(cublasIsamin_v2) \
   X(cublasSasum_v2) \
   X(cublasSaxpy_v2) \
+  X(cublasScopy_v2) \
   X(cublasSdot_v2) \
+  X(cublasSgeam) \
   X(cublasSgemvStridedBatched) \
   X(cublasSgemv_v2) \
+  X(cublasSger_v2) \
   X(cublasSnrm2_v2) \
+  X(cublasSrot_v2) \
   X(cublasSscal_v2) \
+  X(cublasSswap_v2) \
+  X(cublasSsymm_v2) \
+  X(cublasSsymv_v2) \
   X(cublasSsyrk_v2) \
-  X(cublasStrsm_v2)
+  X(cublasStrmm_v2) \
+  X(cublasStrsm_v2) \
+  X(cublasStrsv_v2)
 // clang-format on
 #define ACCEL_CUBLAS_MEMBER(name) decltype(&::name) name = nullptr;
   ACCEL_CUBLAS_FUNCTIONS(ACCEL_CUBLAS_MEMBER)

@@ -84,6 +84,16 @@ struct CublasRoutines<float> {
   static constexpr auto gemv_batched = &CublasApi::cublasSgemvStridedBatched;
   static constexpr auto trsm = &CublasApi::cublasStrsm_v2;
   static constexpr auto syrk = &CublasApi::cublasSsyrk_v2;
+  static constexpr auto copy = &CublasApi::cublasScopy_v2;
+  static constexpr auto swap = &CublasApi::cublasSswap_v2;
+  static constexpr auto rot = &CublasApi::cublasSrot_v2;
+  static constexpr auto iamin = &CublasApi::cublasIsamin_v2;
+  static constexpr auto ger = &CublasApi::cublasSger_v2;
+  static constexpr auto trsv = &CublasApi::cublasStrsv_v2;
+  static constexpr auto symv = &CublasApi::cublasSsymv_v2;
+  static constexpr auto symm = &CublasApi::cublasSsymm_v2;
+  static constexpr auto trmm = &CublasApi::cublasStrmm_v2;
+  static constexpr auto geam = &CublasApi::cublasSgeam;
   static constexpr char kLetter = 'S';
 };
 template <>
@@ -98,6 +108,16 @@ struct CublasRoutines<double> {
   static constexpr auto gemv_batched = &CublasApi::cublasDgemvStridedBatched;
   static constexpr auto trsm = &CublasApi::cublasDtrsm_v2;
   static constexpr auto syrk = &CublasApi::cublasDsyrk_v2;
+  static constexpr auto copy = &CublasApi::cublasDcopy_v2;
+  static constexpr auto swap = &CublasApi::cublasDswap_v2;
+  static constexpr auto rot = &CublasApi::cublasDrot_v2;
+  static constexpr auto iamin = &CublasApi::cublasIdamin_v2;
+  static constexpr auto ger = &CublasApi::cublasDger_v2;
+  static constexpr auto trsv = &CublasApi::cublasDtrsv_v2;
+  static constexpr auto symv = &CublasApi::cublasDsymv_v2;
+  static constexpr auto symm = &CublasApi::cublasDsymm_v2;
+  static constexpr auto trmm = &CublasApi::cublasDtrmm_v2;
+  static constexpr auto geam = &CublasApi::cublasDgeam;
   static constexpr char kLetter = 'D';
 };
 

@@ -13,10 +13,14 @@ namespace {
 
 using blas::Asum;
 using blas::Axpy;
+using blas::Copy;
 using blas::Dot;
 using blas::Iamax;
+using blas::Iamin;
 using blas::Nrm2;
+using blas::Rot;
 using blas::Scal;
+using blas::Swap;
 
 template <class T>
 struct Cblas;
@@ -28,6 +32,10 @@ struct Cblas<float> {
   static constexpr auto nrm2 = &cblas_snrm2;
   static constexpr auto asum = &cblas_sasum;
   static constexpr auto iamax = &cblas_isamax;
+  static constexpr auto copy = &cblas_scopy;
+  static constexpr auto swap = &cblas_sswap;
+  static constexpr auto rot = &cblas_srot;
+  static constexpr auto iamin = &cblas_isamin;
 };
 template <>
 struct Cblas<double> {
@@ -37,6 +45,10 @@ struct Cblas<double> {
   static constexpr auto nrm2 = &cblas_dnrm2;
   static constexpr auto asum = &cblas_dasum;
   static constexpr auto iamax = &cblas_idamax;
+  static constexpr auto copy = &cblas_dcopy;
+  static constexpr auto swap = &cblas_dswap;
+  static constexpr auto rot = &cblas_drot;
+  static constexpr auto iamin = &cblas_idamin;
 };
 
 // The checks of a request with one vector x (and a result, unless it is Scal).
@@ -184,5 +196,82 @@ Status Operation<Iamax>::run_cpu(const Iamax& r, const Checked&, std::span<const
 }
 
 void Operation<Iamax>::describe_cpu(LibraryReport& report) { report.report(blas::cpu_blas_library()); }
+
+Result<Operation<Copy>::Checked> Operation<Copy>::validate(const Copy& request) { return check_two_vectors(request); }
+
+void Operation<Copy>::operands(const Copy& request, const Checked& checked, Operands& operands) {
+  operands.typed(request.x, "x", Access::read, request.dtype, checked.x_extent)
+      .add(blas::exclusive_output(request.y, "y", request.dtype, checked.y_extent));
+}
+
+Status Operation<Copy>::run_cpu(const Copy& r, const Checked&, std::span<const BufferView> views, const CpuTarget&) {
+  if (r.n == 0) return Status();
+  blas::ensure_openblas_kernels();
+  blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+    Cblas<T>::copy(to_int(r.n), static_cast<const T*>(views[x].data), to_int(r.incx), static_cast<T*>(views[y].data),
+                   to_int(r.incy));
+  });
+  return Status();
+}
+
+void Operation<Copy>::describe_cpu(LibraryReport& report) { report.report(blas::cpu_blas_library()); }
+
+Result<Operation<Swap>::Checked> Operation<Swap>::validate(const Swap& request) { return check_two_vectors(request); }
+
+void Operation<Swap>::operands(const Swap& request, const Checked& checked, Operands& operands) {
+  operands.add(blas::exclusive_output(request.x, "x", request.dtype, checked.x_extent))
+      .add(blas::exclusive_output(request.y, "y", request.dtype, checked.y_extent));
+}
+
+Status Operation<Swap>::run_cpu(const Swap& r, const Checked&, std::span<const BufferView> views, const CpuTarget&) {
+  if (r.n == 0) return Status();
+  blas::ensure_openblas_kernels();
+  blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+    Cblas<T>::swap(to_int(r.n), static_cast<T*>(views[x].data), to_int(r.incx), static_cast<T*>(views[y].data),
+                   to_int(r.incy));
+  });
+  return Status();
+}
+
+void Operation<Swap>::describe_cpu(LibraryReport& report) { report.report(blas::cpu_blas_library()); }
+
+Result<Operation<Rot>::Checked> Operation<Rot>::validate(const Rot& request) { return check_two_vectors(request); }
+
+void Operation<Rot>::operands(const Rot& request, const Checked& checked, Operands& operands) {
+  operands.add(blas::exclusive_output(request.x, "x", request.dtype, checked.x_extent))
+      .add(blas::exclusive_output(request.y, "y", request.dtype, checked.y_extent));
+}
+
+Status Operation<Rot>::run_cpu(const Rot& r, const Checked&, std::span<const BufferView> views, const CpuTarget&) {
+  if (r.n == 0) return Status();
+  blas::ensure_openblas_kernels();
+  blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+    Cblas<T>::rot(to_int(r.n), static_cast<T*>(views[x].data), to_int(r.incx), static_cast<T*>(views[y].data),
+                  to_int(r.incy), static_cast<T>(r.c), static_cast<T>(r.s));
+  });
+  return Status();
+}
+
+void Operation<Rot>::describe_cpu(LibraryReport& report) { report.report(blas::cpu_blas_library()); }
+
+Result<Operation<Iamin>::Checked> Operation<Iamin>::validate(const Iamin& request) { return check_one_vector(request); }
+
+void Operation<Iamin>::operands(const Iamin& request, const Checked& checked, Operands& operands) {
+  operands.typed(request.x, "x", Access::read, request.dtype, checked.x_extent)
+      .add(blas::exclusive_output(request.result, "result", DType::i32, 1));
+}
+
+Status Operation<Iamin>::run_cpu(const Iamin& r, const Checked&, std::span<const BufferView> views, const CpuTarget&) {
+  blas::ensure_openblas_kernels();
+  // As for Iamax: CBLAS counts from 0, the request from 1 (0: empty).
+  const std::int32_t index = r.n == 0 ? 0 : blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+    return static_cast<std::int32_t>(
+        Cblas<T>::iamin(to_int(r.n), static_cast<const T*>(views[x].data), to_int(r.incx)) + 1);
+  });
+  store(views[result], index);
+  return Status();
+}
+
+void Operation<Iamin>::describe_cpu(LibraryReport& report) { report.report(blas::cpu_blas_library()); }
 
 }  // namespace accel

@@ -1,7 +1,7 @@
 // The operation contracts of BLAS level 1 (Note [The operation contract] in operation/operation.hpp): blas::Axpy,
-// Scal, Dot, Nrm2, Asum and Iamax on f32 and f64, checked by blas_checks, run by OpenBLAS on the CPU device and by
-// cuBLAS on CUDA (level1_operation_cuda.hpp). The scalar results go into a buffer of their own, written in stream
-// order, never through the host.
+// Scal, Dot, Nrm2, Asum, Iamax, Copy, Swap, Rot and Iamin on f32 and f64, checked by blas_checks, run by OpenBLAS on
+// the CPU device and by cuBLAS on CUDA (level1_operation_cuda.hpp). The scalar results go into a buffer of their own,
+// written in stream order, never through the host.
 #pragma once
 
 #include <span>
@@ -84,6 +84,50 @@ struct Operation<blas::Iamax> {
   static Result<Checked> validate(const blas::Iamax& request);
   static void operands(const blas::Iamax& request, const Checked& checked, Operands& operands);
   static Status run_cpu(const blas::Iamax& request, const Checked& checked, std::span<const BufferView> views,
+                        const CpuTarget& target);
+  static void describe_cpu(LibraryReport& report);
+};
+
+template <>
+struct Operation<blas::Copy> {
+  using Checked = blas::VectorChecked<blas::Copy>;
+  enum Slot : std::size_t { x, y };
+  static Result<Checked> validate(const blas::Copy& request);
+  static void operands(const blas::Copy& request, const Checked& checked, Operands& operands);
+  static Status run_cpu(const blas::Copy& request, const Checked& checked, std::span<const BufferView> views,
+                        const CpuTarget& target);
+  static void describe_cpu(LibraryReport& report);
+};
+
+template <>
+struct Operation<blas::Swap> {
+  using Checked = blas::VectorChecked<blas::Swap>;
+  enum Slot : std::size_t { x, y };
+  static Result<Checked> validate(const blas::Swap& request);
+  static void operands(const blas::Swap& request, const Checked& checked, Operands& operands);
+  static Status run_cpu(const blas::Swap& request, const Checked& checked, std::span<const BufferView> views,
+                        const CpuTarget& target);
+  static void describe_cpu(LibraryReport& report);
+};
+
+template <>
+struct Operation<blas::Rot> {
+  using Checked = blas::VectorChecked<blas::Rot>;
+  enum Slot : std::size_t { x, y };
+  static Result<Checked> validate(const blas::Rot& request);
+  static void operands(const blas::Rot& request, const Checked& checked, Operands& operands);
+  static Status run_cpu(const blas::Rot& request, const Checked& checked, std::span<const BufferView> views,
+                        const CpuTarget& target);
+  static void describe_cpu(LibraryReport& report);
+};
+
+template <>
+struct Operation<blas::Iamin> {
+  using Checked = blas::VectorChecked<blas::Iamin>;
+  enum Slot : std::size_t { x, result };
+  static Result<Checked> validate(const blas::Iamin& request);
+  static void operands(const blas::Iamin& request, const Checked& checked, Operands& operands);
+  static Status run_cpu(const blas::Iamin& request, const Checked& checked, std::span<const BufferView> views,
                         const CpuTarget& target);
   static void describe_cpu(LibraryReport& report);
 };

@@ -9,16 +9,26 @@ namespace {
 
 using blas::Asum;
 using blas::Axpy;
+using blas::Copy;
 using blas::CublasRoutines;
 using blas::Dot;
 using blas::Iamax;
+using blas::Iamin;
 using blas::Nrm2;
+using blas::Rot;
 using blas::Scal;
+using blas::Swap;
 using blas::to_int;
 
 template <class T>
 std::string routine(std::string_view name) {
   return fmt::format("cublas{}{}", CublasRoutines<T>::kLetter, name);
+}
+
+// cublasIsamax, cublasIdamin, ...: the index routines put the letter after the I, in lower case.
+template <class T>
+std::string index_routine(std::string_view name) {
+  return fmt::format("cublasI{}{}", static_cast<char>(CublasRoutines<T>::kLetter + ('a' - 'A')), name);
 }
 
 // A reduction of an empty vector is 0 (as on the CPU device); cuBLAS is not asked.
@@ -113,7 +123,60 @@ Status CudaOperation<Iamax>::run(const Iamax& r, const Checked&, const Plan& pla
         run,
         (plan.api->*CublasRoutines<T>::iamax)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
                                               to_int(r.incx), static_cast<int*>(views[Op::result].data)),
-        fmt::format("cublasI{}amax", static_cast<char>(CublasRoutines<T>::kLetter + ('a' - 'A'))));
+        index_routine<T>("amax"));
+  });
+}
+
+Status CudaOperation<Copy>::run(const Copy& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
+                                CudaRun& run) {
+  if (r.n == 0) return Status();
+  using Op = Operation<Copy>;
+  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+    return blas::cublas_launched(
+        run,
+        (plan.api->*CublasRoutines<T>::copy)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
+                                             to_int(r.incx), static_cast<T*>(views[Op::y].data), to_int(r.incy)),
+        routine<T>("copy"));
+  });
+}
+
+Status CudaOperation<Swap>::run(const Swap& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
+                                CudaRun& run) {
+  if (r.n == 0) return Status();
+  using Op = Operation<Swap>;
+  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+    return blas::cublas_launched(
+        run,
+        (plan.api->*CublasRoutines<T>::swap)(plan.handle, to_int(r.n), static_cast<T*>(views[Op::x].data),
+                                             to_int(r.incx), static_cast<T*>(views[Op::y].data), to_int(r.incy)),
+        routine<T>("swap"));
+  });
+}
+
+Status CudaOperation<Rot>::run(const Rot& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
+                               CudaRun& run) {
+  if (r.n == 0) return Status();
+  ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
+  using Op = Operation<Rot>;
+  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+    const T c = static_cast<T>(r.c), s = static_cast<T>(r.s);
+    return blas::cublas_launched(
+        run,
+        (plan.api->*CublasRoutines<T>::rot)(plan.handle, to_int(r.n), static_cast<T*>(views[Op::x].data),
+                                            to_int(r.incx), static_cast<T*>(views[Op::y].data), to_int(r.incy), &c, &s),
+        routine<T>("rot"));
+  });
+}
+
+Status CudaOperation<Iamin>::run(const Iamin& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
+                                 CudaRun& run) {
+  using Op = Operation<Iamin>;
+  return reduce(r.dtype, r.n, plan, views[Op::result], run, [&]<class T>(std::type_identity<T>) {
+    return blas::cublas_launched(
+        run,
+        (plan.api->*CublasRoutines<T>::iamin)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
+                                              to_int(r.incx), static_cast<int*>(views[Op::result].data)),
+        index_routine<T>("amin"));
   });
 }
 

@@ -55,4 +55,36 @@ struct CudaOperation<blas::Iamax> : blas::CublasOperation {
                     std::span<const BufferView> views, CudaRun& run);
 };
 
+template <>
+struct CudaOperation<blas::Copy> : blas::CublasOperation {
+  using Checked = Operation<blas::Copy>::Checked;
+  static Result<Plan> plan(const blas::Copy&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static Status run(const blas::Copy& request, const Checked& checked, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+};
+
+template <>
+struct CudaOperation<blas::Swap> : blas::CublasOperation {
+  using Checked = Operation<blas::Swap>::Checked;
+  static Result<Plan> plan(const blas::Swap&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static Status run(const blas::Swap& request, const Checked& checked, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+};
+
+template <>
+struct CudaOperation<blas::Rot> : blas::CublasOperation {
+  using Checked = Operation<blas::Rot>::Checked;
+  static Result<Plan> plan(const blas::Rot&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static Status run(const blas::Rot& request, const Checked& checked, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+};
+
+template <>
+struct CudaOperation<blas::Iamin> : blas::CublasOperation {
+  using Checked = Operation<blas::Iamin>::Checked;
+  static Result<Plan> plan(const blas::Iamin&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static Status run(const blas::Iamin& request, const Checked& checked, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+};
+
 }  // namespace accel

@@ -10,6 +10,9 @@ namespace accel {
 namespace {
 
 using blas::Gemv;
+using blas::Ger;
+using blas::Symv;
+using blas::Trsv;
 
 template <class T>
 constexpr auto cblas_gemv() {
@@ -18,6 +21,45 @@ constexpr auto cblas_gemv() {
   } else {
     return &cblas_sgemv;
   }
+}
+
+template <class T>
+struct Cblas2;
+template <>
+struct Cblas2<float> {
+  static constexpr auto ger = &cblas_sger;
+  static constexpr auto trsv = &cblas_strsv;
+  static constexpr auto symv = &cblas_ssymv;
+};
+template <>
+struct Cblas2<double> {
+  static constexpr auto ger = &cblas_dger;
+  static constexpr auto trsv = &cblas_dtrsv;
+  static constexpr auto symv = &cblas_dsymv;
+};
+
+CBLAS_UPLO to_cblas(blas::Fill fill) { return fill == blas::Fill::upper ? CblasUpper : CblasLower; }
+CBLAS_TRANSPOSE to_cblas(Transpose transpose) { return transpose == Transpose::transpose ? CblasTrans : CblasNoTrans; }
+CBLAS_DIAG to_cblas(blas::Diagonal diagonal) { return diagonal == blas::Diagonal::unit ? CblasUnit : CblasNonUnit; }
+blasint to_blasint(std::int64_t value) { return static_cast<blasint>(value); }  // validated to fit
+
+// The checks Trsv and Symv share: a square A of order n (whose `fill` triangle is read) and x of n elements, written
+// when `x_written`.
+template <class Request>
+Result<blas::Level2Checked<Request>> check_square(const Request& request, bool x_written) {
+  constexpr std::string_view name = Request::kName;
+  blas::Level2Checked<Request> checked{.request = request};
+  Request& r = checked.request;
+  ACCEL_RETURN_IF_ERROR(blas::check_real_dtype(name, r.dtype));
+  ACCEL_RETURN_IF_ERROR(blas::check_fill(name, r.fill));
+  ACCEL_RETURN_IF_ERROR(blas::check_size(name, "n", r.n));
+  ACCEL_RETURN_IF_ERROR(blas::check_batch(name, r.batch));
+  ACCEL_ASSIGN_OR_RETURN(checked.a_extent,
+                         blas::check_matrices(name, "a", r.n, r.n, r.batch, r.lda, r.stride_a, /*written=*/false));
+  ACCEL_ASSIGN_OR_RETURN(const std::uint64_t x_one,
+                         blas::check_vector(name, "x", r.n, r.incx, /*negative_allowed=*/true));
+  ACCEL_ASSIGN_OR_RETURN(checked.x_extent, blas::check_vector_batch(name, "x", x_one, r.batch, r.stride_x, x_written));
+  return checked;
 }
 
 // y = beta y over a vector's span, for a product with nothing to sum; beta = 0 overwrites (NaNs do not survive), as
@@ -85,5 +127,116 @@ Status Operation<Gemv>::run_cpu(const Gemv&, const Checked& checked, std::span<c
 }
 
 void Operation<Gemv>::describe_cpu(LibraryReport& report) { report.report(blas::cpu_blas_library()); }
+
+Result<Operation<Ger>::Checked> Operation<Ger>::validate(const Ger& request) {
+  constexpr std::string_view name = Ger::kName;
+  Checked checked{.request = request};
+  Ger& r = checked.request;
+  ACCEL_RETURN_IF_ERROR(blas::check_real_dtype(name, r.dtype));
+  ACCEL_RETURN_IF_ERROR(blas::check_size(name, "m", r.m));
+  ACCEL_RETURN_IF_ERROR(blas::check_size(name, "n", r.n));
+  ACCEL_RETURN_IF_ERROR(blas::check_batch(name, r.batch));
+  ACCEL_ASSIGN_OR_RETURN(checked.a_extent,
+                         blas::check_matrices(name, "a", r.m, r.n, r.batch, r.lda, r.stride_a, /*written=*/true));
+  ACCEL_ASSIGN_OR_RETURN(const std::uint64_t x_one,
+                         blas::check_vector(name, "x", r.m, r.incx, /*negative_allowed=*/true));
+  ACCEL_ASSIGN_OR_RETURN(const std::uint64_t y_one,
+                         blas::check_vector(name, "y", r.n, r.incy, /*negative_allowed=*/true));
+  ACCEL_ASSIGN_OR_RETURN(checked.x_extent,
+                         blas::check_vector_batch(name, "x", x_one, r.batch, r.stride_x, /*written=*/false));
+  ACCEL_ASSIGN_OR_RETURN(checked.y_extent,
+                         blas::check_vector_batch(name, "y", y_one, r.batch, r.stride_y, /*written=*/false));
+  return checked;
+}
+
+void Operation<Ger>::operands(const Ger& request, const Checked& checked, Operands& operands) {
+  const DType dtype = checked.request.dtype;
+  operands.add(blas::exclusive_output(request.a, "a", dtype, checked.a_extent))
+      .typed(request.x, "x", Access::read, dtype, checked.x_extent)
+      .typed(request.y, "y", Access::read, dtype, checked.y_extent);
+}
+
+Status Operation<Ger>::run_cpu(const Ger&, const Checked& checked, std::span<const BufferView> views,
+                               const CpuTarget&) {
+  const Ger& r = checked.request;
+  if (r.m == 0 || r.n == 0) return Status();
+  blas::ensure_openblas_kernels();
+  blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      Cblas2<T>::ger(CblasColMajor, to_blasint(r.m), to_blasint(r.n), static_cast<T>(r.alpha),
+                     blas::batch_member<const T>(views[Slot::x].data, i, r.stride_x), to_blasint(r.incx),
+                     blas::batch_member<const T>(views[Slot::y].data, i, r.stride_y), to_blasint(r.incy),
+                     blas::batch_member<T>(views[Slot::a].data, i, r.stride_a), to_blasint(r.lda));
+    }
+  });
+  return Status();
+}
+
+void Operation<Ger>::describe_cpu(LibraryReport& report) { report.report(blas::cpu_blas_library()); }
+
+Result<Operation<Trsv>::Checked> Operation<Trsv>::validate(const Trsv& request) {
+  ACCEL_RETURN_IF_ERROR(blas::check_transpose(Trsv::kName, request.transpose));
+  ACCEL_RETURN_IF_ERROR(blas::check_diagonal(Trsv::kName, request.diagonal));
+  return check_square(request, /*x_written=*/true);
+}
+
+void Operation<Trsv>::operands(const Trsv& request, const Checked& checked, Operands& operands) {
+  const DType dtype = checked.request.dtype;
+  operands.typed(request.a, "a", Access::read, dtype, checked.a_extent)
+      .add(blas::exclusive_output(request.x, "x", dtype, checked.x_extent));
+}
+
+Status Operation<Trsv>::run_cpu(const Trsv&, const Checked& checked, std::span<const BufferView> views,
+                                const CpuTarget&) {
+  const Trsv& r = checked.request;
+  if (r.n == 0) return Status();
+  blas::ensure_openblas_kernels();
+  blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      Cblas2<T>::trsv(CblasColMajor, to_cblas(r.fill), to_cblas(r.transpose), to_cblas(r.diagonal), to_blasint(r.n),
+                      blas::batch_member<const T>(views[Slot::a].data, i, r.stride_a), to_blasint(r.lda),
+                      blas::batch_member<T>(views[Slot::x].data, i, r.stride_x), to_blasint(r.incx));
+    }
+  });
+  return Status();
+}
+
+void Operation<Trsv>::describe_cpu(LibraryReport& report) { report.report(blas::cpu_blas_library()); }
+
+Result<Operation<Symv>::Checked> Operation<Symv>::validate(const Symv& request) {
+  ACCEL_ASSIGN_OR_RETURN(Checked checked, check_square(request, /*x_written=*/false));
+  Symv& r = checked.request;
+  ACCEL_ASSIGN_OR_RETURN(const std::uint64_t y_one,
+                         blas::check_vector(Symv::kName, "y", r.n, r.incy, /*negative_allowed=*/true));
+  ACCEL_ASSIGN_OR_RETURN(checked.y_extent,
+                         blas::check_vector_batch(Symv::kName, "y", y_one, r.batch, r.stride_y, /*written=*/true));
+  return checked;
+}
+
+void Operation<Symv>::operands(const Symv& request, const Checked& checked, Operands& operands) {
+  const DType dtype = checked.request.dtype;
+  operands.typed(request.a, "a", Access::read, dtype, checked.a_extent)
+      .typed(request.x, "x", Access::read, dtype, checked.x_extent)
+      .add(blas::exclusive_output(request.y, "y", dtype, checked.y_extent));
+}
+
+Status Operation<Symv>::run_cpu(const Symv&, const Checked& checked, std::span<const BufferView> views,
+                                const CpuTarget&) {
+  const Symv& r = checked.request;
+  if (r.n == 0) return Status();
+  blas::ensure_openblas_kernels();
+  blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      Cblas2<T>::symv(CblasColMajor, to_cblas(r.fill), to_blasint(r.n), static_cast<T>(r.alpha),
+                      blas::batch_member<const T>(views[Slot::a].data, i, r.stride_a), to_blasint(r.lda),
+                      blas::batch_member<const T>(views[Slot::x].data, i, r.stride_x), to_blasint(r.incx),
+                      static_cast<T>(r.beta), blas::batch_member<T>(views[Slot::y].data, i, r.stride_y),
+                      to_blasint(r.incy));
+    }
+  });
+  return Status();
+}
+
+void Operation<Symv>::describe_cpu(LibraryReport& report) { report.report(blas::cpu_blas_library()); }
 
 }  // namespace accel

@@ -9,7 +9,10 @@ namespace {
 
 using blas::CublasRoutines;
 using blas::Gemv;
+using blas::Ger;
+using blas::Symv;
 using blas::to_int;
+using blas::Trsv;
 
 // y = beta y for a product with nothing to sum, as on the CPU device: beta = 0 writes zeros (a pitched memset, one
 // element every |incy|), any other beta is cuBLAS's scal over y's elements, whose order does not matter.
@@ -59,6 +62,69 @@ Status CudaOperation<Gemv>::run(const Gemv&, const Checked& checked, const Plan&
             plan.handle, blas::to_cublas(r.transpose), to_int(r.m), to_int(r.n), &alpha, a, to_int(r.lda), r.stride_a,
             x, to_int(r.incx), r.stride_x, &beta, y, to_int(r.incy), r.stride_y, to_int(r.batch)),
         fmt::format("cublas{}gemvStridedBatched", CublasRoutines<T>::kLetter));
+  });
+}
+
+Status CudaOperation<Ger>::run(const Ger&, const Checked& checked, const Plan& plan, std::span<const BufferView> views,
+                               CudaRun& run) {
+  using Op = Operation<Ger>;
+  const Ger& r = checked.request;
+  if (r.m == 0 || r.n == 0) return Status();
+  ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
+  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
+    const T alpha = static_cast<T>(r.alpha);
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      ACCEL_RETURN_IF_ERROR(
+          blas::cublas_launched(run,
+                                (plan.api->*CublasRoutines<T>::ger)(
+                                    plan.handle, to_int(r.m), to_int(r.n), &alpha,
+                                    blas::batch_member<const T>(views[Op::x].data, i, r.stride_x), to_int(r.incx),
+                                    blas::batch_member<const T>(views[Op::y].data, i, r.stride_y), to_int(r.incy),
+                                    blas::batch_member<T>(views[Op::a].data, i, r.stride_a), to_int(r.lda)),
+                                fmt::format("cublas{}ger", CublasRoutines<T>::kLetter)));
+    }
+    return Status();
+  });
+}
+
+Status CudaOperation<Trsv>::run(const Trsv&, const Checked& checked, const Plan& plan,
+                                std::span<const BufferView> views, CudaRun& run) {
+  using Op = Operation<Trsv>;
+  const Trsv& r = checked.request;
+  if (r.n == 0) return Status();
+  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      ACCEL_RETURN_IF_ERROR(blas::cublas_launched(
+          run,
+          (plan.api->*CublasRoutines<T>::trsv)(
+              plan.handle, blas::to_cublas(r.fill), blas::to_cublas(r.transpose), blas::to_cublas(r.diagonal),
+              to_int(r.n), blas::batch_member<const T>(views[Op::a].data, i, r.stride_a), to_int(r.lda),
+              blas::batch_member<T>(views[Op::x].data, i, r.stride_x), to_int(r.incx)),
+          fmt::format("cublas{}trsv", CublasRoutines<T>::kLetter)));
+    }
+    return Status();
+  });
+}
+
+Status CudaOperation<Symv>::run(const Symv&, const Checked& checked, const Plan& plan,
+                                std::span<const BufferView> views, CudaRun& run) {
+  using Op = Operation<Symv>;
+  const Symv& r = checked.request;
+  if (r.n == 0) return Status();
+  ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
+  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
+    const T alpha = static_cast<T>(r.alpha), beta = static_cast<T>(r.beta);
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      ACCEL_RETURN_IF_ERROR(
+          blas::cublas_launched(run,
+                                (plan.api->*CublasRoutines<T>::symv)(
+                                    plan.handle, blas::to_cublas(r.fill), to_int(r.n), &alpha,
+                                    blas::batch_member<const T>(views[Op::a].data, i, r.stride_a), to_int(r.lda),
+                                    blas::batch_member<const T>(views[Op::x].data, i, r.stride_x), to_int(r.incx),
+                                    &beta, blas::batch_member<T>(views[Op::y].data, i, r.stride_y), to_int(r.incy)),
+                                fmt::format("cublas{}symv", CublasRoutines<T>::kLetter)));
+    }
+    return Status();
   });
 }
 

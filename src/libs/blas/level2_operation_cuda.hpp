@@ -1,5 +1,5 @@
-// blas::Gemv on a CUDA stream: cuBLAS's gemv, or gemvStridedBatched for a batch (one launch), on the stream's handle
-// (cublas_state.hpp).
+// BLAS level 2 on a CUDA stream, on the stream's handle (cublas_state.hpp): Gemv is cuBLAS's gemv, or
+// gemvStridedBatched for a batch (one launch); Ger, Trsv and Symv are a cuBLAS call per member of a batch.
 #pragma once
 
 #include "libs/blas/cublas_state.hpp"
@@ -12,6 +12,30 @@ struct CudaOperation<blas::Gemv> : blas::CublasOperation {
   using Checked = Operation<blas::Gemv>::Checked;
   static Result<Plan> plan(const blas::Gemv&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
   static Status run(const blas::Gemv& request, const Checked& checked, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+};
+
+template <>
+struct CudaOperation<blas::Ger> : blas::CublasOperation {
+  using Checked = Operation<blas::Ger>::Checked;
+  static Result<Plan> plan(const blas::Ger&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static Status run(const blas::Ger& request, const Checked& checked, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+};
+
+template <>
+struct CudaOperation<blas::Trsv> : blas::CublasOperation {
+  using Checked = Operation<blas::Trsv>::Checked;
+  static Result<Plan> plan(const blas::Trsv&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static Status run(const blas::Trsv& request, const Checked& checked, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+};
+
+template <>
+struct CudaOperation<blas::Symv> : blas::CublasOperation {
+  using Checked = Operation<blas::Symv>::Checked;
+  static Result<Plan> plan(const blas::Symv&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static Status run(const blas::Symv& request, const Checked& checked, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
 };
 

@@ -1,6 +1,6 @@
-// The operation contracts of blas::Trsm and blas::Syrk (Note [The operation contract] in operation/operation.hpp),
-// checked by blas_checks, run by OpenBLAS on the CPU device and by cuBLAS on CUDA (level3_operation_cuda.hpp), a call
-// per matrix of a batch on both.
+// The operation contracts of blas::Trsm, Syrk, Symm, Trmm and Geam (Note [The operation contract] in
+// operation/operation.hpp), checked by blas_checks, run by OpenBLAS on the CPU device and by cuBLAS on CUDA
+// (level3_operation_cuda.hpp), a call per matrix of a batch on both.
 #pragma once
 
 #include <span>
@@ -18,6 +18,15 @@ struct MatricesChecked {
   Request request;
   std::uint64_t a_extent = 0;
   std::uint64_t written_extent = 0;
+};
+
+// A Symm or Geam with its leading dimensions and strides resolved, and the spans of A, B and C.
+template <class Request>
+struct ThreeMatricesChecked {
+  Request request;
+  std::uint64_t a_extent = 0;
+  std::uint64_t b_extent = 0;
+  std::uint64_t c_extent = 0;
 };
 }  // namespace blas
 
@@ -41,6 +50,42 @@ struct Operation<blas::Syrk> {
   // A read; C written, in a buffer of its own.
   static void operands(const blas::Syrk& request, const Checked& checked, Operands& operands);
   static Status run_cpu(const blas::Syrk& request, const Checked& checked, std::span<const BufferView> views,
+                        const CpuTarget& target);
+  static void describe_cpu(LibraryReport& report);
+};
+
+template <>
+struct Operation<blas::Symm> {
+  using Checked = blas::ThreeMatricesChecked<blas::Symm>;
+  enum Slot : std::size_t { a, b, c };
+  static Result<Checked> validate(const blas::Symm& request);
+  // A and B read; C written, in a buffer of its own.
+  static void operands(const blas::Symm& request, const Checked& checked, Operands& operands);
+  static Status run_cpu(const blas::Symm& request, const Checked& checked, std::span<const BufferView> views,
+                        const CpuTarget& target);
+  static void describe_cpu(LibraryReport& report);
+};
+
+template <>
+struct Operation<blas::Trmm> {
+  using Checked = blas::MatricesChecked<blas::Trmm>;
+  enum Slot : std::size_t { a, b };
+  static Result<Checked> validate(const blas::Trmm& request);
+  // A read; B in place, in a buffer of its own.
+  static void operands(const blas::Trmm& request, const Checked& checked, Operands& operands);
+  static Status run_cpu(const blas::Trmm& request, const Checked& checked, std::span<const BufferView> views,
+                        const CpuTarget& target);
+  static void describe_cpu(LibraryReport& report);
+};
+
+template <>
+struct Operation<blas::Geam> {
+  using Checked = blas::ThreeMatricesChecked<blas::Geam>;
+  enum Slot : std::size_t { a, b, c };
+  static Result<Checked> validate(const blas::Geam& request);
+  // A and B read; C written, in a buffer of its own.
+  static void operands(const blas::Geam& request, const Checked& checked, Operands& operands);
+  static Status run_cpu(const blas::Geam& request, const Checked& checked, std::span<const BufferView> views,
                         const CpuTarget& target);
   static void describe_cpu(LibraryReport& report);
 };

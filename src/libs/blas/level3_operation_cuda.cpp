@@ -7,9 +7,12 @@
 namespace accel {
 
 using blas::CublasRoutines;
+using blas::Geam;
+using blas::Symm;
 using blas::Syrk;
 using blas::to_cublas;
 using blas::to_int;
+using blas::Trmm;
 using blas::Trsm;
 
 Status CudaOperation<Trsm>::run(const Trsm&, const Checked& checked, const Plan& plan,
@@ -49,6 +52,73 @@ Status CudaOperation<Syrk>::run(const Syrk&, const Checked& checked, const Plan&
               blas::batch_member<const T>(views[Op::a].data, i, r.stride_a), to_int(r.lda), &beta,
               blas::batch_member<T>(views[Op::c].data, i, r.stride_c), to_int(r.ldc)),
           fmt::format("cublas{}syrk", CublasRoutines<T>::kLetter)));
+    }
+    return Status();
+  });
+}
+
+Status CudaOperation<Symm>::run(const Symm&, const Checked& checked, const Plan& plan,
+                                std::span<const BufferView> views, CudaRun& run) {
+  using Op = Operation<Symm>;
+  const Symm& r = checked.request;
+  if (r.m == 0 || r.n == 0) return Status();
+  ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
+  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
+    const T alpha = static_cast<T>(r.alpha), beta = static_cast<T>(r.beta);
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      ACCEL_RETURN_IF_ERROR(
+          blas::cublas_launched(run,
+                                (plan.api->*CublasRoutines<T>::symm)(
+                                    plan.handle, to_cublas(r.side), to_cublas(r.fill), to_int(r.m), to_int(r.n), &alpha,
+                                    blas::batch_member<const T>(views[Op::a].data, i, r.stride_a), to_int(r.lda),
+                                    blas::batch_member<const T>(views[Op::b].data, i, r.stride_b), to_int(r.ldb), &beta,
+                                    blas::batch_member<T>(views[Op::c].data, i, r.stride_c), to_int(r.ldc)),
+                                fmt::format("cublas{}symm", CublasRoutines<T>::kLetter)));
+    }
+    return Status();
+  });
+}
+
+Status CudaOperation<Trmm>::run(const Trmm&, const Checked& checked, const Plan& plan,
+                                std::span<const BufferView> views, CudaRun& run) {
+  using Op = Operation<Trmm>;
+  const Trmm& r = checked.request;
+  if (r.m == 0 || r.n == 0) return Status();
+  ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
+  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
+    const T alpha = static_cast<T>(r.alpha);
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      T* b = blas::batch_member<T>(views[Op::b].data, i, r.stride_b);
+      // cuBLAS's trmm writes C = alpha op(A) B; given B as C it works in place, as BLAS's does.
+      ACCEL_RETURN_IF_ERROR(blas::cublas_launched(
+          run,
+          (plan.api->*CublasRoutines<T>::trmm)(plan.handle, to_cublas(r.side), to_cublas(r.fill),
+                                               to_cublas(r.transpose), to_cublas(r.diagonal), to_int(r.m), to_int(r.n),
+                                               &alpha, blas::batch_member<const T>(views[Op::a].data, i, r.stride_a),
+                                               to_int(r.lda), b, to_int(r.ldb), b, to_int(r.ldb)),
+          fmt::format("cublas{}trmm", CublasRoutines<T>::kLetter)));
+    }
+    return Status();
+  });
+}
+
+Status CudaOperation<Geam>::run(const Geam&, const Checked& checked, const Plan& plan,
+                                std::span<const BufferView> views, CudaRun& run) {
+  using Op = Operation<Geam>;
+  const Geam& r = checked.request;
+  if (r.m == 0 || r.n == 0) return Status();
+  ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
+  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
+    const T alpha = static_cast<T>(r.alpha), beta = static_cast<T>(r.beta);
+    for (std::int64_t i = 0; i < r.batch; ++i) {
+      ACCEL_RETURN_IF_ERROR(blas::cublas_launched(
+          run,
+          (plan.api->*CublasRoutines<T>::geam)(
+              plan.handle, to_cublas(r.transpose_a), to_cublas(r.transpose_b), to_int(r.m), to_int(r.n), &alpha,
+              blas::batch_member<const T>(views[Op::a].data, i, r.stride_a), to_int(r.lda), &beta,
+              blas::batch_member<const T>(views[Op::b].data, i, r.stride_b), to_int(r.ldb),
+              blas::batch_member<T>(views[Op::c].data, i, r.stride_c), to_int(r.ldc)),
+          fmt::format("cublas{}geam", CublasRoutines<T>::kLetter)));
     }
     return Status();
   });

@@ -1,6 +1,6 @@
-// blas::Trsm and blas::Syrk on a CUDA stream: cuBLAS's trsm and syrk on the stream's handle (cublas_state.hpp), one
-// call per matrix of a batch (cuBLAS has no strided-batched form of either; its trsmBatched takes arrays of
-// pointers).
+// blas::Trsm, Syrk, Symm, Trmm and Geam on a CUDA stream: cuBLAS's routines of those names on the stream's handle
+// (cublas_state.hpp), one call per matrix of a batch (cuBLAS has no strided-batched form of them; its trsmBatched
+// takes arrays of pointers). Trmm passes B as cuBLAS's out-of-place C, which cuBLAS documents as in place.
 #pragma once
 
 #include "libs/blas/cublas_state.hpp"
@@ -21,6 +21,30 @@ struct CudaOperation<blas::Syrk> : blas::CublasOperation {
   using Checked = Operation<blas::Syrk>::Checked;
   static Result<Plan> plan(const blas::Syrk&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
   static Status run(const blas::Syrk& request, const Checked& checked, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+};
+
+template <>
+struct CudaOperation<blas::Symm> : blas::CublasOperation {
+  using Checked = Operation<blas::Symm>::Checked;
+  static Result<Plan> plan(const blas::Symm&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static Status run(const blas::Symm& request, const Checked& checked, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+};
+
+template <>
+struct CudaOperation<blas::Trmm> : blas::CublasOperation {
+  using Checked = Operation<blas::Trmm>::Checked;
+  static Result<Plan> plan(const blas::Trmm&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static Status run(const blas::Trmm& request, const Checked& checked, const Plan& plan,
+                    std::span<const BufferView> views, CudaRun& run);
+};
+
+template <>
+struct CudaOperation<blas::Geam> : blas::CublasOperation {
+  using Checked = Operation<blas::Geam>::Checked;
+  static Result<Plan> plan(const blas::Geam&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static Status run(const blas::Geam& request, const Checked& checked, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
 };
 

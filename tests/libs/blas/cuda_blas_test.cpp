@@ -1,8 +1,9 @@
-// BLAS levels 1-3 (Axpy, Scal, Dot, Nrm2, Asum, Iamax, Gemv, Trsm, Syrk) through cuBLAS against the CPU device
-// (OpenBLAS, itself checked against float64 references in level{1,2,3}_test) on the same fresh random inputs, over
-// small odd shapes and large ones, negative increments, every side, triangle, transpose and diagonal, and strided
-// batches; on every way a CUDA device runs requests (each completion strategy, and isolated), so that the results
-// written by cuBLAS's device pointer mode are seen to arrive in the result buffers. Skipped without a GPU.
+// BLAS levels 1-3 (Axpy, Scal, Dot, Nrm2, Asum, Iamax, Copy, Swap, Rot, Iamin, Gemv, Ger, Trsv, Symv, Trsm, Syrk, Symm,
+// Trmm, Geam) through cuBLAS against the CPU device (OpenBLAS, itself checked against float64 references in
+// level{1,2,3}_test) on the same fresh random inputs, over small odd shapes and large ones, negative increments, every
+// side, triangle, transpose and diagonal, and strided batches; on every way a CUDA device runs requests (each
+// completion strategy, and isolated), so that the results written by cuBLAS's device pointer mode are seen to arrive in
+// the result buffers. Skipped without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -129,6 +130,24 @@ class CudaBlasTest : public ::testing::TestWithParam<GpuTestTarget> {
             {{&Iamax::x, d, span(n, incx)}, {&Iamax::result, DType::i32, 1, true}}, 0);
   }
 
+  // Copy, Swap, Rot and Iamin; Swap and Rot compare both vectors.
+  template <class T>
+  void level1_more(std::int64_t n, std::int64_t incx, std::int64_t incy) {
+    SCOPED_TRACE(
+        fmt::format("level 1 copy/swap/rot/iamin {} n={} incx={} incy={}", to_string(dtype_of<T>()), n, incx, incy));
+    const DType d = dtype_of<T>();
+    const double tol = tolerance<T>();
+    compare(Copy{.dtype = d, .n = n, .incx = incx, .incy = incy},
+            {{&Copy::x, d, span(n, incx)}, {&Copy::y, d, span(n, incy), true}}, 0);
+    compare(Swap{.dtype = d, .n = n, .incx = incx, .incy = incy},
+            {{&Swap::x, d, span(n, incx), true}, {&Swap::y, d, span(n, incy), true}}, 0);
+    compare(Rot{.dtype = d, .n = n, .incx = incx, .incy = incy, .c = 0.6, .s = -0.8},
+            {{&Rot::x, d, span(n, incx), true}, {&Rot::y, d, span(n, incy), true}}, tol);
+    if (incx < 0) return;
+    compare(Iamin{.dtype = d, .n = n, .incx = incx},
+            {{&Iamin::x, d, span(n, incx)}, {&Iamin::result, DType::i32, 1, true}}, 0);
+  }
+
   template <class T>
   void gemv(Gemv r) {
     r.dtype = dtype_of<T>();
@@ -144,6 +163,36 @@ class CudaBlasTest : public ::testing::TestWithParam<GpuTestTarget> {
             tolerance<T>() * 10);
   }
 
+  // Ger, Trsv and Symv on packed operands of one shape.
+  template <class T>
+  void level2_more(Fill fill, Transpose transpose, Diagonal diagonal, std::int64_t m, std::int64_t n, std::int64_t incx,
+                   std::int64_t incy, std::int64_t batch) {
+    const DType d = dtype_of<T>();
+    SCOPED_TRACE(fmt::format("ger/trsv/symv {} fill={} {} diagonal={} m={} n={} incx={} incy={} batch={}", to_string(d),
+                             to_string(fill), to_string(transpose), to_string(diagonal), m, n, incx, incy, batch));
+    const double tol = tolerance<T>() * 10;
+    const auto count = [&](std::int64_t one) { return static_cast<std::uint64_t>(std::max<std::int64_t>(1, one)); };
+    const auto b = static_cast<std::uint64_t>(batch);
+    compare(
+        Ger{.dtype = d, .m = m, .n = n, .incx = incx, .incy = incy, .batch = batch, .alpha = -0.5},
+        {{&Ger::a, d, count(m * n * batch), true}, {&Ger::x, d, span(m, incx) * b}, {&Ger::y, d, span(n, incy) * b}},
+        tol);
+    compare(Trsv{.dtype = d,
+                 .fill = fill,
+                 .transpose = transpose,
+                 .diagonal = diagonal,
+                 .n = n,
+                 .incx = incx,
+                 .batch = batch},
+            {{&Trsv::a, d, count(n * n * batch), false, well_conditioned(n, n, n * n, batch)},
+             {&Trsv::x, d, span(n, incx) * b, true}},
+            tol);
+    compare(
+        Symv{.dtype = d, .fill = fill, .n = n, .incx = incx, .incy = incy, .batch = batch, .alpha = 1.5, .beta = -0.25},
+        {{&Symv::a, d, count(n * n * batch)}, {&Symv::x, d, span(n, incx) * b}, {&Symv::y, d, span(n, incy) * b, true}},
+        tol);
+  }
+
   template <class T>
   void trsm(Trsm r) {
     r.dtype = dtype_of<T>();
@@ -157,6 +206,49 @@ class CudaBlasTest : public ::testing::TestWithParam<GpuTestTarget> {
               well_conditioned(order, order, a_stride, r.batch)},
              {&Trsm::b, r.dtype, static_cast<std::uint64_t>(std::max<std::int64_t>(1, b_stride * r.batch)), true}},
             tolerance<T>() * 10);
+  }
+
+  // Symm, Trmm and Geam on packed m x n operands; A is triangular for Trmm (random in both triangles: only one is
+  // read).
+  template <class T>
+  void level3_more(Side side, Fill fill, Transpose transpose, Diagonal diagonal, std::int64_t m, std::int64_t n,
+                   std::int64_t batch) {
+    const DType d = dtype_of<T>();
+    SCOPED_TRACE(fmt::format("symm/trmm/geam {} side={} fill={} {} diagonal={} m={} n={} batch={}", to_string(d),
+                             to_string(side), to_string(fill), to_string(transpose), to_string(diagonal), m, n, batch));
+    const double tol = tolerance<T>() * 10;
+    const std::int64_t order = side == Side::left ? m : n;
+    const auto count = [](std::int64_t elements) {
+      return static_cast<std::uint64_t>(std::max<std::int64_t>(1, elements));
+    };
+    compare(Symm{.dtype = d, .side = side, .fill = fill, .m = m, .n = n, .batch = batch, .alpha = 0.5, .beta = 1.5},
+            {{&Symm::a, d, count(order * order * batch)},
+             {&Symm::b, d, count(m * n * batch)},
+             {&Symm::c, d, count(m * n * batch), true}},
+            tol);
+    compare(Trmm{.dtype = d,
+                 .side = side,
+                 .fill = fill,
+                 .transpose = transpose,
+                 .diagonal = diagonal,
+                 .m = m,
+                 .n = n,
+                 .batch = batch,
+                 .alpha = -1.25},
+            {{&Trmm::a, d, count(order * order * batch)}, {&Trmm::b, d, count(m * n * batch), true}}, tol);
+    const Transpose other = transpose == Transpose::none ? Transpose::transpose : Transpose::none;
+    compare(Geam{.dtype = d,
+                 .transpose_a = transpose,
+                 .transpose_b = other,
+                 .m = m,
+                 .n = n,
+                 .batch = batch,
+                 .alpha = 2,
+                 .beta = -0.5},
+            {{&Geam::a, d, count(m * n * batch)},
+             {&Geam::b, d, count(m * n * batch)},
+             {&Geam::c, d, count(m * n * batch), true}},
+            tol);
   }
 
   template <class T>
@@ -186,6 +278,16 @@ TEST_P(CudaBlasTest, Level1MatchesTheCpuDeviceOnOddAndLargeSizesAndEveryIncremen
   level1<float>(0, 1, 1);  // empty: zero results, written by the GPU too
 }
 
+TEST_P(CudaBlasTest, CopySwapRotIaminMatchTheCpuDeviceOnOddAndLargeSizesAndEveryIncrementSign) {
+  for (std::int64_t n : {1, 37, 1000, 1 << 20})
+    for (std::int64_t incx : {1, 3, -2})
+      for (std::int64_t incy : {1, -1}) {
+        level1_more<float>(n, incx, incy);
+        level1_more<double>(n, incx, incy);
+      }
+  level1_more<double>(0, 1, 1);  // empty: nothing moves, and Iamin's result is 0 on the GPU too
+}
+
 TEST_P(CudaBlasTest, GemvMatchesTheCpuDeviceForBothTransposesIncrementsAndBatches) {
   const std::int64_t shapes[][2] = {{1, 1}, {37, 19}, {1024, 1024}, {4096, 333}};
   for (const auto& [m, n] : shapes)
@@ -199,6 +301,19 @@ TEST_P(CudaBlasTest, GemvMatchesTheCpuDeviceForBothTransposesIncrementsAndBatche
     gemv<double>({.transpose = transpose, .m = 7, .n = 0, .beta = 0.5});  // empty product: y scaled by beta
     gemv<float>({.transpose = transpose, .m = 0, .n = 9, .beta = 0});
   }
+}
+
+TEST_P(CudaBlasTest, GerTrsvSymvMatchTheCpuDeviceForEveryTriangleTransposeDiagonalAndIncrementSign) {
+  for (Fill fill : {Fill::lower, Fill::upper})
+    for (Transpose transpose : {Transpose::none, Transpose::transpose})
+      for (Diagonal diagonal : {Diagonal::non_unit, Diagonal::unit}) {
+        level2_more<float>(fill, transpose, diagonal, 37, 19, 1, -2, 1);
+        level2_more<double>(fill, transpose, diagonal, 1000, 777, -1, 3, 1);
+        level2_more<float>(fill, transpose, diagonal, 2048, 1024, 1, 1, 1);
+        level2_more<double>(fill, transpose, diagonal, 9, 8, 2, -1, 12);
+      }
+  level2_more<double>(Fill::lower, Transpose::none, Diagonal::non_unit, 0, 5, 1, 1, 1);  // empty
+  level2_more<float>(Fill::upper, Transpose::none, Diagonal::unit, 4, 0, 1, 1, 2);
 }
 
 TEST_P(CudaBlasTest, TrsmMatchesTheCpuDeviceForEverySideTriangleTransposeAndDiagonal) {
@@ -228,6 +343,18 @@ TEST_P(CudaBlasTest, SyrkMatchesTheCpuDeviceForEveryTriangleAndTranspose) {
     }
 }
 
+TEST_P(CudaBlasTest, SymmTrmmGeamMatchTheCpuDeviceForEverySideTriangleTransposeAndDiagonal) {
+  for (Side side : {Side::left, Side::right})
+    for (Fill fill : {Fill::lower, Fill::upper})
+      for (Transpose transpose : {Transpose::none, Transpose::transpose})
+        for (Diagonal diagonal : {Diagonal::non_unit, Diagonal::unit}) {
+          level3_more<float>(side, fill, transpose, diagonal, 37, 13, 1);
+          level3_more<double>(side, fill, transpose, diagonal, 1024, 256, 1);
+          level3_more<double>(side, fill, transpose, diagonal, 9, 16, 7);
+        }
+  level3_more<float>(Side::left, Fill::lower, Transpose::none, Diagonal::unit, 0, 8, 1);  // empty
+}
+
 TEST_P(CudaBlasTest, RequestsAreRefusedByNameBeforeAnythingRuns) {
   Result<BufferHandle> x = gpu_->ask(Allocate{.dtype = DType::f32, .count = 8}).wait();
   Result<BufferHandle> r = gpu_->ask(Allocate{.dtype = DType::f32, .count = 1}).wait();
@@ -237,6 +364,13 @@ TEST_P(CudaBlasTest, RequestsAreRefusedByNameBeforeAnythingRuns) {
               StatusIs(Code::invalid_argument, "incx = 0"));
   EXPECT_THAT(gpu_->ask(Iamax{.n = 4, .x = *x, .result = *r}).wait(),
               StatusIs(Code::invalid_argument, "operand 'result' holds f32"));
+  EXPECT_THAT(gpu_->ask(Swap{.n = 4, .x = *x, .y = *x}).wait(), StatusIs(Code::invalid_argument, "alias"));
+  EXPECT_THAT(gpu_->ask(Iamin{.n = 4, .incx = -1, .x = *x, .result = *r}).wait(),
+              StatusIs(Code::invalid_argument, "incx = -1 must be positive"));
+  EXPECT_THAT(gpu_->ask(Trsv{.n = 3, .incx = -4, .a = *x, .x = *r}).wait(),
+              StatusIs(Code::invalid_argument, "operand 'a'"));
+  EXPECT_THAT(gpu_->ask(Ger{.m = 2, .n = 2, .a = *x, .x = *x, .y = *r}).wait(),
+              StatusIs(Code::invalid_argument, "alias"));
   EXPECT_THAT(gpu_->ask(Trsm{.m = 3, .n = 3, .a = *x, .b = *r}).wait(),
               StatusIs(Code::invalid_argument, "operand 'a'"));
 }

@@ -1,5 +1,6 @@
-// BLAS level 1 (Axpy, Scal, Dot, Nrm2, Asum, Iamax) on the CPU device against float64 references written here, over
-// odd sizes and positive and negative increments; and the checks that refuse a request before it runs.
+// BLAS level 1 (Axpy, Scal, Dot, Nrm2, Asum, Iamax, Copy, Swap, Rot, Iamin) on the CPU device against float64
+// references written here, over odd sizes and positive and negative increments; and the checks that refuse a request
+// before it runs.
 #include "accel/libs/blas/level1.hpp"
 
 #include <gtest/gtest.h>
@@ -45,6 +46,53 @@ class Level1Test : public testing::BlasDeviceTest {
     std::vector<double> want(x.begin(), x.end());
     for (std::int64_t i = 0; i < n; ++i) want[i * incx] *= alpha;
     EXPECT_LE(testing::relative_error(download(dx), want), kTolerance<T>);
+  }
+
+  // Copy, Swap and Rot on the same x and y, each from fresh buffers; elements outside the vectors' steps stay put.
+  template <class T>
+  void check_copy_swap_rot(std::int64_t n, std::int64_t incx, std::int64_t incy) {
+    SCOPED_TRACE(::testing::Message() << "copy/swap/rot n=" << n << " incx=" << incx << " incy=" << incy);
+    const std::vector<T> x = random<T>(vector_span(n, incx) + 1), y = random<T>(vector_span(n, incy) + 2);
+    const DType dtype = dtype_of<T>();
+    const double c = 0.6, s = -0.8;
+    std::vector<double> copied(y.begin(), y.end()), swapped_x(x.begin(), x.end()), swapped_y(y.begin(), y.end());
+    std::vector<double> rotated_x(x.begin(), x.end()), rotated_y(y.begin(), y.end());
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t at_x = vector_at(i, n, incx), at_y = vector_at(i, n, incy);
+      const double xi = x[at_x], yi = y[at_y];
+      copied[at_y] = xi;
+      swapped_x[at_x] = yi, swapped_y[at_y] = xi;
+      rotated_x[at_x] = c * xi + s * yi, rotated_y[at_y] = c * yi - s * xi;
+    }
+    {
+      Buffer<T> dx = upload(x), dy = upload(y);
+      ASSERT_THAT(run(Copy{.dtype = dtype, .n = n, .incx = incx, .incy = incy, .x = dx, .y = dy}), IsOk());
+      EXPECT_EQ(testing::relative_error(download(dy), copied), 0.0);
+      EXPECT_EQ(download(dx), x);
+    }
+    {
+      Buffer<T> dx = upload(x), dy = upload(y);
+      ASSERT_THAT(run(Swap{.dtype = dtype, .n = n, .incx = incx, .incy = incy, .x = dx, .y = dy}), IsOk());
+      EXPECT_EQ(testing::relative_error(download(dx), swapped_x), 0.0);
+      EXPECT_EQ(testing::relative_error(download(dy), swapped_y), 0.0);
+    }
+    Buffer<T> dx = upload(x), dy = upload(y);
+    ASSERT_THAT(run(Rot{.dtype = dtype, .n = n, .incx = incx, .incy = incy, .c = c, .s = s, .x = dx, .y = dy}), IsOk());
+    EXPECT_LE(testing::relative_error(download(dx), rotated_x), kTolerance<T>);
+    EXPECT_LE(testing::relative_error(download(dy), rotated_y), kTolerance<T>);
+  }
+
+  template <class T>
+  void check_iamin(std::int64_t n, std::int64_t incx) {
+    SCOPED_TRACE(::testing::Message() << "iamin n=" << n << " incx=" << incx);
+    const std::vector<T> x = random<T>(vector_span(n, incx));
+    double smallest = INFINITY;
+    std::int32_t smallest_at = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+      if (std::abs(double(x[i * incx])) < smallest)
+        smallest = std::abs(double(x[i * incx])), smallest_at = static_cast<std::int32_t>(i + 1);
+    Buffer<T> dx = upload(x);
+    EXPECT_EQ(reduce<std::int32_t>(Iamin{.dtype = dtype_of<T>(), .n = n, .incx = incx, .x = dx}), smallest_at);
   }
 
   // Runs a reduction into a fresh result buffer of R and returns its value.
@@ -109,6 +157,29 @@ TEST_F(Level1Test, ReductionsMatchTheReferenceAndGoIntoTheResultBuffer) {
       }
 }
 
+TEST_F(Level1Test, CopySwapAndRotMatchTheReferenceForOddSizesAndEveryIncrementSign) {
+  for (std::int64_t n : kSizes)
+    for (std::int64_t incx : kIncrements)
+      for (std::int64_t incy : kIncrements) {
+        check_copy_swap_rot<float>(n, incx, incy);
+        check_copy_swap_rot<double>(n, incx, incy);
+      }
+}
+
+TEST_F(Level1Test, IaminMatchesTheReference) {
+  for (std::int64_t n : kSizes)
+    for (std::int64_t incx : kPositiveIncrements) {
+      check_iamin<float>(n, incx);
+      check_iamin<double>(n, incx);
+    }
+}
+
+TEST_F(Level1Test, IaminCountsFromOneAndTakesTheFirstOfEqualMagnitudes) {
+  Buffer<double> x = upload(std::vector<double>{0.5, -3, -0.25, 3, 0.25, 1});
+  EXPECT_EQ(reduce<std::int32_t>(Iamin{.dtype = DType::f64, .n = 6, .x = x}), 3);
+  EXPECT_EQ(reduce<std::int32_t>(Iamin{.dtype = DType::f64, .n = 3, .incx = 2, .x = x}), 2);  // 0.5, -0.25, 0.25
+}
+
 TEST_F(Level1Test, IamaxCountsFromOneAndTakesTheFirstOfEqualMagnitudes) {
   Buffer<double> x = upload(std::vector<double>{0.5, -3, 1, 3, -3});
   EXPECT_EQ(reduce<std::int32_t>(Iamax{.dtype = DType::f64, .n = 5, .x = x}), 2);
@@ -121,6 +192,10 @@ TEST_F(Level1Test, EmptyVectorsGiveZeroResultsAndLeaveVectorsAlone) {
   EXPECT_EQ(reduce<float>(Nrm2{.n = 0, .x = x}), 0.0f);
   EXPECT_EQ(reduce<float>(Asum{.n = 0, .x = x}), 0.0f);
   EXPECT_EQ(reduce<std::int32_t>(Iamax{.n = 0, .x = x}), 0);
+  EXPECT_EQ(reduce<std::int32_t>(Iamin{.n = 0, .x = x}), 0);
+  EXPECT_THAT(run(Copy{.n = 0, .x = x, .y = y}), IsOk());
+  EXPECT_THAT(run(Swap{.n = 0, .x = x, .y = y}), IsOk());
+  EXPECT_THAT(run(Rot{.n = 0, .c = 0, .s = 1, .x = x, .y = y}), IsOk());
   EXPECT_THAT(run(Axpy{.n = 0, .alpha = 2, .x = x, .y = y}), IsOk());
   EXPECT_THAT(run(Scal{.n = 0, .alpha = 2, .x = x}), IsOk());
   EXPECT_EQ(download(x), (std::vector<float>{1, 2}));
@@ -137,7 +212,11 @@ TEST_F(Level1Test, RequestsCrossToAnIsolatedWorkerWithTheSameResults) {
     EXPECT_THAT(
         device.ask(Dot{.dtype = DType::f64, .n = 5, .incx = 2, .incy = -1, .x = dx, .y = dy, .result = dot}).wait(),
         IsOk());
+    EXPECT_THAT(device.ask(Rot{.dtype = DType::f64, .n = 4, .incy = -1, .c = 0.8, .s = 0.6, .x = dx, .y = dy}).wait(),
+                IsOk());
     std::vector<double> out = download(device, dy);
+    const std::vector<double> moved_x = download(device, dx);
+    out.insert(out.end(), moved_x.begin(), moved_x.end());
     out.push_back(download(device, dot)[0]);
     return out;
   };
@@ -161,6 +240,12 @@ TEST_F(Level1ValidationTest, IncrementsSizesAndDtypesAreRefusedByName) {
               StatusIs(Code::not_supported, "32-bit"));
   EXPECT_THAT(run(Iamax{.dtype = DType::f16, .n = 4, .x = x, .result = r}),
               StatusIs(Code::not_supported, "f32 or f64"));
+  EXPECT_THAT(run(Copy{.n = 4, .incx = 0, .x = x, .y = y}), StatusIs(Code::invalid_argument, "blas::Copy: incx = 0"));
+  EXPECT_THAT(run(Swap{.n = 4, .incy = 0, .x = x, .y = y}), StatusIs(Code::invalid_argument, "blas::Swap: incy = 0"));
+  EXPECT_THAT(run(Rot{.n = -3, .x = x, .y = y}), StatusIs(Code::invalid_argument, "blas::Rot: n = -3 is negative"));
+  EXPECT_THAT(run(Iamin{.n = 4, .incx = -1, .x = x, .result = r}),
+              StatusIs(Code::invalid_argument, "blas::Iamin: incx = -1 must be positive"));
+  EXPECT_THAT(run(Rot{.dtype = DType::i32, .n = 4, .x = x, .y = y}), StatusIs(Code::not_supported, "f32 or f64"));
 }
 
 TEST_F(Level1ValidationTest, BuffersAreCheckedAgainstTheIncrementsBeforeRunning) {
@@ -175,6 +260,13 @@ TEST_F(Level1ValidationTest, BuffersAreCheckedAgainstTheIncrementsBeforeRunning)
               StatusIs(Code::invalid_argument, "operand 'y' holds f64"));
   EXPECT_THAT(run(Iamax{.n = 4, .x = x, .result = r}), StatusIs(Code::invalid_argument, "operand 'result' holds f32"));
   EXPECT_THAT(run(Nrm2{.n = 4, .x = x}), StatusIs(Code::invalid_argument, "operand 'result'"));
+  EXPECT_THAT(run(Copy{.n = 4, .incy = 3, .x = x, .y = y}), StatusIs(Code::invalid_argument, "operand 'y'"));
+  EXPECT_THAT(run(Swap{.n = 4, .incx = -3, .x = x, .y = y}), StatusIs(Code::invalid_argument, "operand 'x'"));
+  EXPECT_THAT(run(Swap{.n = 4, .x = x, .y = x}), StatusIs(Code::invalid_argument, "alias"));
+  EXPECT_THAT(run(Rot{.n = 4, .x = y, .y = y}), StatusIs(Code::invalid_argument, "alias"));
+  EXPECT_THAT(run(Copy{.n = 4, .x = x, .y = x}), StatusIs(Code::invalid_argument, "alias"));
+  EXPECT_THAT(run(Rot{.n = 4, .x = x, .y = wrong}), StatusIs(Code::invalid_argument, "operand 'y' holds f64"));
+  EXPECT_THAT(run(Iamin{.n = 4, .x = x, .result = r}), StatusIs(Code::invalid_argument, "operand 'result' holds f32"));
   EXPECT_EQ(download(x), values);  // nothing ran
   EXPECT_EQ(download(y), values);
 }

@@ -6,16 +6,20 @@
 ///   Nrm2   result = ‖x‖₂
 ///   Asum   result = Σ |x_i|
 ///   Iamax  result = the 1-based index of the first element of largest |x_i| (0 for an empty x), as BLAS counts
+///   Copy   y = x
+///   Swap   x, y = y, x
+///   Rot    x, y = c x + s y, c y - s x (a plane rotation)
+///   Iamin  result = the 1-based index of the first element of smallest |x_i| (0 for an empty x), as BLAS counts
 ///
 /// A vector of n elements lies in its buffer one element every `inc` elements. A negative increment walks the vector
 /// backwards from the end of the same memory, as in BLAS: element i of x is at (n - 1 - i) * |incx| when incx < 0.
 /// Either way the vector spans (n - 1) * |inc| + 1 elements from the buffer's start. An increment of 0 is refused;
-/// Scal, Nrm2, Asum and Iamax take positive increments only (BLAS does nothing for the others there).
+/// Scal, Nrm2, Asum, Iamax and Iamin take positive increments only (BLAS does nothing for the others there).
 ///
-/// The scalar results (Dot, Nrm2, Asum, Iamax) are written into a buffer on the device, as cuBLAS's device pointer
-/// mode writes them, so that the request never waits for the GPU: one element of the dtype (i32 for Iamax) at the
-/// start of `result`, which must be a buffer of its own. Sizes and increments must fit the 32-bit integers of
-/// BLAS and cuBLAS. A request is checked whole before anything runs, naming what was wrong.
+/// The scalar results (Dot, Nrm2, Asum, Iamax, Iamin) are written into a buffer on the device, as cuBLAS's device
+/// pointer mode writes them, so that the request never waits for the GPU: one element of the dtype (i32 for Iamax) at
+/// the start of `result`, which must be a buffer of its own. Sizes and increments must fit the 32-bit integers of BLAS
+/// and cuBLAS. A request is checked whole before anything runs, naming what was wrong.
 ///
 /// @code
 ///   accel::blas::Dot dot{.dtype = accel::DType::f64, .n = 1000, .x = x, .y = y, .result = sum};
@@ -97,6 +101,59 @@ struct Asum {
 /// result = the smallest 1-based i of largest |x_i| (0 for n = 0), as BLAS's i?amax and cuBLAS count.
 struct Iamax {
   static constexpr const char* kName = "blas::Iamax";
+  using Response = Done;
+
+  DType dtype = DType::f32;  ///< element type of x: f32 or f64
+  std::int64_t n = 0;        ///< elements of x
+  std::int64_t incx = 1;     ///< x's increment, positive
+  BufferHandle x;            ///< read
+  BufferHandle result;       ///< written: one i32
+};
+
+/// y = x on n elements (y may not share x's buffer).
+struct Copy {
+  static constexpr const char* kName = "blas::Copy";
+  using Response = Done;
+
+  DType dtype = DType::f32;  ///< element type of x and y: f32 or f64
+  std::int64_t n = 0;        ///< elements of x and y
+  std::int64_t incx = 1;     ///< x's increment, not 0 (negative: backwards)
+  std::int64_t incy = 1;     ///< y's increment, not 0 (negative: backwards)
+  BufferHandle x;            ///< read
+  BufferHandle y;            ///< written
+};
+
+/// Exchanges x and y on n elements (in two different buffers).
+struct Swap {
+  static constexpr const char* kName = "blas::Swap";
+  using Response = Done;
+
+  DType dtype = DType::f32;  ///< element type of x and y: f32 or f64
+  std::int64_t n = 0;        ///< elements of x and y
+  std::int64_t incx = 1;     ///< x's increment, not 0 (negative: backwards)
+  std::int64_t incy = 1;     ///< y's increment, not 0 (negative: backwards)
+  BufferHandle x;            ///< read and written
+  BufferHandle y;            ///< read and written
+};
+
+/// Applies the plane rotation [c s; -s c] to the pairs (x_i, y_i): x_i = c x_i + s y_i, y_i = c y_i - s x_i.
+struct Rot {
+  static constexpr const char* kName = "blas::Rot";
+  using Response = Done;
+
+  DType dtype = DType::f32;  ///< element type of x and y: f32 or f64
+  std::int64_t n = 0;        ///< elements of x and y
+  std::int64_t incx = 1;     ///< x's increment, not 0 (negative: backwards)
+  std::int64_t incy = 1;     ///< y's increment, not 0 (negative: backwards)
+  double c = 1.0;            ///< the rotation's cosine
+  double s = 0.0;            ///< the rotation's sine
+  BufferHandle x;            ///< read and written
+  BufferHandle y;            ///< read and written
+};
+
+/// result = the smallest 1-based i of smallest |x_i| (0 for n = 0), as BLAS's i?amin and cuBLAS count.
+struct Iamin {
+  static constexpr const char* kName = "blas::Iamin";
   using Response = Done;
 
   DType dtype = DType::f32;  ///< element type of x: f32 or f64

@@ -3,6 +3,9 @@
 ///   Trsm  solves op(A) X = alpha B (side left) or X op(A) = alpha B (side right) for X, with A triangular; X
 ///         replaces B
 ///   Syrk  C = alpha op(A) op(A)ᵀ + beta C, of which only the `fill` triangle of C is written
+///   Symm  C = alpha A B + beta C (side left) or alpha B A + beta C (side right), A symmetric
+///   Trmm  B = alpha op(A) B (side left) or alpha B op(A) (side right), A triangular; in place, as in BLAS
+///   Geam  C = alpha op(A) + beta op(B) (cuBLAS's extension; a plain loop on the CPU device)
 ///
 /// Matrices are column-major, as BLAS stores them: element (i, j) of matrix `b` of a batch is at
 /// b * stride + j * ld + i. A leading dimension or stride of 0 means packed (the rows; ld * columns). Only the `fill`
@@ -87,6 +90,79 @@ struct Syrk {
   double beta = 0.0;                      ///< scales C; 0: C is not read
   BufferHandle a;                         ///< read
   BufferHandle c;                         ///< read (unless beta is 0) and written: the `fill` triangle
+};
+
+/// C = alpha A B + beta C (left: A is m x m) or alpha B A + beta C (right: A is n x n) for m x n B and C, A being
+/// symmetric of which only the `fill` triangle is read.
+struct Symm {
+  static constexpr const char* kName = "blas::Symm";
+  using Response = Done;
+
+  DType dtype = DType::f32;   ///< element type of A, B and C: f32 or f64
+  Side side = Side::left;     ///< where A stands
+  Fill fill = Fill::lower;    ///< A's triangle read
+  std::int64_t m = 0;         ///< rows of B and C
+  std::int64_t n = 0;         ///< columns of B and C
+  std::int64_t lda = 0;       ///< A's leading dimension; 0: packed
+  std::int64_t ldb = 0;       ///< B's leading dimension; 0: packed (m)
+  std::int64_t ldc = 0;       ///< C's leading dimension; 0: packed (m)
+  std::int64_t batch = 1;     ///< independent products in the same buffers
+  std::int64_t stride_a = 0;  ///< elements between consecutive matrices of A; 0: packed
+  std::int64_t stride_b = 0;  ///< elements between consecutive matrices of B; 0: packed
+  std::int64_t stride_c = 0;  ///< elements between consecutive matrices of C; 0: packed
+  double alpha = 1.0;         ///< scales the product
+  double beta = 0.0;          ///< scales C; 0: C is not read
+  BufferHandle a;             ///< read: the triangle `fill`
+  BufferHandle b;             ///< read
+  BufferHandle c;             ///< read (unless beta is 0) and written
+};
+
+/// B = alpha op(A) B (left: A is m x m) or alpha B op(A) (right: A is n x n) for m x n B, A being triangular; in
+/// place, as BLAS's trmm (cuBLAS's out-of-place form is given B as its C).
+struct Trmm {
+  static constexpr const char* kName = "blas::Trmm";
+  using Response = Done;
+
+  DType dtype = DType::f32;                ///< element type of A and B: f32 or f64
+  Side side = Side::left;                  ///< where op(A) stands
+  Fill fill = Fill::lower;                 ///< A's triangle read
+  Transpose transpose = Transpose::none;   ///< op(A): A or Aᵀ
+  Diagonal diagonal = Diagonal::non_unit;  ///< whether A's diagonal is read or taken as ones
+  std::int64_t m = 0;                      ///< rows of B
+  std::int64_t n = 0;                      ///< columns of B
+  std::int64_t lda = 0;                    ///< A's leading dimension; 0: packed
+  std::int64_t ldb = 0;                    ///< B's leading dimension; 0: packed (m)
+  std::int64_t batch = 1;                  ///< independent products in the same buffers
+  std::int64_t stride_a = 0;               ///< elements between consecutive matrices of A; 0: packed
+  std::int64_t stride_b = 0;               ///< elements between consecutive matrices of B; 0: packed
+  double alpha = 1.0;                      ///< scales the product
+  BufferHandle a;                          ///< read: the triangle `fill` (and the diagonal unless unit)
+  BufferHandle b;                          ///< read and written
+};
+
+/// C = alpha op(A) + beta op(B) for m x n C: op(A) is A (m x n) or Aᵀ (A is n x m), and so is op(B). cuBLAS's
+/// extension to BLAS; C may not share a buffer with A or B.
+struct Geam {
+  static constexpr const char* kName = "blas::Geam";
+  using Response = Done;
+
+  DType dtype = DType::f32;                 ///< element type of A, B and C: f32 or f64
+  Transpose transpose_a = Transpose::none;  ///< op(A): A or Aᵀ
+  Transpose transpose_b = Transpose::none;  ///< op(B): B or Bᵀ
+  std::int64_t m = 0;                       ///< rows of C
+  std::int64_t n = 0;                       ///< columns of C
+  std::int64_t lda = 0;                     ///< A's leading dimension; 0: packed (its rows)
+  std::int64_t ldb = 0;                     ///< B's leading dimension; 0: packed (its rows)
+  std::int64_t ldc = 0;                     ///< C's leading dimension; 0: packed (m)
+  std::int64_t batch = 1;                   ///< independent sums in the same buffers
+  std::int64_t stride_a = 0;                ///< elements between consecutive matrices of A; 0: packed
+  std::int64_t stride_b = 0;                ///< elements between consecutive matrices of B; 0: packed
+  std::int64_t stride_c = 0;                ///< elements between consecutive matrices of C; 0: packed
+  double alpha = 1.0;                       ///< scales op(A)
+  double beta = 0.0;                        ///< scales op(B)
+  BufferHandle a;                           ///< read
+  BufferHandle b;                           ///< read
+  BufferHandle c;                           ///< written
 };
 
 }  // namespace accel::blas

@@ -10,5 +10,6 @@
 
 namespace accel::blas {
 /// The requests of the BLAS family, as the device protocol registers them.
-using Requests = RequestList<Gemm, Axpy, Scal, Dot, Nrm2, Asum, Iamax, Gemv, Trsm, Syrk>;
+using Requests = RequestList<Gemm, Axpy, Scal, Dot, Nrm2, Asum, Iamax, Gemv, Trsm, Syrk, Copy, Swap, Rot, Iamin, Ger,
+                             Trsv, Symv, Symm, Trmm, Geam>;
 }  // namespace accel::blas
