@@ -136,26 +136,48 @@ void DevicePool::mark_down(std::size_t index, Status why) {
 
 Status DevicePool::refresh() {
   Status first_error;
-  for (detail::PooledDevice& pooled : state_->devices) {
-    Result<DeviceInfo> info = pooled.device.info().wait();
-    const bool healthy = pooled.device.health().ok();
-    std::lock_guard lock(state_->mutex);
-    PooledDeviceState& counters = pooled.counters;
-    if (!info.ok()) {
-      first_error.update(info.status().with_context(fmt::format("device '{}'", pooled.spec.text)));
-      if (device_failure(info.status(), pooled.device) && counters.down.ok()) {
-        counters.down = info.status();
-        ++counters.times_down;
-      }
-      continue;
-    }
-    counters.memory_capacity_bytes = info->memory_capacity_bytes;
-    counters.memory_in_use_bytes = info->memory.in_use_bytes;
-    counters.memory_free_bytes = free_bytes(*info);
-    counters.worker_restarts = info->worker_restarts;
-    if (healthy) counters.down = Status();
-  }
+  for (std::size_t i = 0; i < state_->devices.size(); ++i) first_error.update(refresh(i));
   return first_error;
+}
+
+Status DevicePool::refresh(std::size_t index) {
+  detail::PooledDevice& pooled = state_->devices.at(index);
+  Result<DeviceInfo> info = pooled.device.info().wait();
+  const bool healthy = pooled.device.health().ok();
+  std::lock_guard lock(state_->mutex);
+  PooledDeviceState& counters = pooled.counters;
+  if (!info.ok()) {
+    if (device_failure(info.status(), pooled.device) && counters.down.ok()) {
+      counters.down = info.status();
+      ++counters.times_down;
+    }
+    return info.status().with_context(fmt::format("device '{}'", pooled.spec.text));
+  }
+  counters.memory_capacity_bytes = info->memory_capacity_bytes;
+  counters.memory_in_use_bytes = info->memory.in_use_bytes;
+  counters.memory_free_bytes = free_bytes(*info);
+  counters.worker_restarts = info->worker_restarts;
+  if (healthy) counters.down = Status();
+  return Status();
+}
+
+DevicePool DevicePool::with_own_counters() const {
+  auto state = std::make_shared<detail::PoolState>();
+  std::lock_guard lock(state_->mutex);
+  for (const detail::PooledDevice& pooled : state_->devices) {
+    const PooledDeviceState& was = pooled.counters;
+    state->devices.push_back(detail::PooledDevice{.spec = pooled.spec,
+                                                  .device = pooled.device,
+                                                  .counters = {.index = was.index,
+                                                               .spec = was.spec,
+                                                               .name = was.name,
+                                                               .isolation = was.isolation,
+                                                               .memory_capacity_bytes = was.memory_capacity_bytes,
+                                                               .memory_in_use_bytes = was.memory_in_use_bytes,
+                                                               .memory_free_bytes = was.memory_free_bytes,
+                                                               .worker_restarts = was.worker_restarts}});
+  }
+  return DevicePool(std::move(state));
 }
 
 PooledDeviceState DevicePool::state(std::size_t index) const {

@@ -162,6 +162,23 @@ TEST_F(DevicePoolTest, ADeviceFailureMarksItDownUntilRefresh) {
   EXPECT_THAT(pool.place(PlacementPolicy::round_robin), IsOk());
 }
 
+TEST_F(DevicePoolTest, APoolWithOwnCountersSharesTheDevicesOnly) {
+  DevicePool pool = open("cpu,cpu");
+  DevicePool other = pool.with_own_counters();
+  ASSERT_EQ(other.size(), 2u);
+  EXPECT_TRUE(other.device(1) == pool.device(1));
+  const Placement placed = *pool.place(PlacementPolicy::round_robin, 7);
+  pool.finish(placed, context_lost("lost"));
+  EXPECT_FALSE(pool.state(0).usable);
+  EXPECT_TRUE(other.state(0).usable);
+  EXPECT_EQ(other.state(0).requests_placed, 0u);
+  EXPECT_EQ(other.place(PlacementPolicy::round_robin)->index, 0u);
+  ASSERT_THAT(pool.refresh(1), IsOk());
+  EXPECT_FALSE(pool.state(0).usable) << "refresh(1) refreshed device 1 alone";
+  ASSERT_THAT(pool.refresh(0), IsOk());
+  EXPECT_TRUE(pool.state(0).usable);
+}
+
 TEST_F(DevicePoolTest, AnIsolatedDeviceIsUsedAgainOnceItsWorkerWasReplaced) {
   DevicePool pool = open("cpu,cpu-isolated");
   ASSERT_EQ(pool.place(PlacementPolicy::round_robin)->index, 0u);

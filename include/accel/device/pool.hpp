@@ -122,6 +122,12 @@ class DevicePool {
   /// memory; a device marked down whose health() is OK and whose query succeeds is usable again. The first
   /// query error, prefixed by its device's spec; the other devices are still refreshed.
   Status refresh();
+  /// refresh() of the device at `index` alone.
+  Status refresh(std::size_t index);
+
+  /// Another pool over the same devices, with counters, down-marks and turns of its own (a server gives each model
+  /// one: a device one model's replica lost is down for that model until its replica is loaded again).
+  [[nodiscard]] DevicePool with_own_counters() const;
 
   /// Every device's state, in pool order.
   [[nodiscard]] std::vector<PooledDeviceState> states() const;
