@@ -127,7 +127,14 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--served-model-name", per_model.served_names,
                         "[per model] the name requests give in \"model\" and responses and /metrics show (default: "
                         "the folder's name)");
-  serve_cmd->add_option("--device", serve.device, std::string(accel::cli::kDeviceChoices))->check(devices);
+  CLI::Option* serve_device =
+      serve_cmd->add_option("--device", serve.device, std::string(accel::cli::kDeviceChoices))->check(devices);
+  serve_cmd
+      ->add_option("--devices", serve.devices,
+                   "a replica of every model on each device of this list, fed by one batcher per model by least "
+                   "tokens in flight: cpu, cpu-isolated, cuda[:N], cuda-isolated[:N], N, or all (every GPU, else "
+                   "the CPU), comma-separated")
+      ->excludes(serve_device);
   serve_cmd->add_option("--host", server.host, "address to listen on (default: loopback)");
   serve_cmd->add_option("--port", server.port, "port to listen on (0: any free one)")->check(CLI::Range(0, 65535));
   serve_cmd->add_option("--batch-tokens", per_model.batch_tokens, "[per model] token budget of one batch (16384)")
