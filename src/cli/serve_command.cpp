@@ -32,11 +32,9 @@ void wait_for_signal(const sigset_t& signals, const EmbeddingServer& server) {
   }
 }
 
-// The devices of `--devices`, opened, with the server's longer spin (see the one-device case below).
-Result<DevicePool> open_pool(System& system, const std::string& list) {
-  DeviceOptions base{.mailbox = {.spin = std::chrono::microseconds(1000)}};
-  ACCEL_ASSIGN_OR_RETURN(std::vector<DeviceSpec> specs, parse_device_list(list, base));
-  return DevicePool::open(system, specs);
+// The devices of `--devices`, with the server's longer spin (see the one-device case below).
+Result<std::vector<DeviceSpec>> device_specs(const std::string& list) {
+  return parse_device_list(list, DeviceOptions{.mailbox = {.spin = std::chrono::microseconds(1000)}});
 }
 
 serve::ModelReload reload_on(const Device& device, const embed::ModelOptions& options, const std::string& where) {
@@ -80,6 +78,17 @@ int run_serve(const ServeCommand& command) {
     return 1;
   }
 
+  // A bad device list is refused before the server listens.
+  std::vector<DeviceSpec> specs;
+  if (!command.devices.empty()) {
+    Result<std::vector<DeviceSpec>> parsed = device_specs(command.devices);
+    if (!parsed.ok()) {
+      fmt::print(stderr, "accel serve: {}\n", parsed.status().to_string());
+      return 1;
+    }
+    specs = std::move(*parsed);
+  }
+
   System system;
   EmbeddingServer server(command.server);
   Result<int> port = server.start();
@@ -90,8 +99,8 @@ int run_serve(const ServeCommand& command) {
   fmt::print(stderr, "accel serve: listening on http://{}:{}\n", command.server.host, *port);
 
   std::optional<DevicePool> pool;
-  if (!command.devices.empty()) {
-    Result<DevicePool> opened = open_pool(system, command.devices);
+  if (!specs.empty()) {
+    Result<DevicePool> opened = DevicePool::open(system, specs);
     if (!opened.ok()) {
       fmt::print(stderr, "accel serve: {}\n", opened.status().to_string());
       return 1;

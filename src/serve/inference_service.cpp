@@ -8,6 +8,8 @@
 namespace accel::serve {
 namespace {
 
+using namespace std::chrono_literals;
+
 double seconds_between(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
@@ -234,12 +236,22 @@ Future<Done> InferenceService::run_kind(std::vector<PendingRun> batch, RunKind k
   co_return Done{};
 }
 
-void InferenceService::lose(std::size_t replica, const Placement& placed, const Status& why,
+void InferenceService::lose(std::size_t index, const Placement& placed, const Status& why,
                             std::shared_ptr<embed::Model> failed) {
-  pool_->finish(placed, why);
-  pool_->mark_down(placed.index, why);
-  replicas_[replica]->recovering.store(true, std::memory_order_relaxed);
-  if (replicas_[replica]->reload) static_cast<void>(replace(replica, std::move(failed)));
+  Replica& replica = *replicas_[index];
+  {
+    // Under the lock that a reload swaps the model under: a device marked down here is cleared by that reload's
+    // refresh, which follows the swap.
+    std::lock_guard lock(mutex_);
+    if (replica.model != failed) {  // an older model's failure: the replica was loaded again since
+      pool_->finish(placed, Status());
+      return;
+    }
+    pool_->finish(placed, why);
+    pool_->mark_down(placed.index, why);
+  }
+  replica.recovering.store(true, std::memory_order_relaxed);
+  if (replica.reload) static_cast<void>(replace(index, std::move(failed)));
 }
 
 Future<std::shared_ptr<embed::Model>> InferenceService::replace(std::size_t index,
@@ -262,11 +274,12 @@ Future<std::shared_ptr<embed::Model>> InferenceService::replace(std::size_t inde
   if (replica.reloader.joinable()) replica.reloader.join();
   replica.reloader = std::thread([this, index, &replica] {
     Result<std::shared_ptr<embed::Model>> loaded = replica.reload();
-    // With other replicas serving, a failed reload is tried again while the device is healthy.
-    for (int attempt = 1;
-         pool_ && !loaded.ok() && attempt < 50 && !stopping_.load() && pool_->device(index).health().ok(); ++attempt) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      loaded = replica.reload();
+    // With a pool, no batch comes to a replica that is down: its reload is tried again (after 100 ms, doubling to
+    // 2 s) while the device is healthy, until the service stops.
+    for (auto wait = 100ms; pool_ && !loaded.ok() && !stopping_.load() && pool_->device(index).health().ok();
+         wait = std::min(2 * wait, std::chrono::milliseconds(2000))) {
+      for (auto slept = 0ms; slept < wait && !stopping_.load(); slept += 50ms) std::this_thread::sleep_for(50ms);
+      if (!stopping_.load()) loaded = replica.reload();
     }
     std::vector<Promise<std::shared_ptr<embed::Model>>> waiting;
     std::vector<std::shared_ptr<embed::Model>> retired;

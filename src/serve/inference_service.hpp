@@ -19,7 +19,7 @@
 // fewest tokens in flight. A batch that lost its replica's context marks the device down in the pool (no batch
 // goes there), starts that replica's reload in the background and runs once more on another replica, if one is up;
 // otherwise its requests get the error. Once the reload is done the pool finds the device answering and the
-// replica serves again; a reload that fails is tried again (every 100 ms, 50 times) while the device is healthy.
+// replica serves again; a reload that fails is tried again (backing off to every 2 s) while the device is healthy.
 #pragma once
 
 #include <atomic>
