@@ -81,7 +81,13 @@ int main(int argc, char** argv) {
       app.add_subcommand("embed", "embeds each line (or JSONL \"text\") of a file, or of - for stdin");
   embed_cmd->add_option("input", embed.input, "FILE or -")->required();
   embed_cmd->add_option("--model", embed.model, "a sentence-transformers folder (default: all-MiniLM-L6-v2)");
-  embed_cmd->add_option("--device", embed.device, std::string(accel::cli::kDeviceChoices))->check(devices);
+  CLI::Option* embed_device =
+      embed_cmd->add_option("--device", embed.device, std::string(accel::cli::kDeviceChoices))->check(devices);
+  embed_cmd
+      ->add_option("--devices", embed.devices,
+                   "a replica of the model on each device of this list, the input's chunks run on them at once: cpu, "
+                   "cpu-isolated, cuda[:N], cuda-isolated[:N], N, or all (every GPU, else the CPU), comma-separated")
+      ->excludes(embed_device);
   embed_cmd->add_option("--batch-tokens", embed.batch_tokens, "most tokens run at once")
       ->check(CLI::Range(256u, 1u << 20));
   embed_cmd->add_option("-o,--output", embed.output, "JSONL, or .npy (float32 [texts, dims]); - for stdout");
