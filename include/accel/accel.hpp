@@ -1,7 +1,7 @@
 /// @file
 /// Everything a program needs to use accel, in one include: the runtime (System, Future, Result, Status), devices
-/// and buffers, every library family's requests, compiled graphs, text embedding models and tokenizers. Link
-/// accel::accel (find_package(accel) or add_subdirectory/FetchContent).
+/// and buffers, device pools (placement over several devices), every library family's requests, compiled graphs,
+/// text embedding models and tokenizers. Link accel::accel (find_package(accel) or add_subdirectory/FetchContent).
 ///
 /// @code
 ///   accel::System system;
@@ -21,6 +21,7 @@
 #include "accel/core/status.hpp"
 #include "accel/core/system.hpp"
 #include "accel/device/device.hpp"
+#include "accel/device/pool.hpp"
 #include "accel/dnn.hpp"
 #include "accel/embed/model.hpp"
 #include "accel/fft.hpp"

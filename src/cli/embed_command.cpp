@@ -6,10 +6,12 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <variant>
 
 #include "accel/embed/model.hpp"
 #include "cli/device_choice.hpp"
+#include "cli/embed_replicas.hpp"
 #include "cli/progress.hpp"
 #include "cli/text_input.hpp"
 
@@ -97,6 +99,19 @@ int finish_output(const char* command, std::ostream& out, const std::string& pat
 
 }  // namespace
 
+// The model the options name on each device of --devices; or the exit code, its reason printed.
+std::variant<EmbedReplicas, int> load_replicas(System& system, const EmbedOptions& options) {
+  const std::filesystem::path folder =
+      options.model.empty() ? embed::default_model_folder() : std::filesystem::path(options.model);
+  Result<EmbedReplicas> replicas =
+      EmbedReplicas::load(system, options.devices, {.folder = folder, .batch_tokens = options.batch_tokens});
+  if (!replicas.ok()) {
+    fmt::print(stderr, "accel embed: {}\n", replicas.status().to_string());
+    return kFailed;
+  }
+  return std::move(*replicas);
+}
+
 int run_embed(const EmbedOptions& options) {
   auto read = read_texts(options.input, options.input_format);
   if (auto* failure = std::get_if<InputFailure>(&read)) {
@@ -105,9 +120,18 @@ int run_embed(const EmbedOptions& options) {
   }
   const std::vector<std::string>& texts = std::get<std::vector<std::string>>(read);
   System system;
-  auto loaded = load("embed", system, options);
-  if (const int* code = std::get_if<int>(&loaded)) return *code;
-  embed::Model& model = *std::get<std::shared_ptr<embed::Model>>(loaded);
+  std::optional<EmbedReplicas> replicas;
+  std::shared_ptr<embed::Model> single;
+  if (options.devices.empty()) {
+    auto loaded = load("embed", system, options);
+    if (const int* code = std::get_if<int>(&loaded)) return *code;
+    single = std::get<std::shared_ptr<embed::Model>>(loaded);
+  } else {
+    auto loaded = load_replicas(system, options);
+    if (const int* code = std::get_if<int>(&loaded)) return *code;
+    replicas.emplace(std::move(std::get<EmbedReplicas>(loaded)));
+  }
+  embed::Model& model = replicas ? replicas->first() : *single;
   const embed::Output output = model.info().output;
   const bool npy = options.output.ends_with(".npy");
   if (npy && output != embed::Output::dense) {
@@ -126,7 +150,22 @@ int run_embed(const EmbedOptions& options) {
   std::vector<float> all;
   std::uint32_t dimensions = 0;
   Progress progress(texts.size(), "texts");
-  for (std::size_t first = 0; first < texts.size(); first += kChunkTexts) {
+  const auto take = [&](std::size_t first, const embed::Embeddings& chunk) {
+    dimensions = chunk.dimensions;
+    if (npy) {
+      all.insert(all.end(), chunk.values.begin(), chunk.values.end());
+    } else {
+      write_jsonl(out, chunk, output, first);
+    }
+    progress.update(first + chunk.count());
+  };
+  if (replicas) {
+    if (Status ran = replicas->run(texts, kChunkTexts, embed_options, take); !ran.ok()) {
+      fmt::print(stderr, "accel embed: {}\n", ran.to_string());
+      return kFailed;
+    }
+  }
+  for (std::size_t first = 0; !replicas && first < texts.size(); first += kChunkTexts) {
     const std::size_t count = std::min(kChunkTexts, texts.size() - first);
     Result<embed::Embeddings> chunk =
         model
@@ -138,13 +177,7 @@ int run_embed(const EmbedOptions& options) {
       fmt::print(stderr, "accel embed: texts {}..{}: {}\n", first + 1, first + count, chunk.status().to_string());
       return kFailed;
     }
-    dimensions = chunk->dimensions;
-    if (npy) {
-      all.insert(all.end(), chunk->values.begin(), chunk->values.end());
-    } else {
-      write_jsonl(out, *chunk, output, first);
-    }
-    progress.update(first + count);
+    take(first, *chunk);
   }
   if (npy) write_npy(out, all, texts.size(), dimensions != 0 ? dimensions : model.info().dimensions);
   return finish_output("embed", out, options.output);

@@ -20,6 +20,7 @@ namespace accel::cli {
 struct EmbedOptions {
   std::string model;  // empty: embed::default_model_folder()
   std::string device = "auto";
+  std::string devices;  // embed only; non-empty: a replica on each device of this list (EmbedReplicas), not --device
   std::uint32_t batch_tokens = 16384;
   std::string input = "-";
   std::string output = "-";

@@ -81,7 +81,13 @@ int main(int argc, char** argv) {
       app.add_subcommand("embed", "embeds each line (or JSONL \"text\") of a file, or of - for stdin");
   embed_cmd->add_option("input", embed.input, "FILE or -")->required();
   embed_cmd->add_option("--model", embed.model, "a sentence-transformers folder (default: all-MiniLM-L6-v2)");
-  embed_cmd->add_option("--device", embed.device, std::string(accel::cli::kDeviceChoices))->check(devices);
+  CLI::Option* embed_device =
+      embed_cmd->add_option("--device", embed.device, std::string(accel::cli::kDeviceChoices))->check(devices);
+  embed_cmd
+      ->add_option("--devices", embed.devices,
+                   "a replica of the model on each device of this list, the input's chunks run on them at once: cpu, "
+                   "cpu-isolated, cuda[:N], cuda-isolated[:N], N, or all (every GPU, else the CPU), comma-separated")
+      ->excludes(embed_device);
   embed_cmd->add_option("--batch-tokens", embed.batch_tokens, "most tokens run at once")
       ->check(CLI::Range(256u, 1u << 20));
   embed_cmd->add_option("-o,--output", embed.output, "JSONL, or .npy (float32 [texts, dims]); - for stdout");
@@ -127,7 +133,14 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--served-model-name", per_model.served_names,
                         "[per model] the name requests give in \"model\" and responses and /metrics show (default: "
                         "the folder's name)");
-  serve_cmd->add_option("--device", serve.device, std::string(accel::cli::kDeviceChoices))->check(devices);
+  CLI::Option* serve_device =
+      serve_cmd->add_option("--device", serve.device, std::string(accel::cli::kDeviceChoices))->check(devices);
+  serve_cmd
+      ->add_option("--devices", serve.devices,
+                   "a replica of every model on each device of this list, fed by one batcher per model by least "
+                   "tokens in flight: cpu, cpu-isolated, cuda[:N], cuda-isolated[:N], N, or all (every GPU, else "
+                   "the CPU), comma-separated")
+      ->excludes(serve_device);
   serve_cmd->add_option("--host", server.host, "address to listen on (default: loopback)");
   serve_cmd->add_option("--port", server.port, "port to listen on (0: any free one)")->check(CLI::Range(0, 65535));
   serve_cmd->add_option("--batch-tokens", per_model.batch_tokens, "[per model] token budget of one batch (16384)")

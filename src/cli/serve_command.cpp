@@ -5,8 +5,10 @@
 #include <signal.h>
 
 #include <ctime>
+#include <optional>
 
 #include "accel/device/device.hpp"
+#include "accel/device/pool.hpp"
 #include "accel/embed/model.hpp"
 #include "cli/device_choice.hpp"
 #include "serve/embedding_server.hpp"
@@ -30,6 +32,34 @@ void wait_for_signal(const sigset_t& signals, const EmbeddingServer& server) {
   }
 }
 
+// The devices of `--devices`, with the server's longer spin (see the one-device case below).
+Result<std::vector<DeviceSpec>> device_specs(const std::string& list) {
+  return parse_device_list(list, DeviceOptions{.mailbox = {.spin = std::chrono::microseconds(1000)}});
+}
+
+serve::ModelReload reload_on(const Device& device, const embed::ModelOptions& options, const std::string& where) {
+  return [device, options, where]() -> Result<std::shared_ptr<embed::Model>> {
+    fmt::print(stderr, "accel serve: {} lost its context; loading {} again\n", where, options.folder.string());
+    return embed::Model::load(device, options);
+  };
+}
+
+// A replica of the model on every device of `pool`, in its order.
+Result<serve::ServedModel> load_replicas(const DevicePool& pool, const embed::ModelOptions& options,
+                                         serve::ModelServeOptions served) {
+  serve::ServedModel model{.device = pool.device(0), .options = std::move(served), .pool = pool};
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    Result<std::shared_ptr<embed::Model>> replica = embed::Model::load(pool.device(i), options);
+    if (!replica.ok()) return replica.status().with_context(fmt::format("on device '{}'", pool.spec(i)));
+    const std::string where = fmt::format("device '{}'", pool.spec(i));
+    model.replicas.push_back({.model = *replica, .reload = reload_on(pool.device(i), options, where)});
+  }
+  model.model = model.replicas.front().model;
+  model.device = pool.device(0);
+  model.reload = model.replicas.front().reload;
+  return model;
+}
+
 }  // namespace
 
 int run_serve(const ServeCommand& command) {
@@ -48,6 +78,17 @@ int run_serve(const ServeCommand& command) {
     return 1;
   }
 
+  // A bad device list is refused before the server listens.
+  std::vector<DeviceSpec> specs;
+  if (!command.devices.empty()) {
+    Result<std::vector<DeviceSpec>> parsed = device_specs(command.devices);
+    if (!parsed.ok()) {
+      fmt::print(stderr, "accel serve: {}\n", parsed.status().to_string());
+      return 1;
+    }
+    specs = std::move(*parsed);
+  }
+
   System system;
   EmbeddingServer server(command.server);
   Result<int> port = server.start();
@@ -57,13 +98,36 @@ int run_serve(const ServeCommand& command) {
   }
   fmt::print(stderr, "accel serve: listening on http://{}:{}\n", command.server.host, *port);
 
+  std::optional<DevicePool> pool;
+  if (!specs.empty()) {
+    Result<DevicePool> opened = DevicePool::open(system, specs);
+    if (!opened.ok()) {
+      fmt::print(stderr, "accel serve: {}\n", opened.status().to_string());
+      return 1;
+    }
+    pool = std::move(*opened);
+    for (const PooledDeviceState& device : pool->states())
+      fmt::print(stderr, "accel serve: device '{}' is {}\n", device.spec, device.name);
+  }
+
   std::vector<serve::ServedModel> models;
   for (std::size_t i = 0; i < folders.size(); ++i) {
     const std::filesystem::path& folder = folders[i];
     const serve::ServeOptions served = with_model_options(command.server, (*per_model)[i]);
     const embed::ModelOptions options{.folder = folder, .batch_tokens = served.batching.batch_tokens};
     Result<std::shared_ptr<embed::Model>> model = std::shared_ptr<embed::Model>();
-    if (models.empty()) {
+    std::optional<serve::ServedModel> replicated;
+    if (pool) {
+      // Each model keeps its own placement counters: a device one model's replica lost is down for it alone.
+      Result<serve::ServedModel> loaded =
+          load_replicas(i == 0 ? *pool : pool->with_own_counters(), options, (*per_model)[i]);
+      if (loaded.ok()) {
+        model = loaded->model;
+        replicated = std::move(*loaded);
+      } else {
+        model = loaded.status();
+      }
+    } else if (models.empty()) {
       // The device's thread spins a millisecond for the next request before it sleeps: on a quiet server the next
       // one comes within that, and waking a sleeping thread was most of the one-connection p99
       // (docs/PERFORMANCE.md, 10).
@@ -99,6 +163,11 @@ int run_serve(const ServeCommand& command) {
     const std::string& name = (*per_model)[i].name.empty() ? info.name : (*per_model)[i].name;
     fmt::print(stderr, "accel serve: loaded {} as '{}' ({} dimensions, {} tokens at most, {} tokens a batch) on {}\n",
                info.name, name, info.dimensions, info.max_sequence_length, served.batching.batch_tokens, info.device);
+    if (replicated) {
+      fmt::print(stderr, "accel serve: '{}' has a replica on each of {} devices\n", name, pool->size());
+      models.push_back(std::move(*replicated));
+      continue;
+    }
     // An isolated worker that is replaced takes the model's weights with it: the server loads them again.
     const Device device = (*model)->device();
     models.push_back({std::move(*model), device,

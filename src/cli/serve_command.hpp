@@ -14,6 +14,8 @@ namespace accel::cli {
 struct ServeCommand {
   std::vector<std::string> models;  // empty: embed::default_model_folder()
   std::string device = "auto";      // as every command's --device (device_choice.hpp)
+  // Non-empty: a replica of each model on every device of this list (accel::parse_device_list), instead of --device.
+  std::string devices;
   serve::ServeOptions server;
   PerModelArguments per_model;  // matched to `models` by model_serve_options
 };

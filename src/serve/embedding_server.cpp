@@ -227,9 +227,22 @@ void EmbeddingServer::health(httplib::Response& response) const {
     reason = attached->unready_reason();
   }
   response.status = reason.empty() ? 200 : 503;
-  response.set_content(reason.empty() ? nlohmann::json{{"status", "ok"}}.dump()
-                                      : nlohmann::json{{"status", "unavailable"}, {"reason", reason}}.dump(),
-                       kJson);
+  nlohmann::json body =
+      reason.empty() ? nlohmann::json{{"status", "ok"}} : nlohmann::json{{"status", "unavailable"}, {"reason", reason}};
+  // Served on several devices: each model's replicas, whether each is up and why not.
+  if (attached && !draining_) {
+    nlohmann::json replicas = nlohmann::json::array();
+    for (const auto& slot : attached->slots()) {
+      if (!slot->service.pooled()) continue;
+      for (const ReplicaStatus& replica : slot->service.replicas()) {
+        nlohmann::json entry{{"model", slot->name}, {"device", replica.device}, {"up", replica.up}};
+        if (!replica.reason.empty()) entry["reason"] = replica.reason;
+        replicas.push_back(std::move(entry));
+      }
+    }
+    if (!replicas.empty()) body["replicas"] = std::move(replicas);
+  }
+  response.set_content(body.dump(), kJson);
 }
 
 std::string EmbeddingServer::metrics() const {
@@ -241,12 +254,14 @@ std::string EmbeddingServer::metrics() const {
     models.push_back({.name = "", .metrics = &nothing});
   } else {
     for (const auto& slot : attached->slots()) {
-      const bool ready = !draining_ && slot->device.health().ok() && !slot->service.recovering();
+      const bool device_ok = slot->service.pooled() || slot->device.health().ok();
+      const bool ready = !draining_ && device_ok && !slot->service.recovering();
       models.push_back({.name = slot->name,
                         .metrics = &slot->metrics,
                         .depth = slot->service.depth(),
                         .ready = ready,
-                        .stats = slot->stats.latest()});
+                        .stats = slot->stats.latest(),
+                        .replicas = slot->service.replicas()});
     }
   }
   return render_metrics(metrics_, models);

@@ -1,7 +1,14 @@
 #include "serve/inference_service.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ranges>
+
 namespace accel::serve {
 namespace {
+
+using namespace std::chrono_literals;
 
 double seconds_between(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
@@ -19,21 +26,115 @@ bool context_gone(Code code) {
 
 }  // namespace
 
-InferenceService::InferenceService(std::shared_ptr<embed::Model> model, Reload reload, BatcherOptions options,
-                                   Metrics& metrics)
-    : reload_(std::move(reload)),
-      metrics_(metrics),
-      model_(std::move(model)),
-      batcher_(options, [this](std::vector<PendingRun> batch) { return run(std::move(batch)); }) {}
+struct InferenceService::Replica {
+  std::shared_ptr<embed::Model> model;  // guarded by mutex_, as are reloading, waiting and retired
+  Reload reload;
+  std::string label;
+  bool reloading = false;
+  std::vector<Promise<std::shared_ptr<embed::Model>>> waiting;  // for the reload under way
+  // Replaced models, dropped off their own threads: a model's destructor joins its thread, and a batch that failed
+  // on it runs there.
+  std::vector<std::shared_ptr<embed::Model>> retired;
+  std::thread reloader;
+  std::atomic<bool> recovering{false};
+  std::atomic<std::uint64_t> batches{0}, requests{0}, tokens{0};
+};
 
-InferenceService::~InferenceService() {
-  batcher_.stop();  // every batch is answered, so no reload is under way or to come
-  if (reloader_.joinable()) reloader_.join();
+std::vector<std::unique_ptr<InferenceService::Replica>> InferenceService::make_replicas(
+    std::vector<ReplicaModel> models, const std::optional<DevicePool>& pool) {
+  std::vector<std::unique_ptr<Replica>> replicas;
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    auto replica = std::make_unique<Replica>();
+    replica->label = models[i].model->device().name();
+    if (pool && i < pool->size()) {
+      replica->label = pool->spec(i);
+      const auto same = [&](std::size_t j) { return pool->spec(j) == pool->spec(i); };
+      if (std::ranges::any_of(std::views::iota(std::size_t{0}, pool->size()),
+                              [&](std::size_t j) { return j != i && same(j); }))
+        replica->label = fmt::format("{}#{}", pool->spec(i), i);
+    }
+    replica->model = std::move(models[i].model);
+    replica->reload = std::move(models[i].reload);
+    replicas.push_back(std::move(replica));
+  }
+  return replicas;
 }
 
-std::shared_ptr<embed::Model> InferenceService::model() const {
+BatcherOptions InferenceService::scaled(BatcherOptions options, std::size_t replicas) {
+  options.in_flight = std::max(1u, options.in_flight) * static_cast<unsigned>(std::max<std::size_t>(1, replicas));
+  return options;
+}
+
+InferenceService::InferenceService(std::shared_ptr<embed::Model> model, Reload reload, BatcherOptions options,
+                                   Metrics& metrics)
+    : InferenceService(std::vector<ReplicaModel>{{.model = std::move(model), .reload = std::move(reload)}},
+                       std::nullopt, options, metrics) {}
+
+InferenceService::InferenceService(std::vector<ReplicaModel> replicas, std::optional<DevicePool> pool,
+                                   BatcherOptions options, Metrics& metrics)
+    : metrics_(metrics),
+      pool_(std::move(pool)),
+      replicas_(make_replicas(std::move(replicas), pool_)),
+      batcher_(scaled(options, replicas_.size()),
+               [this](std::vector<PendingRun> batch) { return run(std::move(batch)); }) {}
+
+InferenceService::~InferenceService() { stop(); }
+
+void InferenceService::stop() {
+  stopping_.store(true);
+  batcher_.stop();  // every batch is answered; a replica's reload may still be under way (with a pool)
+  std::vector<std::thread> reloaders;
+  {
+    std::lock_guard lock(mutex_);  // no batch runs now, so no reload starts: these are the last
+    for (auto& replica : replicas_) reloaders.push_back(std::move(replica->reloader));
+  }
+  for (std::thread& reloader : reloaders)
+    if (reloader.joinable()) reloader.join();
+}
+
+std::shared_ptr<embed::Model> InferenceService::model() const { return model_of(0); }
+
+std::shared_ptr<embed::Model> InferenceService::model_of(std::size_t replica) const {
   std::lock_guard lock(mutex_);
-  return model_;
+  return replicas_[replica]->model;
+}
+
+bool InferenceService::recovering() const {
+  if (!pool_) return replicas_.front()->recovering.load(std::memory_order_relaxed);
+  for (const ReplicaStatus& replica : replicas())
+    if (replica.up) return false;
+  return true;
+}
+
+std::vector<ReplicaStatus> InferenceService::replicas() const {
+  std::vector<ReplicaStatus> all;
+  for (std::size_t i = 0; i < replicas_.size(); ++i) {
+    const Replica& replica = *replicas_[i];
+    ReplicaStatus status{.device = replica.label,
+                         .batches = replica.batches.load(std::memory_order_relaxed),
+                         .requests = replica.requests.load(std::memory_order_relaxed),
+                         .tokens = replica.tokens.load(std::memory_order_relaxed)};
+    if (pool_) {
+      const PooledDeviceState state = pool_->state(i);
+      status.up = state.usable;
+      status.tokens_in_flight = state.weight_in_flight;
+      if (!state.health.ok()) {
+        status.reason = state.health.to_string();
+      } else if (!state.down.ok()) {
+        status.reason = "being replaced after " + state.down.to_string();
+      }
+    } else {
+      const Status health = model_of(i)->device().health();
+      status.up = health.ok() && !replica.recovering.load(std::memory_order_relaxed);
+      if (!health.ok()) {
+        status.reason = health.to_string();
+      } else if (!status.up) {
+        status.reason = "the device lost its context and is being replaced";
+      }
+    }
+    all.push_back(std::move(status));
+  }
+  return all;
 }
 
 Result<Future<embed::Embeddings>> InferenceService::submit(embed::TokenBatch tokens, RunKind kind, RunTimes* times) {
@@ -69,19 +170,55 @@ Future<Done> InferenceService::run_kind(std::vector<PendingRun> batch, RunKind k
     }
   }
   metrics_.observe_batch(batch.size(), packed.sequences(), packed.ids.size());
+  const std::uint64_t weight = packed.ids.size();
 
-  std::shared_ptr<embed::Model> model = this->model();
-  Result<embed::Embeddings> result = co_await call(*model, packed, kind);
-  if (!result.ok() && context_gone(result.code()) && reload_) {
-    recovering_.store(true, std::memory_order_relaxed);
+  std::size_t replica = 0;
+  std::optional<Placement> placed;
+  Result<embed::Embeddings> result = unavailable("no replica of the model is up");
+  if (pool_) {
+    Result<Placement> place = pool_->place(PlacementPolicy::least_loaded, weight);
+    if (place.ok()) {
+      placed = *place;
+      replica = place->index;
+    } else {
+      result = place.status();
+    }
+  }
+  std::shared_ptr<embed::Model> model = model_of(replica);
+  if (!pool_ || placed) result = co_await call(*model, packed, kind);
+  if (!result.ok() && context_gone(result.code()) && placed) {
+    // The replica is taken out and reloaded; the batch runs once more on another replica, if one is up.
     metrics_.count_retry();
-    Result<std::shared_ptr<embed::Model>> replacement = co_await replace(std::move(model));
+    lose(replica, *placed, result.status(), model);
+    placed.reset();
+    if (Result<Placement> again = pool_->place(PlacementPolicy::least_loaded, weight); again.ok()) {
+      placed = *again;
+      replica = again->index;
+      model = model_of(replica);
+      result = co_await call(*model, packed, kind);
+      if (!result.ok() && context_gone(result.code())) {
+        lose(replica, *placed, result.status(), model);
+        placed.reset();
+      }
+    }
+  } else if (!result.ok() && context_gone(result.code()) && !pool_ && replicas_.front()->reload) {
+    replicas_.front()->recovering.store(true, std::memory_order_relaxed);
+    metrics_.count_retry();
+    Result<std::shared_ptr<embed::Model>> replacement = co_await replace(0, std::move(model));
     if (replacement.ok()) {
       model = std::move(*replacement);
       result = co_await call(*model, std::move(packed), kind);
     }
   }
-  if (result.ok() || !context_gone(result.code())) recovering_.store(false, std::memory_order_relaxed);
+  if (!pool_ && (result.ok() || !context_gone(result.code())))
+    replicas_.front()->recovering.store(false, std::memory_order_relaxed);
+  if (placed) pool_->finish(*placed, result.status());
+  if (result.ok()) {
+    Replica& ran = *replicas_[replica];
+    ran.batches.fetch_add(1, std::memory_order_relaxed);
+    ran.requests.fetch_add(batch.size(), std::memory_order_relaxed);
+    ran.tokens.fetch_add(weight, std::memory_order_relaxed);
+  }
   const double compute = seconds_between(dispatched, std::chrono::steady_clock::now());
   for (PendingRun& request : batch) {
     metrics_.observe_stage(Stage::compute, compute);
@@ -99,36 +236,64 @@ Future<Done> InferenceService::run_kind(std::vector<PendingRun> batch, RunKind k
   co_return Done{};
 }
 
-Future<std::shared_ptr<embed::Model>> InferenceService::replace(std::shared_ptr<embed::Model> failed) {
+void InferenceService::lose(std::size_t index, const Placement& placed, const Status& why,
+                            std::shared_ptr<embed::Model> failed) {
+  Replica& replica = *replicas_[index];
+  {
+    // Under the lock that a reload swaps the model under: a device marked down here is cleared by that reload's
+    // refresh, which follows the swap.
+    std::lock_guard lock(mutex_);
+    if (replica.model != failed) {  // an older model's failure: the replica was loaded again since
+      pool_->finish(placed, Status());
+      return;
+    }
+    pool_->finish(placed, why);
+    pool_->mark_down(placed.index, why);
+  }
+  replica.recovering.store(true, std::memory_order_relaxed);
+  if (replica.reload) static_cast<void>(replace(index, std::move(failed)));
+}
+
+Future<std::shared_ptr<embed::Model>> InferenceService::replace(std::size_t index,
+                                                                std::shared_ptr<embed::Model> failed) {
   Promise<std::shared_ptr<embed::Model>> replaced;
   Future<std::shared_ptr<embed::Model>> future = replaced.future();
+  Replica& replica = *replicas_[index];
   std::lock_guard lock(mutex_);
   // Kept, not dropped here: this may be the failed model's own thread. A second hold of the same one may go.
-  const bool current = model_ == failed;
-  if (retired_.empty() || retired_.back() != failed) retired_.push_back(std::move(failed));
+  const bool current = replica.model == failed;
+  if (replica.retired.empty() || replica.retired.back() != failed) replica.retired.push_back(std::move(failed));
   if (!current) {
-    replaced.set(model_);
+    replaced.set(replica.model);
     return future;
   }
-  waiting_.push_back(std::move(replaced));
-  if (reloading_) return future;
-  reloading_ = true;
-  // The previous reload is over: it cleared reloading_ before it answered its waiters, which need no lock.
-  if (reloader_.joinable()) reloader_.join();
-  reloader_ = std::thread([this] {
-    Result<std::shared_ptr<embed::Model>> loaded = reload_();
+  replica.waiting.push_back(std::move(replaced));
+  if (replica.reloading) return future;
+  replica.reloading = true;
+  // The previous reload is over: it cleared `reloading` before it answered its waiters, which need no lock.
+  if (replica.reloader.joinable()) replica.reloader.join();
+  replica.reloader = std::thread([this, index, &replica] {
+    Result<std::shared_ptr<embed::Model>> loaded = replica.reload();
+    // With a pool, no batch comes to a replica that is down: its reload is tried again (after 100 ms, doubling to
+    // 2 s) while the device is healthy, until the service stops.
+    for (auto wait = 100ms; pool_ && !loaded.ok() && !stopping_.load() && pool_->device(index).health().ok();
+         wait = std::min(2 * wait, std::chrono::milliseconds(2000))) {
+      for (auto slept = 0ms; slept < wait && !stopping_.load(); slept += 50ms) std::this_thread::sleep_for(50ms);
+      if (!stopping_.load()) loaded = replica.reload();
+    }
     std::vector<Promise<std::shared_ptr<embed::Model>>> waiting;
     std::vector<std::shared_ptr<embed::Model>> retired;
     std::shared_ptr<embed::Model> now;
     {
       std::lock_guard lock(mutex_);
-      if (loaded.ok()) model_ = std::move(*loaded);
-      now = model_;
-      reloading_ = false;
-      waiting.swap(waiting_);
-      if (loaded.ok()) retired.swap(retired_);
+      if (loaded.ok()) replica.model = std::move(*loaded);
+      now = replica.model;
+      replica.reloading = false;
+      waiting.swap(replica.waiting);
+      if (loaded.ok()) retired.swap(replica.retired);
     }
     retired.clear();
+    if (pool_ && loaded.ok() && pool_->refresh(index).ok()) replica.recovering.store(false, std::memory_order_relaxed);
     for (auto& waiter : waiting) waiter.set(now);
   });
   return future;

@@ -13,6 +13,13 @@
 // is loaded again first (`reload`, on a thread of the service's: not on the model's own thread, whose model is
 // being dropped), and the batch runs on the new one. If the reload or the retry fails, the batch's requests get
 // the error (503 context_lost) and the server goes on; the next batch tries again.
+//
+// Served on several devices (`accel serve --devices`), the service holds a replica of the model per device of a
+// DevicePool and runs up to `in_flight` batches per replica at once, each on the replica whose device has the
+// fewest tokens in flight. A batch that lost its replica's context marks the device down in the pool (no batch
+// goes there), starts that replica's reload in the background and runs once more on another replica, if one is up;
+// otherwise its requests get the error. Once the reload is done the pool finds the device answering and the
+// replica serves again; a reload that fails is tried again (backing off to every 2 s) while the device is healthy.
 #pragma once
 
 #include <atomic>
@@ -20,9 +27,13 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "accel/core/future.hpp"
+#include "accel/device/pool.hpp"
 #include "accel/embed/model.hpp"
 #include "serve/batcher.hpp"
 #include "serve/metrics.hpp"
@@ -47,12 +58,23 @@ struct PendingRun {
   std::chrono::steady_clock::time_point queued;
 };
 
+// Loads a model again on the same device; empty where the device cannot come back (no retry then).
+using ModelReload = std::function<Result<std::shared_ptr<embed::Model>>()>;
+
+// One replica of the model: the one loaded on device i of the service's pool (or on the one device without a pool).
+struct ReplicaModel {
+  std::shared_ptr<embed::Model> model;
+  ModelReload reload;
+};
+
 class InferenceService {
  public:
-  // Loads the model again on the same device; empty where the device cannot come back (no retry then).
-  using Reload = std::function<Result<std::shared_ptr<embed::Model>>()>;
+  using Reload = ModelReload;
 
   InferenceService(std::shared_ptr<embed::Model> model, Reload reload, BatcherOptions options, Metrics& metrics);
+  // `replicas[i]` runs on `pool`'s device i (one replica per device); without a pool, one replica on its device.
+  InferenceService(std::vector<ReplicaModel> replicas, std::optional<DevicePool> pool, BatcherOptions options,
+                   Metrics& metrics);
   InferenceService(const InferenceService&) = delete;
   InferenceService& operator=(const InferenceService&) = delete;
   ~InferenceService();
@@ -64,33 +86,40 @@ class InferenceService {
                                                          RunTimes* times = nullptr);
 
   // Answers everything queued, then refuses.
-  void stop() { batcher_.stop(); }
+  void stop();
 
   [[nodiscard]] QueueDepth depth() const { return batcher_.depth(); }
-  // True from a batch that lost the device's context until a batch runs again.
-  [[nodiscard]] bool recovering() const noexcept { return recovering_.load(std::memory_order_relaxed); }
-  // The model now served (a new one after a reload).
+  // Without a pool: true from a batch that lost the device's context until a batch runs again. With one: true
+  // while no replica is up.
+  [[nodiscard]] bool recovering() const;
+  // Whether the service runs replicas over a DevicePool.
+  [[nodiscard]] bool pooled() const noexcept { return pool_.has_value(); }
+  // The model now served (a new one after a reload); with replicas, the first one's.
   [[nodiscard]] std::shared_ptr<embed::Model> model() const;
+  // Every replica's state, in device order.
+  [[nodiscard]] std::vector<ReplicaStatus> replicas() const;
 
  private:
+  struct Replica;
+  static std::vector<std::unique_ptr<Replica>> make_replicas(std::vector<ReplicaModel> models,
+                                                             const std::optional<DevicePool>& pool);
+  static BatcherOptions scaled(BatcherOptions options, std::size_t replicas);
+
   Future<Done> run(std::vector<PendingRun> batch);
   // One kind's requests of a batch, packed into one model call.
   Future<Done> run_kind(std::vector<PendingRun> batch, RunKind kind);
+  [[nodiscard]] std::shared_ptr<embed::Model> model_of(std::size_t replica) const;
   // The model to retry on: `failed` reloaded, or the one that already replaced it.
-  Future<std::shared_ptr<embed::Model>> replace(std::shared_ptr<embed::Model> failed);
+  Future<std::shared_ptr<embed::Model>> replace(std::size_t replica, std::shared_ptr<embed::Model> failed);
+  // The replica's device lost the context under `placed`: it goes down in the pool and its model is loaded again.
+  void lose(std::size_t replica, const Placement& placed, const Status& why, std::shared_ptr<embed::Model> failed);
   void answer(std::vector<PendingRun>& batch, const embed::Embeddings& embeddings, RunKind kind) const;
 
-  Reload reload_;
   Metrics& metrics_;
+  std::optional<DevicePool> pool_;
   mutable std::mutex mutex_;
-  std::shared_ptr<embed::Model> model_;
-  bool reloading_ = false;
-  std::vector<Promise<std::shared_ptr<embed::Model>>> waiting_;  // for the reload under way
-  // Replaced models, dropped off their own threads: a model's destructor joins its thread, and a batch that failed
-  // on it runs there.
-  std::vector<std::shared_ptr<embed::Model>> retired_;
-  std::thread reloader_;
-  std::atomic<bool> recovering_{false};
+  std::vector<std::unique_ptr<Replica>> replicas_;  // fixed after construction
+  std::atomic<bool> stopping_{false};
   Batcher<PendingRun> batcher_;  // last: its thread starts once the members it uses are there
 };
 

@@ -107,6 +107,32 @@ struct MetricsWriter {
       if (model.stats)
         fmt::format_to(std::back_inserter(out), "{}{} {}\n", name, braced(labels(model, "")), (*model.stats).*member);
   }
+  // A sample per replica of each model, labelled device="<its label>" after the model's label.
+  void replicas() {
+    struct Field {
+      std::string_view name, type, help;
+      std::uint64_t (*value)(const ReplicaStatus&);
+    };
+    static constexpr std::array<Field, 5> kFields{{
+        {"accel_serve_replica_up", "gauge", "1 while batches go to the model's replica on the device.",
+         [](const ReplicaStatus& r) -> std::uint64_t { return r.up ? 1 : 0; }},
+        {"accel_serve_replica_batches_total", "counter", "Batches the replica on the device answered.",
+         [](const ReplicaStatus& r) { return r.batches; }},
+        {"accel_serve_replica_requests_total", "counter", "Requests the replica on the device answered.",
+         [](const ReplicaStatus& r) { return r.requests; }},
+        {"accel_serve_replica_tokens_total", "counter", "Tokens the replica on the device ran.",
+         [](const ReplicaStatus& r) { return r.tokens; }},
+        {"accel_serve_replica_tokens_in_flight", "gauge", "Tokens of the batches running on the device (--devices).",
+         [](const ReplicaStatus& r) { return r.tokens_in_flight; }},
+    }};
+    for (const Field& field : kFields) {
+      header(out, field.name, field.type, field.help);
+      for (const ModelMetrics& model : models)
+        for (const ReplicaStatus& replica : model.replicas)
+          fmt::format_to(std::back_inserter(out), "{}{{{}}} {}\n", field.name,
+                         labels(model, fmt::format("device=\"{}\"", escaped(replica.device))), field.value(replica));
+    }
+  }
   void caches() {
     struct Field {
       std::string_view name, type, help;
@@ -167,6 +193,7 @@ std::string render_metrics(const Metrics& requests, const std::vector<ModelMetri
   w.stages();
   w.histogram("accel_serve_request_seconds", "Time from a request's arrival to its answer.",
               &Metrics::request_seconds_);
+  if (std::ranges::any_of(models, [](const ModelMetrics& m) { return !m.replicas.empty(); })) w.replicas();
   if (std::ranges::any_of(models, [](const ModelMetrics& m) { return m.stats.has_value(); })) {
     w.model_stats("accel_model_runs_total", "Packed runs of the encoder.", &embed::ModelStats::runs);
     w.model_stats("accel_model_sequences_total", "Sequences the encoder ran.", &embed::ModelStats::sequences);

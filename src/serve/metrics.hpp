@@ -33,6 +33,15 @@ namespace accel::serve {
 enum class Stage : std::uint8_t { queue, tokenize, compute, serialize, receive, wait, respond };
 inline constexpr std::size_t kStageCount = 7;
 
+// What the metrics say of one replica of a model (InferenceService::replicas).
+struct ReplicaStatus {
+  std::string device;  // the device's label: the --devices entry (made unique), else the device's name
+  bool up = false;
+  std::string reason;                                   // why it is not up; empty while up
+  std::uint64_t batches = 0, requests = 0, tokens = 0;  // COUNTs of what it ran
+  std::uint64_t tokens_in_flight = 0;                   // as the pool counts them (0 without one)
+};
+
 struct ModelMetrics;
 class Metrics;
 [[nodiscard]] std::string render_metrics(const Metrics& requests, const std::vector<ModelMetrics>& models);
@@ -80,6 +89,8 @@ struct ModelMetrics {
   QueueDepth depth;
   bool ready = false;
   std::optional<embed::ModelStats> stats;  // empty until the model is loaded
+  // Its replicas, one per device (one without --devices), labelled device="<its label>".
+  std::vector<ReplicaStatus> replicas;
 };
 
 // render_metrics (declared above): `requests`' request counts, then every other family once, with one sample per

@@ -16,7 +16,10 @@ ModelSlot::ModelSlot(ServedModel served, const ServeOptions& server)
              .dimensions = served.model->info().dimensions,
              .vocabulary = served.model->info().vocabulary,
              .normalized = served.model->info().normalized},
-      service(std::move(served.model), std::move(served.reload), options.batching, metrics),
+      service(served.replicas.empty()
+                  ? std::vector<ReplicaModel>{{.model = std::move(served.model), .reload = std::move(served.reload)}}
+                  : std::move(served.replicas),
+              std::move(served.pool), options.batching, metrics),
       stats([this] { return service.model()->stats(); }, std::chrono::seconds(1)) {}
 
 Result<std::unique_ptr<ServedModels>> ServedModels::make(std::vector<ServedModel> models, const ServeOptions& options) {
@@ -44,6 +47,13 @@ ApiResult<ModelSlot*> ServedModels::select(std::string_view name) const {
 std::string ServedModels::unready_reason() const {
   for (const auto& slot : slots_) {
     const std::string whose = slots_.size() > 1 ? fmt::format(" ({})", slot->name) : "";
+    if (slot->service.pooled()) {
+      if (!slot->service.recovering()) continue;
+      std::string why;
+      for (const ReplicaStatus& replica : slot->service.replicas())
+        why += fmt::format("{}{}: {}", why.empty() ? "" : "; ", replica.device, replica.reason);
+      return fmt::format("no device can serve{}: {}", whose, why);
+    }
     if (Status device = slot->device.health(); !device.ok())
       return fmt::format("the device cannot serve{}: {}", whose, device.to_string());
     if (slot->service.recovering()) return fmt::format("the device lost its context and is being replaced{}", whose);

@@ -7,12 +7,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "accel/core/result.hpp"
 #include "accel/device/device.hpp"
+#include "accel/device/pool.hpp"
 #include "accel/embed/model.hpp"
 #include "serve/api_error.hpp"
 #include "serve/embed_request.hpp"
@@ -25,11 +27,15 @@ namespace accel::serve {
 
 // A loaded and warmed model to serve: the device it runs on (whose health /health reports), how to load it again
 // after the device lost its context (InferenceService; empty: no retry), and its own name and options, if any.
+// Served on several devices (`--devices`): `replicas` holds a replica per device of `pool` (replica i on device i),
+// `model`, `device` and `reload` being the first replica's.
 struct ServedModel {
   std::shared_ptr<embed::Model> model;
   Device device;
   InferenceService::Reload reload;
   ModelServeOptions options;
+  std::optional<DevicePool> pool;
+  std::vector<ReplicaModel> replicas;
 };
 
 // One model of the server, by its name (its served name, else the folder's: ModelInfo::name).

@@ -1,6 +1,6 @@
 // `accel embed` run as a program: the embeddings it prints or writes as .npy (against sentence-transformers'
-// reference embeddings of the same sentences), and its exit codes for a missing model, an unreadable input and a
-// line that is not valid UTF-8.
+// reference embeddings of the same sentences; on several devices, against one device's), and its exit codes for a
+// missing model, an unreadable input and a line that is not valid UTF-8.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -133,6 +133,30 @@ TEST_F(EmbedCommandTest, ReadsJsonlAndWritesNpy) {
                                        values.begin() + static_cast<std::ptrdiff_t>((row + 1) * kDimensions));
     EXPECT_LT(max_abs_error(embedding, reference(texts[row]).embedding), kTolerance) << "row " << row;
   }
+}
+
+// Three replicas (one in a worker process) take the input's 512-text chunks at once: the rows come back in input
+// order, the same bytes as one device writes.
+TEST_F(EmbedCommandTest, SeveralDevicesWriteWhatOneWrites) {
+  std::string input;
+  for (int i = 0; i < 1300; ++i) input += "sentence number " + std::to_string(i) + " about a cat\n";
+  const std::filesystem::path in = write("many.txt", input);
+  const std::filesystem::path one = dir_.path() / "one.npy", three = dir_.path() / "three.npy";
+  const Ran single = run("embed --device cpu -o " + one.string() + " " + in.string());
+  ASSERT_EQ(single.exit_code, 0) << single.out;
+  const Ran several = run("embed --devices cpu,cpu-isolated,cpu -o " + three.string() + " " + in.string());
+  ASSERT_EQ(several.exit_code, 0) << several.out;
+  const auto bytes = [](const std::filesystem::path& path) {
+    std::ifstream file(path, std::ios::binary);
+    return std::string{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  };
+  const std::string want = bytes(one);
+  EXPECT_GT(want.size(), 1300u * kDimensions * sizeof(float));
+  EXPECT_TRUE(bytes(three) == want) << "the rows of several devices differ from one device's";
+
+  const Ran bad = run("embed --devices cpu,tpu " + in.string());
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("unknown device 'tpu'"), std::string::npos) << bad.out;
 }
 
 TEST_F(EmbedCommandTest, NamesTheBadLineAndExitsWithItsCode) {

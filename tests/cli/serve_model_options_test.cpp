@@ -84,12 +84,23 @@ TEST(ServeCommand, RefusesAmbiguousOptionsBeforeLoadingAnything) {
   EXPECT_THAT(ran.out, ::testing::Not(HasSubstr("listening")));
 }
 
+TEST(ServeCommand, RefusesABadDeviceListNamingTheEntryBeforeListening) {
+  const auto ran = accel::testing::run_cli("serve --devices cpu,tpu:0 --model /nonexistent/a --port 0");
+  EXPECT_EQ(ran.exit_code, 1) << ran.out;
+  EXPECT_THAT(ran.out, HasSubstr("unknown device 'tpu:0'"));
+  EXPECT_THAT(ran.out, ::testing::Not(HasSubstr("listening")));
+  const auto both = accel::testing::run_cli("serve --device cpu --devices cpu,cpu --port 0");
+  EXPECT_NE(both.exit_code, 0) << both.out;
+  EXPECT_THAT(both.out, HasSubstr("excludes"));
+}
+
 TEST(ServeCommand, HelpSaysWhichOptionsArePerModel) {
   const auto ran = accel::testing::run_cli("serve --help");
   EXPECT_EQ(ran.exit_code, 0) << ran.out;
   EXPECT_THAT(ran.out, HasSubstr("--served-model-name"));
   EXPECT_THAT(ran.out, HasSubstr("--max-batch-requests"));
   EXPECT_THAT(ran.out, HasSubstr("once per --model"));
+  EXPECT_THAT(ran.out, HasSubstr("--devices"));
 }
 
 }  // namespace
