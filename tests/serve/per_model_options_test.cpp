@@ -62,8 +62,8 @@ TEST_F(PerModelOptionsTest, AServedNameReplacesTheFoldersEverywhere) {
   EXPECT_EQ(status, 400) << body;
   EXPECT_NE(body["error"]["message"].get<std::string>().find("'embedder', 'reranker'"), std::string::npos) << body;
 
-  httplib::Client client("127.0.0.1", port_);
-  const std::string metrics = client.Get("/metrics")->body;
+  const std::string metrics =
+      metrics_with({"accel_serve_requests_total{model=\"reranker\",endpoint=\"/v1/rerank\",status=\"200\"} 1"});
   EXPECT_NE(metrics.find("\naccel_serve_inputs_total{model=\"embedder\"} 1\n"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("\naccel_serve_requests_total{model=\"reranker\",endpoint=\"/v1/rerank\",status=\"200\"} 1\n"),
             std::string::npos);

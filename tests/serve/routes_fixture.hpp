@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -79,6 +81,22 @@ class RoutesTest : public ::testing::Test {
     if (!result) return {-1, json()};
     EXPECT_EQ(result->get_header_value("Content-Type"), "application/json") << path;
     return {result->status, json::parse(result->body, nullptr, false)};
+  }
+
+  // /metrics once it holds every one of `lines` (each a whole line), or after 5 s as it is then. A request is counted
+  // after its response is written, so a client may read the metrics before the count of the request it just had
+  // answered.
+  std::string metrics_with(const std::vector<std::string>& lines) const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (;;) {
+      httplib::Client client("127.0.0.1", port_);
+      httplib::Result result = client.Get("/metrics");
+      const std::string text = result ? "\n" + result->body : std::string();
+      bool all = true;
+      for (const std::string& line : lines) all = all && text.find("\n" + line + "\n") != std::string::npos;
+      if (all || std::chrono::steady_clock::now() > deadline) return text;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
 
   // A TEI error: the status, error_type, and a message holding `needle`.
