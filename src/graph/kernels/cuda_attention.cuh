@@ -25,6 +25,8 @@ struct AttentionArgs {
   float scale;
   void* out;
   std::int64_t out_stride;
+  int kv_heads;  // dividing heads: query head h reads key/value head h / (heads / kv_heads)
+  bool causal;   // query i of a sequence sees its keys 0..i only
 };
 
 // Whether the tensor-core kernel takes these arguments: f16/bf16, head_dim 32 or 64, 16-byte aligned rows.

@@ -5,7 +5,10 @@
 // shared memory in two stages (cp.async, zero-filled past the sequence's end). Per tile a warp computes
 // S = Q K^T with mma.sync m16n8k16 (float accumulation), updates the online softmax in float in the log2 domain,
 // and feeds P, rounded to the storage type, straight from the S accumulators (whose layout is the next mma's A
-// layout) into O += P V, V's fragments coming from ldmatrix.trans.
+// layout) into O += P V, V's fragments coming from ldmatrix.trans. Grouped-query heads read their key/value head's
+// columns. A causal CTA streams the key tiles up to its last query row only and masks each row's later keys; as
+// tiles and CTAs are both 64 rows, every tile it streams holds key tile * 64 <= q0 <= any row, so each row's
+// running maximum is finite from the first tile on.
 #include "graph/kernels/cuda_attention.cuh"
 #include "graph/kernels/cuda_element.cuh"
 
@@ -68,9 +71,10 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int group = lane / 4, quad = lane % 4;  // the mma fragments' row group and column pair
   const std::int64_t column = std::int64_t{blockIdx.y} * D;
+  const std::int64_t kv_column = std::int64_t{blockIdx.y / (args.heads / args.kv_heads)} * D;
   const T* q = static_cast<const T*>(args.q) + begin * args.q_stride + column;
-  const T* k = static_cast<const T*>(args.k) + begin * args.k_stride + column;
-  const T* v = static_cast<const T*>(args.v) + begin * args.v_stride + column;
+  const T* k = static_cast<const T*>(args.k) + begin * args.k_stride + kv_column;
+  const T* v = static_cast<const T*>(args.v) + begin * args.v_stride + kv_column;
 
   const int row0 = q0 + warp * 16 + group, row1 = row0 + 8;
   std::uint32_t qf[D / 16][4];
@@ -102,7 +106,8 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args
   const float scale = args.scale * 1.4426950408889634f;  // log2(e): exponentials as exp2f
   float highest[2] = {-INFINITY, -INFINITY}, total[2] = {0, 0};
   float o[D / 8][4] = {};
-  const int key_tiles = (length + kKeysPerTile - 1) / kKeysPerTile;
+  const int keys_end = args.causal ? min(length, q0 + kRowsPerCta) : length;
+  const int key_tiles = (keys_end + kKeysPerTile - 1) / kKeysPerTile;
   load_tile(0, 0);
   for (int tile = 0; tile < key_tiles; ++tile) {
     const int stage = tile % 2;
@@ -130,7 +135,8 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args
     for (int n = 0; n < kKeysPerTile / 8; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const bool valid = tile * kKeysPerTile + n * 8 + quad * 2 + e % 2 < length;
+        const int key = tile * kKeysPerTile + n * 8 + quad * 2 + e % 2;
+        const bool valid = key < length && (!args.causal || key <= (e < 2 ? row0 : row1));
         sc[n][e] = valid ? sc[n][e] * scale : -INFINITY;
         tile_max[e / 2] = fmaxf(tile_max[e / 2], sc[n][e]);
       }
