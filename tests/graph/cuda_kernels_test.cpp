@@ -27,6 +27,8 @@ using testing::offsets_of;
 using testing::random;
 using testing::rng;
 using testing::rounded;
+using testing::Tolerance;
+using testing::tolerance;
 
 constexpr DType kTypes[] = {DType::f32, DType::f16, DType::bf16};
 const std::vector<std::int64_t> kWidths{1, 7, 8, 33, 384, 1000};
