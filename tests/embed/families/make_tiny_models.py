@@ -157,7 +157,8 @@ def qwen_config(kind, vocab, pad):
 
 def decoder_model(folder, kind, seed, prompts=None):
     """A sentence-transformers folder as Qwen3-Embedding's: the base model, lasttoken pooling, Normalize; the
-    tokenizer pads on the left."""
+    tokenizer pads on the left. pad_token_id is the EOS the tokenizer appends, so its embedding row is the zero row
+    nn.Embedding gives a padding index: the empty text (the EOS alone) embeds to zeros in the references."""
     base = folder.parent / (folder.name + "_base")
     tok, special = qwen_tokenizer()
     model = make(transformers.AutoModel, qwen_config(kind, tok.get_vocab_size(), tok.token_to_id("<|endoftext|>")),
