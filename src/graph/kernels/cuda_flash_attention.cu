@@ -1,14 +1,15 @@
-// The tensor-core attention kernel for f16/bf16 and head_dim 32 or 64, flash-attention style.
+// The tensor-core attention kernel for f16/bf16 and head_dim 32, 64 or 128, flash-attention style.
 //
 // A CTA of 4 warps takes 64 query rows of one (sequence, head); each warp owns 16 rows and keeps their Q fragments,
-// the running softmax state and the output accumulators in registers. Key/value tiles of 64 rows stream through
+// the running softmax state and the output accumulators in registers. Key/value tiles of 64 rows (32 for head_dim
+// 128, so that both stages of K and V stay within 48 KiB of static shared memory) stream through
 // shared memory in two stages (cp.async, zero-filled past the sequence's end). Per tile a warp computes
 // S = Q K^T with mma.sync m16n8k16 (float accumulation), updates the online softmax in float in the log2 domain,
 // and feeds P, rounded to the storage type, straight from the S accumulators (whose layout is the next mma's A
 // layout) into O += P V, V's fragments coming from ldmatrix.trans. Grouped-query heads read their key/value head's
-// columns. A causal CTA streams the key tiles up to its last query row only and masks each row's later keys; as
-// tiles and CTAs are both 64 rows, every tile it streams holds key tile * 64 <= q0 <= any row, so each row's
-// running maximum is finite from the first tile on.
+// columns. A causal CTA streams the key tiles up to its last query row only and masks each row's later keys. Key 0
+// is in the first tile for every row, so each row's running maximum is finite from the first tile on; a later
+// tile whose keys are all masked for a row (32-key tiles) then leaves the row's state as it was.
 #include "graph/kernels/cuda_attention.cuh"
 #include "graph/kernels/cuda_element.cuh"
 
@@ -16,7 +17,6 @@ namespace accel::graph::cuda::detail {
 namespace {
 
 constexpr int kRowsPerCta = 64;
-constexpr int kKeysPerTile = 64;
 
 __device__ __forceinline__ std::uint32_t pack(float low, float high, __half) {
   const __half2 h = __floats2half2_rn(low, high);
@@ -61,6 +61,7 @@ template <class T, int D>
 __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args, int tiles) {
   // Rows padded by 16 bytes: the 8 rows one ldmatrix or fragment load touches then fall on distinct banks.
   constexpr int kStride = D + 8;
+  constexpr int kKeysPerTile = D == 128 ? 32 : 64;
   __shared__ alignas(16) T keys[2][kKeysPerTile * kStride];
   __shared__ alignas(16) T values[2][kKeysPerTile * kStride];
 
@@ -197,8 +198,9 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args
 }  // namespace
 
 bool flash_attention_fits(DType dtype, const AttentionArgs& args) {
-  return (dtype == DType::f16 || dtype == DType::bf16) && (args.head_dim == 32 || args.head_dim == 64) &&
-         aligned16(args.q) && aligned16(args.k) && aligned16(args.v) && aligned16(args.out) && args.q_stride % 8 == 0 &&
+  return (dtype == DType::f16 || dtype == DType::bf16) &&
+         (args.head_dim == 32 || args.head_dim == 64 || args.head_dim == 128) && aligned16(args.q) &&
+         aligned16(args.k) && aligned16(args.v) && aligned16(args.out) && args.q_stride % 8 == 0 &&
          args.k_stride % 8 == 0 && args.v_stride % 8 == 0 && args.out_stride % 8 == 0;
 }
 
@@ -210,11 +212,13 @@ cudaError_t launch_flash_attention(DType dtype, const AttentionArgs& args, cudaS
     kernel<<<grid, 128, 0, stream>>>(args, tiles);
     return cudaGetLastError();
   };
-  if (dtype == DType::f16)
-    return args.head_dim == 32 ? launch(flash_attention_kernel<__half, 32>)
-                               : launch(flash_attention_kernel<__half, 64>);
-  return args.head_dim == 32 ? launch(flash_attention_kernel<__nv_bfloat16, 32>)
-                             : launch(flash_attention_kernel<__nv_bfloat16, 64>);
+  const auto by_head_dim = [&](auto element) {
+    using T = decltype(element);
+    if (args.head_dim == 32) return launch(flash_attention_kernel<T, 32>);
+    if (args.head_dim == 64) return launch(flash_attention_kernel<T, 64>);
+    return launch(flash_attention_kernel<T, 128>);
+  };
+  return dtype == DType::f16 ? by_head_dim(__half{}) : by_head_dim(__nv_bfloat16{});
 }
 
 }  // namespace accel::graph::cuda::detail

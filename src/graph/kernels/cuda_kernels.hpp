@@ -49,7 +49,7 @@ cudaError_t embedding_layer_norm(DType dtype, const void* word_table, std::int64
 // `max_length` must bound every sequence's length (the grid is sized by it; query rows past it are not computed).
 // Offsets are kept inside [0, rows) and each sequence to max_length (detail::sequence_span), so wrong offsets give
 // wrong numbers, never an access outside the buffers; pool likewise.
-// f16/bf16 with head_dim 32 or 64 and 16-byte aligned rows run on tensor cores (mma.sync, flash-attention tiling);
+// f16/bf16 with head_dim 32, 64 or 128 and 16-byte aligned rows run on tensor cores (mma.sync, flash-attention tiling);
 // every other case with head_dim <= 128 runs a generic kernel; larger head dims are cudaErrorInvalidValue.
 // kv_heads (0: heads) and causal as op_kinds.hpp says; kv_heads not dividing heads is cudaErrorInvalidValue.
 cudaError_t packed_attention(DType dtype, const void* q, std::int64_t q_stride, const void* k, std::int64_t k_stride,
