@@ -90,7 +90,7 @@ class Builder {
       Tensor h = b_.rms_norm(x, param(layer.input_norm), eps);
       Tensor attended = b_.attention(project(h, layer.query, layer.query_norm, heads),
                                      project(h, layer.key, layer.key_norm, kv_heads), linear(h, layer.value), offsets,
-                                     heads, max_length, {.kv_heads = kv_heads, .causal = true});
+                                     heads, max_length, {.kv_heads = kv_heads, .causal = c.causal});
       x = b_.binary(graph::BinaryOp::add, x, linear(attended, layer.attention_output));
       h = b_.rms_norm(x, param(layer.post_attention_norm), eps);
       Tensor gated = b_.binary(graph::BinaryOp::mul, linear(h, layer.gate, Activation::silu), linear(h, layer.up));

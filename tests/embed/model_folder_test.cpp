@@ -380,6 +380,11 @@ TEST_F(ModelFolderTest, ReadsQwenDecodersAndRefusesWhatTheyDoNotRun) {
   EXPECT_EQ(bare->config.rope_theta, 1e6);
   EXPECT_EQ(bare->pooling, graph::PoolMode::last);
   EXPECT_EQ(bare->max_sequence_length(), 32768u);
+  EXPECT_TRUE(bare->config.causal);
+  const Result<ModelFolder> bidirectional =
+      read_with({{"config.json", with("\"rope_scaling\"", "\"is_causal\": false, \"rope_scaling\"")}});
+  ASSERT_TRUE(bidirectional.ok()) << bidirectional.status().to_string();
+  EXPECT_FALSE(bidirectional->config.causal);
   const Result<ModelFolder> v5 =
       read_with({{"config.json", with(R"("rope_theta": 1000000)",
                                       R"("rope_parameters": {"rope_type": "default", "rope_theta": 5e3})")}});

@@ -50,6 +50,8 @@ struct EncoderConfig {
   bool qk_norm = false;                   // Qwen3: each head's q and k RMS-normalised before the rotation
   bool qkv_bias = false;                  // q, k and v projections with biases (Qwen2)
   bool output_bias = false;               // the attention's output projection with a bias
+  bool causal = true;                     // false where config.json's is_causal says so (gte-Qwen2's bidirectional
+                                          // attention); transformers' own Qwen classes are always causal
 
   [[nodiscard]] std::uint32_t head_size() const noexcept {
     return head_dim != 0 ? head_dim : hidden_size / num_attention_heads;

@@ -53,6 +53,7 @@ Result<EncoderConfig> read_qwen(const Fields& fields) {
   if (config.hidden_act != Activation::silu)
     return fields.error("hidden_act", "is not supported in a Qwen gated MLP (only 'silu')");
   ACCEL_RETURN_IF_ERROR(read_rope(fields, config));
+  ACCEL_ASSIGN_OR_RETURN(config.causal, fields.boolean_or("is_causal", true));
   ACCEL_ASSIGN_OR_RETURN(const bool sliding, fields.boolean_or("use_sliding_window", false));
   if (sliding) return fields.error("use_sliding_window", "true is not supported (sliding-window attention)");
   if (config.model_type == "qwen3") {
