@@ -31,6 +31,7 @@
 #include "request_examples.hpp"
 #include "staged_kinds.hpp"
 #include "temporary_directory.hpp"
+#include "testing/decoder_graph.hpp"
 #include "testing/encoder_graph.hpp"
 
 namespace {
@@ -170,6 +171,7 @@ void graphs() {
   const auto encoder = graph::testing::encoder_graph({}, {{16, 64}}, {{2, 4}});
   seed("graph", "encoder", encoder->encoding());
   seed("graph", "encoder-f16", graph::testing::encoder_graph({.dtype = DType::f16}, {{8}}, {{1}})->encoding());
+  seed("graph", "decoder", graph::testing::decoder_graph(DType::bf16, {{16, 64}}, {{2, 4}})->encoding());
   for (auto [tokens, sequences] : {std::pair{16, 2}, std::pair{64, 4}}) {
     auto plan = graph::ExecutablePlan::make(encoder, {{"tokens", tokens}, {"sequences", sequences}});
     seed("executable_plan", "tokens-" + std::to_string(tokens), plan->encode());

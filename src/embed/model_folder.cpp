@@ -117,6 +117,13 @@ Result<ModelFolder> ModelFolder::read(const std::filesystem::path& folder) {
     else if (has_architecture(model.config, "ForMaskedLM"))
       model.head = Head::splade;
   }
+  // A decoder's bare checkpoint embeds by its last token, the one that has seen the whole text.
+  if (!modules.pooled && model.head == Head::embedding && model.config.decoder) model.pooling = graph::PoolMode::last;
+  if ((model.head == Head::classifier && model.family->classifier_names == nullptr) ||
+      (model.head == Head::splade && model.family->masked_lm_names == nullptr))
+    return field_error(modules.transformer / "config.json", "architectures",
+                       fmt::format("a {} head is not supported for the {} family (only embeddings)",
+                                   to_string(model.head), model.family->name));
   ACCEL_RETURN_IF_ERROR(check_modules(modules, model));
   ACCEL_RETURN_IF_ERROR(read_sentence_bert_config(modules.transformer, model));
   ACCEL_RETURN_IF_ERROR(read_prompts(folder, model));

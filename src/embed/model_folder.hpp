@@ -11,7 +11,9 @@
 //    config_sentence_transformers.json, when there, gives the prompts and the default prompt's name.
 //  - a bare transformers checkpoint (no modules.json), with the defaults sentence-transformers gives one: a
 //    *ForSequenceClassification is a reranker (CrossEncoder), a *ForMaskedLM a SPLADE sparse encoder, anything
-//    else an encoder with mean pooling and no normalisation; max_seq_length is the position table's.
+//    else an encoder with mean pooling (a decoder, Qwen2/Qwen3: last-token pooling) and no normalisation;
+//    max_seq_length is the position table's (a decoder's: max_position_embeddings). Decoders take only the
+//    embedding head: their classifier and masked-LM checkpoints are refused.
 #pragma once
 
 #include <cstdint>

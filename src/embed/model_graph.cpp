@@ -39,8 +39,9 @@ class Builder {
     return b_.layer_norm(x, param(w.gamma), param(w.beta), static_cast<float>(folder_.config.layer_norm_eps), residual);
   }
 
-  // The encoder's last hidden states, [tokens, hidden].
+  // The encoder's (or decoder's) last hidden states, [tokens, hidden].
   Tensor encoder(const ModelParameters& p, Tensor ids, Tensor offsets) {
+    if (folder_.config.decoder) return decoder(p, ids, offsets);
     const Dim tokens = Dim::sym("tokens");
     Tensor words = b_.gather(param(p.word_embeddings), ids);
     Tensor positions = b_.gather(param(p.position_embeddings), b_.sequence_positions(offsets, tokens));
@@ -60,6 +61,42 @@ class Builder {
       x = norm(linear(linear(h, layer.intermediate, folder_.config.hidden_act), layer.output), layer.output_norm, h);
     }
     return x;
+  }
+
+  // A decoder (family.hpp): pre-norm layers of causal grouped-query attention over rotary q and k (normalised per
+  // head first when the family has q/k norms) and a SwiGLU block, each added to the residual stream; a final norm.
+  Tensor decoder(const ModelParameters& p, Tensor ids, Tensor offsets) {
+    const EncoderConfig& c = folder_.config;
+    const Dim tokens = Dim::sym("tokens");
+    const auto heads = static_cast<std::int32_t>(c.num_attention_heads);
+    const auto kv_heads = static_cast<std::int32_t>(c.num_key_value_heads);
+    const auto head = static_cast<std::int64_t>(c.head_size());
+    const auto max_length = static_cast<std::int32_t>(folder_.max_sequence_length());
+    const auto eps = static_cast<float>(c.layer_norm_eps);
+    const auto theta = static_cast<float>(c.rope_theta);
+    Tensor positions = b_.sequence_positions(offsets, tokens);
+    // q or k: projected, RMS-normalised over each head's columns (a [tokens, heads, head] view), rotated.
+    const auto project = [&](Tensor h, const LinearParameters& w, const std::optional<Parameter>& norm,
+                             std::int32_t count) {
+      Tensor y = linear(h, w);
+      if (norm) {
+        Tensor per_head = b_.reshape(y, {tokens, Dim::of(count), Dim::of(head)});
+        y = b_.reshape(b_.rms_norm(per_head, param(*norm), eps), {tokens, Dim::of(count * head)});
+      }
+      return b_.rope(y, positions, count, theta);
+    };
+    Tensor x = b_.gather(param(p.word_embeddings), ids);
+    for (const DecoderLayerParameters& layer : p.decoder_layers) {
+      Tensor h = b_.rms_norm(x, param(layer.input_norm), eps);
+      Tensor attended = b_.attention(project(h, layer.query, layer.query_norm, heads),
+                                     project(h, layer.key, layer.key_norm, kv_heads), linear(h, layer.value), offsets,
+                                     heads, max_length, {.kv_heads = kv_heads, .causal = c.causal});
+      x = b_.binary(graph::BinaryOp::add, x, linear(attended, layer.attention_output));
+      h = b_.rms_norm(x, param(layer.post_attention_norm), eps);
+      Tensor gated = b_.binary(graph::BinaryOp::mul, linear(h, layer.gate, Activation::silu), linear(h, layer.up));
+      x = b_.binary(graph::BinaryOp::add, x, linear(gated, layer.down));
+    }
+    return b_.rms_norm(x, param(*p.final_norm), eps);
   }
 
   Tensor head(const ModelParameters& p, Tensor x, Tensor offsets) {
@@ -100,8 +137,22 @@ bool takes_token_types(const ModelFolder& folder) noexcept {
   return folder.head == Head::classifier && folder.config.type_vocab_size > 0;
 }
 
+namespace {
+
+// invalid_argument when the folder's longest sequence is longer than the graph's attention takes.
+Status check_sequence_length(const ModelFolder& folder) {
+  if (folder.max_sequence_length() <= static_cast<std::uint32_t>(graph::kMaxAttentionLength)) return Status();
+  return invalid_argument(
+      fmt::format("{}: the longest sequence, {} tokens (max_seq_length, else the model's "
+                  "positions), is above the {} that attention takes here",
+                  folder.folder.native(), folder.max_sequence_length(), graph::kMaxAttentionLength));
+}
+
+}  // namespace
+
 Result<std::shared_ptr<const graph::Graph>> model_graph(const ModelFolder& folder, const ModelWeights& weights,
                                                         const ModelGraphOptions& options) {
+  ACCEL_RETURN_IF_ERROR(check_sequence_length(folder));
   Builder model(folder, options);
   graph::GraphBuilder& b = model.builder();
   Tensor ids = b.input("ids", DType::i32, {Dim::sym("tokens")});
@@ -115,6 +166,7 @@ Result<std::shared_ptr<const graph::Graph>> model_graph(const ModelFolder& folde
 Result<std::shared_ptr<const graph::Graph>> token_vectors_graph(const ModelFolder& folder, const ModelWeights& weights,
                                                                 const ModelGraphOptions& options,
                                                                 const graph::Graph& model) {
+  ACCEL_RETURN_IF_ERROR(check_sequence_length(folder));
   Builder encoder(folder, options);
   graph::GraphBuilder& b = encoder.builder();
   Tensor ids = b.input("ids", DType::i32, {Dim::sym("tokens")});

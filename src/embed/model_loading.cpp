@@ -58,8 +58,12 @@ Result<HostFiles> read_host_files(const ModelOptions& options) {
                    .read_ms = milliseconds_since(start)};
 }
 
-DType compute_dtype(const ModelOptions& options, DeviceKind kind) {
-  return options.compute.value_or(kind == DeviceKind::cpu ? DType::f32 : DType::f16);
+// f16 by default on a GPU: an encoder's LayerNorm-bounded activations stay far inside its range. A decoder's
+// residual stream is not normalised and grows past f16's 65504 in some layers of real checkpoints: bf16.
+DType compute_dtype(const ModelOptions& options, DeviceKind kind, const ModelFolder& folder) {
+  return options.compute.value_or(kind == DeviceKind::cpu ? DType::f32
+                                  : folder.config.decoder ? DType::bf16
+                                                          : DType::f16);
 }
 
 // The graph for one compute dtype and the weights converted to it, in the graph's parameter order.
@@ -127,7 +131,7 @@ ModelInfo describe(const HostFiles& files, const ModelOptions& options) {
 // open the device (0 for load).
 Result<std::shared_ptr<Model>> place(const Device& device, const DeviceInfo& device_info, HostFiles files,
                                      Prepared prepared, ModelOptions options, double device_open_ms) {
-  if (const DType compute = compute_dtype(options, device_info.kind); compute != prepared.compute) {
+  if (const DType compute = compute_dtype(options, device_info.kind, files.folder); compute != prepared.compute) {
     ACCEL_ASSIGN_OR_RETURN(prepared, prepare(files, compute));
   }
   ModelInfo info = describe(files, options);
@@ -150,7 +154,7 @@ Result<std::shared_ptr<Model>> place(const Device& device, const DeviceInfo& dev
 Result<std::shared_ptr<Model>> Model::load(const Device& device, ModelOptions options) {
   ACCEL_ASSIGN_OR_RETURN(HostFiles files, read_host_files(options));
   ACCEL_ASSIGN_OR_RETURN(DeviceInfo device_info, device.info().wait());
-  ACCEL_ASSIGN_OR_RETURN(Prepared prepared, prepare(files, compute_dtype(options, device_info.kind)));
+  ACCEL_ASSIGN_OR_RETURN(Prepared prepared, prepare(files, compute_dtype(options, device_info.kind, files.folder)));
   return place(device, device_info, std::move(files), std::move(prepared), std::move(options), 0);
 }
 
@@ -168,8 +172,8 @@ Result<std::shared_ptr<Model>> Model::open(const DeviceOpener& device_opener, Mo
     return std::make_pair(std::move(device), milliseconds_since(start));
   });
   Result<HostFiles> files = read_host_files(options);
-  Result<Prepared> prepared =
-      files.ok() ? prepare(*files, compute_dtype(options, device_opener.kind)) : Result<Prepared>(files.status());
+  Result<Prepared> prepared = files.ok() ? prepare(*files, compute_dtype(options, device_opener.kind, files->folder))
+                                         : Result<Prepared>(files.status());
   auto [device, open_ms] = opening.get();  // joined before any error returns: the opener is the caller's
   if (!device.ok()) return device.status();
   ACCEL_RETURN_IF_ERROR(files.status());

@@ -86,10 +86,36 @@ class Resolver {
   std::vector<std::string> shown_;
 };
 
+void find_decoder(const EncoderConfig& c, const EncoderNames& names, Resolver& r, ModelParameters& p) {
+  const std::uint64_t hidden = c.hidden_size, inner = c.intermediate_size, head = c.head_size();
+  const std::uint64_t q_width = head * c.num_attention_heads, kv_width = head * c.num_key_value_heads;
+  p.word_embeddings = r.tensor(names.word_embeddings, {c.vocab_size, hidden});
+  for (const DecoderLayerNames& layer : names.decoder_layers) {
+    DecoderLayerParameters d{.input_norm = r.tensor(layer.input_norm + ".weight", {hidden}),
+                             .query = r.linear(layer.query, q_width, hidden, c.qkv_bias),
+                             .key = r.linear(layer.key, kv_width, hidden, c.qkv_bias),
+                             .value = r.linear(layer.value, kv_width, hidden, c.qkv_bias),
+                             .query_norm = std::nullopt,
+                             .key_norm = std::nullopt,
+                             .attention_output = r.linear(layer.attention_output, hidden, q_width, c.output_bias),
+                             .post_attention_norm = r.tensor(layer.post_attention_norm + ".weight", {hidden}),
+                             .gate = r.linear(layer.gate, inner, hidden, false),
+                             .up = r.linear(layer.up, inner, hidden, false),
+                             .down = r.linear(layer.down, hidden, inner, false)};
+    if (c.qk_norm) {
+      d.query_norm = r.tensor(layer.query_norm + ".weight", {head});
+      d.key_norm = r.tensor(layer.key_norm + ".weight", {head});
+    }
+    p.decoder_layers.push_back(std::move(d));
+  }
+  p.final_norm = r.tensor(names.final_norm + ".weight", {hidden});
+}
+
 void find_encoder(const ModelFolder& folder, Resolver& r, ModelParameters& p) {
   const EncoderConfig& c = folder.config;
   const std::uint64_t hidden = c.hidden_size, inner = c.intermediate_size;
   const EncoderNames names = folder.family->encoder_names(c.num_hidden_layers);
+  if (c.decoder) return find_decoder(c, names, r, p);
   p.word_embeddings = r.tensor(names.word_embeddings, {c.vocab_size, hidden});
   p.position_embeddings = r.find(names.position_embeddings, {names.position_embeddings},
                                  {c.max_position_embeddings, hidden}, c.position_offset, folder.max_sequence_length())

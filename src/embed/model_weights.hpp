@@ -41,6 +41,16 @@ struct EncoderLayerParameters {
   NormParameters output_norm;
 };
 
+// A decoder layer (Qwen2, Qwen3): RMSNorm gammas, q/k norms over a head's width (Qwen3), SwiGLU projections.
+struct DecoderLayerParameters {
+  Parameter input_norm;  // [hidden]
+  LinearParameters query, key, value;
+  std::optional<Parameter> query_norm, key_norm;  // [head_dim]
+  LinearParameters attention_output;
+  Parameter post_attention_norm;  // [hidden]
+  LinearParameters gate, up, down;
+};
+
 struct ModelParameters {
   Parameter word_embeddings;
   Parameter position_embeddings;  // the rows a sequence of max_sequence_length tokens reads, from position_offset
@@ -49,6 +59,8 @@ struct ModelParameters {
   std::optional<Parameter> token_types;
   NormParameters embeddings_norm;
   std::vector<EncoderLayerParameters> layers;
+  std::vector<DecoderLayerParameters> decoder_layers;  // a decoder's layers (then the fields above but the word
+  std::optional<Parameter> final_norm;                 // embeddings are empty), and its last RMSNorm's gamma
 
   std::vector<LinearParameters> dense;                // Head::embedding: the Dense modules, in order
   std::optional<LinearParameters> classifier_hidden;  // Head::classifier

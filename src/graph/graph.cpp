@@ -12,7 +12,7 @@
 namespace accel::graph {
 
 namespace {
-constexpr std::uint32_t kEncodingVersion = 2;
+constexpr std::uint32_t kEncodingVersion = 3;  // 3: rope, attention's kv_heads and causal
 constexpr std::uint64_t kParameterAlignment = 256;
 
 void write_shape(ByteWriter& w, const Shape& shape) {
@@ -81,6 +81,7 @@ std::string_view to_string(OpKind kind) noexcept {
     case OpKind::transpose: return "transpose";
     case OpKind::slice: return "slice";
     case OpKind::cast: return "cast";
+    case OpKind::rope: return "rope";
   }
   return "unknown";
 }
@@ -157,8 +158,8 @@ Status Graph::finish() {
   w.pod(kEncodingVersion).pod(static_cast<std::uint32_t>(nodes_.size()));
   for (const Node& node : nodes_) {
     const TensorInfo& t = tensors_[node.output];
-    w.fields(node.kind, node.activation, node.binary, node.transpose_b, node.eps, node.scale, node.heads,
-             node.max_length, node.axis, node.begin, node.end, node.padding, node.pool);
+    w.fields(node.kind, node.activation, node.binary, node.transpose_b, node.eps, node.scale, node.heads, node.kv_heads,
+             node.causal, node.theta, node.max_length, node.axis, node.begin, node.end, node.padding, node.pool);
     w.pods(node.inputs).pods(node.permutation).string(t.name).pod(t.dtype);
     write_shape(w, t.shape);
   }
@@ -183,8 +184,8 @@ Result<std::shared_ptr<const Graph>> Graph::decode(std::span<const std::byte> by
   for (std::uint32_t i = 0; i < count; ++i) {
     Node node;
     TensorInfo t;
-    r.fields(node.kind, node.activation, node.binary, node.transpose_b, node.eps, node.scale, node.heads,
-             node.max_length, node.axis, node.begin, node.end, node.padding, node.pool);
+    r.fields(node.kind, node.activation, node.binary, node.transpose_b, node.eps, node.scale, node.heads, node.kv_heads,
+             node.causal, node.theta, node.max_length, node.axis, node.begin, node.end, node.padding, node.pool);
     r.pods(node.inputs).pods(node.permutation).string(t.name).pod(t.dtype);
     if (!r.ok() || !read_shape(r, t.shape)) return damaged("node");
     auto in = [&](std::size_t k) -> Tensor { return k < node.inputs.size() ? Tensor{node.inputs[k]} : Tensor{}; };
@@ -208,8 +209,10 @@ Result<std::shared_ptr<const Graph>> Graph::decode(std::span<const std::byte> by
       case OpKind::layer_norm: made.push_back(b.layer_norm(in(0), in(1), opt(2), node.eps, opt(3))); break;
       case OpKind::rms_norm: made.push_back(b.rms_norm(in(0), in(1), node.eps, opt(2))); break;
       case OpKind::attention:
-        made.push_back(b.attention(in(0), in(1), in(2), in(3), node.heads, node.max_length, node.scale));
+        made.push_back(b.attention(in(0), in(1), in(2), in(3), node.heads, node.max_length,
+                                   {.scale = node.scale, .kv_heads = node.kv_heads, .causal = node.causal}));
         break;
+      case OpKind::rope: made.push_back(b.rope(in(0), in(1), node.heads, node.theta)); break;
       case OpKind::pool: made.push_back(b.pool(in(0), in(1), node.pool)); break;
       case OpKind::l2_normalize: made.push_back(b.l2_normalize(in(0), node.eps)); break;
       case OpKind::reshape: made.push_back(b.reshape(in(0), t.shape)); break;

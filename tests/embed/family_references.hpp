@@ -60,6 +60,10 @@ inline void expect_dense(const Embeddings& got, const nlohmann::json& expected, 
     double reference_norm = 0;
     for (double v : row) reference_norm += v * v;
     reference_norm = std::sqrt(reference_norm);
+    if (reference_norm == 0) {  // a text whose every state is 0 (the tiny decoders' lone EOS: a zero padding row)
+      EXPECT_EQ(norm(got.row(i)), 0.0) << what << ", input " << i;
+      continue;
+    }
     EXPECT_GE(cosine(got.row(i), row), t.cosine) << what << ", input " << i;
     EXPECT_NEAR(norm(got.row(i)) / std::max(reference_norm, 1e-30), 1.0, t.norm_ratio) << what << ", input " << i;
   }

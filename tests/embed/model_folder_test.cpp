@@ -195,8 +195,9 @@ TEST_F(ModelFolderTest, RefusesWhatTheEncoderDoesNotCompute) {
     config.replace(config.find(from), from.size(), to);
     return std::map<std::string, std::string>{{"config.json", config}};
   };
-  expect_refused(changed(R"("bert")", R"("gpt2")"), "config.json", "model_type",
-                 "'gpt2' is not supported (supported: bert, roberta, xlm-roberta, camembert, distilbert)");
+  expect_refused(
+      changed(R"("bert")", R"("gpt2")"), "config.json", "model_type",
+      "'gpt2' is not supported (supported: bert, roberta, xlm-roberta, camembert, distilbert, qwen3, qwen2)");
   expect_refused(changed(R"("hidden_act": "gelu")", R"("hidden_act": "quick_gelu")"), "config.json", "hidden_act",
                  "'quick_gelu' is not supported");
   expect_refused(changed(R"("absolute")", R"("relative_key")"), "config.json", "position_embedding_type",
@@ -358,6 +359,49 @@ TEST_F(ModelFolderTest, ReadsTheFamiliesBesideBert) {
   expect_refused({{"config.json", R"({"model_type": "distilbert", "activation": "gelu", "dim": 384,
           "hidden_dim": 1536, "max_position_embeddings": 512, "n_heads": 7, "n_layers": 6, "vocab_size": 30522})"}},
                  "config.json", "n_heads", "7 does not divide dim 384");
+}
+
+TEST_F(ModelFolderTest, ReadsQwenDecodersAndRefusesWhatTheyDoNotRun) {
+  const std::string qwen3 = R"({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_act": "silu",
+      "hidden_size": 384, "head_dim": 128, "intermediate_size": 1536, "max_position_embeddings": 32768,
+      "num_attention_heads": 6, "num_key_value_heads": 2, "num_hidden_layers": 2, "rms_norm_eps": 1e-06,
+      "rope_theta": 1000000, "rope_scaling": null, "use_sliding_window": false, "vocab_size": 30522})";
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string config = qwen3;
+    return config.replace(config.find(from), from.size(), to);
+  };
+  const Result<ModelFolder> bare =
+      read_with({{"config.json", qwen3}, {"modules.json", ""}, {"sentence_bert_config.json", ""}});
+  ASSERT_TRUE(bare.ok()) << bare.status().to_string();
+  EXPECT_EQ(bare->family->name, "Qwen3");
+  EXPECT_TRUE(bare->config.decoder && bare->config.qk_norm && !bare->config.qkv_bias);
+  EXPECT_EQ(bare->config.head_size(), 128u);
+  EXPECT_EQ(bare->config.num_key_value_heads, 2u);
+  EXPECT_EQ(bare->config.rope_theta, 1e6);
+  EXPECT_EQ(bare->pooling, graph::PoolMode::last);
+  EXPECT_EQ(bare->max_sequence_length(), 32768u);
+  EXPECT_TRUE(bare->config.causal);
+  const Result<ModelFolder> bidirectional =
+      read_with({{"config.json", with("\"rope_scaling\"", "\"is_causal\": false, \"rope_scaling\"")}});
+  ASSERT_TRUE(bidirectional.ok()) << bidirectional.status().to_string();
+  EXPECT_FALSE(bidirectional->config.causal);
+  const Result<ModelFolder> v5 =
+      read_with({{"config.json", with(R"("rope_theta": 1000000)",
+                                      R"("rope_parameters": {"rope_type": "default", "rope_theta": 5e3})")}});
+  ASSERT_TRUE(v5.ok()) << v5.status().to_string();
+  EXPECT_EQ(v5->config.rope_theta, 5e3);
+  const Result<ModelFolder> qwen2 =
+      read_with({{"config.json", with(R"("model_type": "qwen3")", R"("model_type": "qwen2")")}});
+  ASSERT_TRUE(qwen2.ok()) << qwen2.status().to_string();
+  EXPECT_TRUE(qwen2->config.qkv_bias && !qwen2->config.qk_norm);
+  EXPECT_EQ(qwen2->config.head_size(), 64u);  // Qwen2 has no head_dim: hidden_size / heads
+  expect_refused({{"config.json", with(R"("rope_scaling": null)", R"("rope_scaling": {"rope_type": "yarn"})")}},
+                 "config.json", "rope_scaling", "rope type \"yarn\" is not supported");
+  expect_refused({{"config.json", with(R"("num_key_value_heads": 2)", R"("num_key_value_heads": 4)")}}, "config.json",
+                 "num_key_value_heads", "4 does not divide num_attention_heads 6");
+  expect_refused({{"config.json", with("false", "true")}}, "config.json", "use_sliding_window", "sliding-window");
+  expect_refused({{"config.json", with("Qwen3ForCausalLM", "Qwen3ForSequenceClassification")}, {"modules.json", ""}},
+                 "config.json", "architectures", "a classifier head is not supported for the Qwen3 family");
 }
 
 TEST_F(ModelFolderTest, RefusesAFolderWithoutItsTokenizerOrSafetensorsWeights) {

@@ -100,6 +100,43 @@ TEST(GraphBuilderTest, EncodingIsCanonicalAndDecodesToAnEqualGraph) {
   EXPECT_EQ((*decoded)->encoding(), a->encoding());
 }
 
+// A decoder's attention: rotary q and k, grouped-query heads, causal, past the encoders' 1,024 tokens.
+Result<std::shared_ptr<const Graph>> decoder_attention(std::int32_t kv_heads, bool causal, std::int32_t max_length,
+                                                       std::int32_t rope_heads = 4) {
+  GraphBuilder b;
+  b.bucket("tokens", Ladder::powers_of_two(8, 64));
+  Tensor q = b.input("q", DType::f32, {T(), Dim::of(32)});
+  Tensor kv = b.input("kv", DType::f32, {T(), Dim::of(16)});
+  Tensor o = b.input("o", DType::i32, {Dim::sym("s", 1)});
+  Tensor positions = b.sequence_positions(o, T());
+  Tensor rq = b.rope(q, positions, rope_heads, 1e6f), rk = b.rope(kv, positions, 2, 1e6f);
+  b.output("y", b.attention(rq, rk, kv, o, 4, max_length, {.kv_heads = kv_heads, .causal = causal}));
+  return b.build();
+}
+
+TEST(GraphBuilderTest, DecoderOpsKeepTheirAttributesThroughTheEncoding) {
+  Result<std::shared_ptr<const Graph>> g = decoder_attention(2, true, 40000);
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  const Node& attention = (*g)->nodes().back();
+  EXPECT_EQ(attention.kind, OpKind::attention);
+  EXPECT_EQ(attention.kv_heads, 2);
+  EXPECT_TRUE(attention.causal);
+  EXPECT_EQ(attention.max_length, 40000);
+  EXPECT_EQ((*g)->nodes()[attention.inputs[0]].kind, OpKind::rope);
+  EXPECT_EQ((*g)->nodes()[attention.inputs[0]].theta, 1e6f);
+  Result<std::shared_ptr<const Graph>> decoded = Graph::decode((*g)->encoding());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  EXPECT_EQ((*decoded)->nodes(), (*g)->nodes());
+  EXPECT_NE((*decoder_attention(2, false, 40000))->encoding(), (*g)->encoding());
+  EXPECT_NE(decoder_attention(4, true, 40000).status().message().find("key/value heads must divide"),
+            std::string::npos);
+  EXPECT_NE(decoder_attention(3, true, 40000).status().message().find("key/value heads must divide"),
+            std::string::npos);
+  EXPECT_NE(decoder_attention(2, true, kMaxAttentionLength + 1).status().message().find("max_length"),
+            std::string::npos);
+  EXPECT_NE(decoder_attention(2, true, 64, 32).status().message().find("rope: 32 heads"), std::string::npos);
+}
+
 TEST(GraphBuilderTest, DamagedEncodingsAreRefused) {
   const std::vector<std::byte> good = mlp()->encoding();
   for (std::size_t cut : {std::size_t{0}, std::size_t{3}, good.size() / 2, good.size() - 1}) {

@@ -35,7 +35,7 @@ struct ModelOptions {
   /// A sentence-transformers folder (modules.json and the modules it lists) or a transformers checkpoint
   /// (config.json, tokenizer.json, model.safetensors): embed/model_folder.hpp says what loads.
   std::filesystem::path folder;
-  /// The dtype the encoder computes in: empty picks f16 on a CUDA device and f32 on the CPU.
+  /// The dtype the encoder computes in: empty picks f32 on the CPU and, on a CUDA device, f16 (bf16 for a decoder).
   std::optional<DType> compute;
   /// The most tokens one packed run holds; larger calls are split into runs of at most this many tokens. A SPLADE
   /// model runs at most 2^26 / vocabulary tokens at once (2,048 for BERT's vocabulary): each token's logits over

@@ -95,6 +95,7 @@ enum class OpKind : std::uint8_t {
   transpose,           ///< a permutation of the dims
   slice,               ///< [begin, end) along one dim
   cast,                ///< another element type
+  rope,                ///< x [R, heads * head_dim], positions i32 [R]: rotary position embedding of each head
 };
 /// The kind's name, as errors and descriptions name ops.
 [[nodiscard]] std::string_view to_string(OpKind kind) noexcept;
@@ -122,7 +123,10 @@ struct Node {
   bool transpose_b = false;                      ///< matmul: w is [N, K], used transposed
   float eps = 0.0f;                              ///< layer_norm, rms_norm, l2_normalize: the epsilon
   float scale = 0.0f;                            ///< attention: the factor of q k^T
-  std::int32_t heads = 0;                        ///< attention: the number of heads
+  std::int32_t heads = 0;                        ///< attention: the number of query heads; rope: of heads
+  std::int32_t kv_heads = 0;                     ///< attention: the number of key/value heads (dividing heads)
+  bool causal = false;                           ///< attention: each query sees only the keys up to its own
+  float theta = 0.0f;                            ///< rope: the base of the rotation frequencies
   std::int32_t max_length = 0;                   ///< attention: the longest sequence it runs
   std::int32_t axis = 0;                         ///< slice
   /// slice: the first index kept, then (end) one past the last
@@ -205,6 +209,16 @@ struct MatmulOptions {
   Activation activation = Activation::identity;  ///< applied last
 };
 
+/// The options of GraphBuilder::attention.
+struct AttentionOptions {
+  std::optional<float> scale;  ///< the factor of q k^T; 1 / sqrt(head_dim) when not given
+  std::int32_t kv_heads = 0;   ///< k and v's heads (grouped-query attention); 0: as many as q's
+  bool causal = false;         ///< each query attends to the keys up to its own position in its sequence only
+};
+
+/// The longest sequence attention takes (GraphBuilder::attention's max_length).
+inline constexpr std::int32_t kMaxAttentionLength = 131072;
+
 /// Adds ops one by one, inferring shapes; build() gives the Graph or the first error.
 class GraphBuilder {
  public:
@@ -231,10 +245,13 @@ class GraphBuilder {
                     std::optional<Tensor> residual = std::nullopt);
   /// (x + residual) divided by its root mean square over the last dim, times gamma.
   Tensor rms_norm(Tensor x, Tensor gamma, float eps, std::optional<Tensor> residual = std::nullopt);
-  /// q, k, v [R, heads * head_dim] (row-major), offsets i32 [S + 1]; every sequence at most max_length tokens.
-  /// scale: 1 / sqrt(head_dim) when not given.
+  /// q [R, heads * head_dim], k and v [R, kv_heads * head_dim] (row-major), offsets i32 [S + 1]; every sequence
+  /// at most max_length tokens (at most kMaxAttentionLength).
   Tensor attention(Tensor q, Tensor k, Tensor v, Tensor offsets, std::int32_t heads, std::int32_t max_length,
-                   std::optional<float> scale = std::nullopt);
+                   AttentionOptions options = {});
+  /// Rotary position embedding of x [R, heads * head_dim] at positions i32 [R] (rotate-half pairs, frequencies
+  /// 1 / theta^(2i / head_dim)).
+  Tensor rope(Tensor x, Tensor positions, std::int32_t heads, float theta);
   /// Each sequence's rows of x pooled into one row (an empty sequence gives zeros).
   Tensor pool(Tensor x, Tensor offsets, PoolMode mode);
   /// Each row divided by max(its L2 norm, eps).

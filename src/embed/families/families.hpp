@@ -8,5 +8,7 @@ namespace accel::embed {
 extern const Family kBertFamily;        // bert.cpp
 extern const Family kRobertaFamily;     // bert.cpp
 extern const Family kDistilbertFamily;  // distilbert.cpp
+extern const Family kQwen3Family;       // qwen.cpp
+extern const Family kQwen2Family;       // qwen.cpp
 
 }  // namespace accel::embed

@@ -1,7 +1,11 @@
 // accel::embed::Family — what one model family is: how its config.json reads, and the names its checkpoints
-// give the tensors of the encoder and of the heads that sit on it. Every family here is a post-norm transformer
-// encoder (embeddings, then layers of self-attention and a feed-forward block, each followed by a LayerNorm), so
-// one graph builder (embed/model_graph.cpp) runs them all from these names.
+// give the tensors of the encoder and of the heads that sit on it. Two shapes of model, each run from these names
+// by one graph builder (embed/model_graph.cpp):
+//   - post-norm transformer encoders (BERT and its relatives): embeddings with a position table, then layers of
+//     self-attention and a feed-forward block, each followed by a LayerNorm;
+//   - pre-norm decoders (Qwen2, Qwen3): token embeddings only, then layers of RMSNorm, causal grouped-query
+//     attention with rotary positions (Qwen3: q/k RMSNorm per head first), RMSNorm, a SwiGLU block, each with a
+//     residual around it; a final RMSNorm.
 //
 // Adding a family is one file in this folder defining a Family, and one line in registry.cpp.
 #pragma once
@@ -38,7 +42,20 @@ struct EncoderConfig {
   std::uint32_t num_labels = 1;     // a sequence classifier's outputs (id2label's size, or num_labels)
   std::vector<std::string> labels;  // each output's name: id2label's, else transformers' LABEL_<i>
 
-  [[nodiscard]] std::uint32_t head_size() const noexcept { return hidden_size / num_attention_heads; }
+  // Decoders only (layer_norm_eps is then the RMSNorms' epsilon, and max_position_embeddings the longest input).
+  bool decoder = false;
+  std::uint32_t num_key_value_heads = 0;  // grouped-query attention: heads of k and v, dividing the query heads
+  std::uint32_t head_dim = 0;             // each head's width (Qwen3 sets it apart from hidden_size / heads)
+  double rope_theta = 0;                  // the base of the rotary frequencies
+  bool qk_norm = false;                   // Qwen3: each head's q and k RMS-normalised before the rotation
+  bool qkv_bias = false;                  // q, k and v projections with biases (Qwen2)
+  bool output_bias = false;               // the attention's output projection with a bias
+  bool causal = true;                     // false where config.json's is_causal says so (gte-Qwen2's bidirectional
+                                          // attention); transformers' own Qwen classes are always causal
+
+  [[nodiscard]] std::uint32_t head_size() const noexcept {
+    return head_dim != 0 ? head_dim : hidden_size / num_attention_heads;
+  }
   // Positions a sequence may take: the table's rows from position_offset on.
   [[nodiscard]] std::uint32_t positions() const noexcept {
     return max_position_embeddings > position_offset ? max_position_embeddings - position_offset : 0;
@@ -52,11 +69,20 @@ struct EncoderLayerNames {
   std::string query, key, value, attention_output, attention_norm, intermediate, output, output_norm;
 };
 
+// A decoder layer's stems: the norms are RMSNorms (stem.weight only), q_norm and k_norm absent (empty) but in
+// Qwen3; the feed-forward block is down(silu(gate(x)) * up(x)).
+struct DecoderLayerNames {
+  std::string input_norm, query, key, value, query_norm, key_norm, attention_output, post_attention_norm, gate, up,
+      down;
+};
+
 struct EncoderNames {
-  std::string word_embeddings, position_embeddings;  // tensors
+  std::string word_embeddings, position_embeddings;  // tensors; a decoder has no position table (empty)
   std::string token_type_embeddings;                 // a tensor; empty when the family has none
-  std::string embeddings_norm;                       // a stem
-  std::vector<EncoderLayerNames> layers;
+  std::string embeddings_norm;                       // a stem; empty for a decoder
+  std::vector<EncoderLayerNames> layers;             // an encoder's
+  std::vector<DecoderLayerNames> decoder_layers;     // a decoder's
+  std::string final_norm;                            // a decoder's last RMSNorm (a stem)
 };
 
 // A sequence classifier (a cross-encoder reranker): the first token's state through `hidden` and `activation`,
@@ -84,8 +110,8 @@ struct Family {
   std::string_view base_prefix;
   Result<EncoderConfig> (*read_config)(const Fields& config);
   EncoderNames (*encoder_names)(std::uint32_t layers);
-  ClassifierNames (*classifier_names)();
-  MaskedLmNames (*masked_lm_names)(const EncoderConfig& config);
+  ClassifierNames (*classifier_names)();                          // null: the family has no classifier head here
+  MaskedLmNames (*masked_lm_names)(const EncoderConfig& config);  // null: nor a masked-LM head
 };
 
 // The family of a config.json's model_type, or null.

@@ -10,7 +10,7 @@
 namespace accel::embed {
 namespace {
 
-constexpr const Family* kFamilies[] = {&kBertFamily, &kRobertaFamily, &kDistilbertFamily};
+constexpr const Family* kFamilies[] = {&kBertFamily, &kRobertaFamily, &kDistilbertFamily, &kQwen3Family, &kQwen2Family};
 
 }  // namespace
 

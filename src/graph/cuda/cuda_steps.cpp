@@ -76,10 +76,16 @@ cudaError_t launch(const Frame& f, const Node& node) {
       return rms_norm(dtype, f.at(in[0]), f.at(in[2]), f.at(in[1]), f.rows(out), f.last_dim(out), node.eps, f.at(out),
                       nullptr, f.stream);
     case OpKind::attention: {
-      const std::int64_t width = f.dim(in[0], 1);
-      return packed_attention(dtype, f.at(in[0]), width, f.at(in[1]), width, f.at(in[2]), width,
+      const std::int64_t width = f.dim(in[0], 1), kv_width = f.dim(in[1], 1);
+      return packed_attention(dtype, f.at(in[0]), width, f.at(in[1]), kv_width, f.at(in[2]), kv_width,
                               f.at<std::int32_t>(in[3]), f.dim(in[3], 0) - 1, f.dim(in[0], 0), node.max_length,
-                              node.heads, static_cast<int>(width / node.heads), node.scale, f.at(out), width, f.stream);
+                              node.heads, static_cast<int>(width / node.heads), node.scale, f.at(out), width, f.stream,
+                              node.kv_heads, node.causal);
+    }
+    case OpKind::rope: {
+      const std::int64_t width = f.dim(in[0], 1);
+      return rope(dtype, f.at(in[0]), f.at<std::int32_t>(in[1]), f.dim(in[0], 0), node.heads,
+                  static_cast<int>(width / node.heads), node.theta, f.at(out), f.stream);
     }
     case OpKind::pool:
       return pool(node.pool, dtype, f.at(in[0]), f.dim(in[0], 1), f.at<std::int32_t>(in[1]), f.dim(in[1], 0) - 1,

@@ -1,7 +1,8 @@
 // packed_attention on the CPU: one task per (sequence, head) on the process's OpenMP team. Both products run row by
 // row as sums of scaled rows (y_i = sum_c x_ic w_c), which vectorise along the row with no horizontal sums: the
-// scores against K's head slice copied transposed into a small contiguous block (head_dim x length), then O = P V
-// read in place. A sequence's scores are at most max_length^2 floats, so they stay in the thread's cache.
+// scores against K's head slice copied transposed into a contiguous block (head_dim x length), then O = P V read in
+// place. Queries go in blocks of kQueryBlock rows, so that a block's scores (kQueryBlock x length floats) stay in
+// the thread's cache however long the sequence; a causal block scores only the keys up to its last query.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -21,9 +22,14 @@ struct Operands {
   std::int64_t v_stride;
   float* out;
   std::int64_t out_stride;
+  int heads;
+  int kv_heads;
   int head_dim;
   float scale;
+  bool causal;
 };
+
+constexpr std::int64_t kQueryBlock = 64;
 
 // y[i, 0:n) = sum_c x[i, c] w[c, 0:n) for each of `rows` rows: y's row stays in L1 while w's rows stream by.
 ACCEL_CPU_VECTOR_CLONES
@@ -41,47 +47,56 @@ void rows_times(const float* x, std::int64_t x_stride, const float* w, std::int6
   }
 }
 
-// One head of one sequence: rows [begin, end), columns [column, column + head_dim) of each operand. `k_t` and `p`
-// are the task's scratch: K's slice transposed, and the scores. Their rows are padded with zeros to whole vectors
-// (16 floats), so that the scores' row products never fall to the scalar tail loop; the padding's scores are
-// computed and never read.
-void attend(const Operands& o, std::int64_t begin, std::int64_t end, std::int64_t column, std::vector<float>& k_t,
-            std::vector<float>& p) {
+// One head of one sequence: rows [begin, end), query and output columns [column, column + head_dim), key and
+// value columns [kv_column, kv_column + head_dim). `k_t` and `p` are the task's scratch: K's slice transposed, and
+// a block's scores. Their rows are padded with zeros to whole vectors (16 floats), so that the scores' row products
+// never fall to the scalar tail loop; the padding's scores are computed and never read. A causal row's scores past
+// its own position are set to 0 after the softmax, so that P V may run over the block's keys.
+void attend(const Operands& o, std::int64_t begin, std::int64_t end, std::int64_t column, std::int64_t kv_column,
+            std::vector<float>& k_t, std::vector<float>& p) {
   const std::int64_t length = end - begin, padded = (length + 15) / 16 * 16;
-  p.resize(static_cast<std::size_t>(length * padded));
   k_t.resize(static_cast<std::size_t>(padded * o.head_dim));
-  const float* k = o.k + begin * o.k_stride + column;
+  const float* k = o.k + begin * o.k_stride + kv_column;
   for (int d = 0; d < o.head_dim; ++d) {
     float* row = k_t.data() + d * padded;
     for (std::int64_t j = 0; j < length; ++j) row[j] = k[j * o.k_stride + d];
     std::fill(row + length, row + padded, 0.0f);
   }
-  rows_times(o.q + begin * o.q_stride + column, o.q_stride, k_t.data(), padded, length, o.head_dim, padded, p.data(),
-             padded);
-  for (std::int64_t i = 0; i < length; ++i) {
-    float* row = p.data() + i * padded;
+  for (std::int64_t i0 = 0; i0 < length; i0 += kQueryBlock) {
+    const std::int64_t rows = std::min(kQueryBlock, length - i0);
+    const std::int64_t keys = o.causal ? i0 + rows : length, width = (keys + 15) / 16 * 16;
+    p.resize(static_cast<std::size_t>(rows * width));
+    rows_times(o.q + (begin + i0) * o.q_stride + column, o.q_stride, k_t.data(), padded, rows, o.head_dim, width,
+               p.data(), width);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      float* row = p.data() + i * width;
+      const std::int64_t valid = o.causal ? i0 + i + 1 : keys;
 #pragma omp simd
-    for (std::int64_t j = 0; j < length; ++j) row[j] *= o.scale;
-    const float highest = *std::max_element(row, row + length);
-    const float inverse = 1.0f / exp_shifted_sum(row, highest, length, row);
+      for (std::int64_t j = 0; j < valid; ++j) row[j] *= o.scale;
+      const float highest = *std::max_element(row, row + valid);
+      const float inverse = 1.0f / exp_shifted_sum(row, highest, valid, row);
 #pragma omp simd
-    for (std::int64_t j = 0; j < length; ++j) row[j] *= inverse;
+      for (std::int64_t j = 0; j < valid; ++j) row[j] *= inverse;
+      std::fill(row + valid, row + keys, 0.0f);
+    }
+    rows_times(p.data(), width, o.v + begin * o.v_stride + kv_column, o.v_stride, rows, keys, o.head_dim,
+               o.out + (begin + i0) * o.out_stride + column, o.out_stride);
   }
-  rows_times(p.data(), padded, o.v + begin * o.v_stride + column, o.v_stride, length, length, o.head_dim,
-             o.out + begin * o.out_stride + column, o.out_stride);
 }
 
 }  // namespace
 
 void packed_attention(const float* q, std::int64_t q_stride, const float* k, std::int64_t k_stride, const float* v,
                       std::int64_t v_stride, const std::int32_t* offsets, std::int64_t sequences, int heads,
-                      int head_dim, float scale, float* out, std::int64_t out_stride) {
-  const Operands operands{q, q_stride, k, k_stride, v, v_stride, out, out_stride, head_dim, scale};
+                      int head_dim, float scale, float* out, std::int64_t out_stride, int kv_heads, bool causal) {
+  if (kv_heads <= 0) kv_heads = heads;
+  const Operands operands{q,          q_stride, k,        k_stride, v,     v_stride, out,
+                          out_stride, heads,    kv_heads, head_dim, scale, causal};
   const std::int64_t tasks = sequences * heads;
   double flops = 0;
   for (std::int64_t s = 0; s < sequences; ++s) {
     const double length = std::max(0, offsets[s + 1] - offsets[s]);
-    flops += 4.0 * length * length * head_dim * heads;
+    flops += (causal ? 2.0 : 4.0) * length * length * head_dim * heads;
   }
   // Sequences differ in length, so the tasks are handed out one at a time; below about a million operations the
   // team's wake-up costs more than it saves.
@@ -92,7 +107,8 @@ void packed_attention(const float* q, std::int64_t q_stride, const float* k, std
     for (std::int64_t task = 0; task < tasks; ++task) {
       const std::int64_t s = task / heads;
       if (offsets[s + 1] <= offsets[s]) continue;
-      attend(operands, offsets[s], offsets[s + 1], (task % heads) * head_dim, k_t, p);
+      const std::int64_t h = task % heads;
+      attend(operands, offsets[s], offsets[s + 1], h * head_dim, h / (heads / kv_heads) * head_dim, k_t, p);
     }
   }
 }

@@ -2,7 +2,11 @@
 // for any storage type and head_dim <= 128. Generic: a CTA takes 16 query rows of one (sequence, head), 4 per
 // warp, and streams 32-key K/V tiles through shared memory in float; each lane scores one key of the tile against
 // the warp's 4 queries and owns head_dim / 32 output columns of each, the softmax kept online (running maximum
-// and sum) across tiles.
+// and sum) across tiles. Grouped-query heads read their key/value head's columns; a causal CTA streams only the
+// tiles up to its last query and masks each query's later keys (key 0 is in the first tile for every query, so the
+// running maximum is finite from the first tile on).
+#include <algorithm>
+
 #include "graph/kernels/cuda_attention.cuh"
 #include "graph/kernels/cuda_element.cuh"
 #include "graph/kernels/cuda_kernels.hpp"
@@ -29,9 +33,11 @@ __global__ void __launch_bounds__(kWarps * 32) generic_attention_kernel(detail::
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int d = args.head_dim;
   const std::int64_t column = std::int64_t{blockIdx.y} * d;
+  const std::int64_t kv_column = std::int64_t{blockIdx.y / (args.heads / args.kv_heads)} * d;
   const T* q = static_cast<const T*>(args.q) + begin * args.q_stride + column;
-  const T* k = static_cast<const T*>(args.k) + begin * args.k_stride + column;
-  const T* v = static_cast<const T*>(args.v) + begin * args.v_stride + column;
+  const T* k = static_cast<const T*>(args.k) + begin * args.k_stride + kv_column;
+  const T* v = static_cast<const T*>(args.v) + begin * args.v_stride + kv_column;
+  const int keys_end = args.causal ? min(length, q0 + kQueries) : length;
   // The scale goes into the queries once, in the log2 domain, so each score's exponent is one exp2f.
   const float scale = args.scale * 1.4426950408889634f;
   for (int i = threadIdx.x; i < kQueries * d; i += blockDim.x) {
@@ -42,7 +48,7 @@ __global__ void __launch_bounds__(kWarps * 32) generic_attention_kernel(detail::
 #pragma unroll
   for (int qi = 0; qi < kQueriesPerWarp; ++qi) highest[qi] = -INFINITY;
 
-  for (int j0 = 0; j0 < length; j0 += kKeys) {
+  for (int j0 = 0; j0 < keys_end; j0 += kKeys) {
     __syncthreads();  // the previous tile is consumed (and, the first time, the queries are stored)
     for (int i = threadIdx.x; i < kKeys * d; i += blockDim.x) {
       const int r = i / d, c = i % d;
@@ -51,16 +57,17 @@ __global__ void __launch_bounds__(kWarps * 32) generic_attention_kernel(detail::
       values[r][c] = valid ? detail::to_float(v[(j0 + r) * args.v_stride + c]) : 0.0f;
     }
     __syncthreads();
-    const bool valid = j0 + lane < length;
+    const int own_key = j0 + lane;
     float score[kQueriesPerWarp] = {};
     for (int c = 0; c < d; ++c) {
       const float key = keys[lane][c];
 #pragma unroll
       for (int qi = 0; qi < kQueriesPerWarp; ++qi) score[qi] += query[warp * kQueriesPerWarp + qi][c] * key;
     }
-    const int chunk = min(kKeys, length - j0);
+    const int chunk = min(kKeys, keys_end - j0);
 #pragma unroll
     for (int qi = 0; qi < kQueriesPerWarp; ++qi) {
+      const bool valid = own_key < length && (!args.causal || own_key <= q0 + warp * kQueriesPerWarp + qi);
       const float next = fmaxf(highest[qi], detail::warp_max(valid ? score[qi] : -INFINITY));
       const float correction = exp2f(highest[qi] - next);
       const float p = valid ? exp2f(score[qi] - next) : 0.0f;
@@ -92,14 +99,18 @@ __global__ void __launch_bounds__(kWarps * 32) generic_attention_kernel(detail::
 cudaError_t packed_attention(DType dtype, const void* q, std::int64_t q_stride, const void* k, std::int64_t k_stride,
                              const void* v, std::int64_t v_stride, const std::int32_t* offsets, std::int64_t sequences,
                              std::int64_t rows, std::int32_t max_length, int heads, int head_dim, float scale,
-                             void* out, std::int64_t out_stride, cudaStream_t stream) {
-  const detail::AttentionArgs args{q,    q_stride,   k,     k_stride, v,     v_stride, offsets,   sequences,
-                                   rows, max_length, heads, head_dim, scale, out,      out_stride};
-  if (head_dim <= 0 || head_dim > kMaxHeadDim || heads <= 0 || heads > 65535 || max_length < 0)
+                             void* out, std::int64_t out_stride, cudaStream_t stream, int kv_heads, bool causal) {
+  if (kv_heads == 0) kv_heads = heads;
+  if (head_dim <= 0 || head_dim > kMaxHeadDim || heads <= 0 || heads > 65535 || max_length < 0 || kv_heads <= 0 ||
+      heads % kv_heads != 0)
     return cudaErrorInvalidValue;
-  if (sequences == 0 || max_length == 0) return cudaSuccess;
+  // No sequence is longer than the rows: the grid, sized by the longest sequence, need not be larger.
+  const auto longest = static_cast<std::int32_t>(std::min<std::int64_t>(max_length, rows));
+  const detail::AttentionArgs args{q,       q_stride, k,        k_stride, v,   v_stride,   offsets,  sequences, rows,
+                                   longest, heads,    head_dim, scale,    out, out_stride, kv_heads, causal};
+  if (sequences == 0 || longest == 0) return cudaSuccess;
   if (detail::flash_attention_fits(dtype, args)) return detail::launch_flash_attention(dtype, args, stream);
-  const int tiles = (max_length + kQueries - 1) / kQueries;
+  const int tiles = (longest + kQueries - 1) / kQueries;
   if (sequences * tiles > 0x7fffffff) return cudaErrorInvalidValue;
   const dim3 grid(static_cast<unsigned>(sequences * tiles), static_cast<unsigned>(heads));
   return detail::dispatch(dtype, [&](auto tag) {

@@ -25,9 +25,11 @@ struct AttentionArgs {
   float scale;
   void* out;
   std::int64_t out_stride;
+  int kv_heads;  // dividing heads: query head h reads key/value head h / (heads / kv_heads)
+  bool causal;   // query i of a sequence sees its keys 0..i only
 };
 
-// Whether the tensor-core kernel takes these arguments: f16/bf16, head_dim 32 or 64, 16-byte aligned rows.
+// Whether the tensor-core kernel takes these arguments: f16/bf16, head_dim 32, 64 or 128, 16-byte aligned rows.
 bool flash_attention_fits(DType dtype, const AttentionArgs& args);
 
 // The tensor-core kernel (cuda_flash_attention.cu); only for arguments flash_attention_fits accepts.

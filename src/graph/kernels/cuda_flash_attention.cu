@@ -1,11 +1,15 @@
-// The tensor-core attention kernel for f16/bf16 and head_dim 32 or 64, flash-attention style.
+// The tensor-core attention kernel for f16/bf16 and head_dim 32, 64 or 128, flash-attention style.
 //
 // A CTA of 4 warps takes 64 query rows of one (sequence, head); each warp owns 16 rows and keeps their Q fragments,
-// the running softmax state and the output accumulators in registers. Key/value tiles of 64 rows stream through
+// the running softmax state and the output accumulators in registers. Key/value tiles of 64 rows (32 for head_dim
+// 128, so that both stages of K and V stay within 48 KiB of static shared memory) stream through
 // shared memory in two stages (cp.async, zero-filled past the sequence's end). Per tile a warp computes
 // S = Q K^T with mma.sync m16n8k16 (float accumulation), updates the online softmax in float in the log2 domain,
 // and feeds P, rounded to the storage type, straight from the S accumulators (whose layout is the next mma's A
-// layout) into O += P V, V's fragments coming from ldmatrix.trans.
+// layout) into O += P V, V's fragments coming from ldmatrix.trans. Grouped-query heads read their key/value head's
+// columns. A causal CTA streams the key tiles up to its last query row only and masks each row's later keys. Key 0
+// is in the first tile for every row, so each row's running maximum is finite from the first tile on; a later
+// tile whose keys are all masked for a row (32-key tiles) then leaves the row's state as it was.
 #include "graph/kernels/cuda_attention.cuh"
 #include "graph/kernels/cuda_element.cuh"
 
@@ -13,7 +17,6 @@ namespace accel::graph::cuda::detail {
 namespace {
 
 constexpr int kRowsPerCta = 64;
-constexpr int kKeysPerTile = 64;
 
 __device__ __forceinline__ std::uint32_t pack(float low, float high, __half) {
   const __half2 h = __floats2half2_rn(low, high);
@@ -58,6 +61,7 @@ template <class T, int D>
 __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args, int tiles) {
   // Rows padded by 16 bytes: the 8 rows one ldmatrix or fragment load touches then fall on distinct banks.
   constexpr int kStride = D + 8;
+  constexpr int kKeysPerTile = D == 128 ? 32 : 64;
   __shared__ alignas(16) T keys[2][kKeysPerTile * kStride];
   __shared__ alignas(16) T values[2][kKeysPerTile * kStride];
 
@@ -68,9 +72,10 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int group = lane / 4, quad = lane % 4;  // the mma fragments' row group and column pair
   const std::int64_t column = std::int64_t{blockIdx.y} * D;
+  const std::int64_t kv_column = std::int64_t{blockIdx.y / (args.heads / args.kv_heads)} * D;
   const T* q = static_cast<const T*>(args.q) + begin * args.q_stride + column;
-  const T* k = static_cast<const T*>(args.k) + begin * args.k_stride + column;
-  const T* v = static_cast<const T*>(args.v) + begin * args.v_stride + column;
+  const T* k = static_cast<const T*>(args.k) + begin * args.k_stride + kv_column;
+  const T* v = static_cast<const T*>(args.v) + begin * args.v_stride + kv_column;
 
   const int row0 = q0 + warp * 16 + group, row1 = row0 + 8;
   std::uint32_t qf[D / 16][4];
@@ -102,7 +107,8 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args
   const float scale = args.scale * 1.4426950408889634f;  // log2(e): exponentials as exp2f
   float highest[2] = {-INFINITY, -INFINITY}, total[2] = {0, 0};
   float o[D / 8][4] = {};
-  const int key_tiles = (length + kKeysPerTile - 1) / kKeysPerTile;
+  const int keys_end = args.causal ? min(length, q0 + kRowsPerCta) : length;
+  const int key_tiles = (keys_end + kKeysPerTile - 1) / kKeysPerTile;
   load_tile(0, 0);
   for (int tile = 0; tile < key_tiles; ++tile) {
     const int stage = tile % 2;
@@ -130,7 +136,8 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args
     for (int n = 0; n < kKeysPerTile / 8; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const bool valid = tile * kKeysPerTile + n * 8 + quad * 2 + e % 2 < length;
+        const int key = tile * kKeysPerTile + n * 8 + quad * 2 + e % 2;
+        const bool valid = key < length && (!args.causal || key <= (e < 2 ? row0 : row1));
         sc[n][e] = valid ? sc[n][e] * scale : -INFINITY;
         tile_max[e / 2] = fmaxf(tile_max[e / 2], sc[n][e]);
       }
@@ -191,8 +198,9 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args
 }  // namespace
 
 bool flash_attention_fits(DType dtype, const AttentionArgs& args) {
-  return (dtype == DType::f16 || dtype == DType::bf16) && (args.head_dim == 32 || args.head_dim == 64) &&
-         aligned16(args.q) && aligned16(args.k) && aligned16(args.v) && aligned16(args.out) && args.q_stride % 8 == 0 &&
+  return (dtype == DType::f16 || dtype == DType::bf16) &&
+         (args.head_dim == 32 || args.head_dim == 64 || args.head_dim == 128) && aligned16(args.q) &&
+         aligned16(args.k) && aligned16(args.v) && aligned16(args.out) && args.q_stride % 8 == 0 &&
          args.k_stride % 8 == 0 && args.v_stride % 8 == 0 && args.out_stride % 8 == 0;
 }
 
@@ -204,11 +212,13 @@ cudaError_t launch_flash_attention(DType dtype, const AttentionArgs& args, cudaS
     kernel<<<grid, 128, 0, stream>>>(args, tiles);
     return cudaGetLastError();
   };
-  if (dtype == DType::f16)
-    return args.head_dim == 32 ? launch(flash_attention_kernel<__half, 32>)
-                               : launch(flash_attention_kernel<__half, 64>);
-  return args.head_dim == 32 ? launch(flash_attention_kernel<__nv_bfloat16, 32>)
-                             : launch(flash_attention_kernel<__nv_bfloat16, 64>);
+  const auto by_head_dim = [&](auto element) {
+    using T = decltype(element);
+    if (args.head_dim == 32) return launch(flash_attention_kernel<T, 32>);
+    if (args.head_dim == 64) return launch(flash_attention_kernel<T, 64>);
+    return launch(flash_attention_kernel<T, 128>);
+  };
+  return dtype == DType::f16 ? by_head_dim(__half{}) : by_head_dim(__nv_bfloat16{});
 }
 
 }  // namespace accel::graph::cuda::detail

@@ -17,10 +17,16 @@
 //   rms_norm             h as above; y = h / sqrt(mean(h^2) + eps) * gamma; `sum` as for layer_norm.
 //   embedding_layer_norm h[r] = word[ids[r]] + position[r - offsets[s]] + type_row, then layer_norm(h). A word id
 //                        or position outside its table adds zeros; type_row may be null. Padding rows are set to 0.
-//   packed_attention     per sequence s and head h: O = softmax(scale Q K^T) V over the sequence's own tokens (no
-//                        mask inside a sequence), Q/K/V/O rows addressed with their own row strides so that Q, K and
-//                        V may be column slices of one fused QKV buffer; head h is columns [h d, (h+1) d). Padding
-//                        rows of `out` are not written.
+//   packed_attention     per sequence s and head h: O = softmax(scale Q K^T) V over the sequence's own tokens, Q/K/V/O
+//                        rows addressed with their own row strides so that Q, K and V may be column slices of one
+//                        fused QKV buffer; head h is columns [h d, (h+1) d) of Q and O. K and V have kv_heads heads
+//                        (grouped-query attention; kv_heads divides heads): query head h reads key/value head
+//                        h / (heads / kv_heads). Causal: query i of a sequence attends to its keys 0..i only;
+//                        otherwise to all of them. Padding rows of `out` are not written.
+//   rope                 rotary position embedding of x [rows, heads * d] at positions i32 [rows]: in each head, the
+//                        pair of columns (i, i + d/2), i < d/2, is rotated by the angle a = position * f_i, with
+//                        f_i = 1 / theta^(2i / d) and a computed in float as transformers computes them:
+//                          y_i = x_i cos a - x_{i+d/2} sin a,   y_{i+d/2} = x_{i+d/2} cos a + x_i sin a.
 //   pool                 out[s] = sequence s's rows pooled as PoolMode says (include/accel/graph/pool_mode.hpp): mean,
 //                        max, first, last, sum / sqrt(n), or weighted by position + 1; an empty sequence gives a
 //                        zero row.

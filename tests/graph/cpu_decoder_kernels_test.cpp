@@ -1,0 +1,85 @@
+// The decoder ops' CPU kernels against naive double loops (testing/decoder_reference.hpp): causal and
+// grouped-query attention over packed sequences (empty ones, ones longer than a query block, padding rows), and
+// the rotary position embedding.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "graph/kernels/cpu_kernels.hpp"
+#include "testing/decoder_reference.hpp"
+#include "testing/kernel_inputs.hpp"
+
+namespace accel::graph {
+namespace {
+
+using testing::offsets_of;
+using testing::random;
+
+void expect_near(const std::vector<float>& actual, const std::vector<double>& expected, double tolerance) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (std::size_t i = 0; i < actual.size(); ++i)
+    ASSERT_NEAR(actual[i], expected[i], tolerance * (1 + std::abs(expected[i]))) << "at " << i;
+}
+
+struct Case {
+  std::vector<int> lengths;
+  int heads, kv_heads, d;
+  bool causal;
+};
+
+TEST(CpuDecoderKernels, CausalAndGroupedQueryAttention) {
+  for (const Case& c :
+       {Case{{1, 0, 7, 3}, 4, 2, 8, true}, Case{{1, 0, 7, 3}, 4, 1, 6, false}, Case{{200, 0, 65, 64}, 6, 2, 16, true},
+        Case{{130, 9}, 4, 4, 32, true}, Case{{150, 3}, 8, 2, 64, false}}) {
+    SCOPED_TRACE(::testing::Message() << c.heads << " heads, " << c.kv_heads << " kv heads, d " << c.d
+                                      << (c.causal ? ", causal" : ""));
+    const auto offsets = offsets_of(c.lengths);
+    const std::int64_t rows = offsets.back() + 2, width = std::int64_t{c.heads} * c.d;
+    const std::int64_t kv_width = std::int64_t{c.kv_heads} * c.d, stride = width + 2 * kv_width;
+    const auto qkv = random(rows * stride);  // one fused buffer: q, then k, then v in each row
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
+    std::vector<float> out(rows * width, -5.0f);
+    cpu::packed_attention(qkv.data(), stride, qkv.data() + width, stride, qkv.data() + width + kv_width, stride,
+                          offsets.data(), static_cast<std::int64_t>(c.lengths.size()), c.heads, c.d, scale, out.data(),
+                          width, c.kv_heads, c.causal);
+    expect_near(out,
+                testing::attention_reference(qkv.data(), stride, qkv.data() + width, qkv.data() + width + kv_width,
+                                             stride, offsets, c.heads, c.kv_heads, c.d, scale, c.causal, rows, -5.0),
+                1e-5);
+  }
+}
+
+TEST(CpuDecoderKernels, CausalAttentionOfAQueryIgnoresLaterTokens) {
+  // Changing the last token of a sequence changes no earlier row of a causal attention.
+  const auto offsets = offsets_of({5});
+  const int heads = 2, d = 4;
+  const std::int64_t width = heads * d;
+  auto q = random(5 * width), k = random(5 * width), v = random(5 * width);
+  std::vector<float> before(5 * width), after(5 * width);
+  cpu::packed_attention(q.data(), width, k.data(), width, v.data(), width, offsets.data(), 1, heads, d, 0.5f,
+                        before.data(), width, 0, true);
+  for (std::int64_t c = 0; c < width; ++c) k[4 * width + c] += 1.0f, v[4 * width + c] -= 1.0f;
+  cpu::packed_attention(q.data(), width, k.data(), width, v.data(), width, offsets.data(), 1, heads, d, 0.5f,
+                        after.data(), width, 0, true);
+  EXPECT_TRUE(std::equal(before.begin(), before.begin() + 4 * width, after.begin()));
+  EXPECT_FALSE(std::equal(before.begin() + 4 * width, before.end(), after.begin() + 4 * width));
+}
+
+TEST(CpuDecoderKernels, RopeRotatesEachHeadsHalvesByPosition) {
+  for (const auto& [heads, d, theta] : {std::tuple{4, 8, 1000.0f}, std::tuple{2, 128, 1e6f}, std::tuple{3, 2, 10.0f}}) {
+    const std::vector<std::int32_t> positions{0, 1, 2, 7, 0, 300, 4095, 1};
+    const auto rows = static_cast<std::int64_t>(positions.size());
+    const auto x = random(rows * heads * d);
+    std::vector<float> y(x.size(), NAN);
+    cpu::rope(x.data(), positions.data(), rows, heads, d, theta, y.data());
+    // The angle is a float product, as transformers makes it: up to position * 2^-24 radians off the exact one.
+    expect_near(y, testing::rope_reference(x, positions, heads, d, theta), 1e-3);
+    std::vector<float> in_place = x;
+    cpu::rope(in_place.data(), positions.data(), rows, heads, d, theta, in_place.data());
+    EXPECT_EQ(in_place, y);
+  }
+}
+
+}  // namespace
+}  // namespace accel::graph

@@ -1,0 +1,103 @@
+// The decoder ops' CUDA kernels against their CPU kernels (themselves checked against double loops in
+// cpu_decoder_kernels_test), per storage type: causal and grouped-query attention on both attention kernels (the
+// tensor-core one for f16/bf16 with head_dim 32 or 64 and aligned rows, the generic one otherwise), and the rotary
+// position embedding, in place too. Skipped without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "graph/kernels/cpu_kernels.hpp"
+#include "graph/kernels/cuda_kernels.hpp"
+#include "testing/cuda_kernel_buffers.hpp"
+#include "testing/kernel_inputs.hpp"
+
+namespace accel::graph {
+namespace {
+
+using testing::Buffer;
+using testing::expect_close;
+using testing::offsets_of;
+using testing::random;
+using testing::rounded;
+
+class CudaDecoderKernels : public testing::CudaKernels {};
+
+constexpr DType kTypes[] = {DType::f32, DType::f16, DType::bf16};
+
+struct Case {
+  std::vector<int> lengths;
+  int heads, kv_heads, head_dim;
+  bool causal;
+  std::int64_t extra_stride;  // added to the fused row stride: not a multiple of 8 takes the generic kernel
+};
+
+TEST_F(CudaDecoderKernels, CausalAndGroupedQueryAttentionMatchTheCpu) {
+  const std::vector<Case> cases{{{1, 17, 64, 65, 0, 130}, 8, 2, 64, true, 0},
+                                {{256, 3, 200}, 4, 1, 32, true, 0},
+                                {{63, 64, 129, 0}, 6, 3, 64, false, 0},
+                                {{5, 90, 33}, 4, 2, 8, true, 0},
+                                {{40, 7, 100}, 8, 2, 64, true, 2},
+                                {{33, 128, 2}, 2, 1, 128, true, 0},
+                                {{20, 77}, 4, 4, 32, true, 0}};
+  for (DType dtype : kTypes) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(::testing::Message() << to_string(dtype) << ", " << c.heads << "/" << c.kv_heads << " heads, d "
+                                        << c.head_dim << (c.causal ? ", causal" : "") << ", extra stride "
+                                        << c.extra_stride);
+      const auto offsets = offsets_of(c.lengths);
+      const std::int64_t width = std::int64_t{c.heads} * c.head_dim, kv_width = std::int64_t{c.kv_heads} * c.head_dim;
+      const std::int64_t stride = width + 2 * kv_width + c.extra_stride, rows = offsets.back() + 5;
+      const auto qkv = rounded(random(rows * stride), dtype);
+      const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+      const Buffer dqkv(dtype, qkv), doff = Buffer::of_ints(offsets), out(dtype, rows * width);
+      const auto at = [&](std::int64_t column) { return dqkv.get<std::byte>() + column * size_of(dtype); };
+      const auto sequences = static_cast<std::int64_t>(c.lengths.size());
+      const int max_length = *std::max_element(c.lengths.begin(), c.lengths.end());
+      finish(cuda::packed_attention(dtype, at(0), stride, at(width), stride, at(width + kv_width), stride,
+                                    doff.get<std::int32_t>(), sequences, rows, max_length, c.heads, c.head_dim, scale,
+                                    out.get(), width, stream_, c.kv_heads, c.causal));
+      std::vector<float> expected(rows * width, NAN);
+      cpu::packed_attention(qkv.data(), stride, qkv.data() + width, stride, qkv.data() + width + kv_width, stride,
+                            offsets.data(), sequences, c.heads, c.head_dim, scale, expected.data(), width, c.kv_heads,
+                            c.causal);
+      const auto actual = out.read();
+      for (std::int64_t i = offsets.back() * width; i < rows * width; ++i)
+        ASSERT_TRUE(std::isnan(actual[i])) << "padding row written at " << i;
+      const std::vector<float> written(actual.begin(), actual.begin() + offsets.back() * width);
+      expect_close(written, {expected.begin(), expected.begin() + offsets.back() * width}, dtype, "attention");
+    }
+  }
+}
+
+TEST_F(CudaDecoderKernels, AttentionRefusesKvHeadsThatDoNotDivideTheHeads) {
+  EXPECT_EQ(cuda::packed_attention(DType::f16, nullptr, 0, nullptr, 0, nullptr, 0, nullptr, 1, 4, 4, 4, 32, 1.0f,
+                                   nullptr, 0, stream_, 3, true),
+            cudaErrorInvalidValue);
+}
+
+TEST_F(CudaDecoderKernels, RopeMatchesTheCpuInPlaceToo) {
+  const std::vector<std::int32_t> positions{0, 1, 2, 7, 0, 300, 4095, 1, 2047, 5};
+  const auto rows = static_cast<std::int64_t>(positions.size());
+  for (DType dtype : kTypes) {
+    for (const auto& [heads, d, theta] :
+         {std::tuple{4, 8, 1000.0f}, std::tuple{16, 128, 1e6f}, std::tuple{3, 2, 10.0f}}) {
+      SCOPED_TRACE(::testing::Message() << to_string(dtype) << ", " << heads << " heads of " << d);
+      const auto x = rounded(random(rows * heads * d), dtype);
+      const Buffer dx(dtype, x), dp = Buffer::of_ints(positions), y(dtype, rows * heads * d);
+      finish(cuda::rope(dtype, dx.get(), dp.get<std::int32_t>(), rows, heads, d, theta, y.get(), stream_));
+      std::vector<float> expected(x.size());
+      cpu::rope(x.data(), positions.data(), rows, heads, d, theta, expected.data());
+      // The device's powf and sincosf may differ from glibc's by an ulp: at position 4095, 1e-3 radians at most.
+      expect_close(y.read(), expected, dtype == DType::f32 ? DType::f16 : dtype, "rope");
+      finish(cuda::rope(dtype, dx.get(), dp.get<std::int32_t>(), rows, heads, d, theta, dx.get(), stream_));
+      EXPECT_EQ(dx.read(), y.read());
+    }
+  }
+  EXPECT_EQ(cuda::rope(DType::f32, nullptr, nullptr, 1, 2, 3, 10.0f, nullptr, stream_), cudaErrorInvalidValue);
+}
+
+}  // namespace
+}  // namespace accel::graph
