@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "accel/libs/solver/dense.hpp"
+#include "device/recording_pipeline.hpp"
 #include "libs/blas/blas_testing.hpp"
 
 namespace accel {
@@ -20,52 +21,9 @@ namespace {
 using accel::testing::IsOk;
 using accel::testing::StatusIs;
 
-// C = A B (A filled by Philox, B given), D += 0.5 C, D scaled, then the rows of D transformed (r2c) into E.
-struct Pipeline {
-  std::int64_t m, n, k;
-  Buffer<float> a, b, c, d;
-  Buffer<std::complex<float>> e;
+using accel::testing::RecordingPipeline;
 
-  rand::Generate fill() const { return {.seed = 1234, .count = static_cast<std::uint64_t>(m * k), .output = a}; }
-  Gemm gemm() const { return {.shape = {.m = m, .n = n, .k = k}, .a = a, .b = b, .c = c}; }
-  blas::Axpy axpy() const { return {.n = m * n, .alpha = 0.5, .x = c, .y = d}; }
-  Fft fft() const {
-    return {.shape = {.type = FftType::r2c, .precision = DType::f32, .rank = 1, .n = {n, 0, 0}, .batch = m},
-            .input = d,
-            .output = e};
-  }
-  blas::Scal scal() const { return {.n = m * n, .alpha = 0.25, .x = d}; }
-};
-
-class RecordingTest : public blas::testing::BlasDeviceTest {
- protected:
-  Pipeline make_pipeline(std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<float>& b,
-                         const std::vector<float>& d) {
-    return {.m = m,
-            .n = n,
-            .k = k,
-            .a = *device_.allocate<float>(m * k).wait(),
-            .b = upload(b),
-            .c = *device_.allocate<float>(m * n).wait(),
-            .d = upload(d),
-            .e = *device_.allocate<std::complex<float>>(m * (n / 2 + 1)).wait()};
-  }
-  Status run_one_by_one(const Pipeline& p) {
-    for (Status s : {run(p.fill()), run(p.gemm()), run(p.axpy()), run(p.scal()), run(p.fft())}) {
-      if (!s.ok()) return s;
-    }
-    return Status{};
-  }
-  Recording record(const Pipeline& p) {
-    Recording recording(device_);
-    EXPECT_THAT(recording.record(p.fill()), IsOk());
-    EXPECT_THAT(recording.record(p.gemm()), IsOk());
-    EXPECT_THAT(recording.record(p.axpy()), IsOk());
-    EXPECT_THAT(recording.record(p.scal()), IsOk());
-    EXPECT_THAT(recording.record(p.fft()), IsOk());
-    return recording;
-  }
-};
+class RecordingTest : public blas::testing::BlasDeviceTest {};
 
 TEST_F(RecordingTest, ALaunchEqualsTheRequestsSentOneByOne) {
   struct Shape {
@@ -74,14 +32,15 @@ TEST_F(RecordingTest, ALaunchEqualsTheRequestsSentOneByOne) {
   for (const Shape& s : {Shape{3, 5, 4}, Shape{16, 8, 32}, Shape{7, 1, 9}, Shape{1, 33, 2}}) {
     SCOPED_TRACE(::testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k);
     const std::vector<float> b = random<float>(s.k * s.n), d = random<float>(s.m * s.n);
-    const Pipeline direct = make_pipeline(s.m, s.n, s.k, b, d);
-    const Pipeline replayed = make_pipeline(s.m, s.n, s.k, b, d);
-    const Recording recording = record(replayed);
-    EXPECT_EQ(recording.names(),
+    const RecordingPipeline direct = *RecordingPipeline::make(device_, s.m, s.n, s.k, b, d);
+    const RecordingPipeline replayed = *RecordingPipeline::make(device_, s.m, s.n, s.k, b, d);
+    Result<Recording> recording = replayed.record(device_);
+    ASSERT_THAT(recording, IsOk());
+    EXPECT_EQ(recording->names(),
               (std::vector<std::string>{"rand::Generate", "Gemm", "blas::Axpy", "blas::Scal", "Fft"}));
     for (int launch = 0; launch < 3; ++launch) {  // axpy accumulates into D: every launch changes the result
-      ASSERT_THAT(run_one_by_one(direct), IsOk());
-      ASSERT_THAT(recording.launch().wait(), IsOk());
+      ASSERT_THAT(direct.run_one_by_one(device_), IsOk());
+      ASSERT_THAT(recording->launch().wait(), IsOk());
       EXPECT_EQ(download(replayed.c), download(direct.c));
       EXPECT_EQ(download(replayed.d), download(direct.d));
       EXPECT_EQ(download(replayed.e), download(direct.e));
@@ -195,6 +154,25 @@ TEST_F(RecordingTest, ALaunchKeepsWhatItSentWhenTheRecordingChangesAfter) {
   std::vector<float> want = y0;
   for (float& v : want) v *= 12;
   EXPECT_EQ(download(y), want);
+}
+
+TEST_F(RecordingTest, AnIsolatedDeviceLaunchesWhatTheInProcessOneDoes) {
+  Result<Device> isolated = Device::open(system_, {.kind = DeviceKind::cpu, .isolation = Isolation::worker_process});
+  ASSERT_THAT(isolated, IsOk());
+  const std::vector<float> b = random<float>(6 * 5), d = random<float>(4 * 5);
+  const RecordingPipeline here = *RecordingPipeline::make(device_, 4, 5, 6, b, d);
+  const RecordingPipeline there = *RecordingPipeline::make(*isolated, 4, 5, 6, b, d);
+  Result<Recording> recorded_here = here.record(device_), recorded_there = there.record(*isolated);
+  ASSERT_THAT(recorded_here, IsOk());
+  ASSERT_THAT(recorded_there, IsOk());
+  for (int launch = 0; launch < 2; ++launch) {
+    ASSERT_THAT(recorded_here->launch().wait(), IsOk());
+    ASSERT_THAT(recorded_there->launch().wait(), IsOk());
+  }
+  EXPECT_EQ(download(*isolated, there.d), download(here.d));
+  EXPECT_EQ(download(*isolated, there.e), download(here.e));
+  EXPECT_THAT(recorded_here->record(blas::Axpy{.n = 1, .x = there.c, .y = here.d}),
+              StatusIs(Code::invalid_argument, "belongs to another device"));
 }
 
 }  // namespace

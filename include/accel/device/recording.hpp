@@ -21,6 +21,9 @@
 /// waiting in between, so the device runs them in order; the launch's future is ready when every step has
 /// answered and carries the first failed step's status, prefixed with its index and name.
 ///
+/// A recording holds handles, not the Buffers that own them: keep the Buffers alive while it is launched (a buffer
+/// freed by its last owner going away is stale like any other).
+///
 /// This is the reference semantics on every kind of device: the steps run as the requests would one by one. A
 /// CUDA device does not capture them into a CUDA graph yet (each step is an ordinary request); the traits name
 /// the requests whose run steps a capture may record.
