@@ -175,5 +175,18 @@ TEST_F(RecordingTest, AnIsolatedDeviceLaunchesWhatTheInProcessOneDoes) {
               StatusIs(Code::invalid_argument, "belongs to another device"));
 }
 
+TEST_F(RecordingTest, ACopySharesTheStepsUntilOneOfThemChanges) {
+  Buffer<float> x = upload(random<float>(4)), y = upload(random<float>(4)), other_x = upload(random<float>(4));
+  Recording original(device_);
+  ASSERT_THAT(original.record(blas::Axpy{.n = 4, .x = x, .y = y}), IsOk());
+  Recording copy = original;
+  ASSERT_THAT(copy.record(blas::Scal{.n = 4, .x = y}), IsOk());
+  ASSERT_THAT(copy.rebind(x, other_x), IsOk());
+  EXPECT_EQ(original.names(), std::vector<std::string>{"blas::Axpy"});
+  EXPECT_EQ(copy.names(), (std::vector<std::string>{"blas::Axpy", "blas::Scal"}));
+  EXPECT_EQ(original.bound(x), x.handle());
+  EXPECT_EQ(copy.bound(x), other_x.handle());
+}
+
 }  // namespace
 }  // namespace accel

@@ -82,7 +82,8 @@ inline Future<Done> all_done(std::vector<Future<Done>> futures, std::function<st
 
 /// Library requests recorded once for one device (or stream) and launched any number of times (see the file).
 /// Not thread-safe: record, rebind and launch from one thread at a time. A launch keeps what it sends, so
-/// recording or rebinding after launch() returned changes only later launches.
+/// recording or rebinding after launch() returned changes only later launches; copies of a Recording share their
+/// steps until one of them changes.
 class Recording {
  public:
   /// An empty recording whose launches go to `device` (a device or one of its streams).
@@ -108,12 +109,12 @@ class Recording {
         step.buffers.push_back(handle);
       });
       if (!foreign.ok()) return foreign;
-      step.send = [request = std::move(request)](const Device& device, const Recording& recording) {
+      step.send = [request = std::move(request)](const Device& device, const Script& script) {
         Request bound = request;
-        Traits::buffers(bound, [&](BufferHandle& handle) { handle = recording.bound(handle); });
+        Traits::buffers(bound, [&](BufferHandle& handle) { handle = script.bound(handle); });
         return device.ask(std::move(bound));
       };
-      steps_.push_back(std::move(step));
+      editable().steps.push_back(std::move(step));
       return Status{};
     }
   }
@@ -127,21 +128,22 @@ class Recording {
                               " (it must be a buffer of the same device, dtype and count)");
     }
     std::vector<BufferHandle> rebound;  // recorded handles bound to `from` now
-    for (const Step& step : steps_) {
+    for (const Step& step : script_->steps) {
       for (const BufferHandle& recorded : step.buffers) {
-        if (bound(recorded) == from && !contains(rebound, recorded)) rebound.push_back(recorded);
+        if (script_->bound(recorded) == from && !contains(rebound, recorded)) rebound.push_back(recorded);
       }
     }
     if (rebound.empty()) return invalid_argument("Recording::rebind: the recording does not use " + to_string(from));
+    Script& script = editable();
     for (const BufferHandle& recorded : rebound) {
       bool kept = false;
-      for (auto& [was, now] : bindings_) {
+      for (auto& [was, now] : script.bindings) {
         if (was == recorded) {
           now = to;
           kept = true;
         }
       }
-      if (!kept) bindings_.emplace_back(recorded, to);
+      if (!kept) script.bindings.emplace_back(recorded, to);
     }
     return Status{};
   }
@@ -149,48 +151,49 @@ class Recording {
   /// Runs the recorded steps in order on the device (see the file's description for the checks made first).
   /// The steps are sent from the thread that answers the last buffer check (the device's, or its completion's).
   [[nodiscard]] Future<Done> launch() const {
-    auto snapshot = std::make_shared<const Recording>(*this);
+    std::shared_ptr<const Script> script = script_;  // what later records and rebinds copy before changing
     std::vector<Future<Done>> checks;
-    std::vector<std::string> labels;
-    std::vector<BufferHandle> checked;
-    for (std::size_t i = 0; i < steps_.size(); ++i) {
-      for (const BufferHandle& recorded : steps_[i].buffers) {
-        const BufferHandle current = bound(recorded);
-        if (contains(checked, current)) continue;
-        checked.push_back(current);
+    std::vector<std::pair<std::size_t, BufferHandle>> checked;  // the first step naming each bound buffer
+    for (std::size_t i = 0; i < script->steps.size(); ++i) {
+      for (const BufferHandle& recorded : script->steps[i].buffers) {
+        const BufferHandle current = script->bound(recorded);
+        bool seen = false;
+        for (const auto& [step, handle] : checked) seen = seen || handle == current;
+        if (seen) continue;
+        checked.emplace_back(i, current);
         checks.push_back(device_.ask(CopyOnDevice{.source = current, .destination = current, .count = 0}));
-        labels.push_back("launch refused: step " + std::to_string(i) + " (" + steps_[i].name + "), " +
-                         to_string(current));
       }
     }
-    return detail::all_done(std::move(checks), [labels](std::size_t k) { return labels[k]; })
-        .then([snapshot](Done) -> Future<Done> {
+    auto check_label = [script, checked = std::move(checked)](std::size_t k) {
+      const auto& [step, handle] = checked[k];
+      return "launch refused: step " + std::to_string(step) + " (" + script->steps[step].name + "), " +
+             to_string(handle);
+    };
+    return detail::all_done(std::move(checks), std::move(check_label))
+        .then([script, device = device_](Done) -> Future<Done> {
           std::vector<Future<Done>> sent;
-          sent.reserve(snapshot->steps_.size());
-          for (const Step& step : snapshot->steps_) sent.push_back(step.send(snapshot->device_, *snapshot));
-          return detail::all_done(std::move(sent), [snapshot](std::size_t i) {
-            return "step " + std::to_string(i) + " (" + snapshot->steps_[i].name + ")";
+          sent.reserve(script->steps.size());
+          for (const Step& step : script->steps) sent.push_back(step.send(device, *script));
+          return detail::all_done(std::move(sent), [script](std::size_t i) {
+            return "step " + std::to_string(i) + " (" + script->steps[i].name + ")";
           });
         });
   }
 
   /// The recorded steps.
-  [[nodiscard]] std::size_t size() const noexcept { return steps_.size(); }
+  [[nodiscard]] std::size_t size() const noexcept { return script_->steps.size(); }
   /// Each step's request name, in order.
   [[nodiscard]] std::vector<std::string> names() const {
     std::vector<std::string> out;
-    for (const Step& step : steps_) out.emplace_back(step.name);
+    for (const Step& step : script_->steps) out.emplace_back(step.name);
     return out;
   }
   /// The buffer `recorded` (a handle as it was recorded) is bound to now.
-  [[nodiscard]] BufferHandle bound(BufferHandle recorded) const noexcept {
-    for (const auto& [from, to] : bindings_) {
-      if (from == recorded) return to;
-    }
-    return recorded;
-  }
+  [[nodiscard]] BufferHandle bound(BufferHandle recorded) const noexcept { return script_->bound(recorded); }
 
  private:
+  struct Script;
+
   static bool contains(const std::vector<BufferHandle>& handles, const BufferHandle& handle) noexcept {
     for (const BufferHandle& h : handles) {
       if (h == handle) return true;
@@ -201,12 +204,29 @@ class Recording {
   struct Step {
     const char* name = "";
     std::vector<BufferHandle> buffers;  ///< as recorded, null ones left out
-    std::function<Future<Done>(const Device&, const Recording&)> send;
+    std::function<Future<Done>(const Device&, const Script&)> send;
   };
 
+  /// What a launch sends. Launches share it; a change copies it first while one does (or another Recording).
+  struct Script {
+    std::vector<Step> steps;
+    std::vector<std::pair<BufferHandle, BufferHandle>> bindings;  ///< recorded -> bound now (rebound ones only)
+
+    [[nodiscard]] BufferHandle bound(BufferHandle recorded) const noexcept {
+      for (const auto& [from, to] : bindings) {
+        if (from == recorded) return to;
+      }
+      return recorded;
+    }
+  };
+
+  Script& editable() {
+    if (script_.use_count() > 1) script_ = std::make_shared<Script>(*script_);
+    return *script_;
+  }
+
   Device device_;
-  std::vector<Step> steps_;
-  std::vector<std::pair<BufferHandle, BufferHandle>> bindings_;  ///< recorded -> bound now (rebound ones only)
+  std::shared_ptr<Script> script_ = std::make_shared<Script>();
 };
 
 }  // namespace accel
