@@ -188,5 +188,29 @@ TEST_F(RecordingTest, ACopySharesTheStepsUntilOneOfThemChanges) {
   EXPECT_EQ(copy.bound(x), other_x.handle());
 }
 
+TEST_F(RecordingTest, ALongRecordingLaunchesInProcessAndIsolated) {
+  Result<Device> isolated = Device::open(system_, {.kind = DeviceKind::cpu, .isolation = Isolation::worker_process});
+  ASSERT_THAT(isolated, IsOk());
+  for (const Device& device : {device_, *isolated}) {
+    SCOPED_TRACE(device.name());
+    Buffer<float> x = upload(device, std::vector<float>{1.0f});
+    Recording recording(device);
+    for (int i = 0; i < 10000; ++i) ASSERT_THAT(recording.record(blas::Scal{.n = 1, .alpha = -1.0, .x = x}), IsOk());
+    for (int launch = 0; launch < 3; ++launch) ASSERT_THAT(recording.launch().wait(), IsOk());
+    EXPECT_EQ(download(device, x), std::vector<float>{1.0f});
+  }
+}
+
+TEST_F(RecordingTest, AFailedStepIsTheLaunchsStatusAndEveryOtherStepRuns) {
+  Buffer<float> x = upload(std::vector<float>{1.0f});
+  Recording recording(device_);
+  for (int i = 0; i < 601; ++i) {  // three windows of steps; the 11th and the 300th fail
+    const std::int64_t n = i == 10 || i == 299 ? 2 : 1;
+    ASSERT_THAT(recording.record(blas::Scal{.n = n, .alpha = -1.0, .x = x}), IsOk());
+  }
+  EXPECT_THAT(recording.launch().wait(), StatusIs(Code::invalid_argument, "step 10 (blas::Scal)"));
+  EXPECT_EQ(download(x), std::vector<float>{-1.0f});  // 599 sign changes
+}
+
 }  // namespace
 }  // namespace accel

@@ -17,9 +17,11 @@
 /// another device `invalid_argument`. A launch first checks every buffer the recording names, as bound now, on the
 /// device (a zero-length CopyOnDevice of each, which resolves the handle and touches nothing) and sends the steps
 /// only once every check passed: a freed or replaced buffer, or a rebuilt context, fails the launch with
-/// `stale_handle` naming the step and operand, and no step runs. The steps are then sent one after another without
-/// waiting in between, so the device runs them in order; the launch's future is ready when every step has
-/// answered and carries the first failed step's status, prefixed with its index and name.
+/// `stale_handle` naming the step and operand, and no step runs. The steps are then sent without waiting in
+/// between (up to 256 at a time, so that a long recording never fills the device's mailbox), and the device runs
+/// them in order; every step is sent even after one failed, as when they are sent one by one. The launch's future
+/// is ready when every step has answered and carries the first failed step's status, prefixed with its index and
+/// name.
 ///
 /// A recording holds handles, not the Buffers that own them: keep the Buffers alive while it is launched (a buffer
 /// freed by its last owner going away is stale like any other).
@@ -29,6 +31,7 @@
 /// the requests whose run steps a capture may record.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -77,6 +80,28 @@ inline Future<Done> all_done(std::vector<Future<Done>> futures, std::function<st
     }));
   }
   return joined;
+}
+
+/// Requests a launch sends before it waits for the last of them: far below a mailbox's capacity (4096 by default).
+inline constexpr std::size_t kLaunchWindow = 256;
+
+/// Sends requests start..count-1, `send(i)` making the i-th, kLaunchWindow at a time: the next window goes once
+/// the window before has answered (the device has taken its requests, so its mailbox has room again). Ready when
+/// every request has answered, with the first failure prefixed by `label(i)`.
+inline Future<Done> send_in_windows(std::size_t start, std::size_t count,
+                                    std::shared_ptr<const std::function<Future<Done>(std::size_t)>> send,
+                                    std::shared_ptr<const std::function<std::string(std::size_t)>> label) {
+  const std::size_t end = std::min(count, start + kLaunchWindow);
+  std::vector<Future<Done>> sent;
+  sent.reserve(end - start);
+  for (std::size_t i = start; i < end; ++i) sent.push_back((*send)(i));
+  Future<Done> window = all_done(std::move(sent), [label, start](std::size_t k) { return (*label)(start + k); });
+  if (end == count) return window;
+  return window.then([end, count, send, label](Result<Done> done) -> Future<Done> {
+    Future<Done> rest = send_in_windows(end, count, send, label);
+    if (done.ok()) return rest;
+    return rest.then([failed = done.status()](Result<Done>) -> Result<Done> { return failed; });
+  });
 }
 }  // namespace detail
 
@@ -149,34 +174,37 @@ class Recording {
   }
 
   /// Runs the recorded steps in order on the device (see the file's description for the checks made first).
-  /// The steps are sent from the thread that answers the last buffer check (the device's, or its completion's).
+  /// The steps go kLaunchWindow at a time, each window from the thread that answered the window before (the
+  /// device's, or its completion's; the first from the thread that answers the last buffer check).
   [[nodiscard]] Future<Done> launch() const {
     std::shared_ptr<const Script> script = script_;  // what later records and rebinds copy before changing
-    std::vector<Future<Done>> checks;
-    std::vector<std::pair<std::size_t, BufferHandle>> checked;  // the first step naming each bound buffer
+    auto checked = std::make_shared<std::vector<std::pair<std::size_t, BufferHandle>>>();  // step, bound buffer
     for (std::size_t i = 0; i < script->steps.size(); ++i) {
       for (const BufferHandle& recorded : script->steps[i].buffers) {
         const BufferHandle current = script->bound(recorded);
         bool seen = false;
-        for (const auto& [step, handle] : checked) seen = seen || handle == current;
-        if (seen) continue;
-        checked.emplace_back(i, current);
-        checks.push_back(device_.ask(CopyOnDevice{.source = current, .destination = current, .count = 0}));
+        for (const auto& [step, handle] : *checked) seen = seen || handle == current;
+        if (!seen) checked->emplace_back(i, current);
       }
     }
-    auto check_label = [script, checked = std::move(checked)](std::size_t k) {
-      const auto& [step, handle] = checked[k];
+    using Send = std::function<Future<Done>(std::size_t)>;
+    using Label = std::function<std::string(std::size_t)>;
+    auto check = std::make_shared<const Send>([device = device_, checked](std::size_t k) {
+      const BufferHandle handle = (*checked)[k].second;
+      return device.ask(CopyOnDevice{.source = handle, .destination = handle, .count = 0});
+    });
+    auto check_label = std::make_shared<const Label>([script, checked](std::size_t k) {
+      const auto& [step, handle] = (*checked)[k];
       return "launch refused: step " + std::to_string(step) + " (" + script->steps[step].name + "), " +
              to_string(handle);
-    };
-    return detail::all_done(std::move(checks), std::move(check_label))
+    });
+    return detail::send_in_windows(0, checked->size(), std::move(check), std::move(check_label))
         .then([script, device = device_](Done) -> Future<Done> {
-          std::vector<Future<Done>> sent;
-          sent.reserve(script->steps.size());
-          for (const Step& step : script->steps) sent.push_back(step.send(device, *script));
-          return detail::all_done(std::move(sent), [script](std::size_t i) {
-            return "step " + std::to_string(i) + " (" + script->steps[i].name + ")";
-          });
+          auto send = std::make_shared<const Send>(
+              [script, device](std::size_t i) { return script->steps[i].send(device, *script); });
+          auto label = std::make_shared<const Label>(
+              [script](std::size_t i) { return "step " + std::to_string(i) + " (" + script->steps[i].name + ")"; });
+          return detail::send_in_windows(0, script->steps.size(), std::move(send), std::move(label));
         });
   }
 
