@@ -62,6 +62,9 @@ TEST_F(RecordingTest, RefusesRequestsThatCannotBeCapturedByNameAndKeepsNothing) 
   EXPECT_THAT(recording.record(QueryDevice{}), StatusIs(Code::not_supported, "QueryDevice"));
   EXPECT_THAT(recording.record(solver::Getrf{.dtype = DType::f32, .n = 2, .a = x}),
               StatusIs(Code::not_supported, "solver::Getrf: its contract is not known to be capturable"));
+  EXPECT_THAT(recording.record(graph::Execute{.weights = x}),
+              StatusIs(Code::not_supported, "graph::Execute: it replays its own CUDA graph"));
+  EXPECT_THAT(recording.record(RunRecorded{}), StatusIs(Code::not_supported, "RunRecorded"));
   EXPECT_EQ(recording.size(), 0u);
   ASSERT_THAT(recording.launch().wait(), IsOk());  // nothing to run
 }

@@ -172,16 +172,14 @@ struct RecordTraits<rand::Generate> : detail::Capturable {
     visit(r.output);
   }
 };
-/// A compiled graph's execution: its executable, planned before the run, replays its own CUDA graph.
+/// A compiled graph's execution replays its own CUDA graph over an arena its executable owns (and evicts): a
+/// recorded graph could outlive it, and a stream capture cannot hold another capture.
 template <>
-struct RecordTraits<graph::Execute> : detail::Capturable {
-  /// Visits the weights and every input and output.
-  template <class F>
-  static void buffers(graph::Execute& r, F&& visit) {
-    visit(r.weights);
-    for (graph::NamedBuffer& input : r.inputs) visit(input.buffer);
-    for (graph::NamedBuffer& output : r.outputs) visit(output.buffer);
-  }
+struct RecordTraits<graph::Execute> {
+  static constexpr bool kCapturable = false;  ///< refused
+  /// The refusal's reason.
+  static constexpr const char* kWhy =
+      "it replays its own CUDA graph over an arena its executable owns, which a recorded graph could outlive";
 };
 
 }  // namespace accel
