@@ -6,8 +6,8 @@
 //   one_by_one_waited  each request waited for before the next is sent;
 //   recorded           Recording::launch() of the same 21 requests, waited for.
 // Metrics: end-to-end µs per chain (p50, p90) and the host µs the caller spends sending (host_p50). Prints CSV rows
-// (common/csv_report.hpp). The recording replays its steps as requests today; once a CUDA device captures them
-// into a CUDA graph, `recorded` is where the saving shows.
+// (common/csv_report.hpp). On a CUDA device a launch is one RunRecorded request: the 21 steps captured into a CUDA
+// graph at the first launch and replayed by one cudaGraphLaunch after (the device's "recorded-graphs" cache).
 #include <fmt/format.h>
 
 #include <chrono>

@@ -1,11 +1,14 @@
 // Recording on a CUDA device, on every way it runs requests (each completion strategy, and isolated): a recorded
 // pipeline (Philox fill, GEMM, axpy, scal, r2c FFT) launched equals the same requests sent one by one on the same
 // device exactly, and the CPU device's results within f32 rounding; launched many times with a buffer rebound
-// between launches; a freed buffer fails the launch with stale_handle before any step runs. Skipped without a GPU.
+// between launches; a freed buffer fails the launch with stale_handle before any step runs. A launch is one CUDA
+// graph captured once per recording and launched again ("recorded-graphs" cache), and its buffer check writes
+// nothing (a version-keyed cache stays warm). Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <complex>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -38,6 +41,20 @@ double relative_error(const std::vector<T>& got, const std::vector<T>& want) {
     norm += std::norm(std::complex<double>(want[i]));
   }
   return std::sqrt(diff / std::max(norm, 1e-300));
+}
+
+// The device's "recorded-graphs" counters (its default stream's). An isolated device's reply may cut its list of
+// caches to fit a slot: null then, and only then.
+std::optional<CacheStats> recorded_graphs(const Device& device, const GpuTestTarget& target) {
+  Result<DeviceInfo> info = device.info().wait();
+  EXPECT_THAT(info, IsOk());
+  if (!info.ok()) return std::nullopt;
+  const CacheStats* stats = info->cache("recorded-graphs");
+  if (target.isolation == Isolation::in_process) {
+    EXPECT_NE(stats, nullptr);
+  }
+  if (stats == nullptr) return std::nullopt;
+  return *stats;
 }
 
 class CudaRecordingTest : public ::testing::TestWithParam<GpuTestTarget> {
@@ -123,6 +140,56 @@ TEST_P(CudaRecordingTest, AFreedBufferFailsTheLaunchBeforeAnyStepRuns) {
   ASSERT_THAT(gpu.free(x).wait(), IsOk());
   EXPECT_THAT(recording.launch().wait(), StatusIs(Code::stale_handle, "step 1 (blas::Axpy)"));
   EXPECT_EQ(download(gpu, y), y0);
+}
+
+TEST_P(CudaRecordingTest, ALaunchIsOneCapturedGraphLaunchedAgainUntilABufferIsRebound) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), gpu);
+  constexpr std::int64_t m = 32, n = 16, k = 8;
+  const std::vector<float> b = random(k * n), d = random(m * n);
+  Result<RecordingPipeline> direct = RecordingPipeline::make(gpu, m, n, k, b, d);
+  Result<RecordingPipeline> replayed = RecordingPipeline::make(gpu, m, n, k, b, d);
+  ASSERT_THAT(direct, IsOk());
+  ASSERT_THAT(replayed, IsOk());
+  Result<Recording> recording = replayed->record(gpu);
+  ASSERT_THAT(recording, IsOk());
+  const std::optional<CacheStats> before = recorded_graphs(gpu, GetParam());
+  for (int launch = 0; launch < 5; ++launch) {
+    ASSERT_THAT(direct->run_one_by_one(gpu), IsOk());
+    ASSERT_THAT(recording->launch().wait(), IsOk());
+  }
+  EXPECT_EQ(download(gpu, replayed->d), download(gpu, direct->d));  // bit for bit
+  EXPECT_EQ(download(gpu, replayed->e), download(gpu, direct->e));
+  const std::optional<CacheStats> launched = recorded_graphs(gpu, GetParam());
+  if (before && launched) {
+    EXPECT_EQ(launched->builds - before->builds, 1u);  // captured once
+    EXPECT_EQ(launched->hits - before->hits, 4u);      // then launched as it was
+    EXPECT_EQ(launched->build_failures, before->build_failures);
+    EXPECT_GE(launched->entries, 1u);
+  }
+  // Another B: captured again (the kept graph updated in place or replaced), then launched again as it is.
+  Buffer<float> other_b = *gpu.allocate<float>(k * n).wait();
+  ASSERT_THAT(gpu.upload(std::span<const float>(b), other_b).wait(), IsOk());
+  ASSERT_THAT(recording->rebind(replayed->b, other_b), IsOk());
+  for (int launch = 0; launch < 2; ++launch) {
+    ASSERT_THAT(direct->run_one_by_one(gpu), IsOk());
+    ASSERT_THAT(recording->launch().wait(), IsOk());
+  }
+  EXPECT_EQ(download(gpu, replayed->d), download(gpu, direct->d));
+  EXPECT_EQ(download(gpu, replayed->e), download(gpu, direct->e));
+  const std::optional<CacheStats> rebound = recorded_graphs(gpu, GetParam());
+  if (launched && rebound) {
+    EXPECT_EQ(rebound->builds - launched->builds, 1u);
+    EXPECT_EQ(rebound->hits - launched->hits, 1u);
+  }
+  // Freed: refused before anything runs, and nothing captured.
+  ASSERT_THAT(gpu.free(other_b).wait(), IsOk());
+  const std::vector<float> d_before = download(gpu, replayed->d);
+  EXPECT_THAT(recording->launch().wait(), StatusIs(Code::stale_handle, "step 1 (Gemm)"));
+  EXPECT_EQ(download(gpu, replayed->d), d_before);
+  const std::optional<CacheStats> refused = recorded_graphs(gpu, GetParam());
+  if (rebound && refused) {
+    EXPECT_EQ(refused->builds, rebound->builds);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryTarget, CudaRecordingTest, ::testing::ValuesIn(accel::testing::kEveryGpuTarget),
