@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "accel/libs/solver/dense.hpp"
+#include "device/isolated/staged_requests.hpp"
 #include "device/recording_pipeline.hpp"
 #include "libs/blas/blas_testing.hpp"
 
@@ -213,6 +214,27 @@ TEST_F(RecordingTest, AFailedStepIsTheLaunchsStatusAndEveryOtherStepRuns) {
   }
   EXPECT_THAT(recording.launch().wait(), StatusIs(Code::invalid_argument, "step 10 (blas::Scal)"));
   EXPECT_EQ(download(x), std::vector<float>{-1.0f});  // 599 sign changes
+}
+
+TEST(RunRecordedWireTest, CrossesTheStagingRegionWholeAndADamagedEncodingIsRefused) {
+  const BufferHandle x{.device = 1, .slot = 2, .generation = 3, .dtype = DType::f32, .count = 8};
+  RunRecorded run{.recording = 42};
+  run.steps = {blas::Scal{.n = 8, .alpha = 2.0, .x = x}, CopyOnDevice{.source = x, .destination = x, .count = 4},
+               rand::Generate{.seed = 7, .count = 8, .output = x}};
+  const std::vector<std::byte> encoding = device::isolated::encode_staged(run);
+  Result<RunRecorded> decoded = device::isolated::decode_staged<RunRecorded>(encoding);
+  ASSERT_THAT(decoded, IsOk());
+  EXPECT_EQ(decoded->recording, 42u);
+  ASSERT_EQ(decoded->steps.size(), 3u);
+  EXPECT_EQ(std::get<blas::Scal>(decoded->steps[0]).x, x);
+  EXPECT_EQ(std::get<CopyOnDevice>(decoded->steps[1]).count, 4u);
+  EXPECT_EQ(std::get<rand::Generate>(decoded->steps[2]).seed, 7u);
+
+  const std::vector<std::byte> cut(encoding.begin(), encoding.end() - 1);
+  EXPECT_THAT(device::isolated::decode_staged<RunRecorded>(cut), StatusIs(Code::internal, "damaged"));
+  std::vector<std::byte> unknown = encoding;
+  unknown[16] = std::byte{200};  // the first step's index, past the last alternative
+  EXPECT_THAT(device::isolated::decode_staged<RunRecorded>(unknown), StatusIs(Code::internal, "damaged"));
 }
 
 }  // namespace
