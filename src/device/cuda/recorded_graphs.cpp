@@ -23,6 +23,9 @@ cudaGraphExec_t RecordedGraphs::find(const Key& key) {
 }
 
 RecordedGraphs::Entry& RecordedGraphs::slot_for_new() {
+  for (Entry& entry : entries_) {
+    if (entry.exec == nullptr) return entry;  // emptied by a refused update
+  }
   if (entries_.size() < kCapacity) return entries_.emplace_back();
   auto oldest = std::min_element(entries_.begin(), entries_.end(),
                                  [](const Entry& a, const Entry& b) { return a.last_launch < b.last_launch; });
@@ -54,9 +57,7 @@ Result<cudaGraphExec_t> RecordedGraphs::instantiate(const Key& key, cudaGraph_t 
     return cuda_status(error, "instantiating a recording's captured graph");
   }
   if (!kept) return exec;
-  Entry* entry = entry_of(0);  // a slot emptied by a refused update
-  Entry& slot = entry != nullptr && entry->exec == nullptr ? *entry : slot_for_new();
-  slot = Entry{.key = key, .exec = exec, .last_launch = ++launches_};
+  slot_for_new() = Entry{.key = key, .exec = exec, .last_launch = ++launches_};
   return exec;
 }
 
