@@ -220,6 +220,14 @@ inline rand::Generate example(For<rand::Generate>) {
   return r;
 }
 
+// A recording's launch: steps of several kinds, plain data each.
+inline RunRecorded example(For<RunRecorded>) {
+  auto r = RunRecorded();
+  r.recording = 3;
+  r.steps = {example(For<blas::Scal>()), example(For<Fft>()), example(For<rand::Generate>())};
+  return r;
+}
+
 // solver: 4 x 4 (square) and 6 x 4 (tall) matrices, packed.
 inline solver::Getrf example(For<solver::Getrf>) {
   auto r = solver::Getrf();

@@ -21,10 +21,12 @@ template <class Request>
 void decode(std::span<const std::byte> encoding) {
   Result<Request> request = device::isolated::decode_staged<Request>(encoding);
   if (!request.ok()) return;
-  Result<typename Operation<Request>::Checked> checked = Operation<Request>::validate(*request);
-  if (!checked.ok()) return;
-  Operands operands;
-  Operation<Request>::operands(*request, *checked, operands);
+  if constexpr (ProtocolOf<LibraryRequests>::accepts<Request>) {  // a device request (RunRecorded) is decoded only
+    Result<typename Operation<Request>::Checked> checked = Operation<Request>::validate(*request);
+    if (!checked.ok()) return;
+    Operands operands;
+    Operation<Request>::operands(*request, *checked, operands);
+  }
 }
 
 template <std::size_t... I>

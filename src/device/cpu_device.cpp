@@ -4,6 +4,10 @@
 
 #include <cstring>
 #include <new>
+#include <type_traits>
+#include <variant>
+
+#include "device/recorded_steps.hpp"
 
 namespace accel::device {
 namespace {
@@ -148,6 +152,26 @@ Result<Done> CpuDevice::handle(InjectFault& request) {
   }
   return not_supported(fmt::format("{}: FaultKind::{} needs an isolated device (Isolation::worker_process)",
                                    shared_->name, to_string(request.kind)));
+}
+
+Result<Done> CpuDevice::handle(RunRecorded& request) {
+  collect_released();
+  ACCEL_RETURN_IF_ERROR(check_recorded_buffers(table_, request));
+  Status first;
+  for (std::size_t i = 0; i < request.steps.size(); ++i) {
+    const Result<Done> ran = std::visit(
+        [&]<class Step>(Step& step) -> Result<Done> {
+          if constexpr (std::is_same_v<Step, CopyOnDevice>) {
+            return handle(step);
+          } else {
+            return handle_operation(step);
+          }
+        },
+        request.steps[i]);
+    if (!ran.ok() && first.ok()) first = step_failure(i, request.steps[i], ran.status());
+  }
+  ACCEL_RETURN_IF_ERROR(first);
+  return Done{};
 }
 
 namespace {

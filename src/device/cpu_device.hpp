@@ -42,6 +42,9 @@ class CpuDevice final : public CpuDeviceBase {
 
   Result<Done> handle(InjectFault& request) override;
 
+  // -- recorded steps: every buffer checked first, then each step as its own request would run -----------
+  Result<Done> handle(RunRecorded& request) override;
+
   // -- library requests: the operation contract, on the CPU --------------------------------
   template <class Request>
   Result<Done> handle_operation(Request& request) {

@@ -7,6 +7,7 @@
 
 #include "accel/core/protocol.hpp"
 #include "accel/device/requests.hpp"
+#include "accel/device/run_recorded.hpp"
 #include "accel/dnn/requests.hpp"
 #include "accel/graph/execute.hpp"
 #include "accel/jit/requests.hpp"
@@ -20,9 +21,10 @@
 
 namespace accel {
 
-/// The device's own requests: memory, copies, queries, fences and faults (device/requests.hpp).
+/// The device's own requests: memory, copies, queries, fences and faults (device/requests.hpp), and recorded steps
+/// run as one request (device/run_recorded.hpp).
 using DeviceRequests = RequestList<Allocate, Free, CopyToDevice, CopyToHost, CopyOnDevice, QueryDevice, ResetContext,
-                                   RecordFence, WaitFence, InjectFault>;
+                                   RecordFence, WaitFence, InjectFault, RunRecorded>;
 
 /// Every library family's requests; a new family is one line here.
 using LibraryRequests = ConcatRequests<blas::Requests,    //

@@ -45,8 +45,10 @@ Result<std::unique_ptr<CudaStream>> CudaStream::create(std::shared_ptr<DeviceSha
 CudaStream::~CudaStream() {
   if (stream_ == nullptr || context_->check_healthy().code() == Code::context_lost) {
     states_.abandon();  // the driver refuses to free anything of a poisoned context
+    recorded_.abandon();
     return;
   }
+  recorded_.clear();
   states_.clear();
   if (scratch_ != nullptr) cudaFreeAsync(scratch_, stream_);
   cudaStreamSynchronize(stream_);
@@ -157,6 +159,7 @@ Result<DeviceInfo> CudaStream::handle(QueryDevice&) {
   });
   info.libraries = std::move(report.libraries);
   info.caches = std::move(report.caches);
+  info.caches.push_back(recorded_.stats());
   return info;
 }
 

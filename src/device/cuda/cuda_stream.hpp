@@ -18,6 +18,7 @@
 #include "accel/device/protocol.hpp"
 #include "device/cuda/cuda_context.hpp"
 #include "device/cuda/library_operations_cuda.hpp"
+#include "device/cuda/recorded_graphs.hpp"
 #include "device/device_shared.hpp"
 #include "device/operation_handlers.hpp"
 #include "device/request_errors.hpp"
@@ -55,6 +56,9 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   Status dispatch(CopyToHost& request, Promise<Done>& reply) override { return complete_later(request, reply); }
   Status dispatch(CopyOnDevice& request, Promise<Done>& reply) override { return complete_later(request, reply); }
   Status dispatch(InjectFault& request, Promise<Done>& reply) override { return complete_later(request, reply); }
+  // Recorded steps: captured into one CUDA graph, kept per recording and launched again (cuda_recorded.cpp).
+  Result<Done> handle(RunRecorded& request) override { return wait_for(enqueue(request)); }
+  Status dispatch(RunRecorded& request, Promise<Done>& reply) override { return complete_later(request, reply); }
 
   // Any deferred reply of the device's streams keeps this stream's thread awake: the device's next request
   // usually follows the answer.
@@ -108,6 +112,7 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   Result<Submitted> enqueue(CopyToHost& request);
   Result<Submitted> enqueue(CopyOnDevice& request);
   Result<Submitted> enqueue(InjectFault& request);
+  Result<Submitted> enqueue(RunRecorded& request);
   // A library request, through its operation contract: validate -> plan -> resolve -> order -> workspace -> run;
   // its errors name it (request_errors.hpp).
   template <class Request>
@@ -150,6 +155,7 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   const std::uint32_t id_;  // in the context, for the fences it records
   cudaStream_t stream_ = nullptr;
   TargetStates states_;
+  RecordedGraphs recorded_;  // RunRecorded's kept graphs
   void* scratch_ = nullptr;
   std::uint64_t scratch_bytes_ = 0;
 };

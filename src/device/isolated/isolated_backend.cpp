@@ -114,6 +114,8 @@ class IsolatedStream final : public IsolatedStreamBase {
   Status dispatch(RecordFence& request, Promise<Fence>& reply) override { return forward(request, reply); }
   Status dispatch(WaitFence& request, Promise<Done>& reply) override { return forward(request, reply); }
   Status dispatch(InjectFault& request, Promise<Done>& reply) override { return forward(request, reply); }
+  // The steps go through the staging region; the worker's device checks and runs them (a CUDA worker captures them).
+  Status dispatch(RunRecorded& request, Promise<Done>& reply) override { return stage(request, reply); }
 
   // -- library requests: plain data crosses byte for byte, the rest through the staging region, checked here
   // first (the encoding needs a well-formed request) and again by the worker.
@@ -182,6 +184,7 @@ class IsolatedStream final : public IsolatedStreamBase {
   Result<Fence> handle(RecordFence&) override { return not_dispatched(); }
   Result<Done> handle(WaitFence&) override { return not_dispatched(); }
   Result<Done> handle(InjectFault&) override { return not_dispatched(); }
+  Result<Done> handle(RunRecorded&) override { return not_dispatched(); }
 
  private:
   static Status not_dispatched() { return internal_error("an isolated device answers every request from dispatch()"); }

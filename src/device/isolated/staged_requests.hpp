@@ -1,7 +1,7 @@
 // Requests that are not plain data (a graph, a program's source, a list of groups) cross to the worker as a
 // Staged<Request> in the channel slot, with their encoding in the staging region: the family's
-// Operation<Request>::encode / decode (Note [The operation contract]). The worker decodes them again and trusts
-// nothing it did not check: a damaged encoding is an error, never a crash.
+// Operation<Request>::encode / decode (Note [The operation contract]); a RunRecorded's is recorded_codec.hpp. The
+// worker decodes them again and trusts nothing it did not check: a damaged encoding is an error, never a crash.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +12,7 @@
 
 #include "accel/core/byte_codec.hpp"
 #include "accel/device/protocol.hpp"
+#include "device/isolated/recorded_codec.hpp"
 #include "device/library_operations.hpp"
 
 namespace accel::device::isolated {
@@ -30,14 +31,22 @@ struct Staged {
 template <class Request>
 [[nodiscard]] std::vector<std::byte> encode_staged(const Request& request) {
   ByteWriter out;
-  Operation<Request>::encode(out, request);
+  if constexpr (std::is_same_v<Request, RunRecorded>) {
+    encode_recorded(out, request);
+  } else {
+    Operation<Request>::encode(out, request);
+  }
   return out.take();
 }
 
 template <class Request>
 [[nodiscard]] Result<Request> decode_staged(std::span<const std::byte> bytes) {
   ByteReader in(bytes);
-  return Operation<Request>::decode(in);
+  if constexpr (std::is_same_v<Request, RunRecorded>) {
+    return decode_recorded(in);
+  } else {
+    return Operation<Request>::decode(in);
+  }
 }
 
 }  // namespace accel::device::isolated

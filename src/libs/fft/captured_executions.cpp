@@ -26,6 +26,12 @@ CapturedExecutions::~CapturedExecutions() {
 }
 
 Status CapturedExecutions::run(const ExecutionKey& key, const Execution& execution) {
+  // Inside another capture (a recording's, device/run_recorded.hpp) the execution is captured there: a capture
+  // cannot begin another, and the outer graph is what is launched again.
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream_, &capturing) == cudaSuccess && capturing != cudaStreamCaptureStatusNone) {
+    return execution.enqueue();
+  }
   for (Captured& c : captured_) {
     if (c.graph != nullptr && c.key == key) return launch(c);
   }

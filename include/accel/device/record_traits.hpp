@@ -1,0 +1,185 @@
+/// @file
+/// accel::RecordTraits — which requests a Recording (accel/device/recording.hpp) may hold, and where their buffers
+/// are. A request is refused unless its traits say it is capturable: the default is "not capturable", so a request
+/// nobody has looked at (one that allocates, frees, copies host memory, or whose contract waits on the host, as
+/// the solvers' info checks and the sparse structure checks do) is refused by name before anything runs. A
+/// capturable request's run step only enqueues GPU work on its stream, over buffers named by its handles, with
+/// plans made before the run: what a CUDA stream capture can record.
+#pragma once
+
+#include "accel/device/requests.hpp"
+#include "accel/graph/execute.hpp"
+#include "accel/libs/blas/gemm.hpp"
+#include "accel/libs/blas/level1.hpp"
+#include "accel/libs/blas/level2.hpp"
+#include "accel/libs/blas/level3.hpp"
+#include "accel/libs/fft/fft.hpp"
+#include "accel/libs/rand/generate.hpp"
+
+namespace accel {
+
+/// Not capturable, with the reason a refusal gives. A capturable request's specialisation sets kCapturable and
+/// lists every BufferHandle the request names, by reference, through `buffers(request, visit)`.
+template <class Request>
+struct RecordTraits {
+  static constexpr bool kCapturable = false;  ///< refused by Recording::record
+  /// Why, for the refusal's message.
+  static constexpr const char* kWhy =
+      "its contract is not known to be capturable (it may allocate, synchronise "
+      "or wait on the host)";
+};
+
+/// Allocations are answered at once and change the buffer table: never inside a recording.
+template <>
+struct RecordTraits<Allocate> {
+  static constexpr bool kCapturable = false;                                       ///< refused
+  static constexpr const char* kWhy = "it allocates (allocate before recording)";  ///< the refusal's reason
+};
+/// Frees end a buffer the recording may name.
+template <>
+struct RecordTraits<Free> {
+  static constexpr bool kCapturable = false;                                    ///< refused
+  static constexpr const char* kWhy = "it frees (free after the last launch)";  ///< the refusal's reason
+};
+/// Host copies read caller memory when they run, or are staged and copied out by the host.
+template <>
+struct RecordTraits<CopyToDevice> {
+  static constexpr bool kCapturable = false;  ///< refused
+  /// The refusal's reason.
+  static constexpr const char* kWhy = "it copies host memory, which a replay would read again at the host's pace";
+};
+/// Host copies are answered after the host copied the data out of a staging block.
+template <>
+struct RecordTraits<CopyToHost> {
+  static constexpr bool kCapturable = false;  ///< refused
+  /// The refusal's reason.
+  static constexpr const char* kWhy = "it copies into host memory, which the host waits for";
+};
+/// Resets rebuild the context: every handle of a recording would be stale.
+template <>
+struct RecordTraits<ResetContext> {
+  static constexpr bool kCapturable = false;                                                ///< refused
+  static constexpr const char* kWhy = "it rebuilds the context (every handle goes stale)";  ///< the refusal's reason
+};
+
+namespace detail {
+/// Traits of a request whose run only enqueues stream work over the buffers `Fields` names.
+struct Capturable {
+  static constexpr bool kCapturable = true;  ///< accepted by Recording::record
+  static constexpr const char* kWhy = "";    ///< none
+};
+}  // namespace detail
+
+/// A copy between buffers: one cudaMemcpyAsync.
+template <>
+struct RecordTraits<CopyOnDevice> : detail::Capturable {
+  /// Visits source and destination.
+  template <class F>
+  static void buffers(CopyOnDevice& r, F&& visit) {
+    visit(r.source);
+    visit(r.destination);
+  }
+};
+/// GEMM: one cuBLASLt matmul with a plan from the stream's cache.
+template <>
+struct RecordTraits<Gemm> : detail::Capturable {
+  /// Visits a, b, c and the bias.
+  template <class F>
+  static void buffers(Gemm& r, F&& visit) {
+    visit(r.a);
+    visit(r.b);
+    visit(r.c);
+    visit(r.bias);
+  }
+};
+/// axpy: one cuBLAS call.
+template <>
+struct RecordTraits<blas::Axpy> : detail::Capturable {
+  /// Visits x and y.
+  template <class F>
+  static void buffers(blas::Axpy& r, F&& visit) {
+    visit(r.x);
+    visit(r.y);
+  }
+};
+/// scal: one cuBLAS call.
+template <>
+struct RecordTraits<blas::Scal> : detail::Capturable {
+  /// Visits x.
+  template <class F>
+  static void buffers(blas::Scal& r, F&& visit) {
+    visit(r.x);
+  }
+};
+/// dot: device pointer mode, the result written into a buffer in stream order.
+template <>
+struct RecordTraits<blas::Dot> : detail::Capturable {
+  /// Visits x, y and the result.
+  template <class F>
+  static void buffers(blas::Dot& r, F&& visit) {
+    visit(r.x);
+    visit(r.y);
+    visit(r.result);
+  }
+};
+/// gemv (strided batched): one cuBLAS call.
+template <>
+struct RecordTraits<blas::Gemv> : detail::Capturable {
+  /// Visits a, x and y.
+  template <class F>
+  static void buffers(blas::Gemv& r, F&& visit) {
+    visit(r.a);
+    visit(r.x);
+    visit(r.y);
+  }
+};
+/// trsm: one cuBLAS call.
+template <>
+struct RecordTraits<blas::Trsm> : detail::Capturable {
+  /// Visits a and b.
+  template <class F>
+  static void buffers(blas::Trsm& r, F&& visit) {
+    visit(r.a);
+    visit(r.b);
+  }
+};
+/// syrk: one cuBLAS call.
+template <>
+struct RecordTraits<blas::Syrk> : detail::Capturable {
+  /// Visits a and c.
+  template <class F>
+  static void buffers(blas::Syrk& r, F&& visit) {
+    visit(r.a);
+    visit(r.c);
+  }
+};
+/// An FFT execution: a cuFFT plan made before the run, its work area from the generic path.
+template <>
+struct RecordTraits<Fft> : detail::Capturable {
+  /// Visits input and output.
+  template <class F>
+  static void buffers(Fft& r, F&& visit) {
+    visit(r.input);
+    visit(r.output);
+  }
+};
+/// Random numbers: a Philox kernel, or a cuRAND generator kept per stream.
+template <>
+struct RecordTraits<rand::Generate> : detail::Capturable {
+  /// Visits the output.
+  template <class F>
+  static void buffers(rand::Generate& r, F&& visit) {
+    visit(r.output);
+  }
+};
+/// A compiled graph's execution replays its own CUDA graph over an arena its executable owns (and evicts): a
+/// recorded graph could outlive it, and a stream capture cannot hold another capture.
+template <>
+struct RecordTraits<graph::Execute> {
+  static constexpr bool kCapturable = false;  ///< refused
+  /// The refusal's reason.
+  static constexpr const char* kWhy =
+      "it replays its own CUDA graph over an arena its executable owns, which a recorded graph could outlive";
+};
+
+}  // namespace accel

@@ -1,0 +1,51 @@
+/// @file
+/// accel::RunRecorded — the device request a Recording's launch is (accel/device/recording.hpp): the recorded
+/// steps, with their buffers as bound now, run in order by the device.
+///
+/// Every device first resolves every buffer the steps name through its buffer table (nothing is written, no
+/// version changes): a freed or replaced buffer, or a rebuilt context, refuses the whole request with
+/// `stale_handle` naming the step and the buffer, and no step runs. Then:
+///   CPU        runs the steps in order (the reference); a step that fails is skipped, the others run, and the
+///              request answers the first failure prefixed with "step <i> (<name>)".
+///   CUDA       validates, plans and resolves every step, orders the stream after every buffer's earlier users, takes
+///              the workspace, then captures the steps' run steps into one CUDA graph (thread-local capture mode)
+///              and launches it; the executable graph is kept per `recording` and bound addresses, so a later
+///              request of the same recording over the same buffers is one cudaGraphLaunch. A step refused by its
+///              checks is left out of the graph, as on the CPU. The device's "recorded-graphs" cache counts them:
+///              builds (captures), hits (launches of a kept graph), entries (kept graphs).
+///   isolated   crosses to the worker like any staged request; the worker's device does the above.
+#pragma once
+
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+#include "accel/device/record_traits.hpp"
+
+namespace accel {
+
+/// Every request a Recording may hold (RecordTraits<R>::kCapturable).
+using RecordedStep = std::variant<CopyOnDevice, Gemm, blas::Axpy, blas::Scal, blas::Dot, blas::Gemv, blas::Trsm,
+                                  blas::Syrk, Fft, rand::Generate>;
+
+/// Runs recorded steps in order as one request (see the file).
+struct RunRecorded {
+  static constexpr const char* kName = "RunRecorded";
+  using Response = Done;
+  /// Which recording (a process-unique id; 0 for none): a CUDA device keeps the graph it captured under it.
+  std::uint64_t recording = 0;
+  std::vector<RecordedStep> steps;  ///< in order, with their buffers as bound now
+};
+
+/// The step's request name.
+[[nodiscard]] inline const char* step_name(const RecordedStep& step) noexcept {
+  return std::visit([]<class R>(const R&) { return R::kName; }, step);
+}
+
+/// Calls `visit(BufferHandle&)` for every buffer the step names (null ones included).
+template <class F>
+void for_each_buffer(RecordedStep& step, F&& visit) {
+  std::visit([&]<class R>(R& request) { RecordTraits<R>::buffers(request, visit); }, step);
+}
+
+}  // namespace accel

@@ -1,0 +1,202 @@
+// CudaStream's RunRecorded (include/accel/device/run_recorded.hpp): every step validated, planned and resolved,
+// the stream ordered after every buffer's earlier users and the workspace taken, all before the capture; then only
+// the steps' run steps are captured, into one CUDA graph kept per recording (recorded_graphs.hpp) and launched.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <type_traits>
+#include <variant>
+
+#include "device/cuda/cuda_stream.hpp"
+#include "device/recorded_steps.hpp"
+
+namespace accel::device::cuda {
+namespace {
+
+// One step, checked and planned: what the capture runs, over the views resolved for it.
+struct Prepared {
+  Status refused;  // its own checks' failure: the step is left out, as the CPU device skips it
+  Operands operands;
+  std::vector<BufferView> views;
+  std::uint64_t workspace_bytes = 0;
+  std::function<Status(std::span<const BufferView>, CudaRun&)> run;
+};
+
+// A copy between buffers, as CudaStream::enqueue(CopyOnDevice&) makes it, captured: an overlapping one goes
+// through a temporary of the graph's own (cudaMallocAsync in a capture is a memory node).
+Status prepare_copy(const CopyOnDevice& copy, Prepared& step) {
+  step.operands.range(copy.source, "source", Access::read, copy.source_offset, copy.count)
+      .range(copy.destination, "destination", Access::write, copy.destination_offset, copy.count);
+  step.run = [copy](std::span<const BufferView> views, CudaRun& run) -> Status {
+    const BufferView& source = views[0];
+    const BufferView& destination = views[1];
+    if (source.dtype != destination.dtype) {
+      return invalid_argument(fmt::format("CopyOnDevice from {} to {}: element types differ", to_string(source.dtype),
+                                          to_string(destination.dtype)));
+    }
+    const std::size_t bytes = copy.count * size_of(source.dtype);
+    std::byte* from = source.at(copy.source_offset);
+    std::byte* to = destination.at(copy.destination_offset);
+    if (bytes == 0 || from == to) return Status();
+    cudaStream_t stream = run.target.stream();
+    const bool overlapping = source.data == destination.data && from < to + bytes && to < from + bytes;
+    if (!overlapping) {
+      return run.target.check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream),
+                              "cudaMemcpyAsync (device to device)");
+    }
+    void* temporary = nullptr;
+    ACCEL_RETURN_IF_ERROR(run.target.check(cudaMallocAsync(&temporary, bytes, stream), "allocating a temporary"));
+    Status copied = run.target.check(cudaMemcpyAsync(temporary, from, bytes, cudaMemcpyDeviceToDevice, stream),
+                                     "cudaMemcpyAsync (to a temporary)");
+    if (copied.ok()) {
+      copied = run.target.check(cudaMemcpyAsync(to, temporary, bytes, cudaMemcpyDeviceToDevice, stream),
+                                "cudaMemcpyAsync (from a temporary)");
+    }
+    const Status freed = run.target.check(cudaFreeAsync(temporary, stream), "cudaFreeAsync (temporary)");
+    ACCEL_RETURN_IF_ERROR(copied);
+    return freed;
+  };
+  return Status();
+}
+
+// A library request through its operation contract, up to (not including) its run step.
+template <class Request>
+Status prepare_operation(const Request& request, CudaTarget& target, Prepared& step) {
+  using Op = Operation<Request>;
+  using CudaOp = CudaOperation<Request>;
+  ACCEL_ASSIGN_OR_RETURN(typename Op::Checked checked, Op::validate(request));
+  ACCEL_ASSIGN_OR_RETURN(typename CudaOp::Plan plan, CudaOp::plan(request, checked, target));
+  if constexpr (HasHostResult<Request>) {
+    if (CudaOp::host_result_bytes(plan) != 0) {
+      return not_supported(
+          fmt::format("{} answers a result through the host, which a CUDA graph cannot", Request::kName));
+    }
+  }
+  Op::operands(request, checked, step.operands);
+  step.workspace_bytes = CudaOp::workspace_bytes(plan);
+  struct Kept {
+    Request request;
+    typename Op::Checked checked;
+    typename CudaOp::Plan plan;
+  };
+  auto kept = std::make_shared<Kept>(Kept{request, std::move(checked), std::move(plan)});
+  step.run = [kept](std::span<const BufferView> views, CudaRun& run) -> Status {
+    ACCEL_RETURN_IF_ERROR(CudaOp::run(kept->request, kept->checked, kept->plan, views, run));
+    if (run.check_result) {
+      return internal_error(fmt::format("{} checks its result on the host, which a CUDA graph cannot", Request::kName));
+    }
+    return Status();
+  };
+  return Status();
+}
+
+}  // namespace
+
+Result<Submitted> CudaStream::enqueue(RunRecorded& request) {
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  std::vector<Prepared> steps(request.steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const Status prepared = std::visit(
+        [&]<class Step>(const Step& step) {
+          if constexpr (std::is_same_v<Step, CopyOnDevice>) {
+            return prepare_copy(step, steps[i]);
+          } else {
+            return prepare_operation(step, *this, steps[i]);
+          }
+        },
+        request.steps[i]);
+    if (!prepared.ok()) steps[i].refused = step_failure(i, request.steps[i], prepared);
+  }
+
+  std::lock_guard lock(context_->buffers_mutex());
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  ACCEL_RETURN_IF_ERROR(check_recorded_buffers(context_->table(), request));
+  std::vector<Use> uses;
+  RecordedGraphs::Key key{.recording = request.recording};
+  std::uint64_t workspace_bytes = 0;
+  Status first_refused;
+  std::size_t runnable = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    Prepared& step = steps[i];
+    if (step.refused.ok()) {
+      if (Result<std::vector<BufferView>> views = context_->table().resolve(step.operands); views.ok()) {
+        step.views = std::move(*views);
+        context_->stamp_versions(step.operands, step.views);
+      } else {
+        step.refused = step_failure(i, request.steps[i], views.status());
+      }
+    }
+    if (!step.refused.ok()) {
+      if (first_refused.ok()) first_refused = step.refused;
+      continue;
+    }
+    ++runnable;
+    for (const Use& use : uses_of(step.operands)) {
+      auto same = std::find_if(uses.begin(), uses.end(), [&](const Use& u) { return u.buffer == use.buffer; });
+      if (same == uses.end()) {
+        uses.push_back(use);
+      } else if (use.access == Access::write) {
+        same->access = Access::write;
+      }
+    }
+    for (const BufferView& view : step.views) key.addresses.push_back(view.data);
+    workspace_bytes = std::max(workspace_bytes, step.workspace_bytes);
+  }
+  if (runnable == 0 && !first_refused.ok()) return first_refused;  // nothing left to run
+  if (!first_refused.ok()) key.recording = 0;                      // a partial graph is not kept
+
+  const std::uint64_t write_version = context_->new_write_version();
+  if (runnable == 0) {
+    return ordered(std::span<const Use>(), write_version, [] { return Result<Submitted>(Submitted{}); });
+  }
+  return ordered(std::span<const Use>(uses), write_version, [&]() -> Result<Submitted> {
+    void* scratch = nullptr;
+    if (workspace_bytes != 0) {
+      ACCEL_ASSIGN_OR_RETURN(scratch, workspace(workspace_bytes));
+    }
+    key.addresses.push_back(scratch);
+    cudaGraphExec_t exec = recorded_.find(key);
+    bool kept = true;
+    if (exec == nullptr) {
+      ACCEL_RETURN_IF_ERROR(check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal),
+                                  "beginning the capture of a recording"));
+      Status captured;
+      for (std::size_t i = 0; i < steps.size() && captured.ok(); ++i) {
+        if (!steps[i].refused.ok()) continue;
+        CudaRun run{.target = *this, .write_version = write_version};
+        if (steps[i].workspace_bytes != 0) {
+          run.workspace = scratch;
+          run.workspace_bytes = steps[i].workspace_bytes;
+        }
+        if (Status ran = steps[i].run(steps[i].views, run); !ran.ok()) {
+          captured = step_failure(i, request.steps[i], ran);
+        }
+      }
+      cudaGraph_t graph = nullptr;
+      const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
+      if (captured.ok() && ended != cudaSuccess) captured = check(ended, "ending the capture of a recording");
+      if (!captured.ok()) {
+        if (graph != nullptr) (void)cudaGraphDestroy(graph);
+        recorded_.count_failed_capture();
+        (void)cudaGetLastError();  // a refused capture is not the next request's error
+        return captured;
+      }
+      Result<cudaGraphExec_t> instantiated = recorded_.instantiate(key, graph, kept);
+      (void)cudaGraphDestroy(graph);
+      ACCEL_RETURN_IF_ERROR(instantiated.status());
+      exec = *instantiated;
+    }
+    const Status launched = check(cudaGraphLaunch(exec, stream_), "launching a recording's graph");
+    if (!kept) (void)cudaGraphExecDestroy(exec);  // freed when the launch finishes
+    ACCEL_RETURN_IF_ERROR(launched);
+    Submitted submitted;
+    if (!first_refused.ok()) {
+      submitted.check = [first_refused](std::span<const std::byte>) { return first_refused; };
+    }
+    return submitted;
+  });
+}
+
+}  // namespace accel::device::cuda

@@ -1,0 +1,78 @@
+#include "device/cuda/recorded_graphs.hpp"
+
+#include <algorithm>
+
+#include "operation/cuda_status.hpp"
+
+namespace accel::device::cuda {
+
+RecordedGraphs::Entry* RecordedGraphs::entry_of(std::uint64_t recording) noexcept {
+  for (Entry& entry : entries_) {
+    if (entry.key.recording == recording) return &entry;
+  }
+  return nullptr;
+}
+
+cudaGraphExec_t RecordedGraphs::find(const Key& key) {
+  if (key.recording == 0) return nullptr;
+  Entry* entry = entry_of(key.recording);
+  if (entry == nullptr || entry->key != key) return nullptr;
+  entry->last_launch = ++launches_;
+  ++stats_.hits;
+  return entry->exec;
+}
+
+RecordedGraphs::Entry& RecordedGraphs::slot_for_new() {
+  for (Entry& entry : entries_) {
+    if (entry.exec == nullptr) return entry;  // emptied by a refused update
+  }
+  if (entries_.size() < kCapacity) return entries_.emplace_back();
+  auto oldest = std::min_element(entries_.begin(), entries_.end(),
+                                 [](const Entry& a, const Entry& b) { return a.last_launch < b.last_launch; });
+  (void)cudaGraphExecDestroy(oldest->exec);  // freed when its launches finish
+  oldest->exec = nullptr;
+  ++stats_.evictions;
+  return *oldest;
+}
+
+Result<cudaGraphExec_t> RecordedGraphs::instantiate(const Key& key, cudaGraph_t graph, bool& kept) {
+  ++stats_.misses;
+  ++stats_.builds;
+  kept = key.recording != 0;
+  if (Entry* entry = kept ? entry_of(key.recording) : nullptr; entry != nullptr) {
+    cudaGraphExecUpdateResultInfo info{};
+    if (cudaGraphExecUpdate(entry->exec, graph, &info) == cudaSuccess) {
+      entry->key = key;
+      entry->last_launch = ++launches_;
+      return entry->exec;
+    }
+    (void)cudaGetLastError();  // a refused update is not the next call's error
+    (void)cudaGraphExecDestroy(entry->exec);
+    entry->exec = nullptr;
+    entry->key = Key{};  // reused below
+  }
+  cudaGraphExec_t exec = nullptr;
+  if (cudaError_t error = cudaGraphInstantiate(&exec, graph, 0); error != cudaSuccess) {
+    ++stats_.build_failures;
+    return cuda_status(error, "instantiating a recording's captured graph");
+  }
+  if (!kept) return exec;
+  slot_for_new() = Entry{.key = key, .exec = exec, .last_launch = ++launches_};
+  return exec;
+}
+
+CacheStats RecordedGraphs::stats() const {
+  CacheStats out = stats_;
+  out.entries = static_cast<std::uint64_t>(
+      std::count_if(entries_.begin(), entries_.end(), [](const Entry& e) { return e.exec != nullptr; }));
+  return out;
+}
+
+void RecordedGraphs::clear() noexcept {
+  for (Entry& entry : entries_) {
+    if (entry.exec != nullptr) (void)cudaGraphExecDestroy(entry.exec);
+  }
+  entries_.clear();
+}
+
+}  // namespace accel::device::cuda

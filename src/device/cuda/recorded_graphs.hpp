@@ -1,0 +1,67 @@
+// The CUDA graphs one stream captured from RunRecorded requests (include/accel/device/run_recorded.hpp): one
+// executable graph per recording, kept with the addresses it was captured over. A later request of the recording
+// over the same addresses launches it again; over other addresses it is captured again and the kept executable
+// updated in place (cudaGraphExecUpdate) when CUDA accepts the new graph's topology, instantiated anew otherwise.
+// Reported as the "recorded-graphs" cache: builds (captures), hits (launches of a kept graph), misses (requests
+// that captured), evictions, entries (kept graphs), build_failures (captures refused or failed).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "accel/core/cache_stats.hpp"
+#include "accel/core/result.hpp"
+
+namespace accel::device::cuda {
+
+class RecordedGraphs {
+ public:
+  // What a kept graph was captured for: the recording and every address its steps read or write, the
+  // workspace's included.
+  struct Key {
+    std::uint64_t recording = 0;
+    std::vector<const void*> addresses;
+    friend bool operator==(const Key&, const Key&) = default;
+  };
+
+  // Kept graphs at most; the least recently launched goes first.
+  static constexpr std::size_t kCapacity = 32;
+
+  RecordedGraphs() = default;
+  RecordedGraphs(const RecordedGraphs&) = delete;
+  RecordedGraphs& operator=(const RecordedGraphs&) = delete;
+  ~RecordedGraphs() { clear(); }
+
+  // The executable kept for `key` (counted as a hit), or null.
+  [[nodiscard]] cudaGraphExec_t find(const Key& key);
+  // An executable of `graph`, captured for `key`, kept (replacing the recording's older one) when the recording has
+  // an id; the caller destroys `graph`. A recording without an id gets one it must destroy after launching it
+  // (`kept` false).
+  [[nodiscard]] Result<cudaGraphExec_t> instantiate(const Key& key, cudaGraph_t graph, bool& kept);
+  // A capture that failed, for the counters.
+  void count_failed_capture() noexcept { ++stats_.build_failures; }
+
+  [[nodiscard]] CacheStats stats() const;
+  // Destroys every kept executable (launches in flight finish first).
+  void clear() noexcept;
+  // Forgets them without calling CUDA (a poisoned context refuses every call).
+  void abandon() noexcept { entries_.clear(); }
+
+ private:
+  struct Entry {
+    Key key;
+    cudaGraphExec_t exec = nullptr;
+    std::uint64_t last_launch = 0;
+  };
+
+  Entry* entry_of(std::uint64_t recording) noexcept;
+  Entry& slot_for_new();
+
+  std::vector<Entry> entries_;
+  std::uint64_t launches_ = 0;
+  CacheStats stats_{.name = "recorded-graphs", .capacity = kCapacity};
+};
+
+}  // namespace accel::device::cuda

@@ -1,0 +1,199 @@
+// Recording on a CUDA device, on every way it runs requests (each completion strategy, and isolated): a recorded
+// pipeline (Philox fill, GEMM, axpy, scal, r2c FFT) launched equals the same requests sent one by one on the same
+// device exactly, and the CPU device's results within f32 rounding; launched many times with a buffer rebound
+// between launches; a freed buffer fails the launch with stale_handle before any step runs. A launch is one CUDA
+// graph captured once per recording and launched again ("recorded-graphs" cache), and its buffer check writes
+// nothing (a version-keyed cache stays warm). Skipped without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "accel/device/recording.hpp"
+#include "device/recording_pipeline.hpp"
+#include "testing/cuda_fixture.hpp"
+#include "testing/test_seed.hpp"
+
+namespace accel {
+namespace {
+
+using accel::testing::GpuTestTarget;
+using accel::testing::IsOk;
+using accel::testing::RecordingPipeline;
+using accel::testing::StatusIs;
+
+template <class T>
+std::vector<T> download(const Device& device, const Buffer<T>& buffer) {
+  std::vector<T> values(buffer.size());
+  EXPECT_THAT(device.download(buffer, std::span<T>(values)).wait(), IsOk());
+  return values;
+}
+
+// sqrt(Σ |got - want|²) / sqrt(Σ |want|²).
+template <class T>
+double relative_error(const std::vector<T>& got, const std::vector<T>& want) {
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    diff += std::norm(std::complex<double>(got[i]) - std::complex<double>(want[i]));
+    norm += std::norm(std::complex<double>(want[i]));
+  }
+  return std::sqrt(diff / std::max(norm, 1e-300));
+}
+
+// The device's "recorded-graphs" counters (its default stream's). An isolated device's reply may cut its list of
+// caches to fit a slot: null then, and only then.
+std::optional<CacheStats> recorded_graphs(const Device& device, const GpuTestTarget& target) {
+  Result<DeviceInfo> info = device.info().wait();
+  EXPECT_THAT(info, IsOk());
+  if (!info.ok()) return std::nullopt;
+  const CacheStats* stats = info->cache("recorded-graphs");
+  if (target.isolation == Isolation::in_process) {
+    EXPECT_NE(stats, nullptr);
+  }
+  if (stats == nullptr) return std::nullopt;
+  return *stats;
+}
+
+class CudaRecordingTest : public ::testing::TestWithParam<GpuTestTarget> {
+ protected:
+  std::vector<float> random(std::size_t n) {
+    std::uniform_real_distribution<float> dist(-1, 1);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng_);
+    return v;
+  }
+
+  System system_;
+  std::mt19937_64 rng_{accel::testing::test_seed()};
+};
+
+TEST_P(CudaRecordingTest, ALaunchEqualsTheRequestsOneByOneAndTheCpuDevice) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), gpu);
+  Device cpu = *Device::open(system_, {.kind = DeviceKind::cpu});
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  for (const Shape& s : {Shape{3, 5, 4}, Shape{64, 64, 64}, Shape{7, 3, 9}, Shape{129, 96, 33}}) {
+    SCOPED_TRACE(::testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k);
+    const std::vector<float> b = random(s.k * s.n), d = random(s.m * s.n);
+    Result<RecordingPipeline> direct = RecordingPipeline::make(gpu, s.m, s.n, s.k, b, d);
+    Result<RecordingPipeline> replayed = RecordingPipeline::make(gpu, s.m, s.n, s.k, b, d);
+    Result<RecordingPipeline> reference = RecordingPipeline::make(cpu, s.m, s.n, s.k, b, d);
+    ASSERT_THAT(direct, IsOk());
+    ASSERT_THAT(replayed, IsOk());
+    ASSERT_THAT(reference, IsOk());
+    Result<Recording> recording = replayed->record(gpu);
+    ASSERT_THAT(recording, IsOk());
+    for (int launch = 0; launch < 3; ++launch) {
+      ASSERT_THAT(direct->run_one_by_one(gpu), IsOk());
+      ASSERT_THAT(reference->run_one_by_one(cpu), IsOk());
+      ASSERT_THAT(recording->launch().wait(), IsOk());
+      EXPECT_EQ(download(gpu, replayed->d), download(gpu, direct->d));
+      EXPECT_EQ(download(gpu, replayed->e), download(gpu, direct->e));
+      EXPECT_LE(relative_error(download(gpu, replayed->c), download(cpu, reference->c)), 1e-5);
+      EXPECT_LE(relative_error(download(gpu, replayed->d), download(cpu, reference->d)), 1e-5);
+      EXPECT_LE(relative_error(download(gpu, replayed->e), download(cpu, reference->e)), 1e-5);
+    }
+  }
+}
+
+TEST_P(CudaRecordingTest, ManyLaunchesWithABufferReboundBetweenThemEqualDirectExecution) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), gpu);
+  constexpr std::int64_t m = 16, n = 32, k = 8;
+  const std::vector<float> b0 = random(k * n), b1 = random(k * n), d = random(m * n);
+  Result<RecordingPipeline> direct = RecordingPipeline::make(gpu, m, n, k, b0, d);
+  Result<RecordingPipeline> replayed = RecordingPipeline::make(gpu, m, n, k, b0, d);
+  ASSERT_THAT(direct, IsOk());
+  ASSERT_THAT(replayed, IsOk());
+  Buffer<float> other_b = *gpu.allocate<float>(k * n).wait();
+  ASSERT_THAT(gpu.upload(std::span<const float>(b1), other_b).wait(), IsOk());
+  Buffer<float> direct_other_b = *gpu.allocate<float>(k * n).wait();
+  ASSERT_THAT(gpu.upload(std::span<const float>(b1), direct_other_b).wait(), IsOk());
+  Result<Recording> recording = replayed->record(gpu);
+  ASSERT_THAT(recording, IsOk());
+  RecordingPipeline direct_other = *direct;
+  direct_other.b = direct_other_b;
+  for (int launch = 0; launch < 200; ++launch) {
+    const bool other = launch % 2 == 1;
+    const BufferHandle wanted = other ? other_b.handle() : replayed->b.handle();
+    if (recording->bound(replayed->b) != wanted) {
+      ASSERT_THAT(recording->rebind(recording->bound(replayed->b), wanted), IsOk());
+    }
+    ASSERT_THAT((other ? direct_other : *direct).run_one_by_one(gpu), IsOk());
+    ASSERT_THAT(recording->launch().wait(), IsOk());
+  }
+  EXPECT_EQ(download(gpu, replayed->d), download(gpu, direct->d));
+  EXPECT_EQ(download(gpu, replayed->e), download(gpu, direct->e));
+}
+
+TEST_P(CudaRecordingTest, AFreedBufferFailsTheLaunchBeforeAnyStepRuns) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), gpu);
+  const std::vector<float> y0 = random(64);
+  Buffer<float> x = *gpu.allocate<float>(64).wait(), y = *gpu.allocate<float>(64).wait();
+  ASSERT_THAT(gpu.upload(std::span<const float>(y0), y).wait(), IsOk());
+  Recording recording(gpu);
+  ASSERT_THAT(recording.record(blas::Scal{.n = 64, .alpha = 2.0, .x = y}), IsOk());
+  ASSERT_THAT(recording.record(blas::Axpy{.n = 64, .x = x, .y = y}), IsOk());
+  ASSERT_THAT(gpu.free(x).wait(), IsOk());
+  EXPECT_THAT(recording.launch().wait(), StatusIs(Code::stale_handle, "step 1 (blas::Axpy)"));
+  EXPECT_EQ(download(gpu, y), y0);
+}
+
+TEST_P(CudaRecordingTest, ALaunchIsOneCapturedGraphLaunchedAgainUntilABufferIsRebound) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), gpu);
+  constexpr std::int64_t m = 32, n = 16, k = 8;
+  const std::vector<float> b = random(k * n), d = random(m * n);
+  Result<RecordingPipeline> direct = RecordingPipeline::make(gpu, m, n, k, b, d);
+  Result<RecordingPipeline> replayed = RecordingPipeline::make(gpu, m, n, k, b, d);
+  ASSERT_THAT(direct, IsOk());
+  ASSERT_THAT(replayed, IsOk());
+  Result<Recording> recording = replayed->record(gpu);
+  ASSERT_THAT(recording, IsOk());
+  const std::optional<CacheStats> before = recorded_graphs(gpu, GetParam());
+  for (int launch = 0; launch < 5; ++launch) {
+    ASSERT_THAT(direct->run_one_by_one(gpu), IsOk());
+    ASSERT_THAT(recording->launch().wait(), IsOk());
+  }
+  EXPECT_EQ(download(gpu, replayed->d), download(gpu, direct->d));  // bit for bit
+  EXPECT_EQ(download(gpu, replayed->e), download(gpu, direct->e));
+  const std::optional<CacheStats> launched = recorded_graphs(gpu, GetParam());
+  if (before && launched) {
+    EXPECT_EQ(launched->builds - before->builds, 1u);  // captured once
+    EXPECT_EQ(launched->hits - before->hits, 4u);      // then launched as it was
+    EXPECT_EQ(launched->build_failures, before->build_failures);
+    EXPECT_GE(launched->entries, 1u);
+  }
+  // Another B: captured again (the kept graph updated in place or replaced), then launched again as it is.
+  Buffer<float> other_b = *gpu.allocate<float>(k * n).wait();
+  ASSERT_THAT(gpu.upload(std::span<const float>(b), other_b).wait(), IsOk());
+  ASSERT_THAT(recording->rebind(replayed->b, other_b), IsOk());
+  for (int launch = 0; launch < 2; ++launch) {
+    ASSERT_THAT(direct->run_one_by_one(gpu), IsOk());
+    ASSERT_THAT(recording->launch().wait(), IsOk());
+  }
+  EXPECT_EQ(download(gpu, replayed->d), download(gpu, direct->d));
+  EXPECT_EQ(download(gpu, replayed->e), download(gpu, direct->e));
+  const std::optional<CacheStats> rebound = recorded_graphs(gpu, GetParam());
+  if (launched && rebound) {
+    EXPECT_EQ(rebound->builds - launched->builds, 1u);
+    EXPECT_EQ(rebound->hits - launched->hits, 1u);
+  }
+  // Freed: refused before anything runs, and nothing captured.
+  ASSERT_THAT(gpu.free(other_b).wait(), IsOk());
+  const std::vector<float> d_before = download(gpu, replayed->d);
+  EXPECT_THAT(recording->launch().wait(), StatusIs(Code::stale_handle, "step 1 (Gemm)"));
+  EXPECT_EQ(download(gpu, replayed->d), d_before);
+  const std::optional<CacheStats> refused = recorded_graphs(gpu, GetParam());
+  if (rebound && refused) {
+    EXPECT_EQ(refused->builds, rebound->builds);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryTarget, CudaRecordingTest, ::testing::ValuesIn(accel::testing::kEveryGpuTarget),
+                         accel::testing::target_name);
+
+}  // namespace
+}  // namespace accel
