@@ -159,7 +159,9 @@ Result<DeviceInfo> CudaStream::handle(QueryDevice&) {
   });
   info.libraries = std::move(report.libraries);
   info.caches = std::move(report.caches);
-  info.caches.push_back(recorded_.stats());
+  // Like the families' caches, reported once the stream has used it: asking a fresh device opens nothing.
+  if (CacheStats recorded = recorded_.stats(); recorded.hits + recorded.misses + recorded.builds != 0)
+    info.caches.push_back(std::move(recorded));
   return info;
 }
 
