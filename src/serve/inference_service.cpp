@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <ranges>
 
 namespace accel::serve {
 namespace {
@@ -48,10 +47,10 @@ std::vector<std::unique_ptr<InferenceService::Replica>> InferenceService::make_r
     replica->label = models[i].model->device().name();
     if (pool && i < pool->size()) {
       replica->label = pool->spec(i);
-      const auto same = [&](std::size_t j) { return pool->spec(j) == pool->spec(i); };
-      if (std::ranges::any_of(std::views::iota(std::size_t{0}, pool->size()),
-                              [&](std::size_t j) { return j != i && same(j); }))
-        replica->label = fmt::format("{}#{}", pool->spec(i), i);
+      // An entry listed twice is told apart by its index. (A plain loop: clang 14's ranges reject views::iota.)
+      bool repeated = false;
+      for (std::size_t j = 0; j < pool->size(); ++j) repeated = repeated || (j != i && pool->spec(j) == pool->spec(i));
+      if (repeated) replica->label = fmt::format("{}#{}", pool->spec(i), i);
     }
     replica->model = std::move(models[i].model);
     replica->reload = std::move(models[i].reload);
