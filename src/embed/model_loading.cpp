@@ -41,8 +41,10 @@ Result<HostFiles> read_host_files(const ModelOptions& options) {
   const Clock::time_point start = Clock::now();
   ACCEL_ASSIGN_OR_RETURN(ModelFolder folder, ModelFolder::read(options.folder));
   if (options.batch_tokens < folder.max_sequence_length())
-    return invalid_argument(fmt::format("batch_tokens {} is below the model's longest sequence, {}",
-                                        options.batch_tokens, folder.max_sequence_length()));
+    return invalid_argument(
+        fmt::format("batch_tokens {} is below the model's longest sequence, {}: a batch must hold one whole "
+                    "sequence (give at least {} tokens a batch: --batch-tokens on the command line)",
+                    options.batch_tokens, folder.max_sequence_length(), folder.max_sequence_length()));
   ACCEL_ASSIGN_OR_RETURN(text::Tokenizer tokenizer, text::Tokenizer::load(folder.tokenizer_json));
   if (tokenizer.vocabulary_size() > folder.config.vocab_size)
     return invalid_argument(

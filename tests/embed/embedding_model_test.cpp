@@ -136,6 +136,19 @@ TEST(EmbeddingModelLoadTest, RefusesAMissingFolder) {
   EXPECT_NE(loaded.status().message().find("/nonexistent/model"), std::string::npos) << loaded.status().to_string();
 }
 
+// A batch must hold the longest sequence: a smaller budget is refused before anything loads, saying what to give.
+TEST(EmbeddingModelLoadTest, RefusesABatchBelowTheLongestSequenceNamingTheBudgetItNeeds) {
+  ACCEL_SKIP_WITHOUT_MODEL_FOLDER(kFolder);
+  System system;
+  Device device = *Device::open(system, {.kind = DeviceKind::cpu});
+  Result<std::shared_ptr<Model>> loaded = Model::load(device, {.folder = kFolder, .batch_tokens = 128});
+  ASSERT_EQ(loaded.status().code(), Code::invalid_argument) << loaded.status().to_string();
+  EXPECT_NE(loaded.status().message().find("batch_tokens 128 is below the model's longest sequence, 256"),
+            std::string::npos)
+      << loaded.status().to_string();
+  EXPECT_NE(loaded.status().message().find("at least 256 tokens a batch"), std::string::npos);
+}
+
 TEST(EmbeddingModelLoadTest, OpenReadsWhileTheDeviceOpensAndKeepsTheDevice) {
   ACCEL_SKIP_WITHOUT_MODEL_FOLDER(kFolder);
   System system;
