@@ -1,6 +1,7 @@
-"""Python defaults over BLAS levels 1-3 (src/python/requests_blas.cpp binds them as in C++): the dtype from the first
-operand, vector lengths and matrix sizes from the buffers' shapes (matrices are column-major: _shapes.py) where the
-caller leaves them out. Every keyword of the C++ request struct is still accepted and wins."""
+"""Python defaults over BLAS levels 1-3 (src/python/requests_blas.cpp and requests_blas_more.cpp bind them as in
+C++): the dtype from the first operand, vector lengths and matrix sizes from the buffers' shapes (matrices are
+column-major: _shapes.py) where the caller leaves them out. Every keyword of the C++ request struct is still
+accepted and wins."""
 
 from . import _shapes
 
@@ -78,4 +79,74 @@ def syrk(self, a, c, **kwargs):
     return syrk.__wrapped__(self, a=a, c=c, **kwargs)
 
 
-_shapes.install(axpy, scal, dot, nrm2, asum, iamax, gemv, trsm, syrk)
+def iamin(self, x, result, **kwargs):
+    """result[0] = the 1-based index of the first smallest |x_i| (accel::blas::Iamin): `result` is one int32.
+    Returns an accel.Future."""
+    return iamin.__wrapped__(self, x=x, result=result, **_vectors(kwargs, x))
+
+
+def copy(self, x, y, **kwargs):
+    """y = x (accel::blas::Copy); n from x and incx unless given. Returns an accel.Future."""
+    return copy.__wrapped__(self, x=x, y=y, **_vectors(kwargs, x))
+
+
+def swap(self, x, y, **kwargs):
+    """Exchanges x and y (accel::blas::Swap); n from x and incx unless given. Returns an accel.Future."""
+    return swap.__wrapped__(self, x=x, y=y, **_vectors(kwargs, x))
+
+
+def rot(self, x, y, c, s, **kwargs):
+    """x_i, y_i = c x_i + s y_i, c y_i - s x_i (accel::blas::Rot); n from x and incx unless given. Returns an
+    accel.Future."""
+    return rot.__wrapped__(self, x=x, y=y, c=c, s=s, **_vectors(kwargs, x))
+
+
+def _sizes(kwargs, buffer, what, dtype_from, names=("m", "n")):
+    """dtype from `dtype_from`; the sizes `names` (rows, then columns) and batch from `buffer`'s matrices."""
+    batch, rows, columns = _shapes.matrices(buffer, what)
+    kwargs.setdefault("dtype", dtype_from.dtype)
+    for name, value in zip(names, (rows, columns)):
+        kwargs.setdefault(name, value)
+    kwargs.setdefault("batch", batch)
+    return kwargs
+
+
+def ger(self, a, x, y, alpha=1.0, **kwargs):
+    """A = alpha x yᵀ + A (accel::blas::Ger); m, n and batch from A's buffer, shaped ([batch,] n, m) (column-major
+    m x n). Returns an accel.Future."""
+    return ger.__wrapped__(self, a=a, x=x, y=y, alpha=alpha, **_sizes(kwargs, a, "ger", a))
+
+
+def trsv(self, a, x, **kwargs):
+    """Solves op(A) x = b for x, which replaces b (accel::blas::Trsv); n and batch from A's buffer, shaped
+    ([batch,] n, n). Returns an accel.Future."""
+    return trsv.__wrapped__(self, a=a, x=x, **_sizes(kwargs, a, "trsv", a, ("n",)))
+
+
+def symv(self, a, x, y, **kwargs):
+    """y = alpha A x + beta y, A symmetric with its `fill` triangle read (accel::blas::Symv); n and batch from A's
+    buffer, shaped ([batch,] n, n). Returns an accel.Future."""
+    return symv.__wrapped__(self, a=a, x=x, y=y, **_sizes(kwargs, a, "symv", a, ("n",)))
+
+
+def symm(self, a, b, c, **kwargs):
+    """C = alpha A B + beta C (side left) or alpha B A + beta C (side right), A symmetric with its `fill` triangle
+    read (accel::blas::Symm); m, n and batch from C's buffer, shaped ([batch,] n, m) (column-major m x n). Returns an
+    accel.Future."""
+    return symm.__wrapped__(self, a=a, b=b, c=c, **_sizes(kwargs, c, "symm", a))
+
+
+def trmm(self, a, b, **kwargs):
+    """B = alpha op(A) B (side left) or alpha B op(A) (side right), A triangular, in place (accel::blas::Trmm); m, n
+    and batch from B's buffer, shaped ([batch,] n, m) (column-major m x n). Returns an accel.Future."""
+    return trmm.__wrapped__(self, a=a, b=b, **_sizes(kwargs, b, "trmm", a))
+
+
+def geam(self, a, b, c, **kwargs):
+    """C = alpha op(A) + beta op(B) (accel::blas::Geam); m, n and batch from C's buffer, shaped ([batch,] n, m)
+    (column-major m x n). Returns an accel.Future."""
+    return geam.__wrapped__(self, a=a, b=b, c=c, **_sizes(kwargs, c, "geam", a))
+
+
+_shapes.install(axpy, scal, dot, nrm2, asum, iamax, gemv, trsm, syrk, iamin, copy, swap, rot, ger, trsv, symv, symm,
+                trmm, geam)

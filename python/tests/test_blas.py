@@ -1,4 +1,5 @@
-"""BLAS levels 1-3 from Python (axpy, scal, dot, nrm2, asum, iamax, gemv, trsm, syrk) against NumPy, on the CPU.
+"""BLAS levels 1-3 from Python (axpy, scal, dot, nrm2, asum, iamax, iamin, copy, swap, rot; gemv, ger, trsv, symv;
+trsm, syrk, symm, trmm, geam) against NumPy, on the CPU.
 
 Matrices are column-major: a NumPy matrix A goes in as device.upload(A.T) and comes back as buffer.numpy().T."""
 
@@ -113,16 +114,27 @@ def triangular(rng, order, dtype):
     return (rng.standard_normal((order, order)) + order * np.eye(order)).astype(dtype)
 
 
+def op_triangle(a, fill, transpose, diagonal):
+    """op(T), T being the `fill` triangle of `a` (with ones on the diagonal if `diagonal` is unit)."""
+    t = np.tril(a) if fill == "lower" else np.triu(a)
+    if diagonal == "unit":
+        np.fill_diagonal(t, 1)
+    return t.T if transpose == "transpose" else t
+
+
+def symmetric_from(a, fill):
+    """The symmetric matrix of which `a`'s `fill` triangle is one half (the other triangle of `a` ignored)."""
+    half = np.tril(a) if fill == "lower" else np.triu(a)
+    return half + half.T - np.diag(np.diag(a))
+
+
 @pytest.mark.parametrize("dtype, tolerance", DTYPES)
 @pytest.mark.parametrize("side, fill, transpose, diagonal", list(itertools.product(
     ["left", "right"], ["lower", "upper"], ["none", "transpose"], ["non_unit", "unit"])))
 def test_trsm_matches_numpy(device, rng, dtype, tolerance, side, fill, transpose, diagonal):
     m, n = 9, 5
     a = triangular(rng, m if side == "left" else n, dtype)
-    t = np.tril(a) if fill == "lower" else np.triu(a)
-    if diagonal == "unit":
-        np.fill_diagonal(t, 1)
-    op_t = t.T if transpose == "transpose" else t
+    op_t = op_triangle(a, fill, transpose, diagonal)
     b0 = rng.standard_normal((m, n)).astype(dtype)
     b = device.upload(b0.T)
     device.trsm(device.upload(a.T), b, side=side, fill=fill, transpose=transpose, diagonal=diagonal,
@@ -180,3 +192,168 @@ def test_an_operand_too_small_fails_the_future(device):
     a = device.allocate((3, 3), "float64")  # 3 x 3, but the request says 4 x 4
     with pytest.raises(accel.InvalidArgument, match=r"operand 'a': elements \[0, 0 \+ 16\) lie outside buffer"):
         device.syrk(a, device.allocate((4, 4), "float64"), k=4).result()
+
+@pytest.mark.parametrize("dtype, tolerance", DTYPES)
+@pytest.mark.parametrize("incx, incy", [(1, 1), (2, -3), (-1, 2), (-2, -1)])
+def test_copy_and_swap_match_numpy(device, rng, dtype, tolerance, incx, incy):
+    n = 31
+    x0, y0 = vector_storage(rng, n, incx, dtype), vector_storage(rng, n, incy, dtype)
+    x, y = device.upload(x0), device.upload(y0)
+    device.swap(x, y, incx=incx, incy=incy).result()
+    swapped_x, swapped_y = x0.copy(), y0.copy()
+    strided(swapped_x, n, incx)[:] = strided(y0, n, incy)
+    strided(swapped_y, n, incy)[:] = strided(x0, n, incx)
+    np.testing.assert_array_equal(x.numpy(), swapped_x)
+    np.testing.assert_array_equal(y.numpy(), swapped_y)
+    copied = device.upload(y0)
+    device.copy(device.upload(x0), copied, incx=incx, incy=incy).result()
+    expected = y0.copy()
+    strided(expected, n, incy)[:] = strided(x0, n, incx)
+    np.testing.assert_array_equal(copied.numpy(), expected)
+
+
+@pytest.mark.parametrize("dtype, tolerance", DTYPES)
+@pytest.mark.parametrize("incx, incy", [(1, 1), (3, -2), (-1, -1)])
+def test_rot_matches_numpy(device, rng, dtype, tolerance, incx, incy):
+    n, c, s = 23, 0.6, 0.8
+    x0, y0 = vector_storage(rng, n, incx, dtype), vector_storage(rng, n, incy, dtype)
+    x, y = device.upload(x0), device.upload(y0)
+    device.rot(x, y, c, s, incx=incx, incy=incy).result()
+    expected_x, expected_y = x0.copy(), y0.copy()
+    vx, vy = strided(x0, n, incx), strided(y0, n, incy)
+    strided(expected_x, n, incx)[:] = c * vx + s * vy
+    strided(expected_y, n, incy)[:] = c * vy - s * vx
+    np.testing.assert_allclose(x.numpy(), expected_x, rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(y.numpy(), expected_y, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("incx", [1, 3])
+def test_iamin_matches_numpy(device, rng, dtype, incx):
+    n = 47
+    x0 = vector_storage(rng, n, incx, dtype)
+    index = device.allocate((1,), "int32")
+    device.iamin(device.upload(x0), index, incx=incx).result()
+    assert index.numpy()[0] == np.argmin(np.abs(strided(x0, n, incx))) + 1  # 1-based, as BLAS counts
+
+
+@pytest.mark.parametrize("dtype, tolerance", DTYPES)
+@pytest.mark.parametrize("incx, incy", [(1, 1), (-2, 3), (2, -1)])
+def test_ger_matches_numpy(device, rng, dtype, tolerance, incx, incy):
+    m, n = 11, 7
+    a0 = rng.standard_normal((m, n)).astype(dtype)
+    x, y = vector_storage(rng, m, incx, dtype), vector_storage(rng, n, incy, dtype)
+    a = device.upload(a0.T)
+    device.ger(a, device.upload(x), device.upload(y), alpha=-0.5, incx=incx, incy=incy).result()
+    expected = a0 - 0.5 * np.outer(strided(x, m, incx), strided(y, n, incy))
+    np.testing.assert_allclose(a.numpy().T, expected, rtol=tolerance * 10, atol=tolerance * 10)
+
+
+@pytest.mark.parametrize("dtype, tolerance", DTYPES)
+@pytest.mark.parametrize("fill, transpose, diagonal", list(itertools.product(
+    ["lower", "upper"], ["none", "transpose"], ["non_unit", "unit"])))
+@pytest.mark.parametrize("incx", [1, -2])
+def test_trsv_matches_numpy(device, rng, dtype, tolerance, fill, transpose, diagonal, incx):
+    n = 9
+    a = triangular(rng, n, dtype)
+    op_t = op_triangle(a, fill, transpose, diagonal)
+    b0 = vector_storage(rng, n, incx, dtype)
+    x = device.upload(b0)
+    device.trsv(device.upload(a.T), x, fill=fill, transpose=transpose, diagonal=diagonal, incx=incx).result()
+    solution = x.numpy()
+    np.testing.assert_allclose(op_t @ strided(solution, n, incx), strided(b0, n, incx), rtol=tolerance * 100,
+                               atol=tolerance * 100)
+    between = np.ones_like(b0, dtype=bool)
+    strided(between, n, incx)[:] = False
+    np.testing.assert_array_equal(solution[between], b0[between])  # the gaps of the increment untouched
+
+
+@pytest.mark.parametrize("dtype, tolerance", DTYPES)
+@pytest.mark.parametrize("fill", ["lower", "upper"])
+@pytest.mark.parametrize("incx, incy", [(1, 1), (-2, 3)])
+def test_symv_reads_only_its_triangle(device, rng, dtype, tolerance, fill, incx, incy):
+    n = 13
+    a = rng.standard_normal((n, n)).astype(dtype)  # not symmetric: the other triangle is noise
+    symmetric = symmetric_from(a, fill)
+    x = vector_storage(rng, n, incx, dtype)
+    y0 = vector_storage(rng, n, incy, dtype)
+    y = device.upload(y0)
+    device.symv(device.upload(a.T), device.upload(x), y, fill=fill, alpha=1.5, beta=-0.5, incx=incx,
+                incy=incy).result()
+    expected = y0.copy()
+    strided(expected, n, incy)[:] = 1.5 * symmetric @ strided(x, n, incx) - 0.5 * strided(y0, n, incy)
+    np.testing.assert_allclose(y.numpy(), expected, rtol=tolerance * 10, atol=tolerance * 10)
+
+
+@pytest.mark.parametrize("dtype, tolerance", DTYPES)
+@pytest.mark.parametrize("side, fill", list(itertools.product(["left", "right"], ["lower", "upper"])))
+def test_symm_matches_numpy(device, rng, dtype, tolerance, side, fill):
+    m, n = 9, 5
+    order = m if side == "left" else n
+    a = rng.standard_normal((order, order)).astype(dtype)
+    symmetric = symmetric_from(a, fill)
+    b = rng.standard_normal((m, n)).astype(dtype)
+    c0 = rng.standard_normal((m, n)).astype(dtype)
+    c = device.upload(c0.T)
+    device.symm(device.upload(a.T), device.upload(b.T), c, side=side, fill=fill, alpha=2.0, beta=0.5).result()
+    product = symmetric @ b if side == "left" else b @ symmetric
+    np.testing.assert_allclose(c.numpy().T, 2.0 * product + 0.5 * c0, rtol=tolerance * 10, atol=tolerance * 10)
+
+
+@pytest.mark.parametrize("dtype, tolerance", DTYPES)
+@pytest.mark.parametrize("side, fill, transpose, diagonal", list(itertools.product(
+    ["left", "right"], ["lower", "upper"], ["none", "transpose"], ["non_unit", "unit"])))
+def test_trmm_matches_numpy(device, rng, dtype, tolerance, side, fill, transpose, diagonal):
+    m, n = 7, 11
+    a = rng.standard_normal((m, m) if side == "left" else (n, n)).astype(dtype)
+    op_t = op_triangle(a, fill, transpose, diagonal)
+    b0 = rng.standard_normal((m, n)).astype(dtype)
+    b = device.upload(b0.T)
+    device.trmm(device.upload(a.T), b, side=side, fill=fill, transpose=transpose, diagonal=diagonal,
+                alpha=-1.5).result()
+    expected = -1.5 * (op_t @ b0 if side == "left" else b0 @ op_t)
+    np.testing.assert_allclose(b.numpy().T, expected, rtol=tolerance * 10, atol=tolerance * 10)
+
+
+@pytest.mark.parametrize("dtype, tolerance", DTYPES)
+@pytest.mark.parametrize("transpose_a, transpose_b", list(itertools.product(["none", "transpose"], repeat=2)))
+def test_geam_matches_numpy(device, rng, dtype, tolerance, transpose_a, transpose_b):
+    m, n = 5, 9
+    a = rng.standard_normal((n, m) if transpose_a == "transpose" else (m, n)).astype(dtype)
+    b = rng.standard_normal((n, m) if transpose_b == "transpose" else (m, n)).astype(dtype)
+    c = device.allocate((n, m), dtype)  # column-major m x n
+    device.geam(device.upload(a.T), device.upload(b.T), c, transpose_a=transpose_a, transpose_b=transpose_b,
+                alpha=0.5, beta=-2.0).result()
+    op_a = a.T if transpose_a == "transpose" else a
+    op_b = b.T if transpose_b == "transpose" else b
+    np.testing.assert_allclose(c.numpy().T, 0.5 * op_a - 2.0 * op_b, rtol=tolerance, atol=tolerance)
+
+
+def test_batched_ger_and_trmm_take_the_batch_from_the_buffer(device, rng):
+    a0 = rng.standard_normal((3, 4, 6))  # 3 matrices of 4 x 6 (NumPy's order)
+    x, y = rng.standard_normal((3, 4)), rng.standard_normal((3, 6))
+    a = device.upload(np.swapaxes(a0, 1, 2))
+    device.ger(a, device.upload(x), device.upload(y)).result()
+    np.testing.assert_allclose(np.swapaxes(a.numpy(), 1, 2), a0 + np.einsum("bi,bj->bij", x, y), rtol=1e-12,
+                               atol=1e-12)
+    t = rng.standard_normal((3, 4, 4))
+    b0 = rng.standard_normal((3, 4, 5))
+    b = device.upload(np.swapaxes(b0, 1, 2))
+    device.trmm(device.upload(np.swapaxes(t, 1, 2)), b, fill="upper").result()
+    np.testing.assert_allclose(np.swapaxes(b.numpy(), 1, 2), np.triu(t) @ b0, rtol=1e-12, atol=1e-12)
+
+
+def test_bad_arguments_fail_with_the_cpp_message(device):
+    x = device.upload(np.ones(4, np.float32))
+    with pytest.raises(accel.InvalidArgument, match="^invalid_argument: blas::Iamin: incx = -1 must be positive for "
+                                                    "this routine"):
+        device.iamin(x, device.allocate((1,), "int32"), incx=-1).result()
+    with pytest.raises(accel.InvalidArgument, match="blas::Rot: incy = 0; it must not be 0"):
+        device.rot(x, device.upload(np.ones(4, np.float32)), 1.0, 0.0, incy=0).result()
+    a = device.allocate((3, 3), "float64")
+    with pytest.raises(accel.InvalidArgument, match="blas::Trsv: batch = 0 must be at least 1"):
+        device.trsv(a, device.allocate((3,), "float64"), batch=0).result()
+    with pytest.raises(accel.InvalidArgument, match=r"blas::Geam: ldc = 2 is less than max\(1, 3\)"):
+        device.geam(a, a, device.allocate((3, 3), "float64"), ldc=2).result()
+    with pytest.raises(accel.InvalidArgument, match="'fill' must be one of 'lower', 'upper', not 'both'"):
+        device.symm(a, a, a, fill="both")

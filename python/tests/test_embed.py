@@ -1,7 +1,5 @@
 """accel.embed.Model: SentenceTransformer.encode's shape, and the same numbers as `accel embed` (the C++ CLI)."""
 
-import os
-import pathlib
 import subprocess
 
 import numpy as np
@@ -11,28 +9,12 @@ import accel
 
 TEXTS = ["a cat sat on the mat", "stock markets fell sharply on Tuesday", "the quick brown fox",
          "Ünïcödé text, emoji 🙂 and punctuation!?", "x", "a much longer sentence " * 40]
-REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
-
-
-def model_folder():
-    return os.environ.get("ACCEL_MODEL_DIR") or str(REPOSITORY / ".deps" / "models" / "all-MiniLM-L6-v2")
-
-
-def cli():
-    """$ACCEL_CLI (scripts/test sets it to the release build's), else the release-cpu build's."""
-    named = os.environ.get("ACCEL_CLI")
-    path = pathlib.Path(named) if named else REPOSITORY / "build" / "release-cpu" / "src" / "cli" / "accel"
-    if not path.exists():
-        if named:
-            pytest.fail(f"ACCEL_CLI={named} does not exist")
-        pytest.skip(f"no accel CLI at {path} (build release-cpu or set ACCEL_CLI)")
-    return path
 
 
 @pytest.fixture(scope="module")
-def model():
+def model(model_folder):
     device = accel.Device.open("cpu")
-    yield accel.embed.Model(model_folder(), device=device)
+    yield accel.embed.Model(model_folder, device=device)
     device.close()
 
 
@@ -65,11 +47,11 @@ def test_a_bad_folder_raises_an_accel_error(tmp_path):
         accel.embed.Model(tmp_path, device=accel.Device.open("cpu"))
 
 
-def test_equal_to_the_cli_bit_for_bit(model, tmp_path):
+def test_equal_to_the_cli_bit_for_bit(model, tmp_path, accel_cli, model_folder):
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
     out = tmp_path / "vectors.npy"
-    subprocess.run([str(cli()), "embed", "--device", "cpu", "--model", model_folder(), str(texts), "-o", str(out)],
+    subprocess.run([str(accel_cli), "embed", "--device", "cpu", "--model", model_folder, str(texts), "-o", str(out)],
                    check=True, capture_output=True)
     expected = np.load(out)
     rows = model.encode(TEXTS, batch_size=512)  # the CLI's chunk of texts per call

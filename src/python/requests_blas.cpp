@@ -1,39 +1,27 @@
 // BLAS levels 1-3 beyond GEMM (include/accel/libs/blas/level1.hpp, level2.hpp, level3.hpp) as Device methods, their
 // keyword arguments the request structs' members. python/accel/_blas.py adds defaults from the buffers' shapes.
-#include "python/request_fields.hpp"
+#include "python/blas_enums.hpp"
 
 #include "accel/libs/blas/level1.hpp"
-#include "accel/libs/blas/level2.hpp"
-#include "accel/libs/blas/level3.hpp"
 
 namespace accel::python {
 
-template <>
-struct EnumNames<blas::Side> {
-  static constexpr const char* python_name = "Side";
-  static constexpr std::array values{std::pair{blas::Side::left, "left"}, std::pair{blas::Side::right, "right"}};
-};
-template <>
-struct EnumNames<blas::Fill> {
-  static constexpr const char* python_name = "Fill";
-  static constexpr std::array values{std::pair{blas::Fill::lower, "lower"}, std::pair{blas::Fill::upper, "upper"}};
-};
-template <>
-struct EnumNames<blas::Diagonal> {
-  static constexpr const char* python_name = "Diagonal";
-  static constexpr std::array values{std::pair{blas::Diagonal::non_unit, "non_unit"},
-                                     std::pair{blas::Diagonal::unit, "unit"}};
-};
-
 namespace {
 
-// Scal, Nrm2, Asum and Iamax: one vector x (and, but for Scal, a result buffer).
+// Scal, Nrm2, Asum, Iamax and Iamin: one vector x (and, but for Scal, a result buffer).
 template <class R>
 std::vector<Field<R>> one_vector_fields() {
   std::vector<Field<R>> fields{member("dtype", &R::dtype), member("n", &R::n), member("incx", &R::incx),
                                member("x", &R::x)};
   if constexpr (requires { &R::result; }) fields.push_back(member("result", &R::result));
   return fields;
+}
+
+// Copy, Swap and Rot: two vectors x and y of n elements.
+template <class R>
+std::vector<Field<R>> two_vector_fields() {
+  return {member("dtype", &R::dtype), member("n", &R::n), member("incx", &R::incx),
+          member("incy", &R::incy),   member("x", &R::x), member("y", &R::y)};
 }
 
 }  // namespace
@@ -55,6 +43,13 @@ void bind_blas_requests(nb::module_& module) {
   bind_request<Nrm2>(device, "nrm2", one_vector_fields<Nrm2>());
   bind_request<Asum>(device, "asum", one_vector_fields<Asum>());
   bind_request<Iamax>(device, "iamax", one_vector_fields<Iamax>());
+  bind_request<Iamin>(device, "iamin", one_vector_fields<Iamin>());
+  bind_request<Copy>(device, "copy", two_vector_fields<Copy>());
+  bind_request<Swap>(device, "swap", two_vector_fields<Swap>());
+  std::vector<Field<Rot>> rot = two_vector_fields<Rot>();
+  rot.push_back(member("c", &Rot::c));
+  rot.push_back(member("s", &Rot::s));
+  bind_request<Rot>(device, "rot", std::move(rot));
 
   using V = Gemv;
   bind_request<V>(device, "gemv",
@@ -76,6 +71,7 @@ void bind_blas_requests(nb::module_& module) {
                    member("n", &S::n), member("k", &S::k), member("lda", &S::lda), member("ldc", &S::ldc),
                    member("batch", &S::batch), member("stride_a", &S::stride_a), member("stride_c", &S::stride_c),
                    member("alpha", &S::alpha), member("beta", &S::beta), member("a", &S::a), member("c", &S::c)});
+  bind_blas_level2_3_more(device);
   export_enums<Side, Fill, Diagonal>(module);
 }
 
