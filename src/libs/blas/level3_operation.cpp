@@ -15,32 +15,20 @@ using blas::Syrk;
 using blas::Trmm;
 using blas::Trsm;
 
-template <class T>
-constexpr auto cblas_trsm() {
-  if constexpr (std::is_same_v<T, double>) {
-    return &cblas_dtrsm;
-  } else {
-    return &cblas_strsm;
-  }
-}
-template <class T>
-constexpr auto cblas_syrk() {
-  if constexpr (std::is_same_v<T, double>) {
-    return &cblas_dsyrk;
-  } else {
-    return &cblas_ssyrk;
-  }
-}
-
+// OpenBLAS's level-3 routines of each element type.
 template <class T>
 struct Cblas3;
 template <>
 struct Cblas3<float> {
+  static constexpr auto trsm = &cblas_strsm;
+  static constexpr auto syrk = &cblas_ssyrk;
   static constexpr auto symm = &cblas_ssymm;
   static constexpr auto trmm = &cblas_strmm;
 };
 template <>
 struct Cblas3<double> {
+  static constexpr auto trsm = &cblas_dtrsm;
+  static constexpr auto syrk = &cblas_dsyrk;
   static constexpr auto symm = &cblas_dsymm;
   static constexpr auto trmm = &cblas_dtrmm;
 };
@@ -65,12 +53,12 @@ void geam(const Geam& r, const T* a, const T* b, T* c) {
 CBLAS_UPLO to_cblas(blas::Fill fill) { return fill == blas::Fill::lower ? CblasLower : CblasUpper; }
 CBLAS_TRANSPOSE to_cblas(Transpose transpose) { return transpose == Transpose::none ? CblasNoTrans : CblasTrans; }
 
-}  // namespace
-
-Result<Operation<Trsm>::Checked> Operation<Trsm>::validate(const Trsm& request) {
-  constexpr std::string_view name = Trsm::kName;
-  Checked checked{.request = request};
-  Trsm& r = checked.request;
+// Trsm and Trmm: a triangular A (m x m on the left of B, n x n on its right) and B, m x n, read and written.
+template <class Request>
+Result<blas::MatricesChecked<Request>> validate_triangular(const Request& request) {
+  constexpr std::string_view name = Request::kName;
+  blas::MatricesChecked<Request> checked{.request = request};
+  Request& r = checked.request;  // check_matrices resolves packed leading dimensions and strides in place
   ACCEL_RETURN_IF_ERROR(blas::check_real_dtype(name, r.dtype));
   ACCEL_RETURN_IF_ERROR(blas::check_side(name, r.side));
   ACCEL_RETURN_IF_ERROR(blas::check_fill(name, r.fill));
@@ -79,7 +67,6 @@ Result<Operation<Trsm>::Checked> Operation<Trsm>::validate(const Trsm& request) 
   ACCEL_RETURN_IF_ERROR(blas::check_size(name, "m", r.m));
   ACCEL_RETURN_IF_ERROR(blas::check_size(name, "n", r.n));
   ACCEL_RETURN_IF_ERROR(blas::check_batch(name, r.batch));
-  // A is m x m on the left of X, n x n on its right.
   const std::int64_t order = r.side == blas::Side::left ? r.m : r.n;
   ACCEL_ASSIGN_OR_RETURN(checked.a_extent, blas::check_matrices(name, "a", order, order, r.batch, r.lda, r.stride_a,
                                                                 /*written=*/false));
@@ -88,10 +75,19 @@ Result<Operation<Trsm>::Checked> Operation<Trsm>::validate(const Trsm& request) 
   return checked;
 }
 
-void Operation<Trsm>::operands(const Trsm& request, const Checked& checked, Operands& operands) {
+template <class Request>
+void triangular_operands(const Request& request, const blas::MatricesChecked<Request>& checked, Operands& operands) {
   const DType dtype = checked.request.dtype;
   operands.typed(request.a, "a", Access::read, dtype, checked.a_extent)
       .add(blas::exclusive_output(request.b, "b", dtype, checked.written_extent));
+}
+
+}  // namespace
+
+Result<Operation<Trsm>::Checked> Operation<Trsm>::validate(const Trsm& request) { return validate_triangular(request); }
+
+void Operation<Trsm>::operands(const Trsm& request, const Checked& checked, Operands& operands) {
+  triangular_operands(request, checked, operands);
 }
 
 Status Operation<Trsm>::run_cpu(const Trsm&, const Checked& checked, std::span<const BufferView> views,
@@ -101,8 +97,7 @@ Status Operation<Trsm>::run_cpu(const Trsm&, const Checked& checked, std::span<c
   blas::ensure_openblas_kernels();
   blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     for (std::int64_t i = 0; i < r.batch; ++i) {
-      cblas_trsm<T>()(CblasColMajor, r.side == blas::Side::left ? CblasLeft : CblasRight, to_cblas(r.fill),
-                      to_cblas(r.transpose), r.diagonal == blas::Diagonal::unit ? CblasUnit : CblasNonUnit,
+      Cblas3<T>::trsm(CblasColMajor, to_cblas(r.side), to_cblas(r.fill), to_cblas(r.transpose), to_cblas(r.diagonal),
                       static_cast<blasint>(r.m), static_cast<blasint>(r.n), static_cast<T>(r.alpha),
                       blas::batch_member<const T>(views[a].data, i, r.stride_a), static_cast<blasint>(r.lda),
                       blas::batch_member<T>(views[b].data, i, r.stride_b), static_cast<blasint>(r.ldb));
@@ -145,7 +140,7 @@ Status Operation<Syrk>::run_cpu(const Syrk&, const Checked& checked, std::span<c
   blas::ensure_openblas_kernels();
   blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     for (std::int64_t i = 0; i < r.batch; ++i) {
-      cblas_syrk<T>()(CblasColMajor, to_cblas(r.fill), to_cblas(r.transpose), static_cast<blasint>(r.n),
+      Cblas3<T>::syrk(CblasColMajor, to_cblas(r.fill), to_cblas(r.transpose), static_cast<blasint>(r.n),
                       static_cast<blasint>(r.k), static_cast<T>(r.alpha),
                       blas::batch_member<const T>(views[a].data, i, r.stride_a), static_cast<blasint>(r.lda),
                       static_cast<T>(r.beta), blas::batch_member<T>(views[c].data, i, r.stride_c),
@@ -202,30 +197,10 @@ Status Operation<Symm>::run_cpu(const Symm&, const Checked& checked, std::span<c
 
 void Operation<Symm>::describe_cpu(LibraryReport& report) { report.report(blas::cpu_blas_library()); }
 
-Result<Operation<Trmm>::Checked> Operation<Trmm>::validate(const Trmm& request) {
-  constexpr std::string_view name = Trmm::kName;
-  Checked checked{.request = request};
-  Trmm& r = checked.request;
-  ACCEL_RETURN_IF_ERROR(blas::check_real_dtype(name, r.dtype));
-  ACCEL_RETURN_IF_ERROR(blas::check_side(name, r.side));
-  ACCEL_RETURN_IF_ERROR(blas::check_fill(name, r.fill));
-  ACCEL_RETURN_IF_ERROR(blas::check_transpose(name, r.transpose));
-  ACCEL_RETURN_IF_ERROR(blas::check_diagonal(name, r.diagonal));
-  ACCEL_RETURN_IF_ERROR(blas::check_size(name, "m", r.m));
-  ACCEL_RETURN_IF_ERROR(blas::check_size(name, "n", r.n));
-  ACCEL_RETURN_IF_ERROR(blas::check_batch(name, r.batch));
-  const std::int64_t order = r.side == blas::Side::left ? r.m : r.n;
-  ACCEL_ASSIGN_OR_RETURN(checked.a_extent, blas::check_matrices(name, "a", order, order, r.batch, r.lda, r.stride_a,
-                                                                /*written=*/false));
-  ACCEL_ASSIGN_OR_RETURN(checked.written_extent,
-                         blas::check_matrices(name, "b", r.m, r.n, r.batch, r.ldb, r.stride_b, /*written=*/true));
-  return checked;
-}
+Result<Operation<Trmm>::Checked> Operation<Trmm>::validate(const Trmm& request) { return validate_triangular(request); }
 
 void Operation<Trmm>::operands(const Trmm& request, const Checked& checked, Operands& operands) {
-  const DType dtype = checked.request.dtype;
-  operands.typed(request.a, "a", Access::read, dtype, checked.a_extent)
-      .add(blas::exclusive_output(request.b, "b", dtype, checked.written_extent));
+  triangular_operands(request, checked, operands);
 }
 
 Status Operation<Trmm>::run_cpu(const Trmm&, const Checked& checked, std::span<const BufferView> views,
