@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
@@ -23,7 +24,34 @@
 #include "accel/embed/model.hpp"
 #include "common/launch_clock.hpp"
 
+#if ACCEL_BENCH_CUDA_PROFILER
+#include <cuda_profiler_api.h>
+#endif
+
 namespace {
+
+// What --profile puts inside the CUDA profiler's window, for `ncu --profile-from-start off`
+// (bench/embed/gpu_breakdown).
+enum class ProfiledWork { none, ready_pass, query };
+
+class ProfilerWindow {
+ public:
+  explicit ProfilerWindow(bool open) : open_(open) {
+#if ACCEL_BENCH_CUDA_PROFILER
+    if (open_) cudaProfilerStart();
+#endif
+  }
+  ~ProfilerWindow() {
+#if ACCEL_BENCH_CUDA_PROFILER
+    if (open_) cudaProfilerStop();
+#endif
+  }
+  ProfilerWindow(const ProfilerWindow&) = delete;
+  ProfilerWindow& operator=(const ProfilerWindow&) = delete;
+
+ private:
+  bool open_;
+};
 
 using Clock = std::chrono::steady_clock;
 using accel::embed::Embeddings;
@@ -164,6 +192,11 @@ int main(int argc, char** argv) {
                  "write the trace's embeddings here (raw little-endian f32, passages then queries, in trace order) "
                  "for the peer's accuracy check");
   app.add_flag("--cold-start", cold_start, "only the first embedding of this process");
+  ProfiledWork profiled = ProfiledWork::none;
+  app.add_option("--profile", profiled,
+                 "open the CUDA profiler's window around the first timed tokens-ready pass or the last query")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, ProfiledWork>{{"ready", ProfiledWork::ready_pass}, {"query", ProfiledWork::query}}));
   app.add_flag("--rerank", rerank, "the model is a cross-encoder: rerank pairs of the trace");
   app.add_option("--pairs-per-query", pairs_per_query, "--rerank: passages scored with each query");
   app.add_option("--scores", scores_path, "--rerank: write the pairs' scores here (raw little-endian f32)");
@@ -228,7 +261,10 @@ int main(int argc, char** argv) {
   std::vector<double> ready, end_to_end;
   for (int r = 0; r < repeats; ++r) {
     auto start = Clock::now();
-    check(model->embed_tokens(tokens).wait(), "embedding tokens");
+    {
+      const ProfilerWindow window(r == 0 && profiled == ProfiledWork::ready_pass);
+      check(model->embed_tokens(tokens).wait(), "embedding tokens");
+    }
     ready.push_back(seconds_since(start));
     start = Clock::now();
     check(model->embed(trace.passages).wait(), "embedding texts");
@@ -246,15 +282,18 @@ int main(int argc, char** argv) {
         {"tokens_per_s", token_count / percentile(end_to_end, 0.5)}});
 
   std::vector<double> latency;
-  for (int i = 0; i < queries + 50; ++i) {
+  // --queries 0 leaves the query figure out: the passes are then the last work of the process (gpu_breakdown).
+  for (int i = 0; queries > 0 && i < queries + 50; ++i) {
     const auto start = Clock::now();
+    const ProfilerWindow window(i == queries + 49 && profiled == ProfiledWork::query);
     check(model->embed({trace.queries[static_cast<std::size_t>(i) % trace.queries.size()]}).wait(), "a query");
     if (i >= 50) latency.push_back(seconds_since(start) * 1e6);
   }
-  emit({{"figure", "single_query"},
-        {"queries", queries},
-        {"p50_us", percentile(latency, 0.5)},
-        {"p99_us", percentile(latency, 0.99)}});
+  if (queries > 0)
+    emit({{"figure", "single_query"},
+          {"queries", queries},
+          {"p50_us", percentile(latency, 0.5)},
+          {"p99_us", percentile(latency, 0.99)}});
 
   if (!embeddings_path.empty()) {
     std::vector<std::string> texts = trace.passages;

@@ -39,6 +39,7 @@ def main():
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--accel-embeddings", help="embed_bench --embeddings output: checked against f32")
+    parser.add_argument("--accuracy-only", action="store_true", help="only the --accel-embeddings check")
     args = parser.parse_args()
 
     rows = [json.loads(line) for line in open(args.trace)]
@@ -57,6 +58,10 @@ def main():
         tokens += int(batch["attention_mask"].sum())
         batches.append(batch)
 
+    if args.accuracy_only:
+        with torch.inference_mode():
+            accuracy(args, passages + queries)
+        return
     with torch.inference_mode():
         def run_all(m):
             for b in batches:
@@ -110,14 +115,17 @@ def main():
         emit({"figure": "single_query", "peer": "SentenceTransformer.encode f16", "p50_us": p50, "p99_us": p99})
 
         if args.accel_embeddings:
-            texts = passages + queries
-            ours = np.fromfile(args.accel_embeddings, dtype="<f4").reshape(len(texts), -1)
-            reference = SentenceTransformer(args.model, device="cuda").float().encode(
-                texts, batch_size=args.batch, normalize_embeddings=True, convert_to_numpy=True)
-            cosine = (ours * reference).sum(1) / (np.linalg.norm(ours, axis=1) * np.linalg.norm(reference, axis=1))
-            emit({"figure": "accuracy", "reference": "SentenceTransformer f32", "texts": len(texts),
-                  "min_cosine": float(cosine.min()), "mean_cosine": float(cosine.mean()),
-                  "below_0_999": int((cosine < 0.999).sum())})
+            accuracy(args, passages + queries)
+
+
+def accuracy(args, texts):
+    ours = np.fromfile(args.accel_embeddings, dtype="<f4").reshape(len(texts), -1)
+    reference = SentenceTransformer(args.model, device="cuda").float().encode(
+        texts, batch_size=args.batch, normalize_embeddings=True, convert_to_numpy=True)
+    cosine = (ours * reference).sum(1) / (np.linalg.norm(ours, axis=1) * np.linalg.norm(reference, axis=1))
+    emit({"figure": "accuracy", "reference": "SentenceTransformer f32", "texts": len(texts),
+          "min_cosine": float(cosine.min()), "mean_cosine": float(cosine.mean()),
+          "below_0_999": int((cosine < 0.999).sum())})
 
 
 if __name__ == "__main__":

@@ -72,6 +72,83 @@ __global__ void norm_kernel(const T* x, const T* residual, const T* gamma, const
   normalize_row<V>(source, gamma, beta, width, eps, rms, y + base, sum ? sum + base : nullptr);
 }
 
+// norm_kernel for rows of at most N * 32 * V elements (BERT's 384 and 768, 1,024): the row is read once into
+// registers, where norm_kernel reads it three times through L1 (the statistics' two passes, then the write).
+template <int V, int N, class T>
+__global__ void resident_norm_kernel(const T* x, const T* residual, const T* gamma, const T* beta, std::int64_t rows,
+                                     std::int64_t width, float eps, bool rms, T* y, T* sum) {
+  const std::int64_t row = blockIdx.x * std::int64_t{kWarps} + threadIdx.x / 32;
+  if (row >= rows) return;
+  const int lane = threadIdx.x % 32;
+  const std::int64_t base = row * width;
+  float v[N][V];
+  float total = 0;
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    const std::int64_t c = (std::int64_t{j} * 32 + lane) * V;
+    detail::fill(v[j], 0.0f);
+    if (c >= width) continue;
+    detail::load<V>(x + base + c, v[j]);
+    if (residual) {
+      float r[V];
+      detail::load<V>(residual + base + c, r);
+#pragma unroll
+      for (int e = 0; e < V; ++e) v[j][e] += r[e];
+    }
+#pragma unroll
+    for (int e = 0; e < V; ++e) total += rms ? v[j][e] * v[j][e] : v[j][e];
+  }
+  total = detail::warp_sum(total) / static_cast<float>(width);
+  float mean = 0, inverse;
+  if (rms) {
+    inverse = rsqrtf(total + eps);
+  } else {
+    mean = total;
+    float squares = 0;
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      if ((std::int64_t{j} * 32 + lane) * V >= width) continue;
+#pragma unroll
+      for (int e = 0; e < V; ++e) squares += (v[j][e] - mean) * (v[j][e] - mean);
+    }
+    inverse = rsqrtf(detail::warp_sum(squares) / static_cast<float>(width) + eps);
+  }
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    const std::int64_t c = (std::int64_t{j} * 32 + lane) * V;
+    if (c >= width) continue;
+    if (sum) detail::store<V>(sum + base + c, v[j]);
+    float g[V], b[V];
+    detail::load<V>(gamma + c, g);
+    if (beta)
+      detail::load<V>(beta + c, b);
+    else
+      detail::fill(b, 0.0f);
+#pragma unroll
+    for (int e = 0; e < V; ++e) v[j][e] = (v[j][e] - mean) * inverse * g[e] + b[e];
+    detail::store<V>(y + base + c, v[j]);
+  }
+}
+
+// The kernel for a row of `width` elements: held in registers up to 1,024 elements on the vector path.
+template <class T, class Launch>
+cudaError_t launch_norm(std::int64_t width, bool vector, Launch launch) {
+  if (!vector) {
+    launch(norm_kernel<1, T>);
+  } else if (width <= 256) {
+    launch(resident_norm_kernel<8, 1, T>);
+  } else if (width <= 512) {
+    launch(resident_norm_kernel<8, 2, T>);
+  } else if (width <= 768) {
+    launch(resident_norm_kernel<8, 3, T>);
+  } else if (width <= 1024) {
+    launch(resident_norm_kernel<8, 4, T>);
+  } else {
+    launch(norm_kernel<8, T>);
+  }
+  return cudaGetLastError();
+}
+
 template <int V, class T>
 __global__ void embedding_kernel(const T* word_table, std::int64_t word_rows, const T* position_table,
                                  std::int64_t position_rows, const T* type_row, const std::int32_t* ids,
@@ -176,11 +253,7 @@ cudaError_t layer_norm(DType dtype, const void* x, const void* residual, const v
           static_cast<const T*>(x), static_cast<const T*>(residual), static_cast<const T*>(gamma),
           static_cast<const T*>(beta), rows, width, eps, false, static_cast<T*>(y), static_cast<T*>(sum));
     };
-    if (vectorizable(width, x, residual, gamma, beta, y, sum))
-      args(norm_kernel<8, T>);
-    else
-      args(norm_kernel<1, T>);
-    return cudaGetLastError();
+    return launch_norm<T>(width, vectorizable(width, x, residual, gamma, beta, y, sum), args);
   });
 }
 
@@ -195,11 +268,7 @@ cudaError_t rms_norm(DType dtype, const void* x, const void* residual, const voi
                                                            static_cast<const T*>(gamma), nullptr, rows, width, eps,
                                                            true, static_cast<T*>(y), static_cast<T*>(sum));
     };
-    if (vectorizable(width, x, residual, gamma, y, sum))
-      args(norm_kernel<8, T>);
-    else
-      args(norm_kernel<1, T>);
-    return cudaGetLastError();
+    return launch_norm<T>(width, vectorizable(width, x, residual, gamma, y, sum), args);
   });
 }
 
