@@ -50,7 +50,14 @@ Result<std::unique_ptr<OtlpExporter>> OtlpExporter::start(const TracingOptions& 
 }
 
 OtlpExporter::OtlpExporter(TracingOptions options, OtlpEndpoint endpoint)
-    : options_(std::move(options)), endpoint_(std::move(endpoint)) {}
+    : options_(std::move(options)),
+      endpoint_(std::move(endpoint)),
+      client_(std::make_unique<httplib::Client>(endpoint_.host, endpoint_.port)) {
+  client_->set_keep_alive(true);
+  client_->set_connection_timeout(options_.export_timeout);
+  client_->set_read_timeout(options_.export_timeout);
+  client_->set_write_timeout(options_.export_timeout);
+}
 
 OtlpExporter::~OtlpExporter() { stop(); }
 
@@ -112,12 +119,8 @@ void OtlpExporter::run() {
 }
 
 bool OtlpExporter::send(const std::vector<SpanRecord>& batch) {
-  httplib::Client client(endpoint_.host, endpoint_.port);
-  client.set_connection_timeout(options_.export_timeout);
-  client.set_read_timeout(options_.export_timeout);
-  client.set_write_timeout(options_.export_timeout);
   const httplib::Result result =
-      client.Post(endpoint_.path, otlp_json(batch, options_.service_name), "application/json");
+      client_->Post(endpoint_.path, otlp_json(batch, options_.service_name), "application/json");
   if (result && result->status >= 200 && result->status < 300) {
     exported_.fetch_add(batch.size(), std::memory_order_relaxed);
     return true;

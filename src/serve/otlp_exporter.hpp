@@ -26,6 +26,10 @@
 #include "serve/otlp_json.hpp"
 #include "serve/serve_options.hpp"
 
+namespace httplib {
+class Client;
+}  // namespace httplib
+
 namespace accel::serve {
 
 // Where an --otlp-endpoint sends to: http://host[:port][/prefix], the port 4318 (OTLP/HTTP's) when unsaid, the path
@@ -79,6 +83,7 @@ class OtlpExporter {
   std::atomic<std::uint64_t> exported_{0}, dropped_{0}, failed_{0}, failed_batches_{0};
   std::atomic<bool> failure_reported_{false};
   std::once_flag joined_;
+  std::unique_ptr<httplib::Client> client_;  // the thread's; its connection is kept alive between batches
   std::thread thread_;
 };
 
