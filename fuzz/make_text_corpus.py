@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the text fuzz targets into fuzz/corpus/ (scripts/fuzz-corpus runs it): small
-tokenizer.json files, precompiled charsmaps, texts, model folder files and HTTP bodies. Each input of a target with
+tokenizer.json files, precompiled charsmaps, texts, model folder files, HTTP bodies and traceparent headers. Each input of a target with
 a leading selector byte starts with a printable one.
 
 The tokenizer.json seeds are cut from real files so that the fuzzer mutates kilobytes, not the megabytes of the
@@ -423,3 +423,15 @@ bodies = {
 }
 for name, (api, body) in bodies.items():
     seed("serve_request", name, api + json.dumps(body))
+
+# -- traceparent headers (W3C Trace Context): the spec's examples, a later version, and malformed ones -------------
+traceparents = {
+    "version-00-sampled": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+    "version-00-unsampled": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00",
+    "later-version-extended": "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-09-future-fields",
+    "uppercase": "00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01",
+    "zero-trace-id": "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+    "version-ff": "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+}
+for name, header in traceparents.items():
+    seed("traceparent", name, header)

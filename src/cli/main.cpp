@@ -175,9 +175,16 @@ int main(int argc, char** argv) {
   serve_cmd->add_flag("--auto-truncate", per_model.auto_truncate,
                       "[per model] cut inputs longer than the model's maximum instead of answering 413 (a request's "
                       "\"truncate\": false still refuses); per model: --auto-truncate=true or =false");
-  serve_cmd->add_option("--access-log", server.access_log,
-                        "write a JSON line per request (time, route, model, status, inputs, tokens, stage times) to "
-                        "FILE (appended to), or - for standard output");
+  serve_cmd->add_option(
+      "--access-log", server.access_log,
+      "write a JSON line per request (time, route, model, status, inputs, tokens, stage times, trace id) to "
+      "FILE (appended to), or - for standard output");
+  serve_cmd->add_option("--otlp-endpoint", server.tracing.otlp_endpoint,
+                        "send a span per request (with its tokenize, queue, compute and serialize stages) to this "
+                        "OpenTelemetry collector over OTLP/HTTP JSON: http://host[:port] (POSTs to /v1/traces; "
+                        "a W3C traceparent header continues the caller's trace)");
+  serve_cmd->add_option("--otlp-service-name", server.tracing.service_name,
+                        "the service.name of the spans (default accel-serve)");
   CLI::Option* default_prompt_name = serve_cmd->add_option(
       "--default-prompt-name", per_model.default_prompt_names,
       "[per model] the model's prompt (config_sentence_transformers.json) put before each text of a request that "

@@ -97,6 +97,9 @@ int run_serve(const ServeCommand& command) {
     return 1;
   }
   fmt::print(stderr, "accel serve: listening on http://{}:{}\n", command.server.host, *port);
+  if (!command.server.tracing.otlp_endpoint.empty())
+    fmt::print(stderr, "accel serve: sending spans as '{}' to {}\n", command.server.tracing.service_name,
+               command.server.tracing.otlp_endpoint);
 
   std::optional<DevicePool> pool;
   if (!specs.empty()) {

@@ -48,7 +48,8 @@ void AccessLog::write(std::string_view method, std::string_view route, int statu
                                  {"queue", milliseconds(trace.queue_seconds)},
                                  {"tokenize", milliseconds(trace.tokenize_seconds)},
                                  {"compute", milliseconds(trace.compute_seconds)},
-                                 {"serialize", milliseconds(trace.serialize_seconds)}}}};
+                                 {"serialize", milliseconds(trace.serialize_seconds)}}},
+                               {"trace_id", is_zero(trace.trace_id) ? std::string() : to_hex(trace.trace_id)}};
   const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   std::lock_guard lock(mutex_);
   std::fwrite(text.data(), 1, text.size(), file_);

@@ -3,14 +3,15 @@
 //
 //   {"time": "2026-11-29T06:30:01.123Z", "method": "POST", "route": "/embed", "model": "all-MiniLM-L6-v2",
 //    "status": 200, "inputs": 2, "tokens": 14, "ms": {"total": 3.1, "queue": 0.4, "tokenize": 0.1,
-//    "compute": 2.2, "serialize": 0.05}}
+//    "compute": 2.2, "serialize": 0.05}, "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736"}
 //
 // `route` is the route's path, or "other" for a path no route owns (so that a scanner's paths are not written out);
 // `model` is empty, `inputs` and `tokens` 0, for a request that reached no model (a refusal before its route ran,
 // /health, /metrics). `tokens` are those run, prompts and special tokens included. Stage times are this request's:
 // its wait in the queue and its batch's run (shared with the batch's other requests), its tokenisation and the
 // writing of its answer. Lines are written whole under a lock and flushed, so that concurrent requests never
-// interleave within a line.
+// interleave within a line. `trace_id` is the request's trace (with --otlp-endpoint, that of its spans; without,
+// that of a valid traceparent header it came with), "" when it has none.
 #pragma once
 
 #include <cstdint>
@@ -21,16 +22,9 @@
 #include <string_view>
 
 #include "accel/core/result.hpp"
+#include "serve/request_trace.hpp"
 
 namespace accel::serve {
-
-// What one request did, filled in as it goes through its route (RouteContext::trace).
-struct RequestTrace {
-  std::string model;
-  std::uint64_t inputs = 0;
-  std::uint64_t tokens = 0;
-  double total_seconds = 0, queue_seconds = 0, tokenize_seconds = 0, compute_seconds = 0, serialize_seconds = 0;
-};
 
 class AccessLog {
  public:

@@ -97,6 +97,9 @@ Result<int> EmbeddingServer::start() {
   if (!options_.access_log.empty()) {
     ACCEL_ASSIGN_OR_RETURN(access_log_, AccessLog::open(options_.access_log));
   }
+  if (!options_.tracing.otlp_endpoint.empty()) {
+    ACCEL_ASSIGN_OR_RETURN(tracer_, RequestTracer::start(options_.tracing));
+  }
   route();
   int port = options_.port;
   if (port == 0) {
@@ -137,6 +140,8 @@ void EmbeddingServer::stop() {
     if (listener_.joinable()) listener_.join();
     // Every handler has returned, so nothing waits on the queue any more; this only joins the batcher.
     if (std::shared_ptr<ServedModels> attached = this->attached()) attached->stop();
+    // Every request's spans are queued: send them.
+    if (tracer_) tracer_->stop();
   });
 }
 
@@ -210,8 +215,30 @@ void EmbeddingServer::route() {
       responding_model->observe_stage(Stage::respond, seconds_since(*handler_returned));
     handler_returned.reset();
     responding_model = nullptr;
-    metrics_.count_request(endpoint_label(http.path), response.status, current_trace.model);
-    if (access_log_) access_log_->write(http.method, endpoint_label(http.path), response.status, current_trace);
+    const std::string_view route = endpoint_label(http.path);
+    metrics_.count_request(route, response.status, current_trace.model);
+    if (tracer_ || access_log_) {
+      // Several traceparent headers are not one trace: a new one is started, as for a malformed header.
+      const std::optional<TraceContext> parent = http.get_header_value_count("traceparent") == 1
+                                                     ? parse_traceparent(http.get_header_value("traceparent"))
+                                                     : std::nullopt;
+      if (tracer_) {
+        RequestTracer::identify(current_trace, parent);
+      } else if (parent) {
+        current_trace.trace_id = parent->trace_id;
+      }
+      if (access_log_) access_log_->write(http.method, route, response.status, current_trace);
+      if (tracer_) {
+        const Clock::time_point now = Clock::now(), began = DeadlineHttpServer::request_began();
+        tracer_->finish(current_trace,
+                        {.method = http.method,
+                         .route = route,
+                         .status = response.status,
+                         .began = began == Clock::time_point{} ? now : began,
+                         .ended = now},
+                        parent);
+      }
+    }
     current_trace = {};
   });
 }
@@ -264,7 +291,9 @@ std::string EmbeddingServer::metrics() const {
                         .replicas = slot->service.replicas()});
     }
   }
-  return render_metrics(metrics_, models);
+  std::string text = render_metrics(metrics_, models);
+  if (tracer_) text += tracer_->render_metrics();
+  return text;
 }
 
 void EmbeddingServer::serve_route(const Endpoint& endpoint, const httplib::Request& http, httplib::Response& response) {

@@ -10,7 +10,9 @@
 // batches; the model's device answers them. The server listens before the models are there (start(), then
 // attach()), so /health says 503 until every one is loaded and warm.
 //
-// With ServeOptions::access_log, each request answered is written as a JSON line (access_log.hpp).
+// With ServeOptions::access_log, each request answered is written as a JSON line (access_log.hpp). With
+// ServeOptions::tracing's otlp_endpoint, each becomes spans sent to an OpenTelemetry collector (request_tracing.hpp),
+// continuing the trace of a W3C traceparent header; /metrics then counts the spans exported, dropped and failed.
 //
 // Errors are JSON in the shape of the route's API family (ApiError, error_body), also those cpp-httplib answers
 // itself (404 for an unknown route, 413 for a body over max_body_bytes, 408 for a request that did not arrive whole
@@ -30,6 +32,7 @@
 #include "serve/endpoint.hpp"
 #include "serve/inference_service.hpp"
 #include "serve/metrics.hpp"
+#include "serve/request_tracing.hpp"
 #include "serve/serve_options.hpp"
 #include "serve/served_models.hpp"
 
@@ -78,6 +81,7 @@ class EmbeddingServer {
   Metrics metrics_;
   std::unique_ptr<HttpListener> http_;
   std::unique_ptr<AccessLog> access_log_;  // null unless options_.access_log
+  std::unique_ptr<RequestTracer> tracer_;  // null unless options_.tracing.otlp_endpoint
   std::thread listener_;
   std::atomic<bool> serving_{false};
   std::atomic<bool> draining_{false};

@@ -24,6 +24,7 @@
 #include "serve/embed_request.hpp"
 #include "serve/inference_service.hpp"
 #include "serve/metrics.hpp"
+#include "serve/request_trace.hpp"
 #include "serve/serve_options.hpp"
 
 namespace accel::serve {
@@ -38,7 +39,7 @@ struct RouteContext {
   const ServeOptions& options;             // the server's, with the model's own (ModelSlot::options)
   Metrics& metrics;                        // the model's
   const std::vector<std::string>& models;  // the names of every model served, the default first
-  RequestTrace& trace;                     // what this request did, for the access log
+  RequestTrace& trace;                     // what this request did, for the access log and its spans
 };
 
 struct Endpoint {
@@ -65,8 +66,9 @@ Endpoint endpoint_of(Endpoint::Method method, std::string_view path, ApiFamily f
             if (auto* error = std::get_if<ApiError>(&response)) return std::move(*error);
             const auto serializing = std::chrono::steady_clock::now();
             std::string body_out = Route::render(std::get<0>(response), std::get<0>(request));
-            context.trace.serialize_seconds =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - serializing).count();
+            const auto serialized = std::chrono::steady_clock::now();
+            context.trace.serialize_seconds = std::chrono::duration<double>(serialized - serializing).count();
+            context.trace.record(Stage::serialize, serializing, serialized);
             context.metrics.observe_stage(Stage::serialize, context.trace.serialize_seconds);
             return body_out;
           }};

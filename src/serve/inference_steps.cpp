@@ -18,8 +18,10 @@ ApiResult<embed::TokenBatch> answer_tokens(const RouteContext& context, embed::T
                                            std::string_view field, const Tokenize& tokenize) {
   const auto start = std::chrono::steady_clock::now();
   Result<embed::TokenBatch> tokens = tokenize(truncation);
-  const double tokenizing = seconds_since(start);
+  const auto end = std::chrono::steady_clock::now();
+  const double tokenizing = std::chrono::duration<double>(end - start).count();
   context.trace.tokenize_seconds += tokenizing;
+  context.trace.record(Stage::tokenize, start, end);
   context.metrics.observe_stage(Stage::tokenize, tokenizing);
   if (tokens.ok()) return std::move(*tokens);
   ApiError error = ApiError::from(tokens.status());
@@ -108,6 +110,13 @@ ApiResult<embed::Embeddings> run_tokens(RouteContext& context, embed::TokenBatch
   context.metrics.observe_stage(Stage::wait, seconds_since(submitted));
   context.trace.queue_seconds += times.queue_seconds;
   context.trace.compute_seconds += times.compute_seconds;
+  // The service times them from the submit: the wait for a batch, then the batch's run.
+  const auto dispatched = submitted + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                          std::chrono::duration<double>(times.queue_seconds));
+  context.trace.record(Stage::queue, submitted, dispatched);
+  context.trace.record(Stage::compute, dispatched,
+                       dispatched + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                        std::chrono::duration<double>(times.compute_seconds)));
   if (!rows.ok()) return ApiError::from(rows.status());
   context.metrics.count_inputs(sequences, token_count);
   context.trace.inputs += sequences;

@@ -1,6 +1,7 @@
 // What `accel serve` is told: where to listen, how to batch, and the limits a request is held to.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -9,6 +10,17 @@
 #include "serve/batcher.hpp"
 
 namespace accel::serve {
+
+// `accel serve --otlp-endpoint URL`: a span per request answered, with a child span per stage it went through,
+// sent to an OpenTelemetry collector (otlp_exporter.hpp, request_tracing.hpp).
+struct TracingOptions {
+  std::string otlp_endpoint;                        // http://host[:port][/prefix]; empty: no tracing (and no cost)
+  std::string service_name = "accel-serve";         // the resource's service.name
+  std::size_t max_queue_spans = 8192;               // spans waiting for export; more are dropped (and counted)
+  std::size_t max_batch_spans = 512;                // spans a POST
+  std::chrono::milliseconds export_interval{1000};  // the longest a queued span waits for its batch
+  std::chrono::milliseconds export_timeout{5000};   // to connect, and to send or read, per POST
+};
 
 struct ServeOptions {
   std::string host = "127.0.0.1";  // loopback unless told otherwise
@@ -42,6 +54,7 @@ struct ServeOptions {
   // Non-empty: a JSON line per request answered (access_log.hpp) to this file, appended to, or "-" for standard
   // output.
   std::string access_log;
+  TracingOptions tracing;
   // Non-empty: every route but /health asks for "Authorization: Bearer <api_key>" and answers 401 without it.
   std::string api_key;
 };
