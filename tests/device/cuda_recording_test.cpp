@@ -259,7 +259,9 @@ TEST_P(CudaRecordingTest, HostCopiesLaunchedAThousandTimesWithRebindingEqualDire
       ASSERT_THAT(recording->rebind(HostDestination::of(outs[before]->span()), HostDestination::of(outs[now]->span())),
                   IsOk());
       const BufferHandle b = other_b_now ? other_b.handle() : replayed->b.handle();
-      if (recording->bound(replayed->b) != b) ASSERT_THAT(recording->rebind(recording->bound(replayed->b), b), IsOk());
+      if (recording->bound(replayed->b) != b) {
+        ASSERT_THAT(recording->rebind(recording->bound(replayed->b), b), IsOk());
+      }
     }
     const std::vector<float> x = random(m * n);
     std::copy(x.begin(), x.end(), ins[now]->span().begin());
@@ -273,7 +275,9 @@ TEST_P(CudaRecordingTest, HostCopiesLaunchedAThousandTimesWithRebindingEqualDire
     }
   }
   const std::optional<CacheStats> stats = recorded_graphs(gpu, GetParam(), true);
-  if (stats) EXPECT_EQ(stats->build_failures, 0u);
+  if (stats) {
+    EXPECT_EQ(stats->build_failures, 0u);
+  }
 }
 
 TEST_P(CudaRecordingTest, PageableHostMemoryIsRefusedByNameBeforeAnythingRuns) {

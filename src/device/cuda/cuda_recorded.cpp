@@ -71,12 +71,15 @@ Status prepare_host_copy(const Copy& copy, Prepared& step) {
   const void* host = nullptr;
   DType host_dtype = DType::f32;
   std::uint64_t count = 0;
+  DType buffer_dtype = DType::f32;
   if constexpr (kUpload) {
+    buffer_dtype = copy.destination.dtype;
     host = copy.source.data;
     host_dtype = copy.source.dtype;
     count = copy.source.count;
     step.operands.range(copy.destination, "destination", Access::write, copy.destination_offset, count);
   } else {
+    buffer_dtype = copy.source.dtype;
     host = copy.destination.data;
     host_dtype = copy.destination.dtype;
     count = copy.destination.count;
@@ -84,6 +87,9 @@ Status prepare_host_copy(const Copy& copy, Prepared& step) {
   }
   const char* name = kUpload ? "host source" : "host destination";
   if (host == nullptr && count != 0) return invalid_argument(fmt::format("{}: null {}", Copy::kName, name));
+  // The buffer's dtype is its handle's (the generation names one allocation).
+  ACCEL_RETURN_IF_ERROR(
+      check_host_dtype(host_dtype, buffer_dtype, kUpload ? "the host source" : "the host destination"));
   const std::size_t bytes = count * size_of(host_dtype);
   if (bytes != 0 && (!is_pinned_host(host) || !is_pinned_host(static_cast<const std::byte*>(host) + bytes - 1))) {
     return not_supported(
@@ -91,10 +97,8 @@ Status prepare_host_copy(const Copy& copy, Prepared& step) {
                     "cudaHostRegister) for the recording's life",
                     Copy::kName, name));
   }
-  step.run = [copy, host, host_dtype, bytes](std::span<const BufferView> views, CudaRun& run) -> Status {
+  step.run = [copy, host, bytes](std::span<const BufferView> views, CudaRun& run) -> Status {
     const BufferView& buffer = views[0];
-    ACCEL_RETURN_IF_ERROR(
-        check_host_dtype(host_dtype, buffer.dtype, kUpload ? "the host source" : "the host destination"));
     if (bytes == 0) return Status();
     if constexpr (kUpload) {
       return run.target.check(
@@ -192,12 +196,11 @@ Result<Submitted> CudaStream::enqueue(RunRecorded& request) {
       }
     }
     for (const BufferView& view : step.views) key.addresses.push_back(view.data);
-    std::visit(
-        [&]<class Step>(const Step& recorded) {  // a host copy's memory is an address of its graph too
-          if constexpr (std::is_same_v<Step, CopyToDevice>) key.addresses.push_back(recorded.source.data);
-          if constexpr (std::is_same_v<Step, CopyToHost>) key.addresses.push_back(recorded.destination.data);
-        },
-        request.steps[i]);
+    // A host copy's memory is an address of its graph too.
+    if (const auto* upload = std::get_if<CopyToDevice>(&request.steps[i])) key.addresses.push_back(upload->source.data);
+    if (const auto* download = std::get_if<CopyToHost>(&request.steps[i])) {
+      key.addresses.push_back(download->destination.data);
+    }
     workspace_bytes = std::max(workspace_bytes, step.workspace_bytes);
   }
   if (runnable == 0 && !first_refused.ok()) return first_refused;  // nothing left to run
