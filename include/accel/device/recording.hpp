@@ -120,8 +120,8 @@ class Recording {
   }
 
   /// Rebinds every upload from `from` (host memory an upload of the recording reads now) to `to`, for later
-  /// launches: same dtype and count, pinned like `from` (`invalid_argument` otherwise, or when no upload reads
-  /// `from`).
+  /// launches: non-null, same dtype and count (`invalid_argument` otherwise, or when no upload reads `from`). A CUDA
+  /// device checks that it is pinned when the recording is launched.
   Status rebind(HostSource from, HostSource to) { return rebind_host(from, to, "HostSource"); }
   /// Rebinds every download into `from` (host memory a download of the recording writes now) to `to`, as above.
   Status rebind(HostDestination from, HostDestination to) { return rebind_host(from, to, "HostDestination"); }
