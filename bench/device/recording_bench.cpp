@@ -1,5 +1,8 @@
 // What a recorded chain of small requests saves over sending them one by one (issue 47): 20 small GEMMs, each
-// reading the previous one's product, and an FFT of the last, on one device.
+// reading the previous one's product, and an FFT of the last, on one device; then issue 47's pipeline with host
+// copies: upload X (n x n, pinned host memory), r2c FFT of its rows, c2r back, C = Y W, C scaled by 1/n (blas::Scal),
+// C downloaded (pinned host memory). An isolated device cannot record host copies: the pipeline's recorded variant
+// is left out there (a line on stderr says so).
 //   recording_bench [--cpu] [--isolated] [--size N] [--iterations N]
 // Default: cuda:0 in process, 64 x 64 f32 GEMMs, 200 timed iterations after 20 warm-ups. Variants:
 //   one_by_one         the 21 requests sent back to back, the last one waited for (the device pipelines them);
@@ -13,12 +16,18 @@
 #include <chrono>
 #include <complex>
 #include <cstdlib>
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "accel/device/recording.hpp"
 #include "common/csv_report.hpp"
+
+#if ACCEL_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 namespace {
 
@@ -96,6 +105,63 @@ Chain make_chain(const Device& device, std::int64_t n) {
   return chain;
 }
 
+// Host memory of `count` floats: pinned where CUDA is built in (a recorded host copy needs it), plain otherwise.
+struct HostFloats {
+  float* data = nullptr;
+  std::size_t count = 0;
+  std::unique_ptr<float[]> plain;
+  explicit HostFloats(std::size_t n) : count(n) {
+#if ACCEL_HAVE_CUDA
+    void* pinned = nullptr;
+    if (cudaHostAlloc(&pinned, n * sizeof(float), cudaHostAllocPortable) == cudaSuccess) {
+      data = static_cast<float*>(pinned);
+      return;
+    }
+#endif
+    plain = std::make_unique<float[]>(n);
+    data = plain.get();
+  }
+  ~HostFloats() {
+#if ACCEL_HAVE_CUDA
+    if (!plain) (void)cudaFreeHost(data);
+#endif
+  }
+  HostFloats(const HostFloats&) = delete;
+  HostFloats& operator=(const HostFloats&) = delete;
+  std::span<float> span() const { return {data, count}; }
+};
+
+// Upload X, r2c FFT of its rows into E, c2r back into Y (n X), C = Y W, C scaled by 1/n, C downloaded.
+struct Pipeline {
+  std::int64_t n = 0;
+  Buffer<float> x, y, w, c;
+  Buffer<std::complex<float>> e;
+
+  [[nodiscard]] Fft fft(FftType type) const {
+    const bool forward = type == FftType::r2c;
+    return {.shape = {.type = type,
+                      .precision = DType::f32,
+                      .rank = 1,
+                      .n = {n, 0, 0},
+                      .batch = n,
+                      .direction = forward ? FftDirection::forward : FftDirection::inverse},
+            .input = forward ? BufferHandle(x) : BufferHandle(e),
+            .output = forward ? BufferHandle(e) : BufferHandle(y)};
+  }
+  [[nodiscard]] Gemm gemm() const { return {.shape = {.m = n, .n = n, .k = n}, .a = y, .b = w, .c = c}; }
+  [[nodiscard]] blas::Scal scale() const { return {.n = n * n, .alpha = 1.0 / static_cast<double>(n), .x = c}; }
+};
+
+Pipeline make_pipeline(const Chain& chain, const Device& device) {
+  const std::int64_t n = chain.n;
+  Pipeline p{.n = n, .w = chain.w};
+  p.x = require(device.allocate<float>(n * n).wait(), "allocate");
+  p.y = require(device.allocate<float>(n * n).wait(), "allocate");
+  p.c = require(device.allocate<float>(n * n).wait(), "allocate");
+  p.e = require(device.allocate<std::complex<float>>(n * (n / 2 + 1)).wait(), "allocate");
+  return p;
+}
+
 // Times `send` (which returns the future of its last request) `iterations` times after 20 warm-ups.
 template <class Send>
 void measure(std::string_view name, std::string_view variant, int iterations, Send&& send) {
@@ -138,5 +204,45 @@ int main(int argc, char** argv) {
     return device.ask(chain.fft());
   });
   measure(name, "recorded", options.iterations, [&] { return recording.launch(); });
+
+  const Pipeline pipeline = make_pipeline(chain, device);
+  const std::size_t elements = static_cast<std::size_t>(options.size * options.size);
+  const HostFloats in(elements), out(elements);
+  for (std::size_t i = 0; i < elements; ++i) in.data[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
+  const CopyToDevice upload{.source = HostSource::of(std::span<const float>(in.span())), .destination = pipeline.x};
+  const CopyToHost download{.source = pipeline.c, .destination = HostDestination::of(out.span())};
+  const std::string pipeline_name =
+      fmt::format("{}{} upload + fft + ifft + gemm + scal + download {}x{}", device.name(),
+                  options.device.isolation == Isolation::worker_process ? " isolated" : "", options.size, options.size);
+  measure(pipeline_name, "one_by_one", options.iterations, [&] {
+    static_cast<void>(device.ask(upload));
+    static_cast<void>(device.ask(pipeline.fft(FftType::r2c)));
+    static_cast<void>(device.ask(pipeline.fft(FftType::c2r)));
+    static_cast<void>(device.ask(pipeline.gemm()));
+    static_cast<void>(device.ask(pipeline.scale()));
+    return device.ask(download);
+  });
+  measure(pipeline_name, "one_by_one_waited", options.iterations, [&] {
+    require(device.ask(upload).wait(), "upload");
+    require(device.ask(pipeline.fft(FftType::r2c)).wait(), "fft");
+    require(device.ask(pipeline.fft(FftType::c2r)).wait(), "inverse fft");
+    require(device.ask(pipeline.gemm()).wait(), "gemm");
+    require(device.ask(pipeline.scale()).wait(), "scal");
+    return device.ask(download);
+  });
+  if (options.device.isolation == Isolation::worker_process) {
+    fmt::print(stderr,
+               "recording_bench: the pipeline's recorded variant is left out (an isolated device cannot "
+               "record host copies)\n");
+    return 0;
+  }
+  Recording recorded_pipeline(device);
+  check(recorded_pipeline.record(upload), "record");
+  check(recorded_pipeline.record(pipeline.fft(FftType::r2c)), "record");
+  check(recorded_pipeline.record(pipeline.fft(FftType::c2r)), "record");
+  check(recorded_pipeline.record(pipeline.gemm()), "record");
+  check(recorded_pipeline.record(pipeline.scale()), "record");
+  check(recorded_pipeline.record(download), "record");
+  measure(pipeline_name, "recorded", options.iterations, [&] { return recorded_pipeline.launch(); });
   return 0;
 }

@@ -7,12 +7,17 @@
 ///   accel::Buffer<double> x = ..., y = ..., sum = *device.allocate<double>(1).wait();
 ///   accel::blas::axpy(device, 2.0, x, y);           // y = 2 x + y
 ///   accel::blas::dot(device, x, y, sum).wait();     // sum = xᵀ y, on the device
+///   double value = *accel::blas::dot(device, x, y).wait();  // xᵀ y as a host value (dot, nrm2, asum, iamax)
 ///   accel::blas::gemv(device, {.dtype = accel::DType::f64, .m = m, .n = n, .a = a, .x = x, .y = y});  // y = A x
 /// @endcode
 ///
 /// A request is checked whole before anything runs; a bad one answers its future with an error naming what was
 /// wrong. Typed vectors must hold equally many elements where a request takes two (else `invalid_argument`).
 #pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
 
 #include "accel/device/device.hpp"
 #include "accel/libs/blas/requests.hpp"
@@ -73,6 +78,27 @@ template <class T>
                             std::to_string(y.size()) + "; the typed form takes vectors of one length");
   return static_cast<std::int64_t>(x.size());
 }
+
+/// Allocates a one-element result buffer, sends `make_request(result)` and, right behind it, a download of the
+/// element into host memory the returned future owns: on a CUDA device the download goes through a pinned staging
+/// block copied out when it completes, so neither the device actor nor the caller blocks. The future answers the
+/// request's failure if it failed, else the download's, else the value; the buffer is freed after both.
+template <class Value, class MakeRequest>
+Future<Value> host_value(const Device& device, MakeRequest make_request) {
+  return device.allocate<Value>(1).then([device, make_request](Buffer<Value> result) -> Future<Value> {
+    auto value = std::make_shared<Value>();
+    auto computed = std::make_shared<Future<Done>>(device.ask(make_request(result)));
+    const HostDestination into = HostDestination::of(std::span<Value>(value.get(), 1));
+    return device.ask(CopyToHost{.source = result, .destination = into})
+        .then([computed, value, result](Result<Done> copied) -> Future<Value> {
+          return std::move(*computed).then([copied, value, result](Result<Done> ran) -> Result<Value> {
+            if (!ran.ok()) return ran.status();
+            if (!copied.ok()) return copied.status();
+            return *value;
+          });
+        });
+  });
+}
 }  // namespace detail
 
 /// y = alpha x + y over every element of x and y (contiguous, equally long).
@@ -108,6 +134,39 @@ Future<Done> asum(const Device& device, const Buffer<T>& x, const Buffer<T>& res
 template <Real T>
 Future<Done> iamax(const Device& device, const Buffer<T>& x, const Buffer<std::int32_t>& result) {
   return iamax(device, {.dtype = dtype_of<T>(), .n = static_cast<std::int64_t>(x.size()), .x = x, .result = result});
+}
+
+/// xᵀ y over every element of x and y (contiguous, equally long), as a host value (detail::host_value: a result
+/// buffer of its own, computed in device pointer mode and downloaded behind the request; nothing blocks).
+template <Real T>
+Future<T> dot(const Device& device, const Buffer<T>& x, const Buffer<T>& y) {
+  Result<std::int64_t> n = detail::common_length("blas::dot", x, y);
+  if (!n.ok()) return make_ready_future<T>(n.status());
+  return detail::host_value<T>(device, [x, y, n = *n](const Buffer<T>& result) {
+    return Dot{.dtype = dtype_of<T>(), .n = n, .x = x, .y = y, .result = result};
+  });
+}
+/// ‖x‖₂ over every element of x, as a host value (as dot's).
+template <Real T>
+Future<T> nrm2(const Device& device, const Buffer<T>& x) {
+  return detail::host_value<T>(device, [x](const Buffer<T>& result) {
+    return Nrm2{.dtype = dtype_of<T>(), .n = static_cast<std::int64_t>(x.size()), .x = x, .result = result};
+  });
+}
+/// Σ |x_i| over every element of x, as a host value (as dot's).
+template <Real T>
+Future<T> asum(const Device& device, const Buffer<T>& x) {
+  return detail::host_value<T>(device, [x](const Buffer<T>& result) {
+    return Asum{.dtype = dtype_of<T>(), .n = static_cast<std::int64_t>(x.size()), .x = x, .result = result};
+  });
+}
+/// The 1-based index of the first largest |x_i| over every element of x (0 when x is empty), as a host value (as
+/// dot's).
+template <Real T>
+Future<std::int32_t> iamax(const Device& device, const Buffer<T>& x) {
+  return detail::host_value<std::int32_t>(device, [x](const Buffer<std::int32_t>& result) {
+    return Iamax{.dtype = dtype_of<T>(), .n = static_cast<std::int64_t>(x.size()), .x = x, .result = result};
+  });
 }
 
 }  // namespace accel::blas

@@ -161,7 +161,8 @@ Result<Done> CpuDevice::handle(RunRecorded& request) {
   for (std::size_t i = 0; i < request.steps.size(); ++i) {
     const Result<Done> ran = std::visit(
         [&]<class Step>(Step& step) -> Result<Done> {
-          if constexpr (std::is_same_v<Step, CopyOnDevice>) {
+          if constexpr (std::is_same_v<Step, CopyOnDevice> || std::is_same_v<Step, CopyToDevice> ||
+                        std::is_same_v<Step, CopyToHost>) {
             return handle(step);
           } else {
             return handle_operation(step);

@@ -157,6 +157,37 @@ TEST_F(FamilyEntryPointsTest, TypedLevelOneRefusesVectorsOfTwoLengths) {
   EXPECT_EQ(read(y), (std::vector<double>{5, 6}));
 }
 
+// dot, nrm2, asum and iamax as host values: the same numbers as into a buffer; a refused request or a freed
+// operand answers the future with its error.
+TEST_F(FamilyEntryPointsTest, TypedLevelOneAnswersScalarsAsHostValues) {
+  const std::vector<double> xs = {1.5, -2.0, 3.25, 0.5, -7.0};
+  const std::vector<double> ys = {0.25, 4.0, -1.0, 2.0, 1.0};
+  Buffer<double> x = holding(xs), y = holding(ys), result = holding(std::vector<double>{0.0});
+  const auto value = []<class T>(Future<T> future) {
+    Result<T> got = future.wait();
+    EXPECT_THAT(got, IsOk());
+    return got.ok() ? *got : T{-1};
+  };
+  ASSERT_THAT(blas::nrm2(device_, x, result).wait(), IsOk());
+  EXPECT_EQ(value(blas::nrm2(device_, x)), read(result)[0]);
+  ASSERT_THAT(blas::asum(device_, x, result).wait(), IsOk());
+  EXPECT_EQ(value(blas::asum(device_, x)), read(result)[0]);
+  EXPECT_EQ(value(blas::iamax(device_, x)), 5);
+  Buffer<float> f = holding(std::vector<float>{3.0f, 4.0f});
+  EXPECT_EQ(value(blas::nrm2(device_, f)), 5.0f);
+  ASSERT_THAT(blas::dot(device_, x, y, result).wait(), IsOk());
+  const double dot = read(result)[0];
+  std::vector<Future<double>> many;  // sent back to back, none waited for until all were sent
+  for (int i = 0; i < 50; ++i) many.push_back(blas::dot(device_, x, y));
+  for (Future<double>& each : many) EXPECT_EQ(value(std::move(each)), dot);
+
+  Buffer<double> shorter = holding(std::vector<double>{1, 2});
+  EXPECT_THAT(blas::dot(device_, x, shorter).wait().status(),
+              StatusIs(Code::invalid_argument, "blas::dot: x holds 5 elements and y 2"));
+  ASSERT_THAT(device_.free(y).wait(), IsOk());
+  EXPECT_THAT(blas::dot(device_, x, y).wait().status(), StatusIs(Code::stale_handle));
+}
+
 // A typed call on a freed buffer meets the device's generation check like any request.
 TEST_F(FamilyEntryPointsTest, TypedLevelOneOnAFreedBufferIsStale) {
   Buffer<double> x = holding(std::vector<double>{1, 2, 3});

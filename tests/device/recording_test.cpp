@@ -1,7 +1,8 @@
 // Recording on the CPU device, the reference: a recorded pipeline (random fill, GEMM, axpy, scal, FFT) launched
 // equals the same requests sent one by one, over several shapes and launches; requests that cannot be captured are
 // refused by name before anything runs; a freed buffer or a rebuilt context fails the launch with stale_handle
-// before any step runs; rebinding replaces a buffer of the same dtype and count without recording again.
+// before any step runs; rebinding replaces a buffer of the same dtype and count without recording again. Host
+// copies: recording_host_copies_test.cpp.
 #include "accel/device/recording.hpp"
 
 #include <gmock/gmock.h>
@@ -51,14 +52,9 @@ TEST_F(RecordingTest, ALaunchEqualsTheRequestsSentOneByOne) {
 
 TEST_F(RecordingTest, RefusesRequestsThatCannotBeCapturedByNameAndKeepsNothing) {
   Buffer<float> x = upload(random<float>(4));
-  std::vector<float> host(4);
   Recording recording(device_);
   EXPECT_THAT(recording.record(Allocate{.count = 4}), StatusIs(Code::not_supported, "Allocate: it allocates"));
   EXPECT_THAT(recording.record(Free{.buffer = x}), StatusIs(Code::not_supported, "Free: it frees"));
-  EXPECT_THAT(recording.record(CopyToHost{.source = x, .destination = HostDestination::of(std::span<float>(host))}),
-              StatusIs(Code::not_supported, "CopyToHost"));
-  EXPECT_THAT(recording.record(CopyToDevice{.source = HostSource::of(std::span<const float>(host)), .destination = x}),
-              StatusIs(Code::not_supported, "CopyToDevice"));
   EXPECT_THAT(recording.record(ResetContext{}), StatusIs(Code::not_supported, "ResetContext"));
   EXPECT_THAT(recording.record(QueryDevice{}), StatusIs(Code::not_supported, "QueryDevice"));
   EXPECT_THAT(recording.record(solver::Getrf{.dtype = DType::f32, .n = 2, .a = x}),

@@ -1,7 +1,7 @@
 /// @file
 /// accel::RecordTraits — which requests a Recording (accel/device/recording.hpp) may hold, and where their buffers
 /// are. A request is refused unless its traits say it is capturable: the default is "not capturable", so a request
-/// nobody has looked at (one that allocates, frees, copies host memory, or whose contract waits on the host, as
+/// nobody has looked at (one that allocates, frees, or whose contract waits on the host, as
 /// the solvers' info checks and the sparse structure checks do) is refused by name before anything runs. A
 /// capturable request's run step only enqueues GPU work on its stream, over buffers named by its handles, with
 /// plans made before the run: what a CUDA stream capture can record.
@@ -41,19 +41,29 @@ struct RecordTraits<Free> {
   static constexpr bool kCapturable = false;                                    ///< refused
   static constexpr const char* kWhy = "it frees (free after the last launch)";  ///< the refusal's reason
 };
-/// Host copies read caller memory when they run, or are staged and copied out by the host.
+/// An upload from pinned host memory (cudaHostAlloc, cudaHostRegister) that stays valid while the recording is
+/// launched: a memcpy node of the graph, which reads the memory when the graph runs. Pageable memory is refused by
+/// the CUDA device when the step is launched, and every host copy by isolated devices (run_recorded.hpp).
 template <>
 struct RecordTraits<CopyToDevice> {
-  static constexpr bool kCapturable = false;  ///< refused
-  /// The refusal's reason.
-  static constexpr const char* kWhy = "it copies host memory, which a replay would read again at the host's pace";
+  static constexpr bool kCapturable = true;  ///< accepted by Recording::record
+  static constexpr const char* kWhy = "";    ///< none
+  /// Visits the destination (the host source is rebound by Recording::rebind(HostSource, HostSource)).
+  template <class F>
+  static void buffers(CopyToDevice& r, F&& visit) {
+    visit(r.destination);
+  }
 };
-/// Host copies are answered after the host copied the data out of a staging block.
+/// A download into pinned host memory, as the upload: written when the graph runs, read after the launch's future.
 template <>
 struct RecordTraits<CopyToHost> {
-  static constexpr bool kCapturable = false;  ///< refused
-  /// The refusal's reason.
-  static constexpr const char* kWhy = "it copies into host memory, which the host waits for";
+  static constexpr bool kCapturable = true;  ///< accepted by Recording::record
+  static constexpr const char* kWhy = "";    ///< none
+  /// Visits the source (the host destination is rebound by Recording::rebind(HostDestination, HostDestination)).
+  template <class F>
+  static void buffers(CopyToHost& r, F&& visit) {
+    visit(r.source);
+  }
 };
 /// Resets rebuild the context: every handle of a recording would be stale.
 template <>

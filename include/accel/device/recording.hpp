@@ -24,6 +24,14 @@
 /// A recording holds handles, not the Buffers that own them: keep the Buffers alive while it is launched (a buffer
 /// freed by its last owner going away is stale like any other).
 ///
+/// Uploads (CopyToDevice) and downloads (CopyToHost) may be recorded when their host memory is pinned
+/// (cudaHostAlloc, cudaHostRegister) and stays valid while the recording is launched: a CUDA graph holds them as
+/// memcpy nodes that read or write that memory when the graph runs, so a download's memory holds the result once the
+/// launch's future is ready, and an upload's memory must not change before it is. rebind(HostSource, HostSource) and
+/// rebind(HostDestination, HostDestination) swap host memory of the same dtype and count. A CUDA device refuses a
+/// launch whose host copy names pageable memory, and an isolated device every launch with a host copy
+/// (run_recorded.hpp), by name, before anything runs.
+///
 /// The CPU device runs the steps one by one (the reference semantics). A CUDA device captures them into one CUDA
 /// graph the first time and launches that graph again while the recording and its bound buffers stay the same
 /// (run_recorded.hpp); an isolated device's worker does the same.
@@ -111,6 +119,13 @@ class Recording {
     return Status{};
   }
 
+  /// Rebinds every upload from `from` (host memory an upload of the recording reads now) to `to`, for later
+  /// launches: non-null, same dtype and count (`invalid_argument` otherwise, or when no upload reads `from`). A CUDA
+  /// device checks that it is pinned when the recording is launched.
+  Status rebind(HostSource from, HostSource to) { return rebind_host(from, to, "HostSource"); }
+  /// Rebinds every download into `from` (host memory a download of the recording writes now) to `to`, as above.
+  Status rebind(HostDestination from, HostDestination to) { return rebind_host(from, to, "HostDestination"); }
+
   /// Runs the recorded steps in order on the device: one RunRecorded request (see the file's description).
   [[nodiscard]] Future<Done> launch() const {
     RunRecorded run{.recording = script_->id};
@@ -118,6 +133,11 @@ class Recording {
     for (const Step& step : script_->steps) {
       RecordedStep bound = step.request;
       for_each_buffer(bound, [&](BufferHandle& handle) { handle = script_->bound(handle); });
+      if (auto* upload = std::get_if<CopyToDevice>(&bound))
+        upload->source.data = script_->bound_host(upload->source.data);
+      if (auto* download = std::get_if<CopyToHost>(&bound)) {
+        download->destination.data = const_cast<void*>(script_->bound_host(download->destination.data));
+      }
       run.steps.push_back(std::move(bound));
     }
     return device_.ask(std::move(run));
@@ -137,6 +157,50 @@ class Recording {
  private:
   struct Script;
 
+  // The host memory a step reads or writes as recorded, if it is a host copy of kind `Host`.
+  template <class Host>
+  static const Host* host_of(const RecordedStep& step) noexcept {
+    if constexpr (std::is_same_v<Host, HostSource>) {
+      const auto* upload = std::get_if<CopyToDevice>(&step);
+      return upload == nullptr ? nullptr : &upload->source;
+    } else {
+      const auto* download = std::get_if<CopyToHost>(&step);
+      return download == nullptr ? nullptr : &download->destination;
+    }
+  }
+
+  template <class Host>
+  Status rebind_host(const Host& from, const Host& to, const char* what) {
+    if (to.data == nullptr || to.dtype != from.dtype || to.count != from.count) {
+      return invalid_argument(std::string("Recording::rebind: a ") + what +
+                              " can only be replaced by non-null host memory of the same dtype and count");
+    }
+    std::vector<const void*> rebound;  // recorded host memory bound to `from.data` now
+    for (const Step& step : script_->steps) {
+      const Host* recorded = host_of<Host>(step.request);
+      if (recorded != nullptr && recorded->dtype == from.dtype && recorded->count == from.count &&
+          script_->bound_host(recorded->data) == from.data) {
+        rebound.push_back(recorded->data);
+      }
+    }
+    if (rebound.empty()) {
+      return invalid_argument(std::string("Recording::rebind: no host copy of the recording uses this ") + what +
+                              " (same memory, dtype and count)");
+    }
+    Script& script = editable();
+    for (const void* recorded : rebound) {
+      bool kept = false;
+      for (auto& [was, now] : script.host_bindings) {
+        if (was == recorded) {
+          now = to.data;
+          kept = true;
+        }
+      }
+      if (!kept) script.host_bindings.emplace_back(recorded, to.data);
+    }
+    return Status{};
+  }
+
   static bool contains(const std::vector<BufferHandle>& handles, const BufferHandle& handle) noexcept {
     for (const BufferHandle& h : handles) {
       if (h == handle) return true;
@@ -154,10 +218,17 @@ class Recording {
   struct Script {
     std::uint64_t id = next_id();  ///< RunRecorded::recording: changes with every change of the script
     std::vector<Step> steps;
-    std::vector<std::pair<BufferHandle, BufferHandle>> bindings;  ///< recorded -> bound now (rebound ones only)
+    std::vector<std::pair<BufferHandle, BufferHandle>> bindings;     ///< recorded -> bound now (rebound ones only)
+    std::vector<std::pair<const void*, const void*>> host_bindings;  ///< host memory, as `bindings`
 
     [[nodiscard]] BufferHandle bound(BufferHandle recorded) const noexcept {
       for (const auto& [from, to] : bindings) {
+        if (from == recorded) return to;
+      }
+      return recorded;
+    }
+    [[nodiscard]] const void* bound_host(const void* recorded) const noexcept {
+      for (const auto& [from, to] : host_bindings) {
         if (from == recorded) return to;
       }
       return recorded;

@@ -12,8 +12,12 @@
 ///              and launches it; the executable graph is kept per `recording` and bound addresses, so a later
 ///              request of the same recording over the same buffers is one cudaGraphLaunch. A step refused by its
 ///              checks is left out of the graph, as on the CPU. The device's "recorded-graphs" cache counts them:
-///              builds (captures), hits (launches of a kept graph), entries (kept graphs).
-///   isolated   crosses to the worker like any staged request; the worker's device does the above.
+///              builds (captures), hits (launches of a kept graph), entries (kept graphs). A host copy is
+///              captured as a memcpy node, so its host memory must be pinned (cudaHostAlloc, cudaHostRegister):
+///              pageable memory refuses the step by name.
+///   isolated   crosses to the worker like any staged request; the worker's device does the above. Host copies
+///              are refused by name before anything crosses: the worker reaches the caller's memory only through
+///              the staging region every copy reuses, so no graph of the worker can name it.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +29,9 @@
 namespace accel {
 
 /// Every request a Recording may hold (RecordTraits<R>::kCapturable).
+/// Host copies come last: their host memory must be pinned and stay valid while the recording is launched.
 using RecordedStep = std::variant<CopyOnDevice, Gemm, blas::Axpy, blas::Scal, blas::Dot, blas::Gemv, blas::Trsm,
-                                  blas::Syrk, Fft, rand::Generate>;
+                                  blas::Syrk, Fft, rand::Generate, CopyToDevice, CopyToHost>;
 
 /// Runs recorded steps in order as one request (see the file).
 struct RunRecorded {

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "device/cuda/cuda_resources.hpp"
 #include "device/cuda/cuda_stream.hpp"
 #include "device/recorded_steps.hpp"
 
@@ -61,6 +62,57 @@ Status prepare_copy(const CopyOnDevice& copy, Prepared& step) {
   return Status();
 }
 
+// A host copy, captured as a memcpy node: its host memory must be pinned (a graph cannot stage pageable memory
+// through a block of its own, and the memory must stay valid while the recording is launched). Both ends of the
+// range are checked, so a registration that covers only its start is refused too.
+template <class Copy>
+Status prepare_host_copy(const Copy& copy, Prepared& step) {
+  constexpr bool kUpload = std::is_same_v<Copy, CopyToDevice>;
+  const void* host = nullptr;
+  DType host_dtype = DType::f32;
+  std::uint64_t count = 0;
+  DType buffer_dtype = DType::f32;
+  if constexpr (kUpload) {
+    buffer_dtype = copy.destination.dtype;
+    host = copy.source.data;
+    host_dtype = copy.source.dtype;
+    count = copy.source.count;
+    step.operands.range(copy.destination, "destination", Access::write, copy.destination_offset, count);
+  } else {
+    buffer_dtype = copy.source.dtype;
+    host = copy.destination.data;
+    host_dtype = copy.destination.dtype;
+    count = copy.destination.count;
+    step.operands.range(copy.source, "source", Access::read, copy.source_offset, count);
+  }
+  const char* name = kUpload ? "host source" : "host destination";
+  if (host == nullptr && count != 0) return invalid_argument(fmt::format("{}: null {}", Copy::kName, name));
+  // The buffer's dtype is its handle's (the generation names one allocation).
+  ACCEL_RETURN_IF_ERROR(
+      check_host_dtype(host_dtype, buffer_dtype, kUpload ? "the host source" : "the host destination"));
+  const std::size_t bytes = count * size_of(host_dtype);
+  if (bytes != 0 && (!is_pinned_host(host) || !is_pinned_host(static_cast<const std::byte*>(host) + bytes - 1))) {
+    return not_supported(
+        fmt::format("{}: the {} is pageable host memory, which a CUDA graph cannot copy; pin it (cudaHostAlloc or "
+                    "cudaHostRegister) for the recording's life",
+                    Copy::kName, name));
+  }
+  step.run = [copy, host, bytes](std::span<const BufferView> views, CudaRun& run) -> Status {
+    const BufferView& buffer = views[0];
+    if (bytes == 0) return Status();
+    if constexpr (kUpload) {
+      return run.target.check(
+          cudaMemcpyAsync(buffer.at(copy.destination_offset), host, bytes, cudaMemcpyHostToDevice, run.target.stream()),
+          "cudaMemcpyAsync (host to device)");
+    } else {
+      return run.target.check(cudaMemcpyAsync(const_cast<void*>(host), buffer.at(copy.source_offset), bytes,
+                                              cudaMemcpyDeviceToHost, run.target.stream()),
+                              "cudaMemcpyAsync (device to host)");
+    }
+  };
+  return Status();
+}
+
 // A library request through its operation contract, up to (not including) its run step.
 template <class Request>
 Status prepare_operation(const Request& request, CudaTarget& target, Prepared& step) {
@@ -102,6 +154,8 @@ Result<Submitted> CudaStream::enqueue(RunRecorded& request) {
         [&]<class Step>(const Step& step) {
           if constexpr (std::is_same_v<Step, CopyOnDevice>) {
             return prepare_copy(step, steps[i]);
+          } else if constexpr (std::is_same_v<Step, CopyToDevice> || std::is_same_v<Step, CopyToHost>) {
+            return prepare_host_copy(step, steps[i]);
           } else {
             return prepare_operation(step, *this, steps[i]);
           }
@@ -142,6 +196,11 @@ Result<Submitted> CudaStream::enqueue(RunRecorded& request) {
       }
     }
     for (const BufferView& view : step.views) key.addresses.push_back(view.data);
+    // A host copy's memory is an address of its graph too.
+    if (const auto* upload = std::get_if<CopyToDevice>(&request.steps[i])) key.addresses.push_back(upload->source.data);
+    if (const auto* download = std::get_if<CopyToHost>(&request.steps[i])) {
+      key.addresses.push_back(download->destination.data);
+    }
     workspace_bytes = std::max(workspace_bytes, step.workspace_bytes);
   }
   if (runnable == 0 && !first_refused.ok()) return first_refused;  // nothing left to run

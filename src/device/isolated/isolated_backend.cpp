@@ -115,7 +115,14 @@ class IsolatedStream final : public IsolatedStreamBase {
   Status dispatch(WaitFence& request, Promise<Done>& reply) override { return forward(request, reply); }
   Status dispatch(InjectFault& request, Promise<Done>& reply) override { return forward(request, reply); }
   // The steps go through the staging region; the worker's device checks and runs them (a CUDA worker captures them).
-  Status dispatch(RunRecorded& request, Promise<Done>& reply) override { return stage(request, reply); }
+  // Host copies are refused here, before anything crosses (recorded_codec.hpp).
+  Status dispatch(RunRecorded& request, Promise<Done>& reply) override {
+    if (Status refused = isolated::refuse_host_copies(request); !refused.ok()) {
+      reply.set(std::move(refused));
+      return Status();
+    }
+    return stage(request, reply);
+  }
 
   // -- library requests: plain data crosses byte for byte, the rest through the staging region, checked here
   // first (the encoding needs a well-formed request) and again by the worker.

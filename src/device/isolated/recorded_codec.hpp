@@ -1,6 +1,6 @@
 // How a RunRecorded (include/accel/device/run_recorded.hpp) crosses to an isolated worker: staged like a
 // library request that is not plain data (staged_requests.hpp). Its steps are plain data: each is its index in
-// RecordedStep and its bytes.
+// RecordedStep and its bytes. Host copies never cross: refused by name on both sides (refuse_host_copies).
 #pragma once
 
 #include <fmt/format.h>
@@ -32,6 +32,21 @@ bool read_step(ByteReader& in, std::uint8_t index, RecordedStep& step, std::inde
 
 static_assert(detail::PlainAlternatives<RecordedStep>::value, "a recorded step crosses byte for byte");
 
+// Host copies cannot be recorded on an isolated device: the worker reaches the caller's memory only through the
+// staging region, which every copy reuses, so no graph of the worker can name it (and a host address of the caller
+// means nothing in the worker).
+[[nodiscard]] inline Status refuse_host_copies(const RunRecorded& run) {
+  for (std::size_t i = 0; i < run.steps.size(); ++i) {
+    if (std::holds_alternative<CopyToDevice>(run.steps[i]) || std::holds_alternative<CopyToHost>(run.steps[i])) {
+      return not_supported(fmt::format(
+          "launch refused: step {} ({}): an isolated device cannot record host copies (its worker reaches host "
+          "memory only through the staging region every copy reuses); copy before and after the launch instead",
+          i, step_name(run.steps[i])));
+    }
+  }
+  return Status();
+}
+
 inline void encode_recorded(ByteWriter& out, const RunRecorded& run) {
   out.pod(run.recording);
   out.pod(static_cast<std::uint64_t>(run.steps.size()));
@@ -58,6 +73,7 @@ inline Result<RunRecorded> decode_recorded(ByteReader& in) {
   if (!in.finished()) {
     return internal_error(fmt::format("the staged encoding of a {} request is damaged", RunRecorded::kName));
   }
+  ACCEL_RETURN_IF_ERROR(refuse_host_copies(run));
   return run;
 }
 
