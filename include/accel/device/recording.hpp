@@ -105,7 +105,7 @@ class Recording {
       }
     }
     if (rebound.empty()) return invalid_argument("Recording::rebind: the recording does not use " + to_string(from));
-    Script& script = editable();
+    Script& script = editable(/*new_steps=*/false);
     for (const BufferHandle& recorded : rebound) {
       bool kept = false;
       for (auto& [was, now] : script.bindings) {
@@ -187,7 +187,7 @@ class Recording {
       return invalid_argument(std::string("Recording::rebind: no host copy of the recording uses this ") + what +
                               " (same memory, dtype and count)");
     }
-    Script& script = editable();
+    Script& script = editable(/*new_steps=*/false);
     for (const void* recorded : rebound) {
       bool kept = false;
       for (auto& [was, now] : script.host_bindings) {
@@ -216,7 +216,7 @@ class Recording {
 
   /// What a launch sends. Launches share it; a change copies it first while one does (or another Recording).
   struct Script {
-    std::uint64_t id = next_id();  ///< RunRecorded::recording: changes with every change of the script
+    std::uint64_t id = next_id();  ///< RunRecorded::recording: changes with every step added
     std::vector<Step> steps;
     std::vector<std::pair<BufferHandle, BufferHandle>> bindings;     ///< recorded -> bound now (rebound ones only)
     std::vector<std::pair<const void*, const void*>> host_bindings;  ///< host memory, as `bindings`
@@ -240,9 +240,12 @@ class Recording {
     return last.fetch_add(1, std::memory_order_relaxed) + 1;
   }
 
-  Script& editable() {
+  // The script to change, copied first while a launch (or another Recording) shares it. A new step makes it a new
+  // recording for the device; a rebind keeps the id, so that a CUDA device updates the graph it keeps under it in
+  // place (cudaGraphExecUpdate: its key holds the addresses, which changed) instead of instantiating another.
+  Script& editable(bool new_steps = true) {
     if (script_.use_count() > 1) script_ = std::make_shared<Script>(*script_);
-    script_->id = next_id();
+    if (new_steps) script_->id = next_id();
     return *script_;
   }
 
