@@ -107,6 +107,8 @@ class Builder {
     const EncoderConfig& c = folder_.config;
     const auto heads = static_cast<std::int32_t>(c.num_attention_heads);
     const auto max_length = static_cast<std::int32_t>(folder_.max_sequence_length());
+    // A window reaching past the longest sequence is every key: the attention runs without one.
+    const auto window = c.local_window >= folder_.max_sequence_length() ? 0 : static_cast<std::int32_t>(c.local_window);
     Tensor positions = b_.sequence_positions(offsets, Dim::sym("tokens"));
     Tensor x = norm(b_.gather(param(p.word_embeddings), ids), p.embeddings_norm);
     for (std::size_t i = 0; i < p.rotary_layers.size(); ++i) {
@@ -114,10 +116,9 @@ class Builder {
       const bool sliding = c.sliding_layers[i];
       const auto theta = static_cast<float>(sliding ? c.local_rope_theta : c.rope_theta);
       Tensor h = layer.attention_norm ? norm(x, *layer.attention_norm) : x;
-      Tensor attended =
-          b_.attention(b_.rope(linear(h, layer.query), positions, heads, theta),
-                       b_.rope(linear(h, layer.key), positions, heads, theta), linear(h, layer.value), offsets, heads,
-                       max_length, {.window = sliding ? static_cast<std::int32_t>(c.local_window) : 0});
+      Tensor attended = b_.attention(b_.rope(linear(h, layer.query), positions, heads, theta),
+                                     b_.rope(linear(h, layer.key), positions, heads, theta), linear(h, layer.value),
+                                     offsets, heads, max_length, {.window = sliding ? window : 0});
       x = b_.binary(graph::BinaryOp::add, x, linear(attended, layer.attention_output));
       h = norm(x, layer.mlp_norm);
       Tensor gated = b_.binary(graph::BinaryOp::mul, linear(h, layer.input, c.hidden_act), linear(h, layer.gate));
