@@ -36,12 +36,14 @@ class Builder {
                       .activation = activation});
   }
   Tensor norm(Tensor x, const NormParameters& w, std::optional<Tensor> residual = std::nullopt) {
-    return b_.layer_norm(x, param(w.gamma), param(w.beta), static_cast<float>(folder_.config.layer_norm_eps), residual);
+    return b_.layer_norm(x, param(w.gamma), w.beta ? std::optional<Tensor>(param(*w.beta)) : std::nullopt,
+                         static_cast<float>(folder_.config.layer_norm_eps), residual);
   }
 
   // The encoder's (or decoder's) last hidden states, [tokens, hidden].
   Tensor encoder(const ModelParameters& p, Tensor ids, Tensor offsets) {
     if (folder_.config.decoder) return decoder(p, ids, offsets);
+    if (folder_.config.rotary_encoder) return rotary_encoder(p, ids, offsets);
     const Dim tokens = Dim::sym("tokens");
     Tensor words = b_.gather(param(p.word_embeddings), ids);
     Tensor positions = b_.gather(param(p.position_embeddings), b_.sequence_positions(offsets, tokens));
@@ -97,6 +99,32 @@ class Builder {
       x = b_.binary(graph::BinaryOp::add, x, linear(gated, layer.down));
     }
     return b_.rms_norm(x, param(*p.final_norm), eps);
+  }
+
+  // A rotary encoder (ModernBERT, family.hpp): pre-norm layers of bidirectional attention over rotary q and k, global
+  // or within the local window, and a GeGLU block, each added to the residual stream; a final LayerNorm.
+  Tensor rotary_encoder(const ModelParameters& p, Tensor ids, Tensor offsets) {
+    const EncoderConfig& c = folder_.config;
+    const auto heads = static_cast<std::int32_t>(c.num_attention_heads);
+    const auto max_length = static_cast<std::int32_t>(folder_.max_sequence_length());
+    // A window reaching past the longest sequence is every key: the attention runs without one.
+    const auto window = c.local_window >= folder_.max_sequence_length() ? 0 : static_cast<std::int32_t>(c.local_window);
+    Tensor positions = b_.sequence_positions(offsets, Dim::sym("tokens"));
+    Tensor x = norm(b_.gather(param(p.word_embeddings), ids), p.embeddings_norm);
+    for (std::size_t i = 0; i < p.rotary_layers.size(); ++i) {
+      const RotaryEncoderLayerParameters& layer = p.rotary_layers[i];
+      const bool sliding = c.sliding_layers[i];
+      const auto theta = static_cast<float>(sliding ? c.local_rope_theta : c.rope_theta);
+      Tensor h = layer.attention_norm ? norm(x, *layer.attention_norm) : x;
+      Tensor attended = b_.attention(b_.rope(linear(h, layer.query), positions, heads, theta),
+                                     b_.rope(linear(h, layer.key), positions, heads, theta), linear(h, layer.value),
+                                     offsets, heads, max_length, {.window = sliding ? window : 0});
+      x = b_.binary(graph::BinaryOp::add, x, linear(attended, layer.attention_output));
+      h = norm(x, layer.mlp_norm);
+      Tensor gated = b_.binary(graph::BinaryOp::mul, linear(h, layer.input, c.hidden_act), linear(h, layer.gate));
+      x = b_.binary(graph::BinaryOp::add, x, linear(gated, layer.output));
+    }
+    return norm(x, *p.final_layer_norm);
   }
 
   Tensor head(const ModelParameters& p, Tensor x, Tensor offsets) {

@@ -60,9 +60,22 @@ class Resolver {
     return linear;
   }
 
-  NormParameters norm(const std::string& stem, std::uint64_t width) {
-    return {.gamma = find(stem + ".weight", {stem + ".weight", stem + ".gamma"}, {width}).value_or(Parameter{}),
-            .beta = find(stem + ".bias", {stem + ".bias", stem + ".beta"}, {width}).value_or(Parameter{})};
+  NormParameters norm(const std::string& stem, std::uint64_t width, bool bias = true) {
+    NormParameters norm{
+        .gamma = find(stem + ".weight", {stem + ".weight", stem + ".gamma"}, {width}).value_or(Parameter{}),
+        .beta = std::nullopt};
+    if (bias) norm.beta = find(stem + ".bias", {stem + ".bias", stem + ".beta"}, {width}).value_or(Parameter{});
+    return norm;
+  }
+
+  // Rows [first, first + rows) of the linear layer `stem` stored [stored_rows, in], as the parameter `name`.
+  LinearParameters rows_of(const std::string& stem, const std::string& name, std::uint64_t stored_rows,
+                           std::uint64_t in, std::uint64_t first, std::uint64_t rows, bool bias) {
+    LinearParameters linear{
+        .weight = find(name + ".weight", {stem + ".weight"}, {stored_rows, in}, first, rows).value_or(Parameter{}),
+        .bias = std::nullopt};
+    if (bias) linear.bias = find(name + ".bias", {stem + ".bias"}, {stored_rows}, first, rows).value_or(Parameter{});
+    return linear;
   }
 
   void problem(std::string text) {
@@ -111,11 +124,40 @@ void find_decoder(const EncoderConfig& c, const EncoderNames& names, Resolver& r
   p.final_norm = r.tensor(names.final_norm + ".weight", {hidden});
 }
 
+// A rotary encoder (ModernBERT): the fused Wqkv read as three parameters of its rows, Wi as two.
+void find_rotary_encoder(const EncoderConfig& c, const EncoderNames& names, Resolver& r, ModelParameters& p) {
+  const std::uint64_t hidden = c.hidden_size, inner = c.intermediate_size;
+  p.word_embeddings = r.tensor(names.word_embeddings, {c.vocab_size, hidden});
+  p.embeddings_norm = r.norm(names.embeddings_norm, hidden, c.norm_bias);
+  for (const RotaryEncoderLayerNames& layer : names.rotary_layers) {
+    const auto qkv = [&](const char* part, std::uint64_t index) {
+      return r.rows_of(layer.qkv, layer.qkv + "[" + part + "]", 3 * hidden, hidden, index * hidden, hidden, c.qkv_bias);
+    };
+    const auto mlp_in = [&](const char* part, std::uint64_t index) {
+      return r.rows_of(layer.mlp_in, layer.mlp_in + "[" + part + "]", 2 * inner, hidden, index * inner, inner,
+                       c.mlp_bias);
+    };
+    RotaryEncoderLayerParameters l{.attention_norm = std::nullopt,
+                                   .query = qkv("q", 0),
+                                   .key = qkv("k", 1),
+                                   .value = qkv("v", 2),
+                                   .attention_output = r.linear(layer.attention_output, hidden, hidden, c.output_bias),
+                                   .mlp_norm = r.norm(layer.mlp_norm, hidden, c.norm_bias),
+                                   .input = mlp_in("input", 0),
+                                   .gate = mlp_in("gate", 1),
+                                   .output = r.linear(layer.mlp_out, hidden, inner, c.mlp_bias)};
+    if (!layer.attention_norm.empty()) l.attention_norm = r.norm(layer.attention_norm, hidden, c.norm_bias);
+    p.rotary_layers.push_back(std::move(l));
+  }
+  p.final_layer_norm = r.norm(names.final_norm, hidden, c.norm_bias);
+}
+
 void find_encoder(const ModelFolder& folder, Resolver& r, ModelParameters& p) {
   const EncoderConfig& c = folder.config;
   const std::uint64_t hidden = c.hidden_size, inner = c.intermediate_size;
   const EncoderNames names = folder.family->encoder_names(c.num_hidden_layers);
   if (c.decoder) return find_decoder(c, names, r, p);
+  if (c.rotary_encoder) return find_rotary_encoder(c, names, r, p);
   p.word_embeddings = r.tensor(names.word_embeddings, {c.vocab_size, hidden});
   p.position_embeddings = r.find(names.position_embeddings, {names.position_embeddings},
                                  {c.max_position_embeddings, hidden}, c.position_offset, folder.max_sequence_length())

@@ -31,7 +31,8 @@ struct LinearParameters {
 };
 
 struct NormParameters {
-  Parameter gamma, beta;
+  Parameter gamma;
+  std::optional<Parameter> beta;  // absent for a LayerNorm without bias (ModernBERT's norm_bias false)
 };
 
 struct EncoderLayerParameters {
@@ -51,6 +52,15 @@ struct DecoderLayerParameters {
   LinearParameters gate, up, down;
 };
 
+// A rotary encoder layer (ModernBERT): q, k and v are row ranges of the fused Wqkv, the GeGLU's input and gate
+// row ranges of Wi.
+struct RotaryEncoderLayerParameters {
+  std::optional<NormParameters> attention_norm;  // absent in the first layer
+  LinearParameters query, key, value, attention_output;
+  NormParameters mlp_norm;
+  LinearParameters input, gate, output;
+};
+
 struct ModelParameters {
   Parameter word_embeddings;
   Parameter position_embeddings;  // the rows a sequence of max_sequence_length tokens reads, from position_offset
@@ -59,8 +69,10 @@ struct ModelParameters {
   std::optional<Parameter> token_types;
   NormParameters embeddings_norm;
   std::vector<EncoderLayerParameters> layers;
-  std::vector<DecoderLayerParameters> decoder_layers;  // a decoder's layers (then the fields above but the word
-  std::optional<Parameter> final_norm;                 // embeddings are empty), and its last RMSNorm's gamma
+  std::vector<DecoderLayerParameters> decoder_layers;       // a decoder's layers (then the fields above but the word
+  std::optional<Parameter> final_norm;                      // embeddings are empty), and its last RMSNorm's gamma
+  std::vector<RotaryEncoderLayerParameters> rotary_layers;  // a rotary encoder's (with embeddings_norm)
+  std::optional<NormParameters> final_layer_norm;           // a rotary encoder's last LayerNorm
 
   std::vector<LinearParameters> dense;                // Head::embedding: the Dense modules, in order
   std::optional<LinearParameters> classifier_hidden;  // Head::classifier

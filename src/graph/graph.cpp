@@ -12,7 +12,7 @@
 namespace accel::graph {
 
 namespace {
-constexpr std::uint32_t kEncodingVersion = 3;  // 3: rope, attention's kv_heads and causal
+constexpr std::uint32_t kEncodingVersion = 4;  // 3: rope, attention's kv_heads and causal; 4: its window
 constexpr std::uint64_t kParameterAlignment = 256;
 
 void write_shape(ByteWriter& w, const Shape& shape) {
@@ -159,7 +159,8 @@ Status Graph::finish() {
   for (const Node& node : nodes_) {
     const TensorInfo& t = tensors_[node.output];
     w.fields(node.kind, node.activation, node.binary, node.transpose_b, node.eps, node.scale, node.heads, node.kv_heads,
-             node.causal, node.theta, node.max_length, node.axis, node.begin, node.end, node.padding, node.pool);
+             node.causal, node.window, node.theta, node.max_length, node.axis, node.begin, node.end, node.padding,
+             node.pool);
     w.pods(node.inputs).pods(node.permutation).string(t.name).pod(t.dtype);
     write_shape(w, t.shape);
   }
@@ -185,7 +186,8 @@ Result<std::shared_ptr<const Graph>> Graph::decode(std::span<const std::byte> by
     Node node;
     TensorInfo t;
     r.fields(node.kind, node.activation, node.binary, node.transpose_b, node.eps, node.scale, node.heads, node.kv_heads,
-             node.causal, node.theta, node.max_length, node.axis, node.begin, node.end, node.padding, node.pool);
+             node.causal, node.window, node.theta, node.max_length, node.axis, node.begin, node.end, node.padding,
+             node.pool);
     r.pods(node.inputs).pods(node.permutation).string(t.name).pod(t.dtype);
     if (!r.ok() || !read_shape(r, t.shape)) return damaged("node");
     auto in = [&](std::size_t k) -> Tensor { return k < node.inputs.size() ? Tensor{node.inputs[k]} : Tensor{}; };
@@ -209,8 +211,9 @@ Result<std::shared_ptr<const Graph>> Graph::decode(std::span<const std::byte> by
       case OpKind::layer_norm: made.push_back(b.layer_norm(in(0), in(1), opt(2), node.eps, opt(3))); break;
       case OpKind::rms_norm: made.push_back(b.rms_norm(in(0), in(1), node.eps, opt(2))); break;
       case OpKind::attention:
-        made.push_back(b.attention(in(0), in(1), in(2), in(3), node.heads, node.max_length,
-                                   {.scale = node.scale, .kv_heads = node.kv_heads, .causal = node.causal}));
+        made.push_back(b.attention(
+            in(0), in(1), in(2), in(3), node.heads, node.max_length,
+            {.scale = node.scale, .kv_heads = node.kv_heads, .causal = node.causal, .window = node.window}));
         break;
       case OpKind::rope: made.push_back(b.rope(in(0), in(1), node.heads, node.theta)); break;
       case OpKind::pool: made.push_back(b.pool(in(0), in(1), node.pool)); break;

@@ -245,6 +245,10 @@ Tensor GraphBuilder::attention(Tensor q, Tensor k, Tensor v, Tensor offsets, std
                                      kv_heads, heads, kv_heads * head_dim, to_string(tk->shape))));
     return {};
   }
+  if (options.window < 0) {
+    fail(invalid_argument(fmt::format("attention: window {} is negative", options.window)));
+    return {};
+  }
   if (max_length < 1 || max_length > kMaxAttentionLength) {
     fail(invalid_argument(fmt::format("attention: max_length {} must be in [1, {}]", max_length, kMaxAttentionLength)));
     return {};
@@ -255,6 +259,7 @@ Tensor GraphBuilder::attention(Tensor q, Tensor k, Tensor v, Tensor offsets, std
               .heads = heads,
               .kv_heads = kv_heads,
               .causal = options.causal,
+              .window = options.window,
               .max_length = max_length},
              {.dtype = tq->dtype, .shape = tq->shape});
 }

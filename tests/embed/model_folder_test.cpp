@@ -195,9 +195,9 @@ TEST_F(ModelFolderTest, RefusesWhatTheEncoderDoesNotCompute) {
     config.replace(config.find(from), from.size(), to);
     return std::map<std::string, std::string>{{"config.json", config}};
   };
-  expect_refused(
-      changed(R"("bert")", R"("gpt2")"), "config.json", "model_type",
-      "'gpt2' is not supported (supported: bert, roberta, xlm-roberta, camembert, distilbert, qwen3, qwen2)");
+  expect_refused(changed(R"("bert")", R"("gpt2")"), "config.json", "model_type",
+                 "'gpt2' is not supported (supported: bert, roberta, xlm-roberta, camembert, distilbert, qwen3, qwen2, "
+                 "modernbert)");
   expect_refused(changed(R"("hidden_act": "gelu")", R"("hidden_act": "quick_gelu")"), "config.json", "hidden_act",
                  "'quick_gelu' is not supported");
   expect_refused(changed(R"("absolute")", R"("relative_key")"), "config.json", "position_embedding_type",

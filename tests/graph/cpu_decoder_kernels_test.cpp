@@ -1,6 +1,6 @@
 // The decoder ops' CPU kernels against naive double loops (testing/decoder_reference.hpp): causal and
 // grouped-query attention over packed sequences (empty ones, ones longer than a query block, padding rows), and
-// the rotary position embedding.
+// the rotary position embedding; sliding-window attention (ModernBERT's local layers).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,14 +26,18 @@ struct Case {
   std::vector<int> lengths;
   int heads, kv_heads, d;
   bool causal;
+  int window = 0;
 };
 
 TEST(CpuDecoderKernels, CausalAndGroupedQueryAttention) {
   for (const Case& c :
        {Case{{1, 0, 7, 3}, 4, 2, 8, true}, Case{{1, 0, 7, 3}, 4, 1, 6, false}, Case{{200, 0, 65, 64}, 6, 2, 16, true},
-        Case{{130, 9}, 4, 4, 32, true}, Case{{150, 3}, 8, 2, 64, false}}) {
+        Case{{130, 9}, 4, 4, 32, true}, Case{{150, 3}, 8, 2, 64, false},
+        // Sliding windows (ModernBERT's local layers): narrower than a sequence, than a query block, wider than both.
+        Case{{1, 0, 7, 3, 40}, 4, 4, 8, false, 2}, Case{{200, 0, 65, 64}, 4, 2, 16, false, 64},
+        Case{{150, 9}, 2, 2, 32, true, 5}, Case{{130, 20}, 4, 4, 8, false, 500}}) {
     SCOPED_TRACE(::testing::Message() << c.heads << " heads, " << c.kv_heads << " kv heads, d " << c.d
-                                      << (c.causal ? ", causal" : ""));
+                                      << (c.causal ? ", causal" : "") << ", window " << c.window);
     const auto offsets = offsets_of(c.lengths);
     const std::int64_t rows = offsets.back() + 2, width = std::int64_t{c.heads} * c.d;
     const std::int64_t kv_width = std::int64_t{c.kv_heads} * c.d, stride = width + 2 * kv_width;
@@ -42,11 +46,12 @@ TEST(CpuDecoderKernels, CausalAndGroupedQueryAttention) {
     std::vector<float> out(rows * width, -5.0f);
     cpu::packed_attention(qkv.data(), stride, qkv.data() + width, stride, qkv.data() + width + kv_width, stride,
                           offsets.data(), static_cast<std::int64_t>(c.lengths.size()), c.heads, c.d, scale, out.data(),
-                          width, c.kv_heads, c.causal);
-    expect_near(out,
-                testing::attention_reference(qkv.data(), stride, qkv.data() + width, qkv.data() + width + kv_width,
-                                             stride, offsets, c.heads, c.kv_heads, c.d, scale, c.causal, rows, -5.0),
-                1e-5);
+                          width, c.kv_heads, c.causal, c.window);
+    expect_near(
+        out,
+        testing::attention_reference(qkv.data(), stride, qkv.data() + width, qkv.data() + width + kv_width, stride,
+                                     offsets, c.heads, c.kv_heads, c.d, scale, c.causal, rows, -5.0, c.window),
+        1e-5);
   }
 }
 

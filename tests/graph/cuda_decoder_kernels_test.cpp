@@ -1,7 +1,7 @@
 // The decoder ops' CUDA kernels against their CPU kernels (themselves checked against double loops in
 // cpu_decoder_kernels_test), per storage type: causal and grouped-query attention on both attention kernels (the
 // tensor-core one for f16/bf16 with head_dim 32 or 64 and aligned rows, the generic one otherwise), and the rotary
-// position embedding, in place too. Skipped without a GPU.
+// position embedding, in place too; sliding-window attention on both kernels. Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,6 +32,7 @@ struct Case {
   int heads, kv_heads, head_dim;
   bool causal;
   std::int64_t extra_stride;  // added to the fused row stride: not a multiple of 8 takes the generic kernel
+  int window = 0;             // > 0: sliding-window attention
 };
 
 TEST_F(CudaDecoderKernels, CausalAndGroupedQueryAttentionMatchTheCpu) {
@@ -41,12 +42,18 @@ TEST_F(CudaDecoderKernels, CausalAndGroupedQueryAttentionMatchTheCpu) {
                                 {{5, 90, 33}, 4, 2, 8, true, 0},
                                 {{40, 7, 100}, 8, 2, 64, true, 2},
                                 {{33, 128, 2}, 2, 1, 128, true, 0},
-                                {{20, 77}, 4, 4, 32, true, 0}};
+                                {{20, 77}, 4, 4, 32, true, 0},
+                                // Sliding windows on both kernels: within a tile, across tiles, past the sequence.
+                                {{1, 17, 64, 65, 0, 300}, 4, 4, 64, false, 0, 64},
+                                {{200, 33}, 4, 2, 128, false, 0, 5},
+                                {{150, 9, 70}, 4, 4, 32, true, 0, 40},
+                                {{90, 33}, 4, 2, 8, false, 2, 3},
+                                {{40, 7}, 2, 2, 64, false, 2, 1000}};
   for (DType dtype : kTypes) {
     for (const Case& c : cases) {
       SCOPED_TRACE(::testing::Message() << to_string(dtype) << ", " << c.heads << "/" << c.kv_heads << " heads, d "
                                         << c.head_dim << (c.causal ? ", causal" : "") << ", extra stride "
-                                        << c.extra_stride);
+                                        << c.extra_stride << ", window " << c.window);
       const auto offsets = offsets_of(c.lengths);
       const std::int64_t width = std::int64_t{c.heads} * c.head_dim, kv_width = std::int64_t{c.kv_heads} * c.head_dim;
       const std::int64_t stride = width + 2 * kv_width + c.extra_stride, rows = offsets.back() + 5;
@@ -58,11 +65,11 @@ TEST_F(CudaDecoderKernels, CausalAndGroupedQueryAttentionMatchTheCpu) {
       const int max_length = *std::max_element(c.lengths.begin(), c.lengths.end());
       finish(cuda::packed_attention(dtype, at(0), stride, at(width), stride, at(width + kv_width), stride,
                                     doff.get<std::int32_t>(), sequences, rows, max_length, c.heads, c.head_dim, scale,
-                                    out.get(), width, stream_, c.kv_heads, c.causal));
+                                    out.get(), width, stream_, c.kv_heads, c.causal, c.window));
       std::vector<float> expected(rows * width, NAN);
       cpu::packed_attention(qkv.data(), stride, qkv.data() + width, stride, qkv.data() + width + kv_width, stride,
                             offsets.data(), sequences, c.heads, c.head_dim, scale, expected.data(), width, c.kv_heads,
-                            c.causal);
+                            c.causal, c.window);
       const auto actual = out.read();
       for (std::int64_t i = offsets.back() * width; i < rows * width; ++i)
         ASSERT_TRUE(std::isnan(actual[i])) << "padding row written at " << i;
@@ -75,6 +82,9 @@ TEST_F(CudaDecoderKernels, CausalAndGroupedQueryAttentionMatchTheCpu) {
 TEST_F(CudaDecoderKernels, AttentionRefusesKvHeadsThatDoNotDivideTheHeads) {
   EXPECT_EQ(cuda::packed_attention(DType::f16, nullptr, 0, nullptr, 0, nullptr, 0, nullptr, 1, 4, 4, 4, 32, 1.0f,
                                    nullptr, 0, stream_, 3, true),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(cuda::packed_attention(DType::f16, nullptr, 0, nullptr, 0, nullptr, 0, nullptr, 1, 4, 4, 4, 32, 1.0f,
+                                   nullptr, 0, stream_, 0, false, -1),
             cudaErrorInvalidValue);
 }
 

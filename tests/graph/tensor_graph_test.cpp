@@ -102,7 +102,7 @@ TEST(GraphBuilderTest, EncodingIsCanonicalAndDecodesToAnEqualGraph) {
 
 // A decoder's attention: rotary q and k, grouped-query heads, causal, past the encoders' 1,024 tokens.
 Result<std::shared_ptr<const Graph>> decoder_attention(std::int32_t kv_heads, bool causal, std::int32_t max_length,
-                                                       std::int32_t rope_heads = 4) {
+                                                       std::int32_t rope_heads = 4, std::int32_t window = 0) {
   GraphBuilder b;
   b.bucket("tokens", Ladder::powers_of_two(8, 64));
   Tensor q = b.input("q", DType::f32, {T(), Dim::of(32)});
@@ -110,7 +110,7 @@ Result<std::shared_ptr<const Graph>> decoder_attention(std::int32_t kv_heads, bo
   Tensor o = b.input("o", DType::i32, {Dim::sym("s", 1)});
   Tensor positions = b.sequence_positions(o, T());
   Tensor rq = b.rope(q, positions, rope_heads, 1e6f), rk = b.rope(kv, positions, 2, 1e6f);
-  b.output("y", b.attention(rq, rk, kv, o, 4, max_length, {.kv_heads = kv_heads, .causal = causal}));
+  b.output("y", b.attention(rq, rk, kv, o, 4, max_length, {.kv_heads = kv_heads, .causal = causal, .window = window}));
   return b.build();
 }
 
@@ -135,6 +135,18 @@ TEST(GraphBuilderTest, DecoderOpsKeepTheirAttributesThroughTheEncoding) {
   EXPECT_NE(decoder_attention(2, true, kMaxAttentionLength + 1).status().message().find("max_length"),
             std::string::npos);
   EXPECT_NE(decoder_attention(2, true, 64, 32).status().message().find("rope: 32 heads"), std::string::npos);
+}
+
+TEST(GraphBuilderTest, AnAttentionWindowKeepsThroughTheEncodingAndIsNeverNegative) {
+  Result<std::shared_ptr<const Graph>> g = decoder_attention(2, false, 512, 4, 64);
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  EXPECT_EQ((*g)->nodes().back().window, 64);
+  Result<std::shared_ptr<const Graph>> decoded = Graph::decode((*g)->encoding());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  EXPECT_EQ((*decoded)->nodes(), (*g)->nodes());
+  EXPECT_NE((*decoder_attention(2, false, 512, 4, 0))->encoding(), (*g)->encoding());
+  EXPECT_NE(decoder_attention(2, false, 512, 4, -1).status().message().find("window -1 is negative"),
+            std::string::npos);
 }
 
 TEST(GraphBuilderTest, DamagedEncodingsAreRefused) {

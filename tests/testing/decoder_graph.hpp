@@ -1,6 +1,7 @@
 // A pre-norm decoder layer (Qwen3's) as a compiled graph over packed sequences: RMSNorm, grouped-query q/k/v, q/k
-// RMSNorm per head, rotary positions, causal attention, a SwiGLU block, residuals, last-token pooling. What the
-// graph codec's fuzzer is seeded with beside the encoder (fuzz/make_corpus.cpp).
+// RMSNorm per head, rotary positions, causal attention (within a sliding window when `window` > 0), a SwiGLU block,
+// residuals, last-token pooling. What the graph codec's fuzzer is seeded with beside the encoder
+// (fuzz/make_corpus.cpp).
 #pragma once
 
 #include <memory>
@@ -9,7 +10,8 @@
 
 namespace accel::graph::testing {
 
-inline std::shared_ptr<const Graph> decoder_graph(DType dtype, Ladder tokens, Ladder sequences) {
+inline std::shared_ptr<const Graph> decoder_graph(DType dtype, Ladder tokens, Ladder sequences,
+                                                  std::int32_t window = 0) {
   constexpr std::int64_t kWidth = 32, kHeads = 4, kKvHeads = 2, kHead = 16, kInner = 64;
   GraphBuilder b;
   b.bucket("tokens", std::move(tokens)).bucket("sequences", std::move(sequences));
@@ -30,7 +32,7 @@ inline std::shared_ptr<const Graph> decoder_graph(DType dtype, Ladder tokens, La
   Tensor h = b.rms_norm(x, p("g1", {W}), 1e-6f);
   Tensor a = b.attention(project(h, "wq", "gq", kHeads), project(h, "wk", "gk", kKvHeads),
                          linear(h, "wv", kKvHeads * kHead, kWidth), offsets, kHeads, 4096,
-                         {.kv_heads = kKvHeads, .causal = true});
+                         {.kv_heads = kKvHeads, .causal = true, .window = window});
   Tensor r = b.binary(BinaryOp::add, x, linear(a, "wo", kWidth, kHeads * kHead));
   h = b.rms_norm(r, p("g2", {W}), 1e-6f);
   Tensor gated =

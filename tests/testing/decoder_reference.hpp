@@ -14,7 +14,7 @@ namespace accel::graph::testing {
 inline std::vector<double> attention_reference(const float* q, std::int64_t q_stride, const float* k, const float* v,
                                                std::int64_t kv_stride, const std::vector<std::int32_t>& offsets,
                                                int heads, int kv_heads, int d, double scale, bool causal,
-                                               std::int64_t rows, double fill) {
+                                               std::int64_t rows, double fill, int window = 0) {
   const std::int64_t width = std::int64_t{heads} * d;
   std::vector<double> out(static_cast<std::size_t>(rows * width), fill);
   for (std::size_t s = 0; s + 1 < offsets.size(); ++s) {
@@ -22,20 +22,22 @@ inline std::vector<double> attention_reference(const float* q, std::int64_t q_st
     for (int h = 0; h < heads; ++h) {
       const std::int64_t kv = std::int64_t{h / (heads / kv_heads)} * d;
       for (std::int64_t i = 0; i < length; ++i) {
-        const std::int64_t keys = causal ? i + 1 : length;
-        std::vector<double> p(static_cast<std::size_t>(keys));
+        // Keys [first, keys): up to the query when causal, within the window of it when one is given.
+        const std::int64_t keys = std::min(causal ? i + 1 : length, window > 0 ? i + window + 1 : length);
+        const std::int64_t first = window > 0 ? std::max<std::int64_t>(0, i - window) : 0;
+        std::vector<double> p(static_cast<std::size_t>(keys), 0.0);
         double highest = -INFINITY, total = 0;
-        for (std::int64_t j = 0; j < keys; ++j) {
+        for (std::int64_t j = first; j < keys; ++j) {
           double dot = 0;
           for (int c = 0; c < d; ++c)
             dot += double{q[(begin + i) * q_stride + h * d + c]} * k[(begin + j) * kv_stride + kv + c];
           p[j] = dot * scale;
           highest = std::max(highest, p[j]);
         }
-        for (double& e : p) total += e = std::exp(e - highest);
+        for (std::int64_t j = first; j < keys; ++j) total += p[j] = std::exp(p[j] - highest);
         for (int c = 0; c < d; ++c) {
           double o = 0;
-          for (std::int64_t j = 0; j < keys; ++j) o += p[j] / total * v[(begin + j) * kv_stride + kv + c];
+          for (std::int64_t j = first; j < keys; ++j) o += p[j] / total * v[(begin + j) * kv_stride + kv + c];
           out[(begin + i) * width + h * d + c] = o;
         }
       }

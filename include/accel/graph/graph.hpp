@@ -126,6 +126,7 @@ struct Node {
   std::int32_t heads = 0;                        ///< attention: the number of query heads; rope: of heads
   std::int32_t kv_heads = 0;                     ///< attention: the number of key/value heads (dividing heads)
   bool causal = false;                           ///< attention: each query sees only the keys up to its own
+  std::int32_t window = 0;                       ///< attention: > 0: each query sees keys within window of it
   float theta = 0.0f;                            ///< rope: the base of the rotation frequencies
   std::int32_t max_length = 0;                   ///< attention: the longest sequence it runs
   std::int32_t axis = 0;                         ///< slice
@@ -214,6 +215,9 @@ struct AttentionOptions {
   std::optional<float> scale;  ///< the factor of q k^T; 1 / sqrt(head_dim) when not given
   std::int32_t kv_heads = 0;   ///< k and v's heads (grouped-query attention); 0: as many as q's
   bool causal = false;         ///< each query attends to the keys up to its own position in its sequence only
+  /// > 0: query i attends only to the keys j of its sequence with |i - j| <= window (sliding-window attention,
+  /// symmetric; with causal, j in [i - window, i]); 0: every key.
+  std::int32_t window = 0;
 };
 
 /// The longest sequence attention takes (GraphBuilder::attention's max_length).

@@ -10,5 +10,6 @@ extern const Family kRobertaFamily;     // bert.cpp
 extern const Family kDistilbertFamily;  // distilbert.cpp
 extern const Family kQwen3Family;       // qwen.cpp
 extern const Family kQwen2Family;       // qwen.cpp
+extern const Family kModernBertFamily;  // modernbert.cpp
 
 }  // namespace accel::embed

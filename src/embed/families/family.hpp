@@ -5,7 +5,10 @@
 //     self-attention and a feed-forward block, each followed by a LayerNorm;
 //   - pre-norm decoders (Qwen2, Qwen3): token embeddings only, then layers of RMSNorm, causal grouped-query
 //     attention with rotary positions (Qwen3: q/k RMSNorm per head first), RMSNorm, a SwiGLU block, each with a
-//     residual around it; a final RMSNorm.
+//     residual around it; a final RMSNorm;
+//   - pre-norm rotary encoders (ModernBERT): token embeddings and a LayerNorm, then layers of LayerNorm,
+//     bidirectional attention over rotary q and k (global, or within a sliding window of each token), LayerNorm and
+//     a GeGLU block, each with a residual around it; a final LayerNorm.
 //
 // Adding a family is one file in this folder defining a Family, and one line in registry.cpp.
 #pragma once
@@ -53,6 +56,15 @@ struct EncoderConfig {
   bool causal = true;                     // false where config.json's is_causal says so (gte-Qwen2's bidirectional
                                           // attention); transformers' own Qwen classes are always causal
 
+  // Rotary encoders only (ModernBERT; decoder false, layer_norm_eps the LayerNorms' epsilon, rope_theta the global
+  // layers' base, qkv_bias and output_bias the attention's biases).
+  bool rotary_encoder = false;
+  std::vector<bool> sliding_layers;  // per layer: attends within local_window of each token, rotated with
+  std::uint32_t local_window = 0;    // local_rope_theta (keys j with |i - j| <= local_window)
+  double local_rope_theta = 0;
+  bool norm_bias = true;  // the LayerNorms have biases
+  bool mlp_bias = true;   // the GeGLU block's linear layers have biases
+
   [[nodiscard]] std::uint32_t head_size() const noexcept {
     return head_dim != 0 ? head_dim : hidden_size / num_attention_heads;
   }
@@ -76,13 +88,21 @@ struct DecoderLayerNames {
       down;
 };
 
+// A rotary encoder layer's stems (ModernBERT): attention_norm empty where the layer has none (the first); qkv one
+// linear layer whose rows are q, k, then v; mlp_in one whose rows are a GeGLU's input, then its gate:
+// mlp_out(act(input(x)) * gate(x)).
+struct RotaryEncoderLayerNames {
+  std::string attention_norm, qkv, attention_output, mlp_norm, mlp_in, mlp_out;
+};
+
 struct EncoderNames {
-  std::string word_embeddings, position_embeddings;  // tensors; a decoder has no position table (empty)
-  std::string token_type_embeddings;                 // a tensor; empty when the family has none
-  std::string embeddings_norm;                       // a stem; empty for a decoder
-  std::vector<EncoderLayerNames> layers;             // an encoder's
-  std::vector<DecoderLayerNames> decoder_layers;     // a decoder's
-  std::string final_norm;                            // a decoder's last RMSNorm (a stem)
+  std::string word_embeddings, position_embeddings;    // tensors; a decoder has no position table (empty)
+  std::string token_type_embeddings;                   // a tensor; empty when the family has none
+  std::string embeddings_norm;                         // a stem; empty for a decoder
+  std::vector<EncoderLayerNames> layers;               // an encoder's
+  std::vector<DecoderLayerNames> decoder_layers;       // a decoder's
+  std::vector<RotaryEncoderLayerNames> rotary_layers;  // a rotary encoder's
+  std::string final_norm;  // a decoder's last RMSNorm, a rotary encoder's last LayerNorm (a stem)
 };
 
 // A sequence classifier (a cross-encoder reranker): the first token's state through `hidden` and `activation`,

@@ -10,7 +10,8 @@
 namespace accel::embed {
 namespace {
 
-constexpr const Family* kFamilies[] = {&kBertFamily, &kRobertaFamily, &kDistilbertFamily, &kQwen3Family, &kQwen2Family};
+constexpr const Family* kFamilies[] = {&kBertFamily,  &kRobertaFamily, &kDistilbertFamily,
+                                       &kQwen3Family, &kQwen2Family,   &kModernBertFamily};
 
 }  // namespace
 

@@ -108,7 +108,7 @@ Status run_node(const Frame& f, const Node& node, std::uint32_t index) {
       ACCEL_RETURN_IF_ERROR(check_offsets(node, f.at<std::int32_t>(in[3]), sequences, rows, node.max_length));
       packed_attention(f.at(in[0]), width, f.at(in[1]), kv_width, f.at(in[2]), kv_width, f.at<std::int32_t>(in[3]),
                        sequences, node.heads, static_cast<int>(width / node.heads), node.scale, f.at(out), width,
-                       node.kv_heads, node.causal);
+                       node.kv_heads, node.causal, node.window);
       return Status();
     }
     case OpKind::rope: {

@@ -86,7 +86,7 @@ cudaError_t launch(const Frame& f, const Node& node) {
       return packed_attention(dtype, f.at(in[0]), width, f.at(in[1]), kv_width, f.at(in[2]), kv_width,
                               f.at<std::int32_t>(in[3]), f.dim(in[3], 0) - 1, f.dim(in[0], 0), node.max_length,
                               node.heads, static_cast<int>(width / node.heads), node.scale, f.at(out), width, f.stream,
-                              node.kv_heads, node.causal);
+                              node.kv_heads, node.causal, node.window);
     }
     case OpKind::rope: {
       const std::int64_t width = f.dim(in[0], 1);

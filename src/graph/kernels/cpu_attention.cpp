@@ -2,7 +2,8 @@
 // row as sums of scaled rows (y_i = sum_c x_ic w_c), which vectorise along the row with no horizontal sums: the
 // scores against K's head slice copied transposed into a contiguous block (head_dim x length), then O = P V read in
 // place. Queries go in blocks of kQueryBlock rows, so that a block's scores (kQueryBlock x length floats) stay in
-// the thread's cache however long the sequence; a causal block scores only the keys up to its last query.
+// the thread's cache however long the sequence; a causal block scores only the keys up to its last query, and a
+// sliding-window block only the keys within the window of one of its queries.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -27,6 +28,7 @@ struct Operands {
   int head_dim;
   float scale;
   bool causal;
+  int window;  // > 0: query i sees keys j with |i - j| <= window only
 };
 
 constexpr std::int64_t kQueryBlock = 64;
@@ -50,36 +52,43 @@ void rows_times(const float* x, std::int64_t x_stride, const float* w, std::int6
 // One head of one sequence: rows [begin, end), query and output columns [column, column + head_dim), key and
 // value columns [kv_column, kv_column + head_dim). `k_t` and `p` are the task's scratch: K's slice transposed, and
 // a block's scores. Their rows are padded with zeros to whole vectors (16 floats), so that the scores' row products
-// never fall to the scalar tail loop; the padding's scores are computed and never read. A causal row's scores past
-// its own position are set to 0 after the softmax, so that P V may run over the block's keys.
+// never fall to the scalar tail loop; the padding's scores are computed and never read (k_t has one vector more,
+// for a block whose keys start past 0). A block scores keys [first, last); a row's scores outside its own keys
+// (after it when causal, beyond the window) are set to 0 after the softmax, so that P V may run over the block's.
 void attend(const Operands& o, std::int64_t begin, std::int64_t end, std::int64_t column, std::int64_t kv_column,
             std::vector<float>& k_t, std::vector<float>& p) {
   const std::int64_t length = end - begin, padded = (length + 15) / 16 * 16;
-  k_t.resize(static_cast<std::size_t>(padded * o.head_dim));
+  k_t.resize(static_cast<std::size_t>(padded * o.head_dim + 16));
   const float* k = o.k + begin * o.k_stride + kv_column;
   for (int d = 0; d < o.head_dim; ++d) {
     float* row = k_t.data() + d * padded;
     for (std::int64_t j = 0; j < length; ++j) row[j] = k[j * o.k_stride + d];
     std::fill(row + length, row + padded, 0.0f);
   }
+  const std::int64_t window = o.window > 0 ? o.window : length;
   for (std::int64_t i0 = 0; i0 < length; i0 += kQueryBlock) {
     const std::int64_t rows = std::min(kQueryBlock, length - i0);
-    const std::int64_t keys = o.causal ? i0 + rows : length, width = (keys + 15) / 16 * 16;
+    const std::int64_t first = std::max<std::int64_t>(0, i0 - window);
+    const std::int64_t last = std::min(o.causal ? i0 + rows : length, i0 + rows + window);
+    const std::int64_t keys = last - first, width = (keys + 15) / 16 * 16;
     p.resize(static_cast<std::size_t>(rows * width));
-    rows_times(o.q + (begin + i0) * o.q_stride + column, o.q_stride, k_t.data(), padded, rows, o.head_dim, width,
-               p.data(), width);
+    rows_times(o.q + (begin + i0) * o.q_stride + column, o.q_stride, k_t.data() + first, padded, rows, o.head_dim,
+               width, p.data(), width);
     for (std::int64_t i = 0; i < rows; ++i) {
       float* row = p.data() + i * width;
-      const std::int64_t valid = o.causal ? i0 + i + 1 : keys;
+      const std::int64_t query = i0 + i;
+      const std::int64_t from = std::max(first, query - window) - first;
+      const std::int64_t to = std::min(o.causal ? query + 1 : last, query + window + 1) - first;
 #pragma omp simd
-      for (std::int64_t j = 0; j < valid; ++j) row[j] *= o.scale;
-      const float highest = *std::max_element(row, row + valid);
-      const float inverse = 1.0f / exp_shifted_sum(row, highest, valid, row);
+      for (std::int64_t j = from; j < to; ++j) row[j] *= o.scale;
+      const float highest = *std::max_element(row + from, row + to);
+      const float inverse = 1.0f / exp_shifted_sum(row + from, highest, to - from, row + from);
 #pragma omp simd
-      for (std::int64_t j = 0; j < valid; ++j) row[j] *= inverse;
-      std::fill(row + valid, row + keys, 0.0f);
+      for (std::int64_t j = from; j < to; ++j) row[j] *= inverse;
+      std::fill(row, row + from, 0.0f);
+      std::fill(row + to, row + keys, 0.0f);
     }
-    rows_times(p.data(), width, o.v + begin * o.v_stride + kv_column, o.v_stride, rows, keys, o.head_dim,
+    rows_times(p.data(), width, o.v + (begin + first) * o.v_stride + kv_column, o.v_stride, rows, keys, o.head_dim,
                o.out + (begin + i0) * o.out_stride + column, o.out_stride);
   }
 }
@@ -88,15 +97,17 @@ void attend(const Operands& o, std::int64_t begin, std::int64_t end, std::int64_
 
 void packed_attention(const float* q, std::int64_t q_stride, const float* k, std::int64_t k_stride, const float* v,
                       std::int64_t v_stride, const std::int32_t* offsets, std::int64_t sequences, int heads,
-                      int head_dim, float scale, float* out, std::int64_t out_stride, int kv_heads, bool causal) {
+                      int head_dim, float scale, float* out, std::int64_t out_stride, int kv_heads, bool causal,
+                      int window) {
   if (kv_heads <= 0) kv_heads = heads;
   const Operands operands{q,          q_stride, k,        k_stride, v,     v_stride, out,
-                          out_stride, heads,    kv_heads, head_dim, scale, causal};
+                          out_stride, heads,    kv_heads, head_dim, scale, causal,   window};
   const std::int64_t tasks = sequences * heads;
   double flops = 0;
   for (std::int64_t s = 0; s < sequences; ++s) {
     const double length = std::max(0, offsets[s + 1] - offsets[s]);
-    flops += (causal ? 2.0 : 4.0) * length * length * head_dim * heads;
+    const double keys = window > 0 ? std::min(length, 2.0 * window + 1) : length;
+    flops += (causal ? 2.0 : 4.0) * length * keys * head_dim * heads;
   }
   // Sequences differ in length, so the tasks are handed out one at a time; below about a million operations the
   // team's wake-up costs more than it saves.

@@ -42,11 +42,12 @@ void embedding_layer_norm(const float* word_table, std::int64_t word_rows, const
                           const float* gamma, const float* beta, float eps, float* y);
 
 // kv_heads: K and V's heads, dividing heads (query head h reads key/value head h / (heads / kv_heads)); 0 means
-// heads. causal: query i of a sequence attends to its keys 0..i only.
+// heads. causal: query i of a sequence attends to its keys 0..i only. window > 0: to its keys j with |i - j| <= window
+// only (with causal, i - window..i).
 void packed_attention(const float* q, std::int64_t q_stride, const float* k, std::int64_t k_stride, const float* v,
                       std::int64_t v_stride, const std::int32_t* offsets, std::int64_t sequences, int heads,
                       int head_dim, float scale, float* out, std::int64_t out_stride, int kv_heads = 0,
-                      bool causal = false);
+                      bool causal = false, int window = 0);
 
 // Rotary position embedding (rope in op_kinds.hpp): x and y are rows x (heads * head_dim), positions has rows entries.
 void rope(const float* x, const std::int32_t* positions, std::int64_t rows, int heads, int head_dim, float theta,

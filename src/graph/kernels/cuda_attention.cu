@@ -3,8 +3,9 @@
 // warp, and streams 32-key K/V tiles through shared memory in float; each lane scores one key of the tile against
 // the warp's 4 queries and owns head_dim / 32 output columns of each, the softmax kept online (running maximum
 // and sum) across tiles. Grouped-query heads read their key/value head's columns; a causal CTA streams only the
-// tiles up to its last query and masks each query's later keys (key 0 is in the first tile for every query, so the
-// running maximum is finite from the first tile on).
+// tiles up to its last query and masks each query's later keys; a sliding-window CTA streams only the tiles
+// within the window of one of its queries and masks each query's keys outside its own window. A query may find
+// no valid key in a tile before its window: its state stays empty (maximum -inf, no correction) until one comes.
 #include <algorithm>
 
 #include "graph/kernels/cuda_attention.cuh"
@@ -37,7 +38,12 @@ __global__ void __launch_bounds__(kWarps * 32) generic_attention_kernel(detail::
   const T* q = static_cast<const T*>(args.q) + begin * args.q_stride + column;
   const T* k = static_cast<const T*>(args.k) + begin * args.k_stride + kv_column;
   const T* v = static_cast<const T*>(args.v) + begin * args.v_stride + kv_column;
-  const int keys_end = args.causal ? min(length, q0 + kQueries) : length;
+  int keys_end = args.causal ? min(length, q0 + kQueries) : length;
+  int keys_begin = 0;
+  if (args.window > 0) {
+    keys_end = min(keys_end, q0 + kQueries + args.window);
+    keys_begin = max(0, q0 - args.window) / kKeys * kKeys;
+  }
   // The scale goes into the queries once, in the log2 domain, so each score's exponent is one exp2f.
   const float scale = args.scale * 1.4426950408889634f;
   for (int i = threadIdx.x; i < kQueries * d; i += blockDim.x) {
@@ -48,7 +54,7 @@ __global__ void __launch_bounds__(kWarps * 32) generic_attention_kernel(detail::
 #pragma unroll
   for (int qi = 0; qi < kQueriesPerWarp; ++qi) highest[qi] = -INFINITY;
 
-  for (int j0 = 0; j0 < keys_end; j0 += kKeys) {
+  for (int j0 = keys_begin; j0 < keys_end; j0 += kKeys) {
     __syncthreads();  // the previous tile is consumed (and, the first time, the queries are stored)
     for (int i = threadIdx.x; i < kKeys * d; i += blockDim.x) {
       const int r = i / d, c = i % d;
@@ -67,9 +73,11 @@ __global__ void __launch_bounds__(kWarps * 32) generic_attention_kernel(detail::
     const int chunk = min(kKeys, keys_end - j0);
 #pragma unroll
     for (int qi = 0; qi < kQueriesPerWarp; ++qi) {
-      const bool valid = own_key < length && (!args.causal || own_key <= q0 + warp * kQueriesPerWarp + qi);
+      const int query = q0 + warp * kQueriesPerWarp + qi;
+      const bool valid = own_key < length && (!args.causal || own_key <= query) &&
+                         (args.window <= 0 || abs(own_key - query) <= args.window);
       const float next = fmaxf(highest[qi], detail::warp_max(valid ? score[qi] : -INFINITY));
-      const float correction = exp2f(highest[qi] - next);
+      const float correction = next == -INFINITY ? 1.0f : exp2f(highest[qi] - next);
       const float p = valid ? exp2f(score[qi] - next) : 0.0f;
       total[qi] = total[qi] * correction + detail::warp_sum(p);
       highest[qi] = next;
@@ -99,15 +107,16 @@ __global__ void __launch_bounds__(kWarps * 32) generic_attention_kernel(detail::
 cudaError_t packed_attention(DType dtype, const void* q, std::int64_t q_stride, const void* k, std::int64_t k_stride,
                              const void* v, std::int64_t v_stride, const std::int32_t* offsets, std::int64_t sequences,
                              std::int64_t rows, std::int32_t max_length, int heads, int head_dim, float scale,
-                             void* out, std::int64_t out_stride, cudaStream_t stream, int kv_heads, bool causal) {
+                             void* out, std::int64_t out_stride, cudaStream_t stream, int kv_heads, bool causal,
+                             int window) {
   if (kv_heads == 0) kv_heads = heads;
   if (head_dim <= 0 || head_dim > kMaxHeadDim || heads <= 0 || heads > 65535 || max_length < 0 || kv_heads <= 0 ||
-      heads % kv_heads != 0)
+      heads % kv_heads != 0 || window < 0)
     return cudaErrorInvalidValue;
   // No sequence is longer than the rows: the grid, sized by the longest sequence, need not be larger.
   const auto longest = static_cast<std::int32_t>(std::min<std::int64_t>(max_length, rows));
   const detail::AttentionArgs args{q,       q_stride, k,        k_stride, v,   v_stride,   offsets,  sequences, rows,
-                                   longest, heads,    head_dim, scale,    out, out_stride, kv_heads, causal};
+                                   longest, heads,    head_dim, scale,    out, out_stride, kv_heads, causal,    window};
   if (sequences == 0 || longest == 0) return cudaSuccess;
   if (detail::flash_attention_fits(dtype, args)) return detail::launch_flash_attention(dtype, args, stream);
   const int tiles = (longest + kQueries - 1) / kQueries;

@@ -27,6 +27,7 @@ struct AttentionArgs {
   std::int64_t out_stride;
   int kv_heads;  // dividing heads: query head h reads key/value head h / (heads / kv_heads)
   bool causal;   // query i of a sequence sees its keys 0..i only
+  int window;    // > 0: query i sees its keys j with |i - j| <= window only
 };
 
 // Whether the tensor-core kernel takes these arguments: f16/bf16, head_dim 32, 64 or 128, 16-byte aligned rows.

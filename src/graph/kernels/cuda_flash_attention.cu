@@ -7,9 +7,10 @@
 // S = Q K^T with mma.sync m16n8k16 (float accumulation), updates the online softmax in float in the log2 domain,
 // and feeds P, rounded to the storage type, straight from the S accumulators (whose layout is the next mma's A
 // layout) into O += P V, V's fragments coming from ldmatrix.trans. Grouped-query heads read their key/value head's
-// columns. A causal CTA streams the key tiles up to its last query row only and masks each row's later keys. Key 0
-// is in the first tile for every row, so each row's running maximum is finite from the first tile on; a later
-// tile whose keys are all masked for a row (32-key tiles) then leaves the row's state as it was.
+// columns. A causal CTA streams the key tiles up to its last query row only and masks each row's later keys; a
+// sliding-window CTA streams the tiles within the window of one of its rows only and masks each row's keys outside
+// its window. A tile whose keys are all masked for a row leaves the row's state as it was (before the row's first
+// valid key its maximum stays -inf: the exponentials are then taken against 0 and give zeros).
 #include "graph/kernels/cuda_attention.cuh"
 #include "graph/kernels/cuda_element.cuh"
 
@@ -107,11 +108,16 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args
   const float scale = args.scale * 1.4426950408889634f;  // log2(e): exponentials as exp2f
   float highest[2] = {-INFINITY, -INFINITY}, total[2] = {0, 0};
   float o[D / 8][4] = {};
-  const int keys_end = args.causal ? min(length, q0 + kRowsPerCta) : length;
+  int keys_end = args.causal ? min(length, q0 + kRowsPerCta) : length;
+  int first_tile = 0;
+  if (args.window > 0) {
+    keys_end = min(keys_end, q0 + kRowsPerCta + args.window);
+    first_tile = max(0, q0 - args.window) / kKeysPerTile;
+  }
   const int key_tiles = (keys_end + kKeysPerTile - 1) / kKeysPerTile;
-  load_tile(0, 0);
-  for (int tile = 0; tile < key_tiles; ++tile) {
-    const int stage = tile % 2;
+  load_tile(first_tile, 0);
+  for (int tile = first_tile; tile < key_tiles; ++tile) {
+    const int stage = (tile - first_tile) % 2;
     if (tile + 1 < key_tiles) {
       load_tile(tile + 1, 1 - stage);
       asm volatile("cp.async.wait_group 1;\n" ::);
@@ -137,7 +143,9 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int key = tile * kKeysPerTile + n * 8 + quad * 2 + e % 2;
-        const bool valid = key < length && (!args.causal || key <= (e < 2 ? row0 : row1));
+        const int row = e < 2 ? row0 : row1;
+        const bool valid =
+            key < length && (!args.causal || key <= row) && (args.window <= 0 || abs(key - row) <= args.window);
         sc[n][e] = valid ? sc[n][e] * scale : -INFINITY;
         tile_max[e / 2] = fmaxf(tile_max[e / 2], sc[n][e]);
       }
@@ -146,8 +154,8 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args
     for (int h = 0; h < 2; ++h) {
       tile_max[h] = fmaxf(tile_max[h], __shfl_xor_sync(0xffffffffu, tile_max[h], 1));
       tile_max[h] = fmaxf(tile_max[h], __shfl_xor_sync(0xffffffffu, tile_max[h], 2));
-      const float next = fmaxf(highest[h], tile_max[h]);  // finite: every tile holds a valid key
-      correction[h] = exp2f(highest[h] - next);
+      const float next = fmaxf(highest[h], tile_max[h]);  // -inf until the row's first valid key
+      correction[h] = next == -INFINITY ? 1.0f : exp2f(highest[h] - next);
       highest[h] = next;
       total[h] *= correction[h];
     }
@@ -155,7 +163,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args
     for (int n = 0; n < kKeysPerTile / 8; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        sc[n][e] = exp2f(sc[n][e] - highest[e / 2]);
+        sc[n][e] = exp2f(sc[n][e] - (highest[e / 2] == -INFINITY ? 0.0f : highest[e / 2]));
         total[e / 2] += sc[n][e];
       }
 #pragma unroll

@@ -51,12 +51,12 @@ cudaError_t embedding_layer_norm(DType dtype, const void* word_table, std::int64
 // wrong numbers, never an access outside the buffers; pool likewise.
 // f16/bf16 with head_dim 32, 64 or 128 and 16-byte aligned rows run on tensor cores (mma.sync, flash-attention tiling);
 // every other case with head_dim <= 128 runs a generic kernel; larger head dims are cudaErrorInvalidValue.
-// kv_heads (0: heads) and causal as op_kinds.hpp says; kv_heads not dividing heads is cudaErrorInvalidValue.
+// kv_heads (0: heads), causal and window as op_kinds.hpp says; kv_heads not dividing heads is cudaErrorInvalidValue.
 cudaError_t packed_attention(DType dtype, const void* q, std::int64_t q_stride, const void* k, std::int64_t k_stride,
                              const void* v, std::int64_t v_stride, const std::int32_t* offsets, std::int64_t sequences,
                              std::int64_t rows, std::int32_t max_length, int heads, int head_dim, float scale,
                              void* out, std::int64_t out_stride, cudaStream_t stream, int kv_heads = 0,
-                             bool causal = false);
+                             bool causal = false, int window = 0);
 
 // x and y [rows, heads * head_dim] (y may be x), positions [rows]; head_dim even.
 cudaError_t rope(DType dtype, const void* x, const std::int32_t* positions, std::int64_t rows, int heads, int head_dim,

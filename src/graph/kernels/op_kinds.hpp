@@ -22,7 +22,8 @@
 //                        fused QKV buffer; head h is columns [h d, (h+1) d) of Q and O. K and V have kv_heads heads
 //                        (grouped-query attention; kv_heads divides heads): query head h reads key/value head
 //                        h / (heads / kv_heads). Causal: query i of a sequence attends to its keys 0..i only;
-//                        otherwise to all of them. Padding rows of `out` are not written.
+//                        otherwise to all of them. Window w > 0 (sliding-window attention, ModernBERT's local
+//                        layers): only to its keys j with |i - j| <= w as well. Padding rows of `out` are not written.
 //   rope                 rotary position embedding of x [rows, heads * d] at positions i32 [rows]: in each head, the
 //                        pair of columns (i, i + d/2), i < d/2, is rotated by the angle a = position * f_i, with
 //                        f_i = 1 / theta^(2i / d) and a computed in float as transformers computes them:

