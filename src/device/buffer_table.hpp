@@ -25,6 +25,10 @@ class BufferTable {
   [[nodiscard]] BufferHandle insert_external(void* data, DType dtype, std::uint64_t count);
   // Whether `handle` names a live buffer over memory another library owns.
   [[nodiscard]] bool is_external(const BufferHandle& handle) const;
+  // Marks a live buffer whose address another library holds (an export; adopted memory is from the start): it may
+  // change behind the device's back, so no version may vouch for its contents, and its memory is never replaced.
+  void mark_shared(const BufferHandle& handle);
+  [[nodiscard]] bool is_shared(const BufferHandle& handle) const;
 
   // Checks that `handle` names a live buffer of this context; `operand` names it in the error.
   [[nodiscard]] Result<BufferView> resolve(const BufferHandle& handle, std::string_view operand) const;
@@ -37,7 +41,7 @@ class BufferTable {
   // context, holding the range and element type the request needs.
   [[nodiscard]] Result<std::vector<BufferView>> resolve(const Operands& operands) const;
 
-  // Moves the buffer into `data`, memory of its size; the caller frees the old memory. Refused for external memory.
+  // Moves the buffer into `data`, memory of its size; the caller frees the old memory. Refused for shared memory.
   [[nodiscard]] Status replace_memory(const BufferHandle& handle, void* data);
 
   // Forgets the buffer and returns its memory for the caller to free (null data: external memory, not ours).
@@ -66,6 +70,7 @@ class BufferTable {
     std::uint64_t generation = 0;
     bool live = false;
     bool external = false;
+    bool shared = false;
   };
 
   std::uint32_t device_id_;

@@ -78,6 +78,7 @@ Result<SharedMemory> CpuDevice::handle(ShareMemory& request) {
   collect_released();
   if (!request.buffer.is_null()) {
     ACCEL_ASSIGN_OR_RETURN(const BufferView view, table_.resolve(request.buffer, "buffer"));
+    table_.mark_shared(request.buffer);
     return SharedMemory{.buffer = request.buffer, .address = reinterpret_cast<std::uintptr_t>(view.data)};
   }
   if (request.address == 0) return SharedMemory{};

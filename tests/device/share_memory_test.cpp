@@ -118,18 +118,24 @@ TEST(BufferTableExternalTest, ExternalMemoryIsNeitherReturnedForFreeingNorReplac
   const BufferHandle external = table.insert_external(owned, DType::f32, 4);
   const BufferHandle allocated = table.insert(ours, DType::f32, 4);
   EXPECT_TRUE(table.is_external(external));
+  EXPECT_TRUE(table.is_shared(external));
   EXPECT_FALSE(table.is_external(allocated));
+  EXPECT_FALSE(table.is_shared(allocated));
   int owned_seen = 0;
   table.for_each_owned([&](const BufferView& view) { owned_seen += view.data == ours ? 1 : 100; });
   EXPECT_EQ(owned_seen, 1);
   EXPECT_THAT(table.replace_memory(external, ours), StatusIs(Code::failed_precondition));
   EXPECT_EQ(table.resolve(external, "x")->data, static_cast<void*>(owned));  // resolves to the owner's memory
+  table.mark_shared(allocated);  // exported: its memory stays put too, but it is still ours to free
+  EXPECT_THAT(table.replace_memory(allocated, owned), StatusIs(Code::failed_precondition));
+  EXPECT_FALSE(table.is_external(allocated));
   EXPECT_EQ(table.remove(external)->data, nullptr);
   EXPECT_EQ(table.remove(allocated)->data, static_cast<void*>(ours));
   EXPECT_FALSE(table.is_external(external));
   // A slot used again for an allocation is the device's own memory.
   const BufferHandle reused = table.insert(ours, DType::f32, 4);
   EXPECT_FALSE(table.is_external(reused));
+  EXPECT_FALSE(table.is_shared(reused));
   EXPECT_EQ(table.remove(reused)->data, static_cast<void*>(ours));
 }
 

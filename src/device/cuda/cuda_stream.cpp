@@ -138,13 +138,13 @@ Result<SharedMemory> CudaStream::handle(ShareMemory& request) {
   ACCEL_RETURN_IF_ERROR(context_->check_healthy());
   if (!request.buffer.is_null()) {
     ACCEL_ASSIGN_OR_RETURN(const BufferView view, context_->table().resolve(request.buffer, "buffer"));
-    if (request.order_consumer) {
-      // This stream follows the buffer's users (as a write would: the consumer may write), then the consumer's
-      // stream follows this one; later requests on the buffer follow the export's event.
-      ACCEL_RETURN_IF_ERROR(context_->order_before(stream_, request.buffer, Access::write));
-      ACCEL_ASSIGN_OR_RETURN(const EventRef exported, context_->record_event(stream_));
-      context_->order_after(stream_, request.buffer, Access::write, exported);
-      context_->set_version(request.buffer, context_->new_write_version());
+    // This stream follows the buffer's users (as a write would: the consumer may write), and later requests on the
+    // buffer follow the export's event. Shared from now on: no version vouches for it, its memory stays put.
+    ACCEL_RETURN_IF_ERROR(context_->order_before(stream_, request.buffer, Access::write));
+    ACCEL_ASSIGN_OR_RETURN(const EventRef exported, context_->record_event(stream_));
+    context_->order_after(stream_, request.buffer, Access::write, exported);
+    context_->table().mark_shared(request.buffer);
+    if (request.order_consumer) {  // and the consumer's stream follows this one
       auto* consumer = reinterpret_cast<cudaStream_t>(static_cast<std::uintptr_t>(request.consumer_stream));
       ACCEL_RETURN_IF_ERROR(
           context_->check(cudaStreamWaitEvent(consumer, exported->get()), "cudaStreamWaitEvent (the consumer's)"));
