@@ -14,7 +14,7 @@ accel.Error subclasses, one per C++ status code (accel.InvalidArgument, accel.St
 import atexit as _atexit
 
 from . import _accel
-from ._accel import Buffer, Device, Future, System
+from ._accel import Buffer, Device, Future, System, from_dlpack
 from ._errors import (Cancelled, ContextLost, DeadlineExceeded, Error, FailedPrecondition, Internal, InvalidArgument,
                       NotSupported, ResourceExhausted, StaleHandle, Unavailable)
 from . import _blas, _requests, _solver  # noqa: F401  (add the requests' defaults to Device)
@@ -24,8 +24,8 @@ from . import embed, sparse
 
 __version__ = "0.1.0"
 
-__all__ = ["Buffer", "Device", "Future", "System", "embed", "sparse", "Error", "InvalidArgument", "NotSupported",
-           "FailedPrecondition", "ResourceExhausted", "Unavailable", "Cancelled", "DeadlineExceeded", "StaleHandle",
+__all__ = ["Buffer", "Device", "Future", "System", "from_dlpack", "embed", "sparse", "Error", "InvalidArgument",
+           "NotSupported", "FailedPrecondition", "ResourceExhausted", "Unavailable", "Cancelled", "DeadlineExceeded", "StaleHandle",
            "ContextLost", "Internal", *_enum_names]
 
 # The default System's actors stop before the interpreter's objects go away.

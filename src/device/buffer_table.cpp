@@ -50,6 +50,23 @@ BufferHandle BufferTable::insert(void* data, DType dtype, std::uint64_t count) {
   return BufferHandle{device_id_, index, epoch_, slot.generation, dtype, count};
 }
 
+BufferHandle BufferTable::insert_external(void* data, DType dtype, std::uint64_t count) {
+  const BufferHandle handle = insert(data, dtype, count);
+  slots_[handle.slot].external = true;
+  slots_[handle.slot].shared = true;
+  return handle;
+}
+
+bool BufferTable::is_external(const BufferHandle& h) const {
+  return resolve(h, "buffer").ok() && slots_[h.slot].external;
+}
+
+void BufferTable::mark_shared(const BufferHandle& h) {
+  if (resolve(h, "buffer").ok()) slots_[h.slot].shared = true;
+}
+
+bool BufferTable::is_shared(const BufferHandle& h) const { return resolve(h, "buffer").ok() && slots_[h.slot].shared; }
+
 Result<BufferView> BufferTable::resolve(const BufferHandle& h, std::string_view operand) const {
   ACCEL_RETURN_IF_ERROR(check_not_null(operand, h));
   if (h.device != device_id_) {
@@ -103,13 +120,19 @@ Result<std::vector<BufferView>> BufferTable::resolve(const Operands& operands) c
 
 Status BufferTable::replace_memory(const BufferHandle& h, void* data) {
   ACCEL_RETURN_IF_ERROR(resolve(h, "buffer").status());
+  if (slots_[h.slot].shared) {
+    return failed_precondition(fmt::format("{} is memory another library holds; it cannot be replaced", to_string(h)));
+  }
   slots_[h.slot].data = data;
   return Status();
 }
 
 Result<BufferView> BufferTable::remove(const BufferHandle& h) {
   ACCEL_ASSIGN_OR_RETURN(BufferView view, resolve(h, "buffer"));
+  if (slots_[h.slot].external) view.data = nullptr;
   slots_[h.slot].live = false;
+  slots_[h.slot].external = false;
+  slots_[h.slot].shared = false;
   slots_[h.slot].data = nullptr;
   free_slots_.push_back(h.slot);
   return view;

@@ -20,6 +20,15 @@ class BufferTable {
   BufferTable(std::uint32_t device_id, std::uint32_t epoch, std::string device_name);
 
   [[nodiscard]] BufferHandle insert(void* data, DType dtype, std::uint64_t count);
+  // A buffer over memory another library owns (ShareMemory's adopt): remove() and for_each_owned() give it back
+  // as null memory, which nobody here frees, and replace_memory() refuses it.
+  [[nodiscard]] BufferHandle insert_external(void* data, DType dtype, std::uint64_t count);
+  // Whether `handle` names a live buffer over memory another library owns.
+  [[nodiscard]] bool is_external(const BufferHandle& handle) const;
+  // Marks a live buffer whose address another library holds (an export; adopted memory is from the start): it may
+  // change behind the device's back, so no version may vouch for its contents, and its memory is never replaced.
+  void mark_shared(const BufferHandle& handle);
+  [[nodiscard]] bool is_shared(const BufferHandle& handle) const;
 
   // Checks that `handle` names a live buffer of this context; `operand` names it in the error.
   [[nodiscard]] Result<BufferView> resolve(const BufferHandle& handle, std::string_view operand) const;
@@ -32,20 +41,21 @@ class BufferTable {
   // context, holding the range and element type the request needs.
   [[nodiscard]] Result<std::vector<BufferView>> resolve(const Operands& operands) const;
 
-  // Moves the buffer into `data`, memory of its size; the caller frees the old memory.
+  // Moves the buffer into `data`, memory of its size; the caller frees the old memory. Refused for shared memory.
   [[nodiscard]] Status replace_memory(const BufferHandle& handle, void* data);
 
-  // Forgets the buffer and returns its memory for the caller to free.
+  // Forgets the buffer and returns its memory for the caller to free (null data: external memory, not ours).
   [[nodiscard]] Result<BufferView> remove(const BufferHandle& handle);
 
   // Checks that `fence` was recorded in this context, whose last fence was number `last_recorded`: the same
   // identity checks as a buffer handle's, so that foreign and stale fences are refused alike on every device.
   [[nodiscard]] Status check_fence(const Fence& fence, std::uint64_t last_recorded) const;
 
+  // Each live buffer whose memory this context allocated (not external memory), for freeing them all.
   template <class F>
-  void for_each_live(F&& f) const {
+  void for_each_owned(F&& f) const {
     for (const Slot& slot : slots_)
-      if (slot.live) f(BufferView{slot.data, slot.dtype, slot.count});
+      if (slot.live && !slot.external) f(BufferView{slot.data, slot.dtype, slot.count});
   }
 
   [[nodiscard]] std::uint32_t epoch() const noexcept { return epoch_; }
@@ -59,6 +69,8 @@ class BufferTable {
     std::uint64_t count = 0;
     std::uint64_t generation = 0;
     bool live = false;
+    bool external = false;
+    bool shared = false;
   };
 
   std::uint32_t device_id_;

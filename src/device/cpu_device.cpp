@@ -22,10 +22,11 @@ CpuDevice::CpuDevice(std::shared_ptr<DeviceShared> shared)
 CpuDevice::~CpuDevice() { free_all(); }
 
 void CpuDevice::release(const BufferView& view) {
+  --stats_.live_buffers;
+  if (view.data == nullptr) return;  // memory another library owns (ShareMemory)
   ::operator delete(view.data, kAlignment);
   stats_.in_use_bytes -= view.bytes();
   stats_.reserved_bytes -= view.bytes();
-  --stats_.live_buffers;
   ++stats_.frees;
 }
 
@@ -36,7 +37,7 @@ void CpuDevice::collect_released() {
 }
 
 void CpuDevice::free_all() noexcept {
-  table_.for_each_live([](const BufferView& view) { ::operator delete(view.data, kAlignment); });
+  table_.for_each_owned([](const BufferView& view) { ::operator delete(view.data, kAlignment); });
 }
 
 Result<BufferHandle> CpuDevice::handle(Allocate& request) {
@@ -71,6 +72,21 @@ Result<Done> CpuDevice::handle(ResetContext&) {
   table_ = BufferTable(shared_->id, shared_->next_epoch(), shared_->name);
   stats_ = MemoryStats{.peak_bytes = stats_.peak_bytes};
   return Done{};
+}
+
+Result<SharedMemory> CpuDevice::handle(ShareMemory& request) {
+  collect_released();
+  if (!request.buffer.is_null()) {
+    ACCEL_ASSIGN_OR_RETURN(const BufferView view, table_.resolve(request.buffer, "buffer"));
+    table_.mark_shared(request.buffer);
+    return SharedMemory{.buffer = request.buffer, .address = reinterpret_cast<std::uintptr_t>(view.data)};
+  }
+  if (request.address == 0) return SharedMemory{};
+  if (request.count == 0) return invalid_argument("ShareMemory: adopting 0 elements");
+  ACCEL_RETURN_IF_ERROR(checked_bytes(request.dtype, request.count).status());
+  ++stats_.live_buffers;
+  void* data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(request.address));
+  return SharedMemory{.buffer = table_.insert_external(data, request.dtype, request.count), .address = request.address};
 }
 
 Result<DeviceInfo> CpuDevice::handle(QueryDevice&) {

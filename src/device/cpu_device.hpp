@@ -30,6 +30,8 @@ class CpuDevice final : public CpuDeviceBase {
   Result<Done> handle(Free& request) override;
   Result<Done> handle(ResetContext& request) override;
   Result<DeviceInfo> handle(QueryDevice& request) override;
+  // One ordered thread: an exported buffer's requests are done when this is answered; a consumer stream is moot.
+  Result<SharedMemory> handle(ShareMemory& request) override;
 
   // -- copies --------------------------------------------------------------------------
   Result<Done> handle(CopyToDevice& request) override;

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,12 +70,20 @@ PyBuffer upload_array(const PyDevice& device, nb::handle value, nb::handle dtype
 // DType from its Python name ("float32", "complex64", ...) or a NumPy dtype; InvalidArgument naming it otherwise.
 DType dtype_from_python(nb::handle value);
 std::string dtype_name(DType dtype);
+// A dtype as DLPack codes it (code: 0 int, 1 uint, 2 float, 4 bfloat, 5 complex; one lane), both ways.
+struct DLPackType {
+  std::uint8_t code = 0;
+  std::uint8_t bits = 0;
+};
+[[nodiscard]] DLPackType dlpack_type_of(DType dtype);
+[[nodiscard]] std::optional<DType> dtype_of_dlpack(DLPackType type);
 
 // -- binding functions, one per file ----------------------------------------------
 void bind_errors(nb::module_& module);
 void bind_futures(nb::module_& module);
 void bind_devices(nb::module_& module);
-void bind_buffers(nb::module_& module);
+void bind_buffers(nb::module_& module);  // and, from it:
+void bind_interop(nb::module_& module, nb::class_<PyBuffer>& buffer);
 void bind_requests(nb::module_& module);  // and, from it:
 void bind_blas_requests(nb::module_& module);
 void bind_solver_requests(nb::module_& module);

@@ -1,4 +1,5 @@
-// accel.Buffer: device buffers with a dtype and a shape, filled from and copied to NumPy arrays.
+// accel.Buffer: device buffers with a dtype and a shape, filled from and copied to NumPy arrays (shared without a
+// copy: interop.cpp).
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -127,6 +128,20 @@ PyBuffer upload_array(const PyDevice& device, nb::handle value, nb::handle dtype
   return buffer;
 }
 
+DLPackType dlpack_type_of(DType dtype) {
+  for (const DTypeName& known : kDTypes) {
+    if (known.dtype == dtype) return {known.dlpack.code, known.dlpack.bits};
+  }
+  raise_status(not_supported(fmt::format("dtype {} has no DLPack code in accel", to_string(dtype))));
+}
+
+std::optional<DType> dtype_of_dlpack(DLPackType type) {
+  for (const DTypeName& known : kDTypes) {
+    if (known.dlpack.code == type.code && known.dlpack.bits == type.bits) return known.dtype;
+  }
+  return std::nullopt;
+}
+
 std::string dtype_name(DType dtype) {
   for (const DTypeName& known : kDTypes) {
     if (known.dtype == dtype) return known.name;
@@ -177,10 +192,11 @@ PyBuffer allocate_buffer(const PyDevice& device, DType dtype, std::vector<std::i
 }
 
 void bind_buffers(nb::module_& module) {
-  nb::class_<PyBuffer>(module, "Buffer",
-                       "A buffer on a device: a dtype and a shape over generation-checked device memory. Freed when "
-                       "the last reference goes; using it after its device closed raises accel.StaleHandle.")
-      .def_prop_ro("device", [](const PyBuffer& b) { return b.device; })
+  nb::class_<PyBuffer> buffer(
+      module, "Buffer",
+      "A buffer on a device: a dtype and a shape over generation-checked device memory. Freed when "
+      "the last reference goes; using it after its device closed raises accel.StaleHandle.");
+  buffer.def_prop_ro("device", [](const PyBuffer& b) { return b.device; })
       .def_prop_ro("dtype", [](const PyBuffer& b) { return dtype_name(b.handle.dtype); })
       .def_prop_ro("shape", [](const PyBuffer& b) { return shape_tuple(b.shape); })
       .def_prop_ro("size", [](const PyBuffer& b) { return b.handle.count; })
@@ -202,6 +218,7 @@ void bind_buffers(nb::module_& module) {
         return fmt::format("accel.Buffer(shape={}, dtype={}, device={})", b.shape, dtype_name(b.handle.dtype),
                            b.device.device.name());
       });
+  bind_interop(module, buffer);
 }
 
 }  // namespace accel::python

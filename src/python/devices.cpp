@@ -101,6 +101,13 @@ void bind_devices(nb::module_& module) {
       .def_prop_ro("name", [](const PyDevice& d) { return d.device.name(); })
       .def_prop_ro("id", [](const PyDevice& d) { return d.device.id(); })
       .def_prop_ro("closed", [](const PyDevice& d) { return d.device.health().code() == Code::failed_precondition; })
+      .def_prop_ro(
+          "live_buffers",
+          [](const PyDevice& d) {
+            d.check_open("the device");
+            return wait_released(send_released([&] { return d.device.info(); })).memory.live_buffers;
+          },
+          "Buffers of this device now allocated or adopted (QueryDevice's count): a leak check.")
       .def(
           "health",
           [](const PyDevice& d) {

@@ -38,7 +38,10 @@ using LibraryRequests = ConcatRequests<blas::Requests,    //
                                        tensor::Requests,  //
                                        collective::Requests>;
 
+/// Device requests added after the families, at the end so that every earlier request keeps its wire tag.
+using LaterDeviceRequests = RequestList<ShareMemory>;
+
 /// The protocol every device actor speaks: the device's requests and every family's.
-using DeviceProtocol = ProtocolOf<ConcatRequests<DeviceRequests, LibraryRequests>>;
+using DeviceProtocol = ProtocolOf<ConcatRequests<DeviceRequests, LibraryRequests, LaterDeviceRequests>>;
 
 }  // namespace accel

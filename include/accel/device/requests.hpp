@@ -167,6 +167,34 @@ struct WaitFence {
   Fence fence;  ///< the fence to wait for
 };
 
+/// What ShareMemory answers.
+struct SharedMemory {
+  BufferHandle buffer;  ///< the buffer exported, or the new buffer over adopted memory; null for a stream query
+  std::uint64_t address =
+      0;  ///< the buffer's first byte in this process (host memory on the CPU, device memory on CUDA)
+  std::uint64_t stream = 0;  ///< the answering stream as a cudaStream_t's bits; 0 on the CPU device
+};
+
+/// A buffer's memory shared with another library of this process without a copy (DLPack, the CUDA array interface):
+///   export   `buffer` set: answers its address. When `order_consumer` is set (CUDA), the consumer's stream
+///            `consumer_stream` (a cudaStream_t's bits: 1 the legacy default stream, 2 the per-thread one) waits on
+///            the GPU, by an event, for every request on the buffer sent before this one; the host waits for nothing.
+///   adopt    `buffer` null, `address` set: answers a new buffer over `count` elements of `dtype` at `address`, memory
+///            the caller owns and keeps alive until the buffer is freed. Freeing the buffer forgets the memory; a CUDA
+///            device's stream first finishes its work on it (the owner frees it next).
+///   query    neither: answers the stream, for a producer that orders its work before this stream.
+/// An isolated device refuses it (not_supported): its memory lies in another process.
+struct ShareMemory {
+  static constexpr const char* kName = "ShareMemory";
+  using Response = SharedMemory;
+  BufferHandle buffer;                ///< export: the buffer
+  std::uint64_t address = 0;          ///< adopt: the memory's first byte
+  DType dtype = DType::f32;           ///< adopt: the element type
+  std::uint64_t count = 0;            ///< adopt: elements; 0 is refused
+  std::uint64_t consumer_stream = 0;  ///< export: the stream to order after the buffer's work
+  bool order_consumer = false;        ///< export: whether to order `consumer_stream`
+};
+
 /// Makes the device fail for real, so that fault handling can be tested:
 ///   illegal_address  a kernel writes to an address no allocation owns. On a CUDA device this is a sticky error:
 ///                    an in-process device is poisoned for the rest of the process; an isolated device replaces

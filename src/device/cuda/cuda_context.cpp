@@ -105,7 +105,7 @@ void CudaContext::close() {
   fences_.clear();
   if (health_->poisoned() || pool_ == nullptr) return;  // nothing of a poisoned context can be freed
   cudaSetDevice(ordinal_);
-  table_.for_each_live([](const BufferView& view) { cudaFree(view.data); });
+  table_.for_each_owned([](const BufferView& view) { cudaFree(view.data); });
   table_ = BufferTable(table_.device_id(), table_.epoch(), name_);
   cudaMemPoolDestroy(pool_);
   pool_ = nullptr;
@@ -172,14 +172,16 @@ void CudaContext::stamp_versions(const Operands& operands, std::span<BufferView>
   std::size_t index = 0;
   for (const Operand& operand : operands.list()) {
     BufferView& view = views[index++];
-    if (!operand.buffer.is_null()) view.version = ordering_of(operand.buffer).version;
+    // Memory another library holds changes untracked: version 0, which no family reuses on.
+    if (!operand.buffer.is_null())
+      view.version = table_.is_shared(operand.buffer) ? 0 : ordering_of(operand.buffer).version;
   }
 }
 
 Result<bool> CudaContext::adopt(cudaStream_t stream, const BufferHandle& handle, std::uint64_t write_version,
                                 void* memory, std::uint64_t bytes) {
   const Result<BufferView> view = table_.resolve(handle, "adopted");
-  if (!view.ok() || view->bytes() != bytes || write_version == 0) return false;
+  if (!view.ok() || view->bytes() != bytes || write_version == 0 || table_.is_shared(handle)) return false;
   const BufferOrdering& ordering = ordering_of(handle);
   if (ordering.version != write_version || ordering.requests != 1) return false;
   // This stream already follows the buffer's allocation (order_before), and no other stream has used it since.
@@ -205,7 +207,7 @@ Status CudaContext::reset_buffers(cudaStream_t stream, std::uint32_t epoch) {
     }
   }
   Status freed;
-  table_.for_each_live([&](const BufferView& view) {
+  table_.for_each_owned([&](const BufferView& view) {
     if (freed.ok()) freed = check(cudaFreeAsync(view.data, stream), "cudaFreeAsync (reset)");
   });
   ACCEL_RETURN_IF_ERROR(freed);

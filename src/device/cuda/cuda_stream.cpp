@@ -104,8 +104,12 @@ Status CudaStream::free_locked(const BufferHandle& handle) {
   ACCEL_RETURN_IF_ERROR(context_->check_healthy());
   ACCEL_ASSIGN_OR_RETURN(const BufferView view, context_->table().remove(handle));
   ACCEL_RETURN_IF_ERROR(context_->order_all_before_free(stream_, handle));
-  ACCEL_RETURN_IF_ERROR(context_->check(cudaFreeAsync(view.data, stream_), "cudaFreeAsync"));
   MemoryStats& stats = context_->stats();
+  if (view.data == nullptr) {  // memory another library owns (ShareMemory): it frees it once this returns
+    --stats.live_buffers;
+    return context_->check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (before giving memory back)");
+  }
+  ACCEL_RETURN_IF_ERROR(context_->check(cudaFreeAsync(view.data, stream_), "cudaFreeAsync"));
   stats.in_use_bytes -= view.bytes();
   --stats.live_buffers;
   ++stats.frees;
@@ -125,6 +129,37 @@ Result<Done> CudaStream::handle(ResetContext&) {
   ACCEL_RETURN_IF_ERROR(context_->check_healthy());
   ACCEL_RETURN_IF_ERROR(context_->reset_buffers(stream_, shared_->next_epoch()));
   return Done{};
+}
+
+Result<SharedMemory> CudaStream::handle(ShareMemory& request) {
+  collect_released();
+  const SharedMemory query{.stream = reinterpret_cast<std::uintptr_t>(stream_)};
+  std::lock_guard lock(context_->buffers_mutex());
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  if (!request.buffer.is_null()) {
+    ACCEL_ASSIGN_OR_RETURN(const BufferView view, context_->table().resolve(request.buffer, "buffer"));
+    // This stream follows the buffer's users (as a write would: the consumer may write), and later requests on the
+    // buffer follow the export's event. Shared from now on: no version vouches for it, its memory stays put.
+    ACCEL_RETURN_IF_ERROR(context_->order_before(stream_, request.buffer, Access::write));
+    ACCEL_ASSIGN_OR_RETURN(const EventRef exported, context_->record_event(stream_));
+    context_->order_after(stream_, request.buffer, Access::write, exported);
+    context_->table().mark_shared(request.buffer);
+    if (request.order_consumer) {  // and the consumer's stream follows this one
+      auto* consumer = reinterpret_cast<cudaStream_t>(static_cast<std::uintptr_t>(request.consumer_stream));
+      ACCEL_RETURN_IF_ERROR(
+          context_->check(cudaStreamWaitEvent(consumer, exported->get()), "cudaStreamWaitEvent (the consumer's)"));
+    }
+    return SharedMemory{
+        .buffer = request.buffer, .address = reinterpret_cast<std::uintptr_t>(view.data), .stream = query.stream};
+  }
+  if (request.address == 0) return query;
+  if (request.count == 0) return invalid_argument("ShareMemory: adopting 0 elements");
+  ACCEL_RETURN_IF_ERROR(checked_bytes(request.dtype, request.count).status());
+  void* data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(request.address));
+  const BufferHandle handle = context_->table().insert_external(data, request.dtype, request.count);
+  context_->set_version(handle, context_->new_write_version());
+  ++context_->stats().live_buffers;
+  return SharedMemory{.buffer = handle, .address = request.address, .stream = query.stream};
 }
 
 Result<DeviceInfo> CudaStream::handle(QueryDevice&) {

@@ -42,6 +42,9 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   Result<Done> handle(Free& request) override;
   Result<Done> handle(ResetContext& request) override;
   Result<DeviceInfo> handle(QueryDevice& request) override;
+  // An export orders the consumer's stream after the buffer's users by an event, on the GPU; an adopted buffer's
+  // memory is external (its Free waits for this stream's work on it, since the owner frees it next).
+  Result<SharedMemory> handle(ShareMemory& request) override;
   // The fence is an event recorded now; the wait is enqueued on the GPU. Neither waits for GPU work.
   Result<Fence> handle(RecordFence& request) override;
   Result<Done> handle(WaitFence& request) override;

@@ -123,6 +123,11 @@ class IsolatedStream final : public IsolatedStreamBase {
     }
     return stage(request, reply);
   }
+  // Its memory lies in the worker process: nothing to share with a library of this one.
+  Status dispatch(ShareMemory&, Promise<SharedMemory>& reply) override {
+    reply.set(not_supported("ShareMemory: an isolated device's memory lies in its worker process; copy instead"));
+    return Status();
+  }
 
   // -- library requests: plain data crosses byte for byte, the rest through the staging region, checked here
   // first (the encoding needs a well-formed request) and again by the worker.
@@ -192,6 +197,7 @@ class IsolatedStream final : public IsolatedStreamBase {
   Result<Done> handle(WaitFence&) override { return not_dispatched(); }
   Result<Done> handle(InjectFault&) override { return not_dispatched(); }
   Result<Done> handle(RunRecorded&) override { return not_dispatched(); }
+  Result<SharedMemory> handle(ShareMemory&) override { return not_dispatched(); }
 
  private:
   static Status not_dispatched() { return internal_error("an isolated device answers every request from dispatch()"); }

@@ -159,6 +159,11 @@ class Worker {
       if (request.kind == FaultKind::worker_crash) std::abort();
       if (request.kind == FaultKind::worker_hang) hang();
     }
+    if constexpr (std::is_same_v<Request, ShareMemory>) {  // the client refuses it; an address of its is not ours
+      write_reply(message.id,
+                  Result<Response>(not_supported("ShareMemory: a worker shares no memory with its client")));
+      return;
+    }
     if (Status placed = place_in_staging(request); !placed.ok()) {
       write_reply(message.id, Result<Response>(std::move(placed)));
       return;
