@@ -10,12 +10,36 @@ made once (out=), as accel's requests write into their buffers:
   syrk          torch.mm(A, A.T, out=C), n x n, f32: PyTorch has no syrk, so this computes both triangles
   dot           torch.dot(x, y, out=r) over n² elements, f32 ("n" is the element count, as blas_bench prints it)
 
+and the rest of BLAS (blas_bench_routines.cpp), f32, the nearest PyTorch op where PyTorch has no exact one; level 1
+over n² elements ("n" printed is the element count), the others n x n:
+
+  copy          y.copy_(x)
+  swap          t.copy_(x); x.copy_(y); y.copy_(t): three copies through a temporary made once (PyTorch has no swap
+                of contents)
+  rot           x, y = c x + s y, c y - s x, c = cos 0.3, s = sin 0.3: torch.mul(x, c, out=x2).add_(y, alpha=s) and
+                torch.mul(y, c, out=y2).sub_(x, alpha=s), then the pairs trade places for the next call (four
+                elementwise kernels; BLAS's rot is one)
+  iamin         torch.abs(x, out=ax); torch.argmin(ax, out=i): two kernels (0-based where BLAS counts from 1)
+  ger           A.addr_(x, y): A = x yᵀ + A in place
+  trsv          torch.linalg.solve_triangular(L, b, upper=False, out=x), b and x one column, L the identity (as
+                blas_bench's)
+  symv          torch.mv(A, x, out=y) on the full symmetric A (accel and cuBLAS read one triangle)
+  symm          torch.mm(A, B, out=C) on the full symmetric A
+  trmm          torch.mm(L, B, out=C), L = torch.tril of a random matrix, made once: into another tensor, where
+                accel's and cuBLAS's trmm write B in place
+  geam          torch.add(A, B.T, alpha=0.5, out=C): C = A + 0.5 Bᵀ in one kernel
+
 latency_us: one call and torch.cuda.synchronize, the median of as many as fit in about a quarter of a second (20 to
 3000); pipelined_us: per call, that many calls and one synchronisation, the median of five such runs.
 
-  python3 bench/peers/torch_blas.py [routines, default gemv,gemv_batched,trsm,syrk,dot] [sizes, default 256,1024,4096]
+  python3 bench/peers/torch_blas.py [routines, comma-separated, default all fifteen above]
+                                    [sizes, comma-separated n in [1, 46340], default 256,1024,4096]
+
+gemv_batched has its two shapes of its own; every other routine runs at every size. An unknown routine or a bad size
+is refused (exit 2) before anything runs, as blas_bench refuses them.
 """
 import json
+import math
 import statistics
 import sys
 import time
@@ -78,9 +102,97 @@ def dot(n):
     measure("dot", "f32", n * n, 1, lambda: torch.dot(x, y, out=r))
 
 
+def level1(routine, n):
+    count = n * n
+    x, y = rand(count), rand(count)
+    if routine == "copy":
+        measure("copy", "f32", count, 1, lambda: y.copy_(x))
+    elif routine == "swap":
+        t = torch.empty_like(x)
+
+        def swap():
+            t.copy_(x)
+            x.copy_(y)
+            y.copy_(t)
+
+        measure("swap", "f32", count, 1, swap)
+    elif routine == "rot":
+        c, s = math.cos(0.3), math.sin(0.3)
+        pairs = [x, y, torch.empty_like(x), torch.empty_like(y)]
+
+        def rot():
+            x0, y0, x1, y1 = pairs
+            torch.mul(x0, c, out=x1).add_(y0, alpha=s)
+            torch.mul(y0, c, out=y1).sub_(x0, alpha=s)
+            pairs[:] = [x1, y1, x0, y0]
+
+        measure("rot", "f32", count, 1, rot)
+    elif routine == "iamin":
+        ax, i = torch.empty_like(x), torch.empty((), dtype=torch.int64, device="cuda")
+
+        def iamin():
+            torch.abs(x, out=ax)
+            torch.argmin(ax, out=i)
+
+        measure("iamin", "f32", count, 1, iamin)
+
+
+def level2(routine, n):
+    if routine == "ger":
+        a, x, y = rand(n, n), rand(n), rand(n)
+        measure("ger", "f32", n, 1, lambda: a.addr_(x, y))
+    elif routine == "trsv":
+        l, b, x = torch.eye(n, device="cuda"), rand(n, 1), rand(n, 1)
+        measure("trsv", "f32", n, 1, lambda: torch.linalg.solve_triangular(l, b, upper=False, out=x))
+    elif routine == "symv":
+        a, x, y = rand(n, n), rand(n), rand(n)
+        a = (a + a.T) / 2
+        measure("symv", "f32", n, 1, lambda: torch.mv(a, x, out=y))
+
+
+def level3(routine, n):
+    a, b, c = rand(n, n), rand(n, n), rand(n, n)
+    if routine == "symm":
+        a = (a + a.T) / 2
+        measure("symm", "f32", n, 1, lambda: torch.mm(a, b, out=c))
+    elif routine == "trmm":
+        l = torch.tril(a)
+        measure("trmm", "f32", n, 1, lambda: torch.mm(l, b, out=c))
+    elif routine == "geam":
+        measure("geam", "f32", n, 1, lambda: torch.add(a, b.T, alpha=0.5, out=c))
+
+
+FIRST = "gemv,gemv_batched,trsm,syrk,dot"
+ADDED = {"copy": level1, "swap": level1, "rot": level1, "iamin": level1, "ger": level2, "trsv": level2,
+         "symv": level2, "symm": level3, "trmm": level3, "geam": level3}
+ALL = FIRST + "," + ",".join(ADDED)
+
+
+def parse(argv):
+    """The routines and sizes of the command line, or a message saying what is wrong with it."""
+    if len(argv) > 2 or (argv and argv[0] in ("-h", "--help")):
+        return None, None, f"usage: torch_blas.py [routines, default {ALL}] [sizes, default 256,1024,4096]"
+    routines = [r for r in (argv[0] if argv else ALL).split(",") if r]
+    if not routines:
+        return None, None, "torch_blas.py: no routines"
+    for routine in routines:
+        if routine not in ALL.split(","):
+            return None, None, f'torch_blas.py: unknown routine "{routine}" (known: {ALL})'
+    sizes = []
+    for size in [s for s in (argv[1] if len(argv) > 1 else "256,1024,4096").split(",") if s]:
+        if not (size.isascii() and size.isdigit()) or not 1 <= int(size) <= 46340:
+            return None, None, f'torch_blas.py: size "{size}" is not an integer in [1, 46340]'
+        sizes.append(int(size))
+    if not sizes:
+        return None, None, "torch_blas.py: no sizes"
+    return routines, sizes, None
+
+
 def main():
-    routines = (sys.argv[1] if len(sys.argv) > 1 else "gemv,gemv_batched,trsm,syrk,dot").split(",")
-    sizes = [int(s) for s in (sys.argv[2] if len(sys.argv) > 2 else "256,1024,4096").split(",")]
+    routines, sizes, error = parse(sys.argv[1:])
+    if error:
+        print(error, file=sys.stderr)
+        sys.exit(2)
     torch.backends.cuda.matmul.allow_tf32 = False  # accel's and cuBLAS's f32 are full f32
     for routine in routines:
         if routine == "gemv_batched":
@@ -97,6 +209,8 @@ def main():
                 syrk(n)
             elif routine == "dot":
                 dot(n)
+            else:
+                ADDED[routine](routine, n)
 
 
 if __name__ == "__main__":
