@@ -175,6 +175,8 @@ void graphs() {
   seed("graph", "encoder-f16", graph::testing::encoder_graph({.dtype = DType::f16}, {{8}}, {{1}})->encoding());
   seed("graph", "decoder", graph::testing::decoder_graph(DType::bf16, {{16, 64}}, {{2, 4}})->encoding());
   seed("graph", "decoder-window", graph::testing::decoder_graph(DType::f16, {{16, 64}}, {{2, 4}}, 8)->encoding());
+  seed("graph", "encoder-packed-qkv",
+       graph::testing::encoder_graph({.dtype = DType::f16, .packed_qkv = true}, {{8}}, {{1}})->encoding());
   for (auto [tokens, sequences] : {std::pair{16, 2}, std::pair{64, 4}}) {
     auto plan = graph::ExecutablePlan::make(encoder, {{"tokens", tokens}, {"sequences", sequences}});
     seed("executable_plan", "tokens-" + std::to_string(tokens), plan->encode());

@@ -57,8 +57,9 @@ class Builder {
     const auto heads = static_cast<std::int32_t>(folder_.config.num_attention_heads);
     const auto max_length = static_cast<std::int32_t>(folder_.max_sequence_length());
     for (const EncoderLayerParameters& layer : p.layers) {
-      Tensor attended = b_.attention(linear(x, layer.query), linear(x, layer.key), linear(x, layer.value), offsets,
-                                     heads, max_length);
+      Tensor attended = layer.qkv ? b_.attention_packed(linear(x, *layer.qkv), offsets, heads, max_length)
+                                  : b_.attention(linear(x, layer.query), linear(x, layer.key), linear(x, layer.value),
+                                                 offsets, heads, max_length);
       Tensor h = norm(linear(attended, layer.attention_output), layer.attention_norm, x);
       x = norm(linear(linear(h, layer.intermediate, folder_.config.hidden_act), layer.output), layer.output_norm, h);
     }
@@ -217,35 +218,56 @@ Result<std::shared_ptr<const graph::Graph>> token_vectors_graph(const ModelFolde
 
 namespace {
 
-// One parameter's rows, converted into its place in the weights buffer.
-Status convert_parameter(const graph::Graph& graph, const graph::Graph::ParameterSlot& slot,
-                         const ModelWeights& weights, std::uint8_t* place) {
-  const graph::TensorInfo& t = graph.tensors()[slot.tensor];
-  const auto source = weights.sources.find(t.name);
-  if (source == weights.sources.end()) return internal_error(fmt::format("no source for parameter '{}'", t.name));
+// The `bytes` of parameter `parameter` (of `dtype`) from its source, converted into `place`.
+Status convert_source(const std::string& parameter, DType dtype, std::uint64_t bytes, const ModelWeights& weights,
+                      std::uint8_t* place) {
+  const auto source = weights.sources.find(parameter);
+  if (source == weights.sources.end()) return internal_error(fmt::format("no source for parameter '{}'", parameter));
   const SafetensorsFile& file = weights.files[source->second.file];
   const std::string& name = source->second.tensor;
   ACCEL_ASSIGN_OR_RETURN(const TensorView view, file.tensor(name));
-  const std::size_t element_bytes = size_of(t.dtype);
+  const std::size_t element_bytes = size_of(dtype);
   const std::uint64_t row_elements = view.shape.size() > 1 ? view.elements() / view.shape[0] : 1;
   const std::uint64_t skip = source->second.first_row * row_elements * element_bytes;
-  if (skip + slot.bytes > view.elements() * element_bytes)
-    return invalid_argument(fmt::format("{}: {} elements, fewer than the graph's {} from row {}", name, view.elements(),
-                                        to_string(t.shape), source->second.first_row));
+  if (skip + bytes > view.elements() * element_bytes)
+    return invalid_argument(fmt::format("{}: {} elements, fewer than the graph's {} bytes from row {}", name,
+                                        view.elements(), bytes, source->second.first_row));
   // Most weights are converted straight into their place; a table the graph reads only some rows of (one
   // token-type row, positions up to the longest sequence) goes through a whole copy first.
-  if (skip == 0 && view.elements() * element_bytes == slot.bytes) {
-    return t.dtype == DType::f32
+  if (skip == 0 && view.elements() * element_bytes == bytes) {
+    return dtype == DType::f32
                ? file.copy_f32(name, {reinterpret_cast<float*>(place), view.elements()})
-               : file.copy_16bit(name, t.dtype, {reinterpret_cast<std::uint16_t*>(place), view.elements()});
+               : file.copy_16bit(name, dtype, {reinterpret_cast<std::uint16_t*>(place), view.elements()});
   }
-  if (t.dtype == DType::f32) {
+  if (dtype == DType::f32) {
     ACCEL_ASSIGN_OR_RETURN(std::vector<float> values, file.to_f32(name));
-    std::memcpy(place, reinterpret_cast<const std::uint8_t*>(values.data()) + skip, slot.bytes);
+    std::memcpy(place, reinterpret_cast<const std::uint8_t*>(values.data()) + skip, bytes);
   } else {
-    ACCEL_ASSIGN_OR_RETURN(std::vector<std::uint16_t> values, file.to_16bit(name, t.dtype));
-    std::memcpy(place, reinterpret_cast<const std::uint8_t*>(values.data()) + skip, slot.bytes);
+    ACCEL_ASSIGN_OR_RETURN(std::vector<std::uint16_t> values, file.to_16bit(name, dtype));
+    std::memcpy(place, reinterpret_cast<const std::uint8_t*>(values.data()) + skip, bytes);
   }
+  return Status();
+}
+
+// One parameter's rows, converted into its place in the weights buffer: from its source, or each part of a stacked
+// one after the other.
+Status convert_parameter(const graph::Graph& graph, const graph::Graph::ParameterSlot& slot,
+                         const ModelWeights& weights, std::uint8_t* place) {
+  const graph::TensorInfo& t = graph.tensors()[slot.tensor];
+  const auto stacked = weights.stacked.find(t.name);
+  if (stacked == weights.stacked.end()) return convert_source(t.name, t.dtype, slot.bytes, weights, place);
+  std::uint64_t done = 0;
+  for (const Parameter& part : stacked->second) {
+    std::uint64_t bytes = size_of(t.dtype);
+    for (std::uint64_t d : part.shape) bytes *= d;
+    if (done + bytes > slot.bytes)
+      return internal_error(fmt::format("stacked parameter '{}': its parts exceed its {} bytes", t.name, slot.bytes));
+    ACCEL_RETURN_IF_ERROR(convert_source(part.name, t.dtype, bytes, weights, place + done));
+    done += bytes;
+  }
+  if (done != slot.bytes)
+    return internal_error(
+        fmt::format("stacked parameter '{}': its parts fill {} of its {} bytes", t.name, done, slot.bytes));
   return Status();
 }
 

@@ -179,6 +179,35 @@ void find_encoder(const ModelFolder& folder, Resolver& r, ModelParameters& p) {
                         .output_norm = r.norm(layer.output_norm, hidden)});
 }
 
+// The parameter of `parts`' rows stacked in order, registered in `weights` under a name of its own.
+Parameter stack(ModelWeights& weights, const std::vector<Parameter>& parts) {
+  Parameter stacked{.name = parts[0].name, .shape = parts[0].shape};
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    stacked.name += "+" + parts[i].name;
+    stacked.shape[0] += parts[i].shape[0];
+  }
+  weights.stacked[stacked.name] = parts;
+  return stacked;
+}
+
+// Each layer's q, k and v projections as one (EncoderLayerParameters::qkv), where they take the same input and all
+// or none have a bias: one matmul of three times the width instead of three.
+void stack_qkv(ModelWeights& weights) {
+  for (EncoderLayerParameters& layer : weights.parameters.layers) {
+    const LinearParameters* parts[] = {&layer.query, &layer.key, &layer.value};
+    bool stackable = true;
+    for (const LinearParameters* part : parts) {
+      stackable = stackable && part->weight.shape.size() == 2 && part->weight.shape[1] == layer.query.weight.shape[1] &&
+                  part->bias.has_value() == layer.query.bias.has_value();
+    }
+    if (!stackable) continue;
+    LinearParameters qkv{.weight = stack(weights, {layer.query.weight, layer.key.weight, layer.value.weight}),
+                         .bias = std::nullopt};
+    if (layer.query.bias) qkv.bias = stack(weights, {*layer.query.bias, *layer.key.bias, *layer.value.bias});
+    layer.qkv = std::move(qkv);
+  }
+}
+
 void find_head(const ModelFolder& folder, Resolver& r, ModelParameters& p) {
   const EncoderConfig& c = folder.config;
   const std::uint64_t hidden = c.hidden_size;
@@ -215,6 +244,7 @@ Result<ModelWeights> ModelWeights::open(const ModelFolder& folder) {
   find_head(folder, encoder, weights.parameters);
   ACCEL_RETURN_IF_ERROR(encoder.finish(fmt::format("a {}-layer {} {} model", folder.config.num_hidden_layers,
                                                    folder.family->name, to_string(folder.head))));
+  stack_qkv(weights);
   for (std::size_t i = 0; i < folder.dense.size(); ++i) {
     const DenseModule& module = folder.dense[i];
     Resolver dense(weights, i + 1, "");

@@ -37,6 +37,8 @@ struct NormParameters {
 
 struct EncoderLayerParameters {
   LinearParameters query, key, value, attention_output;
+  // q, k and v as one projection (their weights' rows stacked, and their biases), which attention_packed reads.
+  std::optional<LinearParameters> qkv;
   NormParameters attention_norm;
   LinearParameters intermediate, output;
   NormParameters output_norm;
@@ -96,6 +98,8 @@ struct ModelWeights {
   std::vector<SafetensorsFile> files;  // the transformer's, then each Dense module's
   ModelParameters parameters;
   std::map<std::string, ParameterSource, std::less<>> sources;  // by parameter name
+  // A parameter made of other parameters' rows, in order (EncoderLayerParameters::qkv), instead of a source.
+  std::map<std::string, std::vector<Parameter>, std::less<>> stacked;
 
   // Opens the folder's weight files and finds every parameter its head reads. invalid_argument names the file
   // and every tensor missing, misshaped or not of a float type (the first few of them).

@@ -210,11 +210,14 @@ Result<std::shared_ptr<const Graph>> Graph::decode(std::span<const std::byte> by
       case OpKind::binary: made.push_back(b.binary(node.binary, in(0), in(1))); break;
       case OpKind::layer_norm: made.push_back(b.layer_norm(in(0), in(1), opt(2), node.eps, opt(3))); break;
       case OpKind::rms_norm: made.push_back(b.rms_norm(in(0), in(1), node.eps, opt(2))); break;
-      case OpKind::attention:
-        made.push_back(b.attention(
-            in(0), in(1), in(2), in(3), node.heads, node.max_length,
-            {.scale = node.scale, .kv_heads = node.kv_heads, .causal = node.causal, .window = node.window}));
+      case OpKind::attention: {
+        const AttentionOptions options{
+            .scale = node.scale, .kv_heads = node.kv_heads, .causal = node.causal, .window = node.window};
+        made.push_back(node.packs_qkv()
+                           ? b.attention_packed(in(0), in(3), node.heads, node.max_length, options)
+                           : b.attention(in(0), in(1), in(2), in(3), node.heads, node.max_length, options));
         break;
+      }
       case OpKind::rope: made.push_back(b.rope(in(0), in(1), node.heads, node.theta)); break;
       case OpKind::pool: made.push_back(b.pool(in(0), in(1), node.pool)); break;
       case OpKind::l2_normalize: made.push_back(b.l2_normalize(in(0), node.eps)); break;

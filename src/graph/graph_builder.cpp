@@ -209,61 +209,6 @@ Tensor GraphBuilder::rms_norm(Tensor x, Tensor gamma, float eps, std::optional<T
              {.dtype = a->dtype, .shape = a->shape});
 }
 
-Tensor GraphBuilder::attention(Tensor q, Tensor k, Tensor v, Tensor offsets, std::int32_t heads,
-                               std::int32_t max_length, AttentionOptions options) {
-  const TensorInfo* tq = info(q, "attention", "q");
-  const TensorInfo* tk = info(k, "attention", "k");
-  const TensorInfo* tv = info(v, "attention", "v");
-  const TensorInfo* to = info(offsets, "attention", "offsets");
-  if (tq == nullptr || tk == nullptr || tv == nullptr || to == nullptr) return {};
-  if (tq->shape.size() != 2 || tk->shape.size() != 2 || tv->shape != tk->shape || tk->shape[0] != tq->shape[0] ||
-      !is_float(tq->dtype) || tk->dtype != tq->dtype || tv->dtype != tq->dtype) {
-    fail(invalid_argument(
-        fmt::format("attention: q [rows, heads * head_dim], k and v [rows, kv_heads * head_dim] must be 2-D of one "
-                    "floating dtype, got {}, {} and {}",
-                    to_string(tq->shape), to_string(tk->shape), to_string(tv->shape))));
-    return {};
-  }
-  if (to->shape.size() != 1 || to->dtype != DType::i32) {
-    fail(invalid_argument("attention: offsets must be 1-D i32"));
-    return {};
-  }
-  const Dim& width = tq->shape[1];
-  if (heads < 1 || !width.is_constant() || width.offset % heads != 0 || width.offset / heads > 128) {
-    fail(
-        invalid_argument(fmt::format("attention: {} heads must divide the constant width {} into head dims of at "
-                                     "most 128",
-                                     heads, width.to_string())));
-    return {};
-  }
-  const std::int64_t head_dim = width.offset / heads;
-  const std::int32_t kv_heads = options.kv_heads == 0 ? heads : options.kv_heads;
-  if (kv_heads < 1 || heads % kv_heads != 0 || tk->shape[1] != Dim::of(kv_heads * head_dim)) {
-    fail(
-        invalid_argument(fmt::format("attention: {} key/value heads must divide the {} heads, and k and v be "
-                                     "[rows, {}], got {}",
-                                     kv_heads, heads, kv_heads * head_dim, to_string(tk->shape))));
-    return {};
-  }
-  if (options.window < 0) {
-    fail(invalid_argument(fmt::format("attention: window {} is negative", options.window)));
-    return {};
-  }
-  if (max_length < 1 || max_length > kMaxAttentionLength) {
-    fail(invalid_argument(fmt::format("attention: max_length {} must be in [1, {}]", max_length, kMaxAttentionLength)));
-    return {};
-  }
-  return add({.kind = OpKind::attention,
-              .inputs = {q.id, k.id, v.id, offsets.id},
-              .scale = options.scale.value_or(1.0f / std::sqrt(static_cast<float>(head_dim))),
-              .heads = heads,
-              .kv_heads = kv_heads,
-              .causal = options.causal,
-              .window = options.window,
-              .max_length = max_length},
-             {.dtype = tq->dtype, .shape = tq->shape});
-}
-
 Tensor GraphBuilder::rope(Tensor x, Tensor positions, std::int32_t heads, float theta) {
   const TensorInfo* a = info(x, "rope", "x");
   const TensorInfo* p = info(positions, "rope", "positions");

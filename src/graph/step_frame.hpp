@@ -61,6 +61,36 @@ struct StepFrame {
   return layout;
 }
 
+// Where an attention's q, k and v lie: their first elements (as offsets from their tensor's, in elements) and row
+// strides, for separate tensors or q|k|v packed in one.
+struct AttentionOperands {
+  std::uint32_t q = 0, k = 0, v = 0;
+  std::int64_t k_first = 0, v_first = 0;
+  std::int64_t q_stride = 0, kv_stride = 0, head_dim = 0;
+};
+[[nodiscard]] inline AttentionOperands attention_operands(const StepFrame& f, const Node& node) {
+  const std::uint32_t first = node.inputs[0];
+  if (!node.packs_qkv()) {
+    const std::int64_t width = f.dim(first, 1);
+    return {.q = first,
+            .k = node.inputs[1],
+            .v = node.inputs[2],
+            .q_stride = width,
+            .kv_stride = f.dim(node.inputs[1], 1),
+            .head_dim = width / node.heads};
+  }
+  const std::int64_t width = f.dim(first, 1);
+  const std::int64_t head_dim = width / (node.heads + 2 * std::int64_t{node.kv_heads});
+  return {.q = first,
+          .k = first,
+          .v = first,
+          .k_first = node.heads * head_dim,
+          .v_first = (node.heads + std::int64_t{node.kv_heads}) * head_dim,
+          .q_stride = width,
+          .kv_stride = width,
+          .head_dim = head_dim};
+}
+
 // A slice's input layout cut to [begin, end) along its axis, and the element where it starts.
 struct SliceSource {
   StridedLayout layout;

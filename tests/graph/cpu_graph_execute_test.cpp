@@ -46,8 +46,11 @@ class CpuGraphExecuteTest : public ::testing::Test {
   std::optional<Device> device_;
 };
 
-TEST_F(CpuGraphExecuteTest, EncoderLayerMatchesTheReferenceForASweepOfPackedLengths) {
-  const EncoderShape shape;
+class CpuEncoderLayerTest : public CpuGraphExecuteTest, public ::testing::WithParamInterface<bool> {};
+
+// With q, k and v as three projections, and as one read by attention_packed.
+TEST_P(CpuEncoderLayerTest, MatchesTheReferenceForASweepOfPackedLengths) {
+  const EncoderShape shape{.packed_qkv = GetParam()};
   auto graph = testing::encoder_graph(shape, Ladder::powers_of_two(16, 2048), Ladder::powers_of_two(1, 64));
   std::mt19937 rng(7);
   const auto params = testing::random_parameters(*graph, rng);
@@ -77,6 +80,9 @@ TEST_F(CpuGraphExecuteTest, EncoderLayerMatchesTheReferenceForASweepOfPackedLeng
     for (std::size_t i = 0; i < got_pooled.size(); ++i) ASSERT_NEAR(got_pooled[i], ref.pooled[i], 1e-5);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(QkvProjections, CpuEncoderLayerTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "packed" : "separate"; });
 
 // Each mode survives the encoding (a graph that decodes to an equal one, and differs from the other modes'), and
 // the decoded graph pools bucketed, padded inputs as the reference does.

@@ -96,12 +96,18 @@ Result<Outputs> run_on_cpu(System& system, const EncoderShape& shape, const std:
   return run(cpu, graph, twin, testing::weight_bytes_f32(*graph, params), x, offsets, ExecuteMode::automatic);
 }
 
-class CudaGraphExecuteTest : public ::testing::TestWithParam<DType> {};
+// Each dtype, with q, k and v as three projections and as one read by attention_packed.
+class CudaGraphExecuteTest : public ::testing::TestWithParam<std::tuple<DType, bool>> {};
 
 TEST_P(CudaGraphExecuteTest, EncoderLayerMatchesTheReferenceInBothModes) {
   System system;
   ACCEL_OPEN_CUDA_OR_SKIP(system, (DeviceOptions{.kind = DeviceKind::cuda}), device);
-  const EncoderShape shape{.width = 384, .heads = 12, .hidden = 1536, .max_length = 256, .dtype = GetParam()};
+  const EncoderShape shape{.width = 384,
+                           .heads = 12,
+                           .hidden = 1536,
+                           .max_length = 256,
+                           .dtype = std::get<0>(GetParam()),
+                           .packed_qkv = std::get<1>(GetParam())};
   auto graph = testing::encoder_graph(shape, Ladder::powers_of_two(64, 16384), Ladder::powers_of_two(1, 256));
   std::mt19937 rng(accel::testing::test_seed());
   auto params = testing::random_parameters(*graph, rng);
@@ -130,8 +136,12 @@ TEST_P(CudaGraphExecuteTest, EncoderLayerMatchesTheReferenceInBothModes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, CudaGraphExecuteTest, ::testing::Values(DType::f32, DType::f16),
-                         [](const auto& info) { return std::string(to_string(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Dtypes, CudaGraphExecuteTest,
+                         ::testing::Combine(::testing::Values(DType::f32, DType::f16), ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::string(to_string(std::get<0>(info.param))) +
+                                  (std::get<1>(info.param) ? "_packed" : "_separate");
+                         });
 
 TEST(CudaGraphIsolatedTest, AReplacedWorkerReloadsExecutablesFromDiskWithoutCompiling) {
   System system;

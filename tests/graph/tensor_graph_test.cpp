@@ -2,6 +2,9 @@
 // the memory plan of a specialisation.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <tuple>
+
 #include "accel/graph/graph.hpp"
 #include "graph/executable_plan.hpp"
 #include "graph/execute_operation.hpp"
@@ -147,6 +150,34 @@ TEST(GraphBuilderTest, AnAttentionWindowKeepsThroughTheEncodingAndIsNeverNegativ
   EXPECT_NE((*decoder_attention(2, false, 512, 4, 0))->encoding(), (*g)->encoding());
   EXPECT_NE(decoder_attention(2, false, 512, 4, -1).status().message().find("window -1 is negative"),
             std::string::npos);
+}
+
+// q|k|v in one tensor: k and v absent from the node, kept so through the encoding; misshaped packs refused by name.
+Result<std::shared_ptr<const Graph>> packed_attention(std::int64_t width, std::int32_t heads, std::int32_t kv_heads) {
+  GraphBuilder b;
+  b.bucket("tokens", Ladder::powers_of_two(8, 64));
+  Tensor qkv = b.input("qkv", DType::f16, {T(), Dim::of(width)});
+  Tensor o = b.input("o", DType::i32, {Dim::sym("s", 1)});
+  b.output("y", b.attention_packed(qkv, o, heads, 64, {.kv_heads = kv_heads}));
+  return b.build();
+}
+
+TEST(GraphBuilderTest, PackedAttentionKeepsThroughTheEncodingAndRefusesMisshapedPacks) {
+  Result<std::shared_ptr<const Graph>> g = packed_attention(96, 4, 0);
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  const Node& attention = (*g)->nodes().back();
+  EXPECT_TRUE(attention.packs_qkv());
+  EXPECT_EQ((*g)->tensors()[attention.output].shape, (Shape{T(), Dim::of(32)}));
+  EXPECT_FLOAT_EQ(attention.scale, 1.0f / std::sqrt(8.0f));
+  Result<std::shared_ptr<const Graph>> decoded = Graph::decode((*g)->encoding());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  EXPECT_EQ((*decoded)->nodes(), (*g)->nodes());
+  EXPECT_TRUE(packed_attention(64, 4, 2).ok());  // 4 query heads and 2 + 2 key/value heads of 8
+  for (auto [width, heads, kv_heads] : {std::tuple{100, 4, 0}, {96, 4, 3}, {96, 0, 0}, {96 * 32, 1, 0}}) {
+    EXPECT_NE(packed_attention(width, heads, kv_heads).status().message().find("attention: packed qkv"),
+              std::string::npos)
+        << width << " " << heads << " " << kv_heads;
+  }
 }
 
 TEST(GraphBuilderTest, DamagedEncodingsAreRefused) {

@@ -20,6 +20,7 @@ struct EncoderShape {
   std::int64_t hidden = 128;
   std::int32_t max_length = 64;
   DType dtype = DType::f32;
+  bool packed_qkv = false;  // q, k and v as one [3 width, width] projection read by attention_packed
 };
 
 // x [tokens, width] -> l2_normalize(pool(layer(x), mean)) [sequences, width], and the layer output [tokens, width].
@@ -30,10 +31,17 @@ inline std::shared_ptr<const Graph> encoder_graph(const EncoderShape& s, Ladder 
   Tensor x = b.input("x", s.dtype, {T, W});
   Tensor offsets = b.input("offsets", DType::i32, {Dim::sym("sequences", 1)}, Padding::repeat_last);
   auto p = [&](const char* name, Shape shape) { return b.parameter(name, s.dtype, std::move(shape)); };
-  Tensor q = b.matmul(x, p("wq", {W, W}), {.transpose_b = true, .bias = p("bq", {W})});
-  Tensor k = b.matmul(x, p("wk", {W, W}), {.transpose_b = true, .bias = p("bk", {W})});
-  Tensor v = b.matmul(x, p("wv", {W, W}), {.transpose_b = true, .bias = p("bv", {W})});
-  Tensor a = b.attention(q, k, v, offsets, s.heads, s.max_length);
+  Tensor a;
+  if (s.packed_qkv) {
+    const Dim W3 = Dim::of(3 * s.width);
+    Tensor qkv = b.matmul(x, p("wqkv", {W3, W}), {.transpose_b = true, .bias = p("bqkv", {W3})});
+    a = b.attention_packed(qkv, offsets, s.heads, s.max_length);
+  } else {
+    Tensor q = b.matmul(x, p("wq", {W, W}), {.transpose_b = true, .bias = p("bq", {W})});
+    Tensor k = b.matmul(x, p("wk", {W, W}), {.transpose_b = true, .bias = p("bk", {W})});
+    Tensor v = b.matmul(x, p("wv", {W, W}), {.transpose_b = true, .bias = p("bv", {W})});
+    a = b.attention(q, k, v, offsets, s.heads, s.max_length);
+  }
   Tensor o = b.matmul(a, p("wo", {W, W}), {.transpose_b = true, .bias = p("bo", {W})});
   Tensor h = b.layer_norm(o, p("g1", {W}), p("b1", {W}), 1e-5f, x);
   Tensor f =
@@ -110,8 +118,21 @@ inline EncoderReference reference_encoder(const EncoderShape& s, const Graph& gr
     return v;
   };
   const std::vector<double> xd(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(T * W));
-  const auto q = linear(xd, T, W, "wq", "bq", W), k = linear(xd, T, W, "wk", "bk", W),
-             v = linear(xd, T, W, "wv", "bv", W);
+  std::vector<double> q, k, v;
+  if (s.packed_qkv) {
+    const auto qkv = linear(xd, T, W, "wqkv", "bqkv", 3 * W);
+    for (std::vector<double>* part : {&q, &k, &v}) part->resize(T * W);
+    for (std::size_t r = 0; r < T; ++r)
+      for (std::size_t c = 0; c < W; ++c) {
+        q[r * W + c] = qkv[r * 3 * W + c];
+        k[r * W + c] = qkv[r * 3 * W + W + c];
+        v[r * W + c] = qkv[r * 3 * W + 2 * W + c];
+      }
+  } else {
+    q = linear(xd, T, W, "wq", "bq", W);
+    k = linear(xd, T, W, "wk", "bk", W);
+    v = linear(xd, T, W, "wv", "bv", W);
+  }
   std::vector<double> a(T * W, 0.0);
   const std::size_t d = W / static_cast<std::size_t>(s.heads);
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));

@@ -88,7 +88,7 @@ enum class OpKind : std::uint8_t {
   binary,              ///< a op b, elementwise; b the same shape or one row broadcast over a's rows
   layer_norm,          ///< (x + residual) normalised over the last dim, * gamma + beta
   rms_norm,            ///< (x + residual) / rms over the last dim * gamma
-  attention,           ///< softmax(scale q k^T) v per sequence and head, over packed sequences
+  attention,           ///< softmax(scale q k^T) v per sequence and head, over packed sequences (or q|k|v one tensor)
   pool,                ///< x [R, W], offsets [S + 1] -> [S, W]: each sequence's rows pooled (PoolMode; zeros if empty)
   l2_normalize,        ///< each row / max(its L2 norm, eps)
   reshape,             ///< a view: the same elements, another shape
@@ -137,6 +137,10 @@ struct Node {
   PoolMode pool = PoolMode::mean;         ///< pool: how each sequence's rows are pooled
 
   static constexpr std::uint32_t kNone = 0xffffffffu;  ///< The id of an absent optional input.
+  /// An attention whose q, k and v are column blocks of its first input (GraphBuilder::attention_packed).
+  [[nodiscard]] bool packs_qkv() const noexcept {
+    return kind == OpKind::attention && inputs.size() == 4 && inputs[1] == kNone && inputs[2] == kNone;
+  }
   /// Equal when every field is.
   friend bool operator==(const Node&, const Node&) = default;
 };
@@ -253,6 +257,11 @@ class GraphBuilder {
   /// at most max_length tokens (at most kMaxAttentionLength).
   Tensor attention(Tensor q, Tensor k, Tensor v, Tensor offsets, std::int32_t heads, std::int32_t max_length,
                    AttentionOptions options = {});
+  /// attention() over q, k and v packed as column blocks of one tensor: qkv [R, (heads + 2 kv_heads) * head_dim],
+  /// q's heads, then k's, then v's (one projection's output, so q, k and v cost one matmul); the op's k and v
+  /// inputs are absent (Node::kNone). Gives [R, heads * head_dim].
+  Tensor attention_packed(Tensor qkv, Tensor offsets, std::int32_t heads, std::int32_t max_length,
+                          AttentionOptions options = {});
   /// Rotary position embedding of x [R, heads * head_dim] at positions i32 [R] (rotate-half pairs, frequencies
   /// 1 / theta^(2i / head_dim)).
   Tensor rope(Tensor x, Tensor positions, std::int32_t heads, float theta);

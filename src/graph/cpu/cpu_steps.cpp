@@ -103,12 +103,12 @@ Status run_node(const Frame& f, const Node& node, std::uint32_t index) {
       return Status();
     }
     case OpKind::attention: {
-      const std::int64_t rows = f.dim(in[0], 0), width = f.dim(in[0], 1), kv_width = f.dim(in[1], 1);
-      const std::int64_t sequences = f.dim(in[3], 0) - 1;
+      const AttentionOperands a = attention_operands(f, node);
+      const std::int64_t rows = f.dim(in[0], 0), sequences = f.dim(in[3], 0) - 1;
       ACCEL_RETURN_IF_ERROR(check_offsets(node, f.at<std::int32_t>(in[3]), sequences, rows, node.max_length));
-      packed_attention(f.at(in[0]), width, f.at(in[1]), kv_width, f.at(in[2]), kv_width, f.at<std::int32_t>(in[3]),
-                       sequences, node.heads, static_cast<int>(width / node.heads), node.scale, f.at(out), width,
-                       node.kv_heads, node.causal, node.window);
+      packed_attention(f.at(a.q), a.q_stride, f.at(a.k) + a.k_first, a.kv_stride, f.at(a.v) + a.v_first, a.kv_stride,
+                       f.at<std::int32_t>(in[3]), sequences, node.heads, static_cast<int>(a.head_dim), node.scale,
+                       f.at(out), f.dim(out, 1), node.kv_heads, node.causal, node.window);
       return Status();
     }
     case OpKind::rope: {

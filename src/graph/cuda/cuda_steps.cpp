@@ -82,10 +82,12 @@ cudaError_t launch(const Frame& f, const Node& node) {
       return rms_norm(dtype, f.at(in[0]), f.at(in[2]), f.at(in[1]), f.rows(out), f.last_dim(out), node.eps, f.at(out),
                       nullptr, f.stream);
     case OpKind::attention: {
-      const std::int64_t width = f.dim(in[0], 1), kv_width = f.dim(in[1], 1);
-      return packed_attention(dtype, f.at(in[0]), width, f.at(in[1]), kv_width, f.at(in[2]), kv_width,
-                              f.at<std::int32_t>(in[3]), f.dim(in[3], 0) - 1, f.dim(in[0], 0), node.max_length,
-                              node.heads, static_cast<int>(width / node.heads), node.scale, f.at(out), width, f.stream,
+      const AttentionOperands a = attention_operands(f, node);
+      const std::size_t element = size_of(dtype);
+      return packed_attention(dtype, f.at(a.q), a.q_stride, f.at<std::byte>(a.k) + a.k_first * element, a.kv_stride,
+                              f.at<std::byte>(a.v) + a.v_first * element, a.kv_stride, f.at<std::int32_t>(in[3]),
+                              f.dim(in[3], 0) - 1, f.dim(in[0], 0), node.max_length, node.heads,
+                              static_cast<int>(a.head_dim), node.scale, f.at(out), f.dim(out, 1), f.stream,
                               node.kv_heads, node.causal, node.window);
     }
     case OpKind::rope: {
