@@ -147,11 +147,13 @@ Result<ModelFolder> ModelFolder::read(const std::filesystem::path& folder) {
       (model.head == Head::splade && model.family->masked_lm_names == nullptr))
     return field_error(
         modules.transformer / "config.json", "architectures",
-        fmt::format("a {} head is not supported for the {} family (only embeddings, or a yes/no reranker: "
-                    "classifier_from_token)",
-                    to_string(model.head), model.family->name));
+        fmt::format("a {} head is not supported for the {} family (only embeddings{})", to_string(model.head),
+                    model.family->name,
+                    model.config.decoder ? ", or a yes/no reranker: config.json's classifier_from_token" : ""));
   ACCEL_RETURN_IF_ERROR(check_modules(modules, model));
   ACCEL_RETURN_IF_ERROR(read_sentence_bert_config(modules.transformer, model));
+  // The model card scores pairs of at most 8192 tokens (its max_length), far below Qwen3's 40960 positions.
+  if (model.yes_no) model.max_seq_length = std::min(model.max_seq_length, kYesNoMaxLength);
   ACCEL_RETURN_IF_ERROR(read_prompts(folder, model));
   ACCEL_ASSIGN_OR_RETURN(model.tokenizer_json, model_file(modules.transformer, "tokenizer.json", "the tokenizer"));
   ACCEL_ASSIGN_OR_RETURN(model.weights, model_file(modules.transformer, "model.safetensors", "the weights"));

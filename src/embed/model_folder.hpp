@@ -68,6 +68,9 @@ struct YesNoReranker {
   std::string instruction = "Given a web search query, retrieve relevant passages that answer the query";
 };
 
+// A yes/no reranker's longest input, prompt included, unless its folder says less: the model card's max_length.
+inline constexpr std::uint32_t kYesNoMaxLength = 8192;
+
 struct ModelFolder {
   std::filesystem::path folder;
   const Family* family = nullptr;

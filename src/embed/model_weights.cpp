@@ -188,6 +188,13 @@ void find_head(const ModelFolder& folder, Resolver& r, ModelWeights& weights) {
     const YesNoReranker& yes_no = *folder.yes_no;
     const std::string head = yes_no.tied ? folder.family->encoder_names(0).word_embeddings : "lm_head.weight";
     const std::string name = fmt::format("{}[{}] - {}[{}]", head, yes_no.yes_token, head, yes_no.no_token);
+    // The ids come from tokenizer.json (model_loading.cpp); a folder read without it has none.
+    const auto row = [&](std::int32_t id) { return id >= 0 && static_cast<std::uint32_t>(id) < c.vocab_size; };
+    if (!row(yes_no.yes_id) || !row(yes_no.no_id)) {
+      r.problem(fmt::format("the rows of '{}' and '{}' are not known (ids {} and {}, of {} rows)", yes_no.yes_token,
+                            yes_no.no_token, yes_no.yes_id, yes_no.no_id, c.vocab_size));
+      return;
+    }
     std::optional<Parameter> weight =
         r.find(name, {head}, {c.vocab_size, hidden}, static_cast<std::uint64_t>(yes_no.yes_id), 1, false, false);
     if (weight)

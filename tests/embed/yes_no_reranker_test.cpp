@@ -69,6 +69,13 @@ TEST_F(YesNoRerankerTest, IsAOneScoreRerankerOfTheYesToken) {
   ASSERT_TRUE(plain.ok()) << plain.status().to_string();
   EXPECT_EQ(plain->head, Head::embedding);
   EXPECT_FALSE(plain->yes_no.has_value());
+  // Qwen3-Reranker's 40960 positions and its tokenizer's 131072: the model card's 8192 tokens at most.
+  const std::filesystem::path long_context =
+      changed("qwen3_reranker", [](nlohmann::json& config) { config["max_position_embeddings"] = 40960; });
+  std::ofstream(long_context / "tokenizer_config.json") << R"({"model_max_length": 131072})";
+  const Result<ModelFolder> capped = ModelFolder::read(long_context);
+  ASSERT_TRUE(capped.ok()) << capped.status().to_string();
+  EXPECT_EQ(capped->max_sequence_length(), kYesNoMaxLength);
 }
 
 TEST_F(YesNoRerankerTest, WritesEachPairIntoTheModelCardsPromptAndCutsThePassage) {
