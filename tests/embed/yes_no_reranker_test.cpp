@@ -69,6 +69,17 @@ TEST_F(YesNoRerankerTest, IsAOneScoreRerankerOfTheYesToken) {
   ASSERT_TRUE(plain.ok()) << plain.status().to_string();
   EXPECT_EQ(plain->head, Head::embedding);
   EXPECT_FALSE(plain->yes_no.has_value());
+  // vLLM's --hf_overrides form: the architecture renamed to a sequence classifier, the same head.
+  const Result<ModelFolder> renamed = ModelFolder::read(changed("qwen3_reranker", [](nlohmann::json& config) {
+    config["architectures"] = {"Qwen3ForSequenceClassification"};
+    config["is_original_qwen3_reranker"] = true;
+  }));
+  ASSERT_TRUE(renamed.ok()) << renamed.status().to_string();
+  EXPECT_EQ(renamed->head, Head::classifier);
+  ASSERT_TRUE(renamed->yes_no.has_value());
+  EXPECT_EQ(renamed->yes_no->yes_token, "yes");
+  EXPECT_EQ(renamed->yes_no->no_token, "no");
+  EXPECT_FALSE(renamed->yes_no->tied);
   // Qwen3-Reranker's 40960 positions and its tokenizer's 131072: the model card's 8192 tokens at most.
   const std::filesystem::path long_context =
       changed("qwen3_reranker", [](nlohmann::json& config) { config["max_position_embeddings"] = 40960; });
