@@ -438,6 +438,8 @@ def main():
         model, fast = bare(out / name, cls, kind, *tok, seed, num_labels=labels)
         length = POSITIONS if kind == "bert" else POSITIONS
         refs["models"][name] = {"output": "scores", "scores": rerank_reference(model, fast, queries, passages, length)}
+    refs["models"]["qwen3_reranker"] = {
+        "output": "scores", "scores": qwen3_reranker(out / "qwen3_reranker", queries, passages)}
 
     model, fast = bare(out / "distilbert_splade", transformers.DistilBertForMaskedLM, "distilbert", *wordpiece, 10)
     # A random masked-LM head activates about half the vocabulary: a few texts keep the file small.
