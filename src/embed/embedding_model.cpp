@@ -12,6 +12,7 @@
 
 #include "accel/graph/execute.hpp"
 #include "embed/model_graph.hpp"
+#include "embed/yes_no_prompt.hpp"
 
 namespace accel::embed {
 
@@ -133,6 +134,9 @@ class EmbeddingModel final : public Model {
 
   Result<TokenBatch> tokenize_pairs(std::string_view query, std::span<const std::string> passages,
                                     Truncation truncation) const override {
+    if (folder_.yes_no)
+      return tokenize_yes_no_pairs(tokenizer_, *folder_.yes_no, query, passages, truncation, info_.max_sequence_length,
+                                   options_.tokenizer_threads);
     ACCEL_ASSIGN_OR_RETURN(
         const std::vector<text::Encoding> pairs,
         tokenizer_.encode_pairs(query, passages, encode_options(truncation), options_.tokenizer_threads));

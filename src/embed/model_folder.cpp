@@ -23,6 +23,27 @@ bool has_architecture(const EncoderConfig& config, std::string_view suffix) {
   return std::ranges::any_of(config.architectures, [&](const std::string& name) { return name.ends_with(suffix); });
 }
 
+// vLLM's classifier_from_token: a decoder whose lm_head rows of two tokens make a reranker (model_folder.hpp).
+Status read_yes_no(const Fields& fields, ModelFolder& model) {
+  if (!fields.has("classifier_from_token")) return Status();
+  const nlohmann::json& tokens = fields.object().at("classifier_from_token");
+  if (!tokens.is_array() || tokens.size() != 2 || !tokens[0].is_string() || !tokens[1].is_string())
+    return fields.error(
+        "classifier_from_token",
+        fmt::format("is {}, not two tokens [\"no\", \"yes\"] (negative, then positive)", tokens.dump()));
+  if (!model.config.decoder)
+    return fields.error(
+        "classifier_from_token",
+        fmt::format("is only read for a decoder (Qwen2, Qwen3), not the {} family", model.family->name));
+  YesNoReranker yes_no{.no_token = tokens[0].get<std::string>(), .yes_token = tokens[1].get<std::string>()};
+  ACCEL_ASSIGN_OR_RETURN(yes_no.tied, fields.boolean_or("tie_word_embeddings", false));
+  model.yes_no = std::move(yes_no);
+  model.head = Head::classifier;
+  model.config.num_labels = 1;
+  model.config.labels = {model.yes_no->yes_token};
+  return Status();
+}
+
 Status read_config(const std::filesystem::path& file, ModelFolder& model) {
   ACCEL_ASSIGN_OR_RETURN(const json document, read_object(file));
   const Fields fields(document, file);
@@ -32,7 +53,7 @@ Status read_config(const std::filesystem::path& file, ModelFolder& model) {
     return fields.error("model_type",
                         fmt::format("'{}' is not supported (supported: {})", model_type, supported_model_types()));
   ACCEL_ASSIGN_OR_RETURN(model.config, model.family->read_config(fields));
-  return Status();
+  return read_yes_no(fields, model);
 }
 
 // Where sentence-transformers 6 (and a bare checkpoint's tokenizer) keeps the longest input: tokenizer_config.json's
@@ -110,8 +131,11 @@ Result<ModelFolder> ModelFolder::read(const std::filesystem::path& folder) {
     ACCEL_ASSIGN_OR_RETURN(modules, read_sentence_transformers_modules(folder, model));
   }
   ACCEL_RETURN_IF_ERROR(read_config(modules.transformer / "config.json", model));
+  if (model.yes_no && modules.pooled)
+    return field_error(modules.transformer / "config.json", "classifier_from_token",
+                       "makes a yes/no reranker, but modules.json pools the model into an embedding: which is it?");
   // A Transformer with nothing after it is a model whose head is its own: a cross-encoder or a masked LM.
-  if (!modules.pooled) {
+  if (!modules.pooled && !model.yes_no) {
     if (has_architecture(model.config, "ForSequenceClassification"))
       model.head = Head::classifier;
     else if (has_architecture(model.config, "ForMaskedLM"))
@@ -119,13 +143,17 @@ Result<ModelFolder> ModelFolder::read(const std::filesystem::path& folder) {
   }
   // A decoder's bare checkpoint embeds by its last token, the one that has seen the whole text.
   if (!modules.pooled && model.head == Head::embedding && model.config.decoder) model.pooling = graph::PoolMode::last;
-  if ((model.head == Head::classifier && model.family->classifier_names == nullptr) ||
+  if ((model.head == Head::classifier && model.family->classifier_names == nullptr && !model.yes_no) ||
       (model.head == Head::splade && model.family->masked_lm_names == nullptr))
-    return field_error(modules.transformer / "config.json", "architectures",
-                       fmt::format("a {} head is not supported for the {} family (only embeddings)",
-                                   to_string(model.head), model.family->name));
+    return field_error(
+        modules.transformer / "config.json", "architectures",
+        fmt::format("a {} head is not supported for the {} family (only embeddings{})", to_string(model.head),
+                    model.family->name,
+                    model.config.decoder ? ", or a yes/no reranker: config.json's classifier_from_token" : ""));
   ACCEL_RETURN_IF_ERROR(check_modules(modules, model));
   ACCEL_RETURN_IF_ERROR(read_sentence_bert_config(modules.transformer, model));
+  // The model card scores pairs of at most 8192 tokens (its max_length), far below Qwen3's 40960 positions.
+  if (model.yes_no) model.max_seq_length = std::min(model.max_seq_length, kYesNoMaxLength);
   ACCEL_RETURN_IF_ERROR(read_prompts(folder, model));
   ACCEL_ASSIGN_OR_RETURN(model.tokenizer_json, model_file(modules.transformer, "tokenizer.json", "the tokenizer"));
   ACCEL_ASSIGN_OR_RETURN(model.weights, model_file(modules.transformer, "model.safetensors", "the weights"));

@@ -12,13 +12,22 @@
 //  - a bare transformers checkpoint (no modules.json), with the defaults sentence-transformers gives one: a
 //    *ForSequenceClassification is a reranker (CrossEncoder), a *ForMaskedLM a SPLADE sparse encoder, anything
 //    else an encoder with mean pooling (a decoder, Qwen2/Qwen3: last-token pooling) and no normalisation;
-//    max_seq_length is the position table's (a decoder's: max_position_embeddings). Decoders take only the
-//    embedding head: their classifier and masked-LM checkpoints are refused.
+//    max_seq_length is the position table's (a decoder's: max_position_embeddings). Decoders take the embedding
+//    head, or the yes/no reranker head below; their other classifier and masked-LM checkpoints are refused.
+//
+// A yes/no reranker (Qwen3-Reranker): a decoder checkpoint (Qwen3ForCausalLM, or a *ForSequenceClassification
+// architecture as vLLM's --hf_overrides rename it) whose config.json says `"classifier_from_token": ["no", "yes"]`, the
+// key vLLM reads for this conversion. config.json alone decides, as Qwen3-Embedding declares Qwen3ForCausalLM too: a
+// published Qwen3-Reranker folder takes that one line in its config.json (what vLLM's --hf_overrides adds). Its score
+// is logit(yes) - logit(no) at the last token of the model card's prompt (YesNoReranker); sigmoid of it is P(yes).
+// Refused: the key with a modules.json that pools (an embedder and a reranker at once), on an encoder family, or
+// naming anything but two tokens.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,11 +54,29 @@ struct DenseModule {
   Activation activation = Activation::identity;
 };
 
+// The yes/no head of a decoder reranker: one score, (lm_head[yes] - lm_head[no]) . h at the last token, over the
+// model card's prompt: prefix + "<Instruct>: {instruction}\n<Query>: {query}\n<Document>: {passage}" + suffix,
+// the middle cut (at the passage's end) so that the whole fits max_sequence_length.
+struct YesNoReranker {
+  std::string no_token = "no", yes_token = "yes";  // config.json's classifier_from_token, in its order
+  std::int32_t no_id = -1, yes_id = -1;            // their ids in tokenizer.json (set when the tokenizer loads)
+  bool tied = false;  // tie_word_embeddings: the rows come from the word embeddings, else from lm_head.weight
+  std::string prefix =
+      "<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and the Instruct "
+      "provided. Note that the answer can only be \"yes\" or \"no\".<|im_end|>\n<|im_start|>user\n";
+  std::string suffix = "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n";
+  std::string instruction = "Given a web search query, retrieve relevant passages that answer the query";
+};
+
+// A yes/no reranker's longest input, prompt included, unless its folder says less: the model card's max_length.
+inline constexpr std::uint32_t kYesNoMaxLength = 8192;
+
 struct ModelFolder {
   std::filesystem::path folder;
   const Family* family = nullptr;
   EncoderConfig config;
   Head head = Head::embedding;
+  std::optional<YesNoReranker> yes_no;              // Head::classifier of a decoder: the yes/no reranker
   graph::PoolMode pooling = graph::PoolMode::mean;  // Head::embedding's
   std::vector<DenseModule> dense;
   bool normalize = false;                                   // embeddings are scaled to unit length (a Normalize module)

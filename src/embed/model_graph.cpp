@@ -137,6 +137,8 @@ class Builder {
         return folder_.normalize ? b_.l2_normalize(pooled) : pooled;
       }
       case Head::classifier: {
+        // A yes/no reranker: the difference of two vocabulary logits, at the token that has seen the whole prompt.
+        if (!p.classifier_hidden) return linear(b_.pool(x, offsets, graph::PoolMode::last), *p.classifier_out);
         Tensor first = b_.pool(x, offsets, graph::PoolMode::first);
         return linear(linear(first, *p.classifier_hidden, p.classifier_hidden_activation), *p.classifier_out);
       }
@@ -218,6 +220,28 @@ Result<std::shared_ptr<const graph::Graph>> token_vectors_graph(const ModelFolde
 
 namespace {
 
+// Rows less other rows (ParameterSource::minus_row), taken in f32 and rounded once to the parameter's dtype.
+Status convert_difference(DType dtype, std::uint64_t bytes, const SafetensorsFile& file, const std::string& name,
+                          const ParameterSource& source, std::uint8_t* place) {
+  ACCEL_ASSIGN_OR_RETURN(const TensorView view, file.tensor(name));
+  ACCEL_ASSIGN_OR_RETURN(const std::vector<float> values, file.to_f32(name));
+  const std::size_t count = bytes / size_of(dtype);
+  const std::uint64_t row = view.shape.size() > 1 ? view.elements() / view.shape[0] : 1;
+  if ((std::max(source.first_row, *source.minus_row) * row + count) > values.size())
+    return invalid_argument(fmt::format("{}: {} elements, fewer than the graph's {} from rows {} and {}", name,
+                                        view.elements(), count, source.first_row, *source.minus_row));
+  for (std::size_t i = 0; i < count; ++i) {
+    const float value = values[source.first_row * row + i] - values[*source.minus_row * row + i];
+    if (dtype == DType::f32) {
+      std::memcpy(place + i * 4, &value, 4);
+    } else {
+      const std::uint16_t bits = dtype == DType::bf16 ? to_bfloat16(value).bits : to_half(value).bits;
+      std::memcpy(place + i * 2, &bits, 2);
+    }
+  }
+  return Status();
+}
+
 // The `bytes` of parameter `parameter` (of `dtype`) from its source, converted into `place`.
 Status convert_source(const std::string& parameter, DType dtype, std::uint64_t bytes, const ModelWeights& weights,
                       std::uint8_t* place) {
@@ -232,6 +256,7 @@ Status convert_source(const std::string& parameter, DType dtype, std::uint64_t b
   if (skip + bytes > view.elements() * element_bytes)
     return invalid_argument(fmt::format("{}: {} elements, fewer than the graph's {} bytes from row {}", name,
                                         view.elements(), bytes, source->second.first_row));
+  if (source->second.minus_row) return convert_difference(dtype, bytes, file, name, source->second, place);
   // Most weights are converted straight into their place; a table the graph reads only some rows of (one
   // token-type row, positions up to the longest sequence) goes through a whole copy first.
   if (skip == 0 && view.elements() * element_bytes == bytes) {

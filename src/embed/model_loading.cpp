@@ -35,6 +35,25 @@ struct HostFiles {
   double read_ms = 0;
 };
 
+// A yes/no reranker's two tokens, each one entry of the vocabulary (as transformers' convert_tokens_to_ids finds
+// them), whose rows the head reads.
+Status find_yes_no_tokens(const text::Tokenizer& tokenizer, ModelFolder& folder) {
+  if (!folder.yes_no) return Status();
+  for (auto [token, id] : {std::pair{&folder.yes_no->no_token, &folder.yes_no->no_id},
+                           std::pair{&folder.yes_no->yes_token, &folder.yes_no->yes_id}}) {
+    const std::optional<std::int32_t> found = tokenizer.token_to_id(*token);
+    if (!found || *found < 0 || static_cast<std::uint32_t>(*found) >= folder.config.vocab_size)
+      return invalid_argument(fmt::format(
+          "{}: '{}' (config.json's classifier_from_token) is not {} of the vocabulary", folder.tokenizer_json.native(),
+          *token, found ? fmt::format("a row ({} of {})", *found, folder.config.vocab_size) : std::string("a token")));
+    *id = *found;
+  }
+  if (folder.yes_no->no_id == folder.yes_no->yes_id)
+    return invalid_argument(
+        fmt::format("{}: classifier_from_token names one token twice", (folder.folder / "config.json").native()));
+  return Status();
+}
+
 Result<HostFiles> read_host_files(const ModelOptions& options) {
   if (options.batch_tokens < 64)
     return invalid_argument(fmt::format("batch_tokens {} is below the smallest bucket, 64", options.batch_tokens));
@@ -51,6 +70,7 @@ Result<HostFiles> read_host_files(const ModelOptions& options) {
         fmt::format("{}: its {} tokens do not fit the embedding matrix of {} rows (config.json's "
                     "vocab_size)",
                     folder.tokenizer_json.native(), tokenizer.vocabulary_size(), folder.config.vocab_size));
+  ACCEL_RETURN_IF_ERROR(find_yes_no_tokens(tokenizer, folder));
   ACCEL_ASSIGN_OR_RETURN(ModelWeights weights, ModelWeights::open(folder));
   const std::uint32_t batch_tokens = run_tokens(folder, options.batch_tokens);
   return HostFiles{.folder = std::move(folder),
@@ -94,6 +114,9 @@ Result<Prepared> prepare(const HostFiles& files, DType compute) {
 std::string describe_head(const ModelFolder& folder) {
   switch (folder.head) {
     case Head::classifier:
+      if (folder.yes_no)
+        return fmt::format("yes/no reranker (logit '{}' - logit '{}' at the last token; sigmoid: P({}))",
+                           folder.yes_no->yes_token, folder.yes_no->no_token, folder.yes_no->yes_token);
       return fmt::format("classifier ({} label{})", folder.config.num_labels, folder.config.num_labels == 1 ? "" : "s");
     case Head::splade: return "SPLADE (masked-LM logits, log(1 + ReLU), max over tokens)";
     case Head::embedding: break;

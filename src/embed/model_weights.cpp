@@ -208,10 +208,34 @@ void stack_qkv(ModelWeights& weights) {
   }
 }
 
-void find_head(const ModelFolder& folder, Resolver& r, ModelParameters& p) {
+void find_head(const ModelFolder& folder, Resolver& r, ModelWeights& weights) {
+  ModelParameters& p = weights.parameters;
   const EncoderConfig& c = folder.config;
   const std::uint64_t hidden = c.hidden_size;
-  if (folder.head == Head::classifier) {
+  if (folder.yes_no) {
+    // One row of the vocabulary head less another: the checkpoint's lm_head, or the word embeddings it is tied to.
+    const YesNoReranker& yes_no = *folder.yes_no;
+    const std::string head = yes_no.tied ? folder.family->encoder_names(0).word_embeddings : "lm_head.weight";
+    const std::string name = fmt::format("{}[{}] - {}[{}]", head, yes_no.yes_token, head, yes_no.no_token);
+    // The ids come from tokenizer.json (model_loading.cpp); a folder read without it has none.
+    const auto row = [&](std::int32_t id) { return id >= 0 && static_cast<std::uint32_t>(id) < c.vocab_size; };
+    if (!row(yes_no.yes_id) || !row(yes_no.no_id)) {
+      r.problem(fmt::format("the rows of '{}' and '{}' are not known (ids {} and {}, of {} rows)", yes_no.yes_token,
+                            yes_no.no_token, yes_no.yes_id, yes_no.no_id, c.vocab_size));
+      return;
+    }
+    std::optional<Parameter> weight =
+        r.find(name, {head}, {c.vocab_size, hidden}, static_cast<std::uint64_t>(yes_no.yes_id), 1, false, false);
+    if (weight)
+      weights.sources[name].minus_row = static_cast<std::uint64_t>(yes_no.no_id);
+    else if (!weights.files[0].contains(head) &&
+             !weights.files[0].contains(std::string(folder.family->base_prefix) + head))
+      r.problem(
+          fmt::format("'{}' is missing (the rows of '{}' and '{}' the yes/no reranker reads; config.json's "
+                      "tie_word_embeddings is {})",
+                      head, yes_no.yes_token, yes_no.no_token, yes_no.tied));
+    p.classifier_out = LinearParameters{.weight = weight.value_or(Parameter{}), .bias = std::nullopt};
+  } else if (folder.head == Head::classifier) {
     const ClassifierNames names = folder.family->classifier_names();
     p.classifier_hidden = r.linear(names.hidden, hidden, hidden);
     p.classifier_out = r.linear(names.out, c.num_labels, hidden);
@@ -241,7 +265,7 @@ Result<ModelWeights> ModelWeights::open(const ModelFolder& folder) {
   }
   Resolver encoder(weights, 0, folder.family->base_prefix);
   find_encoder(folder, encoder, weights.parameters);
-  find_head(folder, encoder, weights.parameters);
+  find_head(folder, encoder, weights);
   ACCEL_RETURN_IF_ERROR(encoder.finish(fmt::format("a {}-layer {} {} model", folder.config.num_hidden_layers,
                                                    folder.family->name, to_string(folder.head))));
   stack_qkv(weights);

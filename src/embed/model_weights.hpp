@@ -77,8 +77,8 @@ struct ModelParameters {
   std::optional<NormParameters> final_layer_norm;           // a rotary encoder's last LayerNorm
 
   std::vector<LinearParameters> dense;                // Head::embedding: the Dense modules, in order
-  std::optional<LinearParameters> classifier_hidden;  // Head::classifier
-  std::optional<LinearParameters> classifier_out;     // Head::classifier
+  std::optional<LinearParameters> classifier_hidden;  // Head::classifier, but a yes/no reranker's
+  std::optional<LinearParameters> classifier_out;     // Head::classifier (a yes/no reranker's: [1, hidden], no bias)
   Activation classifier_hidden_activation = Activation::tanh;
   std::optional<LinearParameters> masked_lm_transform;  // Head::splade
   std::optional<NormParameters> masked_lm_norm;         // Head::splade
@@ -87,11 +87,14 @@ struct ModelParameters {
   std::optional<Parameter> decoder_bias;    // Head::splade
 };
 
-// Where a parameter's values come from: rows [first_row, first_row + the parameter's rows) of a tensor.
+// Where a parameter's values come from: rows [first_row, first_row + the parameter's rows) of a tensor, less as many
+// rows from minus_row when it is set (a yes/no reranker's lm_head[yes] - lm_head[no], taken in f32 before the
+// compute dtype rounds it).
 struct ParameterSource {
   std::size_t file = 0;  // ModelWeights::files
   std::string tensor;
   std::uint64_t first_row = 0;
+  std::optional<std::uint64_t> minus_row;
 };
 
 struct ModelWeights {

