@@ -1,6 +1,8 @@
 // accel.Future (futures.hpp).
 #include "python/futures.hpp"
 
+#include <dlfcn.h>
+
 #include <nanobind/stl/optional.h>
 
 namespace accel::python {
@@ -10,7 +12,17 @@ namespace {
 // Python objects must not be touched (not even released) once the interpreter is finalizing: a thread taking the
 // GIL then would be stopped for good. What is left then is leaked, as the process is ending anyway.
 bool python_usable() {
-#if PY_VERSION_HEX >= 0x030D0000
+#if defined(Py_LIMITED_API) && Py_LIMITED_API < 0x030D0000
+  // The stable ABI before 3.13 has no such call (the abi3 module for 3.12): the running interpreter's own is looked
+  // up once, Py_IsFinalizing from 3.13 on and _Py_IsFinalizing before, both exported by every CPython.
+  using IsFinalizing = int (*)();
+  static const IsFinalizing is_finalizing = [] {
+    void* found = dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
+    if (found == nullptr) found = dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
+    return reinterpret_cast<IsFinalizing>(found);
+  }();
+  return Py_IsInitialized() != 0 && (is_finalizing == nullptr || is_finalizing() == 0);
+#elif PY_VERSION_HEX >= 0x030D0000
   return Py_IsInitialized() != 0 && Py_IsFinalizing() == 0;
 #else
   return Py_IsInitialized() != 0 && _Py_IsFinalizing() == 0;
