@@ -87,7 +87,12 @@ def test_requests_on_a_closed_device_fail_with_failed_precondition():
         device.health()
 
 
-def test_default_device_is_the_cpu_here():
+def test_default_device_is_cuda_where_one_opens_else_the_cpu():
+    try:
+        accel.Device.open("cuda").close()
+        expected = "cuda"
+    except accel.Error:
+        expected = "cpu"
     device = accel.Device.default()
-    assert device.kind == "cpu"
+    assert device.kind == expected
     device.close()

@@ -37,8 +37,11 @@ def test_bad_device_kind_is_invalid_argument():
 
 
 def test_no_cuda_here_is_an_accel_error():
-    with pytest.raises(accel.Error):
-        accel.Device.open("cuda")
+    try:
+        accel.Device.open("cuda").close()
+    except accel.Error:
+        return  # the refusal is an accel error, as asked
+    pytest.skip("a CUDA device opens on this machine")
 
 
 def test_a_request_the_cpu_cannot_run_is_not_supported(device):

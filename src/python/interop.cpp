@@ -9,6 +9,8 @@
 // answered, which follows every request sent to the device before it (a CUDA stream finishes its work on external
 // memory before answering Free). Closing a device frees its buffers' memory even while a consumer still maps it.
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <fmt/format.h>
 #include <charconv>
