@@ -1,5 +1,5 @@
 """Zero-copy interop on the CPU device: DLPack both ways with NumPy (versioned and legacy capsules), lifetimes, refusals,
-and StaleHandle once the device is closed. The CUDA side (torch) is test_dlpack_cuda.py."""
+and StaleHandle once the device is closed. The CUDA side (torch) is python/gpu_tests/test_dlpack_cuda.py, run on the GPU machine (scripts/gpu-python-check)."""
 
 import gc
 import sys

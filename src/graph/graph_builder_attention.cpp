@@ -9,7 +9,20 @@
 namespace accel::graph {
 
 namespace {
+
 bool is_float(DType dtype) { return dtype == DType::f32 || dtype == DType::f16 || dtype == DType::bf16; }
+
+// What both forms check alike: the offsets, the window and the longest sequence.
+Status check_sequences(const TensorInfo& offsets, const AttentionOptions& options, std::int32_t max_length) {
+  if (offsets.shape.size() != 1 || offsets.dtype != DType::i32)
+    return invalid_argument("attention: offsets must be 1-D i32");
+  if (options.window < 0) return invalid_argument(fmt::format("attention: window {} is negative", options.window));
+  if (max_length < 1 || max_length > kMaxAttentionLength)
+    return invalid_argument(
+        fmt::format("attention: max_length {} must be in [1, {}]", max_length, kMaxAttentionLength));
+  return Status();
+}
+
 }  // namespace
 
 Tensor GraphBuilder::attention(Tensor q, Tensor k, Tensor v, Tensor offsets, std::int32_t heads,
@@ -27,8 +40,8 @@ Tensor GraphBuilder::attention(Tensor q, Tensor k, Tensor v, Tensor offsets, std
                     to_string(tq->shape), to_string(tk->shape), to_string(tv->shape))));
     return {};
   }
-  if (to->shape.size() != 1 || to->dtype != DType::i32) {
-    fail(invalid_argument("attention: offsets must be 1-D i32"));
+  if (Status bad = check_sequences(*to, options, max_length); !bad.ok()) {
+    fail(std::move(bad));
     return {};
   }
   const Dim& width = tq->shape[1];
@@ -46,14 +59,6 @@ Tensor GraphBuilder::attention(Tensor q, Tensor k, Tensor v, Tensor offsets, std
         invalid_argument(fmt::format("attention: {} key/value heads must divide the {} heads, and k and v be "
                                      "[rows, {}], got {}",
                                      kv_heads, heads, kv_heads * head_dim, to_string(tk->shape))));
-    return {};
-  }
-  if (options.window < 0) {
-    fail(invalid_argument(fmt::format("attention: window {} is negative", options.window)));
-    return {};
-  }
-  if (max_length < 1 || max_length > kMaxAttentionLength) {
-    fail(invalid_argument(fmt::format("attention: max_length {} must be in [1, {}]", max_length, kMaxAttentionLength)));
     return {};
   }
   return add({.kind = OpKind::attention,
@@ -83,16 +88,8 @@ Tensor GraphBuilder::attention_packed(Tensor qkv, Tensor offsets, std::int32_t h
         heads, kv_heads, to_string(t->dtype), to_string(t->shape))));
     return {};
   }
-  if (to->shape.size() != 1 || to->dtype != DType::i32) {
-    fail(invalid_argument("attention: offsets must be 1-D i32"));
-    return {};
-  }
-  if (options.window < 0) {
-    fail(invalid_argument(fmt::format("attention: window {} is negative", options.window)));
-    return {};
-  }
-  if (max_length < 1 || max_length > kMaxAttentionLength) {
-    fail(invalid_argument(fmt::format("attention: max_length {} must be in [1, {}]", max_length, kMaxAttentionLength)));
+  if (Status bad = check_sequences(*to, options, max_length); !bad.ok()) {
+    fail(std::move(bad));
     return {};
   }
   const std::int64_t head_dim = t->shape[1].offset / blocks;

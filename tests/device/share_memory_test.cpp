@@ -1,6 +1,6 @@
 // ShareMemory on the CPU device: a buffer's address exported, memory another library owns adopted as a buffer (used
 // in place, never freed by the device), the stream query, refusals; an isolated device refuses it. The CUDA side runs
-// from Python on the GPU machine (python/tests/test_dlpack_cuda.py).
+// from Python on the GPU machine (python/gpu_tests/test_dlpack_cuda.py).
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -1,5 +1,6 @@
 """Zero-copy interop with PyTorch on a CUDA device: the same memory in and out, accel's writes seen by torch after the
-stream hand-off, and stream ordering both ways by events, without a host synchronisation. Skipped without torch, a
+stream hand-off, and stream ordering both ways by events, without a host synchronisation. Run on the GPU machine by
+scripts/gpu-python-check; kept out of python/tests, the CPU suite, where no test may skip. Skipped without torch, a
 GPU, or an accel built with the CUDA tier (ACCEL_WITH_CUDA=ON)."""
 
 import numpy as np
