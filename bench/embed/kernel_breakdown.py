@@ -61,14 +61,13 @@ def main():
     kernels = read_kernels(args.csv)
     if not kernels:
         sys.exit(f"{args.csv}: no kernel rows (did ncu run?)")
-    steady = kernels
-    total = sum(t for _, t in steady)
+    total = sum(t for _, t in kernels)
     by_category = {}
-    for name, t in steady:
+    for name, t in kernels:
         c = by_category.setdefault(category(name), [0, 0.0])
         c[0] += 1
         c[1] += t
-    summary = {"kernels": len(steady), "kernel_us_per_pass": total}
+    summary = {"kernels": len(kernels), "kernel_us_per_pass": total}
     if args.tokens:
         summary["kernel_tokens_per_s"] = args.tokens / (total * 1e-6)
     if args.wall_us:

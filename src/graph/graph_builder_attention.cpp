@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "accel/graph/graph.hpp"
 
@@ -21,6 +23,19 @@ Status check_sequences(const TensorInfo& offsets, const AttentionOptions& option
     return invalid_argument(
         fmt::format("attention: max_length {} must be in [1, {}]", max_length, kMaxAttentionLength));
   return Status();
+}
+
+// The op over `inputs` (q, k, v, offsets; k and v absent when packed), its attributes from the checked options.
+Node attention_node(std::vector<std::uint32_t> inputs, std::int32_t heads, std::int32_t kv_heads, std::int64_t head_dim,
+                    const AttentionOptions& options, std::int32_t max_length) {
+  return {.kind = OpKind::attention,
+          .inputs = std::move(inputs),
+          .scale = options.scale.value_or(1.0f / std::sqrt(static_cast<float>(head_dim))),
+          .heads = heads,
+          .kv_heads = kv_heads,
+          .causal = options.causal,
+          .window = options.window,
+          .max_length = max_length};
 }
 
 }  // namespace
@@ -61,14 +76,7 @@ Tensor GraphBuilder::attention(Tensor q, Tensor k, Tensor v, Tensor offsets, std
                                      kv_heads, heads, kv_heads * head_dim, to_string(tk->shape))));
     return {};
   }
-  return add({.kind = OpKind::attention,
-              .inputs = {q.id, k.id, v.id, offsets.id},
-              .scale = options.scale.value_or(1.0f / std::sqrt(static_cast<float>(head_dim))),
-              .heads = heads,
-              .kv_heads = kv_heads,
-              .causal = options.causal,
-              .window = options.window,
-              .max_length = max_length},
+  return add(attention_node({q.id, k.id, v.id, offsets.id}, heads, kv_heads, head_dim, options, max_length),
              {.dtype = tq->dtype, .shape = tq->shape});
 }
 
@@ -93,15 +101,9 @@ Tensor GraphBuilder::attention_packed(Tensor qkv, Tensor offsets, std::int32_t h
     return {};
   }
   const std::int64_t head_dim = t->shape[1].offset / blocks;
-  return add({.kind = OpKind::attention,
-              .inputs = {qkv.id, Node::kNone, Node::kNone, offsets.id},
-              .scale = options.scale.value_or(1.0f / std::sqrt(static_cast<float>(head_dim))),
-              .heads = heads,
-              .kv_heads = kv_heads,
-              .causal = options.causal,
-              .window = options.window,
-              .max_length = max_length},
-             {.dtype = t->dtype, .shape = {t->shape[0], Dim::of(heads * head_dim)}});
+  return add(
+      attention_node({qkv.id, Node::kNone, Node::kNone, offsets.id}, heads, kv_heads, head_dim, options, max_length),
+      {.dtype = t->dtype, .shape = {t->shape[0], Dim::of(heads * head_dim)}});
 }
 
 }  // namespace accel::graph

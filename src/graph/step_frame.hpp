@@ -70,8 +70,8 @@ struct AttentionOperands {
 };
 [[nodiscard]] inline AttentionOperands attention_operands(const StepFrame& f, const Node& node) {
   const std::uint32_t first = node.inputs[0];
+  const std::int64_t width = f.dim(first, 1);
   if (!node.packs_qkv()) {
-    const std::int64_t width = f.dim(first, 1);
     return {.q = first,
             .k = node.inputs[1],
             .v = node.inputs[2],
@@ -79,7 +79,6 @@ struct AttentionOperands {
             .kv_stride = f.dim(node.inputs[1], 1),
             .head_dim = width / node.heads};
   }
-  const std::int64_t width = f.dim(first, 1);
   const std::int64_t head_dim = width / (node.heads + 2 * std::int64_t{node.kv_heads});
   return {.q = first,
           .k = first,
