@@ -1,48 +1,40 @@
 // The tensor-core attention kernel for f16/bf16 and head_dim 32, 64 or 128, flash-attention style.
 //
 // A CTA of 4 warps takes 64 query rows of one (sequence, head); each warp owns 16 rows and keeps their Q fragments,
-// the running softmax state and the output accumulators in registers. Key/value tiles of 64 rows (32 for head_dim
-// 128, so that both stages of K and V stay within 48 KiB of static shared memory) stream through
+// the running softmax state and the output accumulators in registers. Key/value tiles of 32 rows stream through
 // shared memory in two stages (cp.async, zero-filled past the sequence's end). Per tile a warp computes
 // S = Q K^T with mma.sync m16n8k16 (float accumulation), updates the online softmax in float in the log2 domain,
 // and feeds P, rounded to the storage type, straight from the S accumulators (whose layout is the next mma's A
 // layout) into O += P V, V's fragments coming from ldmatrix.trans. Grouped-query heads read their key/value head's
 // columns. A causal CTA streams the key tiles up to its last query row only and masks each row's later keys; a
 // sliding-window CTA streams the tiles within the window of one of its rows only and masks each row's keys outside
-// its window. A tile whose keys are all masked for a row leaves the row's state as it was (before the row's first
-// valid key its maximum stays -inf: the exponentials are then taken against 0 and give zeros).
+// its window; a tile whose keys every row of the CTA may see is not masked at all. A tile whose keys are all masked for
+// a row leaves the row's state as it was (before the row's first valid key its maximum stays -inf: the exponentials are
+// then taken against 0 and give zeros).
 #include "graph/kernels/cuda_attention.cuh"
 #include "graph/kernels/cuda_element.cuh"
+#include "graph/kernels/cuda_mma.cuh"
 
 namespace accel::graph::cuda::detail {
 namespace {
 
 constexpr int kRowsPerCta = 64;
 
-__device__ __forceinline__ std::uint32_t pack(float low, float high, __half) {
-  const __half2 h = __floats2half2_rn(low, high);
-  return *reinterpret_cast<const std::uint32_t*>(&h);
-}
-__device__ __forceinline__ std::uint32_t pack(float low, float high, __nv_bfloat16) {
-  const __nv_bfloat162 h = __floats2bfloat162_rn(low, high);
-  return *reinterpret_cast<const std::uint32_t*>(&h);
-}
+// Keys per shared-memory tile, and the CTAs an SM should hold (which caps the registers a thread may use). Chosen
+// on the H200 (docs/PERFORMANCE.md §42): tiles of 32 keys waste fewer products past a short sequence's end than 64
+// and need fewer registers; head_dim 32 at 80 registers (6 CTAs) ran 4 % faster than at 124 (64 keys), head_dim 64 at
+// 96 (5 CTAs, a few bytes spilled) 2 % faster than at 133; head_dim 128 is held at 168 (3 CTAs), where the masks'
+// fast path below had taken it to 202. For head_dim 128, 32 keys also keep both stages of K and V within 48 KiB of
+// static shared memory.
+__host__ __device__ constexpr int keys_per_tile(int) { return 32; }
+__host__ __device__ constexpr int ctas_per_sm(int head_dim) { return head_dim == 32 ? 6 : (head_dim == 64 ? 5 : 3); }
 
-// D += A B for one 16x8x16 tile (A row-major, B column-major, float accumulators).
-template <class T>
-__device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
-  if constexpr (std::is_same_v<T, __half>)
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  else
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+// 2^x by the special-function unit (ex2.approx, flushing denormals): P is rounded to f16/bf16 next, so its 2^-22
+// relative error is far below what the rounding costs; exp2f's exact form took extra instructions per element.
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
 }
 
 __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* shared) {
@@ -59,10 +51,10 @@ __device__ __forceinline__ void copy16(void* shared, const void* global, bool va
 }
 
 template <class T, int D>
-__global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args, int tiles) {
+__global__ void __launch_bounds__(128, ctas_per_sm(D)) flash_attention_kernel(AttentionArgs args, int tiles) {
   // Rows padded by 16 bytes: the 8 rows one ldmatrix or fragment load touches then fall on distinct banks.
   constexpr int kStride = D + 8;
-  constexpr int kKeysPerTile = D == 128 ? 32 : 64;
+  constexpr int kKeysPerTile = keys_per_tile(D);
   __shared__ alignas(16) T keys[2][kKeysPerTile * kStride];
   __shared__ alignas(16) T values[2][kKeysPerTile * kStride];
 
@@ -105,7 +97,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args
     asm volatile("cp.async.commit_group;\n" ::);
   };
 
-  const float scale = args.scale * 1.4426950408889634f;  // log2(e): exponentials as exp2f
+  const float scale = args.scale * 1.4426950408889634f;  // log2(e): exponentials as powers of 2
   float highest[2] = {-INFINITY, -INFINITY}, total[2] = {0, 0};
   float o[D / 8][4] = {};
   int keys_end = args.causal ? min(length, q0 + kRowsPerCta) : length;
@@ -136,34 +128,47 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args
                *reinterpret_cast<const std::uint32_t*>(key_row + kk * 16 + 8));
     }
 
+    // Whether every key of the tile is valid for every row of the CTA: then no element needs its mask.
+    const int tile_first = tile * kKeysPerTile, tile_last = tile_first + kKeysPerTile - 1;
+    const bool unmasked =
+        tile_last < length && (!args.causal || tile_last <= q0) &&
+        (args.window <= 0 || (q0 + kRowsPerCta - 1 - tile_first <= args.window && tile_last - q0 <= args.window));
     // Fragment element e of n-tile n is key n*8 + quad*2 + e%2 of row group (e < 2) or group + 8.
+    if (!unmasked) {
+#pragma unroll
+      for (int n = 0; n < kKeysPerTile / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = tile_first + n * 8 + quad * 2 + e % 2;
+          const int row = e < 2 ? row0 : row1;
+          const bool valid =
+              key < length && (!args.causal || key <= row) && (args.window <= 0 || abs(key - row) <= args.window);
+          if (!valid) sc[n][e] = -INFINITY;
+        }
+    }
+    // The maximum is taken of the raw scores (the scale is positive: flash_attention_fits), and each exponential
+    // is one multiply-add and one ex2.
     float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int n = 0; n < kKeysPerTile / 8; ++n)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int key = tile * kKeysPerTile + n * 8 + quad * 2 + e % 2;
-        const int row = e < 2 ? row0 : row1;
-        const bool valid =
-            key < length && (!args.causal || key <= row) && (args.window <= 0 || abs(key - row) <= args.window);
-        sc[n][e] = valid ? sc[n][e] * scale : -INFINITY;
-        tile_max[e / 2] = fmaxf(tile_max[e / 2], sc[n][e]);
-      }
-    float correction[2];
+      for (int e = 0; e < 4; ++e) tile_max[e / 2] = fmaxf(tile_max[e / 2], sc[n][e]);
+    float correction[2], shift[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       tile_max[h] = fmaxf(tile_max[h], __shfl_xor_sync(0xffffffffu, tile_max[h], 1));
       tile_max[h] = fmaxf(tile_max[h], __shfl_xor_sync(0xffffffffu, tile_max[h], 2));
-      const float next = fmaxf(highest[h], tile_max[h]);  // -inf until the row's first valid key
-      correction[h] = next == -INFINITY ? 1.0f : exp2f(highest[h] - next);
+      const float next = fmaxf(highest[h], tile_max[h] * scale);  // -inf until the row's first valid key
+      correction[h] = next == -INFINITY ? 1.0f : exp2_approx(highest[h] - next);
       highest[h] = next;
+      shift[h] = next == -INFINITY ? 0.0f : next;
       total[h] *= correction[h];
     }
 #pragma unroll
     for (int n = 0; n < kKeysPerTile / 8; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        sc[n][e] = exp2f(sc[n][e] - (highest[e / 2] == -INFINITY ? 0.0f : highest[e / 2]));
+        sc[n][e] = exp2_approx(fmaf(sc[n][e], scale, -shift[e / 2]));
         total[e / 2] += sc[n][e];
       }
 #pragma unroll
@@ -207,7 +212,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(AttentionArgs args
 
 bool flash_attention_fits(DType dtype, const AttentionArgs& args) {
   return (dtype == DType::f16 || dtype == DType::bf16) &&
-         (args.head_dim == 32 || args.head_dim == 64 || args.head_dim == 128) && aligned16(args.q) &&
+         (args.head_dim == 32 || args.head_dim == 64 || args.head_dim == 128) && args.scale > 0 && aligned16(args.q) &&
          aligned16(args.k) && aligned16(args.v) && aligned16(args.out) && args.q_stride % 8 == 0 &&
          args.k_stride % 8 == 0 && args.v_stride % 8 == 0 && args.out_stride % 8 == 0;
 }
