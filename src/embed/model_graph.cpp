@@ -40,19 +40,22 @@ class Builder {
                          static_cast<float>(folder_.config.layer_norm_eps), residual);
   }
 
+  // The word embeddings plus the token types' (the pair's type ids for a cross-encoder, else type 0's row), where the
+  // family has them.
+  Tensor with_token_types(const ModelParameters& p, Tensor words) {
+    if (!p.token_types) return words;
+    if (!takes_token_types(folder_)) return b_.binary(graph::BinaryOp::add, words, param(*p.token_types));
+    Tensor types = b_.input("types", DType::i32, {Dim::sym("tokens")});
+    return b_.binary(graph::BinaryOp::add, words, b_.gather(param(*p.token_types), types));
+  }
+
   // The encoder's (or decoder's) last hidden states, [tokens, hidden].
   Tensor encoder(const ModelParameters& p, Tensor ids, Tensor offsets) {
     if (folder_.config.decoder) return decoder(p, ids, offsets);
     if (folder_.config.rotary_encoder) return rotary_encoder(p, ids, offsets);
     const Dim tokens = Dim::sym("tokens");
-    Tensor words = b_.gather(param(p.word_embeddings), ids);
+    Tensor words = with_token_types(p, b_.gather(param(p.word_embeddings), ids));
     Tensor positions = b_.gather(param(p.position_embeddings), b_.sequence_positions(offsets, tokens));
-    if (p.token_types && takes_token_types(folder_)) {
-      Tensor types = b_.input("types", DType::i32, {tokens});
-      words = b_.binary(graph::BinaryOp::add, words, b_.gather(param(*p.token_types), types));
-    } else if (p.token_types) {
-      words = b_.binary(graph::BinaryOp::add, words, param(*p.token_types));
-    }
     Tensor x = norm(words, p.embeddings_norm, positions);
     const auto heads = static_cast<std::int32_t>(folder_.config.num_attention_heads);
     const auto max_length = static_cast<std::int32_t>(folder_.max_sequence_length());
@@ -102,8 +105,9 @@ class Builder {
     return b_.rms_norm(x, param(*p.final_norm), eps);
   }
 
-  // A rotary encoder (ModernBERT, family.hpp): pre-norm layers of bidirectional attention over rotary q and k, global
-  // or within the local window, and a GeGLU block, each added to the residual stream; a final LayerNorm.
+  // A rotary encoder (family.hpp): layers of bidirectional attention over rotary q and k, global or within the local
+  // window, and a gated block. Pre-norm (ModernBERT): each block's input normalised and the block added to the
+  // residual stream; a final LayerNorm. Post-norm (NomicBert, GTE): each block's output plus its input normalised.
   Tensor rotary_encoder(const ModelParameters& p, Tensor ids, Tensor offsets) {
     const EncoderConfig& c = folder_.config;
     const auto heads = static_cast<std::int32_t>(c.num_attention_heads);
@@ -111,21 +115,27 @@ class Builder {
     // A window reaching past the longest sequence is every key: the attention runs without one.
     const auto window = c.local_window >= folder_.max_sequence_length() ? 0 : static_cast<std::int32_t>(c.local_window);
     Tensor positions = b_.sequence_positions(offsets, Dim::sym("tokens"));
-    Tensor x = norm(b_.gather(param(p.word_embeddings), ids), p.embeddings_norm);
+    Tensor x = norm(with_token_types(p, b_.gather(param(p.word_embeddings), ids)), p.embeddings_norm);
     for (std::size_t i = 0; i < p.rotary_layers.size(); ++i) {
       const RotaryEncoderLayerParameters& layer = p.rotary_layers[i];
       const bool sliding = c.sliding_layers[i];
       const auto theta = static_cast<float>(sliding ? c.local_rope_theta : c.rope_theta);
-      Tensor h = layer.attention_norm ? norm(x, *layer.attention_norm) : x;
+      Tensor h = layer.attention_norm && !c.post_norm ? norm(x, *layer.attention_norm) : x;
       Tensor attended = b_.attention(b_.rope(linear(h, layer.query), positions, heads, theta),
                                      b_.rope(linear(h, layer.key), positions, heads, theta), linear(h, layer.value),
                                      offsets, heads, max_length, {.window = sliding ? window : 0});
+      if (c.post_norm) {
+        x = norm(linear(attended, layer.attention_output), *layer.attention_norm, x);
+        Tensor gated = b_.binary(graph::BinaryOp::mul, linear(x, layer.input, c.hidden_act), linear(x, layer.gate));
+        x = norm(linear(gated, layer.output), layer.mlp_norm, x);
+        continue;
+      }
       x = b_.binary(graph::BinaryOp::add, x, linear(attended, layer.attention_output));
       h = norm(x, layer.mlp_norm);
       Tensor gated = b_.binary(graph::BinaryOp::mul, linear(h, layer.input, c.hidden_act), linear(h, layer.gate));
       x = b_.binary(graph::BinaryOp::add, x, linear(gated, layer.output));
     }
-    return norm(x, *p.final_layer_norm);
+    return p.final_layer_norm ? norm(x, *p.final_layer_norm) : x;
   }
 
   Tensor head(const ModelParameters& p, Tensor x, Tensor offsets) {

@@ -54,10 +54,11 @@ struct DecoderLayerParameters {
   LinearParameters gate, up, down;
 };
 
-// A rotary encoder layer (ModernBERT): q, k and v are row ranges of the fused Wqkv, the GeGLU's input and gate
-// row ranges of Wi.
+// A rotary encoder layer (ModernBERT, NomicBert, GTE): q, k and v are row ranges of the fused qkv projection; the
+// gated block output(act(input(x)) * gate(x)), input and gate row ranges of one linear layer or two layers. The norms
+// come before their blocks (pre-norm) or after their residual adds (EncoderConfig::post_norm).
 struct RotaryEncoderLayerParameters {
-  std::optional<NormParameters> attention_norm;  // absent in the first layer
+  std::optional<NormParameters> attention_norm;  // absent in a pre-norm encoder's first layer
   LinearParameters query, key, value, attention_output;
   NormParameters mlp_norm;
   LinearParameters input, gate, output;
@@ -74,7 +75,7 @@ struct ModelParameters {
   std::vector<DecoderLayerParameters> decoder_layers;       // a decoder's layers (then the fields above but the word
   std::optional<Parameter> final_norm;                      // embeddings are empty), and its last RMSNorm's gamma
   std::vector<RotaryEncoderLayerParameters> rotary_layers;  // a rotary encoder's (with embeddings_norm)
-  std::optional<NormParameters> final_layer_norm;           // a rotary encoder's last LayerNorm
+  std::optional<NormParameters> final_layer_norm;           // a pre-norm rotary encoder's last LayerNorm
 
   std::vector<LinearParameters> dense;                // Head::embedding: the Dense modules, in order
   std::optional<LinearParameters> classifier_hidden;  // Head::classifier, but a yes/no reranker's
