@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <span>
 #include <thread>
 
 namespace accel::embed {
@@ -115,15 +117,25 @@ class Builder {
     // A window reaching past the longest sequence is every key: the attention runs without one.
     const auto window = c.local_window >= folder_.max_sequence_length() ? 0 : static_cast<std::int32_t>(c.local_window);
     Tensor positions = b_.sequence_positions(offsets, Dim::sym("tokens"));
+    // Rotated by the rope op, or, with frequencies it cannot give, as x * cos + swapped(x) * sin from the tables.
+    std::optional<Tensor> cos, sin;
+    if (p.rotary_cos) cos = b_.gather(param(*p.rotary_cos), positions);
+    if (p.rotary_sin) sin = b_.gather(param(*p.rotary_sin), positions);
+    const auto rotated = [&](Tensor h, const LinearParameters& w, const std::optional<LinearParameters>& swapped,
+                             float theta) {
+      if (!swapped) return b_.rope(linear(h, w), positions, heads, theta);
+      return b_.binary(graph::BinaryOp::add, b_.binary(graph::BinaryOp::mul, linear(h, w), *cos),
+                       b_.binary(graph::BinaryOp::mul, linear(h, *swapped), *sin));
+    };
     Tensor x = norm(with_token_types(p, b_.gather(param(p.word_embeddings), ids)), p.embeddings_norm);
     for (std::size_t i = 0; i < p.rotary_layers.size(); ++i) {
       const RotaryEncoderLayerParameters& layer = p.rotary_layers[i];
       const bool sliding = c.sliding_layers[i];
       const auto theta = static_cast<float>(sliding ? c.local_rope_theta : c.rope_theta);
       Tensor h = layer.attention_norm && !c.post_norm ? norm(x, *layer.attention_norm) : x;
-      Tensor attended = b_.attention(b_.rope(linear(h, layer.query), positions, heads, theta),
-                                     b_.rope(linear(h, layer.key), positions, heads, theta), linear(h, layer.value),
-                                     offsets, heads, max_length, {.window = sliding ? window : 0});
+      Tensor attended = b_.attention(rotated(h, layer.query, layer.query_swapped, theta),
+                                     rotated(h, layer.key, layer.key_swapped, theta), linear(h, layer.value), offsets,
+                                     heads, max_length, {.window = sliding ? window : 0});
       if (c.post_norm) {
         x = norm(linear(attended, layer.attention_output), *layer.attention_norm, x);
         Tensor gated = b_.binary(graph::BinaryOp::mul, linear(x, layer.input, c.hidden_act), linear(x, layer.gate));
@@ -230,6 +242,31 @@ Result<std::shared_ptr<const graph::Graph>> token_vectors_graph(const ModelFolde
 
 namespace {
 
+// f32 values rounded once to `dtype` into `place`.
+void store(DType dtype, std::span<const float> values, std::uint8_t* place) {
+  if (dtype == DType::f32) {
+    std::memcpy(place, values.data(), values.size() * 4);
+    return;
+  }
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::uint16_t bits = dtype == DType::bf16 ? to_bfloat16(values[i]).bits : to_half(values[i]).bits;
+    std::memcpy(place + i * 2, &bits, 2);
+  }
+}
+
+// A rotary table's `count` first values (ParameterSource::RotaryTable), each angle taken in double.
+std::vector<float> rotary_values(const ParameterSource::RotaryTable& table, std::size_t count) {
+  std::vector<float> values(count);
+  const std::uint32_t half = table.head_dim / 2;
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::size_t position = k / table.width, j = k % table.width % table.head_dim;
+    const double frequency = table.scale * std::pow(table.theta, -2.0 * static_cast<double>(j % half) / table.head_dim);
+    const double angle = static_cast<double>(position) * frequency;
+    values[k] = static_cast<float>(!table.sine ? std::cos(angle) : j < half ? -std::sin(angle) : std::sin(angle));
+  }
+  return values;
+}
+
 // Rows less other rows (ParameterSource::minus_row), taken in f32 and rounded once to the parameter's dtype.
 Status convert_difference(DType dtype, std::uint64_t bytes, const SafetensorsFile& file, const std::string& name,
                           const ParameterSource& source, std::uint8_t* place) {
@@ -240,15 +277,10 @@ Status convert_difference(DType dtype, std::uint64_t bytes, const SafetensorsFil
   if ((std::max(source.first_row, *source.minus_row) * row + count) > values.size())
     return invalid_argument(fmt::format("{}: {} elements, fewer than the graph's {} from rows {} and {}", name,
                                         view.elements(), count, source.first_row, *source.minus_row));
-  for (std::size_t i = 0; i < count; ++i) {
-    const float value = values[source.first_row * row + i] - values[*source.minus_row * row + i];
-    if (dtype == DType::f32) {
-      std::memcpy(place + i * 4, &value, 4);
-    } else {
-      const std::uint16_t bits = dtype == DType::bf16 ? to_bfloat16(value).bits : to_half(value).bits;
-      std::memcpy(place + i * 2, &bits, 2);
-    }
-  }
+  std::vector<float> difference(count);
+  for (std::size_t i = 0; i < count; ++i)
+    difference[i] = values[source.first_row * row + i] - values[*source.minus_row * row + i];
+  store(dtype, difference, place);
   return Status();
 }
 
@@ -257,6 +289,10 @@ Status convert_source(const std::string& parameter, DType dtype, std::uint64_t b
                       std::uint8_t* place) {
   const auto source = weights.sources.find(parameter);
   if (source == weights.sources.end()) return internal_error(fmt::format("no source for parameter '{}'", parameter));
+  if (source->second.rotary) {
+    store(dtype, rotary_values(*source->second.rotary, bytes / size_of(dtype)), place);
+    return Status();
+  }
   const SafetensorsFile& file = weights.files[source->second.file];
   const std::string& name = source->second.tensor;
   ACCEL_ASSIGN_OR_RETURN(const TensorView view, file.tensor(name));

@@ -78,6 +78,21 @@ class Resolver {
     return linear;
   }
 
+  // A parameter made of `parts`' rows in order (ModelWeights::stacked), under `name`.
+  Parameter stacked(std::string name, const std::vector<Parameter>& parts) {
+    Parameter stacked{.name = std::move(name), .shape = parts.front().shape};
+    stacked.shape[0] = 0;
+    for (const Parameter& part : parts) stacked.shape[0] += part.shape[0];
+    weights_.stacked[stacked.name] = parts;
+    return stacked;
+  }
+
+  // A parameter whose values are computed (ParameterSource::rotary), not read.
+  Parameter computed(std::string name, Shape shape, ParameterSource::RotaryTable table) {
+    weights_.sources[name] = {.file = file_, .tensor = "", .first_row = 0, .minus_row = std::nullopt, .rotary = table};
+    return Parameter{.name = std::move(name), .shape = std::move(shape)};
+  }
+
   void problem(std::string text) {
     if (++problems_ <= kProblemsShown) shown_.push_back(std::move(text));
   }
@@ -134,6 +149,27 @@ void find_token_types(const ModelFolder& folder, const EncoderNames& names, Reso
                          {names.token_type_embeddings}, {c.type_vocab_size, c.hidden_size}, 0, pairs ? 0 : 1, !pairs);
 }
 
+// q's (index 0) or k's (index 1) rows of the fused qkv with the halves of every head swapped: the second half's
+// rows, then the first's, head by head.
+LinearParameters swapped_halves(const EncoderConfig& c, const std::string& qkv, const char* part, std::uint64_t index,
+                                Resolver& r) {
+  const std::uint64_t hidden = c.hidden_size, head = c.head_size(), half = head / 2;
+  std::vector<Parameter> weights, biases;
+  for (std::uint64_t h = 0; h < c.num_attention_heads; ++h) {
+    for (const std::uint64_t second : {1, 0}) {
+      const std::string name = fmt::format("{}[{}.head{}.half{}]", qkv, part, h, second);
+      LinearParameters rows =
+          r.rows_of(qkv, name, 3 * hidden, hidden, index * hidden + h * head + second * half, half, c.qkv_bias);
+      weights.push_back(std::move(rows.weight));
+      if (rows.bias) biases.push_back(std::move(*rows.bias));
+    }
+  }
+  LinearParameters swapped{.weight = r.stacked(fmt::format("{}[{} swapped].weight", qkv, part), weights),
+                           .bias = std::nullopt};
+  if (c.qkv_bias) swapped.bias = r.stacked(fmt::format("{}[{} swapped].bias", qkv, part), biases);
+  return swapped;
+}
+
 // A rotary encoder (ModernBERT, NomicBert, GTE): the fused qkv read as three parameters of its rows; the gated
 // block's input and gate as two row ranges of one linear layer or as two layers.
 void find_rotary_encoder(const ModelFolder& folder, const EncoderNames& names, Resolver& r, ModelParameters& p) {
@@ -163,9 +199,25 @@ void find_rotary_encoder(const ModelFolder& folder, const EncoderNames& names, R
                                    .gate = mlp_in("gate", 1),
                                    .output = r.linear(layer.mlp_out, hidden, inner, c.mlp_out_bias)};
     if (!layer.attention_norm.empty()) l.attention_norm = r.norm(layer.attention_norm, hidden, c.norm_bias);
+    if (c.rope_scale != 1.0 && !l.query.weight.name.empty()) {
+      l.query_swapped = swapped_halves(c, layer.qkv, "q", 0, r);
+      l.key_swapped = swapped_halves(c, layer.qkv, "k", 1, r);
+    }
     p.rotary_layers.push_back(std::move(l));
   }
   if (!names.final_norm.empty()) p.final_layer_norm = r.norm(names.final_norm, hidden, c.norm_bias);
+  if (c.rope_scale != 1.0) {
+    const auto table = [&](const char* name, bool sine) {
+      return r.computed(name, {folder.max_sequence_length(), hidden},
+                        {.theta = c.rope_theta,
+                         .scale = c.rope_scale,
+                         .head_dim = c.head_size(),
+                         .width = c.hidden_size,
+                         .sine = sine});
+    };
+    p.rotary_cos = table("rotary.cos", false);
+    p.rotary_sin = table("rotary.sin", true);
+  }
 }
 
 void find_encoder(const ModelFolder& folder, Resolver& r, ModelParameters& p) {

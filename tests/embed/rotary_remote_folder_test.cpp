@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <functional>
 
@@ -115,7 +116,7 @@ TEST_F(RotaryRemoteFolderTest, ReadsNomicBertsGpt2StyleConfig) {
 }
 
 TEST_F(RotaryRemoteFolderTest, ReadsGtesConfig) {
-  const Result<ModelFolder> plain = ModelFolder::read(kFamilies / "gte_cls");
+  const Result<ModelFolder> plain = ModelFolder::read(kFamilies / "gte_ntk_cls");
   ASSERT_TRUE(plain.ok()) << plain.status().to_string();
   const EncoderConfig& c = plain->config;
   EXPECT_EQ(plain->family->name, "GTE");
@@ -123,13 +124,22 @@ TEST_F(RotaryRemoteFolderTest, ReadsGtesConfig) {
   EXPECT_EQ(c.intermediate_size, 64u);
   EXPECT_EQ(c.vocab_size, 2000u);
   EXPECT_EQ(c.type_vocab_size, 0u);
-  EXPECT_EQ(c.rope_theta, 2000.0);
+  EXPECT_EQ(c.rope_theta, 4000.0) << "rope_theta times the NTK factor";
+  EXPECT_DOUBLE_EQ(c.rope_scale, std::pow(2.0, -2.0 / 8)) << "factor^(-2 / head_dim)";
   EXPECT_EQ(c.hidden_act, Activation::gelu_erf);
   EXPECT_TRUE(c.qkv_bias && c.output_bias && !c.mlp_bias && c.mlp_out_bias && c.norm_bias);
   const Result<ModelFolder> typed = ModelFolder::read(kFamilies / "gte_types_mean_norm");
   ASSERT_TRUE(typed.ok()) << typed.status().to_string();
   EXPECT_EQ(typed->config.type_vocab_size, 1u);
   EXPECT_EQ(typed->config.hidden_act, Activation::silu);
+  EXPECT_EQ(typed->config.rope_theta, 2000.0);
+  EXPECT_EQ(typed->config.rope_scale, 1.0);
+  // A factor of at most 1 scales nothing: the remote code's cache is then never past max_position_embeddings.
+  const Result<ModelFolder> unscaled =
+      read_changed("gte_ntk_cls", [](nlohmann::json& config) { config["rope_scaling"]["factor"] = 1.0; });
+  ASSERT_TRUE(unscaled.ok()) << unscaled.status().to_string();
+  EXPECT_EQ(unscaled->config.rope_theta, 2000.0);
+  EXPECT_EQ(unscaled->config.rope_scale, 1.0);
 }
 
 TEST_F(RotaryRemoteFolderTest, RefusesWhatNomicBertDoesNotRunNamingTheField) {
@@ -174,13 +184,14 @@ TEST_F(RotaryRemoteFolderTest, RefusesWhatNomicBertDoesNotRunNamingTheField) {
 }
 
 TEST_F(RotaryRemoteFolderTest, RefusesWhatGteDoesNotRunNamingTheField) {
-  const std::string name = "gte_cls";
+  const std::string name = "gte_ntk_cls";
   expect_refused(
-      name,
-      [](auto& c) {
-        c["rope_scaling"] = {{"type", "ntk"}, {"factor", 2.0}};
-      },
-      "rope_scaling", "\"ntk\" scaling is not supported");
+      name, [](auto& c) { c["rope_scaling"]["type"] = "linear"; }, "rope_scaling",
+      "\"linear\" scaling is not supported (only \"ntk\")");
+  expect_refused(
+      name, [](auto& c) { c["rope_scaling"]["mixed_b"] = 0.5; }, "rope_scaling", "mixed_b is not supported");
+  expect_refused(
+      name, [](auto& c) { c["rope_scaling"].erase("factor"); }, "rope_scaling", "has no positive factor");
   expect_refused(
       name, [](auto& c) { c["position_embedding_type"] = "absolute"; }, "position_embedding_type",
       "'absolute' is not supported (only 'rope')");
@@ -220,7 +231,7 @@ TEST_F(RotaryRemoteFolderTest, SplitsTheFusedProjectionsIntoRowRanges) {
   ASSERT_TRUE(nl.attention_norm.has_value());
   EXPECT_EQ(n->sources.at(nl.attention_norm->gamma.name).tensor, "encoder.layers.1.norm1.weight");
 
-  const Result<ModelFolder> gte = ModelFolder::read(kFamilies / "gte_cls");
+  const Result<ModelFolder> gte = ModelFolder::read(kFamilies / "gte_ntk_cls");
   ASSERT_TRUE(gte.ok());
   const Result<ModelWeights> g = ModelWeights::open(*gte);
   ASSERT_TRUE(g.ok()) << g.status().to_string();
@@ -234,6 +245,24 @@ TEST_F(RotaryRemoteFolderTest, SplitsTheFusedProjectionsIntoRowRanges) {
   EXPECT_EQ(gl.gate.weight.shape, (std::vector<std::uint64_t>{64, 32}));
   EXPECT_FALSE(gl.input.bias.has_value());
   EXPECT_TRUE(gl.output.bias.has_value());
+  // NTK scaling: the rotation's tables over the longest sequence, and q and k with each head's halves swapped.
+  ASSERT_TRUE(g->parameters.rotary_cos.has_value() && g->parameters.rotary_sin.has_value());
+  EXPECT_EQ(g->parameters.rotary_sin->shape, (std::vector<std::uint64_t>{48, 32}));
+  EXPECT_TRUE(g->sources.at("rotary.sin").rotary->sine);
+  ASSERT_TRUE(gl.key_swapped.has_value() && gl.key_swapped->bias.has_value());
+  EXPECT_EQ(gl.key_swapped->weight.shape, (std::vector<std::uint64_t>{32, 32}));
+  const std::vector<Parameter>& halves = g->stacked.at(gl.key_swapped->weight.name);
+  ASSERT_EQ(halves.size(), 8u);
+  EXPECT_EQ(g->sources.at(halves[0].name).first_row, 36u) << "k's first head, second half";
+  EXPECT_EQ(g->sources.at(halves[1].name).first_row, 32u);
+  EXPECT_EQ(g->sources.at(halves[7].name).first_row, 56u);
+  EXPECT_EQ(halves[0].shape, (std::vector<std::uint64_t>{4, 32}));
+  const Result<ModelFolder> plain = ModelFolder::read(kFamilies / "gte_types_mean_norm");
+  ASSERT_TRUE(plain.ok());
+  const Result<ModelWeights> unscaled = ModelWeights::open(*plain);
+  ASSERT_TRUE(unscaled.ok()) << unscaled.status().to_string();
+  EXPECT_FALSE(unscaled->parameters.rotary_cos.has_value());
+  EXPECT_FALSE(unscaled->parameters.rotary_layers[0].query_swapped.has_value());
 }
 
 TEST_F(RotaryRemoteFolderTest, RefusesMissingAndMisshapedTensorsByName) {
@@ -253,14 +282,14 @@ TEST_F(RotaryRemoteFolderTest, RefusesMissingAndMisshapedTensorsByName) {
           "nomic_mean_norm",
           [](auto& t) { std::erase_if(t, [](const auto& x) { return x.name.starts_with("embeddings.token_type"); }); }),
       "'embeddings.token_type_embeddings.weight' is missing");
-  expect_weights_refused(open_changed("gte_cls",
+  expect_weights_refused(open_changed("gte_ntk_cls",
                                       [](auto& t) {
                                         tensor(t, "encoder.layer.1.mlp.up_gate_proj.weight").shape = {64, 32};
                                       }),
                          "'encoder.layer.1.mlp.up_gate_proj.weight' is [64, 32], not [128, 32]");
   expect_weights_refused(
       open_changed(
-          "gte_cls",
+          "gte_ntk_cls",
           [](auto& t) { std::erase_if(t, [](const auto& x) { return x.name == "encoder.layer.1.mlp_ln.bias"; }); }),
       "'encoder.layer.1.mlp_ln.bias' is missing");
   expect_weights_refused(

@@ -66,6 +66,9 @@ struct EncoderConfig {
   std::vector<bool> sliding_layers;  // per layer: attends within local_window of each token, rotated with
   std::uint32_t local_window = 0;    // local_rope_theta (keys j with |i - j| <= local_window)
   double local_rope_theta = 0;
+  // Every rotary frequency times this (GTE's NTK scaling: factor^(-2 / head_dim) on the base rope_theta * factor);
+  // 1: the rotation of the rope op. Otherwise q and k are rotated through tables of cos and sin (model_graph.cpp).
+  double rope_scale = 1.0;
   bool norm_bias = true;     // the LayerNorms have biases
   bool mlp_bias = true;      // the gated block's input and gate linear layers have biases
   bool mlp_out_bias = true;  // its output linear layer has one

@@ -4,10 +4,13 @@
 // two halves of up_gate_proj (no bias), token-type embeddings where type_vocab_size is above 0. Only the base model
 // is read (an embedding head on its last hidden states).
 //
-// What the remote code can do and this family does not run is refused by name: RoPE scaling (its NTK scaling
-// multiplies every frequency by factor^(-2 / head_dim), which a rotation by integer positions and one base cannot
-// give), absolute positions, RMSNorm, unpacked q/k/v projections, log-n attention scaling.
+// Its NTK scaling (rope_scaling {"type": "ntk", "factor": f}) multiplies every frequency of the base rope_theta * f by
+// f^(-2 / head_dim), which a rotation by integer positions and one base cannot give: q and k are then rotated through
+// tables (EncoderConfig::rope_scale). What the remote code can do and this family does not run is refused by name:
+// mixed NTK scaling (mixed_b), absolute positions, RMSNorm, unpacked q/k/v projections, log-n attention scaling.
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "embed/families/families.hpp"
 
@@ -27,17 +30,31 @@ Status require_false(const Fields& fields, std::string_view field, std::string_v
   return Status();
 }
 
+// rope_theta and rope_scaling. The remote code's NTK scaling (NTKScalingRotaryEmbedding without mixed_b) rotates
+// at every position, as its cache is made for max_position_embeddings * factor from the start, by the frequencies
+// (theta * factor)^(-2i / head_dim) / factor^(2 / head_dim) when factor is above 1.
 Status read_rotary(const Fields& fields, EncoderConfig& config) {
   ACCEL_RETURN_IF_ERROR(require_string(fields, "position_embedding_type", "rope"));
   ACCEL_ASSIGN_OR_RETURN(config.rope_theta, fields.positive_or("rope_theta", 10000.0));
   if (!(config.rope_theta > 1.0)) return fields.error("rope_theta", "is not above 1");
-  config.local_rope_theta = config.rope_theta;
   if (fields.has("rope_scaling") && !fields.object().at("rope_scaling").is_null()) {
     const nlohmann::json& scaling = fields.object().at("rope_scaling");
-    const auto type = scaling.is_object() ? scaling.find("type") : scaling.end();
-    return fields.error("rope_scaling", fmt::format("{} scaling is not supported (only none)",
-                                                    type != scaling.end() ? type->dump() : scaling.dump()));
+    if (!scaling.is_object()) return fields.error("rope_scaling", "is not an object");
+    const auto type = scaling.find("type");
+    if (type == scaling.end() || *type != "ntk")
+      return fields.error("rope_scaling", fmt::format("{} scaling is not supported (only \"ntk\")",
+                                                      type != scaling.end() ? type->dump() : "untyped"));
+    if (scaling.contains("mixed_b") && !scaling.at("mixed_b").is_null())
+      return fields.error("rope_scaling", "mixed_b is not supported (mixed NTK scaling)");
+    const auto factor = scaling.find("factor");
+    if (factor == scaling.end() || !factor->is_number() || !(factor->get<double>() > 0))
+      return fields.error("rope_scaling", "has no positive factor");
+    if (factor->get<double>() > 1.0) {
+      config.rope_theta *= factor->get<double>();
+      config.rope_scale = factor->get<double>();  // made factor^(-2 / head_dim) once the heads are known
+    }
   }
+  config.local_rope_theta = config.rope_theta;
   return Status();
 }
 
@@ -80,6 +97,7 @@ Result<EncoderConfig> read_gte(const Fields& fields) {
     return fields.error("num_attention_heads", fmt::format("gives heads of {} columns; rotary attention here takes "
                                                            "even widths up to 128",
                                                            config.head_dim));
+  if (config.rope_scale != 1.0) config.rope_scale = std::pow(config.rope_scale, -2.0 / config.head_dim);
   return config;
 }
 

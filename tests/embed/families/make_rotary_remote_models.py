@@ -9,7 +9,7 @@ transformers, so this file holds a small PyTorch reference of each, written from
     as NomicBertModel does;
   - GTE: Alibaba-NLP/new-impl, modeling.py (NewModel, model_type "new", the code of gte-*-v1.5 and
     gte-multilingual-base): embeddings (words + token types where type_vocab_size > 0) and LayerNorm; per layer a
-    fused qkv_proj, RotaryEmbedding (rotate-half), o_proj, attn_ln(x + attention); NewGatedMLP
+    fused qkv_proj, RotaryEmbedding (rotate-half; NTKScalingRotaryEmbedding's fixed NTK scaling), o_proj, attn_ln(x + attention); NewGatedMLP
     down_proj(act(gate) * up) with [up, gate] the halves of up_gate_proj (no bias), mlp_ln(x + mlp).
 
 Weights are random (fixed seeds, linear layers drawn 0.2 wide as the ModernBERT models are, LayerNorms and biases
@@ -39,21 +39,25 @@ FAMILIES = HERE.parent / "data" / "families"
 HIDDEN, HEADS, LAYERS, INNER, POSITIONS, MAX_SEQ, INIT = 32, 4, 2, 64, 64, 48, 0.2
 
 
-def rotate(x, theta):
-    """x [tokens, heads, head_dim] rotated at positions 0.. as both modeling files do (halves, fp32 frequencies)."""
+def rotate(x, theta, ntk_factor=None):
+    """x [tokens, heads, head_dim] rotated at positions 0.. as both modeling files do (halves, fp32 frequencies);
+    with GTE's NTK factor as its NTKScalingRotaryEmbedding (mixed_b None) rotates at every position."""
     dim = x.shape[-1]
-    inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+    base = theta * ntk_factor if ntk_factor else theta
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+    if ntk_factor:
+        inv_freq = inv_freq / ntk_factor ** (2 / dim)
     freqs = torch.outer(torch.arange(x.shape[0], dtype=torch.float32), inv_freq)
     cos, sin = torch.cat([freqs.cos(), freqs.cos()], -1)[:, None], torch.cat([freqs.sin(), freqs.sin()], -1)[:, None]
     half = torch.cat([-x[..., dim // 2:], x[..., :dim // 2]], -1)
     return x * cos + half * sin
 
 
-def attend(qkv, heads, theta):
+def attend(qkv, heads, theta, ntk_factor=None):
     """qkv [tokens, 3 * hidden] (q, k, v of every head) -> [tokens, hidden]: bidirectional softmax attention."""
     tokens, width = qkv.shape[0], qkv.shape[1] // 3
     q, k, v = (t.reshape(tokens, heads, width // heads) for t in qkv.split(width, -1))
-    q, k = rotate(q, theta), rotate(k, theta)
+    q, k = rotate(q, theta, ntk_factor), rotate(k, theta, ntk_factor)
     scores = torch.einsum("qhd,khd->hqk", q, k) / math.sqrt(width // heads)
     return torch.einsum("hqk,khd->qhd", scores.softmax(-1), v).reshape(tokens, width)
 
@@ -113,9 +117,12 @@ class NewLayer(nn.Module):
         self.mlp_ln = nn.LayerNorm(hidden, eps=c["layer_norm_eps"])
         self.act = {"gelu": nn.functional.gelu, "silu": nn.functional.silu}[c["hidden_act"]]
         self.heads, self.theta, self.inner = c["num_attention_heads"], c["rope_theta"], inner
+        scaling = c["rope_scaling"]
+        self.ntk_factor = scaling["factor"] if scaling and scaling["factor"] > 1 else None
 
     def forward(self, x):
-        x = self.attn_ln(x + self.attention.o_proj(attend(self.attention.qkv_proj(x), self.heads, self.theta)))
+        attention = attend(self.attention.qkv_proj(x), self.heads, self.theta, self.ntk_factor)
+        x = self.attn_ln(x + self.attention.o_proj(attention))
         up, gate = self.mlp.up_gate_proj(x).split(self.inner, -1)
         return self.mlp_ln(x + self.mlp.down_proj(self.act(gate) * up))
 
@@ -169,14 +176,14 @@ def nomic_config(biases, activation):
             "torch_dtype": "float32"}
 
 
-def gte_config(types, activation):
+def gte_config(types, activation, rope_scaling=None):
     return {"architectures": ["NewModel"], "model_type": "new",
             "auto_map": {"AutoConfig": "Alibaba-NLP/new-impl--configuration.NewConfig",
                          "AutoModel": "Alibaba-NLP/new-impl--modeling.NewModel"},
             "vocab_size": 2000, "hidden_size": HIDDEN, "num_hidden_layers": LAYERS, "num_attention_heads": HEADS,
             "intermediate_size": INNER, "hidden_act": activation, "max_position_embeddings": POSITIONS,
             "type_vocab_size": types, "layer_norm_type": "layer_norm", "layer_norm_eps": 1e-12,
-            "position_embedding_type": "rope", "rope_theta": 2000.0, "rope_scaling": None, "pack_qkv": True,
+            "position_embedding_type": "rope", "rope_theta": 2000.0, "rope_scaling": rope_scaling, "pack_qkv": True,
             "unpad_inputs": False, "use_memory_efficient_attention": False, "logn_attention_scale": False,
             "logn_attention_clip1": False, "pad_token_id": 0, "hidden_dropout_prob": 0.1,
             "attention_probs_dropout_prob": 0.0, "torch_dtype": "float32"}
@@ -225,7 +232,7 @@ def main():
     models = [  # name, model, config, pooling, normalize, seed
         ("nomic_mean_norm", NomicBertModel, nomic_config(False, "swiglu"), "mean", True, 21),
         ("nomic_bias_geglu_cls", NomicBertModel, nomic_config(True, "geglu"), "cls", False, 22),
-        ("gte_cls", NewModel, gte_config(0, "gelu"), "cls", False, 23),
+        ("gte_ntk_cls", NewModel, gte_config(0, "gelu", {"factor": 2.0, "type": "ntk"}), "cls", False, 23),
         ("gte_types_mean_norm", NewModel, gte_config(1, "silu"), "mean", True, 24),
     ]
     refs = {"models": {}}
