@@ -303,21 +303,11 @@ Status convert_source(const std::string& parameter, DType dtype, std::uint64_t b
     return invalid_argument(fmt::format("{}: {} elements, fewer than the graph's {} bytes from row {}", name,
                                         view.elements(), bytes, source->second.first_row));
   if (source->second.minus_row) return convert_difference(dtype, bytes, file, name, source->second, place);
-  // Most weights are converted straight into their place; a table the graph reads only some rows of (one
-  // token-type row, positions up to the longest sequence) goes through a whole copy first.
-  if (skip == 0 && view.elements() * element_bytes == bytes) {
-    return dtype == DType::f32
-               ? file.copy_f32(name, {reinterpret_cast<float*>(place), view.elements()})
-               : file.copy_16bit(name, dtype, {reinterpret_cast<std::uint16_t*>(place), view.elements()});
-  }
-  if (dtype == DType::f32) {
-    ACCEL_ASSIGN_OR_RETURN(std::vector<float> values, file.to_f32(name));
-    std::memcpy(place, reinterpret_cast<const std::uint8_t*>(values.data()) + skip, bytes);
-  } else {
-    ACCEL_ASSIGN_OR_RETURN(std::vector<std::uint16_t> values, file.to_16bit(name, dtype));
-    std::memcpy(place, reinterpret_cast<const std::uint8_t*>(values.data()) + skip, bytes);
-  }
-  return Status();
+  // Each weight is converted straight into its place: the whole tensor, or the rows the graph reads of it (one
+  // token-type row, positions up to the longest sequence, a part of a fused projection).
+  const std::uint64_t first = source->second.first_row * row_elements, count = bytes / element_bytes;
+  return dtype == DType::f32 ? file.copy_f32(name, first, {reinterpret_cast<float*>(place), count})
+                             : file.copy_16bit(name, dtype, first, {reinterpret_cast<std::uint16_t*>(place), count});
 }
 
 // One parameter's rows, converted into its place in the weights buffer: from its source, or each part of a stacked
