@@ -50,7 +50,7 @@ TEST_F(FamiliesTest, TheRealSpladeCheckpointMatchesTransformers) {
 TEST_F(FamiliesTest, PackedNeighboursNeverChangeAResult) {
   for (const std::string name :
        {"roberta_max_norm", "distilbert_lasttoken", "xlmr_weightedmean_prompts", "qwen3_lasttoken_prompts",
-        "modernbert_mean_norm", "modernbert_bias_cls", "nomic_mean_norm", "gte_types_mean_norm"}) {
+        "modernbert_mean_norm", "modernbert_bias_cls", "nomic_mean_norm", "gte_types_mean_norm", "gte_ntk_cls"}) {
     std::shared_ptr<Model> model = load(name, 128);
     ASSERT_NE(model, nullptr);
     const std::vector<std::string> texts = strings(references().at("texts"));
