@@ -2,7 +2,8 @@
 // tests/embed/families/make_tiny_models.py): BERT, RoBERTa, XLM-RoBERTa and DistilBERT; the Qwen3 and Qwen2
 // decoders (causal grouped-query attention, rotary positions, left-padded in their references); ModernBERT (rotary,
 // global and sliding-window layers, GeGLU, with and without biases); NomicBert and GTE (post-norm rotary encoders
-// with SwiGLU/GeGLU blocks, against PyTorch references of their remote code); mean, max, cls,
+// with SwiGLU/GeGLU blocks, GTE's NTK-scaled rotation and its cross-encoder, against PyTorch references of their
+// remote code); mean, max, cls,
 // last-token, mean_sqrt_len and weighted-mean pooling; Dense and Normalize; prompts; folders of sentence-transformers 6
 // and of 2.x; bare checkpoints; cross-encoders; SPLADE. Then what the API adds: packing, dimensions, refusals.
 #include <gtest/gtest.h>

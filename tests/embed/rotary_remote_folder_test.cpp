@@ -210,8 +210,8 @@ TEST_F(RotaryRemoteFolderTest, RefusesWhatGteDoesNotRunNamingTheField) {
   expect_refused(
       name, [](auto& c) { c["rope_theta"] = 0.5; }, "rope_theta", "is not above 1");
   expect_refused(
-      name, [](auto& c) { c["architectures"] = {"NewForSequenceClassification"}; }, "architectures",
-      "a classifier head is not supported for the GTE family", true);
+      name, [](auto& c) { c["architectures"] = {"NewForMaskedLM"}; }, "architectures",
+      "a splade head is not supported for the GTE family", true);
 }
 
 TEST_F(RotaryRemoteFolderTest, SplitsTheFusedProjectionsIntoRowRanges) {
@@ -259,6 +259,18 @@ TEST_F(RotaryRemoteFolderTest, SplitsTheFusedProjectionsIntoRowRanges) {
   EXPECT_EQ(halves[0].shape, (std::vector<std::uint64_t>{4, 32}));
   const Result<ModelFolder> plain = ModelFolder::read(kFamilies / "gte_types_mean_norm");
   ASSERT_TRUE(plain.ok());
+  // The cross-encoder: NewForSequenceClassification's names under "new.", the whole token-type table for pairs.
+  const Result<ModelFolder> reranker = ModelFolder::read(kFamilies / "gte_reranker");
+  ASSERT_TRUE(reranker.ok()) << reranker.status().to_string();
+  EXPECT_EQ(reranker->head, Head::classifier);
+  const Result<ModelWeights> r = ModelWeights::open(*reranker);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_TRUE(r->parameters.token_types.has_value());
+  EXPECT_EQ(r->parameters.token_types->shape, (std::vector<std::uint64_t>{2, 32}));
+  EXPECT_EQ(r->sources.at(r->parameters.classifier_hidden->weight.name).tensor, "new.pooler.dense.weight");
+  EXPECT_EQ(r->sources.at(r->parameters.classifier_out->weight.name).tensor, "classifier.weight");
+  EXPECT_EQ(r->sources.at(r->parameters.rotary_layers[1].query.weight.name).tensor,
+            "new.encoder.layer.1.attention.qkv_proj.weight");
   const Result<ModelWeights> unscaled = ModelWeights::open(*plain);
   ASSERT_TRUE(unscaled.ok()) << unscaled.status().to_string();
   EXPECT_FALSE(unscaled->parameters.rotary_cos.has_value());

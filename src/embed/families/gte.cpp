@@ -1,8 +1,8 @@
 // GTE (NewModel, model_type "new"; Alibaba-NLP's gte-*-v1.5 and gte-multilingual-base, the remote code of
 // Alibaba-NLP/new-impl's modeling.py): a post-norm encoder without position table, its q and k rotated (rope, halves
 // rotated as GPT-NeoX does), one fused qkv_proj and a gated block down_proj(up * act(gate)) whose up and gate are the
-// two halves of up_gate_proj (no bias), token-type embeddings where type_vocab_size is above 0. Only the base model
-// is read (an embedding head on its last hidden states).
+// two halves of up_gate_proj (no bias), token-type embeddings where type_vocab_size is above 0. The base model (an
+// embedding head on its last hidden states) or NewForSequenceClassification (a cross-encoder); not NewForMaskedLM.
 //
 // Its NTK scaling (rope_scaling {"type": "ntk", "factor": f}) multiplies every frequency of the base rope_theta * f by
 // f^(-2 / head_dim), which a rotation by integer positions and one base cannot give: q and k are then rotated through
@@ -118,6 +118,12 @@ EncoderNames gte_names(std::uint32_t layers) {
   return names;
 }
 
+// NewForSequenceClassification (gte-multilingual-reranker-base): BERT's pooler on the first token, then the
+// classifier.
+ClassifierNames gte_classifier() {
+  return {.hidden = "pooler.dense", .activation = Activation::tanh, .out = "classifier"};
+}
+
 constexpr std::string_view kGteTypes[] = {"new"};
 
 }  // namespace
@@ -127,7 +133,7 @@ const Family kGteFamily{.name = "GTE",
                         .base_prefix = "new.",
                         .read_config = read_gte,
                         .encoder_names = gte_names,
-                        .classifier_names = nullptr,
+                        .classifier_names = gte_classifier,
                         .masked_lm_names = nullptr};
 
 }  // namespace accel::embed

@@ -20,7 +20,8 @@ reference model in float32, truncated at max_seq_length as sentence-transformers
 
     python tests/embed/families/make_rotary_remote_models.py OUT_DIR [--merge tests/embed/data/families]
 
-writes OUT_DIR/<model>/ and OUT_DIR/references.json; with --merge, copies the folders into that directory and adds
+writes OUT_DIR/<model>/ (four sentence-transformers folders, and gte_reranker: a bare NewForSequenceClassification
+checkpoint, scored over references.json's queries and passages) and OUT_DIR/references.json; with --merge, copies the folders into that directory and adds
 their references (and versions_rotary_remote) to its references.json. Needs torch, safetensors and tokenizers."""
 
 import argparse
@@ -149,6 +150,24 @@ class NewModel(nn.Module):
         return x
 
 
+class NewForSequenceClassification(nn.Module):
+    """The cross-encoder: NewModel with its pooler (dense + tanh on the first token), then the classifier."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.new = NewModel(c)
+        self.new.pooler = nn.Module()
+        self.new.pooler.dense = nn.Linear(c["hidden_size"], c["hidden_size"])
+        self.classifier = nn.Linear(c["hidden_size"], len(c["id2label"]))
+
+    def forward(self, ids, types):
+        x = self.new.embeddings.word_embeddings(ids) + self.new.embeddings.token_type_embeddings(types)
+        x = self.new.embeddings.LayerNorm(x)
+        for layer in self.new.encoder.layer:
+            x = layer(x)
+        return self.classifier(torch.tanh(self.new.pooler.dense(x[0])))
+
+
 def randomise(model, seed):
     torch.manual_seed(seed)
     with torch.no_grad():
@@ -207,6 +226,29 @@ def save(folder, model, config, pooling, normalize):
         shutil.copytree(source / "2_Normalize", folder / "2_Normalize")
 
 
+def save_bare(folder, model, config):
+    """A bare transformers checkpoint (no sentence-transformers files), as a cross-encoder is published."""
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    tensors = {name: p.detach().contiguous() for name, p in model.state_dict().items()}
+    save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    shutil.copy(FAMILIES / "bert_mean_dense_norm" / "tokenizer.json", folder)
+    shutil.copy(FAMILIES / "bert_reranker" / "tokenizer_config.json", folder)
+
+
+@torch.no_grad()
+def scores(model, queries, passages):
+    """Per query, one [score] per passage: each pair alone, cut longest-first to the positions (the tokenizer's
+    model_max_length, 512, is above them), with its token type ids."""
+    tok = Tokenizer.from_file(str(FAMILIES / "bert_mean_dense_norm" / "tokenizer.json"))
+    tok.enable_truncation(POSITIONS)
+    out = []
+    for q in queries:
+        pairs = [tok.encode(q, p) for p in passages]
+        out.append([model(torch.tensor(e.ids), torch.tensor(e.type_ids)).tolist() for e in pairs])
+    return out
+
+
 @torch.no_grad()
 def embed(model, texts, pooling, normalize):
     tok = Tokenizer.from_file(str(FAMILIES / "bert_mean_dense_norm" / "tokenizer.json"))
@@ -240,6 +282,13 @@ def main():
         model = randomise(cls(config), seed)
         save(args.out / name, model, config, pooling, normalize)
         refs["models"][name] = {"output": "dense", "embeddings": embed(model, texts, pooling, normalize)}
+    reranker = gte_config(2, "gelu", {"factor": 2.0, "type": "ntk"})
+    reranker.update(architectures=["NewForSequenceClassification"], id2label={"0": "LABEL_0"},
+                    label2id={"LABEL_0": 0})
+    model = randomise(NewForSequenceClassification(reranker), 25)
+    save_bare(args.out / "gte_reranker", model, reranker)
+    refs["models"]["gte_reranker"] = {
+        "output": "scores", "scores": scores(model, committed["queries"], committed["passages"])}
     refs["versions_rotary_remote"] = {"torch": torch.__version__}
     (args.out / "references.json").write_text(json.dumps(refs, ensure_ascii=False))
     if args.merge:
