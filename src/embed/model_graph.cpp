@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <span>
 #include <thread>
 
 namespace accel::embed {
@@ -40,19 +42,22 @@ class Builder {
                          static_cast<float>(folder_.config.layer_norm_eps), residual);
   }
 
+  // The word embeddings plus the token types' (the pair's type ids for a cross-encoder, else type 0's row), where the
+  // family has them.
+  Tensor with_token_types(const ModelParameters& p, Tensor words) {
+    if (!p.token_types) return words;
+    if (!takes_token_types(folder_)) return b_.binary(graph::BinaryOp::add, words, param(*p.token_types));
+    Tensor types = b_.input("types", DType::i32, {Dim::sym("tokens")});
+    return b_.binary(graph::BinaryOp::add, words, b_.gather(param(*p.token_types), types));
+  }
+
   // The encoder's (or decoder's) last hidden states, [tokens, hidden].
   Tensor encoder(const ModelParameters& p, Tensor ids, Tensor offsets) {
     if (folder_.config.decoder) return decoder(p, ids, offsets);
     if (folder_.config.rotary_encoder) return rotary_encoder(p, ids, offsets);
     const Dim tokens = Dim::sym("tokens");
-    Tensor words = b_.gather(param(p.word_embeddings), ids);
+    Tensor words = with_token_types(p, b_.gather(param(p.word_embeddings), ids));
     Tensor positions = b_.gather(param(p.position_embeddings), b_.sequence_positions(offsets, tokens));
-    if (p.token_types && takes_token_types(folder_)) {
-      Tensor types = b_.input("types", DType::i32, {tokens});
-      words = b_.binary(graph::BinaryOp::add, words, b_.gather(param(*p.token_types), types));
-    } else if (p.token_types) {
-      words = b_.binary(graph::BinaryOp::add, words, param(*p.token_types));
-    }
     Tensor x = norm(words, p.embeddings_norm, positions);
     const auto heads = static_cast<std::int32_t>(folder_.config.num_attention_heads);
     const auto max_length = static_cast<std::int32_t>(folder_.max_sequence_length());
@@ -102,8 +107,9 @@ class Builder {
     return b_.rms_norm(x, param(*p.final_norm), eps);
   }
 
-  // A rotary encoder (ModernBERT, family.hpp): pre-norm layers of bidirectional attention over rotary q and k, global
-  // or within the local window, and a GeGLU block, each added to the residual stream; a final LayerNorm.
+  // A rotary encoder (family.hpp): layers of bidirectional attention over rotary q and k, global or within the local
+  // window, and a gated block. Pre-norm (ModernBERT): each block's input normalised and the block added to the
+  // residual stream; a final LayerNorm. Post-norm (NomicBert, GTE): each block's output plus its input normalised.
   Tensor rotary_encoder(const ModelParameters& p, Tensor ids, Tensor offsets) {
     const EncoderConfig& c = folder_.config;
     const auto heads = static_cast<std::int32_t>(c.num_attention_heads);
@@ -111,21 +117,37 @@ class Builder {
     // A window reaching past the longest sequence is every key: the attention runs without one.
     const auto window = c.local_window >= folder_.max_sequence_length() ? 0 : static_cast<std::int32_t>(c.local_window);
     Tensor positions = b_.sequence_positions(offsets, Dim::sym("tokens"));
-    Tensor x = norm(b_.gather(param(p.word_embeddings), ids), p.embeddings_norm);
+    // Rotated by the rope op, or, with frequencies it cannot give, as x * cos + swapped(x) * sin from the tables.
+    std::optional<Tensor> cos, sin;
+    if (p.rotary_cos) cos = b_.gather(param(*p.rotary_cos), positions);
+    if (p.rotary_sin) sin = b_.gather(param(*p.rotary_sin), positions);
+    const auto rotated = [&](Tensor h, const LinearParameters& w, const std::optional<LinearParameters>& swapped,
+                             float theta) {
+      if (!swapped) return b_.rope(linear(h, w), positions, heads, theta);
+      return b_.binary(graph::BinaryOp::add, b_.binary(graph::BinaryOp::mul, linear(h, w), *cos),
+                       b_.binary(graph::BinaryOp::mul, linear(h, *swapped), *sin));
+    };
+    Tensor x = norm(with_token_types(p, b_.gather(param(p.word_embeddings), ids)), p.embeddings_norm);
     for (std::size_t i = 0; i < p.rotary_layers.size(); ++i) {
       const RotaryEncoderLayerParameters& layer = p.rotary_layers[i];
       const bool sliding = c.sliding_layers[i];
       const auto theta = static_cast<float>(sliding ? c.local_rope_theta : c.rope_theta);
-      Tensor h = layer.attention_norm ? norm(x, *layer.attention_norm) : x;
-      Tensor attended = b_.attention(b_.rope(linear(h, layer.query), positions, heads, theta),
-                                     b_.rope(linear(h, layer.key), positions, heads, theta), linear(h, layer.value),
-                                     offsets, heads, max_length, {.window = sliding ? window : 0});
+      Tensor h = layer.attention_norm && !c.post_norm ? norm(x, *layer.attention_norm) : x;
+      Tensor attended = b_.attention(rotated(h, layer.query, layer.query_swapped, theta),
+                                     rotated(h, layer.key, layer.key_swapped, theta), linear(h, layer.value), offsets,
+                                     heads, max_length, {.window = sliding ? window : 0});
+      if (c.post_norm) {
+        x = norm(linear(attended, layer.attention_output), *layer.attention_norm, x);
+        Tensor gated = b_.binary(graph::BinaryOp::mul, linear(x, layer.input, c.hidden_act), linear(x, layer.gate));
+        x = norm(linear(gated, layer.output), layer.mlp_norm, x);
+        continue;
+      }
       x = b_.binary(graph::BinaryOp::add, x, linear(attended, layer.attention_output));
       h = norm(x, layer.mlp_norm);
       Tensor gated = b_.binary(graph::BinaryOp::mul, linear(h, layer.input, c.hidden_act), linear(h, layer.gate));
       x = b_.binary(graph::BinaryOp::add, x, linear(gated, layer.output));
     }
-    return norm(x, *p.final_layer_norm);
+    return p.final_layer_norm ? norm(x, *p.final_layer_norm) : x;
   }
 
   Tensor head(const ModelParameters& p, Tensor x, Tensor offsets) {
@@ -220,6 +242,31 @@ Result<std::shared_ptr<const graph::Graph>> token_vectors_graph(const ModelFolde
 
 namespace {
 
+// f32 values rounded once to `dtype` into `place`.
+void store(DType dtype, std::span<const float> values, std::uint8_t* place) {
+  if (dtype == DType::f32) {
+    std::memcpy(place, values.data(), values.size() * 4);
+    return;
+  }
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::uint16_t bits = dtype == DType::bf16 ? to_bfloat16(values[i]).bits : to_half(values[i]).bits;
+    std::memcpy(place + i * 2, &bits, 2);
+  }
+}
+
+// A rotary table's `count` first values (ParameterSource::RotaryTable), each angle taken in double.
+std::vector<float> rotary_values(const ParameterSource::RotaryTable& table, std::size_t count) {
+  std::vector<float> values(count);
+  const std::uint32_t half = table.head_dim / 2;
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::size_t position = k / table.width, j = k % table.width % table.head_dim;
+    const double frequency = table.scale * std::pow(table.theta, -2.0 * static_cast<double>(j % half) / table.head_dim);
+    const double angle = static_cast<double>(position) * frequency;
+    values[k] = static_cast<float>(!table.sine ? std::cos(angle) : j < half ? -std::sin(angle) : std::sin(angle));
+  }
+  return values;
+}
+
 // Rows less other rows (ParameterSource::minus_row), taken in f32 and rounded once to the parameter's dtype.
 Status convert_difference(DType dtype, std::uint64_t bytes, const SafetensorsFile& file, const std::string& name,
                           const ParameterSource& source, std::uint8_t* place) {
@@ -230,15 +277,10 @@ Status convert_difference(DType dtype, std::uint64_t bytes, const SafetensorsFil
   if ((std::max(source.first_row, *source.minus_row) * row + count) > values.size())
     return invalid_argument(fmt::format("{}: {} elements, fewer than the graph's {} from rows {} and {}", name,
                                         view.elements(), count, source.first_row, *source.minus_row));
-  for (std::size_t i = 0; i < count; ++i) {
-    const float value = values[source.first_row * row + i] - values[*source.minus_row * row + i];
-    if (dtype == DType::f32) {
-      std::memcpy(place + i * 4, &value, 4);
-    } else {
-      const std::uint16_t bits = dtype == DType::bf16 ? to_bfloat16(value).bits : to_half(value).bits;
-      std::memcpy(place + i * 2, &bits, 2);
-    }
-  }
+  std::vector<float> difference(count);
+  for (std::size_t i = 0; i < count; ++i)
+    difference[i] = values[source.first_row * row + i] - values[*source.minus_row * row + i];
+  store(dtype, difference, place);
   return Status();
 }
 
@@ -247,6 +289,10 @@ Status convert_source(const std::string& parameter, DType dtype, std::uint64_t b
                       std::uint8_t* place) {
   const auto source = weights.sources.find(parameter);
   if (source == weights.sources.end()) return internal_error(fmt::format("no source for parameter '{}'", parameter));
+  if (source->second.rotary) {
+    store(dtype, rotary_values(*source->second.rotary, bytes / size_of(dtype)), place);
+    return Status();
+  }
   const SafetensorsFile& file = weights.files[source->second.file];
   const std::string& name = source->second.tensor;
   ACCEL_ASSIGN_OR_RETURN(const TensorView view, file.tensor(name));
@@ -257,21 +303,11 @@ Status convert_source(const std::string& parameter, DType dtype, std::uint64_t b
     return invalid_argument(fmt::format("{}: {} elements, fewer than the graph's {} bytes from row {}", name,
                                         view.elements(), bytes, source->second.first_row));
   if (source->second.minus_row) return convert_difference(dtype, bytes, file, name, source->second, place);
-  // Most weights are converted straight into their place; a table the graph reads only some rows of (one
-  // token-type row, positions up to the longest sequence) goes through a whole copy first.
-  if (skip == 0 && view.elements() * element_bytes == bytes) {
-    return dtype == DType::f32
-               ? file.copy_f32(name, {reinterpret_cast<float*>(place), view.elements()})
-               : file.copy_16bit(name, dtype, {reinterpret_cast<std::uint16_t*>(place), view.elements()});
-  }
-  if (dtype == DType::f32) {
-    ACCEL_ASSIGN_OR_RETURN(std::vector<float> values, file.to_f32(name));
-    std::memcpy(place, reinterpret_cast<const std::uint8_t*>(values.data()) + skip, bytes);
-  } else {
-    ACCEL_ASSIGN_OR_RETURN(std::vector<std::uint16_t> values, file.to_16bit(name, dtype));
-    std::memcpy(place, reinterpret_cast<const std::uint8_t*>(values.data()) + skip, bytes);
-  }
-  return Status();
+  // Each weight is converted straight into its place: the whole tensor, or the rows the graph reads of it (one
+  // token-type row, positions up to the longest sequence, a part of a fused projection).
+  const std::uint64_t first = source->second.first_row * row_elements, count = bytes / element_bytes;
+  return dtype == DType::f32 ? file.copy_f32(name, first, {reinterpret_cast<float*>(place), count})
+                             : file.copy_16bit(name, dtype, first, {reinterpret_cast<std::uint16_t*>(place), count});
 }
 
 // One parameter's rows, converted into its place in the weights buffer: from its source, or each part of a stacked

@@ -78,6 +78,21 @@ class Resolver {
     return linear;
   }
 
+  // A parameter made of `parts`' rows in order (ModelWeights::stacked), under `name`.
+  Parameter stacked(std::string name, const std::vector<Parameter>& parts) {
+    Parameter stacked{.name = std::move(name), .shape = parts.front().shape};
+    stacked.shape[0] = 0;
+    for (const Parameter& part : parts) stacked.shape[0] += part.shape[0];
+    weights_.stacked[stacked.name] = parts;
+    return stacked;
+  }
+
+  // A parameter whose values are computed (ParameterSource::rotary), not read.
+  Parameter computed(std::string name, Shape shape, ParameterSource::RotaryTable table) {
+    weights_.sources[name] = {.file = file_, .tensor = "", .first_row = 0, .minus_row = std::nullopt, .rotary = table};
+    return Parameter{.name = std::move(name), .shape = std::move(shape)};
+  }
+
   void problem(std::string text) {
     if (++problems_ <= kProblemsShown) shown_.push_back(std::move(text));
   }
@@ -124,17 +139,54 @@ void find_decoder(const EncoderConfig& c, const EncoderNames& names, Resolver& r
   p.final_norm = r.tensor(names.final_norm + ".weight", {hidden});
 }
 
-// A rotary encoder (ModernBERT): the fused Wqkv read as three parameters of its rows, Wi as two.
-void find_rotary_encoder(const EncoderConfig& c, const EncoderNames& names, Resolver& r, ModelParameters& p) {
+// The token-type table: the whole of it for a cross-encoder (indexed by the pair's type ids), else the row of type 0,
+// which every token of a single text reads.
+void find_token_types(const ModelFolder& folder, const EncoderNames& names, Resolver& r, ModelParameters& p) {
+  const EncoderConfig& c = folder.config;
+  if (names.token_type_embeddings.empty() || c.type_vocab_size == 0) return;
+  const bool pairs = folder.head == Head::classifier;
+  p.token_types = r.find(pairs ? names.token_type_embeddings : names.token_type_embeddings + "[0]",
+                         {names.token_type_embeddings}, {c.type_vocab_size, c.hidden_size}, 0, pairs ? 0 : 1, !pairs);
+}
+
+// q's (index 0) or k's (index 1) rows of the fused qkv with the halves of every head swapped: the second half's
+// rows, then the first's, head by head.
+LinearParameters swapped_halves(const EncoderConfig& c, const std::string& qkv, const char* part, std::uint64_t index,
+                                Resolver& r) {
+  const std::uint64_t hidden = c.hidden_size, head = c.head_size(), half = head / 2;
+  std::vector<Parameter> weights, biases;
+  for (std::uint64_t h = 0; h < c.num_attention_heads; ++h) {
+    for (const std::uint64_t second : {1, 0}) {
+      const std::string name = fmt::format("{}[{}.head{}.half{}]", qkv, part, h, second);
+      LinearParameters rows =
+          r.rows_of(qkv, name, 3 * hidden, hidden, index * hidden + h * head + second * half, half, c.qkv_bias);
+      weights.push_back(std::move(rows.weight));
+      if (rows.bias) biases.push_back(std::move(*rows.bias));
+    }
+  }
+  LinearParameters swapped{.weight = r.stacked(fmt::format("{}[{} swapped].weight", qkv, part), weights),
+                           .bias = std::nullopt};
+  if (c.qkv_bias) swapped.bias = r.stacked(fmt::format("{}[{} swapped].bias", qkv, part), biases);
+  return swapped;
+}
+
+// A rotary encoder (ModernBERT, NomicBert, GTE): the fused qkv read as three parameters of its rows; the gated
+// block's input and gate as two row ranges of one linear layer or as two layers.
+void find_rotary_encoder(const ModelFolder& folder, const EncoderNames& names, Resolver& r, ModelParameters& p) {
+  const EncoderConfig& c = folder.config;
   const std::uint64_t hidden = c.hidden_size, inner = c.intermediate_size;
   p.word_embeddings = r.tensor(names.word_embeddings, {c.vocab_size, hidden});
+  find_token_types(folder, names, r, p);
   p.embeddings_norm = r.norm(names.embeddings_norm, hidden, c.norm_bias);
   for (const RotaryEncoderLayerNames& layer : names.rotary_layers) {
     const auto qkv = [&](const char* part, std::uint64_t index) {
       return r.rows_of(layer.qkv, layer.qkv + "[" + part + "]", 3 * hidden, hidden, index * hidden, hidden, c.qkv_bias);
     };
     const auto mlp_in = [&](const char* part, std::uint64_t index) {
-      return r.rows_of(layer.mlp_in, layer.mlp_in + "[" + part + "]", 2 * inner, hidden, index * inner, inner,
+      if (!layer.mlp_gate.empty())
+        return r.linear(index == 0 ? layer.mlp_in : layer.mlp_gate, inner, hidden, c.mlp_bias);
+      const std::uint64_t rows = layer.gate_rows_first ? 1 - index : index;
+      return r.rows_of(layer.mlp_in, layer.mlp_in + "[" + part + "]", 2 * inner, hidden, rows * inner, inner,
                        c.mlp_bias);
     };
     RotaryEncoderLayerParameters l{.attention_norm = std::nullopt,
@@ -145,11 +197,27 @@ void find_rotary_encoder(const EncoderConfig& c, const EncoderNames& names, Reso
                                    .mlp_norm = r.norm(layer.mlp_norm, hidden, c.norm_bias),
                                    .input = mlp_in("input", 0),
                                    .gate = mlp_in("gate", 1),
-                                   .output = r.linear(layer.mlp_out, hidden, inner, c.mlp_bias)};
+                                   .output = r.linear(layer.mlp_out, hidden, inner, c.mlp_out_bias)};
     if (!layer.attention_norm.empty()) l.attention_norm = r.norm(layer.attention_norm, hidden, c.norm_bias);
+    if (c.rope_scale != 1.0 && !l.query.weight.name.empty()) {
+      l.query_swapped = swapped_halves(c, layer.qkv, "q", 0, r);
+      l.key_swapped = swapped_halves(c, layer.qkv, "k", 1, r);
+    }
     p.rotary_layers.push_back(std::move(l));
   }
-  p.final_layer_norm = r.norm(names.final_norm, hidden, c.norm_bias);
+  if (!names.final_norm.empty()) p.final_layer_norm = r.norm(names.final_norm, hidden, c.norm_bias);
+  if (c.rope_scale != 1.0) {
+    const auto table = [&](const char* name, bool sine) {
+      return r.computed(name, {folder.max_sequence_length(), hidden},
+                        {.theta = c.rope_theta,
+                         .scale = c.rope_scale,
+                         .head_dim = c.head_size(),
+                         .width = c.hidden_size,
+                         .sine = sine});
+    };
+    p.rotary_cos = table("rotary.cos", false);
+    p.rotary_sin = table("rotary.sin", true);
+  }
 }
 
 void find_encoder(const ModelFolder& folder, Resolver& r, ModelParameters& p) {
@@ -157,16 +225,12 @@ void find_encoder(const ModelFolder& folder, Resolver& r, ModelParameters& p) {
   const std::uint64_t hidden = c.hidden_size, inner = c.intermediate_size;
   const EncoderNames names = folder.family->encoder_names(c.num_hidden_layers);
   if (c.decoder) return find_decoder(c, names, r, p);
-  if (c.rotary_encoder) return find_rotary_encoder(c, names, r, p);
+  if (c.rotary_encoder) return find_rotary_encoder(folder, names, r, p);
   p.word_embeddings = r.tensor(names.word_embeddings, {c.vocab_size, hidden});
   p.position_embeddings = r.find(names.position_embeddings, {names.position_embeddings},
                                  {c.max_position_embeddings, hidden}, c.position_offset, folder.max_sequence_length())
                               .value_or(Parameter{});
-  if (!names.token_type_embeddings.empty()) {
-    const bool pairs = folder.head == Head::classifier;
-    p.token_types = r.find(pairs ? names.token_type_embeddings : names.token_type_embeddings + "[0]",
-                           {names.token_type_embeddings}, {c.type_vocab_size, hidden}, 0, pairs ? 0 : 1, !pairs);
-  }
+  find_token_types(folder, names, r, p);
   p.embeddings_norm = r.norm(names.embeddings_norm, hidden);
   for (const EncoderLayerNames& layer : names.layers)
     p.layers.push_back({.query = r.linear(layer.query, hidden, hidden),

@@ -54,11 +54,15 @@ struct DecoderLayerParameters {
   LinearParameters gate, up, down;
 };
 
-// A rotary encoder layer (ModernBERT): q, k and v are row ranges of the fused Wqkv, the GeGLU's input and gate
-// row ranges of Wi.
+// A rotary encoder layer (ModernBERT, NomicBert, GTE): q, k and v are row ranges of the fused qkv projection; the
+// gated block output(act(input(x)) * gate(x)), input and gate row ranges of one linear layer or two layers. The norms
+// come before their blocks (pre-norm) or after their residual adds (EncoderConfig::post_norm).
 struct RotaryEncoderLayerParameters {
-  std::optional<NormParameters> attention_norm;  // absent in the first layer
+  std::optional<NormParameters> attention_norm;  // absent in a pre-norm encoder's first layer
   LinearParameters query, key, value, attention_output;
+  // Where the rotation goes through tables (EncoderConfig::rope_scale): q and k with the halves of each head swapped
+  // (stacked parameters of their row ranges), which times the sine table is rotate_half's term.
+  std::optional<LinearParameters> query_swapped, key_swapped;
   NormParameters mlp_norm;
   LinearParameters input, gate, output;
 };
@@ -74,7 +78,9 @@ struct ModelParameters {
   std::vector<DecoderLayerParameters> decoder_layers;       // a decoder's layers (then the fields above but the word
   std::optional<Parameter> final_norm;                      // embeddings are empty), and its last RMSNorm's gamma
   std::vector<RotaryEncoderLayerParameters> rotary_layers;  // a rotary encoder's (with embeddings_norm)
-  std::optional<NormParameters> final_layer_norm;           // a rotary encoder's last LayerNorm
+  std::optional<NormParameters> final_layer_norm;           // a pre-norm rotary encoder's last LayerNorm
+  // The rotation's tables [max sequence length, hidden] where it goes through them (EncoderConfig::rope_scale).
+  std::optional<Parameter> rotary_cos, rotary_sin;
 
   std::vector<LinearParameters> dense;                // Head::embedding: the Dense modules, in order
   std::optional<LinearParameters> classifier_hidden;  // Head::classifier, but a yes/no reranker's
@@ -95,6 +101,15 @@ struct ParameterSource {
   std::string tensor;
   std::uint64_t first_row = 0;
   std::optional<std::uint64_t> minus_row;
+  // Values computed rather than read (no tensor): a rotary table [positions, heads * head_dim] whose row p, column
+  // h * head_dim + j holds cos(p w_i), or for `sine` sin(p w_i) negated in a head's first half, i = j mod
+  // (head_dim / 2) and w_i = scale * theta^(-2i / head_dim).
+  struct RotaryTable {
+    double theta = 0, scale = 1;
+    std::uint32_t head_dim = 0, width = 0;  // width: the columns of a row, heads * head_dim
+    bool sine = false;
+  };
+  std::optional<RotaryTable> rotary;
 };
 
 struct ModelWeights {

@@ -320,8 +320,27 @@ Result<TensorView> SafetensorsFile::float_tensor(std::string_view name, std::siz
   return view;
 }
 
+Result<TensorView> SafetensorsFile::float_range(std::string_view name, std::uint64_t first, std::size_t count) const {
+  ACCEL_ASSIGN_OR_RETURN(TensorView view, tensor(name));
+  if (!is_float(view.dtype)) return error(name, fmt::format("is {}, not a float type", to_string(view.dtype)));
+  if (first > view.elements() || count > view.elements() - first)
+    return error(name, fmt::format("has {} elements, not {} from element {}", view.elements(), count, first));
+  view.bytes = view.bytes.subspan(first * size_of(view.dtype), count * size_of(view.dtype));
+  return view;
+}
+
 Status SafetensorsFile::copy_f32(std::string_view name, std::span<float> out) const {
-  ACCEL_ASSIGN_OR_RETURN(const TensorView view, float_tensor(name, out.size()));
+  ACCEL_RETURN_IF_ERROR(float_tensor(name, out.size()).status());
+  return copy_f32(name, 0, out);
+}
+
+Status SafetensorsFile::copy_16bit(std::string_view name, DType target, std::span<std::uint16_t> out) const {
+  ACCEL_RETURN_IF_ERROR(float_tensor(name, out.size()).status());
+  return copy_16bit(name, target, 0, out);
+}
+
+Status SafetensorsFile::copy_f32(std::string_view name, std::uint64_t first, std::span<float> out) const {
+  ACCEL_ASSIGN_OR_RETURN(const TensorView view, float_range(name, first, out.size()));
   if (view.dtype == StoredDType::f32) {
     if (!out.empty()) std::memcpy(out.data(), view.bytes.data(), view.bytes.size());
   } else {
@@ -330,10 +349,11 @@ Status SafetensorsFile::copy_f32(std::string_view name, std::span<float> out) co
   return Status();
 }
 
-Status SafetensorsFile::copy_16bit(std::string_view name, DType target, std::span<std::uint16_t> out) const {
+Status SafetensorsFile::copy_16bit(std::string_view name, DType target, std::uint64_t first,
+                                   std::span<std::uint16_t> out) const {
   if (target != DType::f16 && target != DType::bf16)
     return error(name, fmt::format("cannot convert to {}: only f16 and bf16 are 16-bit", accel::to_string(target)));
-  ACCEL_ASSIGN_OR_RETURN(const TensorView view, float_tensor(name, out.size()));
+  ACCEL_ASSIGN_OR_RETURN(const TensorView view, float_range(name, first, out.size()));
   if (to_dtype(view.dtype) == target) {
     if (!out.empty()) std::memcpy(out.data(), view.bytes.data(), view.bytes.size());
     return Status();
@@ -350,7 +370,7 @@ Status SafetensorsFile::copy_16bit(std::string_view name, DType target, std::spa
   });
   // A weight past f16's range would silently become an infinity and poison every result it touches.
   if (overflow)
-    return error(name, fmt::format("element {} ({}) is out of f16's range", overflow->first, overflow->second));
+    return error(name, fmt::format("element {} ({}) is out of f16's range", first + overflow->first, overflow->second));
   return Status();
 }
 

@@ -82,6 +82,11 @@ class SafetensorsFile {
   // each weight straight into the buffer that goes to the device).
   [[nodiscard]] Status copy_f32(std::string_view name, std::span<float> out) const;
   [[nodiscard]] Status copy_16bit(std::string_view name, DType target, std::span<std::uint16_t> out) const;
+  // The same conversions of the out.size() elements from element `first` on (some rows of a tensor: a fused
+  // projection's part); invalid_argument when they are not all in the tensor.
+  [[nodiscard]] Status copy_f32(std::string_view name, std::uint64_t first, std::span<float> out) const;
+  [[nodiscard]] Status copy_16bit(std::string_view name, DType target, std::uint64_t first,
+                                  std::span<std::uint16_t> out) const;
 
  private:
   struct Mapping;
@@ -97,6 +102,8 @@ class SafetensorsFile {
   [[nodiscard]] Status error(std::string_view tensor, std::string_view what) const;
   // The float tensor `name`, if it has exactly `out_elements` elements.
   [[nodiscard]] Result<TensorView> float_tensor(std::string_view name, std::size_t out_elements) const;
+  // Elements [first, first + count) of the float tensor `name`, as a view of their own.
+  [[nodiscard]] Result<TensorView> float_range(std::string_view name, std::uint64_t first, std::size_t count) const;
 
   std::filesystem::path path_;
   std::unique_ptr<Mapping> mapping_;

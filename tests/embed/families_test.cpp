@@ -1,7 +1,9 @@
 // Every family and head on the CPU device in f32 against transformers and sentence-transformers (references.json,
 // tests/embed/families/make_tiny_models.py): BERT, RoBERTa, XLM-RoBERTa and DistilBERT; the Qwen3 and Qwen2
 // decoders (causal grouped-query attention, rotary positions, left-padded in their references); ModernBERT (rotary,
-// global and sliding-window layers, GeGLU, with and without biases); mean, max, cls,
+// global and sliding-window layers, GeGLU, with and without biases); NomicBert and GTE (post-norm rotary encoders
+// with SwiGLU/GeGLU blocks, GTE's NTK-scaled rotation and its cross-encoder, against PyTorch references of their
+// remote code); mean, max, cls,
 // last-token, mean_sqrt_len and weighted-mean pooling; Dense and Normalize; prompts; folders of sentence-transformers 6
 // and of 2.x; bare checkpoints; cross-encoders; SPLADE. Then what the API adds: packing, dimensions, refusals.
 #include <gtest/gtest.h>
@@ -47,8 +49,9 @@ TEST_F(FamiliesTest, TheRealSpladeCheckpointMatchesTransformers) {
 
 // A sequence's result does not depend on what it is packed with: each text alone equals the batch's row.
 TEST_F(FamiliesTest, PackedNeighboursNeverChangeAResult) {
-  for (const std::string name : {"roberta_max_norm", "distilbert_lasttoken", "xlmr_weightedmean_prompts",
-                                 "qwen3_lasttoken_prompts", "modernbert_mean_norm", "modernbert_bias_cls"}) {
+  for (const std::string name :
+       {"roberta_max_norm", "distilbert_lasttoken", "xlmr_weightedmean_prompts", "qwen3_lasttoken_prompts",
+        "modernbert_mean_norm", "modernbert_bias_cls", "nomic_mean_norm", "gte_types_mean_norm", "gte_ntk_cls"}) {
     std::shared_ptr<Model> model = load(name, 128);
     ASSERT_NE(model, nullptr);
     const std::vector<std::string> texts = strings(references().at("texts"));

@@ -197,7 +197,7 @@ TEST_F(ModelFolderTest, RefusesWhatTheEncoderDoesNotCompute) {
   };
   expect_refused(changed(R"("bert")", R"("gpt2")"), "config.json", "model_type",
                  "'gpt2' is not supported (supported: bert, roberta, xlm-roberta, camembert, distilbert, qwen3, qwen2, "
-                 "modernbert)");
+                 "modernbert, nomic_bert, new)");
   expect_refused(changed(R"("hidden_act": "gelu")", R"("hidden_act": "quick_gelu")"), "config.json", "hidden_act",
                  "'quick_gelu' is not supported");
   expect_refused(changed(R"("absolute")", R"("relative_key")"), "config.json", "position_embedding_type",

@@ -117,6 +117,30 @@ TEST_F(SafetensorsFileTest, RefusesAValuePastF16sRangeRatherThanMakingAnInfinity
   EXPECT_TRUE(file->to_16bit("big", DType::bf16).ok());
 }
 
+TEST_F(SafetensorsFileTest, ConvertsSomeElementsFromAnyOneAndRefusesARangePastTheEnd) {
+  const Result<SafetensorsFile> file = SafetensorsFile::open(
+      write(R"({"w":{"dtype":"F32","shape":[3,2],"data_offsets":[0,24]},"h":{"dtype":"F16","shape":[3],)"
+            R"("data_offsets":[24,30]}})",
+            bytes_of<float>({1.0f, 2.0f, 3.0f, 1e6f, 5.0f, 6.0f}) + bytes_of<std::uint16_t>({0x3c00, 0xc000, 0x4000})));
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  std::vector<float> rows(2);
+  ASSERT_TRUE(file->copy_f32("w", 4, rows).ok());
+  EXPECT_THAT(rows, ::testing::ElementsAre(5.0f, 6.0f));
+  std::vector<std::uint16_t> bits(2);
+  ASSERT_TRUE(file->copy_16bit("h", DType::f16, 1, bits).ok());
+  EXPECT_THAT(bits, ::testing::ElementsAre(0xc000, 0x4000));  // bit for bit
+  ASSERT_TRUE(file->copy_16bit("w", DType::bf16, 0, bits).ok());
+  EXPECT_THAT(bits, ::testing::ElementsAre(0x3f80, 0x4000));
+  const Status overflow = file->copy_16bit("w", DType::f16, 2, bits);
+  EXPECT_THAT(std::string(overflow.message()), HasSubstr("element 3 (1000000) is out of f16's range"));
+  const Status past = file->copy_f32("w", 5, rows);
+  EXPECT_EQ(past.code(), Code::invalid_argument);
+  EXPECT_THAT(std::string(past.message()), HasSubstr("'w': has 6 elements, not 2 from element 5"));
+  EXPECT_EQ(file->copy_f32("w", 7, std::span<float>()).code(), Code::invalid_argument);
+  // The whole-tensor forms still want the tensor's exact size.
+  EXPECT_EQ(file->copy_f32("w", rows).code(), Code::invalid_argument);
+}
+
 TEST_F(SafetensorsFileTest, RefusesMissingAndTruncatedFiles) {
   expect_refused(dir_.path() / "absent.safetensors", {"cannot open"});
   expect_refused(write(""), {"shorter than the 8-byte header length"});

@@ -1,7 +1,8 @@
 // Model::embed_token_vectors and Model::decode on the CPU device with the tiny family models: the per-token vectors
 // are the encoder's states the head pools (pooled here as the folder's pooling says, they give embed()'s rows), they
 // do not depend on what they are packed with or how the batch is cut into runs, and a cross-encoder (token types)
-// answers them too. decode gives back the text the ids were tokenised from.
+// answers them too; the rotary families' first vectors are their cls embeddings. decode gives back the text the ids
+// were tokenised from.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -87,6 +88,23 @@ TEST_F(TokenVectorsTest, TheLastTokenVectorIsTheLastTokenEmbedding) {
     if (model->info().normalized) expected = unit(std::move(expected));
     for (std::uint32_t d = 0; d < expected.size(); ++d)
       ASSERT_NEAR(expected[d], both.pooled.row(s)[d], 1e-5) << "text " << s;
+  }
+}
+
+// The post-norm rotary encoders, GTE's rotated through tables (its token-vectors graph reads them from the model's
+// weights buffer too).
+TEST_F(TokenVectorsTest, TheFirstTokenVectorIsTheClsEmbeddingOfTheRotaryRemoteFamilies) {
+  for (const std::string name : {"nomic_bias_geglu_cls", "gte_ntk_cls"}) {
+    std::shared_ptr<Model> model = load(name);
+    ASSERT_NE(model, nullptr);
+    const std::vector<std::string> texts = strings(references().at("texts"));
+    const Both both = run_both(*model, texts);
+    ASSERT_EQ(both.vectors.values.size(), both.tokens.ids.size() * model->info().hidden);
+    for (std::size_t s = 0; s < texts.size(); ++s) {
+      const std::span<const float> first = both.vectors.row(both.tokens.offsets[s]);
+      for (std::uint32_t d = 0; d < first.size(); ++d)
+        ASSERT_NEAR(first[d], both.pooled.row(s)[d], 1e-5) << name << " text " << s;
+    }
   }
 }
 

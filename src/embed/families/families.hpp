@@ -11,5 +11,7 @@ extern const Family kDistilbertFamily;  // distilbert.cpp
 extern const Family kQwen3Family;       // qwen.cpp
 extern const Family kQwen2Family;       // qwen.cpp
 extern const Family kModernBertFamily;  // modernbert.cpp
+extern const Family kNomicBertFamily;   // nomic_bert.cpp
+extern const Family kGteFamily;         // gte.cpp
 
 }  // namespace accel::embed

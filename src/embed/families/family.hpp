@@ -8,7 +8,10 @@
 //     residual around it; a final RMSNorm;
 //   - pre-norm rotary encoders (ModernBERT): token embeddings and a LayerNorm, then layers of LayerNorm,
 //     bidirectional attention over rotary q and k (global, or within a sliding window of each token), LayerNorm and
-//     a GeGLU block, each with a residual around it; a final LayerNorm.
+//     a GeGLU block, each with a residual around it; a final LayerNorm;
+//   - post-norm rotary encoders (NomicBert, GTE): token embeddings (and token type 0's row) and a LayerNorm, then
+//     layers of bidirectional attention over rotary q and k and a gated block, each followed by a LayerNorm of it
+//     plus its residual, as BERT's; no final norm.
 //
 // Adding a family is one file in this folder defining a Family, and one line in registry.cpp.
 #pragma once
@@ -56,14 +59,19 @@ struct EncoderConfig {
   bool causal = true;                     // false where config.json's is_causal says so (gte-Qwen2's bidirectional
                                           // attention); transformers' own Qwen classes are always causal
 
-  // Rotary encoders only (ModernBERT; decoder false, layer_norm_eps the LayerNorms' epsilon, rope_theta the global
-  // layers' base, qkv_bias and output_bias the attention's biases).
+  // Rotary encoders only (ModernBERT, NomicBert, GTE; decoder false, layer_norm_eps the LayerNorms' epsilon,
+  // rope_theta the global layers' base, qkv_bias and output_bias the attention's biases).
   bool rotary_encoder = false;
+  bool post_norm = false;            // NomicBert, GTE: each block's LayerNorm after its residual add, and no final norm
   std::vector<bool> sliding_layers;  // per layer: attends within local_window of each token, rotated with
   std::uint32_t local_window = 0;    // local_rope_theta (keys j with |i - j| <= local_window)
   double local_rope_theta = 0;
-  bool norm_bias = true;  // the LayerNorms have biases
-  bool mlp_bias = true;   // the GeGLU block's linear layers have biases
+  // Every rotary frequency times this (GTE's NTK scaling: factor^(-2 / head_dim) on the base rope_theta * factor);
+  // 1: the rotation of the rope op. Otherwise q and k are rotated through tables of cos and sin (model_graph.cpp).
+  double rope_scale = 1.0;
+  bool norm_bias = true;     // the LayerNorms have biases
+  bool mlp_bias = true;      // the gated block's input and gate linear layers have biases
+  bool mlp_out_bias = true;  // its output linear layer has one
 
   [[nodiscard]] std::uint32_t head_size() const noexcept {
     return head_dim != 0 ? head_dim : hidden_size / num_attention_heads;
@@ -88,11 +96,16 @@ struct DecoderLayerNames {
       down;
 };
 
-// A rotary encoder layer's stems (ModernBERT): attention_norm empty where the layer has none (the first); qkv one
-// linear layer whose rows are q, k, then v; mlp_in one whose rows are a GeGLU's input, then its gate:
-// mlp_out(act(input(x)) * gate(x)).
+// A rotary encoder layer's stems: qkv one linear layer whose rows are q, k, then v; the gated block
+// mlp_out(act(input(x)) * gate(x)), where mlp_in is one linear layer whose rows are the input, then the gate
+// (ModernBERT's Wi), or the gate, then the input where gate_rows_first (GTE's up_gate_proj), or, where mlp_gate is
+// set, the input alone and mlp_gate the gate (NomicBert's fc12 and fc11). Pre-norm (ModernBERT): attention_norm
+// before the attention, empty where the layer has none (the first), mlp_norm before the gated block. Post-norm
+// (EncoderConfig::post_norm): attention_norm after the attention's residual add, mlp_norm after the block's.
 struct RotaryEncoderLayerNames {
   std::string attention_norm, qkv, attention_output, mlp_norm, mlp_in, mlp_out;
+  std::string mlp_gate;
+  bool gate_rows_first = false;
 };
 
 struct EncoderNames {
@@ -102,7 +115,7 @@ struct EncoderNames {
   std::vector<EncoderLayerNames> layers;               // an encoder's
   std::vector<DecoderLayerNames> decoder_layers;       // a decoder's
   std::vector<RotaryEncoderLayerNames> rotary_layers;  // a rotary encoder's
-  std::string final_norm;  // a decoder's last RMSNorm, a rotary encoder's last LayerNorm (a stem)
+  std::string final_norm;  // a decoder's last RMSNorm, a pre-norm rotary encoder's last LayerNorm (a stem)
 };
 
 // A sequence classifier (a cross-encoder reranker): the first token's state through `hidden` and `activation`,

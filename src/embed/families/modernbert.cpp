@@ -109,6 +109,7 @@ Result<EncoderConfig> read_modernbert(const Fields& fields) {
   ACCEL_ASSIGN_OR_RETURN(config.qkv_bias, fields.boolean_or("attention_bias", false));
   config.output_bias = config.qkv_bias;
   ACCEL_ASSIGN_OR_RETURN(config.mlp_bias, fields.boolean_or("mlp_bias", false));
+  config.mlp_out_bias = config.mlp_bias;
   ACCEL_ASSIGN_OR_RETURN(const std::uint32_t local_attention, fields.u32_or("local_attention", 128));
   config.local_window = local_attention / 2;
   if (config.local_window == 0) return fields.error("local_attention", "is below 2 (a window of no key)");

@@ -10,8 +10,8 @@
 namespace accel::embed {
 namespace {
 
-constexpr const Family* kFamilies[] = {&kBertFamily,  &kRobertaFamily, &kDistilbertFamily,
-                                       &kQwen3Family, &kQwen2Family,   &kModernBertFamily};
+constexpr const Family* kFamilies[] = {&kBertFamily,  &kRobertaFamily,    &kDistilbertFamily, &kQwen3Family,
+                                       &kQwen2Family, &kModernBertFamily, &kNomicBertFamily,  &kGteFamily};
 
 }  // namespace
 
