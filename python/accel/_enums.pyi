@@ -3,9 +3,10 @@ python/tests/test_enums.py checks that this file lists the same)."""
 
 import enum
 
-__all__ = ["Activation", "BiasVector", "Diagonal", "Distribution", "EigenJob", "FftDirection", "FftNormalization",
-           "FftType", "Fill", "GemmCompute", "Generator", "MatrixOrder", "Side", "SparseFormat", "SparseStructure",
-           "SvdJob", "TensorCompute", "Transpose"]
+__all__ = ["Activation", "BiasVector", "BinaryOp", "CollectiveKind", "Diagonal", "Distribution", "EigenJob",
+           "ExecuteMode", "FftDirection", "FftNormalization", "FftType", "Fill", "GemmCompute", "Generator",
+           "MatrixOrder", "Padding", "PlacementPolicy", "PoolMode", "ReduceOp", "Side", "SparseFormat",
+           "SparseStructure", "SvdJob", "TensorCompute", "Transpose"]
 
 
 class Activation(enum.StrEnum):
@@ -26,6 +27,23 @@ class BiasVector(enum.StrEnum):
     per_channel = "per_channel"
 
 
+class BinaryOp(enum.StrEnum):
+    add = "add"
+    sub = "sub"
+    mul = "mul"
+    div = "div"
+
+
+class CollectiveKind(enum.StrEnum):
+    all_reduce = "all_reduce"
+    all_gather = "all_gather"
+    reduce_scatter = "reduce_scatter"
+    broadcast = "broadcast"
+    reduce = "reduce"
+    send = "send"
+    recv = "recv"
+
+
 class Diagonal(enum.StrEnum):
     non_unit = "non_unit"
     unit = "unit"
@@ -42,6 +60,12 @@ class Distribution(enum.StrEnum):
 class EigenJob(enum.StrEnum):
     values = "values"
     values_and_vectors = "values_and_vectors"
+
+
+class ExecuteMode(enum.StrEnum):
+    automatic = "automatic"
+    replay = "replay"
+    direct = "direct"
 
 
 class FftDirection(enum.StrEnum):
@@ -81,6 +105,34 @@ class Generator(enum.StrEnum):
 class MatrixOrder(enum.StrEnum):
     row_major = "row_major"
     column_major = "column_major"
+
+
+class Padding(enum.StrEnum):
+    zero = "zero"
+    repeat_last = "repeat_last"
+
+
+class PlacementPolicy(enum.StrEnum):
+    least_loaded = "least_loaded"
+    round_robin = "round_robin"
+    most_free_memory = "most_free_memory"
+
+
+class PoolMode(enum.StrEnum):
+    mean = "mean"
+    max = "max"
+    first = "first"
+    last = "last"
+    mean_sqrt_length = "mean_sqrt_length"
+    weighted_mean = "weighted_mean"
+
+
+class ReduceOp(enum.StrEnum):
+    sum = "sum"
+    prod = "prod"
+    min = "min"
+    max = "max"
+    avg = "avg"
 
 
 class Side(enum.StrEnum):

@@ -19,6 +19,12 @@ EXPECTED = {
     "Distribution": ["uniform", "normal", "log_normal", "poisson", "bits"],
     "TensorCompute": ["standard", "float32", "float64", "float16", "bfloat16", "tf32", "tf32x3"],
     "SparseFormat": ["csr", "csc", "coo", "blocked_ell"], "SparseStructure": ["checked_each_use", "fixed"],
+    "PlacementPolicy": ["least_loaded", "round_robin", "most_free_memory"],
+    "BinaryOp": ["add", "sub", "mul", "div"], "Padding": ["zero", "repeat_last"],
+    "PoolMode": ["mean", "max", "first", "last", "mean_sqrt_length", "weighted_mean"],
+    "ExecuteMode": ["automatic", "replay", "direct"],
+    "CollectiveKind": ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "send", "recv"],
+    "ReduceOp": ["sum", "prod", "min", "max", "avg"],
 }
 
 

@@ -26,6 +26,7 @@
 
 #include "python/bindings.hpp"
 #include "python/futures.hpp"
+#include "python/recording.hpp"
 
 #include "accel/libs/blas/gemm.hpp"
 
@@ -49,6 +50,17 @@ struct EnumNames;
                                             nb::cast<std::string>(nb::repr(value)))));
 }
 
+// The enumerator `value` names (a str, or a member of the accel StrEnum); InvalidArgument listing them otherwise.
+template <class E>
+E enum_from_python(nb::handle value, std::string_view request, std::string_view name) {
+  std::vector<std::string> names;
+  for (const auto& [member, member_name] : EnumNames<E>::values) {
+    if (nb::isinstance<nb::str>(value) && nb::cast<std::string>(value) == member_name) return member;
+    names.emplace_back(member_name);
+  }
+  refuse_argument(request, name, fmt::format("one of '{}'", fmt::join(names, "', '")), value);
+}
+
 template <class T>
 T from_python(nb::handle value, std::string_view request, std::string_view name, const PyDevice& device) {
   auto wrong = [&](std::string_view expected) { refuse_argument(request, name, expected, value); };
@@ -64,12 +76,7 @@ T from_python(nb::handle value, std::string_view request, std::string_view name,
     if (!nb::isinstance<nb::bool_>(value)) wrong("a bool");
     return nb::cast<bool>(value);
   } else if constexpr (std::is_enum_v<T>) {
-    std::vector<std::string> names;
-    for (const auto& [member, member_name] : EnumNames<T>::values) {
-      if (nb::isinstance<nb::str>(value) && nb::cast<std::string>(value) == member_name) return member;
-      names.emplace_back(member_name);
-    }
-    refuse_argument(request, name, fmt::format("one of '{}'", fmt::join(names, "', '")), value);
+    return enum_from_python<T>(value, request, name);
   } else if constexpr (std::is_integral_v<T>) {
     if (!nb::isinstance<nb::int_>(value) || nb::isinstance<nb::bool_>(value)) wrong("an int");
     try {
@@ -186,7 +193,18 @@ struct EnumNames<Transpose> {
   static constexpr std::array values{std::pair{Transpose::none, "none"}, std::pair{Transpose::transpose, "transpose"}};
 };
 
-// Device.<name>(**kwargs) -> Future for a request answering Done.
+template <>
+struct EnumNames<Activation> {
+  static constexpr const char* python_name = "Activation";
+  static constexpr std::array values{
+      std::pair{Activation::identity, "identity"},   std::pair{Activation::relu, "relu"},
+      std::pair{Activation::gelu_tanh, "gelu_tanh"}, std::pair{Activation::silu, "silu"},
+      std::pair{Activation::gelu_erf, "gelu_erf"},   std::pair{Activation::sigmoid, "sigmoid"},
+      std::pair{Activation::tanh, "tanh"},           std::pair{Activation::log1p_relu, "log1p_relu"}};
+};
+
+// Device.<name>(**kwargs) -> Future for a request answering Done; inside a `with recording:` block of this thread
+// for this device (recording.hpp), the request is recorded instead and the call returns None.
 template <class Request>
 void bind_request(nb::class_<PyDevice>& device_class, std::string name, std::vector<Field<Request>> fields) {
   // nanobind keeps the name and docstring pointers: they live as long as the module.
@@ -196,9 +214,13 @@ void bind_request(nb::class_<PyDevice>& device_class, std::string name, std::vec
   const char* method = texts.emplace_back(binding.name).c_str();
   device_class.def(
       method,
-      [binding = std::move(binding)](const PyDevice& device, nb::kwargs arguments) {
+      [binding = std::move(binding)](const PyDevice& device, nb::kwargs arguments) -> nb::object {
         Request request = binding.build(device, arguments);
-        return make_done_future(send_released([&] { return device.device.ask(std::move(request)); }));
+        if (PyRecording* recording = active_recording(device)) {
+          recording->record(std::move(request), arguments);
+          return nb::none();
+        }
+        return nb::cast(make_done_future(send_released([&] { return device.device.ask(std::move(request)); })));
       },
       doc);
 }
