@@ -3,10 +3,11 @@ python/tests/test_enums.py checks that this file lists the same)."""
 
 import enum
 
-__all__ = ["Activation", "BiasVector", "BinaryOp", "CollectiveKind", "Diagonal", "Distribution", "EigenJob",
-           "ExecuteMode", "FftDirection", "FftNormalization", "FftType", "Fill", "GemmCompute", "Generator",
-           "MatrixOrder", "Padding", "PlacementPolicy", "PoolMode", "ReduceOp", "Side", "SparseFormat",
-           "SparseStructure", "SvdJob", "TensorCompute", "Transpose"]
+__all__ = ["Activation", "BiasVector", "BinaryOp", "CodeKind", "CollectiveKind", "ConvPass", "Diagonal", "Distribution",
+           "EigenJob", "ExecuteMode", "FftDirection", "FftNormalization", "FftType", "Fill", "GemmCompute", "Generator",
+           "KernelSchedule", "MatrixOrder", "Padding", "PlacementPolicy", "PointwiseMode", "PoolMode", "PoolingMode",
+           "ReduceOp", "ReductionMode", "Side", "SparseFormat", "SparseStructure", "SvdJob", "TensorCompute",
+           "TensorLayout", "Transpose", "WhenCompiling"]
 
 
 class Activation(enum.StrEnum):
@@ -34,6 +35,11 @@ class BinaryOp(enum.StrEnum):
     div = "div"
 
 
+class CodeKind(enum.StrEnum):
+    cubin = "cubin"
+    ptx = "ptx"
+
+
 class CollectiveKind(enum.StrEnum):
     all_reduce = "all_reduce"
     all_gather = "all_gather"
@@ -42,6 +48,12 @@ class CollectiveKind(enum.StrEnum):
     reduce = "reduce"
     send = "send"
     recv = "recv"
+
+
+class ConvPass(enum.StrEnum):
+    fprop = "fprop"
+    dgrad = "dgrad"
+    wgrad = "wgrad"
 
 
 class Diagonal(enum.StrEnum):
@@ -102,6 +114,12 @@ class Generator(enum.StrEnum):
     sobol32 = "sobol32"
 
 
+class KernelSchedule(enum.StrEnum):
+    automatic = "automatic"
+    tma_cooperative = "tma_cooperative"
+    tma_pingpong = "tma_pingpong"
+
+
 class MatrixOrder(enum.StrEnum):
     row_major = "row_major"
     column_major = "column_major"
@@ -118,6 +136,30 @@ class PlacementPolicy(enum.StrEnum):
     most_free_memory = "most_free_memory"
 
 
+class PointwiseMode(enum.StrEnum):
+    add = "add"
+    sub = "sub"
+    mul = "mul"
+    div = "div"
+    min = "min"
+    max = "max"
+    relu = "relu"
+    sigmoid = "sigmoid"
+    tanh = "tanh"
+    gelu = "gelu"
+    gelu_approx_tanh = "gelu_approx_tanh"
+    swish = "swish"
+    elu = "elu"
+    softplus = "softplus"
+    identity = "identity"
+    sqrt = "sqrt"
+    rsqrt = "rsqrt"
+    exp = "exp"
+    log = "log"
+    neg = "neg"
+    abs = "abs"
+
+
 class PoolMode(enum.StrEnum):
     mean = "mean"
     max = "max"
@@ -127,12 +169,28 @@ class PoolMode(enum.StrEnum):
     weighted_mean = "weighted_mean"
 
 
+class PoolingMode(enum.StrEnum):
+    max = "max"
+    average_include_padding = "average_include_padding"
+    average_exclude_padding = "average_exclude_padding"
+
+
 class ReduceOp(enum.StrEnum):
     sum = "sum"
     prod = "prod"
     min = "min"
     max = "max"
     avg = "avg"
+
+
+class ReductionMode(enum.StrEnum):
+    add = "add"
+    mul = "mul"
+    min = "min"
+    max = "max"
+    mean = "mean"
+    norm1 = "norm1"
+    norm2 = "norm2"
 
 
 class Side(enum.StrEnum):
@@ -168,6 +226,17 @@ class TensorCompute(enum.StrEnum):
     tf32x3 = "tf32x3"
 
 
+class TensorLayout(enum.StrEnum):
+    channels_first = "channels_first"
+    channels_last = "channels_last"
+
+
 class Transpose(enum.StrEnum):
     none = "none"
     transpose = "transpose"
+
+
+class WhenCompiling(enum.StrEnum):
+    wait = "wait"
+    library_fallback = "library_fallback"
+    unavailable = "unavailable"

@@ -98,7 +98,8 @@ void bind_pool(nb::module_& module);
 void bind_recording(nb::module_& module);
 void bind_graphs(nb::module_& module);
 void bind_collectives(nb::module_& module);
-void bind_dnn(nb::module_& module);
-void bind_jit(nb::module_& module);
+void bind_dnn_requests(nb::module_& module);
+void bind_dnn_graphs(nb::module_& module);
+void bind_jit_requests(nb::module_& module);
 
 }  // namespace accel::python

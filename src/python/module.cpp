@@ -14,4 +14,7 @@ NB_MODULE(_accel, module) {
   bind_recording(module);
   bind_graphs(module);
   bind_collectives(module);
+  bind_dnn_requests(module);
+  bind_dnn_graphs(module);
+  bind_jit_requests(module);
 }

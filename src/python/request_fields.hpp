@@ -62,6 +62,33 @@ E enum_from_python(nb::handle value, std::string_view request, std::string_view 
 }
 
 template <class T>
+inline constexpr bool is_int_array_v = false;
+template <class I, std::size_t N>
+inline constexpr bool is_int_array_v<std::array<I, N>> = std::is_integral_v<I>;
+
+// A std::array of integers (extents, paddings, strides) from a sequence of at most its size; the elements not given
+// keep `base`'s values (a field's are the member's C++ defaults: ConvShape's stride stays 1 where unset).
+template <class T>
+T int_array_from_python(nb::handle value, std::string_view request, std::string_view name, T base) {
+  constexpr std::size_t kSize = std::tuple_size_v<T>;
+  if (!nb::isinstance<nb::sequence>(value) || nb::isinstance<nb::str>(value) || nb::len(value) > kSize) {
+    refuse_argument(request, name, fmt::format("a sequence of at most {} ints", kSize), value);
+  }
+  for (std::size_t i = 0; i < nb::len(value); ++i) {
+    nb::handle element = value[i];
+    if (!nb::isinstance<nb::int_>(element) || nb::isinstance<nb::bool_>(element)) {
+      refuse_argument(request, name, fmt::format("a sequence of at most {} ints", kSize), value);
+    }
+    try {
+      base[i] = nb::cast<typename T::value_type>(element);
+    } catch (const std::exception&) {
+      refuse_argument(request, name, "ints in range", value);
+    }
+  }
+  return base;
+}
+
+template <class T>
 T from_python(nb::handle value, std::string_view request, std::string_view name, const PyDevice& device) {
   auto wrong = [&](std::string_view expected) { refuse_argument(request, name, expected, value); };
   if constexpr (requires { FromPython<T>::convert(value, request, name, device); }) {
@@ -89,13 +116,8 @@ T from_python(nb::handle value, std::string_view request, std::string_view name,
   } else if constexpr (std::is_floating_point_v<T>) {
     if (!nb::isinstance<nb::float_>(value) && !nb::isinstance<nb::int_>(value)) wrong("a number");
     return nb::cast<T>(value);
-  } else if constexpr (std::is_same_v<T, std::array<std::int64_t, 3>>) {
-    if (!nb::isinstance<nb::sequence>(value) || nb::len(value) > 3) wrong("a sequence of at most 3 ints");
-    T extents{};
-    for (std::size_t i = 0; i < nb::len(value); ++i) {
-      extents[i] = from_python<std::int64_t>(value[i], request, name, device);
-    }
-    return extents;
+  } else if constexpr (is_int_array_v<T>) {
+    return int_array_from_python<T>(value, request, name, T{});
   } else {
     static_assert(always_false_v<T>, "from_python: no conversion for this member type");
   }
@@ -113,7 +135,11 @@ Field<Request> field(std::string name, Access access) {
   using Member = std::remove_cvref_t<decltype(access(std::declval<Request&>()))>;
   return {name,
           [access, name](Request& request, nb::handle value, std::string_view request_name, const PyDevice& device) {
-            access(request) = from_python<Member>(value, request_name, name, device);
+            if constexpr (is_int_array_v<Member>) {
+              access(request) = int_array_from_python<Member>(value, request_name, name, access(request));
+            } else {
+              access(request) = from_python<Member>(value, request_name, name, device);
+            }
           }};
 }
 
@@ -201,6 +227,14 @@ struct EnumNames<Activation> {
       std::pair{Activation::gelu_tanh, "gelu_tanh"}, std::pair{Activation::silu, "silu"},
       std::pair{Activation::gelu_erf, "gelu_erf"},   std::pair{Activation::sigmoid, "sigmoid"},
       std::pair{Activation::tanh, "tanh"},           std::pair{Activation::log1p_relu, "log1p_relu"}};
+};
+
+template <>
+struct EnumNames<BiasVector> {
+  static constexpr const char* python_name = "BiasVector";
+  static constexpr std::array values{std::pair{BiasVector::none, "none"}, std::pair{BiasVector::per_row, "per_row"},
+                                     std::pair{BiasVector::per_column, "per_column"},
+                                     std::pair{BiasVector::per_channel, "per_channel"}};
 };
 
 // Device.<name>(**kwargs) -> Future for a request answering Done; inside a `with recording:` block of this thread

@@ -18,13 +18,6 @@ struct EnumNames<GemmCompute> {
                                      std::pair{GemmCompute::tf32, "tf32"}};
 };
 template <>
-struct EnumNames<BiasVector> {
-  static constexpr const char* python_name = "BiasVector";
-  static constexpr std::array values{std::pair{BiasVector::none, "none"}, std::pair{BiasVector::per_row, "per_row"},
-                                     std::pair{BiasVector::per_column, "per_column"},
-                                     std::pair{BiasVector::per_channel, "per_channel"}};
-};
-template <>
 struct EnumNames<FftType> {
   static constexpr const char* python_name = "FftType";
   static constexpr std::array values{std::pair{FftType::c2c, "c2c"}, std::pair{FftType::r2c, "r2c"},
