@@ -120,3 +120,14 @@ def test_a_freed_buffer_fails_the_launch_as_stale(device):
     device.close()
     with pytest.raises(accel.StaleHandle):
         recording.launch().result()
+
+
+def test_a_recording_dropped_inside_its_block_records_nothing_more(device):
+    x = device.upload(np.ones(2, np.float32))
+    dropped = accel.Recording(device)
+    dropped.__enter__()
+    assert device.scal(x, 3.0) is None
+    del dropped
+    gc.collect()
+    device.scal(x, 2.0).result()   # sent: no recording is open any more
+    np.testing.assert_array_equal(x.numpy(), [2.0, 2.0])

@@ -37,6 +37,8 @@ void leave(PyRecording& recording) {
 
 }  // namespace
 
+PyRecording::~PyRecording() { leave(*this); }
+
 void PyRecording::keep_buffers(const nb::kwargs& arguments) {
   for (auto [key, value] : arguments) {
     if (nb::isinstance<PyBuffer>(value)) owners.push_back(nb::cast<const PyBuffer&>(value).owner);
@@ -51,11 +53,13 @@ PyRecording* active_recording(const PyDevice& device) {
 }
 
 void bind_recording(nb::module_& module) {
-  nb::class_<PyRecording>(module, "Recording",
-                          "Library requests recorded once for one device and launched any number of times, buffers "
-                          "rebound between launches (accel::Recording). Record by calling the device's request "
-                          "methods inside `with recording:` (they return None there: nothing runs); launch() runs the "
-                          "steps in order. A CUDA device replays them as one CUDA graph.")
+  nb::class_<PyRecording>(
+      module, "Recording",
+      "Library requests recorded once for one device and launched any number of times, buffers "
+      "rebound between launches (accel::Recording). Record by calling the device's request "
+      "methods inside `with recording:` (they return None there: nothing runs); launch() runs the "
+      "steps in order. A CUDA device replays them as one CUDA graph. Allocations, uploads and copies to NumPy are "
+      "not requests a recording holds: they run at once inside the block too.")
       .def(
           "__init__",
           [](PyRecording* self, const PyDevice& device) {

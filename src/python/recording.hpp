@@ -21,6 +21,9 @@ struct PyRecording {
   Recording recording;
   std::vector<std::shared_ptr<const void>> owners;  // the buffers the steps name, rebound ones included
 
+  // Leaves this thread's open `with` blocks (a recording entered by hand and dropped records nothing more).
+  ~PyRecording();
+
   // Records `request` (raising NotSupported for a request the C++ Recording refuses) and keeps the buffers of
   // `arguments` alive.
   template <class Request>
