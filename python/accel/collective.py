@@ -9,9 +9,9 @@ device returning an accel.Future, and every rank of the world must make it.
 count and dtype come from the buffers unless given (count as NCCL counts it: collective.hpp's table).
 """
 
-from ._accel import Communicator, collective_unique_id, init_all, init_rank
+from ._accel import Communicator, collective_unique_id, init_all, init_from_torchrun, init_rank
 
-__all__ = ["Communicator", "init_all", "init_rank", "unique_id"]
+__all__ = ["Communicator", "init_all", "init_from_torchrun", "init_rank", "unique_id"]
 
 unique_id = collective_unique_id
 

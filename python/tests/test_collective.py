@@ -116,3 +116,25 @@ def test_a_collective_cannot_be_recorded(world):
     with accel.Recording(devices[0]):
         with pytest.raises(accel.NotSupported, match="collective::Collective"):
             comms[0].all_reduce(x)
+
+
+def test_init_from_torchrun_reads_the_launchers_environment(monkeypatch, device):
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(accel.InvalidArgument, match="launcher environment has no"):
+        accel.collective.init_from_torchrun(device)
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", "29500")
+    monkeypatch.setenv("WORLD_SIZE", "two")
+    with pytest.raises(accel.InvalidArgument, match="WORLD_SIZE"):
+        accel.collective.init_from_torchrun(device)
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    comm = accel.collective.init_from_torchrun(device, timeout_ms=20_000)   # a world of one: rank 0 serves no one
+    assert (comm.rank, comm.ranks) == (0, 1) and comm.device == device
+    x = device.upload(np.array([4.0], np.float32))
+    comm.all_reduce(x).result()
+    assert x.numpy().tolist() == [4.0]
+    comm.destroy().result()

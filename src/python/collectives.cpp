@@ -11,6 +11,7 @@
 #include "python/request_fields.hpp"
 
 #include "accel/libs/collective/communicator.hpp"
+#include "accel/libs/collective/launcher.hpp"
 
 namespace accel::python {
 
@@ -168,6 +169,23 @@ void bind_collectives(nb::module_& module) {
       arg("device"), arg("unique_id"), arg("ranks"), arg("rank"), nb::kw_only(), arg("timeout_ms") = 60'000,
       "Joins `device` to the world `unique_id` as `rank` of `ranks`; an accel.Future of the accel.Communicator, done "
       "when every rank has joined.");
+  module.def(
+      "init_from_torchrun",
+      [](const PyDevice& device, std::uint32_t timeout_ms) {
+        device.check_open("init_from_torchrun's device");
+        std::optional<Result<collective::Communicator>> joined;
+        {
+          nb::gil_scoped_release released;
+          Result<collective::LauncherEnv> env = collective::parse_torchrun_env();
+          joined.emplace(env.ok() ? collective::init_from_torchrun(device.device, *env, {.timeout_ms = timeout_ms})
+                                  : Result<collective::Communicator>(env.status()));
+        }
+        return PyCommunicator{device, unwrap(std::move(*joined))};
+      },
+      arg("device"), nb::kw_only(), arg("timeout_ms") = 60'000,
+      "This process's communicator on `device` (normally cuda:LOCAL_RANK) from torchrun's environment (RANK, "
+      "WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT): rank 0 makes the world's id and serves it on "
+      "$ACCEL_BOOTSTRAP_PORT (else MASTER_PORT + 1) while every rank joins. Waits until all have joined.");
   export_enums<collective::Kind, collective::ReduceOp>(module);
 }
 
