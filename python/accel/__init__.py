@@ -14,17 +14,20 @@ accel.Error subclasses, one per C++ status code (accel.InvalidArgument, accel.St
 import atexit as _atexit
 
 from . import _accel
-from ._accel import Buffer, Device, Future, System, from_dlpack
+from ._accel import (Buffer, Communicator, Device, DevicePool, Future, Graph, GraphBuilder, GraphTensor, KernelArg,
+                     Placement, Program, Recording, System, from_dlpack)
 from ._errors import (Cancelled, ContextLost, DeadlineExceeded, Error, FailedPrecondition, Internal, InvalidArgument,
                       NotSupported, ResourceExhausted, StaleHandle, Unavailable)
 from . import _blas, _requests, _solver  # noqa: F401  (add the requests' defaults to Device)
 from ._enums import *  # noqa: F401,F403  (accel.Transpose, accel.Fill, ...: the requests' enums)
 from ._enums import __all__ as _enum_names
-from . import embed, sparse
+from . import collective, dnn, embed, graph, jit, sparse
 
 __version__ = "0.1.0"
 
-__all__ = ["Buffer", "Device", "Future", "System", "from_dlpack", "embed", "sparse", "Error", "InvalidArgument",
+__all__ = ["Buffer", "Device", "DevicePool", "Placement", "Future", "System", "Recording", "Graph", "GraphBuilder",
+           "GraphTensor", "Communicator", "Program", "KernelArg", "from_dlpack", "collective", "dnn", "embed", "graph",
+           "jit", "sparse", "Error", "InvalidArgument",
            "NotSupported", "FailedPrecondition", "ResourceExhausted", "Unavailable", "Cancelled", "DeadlineExceeded", "StaleHandle",
            "ContextLost", "Internal", *_enum_names]
 

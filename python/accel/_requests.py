@@ -10,6 +10,7 @@ _gemm = Device.gemm
 _fft = Device.fft
 _random = Device.random
 _contract = Device.contract
+_copy_buffer = Device.copy_buffer
 
 _PRECISION = {"complex64": "float32", "float32": "float32", "complex128": "float64", "float64": "float64",
               "float16": "float16"}
@@ -80,12 +81,22 @@ def einsum(self, subscripts, a, b, out, **kwargs):
     return contract(self, (a, modes_a), (b, modes_b), (out, output), **kwargs)
 
 
+def copy_buffer(self, source, destination, count=None, **kwargs):
+    """Copies `count` elements (default: all of `source` from source_offset) into `destination` from
+    destination_offset (accel::CopyOnDevice); both buffers of this device. Returns an accel.Future."""
+    if count is None:
+        count = source.size - kwargs.get("source_offset", 0)
+    return _copy_buffer(self, source=source, destination=destination, count=count, **kwargs)
+
+
 gemm.__wrapped__ = _gemm
 contract.__wrapped__ = _contract
 random.__wrapped__ = _random
 fft.__wrapped__ = _fft
+copy_buffer.__wrapped__ = _copy_buffer
 Device.gemm = gemm
 Device.fft = fft
 Device.random = random
 Device.contract = contract
 Device.einsum = einsum
+Device.copy_buffer = copy_buffer

@@ -19,6 +19,19 @@ EXPECTED = {
     "Distribution": ["uniform", "normal", "log_normal", "poisson", "bits"],
     "TensorCompute": ["standard", "float32", "float64", "float16", "bfloat16", "tf32", "tf32x3"],
     "SparseFormat": ["csr", "csc", "coo", "blocked_ell"], "SparseStructure": ["checked_each_use", "fixed"],
+    "PlacementPolicy": ["least_loaded", "round_robin", "most_free_memory"],
+    "BinaryOp": ["add", "sub", "mul", "div"], "Padding": ["zero", "repeat_last"],
+    "PoolMode": ["mean", "max", "first", "last", "mean_sqrt_length", "weighted_mean"],
+    "ExecuteMode": ["automatic", "replay", "direct"],
+    "CollectiveKind": ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "send", "recv"],
+    "ReduceOp": ["sum", "prod", "min", "max", "avg"], "TensorLayout": ["channels_first", "channels_last"],
+    "PointwiseMode": ["add", "sub", "mul", "div", "min", "max", "relu", "sigmoid", "tanh", "gelu", "gelu_approx_tanh",
+                      "swish", "elu", "softplus", "identity", "sqrt", "rsqrt", "exp", "log", "neg", "abs"],
+    "ReductionMode": ["add", "mul", "min", "max", "mean", "norm1", "norm2"],
+    "PoolingMode": ["max", "average_include_padding", "average_exclude_padding"],
+    "WhenCompiling": ["wait", "library_fallback", "unavailable"],
+    "KernelSchedule": ["automatic", "tma_cooperative", "tma_pingpong"], "ConvPass": ["fprop", "dgrad", "wgrad"],
+    "CodeKind": ["cubin", "ptx"],
 }
 
 

@@ -50,6 +50,11 @@ struct PyDevice {
   void check_open(std::string_view what) const;
 };
 
+// The System of devices (and pools) opened without one: made on first use, shut down at interpreter exit
+// (accel._shutdown, registered with atexit by python/accel/__init__.py) so that no actor thread outlives the
+// interpreter's objects.
+std::shared_ptr<System>& default_system();
+
 // -- buffers (buffers.cpp) --------------------------------------------------------
 // accel.Buffer: a device buffer of one dtype with a shape (C++ buffers have a length only). The allocation is owned
 // through the typed Buffer<T> it was made as (type-erased here); copies of the Python object share it.
@@ -89,5 +94,12 @@ void bind_blas_requests(nb::module_& module);
 void bind_solver_requests(nb::module_& module);
 void bind_sparse_requests(nb::module_& module);
 void bind_embeddings(nb::module_& module);
+void bind_pool(nb::module_& module);
+void bind_recording(nb::module_& module);
+void bind_graphs(nb::module_& module);
+void bind_collectives(nb::module_& module);
+void bind_dnn_requests(nb::module_& module);
+void bind_dnn_graphs(nb::module_& module);
+void bind_jit_requests(nb::module_& module);
 
 }  // namespace accel::python

@@ -11,14 +11,12 @@
 
 namespace accel::python {
 
-namespace {
-
-// The System of devices opened without one: made on first use, shut down at interpreter exit (accel._shutdown,
-// registered with atexit by python/accel/__init__.py) so that no actor thread outlives the interpreter's objects.
 std::shared_ptr<System>& default_system() {
   static std::shared_ptr<System> system = std::make_shared<System>();
   return system;
 }
+
+namespace {
 
 DeviceKind kind_named(const std::string& name) {
   if (name == "cpu") return DeviceKind::cpu;

@@ -10,4 +10,11 @@ NB_MODULE(_accel, module) {
   bind_buffers(module);
   bind_requests(module);
   bind_embeddings(module);
+  bind_pool(module);
+  bind_recording(module);
+  bind_graphs(module);
+  bind_collectives(module);
+  bind_dnn_requests(module);
+  bind_dnn_graphs(module);
+  bind_jit_requests(module);
 }

@@ -26,6 +26,7 @@
 
 #include "python/bindings.hpp"
 #include "python/futures.hpp"
+#include "python/recording.hpp"
 
 #include "accel/libs/blas/gemm.hpp"
 
@@ -49,6 +50,44 @@ struct EnumNames;
                                             nb::cast<std::string>(nb::repr(value)))));
 }
 
+// The enumerator `value` names (a str, or a member of the accel StrEnum); InvalidArgument listing them otherwise.
+template <class E>
+E enum_from_python(nb::handle value, std::string_view request, std::string_view name) {
+  std::vector<std::string> names;
+  for (const auto& [member, member_name] : EnumNames<E>::values) {
+    if (nb::isinstance<nb::str>(value) && nb::cast<std::string>(value) == member_name) return member;
+    names.emplace_back(member_name);
+  }
+  refuse_argument(request, name, fmt::format("one of '{}'", fmt::join(names, "', '")), value);
+}
+
+template <class T>
+inline constexpr bool is_int_array_v = false;
+template <class I, std::size_t N>
+inline constexpr bool is_int_array_v<std::array<I, N>> = std::is_integral_v<I>;
+
+// A std::array of integers (extents, paddings, strides) from a sequence of at most its size; the elements not given
+// keep `base`'s values (a field's are the member's C++ defaults: ConvShape's stride stays 1 where unset).
+template <class T>
+T int_array_from_python(nb::handle value, std::string_view request, std::string_view name, T base) {
+  constexpr std::size_t kSize = std::tuple_size_v<T>;
+  if (!nb::isinstance<nb::sequence>(value) || nb::isinstance<nb::str>(value) || nb::len(value) > kSize) {
+    refuse_argument(request, name, fmt::format("a sequence of at most {} ints", kSize), value);
+  }
+  for (std::size_t i = 0; i < nb::len(value); ++i) {
+    nb::handle element = value[i];
+    if (!nb::isinstance<nb::int_>(element) || nb::isinstance<nb::bool_>(element)) {
+      refuse_argument(request, name, fmt::format("a sequence of at most {} ints", kSize), value);
+    }
+    try {
+      base[i] = nb::cast<typename T::value_type>(element);
+    } catch (const std::exception&) {
+      refuse_argument(request, name, "ints in range", value);
+    }
+  }
+  return base;
+}
+
 template <class T>
 T from_python(nb::handle value, std::string_view request, std::string_view name, const PyDevice& device) {
   auto wrong = [&](std::string_view expected) { refuse_argument(request, name, expected, value); };
@@ -64,12 +103,7 @@ T from_python(nb::handle value, std::string_view request, std::string_view name,
     if (!nb::isinstance<nb::bool_>(value)) wrong("a bool");
     return nb::cast<bool>(value);
   } else if constexpr (std::is_enum_v<T>) {
-    std::vector<std::string> names;
-    for (const auto& [member, member_name] : EnumNames<T>::values) {
-      if (nb::isinstance<nb::str>(value) && nb::cast<std::string>(value) == member_name) return member;
-      names.emplace_back(member_name);
-    }
-    refuse_argument(request, name, fmt::format("one of '{}'", fmt::join(names, "', '")), value);
+    return enum_from_python<T>(value, request, name);
   } else if constexpr (std::is_integral_v<T>) {
     if (!nb::isinstance<nb::int_>(value) || nb::isinstance<nb::bool_>(value)) wrong("an int");
     try {
@@ -82,13 +116,8 @@ T from_python(nb::handle value, std::string_view request, std::string_view name,
   } else if constexpr (std::is_floating_point_v<T>) {
     if (!nb::isinstance<nb::float_>(value) && !nb::isinstance<nb::int_>(value)) wrong("a number");
     return nb::cast<T>(value);
-  } else if constexpr (std::is_same_v<T, std::array<std::int64_t, 3>>) {
-    if (!nb::isinstance<nb::sequence>(value) || nb::len(value) > 3) wrong("a sequence of at most 3 ints");
-    T extents{};
-    for (std::size_t i = 0; i < nb::len(value); ++i) {
-      extents[i] = from_python<std::int64_t>(value[i], request, name, device);
-    }
-    return extents;
+  } else if constexpr (is_int_array_v<T>) {
+    return int_array_from_python<T>(value, request, name, T{});
   } else {
     static_assert(always_false_v<T>, "from_python: no conversion for this member type");
   }
@@ -106,7 +135,11 @@ Field<Request> field(std::string name, Access access) {
   using Member = std::remove_cvref_t<decltype(access(std::declval<Request&>()))>;
   return {name,
           [access, name](Request& request, nb::handle value, std::string_view request_name, const PyDevice& device) {
-            access(request) = from_python<Member>(value, request_name, name, device);
+            if constexpr (is_int_array_v<Member>) {
+              access(request) = int_array_from_python<Member>(value, request_name, name, access(request));
+            } else {
+              access(request) = from_python<Member>(value, request_name, name, device);
+            }
           }};
 }
 
@@ -186,7 +219,26 @@ struct EnumNames<Transpose> {
   static constexpr std::array values{std::pair{Transpose::none, "none"}, std::pair{Transpose::transpose, "transpose"}};
 };
 
-// Device.<name>(**kwargs) -> Future for a request answering Done.
+template <>
+struct EnumNames<Activation> {
+  static constexpr const char* python_name = "Activation";
+  static constexpr std::array values{
+      std::pair{Activation::identity, "identity"},   std::pair{Activation::relu, "relu"},
+      std::pair{Activation::gelu_tanh, "gelu_tanh"}, std::pair{Activation::silu, "silu"},
+      std::pair{Activation::gelu_erf, "gelu_erf"},   std::pair{Activation::sigmoid, "sigmoid"},
+      std::pair{Activation::tanh, "tanh"},           std::pair{Activation::log1p_relu, "log1p_relu"}};
+};
+
+template <>
+struct EnumNames<BiasVector> {
+  static constexpr const char* python_name = "BiasVector";
+  static constexpr std::array values{std::pair{BiasVector::none, "none"}, std::pair{BiasVector::per_row, "per_row"},
+                                     std::pair{BiasVector::per_column, "per_column"},
+                                     std::pair{BiasVector::per_channel, "per_channel"}};
+};
+
+// Device.<name>(**kwargs) -> Future for a request answering Done; inside a `with recording:` block of this thread
+// for this device (recording.hpp), the request is recorded instead and the call returns None.
 template <class Request>
 void bind_request(nb::class_<PyDevice>& device_class, std::string name, std::vector<Field<Request>> fields) {
   // nanobind keeps the name and docstring pointers: they live as long as the module.
@@ -196,9 +248,13 @@ void bind_request(nb::class_<PyDevice>& device_class, std::string name, std::vec
   const char* method = texts.emplace_back(binding.name).c_str();
   device_class.def(
       method,
-      [binding = std::move(binding)](const PyDevice& device, nb::kwargs arguments) {
+      [binding = std::move(binding)](const PyDevice& device, nb::kwargs arguments) -> nb::object {
         Request request = binding.build(device, arguments);
-        return make_done_future(send_released([&] { return device.device.ask(std::move(request)); }));
+        if (PyRecording* recording = active_recording(device)) {
+          recording->record(std::move(request), arguments);
+          return nb::none();
+        }
+        return nb::cast(make_done_future(send_released([&] { return device.device.ask(std::move(request)); })));
       },
       doc);
 }

@@ -18,22 +18,6 @@ struct EnumNames<GemmCompute> {
                                      std::pair{GemmCompute::tf32, "tf32"}};
 };
 template <>
-struct EnumNames<Activation> {
-  static constexpr const char* python_name = "Activation";
-  static constexpr std::array values{
-      std::pair{Activation::identity, "identity"},   std::pair{Activation::relu, "relu"},
-      std::pair{Activation::gelu_tanh, "gelu_tanh"}, std::pair{Activation::silu, "silu"},
-      std::pair{Activation::gelu_erf, "gelu_erf"},   std::pair{Activation::sigmoid, "sigmoid"},
-      std::pair{Activation::tanh, "tanh"},           std::pair{Activation::log1p_relu, "log1p_relu"}};
-};
-template <>
-struct EnumNames<BiasVector> {
-  static constexpr const char* python_name = "BiasVector";
-  static constexpr std::array values{std::pair{BiasVector::none, "none"}, std::pair{BiasVector::per_row, "per_row"},
-                                     std::pair{BiasVector::per_column, "per_column"},
-                                     std::pair{BiasVector::per_channel, "per_channel"}};
-};
-template <>
 struct EnumNames<FftType> {
   static constexpr const char* python_name = "FftType";
   static constexpr std::array values{std::pair{FftType::c2c, "c2c"}, std::pair{FftType::r2c, "r2c"},
@@ -180,6 +164,12 @@ void bind_requests(nb::module_& module) {
       device, "contract",
       {member("a", &C::a), member("b", &C::b), member("c", &C::c), member("d", &C::d), member("dtype", &C::dtype),
        member("compute", &C::compute), member("alpha", &C::alpha), member("beta", &C::beta)});
+  // accel::CopyOnDevice: `count` elements between two buffers of this device (include/accel/device/requests.hpp).
+  bind_request<CopyOnDevice>(
+      device, "copy_buffer",
+      {member("source", &CopyOnDevice::source), member("source_offset", &CopyOnDevice::source_offset),
+       member("destination", &CopyOnDevice::destination),
+       member("destination_offset", &CopyOnDevice::destination_offset), member("count", &CopyOnDevice::count)});
   export_enums<MatrixOrder, Transpose, GemmCompute, Activation, BiasVector, FftType, FftDirection, FftNormalization,
                rand::Generator, rand::Distribution, tensor::Compute>(module);
   bind_blas_requests(module);

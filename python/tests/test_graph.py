@@ -1,0 +1,153 @@
+"""accel.GraphBuilder, accel.Graph and Device.execute on the CPU device, against NumPy (include/accel/graph/)."""
+
+import numpy as np
+import pytest
+
+import accel
+
+
+def linear_graph(bucket=None):
+    b = accel.GraphBuilder()
+    if bucket:
+        b.bucket("rows", bucket)
+    x = b.input("x", "float32", ["rows", 4])
+    w = b.parameter("w", "float32", [4, 3])
+    bias = b.parameter("bias", "float32", [3])
+    b.output("y", b.matmul(x, w, bias=bias, activation=accel.Activation.relu))
+    return b.build()
+
+
+def run(device, graph, weights, rows, xs, out_shape, symbols=None):
+    out = device.allocate(out_shape, "float32")
+    future = device.execute(graph, symbols=symbols or {"rows": rows}, weights=weights,
+                            inputs={"x": device.upload(xs)}, outputs={"y": out})
+    assert isinstance(future, accel.Future)
+    future.result()
+    return out.numpy()
+
+
+def test_a_matmul_graph_runs_like_numpy(device, rng):
+    graph = linear_graph()
+    assert graph.inputs == ["x"] and graph.outputs == ["y"] and graph.symbols == ["rows"]
+    assert graph.tensors[0] == ("x", "float32", ("rows", 4))
+    assert graph.parameters["w"]["shape"] == (4, 3) and graph.parameters["w"]["bytes"] == 48
+    w = rng.standard_normal((4, 3)).astype(np.float32)
+    bias = rng.standard_normal(3).astype(np.float32)
+    weights = graph.upload_weights(device, {"w": w, "bias": bias})
+    assert weights.dtype == "uint8" and weights.size == graph.weight_bytes
+    for rows in (5, 2):
+        xs = rng.standard_normal((rows, 4)).astype(np.float32)
+        np.testing.assert_allclose(run(device, graph, weights, rows, xs, (rows, 3)),
+                                   np.maximum(xs @ w + bias, 0), rtol=1e-5, atol=1e-5)
+
+
+def test_a_bucketed_symbol_runs_by_its_rung_and_refuses_above_the_top(device, rng):
+    assert accel.GraphBuilder.powers_of_two(4, 16) == [4, 8, 16]
+    assert accel.GraphBuilder.arithmetic(3, 9) == [3, 6, 9]
+    graph = linear_graph(bucket=[4, 8])
+    assert graph.buckets == {"rows": [4, 8]}
+    w = np.eye(4, 3, dtype=np.float32)
+    weights = graph.upload_weights(device, {"w": w, "bias": np.zeros(3, np.float32)})
+    xs = rng.standard_normal((7, 4)).astype(np.float32)
+    np.testing.assert_allclose(run(device, graph, weights, 7, xs, (7, 3)), np.maximum(xs @ w, 0), atol=1e-6)
+    with pytest.raises(accel.Error, match="rows"):
+        run(device, graph, weights, 9, rng.standard_normal((9, 4)).astype(np.float32), (9, 3))
+
+
+def test_norms_pooling_and_elementwise_ops_match_numpy(device, rng):
+    b = accel.GraphBuilder()
+    x = b.input("x", "float32", ["rows", 8])
+    offsets = b.input("offsets", "int32", ["sequences + 1"], padding=accel.Padding.repeat_last)
+    gamma = b.parameter("gamma", "float32", [8])
+    beta = b.parameter("beta", "float32", [8])
+    normed = b.layer_norm(x, gamma, beta, 1e-5)
+    doubled = b.binary("add", normed, normed)
+    b.output("pooled", b.l2_normalize(b.pool(doubled, offsets, "mean")))
+    b.output("first", b.pool(x, offsets, accel.PoolMode.first))
+    graph = b.build()
+    assert graph.tensors[1] == ("offsets", "int32", ("sequences+1",))
+    xs = rng.standard_normal((5, 8)).astype(np.float32)
+    g, be = rng.standard_normal(8).astype(np.float32), rng.standard_normal(8).astype(np.float32)
+    bounds = np.array([0, 2, 5], np.int32)
+    pooled, first = device.allocate((2, 8), "float32"), device.allocate((2, 8), "float32")
+    device.execute(graph, symbols={"rows": 5, "sequences": 2}, weights=graph.upload_weights(device, {"gamma": g, "beta": be}),
+                   inputs={"x": device.upload(xs), "offsets": device.upload(bounds)},
+                   outputs={"pooled": pooled, "first": first}).result()
+    mean, var = xs.mean(axis=1, keepdims=True), xs.var(axis=1, keepdims=True)
+    ln = 2 * ((xs - mean) / np.sqrt(var + 1e-5) * g + be)
+    expected = np.stack([ln[0:2].mean(axis=0), ln[2:5].mean(axis=0)])
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    np.testing.assert_allclose(pooled.numpy(), expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(first.numpy(), xs[[0, 2]])
+
+
+def test_views_and_slices(device, rng):
+    b = accel.GraphBuilder()
+    x = b.input("x", "float32", [2, 6])
+    sliced = b.slice(b.transpose(b.reshape(x, [3, 4]), [1, 0]), 0, 1, 3)   # [2, 3]
+    b.output("y", b.unary("relu", sliced))
+    graph = b.build()
+    assert graph.weight_bytes == 0 and graph.parameters == {}
+    xs = rng.standard_normal((2, 6)).astype(np.float32)
+    out = device.allocate((2, 3), "float32")
+    device.execute(graph, inputs={"x": device.upload(xs)}, outputs={"y": out}).result()
+    np.testing.assert_array_equal(out.numpy(), np.maximum(xs.reshape(3, 4).T[1:3], 0))
+
+
+def test_the_cpu_device_refuses_a_half_precision_graph_as_not_supported(device):
+    b = accel.GraphBuilder()
+    x = b.input("x", "float32", [2, 3])
+    b.output("y", b.cast(x, "float16"))
+    graph = b.build()
+    with pytest.raises(accel.NotSupported, match="f32"):
+        device.execute(graph, inputs={"x": device.allocate((2, 3))}, outputs={"y": device.allocate((2, 3), "float16")}).result()
+
+
+def test_the_encoding_round_trips(device):
+    graph = linear_graph(bucket=[4, 8])
+    again = accel.Graph.decode(graph.encoding)
+    assert again == graph and again.encoding == graph.encoding and again != linear_graph()
+    with pytest.raises(accel.Error):
+        accel.Graph.decode(b"not a graph")
+
+
+def test_the_first_build_error_names_the_op():
+    b = accel.GraphBuilder()
+    x = b.input("x", "float32", ["rows", 4])
+    w = b.parameter("w", "float32", [5, 3])
+    b.output("y", b.matmul(x, w))
+    with pytest.raises(accel.InvalidArgument, match="matmul"):
+        b.build()
+
+
+def test_bad_dimensions_and_enums_raise_invalid_argument():
+    b = accel.GraphBuilder()
+    with pytest.raises(accel.InvalidArgument, match="'2rows'"):
+        b.input("x", "float32", ["2rows"])
+    with pytest.raises(accel.InvalidArgument, match="shape"):
+        b.input("x", "float32", [1.5])
+    x = b.input("x", "float32", [("rows", -1), 4])
+    with pytest.raises(accel.InvalidArgument, match="'op' must be one of 'add', 'sub', 'mul', 'div'"):
+        b.binary("pow", x, x)
+    assert b.input("y", "float32", ["rows - 1"]) is not None
+
+
+def test_execute_refuses_a_missing_binding_before_running(device):
+    graph = linear_graph()
+    out = device.allocate((2, 3), "float32")
+    with pytest.raises(accel.InvalidArgument, match="x"):
+        device.execute(graph, symbols={"rows": 2}, weights=device.allocate((graph.weight_bytes,), "uint8"),
+                       inputs={}, outputs={"y": out}).result()
+    with pytest.raises(accel.InvalidArgument, match="accel.Buffer"):
+        device.execute(graph, symbols={"rows": 2}, inputs={"x": "nope"}, outputs={"y": out})
+
+
+def test_pack_weights_checks_names_and_shapes():
+    graph = linear_graph()
+    with pytest.raises(ValueError, match="bias"):
+        accel.graph.pack_weights(graph, {"w": np.zeros((4, 3))})
+    with pytest.raises(ValueError, match="shape"):
+        accel.graph.pack_weights(graph, {"w": np.zeros((3, 4)), "bias": np.zeros(3)})
+    blob = accel.graph.pack_weights(graph, {"w": np.ones((4, 3)), "bias": np.zeros(3)})
+    offset = graph.parameters["w"]["offset"]
+    assert blob.view(np.uint8)[offset:offset + 48].view(np.float32).tolist() == [1.0] * 12

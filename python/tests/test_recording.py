@@ -1,0 +1,133 @@
+"""accel.Recording: requests recorded inside `with recording:`, launched in order, buffers rebound between launches
+(include/accel/device/recording.hpp; the CPU device replays the steps one by one)."""
+
+import gc
+
+import numpy as np
+import pytest
+
+import accel
+
+
+def test_recorded_requests_run_in_order_at_each_launch(device, rng):
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    b = rng.standard_normal((4, 2)).astype(np.float32)
+    a_buf, b_buf, c = device.upload(a), device.upload(b), device.upload(np.zeros((3, 2), np.float32))
+    offset = device.upload(np.full((3, 2), 1.0, np.float32))
+    recording = accel.Recording(device)
+    with recording as same:
+        assert same is recording
+        assert device.gemm(a_buf, b_buf, c) is None          # recorded, nothing runs
+        assert device.axpy(offset, c, alpha=2.0) is None     # c += 2
+        assert device.scal(c, 0.5) is None                   # c /= 2
+    assert len(recording) == 3 and recording.names == ["Gemm", "blas::Axpy", "blas::Scal"]
+    np.testing.assert_array_equal(c.numpy(), np.zeros((3, 2), np.float32))  # not run yet
+    launched = recording.launch()
+    assert isinstance(launched, accel.Future)
+    launched.result()
+    np.testing.assert_allclose(c.numpy(), (a @ b + 2.0) * 0.5, rtol=1e-5, atol=1e-5)
+    recording.launch().result()   # gemm overwrites c (beta 0): the same result again
+    np.testing.assert_allclose(c.numpy(), (a @ b + 2.0) * 0.5, rtol=1e-5, atol=1e-5)
+
+
+def test_rebinding_a_buffer_changes_later_launches_only(device, rng):
+    x = device.upload(np.arange(4, dtype=np.float32))
+    y = device.upload(np.zeros(4, np.float32))
+    other = device.upload(np.full(4, 10.0, np.float32))
+    recording = accel.Recording(device)
+    with recording:
+        device.copy_buffer(x, y)
+        device.scal(y, 3.0)
+    assert recording.names == ["CopyOnDevice", "blas::Scal"]
+    recording.launch().result()
+    np.testing.assert_array_equal(y.numpy(), np.arange(4) * 3.0)
+    recording.rebind(x, other)
+    recording.launch().result()
+    np.testing.assert_array_equal(y.numpy(), np.full(4, 30.0))
+    with pytest.raises(accel.InvalidArgument, match="same device, dtype and count"):
+        recording.rebind(other, device.allocate((5,), "float32"))
+    with pytest.raises(accel.InvalidArgument, match="does not use"):
+        recording.rebind(device.allocate((4,), "float32"), other)
+
+
+def test_the_recording_keeps_its_buffers_alive(device):
+    recording = accel.Recording(device)
+    x = device.upload(np.ones(8, np.float32))
+    y = device.upload(np.zeros(8, np.float32))
+    with recording:
+        device.axpy(x, y, alpha=2.0)
+    live = device.live_buffers
+    del x
+    gc.collect()
+    assert device.live_buffers == live
+    recording.launch().result()
+    np.testing.assert_array_equal(y.numpy(), np.full(8, 2.0))
+
+
+def test_a_request_that_cannot_be_captured_is_refused_by_name(device):
+    a = device.upload(np.eye(3, dtype=np.float32))
+    ipiv = device.allocate((3,), "int32")
+    recording = accel.Recording(device)
+    with recording:
+        device.scal(a, 1.0)
+        with pytest.raises(accel.NotSupported, match="Recording refuses solver::Getrf"):
+            device.getrf(a, ipiv)
+        b = accel.GraphBuilder()
+        b.output("y", b.unary("relu", b.input("x", "float32", [3, 3])))
+        with pytest.raises(accel.NotSupported, match="graph::Execute"):
+            device.execute(b.build(), inputs={"x": a}, outputs={"y": a})
+    assert len(recording) == 1
+
+
+def test_only_the_recordings_device_is_captured_and_outside_the_block_requests_run(device):
+    other = accel.Device.open("cpu")
+    try:
+        x = device.upload(np.ones(2, np.float32))
+        z = other.upload(np.ones(2, np.float32))
+        recording = accel.Recording(device)
+        with recording:
+            future = other.scal(z, 5.0)       # another device: sent
+            device.scal(x, 7.0)
+            with pytest.raises(accel.InvalidArgument, match="belongs to"):
+                device.scal(z, 2.0)
+        future.result()
+        np.testing.assert_array_equal(z.numpy(), [5.0, 5.0])
+        device.scal(x, 2.0).result()          # after the block: sent
+        np.testing.assert_array_equal(x.numpy(), [2.0, 2.0])
+        recording.launch().result()
+        np.testing.assert_array_equal(x.numpy(), [14.0, 14.0])
+    finally:
+        other.close()
+
+
+def test_misuse_raises_failed_precondition(device):
+    recording = accel.Recording(device)
+    with recording:
+        with pytest.raises(accel.FailedPrecondition, match="inside the recording's own"):
+            recording.launch()
+        with pytest.raises(accel.FailedPrecondition, match="already recording"):
+            recording.__enter__()
+        with pytest.raises(accel.FailedPrecondition, match="another recording"):
+            accel.Recording(device).__enter__()
+    recording.launch().result()   # an empty recording runs nothing
+
+
+def test_a_freed_buffer_fails_the_launch_as_stale(device):
+    x = device.upload(np.ones(2, np.float32))
+    recording = accel.Recording(device)
+    with recording:
+        device.scal(x, 2.0)
+    device.close()
+    with pytest.raises(accel.StaleHandle):
+        recording.launch().result()
+
+
+def test_a_recording_dropped_inside_its_block_records_nothing_more(device):
+    x = device.upload(np.ones(2, np.float32))
+    dropped = accel.Recording(device)
+    dropped.__enter__()
+    assert device.scal(x, 3.0) is None
+    del dropped
+    gc.collect()
+    device.scal(x, 2.0).result()   # sent: no recording is open any more
+    np.testing.assert_array_equal(x.numpy(), [2.0, 2.0])
