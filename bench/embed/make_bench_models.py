@@ -7,8 +7,13 @@ benchmarks on the GPU machine (no checkpoint of that size can be had offline):
   minilm_mean         a sentence-transformers folder of all-MiniLM-L6-v2's shape (BERT 6 layers x 384, 12 heads,
                       1,536 inner), mean pooling, Normalize, max_seq_length 256, the same tokenizer
                       (bench/serve/mixed_models serves it beside the other two)
+  qwen3_0_6b_lasttoken  with --decoder: a sentence-transformers folder of Qwen3-Embedding-0.6B's config (Qwen3 28
+                      layers x 1,024, 16 query and 8 key/value heads of 128, 3,072 inner, tied embeddings), last-token
+                      pooling, Normalize, max_seq_length 256, with the byte-level BPE tokenizer of the tests
+                      (tests/text/data/qwen_bpe: 4,004 pieces; the real one, 151,669, is not to be had offline) and
+                      the MiniLM vocabulary's words for embed_bench's trace
 
-    python3 bench/embed/make_bench_models.py OUT_DIR --tokenizer-from .deps/models/all-MiniLM-L6-v2
+    python3 bench/embed/make_bench_models.py OUT_DIR --tokenizer-from .deps/models/all-MiniLM-L6-v2 [--decoder]
 """
 import argparse
 import pathlib
@@ -48,10 +53,30 @@ def embedder(args, cfg, name):
     shutil.copy(args.tokenizer_from / "vocab.txt", args.out / name / "vocab.txt")
 
 
+def qwen3_embedder(args):
+    """Qwen3-Embedding-0.6B's configuration with random weights, as a sentence-transformers folder."""
+    cfg = transformers.Qwen3Config(vocab_size=151669, hidden_size=1024, num_hidden_layers=28, num_attention_heads=16,
+                                   num_key_value_heads=8, head_dim=128, intermediate_size=3072,
+                                   max_position_embeddings=32768, rope_theta=1000000.0, rms_norm_eps=1e-6,
+                                   tie_word_embeddings=True, pad_token_id=4000, bos_token_id=4000, eos_token_id=4000)
+    base = args.out / "qwen3_transformer"
+    transformers.Qwen3Model(cfg).save_pretrained(base)
+    tokenizer_folder = pathlib.Path(__file__).resolve().parents[2] / "tests/embed/data/families/qwen3_lasttoken_prompts"
+    for name in ["tokenizer.json", "tokenizer_config.json"]:
+        shutil.copy(tokenizer_folder / name, base / name)
+    st = SentenceTransformer(modules=[models.Transformer(str(base), max_seq_length=256),
+                                      models.Pooling(cfg.hidden_size, pooling_mode="lasttoken"), models.Normalize()],
+                             device="cpu")
+    st.save(str(args.out / "qwen3_0_6b_lasttoken"))
+    shutil.rmtree(base)
+    shutil.copy(args.tokenizer_from / "vocab.txt", args.out / "qwen3_0_6b_lasttoken" / "vocab.txt")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=pathlib.Path)
     parser.add_argument("--tokenizer-from", type=pathlib.Path, required=True)
+    parser.add_argument("--decoder", action="store_true", help="also qwen3_0_6b_lasttoken (after the others)")
     args = parser.parse_args()
     torch.manual_seed(20261128)
     embedder(args, config(), "bert_base_mean")
@@ -62,6 +87,8 @@ def main():
     copy_tokenizer(args.tokenizer_from, reranker)
     # After the two above, so that their weights stay those of the runs already recorded (same seed, same order).
     embedder(args, config(hidden=384, layers=6, inner=1536), "minilm_mean")
+    if args.decoder:
+        qwen3_embedder(args)
 
 
 if __name__ == "__main__":

@@ -25,8 +25,14 @@ from gpu_figures import emit, timed
 from transformers import AutoModel, AutoTokenizer
 
 
+POOLING = "mean"  # or "lasttoken" (decoders), from --pooling
+
+
 def pooled(model, batch):
     out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
+    if POOLING == "lasttoken":  # right padding: the last token of a row is at its length - 1
+        last = batch["attention_mask"].sum(1) - 1
+        return F.normalize(out[torch.arange(out.shape[0], device=out.device), last], dim=-1)
     mask = batch["attention_mask"].unsqueeze(-1).to(out.dtype)
     return F.normalize((out * mask).sum(1) / mask.sum(1).clamp(min=1), dim=-1)
 
@@ -40,12 +46,17 @@ def main():
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--accel-embeddings", help="embed_bench --embeddings output: checked against f32")
     parser.add_argument("--accuracy-only", action="store_true", help="only the --accel-embeddings check")
+    parser.add_argument("--pooling", choices=["mean", "lasttoken"], default="mean",
+                        help="of the tokens-ready passes: the model folder's pooling (lasttoken for decoders)")
     args = parser.parse_args()
+    global POOLING
+    POOLING = args.pooling
 
     rows = [json.loads(line) for line in open(args.trace)]
     passages = [r["text"] for r in rows if r["kind"] == "passage"]
     queries = [r["text"] for r in rows if r["kind"] == "query"]
     tokenizer = AutoTokenizer.from_pretrained(args.model)
+    tokenizer.padding_side = "right"  # what pooled() assumes for lasttoken
     model = AutoModel.from_pretrained(args.model, torch_dtype=torch.float16).cuda().eval()
 
     # Tokens made beforehand: length-sorted batches, truncated at 256 as sentence-transformers does.
