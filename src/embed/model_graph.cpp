@@ -101,7 +101,7 @@ class Builder {
                                      heads, max_length, {.kv_heads = kv_heads, .causal = c.causal});
       x = b_.binary(graph::BinaryOp::add, x, linear(attended, layer.attention_output));
       h = b_.rms_norm(x, param(layer.post_attention_norm), eps);
-      Tensor gated = b_.binary(graph::BinaryOp::mul, linear(h, layer.gate, Activation::silu), linear(h, layer.up));
+      Tensor gated = b_.binary(graph::BinaryOp::mul, linear(h, layer.gate), linear(h, layer.up), Activation::silu);
       x = b_.binary(graph::BinaryOp::add, x, linear(gated, layer.down));
     }
     return b_.rms_norm(x, param(*p.final_norm), eps);
@@ -138,13 +138,13 @@ class Builder {
                                      heads, max_length, {.window = sliding ? window : 0});
       if (c.post_norm) {
         x = norm(linear(attended, layer.attention_output), *layer.attention_norm, x);
-        Tensor gated = b_.binary(graph::BinaryOp::mul, linear(x, layer.input, c.hidden_act), linear(x, layer.gate));
+        Tensor gated = b_.binary(graph::BinaryOp::mul, linear(x, layer.input), linear(x, layer.gate), c.hidden_act);
         x = norm(linear(gated, layer.output), layer.mlp_norm, x);
         continue;
       }
       x = b_.binary(graph::BinaryOp::add, x, linear(attended, layer.attention_output));
       h = norm(x, layer.mlp_norm);
-      Tensor gated = b_.binary(graph::BinaryOp::mul, linear(h, layer.input, c.hidden_act), linear(h, layer.gate));
+      Tensor gated = b_.binary(graph::BinaryOp::mul, linear(h, layer.input), linear(h, layer.gate), c.hidden_act);
       x = b_.binary(graph::BinaryOp::add, x, linear(gated, layer.output));
     }
     return p.final_layer_norm ? norm(x, *p.final_layer_norm) : x;

@@ -12,7 +12,8 @@
 namespace accel::graph {
 
 namespace {
-constexpr std::uint32_t kEncodingVersion = 4;  // 3: rope, attention's kv_heads and causal; 4: its window
+constexpr std::uint32_t kEncodingVersion =
+    5;  // 3: rope, attention's kv_heads and causal; 4: its window; 5: binary's activation of a
 constexpr std::uint64_t kParameterAlignment = 256;
 
 void write_shape(ByteWriter& w, const Shape& shape) {
@@ -207,7 +208,7 @@ Result<std::shared_ptr<const Graph>> Graph::decode(std::span<const std::byte> by
             b.matmul(in(0), in(1), {.transpose_b = node.transpose_b, .bias = opt(2), .activation = node.activation}));
         break;
       case OpKind::unary: made.push_back(b.unary(node.activation, in(0))); break;
-      case OpKind::binary: made.push_back(b.binary(node.binary, in(0), in(1))); break;
+      case OpKind::binary: made.push_back(b.binary(node.binary, in(0), in(1), node.activation)); break;
       case OpKind::layer_norm: made.push_back(b.layer_norm(in(0), in(1), opt(2), node.eps, opt(3))); break;
       case OpKind::rms_norm: made.push_back(b.rms_norm(in(0), in(1), node.eps, opt(2))); break;
       case OpKind::attention: {

@@ -145,7 +145,7 @@ Tensor GraphBuilder::unary(Activation activation, Tensor x) {
              {.dtype = a->dtype, .shape = a->shape});
 }
 
-Tensor GraphBuilder::binary(BinaryOp op, Tensor a, Tensor b) {
+Tensor GraphBuilder::binary(BinaryOp op, Tensor a, Tensor b, Activation a_activation) {
   const TensorInfo* l = info(a, "binary", "a");
   const TensorInfo* r = info(b, "binary", "b");
   if (l == nullptr || r == nullptr) return {};
@@ -156,7 +156,8 @@ Tensor GraphBuilder::binary(BinaryOp op, Tensor a, Tensor b) {
                                       to_string(r->dtype), to_string(r->shape))));
     return {};
   }
-  return add({.kind = OpKind::binary, .inputs = {a.id, b.id}, .binary = op}, {.dtype = l->dtype, .shape = l->shape});
+  return add({.kind = OpKind::binary, .inputs = {a.id, b.id}, .activation = a_activation, .binary = op},
+             {.dtype = l->dtype, .shape = l->shape});
 }
 
 namespace {

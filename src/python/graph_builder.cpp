@@ -87,10 +87,12 @@ void bind_graph_builder(nb::module_& module) {
           arg("activation"), arg("x"), "The activation of each element.")
       .def(
           "binary",
-          [](GraphBuilder& b, nb::handle op, Tensor a, Tensor c) {
-            return b.binary(option<graph::BinaryOp>(op, "binary", "op"), a, c);
+          [](GraphBuilder& b, nb::handle op, Tensor a, Tensor c, nb::handle a_activation) {
+            return b.binary(option<graph::BinaryOp>(op, "binary", "op"), a, c,
+                            option<Activation>(a_activation, "binary", "a_activation"));
           },
-          arg("op"), arg("a"), arg("b"), "a op b elementwise; b a's shape or one row broadcast over a's rows.")
+          arg("op"), arg("a"), arg("b"), nb::kw_only(), arg("a_activation") = "identity",
+          "a_activation(a) op b elementwise; b a's shape or one row broadcast over a's rows.")
       .def("layer_norm", &GraphBuilder::layer_norm, arg("x"), arg("gamma"), arg("beta").none(), arg("eps"),
            arg("residual").none() = nb::none(), "(x + residual) normalised over the last dim, * gamma + beta.")
       .def("rms_norm", &GraphBuilder::rms_norm, arg("x"), arg("gamma"), arg("eps"), arg("residual").none() = nb::none(),

@@ -125,6 +125,27 @@ TEST(CpuKernels, BinaryOpsFullAndRowBroadcast) {
   }
 }
 
+// A gated MLP's activation(a) * b in one pass: rows wider than the kernel's 1,024-element chunk, and out aliasing a
+// or b (the graphs' memory plan may place it there).
+TEST(CpuKernels, BinaryOpsActivateTheirFirstOperand) {
+  for (Activation act : {Activation::silu, Activation::gelu_erf, Activation::gelu_tanh}) {
+    for (std::int64_t width : {std::int64_t{1}, std::int64_t{33}, std::int64_t{2500}}) {
+      const std::int64_t rows = 3;
+      const auto a = random(rows * width, -4, 4), b = random(rows * width);
+      std::vector<double> expected(a.size());
+      for (std::size_t i = 0; i < a.size(); ++i) expected[i] = activate(act, double{a[i]}) * b[i];
+      std::vector<float> out(a.size()), in_a = a, in_b = b;
+      cpu::binary(BinaryOp::mul, a.data(), b.data(), Broadcast::none, rows, width, out.data(), act);
+      cpu::binary(BinaryOp::mul, in_a.data(), b.data(), Broadcast::none, rows, width, in_a.data(), act);
+      cpu::binary(BinaryOp::mul, a.data(), in_b.data(), Broadcast::none, rows, width, in_b.data(), act);
+      SCOPED_TRACE(::testing::Message() << static_cast<int>(act) << " width " << width);
+      expect_near(out, expected, 1e-5);
+      expect_near(in_a, expected, 1e-5);
+      expect_near(in_b, expected, 1e-5);
+    }
+  }
+}
+
 // LayerNorm (or RMSNorm) of x + residual in double.
 std::vector<double> norm_reference(const std::vector<float>& x, const float* residual, const std::vector<float>& gamma,
                                    const float* beta, std::int64_t width, double eps, bool rms) {

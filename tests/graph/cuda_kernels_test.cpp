@@ -76,10 +76,12 @@ TEST_F(CudaKernels, ActivationsAndBinaryOps) {
         for (Broadcast shape : {Broadcast::none, Broadcast::row}) {
           const Buffer out(dtype, rows * width);
           const Buffer& second = shape == Broadcast::row ? dbias : db;
-          finish(cuda::binary(dtype, op, dx.get(), second.get(), shape, rows, width, out.get(), stream_));
-          cpu::binary(op, x.data(), shape == Broadcast::row ? bias.data() : b.data(), shape, rows, width,
-                      expected.data());
-          expect_close(out.read(), expected, dtype, "binary");
+          for (Activation act : {Activation::identity, Activation::silu, Activation::gelu_erf}) {
+            finish(cuda::binary(dtype, op, dx.get(), second.get(), shape, rows, width, out.get(), stream_, act));
+            cpu::binary(op, x.data(), shape == Broadcast::row ? bias.data() : b.data(), shape, rows, width,
+                        expected.data(), act);
+            expect_close(out.read(), expected, dtype, "binary");
+          }
         }
       }
     }

@@ -85,7 +85,7 @@ enum class OpKind : std::uint8_t {
   sequence_positions,  ///< offsets i32 [S + 1] -> i32 [R]: each row's index within its sequence
   matmul,              ///< x [R, K] times w [K, N] (or w [N, K] transposed), + bias [N], then an activation
   unary,               ///< an activation, elementwise
-  binary,              ///< a op b, elementwise; b the same shape or one row broadcast over a's rows
+  binary,              ///< activation(a) op b, elementwise; b the same shape or one row broadcast over a's rows
   layer_norm,          ///< (x + residual) normalised over the last dim, * gamma + beta
   rms_norm,            ///< (x + residual) / rms over the last dim * gamma
   attention,           ///< softmax(scale q k^T) v per sequence and head, over packed sequences (or q|k|v one tensor)
@@ -118,7 +118,7 @@ struct Node {
   OpKind kind = OpKind::input;                   ///< what the op computes
   std::vector<std::uint32_t> inputs;             ///< tensor ids; an absent optional input is kNone
   std::uint32_t output = 0;                      ///< id of the tensor the op makes
-  Activation activation = Activation::identity;  ///< matmul and unary: the activation
+  Activation activation = Activation::identity;  ///< matmul and unary: the activation; binary: applied to a first
   BinaryOp binary = BinaryOp::add;               ///< binary: the operation
   bool transpose_b = false;                      ///< matmul: w is [N, K], used transposed
   float eps = 0.0f;                              ///< layer_norm, rms_norm, l2_normalize: the epsilon
@@ -246,8 +246,9 @@ class GraphBuilder {
   Tensor matmul(Tensor x, Tensor w, MatmulOptions options = {});
   /// The activation of each element.
   Tensor unary(Activation activation, Tensor x);
-  /// `a op b` elementwise; b has a's shape or is one row broadcast over a's rows.
-  Tensor binary(BinaryOp op, Tensor a, Tensor b);
+  /// `activation(a) op b` elementwise; b has a's shape or is one row broadcast over a's rows. A gated MLP's
+  /// `silu(gate) * up` is one pass this way, not an activation pass and a product.
+  Tensor binary(BinaryOp op, Tensor a, Tensor b, Activation a_activation = Activation::identity);
   /// (x + residual) normalised over the last dim, times gamma, plus beta.
   Tensor layer_norm(Tensor x, Tensor gamma, std::optional<Tensor> beta, float eps,
                     std::optional<Tensor> residual = std::nullopt);

@@ -89,7 +89,7 @@ Status run_node(const Frame& f, const Node& node, std::uint32_t index) {
     case OpKind::binary: {
       const bool row = f.info(in[1]).shape != f.info(in[0]).shape;
       binary(node.binary, f.at(in[0]), f.at(in[1]), row ? Broadcast::row : Broadcast::none, f.rows(out),
-             f.last_dim(out), f.at(out));
+             f.last_dim(out), f.at(out), node.activation);
       return Status();
     }
     case OpKind::layer_norm:

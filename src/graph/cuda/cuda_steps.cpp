@@ -74,7 +74,7 @@ cudaError_t launch(const Frame& f, const Node& node) {
     case OpKind::binary:
       return binary(dtype, node.binary, f.at(in[0]), f.at(in[1]),
                     f.info(in[1]).shape != f.info(in[0]).shape ? Broadcast::row : Broadcast::none, f.rows(out),
-                    f.last_dim(out), f.at(out), f.stream);
+                    f.last_dim(out), f.at(out), f.stream, node.activation);
     case OpKind::layer_norm:
       return layer_norm(dtype, f.at(in[0]), f.at(in[3]), f.at(in[1]), f.at(in[2]), f.rows(out), f.last_dim(out),
                         node.eps, f.at(out), nullptr, f.stream);

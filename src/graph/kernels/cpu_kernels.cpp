@@ -94,11 +94,26 @@ void bias_activation(const float* x, const float* bias, std::int64_t rows, std::
 }
 
 void binary(BinaryOp op, const float* a, const float* b, Broadcast b_shape, std::int64_t rows, std::int64_t width,
-            float* out) {
+            float* out, Activation a_activation) {
+  // An activated a goes through a chunk of the row on the stack (out may alias a or b), activated there by the
+  // vector math of bias_activate_row.
+  constexpr std::int64_t kChunk = 1024;
 #pragma omp parallel for schedule(static) if (rows * width >= kParallelElements)
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* b_row = b_shape == Broadcast::row ? b : b + r * width;
-    for (std::int64_t c = 0; c < width; ++c) out[r * width + c] = apply(op, a[r * width + c], b_row[c]);
+    const float* a_row = a + r * width;
+    float* out_row = out + r * width;
+    if (a_activation == Activation::identity) {
+      for (std::int64_t c = 0; c < width; ++c) out_row[c] = apply(op, a_row[c], b_row[c]);
+      continue;
+    }
+    float activated[kChunk];
+    for (std::int64_t first = 0; first < width; first += kChunk) {
+      const std::int64_t n = std::min(kChunk, width - first);
+      std::copy_n(a_row + first, n, activated);
+      bias_activate_row(activated, nullptr, n, a_activation);
+      for (std::int64_t c = 0; c < n; ++c) out_row[first + c] = apply(op, activated[c], b_row[first + c]);
+    }
   }
 }
 

@@ -27,8 +27,9 @@ void bias_activation(const float* x, const float* bias, std::int64_t rows, std::
 void matmul_bias_activation(const float* x, const float* w, bool transpose_w, const float* bias, std::int64_t rows,
                             std::int64_t k, std::int64_t n, Activation activation, float* y);
 
+// activation(a) op b; out may alias a or b.
 void binary(BinaryOp op, const float* a, const float* b, Broadcast b_shape, std::int64_t rows, std::int64_t width,
-            float* out);
+            float* out, Activation a_activation = Activation::identity);
 
 void layer_norm(const float* x, const float* residual, const float* gamma, const float* beta, std::int64_t rows,
                 std::int64_t width, float eps, float* y, float* sum);

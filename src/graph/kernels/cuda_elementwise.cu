@@ -58,7 +58,7 @@ __global__ void bias_activation_kernel(const T* x, const T* bias, std::int64_t r
 
 template <int V, class T>
 __global__ void binary_kernel(BinaryOp op, const T* a, const T* b, Broadcast b_shape, std::int64_t rows,
-                              std::int64_t width, T* out) {
+                              std::int64_t width, T* out, Activation a_activation) {
   const std::int64_t chunks = width / V;
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < rows * chunks;
        i += std::int64_t{gridDim.x} * blockDim.x) {
@@ -66,6 +66,10 @@ __global__ void binary_kernel(BinaryOp op, const T* a, const T* b, Broadcast b_s
     float u[V], w[V];
     detail::load<V>(a + r * width + c, u);
     detail::load<V>(b + (b_shape == Broadcast::row ? 0 : r * width) + c, w);
+    if (a_activation != Activation::identity) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) u[e] = detail::activate(a_activation, u[e]);
+    }
 #pragma unroll
     for (int e = 0; e < V; ++e) {
       switch (op) {
@@ -151,7 +155,7 @@ cudaError_t unary(DType dtype, Activation activation, const void* x, void* y, st
 }
 
 cudaError_t binary(DType dtype, BinaryOp op, const void* a, const void* b, Broadcast b_shape, std::int64_t rows,
-                   std::int64_t width, void* out, cudaStream_t stream) {
+                   std::int64_t width, void* out, cudaStream_t stream, Activation a_activation) {
   if (rows * width == 0) return cudaSuccess;
   return dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -159,11 +163,11 @@ cudaError_t binary(DType dtype, BinaryOp op, const void* a, const void* b, Broad
     const auto* bt = static_cast<const T*>(b);
     auto* ot = static_cast<T*>(out);
     if (vectorizable(width, a, b, out))
-      binary_kernel<8><<<detail::blocks_for(rows * width / 8, kThreads), kThreads, 0, stream>>>(op, at, bt, b_shape,
-                                                                                                rows, width, ot);
+      binary_kernel<8><<<detail::blocks_for(rows * width / 8, kThreads), kThreads, 0, stream>>>(
+          op, at, bt, b_shape, rows, width, ot, a_activation);
     else
-      binary_kernel<1>
-          <<<detail::blocks_for(rows * width, kThreads), kThreads, 0, stream>>>(op, at, bt, b_shape, rows, width, ot);
+      binary_kernel<1><<<detail::blocks_for(rows * width, kThreads), kThreads, 0, stream>>>(op, at, bt, b_shape, rows,
+                                                                                            width, ot, a_activation);
     return cudaGetLastError();
   });
 }

@@ -32,7 +32,7 @@ cudaError_t matmul(DType dtype, const void* a, const void* b, bool transpose_b, 
                    std::int64_t rows, std::int64_t n, std::int64_t k, void* c, cudaStream_t stream);
 
 cudaError_t binary(DType dtype, BinaryOp op, const void* a, const void* b, Broadcast b_shape, std::int64_t rows,
-                   std::int64_t width, void* out, cudaStream_t stream);
+                   std::int64_t width, void* out, cudaStream_t stream, Activation a_activation = Activation::identity);
 
 cudaError_t layer_norm(DType dtype, const void* x, const void* residual, const void* gamma, const void* beta,
                        std::int64_t rows, std::int64_t width, float eps, void* y, void* sum, cudaStream_t stream);
