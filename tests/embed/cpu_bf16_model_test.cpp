@@ -46,7 +46,8 @@ ReferenceTexts real_texts() {
   for (std::size_t i = 0; std::getline(corpus, line); ++i)
     if (i % 30 == 0) out.texts.push_back(nlohmann::json::parse(line).at("text").get<std::string>());
   std::ifstream in(std::filesystem::path(ACCEL_TEST_DATA) / "reference_embeddings.json");
-  for (const auto& entry : nlohmann::json::parse(in).at("embeddings")) {
+  const nlohmann::json file = nlohmann::json::parse(in);  // kept: a range-for over a temporary's member dangles
+  for (const auto& entry : file.at("embeddings")) {
     out.texts.push_back(entry.at("sentence").get<std::string>());
     out.sentence_transformers.push_back(entry.at("embedding").get<std::vector<double>>());
   }
@@ -73,7 +74,8 @@ TEST(CpuBf16Model, MatchesF32OnRealTextsAndPacksOnce) {
   EXPECT_EQ((*f32)->info().compute, DType::f32);
 
   const ReferenceTexts reference = real_texts();
-  ASSERT_GE(reference.texts.size(), 350u);
+  ASSERT_GE(reference.sentence_transformers.size(), 40u);
+  ASSERT_GE(reference.texts.size(), 390u);
   Result<Embeddings> want = (*f32)->embed(reference.texts).wait();
   Result<Embeddings> got = (*bf16)->embed(reference.texts).wait();
   ASSERT_TRUE(want.ok()) << want.status().to_string();
@@ -89,12 +91,20 @@ TEST(CpuBf16Model, MatchesF32OnRealTextsAndPacksOnce) {
       worst = i;
     }
   }
-  // Measured 0.9990+ (docs/PERFORMANCE.md): bf16 keeps 8 bits of each matmul's operands.
-  std::printf("bf16 vs f32, %zu texts: least cosine %.6f (text %zu)\n", got->count(), least, worst);
+  // bf16 keeps 8 bits of each matmul's operands: measured least 0.99988 here and over 2,000 corpus texts
+  // (docs/PERFORMANCE.md, section 42).
+  std::printf("bf16 vs f32, %zu texts (%zu of the corpus): least cosine %.6f (text %zu)\n", got->count(),
+              got->count() - reference.sentence_transformers.size(), least, worst);
   EXPECT_GE(least, 0.999) << "text " << worst << ": " << reference.texts[worst].substr(0, 80);
   const std::size_t first_sentence = reference.texts.size() - reference.sentence_transformers.size();
-  for (std::size_t i = 0; i < reference.sentence_transformers.size(); ++i)
-    EXPECT_GE(cosine(got->row(first_sentence + i), reference.sentence_transformers[i]), 0.999) << "sentence " << i;
+  double least_to_reference = 1;
+  for (std::size_t i = 0; i < reference.sentence_transformers.size(); ++i) {
+    const double c = cosine(got->row(first_sentence + i), reference.sentence_transformers[i]);
+    least_to_reference = std::min(least_to_reference, c);
+    EXPECT_GE(c, 0.999) << "sentence " << i;
+  }
+  std::printf("bf16 vs sentence-transformers f32, %zu sentences: least cosine %.6f\n",
+              reference.sentence_transformers.size(), least_to_reference);
 
   // The same texts run in the same buckets, whose executables packed their weights on the first call.
   const std::uint64_t packs = graph::cpu::PackedMatmul::packs_made();
