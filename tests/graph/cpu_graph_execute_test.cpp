@@ -147,6 +147,45 @@ TEST_P(CpuEncoderLayerTest, Bf16GraphRunsItsMatmulsInBf16) {
   }
 }
 
+// A bf16 matmul whose bias is an input, not a parameter: its pack (which holds the bias) is made again each run,
+// so a new bias is seen (every value a small integer, exact in bf16).
+TEST_F(CpuGraphExecuteTest, Bf16MatmulWithAnInputBiasSeesEachRunsBias) {
+  GraphBuilder b;
+  Tensor x = b.input("x", DType::bf16, {Dim::of(40), Dim::of(16)});
+  Tensor bias = b.input("bias", DType::bf16, {Dim::of(8)});
+  b.output("y", b.matmul(x, b.parameter("w", DType::bf16, {Dim::of(16), Dim::of(8)}), {.bias = bias}));
+  std::shared_ptr<const Graph> graph = *b.build();
+  std::vector<std::uint8_t> bytes(graph->weight_bytes());
+  auto* w = reinterpret_cast<BFloat16*>(bytes.data());
+  for (int i = 0; i < 16 * 8; ++i) w[i] = to_bfloat16(i % 3 == 0 ? 1.0f : 0.0f);
+  Buffer<std::uint8_t> weights = upload(bytes);
+  const Buffer<BFloat16> xb = upload(std::vector<BFloat16>(40 * 16, to_bfloat16(1.0f)));
+  Buffer<BFloat16> y = *device_->allocate<BFloat16>(40 * 8).wait();
+  for (float offset : {0.0f, 100.0f}) {
+    std::vector<BFloat16> values(8);
+    for (int j = 0; j < 8; ++j) values[j] = to_bfloat16(offset + static_cast<float>(j));
+    const Buffer<BFloat16> bb = upload(values);
+    const Status ran =
+        device_
+            ->ask(
+                Execute{.graph = graph, .weights = weights, .inputs = {{"x", xb}, {"bias", bb}}, .outputs = {{"y", y}}})
+            .wait()
+            .status();
+    if (!cpu::cpu_has_bf16()) {  // refused, as Bf16GraphRunsItsMatmulsInBf16 checks
+      EXPECT_EQ(ran.code(), Code::not_supported);
+      return;
+    }
+    ASSERT_TRUE(ran.ok()) << ran.to_string();
+    const std::vector<BFloat16> got = download(y, 40 * 8);
+    for (int r = 0; r < 40; ++r)
+      for (int j = 0; j < 8; ++j) {
+        float ones = 0;  // x is all ones: the column's sum of w
+        for (int i = 0; i < 16; ++i) ones += (i * 8 + j) % 3 == 0 ? 1.0f : 0.0f;
+        ASSERT_EQ(to_float(got[r * 8 + j]), ones + offset + static_cast<float>(j)) << "row " << r << " column " << j;
+      }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(QkvProjections, CpuEncoderLayerTest, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "packed" : "separate"; });
 

@@ -71,7 +71,9 @@ Status run_matmul(const Frame& f, const Node& node, std::uint32_t index) {
       matmul.w_dtype = DType::bf16;
       matmul.precision = MatmulPrecision::bf16;
     }
-    Result<std::shared_ptr<const PackedMatmul>> packed = f.packs->get(matmul, f.weights_identity);
+    // A bias the graph computes is packed with the weights: such a matmul packs again on every run.
+    const WeightsIdentity identity = stored_weights ? f.weights_identity : WeightsIdentity{.base = nullptr};
+    Result<std::shared_ptr<const PackedMatmul>> packed = f.packs->get(matmul, identity);
     if (!packed.ok()) return packed.status();
     return (*packed)->run(f.at(x), rows, f.at(node.output));
   }
