@@ -187,6 +187,9 @@ int main(int argc, char** argv) {
   app.add_option("--queries", queries);
   app.add_option("--repeats", repeats);
   app.add_option("--batch-tokens", batch_tokens);
+  std::string dtype = "auto";
+  app.add_option("--dtype", dtype, "what the model computes in: auto (the device's default), f32, f16 or bf16")
+      ->check(CLI::IsMember({"auto", "f32", "f16", "bf16"}));
   app.add_option("--trace", trace_path, "write the trace here (JSONL) for the PyTorch peer");
   app.add_option("--embeddings", embeddings_path,
                  "write the trace's embeddings here (raw little-endian f32, passages then queries, in trace order) "
@@ -213,7 +216,12 @@ int main(int argc, char** argv) {
   auto model = check(accel::embed::Model::open({.kind = options.kind,
                                                 .isolation = options.isolation,
                                                 .open = [&] { return accel::Device::open(system, options); }},
-                                               {.folder = folder, .batch_tokens = batch_tokens}),
+                                               {.folder = folder,
+                                                .compute = dtype == "f32"    ? std::optional(accel::DType::f32)
+                                                           : dtype == "f16"  ? std::optional(accel::DType::f16)
+                                                           : dtype == "bf16" ? std::optional(accel::DType::bf16)
+                                                                             : std::nullopt,
+                                                .batch_tokens = batch_tokens}),
                      "opening the device and loading the model");
   const accel::Device& device = model->device();
   if (cold_start) {

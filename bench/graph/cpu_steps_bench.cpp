@@ -87,8 +87,9 @@ int main(int argc, char** argv) {
   graph::cpu::MatmulPacks packs;
   std::vector<graph::cpu::StepTime> times;
   const auto run = [&](std::vector<graph::cpu::StepTime>* into) {
-    const Status ran = graph::cpu::run_steps(plan, extent, arena.data(),
-                                             reinterpret_cast<const std::byte*>(weight_bytes.data()), 1, packs, into);
+    const auto* weights = reinterpret_cast<const std::byte*>(weight_bytes.data());
+    const Status ran = graph::cpu::run_steps(
+        plan, extent, arena.data(), {.data = weights, .identity = {.base = weights, .version = 1}}, packs, into);
     if (!ran.ok()) {
       fmt::print(stderr, "cpu_steps_bench: running: {}\n", ran.to_string());
       std::exit(1);

@@ -17,6 +17,14 @@ Result<Device> open_device(System& system, std::string_view choice) {
   return Device::open(system, std::move(options));
 }
 
+Result<std::optional<DType>> compute_dtype(std::string_view choice) {
+  if (choice == "auto") return std::optional<DType>();
+  if (choice == "f32") return std::optional<DType>(DType::f32);
+  if (choice == "f16") return std::optional<DType>(DType::f16);
+  if (choice == "bf16") return std::optional<DType>(DType::bf16);
+  return invalid_argument(fmt::format("unknown dtype '{}' ({})", choice, kDtypeChoices));
+}
+
 OpenedModel open_model(System& system, std::string_view choice, embed::ModelOptions options, MailboxOptions mailbox) {
   Result<DeviceOptions> device_options_chosen = device_options(choice);
   if (!device_options_chosen.ok()) return {.model = device_options_chosen.status(), .device_failed = true};

@@ -1,8 +1,10 @@
 // The --device option every accel command shares: auto (a CUDA device when there is a usable GPU, else the CPU),
-// cpu, cuda (in process) or cuda-isolated (the context in a supervised worker process).
+// cpu, cuda (in process) or cuda-isolated (the context in a supervised worker process); and --dtype, what a model
+// computes in.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "accel/device/device.hpp"
@@ -16,6 +18,13 @@ inline constexpr std::string_view kDeviceChoices = "auto, cpu, cuda or cuda-isol
 [[nodiscard]] Result<DeviceOptions> device_options(std::string_view choice);
 
 [[nodiscard]] Result<Device> open_device(System& system, std::string_view choice);
+
+// The --dtype option of the commands that load a model (embed::ModelOptions::compute): auto (the device's default:
+// f32 on the CPU, f16 on a GPU, bf16 for a decoder there), f32, f16 (GPUs) or bf16 (GPUs, and CPUs with avx512_bf16
+// or AMX, whose matmuls then run in bf16).
+inline constexpr std::string_view kDtypeChoices = "auto, f32, f16 or bf16";
+// The compute dtype `choice` names: none for auto; invalid_argument for a name not among kDtypeChoices.
+[[nodiscard]] Result<std::optional<DType>> compute_dtype(std::string_view choice);
 
 // What embed, serve and the demo load: the model on the device `choice` names, opened while the model's folder is
 // read and converted (embed::Model::open). `device_failed` says whether an error is the device's.

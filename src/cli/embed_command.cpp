@@ -68,8 +68,13 @@ std::variant<std::shared_ptr<embed::Model>, int> load(const char* command, Syste
                command, folder.string());
     return kBadModel;
   }
+  const Result<std::optional<DType>> compute = compute_dtype(options.dtype);
+  if (!compute.ok()) {
+    fmt::print(stderr, "accel {}: {}\n", command, compute.status().to_string());
+    return kFailed;
+  }
   auto [model, device_failed] =
-      open_model(system, options.device, {.folder = folder, .batch_tokens = options.batch_tokens});
+      open_model(system, options.device, {.folder = folder, .compute = *compute, .batch_tokens = options.batch_tokens});
   if (device_failed) {
     fmt::print(stderr, "accel {}: {}\n", command, model.status().to_string());
     return kFailed;
@@ -103,8 +108,11 @@ int finish_output(const char* command, std::ostream& out, const std::string& pat
 std::variant<EmbedReplicas, int> load_replicas(System& system, const EmbedOptions& options) {
   const std::filesystem::path folder =
       options.model.empty() ? embed::default_model_folder() : std::filesystem::path(options.model);
+  const Result<std::optional<DType>> compute = compute_dtype(options.dtype);
   Result<EmbedReplicas> replicas =
-      EmbedReplicas::load(system, options.devices, {.folder = folder, .batch_tokens = options.batch_tokens});
+      compute.ok() ? EmbedReplicas::load(system, options.devices,
+                                         {.folder = folder, .compute = *compute, .batch_tokens = options.batch_tokens})
+                   : Result<EmbedReplicas>(compute.status());
   if (!replicas.ok()) {
     fmt::print(stderr, "accel embed: {}\n", replicas.status().to_string());
     return kFailed;

@@ -1,4 +1,5 @@
-// `accel embed [--model DIR] [--device ...] [--batch-tokens N] [--prompt TEXT | --prompt-name NAME]
+// `accel embed [--model DIR] [--device ...] [--dtype auto|f32|f16|bf16] [--batch-tokens N] [--prompt TEXT |
+// --prompt-name NAME]
 // [--dimensions N] [--truncate right|left|refuse] [--output FILE] FILE|-`: one text per line (or JSONL objects with
 // a "text" field) in; JSONL out, one object per text: {"index", "tokens", "embedding"} for a dense model,
 // {"index", "tokens", "sparse": {"indices", "values"}} for a SPLADE one, {"index", "tokens", "scores"} for a
@@ -22,6 +23,7 @@ struct EmbedOptions {
   std::string device = "auto";
   std::string devices;  // embed only; non-empty: a replica on each device of this list (EmbedReplicas), not --device
   std::uint32_t batch_tokens = 16384;
+  std::string dtype = "auto";  // --dtype: cli::compute_dtype
   std::string input = "-";
   std::string output = "-";
   std::string input_format = "auto";  // auto | lines | jsonl

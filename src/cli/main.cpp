@@ -90,6 +90,12 @@ int main(int argc, char** argv) {
       ->excludes(embed_device);
   embed_cmd->add_option("--batch-tokens", embed.batch_tokens, "most tokens run at once")
       ->check(CLI::Range(256u, 1u << 20));
+  const auto dtypes = CLI::IsMember({"auto", "f32", "f16", "bf16"});
+  embed_cmd
+      ->add_option("--dtype", embed.dtype,
+                   "what the model computes in: auto (f32 on the CPU, f16 on a GPU), f32, f16 (GPU) or bf16 (GPU, or "
+                   "a CPU with avx512_bf16 or AMX: matmuls in bf16, the rest in f32)")
+      ->check(dtypes);
   embed_cmd->add_option("-o,--output", embed.output, "JSONL, or .npy (float32 [texts, dims]); - for stdout");
   CLI::Option* prompt = embed_cmd->add_option("--prompt", embed.prompt, "text put before each input");
   embed_cmd->add_option("--prompt-name", embed.prompt_name, "the model's prompt of that name before each input")
@@ -145,6 +151,8 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--port", server.port, "port to listen on (0: any free one)")->check(CLI::Range(0, 65535));
   serve_cmd->add_option("--batch-tokens", per_model.batch_tokens, "[per model] token budget of one batch (16384)")
       ->check(CLI::Range(256u, 1u << 20));
+  serve_cmd->add_option("--dtype", per_model.dtypes, "[per model] what the model computes in (as embed's --dtype)")
+      ->check(dtypes);
   serve_cmd
       ->add_option("--max-batch-requests", per_model.max_batch_requests,
                    "[per model] requests in one batch at most (default: as many as the token budget takes)")
@@ -212,6 +220,7 @@ int main(int argc, char** argv) {
   rerank_cmd->add_option("input", rerank.input, "FILE or -: one passage per line (or JSONL \"text\")")->required();
   rerank_cmd->add_option("--model", rerank.model, "a cross-encoder's folder")->required();
   rerank_cmd->add_option("--device", rerank.device, std::string(accel::cli::kDeviceChoices))->check(devices);
+  rerank_cmd->add_option("--dtype", rerank.dtype, "what the model computes in (as embed's --dtype)")->check(dtypes);
   rerank_cmd->add_option("--truncate", rerank.truncate, "a pair past the model's length: cut (right) or refuse")
       ->check(CLI::IsMember({"right", "refuse"}));
   rerank_cmd->add_option("-o,--output", rerank.output, "JSONL; - for stdout");

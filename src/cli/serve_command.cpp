@@ -117,7 +117,8 @@ int run_serve(const ServeCommand& command) {
   for (std::size_t i = 0; i < folders.size(); ++i) {
     const std::filesystem::path& folder = folders[i];
     const serve::ServeOptions served = with_model_options(command.server, (*per_model)[i]);
-    const embed::ModelOptions options{.folder = folder, .batch_tokens = served.batching.batch_tokens};
+    const embed::ModelOptions options{
+        .folder = folder, .compute = (*per_model)[i].compute, .batch_tokens = served.batching.batch_tokens};
     Result<std::shared_ptr<embed::Model>> model = std::shared_ptr<embed::Model>();
     std::optional<serve::ServedModel> replicated;
     if (pool) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "cli/device_choice.hpp"
+
 namespace accel::cli {
 namespace {
 
@@ -28,9 +30,13 @@ Status check_count(std::string_view option, std::size_t given, std::size_t model
 
 Result<std::vector<serve::ModelServeOptions>> model_serve_options(std::size_t models, const PerModelArguments& given) {
   const std::pair<std::string_view, std::size_t> counts[] = {
-      {"--served-model-name", given.served_names.size()},           {"--batch-tokens", given.batch_tokens.size()},
-      {"--max-batch-requests", given.max_batch_requests.size()},    {"--auto-truncate", given.auto_truncate.size()},
-      {"--default-prompt-name", given.default_prompt_names.size()}, {"--default-prompt", given.default_prompts.size()},
+      {"--served-model-name", given.served_names.size()},
+      {"--batch-tokens", given.batch_tokens.size()},
+      {"--max-batch-requests", given.max_batch_requests.size()},
+      {"--auto-truncate", given.auto_truncate.size()},
+      {"--default-prompt-name", given.default_prompt_names.size()},
+      {"--default-prompt", given.default_prompts.size()},
+      {"--dtype", given.dtypes.size()},
   };
   for (const auto& [option, count] : counts)
     if (Status counted = check_count(option, count, models); !counted.ok()) return counted;
@@ -49,6 +55,12 @@ Result<std::vector<serve::ModelServeOptions>> model_serve_options(std::size_t mo
     if (value != "true" && value != "false")
       return invalid_argument(fmt::format("--auto-truncate={}: it is true or false", value));
 
+  std::vector<std::optional<DType>> computes;
+  for (const std::string& value : given.dtypes) {
+    ACCEL_ASSIGN_OR_RETURN(std::optional<DType> compute, compute_dtype(value));
+    computes.push_back(compute);
+  }
+
   std::vector<serve::ModelServeOptions> options(models);
   for (std::size_t i = 0; i < models; ++i) {
     serve::ModelServeOptions& model = options[i];
@@ -56,6 +68,7 @@ Result<std::vector<serve::ModelServeOptions>> model_serve_options(std::size_t mo
     model.batch_tokens = value_for(given.batch_tokens, i);
     model.max_batch_requests = value_for(given.max_batch_requests, i);
     if (auto truncate = value_for(given.auto_truncate, i)) model.auto_truncate = *truncate == "true";
+    model.compute = value_for(computes, i).value_or(std::nullopt);
     model.default_prompt_name = value_for(given.default_prompt_names, i);
     model.default_prompt = value_for(given.default_prompts, i);
   }

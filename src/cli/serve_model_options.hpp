@@ -24,13 +24,14 @@ struct PerModelArguments {
   std::vector<std::uint32_t> batch_tokens;        // --batch-tokens
   std::vector<std::size_t> max_batch_requests;    // --max-batch-requests
   std::vector<std::string> auto_truncate;         // --auto-truncate[=true|false] (a flag: "true" when bare)
+  std::vector<std::string> dtypes;                // --dtype (cli::compute_dtype)
   std::vector<std::string> default_prompt_names;  // --default-prompt-name ("": the folder's own)
   std::vector<std::string> default_prompts;       // --default-prompt ("": no prompt)
 };
 
 // What each of `models` models is served with; invalid_argument naming the option whose count is neither 0, 1 nor
-// `models`, a --served-model-name given once for several models, a served name twice, or an --auto-truncate value
-// other than true or false.
+// `models`, a --served-model-name given once for several models, a served name twice, an --auto-truncate value
+// other than true or false, or a --dtype not among cli::kDtypeChoices.
 [[nodiscard]] Result<std::vector<serve::ModelServeOptions>> model_serve_options(std::size_t models,
                                                                                 const PerModelArguments& given);
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+
 namespace accel {
 
 std::string to_string(const Fence& fence) {
@@ -55,6 +57,19 @@ BufferHandle BufferTable::insert_external(void* data, DType dtype, std::uint64_t
   slots_[handle.slot].external = true;
   slots_[handle.slot].shared = true;
   return handle;
+}
+
+namespace {
+std::atomic<std::uint64_t> versions_given{0};
+}  // namespace
+
+std::uint64_t BufferTable::version(const BufferHandle& h) const {
+  if (!resolve(h, "buffer").ok() || slots_[h.slot].shared) return 0;
+  return slots_[h.slot].version;
+}
+
+void BufferTable::written(const BufferHandle& h) {
+  if (resolve(h, "buffer").ok()) slots_[h.slot].version = versions_given.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
 bool BufferTable::is_external(const BufferHandle& h) const {

@@ -30,6 +30,12 @@ class BufferTable {
   void mark_shared(const BufferHandle& handle);
   [[nodiscard]] bool is_shared(const BufferHandle& handle) const;
 
+  // The CPU device's versions of a buffer's contents (BufferView::version; a CUDA context keeps its own, in stream
+  // order): written() gives the buffer a new one, from a count kept for the whole process and never reused, so that
+  // (address, version) names contents even across devices; memory another library holds is always version 0.
+  [[nodiscard]] std::uint64_t version(const BufferHandle& handle) const;
+  void written(const BufferHandle& handle);
+
   // Checks that `handle` names a live buffer of this context; `operand` names it in the error.
   [[nodiscard]] Result<BufferView> resolve(const BufferHandle& handle, std::string_view operand) const;
 
@@ -69,6 +75,7 @@ class BufferTable {
     std::uint64_t count = 0;
     std::uint64_t generation = 0;
     bool live = false;
+    std::uint64_t version = 0;  // written()'s; 0 until the first write
     bool external = false;
     bool shared = false;
   };

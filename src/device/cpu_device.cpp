@@ -56,7 +56,9 @@ Result<BufferHandle> CpuDevice::handle(Allocate& request) {
   stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.in_use_bytes);
   ++stats_.live_buffers;
   ++stats_.allocations;
-  return table_.insert(data, request.dtype, request.count);
+  const BufferHandle handle = table_.insert(data, request.dtype, request.count);
+  table_.written(handle);
+  return handle;
 }
 
 Result<Done> CpuDevice::handle(Free& request) {
@@ -117,6 +119,7 @@ Result<Done> CpuDevice::handle(CopyToDevice& request) {
   if (request.source.count != 0) {
     std::memcpy(static_cast<std::byte*>(dst.data) + request.destination_offset * element, request.source.data,
                 request.source.count * element);
+    table_.written(request.destination);
   }
   return Done{};
 }
@@ -149,6 +152,7 @@ Result<Done> CpuDevice::handle(CopyOnDevice& request) {
   if (request.count != 0) {
     std::memmove(static_cast<std::byte*>(dst.data) + request.destination_offset * element,
                  static_cast<const std::byte*>(src.data) + request.source_offset * element, request.count * element);
+    table_.written(request.destination);
   }
   return Done{};
 }

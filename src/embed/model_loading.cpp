@@ -7,6 +7,7 @@
 
 #include "embed/embedding_model.hpp"
 #include "embed/model_graph.hpp"
+#include "graph/kernels/cpu_packed_matmul.hpp"
 
 namespace accel::embed {
 namespace {
@@ -88,6 +89,24 @@ DType compute_dtype(const ModelOptions& options, DeviceKind kind, const ModelFol
                                                           : DType::f16);
 }
 
+// A compute dtype the device cannot run, refused before anything is read or run. The CPU device computes in f32,
+// or in bf16 (its matmuls in bf16 on weights packed once, everything else in f32: graph/cpu/cpu_bf16_graph.hpp)
+// where the CPU has bf16 matmuls.
+Status check_compute(const std::optional<DType>& compute, DeviceKind kind) {
+  if (!compute) return Status();
+  if (*compute != DType::f32 && *compute != DType::f16 && *compute != DType::bf16)
+    return invalid_argument(fmt::format(
+        "ModelOptions::compute (--dtype) is {}: an encoder computes in f32, f16 or bf16", to_string(*compute)));
+  if (kind != DeviceKind::cpu) return Status();
+  if (*compute == DType::f16)
+    return not_supported("ModelOptions::compute (--dtype) is f16: the CPU device computes in f32 or bf16");
+  if (*compute == DType::bf16 && !graph::cpu::cpu_has_bf16())
+    return not_supported(
+        "ModelOptions::compute (--dtype) is bf16: the CPU device runs bf16 matmuls only on a CPU with avx512_bf16 "
+        "or AMX, and this one has neither (use f32, the CPU's default)");
+  return Status();
+}
+
 // The graph for one compute dtype and the weights converted to it, in the graph's parameter order.
 struct Prepared {
   DType compute = DType::f32;
@@ -156,6 +175,7 @@ ModelInfo describe(const HostFiles& files, const ModelOptions& options) {
 // open the device (0 for load).
 Result<std::shared_ptr<Model>> place(const Device& device, const DeviceInfo& device_info, HostFiles files,
                                      Prepared prepared, ModelOptions options, double device_open_ms) {
+  ACCEL_RETURN_IF_ERROR(check_compute(options.compute, device_info.kind));  // the opener's kind may have surprised
   if (const DType compute = compute_dtype(options, device_info.kind, files.folder); compute != prepared.compute) {
     ACCEL_ASSIGN_OR_RETURN(prepared, prepare(files, compute));
   }
@@ -177,13 +197,15 @@ Result<std::shared_ptr<Model>> place(const Device& device, const DeviceInfo& dev
 }  // namespace
 
 Result<std::shared_ptr<Model>> Model::load(const Device& device, ModelOptions options) {
-  ACCEL_ASSIGN_OR_RETURN(HostFiles files, read_host_files(options));
   ACCEL_ASSIGN_OR_RETURN(DeviceInfo device_info, device.info().wait());
+  ACCEL_RETURN_IF_ERROR(check_compute(options.compute, device_info.kind));
+  ACCEL_ASSIGN_OR_RETURN(HostFiles files, read_host_files(options));
   ACCEL_ASSIGN_OR_RETURN(Prepared prepared, prepare(files, compute_dtype(options, device_info.kind, files.folder)));
   return place(device, device_info, std::move(files), std::move(prepared), std::move(options), 0);
 }
 
 Result<std::shared_ptr<Model>> Model::open(const DeviceOpener& device_opener, ModelOptions options) {
+  ACCEL_RETURN_IF_ERROR(check_compute(options.compute, device_opener.kind));
   const Clock::time_point start = Clock::now();
   // The CUDA driver's initialisation and this thread's reading of the folder slowed each other badly when run at
   // once in one process (on the H100 machine cuInit took 147 ms instead of 100, and the tokenizer's load 110-120 ms

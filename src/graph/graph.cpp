@@ -8,6 +8,7 @@
 #include "accel/core/byte_codec.hpp"
 #include "accel/graph/graph.hpp"
 #include "graph/executable_plan.hpp"
+#include "graph/graph_storage.hpp"
 
 namespace accel::graph {
 
@@ -173,10 +174,18 @@ Status Graph::finish() {
   return Status();
 }
 
-Result<std::shared_ptr<const Graph>> Graph::decode(std::span<const std::byte> bytes) {
-  auto damaged = [](std::string_view what) {
-    return invalid_argument(fmt::format("graph encoding is damaged ({})", what));
-  };
+namespace {
+
+Status damaged(std::string_view what) { return invalid_argument(fmt::format("graph encoding is damaged ({})", what)); }
+
+// f32 for a floating dtype, the dtype itself otherwise.
+DType f32_storage(DType dtype) {
+  return dtype == DType::f16 || dtype == DType::bf16 || dtype == DType::f64 ? DType::f32 : dtype;
+}
+
+// The encoded ops replayed through a GraphBuilder; with `storage`, each input's, parameter's and cast's dtype is
+// mapped through it (every other op's follows by inference).
+Result<std::shared_ptr<const Graph>> replay(std::span<const std::byte> bytes, DType (*storage)(DType)) {
   ByteReader r(bytes);
   std::uint32_t version = 0, count = 0;
   r.fields(version, count);
@@ -191,6 +200,7 @@ Result<std::shared_ptr<const Graph>> Graph::decode(std::span<const std::byte> by
              node.pool);
     r.pods(node.inputs).pods(node.permutation).string(t.name).pod(t.dtype);
     if (!r.ok() || !read_shape(r, t.shape)) return damaged("node");
+    if (storage != nullptr) t.dtype = storage(t.dtype);
     auto in = [&](std::size_t k) -> Tensor { return k < node.inputs.size() ? Tensor{node.inputs[k]} : Tensor{}; };
     auto opt = [&](std::size_t k) -> std::optional<Tensor> {
       if (k >= node.inputs.size() || node.inputs[k] == Node::kNone) return std::nullopt;
@@ -246,7 +256,17 @@ Result<std::shared_ptr<const Graph>> Graph::decode(std::span<const std::byte> by
     b.bucket(std::move(symbol), std::move(ladder));
   }
   if (!r.finished()) return damaged("length");
-  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const Graph> graph, b.build());
+  return b.build();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Graph>> with_f32_storage(const Graph& graph) {
+  return replay(graph.encoding(), f32_storage);
+}
+
+Result<std::shared_ptr<const Graph>> Graph::decode(std::span<const std::byte> bytes) {
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const Graph> graph, replay(bytes, nullptr));
   // Names of intermediate tensors are derived, so a valid encoding re-encodes to itself.
   if (graph->encoding() != std::vector<std::byte>(bytes.begin(), bytes.end())) return damaged("not canonical");
   return graph;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "accel/core/dtype.hpp"
 #include "serve/batcher.hpp"
 
 namespace accel::serve {
@@ -66,6 +67,7 @@ struct ModelServeOptions {
   std::optional<std::uint32_t> batch_tokens;
   std::optional<std::size_t> max_batch_requests;
   std::optional<bool> auto_truncate;
+  std::optional<DType> compute;  // embed::ModelOptions::compute (--dtype); unset: the device's default
   // At most one is set. A name that is empty takes the model back to its folder's own default_prompt_name, whatever
   // the server's; a prompt text that is empty puts nothing before the texts.
   std::optional<std::string> default_prompt_name;

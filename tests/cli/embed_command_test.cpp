@@ -1,12 +1,13 @@
 // `accel embed` run as a program: the embeddings it prints or writes as .npy (against sentence-transformers'
-// reference embeddings of the same sentences; on several devices, against one device's), and its exit codes for a
-// missing model, an unreadable input and a line that is not valid UTF-8.
+// reference embeddings of the same sentences; on several devices, against one device's; in bf16 on the CPU), and its
+// exit codes for a missing model, an unreadable input, a line that is not valid UTF-8 and a --dtype the CPU refuses.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -157,6 +158,53 @@ TEST_F(EmbedCommandTest, SeveralDevicesWriteWhatOneWrites) {
   const Ran bad = run("embed --devices cpu,tpu " + in.string());
   EXPECT_EQ(bad.exit_code, 1) << bad.out;
   EXPECT_NE(bad.out.find("unknown device 'tpu'"), std::string::npos) << bad.out;
+}
+
+// Whether this CPU has bf16 matmuls (the kernel's flags; oneDNN sees the same).
+bool cpu_has_bf16() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  const std::string flags{std::istreambuf_iterator<char>(cpuinfo), std::istreambuf_iterator<char>()};
+  return flags.find(" avx512_bf16") != std::string::npos || flags.find(" amx_bf16") != std::string::npos;
+}
+
+// --dtype bf16 on the CPU: matmuls in bf16, close to sentence-transformers' f32, where the CPU has avx512_bf16 or
+// AMX; with oneDNN capped below them (ONEDNN_MAX_CPU_ISA, as on a CPU without), refused before anything runs,
+// naming the option and the feature. f16 the CPU never computes in; other names are not dtypes.
+TEST_F(EmbedCommandTest, DtypeBf16RunsWhereTheCpuHasItAndIsRefusedWhereNot) {
+  const std::vector<std::string> texts{"A man is eating food.",
+                                       "Paris is the capital and most populous city of France."};
+  const std::filesystem::path in = write("in.txt", texts[0] + "\n" + texts[1] + "\n");
+  Ran ran = run("embed --device cpu --dtype bf16 " + in.string());
+  if (cpu_has_bf16()) {
+    ASSERT_EQ(ran.exit_code, 0) << ran.out;
+    std::istringstream lines(ran.out);
+    std::string line;
+    std::size_t count = 0;
+    for (; std::getline(lines, line) && count < texts.size(); ++count) {
+      const std::vector<double> got = nlohmann::json::parse(line).at("embedding").get<std::vector<double>>();
+      const std::vector<double>& want = reference(texts[count]).embedding;
+      ASSERT_EQ(got.size(), want.size());
+      double dot = 0;  // both unit length
+      for (std::size_t i = 0; i < got.size(); ++i) dot += got[i] * want[i];
+      EXPECT_GT(dot, 0.999) << "text " << count;
+      EXPECT_GT(max_abs_error(got, want), 1e-6) << "text " << count << ": as close as f32, so not bf16";
+    }
+    EXPECT_EQ(count, texts.size());
+  } else {
+    EXPECT_EQ(ran.exit_code, 3) << ran.out;
+  }
+  setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE", 1);
+  ran = run("embed --device cpu --dtype bf16 " + in.string());
+  unsetenv("ONEDNN_MAX_CPU_ISA");
+  EXPECT_EQ(ran.exit_code, 3);
+  EXPECT_NE(ran.out.find("(--dtype) is bf16"), std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("avx512_bf16 or AMX"), std::string::npos) << ran.out;
+  ran = run("embed --device cpu --dtype f16 " + in.string());
+  EXPECT_EQ(ran.exit_code, 3);
+  EXPECT_NE(ran.out.find("computes in f32 or bf16"), std::string::npos) << ran.out;
+  ran = run("embed --device cpu --dtype f64 " + in.string());
+  EXPECT_NE(ran.exit_code, 0);
+  EXPECT_NE(ran.out.find("--dtype"), std::string::npos) << ran.out;
 }
 
 TEST_F(EmbedCommandTest, NamesTheBadLineAndExitsWithItsCode) {

@@ -20,7 +20,7 @@ TEST(ServeModelOptions, NothingGivenLeavesEveryModelWithTheServersOptions) {
   for (const serve::ModelServeOptions& model : *options) {
     EXPECT_EQ(model.name, "");
     EXPECT_FALSE(model.batch_tokens || model.max_batch_requests || model.auto_truncate || model.default_prompt_name ||
-                 model.default_prompt);
+                 model.default_prompt || model.compute);
   }
 }
 
@@ -30,6 +30,7 @@ TEST(ServeModelOptions, OnceIsForEveryModelAndOncePerModelIsByPosition) {
                               .batch_tokens = {4096},
                               .max_batch_requests = {8, 16, 32},
                               .auto_truncate = {"true", "false", "true"},
+                              .dtypes = {"bf16", "auto", "f32"},
                               .default_prompts = {"query: ", "", "passage: "}});
   ASSERT_TRUE(options.ok()) << options.status().to_string();
   const std::vector<serve::ModelServeOptions>& got = *options;
@@ -42,6 +43,9 @@ TEST(ServeModelOptions, OnceIsForEveryModelAndOncePerModelIsByPosition) {
   EXPECT_EQ(got[1].default_prompt, "");
   EXPECT_EQ(got[2].default_prompt, "passage: ");
   EXPECT_FALSE(got[0].default_prompt_name);
+  EXPECT_EQ(got[0].compute, DType::bf16);
+  EXPECT_FALSE(got[1].compute);  // auto: the device's default
+  EXPECT_EQ(got[2].compute, DType::f32);
 }
 
 TEST(ServeModelOptions, TheOptionsApplyOverTheServersAndAPromptReplacesTheOtherKind) {
@@ -72,6 +76,8 @@ TEST(ServeModelOptions, AmbiguousCountsAreRefusedNamingTheOption) {
   EXPECT_THAT(refused(2, {.served_names = {"a", "a"}}), HasSubstr("'a' is given twice"));
   EXPECT_THAT(refused(1, {.served_names = {""}}), HasSubstr("empty"));
   EXPECT_THAT(refused(2, {.auto_truncate = {"true", "maybe"}}), HasSubstr("--auto-truncate=maybe"));
+  EXPECT_THAT(refused(2, {.dtypes = {"f32", "bf16", "f16"}}), HasSubstr("--dtype is given 3 times"));
+  EXPECT_THAT(refused(1, {.dtypes = {"f64"}}), HasSubstr("unknown dtype 'f64'"));
   EXPECT_TRUE(model_serve_options(1, {.served_names = {"only"}}).ok());
 }
 

@@ -3,10 +3,12 @@
 // compiled once per bucket, and executables found on disk by a second process.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 
 #include "accel/device/device.hpp"
 #include "accel/graph/execute.hpp"
+#include "graph/kernels/cpu_packed_matmul.hpp"
 #include "testing/encoder_graph.hpp"
 #include "testing/pool_reference.hpp"
 #include "testing/scratch_directory.hpp"
@@ -78,6 +80,109 @@ TEST_P(CpuEncoderLayerTest, MatchesTheReferenceForASweepOfPackedLengths) {
       ASSERT_NEAR(got[i], ref.out[i], 2e-4) << "tokens " << tokens << " at " << i;
     const auto got_pooled = download(pooled, ref.pooled.size());
     for (std::size_t i = 0; i < got_pooled.size(); ++i) ASSERT_NEAR(got_pooled[i], ref.pooled[i], 1e-5);
+  }
+}
+
+// A bf16 graph keeps its activations in f32 between ops and runs its matmuls in bf16 on weights packed once, from
+// the bf16 of the weights buffer (cpu_bf16_graph.hpp). Parameters and x are bf16 values, so the reference computes
+// with what the device holds: what is left is each matmul's input rows rounded to bf16 and the outputs' rounding.
+// A CPU without avx512_bf16 or AMX refuses the graph before anything runs.
+TEST_P(CpuEncoderLayerTest, Bf16GraphRunsItsMatmulsInBf16) {
+  const EncoderShape shape{.dtype = DType::bf16, .packed_qkv = GetParam()};
+  auto graph = testing::encoder_graph(shape, Ladder::powers_of_two(16, 2048), Ladder::powers_of_two(1, 64));
+  std::mt19937 rng(9);
+  auto params = testing::random_parameters(*graph, rng);
+  std::vector<std::uint8_t> bytes(graph->weight_bytes());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    auto* out = reinterpret_cast<BFloat16*>(bytes.data() + graph->parameters()[i].offset);
+    for (std::size_t j = 0; j < params[i].size(); ++j) {
+      out[j] = to_bfloat16(params[i][j]);
+      params[i][j] = to_float(out[j]);
+    }
+  }
+  Buffer<std::uint8_t> weights = upload(bytes);
+  const auto to_bf16 = [](const std::vector<float>& v) {
+    std::vector<BFloat16> out(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = to_bfloat16(v[i]);
+    return out;
+  };
+  for (std::int64_t sequences : {1, 3, 8, 17}) {
+    const std::vector<std::int32_t> offsets = testing::random_offsets(sequences, shape.max_length, rng);
+    const std::int64_t tokens = offsets.back();
+    std::vector<float> x(static_cast<std::size_t>(tokens * shape.width));
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (float& e : x) e = to_float(to_bfloat16(dist(rng)));
+    Buffer<BFloat16> y = *device_->allocate<BFloat16>(x.size()).wait();
+    Buffer<BFloat16> pooled = *device_->allocate<BFloat16>(static_cast<std::uint64_t>(sequences * shape.width)).wait();
+    const Buffer<BFloat16> xb = upload(to_bf16(x));
+    const Buffer<std::int32_t> ob = upload(offsets);
+    const Execute request{.graph = graph,
+                          .symbols = {{"tokens", tokens}, {"sequences", sequences}},
+                          .weights = weights,
+                          .inputs = {{"x", xb}, {"offsets", ob}},
+                          .outputs = {{"y", y}, {"pooled", pooled}}};
+    Status ran = device_->ask(request).wait().status();
+    if (!cpu::cpu_has_bf16()) {
+      EXPECT_EQ(ran.code(), Code::not_supported);
+      EXPECT_NE(ran.message().find("avx512_bf16 or AMX"), std::string::npos) << ran.message();
+      return;
+    }
+    ASSERT_TRUE(ran.ok()) << ran.to_string();
+    const auto ref = testing::reference_encoder(shape, *graph, params, x, offsets);
+    const auto got = download(y, x.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(to_float(got[i]) - ref.out[i]));
+    EXPECT_LT(worst, 5e-2) << "tokens " << tokens;
+    const auto got_pooled = download(pooled, ref.pooled.size());
+    for (std::size_t i = 0; i < got_pooled.size(); ++i) ASSERT_NEAR(to_float(got_pooled[i]), ref.pooled[i], 1e-2);
+    // The weights were packed by the bucket's first run: the same weights never pack again.
+    const std::uint64_t packs = cpu::PackedMatmul::packs_made();
+    ASSERT_TRUE(device_->ask(request).wait().ok());
+    EXPECT_EQ(cpu::PackedMatmul::packs_made(), packs) << "tokens " << tokens;
+    if (sequences != 17) continue;
+    // Written again (even with the same bytes), the weights are new contents to the device: packed again.
+    ASSERT_TRUE(device_->upload(std::span<const std::uint8_t>(bytes), weights).wait().ok());
+    ASSERT_TRUE(device_->ask(request).wait().ok());
+    EXPECT_GT(cpu::PackedMatmul::packs_made(), packs);
+  }
+}
+
+// A bf16 matmul whose bias is an input, not a parameter: its pack (which holds the bias) is made again each run,
+// so a new bias is seen (every value a small integer, exact in bf16).
+TEST_F(CpuGraphExecuteTest, Bf16MatmulWithAnInputBiasSeesEachRunsBias) {
+  GraphBuilder b;
+  Tensor x = b.input("x", DType::bf16, {Dim::of(40), Dim::of(16)});
+  Tensor bias = b.input("bias", DType::bf16, {Dim::of(8)});
+  b.output("y", b.matmul(x, b.parameter("w", DType::bf16, {Dim::of(16), Dim::of(8)}), {.bias = bias}));
+  std::shared_ptr<const Graph> graph = *b.build();
+  std::vector<std::uint8_t> bytes(graph->weight_bytes());
+  auto* w = reinterpret_cast<BFloat16*>(bytes.data());
+  for (int i = 0; i < 16 * 8; ++i) w[i] = to_bfloat16(i % 3 == 0 ? 1.0f : 0.0f);
+  Buffer<std::uint8_t> weights = upload(bytes);
+  const Buffer<BFloat16> xb = upload(std::vector<BFloat16>(40 * 16, to_bfloat16(1.0f)));
+  Buffer<BFloat16> y = *device_->allocate<BFloat16>(40 * 8).wait();
+  for (float offset : {0.0f, 100.0f}) {
+    std::vector<BFloat16> values(8);
+    for (int j = 0; j < 8; ++j) values[j] = to_bfloat16(offset + static_cast<float>(j));
+    const Buffer<BFloat16> bb = upload(values);
+    const Status ran =
+        device_
+            ->ask(
+                Execute{.graph = graph, .weights = weights, .inputs = {{"x", xb}, {"bias", bb}}, .outputs = {{"y", y}}})
+            .wait()
+            .status();
+    if (!cpu::cpu_has_bf16()) {  // refused, as Bf16GraphRunsItsMatmulsInBf16 checks
+      EXPECT_EQ(ran.code(), Code::not_supported);
+      return;
+    }
+    ASSERT_TRUE(ran.ok()) << ran.to_string();
+    const std::vector<BFloat16> got = download(y, 40 * 8);
+    for (int r = 0; r < 40; ++r)
+      for (int j = 0; j < 8; ++j) {
+        float ones = 0;  // x is all ones: the column's sum of w
+        for (int i = 0; i < 16; ++i) ones += (i * 8 + j) % 3 == 0 ? 1.0f : 0.0f;
+        ASSERT_EQ(to_float(got[r * 8 + j]), ones + offset + static_cast<float>(j)) << "row " << r << " column " << j;
+      }
   }
 }
 

@@ -1,6 +1,7 @@
 // The graph's packed matmul (oneDNN, weights reordered once) against a double loop written here, for several row
 // counts, k and n not multiples of the vector width, both weight layouts, every activation with and without bias;
-// one packing serves every later run; bf16 is refused where the CPU lacks it and close to f32 where it has it.
+// one packing serves every later run; bf16 is refused where the CPU lacks it and close to f32 where it has it, and
+// bf16-stored weights pack as their f32 values.
 #include "graph/kernels/cpu_packed_matmul.hpp"
 
 #include <gtest/gtest.h>
@@ -98,6 +99,42 @@ TEST(CpuPackedMatmul, Bf16IsRefusedWithoutHardwareAndCloseToF32WithIt) {
   double scale = 0;
   for (double e : expected) scale = std::max(scale, std::abs(e));
   for (std::size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], expected[i], 2e-2 * scale) << "at " << i;
+}
+
+// A bf16 graph's weights are packed from the bf16 its weights buffer holds: the same product as from the f32 of
+// those values, to the bit, in either layout. Stored bf16 for an f32 product is refused.
+TEST(CpuPackedMatmul, Bf16StoredWeightsPackAsTheirF32Values) {
+  const std::int64_t k = 96, n = 40, rows = 70;
+  auto w = random(k * n);
+  const auto x = random(rows * k), bias = random(n);
+  std::vector<BFloat16> w_bf16(w.size());
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    w_bf16[i] = to_bfloat16(w[i]);
+    w[i] = to_float(w_bf16[i]);
+  }
+  auto refused =
+      PackedMatmul::make(w_bf16.data(), false, nullptr, k, n, Activation::identity, MatmulPrecision::f32, DType::bf16);
+  EXPECT_EQ(refused.code(), Code::invalid_argument);
+  for (bool transpose_w : {false, true}) {
+    auto from_f32 =
+        PackedMatmul::make(w.data(), transpose_w, bias.data(), k, n, Activation::relu, MatmulPrecision::bf16);
+    auto from_bf16 = PackedMatmul::make(w_bf16.data(), transpose_w, bias.data(), k, n, Activation::relu,
+                                        MatmulPrecision::bf16, DType::bf16);
+    if (!cpu::cpu_has_bf16()) {
+      EXPECT_EQ(from_bf16.code(), Code::not_supported);
+      return;
+    }
+    ASSERT_TRUE(from_f32.ok()) << from_f32.status().message();
+    ASSERT_TRUE(from_bf16.ok()) << from_bf16.status().message();
+    std::vector<float> y_f32(rows * n), y_bf16(rows * n);
+    ASSERT_TRUE((*from_f32)->run(x.data(), rows, y_f32.data()).ok());
+    ASSERT_TRUE((*from_bf16)->run(x.data(), rows, y_bf16.data()).ok());
+    EXPECT_EQ(y_bf16, y_f32) << "transpose_w " << transpose_w;
+    const std::vector<double> expected = matmul_reference(x, w, transpose_w, bias.data(), rows, k, n, Activation::relu);
+    double scale = 0;  // x's rounding to bf16 bounds the error on the outputs' scale (as in the test above)
+    for (double e : expected) scale = std::max(scale, std::abs(e));
+    for (std::size_t i = 0; i < y_bf16.size(); ++i) ASSERT_NEAR(y_bf16[i], expected[i], 2e-2 * scale) << "at " << i;
+  }
 }
 
 }  // namespace

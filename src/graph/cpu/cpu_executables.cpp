@@ -5,6 +5,8 @@
 #include <cstring>
 
 #include "graph/executable_cache_options.hpp"
+#include "graph/kernels/cpu_kernels.hpp"
+#include "graph/kernels/cpu_packed_matmul.hpp"
 #include "libs/blas/cpu_gemm.hpp"
 
 namespace accel::graph::cpu {
@@ -14,11 +16,32 @@ constexpr std::size_t kArenasKept = 2;
 }  // namespace
 
 Status check_support(const Graph& graph) {
-  for (const TensorInfo& t : graph.tensors())
-    if (t.dtype == DType::f16 || t.dtype == DType::bf16 || t.dtype == DType::f64)
-      return not_supported(fmt::format("the CPU device runs graphs in f32; {} is {}", t.name, to_string(t.dtype)));
+  for (const TensorInfo& t : graph.tensors()) {
+    if (t.dtype == DType::f16 || t.dtype == DType::f64)
+      return not_supported(
+          fmt::format("the CPU device runs graphs in f32 or bf16; {} is {}", t.name, to_string(t.dtype)));
+    if (t.dtype == DType::bf16 && !cpu_has_bf16())
+      return not_supported(fmt::format(
+          "the CPU device runs a bf16 graph's matmuls in bf16, which needs a CPU with avx512_bf16 or AMX; this one "
+          "has neither ({} is bf16: build the graph in f32)",
+          t.name));
+  }
   return Status();
 }
+
+namespace {
+
+// `count` elements from `from` to `to`, converted where the caller's dtype is not the plan's (a bf16 graph's
+// inputs and outputs, kept in f32 by the CPU).
+void copy_as(DType from_dtype, const void* from, DType to_dtype, void* to, std::uint64_t count) {
+  if (from_dtype == to_dtype) {
+    std::memcpy(to, from, count * size_of(from_dtype));
+    return;
+  }
+  static_cast<void>(cast(from_dtype, from, to_dtype, to, static_cast<std::int64_t>(count)));
+}
+
+}  // namespace
 
 std::unique_ptr<std::byte[]> CpuExecutable::take_arena() const {
   {
@@ -38,25 +61,29 @@ void CpuExecutable::give_back(std::unique_ptr<std::byte[]> arena) const {
 }
 
 Status CpuExecutable::run(const CheckedExecute& checked, std::span<const BufferView> views) const {
+  const WeightsIdentity identity{.base = static_cast<const std::byte*>(views[0].data), .version = views[0].version};
+  // A bf16 graph reads its f32 copy's parameters, converted once per contents of the caller's weights.
+  const std::shared_ptr<const std::byte[]> f32_weights = bf16_ ? bf16_->f32_weights(identity) : nullptr;
+  const RunWeights weights{
+      .data = bf16_ ? f32_weights.get() : identity.base, .identity = identity, .bf16 = bf16_.get()};
+  const std::vector<TensorInfo>& given = checked.graph->tensors();  // the caller's dtypes
   std::unique_ptr<std::byte[]> arena = take_arena();
   const std::size_t first_output = 1 + checked.inputs.size();
   for (std::size_t i = 0; i < checked.inputs.size(); ++i) {
-    const BufferView& view = views[1 + i];
-    const Slot& slot = plan_.slot(checked.input_tensors[i]);
-    const TensorInfo& t = plan_.graph().tensors()[checked.input_tensors[i]];
-    std::memcpy(arena.get() + slot.offset, view.data, element_count(t.shape, checked.actual) * size_of(t.dtype));
+    const std::uint32_t tensor = checked.input_tensors[i];
+    const TensorInfo& t = plan_.graph().tensors()[tensor];
+    copy_as(given[tensor].dtype, views[1 + i].data, t.dtype, arena.get() + plan_.slot(tensor).offset,
+            element_count(t.shape, checked.actual));
   }
-  Status ran = run_steps(plan_, checked.actual, arena.get(), static_cast<const std::byte*>(views[0].data),
-                         views[0].version, packs_);
+  Status ran = run_steps(plan_, checked.actual, arena.get(), weights, packs_);
   if (ran.ok()) {
     for (std::size_t i = 0; i < checked.outputs.size(); ++i) {
       const std::uint32_t tensor = plan_.graph().outputs()[i].tensor;
       const TensorInfo& t = plan_.graph().tensors()[tensor];
       const Slot& slot = plan_.slot(tensor);
-      const std::byte* source =
-          slot.storage == Storage::weights ? static_cast<const std::byte*>(views[0].data) : arena.get();
-      std::memcpy(views[first_output + i].data, source + slot.offset,
-                  element_count(t.shape, checked.actual) * size_of(t.dtype));
+      const std::byte* source = slot.storage == Storage::weights ? weights.data : arena.get();
+      copy_as(t.dtype, source + slot.offset, given[tensor].dtype, views[first_output + i].data,
+              element_count(t.shape, checked.actual));
     }
   }
   give_back(std::move(arena));
@@ -78,13 +105,21 @@ Status CpuExecutables::run(const CheckedExecute& checked, std::span<const Buffer
   const std::vector<std::byte> key = executable_key(
       *checked.graph, checked.compiled, {reinterpret_cast<const std::byte*>(context.data()), context.size()});
   using Made = Result<std::shared_ptr<const CpuExecutable>>;
+  // A bf16 graph's executable plans (and the disk keeps the plan of) its f32 copy.
+  const auto planned = [&]() -> Result<std::pair<std::shared_ptr<const Graph>, std::shared_ptr<const Bf16Graph>>> {
+    if (!has_bf16(*checked.graph)) return std::pair{checked.graph, std::shared_ptr<const Bf16Graph>()};
+    ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const Bf16Graph> bf16, Bf16Graph::make(*checked.graph));
+    return std::pair{bf16->f32(), bf16};
+  };
   const auto build = [&]() -> Made {
-    ACCEL_ASSIGN_OR_RETURN(ExecutablePlan plan, ExecutablePlan::make(checked.graph, checked.compiled));
-    return std::make_shared<const CpuExecutable>(std::move(plan));
+    ACCEL_ASSIGN_OR_RETURN(auto graph, planned());
+    ACCEL_ASSIGN_OR_RETURN(ExecutablePlan plan, ExecutablePlan::make(graph.first, checked.compiled));
+    return std::make_shared<const CpuExecutable>(std::move(plan), std::move(graph.second));
   };
   const auto decode = [&](std::span<const std::byte> stored) -> Made {
-    ACCEL_ASSIGN_OR_RETURN(ExecutablePlan plan, ExecutablePlan::decode(checked.graph, stored));
-    return std::make_shared<const CpuExecutable>(std::move(plan));
+    ACCEL_ASSIGN_OR_RETURN(auto graph, planned());
+    ACCEL_ASSIGN_OR_RETURN(ExecutablePlan plan, ExecutablePlan::decode(graph.first, stored));
+    return std::make_shared<const CpuExecutable>(std::move(plan), std::move(graph.second));
   };
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const CpuExecutable> executable, cache_.get(key, build, decode));
   return executable->run(checked, views);

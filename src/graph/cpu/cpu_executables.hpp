@@ -1,7 +1,7 @@
 // Executables on the CPU device: a specialised plan run op by op at the actual extent (no replay to amortise, so
-// nothing runs at a bucket's size), in float, with oneDNN for the tall matmuls (weights packed once) and the graph
-// kernels' CPU implementations for the rest. Arenas are host memory taken from a small pool per executable, so that
-// several CPU devices may run one executable at once.
+// nothing runs at a bucket's size), in float (a bf16 graph's matmuls in bf16: cpu_bf16_graph.hpp), with oneDNN for the
+// tall matmuls (weights packed once) and the graph kernels' CPU implementations for the rest. Arenas are host memory
+// taken from a small pool per executable, so that several CPU devices may run one executable at once.
 #pragma once
 
 #include <memory>
@@ -11,13 +11,15 @@
 
 #include "accel/core/cache_stats.hpp"
 #include "cache/cache.hpp"
+#include "graph/cpu/cpu_bf16_graph.hpp"
 #include "graph/cpu/cpu_matmul_packs.hpp"
 #include "graph/executable_plan.hpp"
 #include "graph/execute_operation.hpp"
 
 namespace accel::graph::cpu {
 
-// not_supported, naming the tensor, for a floating tensor that is not f32 (the CPU computes in f32 only).
+// not_supported, naming the tensor, for a floating tensor that is neither f32 nor bf16, or for a bf16 one on a CPU
+// without avx512_bf16 or AMX (a bf16 graph runs its matmuls in bf16: cpu_bf16_graph.hpp).
 [[nodiscard]] Status check_support(const Graph& graph);
 
 // Where a run's time went, step by step, in the order they ran (bench/graph/cpu_steps_bench.cpp reads it).
@@ -26,16 +28,25 @@ struct StepTime {
   double microseconds = 0;
 };
 
+// The weights a run reads: `data`, where the plan's parameters lie, and `identity`, the caller's buffer and the
+// version of its contents, for which packed weights are kept. For a bf16 graph (`bf16`), `data` is its f32 copy's
+// parameters and its matmuls' bf16 weights are packed from the caller's buffer.
+struct RunWeights {
+  const std::byte* data = nullptr;
+  WeightsIdentity identity;
+  const Bf16Graph* bf16 = nullptr;
+};
+
 // Runs the plan's steps at the extents of `extent` on an arena laid out by the plan; the matmuls' packed weights
-// are taken from (or made into) `packs`, for the weights buffer's contents at `weights_version`. With `times`,
-// each step's time is appended there.
+// are taken from (or made into) `packs`. With `times`, each step's time is appended there.
 [[nodiscard]] Status run_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena,
-                               const std::byte* weights, std::uint64_t weights_version, MatmulPacks& packs,
-                               std::vector<StepTime>* times = nullptr);
+                               const RunWeights& weights, MatmulPacks& packs, std::vector<StepTime>* times = nullptr);
 
 class CpuExecutable {
  public:
-  explicit CpuExecutable(ExecutablePlan plan) : plan_(std::move(plan)) {}
+  // `bf16`: the graph the request names is bf16, and `plan` is of its f32 copy.
+  explicit CpuExecutable(ExecutablePlan plan, std::shared_ptr<const Bf16Graph> bf16 = nullptr)
+      : plan_(std::move(plan)), bf16_(std::move(bf16)) {}
   [[nodiscard]] const ExecutablePlan& plan() const noexcept { return plan_; }
   // Copies the inputs in, runs, copies the outputs out. views: weights, inputs, outputs (Operation<Execute>).
   [[nodiscard]] Status run(const CheckedExecute& checked, std::span<const BufferView> views) const;
@@ -45,6 +56,7 @@ class CpuExecutable {
   void give_back(std::unique_ptr<std::byte[]> arena) const;
 
   ExecutablePlan plan_;
+  std::shared_ptr<const Bf16Graph> bf16_;
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<std::byte[]>> arenas_;
   // Kept with the executable: its matmuls' weights are packed once per weights buffer, not once per run.

@@ -9,8 +9,9 @@ Result<std::shared_ptr<const PackedMatmul>> MatmulPacks::get(const Matmul& matmu
     if (found != by_node_.end() && found->second.weights == weights) return found->second.packed;
   }
   // Packed outside the lock: two first runs may both pack, and the later one is kept; neither waits on the other.
-  Result<std::unique_ptr<PackedMatmul>> made = PackedMatmul::make(matmul.w, matmul.transpose_w, matmul.bias, matmul.k,
-                                                                  matmul.n, matmul.activation, MatmulPrecision::f32);
+  Result<std::unique_ptr<PackedMatmul>> made =
+      PackedMatmul::make(matmul.w, matmul.transpose_w, matmul.bias, matmul.k, matmul.n, matmul.activation,
+                         matmul.precision, matmul.w_dtype);
   if (!made.ok()) return made.status();
   std::shared_ptr<const PackedMatmul> packed = std::move(made).value();
   if (weights.version != 0) {

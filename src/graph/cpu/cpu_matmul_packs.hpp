@@ -10,6 +10,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "accel/core/dtype.hpp"
 #include "accel/core/epilogue.hpp"
 #include "accel/core/result.hpp"
 #include "graph/kernels/cpu_packed_matmul.hpp"
@@ -26,11 +27,13 @@ class MatmulPacks {
  public:
   struct Matmul {
     std::uint32_t node = 0;  // the node's index in its graph
-    const float* w = nullptr;
+    const void* w = nullptr;
+    DType w_dtype = DType::f32;  // bf16: a bf16 graph's weights, packed as they are for a bf16 product
     bool transpose_w = false;
     const float* bias = nullptr;
     std::int64_t k = 0, n = 0;
     Activation activation = Activation::identity;
+    MatmulPrecision precision = MatmulPrecision::f32;
   };
 
   // The matmul's packed weights for these weights' contents, packing them if this is their first use.

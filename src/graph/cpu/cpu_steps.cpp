@@ -20,6 +20,7 @@ namespace {
 struct Frame : StepFrame {
   MatmulPacks* packs = nullptr;
   WeightsIdentity weights_identity;
+  const Bf16Graph* bf16 = nullptr;
   template <class T = float>
   [[nodiscard]] T* at(std::uint32_t t) const {
     return StepFrame::at<T>(t);
@@ -54,15 +55,25 @@ Status run_matmul(const Frame& f, const Node& node, std::uint32_t index) {
   // Weights that are not parameters (computed by the graph) change every run: nothing to pack once.
   const bool stored_weights =
       f.plan.slot(w).storage == Storage::weights && (!bias || f.plan.slot(node.inputs[2]).storage == Storage::weights);
-  if (rows > kPackedMatmulRows && stored_weights && packed_matmul_pays()) {
-    Result<std::shared_ptr<const PackedMatmul>> packed = f.packs->get({.node = index,
-                                                                       .w = f.at(w),
-                                                                       .transpose_w = node.transpose_b,
-                                                                       .bias = bias,
-                                                                       .k = k,
-                                                                       .n = n,
-                                                                       .activation = node.activation},
-                                                                      f.weights_identity);
+  // A bf16 graph's parameter weights: packed as bf16 from the caller's buffer, for every row count (their places in
+  // the f32 copy's weights are not written).
+  const std::optional<std::uint64_t> bf16_weights = f.bf16 ? f.bf16->packed_from(w) : std::nullopt;
+  if (bf16_weights || (rows > kPackedMatmulRows && stored_weights && packed_matmul_pays())) {
+    MatmulPacks::Matmul matmul{.node = index,
+                               .w = f.at(w),
+                               .transpose_w = node.transpose_b,
+                               .bias = bias,
+                               .k = k,
+                               .n = n,
+                               .activation = node.activation};
+    if (bf16_weights) {
+      matmul.w = f.weights_identity.base + *bf16_weights;
+      matmul.w_dtype = DType::bf16;
+      matmul.precision = MatmulPrecision::bf16;
+    }
+    // A bias the graph computes is packed with the weights: such a matmul packs again on every run.
+    const WeightsIdentity identity = stored_weights ? f.weights_identity : WeightsIdentity{.base = nullptr};
+    Result<std::shared_ptr<const PackedMatmul>> packed = f.packs->get(matmul, identity);
     if (!packed.ok()) return packed.status();
     return (*packed)->run(f.at(x), rows, f.at(node.output));
   }
@@ -146,11 +157,12 @@ Status run_node(const Frame& f, const Node& node, std::uint32_t index) {
 
 }  // namespace
 
-Status run_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena, const std::byte* weights,
-                 std::uint64_t weights_version, MatmulPacks& packs, std::vector<StepTime>* times) {
-  const Frame frame{{.plan = plan, .extent = extent, .arena = arena, .weights = weights},
+Status run_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena, const RunWeights& weights,
+                 MatmulPacks& packs, std::vector<StepTime>* times) {
+  const Frame frame{{.plan = plan, .extent = extent, .arena = arena, .weights = weights.data},
                     &packs,
-                    {.base = weights, .version = weights_version}};
+                    weights.identity,
+                    weights.bf16};
   if (!times) {
     for (std::uint32_t index : plan.steps()) ACCEL_RETURN_IF_ERROR(run_node(frame, plan.graph().nodes()[index], index));
     return Status();

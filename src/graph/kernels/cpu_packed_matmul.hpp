@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "accel/core/dtype.hpp"
 #include "accel/core/epilogue.hpp"
 #include "accel/core/result.hpp"
 
@@ -29,15 +30,18 @@ enum class MatmulPrecision : std::uint8_t { f32, bf16 };
 
 class PackedMatmul {
  public:
-  // W is k x n (n x k when transpose_w); bias has n entries or is null. The weights are read here and only here.
-  [[nodiscard]] static Result<std::unique_ptr<PackedMatmul>> make(const float* w, bool transpose_w, const float* bias,
+  // W is k x n (n x k when transpose_w), stored as `w_dtype`: f32, or bf16 for MatmulPrecision::bf16 (packed as it
+  // is, no rounding); bias has n f32 entries or is null. The weights are read here and only here.
+  [[nodiscard]] static Result<std::unique_ptr<PackedMatmul>> make(const void* w, bool transpose_w, const float* bias,
                                                                   std::int64_t k, std::int64_t n, Activation activation,
-                                                                  MatmulPrecision precision);
+                                                                  MatmulPrecision precision,
+                                                                  DType w_dtype = DType::f32);
   ~PackedMatmul();
   PackedMatmul(const PackedMatmul&) = delete;
   PackedMatmul& operator=(const PackedMatmul&) = delete;
 
-  // y = act(x W + bias) for `rows` rows of x (rows x k, row-major) into y (rows x n, row-major).
+  // y = act(x W + bias) for `rows` rows of x (rows x k, row-major) into y (rows x n, row-major). In bf16, x is
+  // rounded to bf16 (to nearest even) on its way in; the products are summed and y written in f32.
   [[nodiscard]] Status run(const float* x, std::int64_t rows, float* y) const;
 
   // Weight matrices packed by this process so far (tests count it: one per matmul per model, not per call).
