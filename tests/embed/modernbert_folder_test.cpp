@@ -11,65 +11,18 @@
 #include "embed/model_folder.hpp"
 #include "embed/model_weights.hpp"
 #include "embed/safetensors_writer.hpp"
-#include "testing/scratch_directory.hpp"
+#include "testing/changed_model_folder.hpp"
 
 namespace accel::embed {
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::filesystem::path kFamilies = std::filesystem::path(ACCEL_TEST_DATA) / "families";
+const std::filesystem::path& kFamilies = testing::kFamilyFolders;
 
-class ModernBertFolderTest : public ::testing::Test {
+class ModernBertFolderTest : public testing::ChangedModelFolder {
  protected:
-  // `name` copied, its config.json changed by `change`, read back; `bare`: without modules.json (a bare
-  // transformers checkpoint, whose head its architectures name).
-  Result<ModelFolder> read_changed(const std::string& name, const std::function<void(nlohmann::json&)>& change,
-                                   bool bare = false) {
-    std::filesystem::copy(kFamilies / name, dir_.path(),
-                          std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
-    if (bare) std::filesystem::remove(dir_.path() / "modules.json");
-    nlohmann::json config = nlohmann::json::parse(std::ifstream(kFamilies / name / "config.json"));
-    change(config);
-    std::ofstream(dir_.path() / "config.json") << config.dump();
-    return ModelFolder::read(dir_.path());
-  }
-
-  void expect_refused(const std::string& name, const std::function<void(nlohmann::json&)>& change,
-                      const std::string& field, const std::string& what, bool bare = false) {
-    const Result<ModelFolder> folder = read_changed(name, change, bare);
-    ASSERT_FALSE(folder.ok()) << field << ": the change was accepted (" << what << ")";
-    EXPECT_EQ(folder.code(), Code::invalid_argument);
-    EXPECT_THAT(folder.status().message(), HasSubstr((dir_.path() / "config.json").native()));
-    EXPECT_THAT(folder.status().message(), HasSubstr("field '" + field + "'"));
-    EXPECT_THAT(folder.status().message(), HasSubstr(what));
-  }
-
-  // `name` copied, its model.safetensors rewritten (zero-filled) with `change` applied to its tensor list, opened.
-  Result<ModelWeights> open_changed(const std::string& name,
-                                    const std::function<void(std::vector<testing::WrittenTensor>&)>& change) {
-    const Result<ModelFolder> folder = read_changed(name, [](nlohmann::json&) {});
-    EXPECT_TRUE(folder.ok()) << folder.status().to_string();
-    const Result<SafetensorsFile> file = SafetensorsFile::open(kFamilies / name / "model.safetensors");
-    EXPECT_TRUE(file.ok());
-    std::vector<testing::WrittenTensor> tensors;
-    for (std::string_view tensor : file->names()) {
-      const TensorView view = *file->tensor(tensor);
-      tensors.push_back({std::string(tensor), "F32", {view.shape.begin(), view.shape.end()}});
-    }
-    change(tensors);
-    std::ofstream(dir_.path() / "model.safetensors", std::ios::binary) << testing::safetensors_bytes(tensors);
-    return ModelWeights::open(*folder);
-  }
-
-  void expect_weights_refused(const Result<ModelWeights>& weights, const std::string& what) {
-    ASSERT_FALSE(weights.ok()) << what;
-    EXPECT_EQ(weights.code(), Code::invalid_argument);
-    EXPECT_THAT(weights.status().message(), HasSubstr((dir_.path() / "model.safetensors").native()));
-    EXPECT_THAT(weights.status().message(), HasSubstr(what));
-  }
-
-  accel::testing::ScratchDirectory dir_{"modernbert_folder_test"};
+  ModernBertFolderTest() : ChangedModelFolder("modernbert_folder_test") {}
 };
 
 TEST_F(ModernBertFolderTest, ReadsLayerTypesRotaryBasesAndBiasesAsTransformers5WritesThem) {
