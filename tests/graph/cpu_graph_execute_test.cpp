@@ -289,13 +289,15 @@ TEST_F(CpuGraphExecuteTest, OffsetsOutsideTheRowsAreRefused) {
   EXPECT_NE(s.message().find("attention: sequence offsets"), std::string::npos) << s.to_string();
 }
 
-TEST_F(CpuGraphExecuteTest, OneCompilePerBucket) {
+TEST_F(CpuGraphExecuteTest, OneCompilePerBucketAndOnePackForAllOfThem) {
   // A graph of its own, so that other tests' executables do not count.
   auto graph = testing::encoder_graph({.width = 32, .heads = 2, .hidden = 48}, Ladder::powers_of_two(16, 1024),
                                       Ladder::powers_of_two(1, 64));
   std::mt19937 rng(3);
   Buffer<std::uint8_t> weights = upload(testing::weight_bytes_f32(*graph, testing::random_parameters(*graph, rng)));
   const CacheStats before = executables();
+  const std::uint64_t packs_before = cpu::PackedMatmul::packs_made();
+  std::uint64_t packs_after_first = 0;
   // 20 and 30 tokens share the 32 bucket; 3 and 4 sequences share the 4 bucket.
   for (auto [tokens, sequences] : {std::pair{20, 3}, std::pair{30, 4}, std::pair{20, 4}, std::pair{100, 3}}) {
     std::vector<std::int32_t> offsets{0};
@@ -312,10 +314,16 @@ TEST_F(CpuGraphExecuteTest, OneCompilePerBucket) {
                           .outputs = {{"y", y}, {"pooled", pooled}}})
             .wait()
             .ok());
+    if (packs_after_first == 0) packs_after_first = cpu::PackedMatmul::packs_made();
   }
   const CacheStats after = executables();
   EXPECT_EQ(after.misses - before.misses, 2u);  // (32, 4) and (128, 4)
   EXPECT_EQ(after.hits - before.hits, 2u);
+  // The weights were packed by the first run (where oneDNN packs at all), the second bucket's executable shares them.
+  if (cpu::packed_matmul_pays()) {
+    EXPECT_GT(packs_after_first, packs_before);
+  }
+  EXPECT_EQ(cpu::PackedMatmul::packs_made(), packs_after_first);
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ Status CpuExecutable::run(const CheckedExecute& checked, std::span<const BufferV
     copy_as(given[tensor].dtype, views[1 + i].data, t.dtype, arena.get() + plan_.slot(tensor).offset,
             element_count(t.shape, checked.actual));
   }
-  Status ran = run_steps(plan_, checked.actual, arena.get(), weights, packs_);
+  Status ran = run_steps(plan_, checked.actual, arena.get(), weights, *packs_);
   if (ran.ok()) {
     for (std::size_t i = 0; i < checked.outputs.size(); ++i) {
       const std::uint32_t tensor = plan_.graph().outputs()[i].tensor;
@@ -100,6 +100,19 @@ CpuExecutables& CpuExecutables::process() {
   return executables;
 }
 
+std::shared_ptr<MatmulPacks> CpuExecutables::packs_for(const std::vector<std::byte>& encoding) {
+  std::lock_guard lock(packs_mutex_);
+  std::erase_if(packs_by_graph_, [](const auto& entry) { return entry.second.expired(); });
+  std::weak_ptr<MatmulPacks>& kept =
+      packs_by_graph_[std::string(reinterpret_cast<const char*>(encoding.data()), encoding.size())];
+  std::shared_ptr<MatmulPacks> packs = kept.lock();
+  if (!packs) {
+    packs = std::make_shared<MatmulPacks>();
+    kept = packs;
+  }
+  return packs;
+}
+
 Status CpuExecutables::run(const CheckedExecute& checked, std::span<const BufferView> views) {
   const std::string context = "cpu";
   const std::vector<std::byte> key = executable_key(
@@ -114,12 +127,14 @@ Status CpuExecutables::run(const CheckedExecute& checked, std::span<const Buffer
   const auto build = [&]() -> Made {
     ACCEL_ASSIGN_OR_RETURN(auto graph, planned());
     ACCEL_ASSIGN_OR_RETURN(ExecutablePlan plan, ExecutablePlan::make(graph.first, checked.compiled));
-    return std::make_shared<const CpuExecutable>(std::move(plan), std::move(graph.second));
+    return std::make_shared<const CpuExecutable>(std::move(plan), packs_for(checked.graph->encoding()),
+                                                 std::move(graph.second));
   };
   const auto decode = [&](std::span<const std::byte> stored) -> Made {
     ACCEL_ASSIGN_OR_RETURN(auto graph, planned());
     ACCEL_ASSIGN_OR_RETURN(ExecutablePlan plan, ExecutablePlan::decode(graph.first, stored));
-    return std::make_shared<const CpuExecutable>(std::move(plan), std::move(graph.second));
+    return std::make_shared<const CpuExecutable>(std::move(plan), packs_for(checked.graph->encoding()),
+                                                 std::move(graph.second));
   };
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const CpuExecutable> executable, cache_.get(key, build, decode));
   return executable->run(checked, views);

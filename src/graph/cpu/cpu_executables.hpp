@@ -1,12 +1,15 @@
 // Executables on the CPU device: a specialised plan run op by op at the actual extent (no replay to amortise, so
 // nothing runs at a bucket's size), in float (a bf16 graph's matmuls in bf16: cpu_bf16_graph.hpp), with oneDNN for the
-// tall matmuls (weights packed once) and the graph kernels' CPU implementations for the rest. Arenas are host memory
-// taken from a small pool per executable, so that several CPU devices may run one executable at once.
+// matmuls of stored weights (packed once, shared by a graph's buckets) and the graph kernels' CPU implementations for
+// the rest. Arenas are host memory taken from a small pool per executable, so that several CPU devices may run one
+// executable at once.
 #pragma once
 
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "accel/core/cache_stats.hpp"
@@ -44,9 +47,10 @@ struct RunWeights {
 
 class CpuExecutable {
  public:
-  // `bf16`: the graph the request names is bf16, and `plan` is of its f32 copy.
-  explicit CpuExecutable(ExecutablePlan plan, std::shared_ptr<const Bf16Graph> bf16 = nullptr)
-      : plan_(std::move(plan)), bf16_(std::move(bf16)) {}
+  // `bf16`: the graph the request names is bf16, and `plan` is of its f32 copy. `packs`: the packed weights of the
+  // graph's matmuls, shared by the executables of every binding of one graph (a pack does not depend on the rows).
+  CpuExecutable(ExecutablePlan plan, std::shared_ptr<MatmulPacks> packs, std::shared_ptr<const Bf16Graph> bf16)
+      : plan_(std::move(plan)), bf16_(std::move(bf16)), packs_(std::move(packs)) {}
   [[nodiscard]] const ExecutablePlan& plan() const noexcept { return plan_; }
   // Copies the inputs in, runs, copies the outputs out. views: weights, inputs, outputs (Operation<Execute>).
   [[nodiscard]] Status run(const CheckedExecute& checked, std::span<const BufferView> views) const;
@@ -59,8 +63,8 @@ class CpuExecutable {
   std::shared_ptr<const Bf16Graph> bf16_;
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<std::byte[]>> arenas_;
-  // Kept with the executable: its matmuls' weights are packed once per weights buffer, not once per run.
-  mutable MatmulPacks packs_;
+  // Its matmuls' weights, packed once per weights buffer (not once per run, nor once per bucket).
+  std::shared_ptr<MatmulPacks> packs_;
 };
 
 // The process's CPU executables: an LRU by entries and arena bytes, one compile per key, with a persistent tier
@@ -73,7 +77,12 @@ class CpuExecutables {
 
  private:
   CpuExecutables();
+  // The packs of the graph with this encoding, shared by its executables while any of them lives.
+  std::shared_ptr<MatmulPacks> packs_for(const std::vector<std::byte>& encoding);
+
   cache::Cache<CpuExecutable> cache_;
+  std::mutex packs_mutex_;
+  std::unordered_map<std::string, std::weak_ptr<MatmulPacks>> packs_by_graph_;  // by encoding
 };
 
 }  // namespace accel::graph::cpu

@@ -42,10 +42,6 @@ Status check_offsets(const Node& node, const std::int32_t* offsets, std::int64_t
   return Status();
 }
 
-// Up to this many rows (one query) our own products read the weights in place and beat any packed GEMM: a query
-// is a few multiplications per weight, and packing would be a pass over all of them.
-constexpr std::int64_t kPackedMatmulRows = 32;
-
 Status run_matmul(const Frame& f, const Node& node, std::uint32_t index) {
   const std::uint32_t x = node.inputs[0], w = node.inputs[1];
   const std::int64_t rows = f.dim(x, 0), k = f.dim(x, 1), n = f.dim(node.output, 1);
@@ -58,7 +54,10 @@ Status run_matmul(const Frame& f, const Node& node, std::uint32_t index) {
   // A bf16 graph's parameter weights: packed as bf16 from the caller's buffer, for every row count (their places in
   // the f32 copy's weights are not written).
   const std::optional<std::uint64_t> bf16_weights = f.bf16 ? f.bf16->packed_from(w) : std::nullopt;
-  if (bf16_weights || (rows > kPackedMatmulRows && stored_weights && packed_matmul_pays())) {
+  // Parameter weights are packed once for every row count, a query's included: the packs are shared by the buckets
+  // of a graph, and on the AVX-512 VM one query ran in 2.4-2.6 ms packed against 4.5-4.7 ms with our own products
+  // reading the weights in place (docs/PERFORMANCE.md §45).
+  if (bf16_weights || (stored_weights && packed_matmul_pays())) {
     MatmulPacks::Matmul matmul{.node = index,
                                .w = f.at(w),
                                .transpose_w = node.transpose_b,
