@@ -63,9 +63,9 @@ void CpuExecutable::give_back(std::unique_ptr<std::byte[]> arena) const {
 Status CpuExecutable::run(const CheckedExecute& checked, std::span<const BufferView> views) const {
   const WeightsIdentity identity{.base = static_cast<const std::byte*>(views[0].data), .version = views[0].version};
   // A bf16 graph reads its f32 copy's parameters, converted once per contents of the caller's weights.
-  const std::shared_ptr<const std::byte[]> f32_weights = bf16_ ? bf16_->f32_weights(identity) : nullptr;
-  const RunWeights weights{
-      .data = bf16_ ? f32_weights.get() : identity.base, .identity = identity, .bf16 = bf16_.get()};
+  const Bf16Graph* bf16 = shared_->bf16.get();
+  const std::shared_ptr<const std::byte[]> f32_weights = bf16 ? bf16->f32_weights(identity) : nullptr;
+  const RunWeights weights{.data = bf16 ? f32_weights.get() : identity.base, .identity = identity, .bf16 = bf16};
   const std::vector<TensorInfo>& given = checked.graph->tensors();  // the caller's dtypes
   std::unique_ptr<std::byte[]> arena = take_arena();
   const std::size_t first_output = 1 + checked.inputs.size();
@@ -75,7 +75,7 @@ Status CpuExecutable::run(const CheckedExecute& checked, std::span<const BufferV
     copy_as(given[tensor].dtype, views[1 + i].data, t.dtype, arena.get() + plan_.slot(tensor).offset,
             element_count(t.shape, checked.actual));
   }
-  Status ran = run_steps(plan_, checked.actual, arena.get(), weights, *packs_);
+  Status ran = run_steps(plan_, checked.actual, arena.get(), weights, shared_->packs);
   if (ran.ok()) {
     for (std::size_t i = 0; i < checked.outputs.size(); ++i) {
       const std::uint32_t tensor = plan_.graph().outputs()[i].tensor;
@@ -100,17 +100,22 @@ CpuExecutables& CpuExecutables::process() {
   return executables;
 }
 
-std::shared_ptr<MatmulPacks> CpuExecutables::packs_for(const std::vector<std::byte>& encoding) {
-  std::lock_guard lock(packs_mutex_);
-  std::erase_if(packs_by_graph_, [](const auto& entry) { return entry.second.expired(); });
-  std::weak_ptr<MatmulPacks>& kept =
-      packs_by_graph_[std::string(reinterpret_cast<const char*>(encoding.data()), encoding.size())];
-  std::shared_ptr<MatmulPacks> packs = kept.lock();
-  if (!packs) {
-    packs = std::make_shared<MatmulPacks>();
-    kept = packs;
+Result<std::shared_ptr<SharedGraph>> CpuExecutables::shared_for(const std::shared_ptr<const Graph>& graph) {
+  const std::vector<std::byte>& encoding = graph->encoding();
+  std::lock_guard lock(shared_mutex_);
+  std::erase_if(shared_by_encoding_, [](const auto& entry) { return entry.second.expired(); });
+  std::weak_ptr<SharedGraph>& kept =
+      shared_by_encoding_[std::string(reinterpret_cast<const char*>(encoding.data()), encoding.size())];
+  if (std::shared_ptr<SharedGraph> shared = kept.lock()) return shared;
+  auto shared = std::make_shared<SharedGraph>();
+  shared->planned = graph;
+  // A bf16 graph's executables plan (and the disk keeps the plans of) its f32 copy.
+  if (has_bf16(*graph)) {
+    ACCEL_ASSIGN_OR_RETURN(shared->bf16, Bf16Graph::make(*graph));
+    shared->planned = shared->bf16->f32();
   }
-  return packs;
+  kept = shared;
+  return shared;
 }
 
 Status CpuExecutables::run(const CheckedExecute& checked, std::span<const BufferView> views) {
@@ -118,23 +123,15 @@ Status CpuExecutables::run(const CheckedExecute& checked, std::span<const Buffer
   const std::vector<std::byte> key = executable_key(
       *checked.graph, checked.compiled, {reinterpret_cast<const std::byte*>(context.data()), context.size()});
   using Made = Result<std::shared_ptr<const CpuExecutable>>;
-  // A bf16 graph's executable plans (and the disk keeps the plan of) its f32 copy.
-  const auto planned = [&]() -> Result<std::pair<std::shared_ptr<const Graph>, std::shared_ptr<const Bf16Graph>>> {
-    if (!has_bf16(*checked.graph)) return std::pair{checked.graph, std::shared_ptr<const Bf16Graph>()};
-    ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const Bf16Graph> bf16, Bf16Graph::make(*checked.graph));
-    return std::pair{bf16->f32(), bf16};
-  };
   const auto build = [&]() -> Made {
-    ACCEL_ASSIGN_OR_RETURN(auto graph, planned());
-    ACCEL_ASSIGN_OR_RETURN(ExecutablePlan plan, ExecutablePlan::make(graph.first, checked.compiled));
-    return std::make_shared<const CpuExecutable>(std::move(plan), packs_for(checked.graph->encoding()),
-                                                 std::move(graph.second));
+    ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<SharedGraph> shared, shared_for(checked.graph));
+    ACCEL_ASSIGN_OR_RETURN(ExecutablePlan plan, ExecutablePlan::make(shared->planned, checked.compiled));
+    return std::make_shared<const CpuExecutable>(std::move(plan), std::move(shared));
   };
   const auto decode = [&](std::span<const std::byte> stored) -> Made {
-    ACCEL_ASSIGN_OR_RETURN(auto graph, planned());
-    ACCEL_ASSIGN_OR_RETURN(ExecutablePlan plan, ExecutablePlan::decode(graph.first, stored));
-    return std::make_shared<const CpuExecutable>(std::move(plan), packs_for(checked.graph->encoding()),
-                                                 std::move(graph.second));
+    ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<SharedGraph> shared, shared_for(checked.graph));
+    ACCEL_ASSIGN_OR_RETURN(ExecutablePlan plan, ExecutablePlan::decode(shared->planned, stored));
+    return std::make_shared<const CpuExecutable>(std::move(plan), std::move(shared));
   };
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const CpuExecutable> executable, cache_.get(key, build, decode));
   return executable->run(checked, views);

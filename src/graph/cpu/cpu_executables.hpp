@@ -45,12 +45,19 @@ struct RunWeights {
 [[nodiscard]] Status run_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena,
                                const RunWeights& weights, MatmulPacks& packs, std::vector<StepTime>* times = nullptr);
 
+// What the executables of one graph (every binding of it) share while any of them lives: for a bf16 graph its f32
+// copy, whose parameters are converted once per weights contents, and the matmuls' packed weights (a pack does not
+// depend on the rows), so that no bucket converts or packs again.
+struct SharedGraph {
+  std::shared_ptr<const Graph> planned;  // the graph the plans are of: the request's, or a bf16 graph's f32 copy
+  std::shared_ptr<const Bf16Graph> bf16;
+  MatmulPacks packs;
+};
+
 class CpuExecutable {
  public:
-  // `bf16`: the graph the request names is bf16, and `plan` is of its f32 copy. `packs`: the packed weights of the
-  // graph's matmuls, shared by the executables of every binding of one graph (a pack does not depend on the rows).
-  CpuExecutable(ExecutablePlan plan, std::shared_ptr<MatmulPacks> packs, std::shared_ptr<const Bf16Graph> bf16)
-      : plan_(std::move(plan)), bf16_(std::move(bf16)), packs_(std::move(packs)) {}
+  CpuExecutable(ExecutablePlan plan, std::shared_ptr<SharedGraph> shared)
+      : plan_(std::move(plan)), shared_(std::move(shared)) {}
   [[nodiscard]] const ExecutablePlan& plan() const noexcept { return plan_; }
   // Copies the inputs in, runs, copies the outputs out. views: weights, inputs, outputs (Operation<Execute>).
   [[nodiscard]] Status run(const CheckedExecute& checked, std::span<const BufferView> views) const;
@@ -60,11 +67,9 @@ class CpuExecutable {
   void give_back(std::unique_ptr<std::byte[]> arena) const;
 
   ExecutablePlan plan_;
-  std::shared_ptr<const Bf16Graph> bf16_;
+  std::shared_ptr<SharedGraph> shared_;
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<std::byte[]>> arenas_;
-  // Its matmuls' weights, packed once per weights buffer (not once per run, nor once per bucket).
-  std::shared_ptr<MatmulPacks> packs_;
 };
 
 // The process's CPU executables: an LRU by entries and arena bytes, one compile per key, with a persistent tier
@@ -77,12 +82,12 @@ class CpuExecutables {
 
  private:
   CpuExecutables();
-  // The packs of the graph with this encoding, shared by its executables while any of them lives.
-  std::shared_ptr<MatmulPacks> packs_for(const std::vector<std::byte>& encoding);
+  // What the executables of `graph` share: kept, or made.
+  Result<std::shared_ptr<SharedGraph>> shared_for(const std::shared_ptr<const Graph>& graph);
 
   cache::Cache<CpuExecutable> cache_;
-  std::mutex packs_mutex_;
-  std::unordered_map<std::string, std::weak_ptr<MatmulPacks>> packs_by_graph_;  // by encoding
+  std::mutex shared_mutex_;
+  std::unordered_map<std::string, std::weak_ptr<SharedGraph>> shared_by_encoding_;
 };
 
 }  // namespace accel::graph::cpu

@@ -1,6 +1,6 @@
-// The graph's matmuls of stored weights on the CPU through oneDNN (Debian's libdnnl, its OpenMP build: the same libgomp team as
-// the other CPU kernels). A PackedMatmul is made once per weight matrix: oneDNN chooses the weights' layout for this
-// CPU (format `any`), the weights are reordered into it once, and every later product only streams the
+// The graph's matmuls of stored weights on the CPU through oneDNN (Debian's libdnnl, its OpenMP build: the same libgomp
+// team as the other CPU kernels). A PackedMatmul is made once per weight matrix: oneDNN chooses the weights' layout for
+// this CPU (format `any`), the weights are reordered into it once, and every later product only streams the
 // activations. Each run's primitive is made for its row count with the weights' layout pinned (oneDNN's primitive
 // cache makes the repeats a lookup). Bias and activation run as oneDNN post-ops on each output block while it is
 // still in cache.
