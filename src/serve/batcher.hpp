@@ -5,13 +5,17 @@
 // batch's work is done. At most `in_flight` batches run at once: while they run, the queue fills up and the next
 // batch grows, which is where batching pays.
 //
-// When a batch goes: the device is idle (nothing in flight) — waiting then only adds latency, unless more
-// requests happen to arrive —, or the queued tokens reach the budget, or the oldest request has waited
+// When a batch goes: a device is idle (fewer batches in flight than `replicas`) — waiting then only adds latency,
+// unless more requests happen to arrive —, or the queued tokens reach the budget, or the oldest request has waited
 // `max_wait` for a second batch to fill up behind the running one. A request larger than the budget runs alone.
+// Over several replicas a batch takes at most its replica's share of the work outstanding (the tokens queued and in
+// flight, over `replicas`): one replica running the whole queue while another idles would make the busy one the
+// server's pace (at 64 connections, two H200s ran 1.44x one before the share, docs/PERFORMANCE.md).
 // A request that finds a batch slot free goes at once from the submitting thread: on a quiet server, handing it
 // to the batching thread would add that thread's wake-up (tens to hundreds of µs on a virtual machine) to it.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -37,6 +41,8 @@ struct BatcherOptions {
   // embed::Model's calls share its staging buffers, so the device runs them one after the other: a second batch
   // in flight would wait there, smaller than it would have grown in our queue.
   unsigned in_flight = 1;
+  // The devices the batches spread over (a model's replicas); `in_flight` counts the batches of all of them.
+  unsigned replicas = 1;
 };
 
 struct QueueDepth {
@@ -52,6 +58,7 @@ class Batcher {
 
   Batcher(BatcherOptions options, Run run) : options_(options), run_(std::move(run)) {
     if (options_.in_flight == 0) options_.in_flight = 1;
+    if (options_.replicas == 0) options_.replicas = 1;
     thread_ = std::thread([this] { loop(); });
   }
   Batcher(const Batcher&) = delete;
@@ -103,7 +110,7 @@ class Batcher {
   };
 
   [[nodiscard]] bool should_go() const {
-    return stopping_ || in_flight_ == 0 || queued_tokens_ >= options_.batch_tokens ||
+    return stopping_ || in_flight_ < options_.replicas || queued_tokens_ >= options_.batch_tokens ||
            (options_.max_requests > 0 && queue_.size() >= options_.max_requests);
   }
 
@@ -130,19 +137,23 @@ class Batcher {
   void dispatch(std::unique_lock<std::mutex>& lock) {
     std::vector<Item> batch;
     std::uint64_t tokens = 0;
+    const std::uint64_t share = (queued_tokens_ + in_flight_tokens_ + options_.replicas - 1) / options_.replicas;
+    const std::uint64_t limit = std::min<std::uint64_t>(options_.batch_tokens, share);
     while (!queue_.empty() &&
-           (batch.empty() || (tokens + queue_.front().tokens <= options_.batch_tokens &&
+           (batch.empty() || (tokens + queue_.front().tokens <= limit &&
                               (options_.max_requests == 0 || batch.size() < options_.max_requests)))) {
       tokens += queue_.front().tokens;
       batch.push_back(std::move(queue_.front().item));
       queue_.pop_front();
     }
     queued_tokens_ -= tokens;
+    in_flight_tokens_ += tokens;
     ++in_flight_;
     lock.unlock();
     // run_ answered the batch's requests itself: its outcome only frees the slot.
-    (void)run_(std::move(batch)).then([this](Result<Done>) {
+    (void)run_(std::move(batch)).then([this, tokens](Result<Done>) {
       std::lock_guard finished(mutex_);
+      in_flight_tokens_ -= tokens;
       --in_flight_;
       cv_.notify_all();
     });
@@ -154,6 +165,7 @@ class Batcher {
   std::condition_variable cv_;
   std::deque<Queued> queue_;
   std::uint64_t queued_tokens_ = 0;
+  std::uint64_t in_flight_tokens_ = 0;
   unsigned in_flight_ = 0;
   bool stopping_ = false;
   std::thread thread_;

@@ -60,7 +60,8 @@ std::vector<std::unique_ptr<InferenceService::Replica>> InferenceService::make_r
 }
 
 BatcherOptions InferenceService::scaled(BatcherOptions options, std::size_t replicas) {
-  options.in_flight = std::max(1u, options.in_flight) * static_cast<unsigned>(std::max<std::size_t>(1, replicas));
+  options.replicas = static_cast<unsigned>(std::max<std::size_t>(1, replicas));
+  options.in_flight = std::max(1u, options.in_flight) * options.replicas;
   return options;
 }
 

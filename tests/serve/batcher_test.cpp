@@ -176,6 +176,39 @@ TEST(Batcher, ASecondBatchBehindARunningOneWaitsAtMostMaxWait) {
   EXPECT_EQ(*second.wait(), 4);
 }
 
+// Over replicas, an idle one is an idle device: the second request goes at once beside the held first, long before
+// max_wait (an hour, against the hang guard's 30 s).
+TEST(Batcher, AnIdleReplicaTakesARequestAtOnceWhileAnotherIsBusy) {
+  Squarer squarer(/*hold=*/true);
+  Batcher<Square> batcher({.batch_tokens = 1000, .max_wait = 3600s, .in_flight = 2, .replicas = 2}, runner(squarer));
+  Future<int> first = submit(batcher, 1, 10);
+  wait_for_depth(batcher, 0, 1);
+  Future<int> second = submit(batcher, 2, 10);
+  wait_for_depth(batcher, 0, 2);
+  squarer.release();
+  EXPECT_EQ(*first.wait(), 1);
+  EXPECT_EQ(*second.wait(), 4);
+}
+
+// Eight requests of 10 tokens wait behind two held replicas of 10 tokens each; the first slot freed takes its share
+// of the work outstanding (90 or 80 tokens over two, as the other replica's batch has finished or not: 4 requests
+// either way, far under the budget) and leaves the rest to the other replica instead of running all eight.
+TEST(Batcher, OverReplicasABatchTakesItsShareOfTheQueue) {
+  Squarer squarer(/*hold=*/true);
+  Batcher<Square> batcher({.batch_tokens = 1000, .max_wait = 3600s, .in_flight = 2, .replicas = 2}, runner(squarer));
+  std::vector<Future<int>> replies;
+  replies.push_back(submit(batcher, 0, 10));
+  replies.push_back(submit(batcher, 1, 10));
+  wait_for_depth(batcher, 0, 2);
+  for (int i = 2; i < 10; ++i) replies.push_back(submit(batcher, i, 10));
+  wait_for_depth(batcher, 8, 2);
+  squarer.release();
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(*replies[i].wait(), i * i);
+  const std::vector<std::vector<int>> batches = squarer.batches();
+  ASSERT_GE(batches.size(), 4u);
+  EXPECT_EQ(batches[2], (std::vector<int>{2, 3, 4, 5}));
+}
+
 TEST(Batcher, AFullBudgetGoesWithoutWaitingForMaxWait) {
   Squarer squarer(/*hold=*/true);
   Batcher<Square> batcher({.batch_tokens = 50, .max_wait = 10s, .in_flight = 2}, runner(squarer));
