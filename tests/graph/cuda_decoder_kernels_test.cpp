@@ -109,5 +109,22 @@ TEST_F(CudaDecoderKernels, RopeMatchesTheCpuInPlaceToo) {
   EXPECT_EQ(cuda::rope(DType::f32, nullptr, nullptr, 1, 2, 3, 10.0f, nullptr, stream_), cudaErrorInvalidValue);
 }
 
+// The kernel splits a row's heads into groups by how many rows there are (a group per head for a query's few rows,
+// above; one group for a batch's): 820 rows of 14 heads give 4 groups of 4, 4, 4 and 2 heads, 5,000 rows one group.
+TEST_F(CudaDecoderKernels, RopeMatchesTheCpuForEveryGroupingOfHeads) {
+  for (const auto& [rows, heads] : {std::pair<std::int64_t, int>{820, 14}, std::pair<std::int64_t, int>{5000, 8}}) {
+    SCOPED_TRACE(::testing::Message() << rows << " rows of " << heads << " heads");
+    constexpr int kHeadDim = 128;
+    std::vector<std::int32_t> positions(static_cast<std::size_t>(rows));
+    for (std::size_t r = 0; r < positions.size(); ++r) positions[r] = static_cast<std::int32_t>((r * 7919) % 4096);
+    const auto x = rounded(random(rows * heads * kHeadDim), DType::bf16);
+    const Buffer dx(DType::bf16, x), dp = Buffer::of_ints(positions), y(DType::bf16, rows * heads * kHeadDim);
+    finish(cuda::rope(DType::bf16, dx.get(), dp.get<std::int32_t>(), rows, heads, kHeadDim, 1e6f, y.get(), stream_));
+    std::vector<float> expected(x.size());
+    cpu::rope(x.data(), positions.data(), rows, heads, kHeadDim, 1e6f, expected.data());
+    expect_close(y.read(), expected, DType::bf16, "rope");
+  }
+}
+
 }  // namespace
 }  // namespace accel::graph

@@ -78,9 +78,18 @@ Status CudaExecutable::run(const CheckedExecute& checked, std::span<const Buffer
   ACCEL_RETURN_IF_ERROR(copy_in(checked, views, replay, target));
   const std::byte* weights = weights_of(views);
   if (replay) {
-    if (exec_ == nullptr || captured_weights_ != weights || (gemm != nullptr && !captured_with_cublaslt_))
+    if (exec_ == nullptr || captured_weights_ != weights || (gemm != nullptr && !captured_with_cublaslt_)) {
+      // The run that needs a capture runs its steps uncaptured, at the bucket's extent as the graph will, then
+      // captures them for the runs after it. Like the warm-up PyTorch's CUDA graphs ask for, that keeps what a
+      // first call does once (a kernel's module loaded lazily, cuBLASLt's set-up for a new shape) out of the
+      // capture, where an allocation or a synchronisation would invalidate it: one model load in about 50 server
+      // starts on the H200s failed with an invalidated capture (docs/PERFORMANCE.md §46; the cause not pinned
+      // down). Running the steps twice instead would read inputs whose arena slots the first run reused.
+      ACCEL_RETURN_IF_ERROR(enqueue_steps(plan_, plan_.binding(), arena_, weights, gemm, target));
       ACCEL_RETURN_IF_ERROR(capture(weights, gemm, target));
-    ACCEL_RETURN_IF_ERROR(target.check(cudaGraphLaunch(exec_, target.stream()), "replaying a graph"));
+    } else {
+      ACCEL_RETURN_IF_ERROR(target.check(cudaGraphLaunch(exec_, target.stream()), "replaying a graph"));
+    }
   } else {
     ACCEL_RETURN_IF_ERROR(enqueue_steps(plan_, checked.actual, arena_, weights, gemm, target));
   }

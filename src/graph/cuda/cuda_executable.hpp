@@ -32,7 +32,8 @@ class CudaExecutable {
   [[nodiscard]] const ExecutablePlan& plan() const noexcept { return plan_; }
   // Copies the inputs in (padding them to the bucket when replaying), runs, copies the actual rows of the
   // outputs out. views: weights, inputs, outputs (Operation<Execute>). `gemm` as enqueue_steps takes it; a graph
-  // captured without cuBLASLt is captured again once it is given. Not thread-safe: one stream runs it.
+  // captured without cuBLASLt is captured again once it is given; a replay that captures runs its steps uncaptured
+  // first (at the bucket's extent) and replays from the next run on. Not thread-safe: one stream runs it.
   [[nodiscard]] Status run(const CheckedExecute& checked, std::span<const BufferView> views, bool replay,
                            blas::CublasLtGemm* gemm, CudaTarget& target) const;
   // Captures made so far (the first replay, again when the weights buffer moved or cuBLASLt became ready).
