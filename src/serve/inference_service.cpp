@@ -23,6 +23,16 @@ bool context_gone(Code code) {
   return code == Code::context_lost || code == Code::stale_handle || code == Code::unavailable;
 }
 
+// Adds `more`'s counters into `total` (CacheStats labels each COUNT or SUM: both add up over caches).
+void add_cache(CacheStats& total, const CacheStats& more) {
+  for (std::uint64_t CacheStats::*member :
+       {&CacheStats::hits, &CacheStats::misses, &CacheStats::evictions, &CacheStats::entries, &CacheStats::capacity,
+        &CacheStats::bytes, &CacheStats::capacity_bytes, &CacheStats::builds, &CacheStats::build_failures,
+        &CacheStats::build_micros, &CacheStats::disk_loads, &CacheStats::load_micros, &CacheStats::disk_stores,
+        &CacheStats::disk_skips, &CacheStats::disk_rejects, &CacheStats::other_process_builds, &CacheStats::not_ready})
+    total.*member += more.*member;
+}
+
 }  // namespace
 
 struct InferenceService::Replica {
@@ -97,6 +107,31 @@ std::shared_ptr<embed::Model> InferenceService::model() const { return model_of(
 std::shared_ptr<embed::Model> InferenceService::model_of(std::size_t replica) const {
   std::lock_guard lock(mutex_);
   return replicas_[replica]->model;
+}
+
+embed::ModelStats InferenceService::stats() const {
+  embed::ModelStats total;
+  std::vector<std::uint32_t> devices;
+  for (std::size_t i = 0; i < replicas_.size(); ++i) {
+    const std::shared_ptr<embed::Model> model = model_of(i);
+    const embed::ModelStats stats = model->stats();
+    total.runs += stats.runs;
+    total.sequences += stats.sequences;
+    total.tokens += stats.tokens;
+    total.padded_tokens += stats.padded_tokens;
+    if (std::find(devices.begin(), devices.end(), model->device().id()) != devices.end()) continue;
+    devices.push_back(model->device().id());
+    for (const CacheStats& cache : stats.caches) {
+      const auto same = std::find_if(total.caches.begin(), total.caches.end(),
+                                     [&](const CacheStats& seen) { return seen.name == cache.name; });
+      if (same == total.caches.end()) {
+        total.caches.push_back(cache);
+      } else {
+        add_cache(*same, cache);
+      }
+    }
+  }
+  return total;
 }
 
 bool InferenceService::recovering() const {

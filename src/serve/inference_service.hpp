@@ -98,6 +98,9 @@ class InferenceService {
   [[nodiscard]] std::shared_ptr<embed::Model> model() const;
   // Every replica's state, in device order.
   [[nodiscard]] std::vector<ReplicaStatus> replicas() const;
+  // The model's statistics over every replica: their runs, sequences and tokens added up, and each cache added up by
+  // name over the replicas' devices (a device two replicas share counted once).
+  [[nodiscard]] embed::ModelStats stats() const;
 
  private:
   struct Replica;

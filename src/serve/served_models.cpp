@@ -20,7 +20,7 @@ ModelSlot::ModelSlot(ServedModel served, const ServeOptions& server)
                   ? std::vector<ReplicaModel>{{.model = std::move(served.model), .reload = std::move(served.reload)}}
                   : std::move(served.replicas),
               std::move(served.pool), options.batching, metrics),
-      stats([this] { return service.model()->stats(); }, std::chrono::seconds(1)) {}
+      stats([this] { return service.stats(); }, std::chrono::seconds(1)) {}
 
 Result<std::unique_ptr<ServedModels>> ServedModels::make(std::vector<ServedModel> models, const ServeOptions& options) {
   if (models.empty()) return invalid_argument("a server needs a model to serve");

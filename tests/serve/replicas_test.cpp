@@ -173,5 +173,26 @@ TEST_F(ReplicaServerTest, AReplicaWhoseDeviceFailedForGoodIsDownWhileTheOtherSer
   server->stop();
 }
 
+// The accel_model_* families count every replica's runs, not the first one's: 40 questions one after the other split
+// between the replicas (ties go to the device after the last one picked), and the sequences the model ran reach
+// both replicas' requests together once the statistics (read about every second) catch up.
+TEST_F(ReplicaServerTest, TheModelsStatisticsAddUpEveryReplica) {
+  std::unique_ptr<EmbeddingServer> server = serve_replicas("cpu,cpu-isolated");
+  ASSERT_NE(server, nullptr);
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(post("/v1/embeddings", kQuestion).first, 200);
+  const double first = replica_metric("accel_serve_replica_requests_total", "cpu");
+  const double second = replica_metric("accel_serve_replica_requests_total", "cpu-isolated");
+  ASSERT_GE(first, 10);
+  ASSERT_GE(second, 10);
+  double sequences = 0;
+  for (int i = 0; i < 20'000 && sequences < first + second; ++i) {
+    sequences = metric(metrics(), "accel_model_sequences_total");
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_GE(sequences, first + second) << "the model's statistics miss a replica's runs";
+  EXPECT_GE(metric(metrics(), "accel_model_runs_total"), first + second);
+  server->stop();
+}
+
 }  // namespace
 }  // namespace accel::serve
