@@ -23,6 +23,12 @@ bool context_gone(Code code) {
   return code == Code::context_lost || code == Code::stale_handle || code == Code::unavailable;
 }
 
+// A replica's device can no longer run the batch: its context is gone, or the device was closed or failed for good
+// (its requests then answer `cancelled` or `failed_precondition`, and its health says why).
+bool device_gone(const Status& status, const embed::Model& model) {
+  return context_gone(status.code()) || !model.device().health().ok();
+}
+
 // Adds `more`'s counters into `total` (CacheStats labels each COUNT or SUM: both add up over caches).
 void add_cache(CacheStats& total, const CacheStats& more) {
   for (std::uint64_t CacheStats::*member :
@@ -221,7 +227,7 @@ Future<Done> InferenceService::run_kind(std::vector<PendingRun> batch, RunKind k
   }
   std::shared_ptr<embed::Model> model = model_of(replica);
   if (!pool_ || placed) result = co_await call(*model, packed, kind);
-  if (!result.ok() && context_gone(result.code()) && placed) {
+  if (!result.ok() && placed && device_gone(result.status(), *model)) {
     // The replica is taken out and reloaded; the batch runs once more on another replica, if one is up.
     metrics_.count_retry();
     lose(replica, *placed, result.status(), model);
@@ -231,7 +237,7 @@ Future<Done> InferenceService::run_kind(std::vector<PendingRun> batch, RunKind k
       replica = again->index;
       model = model_of(replica);
       result = co_await call(*model, packed, kind);
-      if (!result.ok() && context_gone(result.code())) {
+      if (!result.ok() && device_gone(result.status(), *model)) {
         lose(replica, *placed, result.status(), model);
         placed.reset();
       }

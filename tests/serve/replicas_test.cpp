@@ -173,6 +173,30 @@ TEST_F(ReplicaServerTest, AReplicaWhoseDeviceFailedForGoodIsDownWhileTheOtherSer
   server->stop();
 }
 
+// A device closed under load (Device::close: its queued requests answered `cancelled`, later ones
+// `failed_precondition`) takes its replica out for good; the other replica answers every request.
+TEST_F(ReplicaServerTest, ADeviceClosedUnderLoadLosesNoRequest) {
+  std::unique_ptr<EmbeddingServer> server = serve_replicas("cpu,cpu-isolated");
+  ASSERT_NE(server, nullptr);
+  const std::vector<float> want = openai_vectors(post("/v1/embeddings", kQuestion).second)[0];
+  Clients clients;
+  clients.start([this] { return client(); }, want, 4);
+  for (int i = 0; i < 20'000 && replica_metric("accel_serve_replica_requests_total", "cpu") < 3; ++i)
+    std::this_thread::sleep_for(1ms);
+  ASSERT_TRUE(pool_->device(0).close().wait().ok());
+  const double other_before = replica_metric("accel_serve_replica_requests_total", "cpu-isolated");
+  for (int i = 0;
+       i < 20'000 && replica_metric("accel_serve_replica_requests_total", "cpu-isolated") < other_before + 20; ++i)
+    std::this_thread::sleep_for(1ms);
+  const std::map<int, int> statuses = clients.stop();
+  EXPECT_EQ(statuses.size(), 1u) << "every request answered 200; the others: "
+                                 << (clients.bodies().empty() ? "" : clients.bodies().front());
+  EXPECT_GE(replica_metric("accel_serve_replica_requests_total", "cpu-isolated"), other_before + 20);
+  EXPECT_EQ(replica_metric("accel_serve_replica_up", "cpu"), 0);
+  EXPECT_EQ(metric(metrics(), "accel_serve_ready"), 1);
+  server->stop();
+}
+
 // The accel_model_* families count every replica's runs, not the first one's: 40 questions one after the other split
 // between the replicas (ties go to the device after the last one picked), and the sequences the model ran reach
 // both replicas' requests together once the statistics (read about every second) catch up.
