@@ -159,5 +159,9 @@ struct Family {
 // invalid_argument naming the field when the shapes cannot run (heads not dividing hidden_size, pad id outside).
 [[nodiscard]] Status check_encoder_config(const Fields& config, const EncoderConfig& encoder,
                                           std::string_view heads_field, std::string_view hidden_field);
+// invalid_argument naming `heads_field` when the heads' width (config.head_dim) is one rotary attention cannot run:
+// odd, or over 128 columns.
+[[nodiscard]] Status check_rotary_head_dim(const Fields& config, const EncoderConfig& encoder,
+                                           std::string_view heads_field);
 
 }  // namespace accel::embed

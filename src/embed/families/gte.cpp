@@ -93,10 +93,7 @@ Result<EncoderConfig> read_gte(const Fields& fields) {
   config.sliding_layers.assign(config.num_hidden_layers, false);
   ACCEL_RETURN_IF_ERROR(check_encoder_config(fields, config, "num_attention_heads", "hidden_size"));
   config.head_dim = config.hidden_size / config.num_attention_heads;
-  if (config.head_dim % 2 != 0 || config.head_dim > 128)
-    return fields.error("num_attention_heads", fmt::format("gives heads of {} columns; rotary attention here takes "
-                                                           "even widths up to 128",
-                                                           config.head_dim));
+  ACCEL_RETURN_IF_ERROR(check_rotary_head_dim(fields, config, "num_attention_heads"));
   if (config.rope_scale != 1.0) config.rope_scale = std::pow(config.rope_scale, -2.0 / config.head_dim);
   return config;
 }

@@ -117,10 +117,7 @@ Result<EncoderConfig> read_modernbert(const Fields& fields) {
   ACCEL_RETURN_IF_ERROR(read_rotary(fields, config));
   ACCEL_RETURN_IF_ERROR(check_encoder_config(fields, config, "num_attention_heads", "hidden_size"));
   config.head_dim = config.hidden_size / config.num_attention_heads;
-  if (config.head_dim % 2 != 0 || config.head_dim > 128)
-    return fields.error("num_attention_heads", fmt::format("gives heads of {} columns; rotary attention here takes "
-                                                           "even widths up to 128",
-                                                           config.head_dim));
+  ACCEL_RETURN_IF_ERROR(check_rotary_head_dim(fields, config, "num_attention_heads"));
   return config;
 }
 

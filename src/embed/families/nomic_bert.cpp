@@ -97,10 +97,7 @@ Result<EncoderConfig> read_nomic_bert(const Fields& fields) {
   config.sliding_layers.assign(config.num_hidden_layers, false);
   ACCEL_RETURN_IF_ERROR(check_encoder_config(fields, config, "n_head", "n_embd"));
   config.head_dim = config.hidden_size / config.num_attention_heads;
-  if (config.head_dim % 2 != 0 || config.head_dim > 128)
-    return fields.error("n_head", fmt::format("gives heads of {} columns; rotary attention here takes even widths up "
-                                              "to 128",
-                                              config.head_dim));
+  ACCEL_RETURN_IF_ERROR(check_rotary_head_dim(fields, config, "n_head"));
   return config;
 }
 

@@ -75,10 +75,8 @@ Result<EncoderConfig> read_qwen(const Fields& fields) {
   if (config.num_key_value_heads == 0 || config.num_attention_heads % config.num_key_value_heads != 0)
     return fields.error("num_key_value_heads", fmt::format("{} does not divide num_attention_heads {}",
                                                            config.num_key_value_heads, config.num_attention_heads));
-  if (config.head_dim % 2 != 0 || config.head_dim > 128)
-    return fields.error(
-        config.model_type == "qwen3" ? "head_dim" : "num_attention_heads",
-        fmt::format("gives heads of {} columns; rotary attention here takes even widths up to 128", config.head_dim));
+  ACCEL_RETURN_IF_ERROR(
+      check_rotary_head_dim(fields, config, config.model_type == "qwen3" ? "head_dim" : "num_attention_heads"));
   return config;
 }
 

@@ -82,4 +82,11 @@ Status check_encoder_config(const Fields& fields, const EncoderConfig& config, s
   return Status();
 }
 
+Status check_rotary_head_dim(const Fields& fields, const EncoderConfig& config, std::string_view heads_field) {
+  if (config.head_dim % 2 == 0 && config.head_dim <= 128) return Status();
+  return fields.error(heads_field, fmt::format("gives heads of {} columns; rotary attention here takes even widths up "
+                                               "to 128",
+                                               config.head_dim));
+}
+
 }  // namespace accel::embed
