@@ -21,6 +21,7 @@
 #include "accel/core/status.hpp"
 #include "accel/core/system.hpp"
 #include "accel/device/device.hpp"
+#include "accel/device/peer.hpp"
 #include "accel/device/pool.hpp"
 #include "accel/dnn.hpp"
 #include "accel/embed/model.hpp"

@@ -96,3 +96,28 @@ def test_default_device_is_cuda_where_one_opens_else_the_cpu():
     device = accel.Device.default()
     assert device.kind == expected
     device.close()
+
+
+@pytest.mark.parametrize("isolation", ["in_process", "worker_process"])
+def test_copy_between_devices_moves_a_range_to_another_device(device, rng, isolation):
+    other = accel.Device.open("cpu", isolation=isolation)
+    try:
+        x = rng.standard_normal(1000).astype(np.float32)
+        source = device.upload(x)
+        target = other.upload(np.zeros(1000, np.float32))
+        assert accel.copy_between_devices(source, target, count=400, source_offset=600,
+                                          destination_offset=10).result() is None
+        expected = np.zeros(1000, np.float32)
+        expected[10:410] = x[600:]
+        np.testing.assert_array_equal(target.numpy(), expected)
+        with pytest.raises(accel.InvalidArgument, match="past the end of the destination"):
+            accel.copy_between_devices(source, target, destination_offset=1).result()
+        with pytest.raises(accel.InvalidArgument, match="element types differ"):
+            accel.copy_between_devices(source, other.allocate((1000,), "int32")).result()
+    finally:
+        other.close()
+
+
+def test_cuda_peer_links_lists_ordered_pairs():
+    for link in accel.cuda_peer_links():
+        assert link["from"] != link["to"] and isinstance(link["peer_access"], bool)

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "accel/device/device.hpp"
+#include "accel/device/peer.hpp"
 #include "cli/cache_command.hpp"
 #include "cli/device_choice.hpp"
 #include "cli/embed_command.hpp"
@@ -41,6 +42,15 @@ int run_info_json() {
     devices.push_back(accel::cli::device_json(*info));
   }
   out["devices"] = std::move(devices);
+  nlohmann::json links = nlohmann::json::array();
+  for (const accel::PeerLink& link : accel::cuda_peer_links()) {
+    links.push_back({{"from", link.from},
+                     {"to", link.to},
+                     {"peer_access", link.peer_access},
+                     {"native_atomics", link.native_atomics},
+                     {"performance_rank", link.performance_rank}});
+  }
+  out["peer_links"] = std::move(links);
   accel::cli::print_json(out);
   return 0;
 }
@@ -60,6 +70,11 @@ int run_info() {
                info->compute_capability / 10, info->compute_capability % 10, info->memory_capacity_bytes / 1073741824.0,
                accel::cli::library_list(*info), to_string(info->completion));
     print_caches(*info);
+  }
+  for (const accel::PeerLink& link : accel::cuda_peer_links()) {
+    fmt::print("cuda:{} -> cuda:{}: {}{}, performance rank {}\n", link.from, link.to,
+               link.peer_access ? "peer to peer" : "through host memory", link.native_atomics ? ", native atomics" : "",
+               link.performance_rank);
   }
   return 0;
 }

@@ -140,6 +140,12 @@ Result<Done> CpuDevice::handle(CopyToHost& request) {
 }
 
 Result<Done> CpuDevice::handle(CopyOnDevice& request) {
+  if (request.source.device != shared_->id && !request.source.is_null()) {
+    return invalid_argument(fmt::format(
+        "CopyOnDevice on {}: the source {} is another device's buffer; the CPU device copies only between its own "
+        "(accel::copy_between_devices copies between devices)",
+        shared_->name, to_string(request.source)));
+  }
   ACCEL_ASSIGN_OR_RETURN(BufferView src,
                          table_.resolve_range(request.source, "source", request.source_offset, request.count));
   ACCEL_ASSIGN_OR_RETURN(BufferView dst, table_.resolve_range(request.destination, "destination",

@@ -198,6 +198,7 @@ Status Device::health() const {
 }
 
 DeviceKind Device::kind() const noexcept { return core_->shared->options.kind; }
+Isolation Device::isolation() const noexcept { return core_->shared->options.isolation; }
 const ActorRef<DeviceProtocol>& Device::actor() const noexcept { return core_->actor; }
 bool Device::closed() const noexcept { return core_->lifetime->closed(); }
 Future<Done> Device::close() const { return core_->lifetime->close(); }

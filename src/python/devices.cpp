@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "accel/device/peer.hpp"
 #include "python/futures.hpp"
 
 namespace accel::python {
@@ -58,7 +59,50 @@ void PyDevice::check_open(std::string_view what) const {
   raise_status(health);
 }
 
+void bind_peer_copies(nb::module_& module) {
+  module.def(
+      "copy_between_devices",
+      [](nb::object source_object, nb::object destination_object, std::optional<std::uint64_t> count,
+         std::uint64_t source_offset, std::uint64_t destination_offset) {
+        const auto& source = nb::cast<const PyBuffer&>(source_object);
+        const auto& destination = nb::cast<const PyBuffer&>(destination_object);
+        const BufferHandle from = source.use_on(source.device, "source");
+        const BufferHandle to = destination.use_on(destination.device, "destination");
+        const CopyOnDevice copy{.source = from,
+                                .source_offset = source_offset,
+                                .destination = to,
+                                .destination_offset = destination_offset,
+                                .count = count ? *count : from.count - std::min(source_offset, from.count)};
+        Future<Done> copied =
+            send_released([&] { return copy_between_devices(source.device.device, destination.device.device, copy); });
+        return make_done_future(std::move(copied), nb::make_tuple(source_object, destination_object));
+      },
+      nb::arg("source"), nb::arg("destination"), nb::kw_only(), nb::arg("count") = nb::none(),
+      nb::arg("source_offset") = 0, nb::arg("destination_offset") = 0,
+      "Copies `count` elements (default: the rest of `source` from source_offset) of a buffer of one device into a "
+      "buffer of another (accel::copy_between_devices): GPU to GPU peer to peer between in-process CUDA devices, "
+      "through host memory otherwise. Returns an accel.Future.");
+  module.def(
+      "cuda_peer_links",
+      []() {
+        nb::list links;
+        for (const PeerLink& link : cuda_peer_links()) {
+          nb::dict entry;
+          entry["from"] = link.from;
+          entry["to"] = link.to;
+          entry["peer_access"] = link.peer_access;
+          entry["native_atomics"] = link.native_atomics;
+          entry["performance_rank"] = link.performance_rank;
+          links.append(entry);
+        }
+        return links;
+      },
+      "Every ordered pair of distinct GPUs as CUDA reports it: a dict with from, to, peer_access, native_atomics and "
+      "performance_rank (accel::cuda_peer_links).");
+}
+
 void bind_devices(nb::module_& module) {
+  bind_peer_copies(module);
   nb::class_<System>(module, "System",
                      "The actors' runtime that devices run on. Devices opened without one share a default System.")
       .def(nb::init<>())

@@ -111,6 +111,8 @@ class Device {
 
   /// CPU or CUDA.
   [[nodiscard]] DeviceKind kind() const noexcept;
+  /// In this process, or in a supervised worker process.
+  [[nodiscard]] Isolation isolation() const noexcept;
   /// The device's name, e.g. "cuda:0".
   [[nodiscard]] const std::string& name() const noexcept;
   /// The opened device's unique id in this process, which its buffer handles carry.

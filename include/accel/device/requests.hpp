@@ -111,7 +111,8 @@ struct CopyToHost {
   HostDestination destination;      ///< the host memory written
 };
 
-/// Copies `count` elements between two buffers of the same device.
+/// Copies `count` elements between two buffers of the same device; on an in-process CUDA device, also from a buffer of
+/// another in-process CUDA device, peer to peer (accel/device/peer.hpp, which copies between any two devices).
 struct CopyOnDevice {
   static constexpr const char* kName = "CopyOnDevice";
   using Response = Done;

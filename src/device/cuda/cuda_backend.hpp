@@ -4,8 +4,10 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "accel/core/result.hpp"
+#include "accel/device/peer.hpp"
 #include "device/device_shared.hpp"
 
 namespace accel::device {
@@ -20,5 +22,8 @@ namespace accel::device {
 // Page-locks host memory this process did not allocate with CUDA (an isolated worker's staging region), so that
 // copies through it run at pinned speed. Call after open_cuda_backend.
 [[nodiscard]] Status pin_host_memory(std::span<std::byte> memory);
+
+// accel::cuda_peer_links: every ordered pair of distinct GPUs, as CUDA reports them (peer_copy.cpp).
+[[nodiscard]] std::vector<PeerLink> cuda_peer_links();
 
 }  // namespace accel::device

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "device/cuda/cuda_stream.hpp"
+#include "device/cuda/peer_copy.hpp"
 #include "operation/cuda_status.hpp"
 
 namespace accel::device {
@@ -81,6 +82,7 @@ Result<std::shared_ptr<CudaContext>> CudaContext::open(DeviceShared& shared) {
   context->pinned_ = std::make_shared<PinnedPool>(shared.options.pinned_staging_cache_bytes);
   context->completions_ = std::make_unique<CompletionQueue>(shared.options.completion, health, shared.name);
   context->start_families(ordinal);
+  register_peer_context(shared.id, context);
   return context;
 }
 
@@ -99,16 +101,27 @@ CudaContext::~CudaContext() { close(); }
 
 // Once the streams are gone (their states hold the context), and again, doing nothing, when it is destroyed.
 void CudaContext::close() {
-  completions_.reset();           // answers pending work first, while everything it uses still exists
-  started_with_context_.clear();  // waits for the families' start-up work (its threads use no state of ours)
-  ordering_.clear();
-  fences_.clear();
-  if (health_->poisoned() || pool_ == nullptr) return;  // nothing of a poisoned context can be freed
-  cudaSetDevice(ordinal_);
-  table_.for_each_owned([](const BufferView& view) { cudaFree(view.data); });
-  table_ = BufferTable(table_.device_id(), table_.epoch(), name_);
-  cudaMemPoolDestroy(pool_);
-  pool_ = nullptr;
+  forget_peer_context(table_.device_id());  // no new copy to another GPU finds this context
+  completions_.reset();                     // answers pending work first, while everything it uses still exists
+  started_with_context_.clear();            // waits for the families' start-up work (its threads use no state of ours)
+  {
+    // A copy by another GPU that found this context before it was forgotten may hold it still.
+    std::lock_guard lock(buffers_mutex_);
+    const bool poisoned = health_->poisoned() || pool_ == nullptr;
+    // Copies into other GPUs read these buffers on those GPUs' streams: they finish before the memory goes.
+    if (!poisoned) {
+      for (const BufferOrdering& ordering : ordering_)
+        for (const StreamUse& read : ordering.reads_since) (void)cudaEventSynchronize(read.event->get());
+    }
+    ordering_.clear();
+    fences_.clear();
+    if (poisoned) return;  // nothing of a poisoned context can be freed
+    cudaSetDevice(ordinal_);
+    table_.for_each_owned([](const BufferView& view) { cudaFree(view.data); });
+    table_ = BufferTable(table_.device_id(), table_.epoch(), name_);
+    cudaMemPoolDestroy(pool_);
+    pool_ = nullptr;
+  }
   states_.clear();
 }
 

@@ -312,6 +312,7 @@ Result<Submitted> CudaStream::enqueue(CopyToHost& request) {
 }
 
 Result<Submitted> CudaStream::enqueue(CopyOnDevice& request) {
+  if (request.source.device != shared_->id && !request.source.is_null()) return enqueue_from_peer(request);
   std::lock_guard lock(context_->buffers_mutex());
   ACCEL_RETURN_IF_ERROR(context_->check_healthy());
   BufferTable& table = context_->table();

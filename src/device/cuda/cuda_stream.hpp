@@ -114,6 +114,8 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   Result<Submitted> enqueue(CopyToDevice& request);
   Result<Submitted> enqueue(CopyToHost& request);
   Result<Submitted> enqueue(CopyOnDevice& request);
+  // A CopyOnDevice whose source is another in-process CUDA device's buffer (peer_copy.cpp).
+  Result<Submitted> enqueue_from_peer(CopyOnDevice& request);
   Result<Submitted> enqueue(InjectFault& request);
   Result<Submitted> enqueue(RunRecorded& request);
   // A library request, through its operation contract: validate -> plan -> resolve -> order -> workspace -> run;

@@ -1,0 +1,54 @@
+/// @file
+/// Copies between buffers of two devices of this process, and which GPUs of the host reach each other's memory.
+///
+/// @code
+///   accel::Device gpu0 = *accel::Device::open(system, {.kind = accel::DeviceKind::cuda, .ordinal = 0});
+///   accel::Device gpu1 = *accel::Device::open(system, {.kind = accel::DeviceKind::cuda, .ordinal = 1});
+///   accel::copy_between_devices(gpu0, gpu1, {.source = x0, .destination = x1, .count = x0.size()}).wait();
+///   for (const accel::PeerLink& link : accel::cuda_peer_links()) { ... }   // which pairs are peers
+/// @endcode
+///
+/// Between two in-process CUDA devices a copy is one request of the destination device (CopyOnDevice whose source
+/// buffer is the other device's): the destination's stream waits on the GPU for the source buffer's last write,
+/// copies peer to peer (`cudaMemcpyPeerAsync`; peer access, including to the devices' memory pools, is enabled the
+/// first time a pair copies, where `cudaDeviceCanAccessPeer` allows; elsewhere CUDA's driver stages the copy through
+/// pinned host memory), and its event becomes the source buffer's latest read and the destination's last write, so
+/// that later users on either device wait for it. Nothing waits on the host. As between the streams of one device
+/// (Device::open_stream), the copy follows the source device's requests its actors had taken when the destination
+/// took the copy: wait for a request's future, or send the copy after it from the thread that sent it and the
+/// source device took it first, to order the copy after it.
+///
+/// Every other pair (the CPU device, isolated devices, whose memory lies in a worker process) is staged through host
+/// memory: a CopyToHost on the source device, then, when it has finished, a CopyToDevice on the destination. Its
+/// destination half is sent to the destination device only then: requests sent to the destination before the
+/// future is ready may run before the copy.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "accel/device/device.hpp"
+
+namespace accel {
+
+/// Copies `copy.count` elements of `copy.source` (a buffer of `source_device`) from `copy.source_offset` into
+/// `copy.destination` (a buffer of `destination_device`) from `copy.destination_offset` (see the file's description
+/// for the path each pair takes). Both buffers must hold the same element type. `invalid_argument` names the buffer
+/// whose device is not the one given; a stale buffer, a range past a buffer's end or differing element types are
+/// refused before anything is copied. The same device on both sides is an ordinary CopyOnDevice.
+Future<Done> copy_between_devices(const Device& source_device, const Device& destination_device, CopyOnDevice copy);
+
+/// How one GPU of the host reaches another's memory, as CUDA reports it.
+struct PeerLink {
+  int from = 0;                 ///< the ordinal of the GPU that reads or writes
+  int to = 0;                   ///< the ordinal of the GPU whose memory it reaches
+  bool peer_access = false;     ///< cudaDeviceCanAccessPeer: copies go directly, without host staging
+  bool native_atomics = false;  ///< atomic operations over the link are native (NVLink pairs report it)
+  int performance_rank = 0;     ///< CUDA's relative rank of the link; lower is faster, among this host's pairs
+};
+
+/// Every ordered pair of distinct GPUs this process can see, (0,1), (0,2), ..., (1,0), ...; empty with fewer than
+/// two GPUs or in a build without the CUDA tier.
+[[nodiscard]] std::vector<PeerLink> cuda_peer_links();
+
+}  // namespace accel

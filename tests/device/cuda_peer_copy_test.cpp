@@ -1,0 +1,165 @@
+// Copies between two in-process CUDA devices (accel/device/peer.hpp): cuda:0 and cuda:1 where the machine has two
+// GPUs, else cuda:0 opened twice (two devices, two contexts' buffer tables and pools on one GPU). Skipped without a
+// GPU.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "accel/device/peer.hpp"
+#include "testing/cuda_fixture.hpp"
+#include "testing/test_seed.hpp"
+
+namespace accel {
+namespace {
+
+using testing::IsOk;
+using testing::StatusIs;
+
+class CudaPeerCopyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const int gpus = Device::count(DeviceKind::cuda);
+    if (gpus == 0) GTEST_SKIP() << "no CUDA GPU here";
+    Result<Device> first = Device::open(system_, {.kind = DeviceKind::cuda, .ordinal = 0});
+    Result<Device> second = Device::open(system_, {.kind = DeviceKind::cuda, .ordinal = gpus > 1 ? 1 : 0});
+    ASSERT_THAT(first, IsOk());
+    ASSERT_THAT(second, IsOk());
+    a_.emplace(*first);
+    b_.emplace(*second);
+  }
+  const Device& a() const { return *a_; }
+  const Device& b() const { return *b_; }
+  template <class T>
+  std::vector<T> random_values(std::size_t n) {
+    std::uniform_int_distribution<int> uniform(-1000, 1000);
+    std::vector<T> values(n);
+    for (T& x : values) x = static_cast<T>(uniform(rng_));
+    return values;
+  }
+  template <class T>
+  Buffer<T> filled(const Device& device, const std::vector<T>& values) {
+    Buffer<T> buffer = *device.allocate<T>(values.size()).wait();
+    EXPECT_THAT(device.upload(std::span<const T>(values), buffer).wait(), IsOk());
+    return buffer;
+  }
+  template <class T>
+  std::vector<T> contents(const Device& device, const Buffer<T>& buffer) {
+    std::vector<T> values(buffer.size());
+    EXPECT_THAT(device.download(buffer, std::span<T>(values)).wait(), IsOk());
+    return values;
+  }
+
+  System system_;
+  std::optional<Device> a_;
+  std::optional<Device> b_;
+  std::mt19937_64 rng_{testing::test_seed()};
+};
+
+TEST_F(CudaPeerCopyTest, CopiesRangesOfSeveralSizesAndTypesBothWays) {
+  for (std::size_t n : {1ul, 1000ul, (3ul << 20) + 7}) {
+    const std::vector<float> source = random_values<float>(n);
+    std::vector<float> target = random_values<float>(n + 16);
+    Buffer<float> on_a = filled(a(), source);
+    Buffer<float> on_b = filled(b(), target);
+    const std::uint64_t count = n / 2 + 1;
+    ASSERT_THAT(
+        copy_between_devices(
+            a(), b(),
+            {.source = on_a, .source_offset = n - count, .destination = on_b, .destination_offset = 16, .count = count})
+            .wait(),
+        IsOk());
+    std::copy(source.end() - static_cast<std::ptrdiff_t>(count), source.end(), target.begin() + 16);
+    EXPECT_EQ(contents(b(), on_b), target);
+
+    const std::vector<std::int8_t> bytes = random_values<std::int8_t>(n);
+    Buffer<std::int8_t> bytes_on_b = filled(b(), bytes);
+    Buffer<std::int8_t> bytes_on_a = *a().allocate<std::int8_t>(n).wait();
+    ASSERT_THAT(copy_between_devices(b(), a(), {.source = bytes_on_b, .destination = bytes_on_a, .count = n}).wait(),
+                IsOk());
+    EXPECT_EQ(contents(a(), bytes_on_a), bytes);
+  }
+}
+
+// The destination's requests sent after the copy follow it, and a write of the source taken after the copy waits for
+// it on the GPU: nothing here waits on the host between the requests.
+TEST_F(CudaPeerCopyTest, OrdersTheCopyOnBothDevicesWithoutWaitingOnTheHost) {
+  const std::size_t n = 64ul << 20;  // 256 MiB: the copy is still running when the next requests are enqueued
+  const std::vector<float> first = random_values<float>(n);
+  const std::vector<float> second = random_values<float>(n);
+  const std::vector<float> stale = random_values<float>(n);
+  Buffer<float> on_a = filled(a(), first);
+  Buffer<float> on_b = *b().allocate<float>(n).wait();
+  Future<Done> earlier = b().upload(std::span<const float>(stale), on_b);  // written before the copy, in b's order
+  Future<Done> copied = copy_between_devices(a(), b(), {.source = on_a, .destination = on_b, .count = n});
+  std::vector<float> seen(n);
+  Future<Done> read = b().download(on_b, std::span<float>(seen));  // after the copy, in b's order
+  // b's actor answers a fence at once, after it took the copy: the next write of the source waits for the copy.
+  ASSERT_THAT(b().record_fence().wait(), IsOk());
+  Future<Done> overwritten = a().upload(std::span<const float>(second), on_a);
+  ASSERT_THAT(earlier.wait(), IsOk());
+  ASSERT_THAT(copied.wait(), IsOk());
+  ASSERT_THAT(read.wait(), IsOk());
+  ASSERT_THAT(overwritten.wait(), IsOk());
+  EXPECT_TRUE(seen == first) << "the destination read something other than the source before its overwrite";
+  EXPECT_TRUE(contents(a(), on_a) == second);
+}
+
+TEST_F(CudaPeerCopyTest, RefusesStaleAndForeignBuffersNamingThem) {
+  Buffer<float> on_a = filled(a(), random_values<float>(32));
+  const std::vector<float> target = random_values<float>(32);
+  Buffer<float> on_b = filled(b(), target);
+  EXPECT_THAT(
+      copy_between_devices(a(), b(), {.source = on_a, .source_offset = 1, .destination = on_b, .count = 32}).wait(),
+      StatusIs(Code::invalid_argument));
+  Buffer<std::int32_t> integers = *b().allocate<std::int32_t>(32).wait();
+  EXPECT_THAT(copy_between_devices(a(), b(), {.source = on_a, .destination = integers, .count = 32}).wait(),
+              StatusIs(Code::invalid_argument, "element types differ"));
+  const BufferHandle freed = on_a;
+  ASSERT_THAT(a().free(freed).wait(), IsOk());
+  EXPECT_THAT(copy_between_devices(a(), b(), {.source = freed, .destination = on_b, .count = 32}).wait(),
+              StatusIs(Code::stale_handle));
+  // A closed source device is no longer found: its buffers are nobody's.
+  Buffer<float> last = filled(a(), random_values<float>(32));
+  const BufferHandle orphan = last;
+  ASSERT_THAT(a().close().wait(), IsOk());
+  EXPECT_THAT(b().ask(CopyOnDevice{.source = orphan, .destination = on_b, .count = 32}).wait(),
+              StatusIs(Code::invalid_argument, "not a CUDA device open in this process"));
+  EXPECT_EQ(contents(b(), on_b), target);
+}
+
+TEST_F(CudaPeerCopyTest, StagesCopiesWithAnIsolatedDeviceThroughTheHost) {
+  Result<Device> isolated =
+      Device::open(system_, {.kind = DeviceKind::cuda, .ordinal = 0, .isolation = Isolation::worker_process});
+  ASSERT_THAT(isolated, IsOk());
+  const std::vector<float> source = random_values<float>(100000);
+  Buffer<float> on_a = filled(a(), source);
+  Buffer<float> remote = *isolated->allocate<float>(source.size()).wait();
+  ASSERT_THAT(
+      copy_between_devices(a(), *isolated, {.source = on_a, .destination = remote, .count = source.size()}).wait(),
+      IsOk());
+  Buffer<float> back = *b().allocate<float>(source.size()).wait();
+  ASSERT_THAT(
+      copy_between_devices(*isolated, b(), {.source = remote, .destination = back, .count = source.size()}).wait(),
+      IsOk());
+  EXPECT_EQ(contents(b(), back), source);
+}
+
+TEST(CudaPeerLinksOnGpus, DescribeEveryPair) {
+  const int gpus = Device::count(DeviceKind::cuda);
+  if (gpus < 2) GTEST_SKIP() << "needs two GPUs";
+  for (const PeerLink& link : cuda_peer_links()) {
+    int can = 0;
+    ASSERT_EQ(cudaDeviceCanAccessPeer(&can, link.from, link.to), cudaSuccess);
+    EXPECT_EQ(link.peer_access, can != 0);
+    RecordProperty("link", std::to_string(link.from) + "->" + std::to_string(link.to) + " peer=" +
+                               std::to_string(link.peer_access) + " atomics=" + std::to_string(link.native_atomics) +
+                               " rank=" + std::to_string(link.performance_rank));
+  }
+}
+
+}  // namespace
+}  // namespace accel

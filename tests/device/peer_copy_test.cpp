@@ -1,0 +1,139 @@
+// Copies between two devices of one process (accel/device/peer.hpp) where CI can run them: two CPU devices, and a
+// CPU device with an isolated one (staged through host memory). Between GPUs: cuda_peer_copy_test.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "accel/device/peer.hpp"
+#include "testing/status_matchers.hpp"
+#include "testing/test_seed.hpp"
+
+namespace accel {
+namespace {
+
+using testing::IsOk;
+using testing::StatusIs;
+
+class PeerCopyTest : public ::testing::TestWithParam<Isolation> {
+ protected:
+  void SetUp() override {
+    Result<Device> first = Device::open(system_, {.kind = DeviceKind::cpu});
+    Result<Device> second = Device::open(system_, {.kind = DeviceKind::cpu, .isolation = GetParam()});
+    ASSERT_THAT(first, IsOk());
+    ASSERT_THAT(second, IsOk());
+    a_.emplace(*first);
+    b_.emplace(*second);
+  }
+  const Device& a() const { return *a_; }
+  const Device& b() const { return *b_; }
+  std::vector<float> random_floats(std::size_t n) {
+    std::uniform_real_distribution<float> uniform(-1, 1);
+    std::vector<float> values(n);
+    for (float& x : values) x = uniform(rng_);
+    return values;
+  }
+  Buffer<float> filled(const Device& device, const std::vector<float>& values) {
+    Buffer<float> buffer = *device.allocate<float>(values.size()).wait();
+    EXPECT_THAT(device.upload(std::span<const float>(values), buffer).wait(), IsOk());
+    return buffer;
+  }
+  std::vector<float> contents(const Device& device, const Buffer<float>& buffer) {
+    std::vector<float> values(buffer.size());
+    EXPECT_THAT(device.download(buffer, std::span<float>(values)).wait(), IsOk());
+    return values;
+  }
+
+  System system_;
+  std::optional<Device> a_;
+  std::optional<Device> b_;
+  std::mt19937_64 rng_{testing::test_seed()};
+};
+
+TEST_P(PeerCopyTest, CopiesRangesBothWays) {
+  for (std::size_t n : {1ul, 1000ul, (1ul << 20) + 3}) {
+    const std::vector<float> source = random_floats(n);
+    std::vector<float> target = random_floats(n + 10);
+    Buffer<float> on_a = filled(a(), source);
+    Buffer<float> on_b = filled(b(), target);
+    const std::uint64_t count = n / 2 + 1;
+    ASSERT_THAT(
+        copy_between_devices(
+            a(), b(),
+            {.source = on_a, .source_offset = n - count, .destination = on_b, .destination_offset = 10, .count = count})
+            .wait(),
+        IsOk());
+    std::copy(source.end() - static_cast<std::ptrdiff_t>(count), source.end(), target.begin() + 10);
+    EXPECT_EQ(contents(b(), on_b), target);
+
+    // And back, whole.
+    Buffer<float> back = *a().allocate<float>(n + 10).wait();
+    ASSERT_THAT(copy_between_devices(b(), a(), {.source = on_b, .destination = back, .count = n + 10}).wait(), IsOk());
+    EXPECT_EQ(contents(a(), back), target);
+  }
+}
+
+TEST_P(PeerCopyTest, RefusesBeforeCopyingAnything) {
+  const std::vector<float> source = random_floats(64);
+  const std::vector<float> target = random_floats(64);
+  Buffer<float> on_a = filled(a(), source);
+  Buffer<float> on_b = filled(b(), target);
+  // The devices named the wrong way round: each buffer belongs to the other.
+  EXPECT_THAT(copy_between_devices(b(), a(), {.source = on_a, .destination = on_b, .count = 64}).wait(),
+              StatusIs(Code::invalid_argument, "is not a buffer of"));
+  // Past the destination's end: the source half would have run first, so the range is checked up front.
+  EXPECT_THAT(
+      copy_between_devices(a(), b(), {.source = on_a, .destination = on_b, .destination_offset = 1, .count = 64})
+          .wait(),
+      StatusIs(Code::invalid_argument, "past the end of the destination"));
+  EXPECT_THAT(
+      copy_between_devices(a(), b(), {.source = on_a, .source_offset = 65, .destination = on_b, .count = 0}).wait(),
+      StatusIs(Code::invalid_argument, "past the end of the source"));
+  Buffer<std::int32_t> integers = *b().allocate<std::int32_t>(64).wait();
+  EXPECT_THAT(copy_between_devices(a(), b(), {.source = on_a, .destination = integers, .count = 64}).wait(),
+              StatusIs(Code::invalid_argument, "element types differ"));
+  EXPECT_EQ(contents(b(), on_b), target);
+
+  // A freed source is stale on the device that owned it, and nothing reaches the destination.
+  const BufferHandle freed = on_a;
+  ASSERT_THAT(a().free(freed).wait(), IsOk());
+  EXPECT_THAT(copy_between_devices(a(), b(), {.source = freed, .destination = on_b, .count = 64}).wait(),
+              StatusIs(Code::stale_handle));
+  EXPECT_EQ(contents(b(), on_b), target);
+}
+
+TEST_P(PeerCopyTest, ADeviceAskedDirectlyNamesTheWayToCopyBetweenDevices) {
+  Buffer<float> on_a = filled(a(), random_floats(8));
+  Buffer<float> on_b = filled(b(), random_floats(8));
+  EXPECT_THAT(b().ask(CopyOnDevice{.source = on_a, .destination = on_b, .count = 8}).wait(),
+              StatusIs(Code::invalid_argument, "copy_between_devices"));
+}
+
+TEST_P(PeerCopyTest, OneDeviceOnBothSidesIsAnOrdinaryCopy) {
+  const std::vector<float> source = random_floats(100);
+  Buffer<float> from = filled(a(), source);
+  Buffer<float> to = *a().allocate<float>(100).wait();
+  ASSERT_THAT(copy_between_devices(a(), a(), {.source = from, .destination = to, .count = 100}).wait(), IsOk());
+  EXPECT_EQ(contents(a(), to), source);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, PeerCopyTest, ::testing::Values(Isolation::in_process, Isolation::worker_process),
+                         [](const ::testing::TestParamInfo<Isolation>& info) {
+                           return std::string(to_string(info.param));
+                         });
+
+TEST(CudaPeerLinks, ListEveryOrderedPairOfDistinctGpus) {
+  const int gpus = Device::count(DeviceKind::cuda);
+  const std::vector<PeerLink> links = cuda_peer_links();
+  ASSERT_EQ(links.size(), gpus < 2 ? 0u : static_cast<std::size_t>(gpus * (gpus - 1)));
+  for (const PeerLink& link : links) {
+    EXPECT_NE(link.from, link.to);
+    EXPECT_LT(link.from, gpus);
+    EXPECT_LT(link.to, gpus);
+  }
+}
+
+}  // namespace
+}  // namespace accel
