@@ -138,3 +138,21 @@ def test_init_from_torchrun_reads_the_launchers_environment(monkeypatch, device)
     comm.all_reduce(x).result()
     assert x.numpy().tolist() == [4.0]
     comm.destroy().result()
+
+
+def test_one_communicator_option_is_taken(rng):
+    """blocking_collectives=False (one NCCL communicator on CUDA) reaches the request; a CPU world, which has one kind
+    of communicator, runs the same."""
+    devices = [accel.Device.open("cpu") for _ in range(2)]
+    try:
+        comms = accel.collective.init_all(devices, timeout_ms=20_000, blocking_collectives=False)
+        parts = [rng.standard_normal(5).astype(np.float32) for _ in comms]
+        buffers = [d.upload(p) for d, p in zip(devices, parts)]
+        wait_all([c.all_reduce(b) for c, b in zip(comms, buffers)])
+        np.testing.assert_allclose(buffers[1].numpy(), parts[0] + parts[1], rtol=1e-6)
+        wait_all([c.destroy() for c in comms])
+        with pytest.raises(TypeError):
+            accel.collective.init_all(devices, blocking_collective=False)
+    finally:
+        for device in devices:
+            device.close()

@@ -137,7 +137,7 @@ void bind_collectives(nb::module_& module) {
       arg("kind") = "cpu", "A new world's id (128 bytes) for devices of `kind`; give every rank the same.");
   module.def(
       "init_all",
-      [](const std::vector<PyDevice>& devices, std::uint32_t timeout_ms) {
+      [](const std::vector<PyDevice>& devices, std::uint32_t timeout_ms, bool blocking_collectives) {
         std::vector<Device> opened;
         for (const PyDevice& device : devices) {
           device.check_open("init_all's device");
@@ -146,43 +146,52 @@ void bind_collectives(nb::module_& module) {
         std::optional<Result<std::vector<collective::Communicator>>> joined;
         {
           nb::gil_scoped_release released;
-          joined.emplace(collective::init_all(opened, {.timeout_ms = timeout_ms}));
+          joined.emplace(
+              collective::init_all(opened, {.timeout_ms = timeout_ms, .blocking_collectives = blocking_collectives}));
         }
         std::vector<collective::Communicator> communicators = unwrap(std::move(*joined));
         std::vector<PyCommunicator> out;
         for (std::size_t i = 0; i < communicators.size(); ++i) out.push_back({devices[i], std::move(communicators[i])});
         return out;
       },
-      arg("devices"), nb::kw_only(), arg("timeout_ms") = 60'000,
-      "One communicator per device, rank i on devices[i], all of one kind; waits until every rank has joined.");
+      arg("devices"), nb::kw_only(), arg("timeout_ms") = 60'000, arg("blocking_collectives") = true,
+      "One communicator per device, rank i on devices[i], all of one kind; waits until every rank has joined. "
+      "blocking_collectives=False keeps CUDA ranks to one (non-blocking) NCCL communicator: less GPU memory, slower "
+      "launches (accel::collective::CommOptions).");
   module.def(
       "init_rank",
-      [](const PyDevice& device, nb::bytes unique_id, std::int32_t ranks, std::int32_t rank, std::uint32_t timeout_ms) {
+      [](const PyDevice& device, nb::bytes unique_id, std::int32_t ranks, std::int32_t rank, std::uint32_t timeout_ms,
+         bool blocking_collectives) {
         device.check_open("init_rank's device");
         const collective::UniqueId id = unique_id_of(unique_id);
-        auto joined = send_released(
-            [&] { return collective::init_rank(device.device, id, ranks, rank, {.timeout_ms = timeout_ms}); });
+        auto joined = send_released([&] {
+          return collective::init_rank(device.device, id, ranks, rank,
+                                       {.timeout_ms = timeout_ms, .blocking_collectives = blocking_collectives});
+        });
         return make_future(std::move(joined), [device](const collective::Communicator& communicator) {
           return nb::cast(PyCommunicator{device, communicator});
         });
       },
       arg("device"), arg("unique_id"), arg("ranks"), arg("rank"), nb::kw_only(), arg("timeout_ms") = 60'000,
+      arg("blocking_collectives") = true,
       "Joins `device` to the world `unique_id` as `rank` of `ranks`; an accel.Future of the accel.Communicator, done "
       "when every rank has joined.");
   module.def(
       "init_from_torchrun",
-      [](const PyDevice& device, std::uint32_t timeout_ms) {
+      [](const PyDevice& device, std::uint32_t timeout_ms, bool blocking_collectives) {
         device.check_open("init_from_torchrun's device");
         std::optional<Result<collective::Communicator>> joined;
         {
           nb::gil_scoped_release released;
           Result<collective::LauncherEnv> env = collective::parse_torchrun_env();
-          joined.emplace(env.ok() ? collective::init_from_torchrun(device.device, *env, {.timeout_ms = timeout_ms})
+          joined.emplace(env.ok() ? collective::init_from_torchrun(
+                                        device.device, *env,
+                                        {.timeout_ms = timeout_ms, .blocking_collectives = blocking_collectives})
                                   : Result<collective::Communicator>(env.status()));
         }
         return PyCommunicator{device, unwrap(std::move(*joined))};
       },
-      arg("device"), nb::kw_only(), arg("timeout_ms") = 60'000,
+      arg("device"), nb::kw_only(), arg("timeout_ms") = 60'000, arg("blocking_collectives") = true,
       "This process's communicator on `device` (normally cuda:LOCAL_RANK) from torchrun's environment (RANK, "
       "WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT): rank 0 makes the world's id and serves it on "
       "$ACCEL_BOOTSTRAP_PORT (else MASTER_PORT + 1) while every rank joins. Waits until all have joined.");

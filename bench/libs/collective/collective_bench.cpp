@@ -4,12 +4,14 @@
 // requests sent back to back on every rank and waited for at the end; time is the mean per request. Bus bandwidth as
 // nccl-tests and the peer (bench/peers/torch_distributed.py) compute it: all-reduce algbw * 2(n-1)/n, the others
 // algbw * (n-1)/n, where bytes are the all-reduce's buffer, the all-gather's output and the reduce-scatter's input.
+// `--one-communicator`: every call on the non-blocking communicator (CommOptions::blocking_collectives = false).
 // CSV: op,bytes,time_us,algbw_gbps,busbw_gbps
 #include <cuda_runtime.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <vector>
 
 #include "accel/libs/collective/communicator.hpp"
@@ -53,7 +55,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "collective_bench needs a GPU, found %d\n", count);
     return 0;
   }
-  const int ranks = argc > 1 ? std::atoi(argv[1]) : count;
+  int ranks = count;
+  CommOptions options;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--one-communicator") {
+      options.blocking_collectives = false;
+    } else {
+      ranks = std::atoi(argv[i]);
+    }
+  }
   if (ranks < 1 || ranks > count) {
     std::fprintf(stderr, "collective_bench: %d ranks asked for, %d GPUs here\n", ranks, count);
     return 1;
@@ -68,12 +78,14 @@ int main(int argc, char** argv) {
     return static_cast<double>(total - free) / (1 << 20);
   };
   const double before = used_mib();
-  Result<std::vector<Communicator>> comms = init_all(devices);
+  Result<std::vector<Communicator>> comms = init_all(devices, options);
   if (!comms.ok()) {
     std::fprintf(stderr, "%s\n", std::string(comms.status().message()).c_str());
     return 1;
   }
-  std::fprintf(stderr, "GPU 0 memory taken by its communicator: %.0f MiB\n", used_mib() - before);
+  std::fprintf(stderr, "GPU 0 memory taken by its communicator%s: %.0f MiB\n",
+               options.blocking_collectives ? "s (non-blocking and split blocking)" : " (one non-blocking)",
+               used_mib() - before);
   const auto n = static_cast<double>(ranks);
   const std::uint64_t max_elements = (1ull << 30) / 4;
   std::vector<BufferHandle> buffers, outputs;

@@ -38,9 +38,12 @@ std::uint64_t next_comm_id() noexcept {
 Future<Communicator> init_rank(const Device& device, const UniqueId& id, std::int32_t ranks, std::int32_t rank,
                                CommOptions options) {
   const Comm comm{.id = next_comm_id(), .ranks = ranks, .rank = rank};
-  return device.ask(InitComm{.comm = comm, .id = id, .timeout_ms = options.timeout_ms}).then([device, comm](Done) {
-    return Communicator(device, comm);
-  });
+  return device
+      .ask(InitComm{.comm = comm,
+                    .id = id,
+                    .timeout_ms = options.timeout_ms,
+                    .blocking_collectives = options.blocking_collectives})
+      .then([device, comm](Done) { return Communicator(device, comm); });
 }
 
 Result<std::vector<Communicator>> init_all(std::span<const Device> devices, CommOptions options) {

@@ -113,6 +113,7 @@ Status NcclComm::init(const UniqueId& id, CudaTarget& target) {
   std::unique_lock lock(mutex_);
   const ncclResult_t joined = ncclCommInitRankConfig(&safe_, comm_.ranks, nccl_id, comm_.rank, &safe);
   ACCEL_RETURN_IF_ERROR(settle(lock, safe_, joined, "ncclCommInitRankConfig", target));
+  if (!split_) return Status();
   ncclConfig_t fast = NCCL_CONFIG_INITIALIZER;
   fast.blocking = 1;
   fast.splitShare = 1;
@@ -312,7 +313,8 @@ Status NcclComms::init(const InitComm& request, CudaTarget& target) {
           fmt::format("{}: communicator {} exists already on this device", InitComm::kName, request.comm.id));
     }
   }
-  auto comm = std::make_shared<NcclComm>(request.comm, device_, std::chrono::milliseconds(request.timeout_ms));
+  auto comm = std::make_shared<NcclComm>(request.comm, device_, std::chrono::milliseconds(request.timeout_ms),
+                                         request.blocking_collectives);
   ACCEL_RETURN_IF_ERROR(comm->init(request.id, target).with_context(InitComm::kName));
   std::lock_guard lock(mutex_);
   comms_[request.comm.id] = std::move(comm);

@@ -10,7 +10,9 @@
 // (ncclCommSplit, asking NCCL to share safe's resources with splitShare). NCCL_RUNTIME_CONNECT=0 makes NCCL connect
 // the collectives' channels while the world is joined, so a collective on `fast` only enqueues its kernels and
 // never waits for a peer on the host; the price is memory: the pair took 1672 MiB of each H200 in a world of two.
-// Groups with sends or receives, whose connections NCCL makes on their first use, go to `safe`.
+// Groups with sends or receives, whose connections NCCL makes on their first use, go to `safe`. A communicator made
+// with InitComm::blocking_collectives = false has no `fast` and runs everything on `safe`: 928 MiB instead of 1670
+// on each H200 of a world of two, and 83-115 us a small all-reduce instead of 16-22 (docs/PERFORMANCE.md §49).
 //
 // Every launched collective is followed by an event; a watchdog thread per device polls ncclCommGetAsyncError and
 // the oldest unfinished collective of each communicator. On an NCCL error, or when that collective has not finished
@@ -53,8 +55,9 @@ struct Pending {
 class NcclComm {
  public:
   using Clock = std::chrono::steady_clock;
-  NcclComm(Comm comm, int device, std::chrono::milliseconds timeout)
-      : comm_(comm), device_(device), timeout_(timeout) {}
+  // `split`: collectives on a blocking communicator split from the non-blocking one (InitComm::blocking_collectives).
+  NcclComm(Comm comm, int device, std::chrono::milliseconds timeout, bool split)
+      : comm_(comm), device_(device), timeout_(timeout), split_(split) {}
   ~NcclComm();
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
@@ -68,7 +71,7 @@ class NcclComm {
   [[nodiscard]] Status run(std::string_view request, CudaRun& run, bool point_to_point, Launch&& launch) {
     std::unique_lock lock(mutex_);
     ACCEL_RETURN_IF_ERROR(usable(request));
-    ncclComm_t comm = point_to_point ? safe_ : fast_;
+    ncclComm_t comm = point_to_point || !split_ ? safe_ : fast_;
     ACCEL_RETURN_IF_ERROR(settle(lock, comm, launch(comm), request, run.target));
     return track(run);
   }
@@ -92,9 +95,10 @@ class NcclComm {
   const Comm comm_;
   const int device_;
   const std::chrono::milliseconds timeout_;
+  const bool split_;
   mutable std::mutex mutex_;
   ncclComm_t safe_ = nullptr;  // non-blocking
-  ncclComm_t fast_ = nullptr;  // blocking, split from safe_
+  ncclComm_t fast_ = nullptr;  // blocking, split from safe_; null unless split_
   Status failure_;             // why it was aborted
   std::deque<std::shared_ptr<Pending>> pending_;
   std::vector<cudaEvent_t> spare_events_;

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <tuple>
 
 #include "collective_cases.hpp"
 #include "testing/test_seed.hpp"
@@ -19,17 +21,20 @@ using accel::testing::IsOk;
 using accel::testing::StatusIs;
 using namespace testing;  // NOLINT(google-build-using-namespace): the collective test helpers
 
-class CudaCollectiveTest : public ::testing::TestWithParam<Isolation> {
+// Isolated or not; collectives on the split blocking communicator or on the non-blocking one alone.
+class CudaCollectiveTest : public ::testing::TestWithParam<std::tuple<Isolation, bool>> {
  protected:
   void SetUp() override {
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1) GTEST_SKIP() << "needs a GPU";
+    const auto [isolation, blocking_collectives] = GetParam();
     for (int i = 0; i < std::min(count, 2); ++i) {
-      Result<Device> device = Device::open(system_, {.kind = DeviceKind::cuda, .ordinal = i, .isolation = GetParam()});
+      Result<Device> device = Device::open(system_, {.kind = DeviceKind::cuda, .ordinal = i, .isolation = isolation});
       ASSERT_THAT(device.status(), IsOk());
       devices_.push_back(*device);
     }
-    Result<std::vector<Communicator>> comms = init_all(devices_, {.timeout_ms = 60'000});
+    Result<std::vector<Communicator>> comms =
+        init_all(devices_, {.timeout_ms = 60'000, .blocking_collectives = blocking_collectives});
     ASSERT_THAT(comms.status(), IsOk());
     comms_ = std::move(*comms);
   }
@@ -124,7 +129,12 @@ TEST_P(CudaCollectiveTest, OrdersAfterEarlierRequestsOnItsBuffers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Isolation, CudaCollectiveTest,
-                         ::testing::Values(Isolation::in_process, Isolation::worker_process));
+                         ::testing::Combine(::testing::Values(Isolation::in_process, Isolation::worker_process),
+                                            ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<std::tuple<Isolation, bool>>& info) {
+                           return std::string(to_string(std::get<0>(info.param))) +
+                                  (std::get<1>(info.param) ? "_split" : "_one_communicator");
+                         });
 
 }  // namespace
 }  // namespace accel::collective

@@ -94,6 +94,10 @@ struct InitComm {
   Comm comm;    ///< the communicator to make: its id on this device, the number of ranks and this rank
   UniqueId id;  ///< the world to join, the same on every rank
   std::uint32_t timeout_ms = 60'000;  ///< for the joining, and for each collective of the communicator
+  /// CUDA: collectives run on a blocking communicator split from the non-blocking one that joins the world, which
+  /// halves their launch time and costs GPU memory (CommOptions::blocking_collectives); false runs every call on the
+  /// non-blocking one. A CPU world has one kind of communicator and ignores it.
+  bool blocking_collectives = true;
 };
 
 /// Ends the communicator (NCCL's ncclCommDestroy after its pending work, or the rest of an aborted one). Its id may

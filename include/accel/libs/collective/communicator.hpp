@@ -15,7 +15,9 @@
 ///
 /// Memory: a CUDA rank holds two NCCL communicators of its world, and their channels are connected when it joins, so
 /// that no collective ever waits for a peer on the host (src/libs/collective/nccl_comm.hpp says why). That costs GPU
-/// memory from the start: 1672 MiB of each H200 in a world of two (docs/PERFORMANCE.md, section 17). NCCL's own
+/// memory from the start: 1670 MiB of each H200 in a world of two (docs/PERFORMANCE.md, sections 17 and 49).
+/// `CommOptions::blocking_collectives = false` keeps one communicator: 928 MiB there, and a small all-reduce takes
+/// 83-115 µs instead of 16-22 µs. NCCL's own
 /// variables (NCCL_BUFFSIZE, NCCL_MAX_NCHANNELS, ...) shrink it as they do for any NCCL job; accel sets
 /// NCCL_NVLS_ENABLE=0 and NCCL_RUNTIME_CONNECT=0 only where the environment does not set them. Setting
 /// NCCL_RUNTIME_CONNECT=1 saves the memory but moves the connection into each rank's first collective, on the blocking
@@ -35,6 +37,10 @@ namespace accel::collective {
 struct CommOptions {
   /// For joining, and for each collective: see collective.hpp's Faults.
   std::uint32_t timeout_ms = 60'000;
+  /// CUDA: a second, blocking communicator for the collectives, split from the non-blocking one every rank joins with
+  /// (src/libs/collective/nccl_comm.hpp). Its collectives launch in about half the time, and it costs GPU memory
+  /// (docs/PERFORMANCE.md §49 has both figures). false: one non-blocking communicator for everything.
+  bool blocking_collectives = true;
 };
 
 /// A new world's id for devices of `kind`: ncclGetUniqueId for CUDA (it starts NCCL's bootstrap root in this
