@@ -14,9 +14,10 @@ import base64
 import json
 import pathlib
 import re
-import struct
 import sys
 import unicodedata
+
+from precompiled_charsmap import charsmap_lookup, charsmap_of
 
 root = pathlib.Path(sys.argv[1])
 model = pathlib.Path(sys.argv[2])
@@ -167,62 +168,7 @@ tokenizer_seed("metaspace-unigram-trimmed",
 # The base of the one-type documents below: no byte pieces, so a few KB.
 unigram = trimmed_unigram(metaspace, [FIXED_TEXT, FIXED_PAIR], first_pieces=40, byte_fallback=False)
 
-# -- Precompiled: a few rules cut from XLM-R's charsmap ---------------------------------------------------------
-
-
-def charsmap_lookup(charsmap, key):
-    """The replacement the charsmap's trie gives the shortest prefix of `key` it holds (as spm_precompiled)."""
-    (trie_bytes,) = struct.unpack_from("<I", charsmap)
-    units = struct.unpack_from("<%dI" % (trie_bytes // 4), charsmap, 4)
-    strings = charsmap[4 + trie_bytes:]
-    node = units[0] >> 10 << ((units[0] & (1 << 9)) >> 6)
-    for byte in key:
-        node ^= byte
-        unit = units[node]
-        if unit & (0x80000000 | 0xFF) != byte:
-            return None
-        node ^= unit >> 10 << ((unit & (1 << 9)) >> 6)
-        if unit & (1 << 8):
-            begin = units[node] & 0x7FFFFFFF
-            return strings[begin:strings.index(b"\0", begin)]
-    return None
-
-
-def charsmap_of(rules):
-    """A charsmap holding `rules` (key bytes → replacement bytes): a darts-clone double array of 256 units (every
-    node's 255 neighbours lie inside it, which loading checks), each node at a base of its own."""
-    strings, value_of = b"", {}
-    for key, replacement in sorted(rules.items()):
-        value_of[key] = len(strings)
-        strings += replacement + b"\0"
-    children = {}
-    for key in rules:
-        for length in range(len(key)):
-            children.setdefault(key[:length], set()).add(key[length])
-    units = [0] * 256
-    # Unit 0 points at the root, whose base is 0: its children sit at their own byte.
-    taken, bases, base_of = {0, *children[b""]}, {0}, {b"": 0}
-    pending = [b""]
-    while pending:
-        node = pending.pop(0)
-        base = base_of[node]
-        for byte in sorted(children.get(node, ())):
-            child = node + bytes([byte])
-            labels = children.get(child, set())
-            is_key = child in rules
-            child_base = next(b for b in range(1, 256) if b not in bases and all(b ^ c not in taken for c in labels)
-                              and not (is_key and b in taken))
-            bases.add(child_base)
-            taken.update(child_base ^ c for c in labels)
-            if is_key:  # the value sits at the child's base, under the label 0 no byte matches
-                taken.add(child_base)
-                units[child_base] = 0x80000000 | value_of[child]
-            position = base ^ byte
-            units[position] = byte | ((1 << 8) if is_key else 0) | ((position ^ child_base) << 10)
-            base_of[child] = child_base
-            pending.append(child)
-    return struct.pack("<I%dI" % len(units), 4 * len(units), *units) + strings
-
+# -- Precompiled: a few rules cut from XLM-R's charsmap (precompiled_charsmap.py) ---------------------------------
 
 xlmr_charsmap = base64.b64decode((text_data / "xlmr_precompiled_charsmap.txt").read_text().strip())
 charsmap_keys = ["\ufb01", "\u2460", "\uff76", "\uff9e", "\uff76\uff9e", "\u00b2", "\u00a0", "\u200b", "\x7f",

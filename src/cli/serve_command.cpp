@@ -12,6 +12,7 @@
 #include "accel/embed/model.hpp"
 #include "cli/device_choice.hpp"
 #include "serve/embedding_server.hpp"
+#include "serve/inference_service.hpp"
 #include "serve/inference_steps.hpp"
 
 namespace accel::cli {
@@ -51,7 +52,7 @@ Result<serve::ServedModel> load_replicas(const DevicePool& pool, const embed::Mo
   for (std::size_t i = 0; i < pool.size(); ++i) {
     Result<std::shared_ptr<embed::Model>> replica = embed::Model::load(pool.device(i), options);
     if (!replica.ok()) return replica.status().with_context(fmt::format("on device '{}'", pool.spec(i)));
-    const std::string where = fmt::format("device '{}'", pool.spec(i));
+    const std::string where = fmt::format("device '{}'", serve::replica_label(pool, i));
     model.replicas.push_back({.model = *replica, .reload = reload_on(pool.device(i), options, where)});
   }
   model.model = model.replicas.front().model;

@@ -55,19 +55,20 @@ struct InferenceService::Replica {
   std::atomic<std::uint64_t> batches{0}, requests{0}, tokens{0};
 };
 
+std::string replica_label(const DevicePool& pool, std::size_t index) {
+  // A plain loop: clang 14's ranges reject views::iota.
+  bool repeated = false;
+  for (std::size_t j = 0; j < pool.size(); ++j) repeated = repeated || (j != index && pool.spec(j) == pool.spec(index));
+  return repeated ? fmt::format("{}#{}", pool.spec(index), index) : pool.spec(index);
+}
+
 std::vector<std::unique_ptr<InferenceService::Replica>> InferenceService::make_replicas(
     std::vector<ReplicaModel> models, const std::optional<DevicePool>& pool) {
   std::vector<std::unique_ptr<Replica>> replicas;
   for (std::size_t i = 0; i < models.size(); ++i) {
     auto replica = std::make_unique<Replica>();
     replica->label = models[i].model->device().name();
-    if (pool && i < pool->size()) {
-      replica->label = pool->spec(i);
-      // An entry listed twice is told apart by its index. (A plain loop: clang 14's ranges reject views::iota.)
-      bool repeated = false;
-      for (std::size_t j = 0; j < pool->size(); ++j) repeated = repeated || (j != i && pool->spec(j) == pool->spec(i));
-      if (repeated) replica->label = fmt::format("{}#{}", pool->spec(i), i);
-    }
+    if (pool && i < pool->size()) replica->label = replica_label(*pool, i);
     replica->model = std::move(models[i].model);
     replica->reload = std::move(models[i].reload);
     replicas.push_back(std::move(replica));

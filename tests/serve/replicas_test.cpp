@@ -103,6 +103,17 @@ class Clients {
   std::vector<std::thread> threads_;
 };
 
+TEST(ReplicaLabel, IsTheListEntryWithItsIndexWhenTheEntryRepeats) {
+  System system;
+  Result<DevicePool> pool = DevicePool::open(system, "cpu,cpu");
+  ASSERT_TRUE(pool.ok()) << pool.status().to_string();
+  EXPECT_EQ(replica_label(*pool, 0), "cpu#0");
+  EXPECT_EQ(replica_label(*pool, 1), "cpu#1");
+  Result<DevicePool> single = DevicePool::open(system, "cpu");
+  ASSERT_TRUE(single.ok()) << single.status().to_string();
+  EXPECT_EQ(replica_label(*single, 0), "cpu");
+}
+
 TEST_F(ReplicaServerTest, BothReplicasServeAndAKilledWorkersReplicaIsOutUntilItIsBack) {
   std::unique_ptr<EmbeddingServer> server = serve_replicas("cpu,cpu-isolated");
   ASSERT_NE(server, nullptr);
