@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "accel/device/peer.hpp"
@@ -146,6 +147,25 @@ TEST_F(CudaPeerCopyTest, StagesCopiesWithAnIsolatedDeviceThroughTheHost) {
       copy_between_devices(*isolated, b(), {.source = remote, .destination = back, .count = source.size()}).wait(),
       IsOk());
   EXPECT_EQ(contents(b(), back), source);
+}
+
+// Device::open runs on the caller's thread, whose current CUDA device may be another library's (PyTorch keeps its own
+// there): opening cuda:1 leaves it on cuda:0, and so does closing it.
+TEST(CudaDeviceOpenOnGpus, LeavesTheCallersCurrentDeviceAsItWas) {
+  if (Device::count(DeviceKind::cuda) < 2) GTEST_SKIP() << "needs two GPUs";
+  std::thread([] {
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);  // cuda:0's context is this thread's current one
+    System system;
+    Result<Device> opened = Device::open(system, {.kind = DeviceKind::cuda, .ordinal = 1});
+    ASSERT_THAT(opened, IsOk());
+    int current = -1;
+    ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+    EXPECT_EQ(current, 0) << "Device::open moved the caller's current device";
+    ASSERT_THAT(opened->close().wait(), IsOk());
+    ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+    EXPECT_EQ(current, 0) << "closing the device moved the caller's current device";
+  }).join();
 }
 
 TEST(CudaPeerLinksOnGpus, DescribeEveryPair) {

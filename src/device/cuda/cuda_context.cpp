@@ -1,5 +1,6 @@
 #include "device/cuda/cuda_context.hpp"
 
+#include <cuda.h>
 #include <fmt/format.h>
 
 #include <limits>
@@ -35,6 +36,55 @@ Status pin_host_memory(std::span<std::byte> memory) {
 }  // namespace accel::device
 
 namespace accel::device::cuda {
+namespace {
+
+// Device::open (and a close by the last holder) runs on the caller's thread, which may be another library's: PyTorch
+// keeps its current device in CUDA's, and opening cuda:1 must not move it off cuda:0. The caller's current context is
+// put back through the driver (found by the runtime, so nothing links libcuda), since cudaSetDevice(previous) would
+// make a context on a GPU the caller may never have used. A thread that had none keeps the device's: an isolated
+// worker's main thread goes on to pin its staging region on it.
+class KeepCallersContext {
+ public:
+  KeepCallersContext() {
+    if (const Driver& driver = api(); driver.get != nullptr && driver.get(&previous_) != CUDA_SUCCESS)
+      previous_ = nullptr;
+  }
+  KeepCallersContext(const KeepCallersContext&) = delete;
+  KeepCallersContext& operator=(const KeepCallersContext&) = delete;
+  ~KeepCallersContext() {
+    if (previous_ != nullptr) api().set(previous_);
+  }
+
+ private:
+  struct Driver {
+    decltype(&cuCtxGetCurrent) get = nullptr;
+    decltype(&cuCtxSetCurrent) set = nullptr;
+  };
+  static const Driver& api() {
+    static const Driver driver = [] {
+      Driver found;
+      void* get = nullptr;
+      void* set = nullptr;
+      cudaDriverEntryPointQueryResult get_found{};
+      cudaDriverEntryPointQueryResult set_found{};
+      if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &get, 12000, cudaEnableDefault, &get_found) ==
+              cudaSuccess &&
+          cudaGetDriverEntryPointByVersion("cuCtxSetCurrent", &set, 12000, cudaEnableDefault, &set_found) ==
+              cudaSuccess &&
+          get_found == cudaDriverEntryPointSuccess && set_found == cudaDriverEntryPointSuccess) {
+        found.get = reinterpret_cast<decltype(found.get)>(get);
+        found.set = reinterpret_cast<decltype(found.set)>(set);
+      }
+      (void)cudaGetLastError();
+      return found;
+    }();
+    return driver;
+  }
+
+  CUcontext previous_ = nullptr;
+};
+
+}  // namespace
 
 CudaContext::CudaContext(DeviceShared& shared, std::shared_ptr<Health> health)
     : ordinal_(shared.options.ordinal),
@@ -57,6 +107,7 @@ Result<std::shared_ptr<CudaContext>> CudaContext::open(DeviceShared& shared) {
   }
   std::shared_ptr<Health> health = health_of(ordinal);
   ACCEL_RETURN_IF_ERROR(health->status());
+  const KeepCallersContext keep;
 
   std::shared_ptr<CudaContext> context(new CudaContext(shared, health));
   ACCEL_RETURN_IF_ERROR(context->check(cudaSetDevice(ordinal), "cudaSetDevice"));
@@ -116,6 +167,7 @@ void CudaContext::close() {
     ordering_.clear();
     fences_.clear();
     if (poisoned) return;  // nothing of a poisoned context can be freed
+    const KeepCallersContext keep;
     cudaSetDevice(ordinal_);
     table_.for_each_owned([](const BufferView& view) { cudaFree(view.data); });
     table_ = BufferTable(table_.device_id(), table_.epoch(), name_);
