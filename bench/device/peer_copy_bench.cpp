@@ -1,8 +1,9 @@
 // Copies between two GPUs of one process (issue 46): accel's copy_between_devices against the call a CUDA user makes
 // directly, cudaMemcpyPeerAsync between cudaMalloc buffers with peer access enabled, in the same process and run.
 //   peer_copy_bench [--iterations N] [--from A] [--to B]
-// For each size (1 MiB to 1 GiB) and direction (A -> B, B -> A; default cuda:0 and cuda:1): N copies sent back to back
-// and the last one waited for, best of 3 rounds, the two variants interleaved:
+// For each size (1 MiB to 1 GiB) and direction (A -> B, B -> A; default cuda:0 and cuda:1): about 4 GiB of copies a
+// round (5 to 500 copies), sent back to back and the last one waited for, best of 3 rounds, the two variants
+// interleaved:
 //   accel   copy_between_devices(source device, destination device, CopyOnDevice) (each a Future, none waited
 //           for until the last): the destination device's stream copies peer to peer from the source's pool memory;
 //   direct  N cudaMemcpyPeerAsync on a stream of the destination GPU, then cudaStreamSynchronize.
@@ -103,7 +104,7 @@ double run_accel(const Device& source_device, const Device& destination_device, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int iterations = 20;
+  int iterations = 20;  // at least a quarter of this many copies a round
   int first = 0;
   int second = 1;
   for (int i = 1; i < argc; ++i) {
@@ -136,7 +137,9 @@ int main(int argc, char** argv) {
       Buffer<std::uint8_t> source = *from.allocate<std::uint8_t>(bytes).wait();
       Buffer<std::uint8_t> destination = *to.allocate<std::uint8_t>(bytes).wait();
       const DirectPair direct(forward ? first : second, forward ? second : first, bytes);
-      const int count = bytes >= (256ul << 20) ? std::max(iterations / 4, 2) : iterations;
+      // About 4 GiB a round (at least `iterations` / 4 copies, at most 500), so that the first copy's start is a small
+      // part of the time: the bandwidth is the steady one.
+      const int count = std::clamp(static_cast<int>((4ul << 30) / bytes), std::max(iterations / 4, 2), 500);
       run_accel(from, to, source, destination, bytes, 2);  // warm: peer access, events, pool access
       direct.run(bytes, 2);
       double accel_best = 1e30;

@@ -3,8 +3,8 @@
     python3 bench/device/torch_peer_copy.py [--iterations N] [--from A] [--to B]
 
 For each size (1 MiB to 1 GiB) and direction: `tensor.to("cuda:B")` (a new tensor each time, from the caching
-allocator) and `destination.copy_(source, non_blocking=True)` into a preallocated tensor, N back to back and then
-synchronised, best of 3 rounds. Prints one JSON line per size and direction, GB/s of each, as peer_copy_bench does.
+allocator) and `destination.copy_(source, non_blocking=True)` into a preallocated tensor, about 4 GiB of copies a round (as
+peer_copy_bench) back to back and then synchronised, best of 3 rounds. Prints one JSON line per size and direction, GB/s of each, as peer_copy_bench does.
 """
 
 import argparse
@@ -32,7 +32,7 @@ def main():
             source_gpu, target_gpu = (args.first, args.second) if forward else (args.second, args.first)
             source = torch.ones(size, dtype=torch.uint8, device=f"cuda:{source_gpu}")
             destination = torch.empty(size, dtype=torch.uint8, device=f"cuda:{target_gpu}")
-            count = max(args.iterations // 4, 2) if size >= (256 << 20) else args.iterations
+            count = min(max((4 << 30) // size, args.iterations // 4, 2), 500)  # as peer_copy_bench: ~4 GiB a round
 
             def synchronize():
                 torch.cuda.synchronize(source_gpu)

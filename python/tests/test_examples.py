@@ -19,6 +19,7 @@ def run_example(name, *arguments, tmp_path):
 @pytest.mark.parametrize("name, arguments, printed", [
     ("asyncio_many_requests.py", ["--device", "cpu"], "1000 GEMMs and 1000 FFTs awaited concurrently"),
     ("gemm_fft_numpy.py", ["--device", "cpu"], "2-D FFT match NumPy"),
+    ("every_device.py", ["--devices", "cpu,cpu"], "2 devices: row shards copied"),
 ])
 def test_example_runs_and_checks_itself(name, arguments, printed, tmp_path):
     finished = run_example(name, *arguments, tmp_path=tmp_path)
@@ -27,5 +28,5 @@ def test_example_runs_and_checks_itself(name, arguments, printed, tmp_path):
 
 
 def test_every_example_is_run_here():
-    tested = {"asyncio_many_requests.py", "gemm_fft_numpy.py"}
+    tested = {"asyncio_many_requests.py", "gemm_fft_numpy.py", "every_device.py"}
     assert {path.name for path in EXAMPLES.glob("*.py")} == tested

@@ -85,22 +85,23 @@ TEST_F(CudaPeerCopyTest, CopiesRangesOfSeveralSizesAndTypesBothWays) {
   }
 }
 
-// The destination's requests sent after the copy follow it, and a write of the source taken after the copy waits for
-// it on the GPU: nothing here waits on the host between the requests.
+// The copy takes its place in both devices' orders: it reads the upload sent just before it, the destination's
+// requests sent after it follow it, and an overwrite of the source sent after it waits for it on the GPU. Nothing here
+// waits for GPU work on the host between the requests.
 TEST_F(CudaPeerCopyTest, OrdersTheCopyOnBothDevicesWithoutWaitingOnTheHost) {
   const std::size_t n = 64ul << 20;  // 256 MiB: the copy is still running when the next requests are enqueued
   const std::vector<float> first = random_values<float>(n);
   const std::vector<float> second = random_values<float>(n);
   const std::vector<float> stale = random_values<float>(n);
-  Buffer<float> on_a = filled(a(), first);
+  Buffer<float> on_a = *a().allocate<float>(n).wait();
   Buffer<float> on_b = *b().allocate<float>(n).wait();
-  Future<Done> earlier = b().upload(std::span<const float>(stale), on_b);  // written before the copy, in b's order
+  Future<Done> uploaded = a().upload(std::span<const float>(first), on_a);  // read by the copy
+  Future<Done> earlier = b().upload(std::span<const float>(stale), on_b);   // written before the copy, in b's order
   Future<Done> copied = copy_between_devices(a(), b(), {.source = on_a, .destination = on_b, .count = n});
   std::vector<float> seen(n);
   Future<Done> read = b().download(on_b, std::span<float>(seen));  // after the copy, in b's order
-  // b's actor answers a fence at once, after it took the copy: the next write of the source waits for the copy.
-  ASSERT_THAT(b().record_fence().wait(), IsOk());
   Future<Done> overwritten = a().upload(std::span<const float>(second), on_a);
+  ASSERT_THAT(uploaded.wait(), IsOk());
   ASSERT_THAT(earlier.wait(), IsOk());
   ASSERT_THAT(copied.wait(), IsOk());
   ASSERT_THAT(read.wait(), IsOk());

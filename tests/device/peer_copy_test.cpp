@@ -75,6 +75,25 @@ TEST_P(PeerCopyTest, CopiesRangesBothWays) {
   }
 }
 
+// The copy takes its place in both devices' orders: an upload sent just before it is what it reads, a download from
+// the destination sent just after it reads the copy, and an overwrite of the source sent after it does not reach it.
+// Nothing is waited for in between.
+TEST_P(PeerCopyTest, TakesItsPlaceInBothDevicesOrders) {
+  const std::size_t n = (1ul << 20) + 5;
+  const std::vector<float> first = random_floats(n);
+  const std::vector<float> second = random_floats(n);
+  Buffer<float> on_a = *a().allocate<float>(n).wait();
+  Buffer<float> on_b = *b().allocate<float>(n).wait();
+  Future<Done> uploaded = a().upload(std::span<const float>(first), on_a);
+  Future<Done> copied = copy_between_devices(a(), b(), {.source = on_a, .destination = on_b, .count = n});
+  std::vector<float> seen(n);
+  Future<Done> read = b().download(on_b, std::span<float>(seen));
+  Future<Done> overwritten = a().upload(std::span<const float>(second), on_a);
+  for (Future<Done>* done : {&uploaded, &copied, &read, &overwritten}) ASSERT_THAT(done->wait(), IsOk());
+  EXPECT_TRUE(seen == first);
+  EXPECT_TRUE(contents(a(), on_a) == second);
+}
+
 TEST_P(PeerCopyTest, RefusesBeforeCopyingAnything) {
   const std::vector<float> source = random_floats(64);
   const std::vector<float> target = random_floats(64);

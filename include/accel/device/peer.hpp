@@ -8,20 +8,25 @@
 ///   for (const accel::PeerLink& link : accel::cuda_peer_links()) { ... }   // which pairs are peers
 /// @endcode
 ///
-/// Between two in-process CUDA devices a copy is one request of the destination device (CopyOnDevice whose source
-/// buffer is the other device's): the destination's stream waits on the GPU for the source buffer's last write,
-/// copies peer to peer (`cudaMemcpyPeerAsync`; peer access, including to the devices' memory pools, is enabled the
-/// first time a pair copies, where `cudaDeviceCanAccessPeer` allows; elsewhere CUDA's driver stages the copy through
-/// pinned host memory), and its event becomes the source buffer's latest read and the destination's last write, so
-/// that later users on either device wait for it. Nothing waits on the host. As between the streams of one device
-/// (Device::open_stream), the copy follows the source device's requests its actors had taken when the destination
-/// took the copy: wait for a request's future, or send the copy after it from the thread that sent it and the
-/// source device took it first, to order the copy after it.
+/// The copy is in the order of both devices' requests: it follows everything sent to `source_device` and
+/// `destination_device` (these addresses: a stream opened from a device has its own order) before the call, and what
+/// either is sent after the call follows it, so `upload(x0)`, `copy_between_devices(gpu0, gpu1, x0 -> x1)`,
+/// `gemm(x1 ...)` on gpu1 and an overwrite of x0 need no wait in between. To give that, the call waits on the calling
+/// thread until both devices have taken their part, not for the copy itself, whose Future says when it is done (do
+/// not call it from a continuation the source or destination device runs).
+///
+/// Between two in-process CUDA devices the copy is one request of the destination device (CopyOnDevice whose source
+/// buffer is the other device's), sent once the source device has answered a fence (it has taken what was sent to it
+/// before), and the call returns once the destination has answered one behind the copy. The destination's stream waits
+/// on the GPU for the source buffer's last write and copies peer to peer (`cudaMemcpyPeerAsync`; peer access,
+/// including to the devices' memory pools, is enabled the first time a pair copies, where `cudaDeviceCanAccessPeer`
+/// allows; elsewhere CUDA's driver stages the copy through pinned host memory). Its event becomes the source buffer's
+/// latest read and the destination's last write, so later users on either GPU wait for it there. No actor waits for
+/// another, and the host waits for no GPU work.
 ///
 /// Every other pair (the CPU device, isolated devices, whose memory lies in a worker process) is staged through host
-/// memory: a CopyToHost on the source device, then, when it has finished, a CopyToDevice on the destination. Its
-/// destination half is sent to the destination device only then: requests sent to the destination before the
-/// future is ready may run before the copy.
+/// memory: a CopyToHost on the source device, waited for by the call, then a CopyToDevice on the destination, whose
+/// Future the call returns.
 #pragma once
 
 #include <cstdint>
