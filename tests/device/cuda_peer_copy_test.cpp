@@ -5,76 +5,35 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <optional>
-#include <random>
 #include <thread>
 #include <vector>
 
 #include "accel/device/peer.hpp"
+#include "testing/buffer_values.hpp"
 #include "testing/cuda_fixture.hpp"
-#include "testing/test_seed.hpp"
+#include "testing/device_pair.hpp"
 
 namespace accel {
 namespace {
 
+using testing::contents;
+using testing::filled;
 using testing::IsOk;
 using testing::StatusIs;
 
-class CudaPeerCopyTest : public ::testing::Test {
+class CudaPeerCopyTest : public ::testing::Test, protected testing::DevicePair {
  protected:
   void SetUp() override {
     const int gpus = Device::count(DeviceKind::cuda);
     if (gpus == 0) GTEST_SKIP() << "no CUDA GPU here";
-    Result<Device> first = Device::open(system_, {.kind = DeviceKind::cuda, .ordinal = 0});
-    Result<Device> second = Device::open(system_, {.kind = DeviceKind::cuda, .ordinal = gpus > 1 ? 1 : 0});
-    ASSERT_THAT(first, IsOk());
-    ASSERT_THAT(second, IsOk());
-    a_.emplace(*first);
-    b_.emplace(*second);
+    open_pair({.kind = DeviceKind::cuda, .ordinal = 0}, {.kind = DeviceKind::cuda, .ordinal = gpus > 1 ? 1 : 0});
   }
-  const Device& a() const { return *a_; }
-  const Device& b() const { return *b_; }
-  template <class T>
-  std::vector<T> random_values(std::size_t n) {
-    std::uniform_int_distribution<int> uniform(-1000, 1000);
-    std::vector<T> values(n);
-    for (T& x : values) x = static_cast<T>(uniform(rng_));
-    return values;
-  }
-  template <class T>
-  Buffer<T> filled(const Device& device, const std::vector<T>& values) {
-    Buffer<T> buffer = *device.allocate<T>(values.size()).wait();
-    EXPECT_THAT(device.upload(std::span<const T>(values), buffer).wait(), IsOk());
-    return buffer;
-  }
-  template <class T>
-  std::vector<T> contents(const Device& device, const Buffer<T>& buffer) {
-    std::vector<T> values(buffer.size());
-    EXPECT_THAT(device.download(buffer, std::span<T>(values)).wait(), IsOk());
-    return values;
-  }
-
-  System system_;
-  std::optional<Device> a_;
-  std::optional<Device> b_;
-  std::mt19937_64 rng_{testing::test_seed()};
 };
 
 TEST_F(CudaPeerCopyTest, CopiesRangesOfSeveralSizesAndTypesBothWays) {
   for (std::size_t n : {1ul, 1000ul, (3ul << 20) + 7}) {
-    const std::vector<float> source = random_values<float>(n);
-    std::vector<float> target = random_values<float>(n + 16);
-    Buffer<float> on_a = filled(a(), source);
-    Buffer<float> on_b = filled(b(), target);
-    const std::uint64_t count = n / 2 + 1;
-    ASSERT_THAT(
-        copy_between_devices(
-            a(), b(),
-            {.source = on_a, .source_offset = n - count, .destination = on_b, .destination_offset = 16, .count = count})
-            .wait(),
-        IsOk());
-    std::copy(source.end() - static_cast<std::ptrdiff_t>(count), source.end(), target.begin() + 16);
-    EXPECT_EQ(contents(b(), on_b), target);
+    expect_range_copied(a(), b(), n, 16);
+    expect_range_copied(b(), a(), n, 0);
 
     const std::vector<std::int8_t> bytes = random_values<std::int8_t>(n);
     Buffer<std::int8_t> bytes_on_b = filled(b(), bytes);

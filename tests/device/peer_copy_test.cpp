@@ -3,75 +3,30 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <optional>
-#include <random>
 #include <vector>
 
 #include "accel/device/peer.hpp"
+#include "testing/buffer_values.hpp"
+#include "testing/device_pair.hpp"
 #include "testing/status_matchers.hpp"
-#include "testing/test_seed.hpp"
 
 namespace accel {
 namespace {
 
+using testing::contents;
+using testing::filled;
 using testing::IsOk;
 using testing::StatusIs;
 
-class PeerCopyTest : public ::testing::TestWithParam<Isolation> {
+class PeerCopyTest : public ::testing::TestWithParam<Isolation>, protected testing::DevicePair {
  protected:
-  void SetUp() override {
-    Result<Device> first = Device::open(system_, {.kind = DeviceKind::cpu});
-    Result<Device> second = Device::open(system_, {.kind = DeviceKind::cpu, .isolation = GetParam()});
-    ASSERT_THAT(first, IsOk());
-    ASSERT_THAT(second, IsOk());
-    a_.emplace(*first);
-    b_.emplace(*second);
-  }
-  const Device& a() const { return *a_; }
-  const Device& b() const { return *b_; }
-  std::vector<float> random_floats(std::size_t n) {
-    std::uniform_real_distribution<float> uniform(-1, 1);
-    std::vector<float> values(n);
-    for (float& x : values) x = uniform(rng_);
-    return values;
-  }
-  Buffer<float> filled(const Device& device, const std::vector<float>& values) {
-    Buffer<float> buffer = *device.allocate<float>(values.size()).wait();
-    EXPECT_THAT(device.upload(std::span<const float>(values), buffer).wait(), IsOk());
-    return buffer;
-  }
-  std::vector<float> contents(const Device& device, const Buffer<float>& buffer) {
-    std::vector<float> values(buffer.size());
-    EXPECT_THAT(device.download(buffer, std::span<float>(values)).wait(), IsOk());
-    return values;
-  }
-
-  System system_;
-  std::optional<Device> a_;
-  std::optional<Device> b_;
-  std::mt19937_64 rng_{testing::test_seed()};
+  void SetUp() override { open_pair({.kind = DeviceKind::cpu}, {.kind = DeviceKind::cpu, .isolation = GetParam()}); }
 };
 
 TEST_P(PeerCopyTest, CopiesRangesBothWays) {
   for (std::size_t n : {1ul, 1000ul, (1ul << 20) + 3}) {
-    const std::vector<float> source = random_floats(n);
-    std::vector<float> target = random_floats(n + 10);
-    Buffer<float> on_a = filled(a(), source);
-    Buffer<float> on_b = filled(b(), target);
-    const std::uint64_t count = n / 2 + 1;
-    ASSERT_THAT(
-        copy_between_devices(
-            a(), b(),
-            {.source = on_a, .source_offset = n - count, .destination = on_b, .destination_offset = 10, .count = count})
-            .wait(),
-        IsOk());
-    std::copy(source.end() - static_cast<std::ptrdiff_t>(count), source.end(), target.begin() + 10);
-    EXPECT_EQ(contents(b(), on_b), target);
-
-    // And back, whole.
-    Buffer<float> back = *a().allocate<float>(n + 10).wait();
-    ASSERT_THAT(copy_between_devices(b(), a(), {.source = on_b, .destination = back, .count = n + 10}).wait(), IsOk());
-    EXPECT_EQ(contents(a(), back), target);
+    expect_range_copied(a(), b(), n, 10);
+    expect_range_copied(b(), a(), n, 0);
   }
 }
 
@@ -80,8 +35,8 @@ TEST_P(PeerCopyTest, CopiesRangesBothWays) {
 // Nothing is waited for in between.
 TEST_P(PeerCopyTest, TakesItsPlaceInBothDevicesOrders) {
   const std::size_t n = (1ul << 20) + 5;
-  const std::vector<float> first = random_floats(n);
-  const std::vector<float> second = random_floats(n);
+  const std::vector<float> first = random_values<float>(n);
+  const std::vector<float> second = random_values<float>(n);
   Buffer<float> on_a = *a().allocate<float>(n).wait();
   Buffer<float> on_b = *b().allocate<float>(n).wait();
   Future<Done> uploaded = a().upload(std::span<const float>(first), on_a);
@@ -95,8 +50,8 @@ TEST_P(PeerCopyTest, TakesItsPlaceInBothDevicesOrders) {
 }
 
 TEST_P(PeerCopyTest, RefusesBeforeCopyingAnything) {
-  const std::vector<float> source = random_floats(64);
-  const std::vector<float> target = random_floats(64);
+  const std::vector<float> source = random_values<float>(64);
+  const std::vector<float> target = random_values<float>(64);
   Buffer<float> on_a = filled(a(), source);
   Buffer<float> on_b = filled(b(), target);
   // The devices named the wrong way round: each buffer belongs to the other.
@@ -124,14 +79,14 @@ TEST_P(PeerCopyTest, RefusesBeforeCopyingAnything) {
 }
 
 TEST_P(PeerCopyTest, ADeviceAskedDirectlyNamesTheWayToCopyBetweenDevices) {
-  Buffer<float> on_a = filled(a(), random_floats(8));
-  Buffer<float> on_b = filled(b(), random_floats(8));
+  Buffer<float> on_a = filled(a(), random_values<float>(8));
+  Buffer<float> on_b = filled(b(), random_values<float>(8));
   EXPECT_THAT(b().ask(CopyOnDevice{.source = on_a, .destination = on_b, .count = 8}).wait(),
               StatusIs(Code::invalid_argument, "copy_between_devices"));
 }
 
 TEST_P(PeerCopyTest, OneDeviceOnBothSidesIsAnOrdinaryCopy) {
-  const std::vector<float> source = random_floats(100);
+  const std::vector<float> source = random_values<float>(100);
   Buffer<float> from = filled(a(), source);
   Buffer<float> to = *a().allocate<float>(100).wait();
   ASSERT_THAT(copy_between_devices(a(), a(), {.source = from, .destination = to, .count = 100}).wait(), IsOk());
