@@ -18,22 +18,9 @@ import accel
 
 
 def open_devices(listed):
-    if listed == "all":
-        try:
-            first = accel.Device.open("cuda", ordinal=0)
-        except accel.Error:
-            return [accel.Device.open("cpu"), accel.Device.open("cpu")]
-        devices, ordinal = [first], 1
-        while True:
-            try:
-                devices.append(accel.Device.open("cuda", ordinal=ordinal))
-            except accel.Error:
-                return devices
-            ordinal += 1
-    devices = []
-    for entry in listed.split(","):
-        kind, _, ordinal = entry.partition(":")
-        devices.append(accel.Device.open(kind, ordinal=int(ordinal or 0)))
+    devices = accel.DevicePool.open(listed).devices
+    if listed == "all" and len(devices) == 1 and devices[0].kind == "cpu":  # no GPU: a second CPU device too
+        devices.append(accel.Device.open("cpu"))
     return devices
 
 

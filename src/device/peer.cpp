@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cstddef>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -23,9 +22,8 @@ Status check_owner(const BufferHandle& buffer, const Device& device, std::string
 
 Status check_range(const BufferHandle& buffer, std::uint64_t offset, std::uint64_t count, std::string_view role) {
   if (offset <= buffer.count && count <= buffer.count - offset) return Status();
-  return invalid_argument(fmt::format("copy_between_devices: {} elements from {} {} past the end of the {} {}", count,
-                                      role == "source" ? "source offset" : "destination offset", offset, role,
-                                      to_string(buffer)));
+  return invalid_argument(fmt::format("copy_between_devices: {} elements from {} offset {} past the end of the {} {}",
+                                      count, role, offset, role, to_string(buffer)));
 }
 
 bool copies_peer_to_peer(const Device& a, const Device& b) {

@@ -61,11 +61,11 @@ struct PendingRun {
 // Loads a model again on the same device; empty where the device cannot come back (no retry then).
 using ModelReload = std::function<Result<std::shared_ptr<embed::Model>>()>;
 
-// One replica of the model: the one loaded on device i of the service's pool (or on the one device without a pool).
 // How the pool's device at `index` is named in /health and the log: its list entry, with "#index" when the entry is
 // listed twice ("cuda:0#1").
 [[nodiscard]] std::string replica_label(const DevicePool& pool, std::size_t index);
 
+// One replica of the model: the one loaded on device i of the service's pool (or on the one device without a pool).
 struct ReplicaModel {
   std::shared_ptr<embed::Model> model;
   ModelReload reload;

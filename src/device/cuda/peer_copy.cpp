@@ -17,7 +17,6 @@ namespace {
 struct PeerRegistry {
   std::mutex mutex;
   std::map<std::uint32_t, std::weak_ptr<CudaContext>> contexts;  // by device id
-  std::set<std::pair<int, int>> peer_access;                     // (destination ordinal, source ordinal) enabled
   std::set<std::pair<std::uint32_t, int>> pool_access;           // (source device id, destination ordinal) granted
 };
 
@@ -58,14 +57,12 @@ Status enable_peer_access(CudaContext& destination, CudaContext& source, std::ui
   int can_access = 0;
   ACCEL_RETURN_IF_ERROR(destination.check(cudaDeviceCanAccessPeer(&can_access, to, from), "cudaDeviceCanAccessPeer"));
   if (can_access != 0) {
-    if (!peers.peer_access.contains({to, from})) {
-      const cudaError_t enabled = cudaDeviceEnablePeerAccess(from, 0);
-      if (enabled == cudaErrorPeerAccessAlreadyEnabled) {
-        (void)cudaGetLastError();  // enabled by someone else in this process (NCCL, the caller): what we want
-      } else {
-        ACCEL_RETURN_IF_ERROR(destination.check(enabled, fmt::format("cudaDeviceEnablePeerAccess(cuda:{})", from)));
-      }
-      peers.peer_access.insert({to, from});
+    // Once per pair of GPUs in the process: another pair of devices on them, NCCL or the caller may have done it.
+    const cudaError_t enabled = cudaDeviceEnablePeerAccess(from, 0);
+    if (enabled == cudaErrorPeerAccessAlreadyEnabled) {
+      (void)cudaGetLastError();
+    } else {
+      ACCEL_RETURN_IF_ERROR(destination.check(enabled, fmt::format("cudaDeviceEnablePeerAccess(cuda:{})", from)));
     }
     // Peer access does not reach memory-pool allocations; the pool grants it itself.
     cudaMemAccessDesc access{};
