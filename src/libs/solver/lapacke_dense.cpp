@@ -10,12 +10,14 @@
 #include <lapacke.h>
 
 #include <algorithm>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "libs/solver/dense_checks.hpp"
 #include "libs/solver/dense_info.hpp"
+#include "operation/host_slack.hpp"
 
 namespace accel::solver {
 namespace {
@@ -30,12 +32,12 @@ struct Lapacke<float> {
   static constexpr auto getrs = LAPACKE_sgetrs;
   static constexpr auto potrf = LAPACKE_spotrf;
   static constexpr auto potrs = LAPACKE_spotrs;
-  static constexpr auto syevd = LAPACKE_ssyevd;
+  static constexpr auto syevd_work = LAPACKE_ssyevd_work;
   static constexpr auto geqrf = LAPACKE_sgeqrf;
   static constexpr auto orgqr = LAPACKE_sorgqr;
   static constexpr auto ormqr = LAPACKE_sormqr;
   static constexpr auto gels = LAPACKE_sgels;
-  static constexpr auto gesvd = LAPACKE_sgesvd;
+  static constexpr auto gesvd_work = LAPACKE_sgesvd_work;
 };
 template <>
 struct Lapacke<double> {
@@ -43,28 +45,28 @@ struct Lapacke<double> {
   static constexpr auto getrs = LAPACKE_dgetrs;
   static constexpr auto potrf = LAPACKE_dpotrf;
   static constexpr auto potrs = LAPACKE_dpotrs;
-  static constexpr auto syevd = LAPACKE_dsyevd;
+  static constexpr auto syevd_work = LAPACKE_dsyevd_work;
   static constexpr auto geqrf = LAPACKE_dgeqrf;
   static constexpr auto orgqr = LAPACKE_dorgqr;
   static constexpr auto ormqr = LAPACKE_dormqr;
   static constexpr auto gels = LAPACKE_dgels;
-  static constexpr auto gesvd = LAPACKE_dgesvd;
+  static constexpr auto gesvd_work = LAPACKE_dgesvd_work;
 };
 
 // Eigen of Hermitian matrices (heevd), QR with unitary Q (ungqr, unmqr), least squares solving A X = B (gels, 'N') and
-// the SVD's real values and Vᴴ.
+// the SVD's real values and Vᴴ. syevd/heevd and gesvd go through their _work forms, with workspaces of ours.
 template <>
 struct Lapacke<std::complex<float>> {
   static constexpr auto getrf = LAPACKE_cgetrf;
   static constexpr auto getrs = LAPACKE_cgetrs;
   static constexpr auto potrf = LAPACKE_cpotrf;
   static constexpr auto potrs = LAPACKE_cpotrs;
-  static constexpr auto syevd = LAPACKE_cheevd;
+  static constexpr auto syevd_work = LAPACKE_cheevd_work;
   static constexpr auto geqrf = LAPACKE_cgeqrf;
   static constexpr auto orgqr = LAPACKE_cungqr;
   static constexpr auto ormqr = LAPACKE_cunmqr;
   static constexpr auto gels = LAPACKE_cgels;
-  static constexpr auto gesvd = LAPACKE_cgesvd;
+  static constexpr auto gesvd_work = LAPACKE_cgesvd_work;
 };
 template <>
 struct Lapacke<std::complex<double>> {
@@ -72,12 +74,12 @@ struct Lapacke<std::complex<double>> {
   static constexpr auto getrs = LAPACKE_zgetrs;
   static constexpr auto potrf = LAPACKE_zpotrf;
   static constexpr auto potrs = LAPACKE_zpotrs;
-  static constexpr auto syevd = LAPACKE_zheevd;
+  static constexpr auto syevd_work = LAPACKE_zheevd_work;
   static constexpr auto geqrf = LAPACKE_zgeqrf;
   static constexpr auto orgqr = LAPACKE_zungqr;
   static constexpr auto ormqr = LAPACKE_zunmqr;
   static constexpr auto gels = LAPACKE_zgels;
-  static constexpr auto gesvd = LAPACKE_zgesvd;
+  static constexpr auto gesvd_work = LAPACKE_zgesvd_work;
 };
 
 // The type of an element's real part: the eigenvalues' of a Hermitian matrix.
@@ -106,6 +108,33 @@ Status with_type(DType dtype, F&& f) {
 }
 
 lapack_int to_int(std::int64_t value) { return static_cast<lapack_int>(value); }  // validated: fits
+
+// LAPACK workspace with kHostSlackBytes on each side (operation/host_slack.hpp: OpenBLAS 0.3.21's complex gemv reads
+// past its vectors, and heevd and gesvd hand it pieces of their workspaces), sized by a workspace query's answer.
+template <class T>
+class Workspace {
+ public:
+  explicit Workspace(double count) : count_(std::max<std::size_t>(1, static_cast<std::size_t>(count))) {
+    storage_.resize(count_ + 2 * kSlack);
+  }
+  T* data() { return storage_.data() + kSlack; }
+  [[nodiscard]] lapack_int size() const { return static_cast<lapack_int>(count_); }
+
+ private:
+  static constexpr std::size_t kSlack = kHostSlackBytes / sizeof(T) + 1;
+  std::size_t count_;
+  std::vector<T> storage_;
+};
+
+// What a workspace query (lwork = -1) answered, as a count.
+template <class T>
+double queried(const T& answer) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return static_cast<double>(answer);
+  } else {
+    return static_cast<double>(answer.real());
+  }
+}
 char uplo(Fill fill) { return fill == Fill::upper ? 'U' : 'L'; }
 
 // What LAPACKE returned for matrix `index`. Beyond LAPACK's INFO it returns its own codes: failed allocations,
@@ -190,12 +219,37 @@ Status potrs(const Potrs& r, const void* a, void* b) {
   });
 }
 
+// syevd (heevd for complex T, which also takes a real workspace) of one matrix with the workspaces given; -1 sizes
+// ask for the sizes instead.
+template <class T>
+lapack_int syevd_with(const Syevd& r, T* a, typename RealPart<T>::type* w, T* work, lapack_int lwork,
+                      typename RealPart<T>::type* rwork, lapack_int lrwork, lapack_int* iwork, lapack_int liwork) {
+  const char jobz = r.job == EigenJob::values_and_vectors ? 'V' : 'N';
+  if constexpr (std::is_arithmetic_v<T>) {
+    (void)rwork, (void)lrwork;
+    return Lapacke<T>::syevd_work(LAPACK_COL_MAJOR, jobz, uplo(r.fill), to_int(r.n), a, to_int(r.lda), w, work, lwork,
+                                  iwork, liwork);
+  } else {
+    return Lapacke<T>::syevd_work(LAPACK_COL_MAJOR, jobz, uplo(r.fill), to_int(r.n), a, to_int(r.lda), w, work, lwork,
+                                  rwork, lrwork, iwork, liwork);
+  }
+}
+
 template <class T>
 Status syevd(const Syevd& r, void* a, void* w, std::int32_t* info) {
-  const char jobz = r.job == EigenJob::values_and_vectors ? 'V' : 'N';
+  using Real = typename RealPart<T>::type;
+  T work_size{};
+  Real rwork_size{};
+  lapack_int iwork_size = 0;
+  const lapack_int query = syevd_with<T>(r, matrix<T>(a, 0, r.stride_a), matrix<Real>(w, 0, r.n), &work_size, -1,
+                                         &rwork_size, -1, &iwork_size, -1);
+  if (query != 0) return lapacke_status(Routine::syevd, query, 0, r.batch);
+  Workspace<T> work(queried(work_size));
+  Workspace<Real> rwork(queried(rwork_size));
+  Workspace<lapack_int> iwork(iwork_size);
   return each_matrix(Routine::syevd, r.batch, info, [&](std::int64_t i) {
-    return Lapacke<T>::syevd(LAPACK_COL_MAJOR, jobz, uplo(r.fill), to_int(r.n), matrix<T>(a, i, r.stride_a),
-                             to_int(r.lda), matrix<typename RealPart<T>::type>(w, i, r.n));
+    return syevd_with<T>(r, matrix<T>(a, i, r.stride_a), matrix<Real>(w, i, r.n), work.data(), work.size(),
+                         rwork.data(), rwork.size(), iwork.data(), iwork.size());
   });
 }
 
@@ -241,16 +295,50 @@ Status gels(const Gels& r, void* a, void* b, std::int32_t* info) {
 
 char svd_job(SvdJob job) { return job == SvdJob::full ? 'A' : job == SvdJob::thin ? 'S' : 'N'; }
 
+// LAPACK's gesvd of one matrix after another, with workspaces of ours (see Workspace), the work's size asked once.
+template <class T>
+class SvdRun {
+ public:
+  using Value = typename RealPart<T>::type;  // the singular values'
+  SvdRun(char job_u, char job_vt, std::int64_t m, std::int64_t n) : job_u_(job_u), job_vt_(job_vt), m_(m), n_(n) {}
+
+  lapack_int operator()(T* a, std::int64_t lda, Value* s, T* u, std::int64_t ldu, T* vt, std::int64_t ldvt) {
+    if (!work_) {
+      T size{};
+      const lapack_int query = call(a, lda, s, u, ldu, vt, ldvt, &size, -1);
+      if (query != 0) return query;
+      work_.emplace(queried(size));
+    }
+    return call(a, lda, s, u, ldu, vt, ldvt, work_->data(), work_->size());
+  }
+
+ private:
+  lapack_int call(T* a, std::int64_t lda, Value* s, T* u, std::int64_t ldu, T* vt, std::int64_t ldvt, T* work,
+                  lapack_int lwork) {
+    if constexpr (std::is_arithmetic_v<T>) {
+      return Lapacke<T>::gesvd_work(LAPACK_COL_MAJOR, job_u_, job_vt_, to_int(m_), to_int(n_), a, to_int(lda), s, u,
+                                    to_int(ldu), vt, to_int(ldvt), work, lwork);
+    } else {
+      return Lapacke<T>::gesvd_work(LAPACK_COL_MAJOR, job_u_, job_vt_, to_int(m_), to_int(n_), a, to_int(lda), s, u,
+                                    to_int(ldu), vt, to_int(ldvt), work, lwork, rwork_.data());
+    }
+  }
+
+  char job_u_, job_vt_;
+  std::int64_t m_, n_;
+  std::optional<Workspace<T>> work_;
+  Workspace<Value> rwork_{5.0 * static_cast<double>(std::max<std::int64_t>(std::min(m_, n_), 1))};
+};
+
 template <class T>
 Status gesvd(const Gesvd& r, void* a, void* s, void* u, void* vt, std::int32_t* info) {
   const std::int64_t k = std::min(r.m, r.n);
-  using Value = typename RealPart<T>::type;  // the singular values'
-  std::vector<Value> superdiagonal(static_cast<std::size_t>(std::max<std::int64_t>(k, 2) - 1));
+  SvdRun<T> svd(svd_job(r.job_u), svd_job(r.job_vt), r.m, r.n);
+  using Value = typename SvdRun<T>::Value;
   return each_matrix(Routine::gesvd, r.batch, info, [&](std::int64_t i) {
-    return Lapacke<T>::gesvd(
-        LAPACK_COL_MAJOR, svd_job(r.job_u), svd_job(r.job_vt), to_int(r.m), to_int(r.n), matrix<T>(a, i, r.stride_a),
-        to_int(r.lda), matrix<Value>(s, i, k), u == nullptr ? nullptr : matrix<T>(u, i, r.stride_u), to_int(r.ldu),
-        vt == nullptr ? nullptr : matrix<T>(vt, i, r.stride_vt), to_int(r.ldvt), superdiagonal.data());
+    return svd(matrix<T>(a, i, r.stride_a), r.lda, matrix<Value>(s, i, k),
+               u == nullptr ? nullptr : matrix<T>(u, i, r.stride_u), r.ldu,
+               vt == nullptr ? nullptr : matrix<T>(vt, i, r.stride_vt), r.ldvt);
   });
 }
 
@@ -260,18 +348,17 @@ Status gesvdj(const Gesvdj& r, void* a, void* s, void* u, void* v, std::int32_t*
   const std::int64_t k = std::min(r.m, r.n);
   const std::int64_t v_cols = r.job == SvdJob::full ? r.n : r.job == SvdJob::thin ? k : 0;
   const std::int64_t ldvt = std::max<std::int64_t>(v_cols, 1);
-  using Value = typename RealPart<T>::type;  // the singular values'
-  std::vector<Value> superdiagonal(static_cast<std::size_t>(std::max<std::int64_t>(k, 2) - 1));
-  std::vector<T> vt(static_cast<std::size_t>(ldvt * std::max<std::int64_t>(r.n, 1)));
+  SvdRun<T> svd(svd_job(r.job), svd_job(r.job), r.m, r.n);
+  using Value = typename SvdRun<T>::Value;
+  Workspace<T> vt(static_cast<double>(ldvt * std::max<std::int64_t>(r.n, 1)));
   return each_matrix(Routine::gesvdj, r.batch, info, [&](std::int64_t i) {
-    const lapack_int code = Lapacke<T>::gesvd(
-        LAPACK_COL_MAJOR, svd_job(r.job), svd_job(r.job), to_int(r.m), to_int(r.n), matrix<T>(a, i, r.stride_a),
-        to_int(r.lda), matrix<Value>(s, i, k), u == nullptr ? nullptr : matrix<T>(u, i, r.stride_u), to_int(r.ldu),
-        v == nullptr ? nullptr : vt.data(), to_int(ldvt), superdiagonal.data());
+    const lapack_int code =
+        svd(matrix<T>(a, i, r.stride_a), r.lda, matrix<Value>(s, i, k),
+            u == nullptr ? nullptr : matrix<T>(u, i, r.stride_u), r.ldu, v == nullptr ? nullptr : vt.data(), ldvt);
     if (code == 0 && v != nullptr) {
       T* out = matrix<T>(v, i, r.stride_v);
       for (std::int64_t col = 0; col < v_cols; ++col)
-        for (std::int64_t row = 0; row < r.n; ++row) out[col * r.ldv + row] = conjugate(vt[row * ldvt + col]);
+        for (std::int64_t row = 0; row < r.n; ++row) out[col * r.ldv + row] = conjugate(vt.data()[row * ldvt + col]);
     }
     return code;
   });
