@@ -14,6 +14,7 @@ import base64
 import json
 import pathlib
 import re
+import struct
 import sys
 import unicodedata
 
@@ -381,3 +382,26 @@ traceparents = {
 }
 for name, header in traceparents.items():
     seed("traceparent", name, header)
+
+# -- exported buffers' text (accel/device/process_sharing.hpp): a CPU and a CUDA export, and damaged ones ----------
+
+
+def exported_buffer(kind=0, dtype=0, count=1024, process=4242, slot=3, generation=17, table=None, memory=None):
+    table = table if table is not None else f"/accel-exports-{process}".encode()
+    memory = memory if memory is not None else (f"/accel-buffer-{process}-{generation}".encode() if kind == 0
+                                                else bytes(range(64)))
+    fields = struct.pack("<BBQiIQ", kind, dtype, count, process, slot, generation)
+    return "accel-buffer-v1:" + (fields + table.ljust(48, b"\0") + memory.ljust(64, b"\0")).hex()
+
+
+exported_buffers = {
+    "cpu-f32": exported_buffer(),
+    "cuda-bf16": exported_buffer(kind=1, dtype=3, count=1 << 20),
+    "no-table-nul": exported_buffer(table=b"/accel-exports-" + b"9" * 33),
+    "another-process-table": exported_buffer(table=b"/accel-exports-1"),
+    "zero-generation": exported_buffer(generation=0),
+    "count-overflows": exported_buffer(dtype=1, count=(1 << 64) - 1),
+    "upper-case-hex": exported_buffer().upper(),
+}
+for name, text in exported_buffers.items():
+    seed("exported_buffer", name, text)

@@ -15,7 +15,8 @@ import atexit as _atexit
 
 from . import _accel
 from ._accel import (Buffer, Communicator, Device, DevicePool, Future, Graph, GraphBuilder, GraphTensor, KernelArg,
-                     Placement, Program, Recording, System, copy_between_devices, cuda_peer_links, from_dlpack)
+                     Placement, Program, Recording, System, copy_between_devices, cuda_peer_links, from_dlpack,
+                     import_buffer)
 from ._errors import (Cancelled, ContextLost, DeadlineExceeded, Error, FailedPrecondition, Internal, InvalidArgument,
                       NotSupported, ResourceExhausted, StaleHandle, Unavailable)
 from . import _blas, _requests, _solver  # noqa: F401  (add the requests' defaults to Device)
@@ -26,7 +27,7 @@ from . import collective, dnn, embed, graph, jit, sparse
 __version__ = "0.1.0"
 
 __all__ = ["Buffer", "Device", "DevicePool", "Placement", "Future", "System", "Recording", "Graph", "GraphBuilder",
-           "GraphTensor", "Communicator", "Program", "KernelArg", "copy_between_devices", "cuda_peer_links", "from_dlpack", "collective", "dnn", "embed", "graph",
+           "GraphTensor", "Communicator", "Program", "KernelArg", "copy_between_devices", "cuda_peer_links", "from_dlpack", "import_buffer", "collective", "dnn", "embed", "graph",
            "jit", "sparse", "Error", "InvalidArgument",
            "NotSupported", "FailedPrecondition", "ResourceExhausted", "Unavailable", "Cancelled", "DeadlineExceeded", "StaleHandle",
            "ContextLost", "Internal", *_enum_names]

@@ -4,6 +4,8 @@
 
 #include <atomic>
 
+#include "device/sharing/export_table.hpp"
+
 namespace accel {
 
 std::string to_string(const Fence& fence) {
@@ -59,6 +61,26 @@ BufferHandle BufferTable::insert_external(void* data, DType dtype, std::uint64_t
   return handle;
 }
 
+BufferHandle BufferTable::insert_imported(void* data, DType dtype, std::uint64_t count,
+                                          const sharing::ImportWatch& watch) {
+  const BufferHandle handle = insert_external(data, dtype, count);
+  slots_[handle.slot].watch = &watch;
+  return handle;
+}
+
+Result<void*> BufferTable::hand_over(const BufferHandle& h, void* data) {
+  ACCEL_RETURN_IF_ERROR(resolve(h, "buffer").status());
+  Slot& slot = slots_[h.slot];
+  if (slot.shared) {
+    return failed_precondition(fmt::format("{} is memory another library holds; it cannot move", to_string(h)));
+  }
+  void* old = slot.data;
+  slot.data = data;
+  slot.external = true;
+  slot.shared = true;
+  return old;
+}
+
 namespace {
 std::atomic<std::uint64_t> versions_given{0};
 }  // namespace
@@ -83,6 +105,14 @@ void BufferTable::mark_shared(const BufferHandle& h) {
 bool BufferTable::is_shared(const BufferHandle& h) const { return resolve(h, "buffer").ok() && slots_[h.slot].shared; }
 
 Result<BufferView> BufferTable::resolve(const BufferHandle& h, std::string_view operand) const {
+  ACCEL_ASSIGN_OR_RETURN(BufferView view, resolve_slot(h, operand));
+  if (const sharing::ImportWatch* watch = slots_[h.slot].watch; watch != nullptr) {
+    ACCEL_RETURN_IF_ERROR(watch->check(fmt::format("operand '{}' ({}, imported)", operand, to_string(h))));
+  }
+  return view;
+}
+
+Result<BufferView> BufferTable::resolve_slot(const BufferHandle& h, std::string_view operand) const {
   ACCEL_RETURN_IF_ERROR(check_not_null(operand, h));
   if (h.device != device_id_) {
     return invalid_argument(fmt::format("operand '{}' is {} of another device; this is {} (device {})", operand,
@@ -143,11 +173,12 @@ Status BufferTable::replace_memory(const BufferHandle& h, void* data) {
 }
 
 Result<BufferView> BufferTable::remove(const BufferHandle& h) {
-  ACCEL_ASSIGN_OR_RETURN(BufferView view, resolve(h, "buffer"));
+  ACCEL_ASSIGN_OR_RETURN(BufferView view, resolve_slot(h, "buffer"));
   if (slots_[h.slot].external) view.data = nullptr;
   slots_[h.slot].live = false;
   slots_[h.slot].external = false;
   slots_[h.slot].shared = false;
+  slots_[h.slot].watch = nullptr;
   slots_[h.slot].data = nullptr;
   free_slots_.push_back(h.slot);
   return view;

@@ -15,6 +15,10 @@
 
 namespace accel::device {
 
+namespace sharing {
+class ImportWatch;
+}  // namespace sharing
+
 class BufferTable {
  public:
   BufferTable(std::uint32_t device_id, std::uint32_t epoch, std::string device_name);
@@ -23,6 +27,13 @@ class BufferTable {
   // A buffer over memory another library owns (ShareMemory's adopt): remove() and for_each_owned() give it back
   // as null memory, which nobody here frees, and replace_memory() refuses it.
   [[nodiscard]] BufferHandle insert_external(void* data, DType dtype, std::uint64_t count);
+  // A buffer over another process's exported memory (ImportBuffer): external and shared, and every resolve() checks
+  // `watch` first, so that a use after the exporter freed it is `stale_handle`. `watch` must outlive the entry.
+  [[nodiscard]] BufferHandle insert_imported(void* data, DType dtype, std::uint64_t count,
+                                             const sharing::ImportWatch& watch);
+  // Moves a live buffer into `data`, memory the caller keeps elsewhere (an export's), and answers the old memory for
+  // the caller to free: from then on the buffer is external and shared. Refused for shared memory.
+  [[nodiscard]] Result<void*> hand_over(const BufferHandle& handle, void* data);
   // Whether `handle` names a live buffer over memory another library owns.
   [[nodiscard]] bool is_external(const BufferHandle& handle) const;
   // Marks a live buffer whose address another library holds (an export; adopted memory is from the start): it may
@@ -50,7 +61,8 @@ class BufferTable {
   // Moves the buffer into `data`, memory of its size; the caller frees the old memory. Refused for shared memory.
   [[nodiscard]] Status replace_memory(const BufferHandle& handle, void* data);
 
-  // Forgets the buffer and returns its memory for the caller to free (null data: external memory, not ours).
+  // Forgets the buffer and returns its memory for the caller to free (null data: external memory, not ours). An
+  // imported buffer is removed even once its export is stale.
   [[nodiscard]] Result<BufferView> remove(const BufferHandle& handle);
 
   // Checks that `fence` was recorded in this context, whose last fence was number `last_recorded`: the same
@@ -78,7 +90,11 @@ class BufferTable {
     std::uint64_t version = 0;  // written()'s; 0 until the first write
     bool external = false;
     bool shared = false;
+    const sharing::ImportWatch* watch = nullptr;  // imported memory: the exporter's generation, checked on use
   };
+
+  // resolve() without the import's check.
+  [[nodiscard]] Result<BufferView> resolve_slot(const BufferHandle& handle, std::string_view operand) const;
 
   std::uint32_t device_id_;
   std::uint32_t epoch_;

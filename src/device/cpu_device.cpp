@@ -8,11 +8,20 @@
 #include <variant>
 
 #include "device/recorded_steps.hpp"
+#include "operation/host_slack.hpp"
 
 namespace accel::device {
 namespace {
 
 constexpr std::align_val_t kAlignment{64};
+
+// With kHostSlackBytes on each side (operation/host_slack.hpp says why).
+void* allocate_host(std::uint64_t bytes) {
+  void* base = ::operator new(bytes + 2 * kHostSlackBytes, kAlignment, std::nothrow);
+  return base == nullptr ? nullptr : static_cast<std::byte*>(base) + kHostSlackBytes;
+}
+
+void free_host(void* data) { ::operator delete(static_cast<std::byte*>(data) - kHostSlackBytes, kAlignment); }
 
 }  // namespace
 
@@ -21,10 +30,12 @@ CpuDevice::CpuDevice(std::shared_ptr<DeviceShared> shared)
 
 CpuDevice::~CpuDevice() { free_all(); }
 
-void CpuDevice::release(const BufferView& view) {
+void CpuDevice::release(const BufferHandle& handle, const BufferView& view) {
   --stats_.live_buffers;
-  if (view.data == nullptr) return;  // memory another library owns (ShareMemory)
-  ::operator delete(view.data, kAlignment);
+  imports_.erase(handle.generation);
+  const bool exported = exports_.erase(handle.generation) != 0;  // retires the export
+  if (view.data == nullptr && !exported) return;                 // memory another library owns (ShareMemory)
+  if (view.data != nullptr) free_host(view.data);
   stats_.in_use_bytes -= view.bytes();
   stats_.reserved_bytes -= view.bytes();
   ++stats_.frees;
@@ -32,12 +43,14 @@ void CpuDevice::release(const BufferView& view) {
 
 void CpuDevice::collect_released() {
   for (const BufferHandle& handle : shared_->take_released()) {
-    if (Result<BufferView> removed = table_.remove(handle); removed.ok()) release(*removed);
+    if (Result<BufferView> removed = table_.remove(handle); removed.ok()) release(handle, *removed);
   }
 }
 
 void CpuDevice::free_all() noexcept {
-  table_.for_each_owned([](const BufferView& view) { ::operator delete(view.data, kAlignment); });
+  table_.for_each_owned([](const BufferView& view) { free_host(view.data); });
+  exports_.clear();
+  imports_.clear();
 }
 
 Result<BufferHandle> CpuDevice::handle(Allocate& request) {
@@ -45,7 +58,7 @@ Result<BufferHandle> CpuDevice::handle(Allocate& request) {
   if (request.count == 0) return invalid_argument("Allocate of 0 elements");
   ACCEL_ASSIGN_OR_RETURN(const std::uint64_t bytes, checked_bytes(request.dtype, request.count));
   ACCEL_RETURN_IF_ERROR(check_memory_limit(shared_->name, bytes, shared_->options.memory_limit_bytes, stats_));
-  void* data = ::operator new(bytes, kAlignment, std::nothrow);
+  void* data = allocate_host(bytes);
   if (data == nullptr) {
     ++stats_.failed_allocations;
     return Status(Code::resource_exhausted,
@@ -64,7 +77,7 @@ Result<BufferHandle> CpuDevice::handle(Allocate& request) {
 Result<Done> CpuDevice::handle(Free& request) {
   collect_released();
   ACCEL_ASSIGN_OR_RETURN(BufferView view, table_.remove(request.buffer));
-  release(view);
+  release(request.buffer, view);
   return Done{};
 }
 
@@ -89,6 +102,41 @@ Result<SharedMemory> CpuDevice::handle(ShareMemory& request) {
   ++stats_.live_buffers;
   void* data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(request.address));
   return SharedMemory{.buffer = table_.insert_external(data, request.dtype, request.count), .address = request.address};
+}
+
+Result<ExportedBuffer> CpuDevice::handle(ExportBuffer& request) {
+  collect_released();
+  ACCEL_ASSIGN_OR_RETURN(const BufferView view, table_.resolve(request.buffer, "buffer"));
+  if (auto done = exports_.find(request.buffer.generation); done != exports_.end()) return done->second->exported();
+  if (imports_.contains(request.buffer.generation)) {
+    return failed_precondition(fmt::format(
+        "ExportBuffer: {} is imported from another process; pass on the ExportedBuffer it was imported from",
+        to_string(request.buffer)));
+  }
+  ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<sharing::ExportedHostMemory> memory,
+                         sharing::ExportedHostMemory::create(view.dtype, view.count));
+  std::memcpy(memory->data(), view.data, view.bytes());
+  ACCEL_ASSIGN_OR_RETURN(void* old, table_.hand_over(request.buffer, memory->data()));
+  free_host(old);
+  const ExportedBuffer exported = memory->exported();
+  exports_.emplace(request.buffer.generation, std::move(memory));
+  return exported;
+}
+
+Result<BufferHandle> CpuDevice::handle(ImportBuffer& request) {
+  collect_released();
+  const ExportedBuffer& exported = request.exported;
+  if (exported.kind != DeviceKind::cpu) {
+    return invalid_argument(fmt::format("ImportBuffer: {} imports CPU buffers; this one was exported by a {} device",
+                                        shared_->name, to_string(exported.kind)));
+  }
+  ACCEL_RETURN_IF_ERROR(sharing::check_exported(exported));
+  ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<sharing::ImportedHostMemory> memory,
+                         sharing::ImportedHostMemory::open(exported));
+  const BufferHandle handle = table_.insert_imported(memory->data(), exported.dtype, exported.count, memory->watch());
+  ++stats_.live_buffers;
+  imports_.emplace(handle.generation, std::move(memory));
+  return handle;
 }
 
 Result<DeviceInfo> CpuDevice::handle(QueryDevice&) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <unordered_map>
 
 #include "accel/device/protocol.hpp"
 #include "device/buffer_table.hpp"
@@ -12,6 +13,7 @@
 #include "device/library_operations.hpp"
 #include "device/operation_handlers.hpp"
 #include "device/request_errors.hpp"
+#include "device/sharing/host_memory.hpp"
 
 namespace accel::device {
 
@@ -32,6 +34,9 @@ class CpuDevice final : public CpuDeviceBase {
   Result<DeviceInfo> handle(QueryDevice& request) override;
   // One ordered thread: an exported buffer's requests are done when this is answered; a consumer stream is moot.
   Result<SharedMemory> handle(ShareMemory& request) override;
+  // Buffers shared with other processes: the memory moves into a POSIX shared memory object at the first export.
+  Result<ExportedBuffer> handle(ExportBuffer& request) override;
+  Result<BufferHandle> handle(ImportBuffer& request) override;
 
   // -- copies --------------------------------------------------------------------------
   Result<Done> handle(CopyToDevice& request) override;
@@ -81,7 +86,7 @@ class CpuDevice final : public CpuDeviceBase {
       return Done{};
     }
   }
-  void release(const BufferView& view);
+  void release(const BufferHandle& handle, const BufferView& view);
   void collect_released();
   void free_all() noexcept;
 
@@ -89,6 +94,10 @@ class CpuDevice final : public CpuDeviceBase {
   BufferTable table_;
   MemoryStats stats_;
   std::uint64_t fences_recorded_ = 0;
+  // By buffer generation: the exported buffers' memory, and the imported buffers' mappings (the table holds them as
+  // external memory).
+  std::unordered_map<std::uint64_t, std::unique_ptr<sharing::ExportedHostMemory>> exports_;
+  std::unordered_map<std::uint64_t, std::unique_ptr<sharing::ImportedHostMemory>> imports_;
 };
 
 [[nodiscard]] std::shared_ptr<DeviceBackend> make_cpu_backend();

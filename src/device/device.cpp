@@ -205,6 +205,10 @@ Future<Done> Device::close() const { return core_->lifetime->close(); }
 Status Device::closed_error() const { return core_->lifetime->closed_error(); }
 DeviceProtocol::Handler* Device::direct_handler() const noexcept { return core_->direct.get(); }
 std::weak_ptr<detail::BufferReleaser> Device::buffer_releaser() const noexcept { return core_; }
+Status Device::import_dtype_error(const ExportedBuffer& exported, DType wanted) {
+  return invalid_argument(fmt::format("ImportBuffer: the exported buffer holds {} elements of {}, not {}",
+                                      exported.count, to_string(exported.dtype), to_string(wanted)));
+}
 const std::string& Device::name() const noexcept { return core_->shared->name; }
 std::uint32_t Device::id() const noexcept { return core_->shared->id; }
 

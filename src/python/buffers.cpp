@@ -212,6 +212,15 @@ void bind_buffers(nb::module_& module) {
           },
           nb::arg("array"), "Copies an array of the buffer's size into it; returns an accel.Future.")
       .def(
+          "export_to_processes",
+          [](const PyBuffer& b) {
+            const BufferHandle handle = b.use_on(b.device, "buffer");
+            return to_text(wait_released(send_released([&] { return b.device.device.export_buffer(handle); })));
+          },
+          "Shares the buffer with other processes of the host (accel/device/process_sharing.hpp): answers text that "
+          "accel.import_buffer takes in another process, which then uses this very memory. Freeing the buffer makes "
+          "their next use raise accel.StaleHandle.")
+      .def(
           "free", [](const PyBuffer& b) { wait_released(b.device.device.free(b.handle)); },
           "Frees the buffer now for every reference to it; their next use raises accel.StaleHandle.")
       .def("__repr__", [](const PyBuffer& b) {
@@ -219,6 +228,28 @@ void bind_buffers(nb::module_& module) {
                            b.device.device.name());
       });
   bind_interop(module, buffer);
+  module.def(
+      "import_buffer",
+      [](const std::string& text, const PyDevice& device, std::optional<std::vector<std::int64_t>> shape) {
+        device.check_open("accel.import_buffer");
+        const ExportedBuffer exported = unwrap(parse_exported_buffer(text));
+        std::vector<std::int64_t> dims = shape ? *shape : std::vector<std::int64_t>{std::int64_t(exported.count)};
+        if (element_count(dims) != exported.count) {
+          raise_status(invalid_argument(fmt::format("accel.import_buffer: shape {} holds {} elements; the buffer {}",
+                                                    dims, element_count(dims), exported.count)));
+        }
+        return visit_dtype(exported.dtype, [&]<class T>(T) {
+          Buffer<T> imported = wait_released(send_released([&] { return device.device.import_buffer<T>(exported); }));
+          const BufferHandle handle = imported.handle();
+          return PyBuffer{.device = device,
+                          .owner = std::make_shared<const Buffer<T>>(std::move(imported)),
+                          .handle = handle,
+                          .shape = std::move(dims)};
+        });
+      },
+      "text"_a, "device"_a, "shape"_a = nb::none(),
+      "A buffer of `device` over the memory another process exported (Buffer.export_to_processes' text), checked "
+      "against the exporter on every use: accel.StaleHandle once it was freed there or its process ended.");
 }
 
 }  // namespace accel::python

@@ -166,6 +166,21 @@ class Device {
     });
   }
 
+  /// Exports `buffer` to the other processes of the host (accel/device/process_sharing.hpp).
+  Future<ExportedBuffer> export_buffer(BufferHandle buffer) const { return ask(ExportBuffer{.buffer = buffer}); }
+
+  /// A buffer over the memory another process exported (accel/device/process_sharing.hpp); dropping its last copy
+  /// lets go of the memory. `invalid_argument` when the export holds elements other than T.
+  template <class T>
+  Future<Buffer<T>> import_buffer(const ExportedBuffer& exported) const {
+    if (exported.dtype != dtype_of<T>())
+      return make_ready_future<Buffer<T>>(import_dtype_error(exported, dtype_of<T>()));
+    std::weak_ptr<detail::BufferReleaser> releaser = buffer_releaser();
+    return ask(ImportBuffer{.exported = exported}).then([releaser](BufferHandle handle) {
+      return Buffer<T>(std::make_shared<const detail::BufferOwner>(handle, releaser));
+    });
+  }
+
   /// Copies host memory into `destination`, starting `offset` elements in.
   template <class T>
   Future<Done> upload(std::span<const T> source, const Buffer<T>& destination, std::uint64_t offset = 0) const {
@@ -209,6 +224,7 @@ class Device {
   /// Set where requests may skip the actor's mailbox: a stream whose dispatch is safe from any thread.
   [[nodiscard]] DeviceProtocol::Handler* direct_handler() const noexcept;
   [[nodiscard]] std::weak_ptr<detail::BufferReleaser> buffer_releaser() const noexcept;
+  [[nodiscard]] static Status import_dtype_error(const ExportedBuffer& exported, DType wanted);
 
   std::shared_ptr<detail::DeviceCore> core_;
 };

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "accel/core/protocol.hpp"
+#include "accel/device/process_sharing.hpp"
 #include "accel/device/requests.hpp"
 #include "accel/device/run_recorded.hpp"
 #include "accel/dnn/requests.hpp"
@@ -39,7 +40,7 @@ using LibraryRequests = ConcatRequests<blas::Requests,    //
                                        collective::Requests>;
 
 /// Device requests added after the families, at the end so that every earlier request keeps its wire tag.
-using LaterDeviceRequests = RequestList<ShareMemory>;
+using LaterDeviceRequests = RequestList<ShareMemory, ExportBuffer, ImportBuffer>;
 
 /// The protocol every device actor speaks: the device's requests and every family's.
 using DeviceProtocol = ProtocolOf<ConcatRequests<DeviceRequests, LibraryRequests, LaterDeviceRequests>>;

@@ -166,10 +166,14 @@ void CudaContext::close() {
     }
     ordering_.clear();
     fences_.clear();
-    if (poisoned) return;  // nothing of a poisoned context can be freed
+    if (poisoned) {  // nothing of a poisoned context can be freed; its exports are stale all the same
+      retire_exports();
+      return;
+    }
     const KeepCallersContext keep;
     cudaSetDevice(ordinal_);
     table_.for_each_owned([](const BufferView& view) { cudaFree(view.data); });
+    release_all_shared(/*closing=*/true);
     table_ = BufferTable(table_.device_id(), table_.epoch(), name_);
     cudaMemPoolDestroy(pool_);
     pool_ = nullptr;
@@ -276,6 +280,11 @@ Status CudaContext::reset_buffers(cudaStream_t stream, std::uint32_t epoch) {
     if (freed.ok()) freed = check(cudaFreeAsync(view.data, stream), "cudaFreeAsync (reset)");
   });
   ACCEL_RETURN_IF_ERROR(freed);
+  if (!exports_.empty() || !imports_.empty()) {
+    ACCEL_RETURN_IF_ERROR(
+        check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (before letting shared memory go)"));
+    release_all_shared(/*closing=*/false);
+  }
   table_ = BufferTable(table_.device_id(), epoch, name_);
   ordering_.clear();
   fences_.clear();  // the old epoch's fences are stale from now on

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "device/buffer_table.hpp"
@@ -26,6 +27,7 @@
 #include "device/cuda/cuda_resources.hpp"
 #include "device/cuda/health.hpp"
 #include "device/device_shared.hpp"
+#include "device/sharing/export_table.hpp"
 #include "operation/cuda_operation.hpp"
 
 namespace accel::device::cuda {
@@ -101,6 +103,18 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   // Frees every buffer (stream-ordered on `stream`) and starts context epoch `epoch`.
   [[nodiscard]] Status reset_buffers(cudaStream_t stream, std::uint32_t epoch);
 
+  // -- buffers shared with other processes (cuda_sharing.cpp); hold buffers_mutex() ---------------------
+  // Moves the buffer's memory, in `stream`'s order, into an allocation of its own and exports its IPC handle; the
+  // stream has finished the move when this returns, so an importer sees the contents.
+  [[nodiscard]] Result<ExportedBuffer> export_buffer(cudaStream_t stream, const BufferHandle& handle);
+  [[nodiscard]] Result<BufferHandle> import_buffer(const ExportedBuffer& exported);
+  // After the table removed `handle` and the streams finished with it: an import's mapping is closed; an export is
+  // retired and its memory freed now, or once no other process imports it. Answers whether it was either.
+  bool release_shared(const BufferHandle& handle);
+  // Every export and import, for a reset or a close (the streams have finished with them). Exports other processes
+  // still import are freed at a close, and wait for them after a reset.
+  void release_all_shared(bool closing);
+
   // -- fences (RecordFence / WaitFence); hold buffers_mutex() -----------------------------------------
   // A number for a new stream of this context, which its fences carry.
   [[nodiscard]] std::uint32_t next_stream_id() noexcept { return streams_created_.fetch_add(1) + 1; }
@@ -142,6 +156,19 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   std::uint64_t write_versions_ = 0;  // never reset, so that no version names two contents
   std::size_t fence_prune_at_ = 0;
   std::atomic<std::uint32_t> streams_created_{0};
+  struct SharedAllocation {
+    void* memory = nullptr;
+    std::uint64_t bytes = 0;
+    ExportedBuffer exported;                      // an export's
+    std::unique_ptr<sharing::ImportWatch> watch;  // an import's
+  };
+  // By buffer generation. Retired exports wait there for their importers before cudaFree (freeing memory another
+  // process maps is undefined behaviour in CUDA).
+  std::unordered_map<std::uint64_t, SharedAllocation> exports_;
+  std::unordered_map<std::uint64_t, SharedAllocation> imports_;
+  std::vector<SharedAllocation> retired_exports_;
+  void free_unimported_exports();
+  void retire_exports();  // every export's generation retired, its memory kept in retired_exports_
   // The families' work begun as the context opened (a library's load), joined when it closes.
   std::vector<std::jthread> started_with_context_;
 

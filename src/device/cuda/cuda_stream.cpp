@@ -105,9 +105,12 @@ Status CudaStream::free_locked(const BufferHandle& handle) {
   ACCEL_ASSIGN_OR_RETURN(const BufferView view, context_->table().remove(handle));
   ACCEL_RETURN_IF_ERROR(context_->order_all_before_free(stream_, handle));
   MemoryStats& stats = context_->stats();
-  if (view.data == nullptr) {  // memory another library owns (ShareMemory): it frees it once this returns
+  if (view.data == nullptr) {  // memory another library or process owns, or an export: let go once this returns
     --stats.live_buffers;
-    return context_->check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (before giving memory back)");
+    ACCEL_RETURN_IF_ERROR(
+        context_->check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (before giving memory back)"));
+    context_->release_shared(handle);
+    return Status();
   }
   ACCEL_RETURN_IF_ERROR(context_->check(cudaFreeAsync(view.data, stream_), "cudaFreeAsync"));
   stats.in_use_bytes -= view.bytes();
@@ -129,6 +132,20 @@ Result<Done> CudaStream::handle(ResetContext&) {
   ACCEL_RETURN_IF_ERROR(context_->check_healthy());
   ACCEL_RETURN_IF_ERROR(context_->reset_buffers(stream_, shared_->next_epoch()));
   return Done{};
+}
+
+Result<ExportedBuffer> CudaStream::handle(ExportBuffer& request) {
+  collect_released();
+  std::lock_guard lock(context_->buffers_mutex());
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  return context_->export_buffer(stream_, request.buffer);
+}
+
+Result<BufferHandle> CudaStream::handle(ImportBuffer& request) {
+  collect_released();
+  std::lock_guard lock(context_->buffers_mutex());
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  return context_->import_buffer(request.exported);
 }
 
 Result<SharedMemory> CudaStream::handle(ShareMemory& request) {

@@ -45,6 +45,8 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   // An export orders the consumer's stream after the buffer's users by an event, on the GPU; an adopted buffer's
   // memory is external (its Free waits for this stream's work on it, since the owner frees it next).
   Result<SharedMemory> handle(ShareMemory& request) override;
+  Result<ExportedBuffer> handle(ExportBuffer& request) override;
+  Result<BufferHandle> handle(ImportBuffer& request) override;
   // The fence is an event recorded now; the wait is enqueued on the GPU. Neither waits for GPU work.
   Result<Fence> handle(RecordFence& request) override;
   Result<Done> handle(WaitFence& request) override;

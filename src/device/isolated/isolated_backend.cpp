@@ -123,6 +123,9 @@ class IsolatedStream final : public IsolatedStreamBase {
     }
     return stage(request, reply);
   }
+  // The worker exports and imports, in its process: buffers shared between processes are its memory.
+  Status dispatch(ExportBuffer& request, Promise<ExportedBuffer>& reply) override { return forward(request, reply); }
+  Status dispatch(ImportBuffer& request, Promise<BufferHandle>& reply) override { return forward(request, reply); }
   // Its memory lies in the worker process: nothing to share with a library of this one.
   Status dispatch(ShareMemory&, Promise<SharedMemory>& reply) override {
     reply.set(not_supported("ShareMemory: an isolated device's memory lies in its worker process; copy instead"));
@@ -198,6 +201,8 @@ class IsolatedStream final : public IsolatedStreamBase {
   Result<Done> handle(InjectFault&) override { return not_dispatched(); }
   Result<Done> handle(RunRecorded&) override { return not_dispatched(); }
   Result<SharedMemory> handle(ShareMemory&) override { return not_dispatched(); }
+  Result<ExportedBuffer> handle(ExportBuffer&) override { return not_dispatched(); }
+  Result<BufferHandle> handle(ImportBuffer&) override { return not_dispatched(); }
 
  private:
   static Status not_dispatched() { return internal_error("an isolated device answers every request from dispatch()"); }

@@ -3,6 +3,7 @@
 #include "device/device_options_codec.hpp"
 #include "device/isolated/wire.hpp"
 #include "device/isolated/worker_launch.hpp"
+#include "device/sharing/export_table.hpp"
 
 #include <fmt/format.h>
 #include <poll.h>
@@ -237,6 +238,7 @@ std::optional<Status> WorkerSupervisor::check_worker(bool idle) {
   const pid_t pid = serving_.pid;
   int wait_status = 0;
   if (::waitpid(pid, &wait_status, WNOHANG) == pid) {
+    sharing::retire_exports_of(pid);  // already waited for: reap() below sees no pid
     serving_.pid = 0;
     reap(serving_);
     return Status(Code::context_lost,
@@ -263,6 +265,7 @@ void WorkerSupervisor::check_standby() {
   int wait_status = 0;
   bool lost = ::waitpid(standby_.pid, &wait_status, WNOHANG) == standby_.pid;
   if (lost) {
+    sharing::retire_exports_of(standby_.pid);
     standby_.pid = 0;
   } else if (state == WorkerState::failed ||
              (state == WorkerState::ready &&
@@ -280,6 +283,7 @@ void WorkerSupervisor::reap(WorkerProcess& process) {
   if (process.pid > 0) {
     while (::waitpid(process.pid, &wait_status, 0) < 0 && errno == EINTR) {
     }
+    sharing::retire_exports_of(process.pid);  // its buffers are gone: their importers' next use is stale_handle
   }
   if (process.pidfd >= 0) ::close(process.pidfd);
   const int slot = process.slot;
@@ -382,6 +386,7 @@ Status WorkerSupervisor::wait_ready(WorkerProcess& process) {
     }
     int wait_status = 0;
     if (::waitpid(pid, &wait_status, WNOHANG) == pid) {
+      sharing::retire_exports_of(pid);
       process.pid = 0;
       reap(process);
       return Status(Code::unavailable, fmt::format("{}: the worker {} ({}) {} before it was ready", name_, pid,
@@ -436,6 +441,7 @@ void WorkerSupervisor::stop_worker() {
       pollfd fds[1] = {{.fd = process->pidfd, .events = POLLIN, .revents = 0}};
       ::poll(fds, process->pidfd >= 0 ? 1 : 0, 1);
     }
+    sharing::retire_exports_of(process->pid);
     process->pid = 0;
     reap(*process);
   }
