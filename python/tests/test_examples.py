@@ -27,6 +27,12 @@ def test_example_runs_and_checks_itself(name, arguments, printed, tmp_path):
     assert printed in finished.stdout
 
 
+def test_the_ray_example_embeds_and_checks_itself(model_folder, tmp_path):
+    finished = run_example("ray_embed.py", "--model", model_folder, "--device", "cpu", tmp_path=tmp_path)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert "400 texts embedded" in finished.stdout
+
+
 def test_every_example_is_run_here():
-    tested = {"asyncio_many_requests.py", "gemm_fft_numpy.py", "every_device.py"}
+    tested = {"asyncio_many_requests.py", "gemm_fft_numpy.py", "every_device.py", "ray_embed.py"}
     assert {path.name for path in EXAMPLES.glob("*.py")} == tested
