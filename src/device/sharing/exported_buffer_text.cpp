@@ -21,6 +21,19 @@ constexpr std::string_view kPrefix = "accel-buffer-v1:";
 constexpr std::size_t kLayoutBytes = 1 + 1 + 8 + 4 + 4 + 8 + 48 + 64;
 constexpr std::uint8_t kLastDType = static_cast<std::uint8_t>(DType::c32);
 
+// The fields in the text's order, each through f(field).
+template <class Exported, class F>
+void each_field(Exported& exported, F&& f) {
+  f(exported.kind);
+  f(exported.dtype);
+  f(exported.count);
+  f(exported.process);
+  f(exported.slot);
+  f(exported.generation);
+  f(exported.table);
+  f(exported.memory);
+}
+
 template <class T>
 void put(std::byte*& out, const T& value) {
   std::memcpy(out, &value, sizeof value);
@@ -74,14 +87,7 @@ Status device::sharing::check_exported(const ExportedBuffer& exported) {
 std::string to_text(const ExportedBuffer& exported) {
   std::array<std::byte, kLayoutBytes> bytes{};
   std::byte* out = bytes.data();
-  put(out, exported.kind);
-  put(out, exported.dtype);
-  put(out, exported.count);
-  put(out, exported.process);
-  put(out, exported.slot);
-  put(out, exported.generation);
-  put(out, exported.table);
-  put(out, exported.memory);
+  each_field(exported, [&](const auto& field) { put(out, field); });
   std::string text(kPrefix);
   text.reserve(kPrefix.size() + 2 * kLayoutBytes);
   for (const std::byte b : bytes) fmt::format_to(std::back_inserter(text), "{:02x}", static_cast<unsigned>(b));
@@ -107,14 +113,7 @@ Result<ExportedBuffer> parse_exported_buffer(std::string_view text) {
   }
   ExportedBuffer exported;
   const std::byte* in = bytes.data();
-  take(in, exported.kind);
-  take(in, exported.dtype);
-  take(in, exported.count);
-  take(in, exported.process);
-  take(in, exported.slot);
-  take(in, exported.generation);
-  take(in, exported.table);
-  take(in, exported.memory);
+  each_field(exported, [&](auto& field) { take(in, field); });
   ACCEL_RETURN_IF_ERROR(device::sharing::check_exported(exported));
   return exported;
 }
