@@ -135,7 +135,8 @@ TEST_P(ProcessSharingTest, AKilledExportersImportsGoStaleAndItsLeftoversAreSwept
   killed.reset();  // SIGKILL: nothing of it runs at exit
   std::vector<float> host(64);
   EXPECT_THAT(device_->download(*imported, std::span<float>(host)).wait(), StatusIs(Code::stale_handle));
-  EXPECT_TRUE(std::filesystem::exists(table));
+  // Its table is left behind until an exporter starts: the next one here, or any other on the host (tests running
+  // beside this one) that starts first.
   auto next = peer({"export", "64"});
   EXPECT_TRUE(next->await("exported")) << next->transcript();
   EXPECT_FALSE(std::filesystem::exists(table));
