@@ -2,7 +2,12 @@
 // "key=value" line on stdout, waiting for the test's next line on stdin between steps (conversing_child.hpp).
 //   process_sharing_peer cpu|cuda in_process|worker export COUNT   exported=TEXT; "read": values=; "free": freed=
 //   process_sharing_peer cpu|cuda in_process|worker import         TEXT: imported=, values=, written=; "again": again=
+//   ... export-after-leftovers COUNT   export, after leaving objects as a killed process with its id would have
 // values= is "first,last,sum". Exits 0 at the end of its stdin, 77 when the device does not open.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <iostream>
@@ -84,6 +89,15 @@ int main(int argc, char** argv) {
     return 77;
   }
   if (mode == "export" && argc > 4) return exporter(*device, std::stoull(argv[4]));
+  if (mode == "export-after-leftovers" && argc > 4) {  // as a killed process that had this id would have left them
+    for (const std::string& name :
+         {fmt::format("/accel-exports-{}", ::getpid()), fmt::format("/accel-buffer-{}-1", ::getpid())}) {
+      const int fd = ::shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
+      if (fd < 0 || ::ftruncate(fd, 100) != 0) return 3;
+      ::close(fd);
+    }
+    return exporter(*device, std::stoull(argv[4]));
+  }
   if (mode == "import") return importer(*device);
   return 2;
 }

@@ -143,6 +143,15 @@ TEST_P(ProcessSharingTest, AKilledExportersImportsGoStaleAndItsLeftoversAreSwept
   EXPECT_EQ(next->finish(), 0);
 }
 
+TEST_P(ProcessSharingTest, AnEarlierProcessWithTheSameIdLeavesNothingInTheWay) {
+  auto exporter = peer({"export-after-leftovers", std::to_string(kCount)});
+  std::optional<std::string> text = exporter->await("exported");
+  ASSERT_TRUE(text && text->starts_with("accel-buffer-v1:")) << exporter->transcript();
+  Buffer<float> imported = *device_->import_buffer<float>(*parse_exported_buffer(*text)).wait();
+  EXPECT_EQ(values_of(imported), expected_values(1));
+  EXPECT_EQ(exporter->finish(), 0);
+}
+
 TEST_P(ProcessSharingTest, WhatCannotBeSharedIsRefusedByName) {
   Buffer<float> buffer = filled();
   ExportedBuffer exported = *device_->export_buffer(buffer).wait();

@@ -96,13 +96,11 @@ Result<ExportTable*> ExportTable::instance() {
   std::lock_guard lock(instance_mutex);
   const int self = ::getpid();
   if (at_exit.table != nullptr && at_exit.owner == self) return at_exit.table.get();
-  remove_objects_of([](int pid) { return !process_alive(pid); });
+  // What ended processes left, and what an earlier process with this id left (nothing of ours exists before this
+  // table).
+  remove_objects_of([self](int pid) { return pid == self || !process_alive(pid); });
   const std::string name = export_table_name(self);
   Result<SharedObject> object = SharedObject::create(name, kTableBytes);
-  if (object.status().raw_code() == EEXIST) {  // left by an ended process that had our id
-    ::shm_unlink(name.c_str());
-    object = SharedObject::create(name, kTableBytes);
-  }
   ACCEL_RETURN_IF_ERROR(object.status());
   new (object->data()) TableHeader{};                        // the entries are zero bytes: no export, no importer
   if (at_exit.owner != self) (void)at_exit.table.release();  // the parent's, in a forked child

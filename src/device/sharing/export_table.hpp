@@ -70,7 +70,8 @@ class ExportTable {
 
 // Retires every export of the ended process `pid` and removes its table and CPU memory objects (an isolated worker's
 // supervisor calls it when the worker is lost, so that nobody mistakes a process that later takes its id for it).
-// Absent table: nothing to do. (The first export of every process also removes what killed processes left.)
+// Absent table: nothing to do. (The first export of every process also removes what killed processes left, and what
+// an earlier process with its id left.)
 void retire_exports_of(int pid) noexcept;
 
 // An importer's hold on one export: its registration in the exporter's table, given up when destroyed.
