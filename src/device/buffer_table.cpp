@@ -106,9 +106,8 @@ bool BufferTable::is_shared(const BufferHandle& h) const { return resolve(h, "bu
 
 Result<BufferView> BufferTable::resolve(const BufferHandle& h, std::string_view operand) const {
   ACCEL_ASSIGN_OR_RETURN(BufferView view, resolve_slot(h, operand));
-  if (const sharing::ImportWatch* watch = slots_[h.slot].watch; watch != nullptr) {
-    ACCEL_RETURN_IF_ERROR(watch->check(fmt::format("operand '{}' ({}, imported)", operand, to_string(h))));
-  }
+  if (const sharing::ImportWatch* watch = slots_[h.slot].watch; watch != nullptr && !watch->live())
+    return watch->check(fmt::format("operand '{}' ({}, imported)", operand, to_string(h)));
   return view;
 }
 

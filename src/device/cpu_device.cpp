@@ -126,11 +126,7 @@ Result<ExportedBuffer> CpuDevice::handle(ExportBuffer& request) {
 Result<BufferHandle> CpuDevice::handle(ImportBuffer& request) {
   collect_released();
   const ExportedBuffer& exported = request.exported;
-  if (exported.kind != DeviceKind::cpu) {
-    return invalid_argument(fmt::format("ImportBuffer: {} imports CPU buffers; this one was exported by a {} device",
-                                        shared_->name, to_string(exported.kind)));
-  }
-  ACCEL_RETURN_IF_ERROR(sharing::check_exported(exported));
+  ACCEL_RETURN_IF_ERROR(sharing::check_import(exported, DeviceKind::cpu, shared_->name));
   ACCEL_ASSIGN_OR_RETURN(std::unique_ptr<sharing::ImportedHostMemory> memory,
                          sharing::ImportedHostMemory::open(exported));
   const BufferHandle handle = table_.insert_imported(memory->data(), exported.dtype, exported.count, memory->watch());

@@ -7,7 +7,6 @@
 #include <cstring>
 
 #include "device/cuda/cuda_context.hpp"
-#include "device/sharing/host_memory.hpp"
 
 namespace accel::device::cuda {
 
@@ -27,30 +26,27 @@ Result<ExportedBuffer> CudaContext::export_buffer(cudaStream_t stream, const Buf
                     to_string(handle)));
   }
   ACCEL_ASSIGN_OR_RETURN(sharing::ExportTable * table, sharing::ExportTable::instance());
-  ACCEL_RETURN_IF_ERROR(check(cudaSetDevice(ordinal_), "cudaSetDevice"));
+  ACCEL_ASSIGN_OR_RETURN(const sharing::ExportTable::Claim claim, table->claim());
   // Pool memory has no IPC handle: the buffer moves into an allocation of its own, after every use of the old one.
   void* memory = nullptr;
-  ACCEL_RETURN_IF_ERROR(check(cudaMalloc(&memory, view.bytes()), "cudaMalloc (an exported buffer's memory)"));
   cudaIpcMemHandle_t ipc{};
-  Result<sharing::ExportTable::Claim> claim = sharing::ExportTable::Claim{};
-  Status moved = check(cudaIpcGetMemHandle(&ipc, memory), "cudaIpcGetMemHandle");
+  Status moved = check(cudaSetDevice(ordinal_), "cudaSetDevice");
+  if (moved.ok()) moved = check(cudaMalloc(&memory, view.bytes()), "cudaMalloc (an exported buffer's memory)");
+  if (moved.ok()) moved = check(cudaIpcGetMemHandle(&ipc, memory), "cudaIpcGetMemHandle");
   if (moved.ok()) moved = order_all_before_free(stream, handle);
   if (moved.ok()) {
     moved = check(cudaMemcpyAsync(memory, view.data, view.bytes(), cudaMemcpyDeviceToDevice, stream),
                   "cudaMemcpyAsync (an exported buffer's contents)");
   }
   if (moved.ok()) moved = check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (an exported buffer's move)");
-  if (moved.ok()) {
-    claim = table->claim();
-    moved = claim.status();
-  }
   if (!moved.ok()) {
-    cudaFree(memory);
+    if (memory != nullptr) cudaFree(memory);
+    table->retire(claim.slot);
     return moved;
   }
   ACCEL_ASSIGN_OR_RETURN(void* old, table_.hand_over(handle, memory));
   ACCEL_RETURN_IF_ERROR(check(cudaFreeAsync(old, stream), "cudaFreeAsync (an exported buffer's old memory)"));
-  ExportedBuffer exported = sharing::describe_export(DeviceKind::cuda, view.dtype, view.count, *table, *claim);
+  ExportedBuffer exported = table->describe(claim, DeviceKind::cuda, view.dtype, view.count);
   static_assert(sizeof ipc <= sizeof exported.memory);
   std::memcpy(exported.memory.data(), &ipc, sizeof ipc);
   exports_.emplace(handle.generation, SharedAllocation{.memory = memory, .bytes = view.bytes(), .exported = exported});
@@ -58,11 +54,7 @@ Result<ExportedBuffer> CudaContext::export_buffer(cudaStream_t stream, const Buf
 }
 
 Result<BufferHandle> CudaContext::import_buffer(const ExportedBuffer& exported) {
-  if (exported.kind != DeviceKind::cuda) {
-    return invalid_argument(fmt::format("ImportBuffer: {} imports CUDA buffers; this one was exported by a {} device",
-                                        name_, to_string(exported.kind)));
-  }
-  ACCEL_RETURN_IF_ERROR(sharing::check_exported(exported));
+  ACCEL_RETURN_IF_ERROR(sharing::check_import(exported, DeviceKind::cuda, name_));
   if (exported.process == ::getpid()) {
     return invalid_argument(
         fmt::format("ImportBuffer: the buffer was exported by this process ({}), whose own exports "

@@ -238,9 +238,7 @@ std::optional<Status> WorkerSupervisor::check_worker(bool idle) {
   const pid_t pid = serving_.pid;
   int wait_status = 0;
   if (::waitpid(pid, &wait_status, WNOHANG) == pid) {
-    sharing::retire_exports_of(pid);  // already waited for: reap() below sees no pid
-    serving_.pid = 0;
-    reap(serving_);
+    reap(serving_, /*waited=*/true);
     return Status(Code::context_lost,
                   fmt::format("the worker process {} of {} {}", pid, name_, describe_exit(wait_status)));
   }
@@ -263,25 +261,24 @@ void WorkerSupervisor::check_standby() {
   const WorkerSlot& slot = channel_.header().workers[standby_.slot];
   const WorkerState state = slot.state.load(std::memory_order_acquire);
   int wait_status = 0;
-  bool lost = ::waitpid(standby_.pid, &wait_status, WNOHANG) == standby_.pid;
-  if (lost) {
-    sharing::retire_exports_of(standby_.pid);
-    standby_.pid = 0;
-  } else if (state == WorkerState::failed ||
-             (state == WorkerState::ready &&
-              monotonic_ns() - slot.heartbeat_ns.load(std::memory_order_relaxed) > to_ns(options_.heartbeat_timeout))) {
+  const bool exited = ::waitpid(standby_.pid, &wait_status, WNOHANG) == standby_.pid;
+  bool lost = exited;
+  if (!exited && (state == WorkerState::failed ||
+                  (state == WorkerState::ready && monotonic_ns() - slot.heartbeat_ns.load(std::memory_order_relaxed) >
+                                                      to_ns(options_.heartbeat_timeout)))) {
     ::kill(standby_.pid, SIGKILL);
     lost = true;
   }
   if (!lost) return;
-  reap(standby_);
+  reap(standby_, exited);
   if (standby_restarts_allowed_.admit(std::chrono::steady_clock::now())) spawn(standby_, 1 - serving_.slot, false);
 }
 
-void WorkerSupervisor::reap(WorkerProcess& process) {
+void WorkerSupervisor::reap(WorkerProcess& process, bool waited) {
   int wait_status = 0;
   if (process.pid > 0) {
-    while (::waitpid(process.pid, &wait_status, 0) < 0 && errno == EINTR) {
+    // Once waited for, its id may already be another child's: it is not waited for again.
+    while (!waited && ::waitpid(process.pid, &wait_status, 0) < 0 && errno == EINTR) {
     }
     sharing::retire_exports_of(process.pid);  // its buffers are gone: their importers' next use is stale_handle
   }
@@ -386,9 +383,7 @@ Status WorkerSupervisor::wait_ready(WorkerProcess& process) {
     }
     int wait_status = 0;
     if (::waitpid(pid, &wait_status, WNOHANG) == pid) {
-      sharing::retire_exports_of(pid);
-      process.pid = 0;
-      reap(process);
+      reap(process, /*waited=*/true);
       return Status(Code::unavailable, fmt::format("{}: the worker {} ({}) {} before it was ready", name_, pid,
                                                    executable_, describe_exit(wait_status)));
     }
@@ -441,9 +436,7 @@ void WorkerSupervisor::stop_worker() {
       pollfd fds[1] = {{.fd = process->pidfd, .events = POLLIN, .revents = 0}};
       ::poll(fds, process->pidfd >= 0 ? 1 : 0, 1);
     }
-    sharing::retire_exports_of(process->pid);
-    process->pid = 0;
-    reap(*process);
+    reap(*process, /*waited=*/true);
   }
   drain_replies();
   fail_device(cancelled(fmt::format("{} was closed before the request was answered", name_)));

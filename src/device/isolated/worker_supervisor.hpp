@@ -95,7 +95,9 @@ class WorkerSupervisor {
   Status start_serving();
   void spawn(WorkerProcess& process, int slot, bool promoted);
   Status wait_ready(WorkerProcess& process);
-  void reap(WorkerProcess& process);  // waits for the process (dead or killed) to end
+  // Waits for the process (dead or killed) to end, unless waitpid already collected it (`waited`), and retires its
+  // exports to other processes.
+  void reap(WorkerProcess& process, bool waited = false);
   // Why the serving worker is gone (it was reaped), or nothing while it serves. Replaces a lost standby.
   std::optional<Status> check_worker(bool idle);
   [[nodiscard]] std::int64_t next_check_ns() const noexcept;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -116,6 +117,17 @@ ExportTable::~ExportTable() {
 
 ExportEntry& ExportTable::entry(std::uint32_t slot) const noexcept { return entries_of(object_)[slot]; }
 
+ExportedBuffer ExportTable::describe(const Claim& claim, DeviceKind kind, DType dtype, std::uint64_t count) const {
+  ExportedBuffer exported{.kind = kind,
+                          .dtype = dtype,
+                          .count = count,
+                          .process = static_cast<std::int32_t>(::getpid()),
+                          .slot = claim.slot,
+                          .generation = claim.generation};
+  std::copy_n(name().begin(), std::min(name().size(), exported.table.size() - 1), exported.table.begin());
+  return exported;
+}
+
 Result<ExportTable::Claim> ExportTable::claim() {
   std::lock_guard lock(mutex_);
   for (std::uint32_t slot = 0; slot < kExportEntries; ++slot) {
@@ -193,8 +205,10 @@ ImportWatch::~ImportWatch() {
   entry_->importers[cell_].compare_exchange_strong(self, 0);
 }
 
+bool ImportWatch::live() const noexcept { return entry_->generation.load() == generation_ && process_alive(exporter_); }
+
 Status ImportWatch::check(std::string_view operand) const {
-  if (entry_->generation.load() == generation_ && process_alive(exporter_)) return Status();
+  if (live()) return Status();
   return Status(Code::stale_handle,
                 fmt::format("{} was freed by the process that exported it (process {}, export generation {})", operand,
                             exporter_, generation_));

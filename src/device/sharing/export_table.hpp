@@ -35,6 +35,8 @@ static_assert(sizeof(ExportEntry) == 64 && std::atomic<std::uint64_t>::is_always
 
 // invalid_argument naming what is wrong with `exported`, an ExportedBuffer from outside (its text, or a request).
 [[nodiscard]] Status check_exported(const ExportedBuffer& exported);
+// check_exported(), and that `exported` is of the importing device's kind (`device` names it in the error).
+[[nodiscard]] Status check_import(const ExportedBuffer& exported, DeviceKind kind, std::string_view device);
 
 // The table's name for process `pid`.
 [[nodiscard]] std::string export_table_name(int pid);
@@ -56,6 +58,8 @@ class ExportTable {
   // Whether a live process still imports the export in `slot` (the cells of ended ones are cleared).
   [[nodiscard]] bool still_imported(std::uint32_t slot) noexcept;
   [[nodiscard]] const std::string& name() const noexcept { return object_.name(); }
+  // What every export of `claim` holds: kind, element type and count, this process, this table, the entry.
+  [[nodiscard]] ExportedBuffer describe(const Claim& claim, DeviceKind kind, DType dtype, std::uint64_t count) const;
 
   ~ExportTable();
 
@@ -84,6 +88,8 @@ class ImportWatch {
   ImportWatch& operator=(const ImportWatch&) = delete;
   ~ImportWatch();
 
+  // Whether the export is live: its generation unchanged and its exporter running (an atomic load and a kill(pid, 0)).
+  [[nodiscard]] bool live() const noexcept;
   // OK while the export is live; else `stale_handle`, naming it as `operand`.
   [[nodiscard]] Status check(std::string_view operand) const;
 

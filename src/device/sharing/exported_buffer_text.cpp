@@ -84,6 +84,14 @@ Status device::sharing::check_exported(const ExportedBuffer& exported) {
   return Status();
 }
 
+Status device::sharing::check_import(const ExportedBuffer& exported, DeviceKind kind, std::string_view device) {
+  if (exported.kind != kind) {
+    return invalid_argument(fmt::format("ImportBuffer: {} imports {} buffers; this one was exported by a {} device",
+                                        device, kind == DeviceKind::cpu ? "CPU" : "CUDA", to_string(exported.kind)));
+  }
+  return check_exported(exported);
+}
+
 std::string to_text(const ExportedBuffer& exported) {
   std::array<std::byte, kLayoutBytes> bytes{};
   std::byte* out = bytes.data();

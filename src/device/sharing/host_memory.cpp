@@ -2,32 +2,17 @@
 
 #include "operation/host_slack.hpp"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 namespace accel::device::sharing {
 
-ExportedBuffer describe_export(DeviceKind kind, DType dtype, std::uint64_t count, const ExportTable& table,
-                               const ExportTable::Claim& claim) {
-  ExportedBuffer exported{.kind = kind,
-                          .dtype = dtype,
-                          .count = count,
-                          .process = static_cast<std::int32_t>(::getpid()),
-                          .slot = claim.slot,
-                          .generation = claim.generation};
-  std::copy_n(table.name().begin(), std::min(table.name().size(), exported.table.size() - 1), exported.table.begin());
-  return exported;
-}
-
 Result<std::unique_ptr<ExportedHostMemory>> ExportedHostMemory::create(DType dtype, std::uint64_t count) {
   ACCEL_ASSIGN_OR_RETURN(ExportTable * table, ExportTable::instance());
   ACCEL_ASSIGN_OR_RETURN(const ExportTable::Claim claim, table->claim());
-  ExportedBuffer exported = describe_export(DeviceKind::cpu, dtype, count, *table, claim);
+  ExportedBuffer exported = table->describe(claim, DeviceKind::cpu, dtype, count);
   const std::string name = fmt::format("/accel-buffer-{}-{}", exported.process, claim.generation);
   Result<SharedObject> memory = SharedObject::create(name, exported.bytes() + 2 * kHostSlackBytes);
   if (!memory.ok()) {

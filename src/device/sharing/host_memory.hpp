@@ -47,8 +47,4 @@ class ImportedHostMemory {
   SharedObject memory_;
 };
 
-// Fills in what every export holds: kind, element type and count, this process, its table, the entry.
-[[nodiscard]] ExportedBuffer describe_export(DeviceKind kind, DType dtype, std::uint64_t count,
-                                             const ExportTable& table, const ExportTable::Claim& claim);
-
 }  // namespace accel::device::sharing
