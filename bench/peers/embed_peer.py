@@ -11,7 +11,7 @@ run instead, on the same GPU, one JSON line per figure:
   accuracy                 with --accel-embeddings (embed_bench --embeddings): cosine of each of accel's embeddings
                            of the trace to sentence-transformers' in f32 (min, mean, how many below 0.999)
 
-  python3 bench/peers/embed_peer.py --model .deps/models/all-MiniLM-L6-v2 --trace out/trace.jsonl
+  python3 bench/peers/embed_peer.py --model .deps/models/all-MiniLM-L6-v2 --trace out/trace.jsonl [--queries-only]
 """
 import argparse
 import json
@@ -46,6 +46,7 @@ def main():
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--accel-embeddings", help="embed_bench --embeddings output: checked against f32")
     parser.add_argument("--accuracy-only", action="store_true", help="only the --accel-embeddings check")
+    parser.add_argument("--queries-only", action="store_true", help="only the single_query figures")
     parser.add_argument("--pooling", choices=["mean", "lasttoken"], default="mean",
                         help="of the tokens-ready passes: the model folder's pooling (lasttoken for decoders)")
     args = parser.parse_args()
@@ -78,28 +79,9 @@ def main():
             for b in batches:
                 pooled(m, b)
 
-        run_all(model)
-        seconds = timed(lambda: run_all(model), args.repeats)
-        emit({"figure": "throughput_tokens_ready", "peer": "transformers f16 eager", "tokens": tokens,
-              "tokens_per_s": tokens / seconds})
-
-        compiled = torch.compile(model, dynamic=True)
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        pooled(compiled, batches[0])
-        torch.cuda.synchronize()
-        emit({"figure": "cold_start", "peer": "torch.compile(dynamic=True) first call",
-              "first_call_ms": (time.perf_counter() - start) * 1e3})
-        run_all(compiled)
-        seconds = timed(lambda: run_all(compiled), args.repeats)
-        emit({"figure": "throughput_tokens_ready", "peer": "torch.compile(dynamic=True)", "tokens": tokens,
-              "tokens_per_s": tokens / seconds})
-
         st = SentenceTransformer(args.model, device="cuda").half()
-        st.encode(passages[:256], batch_size=args.batch)
-        seconds = timed(lambda: st.encode(passages, batch_size=args.batch), args.repeats)
-        emit({"figure": "end_to_end", "peer": "SentenceTransformer.encode f16", "sentences_per_s": len(passages) / seconds,
-              "tokens_per_s": tokens / seconds})
+        if not args.queries_only:
+            throughput(args, model, st, batches, tokens, passages, run_all)
 
         def latencies(embed_one):
             for q in queries[:50]:
@@ -127,6 +109,31 @@ def main():
 
         if args.accel_embeddings:
             accuracy(args, passages + queries)
+
+
+def throughput(args, model, st, batches, tokens, passages, run_all):
+    """The tokens-ready passes (eager, then torch.compile(dynamic=True)) and SentenceTransformer.encode."""
+    run_all(model)
+    seconds = timed(lambda: run_all(model), args.repeats)
+    emit({"figure": "throughput_tokens_ready", "peer": "transformers f16 eager", "tokens": tokens,
+          "tokens_per_s": tokens / seconds})
+
+    compiled = torch.compile(model, dynamic=True)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    pooled(compiled, batches[0])
+    torch.cuda.synchronize()
+    emit({"figure": "cold_start", "peer": "torch.compile(dynamic=True) first call",
+          "first_call_ms": (time.perf_counter() - start) * 1e3})
+    run_all(compiled)
+    seconds = timed(lambda: run_all(compiled), args.repeats)
+    emit({"figure": "throughput_tokens_ready", "peer": "torch.compile(dynamic=True)", "tokens": tokens,
+          "tokens_per_s": tokens / seconds})
+
+    st.encode(passages[:256], batch_size=args.batch)
+    seconds = timed(lambda: st.encode(passages, batch_size=args.batch), args.repeats)
+    emit({"figure": "end_to_end", "peer": "SentenceTransformer.encode f16", "sentences_per_s": len(passages) / seconds,
+          "tokens_per_s": tokens / seconds})
 
 
 def accuracy(args, texts):

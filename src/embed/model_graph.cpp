@@ -78,27 +78,33 @@ class Builder {
     const Dim tokens = Dim::sym("tokens");
     const auto heads = static_cast<std::int32_t>(c.num_attention_heads);
     const auto kv_heads = static_cast<std::int32_t>(c.num_key_value_heads);
-    const auto head = static_cast<std::int64_t>(c.head_size());
     const auto max_length = static_cast<std::int32_t>(folder_.max_sequence_length());
     const auto eps = static_cast<float>(c.layer_norm_eps);
     const auto theta = static_cast<float>(c.rope_theta);
     Tensor positions = b_.sequence_positions(offsets, tokens);
-    // q or k: projected, RMS-normalised over each head's columns (a [tokens, heads, head] view), rotated.
+    // q or k alone: projected, each head RMS-normalised where the family has q/k norms, rotated (one rope).
     const auto project = [&](Tensor h, const LinearParameters& w, const std::optional<Parameter>& norm,
                              std::int32_t count) {
-      Tensor y = linear(h, w);
-      if (norm) {
-        Tensor per_head = b_.reshape(y, {tokens, Dim::of(count), Dim::of(head)});
-        y = b_.reshape(b_.rms_norm(per_head, param(*norm), eps), {tokens, Dim::of(count * head)});
-      }
-      return b_.rope(y, positions, count, theta);
+      graph::RopeOptions options{.eps = norm ? eps : 0.0f};
+      if (norm) options.query_norm = param(*norm);
+      return b_.rope(linear(h, w), positions, count, theta, options);
+    };
+    // q, k and v from one matmul: each head's norm and rotation one rope over the packed projection.
+    const auto packed = [&](Tensor h, const DecoderLayerParameters& layer) {
+      const bool normed = layer.query_norm && layer.key_norm;
+      graph::RopeOptions options{.kv_heads = kv_heads, .eps = normed ? eps : 0.0f};
+      if (normed) options.query_norm = param(*layer.query_norm), options.key_norm = param(*layer.key_norm);
+      return b_.attention_packed(b_.rope(linear(h, *layer.qkv), positions, heads, theta, options), offsets, heads,
+                                 max_length, {.kv_heads = kv_heads, .causal = c.causal});
     };
     Tensor x = b_.gather(param(p.word_embeddings), ids);
     for (const DecoderLayerParameters& layer : p.decoder_layers) {
       Tensor h = b_.rms_norm(x, param(layer.input_norm), eps);
-      Tensor attended = b_.attention(project(h, layer.query, layer.query_norm, heads),
-                                     project(h, layer.key, layer.key_norm, kv_heads), linear(h, layer.value), offsets,
-                                     heads, max_length, {.kv_heads = kv_heads, .causal = c.causal});
+      const bool packs = layer.qkv && layer.query_norm.has_value() == layer.key_norm.has_value();
+      Tensor attended = packs ? packed(h, layer)
+                              : b_.attention(project(h, layer.query, layer.query_norm, heads),
+                                             project(h, layer.key, layer.key_norm, kv_heads), linear(h, layer.value),
+                                             offsets, heads, max_length, {.kv_heads = kv_heads, .causal = c.causal});
       x = b_.binary(graph::BinaryOp::add, x, linear(attended, layer.attention_output));
       h = b_.rms_norm(x, param(layer.post_attention_norm), eps);
       Tensor gated = b_.binary(graph::BinaryOp::mul, linear(h, layer.gate), linear(h, layer.up), Activation::silu);

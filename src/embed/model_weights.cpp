@@ -254,22 +254,25 @@ Parameter stack(ModelWeights& weights, const std::vector<Parameter>& parts) {
   return stacked;
 }
 
-// Each layer's q, k and v projections as one (EncoderLayerParameters::qkv), where they take the same input and all
-// or none have a bias: one matmul of three times the width instead of three.
-void stack_qkv(ModelWeights& weights) {
-  for (EncoderLayerParameters& layer : weights.parameters.layers) {
-    const LinearParameters* parts[] = {&layer.query, &layer.key, &layer.value};
-    bool stackable = true;
-    for (const LinearParameters* part : parts) {
-      stackable = stackable && part->weight.shape.size() == 2 && part->weight.shape[1] == layer.query.weight.shape[1] &&
-                  part->bias.has_value() == layer.query.bias.has_value();
-    }
-    if (!stackable) continue;
-    LinearParameters qkv{.weight = stack(weights, {layer.query.weight, layer.key.weight, layer.value.weight}),
-                         .bias = std::nullopt};
-    if (layer.query.bias) qkv.bias = stack(weights, {*layer.query.bias, *layer.key.bias, *layer.value.bias});
-    layer.qkv = std::move(qkv);
+// A layer's q, k and v projections as one (its qkv), where they take the same input and all or none have a bias: one
+// matmul of three times the width instead of three.
+template <class Layer>
+void stack_qkv(ModelWeights& weights, Layer& layer) {
+  const LinearParameters* parts[] = {&layer.query, &layer.key, &layer.value};
+  for (const LinearParameters* part : parts) {
+    if (part->weight.shape.size() != 2 || part->weight.shape[1] != layer.query.weight.shape[1] ||
+        part->bias.has_value() != layer.query.bias.has_value())
+      return;
   }
+  LinearParameters qkv{.weight = stack(weights, {layer.query.weight, layer.key.weight, layer.value.weight}),
+                       .bias = std::nullopt};
+  if (layer.query.bias) qkv.bias = stack(weights, {*layer.query.bias, *layer.key.bias, *layer.value.bias});
+  layer.qkv = std::move(qkv);
+}
+
+void stack_qkv(ModelWeights& weights) {
+  for (EncoderLayerParameters& layer : weights.parameters.layers) stack_qkv(weights, layer);
+  for (DecoderLayerParameters& layer : weights.parameters.decoder_layers) stack_qkv(weights, layer);
 }
 
 void find_head(const ModelFolder& folder, Resolver& r, ModelWeights& weights) {

@@ -48,6 +48,8 @@ struct EncoderLayerParameters {
 struct DecoderLayerParameters {
   Parameter input_norm;  // [hidden]
   LinearParameters query, key, value;
+  // q, k and v as one projection, as EncoderLayerParameters::qkv, which one rope and attention_packed read.
+  std::optional<LinearParameters> qkv;
   std::optional<Parameter> query_norm, key_norm;  // [head_dim]
   LinearParameters attention_output;
   Parameter post_attention_norm;  // [hidden]

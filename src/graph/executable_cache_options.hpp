@@ -11,7 +11,7 @@
 
 namespace accel::graph {
 
-inline constexpr std::uint32_t kExecutableDiskFormat = 3;  // 2: graph encoding 3 (rope, GQA, causal); 3: 4 (window)
+inline constexpr std::uint32_t kExecutableDiskFormat = 4;  // 2: graph encoding 3 (rope, GQA, causal); 3: 4 (window); 4: 6
 
 template <class Executable>
 cache::CacheOptions<Executable> executable_cache_options(const std::string& prefix, const Options& options) {

@@ -13,8 +13,9 @@
 namespace accel::graph {
 
 namespace {
-constexpr std::uint32_t kEncodingVersion =
-    5;  // 3: rope, attention's kv_heads and causal; 4: its window; 5: binary's activation of a
+// 3: rope, attention's kv_heads and causal; 4: its window; 5: binary's activation of a; 6: rope's packed q|k|v and
+// per-head norms
+constexpr std::uint32_t kEncodingVersion = 6;
 constexpr std::uint64_t kParameterAlignment = 256;
 
 void write_shape(ByteWriter& w, const Shape& shape) {
@@ -229,7 +230,10 @@ Result<std::shared_ptr<const Graph>> replay(std::span<const std::byte> bytes, DT
                            : b.attention(in(0), in(1), in(2), in(3), node.heads, node.max_length, options));
         break;
       }
-      case OpKind::rope: made.push_back(b.rope(in(0), in(1), node.heads, node.theta)); break;
+      case OpKind::rope:
+        made.push_back(b.rope(in(0), in(1), node.heads, node.theta,
+                              {.kv_heads = node.kv_heads, .query_norm = opt(2), .key_norm = opt(3), .eps = node.eps}));
+        break;
       case OpKind::pool: made.push_back(b.pool(in(0), in(1), node.pool)); break;
       case OpKind::l2_normalize: made.push_back(b.l2_normalize(in(0), node.eps)); break;
       case OpKind::reshape: made.push_back(b.reshape(in(0), t.shape)); break;

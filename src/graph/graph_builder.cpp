@@ -210,7 +210,7 @@ Tensor GraphBuilder::rms_norm(Tensor x, Tensor gamma, float eps, std::optional<T
              {.dtype = a->dtype, .shape = a->shape});
 }
 
-Tensor GraphBuilder::rope(Tensor x, Tensor positions, std::int32_t heads, float theta) {
+Tensor GraphBuilder::rope(Tensor x, Tensor positions, std::int32_t heads, float theta, RopeOptions options) {
   const TensorInfo* a = info(x, "rope", "x");
   const TensorInfo* p = info(positions, "rope", "positions");
   if (a == nullptr || p == nullptr) return {};
@@ -222,16 +222,53 @@ Tensor GraphBuilder::rope(Tensor x, Tensor positions, std::int32_t heads, float 
     return {};
   }
   const Dim& width = a->shape[1];
-  if (heads < 1 || !width.is_constant() || width.offset % heads != 0 || width.offset / heads % 2 != 0) {
-    fail(invalid_argument(
-        fmt::format("rope: {} heads must divide the constant width {} into even head dims", heads, width.to_string())));
+  const std::int64_t blocks = std::int64_t{heads} + 2 * std::int64_t{std::max(options.kv_heads, 0)};
+  if (heads < 1 || options.kv_heads < 0 || !width.is_constant() || width.offset % blocks != 0 ||
+      width.offset / blocks % 2 != 0 || width.offset == 0) {
+    fail(invalid_argument(fmt::format(
+        "rope: {} heads{} must divide the constant width {} into even head dims", heads,
+        options.kv_heads > 0 ? fmt::format(" and 2 x {} packed k/v heads", options.kv_heads) : std::string(),
+        width.to_string())));
     return {};
   }
   if (!(theta > 1.0f) || !std::isfinite(theta)) {
     fail(invalid_argument(fmt::format("rope: theta {} must be a finite number above 1", theta)));
     return {};
   }
-  return add({.kind = OpKind::rope, .inputs = {x.id, positions.id}, .heads = heads, .theta = theta},
+  const std::int64_t head_dim = width.offset / blocks;
+  const bool normalised = options.query_norm.has_value();
+  if (options.key_norm.has_value() != (normalised && options.kv_heads > 0)) {
+    fail(invalid_argument("rope: key_norm goes with query_norm, and only with packed q|k|v (kv_heads > 0)"));
+    return {};
+  }
+  if ((normalised || options.kv_heads > 0) && head_dim > kMaxNormedRopeHeadDim) {
+    fail(invalid_argument(fmt::format("rope: packed or normalised heads take head dims of at most {}, got {}",
+                                      kMaxNormedRopeHeadDim, head_dim)));
+    return {};
+  }
+  std::vector<std::uint32_t> inputs{x.id, positions.id, Node::kNone, Node::kNone};
+  for (int i = 0; i < 2; ++i) {
+    const std::optional<Tensor>& norm = i == 0 ? options.query_norm : options.key_norm;
+    if (!norm) continue;
+    const TensorInfo* g = info(*norm, "rope", i == 0 ? "query_norm" : "key_norm");
+    if (g == nullptr) return {};
+    if (g->dtype != a->dtype || g->shape != Shape{Dim::of(head_dim)}) {
+      fail(invalid_argument(fmt::format("rope: {} must be {} [{}], got {} {}", i == 0 ? "query_norm" : "key_norm",
+                                        to_string(a->dtype), head_dim, to_string(g->dtype), to_string(g->shape))));
+      return {};
+    }
+    inputs[static_cast<std::size_t>(2 + i)] = norm->id;
+  }
+  if (normalised && !(options.eps > 0.0f)) {
+    fail(invalid_argument("rope: the norms' eps must be positive"));
+    return {};
+  }
+  return add({.kind = OpKind::rope,
+              .inputs = std::move(inputs),
+              .eps = normalised ? options.eps : 0.0f,
+              .heads = heads,
+              .kv_heads = options.kv_heads,
+              .theta = theta},
              {.dtype = a->dtype, .shape = a->shape});
 }
 

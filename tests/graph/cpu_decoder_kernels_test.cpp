@@ -77,11 +77,53 @@ TEST(CpuDecoderKernels, RopeRotatesEachHeadsHalvesByPosition) {
     const auto rows = static_cast<std::int64_t>(positions.size());
     const auto x = random(rows * heads * d);
     std::vector<float> y(x.size(), NAN);
-    cpu::rope(x.data(), positions.data(), rows, heads, d, theta, y.data());
+    cpu::rope(x.data(), positions.data(), rows, {.heads = heads, .head_dim = d}, theta, y.data());
     // The angle is a float product, as transformers makes it: up to position * 2^-24 radians off the exact one.
     expect_near(y, testing::rope_reference(x, positions, heads, d, theta), 1e-3);
     std::vector<float> in_place = x;
-    cpu::rope(in_place.data(), positions.data(), rows, heads, d, theta, in_place.data());
+    cpu::rope(in_place.data(), positions.data(), rows, {.heads = heads, .head_dim = d}, theta, in_place.data());
+    EXPECT_EQ(in_place, y);
+  }
+}
+
+// The packed and normalised forms against what they replace: each head RMS-normalised by cpu::rms_norm over the head's
+// columns, then the plain rope of q's and of k's heads, v's columns copied.
+TEST(CpuDecoderKernels, PackedRopeWithHeadNormsIsTheNormThenTheRotation) {
+  const std::vector<std::int32_t> positions{0, 3, 17, 4095, 1};
+  const auto rows = static_cast<std::int64_t>(positions.size());
+  for (const auto& [heads, kv_heads, d, normed] : {std::tuple{4, 2, 8, true}, std::tuple{2, 2, 128, true},
+                                                   std::tuple{6, 3, 16, false}, std::tuple{3, 0, 32, true}}) {
+    SCOPED_TRACE(::testing::Message() << heads << "+" << kv_heads << " heads of " << d << (normed ? ", normed" : ""));
+    const std::int64_t width = (std::int64_t{heads} + 2 * kv_heads) * d;
+    const auto x = random(rows * width);
+    const auto q_gamma = random(d), k_gamma = random(d);
+    const float eps = 1e-6f;
+    std::vector<float> normed_x = x;
+    if (normed) {
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (int h = 0; h < heads + kv_heads; ++h) {
+          float* head = normed_x.data() + r * width + std::int64_t{h} * d;
+          cpu::rms_norm(head, nullptr, (h < heads ? q_gamma : k_gamma).data(), 1, d, eps, head, nullptr);
+        }
+    }
+    std::vector<float> expected = normed_x;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (int h = 0; h < heads + kv_heads; ++h) {
+        const float* in = normed_x.data() + r * width + std::int64_t{h} * d;
+        cpu::rope(in, &positions[static_cast<std::size_t>(r)], 1, {.heads = 1, .head_dim = d}, 1e6f,
+                  expected.data() + r * width + std::int64_t{h} * d);
+      }
+    const cpu::RopeHeads shape{.heads = heads,
+                               .kv_heads = kv_heads,
+                               .head_dim = d,
+                               .query_norm = normed ? q_gamma.data() : nullptr,
+                               .key_norm = normed && kv_heads > 0 ? k_gamma.data() : nullptr,
+                               .eps = eps};
+    std::vector<float> y(x.size(), NAN);
+    cpu::rope(x.data(), positions.data(), rows, shape, 1e6f, y.data());
+    expect_near(y, std::vector<double>(expected.begin(), expected.end()), 1e-5);
+    std::vector<float> in_place = x;
+    cpu::rope(in_place.data(), positions.data(), rows, shape, 1e6f, in_place.data());
     EXPECT_EQ(in_place, y);
   }
 }

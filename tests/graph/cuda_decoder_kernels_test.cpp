@@ -99,7 +99,7 @@ TEST_F(CudaDecoderKernels, RopeMatchesTheCpuInPlaceToo) {
       const Buffer dx(dtype, x), dp = Buffer::of_ints(positions), y(dtype, rows * heads * d);
       finish(cuda::rope(dtype, dx.get(), dp.get<std::int32_t>(), rows, heads, d, theta, y.get(), stream_));
       std::vector<float> expected(x.size());
-      cpu::rope(x.data(), positions.data(), rows, heads, d, theta, expected.data());
+      cpu::rope(x.data(), positions.data(), rows, {.heads = heads, .head_dim = d}, theta, expected.data());
       // The device's powf and sincosf may differ from glibc's by an ulp: at position 4095, 1e-3 radians at most.
       expect_close(y.read(), expected, dtype == DType::f32 ? DType::f16 : dtype, "rope");
       finish(cuda::rope(dtype, dx.get(), dp.get<std::int32_t>(), rows, heads, d, theta, dx.get(), stream_));
@@ -121,9 +121,60 @@ TEST_F(CudaDecoderKernels, RopeMatchesTheCpuForEveryGroupingOfHeads) {
     const Buffer dx(DType::bf16, x), dp = Buffer::of_ints(positions), y(DType::bf16, rows * heads * kHeadDim);
     finish(cuda::rope(DType::bf16, dx.get(), dp.get<std::int32_t>(), rows, heads, kHeadDim, 1e6f, y.get(), stream_));
     std::vector<float> expected(x.size());
-    cpu::rope(x.data(), positions.data(), rows, heads, kHeadDim, 1e6f, expected.data());
+    cpu::rope(x.data(), positions.data(), rows, {.heads = heads, .head_dim = kHeadDim}, 1e6f, expected.data());
     expect_close(y.read(), expected, DType::bf16, "rope");
   }
+}
+
+// The packed and normalised forms against the CPU's, per storage type, for a query's rows (a warp per head) and a
+// batch's (a warp per row), head dims taking 1 to 4 pairs a lane, in place too; and what they refuse.
+TEST_F(CudaDecoderKernels, PackedRopeWithHeadNormsMatchesTheCpu) {
+  for (DType dtype : kTypes) {
+    for (const auto& [rows, heads, kv_heads, d, normed] :
+         {std::tuple<std::int64_t, int, int, int, bool>{12, 16, 8, 128, true},
+          {3000, 16, 8, 128, true},
+          {40, 4, 2, 64, false},
+          {7, 2, 1, 256, true},
+          {9, 6, 0, 80, true},
+          {500, 3, 3, 32, true}}) {
+      SCOPED_TRACE(::testing::Message() << to_string(dtype) << ", " << rows << " rows of " << heads << "+" << kv_heads
+                                        << " heads of " << d << (normed ? ", normed" : ""));
+      const std::int64_t width = (std::int64_t{heads} + 2 * kv_heads) * d;
+      std::vector<std::int32_t> positions(static_cast<std::size_t>(rows));
+      for (std::size_t r = 0; r < positions.size(); ++r) positions[r] = static_cast<std::int32_t>((r * 7919) % 4096);
+      const auto x = rounded(random(rows * width), dtype);
+      const auto q_gamma = rounded(random(d), dtype), k_gamma = rounded(random(d), dtype);
+      const bool keyed = normed && kv_heads > 0;
+      const Buffer dx(dtype, x), dp = Buffer::of_ints(positions), y(dtype, rows * width), dq(dtype, q_gamma),
+                                 dk(dtype, k_gamma);
+      finish(cuda::rope(dtype, dx.get(), dp.get<std::int32_t>(), rows, heads, d, 1e6f, y.get(), stream_, kv_heads,
+                        normed ? dq.get() : nullptr, keyed ? dk.get() : nullptr, 1e-6f));
+      std::vector<float> expected(x.size());
+      cpu::rope(x.data(), positions.data(), rows,
+                {.heads = heads,
+                 .kv_heads = kv_heads,
+                 .head_dim = d,
+                 .query_norm = normed ? q_gamma.data() : nullptr,
+                 .key_norm = keyed ? k_gamma.data() : nullptr,
+                 .eps = 1e-6f},
+                1e6f, expected.data());
+      // The device rounds the normalised head to the storage type before rotating it (the CPU, in float, does not).
+      expect_close(y.read(), expected, dtype == DType::f32 ? DType::f16 : dtype, "rope");
+      finish(cuda::rope(dtype, dx.get(), dp.get<std::int32_t>(), rows, heads, d, 1e6f, dx.get(), stream_, kv_heads,
+                        normed ? dq.get() : nullptr, keyed ? dk.get() : nullptr, 1e-6f));
+      EXPECT_EQ(dx.read(), y.read());
+    }
+  }
+  const Buffer one(DType::bf16, std::vector<float>(512, 1.0f));
+  // A head of 258, a key norm without packing, a packed query norm without a key norm.
+  EXPECT_EQ(cuda::rope(DType::bf16, one.get(), nullptr, 1, 1, 258, 10.0f, one.get(), stream_, 1, nullptr, nullptr, 0),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(
+      cuda::rope(DType::bf16, one.get(), nullptr, 1, 1, 64, 10.0f, one.get(), stream_, 0, one.get(), one.get(), 1e-6f),
+      cudaErrorInvalidValue);
+  EXPECT_EQ(
+      cuda::rope(DType::bf16, one.get(), nullptr, 1, 1, 64, 10.0f, one.get(), stream_, 1, one.get(), nullptr, 1e-6f),
+      cudaErrorInvalidValue);
 }
 
 }  // namespace

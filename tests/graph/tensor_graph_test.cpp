@@ -140,6 +140,50 @@ TEST(GraphBuilderTest, DecoderOpsKeepTheirAttributesThroughTheEncoding) {
   EXPECT_NE(decoder_attention(2, true, 64, 32).status().message().find("rope: 32 heads"), std::string::npos);
 }
 
+// One rope over a packed q|k|v projection with Qwen3's per-head norms, as the decoders build it: its inputs, eps and
+// kv_heads kept through the encoding; each misuse refused by name.
+Result<std::shared_ptr<const Graph>> packed_rope(std::int64_t head_dim, std::int32_t kv_heads, bool query_norm,
+                                                 bool key_norm, float eps = 1e-6f, std::int64_t gamma_size = 0) {
+  GraphBuilder b;
+  b.bucket("tokens", Ladder::powers_of_two(8, 64));
+  Tensor qkv = b.input("qkv", DType::bf16, {T(), Dim::of((4 + 2 * kv_heads) * head_dim)});
+  Tensor o = b.input("o", DType::i32, {Dim::sym("s", 1)});
+  const Dim gamma{Dim::of(gamma_size != 0 ? gamma_size : head_dim)};
+  RopeOptions options{.kv_heads = kv_heads, .eps = eps};
+  if (query_norm) options.query_norm = b.parameter("q_norm", DType::bf16, {gamma});
+  if (key_norm) options.key_norm = b.parameter("k_norm", DType::bf16, {gamma});
+  Tensor rotated = b.rope(qkv, b.sequence_positions(o, T()), 4, 1e6f, options);
+  b.output("y", kv_heads > 0 ? b.attention_packed(rotated, o, 4, 64, {.kv_heads = kv_heads, .causal = true}) : rotated);
+  return b.build();
+}
+
+TEST(GraphBuilderTest, APackedNormalisedRopeKeepsThroughTheEncodingAndRefusesMisuse) {
+  Result<std::shared_ptr<const Graph>> g = packed_rope(128, 2, true, true);
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  const Node& attention = (*g)->nodes().back();
+  const Node& rope = (*g)->nodes()[attention.inputs[0]];
+  EXPECT_EQ(rope.kind, OpKind::rope);
+  EXPECT_EQ(rope.kv_heads, 2);
+  EXPECT_EQ(rope.eps, 1e-6f);
+  ASSERT_EQ(rope.inputs.size(), 4u);
+  EXPECT_EQ((*g)->tensors()[rope.inputs[2]].name, "q_norm");
+  EXPECT_EQ((*g)->tensors()[rope.inputs[3]].name, "k_norm");
+  Result<std::shared_ptr<const Graph>> decoded = Graph::decode((*g)->encoding());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  EXPECT_EQ((*decoded)->nodes(), (*g)->nodes());
+  EXPECT_NE((*packed_rope(128, 2, false, false))->encoding(), (*g)->encoding());
+  EXPECT_TRUE(packed_rope(64, 0, true, false).ok());  // q's heads alone, normalised
+  const auto refused = [](const Result<std::shared_ptr<const Graph>>& r, std::string_view what) {
+    EXPECT_NE(r.status().message().find(what), std::string::npos) << r.status().to_string();
+  };
+  refused(packed_rope(128, 2, true, false), "key_norm goes with query_norm");
+  refused(packed_rope(64, 0, true, true), "key_norm goes with query_norm");
+  refused(packed_rope(128, 2, true, true, 0.0f), "eps must be positive");
+  refused(packed_rope(128, 2, true, true, 1e-6f, 64), "query_norm must be bf16 [128]");
+  refused(packed_rope(258, 2, false, false), "head dims of at most 256");
+  refused(packed_rope(128, -1, false, false), "rope: 4 heads");
+}
+
 TEST(GraphBuilderTest, AnAttentionWindowKeepsThroughTheEncodingAndIsNeverNegative) {
   Result<std::shared_ptr<const Graph>> g = decoder_attention(2, false, 512, 4, 64);
   ASSERT_TRUE(g.ok()) << g.status().to_string();

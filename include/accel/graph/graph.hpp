@@ -95,7 +95,7 @@ enum class OpKind : std::uint8_t {
   transpose,           ///< a permutation of the dims
   slice,               ///< [begin, end) along one dim
   cast,                ///< another element type
-  rope,                ///< x [R, heads * head_dim], positions i32 [R]: rotary position embedding of each head
+  rope,                ///< x [R, heads * head_dim] (or packed q|k|v), positions i32 [R]: rotary position embedding
 };
 /// The kind's name, as errors and descriptions name ops.
 [[nodiscard]] std::string_view to_string(OpKind kind) noexcept;
@@ -121,10 +121,10 @@ struct Node {
   Activation activation = Activation::identity;  ///< matmul and unary: the activation; binary: applied to a first
   BinaryOp binary = BinaryOp::add;               ///< binary: the operation
   bool transpose_b = false;                      ///< matmul: w is [N, K], used transposed
-  float eps = 0.0f;                              ///< layer_norm, rms_norm, l2_normalize: the epsilon
+  float eps = 0.0f;                              ///< layer_norm, rms_norm, l2_normalize, rope's norms: the epsilon
   float scale = 0.0f;                            ///< attention: the factor of q k^T
   std::int32_t heads = 0;                        ///< attention: the number of query heads; rope: of heads
-  std::int32_t kv_heads = 0;                     ///< attention: the number of key/value heads (dividing heads)
+  std::int32_t kv_heads = 0;                     ///< attention: key/value heads (dividing heads); rope: packed's
   bool causal = false;                           ///< attention: each query sees only the keys up to its own
   std::int32_t window = 0;                       ///< attention: > 0: each query sees keys within window of it
   float theta = 0.0f;                            ///< rope: the base of the rotation frequencies
@@ -224,6 +224,22 @@ struct AttentionOptions {
   std::int32_t window = 0;
 };
 
+/// The options of GraphBuilder::rope.
+struct RopeOptions {
+  /// 0: x is [R, heads * head_dim], every head rotated. > 0: x is q, k and v packed as attention_packed takes them,
+  /// [R, (heads + 2 kv_heads) * head_dim]: q's and k's heads rotated, v's copied, so that one projection feeds
+  /// attention_packed through one rope.
+  std::int32_t kv_heads = 0;
+  /// gamma [head_dim]: each head RMS-normalised before its rotation (Qwen3's q_norm and k_norm): its values times
+  /// 1 / sqrt(mean of their squares + eps), rounded to x's type, times gamma. query_norm scales q's heads (every
+  /// head when not packed), key_norm k's (packed only; both or neither).
+  std::optional<Tensor> query_norm, key_norm;
+  float eps = 0.0f;  ///< of the norms; positive where they are given
+};
+
+/// The widest head GraphBuilder::rope takes packed or normalised.
+inline constexpr std::int64_t kMaxNormedRopeHeadDim = 256;
+
 /// The longest sequence attention takes (GraphBuilder::attention's max_length).
 inline constexpr std::int32_t kMaxAttentionLength = 131072;
 
@@ -264,8 +280,9 @@ class GraphBuilder {
   Tensor attention_packed(Tensor qkv, Tensor offsets, std::int32_t heads, std::int32_t max_length,
                           AttentionOptions options = {});
   /// Rotary position embedding of x [R, heads * head_dim] at positions i32 [R] (rotate-half pairs, frequencies
-  /// 1 / theta^(2i / head_dim)).
-  Tensor rope(Tensor x, Tensor positions, std::int32_t heads, float theta);
+  /// 1 / theta^(2i / head_dim)); packed q|k|v and per-head norms before it as RopeOptions says (those forms take head
+  /// dims of at most 256). Node inputs: x, positions, query_norm, key_norm (absent: Node::kNone).
+  Tensor rope(Tensor x, Tensor positions, std::int32_t heads, float theta, RopeOptions options = {});
   /// Each sequence's rows of x pooled into one row (an empty sequence gives zeros).
   Tensor pool(Tensor x, Tensor offsets, PoolMode mode);
   /// Each row divided by max(its L2 norm, eps).

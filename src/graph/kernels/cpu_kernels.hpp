@@ -50,8 +50,18 @@ void packed_attention(const float* q, std::int64_t q_stride, const float* k, std
                       int head_dim, float scale, float* out, std::int64_t out_stride, int kv_heads = 0,
                       bool causal = false, int window = 0);
 
-// Rotary position embedding (rope in op_kinds.hpp): x and y are rows x (heads * head_dim), positions has rows entries.
-void rope(const float* x, const std::int32_t* positions, std::int64_t rows, int heads, int head_dim, float theta,
+// Rotary position embedding (rope in op_kinds.hpp) of rows of RopeHeads::width() elements; positions has rows
+// entries.
+struct RopeHeads {
+  int heads = 0;     // q's heads (every head's when not packed)
+  int kv_heads = 0;  // > 0: rows are q|k|v packed, these k and v heads after q's; v's copied
+  int head_dim = 0;
+  const float* query_norm = nullptr;  // [head_dim]: q's heads RMS-normalised first (null: not)
+  const float* key_norm = nullptr;    // [head_dim]: k's likewise
+  float eps = 0.0f;                   // of the norms
+  [[nodiscard]] std::int64_t width() const { return (std::int64_t{heads} + 2 * kv_heads) * head_dim; }
+};
+void rope(const float* x, const std::int32_t* positions, std::int64_t rows, const RopeHeads& shape, float theta,
           float* y);
 
 void pool(PoolMode mode, const float* x, std::int64_t width, const std::int32_t* offsets, std::int64_t sequences,

@@ -58,9 +58,13 @@ cudaError_t packed_attention(DType dtype, const void* q, std::int64_t q_stride, 
                              void* out, std::int64_t out_stride, cudaStream_t stream, int kv_heads = 0,
                              bool causal = false, int window = 0);
 
-// x and y [rows, heads * head_dim] (y may be x), positions [rows]; head_dim even.
+// x and y [rows, heads * head_dim] (y may be x), positions [rows]; head_dim even. kv_heads > 0: rows of q|k|v packed,
+// (heads + 2 kv_heads) * head_dim, v's heads copied; query_norm and key_norm [head_dim] (null: none) RMS-normalise q's
+// and k's heads first as cpu::RopeHeads says, the normalised value rounded to the storage type before its rotation.
+// Those forms take head_dim <= 256, and key_norm exactly when packed with a query_norm.
 cudaError_t rope(DType dtype, const void* x, const std::int32_t* positions, std::int64_t rows, int heads, int head_dim,
-                 float theta, void* y, cudaStream_t stream);
+                 float theta, void* y, cudaStream_t stream, int kv_heads = 0, const void* query_norm = nullptr,
+                 const void* key_norm = nullptr, float eps = 0.0f);
 
 cudaError_t pool(PoolMode mode, DType dtype, const void* x, std::int64_t width, const std::int32_t* offsets,
                  std::int64_t sequences, std::int64_t rows, void* out, cudaStream_t stream);

@@ -1,10 +1,14 @@
-// cuda::rope: one thread per (row, i < head_dim / 2, group of heads), grid-stride; the angle of pair i at the row's
-// position in float as transformers computes it (1 / theta^(2i / d), times the position), its sine and cosine by the
-// accurate sincosf, once for every head of the thread's group. Computed per head, they made this op 17 % of a
-// Qwen3-0.6B pass on the H200 (docs/PERFORMANCE.md §43); all heads in one group left a query's dozen rows a few
-// hundred threads, each walking 16 heads, which made a decoder query 5-9 % slower (§43). So a batch's rows get one
-// group (the GPU is full anyway), and a few rows as many groups as fill ~256 k threads. A warp's threads read
-// consecutive columns of each head.
+// cuda::rope. The plain form (every head rotated, no norm): one thread per (row, i < head_dim / 2, group of heads),
+// grid-stride; the angle of pair i at the row's position in float as transformers computes it (1 / theta^(2i / d),
+// times the position), its sine and cosine by the accurate sincosf, once for every head of the thread's group.
+// Computed per head, they made this op 17 % of a Qwen3-0.6B pass on the H200 (docs/PERFORMANCE.md §43); all heads in
+// one group left a query's dozen rows a few hundred threads, each walking 16 heads, which made a decoder query 5-9 %
+// slower (§43). So a batch's rows get one group (the GPU is full anyway), and a few rows as many groups as fill
+// ~256 k threads. A warp's threads read consecutive columns of each head.
+//
+// The packed and normalised forms: one warp per (row, group of heads), each lane holding pairs i = lane + 32 p of
+// every head of its group, so that a head's sum of squares is one warp reduction and the angles are computed once per
+// warp; groups sized as above, in warps. A query's q_norm, k_norm and two ropes are one launch (§51).
 #include <algorithm>
 
 #include "graph/kernels/cuda_element.cuh"
@@ -44,12 +48,114 @@ __global__ void rope_kernel(const T* x, const std::int32_t* positions, std::int6
   }
 }
 
+constexpr int kWarpsPerBlock = kThreads / 32;
+constexpr std::int64_t kFullGpuWarps = kFullGpuThreads / 32;
+
+template <class T>
+__device__ __forceinline__ float rounded(float v) {
+  return detail::to_float(detail::from_float<T>(v));
+}
+
+// kPairs: pairs per lane, ceil(head_dim / 64).
+template <class T, int kPairs>
+__global__ void rope_heads_kernel(const T* x, const std::int32_t* positions, std::int64_t rows, int heads, int kv_heads,
+                                  int head_dim, int groups, float theta, const T* query_norm, const T* key_norm,
+                                  float eps, T* y) {
+  const int half = head_dim / 2, lane = static_cast<int>(threadIdx.x % 32);
+  const int total = heads + 2 * kv_heads, rotated = heads + kv_heads;
+  const int group_heads = (total + groups - 1) / groups;
+  const std::int64_t items = rows * groups;
+  const std::int64_t first_warp = (blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x) / 32;
+  for (std::int64_t item = first_warp; item < items; item += std::int64_t{gridDim.x} * kWarpsPerBlock) {
+    const std::int64_t r = item / groups;
+    const int group = static_cast<int>(item % groups);
+    float sine[kPairs], cosine[kPairs];
+#pragma unroll
+    for (int p = 0; p < kPairs; ++p) {
+      const int i = lane + 32 * p;
+      const float inverse = 1.0f / powf(theta, static_cast<float>(2 * i) / static_cast<float>(head_dim));
+      sincosf(static_cast<float>(positions[r]) * inverse, &sine[p], &cosine[p]);
+    }
+    const int last = min(total, (group + 1) * group_heads);
+    for (int head = group * group_heads; head < last; ++head) {
+      const std::int64_t base = (r * total + head) * head_dim;
+      float a[kPairs], b[kPairs];
+#pragma unroll
+      for (int p = 0; p < kPairs; ++p) {
+        const int i = lane + 32 * p;
+        a[p] = i < half ? detail::to_float(x[base + i]) : 0.0f;
+        b[p] = i < half ? detail::to_float(x[base + i + half]) : 0.0f;
+      }
+      if (head >= rotated) {  // v's heads, packed after k's
+        if (x != y) {
+#pragma unroll
+          for (int p = 0; p < kPairs; ++p) {
+            const int i = lane + 32 * p;
+            if (i < half) y[base + i] = x[base + i], y[base + i + half] = x[base + i + half];
+          }
+        }
+        continue;
+      }
+      if (const T* gamma = head < heads ? query_norm : key_norm; gamma != nullptr) {
+        float squares = 0.0f;
+#pragma unroll
+        for (int p = 0; p < kPairs; ++p) squares += a[p] * a[p] + b[p] * b[p];
+        const float scale = 1.0f / sqrtf(detail::warp_sum(squares) / static_cast<float>(head_dim) + eps);
+#pragma unroll
+        for (int p = 0; p < kPairs; ++p) {
+          const int i = lane + 32 * p;
+          if (i >= half) continue;
+          a[p] = rounded<T>(a[p] * scale * detail::to_float(gamma[i]));
+          b[p] = rounded<T>(b[p] * scale * detail::to_float(gamma[i + half]));
+        }
+      }
+#pragma unroll
+      for (int p = 0; p < kPairs; ++p) {
+        const int i = lane + 32 * p;
+        if (i >= half) continue;
+        y[base + i] = detail::from_float<T>(a[p] * cosine[p] - b[p] * sine[p]);
+        y[base + i + half] = detail::from_float<T>(b[p] * cosine[p] + a[p] * sine[p]);
+      }
+    }
+  }
+}
+
+template <class T, int kPairs>
+cudaError_t launch_heads(const void* x, const std::int32_t* positions, std::int64_t rows, int heads, int kv_heads,
+                         int head_dim, float theta, const void* query_norm, const void* key_norm, float eps, void* y,
+                         cudaStream_t stream) {
+  const int total = heads + 2 * kv_heads;
+  const int groups = static_cast<int>(std::clamp<std::int64_t>(kFullGpuWarps / rows, 1, total));
+  rope_heads_kernel<T, kPairs><<<detail::blocks_for(rows * groups, kWarpsPerBlock), kThreads, 0, stream>>>(
+      static_cast<const T*>(x), positions, rows, heads, kv_heads, head_dim, groups, theta,
+      static_cast<const T*>(query_norm), static_cast<const T*>(key_norm), eps, static_cast<T*>(y));
+  return cudaGetLastError();
+}
+
 }  // namespace
 
 cudaError_t rope(DType dtype, const void* x, const std::int32_t* positions, std::int64_t rows, int heads, int head_dim,
-                 float theta, void* y, cudaStream_t stream) {
-  if (heads <= 0 || head_dim <= 0 || head_dim % 2 != 0) return cudaErrorInvalidValue;
+                 float theta, void* y, cudaStream_t stream, int kv_heads, const void* query_norm, const void* key_norm,
+                 float eps) {
+  if (heads <= 0 || kv_heads < 0 || head_dim <= 0 || head_dim % 2 != 0) return cudaErrorInvalidValue;
   if (rows == 0) return cudaSuccess;
+  if (kv_heads > 0 || query_norm != nullptr) {
+    if (head_dim > 256 || (key_norm != nullptr) != (kv_heads > 0 && query_norm != nullptr))
+      return cudaErrorInvalidValue;
+    return detail::dispatch(dtype, [&](auto tag) {
+      using T = decltype(tag);
+      const auto launch = [&]<int kPairs>() {
+        return launch_heads<T, kPairs>(x, positions, rows, heads, kv_heads, head_dim, theta, query_norm, key_norm, eps,
+                                       y, stream);
+      };
+      switch ((head_dim + 63) / 64) {
+        case 1: return launch.template operator()<1>();
+        case 2: return launch.template operator()<2>();
+        case 3: return launch.template operator()<3>();
+        default: return launch.template operator()<4>();
+      }
+    });
+  }
   const std::int64_t pairs = rows * (head_dim / 2);
   const int groups = static_cast<int>(std::clamp<std::int64_t>(kFullGpuThreads / pairs, 1, heads));
   return detail::dispatch(dtype, [&](auto tag) {

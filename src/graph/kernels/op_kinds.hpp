@@ -28,6 +28,9 @@
 //                        pair of columns (i, i + d/2), i < d/2, is rotated by the angle a = position * f_i, with
 //                        f_i = 1 / theta^(2i / d) and a computed in float as transformers computes them:
 //                          y_i = x_i cos a - x_{i+d/2} sin a,   y_{i+d/2} = x_{i+d/2} cos a + x_i sin a.
+//                        Packed (kv_heads > 0): rows of q|k|v, heads + 2 kv_heads heads; q's and k's rotated, v's
+//                        copied. With a head norm gamma [d] (q's; k's when packed), each head is first
+//                        x_c / sqrt(mean_c x_c^2 + eps) * gamma_c, rounded to the storage type.
 //   pool                 out[s] = sequence s's rows pooled as PoolMode says (include/accel/graph/pool_mode.hpp): mean,
 //                        max, first, last, sum / sqrt(n), or weighted by position + 1; an empty sequence gives a
 //                        zero row.
