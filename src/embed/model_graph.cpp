@@ -107,7 +107,9 @@ class Builder {
                                              offsets, heads, max_length, {.kv_heads = kv_heads, .causal = c.causal});
       x = b_.binary(graph::BinaryOp::add, x, linear(attended, layer.attention_output));
       h = b_.rms_norm(x, param(layer.post_attention_norm), eps);
-      Tensor gated = b_.binary(graph::BinaryOp::mul, linear(h, layer.gate), linear(h, layer.up), Activation::silu);
+      Tensor gated =
+          layer.gate_up ? b_.gated(linear(h, *layer.gate_up), Activation::silu)
+                        : b_.binary(graph::BinaryOp::mul, linear(h, layer.gate), linear(h, layer.up), Activation::silu);
       x = b_.binary(graph::BinaryOp::add, x, linear(gated, layer.down));
     }
     return b_.rms_norm(x, param(*p.final_norm), eps);
@@ -133,6 +135,11 @@ class Builder {
       return b_.binary(graph::BinaryOp::add, b_.binary(graph::BinaryOp::mul, linear(h, w), *cos),
                        b_.binary(graph::BinaryOp::mul, linear(h, *swapped), *sin));
     };
+    // The gated block's act(input(h)) * gate(h): one matmul and one gated pass where the two are stacked.
+    const auto gate = [&](Tensor h, const RotaryEncoderLayerParameters& layer) {
+      if (layer.input_gate) return b_.gated(linear(h, *layer.input_gate), c.hidden_act);
+      return b_.binary(graph::BinaryOp::mul, linear(h, layer.input), linear(h, layer.gate), c.hidden_act);
+    };
     Tensor x = norm(with_token_types(p, b_.gather(param(p.word_embeddings), ids)), p.embeddings_norm);
     for (std::size_t i = 0; i < p.rotary_layers.size(); ++i) {
       const RotaryEncoderLayerParameters& layer = p.rotary_layers[i];
@@ -144,13 +151,13 @@ class Builder {
                                      heads, max_length, {.window = sliding ? window : 0});
       if (c.post_norm) {
         x = norm(linear(attended, layer.attention_output), *layer.attention_norm, x);
-        Tensor gated = b_.binary(graph::BinaryOp::mul, linear(x, layer.input), linear(x, layer.gate), c.hidden_act);
+        Tensor gated = gate(x, layer);
         x = norm(linear(gated, layer.output), layer.mlp_norm, x);
         continue;
       }
       x = b_.binary(graph::BinaryOp::add, x, linear(attended, layer.attention_output));
       h = norm(x, layer.mlp_norm);
-      Tensor gated = b_.binary(graph::BinaryOp::mul, linear(h, layer.input), linear(h, layer.gate), c.hidden_act);
+      Tensor gated = gate(h, layer);
       x = b_.binary(graph::BinaryOp::add, x, linear(gated, layer.output));
     }
     return p.final_layer_norm ? norm(x, *p.final_layer_norm) : x;

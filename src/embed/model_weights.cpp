@@ -254,25 +254,35 @@ Parameter stack(ModelWeights& weights, const std::vector<Parameter>& parts) {
   return stacked;
 }
 
-// A layer's q, k and v projections as one (its qkv), where they take the same input and all or none have a bias: one
-// matmul of three times the width instead of three.
-template <class Layer>
-void stack_qkv(ModelWeights& weights, Layer& layer) {
-  const LinearParameters* parts[] = {&layer.query, &layer.key, &layer.value};
+// Projections of one input as one: their weights' rows stacked in order (and their biases, where all or none have
+// one), so that one matmul of the summed width does the work of several. Nothing where they differ.
+std::optional<LinearParameters> stack_linears(ModelWeights& weights,
+                                              const std::vector<const LinearParameters*>& parts) {
   for (const LinearParameters* part : parts) {
-    if (part->weight.shape.size() != 2 || part->weight.shape[1] != layer.query.weight.shape[1] ||
-        part->bias.has_value() != layer.query.bias.has_value())
-      return;
+    if (part->weight.shape.size() != 2 || part->weight.shape[1] != parts[0]->weight.shape[1] ||
+        part->bias.has_value() != parts[0]->bias.has_value())
+      return std::nullopt;
   }
-  LinearParameters qkv{.weight = stack(weights, {layer.query.weight, layer.key.weight, layer.value.weight}),
-                       .bias = std::nullopt};
-  if (layer.query.bias) qkv.bias = stack(weights, {*layer.query.bias, *layer.key.bias, *layer.value.bias});
-  layer.qkv = std::move(qkv);
+  std::vector<Parameter> stacked_weights, stacked_biases;
+  for (const LinearParameters* part : parts) {
+    stacked_weights.push_back(part->weight);
+    if (part->bias) stacked_biases.push_back(*part->bias);
+  }
+  LinearParameters linear{.weight = stack(weights, stacked_weights), .bias = std::nullopt};
+  if (!stacked_biases.empty()) linear.bias = stack(weights, stacked_biases);
+  return linear;
 }
 
-void stack_qkv(ModelWeights& weights) {
-  for (EncoderLayerParameters& layer : weights.parameters.layers) stack_qkv(weights, layer);
-  for (DecoderLayerParameters& layer : weights.parameters.decoder_layers) stack_qkv(weights, layer);
+// q, k and v (attention_packed reads them as one), and a gated block's two projections (GraphBuilder::gated).
+void stack_projections(ModelWeights& weights) {
+  for (EncoderLayerParameters& layer : weights.parameters.layers)
+    layer.qkv = stack_linears(weights, {&layer.query, &layer.key, &layer.value});
+  for (DecoderLayerParameters& layer : weights.parameters.decoder_layers) {
+    layer.qkv = stack_linears(weights, {&layer.query, &layer.key, &layer.value});
+    layer.gate_up = stack_linears(weights, {&layer.gate, &layer.up});
+  }
+  for (RotaryEncoderLayerParameters& layer : weights.parameters.rotary_layers)
+    layer.input_gate = stack_linears(weights, {&layer.input, &layer.gate});
 }
 
 void find_head(const ModelFolder& folder, Resolver& r, ModelWeights& weights) {
@@ -335,7 +345,7 @@ Result<ModelWeights> ModelWeights::open(const ModelFolder& folder) {
   find_head(folder, encoder, weights);
   ACCEL_RETURN_IF_ERROR(encoder.finish(fmt::format("a {}-layer {} {} model", folder.config.num_hidden_layers,
                                                    folder.family->name, to_string(folder.head))));
-  stack_qkv(weights);
+  stack_projections(weights);
   for (std::size_t i = 0; i < folder.dense.size(); ++i) {
     const DenseModule& module = folder.dense[i];
     Resolver dense(weights, i + 1, "");

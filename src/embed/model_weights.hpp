@@ -54,6 +54,7 @@ struct DecoderLayerParameters {
   LinearParameters attention_output;
   Parameter post_attention_norm;  // [hidden]
   LinearParameters gate, up, down;
+  std::optional<LinearParameters> gate_up;  // gate and up as one projection, which GraphBuilder::gated splits
 };
 
 // A rotary encoder layer (ModernBERT, NomicBert, GTE): q, k and v are row ranges of the fused qkv projection; the
@@ -67,6 +68,7 @@ struct RotaryEncoderLayerParameters {
   std::optional<LinearParameters> query_swapped, key_swapped;
   NormParameters mlp_norm;
   LinearParameters input, gate, output;
+  std::optional<LinearParameters> input_gate;  // input and gate as one projection, which GraphBuilder::gated splits
 };
 
 struct ModelParameters {

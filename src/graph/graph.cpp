@@ -14,7 +14,7 @@ namespace accel::graph {
 
 namespace {
 // 3: rope, attention's kv_heads and causal; 4: its window; 5: binary's activation of a; 6: rope's packed q|k|v and
-// per-head norms
+// per-head norms, and gated
 constexpr std::uint32_t kEncodingVersion = 6;
 constexpr std::uint64_t kParameterAlignment = 256;
 
@@ -85,6 +85,7 @@ std::string_view to_string(OpKind kind) noexcept {
     case OpKind::slice: return "slice";
     case OpKind::cast: return "cast";
     case OpKind::rope: return "rope";
+    case OpKind::gated: return "gated";
   }
   return "unknown";
 }
@@ -234,6 +235,7 @@ Result<std::shared_ptr<const Graph>> replay(std::span<const std::byte> bytes, DT
         made.push_back(b.rope(in(0), in(1), node.heads, node.theta,
                               {.kv_heads = node.kv_heads, .query_norm = opt(2), .key_norm = opt(3), .eps = node.eps}));
         break;
+      case OpKind::gated: made.push_back(b.gated(in(0), node.activation)); break;
       case OpKind::pool: made.push_back(b.pool(in(0), in(1), node.pool)); break;
       case OpKind::l2_normalize: made.push_back(b.l2_normalize(in(0), node.eps)); break;
       case OpKind::reshape: made.push_back(b.reshape(in(0), t.shape)); break;

@@ -160,6 +160,19 @@ Tensor GraphBuilder::binary(BinaryOp op, Tensor a, Tensor b, Activation a_activa
              {.dtype = l->dtype, .shape = l->shape});
 }
 
+Tensor GraphBuilder::gated(Tensor x, Activation activation) {
+  const TensorInfo* a = info(x, "gated", "x");
+  if (a == nullptr) return {};
+  if (a->shape.size() != 2 || !is_float(a->dtype) || !a->shape[1].is_constant() || a->shape[1].offset % 2 != 0 ||
+      a->shape[1].offset == 0) {
+    fail(invalid_argument(fmt::format("gated: x must be 2-D floating point of a constant even width, got {} {}",
+                                      to_string(a->dtype), to_string(a->shape))));
+    return {};
+  }
+  return add({.kind = OpKind::gated, .inputs = {x.id}, .activation = activation},
+             {.dtype = a->dtype, .shape = {a->shape[0], Dim::of(a->shape[1].offset / 2)}});
+}
+
 namespace {
 // A norm's operands: x floating with a last dim, gamma/beta [last] of x's dtype, residual x's shape.
 Status check_norm(std::string_view op, const TensorInfo& x, const TensorInfo& gamma, const TensorInfo* beta,

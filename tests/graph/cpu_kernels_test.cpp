@@ -146,6 +146,24 @@ TEST(CpuKernels, BinaryOpsActivateTheirFirstOperand) {
   }
 }
 
+// A gated block's two projections stacked: activation(x[:, :w]) * x[:, w:], rows wider than the 1,024-element chunk.
+TEST(CpuKernels, GatedMultipliesTheActivatedFirstHalfByTheSecond) {
+  for (Activation act : {Activation::identity, Activation::silu, Activation::gelu_erf}) {
+    for (std::int64_t width : {std::int64_t{1}, std::int64_t{33}, std::int64_t{2500}}) {
+      const std::int64_t rows = 3;
+      const auto x = random(rows * 2 * width, -4, 4);
+      std::vector<double> expected(rows * width);
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t c = 0; c < width; ++c)
+          expected[r * width + c] = activate(act, double{x[r * 2 * width + c]}) * x[r * 2 * width + width + c];
+      std::vector<float> out(rows * width, NAN);
+      cpu::gated(x.data(), rows, width, act, out.data());
+      SCOPED_TRACE(::testing::Message() << static_cast<int>(act) << " width " << width);
+      expect_near(out, expected, 1e-5);
+    }
+  }
+}
+
 // LayerNorm (or RMSNorm) of x + residual in double.
 std::vector<double> norm_reference(const std::vector<float>& x, const float* residual, const std::vector<float>& gamma,
                                    const float* beta, std::int64_t width, double eps, bool rms) {

@@ -103,6 +103,23 @@ TEST_F(CudaKernels, ActivationsAndBinaryOps) {
   }
 }
 
+// A gated block's activation(x[:, :w]) * x[:, w:] against the CPU kernel, 8-wide rows and others.
+TEST_F(CudaKernels, GatedMatchesTheCpu) {
+  for (DType dtype : kTypes) {
+    for (std::int64_t width : kWidths) {
+      const std::int64_t rows = 5;
+      const auto x = rounded(random(rows * 2 * width, -4, 4), dtype);
+      const Buffer dx(dtype, x), y(dtype, rows * width);
+      for (Activation act : {Activation::identity, Activation::silu, Activation::gelu_erf}) {
+        finish(cuda::gated(dtype, dx.get(), rows, width, act, y.get(), stream_));
+        std::vector<float> expected(rows * width);
+        cpu::gated(x.data(), rows, width, act, expected.data());
+        expect_close(y.read(), expected, dtype, "gated");
+      }
+    }
+  }
+}
+
 // The graphs' own matmul against a double-precision product with the CPU kernels' epilogue, over shapes at, inside
 // and across its 64 x 64 x 16 tiles, both B layouts, with and without bias; the bound adds to the storage type's
 // tolerance the float accumulation's own (a few ulp of the sum of |terms|).

@@ -184,6 +184,26 @@ TEST(GraphBuilderTest, APackedNormalisedRopeKeepsThroughTheEncodingAndRefusesMis
   refused(packed_rope(128, -1, false, false), "rope: 4 heads");
 }
 
+TEST(GraphBuilderTest, GatedHalvesTheWidthKeepsItsActivationAndRefusesAnOddWidth) {
+  const auto gated = [](std::int64_t width) {
+    GraphBuilder b;
+    b.bucket("tokens", Ladder::powers_of_two(8, 64));
+    b.output("y", b.gated(b.input("x", DType::f16, {T(), Dim::of(width)}), Activation::silu));
+    return b.build();
+  };
+  Result<std::shared_ptr<const Graph>> g = gated(6144);
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  const Node& node = (*g)->nodes().back();
+  EXPECT_EQ(node.kind, OpKind::gated);
+  EXPECT_EQ(node.activation, Activation::silu);
+  EXPECT_EQ((*g)->tensors()[node.output].shape, (Shape{T(), Dim::of(3072)}));
+  Result<std::shared_ptr<const Graph>> decoded = Graph::decode((*g)->encoding());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  EXPECT_EQ((*decoded)->nodes(), (*g)->nodes());
+  EXPECT_NE(gated(7).status().message().find("gated: x must be 2-D floating point of a constant even width"),
+            std::string::npos);
+}
+
 TEST(GraphBuilderTest, AnAttentionWindowKeepsThroughTheEncodingAndIsNeverNegative) {
   Result<std::shared_ptr<const Graph>> g = decoder_attention(2, false, 512, 4, 64);
   ASSERT_TRUE(g.ok()) << g.status().to_string();

@@ -96,6 +96,7 @@ enum class OpKind : std::uint8_t {
   slice,               ///< [begin, end) along one dim
   cast,                ///< another element type
   rope,                ///< x [R, heads * head_dim] (or packed q|k|v), positions i32 [R]: rotary position embedding
+  gated,               ///< x [R, 2 W] -> [R, W]: activation(x's first W columns) * its last W (SwiGLU, GeGLU)
 };
 /// The kind's name, as errors and descriptions name ops.
 [[nodiscard]] std::string_view to_string(OpKind kind) noexcept;
@@ -265,6 +266,9 @@ class GraphBuilder {
   /// `activation(a) op b` elementwise; b has a's shape or is one row broadcast over a's rows. A gated MLP's
   /// `silu(gate) * up` is one pass this way, not an activation pass and a product.
   Tensor binary(BinaryOp op, Tensor a, Tensor b, Activation a_activation = Activation::identity);
+  /// `activation(x[:, :W]) * x[:, W:]` of x [R, 2 W]: a gated MLP whose two projections are one matmul of twice the
+  /// width (their weights' rows stacked) gates in one pass over its output.
+  Tensor gated(Tensor x, Activation activation);
   /// (x + residual) normalised over the last dim, times gamma, plus beta.
   Tensor layer_norm(Tensor x, Tensor gamma, std::optional<Tensor> beta, float eps,
                     std::optional<Tensor> residual = std::nullopt);

@@ -121,6 +121,7 @@ Status run_node(const Frame& f, const Node& node, std::uint32_t index) {
                        f.at(out), f.dim(out, 1), node.kv_heads, node.causal, node.window);
       return Status();
     }
+    case OpKind::gated: gated(f.at(in[0]), f.rows(out), f.last_dim(out), node.activation, f.at(out)); return Status();
     case OpKind::rope: {
       const std::int64_t blocks = std::int64_t{node.heads} + 2 * std::int64_t{node.kv_heads};
       const auto norm = [&](std::size_t k) { return k < in.size() && in[k] != Node::kNone ? f.at(in[k]) : nullptr; };

@@ -90,6 +90,8 @@ cudaError_t launch(const Frame& f, const Node& node) {
                               static_cast<int>(a.head_dim), node.scale, f.at(out), f.dim(out, 1), f.stream,
                               node.kv_heads, node.causal, node.window);
     }
+    case OpKind::gated:
+      return gated(dtype, f.at(in[0]), f.rows(out), f.last_dim(out), node.activation, f.at(out), f.stream);
     case OpKind::rope: {
       const std::int64_t blocks = std::int64_t{node.heads} + 2 * std::int64_t{node.kv_heads};
       const auto norm = [&](std::size_t k) -> const void* {

@@ -117,6 +117,23 @@ void binary(BinaryOp op, const float* a, const float* b, Broadcast b_shape, std:
   }
 }
 
+void gated(const float* x, std::int64_t rows, std::int64_t width, Activation activation, float* y) {
+  constexpr std::int64_t kChunk = 1024;
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelElements)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* gate = x + r * 2 * width;
+    const float* up = gate + width;
+    float* out = y + r * width;
+    float activated[kChunk];
+    for (std::int64_t first = 0; first < width; first += kChunk) {
+      const std::int64_t n = std::min(kChunk, width - first);
+      std::copy_n(gate + first, n, activated);
+      bias_activate_row(activated, nullptr, n, activation);
+      for (std::int64_t c = 0; c < n; ++c) out[first + c] = activated[c] * up[first + c];
+    }
+  }
+}
+
 // The norms write h into `sum` when asked for it, else into y, and normalise it there: a row of y is read only
 // after its own h is complete, so x or residual may alias y.
 void layer_norm(const float* x, const float* residual, const float* gamma, const float* beta, std::int64_t rows,

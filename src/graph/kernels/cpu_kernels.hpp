@@ -27,6 +27,9 @@ void bias_activation(const float* x, const float* bias, std::int64_t rows, std::
 void matmul_bias_activation(const float* x, const float* w, bool transpose_w, const float* bias, std::int64_t rows,
                             std::int64_t k, std::int64_t n, Activation activation, float* y);
 
+// y [rows, width] = activation(x's first width columns) * its last width, x [rows, 2 width] (gated in op_kinds.hpp).
+void gated(const float* x, std::int64_t rows, std::int64_t width, Activation activation, float* y);
+
 // activation(a) op b; out may alias a or b.
 void binary(BinaryOp op, const float* a, const float* b, Broadcast b_shape, std::int64_t rows, std::int64_t width,
             float* out, Activation a_activation = Activation::identity);

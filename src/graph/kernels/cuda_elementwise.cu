@@ -83,6 +83,21 @@ __global__ void binary_kernel(BinaryOp op, const T* a, const T* b, Broadcast b_s
   }
 }
 
+template <int V, class T>
+__global__ void gated_kernel(const T* x, std::int64_t rows, std::int64_t width, Activation activation, T* y) {
+  const std::int64_t chunks = width / V;
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < rows * chunks;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t r = i / chunks, c = i % chunks * V;
+    float u[V], w[V];
+    detail::load<V>(x + r * 2 * width + c, u);
+    detail::load<V>(x + r * 2 * width + width + c, w);
+#pragma unroll
+    for (int e = 0; e < V; ++e) u[e] = detail::activate(activation, u[e]) * w[e];
+    detail::store<V>(y + r * width + c, u);
+  }
+}
+
 template <int V, class From, class To>
 __global__ void cast_kernel(const From* x, To* y, std::int64_t count) {
   for (std::int64_t i = (blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x) * V; i < count;
@@ -168,6 +183,23 @@ cudaError_t binary(DType dtype, BinaryOp op, const void* a, const void* b, Broad
     else
       binary_kernel<1><<<detail::blocks_for(rows * width, kThreads), kThreads, 0, stream>>>(op, at, bt, b_shape, rows,
                                                                                             width, ot, a_activation);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t gated(DType dtype, const void* x, std::int64_t rows, std::int64_t width, Activation activation, void* y,
+                  cudaStream_t stream) {
+  return dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (rows == 0 || width == 0) return cudaSuccess;
+    const auto* xt = static_cast<const T*>(x);
+    auto* yt = static_cast<T*>(y);
+    if (vectorizable(width, x, y))
+      gated_kernel<8>
+          <<<detail::blocks_for(rows * width / 8, kThreads), kThreads, 0, stream>>>(xt, rows, width, activation, yt);
+    else
+      gated_kernel<1>
+          <<<detail::blocks_for(rows * width, kThreads), kThreads, 0, stream>>>(xt, rows, width, activation, yt);
     return cudaGetLastError();
   });
 }

@@ -31,6 +31,10 @@ cudaError_t bias_activation(DType dtype, const void* x, const void* bias, std::i
 cudaError_t matmul(DType dtype, const void* a, const void* b, bool transpose_b, const void* bias, Activation activation,
                    std::int64_t rows, std::int64_t n, std::int64_t k, void* c, cudaStream_t stream);
 
+// y [rows, width] = activation(x[:, :width]) * x[:, width:], x [rows, 2 width]; y must not alias x.
+cudaError_t gated(DType dtype, const void* x, std::int64_t rows, std::int64_t width, Activation activation, void* y,
+                  cudaStream_t stream);
+
 cudaError_t binary(DType dtype, BinaryOp op, const void* a, const void* b, Broadcast b_shape, std::int64_t rows,
                    std::int64_t width, void* out, cudaStream_t stream, Activation a_activation = Activation::identity);
 

@@ -31,6 +31,8 @@
 //                        Packed (kv_heads > 0): rows of q|k|v, heads + 2 kv_heads heads; q's and k's rotated, v's
 //                        copied. With a head norm gamma [d] (q's; k's when packed), each head is first
 //                        x_c / sqrt(mean_c x_c^2 + eps) * gamma_c, rounded to the storage type.
+//   gated                y [rows, w] = act(x[:, :w]) * x[:, w:] of x [rows, 2w] (a SwiGLU's or GeGLU's two projections
+//                        as one matmul's output).
 //   pool                 out[s] = sequence s's rows pooled as PoolMode says (include/accel/graph/pool_mode.hpp): mean,
 //                        max, first, last, sum / sqrt(n), or weighted by position + 1; an empty sequence gives a
 //                        zero row.
