@@ -81,6 +81,43 @@ def test_norms_pooling_and_elementwise_ops_match_numpy(device, rng):
     np.testing.assert_array_equal(first.numpy(), xs[[0, 2]])
 
 
+def test_a_packed_normalised_rope_and_a_gated_block_match_numpy(device, rng):
+    heads, kv_heads, d, rows, eps = 4, 2, 8, 5, 1e-6
+    width = (heads + 2 * kv_heads) * d
+    b = accel.GraphBuilder()
+    qkv = b.input("qkv", "float32", ["rows", width])
+    offsets = b.input("offsets", "int32", [2], padding=accel.Padding.repeat_last)
+    q_norm, k_norm = b.parameter("q_norm", "float32", [d]), b.parameter("k_norm", "float32", [d])
+    positions = b.sequence_positions(offsets, "rows")
+    b.output("rotated", b.rope(qkv, positions, heads, 10000.0, kv_heads=kv_heads, query_norm=q_norm, key_norm=k_norm,
+                               eps=eps))
+    b.output("gated", b.gated(qkv, "silu"))
+    graph = b.build()
+    xs = rng.standard_normal((rows, width)).astype(np.float32)
+    qg, kg = rng.standard_normal(d).astype(np.float32), rng.standard_normal(d).astype(np.float32)
+    rotated, gated = device.allocate((rows, width), "float32"), device.allocate((rows, width // 2), "float32")
+    device.execute(graph, symbols={"rows": rows}, weights=graph.upload_weights(device, {"q_norm": qg, "k_norm": kg}),
+                   inputs={"qkv": device.upload(xs), "offsets": device.upload(np.array([0, rows], np.int32))},
+                   outputs={"rotated": rotated, "gated": gated}).result()
+    heads_of = xs.reshape(rows, heads + 2 * kv_heads, d).astype(np.float64)
+    normed = heads_of / np.sqrt((heads_of ** 2).mean(axis=2, keepdims=True) + eps)
+    normed[:, :heads] *= qg
+    normed[:, heads:heads + kv_heads] *= kg
+    angle = np.arange(rows)[:, None] / 10000.0 ** (np.arange(d // 2) * 2 / d)
+    cos, sin = np.cos(angle)[:, None], np.sin(angle)[:, None]
+    expected = heads_of.copy()
+    a, c = normed[:, :heads + kv_heads, :d // 2], normed[:, :heads + kv_heads, d // 2:]
+    expected[:, :heads + kv_heads] = np.concatenate([a * cos - c * sin, c * cos + a * sin], axis=2)
+    np.testing.assert_allclose(rotated.numpy(), expected.reshape(rows, width), rtol=1e-4, atol=1e-4)
+    gate, up = xs[:, :width // 2].astype(np.float64), xs[:, width // 2:]
+    np.testing.assert_allclose(gated.numpy(), gate / (1 + np.exp(-gate)) * up, rtol=1e-5, atol=1e-5)
+    with pytest.raises(accel.InvalidArgument, match="key_norm goes with query_norm"):
+        b2 = accel.GraphBuilder()
+        b2.rope(b2.input("x", "float32", [2, 16]), b2.input("p", "int32", [2]), 2, 100.0, key_norm=b2.parameter(
+            "k", "float32", [8]), eps=1e-6)
+        b2.build()
+
+
 def test_views_and_slices(device, rng):
     b = accel.GraphBuilder()
     x = b.input("x", "float32", [2, 6])

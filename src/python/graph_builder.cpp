@@ -116,8 +116,23 @@ void bind_graph_builder(nb::module_& module) {
           arg("qkv"), arg("offsets"), arg("heads"), arg("max_length"), nb::kw_only(), arg("scale") = nb::none(),
           arg("kv_heads") = 0, arg("causal") = false, arg("window") = 0,
           "attention() over q, k and v packed as column blocks of one tensor.")
-      .def("rope", &GraphBuilder::rope, arg("x"), arg("positions"), arg("heads"), arg("theta"),
-           "Rotary position embedding of x [R, heads * head_dim] at positions i32 [R].")
+      .def(
+          "rope",
+          [](GraphBuilder& b, Tensor x, Tensor positions, std::int32_t heads, float theta, std::int32_t kv_heads,
+             std::optional<Tensor> query_norm, std::optional<Tensor> key_norm, float eps) {
+            return b.rope(x, positions, heads, theta,
+                          {.kv_heads = kv_heads, .query_norm = query_norm, .key_norm = key_norm, .eps = eps});
+          },
+          arg("x"), arg("positions"), arg("heads"), arg("theta"), nb::kw_only(), arg("kv_heads") = 0,
+          arg("query_norm") = nb::none(), arg("key_norm") = nb::none(), arg("eps") = 0.0f,
+          "Rotary position embedding of x [R, heads * head_dim] at positions i32 [R]; kv_heads > 0: x is q|k|v packed "
+          "(v's heads copied); query_norm/key_norm [head_dim]: each head RMS-normalised first.")
+      .def(
+          "gated",
+          [](GraphBuilder& b, Tensor x, nb::handle activation) {
+            return b.gated(x, option<Activation>(activation, "gated", "activation"));
+          },
+          arg("x"), arg("activation"), "activation(x[:, :W]) * x[:, W:] of x [R, 2 W].")
       .def(
           "pool",
           [](GraphBuilder& b, Tensor x, Tensor offsets, nb::handle mode) {

@@ -1,6 +1,7 @@
-// A pre-norm decoder layer (Qwen3's) as a compiled graph over packed sequences: RMSNorm, grouped-query q/k/v, q/k
-// RMSNorm per head, rotary positions, causal attention (within a sliding window when `window` > 0), a SwiGLU block,
-// residuals, last-token pooling. What the graph codec's fuzzer is seeded with beside the encoder
+// A pre-norm decoder layer (Qwen3's, as embed/model_graph.cpp builds it) as a compiled graph over packed sequences:
+// RMSNorm, one q|k|v matmul, one rope with the per-head q/k RMS norms, causal grouped-query attention over the packed
+// projection (within a sliding window when `window` > 0), a SwiGLU block as one gate|up matmul and gated, residuals,
+// last-token pooling. What the graph codec's fuzzer is seeded with beside the encoder
 // (fuzz/make_corpus.cpp).
 #pragma once
 
@@ -24,19 +25,18 @@ inline std::shared_ptr<const Graph> decoder_graph(DType dtype, Ladder tokens, La
     return b.matmul(in, p(name, {Dim::of(out), Dim::of(from)}), {.transpose_b = true, .activation = activation});
   };
   Tensor positions = b.sequence_positions(offsets, T);
-  auto project = [&](Tensor in, const char* name, const char* norm, std::int64_t heads) {
-    Tensor y = b.reshape(linear(in, name, heads * kHead, kWidth), {T, Dim::of(heads), Dim::of(kHead)});
-    y = b.reshape(b.rms_norm(y, p(norm, {Dim::of(kHead)}), 1e-6f), {T, Dim::of(heads * kHead)});
-    return b.rope(y, positions, static_cast<std::int32_t>(heads), 1e6f);
-  };
   Tensor h = b.rms_norm(x, p("g1", {W}), 1e-6f);
-  Tensor a = b.attention(project(h, "wq", "gq", kHeads), project(h, "wk", "gk", kKvHeads),
-                         linear(h, "wv", kKvHeads * kHead, kWidth), offsets, kHeads, 4096,
-                         {.kv_heads = kKvHeads, .causal = true, .window = window});
+  Tensor qkv = linear(h, "wqkv", (kHeads + 2 * kKvHeads) * kHead, kWidth);
+  Tensor rotated = b.rope(qkv, positions, kHeads, 1e6f,
+                          {.kv_heads = kKvHeads,
+                           .query_norm = p("gq", {Dim::of(kHead)}),
+                           .key_norm = p("gk", {Dim::of(kHead)}),
+                           .eps = 1e-6f});
+  Tensor a =
+      b.attention_packed(rotated, offsets, kHeads, 4096, {.kv_heads = kKvHeads, .causal = true, .window = window});
   Tensor r = b.binary(BinaryOp::add, x, linear(a, "wo", kWidth, kHeads * kHead));
   h = b.rms_norm(r, p("g2", {W}), 1e-6f);
-  Tensor gated =
-      b.binary(BinaryOp::mul, linear(h, "wg", kInner, kWidth, Activation::silu), linear(h, "wu", kInner, kWidth));
+  Tensor gated = b.gated(linear(h, "wgu", 2 * kInner, kWidth), Activation::silu);
   Tensor y = b.binary(BinaryOp::add, r, linear(gated, "wd", kWidth, kInner));
   b.output("pooled", b.l2_normalize(b.pool(b.rms_norm(y, p("g3", {W}), 1e-6f), offsets, PoolMode::last)));
   return *b.build();

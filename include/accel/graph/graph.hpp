@@ -231,10 +231,11 @@ struct RopeOptions {
   /// [R, (heads + 2 kv_heads) * head_dim]: q's and k's heads rotated, v's copied, so that one projection feeds
   /// attention_packed through one rope.
   std::int32_t kv_heads = 0;
-  /// gamma [head_dim]: each head RMS-normalised before its rotation (Qwen3's q_norm and k_norm): its values times
-  /// 1 / sqrt(mean of their squares + eps), rounded to x's type, times gamma. query_norm scales q's heads (every
-  /// head when not packed), key_norm k's (packed only; both or neither).
-  std::optional<Tensor> query_norm, key_norm;
+  /// gamma [head_dim]: each of q's heads (every head when not packed) RMS-normalised before its rotation (Qwen3's
+  /// q_norm): its values times 1 / sqrt(mean of their squares + eps), rounded to x's type, times gamma.
+  std::optional<Tensor> query_norm;
+  /// gamma [head_dim]: k's heads likewise (Qwen3's k_norm); packed only, and with query_norm.
+  std::optional<Tensor> key_norm;
   float eps = 0.0f;  ///< of the norms; positive where they are given
 };
 
