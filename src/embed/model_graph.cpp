@@ -146,9 +146,15 @@ class Builder {
       const bool sliding = c.sliding_layers[i];
       const auto theta = static_cast<float>(sliding ? c.local_rope_theta : c.rope_theta);
       Tensor h = layer.attention_norm && !c.post_norm ? norm(x, *layer.attention_norm) : x;
-      Tensor attended = b_.attention(rotated(h, layer.query, layer.query_swapped, theta),
-                                     rotated(h, layer.key, layer.key_swapped, theta), linear(h, layer.value), offsets,
-                                     heads, max_length, {.window = sliding ? window : 0});
+      // One q|k|v matmul and one rope over it, unless the rotation goes through the tables.
+      const graph::AttentionOptions options{.window = sliding ? window : 0};
+      Tensor attended =
+          layer.qkv && !layer.query_swapped
+              ? b_.attention_packed(b_.rope(linear(h, *layer.qkv), positions, heads, theta, {.kv_heads = heads}),
+                                    offsets, heads, max_length, options)
+              : b_.attention(rotated(h, layer.query, layer.query_swapped, theta),
+                             rotated(h, layer.key, layer.key_swapped, theta), linear(h, layer.value), offsets, heads,
+                             max_length, options);
       if (c.post_norm) {
         x = norm(linear(attended, layer.attention_output), *layer.attention_norm, x);
         Tensor gated = gate(x, layer);

@@ -281,8 +281,10 @@ void stack_projections(ModelWeights& weights) {
     layer.qkv = stack_linears(weights, {&layer.query, &layer.key, &layer.value});
     layer.gate_up = stack_linears(weights, {&layer.gate, &layer.up});
   }
-  for (RotaryEncoderLayerParameters& layer : weights.parameters.rotary_layers)
+  for (RotaryEncoderLayerParameters& layer : weights.parameters.rotary_layers) {
+    layer.qkv = stack_linears(weights, {&layer.query, &layer.key, &layer.value});
     layer.input_gate = stack_linears(weights, {&layer.input, &layer.gate});
+  }
 }
 
 void find_head(const ModelFolder& folder, Resolver& r, ModelWeights& weights) {

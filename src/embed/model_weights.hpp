@@ -66,6 +66,7 @@ struct RotaryEncoderLayerParameters {
   // Where the rotation goes through tables (EncoderConfig::rope_scale): q and k with the halves of each head swapped
   // (stacked parameters of their row ranges), which times the sine table is rotate_half's term.
   std::optional<LinearParameters> query_swapped, key_swapped;
+  std::optional<LinearParameters> qkv;  // q, k and v as one projection, as EncoderLayerParameters::qkv
   NormParameters mlp_norm;
   LinearParameters input, gate, output;
   std::optional<LinearParameters> input_gate;  // input and gate as one projection, which GraphBuilder::gated splits
