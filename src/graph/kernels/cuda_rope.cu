@@ -6,10 +6,12 @@
 // slower (§43). So a batch's rows get one group (the GPU is full anyway), and a few rows as many groups as fill
 // ~256 k threads. A warp's threads read consecutive columns of each head.
 //
-// The packed and normalised forms: one warp per (row, group of heads), each lane holding pairs i = lane + 32 p of
-// every head of its group, so that a head's sum of squares is one warp reduction and the angles are computed once per
-// warp; groups sized as above, in warps. A query's q_norm, k_norm and two ropes are one launch (§51).
+// The packed and normalised forms: 16-byte accesses where the head allows them (rope_heads_vector_kernel), else one
+// warp per (row, group of heads), each lane holding pairs i = lane + 32 p of every head of its group, so that a head's
+// sum of squares is one warp reduction and the angles are computed once per warp; groups sized as above, in warps. A
+// query's q_norm, k_norm and two ropes are one launch (§51).
 #include <algorithm>
+#include <bit>
 
 #include "graph/kernels/cuda_element.cuh"
 #include "graph/kernels/cuda_kernels.hpp"
@@ -49,6 +51,8 @@ __global__ void rope_kernel(const T* x, const std::int32_t* positions, std::int6
 }
 
 constexpr int kWarpsPerBlock = kThreads / 32;
+constexpr int kMaxHalf = 128;  // half a head of the packed and normalised forms (head_dim <= 256)
+constexpr std::int64_t kFullGpuBlocks = kFullGpuThreads / kThreads;
 constexpr std::int64_t kFullGpuWarps = kFullGpuThreads / 32;
 
 template <class T>
@@ -120,6 +124,68 @@ __global__ void rope_heads_kernel(const T* x, const std::int32_t* positions, std
   }
 }
 
+// The packed and normalised forms where each half-head is a multiple of 8 elements in 16-byte aligned rows: a block
+// takes a row (or a group of its heads), its angles computed once into shared memory; each head goes to `lanes` =
+// half / 8 consecutive threads (a power of two up to 16, so inside one warp), each of which moves 8 pairs with 16-byte
+// accesses, its norm a reduction over those lanes. A batch's [16,384, 4,096] bf16 moved at ~2.1 TB/s with the
+// warp-per-row form (2-byte accesses, a row's heads one after another; §51).
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    rope_heads_vector_kernel(const T* x, const std::int32_t* positions, std::int64_t rows, int heads, int kv_heads,
+                             int head_dim, int groups, float theta, const T* query_norm, const T* key_norm, float eps,
+                             T* y) {
+  __shared__ float sines[kMaxHalf], cosines[kMaxHalf];
+  const int half = head_dim / 2, lanes = half / 8;
+  const int slots = kThreads / lanes, slot = static_cast<int>(threadIdx.x) / lanes;
+  const int first_pair = static_cast<int>(threadIdx.x) % lanes * 8;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const unsigned head_lanes = (lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u) << (lane / lanes * lanes));
+  const int total = heads + 2 * kv_heads, rotated = heads + kv_heads;
+  const int group_heads = (total + groups - 1) / groups;
+  for (std::int64_t item = blockIdx.x; item < rows * groups; item += gridDim.x) {
+    const std::int64_t r = item / groups;
+    const int group = static_cast<int>(item % groups);
+    __syncthreads();  // the previous row's angles are read
+    for (int i = static_cast<int>(threadIdx.x); i < half; i += kThreads) {
+      const float inverse = 1.0f / powf(theta, static_cast<float>(2 * i) / static_cast<float>(head_dim));
+      sincosf(static_cast<float>(positions[r]) * inverse, &sines[i], &cosines[i]);
+    }
+    __syncthreads();
+    const int last = min(total, (group + 1) * group_heads);
+    for (int head = group * group_heads + slot; head < last; head += slots) {
+      const std::int64_t base = (r * total + head) * head_dim + first_pair;
+      float a[8], b[8];
+      detail::load<8>(x + base, a);
+      detail::load<8>(x + base + half, b);
+      if (head >= rotated) {  // v's heads, packed after k's
+        if (x != y) detail::store<8>(y + base, a), detail::store<8>(y + base + half, b);
+        continue;
+      }
+      if (const T* gamma = head < heads ? query_norm : key_norm; gamma != nullptr) {
+        float squares = 0.0f;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) squares += a[e] * a[e] + b[e] * b[e];
+        for (int delta = lanes / 2; delta > 0; delta /= 2) squares += __shfl_xor_sync(head_lanes, squares, delta);
+        const float scale = 1.0f / sqrtf(squares / static_cast<float>(head_dim) + eps);
+        float ga[8], gb[8];
+        detail::load<8>(gamma + first_pair, ga);
+        detail::load<8>(gamma + first_pair + half, gb);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) a[e] = rounded<T>(a[e] * scale * ga[e]), b[e] = rounded<T>(b[e] * scale * gb[e]);
+      }
+      float out_a[8], out_b[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        const float c = cosines[first_pair + e], s = sines[first_pair + e];
+        out_a[e] = a[e] * c - b[e] * s;
+        out_b[e] = b[e] * c + a[e] * s;
+      }
+      detail::store<8>(y + base, out_a);
+      detail::store<8>(y + base + half, out_b);
+    }
+  }
+}
+
 template <class T, int kPairs>
 cudaError_t launch_heads(const void* x, const std::int32_t* positions, std::int64_t rows, int heads, int kv_heads,
                          int head_dim, float theta, const void* query_norm, const void* key_norm, float eps, void* y,
@@ -142,6 +208,20 @@ cudaError_t rope(DType dtype, const void* x, const std::int32_t* positions, std:
   if (kv_heads > 0 || query_norm != nullptr) {
     if (head_dim > 256 || (key_norm != nullptr) != (kv_heads > 0 && query_norm != nullptr))
       return cudaErrorInvalidValue;
+    const int half = head_dim / 2;
+    if (half % 8 == 0 && std::has_single_bit(static_cast<unsigned>(half / 8)) &&
+        detail::vectorizable(half, x, y, query_norm, key_norm)) {
+      const int total = heads + 2 * kv_heads, slots = kThreads / (half / 8);
+      const int groups =
+          static_cast<int>(std::clamp<std::int64_t>(kFullGpuBlocks / rows, 1, (total + slots - 1) / slots));
+      return detail::dispatch(dtype, [&](auto tag) {
+        using T = decltype(tag);
+        rope_heads_vector_kernel<T><<<detail::blocks_for(rows * groups, 1), kThreads, 0, stream>>>(
+            static_cast<const T*>(x), positions, rows, heads, kv_heads, head_dim, groups, theta,
+            static_cast<const T*>(query_norm), static_cast<const T*>(key_norm), eps, static_cast<T*>(y));
+        return cudaGetLastError();
+      });
+    }
     return detail::dispatch(dtype, [&](auto tag) {
       using T = decltype(tag);
       const auto launch = [&]<int kPairs>() {
