@@ -100,11 +100,11 @@ class Builder {
     Tensor x = b_.gather(param(p.word_embeddings), ids);
     for (const DecoderLayerParameters& layer : p.decoder_layers) {
       Tensor h = b_.rms_norm(x, param(layer.input_norm), eps);
-      const bool packs = layer.qkv && layer.query_norm.has_value() == layer.key_norm.has_value();
-      Tensor attended = packs ? packed(h, layer)
-                              : b_.attention(project(h, layer.query, layer.query_norm, heads),
-                                             project(h, layer.key, layer.key_norm, kv_heads), linear(h, layer.value),
-                                             offsets, heads, max_length, {.kv_heads = kv_heads, .causal = c.causal});
+      Tensor attended = layer.qkv
+                            ? packed(h, layer)
+                            : b_.attention(project(h, layer.query, layer.query_norm, heads),
+                                           project(h, layer.key, layer.key_norm, kv_heads), linear(h, layer.value),
+                                           offsets, heads, max_length, {.kv_heads = kv_heads, .causal = c.causal});
       x = b_.binary(graph::BinaryOp::add, x, linear(attended, layer.attention_output));
       h = b_.rms_norm(x, param(layer.post_attention_norm), eps);
       Tensor gated =
@@ -146,15 +146,14 @@ class Builder {
       const bool sliding = c.sliding_layers[i];
       const auto theta = static_cast<float>(sliding ? c.local_rope_theta : c.rope_theta);
       Tensor h = layer.attention_norm && !c.post_norm ? norm(x, *layer.attention_norm) : x;
-      // One q|k|v matmul and one rope over it, unless the rotation goes through the tables.
+      // One q|k|v matmul and one rope over it where they stack (not where the rotation goes through the tables).
       const graph::AttentionOptions options{.window = sliding ? window : 0};
       Tensor attended =
-          layer.qkv && !layer.query_swapped
-              ? b_.attention_packed(b_.rope(linear(h, *layer.qkv), positions, heads, theta, {.kv_heads = heads}),
-                                    offsets, heads, max_length, options)
-              : b_.attention(rotated(h, layer.query, layer.query_swapped, theta),
-                             rotated(h, layer.key, layer.key_swapped, theta), linear(h, layer.value), offsets, heads,
-                             max_length, options);
+          layer.qkv ? b_.attention_packed(b_.rope(linear(h, *layer.qkv), positions, heads, theta, {.kv_heads = heads}),
+                                          offsets, heads, max_length, options)
+                    : b_.attention(rotated(h, layer.query, layer.query_swapped, theta),
+                                   rotated(h, layer.key, layer.key_swapped, theta), linear(h, layer.value), offsets,
+                                   heads, max_length, options);
       if (c.post_norm) {
         x = norm(linear(attended, layer.attention_output), *layer.attention_norm, x);
         Tensor gated = gate(x, layer);

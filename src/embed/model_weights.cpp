@@ -273,16 +273,19 @@ std::optional<LinearParameters> stack_linears(ModelWeights& weights,
   return linear;
 }
 
-// q, k and v (attention_packed reads them as one), and a gated block's two projections (GraphBuilder::gated).
+// q, k and v (attention_packed reads them as one, through one rope), and a gated block's two projections
+// (GraphBuilder::gated). Not q|k|v where one rope cannot take them: a decoder with a norm for q's heads or k's only,
+// a rotary encoder whose rotation goes through the tables (query_swapped).
 void stack_projections(ModelWeights& weights) {
   for (EncoderLayerParameters& layer : weights.parameters.layers)
     layer.qkv = stack_linears(weights, {&layer.query, &layer.key, &layer.value});
   for (DecoderLayerParameters& layer : weights.parameters.decoder_layers) {
-    layer.qkv = stack_linears(weights, {&layer.query, &layer.key, &layer.value});
+    if (layer.query_norm.has_value() == layer.key_norm.has_value())
+      layer.qkv = stack_linears(weights, {&layer.query, &layer.key, &layer.value});
     layer.gate_up = stack_linears(weights, {&layer.gate, &layer.up});
   }
   for (RotaryEncoderLayerParameters& layer : weights.parameters.rotary_layers) {
-    layer.qkv = stack_linears(weights, {&layer.query, &layer.key, &layer.value});
+    if (!layer.query_swapped) layer.qkv = stack_linears(weights, {&layer.query, &layer.key, &layer.value});
     layer.input_gate = stack_linears(weights, {&layer.input, &layer.gate});
   }
 }

@@ -11,7 +11,8 @@
 
 namespace accel::graph {
 
-inline constexpr std::uint32_t kExecutableDiskFormat = 4;  // 2: graph encoding 3 (rope, GQA, causal); 3: 4 (window); 4: 6
+// 2: graph encoding 3 (rope, GQA, causal); 3: 4 (window); 4: 6 (rope's packed and normalised forms, gated)
+inline constexpr std::uint32_t kExecutableDiskFormat = 4;
 
 template <class Executable>
 cache::CacheOptions<Executable> executable_cache_options(const std::string& prefix, const Options& options) {

@@ -68,6 +68,11 @@ struct AttentionOperands {
   std::int64_t k_first = 0, v_first = 0;
   std::int64_t q_stride = 0, kv_stride = 0, head_dim = 0;
 };
+// A rope's head width: its input holds heads (+ 2 kv_heads when packed) of it.
+[[nodiscard]] inline int rope_head_dim(const StepFrame& f, const Node& node) {
+  return static_cast<int>(f.dim(node.inputs[0], 1) / (std::int64_t{node.heads} + 2 * std::int64_t{node.kv_heads}));
+}
+
 [[nodiscard]] inline AttentionOperands attention_operands(const StepFrame& f, const Node& node) {
   const std::uint32_t first = node.inputs[0];
   const std::int64_t width = f.dim(first, 1);

@@ -123,14 +123,12 @@ Status run_node(const Frame& f, const Node& node, std::uint32_t index) {
     }
     case OpKind::gated: gated(f.at(in[0]), f.rows(out), f.last_dim(out), node.activation, f.at(out)); return Status();
     case OpKind::rope: {
-      const std::int64_t blocks = std::int64_t{node.heads} + 2 * std::int64_t{node.kv_heads};
-      const auto norm = [&](std::size_t k) { return k < in.size() && in[k] != Node::kNone ? f.at(in[k]) : nullptr; };
       rope(f.at(in[0]), f.at<std::int32_t>(in[1]), f.dim(in[0], 0),
            {.heads = node.heads,
             .kv_heads = node.kv_heads,
-            .head_dim = static_cast<int>(f.dim(in[0], 1) / blocks),
-            .query_norm = norm(2),
-            .key_norm = norm(3),
+            .head_dim = rope_head_dim(f, node),
+            .query_norm = f.at(in[2]),
+            .key_norm = f.at(in[3]),
             .eps = node.eps},
            node.theta, f.at(out));
       return Status();

@@ -93,13 +93,8 @@ cudaError_t launch(const Frame& f, const Node& node) {
     case OpKind::gated:
       return gated(dtype, f.at(in[0]), f.rows(out), f.last_dim(out), node.activation, f.at(out), f.stream);
     case OpKind::rope: {
-      const std::int64_t blocks = std::int64_t{node.heads} + 2 * std::int64_t{node.kv_heads};
-      const auto norm = [&](std::size_t k) -> const void* {
-        return k < in.size() && in[k] != Node::kNone ? f.at(in[k]) : nullptr;
-      };
-      return rope(dtype, f.at(in[0]), f.at<std::int32_t>(in[1]), f.dim(in[0], 0), node.heads,
-                  static_cast<int>(f.dim(in[0], 1) / blocks), node.theta, f.at(out), f.stream, node.kv_heads, norm(2),
-                  norm(3), node.eps);
+      return rope(dtype, f.at(in[0]), f.at<std::int32_t>(in[1]), f.dim(in[0], 0), node.heads, rope_head_dim(f, node),
+                  node.theta, f.at(out), f.stream, node.kv_heads, f.at(in[2]), f.at(in[3]), node.eps);
     }
     case OpKind::pool:
       return pool(node.pool, dtype, f.at(in[0]), f.dim(in[0], 1), f.at<std::int32_t>(in[1]), f.dim(in[1], 0) - 1,
