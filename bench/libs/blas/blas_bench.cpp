@@ -10,8 +10,9 @@
 //   dot           xᵀ y over n² elements, f32, the result written on the device (torch.dot)
 //   and copy, swap, rot, iamin, ger, trsv, symv, symm, trmm, geam: see blas_bench_routines.cpp
 // What is timed: latency is one call's round trip (accel: the request until its future is ready; cuBLAS: the call and
-// cudaStreamSynchronize), the median of many; pipelined is the time per call of a run of calls and one wait (accel:
-// the futures of every call), the median of five runs. One JSON line per routine, dtype, shape and variant:
+// cudaStreamSynchronize), the median of many made back to back; pipelined is the time per call of a run of calls and
+// one wait (accel: the futures of every call), the median of five runs. One JSON line per routine, dtype, shape and
+// variant:
 //   {"bench":"blas","routine":"gemv","dtype":"f32","n":1024,"batch":1,"variant":"accel","latency_us":…,
 //    "pipelined_us":…,"reps":…}
 // Usage: blas_bench [routines, comma-separated, default all fifteen above] [sizes, comma-separated n in

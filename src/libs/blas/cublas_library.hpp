@@ -23,6 +23,7 @@ struct CublasApi {
   X(cublasDcopy_v2) \
   X(cublasDdot_v2) \
   X(cublasDgeam) \
+  X(cublasDgemm_v2) \
   X(cublasDgemvStridedBatched) \
   X(cublasDgemv_v2) \
   X(cublasDger_v2) \
@@ -30,8 +31,6 @@ struct CublasApi {
   X(cublasDrot_v2) \
   X(cublasDscal_v2) \
   X(cublasDswap_v2) \
-  X(cublasDsymm_v2) \
-  X(cublasDsymv_v2) \
   X(cublasDsyrk_v2) \
   X(cublasDtrmm_v2) \
   X(cublasDtrsm_v2) \
@@ -45,6 +44,7 @@ struct CublasApi {
   X(cublasScopy_v2) \
   X(cublasSdot_v2) \
   X(cublasSgeam) \
+  X(cublasSgemm_v2) \
   X(cublasSgemvStridedBatched) \
   X(cublasSgemv_v2) \
   X(cublasSger_v2) \
@@ -52,8 +52,6 @@ struct CublasApi {
   X(cublasSrot_v2) \
   X(cublasSscal_v2) \
   X(cublasSswap_v2) \
-  X(cublasSsymm_v2) \
-  X(cublasSsymv_v2) \
   X(cublasSsyrk_v2) \
   X(cublasStrmm_v2) \
   X(cublasStrsm_v2) \

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "libs/blas/blas_checks.hpp"
+#include "libs/blas/blas_kernels.hpp"
 
 namespace accel {
 namespace {
@@ -132,6 +133,12 @@ Status CudaOperation<Copy>::run(const Copy& r, const Checked&, const Plan& plan,
   if (r.n == 0) return Status();
   using Op = Operation<Copy>;
   return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+    if (r.incx == 1 && r.incy == 1) {  // the copy engine's rate, not cuBLAS's kernel's (PERFORMANCE.md §52)
+      return run.target.check(
+          cudaMemcpyAsync(views[Op::y].data, views[Op::x].data, static_cast<std::size_t>(r.n) * sizeof(T),
+                          cudaMemcpyDeviceToDevice, run.target.stream()),
+          "cudaMemcpyAsync (copy)");
+    }
     return blas::cublas_launched(
         run,
         (plan.api->*CublasRoutines<T>::copy)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
@@ -144,6 +151,11 @@ Status CudaOperation<Swap>::run(const Swap& r, const Checked&, const Plan& plan,
                                 CudaRun& run) {
   if (r.n == 0) return Status();
   using Op = Operation<Swap>;
+  if (r.incx == 1 && r.incy == 1) {
+    return run.target.check(
+        blas::launch_swap(views[Op::x].data, views[Op::y].data, r.n, r.dtype == DType::f64, run.target.stream()),
+        "launching the swap kernel");
+  }
   return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     return blas::cublas_launched(
         run,

@@ -1,5 +1,6 @@
 // BLAS level 1 on a CUDA stream: cuBLAS's S and D routines on the stream's handle (cublas_state.hpp); the reductions
-// write their results into the request's buffer through cuBLAS's device pointer mode.
+// write their results into the request's buffer through cuBLAS's device pointer mode. Copy and Swap of contiguous
+// vectors are cudaMemcpyAsync and a kernel of our own (blas_kernels.hpp), faster than cuBLAS's kernels for them.
 #pragma once
 
 #include "libs/blas/cublas_state.hpp"

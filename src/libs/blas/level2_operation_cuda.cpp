@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "libs/blas/blas_checks.hpp"
+#include "libs/blas/blas_kernels.hpp"
 
 namespace accel {
 namespace {
@@ -106,26 +109,43 @@ Status CudaOperation<Trsv>::run(const Trsv&, const Checked& checked, const Plan&
   });
 }
 
+namespace {
+// The most workspace a batched Symv takes at once; a batch larger than that runs in launches of fewer members.
+constexpr std::uint64_t kSymvWorkspaceBudget = std::uint64_t{64} << 20;
+}  // namespace
+
+Result<CudaOperation<Symv>::Plan> CudaOperation<Symv>::plan(const Symv&, const Checked& checked, CudaTarget&) {
+  const Symv& r = checked.request;
+  const bool f64 = r.dtype == DType::f64;
+  const std::uint64_t member = blas::symv_workspace_bytes(r.n, f64, 1);
+  const std::int64_t members =
+      member == 0 ? 1
+                  : std::max<std::int64_t>(
+                        1, std::min<std::int64_t>(static_cast<std::int64_t>(kSymvWorkspaceBudget / member), r.batch));
+  return Plan{.members_at_once = members, .workspace = blas::symv_workspace_bytes(r.n, f64, members)};
+}
+
 Status CudaOperation<Symv>::run(const Symv&, const Checked& checked, const Plan& plan,
                                 std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<Symv>;
   const Symv& r = checked.request;
-  if (r.n == 0) return Status();
-  ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
-  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
-    const T alpha = static_cast<T>(r.alpha), beta = static_cast<T>(r.beta);
-    for (std::int64_t i = 0; i < r.batch; ++i) {
-      ACCEL_RETURN_IF_ERROR(
-          blas::cublas_launched(run,
-                                (plan.api->*CublasRoutines<T>::symv)(
-                                    plan.handle, blas::to_cublas(r.fill), to_int(r.n), &alpha,
-                                    blas::batch_member<const T>(views[Op::a].data, i, r.stride_a), to_int(r.lda),
-                                    blas::batch_member<const T>(views[Op::x].data, i, r.stride_x), to_int(r.incx),
-                                    &beta, blas::batch_member<T>(views[Op::y].data, i, r.stride_y), to_int(r.incy)),
-                                fmt::format("cublas{}symv", CublasRoutines<T>::kLetter)));
-    }
-    return Status();
-  });
+  const blas::SymvLaunch launch{.f64 = r.dtype == DType::f64,
+                                .lower = r.fill == blas::Fill::lower,
+                                .n = r.n,
+                                .a = views[Op::a].data,
+                                .lda = r.lda,
+                                .stride_a = r.stride_a,
+                                .x = views[Op::x].data,
+                                .incx = r.incx,
+                                .stride_x = r.stride_x,
+                                .y = views[Op::y].data,
+                                .incy = r.incy,
+                                .stride_y = r.stride_y,
+                                .alpha = r.alpha,
+                                .beta = r.beta,
+                                .batch = r.batch};
+  return run.target.check(blas::launch_symv(launch, run.workspace, plan.members_at_once, run.target.stream()),
+                          "launching the symv kernels");
 }
 
 }  // namespace accel

@@ -1,5 +1,6 @@
 // BLAS level 2 on a CUDA stream, on the stream's handle (cublas_state.hpp): Gemv is cuBLAS's gemv, or
-// gemvStridedBatched for a batch (one launch); Ger, Trsv and Symv are a cuBLAS call per member of a batch.
+// gemvStridedBatched for a batch (one launch); Ger and Trsv are a cuBLAS call per member of a batch; Symv is a kernel
+// of our own.
 #pragma once
 
 #include "libs/blas/cublas_state.hpp"
@@ -31,10 +32,17 @@ struct CudaOperation<blas::Trsv> : blas::CublasOperation {
                     std::span<const BufferView> views, CudaRun& run);
 };
 
+// Symv is a kernel of our own (blas_kernels.hpp): cuBLAS's symv moved A at about half the rate a GEMV does.
 template <>
-struct CudaOperation<blas::Symv> : blas::CublasOperation {
+struct CudaOperation<blas::Symv> {
   using Checked = Operation<blas::Symv>::Checked;
-  static Result<Plan> plan(const blas::Symv&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  // How many members of a batch one launch takes, and the workspace of their tiles' sums.
+  struct Plan {
+    std::int64_t members_at_once = 1;
+    std::uint64_t workspace = 0;
+  };
+  static Result<Plan> plan(const blas::Symv& request, const Checked& checked, CudaTarget& target);
+  static std::uint64_t workspace_bytes(const Plan& plan) { return plan.workspace; }
   static Status run(const blas::Symv& request, const Checked& checked, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
 };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "libs/blas/blas_checks.hpp"
+#include "libs/blas/blas_kernels.hpp"
 
 namespace accel {
 
@@ -57,23 +58,40 @@ Status CudaOperation<Syrk>::run(const Syrk&, const Checked& checked, const Plan&
   });
 }
 
+Result<CudaOperation<Symm>::Plan> CudaOperation<Symm>::plan(const Symm&, const Checked& checked, CudaTarget& target) {
+  const Symm& r = checked.request;
+  const auto order = static_cast<std::uint64_t>(r.side == blas::Side::left ? r.m : r.n);
+  ACCEL_ASSIGN_OR_RETURN(blas::CublasPlan cublas, blas::plan_cublas(target));
+  return Plan{.cublas = cublas, .mirror_bytes = order * order * size_of(r.dtype)};
+}
+
 Status CudaOperation<Symm>::run(const Symm&, const Checked& checked, const Plan& plan,
                                 std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<Symm>;
   const Symm& r = checked.request;
   if (r.m == 0 || r.n == 0) return Status();
-  ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
+  ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan.cublas, run, CUBLAS_POINTER_MODE_HOST));
+  const bool left = r.side == blas::Side::left;
+  const std::int64_t order = left ? r.m : r.n;
   return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
     const T alpha = static_cast<T>(r.alpha), beta = static_cast<T>(r.beta);
+    const T* full = static_cast<const T*>(run.workspace);
     for (std::int64_t i = 0; i < r.batch; ++i) {
       ACCEL_RETURN_IF_ERROR(
+          run.target.check(blas::launch_mirror_symmetric(blas::batch_member<const T>(views[Op::a].data, i, r.stride_a),
+                                                         r.lda, order, r.fill == blas::Fill::lower,
+                                                         r.dtype == DType::f64, run.workspace, run.target.stream()),
+                           "launching the kernel that mirrors Symm's A"));
+      const T* b = blas::batch_member<const T>(views[Op::b].data, i, r.stride_b);
+      // C = alpha A B (left) or alpha B A (right) with A whole: one GEMM.
+      ACCEL_RETURN_IF_ERROR(
           blas::cublas_launched(run,
-                                (plan.api->*CublasRoutines<T>::symm)(
-                                    plan.handle, to_cublas(r.side), to_cublas(r.fill), to_int(r.m), to_int(r.n), &alpha,
-                                    blas::batch_member<const T>(views[Op::a].data, i, r.stride_a), to_int(r.lda),
-                                    blas::batch_member<const T>(views[Op::b].data, i, r.stride_b), to_int(r.ldb), &beta,
+                                (plan.cublas.api->*CublasRoutines<T>::gemm)(
+                                    plan.cublas.handle, CUBLAS_OP_N, CUBLAS_OP_N, to_int(r.m), to_int(r.n),
+                                    to_int(order), &alpha, left ? full : b, left ? to_int(order) : to_int(r.ldb),
+                                    left ? b : full, left ? to_int(r.ldb) : to_int(order), &beta,
                                     blas::batch_member<T>(views[Op::c].data, i, r.stride_c), to_int(r.ldc)),
-                                fmt::format("cublas{}symm", CublasRoutines<T>::kLetter)));
+                                fmt::format("cublas{}gemm", CublasRoutines<T>::kLetter)));
     }
     return Status();
   });

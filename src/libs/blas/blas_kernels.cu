@@ -1,0 +1,255 @@
+#include <algorithm>
+
+#include "libs/blas/blas_kernels.hpp"
+
+namespace accel::blas {
+namespace {
+
+constexpr unsigned kThreads = 256;
+// A grid-stride loop over this many blocks at most keeps every SM busy without a block per element.
+constexpr std::int64_t kMaxBlocks = 4096;
+
+unsigned blocks_for(std::int64_t items) {
+  return static_cast<unsigned>(std::clamp<std::int64_t>((items + kThreads - 1) / kThreads, 1, kMaxBlocks));
+}
+
+// -- Swap ---------------------------------------------------------------------------------------------------------
+
+// Vec is 16 bytes of T where both vectors are 16-byte aligned (the elements past the last whole Vec go one by one),
+// else T itself.
+template <class T, class Vec>
+__global__ void swap_kernel(T* x, T* y, std::int64_t n) {
+  constexpr std::int64_t kPer = sizeof(Vec) / sizeof(T);
+  const std::int64_t vectors = n / kPer;
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  Vec* xv = reinterpret_cast<Vec*>(x);
+  Vec* yv = reinterpret_cast<Vec*>(y);
+  for (std::int64_t v = first; v < vectors; v += step) {
+    const Vec a = xv[v], b = yv[v];
+    xv[v] = b;
+    yv[v] = a;
+  }
+  const std::int64_t tail = vectors * kPer + first;
+  if (tail < n) {
+    const T a = x[tail];
+    x[tail] = y[tail];
+    y[tail] = a;
+  }
+}
+
+template <class T, class Vec>
+cudaError_t swap(void* x, void* y, std::int64_t n, cudaStream_t stream) {
+  T* xt = static_cast<T*>(x);
+  T* yt = static_cast<T*>(y);
+  const bool aligned = (reinterpret_cast<std::uintptr_t>(x) | reinterpret_cast<std::uintptr_t>(y)) % 16 == 0;
+  if (aligned) {
+    swap_kernel<T, Vec><<<blocks_for(n / (sizeof(Vec) / sizeof(T))), kThreads, 0, stream>>>(xt, yt, n);
+  } else {
+    swap_kernel<T, T><<<blocks_for(n), kThreads, 0, stream>>>(xt, yt, n);
+  }
+  return cudaGetLastError();
+}
+
+// -- Symv ---------------------------------------------------------------------------------------------------------
+
+constexpr int kTile = 64;
+constexpr int kGroups = kThreads / kTile;  // thread groups of a tile, each a quarter of its columns (or rows)
+constexpr int kPerGroup = kTile / kGroups;
+
+__device__ std::int64_t vector_at(std::int64_t i, std::int64_t inc, std::int64_t n) {
+  return inc > 0 ? i * inc : (n - 1 - i) * -inc;
+}
+
+// Whether element (i, j) of a tile on the diagonal lies in the stored triangle.
+__device__ bool stored(bool lower, int i, int j) { return lower ? i >= j : i <= j; }
+
+template <class T>
+struct SymvTyped {
+  bool lower;
+  std::int64_t n, lda, stride_a, incx, stride_x, incy, stride_y, first_member, blocks;
+  const T* a;
+  const T* x;
+  T* y;
+  T* partial;  // per member of the launch: blocks slots of n sums
+  T alpha, beta;
+};
+
+// Block (I, J, m): the tile of rows I and columns J of member first_member + m, if in the stored triangle. Its rows'
+// sums go to slot J of rows I; off the diagonal, its columns' sums (A's transpose) go to slot I of rows J. Every row
+// gets each slot from exactly one tile.
+template <class T>
+__global__ void __launch_bounds__(kThreads) symv_tiles(SymvTyped<T> p) {
+  const int bi = blockIdx.x, bj = blockIdx.y;
+  if (p.lower ? bi < bj : bi > bj) return;
+  const std::int64_t member = p.first_member + blockIdx.z;
+  const T* a = p.a + member * p.stride_a;
+  const T* x = p.x + member * p.stride_x;
+  T* partial = p.partial + blockIdx.z * p.blocks * p.n;
+
+  __shared__ T tile[kTile][kTile + 1];
+  __shared__ T x_rows[kTile], x_cols[kTile];
+  __shared__ T row_part[kGroups][kTile], col_part[kGroups][kTile];
+  const int t = threadIdx.x, lane = t % kTile, group = t / kTile;
+  const std::int64_t row0 = static_cast<std::int64_t>(bi) * kTile, col0 = static_cast<std::int64_t>(bj) * kTile;
+  const bool diagonal = bi == bj;
+  const std::int64_t row = row0 + lane;
+#pragma unroll  // every load in flight at once: a small matrix's tiles are bound by one load's latency
+  for (int k = 0; k < kPerGroup; ++k) {
+    const int c = k * kGroups + group;
+    const std::int64_t col = col0 + c;
+    T value = 0;
+    if (row < p.n && col < p.n && (!diagonal || stored(p.lower, lane, c))) value = a[row + col * p.lda];
+    tile[lane][c] = value;
+  }
+  if (t < kTile) {
+    x_rows[t] = row0 + t < p.n ? x[vector_at(row0 + t, p.incx, p.n)] : T(0);
+  } else if (t < 2 * kTile) {
+    const std::int64_t col = col0 + t - kTile;
+    x_cols[t - kTile] = col < p.n ? x[vector_at(col, p.incx, p.n)] : T(0);
+  }
+  __syncthreads();
+  if (diagonal) {
+    for (int k = 0; k < kPerGroup; ++k) {
+      const int c = k * kGroups + group;
+      if (!stored(p.lower, lane, c)) tile[lane][c] = tile[c][lane];
+    }
+    __syncthreads();
+  }
+  T row_sum = 0;
+#pragma unroll
+  for (int k = 0; k < kPerGroup; ++k) row_sum += tile[lane][group * kPerGroup + k] * x_cols[group * kPerGroup + k];
+  row_part[group][lane] = row_sum;
+  if (!diagonal) {
+    T col_sum = 0;
+#pragma unroll
+    for (int k = 0; k < kPerGroup; ++k) col_sum += tile[group * kPerGroup + k][lane] * x_rows[group * kPerGroup + k];
+    col_part[group][lane] = col_sum;
+  }
+  __syncthreads();
+  if (t < kTile) {
+    if (row0 + t < p.n) {
+      T sum = 0;
+      for (int g = 0; g < kGroups; ++g) sum += row_part[g][t];
+      partial[bj * p.n + row0 + t] = sum;
+    }
+  } else if (!diagonal && t < 2 * kTile) {
+    const int c = t - kTile;
+    if (col0 + c < p.n) {
+      T sum = 0;
+      for (int g = 0; g < kGroups; ++g) sum += col_part[g][c];
+      partial[bi * p.n + col0 + c] = sum;
+    }
+  }
+}
+
+template <class T>
+__global__ void symv_finish(SymvTyped<T> p) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= p.n) return;
+  const T* partial = p.partial + blockIdx.y * p.blocks * p.n;
+  T sum = 0;
+  for (std::int64_t slot = 0; slot < p.blocks; ++slot) sum += partial[slot * p.n + i];
+  T& out = p.y[(p.first_member + blockIdx.y) * p.stride_y + vector_at(i, p.incy, p.n)];
+  out = p.beta == T(0) ? p.alpha * sum : p.alpha * sum + p.beta * out;
+}
+
+std::int64_t tiles_of(std::int64_t n) { return (n + kTile - 1) / kTile; }
+
+template <class T>
+cudaError_t symv(const SymvLaunch& l, void* workspace, std::int64_t members_at_once, cudaStream_t stream) {
+  const std::int64_t blocks = tiles_of(l.n);
+  if (blocks > 65535 || members_at_once < 1) return cudaErrorInvalidValue;
+  SymvTyped<T> p;
+  p.lower = l.lower;
+  p.n = l.n;
+  p.lda = l.lda;
+  p.stride_a = l.stride_a;
+  p.incx = l.incx;
+  p.stride_x = l.stride_x;
+  p.incy = l.incy;
+  p.stride_y = l.stride_y;
+  p.first_member = 0;
+  p.blocks = blocks;
+  p.a = static_cast<const T*>(l.a);
+  p.x = static_cast<const T*>(l.x);
+  p.y = static_cast<T*>(l.y);
+  p.partial = static_cast<T*>(workspace);
+  p.alpha = static_cast<T>(l.alpha);
+  p.beta = static_cast<T>(l.beta);
+  const auto tiles = static_cast<unsigned>(blocks);
+  for (std::int64_t first = 0; first < l.batch; first += members_at_once) {
+    p.first_member = first;
+    const auto members = static_cast<unsigned>(std::min({members_at_once, l.batch - first, std::int64_t{65535}}));
+    symv_tiles<T><<<dim3(tiles, tiles, members), kThreads, 0, stream>>>(p);
+    symv_finish<T><<<dim3(static_cast<unsigned>((l.n + kThreads - 1) / kThreads), members), kThreads, 0, stream>>>(p);
+    if (cudaError_t launched = cudaGetLastError(); launched != cudaSuccess) return launched;
+  }
+  return cudaSuccess;
+}
+
+// -- Mirror -------------------------------------------------------------------------------------------------------
+
+constexpr int kSide = 32;
+constexpr int kRowsPerPass = kThreads / kSide;
+
+// Block (I, J): tile (I, J) of the full matrix. It reads tile (I, J) of a where that tile holds stored elements, else
+// tile (J, I), coalesced either way, then writes each element from the stored one of (i, j) and (j, i).
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    mirror_kernel(const T* a, std::int64_t lda, std::int64_t order, bool lower, T* full) {
+  __shared__ T tile[kSide][kSide + 1];
+  const int bi = blockIdx.x, bj = blockIdx.y;
+  const bool stored_side = lower ? bi >= bj : bi <= bj;
+  const int src_i = stored_side ? bi : bj, src_j = stored_side ? bj : bi;
+  const int lane = threadIdx.x % kSide, pass = threadIdx.x / kSide;
+  for (int r = pass; r < kSide; r += kRowsPerPass) {
+    const std::int64_t i = static_cast<std::int64_t>(src_i) * kSide + lane;
+    const std::int64_t j = static_cast<std::int64_t>(src_j) * kSide + r;
+    const bool inside = i < order && j < order && (lower ? i >= j : i <= j);
+    tile[lane][r] = inside ? a[i + j * lda] : T(0);
+  }
+  __syncthreads();
+  for (int r = pass; r < kSide; r += kRowsPerPass) {
+    const std::int64_t i = static_cast<std::int64_t>(bi) * kSide + lane;
+    const std::int64_t j = static_cast<std::int64_t>(bj) * kSide + r;
+    if (i >= order || j >= order) continue;
+    const bool from_stored = lower ? i >= j : i <= j;
+    full[i + j * order] = from_stored ? tile[lane][r] : tile[r][lane];
+  }
+}
+
+template <class T>
+cudaError_t mirror(const void* a, std::int64_t lda, std::int64_t order, bool lower, void* full, cudaStream_t stream) {
+  const std::int64_t tiles = (order + kSide - 1) / kSide;
+  if (tiles > 65535) return cudaErrorInvalidValue;
+  const auto grid = static_cast<unsigned>(tiles);
+  mirror_kernel<T>
+      <<<dim3(grid, grid), kThreads, 0, stream>>>(static_cast<const T*>(a), lda, order, lower, static_cast<T*>(full));
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t launch_swap(void* x, void* y, std::int64_t n, bool f64, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return f64 ? swap<double, double2>(x, y, n, stream) : swap<float, float4>(x, y, n, stream);
+}
+
+std::uint64_t symv_workspace_bytes(std::int64_t n, bool f64, std::int64_t members) {
+  return static_cast<std::uint64_t>(tiles_of(n) * n * members) * (f64 ? sizeof(double) : sizeof(float));
+}
+
+cudaError_t launch_symv(const SymvLaunch& launch, void* workspace, std::int64_t members_at_once, cudaStream_t stream) {
+  if (launch.n == 0 || launch.batch == 0) return cudaSuccess;
+  return launch.f64 ? symv<double>(launch, workspace, members_at_once, stream)
+                    : symv<float>(launch, workspace, members_at_once, stream);
+}
+
+cudaError_t launch_mirror_symmetric(const void* a, std::int64_t lda, std::int64_t order, bool lower, bool f64,
+                                    void* full, cudaStream_t stream) {
+  if (order == 0) return cudaSuccess;
+  return f64 ? mirror<double>(a, lda, order, lower, full, stream) : mirror<float>(a, lda, order, lower, full, stream);
+}
+
+}  // namespace accel::blas

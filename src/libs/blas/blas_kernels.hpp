@@ -1,0 +1,50 @@
+// Kernels of our own where cuBLAS's routine moves memory slower than it could (PERFORMANCE.md §52): Swap of two
+// contiguous vectors, Symv reading A's stored triangle once, and the symmetric matrix Symm mirrors for a GEMM. Plain
+// C++17 and CUDA types: nvcc compiles the kernels' file as C++17.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace accel::blas {
+
+// Exchanges n elements of x and y (contiguous, not overlapping), 8 bytes each if `f64`, else 4.
+[[nodiscard]] cudaError_t launch_swap(void* x, void* y, std::int64_t n, bool f64, cudaStream_t stream);
+
+// One Symv of a batch, as its request resolved it (leading dimension and strides never 0). Element i of a vector of
+// increment inc lies at i * inc, or (n - 1 - i) * -inc for a negative one, as in BLAS.
+struct SymvLaunch {
+  bool f64 = false;
+  bool lower = true;  // the triangle of A read; the other is never touched
+  std::int64_t n = 0;
+  const void* a = nullptr;
+  std::int64_t lda = 0;
+  std::int64_t stride_a = 0;
+  const void* x = nullptr;
+  std::int64_t incx = 1;
+  std::int64_t stride_x = 0;
+  void* y = nullptr;
+  std::int64_t incy = 1;
+  std::int64_t stride_y = 0;
+  double alpha = 1.0;
+  double beta = 0.0;  // 0: y is not read
+  std::int64_t batch = 1;
+};
+
+// Bytes of workspace launch_symv needs for `members` members of a batch of order n at once.
+[[nodiscard]] std::uint64_t symv_workspace_bytes(std::int64_t n, bool f64, std::int64_t members);
+
+// y = alpha A x + beta y for each member, `members_at_once` of them a launch (the workspace holds that many): each
+// 64 x 64 tile of the stored triangle is read once and gives its rows' sums and, off the diagonal, its columns' sums,
+// into a slot of its own in the workspace; a second kernel adds each row's slots in a fixed order, so the result does
+// not depend on scheduling.
+[[nodiscard]] cudaError_t launch_symv(const SymvLaunch& launch, void* workspace, std::int64_t members_at_once,
+                                      cudaStream_t stream);
+
+// Writes the full order x order symmetric matrix (leading dimension `order`) whose triangle `lower` (or upper) is
+// stored in a (leading dimension lda) into `full`; the other triangle of a is never read.
+[[nodiscard]] cudaError_t launch_mirror_symmetric(const void* a, std::int64_t lda, std::int64_t order, bool lower,
+                                                  bool f64, void* full, cudaStream_t stream);
+
+}  // namespace accel::blas
