@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstddef>
+#include <vector>
 
 #include "accel/device/run_recorded.hpp"
 #include "device/buffer_table.hpp"
@@ -18,13 +19,17 @@ namespace accel::device {
 }
 
 // Resolves every buffer the steps name through `table`, writing nothing: the first that does not resolve refuses
-// the request, named by its step and handle (stale_handle for a freed buffer or an older context).
-[[nodiscard]] inline Status check_recorded_buffers(const BufferTable& table, RunRecorded& run) {
+// the request, named by its step and handle (stale_handle for a freed buffer or an older context). With `addresses`,
+// the memory of each non-null buffer is appended to it, in step order.
+[[nodiscard]] inline Status check_recorded_buffers(const BufferTable& table, RunRecorded& run,
+                                                   std::vector<const void*>* addresses = nullptr) {
   for (std::size_t i = 0; i < run.steps.size(); ++i) {
     Status failed;
     for_each_buffer(run.steps[i], [&](BufferHandle& handle) {
       if (handle.is_null() || !failed.ok()) return;
-      if (Result<BufferView> view = table.resolve(handle, "a recorded buffer"); !view.ok()) {
+      Result<BufferView> view = table.resolve(handle, "a recorded buffer");
+      if (view.ok() && addresses != nullptr) addresses->push_back(view->data);
+      if (!view.ok()) {
         failed = Status(view.status().code(),
                         fmt::format("launch refused: step {} ({}), {}: {}", i, step_name(run.steps[i]),
                                     to_string(handle), view.status().message()),

@@ -1,6 +1,9 @@
 // CudaStream's RunRecorded (include/accel/device/run_recorded.hpp): every step validated, planned and resolved,
 // the stream ordered after every buffer's earlier users and the workspace taken, all before the capture; then only
 // the steps' run steps are captured, into one CUDA graph kept per recording (recorded_graphs.hpp) and launched.
+// A recording whose graph is kept is launched with its steps validated and resolved but not planned, when its
+// addresses and workspace are those the graph was captured over: a recording's id names its steps, so their plans
+// are those of the capture.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,9 +30,10 @@ struct Prepared {
 
 // A copy between buffers, as CudaStream::enqueue(CopyOnDevice&) makes it, captured: an overlapping one goes
 // through a temporary of the graph's own (cudaMallocAsync in a capture is a memory node).
-Status prepare_copy(const CopyOnDevice& copy, Prepared& step) {
+Status prepare_copy(const CopyOnDevice& copy, Prepared& step, bool with_run) {
   step.operands.range(copy.source, "source", Access::read, copy.source_offset, copy.count)
       .range(copy.destination, "destination", Access::write, copy.destination_offset, copy.count);
+  if (!with_run) return Status();
   step.run = [copy](std::span<const BufferView> views, CudaRun& run) -> Status {
     const BufferView& source = views[0];
     const BufferView& destination = views[1];
@@ -66,7 +70,7 @@ Status prepare_copy(const CopyOnDevice& copy, Prepared& step) {
 // through a block of its own, and the memory must stay valid while the recording is launched). Both ends of the
 // range are checked, so a registration that covers only its start is refused too.
 template <class Copy>
-Status prepare_host_copy(const Copy& copy, Prepared& step) {
+Status prepare_host_copy(const Copy& copy, Prepared& step, bool with_run) {
   constexpr bool kUpload = std::is_same_v<Copy, CopyToDevice>;
   const void* host = nullptr;
   DType host_dtype = DType::f32;
@@ -97,6 +101,7 @@ Status prepare_host_copy(const Copy& copy, Prepared& step) {
                     "cudaHostRegister) for the recording's life",
                     Copy::kName, name));
   }
+  if (!with_run) return Status();
   step.run = [copy, host, bytes](std::span<const BufferView> views, CudaRun& run) -> Status {
     const BufferView& buffer = views[0];
     if (bytes == 0) return Status();
@@ -113,12 +118,17 @@ Status prepare_host_copy(const Copy& copy, Prepared& step) {
   return Status();
 }
 
-// A library request through its operation contract, up to (not including) its run step.
+// A library request through its operation contract, up to (not including) its run step; without the run, only
+// validated and its operands named.
 template <class Request>
-Status prepare_operation(const Request& request, CudaTarget& target, Prepared& step) {
+Status prepare_operation(const Request& request, CudaTarget& target, Prepared& step, bool with_run) {
   using Op = Operation<Request>;
   using CudaOp = CudaOperation<Request>;
   ACCEL_ASSIGN_OR_RETURN(typename Op::Checked checked, Op::validate(request));
+  if (!with_run) {
+    Op::operands(request, checked, step.operands);
+    return Status();
+  }
   ACCEL_ASSIGN_OR_RETURN(typename CudaOp::Plan plan, CudaOp::plan(request, checked, target));
   if constexpr (HasHostResult<Request>) {
     if (CudaOp::host_result_bytes(plan) != 0) {
@@ -144,73 +154,189 @@ Status prepare_operation(const Request& request, CudaTarget& target, Prepared& s
   return Status();
 }
 
-}  // namespace
-
-Result<Submitted> CudaStream::enqueue(RunRecorded& request) {
-  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+// Every step prepared, with its run step or (`with_run` false) only checked; a step's failure is its `refused`.
+std::vector<Prepared> prepare_steps(const RunRecorded& request, CudaTarget& target, bool with_run) {
   std::vector<Prepared> steps(request.steps.size());
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const Status prepared = std::visit(
         [&]<class Step>(const Step& step) {
           if constexpr (std::is_same_v<Step, CopyOnDevice>) {
-            return prepare_copy(step, steps[i]);
+            return prepare_copy(step, steps[i], with_run);
           } else if constexpr (std::is_same_v<Step, CopyToDevice> || std::is_same_v<Step, CopyToHost>) {
-            return prepare_host_copy(step, steps[i]);
+            return prepare_host_copy(step, steps[i], with_run);
           } else {
-            return prepare_operation(step, *this, steps[i]);
+            return prepare_operation(step, target, steps[i], with_run);
           }
         },
         request.steps[i]);
     if (!prepared.ok()) steps[i].refused = step_failure(i, request.steps[i], prepared);
   }
+  return steps;
+}
 
-  std::lock_guard lock(context_->buffers_mutex());
-  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
-  ACCEL_RETURN_IF_ERROR(check_recorded_buffers(context_->table(), request));
-  std::vector<Use> uses;
-  RecordedGraphs::Key key{.recording = request.recording};
+// What the prepared steps use, with the buffers' lock held: each step's views resolved (a step whose operands do not
+// resolve is refused), the buffers to order after (each once, as written if any step writes it), the addresses the
+// graph is captured over (the workspace's not yet), and the largest workspace of a step.
+struct Gathered {
+  std::vector<CudaStream::Use> uses;
+  RecordedGraphs::Key key;
   std::uint64_t workspace_bytes = 0;
-  Status first_refused;
   std::size_t runnable = 0;
+  Status first_refused;
+};
+
+Gathered gather(const RunRecorded& request, std::vector<Prepared>& steps, CudaContext& context) {
+  Gathered out{.key = {.recording = request.recording}};
   for (std::size_t i = 0; i < steps.size(); ++i) {
     Prepared& step = steps[i];
     if (step.refused.ok()) {
-      if (Result<std::vector<BufferView>> views = context_->table().resolve(step.operands); views.ok()) {
+      if (Result<std::vector<BufferView>> views = context.table().resolve(step.operands); views.ok()) {
         step.views = std::move(*views);
-        context_->stamp_versions(step.operands, step.views);
+        context.stamp_versions(step.operands, step.views);
       } else {
         step.refused = step_failure(i, request.steps[i], views.status());
       }
     }
     if (!step.refused.ok()) {
-      if (first_refused.ok()) first_refused = step.refused;
+      if (out.first_refused.ok()) out.first_refused = step.refused;
       continue;
     }
-    ++runnable;
-    for (const Use& use : uses_of(step.operands)) {
-      auto same = std::find_if(uses.begin(), uses.end(), [&](const Use& u) { return u.buffer == use.buffer; });
-      if (same == uses.end()) {
-        uses.push_back(use);
+    ++out.runnable;
+    for (const CudaStream::Use& use : uses_of(step.operands)) {
+      auto same = std::find_if(out.uses.begin(), out.uses.end(),
+                               [&](const CudaStream::Use& u) { return u.buffer == use.buffer; });
+      if (same == out.uses.end()) {
+        out.uses.push_back(use);
       } else if (use.access == Access::write) {
         same->access = Access::write;
       }
     }
-    for (const BufferView& view : step.views) key.addresses.push_back(view.data);
+    for (const BufferView& view : step.views) out.key.addresses.push_back(view.data);
     // A host copy's memory is an address of its graph too.
-    if (const auto* upload = std::get_if<CopyToDevice>(&request.steps[i])) key.addresses.push_back(upload->source.data);
-    if (const auto* download = std::get_if<CopyToHost>(&request.steps[i])) {
-      key.addresses.push_back(download->destination.data);
+    if (const auto* upload = std::get_if<CopyToDevice>(&request.steps[i])) {
+      out.key.addresses.push_back(upload->source.data);
     }
-    workspace_bytes = std::max(workspace_bytes, step.workspace_bytes);
+    if (const auto* download = std::get_if<CopyToHost>(&request.steps[i])) {
+      out.key.addresses.push_back(download->destination.data);
+    }
+    out.workspace_bytes = std::max(out.workspace_bytes, step.workspace_bytes);
   }
-  if (runnable == 0 && !first_refused.ok()) return first_refused;  // nothing left to run
-  if (!first_refused.ok()) key.recording = 0;                      // a partial graph is not kept
+  return out;
+}
+
+// Each handle the steps name, in step order, null ones included.
+std::vector<BufferHandle> handles_of(RunRecorded& request) {
+  std::vector<BufferHandle> handles;
+  for (RecordedStep& step : request.steps) for_each_buffer(step, [&](BufferHandle& h) { handles.push_back(h); });
+  return handles;
+}
+
+// Appends each host copy's memory, in step order.
+void append_host_memory(const RunRecorded& request, std::vector<const void*>& addresses) {
+  for (const RecordedStep& step : request.steps) {
+    if (const auto* upload = std::get_if<CopyToDevice>(&step)) addresses.push_back(upload->source.data);
+    if (const auto* download = std::get_if<CopyToHost>(&step)) addresses.push_back(download->destination.data);
+  }
+}
+
+// What a launch that checked every step found, for the next launch of the recording to compare with.
+RecordedGraphs::CheckedBuffers checked_buffers(RunRecorded& request, std::vector<const void*> addresses,
+                                               std::span<const CudaStream::Use> uses) {
+  RecordedGraphs::CheckedBuffers checked{.handles = handles_of(request), .addresses = std::move(addresses)};
+  for (const CudaStream::Use& use : uses) checked.uses.emplace_back(use.buffer, use.access);
+  return checked;
+}
+
+}  // namespace
+
+Result<std::optional<Submitted>> CudaStream::launch_checked(RunRecorded& request, std::uint64_t workspace_bytes) {
+  const RecordedGraphs::CheckedBuffers* checked = recorded_.checked_buffers(request.recording);
+  if (checked == nullptr || handles_of(request) != checked->handles) return std::nullopt;
+  for (const RecordedStep& step : request.steps) {  // host memory is checked to be pinned at every launch
+    Prepared unused;
+    Status pinned;
+    if (const auto* upload = std::get_if<CopyToDevice>(&step)) pinned = prepare_host_copy(*upload, unused, false);
+    if (const auto* download = std::get_if<CopyToHost>(&step)) pinned = prepare_host_copy(*download, unused, false);
+    if (!pinned.ok()) return std::nullopt;  // the capture's path names it
+  }
+  std::lock_guard lock(context_->buffers_mutex());
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  std::vector<const void*> addresses;
+  ACCEL_RETURN_IF_ERROR(check_recorded_buffers(context_->table(), request, &addresses));
+  append_host_memory(request, addresses);
+  if (addresses != checked->addresses) return std::nullopt;
+  void* scratch = nullptr;
+  if (workspace_bytes != 0) {
+    ACCEL_ASSIGN_OR_RETURN(scratch, workspace(workspace_bytes));
+  }
+  cudaGraphExec_t exec = recorded_.find_with_workspace(request.recording, scratch);
+  if (exec == nullptr) return std::nullopt;
+  std::vector<Use> uses;
+  uses.reserve(checked->uses.size());
+  for (const auto& [buffer, access] : checked->uses) uses.push_back({buffer, access});
+  ACCEL_ASSIGN_OR_RETURN(Submitted submitted, launch_ordered(exec, uses));
+  return std::optional<Submitted>(std::move(submitted));
+}
+
+Result<std::optional<Submitted>> CudaStream::launch_kept(RunRecorded& request, std::uint64_t workspace_bytes) {
+  std::vector<Prepared> steps = prepare_steps(request, *this, /*with_run=*/false);
+  if (std::any_of(steps.begin(), steps.end(), [](const Prepared& step) { return !step.refused.ok(); })) {
+    return std::nullopt;  // the capture's path names the refusal
+  }
+  std::lock_guard lock(context_->buffers_mutex());
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  std::vector<const void*> addresses;
+  ACCEL_RETURN_IF_ERROR(check_recorded_buffers(context_->table(), request, &addresses));
+  append_host_memory(request, addresses);
+  Gathered gathered = gather(request, steps, *context_);
+  if (!gathered.first_refused.ok()) return std::nullopt;
+  void* scratch = nullptr;
+  if (workspace_bytes != 0) {
+    ACCEL_ASSIGN_OR_RETURN(scratch, workspace(workspace_bytes));
+  }
+  gathered.key.addresses.push_back(scratch);
+  cudaGraphExec_t exec = recorded_.find(gathered.key);
+  if (exec == nullptr) return std::nullopt;
+  ACCEL_ASSIGN_OR_RETURN(Submitted submitted, launch_ordered(exec, gathered.uses));
+  recorded_.remember_checked(request.recording, checked_buffers(request, std::move(addresses), gathered.uses));
+  return std::optional<Submitted>(std::move(submitted));
+}
+
+Result<Submitted> CudaStream::launch_ordered(cudaGraphExec_t exec, std::span<const Use> uses) {
+  return ordered(uses, context_->new_write_version(), [&]() -> Result<Submitted> {
+    ACCEL_RETURN_IF_ERROR(check(cudaGraphLaunch(exec, stream_), "launching a recording's graph"));
+    return Submitted{};
+  });
+}
+
+Result<Submitted> CudaStream::enqueue(RunRecorded& request) {
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  // A kept graph is launched with its steps checked, not planned again: planning each step is most of a launch's
+  // host time (PERFORMANCE.md §52).
+  if (const std::optional<std::uint64_t> kept = recorded_.kept_workspace(request.recording)) {
+    ACCEL_ASSIGN_OR_RETURN(std::optional<Submitted> launched, launch_checked(request, *kept));
+    if (launched) return std::move(*launched);
+    ACCEL_ASSIGN_OR_RETURN(launched, launch_kept(request, *kept));
+    if (launched) return std::move(*launched);
+  }
+  std::vector<Prepared> steps = prepare_steps(request, *this, /*with_run=*/true);
+  std::lock_guard lock(context_->buffers_mutex());
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  std::vector<const void*> addresses;
+  ACCEL_RETURN_IF_ERROR(check_recorded_buffers(context_->table(), request, &addresses));
+  append_host_memory(request, addresses);
+  Gathered gathered = gather(request, steps, *context_);
+  RecordedGraphs::Key& key = gathered.key;
+  const Status& first_refused = gathered.first_refused;
+  if (gathered.runnable == 0 && !first_refused.ok()) return first_refused;  // nothing left to run
+  if (!first_refused.ok()) key.recording = 0;                               // a partial graph is not kept
 
   const std::uint64_t write_version = context_->new_write_version();
-  if (runnable == 0) {
+  if (gathered.runnable == 0) {
     return ordered(std::span<const Use>(), write_version, [] { return Result<Submitted>(Submitted{}); });
   }
-  return ordered(std::span<const Use>(uses), write_version, [&]() -> Result<Submitted> {
+  const std::uint64_t workspace_bytes = gathered.workspace_bytes;
+  return ordered(std::span<const Use>(gathered.uses), write_version, [&]() -> Result<Submitted> {
     void* scratch = nullptr;
     if (workspace_bytes != 0) {
       ACCEL_ASSIGN_OR_RETURN(scratch, workspace(workspace_bytes));
@@ -242,7 +368,7 @@ Result<Submitted> CudaStream::enqueue(RunRecorded& request) {
         (void)cudaGetLastError();  // a refused capture is not the next request's error
         return captured;
       }
-      Result<cudaGraphExec_t> instantiated = recorded_.instantiate(key, graph, kept);
+      Result<cudaGraphExec_t> instantiated = recorded_.instantiate(key, graph, workspace_bytes, kept);
       (void)cudaGraphDestroy(graph);
       ACCEL_RETURN_IF_ERROR(instantiated.status());
       exec = *instantiated;
@@ -250,6 +376,7 @@ Result<Submitted> CudaStream::enqueue(RunRecorded& request) {
     const Status launched = check(cudaGraphLaunch(exec, stream_), "launching a recording's graph");
     if (!kept) (void)cudaGraphExecDestroy(exec);  // freed when the launch finishes
     ACCEL_RETURN_IF_ERROR(launched);
+    if (kept) recorded_.remember_checked(key.recording, checked_buffers(request, std::move(addresses), gathered.uses));
     Submitted submitted;
     if (!first_refused.ok()) {
       submitted.check = [first_refused](std::span<const std::byte>) { return first_refused; };

@@ -12,6 +12,7 @@
 
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -120,6 +121,15 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   Result<Submitted> enqueue_from_peer(CopyOnDevice& request);
   Result<Submitted> enqueue(InjectFault& request);
   Result<Submitted> enqueue(RunRecorded& request);
+  // RunRecorded's launch of the graph kept for its recording, `workspace_bytes` of workspace, with every step checked
+  // but none planned (cuda_recorded.cpp); nothing, having done nothing, unless the graph was captured over the same
+  // addresses and every step passes its checks.
+  Result<std::optional<Submitted>> launch_kept(RunRecorded& request, std::uint64_t workspace_bytes);
+  // The same launch with no step checked again, when the steps name the buffers the last checked launch found, at
+  // the same addresses: only the buffers' generations and host memory's pinning are checked.
+  Result<std::optional<Submitted>> launch_checked(RunRecorded& request, std::uint64_t workspace_bytes);
+  // A kept graph's launch, ordered after the earlier users of `uses`.
+  Result<Submitted> launch_ordered(cudaGraphExec_t exec, std::span<const Use> uses);
   // A library request, through its operation contract: validate -> plan -> resolve -> order -> workspace -> run;
   // its errors name it (request_errors.hpp).
   template <class Request>

@@ -22,6 +22,35 @@ cudaGraphExec_t RecordedGraphs::find(const Key& key) {
   return entry->exec;
 }
 
+std::optional<std::uint64_t> RecordedGraphs::kept_workspace(std::uint64_t recording) noexcept {
+  const Entry* entry = recording == 0 ? nullptr : entry_of(recording);
+  if (entry == nullptr || entry->exec == nullptr) return std::nullopt;
+  return entry->workspace_bytes;
+}
+
+const RecordedGraphs::CheckedBuffers* RecordedGraphs::checked_buffers(std::uint64_t recording) noexcept {
+  const Entry* entry = recording == 0 ? nullptr : entry_of(recording);
+  if (entry == nullptr || entry->exec == nullptr || entry->checked.addresses.empty()) return nullptr;
+  return &entry->checked;
+}
+
+void RecordedGraphs::remember_checked(std::uint64_t recording, CheckedBuffers checked) {
+  if (Entry* entry = recording == 0 ? nullptr : entry_of(recording); entry != nullptr && entry->exec != nullptr) {
+    entry->checked = std::move(checked);
+  }
+}
+
+cudaGraphExec_t RecordedGraphs::find_with_workspace(std::uint64_t recording, const void* workspace) {
+  Entry* entry = recording == 0 ? nullptr : entry_of(recording);
+  if (entry == nullptr || entry->exec == nullptr || entry->key.addresses.empty() ||
+      entry->key.addresses.back() != workspace) {
+    return nullptr;
+  }
+  entry->last_launch = ++launches_;
+  ++stats_.hits;
+  return entry->exec;
+}
+
 RecordedGraphs::Entry& RecordedGraphs::slot_for_new() {
   for (Entry& entry : entries_) {
     if (entry.exec == nullptr) return entry;  // emptied by a refused update
@@ -35,7 +64,8 @@ RecordedGraphs::Entry& RecordedGraphs::slot_for_new() {
   return *oldest;
 }
 
-Result<cudaGraphExec_t> RecordedGraphs::instantiate(const Key& key, cudaGraph_t graph, bool& kept) {
+Result<cudaGraphExec_t> RecordedGraphs::instantiate(const Key& key, cudaGraph_t graph, std::uint64_t workspace_bytes,
+                                                    bool& kept) {
   ++stats_.misses;
   ++stats_.builds;
   kept = key.recording != 0;
@@ -43,6 +73,8 @@ Result<cudaGraphExec_t> RecordedGraphs::instantiate(const Key& key, cudaGraph_t 
     cudaGraphExecUpdateResultInfo info{};
     if (cudaGraphExecUpdate(entry->exec, graph, &info) == cudaSuccess) {
       entry->key = key;
+      entry->workspace_bytes = workspace_bytes;
+      entry->checked = CheckedBuffers{};
       entry->last_launch = ++launches_;
       return entry->exec;
     }
@@ -50,6 +82,7 @@ Result<cudaGraphExec_t> RecordedGraphs::instantiate(const Key& key, cudaGraph_t 
     (void)cudaGraphExecDestroy(entry->exec);
     entry->exec = nullptr;
     entry->key = Key{};  // reused below
+    entry->checked = CheckedBuffers{};
   }
   cudaGraphExec_t exec = nullptr;
   if (cudaError_t error = cudaGraphInstantiate(&exec, graph, 0); error != cudaSuccess) {
@@ -57,7 +90,7 @@ Result<cudaGraphExec_t> RecordedGraphs::instantiate(const Key& key, cudaGraph_t 
     return cuda_status(error, "instantiating a recording's captured graph");
   }
   if (!kept) return exec;
-  slot_for_new() = Entry{.key = key, .exec = exec, .last_launch = ++launches_};
+  slot_for_new() = Entry{.key = key, .exec = exec, .workspace_bytes = workspace_bytes, .last_launch = ++launches_};
   return exec;
 }
 

@@ -9,10 +9,14 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <vector>
 
+#include "accel/core/buffer_handle.hpp"
 #include "accel/core/cache_stats.hpp"
 #include "accel/core/result.hpp"
+#include "operation/operation.hpp"
 
 namespace accel::device::cuda {
 
@@ -36,10 +40,30 @@ class RecordedGraphs {
 
   // The executable kept for `key` (counted as a hit), or null.
   [[nodiscard]] cudaGraphExec_t find(const Key& key);
-  // An executable of `graph`, captured for `key`, kept (replacing the recording's older one) when the recording has
-  // an id; the caller destroys `graph`. A recording without an id gets one it must destroy after launching it
-  // (`kept` false).
-  [[nodiscard]] Result<cudaGraphExec_t> instantiate(const Key& key, cudaGraph_t graph, bool& kept);
+  // The workspace the graph kept for `recording` was captured with, if one is kept (0 for none): a launch of it
+  // needs no step planned again.
+  [[nodiscard]] std::optional<std::uint64_t> kept_workspace(std::uint64_t recording) noexcept;
+  // The buffers a launch of a kept graph found when it checked every step (cuda_recorded.cpp): each handle the steps
+  // name, in step order (null ones included); the memory each non-null one resolved to, then each host copy's memory,
+  // in step order; and the buffers the launch ordered after. A later launch that names the same handles, resolved to
+  // the same memory, needs no step checked again: a recording's id names its steps.
+  struct CheckedBuffers {
+    std::vector<BufferHandle> handles;
+    std::vector<const void*> addresses;
+    std::vector<std::pair<BufferHandle, Access>> uses;
+  };
+  // The buffers last checked for the graph kept for `recording`, or null.
+  [[nodiscard]] const CheckedBuffers* checked_buffers(std::uint64_t recording) noexcept;
+  // Keeps `checked` with the graph kept for `recording`, if one is.
+  void remember_checked(std::uint64_t recording, CheckedBuffers checked);
+  // The executable kept for `recording` if it was captured with `workspace` as its workspace (counted as a hit), or
+  // null.
+  [[nodiscard]] cudaGraphExec_t find_with_workspace(std::uint64_t recording, const void* workspace);
+  // An executable of `graph`, captured for `key` with `workspace_bytes` of workspace, kept (replacing the recording's
+  // older one) when the recording has an id; the caller destroys `graph`. A recording without an id gets one it must
+  // destroy after launching it (`kept` false).
+  [[nodiscard]] Result<cudaGraphExec_t> instantiate(const Key& key, cudaGraph_t graph, std::uint64_t workspace_bytes,
+                                                    bool& kept);
   // A capture that failed, for the counters.
   void count_failed_capture() noexcept { ++stats_.build_failures; }
 
@@ -53,7 +77,9 @@ class RecordedGraphs {
   struct Entry {
     Key key;
     cudaGraphExec_t exec = nullptr;
+    std::uint64_t workspace_bytes = 0;
     std::uint64_t last_launch = 0;
+    CheckedBuffers checked;  // empty until a launch remembers them
   };
 
   Entry* entry_of(std::uint64_t recording) noexcept;
