@@ -6,7 +6,8 @@
 // nothing (a version-keyed cache stays warm). Issue 47's pipeline with host copies (upload from pinned memory, FFT
 // and inverse, GEMM, scal, download into pinned memory) launched 1,000 times with host memory and a buffer rebound
 // between launches equals direct execution bit for bit; pageable host memory is refused by name, and an isolated
-// device refuses host copies by name. Skipped without a GPU.
+// device refuses host copies by name. A buffer moved by its first export is launched over its new memory. Skipped
+// without a GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -17,6 +18,7 @@
 #include <random>
 #include <vector>
 
+#include "accel/device/process_sharing.hpp"
 #include "accel/device/recording.hpp"
 #include "device/host_copy_pipeline.hpp"
 #include "device/recording_pipeline.hpp"
@@ -218,6 +220,34 @@ TEST_P(CudaRecordingTest, ALaunchIsOneCapturedGraphLaunchedAgainUntilABufferIsRe
   const std::optional<CacheStats> refused = recorded_graphs(gpu, GetParam(), true);
   if (rebound && refused) {
     EXPECT_EQ(refused->builds, rebound->builds);
+  }
+}
+
+TEST_P(CudaRecordingTest, ALaunchAfterItsBufferMovedToExportedMemoryScalesTheNewMemory) {
+  // A buffer's first export moves it into memory of its own (process_sharing.hpp): the same handle at another
+  // address. The graph kept for the old address must not be launched as it is: the launch sees the new address and
+  // captures again.
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), gpu);
+  const std::vector<float> y0 = random(64);
+  Buffer<float> y = *gpu.allocate<float>(64).wait();
+  ASSERT_THAT(gpu.upload(std::span<const float>(y0), y).wait(), IsOk());
+  Recording recording(gpu);
+  ASSERT_THAT(recording.record(blas::Scal{.n = 64, .alpha = 2.0, .x = y}), IsOk());
+  ASSERT_THAT(recording.launch().wait(), IsOk());
+  ASSERT_THAT(recording.launch().wait(), IsOk());  // the kept graph, its buffers as last checked
+  const std::optional<CacheStats> before = recorded_graphs(gpu, GetParam(), true);
+  Result<ExportedBuffer> exported = gpu.export_buffer(y).wait();
+  if (!exported.ok() && exported.status().code() == Code::not_supported) GTEST_SKIP() << exported.status().message();
+  ASSERT_THAT(exported, IsOk());
+  ASSERT_THAT(recording.launch().wait(), IsOk());
+  ASSERT_THAT(recording.launch().wait(), IsOk());
+  std::vector<float> want = y0;
+  for (float& value : want) value *= 16;  // four launches, each doubling: exact in f32
+  EXPECT_EQ(download(gpu, y), want);
+  const std::optional<CacheStats> after = recorded_graphs(gpu, GetParam(), true);
+  if (before && after) {
+    EXPECT_EQ(after->builds - before->builds, 1u);  // captured again over the new memory, once
+    EXPECT_EQ(after->hits - before->hits, 1u);
   }
 }
 
