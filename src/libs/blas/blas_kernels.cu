@@ -188,44 +188,56 @@ cudaError_t symv(const SymvLaunch& l, void* workspace, std::int64_t members_at_o
   return cudaSuccess;
 }
 
-// -- Mirror -------------------------------------------------------------------------------------------------------
+// -- Whole matrices -------------------------------------------------------------------------------------------------
 
 constexpr int kSide = 32;
 constexpr int kRowsPerPass = kThreads / kSide;
 
-// Block (I, J): tile (I, J) of the full matrix. It reads tile (I, J) of a where that tile holds stored elements, else
-// tile (J, I), coalesced either way, then writes each element from the stored one of (i, j) and (j, i).
+// Block (I, J): tile (I, J) of the whole matrix. It reads tile (I, J) of a where that tile holds stored elements, else
+// tile (J, I) (for a symmetric matrix only), coalesced either way, then writes each element from the stored one of
+// (i, j) and (j, i), or zero, or one on a unit diagonal.
 template <class T>
 __global__ void __launch_bounds__(kThreads)
-    mirror_kernel(const T* a, std::int64_t lda, std::int64_t order, bool lower, T* full) {
+    whole_kernel(const T* a, std::int64_t lda, std::int64_t order, bool lower, StoredTriangle form, T* whole) {
   __shared__ T tile[kSide][kSide + 1];
   const int bi = blockIdx.x, bj = blockIdx.y;
   const bool stored_side = lower ? bi >= bj : bi <= bj;
+  const bool mirrored = form == StoredTriangle::symmetric;
   const int src_i = stored_side ? bi : bj, src_j = stored_side ? bj : bi;
   const int lane = threadIdx.x % kSide, pass = threadIdx.x / kSide;
-  for (int r = pass; r < kSide; r += kRowsPerPass) {
-    const std::int64_t i = static_cast<std::int64_t>(src_i) * kSide + lane;
-    const std::int64_t j = static_cast<std::int64_t>(src_j) * kSide + r;
-    const bool inside = i < order && j < order && (lower ? i >= j : i <= j);
-    tile[lane][r] = inside ? a[i + j * lda] : T(0);
+  if (stored_side || mirrored) {
+    for (int r = pass; r < kSide; r += kRowsPerPass) {
+      const std::int64_t i = static_cast<std::int64_t>(src_i) * kSide + lane;
+      const std::int64_t j = static_cast<std::int64_t>(src_j) * kSide + r;
+      const bool inside = i < order && j < order && (lower ? i >= j : i <= j);
+      tile[lane][r] = inside ? a[i + j * lda] : T(0);
+    }
   }
   __syncthreads();
   for (int r = pass; r < kSide; r += kRowsPerPass) {
     const std::int64_t i = static_cast<std::int64_t>(bi) * kSide + lane;
     const std::int64_t j = static_cast<std::int64_t>(bj) * kSide + r;
     if (i >= order || j >= order) continue;
-    const bool from_stored = lower ? i >= j : i <= j;
-    full[i + j * order] = from_stored ? tile[lane][r] : tile[r][lane];
+    T value;
+    if (i == j && form == StoredTriangle::unit_triangular) {
+      value = T(1);
+    } else if (lower ? i >= j : i <= j) {
+      value = tile[lane][r];
+    } else {
+      value = mirrored ? tile[r][lane] : T(0);
+    }
+    whole[i + j * order] = value;
   }
 }
 
 template <class T>
-cudaError_t mirror(const void* a, std::int64_t lda, std::int64_t order, bool lower, void* full, cudaStream_t stream) {
+cudaError_t whole(const void* a, std::int64_t lda, std::int64_t order, bool lower, StoredTriangle form, void* out,
+                  cudaStream_t stream) {
   const std::int64_t tiles = (order + kSide - 1) / kSide;
   if (tiles > 65535) return cudaErrorInvalidValue;
   const auto grid = static_cast<unsigned>(tiles);
-  mirror_kernel<T>
-      <<<dim3(grid, grid), kThreads, 0, stream>>>(static_cast<const T*>(a), lda, order, lower, static_cast<T*>(full));
+  whole_kernel<T><<<dim3(grid, grid), kThreads, 0, stream>>>(static_cast<const T*>(a), lda, order, lower, form,
+                                                             static_cast<T*>(out));
   return cudaGetLastError();
 }
 
@@ -246,10 +258,11 @@ cudaError_t launch_symv(const SymvLaunch& launch, void* workspace, std::int64_t 
                     : symv<float>(launch, workspace, members_at_once, stream);
 }
 
-cudaError_t launch_mirror_symmetric(const void* a, std::int64_t lda, std::int64_t order, bool lower, bool f64,
-                                    void* full, cudaStream_t stream) {
+cudaError_t launch_whole_matrix(const void* a, std::int64_t lda, std::int64_t order, bool lower, StoredTriangle form,
+                                bool f64, void* whole_matrix, cudaStream_t stream) {
   if (order == 0) return cudaSuccess;
-  return f64 ? mirror<double>(a, lda, order, lower, full, stream) : mirror<float>(a, lda, order, lower, full, stream);
+  return f64 ? whole<double>(a, lda, order, lower, form, whole_matrix, stream)
+             : whole<float>(a, lda, order, lower, form, whole_matrix, stream);
 }
 
 }  // namespace accel::blas

@@ -1,6 +1,6 @@
 // Kernels of our own where cuBLAS's routine moves memory slower than it could (PERFORMANCE.md §52): Swap of two
-// contiguous vectors, Symv reading A's stored triangle once, and the symmetric matrix Symm mirrors for a GEMM. Plain
-// C++17 and CUDA types: nvcc compiles the kernels' file as C++17.
+// contiguous vectors, Symv reading A's stored triangle once, and the whole matrix a triangle stands for, which Symm
+// and small Trmms hand to a GEMM. Plain C++17 and CUDA types: nvcc compiles the kernels' file as C++17.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -42,9 +42,16 @@ struct SymvLaunch {
 [[nodiscard]] cudaError_t launch_symv(const SymvLaunch& launch, void* workspace, std::int64_t members_at_once,
                                       cudaStream_t stream);
 
-// Writes the full order x order symmetric matrix (leading dimension `order`) whose triangle `lower` (or upper) is
-// stored in a (leading dimension lda) into `full`; the other triangle of a is never read.
-[[nodiscard]] cudaError_t launch_mirror_symmetric(const void* a, std::int64_t lda, std::int64_t order, bool lower,
-                                                  bool f64, void* full, cudaStream_t stream);
+// What the triangle of A stored (`lower`, else upper) stands for, made whole by launch_whole_matrix.
+enum class StoredTriangle {
+  symmetric,        // the other triangle mirrors it
+  triangular,       // the other triangle is zero
+  unit_triangular,  // zero, and ones on the diagonal, whatever is stored there
+};
+
+// Writes the order x order matrix (leading dimension `order`) that the triangle `lower` (or upper) of a (leading
+// dimension lda) stands for into `whole`; the other triangle of a is never read.
+[[nodiscard]] cudaError_t launch_whole_matrix(const void* a, std::int64_t lda, std::int64_t order, bool lower,
+                                              StoredTriangle form, bool f64, void* whole, cudaStream_t stream);
 
 }  // namespace accel::blas

@@ -31,6 +31,7 @@ struct CublasApi {
   X(cublasDrot_v2) \
   X(cublasDscal_v2) \
   X(cublasDswap_v2) \
+  X(cublasDsymm_v2) \
   X(cublasDsyrk_v2) \
   X(cublasDtrmm_v2) \
   X(cublasDtrsm_v2) \
@@ -52,6 +53,7 @@ struct CublasApi {
   X(cublasSrot_v2) \
   X(cublasSscal_v2) \
   X(cublasSswap_v2) \
+  X(cublasSsymm_v2) \
   X(cublasSsyrk_v2) \
   X(cublasStrmm_v2) \
   X(cublasStrsm_v2) \

@@ -90,6 +90,7 @@ struct CublasRoutines<float> {
   static constexpr auto iamin = &CublasApi::cublasIsamin_v2;
   static constexpr auto ger = &CublasApi::cublasSger_v2;
   static constexpr auto trsv = &CublasApi::cublasStrsv_v2;
+  static constexpr auto symm = &CublasApi::cublasSsymm_v2;
   static constexpr auto gemm = &CublasApi::cublasSgemm_v2;
   static constexpr auto trmm = &CublasApi::cublasStrmm_v2;
   static constexpr auto geam = &CublasApi::cublasSgeam;
@@ -113,6 +114,7 @@ struct CublasRoutines<double> {
   static constexpr auto iamin = &CublasApi::cublasIdamin_v2;
   static constexpr auto ger = &CublasApi::cublasDger_v2;
   static constexpr auto trsv = &CublasApi::cublasDtrsv_v2;
+  static constexpr auto symm = &CublasApi::cublasDsymm_v2;
   static constexpr auto gemm = &CublasApi::cublasDgemm_v2;
   static constexpr auto trmm = &CublasApi::cublasDtrmm_v2;
   static constexpr auto geam = &CublasApi::cublasDgeam;

@@ -1,6 +1,7 @@
-// blas::Trsm, Syrk, Trmm and Geam on a CUDA stream: cuBLAS's routines of those names on the stream's handle
-// (cublas_state.hpp), one call per matrix of a batch (cuBLAS has no strided-batched form of them; its trsmBatched
-// takes arrays of pointers). Trmm passes B as cuBLAS's out-of-place C, which cuBLAS documents as in place.
+// blas::Trsm, Syrk, Symm, Trmm and Geam on a CUDA stream, one call per matrix of a batch (cuBLAS has no strided-
+// batched form of them; its trsmBatched takes arrays of pointers): Trsm, Syrk and Geam are cuBLAS's routines of those
+// names on the stream's handle (cublas_state.hpp); Symm and smaller Trmms a GEMM (below); larger Trmms cuBLAS's trmm,
+// given B as its out-of-place C, which cuBLAS documents as in place.
 #pragma once
 
 #include "libs/blas/cublas_state.hpp"
@@ -24,14 +25,16 @@ struct CudaOperation<blas::Syrk> : blas::CublasOperation {
                     std::span<const BufferView> views, CudaRun& run);
 };
 
-// Symm is a GEMM on A made whole (its stored triangle mirrored into the workspace by a kernel of our own): cuBLAS's
-// symm ran 1.3x slower than its GEMM of the same size.
+// Symm from an order of kByGemmFrom is a GEMM on A made whole (its stored triangle mirrored into the workspace by a
+// kernel of our own): cuBLAS's symm ran 1.3x slower than its GEMM at 4096 and 3x at 1024 on the H200; below, cuBLAS's
+// symm, faster than the mirror and GEMM at 256 (PERFORMANCE.md §52).
 template <>
 struct CudaOperation<blas::Symm> {
   using Checked = Operation<blas::Symm>::Checked;
+  static constexpr std::int64_t kByGemmFrom = 512;
   struct Plan {
     blas::CublasPlan cublas;
-    std::uint64_t mirror_bytes = 0;  // one member's A, whole
+    std::uint64_t mirror_bytes = 0;  // by GEMM: one member's A, whole; 0: cuBLAS's symm
   };
   static Result<Plan> plan(const blas::Symm& request, const Checked& checked, CudaTarget& target);
   static std::uint64_t workspace_bytes(const Plan& plan) { return plan.mirror_bytes; }
@@ -40,12 +43,24 @@ struct CudaOperation<blas::Symm> {
   static void describe(CudaTarget& target, LibraryReport& report) { blas::CublasOperation::describe(target, report); }
 };
 
+// Trmm below an order of kByGemmBelow is a GEMM too, on A made whole (zeros outside its triangle) and a copy of B:
+// on the H200 cuBLAS's trmm took 175 µs at 1024 and 493 at 2048, this 68 and (PyTorch's tril and mm) about 341. From
+// it, cuBLAS's trmm, which beat a GEMM at 4096 (2,129 against 2,676 µs); the threshold lies between the two orders
+// measured (PERFORMANCE.md §52).
 template <>
-struct CudaOperation<blas::Trmm> : blas::CublasOperation {
+struct CudaOperation<blas::Trmm> {
   using Checked = Operation<blas::Trmm>::Checked;
-  static Result<Plan> plan(const blas::Trmm&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static constexpr std::int64_t kByGemmBelow = 3072;
+  struct Plan {
+    blas::CublasPlan cublas;
+    bool by_gemm = false;
+    std::uint64_t workspace_bytes = 0;  // by GEMM: one member's A whole and B's copy
+  };
+  static Result<Plan> plan(const blas::Trmm& request, const Checked& checked, CudaTarget& target);
+  static std::uint64_t workspace_bytes(const Plan& plan) { return plan.workspace_bytes; }
   static Status run(const blas::Trmm& request, const Checked& checked, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
+  static void describe(CudaTarget& target, LibraryReport& report) { blas::CublasOperation::describe(target, report); }
 };
 
 template <>

@@ -422,6 +422,39 @@ TEST_P(CudaBlasTest, SymmTrmmGeamMatchTheCpuDeviceForEverySideTriangleTransposeA
   level3_more<float>(Side::left, Fill::lower, Transpose::none, Diagonal::unit, 0, 8, 1);  // empty
 }
 
+TEST_P(CudaBlasTest, TrmmWithLeadingDimensionsMatchesTheCpuDeviceOnBothSidesOfItsGemmThreshold) {
+  // Orders below 3072 run as a GEMM on A made whole, the others as cuBLAS's trmm; the gaps past A's and B's rows and
+  // A's other triangle hold random values that neither may read (B's gaps are compared: they must not change).
+  const auto trmm = [&](std::int64_t order, Side side, Fill fill, Transpose transpose, Diagonal diagonal) {
+    const std::int64_t m = side == Side::left ? order : 24, n = side == Side::left ? 17 : order;
+    const std::int64_t lda = order + 3, ldb = m + 5, batch = order > 1000 ? 1 : 2;
+    SCOPED_TRACE(fmt::format("trmm order={} side={} fill={} {} diagonal={}", order, to_string(side), to_string(fill),
+                             to_string(transpose), to_string(diagonal)));
+    compare(Trmm{.dtype = DType::f32,
+                 .side = side,
+                 .fill = fill,
+                 .transpose = transpose,
+                 .diagonal = diagonal,
+                 .m = m,
+                 .n = n,
+                 .lda = lda,
+                 .ldb = ldb,
+                 .batch = batch,
+                 .alpha = 0.75},
+            {{&Trmm::a, DType::f32, static_cast<std::uint64_t>(lda * order * batch)},
+             {&Trmm::b, DType::f32, static_cast<std::uint64_t>(ldb * n * batch), true}},
+            1e-4);
+  };
+  for (Side side : {Side::left, Side::right})
+    for (Fill fill : {Fill::lower, Fill::upper}) {
+      for (Transpose transpose : {Transpose::none, Transpose::transpose})
+        for (Diagonal diagonal : {Diagonal::non_unit, Diagonal::unit}) trmm(100, side, fill, transpose, diagonal);
+      // cuBLAS's side of the threshold, each transpose and diagonal once.
+      trmm(3072, side, fill, fill == Fill::upper ? Transpose::transpose : Transpose::none,
+           side == Side::right ? Diagonal::unit : Diagonal::non_unit);
+    }
+}
+
 TEST_P(CudaBlasTest, RequestsAreRefusedByNameBeforeAnythingRuns) {
   Result<BufferHandle> x = gpu_->ask(Allocate{.dtype = DType::f32, .count = 8}).wait();
   Result<BufferHandle> r = gpu_->ask(Allocate{.dtype = DType::f32, .count = 1}).wait();
