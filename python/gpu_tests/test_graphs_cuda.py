@@ -1,6 +1,6 @@
-"""Compiled graphs, recordings, device pools and collectives from Python on CUDA devices (the CPU suite,
-python/tests, checks the same bindings on the CPU device). Run by scripts/gpu-python-check; skipped where accel has
-no CUDA device, and the collective test where the machine has fewer than two GPUs."""
+"""Compiled graphs, recordings (host copies of pinned torch memory too), device pools and collectives from Python on
+CUDA devices (the CPU suite, python/tests, checks the same bindings on the CPU device). Run by scripts/gpu-python-check;
+skipped where accel has no CUDA device, and the collective test where the machine has fewer than two GPUs."""
 
 import numpy as np
 import pytest
@@ -62,6 +62,33 @@ def test_a_recording_replays_as_a_cuda_graph_and_follows_a_rebind(cuda, rng):
     recording.rebind(b_buf, other)
     recording.launch().result()
     np.testing.assert_allclose(c.numpy(), a @ np.full((16, 8), 2.0) + 3.0, rtol=1e-3, atol=1e-3)
+
+
+def test_recorded_host_copies_of_pinned_torch_memory_run_in_the_graph(cuda, rng):
+    torch = pytest.importorskip("torch")
+    n = 4096
+    pinned = [torch.empty(n, dtype=torch.float32, pin_memory=True).numpy() for _ in range(4)]
+    ins, outs = pinned[:2], pinned[2:]
+    x = cuda.allocate((n,), "float32")
+    recording = accel.Recording(cuda)
+    recording.upload(ins[0], x)
+    with recording:
+        cuda.scal(x, 3.0)
+    recording.download(x, outs[0])
+    assert recording.names == ["CopyToDevice", "blas::Scal", "CopyToHost"]
+    for launch in range(200):   # captured once, replayed; host memory rebound every launch (the graph updated)
+        if launch % 2 == 1:
+            recording.rebind_host(ins[0], ins[1])
+            recording.rebind_host(outs[0], outs[1])
+            ins.reverse()
+            outs.reverse()
+        ins[0][:] = rng.standard_normal(n).astype(np.float32)
+        recording.launch().result()
+        np.testing.assert_array_equal(outs[0], ins[0] * 3.0)
+    pageable = accel.Recording(cuda)
+    pageable.upload(np.zeros(n, np.float32), x)
+    with pytest.raises(accel.NotSupported, match="pageable host memory"):
+        pageable.launch().result()
 
 
 def test_a_pool_of_every_gpu_places_by_free_memory(cuda):

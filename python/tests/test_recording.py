@@ -131,3 +131,61 @@ def test_a_recording_dropped_inside_its_block_records_nothing_more(device):
     gc.collect()
     device.scal(x, 2.0).result()   # sent: no recording is open any more
     np.testing.assert_array_equal(x.numpy(), [2.0, 2.0])
+
+
+def test_recorded_host_copies_read_and_write_their_arrays_at_each_launch(device, rng):
+    x_host = rng.standard_normal(16).astype(np.float32)
+    y_host = np.zeros(16, np.float32)
+    x = device.allocate((16,), "float32")
+    recording = accel.Recording(device)
+    recording.upload(x_host, x)
+    with recording:
+        device.scal(x, 2.0)
+    recording.download(x, y_host)
+    assert recording.names == ["CopyToDevice", "blas::Scal", "CopyToHost"]
+    np.testing.assert_array_equal(y_host, np.zeros(16, np.float32))   # nothing ran yet
+    recording.launch().result()
+    np.testing.assert_array_equal(y_host, x_host * 2)
+    x_host[:] = 1.0                                                   # read again at the next launch
+    recording.launch().result()
+    np.testing.assert_array_equal(y_host, np.full(16, 2.0, np.float32))
+    other_in, other_out = np.arange(16, dtype=np.float32), np.empty(16, np.float32)
+    recording.rebind_host(x_host, other_in)
+    recording.rebind_host(y_host, other_out)
+    recording.launch().result()
+    np.testing.assert_array_equal(other_out, np.arange(16) * 2.0)
+    np.testing.assert_array_equal(y_host, np.full(16, 2.0, np.float32))   # no longer written
+
+
+def test_the_recording_keeps_its_host_arrays_alive(device):
+    x = device.allocate((1000,), "float32")
+    recording = accel.Recording(device)
+    recording.upload(np.full(1000, 3.0, np.float32), x)     # no other reference to the array
+    out = np.zeros(1000, np.float32)
+    recording.download(x, out)
+    gc.collect()
+    recording.launch().result()
+    np.testing.assert_array_equal(out, np.full(1000, 3.0, np.float32))
+
+
+def test_host_copies_are_checked_by_name_when_recorded(device):
+    x = device.allocate((4,), "float32")
+    recording = accel.Recording(device)
+    with pytest.raises(accel.InvalidArgument, match="holds 5 x f32"):
+        recording.upload(np.zeros(5, np.float32), x)
+    with pytest.raises(accel.InvalidArgument, match="holds 4 x f64"):
+        recording.download(x, np.zeros(4, np.float64))
+    read_only = np.zeros(4, np.float32)
+    read_only.flags.writeable = False
+    with pytest.raises(accel.InvalidArgument, match="read-only"):
+        recording.download(x, read_only)
+    with pytest.raises(accel.InvalidArgument, match="C-contiguous array in host memory"):
+        recording.upload(np.zeros((4, 2), np.float32)[:, 0], x)
+    source = np.zeros(4, np.float32)
+    source.flags.writeable = False                      # an upload only reads it
+    recording.upload(source, x)
+    with pytest.raises(accel.InvalidArgument, match="cannot replace"):
+        recording.rebind_host(source, np.zeros(3, np.float32))
+    with pytest.raises(accel.InvalidArgument, match="no upload of the recording reads this array"):
+        recording.rebind_host(np.zeros(4, np.float32), np.ones(4, np.float32))
+    assert len(recording) == 1

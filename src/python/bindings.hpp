@@ -72,6 +72,14 @@ struct PyBuffer {
 PyBuffer allocate_buffer(const PyDevice& device, DType dtype, std::vector<std::int64_t> shape);
 // A new buffer holding a copy of `value` (anything numpy.ascontiguousarray takes, converted to `dtype` unless None).
 PyBuffer upload_array(const PyDevice& device, nb::handle value, nb::handle dtype);
+// The memory of `array` (a C-contiguous array on the host that nanobind's ndarray takes: NumPy's, or a pinned torch
+// tensor's) as a host copy names it: InvalidArgument for a dtype accel lacks, TypeError for what is not such an array.
+[[nodiscard]] HostDestination host_memory_of(nb::handle array);
+// Whether `array` (as above) may be written.
+[[nodiscard]] bool writable(nb::handle array);
+// host_memory_of(array), to be copied to or from `buffer`: same dtype and element count, and writable when `written`
+// (InvalidArgument naming what differs).
+[[nodiscard]] HostDestination host_memory_for(nb::handle array, const PyBuffer& buffer, bool written);
 // DType from its Python name ("float32", "complex64", ...) or a NumPy dtype; InvalidArgument naming it otherwise.
 DType dtype_from_python(nb::handle value);
 std::string dtype_name(DType dtype);

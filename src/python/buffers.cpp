@@ -73,7 +73,8 @@ nb::object contiguous_array(nb::handle value, nb::handle dtype) {
   return nb::module_::import_("numpy").attr("ascontiguousarray")(value, "dtype"_a = dtype);
 }
 
-DType dtype_of_array(const HostArray& array) {
+template <class Array>
+DType dtype_of_array(const Array& array) {
   for (const DTypeName& known : kDTypes) {
     if (known.dlpack == array.dtype()) return known.dtype;
   }
@@ -117,6 +118,34 @@ PyFuture copy_out(const PyBuffer& buffer) {
 }
 
 }  // namespace
+
+HostDestination host_memory_of(nb::handle array_object) {
+  // Read-only arrays too: whether a copy may write one is writable()'s question. No implicit conversion: a copy
+  // made to fit would be what the recording reads or writes, and would not outlive this call.
+  nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu> array;
+  if (!nb::try_cast(array_object, array, /*convert=*/false)) {
+    raise_status(invalid_argument(
+        fmt::format("a host copy needs a C-contiguous array in host memory (NumPy's, or a CPU tensor's), not a {}",
+                    nb::cast<std::string>(nb::str(array_object.type().attr("__name__"))))));
+  }
+  return {.data = const_cast<void*>(array.data()), .count = array.size(), .dtype = dtype_of_array(array)};
+}
+
+// NumPy says through its flags; other arrays (a CPU tensor) are taken as writable.
+bool writable(nb::handle array) {
+  return !nb::hasattr(array, "flags") || nb::cast<bool>(array.attr("flags").attr("writeable"));
+}
+
+HostDestination host_memory_for(nb::handle array, const PyBuffer& buffer, bool written) {
+  const HostDestination host = host_memory_of(array);
+  if (host.dtype != buffer.handle.dtype || host.count != buffer.handle.count) {
+    raise_status(invalid_argument(fmt::format("a host copy with a buffer of {} x {}: the array holds {} x {}",
+                                              buffer.handle.count, to_string(buffer.handle.dtype), host.count,
+                                              to_string(host.dtype))));
+  }
+  if (written && !writable(array)) raise_status(invalid_argument("a host copy into a read-only array"));
+  return host;
+}
 
 PyBuffer upload_array(const PyDevice& device, nb::handle value, nb::handle dtype) {
   nb::object array_object = contiguous_array(value, dtype);

@@ -64,7 +64,8 @@ void bind_recording(nb::module_& module) {
           "__init__",
           [](PyRecording* self, const PyDevice& device) {
             device.check_open("Recording's device");
-            new (self) PyRecording{.device = device, .recording = Recording(device.device), .owners = {}};
+            new (self)
+                PyRecording{.device = device, .recording = Recording(device.device), .owners = {}, .host_arrays = {}};
           },
           nb::arg("device"))
       .def("__enter__",
@@ -96,6 +97,63 @@ void bind_recording(nb::module_& module) {
           },
           nb::arg("old"), nb::arg("new"),
           "Every use of buffer `old` (as bound now) uses `new` in later launches: same device, dtype and size.")
+      .def(
+          "upload",
+          [](PyRecording& recording, nb::object array, const PyBuffer& buffer) {
+            const BufferHandle handle = buffer.use_on(recording.device, "buffer");
+            const HostDestination host = host_memory_for(array, buffer, /*written=*/false);
+            if (Status recorded = recording.recording.record(CopyToDevice{
+                    .source = {.data = host.data, .count = host.count, .dtype = host.dtype}, .destination = handle});
+                !recorded.ok()) {
+              raise_status(recorded);
+            }
+            recording.owners.push_back(buffer.owner);
+            recording.host_arrays.push_back(std::move(array));
+          },
+          nb::arg("array"), nb::arg("buffer"),
+          "Records a copy of host `array` into `buffer` (same dtype and size), read when each launch runs. On a CUDA "
+          "device the array's memory must be pinned (torch.empty(..., pin_memory=True), cupyx.empty_pinned): a "
+          "launch refuses pageable memory by name. The recording keeps the array alive.")
+      .def(
+          "download",
+          [](PyRecording& recording, const PyBuffer& buffer, nb::object array) {
+            const BufferHandle handle = buffer.use_on(recording.device, "buffer");
+            const HostDestination host = host_memory_for(array, buffer, /*written=*/true);
+            if (Status recorded = recording.recording.record(CopyToHost{.source = handle, .destination = host});
+                !recorded.ok()) {
+              raise_status(recorded);
+            }
+            recording.owners.push_back(buffer.owner);
+            recording.host_arrays.push_back(std::move(array));
+          },
+          nb::arg("buffer"), nb::arg("array"),
+          "Records a copy of `buffer` into host `array` (writable, same dtype and size), which holds it once a "
+          "launch's future is done; pinned on a CUDA device, as for upload().")
+      .def(
+          "rebind_host",
+          [](PyRecording& recording, nb::handle old_array, nb::object new_array) {
+            const HostDestination was = host_memory_of(old_array);
+            const HostDestination now = host_memory_of(new_array);
+            if (now.dtype != was.dtype || now.count != was.count) {
+              raise_status(invalid_argument(
+                  fmt::format("Recording.rebind_host: an array of {} x {} cannot replace one of {} x {}", now.count,
+                              to_string(now.dtype), was.count, to_string(was.dtype))));
+            }
+            const bool uploads = recording.recording
+                                     .rebind(HostSource{.data = was.data, .count = was.count, .dtype = was.dtype},
+                                             HostSource{.data = now.data, .count = now.count, .dtype = now.dtype})
+                                     .ok();
+            const bool downloads = writable(new_array) && recording.recording.rebind(was, now).ok();
+            if (!uploads && !downloads) {
+              raise_status(invalid_argument(
+                  "Recording.rebind_host: no upload of the recording reads this array, and no download into a "
+                  "writable array writes it (the same memory, dtype and size)"));
+            }
+            recording.host_arrays.push_back(std::move(new_array));
+          },
+          nb::arg("old"), nb::arg("new"),
+          "Every recorded upload from, and download into, host array `old` (as bound now) uses `new` in later "
+          "launches: same dtype and size (a download only into a writable array).")
       .def("__len__", [](const PyRecording& recording) { return recording.recording.size(); })
       .def_prop_ro(
           "names", [](const PyRecording& recording) { return recording.recording.names(); },

@@ -20,6 +20,7 @@ struct PyRecording {
   PyDevice device;
   Recording recording;
   std::vector<std::shared_ptr<const void>> owners;  // the buffers the steps name, rebound ones included
+  std::vector<nb::object> host_arrays;              // the host memory its copies name, rebound ones included
 
   // Leaves this thread's open `with` blocks (a recording entered by hand and dropped records nothing more).
   ~PyRecording();
