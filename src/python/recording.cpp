@@ -102,13 +102,10 @@ void bind_recording(nb::module_& module) {
           [](PyRecording& recording, nb::object array, const PyBuffer& buffer) {
             const BufferHandle handle = buffer.use_on(recording.device, "buffer");
             const HostDestination host = host_memory_for(array, buffer, /*written=*/false);
-            if (Status recorded = recording.recording.record(CopyToDevice{
-                    .source = {.data = host.data, .count = host.count, .dtype = host.dtype}, .destination = handle});
-                !recorded.ok()) {
-              raise_status(recorded);
-            }
-            recording.owners.push_back(buffer.owner);
-            recording.host_arrays.push_back(std::move(array));
+            recording.record_host_copy(
+                CopyToDevice{.source = {.data = host.data, .count = host.count, .dtype = host.dtype},
+                             .destination = handle},
+                buffer, std::move(array));
           },
           nb::arg("array"), nb::arg("buffer"),
           "Records a copy of host `array` into `buffer` (same dtype and size), read when each launch runs. On a CUDA "
@@ -119,12 +116,7 @@ void bind_recording(nb::module_& module) {
           [](PyRecording& recording, const PyBuffer& buffer, nb::object array) {
             const BufferHandle handle = buffer.use_on(recording.device, "buffer");
             const HostDestination host = host_memory_for(array, buffer, /*written=*/true);
-            if (Status recorded = recording.recording.record(CopyToHost{.source = handle, .destination = host});
-                !recorded.ok()) {
-              raise_status(recorded);
-            }
-            recording.owners.push_back(buffer.owner);
-            recording.host_arrays.push_back(std::move(array));
+            recording.record_host_copy(CopyToHost{.source = handle, .destination = host}, buffer, std::move(array));
           },
           nb::arg("buffer"), nb::arg("array"),
           "Records a copy of `buffer` into host `array` (writable, same dtype and size), which holds it once a "

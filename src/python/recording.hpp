@@ -33,6 +33,13 @@ struct PyRecording {
     keep_buffers(arguments);
   }
   void keep_buffers(const nb::kwargs& arguments);
+  // Records the host copy `request` between `buffer` and `array`, and keeps both alive.
+  template <class Copy>
+  void record_host_copy(Copy request, const PyBuffer& buffer, nb::object array) {
+    if (Status recorded = recording.record(std::move(request)); !recorded.ok()) raise_status(recorded);
+    owners.push_back(buffer.owner);
+    host_arrays.push_back(std::move(array));
+  }
 };
 
 // The recording whose `with` block captures `device`'s requests on this thread, or null.

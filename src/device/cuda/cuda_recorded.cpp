@@ -260,10 +260,7 @@ Result<std::optional<Submitted>> CudaStream::launch_checked(RunRecorded& request
     if (!pinned.ok()) return std::nullopt;  // the capture's path names it
   }
   std::lock_guard lock(context_->buffers_mutex());
-  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
-  std::vector<const void*> addresses;
-  ACCEL_RETURN_IF_ERROR(check_recorded_buffers(context_->table(), request, &addresses));
-  append_host_memory(request, addresses);
+  ACCEL_ASSIGN_OR_RETURN(std::vector<const void*> addresses, recorded_addresses(request));
   if (addresses != checked->addresses) return std::nullopt;
   void* scratch = nullptr;
   if (workspace_bytes != 0) {
@@ -284,10 +281,7 @@ Result<std::optional<Submitted>> CudaStream::launch_kept(RunRecorded& request, s
     return std::nullopt;  // the capture's path names the refusal
   }
   std::lock_guard lock(context_->buffers_mutex());
-  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
-  std::vector<const void*> addresses;
-  ACCEL_RETURN_IF_ERROR(check_recorded_buffers(context_->table(), request, &addresses));
-  append_host_memory(request, addresses);
+  ACCEL_ASSIGN_OR_RETURN(std::vector<const void*> addresses, recorded_addresses(request));
   Gathered gathered = gather(request, steps, *context_);
   if (!gathered.first_refused.ok()) return std::nullopt;
   void* scratch = nullptr;
@@ -300,6 +294,14 @@ Result<std::optional<Submitted>> CudaStream::launch_kept(RunRecorded& request, s
   ACCEL_ASSIGN_OR_RETURN(Submitted submitted, launch_ordered(exec, gathered.uses));
   recorded_.remember_checked(request.recording, checked_buffers(request, std::move(addresses), gathered.uses));
   return std::optional<Submitted>(std::move(submitted));
+}
+
+Result<std::vector<const void*>> CudaStream::recorded_addresses(RunRecorded& request) {
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  std::vector<const void*> addresses;
+  ACCEL_RETURN_IF_ERROR(check_recorded_buffers(context_->table(), request, &addresses));
+  append_host_memory(request, addresses);
+  return addresses;
 }
 
 Result<Submitted> CudaStream::launch_ordered(cudaGraphExec_t exec, std::span<const Use> uses) {
@@ -321,10 +323,7 @@ Result<Submitted> CudaStream::enqueue(RunRecorded& request) {
   }
   std::vector<Prepared> steps = prepare_steps(request, *this, /*with_run=*/true);
   std::lock_guard lock(context_->buffers_mutex());
-  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
-  std::vector<const void*> addresses;
-  ACCEL_RETURN_IF_ERROR(check_recorded_buffers(context_->table(), request, &addresses));
-  append_host_memory(request, addresses);
+  ACCEL_ASSIGN_OR_RETURN(std::vector<const void*> addresses, recorded_addresses(request));
   Gathered gathered = gather(request, steps, *context_);
   RecordedGraphs::Key& key = gathered.key;
   const Status& first_refused = gathered.first_refused;
