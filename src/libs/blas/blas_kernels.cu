@@ -54,6 +54,7 @@ cudaError_t swap(void* x, void* y, std::int64_t n, cudaStream_t stream) {
 // -- Symv ---------------------------------------------------------------------------------------------------------
 
 constexpr int kTile = 64;
+constexpr std::int64_t kMaxGridMembers = 65535;
 constexpr int kGroups = kThreads / kTile;  // thread groups of a tile, each a quarter of its columns (or rows)
 constexpr int kPerGroup = kTile / kGroups;
 
@@ -178,9 +179,11 @@ cudaError_t symv(const SymvLaunch& l, void* workspace, std::int64_t members_at_o
   p.alpha = static_cast<T>(l.alpha);
   p.beta = static_cast<T>(l.beta);
   const auto tiles = static_cast<unsigned>(blocks);
-  for (std::int64_t first = 0; first < l.batch; first += members_at_once) {
+  // A launch's members: as many as the workspace holds, and no more than a grid's z (and y) extent allows.
+  const std::int64_t per_launch = std::min(members_at_once, kMaxGridMembers);
+  for (std::int64_t first = 0; first < l.batch; first += per_launch) {
     p.first_member = first;
-    const auto members = static_cast<unsigned>(std::min({members_at_once, l.batch - first, std::int64_t{65535}}));
+    const auto members = static_cast<unsigned>(std::min(per_launch, l.batch - first));
     symv_tiles<T><<<dim3(tiles, tiles, members), kThreads, 0, stream>>>(p);
     symv_finish<T><<<dim3(static_cast<unsigned>((l.n + kThreads - 1) / kThreads), members), kThreads, 0, stream>>>(p);
     if (cudaError_t launched = cudaGetLastError(); launched != cudaSuccess) return launched;

@@ -345,6 +345,15 @@ TEST_P(CudaBlasTest, SymvMatchesTheCpuDeviceWithLeadingDimensionStridesAndBetaZe
     }
 }
 
+TEST_P(CudaBlasTest, SymvOfABatchLargerThanOneLaunchComputesEveryMember) {
+  // A grid takes at most 65,535 members: a larger batch of small matrices runs in several launches.
+  compare(Symv{.dtype = DType::f32, .fill = Fill::upper, .n = 3, .batch = 70'000, .alpha = 2.0, .beta = 1.0},
+          {{&Symv::a, DType::f32, 9 * 70'000},
+           {&Symv::x, DType::f32, 3 * 70'000},
+           {&Symv::y, DType::f32, 3 * 70'000, true}},
+          1e-5);
+}
+
 TEST_P(CudaBlasTest, SwapAndCopyOfVectorsNotSixteenByteAlignedMoveEveryElement) {
   // Memory adopted from another library (ShareMemory, DLPack) may start at any element: here one past an allocation's
   // start, so the kernels cannot move 16 bytes at a time.
