@@ -44,9 +44,9 @@ struct CudaOperation<blas::Symm> {
 };
 
 // Trmm below an order of kByGemmBelow is a GEMM too, on A made whole (zeros outside its triangle) and a copy of B:
-// on the H200 cuBLAS's trmm took 175 µs at 1024 and 493 at 2048, this 68 and (PyTorch's tril and mm) about 341. From
-// it, cuBLAS's trmm, which beat a GEMM at 4096 (2,129 against 2,676 µs); the threshold lies between the two orders
-// measured (PERFORMANCE.md §52).
+// on the H200 cuBLAS's trmm took 175 µs at 1024 and 494 at 2048, this 68 and 375. From it, cuBLAS's trmm, which
+// beat PyTorch's GEMM at 4096 (2,129 against 2,676 µs) and matched it at 3072; the threshold lies between 2048 and
+// 4096 (PERFORMANCE.md §52).
 template <>
 struct CudaOperation<blas::Trmm> {
   using Checked = Operation<blas::Trmm>::Checked;
