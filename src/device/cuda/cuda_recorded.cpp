@@ -174,6 +174,13 @@ std::vector<Prepared> prepare_steps(const RunRecorded& request, CudaTarget& targ
   return steps;
 }
 
+// The host memory a step copies from or into, or null for a step that is not a host copy.
+const void* host_memory(const RecordedStep& step) {
+  if (const auto* upload = std::get_if<CopyToDevice>(&step)) return upload->source.data;
+  if (const auto* download = std::get_if<CopyToHost>(&step)) return download->destination.data;
+  return nullptr;
+}
+
 // What the prepared steps use, with the buffers' lock held: each step's views resolved (a step whose operands do not
 // resolve is refused), the buffers to order after (each once, as written if any step writes it), the addresses the
 // graph is captured over (the workspace's not yet), and the largest workspace of a step.
@@ -213,12 +220,7 @@ Gathered gather(const RunRecorded& request, std::vector<Prepared>& steps, CudaCo
     }
     for (const BufferView& view : step.views) out.key.addresses.push_back(view.data);
     // A host copy's memory is an address of its graph too.
-    if (const auto* upload = std::get_if<CopyToDevice>(&request.steps[i])) {
-      out.key.addresses.push_back(upload->source.data);
-    }
-    if (const auto* download = std::get_if<CopyToHost>(&request.steps[i])) {
-      out.key.addresses.push_back(download->destination.data);
-    }
+    if (const void* host = host_memory(request.steps[i])) out.key.addresses.push_back(host);
     out.workspace_bytes = std::max(out.workspace_bytes, step.workspace_bytes);
   }
   return out;
@@ -234,8 +236,7 @@ std::vector<BufferHandle> handles_of(RunRecorded& request) {
 // Appends each host copy's memory, in step order.
 void append_host_memory(const RunRecorded& request, std::vector<const void*>& addresses) {
   for (const RecordedStep& step : request.steps) {
-    if (const auto* upload = std::get_if<CopyToDevice>(&step)) addresses.push_back(upload->source.data);
-    if (const auto* download = std::get_if<CopyToHost>(&step)) addresses.push_back(download->destination.data);
+    if (const void* host = host_memory(step)) addresses.push_back(host);
   }
 }
 

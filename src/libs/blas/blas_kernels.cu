@@ -8,6 +8,8 @@ namespace {
 constexpr unsigned kThreads = 256;
 // A grid-stride loop over this many blocks at most keeps every SM busy without a block per element.
 constexpr std::int64_t kMaxBlocks = 4096;
+// The most blocks along a grid's y or z: tiles of a matrix, members of a batch.
+constexpr std::int64_t kMaxGridExtent = 65535;
 
 unsigned blocks_for(std::int64_t items) {
   return static_cast<unsigned>(std::clamp<std::int64_t>((items + kThreads - 1) / kThreads, 1, kMaxBlocks));
@@ -54,7 +56,8 @@ cudaError_t swap(void* x, void* y, std::int64_t n, cudaStream_t stream) {
 // -- Symv ---------------------------------------------------------------------------------------------------------
 
 constexpr int kTile = 64;
-constexpr std::int64_t kMaxGridMembers = 65535;
+// The most workspace a batched Symv takes at once; a larger batch runs in launches of fewer members.
+constexpr std::uint64_t kSymvWorkspaceBudget = std::uint64_t{64} << 20;
 constexpr int kGroups = kThreads / kTile;  // thread groups of a tile, each a quarter of its columns (or rows)
 constexpr int kPerGroup = kTile / kGroups;
 
@@ -158,9 +161,9 @@ __global__ void symv_finish(SymvTyped<T> p) {
 std::int64_t tiles_of(std::int64_t n) { return (n + kTile - 1) / kTile; }
 
 template <class T>
-cudaError_t symv(const SymvLaunch& l, void* workspace, std::int64_t members_at_once, cudaStream_t stream) {
+cudaError_t symv(const SymvLaunch& l, std::int64_t members_at_once, void* workspace, cudaStream_t stream) {
   const std::int64_t blocks = tiles_of(l.n);
-  if (blocks > 65535 || members_at_once < 1) return cudaErrorInvalidValue;
+  if (blocks > kMaxGridExtent || members_at_once < 1 || members_at_once > kMaxGridExtent) return cudaErrorInvalidValue;
   SymvTyped<T> p;
   p.lower = l.lower;
   p.n = l.n;
@@ -179,11 +182,9 @@ cudaError_t symv(const SymvLaunch& l, void* workspace, std::int64_t members_at_o
   p.alpha = static_cast<T>(l.alpha);
   p.beta = static_cast<T>(l.beta);
   const auto tiles = static_cast<unsigned>(blocks);
-  // A launch's members: as many as the workspace holds, and no more than a grid's z (and y) extent allows.
-  const std::int64_t per_launch = std::min(members_at_once, kMaxGridMembers);
-  for (std::int64_t first = 0; first < l.batch; first += per_launch) {
+  for (std::int64_t first = 0; first < l.batch; first += members_at_once) {
     p.first_member = first;
-    const auto members = static_cast<unsigned>(std::min(per_launch, l.batch - first));
+    const auto members = static_cast<unsigned>(std::min(members_at_once, l.batch - first));
     symv_tiles<T><<<dim3(tiles, tiles, members), kThreads, 0, stream>>>(p);
     symv_finish<T><<<dim3(static_cast<unsigned>((l.n + kThreads - 1) / kThreads), members), kThreads, 0, stream>>>(p);
     if (cudaError_t launched = cudaGetLastError(); launched != cudaSuccess) return launched;
@@ -237,7 +238,7 @@ template <class T>
 cudaError_t whole(const void* a, std::int64_t lda, std::int64_t order, bool lower, StoredTriangle form, void* out,
                   cudaStream_t stream) {
   const std::int64_t tiles = (order + kSide - 1) / kSide;
-  if (tiles > 65535) return cudaErrorInvalidValue;
+  if (tiles > kMaxGridExtent) return cudaErrorInvalidValue;
   const auto grid = static_cast<unsigned>(tiles);
   whole_kernel<T><<<dim3(grid, grid), kThreads, 0, stream>>>(static_cast<const T*>(a), lda, order, lower, form,
                                                              static_cast<T*>(out));
@@ -251,14 +252,17 @@ cudaError_t launch_swap(void* x, void* y, std::int64_t n, bool f64, cudaStream_t
   return f64 ? swap<double, double2>(x, y, n, stream) : swap<float, float4>(x, y, n, stream);
 }
 
-std::uint64_t symv_workspace_bytes(std::int64_t n, bool f64, std::int64_t members) {
-  return static_cast<std::uint64_t>(tiles_of(n) * n * members) * (f64 ? sizeof(double) : sizeof(float));
+SymvBatching symv_batching(std::int64_t n, bool f64, std::int64_t batch) {
+  const std::uint64_t member = static_cast<std::uint64_t>(tiles_of(n) * n) * (f64 ? sizeof(double) : sizeof(float));
+  const std::int64_t fit = member == 0 ? batch : static_cast<std::int64_t>(kSymvWorkspaceBudget / member);
+  const std::int64_t members = std::max<std::int64_t>(1, std::min({fit, batch, kMaxGridExtent}));
+  return {.members_at_once = members, .workspace_bytes = member * static_cast<std::uint64_t>(members)};
 }
 
-cudaError_t launch_symv(const SymvLaunch& launch, void* workspace, std::int64_t members_at_once, cudaStream_t stream) {
+cudaError_t launch_symv(const SymvLaunch& launch, const SymvBatching& batching, void* workspace, cudaStream_t stream) {
   if (launch.n == 0 || launch.batch == 0) return cudaSuccess;
-  return launch.f64 ? symv<double>(launch, workspace, members_at_once, stream)
-                    : symv<float>(launch, workspace, members_at_once, stream);
+  return launch.f64 ? symv<double>(launch, batching.members_at_once, workspace, stream)
+                    : symv<float>(launch, batching.members_at_once, workspace, stream);
 }
 
 cudaError_t launch_whole_matrix(const void* a, std::int64_t lda, std::int64_t order, bool lower, StoredTriangle form,

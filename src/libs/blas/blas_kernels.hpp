@@ -32,14 +32,19 @@ struct SymvLaunch {
   std::int64_t batch = 1;
 };
 
-// Bytes of workspace launch_symv needs for `members` members of a batch of order n at once.
-[[nodiscard]] std::uint64_t symv_workspace_bytes(std::int64_t n, bool f64, std::int64_t members);
+// How a Symv of order n runs a batch: `members_at_once` members a launch (at least one; no more than 64 MiB of
+// workspace holds, nor than a grid takes), and the workspace they need.
+struct SymvBatching {
+  std::int64_t members_at_once = 1;
+  std::uint64_t workspace_bytes = 0;
+};
+[[nodiscard]] SymvBatching symv_batching(std::int64_t n, bool f64, std::int64_t batch);
 
-// y = alpha A x + beta y for each member, `members_at_once` of them a launch (the workspace holds that many): each
+// y = alpha A x + beta y for each member, `batching`'s members at once in its workspace: each
 // 64 x 64 tile of the stored triangle is read once and gives its rows' sums and, off the diagonal, its columns' sums,
 // into a slot of its own in the workspace; a second kernel adds each row's slots in a fixed order, so the result does
 // not depend on scheduling.
-[[nodiscard]] cudaError_t launch_symv(const SymvLaunch& launch, void* workspace, std::int64_t members_at_once,
+[[nodiscard]] cudaError_t launch_symv(const SymvLaunch& launch, const SymvBatching& batching, void* workspace,
                                       cudaStream_t stream);
 
 // What the triangle of A stored (`lower`, else upper) stands for, made whole by launch_whole_matrix.

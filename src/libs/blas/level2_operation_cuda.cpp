@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "libs/blas/blas_checks.hpp"
 #include "libs/blas/blas_kernels.hpp"
 
@@ -109,20 +107,9 @@ Status CudaOperation<Trsv>::run(const Trsv&, const Checked& checked, const Plan&
   });
 }
 
-namespace {
-// The most workspace a batched Symv takes at once; a batch larger than that runs in launches of fewer members.
-constexpr std::uint64_t kSymvWorkspaceBudget = std::uint64_t{64} << 20;
-}  // namespace
-
 Result<CudaOperation<Symv>::Plan> CudaOperation<Symv>::plan(const Symv&, const Checked& checked, CudaTarget&) {
   const Symv& r = checked.request;
-  const bool f64 = r.dtype == DType::f64;
-  const std::uint64_t member = blas::symv_workspace_bytes(r.n, f64, 1);
-  const std::int64_t members =
-      member == 0 ? 1
-                  : std::max<std::int64_t>(
-                        1, std::min<std::int64_t>(static_cast<std::int64_t>(kSymvWorkspaceBudget / member), r.batch));
-  return Plan{.members_at_once = members, .workspace = blas::symv_workspace_bytes(r.n, f64, members)};
+  return blas::symv_batching(r.n, r.dtype == DType::f64, r.batch);
 }
 
 Status CudaOperation<Symv>::run(const Symv&, const Checked& checked, const Plan& plan,
@@ -144,7 +131,7 @@ Status CudaOperation<Symv>::run(const Symv&, const Checked& checked, const Plan&
                                 .alpha = r.alpha,
                                 .beta = r.beta,
                                 .batch = r.batch};
-  return run.target.check(blas::launch_symv(launch, run.workspace, plan.members_at_once, run.target.stream()),
+  return run.target.check(blas::launch_symv(launch, plan, run.workspace, run.target.stream()),
                           "launching the symv kernels");
 }
 

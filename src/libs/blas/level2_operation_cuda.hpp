@@ -3,6 +3,7 @@
 // of our own.
 #pragma once
 
+#include "libs/blas/blas_kernels.hpp"
 #include "libs/blas/cublas_state.hpp"
 #include "libs/blas/level2_operation.hpp"
 
@@ -37,12 +38,9 @@ template <>
 struct CudaOperation<blas::Symv> {
   using Checked = Operation<blas::Symv>::Checked;
   // How many members of a batch one launch takes, and the workspace of their tiles' sums.
-  struct Plan {
-    std::int64_t members_at_once = 1;
-    std::uint64_t workspace = 0;
-  };
+  using Plan = blas::SymvBatching;
   static Result<Plan> plan(const blas::Symv& request, const Checked& checked, CudaTarget& target);
-  static std::uint64_t workspace_bytes(const Plan& plan) { return plan.workspace; }
+  static std::uint64_t workspace_bytes(const Plan& plan) { return plan.workspace_bytes; }
   static Status run(const blas::Symv& request, const Checked& checked, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
 };

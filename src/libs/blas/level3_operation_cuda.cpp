@@ -63,7 +63,9 @@ Result<CudaOperation<Symm>::Plan> CudaOperation<Symm>::plan(const Symm&, const C
   const std::int64_t order = r.side == blas::Side::left ? r.m : r.n;
   ACCEL_ASSIGN_OR_RETURN(blas::CublasPlan cublas, blas::plan_cublas(target));
   if (order < kByGemmFrom) return Plan{.cublas = cublas};
-  return Plan{.cublas = cublas, .mirror_bytes = static_cast<std::uint64_t>(order * order) * size_of(r.dtype)};
+  return Plan{.cublas = cublas,
+              .by_gemm = true,
+              .workspace_bytes = static_cast<std::uint64_t>(order * order) * size_of(r.dtype)};
 }
 
 Status CudaOperation<Symm>::run(const Symm&, const Checked& checked, const Plan& plan,
@@ -78,7 +80,7 @@ Status CudaOperation<Symm>::run(const Symm&, const Checked& checked, const Plan&
     const T alpha = static_cast<T>(r.alpha), beta = static_cast<T>(r.beta);
     const T* full = static_cast<const T*>(run.workspace);
     for (std::int64_t i = 0; i < r.batch; ++i) {
-      if (plan.mirror_bytes == 0) {
+      if (!plan.by_gemm) {
         ACCEL_RETURN_IF_ERROR(blas::cublas_launched(
             run,
             (plan.cublas.api->*CublasRoutines<T>::symm)(

@@ -25,6 +25,16 @@ struct CudaOperation<blas::Syrk> : blas::CublasOperation {
                     std::span<const BufferView> views, CudaRun& run);
 };
 
+namespace blas {
+// A Symm or Trmm planned: the stream's cuBLAS, and whether it runs as one GEMM on A made whole (blas_kernels.hpp),
+// with the workspace one member takes, or as cuBLAS's routine of its name.
+struct WholeMatrixPlan {
+  CublasPlan cublas;
+  bool by_gemm = false;
+  std::uint64_t workspace_bytes = 0;
+};
+}  // namespace blas
+
 // Symm from an order of kByGemmFrom is a GEMM on A made whole (its stored triangle mirrored into the workspace by a
 // kernel of our own): cuBLAS's symm ran 1.3x slower than its GEMM at 4096 and 3x at 1024 on the H200; below, cuBLAS's
 // symm, faster than the mirror and GEMM at 256 (PERFORMANCE.md §52).
@@ -32,12 +42,9 @@ template <>
 struct CudaOperation<blas::Symm> {
   using Checked = Operation<blas::Symm>::Checked;
   static constexpr std::int64_t kByGemmFrom = 512;
-  struct Plan {
-    blas::CublasPlan cublas;
-    std::uint64_t mirror_bytes = 0;  // by GEMM: one member's A, whole; 0: cuBLAS's symm
-  };
+  using Plan = blas::WholeMatrixPlan;  // by GEMM: one member's A, whole
   static Result<Plan> plan(const blas::Symm& request, const Checked& checked, CudaTarget& target);
-  static std::uint64_t workspace_bytes(const Plan& plan) { return plan.mirror_bytes; }
+  static std::uint64_t workspace_bytes(const Plan& plan) { return plan.workspace_bytes; }
   static Status run(const blas::Symm& request, const Checked& checked, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
   static void describe(CudaTarget& target, LibraryReport& report) { blas::CublasOperation::describe(target, report); }
@@ -51,11 +58,7 @@ template <>
 struct CudaOperation<blas::Trmm> {
   using Checked = Operation<blas::Trmm>::Checked;
   static constexpr std::int64_t kByGemmBelow = 3072;
-  struct Plan {
-    blas::CublasPlan cublas;
-    bool by_gemm = false;
-    std::uint64_t workspace_bytes = 0;  // by GEMM: one member's A whole and B's copy
-  };
+  using Plan = blas::WholeMatrixPlan;  // by GEMM: one member's A whole and B's copy
   static Result<Plan> plan(const blas::Trmm& request, const Checked& checked, CudaTarget& target);
   static std::uint64_t workspace_bytes(const Plan& plan) { return plan.workspace_bytes; }
   static Status run(const blas::Trmm& request, const Checked& checked, const Plan& plan,

@@ -3,39 +3,24 @@
 // level{1,2,3}_test) on the same fresh random inputs, over small odd shapes and large ones, negative increments, every
 // side, triangle, transpose and diagonal, and strided batches; on every way a CUDA device runs requests (each
 // completion strategy, and isolated), so that the results written by cuBLAS's device pointer mode are seen to arrive in
-// the result buffers. Skipped without a GPU.
+// the result buffers. The kernels accel runs instead of cuBLAS's have tests of their own (cuda_blas_kernels_test.cpp).
+// Skipped without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <functional>
-#include <optional>
-#include <random>
-#include <vector>
 
 #include "accel/libs/blas/level1.hpp"
 #include "accel/libs/blas/level2.hpp"
 #include "accel/libs/blas/level3.hpp"
-#include "testing/cuda_fixture.hpp"
-#include "testing/test_seed.hpp"
+#include "libs/blas/cuda_blas_fixture.hpp"
 
 namespace accel::blas {
 namespace {
 
-using accel::testing::GpuTestTarget;
 using accel::testing::HostArray;
 using accel::testing::IsOk;
 using accel::testing::StatusIs;
-
-// One buffer of a request as the test feeds it: the member it goes into, its elements, whether it is compared after
-// the run, and what makes its values (uniform in [-1, 1] unless `shape` changes them).
-template <class Request>
-struct Feed {
-  BufferHandle Request::*member;
-  DType dtype;
-  std::uint64_t count;
-  bool compared = false;
-  std::function<void(HostArray&)> shape;
-};
 
 // A well-conditioned triangular factor in every order x order matrix `stride` apart: a diagonal of 2 to 3 and
 // off-diagonal values of at most 1/order.
@@ -51,66 +36,8 @@ std::function<void(HostArray&)> well_conditioned(std::int64_t order, std::int64_
   };
 }
 
-class CudaBlasTest : public ::testing::TestWithParam<GpuTestTarget> {
+class CudaBlasTest : public CudaBlasFixture {
  protected:
-  void SetUp() override {
-    ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), device);
-    gpu_ = device;
-  }
-
-  // Runs `request` on the CPU device and on the GPU with the same random inputs, and compares every compared buffer.
-  template <class Request>
-  void compare(Request request, const std::vector<Feed<Request>>& feeds, double tolerance) {
-    std::vector<HostArray> inputs;
-    for (const Feed<Request>& feed : feeds) {
-      HostArray& host = inputs.emplace_back(feed.dtype, feed.count);
-      host.fill_uniform(rng_);
-      if (feed.shape) feed.shape(host);
-    }
-    const std::vector<HostArray> want = run_on(cpu_, request, feeds, inputs);
-    const std::vector<HostArray> got = run_on(*gpu_, request, feeds, inputs);
-    ASSERT_EQ(want.size(), got.size());
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      if (got[i].dtype == DType::i32) {
-        EXPECT_EQ(got[i].values, want[i].values) << "compared buffer " << i;
-      } else {
-        const double error = testing::relative_error(got[i].values, want[i].values);
-        EXPECT_LE(error, tolerance) << "compared buffer " << i << ": relative error " << error;
-      }
-    }
-  }
-
-  template <class Request>
-  std::vector<HostArray> run_on(const Device& device, Request request, const std::vector<Feed<Request>>& feeds,
-                                const std::vector<HostArray>& inputs) {
-    std::vector<BufferHandle> buffers;
-    for (std::size_t i = 0; i < feeds.size(); ++i) {
-      Result<BufferHandle> handle = device.ask(Allocate{.dtype = feeds[i].dtype, .count = feeds[i].count}).wait();
-      EXPECT_THAT(handle, IsOk());
-      EXPECT_THAT(device.ask(CopyToDevice{.source = inputs[i].source(), .destination = *handle}).wait(), IsOk());
-      request.*feeds[i].member = *handle;
-      buffers.push_back(*handle);
-    }
-    EXPECT_THAT(device.ask(request).wait(), IsOk()) << Request::kName;
-    std::vector<HostArray> outputs;
-    for (std::size_t i = 0; i < feeds.size(); ++i) {
-      if (!feeds[i].compared) continue;
-      HostArray& out = outputs.emplace_back(feeds[i].dtype, feeds[i].count);
-      EXPECT_THAT(device.ask(CopyToHost{.source = buffers[i], .destination = out.destination()}).wait(), IsOk());
-      out.decode();
-    }
-    for (const BufferHandle& buffer : buffers) EXPECT_THAT(device.free(buffer).wait(), IsOk());
-    return outputs;
-  }
-
-  static std::uint64_t span(std::int64_t n, std::int64_t inc) {
-    return n == 0 ? 1 : static_cast<std::uint64_t>((n - 1) * (inc < 0 ? -inc : inc) + 1);
-  }
-  template <class T>
-  static double tolerance() {
-    return sizeof(T) == 4 ? 1e-5 : 1e-12;
-  }
-
   template <class T>
   void level1(std::int64_t n, std::int64_t incx, std::int64_t incy) {
     SCOPED_TRACE(fmt::format("level 1 {} n={} incx={} incy={}", to_string(dtype_of<T>()), n, incx, incy));
@@ -261,11 +188,6 @@ class CudaBlasTest : public ::testing::TestWithParam<GpuTestTarget> {
              {&Syrk::c, r.dtype, static_cast<std::uint64_t>(std::max<std::int64_t>(1, r.n * r.n * r.batch)), true}},
             tolerance<T>() * 10);
   }
-
-  System system_;
-  Device cpu_ = *Device::open(system_, {.kind = DeviceKind::cpu});
-  std::optional<Device> gpu_;
-  std::mt19937_64 rng_{accel::testing::test_seed()};
 };
 
 TEST_P(CudaBlasTest, Level1MatchesTheCpuDeviceOnOddAndLargeSizesAndEveryIncrementSign) {
@@ -316,82 +238,6 @@ TEST_P(CudaBlasTest, GerTrsvSymvMatchTheCpuDeviceForEveryTriangleTransposeDiagon
   level2_more<float>(Fill::upper, Transpose::none, Diagonal::unit, 4, 0, 1, 1, 2);
 }
 
-TEST_P(CudaBlasTest, SymvMatchesTheCpuDeviceWithLeadingDimensionStridesAndBetaZero) {
-  // A's unread triangle and the gaps past its rows hold random values, and y is not read where beta is 0: a Symv that
-  // read either would differ. Orders around the kernel's 64-row tiles, and batches of them.
-  for (Fill fill : {Fill::lower, Fill::upper})
-    for (std::int64_t n : {63, 64, 65, 130, 4096}) {
-      SCOPED_TRACE(fmt::format("symv fill={} n={}", to_string(fill), n));
-      const std::int64_t lda = n + 3, batch = n > 1000 ? 1 : 3, stride_a = lda * n + 5, stride_x = 2 * n + 1;
-      const std::int64_t stride_y = n + 7;
-      const auto b = static_cast<std::uint64_t>(batch);
-      for (double beta : {0.0, 0.5}) {
-        compare(Symv{.dtype = DType::f32,
-                     .fill = fill,
-                     .n = n,
-                     .lda = lda,
-                     .incx = -2,
-                     .batch = batch,
-                     .stride_a = stride_a,
-                     .stride_x = stride_x,
-                     .stride_y = stride_y,
-                     .alpha = -0.75,
-                     .beta = beta},
-                {{&Symv::a, DType::f32, static_cast<std::uint64_t>(stride_a) * b},
-                 {&Symv::x, DType::f32, static_cast<std::uint64_t>(stride_x) * b},
-                 {&Symv::y, DType::f32, static_cast<std::uint64_t>(stride_y) * b, true}},
-                1e-4);
-      }
-    }
-}
-
-TEST_P(CudaBlasTest, SymvOfABatchLargerThanOneLaunchComputesEveryMember) {
-  // A grid takes at most 65,535 members: a larger batch of small matrices runs in several launches.
-  compare(Symv{.dtype = DType::f32, .fill = Fill::upper, .n = 3, .batch = 70'000, .alpha = 2.0, .beta = 1.0},
-          {{&Symv::a, DType::f32, 9 * 70'000},
-           {&Symv::x, DType::f32, 3 * 70'000},
-           {&Symv::y, DType::f32, 3 * 70'000, true}},
-          1e-5);
-}
-
-TEST_P(CudaBlasTest, SwapAndCopyOfVectorsNotSixteenByteAlignedMoveEveryElement) {
-  // Memory adopted from another library (ShareMemory, DLPack) may start at any element: here one past an allocation's
-  // start, so the kernels cannot move 16 bytes at a time.
-  if (GetParam().isolation != Isolation::in_process) GTEST_SKIP() << "an isolated device adopts no memory";
-  constexpr std::int64_t n = 1001;
-  Result<BufferHandle> whole = gpu_->ask(Allocate{.dtype = DType::f32, .count = n + 1}).wait();
-  Result<BufferHandle> y = gpu_->ask(Allocate{.dtype = DType::f32, .count = n}).wait();
-  ASSERT_THAT(whole, IsOk());
-  ASSERT_THAT(y, IsOk());
-  Result<SharedMemory> exported = gpu_->ask(ShareMemory{.buffer = *whole}).wait();
-  ASSERT_THAT(exported, IsOk());
-  Result<SharedMemory> shifted =
-      gpu_->ask(ShareMemory{.address = exported->address + 4, .dtype = DType::f32, .count = n}).wait();
-  ASSERT_THAT(shifted, IsOk());
-  HostArray xs(DType::f32, n + 1), ys(DType::f32, n);
-  xs.fill_uniform(rng_);
-  ys.fill_uniform(rng_);
-  ASSERT_THAT(gpu_->ask(CopyToDevice{.source = xs.source(), .destination = *whole}).wait(), IsOk());
-  ASSERT_THAT(gpu_->ask(CopyToDevice{.source = ys.source(), .destination = *y}).wait(), IsOk());
-  ASSERT_THAT(gpu_->ask(Swap{.n = n, .x = shifted->buffer, .y = *y}).wait(), IsOk());
-  HostArray got_x(DType::f32, n + 1), got_y(DType::f32, n);
-  ASSERT_THAT(gpu_->ask(CopyToHost{.source = *whole, .destination = got_x.destination()}).wait(), IsOk());
-  ASSERT_THAT(gpu_->ask(CopyToHost{.source = *y, .destination = got_y.destination()}).wait(), IsOk());
-  got_x.decode();
-  got_y.decode();
-  EXPECT_EQ(got_x.values[0], xs.values[0]);  // the element before the adopted memory is untouched
-  EXPECT_EQ(std::vector<double>(got_x.values.begin() + 1, got_x.values.end()), ys.values);
-  EXPECT_EQ(got_y.values, std::vector<double>(xs.values.begin() + 1, xs.values.end()));
-  // Copy back from the shifted vector: a copy engine's copy, alignment or not.
-  ASSERT_THAT(gpu_->ask(Copy{.n = n, .x = shifted->buffer, .y = *y}).wait(), IsOk());
-  ASSERT_THAT(gpu_->ask(CopyToHost{.source = *y, .destination = got_y.destination()}).wait(), IsOk());
-  got_y.decode();
-  EXPECT_EQ(got_y.values, ys.values);
-  EXPECT_THAT(gpu_->free(shifted->buffer).wait(), IsOk());
-  EXPECT_THAT(gpu_->free(*whole).wait(), IsOk());
-  EXPECT_THAT(gpu_->free(*y).wait(), IsOk());
-}
-
 TEST_P(CudaBlasTest, TrsmMatchesTheCpuDeviceForEverySideTriangleTransposeAndDiagonal) {
   for (Side side : {Side::left, Side::right})
     for (Fill fill : {Fill::lower, Fill::upper})
@@ -429,39 +275,6 @@ TEST_P(CudaBlasTest, SymmTrmmGeamMatchTheCpuDeviceForEverySideTriangleTransposeA
           level3_more<double>(side, fill, transpose, diagonal, 9, 16, 7);
         }
   level3_more<float>(Side::left, Fill::lower, Transpose::none, Diagonal::unit, 0, 8, 1);  // empty
-}
-
-TEST_P(CudaBlasTest, TrmmWithLeadingDimensionsMatchesTheCpuDeviceOnBothSidesOfItsGemmThreshold) {
-  // Orders below 3072 run as a GEMM on A made whole, the others as cuBLAS's trmm; the gaps past A's and B's rows and
-  // A's other triangle hold random values that neither may read (B's gaps are compared: they must not change).
-  const auto trmm = [&](std::int64_t order, Side side, Fill fill, Transpose transpose, Diagonal diagonal) {
-    const std::int64_t m = side == Side::left ? order : 24, n = side == Side::left ? 17 : order;
-    const std::int64_t lda = order + 3, ldb = m + 5, batch = order > 1000 ? 1 : 2;
-    SCOPED_TRACE(fmt::format("trmm order={} side={} fill={} {} diagonal={}", order, to_string(side), to_string(fill),
-                             to_string(transpose), to_string(diagonal)));
-    compare(Trmm{.dtype = DType::f32,
-                 .side = side,
-                 .fill = fill,
-                 .transpose = transpose,
-                 .diagonal = diagonal,
-                 .m = m,
-                 .n = n,
-                 .lda = lda,
-                 .ldb = ldb,
-                 .batch = batch,
-                 .alpha = 0.75},
-            {{&Trmm::a, DType::f32, static_cast<std::uint64_t>(lda * order * batch)},
-             {&Trmm::b, DType::f32, static_cast<std::uint64_t>(ldb * n * batch), true}},
-            1e-4);
-  };
-  for (Side side : {Side::left, Side::right})
-    for (Fill fill : {Fill::lower, Fill::upper}) {
-      for (Transpose transpose : {Transpose::none, Transpose::transpose})
-        for (Diagonal diagonal : {Diagonal::non_unit, Diagonal::unit}) trmm(100, side, fill, transpose, diagonal);
-      // cuBLAS's side of the threshold, each transpose and diagonal once.
-      trmm(3072, side, fill, fill == Fill::upper ? Transpose::transpose : Transpose::none,
-           side == Side::right ? Diagonal::unit : Diagonal::non_unit);
-    }
 }
 
 TEST_P(CudaBlasTest, RequestsAreRefusedByNameBeforeAnythingRuns) {
