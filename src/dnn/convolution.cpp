@@ -90,18 +90,18 @@ Status validate(const ConvShape& shape) {
     return not_supported(
         fmt::format("ConvShape: convolutions take f32, f64, f16 or bf16, not {}", accel::to_string(shape.dtype)));
   }
-  for (std::size_t i = 0; i < r; ++i) {
-    if (shape.input[i] < 1 || shape.filter[i] < 1) {
-      return invalid_argument(fmt::format("ConvShape: spatial dim {}: input {} and filter {} must be >= 1", i,
-                                          shape.input[i], shape.filter[i]));
-    }
-  }
   return conv_output_extents(shape).status();
 }
 
 Result<std::array<std::int64_t, 3>> conv_output_extents(const ConvShape& shape) {
   std::array<std::int64_t, 3> out{1, 1, 1};
   for (std::size_t i = 0; i < shape.spatial_rank && i < 3; ++i) {
+    // Checked here, not only by validate(): CutlassConv's extents come straight from this (a filter of 0 or less made
+    // the span negative and `padded - span` overflow; found by fuzz/wire_request_fuzzer).
+    if (shape.input[i] < 1 || shape.filter[i] < 1) {
+      return invalid_argument(fmt::format("ConvShape: spatial dim {}: input {} and filter {} must be >= 1", i,
+                                          shape.input[i], shape.filter[i]));
+    }
     if (shape.stride[i] < 1 || shape.dilation[i] < 1 || shape.pre_padding[i] < 0 || shape.post_padding[i] < 0) {
       return invalid_argument(
           fmt::format("ConvShape: spatial dim {}: stride {} and dilation {} must be >= 1, padding {}/{} >= 0", i,

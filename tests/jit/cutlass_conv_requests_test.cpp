@@ -172,6 +172,10 @@ TEST_F(JitRequestsTest, UnsupportedConvolutionsAreRefused) {
               StatusIs(Code::not_supported, "channels-last"));
   EXPECT_THAT(refused([](CutlassConv& r) { r.shape.spatial_rank = 1; }), StatusIs(Code::not_supported, "2-D"));
   EXPECT_THAT(refused([](CutlassConv& r) { r.y = {}; }), StatusIs(Code::invalid_argument, "operand y is missing"));
+  // Found by fuzz/wire_request_fuzzer: a filter extent below 1 made the output extent's arithmetic overflow.
+  EXPECT_THAT(refused([](CutlassConv& r) { r.shape.filter[1] = std::numeric_limits<std::int64_t>::min() + 3; }),
+              StatusIs(Code::invalid_argument, "must be >= 1"));
+  EXPECT_THAT(refused([](CutlassConv& r) { r.shape.filter[0] = 0; }), StatusIs(Code::invalid_argument, "must be >= 1"));
   expect_all(from_device(dev, by), kSentinel);
 }
 
