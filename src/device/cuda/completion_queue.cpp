@@ -49,7 +49,8 @@ struct Pending {
       std::memcpy(work.host_destination, work.staging.data(), work.host_bytes);
     }
     work.staging.reset();
-    work.event.reset();
+    // The event stays until the Pending dies: under host_callback the watcher may have read `claimed` as false
+    // just before the callback won, and queries the event next.
     if (outstanding) outstanding->fetch_sub(1, std::memory_order_release);
     if (status.ok())
       reply.set(Done{});
