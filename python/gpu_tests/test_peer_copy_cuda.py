@@ -58,3 +58,5 @@ def test_peer_links_agree_with_torch():
     assert len(links) == (count * (count - 1) if count > 1 else 0)
     for link in links:
         assert link["peer_access"] == torch.cuda.can_device_access_peer(link["from"], link["to"])
+        assert link["link"] in ("nvlink", "same_board", "pcie_switch", "pcie_host_bridge", "numa_node", "system")
+        assert (link["nvlinks"] > 0) == (link["link"] == "nvlink")

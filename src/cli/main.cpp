@@ -48,7 +48,9 @@ int run_info_json() {
                      {"to", link.to},
                      {"peer_access", link.peer_access},
                      {"native_atomics", link.native_atomics},
-                     {"performance_rank", link.performance_rank}});
+                     {"performance_rank", link.performance_rank},
+                     {"link", accel::to_string(link.link)},
+                     {"nvlinks", link.nvlinks}});
   }
   out["peer_links"] = std::move(links);
   accel::cli::print_json(out);
@@ -72,9 +74,11 @@ int run_info() {
     print_caches(*info);
   }
   for (const accel::PeerLink& link : accel::cuda_peer_links()) {
-    fmt::print("cuda:{} -> cuda:{}: {}{}, performance rank {}\n", link.from, link.to,
+    const std::string joined = link.link == accel::LinkKind::nvlink ? fmt::format("{} NVLinks", link.nvlinks)
+                                                                    : std::string(to_string(link.link));
+    fmt::print("cuda:{} -> cuda:{}: {}{}, performance rank {}, {}\n", link.from, link.to,
                link.peer_access ? "peer to peer" : "through host memory", link.native_atomics ? ", native atomics" : "",
-               link.performance_rank);
+               link.performance_rank, joined);
   }
   return 0;
 }

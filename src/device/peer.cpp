@@ -92,6 +92,19 @@ Future<Done> copy_between_devices(const Device& source_device, const Device& des
   return copy_through_host(source_device, destination_device, copy);
 }
 
+std::string_view to_string(LinkKind kind) noexcept {
+  switch (kind) {
+    case LinkKind::unknown: return "unknown";
+    case LinkKind::nvlink: return "nvlink";
+    case LinkKind::same_board: return "same_board";
+    case LinkKind::pcie_switch: return "pcie_switch";
+    case LinkKind::pcie_host_bridge: return "pcie_host_bridge";
+    case LinkKind::numa_node: return "numa_node";
+    case LinkKind::system: return "system";
+  }
+  return "unknown";
+}
+
 std::vector<PeerLink> cuda_peer_links() {
 #if ACCEL_HAVE_CUDA
   return device::cuda_peer_links();

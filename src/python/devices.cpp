@@ -93,12 +93,15 @@ void bind_peer_copies(nb::module_& module) {
           entry["peer_access"] = link.peer_access;
           entry["native_atomics"] = link.native_atomics;
           entry["performance_rank"] = link.performance_rank;
+          entry["link"] = std::string(to_string(link.link));
+          entry["nvlinks"] = link.nvlinks;
           links.append(entry);
         }
         return links;
       },
-      "Every ordered pair of distinct GPUs as CUDA reports it: a dict with from, to, peer_access, native_atomics and "
-      "performance_rank (accel::cuda_peer_links).");
+      "Every ordered pair of distinct GPUs as CUDA and NVML report it: a dict with from, to, peer_access, "
+      "native_atomics, performance_rank, link (\"nvlink\", \"pcie_switch\", ... or \"unknown\" without NVML) and "
+      "nvlinks (accel::cuda_peer_links).");
 }
 
 void bind_devices(nb::module_& module) {

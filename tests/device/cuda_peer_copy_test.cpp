@@ -4,8 +4,15 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
+#include <cstdio>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "accel/device/peer.hpp"
@@ -137,7 +144,88 @@ TEST(CudaPeerLinksOnGpus, DescribeEveryPair) {
     EXPECT_EQ(link.peer_access, can != 0);
     RecordProperty("link", std::to_string(link.from) + "->" + std::to_string(link.to) + " peer=" +
                                std::to_string(link.peer_access) + " atomics=" + std::to_string(link.native_atomics) +
-                               " rank=" + std::to_string(link.performance_rank));
+                               " rank=" + std::to_string(link.performance_rank) + " " +
+                               std::string(to_string(link.link)) + " nvlinks=" + std::to_string(link.nvlinks));
+  }
+}
+
+std::string command_output(const char* command) {
+  std::string out;
+  if (FILE* pipe = popen(command, "r")) {
+    std::array<char, 4096> chunk;
+    while (std::size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe)) out.append(chunk.data(), n);
+    pclose(pipe);
+  }
+  return out;
+}
+
+using PciAddress = std::array<unsigned, 4>;  // domain, bus, device, function
+
+PciAddress pci_address(const std::string& bus_id) {
+  PciAddress a{};
+  std::sscanf(bus_id.c_str(), "%x:%x:%x.%x", &a[0], &a[1], &a[2], &a[3]);
+  return a;
+}
+
+// `nvidia-smi topo -m`'s cell for each ordered pair of GPUs, keyed by their PCI addresses (nvidia-smi numbers GPUs
+// as NVML does, not as CUDA may); empty where nvidia-smi is not there.
+std::map<std::pair<PciAddress, PciAddress>, std::string> nvidia_smi_topology() {
+  std::map<int, PciAddress> address_of;
+  std::istringstream ids(command_output("nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader 2>/dev/null"));
+  for (std::string line; std::getline(ids, line);) {
+    const std::size_t comma = line.find(',');
+    if (comma != std::string::npos) address_of[std::stoi(line.substr(0, comma))] = pci_address(line.substr(comma + 2));
+  }
+  std::map<std::pair<PciAddress, PciAddress>, std::string> cells;
+  std::string text = command_output("nvidia-smi topo -m 2>/dev/null");
+  // Its header is underlined by terminal escapes ("\x1b[4m" ... "\x1b[0m") even into a pipe.
+  for (std::size_t escape; (escape = text.find('\x1b')) != std::string::npos;)
+    text.erase(escape, text.find('m', escape) - escape + 1);
+  std::istringstream matrix(text);
+  std::size_t columns = 0;
+  for (std::string line; std::getline(matrix, line);) {
+    std::istringstream words(line);
+    std::vector<std::string> tokens{std::istream_iterator<std::string>(words), std::istream_iterator<std::string>()};
+    if (columns == 0) {  // the header: the GPU columns come first
+      while (columns < tokens.size() && tokens[columns] == "GPU" + std::to_string(columns)) ++columns;
+      continue;
+    }
+    if (tokens.size() <= columns || tokens[0].rfind("GPU", 0) != 0) continue;
+    const int row = std::stoi(tokens[0].substr(3));
+    for (std::size_t column = 0; column < columns; ++column) {
+      if (static_cast<int>(column) == row) continue;
+      cells[{address_of[row], address_of[static_cast<int>(column)]}] = tokens[column + 1];
+    }
+  }
+  return cells;
+}
+
+// What the link's kind and NVLink count read as in `nvidia-smi topo -m`.
+std::string as_nvidia_smi_names(const PeerLink& link) {
+  switch (link.link) {
+    case LinkKind::nvlink: return "NV" + std::to_string(link.nvlinks);
+    case LinkKind::pcie_switch: return "PIX or PXB";
+    case LinkKind::pcie_host_bridge: return "PHB";
+    case LinkKind::numa_node: return "NODE";
+    case LinkKind::system: return "SYS";
+    default: return std::string(to_string(link.link));
+  }
+}
+
+// NVML's view of every pair, as accel reports it, is what nvidia-smi (NVML's own tool) prints for it.
+TEST(CudaPeerLinksOnGpus, NameTheLinkNvidiaSmiNames) {
+  if (Device::count(DeviceKind::cuda) < 2) GTEST_SKIP() << "needs two GPUs";
+  const auto cells = nvidia_smi_topology();
+  if (cells.empty()) GTEST_SKIP() << "no nvidia-smi here";
+  for (const PeerLink& link : cuda_peer_links()) {
+    std::array<char, 32> from{}, to{};
+    ASSERT_EQ(cudaDeviceGetPCIBusId(from.data(), from.size(), link.from), cudaSuccess);
+    ASSERT_EQ(cudaDeviceGetPCIBusId(to.data(), to.size(), link.to), cudaSuccess);
+    const auto cell = cells.find({pci_address(from.data()), pci_address(to.data())});
+    ASSERT_NE(cell, cells.end()) << from.data() << " -> " << to.data();
+    std::string want = cell->second;
+    if (want == "PIX" || want == "PXB") want = "PIX or PXB";
+    EXPECT_EQ(as_nvidia_smi_names(link), want) << "cuda:" << link.from << " -> cuda:" << link.to;
   }
 }
 

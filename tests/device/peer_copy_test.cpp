@@ -1,8 +1,10 @@
 // Copies between two devices of one process (accel/device/peer.hpp) where CI can run them: two CPU devices, and a
 // CPU device with an isolated one (staged through host memory). Between GPUs: cuda_peer_copy_test.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "accel/device/peer.hpp"
@@ -106,7 +108,18 @@ TEST(CudaPeerLinks, ListEveryOrderedPairOfDistinctGpus) {
     EXPECT_NE(link.from, link.to);
     EXPECT_LT(link.from, gpus);
     EXPECT_LT(link.to, gpus);
+    EXPECT_EQ(link.nvlinks > 0, link.link == LinkKind::nvlink);
   }
+}
+
+TEST(CudaPeerLinks, NameEachKindOfLink) {
+  EXPECT_EQ(PeerLink{}.link, LinkKind::unknown);
+  std::vector<std::string_view> names;
+  for (LinkKind kind : {LinkKind::unknown, LinkKind::nvlink, LinkKind::same_board, LinkKind::pcie_switch,
+                        LinkKind::pcie_host_bridge, LinkKind::numa_node, LinkKind::system})
+    names.push_back(to_string(kind));
+  EXPECT_THAT(names, ::testing::ElementsAre("unknown", "nvlink", "same_board", "pcie_switch", "pcie_host_bridge",
+                                            "numa_node", "system"));
 }
 
 }  // namespace

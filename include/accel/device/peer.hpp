@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "accel/device/device.hpp"
@@ -43,13 +44,30 @@ namespace accel {
 /// refused before anything is copied. The same device on both sides is an ordinary CopyOnDevice.
 Future<Done> copy_between_devices(const Device& source_device, const Device& destination_device, CopyOnDevice copy);
 
-/// How one GPU of the host reaches another's memory, as CUDA reports it.
+/// What joins two GPUs, as NVML (the driver's libnvidia-ml) reports it; the names are `nvidia-smi topo -m`'s.
+enum class LinkKind : std::uint8_t {
+  unknown,           ///< NVML is not there (no driver library, or a build without its header) or did not answer
+  nvlink,            ///< NVLink, directly or through NVSwitches ("NV#")
+  same_board,        ///< two GPUs of one board
+  pcie_switch,       ///< PCIe switches only, no host bridge ("PIX", "PXB")
+  pcie_host_bridge,  ///< a CPU's PCIe host bridge ("PHB")
+  numa_node,         ///< host bridges of one NUMA node ("NODE")
+  system,            ///< the interconnect between NUMA nodes ("SYS")
+};
+
+/// The enumerator's name: "unknown", "nvlink", "same_board", "pcie_switch", "pcie_host_bridge", "numa_node",
+/// "system".
+[[nodiscard]] std::string_view to_string(LinkKind kind) noexcept;
+
+/// How one GPU of the host reaches another's memory, as CUDA and NVML report it.
 struct PeerLink {
-  int from = 0;                 ///< the ordinal of the GPU that reads or writes
-  int to = 0;                   ///< the ordinal of the GPU whose memory it reaches
-  bool peer_access = false;     ///< cudaDeviceCanAccessPeer: copies go directly, without host staging
-  bool native_atomics = false;  ///< atomic operations over the link are native (NVLink pairs report it)
-  int performance_rank = 0;     ///< CUDA's relative rank of the link; lower is faster, among this host's pairs
+  int from = 0;                       ///< the ordinal of the GPU that reads or writes
+  int to = 0;                         ///< the ordinal of the GPU whose memory it reaches
+  bool peer_access = false;           ///< cudaDeviceCanAccessPeer: copies go directly, without host staging
+  bool native_atomics = false;        ///< atomic operations over the link are native (NVLink pairs report it)
+  int performance_rank = 0;           ///< CUDA's relative rank of the link; lower is faster, among this host's pairs
+  LinkKind link = LinkKind::unknown;  ///< what joins them (NVML)
+  int nvlinks = 0;                    ///< NVLink: the active links of `from` that carry it ("NV18": 18); else 0
 };
 
 /// Every ordered pair of distinct GPUs this process can see, (0,1), (0,2), ..., (1,0), ...; empty with fewer than

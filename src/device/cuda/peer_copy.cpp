@@ -10,6 +10,7 @@
 #include "device/cuda/cuda_backend.hpp"
 #include "device/cuda/cuda_context.hpp"
 #include "device/cuda/cuda_stream.hpp"
+#include "device/cuda/nvml_topology.hpp"
 
 namespace accel::device::cuda {
 namespace {
@@ -143,6 +144,7 @@ std::vector<PeerLink> cuda_peer_links() {
       links.push_back(link);
     }
   }
+  cuda::add_nvml_topology(links);
   return links;
 }
 
