@@ -46,7 +46,7 @@ def embed_with_ray(ray, texts, args):
     dataset = ray.data.from_items([{"text": text} for text in texts])
     gpus = args.gpus_per_worker if args.device == "cuda" else 0
     embedded = dataset.map_batches(AccelEmbedder, fn_constructor_args=(args.model, args.device), batch_size=256,
-                                   concurrency=args.workers, num_gpus=gpus)
+                                   compute=ray.data.ActorPoolStrategy(size=args.workers), num_gpus=gpus)
     rows = embedded.take_all()
     by_text = {row["text"]: np.asarray(row["embedding"]) for row in rows}  # Ray may reorder rows
     return np.stack([by_text[text] for text in texts]), f"Ray Data, {args.workers} workers"
