@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include "cache/cache.hpp"
 #include "graph/cpu/cpu_executables.hpp"
@@ -36,6 +39,43 @@ std::vector<std::byte> executable_key(const Graph& graph, const SymbolValues& co
 }  // namespace graph
 
 namespace {
+
+// The bindings whose sizes check_sizes accepted, by graph: a bucket's binding is checked once, not at every run (the
+// check walks every tensor's shape, a few µs of the host's time before a replayed graph can start: docs/PERFORMANCE.md
+// §54). Graphs are told apart by owner, so a graph freed and another made at its address are never confused; bounded by
+// clearing.
+class CheckedSizes {
+ public:
+  Status check(const std::shared_ptr<const graph::Graph>& graph, const graph::SymbolValues& binding) {
+    {
+      std::lock_guard lock(mutex_);
+      for (const Entry& entry : entries_)
+        if (same_owner(entry.graph, graph) && entry.binding == binding) return Status();
+    }
+    ACCEL_RETURN_IF_ERROR(graph::check_sizes(*graph, binding));
+    std::lock_guard lock(mutex_);
+    if (entries_.size() >= kMostEntries) entries_.clear();
+    entries_.push_back({graph, binding});
+    return Status();
+  }
+
+ private:
+  static constexpr std::size_t kMostEntries = 256;
+  struct Entry {
+    std::weak_ptr<const graph::Graph> graph;
+    graph::SymbolValues binding;
+  };
+  static bool same_owner(const std::weak_ptr<const graph::Graph>& a, const std::shared_ptr<const graph::Graph>& b) {
+    return !a.owner_before(b) && !b.owner_before(a);
+  }
+  std::mutex mutex_;
+  std::vector<Entry> entries_;
+};
+
+CheckedSizes& checked_sizes() {
+  static CheckedSizes sizes;
+  return sizes;
+}
 
 // Binds each of `wanted` (tensor names, in the graph's order) to the request's buffer of that name, refusing
 // unknown, repeated and missing names.
@@ -75,7 +115,7 @@ Result<graph::CheckedExecute> Operation<graph::Execute>::validate(const graph::E
       return invalid_argument(fmt::format("graph::Execute: no value for symbol '{}'", symbol));
   ACCEL_ASSIGN_OR_RETURN(checked.compiled, graph::bucket_binding(g, request.symbols));
   // Every rung is at least its value, so sizes that fit at the compiled binding fit at the actual one.
-  ACCEL_RETURN_IF_ERROR(graph::check_sizes(g, checked.compiled));
+  ACCEL_RETURN_IF_ERROR(checked_sizes().check(request.graph, checked.compiled));
 
   std::vector<std::string> input_names;
   for (std::uint32_t index : g.inputs()) {

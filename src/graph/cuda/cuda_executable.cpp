@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "graph/cuda/padding.hpp"
 #include "graph/executable_cache_options.hpp"
 
@@ -31,23 +34,35 @@ CudaExecutable::~CudaExecutable() {
 
 Status CudaExecutable::copy_in(const CheckedExecute& checked, std::span<const BufferView> views, bool pad,
                                CudaTarget& target) const {
+  std::vector<InputCopy> copies;
   for (std::size_t i = 0; i < checked.inputs.size(); ++i) {
     const TensorInfo& t = plan_.graph().tensors()[checked.input_tensors[i]];
-    std::byte* place = arena_ + plan_.slot(checked.input_tensors[i]).offset;
     const std::uint64_t real = element_count(t.shape, checked.actual);
-    ACCEL_RETURN_IF_ERROR(target.check(
-        cudaMemcpyAsync(place, views[1 + i].data, real * size_of(t.dtype), cudaMemcpyDeviceToDevice, target.stream()),
-        "copying a graph input in"));
-    const std::uint64_t padded = element_count(t.shape, checked.compiled);
-    if (!pad || padded == real) continue;
-    const Node& node =
-        plan_.graph()
-            .nodes()[*std::find_if(plan_.graph().inputs().begin(), plan_.graph().inputs().end(), [&](std::uint32_t n) {
-              return plan_.graph().nodes()[n].output == checked.input_tensors[i];
-            })];
-    ACCEL_RETURN_IF_ERROR(target.check(
-        fill_padding(place, size_of(t.dtype), real, padded, node.padding == Padding::repeat_last, target.stream()),
-        "padding a graph input"));
+    const std::uint64_t padded = pad ? element_count(t.shape, checked.compiled) : real;
+    const auto input = std::find_if(plan_.graph().inputs().begin(), plan_.graph().inputs().end(), [&](std::uint32_t n) {
+      return plan_.graph().nodes()[n].output == checked.input_tensors[i];
+    });
+    copies.push_back({.from = views[1 + i].data,
+                      .to = arena_ + plan_.slot(checked.input_tensors[i]).offset,
+                      .real = real,
+                      .padded = padded,
+                      .element_bytes = static_cast<std::uint32_t>(size_of(t.dtype)),
+                      .repeat_last = plan_.graph().nodes()[*input].padding == Padding::repeat_last});
+  }
+  const bool one_launch =
+      copies.size() <= kMostInputCopies && std::ranges::all_of(copies, [](const InputCopy& c) {
+        return c.element_bytes == 1 || c.element_bytes == 2 || c.element_bytes == 4 || c.element_bytes == 8;
+      });
+  if (one_launch) {
+    return target.check(copy_inputs(copies.data(), copies.size(), target.stream()), "copying the graph's inputs in");
+  }
+  for (const InputCopy& c : copies) {
+    ACCEL_RETURN_IF_ERROR(
+        target.check(cudaMemcpyAsync(c.to, c.from, c.real * c.element_bytes, cudaMemcpyDeviceToDevice, target.stream()),
+                     "copying a graph input in"));
+    ACCEL_RETURN_IF_ERROR(
+        target.check(fill_padding(c.to, c.element_bytes, c.real, c.padded, c.repeat_last, target.stream()),
+                     "padding a graph input"));
   }
   return Status();
 }

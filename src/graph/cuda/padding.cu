@@ -1,5 +1,7 @@
 #include "graph/cuda/padding.hpp"
 
+#include <algorithm>
+
 namespace accel::graph::cuda {
 
 namespace {
@@ -16,7 +18,55 @@ cudaError_t repeat_last(void* data, std::uint64_t real, std::uint64_t padded, cu
   repeat_last_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(static_cast<T*>(data), real, padded);
   return cudaGetLastError();
 }
+
+struct InputCopies {
+  InputCopy items[kMostInputCopies];
+};
+
+template <class T>
+__device__ void copy_elements(const InputCopy& copy, std::uint64_t first, std::uint64_t step) {
+  const T* from = static_cast<const T*>(copy.from);
+  T* to = static_cast<T*>(copy.to);
+  const bool repeat = copy.repeat_last && copy.real > 0;
+  for (std::uint64_t i = first; i < copy.padded; i += step) {
+    to[i] = i < copy.real ? from[i] : (repeat ? from[copy.real - 1] : T{});
+  }
+}
+
+// blockIdx.y picks the copy; the x blocks stride over its elements.
+__global__ void copy_inputs_kernel(InputCopies copies) {
+  const InputCopy& copy = copies.items[blockIdx.y];
+  const std::uint64_t first = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  const std::uint64_t step = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  switch (copy.element_bytes) {
+    case 1: copy_elements<std::uint8_t>(copy, first, step); break;
+    case 2: copy_elements<std::uint16_t>(copy, first, step); break;
+    case 4: copy_elements<std::uint32_t>(copy, first, step); break;
+    case 8: copy_elements<std::uint64_t>(copy, first, step); break;
+    default: break;  // refused on the host
+  }
+}
 }  // namespace
+
+cudaError_t copy_inputs(const InputCopy* copies, std::size_t count, cudaStream_t stream) {
+  if (count == 0) return cudaSuccess;
+  if (count > kMostInputCopies) return cudaErrorInvalidValue;
+  InputCopies params{};
+  std::uint64_t most = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const InputCopy& copy = copies[i];
+    const std::uint32_t bytes = copy.element_bytes;
+    if ((bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8) || copy.padded < copy.real) return cudaErrorInvalidValue;
+    params.items[i] = copy;
+    most = std::max(most, copy.padded);
+  }
+  if (most == 0) return cudaSuccess;
+  constexpr unsigned kThreads = 256;
+  constexpr std::uint64_t kMostBlocks = 1024;
+  const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>((most + kThreads - 1) / kThreads, kMostBlocks));
+  copy_inputs_kernel<<<dim3(blocks, static_cast<unsigned>(count)), kThreads, 0, stream>>>(params);
+  return cudaGetLastError();
+}
 
 cudaError_t fill_padding(void* data, std::size_t element_bytes, std::uint64_t real, std::uint64_t padded,
                          bool repeat_last_element, cudaStream_t stream) {

@@ -12,4 +12,20 @@ namespace accel::graph::cuda {
 [[nodiscard]] cudaError_t fill_padding(void* data, std::size_t element_bytes, std::uint64_t real, std::uint64_t padded,
                                        bool repeat_last, cudaStream_t stream);
 
+// One input's way into its arena slot: `real` elements of `from`, then [real, padded) as fill_padding pads them.
+struct InputCopy {
+  const void* from = nullptr;
+  void* to = nullptr;
+  std::uint64_t real = 0;
+  std::uint64_t padded = 0;  // at least real
+  std::uint32_t element_bytes = 0;
+  bool repeat_last = false;
+};
+inline constexpr std::size_t kMostInputCopies = 8;
+
+// Up to kMostInputCopies copies (this header is C++17: .cu files include it), padding included, in one kernel launch:
+// before a replayed graph the host's calls are what the GPU waits for (docs/PERFORMANCE.md §54), and a copy and a fill
+// per input were a call each.
+[[nodiscard]] cudaError_t copy_inputs(const InputCopy* copies, std::size_t count, cudaStream_t stream);
+
 }  // namespace accel::graph::cuda
