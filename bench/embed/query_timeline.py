@@ -77,10 +77,11 @@ def main():
         for i, text in enumerate(texts[300:]):
             with record_function(f"query {i}"):
                 model.encode([text])
-    path = args.trace or tempfile.mktemp(suffix=".json")
-    prof.export_chrome_trace(path)
-    with open(path) as f:
-        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    with tempfile.TemporaryDirectory() as scratch:
+        path = args.trace or f"{scratch}/trace.json"
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
 
     windows = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
                      if e.get("cat") == "user_annotation" and e["name"].startswith("query "))
@@ -94,7 +95,7 @@ def main():
         kernels = [e for e in mine_gpu if e["cat"] == "kernel"]
         if not mine_api or not mine_gpu or not kernels:
             continue
-        row = {
+        rows.append({
             "first_api": min(e["ts"] for e in mine_api) - start,
             "launch": (launches[0]["ts"] - start) if launches else float("nan"),
             "gpu_first": min(e["ts"] for e in mine_gpu) - start,
@@ -106,16 +107,13 @@ def main():
             "kernels": len(kernels),
             "copies": sum(e["cat"] == "gpu_memcpy" for e in mine_gpu),
             "api_calls": len(mine_api),
-        }
-        rows.append(row)
+        })
     summary = {key: round(statistics.median(r[key] for r in rows), 1) for key in rows[0]} if rows else {}
     print(json.dumps({"figure": "query_timeline", "queries": len(rows), "median_us": summary}))
-    names = {}
-    for start, end in windows[len(windows) // 2:len(windows) // 2 + 1]:
+    if windows:     # the middle query's calls and GPU work, in order
+        start, end = windows[len(windows) // 2]
         for e in sorted((e for e in api + gpu if start <= e["ts"] < end + 50), key=lambda e: e["ts"]):
-            names.setdefault("events", []).append(
-                f'{e["ts"] - start:8.1f} {e["dur"]:7.1f} {e.get("cat"):13} tid {e.get("tid")}: {e["name"][:70]}')
-    print("\n".join(names.get("events", [])))
+            print(f'{e["ts"] - start:8.1f} {e["dur"]:7.1f} {e.get("cat"):13} tid {e.get("tid")}: {e["name"][:70]}')
 
 
 if __name__ == "__main__":

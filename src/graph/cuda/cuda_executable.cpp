@@ -49,11 +49,7 @@ Status CudaExecutable::copy_in(const CheckedExecute& checked, std::span<const Bu
                       .element_bytes = static_cast<std::uint32_t>(size_of(t.dtype)),
                       .repeat_last = plan_.graph().nodes()[*input].padding == Padding::repeat_last});
   }
-  const bool one_launch =
-      copies.size() <= kMostInputCopies && std::ranges::all_of(copies, [](const InputCopy& c) {
-        return c.element_bytes == 1 || c.element_bytes == 2 || c.element_bytes == 4 || c.element_bytes == 8;
-      });
-  if (one_launch) {
+  if (fits_one_launch(copies.data(), copies.size())) {
     return target.check(copy_inputs(copies.data(), copies.size(), target.stream()), "copying the graph's inputs in");
   }
   for (const InputCopy& c : copies) {

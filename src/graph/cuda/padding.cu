@@ -48,17 +48,22 @@ __global__ void copy_inputs_kernel(InputCopies copies) {
 }
 }  // namespace
 
+bool fits_one_launch(const InputCopy* copies, std::size_t count) {
+  if (count > kMostInputCopies) return false;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint32_t bytes = copies[i].element_bytes;
+    if ((bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8) || copies[i].padded < copies[i].real) return false;
+  }
+  return true;
+}
+
 cudaError_t copy_inputs(const InputCopy* copies, std::size_t count, cudaStream_t stream) {
-  if (count == 0) return cudaSuccess;
-  if (count > kMostInputCopies) return cudaErrorInvalidValue;
+  if (!fits_one_launch(copies, count)) return cudaErrorInvalidValue;
   InputCopies params{};
   std::uint64_t most = 0;
   for (std::size_t i = 0; i < count; ++i) {
-    const InputCopy& copy = copies[i];
-    const std::uint32_t bytes = copy.element_bytes;
-    if ((bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8) || copy.padded < copy.real) return cudaErrorInvalidValue;
-    params.items[i] = copy;
-    most = std::max(most, copy.padded);
+    params.items[i] = copies[i];
+    most = std::max(most, copies[i].padded);
   }
   if (most == 0) return cudaSuccess;
   constexpr unsigned kThreads = 256;

@@ -26,6 +26,9 @@ inline constexpr std::size_t kMostInputCopies = 8;
 // Up to kMostInputCopies copies (this header is C++17: .cu files include it), padding included, in one kernel launch:
 // before a replayed graph the host's calls are what the GPU waits for (docs/PERFORMANCE.md §54), and a copy and a fill
 // per input were a call each.
+// Whether copy_inputs takes these: at most kMostInputCopies, elements of 1, 2, 4 or 8 bytes, padded at least real.
+[[nodiscard]] bool fits_one_launch(const InputCopy* copies, std::size_t count);
+// cudaErrorInvalidValue, launching nothing, for copies that do not fit one launch.
 [[nodiscard]] cudaError_t copy_inputs(const InputCopy* copies, std::size_t count, cudaStream_t stream);
 
 }  // namespace accel::graph::cuda

@@ -39,7 +39,7 @@ Result<Communicator> init_from_mpi(const Device& device, CommOptions options) {
   if (std::ranges::any_of(kinds, [&](std::uint8_t k) { return k != kind; })) {
     std::string named;
     for (std::size_t r = 0; r < kinds.size(); ++r) {
-      named += fmt::format("{}rank {} {}", r == 0 ? "" : ", ", r, kinds[r] == 0 ? "cpu" : "cuda");
+      named += fmt::format("{}rank {} {}", r == 0 ? "" : ", ", r, to_string(static_cast<DeviceKind>(kinds[r])));
     }
     return failed_precondition(
         fmt::format("{}: a world's devices are of one kind, and these are not ({})", where, named));
