@@ -15,6 +15,7 @@ import accel
 pytest.importorskip("mpi4py")
 
 PROGRAM = r"""
+import pathlib
 import sys
 import numpy as np
 from mpi4py import MPI
@@ -22,6 +23,9 @@ import accel
 
 world = MPI.COMM_WORLD
 rank, case = world.Get_rank(), sys.argv[1]
+# mpiexec forwards the ranks' standard outputs through one stream, where two lines may interleave mid-line; each rank's
+# line goes to a file of its own instead.
+report = pathlib.Path(sys.argv[2]) / f"rank{rank}"
 if case == "mixed" and rank == 1:
     device = accel.Device.open("cpu")
 else:
@@ -45,9 +49,9 @@ try:
             assert np.array_equal(gathered.numpy(), np.concatenate([part(0), part(1)])), (dtype, n, "all_gather")
             checked += 1
     comm.destroy().result()
-    print(f"rank {rank}: rank {comm.rank} of {comm.ranks} on {device.name}, {checked} cases exact", flush=True)
+    report.write_text(f"rank {rank}: rank {comm.rank} of {comm.ranks} on {device.name}, {checked} cases exact")
 except accel.Error as error:
-    print(f"rank {rank}: {type(error).__name__}: {error}", flush=True)
+    report.write_text(f"rank {rank}: {type(error).__name__}: {error}")
 device.close()
 """
 
@@ -60,7 +64,7 @@ def has_cuda_device(ordinal):
         return False
 
 
-def run(case):
+def run(case, reports):
     mpiexec = shutil.which("mpiexec") or shutil.which("mpirun")
     if mpiexec is None:
         pytest.skip("no mpiexec")
@@ -71,22 +75,22 @@ def run(case):
     forwarded = [flag for name in ("PYTHONPATH", "LD_LIBRARY_PATH", "NCCL_NVLS_ENABLE") if name in env
                  for flag in ("-x", name)]
     # mpi4py's runner aborts the job on an exception a rank does not catch, rather than leave the others waiting.
-    done = subprocess.run([mpiexec, "-n", "2", *forwarded, sys.executable, "-m", "mpi4py", "-c", PROGRAM, case],
-                          env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([mpiexec, "-n", "2", *forwarded, sys.executable, "-m", "mpi4py", "-c", PROGRAM, case,
+                           str(reports)], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
-    return sorted(line for line in done.stdout.splitlines() if line.startswith("rank "))
+    return [(reports / f"rank{rank}").read_text() for rank in range(2)]
 
 
 @pytest.mark.parametrize("case", ["in_process", "worker_process"])
-def test_two_processes_one_gpu_each_reduce_and_gather_exactly(case):
-    lines = run(case)
+def test_two_processes_one_gpu_each_reduce_and_gather_exactly(case, tmp_path):
+    lines = run(case, tmp_path)
     assert [line.split(":")[0] for line in lines] == ["rank 0", "rank 1"]
     for rank, line in enumerate(lines):
         assert line.startswith(f"rank {rank}: rank {rank} of 2 on cuda") and "12 cases exact" in line, line
 
 
-def test_ranks_of_mixed_kinds_are_refused_on_every_rank():
-    lines = run("mixed")
+def test_ranks_of_mixed_kinds_are_refused_on_every_rank(tmp_path):
+    lines = run("mixed", tmp_path)
     assert len(lines) == 2
     for rank, line in enumerate(lines):
         assert line == (f"rank {rank}: FailedPrecondition: failed_precondition: collective.init_from_mpi (rank {rank} "
