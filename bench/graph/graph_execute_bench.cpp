@@ -6,11 +6,14 @@
 //   modes       replay of the bucket's CUDA graph vs op-by-op launches at the actual extent, per size and fill,
 //               one at a time (latency) and pipelined (host time per forward)
 //   trace       compiles and padding over a mixed-length trace of packed batches
+//   host        the host's work of one request before its executable runs, piece by piece (validation, operands,
+//               the executable's key and its hash), on the host alone: what a replayed graph waits for
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -19,6 +22,7 @@
 #include "accel/graph/execute.hpp"
 #include "embed/model_graph.hpp"
 #include "graph/executable_plan.hpp"
+#include "graph/execute_operation.hpp"
 
 namespace {
 
@@ -77,6 +81,42 @@ graph::Execute request(const std::shared_ptr<const graph::Graph>& g, const Buffe
           .mode = mode};
 }
 
+// Median µs of `work` over `repeats` calls.
+template <class Work>
+double median_us(int repeats, Work&& work) {
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    const auto t = Clock::now();
+    work();
+    times.push_back(micros_since(t));
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+void host_figure(const std::shared_ptr<const graph::Graph>& g, const Buffer<std::uint8_t>& weights, const Batch& b,
+                 int repeats, const std::function<void(nlohmann::json)>& emit) {
+  const graph::Execute one = request(g, weights, b, graph::ExecuteMode::replay);
+  const auto checked = check(Operation<graph::Execute>::validate(one), "validating");
+  const std::string context = "accel-graph-executable/host-figure/";
+  const std::span<const std::byte> context_bytes{reinterpret_cast<const std::byte*>(context.data()), context.size()};
+  const std::vector<std::byte> key = graph::executable_key(*g, checked.compiled, context_bytes);
+  const std::string_view key_view{reinterpret_cast<const char*>(key.data()), key.size()};
+  emit({{"figure", "host"},
+        {"tokens", b.tokens},
+        {"key_bytes", key.size()},
+        {"validate_us",
+         median_us(repeats, [&] { (void)check(Operation<graph::Execute>::validate(one), "validating"); })},
+        {"operands_us", median_us(repeats,
+                                  [&] {
+                                    Operands list;
+                                    Operation<graph::Execute>::operands(one, checked, list);
+                                  })},
+        {"key_us", median_us(repeats, [&] { (void)graph::executable_key(*g, checked.compiled, context_bytes); })},
+        {"key_hash_us", median_us(repeats, [&] { (void)std::hash<std::string_view>{}(key_view); })},
+        {"request_copy_us", median_us(repeats, [&] { (void)graph::Execute(one); })}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -84,7 +124,7 @@ int main(int argc, char** argv) {
   std::string device_name = "auto", phase = "all";
   int repeats = 50;
   app.add_option("--device", device_name, "auto, cpu or cuda");
-  app.add_option("--phase", phase, "all or disk");
+  app.add_option("--phase", phase, "all, disk or host");
   app.add_option("--repeats", repeats);
   CLI11_PARSE(app, argc, argv);
 
@@ -124,6 +164,10 @@ int main(int argc, char** argv) {
     check(device.ask(request(g, weights, b, graph::ExecuteMode::replay)).wait().status(), "running");
     return micros_since(t);
   };
+  if (phase == "host") {
+    for (std::int64_t tokens : {16, 4096}) host_figure(g, weights, make_batch(device, tokens, 1, width), repeats, emit);
+    return 0;
+  }
   if (phase == "disk") {
     emit({{"figure", "compile"}, {"case", "disk hit (new process)"}, {"first_run_us", first_run(1000, 16)}});
     return 0;
