@@ -3,7 +3,9 @@
 //               a null handle, answered invalid_argument on the device's own thread) and a 64³ f32 GEMM;
 //               median and p99 in µs, the variants taking turns. Isolated is measured with the default spin
 //               (100 µs) and with none.
-//   pipelined   2000 GEMMs of 64³ with up to 256 in flight: µs per GEMM, median of 9 rounds taken in turns.
+//   pipelined   2000 GEMMs of 64³ with up to 256 in flight: µs per GEMM, median of 9 rounds taken in turns; and
+//               as many on-device copies of 16 floats (a request whose work is next to nothing: the device's own
+//               cost of a request).
 //   recovery    a real fault (CUDA: a kernel writing to an invalid address; CPU: the worker aborts) until the
 //               first successful request on the replacement worker: median and p99 in ms over 20 faults,
 //               without and with a standby worker.
@@ -113,29 +115,33 @@ void round_trip(System& system, DeviceKind kind) {
 
 // The variants take turns, round after round, so that a slow spell of the machine does not fall on one of them.
 void pipelined(System& system, DeviceKind kind) {
-  constexpr int kGemms = 2000;
+  constexpr int kRequests = 2000;
   constexpr std::size_t kWindow = 256;
   constexpr int kRounds = 9;
   std::vector<OpenVariant> opened = open_variants(system, kind);
-  std::vector<std::vector<double>> per_gemm(opened.size());
-  for (int round = 0; round < kRounds; ++round) {
-    for (std::size_t v = 0; v < opened.size(); ++v) {
-      std::deque<Future<Done>> in_flight;
-      const auto start = Clock::now();
-      for (int i = 0; i < kGemms; ++i) {
-        if (in_flight.size() == kWindow) {
-          require(in_flight.front().wait(), "gemm");
-          in_flight.pop_front();
+  const auto per_request = [&](const char* what, auto request_of) {
+    std::vector<std::vector<double>> times(opened.size());
+    for (int round = 0; round < kRounds; ++round) {
+      for (std::size_t v = 0; v < opened.size(); ++v) {
+        std::deque<Future<Done>> in_flight;
+        const auto start = Clock::now();
+        for (int i = 0; i < kRequests; ++i) {
+          if (in_flight.size() == kWindow) {
+            require(in_flight.front().wait(), what);
+            in_flight.pop_front();
+          }
+          in_flight.push_back(opened[v].dev.ask(request_of(opened[v].g)));
         }
-        in_flight.push_back(opened[v].dev.gemm(opened[v].g.request()));
+        for (auto& f : in_flight) require(f.wait(), what);
+        times[v].push_back(micros(Clock::now() - start) / kRequests);
       }
-      for (auto& f : in_flight) require(f.wait(), "gemm");
-      per_gemm[v].push_back(micros(Clock::now() - start) / kGemms);
     }
-  }
-  for (std::size_t v = 0; v < opened.size(); ++v) {
-    row("pipelined", "gemm_64", opened[v].name, "us_per_gemm", percentile(per_gemm[v], 0.5));
-  }
+    for (std::size_t v = 0; v < opened.size(); ++v)
+      row("pipelined", what, opened[v].name, "us_per_request", percentile(times[v], 0.5));
+  };
+  per_request("gemm_64", [](const GemmOperands& g) { return g.request(); });
+  per_request("copy_16",
+              [](const GemmOperands& g) { return CopyOnDevice{.source = g.a, .destination = g.c, .count = 16}; });
 }
 
 // With a standby, each fault waits a second first, so that the standby replaced after the previous fault is ready.
