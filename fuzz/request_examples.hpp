@@ -338,7 +338,7 @@ inline graph::Execute example(For<graph::Execute>) {
   return {.graph = encoder,
           .symbols = {{"tokens", 16}, {"sequences", 2}},
           .weights = buffer(1, DType::u8, encoder->weight_bytes()),
-          .inputs = {{"x", buffer(2, DType::f32, 16 * 64)}, {"offsets", buffer(3, DType::i32, 3)}},
+          .inputs = {{"x", buffer(2, DType::f32, 16 * 64)}, {"offsets", buffer(3, DType::i32, 5), 2}},
           .outputs = {{"y", buffer(4, DType::f32, 16 * 64)}, {"pooled", buffer(5, DType::f32, 2 * 64)}}};
 }
 inline LaunchKernel example(For<LaunchKernel>) {

@@ -179,6 +179,26 @@ def test_execute_refuses_a_missing_binding_before_running(device):
         device.execute(graph, symbols={"rows": 2}, inputs={"x": "nope"}, outputs={"y": out})
 
 
+def test_bindings_may_start_inside_their_buffers(device, rng):
+    graph = linear_graph()
+    w = rng.standard_normal((4, 3)).astype(np.float32)
+    bias = rng.standard_normal(3).astype(np.float32)
+    weights = graph.upload_weights(device, {"w": w, "bias": bias})
+    xs = rng.standard_normal((5, 4)).astype(np.float32)
+    inputs = device.upload(np.concatenate([np.full(6, 7.0, np.float32), xs.ravel()]))
+    out = device.upload(np.full(4 + 15 + 2, -1.0, np.float32))
+    device.execute(graph, symbols={"rows": 5}, weights=weights, inputs={"x": (inputs, 6)},
+                   outputs={"y": (out, 4)}).result()
+    got = out.numpy()
+    np.testing.assert_allclose(got[4:19].reshape(5, 3), np.maximum(xs @ w + bias, 0), rtol=1e-5, atol=1e-5)
+    assert (got[:4] == -1).all() and (got[19:] == -1).all()
+    with pytest.raises(accel.InvalidArgument, match="input 'x'"):
+        device.execute(graph, symbols={"rows": 5}, weights=weights, inputs={"x": (inputs, 7)},
+                       outputs={"y": (out, 4)}).result()
+    with pytest.raises(accel.InvalidArgument, match="first element"):
+        device.execute(graph, symbols={"rows": 5}, weights=weights, inputs={"x": (inputs, -1)}, outputs={"y": out})
+
+
 def test_pack_weights_checks_names_and_shapes():
     graph = linear_graph()
     with pytest.raises(ValueError, match="bias"):

@@ -47,19 +47,18 @@ std::uint64_t output_floats(const ModelInfo& info) {
                   std::uint64_t{run_token_vectors(info)} * info.hidden);
 }
 
-// Device buffers for the largest run, allocated once: a run copies its inputs into their beginning.
+// Device buffers for the largest run, allocated once. A run's inputs go up together, in one upload to the beginning
+// of `inputs`: its ids, then its offsets, then its token types (one request a run rather than one an input; each
+// request costs the device its own host work and event).
 struct Staging {
-  Buffer<std::int32_t> ids, offsets, types;
+  Buffer<std::int32_t> inputs;
   Buffer<float> output;
 
   static Result<Staging> allocate(const Device& device, std::uint32_t batch_tokens, std::uint64_t output_floats,
                                   bool types) {
     Staging s;
-    ACCEL_ASSIGN_OR_RETURN(s.ids, device.allocate<std::int32_t>(batch_tokens).wait());
-    ACCEL_ASSIGN_OR_RETURN(s.offsets, device.allocate<std::int32_t>(batch_tokens + 1ull).wait());
-    if (types) {
-      ACCEL_ASSIGN_OR_RETURN(s.types, device.allocate<std::int32_t>(batch_tokens).wait());
-    }
+    const std::uint64_t input_elements = 2ull * batch_tokens + 1 + (types ? batch_tokens : 0);
+    ACCEL_ASSIGN_OR_RETURN(s.inputs, device.allocate<std::int32_t>(input_elements).wait());
     ACCEL_ASSIGN_OR_RETURN(s.output, device.allocate<float>(output_floats).wait());
     return s;
   }
@@ -295,7 +294,7 @@ class EmbeddingModel final : public Model {
     for (std::size_t s = 0; s < batch.sequences(); ++s) out.tokens[s] = batch.length(s);
     if (takes_types_ && batch.type_ids.empty()) batch.type_ids.assign(batch.ids.size(), 0);
 
-    std::vector<std::vector<std::int32_t>> offsets;
+    std::vector<std::vector<std::int32_t>> packed;  // each run's inputs, as Staging lays them out
     std::vector<Future<Done>> steps;
     std::uint64_t padded = 0;
     {
@@ -306,25 +305,28 @@ class EmbeddingModel final : public Model {
         while (last < batch.sequences() && last - first < most_sequences &&
                batch.offsets[last + 1] - batch.offsets[first] <= most_tokens)
           ++last;
-        std::vector<std::int32_t>& run_offsets = offsets.emplace_back();
-        for (std::size_t s = first; s <= last; ++s)
-          run_offsets.push_back(static_cast<std::int32_t>(batch.offsets[s] - batch.offsets[first]));
-        const auto tokens = static_cast<std::int64_t>(run_offsets.back());
+        const auto tokens = static_cast<std::int64_t>(batch.offsets[last] - batch.offsets[first]);
         const auto sequences = static_cast<std::int64_t>(last - first);
-        const auto tokens_of = [&](const std::vector<std::int32_t>& all) {
-          return std::span<const std::int32_t>(all.data() + batch.offsets[first], static_cast<std::size_t>(tokens));
+        const auto append_run_of = [&](std::vector<std::int32_t>& to, const std::vector<std::int32_t>& all) {
+          to.insert(to.end(), all.begin() + static_cast<std::ptrdiff_t>(batch.offsets[first]),
+                    all.begin() + static_cast<std::ptrdiff_t>(batch.offsets[last]));
         };
-        graph::Execute execute{.graph = graph,
-                               .symbols = {{"tokens", tokens}, {"sequences", sequences}},
-                               .weights = weights_,
-                               .inputs = {{"ids", staging_.ids}, {"offsets", staging_.offsets}},
-                               .outputs = {{"output", staging_.output}}};
-        steps.push_back(device_.upload(tokens_of(batch.ids), staging_.ids));
-        steps.push_back(device_.upload(std::span<const std::int32_t>(run_offsets), staging_.offsets));
+        std::vector<std::int32_t>& inputs = packed.emplace_back();
+        inputs.reserve(static_cast<std::size_t>(tokens + sequences + 1 + (takes_types_ ? tokens : 0)));
+        append_run_of(inputs, batch.ids);
+        for (std::size_t s = first; s <= last; ++s)
+          inputs.push_back(static_cast<std::int32_t>(batch.offsets[s] - batch.offsets[first]));
+        graph::Execute execute{
+            .graph = graph,
+            .symbols = {{"tokens", tokens}, {"sequences", sequences}},
+            .weights = weights_,
+            .inputs = {{"ids", staging_.inputs, 0}, {"offsets", staging_.inputs, static_cast<std::uint64_t>(tokens)}},
+            .outputs = {{"output", staging_.output}}};
         if (takes_types_) {
-          steps.push_back(device_.upload(tokens_of(batch.type_ids), staging_.types));
-          execute.inputs.push_back({"types", staging_.types});
+          execute.inputs.push_back({"types", staging_.inputs, inputs.size()});
+          append_run_of(inputs, batch.type_ids);
         }
+        steps.push_back(device_.upload(std::span<const std::int32_t>(inputs), staging_.inputs));
         steps.push_back(device_.ask(std::move(execute)));
         const std::size_t first_row = per_token ? batch.offsets[first] : first;
         const auto row_count = static_cast<std::size_t>(per_token ? tokens : sequences);
@@ -341,7 +343,7 @@ class EmbeddingModel final : public Model {
     {
       std::lock_guard lock(mutex_);
       if (failure.ok()) {
-        counts_.runs += offsets.size();
+        counts_.runs += packed.size();
         counts_.sequences += batch.sequences();
         counts_.tokens += batch.ids.size();
         counts_.padded_tokens += padded;

@@ -77,11 +77,13 @@ CheckedSizes& checked_sizes() {
   return sizes;
 }
 
-// Binds each of `wanted` (tensor names, in the graph's order) to the request's buffer of that name, refusing
-// unknown, repeated and missing names.
+// Binds each of `wanted` (tensor names, in the graph's order) to the request's buffer of that name and the element
+// where the tensor starts in it, refusing unknown, repeated and missing names.
 Status match(std::string_view what, const std::vector<graph::NamedBuffer>& given,
-             const std::vector<std::string>& wanted, std::vector<BufferHandle>& out) {
+             const std::vector<std::string>& wanted, std::vector<BufferHandle>& out,
+             std::vector<std::uint64_t>& firsts) {
   out.assign(wanted.size(), BufferHandle{});
+  firsts.assign(wanted.size(), 0);
   std::vector<bool> bound(wanted.size(), false);
   for (const graph::NamedBuffer& b : given) {
     auto it = std::find(wanted.begin(), wanted.end(), b.name);
@@ -93,6 +95,7 @@ Status match(std::string_view what, const std::vector<graph::NamedBuffer>& given
       return invalid_argument(fmt::format("graph::Execute: {} '{}' is a null buffer", what, b.name));
     bound[index] = true;
     out[index] = b.buffer;
+    firsts[index] = b.first;
   }
   for (std::size_t i = 0; i < wanted.size(); ++i)
     if (!bound[i]) return invalid_argument(fmt::format("graph::Execute: {} '{}' is not bound", what, wanted[i]));
@@ -126,8 +129,8 @@ Result<graph::CheckedExecute> Operation<graph::Execute>::validate(const graph::E
   }
   std::vector<std::string> output_names;
   for (const graph::Graph::Output& out : g.outputs()) output_names.push_back(out.name);
-  ACCEL_RETURN_IF_ERROR(match("input", request.inputs, input_names, checked.inputs));
-  ACCEL_RETURN_IF_ERROR(match("output", request.outputs, output_names, checked.outputs));
+  ACCEL_RETURN_IF_ERROR(match("input", request.inputs, input_names, checked.inputs, checked.input_firsts));
+  ACCEL_RETURN_IF_ERROR(match("output", request.outputs, output_names, checked.outputs, checked.output_firsts));
   if (g.weight_bytes() != 0 && request.weights.is_null())
     return invalid_argument("graph::Execute: the graph has parameters and no weights buffer is bound");
   return checked;
@@ -143,8 +146,13 @@ void Operation<graph::Execute>::operands(const graph::Execute& request, const gr
   }
   for (std::size_t i = 0; i < checked.inputs.size(); ++i) {
     const graph::TensorInfo& t = g.tensors()[checked.input_tensors[i]];
-    list.typed(checked.inputs[i], fmt::format("input '{}'", t.name), Access::read, t.dtype,
-               graph::element_count(t.shape, checked.actual));
+    list.add({.buffer = checked.inputs[i],
+              .name = fmt::format("input '{}'", t.name),
+              .access = Access::read,
+              .first = checked.input_firsts[i],
+              .count = graph::element_count(t.shape, checked.actual),
+              .check_dtype = true,
+              .dtype = t.dtype});
   }
   for (std::size_t i = 0; i < checked.outputs.size(); ++i) {
     const graph::Graph::Output& out = g.outputs()[i];
@@ -152,6 +160,7 @@ void Operation<graph::Execute>::operands(const graph::Execute& request, const gr
     list.add({.buffer = checked.outputs[i],
               .name = fmt::format("output '{}'", out.name),
               .access = Access::write,
+              .first = checked.output_firsts[i],
               .count = graph::element_count(t.shape, checked.actual),
               .check_dtype = true,
               .dtype = t.dtype,
@@ -178,7 +187,7 @@ void Operation<graph::Execute>::encode(ByteWriter& out, const graph::Execute& re
   out.pod(request.weights).fields(request.mode, request.direct_below);
   for (const auto* list : {&request.inputs, &request.outputs}) {
     out.pod(static_cast<std::uint32_t>(list->size()));
-    for (const graph::NamedBuffer& b : *list) out.string(b.name).pod(b.buffer);
+    for (const graph::NamedBuffer& b : *list) out.string(b.name).pod(b.buffer).pod(b.first);
   }
 }
 
@@ -198,10 +207,10 @@ Result<graph::Execute> Operation<graph::Execute>::decode(ByteReader& in) {
   for (auto* list : {&run.inputs, &run.outputs}) {
     std::uint32_t count = 0;
     in.pod(count);
-    if (count > in.remaining() / sizeof(BufferHandle)) in.fail();
+    if (count > in.remaining() / (sizeof(BufferHandle) + sizeof(std::uint64_t))) in.fail();
     for (std::uint32_t i = 0; in.ok() && i < count; ++i) {
       graph::NamedBuffer b;
-      in.string(b.name).pod(b.buffer);
+      in.string(b.name).pod(b.buffer).pod(b.first);
       list->push_back(std::move(b));
     }
   }

@@ -22,6 +22,7 @@ struct CheckedExecute {
   SymbolValues compiled;              // the rung of each bucketed symbol, the value itself otherwise
   std::vector<BufferHandle> inputs;   // in the order of the graph's input nodes (parameters excluded)
   std::vector<BufferHandle> outputs;  // in the order of graph->outputs()
+  std::vector<std::uint64_t> input_firsts, output_firsts;  // the element of each buffer where its tensor starts
   std::vector<std::uint32_t> input_tensors;
 };
 

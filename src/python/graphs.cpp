@@ -97,9 +97,18 @@ std::vector<graph::NamedBuffer> named_buffers(const PyDevice& device, const nb::
   std::vector<graph::NamedBuffer> named;
   for (auto [key, value] : buffers) {
     const std::string name = nb::cast<std::string>(nb::str(key));
-    if (!nb::isinstance<PyBuffer>(value))
-      refuse_argument("execute", fmt::format("{}['{}']", what, name), "an accel.Buffer", value);
-    named.push_back({.name = name, .buffer = nb::cast<const PyBuffer&>(value).use_on(device, name)});
+    // An accel.Buffer, or (accel.Buffer, first element) for a tensor that starts inside its buffer.
+    nb::handle buffer = value;
+    std::uint64_t first = 0;
+    if (nb::isinstance<nb::tuple>(value) && nb::len(value) == 2 && nb::isinstance<nb::int_>(value[1])) {
+      buffer = value[0];
+      if (!nb::try_cast(value[1], first))
+        refuse_argument("execute", fmt::format("{}['{}'][1]", what, name), "a first element >= 0", value[1]);
+    }
+    if (!nb::isinstance<PyBuffer>(buffer))
+      refuse_argument("execute", fmt::format("{}['{}']", what, name), "an accel.Buffer or (accel.Buffer, first)",
+                      value);
+    named.push_back({.name = name, .buffer = nb::cast<const PyBuffer&>(buffer).use_on(device, name), .first = first});
   }
   return named;
 }
@@ -213,12 +222,14 @@ void bind_graphs(nb::module_& module) {
   bind_graph_class(module);
   bind_graph_builder(module);
   auto device = nb::borrow<nb::class_<PyDevice>>(module.attr("Device"));
-  device.def("execute", &execute, nb::arg("graph"), nb::kw_only(),
-             nb::arg("symbols") = std::map<std::string, std::int64_t>{}, nb::arg("inputs"), nb::arg("outputs"),
-             nb::arg("weights") = nb::none(), nb::arg("mode") = "automatic", nb::arg("direct_below") = 0.0f,
-             "Runs a built accel.Graph (accel::graph::Execute): `symbols` the value of each symbol, `inputs` and "
-             "`outputs` binding name -> accel.Buffer, `weights` the uint8 buffer of its parameters "
-             "(Graph.upload_weights). Returns an accel.Future.");
+  device.def(
+      "execute", &execute, nb::arg("graph"), nb::kw_only(), nb::arg("symbols") = std::map<std::string, std::int64_t>{},
+      nb::arg("inputs"), nb::arg("outputs"), nb::arg("weights") = nb::none(), nb::arg("mode") = "automatic",
+      nb::arg("direct_below") = 0.0f,
+      "Runs a built accel.Graph (accel::graph::Execute): `symbols` the value of each symbol, `inputs` and "
+      "`outputs` binding name -> accel.Buffer, or (accel.Buffer, first element) for a tensor that starts inside its "
+      "buffer (several inputs may share one), `weights` the uint8 buffer of its parameters "
+      "(Graph.upload_weights). Returns an accel.Future.");
   export_enums<Activation, graph::BinaryOp, graph::Padding, graph::PoolMode, graph::ExecuteMode>(module);
 }
 

@@ -1,6 +1,7 @@
 // graph::Execute on the CPU device: a transformer encoder layer against the naive double reference for a sweep of
-// packed lengths, every pool mode through its encoding, bindings refused before anything runs, executables
-// compiled once per bucket, and executables found on disk by a second process.
+// packed lengths, every pool mode through its encoding, bindings inside shared buffers (in process and isolated),
+// bindings refused before anything runs, executables compiled once per bucket, and executables found on disk by a
+// second process.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include "accel/graph/execute.hpp"
 #include "graph/kernels/cpu_packed_matmul.hpp"
 #include "testing/encoder_graph.hpp"
+#include "testing/offset_bindings.hpp"
 #include "testing/pool_reference.hpp"
 #include "testing/scratch_directory.hpp"
 
@@ -231,6 +233,16 @@ TEST_F(CpuGraphExecuteTest, EveryPoolModeEncodesDecodesAndRuns) {
   }
 }
 
+// Inputs sharing a buffer and an output inside a larger one, in process and through an isolated device's codec.
+TEST(CpuGraphExecuteBindings, InputsAndOutputsStartAtTheirFirstElement) {
+  System system;
+  for (Isolation isolation : {Isolation::in_process, Isolation::worker_process}) {
+    SCOPED_TRACE(isolation == Isolation::in_process ? "in process" : "isolated");
+    testing::expect_bindings_start_at_their_first_element(
+        *Device::open(system, {.kind = DeviceKind::cpu, .isolation = isolation}), ExecuteMode::automatic);
+  }
+}
+
 TEST_F(CpuGraphExecuteTest, BindingsAreCheckedBeforeAnythingRuns) {
   auto graph = testing::encoder_graph({}, Ladder::powers_of_two(16, 256), Ladder::powers_of_two(1, 8));
   Buffer<std::uint8_t> weights = *device_->allocate<std::uint8_t>(graph->weight_bytes()).wait();
@@ -269,6 +281,12 @@ TEST_F(CpuGraphExecuteTest, BindingsAreCheckedBeforeAnythingRuns) {
   r = good;
   r.outputs[0].buffer = r.outputs[1].buffer;
   refused(r, "output");
+  r = good;
+  r.inputs[1].first = 1;  // 3 offsets from element 1 of 3
+  refused(r, "input 'offsets'");
+  r = good;
+  r.outputs[1].first = 64 + 1;  // 2 rows of 64 from element 65 of 128
+  refused(r, "output 'pooled'");
 }
 
 TEST_F(CpuGraphExecuteTest, OffsetsOutsideTheRowsAreRefused) {

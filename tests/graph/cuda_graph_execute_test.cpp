@@ -1,5 +1,6 @@
 // graph::Execute on a CUDA device against the naive double reference: an encoder layer in f32 and f16 over a sweep of
-// packed lengths, replay equal to direct launches (padded rows never reach a real output), and executables reloaded
+// packed lengths, replay equal to direct launches (padded rows never reach a real output), inputs and outputs bound
+// inside shared buffers in both modes, and executables reloaded
 // from disk by a replaced isolated worker with no compile, whose results before and after are also held to the CPU
 // device's.
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include "testing/cuda_fixture.hpp"
 #include "testing/encoder_graph.hpp"
 #include "testing/numeric_error.hpp"
+#include "testing/offset_bindings.hpp"
 #include "testing/status_matchers.hpp"
 #include "testing/test_seed.hpp"
 
@@ -142,6 +144,15 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, CudaGraphExecuteTest,
                            return std::string(to_string(std::get<0>(info.param))) +
                                   (std::get<1>(info.param) ? "_packed" : "_separate");
                          });
+
+TEST(CudaGraphBindings, InputsAndOutputsStartAtTheirFirstElementInBothModes) {
+  System system;
+  ACCEL_OPEN_CUDA_OR_SKIP(system, (DeviceOptions{.kind = DeviceKind::cuda}), device);
+  for (ExecuteMode mode : {ExecuteMode::replay, ExecuteMode::direct}) {
+    SCOPED_TRACE(mode == ExecuteMode::replay ? "replay" : "direct");
+    testing::expect_bindings_start_at_their_first_element(device, mode);
+  }
+}
 
 TEST(CudaGraphIsolatedTest, AReplacedWorkerReloadsExecutablesFromDiskWithoutCompiling) {
   System system;

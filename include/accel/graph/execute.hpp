@@ -10,9 +10,11 @@
 ///   Status s = device.ask(run).wait().status();
 /// @endcode
 ///
-/// Every input and output is bound by name exactly once, to a buffer of its dtype holding at least the tensor's
-/// elements at the actual symbol values; a name the graph does not have, a missing binding, a wrong dtype or a
-/// short buffer is an error naming it, before anything runs. A symbol above its bucket ladder's top is refused.
+/// Every input and output is bound by name exactly once, to a buffer of its dtype holding the tensor's elements at
+/// the actual symbol values from the binding's `first` element on (several inputs may share one buffer, so that one
+/// upload fills them all); a name the graph does not have, a missing binding, a wrong dtype or a short buffer is an
+/// error naming it, before anything runs. An output shares its buffer with no other binding. A symbol above its bucket
+/// ladder's top is refused.
 ///
 /// The device runs the executable of the binding: for a bucketed symbol, that of the smallest rung at or above
 /// the value (inputs padded on the device as the graph's Padding says, outputs cut to the actual rows); otherwise
@@ -32,8 +34,9 @@ namespace accel::graph {
 
 /// A buffer bound to a graph input or output by its binding name.
 struct NamedBuffer {
-  std::string name;     ///< the input's or output's binding name
-  BufferHandle buffer;  ///< the buffer bound to it
+  std::string name;         ///< the input's or output's binding name
+  BufferHandle buffer;      ///< the buffer bound to it
+  std::uint64_t first = 0;  ///< the element of `buffer` where the tensor starts
 };
 
 /// How a CUDA device runs an executable.

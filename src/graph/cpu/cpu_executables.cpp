@@ -72,8 +72,8 @@ Status CpuExecutable::run(const CheckedExecute& checked, std::span<const BufferV
   for (std::size_t i = 0; i < checked.inputs.size(); ++i) {
     const std::uint32_t tensor = checked.input_tensors[i];
     const TensorInfo& t = plan_.graph().tensors()[tensor];
-    copy_as(given[tensor].dtype, views[1 + i].data, t.dtype, arena.get() + plan_.slot(tensor).offset,
-            element_count(t.shape, checked.actual));
+    copy_as(given[tensor].dtype, views[1 + i].at(checked.input_firsts[i]), t.dtype,
+            arena.get() + plan_.slot(tensor).offset, element_count(t.shape, checked.actual));
   }
   Status ran = run_steps(plan_, checked.actual, arena.get(), weights, shared_->packs);
   if (ran.ok()) {
@@ -82,7 +82,7 @@ Status CpuExecutable::run(const CheckedExecute& checked, std::span<const BufferV
       const TensorInfo& t = plan_.graph().tensors()[tensor];
       const Slot& slot = plan_.slot(tensor);
       const std::byte* source = slot.storage == Storage::weights ? weights.data : arena.get();
-      copy_as(t.dtype, source + slot.offset, given[tensor].dtype, views[first_output + i].data,
+      copy_as(t.dtype, source + slot.offset, given[tensor].dtype, views[first_output + i].at(checked.output_firsts[i]),
               element_count(t.shape, checked.actual));
     }
   }

@@ -42,7 +42,7 @@ Status CudaExecutable::copy_in(const CheckedExecute& checked, std::span<const Bu
     const auto input = std::find_if(plan_.graph().inputs().begin(), plan_.graph().inputs().end(), [&](std::uint32_t n) {
       return plan_.graph().nodes()[n].output == checked.input_tensors[i];
     });
-    copies.push_back({.from = views[1 + i].data,
+    copies.push_back({.from = views[1 + i].at(checked.input_firsts[i]),
                       .to = arena_ + plan_.slot(checked.input_tensors[i]).offset,
                       .real = real,
                       .padded = padded,
@@ -110,10 +110,10 @@ Status CudaExecutable::run(const CheckedExecute& checked, std::span<const Buffer
     const TensorInfo& t = plan_.graph().tensors()[tensor];
     const Slot& slot = plan_.slot(tensor);
     const std::byte* source = (slot.storage == Storage::weights ? weights : arena_) + slot.offset;
-    ACCEL_RETURN_IF_ERROR(target.check(
-        cudaMemcpyAsync(views[first_output + i].data, source, element_count(t.shape, checked.actual) * size_of(t.dtype),
-                        cudaMemcpyDeviceToDevice, target.stream()),
-        "copying a graph output out"));
+    ACCEL_RETURN_IF_ERROR(target.check(cudaMemcpyAsync(views[first_output + i].at(checked.output_firsts[i]), source,
+                                                       element_count(t.shape, checked.actual) * size_of(t.dtype),
+                                                       cudaMemcpyDeviceToDevice, target.stream()),
+                                       "copying a graph output out"));
   }
   return Status();
 }
