@@ -6,8 +6,9 @@
 //   modes       replay of the bucket's CUDA graph vs op-by-op launches at the actual extent, per size and fill,
 //               one at a time (latency) and pipelined (host time per forward)
 //   trace       compiles and padding over a mixed-length trace of packed batches
-//   host        the host's work of one request before its executable runs, piece by piece (validation, operands,
-//               the executable's key and its hash), on the host alone: what a replayed graph waits for
+//   host        the host's work of one request before its executable runs, piece by piece, on the host alone:
+//               validation (which finds the executable's key its binding's first request made), operands, and
+//               what that spares each later request: making the key and hashing it
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -98,9 +99,7 @@ void host_figure(const std::shared_ptr<const graph::Graph>& g, const Buffer<std:
                  int repeats, const std::function<void(nlohmann::json)>& emit) {
   const graph::Execute one = request(g, weights, b, graph::ExecuteMode::replay);
   const auto checked = check(Operation<graph::Execute>::validate(one), "validating");
-  const std::string context = "accel-graph-executable/host-figure/";
-  const std::span<const std::byte> context_bytes{reinterpret_cast<const std::byte*>(context.data()), context.size()};
-  const std::vector<std::byte> key = graph::executable_key(*g, checked.compiled, context_bytes);
+  const std::vector<std::byte> key = graph::executable_key(*g, checked.compiled);
   const std::string_view key_view{reinterpret_cast<const char*>(key.data()), key.size()};
   emit({{"figure", "host"},
         {"tokens", b.tokens},
@@ -112,8 +111,8 @@ void host_figure(const std::shared_ptr<const graph::Graph>& g, const Buffer<std:
                                     Operands list;
                                     Operation<graph::Execute>::operands(one, checked, list);
                                   })},
-        {"key_us", median_us(repeats, [&] { (void)graph::executable_key(*g, checked.compiled, context_bytes); })},
-        {"key_hash_us", median_us(repeats, [&] { (void)std::hash<std::string_view>{}(key_view); })},
+        {"key_us", median_us(repeats, [&] { (void)graph::executable_key(*g, checked.compiled); })},
+        {"key_hash_us", median_us(repeats, [&] { (void)cache::key_hash(key_view); })},
         {"request_copy_us", median_us(repeats, [&] { (void)graph::Execute(one); })}});
 }
 

@@ -35,6 +35,7 @@
 #include "accel/core/cache_stats.hpp"
 #include "accel/core/result.hpp"
 #include "cache/cache_options.hpp"
+#include "cache/hashed_key.hpp"
 #include "cache/key_lock.hpp"
 #include "core/elapsed.hpp"
 
@@ -108,6 +109,16 @@ class Cache {
       pending_.emplace(std::string(id), pending);
     }
     return complete(id, *pending, produce(id, build, decode));
+  }
+
+  // As above, for a key whose hash its caller made once (cache/hashed_key.hpp): a hit hashes nothing.
+  template <class BuildFn, class DecodeFn>
+  [[nodiscard]] Result<Ptr> get(const HashedKey& key, BuildFn&& build, DecodeFn&& decode) {
+    {
+      std::lock_guard lock(mutex_);
+      if (Ptr found = find_locked(Prehashed{key.view(), key.hash})) return found;
+    }
+    return get(key.bytes, std::forward<BuildFn>(build), std::forward<DecodeFn>(decode));
   }
 
   // The value of `key`, built on the pool on a miss (the build and the disk read both run there). One build per
@@ -203,10 +214,21 @@ class Cache {
     std::shared_ptr<Pending> pending;
     std::function<Result<Built<Value>>()> build;
   };
-  // Lookups by string_view, so that a hit allocates nothing.
+  // Lookups by string_view, so that a hit allocates nothing, or by a key and the hash its caller made.
+  struct Prehashed {
+    std::string_view key;
+    std::size_t hash;
+  };
   struct KeyHash {
     using is_transparent = void;
-    std::size_t operator()(std::string_view key) const noexcept { return std::hash<std::string_view>{}(key); }
+    std::size_t operator()(std::string_view key) const noexcept { return key_hash(key); }
+    std::size_t operator()(const Prehashed& key) const noexcept { return key.hash; }
+  };
+  struct KeyEqual {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
+    bool operator()(const Prehashed& a, std::string_view b) const noexcept { return a.key == b; }
+    bool operator()(std::string_view a, const Prehashed& b) const noexcept { return a == b.key; }
   };
   using Recent = std::list<Entry>;  // most recently used first
 
@@ -252,7 +274,8 @@ class Cache {
     return key;
   }
 
-  Ptr find_locked(std::string_view id) {
+  template <class Id>
+  Ptr find_locked(const Id& id) {
     auto it = index_.find(id);
     if (it == index_.end()) return nullptr;
     ++stats_.hits;
@@ -412,7 +435,7 @@ class Cache {
   std::atomic<bool> closing_{false};
   mutable std::mutex mutex_;
   Recent recent_;
-  std::unordered_map<std::string_view, typename Recent::iterator, KeyHash> index_;  // views of the entries' keys
+  std::unordered_map<std::string_view, typename Recent::iterator, KeyHash, KeyEqual> index_;  // views of entries' keys
   std::unordered_map<std::string, std::shared_ptr<Pending>, KeyHash, std::equal_to<>> pending_;
   std::uint64_t bytes_ = 0;
   CacheStats stats_;

@@ -28,10 +28,9 @@ Result<SymbolValues> bucket_binding(const Graph& graph, const SymbolValues& actu
   return compiled;
 }
 
-std::vector<std::byte> executable_key(const Graph& graph, const SymbolValues& compiled,
-                                      std::span<const std::byte> context) {
+std::vector<std::byte> executable_key(const Graph& graph, const SymbolValues& compiled) {
   ByteWriter w;
-  w.bytes(context).bytes(graph.encoding()).pod(static_cast<std::uint32_t>(compiled.size()));
+  w.bytes(graph.encoding()).pod(static_cast<std::uint32_t>(compiled.size()));
   for (const auto& [symbol, value] : compiled) w.string(symbol).pod(value);
   return w.take();
 }
@@ -40,23 +39,30 @@ std::vector<std::byte> executable_key(const Graph& graph, const SymbolValues& co
 
 namespace {
 
-// The bindings whose sizes check_sizes accepted, by graph: a bucket's binding is checked once, not at every run (the
-// check walks every tensor's shape, a few µs of the host's time before a replayed graph can start: docs/PERFORMANCE.md
-// §54). Graphs are told apart by owner, so a graph freed and another made at its address are never confused; bounded by
-// clearing.
-class CheckedSizes {
+// The compiled bindings seen, by graph: each one's sizes are checked and its executable's key made and hashed once,
+// not at every run (the check walks every tensor's shape, and the key holds the graph's whole encoding: µs of the
+// host's time before a replayed graph can start, docs/PERFORMANCE.md §54 and §55). Graphs are told apart by owner, so a
+// graph freed and another made at its address are never confused. The last one found is looked at first (a stream of
+// queries runs one binding); bounded by clearing.
+class CompiledBindings {
  public:
-  Status check(const std::shared_ptr<const graph::Graph>& graph, const graph::SymbolValues& binding) {
+  Result<std::shared_ptr<const cache::HashedKey>> key_of(const std::shared_ptr<const graph::Graph>& graph,
+                                                         const graph::SymbolValues& binding) {
     {
       std::lock_guard lock(mutex_);
-      for (const Entry& entry : entries_)
-        if (same_owner(entry.graph, graph) && entry.binding == binding) return Status();
+      for (std::size_t i = 0; i < entries_.size(); ++i) {
+        if (!same_owner(entries_[i].graph, graph) || entries_[i].binding != binding) continue;
+        if (i != 0) std::swap(entries_[0], entries_[i]);
+        return entries_[0].key;
+      }
     }
     ACCEL_RETURN_IF_ERROR(graph::check_sizes(*graph, binding));
+    auto key = std::make_shared<const cache::HashedKey>(cache::HashedKey::of(graph::executable_key(*graph, binding)));
     std::lock_guard lock(mutex_);
     if (entries_.size() >= kMostEntries) entries_.clear();
-    entries_.push_back({graph, binding});
-    return Status();
+    entries_.push_back({graph, binding, key});
+    std::swap(entries_.front(), entries_.back());
+    return key;
   }
 
  private:
@@ -64,6 +70,7 @@ class CheckedSizes {
   struct Entry {
     std::weak_ptr<const graph::Graph> graph;
     graph::SymbolValues binding;
+    std::shared_ptr<const cache::HashedKey> key;
   };
   static bool same_owner(const std::weak_ptr<const graph::Graph>& a, const std::shared_ptr<const graph::Graph>& b) {
     return !a.owner_before(b) && !b.owner_before(a);
@@ -72,9 +79,9 @@ class CheckedSizes {
   std::vector<Entry> entries_;
 };
 
-CheckedSizes& checked_sizes() {
-  static CheckedSizes sizes;
-  return sizes;
+CompiledBindings& compiled_bindings() {
+  static CompiledBindings bindings;
+  return bindings;
 }
 
 // Binds each of `wanted` (tensor names, in the graph's order) to the request's buffer of that name and the element
@@ -118,7 +125,7 @@ Result<graph::CheckedExecute> Operation<graph::Execute>::validate(const graph::E
       return invalid_argument(fmt::format("graph::Execute: no value for symbol '{}'", symbol));
   ACCEL_ASSIGN_OR_RETURN(checked.compiled, graph::bucket_binding(g, request.symbols));
   // Every rung is at least its value, so sizes that fit at the compiled binding fit at the actual one.
-  ACCEL_RETURN_IF_ERROR(checked_sizes().check(request.graph, checked.compiled));
+  ACCEL_ASSIGN_OR_RETURN(checked.key, compiled_bindings().key_of(request.graph, checked.compiled));
 
   std::vector<std::string> input_names;
   for (std::uint32_t index : g.inputs()) {

@@ -10,6 +10,7 @@
 
 #include "accel/core/byte_codec.hpp"
 #include "accel/graph/execute.hpp"
+#include "cache/hashed_key.hpp"
 #include "operation/operation.hpp"
 
 namespace accel {
@@ -24,16 +25,17 @@ struct CheckedExecute {
   std::vector<BufferHandle> outputs;  // in the order of graph->outputs()
   std::vector<std::uint64_t> input_firsts, output_firsts;  // the element of each buffer where its tensor starts
   std::vector<std::uint32_t> input_tensors;
+  std::shared_ptr<const cache::HashedKey> key;  // of the executable of (graph, compiled): executable_key's
 };
 
 // The compiled binding of `actual`: each bucketed symbol at its rung. Refuses a value above a ladder's top,
 // naming the symbol.
 [[nodiscard]] Result<SymbolValues> bucket_binding(const Graph& graph, const SymbolValues& actual);
 
-// The bytes that key an executable: the graph's encoding, the compiled binding, and what the executable depends
-// on beyond them (the device and library versions, `context`). Byte for byte, never a caller's number.
-[[nodiscard]] std::vector<std::byte> executable_key(const Graph& graph, const SymbolValues& compiled,
-                                                    std::span<const std::byte> context);
+// The bytes that key an executable: the graph's encoding and the compiled binding. Byte for byte, never a caller's
+// number. What an executable depends on beyond them (the device and library versions) is its cache's: each device
+// kind and stream has a cache of its own, whose disk keys begin with it (executable_cache_options.hpp).
+[[nodiscard]] std::vector<std::byte> executable_key(const Graph& graph, const SymbolValues& compiled);
 
 }  // namespace graph
 

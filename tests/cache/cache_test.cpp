@@ -1,5 +1,5 @@
-// The cache component in memory: hits, LRU eviction by entries, failed builds, and one build per key under
-// concurrent misses.
+// The cache component in memory: hits, keys hashed once by their caller, LRU eviction by entries, failed builds, and
+// one build per key under concurrent misses.
 #include "cache/cache.hpp"
 
 #include <gtest/gtest.h>
@@ -85,6 +85,36 @@ TEST(CacheTest, KeysAreComparedByteForByte) {
   EXPECT_EQ((*cache.get(key(with_nul), CountingBuild{&calls, "x"}))->name, "1");
   EXPECT_EQ((*cache.get(key(""), CountingBuild{&calls, "x"}))->name, "4");
   EXPECT_EQ(calls.load(), 4);
+}
+
+// A key its caller hashed once finds the entry of its bytes, and only of its bytes: a hash that another key's bytes
+// also have is a miss, never the other key's value.
+TEST(CacheTest, AKeyHashedOnceFindsTheEntryOfItsBytesAlone) {
+  PlanCache cache({.name = "plans", .max_entries = 4});
+  std::atomic<int> calls{0};
+  const auto no_disk = [](std::span<const std::byte>) -> PlanResult { return internal_error("no disk tier"); };
+  const auto bytes_of = [](std::string_view text) {
+    const std::span<const std::byte> k = key(text);
+    return std::vector<std::byte>(k.begin(), k.end());
+  };
+  ASSERT_THAT(cache.get(key("a"), CountingBuild{&calls, "a"}), IsOk());
+  const HashedKey a = HashedKey::of(bytes_of("a"));
+  EXPECT_EQ(a.hash, key_hash("a"));
+  PlanResult found = cache.get(a, CountingBuild{&calls, "again"}, no_disk);
+  ASSERT_THAT(found, IsOk());
+  EXPECT_EQ((*found)->name, "a");
+  EXPECT_EQ(calls.load(), 1);
+
+  const HashedKey b_with_a_hash{bytes_of("b"), a.hash};
+  PlanResult b = cache.get(b_with_a_hash, CountingBuild{&calls, "b"}, no_disk);
+  ASSERT_THAT(b, IsOk());
+  EXPECT_EQ((*b)->name, "b");
+  EXPECT_EQ(calls.load(), 2);
+  EXPECT_EQ((*cache.get(key("b"), CountingBuild{&calls, "x"}))->name, "b");  // kept under its bytes
+  EXPECT_EQ(calls.load(), 2);
+  const CacheStats stats = cache.stats();
+  EXPECT_EQ(stats.hits, 2u);
+  EXPECT_EQ(stats.misses, 2u);
 }
 
 TEST(CacheTest, TheLeastRecentlyUsedPlanIsEvictedBeyondCapacity) {

@@ -119,9 +119,6 @@ Result<std::shared_ptr<SharedGraph>> CpuExecutables::shared_for(const std::share
 }
 
 Status CpuExecutables::run(const CheckedExecute& checked, std::span<const BufferView> views) {
-  const std::string context = "cpu";
-  const std::vector<std::byte> key = executable_key(
-      *checked.graph, checked.compiled, {reinterpret_cast<const std::byte*>(context.data()), context.size()});
   using Made = Result<std::shared_ptr<const CpuExecutable>>;
   const auto build = [&]() -> Made {
     ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<SharedGraph> shared, shared_for(checked.graph));
@@ -133,7 +130,7 @@ Status CpuExecutables::run(const CheckedExecute& checked, std::span<const Buffer
     ACCEL_ASSIGN_OR_RETURN(ExecutablePlan plan, ExecutablePlan::decode(shared->planned, stored));
     return std::make_shared<const CpuExecutable>(std::move(plan), std::move(shared));
   };
-  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const CpuExecutable> executable, cache_.get(key, build, decode));
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const CpuExecutable> executable, cache_.get(*checked.key, build, decode));
   return executable->run(checked, views);
 }
 

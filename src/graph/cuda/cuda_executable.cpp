@@ -125,13 +125,11 @@ Result<std::unique_ptr<GraphStreamState>> GraphStreamState::open(CudaTarget& tar
                                     target.compute_capability());
   cache::CacheOptions<CudaExecutable> options =
       executable_cache_options<CudaExecutable>(context, target.graph_options());
-  return std::unique_ptr<GraphStreamState>(new GraphStreamState(std::move(options), std::move(context)));
+  return std::unique_ptr<GraphStreamState>(new GraphStreamState(std::move(options)));
 }
 
 Result<std::shared_ptr<const CudaExecutable>> GraphStreamState::executable(const CheckedExecute& checked,
                                                                            CudaTarget& target) {
-  const std::vector<std::byte> key = executable_key(
-      *checked.graph, checked.compiled, {reinterpret_cast<const std::byte*>(context_.data()), context_.size()});
   using Made = Result<std::shared_ptr<const CudaExecutable>>;
   const auto build = [&]() -> Made {
     ACCEL_ASSIGN_OR_RETURN(ExecutablePlan plan, ExecutablePlan::make(checked.graph, checked.compiled));
@@ -141,7 +139,7 @@ Result<std::shared_ptr<const CudaExecutable>> GraphStreamState::executable(const
     ACCEL_ASSIGN_OR_RETURN(ExecutablePlan plan, ExecutablePlan::decode(checked.graph, stored));
     return CudaExecutable::make(std::move(plan), target);
   };
-  return executables_.get(key, build, decode);
+  return executables_.get(*checked.key, build, decode);
 }
 
 }  // namespace accel::graph::cuda

@@ -64,10 +64,8 @@ class GraphStreamState final : public TargetState {
   [[nodiscard]] CacheStats stats() const { return executables_.stats(); }
 
  private:
-  GraphStreamState(cache::CacheOptions<CudaExecutable> options, std::string context)
-      : executables_(std::move(options)), context_(std::move(context)) {}
-  cache::Cache<CudaExecutable> executables_;
-  std::string context_;  // what executables depend on beyond the graph and binding: GPU, libraries
+  explicit GraphStreamState(cache::CacheOptions<CudaExecutable> options) : executables_(std::move(options)) {}
+  cache::Cache<CudaExecutable> executables_;  // its disk keys begin with what executables depend on: GPU, format
 };
 
 }  // namespace accel::graph::cuda
