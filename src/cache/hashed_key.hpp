@@ -20,8 +20,9 @@ struct HashedKey {
   std::size_t hash = 0;
 
   static HashedKey of(std::vector<std::byte> bytes) {
-    const std::size_t hash = key_hash({reinterpret_cast<const char*>(bytes.data()), bytes.size()});
-    return {std::move(bytes), hash};
+    HashedKey key{std::move(bytes)};
+    key.hash = key_hash(key.view());
+    return key;
   }
   [[nodiscard]] std::string_view view() const noexcept {
     return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};

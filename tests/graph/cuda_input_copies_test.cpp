@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph/cuda/padding.hpp"
+#include "testing/cuda_kernel_buffers.hpp"
 
 namespace accel::graph::cuda {
 namespace {
@@ -31,17 +32,15 @@ struct Buffers {
   void* to = nullptr;
 };
 
-class CudaInputCopies : public ::testing::Test {
+// On the graph kernel tests' fixture: its stream, skipped without a GPU.
+class CudaInputCopies : public testing::CudaKernels {
  protected:
-  void SetUp() override {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) GTEST_SKIP() << "no CUDA device";
-  }
   void TearDown() override {
     for (Buffers& b : buffers_) {
       cudaFree(b.from);
       cudaFree(b.to);
     }
+    CudaKernels::TearDown();
   }
   InputCopy make(const Case& c) {
     Buffers& b = buffers_.emplace_back();
@@ -90,21 +89,20 @@ TEST_F(CudaInputCopies, EveryInputOfOneLaunchIsCopiedAndPaddedAsAsked) {
       {2, 1, 1000, true}, {4, 100'000, 300'000, true}};  // more elements than one launch has threads
   std::vector<InputCopy> copies;
   for (const Case& c : cases) copies.push_back(make(c));
-  ASSERT_EQ(copy_inputs(copies.data(), copies.size(), nullptr), cudaSuccess);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  finish(copy_inputs(copies.data(), copies.size(), stream_));
   for (std::size_t i = 0; i < cases.size(); ++i) expect_copied(i, cases[i]);
 }
 
 TEST_F(CudaInputCopies, WhatOneLaunchCannotDoIsRefusedBeforeLaunching) {
   std::vector<InputCopy> nine(kMostInputCopies + 1, make({4, 1, 1, false}));
-  EXPECT_EQ(copy_inputs(nine.data(), nine.size(), nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(copy_inputs(nine.data(), nine.size(), stream_), cudaErrorInvalidValue);
   const InputCopy odd = make({3, 2, 2, false});
-  EXPECT_EQ(copy_inputs(&odd, 1, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(copy_inputs(&odd, 1, stream_), cudaErrorInvalidValue);
   InputCopy shrinking = make({4, 4, 4, false});
   shrinking.padded = 2;
-  EXPECT_EQ(copy_inputs(&shrinking, 1, nullptr), cudaErrorInvalidValue);
-  EXPECT_EQ(copy_inputs(nullptr, 0, nullptr), cudaSuccess);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(copy_inputs(&shrinking, 1, stream_), cudaErrorInvalidValue);
+  EXPECT_EQ(copy_inputs(nullptr, 0, stream_), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
   std::vector<std::uint8_t> odd_destination(3 * 3);
   ASSERT_EQ(cudaMemcpy(odd_destination.data(), odd.to, odd_destination.size(), cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(odd_destination, std::vector<std::uint8_t>(odd_destination.size(), kPoison));
