@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "accel/core/result.hpp"
+#include "common/exit_now.hpp"
 
 namespace accel::bench {
 
@@ -19,7 +20,7 @@ template <class T>
 T require(Result<T> result, const char* what) {
   if (!result.ok()) {
     fmt::print(stderr, "{}: {}\n", what, result.status().to_string());
-    std::exit(1);
+    accel::bench::exit_now(1);
   }
   return std::move(*result);
 }

@@ -6,13 +6,14 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include "common/exit_now.hpp"
 
 namespace accel::bench {
 
 inline void check_cuda(cudaError_t error, const char* what) {
   if (error != cudaSuccess) {
     fmt::print(stderr, "{}: {}\n", what, cudaGetErrorString(error));
-    std::exit(1);
+    accel::bench::exit_now(1);
   }
 }
 
@@ -21,7 +22,7 @@ template <class LibraryStatus>
 void check_library(LibraryStatus status, LibraryStatus success, const char* library, const char* what) {
   if (status != success) {
     fmt::print(stderr, "{}: {} status {}\n", what, library, static_cast<int>(status));
-    std::exit(1);
+    accel::bench::exit_now(1);
   }
 }
 

@@ -21,6 +21,7 @@
 
 #include "accel/device/device.hpp"
 #include "common/csv_report.hpp"
+#include "common/exit_now.hpp"
 #include "common/launch_clock.hpp"
 
 namespace {
@@ -48,7 +49,7 @@ Options parse(int argc, char** argv) {
       options.delay_ms = std::atoi(argv[++i]);
     } else {
       fmt::print(stderr, "usage: first_gemm_bench [--isolated] [--delay-ms N]\n");
-      std::exit(2);
+      accel::bench::exit_now(2);
     }
   }
   return options;

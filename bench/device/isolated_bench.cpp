@@ -22,6 +22,7 @@
 
 #include "accel/device/device.hpp"
 #include "common/csv_report.hpp"
+#include "common/exit_now.hpp"
 
 namespace {
 
@@ -163,7 +164,7 @@ void recovery(System& system, DeviceKind kind) {
       Result<Done> faulted = dev.inject_fault(fault).wait();
       if (faulted.status().code() != Code::context_lost) {
         fmt::print(stderr, "the fault was answered {}\n", faulted.status().to_string());
-        std::exit(1);
+        accel::bench::exit_now(1);
       }
       lost_ms.push_back(micros(Clock::now() - start) / 1000.0);
       require(dev.info().wait(), "first request after the fault");

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "accel/device/peer.hpp"
+#include "common/exit_now.hpp"
 
 namespace {
 
@@ -28,14 +29,14 @@ using Clock = std::chrono::steady_clock;
 void check(const Status& status, const char* what) {
   if (!status.ok()) {
     fmt::print(stderr, "{}: {}\n", what, status.to_string());
-    std::exit(1);
+    accel::bench::exit_now(1);
   }
 }
 
 void check_cuda(cudaError_t error, const char* what) {
   if (error != cudaSuccess) {
     fmt::print(stderr, "{}: {}\n", what, cudaGetErrorString(error));
-    std::exit(1);
+    accel::bench::exit_now(1);
   }
 }
 

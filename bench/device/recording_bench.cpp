@@ -24,6 +24,7 @@
 
 #include "accel/device/recording.hpp"
 #include "common/csv_report.hpp"
+#include "common/exit_now.hpp"
 
 #if ACCEL_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -56,7 +57,7 @@ Options parse(int argc, char** argv) {
       options.iterations = std::atoi(argv[++i]);
     } else {
       fmt::print(stderr, "usage: recording_bench [--cpu] [--isolated] [--size N] [--iterations N]\n");
-      std::exit(2);
+      accel::bench::exit_now(2);
     }
   }
   return options;
@@ -65,7 +66,7 @@ Options parse(int argc, char** argv) {
 void check(const Status& status, const char* what) {
   if (!status.ok()) {
     fmt::print(stderr, "{}: {}\n", what, status.to_string());
-    std::exit(1);
+    accel::bench::exit_now(1);
   }
 }
 

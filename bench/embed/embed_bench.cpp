@@ -22,6 +22,7 @@
 
 #include "accel/device/device.hpp"
 #include "accel/embed/model.hpp"
+#include "common/exit_now.hpp"
 #include "common/launch_clock.hpp"
 
 #if ACCEL_BENCH_CUDA_PROFILER
@@ -101,7 +102,7 @@ template <class T>
 T check(accel::Result<T> result, std::string_view what) {
   if (!result.ok()) {
     fmt::print(stderr, "embed_bench: {}: {}\n", what, result.status().to_string());
-    std::exit(1);
+    accel::bench::exit_now(1);
   }
   return std::move(*result);
 }

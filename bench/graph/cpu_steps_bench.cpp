@@ -14,6 +14,7 @@
 #include <random>
 
 #include "accel/embed/model.hpp"
+#include "common/exit_now.hpp"
 #include "embed/model_graph.hpp"
 #include "graph/cpu/cpu_executables.hpp"
 #include "graph/executable_plan.hpp"
@@ -26,7 +27,7 @@ template <class T>
 T check(Result<T> result, std::string_view what) {
   if (!result.ok()) {
     fmt::print(stderr, "cpu_steps_bench: {}: {}\n", what, result.status().to_string());
-    std::exit(1);
+    accel::bench::exit_now(1);
   }
   return std::move(*result);
 }
@@ -92,7 +93,7 @@ int main(int argc, char** argv) {
         plan, extent, arena.data(), {.data = weights, .identity = {.base = weights, .version = 1}}, packs, into);
     if (!ran.ok()) {
       fmt::print(stderr, "cpu_steps_bench: running: {}\n", ran.to_string());
-      std::exit(1);
+      accel::bench::exit_now(1);
     }
   };
   run(nullptr);  // packs the weights, warms the caches

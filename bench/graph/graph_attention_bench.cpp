@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/csv_report.hpp"
+#include "common/exit_now.hpp"
 #include "graph/kernels/cpu_kernels.hpp"
 #include "graph/kernels/cuda_kernels.hpp"
 
@@ -22,7 +23,7 @@ constexpr int kSequences = 128;
 void check(cudaError_t error, const char* what) {
   if (error == cudaSuccess) return;
   std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(error));
-  std::exit(1);
+  accel::bench::exit_now(1);
 }
 
 // The peer draws the same lengths: 16 + (97 i mod 241), every length in 16..256.
@@ -44,7 +45,7 @@ void run(DType dtype, int heads, int head_dim) {
   for (float& v : host) v = uniform(rng);
   std::vector<std::byte> stored(host.size() * size_of(dtype));
   if (!graph::cpu::cast(DType::f32, host.data(), dtype, stored.data(), static_cast<std::int64_t>(host.size())))
-    std::exit(1);
+    accel::bench::exit_now(1);
   void *qkv = nullptr, *out = nullptr, *device_offsets = nullptr;
   check(cudaMalloc(&qkv, stored.size()), "cudaMalloc");
   check(cudaMalloc(&out, rows * hidden * size_of(dtype)), "cudaMalloc");

@@ -21,6 +21,7 @@
 #include "accel/device/device.hpp"
 #include "accel/embed/model.hpp"
 #include "accel/graph/execute.hpp"
+#include "common/exit_now.hpp"
 #include "embed/model_graph.hpp"
 #include "graph/executable_plan.hpp"
 #include "graph/execute_operation.hpp"
@@ -38,7 +39,7 @@ template <class T>
 T check(Result<T> result, std::string_view what) {
   if (!result.ok()) {
     fmt::print(stderr, "graph_execute_bench: {}: {}\n", what, result.status().to_string());
-    std::exit(1);
+    accel::bench::exit_now(1);
   }
   return std::move(*result);
 }
@@ -46,7 +47,7 @@ T check(Result<T> result, std::string_view what) {
 void check(Status status, std::string_view what) {
   if (!status.ok()) {
     fmt::print(stderr, "graph_execute_bench: {}: {}\n", what, status.to_string());
-    std::exit(1);
+    accel::bench::exit_now(1);
   }
 }
 

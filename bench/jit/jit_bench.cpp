@@ -17,6 +17,7 @@
 
 #include "accel/device/device.hpp"
 #include "common/csv_report.hpp"
+#include "common/exit_now.hpp"
 #include "jit/cuda/jit_kernels.hpp"
 #include "jit/cutlass_requests.hpp"
 
@@ -73,7 +74,7 @@ double tflops(double flops, double us) { return flops / (us * 1e-6) / 1e12; }
 
 void cache_part() {
   using jit::JitKernels;
-  if (cudaSetDevice(0) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) std::exit(1);
+  if (cudaSetDevice(0) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) accel::bench::exit_now(1);
   int major = 0, minor = 0;
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
   cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);

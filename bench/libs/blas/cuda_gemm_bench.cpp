@@ -20,6 +20,7 @@
 #include "accel/libs/blas/gemm.hpp"
 #include "common/csv_report.hpp"
 #include "common/cuda_checks.hpp"
+#include "common/exit_now.hpp"
 
 namespace {
 
@@ -30,7 +31,7 @@ using bench::check_cuda;
 void check_lt(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS) {
     fmt::print(stderr, "{}: {}\n", what, cublasLtGetStatusString(s));
-    std::exit(1);
+    accel::bench::exit_now(1);
   }
 }
 using bench::micros;
@@ -142,7 +143,7 @@ struct DirectGemm {
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
     check_lt(cublasLtMatmulAlgoGetHeuristic(handle, desc, la, lb, lc, lc, pref, 1, &result, &found), "heuristic");
-    if (found == 0) std::exit(1);
+    if (found == 0) accel::bench::exit_now(1);
     algo = result.algo;
     cublasLtMatmulPreferenceDestroy(pref);
   }

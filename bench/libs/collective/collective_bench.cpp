@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "accel/libs/collective/communicator.hpp"
+#include "common/exit_now.hpp"
 
 using namespace accel;
 using namespace accel::collective;
@@ -32,7 +33,7 @@ double time_us(const std::vector<Communicator>& comms, int iterations, Make&& ma
     for (Future<Done>& done : last) {
       if (Status s = done.wait().status(); !s.ok()) {
         std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
-        std::exit(1);
+        accel::bench::exit_now(1);
       }
     }
   };

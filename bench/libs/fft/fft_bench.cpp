@@ -25,6 +25,7 @@
 #include "accel/libs/fft/fft.hpp"
 #include "common/csv_report.hpp"
 #include "common/cuda_checks.hpp"
+#include "common/exit_now.hpp"
 
 namespace {
 
@@ -160,7 +161,7 @@ struct DirectFft {
       case CUFFT_R2C:
         check_cufft(cufftExecR2C(plan, static_cast<cufftReal*>(in), static_cast<cufftComplex*>(out)), "exec");
         return;
-      default: std::exit(2);  // the cases above are all this benchmark runs
+      default: accel::bench::exit_now(2);  // the cases above are all this benchmark runs
     }
   }
   void sync() { check_cuda(cudaStreamSynchronize(stream), "sync"); }

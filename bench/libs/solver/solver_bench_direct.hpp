@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/cuda_checks.hpp"
+#include "common/exit_now.hpp"
 
 namespace solver_bench {
 
@@ -282,7 +283,7 @@ struct Direct {
     for (int i = 0; i < batch; ++i) {
       if (host_info[i] != 0) {
         fmt::print(stderr, "{}: info {} of matrix {}\n", name(routine), host_info[i], i);
-        std::exit(1);
+        accel::bench::exit_now(1);
       }
     }
   }
@@ -349,7 +350,7 @@ struct DirectComplex {
     check_cuda(cudaStreamSynchronize(stream), "sync");
     if (*host_info != 0) {
       fmt::print(stderr, "{} (c64): info {}\n", name(routine), *host_info);
-      std::exit(1);
+      accel::bench::exit_now(1);
     }
   }
 };

@@ -17,6 +17,7 @@
 #include "accel/device/device.hpp"
 #include "accel/libs/tensor/tensor.hpp"
 #include "common/csv_report.hpp"
+#include "common/exit_now.hpp"
 
 namespace {
 
@@ -117,7 +118,7 @@ void run_case(Device& device, const Case& c, std::mt19937_64& rng) {
   const auto t0 = Clock::now();
   if (Status first = device.ask(request).wait().status(); !first.ok()) {
     fmt::print(stderr, "tensor_bench: {}: {}\n", c.name, first.to_string());
-    std::exit(first.code() == Code::unavailable || first.code() == Code::not_supported ? 2 : 1);
+    accel::bench::exit_now(first.code() == Code::unavailable || first.code() == Code::not_supported ? 2 : 1);
   }
   const double first_us = micros(Clock::now() - t0);
   std::vector<double> latencies;
