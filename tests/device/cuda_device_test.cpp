@@ -79,6 +79,43 @@ TEST_P(CudaDeviceTest, CopiesOnDeviceIncludingOverlappingRanges) {
   EXPECT_TRUE(std::equal(got_b.begin(), got_b.begin() + 500, host.begin() + 100));
 }
 
+// Copies under 1 MiB are a kernel of ours, 16 bytes a thread where both ends are 16-byte aligned and a byte a thread
+// otherwise; from 1 MiB on, cudaMemcpyAsync (operation/cuda_copy.hpp). Every size around the word and the threshold,
+// at every alignment of either end, copies exactly its bytes and touches none around them.
+TEST_P(CudaDeviceTest, CopiesOnDeviceOfEverySizeAndAlignmentMoveExactlyTheirBytes) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, options(), device);
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  constexpr std::size_t kRoom = kMiB + 64;
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<std::uint8_t> source_bytes(kRoom), before(kRoom);
+  for (auto& b : source_bytes) b = static_cast<std::uint8_t>(byte(rng_));
+  for (auto& b : before) b = static_cast<std::uint8_t>(byte(rng_));
+  Buffer<std::uint8_t> source = *device.allocate<std::uint8_t>(kRoom).wait();
+  Buffer<std::uint8_t> destination = *device.allocate<std::uint8_t>(kRoom).wait();
+  ASSERT_THAT(device.upload(std::span<const std::uint8_t>(source_bytes), source).wait(), IsOk());
+  std::vector<std::uint8_t> got(kRoom);
+  const std::pair<std::size_t, std::size_t> offsets[] = {{0, 0}, {1, 1}, {16, 0}, {0, 8}, {3, 32}, {17, 5}};
+  for (const std::size_t count : {1ul, 15ul, 16ul, 17ul, 255ul, 4099ul, kMiB - 1, kMiB, kMiB + 17}) {
+    for (const auto& [from, to] : offsets) {
+      SCOPED_TRACE(::testing::Message() << count << " bytes from +" << from << " to +" << to);
+      ASSERT_THAT(device.upload(std::span<const std::uint8_t>(before), destination).wait(), IsOk());
+      ASSERT_THAT(device
+                      .ask(CopyOnDevice{.source = source,
+                                        .source_offset = from,
+                                        .destination = destination,
+                                        .destination_offset = to,
+                                        .count = count})
+                      .wait(),
+                  IsOk());
+      ASSERT_THAT(device.download(destination, std::span<std::uint8_t>(got)).wait(), IsOk());
+      std::vector<std::uint8_t> expected = before;
+      std::copy_n(source_bytes.begin() + static_cast<std::ptrdiff_t>(from), count,
+                  expected.begin() + static_cast<std::ptrdiff_t>(to));
+      ASSERT_TRUE(got == expected);
+    }
+  }
+}
+
 TEST_P(CudaDeviceTest, RefusesBadRequestsBeforeLaunchingAndKeepsServing) {
   ACCEL_OPEN_CUDA_OR_SKIP(system_, options(), device);
   Buffer<float> a = *device.allocate<float>(16).wait();

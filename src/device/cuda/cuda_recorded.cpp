@@ -15,6 +15,7 @@
 #include "device/cuda/cuda_resources.hpp"
 #include "device/cuda/cuda_stream.hpp"
 #include "device/recorded_steps.hpp"
+#include "operation/cuda_copy.hpp"
 
 namespace accel::device::cuda {
 namespace {
@@ -48,16 +49,13 @@ Status prepare_copy(const CopyOnDevice& copy, Prepared& step, bool with_run) {
     cudaStream_t stream = run.target.stream();
     const bool overlapping = source.data == destination.data && from < to + bytes && to < from + bytes;
     if (!overlapping) {
-      return run.target.check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream),
-                              "cudaMemcpyAsync (device to device)");
+      return run.target.check(copy_on_device(to, from, bytes, stream), "copying on the device");
     }
     void* temporary = nullptr;
     ACCEL_RETURN_IF_ERROR(run.target.check(cudaMallocAsync(&temporary, bytes, stream), "allocating a temporary"));
-    Status copied = run.target.check(cudaMemcpyAsync(temporary, from, bytes, cudaMemcpyDeviceToDevice, stream),
-                                     "cudaMemcpyAsync (to a temporary)");
+    Status copied = run.target.check(copy_on_device(temporary, from, bytes, stream), "copying to a temporary");
     if (copied.ok()) {
-      copied = run.target.check(cudaMemcpyAsync(to, temporary, bytes, cudaMemcpyDeviceToDevice, stream),
-                                "cudaMemcpyAsync (from a temporary)");
+      copied = run.target.check(copy_on_device(to, temporary, bytes, stream), "copying from a temporary");
     }
     const Status freed = run.target.check(cudaFreeAsync(temporary, stream), "cudaFreeAsync (temporary)");
     ACCEL_RETURN_IF_ERROR(copied);

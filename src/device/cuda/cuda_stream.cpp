@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "device/cuda/fault_kernel.hpp"
+#include "operation/cuda_copy.hpp"
 #include "operation/cuda_status.hpp"
 
 namespace accel::device::cuda {
@@ -348,19 +349,16 @@ Result<Submitted> CudaStream::enqueue(CopyOnDevice& request) {
   return ordered({{request.source, Access::read}, {request.destination, Access::write}}, [&]() -> Result<Submitted> {
     if (bytes == 0 || from == to) return Submitted{};
     if (!overlapping) {
-      ACCEL_RETURN_IF_ERROR(context_->check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream_),
-                                            "cudaMemcpyAsync (device to device)"));
+      ACCEL_RETURN_IF_ERROR(context_->check(copy_on_device(to, from, bytes, stream_), "copying on the device"));
       return Submitted{};
     }
     // Overlapping ranges of one buffer (memmove semantics) go through a temporary from the pool.
     void* temporary = nullptr;
     ACCEL_RETURN_IF_ERROR(context_->check(cudaMallocFromPoolAsync(&temporary, bytes, context_->pool(), stream_),
                                           "allocating a temporary for an overlapping copy"));
-    Status copied = context_->check(cudaMemcpyAsync(temporary, from, bytes, cudaMemcpyDeviceToDevice, stream_),
-                                    "cudaMemcpyAsync (to a temporary)");
+    Status copied = context_->check(copy_on_device(temporary, from, bytes, stream_), "copying to a temporary");
     if (copied.ok()) {
-      copied = context_->check(cudaMemcpyAsync(to, temporary, bytes, cudaMemcpyDeviceToDevice, stream_),
-                               "cudaMemcpyAsync (from a temporary)");
+      copied = context_->check(copy_on_device(to, temporary, bytes, stream_), "copying from a temporary");
     }
     Status freed = context_->check(cudaFreeAsync(temporary, stream_), "cudaFreeAsync (temporary)");
     ACCEL_RETURN_IF_ERROR(copied);

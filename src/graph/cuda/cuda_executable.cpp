@@ -7,6 +7,7 @@
 
 #include "graph/cuda/padding.hpp"
 #include "graph/executable_cache_options.hpp"
+#include "operation/cuda_copy.hpp"
 
 namespace accel::graph::cuda {
 
@@ -53,9 +54,8 @@ Status CudaExecutable::copy_in(const CheckedExecute& checked, std::span<const Bu
     return target.check(copy_inputs(copies.data(), copies.size(), target.stream()), "copying the graph's inputs in");
   }
   for (const InputCopy& c : copies) {
-    ACCEL_RETURN_IF_ERROR(
-        target.check(cudaMemcpyAsync(c.to, c.from, c.real * c.element_bytes, cudaMemcpyDeviceToDevice, target.stream()),
-                     "copying a graph input in"));
+    ACCEL_RETURN_IF_ERROR(target.check(copy_on_device(c.to, c.from, c.real * c.element_bytes, target.stream()),
+                                       "copying a graph input in"));
     ACCEL_RETURN_IF_ERROR(
         target.check(fill_padding(c.to, c.element_bytes, c.real, c.padded, c.repeat_last, target.stream()),
                      "padding a graph input"));
@@ -110,10 +110,10 @@ Status CudaExecutable::run(const CheckedExecute& checked, std::span<const Buffer
     const TensorInfo& t = plan_.graph().tensors()[tensor];
     const Slot& slot = plan_.slot(tensor);
     const std::byte* source = (slot.storage == Storage::weights ? weights : arena_) + slot.offset;
-    ACCEL_RETURN_IF_ERROR(target.check(cudaMemcpyAsync(views[first_output + i].at(checked.output_firsts[i]), source,
-                                                       element_count(t.shape, checked.actual) * size_of(t.dtype),
-                                                       cudaMemcpyDeviceToDevice, target.stream()),
-                                       "copying a graph output out"));
+    ACCEL_RETURN_IF_ERROR(
+        target.check(copy_on_device(views[first_output + i].at(checked.output_firsts[i]), source,
+                                    element_count(t.shape, checked.actual) * size_of(t.dtype), target.stream()),
+                     "copying a graph output out"));
   }
   return Status();
 }

@@ -4,6 +4,7 @@
 
 #include "libs/blas/blas_checks.hpp"
 #include "libs/blas/blas_kernels.hpp"
+#include "operation/cuda_copy.hpp"
 
 namespace accel {
 namespace {
@@ -133,11 +134,10 @@ Status CudaOperation<Copy>::run(const Copy& r, const Checked&, const Plan& plan,
   if (r.n == 0) return Status();
   using Op = Operation<Copy>;
   return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
-    if (r.incx == 1 && r.incy == 1) {  // the copy engine's rate, not cuBLAS's kernel's (PERFORMANCE.md §52)
-      return run.target.check(
-          cudaMemcpyAsync(views[Op::y].data, views[Op::x].data, static_cast<std::size_t>(r.n) * sizeof(T),
-                          cudaMemcpyDeviceToDevice, run.target.stream()),
-          "cudaMemcpyAsync (copy)");
+    if (r.incx == 1 && r.incy == 1) {  // memory's rate, not cuBLAS's kernel's (PERFORMANCE.md §52, §56)
+      return run.target.check(copy_on_device(views[Op::y].data, views[Op::x].data,
+                                             static_cast<std::size_t>(r.n) * sizeof(T), run.target.stream()),
+                              "copying x to y");
     }
     return blas::cublas_launched(
         run,

@@ -9,6 +9,7 @@
 
 #include "libs/sparse/cusparse_run.hpp"
 #include "libs/sparse/scale_kernel.hpp"
+#include "operation/cuda_copy.hpp"
 
 namespace accel {
 
@@ -149,9 +150,8 @@ Status fill_from_count(const SpGemm& r, const sparse::CountedProduct& counted, s
   const void* columns = counted.columns.data();
   ACCEL_ASSIGN_OR_RETURN(const bool columns_moved, hand_over(run, state, r.c.indices, counted.columns, column_bytes));
   if (!columns_moved) {
-    ACCEL_RETURN_IF_ERROR(run.target.check(
-        cudaMemcpyAsync(views[Op::c_indices].data, columns, column_bytes, cudaMemcpyDeviceToDevice, stream),
-        "copying C's counted columns"));
+    ACCEL_RETURN_IF_ERROR(run.target.check(copy_on_device(views[Op::c_indices].data, columns, column_bytes, stream),
+                                           "copying C's counted columns"));
   }
   const std::uint64_t value_bytes = entries * size_of(r.a.dtype);
   void* values = counted.values.data();
@@ -163,8 +163,7 @@ Status fill_from_count(const SpGemm& r, const sparse::CountedProduct& counted, s
         "scaling C's counted values by alpha");
   }
   if (values_moved) return Status();
-  return run.target.check(cudaMemcpyAsync(to, values, value_bytes, cudaMemcpyDeviceToDevice, stream),
-                          "copying C's counted values");
+  return run.target.check(copy_on_device(to, values, value_bytes, stream), "copying C's counted values");
 }
 
 }  // namespace
