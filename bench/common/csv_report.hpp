@@ -20,7 +20,7 @@ template <class T>
 T require(Result<T> result, const char* what) {
   if (!result.ok()) {
     fmt::print(stderr, "{}: {}\n", what, result.status().to_string());
-    accel::bench::exit_now(1);
+    exit_now(1);
   }
   return std::move(*result);
 }

@@ -5,7 +5,6 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include "common/exit_now.hpp"
 
 namespace accel::bench {
@@ -13,7 +12,7 @@ namespace accel::bench {
 inline void check_cuda(cudaError_t error, const char* what) {
   if (error != cudaSuccess) {
     fmt::print(stderr, "{}: {}\n", what, cudaGetErrorString(error));
-    accel::bench::exit_now(1);
+    exit_now(1);
   }
 }
 
@@ -22,7 +21,7 @@ template <class LibraryStatus>
 void check_library(LibraryStatus status, LibraryStatus success, const char* library, const char* what) {
   if (status != success) {
     fmt::print(stderr, "{}: {} status {}\n", what, library, static_cast<int>(status));
-    accel::bench::exit_now(1);
+    exit_now(1);
   }
 }
 

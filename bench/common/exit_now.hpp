@@ -1,11 +1,10 @@
-// How a benchmark that cannot go on ends: at once, its output flushed. std::exit runs the process's static
-// destructors while the devices' threads, which main's System would have joined on return, still run: on the GPU
-// that crashed graph_execute_bench (SIGSEGV, exit 139) after it had printed why it stopped.
+// How a benchmark that cannot go on ends: at once, its output flushed. std::exit runs the process's exit handlers
+// while the devices' threads, which main's System would have joined on return, still run: on the GPU, one that
+// stopped right after opening its device died of SIGSEGV inside cuBLASLt's start-up load (docs/PERFORMANCE.md §56).
 #pragma once
 
 #include <cstdio>
 #include <cstdlib>
-#include "common/exit_now.hpp"
 
 namespace accel::bench {
 
