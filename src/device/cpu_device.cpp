@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "device/order_meeting.hpp"
 #include "device/recorded_steps.hpp"
 #include "operation/host_slack.hpp"
 
@@ -213,6 +214,11 @@ Result<Fence> CpuDevice::handle(RecordFence&) {
 
 Result<Done> CpuDevice::handle(WaitFence& request) {
   ACCEL_RETURN_IF_ERROR(table_.check_fence(request.fence, fences_recorded_));
+  return Done{};
+}
+
+Result<Done> CpuDevice::handle(JoinOrders& request) {
+  ACCEL_RETURN_IF_ERROR(join_orders(request));
   return Done{};
 }
 

@@ -46,6 +46,7 @@ class CpuDevice final : public CpuDeviceBase {
   // -- fences: one ordered thread, so a valid fence is always behind; they are checked all the same ---------
   Result<Fence> handle(RecordFence& request) override;
   Result<Done> handle(WaitFence& request) override;
+  Result<Done> handle(JoinOrders& request) override;
 
   Result<Done> handle(InjectFault& request) override;
 

@@ -4,8 +4,10 @@
 
 #include <cstddef>
 #include <memory>
-#include <optional>
+#include <mutex>
 #include <string_view>
+
+#include "device/order_meeting.hpp"
 
 #if ACCEL_HAVE_CUDA
 #include "device/cuda/cuda_backend.hpp"
@@ -33,25 +35,33 @@ bool copies_peer_to_peer(const Device& a, const Device& b) {
   return in_process_cuda(a) && in_process_cuda(b);
 }
 
-// One CopyOnDevice on the destination's stream, between the two devices' orders: it is sent when the source device
-// has taken what was sent to it before (a fence it answers once it took them; the continuation sends the copy from
-// the source's thread, so that the caller is woken once, not twice), and the caller returns once the destination has
-// taken it (a second fence behind it), before it can send either device anything else. No actor waits for another.
+// One CopyOnDevice on the destination's stream, at a point of both devices' orders joined by a meeting
+// (order_meeting.hpp): the source device holds at `hold` while the destination, once the source has arrived, takes
+// the copy (it reads the source buffer's last write and makes the copy that buffer's latest read) and releases it.
+// Nothing waits on this thread. A part answered without running abandons the meeting, so that the other side's
+// thread stops waiting; the copy then finds the source device closed or failed and answers that.
 Future<Done> copy_peer_to_peer(const Device& source_device, const Device& destination_device,
                                const CopyOnDevice& copy) {
-  struct Sent {
-    std::optional<Future<Done>> copy;
-  };
-  auto sent = std::make_shared<Sent>();
-  // A failure of the destination's fence is the destination's, which the copy's own future reports.
-  const Result<Fence> taken = source_device.record_fence()
-                                  .then([destination_device, copy, sent](Fence) {
-                                    sent->copy = destination_device.ask(copy);
-                                    return destination_device.record_fence();
-                                  })
-                                  .wait();
-  if (!sent->copy) return make_ready_future<Done>(taken.status().with_context("copy_between_devices"));
-  return std::move(*sent->copy);
+  std::shared_ptr<device::OrderMeeting> meeting = device::open_meeting();
+  const std::uint64_t number = meeting->number();
+  Future<Done> held;
+  Future<Done> met;
+  Future<Done> copied;
+  Future<Done> released;
+  {
+    std::unique_lock<std::mutex> in_order = device::send_in_order();
+    held = source_device.ask(JoinOrders{.meeting = number, .role = JoinRole::hold});
+    met = destination_device.ask(JoinOrders{.meeting = number, .role = JoinRole::meet});
+    copied = destination_device.ask(copy);
+    released = destination_device.ask(JoinOrders{.meeting = number, .role = JoinRole::release});
+  }
+  for (Future<Done>* part : {&held, &met, &released}) {
+    (void)std::move(*part).then([meeting](Result<Done> joined) {
+      if (!joined.ok()) meeting->abandon();
+      return Done{};
+    });
+  }
+  return copied;
 }
 
 // Through host memory: the source device's CopyToHost, waited for here, then the destination device's CopyToDevice,

@@ -76,6 +76,53 @@ TEST_F(CudaPeerCopyTest, OrdersTheCopyOnBothDevicesWithoutWaitingOnTheHost) {
   EXPECT_TRUE(contents(a(), on_a) == second);
 }
 
+// Copies both ways from two threads at once, each behind an upload and before a download of its own: every copy reads
+// the upload sent just before it and is what the download after it sees, and no device waits for the other forever
+// (the parts of every copy are in one order in both devices' mailboxes).
+TEST_F(CudaPeerCopyTest, CopiesFromTwoThreadsBothWaysKeepEachThreadsOrder) {
+  constexpr int kCopies = 200;
+  constexpr std::size_t n = 4099;
+  auto copy_many = [&](const Device& from, const Device& to, std::vector<std::vector<float>>& sent,
+                       std::vector<std::vector<float>>& seen) {
+    Buffer<float> source = *from.allocate<float>(n).wait();
+    Buffer<float> destination = *to.allocate<float>(n).wait();
+    std::vector<Future<Done>> steps;
+    for (int i = 0; i < kCopies; ++i) {
+      steps.push_back(from.upload(std::span<const float>(sent[i]), source));
+      steps.push_back(copy_between_devices(from, to, {.source = source, .destination = destination, .count = n}));
+      steps.push_back(to.download(destination, std::span<float>(seen[i])));
+    }
+    for (Future<Done>& step : steps) ASSERT_THAT(step.wait(), IsOk());
+  };
+  std::vector<std::vector<float>> forward_sent;
+  std::vector<std::vector<float>> backward_sent;
+  for (int i = 0; i < kCopies; ++i) {
+    forward_sent.push_back(random_values<float>(n));
+    backward_sent.push_back(random_values<float>(n));
+  }
+  std::vector<std::vector<float>> forward_seen(kCopies, std::vector<float>(n));
+  std::vector<std::vector<float>> backward_seen(kCopies, std::vector<float>(n));
+  std::thread backward([&] { copy_many(b(), a(), backward_sent, backward_seen); });
+  copy_many(a(), b(), forward_sent, forward_seen);
+  backward.join();
+  for (int i = 0; i < kCopies; ++i) {
+    EXPECT_TRUE(forward_seen[i] == forward_sent[i]) << "copy " << i << " from a to b";
+    EXPECT_TRUE(backward_seen[i] == backward_sent[i]) << "copy " << i << " from b to a";
+  }
+}
+
+// A copy to a device closed meanwhile is refused, and the source device, which joined the copy's meeting, goes on.
+TEST_F(CudaPeerCopyTest, ACopyToAClosedDeviceLetsTheSourceGoOn) {
+  Result<Device> other = Device::open(system_, {.kind = DeviceKind::cuda, .ordinal = 0});
+  ASSERT_THAT(other, IsOk());
+  Buffer<float> on_a = filled(a(), random_values<float>(64));
+  Buffer<float> on_other = *other->allocate<float>(64).wait();
+  ASSERT_THAT(other->close().wait(), IsOk());
+  EXPECT_THAT(copy_between_devices(a(), *other, {.source = on_a, .destination = on_other, .count = 64}).wait(),
+              StatusIs(Code::failed_precondition));
+  EXPECT_THAT(a().record_fence().wait(), IsOk());
+}
+
 TEST_F(CudaPeerCopyTest, RefusesStaleAndForeignBuffersNamingThem) {
   Buffer<float> on_a = filled(a(), random_values<float>(32));
   const std::vector<float> target = random_values<float>(32);

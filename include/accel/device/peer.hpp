@@ -11,22 +11,20 @@
 /// The copy is in the order of both devices' requests: it follows everything sent to `source_device` and
 /// `destination_device` (these addresses: a stream opened from a device has its own order) before the call, and what
 /// either is sent after the call follows it, so `upload(x0)`, `copy_between_devices(gpu0, gpu1, x0 -> x1)`,
-/// `gemm(x1 ...)` on gpu1 and an overwrite of x0 need no wait in between. To give that, the call waits on the calling
-/// thread until both devices have taken their part, not for the copy itself, whose Future says when it is done (do
-/// not call it from a continuation the source or destination device runs).
+/// `gemm(x1 ...)` on gpu1 and an overwrite of x0 need no wait in between.
 ///
 /// Between two in-process CUDA devices the copy is one request of the destination device (CopyOnDevice whose source
-/// buffer is the other device's), sent once the source device has answered a fence (it has taken what was sent to it
-/// before), and the call returns once the destination has answered one behind the copy. The destination's stream waits
-/// on the GPU for the source buffer's last write and copies peer to peer (`cudaMemcpyPeerAsync`; peer access,
-/// including to the devices' memory pools, is enabled the first time a pair copies, where `cudaDeviceCanAccessPeer`
-/// allows; elsewhere CUDA's driver stages the copy through pinned host memory). Its event becomes the source buffer's
-/// latest read and the destination's last write, so later users on either GPU wait for it there. No actor waits for
-/// another, and the host waits for no GPU work.
+/// buffer is the other device's) at a point where the two devices' orders are joined (JoinOrders): the source
+/// device's thread holds there until the destination's thread has taken the copy. The call returns at once: neither
+/// it nor the GPUs wait for anything but the devices' own earlier work. The destination's stream waits on the GPU for
+/// the source buffer's last write and copies peer to peer (`cudaMemcpyPeerAsync`; peer access, including to the
+/// devices' memory pools, is enabled the first time a pair copies, where `cudaDeviceCanAccessPeer` allows; elsewhere
+/// CUDA's driver stages the copy through pinned host memory). Its event becomes the source buffer's latest read and
+/// the destination's last write, so later users on either GPU wait for it there.
 ///
 /// Every other pair (the CPU device, isolated devices, whose memory lies in a worker process) is staged through host
-/// memory: a CopyToHost on the source device, waited for by the call, then a CopyToDevice on the destination, whose
-/// Future the call returns.
+/// memory: a CopyToHost on the source device, waited for by the call (so do not make such a copy from a continuation
+/// the source device runs), then a CopyToDevice on the destination, whose Future the call returns.
 #pragma once
 
 #include <cstdint>

@@ -40,7 +40,7 @@ using LibraryRequests = ConcatRequests<blas::Requests,    //
                                        collective::Requests>;
 
 /// Device requests added after the families, at the end so that every earlier request keeps its wire tag.
-using LaterDeviceRequests = RequestList<ShareMemory, ExportBuffer, ImportBuffer>;
+using LaterDeviceRequests = RequestList<ShareMemory, ExportBuffer, ImportBuffer, JoinOrders>;
 
 /// The protocol every device actor speaks: the device's requests and every family's.
 using DeviceProtocol = ProtocolOf<ConcatRequests<DeviceRequests, LibraryRequests, LaterDeviceRequests>>;

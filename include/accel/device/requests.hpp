@@ -168,6 +168,26 @@ struct WaitFence {
   Fence fence;  ///< the fence to wait for
 };
 
+/// What a JoinOrders does at its point of the device's order.
+enum class JoinRole : std::uint8_t {
+  hold,     ///< arrive, then keep the device's later requests back until the meeting is released
+  meet,     ///< go on once the holding device has arrived
+  release,  ///< let the holding device go on
+};
+
+/// Joins the orders of two in-process devices (or streams) at one point, so that a request can take its place in
+/// both: accel::copy_between_devices sends `hold` to the source device and `meet`, the copy and `release` to the
+/// destination, and nobody waits on the calling thread. `meeting` names a meeting this process opened
+/// (src/device/order_meeting.hpp; user code has no need to send this). The device's thread waits at `hold` and
+/// `meet`, answering `cancelled` when the other side's part is answered without arriving (its device closed).
+/// Refused: an unknown meeting (invalid_argument), an isolated device (not_supported: its order lies in a worker).
+struct JoinOrders {
+  static constexpr const char* kName = "JoinOrders";
+  using Response = Done;
+  std::uint64_t meeting = 0;       ///< the meeting's number in this process
+  JoinRole role = JoinRole::hold;  ///< this device's part
+};
+
 /// What ShareMemory answers.
 struct SharedMemory {
   BufferHandle buffer;  ///< the buffer exported, or the new buffer over adopted memory; null for a stream query

@@ -207,9 +207,19 @@ BufferOrdering& CudaContext::ordering_of(const BufferHandle& handle) {
 Status CudaContext::order_before(cudaStream_t stream, const BufferHandle& handle, Access access) {
   BufferOrdering& ordering = ordering_of(handle);
   ++ordering.requests;
-  if (ordering.last_write && ordering.last_write->stream != stream) {
-    ACCEL_RETURN_IF_ERROR(check(cudaStreamWaitEvent(stream, ordering.last_write->event->get()),
-                                "cudaStreamWaitEvent (after the buffer's last write)"));
+  if (ordering.last_write && ordering.last_write->stream != stream && !ordering.last_write_done) {
+    // A write seen done once is waited for by nobody after: a buffer written once and read from other streams or
+    // GPUs again and again (weights, the source of repeated copies between GPUs) costs one query, not a
+    // cross-stream wait on the GPU every time.
+    const cudaError_t query = cudaEventQuery(ordering.last_write->event->get());
+    if (query == cudaSuccess) {
+      ordering.last_write_done = true;
+    } else if (query == cudaErrorNotReady) {
+      ACCEL_RETURN_IF_ERROR(check(cudaStreamWaitEvent(stream, ordering.last_write->event->get()),
+                                  "cudaStreamWaitEvent (after the buffer's last write)"));
+    } else {
+      ACCEL_RETURN_IF_ERROR(check(query, "cudaEventQuery (the buffer's last write)"));
+    }
   }
   if (access == Access::write) {
     for (const StreamUse& read : ordering.reads_since) {
@@ -225,6 +235,7 @@ void CudaContext::order_after(cudaStream_t stream, const BufferHandle& handle, A
   BufferOrdering& ordering = ordering_of(handle);
   if (access == Access::write) {
     ordering.last_write = StreamUse{stream, event};
+    ordering.last_write_done = false;
     ordering.reads_since.clear();
     return;
   }

@@ -39,6 +39,7 @@ struct StreamUse {
 
 struct BufferOrdering {
   std::optional<StreamUse> last_write;
+  bool last_write_done = false;        // its event was seen complete: no stream need wait for it
   std::vector<StreamUse> reads_since;  // at most one per stream
   std::uint64_t version = 0;           // of the last write (BufferView::version)
   // Requests given its address since it was allocated (order_before counts them): while only the running one has

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "device/cuda/fault_kernel.hpp"
+#include "device/order_meeting.hpp"
 #include "operation/cuda_copy.hpp"
 #include "operation/cuda_status.hpp"
 
@@ -231,6 +232,13 @@ Result<Done> CudaStream::handle(WaitFence& request) {
   std::lock_guard lock(context_->buffers_mutex());
   ACCEL_RETURN_IF_ERROR(context_->check_healthy());
   ACCEL_RETURN_IF_ERROR(context_->wait_fence(stream_, id_, request.fence));
+  return Done{};
+}
+
+// Host-side only: the stream's thread waits at the meeting, holding no lock (the other device's copy takes this
+// context's buffer lock).
+Result<Done> CudaStream::handle(JoinOrders& request) {
+  ACCEL_RETURN_IF_ERROR(join_orders(request));
   return Done{};
 }
 

@@ -51,6 +51,7 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   // The fence is an event recorded now; the wait is enqueued on the GPU. Neither waits for GPU work.
   Result<Fence> handle(RecordFence& request) override;
   Result<Done> handle(WaitFence& request) override;
+  Result<Done> handle(JoinOrders& request) override;
 
   // -- answered when the GPU work has finished -------------------------------------------------
   // handle() waits on the actor's thread (the blocking strategy); dispatch() defers the reply.

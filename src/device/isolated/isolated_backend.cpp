@@ -131,6 +131,11 @@ class IsolatedStream final : public IsolatedStreamBase {
     reply.set(not_supported("ShareMemory: an isolated device's memory lies in its worker process; copy instead"));
     return Status();
   }
+  // Its order is the worker's: no thread of this process can hold it.
+  Status dispatch(JoinOrders&, Promise<Done>& reply) override {
+    reply.set(not_supported("JoinOrders: an isolated device's order lies in its worker process"));
+    return Status();
+  }
 
   // -- library requests: plain data crosses byte for byte, the rest through the staging region, checked here
   // first (the encoding needs a well-formed request) and again by the worker.
@@ -203,6 +208,7 @@ class IsolatedStream final : public IsolatedStreamBase {
   Result<SharedMemory> handle(ShareMemory&) override { return not_dispatched(); }
   Result<ExportedBuffer> handle(ExportBuffer&) override { return not_dispatched(); }
   Result<BufferHandle> handle(ImportBuffer&) override { return not_dispatched(); }
+  Result<Done> handle(JoinOrders&) override { return not_dispatched(); }
 
  private:
   static Status not_dispatched() { return internal_error("an isolated device answers every request from dispatch()"); }

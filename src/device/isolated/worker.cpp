@@ -164,6 +164,10 @@ class Worker {
                   Result<Response>(not_supported("ShareMemory: a worker shares no memory with its client")));
       return;
     }
+    if constexpr (std::is_same_v<Request, JoinOrders>) {  // the client refuses it too; its meetings are not ours
+      write_reply(message.id, Result<Response>(not_supported("JoinOrders: a worker joins no orders of its client")));
+      return;
+    }
     if (Status placed = place_in_staging(request); !placed.ok()) {
       write_reply(message.id, Result<Response>(std::move(placed)));
       return;
