@@ -77,12 +77,13 @@ int importer(const Device& device) {
 
 int main(int argc, char** argv) {
   if (argc < 4) return 2;
-  const std::string kind = argv[1];
+  const std::string kind = argv[1];  // cpu, cuda, or cuda:N for the GPU of ordinal N
   const std::string isolation = argv[2];
   const std::string mode = argv[3];
   System system;
   Result<Device> device =
-      Device::open(system, {.kind = kind == "cuda" ? DeviceKind::cuda : DeviceKind::cpu,
+      Device::open(system, {.kind = kind.starts_with("cuda") ? DeviceKind::cuda : DeviceKind::cpu,
+                            .ordinal = kind.starts_with("cuda:") ? std::stoi(kind.substr(5)) : 0,
                             .isolation = isolation == "worker" ? Isolation::worker_process : Isolation::in_process});
   if (!device.ok()) {
     say("open", device.status().to_string());

@@ -45,10 +45,11 @@ class ProcessSharingTest : public ::testing::TestWithParam<Isolation> {
     device_.emplace(*device);
   }
 
-  // A peer in its own process, of this test's kind, in process.
-  static std::unique_ptr<testing::ConversingChild> peer(std::vector<std::string> args) {
-    args.insert(args.begin(), {testing::sibling_program("process_sharing_peer").string(), std::string(to_string(kKind)),
-                               "in_process"});
+  // A peer in its own process, in process, of this test's kind (or `kind`: cuda:1 for the second GPU).
+  static std::unique_ptr<testing::ConversingChild> peer(std::vector<std::string> args,
+                                                        std::string kind = std::string(to_string(kKind))) {
+    args.insert(args.begin(),
+                {testing::sibling_program("process_sharing_peer").string(), std::move(kind), "in_process"});
     return std::make_unique<testing::ConversingChild>(std::move(args));
   }
 
@@ -91,6 +92,30 @@ TEST_P(ProcessSharingTest, AnotherProcessReadsAndWritesTheBufferAndFindsItStaleO
   EXPECT_EQ(reader->await("again"), "stale_handle") << reader->transcript();
   EXPECT_EQ(reader->finish(), 0);
 }
+
+#if ACCEL_SHARING_CUDA
+// Across GPUs: the other process imports on cuda:1 what this one exported on cuda:0 (CUDA IPC maps it there with peer
+// access), reads it and doubles it in place; this process sees the doubled values; once freed here, the other's next
+// read is stale.
+TEST_P(ProcessSharingTest, AProcessOnAnotherGpuReadsAndWritesTheBufferAndFindsItStaleOnceFreed) {
+  if (Device::count(DeviceKind::cuda) < 2) GTEST_SKIP() << "needs two GPUs";
+  Buffer<float> buffer = filled();
+  Result<ExportedBuffer> exported = device_->export_buffer(buffer).wait();
+  ASSERT_THAT(exported, IsOk());
+  auto reader = peer({"import"}, "cuda:1");
+  ASSERT_TRUE(reader->started());
+  reader->say(to_text(*exported));
+  EXPECT_EQ(reader->await("imported"), "ok") << reader->transcript();
+  EXPECT_EQ(reader->await("values"), expected_values(1)) << reader->transcript();
+  EXPECT_EQ(reader->await("written"), "ok") << reader->transcript();
+  EXPECT_EQ(values_of(buffer), expected_values(2));
+
+  ASSERT_THAT(device_->free(buffer).wait(), IsOk());
+  reader->say("again");
+  EXPECT_EQ(reader->await("again"), "stale_handle") << reader->transcript();
+  EXPECT_EQ(reader->finish(), 0);
+}
+#endif
 
 TEST_P(ProcessSharingTest, AnImportGoesStaleWhenItsExporterEndsOrFreesIt) {
   for (const bool ends : {false, true}) {
