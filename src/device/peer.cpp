@@ -56,7 +56,7 @@ Future<Done> copy_peer_to_peer(const Device& source_device, const Device& destin
     released = destination_device.ask(JoinOrders{.meeting = number, .role = JoinRole::release});
   }
   for (Future<Done>* part : {&held, &met, &released}) {
-    (void)std::move(*part).then([meeting](Result<Done> joined) {
+    (void)part->then([meeting](Result<Done> joined) {
       if (!joined.ok()) meeting->abandon();
       return Done{};
     });

@@ -68,6 +68,24 @@ class ProcessSharingTest : public ::testing::TestWithParam<Isolation> {
     return fmt::format("{},{},{}", host.front(), host.back(), std::accumulate(host.begin(), host.end(), 0.0));
   }
 
+  // A reader of `kind` imports `exported` (of `buffer`, filled), reads it and doubles it in place, which shows here
+  // (the same memory); once `buffer` is freed here, the reader's next read is stale.
+  void expect_read_and_written_until_freed(const Buffer<float>& buffer, const ExportedBuffer& exported,
+                                           std::string kind) {
+    auto reader = peer({"import"}, std::move(kind));
+    ASSERT_TRUE(reader->started());
+    reader->say(to_text(exported));
+    EXPECT_EQ(reader->await("imported"), "ok") << reader->transcript();
+    EXPECT_EQ(reader->await("values"), expected_values(1)) << reader->transcript();
+    EXPECT_EQ(reader->await("written"), "ok") << reader->transcript();
+    EXPECT_EQ(values_of(buffer), expected_values(2));
+
+    ASSERT_THAT(device_->free(buffer).wait(), IsOk());
+    reader->say("again");
+    EXPECT_EQ(reader->await("again"), "stale_handle") << reader->transcript();
+    EXPECT_EQ(reader->finish(), 0);
+  }
+
   System system_;
   std::optional<Device> device_;
 };
@@ -78,19 +96,7 @@ TEST_P(ProcessSharingTest, AnotherProcessReadsAndWritesTheBufferAndFindsItStaleO
   ASSERT_THAT(exported, IsOk());
   EXPECT_EQ(*device_->export_buffer(buffer).wait(), *exported);  // exporting again answers the same
   EXPECT_EQ(values_of(buffer), expected_values(1));              // the move kept the contents
-
-  auto reader = peer({"import"});
-  ASSERT_TRUE(reader->started());
-  reader->say(to_text(*exported));
-  EXPECT_EQ(reader->await("imported"), "ok") << reader->transcript();
-  EXPECT_EQ(reader->await("values"), expected_values(1)) << reader->transcript();
-  EXPECT_EQ(reader->await("written"), "ok") << reader->transcript();
-  EXPECT_EQ(values_of(buffer), expected_values(2));  // the same memory: the reader's write is here
-
-  ASSERT_THAT(device_->free(buffer).wait(), IsOk());
-  reader->say("again");
-  EXPECT_EQ(reader->await("again"), "stale_handle") << reader->transcript();
-  EXPECT_EQ(reader->finish(), 0);
+  expect_read_and_written_until_freed(buffer, *exported, std::string(to_string(kKind)));
 }
 
 #if ACCEL_SHARING_CUDA
@@ -102,18 +108,7 @@ TEST_P(ProcessSharingTest, AProcessOnAnotherGpuReadsAndWritesTheBufferAndFindsIt
   Buffer<float> buffer = filled();
   Result<ExportedBuffer> exported = device_->export_buffer(buffer).wait();
   ASSERT_THAT(exported, IsOk());
-  auto reader = peer({"import"}, "cuda:1");
-  ASSERT_TRUE(reader->started());
-  reader->say(to_text(*exported));
-  EXPECT_EQ(reader->await("imported"), "ok") << reader->transcript();
-  EXPECT_EQ(reader->await("values"), expected_values(1)) << reader->transcript();
-  EXPECT_EQ(reader->await("written"), "ok") << reader->transcript();
-  EXPECT_EQ(values_of(buffer), expected_values(2));
-
-  ASSERT_THAT(device_->free(buffer).wait(), IsOk());
-  reader->say("again");
-  EXPECT_EQ(reader->await("again"), "stale_handle") << reader->transcript();
-  EXPECT_EQ(reader->finish(), 0);
+  expect_read_and_written_until_freed(buffer, *exported, "cuda:1");
 }
 #endif
 
