@@ -1,7 +1,8 @@
 // The decoder ops' CUDA kernels against their CPU kernels (themselves checked against double loops in
-// cpu_decoder_kernels_test), per storage type: causal and grouped-query attention on both attention kernels (the
-// tensor-core one for f16/bf16 with head_dim 32 or 64 and aligned rows, the generic one otherwise), and the rotary
-// position embedding, in place too; sliding-window attention on both kernels. Skipped without a GPU.
+// cpu_decoder_kernels_test), per storage type: causal and grouped-query attention on the three attention kernels (the
+// tensor-core ones for f16/bf16 with head_dim 32, 64 or 128 and aligned rows, one holding a short sequence's keys in
+// shared memory and one streaming them; the generic one otherwise), and the rotary position embedding, in place too;
+// sliding-window attention on the streaming and generic kernels. Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,6 +43,10 @@ TEST_F(CudaDecoderKernels, CausalAndGroupedQueryAttentionMatchTheCpu) {
                                 {{5, 90, 33}, 4, 2, 8, true, 0},
                                 {{40, 7, 100}, 8, 2, 64, true, 2},
                                 {{33, 128, 2}, 2, 1, 128, true, 0},
+                                // Past the resident kernel's lengths (512 at d 32, 128 at d 128), and within them.
+                                {{600, 45, 1}, 4, 2, 32, true, 0},
+                                {{200, 9}, 4, 2, 128, true, 0},
+                                {{64, 17, 1, 0}, 4, 2, 128, true, 0},
                                 {{20, 77}, 4, 4, 32, true, 0},
                                 // Sliding windows on both kernels: within a tile, across tiles, past the sequence.
                                 {{1, 17, 64, 65, 0, 300}, 4, 4, 64, false, 0, 64},

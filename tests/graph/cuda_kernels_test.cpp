@@ -227,11 +227,22 @@ struct AttentionCase {
 };
 
 TEST_F(CudaKernels, PackedAttentionMatchesTheCpuAndLeavesPaddingRows) {
-  const std::vector<AttentionCase> cases{{{1, 1, 1}, 12, 32, 0},       {{1, 17, 64, 65, 0, 130}, 12, 32, 0},
-                                         {{256, 3, 256}, 12, 32, 0},   {{512, 100, 1}, 4, 64, 0},
-                                         {{63, 64, 129, 0}, 6, 64, 0}, {{5, 90}, 3, 48, 0},
-                                         {{33, 128, 2}, 2, 128, 0},    {{40, 7}, 12, 32, 2},
-                                         {{20, 77}, 2, 8, 0}};
+  const std::vector<AttentionCase> cases{{{1, 1, 1}, 12, 32, 0},
+                                         {{1, 17, 64, 65, 0, 130}, 12, 32, 0},
+                                         {{256, 3, 256}, 12, 32, 0},
+                                         {{512, 100, 1}, 4, 64, 0},
+                                         {{63, 64, 129, 0}, 6, 64, 0},
+                                         {{5, 90}, 3, 48, 0},
+                                         {{33, 128, 2}, 2, 128, 0},
+                                         {{40, 7}, 12, 32, 2},
+                                         {{20, 77}, 2, 8, 0},
+                                         // The tensor-core kernel that holds a sequence's keys in shared memory
+                                         // takes up to 512 tokens at d 32, 256 at d 64, 128 at d 128; the
+                                         // streaming one the rest.
+                                         {{600, 31, 7}, 12, 32, 0},
+                                         {{160, 1, 33}, 4, 64, 0},
+                                         {{200, 3}, 4, 64, 0},  // over 48 KiB of shared memory
+                                         {{129, 5, 0}, 2, 128, 0}};
   for (DType dtype : kTypes) {
     for (const AttentionCase& c : cases) {
       const auto offsets = offsets_of(c.lengths);

@@ -1,4 +1,5 @@
-// cuda::packed_attention: the tensor-core kernel where it fits (cuda_flash_attention.cu), else a generic kernel
+// cuda::packed_attention: a tensor-core kernel where one fits (cuda_resident_attention.cu for short sequences,
+// cuda_flash_attention.cu for any), else a generic kernel
 // for any storage type and head_dim <= 128. Generic: a CTA takes 16 query rows of one (sequence, head), 4 per
 // warp, and streams 32-key K/V tiles through shared memory in float; each lane scores one key of the tile against
 // the warp's 4 queries and owns head_dim / 32 output columns of each, the softmax kept online (running maximum
@@ -118,6 +119,7 @@ cudaError_t packed_attention(DType dtype, const void* q, std::int64_t q_stride, 
   const detail::AttentionArgs args{q,       q_stride, k,        k_stride, v,   v_stride,   offsets,  sequences, rows,
                                    longest, heads,    head_dim, scale,    out, out_stride, kv_heads, causal,    window};
   if (sequences == 0 || longest == 0) return cudaSuccess;
+  if (detail::resident_attention_fits(dtype, args)) return detail::launch_resident_attention(dtype, args, stream);
   if (detail::flash_attention_fits(dtype, args)) return detail::launch_flash_attention(dtype, args, stream);
   const int tiles = (longest + kQueries - 1) / kQueries;
   if (sequences * tiles > 0x7fffffff) return cudaErrorInvalidValue;

@@ -1,4 +1,4 @@
-// The two attention kernels behind cuda::packed_attention: what their launchers take, and who runs what.
+// The three attention kernels behind cuda::packed_attention: what their launchers take, and who runs what.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -35,5 +35,12 @@ bool flash_attention_fits(DType dtype, const AttentionArgs& args);
 
 // The tensor-core kernel (cuda_flash_attention.cu); only for arguments flash_attention_fits accepts.
 cudaError_t launch_flash_attention(DType dtype, const AttentionArgs& args, cudaStream_t stream);
+
+// Whether the tensor-core kernel that holds a whole sequence's keys and values in shared memory takes these
+// arguments: those flash_attention_fits accepts, no sliding window, and a longest sequence short enough.
+bool resident_attention_fits(DType dtype, const AttentionArgs& args);
+
+// That kernel (cuda_resident_attention.cu); only for arguments resident_attention_fits accepts.
+cudaError_t launch_resident_attention(DType dtype, const AttentionArgs& args, cudaStream_t stream);
 
 }  // namespace accel::graph::cuda::detail

@@ -1,19 +1,13 @@
-// The tensor-core attention kernel for f16/bf16 and head_dim 32, 64 or 128, flash-attention style.
+// The tensor-core attention kernel for f16/bf16 and head_dim 32, 64 or 128, flash-attention style, for any
+// sequence length.
 //
-// A CTA of 4 warps takes 64 query rows of one (sequence, head); each warp owns 16 rows and keeps their Q fragments,
-// the running softmax state and the output accumulators in registers. Key/value tiles of 32 rows stream through
-// shared memory in two stages (cp.async, zero-filled past the sequence's end). Per tile a warp computes
-// S = Q K^T with mma.sync m16n8k16 (float accumulation), updates the online softmax in float in the log2 domain,
-// and feeds P, rounded to the storage type, straight from the S accumulators (whose layout is the next mma's A
-// layout) into O += P V, V's fragments coming from ldmatrix.trans. Grouped-query heads read their key/value head's
-// columns. A causal CTA streams the key tiles up to its last query row only and masks each row's later keys; a
+// A CTA of 4 warps takes 64 query rows of one (sequence, head); each warp owns 16 rows (FlashRows,
+// cuda_flash_tile.cuh). Key/value tiles of 32 rows stream through shared memory in two stages (cp.async, zero-filled
+// past the sequence's end), and each warp takes a step over every tile. Grouped-query heads read their key/value
+// head's columns. A causal CTA streams the key tiles up to its last query row only and masks each row's later keys; a
 // sliding-window CTA streams the tiles within the window of one of its rows only and masks each row's keys outside
-// its window; a tile whose keys every row of the CTA may see is not masked at all. A tile whose keys are all masked for
-// a row leaves the row's state as it was (before the row's first valid key its maximum stays -inf: the exponentials are
-// then taken against 0 and give zeros).
-#include "graph/kernels/cuda_attention.cuh"
-#include "graph/kernels/cuda_element.cuh"
-#include "graph/kernels/cuda_mma.cuh"
+// its window; a tile whose keys every row of the CTA may see is not masked at all.
+#include "graph/kernels/cuda_flash_tile.cuh"
 
 namespace accel::graph::cuda::detail {
 namespace {
@@ -29,27 +23,6 @@ constexpr int kRowsPerCta = 64;
 __host__ __device__ constexpr int keys_per_tile(int) { return 32; }
 __host__ __device__ constexpr int ctas_per_sm(int head_dim) { return head_dim == 32 ? 6 : (head_dim == 64 ? 5 : 3); }
 
-// 2^x by the special-function unit (ex2.approx, flushing denormals): P is rounded to f16/bf16 next, so its 2^-22
-// relative error is far below what the rounding costs; exp2f's exact form took extra instructions per element.
-__device__ __forceinline__ float exp2_approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-
-__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* shared) {
-  const auto address = static_cast<std::uint32_t>(__cvta_generic_to_shared(shared));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address));
-}
-
-// 16 bytes from global to shared, or 16 zero bytes when !valid (cp.async's source size 0).
-__device__ __forceinline__ void copy16(void* shared, const void* global, bool valid) {
-  const auto address = static_cast<std::uint32_t>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(global), "r"(valid ? 16 : 0));
-}
-
 template <class T, int D>
 __global__ void __launch_bounds__(128, ctas_per_sm(D)) flash_attention_kernel(AttentionArgs args, int tiles) {
   // Rows padded by 16 bytes: the 8 rows one ldmatrix or fragment load touches then fall on distinct banks.
@@ -62,27 +35,13 @@ __global__ void __launch_bounds__(128, ctas_per_sm(D)) flash_attention_kernel(At
   const auto [begin, length] = detail::sequence_span(args.offsets, s, args.rows, args.max_length);
   const int q0 = blockIdx.x % tiles * kRowsPerCta;
   if (q0 >= length) return;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int group = lane / 4, quad = lane % 4;  // the mma fragments' row group and column pair
+  const int warp = threadIdx.x / 32;
   const std::int64_t column = std::int64_t{blockIdx.y} * D;
   const std::int64_t kv_column = std::int64_t{blockIdx.y / (args.heads / args.kv_heads)} * D;
-  const T* q = static_cast<const T*>(args.q) + begin * args.q_stride + column;
   const T* k = static_cast<const T*>(args.k) + begin * args.k_stride + kv_column;
   const T* v = static_cast<const T*>(args.v) + begin * args.v_stride + kv_column;
-
-  const int row0 = q0 + warp * 16 + group, row1 = row0 + 8;
-  std::uint32_t qf[D / 16][4];
-#pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) {
-    const int c = kk * 16 + quad * 2;
-    const auto at = [&](int row, int col) {
-      return row < length ? *reinterpret_cast<const std::uint32_t*>(q + row * args.q_stride + col) : 0u;
-    };
-    qf[kk][0] = at(row0, c);
-    qf[kk][1] = at(row1, c);
-    qf[kk][2] = at(row0, c + 8);
-    qf[kk][3] = at(row1, c + 8);
-  }
+  FlashRows<T, D> rows(static_cast<const T*>(args.q) + begin * args.q_stride + column, args.q_stride, q0 + warp * 16,
+                       length);
 
   const auto load_tile = [&](int tile, int stage) {
     constexpr int kChunksPerRow = D / 8;
@@ -98,8 +57,7 @@ __global__ void __launch_bounds__(128, ctas_per_sm(D)) flash_attention_kernel(At
   };
 
   const float scale = args.scale * 1.4426950408889634f;  // log2(e): exponentials as powers of 2
-  float highest[2] = {-INFINITY, -INFINITY}, total[2] = {0, 0};
-  float o[D / 8][4] = {};
+  const KeyMask mask{length, args.causal, args.window};
   int keys_end = args.causal ? min(length, q0 + kRowsPerCta) : length;
   int first_tile = 0;
   if (args.window > 0) {
@@ -117,95 +75,15 @@ __global__ void __launch_bounds__(128, ctas_per_sm(D)) flash_attention_kernel(At
       asm volatile("cp.async.wait_group 0;\n" ::);
     }
     __syncthreads();
-
-    float sc[kKeysPerTile / 8][4] = {};
-#pragma unroll
-    for (int n = 0; n < kKeysPerTile / 8; ++n) {
-      const T* key_row = &keys[stage][(n * 8 + group) * kStride + quad * 2];
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk)
-        mma<T>(sc[n], qf[kk], *reinterpret_cast<const std::uint32_t*>(key_row + kk * 16),
-               *reinterpret_cast<const std::uint32_t*>(key_row + kk * 16 + 8));
-    }
-
     // Whether every key of the tile is valid for every row of the CTA: then no element needs its mask.
     const int tile_first = tile * kKeysPerTile, tile_last = tile_first + kKeysPerTile - 1;
     const bool unmasked =
         tile_last < length && (!args.causal || tile_last <= q0) &&
         (args.window <= 0 || (q0 + kRowsPerCta - 1 - tile_first <= args.window && tile_last - q0 <= args.window));
-    // Fragment element e of n-tile n is key n*8 + quad*2 + e%2 of row group (e < 2) or group + 8.
-    if (!unmasked) {
-#pragma unroll
-      for (int n = 0; n < kKeysPerTile / 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int key = tile_first + n * 8 + quad * 2 + e % 2;
-          const int row = e < 2 ? row0 : row1;
-          const bool valid =
-              key < length && (!args.causal || key <= row) && (args.window <= 0 || abs(key - row) <= args.window);
-          if (!valid) sc[n][e] = -INFINITY;
-        }
-    }
-    // The maximum is taken of the raw scores (the scale is positive: flash_attention_fits), and each exponential
-    // is one multiply-add and one ex2.
-    float tile_max[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-    for (int n = 0; n < kKeysPerTile / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) tile_max[e / 2] = fmaxf(tile_max[e / 2], sc[n][e]);
-    float correction[2], shift[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      tile_max[h] = fmaxf(tile_max[h], __shfl_xor_sync(0xffffffffu, tile_max[h], 1));
-      tile_max[h] = fmaxf(tile_max[h], __shfl_xor_sync(0xffffffffu, tile_max[h], 2));
-      const float next = fmaxf(highest[h], tile_max[h] * scale);  // -inf until the row's first valid key
-      correction[h] = next == -INFINITY ? 1.0f : exp2_approx(highest[h] - next);
-      highest[h] = next;
-      shift[h] = next == -INFINITY ? 0.0f : next;
-      total[h] *= correction[h];
-    }
-#pragma unroll
-    for (int n = 0; n < kKeysPerTile / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        sc[n][e] = exp2_approx(fmaf(sc[n][e], scale, -shift[e / 2]));
-        total[e / 2] += sc[n][e];
-      }
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) o[n][e] *= correction[e / 2];
-
-#pragma unroll
-    for (int kk = 0; kk < kKeysPerTile / 16; ++kk) {
-      const std::uint32_t pf[4] = {pack(sc[2 * kk][0], sc[2 * kk][1], T{}), pack(sc[2 * kk][2], sc[2 * kk][3], T{}),
-                                   pack(sc[2 * kk + 1][0], sc[2 * kk + 1][1], T{}),
-                                   pack(sc[2 * kk + 1][2], sc[2 * kk + 1][3], T{})};
-#pragma unroll
-      for (int n = 0; n < D / 8; n += 2) {
-        // Lanes 0-15 address keys kk*16 + 0..15 at columns n*8, lanes 16-31 the same keys at n*8 + 8.
-        std::uint32_t b[4];
-        ldmatrix_x4_trans(b, &values[stage][(kk * 16 + lane % 16) * kStride + n * 8 + lane / 16 * 8]);
-        mma<T>(o[n], pf, b[0], b[1]);
-        mma<T>(o[n + 1], pf, b[2], b[3]);
-      }
-    }
+    rows.template step<kKeysPerTile>(keys[stage], values[stage], kStride, tile_first, !unmasked, mask, scale);
     __syncthreads();  // the next iteration's copies overwrite this stage
   }
-
-  T* out = static_cast<T*>(args.out) + begin * args.out_stride + column;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    total[h] += __shfl_xor_sync(0xffffffffu, total[h], 1);
-    total[h] += __shfl_xor_sync(0xffffffffu, total[h], 2);
-    const int row = h == 0 ? row0 : row1;
-    if (row >= length) continue;
-    const float inverse = 1.0f / total[h];
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n)
-      *reinterpret_cast<std::uint32_t*>(out + row * args.out_stride + n * 8 + quad * 2) =
-          pack(o[n][2 * h] * inverse, o[n][2 * h + 1] * inverse, T{});
-  }
+  rows.store(static_cast<T*>(args.out) + begin * args.out_stride + column, args.out_stride, length);
 }
 
 }  // namespace

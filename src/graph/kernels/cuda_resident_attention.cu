@@ -1,0 +1,130 @@
+// The tensor-core attention kernel for sequences whose keys and values fit in shared memory whole (an encoder's
+// batch of passages: at most a few hundred tokens each).
+//
+// A CTA of 4 warps takes one (sequence, head). It copies the sequence's key and value rows for its head into
+// shared memory once (cp.async, zero-filled up to the next 32 keys), and then each warp takes 16-row blocks of the
+// sequence's queries in turn (FlashRows, cuda_flash_tile.cuh), stepping over the resident keys with no further
+// copies or barriers. Against cuda_flash_attention.cu, which gives each 64 query rows a CTA of their own, the keys
+// are read from memory once per (sequence, head), not once per 64 rows, and a short sequence's last rows cost a
+// 16-row block, not a 64-row one. Causal blocks step up to their last row only; sliding windows take the other
+// kernel.
+#include <algorithm>
+#include <array>
+#include <atomic>
+
+#include "graph/kernels/cuda_flash_tile.cuh"
+
+namespace accel::graph::cuda::detail {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kRowsPerBlock = 16;
+constexpr int kKeysPerStep = 32;
+
+// Shared memory a CTA takes: every key and value row of the longest sequence, rounded up to a whole step of
+// keys, each row padded by 16 bytes (the 8 rows one ldmatrix or fragment load touches then fall on distinct banks).
+__host__ __device__ constexpr int stride_of(int head_dim) { return head_dim + 8; }
+std::size_t resident_bytes(const AttentionArgs& args, std::size_t element_size) {
+  const std::size_t keys = (static_cast<std::size_t>(args.max_length) + kKeysPerStep - 1) / kKeysPerStep * kKeysPerStep;
+  return 2 * keys * static_cast<std::size_t>(stride_of(args.head_dim)) * element_size;
+}
+
+// Sequences of up to 512 tokens at head_dim 32, 256 at 64 and 128 at 128: all-MiniLM's 256 at head_dim 32 take 40
+// KiB (5 CTAs an SM), a BERT-base's 256 at 64 take 72 KiB (3 CTAs). At the limit an SM holds two CTAs; longer
+// sequences take the streaming kernel. The CTAs an SM should hold cap the registers a thread may use.
+constexpr std::size_t kSharedLimit = 80 * 1024;
+constexpr int kMaxDevices = 64;
+__host__ __device__ constexpr int ctas_per_sm(int head_dim) { return head_dim == 32 ? 5 : (head_dim == 64 ? 4 : 3); }
+
+template <class T, int D>
+__global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D)) resident_attention_kernel(AttentionArgs args) {
+  constexpr int kStride = stride_of(D);
+  extern __shared__ __align__(16) unsigned char resident_shared[];
+  const auto [begin, length] = detail::sequence_span(args.offsets, blockIdx.x, args.rows, args.max_length);
+  if (length == 0) return;
+  const int capacity = (args.max_length + kKeysPerStep - 1) / kKeysPerStep * kKeysPerStep;
+  T* keys = reinterpret_cast<T*>(resident_shared);
+  T* values = keys + capacity * kStride;
+
+  const std::int64_t column = std::int64_t{blockIdx.y} * D;
+  const std::int64_t kv_column = std::int64_t{blockIdx.y / (args.heads / args.kv_heads)} * D;
+  const T* k = static_cast<const T*>(args.k) + begin * args.k_stride + kv_column;
+  const T* v = static_cast<const T*>(args.v) + begin * args.v_stride + kv_column;
+  const int loaded = (length + kKeysPerStep - 1) / kKeysPerStep * kKeysPerStep;
+  constexpr int kChunksPerRow = D / 8;
+  for (int chunk = threadIdx.x; chunk < loaded * kChunksPerRow; chunk += kWarps * 32) {
+    const int r = chunk / kChunksPerRow, c = chunk % kChunksPerRow * 8;
+    const bool valid = r < length;
+    const int source = valid ? r : 0;
+    copy16(keys + r * kStride + c, k + source * args.k_stride + c, valid);
+    copy16(values + r * kStride + c, v + source * args.v_stride + c, valid);
+  }
+  asm volatile("cp.async.commit_group;\n" ::);
+  // Each block's queries are read while the keys (or the block before) are still coming.
+  const T* q = static_cast<const T*>(args.q) + begin * args.q_stride + column;
+  const int warp = static_cast<int>(threadIdx.x / 32);
+  FlashRows<T, D> rows(q, args.q_stride, warp * kRowsPerBlock, length);
+  asm volatile("cp.async.wait_group 0;\n" ::);
+  __syncthreads();
+
+  const float scale = args.scale * 1.4426950408889634f;  // log2(e): exponentials as powers of 2
+  const KeyMask mask{length, args.causal, 0};
+  T* out = static_cast<T*>(args.out) + begin * args.out_stride + column;
+  const int blocks = (length + kRowsPerBlock - 1) / kRowsPerBlock;
+  for (int block = warp; block < blocks; block += kWarps) {
+    const int first = block * kRowsPerBlock, last = first + kRowsPerBlock - 1;
+    const int keys_end = args.causal ? min(length, last + 1) : length;
+    for (int key0 = 0; key0 < keys_end; key0 += kKeysPerStep) {
+      const int key_last = key0 + kKeysPerStep - 1;
+      const bool masked = key_last >= length || (args.causal && key_last > first);
+      rows.template step<kKeysPerStep>(keys + key0 * kStride, values + key0 * kStride, kStride, key0, masked, mask,
+                                       scale);
+    }
+    const FlashRows<T, D> next(q, args.q_stride, first + kWarps * kRowsPerBlock, length);
+    rows.store(out, args.out_stride, length);
+    rows = next;
+  }
+}
+
+template <class T, int D>
+cudaError_t launch(const AttentionArgs& args, std::size_t shared, cudaStream_t stream) {
+  // Past 48 KiB a kernel must opt in, once a device: at its first launch there, which a graph's first run makes
+  // uncaptured, so that no capture holds the call.
+  static std::array<std::atomic<bool>, kMaxDevices> opted_in{};
+  if (shared > 48 * 1024) {
+    int device = 0;
+    if (const cudaError_t error = cudaGetDevice(&device); error != cudaSuccess) return error;
+    if (device >= kMaxDevices) return cudaErrorInvalidDevice;
+    if (!opted_in[device].load(std::memory_order_acquire)) {
+      if (const cudaError_t error =
+              cudaFuncSetAttribute(resident_attention_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(kSharedLimit));
+          error != cudaSuccess)
+        return error;
+      opted_in[device].store(true, std::memory_order_release);
+    }
+  }
+  const dim3 grid(static_cast<unsigned>(args.sequences), static_cast<unsigned>(args.heads));
+  resident_attention_kernel<T, D><<<grid, kWarps * 32, shared, stream>>>(args);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+bool resident_attention_fits(DType dtype, const AttentionArgs& args) {
+  return flash_attention_fits(dtype, args) && args.window <= 0 && resident_bytes(args, 2) <= kSharedLimit;
+}
+
+cudaError_t launch_resident_attention(DType dtype, const AttentionArgs& args, cudaStream_t stream) {
+  if (args.sequences > 0x7fffffff) return cudaErrorInvalidValue;
+  const std::size_t shared = resident_bytes(args, 2);
+  const auto by_head_dim = [&](auto element) {
+    using T = decltype(element);
+    if (args.head_dim == 32) return launch<T, 32>(args, shared, stream);
+    if (args.head_dim == 64) return launch<T, 64>(args, shared, stream);
+    return launch<T, 128>(args, shared, stream);
+  };
+  return dtype == DType::f16 ? by_head_dim(__half{}) : by_head_dim(__nv_bfloat16{});
+}
+
+}  // namespace accel::graph::cuda::detail
