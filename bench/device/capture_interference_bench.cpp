@@ -1,0 +1,152 @@
+// Which work on another thread ends a stream capture in progress on this one. accel captures a compiled graph's
+// steps in cudaStreamCaptureModeThreadLocal, which forbids the capturing thread's own unsafe calls only; yet about one
+// model load in 50 failed with an invalidated capture (docs/PERFORMANCE.md §46, §59). This makes 300 captures of 50
+// memsets each on one thread while a second thread repeats one kind of work, and prints how many captures ended in
+// an error, and the first errors:
+//   none        the second thread does nothing;
+//   devsync     cudaDeviceSynchronize;
+//   malloc      cudaMalloc and cudaFree of 1 MiB;
+//   streamsync  a memset on a stream of its own and cudaStreamSynchronize of it;
+//   query       a memset on its own stream and cudaStreamQuery;
+//   memcpy      a synchronous cudaMemcpy of 4 KiB from pageable host memory;
+//   memset      a synchronous cudaMemset;
+//   freehost    cudaHostAlloc and cudaFreeHost of 1 MiB;
+//   cublaslt    cuBLASLt's start as a process makes it: the handle, then f16 matmuls of six shapes, each algorithm
+//               of the heuristic's first four once (their kernels loaded lazily), as accel's one-time start does.
+//   capture_interference_bench MODE...        (each mode in turn; a mode that hangs is the finding: run it alone)
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <atomic>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace {
+
+void start_cublaslt(cudaStream_t stream) {
+  cublasLtHandle_t handle = nullptr;
+  if (cublasLtCreate(&handle) != CUBLAS_STATUS_SUCCESS) return;
+  constexpr std::size_t kWorkspace = 32 << 20;
+  void* workspace = nullptr;
+  cudaMalloc(&workspace, kWorkspace);
+  for (const int n : {64, 128, 384, 1024, 1536, 3072}) {
+    void *a = nullptr, *b = nullptr, *c = nullptr;
+    const auto bytes = static_cast<std::size_t>(2) * n * n;
+    cudaMalloc(&a, bytes);
+    cudaMalloc(&b, bytes);
+    cudaMalloc(&c, bytes);
+    cublasLtMatmulDesc_t op = nullptr;
+    cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    cublasLtMatrixLayout_t layout = nullptr;
+    cublasLtMatrixLayoutCreate(&layout, CUDA_R_16F, n, n, n);
+    cublasLtMatmulPreference_t preference = nullptr;
+    cublasLtMatmulPreferenceCreate(&preference);
+    cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &kWorkspace,
+                                         sizeof kWorkspace);
+    cublasLtMatmulHeuristicResult_t found[4];
+    int count = 0;
+    cublasLtMatmulAlgoGetHeuristic(handle, op, layout, layout, layout, layout, preference, 4, found, &count);
+    const float one = 1, zero = 0;
+    for (int i = 0; i < count; ++i)
+      cublasLtMatmul(handle, op, &one, a, layout, b, layout, &zero, c, layout, c, layout, &found[i].algo, workspace,
+                     kWorkspace, stream);
+    cudaStreamSynchronize(stream);
+    cublasLtMatmulPreferenceDestroy(preference);
+    cublasLtMatrixLayoutDestroy(layout);
+    cublasLtMatmulDescDestroy(op);
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+  }
+  cudaFree(workspace);
+  cublasLtDestroy(handle);
+}
+
+// One round of the second thread's work; false when the mode is done after one round or unknown.
+bool interfere(std::string_view mode, void* scratch, cudaStream_t stream) {
+  if (mode == "devsync") {
+    cudaDeviceSynchronize();
+  } else if (mode == "malloc") {
+    void* p = nullptr;
+    cudaMalloc(&p, 1 << 20);
+    cudaFree(p);
+  } else if (mode == "streamsync") {
+    cudaMemsetAsync(scratch, 0, 4096, stream);
+    cudaStreamSynchronize(stream);
+  } else if (mode == "query") {
+    cudaMemsetAsync(scratch, 0, 4096, stream);
+    cudaStreamQuery(stream);
+  } else if (mode == "memcpy") {
+    std::vector<float> host(1024);
+    cudaMemcpy(scratch, host.data(), 4096, cudaMemcpyHostToDevice);
+  } else if (mode == "memset") {
+    cudaMemset(scratch, 0, 4096);
+  } else if (mode == "freehost") {
+    void* p = nullptr;
+    cudaHostAlloc(&p, 1 << 20, cudaHostAllocDefault);
+    cudaFreeHost(p);
+  } else if (mode == "cublaslt") {
+    start_cublaslt(stream);
+    return false;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void run(std::string_view mode) {
+  void *captured = nullptr, *scratch = nullptr;
+  cudaMalloc(&captured, 4096);
+  cudaMalloc(&scratch, 4096);
+  cudaStream_t capturing = nullptr, other = nullptr;
+  cudaStreamCreateWithFlags(&capturing, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking);
+  std::atomic<bool> stop{false};
+  std::thread second([&] {
+    while (!stop.load() && interfere(mode, scratch, other)) {
+    }
+  });
+  constexpr int kCaptures = 300;
+  int failed = 0;
+  std::vector<std::string> first_errors;
+  for (int i = 0; i < kCaptures; ++i) {
+    cudaError_t error = cudaStreamBeginCapture(capturing, cudaStreamCaptureModeThreadLocal);
+    cudaGraph_t graph = nullptr;
+    if (error == cudaSuccess) {
+      for (int j = 0; j < 50; ++j) cudaMemsetAsync(captured, j, 4096, capturing);
+      error = cudaStreamEndCapture(capturing, &graph);
+    }
+    if (error != cudaSuccess) {
+      ++failed;
+      if (first_errors.size() < 2) first_errors.emplace_back(cudaGetErrorName(error));
+      cudaGetLastError();
+    }
+    if (graph != nullptr) cudaGraphDestroy(graph);
+  }
+  stop = true;
+  second.join();
+  fmt::print("{}: {} of {} captures failed{}{}\n", mode, failed, kCaptures,
+             first_errors.empty() ? "" : ", first: ", fmt::join(first_errors, ", "));
+  std::fflush(stdout);
+  cudaStreamDestroy(capturing);
+  cudaStreamDestroy(other);
+  cudaFree(captured);
+  cudaFree(scratch);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fmt::print(stderr,
+               "usage: capture_interference_bench MODE... (none devsync malloc streamsync query memcpy memset "
+               "freehost cublaslt)\n");
+    return 2;
+  }
+  for (int i = 1; i < argc; ++i) run(argv[i]);
+}
