@@ -11,16 +11,22 @@
 //   memcpy      a synchronous cudaMemcpy of 4 KiB from pageable host memory;
 //   memset      a synchronous cudaMemset;
 //   freehost    cudaHostAlloc and cudaFreeHost of 1 MiB;
+//   hostalloc   cudaHostAlloc of 64 KiB only (freed after the captures);
+//   hostfree    cudaFreeHost only, of 64 KiB blocks allocated before the captures began;
 //   cublaslt    cuBLASLt's start as a process makes it: the handle, then f16 matmuls of six shapes, each algorithm
 //               of the heuristic's first four once (their kernels loaded lazily), as accel's one-time start does.
-//   capture_interference_bench MODE...        (each mode in turn; a mode that hangs is the finding: run it alone)
+// A mode whose captures or second thread stop making progress for 10 s is reported as such, with both counts, and
+// ends the process (exit 3).
+//   capture_interference_bench MODE...        (each mode in turn)
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -67,8 +73,14 @@ void start_cublaslt(cudaStream_t stream) {
   cublasLtDestroy(handle);
 }
 
+// Pinned blocks for hostalloc to make and hostfree to free: 64 KiB each, the size of accel's smallest staging block.
+struct HostBlocks {
+  std::vector<void*> blocks;
+  std::size_t freed = 0;
+};
+
 // One round of the second thread's work; false when the mode is done after one round or unknown.
-bool interfere(std::string_view mode, void* scratch, cudaStream_t stream) {
+bool interfere(std::string_view mode, void* scratch, cudaStream_t stream, HostBlocks& host) {
   if (mode == "devsync") {
     cudaDeviceSynchronize();
   } else if (mode == "malloc") {
@@ -90,6 +102,13 @@ bool interfere(std::string_view mode, void* scratch, cudaStream_t stream) {
     void* p = nullptr;
     cudaHostAlloc(&p, 1 << 20, cudaHostAllocDefault);
     cudaFreeHost(p);
+  } else if (mode == "hostalloc") {
+    void* p = nullptr;
+    cudaHostAlloc(&p, 64 << 10, cudaHostAllocPortable);
+    host.blocks.push_back(p);
+  } else if (mode == "hostfree") {
+    if (host.freed == host.blocks.size()) return false;
+    cudaFreeHost(host.blocks[host.freed++]);
   } else if (mode == "cublaslt") {
     start_cublaslt(stream);
     return false;
@@ -106,15 +125,35 @@ void run(std::string_view mode) {
   cudaStream_t capturing = nullptr, other = nullptr;
   cudaStreamCreateWithFlags(&capturing, cudaStreamNonBlocking);
   cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking);
+  HostBlocks host;
+  if (mode == "hostfree") {
+    host.blocks.resize(4000);
+    for (void*& block : host.blocks) cudaHostAlloc(&block, 64 << 10, cudaHostAllocPortable);
+  }
+  constexpr int kCaptures = 300;
   std::atomic<bool> stop{false};
-  std::thread second([&] {
-    while (!stop.load() && interfere(mode, scratch, other)) {
+  std::atomic<int> captures{0}, rounds{0};
+  std::thread watchdog([&] {
+    int seen_captures = -1, seen_rounds = -1;
+    while (!stop.load()) {
+      for (int i = 0; i < 100 && !stop.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (stop.load()) return;
+      if (captures.load() == seen_captures && rounds.load() == seen_rounds) {
+        fmt::print("{}: no progress for 10 s: {} of {} captures made, {} rounds of the second thread\n", mode,
+                   captures.load(), kCaptures, rounds.load());
+        std::fflush(stdout);
+        std::_Exit(3);
+      }
+      seen_captures = captures.load();
+      seen_rounds = rounds.load();
     }
   });
-  constexpr int kCaptures = 300;
+  std::thread second([&] {
+    while (!stop.load() && interfere(mode, scratch, other, host)) rounds.fetch_add(1);
+  });
   int failed = 0;
   std::vector<std::string> first_errors;
-  for (int i = 0; i < kCaptures; ++i) {
+  for (int i = 0; i < kCaptures; ++i, captures.fetch_add(1)) {
     cudaError_t error = cudaStreamBeginCapture(capturing, cudaStreamCaptureModeThreadLocal);
     cudaGraph_t graph = nullptr;
     if (error == cudaSuccess) {
@@ -130,9 +169,11 @@ void run(std::string_view mode) {
   }
   stop = true;
   second.join();
-  fmt::print("{}: {} of {} captures failed{}{}\n", mode, failed, kCaptures,
-             first_errors.empty() ? "" : ", first: ", fmt::join(first_errors, ", "));
+  watchdog.join();
+  fmt::print("{}: {} of {} captures failed ({} rounds of the second thread){}{}\n", mode, failed, kCaptures,
+             rounds.load(), first_errors.empty() ? "" : ", first: ", fmt::join(first_errors, ", "));
   std::fflush(stdout);
+  for (std::size_t i = host.freed; i < host.blocks.size(); ++i) cudaFreeHost(host.blocks[i]);
   cudaStreamDestroy(capturing);
   cudaStreamDestroy(other);
   cudaFree(captured);
@@ -145,7 +186,7 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     fmt::print(stderr,
                "usage: capture_interference_bench MODE... (none devsync malloc streamsync query memcpy memset "
-               "freehost cublaslt)\n");
+               "freehost hostalloc hostfree cublaslt)\n");
     return 2;
   }
   for (int i = 1; i < argc; ++i) run(argv[i]);
