@@ -6,69 +6,19 @@
 //            bias+GELU kernel (NVRTC)
 //   grouped  32 groups, M from 16 to 2048, N = K = 4096: one CutlassGroupedGemm vs a loop of cuBLASLt GEMMs
 //   conv     CutlassConv fprop vs cuDNN (ConvFwd), ResNet-50 3x3 and 1x1 layers, N = 32, f16
+//   tiles, sweeps   CUTLASS tiles beside accel's defaults (jit_tile_sweeps.cpp; not run unless named)
 // Usage: jit_bench [comma-separated parts]; CSV rows on stdout (part,case,variant,metric,value).
 #include <cuda_runtime.h>
-#include <fmt/format.h>
 
-#include <filesystem>
 #include <functional>
-#include <random>
 #include <set>
 
-#include "accel/device/device.hpp"
-#include "common/csv_report.hpp"
 #include "common/exit_now.hpp"
 #include "jit/cuda/jit_kernels.hpp"
-#include "jit/cutlass_requests.hpp"
+#include "jit/jit_bench_common.hpp"
 
 namespace accel::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-std::filesystem::path fresh_directory(std::string_view name) {
-  auto dir = std::filesystem::temp_directory_path() / fmt::format("accel-jit-bench-{}-{}", name, ::getpid());
-  std::filesystem::remove_all(dir);
-  return dir;
-}
-
-BufferHandle random_buffer(const Device& device, DType dtype, std::uint64_t count, std::uint64_t seed,
-                           float scale = 1.0f) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> uniform(-scale, scale);
-  std::vector<std::byte> bytes(count * size_of(dtype));
-  for (std::uint64_t i = 0; i < count; ++i) {
-    const float v = uniform(rng);
-    switch (dtype) {
-      case DType::f16: reinterpret_cast<Half*>(bytes.data())[i] = to_half(v); break;
-      case DType::bf16: reinterpret_cast<BFloat16*>(bytes.data())[i] = to_bfloat16(v); break;
-      case DType::fp8_e4m3: reinterpret_cast<Float8E4M3*>(bytes.data())[i] = to_float8_e4m3(v); break;
-      default: reinterpret_cast<float*>(bytes.data())[i] = v; break;
-    }
-  }
-  BufferHandle buffer = require(device.ask(Allocate{.dtype = dtype, .count = count}).wait(), "allocate");
-  require(device.ask(CopyToDevice{.source = {bytes.data(), count, dtype}, .destination = buffer}).wait(), "upload");
-  return buffer;
-}
-
-// Median over rounds of (wall time of `per_round` requests submitted back to back) / per_round, in µs.
-template <class Submit>
-double pipelined_micros(const Device& device, Submit submit, int per_round = 20, int rounds = 7) {
-  for (int i = 0; i < 3; ++i) require(submit().wait(), "warm-up");
-  std::vector<double> samples;
-  for (int round = 0; round < rounds; ++round) {
-    std::vector<Future<Done>> pending;
-    pending.reserve(per_round);
-    const auto start = Clock::now();
-    for (int i = 0; i < per_round; ++i) pending.push_back(submit());
-    for (Future<Done>& f : pending) require(f.wait(), "request");
-    samples.push_back(micros(Clock::now() - start) / per_round);
-  }
-  (void)device;
-  return percentile(samples, 0.5);
-}
-
-double tflops(double flops, double us) { return flops / (us * 1e-6) / 1e12; }
 
 // -- cache tiers -------------------------------------------------------------------------------------------
 
@@ -126,38 +76,6 @@ void cache_part() {
 }
 
 // -- GEMMs -------------------------------------------------------------------------------------------------
-
-struct GemmBuffers {
-  BufferHandle a, b, d, bias;
-};
-
-GemmBuffers gemm_buffers(const Device& device, DType input, DType output, std::int64_t m, std::int64_t n,
-                         std::int64_t k) {
-  return {random_buffer(device, input, m * k, 1), random_buffer(device, input, k * n, 2),
-          random_buffer(device, output, m * n, 3), random_buffer(device, output, n, 4)};
-}
-
-// Row-major A (m x k), column-major B (k x n), row-major D: the same product for both libraries.
-CutlassGemm cutlass_gemm(const GemmBuffers& g, DType input, DType output, std::int64_t m, std::int64_t n,
-                         std::int64_t k) {
-  return {.m = m, .n = n, .k = k, .input = input, .output = output, .a = g.a, .b = g.b, .d = g.d};
-}
-
-Gemm library_gemm(const GemmBuffers& g, DType input, DType output, std::int64_t m, std::int64_t n, std::int64_t k,
-                  Epilogue epilogue = {}) {
-  return {.shape = {.order = MatrixOrder::row_major,
-                    .transpose_b = Transpose::transpose,
-                    .m = m,
-                    .n = n,
-                    .k = k,
-                    .input_type = input,
-                    .output_type = output,
-                    .epilogue = epilogue},
-          .a = g.a,
-          .b = g.b,
-          .c = g.d,
-          .bias = epilogue.has_bias() ? g.bias : BufferHandle{}};
-}
 
 // Starts the compile of every CUTLASS instance the parts use, all at once (Code::unavailable answers while they
 // compile), so that the run pays for about one compile instead of one per instance.
@@ -231,148 +149,6 @@ void gemm_part(const Device& device) {
 }
 
 // bf16 as raw bits, so that the program needs no CUDA headers (NVRTC gets no include path here).
-// CUTLASS tile configurations beside accel's default, to choose that default from measurements.
-const KernelTile kSweep[] = {
-    {.m = 128, .n = 256, .k = 64, .cluster_m = 2, .cluster_n = 1, .schedule = KernelSchedule::tma_cooperative},
-    {.m = 128, .n = 256, .k = 64, .cluster_m = 1, .cluster_n = 2, .schedule = KernelSchedule::tma_cooperative},
-    {.m = 256, .n = 128, .k = 64, .cluster_m = 1, .cluster_n = 2, .schedule = KernelSchedule::tma_cooperative},
-    {.m = 256, .n = 128, .k = 64, .cluster_m = 2, .cluster_n = 1, .schedule = KernelSchedule::tma_cooperative},
-    {.m = 128, .n = 256, .k = 64, .cluster_m = 2, .cluster_n = 1, .schedule = KernelSchedule::tma_pingpong},
-    {.m = 128, .n = 128, .k = 64, .cluster_m = 2, .cluster_n = 1, .schedule = KernelSchedule::tma_pingpong},
-};
-
-std::string to_string(const KernelTile& t) {
-  return fmt::format("{}x{}x{} c{}x{} {}", t.m, t.n, t.k, t.cluster_m, t.cluster_n,
-                     t.schedule == KernelSchedule::tma_pingpong ? "pingpong" : "cooperative");
-}
-
-void tiles_part(const Device& device) {
-  for (DType dtype : {DType::bf16, DType::fp8_e4m3}) {
-    const DType output = DType::bf16;
-    const GemmBuffers small = gemm_buffers(device, dtype, output, 256, 256, 128);
-    for (KernelTile tile : kSweep) {
-      if (dtype == DType::fp8_e4m3) tile.k = 128;
-      CutlassGemm r = cutlass_gemm(small, dtype, output, 256, 256, 128);
-      r.tile = tile;
-      r.when_compiling = WhenCompiling::unavailable;
-      (void)device.ask(r).wait();
-    }
-    for (std::int64_t s : {4096, 8192}) {
-      const GemmBuffers g = gemm_buffers(device, dtype, output, s, s, s);
-      for (KernelTile tile : kSweep) {
-        if (dtype == DType::fp8_e4m3) tile.k = 128;
-        CutlassGemm r = cutlass_gemm(g, dtype, output, s, s, s);
-        r.tile = tile;
-        const double us = pipelined_micros(device, [&] { return device.ask(r); });
-        row("tiles", fmt::format("{}->{} {}^3", to_string(dtype), to_string(output), s), to_string(tile), "TFLOP/s",
-            tflops(2.0 * s * s * s, us));
-      }
-    }
-  }
-}
-
-// Grouped GEMM and convolution tiles beside accel's defaults.
-const KernelTile kGroupedSweep[] = {
-    {.m = 128, .n = 256, .k = 64, .cluster_m = 2, .cluster_n = 1, .schedule = KernelSchedule::tma_cooperative},
-    {.m = 128, .n = 128, .k = 64, .cluster_m = 1, .cluster_n = 1, .schedule = KernelSchedule::tma_cooperative},
-    {.m = 128, .n = 128, .k = 64, .cluster_m = 2, .cluster_n = 1, .schedule = KernelSchedule::tma_cooperative},
-    {.m = 128, .n = 256, .k = 64, .cluster_m = 1, .cluster_n = 2, .schedule = KernelSchedule::tma_cooperative},
-    {.m = 64, .n = 128, .k = 64, .cluster_m = 1, .cluster_n = 1, .schedule = KernelSchedule::tma_pingpong},
-    {.m = 64, .n = 256, .k = 64, .cluster_m = 1, .cluster_n = 2, .schedule = KernelSchedule::tma_pingpong},
-};
-const KernelTile kConvSweep[] = {
-    {.m = 128, .n = 128, .k = 64, .cluster_m = 1, .cluster_n = 1},
-    {.m = 128, .n = 64, .k = 64, .cluster_m = 1, .cluster_n = 1},
-    {.m = 128, .n = 128, .k = 64, .cluster_m = 2, .cluster_n = 1},
-    {.m = 64, .n = 128, .k = 64, .cluster_m = 2, .cluster_n = 1},
-    {.m = 128, .n = 64, .k = 64, .cluster_m = 2, .cluster_n = 1},
-};
-
-CutlassGroupedGemm moe_problem(const Device& device, DType dtype, double* flops, std::int64_t* total_m,
-                               std::vector<Gemm>* loop) {
-  constexpr int kGroups = 32;
-  constexpr std::int64_t kN = 4096, kK = 4096;
-  std::mt19937_64 rng(42);
-  std::uniform_int_distribution<int> log_m(4, 11);  // M from 16 to 2048
-  CutlassGroupedGemm grouped{.input = dtype, .output = dtype};
-  *flops = 0;
-  *total_m = 0;
-  for (int i = 0; i < kGroups; ++i) {
-    const std::int64_t m = std::int64_t{1} << log_m(rng);
-    *total_m += m;
-    const GemmBuffers g = gemm_buffers(device, dtype, dtype, m, kN, kK);
-    GemmGroup group{.m = m, .n = kN, .k = kK};
-    group.a.buffer = g.a;
-    group.b.buffer = g.b;
-    group.d.buffer = g.d;
-    grouped.groups.push_back(group);
-    if (loop != nullptr) loop->push_back(library_gemm(g, dtype, dtype, m, kN, kK));
-    *flops += 2.0 * m * kN * kK;
-  }
-  return grouped;
-}
-
-ConvShape resnet_shape(std::int64_t c, std::int64_t k, std::int64_t hw, std::int64_t rs, int stride) {
-  const int pad = static_cast<int>(rs / 2);
-  return {.layout = dnn::TensorLayout::channels_last,
-          .dtype = DType::f16,
-          .n = 32,
-          .c = c,
-          .k = k,
-          .input = {hw, hw},
-          .filter = {rs, rs},
-          .pre_padding = {pad, pad},
-          .post_padding = {pad, pad},
-          .stride = {stride, stride}};
-}
-
-void tile_sweeps_part(const Device& device) {
-  double flops = 0;
-  std::int64_t total_m = 0;
-  CutlassGroupedGemm grouped = moe_problem(device, DType::bf16, &flops, &total_m, nullptr);
-  for (const KernelTile& tile : kGroupedSweep) {
-    grouped.tile = tile;
-    grouped.when_compiling = WhenCompiling::unavailable;
-    (void)device.ask(grouped).wait();
-  }
-  const ConvShape layers[] = {resnet_shape(64, 64, 56, 3, 1), resnet_shape(512, 512, 7, 3, 1),
-                              resnet_shape(256, 64, 56, 1, 1), resnet_shape(128, 128, 28, 3, 1)};
-  std::vector<std::array<BufferHandle, 3>> tensors;
-  for (const ConvShape& s : layers) {
-    const std::int64_t p = (s.input[0] + 2 * s.pre_padding[0] - s.filter[0]) / s.stride[0] + 1;
-    tensors.push_back({random_buffer(device, DType::f16, s.n * s.input[0] * s.input[1] * s.c, 1),
-                       random_buffer(device, DType::f16, s.k * s.filter[0] * s.filter[1] * s.c, 2, 0.1f),
-                       random_buffer(device, DType::f16, s.n * p * p * s.k, 3)});
-  }
-  for (const KernelTile& tile : kConvSweep) {
-    (void)device
-        .ask(CutlassConv{.shape = layers[0],
-                         .x = tensors[0][0],
-                         .w = tensors[0][1],
-                         .y = tensors[0][2],
-                         .tile = tile,
-                         .when_compiling = WhenCompiling::unavailable})
-        .wait();
-  }
-  for (const KernelTile& tile : kGroupedSweep) {
-    grouped.tile = tile;
-    grouped.when_compiling = WhenCompiling::wait;
-    const double us = pipelined_micros(
-        device, [&] { return device.ask(grouped); }, 5);
-    row("tiles", fmt::format("bf16 moe 32 groups sum M {}", total_m), to_string(tile), "TFLOP/s", tflops(flops, us));
-  }
-  for (std::size_t i = 0; i < std::size(layers); ++i) {
-    const ConvShape& s = layers[i];
-    const double conv_flops = 2.0 * s.n * s.input[0] * s.input[1] * s.k * s.c * s.filter[0] * s.filter[1];
-    for (const KernelTile& tile : kConvSweep) {
-      const CutlassConv conv{.shape = s, .x = tensors[i][0], .w = tensors[i][1], .y = tensors[i][2], .tile = tile};
-      const double us = pipelined_micros(device, [&] { return device.ask(conv); });
-      row("tiles", fmt::format("conv {}x{} {}->{} @{}", s.filter[0], s.filter[1], s.c, s.k, s.input[0]),
-          to_string(tile), "TFLOP/s", tflops(conv_flops, us));
-    }
-  }
-}
-
 constexpr const char* kBiasGelu = R"(
 __device__ float load_bf16(unsigned short bits) { return __uint_as_float(static_cast<unsigned>(bits) << 16); }
 __device__ unsigned short store_bf16(float value) {
