@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <system_error>
 
 #include "embed/model_folder.hpp"
 #include "embed/model_weights.hpp"
@@ -40,8 +41,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzzing::write_file(file, std::span<const std::byte>(reinterpret_cast<const std::byte*>(data) + 1, size - 1));
   if (accel::Result<embed::ModelFolder> model = embed::ModelFolder::read(folder.path()); model.ok())
     (void)embed::ModelWeights::open(*model);
-  // The next input finds the folder as it was.
-  std::filesystem::copy_file(std::filesystem::path(ACCEL_FUZZ_MODEL_FOLDER) / file.lexically_relative(folder.path()),
-                             file, std::filesystem::copy_options::overwrite_existing);
+  // The next input finds the folder as it was. The copy is retried when a signal interrupts it (libFuzzer's timers
+  // do: a CI run died of an uncaught "Interrupted system call" here).
+  std::error_code error;
+  do {
+    std::filesystem::copy_file(std::filesystem::path(ACCEL_FUZZ_MODEL_FOLDER) / file.lexically_relative(folder.path()),
+                               file, std::filesystem::copy_options::overwrite_existing, error);
+  } while (error == std::errc::interrupted);
+  if (error) throw std::filesystem::filesystem_error("restoring the model folder", file, error);
   return 0;
 }
