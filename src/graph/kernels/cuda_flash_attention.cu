@@ -14,22 +14,19 @@ namespace {
 
 constexpr int kRowsPerCta = 64;
 
-// Keys per shared-memory tile, and the CTAs an SM should hold (which caps the registers a thread may use). Chosen
-// on the H200 (docs/PERFORMANCE.md §42): tiles of 32 keys waste fewer products past a short sequence's end than 64
-// and need fewer registers; head_dim 32 at 80 registers (6 CTAs) ran 4 % faster than at 124 (64 keys), head_dim 64 at
-// 96 (5 CTAs, a few bytes spilled) 2 % faster than at 133; head_dim 128 is held at 168 (3 CTAs), where the masks'
-// fast path below had taken it to 202. For head_dim 128, 32 keys also keep both stages of K and V within 48 KiB of
-// static shared memory.
-__host__ __device__ constexpr int keys_per_tile(int) { return 32; }
+// The CTAs an SM should hold, which caps the registers a thread may use. Chosen on the H200 (docs/PERFORMANCE.md §43):
+// head_dim 32 at 80 registers (6 CTAs) ran 4 % faster than at 124 (with 64-key tiles), head_dim 64 at 96 (5 CTAs, a
+// few bytes spilled) 2 % faster than at 133; head_dim 128 is held at 168 (3 CTAs), where the masks' fast path below had
+// taken it to 202. Tiles are a warp's step of keys (kKeysPerStep), which for head_dim 128 also keeps both stages of K
+// and V within 48 KiB of static shared memory.
 __host__ __device__ constexpr int ctas_per_sm(int head_dim) { return head_dim == 32 ? 6 : (head_dim == 64 ? 5 : 3); }
 
 template <class T, int D>
 __global__ void __launch_bounds__(128, ctas_per_sm(D)) flash_attention_kernel(AttentionArgs args, int tiles) {
   // Rows padded by 16 bytes: the 8 rows one ldmatrix or fragment load touches then fall on distinct banks.
   constexpr int kStride = D + 8;
-  constexpr int kKeysPerTile = keys_per_tile(D);
-  __shared__ alignas(16) T keys[2][kKeysPerTile * kStride];
-  __shared__ alignas(16) T values[2][kKeysPerTile * kStride];
+  __shared__ alignas(16) T keys[2][kKeysPerStep * kStride];
+  __shared__ alignas(16) T values[2][kKeysPerStep * kStride];
 
   const std::int64_t s = blockIdx.x / tiles;
   const auto [begin, length] = detail::sequence_span(args.offsets, s, args.rows, args.max_length);
@@ -45,9 +42,9 @@ __global__ void __launch_bounds__(128, ctas_per_sm(D)) flash_attention_kernel(At
 
   const auto load_tile = [&](int tile, int stage) {
     constexpr int kChunksPerRow = D / 8;
-    for (int chunk = threadIdx.x; chunk < kKeysPerTile * kChunksPerRow; chunk += 128) {
+    for (int chunk = threadIdx.x; chunk < kKeysPerStep * kChunksPerRow; chunk += 128) {
       const int r = chunk / kChunksPerRow, c = chunk % kChunksPerRow * 8;
-      const int key = tile * kKeysPerTile + r;
+      const int key = tile * kKeysPerStep + r;
       const bool valid = key < length;
       const int source = valid ? key : 0;
       copy16(&keys[stage][r * kStride + c], k + source * args.k_stride + c, valid);
@@ -62,9 +59,9 @@ __global__ void __launch_bounds__(128, ctas_per_sm(D)) flash_attention_kernel(At
   int first_tile = 0;
   if (args.window > 0) {
     keys_end = min(keys_end, q0 + kRowsPerCta + args.window);
-    first_tile = max(0, q0 - args.window) / kKeysPerTile;
+    first_tile = max(0, q0 - args.window) / kKeysPerStep;
   }
-  const int key_tiles = (keys_end + kKeysPerTile - 1) / kKeysPerTile;
+  const int key_tiles = (keys_end + kKeysPerStep - 1) / kKeysPerStep;
   load_tile(first_tile, 0);
   for (int tile = first_tile; tile < key_tiles; ++tile) {
     const int stage = (tile - first_tile) % 2;
@@ -76,11 +73,11 @@ __global__ void __launch_bounds__(128, ctas_per_sm(D)) flash_attention_kernel(At
     }
     __syncthreads();
     // Whether every key of the tile is valid for every row of the CTA: then no element needs its mask.
-    const int tile_first = tile * kKeysPerTile, tile_last = tile_first + kKeysPerTile - 1;
+    const int tile_first = tile * kKeysPerStep, tile_last = tile_first + kKeysPerStep - 1;
     const bool unmasked =
         tile_last < length && (!args.causal || tile_last <= q0) &&
         (args.window <= 0 || (q0 + kRowsPerCta - 1 - tile_first <= args.window && tile_last - q0 <= args.window));
-    rows.template step<kKeysPerTile>(keys[stage], values[stage], kStride, tile_first, !unmasked, mask, scale);
+    rows.step(keys[stage], values[stage], kStride, tile_first, !unmasked, mask, scale);
     __syncthreads();  // the next iteration's copies overwrite this stage
   }
   rows.store(static_cast<T*>(args.out) + begin * args.out_stride + column, args.out_stride, length);

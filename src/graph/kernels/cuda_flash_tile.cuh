@@ -14,6 +14,15 @@
 
 namespace accel::graph::cuda::detail {
 
+// Keys a warp takes in one step, in both kernels. The H200 chose it (docs/PERFORMANCE.md §43, §59): 32 against 64 in
+// the streaming kernel; 32 against 64 and 128 in the resident one.
+constexpr int kKeysPerStep = 32;
+
+// `keys` rounded up to whole steps.
+__host__ __device__ constexpr int whole_steps(int keys) {
+  return (keys + kKeysPerStep - 1) / kKeysPerStep * kKeysPerStep;
+}
+
 // 2^x by the special-function unit (ex2.approx, flushing denormals): P is rounded to f16/bf16 next, so its 2^-22
 // relative error is far below what the rounding costs; exp2f's exact form took extra instructions per element.
 __device__ __forceinline__ float exp2_approx(float x) {
@@ -71,16 +80,14 @@ struct FlashRows {
     }
   }
 
-  // Keys key0..key0+kKeys-1, rows of `keys` and `values` in shared memory `stride` elements apart; `masked` false
-  // when every row of the warp sees every one of them. `scale` is the scores' scale times log2(e), positive.
-  template <int kKeys>
+  // Keys key0..key0+kKeysPerStep-1, rows of `keys` and `values` in shared memory `stride` elements apart; `masked`
+  // false when every row of the warp sees every one of them. `scale` is the scores' scale times log2(e), positive.
   __device__ void step(const T* keys, const T* values, int stride, int key0, bool masked, const KeyMask& mask,
                        float scale) {
-    static_assert(kKeys % 16 == 0);
     const int lane = threadIdx.x % 32, group = lane / 4, quad = lane % 4;
-    float sc[kKeys / 8][4] = {};
+    float sc[kKeysPerStep / 8][4] = {};
 #pragma unroll
-    for (int n = 0; n < kKeys / 8; ++n) {
+    for (int n = 0; n < kKeysPerStep / 8; ++n) {
       const T* key_row = keys + (n * 8 + group) * stride + quad * 2;
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk)
@@ -90,7 +97,7 @@ struct FlashRows {
     // Fragment element e of n-tile n is key n*8 + quad*2 + e%2 of row group (e < 2) or group + 8.
     if (masked) {
 #pragma unroll
-      for (int n = 0; n < kKeys / 8; ++n)
+      for (int n = 0; n < kKeysPerStep / 8; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
           if (!mask.sees(e < 2 ? row0 : row1, key0 + n * 8 + quad * 2 + e % 2)) sc[n][e] = -INFINITY;
@@ -99,7 +106,7 @@ struct FlashRows {
     // is one multiply-add and one ex2.
     float step_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-    for (int n = 0; n < kKeys / 8; ++n)
+    for (int n = 0; n < kKeysPerStep / 8; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) step_max[e / 2] = fmaxf(step_max[e / 2], sc[n][e]);
     float correction[2], shift[2];
@@ -114,7 +121,7 @@ struct FlashRows {
       total[h] *= correction[h];
     }
 #pragma unroll
-    for (int n = 0; n < kKeys / 8; ++n)
+    for (int n = 0; n < kKeysPerStep / 8; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         sc[n][e] = exp2_approx(fmaf(sc[n][e], scale, -shift[e / 2]));
@@ -126,7 +133,7 @@ struct FlashRows {
       for (int e = 0; e < 4; ++e) o[n][e] *= correction[e / 2];
 
 #pragma unroll
-    for (int kk = 0; kk < kKeys / 16; ++kk) {
+    for (int kk = 0; kk < kKeysPerStep / 16; ++kk) {
       const std::uint32_t pf[4] = {pack(sc[2 * kk][0], sc[2 * kk][1], T{}), pack(sc[2 * kk][2], sc[2 * kk][3], T{}),
                                    pack(sc[2 * kk + 1][0], sc[2 * kk + 1][1], T{}),
                                    pack(sc[2 * kk + 1][2], sc[2 * kk + 1][3], T{})};

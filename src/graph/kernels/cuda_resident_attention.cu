@@ -19,13 +19,12 @@ namespace {
 
 constexpr int kWarps = 4;
 constexpr int kRowsPerBlock = 16;
-constexpr int kKeysPerStep = 32;
 
 // Shared memory a CTA takes: every key and value row of the longest sequence, rounded up to a whole step of
 // keys, each row padded by 16 bytes (the 8 rows one ldmatrix or fragment load touches then fall on distinct banks).
 __host__ __device__ constexpr int stride_of(int head_dim) { return head_dim + 8; }
 std::size_t resident_bytes(const AttentionArgs& args, std::size_t element_size) {
-  const std::size_t keys = (static_cast<std::size_t>(args.max_length) + kKeysPerStep - 1) / kKeysPerStep * kKeysPerStep;
+  const auto keys = static_cast<std::size_t>(whole_steps(args.max_length));
   return 2 * keys * static_cast<std::size_t>(stride_of(args.head_dim)) * element_size;
 }
 
@@ -42,7 +41,7 @@ __global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D)) resident_attentio
   extern __shared__ __align__(16) unsigned char resident_shared[];
   const auto [begin, length] = detail::sequence_span(args.offsets, blockIdx.x, args.rows, args.max_length);
   if (length == 0) return;
-  const int capacity = (args.max_length + kKeysPerStep - 1) / kKeysPerStep * kKeysPerStep;
+  const int capacity = whole_steps(args.max_length);
   T* keys = reinterpret_cast<T*>(resident_shared);
   T* values = keys + capacity * kStride;
 
@@ -50,7 +49,7 @@ __global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D)) resident_attentio
   const std::int64_t kv_column = std::int64_t{blockIdx.y / (args.heads / args.kv_heads)} * D;
   const T* k = static_cast<const T*>(args.k) + begin * args.k_stride + kv_column;
   const T* v = static_cast<const T*>(args.v) + begin * args.v_stride + kv_column;
-  const int loaded = (length + kKeysPerStep - 1) / kKeysPerStep * kKeysPerStep;
+  const int loaded = whole_steps(length);
   constexpr int kChunksPerRow = D / 8;
   for (int chunk = threadIdx.x; chunk < loaded * kChunksPerRow; chunk += kWarps * 32) {
     const int r = chunk / kChunksPerRow, c = chunk % kChunksPerRow * 8;
@@ -77,8 +76,7 @@ __global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D)) resident_attentio
     for (int key0 = 0; key0 < keys_end; key0 += kKeysPerStep) {
       const int key_last = key0 + kKeysPerStep - 1;
       const bool masked = key_last >= length || (args.causal && key_last > first);
-      rows.template step<kKeysPerStep>(keys + key0 * kStride, values + key0 * kStride, kStride, key0, masked, mask,
-                                       scale);
+      rows.step(keys + key0 * kStride, values + key0 * kStride, kStride, key0, masked, mask, scale);
     }
     const FlashRows<T, D> next(q, args.q_stride, first + kWarps * kRowsPerBlock, length);
     rows.store(out, args.out_stride, length);
