@@ -1,8 +1,10 @@
 // GEMM on the GPU through the accel device actor, side by side with the raw cuBLASLt call a user would
-// write (same process, same GPU, same inputs) — the PyTorch peer is bench/peers/torch_gemm.py. Three parts:
+// write (same process, same GPU, same inputs) — the PyTorch peer is bench/peers/torch_gemm.py. Four parts:
 //   small    64³, 256³, 1024³ bf16: one-at-a-time latency (median, p99) and pipelined time per GEMM;
 //   large    4096³ and 8192³ in bf16, f16, tf32 and fp8 e4m3: TFLOP/s;
 //   notify   the three completion strategies: round trip of a tiny copy and of a ~0.3 ms GEMM, vs direct.
+//   encoder  the products of the encoders and Qwen3-0.6B's decoder at a batch's rows (x Wᵀ, f16/bf16): TFLOP/s,
+//            where accel's plans run the candidate cuBLASLt timed fastest and the direct call its heuristic's first.
 // Prints CSV rows: part,case,variant,metric,value.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -39,16 +41,18 @@ using bench::percentile;
 using bench::require;
 using bench::row;
 
-// The problem in the benchmark's terms: row-major C(m×n) = A(m×k) · op(B), op(B) = B (k×n) or, for fp8, Bᵀ
-// with B stored n×k (the layout cuBLASLt's fp8 kernels take).
+// The problem in the benchmark's terms: row-major C(m×n) = A(m×k) · op(B), op(B) = B (k×n) or, for fp8 and a
+// model's weights, Bᵀ with B stored n×k (the layout cuBLASLt's fp8 kernels take, and nn.Linear's).
 struct Problem {
   std::string name;
   std::int64_t m, n, k;
   DType input, output;
   GemmCompute compute = GemmCompute::standard;
+  bool weights = false;  // B is a weight matrix stored n×k
   [[nodiscard]] bool fp8() const { return input == DType::fp8_e4m3; }
+  [[nodiscard]] bool b_transposed() const { return fp8() || weights; }
   [[nodiscard]] GemmShape shape() const {
-    return {.transpose_b = fp8() ? Transpose::transpose : Transpose::none,
+    return {.transpose_b = b_transposed() ? Transpose::transpose : Transpose::none,
             .m = m,
             .n = n,
             .k = k,
@@ -125,10 +129,10 @@ struct DirectGemm {
         p.compute == GemmCompute::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     check_lt(cublasLtMatmulDescCreate(&desc, compute, CUDA_R_32F), "desc");
     // Column-major Cᵀ (n×m) = op(B)ᵀ Aᵀ: cuBLASLt's first operand is B.
-    const cublasOperation_t ta = p.fp8() ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
+    const cublasOperation_t ta = p.b_transposed() ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
     check_lt(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)), "transa");
     check_lt(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), "transb");
-    if (p.fp8())
+    if (p.b_transposed())
       check_lt(cublasLtMatrixLayoutCreate(&la, cuda_type(p.input), p.k, p.n, p.k), "layout b");
     else
       check_lt(cublasLtMatrixLayoutCreate(&la, cuda_type(p.input), p.n, p.k, p.n), "layout b");
@@ -255,43 +259,73 @@ void small_gemms(Device device, std::mt19937_64& rng) {
   }
 }
 
+// Throughput of each problem, pipelined: through the device actor and as the direct call, median of 5 trials.
+void throughput(const char* part, Device device, const std::vector<Problem>& problems, std::mt19937_64& rng) {
+  for (const Problem& p : problems) {
+    const auto a = random_elements(p.input, p.m * p.k, rng), b = random_elements(p.input, p.k * p.n, rng);
+    const int reps = std::clamp(static_cast<int>(2e12 / p.flops()), 20, 400);  // ~2 ms of work or more a trial
+    std::vector<double> actor_tflops, direct_tflops;
+    {
+      ActorGemm actor(device, p, a, b);
+      for (int i = 0; i < 5; ++i) require(device.gemm(actor.gemm).wait(), "warm-up");
+      for (int trial = 0; trial < 5; ++trial) {
+        std::vector<Future<Done>> futures;
+        auto t0 = Clock::now();
+        for (int i = 0; i < reps; ++i) futures.push_back(device.gemm(actor.gemm));
+        for (Future<Done>& f : futures) require(f.wait(), "gemm");
+        actor_tflops.push_back(p.flops() * reps / (micros(Clock::now() - t0) * 1e6));
+      }
+    }
+    {
+      DirectGemm direct(p, a, b);
+      for (int i = 0; i < 5; ++i) direct.enqueue();
+      direct.sync();
+      for (int trial = 0; trial < 5; ++trial) {
+        auto t0 = Clock::now();
+        for (int i = 0; i < reps; ++i) direct.enqueue();
+        direct.sync();
+        direct_tflops.push_back(p.flops() * reps / (micros(Clock::now() - t0) * 1e6));
+      }
+    }
+    row(part, p.name, "accel", "tflops", percentile(actor_tflops, 0.5));
+    row(part, p.name, "cublaslt", "tflops", percentile(direct_tflops, 0.5));
+  }
+}
+
 void large_gemms(Device device, std::mt19937_64& rng) {
+  std::vector<Problem> problems;
   for (std::int64_t size : {4096, 8192}) {
     for (const auto& [label, input, output, compute] :
          {std::tuple{"bf16", DType::bf16, DType::bf16, GemmCompute::standard},
           std::tuple{"f16", DType::f16, DType::f16, GemmCompute::standard},
           std::tuple{"tf32", DType::f32, DType::f32, GemmCompute::tf32},
           std::tuple{"fp8_e4m3", DType::fp8_e4m3, DType::bf16, GemmCompute::standard}}) {
-      const Problem p{fmt::format("{}^3 {}", size, label), size, size, size, input, output, compute};
-      const auto a = random_elements(p.input, p.m * p.k, rng), b = random_elements(p.input, p.k * p.n, rng);
-      const int reps = size == 4096 ? 100 : 20;
-      std::vector<double> actor_tflops, direct_tflops;
-      {
-        ActorGemm actor(device, p, a, b);
-        for (int i = 0; i < 5; ++i) require(device.gemm(actor.gemm).wait(), "warm-up");
-        for (int trial = 0; trial < 5; ++trial) {
-          std::vector<Future<Done>> futures;
-          auto t0 = Clock::now();
-          for (int i = 0; i < reps; ++i) futures.push_back(device.gemm(actor.gemm));
-          for (Future<Done>& f : futures) require(f.wait(), "gemm");
-          actor_tflops.push_back(p.flops() * reps / (micros(Clock::now() - t0) * 1e6));
-        }
-      }
-      {
-        DirectGemm direct(p, a, b);
-        for (int i = 0; i < 5; ++i) direct.enqueue();
-        direct.sync();
-        for (int trial = 0; trial < 5; ++trial) {
-          auto t0 = Clock::now();
-          for (int i = 0; i < reps; ++i) direct.enqueue();
-          direct.sync();
-          direct_tflops.push_back(p.flops() * reps / (micros(Clock::now() - t0) * 1e6));
-        }
-      }
-      row("large", p.name, "accel", "tflops", percentile(actor_tflops, 0.5));
-      row("large", p.name, "cublaslt", "tflops", percentile(direct_tflops, 0.5));
+      problems.push_back({fmt::format("{}^3 {}", size, label), size, size, size, input, output, compute});
     }
   }
+  throughput("large", std::move(device), problems, rng);
+}
+
+// (rows, out features, in features) of all-MiniLM-L6-v2 and a 12 × 768 BERT at 16,384 rows (f16), Qwen3-0.6B at
+// 4,096 (bf16): q, k and v stacked, the attention's output, the FFN's or gated MLP's two products.
+void encoder_gemms(Device device, std::mt19937_64& rng) {
+  std::vector<Problem> problems;
+  const auto add = [&](const char* model, DType dtype, std::int64_t m, std::int64_t n, std::int64_t k) {
+    problems.push_back({.name = fmt::format("{} {}x{}x{}", model, m, n, k),
+                        .m = m,
+                        .n = n,
+                        .k = k,
+                        .input = dtype,
+                        .output = dtype,
+                        .weights = true});
+  };
+  for (const auto& [n, k] : {std::pair{1152, 384}, {384, 384}, {1536, 384}, {384, 1536}})
+    add("minilm", DType::f16, 16384, n, k);
+  for (const auto& [n, k] : {std::pair{2304, 768}, {768, 768}, {3072, 768}, {768, 3072}})
+    add("bert", DType::f16, 16384, n, k);
+  for (const auto& [n, k] : {std::pair{4096, 1024}, {1024, 2048}, {6144, 1024}, {1024, 3072}})
+    add("qwen3", DType::bf16, 4096, n, k);
+  throughput("encoder", std::move(device), problems, rng);
 }
 
 void notification(System& system, std::mt19937_64& rng) {
@@ -355,7 +389,7 @@ void notification(System& system, std::mt19937_64& rng) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string parts = argc > 1 ? argv[1] : "small,large,notify";
+  const std::string parts = argc > 1 ? argv[1] : "small,large,encoder,notify";
   System system;
   Result<Device> device = Device::open(system, {.kind = DeviceKind::cuda});
   if (!device.ok()) {
@@ -366,6 +400,7 @@ int main(int argc, char** argv) {
   fmt::print("part,case,variant,metric,value\n");
   if (parts.find("small") != std::string::npos) small_gemms(*device, rng);
   if (parts.find("large") != std::string::npos) large_gemms(*device, rng);
+  if (parts.find("encoder") != std::string::npos) encoder_gemms(*device, rng);
   if (parts.find("notify") != std::string::npos) notification(system, rng);
   return 0;
 }

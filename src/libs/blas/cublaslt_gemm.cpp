@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "libs/blas/cublaslt_library.hpp"
+#include "libs/blas/cublaslt_plan.hpp"
 
 namespace accel::blas {
 namespace {
@@ -148,27 +149,6 @@ Status check_cublaslt_support(const GemmGeometry& g, int compute_capability) {
   return Status();
 }
 
-struct CublasLtGemm::Plan {
-  bool swapped = false;
-  cudaDataType scale_type = CUDA_R_32F;
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t a = nullptr;
-  cublasLtMatrixLayout_t b = nullptr;
-  cublasLtMatrixLayout_t c = nullptr;
-  cublasLtMatmulAlgo_t algo{};
-  const CublasLtApi& api;
-
-  explicit Plan(const CublasLtApi& library) : api(library) {}
-  Plan(const Plan&) = delete;
-  Plan& operator=(const Plan&) = delete;
-  ~Plan() {
-    if (a) api.cublasLtMatrixLayoutDestroy(a);
-    if (b) api.cublasLtMatrixLayoutDestroy(b);
-    if (c) api.cublasLtMatrixLayoutDestroy(c);
-    if (desc) api.cublasLtMatmulDescDestroy(desc);
-  }
-};
-
 CublasLtGemm::CublasLtGemm(const CublasLtApi& api, cublasLtHandle_t handle, std::size_t capacity, void* workspace,
                            std::size_t workspace_bytes)
     : api_(api),
@@ -247,18 +227,20 @@ Result<std::shared_ptr<const CublasLtGemm::Plan>> CublasLtGemm::build_plan(const
   const std::uint64_t workspace_limit = workspace_bytes_;
   cublasStatus_t set = api_.cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                                  &workspace_limit, sizeof(workspace_limit));
-  cublasLtMatmulHeuristicResult_t heuristic{};
+  std::array<cublasLtMatmulHeuristicResult_t, kPlanCandidates> heuristics{};
   int found = 0;
   if (set == CUBLAS_STATUS_SUCCESS) {
-    set = api_.cublasLtMatmulAlgoGetHeuristic(handle_, plan->desc, plan->a, plan->b, plan->c, plan->c, preference, 1,
-                                              &heuristic, &found);
+    set = api_.cublasLtMatmulAlgoGetHeuristic(handle_, plan->desc, plan->a, plan->b, plan->c, plan->c, preference,
+                                              static_cast<int>(heuristics.size()), heuristics.data(), &found);
   }
   api_.cublasLtMatmulPreferenceDestroy(preference);
   if (set == CUBLAS_STATUS_NOT_SUPPORTED || (set == CUBLAS_STATUS_SUCCESS && found == 0)) {
     return not_supported(fmt::format("cuBLASLt has no algorithm for {}", to_string(s)));
   }
   ACCEL_RETURN_IF_ERROR(cublas_status(set, "cublasLtMatmulAlgoGetHeuristic"));
-  plan->algo = heuristic.algo;
+  for (int i = 0; i < found; ++i) plan->candidates.push_back(heuristics[static_cast<std::size_t>(i)].algo);
+  plan->algo = plan->candidates.front();
+  plan->timed = plan->candidates.size() == 1;
   return std::shared_ptr<const Plan>(std::move(plan));
 }
 
@@ -288,6 +270,10 @@ Status CublasLtGemm::run(const Plan& planned, const GemmGeometry& g, const GemmO
   const void* beta_ptr = wide ? static_cast<const void*>(&beta) : &beta32;
   const void* first = plan->swapped ? ops.b : ops.a;
   const void* second = plan->swapped ? ops.a : ops.b;
+  if (!plan->timed && beta == 0.0) {
+    ACCEL_RETURN_IF_ERROR(
+        time_candidates(*plan, {.a = first, .b = second, .c = ops.c, .alpha = alpha_ptr, .beta = beta_ptr}, stream));
+  }
   return cublas_status(
       api_.cublasLtMatmul(handle_, plan->desc, alpha_ptr, first, plan->a, second, plan->b, beta_ptr, ops.c, plan->c,
                           ops.c, plan->c, &plan->algo, workspace_, workspace_bytes_, stream),

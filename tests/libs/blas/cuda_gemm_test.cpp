@@ -218,6 +218,32 @@ TEST_F(CudaGemmTest, StridedBatchesPaddedLeadingDimensionsAndBeta) {
   }
 }
 
+// A plan's first run with beta = 0 times each algorithm cuBLASLt offers on the run's own operands and keeps the
+// fastest (cublaslt_timing.cpp). An encoder layer's products, where it offers several: the timed run, the runs
+// after it, and accumulations (beta != 0, never timed: each timing run would add to C again) all match the
+// reference, including an accumulation on a plan that is not timed yet and the timed run that follows it.
+TEST_F(CudaGemmTest, TimedPlansAnswerAsTheReferenceBeforeAndAfterTheirTiming) {
+  for (const DType dtype : {DType::f16, DType::bf16}) {
+    SCOPED_TRACE(to_string(dtype));
+    const double tolerance = dtype == DType::f16 ? 2e-3 : 1e-2;
+    const GemmShape layer{.transpose_b = Transpose::transpose,
+                          .m = 512,
+                          .n = 1536,
+                          .k = 384,
+                          .input_type = dtype,
+                          .output_type = dtype,
+                          .epilogue = {.activation = Activation::gelu_tanh, .bias = BiasVector::per_column}};
+    for (int run = 0; run < 3; ++run) check(layer, tolerance, 1.0, 0.0);
+    check(layer, tolerance, 1.0, 1.0);
+    const GemmShape accumulated{
+        .transpose_b = Transpose::transpose, .m = 320, .n = 384, .k = 1536, .input_type = dtype, .output_type = dtype};
+    check(accumulated, tolerance, 1.0, 1.0);
+    check(accumulated, tolerance, 0.5, 0.0);
+    check(accumulated, tolerance, 0.5, -1.0);
+    if (HasFatalFailure()) return;
+  }
+}
+
 // cuBLASLt refuses m = 0 or n = 0 (CUBLAS_STATUS_EXECUTION_FAILED); accel answers them as the no-op they are, as
 // the CPU device does, and the stream keeps serving. k = 0 is C = beta C.
 TEST_F(CudaGemmTest, EmptyProductsAreANoOpAndAnEmptySumScalesC) {

@@ -1,0 +1,107 @@
+// Timing a plan's candidate algorithms. cuBLASLt's heuristic ranks its algorithms by a model of the GPU, and for
+// the encoders' narrow products (k = 384-1,536 against 16,384 rows) its first choice was up to 15 % slower than
+// another it offered (docs/PERFORMANCE.md §60). So a plan's first run that can be timed runs every candidate on
+// the run's own operands and keeps the fastest, as cuDNN's autotuner and PyTorch's TunableOp do.
+//
+// Only a run that may repeat itself is timed: beta = 0 (D = epilogue(alpha A B), so running it again writes the
+// same D; with beta != 0 each run would add to D again) and a stream not capturing a graph (timing waits for the
+// GPU). The real run follows with the chosen algorithm, so what the caller receives is one run's output.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "libs/blas/cublaslt_gemm.hpp"
+#include "libs/blas/cublaslt_plan.hpp"
+#include "operation/cuda_status.hpp"
+
+namespace accel::blas {
+namespace {
+
+// A measurement should span at least this much GPU time, so the events' resolution (~0.5 µs) stays small.
+constexpr float kMeasureMicroseconds = 50.0f;
+constexpr int kMostRepeats = 20;
+// A product this slow is timed once per candidate: its own length dwarfs the noise, and more rounds would stall
+// the stream's first request for too long.
+constexpr float kOneRoundMicroseconds = 2000.0f;
+constexpr int kRounds = 3;
+// Another candidate replaces the heuristic's choice only when it is clearly faster, not by noise.
+constexpr double kSwitchBelow = 0.98;
+
+class EventPair {
+ public:
+  EventPair() = default;
+  ~EventPair() {
+    if (start_ != nullptr) cudaEventDestroy(start_);
+    if (stop_ != nullptr) cudaEventDestroy(stop_);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+
+  Status create() {
+    ACCEL_RETURN_IF_ERROR(cuda_status(cudaEventCreate(&start_), "creating an event to time cuBLASLt's algorithms"));
+    return cuda_status(cudaEventCreate(&stop_), "creating an event to time cuBLASLt's algorithms");
+  }
+  cudaEvent_t start() const { return start_; }
+  cudaEvent_t stop() const { return stop_; }
+
+ private:
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+};
+
+}  // namespace
+
+Status CublasLtGemm::time_candidates(const Plan& plan, const TimedOperands& ops, cudaStream_t stream) const {
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  ACCEL_RETURN_IF_ERROR(cuda_status(cudaStreamIsCapturing(stream, &capturing),
+                                    "asking whether the stream captures before timing cuBLASLt's algorithms"));
+  if (capturing != cudaStreamCaptureStatusNone) return Status();  // a later uncaptured run times it
+
+  const auto launch = [&](const cublasLtMatmulAlgo_t& algo) {
+    return api_.cublasLtMatmul(handle_, plan.desc, ops.alpha, ops.a, plan.a, ops.b, plan.b, ops.beta, ops.c, plan.c,
+                               ops.c, plan.c, &algo, workspace_, workspace_bytes_, stream);
+  };
+  // Each candidate runs once untimed (its first launch may load its kernel's module); one cuBLASLt refuses for
+  // these operands drops out.
+  std::vector<const cublasLtMatmulAlgo_t*> runnable;
+  for (const cublasLtMatmulAlgo_t& algo : plan.candidates)
+    if (launch(algo) == CUBLAS_STATUS_SUCCESS) runnable.push_back(&algo);
+  if (runnable.empty()) return cublas_status(launch(plan.candidates.front()), "cublasLtMatmul");
+
+  EventPair events;
+  ACCEL_RETURN_IF_ERROR(events.create());
+  const auto measure = [&](const cublasLtMatmulAlgo_t& algo, int repeats) -> Result<float> {
+    ACCEL_RETURN_IF_ERROR(cuda_status(cudaEventRecord(events.start(), stream), "timing cuBLASLt's algorithms"));
+    for (int r = 0; r < repeats; ++r) ACCEL_RETURN_IF_ERROR(cublas_status(launch(algo), "cublasLtMatmul"));
+    ACCEL_RETURN_IF_ERROR(cuda_status(cudaEventRecord(events.stop(), stream), "timing cuBLASLt's algorithms"));
+    ACCEL_RETURN_IF_ERROR(cuda_status(cudaEventSynchronize(events.stop()), "waiting for a timed cuBLASLt algorithm"));
+    float milliseconds = 0;
+    ACCEL_RETURN_IF_ERROR(cuda_status(cudaEventElapsedTime(&milliseconds, events.start(), events.stop()),
+                                      "timing cuBLASLt's algorithms"));
+    return milliseconds * 1000.0f / static_cast<float>(repeats);
+  };
+
+  ACCEL_ASSIGN_OR_RETURN(const float first, measure(*runnable.front(), 1));
+  const int repeats =
+      std::clamp(static_cast<int>(std::ceil(kMeasureMicroseconds / std::max(first, 0.1f))), 1, kMostRepeats);
+  const int rounds = first >= kOneRoundMicroseconds ? 1 : kRounds;
+  // Rounds interleave the candidates, so a clock that drifts during the timing favours none of them.
+  std::vector<float> best(runnable.size(), std::numeric_limits<float>::infinity());
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t i = 0; i < runnable.size(); ++i) {
+      ACCEL_ASSIGN_OR_RETURN(const float microseconds, measure(*runnable[i], repeats));
+      best[i] = std::min(best[i], microseconds);
+    }
+  }
+  const auto fastest = static_cast<std::size_t>(std::min_element(best.begin(), best.end()) - best.begin());
+  const bool heuristic_ran = runnable.front() == &plan.candidates.front();
+  const bool clearly_faster = !heuristic_ran || best[fastest] < kSwitchBelow * best.front();
+  plan.algo = clearly_faster ? *runnable[fastest] : plan.candidates.front();
+  plan.timed = true;
+  return Status();
+}
+
+}  // namespace accel::blas
