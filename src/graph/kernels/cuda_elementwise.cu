@@ -1,5 +1,6 @@
 // The element-wise and copying graph kernels on CUDA: gather, positions, activations, binary ops, casts and
 // strided copies. Each thread takes V consecutive elements of a row (V = 8 on the vector path).
+#include "core/chained_launch.cuh"
 #include "graph/kernels/cuda_element.cuh"
 #include "graph/kernels/cuda_kernels.hpp"
 
@@ -40,6 +41,7 @@ __global__ void positions_kernel(const std::int32_t* offsets, std::int64_t seque
 template <int V, class T>
 __global__ void bias_activation_kernel(const T* x, const T* bias, std::int64_t rows, std::int64_t width,
                                        Activation activation, T* y) {
+  wait_for_prior_kernel();
   const std::int64_t chunks = width / V;
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < rows * chunks;
        i += std::int64_t{gridDim.x} * blockDim.x) {
@@ -59,6 +61,7 @@ __global__ void bias_activation_kernel(const T* x, const T* bias, std::int64_t r
 template <int V, class T>
 __global__ void binary_kernel(BinaryOp op, const T* a, const T* b, Broadcast b_shape, std::int64_t rows,
                               std::int64_t width, T* out, Activation a_activation) {
+  wait_for_prior_kernel();
   const std::int64_t chunks = width / V;
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < rows * chunks;
        i += std::int64_t{gridDim.x} * blockDim.x) {
@@ -85,6 +88,7 @@ __global__ void binary_kernel(BinaryOp op, const T* a, const T* b, Broadcast b_s
 
 template <int V, class T>
 __global__ void gated_kernel(const T* x, std::int64_t rows, std::int64_t width, Activation activation, T* y) {
+  wait_for_prior_kernel();
   const std::int64_t chunks = width / V;
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < rows * chunks;
        i += std::int64_t{gridDim.x} * blockDim.x) {
@@ -155,13 +159,10 @@ cudaError_t bias_activation(DType dtype, const void* x, const void* bias, std::i
     const auto* xt = static_cast<const T*>(x);
     const auto* bt = static_cast<const T*>(bias);
     auto* yt = static_cast<T*>(y);
-    if (vectorizable(width, x, bias, y))
-      bias_activation_kernel<8><<<detail::blocks_for(rows * width / 8, kThreads), kThreads, 0, stream>>>(
-          xt, bt, rows, width, activation, yt);
-    else
-      bias_activation_kernel<1>
-          <<<detail::blocks_for(rows * width, kThreads), kThreads, 0, stream>>>(xt, bt, rows, width, activation, yt);
-    return cudaGetLastError();
+    const bool vector = vectorizable(width, x, bias, y);
+    return launch_chained(vector ? bias_activation_kernel<8, T> : bias_activation_kernel<1, T>,
+                          detail::blocks_for(rows * width / (vector ? 8 : 1), kThreads), kThreads, 0, stream, xt, bt,
+                          rows, width, activation, yt);
   });
 }
 
@@ -177,13 +178,10 @@ cudaError_t binary(DType dtype, BinaryOp op, const void* a, const void* b, Broad
     const auto* at = static_cast<const T*>(a);
     const auto* bt = static_cast<const T*>(b);
     auto* ot = static_cast<T*>(out);
-    if (vectorizable(width, a, b, out))
-      binary_kernel<8><<<detail::blocks_for(rows * width / 8, kThreads), kThreads, 0, stream>>>(
-          op, at, bt, b_shape, rows, width, ot, a_activation);
-    else
-      binary_kernel<1><<<detail::blocks_for(rows * width, kThreads), kThreads, 0, stream>>>(op, at, bt, b_shape, rows,
-                                                                                            width, ot, a_activation);
-    return cudaGetLastError();
+    const bool vector = vectorizable(width, a, b, out);
+    return launch_chained(vector ? binary_kernel<8, T> : binary_kernel<1, T>,
+                          detail::blocks_for(rows * width / (vector ? 8 : 1), kThreads), kThreads, 0, stream, op, at,
+                          bt, b_shape, rows, width, ot, a_activation);
   });
 }
 
@@ -194,13 +192,10 @@ cudaError_t gated(DType dtype, const void* x, std::int64_t rows, std::int64_t wi
     if (rows == 0 || width == 0) return cudaSuccess;
     const auto* xt = static_cast<const T*>(x);
     auto* yt = static_cast<T*>(y);
-    if (vectorizable(width, x, y))
-      gated_kernel<8>
-          <<<detail::blocks_for(rows * width / 8, kThreads), kThreads, 0, stream>>>(xt, rows, width, activation, yt);
-    else
-      gated_kernel<1>
-          <<<detail::blocks_for(rows * width, kThreads), kThreads, 0, stream>>>(xt, rows, width, activation, yt);
-    return cudaGetLastError();
+    const bool vector = vectorizable(width, x, y);
+    return launch_chained(vector ? gated_kernel<8, T> : gated_kernel<1, T>,
+                          detail::blocks_for(rows * width / (vector ? 8 : 1), kThreads), kThreads, 0, stream, xt, rows,
+                          width, activation, yt);
   });
 }
 

@@ -7,6 +7,7 @@
 // head's columns. A causal CTA streams the key tiles up to its last query row only and masks each row's later keys; a
 // sliding-window CTA streams the tiles within the window of one of its rows only and masks each row's keys outside
 // its window; a tile whose keys every row of the CTA may see is not masked at all.
+#include "core/chained_launch.cuh"
 #include "graph/kernels/cuda_flash_tile.cuh"
 
 namespace accel::graph::cuda::detail {
@@ -23,6 +24,7 @@ __host__ __device__ constexpr int ctas_per_sm(int head_dim) { return head_dim ==
 
 template <class T, int D>
 __global__ void __launch_bounds__(128, ctas_per_sm(D)) flash_attention_kernel(AttentionArgs args, int tiles) {
+  wait_for_prior_kernel();
   // Rows padded by 16 bytes: the 8 rows one ldmatrix or fragment load touches then fall on distinct banks.
   constexpr int kStride = D + 8;
   __shared__ alignas(16) T keys[2][kKeysPerStep * kStride];
@@ -96,10 +98,7 @@ cudaError_t launch_flash_attention(DType dtype, const AttentionArgs& args, cudaS
   const int tiles = (args.max_length + kRowsPerCta - 1) / kRowsPerCta;
   if (args.sequences * tiles > 0x7fffffff) return cudaErrorInvalidValue;
   const dim3 grid(static_cast<unsigned>(args.sequences * tiles), static_cast<unsigned>(args.heads));
-  const auto launch = [&](auto kernel) {
-    kernel<<<grid, 128, 0, stream>>>(args, tiles);
-    return cudaGetLastError();
-  };
+  const auto launch = [&](auto kernel) { return launch_chained(kernel, grid, 128, 0, stream, args, tiles); };
   const auto by_head_dim = [&](auto element) {
     using T = decltype(element);
     if (args.head_dim == 32) return launch(flash_attention_kernel<T, 32>);

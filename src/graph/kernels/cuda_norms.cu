@@ -1,6 +1,7 @@
 // The row-wise graph kernels on CUDA: LayerNorm and RMSNorm (with the residual add), the fused embedding + LayerNorm,
 // L2 normalisation and pooling. One warp per row; the passes over a row re-read it, which the L1 cache serves
 // (a BERT row is 384 elements), rather than holding it in registers sized for the widest row.
+#include "core/chained_launch.cuh"
 #include "graph/kernels/cuda_element.cuh"
 #include "graph/kernels/cuda_kernels.hpp"
 
@@ -57,6 +58,7 @@ __device__ void normalize_row(Source source, const T* gamma, const T* beta, std:
 template <int V, class T>
 __global__ void norm_kernel(const T* x, const T* residual, const T* gamma, const T* beta, std::int64_t rows,
                             std::int64_t width, float eps, bool rms, T* y, T* sum) {
+  wait_for_prior_kernel();
   const std::int64_t row = blockIdx.x * std::int64_t{kWarps} + threadIdx.x / 32;
   if (row >= rows) return;
   const std::int64_t base = row * width;
@@ -77,6 +79,7 @@ __global__ void norm_kernel(const T* x, const T* residual, const T* gamma, const
 template <int V, int N, class T>
 __global__ void resident_norm_kernel(const T* x, const T* residual, const T* gamma, const T* beta, std::int64_t rows,
                                      std::int64_t width, float eps, bool rms, T* y, T* sum) {
+  wait_for_prior_kernel();
   const std::int64_t row = blockIdx.x * std::int64_t{kWarps} + threadIdx.x / 32;
   if (row >= rows) return;
   const int lane = threadIdx.x % 32;
@@ -133,20 +136,12 @@ __global__ void resident_norm_kernel(const T* x, const T* residual, const T* gam
 // The kernel for a row of `width` elements: held in registers up to 1,024 elements on the vector path.
 template <class T, class Launch>
 cudaError_t launch_norm(std::int64_t width, bool vector, Launch launch) {
-  if (!vector) {
-    launch(norm_kernel<1, T>);
-  } else if (width <= 256) {
-    launch(resident_norm_kernel<8, 1, T>);
-  } else if (width <= 512) {
-    launch(resident_norm_kernel<8, 2, T>);
-  } else if (width <= 768) {
-    launch(resident_norm_kernel<8, 3, T>);
-  } else if (width <= 1024) {
-    launch(resident_norm_kernel<8, 4, T>);
-  } else {
-    launch(norm_kernel<8, T>);
-  }
-  return cudaGetLastError();
+  if (!vector) return launch(norm_kernel<1, T>);
+  if (width <= 256) return launch(resident_norm_kernel<8, 1, T>);
+  if (width <= 512) return launch(resident_norm_kernel<8, 2, T>);
+  if (width <= 768) return launch(resident_norm_kernel<8, 3, T>);
+  if (width <= 1024) return launch(resident_norm_kernel<8, 4, T>);
+  return launch(norm_kernel<8, T>);
 }
 
 template <int V, class T>
@@ -154,6 +149,7 @@ __global__ void embedding_kernel(const T* word_table, std::int64_t word_rows, co
                                  std::int64_t position_rows, const T* type_row, const std::int32_t* ids,
                                  const std::int32_t* offsets, std::int64_t sequences, std::int64_t rows,
                                  std::int64_t width, const T* gamma, const T* beta, float eps, T* y) {
+  wait_for_prior_kernel();
   const std::int64_t row = blockIdx.x * std::int64_t{kWarps} + threadIdx.x / 32;
   if (row >= rows) return;
   const std::int64_t s = detail::sequence_of(offsets, sequences, row);
@@ -184,6 +180,7 @@ __global__ void embedding_kernel(const T* word_table, std::int64_t word_rows, co
 
 template <int V, class T>
 __global__ void l2_kernel(const T* x, std::int64_t rows, std::int64_t width, float eps, T* y) {
+  wait_for_prior_kernel();
   const std::int64_t row = blockIdx.x * std::int64_t{kWarps} + threadIdx.x / 32;
   if (row >= rows) return;
   const int lane = threadIdx.x % 32;
@@ -203,36 +200,61 @@ __global__ void l2_kernel(const T* x, std::int64_t rows, std::int64_t width, flo
   }
 }
 
-// One thread per V columns of one sequence (blockIdx.x), reducing down its rows: the warp's loads of a row are
+// Pooling: a block per sequence (blockIdx.x) and kPoolColumns chunks of V columns (blockIdx.y). Its kPoolLanes
+// rows of threads take every kPoolLanes-th row of the sequence, so a long sequence's rows are read by eight loads in
+// flight rather than one after another (one thread per column walked a 256-token sequence's rows in series: ~30 µs
+// a batch); lane 0 then combines the lanes' partial results through shared memory. A warp's loads of a row are
 // contiguous. The mode is uniform across the grid, so its branches never diverge. weighted_mean's weights 1..n sum
 // to n (n + 1) / 2.
+constexpr int kPoolColumns = 32;
+constexpr int kPoolLanes = 8;
+
 template <int V, class T>
-__global__ void pool_kernel(PoolMode mode, const T* x, std::int64_t width, const std::int32_t* offsets,
-                            std::int64_t rows, T* out) {
-  const std::int64_t c = (blockIdx.y * std::int64_t{blockDim.x} + threadIdx.x) * V;
-  if (c >= width) return;
+__global__ void __launch_bounds__(kPoolColumns* kPoolLanes)
+    pool_kernel(PoolMode mode, const T* x, std::int64_t width, const std::int32_t* offsets, std::int64_t rows, T* out) {
+  __shared__ float partial[kPoolLanes - 1][kPoolColumns][V];
+  wait_for_prior_kernel();
+  const std::int64_t c = (blockIdx.y * std::int64_t{kPoolColumns} + threadIdx.x) * V;
+  const bool active = c < width;  // inactive threads still reach the barrier
+  const int lane = static_cast<int>(threadIdx.y);
   const std::int64_t s = blockIdx.x;
   const auto [begin, length] = detail::sequence_span(offsets, s, rows, rows);
+  const bool max = mode == PoolMode::max;
   float total[V], v[V];
-  detail::fill(total, 0.0f);
-  if (length > 0 && (mode == PoolMode::first || mode == PoolMode::last)) {
-    detail::load<V>(x + (mode == PoolMode::first ? begin : begin + length - 1) * width + c, total);
-  } else if (length > 0) {
-    if (mode == PoolMode::max) detail::load<V>(x + begin * width + c, total);
-    for (std::int64_t i = 0; i < length; ++i) {
+  detail::fill(total, max ? -INFINITY : 0.0f);
+  if (active && length > 0 && (mode == PoolMode::first || mode == PoolMode::last)) {
+    if (lane == 0) detail::load<V>(x + (mode == PoolMode::first ? begin : begin + length - 1) * width + c, total);
+  } else if (active) {
+#pragma unroll 2
+    for (std::int64_t i = lane; i < length; i += kPoolLanes) {
       detail::load<V>(x + (begin + i) * width + c, v);
       const float weight = mode == PoolMode::weighted_mean ? static_cast<float>(i + 1) : 1.0f;
 #pragma unroll
-      for (int e = 0; e < V; ++e) total[e] = mode == PoolMode::max ? fmaxf(total[e], v[e]) : total[e] + weight * v[e];
+      for (int e = 0; e < V; ++e) total[e] = max ? fmaxf(total[e], v[e]) : total[e] + weight * v[e];
     }
-    const auto n = static_cast<float>(length);
-    const float scale = mode == PoolMode::mean               ? 1.0f / n
-                        : mode == PoolMode::mean_sqrt_length ? 1.0f / sqrtf(n)
-                        : mode == PoolMode::weighted_mean    ? 2.0f / (n * (n + 1.0f))
-                                                             : 1.0f;
-#pragma unroll
-    for (int e = 0; e < V; ++e) total[e] *= scale;
   }
+  if (lane > 0) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) partial[lane - 1][threadIdx.x][e] = total[e];
+  }
+  __syncthreads();
+  if (lane > 0 || !active) return;
+  const bool pooled_rows = mode != PoolMode::first && mode != PoolMode::last;
+  for (int other = 0; pooled_rows && other < kPoolLanes - 1; ++other) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      const float theirs = partial[other][threadIdx.x][e];
+      total[e] = max ? fmaxf(total[e], theirs) : total[e] + theirs;
+    }
+  }
+  const auto n = static_cast<float>(length);
+  const float scale = length == 0                          ? 0.0f
+                      : mode == PoolMode::mean             ? 1.0f / n
+                      : mode == PoolMode::mean_sqrt_length ? 1.0f / sqrtf(n)
+                      : mode == PoolMode::weighted_mean    ? 2.0f / (n * (n + 1.0f))
+                                                           : 1.0f;
+#pragma unroll
+  for (int e = 0; e < V; ++e) total[e] = length == 0 ? 0.0f : total[e] * scale;
   detail::store<V>(out + s * width + c, total);
 }
 
@@ -249,9 +271,9 @@ cudaError_t layer_norm(DType dtype, const void* x, const void* residual, const v
   return dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
     const auto args = [&](auto kernel) {
-      kernel<<<row_blocks(rows), kWarps * 32, 0, stream>>>(
-          static_cast<const T*>(x), static_cast<const T*>(residual), static_cast<const T*>(gamma),
-          static_cast<const T*>(beta), rows, width, eps, false, static_cast<T*>(y), static_cast<T*>(sum));
+      return launch_chained(kernel, row_blocks(rows), kWarps * 32, 0, stream, static_cast<const T*>(x),
+                            static_cast<const T*>(residual), static_cast<const T*>(gamma), static_cast<const T*>(beta),
+                            rows, width, eps, false, static_cast<T*>(y), static_cast<T*>(sum));
     };
     return launch_norm<T>(width, vectorizable(width, x, residual, gamma, beta, y, sum), args);
   });
@@ -264,9 +286,9 @@ cudaError_t rms_norm(DType dtype, const void* x, const void* residual, const voi
   return dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
     const auto args = [&](auto kernel) {
-      kernel<<<row_blocks(rows), kWarps * 32, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(residual),
-                                                           static_cast<const T*>(gamma), nullptr, rows, width, eps,
-                                                           true, static_cast<T*>(y), static_cast<T*>(sum));
+      return launch_chained(kernel, row_blocks(rows), kWarps * 32, 0, stream, static_cast<const T*>(x),
+                            static_cast<const T*>(residual), static_cast<const T*>(gamma), nullptr, rows, width, eps,
+                            true, static_cast<T*>(y), static_cast<T*>(sum));
     };
     return launch_norm<T>(width, vectorizable(width, x, residual, gamma, y, sum), args);
   });
@@ -282,16 +304,13 @@ cudaError_t embedding_layer_norm(DType dtype, const void* word_table, std::int64
   return dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
     const auto args = [&](auto kernel) {
-      kernel<<<row_blocks(rows), kWarps * 32, 0, stream>>>(
-          static_cast<const T*>(word_table), word_rows, static_cast<const T*>(position_table), position_rows,
-          static_cast<const T*>(type_row), ids, offsets, sequences, rows, width, static_cast<const T*>(gamma),
-          static_cast<const T*>(beta), eps, static_cast<T*>(y));
+      return launch_chained(kernel, row_blocks(rows), kWarps * 32, 0, stream, static_cast<const T*>(word_table),
+                            word_rows, static_cast<const T*>(position_table), position_rows,
+                            static_cast<const T*>(type_row), ids, offsets, sequences, rows, width,
+                            static_cast<const T*>(gamma), static_cast<const T*>(beta), eps, static_cast<T*>(y));
     };
-    if (vectorizable(width, word_table, position_table, type_row, gamma, beta, y))
-      args(embedding_kernel<8, T>);
-    else
-      args(embedding_kernel<1, T>);
-    return cudaGetLastError();
+    if (vectorizable(width, word_table, position_table, type_row, gamma, beta, y)) return args(embedding_kernel<8, T>);
+    return args(embedding_kernel<1, T>);
   });
 }
 
@@ -303,32 +322,26 @@ cudaError_t l2_normalize(DType dtype, const void* x, std::int64_t rows, std::int
     using T = decltype(tag);
     const auto* xt = static_cast<const T*>(x);
     auto* yt = static_cast<T*>(y);
-    if (vectorizable(width, x, y))
-      l2_kernel<8><<<row_blocks(rows), kWarps * 32, 0, stream>>>(xt, rows, width, eps, yt);
-    else
-      l2_kernel<1><<<row_blocks(rows), kWarps * 32, 0, stream>>>(xt, rows, width, eps, yt);
-    return cudaGetLastError();
+    const auto kernel = vectorizable(width, x, y) ? l2_kernel<8, T> : l2_kernel<1, T>;
+    return launch_chained(kernel, row_blocks(rows), kWarps * 32, 0, stream, xt, rows, width, eps, yt);
   });
 }
 
 cudaError_t pool(PoolMode mode, DType dtype, const void* x, std::int64_t width, const std::int32_t* offsets,
                  std::int64_t sequences, std::int64_t rows, void* out, cudaStream_t stream) {
   if (sequences == 0 || width == 0) return cudaSuccess;
-  constexpr int kThreads = 64;
   const bool vector = vectorizable(width, x, out);
   const std::int64_t chunks = vector ? width / 8 : width;
-  const std::int64_t column_blocks = (chunks + kThreads - 1) / kThreads;
+  const std::int64_t column_blocks = (chunks + kPoolColumns - 1) / kPoolColumns;
   if (sequences > 0x7fffffff || column_blocks > 65535) return cudaErrorInvalidValue;
   const dim3 grid(static_cast<unsigned>(sequences), static_cast<unsigned>(column_blocks));
+  const dim3 block(kPoolColumns, kPoolLanes);
   return dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
     const auto* xt = static_cast<const T*>(x);
     auto* ot = static_cast<T*>(out);
-    if (vector)
-      pool_kernel<8><<<grid, kThreads, 0, stream>>>(mode, xt, width, offsets, rows, ot);
-    else
-      pool_kernel<1><<<grid, kThreads, 0, stream>>>(mode, xt, width, offsets, rows, ot);
-    return cudaGetLastError();
+    const auto kernel = vector ? pool_kernel<8, T> : pool_kernel<1, T>;
+    return launch_chained(kernel, grid, block, 0, stream, mode, xt, width, offsets, rows, ot);
   });
 }
 

@@ -12,6 +12,7 @@
 #include <array>
 #include <atomic>
 
+#include "core/chained_launch.cuh"
 #include "graph/kernels/cuda_flash_tile.cuh"
 
 namespace accel::graph::cuda::detail {
@@ -37,6 +38,7 @@ __host__ __device__ constexpr int ctas_per_sm(int head_dim) { return head_dim ==
 
 template <class T, int D>
 __global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D)) resident_attention_kernel(AttentionArgs args) {
+  wait_for_prior_kernel();
   constexpr int kStride = stride_of(D);
   extern __shared__ __align__(16) unsigned char resident_shared[];
   const auto [begin, length] = detail::sequence_span(args.offsets, blockIdx.x, args.rows, args.max_length);
@@ -103,8 +105,7 @@ cudaError_t launch(const AttentionArgs& args, std::size_t shared, cudaStream_t s
     }
   }
   const dim3 grid(static_cast<unsigned>(args.sequences), static_cast<unsigned>(args.heads));
-  resident_attention_kernel<T, D><<<grid, kWarps * 32, shared, stream>>>(args);
-  return cudaGetLastError();
+  return launch_chained(resident_attention_kernel<T, D>, grid, kWarps * 32, shared, stream, args);
 }
 
 }  // namespace

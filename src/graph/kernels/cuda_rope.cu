@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "core/chained_launch.cuh"
 #include "graph/kernels/cuda_element.cuh"
 #include "graph/kernels/cuda_kernels.hpp"
 
@@ -26,6 +27,7 @@ constexpr std::int64_t kFullGpuThreads = 256 * 1024;
 template <class T>
 __global__ void rope_kernel(const T* x, const std::int32_t* positions, std::int64_t rows, int heads, int head_dim,
                             int groups, float theta, T* y) {
+  wait_for_prior_kernel();
   const int half = head_dim / 2;
   const int group_heads = (heads + groups - 1) / groups;
   const std::int64_t items = rows * half * groups;
@@ -65,6 +67,7 @@ template <class T, int kPairs>
 __global__ void rope_heads_kernel(const T* x, const std::int32_t* positions, std::int64_t rows, int heads, int kv_heads,
                                   int head_dim, int groups, float theta, const T* query_norm, const T* key_norm,
                                   float eps, T* y) {
+  wait_for_prior_kernel();
   const int half = head_dim / 2, lane = static_cast<int>(threadIdx.x % 32);
   const int total = heads + 2 * kv_heads, rotated = heads + kv_heads;
   const int group_heads = (total + groups - 1) / groups;
@@ -135,6 +138,7 @@ __global__ void __launch_bounds__(kThreads)
                              int head_dim, int groups, float theta, const T* query_norm, const T* key_norm, float eps,
                              T* y) {
   __shared__ float sines[kMaxHalf], cosines[kMaxHalf];
+  wait_for_prior_kernel();
   const int half = head_dim / 2, lanes = half / 8;
   const int slots = kThreads / lanes, slot = static_cast<int>(threadIdx.x) / lanes;
   const int first_pair = static_cast<int>(threadIdx.x) % lanes * 8;
@@ -192,10 +196,9 @@ cudaError_t launch_heads(const void* x, const std::int32_t* positions, std::int6
                          cudaStream_t stream) {
   const int total = heads + 2 * kv_heads;
   const int groups = static_cast<int>(std::clamp<std::int64_t>(kFullGpuWarps / rows, 1, total));
-  rope_heads_kernel<T, kPairs><<<detail::blocks_for(rows * groups, kWarpsPerBlock), kThreads, 0, stream>>>(
-      static_cast<const T*>(x), positions, rows, heads, kv_heads, head_dim, groups, theta,
-      static_cast<const T*>(query_norm), static_cast<const T*>(key_norm), eps, static_cast<T*>(y));
-  return cudaGetLastError();
+  return launch_chained(rope_heads_kernel<T, kPairs>, detail::blocks_for(rows * groups, kWarpsPerBlock), kThreads, 0,
+                        stream, static_cast<const T*>(x), positions, rows, heads, kv_heads, head_dim, groups, theta,
+                        static_cast<const T*>(query_norm), static_cast<const T*>(key_norm), eps, static_cast<T*>(y));
 }
 
 }  // namespace
@@ -216,10 +219,10 @@ cudaError_t rope(DType dtype, const void* x, const std::int32_t* positions, std:
           static_cast<int>(std::clamp<std::int64_t>(kFullGpuBlocks / rows, 1, (total + slots - 1) / slots));
       return detail::dispatch(dtype, [&](auto tag) {
         using T = decltype(tag);
-        rope_heads_vector_kernel<T><<<detail::blocks_for(rows * groups, 1), kThreads, 0, stream>>>(
-            static_cast<const T*>(x), positions, rows, heads, kv_heads, head_dim, groups, theta,
-            static_cast<const T*>(query_norm), static_cast<const T*>(key_norm), eps, static_cast<T*>(y));
-        return cudaGetLastError();
+        return launch_chained(rope_heads_vector_kernel<T>, detail::blocks_for(rows * groups, 1), kThreads, 0, stream,
+                              static_cast<const T*>(x), positions, rows, heads, kv_heads, head_dim, groups, theta,
+                              static_cast<const T*>(query_norm), static_cast<const T*>(key_norm), eps,
+                              static_cast<T*>(y));
       });
     }
     return detail::dispatch(dtype, [&](auto tag) {
@@ -240,9 +243,9 @@ cudaError_t rope(DType dtype, const void* x, const std::int32_t* positions, std:
   const int groups = static_cast<int>(std::clamp<std::int64_t>(kFullGpuThreads / pairs, 1, heads));
   return detail::dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
-    rope_kernel<T><<<detail::blocks_for(pairs * groups, kThreads), kThreads, 0, stream>>>(
-        static_cast<const T*>(x), positions, rows, heads, head_dim, groups, theta, static_cast<T*>(y));
-    return cudaGetLastError();
+    return launch_chained(rope_kernel<T>, detail::blocks_for(pairs * groups, kThreads), kThreads, 0, stream,
+                          static_cast<const T*>(x), positions, rows, heads, head_dim, groups, theta,
+                          static_cast<T*>(y));
   });
 }
 

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "libs/solver/block_jacobi_svd_kernel.hpp"
-#include "libs/solver/chained_launch.cuh"
+#include "core/chained_launch.cuh"
 #include "libs/solver/jacobi_rotation.cuh"
 #include "libs/solver/jacobi_svd_kernel.hpp"
 

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "libs/solver/chained_launch.cuh"
+#include "core/chained_launch.cuh"
 #include "libs/solver/cholesky_kernel.hpp"
 #include "libs/solver/four_elements.cuh"
 

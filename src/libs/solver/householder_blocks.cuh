@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "libs/solver/chained_launch.cuh"
+#include "core/chained_launch.cuh"
 #include "libs/solver/four_elements.cuh"
 
 namespace accel::solver::householder {

@@ -2,7 +2,7 @@
 #include <cfloat>
 #include <climits>
 
-#include "libs/solver/chained_launch.cuh"
+#include "core/chained_launch.cuh"
 #include "libs/solver/lu_kernel.hpp"
 
 namespace accel::solver {
