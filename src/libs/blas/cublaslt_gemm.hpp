@@ -38,9 +38,15 @@ class CublasLtGemm {
   struct Plan;
   // The plan of a checked GEMM (plan_gemm_geometry and check_cublaslt_support passed): cached, or built.
   [[nodiscard]] Result<std::shared_ptr<const Plan>> plan(const GemmGeometry& geometry);
+  // When a plan's candidate algorithms are timed (a run with beta = 0 on a stream that is not capturing): at its
+  // first run, for a compiled graph's steps, which are captured after that run and replayed from then on; or once
+  // it has run kRunsBeforeTiming times, for requests, so that a shape asked for once or twice does not pay for the
+  // timing (1.5 ms for a small product, 15-20 ms for a process's first, which loads the candidates' kernels).
+  enum class Timing { first_run, once_reused };
+  static constexpr std::uint32_t kRunsBeforeTiming = 8;
   // Enqueues the GEMM of `plan` on resolved operands.
   [[nodiscard]] Status run(const Plan& plan, const GemmGeometry& geometry, const GemmOperands& operands, double alpha,
-                           double beta, cudaStream_t stream);
+                           double beta, cudaStream_t stream, Timing timing = Timing::once_reused);
   // plan(), then run().
   [[nodiscard]] Status enqueue(const GemmGeometry& geometry, const GemmOperands& operands, double alpha, double beta,
                                cudaStream_t stream);

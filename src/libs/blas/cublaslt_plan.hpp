@@ -5,6 +5,7 @@
 #include <cublasLt.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "libs/blas/cublaslt_gemm.hpp"
@@ -28,6 +29,7 @@ struct CublasLtGemm::Plan {
   // plan belongs to one stream's cache, and a stream is one device actor's state, whose requests run one at a time.
   mutable cublasLtMatmulAlgo_t algo{};
   mutable bool timed = false;
+  mutable std::uint32_t runs = 0;  // until timed
   const CublasLtApi& api;
 
   explicit Plan(const CublasLtApi& library) : api(library) {}

@@ -27,6 +27,10 @@ constexpr int kMostRepeats = 20;
 // the stream's first request for too long.
 constexpr float kOneRoundMicroseconds = 2000.0f;
 constexpr int kRounds = 3;
+// A product this slow keeps the heuristic's choice untimed: timing its candidates would hold the first request for
+// dozens of its own lengths, and for the large products (4,096³ and up) the heuristic's choice was within 1-10 % of
+// the best.
+constexpr float kLongestTimedMicroseconds = 3000.0f;
 // Another candidate replaces the heuristic's choice only when it is clearly faster, not by noise.
 constexpr double kSwitchBelow = 0.98;
 
@@ -64,13 +68,6 @@ Status CublasLtGemm::time_candidates(const Plan& plan, const TimedOperands& ops,
     return api_.cublasLtMatmul(handle_, plan.desc, ops.alpha, ops.a, plan.a, ops.b, plan.b, ops.beta, ops.c, plan.c,
                                ops.c, plan.c, &algo, workspace_, workspace_bytes_, stream);
   };
-  // Each candidate runs once untimed (its first launch may load its kernel's module); one cuBLASLt refuses for
-  // these operands drops out.
-  std::vector<const cublasLtMatmulAlgo_t*> runnable;
-  for (const cublasLtMatmulAlgo_t& algo : plan.candidates)
-    if (launch(algo) == CUBLAS_STATUS_SUCCESS) runnable.push_back(&algo);
-  if (runnable.empty()) return cublas_status(launch(plan.candidates.front()), "cublasLtMatmul");
-
   EventPair events;
   ACCEL_RETURN_IF_ERROR(events.create());
   const auto measure = [&](const cublasLtMatmulAlgo_t& algo, int repeats) -> Result<float> {
@@ -84,7 +81,24 @@ Status CublasLtGemm::time_candidates(const Plan& plan, const TimedOperands& ops,
     return milliseconds * 1000.0f / static_cast<float>(repeats);
   };
 
-  ACCEL_ASSIGN_OR_RETURN(const float first, measure(*runnable.front(), 1));
+  // Each candidate runs once untimed (its first launch may load its kernel's module); one cuBLASLt refuses for
+  // these operands drops out. The heuristic's choice goes first: a product that long keeps it untimed.
+  std::vector<const cublasLtMatmulAlgo_t*> runnable;
+  float first = 0;
+  if (launch(plan.candidates.front()) == CUBLAS_STATUS_SUCCESS) {
+    runnable.push_back(&plan.candidates.front());
+    ACCEL_ASSIGN_OR_RETURN(first, measure(plan.candidates.front(), 1));
+    if (first >= kLongestTimedMicroseconds) {
+      plan.timed = true;
+      return Status();
+    }
+  }
+  for (std::size_t i = 1; i < plan.candidates.size(); ++i)
+    if (launch(plan.candidates[i]) == CUBLAS_STATUS_SUCCESS) runnable.push_back(&plan.candidates[i]);
+  if (runnable.empty()) return cublas_status(launch(plan.candidates.front()), "cublasLtMatmul");
+  if (runnable.front() != &plan.candidates.front()) {
+    ACCEL_ASSIGN_OR_RETURN(first, measure(*runnable.front(), 1));
+  }
   const int repeats =
       std::clamp(static_cast<int>(std::ceil(kMeasureMicroseconds / std::max(first, 0.1f))), 1, kMostRepeats);
   const int rounds = first >= kOneRoundMicroseconds ? 1 : kRounds;

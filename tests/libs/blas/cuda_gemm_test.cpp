@@ -9,6 +9,7 @@
 #include <random>
 
 #include "accel/libs/blas/gemm.hpp"
+#include "libs/blas/cublaslt_gemm.hpp"
 #include "testing/cuda_fixture.hpp"
 #include "testing/test_seed.hpp"
 
@@ -218,10 +219,10 @@ TEST_F(CudaGemmTest, StridedBatchesPaddedLeadingDimensionsAndBeta) {
   }
 }
 
-// A plan's first run with beta = 0 times each algorithm cuBLASLt offers on the run's own operands and keeps the
-// fastest (cublaslt_timing.cpp). An encoder layer's products, where it offers several: the timed run, the runs
-// after it, and accumulations (beta != 0, never timed: each timing run would add to C again) all match the
-// reference, including an accumulation on a plan that is not timed yet and the timed run that follows it.
+// A plan whose requests keep coming (its 8th run with beta = 0) times each algorithm cuBLASLt offers on the run's
+// own operands and keeps the fastest (cublaslt_timing.cpp). An encoder layer's products, where it offers several:
+// the runs before the timing, the timed run, the runs after it, and accumulations (beta != 0, never timed: each
+// timing run would add to C again) all match the reference, an accumulation on a plan not timed yet included.
 TEST_F(CudaGemmTest, TimedPlansAnswerAsTheReferenceBeforeAndAfterTheirTiming) {
   for (const DType dtype : {DType::f16, DType::bf16}) {
     SCOPED_TRACE(to_string(dtype));
@@ -233,12 +234,14 @@ TEST_F(CudaGemmTest, TimedPlansAnswerAsTheReferenceBeforeAndAfterTheirTiming) {
                           .input_type = dtype,
                           .output_type = dtype,
                           .epilogue = {.activation = Activation::gelu_tanh, .bias = BiasVector::per_column}};
-    for (int run = 0; run < 3; ++run) check(layer, tolerance, 1.0, 0.0);
+    for (std::uint32_t run = 0; run < blas::CublasLtGemm::kRunsBeforeTiming + 2; ++run)
+      check(layer, tolerance, 1.0, 0.0);
     check(layer, tolerance, 1.0, 1.0);
     const GemmShape accumulated{
         .transpose_b = Transpose::transpose, .m = 320, .n = 384, .k = 1536, .input_type = dtype, .output_type = dtype};
     check(accumulated, tolerance, 1.0, 1.0);
-    check(accumulated, tolerance, 0.5, 0.0);
+    for (std::uint32_t run = 0; run < blas::CublasLtGemm::kRunsBeforeTiming + 1; ++run)
+      check(accumulated, tolerance, 0.5, 0.0);
     check(accumulated, tolerance, 0.5, -1.0);
     if (HasFatalFailure()) return;
   }
