@@ -248,13 +248,12 @@ __global__ void __launch_bounds__(kPoolColumns* kPoolLanes)
     }
   }
   const auto n = static_cast<float>(length);
-  const float scale = length == 0                          ? 0.0f
-                      : mode == PoolMode::mean             ? 1.0f / n
+  const float scale = mode == PoolMode::mean               ? 1.0f / n
                       : mode == PoolMode::mean_sqrt_length ? 1.0f / sqrtf(n)
                       : mode == PoolMode::weighted_mean    ? 2.0f / (n * (n + 1.0f))
                                                            : 1.0f;
 #pragma unroll
-  for (int e = 0; e < V; ++e) total[e] = length == 0 ? 0.0f : total[e] * scale;
+  for (int e = 0; e < V; ++e) total[e] = length == 0 ? 0.0f : total[e] * scale;  // max's -inf: no rows, zeros
   detail::store<V>(out + s * width + c, total);
 }
 

@@ -268,16 +268,22 @@ Status CublasLtGemm::run(const Plan& planned, const GemmGeometry& g, const GemmO
   const bool wide = plan->scale_type == CUDA_R_64F;
   const void* alpha_ptr = wide ? static_cast<const void*>(&alpha) : &alpha32;
   const void* beta_ptr = wide ? static_cast<const void*>(&beta) : &beta32;
-  const void* first = plan->swapped ? ops.b : ops.a;
-  const void* second = plan->swapped ? ops.a : ops.b;
+  const LtOperands operands{.a = plan->swapped ? ops.b : ops.a,
+                            .b = plan->swapped ? ops.a : ops.b,
+                            .c = ops.c,
+                            .alpha = alpha_ptr,
+                            .beta = beta_ptr};
   if (!plan->timed && beta == 0.0 && (timing == Timing::first_run || ++plan->runs >= kRunsBeforeTiming)) {
-    ACCEL_RETURN_IF_ERROR(
-        time_candidates(*plan, {.a = first, .b = second, .c = ops.c, .alpha = alpha_ptr, .beta = beta_ptr}, stream));
+    ACCEL_RETURN_IF_ERROR(time_candidates(*plan, operands, stream));
   }
-  return cublas_status(
-      api_.cublasLtMatmul(handle_, plan->desc, alpha_ptr, first, plan->a, second, plan->b, beta_ptr, ops.c, plan->c,
-                          ops.c, plan->c, &plan->algo, workspace_, workspace_bytes_, stream),
-      fmt::format("cublasLtMatmul ({})", to_string(g.shape)));
+  return cublas_status(matmul(*plan, operands, plan->algo, stream),
+                       fmt::format("cublasLtMatmul ({})", to_string(g.shape)));
+}
+
+cublasStatus_t CublasLtGemm::matmul(const Plan& plan, const LtOperands& ops, const cublasLtMatmulAlgo_t& algo,
+                                    cudaStream_t stream) const {
+  return api_.cublasLtMatmul(handle_, plan.desc, ops.alpha, ops.a, plan.a, ops.b, plan.b, ops.beta, ops.c, plan.c,
+                             ops.c, plan.c, &algo, workspace_, workspace_bytes_, stream);
 }
 
 }  // namespace accel::blas

@@ -1,7 +1,7 @@
 // GEMM on CUDA through cuBLASLt, with a per-stream LRU cache of plans (descriptors, layouts and the algorithm
-// chosen: the heuristic's candidates timed on the plan's first uncaptured run) keyed by the resolved GemmShape — sizes,
-// layouts, dtypes, compute mode and epilogue. A cache belongs to one stream of one device, so the device is part of its
-// key by construction.
+// chosen: the heuristic's candidates, timed once the plan's runs are worth it, see Timing) keyed by the resolved
+// GemmShape — sizes, layouts, dtypes, compute mode and epilogue. A cache belongs to one stream of one device, so the
+// device is part of its key by construction.
 //
 // cuBLASLt is column-major. A row-major C = op(A) op(B) is computed as the column-major Cᵀ = op(B)ᵀ op(A)ᵀ:
 // the operands swap and each stored matrix is read as its own transpose, so nothing is copied. The bias
@@ -59,7 +59,7 @@ class CublasLtGemm {
                std::size_t workspace_bytes);
   Result<std::shared_ptr<const Plan>> build_plan(const GemmGeometry& geometry) const;
   // A run's operands in cuBLASLt's order (A and B swapped where the plan says so), D written over C.
-  struct TimedOperands {
+  struct LtOperands {
     const void* a;
     const void* b;
     void* c;
@@ -68,7 +68,10 @@ class CublasLtGemm {
   };
   // Times the plan's candidates on these operands and sets plan.algo to the fastest (cublaslt_timing.cpp); a
   // stream that captures is left untimed. Only for beta = 0.
-  Status time_candidates(const Plan& plan, const TimedOperands& operands, cudaStream_t stream) const;
+  Status time_candidates(const Plan& plan, const LtOperands& operands, cudaStream_t stream) const;
+  // One cublasLtMatmul of `plan` with `algo`.
+  cublasStatus_t matmul(const Plan& plan, const LtOperands& operands, const cublasLtMatmulAlgo_t& algo,
+                        cudaStream_t stream) const;
 
   const CublasLtApi& api_;
   cublasLtHandle_t handle_;

@@ -24,8 +24,8 @@ struct CublasLtGemm::Plan {
   cublasLtMatrixLayout_t b = nullptr;
   cublasLtMatrixLayout_t c = nullptr;
   std::vector<cublasLtMatmulAlgo_t> candidates;  // the heuristic's order: its first choice first
-  // The algorithm that runs: the heuristic's first choice until the plan's first run that may be timed picks the
-  // fastest candidate (cublaslt_timing.cpp). Written while the plan is const, as the bias pointer in `desc` is: a
+  // The algorithm that runs: the heuristic's first choice until the run CublasLtGemm::Timing picks times them and
+  // keeps the fastest (cublaslt_timing.cpp). Written while the plan is const, as the bias pointer in `desc` is: a
   // plan belongs to one stream's cache, and a stream is one device actor's state, whose requests run one at a time.
   mutable cublasLtMatmulAlgo_t algo{};
   mutable bool timed = false;

@@ -1,6 +1,6 @@
 // Timing a plan's candidate algorithms. cuBLASLt's heuristic ranks its algorithms by a model of the GPU, and for
 // the encoders' narrow products (k = 384-1,536 against 16,384 rows) its first choice was up to 15 % slower than
-// another it offered (docs/PERFORMANCE.md §60). So a plan's first run that can be timed runs every candidate on
+// another it offered (docs/PERFORMANCE.md §60). So the run that CublasLtGemm::Timing picks runs every candidate on
 // the run's own operands and keeps the fastest, as cuDNN's autotuner and PyTorch's TunableOp do.
 //
 // Only a run that may repeat itself is timed: beta = 0 (D = epilogue(alpha A B), so running it again writes the
@@ -58,16 +58,13 @@ class EventPair {
 
 }  // namespace
 
-Status CublasLtGemm::time_candidates(const Plan& plan, const TimedOperands& ops, cudaStream_t stream) const {
+Status CublasLtGemm::time_candidates(const Plan& plan, const LtOperands& ops, cudaStream_t stream) const {
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   ACCEL_RETURN_IF_ERROR(cuda_status(cudaStreamIsCapturing(stream, &capturing),
                                     "asking whether the stream captures before timing cuBLASLt's algorithms"));
   if (capturing != cudaStreamCaptureStatusNone) return Status();  // a later uncaptured run times it
 
-  const auto launch = [&](const cublasLtMatmulAlgo_t& algo) {
-    return api_.cublasLtMatmul(handle_, plan.desc, ops.alpha, ops.a, plan.a, ops.b, plan.b, ops.beta, ops.c, plan.c,
-                               ops.c, plan.c, &algo, workspace_, workspace_bytes_, stream);
-  };
+  const auto launch = [&](const cublasLtMatmulAlgo_t& algo) { return matmul(plan, ops, algo, stream); };
   EventPair events;
   ACCEL_RETURN_IF_ERROR(events.create());
   const auto measure = [&](const cublasLtMatmulAlgo_t& algo, int repeats) -> Result<float> {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "libs/solver/block_jacobi_svd_kernel.hpp"
 #include "core/chained_launch.cuh"
+#include "libs/solver/block_jacobi_svd_kernel.hpp"
 #include "libs/solver/jacobi_rotation.cuh"
 #include "libs/solver/jacobi_svd_kernel.hpp"
 
