@@ -41,6 +41,28 @@ def test_a_matmul_graph_runs_like_numpy(device, rng):
                                    np.maximum(xs @ w + bias, 0), rtol=1e-5, atol=1e-5)
 
 
+def test_a_matmul_adds_its_residual_and_refuses_one_after_an_activation(device, rng):
+    b = accel.GraphBuilder()
+    x = b.input("x", "float32", ["rows", 4])
+    stream = b.input("stream", "float32", ["rows", 3])
+    w = b.parameter("w", "float32", [3, 4])
+    b.output("y", b.matmul(x, w, transpose_b=True, residual=stream))
+    graph = b.build()
+    wv = rng.standard_normal((3, 4)).astype(np.float32)
+    weights = graph.upload_weights(device, {"w": wv})
+    xs = rng.standard_normal((5, 4)).astype(np.float32)
+    ss = rng.standard_normal((5, 3)).astype(np.float32)
+    out = device.allocate((5, 3), "float32")
+    device.execute(graph, symbols={"rows": 5}, weights=weights,
+                   inputs={"x": device.upload(xs), "stream": device.upload(ss)}, outputs={"y": out}).result()
+    np.testing.assert_allclose(out.numpy(), xs @ wv.T + ss, rtol=1e-5, atol=1e-5)
+    b = accel.GraphBuilder()
+    x = b.input("x", "float32", ["rows", 4])
+    b.output("y", b.matmul(x, b.parameter("w", "float32", [4, 4]), activation=accel.Activation.relu, residual=x))
+    with pytest.raises(accel.InvalidArgument, match="a residual must be .* identity activation"):
+        b.build()
+
+
 def test_a_bucketed_symbol_runs_by_its_rung_and_refuses_above_the_top(device, rng):
     assert accel.GraphBuilder.powers_of_two(4, 16) == [4, 8, 16]
     assert accel.GraphBuilder.arithmetic(3, 9) == [3, 6, 9]

@@ -216,8 +216,9 @@ Result<std::shared_ptr<const Graph>> replay(std::span<const std::byte> bytes, DT
         made.push_back(b.sequence_positions(in(0), t.shape.empty() ? Dim{} : t.shape[0]));
         break;
       case OpKind::matmul:
-        made.push_back(
-            b.matmul(in(0), in(1), {.transpose_b = node.transpose_b, .bias = opt(2), .activation = node.activation}));
+        made.push_back(b.matmul(
+            in(0), in(1),
+            {.transpose_b = node.transpose_b, .bias = opt(2), .activation = node.activation, .residual = opt(3)}));
         break;
       case OpKind::unary: made.push_back(b.unary(node.activation, in(0))); break;
       case OpKind::binary: made.push_back(b.binary(node.binary, in(0), in(1), node.activation)); break;

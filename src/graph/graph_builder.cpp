@@ -134,6 +134,19 @@ Tensor GraphBuilder::matmul(Tensor x, Tensor w, MatmulOptions options) {
     }
     node.inputs[2] = options.bias->id;
   }
+  if (options.residual) {
+    const TensorInfo* residual = info(*options.residual, "matmul", "residual");
+    if (residual == nullptr) return {};
+    const Shape shape{a->shape[0], n};
+    if (residual->shape != shape || residual->dtype != a->dtype || options.activation != Activation::identity) {
+      fail(invalid_argument(fmt::format(
+          "matmul: a residual must be {} {} and come with the identity activation, got {} {} and activation {}",
+          to_string(a->dtype), to_string(shape), to_string(residual->dtype), to_string(residual->shape),
+          to_string(options.activation))));
+      return {};
+    }
+    node.inputs.push_back(options.residual->id);
+  }
   return add(std::move(node), {.dtype = a->dtype, .shape = {a->shape[0], n}});
 }
 

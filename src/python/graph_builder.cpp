@@ -71,14 +71,18 @@ void bind_graph_builder(nb::module_& module) {
           arg("offsets"), arg("rows"), "Each row's index within its sequence.")
       .def(
           "matmul",
-          [](GraphBuilder& b, Tensor x, Tensor w, bool transpose_b, std::optional<Tensor> bias, nb::handle activation) {
+          [](GraphBuilder& b, Tensor x, Tensor w, bool transpose_b, std::optional<Tensor> bias, nb::handle activation,
+             std::optional<Tensor> residual) {
             return b.matmul(x, w,
                             {.transpose_b = transpose_b,
                              .bias = bias,
-                             .activation = option<Activation>(activation, "matmul", "activation")});
+                             .activation = option<Activation>(activation, "matmul", "activation"),
+                             .residual = residual});
           },
           arg("x"), arg("w"), nb::kw_only(), arg("transpose_b") = false, arg("bias") = nb::none(),
-          arg("activation") = "identity", "x @ w (w [N, K] used transposed with transpose_b), + bias, activation.")
+          arg("activation") = "identity", arg("residual") = nb::none(),
+          "x @ w (w [N, K] used transposed with transpose_b), + bias, activation, + residual (identity activation "
+          "only).")
       .def(
           "unary",
           [](GraphBuilder& b, nb::handle activation, Tensor x) {

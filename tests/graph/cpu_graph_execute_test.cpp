@@ -1,7 +1,7 @@
 // graph::Execute on the CPU device: a transformer encoder layer against the naive double reference for a sweep of
-// packed lengths, every pool mode through its encoding, bindings inside shared buffers (in process and isolated),
-// bindings refused before anything runs, executables compiled once per bucket, and executables found on disk by a
-// second process.
+// packed lengths, a matmul's residual, every pool mode through its encoding, bindings inside shared buffers (in process
+// and isolated), bindings refused before anything runs, executables compiled once per bucket, and executables found on
+// disk by a second process.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +13,7 @@
 #include "testing/encoder_graph.hpp"
 #include "testing/offset_bindings.hpp"
 #include "testing/pool_reference.hpp"
+#include "testing/residual_matmul.hpp"
 #include "testing/scratch_directory.hpp"
 
 namespace accel::graph {
@@ -186,6 +187,13 @@ TEST_F(CpuGraphExecuteTest, Bf16MatmulWithAnInputBiasSeesEachRunsBias) {
         ASSERT_EQ(to_float(got[r * 8 + j]), ones + offset + static_cast<float>(j)) << "row " << r << " column " << j;
       }
   }
+}
+
+// A residual added after the product: packed weights (parameters) and OpenBLAS's (weights the graph reads as input).
+TEST_F(CpuGraphExecuteTest, AMatmulAddsItsResidual) {
+  testing::expect_residual_matmuls(
+      *device_, {{.weights_are_parameters = true}, {.weights_are_parameters = false}, {.k = 7, .n = 3}},
+      ExecuteMode::automatic, 23);
 }
 
 INSTANTIATE_TEST_SUITE_P(QkvProjections, CpuEncoderLayerTest, ::testing::Values(false, true),

@@ -1,8 +1,7 @@
 // graph::Execute on a CUDA device against the naive double reference: an encoder layer in f32 and f16 over a sweep of
-// packed lengths, replay equal to direct launches (padded rows never reach a real output), inputs and outputs bound
-// inside shared buffers in both modes, and executables reloaded
-// from disk by a replaced isolated worker with no compile, whose results before and after are also held to the CPU
-// device's.
+// packed lengths, replay equal to direct launches (padded rows never reach a real output), a matmul's residual,
+// inputs and outputs bound inside shared buffers in both modes, and executables reloaded from disk by a replaced
+// isolated worker with no compile, whose results before and after are also held to the CPU device's.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +12,7 @@
 #include "testing/encoder_graph.hpp"
 #include "testing/numeric_error.hpp"
 #include "testing/offset_bindings.hpp"
+#include "testing/residual_matmul.hpp"
 #include "testing/status_matchers.hpp"
 #include "testing/test_seed.hpp"
 
@@ -144,6 +144,22 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, CudaGraphExecuteTest,
                            return std::string(to_string(std::get<0>(info.param))) +
                                   (std::get<1>(info.param) ? "_packed" : "_separate");
                          });
+
+// A residual added in cuBLASLt's epilogue (C beside the output D, timed on the first run like any product), in both
+// dtypes and modes; weights the graph reads as input too.
+TEST(CudaGraphExecute, AMatmulAddsItsResidualInCublasLtsEpilogue) {
+  System system;
+  ACCEL_OPEN_CUDA_OR_SKIP(system, (DeviceOptions{.kind = DeviceKind::cuda}), device);
+  for (ExecuteMode mode : {ExecuteMode::replay, ExecuteMode::direct}) {
+    SCOPED_TRACE(mode == ExecuteMode::replay ? "replay" : "direct");
+    testing::expect_residual_matmuls(device,
+                                     {{.dtype = DType::f16},
+                                      {.dtype = DType::f32},
+                                      {.dtype = DType::f16, .weights_are_parameters = false},
+                                      {.dtype = DType::f16, .k = 1024, .n = 1024}},
+                                     mode, accel::testing::test_seed());
+  }
+}
 
 TEST(CudaGraphBindings, InputsAndOutputsStartAtTheirFirstElementInBothModes) {
   System system;

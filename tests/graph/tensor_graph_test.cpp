@@ -204,6 +204,40 @@ TEST(GraphBuilderTest, GatedHalvesTheWidthKeepsItsActivationAndRefusesAnOddWidth
             std::string::npos);
 }
 
+// A residual added in a matmul's epilogue: a fourth input kept through the encoding (absent, the node keeps its
+// three), refused with another shape or dtype and after an activation.
+Result<std::shared_ptr<const Graph>> residual_matmul(Shape residual_shape, DType residual_dtype,
+                                                     Activation activation) {
+  GraphBuilder b;
+  b.bucket("tokens", Ladder::powers_of_two(8, 64));
+  Tensor x = b.input("x", DType::f16, {T(), Dim::of(32)});
+  Tensor stream = b.input("stream", residual_dtype, std::move(residual_shape));
+  Tensor w = b.parameter("w", DType::f16, {Dim::of(16), Dim::of(32)});
+  b.output("y", b.matmul(x, w, {.transpose_b = true, .activation = activation, .residual = stream}));
+  return b.build();
+}
+
+TEST(GraphBuilderTest, AMatmulResidualKeepsThroughTheEncodingAndRefusesMisuse) {
+  Result<std::shared_ptr<const Graph>> g = residual_matmul({T(), Dim::of(16)}, DType::f16, Activation::identity);
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  const Node& node = (*g)->nodes().back();
+  ASSERT_EQ(node.inputs.size(), 4u);
+  EXPECT_EQ((*g)->nodes()[node.inputs[3]].kind, OpKind::input);
+  EXPECT_EQ(node.inputs[2], Node::kNone);
+  Result<std::shared_ptr<const Graph>> decoded = Graph::decode((*g)->encoding());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  EXPECT_EQ((*decoded)->nodes(), (*g)->nodes());
+  EXPECT_EQ(mlp()->nodes()[4].inputs.size(), 3u);  // the first matmul: no residual, three inputs as before
+  for (const auto& bad : {residual_matmul({T(), Dim::of(32)}, DType::f16, Activation::identity),
+                          residual_matmul({Dim::of(8), Dim::of(16)}, DType::f16, Activation::identity),
+                          residual_matmul({T(), Dim::of(16)}, DType::f32, Activation::identity),
+                          residual_matmul({T(), Dim::of(16)}, DType::f16, Activation::silu)})
+    EXPECT_NE(bad.status().message().find("matmul: a residual must be f16 [tokens, 16] and come with the identity "
+                                          "activation"),
+              std::string::npos)
+        << bad.status().to_string();
+}
+
 TEST(GraphBuilderTest, AnAttentionWindowKeepsThroughTheEncodingAndIsNeverNegative) {
   Result<std::shared_ptr<const Graph>> g = decoder_attention(2, false, 512, 4, 64);
   ASSERT_TRUE(g.ok()) << g.status().to_string();

@@ -212,7 +212,10 @@ struct Tensor {
 struct MatmulOptions {
   bool transpose_b = false;                      ///< w is [N, K] (a Linear layer's weight), used transposed
   std::optional<Tensor> bias;                    ///< [N], added to each row before the activation
-  Activation activation = Activation::identity;  ///< applied last
+  Activation activation = Activation::identity;  ///< applied after the bias
+  /// [rows, N] of x's dtype, added to the product last (a pre-norm block's residual stream): one pass over the
+  /// output fewer than a binary add after it. Only with the identity activation.
+  std::optional<Tensor> residual;
 };
 
 /// The options of GraphBuilder::attention.
@@ -260,7 +263,8 @@ class GraphBuilder {
   Tensor gather(Tensor table, Tensor indices);
   /// Each row's index within its sequence, for `rows` rows of the sequences that `offsets` delimits.
   Tensor sequence_positions(Tensor offsets, Dim rows);
-  /// x times w, plus the optional bias, then the activation (OpKind::matmul).
+  /// x times w, plus the optional bias, then the activation, plus the optional residual (OpKind::matmul; node inputs
+  /// x, w, bias or Node::kNone, and residual where there is one).
   Tensor matmul(Tensor x, Tensor w, MatmulOptions options = {});
   /// The activation of each element.
   Tensor unary(Activation activation, Tensor x);

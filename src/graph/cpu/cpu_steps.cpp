@@ -42,7 +42,7 @@ Status check_offsets(const Node& node, const std::int32_t* offsets, std::int64_t
   return Status();
 }
 
-Status run_matmul(const Frame& f, const Node& node, std::uint32_t index) {
+Status run_product(const Frame& f, const Node& node, std::uint32_t index) {
   const std::uint32_t x = node.inputs[0], w = node.inputs[1];
   const std::int64_t rows = f.dim(x, 0), k = f.dim(x, 1), n = f.dim(node.output, 1);
   if (std::max({rows, k, n}) > std::numeric_limits<std::int32_t>::max())
@@ -78,6 +78,17 @@ Status run_matmul(const Frame& f, const Node& node, std::uint32_t index) {
   }
   blas::ensure_openblas_kernels();
   matmul_bias_activation(f.at(x), f.at(w), node.transpose_b, bias, rows, k, n, node.activation, f.at(node.output));
+  return Status();
+}
+
+// The product, then its residual (the builder allows one only after the identity activation) added in place.
+Status run_matmul(const Frame& f, const Node& node, std::uint32_t index) {
+  ACCEL_RETURN_IF_ERROR(run_product(f, node, index));
+  if (node.inputs.size() > 3) {
+    float* out = f.at(node.output);
+    binary(BinaryOp::add, out, f.at(node.inputs[3]), Broadcast::none, f.rows(node.output), f.last_dim(node.output),
+           out);
+  }
   return Status();
 }
 

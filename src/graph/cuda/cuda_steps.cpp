@@ -1,7 +1,7 @@
-// The CUDA lowering of an executable's steps: matmuls through the stream's cuBLASLt (bias, ReLU and tanh-GELU fused
-// in its epilogue; other activations by one bias + activation pass after it) or, while cuBLASLt starts, through the
-// graph kernels' own matmul (every epilogue fused); everything else the graph kernels.
-// Called once per capture at the bucket's extent, or per run at the actual extent.
+// The CUDA lowering of an executable's steps: matmuls through the stream's cuBLASLt (bias, ReLU, tanh-GELU and a
+// residual fused in its epilogue; other activations by one bias + activation pass after it) or, while cuBLASLt starts,
+// through the graph kernels' own matmul (every epilogue fused); everything else the graph kernels. Called once per
+// capture at the bucket's extent, or per run at the actual extent.
 #include <fmt/format.h>
 
 #include "graph/cuda/cuda_executable.hpp"
@@ -23,14 +23,19 @@ struct Frame : StepFrame {
 
 Status matmul(const Frame& f, const Node& node, blas::CublasLtGemm* gemm, CudaTarget& target) {
   const std::uint32_t x = node.inputs[0], w = node.inputs[1], bias = node.inputs[2];
+  const std::uint32_t residual = node.inputs.size() > 3 ? node.inputs[3] : Node::kNone;
   const std::int64_t rows = f.dim(x, 0), k = f.dim(x, 1), n = f.dim(node.output, 1);
   if (rows == 0 || n == 0) return Status();
   const DType dtype = f.info(x).dtype;
   if (gemm == nullptr) {
-    return target.check(
-        cuda::matmul(dtype, f.at(x), f.at(w), node.transpose_b, bias != Node::kNone ? f.at(bias) : nullptr,
-                     node.activation, rows, n, k, f.at(node.output), f.stream),
-        "launching the graph's own matmul");
+    ACCEL_RETURN_IF_ERROR(
+        target.check(cuda::matmul(dtype, f.at(x), f.at(w), node.transpose_b, bias != Node::kNone ? f.at(bias) : nullptr,
+                                  node.activation, rows, n, k, f.at(node.output), f.stream),
+                     "launching the graph's own matmul"));
+    if (residual == Node::kNone) return Status();
+    return target.check(binary(dtype, BinaryOp::add, f.at(node.output), f.at(residual), Broadcast::none, rows, n,
+                               f.at(node.output), f.stream),
+                        "launching the residual's add");
   }
   // Exact GELU runs as cuBLASLt's tanh-form GELU epilogue in f16/bf16, as text-embeddings-inference runs it: the
   // two differ by at most 4.7e-4 (at x = -2.7), and the separate pass over the [tokens, inner] product it saves was
@@ -51,9 +56,12 @@ Status matmul(const Frame& f, const Node& node, blas::CublasLtGemm* gemm, CudaTa
                   .epilogue = epilogue};
   ACCEL_ASSIGN_OR_RETURN(GemmGeometry geometry, plan_gemm_geometry(shape));
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const blas::CublasLtGemm::Plan> plan, gemm->plan(geometry));
-  ACCEL_RETURN_IF_ERROR(gemm->run(*plan, geometry,
-                                  {.a = f.at(x), .b = f.at(w), .c = f.at(node.output), .bias = f.at(bias)}, 1.0, 0.0,
-                                  f.stream, blas::CublasLtGemm::Timing::first_run));
+  // A residual is cuBLASLt's C beside the output D (beta = 1): added in the epilogue, after the identity activation
+  // the builder requires with it.
+  ACCEL_RETURN_IF_ERROR(
+      gemm->run(*plan, geometry,
+                {.a = f.at(x), .b = f.at(w), .c = f.at(node.output), .bias = f.at(bias), .addend = f.at(residual)}, 1.0,
+                residual != Node::kNone ? 1.0 : 0.0, f.stream, blas::CublasLtGemm::Timing::first_run));
   if (fused) return Status();
   return target.check(
       bias_activation(dtype, f.at(node.output), nullptr, rows, n, node.activation, f.at(node.output), f.stream),

@@ -270,10 +270,12 @@ Status CublasLtGemm::run(const Plan& planned, const GemmGeometry& g, const GemmO
   const void* beta_ptr = wide ? static_cast<const void*>(&beta) : &beta32;
   const LtOperands operands{.a = plan->swapped ? ops.b : ops.a,
                             .b = plan->swapped ? ops.a : ops.b,
-                            .c = ops.c,
+                            .c = ops.addend != nullptr ? ops.addend : ops.c,
+                            .d = ops.c,
                             .alpha = alpha_ptr,
                             .beta = beta_ptr};
-  if (!plan->timed && beta == 0.0 && (timing == Timing::first_run || ++plan->runs >= kRunsBeforeTiming)) {
+  const bool repeatable = beta == 0.0 || operands.c != operands.d;
+  if (!plan->timed && repeatable && (timing == Timing::first_run || ++plan->runs >= kRunsBeforeTiming)) {
     ACCEL_RETURN_IF_ERROR(time_candidates(*plan, operands, stream));
   }
   return cublas_status(matmul(*plan, operands, plan->algo, stream),
@@ -283,7 +285,7 @@ Status CublasLtGemm::run(const Plan& planned, const GemmGeometry& g, const GemmO
 cublasStatus_t CublasLtGemm::matmul(const Plan& plan, const LtOperands& ops, const cublasLtMatmulAlgo_t& algo,
                                     cudaStream_t stream) const {
   return api_.cublasLtMatmul(handle_, plan.desc, ops.alpha, ops.a, plan.a, ops.b, plan.b, ops.beta, ops.c, plan.c,
-                             ops.c, plan.c, &algo, workspace_, workspace_bytes_, stream);
+                             ops.d, plan.c, &algo, workspace_, workspace_bytes_, stream);
 }
 
 }  // namespace accel::blas

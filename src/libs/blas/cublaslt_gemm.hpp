@@ -38,7 +38,8 @@ class CublasLtGemm {
   struct Plan;
   // The plan of a checked GEMM (plan_gemm_geometry and check_cublaslt_support passed): cached, or built.
   [[nodiscard]] Result<std::shared_ptr<const Plan>> plan(const GemmGeometry& geometry);
-  // When a plan's candidate algorithms are timed (a run with beta = 0 on a stream that is not capturing): at its
+  // When a plan's candidate algorithms are timed (a run with beta = 0 or a separate addend, on a stream that is not
+  // capturing): at its
   // first run, for a compiled graph's steps, which are captured after that run and replayed from then on; or once
   // it has run kRunsBeforeTiming times, for requests, so that a shape asked for once or twice does not pay for the
   // timing (1.5 ms for a small product, 15-20 ms for a process's first, which loads the candidates' kernels).
@@ -58,16 +59,19 @@ class CublasLtGemm {
   CublasLtGemm(const CublasLtApi& api, cublasLtHandle_t handle, std::size_t capacity, void* workspace,
                std::size_t workspace_bytes);
   Result<std::shared_ptr<const Plan>> build_plan(const GemmGeometry& geometry) const;
-  // A run's operands in cuBLASLt's order (A and B swapped where the plan says so), D written over C.
+  // A run's operands in cuBLASLt's order (A and B swapped where the plan says so): D written over C, or C read from
+  // a separate addend.
   struct LtOperands {
     const void* a;
     const void* b;
-    void* c;
+    const void* c;
+    void* d;
     const void* alpha;
     const void* beta;
   };
   // Times the plan's candidates on these operands and sets plan.algo to the fastest (cublaslt_timing.cpp); a
-  // stream that captures is left untimed. Only for beta = 0.
+  // stream that captures is left untimed. Only for a run that writes the same D when repeated (beta = 0, or C apart
+  // from D).
   Status time_candidates(const Plan& plan, const LtOperands& operands, cudaStream_t stream) const;
   // One cublasLtMatmul of `plan` with `algo`.
   cublasStatus_t matmul(const Plan& plan, const LtOperands& operands, const cublasLtMatmulAlgo_t& algo,

@@ -4,8 +4,9 @@
 // the run's own operands and keeps the fastest, as cuDNN's autotuner and PyTorch's TunableOp do.
 //
 // Only a run that may repeat itself is timed: beta = 0 (D = epilogue(alpha A B), so running it again writes the
-// same D; with beta != 0 each run would add to D again) and a stream not capturing a graph (timing waits for the
-// GPU). The real run follows with the chosen algorithm, so what the caller receives is one run's output.
+// same D), or a C apart from D (a residual read, never written); with beta != 0 and D over C each run would add to D
+// again. And a stream not capturing a graph (timing waits for the GPU). The real run follows with the chosen algorithm,
+// so what the caller receives is one run's output.
 #include <cuda_runtime.h>
 
 #include <algorithm>

@@ -17,6 +17,9 @@ struct GemmOperands {
   void* b = nullptr;
   void* c = nullptr;
   void* bias = nullptr;  // null unless the epilogue has a bias
+  // C where it is not the output: c = alpha A B + beta addend (a residual added in the product's epilogue, read,
+  // never written). Only cuBLASLt's runs for the compiled graphs set it; a request's C is c, read, then written.
+  const void* addend = nullptr;
 };
 }  // namespace blas
 
