@@ -343,25 +343,6 @@ TEST(BucketBindingTest, BucketsOnlyTheLadderedSymbols) {
   EXPECT_NE(above.status().message().find("symbol 'tokens' = 257"), std::string::npos);
 }
 
-TEST(ExecutablePlanTest, ReusesArenaBytesByLiveness) {
-  // A chain of eight elementwise ops: only two intermediates are alive at once (plus the input).
-  GraphBuilder b;
-  Tensor x = b.input("x", DType::f32, {T(), Dim::of(256)});
-  Tensor t = x;
-  for (int i = 0; i < 8; ++i) t = b.unary(Activation::relu, t);
-  b.output("y", t);
-  Result<ExecutablePlan> plan = ExecutablePlan::make(*b.build(), {{"tokens", 64}});
-  ASSERT_TRUE(plan.ok());
-  const std::uint64_t tensor_bytes = 64 * 256 * 4;
-  EXPECT_EQ(plan->unshared_bytes(), 9 * tensor_bytes);
-  EXPECT_LE(plan->arena_bytes(), 3 * tensor_bytes);
-  // No two tensors alive at the same step share bytes: consecutive ones differ.
-  for (std::uint32_t s : plan->steps()) {
-    const Node& node = plan->graph().nodes()[s];
-    EXPECT_NE(plan->slot(node.inputs[0]).offset, plan->slot(node.output).offset);
-  }
-}
-
 TEST(ExecutablePlanTest, EncodesAndRefusesAPlanOfAnotherBinding) {
   std::shared_ptr<const Graph> g = mlp();
   ExecutablePlan plan = *ExecutablePlan::make(g, {{"tokens", 64}});

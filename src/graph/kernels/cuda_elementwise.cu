@@ -1,5 +1,7 @@
 // The element-wise and copying graph kernels on CUDA: gather, positions, activations, binary ops, casts and
 // strided copies. Each thread takes V consecutive elements of a row (V = 8 on the vector path).
+#include <limits>
+
 #include "core/chained_launch.cuh"
 #include "graph/kernels/cuda_element.cuh"
 #include "graph/kernels/cuda_kernels.hpp"
@@ -86,13 +88,16 @@ __global__ void binary_kernel(BinaryOp op, const T* a, const T* b, Broadcast b_s
   }
 }
 
-template <int V, class T>
-__global__ void gated_kernel(const T* x, std::int64_t rows, std::int64_t width, Activation activation, T* y) {
+// Index: the type of the element arithmetic, 32-bit where rows * width allows (a 64-bit division per chunk is
+// dozens of instructions).
+template <int V, class Index, class T>
+__global__ void gated_kernel(const T* x, Index rows, Index width, Activation activation, T* y) {
   wait_for_prior_kernel();
-  const std::int64_t chunks = width / V;
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < rows * chunks;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
-    const std::int64_t r = i / chunks, c = i % chunks * V;
+  const Index chunks = width / V;
+  const auto stride = static_cast<Index>(gridDim.x) * static_cast<Index>(blockDim.x);
+  for (Index i = static_cast<Index>(blockIdx.x) * static_cast<Index>(blockDim.x) + static_cast<Index>(threadIdx.x);
+       i < rows * chunks; i += stride) {
+    const Index r = i / chunks, c = i % chunks * V;
     float u[V], w[V];
     detail::load<V>(x + r * 2 * width + c, u);
     detail::load<V>(x + r * 2 * width + width + c, w);
@@ -193,9 +198,14 @@ cudaError_t gated(DType dtype, const void* x, std::int64_t rows, std::int64_t wi
     const auto* xt = static_cast<const T*>(x);
     auto* yt = static_cast<T*>(y);
     const bool vector = vectorizable(width, x, y);
-    return launch_chained(vector ? gated_kernel<8, T> : gated_kernel<1, T>,
-                          detail::blocks_for(rows * width / (vector ? 8 : 1), kThreads), kThreads, 0, stream, xt, rows,
-                          width, activation, yt);
+    const unsigned blocks = detail::blocks_for(rows * width / (vector ? 8 : 1), kThreads);
+    if (rows * 2 * width < std::numeric_limits<std::int32_t>::max()) {
+      const auto rows32 = static_cast<std::int32_t>(rows), width32 = static_cast<std::int32_t>(width);
+      return launch_chained(vector ? gated_kernel<8, std::int32_t, T> : gated_kernel<1, std::int32_t, T>, blocks,
+                            kThreads, 0, stream, xt, rows32, width32, activation, yt);
+    }
+    return launch_chained(vector ? gated_kernel<8, std::int64_t, T> : gated_kernel<1, std::int64_t, T>, blocks,
+                          kThreads, 0, stream, xt, rows, width, activation, yt);
   });
 }
 

@@ -54,7 +54,6 @@ __global__ void rope_kernel(const T* x, const std::int32_t* positions, std::int6
 
 constexpr int kWarpsPerBlock = kThreads / 32;
 constexpr int kMaxHalf = 128;  // half a head of the packed and normalised forms (head_dim <= 256)
-constexpr std::int64_t kFullGpuBlocks = kFullGpuThreads / kThreads;
 constexpr std::int64_t kFullGpuWarps = kFullGpuThreads / 32;
 
 template <class T>
@@ -127,42 +126,53 @@ __global__ void rope_heads_kernel(const T* x, const std::int32_t* positions, std
   }
 }
 
-// The packed and normalised forms where each half-head is a multiple of 8 elements in 16-byte aligned rows: a block
-// takes a row (or a group of its heads), its angles computed once into shared memory; each head goes to `lanes` =
-// half / 8 consecutive threads (a power of two up to 16, so inside one warp), each of which moves 8 pairs with 16-byte
-// accesses, its norm a reduction over those lanes. A batch's [16,384, 4,096] bf16 moved at ~2.1 TB/s with the
-// warp-per-row form (2-byte accesses, a row's heads one after another; §51).
+// The packed and normalised forms where each half-head is a multiple of 8 elements in 16-byte aligned rows: a warp
+// takes a row (or a group of its heads) and computes its angles once, each lane two of them (the inverse frequencies
+// once per thread), into the warp's own shared memory, so no block-wide barrier holds the warps of other rows. Each
+// head goes to `lanes` = half / 8 consecutive lanes (a power of two up to 16), each of which moves 8 pairs with
+// 16-byte accesses, its norm a reduction over those lanes; a warp steps over 32 / lanes heads at a time. Written over
+// its input (x == y), v's heads are neither read nor written. A block per row, its angles behind two barriers, moved a
+// Qwen3-0.6B batch at ~1.9-2.3 TB/s (§61); the warp-per-row form with 2-byte accesses at ~2.1 (§51).
 template <class T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 6)
     rope_heads_vector_kernel(const T* x, const std::int32_t* positions, std::int64_t rows, int heads, int kv_heads,
                              int head_dim, int groups, float theta, const T* query_norm, const T* key_norm, float eps,
                              T* y) {
-  __shared__ float sines[kMaxHalf], cosines[kMaxHalf];
-  wait_for_prior_kernel();
-  const int half = head_dim / 2, lanes = half / 8;
-  const int slots = kThreads / lanes, slot = static_cast<int>(threadIdx.x) / lanes;
-  const int first_pair = static_cast<int>(threadIdx.x) % lanes * 8;
-  const int lane = static_cast<int>(threadIdx.x % 32);
-  const unsigned head_lanes = (lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u) << (lane / lanes * lanes));
+  constexpr int kAngles = kMaxHalf / 32;  // angles a lane computes
+  __shared__ float sines[kWarpsPerBlock][kMaxHalf], cosines[kWarpsPerBlock][kMaxHalf];
+  const int half = head_dim / 2, lanes = half / 8, slots = 32 / lanes;
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  const int slot = lane / lanes, first_pair = lane % lanes * 8;
+  const unsigned head_lanes = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u) << (slot * lanes);
   const int total = heads + 2 * kv_heads, rotated = heads + kv_heads;
-  const int group_heads = (total + groups - 1) / groups;
-  for (std::int64_t item = blockIdx.x; item < rows * groups; item += gridDim.x) {
+  const int moved = x == y ? rotated : total;  // v's heads, packed after k's, stay in place
+  const int group_heads = (moved + groups - 1) / groups;
+  float inverse[kAngles];
+#pragma unroll
+  for (int p = 0; p < kAngles; ++p) {
+    const int i = lane + 32 * p;
+    inverse[p] = i < half ? 1.0f / powf(theta, static_cast<float>(2 * i) / static_cast<float>(head_dim)) : 0.0f;
+  }
+  wait_for_prior_kernel();
+  const std::int64_t warps = std::int64_t{gridDim.x} * kWarpsPerBlock;
+  for (std::int64_t item = blockIdx.x * std::int64_t{kWarpsPerBlock} + warp; item < rows * groups; item += warps) {
     const std::int64_t r = item / groups;
-    const int group = static_cast<int>(item % groups);
-    __syncthreads();  // the previous row's angles are read
-    for (int i = static_cast<int>(threadIdx.x); i < half; i += kThreads) {
-      const float inverse = 1.0f / powf(theta, static_cast<float>(2 * i) / static_cast<float>(head_dim));
-      sincosf(static_cast<float>(positions[r]) * inverse, &sines[i], &cosines[i]);
+    const int first = static_cast<int>(item % groups) * group_heads, last = min(moved, first + group_heads);
+    const auto position = static_cast<float>(positions[r]);
+    __syncwarp();  // the previous row's angles are read
+#pragma unroll
+    for (int p = 0; p < kAngles; ++p) {
+      const int i = lane + 32 * p;
+      if (i < half) sincosf(position * inverse[p], &sines[warp][i], &cosines[warp][i]);
     }
-    __syncthreads();
-    const int last = min(total, (group + 1) * group_heads);
-    for (int head = group * group_heads + slot; head < last; head += slots) {
+    __syncwarp();
+    for (int head = first + slot; head < last; head += slots) {
       const std::int64_t base = (r * total + head) * head_dim + first_pair;
       float a[8], b[8];
       detail::load<8>(x + base, a);
       detail::load<8>(x + base + half, b);
-      if (head >= rotated) {  // v's heads, packed after k's
-        if (x != y) detail::store<8>(y + base, a), detail::store<8>(y + base + half, b);
+      if (head >= rotated) {  // v's heads, copied when the output is apart from the input
+        detail::store<8>(y + base, a), detail::store<8>(y + base + half, b);
         continue;
       }
       if (const T* gamma = head < heads ? query_norm : key_norm; gamma != nullptr) {
@@ -180,7 +190,7 @@ __global__ void __launch_bounds__(kThreads)
       float out_a[8], out_b[8];
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
-        const float c = cosines[first_pair + e], s = sines[first_pair + e];
+        const float c = cosines[warp][first_pair + e], s = sines[warp][first_pair + e];
         out_a[e] = a[e] * c - b[e] * s;
         out_b[e] = b[e] * c + a[e] * s;
       }
@@ -214,14 +224,14 @@ cudaError_t rope(DType dtype, const void* x, const std::int32_t* positions, std:
     const int half = head_dim / 2;
     if (half % 8 == 0 && std::has_single_bit(static_cast<unsigned>(half / 8)) &&
         detail::vectorizable(half, x, y, query_norm, key_norm)) {
-      const int total = heads + 2 * kv_heads, slots = kThreads / (half / 8);
+      const int moved = x == y ? heads + kv_heads : heads + 2 * kv_heads, slots = 32 / (half / 8);
       const int groups =
-          static_cast<int>(std::clamp<std::int64_t>(kFullGpuBlocks / rows, 1, (total + slots - 1) / slots));
+          static_cast<int>(std::clamp<std::int64_t>(kFullGpuWarps / rows, 1, (moved + slots - 1) / slots));
       return detail::dispatch(dtype, [&](auto tag) {
         using T = decltype(tag);
-        return launch_chained(rope_heads_vector_kernel<T>, detail::blocks_for(rows * groups, 1), kThreads, 0, stream,
-                              static_cast<const T*>(x), positions, rows, heads, kv_heads, head_dim, groups, theta,
-                              static_cast<const T*>(query_norm), static_cast<const T*>(key_norm), eps,
+        return launch_chained(rope_heads_vector_kernel<T>, detail::blocks_for(rows * groups, kWarpsPerBlock), kThreads,
+                              0, stream, static_cast<const T*>(x), positions, rows, heads, kv_heads, head_dim, groups,
+                              theta, static_cast<const T*>(query_norm), static_cast<const T*>(key_norm), eps,
                               static_cast<T*>(y));
       });
     }
