@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/csv_report.hpp"
+#include "common/cuda_timing.hpp"
 #include "common/exit_now.hpp"
 #include "graph/kernels/cpu_kernels.hpp"
 #include "graph/kernels/cuda_kernels.hpp"
@@ -43,30 +44,13 @@ void* device_values(std::size_t count, float low, float high) {
   return device;
 }
 
-// Microseconds per call of `call` on `stream`, and the GB/s of `bytes` moved per call.
+// One row of microseconds per call and one of the GB/s of `bytes` moved per call.
 template <class Call>
 void time_calls(cudaStream_t stream, const char* kernel, const std::string& name, double bytes, std::int64_t rows,
                 Call call) {
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "event");
-  check(cudaEventCreate(&stop), "event");
-  for (int i = 0; i < 20; ++i) check(call(), kernel);
-  const int reps = rows > 1000 ? 50 : 500;
-  std::vector<double> rounds;
-  for (int round = 0; round < 7; ++round) {
-    check(cudaEventRecord(start, stream), "record");
-    for (int i = 0; i < reps; ++i) check(call(), kernel);
-    check(cudaEventRecord(stop, stream), "record");
-    check(cudaEventSynchronize(stop), "sync");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-    rounds.push_back(ms * 1e3 / reps);
-  }
-  const double us = percentile(rounds, 0.5);
+  const double us = median_us_per_call(stream, rows > 1000 ? 50 : 500, kernel, call);
   row(kernel, name, "accel", "us", us);
   row(kernel, name, "accel", "GB/s", bytes / (us * 1e3));
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
 }
 
 void rope(cudaStream_t stream, std::int64_t rows, bool in_place) {
