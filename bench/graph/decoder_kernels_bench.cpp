@@ -23,12 +23,6 @@ namespace {
 constexpr DType kType = DType::bf16;
 constexpr int kHeads = 16, kKvHeads = 8, kHeadDim = 128, kInner = 3072;
 
-void check(cudaError_t error, const char* what) {
-  if (error == cudaSuccess) return;
-  std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(error));
-  accel::bench::exit_now(1);
-}
-
 // `count` values drawn uniformly from [low, high), in kType on the device.
 void* device_values(std::size_t count, float low, float high) {
   std::mt19937 rng(7);
@@ -39,8 +33,8 @@ void* device_values(std::size_t count, float low, float high) {
   if (!graph::cpu::cast(DType::f32, values.data(), kType, stored.data(), static_cast<std::int64_t>(count)))
     accel::bench::exit_now(1);
   void* device = nullptr;
-  check(cudaMalloc(&device, stored.size()), "cudaMalloc");
-  check(cudaMemcpy(device, stored.data(), stored.size(), cudaMemcpyHostToDevice), "upload");
+  check_cuda(cudaMalloc(&device, stored.size()), "cudaMalloc");
+  check_cuda(cudaMemcpy(device, stored.data(), stored.size(), cudaMemcpyHostToDevice), "upload");
   return device;
 }
 
@@ -59,12 +53,12 @@ void rope(cudaStream_t stream, std::int64_t rows, bool in_place) {
   void* q_norm = device_values(kHeadDim, 0.9f, 1.1f);
   void* k_norm = device_values(kHeadDim, 0.9f, 1.1f);
   void* output = input;
-  if (!in_place) check(cudaMalloc(&output, static_cast<std::size_t>(rows * width) * size_of(kType)), "cudaMalloc");
+  if (!in_place) check_cuda(cudaMalloc(&output, static_cast<std::size_t>(rows * width) * size_of(kType)), "cudaMalloc");
   std::vector<std::int32_t> positions(static_cast<std::size_t>(rows));
   for (std::int64_t r = 0; r < rows; ++r) positions[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(r % 512);
   void* device_positions = nullptr;
-  check(cudaMalloc(&device_positions, positions.size() * 4), "cudaMalloc");
-  check(cudaMemcpy(device_positions, positions.data(), positions.size() * 4, cudaMemcpyHostToDevice), "upload");
+  check_cuda(cudaMalloc(&device_positions, positions.size() * 4), "cudaMalloc");
+  check_cuda(cudaMemcpy(device_positions, positions.data(), positions.size() * 4, cudaMemcpyHostToDevice), "upload");
   const std::int64_t moved_heads = in_place ? kHeads + kKvHeads : kHeads + 2 * kKvHeads;
   time_calls(stream, "rope", fmt::format("rows {} {}", rows, in_place ? "in place" : "apart"),
              2.0 * static_cast<double>(rows * moved_heads * kHeadDim) * size_of(kType), rows, [&] {
@@ -81,7 +75,7 @@ void rope(cudaStream_t stream, std::int64_t rows, bool in_place) {
 void gated(cudaStream_t stream, std::int64_t rows) {
   void* input = device_values(static_cast<std::size_t>(rows * 2 * kInner), -4.0f, 4.0f);
   void* output = nullptr;
-  check(cudaMalloc(&output, static_cast<std::size_t>(rows * kInner) * size_of(kType)), "cudaMalloc");
+  check_cuda(cudaMalloc(&output, static_cast<std::size_t>(rows * kInner) * size_of(kType)), "cudaMalloc");
   time_calls(stream, "gated", fmt::format("rows {} silu", rows),
              3.0 * static_cast<double>(rows * kInner) * size_of(kType), rows,
              [&] { return graph::cuda::gated(kType, input, rows, kInner, Activation::silu, output, stream); });
@@ -94,7 +88,7 @@ void gated(cudaStream_t stream, std::int64_t rows) {
 
 int main() {
   cudaStream_t stream;
-  accel::bench::check(cudaStreamCreate(&stream), "stream");
+  accel::bench::check_cuda(cudaStreamCreate(&stream), "stream");
   for (std::int64_t rows : {16384, 4096, 12}) {
     for (bool in_place : {true, false}) accel::bench::rope(stream, rows, in_place);
     accel::bench::gated(stream, rows);
