@@ -34,7 +34,15 @@ struct Case {
   bool causal;
   std::int64_t extra_stride;  // added to the fused row stride: not a multiple of 8 takes the generic kernel
   int window = 0;             // > 0: sliding-window attention
+  int max_length = 0;         // > 0: the longest length the kernels are told of (a model's context), not the batch's
 };
+
+// `count` sequences of 0..70 tokens: more than the 32 one round of the kernels' search for a CTA's sequence takes.
+std::vector<int> many_lengths(int count) {
+  std::vector<int> lengths;
+  for (int i = 0; i < count; ++i) lengths.push_back((i * 37) % 71);
+  return lengths;
+}
 
 TEST_F(CudaDecoderKernels, CausalAndGroupedQueryAttentionMatchTheCpu) {
   const std::vector<Case> cases{{{1, 17, 64, 65, 0, 130}, 8, 2, 64, true, 0},
@@ -53,12 +61,21 @@ TEST_F(CudaDecoderKernels, CausalAndGroupedQueryAttentionMatchTheCpu) {
                                 {{200, 33}, 4, 2, 128, false, 0, 5},
                                 {{150, 9, 70}, 4, 4, 32, true, 0, 40},
                                 {{90, 33}, 4, 2, 8, false, 2, 3},
-                                {{40, 7}, 2, 2, 64, false, 2, 1000}};
+                                {{40, 7}, 2, 2, 64, false, 2, 1000},
+                                // Told of a 32K context, as a Qwen3-Embedding folder tells the graph: the streaming
+                                // and generic kernels' CTAs cover the batch's sequences, not the context's length.
+                                {{200, 9, 77, 1, 64}, 4, 2, 128, true, 0, 0, 32768},
+                                {{1, 17, 64, 65, 0, 130}, 4, 2, 64, false, 0, 0, 32768},
+                                {{5, 90, 33}, 4, 2, 8, true, 0, 0, 32768},
+                                {many_lengths(100), 2, 1, 128, true, 0, 0, 32768},
+                                {many_lengths(1500), 2, 1, 64, true, 2, 0, 4096},
+                                {{150, 9, 70}, 4, 4, 32, true, 0, 40, 32768}};
   for (DType dtype : kTypes) {
     for (const Case& c : cases) {
       SCOPED_TRACE(::testing::Message() << to_string(dtype) << ", " << c.heads << "/" << c.kv_heads << " heads, d "
                                         << c.head_dim << (c.causal ? ", causal" : "") << ", extra stride "
-                                        << c.extra_stride << ", window " << c.window);
+                                        << c.extra_stride << ", window " << c.window << ", " << c.lengths.size()
+                                        << " sequences, told of " << c.max_length);
       const auto offsets = offsets_of(c.lengths);
       const std::int64_t width = std::int64_t{c.heads} * c.head_dim, kv_width = std::int64_t{c.kv_heads} * c.head_dim;
       const std::int64_t stride = width + 2 * kv_width + c.extra_stride, rows = offsets.back() + 5;
@@ -67,7 +84,7 @@ TEST_F(CudaDecoderKernels, CausalAndGroupedQueryAttentionMatchTheCpu) {
       const Buffer dqkv(dtype, qkv), doff = Buffer::of_ints(offsets), out(dtype, rows * width);
       const auto at = [&](std::int64_t column) { return dqkv.get<std::byte>() + column * size_of(dtype); };
       const auto sequences = static_cast<std::int64_t>(c.lengths.size());
-      const int max_length = *std::max_element(c.lengths.begin(), c.lengths.end());
+      const int max_length = c.max_length > 0 ? c.max_length : *std::max_element(c.lengths.begin(), c.lengths.end());
       finish(cuda::packed_attention(dtype, at(0), stride, at(width), stride, at(width + kv_width), stride,
                                     doff.get<std::int32_t>(), sequences, rows, max_length, c.heads, c.head_dim, scale,
                                     out.get(), width, stream_, c.kv_heads, c.causal, c.window));

@@ -1,6 +1,6 @@
 // cuda::packed_attention: a tensor-core kernel where one fits (cuda_resident_attention.cu for short sequences,
-// cuda_flash_attention.cu for any), else a generic kernel
-// for any storage type and head_dim <= 128. Generic: a CTA takes 16 query rows of one (sequence, head), 4 per
+// cuda_flash_attention.cu for any), else a generic kernel for any storage type and head_dim <= 128. Generic: a CTA
+// takes 16 query rows of one (sequence, head), the sequences' CTAs laid end to end (packed_query_ctas), 4 rows per
 // warp, and streams 32-key K/V tiles through shared memory in float; each lane scores one key of the tile against
 // the warp's 4 queries and owns head_dim / 32 output columns of each, the softmax kept online (running maximum
 // and sum) across tiles. Grouped-query heads read their key/value head's columns; a causal CTA streams only the
@@ -23,15 +23,13 @@ constexpr int kKeys = 32;
 constexpr int kMaxHeadDim = 128;
 
 template <class T>
-__global__ void __launch_bounds__(kWarps * 32) generic_attention_kernel(detail::AttentionArgs args, int tiles) {
+__global__ void __launch_bounds__(kWarps * 32) generic_attention_kernel(detail::AttentionArgs args) {
   __shared__ float query[kQueries][kMaxHeadDim];
   // One float of padding per row: lane j reading column c of row j then hits bank (j + c) % 32.
   __shared__ float keys[kKeys][kMaxHeadDim + 1];
   __shared__ float values[kKeys][kMaxHeadDim + 1];
-  const std::int64_t s = blockIdx.x / tiles;
-  const auto [begin, length] = detail::sequence_span(args.offsets, s, args.rows, args.max_length);
-  const int q0 = blockIdx.x % tiles * kQueries;
-  if (q0 >= length) return;
+  const auto [begin, length, q0] = detail::query_cta(args, blockIdx.x, kQueries);
+  if (length == 0) return;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int d = args.head_dim;
   const std::int64_t column = std::int64_t{blockIdx.y} * d;
@@ -114,18 +112,19 @@ cudaError_t packed_attention(DType dtype, const void* q, std::int64_t q_stride, 
   if (head_dim <= 0 || head_dim > kMaxHeadDim || heads <= 0 || heads > 65535 || max_length < 0 || kv_heads <= 0 ||
       heads % kv_heads != 0 || window < 0)
     return cudaErrorInvalidValue;
-  // No sequence is longer than the rows: the grid, sized by the longest sequence, need not be larger.
+  // No sequence is longer than the rows: what is sized by the longest sequence (the resident kernel's shared memory)
+  // need not be larger.
   const auto longest = static_cast<std::int32_t>(std::min<std::int64_t>(max_length, rows));
   const detail::AttentionArgs args{q,       q_stride, k,        k_stride, v,   v_stride,   offsets,  sequences, rows,
                                    longest, heads,    head_dim, scale,    out, out_stride, kv_heads, causal,    window};
   if (sequences == 0 || longest == 0) return cudaSuccess;
   if (detail::resident_attention_fits(dtype, args)) return detail::launch_resident_attention(dtype, args, stream);
   if (detail::flash_attention_fits(dtype, args)) return detail::launch_flash_attention(dtype, args, stream);
-  const int tiles = (longest + kQueries - 1) / kQueries;
-  if (sequences * tiles > 0x7fffffff) return cudaErrorInvalidValue;
-  const dim3 grid(static_cast<unsigned>(sequences * tiles), static_cast<unsigned>(heads));
+  const std::int64_t ctas = detail::packed_query_ctas(rows, sequences, kQueries);
+  if (ctas > 0x7fffffff) return cudaErrorInvalidValue;
+  const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>(heads));
   return detail::dispatch(dtype, [&](auto tag) {
-    generic_attention_kernel<decltype(tag)><<<grid, kWarps * 32, 0, stream>>>(args, tiles);
+    generic_attention_kernel<decltype(tag)><<<grid, kWarps * 32, 0, stream>>>(args);
     return cudaGetLastError();
   });
 }

@@ -1,12 +1,13 @@
 // The tensor-core attention kernel for f16/bf16 and head_dim 32, 64 or 128, flash-attention style, for any
 // sequence length.
 //
-// A CTA of 4 warps takes 64 query rows of one (sequence, head); each warp owns 16 rows (FlashRows,
-// cuda_flash_tile.cuh). Key/value tiles of 32 rows stream through shared memory in two stages (cp.async, zero-filled
-// past the sequence's end), and each warp takes a step over every tile. Grouped-query heads read their key/value
-// head's columns. A causal CTA streams the key tiles up to its last query row only and masks each row's later keys; a
-// sliding-window CTA streams the tiles within the window of one of its rows only and masks each row's keys outside
-// its window; a tile whose keys every row of the CTA may see is not masked at all.
+// A CTA of 4 warps takes 64 query rows of one (sequence, head), the sequences' CTAs laid end to end
+// (packed_query_ctas); each warp owns 16 rows (FlashRows, cuda_flash_tile.cuh). Key/value tiles of 32 rows stream
+// through shared memory in two stages (cp.async, zero-filled past the sequence's end), and each warp takes a step
+// over every tile one of its rows sees. Grouped-query heads read their key/value head's columns. A causal CTA streams
+// the key tiles up to its last query row only, and each warp steps up to its own last row and masks its rows' later
+// keys; a sliding-window CTA streams the tiles within the window of one of its rows only, and each warp masks its
+// rows' keys outside their windows; a tile whose keys every row of a warp may see is not masked at all.
 #include "core/chained_launch.cuh"
 #include "graph/kernels/cuda_flash_tile.cuh"
 
@@ -23,23 +24,22 @@ constexpr int kRowsPerCta = 64;
 __host__ __device__ constexpr int ctas_per_sm(int head_dim) { return head_dim == 32 ? 6 : (head_dim == 64 ? 5 : 3); }
 
 template <class T, int D>
-__global__ void __launch_bounds__(128, ctas_per_sm(D)) flash_attention_kernel(AttentionArgs args, int tiles) {
+__global__ void __launch_bounds__(128, ctas_per_sm(D)) flash_attention_kernel(AttentionArgs args) {
   wait_for_prior_kernel();
   // Rows padded by 16 bytes: the 8 rows one ldmatrix or fragment load touches then fall on distinct banks.
   constexpr int kStride = D + 8;
   __shared__ alignas(16) T keys[2][kKeysPerStep * kStride];
   __shared__ alignas(16) T values[2][kKeysPerStep * kStride];
 
-  const std::int64_t s = blockIdx.x / tiles;
-  const auto [begin, length] = detail::sequence_span(args.offsets, s, args.rows, args.max_length);
-  const int q0 = blockIdx.x % tiles * kRowsPerCta;
-  if (q0 >= length) return;
+  const auto [begin, length, q0] = query_cta(args, blockIdx.x, kRowsPerCta);
+  if (length == 0) return;
   const int warp = threadIdx.x / 32;
   const std::int64_t column = std::int64_t{blockIdx.y} * D;
   const std::int64_t kv_column = std::int64_t{blockIdx.y / (args.heads / args.kv_heads)} * D;
   const T* k = static_cast<const T*>(args.k) + begin * args.k_stride + kv_column;
   const T* v = static_cast<const T*>(args.v) + begin * args.v_stride + kv_column;
-  FlashRows<T, D> rows(static_cast<const T*>(args.q) + begin * args.q_stride + column, args.q_stride, q0 + warp * 16,
+  const int warp_first = q0 + warp * 16, warp_last = warp_first + 15;
+  FlashRows<T, D> rows(static_cast<const T*>(args.q) + begin * args.q_stride + column, args.q_stride, warp_first,
                        length);
 
   const auto load_tile = [&](int tile, int stage) {
@@ -74,12 +74,16 @@ __global__ void __launch_bounds__(128, ctas_per_sm(D)) flash_attention_kernel(At
       asm volatile("cp.async.wait_group 0;\n" ::);
     }
     __syncthreads();
-    // Whether every key of the tile is valid for every row of the CTA: then no element needs its mask.
+    // Whether some row of the warp sees some key of the tile, and whether every row sees every key: then no element
+    // needs its mask. A warp whose rows see none of the tile leaves their state as it is.
     const int tile_first = tile * kKeysPerStep, tile_last = tile_first + kKeysPerStep - 1;
+    const bool seen =
+        warp_first < length && (!args.causal || tile_first <= warp_last) &&
+        (args.window <= 0 || (tile_first - warp_last <= args.window && warp_first - tile_last <= args.window));
     const bool unmasked =
-        tile_last < length && (!args.causal || tile_last <= q0) &&
-        (args.window <= 0 || (q0 + kRowsPerCta - 1 - tile_first <= args.window && tile_last - q0 <= args.window));
-    rows.step(keys[stage], values[stage], kStride, tile_first, !unmasked, mask, scale);
+        tile_last < length && (!args.causal || tile_last <= warp_first) &&
+        (args.window <= 0 || (warp_last - tile_first <= args.window && tile_last - warp_first <= args.window));
+    if (seen) rows.step(keys[stage], values[stage], kStride, tile_first, !unmasked, mask, scale);
     __syncthreads();  // the next iteration's copies overwrite this stage
   }
   rows.store(static_cast<T*>(args.out) + begin * args.out_stride + column, args.out_stride, length);
@@ -95,10 +99,10 @@ bool flash_attention_fits(DType dtype, const AttentionArgs& args) {
 }
 
 cudaError_t launch_flash_attention(DType dtype, const AttentionArgs& args, cudaStream_t stream) {
-  const int tiles = (args.max_length + kRowsPerCta - 1) / kRowsPerCta;
-  if (args.sequences * tiles > 0x7fffffff) return cudaErrorInvalidValue;
-  const dim3 grid(static_cast<unsigned>(args.sequences * tiles), static_cast<unsigned>(args.heads));
-  const auto launch = [&](auto kernel) { return launch_chained(kernel, grid, 128, 0, stream, args, tiles); };
+  const std::int64_t ctas = packed_query_ctas(args.rows, args.sequences, kRowsPerCta);
+  if (ctas > 0x7fffffff) return cudaErrorInvalidValue;
+  const dim3 grid(static_cast<unsigned>(ctas), static_cast<unsigned>(args.heads));
+  const auto launch = [&](auto kernel) { return launch_chained(kernel, grid, 128, 0, stream, args); };
   const auto by_head_dim = [&](auto element) {
     using T = decltype(element);
     if (args.head_dim == 32) return launch(flash_attention_kernel<T, 32>);
