@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
   CLI::App app{"all-MiniLM-L6-v2 through accel: throughput, end to end, single-query latency, cold start"};
   std::string device_name = "auto", model_dir, trace_path, embeddings_path;
   int passages = 8192, queries = 1000, repeats = 3;
-  std::uint32_t batch_tokens = 16384;
+  std::uint32_t batch_tokens = 0;  // the model's default: embed::default_batch_tokens
   bool cold_start = false, rerank = false;
   int pairs_per_query = 64;
   std::string scores_path;
@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
   app.add_option("--passages", passages);
   app.add_option("--queries", queries);
   app.add_option("--repeats", repeats);
-  app.add_option("--batch-tokens", batch_tokens);
+  app.add_option("--batch-tokens", batch_tokens, "most tokens a run holds (16384, or the model's longest sequence)");
   std::string dtype = "auto";
   app.add_option("--dtype", dtype, "what the model computes in: auto (the device's default), f32, f16 or bf16")
       ->check(CLI::IsMember({"auto", "f32", "f16", "bf16"}));

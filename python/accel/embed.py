@@ -13,13 +13,14 @@ from . import _accel
 
 class Model:
     """An embedding model on a device. `folder`: a sentence-transformers folder or a transformers checkpoint;
-    `device`: an accel.Device (default: accel.Device.default()); `batch_tokens`: the most tokens one packed run holds."""
+    `device`: an accel.Device (default: accel.Device.default()); `batch_tokens`: the most tokens one packed run holds
+    (default: 16,384, or the model's longest sequence where that is longer)."""
 
-    def __init__(self, folder=None, device=None, batch_tokens=16384):
+    def __init__(self, folder=None, device=None, batch_tokens=None):
         if device is None:
             device = _accel.Device.default()
         folder = _accel.default_model_folder() if folder is None else str(folder)
-        self._model = _accel._EmbedModel.load(device, folder, batch_tokens)
+        self._model = _accel._EmbedModel.load(device, folder, 0 if batch_tokens is None else batch_tokens)
 
     @property
     def device(self):

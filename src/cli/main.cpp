@@ -107,7 +107,9 @@ int main(int argc, char** argv) {
                    "a replica of the model on each device of this list, the input's chunks run on them at once: cpu, "
                    "cpu-isolated, cuda[:N], cuda-isolated[:N], N, or all (every GPU, else the CPU), comma-separated")
       ->excludes(embed_device);
-  embed_cmd->add_option("--batch-tokens", embed.batch_tokens, "most tokens run at once")
+  embed_cmd
+      ->add_option("--batch-tokens", embed.batch_tokens,
+                   "most tokens run at once (16384, or the model's longest sequence if longer)")
       ->check(CLI::Range(256u, 1u << 20));
   const auto dtypes = CLI::IsMember({"auto", "f32", "f16", "bf16"});
   embed_cmd
@@ -168,7 +170,9 @@ int main(int argc, char** argv) {
       ->excludes(serve_device);
   serve_cmd->add_option("--host", server.host, "address to listen on (default: loopback)");
   serve_cmd->add_option("--port", server.port, "port to listen on (0: any free one)")->check(CLI::Range(0, 65535));
-  serve_cmd->add_option("--batch-tokens", per_model.batch_tokens, "[per model] token budget of one batch (16384)")
+  serve_cmd
+      ->add_option("--batch-tokens", per_model.batch_tokens,
+                   "[per model] token budget of one batch (16384, or the model's longest sequence if longer)")
       ->check(CLI::Range(256u, 1u << 20));
   serve_cmd->add_option("--dtype", per_model.dtypes, "[per model] what the model computes in (as embed's --dtype)")
       ->check(dtypes);

@@ -56,15 +56,18 @@ Status find_yes_no_tokens(const text::Tokenizer& tokenizer, ModelFolder& folder)
 }
 
 Result<HostFiles> read_host_files(const ModelOptions& options) {
-  if (options.batch_tokens < 64)
+  if (options.batch_tokens != 0 && options.batch_tokens < 64)
     return invalid_argument(fmt::format("batch_tokens {} is below the smallest bucket, 64", options.batch_tokens));
   const Clock::time_point start = Clock::now();
   ACCEL_ASSIGN_OR_RETURN(ModelFolder folder, ModelFolder::read(options.folder));
-  if (options.batch_tokens < folder.max_sequence_length())
+  const std::uint32_t asked =
+      options.batch_tokens != 0 ? options.batch_tokens : default_batch_tokens(folder.max_sequence_length());
+  if (asked < folder.max_sequence_length())
     return invalid_argument(
         fmt::format("batch_tokens {} is below the model's longest sequence, {}: a batch must hold one whole "
-                    "sequence (give at least {} tokens a batch: --batch-tokens on the command line)",
-                    options.batch_tokens, folder.max_sequence_length(), folder.max_sequence_length()));
+                    "sequence (give at least {} tokens a batch, or leave --batch-tokens out for {})",
+                    asked, folder.max_sequence_length(), folder.max_sequence_length(),
+                    default_batch_tokens(folder.max_sequence_length())));
   ACCEL_ASSIGN_OR_RETURN(text::Tokenizer tokenizer, text::Tokenizer::load(folder.tokenizer_json));
   if (tokenizer.vocabulary_size() > folder.config.vocab_size)
     return invalid_argument(
@@ -73,7 +76,7 @@ Result<HostFiles> read_host_files(const ModelOptions& options) {
                     folder.tokenizer_json.native(), tokenizer.vocabulary_size(), folder.config.vocab_size));
   ACCEL_RETURN_IF_ERROR(find_yes_no_tokens(tokenizer, folder));
   ACCEL_ASSIGN_OR_RETURN(ModelWeights weights, ModelWeights::open(folder));
-  const std::uint32_t batch_tokens = run_tokens(folder, options.batch_tokens);
+  const std::uint32_t batch_tokens = run_tokens(folder, asked);
   return HostFiles{.folder = std::move(folder),
                    .tokenizer = std::move(tokenizer),
                    .weights = std::move(weights),
@@ -195,6 +198,10 @@ Result<std::shared_ptr<Model>> place(const Device& device, const DeviceInfo& dev
 }
 
 }  // namespace
+
+std::uint32_t default_batch_tokens(std::uint32_t max_sequence_length) noexcept {
+  return std::max<std::uint32_t>(16384, max_sequence_length);
+}
 
 Result<std::shared_ptr<Model>> Model::load(const Device& device, ModelOptions options) {
   ACCEL_ASSIGN_OR_RETURN(DeviceInfo device_info, device.info().wait());

@@ -51,7 +51,7 @@ void bind_embeddings(nb::module_& module) {
             }
             return PyModel{.device = device, .model = unwrap(std::move(*loaded))};
           },
-          "device"_a, "folder"_a, "batch_tokens"_a = 16384)
+          "device"_a, "folder"_a, "batch_tokens"_a = 0)
       .def(
           "embed",
           [](PyModel& self, std::vector<std::string> texts, std::optional<std::string> prompt,

@@ -5,11 +5,17 @@
 // with SwiGLU/GeGLU blocks, GTE's NTK-scaled rotation and its cross-encoder, against PyTorch references of their
 // remote code); mean, max, cls,
 // last-token, mean_sqrt_len and weighted-mean pooling; Dense and Normalize; prompts; folders of sentence-transformers 6
-// and of 2.x; bare checkpoints; cross-encoders; SPLADE. Then what the API adds: packing, dimensions, refusals.
+// and of 2.x; bare checkpoints; cross-encoders; SPLADE. Then what the API adds: packing, dimensions, refusals, runs as
+// long as a long context.
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <tuple>
 
 #include "accel/device/device.hpp"
 #include "embed/family_references.hpp"
+#include "testing/scratch_directory.hpp"
 
 namespace accel::embed {
 namespace {
@@ -65,6 +71,50 @@ TEST_F(FamiliesTest, PackedNeighboursNeverChangeAResult) {
         ASSERT_NEAR(alone->row(0)[d], together->row(i)[d], 1e-5) << name << " text " << i;
     }
   }
+}
+
+// A folder whose longest sequence is past 16,384 tokens (Qwen3-Embedding's 32K context) loads as it is, its runs as
+// long as that sequence and its rows those of the same weights with a short context; a budget below the sequence,
+// given, is refused naming the default. A short context keeps 16,384.
+TEST_F(FamiliesTest, AContextPastTheDefaultBatchLoadsWithRunsAsLong) {
+  const accel::testing::ScratchDirectory dir("accel-long-context");
+  std::filesystem::copy(kFamilies / "qwen3_lasttoken_prompts", dir.path(),
+                        std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
+  for (const auto& [file, key, value] : {std::tuple{"config.json", "max_position_embeddings", 32768},
+                                         std::tuple{"tokenizer_config.json", "model_max_length", 131072}}) {
+    nlohmann::json document = nlohmann::json::parse(std::ifstream(dir.path() / file));
+    document[key] = value;
+    std::ofstream(dir.path() / file) << document.dump();
+  }
+  Result<std::shared_ptr<Model>> long_context = Model::load(device_, {.folder = dir.path()});
+  ASSERT_TRUE(long_context.ok()) << long_context.status().to_string();
+  EXPECT_EQ((*long_context)->info().max_sequence_length, 32768u);
+  EXPECT_EQ((*long_context)->info().batch_tokens, 32768u);
+  Result<std::shared_ptr<Model>> short_context =
+      Model::load(device_, {.folder = kFamilies / "qwen3_lasttoken_prompts"});
+  ASSERT_TRUE(short_context.ok()) << short_context.status().to_string();
+  EXPECT_EQ((*short_context)->info().batch_tokens, 16384u);
+
+  const std::vector<std::string> texts = strings(references().at("texts"));
+  Result<Embeddings> long_rows = (*long_context)->embed(texts).wait();
+  Result<Embeddings> short_rows = (*short_context)->embed(texts).wait();
+  ASSERT_TRUE(long_rows.ok() && short_rows.ok());
+  ASSERT_EQ(long_rows->values.size(), short_rows->values.size());
+  std::size_t whole = 0;  // the texts the short context (48 tokens) does not cut
+  for (std::size_t s = 0; s < texts.size(); ++s) {
+    if (long_rows->tokens[s] != short_rows->tokens[s]) continue;
+    ++whole;
+    for (std::uint32_t d = 0; d < long_rows->dimensions; ++d)
+      ASSERT_NEAR(long_rows->row(s)[d], short_rows->row(s)[d], 1e-5) << "text " << s;
+  }
+  EXPECT_GT(whole, texts.size() / 2);
+
+  Result<std::shared_ptr<Model>> refused = Model::load(device_, {.folder = dir.path(), .batch_tokens = 16384});
+  ASSERT_EQ(refused.status().code(), Code::invalid_argument) << refused.status().to_string();
+  EXPECT_NE(refused.status().message().find("batch_tokens 16384 is below the model's longest sequence, 32768"),
+            std::string::npos)
+      << refused.status().to_string();
+  EXPECT_NE(refused.status().message().find("leave --batch-tokens out for 32768"), std::string::npos);
 }
 
 TEST_F(FamiliesTest, DimensionsKeepTheFirstOnesAndNormaliseAgain) {

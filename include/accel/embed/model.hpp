@@ -30,6 +30,10 @@
 
 namespace accel::embed {
 
+/// The tokens a run holds unless ModelOptions::batch_tokens says otherwise: 16,384, or a model's longest sequence
+/// where that is longer (Qwen3-Embedding's 32,768), so that any folder loads as it is.
+[[nodiscard]] std::uint32_t default_batch_tokens(std::uint32_t max_sequence_length) noexcept;
+
 /// How Model::load reads a folder and runs the model.
 struct ModelOptions {
   /// A sentence-transformers folder (modules.json and the modules it lists) or a transformers checkpoint
@@ -37,10 +41,11 @@ struct ModelOptions {
   std::filesystem::path folder;
   /// The dtype the encoder computes in: empty picks f32 on the CPU and, on a CUDA device, f16 (bf16 for a decoder).
   std::optional<DType> compute;
-  /// The most tokens one packed run holds; larger calls are split into runs of at most this many tokens. A SPLADE
-  /// model runs at most 2^26 / vocabulary tokens at once (2,048 for BERT's vocabulary): each token's logits over
-  /// the whole vocabulary are held before they are pooled.
-  std::uint32_t batch_tokens = 16384;
+  /// The most tokens one packed run holds; larger calls are split into runs of at most this many tokens. 0, the
+  /// default: default_batch_tokens of the model's longest sequence. Below that sequence a folder is refused: a run
+  /// holds one whole sequence. A SPLADE model runs at most 2^26 / vocabulary tokens at once (2,048 for BERT's
+  /// vocabulary): each token's logits over the whole vocabulary are held before they are pooled.
+  std::uint32_t batch_tokens = 0;
   /// Host threads that tokenise a call's texts (0: the hardware's).
   unsigned tokenizer_threads = 0;
 };
