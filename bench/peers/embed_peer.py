@@ -15,6 +15,7 @@ run instead, on the same GPU, one JSON line per figure:
 """
 import argparse
 import json
+import pathlib
 import time
 
 import numpy as np
@@ -60,13 +61,14 @@ def main():
     tokenizer.padding_side = "right"  # what pooled() assumes for lasttoken
     model = AutoModel.from_pretrained(args.model, torch_dtype=torch.float16).cuda().eval()
 
-    # Tokens made beforehand: length-sorted batches, truncated at 256 as sentence-transformers does.
+    # Tokens made beforehand: length-sorted batches, truncated where sentence-transformers cuts them.
+    max_length = longest_input(args.model, tokenizer)
     order = sorted(range(len(passages)), key=lambda i: len(passages[i]))
     batches = []
     tokens = 0
     for first in range(0, len(order), args.batch):
         texts = [passages[i] for i in order[first:first + args.batch]]
-        batch = tokenizer(texts, padding=True, truncation=True, max_length=256, return_tensors="pt").to("cuda")
+        batch = tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt").to("cuda")
         tokens += int(batch["attention_mask"].sum())
         batches.append(batch)
 
@@ -100,7 +102,7 @@ def main():
         reduce_overhead = torch.compile(model, mode="reduce-overhead")
         for name, m in (("torch.compile(mode=reduce-overhead)", reduce_overhead), ("transformers f16 eager", model)):
             def one(q, m=m):
-                batch = tokenizer([q], truncation=True, max_length=256, return_tensors="pt").to("cuda")
+                batch = tokenizer([q], truncation=True, max_length=max_length, return_tensors="pt").to("cuda")
                 return pooled(m, batch)
             p50, p99 = latencies(one)
             emit({"figure": "single_query", "peer": name, "p50_us": p50, "p99_us": p99})
@@ -109,6 +111,15 @@ def main():
 
         if args.accel_embeddings:
             accuracy(args, passages + queries)
+
+
+def longest_input(folder, tokenizer):
+    """The longest input sentence-transformers gives the model: sentence_bert_config.json's max_seq_length, else the
+    tokenizer's model_max_length (256 for the bench models, 32,768 for a Qwen3-Embedding folder)."""
+    config = pathlib.Path(folder) / "sentence_bert_config.json"
+    if config.exists() and json.loads(config.read_text()).get("max_seq_length"):
+        return json.loads(config.read_text())["max_seq_length"]
+    return tokenizer.model_max_length
 
 
 def throughput(args, model, st, batches, tokens, passages, run_all):
