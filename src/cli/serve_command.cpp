@@ -117,8 +117,8 @@ int run_serve(const ServeCommand& command) {
   std::vector<serve::ServedModel> models;
   for (std::size_t i = 0; i < folders.size(); ++i) {
     const std::filesystem::path& folder = folders[i];
-    serve::ServeOptions served = with_model_options(command.server, (*per_model)[i]);
-    // Without --batch-tokens a model runs and batches its default_batch_tokens, known once its folder is read.
+    // Without --batch-tokens a model runs (embed::default_batch_tokens) and batches (with_model_options) as many
+    // tokens as its longest sequence where that is past the default.
     const embed::ModelOptions options{
         .folder = folder, .compute = (*per_model)[i].compute, .batch_tokens = (*per_model)[i].batch_tokens.value_or(0)};
     Result<std::shared_ptr<embed::Model>> model = std::shared_ptr<embed::Model>();
@@ -156,10 +156,7 @@ int run_serve(const ServeCommand& command) {
       return 1;
     }
     const embed::ModelInfo& info = (*model)->info();
-    serve::ModelServeOptions model_options = (*per_model)[i];
-    model_options.batch_tokens =
-        model_options.batch_tokens.value_or(embed::default_batch_tokens(info.max_sequence_length));
-    served.batching.batch_tokens = *model_options.batch_tokens;
+    const serve::ServeOptions served = with_model_options(command.server, (*per_model)[i], info.max_sequence_length);
     if (Status prompt = serve::check_default_prompt(served, info); !prompt.ok()) {
       fmt::print(stderr, "accel serve: {}\n", prompt.to_string());
       return 1;
@@ -174,7 +171,6 @@ int run_serve(const ServeCommand& command) {
     fmt::print(stderr, "accel serve: loaded {} as '{}' ({} dimensions, {} tokens at most, {} tokens a batch) on {}\n",
                info.name, name, info.dimensions, info.max_sequence_length, served.batching.batch_tokens, info.device);
     if (replicated) {
-      replicated->options = model_options;
       fmt::print(stderr, "accel serve: '{}' has a replica on each of {} devices\n", name, pool->size());
       models.push_back(std::move(*replicated));
       continue;
@@ -187,7 +183,7 @@ int run_serve(const ServeCommand& command) {
                                    options.folder.string());
                         return embed::Model::load(device, options);
                       },
-                      model_options});
+                      (*per_model)[i]});
   }
   std::string names;
   for (const serve::ServedModel& model : models)

@@ -1,6 +1,7 @@
 // What `accel serve` is told: where to listen, how to batch, and the limits a request is held to.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -74,9 +75,13 @@ struct ModelServeOptions {
   std::optional<std::string> default_prompt;
 };
 
-// The options one model is served with: the server's, with `model`'s set ones in their place.
-[[nodiscard]] inline ServeOptions with_model_options(ServeOptions server, const ModelServeOptions& model) {
-  if (model.batch_tokens) server.batching.batch_tokens = *model.batch_tokens;
+// The options one model is served with: the server's, with `model`'s set ones in their place. A token budget the
+// model does not set is at least its longest sequence (`max_sequence_length`), as embed::default_batch_tokens makes
+// its runs: a 32K-context model's batches hold its whole inputs.
+[[nodiscard]] inline ServeOptions with_model_options(ServeOptions server, const ModelServeOptions& model,
+                                                     std::uint32_t max_sequence_length = 0) {
+  server.batching.batch_tokens =
+      model.batch_tokens.value_or(std::max(server.batching.batch_tokens, max_sequence_length));
   if (model.max_batch_requests) server.batching.max_requests = *model.max_batch_requests;
   if (model.auto_truncate) server.auto_truncate = *model.auto_truncate;
   if (model.default_prompt_name) {

@@ -9,7 +9,7 @@ namespace accel::serve {
 
 ModelSlot::ModelSlot(ServedModel served, const ServeOptions& server)
     : name(served.options.name.empty() ? served.model->info().name : served.options.name),
-      options(with_model_options(server, served.options)),
+      options(with_model_options(server, served.options, served.model->info().max_sequence_length)),
       device(std::move(served.device)),
       limits{.max_inputs = server.max_inputs,
              .max_sequence_length = served.model->info().max_sequence_length,

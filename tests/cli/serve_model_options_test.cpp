@@ -61,6 +61,10 @@ TEST(ServeModelOptions, TheOptionsApplyOverTheServersAndAPromptReplacesTheOtherK
   EXPECT_FALSE(applied.default_prompt_name);
   applied = with_model_options(server, {.default_prompt_name = ""});  // back to the folder's own
   EXPECT_FALSE(applied.default_prompt_name || applied.default_prompt);
+  // A budget the model does not set holds its longest sequence (a 32K context's); one it sets stays as given.
+  EXPECT_EQ(with_model_options(server, {}, 32768).batching.batch_tokens, 32768u);
+  EXPECT_EQ(with_model_options(server, {}, 512).batching.batch_tokens, 2048u);
+  EXPECT_EQ(with_model_options(server, {.batch_tokens = 4096}, 32768).batching.batch_tokens, 4096u);
 }
 
 TEST(ServeModelOptions, AmbiguousCountsAreRefusedNamingTheOption) {
