@@ -101,6 +101,36 @@ TEST_F(CudaDecoderKernels, CausalAndGroupedQueryAttentionMatchTheCpu) {
   }
 }
 
+// Offsets out of order, negative or past the rows (a corrupt input) make no kernel read or write outside its
+// buffers: each sequence is clamped to the rows, and a CTA's search for its sequence lands on one of them whatever
+// the order. Every kernel is run; the GPU calls run this test under compute-sanitizer's memcheck too.
+TEST_F(CudaDecoderKernels, AttentionOverOffsetsOutOfOrderStaysInsideItsBuffers) {
+  const std::vector<std::int32_t> offsets{0, 90, 20, 400, -7, 130, 60, 1 << 30, 3};
+  const auto sequences = static_cast<std::int64_t>(offsets.size()) - 1;
+  constexpr std::int64_t kRows = 140;
+  struct Kernel {
+    int kv_heads, head_dim, max_length;
+    std::int64_t extra_stride;
+  };
+  for (DType dtype : kTypes) {
+    for (const Kernel& k :
+         {Kernel{2, 128, 32768, 0}, Kernel{2, 64, 300, 0}, Kernel{4, 32, 64, 0}, Kernel{2, 64, 32768, 2}}) {
+      SCOPED_TRACE(::testing::Message() << to_string(dtype) << ", d " << k.head_dim << ", told of " << k.max_length
+                                        << ", extra stride " << k.extra_stride);
+      constexpr int kHeads = 4;
+      const std::int64_t width = std::int64_t{kHeads} * k.head_dim, kv_width = std::int64_t{k.kv_heads} * k.head_dim;
+      const std::int64_t stride = width + 2 * kv_width + k.extra_stride;
+      const Buffer dqkv(dtype, rounded(random(kRows * stride), dtype)), doff = Buffer::of_ints(offsets);
+      const Buffer out(dtype, kRows * width);
+      const auto at = [&](std::int64_t column) { return dqkv.get<std::byte>() + column * size_of(dtype); };
+      for (const bool causal : {false, true})
+        finish(cuda::packed_attention(dtype, at(0), stride, at(width), stride, at(width + kv_width), stride,
+                                      doff.get<std::int32_t>(), sequences, kRows, k.max_length, kHeads, k.head_dim,
+                                      0.125f, out.get(), width, stream_, k.kv_heads, causal));
+    }
+  }
+}
+
 TEST_F(CudaDecoderKernels, AttentionRefusesKvHeadsThatDoNotDivideTheHeads) {
   EXPECT_EQ(cuda::packed_attention(DType::f16, nullptr, 0, nullptr, 0, nullptr, 0, nullptr, 1, 4, 4, 4, 32, 1.0f,
                                    nullptr, 0, stream_, 3, true),
