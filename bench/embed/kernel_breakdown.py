@@ -7,7 +7,9 @@
 embed_bench's --profile opens the profiler's window around the first timed tokens-ready pass (or the last query),
 so the file holds that work's kernels only. They are summed by category (the op they belong to). With --tokens (the
 pass's tokens) the table gives GPU time per 1,000 tokens and the tokens/s the kernels alone allow; with --wall-us
-(the pass's wall time, measured without the profiler) the share of it in which the GPU ran no kernel.
+(the pass's wall time, measured without the profiler) the share of it in which the GPU ran no kernel, an upper
+bound: the profiler replays each kernel alone, where a pass at the GPU's power cap runs them at lower clocks
+(docs/PERFORMANCE.md §62: a Qwen3-0.6B pass at 1,635 MHz on the H200, against 1,980 MHz alone).
 """
 import argparse
 import csv
@@ -23,9 +25,10 @@ CATEGORIES = [
     ("embedding gather + norm", re.compile(r"embedding_kernel|gather_kernel|positions_kernel")),
     ("bias + activation", re.compile(r"bias_activation")),
     ("elementwise (binary, unary, cast)", re.compile(r"binary_kernel|unary_kernel|cast_kernel")),
-    ("rope", re.compile(r"rope_kernel")),
+    ("rope (+ q/k norms)", re.compile(r"rope\w*_kernel")),
+    ("gated activation · up", re.compile(r"gated_kernel")),
     ("pooling + l2", re.compile(r"pool_kernel|l2_kernel")),
-    ("copies + padding", re.compile(r"strided_copy|repeat_last|memcpy|memset", re.I)),
+    ("copies + padding", re.compile(r"strided_copy|repeat_last|copy_inputs_kernel|copy_kernel|memcpy|memset", re.I)),
 ]
 
 
