@@ -73,10 +73,10 @@ void run(const Case& c) {
         static_cast<const std::int32_t*>(device_offsets), kSequences, rows, c.max_length, c.heads, c.head_dim,
         1.0f / std::sqrt(static_cast<float>(c.head_dim)), out, width, stream, c.kv_heads, c.causal);
   });
-  std::string name = fmt::format("s{} h{} d{} {}", kSequences, c.heads, c.head_dim, to_string(c.dtype));
-  if (c.causal)
-    name = fmt::format("s{} h{}/{} d{} causal {} max{}", kSequences, c.heads, c.kv_heads, c.head_dim,
-                       to_string(c.dtype), c.max_length);
+  const std::string name = c.causal
+                               ? fmt::format("s{} h{}/{} d{} causal {} max{}", kSequences, c.heads, c.kv_heads,
+                                             c.head_dim, to_string(c.dtype), c.max_length)
+                               : fmt::format("s{} h{} d{} {}", kSequences, c.heads, c.head_dim, to_string(c.dtype));
   row("attention", name, "accel", "us", us);
   row("attention", name, "accel", "tflops", flops / (us * 1e6));
   cudaStreamDestroy(stream);

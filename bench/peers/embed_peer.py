@@ -117,9 +117,8 @@ def longest_input(folder, tokenizer):
     """The longest input sentence-transformers gives the model: sentence_bert_config.json's max_seq_length, else the
     tokenizer's model_max_length (256 for the bench models, 32,768 for a Qwen3-Embedding folder)."""
     config = pathlib.Path(folder) / "sentence_bert_config.json"
-    if config.exists() and json.loads(config.read_text()).get("max_seq_length"):
-        return json.loads(config.read_text())["max_seq_length"]
-    return tokenizer.model_max_length
+    length = json.loads(config.read_text()).get("max_seq_length") if config.exists() else None
+    return length or tokenizer.model_max_length
 
 
 def throughput(args, model, st, batches, tokens, passages, run_all):
