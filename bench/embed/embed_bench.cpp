@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
   app.add_option("--passages", passages);
   app.add_option("--queries", queries);
   app.add_option("--repeats", repeats);
-  app.add_option("--batch-tokens", batch_tokens, "most tokens a run holds (16384, or the model's longest sequence)");
+  app.add_option("--batch-tokens", batch_tokens, "most tokens a run holds (default: embed::default_batch_tokens)");
   std::string dtype = "auto";
   app.add_option("--dtype", dtype, "what the model computes in: auto (the device's default), f32, f16 or bf16")
       ->check(CLI::IsMember({"auto", "f32", "f16", "bf16"}));

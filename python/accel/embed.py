@@ -14,7 +14,8 @@ from . import _accel
 class Model:
     """An embedding model on a device. `folder`: a sentence-transformers folder or a transformers checkpoint;
     `device`: an accel.Device (default: accel.Device.default()); `batch_tokens`: the most tokens one packed run holds
-    (default: 16,384, or the model's longest sequence where that is longer)."""
+    (default: 16,384 on the CPU, up to 65,536 on a GPU by the model's width, and at least the model's longest
+    sequence: accel::embed::default_batch_tokens)."""
 
     def __init__(self, folder=None, device=None, batch_tokens=None):
         if device is None:

@@ -22,7 +22,7 @@ struct EmbedOptions {
   std::string model;  // empty: embed::default_model_folder()
   std::string device = "auto";
   std::string devices;  // embed only; non-empty: a replica on each device of this list (EmbedReplicas), not --device
-  std::uint32_t batch_tokens = 0;  // 0: embed::default_batch_tokens of the model's longest sequence
+  std::uint32_t batch_tokens = 0;  // 0: embed::default_batch_tokens of the model and the device
   std::string dtype = "auto";      // --dtype: cli::compute_dtype
   std::string input = "-";
   std::string output = "-";

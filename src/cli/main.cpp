@@ -109,7 +109,8 @@ int main(int argc, char** argv) {
       ->excludes(embed_device);
   embed_cmd
       ->add_option("--batch-tokens", embed.batch_tokens,
-                   "most tokens run at once (16384, or the model's longest sequence if longer)")
+                   "most tokens run at once (16384 on the CPU; on a GPU up to 65536 by the model's width; at least "
+                   "the model's longest sequence)")
       ->check(CLI::Range(256u, 1u << 20));
   const auto dtypes = CLI::IsMember({"auto", "f32", "f16", "bf16"});
   embed_cmd

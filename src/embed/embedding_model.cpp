@@ -12,6 +12,7 @@
 
 #include "accel/graph/execute.hpp"
 #include "embed/model_graph.hpp"
+#include "embed/run_split.hpp"
 #include "embed/yes_no_prompt.hpp"
 
 namespace accel::embed {
@@ -274,7 +275,8 @@ class EmbeddingModel final : public Model {
   // Which graph a run uses: the model's (a row per sequence) or the encoder's alone (a row per token).
   enum class Rows : std::uint8_t { per_sequence, per_token };
 
-  // Splits the batch into runs of at most batch_tokens tokens and sends every run's requests, then awaits them.
+  // Splits the batch into runs of at most batch_tokens tokens (split_runs: on a replaying device, cut where the
+  // graph's rungs waste least) and sends every run's requests, then awaits them.
   // A call's requests go to the device together (enqueue_mutex_): the runs share the model's staging buffers, and
   // the device orders each run's use of them after the previous run's. The awaits resume on whichever thread
   // answers the device's requests, and the batch, the offsets and `out` stay in this frame until then.
@@ -299,12 +301,11 @@ class EmbeddingModel final : public Model {
     std::uint64_t padded = 0;
     {
       std::lock_guard lock(enqueue_mutex_);
-      std::size_t first = 0;
-      while (first < batch.sequences()) {
-        std::size_t last = first;
-        while (last < batch.sequences() && last - first < most_sequences &&
-               batch.offsets[last + 1] - batch.offsets[first] <= most_tokens)
-          ++last;
+      const std::vector<std::int64_t> no_rungs;
+      const std::vector<std::size_t> starts = split_runs(batch.offsets, most_tokens, most_sequences,
+                                                         replays_ ? graph->buckets().at("tokens").rungs : no_rungs);
+      for (std::size_t run = 0; run + 1 < starts.size(); ++run) {
+        const std::size_t first = starts[run], last = starts[run + 1];
         const auto tokens = static_cast<std::int64_t>(batch.offsets[last] - batch.offsets[first]);
         const auto sequences = static_cast<std::int64_t>(last - first);
         const auto append_run_of = [&](std::vector<std::int32_t>& to, const std::vector<std::int32_t>& all) {
@@ -334,7 +335,6 @@ class EmbeddingModel final : public Model {
                                          std::span<float>(out.values.data() + first_row * width, row_count * width)));
         // Only a device that replays runs at the bucket's extent; the CPU runs the actual one.
         if (replays_) padded += static_cast<std::uint64_t>(*graph->buckets().at("tokens").rung_for(tokens) - tokens);
-        first = last;
       }
     }
     Status failure;

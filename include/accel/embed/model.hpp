@@ -30,9 +30,13 @@
 
 namespace accel::embed {
 
-/// The tokens a run holds unless ModelOptions::batch_tokens says otherwise: 16,384, or a model's longest sequence
-/// where that is longer (Qwen3-Embedding's 32,768), so that any folder loads as it is.
-[[nodiscard]] std::uint32_t default_batch_tokens(std::uint32_t max_sequence_length) noexcept;
+/// The tokens a run holds unless ModelOptions::batch_tokens says otherwise, for a model of `hidden_size` on a device
+/// of `kind`: on the CPU 16,384; on a GPU the most tokens, from 16,384 up to 65,536 in powers of two, whose hidden
+/// states in 16 bits fit 48 MiB (65,536 for all-MiniLM-L6-v2's 384, 32,768 for BERT-base's 768, 16,384 from 1,024
+/// on). Either way at least the model's longest sequence (Qwen3-Embedding's 32,768), so that any folder loads as it
+/// is. docs/PERFORMANCE.md §63 measured the GPU's sizes.
+[[nodiscard]] std::uint32_t default_batch_tokens(std::uint32_t max_sequence_length, std::uint32_t hidden_size,
+                                                 DeviceKind kind) noexcept;
 
 /// How Model::load reads a folder and runs the model.
 struct ModelOptions {
@@ -42,7 +46,7 @@ struct ModelOptions {
   /// The dtype the encoder computes in: empty picks f32 on the CPU and, on a CUDA device, f16 (bf16 for a decoder).
   std::optional<DType> compute;
   /// The most tokens one packed run holds; larger calls are split into runs of at most this many tokens. 0, the
-  /// default: default_batch_tokens of the model's longest sequence. Below that sequence a folder is refused: a run
+  /// default: default_batch_tokens of the model and the device. Below that sequence a folder is refused: a run
   /// holds one whole sequence. A SPLADE model runs at most 2^26 / vocabulary tokens at once (2,048 for BERT's
   /// vocabulary): each token's logits over the whole vocabulary are held before they are pooled.
   std::uint32_t batch_tokens = 0;
