@@ -3,15 +3,18 @@
 run instead, on the same GPU, one JSON line per figure:
 
   throughput_tokens_ready  transformers AutoModel f16 eager, and torch.compile(dynamic=True), over length-sorted
-                           batches of 128 (tokens made beforehand, mean pooling and L2 normalisation included)
-  end_to_end               SentenceTransformer.encode in f16, text in, batch 128
+                           batches of each --batch size (default 128 sequences; tokens made beforehand, mean pooling
+                           and L2 normalisation included). Larger batches run short passages much faster (MiniLM's
+                           shape on an H200: 4.5 M tokens/s in batches of 128, 7.3 M in 512: PERFORMANCE §63).
+  end_to_end               SentenceTransformer.encode in f16, text in, in batches of the first --batch size
   single_query             one short query at a time: torch.compile(mode="reduce-overhead"), eager, and
                            SentenceTransformer.encode; p50/p99 in microseconds
   cold_start               the first torch.compile call (compile included)
   accuracy                 with --accel-embeddings (embed_bench --embeddings): cosine of each of accel's embeddings
                            of the trace to sentence-transformers' in f32 (min, mean, how many below 0.999)
 
-  python3 bench/peers/embed_peer.py --model .deps/models/all-MiniLM-L6-v2 --trace out/trace.jsonl [--queries-only]
+  python3 bench/peers/embed_peer.py --model .deps/models/all-MiniLM-L6-v2 --trace out/trace.jsonl [--batch 128 512]
+      [--queries-only]
 """
 import argparse
 import json
@@ -44,7 +47,7 @@ def main():
     parser.add_argument("--trace", required=True)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--queries", type=int, default=1000)
-    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--batch", type=int, nargs="+", default=[128], help="sequences a batch; several: each in turn")
     parser.add_argument("--accel-embeddings", help="embed_bench --embeddings output: checked against f32")
     parser.add_argument("--accuracy-only", action="store_true", help="only the --accel-embeddings check")
     parser.add_argument("--queries-only", action="store_true", help="only the single_query figures")
@@ -61,29 +64,16 @@ def main():
     tokenizer.padding_side = "right"  # what pooled() assumes for lasttoken
     model = AutoModel.from_pretrained(args.model, torch_dtype=torch.float16).cuda().eval()
 
-    # Tokens made beforehand: length-sorted batches, truncated where sentence-transformers cuts them.
     max_length = longest_input(args.model, tokenizer)
-    order = sorted(range(len(passages)), key=lambda i: len(passages[i]))
-    batches = []
-    tokens = 0
-    for first in range(0, len(order), args.batch):
-        texts = [passages[i] for i in order[first:first + args.batch]]
-        batch = tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt").to("cuda")
-        tokens += int(batch["attention_mask"].sum())
-        batches.append(batch)
 
     if args.accuracy_only:
         with torch.inference_mode():
             accuracy(args, passages + queries)
         return
     with torch.inference_mode():
-        def run_all(m):
-            for b in batches:
-                pooled(m, b)
-
         st = SentenceTransformer(args.model, device="cuda").half()
         if not args.queries_only:
-            throughput(args, model, st, batches, tokens, passages, run_all)
+            throughput(args, model, st, passages, tokenizer, max_length)
 
         def latencies(embed_one):
             for q in queries[:50]:
@@ -121,35 +111,58 @@ def longest_input(folder, tokenizer):
     return length or tokenizer.model_max_length
 
 
-def throughput(args, model, st, batches, tokens, passages, run_all):
-    """The tokens-ready passes (eager, then torch.compile(dynamic=True)) and SentenceTransformer.encode."""
-    run_all(model)
-    seconds = timed(lambda: run_all(model), args.repeats)
-    emit({"figure": "throughput_tokens_ready", "peer": "transformers f16 eager", "tokens": tokens,
-          "tokens_per_s": tokens / seconds})
+def sorted_batches(passages, tokenizer, max_length, size):
+    """Tokens made beforehand: length-sorted batches of `size`, truncated where sentence-transformers cuts them; and
+    the tokens they hold."""
+    order = sorted(range(len(passages)), key=lambda i: len(passages[i]))
+    batches = []
+    tokens = 0
+    for first in range(0, len(order), size):
+        texts = [passages[i] for i in order[first:first + size]]
+        batch = tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt").to("cuda")
+        tokens += int(batch["attention_mask"].sum())
+        batches.append(batch)
+    return batches, tokens
 
-    compiled = torch.compile(model, dynamic=True)
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    pooled(compiled, batches[0])
-    torch.cuda.synchronize()
-    emit({"figure": "cold_start", "peer": "torch.compile(dynamic=True) first call",
-          "first_call_ms": (time.perf_counter() - start) * 1e3})
-    run_all(compiled)
-    seconds = timed(lambda: run_all(compiled), args.repeats)
-    emit({"figure": "throughput_tokens_ready", "peer": "torch.compile(dynamic=True)", "tokens": tokens,
-          "tokens_per_s": tokens / seconds})
 
-    st.encode(passages[:256], batch_size=args.batch)
-    seconds = timed(lambda: st.encode(passages, batch_size=args.batch), args.repeats)
-    emit({"figure": "end_to_end", "peer": "SentenceTransformer.encode f16", "sentences_per_s": len(passages) / seconds,
-          "tokens_per_s": tokens / seconds})
+def throughput(args, model, st, passages, tokenizer, max_length):
+    """The tokens-ready passes (eager, then torch.compile(dynamic=True)) at each batch size, and
+    SentenceTransformer.encode."""
+    compiled = None
+    for size in args.batch:
+        batches, tokens = sorted_batches(passages, tokenizer, max_length, size)
+
+        def run_all(m):
+            for b in batches:
+                pooled(m, b)
+
+        run_all(model)
+        seconds = timed(lambda: run_all(model), args.repeats)
+        emit({"figure": "throughput_tokens_ready", "peer": "transformers f16 eager", "batch": size, "tokens": tokens,
+              "tokens_per_s": tokens / seconds})
+        if compiled is None:
+            compiled = torch.compile(model, dynamic=True)
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            pooled(compiled, batches[0])
+            torch.cuda.synchronize()
+            emit({"figure": "cold_start", "peer": "torch.compile(dynamic=True) first call",
+                  "first_call_ms": (time.perf_counter() - start) * 1e3})
+        run_all(compiled)
+        seconds = timed(lambda: run_all(compiled), args.repeats)
+        emit({"figure": "throughput_tokens_ready", "peer": "torch.compile(dynamic=True)", "batch": size,
+              "tokens": tokens, "tokens_per_s": tokens / seconds})
+
+    st.encode(passages[:256], batch_size=args.batch[0])
+    seconds = timed(lambda: st.encode(passages, batch_size=args.batch[0]), args.repeats)
+    emit({"figure": "end_to_end", "peer": "SentenceTransformer.encode f16", "batch": args.batch[0],
+          "sentences_per_s": len(passages) / seconds, "tokens_per_s": tokens / seconds})
 
 
 def accuracy(args, texts):
     ours = np.fromfile(args.accel_embeddings, dtype="<f4").reshape(len(texts), -1)
     reference = SentenceTransformer(args.model, device="cuda").float().encode(
-        texts, batch_size=args.batch, normalize_embeddings=True, convert_to_numpy=True)
+        texts, batch_size=args.batch[0], normalize_embeddings=True, convert_to_numpy=True)
     cosine = (ours * reference).sum(1) / (np.linalg.norm(ours, axis=1) * np.linalg.norm(reference, axis=1))
     emit({"figure": "accuracy", "reference": "SentenceTransformer f32", "texts": len(texts),
           "min_cosine": float(cosine.min()), "mean_cosine": float(cosine.mean()),
