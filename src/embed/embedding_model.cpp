@@ -34,12 +34,8 @@ std::uint32_t run_sequences(const ModelInfo& info) {
       std::clamp<std::uint64_t>((std::uint64_t{1} << 24) / info.dimensions, 1, info.batch_tokens));
 }
 
-// The most tokens one run of the token-vectors graph holds: it too brings back at most 2^24 floats, one row of the
-// hidden size per token, yet always the longest sequence.
 std::uint32_t run_token_vectors(const ModelInfo& info) {
-  const std::uint64_t fitting = (std::uint64_t{1} << 24) / std::max<std::uint32_t>(info.hidden, 1);
-  return static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(info.batch_tokens, std::max<std::uint64_t>(fitting, info.max_sequence_length)));
+  return token_vector_run_tokens(info.hidden, info.batch_tokens, info.max_sequence_length);
 }
 
 // The output staging buffer holds the larger of the two graphs' runs.

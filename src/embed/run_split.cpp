@@ -34,4 +34,13 @@ std::vector<std::size_t> split_runs(std::span<const std::uint32_t> offsets, std:
   return starts;
 }
 
+std::uint32_t token_vector_run_tokens(std::uint32_t hidden, std::uint32_t batch_tokens,
+                                      std::uint32_t max_sequence_length) noexcept {
+  constexpr std::uint64_t kMostFloats = std::uint64_t{1} << 24;
+  std::uint64_t fitting = 1;
+  while (fitting * 2 * std::max<std::uint32_t>(hidden, 1) <= kMostFloats) fitting *= 2;
+  return static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(batch_tokens, std::max<std::uint64_t>(fitting, max_sequence_length)));
+}
+
 }  // namespace accel::embed

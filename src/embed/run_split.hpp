@@ -22,4 +22,11 @@ namespace accel::embed {
 [[nodiscard]] std::vector<std::size_t> split_runs(std::span<const std::uint32_t> offsets, std::uint32_t most_tokens,
                                                   std::size_t most_sequences, std::span<const std::int64_t> rungs);
 
+// The most tokens one run of the token-vectors graph (a row of `hidden` floats per token) holds within `batch_tokens`:
+// the largest power of two whose rows take at most 2^24 floats, the staging buffer's size, yet always the longest
+// sequence. A power of two is a rung of the graph's ladder, so a replaying device runs a full run unpadded (2^24 / 384
+// floats, all-MiniLM-L6-v2's, would be 43,690 tokens, padded to 65,536).
+[[nodiscard]] std::uint32_t token_vector_run_tokens(std::uint32_t hidden, std::uint32_t batch_tokens,
+                                                    std::uint32_t max_sequence_length) noexcept;
+
 }  // namespace accel::embed

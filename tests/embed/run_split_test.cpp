@@ -91,5 +91,15 @@ TEST(SplitRuns, KeepsEverySequenceWholeInOrderAndEveryRunWithinItsBudget) {
   EXPECT_EQ(split_runs(offsets_of({}), 16384, 10, rungs), (std::vector<std::size_t>{0}));
 }
 
+TEST(TokenVectorRuns, HoldThePowerOfTwoTokensWhoseRowsFit2To24Floats) {
+  EXPECT_EQ(token_vector_run_tokens(384, 65536, 256), 32768u);  // 43,690 would fit, but pad to 65,536 on a GPU
+  EXPECT_EQ(token_vector_run_tokens(384, 16384, 256), 16384u);  // the budget first
+  EXPECT_EQ(token_vector_run_tokens(768, 32768, 512), 16384u);
+  EXPECT_EQ(token_vector_run_tokens(1024, 16384, 256), 16384u);
+  EXPECT_EQ(token_vector_run_tokens(4096, 16384, 256), 4096u);
+  EXPECT_EQ(token_vector_run_tokens(1024, 32768, 32768), 32768u);  // yet always the longest sequence
+  EXPECT_EQ(token_vector_run_tokens(0, 65536, 256), 65536u);
+}
+
 }  // namespace
 }  // namespace accel::embed
