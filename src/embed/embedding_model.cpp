@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "accel/graph/execute.hpp"
+#include "embed/chunked_embed.hpp"
 #include "embed/model_graph.hpp"
 #include "embed/run_split.hpp"
 #include "embed/yes_no_prompt.hpp"
@@ -86,6 +87,12 @@ class EmbeddingModel final : public Model {
   }
 
   Result<TokenBatch> tokenize(std::span<const std::string> texts, const EmbedOptions& options) const override {
+    return tokenize_from(texts, options, 0);
+  }
+
+  // tokenize() of texts that begin at index `first` of the caller's (for its messages).
+  Result<TokenBatch> tokenize_from(std::span<const std::string> texts, const EmbedOptions& options,
+                                   std::size_t first) const {
     ACCEL_ASSIGN_OR_RETURN(const std::string prompt, prompt_for(options));
     std::vector<std::string> prompted;
     if (!prompt.empty()) {
@@ -101,7 +108,7 @@ class EmbeddingModel final : public Model {
     for (std::size_t i = 0; i < encodings.size(); ++i) {
       if (options.truncation == Truncation::refuse && encodings[i].truncated)
         return invalid_argument(
-            fmt::format("text {} is longer than the model's {} tokens", i, info_.max_sequence_length));
+            fmt::format("text {} is longer than the model's {} tokens", first + i, info_.max_sequence_length));
       batch.append(encodings[i].ids);
     }
     return batch;
@@ -122,10 +129,12 @@ class EmbeddingModel final : public Model {
     if (options.dimensions > info_.dimensions)
       return failed<Embeddings>(invalid_argument(
           fmt::format("dimensions {} is more than the model's {}", options.dimensions, info_.dimensions)));
-    Result<TokenBatch> batch = tokenize(texts, options);
-    if (!batch.ok()) return failed<Embeddings>(batch.status());
-    if (options.dimensions == 0 || options.dimensions == info_.dimensions) return embed_tokens(std::move(*batch));
-    return keep_dimensions(embed_tokens(std::move(*batch)), options.dimensions);
+    Future<Embeddings> full = embed_in_chunks(
+        texts, info_.batch_tokens,
+        [&](std::span<const std::string> chunk, std::size_t first) { return tokenize_from(chunk, options, first); },
+        [&](TokenBatch batch) { return embed_tokens(std::move(batch)); });
+    if (options.dimensions == 0 || options.dimensions == info_.dimensions) return full;
+    return keep_dimensions(std::move(full), options.dimensions);
   }
 
   Result<TokenBatch> tokenize_pairs(std::string_view query, std::span<const std::string> passages,

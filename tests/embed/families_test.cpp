@@ -73,6 +73,35 @@ TEST_F(FamiliesTest, PackedNeighboursNeverChangeAResult) {
   }
 }
 
+// A call of more texts than a chunk is tokenised in chunks while the runs before run (embed_in_chunks): its rows are
+// each text's as a call of a few texts makes them, and a refusal names the text by its index in the call.
+TEST_F(FamiliesTest, ACallOfManyChunksGivesEveryTextItsOwnRowInOrder) {
+  std::shared_ptr<Model> model = load("roberta_max_norm", 128);
+  ASSERT_NE(model, nullptr);
+  const std::vector<std::string> references_texts = strings(references().at("texts"));
+  std::vector<std::string> texts;
+  for (std::size_t i = 0; texts.size() < 1300; ++i) texts.push_back(references_texts[i % references_texts.size()]);
+  Result<Embeddings> together = model->embed(texts).wait();
+  ASSERT_TRUE(together.ok()) << together.status().to_string();
+  ASSERT_EQ(together->count(), texts.size());
+  for (std::size_t first = 0; first < texts.size(); first += 97) {
+    const std::vector<std::string> few(texts.begin() + static_cast<std::ptrdiff_t>(first),
+                                       texts.begin() + static_cast<std::ptrdiff_t>(std::min(first + 5, texts.size())));
+    Result<Embeddings> alone = model->embed(few).wait();
+    ASSERT_TRUE(alone.ok());
+    for (std::size_t i = 0; i < few.size(); ++i) {
+      EXPECT_EQ(alone->tokens[i], together->tokens[first + i]);
+      for (std::uint32_t d = 0; d < together->dimensions; ++d)
+        ASSERT_NEAR(alone->row(i)[d], together->row(first + i)[d], 1e-5) << "text " << first + i;
+    }
+  }
+  std::vector<std::string> one_too_long(1100, "paris");
+  one_too_long.push_back(references_texts[references_texts.size() - 2]);
+  Result<Embeddings> refused = model->embed(one_too_long, {.truncation = Truncation::refuse}).wait();
+  EXPECT_EQ(refused.code(), Code::invalid_argument);
+  EXPECT_NE(refused.status().message().find("text 1100 is longer"), std::string::npos) << refused.status().to_string();
+}
+
 // A folder whose longest sequence is past 16,384 tokens (Qwen3-Embedding's 32K context) loads as it is, its runs as
 // long as that sequence and its rows those of the same weights with a short context; a budget below the sequence,
 // given, is refused naming the default. A short context keeps 16,384.

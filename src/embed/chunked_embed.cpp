@@ -1,0 +1,79 @@
+#include "embed/chunked_embed.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "embed/run_split.hpp"
+
+namespace accel::embed {
+namespace {
+
+// The sequences [first, last) of `batch`, as a batch of their own.
+TokenBatch slice(const TokenBatch& batch, std::size_t first, std::size_t last) {
+  TokenBatch out;
+  const bool types = !batch.type_ids.empty();
+  for (std::size_t s = first; s < last; ++s) {
+    const auto begin = static_cast<std::ptrdiff_t>(batch.offsets[s]),
+               end = static_cast<std::ptrdiff_t>(batch.offsets[s + 1]);
+    out.ids.insert(out.ids.end(), batch.ids.begin() + begin, batch.ids.begin() + end);
+    if (types) out.type_ids.insert(out.type_ids.end(), batch.type_ids.begin() + begin, batch.type_ids.begin() + end);
+    out.offsets.push_back(static_cast<std::uint32_t>(out.ids.size()));
+  }
+  return out;
+}
+
+void append(TokenBatch& to, const TokenBatch& from) {
+  const auto base = static_cast<std::uint32_t>(to.ids.size());
+  to.ids.insert(to.ids.end(), from.ids.begin(), from.ids.end());
+  to.type_ids.insert(to.type_ids.end(), from.type_ids.begin(), from.type_ids.end());
+  for (std::size_t s = 1; s < from.offsets.size(); ++s) to.offsets.push_back(base + from.offsets[s]);
+}
+
+// Every part's rows, in order; the first error once all have answered.
+Future<Embeddings> gather(std::vector<Future<Embeddings>> parts, Status failure) {
+  Embeddings out;
+  for (Future<Embeddings>& part : parts) {
+    Result<Embeddings> done = co_await std::move(part);
+    if (!done.ok()) {
+      if (failure.ok()) failure = done.status();
+      continue;
+    }
+    if (!failure.ok()) continue;
+    out.dimensions = done->dimensions;
+    out.values.insert(out.values.end(), done->values.begin(), done->values.end());
+    out.tokens.insert(out.tokens.end(), done->tokens.begin(), done->tokens.end());
+  }
+  if (!failure.ok()) co_return failure;
+  co_return out;
+}
+
+}  // namespace
+
+Future<Embeddings> embed_in_chunks(
+    std::span<const std::string> texts, std::uint32_t batch_tokens,
+    const std::function<Result<TokenBatch>(std::span<const std::string>, std::size_t first)>& tokenize,
+    const std::function<Future<Embeddings>(TokenBatch)>& submit) {
+  std::vector<Future<Embeddings>> parts;
+  TokenBatch pending;
+  Status failure;
+  for (std::size_t first = 0; first < texts.size(); first += kChunkTexts) {
+    const std::size_t count = std::min(kChunkTexts, texts.size() - first);
+    Result<TokenBatch> chunk = tokenize(texts.subspan(first, count), first);
+    if (!chunk.ok()) {
+      failure = chunk.status();
+      break;
+    }
+    append(pending, *chunk);
+    if (first + count == texts.size()) break;
+    const std::vector<std::size_t> starts = split_runs(pending.offsets, batch_tokens, pending.sequences(), {});
+    if (starts.size() < 3) continue;                      // one run so far: it may fill yet
+    const std::size_t whole = starts[starts.size() - 2];  // the sequences of every run but the last
+    parts.push_back(submit(slice(pending, 0, whole)));
+    pending = slice(pending, whole, pending.sequences());
+  }
+  if (failure.ok() && (pending.sequences() > 0 || parts.empty())) parts.push_back(submit(std::move(pending)));
+  return gather(std::move(parts), std::move(failure));
+}
+
+}  // namespace accel::embed
