@@ -173,20 +173,37 @@ int run_embed(const EmbedOptions& options) {
       return kFailed;
     }
   }
+  // One chunk's call stays in flight while the next is tokenised and sent (embed() tokenises on this thread), so the
+  // device runs a chunk while the host tokenises the one after it.
+  struct Call {
+    std::size_t first = 0, count = 0;
+    Future<embed::Embeddings> rows;
+  };
+  std::optional<Call> in_flight;
+  const auto finish = [&](Call call) {
+    Result<embed::Embeddings> chunk = call.rows.wait();
+    if (!chunk.ok()) {
+      fmt::print(stderr, "accel embed: texts {}..{}: {}\n", call.first + 1, call.first + call.count,
+                 chunk.status().to_string());
+      return false;
+    }
+    take(call.first, *chunk);
+    return true;
+  };
   for (std::size_t first = 0; !replicas && first < texts.size(); first += kChunkTexts) {
     const std::size_t count = std::min(kChunkTexts, texts.size() - first);
-    Result<embed::Embeddings> chunk =
-        model
-            .embed(std::vector<std::string>(texts.begin() + static_cast<std::ptrdiff_t>(first),
-                                            texts.begin() + static_cast<std::ptrdiff_t>(first + count)),
-                   embed_options)
-            .wait();
-    if (!chunk.ok()) {
-      fmt::print(stderr, "accel embed: texts {}..{}: {}\n", first + 1, first + count, chunk.status().to_string());
+    Call next{.first = first,
+              .count = count,
+              .rows = model.embed(std::vector<std::string>(texts.begin() + static_cast<std::ptrdiff_t>(first),
+                                                           texts.begin() + static_cast<std::ptrdiff_t>(first + count)),
+                                  embed_options)};
+    if (in_flight && !finish(std::move(*in_flight))) {
+      static_cast<void>(next.rows.wait());  // answered before the process exits, not read
       return kFailed;
     }
-    take(first, *chunk);
+    in_flight = std::move(next);
   }
+  if (in_flight && !finish(std::move(*in_flight))) return kFailed;
   if (npy) write_npy(out, all, texts.size(), dimensions != 0 ? dimensions : model.info().dimensions);
   return finish_output("embed", out, options.output);
 }

@@ -216,6 +216,28 @@ TEST_F(EmbedCommandTest, NamesTheBadLineAndExitsWithItsCode) {
   EXPECT_NE(ran.out.find("line 2 is not a JSON object"), std::string::npos) << ran.out;
 }
 
+// Chunks of 512 texts go to the model one ahead of the one awaited: a chunk refused while the next is in flight still
+// names its texts and ends the command, after the rows before it were written.
+TEST_F(EmbedCommandTest, AChunkRefusedWhileTheNextIsInFlightNamesItsTexts) {
+  std::string input;
+  for (int i = 0; i < 1100; ++i) {
+    std::string line = "sentence number " + std::to_string(i);
+    if (i == 600)
+      for (int word = 0; word < 400; ++word) line += " cat";
+    input += line + "\n";
+  }
+  const std::filesystem::path out = dir_.path() / "out.jsonl";
+  const Ran ran =
+      run("embed --device cpu --truncate refuse -o " + out.string() + " " + write("long.txt", input).string());
+  EXPECT_EQ(ran.exit_code, 1) << ran.out;
+  EXPECT_NE(ran.out.find("texts 513..1024"), std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("text 88 is longer"), std::string::npos) << ran.out;
+  std::ifstream written(out);
+  std::size_t lines = 0;
+  for (std::string line; std::getline(written, line);) ++lines;
+  EXPECT_EQ(lines, 512u) << "the first chunk's rows, and no others";
+}
+
 TEST_F(EmbedCommandTest, MissingModelAndUnreadableInputHaveTheirOwnCodes) {
   Ran ran = run("embed --device cpu --model " + dir_.path().string() + " " + write("in.txt", "x\n").string());
   EXPECT_EQ(ran.exit_code, 3);
