@@ -9,25 +9,12 @@
 namespace accel::embed {
 namespace {
 
-// The sequences [first, last) of `batch`, as a batch of their own.
-TokenBatch slice(const TokenBatch& batch, std::size_t first, std::size_t last) {
-  TokenBatch out;
-  const bool types = !batch.type_ids.empty();
-  for (std::size_t s = first; s < last; ++s) {
-    const auto begin = static_cast<std::ptrdiff_t>(batch.offsets[s]),
-               end = static_cast<std::ptrdiff_t>(batch.offsets[s + 1]);
-    out.ids.insert(out.ids.end(), batch.ids.begin() + begin, batch.ids.begin() + end);
-    if (types) out.type_ids.insert(out.type_ids.end(), batch.type_ids.begin() + begin, batch.type_ids.begin() + end);
-    out.offsets.push_back(static_cast<std::uint32_t>(out.ids.size()));
-  }
-  return out;
-}
-
-void append(TokenBatch& to, const TokenBatch& from) {
-  const auto base = static_cast<std::uint32_t>(to.ids.size());
-  to.ids.insert(to.ids.end(), from.ids.begin(), from.ids.end());
-  to.type_ids.insert(to.type_ids.end(), from.type_ids.begin(), from.type_ids.end());
-  for (std::size_t s = 1; s < from.offsets.size(); ++s) to.offsets.push_back(base + from.offsets[s]);
+// Sequences [first, last) of `from` added at the end of `to` (with their type ids, if `from` has them).
+void append_sequences(TokenBatch& to, const TokenBatch& from, std::size_t first, std::size_t last) {
+  const std::span<const std::int32_t> ids(from.ids), types(from.type_ids);
+  for (std::size_t s = first; s < last; ++s)
+    to.append(ids.subspan(from.offsets[s], from.length(s)),
+              types.empty() ? types : types.subspan(from.offsets[s], from.length(s)));
 }
 
 // Every part's rows, in order; the first error once all have answered. A member function of an object that lives as
@@ -66,13 +53,16 @@ Future<Embeddings> embed_in_chunks(
       failure = chunk.status();
       break;
     }
-    append(pending, *chunk);
+    append_sequences(pending, *chunk, 0, chunk->sequences());
     if (first + count == texts.size()) break;
     const std::vector<std::size_t> starts = split_runs(pending.offsets, batch_tokens, pending.sequences(), {});
     if (starts.size() < 3) continue;                      // one run so far: it may fill yet
     const std::size_t whole = starts[starts.size() - 2];  // the sequences of every run but the last
-    parts.push_back(submit(slice(pending, 0, whole)));
-    pending = slice(pending, whole, pending.sequences());
+    TokenBatch runs, rest;
+    append_sequences(runs, pending, 0, whole);
+    append_sequences(rest, pending, whole, pending.sequences());
+    parts.push_back(submit(std::move(runs)));
+    pending = std::move(rest);
   }
   if (failure.ok() && (pending.sequences() > 0 || parts.empty())) parts.push_back(submit(std::move(pending)));
   return kGathering.rows(std::move(parts), std::move(failure));

@@ -306,9 +306,11 @@ class EmbeddingModel final : public Model {
     std::uint64_t padded = 0;
     {
       std::lock_guard lock(enqueue_mutex_);
-      const std::vector<std::int64_t> no_rungs;
-      const std::vector<std::size_t> starts = split_runs(batch.offsets, most_tokens, most_sequences,
-                                                         replays_ ? graph->buckets().at("tokens").rungs : no_rungs);
+      // Only a device that replays runs them at the rungs of this ladder; the CPU runs the actual extent.
+      const graph::Ladder* ladder = replays_ ? &graph->buckets().at("tokens") : nullptr;
+      const std::vector<std::size_t> starts = split_runs(
+          batch.offsets, most_tokens, most_sequences,
+          ladder != nullptr ? std::span<const std::int64_t>(ladder->rungs) : std::span<const std::int64_t>());
       for (std::size_t run = 0; run + 1 < starts.size(); ++run) {
         const std::size_t first = starts[run], last = starts[run + 1];
         const auto tokens = static_cast<std::int64_t>(batch.offsets[last] - batch.offsets[first]);
@@ -338,8 +340,7 @@ class EmbeddingModel final : public Model {
         const auto row_count = static_cast<std::size_t>(per_token ? tokens : sequences);
         steps.push_back(device_.download(staging_.output,
                                          std::span<float>(out.values.data() + first_row * width, row_count * width)));
-        // Only a device that replays runs at the bucket's extent; the CPU runs the actual one.
-        if (replays_) padded += static_cast<std::uint64_t>(*graph->buckets().at("tokens").rung_for(tokens) - tokens);
+        if (ladder != nullptr) padded += static_cast<std::uint64_t>(*ladder->rung_for(tokens) - tokens);
       }
     }
     Status failure;
