@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Two embed_bench binaries taking turns, round after round, so that a slow spell of the machine does not fall on one of
-them: a change's effect on tokens ready and on one query's p50 is a few percent, and one binary's runs spread by about
-as much on the H200 (±10 µs a query, docs/PERFORMANCE.md §54). Prints each round, then each figure's median per binary
-and after / before.
+them: a change's effect on tokens ready, on text in and on one query's p50 is a few percent, and one binary's runs
+spread by about as much on the H200 (±10 µs a query, docs/PERFORMANCE.md §54). Prints each round, then each figure's
+median per binary and after / before.
 
     bench/embed/ab_embed.py BEFORE/embed_bench AFTER/embed_bench [--rounds 4] -- EMBED_BENCH_ARGS...
 
@@ -17,6 +17,7 @@ import subprocess
 import sys
 
 FIGURES = (("throughput_tokens_ready", "tokens_per_s", "tokens ready (tokens/s)"),
+           ("end_to_end", "tokens_per_s", "text in (tokens/s)"),
            ("single_query", "p50_us", "one query p50 (µs)"),
            ("single_query", "p99_us", "one query p99 (µs)"))
 

@@ -20,13 +20,19 @@ void append_sequences(TokenBatch& to, const TokenBatch& from, std::size_t first,
 // Every part's rows, in order; the first error once all have answered. A member function of an object that lives as
 // long as the process, not a free or static one: clang 14 with -fsanitize=fuzzer-no-link (scripts/fuzz-ci) fails on
 // those coroutines ("Cannot represent a difference across sections") and compiles this one.
+// The rows are made once, at the size of every text's (`texts`), when the first part answers: grown part by part,
+// they were copied again at each doubling, into fresh pages each time.
 struct Gathering {
-  Future<Embeddings> rows(std::vector<Future<Embeddings>> parts, Status failure) const {
+  Future<Embeddings> rows(std::vector<Future<Embeddings>> parts, std::size_t texts, Status failure) const {
     Embeddings out;
     for (Future<Embeddings>& part : parts) {
       Result<Embeddings> done = co_await std::move(part);
       if (!done.ok() && failure.ok()) failure = done.status();
       if (!done.ok() || !failure.ok()) continue;
+      if (out.tokens.empty() && done->count() > 0) {
+        out.values.reserve(done->values.size() / done->count() * texts);
+        out.tokens.reserve(texts);
+      }
       out.dimensions = done->dimensions;
       out.values.insert(out.values.end(), done->values.begin(), done->values.end());
       out.tokens.insert(out.tokens.end(), done->tokens.begin(), done->tokens.end());
@@ -53,7 +59,11 @@ Future<Embeddings> embed_in_chunks(
       failure = chunk.status();
       break;
     }
-    append_sequences(pending, *chunk, 0, chunk->sequences());
+    if (pending.sequences() == 0) {
+      pending = std::move(*chunk);
+    } else {
+      append_sequences(pending, *chunk, 0, chunk->sequences());
+    }
     if (first + count == texts.size()) break;
     const std::vector<std::size_t> starts = split_runs(pending.offsets, batch_tokens, pending.sequences(), {});
     if (starts.size() < 3) continue;                      // one run so far: it may fill yet
@@ -65,7 +75,10 @@ Future<Embeddings> embed_in_chunks(
     pending = std::move(rest);
   }
   if (failure.ok() && (pending.sequences() > 0 || parts.empty())) parts.push_back(submit(std::move(pending)));
-  return kGathering.rows(std::move(parts), std::move(failure));
+  // A call of one part (a query, any call of one chunk) answers with that part's future: no gathering frame and no
+  // copy of its rows on a query's path.
+  if (failure.ok() && parts.size() == 1) return std::move(parts.front());
+  return kGathering.rows(std::move(parts), texts.size(), std::move(failure));
 }
 
 }  // namespace accel::embed

@@ -296,7 +296,6 @@ class EmbeddingModel final : public Model {
     const std::size_t most_sequences = per_token ? batch.sequences() : run_sequences_;
     const std::uint32_t most_tokens = per_token ? run_token_vectors_ : info_.batch_tokens;
     Embeddings out{.dimensions = width, .values = {}, .tokens = {}};
-    out.values.resize((per_token ? batch.ids.size() : batch.sequences()) * width);
     out.tokens.resize(batch.sequences());
     for (std::size_t s = 0; s < batch.sequences(); ++s) out.tokens[s] = batch.length(s);
     if (takes_types_ && batch.type_ids.empty()) batch.type_ids.assign(batch.ids.size(), 0);
@@ -336,6 +335,9 @@ class EmbeddingModel final : public Model {
         }
         steps.push_back(device_.upload(std::span<const std::int32_t>(inputs), staging_.inputs));
         steps.push_back(device_.ask(std::move(execute)));
+        // The rows are made (zeroed, their pages touched) once the first run is on its way: for a large call that
+        // is megabytes of fresh pages, which a GPU's first run now hides.
+        if (run == 0) out.values.resize((per_token ? batch.ids.size() : batch.sequences()) * width);
         const std::size_t first_row = per_token ? batch.offsets[first] : first;
         const auto row_count = static_cast<std::size_t>(per_token ? tokens : sequences);
         steps.push_back(device_.download(staging_.output,
