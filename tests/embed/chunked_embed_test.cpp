@@ -44,6 +44,9 @@ struct Device {
 
 std::vector<std::string> texts_of(std::size_t count) { return std::vector<std::string>(count, "text"); }
 
+// Three whole chunks and half of a fourth.
+constexpr std::size_t kManyTexts = 3 * kChunkTexts + kChunkTexts / 2;
+
 Result<Embeddings> run(Device& device, const std::vector<std::string>& texts, std::uint32_t batch_tokens) {
   return embed_in_chunks(texts, batch_tokens, tokenize, [&](TokenBatch b) { return device.submit(std::move(b)); })
       .wait();
@@ -51,7 +54,7 @@ Result<Embeddings> run(Device& device, const std::vector<std::string>& texts, st
 
 TEST(ChunkedEmbed, HandsOnWholeRunsWhileTokenisingAndGathersEveryRowInOrder) {
   Device device;
-  const std::vector<std::string> texts = texts_of(2000);
+  const std::vector<std::string> texts = texts_of(kManyTexts);
   Result<Embeddings> got = run(device, texts, 256);
   ASSERT_TRUE(got.ok()) << got.status().to_string();
   ASSERT_EQ(got->count(), texts.size());
@@ -88,18 +91,19 @@ TEST(ChunkedEmbed, AFewTextsAreOneBatchAndNoneIsAnEmptyOne) {
 
 TEST(ChunkedEmbed, ATokenisingErrorStopsTheCallAndIsAnsweredAfterTheRunsHandedOn) {
   Device device;
-  std::vector<std::string> texts = texts_of(2000);
-  texts[1500] = "bad";
+  std::vector<std::string> texts = texts_of(kManyTexts);
+  const std::size_t bad = 2 * kChunkTexts + kChunkTexts / 3;  // in the third chunk
+  texts[bad] = "bad";
   Result<Embeddings> got = run(device, texts, 256);
   ASSERT_FALSE(got.ok());
-  EXPECT_EQ(got.status().message(), "text 1500 is bad");
+  EXPECT_EQ(got.status().message(), "text " + std::to_string(bad) + " is bad");
   EXPECT_EQ(device.submitted.size(), 2u);  // the first two chunks' runs, nothing after the error
 }
 
 TEST(ChunkedEmbed, ARunsErrorIsTheCallsAndEveryPartIsStillAwaited) {
   Device device;
   device.fail_at = 1;
-  Result<Embeddings> got = run(device, texts_of(2000), 256);
+  Result<Embeddings> got = run(device, texts_of(kManyTexts), 256);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.code(), Code::internal);
   EXPECT_EQ(device.submitted.size(), 4u);

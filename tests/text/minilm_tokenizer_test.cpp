@@ -163,6 +163,17 @@ TEST(MiniLmTokenizer, BatchKeepsInputOrderAndNamesTheLowestInvalidIndex) {
     EXPECT_EQ((*batch)[i].ids, minilm()->encode(texts[i], at_most(16))->ids) << i;
   }
 
+  // 16 threads over 200 texts take blocks of one text (at least 8 blocks a thread): the same ids in the same order,
+  // and the lowest invalid index named.
+  std::vector<std::string> few(texts.begin(), texts.begin() + 200);
+  const auto small_blocks = minilm()->encode_batch(few, at_most(16), 16);
+  ASSERT_THAT(small_blocks, IsOk());
+  ASSERT_EQ(small_blocks->size(), few.size());
+  for (std::size_t i = 0; i < few.size(); ++i) EXPECT_EQ((*small_blocks)[i].ids, (*batch)[i].ids) << i;
+  few[170] = "\xfe";
+  few[33] = "ok \xff";
+  EXPECT_THAT(minilm()->encode_batch(few, at_most(16), 16), StatusIs(Code::invalid_argument, "text 33"));
+
   texts[900] = "\xfe";
   texts[517] = "ok \xff";
   EXPECT_THAT(minilm()->encode_batch(texts, at_most(16), 4), StatusIs(Code::invalid_argument, "text 517"));

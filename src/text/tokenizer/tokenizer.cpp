@@ -156,10 +156,12 @@ template <class EncodeOne>
 Result<std::vector<Encoding>> encode_each(std::size_t count, unsigned threads, std::string_view what,
                                           const EncodeOne& encode_one) {
   std::vector<Encoding> encodings(count);
-  // Threads take blocks of texts in order, so a long text holds up one block, not a whole share.
-  constexpr std::size_t kBlock = 16;
-  const std::size_t blocks = (count + kBlock - 1) / kBlock;
   if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
+  // Threads take blocks of texts in order, so a long text holds up one block, not a whole share. Blocks of up to 16
+  // texts, and at least 8 a thread where the texts allow: a call of a few hundred texts (embed's chunks) on 16
+  // threads then ends evenly, where blocks of 16 gave each thread two and the call waited for the slowest.
+  const std::size_t block = std::clamp<std::size_t>(count / (std::size_t{threads} * 8), 1, 16);
+  const std::size_t blocks = (count + block - 1) / block;
   const std::size_t workers = std::min<std::size_t>(threads, blocks);
 
   std::atomic<std::size_t> next_block{0};
@@ -169,9 +171,9 @@ Result<std::vector<Encoding>> encode_each(std::size_t count, unsigned threads, s
   std::mutex failure_mutex;
   Status failure;
   auto work = [&] {
-    for (std::size_t block = next_block++; block < blocks; block = next_block++) {
-      const std::size_t end = std::min(count, (block + 1) * kBlock);
-      for (std::size_t i = block * kBlock; i < end && i < first_failure.load(std::memory_order_relaxed); ++i) {
+    for (std::size_t taken = next_block++; taken < blocks; taken = next_block++) {
+      const std::size_t end = std::min(count, (taken + 1) * block);
+      for (std::size_t i = taken * block; i < end && i < first_failure.load(std::memory_order_relaxed); ++i) {
         Result<Encoding> encoding = encode_one(i);
         if (encoding) {
           encodings[i] = std::move(*encoding);
