@@ -75,6 +75,30 @@ void NormalizedString::transform(Range range, std::span<const CodePointChange> c
     old_lengths.push_back(static_cast<std::uint8_t>(length));
     i += length;
   }
+  // Each code point replaced by one of as many bytes (a lowercase of ASCII, a control character made a space): the
+  // bytes change in place and every byte keeps its alignment, which is what the general path below would build.
+  const auto same_lengths = [&] {
+    if (initial_removed != 0 || changes.size() != old_lengths.size()) return false;
+    for (std::size_t k = 0; k < changes.size(); ++k)
+      if (changes[k].change != 0 || utf8::encoded_length(changes[k].code_point) != old_lengths[k]) return false;
+    return true;
+  };
+  if (same_lengths()) {
+    std::string bytes;
+    std::size_t at = range.begin;
+    for (const CodePointChange& change : changes) {
+      if (change.code_point < 0x80) {
+        normalized_[at++] = static_cast<char>(change.code_point);
+        continue;
+      }
+      bytes.clear();
+      utf8::append(change.code_point, bytes);
+      normalized_.replace(at, bytes.size(), bytes);
+      at += bytes.size();
+    }
+    return;
+  }
+
   std::size_t next_old = 0;
   const auto consume_old = [&](std::size_t count) {
     std::size_t bytes = 0;
@@ -140,6 +164,12 @@ void NormalizedString::append(std::string_view text) {
 }
 
 void NormalizedString::lowercase() {
+  // ASCII text (most of what an embedder reads) is lowered byte by byte in place: its alignments stay as they are.
+  if (std::ranges::all_of(normalized_, [](char byte) { return static_cast<unsigned char>(byte) < 0x80; })) {
+    for (char& byte : normalized_)
+      if (byte >= 'A' && byte <= 'Z') byte = static_cast<char>(byte - 'A' + 'a');
+    return;
+  }
   std::vector<CodePointChange> changes;
   changes.reserve(normalized_.size());
   std::size_t i = 0;

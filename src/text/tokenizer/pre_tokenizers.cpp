@@ -102,11 +102,27 @@ std::vector<NormalizedString> split_with(const Pattern& pattern, const Normalize
   return text.split(std::span<const SplitPiece>(pieces), behavior);
 }
 
+// tokenizers' two passes (split at white space, removed; then at punctuation, isolated) in one: the runs of other
+// code points and each punctuation mark, each sliced from the text once rather than from a slice of it.
 class BertPreTokenizer final : public PreTokenizer {
  public:
   void pre_tokenize(std::vector<Split>& splits) const override {
-    split_each(splits, [](NormalizedString text) { return split_at(text, is_white_space, SplitBehavior::removed); });
-    split_each(splits, [](NormalizedString text) { return split_at(text, is_punctuation, SplitBehavior::isolated); });
+    split_each(splits, [](NormalizedString text) {
+      std::vector<NormalizedString> parts;
+      const std::string_view utf8_text = text.normalized();
+      std::size_t word_begin = 0;
+      for (std::size_t i = 0; i < utf8_text.size();) {
+        const std::size_t at = i;
+        const char32_t c = utf8::decode(utf8_text, i);
+        const bool space = is_white_space(c);
+        if (!space && !is_punctuation(c)) continue;
+        if (at > word_begin) parts.push_back(text.slice(Range{word_begin, at}));
+        if (!space) parts.push_back(text.slice(Range{at, i}));
+        word_begin = i;
+      }
+      if (utf8_text.size() > word_begin) parts.push_back(text.slice(Range{word_begin, utf8_text.size()}));
+      return parts;
+    });
   }
 };
 
