@@ -39,13 +39,14 @@ std::vector<SplitPiece> split_pieces(std::size_t size, std::span<const Range> ma
 
 NormalizedString::NormalizedString(std::string_view utf8, std::size_t original_offset)
     : normalized_(utf8), original_{original_offset, original_offset + utf8.size()} {
+  // Each byte is aligned to its code point's bytes; the text is valid UTF-8, so a lead byte gives the length.
   alignments_.reserve(utf8.size());
   std::size_t i = 0;
   while (i < utf8.size()) {
-    const std::size_t begin = i;
-    static_cast<void>(utf8::decode(utf8, i));
-    const Range alignment{original_offset + begin, original_offset + i};
-    alignments_.insert(alignments_.end(), i - begin, alignment);
+    const std::size_t length = utf8::sequence_length(static_cast<unsigned char>(utf8[i]));
+    const Range alignment{original_offset + i, original_offset + i + length};
+    for (std::size_t k = 0; k < length; ++k) alignments_.push_back(alignment);
+    i += length;
   }
 }
 
