@@ -80,6 +80,7 @@ utf8proc_category_t category(char32_t c) { return utf8proc_category(static_cast<
 // points alone), \t \n \r excepted. Surrogates cannot occur in UTF-8.
 bool is_control(char32_t c) {
   if (c == '\t' || c == '\n' || c == '\r') return false;
+  if (c < 0x80) return c < 0x20 || c == 0x7F;  // ASCII's only Cc, Cf or Co code points
   const utf8proc_category_t cat = category(c);
   return cat == UTF8PROC_CATEGORY_CC || cat == UTF8PROC_CATEGORY_CF || cat == UTF8PROC_CATEGORY_CO;
 }
