@@ -51,6 +51,16 @@ Encoding special_part(const SpecialTokens& special, std::int32_t type_id, std::u
 
 // A processor over the list of parts (`tokenizers`' process_encodings); process() does what `tokenizers`' default
 // PostProcessor::process does around it.
+// Room for `count` tokens in each of the encoding's per-token vectors, so that appending parts moves each once.
+void reserve_tokens(Encoding& encoding, std::size_t count) {
+  encoding.ids.reserve(count);
+  encoding.type_ids.reserve(count);
+  encoding.tokens.reserve(count);
+  encoding.offsets.reserve(count);
+  encoding.special_tokens_mask.reserve(count);
+  encoding.sequence_ids.reserve(count);
+}
+
 class PartsProcessor : public PostProcessor {
  public:
   virtual void process_parts(std::vector<Encoding>& parts, bool add_special_tokens) const = 0;
@@ -65,6 +75,9 @@ class PartsProcessor : public PostProcessor {
     }
     process_parts(parts, add_special_tokens);
     first = Encoding{};
+    std::size_t tokens = 0;
+    for (const Encoding& part : parts) tokens += part.ids.size();
+    reserve_tokens(first, tokens);
     for (Encoding& part : parts) append_encoding(first, std::move(part));
   }
 };
@@ -177,7 +190,11 @@ class TemplateProcessor final : public PartsProcessor {
       const Piece& piece = pieces[p];
       if (piece.is_sequence) {
         side = static_cast<std::uint32_t>(piece.sequence);
-        Encoding part = parts[piece.sequence];
+        // Moved at its template's last use of it (a template may name a sequence twice), copied before.
+        const bool used_again =
+            std::any_of(pieces.begin() + static_cast<std::ptrdiff_t>(p) + 1, pieces.end(),
+                        [&](const Piece& later) { return later.is_sequence && later.sequence == piece.sequence; });
+        Encoding part = used_again ? parts[piece.sequence] : std::move(parts[piece.sequence]);
         part.type_ids.assign(part.ids.size(), piece.type_id);
         part.sequence_ids.assign(part.ids.size(), *side);
         result.push_back(std::move(part));
