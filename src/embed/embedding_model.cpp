@@ -296,6 +296,10 @@ class EmbeddingModel final : public Model {
     const std::size_t most_sequences = per_token ? batch.sequences() : run_sequences_;
     const std::uint32_t most_tokens = per_token ? run_token_vectors_ : info_.batch_tokens;
     Embeddings out{.dimensions = width, .values = {}, .tokens = {}};
+    // Reserved whole (untouched pages), then grown run by run below: the rows never move, and each run's rows are
+    // zeroed just before its download, while the runs before it are on the device, rather than megabytes of fresh
+    // pages faulted before the first run is sent.
+    out.values.reserve((per_token ? batch.ids.size() : batch.sequences()) * width);
     out.tokens.resize(batch.sequences());
     for (std::size_t s = 0; s < batch.sequences(); ++s) out.tokens[s] = batch.length(s);
     if (takes_types_ && batch.type_ids.empty()) batch.type_ids.assign(batch.ids.size(), 0);
@@ -335,11 +339,9 @@ class EmbeddingModel final : public Model {
         }
         steps.push_back(device_.upload(std::span<const std::int32_t>(inputs), staging_.inputs));
         steps.push_back(device_.ask(std::move(execute)));
-        // The rows are made (zeroed, their pages touched) once the first run is on its way: for a large call that
-        // is megabytes of fresh pages, which a GPU's first run now hides.
-        if (run == 0) out.values.resize((per_token ? batch.ids.size() : batch.sequences()) * width);
         const std::size_t first_row = per_token ? batch.offsets[first] : first;
         const auto row_count = static_cast<std::size_t>(per_token ? tokens : sequences);
+        out.values.resize((first_row + row_count) * width);  // within the reserve: no earlier row moves
         steps.push_back(device_.download(staging_.output,
                                          std::span<float>(out.values.data() + first_row * width, row_count * width)));
         if (ladder != nullptr) padded += static_cast<std::uint64_t>(*ladder->rung_for(tokens) - tokens);
