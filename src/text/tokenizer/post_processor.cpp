@@ -49,8 +49,6 @@ Encoding special_part(const SpecialTokens& special, std::int32_t type_id, std::u
   return part;
 }
 
-// A processor over the list of parts (`tokenizers`' process_encodings); process() does what `tokenizers`' default
-// PostProcessor::process does around it.
 // Room for `count` tokens in each of the encoding's per-token vectors, so that appending parts moves each once.
 void reserve_tokens(Encoding& encoding, std::size_t count) {
   encoding.ids.reserve(count);
@@ -61,6 +59,8 @@ void reserve_tokens(Encoding& encoding, std::size_t count) {
   encoding.sequence_ids.reserve(count);
 }
 
+// A processor over the list of parts (`tokenizers`' process_encodings); process() does what `tokenizers`' default
+// PostProcessor::process does around it.
 class PartsProcessor : public PostProcessor {
  public:
   virtual void process_parts(std::vector<Encoding>& parts, bool add_special_tokens) const = 0;
