@@ -86,17 +86,9 @@ void NormalizedString::transform(Range range, std::span<const CodePointChange> c
   };
   if (same_lengths()) {
     std::string bytes;
-    std::size_t at = range.begin;
-    for (const CodePointChange& change : changes) {
-      if (change.code_point < 0x80) {
-        normalized_[at++] = static_cast<char>(change.code_point);
-        continue;
-      }
-      bytes.clear();
-      utf8::append(change.code_point, bytes);
-      normalized_.replace(at, bytes.size(), bytes);
-      at += bytes.size();
-    }
+    bytes.reserve(range.end - range.begin);
+    for (const CodePointChange& change : changes) utf8::append(change.code_point, bytes);
+    normalized_.replace(range.begin, bytes.size(), bytes);
     return;
   }
 
@@ -166,7 +158,7 @@ void NormalizedString::append(std::string_view text) {
 
 void NormalizedString::lowercase() {
   // ASCII text (most of what an embedder reads) is lowered byte by byte in place: its alignments stay as they are.
-  if (std::ranges::all_of(normalized_, [](char byte) { return static_cast<unsigned char>(byte) < 0x80; })) {
+  if (utf8::is_ascii(normalized_)) {
     for (char& byte : normalized_)
       if (byte >= 'A' && byte <= 'Z') byte = static_cast<char>(byte - 'A' + 'a');
     return;

@@ -131,7 +131,7 @@ bool unchanged(std::string_view utf8, std::span<const CodePointChange> changes) 
 void normalize_unicode(NormalizedString& text, UnicodeForm form) {
   const std::string_view utf8 = text.normalized();
   // ASCII is its own form under all four.
-  if (std::ranges::all_of(utf8, [](char byte) { return static_cast<unsigned char>(byte) < 0x80; })) return;
+  if (utf8::is_ascii(utf8)) return;
   const bool compatibility = form == UnicodeForm::nfkc || form == UnicodeForm::nfkd;
   std::vector<CodePointChange> decomposed;
   decomposed.reserve(utf8.size());

@@ -29,6 +29,13 @@ namespace accel::text::utf8 {
   return c;
 }
 
+// Whether every byte of `text` is ASCII: such text is its own lowercase's length and its own Unicode normal form.
+[[nodiscard]] inline bool is_ascii(std::string_view text) noexcept {
+  for (const char byte : text)
+    if (static_cast<unsigned char>(byte) >= 0x80) return false;
+  return true;
+}
+
 [[nodiscard]] constexpr std::size_t encoded_length(char32_t c) noexcept {
   return c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
 }
