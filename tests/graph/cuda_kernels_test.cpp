@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/kernels/cpu_kernels.hpp"
@@ -180,14 +181,16 @@ TEST_F(CudaKernels, NormsWithResidualAndSum) {
         const void* r = with_residual ? dr.get() : nullptr;
         const float* hr = with_residual ? residual.data() : nullptr;
         std::vector<float> expected(x.size()), expected_sum(x.size());
-        for (bool rms : {false, true}) {
+        // A query's few rows with constant weights read gamma and beta before waiting (another kernel).
+        for (auto [rms, constant_weights] : {std::pair{false, false}, {true, false}, {false, true}, {true, true}}) {
           const Buffer y(dtype, rows * width), sum(dtype, rows * width);
           if (rms) {
-            finish(cuda::rms_norm(dtype, dx.get(), r, dg.get(), rows, width, 1e-6f, y.get(), sum.get(), stream_));
+            finish(cuda::rms_norm(dtype, dx.get(), r, dg.get(), rows, width, 1e-6f, y.get(), sum.get(), stream_,
+                                  constant_weights));
             cpu::rms_norm(x.data(), hr, gamma.data(), rows, width, 1e-6f, expected.data(), expected_sum.data());
           } else {
             finish(cuda::layer_norm(dtype, dx.get(), r, dg.get(), db.get(), rows, width, 1e-5f, y.get(), sum.get(),
-                                    stream_));
+                                    stream_, constant_weights));
             cpu::layer_norm(x.data(), hr, gamma.data(), beta.data(), rows, width, 1e-5f, expected.data(),
                             expected_sum.data());
           }

@@ -31,6 +31,17 @@ cudaError_t bias_activation(DType dtype, const void* x, const void* bias, std::i
 cudaError_t matmul(DType dtype, const void* a, const void* b, bool transpose_b, const void* bias, Activation activation,
                    std::int64_t rows, std::int64_t n, std::int64_t k, void* c, cudaStream_t stream);
 
+// C = act(A Wᵀ + bias) + residual for a query's few rows (cuda_few_rows_matmul.cu): A [rows, k], W [n, k], bias [n]
+// and residual [rows, n] (either may be null), f16/bf16, rows <= kFewRowsMatmulRows, k a multiple of 32 up to 4,096,
+// A and W 16-byte aligned: what few_rows_matmul_fits says; anything else is cudaErrorInvalidValue. Launched chained
+// (programmatic dependent launch): W and the bias are read before the kernel before it on the stream has finished, so
+// no kernel may write them (a graph's parameters).
+inline constexpr std::int64_t kFewRowsMatmulRows = 64;
+bool few_rows_matmul_fits(DType dtype, std::int64_t rows, std::int64_t n, std::int64_t k, const void* a, const void* w);
+cudaError_t few_rows_matmul(DType dtype, const void* a, const void* w, const void* bias, Activation activation,
+                            const void* residual, std::int64_t rows, std::int64_t n, std::int64_t k, void* c,
+                            cudaStream_t stream);
+
 // y [rows, width] = activation(x[:, :width]) * x[:, width:], x [rows, 2 width]; y must not alias x.
 cudaError_t gated(DType dtype, const void* x, std::int64_t rows, std::int64_t width, Activation activation, void* y,
                   cudaStream_t stream);
@@ -38,11 +49,15 @@ cudaError_t gated(DType dtype, const void* x, std::int64_t rows, std::int64_t wi
 cudaError_t binary(DType dtype, BinaryOp op, const void* a, const void* b, Broadcast b_shape, std::int64_t rows,
                    std::int64_t width, void* out, cudaStream_t stream, Activation a_activation = Activation::identity);
 
+// constant_weights: no kernel writes gamma and beta (a graph's parameters), so a query's few rows may read them before
+// waiting for the kernel before on the stream.
 cudaError_t layer_norm(DType dtype, const void* x, const void* residual, const void* gamma, const void* beta,
-                       std::int64_t rows, std::int64_t width, float eps, void* y, void* sum, cudaStream_t stream);
+                       std::int64_t rows, std::int64_t width, float eps, void* y, void* sum, cudaStream_t stream,
+                       bool constant_weights = false);
 
 cudaError_t rms_norm(DType dtype, const void* x, const void* residual, const void* gamma, std::int64_t rows,
-                     std::int64_t width, float eps, void* y, void* sum, cudaStream_t stream);
+                     std::int64_t width, float eps, void* y, void* sum, cudaStream_t stream,
+                     bool constant_weights = false);
 
 cudaError_t embedding_layer_norm(DType dtype, const void* word_table, std::int64_t word_rows,
                                  const void* position_table, std::int64_t position_rows, const void* type_row,

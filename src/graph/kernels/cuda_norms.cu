@@ -74,15 +74,36 @@ __global__ void norm_kernel(const T* x, const T* residual, const T* gamma, const
   normalize_row<V>(source, gamma, beta, width, eps, rms, y + base, sum ? sum + base : nullptr);
 }
 
+// Rows up to which a norm reads gamma and beta before waiting for the kernel before (a query's bucket). There it took
+// a query of MiniLM's shape 207 -> 190 µs on the H200; for a batch's thousands of rows it cost tokens ready 1.5-2.5 %
+// (PERFORMANCE §65), where each row's warp holds both in registers through its statistics.
+constexpr std::int64_t kEarlyWeightRows = 64;
+
 // norm_kernel for rows of at most N * 32 * V elements (BERT's 384 and 768, 1,024): the row is read once into
 // registers, where norm_kernel reads it three times through L1 (the statistics' two passes, then the write).
-template <int V, int N, class T>
+// kEarlyWeights: gamma and beta, which no kernel of a graph writes, are read before waiting for the kernel before.
+template <int V, int N, bool kEarlyWeights, class T>
 __global__ void resident_norm_kernel(const T* x, const T* residual, const T* gamma, const T* beta, std::int64_t rows,
                                      std::int64_t width, float eps, bool rms, T* y, T* sum) {
+  const int lane = threadIdx.x % 32;
+  float early_gamma[N][V], early_beta[N][V];
+  const auto load_weights = [&](std::int64_t c, float(&g)[V], float(&b)[V]) {
+    detail::load<V>(gamma + c, g);
+    if (beta)
+      detail::load<V>(beta + c, b);
+    else
+      detail::fill(b, 0.0f);
+  };
+  if constexpr (kEarlyWeights) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      const std::int64_t c = (std::int64_t{j} * 32 + lane) * V;
+      if (c < width) load_weights(c, early_gamma[j], early_beta[j]);
+    }
+  }
   wait_for_prior_kernel();
   const std::int64_t row = blockIdx.x * std::int64_t{kWarps} + threadIdx.x / 32;
   if (row >= rows) return;
-  const int lane = threadIdx.x % 32;
   const std::int64_t base = row * width;
   float v[N][V];
   float total = 0;
@@ -122,26 +143,32 @@ __global__ void resident_norm_kernel(const T* x, const T* residual, const T* gam
     if (c >= width) continue;
     if (sum) detail::store<V>(sum + base + c, v[j]);
     float g[V], b[V];
-    detail::load<V>(gamma + c, g);
-    if (beta)
-      detail::load<V>(beta + c, b);
-    else
-      detail::fill(b, 0.0f);
+    if constexpr (kEarlyWeights) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) g[e] = early_gamma[j][e], b[e] = early_beta[j][e];
+    } else {
+      load_weights(c, g, b);
+    }
 #pragma unroll
     for (int e = 0; e < V; ++e) v[j][e] = (v[j][e] - mean) * inverse * g[e] + b[e];
     detail::store<V>(y + base + c, v[j]);
   }
 }
 
-// The kernel for a row of `width` elements: held in registers up to 1,024 elements on the vector path.
+// The kernel for `rows` rows of `width` elements: held in registers up to 1,024 elements on the vector path.
+template <class T, bool kEarlyWeights, class Launch>
+cudaError_t launch_resident_norm(std::int64_t width, Launch launch) {
+  if (width <= 256) return launch(resident_norm_kernel<8, 1, kEarlyWeights, T>);
+  if (width <= 512) return launch(resident_norm_kernel<8, 2, kEarlyWeights, T>);
+  if (width <= 768) return launch(resident_norm_kernel<8, 3, kEarlyWeights, T>);
+  return launch(resident_norm_kernel<8, 4, kEarlyWeights, T>);
+}
 template <class T, class Launch>
-cudaError_t launch_norm(std::int64_t width, bool vector, Launch launch) {
+cudaError_t launch_norm(std::int64_t rows, std::int64_t width, bool vector, bool constant_weights, Launch launch) {
   if (!vector) return launch(norm_kernel<1, T>);
-  if (width <= 256) return launch(resident_norm_kernel<8, 1, T>);
-  if (width <= 512) return launch(resident_norm_kernel<8, 2, T>);
-  if (width <= 768) return launch(resident_norm_kernel<8, 3, T>);
-  if (width <= 1024) return launch(resident_norm_kernel<8, 4, T>);
-  return launch(norm_kernel<8, T>);
+  if (width > 1024) return launch(norm_kernel<8, T>);
+  if (constant_weights && rows <= kEarlyWeightRows) return launch_resident_norm<T, true>(width, launch);
+  return launch_resident_norm<T, false>(width, launch);
 }
 
 template <int V, class T>
@@ -264,7 +291,8 @@ bool fits_grid(std::int64_t rows) { return row_blocks(rows) <= 0x7fffffffu; }
 }  // namespace
 
 cudaError_t layer_norm(DType dtype, const void* x, const void* residual, const void* gamma, const void* beta,
-                       std::int64_t rows, std::int64_t width, float eps, void* y, void* sum, cudaStream_t stream) {
+                       std::int64_t rows, std::int64_t width, float eps, void* y, void* sum, cudaStream_t stream,
+                       bool constant_weights) {
   if (rows == 0 || width == 0) return cudaSuccess;
   if (!fits_grid(rows)) return cudaErrorInvalidValue;
   return dispatch(dtype, [&](auto tag) {
@@ -274,12 +302,12 @@ cudaError_t layer_norm(DType dtype, const void* x, const void* residual, const v
                             static_cast<const T*>(residual), static_cast<const T*>(gamma), static_cast<const T*>(beta),
                             rows, width, eps, false, static_cast<T*>(y), static_cast<T*>(sum));
     };
-    return launch_norm<T>(width, vectorizable(width, x, residual, gamma, beta, y, sum), args);
+    return launch_norm<T>(rows, width, vectorizable(width, x, residual, gamma, beta, y, sum), constant_weights, args);
   });
 }
 
 cudaError_t rms_norm(DType dtype, const void* x, const void* residual, const void* gamma, std::int64_t rows,
-                     std::int64_t width, float eps, void* y, void* sum, cudaStream_t stream) {
+                     std::int64_t width, float eps, void* y, void* sum, cudaStream_t stream, bool constant_weights) {
   if (rows == 0 || width == 0) return cudaSuccess;
   if (!fits_grid(rows)) return cudaErrorInvalidValue;
   return dispatch(dtype, [&](auto tag) {
@@ -289,7 +317,7 @@ cudaError_t rms_norm(DType dtype, const void* x, const void* residual, const voi
                             static_cast<const T*>(residual), static_cast<const T*>(gamma), nullptr, rows, width, eps,
                             true, static_cast<T*>(y), static_cast<T*>(sum));
     };
-    return launch_norm<T>(width, vectorizable(width, x, residual, gamma, y, sum), args);
+    return launch_norm<T>(rows, width, vectorizable(width, x, residual, gamma, y, sum), constant_weights, args);
   });
 }
 
