@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Two embed_bench binaries taking turns, round after round, so that a slow spell of the machine does not fall on one of
+"""Two or more embed_bench binaries taking turns, round after round, so that a slow spell of the machine does not fall on one of
 them: a change's effect on tokens ready, on text in and on one query's p50 is a few percent, and one binary's runs
 spread by about as much on the H200 (±10 µs a query, docs/PERFORMANCE.md §54). Prints each round, then each figure's
-median per binary and after / before.
+median per binary and each binary's against the first.
 
-    bench/embed/ab_embed.py BEFORE/embed_bench AFTER/embed_bench [--rounds 4] -- EMBED_BENCH_ARGS...
+    bench/embed/ab_embed.py BEFORE/embed_bench AFTER/embed_bench [MORE/embed_bench...] [--rounds 4] -- EMBED_BENCH_ARGS...
 
 e.g. `... -- --device cuda --model build/models/minilm_mean --passages 8192 --queries 2000`. The binaries' own
 stderr goes to this script's.
@@ -12,6 +12,7 @@ stderr goes to this script's.
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -36,32 +37,39 @@ def run_once(binary, args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("before")
-    parser.add_argument("after")
+    parser.add_argument("binaries", nargs="+", metavar="BINARY",
+                        help="two or more embed_bench binaries; the first is the one the others are compared with")
     parser.add_argument("--rounds", type=int, default=4)
     ours, args = (sys.argv[1:], [])
     if "--" in ours:
         split = ours.index("--")
         ours, args = ours[:split], ours[split + 1:]
     options = parser.parse_args(ours)
-    runs = {"before": [], "after": []}
+    if len(options.binaries) < 2:
+        parser.error("give at least two binaries")
+    # Named by their folder where the folders differ (before/embed_bench, after/embed_bench), else by their path.
+    folders = [os.path.basename(os.path.dirname(b)) or b for b in options.binaries]
+    names = folders if len(set(folders)) == len(folders) else options.binaries
+    runs = {name: [] for name in names}
     for round_number in range(options.rounds):
-        # Who goes first alternates too: a process's first run after another's may find the GPU warmer.
-        order = ("before", "after") if round_number % 2 == 0 else ("after", "before")
-        for which in order:
-            found = run_once(getattr(options, which), args)
-            runs[which].append(found)
-            print(f"round {round_number + 1} {which}: "
-                  + ", ".join(f"{name} {value:.6g}" for name, value in found.items()), flush=True)
-    print("| figure | before (median) | after (median) | after / before |")
-    print("|---|---|---|---|")
-    for _, _, name in FIGURES:
-        before = [r[name] for r in runs["before"] if name in r]
-        after = [r[name] for r in runs["after"] if name in r]
-        if not before or not after:
+        # Who goes first rotates too: a process's first run after another's may find the GPU warmer.
+        shift = round_number % len(names)
+        for name, binary in list(zip(names, options.binaries))[shift:] + list(zip(names, options.binaries))[:shift]:
+            found = run_once(binary, args)
+            runs[name].append(found)
+            print(f"round {round_number + 1} {name}: "
+                  + ", ".join(f"{figure} {value:.6g}" for figure, value in found.items()), flush=True)
+    first = names[0]
+    print("| figure | " + " | ".join(f"{name} (median)" for name in names) + " | "
+          + " | ".join(f"{name} / {first}" for name in names[1:]) + " |")
+    print("|---" * (2 * len(names)) + "|")
+    for _, _, figure in FIGURES:
+        medians = [statistics.median(values) if (values := [r[figure] for r in runs[name] if figure in r]) else None
+                   for name in names]
+        if any(m is None for m in medians):
             continue
-        b, a = statistics.median(before), statistics.median(after)
-        print(f"| {name} | {b:.6g} | {a:.6g} | {a / b:.4f} |")
+        print(f"| {figure} | " + " | ".join(f"{m:.6g}" for m in medians) + " | "
+              + " | ".join(f"{m / medians[0]:.4f}" for m in medians[1:]) + " |")
 
 
 if __name__ == "__main__":

@@ -196,7 +196,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "f32", "f16", "bf16"}));
   app.add_option("--trace", trace_path, "write the trace here (JSONL) for the PyTorch peer");
   app.add_option("--embeddings", embeddings_path,
-                 "write the trace's embeddings here (raw little-endian f32, passages then queries, in trace order) "
+                 "write the trace's embeddings here (raw little-endian f32, passages then queries, in trace order; the "
+                 "passages in one call, each query alone) "
                  "for the peer's accuracy check");
   app.add_flag("--cold-start", cold_start, "only the first embedding of this process");
   ProfiledWork profiled = ProfiledWork::none;
@@ -321,9 +322,13 @@ int main(int argc, char** argv) {
           {"p99_us", percentile(latency, 0.99)}});
 
   if (!embeddings_path.empty()) {
-    std::vector<std::string> texts = trace.passages;
-    texts.insert(texts.end(), trace.queries.begin(), trace.queries.end());
-    const Embeddings embeddings = check(model->embed(texts).wait(), "embedding the trace");
+    // Passages in one call, then each query alone as the single_query figure sends it, so that the check covers a
+    // query's own path (a bucket of its few rows) as well as the batches'.
+    Embeddings embeddings = check(model->embed(trace.passages).wait(), "embedding the trace's passages");
+    for (const std::string& query : trace.queries) {
+      const Embeddings one = check(model->embed({query}).wait(), "embedding a query");
+      embeddings.values.insert(embeddings.values.end(), one.values.begin(), one.values.end());
+    }
     std::ofstream out(embeddings_path, std::ios::binary);
     out.write(reinterpret_cast<const char*>(embeddings.values.data()),
               static_cast<std::streamsize>(embeddings.values.size() * sizeof(float)));
