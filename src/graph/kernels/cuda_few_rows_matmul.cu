@@ -1,10 +1,12 @@
 // A query's products: C [rows, n] = act(A [rows, k] Wᵀ + bias) (+ residual) for at most 64 rows, on tensor cores.
-// At a query's size a product is not bound by arithmetic or bandwidth but by latency: cuBLASLt's kernels took 3.9-4.6
-// µs each at 64 rows on the H200 (docs/PERFORMANCE.md §53), and a kernel that reads its weights only after the one
-// before it has ended waits a DRAM round trip for data that did not depend on it. So this kernel is launched chained
-// and reads its slice of W and its bias (which nothing in a graph writes) before it waits for the kernel before; once
-// its products are done it lets the next kernel be scheduled, so that a product after it loads its weights while
-// this one sums and writes.
+// At a query's size a product is not bound by arithmetic or bandwidth but by latency: cuBLASLt's kernels took 3.9-4.8
+// µs each at 64 rows on the H200 (docs/PERFORMANCE.md §53, §65), and a kernel that reads its weights only after the
+// one before it has ended waits a memory round trip for data that did not depend on it. So this kernel is launched
+// chained and reads its slice of W and its bias (which nothing in a graph writes) before it waits for the kernel
+// before; once its products are done it lets the next kernel be scheduled, so that a norm or product after it reads
+// its own weights while this one sums and writes. Alone it is no faster than cuBLASLt's kernels; in a query's chain,
+// with the norms' early reads, MiniLM's query ran 0.92-0.96x (§65). Its blocks each read every row of A, which costs
+// little from L2 and too much beside weights read from DRAM: the graphs use it where their weights fit the L2.
 //
 // A block takes 8 or 16 output columns; its warps split k into chunks of 32 and sum their partial tiles through shared
 // memory, where the epilogue runs. Within a chunk each lane loads 16 contiguous bytes of a row (8 k values) of A and of
