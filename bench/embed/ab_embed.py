@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Two or more embed_bench binaries taking turns, round after round, so that a slow spell of the machine does not fall on one of
-them: a change's effect on tokens ready, on text in and on one query's p50 is a few percent, and one binary's runs
+"""Two or more embed_bench binaries taking turns, round after round, so that a slow spell of the machine does not fall on
+one of them: a change's effect on tokens ready, on text in and on one query's p50 is a few percent, and one binary's runs
 spread by about as much on the H200 (±10 µs a query, docs/PERFORMANCE.md §54). Prints each round, then each figure's
 median per binary and each binary's against the first.
 
@@ -51,10 +51,11 @@ def main():
     folders = [os.path.basename(os.path.dirname(b)) or b for b in options.binaries]
     names = folders if len(set(folders)) == len(folders) else options.binaries
     runs = {name: [] for name in names}
+    named = list(zip(names, options.binaries))
     for round_number in range(options.rounds):
         # Who goes first rotates too: a process's first run after another's may find the GPU warmer.
-        shift = round_number % len(names)
-        for name, binary in list(zip(names, options.binaries))[shift:] + list(zip(names, options.binaries))[:shift]:
+        shift = round_number % len(named)
+        for name, binary in named[shift:] + named[:shift]:
             found = run_once(binary, args)
             runs[name].append(found)
             print(f"round {round_number + 1} {name}: "

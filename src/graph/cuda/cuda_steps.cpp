@@ -5,6 +5,8 @@
 // the graph kernels. Called once per capture at the bucket's extent, or per run at the actual extent.
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "graph/cuda/cuda_executable.hpp"
 #include "graph/kernels/cuda_kernels.hpp"
 #include "graph/step_frame.hpp"
@@ -47,17 +49,21 @@ bool products_stay_in_l2(const Frame& f) {
   return bytes <= static_cast<std::uint64_t>(l2_bytes) / 2;
 }
 
-Status matmul(const Frame& f, const Node& node, bool few_rows_allowed, blas::CublasLtGemm* gemm, CudaTarget& target) {
+// `products_in_l2`: products_stay_in_l2(f), asked at the plan's first product of few rows, not of every plan.
+Status matmul(const Frame& f, const Node& node, std::optional<bool>& products_in_l2, blas::CublasLtGemm* gemm,
+              CudaTarget& target) {
   const std::uint32_t x = node.inputs[0], w = node.inputs[1], bias = node.inputs[2];
   const std::uint32_t residual = node.inputs.size() > 3 ? node.inputs[3] : Node::kNone;
   const std::int64_t rows = f.dim(x, 0), k = f.dim(x, 1), n = f.dim(node.output, 1);
   if (rows == 0 || n == 0) return Status();
   const DType dtype = f.info(x).dtype;
-  if (few_rows_allowed && node.transpose_b && f.parameters(w, bias) &&
-      few_rows_matmul_fits(dtype, rows, n, k, f.at(x), f.at(w))) {
-    return target.check(few_rows_matmul(dtype, f.at(x), f.at(w), f.at(bias), node.activation, f.at(residual), rows, n,
-                                        k, f.at(node.output), f.stream),
-                        "launching the few-rows matmul");
+  if (node.transpose_b && f.parameters(w, bias) && few_rows_matmul_fits(dtype, rows, n, k, f.at(x), f.at(w))) {
+    if (!products_in_l2) products_in_l2 = products_stay_in_l2(f);
+    if (*products_in_l2) {
+      return target.check(few_rows_matmul(dtype, f.at(x), f.at(w), f.at(bias), node.activation, f.at(residual), rows, n,
+                                          k, f.at(node.output), f.stream),
+                          "launching the few-rows matmul");
+    }
   }
   if (gemm == nullptr) {
     ACCEL_RETURN_IF_ERROR(
@@ -158,11 +164,11 @@ cudaError_t launch(const Frame& f, const Node& node) {
 Status enqueue_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena, const std::byte* weights,
                      blas::CublasLtGemm* gemm, CudaTarget& target) {
   const Frame frame{{.plan = plan, .extent = extent, .arena = arena, .weights = weights}, target.stream()};
-  const bool few_rows_allowed = products_stay_in_l2(frame);
+  std::optional<bool> products_in_l2;
   for (std::uint32_t index : plan.steps()) {
     const Node& node = plan.graph().nodes()[index];
     if (node.kind == OpKind::matmul) {
-      ACCEL_RETURN_IF_ERROR(launch_status(target, matmul(frame, node, few_rows_allowed, gemm, target), "cuBLASLt"));
+      ACCEL_RETURN_IF_ERROR(launch_status(target, matmul(frame, node, products_in_l2, gemm, target), "cuBLASLt"));
       continue;
     }
     if (frame.count(node.output) == 0) continue;

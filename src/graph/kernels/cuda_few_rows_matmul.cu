@@ -146,7 +146,7 @@ cudaError_t launch(const void* a, const void* w, const void* bias, Activation ac
 
 bool few_rows_matmul_fits(DType dtype, std::int64_t rows, std::int64_t n, std::int64_t k, const void* a,
                           const void* w) {
-  return (dtype == DType::f16 || dtype == DType::bf16) && rows >= 1 && rows <= kFewRowsMatmulRows && n >= 1 &&
+  return (dtype == DType::f16 || dtype == DType::bf16) && rows >= 1 && rows <= kFewRows && n >= 1 &&
          n <= (std::int64_t{1} << 30) && k >= kChunk && k <= kMaxWarps * kChunk * 8 && k % kChunk == 0 &&
          detail::aligned16(a) && detail::aligned16(w);
 }

@@ -31,12 +31,15 @@ cudaError_t bias_activation(DType dtype, const void* x, const void* bias, std::i
 cudaError_t matmul(DType dtype, const void* a, const void* b, bool transpose_b, const void* bias, Activation activation,
                    std::int64_t rows, std::int64_t n, std::int64_t k, void* c, cudaStream_t stream);
 
+// A query's few rows: the most rows for which a kernel takes its form that reads the graph's parameters before waiting
+// for the kernel before (the few-rows matmul below; norms with constant_weights). A query's bucket holds 64 tokens.
+inline constexpr std::int64_t kFewRows = 64;
+
 // C = act(A Wᵀ + bias) + residual for a query's few rows (cuda_few_rows_matmul.cu): A [rows, k], W [n, k], bias [n]
-// and residual [rows, n] (either may be null), f16/bf16, rows <= kFewRowsMatmulRows, k a multiple of 32 up to 4,096,
+// and residual [rows, n] (either may be null), f16/bf16, rows <= kFewRows, k a multiple of 32 up to 4,096,
 // A and W 16-byte aligned: what few_rows_matmul_fits says; anything else is cudaErrorInvalidValue. Launched chained
 // (programmatic dependent launch): W and the bias are read before the kernel before it on the stream has finished, so
 // no kernel may write them (a graph's parameters).
-inline constexpr std::int64_t kFewRowsMatmulRows = 64;
 bool few_rows_matmul_fits(DType dtype, std::int64_t rows, std::int64_t n, std::int64_t k, const void* a, const void* w);
 cudaError_t few_rows_matmul(DType dtype, const void* a, const void* w, const void* bias, Activation activation,
                             const void* residual, std::int64_t rows, std::int64_t n, std::int64_t k, void* c,
@@ -49,7 +52,7 @@ cudaError_t gated(DType dtype, const void* x, std::int64_t rows, std::int64_t wi
 cudaError_t binary(DType dtype, BinaryOp op, const void* a, const void* b, Broadcast b_shape, std::int64_t rows,
                    std::int64_t width, void* out, cudaStream_t stream, Activation a_activation = Activation::identity);
 
-// constant_weights: no kernel writes gamma and beta (a graph's parameters), so a query's few rows may read them before
+// constant_weights: no kernel writes gamma and beta (a graph's parameters), so up to kFewRows rows read them before
 // waiting for the kernel before on the stream.
 cudaError_t layer_norm(DType dtype, const void* x, const void* residual, const void* gamma, const void* beta,
                        std::int64_t rows, std::int64_t width, float eps, void* y, void* sum, cudaStream_t stream,

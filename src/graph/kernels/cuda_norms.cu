@@ -74,14 +74,12 @@ __global__ void norm_kernel(const T* x, const T* residual, const T* gamma, const
   normalize_row<V>(source, gamma, beta, width, eps, rms, y + base, sum ? sum + base : nullptr);
 }
 
-// Rows up to which a norm reads gamma and beta before waiting for the kernel before (a query's bucket). There it took
-// a query of MiniLM's shape 207 -> 190 µs on the H200; for a batch's thousands of rows it cost tokens ready 1.5-2.5 %
-// (PERFORMANCE §65), where each row's warp holds both in registers through its statistics.
-constexpr std::int64_t kEarlyWeightRows = 64;
-
 // norm_kernel for rows of at most N * 32 * V elements (BERT's 384 and 768, 1,024): the row is read once into
 // registers, where norm_kernel reads it three times through L1 (the statistics' two passes, then the write).
-// kEarlyWeights: gamma and beta, which no kernel of a graph writes, are read before waiting for the kernel before.
+// kEarlyWeights: gamma and beta, which no kernel of a graph writes, are read before waiting for the kernel before:
+// for kFewRows rows at most, where with the few-rows matmul it took a query of MiniLM's shape 207 -> 190 µs on the
+// H200; for a batch's thousands of rows it cost tokens ready 1.5-2.5 % (PERFORMANCE §65), each row's warp holding both
+// in registers through its statistics.
 template <int V, int N, bool kEarlyWeights, class T>
 __global__ void resident_norm_kernel(const T* x, const T* residual, const T* gamma, const T* beta, std::int64_t rows,
                                      std::int64_t width, float eps, bool rms, T* y, T* sum) {
@@ -167,7 +165,7 @@ template <class T, class Launch>
 cudaError_t launch_norm(std::int64_t rows, std::int64_t width, bool vector, bool constant_weights, Launch launch) {
   if (!vector) return launch(norm_kernel<1, T>);
   if (width > 1024) return launch(norm_kernel<8, T>);
-  if (constant_weights && rows <= kEarlyWeightRows) return launch_resident_norm<T, true>(width, launch);
+  if (constant_weights && rows <= kFewRows) return launch_resident_norm<T, true>(width, launch);
   return launch_resident_norm<T, false>(width, launch);
 }
 
