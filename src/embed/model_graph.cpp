@@ -20,7 +20,7 @@ using graph::Tensor;
 class Builder {
  public:
   Builder(const ModelFolder& folder, const ModelGraphOptions& options) : folder_(folder), dt_(options.compute) {
-    b_.bucket("tokens", graph::Ladder::powers_of_two(options.min_bucket, options.batch_tokens));
+    b_.bucket("tokens", graph::Ladder::powers_of_two(kSmallestBucket, options.batch_tokens));
     b_.bucket("sequences", graph::Ladder::powers_of_two(1, options.batch_tokens));
   }
 

@@ -22,10 +22,13 @@
 
 namespace accel::embed {
 
+// The bottom of the tokens ladder. A short query (a handful of tokens) runs at this rung on a device that replays, so
+// every row a query's kernels compute past its last token is work on its latency path.
+inline constexpr std::int64_t kSmallestBucket = 16;
+
 struct ModelGraphOptions {
   DType compute = DType::f32;         // f32, f16 or bf16
   std::int64_t batch_tokens = 16384;  // the top of the tokens ladder
-  std::int64_t min_bucket = 64;       // the bottom of it
 };
 
 [[nodiscard]] Result<std::shared_ptr<const graph::Graph>> model_graph(const ModelFolder& folder,

@@ -56,8 +56,9 @@ Status find_yes_no_tokens(const text::Tokenizer& tokenizer, ModelFolder& folder)
 }
 
 Result<HostFiles> read_host_files(const ModelOptions& options, DeviceKind kind) {
-  if (options.batch_tokens != 0 && options.batch_tokens < 64)
-    return invalid_argument(fmt::format("batch_tokens {} is below the smallest bucket, 64", options.batch_tokens));
+  if (options.batch_tokens != 0 && options.batch_tokens < kSmallestBucket)
+    return invalid_argument(
+        fmt::format("batch_tokens {} is below the smallest bucket, {}", options.batch_tokens, kSmallestBucket));
   const Clock::time_point start = Clock::now();
   ACCEL_ASSIGN_OR_RETURN(ModelFolder folder, ModelFolder::read(options.folder));
   const std::uint32_t fallback = default_batch_tokens(folder.max_sequence_length(), folder.config.hidden_size, kind);

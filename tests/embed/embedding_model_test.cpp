@@ -95,16 +95,16 @@ TEST_F(EmbeddingModelTest, SplitsLargeCallsIntoRunsWithTheSameResults) {
   EXPECT_GE(model().stats().runs, 2u);
 }
 
-// The buckets are the graph's ladders (tokens 64..2048, sequences 1..2048, by powers of two) cut to the shapes a
+// The buckets are the graph's ladders (tokens 16..2048, sequences 1..2048, by powers of two) cut to the shapes a
 // batch can have: every sequence has a token and none more than 256, so t tokens run in t/256 to t sequences.
 TEST_F(EmbeddingModelTest, BucketsAreTheShapesABatchCanRunAt) {
   const std::vector<BatchBucket> buckets = model().buckets();
   ASSERT_EQ(model().info().max_sequence_length, 256u);
-  EXPECT_EQ(buckets.front(), (BatchBucket{.tokens = 64, .sequences = 1}));
+  EXPECT_EQ(buckets.front(), (BatchBucket{.tokens = 16, .sequences = 1}));
   EXPECT_EQ(buckets.back(), (BatchBucket{.tokens = 2048, .sequences = 2048}));
   EXPECT_EQ(std::count_if(buckets.begin(), buckets.end(), [](const BatchBucket& b) { return b.tokens == 2048; }), 9);
-  EXPECT_EQ(std::count_if(buckets.begin(), buckets.end(), [](const BatchBucket& b) { return b.tokens == 64; }), 7);
-  EXPECT_EQ(buckets.size(), 7u + 8 + 9 + 9 + 9 + 9);  // 64, 128, 256, 512, 1024 and 2048 tokens
+  EXPECT_EQ(std::count_if(buckets.begin(), buckets.end(), [](const BatchBucket& b) { return b.tokens == 16; }), 5);
+  EXPECT_EQ(buckets.size(), 5u + 6 + 7 + 8 + 9 + 9 + 9 + 9);  // 16, 32, 64, 128, 256, 512, 1024 and 2048 tokens
 }
 
 TEST_F(EmbeddingModelTest, RefusesBadInputNamingIt) {
