@@ -8,6 +8,7 @@ bool OneTimeStart::claim() {
   std::lock_guard lock(mutex_);
   if (stage_ != Stage::not_begun) return false;
   stage_ = Stage::running;
+  running_.store(true, std::memory_order_release);
   return true;
 }
 
@@ -17,6 +18,7 @@ void OneTimeStart::finish(Status status) {
     status_ = std::move(status);
     stage_ = Stage::finished;
     finished_.store(true, std::memory_order_release);
+    running_.store(false, std::memory_order_release);
   }
   finished_cv_.notify_all();
 }

@@ -32,6 +32,8 @@ class OneTimeStart {
   [[nodiscard]] Status run_or_wait(const Work& work);
   // Whether the work has finished, without waiting or locking (a compiled graph asks on every run).
   [[nodiscard]] bool finished() const noexcept { return finished_.load(std::memory_order_acquire); }
+  // Whether the work has begun and not finished, likewise.
+  [[nodiscard]] bool running() const noexcept { return running_.load(std::memory_order_acquire); }
 
  private:
   enum class Stage { not_begun, running, finished };
@@ -44,6 +46,7 @@ class OneTimeStart {
   Stage stage_ = Stage::not_begun;
   Status status_;  // the work's, once finished
   std::atomic<bool> finished_{false};
+  std::atomic<bool> running_{false};
 };
 
 }  // namespace accel

@@ -54,9 +54,11 @@ TEST(OneTimeStartTest, ACallerThatNeedsTheWorkWhileItRunsWaitsForItToFinish) {
     work_finished = true;
     return Status();
   };
+  EXPECT_FALSE(start.running());
   std::jthread running = start.begin(work);
   started.get_future().wait();
   EXPECT_FALSE(start.finished());
+  EXPECT_TRUE(start.running());
   bool finished_when_answered = false;
   std::jthread caller([&] {
     EXPECT_THAT(start.run_or_wait(work), IsOk());
@@ -67,6 +69,7 @@ TEST(OneTimeStartTest, ACallerThatNeedsTheWorkWhileItRunsWaitsForItToFinish) {
   caller.join();
   EXPECT_TRUE(finished_when_answered) << "run_or_wait returned while the work was still running";
   EXPECT_EQ(runs.load(), 1);
+  EXPECT_FALSE(start.running());
 }
 
 TEST(OneTimeStartTest, ACallerThatFindsItNotBegunRunsItHereAndNothingStartsItAgain) {

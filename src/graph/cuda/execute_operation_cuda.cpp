@@ -31,8 +31,13 @@ Result<CudaOperation<graph::Execute>::Plan> CudaOperation<graph::Execute>::plan(
     case graph::ExecuteMode::direct: replay = false; break;
     case graph::ExecuteMode::automatic: replay = fill(checked) >= request.direct_below; break;
   }
-  // Until cuBLASLt's start-up is over (its first call costs 100–130 ms), matmuls take the graph kernels' own.
-  return Plan{.executable = std::move(executable), .gemm = blas->gemm_if_ready(), .replay = replay};
+  // Until cuBLASLt's start-up is over (its first call costs 100–130 ms), matmuls take the graph kernels' own. While
+  // it runs, on its thread, a run is direct rather than captured: what the start-up does on the device may invalidate
+  // a capture in progress here (a 12 x 768 encoder's load failed so about one time in three on the H200,
+  // docs/PERFORMANCE.md §66), and a graph captured without cuBLASLt is captured again once cuBLASLt is ready anyway.
+  blas::CublasLtGemm* gemm = blas->gemm_if_ready();
+  if (gemm == nullptr && blas::CublasLtState::starting()) replay = false;
+  return Plan{.executable = std::move(executable), .gemm = gemm, .replay = replay};
 }
 
 Status CudaOperation<graph::Execute>::run(const graph::Execute&, const graph::CheckedExecute& checked, const Plan& plan,

@@ -25,6 +25,9 @@ class CublasLtStartup {
   [[nodiscard]] static Status run_or_wait(int device);
   // Whether they are over (from this thread or any other), so that the next call costs what a call costs.
   [[nodiscard]] static bool done() noexcept;
+  // Whether they have begun and are not over. While they run, a stream capture on another thread may be invalidated
+  // by what they do on the device (docs/PERFORMANCE.md §66), so the compiled graphs do not capture meanwhile.
+  [[nodiscard]] static bool running() noexcept;
 };
 
 }  // namespace accel::blas

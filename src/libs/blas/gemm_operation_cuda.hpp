@@ -34,6 +34,8 @@ class CublasLtState final : public TargetState {
   [[nodiscard]] const CublasLtGemm* existing_gemm() const noexcept { return gemm_.get(); }
   // Whether cuBLASLt's start-up is over, so that a call now costs only itself.
   [[nodiscard]] static bool ready() noexcept { return CublasLtStartup::done(); }
+  // Whether that start-up is running now (CublasLtStartup::running).
+  [[nodiscard]] static bool starting() noexcept { return CublasLtStartup::running(); }
   static constexpr int kAsksBeforeStartup = 3;
 
  private:
