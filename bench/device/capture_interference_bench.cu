@@ -1,8 +1,8 @@
 // Which work on another thread ends a stream capture in progress on this one. accel captures a compiled graph's
 // steps in cudaStreamCaptureModeThreadLocal, which forbids the capturing thread's own unsafe calls only; yet about one
-// model load in 50 failed with an invalidated capture (docs/PERFORMANCE.md §46, §59). This makes 300 captures of 50
-// memsets each on one thread while a second thread repeats one kind of work, and prints how many captures ended in
-// an error, and the first errors:
+// model load in 50 failed with an invalidated capture (docs/PERFORMANCE.md §46, §59, §66). This makes 300 captures of
+// 50 launches of a small kernel each (§59's form captured memsets) on one thread while a second thread repeats one kind
+// of work, and prints how many captures ended in an error, and the first errors:
 //   none        the second thread does nothing;
 //   devsync     cudaDeviceSynchronize;
 //   malloc      cudaMalloc and cudaFree of 1 MiB;
@@ -14,7 +14,9 @@
 //   hostalloc   cudaHostAlloc of 64 KiB only (freed after the captures);
 //   hostfree    cudaFreeHost only, of 64 KiB blocks allocated before the captures began;
 //   cublaslt    cuBLASLt's start as a process makes it: the handle, then f16 matmuls of six shapes, each algorithm
-//               of the heuristic's first four once (their kernels loaded lazily), as accel's one-time start does.
+//               of the heuristic's first four once (their kernels loaded lazily), as accel's one-time start does;
+//   ltcreate    cublasLtCreate only, 400 handles (destroyed after the captures);
+//   ltdestroy   cublasLtDestroy only, of 400 handles made before the captures began.
 // A mode whose captures or second thread stop making progress for 10 s is reported as such, with both counts, and
 // ends the process (exit 3).
 //   capture_interference_bench MODE...        (each mode in turn)
@@ -33,6 +35,8 @@
 #include <vector>
 
 namespace {
+
+__global__ void add_one(float* values) { values[threadIdx.x] += 1.0f; }
 
 void start_cublaslt(cudaStream_t stream) {
   cublasLtHandle_t handle = nullptr;
@@ -73,11 +77,15 @@ void start_cublaslt(cudaStream_t stream) {
   cublasLtDestroy(handle);
 }
 
-// Pinned blocks for hostalloc to make and hostfree to free: 64 KiB each, the size of accel's smallest staging block.
+// Pinned blocks for hostalloc to make and hostfree to free: 64 KiB each, the size of accel's smallest staging block;
+// cuBLASLt handles for ltcreate to make and ltdestroy to destroy.
 struct HostBlocks {
   std::vector<void*> blocks;
   std::size_t freed = 0;
+  std::vector<cublasLtHandle_t> handles;
+  std::size_t destroyed = 0;
 };
+constexpr std::size_t kHandles = 400;
 
 // One round of the second thread's work; false when the mode is done after one round or unknown.
 bool interfere(std::string_view mode, void* scratch, cudaStream_t stream, HostBlocks& host) {
@@ -112,6 +120,12 @@ bool interfere(std::string_view mode, void* scratch, cudaStream_t stream, HostBl
   } else if (mode == "cublaslt") {
     start_cublaslt(stream);
     return false;
+  } else if (mode == "ltcreate") {
+    if (host.handles.size() == kHandles) return false;
+    cublasLtCreate(&host.handles.emplace_back());
+  } else if (mode == "ltdestroy") {
+    if (host.destroyed == host.handles.size()) return false;
+    cublasLtDestroy(host.handles[host.destroyed++]);
   } else {
     return false;
   }
@@ -129,6 +143,10 @@ void run(std::string_view mode) {
   if (mode == "hostfree") {
     host.blocks.resize(4000);
     for (void*& block : host.blocks) cudaHostAlloc(&block, 64 << 10, cudaHostAllocPortable);
+  }
+  if (mode == "ltdestroy") {
+    host.handles.resize(kHandles);
+    for (cublasLtHandle_t& handle : host.handles) cublasLtCreate(&handle);
   }
   constexpr int kCaptures = 300;
   std::atomic<bool> stop{false};
@@ -157,7 +175,7 @@ void run(std::string_view mode) {
     cudaError_t error = cudaStreamBeginCapture(capturing, cudaStreamCaptureModeThreadLocal);
     cudaGraph_t graph = nullptr;
     if (error == cudaSuccess) {
-      for (int j = 0; j < 50; ++j) cudaMemsetAsync(captured, j, 4096, capturing);
+      for (int j = 0; j < 50; ++j) add_one<<<1, 256, 0, capturing>>>(static_cast<float*>(captured));
       error = cudaStreamEndCapture(capturing, &graph);
     }
     if (error != cudaSuccess) {
@@ -174,6 +192,7 @@ void run(std::string_view mode) {
              rounds.load(), first_errors.empty() ? "" : ", first: ", fmt::join(first_errors, ", "));
   std::fflush(stdout);
   for (std::size_t i = host.freed; i < host.blocks.size(); ++i) cudaFreeHost(host.blocks[i]);
+  for (std::size_t i = host.destroyed; i < host.handles.size(); ++i) cublasLtDestroy(host.handles[i]);
   cudaStreamDestroy(capturing);
   cudaStreamDestroy(other);
   cudaFree(captured);
@@ -186,7 +205,7 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     fmt::print(stderr,
                "usage: capture_interference_bench MODE... (none devsync malloc streamsync query memcpy memset "
-               "freehost hostalloc hostfree cublaslt)\n");
+               "freehost hostalloc hostfree cublaslt ltcreate ltdestroy)\n");
     return 2;
   }
   for (int i = 1; i < argc; ++i) run(argv[i]);
