@@ -35,6 +35,23 @@ std::vector<std::byte> executable_key(const Graph& graph, const SymbolValues& co
   return w.take();
 }
 
+bool replays(const Execute& request, const CheckedExecute& checked, bool captures_unsafe) noexcept {
+  if (captures_unsafe) return false;
+  switch (request.mode) {
+    case ExecuteMode::replay: return true;
+    case ExecuteMode::direct: return false;
+    case ExecuteMode::automatic: break;
+  }
+  // How full the buckets are: the smallest actual / rung over the bucketed symbols (1 when none is padded).
+  float fill = 1.0f;
+  for (const auto& [symbol, rung] : checked.compiled) {
+    const auto actual = checked.actual.find(symbol);
+    if (actual != checked.actual.end() && rung > 0 && actual->second < rung)
+      fill = std::min(fill, static_cast<float>(actual->second) / static_cast<float>(rung));
+  }
+  return fill >= request.direct_below;
+}
+
 }  // namespace graph
 
 namespace {

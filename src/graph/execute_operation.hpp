@@ -37,6 +37,12 @@ struct CheckedExecute {
 // kind and stream has a cache of its own, whose disk keys begin with it (executable_cache_options.hpp).
 [[nodiscard]] std::vector<std::byte> executable_key(const Graph& graph, const SymbolValues& compiled);
 
+// Whether a device that captures runs (CUDA) replays this one as its bucket's captured graph rather than launching
+// each op at the actual extent: ExecuteMode::replay always, direct never, automatic unless the actual value of some
+// bucketed symbol fills less than `direct_below` of its rung. None is replayed while `captures_unsafe`: cuBLASLt's
+// start-up running on its thread, whose calls may invalidate a capture (docs/PERFORMANCE.md §66).
+[[nodiscard]] bool replays(const Execute& request, const CheckedExecute& checked, bool captures_unsafe) noexcept;
+
 }  // namespace graph
 
 template <>

@@ -364,5 +364,25 @@ TEST(ExecutableKeyTest, DiffersInGraphAndBinding) {
   EXPECT_NE(key, executable_key(*mlp(16, 32), {{"tokens", 64}}));
 }
 
+// What a CUDA device does with a run: replay the bucket's captured graph, or launch each op at the actual extent.
+TEST(ReplaysTest, FollowsTheModeTheFillAndWhetherCapturesAreSafe) {
+  CheckedExecute half_full;  // 17 of 32 tokens; "width" is not bucketed, so its rung is its value
+  half_full.actual = {{"tokens", 17}, {"width", 5}};
+  half_full.compiled = {{"tokens", 32}, {"width", 5}};
+  CheckedExecute full = half_full;
+  full.actual["tokens"] = 32;
+  const Execute replay{.mode = ExecuteMode::replay}, direct{.mode = ExecuteMode::direct};
+  const Execute automatic{.mode = ExecuteMode::automatic, .direct_below = 0.5f};
+  EXPECT_TRUE(replays(replay, half_full, false));
+  EXPECT_FALSE(replays(direct, full, false));
+  EXPECT_TRUE(replays(automatic, half_full, false)) << "17 / 32 fills more than half";
+  half_full.actual["tokens"] = 15;
+  EXPECT_FALSE(replays(automatic, half_full, false)) << "15 / 32 fills less than half";
+  EXPECT_TRUE(replays(automatic, full, false));
+  EXPECT_TRUE(replays(Execute{}, half_full, false)) << "direct_below 0 (the default): always replays";
+  // While cuBLASLt's start-up runs on its thread, no mode captures.
+  for (const Execute* request : {&replay, &direct, &automatic}) EXPECT_FALSE(replays(*request, full, true));
+}
+
 }  // namespace
 }  // namespace accel::graph

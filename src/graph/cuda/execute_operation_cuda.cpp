@@ -1,22 +1,8 @@
 #include "graph/cuda/execute_operation_cuda.hpp"
 
-#include <algorithm>
-
 #include "libs/blas/gemm_operation_cuda.hpp"
 
 namespace accel {
-
-namespace {
-// How full the buckets are: the smallest actual / rung over the bucketed symbols (1 when none is padded).
-float fill(const graph::CheckedExecute& checked) {
-  float least = 1.0f;
-  for (const auto& [symbol, rung] : checked.compiled) {
-    const std::int64_t actual = checked.actual.at(symbol);
-    if (rung > 0 && actual < rung) least = std::min(least, static_cast<float>(actual) / static_cast<float>(rung));
-  }
-  return least;
-}
-}  // namespace
 
 Result<CudaOperation<graph::Execute>::Plan> CudaOperation<graph::Execute>::plan(const graph::Execute& request,
                                                                                 const graph::CheckedExecute& checked,
@@ -25,18 +11,12 @@ Result<CudaOperation<graph::Execute>::Plan> CudaOperation<graph::Execute>::plan(
   ACCEL_ASSIGN_OR_RETURN(blas::CublasLtState * blas, target.stream_state<blas::CublasLtState>());
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const graph::cuda::CudaExecutable> executable,
                          state->executable(checked, target));
-  bool replay = true;
-  switch (request.mode) {
-    case graph::ExecuteMode::replay: replay = true; break;
-    case graph::ExecuteMode::direct: replay = false; break;
-    case graph::ExecuteMode::automatic: replay = fill(checked) >= request.direct_below; break;
-  }
   // Until cuBLASLt's start-up is over (its first call costs 100–130 ms), matmuls take the graph kernels' own. While
   // it runs, on its thread, a run is direct rather than captured: what the start-up does on the device may invalidate
   // a capture in progress here (a 12 x 768 encoder's load failed so about one time in three on the H200,
   // docs/PERFORMANCE.md §66), and a graph captured without cuBLASLt is captured again once cuBLASLt is ready anyway.
   blas::CublasLtGemm* gemm = blas->gemm_if_ready();
-  if (gemm == nullptr && blas::CublasLtState::starting()) replay = false;
+  const bool replay = graph::replays(request, checked, gemm == nullptr && blas::CublasLtState::starting());
   return Plan{.executable = std::move(executable), .gemm = gemm, .replay = replay};
 }
 
