@@ -6,9 +6,8 @@ namespace accel {
 
 bool OneTimeStart::claim() {
   std::lock_guard lock(mutex_);
-  if (stage_ != Stage::not_begun) return false;
-  stage_ = Stage::running;
-  running_.store(true, std::memory_order_release);
+  if (stage_.load(std::memory_order_relaxed) != Stage::not_begun) return false;
+  stage_.store(Stage::running, std::memory_order_release);
   return true;
 }
 
@@ -16,9 +15,7 @@ void OneTimeStart::finish(Status status) {
   {
     std::lock_guard lock(mutex_);
     status_ = std::move(status);
-    stage_ = Stage::finished;
-    finished_.store(true, std::memory_order_release);
-    running_.store(false, std::memory_order_release);
+    stage_.store(Stage::finished, std::memory_order_release);
   }
   finished_cv_.notify_all();
 }
@@ -31,7 +28,7 @@ std::jthread OneTimeStart::begin(Work work) {
 Status OneTimeStart::run_or_wait(const Work& work) {
   if (claim()) finish(work());
   std::unique_lock lock(mutex_);
-  finished_cv_.wait(lock, [&] { return stage_ == Stage::finished; });
+  finished_cv_.wait(lock, [&] { return stage_.load(std::memory_order_relaxed) == Stage::finished; });
   return status_;
 }
 

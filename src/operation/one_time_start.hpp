@@ -31,9 +31,9 @@ class OneTimeStart {
   // The work's status: it runs here if it has not begun; while it runs elsewhere, this waits for it to finish.
   [[nodiscard]] Status run_or_wait(const Work& work);
   // Whether the work has finished, without waiting or locking (a compiled graph asks on every run).
-  [[nodiscard]] bool finished() const noexcept { return finished_.load(std::memory_order_acquire); }
+  [[nodiscard]] bool finished() const noexcept { return stage_.load(std::memory_order_acquire) == Stage::finished; }
   // Whether the work has begun and not finished, likewise.
-  [[nodiscard]] bool running() const noexcept { return running_.load(std::memory_order_acquire); }
+  [[nodiscard]] bool running() const noexcept { return stage_.load(std::memory_order_acquire) == Stage::running; }
 
  private:
   enum class Stage { not_begun, running, finished };
@@ -43,10 +43,8 @@ class OneTimeStart {
 
   mutable std::mutex mutex_;
   std::condition_variable finished_cv_;
-  Stage stage_ = Stage::not_begun;
-  Status status_;  // the work's, once finished
-  std::atomic<bool> finished_{false};
-  std::atomic<bool> running_{false};
+  std::atomic<Stage> stage_{Stage::not_begun};  // changed under mutex_; read without it by finished() and running()
+  Status status_;                               // the work's, once finished
 };
 
 }  // namespace accel

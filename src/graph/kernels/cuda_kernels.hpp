@@ -32,7 +32,8 @@ cudaError_t matmul(DType dtype, const void* a, const void* b, bool transpose_b, 
                    std::int64_t rows, std::int64_t n, std::int64_t k, void* c, cudaStream_t stream);
 
 // A query's few rows: the most rows for which a kernel takes its form that reads the graph's parameters before waiting
-// for the kernel before (the few-rows matmul below; norms with constant_weights). A query's bucket holds 64 tokens.
+// for the kernel before (the few-rows matmul below; norms with constant_weights). A query's bucket holds 16 to 64
+// tokens (embed's kSmallestBucket and the rungs above it).
 inline constexpr std::int64_t kFewRows = 64;
 
 // C = act(A Wᵀ + bias) + residual for a query's few rows (cuda_few_rows_matmul.cu): A [rows, k], W [n, k], bias [n]

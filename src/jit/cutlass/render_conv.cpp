@@ -24,9 +24,7 @@
 namespace accel::jit::cutlass {
 namespace {
 
-// sm_90 shared memory per block (cutlass::gemm::collective::detail::sm90_smem_capacity_bytes) and a bound on
-// what the epilogue and the kernel's barriers take from it.
-constexpr std::int64_t kSmemCapacityBytes = 232448;
+// A bound on what the epilogue and the kernel's barriers take of a block's shared memory (kSm90SmemBytes).
 constexpr std::int64_t kEpilogueReserveBytes = 32768;
 
 std::string replace_all(std::string text, std::string_view key, std::string_view value) {
@@ -384,11 +382,11 @@ Status validate_conv(const ConvInstance& instance) {
   }
   const std::int64_t stage_bytes =
       static_cast<std::int64_t>(t.tile_m + t.tile_n) * t.tile_k * static_cast<std::int64_t>(size_of(instance.element));
-  if (2 * stage_bytes + kEpilogueReserveBytes > kSmemCapacityBytes) {
+  if (2 * stage_bytes + kEpilogueReserveBytes > kSm90SmemBytes) {
     return invalid_argument(fmt::format(
         "conv: tile {}x{}x{} needs {} bytes per pipeline stage; two stages and the epilogue exceed sm_90's {} bytes "
         "of shared memory",
-        t.tile_m, t.tile_n, t.tile_k, stage_bytes, kSmemCapacityBytes));
+        t.tile_m, t.tile_n, t.tile_k, stage_bytes, kSm90SmemBytes));
   }
   if (t.cluster_m > 2 || t.cluster_n > 2) {
     return not_supported(fmt::format("conv: cluster {}x{} (1 or 2 along each of m and n for sm_90 convolution)",

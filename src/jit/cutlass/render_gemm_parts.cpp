@@ -16,12 +16,6 @@ namespace accel::jit::cutlass {
 
 // -- validation ------------------------------------------------------------------------------------------------
 
-namespace {
-
-constexpr int kSm90SmemBytes = 232448;  // what one block may use on sm_90 (CUTLASS's sm90_smem_capacity_bytes)
-
-}  // namespace
-
 // Shared memory the TMA epilogue takes, as CUTLASS's sm90 builder sizes it (EpilogueTileAuto), plus a little.
 // It is sized before validate_tile runs: a tile without extent (which that refuses) takes none, rather than dividing
 // by a zero subtile (UndefinedBehaviorSanitizer in the asan-toolkit preset found it).

@@ -9,6 +9,9 @@
 
 namespace accel::jit::cutlass {
 
+// What one block may use of an sm_90 multiprocessor's shared memory (CUTLASS's sm90_smem_capacity_bytes).
+inline constexpr int kSm90SmemBytes = 232448;
+
 [[nodiscard]] Status validate_gemm(const GemmInstance& instance);
 [[nodiscard]] Status validate_grouped_gemm(const GroupedGemmInstance& instance);
 [[nodiscard]] Status validate_conv(const ConvInstance& instance);
