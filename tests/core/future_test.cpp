@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <coroutine>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -320,6 +322,53 @@ TEST(Future, ManyThreadsWaitOnManyFutures) {
   for (int t = 0; t < kThreads; ++t)
     for (int i = 0; i < kPerThread; ++i) expected += t + i;
   EXPECT_EQ(total.load(), expected);
+}
+
+// A thread per connection waiting for its batch once made every core yield (docs/PERFORMANCE.md, section 67): at
+// most active_waiter_limit() waiters spin or yield at once, and a lone waiter always may.
+TEST(Future, ALoneWaiterMaySpinAndOnlyTheLimitMayAtOnce) {
+  const unsigned limit = detail::active_waiter_limit();
+  ASSERT_GE(limit, 1u);
+  ASSERT_EQ(detail::active_waiters(), 0u);
+  std::vector<std::unique_ptr<detail::ActiveWait>> places;
+  for (unsigned i = 0; i < limit; ++i) {
+    places.push_back(std::make_unique<detail::ActiveWait>());
+    EXPECT_TRUE(places.back()->held()) << "place " << i << " of " << limit;
+  }
+  EXPECT_FALSE(detail::ActiveWait().held());
+  EXPECT_EQ(detail::active_waiters(), limit);
+  places.pop_back();
+  EXPECT_TRUE(detail::ActiveWait().held());
+  places.clear();
+  EXPECT_EQ(detail::active_waiters(), 0u);
+}
+
+TEST(Future, ManyMoreWaitersThanTheLimitAllWakeAndNoMoreThanItSpin) {
+  const unsigned limit = detail::active_waiter_limit();
+  const unsigned waiters = 3 * limit + 4;
+  std::atomic<bool> sampling{true};
+  std::atomic<unsigned> most{0};
+  std::thread sampler([&] {
+    while (sampling.load()) most.store(std::max(most.load(), detail::active_waiters()));
+  });
+  std::vector<Promise<int>> promises(waiters);
+  std::atomic<unsigned> started{0};
+  std::atomic<long> total{0};
+  std::vector<std::thread> threads;
+  for (unsigned i = 0; i < waiters; ++i)
+    threads.emplace_back([&, future = promises[i].future()]() mutable {
+      ++started;
+      total += *future.wait();
+    });
+  while (started.load() < waiters) std::this_thread::yield();
+  std::this_thread::sleep_for(10ms);
+  for (unsigned i = 0; i < waiters; ++i) promises[i].set(static_cast<int>(i));
+  for (auto& t : threads) t.join();
+  sampling = false;
+  sampler.join();
+  EXPECT_LE(most.load(), limit);
+  EXPECT_EQ(total.load(), static_cast<long>(waiters) * (waiters - 1) / 2);
+  EXPECT_EQ(detail::active_waiters(), 0u);
 }
 
 }  // namespace

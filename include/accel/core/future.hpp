@@ -71,6 +71,27 @@ namespace detail {
 inline constexpr std::chrono::microseconds kFutureSpin{20};
 inline constexpr std::chrono::microseconds kFutureYield{5000};
 
+/// At most this many waiters of the process spin or yield at once (a quarter of its processors, at least one);
+/// the others sleep at once. A server thread per connection waiting for its batch made 64 waiters yielding on 16
+/// cores: every core busy, and the threads the batch itself needed (the device's actor, the completion thread)
+/// waiting behind them, which halved a server's throughput in some of its starts (docs/PERFORMANCE.md, section 67).
+unsigned active_waiter_limit() noexcept;
+/// Waiters spinning or yielding now (for tests and diagnostics).
+unsigned active_waiters() noexcept;
+
+/// One of the active_waiter_limit() places, if one was free when it was made; given back when it goes.
+class ActiveWait {
+ public:
+  ActiveWait() noexcept;
+  ~ActiveWait();
+  ActiveWait(const ActiveWait&) = delete;
+  ActiveWait& operator=(const ActiveWait&) = delete;
+  [[nodiscard]] bool held() const noexcept { return held_; }
+
+ private:
+  bool held_;
+};
+
 void cpu_relax() noexcept;
 std::string describe_current_exception();
 
@@ -119,7 +140,7 @@ class FutureState {
   [[nodiscard]] bool ready() const noexcept { return ready_.load(std::memory_order_acquire); }
 
   void wait() {
-    if (spin_until_ready(kFutureYield)) return;
+    if (ActiveWait active; active.held() && spin_until_ready(kFutureYield)) return;
     std::unique_lock lock(mutex_);
     ++waiters_;
     cv_.wait(lock, [&] { return ready_.load(std::memory_order_relaxed); });
@@ -127,7 +148,8 @@ class FutureState {
   }
 
   bool wait_until(std::chrono::steady_clock::time_point deadline) {
-    if (spin_until_ready(std::min<std::chrono::nanoseconds>(kFutureYield, deadline - std::chrono::steady_clock::now())))
+    if (ActiveWait active; active.held() && spin_until_ready(std::min<std::chrono::nanoseconds>(
+                                                kFutureYield, deadline - std::chrono::steady_clock::now())))
       return true;
     std::unique_lock lock(mutex_);
     ++waiters_;
