@@ -140,7 +140,7 @@ class FutureState {
   [[nodiscard]] bool ready() const noexcept { return ready_.load(std::memory_order_acquire); }
 
   void wait() {
-    if (ActiveWait active; active.held() && spin_until_ready(kFutureYield)) return;
+    if (spin_until_ready(kFutureYield)) return;
     std::unique_lock lock(mutex_);
     ++waiters_;
     cv_.wait(lock, [&] { return ready_.load(std::memory_order_relaxed); });
@@ -148,8 +148,7 @@ class FutureState {
   }
 
   bool wait_until(std::chrono::steady_clock::time_point deadline) {
-    if (ActiveWait active; active.held() && spin_until_ready(std::min<std::chrono::nanoseconds>(
-                                                kFutureYield, deadline - std::chrono::steady_clock::now())))
+    if (spin_until_ready(std::min<std::chrono::nanoseconds>(kFutureYield, deadline - std::chrono::steady_clock::now())))
       return true;
     std::unique_lock lock(mutex_);
     ++waiters_;
@@ -190,7 +189,12 @@ class FutureState {
   }
 
  private:
+  // True once ready within `budget`; false at once when active_waiter_limit() waiters already spin (a future already
+  // ready takes none of their places).
   bool spin_until_ready(std::chrono::nanoseconds budget) {
+    if (ready_.load(std::memory_order_acquire)) return true;
+    const ActiveWait active;
+    if (!active.held()) return false;
     const auto start = std::chrono::steady_clock::now();
     const auto spin_until = start + std::min<std::chrono::nanoseconds>(budget, kFutureSpin);
     const auto yield_until = start + std::min<std::chrono::nanoseconds>(budget, kFutureYield);
