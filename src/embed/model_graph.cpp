@@ -2,14 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <atomic>
-#include <cmath>
-#include <cstring>
 #include <map>
-#include <numeric>
-#include <span>
-#include <thread>
+#include <optional>
 
 namespace accel::embed {
 
@@ -59,21 +53,43 @@ class Builder {
     return b_.binary(graph::BinaryOp::add, words, b_.gather(param(*p.token_types), types));
   }
 
-  // The encoder's (or decoder's) last hidden states, [tokens, hidden].
-  Tensor encoder(const ModelParameters& p, Tensor ids, Tensor offsets) {
-    if (folder_.config.decoder) return decoder(p, ids, offsets);
-    if (folder_.config.rotary_encoder) return rotary_encoder(p, ids, offsets);
+  // The one row of each sequence the head reads, where it reads one (a [CLS] or last token's state).
+  std::optional<graph::PoolMode> head_rows(const ModelParameters& p) const {
+    switch (folder_.head) {
+      case Head::embedding:
+        if (folder_.pooling == graph::PoolMode::first || folder_.pooling == graph::PoolMode::last)
+          return folder_.pooling;
+        return std::nullopt;
+      case Head::classifier: return p.classifier_hidden ? graph::PoolMode::first : graph::PoolMode::last;
+      case Head::splade: return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  // t, or with `rows` given, one row of each sequence: pooled by that mode.
+  Tensor rows_of(Tensor t, Tensor offsets, std::optional<graph::PoolMode> rows) {
+    return rows ? b_.pool(t, offsets, *rows) : t;
+  }
+
+  // The encoder's (or decoder's) last hidden states: [tokens, hidden], or with `rows` given [sequences, hidden], each
+  // sequence's row `rows` names. Then the last layer past its attention (which still reads every token's keys and
+  // values) computes those rows only: its projections, MLP and norms on one row a sequence.
+  Tensor encoder(const ModelParameters& p, Tensor ids, Tensor offsets, std::optional<graph::PoolMode> rows) {
+    if (folder_.config.decoder) return decoder(p, ids, offsets, rows);
+    if (folder_.config.rotary_encoder) return rotary_encoder(p, ids, offsets, rows);
     const Dim tokens = Dim::sym("tokens");
     Tensor words = with_token_types(p, b_.gather(param(p.word_embeddings), ids));
     Tensor positions = b_.gather(param(p.position_embeddings), b_.sequence_positions(offsets, tokens));
     Tensor x = norm(words, p.embeddings_norm, positions);
     const auto heads = static_cast<std::int32_t>(folder_.config.num_attention_heads);
     const auto max_length = static_cast<std::int32_t>(folder_.max_sequence_length());
-    for (const EncoderLayerParameters& layer : p.layers) {
+    for (std::size_t i = 0; i < p.layers.size(); ++i) {
+      const EncoderLayerParameters& layer = p.layers[i];
+      const auto pick = [&](Tensor t) { return i + 1 == p.layers.size() ? rows_of(t, offsets, rows) : t; };
       Tensor attended = layer.qkv ? b_.attention_packed(linear(x, *layer.qkv), offsets, heads, max_length)
                                   : b_.attention(linear(x, layer.query), linear(x, layer.key), linear(x, layer.value),
                                                  offsets, heads, max_length);
-      Tensor h = norm(linear(attended, layer.attention_output), layer.attention_norm, x);
+      Tensor h = norm(linear(pick(attended), layer.attention_output), layer.attention_norm, pick(x));
       x = norm(linear(linear(h, layer.intermediate, folder_.config.hidden_act), layer.output), layer.output_norm, h);
     }
     return x;
@@ -81,7 +97,7 @@ class Builder {
 
   // A decoder (family.hpp): pre-norm layers of causal grouped-query attention over rotary q and k (normalised per
   // head first when the family has q/k norms) and a SwiGLU block, each added to the residual stream; a final norm.
-  Tensor decoder(const ModelParameters& p, Tensor ids, Tensor offsets) {
+  Tensor decoder(const ModelParameters& p, Tensor ids, Tensor offsets, std::optional<graph::PoolMode> rows) {
     const EncoderConfig& c = folder_.config;
     const Dim tokens = Dim::sym("tokens");
     const auto heads = static_cast<std::int32_t>(c.num_attention_heads);
@@ -106,14 +122,16 @@ class Builder {
                                  max_length, {.kv_heads = kv_heads, .causal = c.causal});
     };
     Tensor x = b_.gather(param(p.word_embeddings), ids);
-    for (const DecoderLayerParameters& layer : p.decoder_layers) {
+    for (std::size_t i = 0; i < p.decoder_layers.size(); ++i) {
+      const DecoderLayerParameters& layer = p.decoder_layers[i];
+      const auto pick = [&](Tensor t) { return i + 1 == p.decoder_layers.size() ? rows_of(t, offsets, rows) : t; };
       Tensor h = b_.rms_norm(x, param(layer.input_norm), eps);
       Tensor attended = layer.qkv
                             ? packed(h, layer)
                             : b_.attention(project(h, layer.query, layer.query_norm, heads),
                                            project(h, layer.key, layer.key_norm, kv_heads), linear(h, layer.value),
                                            offsets, heads, max_length, {.kv_heads = kv_heads, .causal = c.causal});
-      x = add_projection(x, attended, layer.attention_output);
+      x = add_projection(pick(x), pick(attended), layer.attention_output);
       h = b_.rms_norm(x, param(layer.post_attention_norm), eps);
       Tensor gated =
           layer.gate_up ? b_.gated(linear(h, *layer.gate_up), Activation::silu)
@@ -126,7 +144,7 @@ class Builder {
   // A rotary encoder (family.hpp): layers of bidirectional attention over rotary q and k, global or within the local
   // window, and a gated block. Pre-norm (ModernBERT): each block's input normalised and the block added to the
   // residual stream; a final LayerNorm. Post-norm (NomicBert, GTE): each block's output plus its input normalised.
-  Tensor rotary_encoder(const ModelParameters& p, Tensor ids, Tensor offsets) {
+  Tensor rotary_encoder(const ModelParameters& p, Tensor ids, Tensor offsets, std::optional<graph::PoolMode> rows) {
     const EncoderConfig& c = folder_.config;
     const auto heads = static_cast<std::int32_t>(c.num_attention_heads);
     const auto max_length = static_cast<std::int32_t>(folder_.max_sequence_length());
@@ -151,6 +169,7 @@ class Builder {
     Tensor x = norm(with_token_types(p, b_.gather(param(p.word_embeddings), ids)), p.embeddings_norm);
     for (std::size_t i = 0; i < p.rotary_layers.size(); ++i) {
       const RotaryEncoderLayerParameters& layer = p.rotary_layers[i];
+      const auto pick = [&](Tensor t) { return i + 1 == p.rotary_layers.size() ? rows_of(t, offsets, rows) : t; };
       const bool sliding = c.sliding_layers[i];
       const auto theta = static_cast<float>(sliding ? c.local_rope_theta : c.rope_theta);
       Tensor h = layer.attention_norm && !c.post_norm ? norm(x, *layer.attention_norm) : x;
@@ -163,12 +182,12 @@ class Builder {
                                    rotated(h, layer.key, layer.key_swapped, theta), linear(h, layer.value), offsets,
                                    heads, max_length, options);
       if (c.post_norm) {
-        x = norm(linear(attended, layer.attention_output), *layer.attention_norm, x);
+        x = norm(linear(pick(attended), layer.attention_output), *layer.attention_norm, pick(x));
         Tensor gated = gate(x, layer);
         x = norm(linear(gated, layer.output), layer.mlp_norm, x);
         continue;
       }
-      x = add_projection(x, attended, layer.attention_output);
+      x = add_projection(pick(x), pick(attended), layer.attention_output);
       h = norm(x, layer.mlp_norm);
       Tensor gated = gate(h, layer);
       x = add_projection(x, gated, layer.output);
@@ -176,18 +195,20 @@ class Builder {
     return p.final_layer_norm ? norm(x, *p.final_layer_norm) : x;
   }
 
-  Tensor head(const ModelParameters& p, Tensor x, Tensor offsets) {
+  // The head over the encoder's output: every token's row, or with `rows` the one row a sequence it reads.
+  Tensor head(const ModelParameters& p, Tensor x, Tensor offsets, std::optional<graph::PoolMode> rows) {
+    const auto pool = [&](graph::PoolMode mode) { return rows ? x : b_.pool(x, offsets, mode); };
     switch (folder_.head) {
       case Head::embedding: {
-        Tensor pooled = b_.pool(x, offsets, folder_.pooling);
+        Tensor pooled = pool(folder_.pooling);
         for (std::size_t i = 0; i < p.dense.size(); ++i)
           pooled = linear(pooled, p.dense[i], folder_.dense[i].activation);
         return folder_.normalize ? b_.l2_normalize(pooled) : pooled;
       }
       case Head::classifier: {
         // A yes/no reranker: the difference of two vocabulary logits, at the token that has seen the whole prompt.
-        if (!p.classifier_hidden) return linear(b_.pool(x, offsets, graph::PoolMode::last), *p.classifier_out);
-        Tensor first = b_.pool(x, offsets, graph::PoolMode::first);
+        if (!p.classifier_hidden) return linear(pool(graph::PoolMode::last), *p.classifier_out);
+        Tensor first = pool(graph::PoolMode::first);
         return linear(linear(first, *p.classifier_hidden, p.classifier_hidden_activation), *p.classifier_out);
       }
       case Head::splade: {
@@ -236,7 +257,8 @@ Result<std::shared_ptr<const graph::Graph>> model_graph(const ModelFolder& folde
   graph::GraphBuilder& b = model.builder();
   Tensor ids = b.input("ids", DType::i32, {Dim::sym("tokens")});
   Tensor offsets = b.input("offsets", DType::i32, {Dim::sym("sequences", 1)}, graph::Padding::repeat_last);
-  Tensor out = model.head(weights.parameters, model.encoder(weights.parameters, ids, offsets), offsets);
+  const std::optional<graph::PoolMode> rows = model.head_rows(weights.parameters);
+  Tensor out = model.head(weights.parameters, model.encoder(weights.parameters, ids, offsets, rows), offsets, rows);
   if (options.compute != DType::f32) out = b.cast(out, DType::f32);
   b.output("output", out);
   return b.build();
@@ -250,7 +272,7 @@ Result<std::shared_ptr<const graph::Graph>> token_vectors_graph(const ModelFolde
   graph::GraphBuilder& b = encoder.builder();
   Tensor ids = b.input("ids", DType::i32, {Dim::sym("tokens")});
   Tensor offsets = b.input("offsets", DType::i32, {Dim::sym("sequences", 1)}, graph::Padding::repeat_last);
-  Tensor out = encoder.encoder(weights.parameters, ids, offsets);
+  Tensor out = encoder.encoder(weights.parameters, ids, offsets, std::nullopt);
   if (options.compute != DType::f32) out = b.cast(out, DType::f32);
   b.output("output", out);
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const graph::Graph> graph, b.build());
@@ -264,126 +286,6 @@ Result<std::shared_ptr<const graph::Graph>> token_vectors_graph(const ModelFolde
           fmt::format("token vectors graph: parameter '{}' is not where the model's graph has it", name));
   }
   return graph;
-}
-
-namespace {
-
-// f32 values rounded once to `dtype` into `place`.
-void store(DType dtype, std::span<const float> values, std::uint8_t* place) {
-  if (dtype == DType::f32) {
-    std::memcpy(place, values.data(), values.size() * 4);
-    return;
-  }
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const std::uint16_t bits = dtype == DType::bf16 ? to_bfloat16(values[i]).bits : to_half(values[i]).bits;
-    std::memcpy(place + i * 2, &bits, 2);
-  }
-}
-
-// A rotary table's `count` first values (ParameterSource::RotaryTable), each angle taken in double.
-std::vector<float> rotary_values(const ParameterSource::RotaryTable& table, std::size_t count) {
-  std::vector<float> values(count);
-  const std::uint32_t half = table.head_dim / 2;
-  for (std::size_t k = 0; k < count; ++k) {
-    const std::size_t position = k / table.width, j = k % table.width % table.head_dim;
-    const double frequency = table.scale * std::pow(table.theta, -2.0 * static_cast<double>(j % half) / table.head_dim);
-    const double angle = static_cast<double>(position) * frequency;
-    values[k] = static_cast<float>(!table.sine ? std::cos(angle) : j < half ? -std::sin(angle) : std::sin(angle));
-  }
-  return values;
-}
-
-// Rows less other rows (ParameterSource::minus_row), taken in f32 and rounded once to the parameter's dtype.
-Status convert_difference(DType dtype, std::uint64_t bytes, const SafetensorsFile& file, const std::string& name,
-                          const ParameterSource& source, std::uint8_t* place) {
-  ACCEL_ASSIGN_OR_RETURN(const TensorView view, file.tensor(name));
-  ACCEL_ASSIGN_OR_RETURN(const std::vector<float> values, file.to_f32(name));
-  const std::size_t count = bytes / size_of(dtype);
-  const std::uint64_t row = view.shape.size() > 1 ? view.elements() / view.shape[0] : 1;
-  if ((std::max(source.first_row, *source.minus_row) * row + count) > values.size())
-    return invalid_argument(fmt::format("{}: {} elements, fewer than the graph's {} from rows {} and {}", name,
-                                        view.elements(), count, source.first_row, *source.minus_row));
-  std::vector<float> difference(count);
-  for (std::size_t i = 0; i < count; ++i)
-    difference[i] = values[source.first_row * row + i] - values[*source.minus_row * row + i];
-  store(dtype, difference, place);
-  return Status();
-}
-
-// The `bytes` of parameter `parameter` (of `dtype`) from its source, converted into `place`.
-Status convert_source(const std::string& parameter, DType dtype, std::uint64_t bytes, const ModelWeights& weights,
-                      std::uint8_t* place) {
-  const auto source = weights.sources.find(parameter);
-  if (source == weights.sources.end()) return internal_error(fmt::format("no source for parameter '{}'", parameter));
-  if (source->second.rotary) {
-    store(dtype, rotary_values(*source->second.rotary, bytes / size_of(dtype)), place);
-    return Status();
-  }
-  const SafetensorsFile& file = weights.files[source->second.file];
-  const std::string& name = source->second.tensor;
-  ACCEL_ASSIGN_OR_RETURN(const TensorView view, file.tensor(name));
-  const std::size_t element_bytes = size_of(dtype);
-  const std::uint64_t row_elements = view.shape.size() > 1 ? view.elements() / view.shape[0] : 1;
-  const std::uint64_t skip = source->second.first_row * row_elements * element_bytes;
-  if (skip + bytes > view.elements() * element_bytes)
-    return invalid_argument(fmt::format("{}: {} elements, fewer than the graph's {} bytes from row {}", name,
-                                        view.elements(), bytes, source->second.first_row));
-  if (source->second.minus_row) return convert_difference(dtype, bytes, file, name, source->second, place);
-  // Each weight is converted straight into its place: the whole tensor, or the rows the graph reads of it (one
-  // token-type row, positions up to the longest sequence, a part of a fused projection).
-  const std::uint64_t first = source->second.first_row * row_elements, count = bytes / element_bytes;
-  return dtype == DType::f32 ? file.copy_f32(name, first, {reinterpret_cast<float*>(place), count})
-                             : file.copy_16bit(name, dtype, first, {reinterpret_cast<std::uint16_t*>(place), count});
-}
-
-// One parameter's rows, converted into its place in the weights buffer: from its source, or each part of a stacked
-// one after the other.
-Status convert_parameter(const graph::Graph& graph, const graph::Graph::ParameterSlot& slot,
-                         const ModelWeights& weights, std::uint8_t* place) {
-  const graph::TensorInfo& t = graph.tensors()[slot.tensor];
-  const auto stacked = weights.stacked.find(t.name);
-  if (stacked == weights.stacked.end()) return convert_source(t.name, t.dtype, slot.bytes, weights, place);
-  std::uint64_t done = 0;
-  for (const Parameter& part : stacked->second) {
-    std::uint64_t bytes = size_of(t.dtype);
-    for (std::uint64_t d : part.shape) bytes *= d;
-    if (done + bytes > slot.bytes)
-      return internal_error(fmt::format("stacked parameter '{}': its parts exceed its {} bytes", t.name, slot.bytes));
-    ACCEL_RETURN_IF_ERROR(convert_source(part.name, t.dtype, bytes, weights, place + done));
-    done += bytes;
-  }
-  if (done != slot.bytes)
-    return internal_error(
-        fmt::format("stacked parameter '{}': its parts fill {} of its {} bytes", t.name, done, slot.bytes));
-  return Status();
-}
-
-}  // namespace
-
-Result<std::vector<std::uint8_t>> model_weight_bytes(const graph::Graph& graph, const ModelWeights& weights) {
-  std::vector<std::uint8_t> bytes(graph.weight_bytes());
-  const std::vector<graph::Graph::ParameterSlot>& slots = graph.parameters();
-  // The parameters are independent: converted on several threads, the largest first so that the word
-  // embeddings (often half of the model) start at once. Each slot's status is kept, and the first one's returned.
-  std::vector<std::size_t> order(slots.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return slots[a].bytes > slots[b].bytes; });
-  std::vector<Status> statuses(slots.size());
-  std::atomic<std::size_t> next{0};
-  const auto convert = [&] {
-    for (std::size_t i = next.fetch_add(1); i < order.size(); i = next.fetch_add(1)) {
-      const graph::Graph::ParameterSlot& slot = slots[order[i]];
-      statuses[order[i]] = convert_parameter(graph, slot, weights, bytes.data() + slot.offset);
-    }
-  };
-  {
-    const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-    std::vector<std::jthread> helpers;
-    for (unsigned t = 1; t < threads; ++t) helpers.emplace_back(convert);
-    convert();
-  }
-  for (const Status& status : statuses) ACCEL_RETURN_IF_ERROR(status);
-  return bytes;
 }
 
 }  // namespace accel::embed
