@@ -20,7 +20,9 @@ import sys
 FIGURES = (("throughput_tokens_ready", "tokens_per_s", "tokens ready (tokens/s)"),
            ("end_to_end", "tokens_per_s", "text in (tokens/s)"),
            ("single_query", "p50_us", "one query p50 (µs)"),
-           ("single_query", "p99_us", "one query p99 (µs)"))
+           ("single_query", "p99_us", "one query p99 (µs)"),
+           ("rerank_tokens_ready", "pairs_per_s", "pairs ready (pairs/s)"),
+           ("rerank_single_pair", "p50_us", "one pair p50 (µs)"))
 
 
 def run_once(binary, args):
