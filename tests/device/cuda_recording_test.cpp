@@ -205,8 +205,10 @@ TEST_P(CudaRecordingTest, ALaunchIsOneCapturedGraphLaunchedAgainUntilABufferIsRe
     ASSERT_THAT(direct->run_one_by_one(gpu), IsOk());
     ASSERT_THAT(recording->launch().wait(), IsOk());
   }
-  EXPECT_EQ(download(gpu, replayed->d), download(gpu, direct->d));
-  EXPECT_EQ(download(gpu, replayed->e), download(gpu, direct->e));
+  // Equal to rounding, not bit for bit: by now the product's plan has run kRunsBeforeTiming times and was timed, so
+  // the direct GEMM may take another algorithm than the one captured (1-ulp differences on the H200, every target).
+  EXPECT_LT(relative_error(download(gpu, replayed->d), download(gpu, direct->d)), 1e-6);
+  EXPECT_LT(relative_error(download(gpu, replayed->e), download(gpu, direct->e)), 1e-6);
   const std::optional<CacheStats> rebound = recorded_graphs(gpu, GetParam(), true);
   if (launched && rebound) {
     EXPECT_EQ(rebound->builds - launched->builds, 1u);
