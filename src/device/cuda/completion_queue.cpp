@@ -12,7 +12,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "device/cuda/stream_marks.hpp"
 #include "operation/cuda_status.hpp"
 
 namespace accel::device::cuda {
@@ -23,8 +22,7 @@ using Clock = std::chrono::steady_clock;
 // How long the poller keeps spinning after its last completion before it yields or sleeps: requests sent
 // back to back then find it awake.
 constexpr auto kIdleSpin = std::chrono::microseconds(100);
-// How often the host_callback watcher looks for errors that mean a callback will never run, and the poller asks the
-// event of work whose mark has not come (an error stops its stream before the mark).
+// How often the host_callback watcher looks for errors that mean a callback will never run.
 constexpr auto kWatchInterval = std::chrono::milliseconds(1);
 
 // The status that the work's own check gives it (the work has finished without a CUDA error).
@@ -40,7 +38,6 @@ struct Pending {
   Submitted work;
   Promise<Done> reply;
   std::shared_ptr<std::atomic<std::size_t>> outstanding;  // the queue's count, shared: a callback may outlive it
-  std::optional<StreamMarks::Mark> mark;                  // the poller's: reached when the work is done
   std::atomic<bool> claimed{false};
 
   // Exactly one caller wins; the callback and the watcher may both try.
@@ -77,12 +74,10 @@ struct CompletionQueue::State {
   std::shared_ptr<std::atomic<std::size_t>> outstanding = std::make_shared<std::atomic<std::size_t>>(0);
   bool sleeping = false;
   bool stopping = false;
-  std::unique_ptr<StreamMarks> marks;  // the poller's, used under `mutex`
   std::thread thread;
 
   // Owned by the thread: per stream, pending work in submission (= completion) order.
   std::unordered_map<cudaStream_t, std::deque<std::shared_ptr<Pending>>> pending;
-  Clock::time_point last_event_look{};  // of work whose mark had not come
 
   void run();
   bool take_incoming(bool may_sleep);
@@ -100,7 +95,6 @@ CompletionQueue::CompletionQueue(CompletionStrategy strategy, std::shared_ptr<He
   state_->strategy = strategy;
   state_->health = std::move(health);
   state_->device_name = std::move(device_name);
-  if (strategy == CompletionStrategy::poller) state_->marks = std::make_unique<StreamMarks>();
   if (strategy != CompletionStrategy::blocking) {
     // The thread holds the state, so it may outlive this object (see the destructor).
     state_->thread = std::thread([state = state_] {
@@ -151,7 +145,6 @@ Status CompletionQueue::defer(cudaStream_t stream, Submitted work, Promise<Done>
   bool notify = false;
   {
     std::lock_guard lock(state_->mutex);
-    if (state_->marks) pending->mark = state_->marks->mark(stream);
     state_->incoming.emplace_back(stream, std::move(pending));
     state_->incoming_count.fetch_add(1, std::memory_order_release);
     notify = state_->sleeping;
@@ -188,8 +181,6 @@ void CompletionQueue::State::run() {
       std::this_thread::sleep_for(kWatchInterval);
     } else if (Clock::now() - last_progress > kIdleSpin) {
       std::this_thread::yield();
-    } else {
-      detail::cpu_relax();
     }
   }
 }
@@ -215,7 +206,6 @@ bool CompletionQueue::State::take_incoming(bool may_sleep) {
 // Answers what has finished; returns whether anything did.
 bool CompletionQueue::State::poll() {
   bool progressed = false;
-  bool event_look_due = false;
   for (auto& [stream, queue] : pending) {
     while (!queue.empty()) {
       Pending& front = *queue.front();
@@ -223,21 +213,6 @@ bool CompletionQueue::State::poll() {
         queue.pop_front();
         progressed = true;
         continue;
-      }
-      if (front.mark) {
-        if (front.mark->reached()) {
-          if (front.claim()) front.finish(Status());
-          queue.pop_front();
-          progressed = true;
-          continue;
-        }
-        // Still running, or its stream stopped by an error: the event says which, once a watch interval.
-        if (!event_look_due) {
-          const auto now = Clock::now();
-          if (now - last_event_look < kWatchInterval) break;
-          last_event_look = now;
-          event_look_due = true;
-        }
       }
       const cudaError_t query = cudaEventQuery(front.work.event->get());
       if (query == cudaErrorNotReady) break;

@@ -1,9 +1,7 @@
 // Completion of GPU work: the reply to a request is sent when its event has completed, with the work's real
 // status. One interface, three strategies (CompletionStrategy):
-//   poller         a thread per device looks at the oldest pending work of each stream, spinning while work is
-//                  pending and for a short while after, then sleeping until new work is deferred; it reads the
-//                  work's mark (stream_marks.hpp: a word the stream writes after the work) where the driver can
-//                  write one, and asks its event otherwise, or when a mark is late (an error stops a stream);
+//   poller         a thread per device queries the oldest pending event of each stream, spinning while work is
+//                  pending and for a short while after, then sleeping until new work is deferred;
 //   host_callback  cudaLaunchHostFunc replies from CUDA's callback thread; the same thread as the poller
 //                  watches, at low frequency, for errors that mean the callback will never come;
 //   blocking       the caller waits for the event before it goes on (wait()).
