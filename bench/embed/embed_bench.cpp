@@ -209,6 +209,14 @@ int main(int argc, char** argv) {
   app.add_option("--pairs-per-query", pairs_per_query, "--rerank: passages scored with each query");
   app.add_option("--scores", scores_path, "--rerank: write the pairs' scores here (raw little-endian f32)");
   CLI11_PARSE(app, argc, argv);
+  if (rerank && queries < 2) {
+    // The pairs are each query with its passages, and one pair at a time is (query q, query q + 1).
+    fmt::print(stderr,
+               "embed_bench: --rerank makes its pairs from the trace's queries: --queries must be at least 2, "
+               "got {}\n",
+               queries);
+    return 2;
+  }
   const std::filesystem::path folder =
       model_dir.empty() ? accel::embed::default_model_folder() : std::filesystem::path(model_dir);
 
