@@ -80,7 +80,6 @@ Status CudaExecutable::capture(const std::byte* weights, blas::CublasLtGemm* gem
   exec_ = exec;
   captured_weights_ = weights;
   captured_with_cublaslt_ = gemm != nullptr;
-  ++captures_;
   return Status();
 }
 

@@ -36,8 +36,6 @@ class CudaExecutable {
   // first (at the bucket's extent) and replays from the next run on. Not thread-safe: one stream runs it.
   [[nodiscard]] Status run(const CheckedExecute& checked, std::span<const BufferView> views, bool replay,
                            blas::CublasLtGemm* gemm, CudaTarget& target) const;
-  // Captures made so far (the first replay, again when the weights buffer moved or cuBLASLt became ready).
-  [[nodiscard]] std::uint64_t captures() const noexcept { return captures_; }
 
  private:
   CudaExecutable(ExecutablePlan plan, std::byte* arena, cudaStream_t stream)
@@ -51,7 +49,6 @@ class CudaExecutable {
   mutable cudaGraphExec_t exec_ = nullptr;
   mutable const std::byte* captured_weights_ = nullptr;
   mutable bool captured_with_cublaslt_ = false;
-  mutable std::uint64_t captures_ = 0;
 };
 
 // What graph::Execute keeps per stream.
