@@ -1,25 +1,10 @@
 #include "accel/core/future.hpp"
 
-#include <algorithm>
-#include <atomic>
 #include <exception>
 #include <stdexcept>
-#include <thread>
 #include <utility>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
 namespace accel::detail {
-
-void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 namespace {
 // The slot of the innermost resume_chain running on this thread, where a finishing coroutine leaves its awaiter;
@@ -47,31 +32,6 @@ std::coroutine_handle<> hand_over(std::coroutine_handle<> awaiter) noexcept {
     return std::noop_coroutine();
   }
   return awaiter;
-}
-
-namespace {
-std::atomic<unsigned> g_active_waiters{0};
-}  // namespace
-
-unsigned active_waiter_limit() noexcept {
-  static const unsigned limit = std::max(1u, std::thread::hardware_concurrency() / 4);
-  return limit;
-}
-
-unsigned active_waiters() noexcept { return g_active_waiters.load(std::memory_order_relaxed); }
-
-ActiveWait::ActiveWait() noexcept : held_(false) {
-  const unsigned limit = active_waiter_limit();
-  unsigned now = g_active_waiters.load(std::memory_order_relaxed);
-  while (now < limit)
-    if (g_active_waiters.compare_exchange_weak(now, now + 1, std::memory_order_relaxed)) {
-      held_ = true;
-      return;
-    }
-}
-
-ActiveWait::~ActiveWait() {
-  if (held_) g_active_waiters.fetch_sub(1, std::memory_order_relaxed);
 }
 
 std::string describe_current_exception() {

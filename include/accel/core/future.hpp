@@ -52,6 +52,7 @@
 #include <utility>
 
 #include "accel/core/result.hpp"
+#include "accel/core/waiting.hpp"
 
 namespace accel {
 
@@ -63,36 +64,6 @@ class Promise;
 
 namespace detail {
 
-/// How a waiter waits for the ready flag before it sleeps on a condition variable: it spins for kFutureSpin, then
-/// yields the processor between looks until kFutureYield has passed. Replies from a busy actor arrive within a few
-/// µs, GPU replies within tens of µs to milliseconds, and waking a sleeping thread costs 10-40 µs on the GPU test
-/// machine (a virtual machine): the yielding phase avoids that and still hands the core to any thread that needs
-/// it. Past 5 ms the wake-up is under 1 % of the wait (docs/PERFORMANCE.md, section 24).
-inline constexpr std::chrono::microseconds kFutureSpin{20};
-inline constexpr std::chrono::microseconds kFutureYield{5000};
-
-/// At most this many waiters of the process spin or yield at once (a quarter of its processors, at least one);
-/// the others sleep at once. A server thread per connection waiting for its batch made 64 waiters yielding on 16
-/// cores: every core busy, and the threads the batch itself needed (the device's actor, the completion thread)
-/// waiting behind them, which halved a server's throughput in some of its starts (docs/PERFORMANCE.md, section 67).
-unsigned active_waiter_limit() noexcept;
-/// Waiters spinning or yielding now (for tests and diagnostics).
-unsigned active_waiters() noexcept;
-
-/// One of the active_waiter_limit() places, if one was free when it was made; given back when it goes.
-class ActiveWait {
- public:
-  ActiveWait() noexcept;
-  ~ActiveWait();
-  ActiveWait(const ActiveWait&) = delete;
-  ActiveWait& operator=(const ActiveWait&) = delete;
-  [[nodiscard]] bool held() const noexcept { return held_; }
-
- private:
-  bool held_;
-};
-
-void cpu_relax() noexcept;
 std::string describe_current_exception();
 
 /// Resumes `first`, then each awaiter that a coroutine finishing meanwhile handed over, one after the other in

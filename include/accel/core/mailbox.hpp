@@ -48,6 +48,7 @@
 
 #include "accel/core/future.hpp"
 #include "accel/core/status.hpp"
+#include "accel/core/waiting.hpp"
 
 namespace accel {
 
