@@ -206,10 +206,11 @@ class Builder {
         return folder_.normalize ? b_.l2_normalize(pooled) : pooled;
       }
       case Head::classifier: {
-        // A yes/no reranker: the difference of two vocabulary logits, at the token that has seen the whole prompt.
-        if (!p.classifier_hidden) return linear(pool(graph::PoolMode::last), *p.classifier_out);
-        Tensor first = pool(graph::PoolMode::first);
-        return linear(linear(first, *p.classifier_hidden, p.classifier_hidden_activation), *p.classifier_out);
+        // The first token's state through two linears; a yes/no reranker: the difference of two vocabulary logits, at
+        // the last token, which has seen the whole prompt (head_rows).
+        Tensor row = pool(*head_rows(p));
+        if (!p.classifier_hidden) return linear(row, *p.classifier_out);
+        return linear(linear(row, *p.classifier_hidden, p.classifier_hidden_activation), *p.classifier_out);
       }
       case Head::splade: {
         Tensor h = norm(linear(x, *p.masked_lm_transform, p.masked_lm_activation), *p.masked_lm_norm);
