@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <iterator>
 
-namespace accel {
+namespace accel::detail {
 
-void System::shutdown(ShutdownMode mode) {
+void SystemCore::shutdown(ShutdownMode mode) {
   std::vector<std::shared_ptr<ActorCellBase>> actors;
   {
     std::lock_guard lock(mutex_);
@@ -22,18 +22,29 @@ void System::shutdown(ShutdownMode mode) {
     {
       std::lock_guard lock(mutex_);
       stoppers.swap(stoppers_);
+      if (stoppers.empty()) {
+        joined_ = true;
+        break;
+      }
     }
-    if (stoppers.empty()) break;
     for (Stopper& stopper : stoppers) stopper.thread.join();
   }
 }
 
-void System::stop_cells(std::vector<std::shared_ptr<ActorCellBase>> cells, Status reason, std::function<void()> after) {
+void SystemCore::stop_cells(std::vector<std::shared_ptr<ActorCellBase>> cells, Status reason,
+                            std::function<void()> after) {
   for (const auto& cell : cells) cell->request_stop(ShutdownMode::fail_pending, reason);
   auto done = std::make_shared<std::atomic<bool>>(false);
   std::vector<Stopper> finished;
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    if (joined_) {
+      // Shutdown has joined every actor and stopper; a new stopper would never be joined.
+      lock.unlock();
+      cells.clear();
+      if (after) after();
+      return;
+    }
     std::erase_if(actors_, [&](const std::shared_ptr<ActorCellBase>& actor) {
       return std::find(cells.begin(), cells.end(), actor) != cells.end();
     });
@@ -55,17 +66,17 @@ void System::stop_cells(std::vector<std::shared_ptr<ActorCellBase>> cells, Statu
   for (Stopper& stopper : finished) stopper.thread.join();
 }
 
-void System::set_escalation_handler(EscalationHandler handler) {
+void SystemCore::set_escalation_handler(EscalationHandler handler) {
   std::lock_guard lock(mutex_);
   escalation_handler_ = std::move(handler);
 }
 
-std::size_t System::actor_count() const {
+std::size_t SystemCore::actor_count() const {
   std::lock_guard lock(mutex_);
   return actors_.size();
 }
 
-void System::report_escalation(const std::string& actor, const Status& failure) {
+void SystemCore::report_escalation(const std::string& actor, const Status& failure) {
   EscalationHandler handler;
   {
     std::lock_guard lock(mutex_);
@@ -78,4 +89,4 @@ void System::report_escalation(const std::string& actor, const Status& failure) 
   }
 }
 
-}  // namespace accel
+}  // namespace accel::detail

@@ -66,10 +66,7 @@ struct DeviceLifetime::Closing {
 };
 
 DeviceLifetime::DeviceLifetime(System& system, std::shared_ptr<device::DeviceShared> shared)
-    : system_(&system),
-      system_alive_(system.alive()),
-      shared_(std::move(shared)),
-      closing_(std::make_shared<Closing>()) {}
+    : system_(system.core()), shared_(std::move(shared)), closing_(std::make_shared<Closing>()) {}
 
 DeviceLifetime::~DeviceLifetime() { (void)close(); }
 
@@ -78,10 +75,12 @@ Result<ActorRef<DeviceProtocol>> DeviceLifetime::spawn(std::string name) {
   if (closed()) return closed_error();
   ActorOptions actor_options{
       .name = std::move(name), .mailbox = shared_->options.mailbox, .supervision = shared_->options.supervision};
+  const std::shared_ptr<SystemCore> system = system_.lock();
+  if (!system) return failed_precondition(fmt::format("{}: the System that opened it was destroyed", shared_->name));
   ACCEL_ASSIGN_OR_RETURN(
       ActorRef<DeviceProtocol> actor,
-      system_->spawn<DeviceProtocol>([shared = shared_]() { return shared->backend->make_stream_state(shared); },
-                                     std::move(actor_options)));
+      system->spawn<DeviceProtocol>([shared = shared_]() { return shared->backend->make_stream_state(shared); },
+                                    std::move(actor_options)));
   actors_.push_back(actor);
   return actor;
 }
@@ -102,10 +101,10 @@ Future<Done> DeviceLifetime::close() {
     shared.reset();
     closing->finish();
   };
-  if (system_alive_.expired()) {
-    teardown();  // the System's shutdown has stopped and joined every actor already
+  if (const std::shared_ptr<SystemCore> system = system_.lock()) {
+    system->stop(actors, cancelled(fmt::format("{} was closed", shared_->name)), std::move(teardown));
   } else {
-    system_->stop(actors, cancelled(fmt::format("{} was closed", shared_->name)), std::move(teardown));
+    teardown();  // the System's destruction has stopped and joined every actor already
   }
   return done;
 }

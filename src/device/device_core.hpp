@@ -37,8 +37,9 @@ class DeviceLifetime {
  private:
   struct Closing;
 
-  System* system_;
-  std::weak_ptr<const void> system_alive_;
+  // Weak: a Device may outlive its System, and its last copy may go away on another thread while the System is
+  // destroyed.
+  std::weak_ptr<SystemCore> system_;
   std::shared_ptr<device::DeviceShared> shared_;
   std::atomic<bool> closed_{false};
   std::mutex mutex_;

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -107,6 +108,30 @@ TEST(DeviceCloseTest, DroppingTheLastCopyClosesTheDevice) {
     EXPECT_EQ(system.actor_count(), 1u);
   }
   EXPECT_EQ(system.actor_count(), 0u);
+}
+
+// A Device may outlive its System: its last copy may go away on another thread while the System is being
+// destroyed (an isolated device's monitor thread does, in a continuation). Under ASan/TSan this touched the freed
+// System before the System kept its state behind a pointer the Device holds weakly.
+TEST(DeviceCloseTest, TheLastCopyMayGoAwayOnAnotherThreadWhileItsSystemIsDestroyed) {
+  for (int round = 0; round < 200; ++round) {
+    auto system = std::make_unique<System>();
+    std::optional<Device> dev = *Device::open(*system, {});
+    std::atomic<bool> go{false};
+    std::thread dropper([&] {
+      while (!go.load()) std::this_thread::yield();
+      // The device refuses requests once the System's shutdown has stopped its actor; from there, drop the
+      // Device at points spread over the rest of the System's destruction (never touching the System itself).
+      while (dev->info().wait().ok()) std::this_thread::yield();
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(round % 50 * 4);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      dev.reset();
+    });
+    go.store(true);
+    system.reset();
+    dropper.join();
+  }
 }
 
 // A close from a continuation on the device's own thread cannot wait for that thread; it still completes.

@@ -135,7 +135,9 @@ class ActorCellBase {
 
 template <class P>
 class ActorCell;
-class System;
+namespace detail {
+class SystemCore;
+}  // namespace detail
 
 /// An actor of protocol Protocol<Requests...>: its mailbox and state; System makes them, ActorRef sends to them.
 template <class... Requests>
@@ -285,7 +287,7 @@ class ActorRef {
   friend bool operator==(const ActorRef& a, const ActorRef& b) noexcept { return a.cell_ == b.cell_; }
 
  private:
-  friend class System;
+  friend class detail::SystemCore;
   std::shared_ptr<Cell> cell_;
 };
 

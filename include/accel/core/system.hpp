@@ -18,18 +18,18 @@
 
 namespace accel {
 
-/// Owns every actor it spawned and ends them in order (see the file's description).
-class System {
+namespace detail {
+/// Everything a System owns, held by shared pointer: what outlives the System (a Device) keeps a weak one, so that
+/// stopping actors or spawning one races the System's destruction safely instead of touching freed memory.
+class SystemCore {
  public:
-  System() = default;
-  System(const System&) = delete;
-  System& operator=(const System&) = delete;
-  ~System() { shutdown(ShutdownMode::drain); }
+  SystemCore() = default;
+  SystemCore(const SystemCore&) = delete;
+  SystemCore& operator=(const SystemCore&) = delete;
 
-  /// Starts an actor whose state `factory` builds on the actor's own thread (again on every restart). Returns
-  /// the factory's error if the first build fails; the actor is then not started.
   template <class P>
-  Result<ActorRef<P>> spawn(typename ActorCell<P>::Factory factory, ActorOptions options = {}) {
+  Result<ActorRef<P>> spawn(typename ActorCell<P>::Factory factory, ActorOptions options) {
+    // A raw pointer: every actor is joined (shutdown) before the System lets go of its core.
     auto cell = std::make_shared<ActorCell<P>>(
         std::move(factory), std::move(options),
         [this](const std::string& actor, const Status& failure) { report_escalation(actor, failure); });
@@ -41,18 +41,21 @@ class System {
       cell->join();
       return started.with_context("starting actor '" + cell->name() + "'");
     }
-    std::lock_guard lock(mutex_);
-    actors_.push_back(cell);
-    return ActorRef<P>(std::move(cell));
+    {
+      std::lock_guard lock(mutex_);
+      if (!shut_down_) {
+        actors_.push_back(cell);
+        return ActorRef<P>(std::move(cell));
+      }
+    }
+    // A shutdown began while the actor started: it would never be stopped or joined.
+    cell->request_stop(ShutdownMode::fail_pending);
+    cell->join();
+    return failed_precondition("spawn('" + cell->name() + "') on a system that has shut down");
   }
 
-  /// Stops every actor (see the file comment) and joins their threads. Idempotent.
-  void shutdown(ShutdownMode mode = ShutdownMode::drain);
+  void shutdown(ShutdownMode mode);
 
-  /// Stops these actors only, as shutdown(fail_pending) would: what they have queued is answered `cancelled`
-  /// naming `reason`, later sends fail, and the System forgets them. Returns at once; a thread of the System's
-  /// waits for them to end and then runs `after`, so this may be called on one of the actors' own threads (in a
-  /// continuation they run). shutdown() waits for that thread too.
   template <class P>
   void stop(const std::vector<ActorRef<P>>& actors, Status reason, std::function<void()> after) {
     std::vector<std::shared_ptr<ActorCellBase>> cells;
@@ -63,13 +66,7 @@ class System {
     stop_cells(std::move(cells), std::move(reason), std::move(after));
   }
 
-  /// Expires when the System is destroyed: what outlives it (a Device) can tell that its actors are gone.
-  [[nodiscard]] std::weak_ptr<const void> alive() const noexcept { return alive_; }
-
-  /// Receives escalated failures; the default logs them.
   void set_escalation_handler(EscalationHandler handler);
-
-  /// Actors spawned and not yet stopped.
   [[nodiscard]] std::size_t actor_count() const;
 
  private:
@@ -84,10 +81,53 @@ class System {
 
   mutable std::mutex mutex_;
   bool shut_down_ = false;
+  // Set once shutdown has joined every actor and every stopper: a later stop has nothing left to wait for.
+  bool joined_ = false;
   std::vector<std::shared_ptr<ActorCellBase>> actors_;
   std::vector<Stopper> stoppers_;
   EscalationHandler escalation_handler_;
-  std::shared_ptr<const void> alive_ = std::make_shared<int>(0);
+};
+}  // namespace detail
+
+/// Owns every actor it spawned and ends them in order (see the file's description).
+class System {
+ public:
+  System() : core_(std::make_shared<detail::SystemCore>()) {}
+  System(const System&) = delete;
+  System& operator=(const System&) = delete;
+  ~System() { core_->shutdown(ShutdownMode::drain); }
+
+  /// Starts an actor whose state `factory` builds on the actor's own thread (again on every restart). Returns
+  /// the factory's error if the first build fails; the actor is then not started.
+  template <class P>
+  Result<ActorRef<P>> spawn(typename ActorCell<P>::Factory factory, ActorOptions options = {}) {
+    return core_->spawn<P>(std::move(factory), std::move(options));
+  }
+
+  /// Stops every actor (see the file comment) and joins their threads. Idempotent.
+  void shutdown(ShutdownMode mode = ShutdownMode::drain) { core_->shutdown(mode); }
+
+  /// Stops these actors only, as shutdown(fail_pending) would: what they have queued is answered `cancelled`
+  /// naming `reason`, later sends fail, and the System forgets them. Returns at once; a thread of the System's
+  /// waits for them to end and then runs `after`, so this may be called on one of the actors' own threads (in a
+  /// continuation they run). shutdown() waits for that thread too; once it has returned, `after` runs at once.
+  template <class P>
+  void stop(const std::vector<ActorRef<P>>& actors, Status reason, std::function<void()> after) {
+    core_->stop(actors, std::move(reason), std::move(after));
+  }
+
+  /// What outlives the System (a Device) holds to reach it: expires when the System is destroyed, and while
+  /// locked keeps stop() and spawn() safe even against a destruction on another thread.
+  [[nodiscard]] std::weak_ptr<detail::SystemCore> core() const noexcept { return core_; }
+
+  /// Receives escalated failures; the default logs them.
+  void set_escalation_handler(EscalationHandler handler) { core_->set_escalation_handler(std::move(handler)); }
+
+  /// Actors spawned and not yet stopped.
+  [[nodiscard]] std::size_t actor_count() const { return core_->actor_count(); }
+
+ private:
+  std::shared_ptr<detail::SystemCore> core_;
 };
 
 }  // namespace accel
