@@ -172,7 +172,9 @@ Status enqueue_steps(const ExecutablePlan& plan, const SymbolValues& extent, std
       continue;
     }
     if (frame.count(node.output) == 0) continue;
-    ACCEL_RETURN_IF_ERROR(target.check(launch(frame, node), fmt::format("launching {}", to_string(node.kind))));
+    // The step's name is put together only for an error: a run launches every step.
+    if (const cudaError_t launched = launch(frame, node); launched != cudaSuccess)
+      return target.check(launched, fmt::format("launching {}", to_string(node.kind)));
   }
   return Status();
 }

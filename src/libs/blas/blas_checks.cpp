@@ -7,16 +7,27 @@
 namespace accel::blas {
 namespace {
 
-Result<std::uint64_t> batch_span(std::string_view request, std::string_view name, std::uint64_t one, std::int64_t batch,
-                                 std::int64_t stride) {
+// `what` and `name` together name the batch in errors ("the batch of " "x"); formatted only on failure, since
+// every request passes here.
+Result<std::uint64_t> batch_span(std::string_view request, std::string_view what, std::string_view name,
+                                 std::uint64_t one, std::int64_t batch, std::int64_t stride) {
   if (one == 0) return std::uint64_t{0};
   std::int64_t extent = 0;
   if (__builtin_mul_overflow(batch - 1, stride, &extent) ||
       __builtin_add_overflow(extent, static_cast<std::int64_t>(one), &extent)) {
-    return invalid_argument(
-        fmt::format("{}: {} is too large: {} of them {} elements apart overflow", request, name, batch, stride));
+    return invalid_argument(fmt::format("{}: {}{} is too large: {} of them {} elements apart overflow", request, what,
+                                        name, batch, stride));
   }
   return static_cast<std::uint64_t>(extent);
+}
+
+Status check_size(std::string_view request, std::string_view prefix, std::string_view name, std::int64_t value) {
+  if (value < 0) return invalid_argument(fmt::format("{}: {}{} = {} is negative", request, prefix, name, value));
+  if (value > kMaxBlasInt) {
+    return not_supported(
+        fmt::format("{}: {}{} = {} exceeds the 32-bit integers of OpenBLAS and cuBLAS", request, prefix, name, value));
+  }
+  return Status();
 }
 
 }  // namespace
@@ -27,12 +38,7 @@ Status check_real_dtype(std::string_view request, DType dtype) {
 }
 
 Status check_size(std::string_view request, std::string_view name, std::int64_t value) {
-  if (value < 0) return invalid_argument(fmt::format("{}: {} = {} is negative", request, name, value));
-  if (value > kMaxBlasInt) {
-    return not_supported(
-        fmt::format("{}: {} = {} exceeds the 32-bit integers of OpenBLAS and cuBLAS", request, name, value));
-  }
-  return Status();
+  return check_size(request, "", name, value);
 }
 
 Status check_batch(std::string_view request, std::int64_t batch) {
@@ -67,14 +73,13 @@ Status check_diagonal(std::string_view request, Diagonal diagonal) {
 
 Result<std::uint64_t> check_vector(std::string_view request, std::string_view name, std::int64_t n, std::int64_t inc,
                                    bool negative_allowed) {
-  const std::string increment = fmt::format("inc{}", name);
-  if (inc == 0) return invalid_argument(fmt::format("{}: {} = 0; it must not be 0", request, increment));
+  if (inc == 0) return invalid_argument(fmt::format("{}: inc{} = 0; it must not be 0", request, name));
   if (inc < 0 && !negative_allowed) {
-    return invalid_argument(fmt::format("{}: {} = {} must be positive for this routine", request, increment, inc));
+    return invalid_argument(fmt::format("{}: inc{} = {} must be positive for this routine", request, name, inc));
   }
   if (inc < -kMaxBlasInt || inc > kMaxBlasInt) {
     return not_supported(
-        fmt::format("{}: {} = {} exceeds the 32-bit integers of OpenBLAS and cuBLAS", request, increment, inc));
+        fmt::format("{}: inc{} = {} exceeds the 32-bit integers of OpenBLAS and cuBLAS", request, name, inc));
   }
   if (n == 0) return std::uint64_t{0};
   // n and |inc| fit 31 bits, so the span fits 64.
@@ -89,7 +94,7 @@ Result<std::uint64_t> check_vector_batch(std::string_view request, std::string_v
     return invalid_argument(fmt::format("{}: stride_{} = {} makes the {} vectors {} overlap (each spans {} elements)",
                                         request, name, stride, batch, name, one));
   }
-  return batch_span(request, fmt::format("the batch of {}", name), one, batch, stride);
+  return batch_span(request, "the batch of ", name, one, batch, stride);
 }
 
 Result<std::uint64_t> check_matrices(std::string_view request, std::string_view name, std::int64_t rows,
@@ -102,7 +107,7 @@ Result<std::uint64_t> check_matrices(std::string_view request, std::string_view 
     return invalid_argument(fmt::format("{}: ld{} = {} is less than max(1, {}), the rows of the column-major {}",
                                         request, name, ld, rows, name));
   }
-  ACCEL_RETURN_IF_ERROR(check_size(request, fmt::format("ld{}", name), ld));
+  ACCEL_RETURN_IF_ERROR(check_size(request, "ld", name, ld));
   if (stride < 0) return invalid_argument(fmt::format("{}: stride_{} = {} is negative", request, name, stride));
   // ld and cols fit 31 bits, so their products fit 64.
   const std::int64_t one = rows == 0 || cols == 0 ? 0 : ld * (cols - 1) + rows;
@@ -111,7 +116,7 @@ Result<std::uint64_t> check_matrices(std::string_view request, std::string_view 
     return invalid_argument(fmt::format("{}: stride_{} = {} makes the {} matrices {} overlap (each spans {} elements)",
                                         request, name, stride, batch, name, one));
   }
-  return batch_span(request, name, static_cast<std::uint64_t>(one), batch, stride);
+  return batch_span(request, "", name, static_cast<std::uint64_t>(one), batch, stride);
 }
 
 std::string_view to_string(Side side) noexcept { return side == Side::left ? "left" : "right"; }

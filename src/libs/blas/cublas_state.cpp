@@ -1,5 +1,10 @@
 #include "libs/blas/cublas_state.hpp"
 
+#include <fmt/format.h>
+
+#include <cctype>
+#include <string>
+
 #include "libs/blas/cublaslt_library.hpp"  // cublas_status
 
 namespace accel::blas {
@@ -28,6 +33,14 @@ Status set_pointer_mode(const CublasPlan& plan, CudaRun& run, cublasPointerMode_
 
 Status cublas_launched(CudaRun& run, cublasStatus_t status, std::string_view what) {
   return launch_status(run.target, cublas_status(status, what), "cuBLAS");
+}
+
+Status cublas_launched(CudaRun& run, cublasStatus_t status, RoutineName routine) {
+  if (status == CUBLAS_STATUS_SUCCESS) return Status();
+  const std::string name =
+      routine.index ? fmt::format("cublasI{}{}", static_cast<char>(std::tolower(routine.letter)), routine.name)
+                    : fmt::format("cublas{}{}", routine.letter, routine.name);
+  return cublas_launched(run, status, name);
 }
 
 void CublasOperation::describe(CudaTarget&, LibraryReport& report) { report.report(cublas_library()); }

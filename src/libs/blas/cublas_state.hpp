@@ -54,6 +54,15 @@ struct CublasOperation {
 // A cuBLAS launch's status, with a sticky CUDA error behind a failure taking precedence.
 [[nodiscard]] Status cublas_launched(CudaRun& run, cublasStatus_t status, std::string_view what);
 
+// A routine's name as cuBLAS spells it ("cublasSgemv"; with `index`, "cublasIsamax": the letter after the I, in
+// lower case), put together only when its launch failed: every launch names one.
+struct RoutineName {
+  char letter;
+  std::string_view name;
+  bool index = false;
+};
+[[nodiscard]] Status cublas_launched(CudaRun& run, cublasStatus_t status, RoutineName routine);
+
 [[nodiscard]] inline cublasOperation_t to_cublas(Transpose transpose) noexcept {
   return transpose == Transpose::transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
 }
@@ -120,5 +129,14 @@ struct CublasRoutines<double> {
   static constexpr auto geam = &CublasApi::cublasDgeam;
   static constexpr char kLetter = 'D';
 };
+
+template <class T>
+[[nodiscard]] constexpr RoutineName routine(std::string_view name) noexcept {
+  return RoutineName{.letter = CublasRoutines<T>::kLetter, .name = name};
+}
+template <class T>
+[[nodiscard]] constexpr RoutineName index_routine(std::string_view name) noexcept {
+  return RoutineName{.letter = CublasRoutines<T>::kLetter, .name = name, .index = true};
+}
 
 }  // namespace accel::blas

@@ -1,7 +1,5 @@
 #include "libs/blas/level1_operation_cuda.hpp"
 
-#include <fmt/format.h>
-
 #include "libs/blas/blas_checks.hpp"
 #include "libs/blas/blas_kernels.hpp"
 #include "operation/cuda_copy.hpp"
@@ -21,17 +19,6 @@ using blas::Rot;
 using blas::Scal;
 using blas::Swap;
 using blas::to_int;
-
-template <class T>
-std::string routine(std::string_view name) {
-  return fmt::format("cublas{}{}", CublasRoutines<T>::kLetter, name);
-}
-
-// cublasIsamax, cublasIdamin, ...: the index routines put the letter after the I, in lower case.
-template <class T>
-std::string index_routine(std::string_view name) {
-  return fmt::format("cublasI{}{}", static_cast<char>(CublasRoutines<T>::kLetter + ('a' - 'A')), name);
-}
 
 // A reduction of an empty vector is 0 (as on the CPU device); cuBLAS is not asked.
 Status zero_result(CudaRun& run, const BufferView& result) {
@@ -61,7 +48,7 @@ Status CudaOperation<Axpy>::run(const Axpy& r, const Checked&, const Plan& plan,
         run,
         (plan.api->*CublasRoutines<T>::axpy)(plan.handle, to_int(r.n), &alpha, static_cast<const T*>(views[Op::x].data),
                                              to_int(r.incx), static_cast<T*>(views[Op::y].data), to_int(r.incy)),
-        routine<T>("axpy"));
+        blas::routine<T>("axpy"));
   });
 }
 
@@ -76,7 +63,7 @@ Status CudaOperation<Scal>::run(const Scal& r, const Checked&, const Plan& plan,
         run,
         (plan.api->*CublasRoutines<T>::scal)(plan.handle, to_int(r.n), &alpha, static_cast<T*>(views[Op::x].data),
                                              to_int(r.incx)),
-        routine<T>("scal"));
+        blas::routine<T>("scal"));
   });
 }
 
@@ -89,7 +76,7 @@ Status CudaOperation<Dot>::run(const Dot& r, const Checked&, const Plan& plan, s
         (plan.api->*CublasRoutines<T>::dot)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
                                             to_int(r.incx), static_cast<const T*>(views[Op::y].data), to_int(r.incy),
                                             static_cast<T*>(views[Op::result].data)),
-        routine<T>("dot"));
+        blas::routine<T>("dot"));
   });
 }
 
@@ -101,7 +88,7 @@ Status CudaOperation<Nrm2>::run(const Nrm2& r, const Checked&, const Plan& plan,
         run,
         (plan.api->*CublasRoutines<T>::nrm2)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
                                              to_int(r.incx), static_cast<T*>(views[Op::result].data)),
-        routine<T>("nrm2"));
+        blas::routine<T>("nrm2"));
   });
 }
 
@@ -113,7 +100,7 @@ Status CudaOperation<Asum>::run(const Asum& r, const Checked&, const Plan& plan,
         run,
         (plan.api->*CublasRoutines<T>::asum)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
                                              to_int(r.incx), static_cast<T*>(views[Op::result].data)),
-        routine<T>("asum"));
+        blas::routine<T>("asum"));
   });
 }
 
@@ -125,7 +112,7 @@ Status CudaOperation<Iamax>::run(const Iamax& r, const Checked&, const Plan& pla
         run,
         (plan.api->*CublasRoutines<T>::iamax)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
                                               to_int(r.incx), static_cast<int*>(views[Op::result].data)),
-        index_routine<T>("amax"));
+        blas::index_routine<T>("amax"));
   });
 }
 
@@ -143,7 +130,7 @@ Status CudaOperation<Copy>::run(const Copy& r, const Checked&, const Plan& plan,
         run,
         (plan.api->*CublasRoutines<T>::copy)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
                                              to_int(r.incx), static_cast<T*>(views[Op::y].data), to_int(r.incy)),
-        routine<T>("copy"));
+        blas::routine<T>("copy"));
   });
 }
 
@@ -161,7 +148,7 @@ Status CudaOperation<Swap>::run(const Swap& r, const Checked&, const Plan& plan,
         run,
         (plan.api->*CublasRoutines<T>::swap)(plan.handle, to_int(r.n), static_cast<T*>(views[Op::x].data),
                                              to_int(r.incx), static_cast<T*>(views[Op::y].data), to_int(r.incy)),
-        routine<T>("swap"));
+        blas::routine<T>("swap"));
   });
 }
 
@@ -176,7 +163,7 @@ Status CudaOperation<Rot>::run(const Rot& r, const Checked&, const Plan& plan, s
         run,
         (plan.api->*CublasRoutines<T>::rot)(plan.handle, to_int(r.n), static_cast<T*>(views[Op::x].data),
                                             to_int(r.incx), static_cast<T*>(views[Op::y].data), to_int(r.incy), &c, &s),
-        routine<T>("rot"));
+        blas::routine<T>("rot"));
   });
 }
 
@@ -188,7 +175,7 @@ Status CudaOperation<Iamin>::run(const Iamin& r, const Checked&, const Plan& pla
         run,
         (plan.api->*CublasRoutines<T>::iamin)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
                                               to_int(r.incx), static_cast<int*>(views[Op::result].data)),
-        index_routine<T>("amin"));
+        blas::index_routine<T>("amin"));
   });
 }
 

@@ -1,7 +1,5 @@
 #include "libs/blas/level2_operation_cuda.hpp"
 
-#include <fmt/format.h>
-
 #include "libs/blas/blas_checks.hpp"
 #include "libs/blas/blas_kernels.hpp"
 
@@ -30,7 +28,7 @@ Status scale_y(const Gemv& r, std::int64_t y_length, const blas::CublasPlan& pla
     } else {
       ACCEL_RETURN_IF_ERROR(blas::cublas_launched(
           run, (plan.api->*CublasRoutines<T>::scal)(plan.handle, to_int(y_length), &beta, y, to_int(step)),
-          fmt::format("cublas{}scal", CublasRoutines<T>::kLetter)));
+          blas::routine<T>("scal")));
     }
   }
   return Status();
@@ -55,14 +53,14 @@ Status CudaOperation<Gemv>::run(const Gemv&, const Checked& checked, const Plan&
           run,
           (plan.api->*CublasRoutines<T>::gemv)(plan.handle, blas::to_cublas(r.transpose), to_int(r.m), to_int(r.n),
                                                &alpha, a, to_int(r.lda), x, to_int(r.incx), &beta, y, to_int(r.incy)),
-          fmt::format("cublas{}gemv", CublasRoutines<T>::kLetter));
+          blas::routine<T>("gemv"));
     }
     return blas::cublas_launched(
         run,
         (plan.api->*CublasRoutines<T>::gemv_batched)(
             plan.handle, blas::to_cublas(r.transpose), to_int(r.m), to_int(r.n), &alpha, a, to_int(r.lda), r.stride_a,
             x, to_int(r.incx), r.stride_x, &beta, y, to_int(r.incy), r.stride_y, to_int(r.batch)),
-        fmt::format("cublas{}gemvStridedBatched", CublasRoutines<T>::kLetter));
+        blas::routine<T>("gemvStridedBatched"));
   });
 }
 
@@ -82,7 +80,7 @@ Status CudaOperation<Ger>::run(const Ger&, const Checked& checked, const Plan& p
                                     blas::batch_member<const T>(views[Op::x].data, i, r.stride_x), to_int(r.incx),
                                     blas::batch_member<const T>(views[Op::y].data, i, r.stride_y), to_int(r.incy),
                                     blas::batch_member<T>(views[Op::a].data, i, r.stride_a), to_int(r.lda)),
-                                fmt::format("cublas{}ger", CublasRoutines<T>::kLetter)));
+                                blas::routine<T>("ger")));
     }
     return Status();
   });
@@ -101,7 +99,7 @@ Status CudaOperation<Trsv>::run(const Trsv&, const Checked& checked, const Plan&
               plan.handle, blas::to_cublas(r.fill), blas::to_cublas(r.transpose), blas::to_cublas(r.diagonal),
               to_int(r.n), blas::batch_member<const T>(views[Op::a].data, i, r.stride_a), to_int(r.lda),
               blas::batch_member<T>(views[Op::x].data, i, r.stride_x), to_int(r.incx)),
-          fmt::format("cublas{}trsv", CublasRoutines<T>::kLetter)));
+          blas::routine<T>("trsv")));
     }
     return Status();
   });

@@ -1,7 +1,5 @@
 #include "libs/blas/level3_operation_cuda.hpp"
 
-#include <fmt/format.h>
-
 #include "libs/blas/blas_checks.hpp"
 #include "libs/blas/blas_kernels.hpp"
 
@@ -31,7 +29,7 @@ Status CudaOperation<Trsm>::run(const Trsm&, const Checked& checked, const Plan&
               plan.handle, to_cublas(r.side), to_cublas(r.fill), to_cublas(r.transpose), to_cublas(r.diagonal),
               to_int(r.m), to_int(r.n), &alpha, blas::batch_member<const T>(views[Op::a].data, i, r.stride_a),
               to_int(r.lda), blas::batch_member<T>(views[Op::b].data, i, r.stride_b), to_int(r.ldb)),
-          fmt::format("cublas{}trsm", CublasRoutines<T>::kLetter)));
+          blas::routine<T>("trsm")));
     }
     return Status();
   });
@@ -52,7 +50,7 @@ Status CudaOperation<Syrk>::run(const Syrk&, const Checked& checked, const Plan&
               plan.handle, to_cublas(r.fill), to_cublas(r.transpose), to_int(r.n), to_int(r.k), &alpha,
               blas::batch_member<const T>(views[Op::a].data, i, r.stride_a), to_int(r.lda), &beta,
               blas::batch_member<T>(views[Op::c].data, i, r.stride_c), to_int(r.ldc)),
-          fmt::format("cublas{}syrk", CublasRoutines<T>::kLetter)));
+          blas::routine<T>("syrk")));
     }
     return Status();
   });
@@ -88,7 +86,7 @@ Status CudaOperation<Symm>::run(const Symm&, const Checked& checked, const Plan&
                 blas::batch_member<const T>(views[Op::a].data, i, r.stride_a), to_int(r.lda),
                 blas::batch_member<const T>(views[Op::b].data, i, r.stride_b), to_int(r.ldb), &beta,
                 blas::batch_member<T>(views[Op::c].data, i, r.stride_c), to_int(r.ldc)),
-            fmt::format("cublas{}symm", CublasRoutines<T>::kLetter)));
+            blas::routine<T>("symm")));
         continue;
       }
       ACCEL_RETURN_IF_ERROR(run.target.check(
@@ -105,7 +103,7 @@ Status CudaOperation<Symm>::run(const Symm&, const Checked& checked, const Plan&
                                     to_int(order), &alpha, left ? full : b, left ? to_int(order) : to_int(r.ldb),
                                     left ? b : full, left ? to_int(r.ldb) : to_int(order), &beta,
                                     blas::batch_member<T>(views[Op::c].data, i, r.stride_c), to_int(r.ldc)),
-                                fmt::format("cublas{}gemm", CublasRoutines<T>::kLetter)));
+                                blas::routine<T>("gemm")));
     }
     return Status();
   });
@@ -142,7 +140,7 @@ Status CudaOperation<Trmm>::run(const Trmm&, const Checked& checked, const Plan&
             (plan.cublas.api->*CublasRoutines<T>::trmm)(
                 plan.cublas.handle, to_cublas(r.side), to_cublas(r.fill), to_cublas(r.transpose), to_cublas(r.diagonal),
                 to_int(r.m), to_int(r.n), &alpha, a, to_int(r.lda), b, to_int(r.ldb), b, to_int(r.ldb)),
-            fmt::format("cublas{}trmm", CublasRoutines<T>::kLetter)));
+            blas::routine<T>("trmm")));
         continue;
       }
       // A made whole (zeros outside its triangle), B copied aside, then B = alpha op(A) B (or alpha B op(A)): one
@@ -164,7 +162,7 @@ Status CudaOperation<Trmm>::run(const Trmm&, const Checked& checked, const Plan&
               plan.cublas.handle, left ? op_a : CUBLAS_OP_N, left ? CUBLAS_OP_N : op_a, to_int(r.m), to_int(r.n),
               to_int(order), &alpha, left ? whole : b_copy, left ? to_int(order) : to_int(r.m), left ? b_copy : whole,
               left ? to_int(r.m) : to_int(order), &zero, b, to_int(r.ldb)),
-          fmt::format("cublas{}gemm", CublasRoutines<T>::kLetter)));
+          blas::routine<T>("gemm")));
     }
     return Status();
   });
@@ -186,7 +184,7 @@ Status CudaOperation<Geam>::run(const Geam&, const Checked& checked, const Plan&
               blas::batch_member<const T>(views[Op::a].data, i, r.stride_a), to_int(r.lda), &beta,
               blas::batch_member<const T>(views[Op::b].data, i, r.stride_b), to_int(r.ldb),
               blas::batch_member<T>(views[Op::c].data, i, r.stride_c), to_int(r.ldc)),
-          fmt::format("cublas{}geam", CublasRoutines<T>::kLetter)));
+          blas::routine<T>("geam")));
     }
     return Status();
   });
