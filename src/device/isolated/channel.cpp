@@ -14,6 +14,8 @@
 #include <string>
 #include <thread>
 
+#include "accel/core/waiting.hpp"
+
 namespace accel::device::isolated {
 namespace {
 
@@ -40,14 +42,6 @@ void sleep_on(int wake_fd, int other_fd, std::chrono::milliseconds timeout) noex
 }
 
 constexpr std::int64_t kYieldAfterNs = 20'000;
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 }  // namespace
 
@@ -117,7 +111,7 @@ bool Ring::wait(std::chrono::nanoseconds spin, std::chrono::milliseconds timeout
   for (std::int64_t now = start; now - start < spin.count(); now = monotonic_ns()) {
     for (int poll = 0; poll < 64; ++poll) {
       if (!empty()) return true;
-      cpu_relax();
+      detail::cpu_relax();
     }
     if (now - start > kYieldAfterNs) std::this_thread::yield();
   }
