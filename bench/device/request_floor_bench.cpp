@@ -14,15 +14,19 @@
 //                    up to it at once when it has finished too (a stream's work finishes in order);
 //   accel            the same copies through accel's in-process device, poller and host_callback strategies.
 // Then the price of each call alone, 20,000 calls back to back: µs per call (the copies to and from the host
-// between pinned memory and the device).
-//   request_floor_bench
+// between pinned memory and the device). Given variant names, runs only those, and `rounds` rounds of them (for a
+// profiler: `request_floor_bench accel_poller 200`), without the calls alone.
+//   request_floor_bench [variants,comma,separated [rounds]]
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -154,7 +158,30 @@ double per_call(Call call) {
 
 }  // namespace
 
-int main() {
+std::vector<std::string> split(std::string_view list) {
+  std::vector<std::string> parts;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    parts.emplace_back(list.substr(0, comma));
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  return parts;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 3 || (argc > 1 && std::string_view(argv[1]).starts_with("-"))) {
+    fmt::print(stderr, "usage: request_floor_bench [variants,comma,separated [rounds]]\n");
+    return 2;
+  }
+  const std::vector<std::string> only = argc > 1 ? split(argv[1]) : std::vector<std::string>{};
+  const int rounds = argc > 2 ? std::atoi(argv[2]) : kRounds;
+  if (rounds < 1) {
+    fmt::print(stderr, "request_floor_bench: rounds must be a positive number, not '{}'\n", argv[2]);
+    return 2;
+  }
+  const auto chosen = [&](const std::string& variant) {
+    return only.empty() || std::find(only.begin(), only.end(), variant) != only.end();
+  };
   System system;
   Raw raw = make_raw();
   std::vector<AccelCopies> accel;
@@ -168,16 +195,29 @@ int main() {
   const std::vector<std::string> raw_variants = {
       "copy",   "copy_event",        "copy_event_poll",         "copy_callback",
       "kernel", "kernel_event_poll", "kernel_event_poll_paced", "kernel_event_poll_newest"};
+  for (const std::string& name : only) {
+    const bool known = std::find(raw_variants.begin(), raw_variants.end(), name) != raw_variants.end() ||
+                       std::any_of(accel.begin(), accel.end(), [&](const AccelCopies& a) { return a.name == name; });
+    if (!known) {
+      fmt::print(stderr, "request_floor_bench: no variant '{}'\n", name);
+      return 2;
+    }
+  }
   std::vector<std::vector<double>> raw_times(raw_variants.size()), accel_times(accel.size());
-  for (int round = 0; round < kRounds; ++round) {
-    for (std::size_t v = 0; v < raw_variants.size(); ++v) raw_times[v].push_back(raw_round(raw, raw_variants[v]));
-    for (std::size_t v = 0; v < accel.size(); ++v) accel_times[v].push_back(accel_round(accel[v]));
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t v = 0; v < raw_variants.size(); ++v)
+      if (chosen(raw_variants[v])) raw_times[v].push_back(raw_round(raw, raw_variants[v]));
+    for (std::size_t v = 0; v < accel.size(); ++v)
+      if (chosen(accel[v].name)) accel_times[v].push_back(accel_round(accel[v]));
   }
   fmt::print("part,case,variant,metric,value\n");
   for (std::size_t v = 0; v < raw_variants.size(); ++v)
-    row("pipelined", "copy_16", raw_variants[v], "us_per_request", percentile(raw_times[v], 0.5));
+    if (!raw_times[v].empty())
+      row("pipelined", "copy_16", raw_variants[v], "us_per_request", percentile(raw_times[v], 0.5));
   for (std::size_t v = 0; v < accel.size(); ++v)
-    row("pipelined", "copy_16", accel[v].name, "us_per_request", percentile(accel_times[v], 0.5));
+    if (!accel_times[v].empty())
+      row("pipelined", "copy_16", accel[v].name, "us_per_request", percentile(accel_times[v], 0.5));
+  if (!only.empty()) return 0;
 
   row("call", "cudaMemcpyAsync_d2d_64B", "raw", "us_per_call", per_call([&](int) { copy(raw, false); }));
   check_cuda(cudaStreamSynchronize(raw.stream), "cudaStreamSynchronize");
