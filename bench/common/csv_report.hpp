@@ -1,5 +1,6 @@
 // What the GPU benchmarks share: exit on an error that makes a measurement meaningless, times in µs,
-// percentiles, and one CSV row per figure (part,case,variant,metric,value), which scripts/gpu-check tabulates.
+// percentiles, comma-separated arguments, and one CSV row per figure (part,case,variant,metric,value), which
+// scripts/gpu-check tabulates.
 #pragma once
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -27,6 +29,17 @@ T require(Result<T> result, const char* what) {
 
 inline double micros(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
+}
+
+// The items of a comma-separated argument ("gemv,trsm", "256,1024"), empty ones skipped.
+inline std::vector<std::string> split_list(std::string_view list) {
+  std::vector<std::string> items;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    if (comma != 0) items.emplace_back(list.substr(0, comma));
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  return items;
 }
 
 inline double percentile(std::vector<double> values, double p) {

@@ -158,22 +158,12 @@ double per_call(Call call) {
 
 }  // namespace
 
-std::vector<std::string> split(std::string_view list) {
-  std::vector<std::string> parts;
-  while (!list.empty()) {
-    const std::size_t comma = list.find(',');
-    parts.emplace_back(list.substr(0, comma));
-    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-  }
-  return parts;
-}
-
 int main(int argc, char** argv) {
   if (argc > 3 || (argc > 1 && std::string_view(argv[1]).starts_with("-"))) {
     fmt::print(stderr, "usage: request_floor_bench [variants,comma,separated [rounds]]\n");
     return 2;
   }
-  const std::vector<std::string> only = argc > 1 ? split(argv[1]) : std::vector<std::string>{};
+  const std::vector<std::string> only = argc > 1 ? bench::split_list(argv[1]) : std::vector<std::string>{};
   const int rounds = argc > 2 ? std::atoi(argv[2]) : kRounds;
   if (rounds < 1) {
     fmt::print(stderr, "request_floor_bench: rounds must be a positive number, not '{}'\n", argv[2]);

@@ -24,7 +24,6 @@
 #include <charconv>
 #include <cstdint>
 #include <random>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +31,7 @@
 #include "accel/libs/blas/level1.hpp"
 #include "accel/libs/blas/level2.hpp"
 #include "accel/libs/blas/level3.hpp"
+#include "common/csv_report.hpp"
 #include "libs/blas/blas_bench.hpp"
 
 namespace {
@@ -42,14 +42,6 @@ using bench::blas_bench::DevicePointerMode;
 using bench::blas_bench::Operand;
 using bench::blas_bench::Problem;
 using bench::blas_bench::Raw;
-
-std::vector<std::string> split(std::string_view list) {
-  std::vector<std::string> out;
-  std::stringstream in{std::string(list)};
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 void gemv(Problem& p, std::int64_t n, std::int64_t batch) {
   const std::uint64_t square = static_cast<std::uint64_t>(n * n * batch),
@@ -119,7 +111,7 @@ constexpr std::string_view kFirstRoutines = "gemv,gemv_batched,trsm,syrk,dot";
 
 bool known(const std::string& routine) {
   for (const std::string_view list : {kFirstRoutines, bench::blas_bench::kAddedRoutines})
-    for (const std::string& r : split(list))
+    for (const std::string& r : bench::split_list(list))
       if (r == routine) return true;
   return false;
 }
@@ -128,7 +120,7 @@ bool known(const std::string& routine) {
 // empty, said on stderr, if one is not or there are none.
 std::vector<std::int64_t> parse_sizes(const std::string& list) {
   std::vector<std::int64_t> out;
-  for (const std::string& size : split(list)) {
+  for (const std::string& size : bench::split_list(list)) {
     std::int64_t n = 0;
     const auto [end, error] = std::from_chars(size.data(), size.data() + size.size(), n);
     if (error != std::errc{} || end != size.data() + size.size() || n < 1 || n > 46340) {
@@ -149,7 +141,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "usage: blas_bench [routines, default {}] [sizes, default 256,1024,4096]\n", all);
     return 2;
   }
-  const std::vector<std::string> routines = split(argc > 1 ? argv[1] : all);
+  const std::vector<std::string> routines = bench::split_list(argc > 1 ? argv[1] : all);
   if (routines.empty()) {
     fmt::print(stderr, "blas_bench: no routines\n");
     return 2;

@@ -24,7 +24,6 @@
 #include <chrono>
 #include <complex>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -191,19 +190,12 @@ void measure(Device& device, Routine routine, std::int64_t n, std::int64_t batch
   report(routine, dtype_of<T>(), n, batch, direct.variant(), time_calls(direct, warm, reps));
 }
 
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::vector<std::string> routines =
-      split(argc > 1 ? argv[1] : "getrf,potrf,syevd,qr,ormqr,gels,gesvd,potrf_batched,getrf_c64");
-  const std::vector<std::string> sizes = split(argc > 2 ? argv[2] : "256,1024,4096");
+      bench::split_list(argc > 1 ? argv[1] : "getrf,potrf,syevd,qr,ormqr,gels,gesvd,potrf_batched,getrf_c64");
+  const std::vector<std::string> sizes = bench::split_list(argc > 2 ? argv[2] : "256,1024,4096");
   System system;
   Result<Device> device = Device::open(system, {.kind = DeviceKind::cuda});
   if (!device.ok()) {

@@ -23,7 +23,6 @@
 
 #include <cmath>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -199,19 +198,12 @@ void run_case(Device& device, const Csr& m, std::int64_t n, const std::string& n
   }
 }
 
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::int64_t rows = argc > 1 ? std::stoll(argv[1]) : 1 << 20;
   const std::int64_t cols = argc > 2 ? std::stoll(argv[2]) : 1 << 17;
-  const std::vector<std::string> densities = split(argc > 3 ? argv[3] : "1e-4,1e-3,1e-2");
+  const std::vector<std::string> densities = bench::split_list(argc > 3 ? argv[3] : "1e-4,1e-3,1e-2");
   System system;
   Result<Device> device = Device::open(system, {.kind = DeviceKind::cuda});
   if (!device.ok()) {
