@@ -10,6 +10,8 @@
 //   kernel, kernel_event_poll  copy and copy_event_poll with the copy made by copy_on_device (operation/cuda_copy.hpp),
 //                    the call the device makes for a copy under 1 MiB: a kernel of ours;
 //   kernel_event_poll_paced   the poller waits 2 µs without a CUDA call after a query that found the copy unfinished;
+//   kernel_event_poll_quiet   the poller makes no query while the sending thread is in its calls (tried in the
+//                    device's poller and reverted: PERFORMANCE §70);
 //   kernel_event_poll_newest  once the oldest copy has finished, the poller asks the newest, and answers every copy
 //                    up to it at once when it has finished too (a stream's work finishes in order);
 //   accel            the same copies through accel's in-process device, poller and host_callback strategies.
@@ -86,14 +88,18 @@ double raw_round(Raw& raw, const std::string& variant) {
       check_cuda(cudaEventRecord(raw.events[i % kWindow], raw.stream), "cudaEventRecord");
     }
   } else if (variant.ends_with("event_poll") || variant.ends_with("event_poll_paced") ||
-             variant.ends_with("event_poll_newest")) {
+             variant.ends_with("event_poll_newest") || variant.ends_with("event_poll_quiet")) {
     const bool paced = variant.ends_with("paced"), newest = variant.ends_with("newest");
+    const bool quiet = variant.ends_with("quiet");
     std::atomic<int> recorded{0}, answered{0};
+    std::atomic<bool> sending{false};
     std::thread poller([&] {
       while (answered.load(std::memory_order_relaxed) < kRequests) {
         const int next = answered.load(std::memory_order_relaxed);
         const int last = recorded.load(std::memory_order_acquire);
         if (next >= last) continue;
+        while (quiet && sending.load(std::memory_order_acquire)) {
+        }
         if (cudaEventQuery(raw.events[next % kWindow]) != cudaSuccess) {
           // paced: no query for 2 µs after one that found the work unfinished
           for (const auto since = Clock::now(); paced && Clock::now() - since < std::chrono::microseconds(2);) {
@@ -107,8 +113,10 @@ double raw_round(Raw& raw, const std::string& variant) {
     });
     for (int i = 0; i < kRequests; ++i) {
       while (i - answered.load(std::memory_order_acquire) >= kWindow) std::this_thread::yield();
+      if (quiet) sending.store(true, std::memory_order_release);
       copy(raw, by_kernel);
       check_cuda(cudaEventRecord(raw.events[i % kWindow], raw.stream), "cudaEventRecord");
+      if (quiet) sending.store(false, std::memory_order_release);
       recorded.store(i + 1, std::memory_order_release);
     }
     poller.join();
@@ -182,9 +190,15 @@ int main(int argc, char** argv) {
     auto destination = require(device.allocate<float>(16).wait(), "allocate");
     accel.push_back({name, std::move(device), std::move(source), std::move(destination)});
   }
-  const std::vector<std::string> raw_variants = {
-      "copy",   "copy_event",        "copy_event_poll",         "copy_callback",
-      "kernel", "kernel_event_poll", "kernel_event_poll_paced", "kernel_event_poll_newest"};
+  const std::vector<std::string> raw_variants = {"copy",
+                                                 "copy_event",
+                                                 "copy_event_poll",
+                                                 "copy_callback",
+                                                 "kernel",
+                                                 "kernel_event_poll",
+                                                 "kernel_event_poll_paced",
+                                                 "kernel_event_poll_newest",
+                                                 "kernel_event_poll_quiet"};
   for (const std::string& name : only) {
     const bool known = std::find(raw_variants.begin(), raw_variants.end(), name) != raw_variants.end() ||
                        std::any_of(accel.begin(), accel.end(), [&](const AccelCopies& a) { return a.name == name; });
