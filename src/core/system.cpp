@@ -76,6 +76,10 @@ std::size_t SystemCore::actor_count() const {
   return actors_.size();
 }
 
+Status SystemCore::refused_after_shutdown(const std::string& actor) {
+  return failed_precondition("spawn('" + actor + "') on a system that has shut down");
+}
+
 void SystemCore::report_escalation(const std::string& actor, const Status& failure) {
   EscalationHandler handler;
   {

@@ -35,7 +35,7 @@ class SystemCore {
         [this](const std::string& actor, const Status& failure) { report_escalation(actor, failure); });
     {
       std::lock_guard lock(mutex_);
-      if (shut_down_) return failed_precondition("spawn('" + cell->name() + "') on a system that has shut down");
+      if (shut_down_) return refused_after_shutdown(cell->name());
     }
     if (Status started = cell->start(); !started.ok()) {
       cell->join();
@@ -51,7 +51,7 @@ class SystemCore {
     // A shutdown began while the actor started: it would never be stopped or joined.
     cell->request_stop(ShutdownMode::fail_pending);
     cell->join();
-    return failed_precondition("spawn('" + cell->name() + "') on a system that has shut down");
+    return refused_after_shutdown(cell->name());
   }
 
   void shutdown(ShutdownMode mode);
@@ -77,6 +77,8 @@ class SystemCore {
   };
 
   void report_escalation(const std::string& actor, const Status& failure);
+  /// A spawn's answer once the System has shut down.
+  static Status refused_after_shutdown(const std::string& actor);
   void stop_cells(std::vector<std::shared_ptr<ActorCellBase>> cells, Status reason, std::function<void()> after);
 
   mutable std::mutex mutex_;
