@@ -26,6 +26,9 @@ inline constexpr int kSm90SmemBytes = 232448;
 [[nodiscard]] std::string_view to_string(Schedule schedule) noexcept;
 [[nodiscard]] std::string_view to_string(ConvDirection direction) noexcept;
 
+// A convolution module's text after the prologue, its placeholders (@DIRECTION@, @ELEMENT@, ...) unfilled.
+[[nodiscard]] std::string_view conv_module_text() noexcept;
+
 // What every rendered module starts with: the ABI structs (module_abi.hpp), the identity and layout entry points.
 [[nodiscard]] std::string module_prologue(std::string_view identity);
 
