@@ -5,7 +5,6 @@
 #include "device/isolated/worker_launch.hpp"
 
 #include <fmt/format.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -14,7 +13,6 @@
 
 #include <climits>
 #include <cstdlib>
-#include <cstring>
 #include <future>
 #include <vector>
 
