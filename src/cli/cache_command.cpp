@@ -150,12 +150,9 @@ int run_cache_warm(const CacheCommand& command) {
     Progress progress(buckets.size(), "buckets");
     for (std::size_t i = 0; i < buckets.size(); ++i) {
       const auto [tokens, sequences] = buckets[i];
-      embed::TokenBatch batch;
-      for (std::uint32_t s = 0; s < sequences; ++s) {
-        const std::uint32_t length = tokens / sequences + (s < tokens % sequences ? 1 : 0);
-        batch.append(std::vector<std::int32_t>(length, 100));  // any id of the vocabulary: only the shape matters
-      }
-      if (Result<embed::Embeddings> ran = (*model)->embed_tokens(std::move(batch)).wait(); !ran.ok()) {
+      // id 0, which every vocabulary has: only the shape matters
+      if (Result<embed::Embeddings> ran = (*model)->embed_tokens(embed::batch_filling(buckets[i], 0)).wait();
+          !ran.ok()) {
         fmt::print(stderr, "accel cache warm: {} tokens in {} sequences: {}\n", tokens, sequences,
                    ran.status().to_string());
         return kFailed;

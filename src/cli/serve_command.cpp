@@ -118,9 +118,12 @@ int run_serve(const ServeCommand& command) {
   for (std::size_t i = 0; i < folders.size(); ++i) {
     const std::filesystem::path& folder = folders[i];
     // Without --batch-tokens a model runs (embed::default_batch_tokens) and batches (with_model_options) as many
-    // tokens as its longest sequence where that is past the default.
-    const embed::ModelOptions options{
-        .folder = folder, .compute = (*per_model)[i].compute, .batch_tokens = (*per_model)[i].batch_tokens.value_or(0)};
+    // tokens as its longest sequence where that is past the default. Every batch size is warmed before the server
+    // is ready, so that none is compiled, captured and timed while requests wait behind it.
+    const embed::ModelOptions options{.folder = folder,
+                                      .compute = (*per_model)[i].compute,
+                                      .batch_tokens = (*per_model)[i].batch_tokens.value_or(0),
+                                      .warm_every_batch_size = true};
     Result<std::shared_ptr<embed::Model>> model = std::shared_ptr<embed::Model>();
     std::optional<serve::ServedModel> replicated;
     if (pool) {
@@ -168,8 +171,11 @@ int run_serve(const ServeCommand& command) {
     fmt::print(stderr, "accel serve: a {} model ({}): {}, /tokenize and /info fit it\n", to_string(info.output),
                info.head, fitting);
     const std::string& name = (*per_model)[i].name.empty() ? info.name : (*per_model)[i].name;
-    fmt::print(stderr, "accel serve: loaded {} as '{}' ({} dimensions, {} tokens at most, {} tokens a batch) on {}\n",
-               info.name, name, info.dimensions, info.max_sequence_length, served.batching.batch_tokens, info.device);
+    fmt::print(stderr,
+               "accel serve: loaded {} as '{}' ({} dimensions, {} tokens at most, {} tokens a batch) on {}, warmed in "
+               "{:.0f} ms\n",
+               info.name, name, info.dimensions, info.max_sequence_length, served.batching.batch_tokens, info.device,
+               info.load.warm_ms);
     if (replicated) {
       fmt::print(stderr, "accel serve: '{}' has a replica on each of {} devices\n", name, pool->size());
       models.push_back(std::move(*replicated));

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -14,6 +15,7 @@
 #include "embed/chunked_embed.hpp"
 #include "embed/model_graph.hpp"
 #include "embed/run_split.hpp"
+#include "embed/token_batch_check.hpp"
 #include "embed/yes_no_prompt.hpp"
 
 namespace accel::embed {
@@ -165,7 +167,8 @@ class EmbeddingModel final : public Model {
   }
 
   Future<Embeddings> embed_tokens(TokenBatch batch) override {
-    if (Status checked = check(batch); !checked.ok()) return failed<Embeddings>(std::move(checked));
+    if (Status checked = check_token_batch(batch, info_, token_types()); !checked.ok())
+      return failed<Embeddings>(std::move(checked));
     return run(std::move(batch), Rows::per_sequence);
   }
 
@@ -174,7 +177,8 @@ class EmbeddingModel final : public Model {
   }
 
   Future<Embeddings> embed_token_vectors(TokenBatch batch) override {
-    if (Status checked = check(batch); !checked.ok()) return failed<Embeddings>(std::move(checked));
+    if (Status checked = check_token_batch(batch, info_, token_types()); !checked.ok())
+      return failed<Embeddings>(std::move(checked));
     return run(std::move(batch), Rows::per_token);
   }
 
@@ -204,21 +208,41 @@ class EmbeddingModel final : public Model {
     return out;
   }
 
-  // Runs one tiny batch, so that the smallest bucket is compiled before the first caller needs it.
-  // Called before the model is handed out, so no caller reads info_ while it is written.
+  // One tiny batch, so that the smallest bucket is made before the first caller needs it; with
+  // ModelOptions::warm_every_batch_size every bucket. Runs before the model is handed out: nobody reads info_ yet.
   Status warm() {
     const auto start = std::chrono::steady_clock::now();
     ACCEL_ASSIGN_OR_RETURN(const text::Encoding empty, tokenizer_.encode("", encode_options(Truncation::right)));
     TokenBatch batch;
     // A tokenizer without special tokens makes nothing of the empty text; the pad id is a token of any model.
-    batch.append(empty.ids.empty() ? std::vector<std::int32_t>{static_cast<std::int32_t>(folder_.config.pad_token_id)}
-                                   : empty.ids);
+    const auto pad = static_cast<std::int32_t>(folder_.config.pad_token_id);
+    batch.append(empty.ids.empty() ? std::vector<std::int32_t>{pad} : empty.ids);
     Status status = embed_tokens(std::move(batch)).wait().status();
+    if (status.ok() && options_.warm_every_batch_size && replays_) status = warm_every_bucket(pad);
     info_.load.warm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return status;
   }
 
  private:
+  // A batch of each bucket one run can reach, largest first, so that where the executables' cache cannot hold them
+  // all it keeps the small ones, which a server's short requests use most. Twice: a bucket first run while cuBLASLt
+  // was still starting on the device ran uncaptured, and the second pass captures it with cuBLASLt's products.
+  Status warm_every_bucket(std::int32_t pad) {
+    std::vector<BatchBucket> reachable;
+    for (const BatchBucket& bucket : buckets())
+      if (bucket.tokens <= info_.batch_tokens && bucket.sequences <= run_sequences_) reachable.push_back(bucket);
+    std::reverse(reachable.begin(), reachable.end());
+    for (int pass = 0; pass < 2; ++pass)
+      for (const BatchBucket& bucket : reachable)
+        if (Status ran = embed_tokens(batch_filling(bucket, pad)).wait().status(); !ran.ok())
+          return ran.with_context(
+              fmt::format("warming batches of {} tokens in {} sequences", bucket.tokens, bucket.sequences));
+    return Status();
+  }
+
+  // The token types an input may use: the model's, or only type 0 where it takes none.
+  std::uint32_t token_types() const { return takes_types_ ? folder_.config.type_vocab_size : 1; }
+
   text::EncodeOptions encode_options(Truncation truncation) const {
     return {.max_length = info_.max_sequence_length,
             .side = truncation == Truncation::left ? text::TruncationSide::left : text::TruncationSide::right};
@@ -250,31 +274,6 @@ class EmbeddingModel final : public Model {
       for (float v : row) out.values.push_back(static_cast<float>(v * scale));
     }
     co_return out;
-  }
-
-  Status check(const TokenBatch& batch) const {
-    if (batch.offsets.empty() || batch.offsets.front() != 0 || batch.offsets.back() != batch.ids.size())
-      return invalid_argument("token batch: offsets must start at 0 and end at the number of ids");
-    if (!batch.type_ids.empty() && batch.type_ids.size() != batch.ids.size())
-      return invalid_argument(
-          fmt::format("token batch: {} type ids for {} ids", batch.type_ids.size(), batch.ids.size()));
-    const std::uint32_t types = takes_types_ ? folder_.config.type_vocab_size : 1;
-    for (std::size_t s = 0; s < batch.sequences(); ++s) {
-      if (batch.offsets[s + 1] <= batch.offsets[s]) return invalid_argument(fmt::format("sequence {} is empty", s));
-      if (batch.length(s) > info_.max_sequence_length)
-        return invalid_argument(fmt::format("sequence {} has {} tokens, more than the model's {}", s, batch.length(s),
-                                            info_.max_sequence_length));
-      for (std::uint32_t i = batch.offsets[s]; i < batch.offsets[s + 1]; ++i) {
-        if (batch.ids[i] < 0 || static_cast<std::uint32_t>(batch.ids[i]) >= info_.vocabulary)
-          return invalid_argument(fmt::format("sequence {} has token id {}, outside the vocabulary of {}", s,
-                                              batch.ids[i], info_.vocabulary));
-        if (!batch.type_ids.empty() &&
-            (batch.type_ids[i] < 0 || static_cast<std::uint32_t>(batch.type_ids[i]) >= types))
-          return invalid_argument(fmt::format("sequence {} has type id {}; the model has {} token type{}", s,
-                                              batch.type_ids[i], types, types == 1 ? "" : "s"));
-      }
-    }
-    return Status();
   }
 
   // Which graph a run uses: the model's (a row per sequence) or the encoder's alone (a row per token).

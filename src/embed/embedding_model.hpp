@@ -18,7 +18,7 @@ struct ModelGraphs {
   std::shared_ptr<const graph::Graph> token_vectors;  // the encoder alone: one row per token
 };
 
-// The model, with its smallest bucket warmed.
+// The model, warmed: its smallest bucket, or every batch size with ModelOptions::warm_every_batch_size.
 [[nodiscard]] Result<std::shared_ptr<Model>> make_model(Device device, ModelFolder folder, text::Tokenizer tokenizer,
                                                         ModelGraphs graphs, Buffer<std::uint8_t> weights,
                                                         ModelInfo info, ModelOptions options, bool replays);

@@ -1,9 +1,19 @@
 // The value types of accel/embed/model.hpp: TokenBatch, Embeddings and Output's names.
 #include <string_view>
+#include <vector>
 
 #include "accel/embed/model.hpp"
 
 namespace accel::embed {
+
+TokenBatch batch_filling(BatchBucket bucket, std::int32_t id) {
+  TokenBatch batch;
+  for (std::uint32_t s = 0; s < bucket.sequences; ++s) {
+    const std::uint32_t length = bucket.tokens / bucket.sequences + (s < bucket.tokens % bucket.sequences ? 1 : 0);
+    batch.append(std::vector<std::int32_t>(length, id));
+  }
+  return batch;
+}
 
 void TokenBatch::append(std::span<const std::int32_t> sequence, std::span<const std::int32_t> types) {
   ids.insert(ids.end(), sequence.begin(), sequence.end());

@@ -107,6 +107,19 @@ TEST_F(EmbeddingModelTest, BucketsAreTheShapesABatchCanRunAt) {
   EXPECT_EQ(buckets.size(), 5u + 6 + 7 + 8 + 9 + 9 + 9 + 9);  // 16, 32, 64, 128, 256, 512, 1024 and 2048 tokens
 }
 
+// A bucket's filling runs in that bucket: its sequences as even as can be, every token the id given.
+TEST_F(EmbeddingModelTest, ABucketsFillingRunsAtItsShape) {
+  const TokenBatch batch = batch_filling({.tokens = 512, .sequences = 3}, 7);
+  ASSERT_EQ(batch.sequences(), 3u);
+  EXPECT_EQ(batch.ids.size(), 512u);
+  EXPECT_EQ(batch.length(0), 171u);
+  EXPECT_EQ(batch.length(2), 170u);
+  EXPECT_TRUE(std::all_of(batch.ids.begin(), batch.ids.end(), [](std::int32_t id) { return id == 7; }));
+  Result<Embeddings> ran = model().embed_tokens(batch).wait();
+  ASSERT_TRUE(ran.ok()) << ran.status().to_string();
+  EXPECT_EQ(ran->count(), 3u);
+}
+
 TEST_F(EmbeddingModelTest, RefusesBadInputNamingIt) {
   Result<Embeddings> invalid = model().embed({"fine", std::string("bad \xff utf-8")}).wait();
   EXPECT_EQ(invalid.status().code(), Code::invalid_argument);

@@ -52,6 +52,13 @@ struct ModelOptions {
   std::uint32_t batch_tokens = 0;
   /// Host threads that tokenise a call's texts (0: the hardware's).
   unsigned tokenizer_threads = 0;
+  /// What load() runs before it hands the model out. Always one tiny batch (the smallest shape compiled). With
+  /// this set, on a device that replays runs as captured graphs (CUDA), also a batch of every shape (tokens and
+  /// sequences rungs, BatchBucket) a run of at most `batch_tokens` can take: the first batch of a shape compiles and
+  /// captures its graph and times its products' algorithms, which held a server's batches for 50-80 ms when it came
+  /// mid-traffic (docs/PERFORMANCE.md §71-72). It costs each shape's arena memory (graph::Options bounds it) and
+  /// a second or two; for servers, where a one-off call would wait for shapes it never uses.
+  bool warm_every_batch_size = false;
 };
 
 /// What to do with a text longer than the model's max_sequence_length (special tokens included): keep its
@@ -105,6 +112,10 @@ struct TokenBatch {
   void append(std::span<const std::int32_t> sequence, std::span<const std::int32_t> types = {});
 };
 
+/// A batch that runs in `bucket`: `bucket.sequences` sequences of `bucket.tokens` ids in all, as even as can be,
+/// every id `id`. Only its shape matters: it compiles (or warms) that bucket.
+[[nodiscard]] TokenBatch batch_filling(BatchBucket bucket, std::int32_t id);
+
 /// What a call returns: one row per input, and the tokens each input ran with.
 struct Embeddings {
   std::uint32_t dimensions = 0;       ///< the width of a row (for sparse output, the vocabulary's)
@@ -127,7 +138,7 @@ struct ModelLoadTimes {
   double read_ms = 0;         ///< the folder checked, the tokenizer loaded, the weights mapped and checked
   double convert_ms = 0;      ///< the weights converted to the compute dtype (again, if the device's kind surprised)
   double upload_ms = 0;       ///< the weights and staging buffers placed on the device
-  double warm_ms = 0;         ///< the smallest bucket compiled (or loaded from the disk cache) and run once
+  double warm_ms = 0;         ///< warm-up batches compiled (or loaded from the disk cache) and run
 };
 
 /// What a loaded model is: its folder, family, head, sizes, tokenizer, prompts and where it runs.
@@ -179,7 +190,7 @@ struct DeviceOpener {
 class Model {
  public:
   /// Reads the folder (refusing, with the file and field named, what is not supported), loads the weights
-  /// into `device` once (converted to the compute dtype) and warms the smallest bucket.
+  /// into `device` once (converted to the compute dtype) and warms it (ModelOptions::warm_every_batch_size).
   static Result<std::shared_ptr<Model>> load(const Device& device, ModelOptions options);
   /// load, with the device opened on another thread while this one reads the folder and converts the weights for
   /// the device's kind: a CUDA context takes longer to create (~200 ms) than both. The model keeps the device.
