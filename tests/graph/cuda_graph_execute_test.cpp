@@ -1,7 +1,8 @@
 // graph::Execute on a CUDA device against the naive double reference: an encoder layer in f32 and f16 over a sweep of
 // packed lengths, replay equal to direct launches (padded rows never reach a real output), a matmul's residual,
 // inputs and outputs bound inside shared buffers in both modes, and executables reloaded from disk by a replaced
-// isolated worker with no compile, whose results before and after are also held to the CPU device's.
+// isolated worker with no compile, whose results before and after are also held to the CPU device's; the
+// executables of a stream share one arena.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -144,6 +145,43 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, CudaGraphExecuteTest,
                            return std::string(to_string(std::get<0>(info.param))) +
                                   (std::get<1>(info.param) ? "_packed" : "_separate");
                          });
+
+// The executables of a stream share one arena, grown to the largest run's: small, large, then the small ones again
+// (captured over the arena before it grew, so captured again) and a middle one, each held to the reference; the
+// arena's bytes after the largest run are what it holds at the end.
+TEST(CudaGraphArena, ExecutablesShareOneArenaThatGrowsToTheLargestRun) {
+  System system;
+  ACCEL_OPEN_CUDA_OR_SKIP(system, (DeviceOptions{.kind = DeviceKind::cuda}), device);
+  const EncoderShape shape{.width = 256, .heads = 4, .hidden = 1024, .max_length = 128, .dtype = DType::f16};
+  auto graph = testing::encoder_graph(shape, Ladder::powers_of_two(64, 16384), Ladder::powers_of_two(1, 128));
+  std::mt19937 rng(accel::testing::test_seed());
+  auto params = testing::random_parameters(*graph, rng);
+  round_to(shape.dtype, params);
+  const auto weights = weights_in(*graph, params, shape.dtype);
+  const auto arena_bytes = [&] {
+    const Result<DeviceInfo> info = device.info().wait();
+    const CacheStats* executables = info.ok() ? info->cache("graph-executables") : nullptr;
+    return executables != nullptr ? executables->bytes : 0;
+  };
+  std::vector<std::vector<std::int32_t>> runs;
+  for (std::int64_t sequences : {2, 9, 100, 40})
+    runs.push_back(testing::random_offsets(sequences, shape.max_length, rng));
+  std::uint64_t after_largest = 0;
+  for (const std::size_t i : {0, 1, 2, 0, 1, 3}) {
+    const std::vector<std::int32_t>& offsets = runs[i];
+    std::vector<float> x(static_cast<std::size_t>(offsets.back() * shape.width));
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (float& e : x) e = to_float(to_half(dist(rng)));
+    const auto ref = testing::reference_encoder(shape, *graph, params, x, offsets);
+    Result<Outputs> replayed = run(device, graph, shape, weights, x, offsets, ExecuteMode::replay);
+    ASSERT_THAT(replayed, accel::testing::IsOk());
+    EXPECT_LT(max_abs_error(replayed->y, ref.out), 6e-2) << "tokens " << offsets.back();
+    EXPECT_LT(max_abs_error(replayed->pooled, ref.pooled), 6e-2 / 4) << "tokens " << offsets.back();
+    if (i == 2) after_largest = arena_bytes();
+  }
+  EXPECT_GT(after_largest, 0u);
+  EXPECT_EQ(arena_bytes(), after_largest) << "smaller runs after the largest grow nothing";
+}
 
 // A residual added in cuBLASLt's epilogue (C beside the output D, timed on the first run like any product), in both
 // dtypes and modes; weights the graph reads as input too.

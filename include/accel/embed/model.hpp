@@ -56,8 +56,9 @@ struct ModelOptions {
   /// this set, on a device that replays runs as captured graphs (CUDA), also a batch of every shape (tokens and
   /// sequences rungs, BatchBucket) a run of at most `batch_tokens` can take: the first batch of a shape compiles and
   /// captures its graph and times its products' algorithms, which held a server's batches for 50-80 ms when it came
-  /// mid-traffic (docs/PERFORMANCE.md §71-72). It costs each shape's arena memory (graph::Options bounds it) and
-  /// a second or two; for servers, where a one-off call would wait for shapes it never uses.
+  /// mid-traffic (docs/PERFORMANCE.md §71-72). It costs a second or two at load (1.1-1.5 s for all-MiniLM-L6-v2 on
+  /// an H200) and little memory (a CUDA stream's executables share one arena); for servers, where a one-off call
+  /// would wait for shapes it never uses.
   bool warm_every_batch_size = false;
 };
 

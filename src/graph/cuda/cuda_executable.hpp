@@ -1,11 +1,12 @@
-// Executables on one CUDA stream: a specialised plan with its arena (from the device's pool), its inputs copied
-// in and padded to the bucket on the device, and its run either replayed as one captured CUDA graph (every op at
-// the bucket's extent) or launched op by op at the actual extent. Cached per stream (an arena and a captured
-// graph belong to the stream that runs them) in an LRU by entries and arena bytes, with the plans on disk.
+// Executables on one CUDA stream: a specialised plan, its inputs copied in and padded to the bucket on the device,
+// and its run either replayed as one captured CUDA graph (every op at the bucket's extent) or launched op by op at
+// the actual extent. Cached per stream (a captured graph belongs to the stream that runs it) in an LRU by entries,
+// with the plans on disk. The executables of a stream share one arena (StreamArena).
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <memory>
 #include <span>
 
@@ -22,9 +23,32 @@ namespace accel::graph::cuda {
 [[nodiscard]] Status enqueue_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena,
                                    const std::byte* weights, blas::CublasLtGemm* gemm, CudaTarget& target);
 
+// The one arena of a stream's executables. A stream runs one thing at a time, and everything that touches an arena
+// (inputs copied in, the steps, outputs copied out) is ordered on it, so every executable of the stream can use the
+// same bytes: a server that has made all of a model's batch shapes holds the largest one's arena, not their sum
+// (106 shapes of all-MiniLM-L6-v2 took 4.9 GB apart, docs/PERFORMANCE.md §72). It grows to the largest plan run so
+// far, the old bytes freed in stream order; a graph captured over them is captured again when next run.
+class StreamArena {
+ public:
+  explicit StreamArena(cudaStream_t stream) : stream_(stream) {}
+  ~StreamArena();
+  StreamArena(const StreamArena&) = delete;
+  StreamArena& operator=(const StreamArena&) = delete;
+
+  // The arena, grown first if it is smaller than `bytes`.
+  [[nodiscard]] Result<std::byte*> at_least(std::uint64_t bytes, CudaTarget& target);
+  // Read by a device's report from another thread.
+  [[nodiscard]] std::uint64_t bytes() const noexcept { return bytes_.load(std::memory_order_relaxed); }
+
+ private:
+  cudaStream_t stream_;
+  std::byte* base_ = nullptr;
+  std::atomic<std::uint64_t> bytes_ = 0;
+};
+
 class CudaExecutable {
  public:
-  static Result<std::shared_ptr<const CudaExecutable>> make(ExecutablePlan plan, CudaTarget& target);
+  static std::shared_ptr<const CudaExecutable> make(ExecutablePlan plan, std::shared_ptr<StreamArena> arena);
   ~CudaExecutable();
   CudaExecutable(const CudaExecutable&) = delete;
   CudaExecutable& operator=(const CudaExecutable&) = delete;
@@ -38,15 +62,16 @@ class CudaExecutable {
                            blas::CublasLtGemm* gemm, CudaTarget& target) const;
 
  private:
-  CudaExecutable(ExecutablePlan plan, std::byte* arena, cudaStream_t stream)
-      : plan_(std::move(plan)), arena_(arena), stream_(stream) {}
-  Status copy_in(const CheckedExecute& checked, std::span<const BufferView> views, bool pad, CudaTarget& target) const;
-  Status capture(const std::byte* weights, blas::CublasLtGemm* gemm, CudaTarget& target) const;
+  CudaExecutable(ExecutablePlan plan, std::shared_ptr<StreamArena> arena)
+      : plan_(std::move(plan)), arena_(std::move(arena)) {}
+  Status copy_in(const CheckedExecute& checked, std::span<const BufferView> views, std::byte* arena, bool pad,
+                 CudaTarget& target) const;
+  Status capture(std::byte* arena, const std::byte* weights, blas::CublasLtGemm* gemm, CudaTarget& target) const;
 
   ExecutablePlan plan_;
-  std::byte* arena_;
-  cudaStream_t stream_;
+  std::shared_ptr<StreamArena> arena_;
   mutable cudaGraphExec_t exec_ = nullptr;
+  mutable const std::byte* captured_arena_ = nullptr;
   mutable const std::byte* captured_weights_ = nullptr;
   mutable bool captured_with_cublaslt_ = false;
 };
@@ -56,12 +81,14 @@ class GraphStreamState final : public TargetState {
  public:
   static Result<std::unique_ptr<GraphStreamState>> open(CudaTarget& target);
 
-  [[nodiscard]] Result<std::shared_ptr<const CudaExecutable>> executable(const CheckedExecute& checked,
-                                                                         CudaTarget& target);
-  [[nodiscard]] CacheStats stats() const { return executables_.stats(); }
+  [[nodiscard]] Result<std::shared_ptr<const CudaExecutable>> executable(const CheckedExecute& checked);
+  // The cache's, its bytes the stream's arena.
+  [[nodiscard]] CacheStats stats() const;
 
  private:
-  explicit GraphStreamState(cache::CacheOptions<CudaExecutable> options) : executables_(std::move(options)) {}
+  GraphStreamState(cache::CacheOptions<CudaExecutable> options, std::shared_ptr<StreamArena> arena)
+      : arena_(std::move(arena)), executables_(std::move(options)) {}
+  std::shared_ptr<StreamArena> arena_;
   cache::Cache<CudaExecutable> executables_;  // its disk keys begin with what executables depend on: GPU, format
 };
 

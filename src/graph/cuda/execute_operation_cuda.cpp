@@ -9,8 +9,7 @@ Result<CudaOperation<graph::Execute>::Plan> CudaOperation<graph::Execute>::plan(
                                                                                 CudaTarget& target) {
   ACCEL_ASSIGN_OR_RETURN(graph::cuda::GraphStreamState * state, target.stream_state<graph::cuda::GraphStreamState>());
   ACCEL_ASSIGN_OR_RETURN(blas::CublasLtState * blas, target.stream_state<blas::CublasLtState>());
-  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const graph::cuda::CudaExecutable> executable,
-                         state->executable(checked, target));
+  ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const graph::cuda::CudaExecutable> executable, state->executable(checked));
   // Until cuBLASLt's start-up is over (its first call costs 100–130 ms), matmuls take the graph kernels' own. While
   // it runs, on its thread, a run is direct rather than captured: what the start-up does on the device may invalidate
   // a capture in progress here (a 12 x 768 encoder's load failed so about one time in three on the H200,
