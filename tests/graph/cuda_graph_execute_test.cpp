@@ -88,6 +88,31 @@ void round_to(DType dtype, std::vector<std::vector<float>>& params) {
     for (float& v : p) v = to_float(to_half(v));
 }
 
+// The encoder of `shape` with random parameters, rounded to what the device holds in its dtype, and its weights.
+struct RandomEncoder {
+  std::shared_ptr<const Graph> graph;
+  std::vector<std::vector<float>> params;
+  std::vector<std::uint8_t> weights;
+};
+
+RandomEncoder random_encoder(const EncoderShape& shape, Ladder tokens, Ladder sequences, std::mt19937& rng) {
+  RandomEncoder e{
+      .graph = testing::encoder_graph(shape, std::move(tokens), std::move(sequences)), .params = {}, .weights = {}};
+  e.params = testing::random_parameters(*e.graph, rng);
+  round_to(shape.dtype, e.params);
+  e.weights = weights_in(*e.graph, e.params, shape.dtype);
+  return e;
+}
+
+// Normal inputs for the tokens `offsets` ends at, as the graph's dtype holds them.
+std::vector<float> random_inputs(const EncoderShape& shape, const std::vector<std::int32_t>& offsets,
+                                 std::mt19937& rng) {
+  std::vector<float> x(static_cast<std::size_t>(offsets.back() * shape.width));
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (float& e : x) e = shape.dtype == DType::f32 ? dist(rng) : to_float(to_half(dist(rng)));
+  return x;
+}
+
 // The same layer run by the CPU device, whose graphs run in f32 only: an f32 twin of `shape`'s graph with the same
 // parameters (already rounded to what an f16 device holds), so that any difference is the GPU's arithmetic.
 Result<Outputs> run_on_cpu(System& system, const EncoderShape& shape, const std::vector<std::vector<float>>& params,
@@ -111,17 +136,13 @@ TEST_P(CudaGraphExecuteTest, EncoderLayerMatchesTheReferenceInBothModes) {
                            .max_length = 256,
                            .dtype = std::get<0>(GetParam()),
                            .packed_qkv = std::get<1>(GetParam())};
-  auto graph = testing::encoder_graph(shape, Ladder::powers_of_two(64, 16384), Ladder::powers_of_two(1, 256));
   std::mt19937 rng(accel::testing::test_seed());
-  auto params = testing::random_parameters(*graph, rng);
-  round_to(shape.dtype, params);
-  const auto weights = weights_in(*graph, params, shape.dtype);
+  const auto [graph, params, weights] =
+      random_encoder(shape, Ladder::powers_of_two(64, 16384), Ladder::powers_of_two(1, 256), rng);
   const double tolerance = shape.dtype == DType::f32 ? 2e-3 : 6e-2;
   for (std::int64_t sequences : {1, 5, 33, 100}) {
     const std::vector<std::int32_t> offsets = testing::random_offsets(sequences, shape.max_length, rng);
-    std::vector<float> x(static_cast<std::size_t>(offsets.back() * shape.width));
-    std::normal_distribution<float> dist(0.0f, 1.0f);
-    for (float& e : x) e = shape.dtype == DType::f32 ? dist(rng) : to_float(to_half(dist(rng)));
+    const std::vector<float> x = random_inputs(shape, offsets, rng);
     const auto ref = testing::reference_encoder(shape, *graph, params, x, offsets);
     Result<Outputs> replayed = run(device, graph, shape, weights, x, offsets, ExecuteMode::replay);
     Result<Outputs> direct = run(device, graph, shape, weights, x, offsets, ExecuteMode::direct);
@@ -153,11 +174,9 @@ TEST(CudaGraphArena, ExecutablesShareOneArenaThatGrowsToTheLargestRun) {
   System system;
   ACCEL_OPEN_CUDA_OR_SKIP(system, (DeviceOptions{.kind = DeviceKind::cuda}), device);
   const EncoderShape shape{.width = 256, .heads = 4, .hidden = 1024, .max_length = 128, .dtype = DType::f16};
-  auto graph = testing::encoder_graph(shape, Ladder::powers_of_two(64, 16384), Ladder::powers_of_two(1, 128));
   std::mt19937 rng(accel::testing::test_seed());
-  auto params = testing::random_parameters(*graph, rng);
-  round_to(shape.dtype, params);
-  const auto weights = weights_in(*graph, params, shape.dtype);
+  const auto [graph, params, weights] =
+      random_encoder(shape, Ladder::powers_of_two(64, 16384), Ladder::powers_of_two(1, 128), rng);
   const auto arena_bytes = [&] {
     const Result<DeviceInfo> info = device.info().wait();
     const CacheStats* executables = info.ok() ? info->cache("graph-executables") : nullptr;
@@ -169,9 +188,7 @@ TEST(CudaGraphArena, ExecutablesShareOneArenaThatGrowsToTheLargestRun) {
   std::uint64_t after_largest = 0;
   for (const std::size_t i : {0, 1, 2, 0, 1, 3}) {
     const std::vector<std::int32_t>& offsets = runs[i];
-    std::vector<float> x(static_cast<std::size_t>(offsets.back() * shape.width));
-    std::normal_distribution<float> dist(0.0f, 1.0f);
-    for (float& e : x) e = to_float(to_half(dist(rng)));
+    const std::vector<float> x = random_inputs(shape, offsets, rng);
     const auto ref = testing::reference_encoder(shape, *graph, params, x, offsets);
     Result<Outputs> replayed = run(device, graph, shape, weights, x, offsets, ExecuteMode::replay);
     ASSERT_THAT(replayed, accel::testing::IsOk());
@@ -214,15 +231,11 @@ TEST(CudaGraphIsolatedTest, AReplacedWorkerReloadsExecutablesFromDiskWithoutComp
   ACCEL_OPEN_CUDA_OR_SKIP(system, options, device);
   const EncoderShape shape{.width = 128, .heads = 4, .hidden = 256, .max_length = 64, .dtype = DType::f16};
   // A graph no earlier run compiled: its width makes its key new in this cache directory.
-  auto graph = testing::encoder_graph(shape, Ladder::powers_of_two(64, 4096), Ladder::powers_of_two(1, 64));
   std::mt19937 rng(accel::testing::test_seed());
-  auto params = testing::random_parameters(*graph, rng);
-  round_to(shape.dtype, params);
-  const auto weights = weights_in(*graph, params, shape.dtype);
+  const auto [graph, params, weights] =
+      random_encoder(shape, Ladder::powers_of_two(64, 4096), Ladder::powers_of_two(1, 64), rng);
   const std::vector<std::int32_t> offsets = testing::random_offsets(7, shape.max_length, rng);
-  std::vector<float> x(static_cast<std::size_t>(offsets.back() * shape.width));
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  for (float& e : x) e = to_float(to_half(dist(rng)));
+  const std::vector<float> x = random_inputs(shape, offsets, rng);
   const auto ref = testing::reference_encoder(shape, *graph, params, x, offsets);
   constexpr double kTolerance = 6e-2;  // f16, as the encoder layer's test above
   Result<Outputs> before = run(device, graph, shape, weights, x, offsets, ExecuteMode::replay);
