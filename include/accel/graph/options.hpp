@@ -13,7 +13,7 @@ struct Options {
   /// Compiled graph executables (graph::Execute) per stream: an LRU by entries (and on the CPU device by arena
   /// bytes). Their plans are kept on disk ("graph-executables" by default), so that another process or a replaced
   /// isolated worker specialises nothing again. 256 holds every batch shape a server warms
-  /// (embed::ModelOptions::warm_every_batch_size): 106 for all-MiniLM-L6-v2 at 16,384 tokens a batch.
+  /// (embed::ModelOptions::warm_every_batch_size): 106 for all-MiniLM-L6-v2's runs of up to 65,536 tokens.
   std::uint64_t executable_capacity = 256;
   /// The most arena bytes the cached executables may hold, on the CPU device. A CUDA stream's executables share one
   /// arena, the largest run's, so this bound does not apply there.
