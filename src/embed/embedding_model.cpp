@@ -224,13 +224,14 @@ class EmbeddingModel final : public Model {
   }
 
  private:
-  // A batch of each bucket one run can reach, largest first, so that where the executables' cache cannot hold them
-  // all it keeps the small ones, which a server's short requests use most. Twice: a bucket first run while cuBLASLt
-  // was still starting on the device ran uncaptured, and the second pass captures it with cuBLASLt's products.
+  // A batch of each bucket one run can reach (the tokens ladder ends at batch_tokens; a run holds at most
+  // run_sequences_), largest first, so that where the executables' cache cannot hold them all it keeps the small
+  // ones, which a server's short requests use most. Twice: a bucket first run while cuBLASLt was still starting on the
+  // device ran uncaptured, and the second pass captures it with cuBLASLt's products.
   Status warm_every_bucket(std::int32_t pad) {
     std::vector<BatchBucket> reachable;
     for (const BatchBucket& bucket : buckets())
-      if (bucket.tokens <= info_.batch_tokens && bucket.sequences <= run_sequences_) reachable.push_back(bucket);
+      if (bucket.sequences <= run_sequences_) reachable.push_back(bucket);
     std::reverse(reachable.begin(), reachable.end());
     for (int pass = 0; pass < 2; ++pass)
       for (const BatchBucket& bucket : reachable)
