@@ -4,8 +4,8 @@ python/tests/test_enums.py checks that this file lists the same)."""
 import enum
 
 __all__ = ["Activation", "BiasVector", "BinaryOp", "CodeKind", "CollectiveKind", "ConvPass", "Diagonal", "Distribution",
-           "EigenJob", "ExecuteMode", "FftDirection", "FftNormalization", "FftType", "Fill", "GemmCompute", "Generator",
-           "KernelSchedule", "MatrixOrder", "Padding", "PlacementPolicy", "PointwiseMode", "PoolMode", "PoolingMode",
+           "EigenJob", "ExecuteMode", "FftDirection", "FftNormalization", "FftType", "Fill", "GateLayout", "GemmCompute",
+           "Generator", "KernelSchedule", "MatrixOrder", "Padding", "PlacementPolicy", "PointwiseMode", "PoolMode", "PoolingMode",
            "ReduceOp", "ReductionMode", "Side", "SparseFormat", "SparseStructure", "SvdJob", "TensorCompute",
            "TensorLayout", "Transpose", "WhenCompiling"]
 
@@ -100,6 +100,11 @@ class FftType(enum.StrEnum):
 class Fill(enum.StrEnum):
     lower = "lower"
     upper = "upper"
+
+
+class GateLayout(enum.StrEnum):
+    halves = "halves"
+    groups_of_8 = "groups_of_8"
 
 
 class GemmCompute(enum.StrEnum):

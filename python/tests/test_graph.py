@@ -114,13 +114,15 @@ def test_a_packed_normalised_rope_and_a_gated_block_match_numpy(device, rng):
     b.output("rotated", b.rope(qkv, positions, heads, 10000.0, kv_heads=kv_heads, query_norm=q_norm, key_norm=k_norm,
                                eps=eps))
     b.output("gated", b.gated(qkv, "silu"))
+    b.output("gated8", b.gated(qkv, "silu", layout=accel.GateLayout.groups_of_8))
     graph = b.build()
     xs = rng.standard_normal((rows, width)).astype(np.float32)
     qg, kg = rng.standard_normal(d).astype(np.float32), rng.standard_normal(d).astype(np.float32)
     rotated, gated = device.allocate((rows, width), "float32"), device.allocate((rows, width // 2), "float32")
+    gated8 = device.allocate((rows, width // 2), "float32")
     device.execute(graph, symbols={"rows": rows}, weights=graph.upload_weights(device, {"q_norm": qg, "k_norm": kg}),
                    inputs={"qkv": device.upload(xs), "offsets": device.upload(np.array([0, rows], np.int32))},
-                   outputs={"rotated": rotated, "gated": gated}).result()
+                   outputs={"rotated": rotated, "gated": gated, "gated8": gated8}).result()
     heads_of = xs.reshape(rows, heads + 2 * kv_heads, d).astype(np.float64)
     normed = heads_of / np.sqrt((heads_of ** 2).mean(axis=2, keepdims=True) + eps)
     normed[:, :heads] *= qg
@@ -133,6 +135,9 @@ def test_a_packed_normalised_rope_and_a_gated_block_match_numpy(device, rng):
     np.testing.assert_allclose(rotated.numpy(), expected.reshape(rows, width), rtol=1e-4, atol=1e-4)
     gate, up = xs[:, :width // 2].astype(np.float64), xs[:, width // 2:]
     np.testing.assert_allclose(gated.numpy(), gate / (1 + np.exp(-gate)) * up, rtol=1e-5, atol=1e-5)
+    groups = xs.reshape(rows, width // 16, 2, 8).astype(np.float64)  # gates in groups of 8, each group's ups after it
+    gate, up = groups[:, :, 0].reshape(rows, -1), groups[:, :, 1].reshape(rows, -1)
+    np.testing.assert_allclose(gated8.numpy(), gate / (1 + np.exp(-gate)) * up, rtol=1e-5, atol=1e-5)
     with pytest.raises(accel.InvalidArgument, match="key_norm goes with query_norm"):
         b2 = accel.GraphBuilder()
         b2.rope(b2.input("x", "float32", [2, 16]), b2.input("p", "int32", [2]), 2, 100.0, key_norm=b2.parameter(

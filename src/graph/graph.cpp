@@ -14,8 +14,8 @@ namespace accel::graph {
 
 namespace {
 // 3: rope, attention's kv_heads and causal; 4: its window; 5: binary's activation of a; 6: rope's packed q|k|v and
-// per-head norms, and gated
-constexpr std::uint32_t kEncodingVersion = 6;
+// per-head norms, and gated; 7: gated's layout
+constexpr std::uint32_t kEncodingVersion = 7;
 constexpr std::uint64_t kParameterAlignment = 256;
 
 void write_shape(ByteWriter& w, const Shape& shape) {
@@ -164,7 +164,7 @@ Status Graph::finish() {
     const TensorInfo& t = tensors_[node.output];
     w.fields(node.kind, node.activation, node.binary, node.transpose_b, node.eps, node.scale, node.heads, node.kv_heads,
              node.causal, node.window, node.theta, node.max_length, node.axis, node.begin, node.end, node.padding,
-             node.pool);
+             node.pool, node.gate_layout);
     w.pods(node.inputs).pods(node.permutation).string(t.name).pod(t.dtype);
     write_shape(w, t.shape);
   }
@@ -199,7 +199,7 @@ Result<std::shared_ptr<const Graph>> replay(std::span<const std::byte> bytes, DT
     TensorInfo t;
     r.fields(node.kind, node.activation, node.binary, node.transpose_b, node.eps, node.scale, node.heads, node.kv_heads,
              node.causal, node.window, node.theta, node.max_length, node.axis, node.begin, node.end, node.padding,
-             node.pool);
+             node.pool, node.gate_layout);
     r.pods(node.inputs).pods(node.permutation).string(t.name).pod(t.dtype);
     if (!r.ok() || !read_shape(r, t.shape)) return damaged("node");
     if (storage != nullptr) t.dtype = storage(t.dtype);
@@ -236,7 +236,7 @@ Result<std::shared_ptr<const Graph>> replay(std::span<const std::byte> bytes, DT
         made.push_back(b.rope(in(0), in(1), node.heads, node.theta,
                               {.kv_heads = node.kv_heads, .query_norm = opt(2), .key_norm = opt(3), .eps = node.eps}));
         break;
-      case OpKind::gated: made.push_back(b.gated(in(0), node.activation)); break;
+      case OpKind::gated: made.push_back(b.gated(in(0), node.activation, node.gate_layout)); break;
       case OpKind::pool: made.push_back(b.pool(in(0), in(1), node.pool)); break;
       case OpKind::l2_normalize: made.push_back(b.l2_normalize(in(0), node.eps)); break;
       case OpKind::reshape: made.push_back(b.reshape(in(0), t.shape)); break;

@@ -173,7 +173,7 @@ Tensor GraphBuilder::binary(BinaryOp op, Tensor a, Tensor b, Activation a_activa
              {.dtype = l->dtype, .shape = l->shape});
 }
 
-Tensor GraphBuilder::gated(Tensor x, Activation activation) {
+Tensor GraphBuilder::gated(Tensor x, Activation activation, GateLayout layout) {
   const TensorInfo* a = info(x, "gated", "x");
   if (a == nullptr) return {};
   if (a->shape.size() != 2 || !is_float(a->dtype) || !a->shape[1].is_constant() || a->shape[1].offset % 2 != 0 ||
@@ -182,7 +182,16 @@ Tensor GraphBuilder::gated(Tensor x, Activation activation) {
                                       to_string(a->dtype), to_string(a->shape))));
     return {};
   }
-  return add({.kind = OpKind::gated, .inputs = {x.id}, .activation = activation},
+  if (layout != GateLayout::halves && layout != GateLayout::groups_of_8) {
+    fail(invalid_argument(fmt::format("gated: unknown gate layout {}", static_cast<int>(layout))));
+    return {};
+  }
+  if (layout == GateLayout::groups_of_8 && a->shape[1].offset % 16 != 0) {
+    fail(invalid_argument(fmt::format("gated: x's width {} is not a multiple of 16, which gates in groups of 8 need",
+                                      a->shape[1].offset)));
+    return {};
+  }
+  return add({.kind = OpKind::gated, .inputs = {x.id}, .activation = activation, .gate_layout = layout},
              {.dtype = a->dtype, .shape = {a->shape[0], Dim::of(a->shape[1].offset / 2)}});
 }
 

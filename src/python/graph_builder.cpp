@@ -133,10 +133,14 @@ void bind_graph_builder(nb::module_& module) {
           "(v's heads copied); query_norm/key_norm [head_dim]: each head RMS-normalised first.")
       .def(
           "gated",
-          [](GraphBuilder& b, Tensor x, nb::handle activation) {
-            return b.gated(x, option<Activation>(activation, "gated", "activation"));
+          [](GraphBuilder& b, Tensor x, nb::handle activation, nb::handle layout) {
+            return b.gated(x, option<Activation>(activation, "gated", "activation"),
+                           option<graph::GateLayout>(layout, "gated", "layout"));
           },
-          arg("x"), arg("activation"), "activation(x[:, :W]) * x[:, W:] of x [R, 2 W].")
+          arg("x"), arg("activation"), arg("layout") = "halves",
+          "activation(gate) * up of x [R, 2 W]: gates x[:, :W] and ups x[:, W:] (layout 'halves'), or in groups of 8 "
+          "columns, gate 8 i + j at 16 i + j and its up 8 on ('groups_of_8', which an H100/H200 fuses with the matmul "
+          "before it).")
       .def(
           "pool",
           [](GraphBuilder& b, Tensor x, Tensor offsets, nb::handle mode) {

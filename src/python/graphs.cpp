@@ -230,7 +230,8 @@ void bind_graphs(nb::module_& module) {
       "`outputs` binding name -> accel.Buffer, or (accel.Buffer, first element) for a tensor that starts inside its "
       "buffer (several inputs may share one), `weights` the uint8 buffer of its parameters "
       "(Graph.upload_weights). Returns an accel.Future.");
-  export_enums<Activation, graph::BinaryOp, graph::Padding, graph::PoolMode, graph::ExecuteMode>(module);
+  export_enums<Activation, graph::BinaryOp, graph::Padding, graph::PoolMode, graph::GateLayout, graph::ExecuteMode>(
+      module);
 }
 
 }  // namespace accel::python

@@ -32,6 +32,12 @@ struct EnumNames<graph::PoolMode> {
                                      std::pair{graph::PoolMode::mean_sqrt_length, "mean_sqrt_length"},
                                      std::pair{graph::PoolMode::weighted_mean, "weighted_mean"}};
 };
+template <>
+struct EnumNames<graph::GateLayout> {
+  static constexpr const char* python_name = "GateLayout";
+  static constexpr std::array values{std::pair{graph::GateLayout::halves, "halves"},
+                                     std::pair{graph::GateLayout::groups_of_8, "groups_of_8"}};
+};
 // A built graph as Python holds it (accel.Graph).
 struct PyGraph {
   std::shared_ptr<const graph::Graph> graph;

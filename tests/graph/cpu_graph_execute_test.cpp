@@ -1,7 +1,7 @@
 // graph::Execute on the CPU device: a transformer encoder layer against the naive double reference for a sweep of
-// packed lengths, a matmul's residual, every pool mode through its encoding, bindings inside shared buffers (in process
-// and isolated), bindings refused before anything runs, executables compiled once per bucket, and executables found on
-// disk by a second process.
+// packed lengths, a matmul's residual, a gated matmul in both layouts, every pool mode through its encoding,
+// bindings inside shared buffers (in process and isolated), bindings refused before anything runs, executables
+// compiled once per bucket, and executables found on disk by a second process.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +11,7 @@
 #include "accel/graph/execute.hpp"
 #include "graph/kernels/cpu_packed_matmul.hpp"
 #include "testing/encoder_graph.hpp"
+#include "testing/gated_matmul_graph.hpp"
 #include "testing/offset_bindings.hpp"
 #include "testing/pool_reference.hpp"
 #include "testing/residual_matmul.hpp"
@@ -194,6 +195,16 @@ TEST_F(CpuGraphExecuteTest, AMatmulAddsItsResidual) {
   testing::expect_residual_matmuls(
       *device_, {{.weights_are_parameters = true}, {.weights_are_parameters = false}, {.k = 7, .n = 3}},
       ExecuteMode::automatic, 23);
+}
+
+// A gated MLP's matmul and gate in either layout, its product an output of the graph as well or not.
+TEST_F(CpuGraphExecuteTest, AGatedMatmulMatchesTheReferenceInEitherLayout) {
+  testing::expect_gated_matmuls(*device_,
+                                {{.dtype = DType::f32},
+                                 {.dtype = DType::f32, .activation = Activation::gelu_erf},
+                                 {.dtype = DType::f32, .layout = GateLayout::halves},
+                                 {.dtype = DType::f32, .product_is_output = true}},
+                                ExecuteMode::automatic, 29);
 }
 
 INSTANTIATE_TEST_SUITE_P(QkvProjections, CpuEncoderLayerTest, ::testing::Values(false, true),

@@ -184,24 +184,33 @@ TEST(GraphBuilderTest, APackedNormalisedRopeKeepsThroughTheEncodingAndRefusesMis
   refused(packed_rope(128, -1, false, false), "rope: 4 heads");
 }
 
-TEST(GraphBuilderTest, GatedHalvesTheWidthKeepsItsActivationAndRefusesAnOddWidth) {
-  const auto gated = [](std::int64_t width) {
+TEST(GraphBuilderTest, GatedHalvesTheWidthKeepsItsActivationAndLayoutAndRefusesAnOddWidth) {
+  const auto gated = [](std::int64_t width, GateLayout layout) {
     GraphBuilder b;
     b.bucket("tokens", Ladder::powers_of_two(8, 64));
-    b.output("y", b.gated(b.input("x", DType::f16, {T(), Dim::of(width)}), Activation::silu));
+    b.output("y", b.gated(b.input("x", DType::f16, {T(), Dim::of(width)}), Activation::silu, layout));
     return b.build();
   };
-  Result<std::shared_ptr<const Graph>> g = gated(6144);
-  ASSERT_TRUE(g.ok()) << g.status().to_string();
-  const Node& node = (*g)->nodes().back();
-  EXPECT_EQ(node.kind, OpKind::gated);
-  EXPECT_EQ(node.activation, Activation::silu);
-  EXPECT_EQ((*g)->tensors()[node.output].shape, (Shape{T(), Dim::of(3072)}));
-  Result<std::shared_ptr<const Graph>> decoded = Graph::decode((*g)->encoding());
-  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
-  EXPECT_EQ((*decoded)->nodes(), (*g)->nodes());
-  EXPECT_NE(gated(7).status().message().find("gated: x must be 2-D floating point of a constant even width"),
+  for (const GateLayout layout : {GateLayout::halves, GateLayout::groups_of_8}) {
+    Result<std::shared_ptr<const Graph>> g = gated(6144, layout);
+    ASSERT_TRUE(g.ok()) << g.status().to_string();
+    const Node& node = (*g)->nodes().back();
+    EXPECT_EQ(node.kind, OpKind::gated);
+    EXPECT_EQ(node.activation, Activation::silu);
+    EXPECT_EQ(node.gate_layout, layout);
+    EXPECT_EQ((*g)->tensors()[node.output].shape, (Shape{T(), Dim::of(3072)}));
+    Result<std::shared_ptr<const Graph>> decoded = Graph::decode((*g)->encoding());
+    ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+    EXPECT_EQ((*decoded)->nodes(), (*g)->nodes());
+  }
+  EXPECT_NE((*gated(6144, GateLayout::halves))->encoding(), (*gated(6144, GateLayout::groups_of_8))->encoding());
+  EXPECT_NE(gated(7, GateLayout::halves)
+                .status()
+                .message()
+                .find("gated: x must be 2-D floating point of a constant even width"),
             std::string::npos);
+  EXPECT_NE(gated(24, GateLayout::groups_of_8).status().message().find("not a multiple of 16"), std::string::npos);
+  EXPECT_NE(gated(32, static_cast<GateLayout>(7)).status().message().find("unknown gate layout 7"), std::string::npos);
 }
 
 // A residual added in a matmul's epilogue: a fourth input kept through the encoding (absent, the node keeps its

@@ -32,6 +32,7 @@
 #include "accel/core/epilogue.hpp"
 #include "accel/core/result.hpp"
 #include "accel/graph/binary_op.hpp"
+#include "accel/graph/gate_layout.hpp"
 #include "accel/graph/pool_mode.hpp"
 
 namespace accel::graph {
@@ -96,7 +97,7 @@ enum class OpKind : std::uint8_t {
   slice,               ///< [begin, end) along one dim
   cast,                ///< another element type
   rope,                ///< x [R, heads * head_dim] (or packed q|k|v), positions i32 [R]: rotary position embedding
-  gated,               ///< x [R, 2 W] -> [R, W]: activation(x's first W columns) * its last W (SwiGLU, GeGLU)
+  gated,               ///< x [R, 2 W] -> [R, W]: activation(gate) * up, x's columns laid out as GateLayout says
 };
 /// The kind's name, as errors and descriptions name ops.
 [[nodiscard]] std::string_view to_string(OpKind kind) noexcept;
@@ -132,10 +133,11 @@ struct Node {
   std::int32_t max_length = 0;                   ///< attention: the longest sequence it runs
   std::int32_t axis = 0;                         ///< slice
   /// slice: the first index kept, then (end) one past the last
-  std::int64_t begin = 0, end = 0;        ///< slice
-  std::vector<std::int32_t> permutation;  ///< transpose: the new order of the dims
-  Padding padding = Padding::zero;        ///< input
-  PoolMode pool = PoolMode::mean;         ///< pool: how each sequence's rows are pooled
+  std::int64_t begin = 0, end = 0;              ///< slice
+  std::vector<std::int32_t> permutation;        ///< transpose: the new order of the dims
+  Padding padding = Padding::zero;              ///< input
+  PoolMode pool = PoolMode::mean;               ///< pool: how each sequence's rows are pooled
+  GateLayout gate_layout = GateLayout::halves;  ///< gated: where each output's gate and up columns are
 
   static constexpr std::uint32_t kNone = 0xffffffffu;  ///< The id of an absent optional input.
   /// An attention whose q, k and v are column blocks of its first input (GraphBuilder::attention_packed).
@@ -272,8 +274,10 @@ class GraphBuilder {
   /// `silu(gate) * up` is one pass this way, not an activation pass and a product.
   Tensor binary(BinaryOp op, Tensor a, Tensor b, Activation a_activation = Activation::identity);
   /// `activation(x[:, :W]) * x[:, W:]` of x [R, 2 W]: a gated MLP whose two projections are one matmul of twice the
-  /// width (their weights' rows stacked) gates in one pass over its output.
-  Tensor gated(Tensor x, Activation activation);
+  /// width (their weights' rows stacked) gates in one pass over its output. With GateLayout::groups_of_8 (the
+  /// weights' rows interleaved by 8, W a multiple of 8) a GPU computes the matmul and this op as one product that
+  /// never writes x, where the two fit (f16/bf16, no bias, identity activation, sm_90).
+  Tensor gated(Tensor x, Activation activation, GateLayout layout = GateLayout::halves);
   /// (x + residual) normalised over the last dim, times gamma, plus beta.
   Tensor layer_norm(Tensor x, Tensor gamma, std::optional<Tensor> beta, float eps,
                     std::optional<Tensor> residual = std::nullopt);

@@ -132,7 +132,11 @@ Status run_node(const Frame& f, const Node& node, std::uint32_t index) {
                        f.at(out), f.dim(out, 1), node.kv_heads, node.causal, node.window);
       return Status();
     }
-    case OpKind::gated: gated(f.at(in[0]), f.rows(out), f.last_dim(out), node.activation, f.at(out)); return Status();
+    case OpKind::gated: {
+      const GatedExtent e = gated_extent(node.gate_layout, f.rows(out), f.last_dim(out));
+      gated(f.at(in[0]), e.rows, e.width, node.activation, f.at(out));
+      return Status();
+    }
     case OpKind::rope: {
       rope(f.at(in[0]), f.at<std::int32_t>(in[1]), f.dim(in[0], 0),
            {.heads = node.heads,

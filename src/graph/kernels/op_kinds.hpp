@@ -32,7 +32,8 @@
 //                        copied. With a head norm gamma [d] (q's; k's when packed), each head is first
 //                        x_c / sqrt(mean_c x_c^2 + eps) * gamma_c, rounded to the storage type.
 //   gated                y [rows, w] = act(x[:, :w]) * x[:, w:] of x [rows, 2w] (a SwiGLU's or GeGLU's two projections
-//                        as one matmul's output).
+//                        as one matmul's output). A graph's GateLayout::groups_of_8 is the same function over
+//                        [rows * w / 8, 8] (gated_extent).
 //   pool                 out[s] = sequence s's rows pooled as PoolMode says (include/accel/graph/pool_mode.hpp): mean,
 //                        max, first, last, sum / sqrt(n), or weighted by position + 1; an empty sequence gives a
 //                        zero row.
@@ -49,6 +50,7 @@
 
 #include "accel/core/epilogue.hpp"
 #include "accel/graph/binary_op.hpp"
+#include "accel/graph/gate_layout.hpp"
 #include "accel/graph/pool_mode.hpp"
 
 namespace accel::graph {
@@ -67,5 +69,14 @@ struct StridedLayout {
   std::int64_t shape[4] = {};
   std::int64_t strides[4] = {};
 };
+
+// The [rows, width] the kernels' gated (halves) computes for a graph's gated op: in groups of 8, each 16 columns of
+// x are one row of 8 gates and their 8 ups, and the outputs of consecutive groups lie end to end.
+struct GatedExtent {
+  std::int64_t rows = 0, width = 0;
+};
+constexpr GatedExtent gated_extent(GateLayout layout, std::int64_t rows, std::int64_t width) {
+  return layout == GateLayout::groups_of_8 ? GatedExtent{rows * (width / 8), 8} : GatedExtent{rows, width};
+}
 
 }  // namespace accel::graph
