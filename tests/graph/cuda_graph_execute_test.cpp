@@ -11,6 +11,7 @@
 #include "accel/graph/execute.hpp"
 #include "testing/cuda_fixture.hpp"
 #include "testing/encoder_graph.hpp"
+#include "testing/gated_matmul_graph.hpp"
 #include "testing/numeric_error.hpp"
 #include "testing/offset_bindings.hpp"
 #include "testing/residual_matmul.hpp"
@@ -213,6 +214,24 @@ TEST(CudaGraphExecute, AMatmulAddsItsResidualInCublasLtsEpilogue) {
                                       {.dtype = DType::f16, .weights_are_parameters = false},
                                       {.dtype = DType::f16, .k = 1024, .n = 1024}},
                                      mode, accel::testing::test_seed());
+  }
+}
+
+// A gated MLP's matmul and gate: with the gates in groups of 8 in f16, one fused product at 2,048 rows or more on an
+// H100/H200 (captured in replay); in halves, in f32, at fewer rows, or with the product an output, the two ops.
+TEST(CudaGraphExecute, AGatedMatmulMatchesTheReferenceFusedOrNot) {
+  System system;
+  ACCEL_OPEN_CUDA_OR_SKIP(system, (DeviceOptions{.kind = DeviceKind::cuda}), device);
+  for (ExecuteMode mode : {ExecuteMode::replay, ExecuteMode::direct}) {
+    SCOPED_TRACE(mode == ExecuteMode::replay ? "replay" : "direct");
+    testing::expect_gated_matmuls(device,
+                                  {{},
+                                   {.activation = Activation::gelu_erf},
+                                   {.layout = GateLayout::halves},
+                                   {.product_is_output = true},
+                                   {.dtype = DType::f32},
+                                   {.k = 512, .width = 256}},
+                                  mode, accel::testing::test_seed());
   }
 }
 

@@ -5,9 +5,11 @@
 // the graph kernels. Called once per capture at the bucket's extent, or per run at the actual extent.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "graph/cuda/cuda_executable.hpp"
+#include "graph/kernels/cuda_gated_matmul.hpp"
 #include "graph/kernels/cuda_kernels.hpp"
 #include "graph/step_frame.hpp"
 
@@ -106,6 +108,34 @@ Status matmul(const Frame& f, const Node& node, std::optional<bool>& products_in
       "launching bias_activation");
 }
 
+// The fewest rows for which the fused gated product runs: below, its 128-row tiles leave SMs idle against cuBLASLt's
+// product and the gate pass (gated_matmul_bench on the H200, docs/PERFORMANCE.md §73: at 1,024 rows 0.78-0.92x with
+// direct stores; at 2,048 rows 1.07x for Qwen3-0.6B's MLP and 1.24x for a 12 x 768 GELU MLP; at 16,384 1.12x / 1.41x).
+constexpr std::int64_t kFusedGateRows = 2048;
+
+// Whether `matmul` and the gated op after it run as one product (gated_matmul: sm_90, f16/bf16, the gate layout
+// it writes from its accumulators, nothing else in the matmul's epilogue), which never writes the matmul's output:
+// so no other op may read it, and it may not be an output of the graph.
+bool fuses_with_gate(const Frame& f, const Node& matmul, const Node& next) {
+  if (next.kind != OpKind::gated || next.gate_layout != GateLayout::groups_of_8 || next.inputs[0] != matmul.output ||
+      !matmul.transpose_b || matmul.inputs[2] != Node::kNone || matmul.inputs.size() > 3 ||
+      matmul.activation != Activation::identity)
+    return false;
+  const std::uint32_t x = matmul.inputs[0], w = matmul.inputs[1];
+  const std::int64_t rows = f.dim(x, 0), k = f.dim(x, 1), width = f.dim(next.output, 1);
+  if (rows < kFusedGateRows || !gated_matmul_runs_here() ||
+      !gated_matmul_fits(f.info(x).dtype, next.activation, rows, width, k, f.at(x), f.at(w), f.at(next.output)))
+    return false;
+  for (const Graph::Output& output : f.plan.graph().outputs())
+    if (output.tensor == matmul.output) return false;
+  for (std::uint32_t index : f.plan.steps()) {
+    const Node& node = f.plan.graph().nodes()[index];
+    if (&node != &next && std::find(node.inputs.begin(), node.inputs.end(), matmul.output) != node.inputs.end())
+      return false;
+  }
+  return true;
+}
+
 cudaError_t launch(const Frame& f, const Node& node) {
   const std::uint32_t out = node.output;
   const auto& in = node.inputs;
@@ -137,8 +167,10 @@ cudaError_t launch(const Frame& f, const Node& node) {
                               static_cast<int>(a.head_dim), node.scale, f.at(out), f.dim(out, 1), f.stream,
                               node.kv_heads, node.causal, node.window);
     }
-    case OpKind::gated:
-      return gated(dtype, f.at(in[0]), f.rows(out), f.last_dim(out), node.activation, f.at(out), f.stream);
+    case OpKind::gated: {
+      const GatedExtent e = gated_extent(node.gate_layout, f.rows(out), f.last_dim(out));
+      return gated(dtype, f.at(in[0]), e.rows, e.width, node.activation, f.at(out), f.stream);
+    }
     case OpKind::rope: {
       return rope(dtype, f.at(in[0]), f.at<std::int32_t>(in[1]), f.dim(in[0], 0), node.heads, rope_head_dim(f, node),
                   node.theta, f.at(out), f.stream, node.kv_heads, f.at(in[2]), f.at(in[3]), node.eps);
@@ -165,9 +197,22 @@ Status enqueue_steps(const ExecutablePlan& plan, const SymbolValues& extent, std
                      blas::CublasLtGemm* gemm, CudaTarget& target) {
   const Frame frame{{.plan = plan, .extent = extent, .arena = arena, .weights = weights}, target.stream()};
   std::optional<bool> products_in_l2;
-  for (std::uint32_t index : plan.steps()) {
-    const Node& node = plan.graph().nodes()[index];
+  const std::vector<std::uint32_t>& steps = plan.steps();
+  for (std::size_t step = 0; step < steps.size(); ++step) {
+    const Node& node = plan.graph().nodes()[steps[step]];
     if (node.kind == OpKind::matmul) {
+      if (step + 1 < steps.size()) {
+        const Node& next = plan.graph().nodes()[steps[step + 1]];
+        if (fuses_with_gate(frame, node, next)) {
+          const std::uint32_t x = node.inputs[0];
+          ACCEL_RETURN_IF_ERROR(target.check(
+              gated_matmul(frame.info(x).dtype, next.activation, frame.at(x), frame.at(node.inputs[1]), frame.dim(x, 0),
+                           frame.dim(next.output, 1), frame.dim(x, 1), frame.at(next.output), frame.stream),
+              "launching the gated matmul"));
+          ++step;
+          continue;
+        }
+      }
       ACCEL_RETURN_IF_ERROR(launch_status(target, matmul(frame, node, products_in_l2, gemm, target), "cuBLASLt"));
       continue;
     }
