@@ -134,7 +134,7 @@ class Builder {
       x = add_projection(pick(x), pick(attended), layer.attention_output);
       h = b_.rms_norm(x, param(layer.post_attention_norm), eps);
       Tensor gated =
-          layer.gate_up ? b_.gated(linear(h, *layer.gate_up), Activation::silu)
+          layer.gate_up ? b_.gated(linear(h, *layer.gate_up), Activation::silu, layer.gate_up_layout)
                         : b_.binary(graph::BinaryOp::mul, linear(h, layer.gate), linear(h, layer.up), Activation::silu);
       x = add_projection(x, gated, layer.down);
     }
@@ -163,7 +163,7 @@ class Builder {
     };
     // The gated block's act(input(h)) * gate(h): one matmul and one gated pass where the two are stacked.
     const auto gate = [&](Tensor h, const RotaryEncoderLayerParameters& layer) {
-      if (layer.input_gate) return b_.gated(linear(h, *layer.input_gate), c.hidden_act);
+      if (layer.input_gate) return b_.gated(linear(h, *layer.input_gate), c.hidden_act, layer.input_gate_layout);
       return b_.binary(graph::BinaryOp::mul, linear(h, layer.input), linear(h, layer.gate), c.hidden_act);
     };
     Tensor x = norm(with_token_types(p, b_.gather(param(p.word_embeddings), ids)), p.embeddings_norm);

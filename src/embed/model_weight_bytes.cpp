@@ -83,25 +83,50 @@ Status convert_source(const std::string& parameter, DType dtype, std::uint64_t b
                              : file.copy_16bit(name, dtype, first, {reinterpret_cast<std::uint16_t*>(place), count});
 }
 
+// A stacked parameter whose parts take turns (ModelWeights::Stacked::rows_per_turn): each part converted whole,
+// then its rows moved into place `turn` at a time.
+Status convert_in_turns(const std::string& name, DType dtype, const ModelWeights::Stacked& stacked,
+                        const ModelWeights& weights, std::uint8_t* place) {
+  const std::vector<Parameter>& parts = stacked.parts;
+  const std::uint64_t rows = parts[0].shape[0], turn = stacked.rows_per_turn;
+  std::uint64_t row_bytes = size_of(dtype);
+  for (std::size_t d = 1; d < parts[0].shape.size(); ++d) row_bytes *= parts[0].shape[d];
+  if (rows % turn != 0)
+    return internal_error(fmt::format("stacked parameter '{}': {} rows a part, not turns of {}", name, rows, turn));
+  std::vector<std::uint8_t> part_bytes(rows * row_bytes);
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    ACCEL_RETURN_IF_ERROR(convert_source(parts[p].name, dtype, part_bytes.size(), weights, part_bytes.data()));
+    for (std::uint64_t first = 0; first < rows; first += turn)
+      std::memcpy(place + (first * parts.size() + p * turn) * row_bytes, part_bytes.data() + first * row_bytes,
+                  turn * row_bytes);
+  }
+  return Status();
+}
+
 // One parameter's rows, converted into its place in the weights buffer: from its source, or each part of a stacked
-// one after the other.
+// one after the other or in turns.
 Status convert_parameter(const graph::Graph& graph, const graph::Graph::ParameterSlot& slot,
                          const ModelWeights& weights, std::uint8_t* place) {
   const graph::TensorInfo& t = graph.tensors()[slot.tensor];
   const auto stacked = weights.stacked.find(t.name);
   if (stacked == weights.stacked.end()) return convert_source(t.name, t.dtype, slot.bytes, weights, place);
   std::uint64_t done = 0;
-  for (const Parameter& part : stacked->second) {
+  for (const Parameter& part : stacked->second.parts) {
     std::uint64_t bytes = size_of(t.dtype);
     for (std::uint64_t d : part.shape) bytes *= d;
-    if (done + bytes > slot.bytes)
-      return internal_error(fmt::format("stacked parameter '{}': its parts exceed its {} bytes", t.name, slot.bytes));
-    ACCEL_RETURN_IF_ERROR(convert_source(part.name, t.dtype, bytes, weights, place + done));
     done += bytes;
   }
   if (done != slot.bytes)
     return internal_error(
         fmt::format("stacked parameter '{}': its parts fill {} of its {} bytes", t.name, done, slot.bytes));
+  if (stacked->second.rows_per_turn > 0) return convert_in_turns(t.name, t.dtype, stacked->second, weights, place);
+  done = 0;
+  for (const Parameter& part : stacked->second.parts) {
+    std::uint64_t bytes = size_of(t.dtype);
+    for (std::uint64_t d : part.shape) bytes *= d;
+    ACCEL_RETURN_IF_ERROR(convert_source(part.name, t.dtype, bytes, weights, place + done));
+    done += bytes;
+  }
   return Status();
 }
 

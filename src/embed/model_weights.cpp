@@ -83,7 +83,7 @@ class Resolver {
     Parameter stacked{.name = std::move(name), .shape = parts.front().shape};
     stacked.shape[0] = 0;
     for (const Parameter& part : parts) stacked.shape[0] += part.shape[0];
-    weights_.stacked[stacked.name] = parts;
+    weights_.stacked[stacked.name] = {.parts = parts};
     return stacked;
   }
 
@@ -243,24 +243,27 @@ void find_encoder(const ModelFolder& folder, Resolver& r, ModelParameters& p) {
                         .output_norm = r.norm(layer.output_norm, hidden)});
 }
 
-// The parameter of `parts`' rows stacked in order, registered in `weights` under a name of its own.
-Parameter stack(ModelWeights& weights, const std::vector<Parameter>& parts) {
+// The parameter of `parts`' rows stacked (ModelWeights::Stacked, `rows_per_turn` as there), registered in `weights`
+// under a name of its own.
+Parameter stack(ModelWeights& weights, const std::vector<Parameter>& parts, std::uint64_t rows_per_turn) {
   Parameter stacked{.name = parts[0].name, .shape = parts[0].shape};
   for (std::size_t i = 1; i < parts.size(); ++i) {
-    stacked.name += "+" + parts[i].name;
+    stacked.name += (rows_per_turn > 0 ? "|" : "+") + parts[i].name;
     stacked.shape[0] += parts[i].shape[0];
   }
-  weights.stacked[stacked.name] = parts;
+  weights.stacked[stacked.name] = {.parts = parts, .rows_per_turn = rows_per_turn};
   return stacked;
 }
 
-// Projections of one input as one: their weights' rows stacked in order (and their biases, where all or none have
-// one), so that one matmul of the summed width does the work of several. Nothing where they differ.
-std::optional<LinearParameters> stack_linears(ModelWeights& weights,
-                                              const std::vector<const LinearParameters*>& parts) {
+// Projections of one input as one: their weights' rows stacked (and their biases, where all or none have one), so
+// that one matmul of the summed width does the work of several; `rows_per_turn` as ModelWeights::Stacked says, for
+// parts of equal widths. Nothing where they differ.
+std::optional<LinearParameters> stack_linears(ModelWeights& weights, const std::vector<const LinearParameters*>& parts,
+                                              std::uint64_t rows_per_turn = 0) {
   for (const LinearParameters* part : parts) {
     if (part->weight.shape.size() != 2 || part->weight.shape[1] != parts[0]->weight.shape[1] ||
-        part->bias.has_value() != parts[0]->bias.has_value())
+        part->bias.has_value() != parts[0]->bias.has_value() ||
+        (rows_per_turn > 0 && part->weight.shape[0] != parts[0]->weight.shape[0]))
       return std::nullopt;
   }
   std::vector<Parameter> stacked_weights, stacked_biases;
@@ -268,9 +271,20 @@ std::optional<LinearParameters> stack_linears(ModelWeights& weights,
     stacked_weights.push_back(part->weight);
     if (part->bias) stacked_biases.push_back(*part->bias);
   }
-  LinearParameters linear{.weight = stack(weights, stacked_weights), .bias = std::nullopt};
-  if (!stacked_biases.empty()) linear.bias = stack(weights, stacked_biases);
+  LinearParameters linear{.weight = stack(weights, stacked_weights, rows_per_turn), .bias = std::nullopt};
+  if (!stacked_biases.empty()) linear.bias = stack(weights, stacked_biases, rows_per_turn);
   return linear;
+}
+
+// A gated block's two projections as one (GraphBuilder::gated): their rows taking turns 8 at a time where their
+// width is a multiple of 8 (GateLayout::groups_of_8, which a GPU computes as one product with the gate), else
+// stacked in halves.
+std::optional<LinearParameters> stack_gated(ModelWeights& weights, const LinearParameters& first,
+                                            const LinearParameters& second, graph::GateLayout& layout) {
+  const bool groups = first.weight.shape.size() == 2 && first.weight.shape[0] % 8 == 0;
+  std::optional<LinearParameters> stacked = stack_linears(weights, {&first, &second}, groups ? 8 : 0);
+  layout = groups && stacked ? graph::GateLayout::groups_of_8 : graph::GateLayout::halves;
+  return stacked;
 }
 
 // q, k and v (attention_packed reads them as one, through one rope), and a gated block's two projections
@@ -282,11 +296,11 @@ void stack_projections(ModelWeights& weights) {
   for (DecoderLayerParameters& layer : weights.parameters.decoder_layers) {
     if (layer.query_norm.has_value() == layer.key_norm.has_value())
       layer.qkv = stack_linears(weights, {&layer.query, &layer.key, &layer.value});
-    layer.gate_up = stack_linears(weights, {&layer.gate, &layer.up});
+    layer.gate_up = stack_gated(weights, layer.gate, layer.up, layer.gate_up_layout);
   }
   for (RotaryEncoderLayerParameters& layer : weights.parameters.rotary_layers) {
     if (!layer.query_swapped) layer.qkv = stack_linears(weights, {&layer.query, &layer.key, &layer.value});
-    layer.input_gate = stack_linears(weights, {&layer.input, &layer.gate});
+    layer.input_gate = stack_gated(weights, layer.input, layer.gate, layer.input_gate_layout);
   }
 }
 

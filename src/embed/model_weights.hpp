@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "accel/core/result.hpp"
+#include "accel/graph/gate_layout.hpp"
 #include "embed/model_folder.hpp"
 #include "embed/safetensors_file.hpp"
 
@@ -55,6 +56,7 @@ struct DecoderLayerParameters {
   Parameter post_attention_norm;  // [hidden]
   LinearParameters gate, up, down;
   std::optional<LinearParameters> gate_up;  // gate and up as one projection, which GraphBuilder::gated splits
+  graph::GateLayout gate_up_layout = graph::GateLayout::halves;  // how gate_up's rows are laid out
 };
 
 // A rotary encoder layer (ModernBERT, NomicBert, GTE): q, k and v are row ranges of the fused qkv projection; the
@@ -70,6 +72,7 @@ struct RotaryEncoderLayerParameters {
   NormParameters mlp_norm;
   LinearParameters input, gate, output;
   std::optional<LinearParameters> input_gate;  // input and gate as one projection, which GraphBuilder::gated splits
+  graph::GateLayout input_gate_layout = graph::GateLayout::halves;  // how input_gate's rows are laid out
 };
 
 struct ModelParameters {
@@ -121,8 +124,13 @@ struct ModelWeights {
   std::vector<SafetensorsFile> files;  // the transformer's, then each Dense module's
   ModelParameters parameters;
   std::map<std::string, ParameterSource, std::less<>> sources;  // by parameter name
-  // A parameter made of other parameters' rows, in order (EncoderLayerParameters::qkv), instead of a source.
-  std::map<std::string, std::vector<Parameter>, std::less<>> stacked;
+  // A parameter made of other parameters' rows (EncoderLayerParameters::qkv), instead of a source: each part whole,
+  // in order, or with rows_per_turn > 0 (parts of as many rows) the parts taking turns, that many rows each.
+  struct Stacked {
+    std::vector<Parameter> parts;
+    std::uint64_t rows_per_turn = 0;
+  };
+  std::map<std::string, Stacked, std::less<>> stacked;
 
   // Opens the folder's weight files and finds every parameter its head reads. invalid_argument names the file
   // and every tensor missing, misshaped or not of a float type (the first few of them).

@@ -69,6 +69,32 @@ TEST(ModelWeightsTest, TakesThePositionsFromTheFamilysOffsetAndOneTypeRowForSing
   EXPECT_EQ(pairs->parameters.token_types->shape, (std::vector<std::uint64_t>{2, 32}));
 }
 
+// A gated block's two projections become one parameter whose rows take turns 8 at a time (GateLayout::groups_of_8,
+// which a GPU fuses with the gate); families_test checks the outputs against transformers.
+TEST(ModelWeightsTest, StacksAGatedBlocksProjectionsInTurnsOfEightRows) {
+  for (const std::string name : {"qwen3_lasttoken_prompts", "nomic_bias_geglu_cls", "modernbert_mean_norm"}) {
+    const Result<ModelFolder> folder = ModelFolder::read(kFamilies / name);
+    ASSERT_TRUE(folder.ok()) << folder.status().to_string();
+    const Result<ModelWeights> weights = ModelWeights::open(*folder);
+    ASSERT_TRUE(weights.ok()) << name << ": " << weights.status().to_string();
+    const ModelParameters& p = weights->parameters;
+    const bool decoder = !p.decoder_layers.empty();
+    const std::optional<LinearParameters>& stacked =
+        decoder ? p.decoder_layers[0].gate_up : p.rotary_layers[0].input_gate;
+    ASSERT_TRUE(stacked.has_value()) << name;
+    EXPECT_EQ(decoder ? p.decoder_layers[0].gate_up_layout : p.rotary_layers[0].input_gate_layout,
+              graph::GateLayout::groups_of_8)
+        << name;
+    const ModelWeights::Stacked& parts = weights->stacked.at(stacked->weight.name);
+    EXPECT_EQ(parts.rows_per_turn, 8u) << name;
+    ASSERT_EQ(parts.parts.size(), 2u) << name;
+    EXPECT_EQ(stacked->weight.shape[0], 2 * parts.parts[0].shape[0]) << name;
+    if (stacked->bias) {
+      EXPECT_EQ(weights->stacked.at(stacked->bias->name).rows_per_turn, 8u) << name;
+    }
+  }
+}
+
 class DamagedWeightsTest : public ::testing::Test {
  protected:
   // bert_reranker copied, its model.safetensors rewritten (zero-filled) with `change` applied to its tensor list.

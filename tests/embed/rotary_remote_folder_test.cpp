@@ -205,7 +205,7 @@ TEST_F(RotaryRemoteFolderTest, SplitsTheFusedProjectionsIntoRowRanges) {
   EXPECT_TRUE(g->sources.at("rotary.sin").rotary->sine);
   ASSERT_TRUE(gl.key_swapped.has_value() && gl.key_swapped->bias.has_value());
   EXPECT_EQ(gl.key_swapped->weight.shape, (std::vector<std::uint64_t>{32, 32}));
-  const std::vector<Parameter>& halves = g->stacked.at(gl.key_swapped->weight.name);
+  const std::vector<Parameter>& halves = g->stacked.at(gl.key_swapped->weight.name).parts;
   ASSERT_EQ(halves.size(), 8u);
   EXPECT_EQ(g->sources.at(halves[0].name).first_row, 36u) << "k's first head, second half";
   EXPECT_EQ(g->sources.at(halves[1].name).first_row, 32u);
