@@ -23,9 +23,10 @@ namespace {
 
 using namespace cute;
 
-// The epilogue: an operator-style CUTLASS epilogue (no shared memory), run by Sm90TmaWarpSpecializedAdapter.
-// kStaged: the tile's outputs go through shared memory (rows padded by 8 elements, so that a warp's pairs fall in 32
-// banks) and leave in 16-byte stores; otherwise each thread stores its pairs straight from registers.
+// The epilogue: an operator-style CUTLASS epilogue (no TMA), run by Sm90TmaWarpSpecializedAdapter. Staged (a tile of
+// kStagedRows x kStagedColumns outputs): the tile's outputs go through shared memory (rows padded by 8 elements, so
+// that a warp's pairs fall in 32 banks) and leave in 16-byte stores; otherwise each thread stores its pairs straight
+// from registers.
 template <class Output, Activation kActivation, int kStagedRows = 0, int kStagedColumns = 0>
 class GatedStore {
  public:
