@@ -1,8 +1,8 @@
 // A gated MLP's first half on one GPU: the [rows, 2 width] gate|up product by cuBLASLt followed by the gated pass
 // (what a compiled graph ran before docs/PERFORMANCE.md §73, and still runs below 2,048 rows or off sm_90), against
-// the one fused GEMM of cuda_gated_matmul.cu that writes only act(gate) * up, in each of its tiles, swizzles (at 4,096
-// rows or more) and raster orders; last, the fastest of them. cuBLASLt's product takes the fastest of its heuristic's
-// first 16 candidates, each timed, as the graphs' timed plans do (§60); its pick's tile is printed. Shapes:
+// the one fused GEMM of cuda_gated_matmul.cu that writes only act(gate) * up, in each of its scheduler's swizzles (at
+// 4,096 rows or more) and raster orders; last, the fastest of them. cuBLASLt's product takes the fastest of its
+// heuristic's first 16 candidates, each timed, as the graphs' timed plans do (§60); its pick's tile is printed. Shapes:
 // Qwen3-0.6B's MLP (k 1,024, width 3,072, bf16, SiLU) and a 12 × 768 rotary encoder's (k 768, width 3,072, f16, exact
 // GELU), at 16,384 to 64 rows by default. Also the largest difference of each against a double-precision reference
 // over sampled rows, so that a faster wrong kernel cannot pass.
@@ -179,34 +179,27 @@ void measure(const Shape& s, std::int64_t rows, cudaStream_t stream) {
   row("gated_matmul", name, "cuBLASLt + gated", "error x1e6",
       1e6 * error_against_reference(s, rows, x, w_stacked, download(y, rows * s.width, s.dtype)));
   using graph::cuda::GatedMatmulRaster;
-  using graph::cuda::GatedMatmulTile;
-  const std::pair<GatedMatmulTile, const char*> tiles[] = {
-      {GatedMatmulTile::cooperative_128x256_staged, "cooperative 128x256 cluster 2x1 staged"},
-      {GatedMatmulTile::cooperative_128x256, "cooperative 128x256 cluster 2x1"},
-      {GatedMatmulTile::pingpong_128x128, "pingpong 128x128 cluster 2x1"}};
   const std::pair<GatedMatmulRaster, const char*> rasters[] = {{GatedMatmulRaster::heuristic, "heuristic"},
                                                                {GatedMatmulRaster::along_m, "along m"},
                                                                {GatedMatmulRaster::along_n, "along n"}};
   double best_us = 1e30;
   std::string best;
-  for (const auto& [tile, tile_name] : tiles) {
-    // The scheduler's swizzles only where there are many tiles to order.
-    for (const int swizzle : rows >= 4096 ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1}) {
-      for (const auto& [raster, raster_name] : rasters) {
-        const graph::cuda::GatedMatmulTuning tuning{.tile = tile, .swizzle = swizzle, .raster = raster};
-        const std::string variant = fmt::format("fused {} swizzle {} raster {}", tile_name, swizzle, raster_name);
-        check_cuda(cudaMemset(y, 0, static_cast<std::size_t>(rows * s.width) * element), "memset");
-        const double us = median_us_per_call(stream, 20, "fused", [&] {
-          return graph::cuda::gated_matmul(s.dtype, s.activation, dx, dwi, rows, s.width, s.k, y, stream, tuning);
-        });
-        check_cuda(cudaStreamSynchronize(stream), "sync");
-        row("gated_matmul", name, variant, "us", us);
-        if (us < best_us) best_us = us, best = variant;
-        if (swizzle == 1 && raster == GatedMatmulRaster::heuristic) {
-          row("gated_matmul", name, variant, "TFLOP/s", flops / (us * 1e6));
-          row("gated_matmul", name, variant, "error x1e6",
-              1e6 * error_against_reference(s, rows, x, w_stacked, download(y, rows * s.width, s.dtype)));
-        }
+  // The scheduler's swizzles only where there are many tiles to order.
+  for (const int swizzle : rows >= 4096 ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1}) {
+    for (const auto& [raster, raster_name] : rasters) {
+      const graph::cuda::GatedMatmulTuning tuning{.swizzle = swizzle, .raster = raster};
+      const std::string variant = fmt::format("fused swizzle {} raster {}", swizzle, raster_name);
+      check_cuda(cudaMemset(y, 0, static_cast<std::size_t>(rows * s.width) * element), "memset");
+      const double us = median_us_per_call(stream, 20, "fused", [&] {
+        return graph::cuda::gated_matmul(s.dtype, s.activation, dx, dwi, rows, s.width, s.k, y, stream, tuning);
+      });
+      check_cuda(cudaStreamSynchronize(stream), "sync");
+      row("gated_matmul", name, variant, "us", us);
+      if (us < best_us) best_us = us, best = variant;
+      if (swizzle == 1 && raster == GatedMatmulRaster::heuristic) {
+        row("gated_matmul", name, variant, "TFLOP/s", flops / (us * 1e6));
+        row("gated_matmul", name, variant, "error x1e6",
+            1e6 * error_against_reference(s, rows, x, w_stacked, download(y, rows * s.width, s.dtype)));
       }
     }
   }

@@ -1,9 +1,9 @@
 // A gated MLP's up projection and its gate in one GEMM (sm_90a): y = act(x Wgᵀ) * (x Wuᵀ), the product never
 // written. The weight is gate|up interleaved by eight rows (gated_matmul_weight_row), so that every thread of the
 // warpgroup MMA holds each output's gate and up accumulators side by side (its accumulator fragment steps eight
-// columns between value groups); the epilogue multiplies them and writes half the tile's width: through shared
-// memory in 16-byte stores (the default), or straight from registers. The mainloop is CUTLASS's TMA warp-specialised
-// one, assembled by its collective builder.
+// columns between value groups); the epilogue multiplies them and writes half the tile's width through shared memory
+// in 16-byte stores. The mainloop is CUTLASS's TMA warp-specialised one (cooperative, 128 x 256 tiles, clusters of
+// 2 x 1), assembled by its collective builder.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -23,11 +23,11 @@ namespace {
 
 using namespace cute;
 
-// The epilogue: an operator-style CUTLASS epilogue (no TMA), run by Sm90TmaWarpSpecializedAdapter. Staged (a tile of
-// kStagedRows x kStagedColumns outputs): the tile's outputs go through shared memory (rows padded by 8 elements, so
-// that a warp's pairs fall in 32 banks) and leave in 16-byte stores; otherwise each thread stores its pairs straight
-// from registers.
-template <class Output, Activation kActivation, int kStagedRows = 0, int kStagedColumns = 0>
+// The epilogue: an operator-style CUTLASS epilogue (no TMA), run by Sm90TmaWarpSpecializedAdapter, for a CTA tile of
+// kRows x 2 kColumns products, kColumns outputs: the tile's outputs go through shared memory (rows padded by 8
+// elements, so that a warp's pairs fall in 32 banks) and leave in 16-byte stores. Storing each thread's pairs
+// straight from its registers was slower in every call of docs/PERFORMANCE.md §73.
+template <class Output, Activation kActivation, int kRows, int kColumns>
 class GatedStore {
  public:
   using ElementC = void;
@@ -39,14 +39,11 @@ class GatedStore {
   using DispatchPolicy = EpilogueSchedule;
   using GmemTiledCopyC = void;
   using GmemTiledCopyD = void;
-  static constexpr bool kStaged = kStagedRows > 0;
-  static constexpr int kPitch = kStagedColumns + 8;  // 16-byte rows
+  static constexpr int kPitch = kColumns + 8;  // 16-byte rows
   static_assert(kPitch % 8 == 0);
-  struct Empty {};
-  struct Staging {
-    alignas(16) Output tile[kStaged ? kStagedRows * kPitch : 1];
+  struct SharedStorage {
+    alignas(16) Output tile[kRows * kPitch];
   };
-  using SharedStorage = std::conditional_t<kStaged, Staging, Empty>;
   using TensorStorage = SharedStorage;
   struct ThreadEpilogueOp {};  // named by GemmUniversalAdapter, never used
 
@@ -84,43 +81,9 @@ class GatedStore {
   CUTLASS_DEVICE void operator()(ProblemShapeMNKL problem, BlockShapeMNK block_shape, BlockCoordMNKL block_coord,
                                  Tensor<FrgEngine, FrgLayout> const& accumulators, TiledMma tiled_mma, ResidueMNK,
                                  int thread_idx, char* shared) {
-    if constexpr (kStaged) {
-      staged(problem, block_shape, block_coord, accumulators, tiled_mma, thread_idx, reinterpret_cast<Output*>(shared));
-      return;
-    }
-    const int rows = get<0>(problem);
-    const int columns = get<1>(problem);
-    Tensor coordinates = local_tile(make_identity_tensor(make_shape(rows, columns)), take<0, 2>(block_shape),
-                                    make_coord(get<0>(block_coord), get<1>(block_coord)));
-    Tensor thread_coordinates = tiled_mma.get_thread_slice(thread_idx).partition_C(coordinates);
-    static_assert(decltype(size(accumulators))::value % 8 == 0);
-    // A warpgroup MMA's fragment, per value group of 8: columns c and c + 1 of rows r and r + 8, then the same four
-    // eight columns on; with the weight interleaved by eight, the first four are gates and the next four their ups.
-    CUTLASS_PRAGMA_UNROLL
-    for (int i = 0; i < size(accumulators); i += 8) {
-      CUTLASS_PRAGMA_UNROLL
-      for (int row_half = 0; row_half < 2; ++row_half) {
-        const int g = i + 2 * row_half;
-        const int row = get<0>(thread_coordinates(g));
-        const int column = get<1>(thread_coordinates(g));
-        if (row < rows && column < columns) {
-          const float y0 = detail::activate(kActivation, accumulators(g)) * accumulators(g + 4);
-          const float y1 = detail::activate(kActivation, accumulators(g + 1)) * accumulators(g + 5);
-          const int64_t out_column = 8 * (column / 16) + column % 8;
-          store_pair(params_.y + int64_t{row} * params_.ldy + out_column, y0, y1);
-        }
-      }
-    }
-  }
-
- private:
-  template <class ProblemShapeMNKL, class BlockShapeMNK, class BlockCoordMNKL, class FrgEngine, class FrgLayout,
-            class TiledMma>
-  CUTLASS_DEVICE void staged(ProblemShapeMNKL problem, BlockShapeMNK block_shape, BlockCoordMNKL block_coord,
-                             Tensor<FrgEngine, FrgLayout> const& accumulators, TiledMma tiled_mma, int thread_idx,
-                             Output* tile) {
-    static_assert(decltype(size<0>(block_shape))::value == kStagedRows &&
-                  decltype(size<1>(block_shape))::value == 2 * kStagedColumns);
+    Output* tile = reinterpret_cast<Output*>(shared);
+    static_assert(decltype(size<0>(block_shape))::value == kRows &&
+                  decltype(size<1>(block_shape))::value == 2 * kColumns);
     constexpr int kThreads = decltype(size(tiled_mma))::value;
     const int rows = get<0>(problem);
     const int width = get<1>(problem) / 2;
@@ -128,6 +91,9 @@ class GatedStore {
     Tensor thread_coordinates = tiled_mma.get_thread_slice(thread_idx).partition_C(coordinates);
     // The tile before may still be leaving shared memory.
     cutlass::arch::NamedBarrier::sync(kThreads, cutlass::arch::ReservedNamedBarriers::EpilogueBarrier);
+    static_assert(decltype(size(accumulators))::value % 8 == 0);
+    // A warpgroup MMA's fragment, per value group of 8: columns c and c + 1 of rows r and r + 8, then the same four
+    // eight columns on; with the weight interleaved by eight, the first four are gates and the next four their ups.
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < size(accumulators); i += 8) {
       CUTLASS_PRAGMA_UNROLL
@@ -141,10 +107,10 @@ class GatedStore {
       }
     }
     cutlass::arch::NamedBarrier::sync(kThreads, cutlass::arch::ReservedNamedBarriers::EpilogueBarrier);
-    const int first_row = get<0>(block_coord) * kStagedRows, first_column = get<1>(block_coord) * kStagedColumns;
-    constexpr int kVectorsPerRow = kStagedColumns / 8;
+    const int first_row = get<0>(block_coord) * kRows, first_column = get<1>(block_coord) * kColumns;
+    constexpr int kVectorsPerRow = kColumns / 8;
     CUTLASS_PRAGMA_UNROLL
-    for (int v = thread_idx; v < kStagedRows * kVectorsPerRow; v += kThreads) {
+    for (int v = thread_idx; v < kRows * kVectorsPerRow; v += kThreads) {
       const int row = v / kVectorsPerRow, column = v % kVectorsPerRow * 8;
       if (first_row + row < rows && first_column + column < width)
         *reinterpret_cast<uint4*>(params_.y + int64_t{first_row + row} * params_.ldy + first_column + column) =
@@ -152,6 +118,7 @@ class GatedStore {
     }
   }
 
+ private:
   CUTLASS_DEVICE static void store_pair(Output* out, float a, float b) {
     if constexpr (std::is_same_v<Output, cutlass::bfloat16_t>)
       *reinterpret_cast<__nv_bfloat162*>(out) = __floats2bfloat162_rn(a, b);
@@ -162,18 +129,18 @@ class GatedStore {
   Params params_;
 };
 
-template <class Element, Activation kActivation, class TileShape, class ClusterShape, class Schedule,
-          bool kStaged = false>
+template <class Element, Activation kActivation>
 struct GatedGemm {
-  using Epilogue = cutlass::epilogue::collective::detail::Sm90TmaWarpSpecializedAdapter<
-      GatedStore<Element, kActivation, kStaged ? decltype(size<0>(TileShape{}))::value : 0,
-                 kStaged ? decltype(size<1>(TileShape{}))::value / 2 : 0>>;
+  using TileShape = Shape<_128, _256, _64>;
+  using ClusterShape = Shape<_2, _1, _1>;
+  using Epilogue =
+      cutlass::epilogue::collective::detail::Sm90TmaWarpSpecializedAdapter<GatedStore<Element, kActivation, 128, 128>>;
   static constexpr int kAlignment = 8;  // 16 bytes, for TMA
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, cutlass::layout::RowMajor, kAlignment, Element,
       cutlass::layout::ColumnMajor, kAlignment, float, TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
-      Schedule>::CollectiveOp;
+      cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
   using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 
@@ -207,34 +174,14 @@ struct GatedGemm {
   }
 };
 
-using Cooperative = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
-using Pingpong = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
-
-template <class Element, Activation kActivation>
-cudaError_t run_variant(const GatedMatmulTuning& tuning, const void* x, const void* w, int rows, int width, int k,
-                        void* y, int sm_count, cudaStream_t stream) {
-  switch (tuning.tile) {
-    case GatedMatmulTile::cooperative_128x256:
-      return GatedGemm<Element, kActivation, Shape<_128, _256, _64>, Shape<_2, _1, _1>, Cooperative>::run(
-          x, w, rows, width, k, y, sm_count, tuning, stream);
-    case GatedMatmulTile::pingpong_128x128:
-      return GatedGemm<Element, kActivation, Shape<_128, _128, _64>, Shape<_2, _1, _1>, Pingpong>::run(
-          x, w, rows, width, k, y, sm_count, tuning, stream);
-    case GatedMatmulTile::cooperative_128x256_staged:
-      return GatedGemm<Element, kActivation, Shape<_128, _256, _64>, Shape<_2, _1, _1>, Cooperative, true>::run(
-          x, w, rows, width, k, y, sm_count, tuning, stream);
-  }
-  return cudaErrorInvalidValue;
-}
-
 template <class Element>
 cudaError_t run_activation(Activation activation, const GatedMatmulTuning& tuning, const void* x, const void* w,
                            int rows, int width, int k, void* y, int sm_count, cudaStream_t stream) {
   switch (activation) {
     case Activation::silu:
-      return run_variant<Element, Activation::silu>(tuning, x, w, rows, width, k, y, sm_count, stream);
+      return GatedGemm<Element, Activation::silu>::run(x, w, rows, width, k, y, sm_count, tuning, stream);
     case Activation::gelu_erf:
-      return run_variant<Element, Activation::gelu_erf>(tuning, x, w, rows, width, k, y, sm_count, stream);
+      return GatedGemm<Element, Activation::gelu_erf>::run(x, w, rows, width, k, y, sm_count, tuning, stream);
     default: return cudaErrorInvalidValue;
   }
 }

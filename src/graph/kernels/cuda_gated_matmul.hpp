@@ -13,18 +13,11 @@
 
 namespace accel::graph::cuda {
 
-// The CTA tile, cluster and schedule of CUTLASS's sm_90 mainloop, how the epilogue stores, and the order its
-// persistent scheduler visits output tiles in (CUTLASS's max_swizzle_size and raster order). The default tile is the
-// fastest of gated_matmul_bench's sweeps on the H200 in every call (docs/PERFORMANCE.md §73); the fastest raster
-// order changed from call to call, so the scheduler's heuristic keeps it.
-enum class GatedMatmulTile : std::uint8_t {
-  cooperative_128x256_staged,  // cluster 2 x 1; the tile's outputs through shared memory, 16-byte stores
-  cooperative_128x256,         // cluster 2 x 1; each thread's pairs stored from its registers
-  pingpong_128x128,            // cluster 2 x 1; the same
-};
+// The order the mainloop's persistent scheduler visits output tiles in (CUTLASS's max_swizzle_size and raster order).
+// The fastest raster order changed from call to call of gated_matmul_bench on the H200 (docs/PERFORMANCE.md §73), so
+// the default keeps the scheduler's heuristic.
 enum class GatedMatmulRaster : std::uint8_t { heuristic, along_m, along_n };
 struct GatedMatmulTuning {
-  GatedMatmulTile tile = GatedMatmulTile::cooperative_128x256_staged;
   int swizzle = 1;  // 1, 2, 4 or 8
   GatedMatmulRaster raster = GatedMatmulRaster::heuristic;
 };
