@@ -111,7 +111,7 @@ Status matmul(const Frame& f, const Node& node, std::optional<bool>& products_in
 // The fewest rows for which the fused gated product runs: below, its 128-row tiles leave SMs idle against cuBLASLt's
 // product and the gate pass (gated_matmul_bench on the H200, docs/PERFORMANCE.md §73: at 1,024 rows 0.78-0.92x in the
 // first sweep; at 2,048 rows 1.03-1.07x for Qwen3-0.6B's MLP and 1.23-1.24x for a 12 x 768 GELU MLP; at 16,384
-// 1.09-1.18x / 1.38-1.41x).
+// 1.12-1.18x / 1.38-1.41x).
 constexpr std::int64_t kFusedGateRows = 2048;
 
 // Whether `matmul` and the gated op after it run as one product (gated_matmul: sm_90, f16/bf16, the gate layout
