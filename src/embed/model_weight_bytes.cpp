@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <span>
 #include <thread>
 
@@ -110,22 +111,20 @@ Status convert_parameter(const graph::Graph& graph, const graph::Graph::Paramete
   const graph::TensorInfo& t = graph.tensors()[slot.tensor];
   const auto stacked = weights.stacked.find(t.name);
   if (stacked == weights.stacked.end()) return convert_source(t.name, t.dtype, slot.bytes, weights, place);
-  std::uint64_t done = 0;
-  for (const Parameter& part : stacked->second.parts) {
-    std::uint64_t bytes = size_of(t.dtype);
-    for (std::uint64_t d : part.shape) bytes *= d;
-    done += bytes;
+  const std::vector<Parameter>& parts = stacked->second.parts;
+  std::vector<std::uint64_t> part_bytes;
+  for (const Parameter& part : parts) {
+    part_bytes.push_back(size_of(t.dtype));
+    for (std::uint64_t d : part.shape) part_bytes.back() *= d;
   }
-  if (done != slot.bytes)
+  const std::uint64_t total = std::accumulate(part_bytes.begin(), part_bytes.end(), std::uint64_t{0});
+  if (total != slot.bytes)
     return internal_error(
-        fmt::format("stacked parameter '{}': its parts fill {} of its {} bytes", t.name, done, slot.bytes));
+        fmt::format("stacked parameter '{}': its parts fill {} of its {} bytes", t.name, total, slot.bytes));
   if (stacked->second.rows_per_turn > 0) return convert_in_turns(t.name, t.dtype, stacked->second, weights, place);
-  done = 0;
-  for (const Parameter& part : stacked->second.parts) {
-    std::uint64_t bytes = size_of(t.dtype);
-    for (std::uint64_t d : part.shape) bytes *= d;
-    ACCEL_RETURN_IF_ERROR(convert_source(part.name, t.dtype, bytes, weights, place + done));
-    done += bytes;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    ACCEL_RETURN_IF_ERROR(convert_source(parts[i].name, t.dtype, part_bytes[i], weights, place));
+    place += part_bytes[i];
   }
   return Status();
 }

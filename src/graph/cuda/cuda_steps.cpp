@@ -116,7 +116,7 @@ constexpr std::int64_t kFusedGateRows = 2048;
 
 // Whether `matmul` and the gated op after it run as one product (gated_matmul: sm_90, f16/bf16, the gate layout
 // it writes from its accumulators, nothing else in the matmul's epilogue), which never writes the matmul's output:
-// so no other op may read it, and it may not be an output of the graph.
+// so no other node may read it (a reshape, which runs no step, included), and it may not be an output of the graph.
 bool fuses_with_gate(const Frame& f, const Node& matmul, const Node& next) {
   if (next.kind != OpKind::gated || next.gate_layout != GateLayout::groups_of_8 || next.inputs[0] != matmul.output ||
       !matmul.transpose_b || matmul.inputs[2] != Node::kNone || matmul.inputs.size() > 3 ||
@@ -129,11 +129,9 @@ bool fuses_with_gate(const Frame& f, const Node& matmul, const Node& next) {
     return false;
   for (const Graph::Output& output : f.plan.graph().outputs())
     if (output.tensor == matmul.output) return false;
-  for (std::uint32_t index : f.plan.steps()) {
-    const Node& node = f.plan.graph().nodes()[index];
+  for (const Node& node : f.plan.graph().nodes())
     if (&node != &next && std::find(node.inputs.begin(), node.inputs.end(), matmul.output) != node.inputs.end())
       return false;
-  }
   return true;
 }
 
