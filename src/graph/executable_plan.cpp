@@ -2,7 +2,8 @@
 // gets a place in one arena. Places are reused by liveness: a tensor's bytes are free after the last step that
 // reads it (outputs stay to the end), and tensors are placed largest first at the lowest offset that overlaps no
 // tensor alive at the same time. An op that may write over its input (writes_over_input) takes its input's place
-// when it is that place's last reader.
+// when it is that place's last reader. A gated op keeps the inputs of the matmul that makes its input alive
+// (reads_matmul_inputs): a device may run the two as one product, which reads x while it writes the gated output.
 #include "graph/executable_plan.hpp"
 
 #include <fmt/format.h>
@@ -16,7 +17,8 @@ namespace accel::graph {
 
 namespace {
 constexpr std::uint64_t kAlignment = 256;
-constexpr std::uint32_t kPlanVersion = 2;  // 2: ropes write over their last-read input
+// 2: ropes write over their last-read input; 3: a gated op keeps its matmul's inputs alive.
+constexpr std::uint32_t kPlanVersion = 3;
 
 std::uint64_t aligned(std::uint64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
@@ -24,6 +26,13 @@ std::uint64_t aligned(std::uint64_t bytes) { return (bytes + kAlignment - 1) / k
 // written): a rope over a packed q|k|v then leaves v's columns where they are instead of copying them, a quarter of
 // its traffic in Qwen3's layers.
 bool writes_over_input(const Node& node) { return node.kind == OpKind::rope; }
+
+// Whether `node` may run fused with `producer`, the node that makes its first input, and so read the producer's
+// inputs as it writes its output: the CUDA lowering runs a matmul and the gated op after it as one GEMM whose
+// epilogue writes the gated output (cuda_steps.cpp), so that output must not take the place of the matmul's x.
+bool reads_matmul_inputs(const Node& node, const Node* producer) {
+  return node.kind == OpKind::gated && producer != nullptr && producer->kind == OpKind::matmul;
+}
 
 // The node that last reads each tensor's place (a reshape's reads count for its source): nodes.size() for the
 // graph's outputs, which are read after every step; -1 for a tensor never read.
@@ -97,7 +106,12 @@ Result<ExecutablePlan> ExecutablePlan::make(std::shared_ptr<const Graph> graph, 
   std::iota(root.begin(), root.end(), 0u);
   std::vector<Lifetime> lives(tensors.size());
   std::vector<bool> in_arena(tensors.size(), false);
+  std::vector<const Node*> producer(tensors.size(), nullptr);
   const std::vector<std::int64_t> last_reader = last_readers(*graph);
+  const auto keep_alive = [&](std::uint32_t tensor, std::int64_t index) {
+    if (tensor != Node::kNone && in_arena[root[tensor]])
+      lives[root[tensor]].last = std::max(lives[root[tensor]].last, index);
+  };
 
   for (const Node& node : nodes) {
     if (node.kind == OpKind::reshape) {
@@ -110,9 +124,11 @@ Result<ExecutablePlan> ExecutablePlan::make(std::shared_ptr<const Graph> graph, 
     if (node.kind != OpKind::input) plan.steps_.push_back(static_cast<std::uint32_t>(node_index));
     // Every input stays alive through this step, the ones beside an input written over included (a rope's
     // positions, which the next op's output must not take).
-    for (std::uint32_t in : node.inputs)
-      if (in != Node::kNone && in_arena[root[in]]) lives[root[in]].last = std::max(lives[root[in]].last, index);
+    for (std::uint32_t in : node.inputs) keep_alive(in, index);
     const std::uint32_t first = node.inputs.empty() ? Node::kNone : node.inputs[0];
+    if (first != Node::kNone && reads_matmul_inputs(node, producer[first]))
+      for (std::uint32_t in : producer[first]->inputs) keep_alive(in, index);
+    producer[node.output] = &node;
     if (writes_over_input(node) && in_arena[root[first]] && last_reader[first] == node_index &&
         tensors[first].shape == tensors[node.output].shape && tensors[first].dtype == tensors[node.output].dtype) {
       root[node.output] = root[first];

@@ -29,6 +29,31 @@ TEST_P(CudaFamiliesTest, EveryFamilyMatchesTransformers) {
                               {.cosine = 0.999, .norm_ratio = bf16 ? 3e-2 : 5e-3, .score = bf16 ? 0.15 : 2e-2}, false);
 }
 
+// Runs of thousands of tokens: at 2,048 rows or more a gated block's product and gate run as one GEMM on sm_90
+// (cuda_steps.cpp), which the test above, in runs of 512 tokens, never reaches. The references' texts, 120 times
+// over in one call (packed into runs of the default 16,384 tokens), against the same references.
+TEST_P(CudaFamiliesTest, RunsOfThousandsOfTokensMatchTransformers) {
+  const nlohmann::json& refs = testing::references();
+  const std::vector<std::string> texts = testing::strings(refs.at("texts"));
+  constexpr std::size_t kCopies = 120;
+  std::vector<std::string> many;
+  for (std::size_t copy = 0; copy < kCopies; ++copy) many.insert(many.end(), texts.begin(), texts.end());
+  for (const auto& [name, expected] : refs.at("models").items()) {
+    if (expected.at("output").get<std::string>() != "dense") continue;
+    SCOPED_TRACE(name);
+    Result<std::shared_ptr<Model>> model =
+        Model::load(*device_, {.folder = testing::kFamilies / name, .compute = GetParam()});
+    ASSERT_TRUE(model.ok()) << model.status().to_string();
+    Result<Embeddings> got = (*model)->embed(many).wait();
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    nlohmann::json repeated = nlohmann::json::array();
+    for (std::size_t copy = 0; copy < kCopies; ++copy)
+      for (const nlohmann::json& row : expected.at("embeddings")) repeated.push_back(row);
+    testing::expect_dense(*got, repeated, {.cosine = 0.999, .norm_ratio = GetParam() == DType::bf16 ? 3e-2 : 5e-3},
+                          name + ", runs of thousands of tokens");
+  }
+}
+
 TEST_P(CudaFamiliesTest, TheRealSpladeCheckpointMatchesTransformers) {
   const std::filesystem::path folder = ACCEL_TEST_SPLADE_FOLDER;
   if (!std::filesystem::exists(folder / "model.safetensors")) GTEST_SKIP() << folder << " is not installed";

@@ -230,7 +230,9 @@ TEST(CudaGraphExecute, AGatedMatmulMatchesTheReferenceFusedOrNot) {
                                    {.layout = GateLayout::halves},
                                    {.product_is_output = true},
                                    {.dtype = DType::f32},
-                                   {.k = 512, .width = 256}},
+                                   {.k = 512, .width = 256},
+                                   // x narrower than the output, whose tiles of 128 rows span later tiles' x
+                                   {.k = 64, .width = 512}},
                                   mode, accel::testing::test_seed());
   }
 }

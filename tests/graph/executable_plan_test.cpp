@@ -1,4 +1,5 @@
-// The memory plan of a specialisation: places reused by liveness, and a rope written over the input it reads last.
+// The memory plan of a specialisation: places reused by liveness, a rope written over the input it reads last, and a
+// gated op's output kept off the place of the input of the matmul before it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -125,6 +126,35 @@ TEST(ExecutablePlanTest, ARopeWrittenOverItsInputKeepsItsOtherInputsAlive) {
     Result<ExecutablePlan> plan = ExecutablePlan::make(*graph, {{"tokens", tokens}});
     ASSERT_TRUE(plan.ok()) << plan.status().to_string();
     expect_no_live_overlap(*plan);
+  }
+}
+
+// A matmul and the gated op after it may run as one product (the CUDA lowering's fused GEMM), which reads x while
+// its epilogue writes the gated output: that output must not take x's place, though x's last reader is the matmul.
+// With x wider than the output, the plan of liveness alone put the two at the same offset (ModernBERT-base's and
+// Qwen3's MLPs read wrong rows of x on the H200 until the plan kept x alive).
+TEST(ExecutablePlanTest, AGatedOutputNeverTakesThePlaceOfItsMatmulsInput) {
+  for (const bool x_is_input : {true, false}) {
+    GraphBuilder b;
+    Tensor in = b.input("in", DType::f16, {T(), Dim::of(512)});
+    Tensor x = x_is_input ? in : b.unary(Activation::relu, in);
+    Tensor product = b.matmul(x, b.parameter("w", DType::f16, {Dim::of(512), Dim::of(512)}), {.transpose_b = true});
+    b.output("y", b.binary(BinaryOp::add, b.gated(product, Activation::silu, GateLayout::groups_of_8),
+                           b.input("bias", DType::f16, {T(), Dim::of(256)})));
+    Result<std::shared_ptr<const Graph>> graph = b.build();
+    ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+    const Node& gated = *std::find_if((*graph)->nodes().begin(), (*graph)->nodes().end(),
+                                      [](const Node& n) { return n.kind == OpKind::gated; });
+    for (std::int64_t tokens : {1, 4096}) {
+      Result<ExecutablePlan> plan = ExecutablePlan::make(*graph, {{"tokens", tokens}});
+      ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+      expect_no_live_overlap(*plan);
+      const std::uint64_t x_at = plan->slot(x.id).offset, y_at = plan->slot(gated.output).offset;
+      const std::uint64_t x_end = x_at + static_cast<std::uint64_t>(tokens) * 512 * 2;
+      const std::uint64_t y_end = y_at + static_cast<std::uint64_t>(tokens) * 256 * 2;
+      EXPECT_TRUE(x_end <= y_at || y_end <= x_at)
+          << "x [" << x_at << ", " << x_end << ") and the gated output [" << y_at << ", " << y_end << ") overlap";
+    }
   }
 }
 
