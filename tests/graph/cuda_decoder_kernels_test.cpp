@@ -2,7 +2,7 @@
 // cpu_decoder_kernels_test), per storage type: causal and grouped-query attention on the three attention kernels (the
 // tensor-core ones for f16/bf16 with head_dim 32, 64 or 128 and aligned rows, one holding a short sequence's keys in
 // shared memory and one streaming them; the generic one otherwise), and the rotary position embedding, in place too;
-// sliding-window attention on the streaming and generic kernels. Skipped without a GPU.
+// sliding-window attention on the resident, streaming and generic kernels. Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -56,12 +56,20 @@ TEST_F(CudaDecoderKernels, CausalAndGroupedQueryAttentionMatchTheCpu) {
                                 {{200, 9}, 4, 2, 128, true, 0},
                                 {{64, 17, 1, 0}, 4, 2, 128, true, 0},
                                 {{20, 77}, 4, 4, 32, true, 0},
-                                // Sliding windows on both kernels: within a tile, across tiles, past the sequence.
+                                // Sliding windows on every kernel: within a tile, across tiles, past the sequence;
+                                // resident where the longest fits (ModernBERT's passages: 128-token windows at d 64),
+                                // streaming where it does not or the kernels are told of longer ones.
                                 {{1, 17, 64, 65, 0, 300}, 4, 4, 64, false, 0, 64},
+                                {{1, 17, 64, 65, 0, 200}, 4, 4, 64, false, 0, 64},
+                                {{1, 17, 64, 65, 0, 200}, 4, 4, 64, false, 0, 64, 1024},
+                                {{256, 90, 129, 3}, 12, 12, 64, false, 0, 64},
                                 {{200, 33}, 4, 2, 128, false, 0, 5},
+                                {{120, 33}, 4, 2, 128, false, 0, 5},
                                 {{150, 9, 70}, 4, 4, 32, true, 0, 40},
+                                {{600, 45, 1}, 4, 4, 32, true, 0, 40},
                                 {{90, 33}, 4, 2, 8, false, 2, 3},
                                 {{40, 7}, 2, 2, 64, false, 2, 1000},
+                                {{40, 7}, 2, 2, 64, false, 0, 1},
                                 // Told of a 32K context, as a Qwen3-Embedding folder tells the graph: the streaming
                                 // and generic kernels' CTAs cover the batch's sequences, not the context's length.
                                 {{200, 9, 77, 1, 64}, 4, 2, 128, true, 0, 0, 32768},

@@ -6,8 +6,9 @@
 // sequence's queries in turn (FlashRows, cuda_flash_tile.cuh), stepping over the resident keys with no further
 // copies or barriers. Against cuda_flash_attention.cu, which gives each 64 query rows a CTA of their own, the keys
 // are read from memory once per (sequence, head), not once per 64 rows, and a short sequence's last rows cost a
-// 16-row block, not a 64-row one. Causal blocks step up to their last row only; sliding windows take the other
-// kernel.
+// 16-row block, not a 64-row one. Causal blocks step up to their last row only; a sliding-window block (ModernBERT's
+// local layers) steps over the keys within the window of one of its rows only, and masks each row's keys outside
+// its own window.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -69,15 +70,23 @@ __global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D)) resident_attentio
   __syncthreads();
 
   const float scale = args.scale * 1.4426950408889634f;  // log2(e): exponentials as powers of 2
-  const KeyMask mask{length, args.causal, 0};
+  const KeyMask mask{length, args.causal, args.window};
+  const int window = args.window;
   T* out = static_cast<T*>(args.out) + begin * args.out_stride + column;
   const int blocks = (length + kRowsPerBlock - 1) / kRowsPerBlock;
   for (int block = warp; block < blocks; block += kWarps) {
     const int first = block * kRowsPerBlock, last = first + kRowsPerBlock - 1;
-    const int keys_end = args.causal ? min(length, last + 1) : length;
-    for (int key0 = 0; key0 < keys_end; key0 += kKeysPerStep) {
+    int keys_end = args.causal ? min(length, last + 1) : length;
+    int keys_begin = 0;
+    if (window > 0) {
+      keys_end = min(keys_end, last + window + 1);
+      keys_begin = max(0, first - window) / kKeysPerStep * kKeysPerStep;
+    }
+    for (int key0 = keys_begin; key0 < keys_end; key0 += kKeysPerStep) {
       const int key_last = key0 + kKeysPerStep - 1;
-      const bool masked = key_last >= length || (args.causal && key_last > first);
+      // Unmasked only where every row of the block sees every key of the step.
+      const bool masked = key_last >= length || (args.causal && key_last > first) ||
+                          (window > 0 && (last - key0 > window || key_last - first > window));
       rows.step(keys + key0 * kStride, values + key0 * kStride, kStride, key0, masked, mask, scale);
     }
     const FlashRows<T, D> next(q, args.q_stride, first + kWarps * kRowsPerBlock, length);
@@ -111,7 +120,7 @@ cudaError_t launch(const AttentionArgs& args, std::size_t shared, cudaStream_t s
 }  // namespace
 
 bool resident_attention_fits(DType dtype, const AttentionArgs& args) {
-  return flash_attention_fits(dtype, args) && args.window <= 0 && resident_bytes(args, 2) <= kSharedLimit;
+  return flash_attention_fits(dtype, args) && resident_bytes(args, 2) <= kSharedLimit;
 }
 
 cudaError_t launch_resident_attention(DType dtype, const AttentionArgs& args, cudaStream_t stream) {
