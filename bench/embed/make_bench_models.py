@@ -12,10 +12,16 @@ benchmarks on the GPU machine (no checkpoint of that size can be had offline):
                       pooling, Normalize, max_seq_length 256, with the byte-level BPE tokenizer of the tests
                       (tests/text/data/qwen_bpe: 4,004 pieces; the real one, 151,669, is not to be had offline) and
                       the MiniLM vocabulary's words for embed_bench's trace
+  modernbert_base_mean  a sentence-transformers folder of ModernBERT-base's config (the base of modernbert-embed-base
+                      and gte-modernbert-base: 22 layers x 768, 12 heads, GeGLU of 1,152, no biases, every third
+                      layer global and the others a 128-token window, rotary bases 160,000 / 10,000), mean pooling,
+                      Normalize, max_seq_length 256, with all-MiniLM-L6-v2's WordPiece tokenizer (its own seed, made
+                      last, so the folders above keep their weights)
 
     python3 bench/embed/make_bench_models.py OUT_DIR --tokenizer-from .deps/models/all-MiniLM-L6-v2 [--decoder]
 """
 import argparse
+import inspect
 import pathlib
 import shutil
 
@@ -72,6 +78,31 @@ def qwen3_embedder(args):
     shutil.copy(args.tokenizer_from / "vocab.txt", args.out / "qwen3_0_6b_lasttoken" / "vocab.txt")
 
 
+def modernbert_embedder(args):
+    """ModernBERT-base's configuration with random weights, as a sentence-transformers folder."""
+    common = dict(vocab_size=30522, hidden_size=768, intermediate_size=1152, num_hidden_layers=22,
+                  num_attention_heads=12, max_position_embeddings=8192, hidden_activation="gelu",
+                  global_attn_every_n_layers=3, local_attention=128, norm_eps=1e-5, norm_bias=False,
+                  attention_bias=False, mlp_bias=False, pad_token_id=0, cls_token_id=101, bos_token_id=101,
+                  sep_token_id=102, eos_token_id=102)
+    # transformers 5 takes the two rotary bases per layer type; 4.x as global_rope_theta and local_rope_theta.
+    if "rope_parameters" in inspect.signature(transformers.ModernBertConfig.__init__).parameters:
+        common["rope_parameters"] = {"full_attention": {"rope_type": "default", "rope_theta": 160000.0},
+                                     "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}
+    else:
+        common.update(global_rope_theta=160000.0, local_rope_theta=10000.0)
+    cfg = transformers.ModernBertConfig(**common)
+    base = args.out / "modernbert_transformer"
+    transformers.ModernBertModel(cfg).save_pretrained(base)
+    copy_tokenizer(args.tokenizer_from, base)
+    st = SentenceTransformer(modules=[models.Transformer(str(base), max_seq_length=256),
+                                      models.Pooling(cfg.hidden_size, pooling_mode="mean"), models.Normalize()],
+                             device="cpu")
+    st.save(str(args.out / "modernbert_base_mean"))
+    shutil.rmtree(base)
+    shutil.copy(args.tokenizer_from / "vocab.txt", args.out / "modernbert_base_mean" / "vocab.txt")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=pathlib.Path)
@@ -89,6 +120,8 @@ def main():
     embedder(args, config(hidden=384, layers=6, inner=1536), "minilm_mean")
     if args.decoder:
         qwen3_embedder(args)
+    torch.manual_seed(20261202)
+    modernbert_embedder(args)
 
 
 if __name__ == "__main__":
