@@ -37,7 +37,9 @@ constexpr std::size_t kSharedLimit = 80 * 1024;
 constexpr int kMaxDevices = 64;
 __host__ __device__ constexpr int ctas_per_sm(int head_dim) { return head_dim == 32 ? 5 : (head_dim == 64 ? 4 : 3); }
 
-template <class T, int D>
+// kWindowed: a sliding window's bounds and masks, compiled out where there is none (the encoders' global attention,
+// which the window's per-step arithmetic made 2-4 % slower, docs/PERFORMANCE.md §74).
+template <class T, int D, bool kWindowed>
 __global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D)) resident_attention_kernel(AttentionArgs args) {
   wait_for_prior_kernel();
   constexpr int kStride = stride_of(D);
@@ -70,15 +72,15 @@ __global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D)) resident_attentio
   __syncthreads();
 
   const float scale = args.scale * 1.4426950408889634f;  // log2(e): exponentials as powers of 2
-  const KeyMask mask{length, args.causal, args.window};
-  const int window = args.window;
+  const int window = kWindowed ? args.window : 0;
+  const KeyMask mask{length, args.causal, window};
   T* out = static_cast<T*>(args.out) + begin * args.out_stride + column;
   const int blocks = (length + kRowsPerBlock - 1) / kRowsPerBlock;
   for (int block = warp; block < blocks; block += kWarps) {
     const int first = block * kRowsPerBlock, last = first + kRowsPerBlock - 1;
     int keys_end = args.causal ? min(length, last + 1) : length;
     int keys_begin = 0;
-    if (window > 0) {
+    if constexpr (kWindowed) {
       keys_end = min(keys_end, last + window + 1);
       keys_begin = max(0, first - window) / kKeysPerStep * kKeysPerStep;
     }
@@ -86,7 +88,7 @@ __global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D)) resident_attentio
       const int key_last = key0 + kKeysPerStep - 1;
       // Unmasked only where every row of the block sees every key of the step.
       const bool masked = key_last >= length || (args.causal && key_last > first) ||
-                          (window > 0 && (last - key0 > window || key_last - first > window));
+                          (kWindowed && (last - key0 > window || key_last - first > window));
       rows.step(keys + key0 * kStride, values + key0 * kStride, kStride, key0, masked, mask, scale);
     }
     const FlashRows<T, D> next(q, args.q_stride, first + kWarps * kRowsPerBlock, length);
@@ -95,7 +97,7 @@ __global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D)) resident_attentio
   }
 }
 
-template <class T, int D>
+template <class T, int D, bool kWindowed>
 cudaError_t launch(const AttentionArgs& args, std::size_t shared, cudaStream_t stream) {
   // Past 48 KiB a kernel must opt in, once a device: at its first launch there, which a graph's first run makes
   // uncaptured, so that no capture holds the call.
@@ -106,15 +108,15 @@ cudaError_t launch(const AttentionArgs& args, std::size_t shared, cudaStream_t s
     if (device >= kMaxDevices) return cudaErrorInvalidDevice;
     if (!opted_in[device].load(std::memory_order_acquire)) {
       if (const cudaError_t error =
-              cudaFuncSetAttribute(resident_attention_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(kSharedLimit));
+              cudaFuncSetAttribute(resident_attention_kernel<T, D, kWindowed>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedLimit));
           error != cudaSuccess)
         return error;
       opted_in[device].store(true, std::memory_order_release);
     }
   }
   const dim3 grid(static_cast<unsigned>(args.sequences), static_cast<unsigned>(args.heads));
-  return launch_chained(resident_attention_kernel<T, D>, grid, kWarps * 32, shared, stream, args);
+  return launch_chained(resident_attention_kernel<T, D, kWindowed>, grid, kWarps * 32, shared, stream, args);
 }
 
 }  // namespace
@@ -128,9 +130,12 @@ cudaError_t launch_resident_attention(DType dtype, const AttentionArgs& args, cu
   const std::size_t shared = resident_bytes(args, 2);
   const auto by_head_dim = [&](auto element) {
     using T = decltype(element);
-    if (args.head_dim == 32) return launch<T, 32>(args, shared, stream);
-    if (args.head_dim == 64) return launch<T, 64>(args, shared, stream);
-    return launch<T, 128>(args, shared, stream);
+    const bool windowed = args.window > 0;
+    if (args.head_dim == 32)
+      return windowed ? launch<T, 32, true>(args, shared, stream) : launch<T, 32, false>(args, shared, stream);
+    if (args.head_dim == 64)
+      return windowed ? launch<T, 64, true>(args, shared, stream) : launch<T, 64, false>(args, shared, stream);
+    return windowed ? launch<T, 128, true>(args, shared, stream) : launch<T, 128, false>(args, shared, stream);
   };
   return dtype == DType::f16 ? by_head_dim(__half{}) : by_head_dim(__nv_bfloat16{});
 }
