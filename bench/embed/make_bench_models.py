@@ -44,19 +44,24 @@ def copy_tokenizer(source, folder):
             shutil.copy(source / name, folder / name)
 
 
+def sentence_transformers_folder(args, base, hidden, pooling, name):
+    """args.out/name: the transformers folder `base` (then removed) with `pooling` and Normalize, cut at 256 tokens,
+    and MiniLM's vocab.txt, which embed_bench draws its words from (the tokenizer_config.json sentence-transformers
+    wrote, whose model_max_length is the folder's max_seq_length, stays)."""
+    st = SentenceTransformer(modules=[models.Transformer(str(base), max_seq_length=256),
+                                      models.Pooling(hidden, pooling_mode=pooling), models.Normalize()],
+                             device="cpu")
+    st.save(str(args.out / name))
+    shutil.rmtree(base)
+    shutil.copy(args.tokenizer_from / "vocab.txt", args.out / name / "vocab.txt")
+
+
 def embedder(args, cfg, name):
     """A sentence-transformers folder args.out/name: a BertModel of `cfg`, mean pooling, Normalize."""
     base = args.out / f"{name}_transformer"
     transformers.BertModel(cfg).save_pretrained(base)
     copy_tokenizer(args.tokenizer_from, base)
-    st = SentenceTransformer(modules=[models.Transformer(str(base), max_seq_length=256),
-                                      models.Pooling(cfg.hidden_size, pooling_mode="mean"), models.Normalize()],
-                             device="cpu")
-    st.save(str(args.out / name))
-    shutil.rmtree(base)
-    # vocab.txt, which embed_bench draws words from; the tokenizer_config.json sentence-transformers wrote (its
-    # model_max_length is the folder's max_seq_length) stays.
-    shutil.copy(args.tokenizer_from / "vocab.txt", args.out / name / "vocab.txt")
+    sentence_transformers_folder(args, base, cfg.hidden_size, "mean", name)
 
 
 def qwen3_embedder(args):
@@ -70,12 +75,7 @@ def qwen3_embedder(args):
     tokenizer_folder = pathlib.Path(__file__).resolve().parents[2] / "tests/embed/data/families/qwen3_lasttoken_prompts"
     for name in ["tokenizer.json", "tokenizer_config.json"]:
         shutil.copy(tokenizer_folder / name, base / name)
-    st = SentenceTransformer(modules=[models.Transformer(str(base), max_seq_length=256),
-                                      models.Pooling(cfg.hidden_size, pooling_mode="lasttoken"), models.Normalize()],
-                             device="cpu")
-    st.save(str(args.out / "qwen3_0_6b_lasttoken"))
-    shutil.rmtree(base)
-    shutil.copy(args.tokenizer_from / "vocab.txt", args.out / "qwen3_0_6b_lasttoken" / "vocab.txt")
+    sentence_transformers_folder(args, base, cfg.hidden_size, "lasttoken", "qwen3_0_6b_lasttoken")
 
 
 def modernbert_embedder(args):
@@ -95,12 +95,7 @@ def modernbert_embedder(args):
     base = args.out / "modernbert_transformer"
     transformers.ModernBertModel(cfg).save_pretrained(base)
     copy_tokenizer(args.tokenizer_from, base)
-    st = SentenceTransformer(modules=[models.Transformer(str(base), max_seq_length=256),
-                                      models.Pooling(cfg.hidden_size, pooling_mode="mean"), models.Normalize()],
-                             device="cpu")
-    st.save(str(args.out / "modernbert_base_mean"))
-    shutil.rmtree(base)
-    shutil.copy(args.tokenizer_from / "vocab.txt", args.out / "modernbert_base_mean" / "vocab.txt")
+    sentence_transformers_folder(args, base, cfg.hidden_size, "mean", "modernbert_base_mean")
 
 
 def main():
