@@ -5,17 +5,25 @@ spread by about as much on the H200 (±10 µs a query, docs/PERFORMANCE.md §54)
 median per binary and each binary's against the first. A run that fails is left out of the medians and named after
 the table with its exit status and the end of its stderr (the script then exits 1), so one crash loses one run.
 
+Speed means nothing if the results changed: in the first round each binary also writes what it computed (the trace's
+embeddings, or with --rerank the pairs' scores), and each is compared with the first binary's: the lowest cosine of a
+row (or the largest difference of a score) is printed, and one below --min-cosine (above --max-score-difference)
+exits 1. docs/PERFORMANCE.md §74: an A/B of speed alone once passed a change whose embeddings were wrong.
+
     bench/embed/ab_embed.py BEFORE/embed_bench AFTER/embed_bench [MORE/embed_bench...] [--rounds 4] -- EMBED_BENCH_ARGS...
 
 e.g. `... -- --device cuda --model build/models/minilm_mean --passages 8192 --queries 2000`.
 """
 
 import argparse
+import array
 import json
+import math
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 FIGURES = (("throughput_tokens_ready", "tokens_per_s", "tokens ready (tokens/s)"),
            ("end_to_end", "tokens_per_s", "text in (tokens/s)"),
@@ -40,11 +48,72 @@ def run_once(binary, args):
     return found, None
 
 
+def floats(path):
+    values = array.array("f")
+    with open(path, "rb") as f:
+        values.frombytes(f.read())
+    if sys.byteorder != "little":
+        values.byteswap()
+    return values
+
+
+def lowest_cosine(ours, theirs, rows):
+    """The lowest cosine between row i of two row-major files of `rows` rows, and how many rows fall under 0.999."""
+    if len(ours) != len(theirs) or rows == 0 or len(ours) % rows != 0:
+        return None, None
+    width = len(ours) // rows
+    lowest, under = 1.0, 0
+    for r in range(rows):
+        a, b = ours[r * width:(r + 1) * width], theirs[r * width:(r + 1) * width]
+        dot = sum(x * y for x, y in zip(a, b))
+        norms = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+        cosine = 1.0 if norms == 0 and dot == 0 else (dot / norms if norms > 0 else 0.0)
+        lowest = min(lowest, cosine)
+        under += cosine < 0.999
+    return lowest, under
+
+
+def compare_results(names, written, trace, rerank, options):
+    """Each binary's results against the first's; the failures, as lines."""
+    failures = []
+    first = names[0]
+    if first not in written:
+        return [f"results: {first} wrote none to compare with"]
+    reference = floats(written[first])
+    rows = sum(1 for _ in open(trace)) if not rerank else 0
+    for name in names[1:]:
+        if name not in written:
+            failures.append(f"results: {name} wrote none")
+            continue
+        ours = floats(written[name])
+        if rerank:
+            if len(ours) != len(reference):
+                failures.append(f"results: {name} wrote {len(ours)} scores, {first} {len(reference)}")
+                continue
+            largest = max((abs(a - b) for a, b in zip(ours, reference)), default=0.0)
+            print(f"results: {name}'s scores against {first}'s: largest difference {largest:.3g}")
+            if not largest <= options.max_score_difference:
+                failures.append(f"results: {name}'s scores differ from {first}'s by {largest:.3g}")
+            continue
+        lowest, under = lowest_cosine(ours, reference, rows)
+        if lowest is None:
+            failures.append(f"results: {name} wrote {len(ours)} floats, {first} {len(reference)} ({rows} texts)")
+            continue
+        print(f"results: {name}'s embeddings against {first}'s: lowest cosine {lowest:.7f}, {under} of {rows} under 0.999")
+        if not lowest >= options.min_cosine:
+            failures.append(f"results: {name}'s embeddings differ from {first}'s (lowest cosine {lowest:.7f})")
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("binaries", nargs="+", metavar="BINARY",
                         help="two or more embed_bench binaries; the first is the one the others are compared with")
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--min-cosine", type=float, default=0.999,
+                        help="the lowest cosine a binary's embedding may have to the first binary's")
+    parser.add_argument("--max-score-difference", type=float, default=0.05,
+                        help="with --rerank: the largest difference of a score from the first binary's")
     ours, args = (sys.argv[1:], [])
     if "--" in ours:
         split = ours.index("--")
@@ -58,14 +127,25 @@ def main():
     runs = {name: [] for name in names}
     failures = []
     named = list(zip(names, options.binaries))
+    rerank = "--rerank" in args
+    # Where the caller writes results of its own, the comparison is left to it.
+    check_results = not any(a in args for a in ("--embeddings", "--trace", "--scores"))
+    scratch = tempfile.mkdtemp(prefix="ab_embed.")
+    trace = os.path.join(scratch, "trace.jsonl")
+    written = {}
     for round_number in range(options.rounds):
         # Who goes first rotates too: a process's first run after another's may find the GPU warmer.
         shift = round_number % len(named)
-        for name, binary in named[shift:] + named[:shift]:
-            found, failure = run_once(binary, args)
+        for index, (name, binary) in enumerate(named[shift:] + named[:shift]):
+            extra = []
+            if round_number == 0 and check_results:  # what each computed, written after its timed figures
+                written[name] = os.path.join(scratch, f"{index}.f32")
+                extra = ["--scores", written[name]] if rerank else ["--embeddings", written[name], "--trace", trace]
+            found, failure = run_once(binary, args + extra)
             if failure is not None:
                 failures.append(f"round {round_number + 1} {name}: {failure}")
                 print(failures[-1], flush=True)
+                written.pop(name, None)
                 continue
             runs[name].append(found)
             print(f"round {round_number + 1} {name}: "
@@ -81,6 +161,12 @@ def main():
             continue
         print(f"| {figure} | " + " | ".join(f"{m:.6g}" for m in medians) + " | "
               + " | ".join(f"{m / medians[0]:.4f}" for m in medians[1:]) + " |")
+    if check_results:
+        failures += compare_results(names, written, trace, rerank, options)
+    for path in [*written.values(), trace]:
+        if os.path.exists(path):
+            os.remove(path)
+    os.rmdir(scratch)
     for failure in failures:
         print(f"failed: {failure}")
     return 1 if failures else 0
