@@ -20,6 +20,7 @@ import array
 import json
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -57,8 +58,9 @@ def floats(path):
     return values
 
 
-def lowest_cosine(ours, theirs, rows):
-    """The lowest cosine between row i of two row-major files of `rows` rows, and how many rows fall under 0.999."""
+def lowest_cosine(ours, theirs, rows, threshold):
+    """The lowest cosine between row i of two row-major files of `rows` rows, and how many rows fall under
+    `threshold`."""
     if len(ours) != len(theirs) or rows == 0 or len(ours) % rows != 0:
         return None, None
     width = len(ours) // rows
@@ -69,7 +71,7 @@ def lowest_cosine(ours, theirs, rows):
         norms = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
         cosine = 1.0 if norms == 0 and dot == 0 else (dot / norms if norms > 0 else 0.0)
         lowest = min(lowest, cosine)
-        under += cosine < 0.999
+        under += cosine < threshold
     return lowest, under
 
 
@@ -95,11 +97,12 @@ def compare_results(names, written, trace, rerank, options):
             if not largest <= options.max_score_difference:
                 failures.append(f"results: {name}'s scores differ from {first}'s by {largest:.3g}")
             continue
-        lowest, under = lowest_cosine(ours, reference, rows)
+        lowest, under = lowest_cosine(ours, reference, rows, options.min_cosine)
         if lowest is None:
             failures.append(f"results: {name} wrote {len(ours)} floats, {first} {len(reference)} ({rows} texts)")
             continue
-        print(f"results: {name}'s embeddings against {first}'s: lowest cosine {lowest:.7f}, {under} of {rows} under 0.999")
+        print(f"results: {name}'s embeddings against {first}'s: lowest cosine {lowest:.7f}, {under} of {rows} under "
+              f"{options.min_cosine:g}")
         if not lowest >= options.min_cosine:
             failures.append(f"results: {name}'s embeddings differ from {first}'s (lowest cosine {lowest:.7f})")
     return failures
@@ -163,10 +166,7 @@ def main():
               + " | ".join(f"{m / medians[0]:.4f}" for m in medians[1:]) + " |")
     if check_results:
         failures += compare_results(names, written, trace, rerank, options)
-    for path in [*written.values(), trace]:
-        if os.path.exists(path):
-            os.remove(path)
-    os.rmdir(scratch)
+    shutil.rmtree(scratch)
     for failure in failures:
         print(f"failed: {failure}")
     return 1 if failures else 0

@@ -130,12 +130,12 @@ cudaError_t launch_resident_attention(DType dtype, const AttentionArgs& args, cu
   const std::size_t shared = resident_bytes(args, 2);
   const auto by_head_dim = [&](auto element) {
     using T = decltype(element);
-    const bool windowed = args.window > 0;
-    if (args.head_dim == 32)
-      return windowed ? launch<T, 32, true>(args, shared, stream) : launch<T, 32, false>(args, shared, stream);
-    if (args.head_dim == 64)
-      return windowed ? launch<T, 64, true>(args, shared, stream) : launch<T, 64, false>(args, shared, stream);
-    return windowed ? launch<T, 128, true>(args, shared, stream) : launch<T, 128, false>(args, shared, stream);
+    const auto by_window = [&]<int D>() {
+      return args.window > 0 ? launch<T, D, true>(args, shared, stream) : launch<T, D, false>(args, shared, stream);
+    };
+    if (args.head_dim == 32) return by_window.template operator()<32>();
+    if (args.head_dim == 64) return by_window.template operator()<64>();
+    return by_window.template operator()<128>();
   };
   return dtype == DType::f16 ? by_head_dim(__half{}) : by_head_dim(__nv_bfloat16{});
 }
