@@ -2,7 +2,8 @@
 // cpu_decoder_kernels_test), per storage type: causal and grouped-query attention on the three attention kernels (the
 // tensor-core ones for f16/bf16 with head_dim 32, 64 or 128 and aligned rows, one holding a short sequence's keys in
 // shared memory and one streaming them; the generic one otherwise), and the rotary position embedding, in place too;
-// sliding-window attention on the resident, streaming and generic kernels. Skipped without a GPU.
+// sliding-window attention on the resident, streaming and generic kernels; the resident kernel rotating q and k as it
+// loads them against the rope and then the attention. Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -235,6 +236,62 @@ TEST_F(CudaDecoderKernels, PackedRopeWithHeadNormsMatchesTheCpu) {
   EXPECT_EQ(
       cuda::rope(DType::bf16, one.get(), nullptr, 1, 1, 64, 10.0f, one.get(), stream_, 1, one.get(), nullptr, 1e-6f),
       cudaErrorInvalidValue);
+}
+
+// packed_attention given a rope's arguments (the resident kernel rotating q and k as it loads them) against the rope's
+// kernel and then the attention, on ModernBERT's shapes (global and windowed, d 64), a grouped causal decoder's (d 128)
+// and d 32's, positions shifted per sequence; the input is left as it was, and lengths past the resident kernel's are
+// refused with cudaErrorNotSupported, nothing launched.
+TEST_F(CudaDecoderKernels, AttentionRotatingAsItLoadsMatchesRopeThenAttention) {
+  struct Rotated {
+    std::vector<int> lengths;
+    int heads, kv_heads, head_dim;
+    bool causal;
+    int window;
+  };
+  for (DType dtype : {DType::f16, DType::bf16}) {
+    for (const Rotated& c :
+         {Rotated{{1, 17, 64, 65, 0, 200}, 12, 12, 64, false, 0}, Rotated{{256, 90, 129, 3}, 12, 12, 64, false, 64},
+          Rotated{{33, 128, 2, 100}, 16, 8, 128, true, 0}, Rotated{{300, 5, 31}, 4, 2, 32, true, 0},
+          Rotated{{200, 9}, 4, 2, 128, true, 0}}) {
+      SCOPED_TRACE(::testing::Message() << to_string(dtype) << ", " << c.heads << "/" << c.kv_heads << " heads of "
+                                        << c.head_dim << ", window " << c.window);
+      const auto offsets = offsets_of(c.lengths);
+      const std::int64_t width = std::int64_t{c.heads} * c.head_dim, kv_width = std::int64_t{c.kv_heads} * c.head_dim;
+      const std::int64_t stride = width + 2 * kv_width, rows = offsets.back();
+      std::vector<std::int32_t> positions;
+      for (std::size_t s = 0; s < c.lengths.size(); ++s)
+        for (int i = 0; i < c.lengths[s]; ++i) positions.push_back(i + 7 * static_cast<int>(s));
+      const auto qkv = rounded(random(rows * stride), dtype);
+      const Buffer dqkv(dtype, qkv), rotated(dtype, rows * stride),
+          doff = Buffer::of_ints(offsets), dp = Buffer::of_ints(positions), expected(dtype, rows * width),
+          actual(dtype, rows * width);
+      const int max_length = *std::max_element(c.lengths.begin(), c.lengths.end());
+      const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim)), theta = c.causal ? 1e6f : 160000.0f;
+      const auto attention = [&](const Buffer& from, const Buffer& to, const cuda::AttentionRotary* rotary) {
+        const auto at = [&](std::int64_t column) { return from.get<std::byte>() + column * size_of(dtype); };
+        return cuda::packed_attention(dtype, at(0), stride, at(width), stride, at(width + kv_width), stride,
+                                      doff.get<std::int32_t>(), static_cast<std::int64_t>(c.lengths.size()), rows,
+                                      max_length, c.heads, c.head_dim, scale, to.get(), width, stream_, c.kv_heads,
+                                      c.causal, c.window, rotary);
+      };
+      const cuda::AttentionRotary rotary{.positions = dp.get<std::int32_t>(), .theta = theta};
+      if (c.head_dim == 128 && max_length > 128) {  // past the resident kernel's lengths at d 128
+        EXPECT_EQ(attention(dqkv, actual, &rotary), cudaErrorNotSupported);
+        continue;
+      }
+      finish(cuda::rope(dtype, dqkv.get(), dp.get<std::int32_t>(), rows, c.heads, c.head_dim, theta, rotated.get(),
+                        stream_, c.kv_heads));
+      finish(attention(rotated, expected, nullptr));
+      finish(attention(dqkv, actual, &rotary));
+      expect_close(actual.read(), expected.read(), dtype, "attention with its rope");
+      EXPECT_EQ(dqkv.read(), qkv);
+    }
+  }
+  const cuda::AttentionRotary no_positions{.positions = nullptr, .theta = 10000.0f};
+  EXPECT_EQ(cuda::packed_attention(DType::f16, nullptr, 0, nullptr, 0, nullptr, 0, nullptr, 1, 4, 4, 4, 32, 1.0f,
+                                   nullptr, 0, stream_, 4, false, 0, &no_positions),
+            cudaErrorInvalidValue);
 }
 
 }  // namespace

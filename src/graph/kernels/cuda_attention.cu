@@ -107,7 +107,7 @@ cudaError_t packed_attention(DType dtype, const void* q, std::int64_t q_stride, 
                              const void* v, std::int64_t v_stride, const std::int32_t* offsets, std::int64_t sequences,
                              std::int64_t rows, std::int32_t max_length, int heads, int head_dim, float scale,
                              void* out, std::int64_t out_stride, cudaStream_t stream, int kv_heads, bool causal,
-                             int window) {
+                             int window, const AttentionRotary* rotary) {
   if (kv_heads == 0) kv_heads = heads;
   if (head_dim <= 0 || head_dim > kMaxHeadDim || heads <= 0 || heads > 65535 || max_length < 0 || kv_heads <= 0 ||
       heads % kv_heads != 0 || window < 0)
@@ -115,10 +115,16 @@ cudaError_t packed_attention(DType dtype, const void* q, std::int64_t q_stride, 
   // No sequence is longer than the rows: what is sized by the longest sequence (the resident kernel's shared memory)
   // need not be larger.
   const auto longest = static_cast<std::int32_t>(std::min<std::int64_t>(max_length, rows));
-  const detail::AttentionArgs args{q,       q_stride, k,        k_stride, v,   v_stride,   offsets,  sequences, rows,
-                                   longest, heads,    head_dim, scale,    out, out_stride, kv_heads, causal,    window};
+  detail::AttentionArgs args{q,       q_stride, k,        k_stride, v,   v_stride,   offsets,  sequences, rows,
+                             longest, heads,    head_dim, scale,    out, out_stride, kv_heads, causal,    window};
+  const bool resident = detail::resident_attention_fits(dtype, args);
+  if (rotary != nullptr) {
+    if (rotary->positions == nullptr) return cudaErrorInvalidValue;
+    if (!resident) return cudaErrorNotSupported;
+    args.rotary = *rotary;
+  }
   if (sequences == 0 || longest == 0) return cudaSuccess;
-  if (detail::resident_attention_fits(dtype, args)) return detail::launch_resident_attention(dtype, args, stream);
+  if (resident) return detail::launch_resident_attention(dtype, args, stream);
   if (detail::flash_attention_fits(dtype, args)) return detail::launch_flash_attention(dtype, args, stream);
   const std::int64_t ctas = detail::packed_query_ctas(rows, sequences, kQueries);
   if (ctas > 0x7fffffff) return cudaErrorInvalidValue;

@@ -7,6 +7,7 @@
 
 #include "accel/core/dtype.hpp"
 #include "graph/kernels/cuda_element.cuh"
+#include "graph/kernels/cuda_kernels.hpp"
 
 namespace accel::graph::cuda::detail {
 
@@ -26,9 +27,10 @@ struct AttentionArgs {
   float scale;
   void* out;
   std::int64_t out_stride;
-  int kv_heads;  // dividing heads: query head h reads key/value head h / (heads / kv_heads)
-  bool causal;   // query i of a sequence sees its keys 0..i only
-  int window;    // > 0: query i sees its keys j with |i - j| <= window only
+  int kv_heads;              // dividing heads: query head h reads key/value head h / (heads / kv_heads)
+  bool causal;               // query i of a sequence sees its keys 0..i only
+  int window;                // > 0: query i sees its keys j with |i - j| <= window only
+  AttentionRotary rotary{};  // positions set: q and k rotated as they are loaded (resident kernel only)
 };
 
 // The kernels that give each sequence a CTA per `rows_per_cta` query rows lay the sequences' CTAs end to end along

@@ -80,6 +80,29 @@ struct FlashRows {
     }
   }
 
+  // Rotates the rows' q as cuda::rope does, each row at positions[row], pair i by inverse_frequencies[i] (both in
+  // shared memory): pair i < D/2 of the head is columns i and i + D/2, which lie in fragments kk and kk + D/32 of the
+  // same lane, at the same place. Rows at or past `length` stay zeros.
+  __device__ void rotate(const float* positions, int length, const float* inverse_frequencies) {
+    const int quad = threadIdx.x % 4;
+    const float position[2] = {row0 < length ? positions[row0] : 0.0f, row1 < length ? positions[row1] : 0.0f};
+#pragma unroll
+    for (int kk = 0; kk < D / 32; ++kk)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const float2 low = unpack(qf[kk][j], T{}), high = unpack(qf[kk + D / 32][j], T{});
+        float a[2] = {low.x, low.y}, b[2] = {high.x, high.y};
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float sine, cosine;
+          reduced_sincos(position[j % 2] * inverse_frequencies[kk * 16 + quad * 2 + (j / 2) * 8 + e], &sine, &cosine);
+          rotate_pair(a[e], b[e], cosine, sine);
+        }
+        qf[kk][j] = pack(a[0], a[1], T{});
+        qf[kk + D / 32][j] = pack(b[0], b[1], T{});
+      }
+  }
+
   // Keys key0..key0+kKeysPerStep-1, rows of `keys` and `values` in shared memory `stride` elements apart; `masked`
   // false when every row of the warp sees every one of them. `scale` is the scores' scale times log2(e), positive.
   __device__ void step(const T* keys, const T* values, int stride, int key0, bool masked, const KeyMask& mask,

@@ -75,11 +75,20 @@ cudaError_t embedding_layer_norm(DType dtype, const void* word_table, std::int64
 // f16/bf16 with head_dim 32, 64 or 128 and 16-byte aligned rows run on tensor cores (mma.sync, flash-attention tiling);
 // every other case with head_dim <= 128 runs a generic kernel; larger head dims are cudaErrorInvalidValue.
 // kv_heads (0: heads), causal and window as op_kinds.hpp says; kv_heads not dividing heads is cudaErrorInvalidValue.
+//
+// With `rotary`, q's and k's heads arrive as cuda::rope's input (its packed q|k|v form without head norms, one
+// head_dim) and are rotated as rope would, as the kernel loads them: by the kernel that holds a sequence's keys in
+// shared memory only. Where that kernel does not take the arguments, cudaErrorNotSupported and nothing is launched:
+// the caller runs rope, then attention without `rotary`.
+struct AttentionRotary {
+  const std::int32_t* positions = nullptr;  // [rows]
+  float theta = 0.0f;
+};
 cudaError_t packed_attention(DType dtype, const void* q, std::int64_t q_stride, const void* k, std::int64_t k_stride,
                              const void* v, std::int64_t v_stride, const std::int32_t* offsets, std::int64_t sequences,
                              std::int64_t rows, std::int32_t max_length, int heads, int head_dim, float scale,
                              void* out, std::int64_t out_stride, cudaStream_t stream, int kv_heads = 0,
-                             bool causal = false, int window = 0);
+                             bool causal = false, int window = 0, const AttentionRotary* rotary = nullptr);
 
 // x and y [rows, heads * head_dim] (y may be x), positions [rows]; head_dim even. kv_heads > 0: rows of q|k|v packed,
 // (heads + 2 kv_heads) * head_dim, v's heads copied; query_norm and key_norm [head_dim] (null: none) RMS-normalise q's

@@ -1,5 +1,5 @@
 // The tensor-core pieces the graph kernels share: one m16n8k16 multiply-add with float accumulators (mma.sync, the
-// form sm_80 and later run) and the packing of two floats into the f16/bf16 pair its operands take.
+// form sm_80 and later run) and the packing of two floats into the f16/bf16 pair its operands take, and back.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -17,6 +17,13 @@ __device__ __forceinline__ std::uint32_t pack(float low, float high, __half) {
 __device__ __forceinline__ std::uint32_t pack(float low, float high, __nv_bfloat16) {
   const __nv_bfloat162 h = __floats2bfloat162_rn(low, high);
   return *reinterpret_cast<const std::uint32_t*>(&h);
+}
+
+__device__ __forceinline__ float2 unpack(std::uint32_t pair, __half) {
+  return __half22float2(*reinterpret_cast<const __half2*>(&pair));
+}
+__device__ __forceinline__ float2 unpack(std::uint32_t pair, __nv_bfloat16) {
+  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&pair));
 }
 
 // D += A B for one 16x8x16 tile (A row-major, B column-major, float accumulators). Fragments, with group = lane / 4

@@ -8,10 +8,12 @@
 // are read from memory once per (sequence, head), not once per 64 rows, and a short sequence's last rows cost a
 // 16-row block, not a 64-row one. Causal blocks step up to their last row only; a sliding-window block (ModernBERT's
 // local layers) steps over the keys within the window of one of its rows only, and masks each row's keys outside
-// its own window.
+// its own window. Given a rope's arguments (AttentionArgs::rotary), q and k arrive as the rope's input and are
+// rotated as they are loaded, which saves the rope's pass over them (cuda_steps.cpp runs the two as one step).
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <type_traits>
 
 #include "core/chained_launch.cuh"
 #include "graph/kernels/cuda_flash_tile.cuh"
@@ -37,9 +39,41 @@ constexpr std::size_t kSharedLimit = 80 * 1024;
 constexpr int kMaxDevices = 64;
 __host__ __device__ constexpr int ctas_per_sm(int head_dim) { return head_dim == 32 ? 5 : (head_dim == 64 ? 4 : 3); }
 
+// What a CTA's rotation reads, in shared memory (filled while its keys arrive): each row's position and the inverse
+// frequencies. Read from global memory per row instead, their round trips cost more than the rope's pass (§75).
+template <int D>
+struct Rotation {
+  float positions[16384 / D];  // the most rows the kernel holds at this head_dim (kSharedLimit)
+  float inverse_frequencies[D / 2];
+};
+
+// Rotates the resident keys of rows 0..length-1 in place as cuda::rope does: a warp per row, lane l holding pairs
+// l, l + 32, ... of it. Each (sequence, head) CTA rotates its own keys once.
+template <class T, int D>
+__device__ void rotate_keys(T* keys, int length, const Rotation<D>& rotation) {
+  constexpr int kHalf = D / 2, kPairs = (kHalf + 31) / 32;
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  for (int r = warp; r < length; r += kWarps) {
+    T* row = keys + r * stride_of(D);
+    const float position = rotation.positions[r];
+#pragma unroll
+    for (int p = 0; p < kPairs; ++p) {
+      const int i = lane + 32 * p;
+      if (i >= kHalf) continue;
+      float a = to_float(row[i]), b = to_float(row[i + kHalf]), sine, cosine;
+      reduced_sincos(position * rotation.inverse_frequencies[i], &sine, &cosine);
+      rotate_pair(a, b, cosine, sine);
+      row[i] = from_float<T>(a);
+      row[i + kHalf] = from_float<T>(b);
+    }
+  }
+}
+
 // kWindowed: a sliding window's bounds and masks, compiled out where there is none (the encoders' global attention,
-// which the window's per-step arithmetic made 2-4 % slower, docs/PERFORMANCE.md §74).
-template <class T, int D, bool kWindowed>
+// which the window's per-step arithmetic made 2-4 % slower, docs/PERFORMANCE.md §74). kRotary: q and k arrive
+// unrotated (args.rotary), and are rotated as they are loaded: the keys once in shared memory, each block's queries
+// in their fragments.
+template <class T, int D, bool kWindowed, bool kRotary>
 __global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D)) resident_attention_kernel(AttentionArgs args) {
   wait_for_prior_kernel();
   constexpr int kStride = stride_of(D);
@@ -68,8 +102,21 @@ __global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D)) resident_attentio
   const T* q = static_cast<const T*>(args.q) + begin * args.q_stride + column;
   const int warp = static_cast<int>(threadIdx.x / 32);
   FlashRows<T, D> rows(q, args.q_stride, warp * kRowsPerBlock, length);
+  __shared__ std::conditional_t<kRotary, Rotation<D>, char> rotation;
+  if constexpr (kRotary) {
+    for (int r = static_cast<int>(threadIdx.x); r < length; r += kWarps * 32)
+      rotation.positions[r] = static_cast<float>(args.rotary.positions[begin + r]);
+    if (threadIdx.x < D / 2)
+      rotation.inverse_frequencies[threadIdx.x] =
+          rope_inverse_frequency(static_cast<int>(threadIdx.x), D, args.rotary.theta);
+  }
   asm volatile("cp.async.wait_group 0;\n" ::);
   __syncthreads();
+  if constexpr (kRotary) {
+    rotate_keys<T, D>(keys, length, rotation);
+    rows.rotate(rotation.positions, length, rotation.inverse_frequencies);
+    __syncthreads();
+  }
 
   const float scale = args.scale * 1.4426950408889634f;  // log2(e): exponentials as powers of 2
   const int window = kWindowed ? args.window : 0;
@@ -94,10 +141,11 @@ __global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D)) resident_attentio
     const FlashRows<T, D> next(q, args.q_stride, first + kWarps * kRowsPerBlock, length);
     rows.store(out, args.out_stride, length);
     rows = next;
+    if constexpr (kRotary) rows.rotate(rotation.positions, length, rotation.inverse_frequencies);
   }
 }
 
-template <class T, int D, bool kWindowed>
+template <class T, int D, bool kWindowed, bool kRotary>
 cudaError_t launch(const AttentionArgs& args, std::size_t shared, cudaStream_t stream) {
   // Past 48 KiB a kernel must opt in, once a device: at its first launch there, which a graph's first run makes
   // uncaptured, so that no capture holds the call.
@@ -108,7 +156,7 @@ cudaError_t launch(const AttentionArgs& args, std::size_t shared, cudaStream_t s
     if (device >= kMaxDevices) return cudaErrorInvalidDevice;
     if (!opted_in[device].load(std::memory_order_acquire)) {
       if (const cudaError_t error =
-              cudaFuncSetAttribute(resident_attention_kernel<T, D, kWindowed>,
+              cudaFuncSetAttribute(resident_attention_kernel<T, D, kWindowed, kRotary>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedLimit));
           error != cudaSuccess)
         return error;
@@ -116,7 +164,7 @@ cudaError_t launch(const AttentionArgs& args, std::size_t shared, cudaStream_t s
     }
   }
   const dim3 grid(static_cast<unsigned>(args.sequences), static_cast<unsigned>(args.heads));
-  return launch_chained(resident_attention_kernel<T, D, kWindowed>, grid, kWarps * 32, shared, stream, args);
+  return launch_chained(resident_attention_kernel<T, D, kWindowed, kRotary>, grid, kWarps * 32, shared, stream, args);
 }
 
 }  // namespace
@@ -131,7 +179,11 @@ cudaError_t launch_resident_attention(DType dtype, const AttentionArgs& args, cu
   const auto by_head_dim = [&](auto element) {
     using T = decltype(element);
     const auto by_window = [&]<int D>() {
-      return args.window > 0 ? launch<T, D, true>(args, shared, stream) : launch<T, D, false>(args, shared, stream);
+      const auto by_rotary = [&]<bool kWindowed>() {
+        return args.rotary.positions != nullptr ? launch<T, D, kWindowed, true>(args, shared, stream)
+                                                : launch<T, D, kWindowed, false>(args, shared, stream);
+      };
+      return args.window > 0 ? by_rotary.template operator()<true>() : by_rotary.template operator()<false>();
     };
     if (args.head_dim == 32) return by_window.template operator()<32>();
     if (args.head_dim == 64) return by_window.template operator()<64>();

@@ -37,7 +37,7 @@ __global__ void rope_kernel(const T* x, const std::int32_t* positions, std::int6
     const std::int64_t rest = item / half;
     const int group = static_cast<int>(rest % groups);
     const std::int64_t r = rest / groups;
-    const float inverse = 1.0f / powf(theta, static_cast<float>(2 * i) / static_cast<float>(head_dim));
+    const float inverse = detail::rope_inverse_frequency(i, head_dim, theta);
     const float angle = static_cast<float>(positions[r]) * inverse;
     float sine, cosine;
     sincosf(angle, &sine, &cosine);
@@ -45,9 +45,10 @@ __global__ void rope_kernel(const T* x, const std::int32_t* positions, std::int6
     const int last = min(heads, (group + 1) * group_heads);
     for (int head = group * group_heads; head < last; ++head) {
       const std::int64_t a = row + std::int64_t{head} * head_dim + i, b = a + half;
-      const float xa = detail::to_float(x[a]), xb = detail::to_float(x[b]);
-      y[a] = detail::from_float<T>(xa * cosine - xb * sine);
-      y[b] = detail::from_float<T>(xb * cosine + xa * sine);
+      float xa = detail::to_float(x[a]), xb = detail::to_float(x[b]);
+      detail::rotate_pair(xa, xb, cosine, sine);
+      y[a] = detail::from_float<T>(xa);
+      y[b] = detail::from_float<T>(xb);
     }
   }
 }
@@ -79,7 +80,7 @@ __global__ void rope_heads_kernel(const T* x, const std::int32_t* positions, std
 #pragma unroll
     for (int p = 0; p < kPairs; ++p) {
       const int i = lane + 32 * p;
-      const float inverse = 1.0f / powf(theta, static_cast<float>(2 * i) / static_cast<float>(head_dim));
+      const float inverse = detail::rope_inverse_frequency(i, head_dim, theta);
       sincosf(static_cast<float>(positions[r]) * inverse, &sine[p], &cosine[p]);
     }
     const int last = min(total, (group + 1) * group_heads);
@@ -119,8 +120,9 @@ __global__ void rope_heads_kernel(const T* x, const std::int32_t* positions, std
       for (int p = 0; p < kPairs; ++p) {
         const int i = lane + 32 * p;
         if (i >= half) continue;
-        y[base + i] = detail::from_float<T>(a[p] * cosine[p] - b[p] * sine[p]);
-        y[base + i + half] = detail::from_float<T>(b[p] * cosine[p] + a[p] * sine[p]);
+        detail::rotate_pair(a[p], b[p], cosine[p], sine[p]);
+        y[base + i] = detail::from_float<T>(a[p]);
+        y[base + i + half] = detail::from_float<T>(b[p]);
       }
     }
   }
@@ -151,7 +153,7 @@ __global__ void __launch_bounds__(kThreads, 6)
 #pragma unroll
   for (int p = 0; p < kAngles; ++p) {
     const int i = lane + 32 * p;
-    inverse[p] = i < half ? 1.0f / powf(theta, static_cast<float>(2 * i) / static_cast<float>(head_dim)) : 0.0f;
+    inverse[p] = i < half ? detail::rope_inverse_frequency(i, head_dim, theta) : 0.0f;
   }
   wait_for_prior_kernel();
   const std::int64_t warps = std::int64_t{gridDim.x} * kWarpsPerBlock;
@@ -187,15 +189,11 @@ __global__ void __launch_bounds__(kThreads, 6)
 #pragma unroll
         for (int e = 0; e < 8; ++e) a[e] = rounded<T>(a[e] * scale * ga[e]), b[e] = rounded<T>(b[e] * scale * gb[e]);
       }
-      float out_a[8], out_b[8];
 #pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        const float c = cosines[warp][first_pair + e], s = sines[warp][first_pair + e];
-        out_a[e] = a[e] * c - b[e] * s;
-        out_b[e] = b[e] * c + a[e] * s;
-      }
-      detail::store<8>(y + base, out_a);
-      detail::store<8>(y + base + half, out_b);
+      for (int e = 0; e < 8; ++e)
+        detail::rotate_pair(a[e], b[e], cosines[warp][first_pair + e], sines[warp][first_pair + e]);
+      detail::store<8>(y + base, a);
+      detail::store<8>(y + base + half, b);
     }
   }
 }
