@@ -108,6 +108,17 @@ Status matmul(const Frame& f, const Node& node, std::optional<bool>& products_in
       "launching bias_activation");
 }
 
+// Whether `reader` is the only node that reads `tensor` (a reshape, which runs no step, counts as a reader) and
+// `tensor` is not an output of the graph: what a fusion that never writes `tensor` needs.
+bool read_only_by(const Frame& f, std::uint32_t tensor, const Node& reader) {
+  for (const Graph::Output& output : f.plan.graph().outputs())
+    if (output.tensor == tensor) return false;
+  for (const Node& node : f.plan.graph().nodes())
+    if (&node != &reader && std::find(node.inputs.begin(), node.inputs.end(), tensor) != node.inputs.end())
+      return false;
+  return true;
+}
+
 // The fewest rows for which the fused gated product runs: below, its 128-row tiles leave SMs idle against cuBLASLt's
 // product and the gate pass (gated_matmul_bench on the H200, docs/PERFORMANCE.md §73: at 1,024 rows 0.78-0.92x in the
 // first sweep; at 2,048 rows 1.03-1.07x for Qwen3-0.6B's MLP and 1.23-1.24x for a 12 x 768 GELU MLP; at 16,384
@@ -128,12 +139,7 @@ bool fuses_with_gate(const Frame& f, const Node& matmul, const Node& next) {
   if (rows < kFusedGateRows || !gated_matmul_runs_here() ||
       !gated_matmul_fits(f.info(x).dtype, next.activation, rows, width, k, f.at(x), f.at(w), f.at(next.output)))
     return false;
-  for (const Graph::Output& output : f.plan.graph().outputs())
-    if (output.tensor == matmul.output) return false;
-  for (const Node& node : f.plan.graph().nodes())
-    if (&node != &next && std::find(node.inputs.begin(), node.inputs.end(), matmul.output) != node.inputs.end())
-      return false;
-  return true;
+  return read_only_by(f, matmul.output, next);
 }
 
 // Whether `rope` may be left to the attention after it (packed_attention's `rotary`): a packed q|k|v rope written
@@ -146,12 +152,7 @@ bool rotates_in_attention(const Frame& f, const Node& rope, const Node& next) {
       rope.inputs[2] != Node::kNone || rope.heads != next.heads || rope.kv_heads != next.kv_heads ||
       f.at(rope.output) != f.at(rope.inputs[0]))
     return false;
-  for (const Graph::Output& output : f.plan.graph().outputs())
-    if (output.tensor == rope.output) return false;
-  for (const Node& node : f.plan.graph().nodes())
-    if (&node != &next && std::find(node.inputs.begin(), node.inputs.end(), rope.output) != node.inputs.end())
-      return false;
-  return true;
+  return read_only_by(f, rope.output, next);
 }
 
 cudaError_t launch_attention(const Frame& f, const Node& node, const AttentionRotary* rotary = nullptr) {
