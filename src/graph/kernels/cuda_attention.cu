@@ -115,16 +115,15 @@ cudaError_t packed_attention(DType dtype, const void* q, std::int64_t q_stride, 
   // No sequence is longer than the rows: what is sized by the longest sequence (the resident kernel's shared memory)
   // need not be larger.
   const auto longest = static_cast<std::int32_t>(std::min<std::int64_t>(max_length, rows));
-  detail::AttentionArgs args{q,       q_stride, k,        k_stride, v,   v_stride,   offsets,  sequences, rows,
-                             longest, heads,    head_dim, scale,    out, out_stride, kv_heads, causal,    window};
+  const detail::AttentionArgs args{q,       q_stride, k,        k_stride, v,   v_stride,   offsets,  sequences, rows,
+                                   longest, heads,    head_dim, scale,    out, out_stride, kv_heads, causal,    window};
   const bool resident = detail::resident_attention_fits(dtype, args);
   if (rotary != nullptr) {
     if (rotary->positions == nullptr) return cudaErrorInvalidValue;
     if (!resident) return cudaErrorNotSupported;
-    args.rotary = *rotary;
   }
   if (sequences == 0 || longest == 0) return cudaSuccess;
-  if (resident) return detail::launch_resident_attention(dtype, args, stream);
+  if (resident) return detail::launch_resident_attention(dtype, args, rotary ? *rotary : AttentionRotary{}, stream);
   if (detail::flash_attention_fits(dtype, args)) return detail::launch_flash_attention(dtype, args, stream);
   const std::int64_t ctas = detail::packed_query_ctas(rows, sequences, kQueries);
   if (ctas > 0x7fffffff) return cudaErrorInvalidValue;

@@ -27,10 +27,9 @@ struct AttentionArgs {
   float scale;
   void* out;
   std::int64_t out_stride;
-  int kv_heads;              // dividing heads: query head h reads key/value head h / (heads / kv_heads)
-  bool causal;               // query i of a sequence sees its keys 0..i only
-  int window;                // > 0: query i sees its keys j with |i - j| <= window only
-  AttentionRotary rotary{};  // positions set: q and k rotated as they are loaded (resident kernel only)
+  int kv_heads;  // dividing heads: query head h reads key/value head h / (heads / kv_heads)
+  bool causal;   // query i of a sequence sees its keys 0..i only
+  int window;    // > 0: query i sees its keys j with |i - j| <= window only
 };
 
 // The kernels that give each sequence a CTA per `rows_per_cta` query rows lay the sequences' CTAs end to end along
@@ -85,7 +84,10 @@ cudaError_t launch_flash_attention(DType dtype, const AttentionArgs& args, cudaS
 // arguments: those flash_attention_fits accepts, no sliding window, and a longest sequence short enough.
 bool resident_attention_fits(DType dtype, const AttentionArgs& args);
 
-// That kernel (cuda_resident_attention.cu); only for arguments resident_attention_fits accepts.
-cudaError_t launch_resident_attention(DType dtype, const AttentionArgs& args, cudaStream_t stream);
+// That kernel (cuda_resident_attention.cu); only for arguments resident_attention_fits accepts. `rotary` with
+// positions: q and k rotated as they are loaded (a kernel of its own: the rotation's arguments stay out of
+// AttentionArgs, which every attention kernel takes, and out of the unrotated kernels' code and shared memory).
+cudaError_t launch_resident_attention(DType dtype, const AttentionArgs& args, const AttentionRotary& rotary,
+                                      cudaStream_t stream);
 
 }  // namespace accel::graph::cuda::detail

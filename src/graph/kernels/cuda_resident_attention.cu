@@ -8,7 +8,7 @@
 // are read from memory once per (sequence, head), not once per 64 rows, and a short sequence's last rows cost a
 // 16-row block, not a 64-row one. Causal blocks step up to their last row only; a sliding-window block (ModernBERT's
 // local layers) steps over the keys within the window of one of its rows only, and masks each row's keys outside
-// its own window. Given a rope's arguments (AttentionArgs::rotary), q and k arrive as the rope's input and are
+// its own window. Given a rope's arguments (AttentionRotary), q and k arrive as the rope's input and are
 // rotated as they are loaded, which saves the rope's pass over them (cuda_steps.cpp runs the two as one step).
 #include <algorithm>
 #include <array>
@@ -69,12 +69,24 @@ __device__ void rotate_keys(T* keys, int length, const Rotation<D>& rotation) {
   }
 }
 
+// Only the rotating kernels declare it, so the others' shared memory is as it was.
+template <int D>
+__device__ Rotation<D>& rotation_storage() {
+  __shared__ Rotation<D> rotation;
+  return rotation;
+}
+
 // kWindowed: a sliding window's bounds and masks, compiled out where there is none (the encoders' global attention,
-// which the window's per-step arithmetic made 2-4 % slower, docs/PERFORMANCE.md §74). kRotary: q and k arrive
-// unrotated (args.rotary), and are rotated as they are loaded: the keys once in shared memory, each block's queries
-// in their fragments.
-template <class T, int D, bool kWindowed, bool kRotary>
-__global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D)) resident_attention_kernel(AttentionArgs args) {
+// which the window's per-step arithmetic made 2-4 % slower, docs/PERFORMANCE.md §74). Rotary, empty or one
+// AttentionRotary: q and k arrive unrotated, and are rotated as they are loaded: the keys once in shared memory, each
+// block's queries in their fragments. A parameter of its own: as a member of AttentionArgs it cost the generic kernel
+// 22 registers (12-16 % slower) and the streaming one stack, and a body shared by two kernels through a device function
+// cost these ~1 % (§75); so the unrotated forms compile as they did before the rotation.
+template <class T, int D, bool kWindowed, class... Rotary>
+__global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D))
+    resident_attention_kernel(AttentionArgs args, Rotary... rotary) {
+  constexpr bool kRotary = sizeof...(Rotary) == 1;
+  static_assert(sizeof...(Rotary) == 0 || (kRotary && (std::is_same_v<Rotary, AttentionRotary> && ...)));
   wait_for_prior_kernel();
   constexpr int kStride = stride_of(D);
   extern __shared__ __align__(16) unsigned char resident_shared[];
@@ -102,19 +114,20 @@ __global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D)) resident_attentio
   const T* q = static_cast<const T*>(args.q) + begin * args.q_stride + column;
   const int warp = static_cast<int>(threadIdx.x / 32);
   FlashRows<T, D> rows(q, args.q_stride, warp * kRowsPerBlock, length);
-  __shared__ std::conditional_t<kRotary, Rotation<D>, char> rotation;
+  Rotation<D>* rotation = nullptr;
   if constexpr (kRotary) {
+    const AttentionRotary rope{rotary...};
+    rotation = &rotation_storage<D>();
     for (int r = static_cast<int>(threadIdx.x); r < length; r += kWarps * 32)
-      rotation.positions[r] = static_cast<float>(args.rotary.positions[begin + r]);
+      rotation->positions[r] = static_cast<float>(rope.positions[begin + r]);
     if (threadIdx.x < D / 2)
-      rotation.inverse_frequencies[threadIdx.x] =
-          rope_inverse_frequency(static_cast<int>(threadIdx.x), D, args.rotary.theta);
+      rotation->inverse_frequencies[threadIdx.x] = rope_inverse_frequency(static_cast<int>(threadIdx.x), D, rope.theta);
   }
   asm volatile("cp.async.wait_group 0;\n" ::);
   __syncthreads();
   if constexpr (kRotary) {
-    rotate_keys<T, D>(keys, length, rotation);
-    rows.rotate(rotation.positions, length, rotation.inverse_frequencies);
+    rotate_keys<T, D>(keys, length, *rotation);
+    rows.rotate(rotation->positions, length, rotation->inverse_frequencies);
     __syncthreads();
   }
 
@@ -141,12 +154,13 @@ __global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D)) resident_attentio
     const FlashRows<T, D> next(q, args.q_stride, first + kWarps * kRowsPerBlock, length);
     rows.store(out, args.out_stride, length);
     rows = next;
-    if constexpr (kRotary) rows.rotate(rotation.positions, length, rotation.inverse_frequencies);
+    if constexpr (kRotary) rows.rotate(rotation->positions, length, rotation->inverse_frequencies);
   }
 }
 
-template <class T, int D, bool kWindowed, bool kRotary>
-cudaError_t launch(const AttentionArgs& args, std::size_t shared, cudaStream_t stream) {
+// Launches one of the kernel's forms, with its arguments, over a CTA per (sequence, head).
+template <auto kKernel, class... Arguments>
+cudaError_t launch(const AttentionArgs& args, std::size_t shared, cudaStream_t stream, const Arguments&... arguments) {
   // Past 48 KiB a kernel must opt in, once a device: at its first launch there, which a graph's first run makes
   // uncaptured, so that no capture holds the call.
   static std::array<std::atomic<bool>, kMaxDevices> opted_in{};
@@ -155,16 +169,15 @@ cudaError_t launch(const AttentionArgs& args, std::size_t shared, cudaStream_t s
     if (const cudaError_t error = cudaGetDevice(&device); error != cudaSuccess) return error;
     if (device >= kMaxDevices) return cudaErrorInvalidDevice;
     if (!opted_in[device].load(std::memory_order_acquire)) {
-      if (const cudaError_t error =
-              cudaFuncSetAttribute(resident_attention_kernel<T, D, kWindowed, kRotary>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedLimit));
+      if (const cudaError_t error = cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                         static_cast<int>(kSharedLimit));
           error != cudaSuccess)
         return error;
       opted_in[device].store(true, std::memory_order_release);
     }
   }
   const dim3 grid(static_cast<unsigned>(args.sequences), static_cast<unsigned>(args.heads));
-  return launch_chained(resident_attention_kernel<T, D, kWindowed, kRotary>, grid, kWarps * 32, shared, stream, args);
+  return launch_chained(kKernel, grid, kWarps * 32, shared, stream, arguments...);
 }
 
 }  // namespace
@@ -173,15 +186,18 @@ bool resident_attention_fits(DType dtype, const AttentionArgs& args) {
   return flash_attention_fits(dtype, args) && resident_bytes(args, 2) <= kSharedLimit;
 }
 
-cudaError_t launch_resident_attention(DType dtype, const AttentionArgs& args, cudaStream_t stream) {
+cudaError_t launch_resident_attention(DType dtype, const AttentionArgs& args, const AttentionRotary& rotary,
+                                      cudaStream_t stream) {
   if (args.sequences > 0x7fffffff) return cudaErrorInvalidValue;
   const std::size_t shared = resident_bytes(args, 2);
   const auto by_head_dim = [&](auto element) {
     using T = decltype(element);
     const auto by_window = [&]<int D>() {
       const auto by_rotary = [&]<bool kWindowed>() {
-        return args.rotary.positions != nullptr ? launch<T, D, kWindowed, true>(args, shared, stream)
-                                                : launch<T, D, kWindowed, false>(args, shared, stream);
+        return rotary.positions != nullptr
+                   ? launch<resident_attention_kernel<T, D, kWindowed, AttentionRotary>>(args, shared, stream, args,
+                                                                                         rotary)
+                   : launch<resident_attention_kernel<T, D, kWindowed>>(args, shared, stream, args);
       };
       return args.window > 0 ? by_rotary.template operator()<true>() : by_rotary.template operator()<false>();
     };
