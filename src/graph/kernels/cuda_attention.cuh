@@ -85,8 +85,8 @@ cudaError_t launch_flash_attention(DType dtype, const AttentionArgs& args, cudaS
 bool resident_attention_fits(DType dtype, const AttentionArgs& args);
 
 // That kernel (cuda_resident_attention.cu); only for arguments resident_attention_fits accepts. `rotary` with
-// positions: q and k rotated as they are loaded (a kernel of its own: the rotation's arguments stay out of
-// AttentionArgs, which every attention kernel takes, and out of the unrotated kernels' code and shared memory).
+// positions: q and k rotated as they are loaded (a parameter of the kernel's rotating form only: the rotation stays out
+// of AttentionArgs, which every attention kernel takes, and out of the unrotated kernels' code and shared memory).
 cudaError_t launch_resident_attention(DType dtype, const AttentionArgs& args, const AttentionRotary& rotary,
                                       cudaStream_t stream);
 

@@ -158,9 +158,9 @@ __global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D))
   }
 }
 
-// Launches one of the kernel's forms, with its arguments, over a CTA per (sequence, head).
-template <auto kKernel, class... Arguments>
-cudaError_t launch(const AttentionArgs& args, std::size_t shared, cudaStream_t stream, const Arguments&... arguments) {
+// Launches one of the kernel's forms over a CTA per (sequence, head), with `args` and its rotation, if any.
+template <auto kKernel, class... Rotary>
+cudaError_t launch(const AttentionArgs& args, std::size_t shared, cudaStream_t stream, const Rotary&... rotary) {
   // Past 48 KiB a kernel must opt in, once a device: at its first launch there, which a graph's first run makes
   // uncaptured, so that no capture holds the call.
   static std::array<std::atomic<bool>, kMaxDevices> opted_in{};
@@ -177,7 +177,7 @@ cudaError_t launch(const AttentionArgs& args, std::size_t shared, cudaStream_t s
     }
   }
   const dim3 grid(static_cast<unsigned>(args.sequences), static_cast<unsigned>(args.heads));
-  return launch_chained(kKernel, grid, kWarps * 32, shared, stream, arguments...);
+  return launch_chained(kKernel, grid, kWarps * 32, shared, stream, args, rotary...);
 }
 
 }  // namespace
@@ -195,9 +195,8 @@ cudaError_t launch_resident_attention(DType dtype, const AttentionArgs& args, co
     const auto by_window = [&]<int D>() {
       const auto by_rotary = [&]<bool kWindowed>() {
         return rotary.positions != nullptr
-                   ? launch<resident_attention_kernel<T, D, kWindowed, AttentionRotary>>(args, shared, stream, args,
-                                                                                         rotary)
-                   : launch<resident_attention_kernel<T, D, kWindowed>>(args, shared, stream, args);
+                   ? launch<resident_attention_kernel<T, D, kWindowed, AttentionRotary>>(args, shared, stream, rotary)
+                   : launch<resident_attention_kernel<T, D, kWindowed>>(args, shared, stream);
       };
       return args.window > 0 ? by_rotary.template operator()<true>() : by_rotary.template operator()<false>();
     };
