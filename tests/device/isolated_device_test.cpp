@@ -1,6 +1,7 @@
 // Isolated devices with a CPU context in the worker: the channel, the staging region, and supervision (crash,
 // kill -9, hang, restart budget, client death) run here without a GPU. The GPU side is cuda_isolated_test.
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <string>
@@ -368,6 +370,30 @@ TEST_F(IsolatedDeviceTest, ClosingLeavesNoProcessDescriptorOrSegmentBehind) {
   EXPECT_TRUE(testing::process_gone(worker));
   EXPECT_TRUE(testing::live_children().empty());
   EXPECT_EQ(testing::count_open_fds(), fds_before);
+}
+
+// The client's pthread_atfork handlers (libomp registers one, which allocates) never run in a worker being started:
+// in a threaded process they would run between fork and exec, where only async-signal-safe calls are safe. Here one
+// ends the child at once, as a deadlocked one would never exec; the first worker and its replacement both start.
+std::atomic<bool> fork_children_exit{false};
+
+TEST_F(IsolatedDeviceTest, WorkersStartWithoutRunningTheClientsForkHandlers) {
+  static std::once_flag registered;
+  std::call_once(registered, [] {
+    ::pthread_atfork(nullptr, nullptr, [] {
+      if (fork_children_exit.load()) ::_exit(97);
+    });
+  });
+  struct ExitingForkChildren {  // for this test only, whichever way it ends: later tests fork children of their own
+    ExitingForkChildren() { fork_children_exit = true; }
+    ~ExitingForkChildren() { fork_children_exit = false; }
+  } exiting;
+  Result<Device> dev = Device::open(system_, isolated_cpu());
+  ASSERT_THAT(dev, IsOk());
+  EXPECT_THAT(dev->inject_fault(FaultKind::worker_crash).wait(), StatusIs(Code::context_lost));
+  Result<DeviceInfo> info = dev->info().wait();
+  ASSERT_THAT(info, IsOk());
+  EXPECT_EQ(info->worker_restarts, 1u);
 }
 
 TEST_F(IsolatedDeviceTest, TheWorkerEndsWhenItsClientIsKilled) {

@@ -1,6 +1,7 @@
 #include "device/isolated/worker.hpp"
 
 #include <fmt/format.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <execinfo.h>
@@ -324,6 +325,9 @@ int run_worker(int argc, char** argv) {
                "usage: accel-worker --channel-fd=N --worker-wake-fd=N --client-wake-fd=N --parent=PID --slot=N\n");
     return 2;
   }
+  // Dies with the client's thread that spawned it (its monitor, which lives as long as the device); a client gone
+  // before this line is seen by the check after it.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != static_cast<pid_t>(parent)) return 3;  // the client is already gone
   Result<Channel> channel =
       Channel::attach(static_cast<int>(channel_fd), static_cast<int>(worker_wake_fd), static_cast<int>(client_wake_fd));

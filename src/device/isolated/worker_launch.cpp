@@ -4,15 +4,18 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
-#include <sys/prctl.h>
+#include <spawn.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <vector>
+
+extern "C" char** environ;  // NOLINT(readability-redundant-declaration): posix_spawn passes it on
 
 namespace accel::device::isolated {
 namespace {
@@ -73,36 +76,56 @@ int open_pidfd(pid_t pid) {
 #endif
 }
 
-// fork + exec with the channel's descriptors as 3, 4, 5 and nothing else inherited. Between fork and exec the
-// child calls only async-signal-safe functions. It dies with its parent (PR_SET_PDEATHSIG, taken from the
-// monitor thread, which lives as long as the device).
+// posix_spawn, not fork: glibc spawns with clone(CLONE_VM | CLONE_VFORK) and runs no pthread_atfork handlers, which
+// in a threaded process are not safe (libomp's allocates in the child: under ASan, whose allocator another thread may
+// hold at the fork, the child never reached exec and the device waited out start_timeout). The channel's descriptors
+// become 3, 4, 5 (from copies above 10, so that no dup2 overwrites a source) and nothing else is inherited; signals
+// start unblocked at their defaults. The worker ties its life to this one's itself (PR_SET_PDEATHSIG, worker.cpp).
 pid_t spawn_worker(const std::string& executable, const Channel& channel, int slot) {
-  const pid_t parent = ::getpid();
   std::vector<std::string> args = {executable,
                                    "--channel-fd=3",
                                    "--worker-wake-fd=4",
                                    "--client-wake-fd=5",
-                                   fmt::format("--parent={}", parent),
+                                   fmt::format("--parent={}", ::getpid()),
                                    fmt::format("--slot={}", slot)};
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
-  const int fds[3] = {channel.memfd(), channel.worker_wake_fd(), channel.client_wake_fd()};
-
-  const pid_t pid = ::fork();
-  if (pid != 0) return pid;
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(127);
   int high[3];
-  for (int i = 0; i < 3; ++i) high[i] = ::fcntl(fds[i], F_DUPFD, 10);
-  for (int i = 0; i < 3; ++i) ::dup2(high[i], 3 + i);
-#ifdef SYS_close_range
-  ::syscall(SYS_close_range, 6u, ~0u, 0u);
-#else
-  for (int fd = 6; fd < 4096; ++fd) ::close(fd);
-#endif
-  ::execv(executable.c_str(), argv.data());
-  ::_exit(127);
+  const int fds[3] = {channel.memfd(), channel.worker_wake_fd(), channel.client_wake_fd()};
+  for (int i = 0; i < 3; ++i) high[i] = ::fcntl(fds[i], F_DUPFD_CLOEXEC, 10);
+  const auto close_high = [&] {
+    for (int fd : high)
+      if (fd >= 0) ::close(fd);
+  };
+  if (high[0] < 0 || high[1] < 0 || high[2] < 0) {
+    const int error = errno;
+    close_high();
+    errno = error;
+    return -1;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attributes;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawnattr_init(&attributes);
+  for (int i = 0; i < 3; ++i) ::posix_spawn_file_actions_adddup2(&actions, high[i], 3 + i);
+  ::posix_spawn_file_actions_addclosefrom_np(&actions, 6);
+  sigset_t no_signals, all_signals;
+  sigemptyset(&no_signals);
+  sigfillset(&all_signals);
+  ::posix_spawnattr_setsigmask(&attributes, &no_signals);
+  ::posix_spawnattr_setsigdefault(&attributes, &all_signals);
+  ::posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = -1;
+  const int spawned = ::posix_spawn(&pid, executable.c_str(), &actions, &attributes, argv.data(), environ);
+  ::posix_spawn_file_actions_destroy(&actions);
+  ::posix_spawnattr_destroy(&attributes);
+  close_high();
+  if (spawned != 0) {
+    errno = spawned;
+    return -1;
+  }
+  return pid;
 }
 
 std::string describe_exit(int wait_status) {

@@ -1,4 +1,4 @@
-// Starting and identifying worker processes: finding the accel-worker program, fork + exec with exactly the
+// Starting and identifying worker processes: finding the accel-worker program, posix_spawn with exactly the
 // channel's descriptors, a pidfd to watch it, and a sentence for how it ended. Used by the WorkerSupervisor.
 #pragma once
 
@@ -19,7 +19,7 @@ namespace accel::device::isolated {
 // -1 where the kernel has no pidfd_open.
 [[nodiscard]] int open_pidfd(pid_t pid);
 
-// fork + exec of `executable` serving `slot` of `channel`; the child's pid (or -1).
+// posix_spawn of `executable` serving `slot` of `channel`; the child's pid, or -1 with errno set.
 [[nodiscard]] pid_t spawn_worker(const std::string& executable, const Channel& channel, int slot);
 
 // "exited with status 3", "was killed by signal 9 (Killed)", "hit a sticky CUDA error and exited".
