@@ -134,9 +134,11 @@ __global__ void rope_heads_kernel(const T* x, const std::int32_t* positions, std
 // head goes to `lanes` = half / 8 consecutive lanes (a power of two up to 16), each of which moves 8 pairs with
 // 16-byte accesses, its norm a reduction over those lanes; a warp steps over 32 / lanes heads at a time. Written over
 // its input (x == y), v's heads are neither read nor written. A block per row, its angles behind two barriers, moved a
-// Qwen3-0.6B batch at ~1.9-2.3 TB/s (§61); the warp-per-row form with 2-byte accesses at ~2.1 (§51).
+// Qwen3-0.6B batch at ~1.9-2.3 TB/s (§61); the warp-per-row form with 2-byte accesses at ~2.1 (§51). Bounded to 4
+// blocks an SM (64 registers): at 6 (40 registers) it spilled 128 bytes a thread and took 82.3 µs for a batch's 16,384
+// rows, 66.6 µs at 4 (3.0 TB/s); 3 blocks (72 registers, no spill) took 75.4 µs (docs/PERFORMANCE.md §76).
 template <class T>
-__global__ void __launch_bounds__(kThreads, 6)
+__global__ void __launch_bounds__(kThreads, 4)
     rope_heads_vector_kernel(const T* x, const std::int32_t* positions, std::int64_t rows, int heads, int kv_heads,
                              int head_dim, int groups, float theta, const T* query_norm, const T* key_norm, float eps,
                              T* y) {
