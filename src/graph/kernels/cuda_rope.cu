@@ -136,7 +136,9 @@ __global__ void rope_heads_kernel(const T* x, const std::int32_t* positions, std
 // its input (x == y), v's heads are neither read nor written. A block per row, its angles behind two barriers, moved a
 // Qwen3-0.6B batch at ~1.9-2.3 TB/s (§61); the warp-per-row form with 2-byte accesses at ~2.1 (§51). Bounded to 4
 // blocks an SM (64 registers): at 6 (40 registers) it spilled 128 bytes a thread and took 82.3 µs for a batch's 16,384
-// rows, 66.6 µs at 4 (3.0 TB/s); 3 blocks (72 registers, no spill) took 75.4 µs (docs/PERFORMANCE.md §76).
+// rows, 66.6 µs at 4 (3.0 TB/s); 3 blocks (72 registers, no spill) took 75.4 µs (docs/PERFORMANCE.md §76). The angles
+// by reduced_sincos (within about 1e-6 of sincosf, far under a 16-bit element's rounding): sincosf's slow path made
+// a query's twelve rows, whose time is the angles', 4-12 % slower at this bound.
 template <class T>
 __global__ void __launch_bounds__(kThreads, 4)
     rope_heads_vector_kernel(const T* x, const std::int32_t* positions, std::int64_t rows, int heads, int kv_heads,
@@ -167,7 +169,7 @@ __global__ void __launch_bounds__(kThreads, 4)
 #pragma unroll
     for (int p = 0; p < kAngles; ++p) {
       const int i = lane + 32 * p;
-      if (i < half) sincosf(position * inverse[p], &sines[warp][i], &cosines[warp][i]);
+      if (i < half) detail::reduced_sincos(position * inverse[p], &sines[warp][i], &cosines[warp][i]);
     }
     __syncwarp();
     for (int head = first + slot; head < last; head += slots) {
