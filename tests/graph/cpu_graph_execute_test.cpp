@@ -15,7 +15,6 @@
 #include "testing/offset_bindings.hpp"
 #include "testing/pool_reference.hpp"
 #include "testing/residual_matmul.hpp"
-#include "testing/rope_matmul_graph.hpp"
 #include "testing/scratch_directory.hpp"
 
 namespace accel::graph {
@@ -206,16 +205,6 @@ TEST_F(CpuGraphExecuteTest, AGatedMatmulMatchesTheReferenceInEitherLayout) {
                                  {.dtype = DType::f32, .layout = GateLayout::halves},
                                  {.dtype = DType::f32, .product_is_output = true}},
                                 ExecuteMode::automatic, 29);
-}
-
-// A packed projection and its rope, with q/k norms or a bias, its product an output of the graph as well or not.
-TEST_F(CpuGraphExecuteTest, AProjectionAndItsRopeMatchTheReference) {
-  testing::expect_rope_matmuls(
-      *device_,
-      {{.dtype = DType::f32, .heads = 2, .kv_heads = 1, .head_dim = 16, .k = 24},
-       {.dtype = DType::f32, .heads = 2, .kv_heads = 1, .head_dim = 16, .normed = false, .biased = true, .k = 24},
-       {.dtype = DType::f32, .heads = 2, .kv_heads = 1, .head_dim = 16, .product_is_output = true, .k = 24}},
-      ExecuteMode::automatic, 31);
 }
 
 INSTANTIATE_TEST_SUITE_P(QkvProjections, CpuEncoderLayerTest, ::testing::Values(false, true),

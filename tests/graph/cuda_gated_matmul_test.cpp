@@ -16,7 +16,7 @@
 namespace accel::graph {
 namespace {
 
-using cuda::TileRaster;
+using cuda::GatedMatmulRaster;
 using testing::Buffer;
 using testing::CudaKernels;
 using testing::random;
@@ -38,12 +38,11 @@ class CudaGatedMatmul : public CudaKernels {
  protected:
   // Runs one case and checks every 7th row and the last against the double reference, every row for NaN (the
   // output starts poisoned), and the poison past the output intact.
-  void check(DType dtype, Activation activation, cuda::TileSchedule tuning, const Case& c) {
+  void check(DType dtype, Activation activation, cuda::GatedMatmulTuning tuning, const Case& c) {
     const std::string what =
         std::string(to_string(dtype)) + " rows " + std::to_string(c.rows) + " width " + std::to_string(c.width) +
         " k " + std::to_string(c.k) + " activation " + std::to_string(static_cast<int>(activation)) + " swizzle " +
-        std::to_string(tuning.swizzle) + " raster " + std::to_string(static_cast<int>(tuning.raster)) + " variant " +
-        std::to_string(tuning.variant);
+        std::to_string(tuning.swizzle) + " raster " + std::to_string(static_cast<int>(tuning.raster));
     const std::vector<float> x = rounded(random(c.rows * c.k, -1.0f, 1.0f), dtype);
     const float bound = 2.0f / std::sqrt(static_cast<float>(c.k));
     const std::vector<float> w = rounded(random(2 * c.width * c.k, -bound, bound), dtype);
@@ -77,19 +76,19 @@ class CudaGatedMatmul : public CudaKernels {
 };
 
 TEST_F(CudaGatedMatmul, MatchesTheGatedProductInDouble) {
-  if (!cuda::sm90a_runs_here()) GTEST_SKIP() << "sm_90a code only (its refusal elsewhere: RefusesWhatItCannotRun)";
+  if (!cuda::gated_matmul_runs_here())
+    GTEST_SKIP() << "sm_90a code only (its refusal elsewhere: RefusesWhatItCannotRun)";
   // One interleave group; tiles partly filled in both directions; a 12 × 768 encoder's MLP; Qwen3-0.6B's.
   const Case cases[] = {{1, 8, 8}, {37, 72, 64}, {130, 136, 200}, {300, 3072, 768}, {1000, 3072, 1024}};
-  for (const int variant : {0, 1, 2, 3, 4, 5, 6, 7})
-    for (const DType dtype : {DType::bf16, DType::f16})
-      for (const Activation activation : {Activation::silu, Activation::gelu_erf})
-        for (const Case& c : cases) {
-          check(dtype, activation, {.variant = variant}, c);
-          if (HasFatalFailure()) return;
-        }
+  for (const DType dtype : {DType::bf16, DType::f16})
+    for (const Activation activation : {Activation::silu, Activation::gelu_erf})
+      for (const Case& c : cases) {
+        check(dtype, activation, {}, c);
+        if (HasFatalFailure()) return;
+      }
   // The scheduler's other orders of the output tiles.
   for (const int swizzle : {2, 8})
-    for (const TileRaster raster : {TileRaster::along_m, TileRaster::along_n}) {
+    for (const GatedMatmulRaster raster : {GatedMatmulRaster::along_m, GatedMatmulRaster::along_n}) {
       check(DType::bf16, Activation::silu, {.swizzle = swizzle, .raster = raster}, {1000, 3072, 1024});
       if (HasFatalFailure()) return;
     }
@@ -112,7 +111,7 @@ TEST_F(CudaGatedMatmul, RefusesWhatItCannotRun) {
       cuda::gated_matmul(DType::bf16, Activation::silu, x.get(), w.get(), 64, 64, 64, y.get(), stream_, {.swizzle = 3}),
       cudaErrorInvalidValue);
   const cudaError_t fitting = run(DType::bf16, Activation::silu, 64, 64, x.get());
-  EXPECT_EQ(fitting, cuda::sm90a_runs_here() ? cudaSuccess : cudaErrorInvalidDevice);
+  EXPECT_EQ(fitting, cuda::gated_matmul_runs_here() ? cudaSuccess : cudaErrorInvalidDevice);
   finish(cudaSuccess);
 }
 

@@ -15,7 +15,6 @@
 #include "testing/numeric_error.hpp"
 #include "testing/offset_bindings.hpp"
 #include "testing/residual_matmul.hpp"
-#include "testing/rope_matmul_graph.hpp"
 #include "testing/status_matchers.hpp"
 #include "testing/test_seed.hpp"
 
@@ -235,24 +234,6 @@ TEST(CudaGraphExecute, AGatedMatmulMatchesTheReferenceFusedOrNot) {
                                    // x narrower than the output, whose tiles of 128 rows span later tiles' x
                                    {.k = 64, .width = 512}},
                                   mode, accel::testing::test_seed());
-  }
-}
-
-// A packed projection and its rope: in f16 with heads of 64 or 128, one fused product at 2,048 rows or more on an
-// H100/H200 (captured in replay); in f32, at fewer rows, or with the product an output, the two ops.
-TEST(CudaGraphExecute, AProjectionAndItsRopeMatchTheReferenceFusedOrNot) {
-  System system;
-  ACCEL_OPEN_CUDA_OR_SKIP(system, (DeviceOptions{.kind = DeviceKind::cuda}), device);
-  for (ExecuteMode mode : {ExecuteMode::replay, ExecuteMode::direct}) {
-    SCOPED_TRACE(mode == ExecuteMode::replay ? "replay" : "direct");
-    testing::expect_rope_matmuls(device,
-                                 {{},
-                                  {.normed = false, .biased = true},
-                                  // tiles holding q and k heads together, the last one past the columns
-                                  {.heads = 3, .kv_heads = 1, .head_dim = 64, .biased = true},
-                                  {.product_is_output = true},
-                                  {.dtype = DType::f32}},
-                                 mode, accel::testing::test_seed());
   }
 }
 

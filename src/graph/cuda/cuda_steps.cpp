@@ -1,10 +1,8 @@
 // The CUDA lowering of an executable's steps: matmuls of a query's few rows (at most 64) of a model small enough that
 // its weights stay in the L2 cache through the graph kernels' chained few-rows matmul, the others through the stream's
 // cuBLASLt (bias, ReLU, tanh-GELU and a residual fused in its epilogue; other activations by one bias + activation pass
-// after it) or, while cuBLASLt starts, through the graph kernels' own matmul (every epilogue fused); on sm_90, from
-// 2,048 rows, a gated MLP's product with its gate and a packed q|k|v projection with its rope each as one GEMM of the
-// graph kernels; everything else the graph kernels. Called once per capture at the bucket's extent, or per run at the
-// actual extent.
+// after it) or, while cuBLASLt starts, through the graph kernels' own matmul (every epilogue fused); everything else
+// the graph kernels. Called once per capture at the bucket's extent, or per run at the actual extent.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,7 +11,6 @@
 #include "graph/cuda/cuda_executable.hpp"
 #include "graph/kernels/cuda_gated_matmul.hpp"
 #include "graph/kernels/cuda_kernels.hpp"
-#include "graph/kernels/cuda_rope_matmul.hpp"
 #include "graph/step_frame.hpp"
 
 namespace accel::graph::cuda {
@@ -139,40 +136,10 @@ bool fuses_with_gate(const Frame& f, const Node& matmul, const Node& next) {
     return false;
   const std::uint32_t x = matmul.inputs[0], w = matmul.inputs[1];
   const std::int64_t rows = f.dim(x, 0), k = f.dim(x, 1), width = f.dim(next.output, 1);
-  if (rows < kFusedGateRows || !sm90a_runs_here() ||
+  if (rows < kFusedGateRows || !gated_matmul_runs_here() ||
       !gated_matmul_fits(f.info(x).dtype, next.activation, rows, width, k, f.at(x), f.at(w), f.at(next.output)))
     return false;
   return read_only_by(f, matmul.output, next);
-}
-
-// The fewest rows for which a packed projection and its rope run as one product: a query's few rows keep the few-rows
-// matmul or cuBLASLt and the rope's own pass.
-constexpr std::int64_t kFusedRopeRows = 2048;
-
-// The heads of the rope after `matmul`, where the two run as one product (rope_matmul: sm_90, f16/bf16, a packed
-// q|k|v rope written over the product, nothing else in the matmul's epilogue but a bias). The product is never
-// written unrotated, so no other node may read it, and it may not be an output of the graph. It reads x while its
-// epilogue writes the product's place, which the plan keeps apart from x as for any matmul (both live at its step).
-std::optional<RopeMatmulHeads> fuses_with_rope(const Frame& f, const Node& matmul, const Node& next) {
-  if (next.kind != OpKind::rope || next.inputs[0] != matmul.output || next.kv_heads <= 0 || !matmul.transpose_b ||
-      matmul.inputs.size() > 3 || matmul.activation != Activation::identity || f.at(next.output) != f.at(matmul.output))
-    return std::nullopt;
-  const std::uint32_t x = matmul.inputs[0], w = matmul.inputs[1], bias = matmul.inputs[2];
-  const std::int64_t rows = f.dim(x, 0), k = f.dim(x, 1);
-  const RopeMatmulHeads heads{.heads = next.heads,
-                              .kv_heads = next.kv_heads,
-                              .head_dim = rope_head_dim(f, next),
-                              .theta = next.theta,
-                              .positions = f.at<std::int32_t>(next.inputs[1]),
-                              .query_norm = f.at(next.inputs[2]),
-                              .key_norm = f.at(next.inputs[3]),
-                              .eps = next.eps};
-  if (rows < kFusedRopeRows || !sm90a_runs_here() ||
-      f.dim(matmul.output, 1) != std::int64_t{heads.heads + 2 * heads.kv_heads} * heads.head_dim ||
-      !rope_matmul_fits(f.info(x).dtype, rows, k, heads, f.at(x), f.at(w), f.at(bias), f.at(matmul.output)) ||
-      !read_only_by(f, matmul.output, next))
-    return std::nullopt;
-  return heads;
 }
 
 // Whether `rope` may be left to the attention after it (packed_attention's `rotary`): a packed q|k|v rope written
@@ -264,15 +231,6 @@ Status enqueue_steps(const ExecutablePlan& plan, const SymbolValues& extent, std
               gated_matmul(frame.info(x).dtype, next.activation, frame.at(x), frame.at(node.inputs[1]), frame.dim(x, 0),
                            frame.dim(next.output, 1), frame.dim(x, 1), frame.at(next.output), frame.stream),
               "launching the gated matmul"));
-          ++step;
-          continue;
-        }
-        if (const std::optional<RopeMatmulHeads> heads = fuses_with_rope(frame, node, next)) {
-          const std::uint32_t x = node.inputs[0];
-          ACCEL_RETURN_IF_ERROR(target.check(
-              rope_matmul(frame.info(x).dtype, frame.at(x), frame.at(node.inputs[1]), frame.at(node.inputs[2]),
-                          frame.dim(x, 0), frame.dim(x, 1), *heads, frame.at(node.output), frame.stream),
-              "launching the projection with its rope"));
           ++step;
           continue;
         }
