@@ -245,7 +245,101 @@ cudaError_t whole(const void* a, std::int64_t lda, std::int64_t order, bool lowe
   return cudaGetLastError();
 }
 
+// -- Gemv of small matrices -----------------------------------------------------------------------------------------
+
+constexpr int kGemvRows = 32;                      // rows of A a block of the plain form takes
+constexpr int kGemvChunks = kThreads / kGemvRows;  // the column chunks its threads split n into
+
+template <class T>
+struct GemvTyped {
+  std::int64_t m, n, lda, stride_a, incx, stride_x, incy, stride_y;
+  const T* a;
+  const T* x;
+  T* y;
+  T alpha, beta;
+};
+
+// What y's element gets: alpha times the sum (A and x unread when alpha is 0, as in BLAS), plus beta y when beta is
+// not 0 (y unread when it is).
+template <class T>
+__device__ void finish_gemv(const GemvTyped<T>& p, T* y, std::int64_t i, std::int64_t length, T sum) {
+  T& out = y[vector_at(i, p.incy, length)];
+  out = p.alpha * sum + (p.beta != T(0) ? p.beta * out : T(0));
+}
+
+// y = alpha A x + beta y: block (I, member) takes rows I of 32, its threads' columns in 8 chunks, each warp's row
+// reads coalesced; the chunks' sums are added in a fixed order.
+template <class T>
+__global__ void __launch_bounds__(kThreads) gemv_plain(GemvTyped<T> p) {
+  __shared__ T sums[kGemvChunks][kGemvRows];
+  const std::int64_t member = blockIdx.y;
+  const T* a = p.a + member * p.stride_a;
+  const T* x = p.x + member * p.stride_x;
+  const int lane = threadIdx.x % kGemvRows, chunk = threadIdx.x / kGemvRows;
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kGemvRows + lane;
+  T sum = 0;
+  if (row < p.m && p.alpha != T(0))
+    for (std::int64_t j = chunk; j < p.n; j += kGemvChunks) sum += a[row + j * p.lda] * x[vector_at(j, p.incx, p.n)];
+  sums[chunk][lane] = sum;
+  __syncthreads();
+  if (chunk != 0 || row >= p.m) return;
+  for (int c = 1; c < kGemvChunks; ++c) sum += sums[c][lane];
+  finish_gemv(p, p.y + member * p.stride_y, row, p.m, sum);
+}
+
+// y = alpha Aᵀ x + beta y: a warp per column of A (an element of y), its lanes striding down the column.
+template <class T>
+__global__ void __launch_bounds__(kThreads) gemv_transposed(GemvTyped<T> p) {
+  const std::int64_t member = blockIdx.y;
+  const int lane = threadIdx.x % 32;
+  const std::int64_t column = static_cast<std::int64_t>(blockIdx.x) * (kThreads / 32) + threadIdx.x / 32;
+  if (column >= p.n) return;
+  const T* a = p.a + member * p.stride_a + column * p.lda;
+  const T* x = p.x + member * p.stride_x;
+  T sum = 0;
+  if (p.alpha != T(0))
+    for (std::int64_t i = lane; i < p.m; i += 32) sum += a[i] * x[vector_at(i, p.incx, p.m)];
+  for (int delta = 16; delta > 0; delta /= 2) sum += __shfl_down_sync(0xffffffffu, sum, delta);
+  if (lane == 0) finish_gemv(p, p.y + member * p.stride_y, column, p.n, sum);
+}
+
+template <class T>
+cudaError_t gemv(const GemvLaunch& l, cudaStream_t stream) {
+  const GemvTyped<T> p{.m = l.m,
+                       .n = l.n,
+                       .lda = l.lda,
+                       .stride_a = l.stride_a,
+                       .incx = l.incx,
+                       .stride_x = l.stride_x,
+                       .incy = l.incy,
+                       .stride_y = l.stride_y,
+                       .a = static_cast<const T*>(l.a),
+                       .x = static_cast<const T*>(l.x),
+                       .y = static_cast<T*>(l.y),
+                       .alpha = static_cast<T>(l.alpha),
+                       .beta = static_cast<T>(l.beta)};
+  const auto members = static_cast<unsigned>(l.batch);
+  if (l.transpose) {
+    constexpr std::int64_t kColumnsPerBlock = kThreads / 32;
+    gemv_transposed<T><<<dim3(static_cast<unsigned>((l.n + kColumnsPerBlock - 1) / kColumnsPerBlock), members),
+                         kThreads, 0, stream>>>(p);
+  } else {
+    gemv_plain<T><<<dim3(static_cast<unsigned>((l.m + kGemvRows - 1) / kGemvRows), members), kThreads, 0, stream>>>(p);
+  }
+  return cudaGetLastError();
+}
+
 }  // namespace
+
+bool small_gemv(std::int64_t m, std::int64_t n, bool transpose, std::int64_t batch) {
+  return m > 0 && n > 0 && m * n <= kSmallGemvElements && (transpose ? m : n) <= kSmallGemvSum && batch >= 1 &&
+         batch <= kMaxGridExtent;
+}
+
+cudaError_t launch_small_gemv(const GemvLaunch& launch, cudaStream_t stream) {
+  if (!small_gemv(launch.m, launch.n, launch.transpose, launch.batch)) return cudaErrorInvalidValue;
+  return launch.f64 ? gemv<double>(launch, stream) : gemv<float>(launch, stream);
+}
 
 cudaError_t launch_swap(void* x, void* y, std::int64_t n, bool f64, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;

@@ -1,6 +1,7 @@
 // Kernels of our own where cuBLAS's routine moves memory slower than it could (PERFORMANCE.md §52): Swap of two
 // contiguous vectors, Symv reading A's stored triangle once, and the whole matrix a triangle stands for, which Symm
-// and small Trmms hand to a GEMM. Plain C++17 and CUDA types: nvcc compiles the kernels' file as C++17.
+// and small Trmms hand to a GEMM; and Gemv of small matrices, where a request's time is its launches (§78). Plain C++17
+// and CUDA types: nvcc compiles the kernels' file as C++17.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -11,6 +12,36 @@ namespace accel::blas {
 
 // Exchanges n elements of x and y (contiguous, not overlapping), 8 bytes each if `f64`, else 4.
 [[nodiscard]] cudaError_t launch_swap(void* x, void* y, std::int64_t n, bool f64, cudaStream_t stream);
+
+// One Gemv of a batch, as its request resolved it: y = alpha op(A) x + beta y, A column-major m x n (op(A) n x m when
+// `transpose`), vectors as in BLAS (element i at i * inc, or (length - 1 - i) * -inc for a negative increment).
+struct GemvLaunch {
+  bool f64 = false;
+  bool transpose = false;
+  std::int64_t m = 0, n = 0;
+  const void* a = nullptr;
+  std::int64_t lda = 0;
+  std::int64_t stride_a = 0;
+  const void* x = nullptr;
+  std::int64_t incx = 1;
+  std::int64_t stride_x = 0;
+  void* y = nullptr;
+  std::int64_t incy = 1;
+  std::int64_t stride_y = 0;
+  double alpha = 1.0;
+  double beta = 0.0;  // 0: y is not read
+  std::int64_t batch = 1;
+};
+
+// The most elements of A, and the longest sum, that launch_small_gemv takes: one launch of ours, against cuBLAS's
+// routine and its host work, for a request whose time is its launch; larger ones stay cuBLAS's.
+constexpr std::int64_t kSmallGemvElements = std::int64_t{1} << 20;
+constexpr std::int64_t kSmallGemvSum = 4096;
+[[nodiscard]] bool small_gemv(std::int64_t m, std::int64_t n, bool transpose, std::int64_t batch);
+
+// Every member of the launch's batch in one kernel: a block per 32 rows of y (plain), or a warp per element of y
+// (transposed), each sum in a fixed order. cudaErrorInvalidValue where small_gemv does not hold.
+[[nodiscard]] cudaError_t launch_small_gemv(const GemvLaunch& launch, cudaStream_t stream);
 
 // One Symv of a batch, as its request resolved it (leading dimension and strides never 0). Element i of a vector of
 // increment inc lies at i * inc, or (n - 1 - i) * -inc for a negative one, as in BLAS.

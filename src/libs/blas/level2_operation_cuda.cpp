@@ -41,6 +41,26 @@ Status CudaOperation<Gemv>::run(const Gemv&, const Checked& checked, const Plan&
   using Op = Operation<Gemv>;
   const Gemv& r = checked.request;
   if (checked.y_length == 0) return Status();
+  const bool transposed = r.transpose != Transpose::none;
+  if (checked.x_length != 0 && blas::small_gemv(r.m, r.n, transposed, r.batch)) {
+    const blas::GemvLaunch launch{.f64 = r.dtype == DType::f64,
+                                  .transpose = transposed,
+                                  .m = r.m,
+                                  .n = r.n,
+                                  .a = views[Op::a].data,
+                                  .lda = r.lda,
+                                  .stride_a = r.stride_a,
+                                  .x = views[Op::x].data,
+                                  .incx = r.incx,
+                                  .stride_x = r.stride_x,
+                                  .y = views[Op::y].data,
+                                  .incy = r.incy,
+                                  .stride_y = r.stride_y,
+                                  .alpha = r.alpha,
+                                  .beta = r.beta,
+                                  .batch = r.batch};
+    return run.target.check(blas::launch_small_gemv(launch, run.target.stream()), "launching the small gemv kernel");
+  }
   ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
   return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
     if (checked.x_length == 0) return scale_y<T>(r, checked.y_length, plan, views[Op::y].data, run);

@@ -1,6 +1,7 @@
 /// @file
 /// BLAS level 2 on f32 or f64 (OpenBLAS on the CPU device, cuBLAS on CUDA), optionally strided-batched:
-///   Gemv  y = alpha op(A) x + beta y (cuBLAS's gemvStridedBatched: one launch for the batch)
+///   Gemv  y = alpha op(A) x + beta y (one launch for the batch: a kernel of accel's where A has at most 2^20
+///         elements and each sum at most 4,096 terms, else cuBLAS's gemvStridedBatched)
 ///   Ger   A = alpha x yᵀ + A (A m x n)
 ///   Trsv  solves op(A) x = b for x, A n x n triangular; x replaces b
 ///   Symv  y = alpha A x + beta y, A n x n symmetric, only its `fill` triangle read
