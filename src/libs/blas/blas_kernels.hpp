@@ -13,12 +13,11 @@ namespace accel::blas {
 // Exchanges n elements of x and y (contiguous, not overlapping), 8 bytes each if `f64`, else 4.
 [[nodiscard]] cudaError_t launch_swap(void* x, void* y, std::int64_t n, bool f64, cudaStream_t stream);
 
-// One Gemv of a batch, as its request resolved it: y = alpha op(A) x + beta y, A column-major m x n (op(A) n x m when
-// `transpose`), vectors as in BLAS (element i at i * inc, or (length - 1 - i) * -inc for a negative increment).
-struct GemvLaunch {
+// The operands of y = alpha op(A) x + beta y over a batch, as a Gemv or Symv request resolved them (leading dimension
+// and strides never 0). Element i of a vector of increment inc lies at i * inc, or (length - 1 - i) * -inc for a
+// negative one, as in BLAS.
+struct MatrixVectorLaunch {
   bool f64 = false;
-  bool transpose = false;
-  std::int64_t m = 0, n = 0;
   const void* a = nullptr;
   std::int64_t lda = 0;
   std::int64_t stride_a = 0;
@@ -33,6 +32,12 @@ struct GemvLaunch {
   std::int64_t batch = 1;
 };
 
+// One Gemv of a batch: A column-major m x n (op(A) n x m when `transpose`).
+struct GemvLaunch : MatrixVectorLaunch {
+  bool transpose = false;
+  std::int64_t m = 0, n = 0;
+};
+
 // The most elements of A, and the longest sum, that launch_small_gemv takes: one launch of ours, against cuBLAS's
 // routine and its host work, for a request whose time is its launch; larger ones stay cuBLAS's.
 constexpr std::int64_t kSmallGemvElements = std::int64_t{1} << 20;
@@ -43,24 +48,10 @@ constexpr std::int64_t kSmallGemvSum = 4096;
 // (transposed), each sum in a fixed order. cudaErrorInvalidValue where small_gemv does not hold.
 [[nodiscard]] cudaError_t launch_small_gemv(const GemvLaunch& launch, cudaStream_t stream);
 
-// One Symv of a batch, as its request resolved it (leading dimension and strides never 0). Element i of a vector of
-// increment inc lies at i * inc, or (n - 1 - i) * -inc for a negative one, as in BLAS.
-struct SymvLaunch {
-  bool f64 = false;
+// One Symv of a batch: A n x n symmetric.
+struct SymvLaunch : MatrixVectorLaunch {
   bool lower = true;  // the triangle of A read; the other is never touched
   std::int64_t n = 0;
-  const void* a = nullptr;
-  std::int64_t lda = 0;
-  std::int64_t stride_a = 0;
-  const void* x = nullptr;
-  std::int64_t incx = 1;
-  std::int64_t stride_x = 0;
-  void* y = nullptr;
-  std::int64_t incy = 1;
-  std::int64_t stride_y = 0;
-  double alpha = 1.0;
-  double beta = 0.0;  // 0: y is not read
-  std::int64_t batch = 1;
 };
 
 // How a Symv of order n runs a batch: `members_at_once` members a launch (at least one; no more than 64 MiB of

@@ -34,6 +34,25 @@ Status scale_y(const Gemv& r, std::int64_t y_length, const blas::CublasPlan& pla
   return Status();
 }
 
+// A Gemv's or Symv's operands as its checked request resolved them.
+template <class Request>
+blas::MatrixVectorLaunch matrix_vector(const Request& r, std::span<const BufferView> views) {
+  using Op = Operation<Request>;
+  return {.f64 = r.dtype == DType::f64,
+          .a = views[Op::a].data,
+          .lda = r.lda,
+          .stride_a = r.stride_a,
+          .x = views[Op::x].data,
+          .incx = r.incx,
+          .stride_x = r.stride_x,
+          .y = views[Op::y].data,
+          .incy = r.incy,
+          .stride_y = r.stride_y,
+          .alpha = r.alpha,
+          .beta = r.beta,
+          .batch = r.batch};
+}
+
 }  // namespace
 
 Status CudaOperation<Gemv>::run(const Gemv&, const Checked& checked, const Plan& plan,
@@ -43,22 +62,7 @@ Status CudaOperation<Gemv>::run(const Gemv&, const Checked& checked, const Plan&
   if (checked.y_length == 0) return Status();
   const bool transposed = r.transpose != Transpose::none;
   if (checked.x_length != 0 && blas::small_gemv(r.m, r.n, transposed, r.batch)) {
-    const blas::GemvLaunch launch{.f64 = r.dtype == DType::f64,
-                                  .transpose = transposed,
-                                  .m = r.m,
-                                  .n = r.n,
-                                  .a = views[Op::a].data,
-                                  .lda = r.lda,
-                                  .stride_a = r.stride_a,
-                                  .x = views[Op::x].data,
-                                  .incx = r.incx,
-                                  .stride_x = r.stride_x,
-                                  .y = views[Op::y].data,
-                                  .incy = r.incy,
-                                  .stride_y = r.stride_y,
-                                  .alpha = r.alpha,
-                                  .beta = r.beta,
-                                  .batch = r.batch};
+    const blas::GemvLaunch launch{matrix_vector(r, views), transposed, r.m, r.n};
     return run.target.check(blas::launch_small_gemv(launch, run.target.stream()), "launching the small gemv kernel");
   }
   ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
@@ -132,23 +136,8 @@ Result<CudaOperation<Symv>::Plan> CudaOperation<Symv>::plan(const Symv&, const C
 
 Status CudaOperation<Symv>::run(const Symv&, const Checked& checked, const Plan& plan,
                                 std::span<const BufferView> views, CudaRun& run) {
-  using Op = Operation<Symv>;
   const Symv& r = checked.request;
-  const blas::SymvLaunch launch{.f64 = r.dtype == DType::f64,
-                                .lower = r.fill == blas::Fill::lower,
-                                .n = r.n,
-                                .a = views[Op::a].data,
-                                .lda = r.lda,
-                                .stride_a = r.stride_a,
-                                .x = views[Op::x].data,
-                                .incx = r.incx,
-                                .stride_x = r.stride_x,
-                                .y = views[Op::y].data,
-                                .incy = r.incy,
-                                .stride_y = r.stride_y,
-                                .alpha = r.alpha,
-                                .beta = r.beta,
-                                .batch = r.batch};
+  const blas::SymvLaunch launch{matrix_vector(r, views), r.fill == blas::Fill::lower, r.n};
   return run.target.check(blas::launch_symv(launch, plan, run.workspace, run.target.stream()),
                           "launching the symv kernels");
 }
