@@ -5,11 +5,14 @@
 #include <nlohmann/json.hpp>
 
 #include <limits>
+#include <random>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "text/token_model_testing.hpp"
 #include "text/tokenizer/components.hpp"
+#include "text/tokenizer/piece_table.hpp"
 
 namespace accel::text {
 namespace {
@@ -130,6 +133,47 @@ TEST(TokenModelTest, RefusesWhatItDoesNotRun) {
   expect_refused(json{{"vocab", {{"a", 0}}}, {"unk_token", "a"}}, "model WordLevel is not supported");
   expect_refused(json{{"unk_id", 0}}, "model.vocab is missing");
   expect_refused(json{{"vocab", 3}}, "model is {\"vocab\":3}; a model without \"type\" must have the fields");
+}
+
+// The vocabularies' table: every piece found with its index, each absent key (prefixes of present ones, the empty
+// string, keys viewed from other storage) missed, the first of two equal keys kept, across the table's growth.
+TEST(PieceIndexTest, FindsEveryPieceMissesTheRestAndKeepsTheFirstOfEqualKeys) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> length(1, 12), letter('a', 'h');
+  std::vector<std::string> pieces(5000);
+  for (std::string& piece : pieces)
+    for (int i = length(rng); i > 0; --i) piece += static_cast<char>(letter(rng));
+  PieceIndex index;
+  for (std::uint32_t i = 0; i < pieces.size(); ++i) index.emplace(pieces[i], i);
+  std::unordered_set<std::string> present;
+  for (std::uint32_t i = 0; i < pieces.size(); ++i) {
+    const bool first = present.insert(pieces[i]).second;
+    const std::string copy = pieces[i];  // equal bytes elsewhere
+    const std::optional<std::uint32_t> found = index.find(copy);
+    ASSERT_TRUE(found.has_value()) << pieces[i];
+    if (first) {
+      EXPECT_EQ(*found, i) << pieces[i];
+    }
+    EXPECT_EQ(pieces[*found], pieces[i]);
+  }
+  EXPECT_EQ(index.size(), present.size());
+  int absent = 0;
+  for (const std::string& piece : pieces)
+    for (std::size_t cut = 0; cut <= piece.size(); ++cut) {
+      const std::string key = piece.substr(0, cut) + "z";
+      EXPECT_EQ(index.find(key), std::nullopt) << key;
+      if (!present.contains(piece.substr(0, cut))) {
+        EXPECT_EQ(index.find(std::string_view(piece).substr(0, cut)), std::nullopt);
+        ++absent;
+      }
+    }
+  EXPECT_GT(absent, 0);
+  EXPECT_EQ(PieceIndex{}.find("a"), std::nullopt);
+  PieceIndex empty_key;
+  empty_key.reserve(1);
+  empty_key.emplace("", 7);
+  EXPECT_EQ(empty_key.find(""), 7u);
+  EXPECT_EQ(empty_key.find("a"), std::nullopt);
 }
 
 TEST(VocabularyTest, FindsAddedTokensFirstThenTheModel) {

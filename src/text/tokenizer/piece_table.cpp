@@ -1,11 +1,53 @@
 #include "text/tokenizer/piece_table.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <functional>
 #include <utility>
 
 #include "text/tokenizer/json_fields.hpp"
 
 namespace accel::text {
+namespace {
+
+std::size_t hash_of(std::string_view piece) { return std::hash<std::string_view>{}(piece); }
+std::uint32_t tag_of(std::size_t hash) { return static_cast<std::uint32_t>(static_cast<std::uint64_t>(hash) >> 32); }
+
+}  // namespace
+
+void PieceIndex::reserve(std::size_t count) {
+  if (2 * count > slots_.size()) rehash(std::bit_ceil(std::max<std::size_t>(2 * count, 16)));
+}
+
+void PieceIndex::emplace(std::string_view piece, std::uint32_t index) {
+  if (find(piece)) return;
+  reserve(entries_.size() + 1);
+  entries_.push_back(Entry{piece, index});
+  place(hash_of(piece), static_cast<std::uint32_t>(entries_.size() - 1));
+}
+
+std::optional<std::uint32_t> PieceIndex::find(std::string_view piece) const {
+  if (slots_.empty()) return std::nullopt;
+  const std::size_t hash = hash_of(piece), mask = slots_.size() - 1;
+  const std::uint32_t tag = tag_of(hash);
+  for (std::size_t at = hash & mask;; at = (at + 1) & mask) {
+    const Slot slot = slots_[at];
+    if (slot.entry == kEmpty) return std::nullopt;
+    if (slot.tag == tag && entries_[slot.entry].piece == piece) return entries_[slot.entry].index;
+  }
+}
+
+void PieceIndex::place(std::size_t hash, std::uint32_t entry) {
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t at = hash & mask;
+  while (slots_[at].entry != kEmpty) at = (at + 1) & mask;
+  slots_[at] = Slot{tag_of(hash), entry};
+}
+
+void PieceIndex::rehash(std::size_t slots) {
+  slots_.assign(slots, Slot{});
+  for (std::uint32_t entry = 0; entry < entries_.size(); ++entry) place(hash_of(entries_[entry].piece), entry);
+}
 
 Result<PieceTable> PieceTable::from_json(const nlohmann::json& vocab, std::string_view path) {
   if (!vocab.is_object() || vocab.empty()) {
@@ -36,11 +78,7 @@ Result<PieceTable> PieceTable::from_json(const nlohmann::json& vocab, std::strin
   return table;
 }
 
-std::optional<std::uint32_t> PieceTable::index_of(std::string_view piece) const {
-  const auto found = index_of_.find(piece);
-  if (found == index_of_.end()) return std::nullopt;
-  return found->second;
-}
+std::optional<std::uint32_t> PieceTable::index_of(std::string_view piece) const { return index_of_.find(piece); }
 
 std::optional<std::uint32_t> PieceTable::index_of_id(std::int32_t id) const {
   const auto found = std::lower_bound(ids_.begin(), ids_.end(), id);

@@ -67,13 +67,12 @@ class WordPiece final : public TokenModel {
   // The longest piece of `map` (pieces of at most `longest` bytes) that starts at byte `start` of `word`, and the
   // byte where it ends.
   static std::pair<std::optional<std::uint32_t>, std::size_t> longest_piece(std::string_view word, std::size_t start,
-                                                                            const PieceIndexMap& map,
+                                                                            const PieceIndex& map,
                                                                             std::size_t longest) {
     std::size_t end = start + std::min(word.size() - start, longest);
     while (end > start && end < word.size() && is_continuation_byte(word[end])) --end;
     while (end > start) {
-      const auto found = map.find(word.substr(start, end - start));
-      if (found != map.end()) return {found->second, end};
+      if (const auto found = map.find(word.substr(start, end - start))) return {*found, end};
       do {
         --end;
       } while (end > start && is_continuation_byte(word[end]));
@@ -82,8 +81,8 @@ class WordPiece final : public TokenModel {
   }
 
   PieceTable vocab_;
-  PieceIndexMap starts_;           // every entry, for the first piece of a word
-  PieceIndexMap continuations_;    // the entries that start with the prefix, keyed without it, for later pieces
+  PieceIndex starts_;              // every entry, for the first piece of a word
+  PieceIndex continuations_;       // the entries that start with the prefix, keyed without it, for later pieces
   std::size_t longest_start_ = 0;  // bytes; no longer piece can match
   std::size_t longest_continuation_ = 0;
   std::uint32_t unk_;
