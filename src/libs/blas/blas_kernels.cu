@@ -68,15 +68,35 @@ __device__ std::int64_t vector_at(std::int64_t i, std::int64_t inc, std::int64_t
 // Whether element (i, j) of a tile on the diagonal lies in the stored triangle.
 __device__ bool stored(bool lower, int i, int j) { return lower ? i >= j : i <= j; }
 
+// A MatrixVectorLaunch's operands in the element type its kernels read.
 template <class T>
-struct SymvTyped {
-  bool lower;
-  std::int64_t n, lda, stride_a, incx, stride_x, incy, stride_y, first_member, blocks;
+struct MatrixVectorTyped {
+  std::int64_t lda, stride_a, incx, stride_x, incy, stride_y;
   const T* a;
   const T* x;
   T* y;
-  T* partial;  // per member of the launch: blocks slots of n sums
   T alpha, beta;
+
+  static MatrixVectorTyped of(const MatrixVectorLaunch& l) {
+    return {.lda = l.lda,
+            .stride_a = l.stride_a,
+            .incx = l.incx,
+            .stride_x = l.stride_x,
+            .incy = l.incy,
+            .stride_y = l.stride_y,
+            .a = static_cast<const T*>(l.a),
+            .x = static_cast<const T*>(l.x),
+            .y = static_cast<T*>(l.y),
+            .alpha = static_cast<T>(l.alpha),
+            .beta = static_cast<T>(l.beta)};
+  }
+};
+
+template <class T>
+struct SymvTyped : MatrixVectorTyped<T> {
+  bool lower;
+  std::int64_t n, first_member, blocks;
+  T* partial;  // per member of the launch: blocks slots of n sums
 };
 
 // Block (I, J, m): the tile of rows I and columns J of member first_member + m, if in the stored triangle. Its rows'
@@ -164,23 +184,7 @@ template <class T>
 cudaError_t symv(const SymvLaunch& l, std::int64_t members_at_once, void* workspace, cudaStream_t stream) {
   const std::int64_t blocks = tiles_of(l.n);
   if (blocks > kMaxGridExtent || members_at_once < 1 || members_at_once > kMaxGridExtent) return cudaErrorInvalidValue;
-  SymvTyped<T> p;
-  p.lower = l.lower;
-  p.n = l.n;
-  p.lda = l.lda;
-  p.stride_a = l.stride_a;
-  p.incx = l.incx;
-  p.stride_x = l.stride_x;
-  p.incy = l.incy;
-  p.stride_y = l.stride_y;
-  p.first_member = 0;
-  p.blocks = blocks;
-  p.a = static_cast<const T*>(l.a);
-  p.x = static_cast<const T*>(l.x);
-  p.y = static_cast<T*>(l.y);
-  p.partial = static_cast<T*>(workspace);
-  p.alpha = static_cast<T>(l.alpha);
-  p.beta = static_cast<T>(l.beta);
+  SymvTyped<T> p{MatrixVectorTyped<T>::of(l), l.lower, l.n, 0, blocks, static_cast<T*>(workspace)};
   const auto tiles = static_cast<unsigned>(blocks);
   for (std::int64_t first = 0; first < l.batch; first += members_at_once) {
     p.first_member = first;
@@ -251,12 +255,8 @@ constexpr int kGemvRows = 32;                      // rows of A a block of the p
 constexpr int kGemvChunks = kThreads / kGemvRows;  // the column chunks its threads split n into
 
 template <class T>
-struct GemvTyped {
-  std::int64_t m, n, lda, stride_a, incx, stride_x, incy, stride_y;
-  const T* a;
-  const T* x;
-  T* y;
-  T alpha, beta;
+struct GemvTyped : MatrixVectorTyped<T> {
+  std::int64_t m, n;
 };
 
 // What y's element gets: alpha times the sum (A and x unread when alpha is 0, as in BLAS), plus beta y when beta is
@@ -305,19 +305,7 @@ __global__ void __launch_bounds__(kThreads) gemv_transposed(GemvTyped<T> p) {
 
 template <class T>
 cudaError_t gemv(const GemvLaunch& l, cudaStream_t stream) {
-  const GemvTyped<T> p{.m = l.m,
-                       .n = l.n,
-                       .lda = l.lda,
-                       .stride_a = l.stride_a,
-                       .incx = l.incx,
-                       .stride_x = l.stride_x,
-                       .incy = l.incy,
-                       .stride_y = l.stride_y,
-                       .a = static_cast<const T*>(l.a),
-                       .x = static_cast<const T*>(l.x),
-                       .y = static_cast<T*>(l.y),
-                       .alpha = static_cast<T>(l.alpha),
-                       .beta = static_cast<T>(l.beta)};
+  const GemvTyped<T> p{MatrixVectorTyped<T>::of(l), l.m, l.n};
   const auto members = static_cast<unsigned>(l.batch);
   if (l.transpose) {
     constexpr std::int64_t kColumnsPerBlock = kThreads / 32;

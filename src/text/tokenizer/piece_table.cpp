@@ -20,10 +20,14 @@ void PieceIndex::reserve(std::size_t count) {
 }
 
 void PieceIndex::emplace(std::string_view piece, std::uint32_t index) {
-  if (find(piece)) return;
   reserve(entries_.size() + 1);
+  const std::size_t hash = hash_of(piece), mask = slots_.size() - 1;
+  const std::uint32_t tag = tag_of(hash);
+  std::size_t at = hash & mask;
+  for (; slots_[at].entry != kEmpty; at = (at + 1) & mask)
+    if (slots_[at].tag == tag && entries_[slots_[at].entry].piece == piece) return;
   entries_.push_back(Entry{piece, index});
-  place(hash_of(piece), static_cast<std::uint32_t>(entries_.size() - 1));
+  slots_[at] = Slot{tag, static_cast<std::uint32_t>(entries_.size() - 1)};
 }
 
 std::optional<std::uint32_t> PieceIndex::find(std::string_view piece) const {

@@ -60,6 +60,8 @@ class PieceTable {
   [[nodiscard]] const std::string& piece(std::uint32_t index) const noexcept { return pieces_[index]; }
   [[nodiscard]] std::int32_t id(std::uint32_t index) const noexcept { return ids_[index]; }
   [[nodiscard]] std::optional<std::uint32_t> index_of(std::string_view piece) const;
+  // Every piece → its index, for a model that looks pieces up in a loop of its own.
+  [[nodiscard]] const PieceIndex& index() const noexcept { return index_of_; }
   [[nodiscard]] std::optional<std::uint32_t> index_of_id(std::int32_t id) const;
   // TokenModel's two lookups, for the models that keep their vocabulary here.
   [[nodiscard]] std::optional<std::int32_t> token_to_id(std::string_view piece) const {

@@ -24,10 +24,8 @@ class WordPiece final : public TokenModel {
  public:
   WordPiece(PieceTable vocab, std::uint32_t unk, std::string_view prefix, std::size_t max_input_chars_per_word)
       : vocab_(std::move(vocab)), unk_(unk), max_input_chars_per_word_(max_input_chars_per_word) {
-    starts_.reserve(vocab_.size());
     for (std::uint32_t index = 0; index < vocab_.size(); ++index) {
       const std::string_view piece = vocab_.piece(index);
-      starts_.emplace(piece, index);
       longest_start_ = std::max(longest_start_, piece.size());
       // Without a prefix every entry continues a word as well as it starts one.
       if (piece.starts_with(prefix)) {
@@ -43,7 +41,7 @@ class WordPiece final : public TokenModel {
     if (code_points(text) <= max_input_chars_per_word_) {
       std::size_t start = 0;
       while (start < text.size()) {
-        const auto [index, end] = start == 0 ? longest_piece(text, start, starts_, longest_start_)
+        const auto [index, end] = start == 0 ? longest_piece(text, start, vocab_.index(), longest_start_)
                                              : longest_piece(text, start, continuations_, longest_continuation_);
         if (!index) break;
         out.push_back(Token{vocab_.id(*index), vocab_.piece(*index), Range{start, end}});
@@ -81,7 +79,6 @@ class WordPiece final : public TokenModel {
   }
 
   PieceTable vocab_;
-  PieceIndex starts_;              // every entry, for the first piece of a word
   PieceIndex continuations_;       // the entries that start with the prefix, keyed without it, for later pieces
   std::size_t longest_start_ = 0;  // bytes; no longer piece can match
   std::size_t longest_continuation_ = 0;
