@@ -251,8 +251,13 @@ cudaError_t whole(const void* a, std::int64_t lda, std::int64_t order, bool lowe
 
 // -- Gemv of small matrices -----------------------------------------------------------------------------------------
 
-constexpr int kGemvRows = 32;                      // rows of A a block of the plain form takes
-constexpr int kGemvChunks = kThreads / kGemvRows;  // the column chunks its threads split n into
+// The plain form's block takes kGemvRows rows of A, its threads split n into kThreads / kGemvRows column chunks. Few
+// rows (a long sum each) leave most SMs idle at 32 rows a block, so such a launch takes 8 rows a block in 32 chunks:
+// four times the blocks, each warp still reading whole 32-byte sectors (8 rows of 4 columns).
+constexpr int kGemvRows = 32;
+constexpr int kGemvFewRows = 8;
+constexpr unsigned kGemvBlocksForFewRows = 256;   // below this many blocks of 32 rows, a launch takes 8 rows a block
+constexpr std::int64_t kGemvSumForFewRows = 128;  // ... where each row's sum has at least this many terms
 
 template <class T>
 struct GemvTyped : MatrixVectorTyped<T> {
@@ -267,23 +272,24 @@ __device__ void finish_gemv(const GemvTyped<T>& p, T* y, std::int64_t i, std::in
   out = p.alpha * sum + (p.beta != T(0) ? p.beta * out : T(0));
 }
 
-// y = alpha A x + beta y: block (I, member) takes rows I of 32, its threads' columns in 8 chunks, each warp's row
-// reads coalesced; the chunks' sums are added in a fixed order.
-template <class T>
+// y = alpha A x + beta y: block (I, member) takes rows I of Rows, its threads' columns in kThreads / Rows chunks, each
+// warp's rows read coalesced; the chunks' sums are added in a fixed order.
+template <class T, int Rows>
 __global__ void __launch_bounds__(kThreads) gemv_plain(GemvTyped<T> p) {
-  __shared__ T sums[kGemvChunks][kGemvRows];
+  constexpr int kChunks = kThreads / Rows;
+  __shared__ T sums[kChunks][Rows];
   const std::int64_t member = blockIdx.y;
   const T* a = p.a + member * p.stride_a;
   const T* x = p.x + member * p.stride_x;
-  const int lane = threadIdx.x % kGemvRows, chunk = threadIdx.x / kGemvRows;
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kGemvRows + lane;
+  const int lane = threadIdx.x % Rows, chunk = threadIdx.x / Rows;
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * Rows + lane;
   T sum = 0;
   if (row < p.m && p.alpha != T(0))
-    for (std::int64_t j = chunk; j < p.n; j += kGemvChunks) sum += a[row + j * p.lda] * x[vector_at(j, p.incx, p.n)];
+    for (std::int64_t j = chunk; j < p.n; j += kChunks) sum += a[row + j * p.lda] * x[vector_at(j, p.incx, p.n)];
   sums[chunk][lane] = sum;
   __syncthreads();
   if (chunk != 0 || row >= p.m) return;
-  for (int c = 1; c < kGemvChunks; ++c) sum += sums[c][lane];
+  for (int c = 1; c < kChunks; ++c) sum += sums[c][lane];
   finish_gemv(p, p.y + member * p.stride_y, row, p.m, sum);
 }
 
@@ -312,7 +318,11 @@ cudaError_t gemv(const GemvLaunch& l, cudaStream_t stream) {
     gemv_transposed<T><<<dim3(static_cast<unsigned>((l.n + kColumnsPerBlock - 1) / kColumnsPerBlock), members),
                          kThreads, 0, stream>>>(p);
   } else {
-    gemv_plain<T><<<dim3(static_cast<unsigned>((l.m + kGemvRows - 1) / kGemvRows), members), kThreads, 0, stream>>>(p);
+    const auto blocks_of = [&](int rows) { return static_cast<unsigned>((l.m + rows - 1) / rows); };
+    if (blocks_of(kGemvRows) * members < kGemvBlocksForFewRows && l.n >= kGemvSumForFewRows)
+      gemv_plain<T, kGemvFewRows><<<dim3(blocks_of(kGemvFewRows), members), kThreads, 0, stream>>>(p);
+    else
+      gemv_plain<T, kGemvRows><<<dim3(blocks_of(kGemvRows), members), kThreads, 0, stream>>>(p);
   }
   return cudaGetLastError();
 }

@@ -211,8 +211,9 @@ TEST_P(CudaBlasTest, CopySwapRotIaminMatchTheCpuDeviceOnOddAndLargeSizesAndEvery
 }
 
 TEST_P(CudaBlasTest, GemvMatchesTheCpuDeviceForBothTransposesIncrementsAndBatches) {
-  // Shapes of accel's small kernel (up to 2^20 elements, sums up to 4,096 terms) and, at 4,096 x 333, cuBLAS's.
-  const std::int64_t shapes[][2] = {{1, 1}, {37, 19}, {1024, 1024}, {4096, 256}, {4096, 333}};
+  // Shapes of accel's small kernel (up to 2^20 elements, sums up to 4,096 terms: 8 rows a block where few blocks of
+  // 32 would run, as at 1,000 x 777 and 1,024 x 1,024) and, at 4,096 x 333, cuBLAS's.
+  const std::int64_t shapes[][2] = {{1, 1}, {37, 19}, {1000, 777}, {1024, 1024}, {4096, 256}, {4096, 333}};
   for (const auto& [m, n] : shapes)
     for (Transpose transpose : {Transpose::none, Transpose::transpose}) {
       gemv<float>({.transpose = transpose, .m = m, .n = n, .alpha = 0.5});
@@ -221,6 +222,7 @@ TEST_P(CudaBlasTest, GemvMatchesTheCpuDeviceForBothTransposesIncrementsAndBatche
   for (Transpose transpose : {Transpose::none, Transpose::transpose}) {
     gemv<float>({.transpose = transpose, .m = 33, .n = 17, .incy = -1, .batch = 64, .beta = 0.5});
     gemv<double>({.transpose = transpose, .m = 8, .n = 8, .incx = 2, .batch = 1000});
+    gemv<float>({.transpose = transpose, .m = 300, .n = 200, .lda = 301, .batch = 30});  // 300 blocks of 32 rows
     gemv<double>({.transpose = transpose, .m = 7, .n = 0, .beta = 0.5});  // empty product: y scaled by beta
     gemv<float>({.transpose = transpose, .m = 0, .n = 9, .beta = 0});
     gemv<float>({.transpose = transpose, .m = 40, .n = 30, .lda = 50, .alpha = 0, .beta = 2});  // A's rows past m
