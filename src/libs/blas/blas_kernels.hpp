@@ -1,6 +1,7 @@
 // Kernels of our own where cuBLAS's routine moves memory slower than it could (PERFORMANCE.md §52): Swap of two
 // contiguous vectors, Symv reading A's stored triangle once, and the whole matrix a triangle stands for, which Symm
-// and small Trmms hand to a GEMM; and Gemv of small matrices, where a request's time is its launches (§78). Plain C++17
+// and small Trmms hand to a GEMM; Gemv of small matrices, where a request's time is its launches (§78); and Ger, one
+// launch for any batch where cuBLAS's routine is a call per member. Plain C++17
 // and CUDA types: nvcc compiles the kernels' file as C++17.
 #pragma once
 
@@ -44,9 +45,27 @@ constexpr std::int64_t kSmallGemvElements = std::int64_t{1} << 20;
 constexpr std::int64_t kSmallGemvSum = 4096;
 [[nodiscard]] bool small_gemv(std::int64_t m, std::int64_t n, bool transpose, std::int64_t batch);
 
-// Every member of the launch's batch in one kernel: a block per 32 rows of y (plain), or a warp per element of y
-// (transposed), each sum in a fixed order. cudaErrorInvalidValue where small_gemv does not hold.
+// Every member of the launch's batch in one kernel: a block per 32 rows of y, or per 8 where blocks of 32 would be few
+// (plain), or a warp per element of y (transposed), each sum in a fixed order. cudaErrorInvalidValue where small_gemv
+// does not hold.
 [[nodiscard]] cudaError_t launch_small_gemv(const GemvLaunch& launch, cudaStream_t stream);
+
+// A = alpha x yᵀ + A over a batch (a Ger request's operands, resolved: leading dimension and strides never 0).
+struct GerLaunch {
+  bool f64 = false;
+  void* a = nullptr;
+  std::int64_t lda = 0, stride_a = 0;
+  const void* x = nullptr;
+  std::int64_t incx = 1, stride_x = 0;
+  const void* y = nullptr;
+  std::int64_t incy = 1, stride_y = 0;
+  double alpha = 1.0;
+  std::int64_t m = 0, n = 0, batch = 1;
+};
+
+// Every member in one launch, each element of A read and written once; A is untouched where alpha is 0 (as in BLAS)
+// or the update is empty.
+[[nodiscard]] cudaError_t launch_ger(const GerLaunch& launch, cudaStream_t stream);
 
 // One Symv of a batch: A n x n symmetric.
 struct SymvLaunch : MatrixVectorLaunch {
@@ -54,15 +73,19 @@ struct SymvLaunch : MatrixVectorLaunch {
   std::int64_t n = 0;
 };
 
-// How a Symv of order n runs a batch: `members_at_once` members a launch (at least one; no more than 64 MiB of
-// workspace holds, nor than a grid takes), and the workspace they need.
+// How a Symv of order n runs a batch: by rows, or `members_at_once` members a launch (at least one; no more than
+// 64 MiB of workspace holds, nor than a grid takes) and the workspace they need.
 struct SymvBatching {
   std::int64_t members_at_once = 1;
   std::uint64_t workspace_bytes = 0;
+  bool by_rows = false;  // the whole batch in one launch, as a small Gemv's, no workspace
 };
+// Orders up to this run by rows: a request whose time is its launches gets one, where the tiles take two.
+constexpr std::int64_t kSmallSymvOrder = 512;
 [[nodiscard]] SymvBatching symv_batching(std::int64_t n, bool f64, std::int64_t batch);
 
-// y = alpha A x + beta y for each member, `batching`'s members at once in its workspace: each
+// y = alpha A x + beta y for each member. By rows: each row's sum over the triangle and its mirror, as Gemv's plain
+// form. Else `batching`'s members at once in its workspace: each
 // 64 x 64 tile of the stored triangle is read once and gives its rows' sums and, off the diagonal, its columns' sums,
 // into a slot of its own in the workspace; a second kernel adds each row's slots in a fixed order, so the result does
 // not depend on scheduling.

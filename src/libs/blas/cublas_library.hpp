@@ -26,7 +26,6 @@ struct CublasApi {
   X(cublasDgemm_v2) \
   X(cublasDgemvStridedBatched) \
   X(cublasDgemv_v2) \
-  X(cublasDger_v2) \
   X(cublasDnrm2_v2) \
   X(cublasDrot_v2) \
   X(cublasDscal_v2) \
@@ -48,7 +47,6 @@ struct CublasApi {
   X(cublasSgemm_v2) \
   X(cublasSgemvStridedBatched) \
   X(cublasSgemv_v2) \
-  X(cublasSger_v2) \
   X(cublasSnrm2_v2) \
   X(cublasSrot_v2) \
   X(cublasSscal_v2) \

@@ -97,7 +97,6 @@ struct CublasRoutines<float> {
   static constexpr auto swap = &CublasApi::cublasSswap_v2;
   static constexpr auto rot = &CublasApi::cublasSrot_v2;
   static constexpr auto iamin = &CublasApi::cublasIsamin_v2;
-  static constexpr auto ger = &CublasApi::cublasSger_v2;
   static constexpr auto trsv = &CublasApi::cublasStrsv_v2;
   static constexpr auto symm = &CublasApi::cublasSsymm_v2;
   static constexpr auto gemm = &CublasApi::cublasSgemm_v2;
@@ -121,7 +120,6 @@ struct CublasRoutines<double> {
   static constexpr auto swap = &CublasApi::cublasDswap_v2;
   static constexpr auto rot = &CublasApi::cublasDrot_v2;
   static constexpr auto iamin = &CublasApi::cublasIdamin_v2;
-  static constexpr auto ger = &CublasApi::cublasDger_v2;
   static constexpr auto trsv = &CublasApi::cublasDtrsv_v2;
   static constexpr auto symm = &CublasApi::cublasDsymm_v2;
   static constexpr auto gemm = &CublasApi::cublasDgemm_v2;

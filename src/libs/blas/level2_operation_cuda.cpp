@@ -34,23 +34,31 @@ Status scale_y(const Gemv& r, std::int64_t y_length, const blas::CublasPlan& pla
   return Status();
 }
 
-// A Gemv's or Symv's operands as its checked request resolved them.
+// A Gemv's, Symv's or Ger's operands as its checked request resolved them, into a launch of the same field names.
+template <class Launch, class Request>
+Launch operands_of(const Request& r, std::span<const BufferView> views) {
+  using Op = Operation<Request>;
+  Launch l;
+  l.f64 = r.dtype == DType::f64;
+  l.a = views[Op::a].data;
+  l.lda = r.lda;
+  l.stride_a = r.stride_a;
+  l.x = views[Op::x].data;
+  l.incx = r.incx;
+  l.stride_x = r.stride_x;
+  l.y = views[Op::y].data;
+  l.incy = r.incy;
+  l.stride_y = r.stride_y;
+  l.alpha = r.alpha;
+  l.batch = r.batch;
+  return l;
+}
+
 template <class Request>
 blas::MatrixVectorLaunch matrix_vector(const Request& r, std::span<const BufferView> views) {
-  using Op = Operation<Request>;
-  return {.f64 = r.dtype == DType::f64,
-          .a = views[Op::a].data,
-          .lda = r.lda,
-          .stride_a = r.stride_a,
-          .x = views[Op::x].data,
-          .incx = r.incx,
-          .stride_x = r.stride_x,
-          .y = views[Op::y].data,
-          .incy = r.incy,
-          .stride_y = r.stride_y,
-          .alpha = r.alpha,
-          .beta = r.beta,
-          .batch = r.batch};
+  blas::MatrixVectorLaunch l = operands_of<blas::MatrixVectorLaunch>(r, views);
+  l.beta = r.beta;
+  return l;
 }
 
 }  // namespace
@@ -88,26 +96,13 @@ Status CudaOperation<Gemv>::run(const Gemv&, const Checked& checked, const Plan&
   });
 }
 
-Status CudaOperation<Ger>::run(const Ger&, const Checked& checked, const Plan& plan, std::span<const BufferView> views,
+Status CudaOperation<Ger>::run(const Ger&, const Checked& checked, const Plan&, std::span<const BufferView> views,
                                CudaRun& run) {
-  using Op = Operation<Ger>;
   const Ger& r = checked.request;
-  if (r.m == 0 || r.n == 0) return Status();
-  ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
-  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
-    const T alpha = static_cast<T>(r.alpha);
-    for (std::int64_t i = 0; i < r.batch; ++i) {
-      ACCEL_RETURN_IF_ERROR(
-          blas::cublas_launched(run,
-                                (plan.api->*CublasRoutines<T>::ger)(
-                                    plan.handle, to_int(r.m), to_int(r.n), &alpha,
-                                    blas::batch_member<const T>(views[Op::x].data, i, r.stride_x), to_int(r.incx),
-                                    blas::batch_member<const T>(views[Op::y].data, i, r.stride_y), to_int(r.incy),
-                                    blas::batch_member<T>(views[Op::a].data, i, r.stride_a), to_int(r.lda)),
-                                blas::routine<T>("ger")));
-    }
-    return Status();
-  });
+  blas::GerLaunch launch = operands_of<blas::GerLaunch>(r, views);
+  launch.m = r.m;
+  launch.n = r.n;
+  return run.target.check(blas::launch_ger(launch, run.target.stream()), "launching the ger kernel");
 }
 
 Status CudaOperation<Trsv>::run(const Trsv&, const Checked& checked, const Plan& plan,

@@ -1,10 +1,12 @@
 // The BLAS requests a CUDA device runs by kernels of its own or by a GEMM rather than cuBLAS's routine of their
 // name (src/libs/blas/blas_kernels.hpp), against the CPU device on the same fresh random inputs: Symv with leading
-// dimensions, strides and batches larger than one launch takes; Swap and Copy off 16-byte alignment; Trmm on both
-// sides of its GEMM threshold. On every way a CUDA device runs requests; skipped without a GPU.
+// dimensions, strides and batches larger than one launch takes; Ger past its grid's extents; Swap and Copy off
+// 16-byte alignment; Trmm on both sides of its GEMM threshold. On every way a CUDA device runs requests; skipped
+// without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <vector>
 
 #include "accel/libs/blas/level1.hpp"
@@ -22,9 +24,9 @@ class CudaBlasKernelsTest : public CudaBlasFixture {};
 
 TEST_P(CudaBlasKernelsTest, SymvMatchesTheCpuDeviceWithLeadingDimensionStridesAndBetaZero) {
   // A's unread triangle and the gaps past its rows hold random values, and y is not read where beta is 0: a Symv that
-  // read either would differ. Orders around the kernel's 64-row tiles, and batches of them.
+  // read either would differ. Orders run by rows (up to 512) and by 64-row tiles (a partial one at 700), and batches.
   for (Fill fill : {Fill::lower, Fill::upper})
-    for (std::int64_t n : {63, 64, 65, 130, 4096}) {
+    for (std::int64_t n : {63, 64, 65, 130, 512, 700, 4096}) {
       SCOPED_TRACE(fmt::format("symv fill={} n={}", to_string(fill), n));
       const std::int64_t lda = n + 3, batch = n > 1000 ? 1 : 3, stride_a = lda * n + 5, stride_x = 2 * n + 1;
       const std::int64_t stride_y = n + 7;
@@ -56,6 +58,39 @@ TEST_P(CudaBlasKernelsTest, SymvOfABatchLargerThanOneLaunchComputesEveryMember) 
            {&Symv::x, DType::f32, 3 * 70'000},
            {&Symv::y, DType::f32, 3 * 70'000, true}},
           1e-5);
+}
+
+TEST_P(CudaBlasKernelsTest, GerPastItsGridsExtentsWithLeadingDimensionAndStridesMatchesTheCpuDevice) {
+  // A grid spans at most 65,535 x 8 columns and 65,535 members: wider matrices and larger batches take its strides.
+  // The rows of A past m hold random values that an update of them would change.
+  struct Shape {
+    std::int64_t m, n, lda, incx, incy, batch;
+  };
+  for (const Shape& s : {Shape{2, 600'000, 3, 1, -1, 1}, Shape{3, 2, 5, -2, 1, 70'000}, Shape{300, 200, 301, 3, 2, 4}})
+    for (DType d : {DType::f32, DType::f64}) {
+      SCOPED_TRACE(fmt::format("ger {} m={} n={} batch={}", to_string(d), s.m, s.n, s.batch));
+      const std::int64_t stride_a = s.lda * s.n + 1, stride_x = (s.m - 1) * std::abs(s.incx) + 2;
+      const std::int64_t stride_y = (s.n - 1) * std::abs(s.incy) + 1;
+      const auto b = static_cast<std::uint64_t>(s.batch);
+      compare(Ger{.dtype = d,
+                  .m = s.m,
+                  .n = s.n,
+                  .lda = s.lda,
+                  .incx = s.incx,
+                  .incy = s.incy,
+                  .batch = s.batch,
+                  .stride_a = stride_a,
+                  .stride_x = stride_x,
+                  .stride_y = stride_y,
+                  .alpha = 1.25},
+              {{&Ger::a, d, static_cast<std::uint64_t>(stride_a) * b, true},
+               {&Ger::x, d, static_cast<std::uint64_t>(stride_x) * b},
+               {&Ger::y, d, static_cast<std::uint64_t>(stride_y) * b}},
+              1e-5);
+    }
+  // alpha 0 leaves A as it was, whatever x and y hold.
+  compare(Ger{.dtype = DType::f32, .m = 40, .n = 30, .alpha = 0.0},
+          {{&Ger::a, DType::f32, 1200, true}, {&Ger::x, DType::f32, 40}, {&Ger::y, DType::f32, 30}}, 0);
 }
 
 TEST_P(CudaBlasKernelsTest, SwapAndCopyOfVectorsNotSixteenByteAlignedMoveEveryElement) {

@@ -1,0 +1,57 @@
+// What the BLAS kernels of this folder share: launch shapes, BLAS's vector indexing and a matrix-vector product's
+// operands in the element type its kernels read. Included by the kernels' .cu files only (C++17, as nvcc compiles
+// them).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "libs/blas/blas_kernels.hpp"
+
+namespace accel::blas::kernels {
+
+constexpr unsigned kThreads = 256;
+// A grid-stride loop over this many blocks at most keeps every SM busy without a block per element.
+constexpr std::int64_t kMaxBlocks = 4096;
+// The most blocks along a grid's y or z: tiles of a matrix, members of a batch.
+constexpr std::int64_t kMaxGridExtent = 65535;
+
+inline unsigned blocks_for(std::int64_t items) {
+  return static_cast<unsigned>(std::clamp<std::int64_t>((items + kThreads - 1) / kThreads, 1, kMaxBlocks));
+}
+
+// Element i of a vector of increment inc and length n, as BLAS places it (a negative inc runs backwards).
+__device__ inline std::int64_t vector_at(std::int64_t i, std::int64_t inc, std::int64_t n) {
+  return inc > 0 ? i * inc : (n - 1 - i) * -inc;
+}
+
+// Whether element (i, j) of a tile on the diagonal lies in the stored triangle.
+__device__ inline bool stored(bool lower, int i, int j) { return lower ? i >= j : i <= j; }
+
+// A MatrixVectorLaunch's operands in the element type its kernels read.
+template <class T>
+struct MatrixVectorTyped {
+  std::int64_t lda, stride_a, incx, stride_x, incy, stride_y;
+  const T* a;
+  const T* x;
+  T* y;
+  T alpha, beta;
+
+  static MatrixVectorTyped of(const MatrixVectorLaunch& l) {
+    return {.lda = l.lda,
+            .stride_a = l.stride_a,
+            .incx = l.incx,
+            .stride_x = l.stride_x,
+            .incy = l.incy,
+            .stride_y = l.stride_y,
+            .a = static_cast<const T*>(l.a),
+            .x = static_cast<const T*>(l.x),
+            .y = static_cast<T*>(l.y),
+            .alpha = static_cast<T>(l.alpha),
+            .beta = static_cast<T>(l.beta)};
+  }
+};
+
+}  // namespace accel::blas::kernels

@@ -1,0 +1,323 @@
+// Level-2 kernels of our own (src/libs/blas/blas_kernels.hpp): Symv, Gemv of small matrices and Ger.
+#include "libs/blas/kernel_common.cuh"
+
+namespace accel::blas {
+namespace {
+
+using namespace kernels;
+
+// -- Symv ---------------------------------------------------------------------------------------------------------
+
+constexpr int kTile = 64;
+// The most workspace a batched Symv takes at once; a larger batch runs in launches of fewer members.
+constexpr std::uint64_t kSymvWorkspaceBudget = std::uint64_t{64} << 20;
+constexpr int kGroups = kThreads / kTile;  // thread groups of a tile, each a quarter of its columns (or rows)
+constexpr int kPerGroup = kTile / kGroups;
+
+template <class T>
+struct SymvTyped : MatrixVectorTyped<T> {
+  bool lower;
+  std::int64_t n, first_member, blocks;
+  T* partial;  // per member of the launch: blocks slots of n sums
+};
+
+// Block (I, J, m): the tile of rows I and columns J of member first_member + m, if in the stored triangle. Its rows'
+// sums go to slot J of rows I; off the diagonal, its columns' sums (A's transpose) go to slot I of rows J. Every row
+// gets each slot from exactly one tile.
+template <class T>
+__global__ void __launch_bounds__(kThreads) symv_tiles(SymvTyped<T> p) {
+  const int bi = blockIdx.x, bj = blockIdx.y;
+  if (p.lower ? bi < bj : bi > bj) return;
+  const std::int64_t member = p.first_member + blockIdx.z;
+  const T* a = p.a + member * p.stride_a;
+  const T* x = p.x + member * p.stride_x;
+  T* partial = p.partial + blockIdx.z * p.blocks * p.n;
+
+  __shared__ T tile[kTile][kTile + 1];
+  __shared__ T x_rows[kTile], x_cols[kTile];
+  __shared__ T row_part[kGroups][kTile], col_part[kGroups][kTile];
+  const int t = threadIdx.x, lane = t % kTile, group = t / kTile;
+  const std::int64_t row0 = static_cast<std::int64_t>(bi) * kTile, col0 = static_cast<std::int64_t>(bj) * kTile;
+  const bool diagonal = bi == bj;
+  const std::int64_t row = row0 + lane;
+#pragma unroll  // every load in flight at once: a small matrix's tiles are bound by one load's latency
+  for (int k = 0; k < kPerGroup; ++k) {
+    const int c = k * kGroups + group;
+    const std::int64_t col = col0 + c;
+    T value = 0;
+    if (row < p.n && col < p.n && (!diagonal || stored(p.lower, lane, c))) value = a[row + col * p.lda];
+    tile[lane][c] = value;
+  }
+  if (t < kTile) {
+    x_rows[t] = row0 + t < p.n ? x[vector_at(row0 + t, p.incx, p.n)] : T(0);
+  } else if (t < 2 * kTile) {
+    const std::int64_t col = col0 + t - kTile;
+    x_cols[t - kTile] = col < p.n ? x[vector_at(col, p.incx, p.n)] : T(0);
+  }
+  __syncthreads();
+  if (diagonal) {
+    for (int k = 0; k < kPerGroup; ++k) {
+      const int c = k * kGroups + group;
+      if (!stored(p.lower, lane, c)) tile[lane][c] = tile[c][lane];
+    }
+    __syncthreads();
+  }
+  T row_sum = 0;
+#pragma unroll
+  for (int k = 0; k < kPerGroup; ++k) row_sum += tile[lane][group * kPerGroup + k] * x_cols[group * kPerGroup + k];
+  row_part[group][lane] = row_sum;
+  if (!diagonal) {
+    T col_sum = 0;
+#pragma unroll
+    for (int k = 0; k < kPerGroup; ++k) col_sum += tile[group * kPerGroup + k][lane] * x_rows[group * kPerGroup + k];
+    col_part[group][lane] = col_sum;
+  }
+  __syncthreads();
+  if (t < kTile) {
+    if (row0 + t < p.n) {
+      T sum = 0;
+      for (int g = 0; g < kGroups; ++g) sum += row_part[g][t];
+      partial[bj * p.n + row0 + t] = sum;
+    }
+  } else if (!diagonal && t < 2 * kTile) {
+    const int c = t - kTile;
+    if (col0 + c < p.n) {
+      T sum = 0;
+      for (int g = 0; g < kGroups; ++g) sum += col_part[g][c];
+      partial[bi * p.n + col0 + c] = sum;
+    }
+  }
+}
+
+template <class T>
+__global__ void symv_finish(SymvTyped<T> p) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= p.n) return;
+  const T* partial = p.partial + blockIdx.y * p.blocks * p.n;
+  T sum = 0;
+  for (std::int64_t slot = 0; slot < p.blocks; ++slot) sum += partial[slot * p.n + i];
+  T& out = p.y[(p.first_member + blockIdx.y) * p.stride_y + vector_at(i, p.incy, p.n)];
+  out = p.beta == T(0) ? p.alpha * sum : p.alpha * sum + p.beta * out;
+}
+
+std::int64_t tiles_of(std::int64_t n) { return (n + kTile - 1) / kTile; }
+
+template <class T>
+cudaError_t symv(const SymvLaunch& l, std::int64_t members_at_once, void* workspace, cudaStream_t stream) {
+  const std::int64_t blocks = tiles_of(l.n);
+  if (blocks > kMaxGridExtent || members_at_once < 1 || members_at_once > kMaxGridExtent) return cudaErrorInvalidValue;
+  SymvTyped<T> p{MatrixVectorTyped<T>::of(l), l.lower, l.n, 0, blocks, static_cast<T*>(workspace)};
+  const auto tiles = static_cast<unsigned>(blocks);
+  for (std::int64_t first = 0; first < l.batch; first += members_at_once) {
+    p.first_member = first;
+    const auto members = static_cast<unsigned>(std::min(members_at_once, l.batch - first));
+    symv_tiles<T><<<dim3(tiles, tiles, members), kThreads, 0, stream>>>(p);
+    symv_finish<T><<<dim3(static_cast<unsigned>((l.n + kThreads - 1) / kThreads), members), kThreads, 0, stream>>>(p);
+    if (cudaError_t launched = cudaGetLastError(); launched != cudaSuccess) return launched;
+  }
+  return cudaSuccess;
+}
+
+// -- Gemv of small matrices -----------------------------------------------------------------------------------------
+
+// The plain form's block takes kGemvRows rows of A, its threads split n into kThreads / kGemvRows column chunks. Few
+// rows (a long sum each) leave most SMs idle at 32 rows a block, so such a launch takes 8 rows a block in 32 chunks:
+// four times the blocks, each warp still reading whole 32-byte sectors (8 rows of 4 columns).
+constexpr int kGemvRows = 32;
+constexpr int kGemvFewRows = 8;
+constexpr unsigned kGemvBlocksForFewRows = 256;   // below this many blocks of 32 rows, a launch takes 8 rows a block
+constexpr std::int64_t kGemvSumForFewRows = 128;  // ... where each row's sum has at least this many terms
+
+template <class T>
+struct GemvTyped : MatrixVectorTyped<T> {
+  std::int64_t m, n;
+};
+
+// What y's element gets: alpha times the sum (A and x unread when alpha is 0, as in BLAS), plus beta y when beta is
+// not 0 (y unread when it is).
+template <class T>
+__device__ void finish_gemv(const GemvTyped<T>& p, T* y, std::int64_t i, std::int64_t length, T sum) {
+  T& out = y[vector_at(i, p.incy, length)];
+  out = p.alpha * sum + (p.beta != T(0) ? p.beta * out : T(0));
+}
+
+// Element (i, j) of a Gemv's A.
+struct GeneralElement {
+  template <class T>
+  __device__ T operator()(const T* a, std::int64_t lda, std::int64_t i, std::int64_t j) const {
+    return a[i + j * lda];
+  }
+};
+
+// Element (i, j) of a Symv's A: from the stored triangle, mirrored across the diagonal where (i, j) lies outside it.
+struct SymmetricElement {
+  bool lower;
+  template <class T>
+  __device__ T operator()(const T* a, std::int64_t lda, std::int64_t i, std::int64_t j) const {
+    return (lower ? i >= j : i <= j) ? a[i + j * lda] : a[j + i * lda];
+  }
+};
+
+// y = alpha A x + beta y: block (I, member) takes rows I of Rows, its threads' columns in kThreads / Rows chunks, each
+// warp's rows read coalesced; the chunks' sums are added in a fixed order.
+template <class T, int Rows, class Element>
+__global__ void __launch_bounds__(kThreads) gemv_plain(GemvTyped<T> p, Element element) {
+  constexpr int kChunks = kThreads / Rows;
+  __shared__ T sums[kChunks][Rows];
+  const std::int64_t member = blockIdx.y;
+  const T* a = p.a + member * p.stride_a;
+  const T* x = p.x + member * p.stride_x;
+  const int lane = threadIdx.x % Rows, chunk = threadIdx.x / Rows;
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * Rows + lane;
+  T sum = 0;
+  if (row < p.m && p.alpha != T(0))
+    for (std::int64_t j = chunk; j < p.n; j += kChunks) sum += element(a, p.lda, row, j) * x[vector_at(j, p.incx, p.n)];
+  sums[chunk][lane] = sum;
+  __syncthreads();
+  if (chunk != 0 || row >= p.m) return;
+  for (int c = 1; c < kChunks; ++c) sum += sums[c][lane];
+  finish_gemv(p, p.y + member * p.stride_y, row, p.m, sum);
+}
+
+// y = alpha Aᵀ x + beta y: a warp per column of A (an element of y), its lanes striding down the column.
+template <class T>
+__global__ void __launch_bounds__(kThreads) gemv_transposed(GemvTyped<T> p) {
+  const std::int64_t member = blockIdx.y;
+  const int lane = threadIdx.x % 32;
+  const std::int64_t column = static_cast<std::int64_t>(blockIdx.x) * (kThreads / 32) + threadIdx.x / 32;
+  if (column >= p.n) return;
+  const T* a = p.a + member * p.stride_a + column * p.lda;
+  const T* x = p.x + member * p.stride_x;
+  T sum = 0;
+  if (p.alpha != T(0))
+    for (std::int64_t i = lane; i < p.m; i += 32) sum += a[i] * x[vector_at(i, p.incx, p.m)];
+  for (int delta = 16; delta > 0; delta /= 2) sum += __shfl_down_sync(0xffffffffu, sum, delta);
+  if (lane == 0) finish_gemv(p, p.y + member * p.stride_y, column, p.n, sum);
+}
+
+template <class T, class Element>
+void plain(const GemvTyped<T>& p, unsigned members, Element element, cudaStream_t stream) {
+  const auto blocks_of = [&](int rows) { return static_cast<unsigned>((p.m + rows - 1) / rows); };
+  if (blocks_of(kGemvRows) * members < kGemvBlocksForFewRows && p.n >= kGemvSumForFewRows)
+    gemv_plain<T, kGemvFewRows><<<dim3(blocks_of(kGemvFewRows), members), kThreads, 0, stream>>>(p, element);
+  else
+    gemv_plain<T, kGemvRows><<<dim3(blocks_of(kGemvRows), members), kThreads, 0, stream>>>(p, element);
+}
+
+template <class T>
+cudaError_t gemv(const GemvLaunch& l, cudaStream_t stream) {
+  const GemvTyped<T> p{MatrixVectorTyped<T>::of(l), l.m, l.n};
+  const auto members = static_cast<unsigned>(l.batch);
+  if (l.transpose) {
+    constexpr std::int64_t kColumnsPerBlock = kThreads / 32;
+    gemv_transposed<T><<<dim3(static_cast<unsigned>((l.n + kColumnsPerBlock - 1) / kColumnsPerBlock), members),
+                         kThreads, 0, stream>>>(p);
+  } else {
+    plain(p, members, GeneralElement{}, stream);
+  }
+  return cudaGetLastError();
+}
+
+// A small Symv as a plain Gemv of the symmetric matrix its triangle stands for: one launch, no workspace.
+template <class T>
+cudaError_t symv_by_rows(const SymvLaunch& l, cudaStream_t stream) {
+  plain(GemvTyped<T>{MatrixVectorTyped<T>::of(l), l.n, l.n}, static_cast<unsigned>(l.batch), SymmetricElement{l.lower},
+        stream);
+  return cudaGetLastError();
+}
+
+// -- Ger --------------------------------------------------------------------------------------------------------------
+
+constexpr int kGerColumns = 4;  // columns of A a thread updates, its element of x read once for them
+
+template <class T>
+struct GerTyped {
+  T* a;
+  const T* x;
+  const T* y;
+  std::int64_t lda, stride_a, incx, stride_x, incy, stride_y, m, n, batch;
+  T alpha;
+};
+
+// Thread (i, J, member): row i of columns J (kGerColumns of them), a warp's 32 rows of a column read coalesced; the
+// grid strides over columns and members past its y and z extents. A thread's loads of y and of A are all issued before
+// its first store (the compiler could not move a load past a store to A, which might alias y): a small update's time
+// is one round trip to memory, not one per column.
+template <class T>
+__global__ void __launch_bounds__(kThreads) ger_kernel(GerTyped<T> p) {
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (row >= p.m) return;
+  for (std::int64_t member = blockIdx.z; member < p.batch; member += gridDim.z) {
+    const T alpha_x = p.alpha * p.x[member * p.stride_x + vector_at(row, p.incx, p.m)];
+    const T* y = p.y + member * p.stride_y;
+    T* a = p.a + member * p.stride_a + row;
+    for (std::int64_t first = blockIdx.y * kGerColumns; first < p.n; first += gridDim.y * kGerColumns) {
+      T y_values[kGerColumns], a_values[kGerColumns];
+#pragma unroll
+      for (int c = 0; c < kGerColumns; ++c)
+        if (first + c < p.n) y_values[c] = y[vector_at(first + c, p.incy, p.n)];
+#pragma unroll
+      for (int c = 0; c < kGerColumns; ++c)
+        if (first + c < p.n) a_values[c] = a[(first + c) * p.lda];
+#pragma unroll
+      for (int c = 0; c < kGerColumns; ++c)
+        if (first + c < p.n) a[(first + c) * p.lda] = a_values[c] + alpha_x * y_values[c];
+    }
+  }
+}
+
+template <class T>
+cudaError_t ger(const GerLaunch& l, cudaStream_t stream) {
+  const GerTyped<T> p{static_cast<T*>(l.a),
+                      static_cast<const T*>(l.x),
+                      static_cast<const T*>(l.y),
+                      l.lda,
+                      l.stride_a,
+                      l.incx,
+                      l.stride_x,
+                      l.incy,
+                      l.stride_y,
+                      l.m,
+                      l.n,
+                      l.batch,
+                      static_cast<T>(l.alpha)};
+  const dim3 grid(static_cast<unsigned>((l.m + kThreads - 1) / kThreads),
+                  static_cast<unsigned>(std::min<std::int64_t>((l.n + kGerColumns - 1) / kGerColumns, kMaxGridExtent)),
+                  static_cast<unsigned>(std::min(l.batch, kMaxGridExtent)));
+  ger_kernel<T><<<grid, kThreads, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+bool small_gemv(std::int64_t m, std::int64_t n, bool transpose, std::int64_t batch) {
+  return m > 0 && n > 0 && m * n <= kSmallGemvElements && (transpose ? m : n) <= kSmallGemvSum && batch >= 1 &&
+         batch <= kMaxGridExtent;
+}
+
+cudaError_t launch_small_gemv(const GemvLaunch& launch, cudaStream_t stream) {
+  if (!small_gemv(launch.m, launch.n, launch.transpose, launch.batch)) return cudaErrorInvalidValue;
+  return launch.f64 ? gemv<double>(launch, stream) : gemv<float>(launch, stream);
+}
+
+cudaError_t launch_ger(const GerLaunch& launch, cudaStream_t stream) {
+  if (launch.m == 0 || launch.n == 0 || launch.batch == 0 || launch.alpha == 0.0) return cudaSuccess;
+  return launch.f64 ? ger<double>(launch, stream) : ger<float>(launch, stream);
+}
+
+SymvBatching symv_batching(std::int64_t n, bool f64, std::int64_t batch) {
+  if (n <= kSmallSymvOrder && batch <= kMaxGridExtent) return {.members_at_once = batch, .by_rows = true};
+  const std::uint64_t member = static_cast<std::uint64_t>(tiles_of(n) * n) * (f64 ? sizeof(double) : sizeof(float));
+  const std::int64_t fit = member == 0 ? batch : static_cast<std::int64_t>(kSymvWorkspaceBudget / member);
+  const std::int64_t members = std::max<std::int64_t>(1, std::min({fit, batch, kMaxGridExtent}));
+  return {.members_at_once = members, .workspace_bytes = member * static_cast<std::uint64_t>(members)};
+}
+
+cudaError_t launch_symv(const SymvLaunch& launch, const SymvBatching& batching, void* workspace, cudaStream_t stream) {
+  if (launch.n == 0 || launch.batch == 0) return cudaSuccess;
+  if (batching.by_rows) return launch.f64 ? symv_by_rows<double>(launch, stream) : symv_by_rows<float>(launch, stream);
+  return launch.f64 ? symv<double>(launch, batching.members_at_once, workspace, stream)
+                    : symv<float>(launch, batching.members_at_once, workspace, stream);
+}
+
+}  // namespace accel::blas
