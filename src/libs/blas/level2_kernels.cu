@@ -196,7 +196,7 @@ __global__ void __launch_bounds__(kThreads) gemv_transposed(GemvTyped<T> p) {
 }
 
 template <class T, class Element>
-void plain(const GemvTyped<T>& p, unsigned members, Element element, cudaStream_t stream) {
+void launch_plain(const GemvTyped<T>& p, unsigned members, Element element, cudaStream_t stream) {
   const auto blocks_of = [&](int rows) { return static_cast<unsigned>((p.m + rows - 1) / rows); };
   if (blocks_of(kGemvRows) * members < kGemvBlocksForFewRows && p.n >= kGemvSumForFewRows)
     gemv_plain<T, kGemvFewRows><<<dim3(blocks_of(kGemvFewRows), members), kThreads, 0, stream>>>(p, element);
@@ -213,7 +213,7 @@ cudaError_t gemv(const GemvLaunch& l, cudaStream_t stream) {
     gemv_transposed<T><<<dim3(static_cast<unsigned>((l.n + kColumnsPerBlock - 1) / kColumnsPerBlock), members),
                          kThreads, 0, stream>>>(p);
   } else {
-    plain(p, members, GeneralElement{}, stream);
+    launch_plain(p, members, GeneralElement{}, stream);
   }
   return cudaGetLastError();
 }
@@ -221,8 +221,8 @@ cudaError_t gemv(const GemvLaunch& l, cudaStream_t stream) {
 // A small Symv as a plain Gemv of the symmetric matrix its triangle stands for: one launch, no workspace.
 template <class T>
 cudaError_t symv_by_rows(const SymvLaunch& l, cudaStream_t stream) {
-  plain(GemvTyped<T>{MatrixVectorTyped<T>::of(l), l.n, l.n}, static_cast<unsigned>(l.batch), SymmetricElement{l.lower},
-        stream);
+  launch_plain(GemvTyped<T>{MatrixVectorTyped<T>::of(l), l.n, l.n}, static_cast<unsigned>(l.batch),
+               SymmetricElement{l.lower}, stream);
   return cudaGetLastError();
 }
 

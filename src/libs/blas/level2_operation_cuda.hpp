@@ -1,6 +1,6 @@
-// BLAS level 2 on a CUDA stream, on the stream's handle (cublas_state.hpp): Gemv is cuBLAS's gemv, or
-// gemvStridedBatched for a batch (one launch); Ger and Trsv are a cuBLAS call per member of a batch; Symv is a kernel
-// of our own.
+// BLAS level 2 on a CUDA stream, on the stream's handle (cublas_state.hpp): Gemv is a kernel of our own for small
+// matrices, else cuBLAS's gemv, or gemvStridedBatched for a batch (one launch); Trsv is a cuBLAS call per member of a
+// batch; Ger and Symv are kernels of our own (blas_kernels.hpp).
 #pragma once
 
 #include "libs/blas/blas_kernels.hpp"
@@ -17,10 +17,13 @@ struct CudaOperation<blas::Gemv> : blas::CublasOperation {
                     std::span<const BufferView> views, CudaRun& run);
 };
 
+// Ger is one launch of our own for any batch, where cuBLAS's routine took a call per member: nothing to plan.
 template <>
-struct CudaOperation<blas::Ger> : blas::CublasOperation {
+struct CudaOperation<blas::Ger> {
+  struct Plan {};
   using Checked = Operation<blas::Ger>::Checked;
-  static Result<Plan> plan(const blas::Ger&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  static Result<Plan> plan(const blas::Ger&, const Checked&, CudaTarget&) { return Plan{}; }
+  static std::uint64_t workspace_bytes(const Plan&) { return 0; }
   static Status run(const blas::Ger& request, const Checked& checked, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
 };

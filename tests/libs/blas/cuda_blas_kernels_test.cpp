@@ -61,7 +61,7 @@ TEST_P(CudaBlasKernelsTest, SymvOfABatchLargerThanOneLaunchComputesEveryMember) 
 }
 
 TEST_P(CudaBlasKernelsTest, GerPastItsGridsExtentsWithLeadingDimensionAndStridesMatchesTheCpuDevice) {
-  // A grid spans at most 65,535 x 8 columns and 65,535 members: wider matrices and larger batches take its strides.
+  // A grid spans at most 65,535 x 4 columns and 65,535 members: wider matrices and larger batches take its strides.
   // The rows of A past m hold random values that an update of them would change.
   struct Shape {
     std::int64_t m, n, lda, incx, incy, batch;
