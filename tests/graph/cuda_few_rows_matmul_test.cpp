@@ -1,9 +1,9 @@
 // The few-rows matmul (a query's products) against a double-precision product with the same epilogue, on fresh
 // random inputs rounded to the storage type: every row count a 64-token bucket can hold, the encoders' and decoders'
-// shapes and odd column counts, every epilogue (bias, activations, residual). Then chains of them, launched directly
-// and captured as a CUDA graph: each kernel reads its weights before the kernel before it has finished, so a product
-// reading the one before's output, or writing over the one before's input, checks the chain's ordering. Skipped
-// without a GPU.
+// shapes and odd column counts, every epilogue (bias, activations, residual), and its gated form (the gated op after
+// the product in the same kernel). Then chains of them, launched directly and captured as a CUDA graph: each kernel
+// reads its weights before the kernel before it has finished, so a product reading the one before's output, or writing
+// over the one before's input, checks the chain's ordering. Skipped without a GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -103,6 +103,61 @@ TEST_F(CudaKernels, FewRowsMatmulMatchesTheProductWithItsEpilogue) {
   }
 }
 
+// y = act(gate) * up over the product in groups of 8 (gate 8 i + j at column 16 i + j, its up 8 on), the gate and up
+// rounded to the storage type first as the product's output is, in double; the bound allows either of the two to round
+// to the neighbouring value, as a float sum in another order may.
+void expect_gated(const std::vector<float>& actual, const std::vector<float>& a, const std::vector<float>& w,
+                  const std::vector<float>* bias, Activation activation, std::int64_t rows, std::int64_t n,
+                  std::int64_t k, DType dtype, const std::string& what) {
+  const std::int64_t width = n / 2;
+  ASSERT_EQ(actual.size(), static_cast<std::size_t>(rows * width));
+  const Product product = reference(a, w, bias, Activation::identity, nullptr, rows, n, k);
+  const std::vector<float> stored = rounded(product.expected, dtype);
+  const Tolerance t = tolerance(dtype);
+  const double ulp = dtype == DType::f16 ? 0x1p-10 : 0x1p-7;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t j = 0; j < width; ++j) {
+      const std::int64_t g = r * n + 16 * (j / 8) + j % 8, u = g + 8;
+      const float gate = stored[g], up = stored[u];
+      float activated = 0;
+      cpu::bias_activation(&gate, nullptr, 1, 1, activation, &activated);
+      const double expected = double{activated} * up;
+      const double bound = t.absolute + t.relative * std::abs(expected) +
+                           2 * ulp * std::abs(up) * (1.2 * std::abs(gate) + std::abs(activated));
+      ASSERT_NEAR(actual[r * width + j], expected, bound) << what << " at row " << r << " column " << j;
+    }
+  }
+}
+
+TEST_F(CudaKernels, FewRowsGatedMatmulMatchesTheProductThenTheGate) {
+  struct Shape {
+    std::int64_t n, k;
+  };
+  // ModernBERT-base's GeGLU input (2 x 1,152 of 768), Qwen3-0.6B's gate|up (2 x 3,072 of 1,024), one chunk a warp,
+  // and the fewest columns.
+  const Shape shapes[] = {{2304, 768}, {6144, 1024}, {1024, 512}, {16, 32}};
+  const Activation activations[] = {Activation::gelu_erf, Activation::silu, Activation::gelu_tanh};
+  int round = 0;
+  for (DType dtype : {DType::f16, DType::bf16}) {
+    for (const Shape& s : shapes) {
+      for (std::int64_t rows : {1, 9, 16, 33, 64}) {
+        const Activation activation = activations[round % 3];
+        const bool with_bias = round % 2 == 0;
+        ++round;
+        const auto a = rounded(random(rows * s.k, -1, 1), dtype);
+        const auto w = rounded(random(s.n * s.k, -0.1f, 0.1f), dtype);
+        const auto bias = rounded(random(s.n), dtype);
+        const Buffer da(dtype, a), dw(dtype, w), dbias(dtype, bias), y(dtype, rows * s.n / 2);
+        ASSERT_TRUE(cuda::few_rows_gated_matmul_fits(dtype, rows, s.n, s.k, da.get(), dw.get()));
+        finish(cuda::few_rows_gated_matmul(dtype, da.get(), dw.get(), with_bias ? dbias.get() : nullptr, activation,
+                                           rows, s.n, s.k, y.get(), stream_));
+        expect_gated(y.read(), a, w, with_bias ? &bias : nullptr, activation, rows, s.n, s.k, dtype,
+                     describe(dtype, rows, s.n, s.k, activation, with_bias, false) + " gated");
+      }
+    }
+  }
+}
+
 TEST_F(CudaKernels, FewRowsMatmulRefusesWhatItCannotTake) {
   const Buffer a(DType::f16, 64 * 64), w(DType::f16, 64 * 64);
   EXPECT_TRUE(cuda::few_rows_matmul_fits(DType::f16, 64, 64, 64, a.get(), w.get()));
@@ -116,6 +171,15 @@ TEST_F(CudaKernels, FewRowsMatmulRefusesWhatItCannotTake) {
   EXPECT_EQ(cuda::few_rows_matmul(DType::f16, a.get(), w.get(), nullptr, Activation::identity, nullptr, 65, 64, 64,
                                   a.get(), stream_),
             cudaErrorInvalidValue);
+  // The gated form: columns in whole groups of 16, k up to two chunks a warp.
+  const Buffer deep(DType::f16, 64 * 1056);
+  EXPECT_TRUE(cuda::few_rows_gated_matmul_fits(DType::f16, 64, 64, 64, a.get(), w.get()));
+  EXPECT_FALSE(cuda::few_rows_gated_matmul_fits(DType::f16, 64, 56, 64, a.get(), w.get()));
+  EXPECT_FALSE(cuda::few_rows_gated_matmul_fits(DType::f16, 1, 16, 1056, deep.get(), deep.get()));
+  EXPECT_FALSE(cuda::few_rows_gated_matmul_fits(DType::f16, 65, 64, 64, a.get(), w.get()));
+  EXPECT_EQ(
+      cuda::few_rows_gated_matmul(DType::f16, a.get(), w.get(), nullptr, Activation::silu, 1, 56, 64, a.get(), stream_),
+      cudaErrorInvalidValue);
 }
 
 // x1 = gelu(x0 w1ᵀ + b1); x2 = x1 w2ᵀ + x0, written over x0; x3 = x2 w1ᵀ: each reads what the kernel before wrote, and

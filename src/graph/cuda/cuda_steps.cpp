@@ -1,5 +1,6 @@
-// The CUDA lowering of an executable's steps: matmuls of a query's few rows (at most 64) of a model small enough that
-// its weights stay in the L2 cache through the graph kernels' chained few-rows matmul, the others through the stream's
+// The CUDA lowering of an executable's steps: matmuls of a query's few rows (at most 64) whose weights stay in the L2
+// cache, or are few (takes_few_rows), through the graph kernels' chained few-rows matmul (with the gated op after a
+// gate|up product in the same kernel), the others through the stream's
 // cuBLASLt (bias, ReLU, tanh-GELU and a residual fused in its epilogue; other activations by one bias + activation pass
 // after it) or, while cuBLASLt starts, through the graph kernels' own matmul (every epilogue fused); everything else
 // the graph kernels. Called once per capture at the bucket's extent, or per run at the actual extent.
@@ -33,10 +34,8 @@ struct Frame : StepFrame {
   }
 };
 
-// Whether the plan's products may take the few-rows matmul at a query's rows: where their weights together fit in half
-// the GPU's L2 cache, so that they stay there between queries and the kernel's blocks (one per 8 or 16 columns, each
-// reading every row of A) read from L2. A larger model's weights come from DRAM, which cuBLASLt's kernels read faster:
-// with the kernel a 12 x 768 encoder's query went 449 -> 516 µs on the H200, MiniLM's 206 -> 189 (PERFORMANCE §65).
+// Whether the plan's products' weights together fit in half the GPU's L2 cache, so that they stay there between queries
+// and the few-rows kernels' blocks (one per 8 or 16 columns, each reading every row of A) read them from L2.
 bool products_stay_in_l2(const Frame& f) {
   std::uint64_t bytes = 0;
   for (std::uint32_t index : f.plan.steps()) {
@@ -51,7 +50,27 @@ bool products_stay_in_l2(const Frame& f) {
   return bytes <= static_cast<std::uint64_t>(l2_bytes) / 2;
 }
 
-// `products_in_l2`: products_stay_in_l2(f), asked at the plan's first product of few rows, not of every plan.
+// Where a model's weights come from DRAM (not products_stay_in_l2), a product takes the few-rows kernels only at one
+// 16-row tile and with at most this many bytes of weights. On the H200 (docs/PERFORMANCE.md §81): a query of 16 rows
+// ran 0.85x with them for a 12 x 768 encoder and 0.78x for ModernBERT-base (every product 1.2-4.7 MB); Qwen3-0.6B's
+// ran 0.98x with its 4.2 MB attention output on them, 1.07x with its 6.3 MB down product as well, 1.3-1.4x with all
+// (8.4-12.6 MB). At 32 and 64 rows each block's reads of A made the wide products 1.2-1.8x cuBLASLt's
+// (few_rows_matmul_bench), where §65 had measured a 12 x 768 encoder's 64-row query 1.15x.
+constexpr std::int64_t kFewRowsFromDram = 16;
+constexpr std::uint64_t kMostWeightsFromDram = 5 << 20;
+
+// Whether a product of few rows takes the few-rows kernels: its weight and bias are graph parameters (read before the
+// kernel before ends), and its weights stay in L2 (products_stay_in_l2, asked once a run: `products_in_l2`) or are
+// few enough to read from DRAM at these rows.
+bool takes_few_rows(const Frame& f, const Node& matmul, std::optional<bool>& products_in_l2) {
+  const std::uint32_t w = matmul.inputs[1];
+  if (!matmul.transpose_b || !f.parameters(w, matmul.inputs[2])) return false;
+  if (!products_in_l2) products_in_l2 = products_stay_in_l2(f);
+  if (*products_in_l2) return true;
+  const std::uint64_t weight_bytes = static_cast<std::uint64_t>(f.count(w)) * size_of(f.info(w).dtype);
+  return f.dim(matmul.inputs[0], 0) <= kFewRowsFromDram && weight_bytes <= kMostWeightsFromDram;
+}
+
 Status matmul(const Frame& f, const Node& node, std::optional<bool>& products_in_l2, blas::CublasLtGemm* gemm,
               CudaTarget& target) {
   const std::uint32_t x = node.inputs[0], w = node.inputs[1], bias = node.inputs[2];
@@ -59,13 +78,10 @@ Status matmul(const Frame& f, const Node& node, std::optional<bool>& products_in
   const std::int64_t rows = f.dim(x, 0), k = f.dim(x, 1), n = f.dim(node.output, 1);
   if (rows == 0 || n == 0) return Status();
   const DType dtype = f.info(x).dtype;
-  if (node.transpose_b && f.parameters(w, bias) && few_rows_matmul_fits(dtype, rows, n, k, f.at(x), f.at(w))) {
-    if (!products_in_l2) products_in_l2 = products_stay_in_l2(f);
-    if (*products_in_l2) {
-      return target.check(few_rows_matmul(dtype, f.at(x), f.at(w), f.at(bias), node.activation, f.at(residual), rows, n,
-                                          k, f.at(node.output), f.stream),
-                          "launching the few-rows matmul");
-    }
+  if (few_rows_matmul_fits(dtype, rows, n, k, f.at(x), f.at(w)) && takes_few_rows(f, node, products_in_l2)) {
+    return target.check(few_rows_matmul(dtype, f.at(x), f.at(w), f.at(bias), node.activation, f.at(residual), rows, n,
+                                        k, f.at(node.output), f.stream),
+                        "launching the few-rows matmul");
   }
   if (gemm == nullptr) {
     ACCEL_RETURN_IF_ERROR(
@@ -125,19 +141,36 @@ bool read_only_by(const Frame& f, std::uint32_t tensor, const Node& reader) {
 // 1.12-1.18x / 1.38-1.41x).
 constexpr std::int64_t kFusedGateRows = 2048;
 
+// Whether `next` is a gated op over `matmul`'s product in groups of 8, with nothing in the product's epilogue but a
+// bias: what a kernel computing the two at once takes.
+bool gates_product(const Node& matmul, const Node& next) {
+  return next.kind == OpKind::gated && next.gate_layout == GateLayout::groups_of_8 && next.inputs[0] == matmul.output &&
+         matmul.transpose_b && matmul.inputs.size() <= 3 && matmul.activation == Activation::identity;
+}
+
 // Whether `matmul` and the gated op after it run as one product (gated_matmul: sm_90, f16/bf16, the gate layout
 // it writes from its accumulators, nothing else in the matmul's epilogue), which never writes the matmul's output:
 // so no other node may read it (a reshape, which runs no step, included), and it may not be an output of the graph.
 // It reads x while its epilogue writes the gated output; the memory plan keeps the two apart (reads_matmul_inputs).
 bool fuses_with_gate(const Frame& f, const Node& matmul, const Node& next) {
-  if (next.kind != OpKind::gated || next.gate_layout != GateLayout::groups_of_8 || next.inputs[0] != matmul.output ||
-      !matmul.transpose_b || matmul.inputs[2] != Node::kNone || matmul.inputs.size() > 3 ||
-      matmul.activation != Activation::identity)
-    return false;
+  if (!gates_product(matmul, next) || matmul.inputs[2] != Node::kNone) return false;
   const std::uint32_t x = matmul.inputs[0], w = matmul.inputs[1];
   const std::int64_t rows = f.dim(x, 0), k = f.dim(x, 1), width = f.dim(next.output, 1);
   if (rows < kFusedGateRows || !gated_matmul_runs_here() ||
       !gated_matmul_fits(f.info(x).dtype, next.activation, rows, width, k, f.at(x), f.at(w), f.at(next.output)))
+    return false;
+  return read_only_by(f, matmul.output, next);
+}
+
+// Whether a query's `matmul` and the gated op after it run as the few-rows kernel's gated form (few_rows_gated_matmul),
+// which never writes the product (see fuses_with_gate). A gated op after its product was a pass of its own, one of a
+// ModernBERT-base layer's eight kernels in a query's chain.
+bool gates_in_few_rows(const Frame& f, const Node& matmul, const Node& next, std::optional<bool>& products_in_l2) {
+  if (!gates_product(matmul, next)) return false;
+  const std::uint32_t x = matmul.inputs[0], w = matmul.inputs[1];
+  if (!few_rows_gated_matmul_fits(f.info(x).dtype, f.dim(x, 0), f.dim(matmul.output, 1), f.dim(x, 1), f.at(x),
+                                  f.at(w)) ||
+      !takes_few_rows(f, matmul, products_in_l2))
     return false;
   return read_only_by(f, matmul.output, next);
 }
@@ -231,6 +264,16 @@ Status enqueue_steps(const ExecutablePlan& plan, const SymbolValues& extent, std
               gated_matmul(frame.info(x).dtype, next.activation, frame.at(x), frame.at(node.inputs[1]), frame.dim(x, 0),
                            frame.dim(next.output, 1), frame.dim(x, 1), frame.at(next.output), frame.stream),
               "launching the gated matmul"));
+          ++step;
+          continue;
+        }
+        if (gates_in_few_rows(frame, node, next, products_in_l2)) {
+          const std::uint32_t x = node.inputs[0];
+          ACCEL_RETURN_IF_ERROR(target.check(
+              few_rows_gated_matmul(frame.info(x).dtype, frame.at(x), frame.at(node.inputs[1]),
+                                    frame.at(node.inputs[2]), next.activation, frame.dim(x, 0),
+                                    frame.dim(node.output, 1), frame.dim(x, 1), frame.at(next.output), frame.stream),
+              "launching the few-rows gated matmul"));
           ++step;
           continue;
         }

@@ -6,7 +6,8 @@
 // before; once its products are done it lets the next kernel be scheduled, so that a norm or product after it reads
 // its own weights while this one sums and writes. Alone it is no faster than cuBLASLt's kernels; in a query's chain,
 // with the norms' early reads, MiniLM's query ran 0.92-0.96x (§65). Its blocks each read every row of A, which costs
-// little from L2 and too much beside weights read from DRAM: the graphs use it where their weights fit the L2.
+// little from L2 and too much beside weights read from DRAM at 32 rows or more: the graphs use it where their weights
+// fit the L2, or at 16 rows for products of a few MB (cuda_steps.cpp's takes_few_rows, §81).
 //
 // A block takes 8 or 16 output columns; its warps split k into chunks of 32 and sum their partial tiles through shared
 // memory, where the epilogue runs. Within a chunk each lane loads 16 contiguous bytes of a row (8 k values) of A and of
@@ -46,10 +47,14 @@ __device__ __forceinline__ void load_rows(const T* a, int rows, int k, int chunk
 }
 
 // kColTiles: 8-column tiles a block takes; kChunks: the most k chunks one warp takes (ceil(k / 32 / warps)).
-template <class T, int kColTiles, int kChunks>
+// kGated: the product's columns are gates and ups in groups of 8 (GateLayout::groups_of_8), a block's two tiles one
+// group, and C [rows, n / 2] takes act(gate) * up (the gated op after the product), each rounded to T first as the
+// product's output would have been.
+template <class T, int kColTiles, int kChunks, bool kGated>
 __global__ void __launch_bounds__(kMaxWarps * 32)
     few_rows_matmul_kernel(const T* a, const T* w, const T* bias, Activation activation, const T* residual, int rows,
                            int n, int k, T* c) {
+  static_assert(!kGated || kColTiles == 2);
   constexpr int kWidth = kColTiles * 8;
   extern __shared__ float partial[];  // [warps][row tiles * 16][kWidth]
   __shared__ float bias_tile[kWidth];
@@ -114,27 +119,42 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
     }
   }
   __syncthreads();
-  for (int e = static_cast<int>(threadIdx.x); e < tile_rows * kWidth; e += static_cast<int>(blockDim.x)) {
-    const int row = e / kWidth, col = col0 + e % kWidth;
-    if (row >= rows || col >= n) continue;
-    // Unrolled so that a thread's reads of the warps' partials are in flight together.
-    float sum = bias_tile[e % kWidth];
+  // Column `at` of a row's tile summed over the warps' partials with its bias; unrolled so that a thread's reads of the
+  // partials are in flight together.
+  const auto summed = [&](int at) {
+    float sum = bias_tile[at % kWidth];
 #pragma unroll
     for (int v = 0; v < kMaxWarps; ++v)
-      if (v < warps) sum += partial[v * tile_rows * kWidth + e];
-    sum = detail::activate(activation, sum);
-    const std::int64_t at = static_cast<std::int64_t>(row) * n + col;
-    if (residual != nullptr) sum += detail::to_float(residual[at]);
-    c[at] = detail::from_float<T>(sum);
+      if (v < warps) sum += partial[v * tile_rows * kWidth + at];
+    return sum;
+  };
+  if constexpr (kGated) {
+    const int width = n / 2;
+    for (int e = static_cast<int>(threadIdx.x); e < tile_rows * 8; e += static_cast<int>(blockDim.x)) {
+      const int row = e / 8, j = e % 8, col = static_cast<int>(blockIdx.x) * 8 + j;
+      if (row >= rows || col >= width) continue;
+      const float gate = detail::to_float(detail::from_float<T>(summed(row * kWidth + j)));
+      const float up = detail::to_float(detail::from_float<T>(summed(row * kWidth + 8 + j)));
+      c[static_cast<std::int64_t>(row) * width + col] = detail::from_float<T>(detail::activate(activation, gate) * up);
+    }
+  } else {
+    for (int e = static_cast<int>(threadIdx.x); e < tile_rows * kWidth; e += static_cast<int>(blockDim.x)) {
+      const int row = e / kWidth, col = col0 + e % kWidth;
+      if (row >= rows || col >= n) continue;
+      float sum = detail::activate(activation, summed(e));
+      const std::int64_t at = static_cast<std::int64_t>(row) * n + col;
+      if (residual != nullptr) sum += detail::to_float(residual[at]);
+      c[at] = detail::from_float<T>(sum);
+    }
   }
 }
 
-template <class T, int kColTiles, int kChunks>
+template <class T, int kColTiles, int kChunks, bool kGated = false>
 cudaError_t launch(const void* a, const void* w, const void* bias, Activation activation, const void* residual,
                    int rows, int n, int k, void* c, cudaStream_t stream) {
   const int warps = std::min(kMaxWarps, k / kChunk);
   const std::size_t shared = sizeof(float) * warps * ((rows + 15) / 16 * 16) * kColTiles * 8;
-  const auto kernel = few_rows_matmul_kernel<T, kColTiles, kChunks>;
+  const auto kernel = few_rows_matmul_kernel<T, kColTiles, kChunks, kGated>;
   if (const cudaError_t error = allow_shared(kernel, shared); error != cudaSuccess) return error;
   const unsigned blocks = static_cast<unsigned>((n + kColTiles * 8 - 1) / (kColTiles * 8));
   return launch_chained(kernel, dim3(blocks), dim3(warps * 32), shared, stream, static_cast<const T*>(a),
@@ -177,6 +197,28 @@ cudaError_t few_rows_matmul(DType dtype, const void* a, const void* w, const voi
       if (chunks_per_warp == 2) return wide ? go(Two{}, Two{}) : go(One{}, Two{});
       if (chunks_per_warp <= 4) return go(One{}, Four{});
       return go(One{}, Eight{});
+    }
+  });
+}
+
+bool few_rows_gated_matmul_fits(DType dtype, std::int64_t rows, std::int64_t n, std::int64_t k, const void* a,
+                                const void* w) {
+  // Two chunks a warp at most: the block's two tiles with more spilled (see few_rows_matmul).
+  return few_rows_matmul_fits(dtype, rows, n, k, a, w) && n % 16 == 0 && k <= kMaxWarps * kChunk * 2;
+}
+
+cudaError_t few_rows_gated_matmul(DType dtype, const void* a, const void* w, const void* bias, Activation activation,
+                                  std::int64_t rows, std::int64_t n, std::int64_t k, void* y, cudaStream_t stream) {
+  if (!few_rows_gated_matmul_fits(dtype, rows, n, k, a, w)) return cudaErrorInvalidValue;
+  const bool one_chunk = k <= kMaxWarps * kChunk;
+  const int r = static_cast<int>(rows), columns = static_cast<int>(n), depth = static_cast<int>(k);
+  return detail::dispatch(dtype, [&](auto tag) -> cudaError_t {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float>) {
+      return cudaErrorInvalidValue;
+    } else {
+      return one_chunk ? launch<T, 2, 1, true>(a, w, bias, activation, nullptr, r, columns, depth, y, stream)
+                       : launch<T, 2, 2, true>(a, w, bias, activation, nullptr, r, columns, depth, y, stream);
     }
   });
 }

@@ -45,6 +45,14 @@ bool few_rows_matmul_fits(DType dtype, std::int64_t rows, std::int64_t n, std::i
 cudaError_t few_rows_matmul(DType dtype, const void* a, const void* w, const void* bias, Activation activation,
                             const void* residual, std::int64_t rows, std::int64_t n, std::int64_t k, void* c,
                             cudaStream_t stream);
+// The same product followed by the gated op over it, in one kernel: the product's columns are gates and ups in groups
+// of 8 (GateLayout::groups_of_8: gate 8 i + j at column 16 i + j, its up at 16 i + 8 + j), and y [rows, n / 2] takes
+// act(gate) * up at column 8 i + j, the gate and up rounded to the storage type first as the product's output would
+// be. What few_rows_matmul takes, with n a multiple of 16 and k up to 1,024; y must not alias A.
+bool few_rows_gated_matmul_fits(DType dtype, std::int64_t rows, std::int64_t n, std::int64_t k, const void* a,
+                                const void* w);
+cudaError_t few_rows_gated_matmul(DType dtype, const void* a, const void* w, const void* bias, Activation activation,
+                                  std::int64_t rows, std::int64_t n, std::int64_t k, void* y, cudaStream_t stream);
 
 // y [rows, width] = activation(x[:, :width]) * x[:, width:], x [rows, 2 width]; y must not alias x.
 cudaError_t gated(DType dtype, const void* x, std::int64_t rows, std::int64_t width, Activation activation, void* y,
