@@ -162,6 +162,18 @@ cudaError_t launch(const void* a, const void* w, const void* bias, Activation ac
                         static_cast<const T*>(residual), rows, n, k, static_cast<T*>(c));
 }
 
+// `launch_as(tag)` with a value of the storage type for f16 and bf16; few_rows_matmul_fits refuses f32 before.
+template <class LaunchAs>
+cudaError_t dispatch_half(DType dtype, LaunchAs launch_as) {
+  return detail::dispatch(dtype, [&](auto tag) -> cudaError_t {
+    if constexpr (std::is_same_v<decltype(tag), float>) {
+      return cudaErrorInvalidValue;
+    } else {
+      return launch_as(tag);
+    }
+  });
+}
+
 }  // namespace
 
 bool few_rows_matmul_fits(DType dtype, std::int64_t rows, std::int64_t n, std::int64_t k, const void* a,
@@ -180,24 +192,20 @@ cudaError_t few_rows_matmul(DType dtype, const void* a, const void* w, const voi
   // chunks a warp, 16 columns spilled).
   const bool wide = n / 16 >= 96 && chunks_per_warp <= 2;
   const int r = static_cast<int>(rows), columns = static_cast<int>(n), depth = static_cast<int>(k);
-  return detail::dispatch(dtype, [&](auto tag) -> cudaError_t {
+  return dispatch_half(dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float>) {
-      return cudaErrorInvalidValue;
-    } else {
-      const auto go = [&](auto col_tiles, auto chunks) {
-        return launch<T, decltype(col_tiles)::value, decltype(chunks)::value>(a, w, bias, activation, residual, r,
-                                                                              columns, depth, c, stream);
-      };
-      using One = std::integral_constant<int, 1>;
-      using Two = std::integral_constant<int, 2>;
-      using Four = std::integral_constant<int, 4>;
-      using Eight = std::integral_constant<int, 8>;
-      if (chunks_per_warp == 1) return wide ? go(Two{}, One{}) : go(One{}, One{});
-      if (chunks_per_warp == 2) return wide ? go(Two{}, Two{}) : go(One{}, Two{});
-      if (chunks_per_warp <= 4) return go(One{}, Four{});
-      return go(One{}, Eight{});
-    }
+    const auto go = [&](auto col_tiles, auto chunks) {
+      return launch<T, decltype(col_tiles)::value, decltype(chunks)::value>(a, w, bias, activation, residual, r,
+                                                                            columns, depth, c, stream);
+    };
+    using One = std::integral_constant<int, 1>;
+    using Two = std::integral_constant<int, 2>;
+    using Four = std::integral_constant<int, 4>;
+    using Eight = std::integral_constant<int, 8>;
+    if (chunks_per_warp == 1) return wide ? go(Two{}, One{}) : go(One{}, One{});
+    if (chunks_per_warp == 2) return wide ? go(Two{}, Two{}) : go(One{}, Two{});
+    if (chunks_per_warp <= 4) return go(One{}, Four{});
+    return go(One{}, Eight{});
   });
 }
 
@@ -212,14 +220,10 @@ cudaError_t few_rows_gated_matmul(DType dtype, const void* a, const void* w, con
   if (!few_rows_gated_matmul_fits(dtype, rows, n, k, a, w)) return cudaErrorInvalidValue;
   const bool one_chunk = k <= kMaxWarps * kChunk;
   const int r = static_cast<int>(rows), columns = static_cast<int>(n), depth = static_cast<int>(k);
-  return detail::dispatch(dtype, [&](auto tag) -> cudaError_t {
+  return dispatch_half(dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float>) {
-      return cudaErrorInvalidValue;
-    } else {
-      return one_chunk ? launch<T, 2, 1, true>(a, w, bias, activation, nullptr, r, columns, depth, y, stream)
-                       : launch<T, 2, 2, true>(a, w, bias, activation, nullptr, r, columns, depth, y, stream);
-    }
+    return one_chunk ? launch<T, 2, 1, true>(a, w, bias, activation, nullptr, r, columns, depth, y, stream)
+                     : launch<T, 2, 2, true>(a, w, bias, activation, nullptr, r, columns, depth, y, stream);
   });
 }
 
