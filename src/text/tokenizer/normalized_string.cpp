@@ -68,59 +68,57 @@ Range NormalizedString::original_range(Range normalized_range) const {
 void NormalizedString::transform(Range range, std::span<const CodePointChange> changes, std::size_t initial_removed) {
   range.end = std::min(range.end, normalized_.size());
   range.begin = std::min(range.begin, range.end);
+  // The old code points are read where they are: normalized_ changes only at the end.
+  const auto old_length = [&](std::size_t at) {
+    return utf8::sequence_length(static_cast<unsigned char>(normalized_[at]));
+  };
 
-  // The byte lengths of the code points being replaced, consumed front to back as `changes` says.
-  std::vector<std::uint8_t> old_lengths;
-  for (std::size_t i = range.begin; i < range.end;) {
-    const std::size_t length = utf8::sequence_length(static_cast<unsigned char>(normalized_[i]));
-    old_lengths.push_back(static_cast<std::uint8_t>(length));
-    i += length;
-  }
   // Each code point replaced by one of as many bytes (a lowercase of ASCII, a control character made a space): the
   // bytes change in place and every byte keeps its alignment, which is what the general path below would build.
   const auto same_lengths = [&] {
-    if (initial_removed != 0 || changes.size() != old_lengths.size()) return false;
-    for (std::size_t k = 0; k < changes.size(); ++k)
-      if (changes[k].change != 0 || utf8::encoded_length(changes[k].code_point) != old_lengths[k]) return false;
-    return true;
+    if (initial_removed != 0) return false;
+    std::size_t at = range.begin;
+    for (const CodePointChange& change : changes) {
+      if (change.change != 0 || at >= range.end || utf8::encoded_length(change.code_point) != old_length(at))
+        return false;
+      at += old_length(at);
+    }
+    return at == range.end;
   };
   if (same_lengths()) {
-    std::string bytes;
-    bytes.reserve(range.end - range.begin);
-    for (const CodePointChange& change : changes) utf8::append(change.code_point, bytes);
-    normalized_.replace(range.begin, bytes.size(), bytes);
+    std::size_t at = range.begin;
+    for (const CodePointChange& change : changes) at += utf8::write(change.code_point, normalized_.data() + at);
     return;
   }
 
-  std::size_t next_old = 0;
+  // `next_old` is the normalized byte of the next old code point, consumed front to back as `changes` says; an
+  // inserted one takes the alignment of the byte before it, as tokenizers does.
+  std::size_t next_old = range.begin;
   const auto consume_old = [&](std::size_t count) {
-    std::size_t bytes = 0;
-    for (; count > 0 && next_old < old_lengths.size(); --count) bytes += old_lengths[next_old++];
-    return bytes;
+    for (; count > 0 && next_old < range.end; --count) next_old += old_length(next_old);
   };
-
-  // `offset` is the normalized byte of the next old code point; an inserted one takes the alignment of the byte
-  // before it, as tokenizers does.
-  std::size_t offset = range.begin + consume_old(initial_removed);
-  std::string new_bytes;
-  std::vector<Range> new_alignments;
-  new_bytes.reserve(range.end - range.begin);
-  new_alignments.reserve(range.end - range.begin);
+  consume_old(initial_removed);
+  // Built in buffers the thread keeps, so that once they have grown to its texts' size a transform allocates nothing.
+  thread_local std::string new_bytes;
+  thread_local std::vector<Range> new_alignments;
+  new_bytes.clear();
+  new_alignments.clear();
   for (const CodePointChange& change : changes) {
     Range alignment;
     if (change.change > 0) {
-      alignment = offset == 0 ? Range{original_.begin, original_.begin} : alignments_[offset - 1];
-    } else if (offset < alignments_.size()) {
-      alignment = alignments_[offset];
+      alignment = next_old == 0 ? Range{original_.begin, original_.begin} : alignments_[next_old - 1];
+    } else if (next_old < alignments_.size()) {
+      alignment = alignments_[next_old];
     } else {
       alignment = alignments_.empty() ? Range{original_.begin, original_.begin} : alignments_.back();
     }
-    if (change.change <= 0) offset += consume_old(1);
-    if (change.change < 0) offset += consume_old(static_cast<std::size_t>(-static_cast<long long>(change.change)));
+    if (change.change <= 0) consume_old(1);
+    if (change.change < 0) consume_old(static_cast<std::size_t>(-static_cast<long long>(change.change)));
 
-    const std::size_t before = new_bytes.size();
-    utf8::append(change.code_point, new_bytes);
-    new_alignments.insert(new_alignments.end(), new_bytes.size() - before, alignment);
+    char bytes[4];
+    const std::size_t length = utf8::write(change.code_point, bytes);
+    new_bytes.append(bytes, length);
+    for (std::size_t k = 0; k < length; ++k) new_alignments.push_back(alignment);
   }
 
   normalized_.replace(range.begin, range.end - range.begin, new_bytes);
