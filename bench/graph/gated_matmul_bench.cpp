@@ -7,17 +7,15 @@
 // GELU), at 16,384 to 64 rows by default. Also the largest difference of each against a double-precision reference
 // over sampled rows, so that a faster wrong kernel cannot pass.
 //   gated_matmul_bench [rows,...]
-#include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <random>
 #include <vector>
 
 #include "common/csv_report.hpp"
 #include "common/cuda_timing.hpp"
-#include "common/exit_now.hpp"
 #include "common/half_products.hpp"
 #include "graph/kernels/cpu_kernels.hpp"
 #include "graph/kernels/cuda_gated_matmul.hpp"
