@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <ostream>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -25,6 +28,20 @@ namespace accel::testing {
   ASSERT_THAT(device##_opened, accel::testing::IsOk());                                       \
   accel::Device device = *device##_opened
 
+// The heartbeat timeout of the tests' isolated workers: WorkerOptions' default, or ACCEL_TEST_HEARTBEAT_MS. Under
+// compute-sanitizer the worker's serving loop can spend longer than the default on one request's launches (racecheck
+// held it past 5 s on a batch of 70,000 Symvs, and the worker was killed as hung); scripts/gpu-sanitize sets it.
+inline std::chrono::milliseconds test_heartbeat_timeout() {
+  const char* text = std::getenv("ACCEL_TEST_HEARTBEAT_MS");
+  if (text == nullptr || *text == '\0') return WorkerOptions{}.heartbeat_timeout;
+  char* end = nullptr;
+  const long long milliseconds = std::strtoll(text, &end, 10);
+  if (*end != '\0' || milliseconds <= 0)
+    throw std::invalid_argument(std::string("ACCEL_TEST_HEARTBEAT_MS is not a positive count of milliseconds: ") +
+                                text);
+  return std::chrono::milliseconds(milliseconds);
+}
+
 // A CUDA device a parameterised GPU test runs on: in process with a completion strategy, or isolated.
 struct GpuTestTarget {
   const char* name;
@@ -32,7 +49,9 @@ struct GpuTestTarget {
   CompletionStrategy completion;
 
   [[nodiscard]] DeviceOptions options() const {
-    return {.kind = DeviceKind::cuda, .isolation = isolation, .completion = completion};
+    DeviceOptions options{.kind = DeviceKind::cuda, .isolation = isolation, .completion = completion};
+    if (isolation == Isolation::worker_process) options.worker.heartbeat_timeout = test_heartbeat_timeout();
+    return options;
   }
 };
 
