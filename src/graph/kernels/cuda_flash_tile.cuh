@@ -1,9 +1,10 @@
 // One warp's share of the tensor-core attention kernels (cuda_flash_attention.cu streams key/value tiles through
 // shared memory, cuda_resident_attention.cu holds a whole sequence's there): 16 query rows of one (sequence, head),
 // their Q fragments, the online softmax state and the output accumulators in registers, and one step over a few
-// keys already in shared memory. Per step the warp computes S = Q K^T with mma.sync m16n8k16 (float accumulation),
-// updates the online softmax in float in the log2 domain, and feeds P, rounded to the storage type, straight from the
-// S accumulators (whose layout is the next mma's A layout) into O += P V, V's fragments coming from ldmatrix.trans.
+// keys already in shared memory. Per step the warp computes S = Q K^T with mma.sync m16n8k16 (float accumulation, K's
+// fragments from ldmatrix), updates the online softmax in float in the log2 domain, and feeds P, rounded to the
+// storage type, straight from the S accumulators (whose layout is the next mma's A layout) into O += P V, V's
+// fragments coming from ldmatrix.trans.
 // A step whose keys are all masked for a row leaves the row's state as it was (before the row's first valid key its
 // maximum stays -inf: the exponentials are then taken against 0 and give zeros).
 #pragma once
@@ -29,6 +30,13 @@ __device__ __forceinline__ float exp2_approx(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
   return y;
+}
+
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* shared) {
+  const auto address = static_cast<std::uint32_t>(__cvta_generic_to_shared(shared));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
 }
 
 __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* shared) {
@@ -107,15 +115,22 @@ struct FlashRows {
   // false when every row of the warp sees every one of them. `scale` is the scores' scale times log2(e), positive.
   __device__ void step(const T* keys, const T* values, int stride, int key0, bool masked, const KeyMask& mask,
                        float scale) {
-    const int lane = threadIdx.x % 32, group = lane / 4, quad = lane % 4;
+    const int lane = threadIdx.x % 32, quad = lane % 4;
     float sc[kKeysPerStep / 8][4] = {};
 #pragma unroll
     for (int n = 0; n < kKeysPerStep / 8; ++n) {
-      const T* key_row = keys + (n * 8 + group) * stride + quad * 2;
+      // K's fragments by ldmatrix, four 8 x 8 matrices a load (keys n*8..n*8+7, columns kk*16 + 0, 8, 16, 24): lane l
+      // addresses key n*8 + l%8 at column kk*16 + l/8*8, and gets B's two registers for kk and kk + 1. Fragments by
+      // 32-bit loads took four times the instructions, in a kernel bound by issuing them: 2-4 % slower
+      // (docs/PERFORMANCE.md §39, §84).
+      const T* key_row = keys + (n * 8 + lane % 8) * stride + lane / 8 * 8;
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk)
-        mma<T>(sc[n], qf[kk], *reinterpret_cast<const std::uint32_t*>(key_row + kk * 16),
-               *reinterpret_cast<const std::uint32_t*>(key_row + kk * 16 + 8));
+      for (int kk = 0; kk < D / 16; kk += 2) {
+        std::uint32_t b[4];
+        ldmatrix_x4(b, key_row + kk * 16);
+        mma<T>(sc[n], qf[kk], b[0], b[1]);
+        mma<T>(sc[n], qf[kk + 1], b[2], b[3]);
+      }
     }
     // Fragment element e of n-tile n is key n*8 + quad*2 + e%2 of row group (e < 2) or group + 8.
     if (masked) {
