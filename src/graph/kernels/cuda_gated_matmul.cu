@@ -101,8 +101,8 @@ class GatedStore {
         const int g = i + 2 * row_half;
         const int row = get<0>(thread_coordinates(g));
         const int column = get<1>(thread_coordinates(g));
-        const float y0 = detail::activate(kActivation, accumulators(g)) * accumulators(g + 4);
-        const float y1 = detail::activate(kActivation, accumulators(g + 1)) * accumulators(g + 5);
+        const float y0 = detail::activate_before_rounding(kActivation, accumulators(g)) * accumulators(g + 4);
+        const float y1 = detail::activate_before_rounding(kActivation, accumulators(g + 1)) * accumulators(g + 5);
         store_pair(tile + row * kPitch + 8 * (column / 16) + column % 8, y0, y1);
       }
     }
