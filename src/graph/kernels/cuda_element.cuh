@@ -107,11 +107,18 @@ __device__ __forceinline__ float activate(Activation activation, float x) {
   return x;
 }
 
-// activate() where the result is rounded to 16 bits next (the fused gated product's epilogue, docs/PERFORMANCE.md §85):
-// SiLU by the fast intrinsics, whose error (a few parts in 2^21) is far below that rounding (2^-9 for bf16, 2^-11 for
-// f16); expf and an IEEE division were about 20 instructions an element in an epilogue no product overlaps.
+// activate() where the result is rounded to 16 bits next (the fused gated product's epilogue, docs/PERFORMANCE.md §85),
+// in an epilogue no product overlaps, where expf with an IEEE division, or erff, took 20-30 instructions an element:
+// - SiLU by the fast intrinsics, whose error (a few parts in 2^21) is far below that rounding (2^-9 for bf16, 2^-11
+//   for f16);
+// - exact GELU as its tanh form, as a plain f16/bf16 matmul's runs through cuBLASLt's GELU epilogue (within 4.7e-4 of
+//   erf's, §39): x (1 + tanh y) / 2 = x / (1 + e^(-2y)), by the same intrinsics, within 1.4e-6 of the tanh form.
 __device__ __forceinline__ float activate_before_rounding(Activation activation, float x) {
   if (activation == Activation::silu) return __fdividef(x, 1.0f + __expf(-x));
+  if (activation == Activation::gelu_erf) {
+    const float y = 0.7978845608028654f * fmaf(0.044715f * x, x * x, x);
+    return __fdividef(x, 1.0f + __expf(-2.0f * y));
+  }
   return activate(activation, x);
 }
 
