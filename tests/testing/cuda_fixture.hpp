@@ -6,15 +6,16 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <ostream>
 #include <random>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "accel/device/device.hpp"
+#include "testing/env_number.hpp"
 #include "testing/numeric_error.hpp"
 #include "testing/status_matchers.hpp"
 
@@ -32,14 +33,8 @@ namespace accel::testing {
 // compute-sanitizer the worker's serving loop can spend longer than the default on one request's launches (racecheck
 // held it past 5 s on a batch of 70,000 Symvs, and the worker was killed as hung); scripts/gpu-sanitize sets it.
 inline std::chrono::milliseconds test_heartbeat_timeout() {
-  const char* text = std::getenv("ACCEL_TEST_HEARTBEAT_MS");
-  if (text == nullptr || *text == '\0') return WorkerOptions{}.heartbeat_timeout;
-  char* end = nullptr;
-  const long long milliseconds = std::strtoll(text, &end, 10);
-  if (*end != '\0' || milliseconds <= 0)
-    throw std::invalid_argument(std::string("ACCEL_TEST_HEARTBEAT_MS is not a positive count of milliseconds: ") +
-                                text);
-  return std::chrono::milliseconds(milliseconds);
+  const std::optional<std::uint64_t> milliseconds = positive_env_number("ACCEL_TEST_HEARTBEAT_MS");
+  return milliseconds ? std::chrono::milliseconds(*milliseconds) : WorkerOptions{}.heartbeat_timeout;
 }
 
 // A CUDA device a parameterised GPU test runs on: in process with a completion strategy, or isolated.

@@ -7,12 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
 
+#include "testing/env_number.hpp"
 #include "testing/result_printer.hpp"
 #include "testing/test_seed.hpp"
 
@@ -25,13 +26,7 @@ std::uint64_t& seed_slot() {
 }
 
 std::uint64_t draw_seed() {
-  if (const char* given = std::getenv("ACCEL_TEST_SEED"); given != nullptr && *given != '\0') {
-    char* end = nullptr;
-    const unsigned long long parsed = std::strtoull(given, &end, 10);
-    if (end != nullptr && *end == '\0' && parsed != 0) return parsed;
-    std::fprintf(stderr, "ACCEL_TEST_SEED=%s is not a positive decimal number\n", given);
-    std::exit(2);
-  }
+  if (const std::optional<std::uint64_t> given = positive_env_number("ACCEL_TEST_SEED")) return *given;
   std::random_device device;
   std::uint64_t seed = 0;
   while (seed == 0) seed = (std::uint64_t{device()} << 32) | device();
