@@ -20,9 +20,12 @@ def percentile(values, p):
 
 
 def small():
-    for size in (64, 256, 1024):
-        a = torch.rand(size, size, device="cuda", dtype=torch.bfloat16) * 2 - 1
-        b = torch.rand(size, size, device="cuda", dtype=torch.bfloat16) * 2 - 1
+    # f32 as PyTorch runs it by default: full f32, TF32 off for matmuls.
+    cases = ((64, "bf16"), (256, "bf16"), (1024, "bf16"), (64, "f32"), (128, "f32"))
+    for size, label in cases:
+        dtype = torch.bfloat16 if label == "bf16" else torch.float32
+        a = torch.rand(size, size, device="cuda", dtype=dtype) * 2 - 1
+        b = torch.rand(size, size, device="cuda", dtype=dtype) * 2 - 1
         latencies = []
         for i in range(200 + 3000):
             t0 = time.perf_counter()
@@ -30,7 +33,7 @@ def small():
             torch.cuda.synchronize()
             if i >= 200:
                 latencies.append((time.perf_counter() - t0) * 1e6)
-        case = f"{size}^3 bf16"
+        case = f"{size}^3 {label}"
         row("small", case, "latency_median_us", percentile(latencies, 0.5))
         row("small", case, "latency_p99_us", percentile(latencies, 0.99))
         per_gemm = []

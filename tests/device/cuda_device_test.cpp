@@ -349,12 +349,14 @@ TEST_P(CudaDeviceTest, ReportsItselfAndItsCompletionStrategy) {
   EXPECT_NE(info->library("cuBLASLt"), nullptr);
   EXPECT_NE(info->library("cuDNN"), nullptr);
   EXPECT_GT(info->memory_capacity_bytes, 0u);
-  // Asking opens nothing: a fresh device holds no family's state, so it reports no cache; a GEMM opens cuBLASLt's.
+  // Asking opens nothing: a fresh device holds no family's state, so it reports no cache; a GEMM past the small
+  // kernel's sizes opens cuBLASLt's.
   for (const CacheStats& cache : info->caches) ADD_FAILURE() << "a fresh device reports " << cache.name;
-  auto a = *device.ask(Allocate{.dtype = DType::f32, .count = 64}).wait();
-  auto b = *device.ask(Allocate{.dtype = DType::f32, .count = 64}).wait();
-  auto c = *device.ask(Allocate{.dtype = DType::f32, .count = 64}).wait();
-  ASSERT_THAT(device.gemm(Gemm{.shape = {.m = 8, .n = 8, .k = 8}, .a = a, .b = b, .c = c}).wait(), IsOk());
+  constexpr std::int64_t kSize = 160;
+  auto a = *device.ask(Allocate{.dtype = DType::f32, .count = kSize * kSize}).wait();
+  auto b = *device.ask(Allocate{.dtype = DType::f32, .count = kSize * kSize}).wait();
+  auto c = *device.ask(Allocate{.dtype = DType::f32, .count = kSize * kSize}).wait();
+  ASSERT_THAT(device.gemm(Gemm{.shape = {.m = kSize, .n = kSize, .k = kSize}, .a = a, .b = b, .c = c}).wait(), IsOk());
   info = device.info().wait();
   ASSERT_THAT(info, IsOk());
   EXPECT_NE(info->cache("cublaslt-plans"), nullptr);

@@ -1,6 +1,6 @@
 // GEMM on the GPU through the accel device actor, side by side with the raw cuBLASLt call a user would
 // write (same process, same GPU, same inputs) — the PyTorch peer is bench/peers/torch_gemm.py. Four parts:
-//   small    64³, 256³, 1024³ bf16: one-at-a-time latency (median, p99) and pipelined time per GEMM;
+//   small    64³, 256³, 1024³ bf16, 64³ and 128³ f32: one-at-a-time latency (median, p99) and pipelined time per GEMM;
 //   large    4096³ and 8192³ in bf16, f16, tf32 and fp8 e4m3: TFLOP/s;
 //   notify   the three completion strategies: round trip of a tiny copy and of a ~0.3 ms GEMM, vs direct.
 //   encoder  the products of the encoders and Qwen3-0.6B's decoder at a batch's rows (x Wᵀ, f16/bf16): TFLOP/s,
@@ -16,12 +16,14 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "accel/device/device.hpp"
 #include "accel/libs/blas/gemm.hpp"
 #include "common/csv_report.hpp"
 #include "common/cuda_checks.hpp"
+#include "common/direct_gemm.hpp"
 #include "common/exit_now.hpp"
 
 namespace {
@@ -30,14 +32,11 @@ using namespace accel;
 using Clock = std::chrono::steady_clock;
 
 using bench::check_cuda;
-void check_lt(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) {
-    fmt::print(stderr, "{}: {}\n", what, cublasLtGetStatusString(s));
-    accel::bench::exit_now(1);
-  }
-}
+using bench::check_lt;
+using bench::DirectGemm;
 using bench::micros;
 using bench::percentile;
+using bench::random_elements;
 using bench::require;
 using bench::row;
 
@@ -60,116 +59,13 @@ struct Problem {
             .output_type = output,
             .compute = compute};
   }
+  [[nodiscard]] bench::DirectGemmShape direct() const {
+    return {
+        .m = m, .n = n, .k = k, .input = input, .output = output, .compute = compute, .b_transposed = b_transposed()};
+  }
   [[nodiscard]] double flops() const {
     return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   }
-};
-
-cudaDataType cuda_type(DType d) {
-  switch (d) {
-    case DType::f32: return CUDA_R_32F;
-    case DType::f16: return CUDA_R_16F;
-    case DType::bf16: return CUDA_R_16BF;
-    case DType::fp8_e4m3: return CUDA_R_8F_E4M3;
-    default: return CUDA_R_32F;
-  }
-}
-
-// Random bits of the input dtype, never zeros.
-std::vector<std::byte> random_elements(DType dtype, std::size_t count, std::mt19937_64& rng) {
-  std::vector<std::byte> bytes(count * size_of(dtype));
-  std::uniform_real_distribution<float> uniform(-1, 1);
-  for (std::size_t i = 0; i < count; ++i) {
-    const float v = uniform(rng);
-    std::byte* at = bytes.data() + i * size_of(dtype);
-    switch (dtype) {
-      case DType::f16: {
-        Half h = to_half(v);
-        std::memcpy(at, &h, 2);
-        break;
-      }
-      case DType::bf16: {
-        BFloat16 b = to_bfloat16(v);
-        std::memcpy(at, &b, 2);
-        break;
-      }
-      case DType::fp8_e4m3: {
-        Float8E4M3 f = to_float8_e4m3(v);
-        std::memcpy(at, &f, 1);
-        break;
-      }
-      default: std::memcpy(at, &v, 4);
-    }
-  }
-  return bytes;
-}
-
-// The raw library call: one cuBLASLt matmul on one stream, set up once, as a user would write it.
-struct DirectGemm {
-  cublasLtHandle_t handle{};
-  cublasLtMatmulDesc_t desc{};
-  cublasLtMatrixLayout_t la{}, lb{}, lc{};
-  cublasLtMatmulAlgo_t algo{};
-  void *a{}, *b{}, *c{}, *workspace{};
-  std::size_t workspace_bytes = 32 << 20;
-  cudaStream_t stream{};
-  float alpha = 1, beta = 0;
-
-  DirectGemm(const Problem& p, const std::vector<std::byte>& a_host, const std::vector<std::byte>& b_host) {
-    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
-    check_lt(cublasLtCreate(&handle), "cublasLtCreate");
-    const std::size_t in = size_of(p.input), out = size_of(p.output);
-    check_cuda(cudaMalloc(&a, p.m * p.k * in), "malloc a");
-    check_cuda(cudaMalloc(&b, p.k * p.n * in), "malloc b");
-    check_cuda(cudaMalloc(&c, p.m * p.n * out), "malloc c");
-    check_cuda(cudaMalloc(&workspace, workspace_bytes), "malloc workspace");
-    check_cuda(cudaMemcpy(a, a_host.data(), p.m * p.k * in, cudaMemcpyHostToDevice), "copy a");
-    check_cuda(cudaMemcpy(b, b_host.data(), p.k * p.n * in, cudaMemcpyHostToDevice), "copy b");
-    const cublasComputeType_t compute =
-        p.compute == GemmCompute::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-    check_lt(cublasLtMatmulDescCreate(&desc, compute, CUDA_R_32F), "desc");
-    // Column-major Cᵀ (n×m) = op(B)ᵀ Aᵀ: cuBLASLt's first operand is B.
-    const cublasOperation_t ta = p.b_transposed() ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
-    check_lt(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)), "transa");
-    check_lt(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), "transb");
-    if (p.b_transposed())
-      check_lt(cublasLtMatrixLayoutCreate(&la, cuda_type(p.input), p.k, p.n, p.k), "layout b");
-    else
-      check_lt(cublasLtMatrixLayoutCreate(&la, cuda_type(p.input), p.n, p.k, p.n), "layout b");
-    check_lt(cublasLtMatrixLayoutCreate(&lb, cuda_type(p.input), p.k, p.m, p.k), "layout a");
-    check_lt(cublasLtMatrixLayoutCreate(&lc, cuda_type(p.output), p.n, p.m, p.n), "layout c");
-    cublasLtMatmulPreference_t pref{};
-    check_lt(cublasLtMatmulPreferenceCreate(&pref), "pref");
-    const std::uint64_t limit = workspace_bytes;
-    check_lt(
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof(limit)),
-        "pref workspace");
-    cublasLtMatmulHeuristicResult_t result{};
-    int found = 0;
-    check_lt(cublasLtMatmulAlgoGetHeuristic(handle, desc, la, lb, lc, lc, pref, 1, &result, &found), "heuristic");
-    if (found == 0) accel::bench::exit_now(1);
-    algo = result.algo;
-    cublasLtMatmulPreferenceDestroy(pref);
-  }
-  ~DirectGemm() {
-    cudaStreamSynchronize(stream);
-    cublasLtMatrixLayoutDestroy(la);
-    cublasLtMatrixLayoutDestroy(lb);
-    cublasLtMatrixLayoutDestroy(lc);
-    cublasLtMatmulDescDestroy(desc);
-    cublasLtDestroy(handle);
-    cudaFree(a);
-    cudaFree(b);
-    cudaFree(c);
-    cudaFree(workspace);
-    cudaStreamDestroy(stream);
-  }
-  void enqueue() {
-    check_lt(cublasLtMatmul(handle, desc, &alpha, b, la, a, lb, &beta, c, lc, c, lc, &algo, workspace, workspace_bytes,
-                            stream),
-             "cublasLtMatmul");
-  }
-  void sync() { check_cuda(cudaStreamSynchronize(stream), "sync"); }
 };
 
 struct ActorGemm {
@@ -195,11 +91,14 @@ struct ActorGemm {
 };
 
 void small_gemms(Device device, std::mt19937_64& rng) {
-  for (std::int64_t size : {64, 256, 1024}) {
-    const Problem p{fmt::format("{}^3 bf16", size), size, size, size, DType::bf16, DType::bf16};
+  // bf16 on cuBLASLt at every size; f32 at 64³ and 128³ on accel's small kernel (blas::small_gemm).
+  const std::pair<std::int64_t, DType> cases[] = {
+      {64, DType::bf16}, {256, DType::bf16}, {1024, DType::bf16}, {64, DType::f32}, {128, DType::f32}};
+  for (const auto& [size, dtype] : cases) {
+    const Problem p{fmt::format("{}^3 {}", size, to_string(dtype)), size, size, size, dtype, dtype};
     const auto a = random_elements(p.input, p.m * p.k, rng), b = random_elements(p.input, p.k * p.n, rng);
     ActorGemm actor(device, p, a, b);
-    DirectGemm direct(p, a, b);
+    DirectGemm direct(p.direct(), a, b);
     constexpr int kWarm = 200, kReps = 3000, kPipelined = 3000;
     std::vector<double> actor_us, direct_us;
     for (int i = 0; i < kWarm + kReps; ++i) {
@@ -277,7 +176,7 @@ void throughput(const char* part, Device device, const std::vector<Problem>& pro
       }
     }
     {
-      DirectGemm direct(p, a, b);
+      DirectGemm direct(p.direct(), a, b);
       for (int i = 0; i < 5; ++i) direct.enqueue();
       direct.sync();
       for (int trial = 0; trial < 5; ++trial) {
@@ -369,7 +268,7 @@ void notification(System& system, std::mt19937_64& rng) {
     if (i >= kWarm) tiny.push_back(micros(Clock::now() - t0));
   }
   {
-    DirectGemm direct(p, a, b);
+    DirectGemm direct(p.direct(), a, b);
     for (int i = 0; i < 20 + 300; ++i) {
       auto t0 = Clock::now();
       direct.enqueue();

@@ -1,7 +1,8 @@
 // Kernels of our own where cuBLAS's routine moves memory slower than it could (PERFORMANCE.md §52): Swap of two
 // contiguous vectors, Symv reading A's stored triangle once, and the whole matrix a triangle stands for, which Symm
 // and small Trmms hand to a GEMM; Gemv of small matrices, where a request's time is its launches (§78); and Ger, one
-// launch for any batch where cuBLAS's routine is a call per member. Plain C++17
+// launch for any batch where cuBLAS's routine is a call per member; and GEMMs small enough that a request's time is its
+// launch, which cuBLASLt ran on a kernel twice as long as they need. Plain C++17
 // and CUDA types: nvcc compiles the kernels' file as C++17.
 #pragma once
 
@@ -103,5 +104,38 @@ enum class StoredTriangle {
 // dimension lda) stands for into `whole`; the other triangle of a is never read.
 [[nodiscard]] cudaError_t launch_whole_matrix(const void* a, std::int64_t lda, std::int64_t order, bool lower,
                                               StoredTriangle form, bool f64, void* whole, cudaStream_t stream);
+
+// -- GEMM of small matrices -----------------------------------------------------------------------------------------
+
+// What a small GEMM's epilogue applies after alpha op(A) op(B) + beta C + bias: as cuBLASLt's (Activation's).
+enum class GemmActivation : std::uint8_t { identity, relu, gelu_tanh };
+
+// C = activation(alpha op(A) op(B) + beta C + bias) over a strided batch of f32 matrices, every layout as strides:
+// element (i, p) of op(A) lies at a + i * a_row + p * a_col, (p, j) of op(B) at b + p * b_row + j * b_col, (i, j) of C
+// at c + i * c_row + j * c_col and of the bias at bias + i * bias_row + j * bias_col; member z adds z times its stride.
+struct SmallGemmLaunch {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  const void* bias = nullptr;  // null: none
+  std::int64_t m = 0, n = 0, k = 0, batch = 1;
+  std::int64_t a_row = 0, a_col = 0, stride_a = 0;
+  std::int64_t b_row = 0, b_col = 0, stride_b = 0;
+  std::int64_t c_row = 0, c_col = 0, stride_c = 0;
+  std::int64_t bias_row = 0, bias_col = 0;
+  double alpha = 1.0;
+  double beta = 0.0;  // 0: C is not read
+  GemmActivation activation = GemmActivation::identity;
+};
+
+// Whether an f32 GEMM of these extents takes launch_small_gemm: at most 160 x 160 outputs in all and sums of at most
+// 128 terms, where one launch of ours took 0.40-0.85x cuBLASLt's kernel time in a CUDA graph from 32 x 32 x 32 up and
+// 0.61-0.88x its time waited on at once (PERFORMANCE.md §87). cuBLASLt's won the shapes measured past those bounds,
+// and f64 products in a graph (its FP64 tensor cores), so those stay its.
+[[nodiscard]] bool small_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch);
+
+// Every member in one launch, a block of 16 x 16 threads per 16 x 16 tile of C, each output's sum over k in order;
+// A and B unread where alpha is 0 or k is 0, C unread where beta is 0.
+[[nodiscard]] cudaError_t launch_small_gemm(const SmallGemmLaunch& launch, cudaStream_t stream);
 
 }  // namespace accel::blas

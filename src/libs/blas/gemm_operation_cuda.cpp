@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+#include <utility>
+
 namespace accel {
 namespace blas {
 
@@ -43,6 +46,40 @@ CublasLtState::~CublasLtState() {
   if (workspace_ != nullptr) cudaFreeAsync(workspace_, stream_);
 }
 
+namespace {
+
+// The small kernel's launch for a shape it takes (f32, small_gemm's extents), its operands' addresses still null.
+// f64, f16 and bf16 stay cuBLASLt's: its tensor-core kernels ran small products faster in a graph (§87).
+std::optional<SmallGemmLaunch> small_gemm_launch(const GemmGeometry& g) {
+  const GemmShape& s = g.shape;
+  const bool typed = s.input_type == DType::f32 && s.output_type == DType::f32;
+  if (!typed || s.compute != GemmCompute::standard || !small_gemm(s.m, s.n, s.k, s.batch)) return std::nullopt;
+  const bool row_major = s.order == MatrixOrder::row_major;
+  // (row, column) of a stored matrix of leading dimension ld as strides, swapped for its transpose.
+  auto strides = [row_major](std::int64_t ld, Transpose transpose) -> std::pair<std::int64_t, std::int64_t> {
+    const std::pair<std::int64_t, std::int64_t> stored =
+        row_major ? std::pair{ld, std::int64_t{1}} : std::pair{std::int64_t{1}, ld};
+    return transpose == Transpose::none ? stored : std::pair{stored.second, stored.first};
+  };
+  SmallGemmLaunch launch{.m = s.m,
+                         .n = s.n,
+                         .k = s.k,
+                         .batch = s.batch,
+                         .stride_a = s.stride_a,
+                         .stride_b = s.stride_b,
+                         .stride_c = s.stride_c};
+  std::tie(launch.a_row, launch.a_col) = strides(s.lda, s.transpose_a);
+  std::tie(launch.b_row, launch.b_col) = strides(s.ldb, s.transpose_b);
+  std::tie(launch.c_row, launch.c_col) = strides(s.ldc, Transpose::none);
+  if (s.epilogue.bias == BiasVector::per_column) launch.bias_col = 1;
+  if (s.epilogue.bias == BiasVector::per_row) launch.bias_row = 1;
+  launch.activation = s.epilogue.activation == Activation::relu        ? GemmActivation::relu
+                      : s.epilogue.activation == Activation::gelu_tanh ? GemmActivation::gelu_tanh
+                                                                       : GemmActivation::identity;
+  return launch;
+}
+
+}  // namespace
 }  // namespace blas
 
 Result<CudaOperation<Gemm>::Plan> CudaOperation<Gemm>::plan(const Gemm&, const GemmGeometry& geometry,
@@ -50,6 +87,7 @@ Result<CudaOperation<Gemm>::Plan> CudaOperation<Gemm>::plan(const Gemm&, const G
   // An empty C is a defined no-op on every device; cuBLASLt itself refuses m = 0 or n = 0.
   if (Operation<Gemm>::is_empty(geometry)) return Plan{};
   ACCEL_RETURN_IF_ERROR(blas::check_cublaslt_support(geometry, target.compute_capability()));
+  if (std::optional<blas::SmallGemmLaunch> small = blas::small_gemm_launch(geometry)) return Plan{.small = small};
   ACCEL_ASSIGN_OR_RETURN(blas::CublasLtState * state, target.stream_state<blas::CublasLtState>());
   ACCEL_ASSIGN_OR_RETURN(blas::CublasLtGemm * gemm, state->gemm());
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const blas::CublasLtGemm::Plan> plan, gemm->plan(geometry));
@@ -58,10 +96,20 @@ Result<CudaOperation<Gemm>::Plan> CudaOperation<Gemm>::plan(const Gemm&, const G
 
 Status CudaOperation<Gemm>::run(const Gemm& request, const GemmGeometry& geometry, const Plan& plan,
                                 std::span<const BufferView> views, CudaRun& run) {
+  const blas::GemmOperands operands = Operation<Gemm>::addresses(views);
+  if (plan.small) {
+    blas::SmallGemmLaunch launch = *plan.small;
+    launch.a = operands.a;
+    launch.b = operands.b;
+    launch.c = operands.c;
+    launch.bias = operands.bias;
+    launch.alpha = request.alpha;
+    launch.beta = request.beta;
+    return run.target.check(blas::launch_small_gemm(launch, run.target.stream()), "launching a small GEMM");
+  }
   if (plan.plan == nullptr) return Status();
   return launch_status(run.target,
-                       plan.gemm->run(*plan.plan, geometry, Operation<Gemm>::addresses(views), request.alpha,
-                                      request.beta, run.target.stream()),
+                       plan.gemm->run(*plan.plan, geometry, operands, request.alpha, request.beta, run.target.stream()),
                        "cuBLASLt");
 }
 

@@ -1,9 +1,12 @@
-// Gemm on a CUDA stream: cuBLASLt, with the stream's plan cache and GEMM workspace (CublasLtState).
+// Gemm on a CUDA stream: cuBLASLt, with the stream's plan cache and GEMM workspace (CublasLtState); GEMMs small
+// enough that their time is their launch on a kernel of ours (blas_kernels.hpp's launch_small_gemm).
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <thread>
 
+#include "libs/blas/blas_kernels.hpp"
 #include "libs/blas/cublaslt_gemm.hpp"
 #include "libs/blas/cublaslt_startup.hpp"
 #include "libs/blas/gemm_operation.hpp"
@@ -59,11 +62,12 @@ class CublasLtState final : public TargetState {
 
 template <>
 struct CudaOperation<Gemm> {
-  // The stream's cuBLASLt state and its plan for the shape, found once; a null plan for an empty GEMM, which
-  // launches nothing.
+  // The stream's cuBLASLt state and its plan for the shape, found once; or the small kernel's launch, its operands
+  // still to be filled in; a null plan and no launch for an empty GEMM, which launches nothing.
   struct Plan {
     blas::CublasLtGemm* gemm = nullptr;
     std::shared_ptr<const blas::CublasLtGemm::Plan> plan;
+    std::optional<blas::SmallGemmLaunch> small;
   };
 
   static Result<Plan> plan(const Gemm& request, const GemmGeometry& geometry, CudaTarget& target);

@@ -59,9 +59,12 @@ std::vector<float> inputs(std::size_t count, int seed) {
   return values;
 }
 
-// C = A·B, 64³ f32, on `device`: its result.
+// Past the sizes the small kernel takes (blas::small_gemm), so that the product is cuBLASLt's.
+constexpr std::int64_t kSize = 160;
+constexpr std::size_t kElements = kSize * kSize;
+
+// C = A·B, kSize³ f32, on `device`: its result.
 std::vector<float> multiply(const Device& device, const std::vector<float>& a, const std::vector<float>& b) {
-  constexpr std::int64_t kSize = 64;
   std::vector<float> c(kSize * kSize, 0.0f);
   Result<Buffer<float>> da = device.allocate<float>(a.size()).wait();
   Result<Buffer<float>> db = device.allocate<float>(b.size()).wait();
@@ -123,11 +126,11 @@ TEST(CudaGemmStartupTest, GemmsSentRightAfterTheOpenWaitForTheLoadAndMatchTheCpu
     std::vector<std::jthread> callers;
     for (std::size_t i = 0; i < streams.size(); ++i)
       callers.emplace_back(
-          [&, i] { results[i] = multiply(streams[i], inputs(64 * 64, static_cast<int>(i)), inputs(64 * 64, 7)); });
+          [&, i] { results[i] = multiply(streams[i], inputs(kElements, static_cast<int>(i)), inputs(kElements, 7)); });
   }
   for (std::size_t i = 0; i < streams.size(); ++i) {
     SCOPED_TRACE("stream " + std::to_string(i));
-    expect_close(results[i], multiply(*cpu, inputs(64 * 64, static_cast<int>(i)), inputs(64 * 64, 7)));
+    expect_close(results[i], multiply(*cpu, inputs(kElements, static_cast<int>(i)), inputs(kElements, 7)));
   }
 }
 
@@ -143,8 +146,8 @@ TEST(CudaGemmStartupTest, ADeviceClosedWhileTheLoadRunsClosesAndTheNextOneMultip
   ASSERT_THAT(cpu, IsOk());
   Result<Device> second = Device::open(system, {.kind = DeviceKind::cuda});
   ASSERT_THAT(second, IsOk());
-  expect_close(multiply(*second, inputs(64 * 64, 1), inputs(64 * 64, 2)),
-               multiply(*cpu, inputs(64 * 64, 1), inputs(64 * 64, 2)));
+  expect_close(multiply(*second, inputs(kElements, 1), inputs(kElements, 2)),
+               multiply(*cpu, inputs(kElements, 1), inputs(kElements, 2)));
   EXPECT_NE(cublaslt_version(*second), kNotLoaded);
 }
 

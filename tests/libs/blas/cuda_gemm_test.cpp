@@ -1,5 +1,6 @@
-// cuBLASLt GEMM on the GPU against a float64 reference computed from the exact input values, over a grid of
-// dtypes, layouts, transposes, shapes, batches and epilogues, on fresh random inputs. Skipped without a GPU.
+// GEMM on the GPU (cuBLASLt, and the small kernel of ours below its sizes) against a float64 reference computed from
+// the exact input values, over a grid of dtypes, layouts, transposes, shapes, batches and epilogues, on fresh random
+// inputs. Skipped without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <random>
 
 #include "accel/libs/blas/gemm.hpp"
+#include "libs/blas/blas_kernels.hpp"
 #include "libs/blas/cublaslt_gemm.hpp"
 #include "testing/cuda_fixture.hpp"
 #include "testing/test_seed.hpp"
@@ -173,16 +175,19 @@ TEST_F(CudaGemmTest, EpiloguesMatchTheReference) {
         SCOPED_TRACE(describe(c));
         // cuBLASLt's GELU does not keep f64 precision: 2e-10 relative error was measured on the H100.
         const bool f64_gelu = c.input == DType::f64 && e.activation == Activation::gelu_tanh;
-        check({.order = order,
-               .m = 96,
-               .n = 80,
-               .k = 128,
-               .input_type = c.input,
-               .output_type = c.output,
-               .compute = c.compute,
-               .epilogue = e},
-              f64_gelu ? 1e-9 : c.tolerance);
-        if (HasFatalFailure()) return;
+        // The small kernel's size, then cuBLASLt's.
+        for (const auto& mnk : {std::array<std::int64_t, 3>{96, 80, 128}, {320, 288, 256}}) {
+          check({.order = order,
+                 .m = mnk[0],
+                 .n = mnk[1],
+                 .k = mnk[2],
+                 .input_type = c.input,
+                 .output_type = c.output,
+                 .compute = c.compute,
+                 .epilogue = e},
+                f64_gelu ? 1e-9 : c.tolerance);
+          if (HasFatalFailure()) return;
+        }
       }
     }
   }
@@ -216,6 +221,75 @@ TEST_F(CudaGemmTest, StridedBatchesPaddedLeadingDimensionsAndBeta) {
            .epilogue = {.activation = Activation::relu, .bias = BiasVector::per_row}},
           c.tolerance, 0.5, 1.0);
     if (HasFatalFailure()) return;
+    // Past the small kernel's sizes: cuBLASLt's batch.
+    check({.m = 160,
+           .n = 144,
+           .k = 136,
+           .lda = 144,
+           .ldb = 160,
+           .ldc = 160,
+           .batch = 2,
+           .input_type = c.input,
+           .output_type = c.output,
+           .compute = c.compute},
+          c.tolerance, 0.75, -0.5);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// The small kernel's shapes (f32 within blas::small_gemm's bounds, each checked to be inside them, so that moving the
+// bounds keeps this test on the kernel): partial tiles, sums of one stage and of two, batches, over orders,
+// transposes, padded leading dimensions, alpha 0, beta and the epilogues. f64, f16 and bf16 run the same shapes on
+// cuBLASLt.
+TEST_F(CudaGemmTest, SmallProductsMatchTheReference) {
+  struct SmallCase {
+    std::int64_t m, n, k, batch;
+  };
+  const SmallCase shapes[] = {{8, 8, 8, 1}, {31, 45, 17, 1}, {100, 150, 128, 1}, {128, 128, 65, 1}, {16, 30, 33, 20}};
+  for (const SmallCase& shape : shapes)
+    ASSERT_TRUE(blas::small_gemm(shape.m, shape.n, shape.k, shape.batch))
+        << shape.m << "x" << shape.n << "x" << shape.k;
+  int variant = 0;
+  for (const Case& c : kCases) {
+    if (c.compute == GemmCompute::tf32) continue;  // cuBLASLt's at every size
+    for (const SmallCase& shape : shapes) {
+      SCOPED_TRACE(describe(c));
+      const MatrixOrder order = variant % 2 == 0 ? MatrixOrder::row_major : MatrixOrder::column_major;
+      const Transpose ta = variant % 3 == 0 ? Transpose::transpose : Transpose::none;
+      const Transpose tb = variant % 4 < 2 ? Transpose::none : Transpose::transpose;
+      const BiasVector bias = order == MatrixOrder::row_major ? BiasVector::per_column : BiasVector::per_row;
+      const Epilogue epilogues[] = {
+          {}, {.bias = bias}, {.activation = Activation::relu, .bias = bias}, {.activation = Activation::gelu_tanh}};
+      // Leading dimensions padded by 3 on every other variant.
+      const std::int64_t pad = variant % 2 == 0 ? 0 : 3;
+      const bool rm = order == MatrixOrder::row_major;
+      const std::int64_t a_cols = (ta == Transpose::none) == rm ? shape.k : shape.m;
+      const std::int64_t a_rows = (ta == Transpose::none) == rm ? shape.m : shape.k;
+      const std::int64_t b_cols = (tb == Transpose::none) == rm ? shape.n : shape.k;
+      const std::int64_t b_rows = (tb == Transpose::none) == rm ? shape.k : shape.n;
+      const std::int64_t c_cols = rm ? shape.n : shape.m, c_rows = rm ? shape.m : shape.n;
+      check({.order = order,
+             .transpose_a = ta,
+             .transpose_b = tb,
+             .m = shape.m,
+             .n = shape.n,
+             .k = shape.k,
+             .lda = pad == 0 ? 0 : std::max<std::int64_t>(a_cols, 1) + pad,
+             .ldb = pad == 0 ? 0 : std::max<std::int64_t>(b_cols, 1) + pad,
+             .ldc = pad == 0 ? 0 : c_cols + pad,
+             .batch = shape.batch,
+             .stride_a = pad == 0 ? 0 : a_rows * (std::max<std::int64_t>(a_cols, 1) + pad) + 5,
+             .stride_b = pad == 0 ? 0 : b_rows * (std::max<std::int64_t>(b_cols, 1) + pad) + 7,
+             .stride_c = pad == 0 ? 0 : c_rows * (c_cols + pad) + 1,
+             .input_type = c.input,
+             .output_type = c.output,
+             .epilogue = epilogues[variant % 4]},
+            // cuBLASLt's GELU in f64, as in EpiloguesMatchTheReference.
+            c.input == DType::f64 && epilogues[variant % 4].activation == Activation::gelu_tanh ? 1e-9 : c.tolerance,
+            variant % 5 == 0 ? 0.0 : 0.75, variant % 3 == 1 ? 0.0 : -1.25);
+      if (HasFatalFailure()) return;
+      ++variant;
+    }
   }
 }
 
@@ -313,9 +387,10 @@ TEST_F(CudaGemmTest, UnsupportedCombinationsAreRefusedBeforeLaunch) {
 TEST_F(CudaGemmTest, ThePlanCacheIsConsultedAndEvictsTheLeastRecentlyUsed) {
   ACCEL_OPEN_CUDA_OR_SKIP(system_, (DeviceOptions{.kind = DeviceKind::cuda, .blas = {.plan_cache_capacity = 2}}),
                           device);
-  const BufferHandle a = *device.ask(Allocate{.count = 128 * 128}).wait();
-  const BufferHandle b = *device.ask(Allocate{.count = 128 * 128}).wait();
-  const BufferHandle c = *device.ask(Allocate{.count = 128 * 128}).wait();
+  // Sizes past the small kernel's (blas::small_gemm), which has no plans.
+  const BufferHandle a = *device.ask(Allocate{.count = 224 * 224}).wait();
+  const BufferHandle b = *device.ask(Allocate{.count = 224 * 224}).wait();
+  const BufferHandle c = *device.ask(Allocate{.count = 224 * 224}).wait();
   auto run = [&](std::int64_t n) {
     EXPECT_THAT(device.gemm({.shape = {.m = n, .n = n, .k = n}, .a = a, .b = b, .c = c}).wait(), IsOk());
   };
@@ -325,18 +400,18 @@ TEST_F(CudaGemmTest, ThePlanCacheIsConsultedAndEvictsTheLeastRecentlyUsed) {
     EXPECT_NE(stats, nullptr);
     return stats != nullptr ? *stats : CacheStats{};
   };
-  run(64);
-  run(64);
-  run(64);
+  run(160);
+  run(160);
+  run(160);
   EXPECT_EQ(plans().misses, 1u);
   EXPECT_EQ(plans().hits, 2u);
-  run(96);
-  run(128);  // evicts 64
+  run(192);
+  run(224);  // evicts 160
   EXPECT_EQ(plans().evictions, 1u);
   EXPECT_EQ(plans().entries, 2u);
-  run(96);  // still cached
+  run(192);  // still cached
   EXPECT_EQ(plans().hits, 3u);
-  run(64);  // rebuilt
+  run(160);  // rebuilt
   EXPECT_EQ(plans().misses, 4u);
 }
 

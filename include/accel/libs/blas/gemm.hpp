@@ -1,9 +1,9 @@
 /// @file
 /// GEMM requests: C = activation(alpha * op(A) * op(B) + beta * C + bias), optionally strided-batched.
 ///
-/// The same request runs on every device (OpenBLAS on the CPU, cuBLASLt on CUDA). As in CUTLASS, what keys a
-/// plan (GemmShape: sizes, layouts, dtypes, epilogue) is kept apart from what changes every call (buffers and
-/// scalars):
+/// The same request runs on every device (OpenBLAS on the CPU; cuBLASLt on CUDA, small f32 products on a kernel of
+/// accel's). As in CUTLASS, what keys a plan (GemmShape: sizes, layouts, dtypes, epilogue) is kept apart from what
+/// changes every call (buffers and scalars):
 ///
 /// @code
 ///   accel::Gemm gemm{

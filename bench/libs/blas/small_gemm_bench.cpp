@@ -1,0 +1,136 @@
+// The f32 small-GEMM kernel accel runs where a GEMM's time is its launch (launch_small_gemm), against the raw cuBLASLt
+// call a user would write (its heuristic's first choice), on the same inputs in the same process, at shapes inside
+// and outside the bounds accel gives it (small_gemm: "taken"). Two figures a case: µs a GEMM in a CUDA graph of 20
+// launches, replayed (what a recorded chain pays), and a launch waited on at once (median of 1,000). The largest
+// difference from cuBLASLt's C is printed too. Prints CSV rows: part,case,variant,metric,value.
+//
+//   small_gemm_bench
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "common/csv_report.hpp"
+#include "common/direct_gemm.hpp"
+#include "libs/blas/blas_kernels.hpp"
+
+namespace {
+
+using namespace accel;
+using bench::check_cuda;
+using bench::DirectGemm;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kGraphLaunches = 20;
+constexpr int kReplays = 200;
+constexpr int kLatencyRuns = 1000;
+
+void row(const std::string& name, const std::string& variant, const char* metric, double value) {
+  bench::row("small_kernel", name, variant, metric, value);
+}
+
+// µs a launch of `enqueue`, captured kGraphLaunches times into one graph and replayed: the median of three timings.
+template <class Enqueue>
+double graph_us(cudaStream_t stream, Enqueue&& enqueue) {
+  cudaGraph_t graph{};
+  cudaGraphExec_t exec{};
+  check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
+  for (int i = 0; i < kGraphLaunches; ++i) enqueue();
+  check_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
+  check_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  cudaEvent_t start{}, stop{};
+  check_cuda(cudaEventCreate(&start), "event");
+  check_cuda(cudaEventCreate(&stop), "event");
+  std::vector<double> each;
+  for (int round = 0; round < 4; ++round) {
+    check_cuda(cudaEventRecord(start, stream), "record");
+    for (int i = 0; i < kReplays; ++i) check_cuda(cudaGraphLaunch(exec, stream), "graph launch");
+    check_cuda(cudaEventRecord(stop, stream), "record");
+    check_cuda(cudaEventSynchronize(stop), "sync");
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, start, stop), "elapsed");
+    if (round > 0) each.push_back(1000.0 * ms / (kReplays * kGraphLaunches));
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  return bench::percentile(each, 0.5);
+}
+
+// The median µs of one launch waited on at once.
+template <class Enqueue>
+double latency_us(cudaStream_t stream, Enqueue&& enqueue) {
+  std::vector<double> each;
+  for (int i = 0; i < kLatencyRuns + 100; ++i) {
+    const auto t0 = Clock::now();
+    enqueue();
+    check_cuda(cudaStreamSynchronize(stream), "sync");
+    if (i >= 100) each.push_back(bench::micros(Clock::now() - t0));
+  }
+  return bench::percentile(each, 0.5);
+}
+
+std::vector<float> download(const void* c, std::int64_t count) {
+  std::vector<float> out(count);
+  check_cuda(cudaMemcpy(out.data(), c, out.size() * sizeof(float), cudaMemcpyDeviceToHost), "download");
+  return out;
+}
+
+void run_case(std::int64_t m, std::int64_t n, std::int64_t k, std::mt19937_64& rng) {
+  constexpr DType dtype = DType::f32;
+  const std::string name = fmt::format("{}x{}x{} {}", m, n, k, to_string(dtype));
+  const bench::DirectGemmShape shape{.m = m, .n = n, .k = k, .input = dtype, .output = dtype};
+  DirectGemm direct(shape, bench::random_elements(dtype, m * k, rng), bench::random_elements(dtype, k * n, rng));
+  void* ours_c = nullptr;
+  check_cuda(cudaMalloc(&ours_c, m * n * size_of(dtype)), "malloc");
+  blas::SmallGemmLaunch launch{.a = direct.a,
+                               .b = direct.b,
+                               .c = ours_c,
+                               .m = m,
+                               .n = n,
+                               .k = k,
+                               .a_row = k,
+                               .a_col = 1,
+                               .b_row = n,
+                               .b_col = 1,
+                               .c_row = n,
+                               .c_col = 1};
+  auto ours = [&launch, &direct] { check_cuda(blas::launch_small_gemm(launch, direct.stream), "small gemm"); };
+  auto library = [&direct] { direct.enqueue(); };
+  row(name, "ours", "taken", blas::small_gemm(m, n, k, 1) ? 1 : 0);
+  row(name, "cublaslt", "graph_us_per_gemm", graph_us(direct.stream, library));
+  row(name, "ours", "graph_us_per_gemm", graph_us(direct.stream, ours));
+  row(name, "cublaslt", "latency_us", latency_us(direct.stream, library));
+  row(name, "ours", "latency_us", latency_us(direct.stream, ours));
+  direct.sync();
+  const std::vector<float> expected = download(direct.c, m * n), got = download(ours_c, m * n);
+  double largest = 0, scale = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    largest = std::max(largest, static_cast<double>(std::fabs(expected[i] - got[i])));
+    scale = std::max(scale, static_cast<double>(std::fabs(expected[i])));
+  }
+  row(name, "ours", "max_difference_over_max", scale > 0 ? largest / scale : largest);
+  check_cuda(cudaFree(ours_c), "free");
+}
+
+}  // namespace
+
+int main() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    fmt::print(stderr, "small_gemm_bench needs a GPU\n");
+    return 77;
+  }
+  std::mt19937_64 rng(42);
+  const std::int64_t shapes[][3] = {{8, 8, 8},       {16, 16, 16},    {32, 32, 32},    {64, 64, 64},   {96, 80, 128},
+                                    {128, 128, 64},  {128, 128, 128}, {128, 128, 192}, {64, 64, 256},  {160, 160, 64},
+                                    {192, 192, 192}, {256, 256, 256}, {512, 512, 32},  {1024, 64, 32}, {32, 32, 1024}};
+  fmt::print("part,case,variant,metric,value\n");
+  for (const auto& s : shapes) run_case(s[0], s[1], s[2], rng);
+  return 0;
+}

@@ -1,0 +1,165 @@
+// f32 GEMM of small matrices on a kernel of our own (src/libs/blas/blas_kernels.hpp): a block of 16 x 16 threads per
+// 16 x 16 tile of C, one output a thread, op(A) and op(B) staged through shared memory 64 terms of the sum at a time,
+// the next stage's loads in flight while the block sums the current one. A small product's time is its round trips
+// to memory, so each stage is one: every load of a stage is issued before any is used. Every layout is strides, so
+// one kernel takes both orders and both transposes.
+#include "libs/blas/kernel_common.cuh"
+
+namespace accel::blas {
+namespace {
+
+using namespace kernels;
+
+constexpr int kTile = 16;                                            // rows and columns of C a block computes
+constexpr int kDepth = 64;                                           // terms of the sum a stage holds
+constexpr int kLoads = kTile * kDepth / static_cast<int>(kThreads);  // elements of each operand a thread loads a stage
+static_assert(kTile * kTile == static_cast<int>(kThreads));
+
+// The bounds of small_gemm (PERFORMANCE.md §87 measured them against cuBLASLt).
+constexpr std::int64_t kSmallGemmOutputs = 160 * 160;
+constexpr std::int64_t kSmallGemmSum = 128;
+
+__device__ inline float activate(GemmActivation activation, float x) {
+  switch (activation) {
+    case GemmActivation::relu: return x > 0.0f ? x : 0.0f;
+    case GemmActivation::gelu_tanh: {
+      const float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+      return 0.5f * x * (1.0f + tanhf(inner));
+    }
+    default: return x;
+  }
+}
+
+struct SmallGemmTyped {
+  const float* a;
+  const float* b;
+  float* c;
+  const float* bias;
+  std::int64_t m, n, k, batch;
+  std::int64_t a_row, a_col, stride_a, b_row, b_col, stride_b, c_row, c_col, stride_c, bias_row, bias_col;
+  float alpha, beta;
+  GemmActivation activation;
+
+  static SmallGemmTyped of(const SmallGemmLaunch& l) {
+    return {static_cast<const float*>(l.a),
+            static_cast<const float*>(l.b),
+            static_cast<float*>(l.c),
+            static_cast<const float*>(l.bias),
+            l.m,
+            l.n,
+            l.k,
+            l.batch,
+            l.a_row,
+            l.a_col,
+            l.stride_a,
+            l.b_row,
+            l.b_col,
+            l.stride_b,
+            l.c_row,
+            l.c_col,
+            l.stride_c,
+            l.bias_row,
+            l.bias_col,
+            static_cast<float>(l.alpha),
+            static_cast<float>(l.beta),
+            l.activation};
+  }
+};
+
+// One stage of an operand in flight: the kLoads elements a thread loads of rows [row0, row0 + kTile) and terms
+// [p0, p0 + kDepth) (element (r, p) at r * along + p * down), zeros past its edges, indexed along whichever of the
+// two is contiguous so that a warp's loads fall on neighbouring addresses.
+struct Stage {
+  float values[kLoads];
+
+  static __device__ void place(int i, bool terms_contiguous, int& r, int& p) {
+    const int l = static_cast<int>(threadIdx.x) + i * static_cast<int>(kThreads);
+    r = terms_contiguous ? l / kDepth : l % kTile;
+    p = terms_contiguous ? l % kDepth : l / kTile;
+  }
+  __device__ void load(const float* source, std::int64_t rows, std::int64_t terms, std::int64_t row0, std::int64_t p0,
+                       std::int64_t along, std::int64_t down) {
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i) {
+      int r, p;
+      place(i, down == 1, r, p);
+      const std::int64_t row = row0 + r, term = p0 + p;
+      values[i] = row < rows && term < terms ? source[row * along + term * down] : 0.0f;
+    }
+  }
+  __device__ void store(float (&tile)[kDepth][kTile + 1], bool terms_contiguous) const {
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i) {
+      int r, p;
+      place(i, terms_contiguous, r, p);
+      tile[p][r] = values[i];
+    }
+  }
+};
+
+// Block (J, I, z): the tile of C at rows 16 I, columns 16 J of members z, z + gridDim.z, ...; thread (tx, ty) computes
+// row ty, column tx of it.
+__global__ void __launch_bounds__(kThreads) small_gemm_tiles(SmallGemmTyped p) {
+  __shared__ float a_tile[kDepth][kTile + 1];
+  __shared__ float b_tile[kDepth][kTile + 1];
+  const int tx = threadIdx.x % kTile, ty = threadIdx.x / kTile;
+  const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
+  const std::int64_t col0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
+  const std::int64_t terms = p.alpha != 0.0f ? p.k : 0;
+  for (std::int64_t member = blockIdx.z; member < p.batch; member += gridDim.z) {
+    const float* a = p.a + member * p.stride_a;
+    const float* b = p.b + member * p.stride_b;
+    float sum = 0;
+    Stage next_a, next_b;
+    if (terms > 0) {
+      next_a.load(a, p.m, terms, row0, 0, p.a_row, p.a_col);
+      next_b.load(b, p.n, terms, col0, 0, p.b_col, p.b_row);
+    }
+    for (std::int64_t p0 = 0; p0 < terms; p0 += kDepth) {
+      next_a.store(a_tile, p.a_col == 1);
+      next_b.store(b_tile, p.b_row == 1);
+      __syncthreads();
+      if (p0 + kDepth < terms) {
+        next_a.load(a, p.m, terms, row0, p0 + kDepth, p.a_row, p.a_col);
+        next_b.load(b, p.n, terms, col0, p0 + kDepth, p.b_col, p.b_row);
+      }
+      const std::int64_t depth = terms - p0;  // the stage's terms past it are zeros: not summed
+#pragma unroll
+      for (int q = 0; q < kDepth; ++q)
+        if (q < depth) sum = fma(a_tile[q][ty], b_tile[q][tx], sum);
+      __syncthreads();
+    }
+    const std::int64_t i = row0 + ty, j = col0 + tx;
+    if (i < p.m && j < p.n) {
+      float& out = p.c[member * p.stride_c + i * p.c_row + j * p.c_col];
+      float value = p.alpha * sum;
+      if (p.beta != 0.0f) value += p.beta * out;
+      if (p.bias != nullptr) value += p.bias[i * p.bias_row + j * p.bias_col];
+      out = activate(p.activation, value);
+    }
+  }
+}
+
+std::int64_t tiles_of(std::int64_t extent) { return (extent + kTile - 1) / kTile; }
+
+cudaError_t small_gemm_as(const SmallGemmLaunch& l, cudaStream_t stream) {
+  const std::int64_t across = tiles_of(l.n), down = tiles_of(l.m);
+  if (down > kMaxGridExtent || l.batch < 1) return cudaErrorInvalidValue;
+  const dim3 grid(static_cast<unsigned>(across), static_cast<unsigned>(down),
+                  static_cast<unsigned>(std::min(l.batch, kMaxGridExtent)));
+  small_gemm_tiles<<<grid, kThreads, 0, stream>>>(SmallGemmTyped::of(l));
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+bool small_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) {
+  if (m <= 0 || n <= 0 || k < 0 || batch <= 0 || k > kSmallGemmSum) return false;
+  return m <= kSmallGemmOutputs && n <= kSmallGemmOutputs && m * n <= kSmallGemmOutputs / batch;
+}
+
+cudaError_t launch_small_gemm(const SmallGemmLaunch& launch, cudaStream_t stream) {
+  return small_gemm_as(launch, stream);
+}
+
+}  // namespace accel::blas
