@@ -30,42 +30,6 @@ __device__ inline float activate(GemmActivation activation, float x) {
   }
 }
 
-struct SmallGemmTyped {
-  const float* a;
-  const float* b;
-  float* c;
-  const float* bias;
-  std::int64_t m, n, k, batch;
-  std::int64_t a_row, a_col, stride_a, b_row, b_col, stride_b, c_row, c_col, stride_c, bias_row, bias_col;
-  float alpha, beta;
-  GemmActivation activation;
-
-  static SmallGemmTyped of(const SmallGemmLaunch& l) {
-    return {static_cast<const float*>(l.a),
-            static_cast<const float*>(l.b),
-            static_cast<float*>(l.c),
-            static_cast<const float*>(l.bias),
-            l.m,
-            l.n,
-            l.k,
-            l.batch,
-            l.a_row,
-            l.a_col,
-            l.stride_a,
-            l.b_row,
-            l.b_col,
-            l.stride_b,
-            l.c_row,
-            l.c_col,
-            l.stride_c,
-            l.bias_row,
-            l.bias_col,
-            static_cast<float>(l.alpha),
-            static_cast<float>(l.beta),
-            l.activation};
-  }
-};
-
 // One stage of an operand in flight: the kLoads elements a thread loads of rows [row0, row0 + kTile) and terms
 // [p0, p0 + kDepth) (element (r, p) at r * along + p * down), zeros past its edges, indexed along whichever of the
 // two is contiguous so that a warp's loads fall on neighbouring addresses.
@@ -99,16 +63,17 @@ struct Stage {
 
 // Block (J, I, z): the tile of C at rows 16 I, columns 16 J of members z, z + gridDim.z, ...; thread (tx, ty) computes
 // row ty, column tx of it.
-__global__ void __launch_bounds__(kThreads) small_gemm_tiles(SmallGemmTyped p) {
+__global__ void __launch_bounds__(kThreads) small_gemm_tiles(SmallGemmLaunch p) {
   __shared__ float a_tile[kDepth][kTile + 1];
   __shared__ float b_tile[kDepth][kTile + 1];
   const int tx = threadIdx.x % kTile, ty = threadIdx.x / kTile;
   const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
   const std::int64_t col0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
-  const std::int64_t terms = p.alpha != 0.0f ? p.k : 0;
+  const float alpha = static_cast<float>(p.alpha), beta = static_cast<float>(p.beta);
+  const std::int64_t terms = alpha != 0.0f ? p.k : 0;
   for (std::int64_t member = blockIdx.z; member < p.batch; member += gridDim.z) {
-    const float* a = p.a + member * p.stride_a;
-    const float* b = p.b + member * p.stride_b;
+    const float* a = static_cast<const float*>(p.a) + member * p.stride_a;
+    const float* b = static_cast<const float*>(p.b) + member * p.stride_b;
     float sum = 0;
     Stage next_a, next_b;
     if (terms > 0) {
@@ -131,25 +96,16 @@ __global__ void __launch_bounds__(kThreads) small_gemm_tiles(SmallGemmTyped p) {
     }
     const std::int64_t i = row0 + ty, j = col0 + tx;
     if (i < p.m && j < p.n) {
-      float& out = p.c[member * p.stride_c + i * p.c_row + j * p.c_col];
-      float value = p.alpha * sum;
-      if (p.beta != 0.0f) value += p.beta * out;
-      if (p.bias != nullptr) value += p.bias[i * p.bias_row + j * p.bias_col];
+      float& out = static_cast<float*>(p.c)[member * p.stride_c + i * p.c_row + j * p.c_col];
+      float value = alpha * sum;
+      if (beta != 0.0f) value += beta * out;
+      if (p.bias != nullptr) value += static_cast<const float*>(p.bias)[i * p.bias_row + j * p.bias_col];
       out = activate(p.activation, value);
     }
   }
 }
 
 std::int64_t tiles_of(std::int64_t extent) { return (extent + kTile - 1) / kTile; }
-
-cudaError_t small_gemm_as(const SmallGemmLaunch& l, cudaStream_t stream) {
-  const std::int64_t across = tiles_of(l.n), down = tiles_of(l.m);
-  if (down > kMaxGridExtent || l.batch < 1) return cudaErrorInvalidValue;
-  const dim3 grid(static_cast<unsigned>(across), static_cast<unsigned>(down),
-                  static_cast<unsigned>(std::min(l.batch, kMaxGridExtent)));
-  small_gemm_tiles<<<grid, kThreads, 0, stream>>>(SmallGemmTyped::of(l));
-  return cudaGetLastError();
-}
 
 }  // namespace
 
@@ -159,7 +115,12 @@ bool small_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t bat
 }
 
 cudaError_t launch_small_gemm(const SmallGemmLaunch& launch, cudaStream_t stream) {
-  return small_gemm_as(launch, stream);
+  const std::int64_t across = tiles_of(launch.n), down = tiles_of(launch.m);
+  if (down > kMaxGridExtent || launch.batch < 1) return cudaErrorInvalidValue;
+  const dim3 grid(static_cast<unsigned>(across), static_cast<unsigned>(down),
+                  static_cast<unsigned>(std::min(launch.batch, kMaxGridExtent)));
+  small_gemm_tiles<<<grid, kThreads, 0, stream>>>(launch);
+  return cudaGetLastError();
 }
 
 }  // namespace accel::blas
