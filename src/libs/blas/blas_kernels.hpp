@@ -2,8 +2,8 @@
 // contiguous vectors, Symv reading A's stored triangle once, and the whole matrix a triangle stands for, which Symm
 // and small Trmms hand to a GEMM; Gemv of small matrices, where a request's time is its launches (§78); and Ger, one
 // launch for any batch where cuBLAS's routine is a call per member; and GEMMs small enough that a request's time is its
-// launch, which cuBLASLt ran on a kernel twice as long as they need. Plain C++17
-// and CUDA types: nvcc compiles the kernels' file as C++17.
+// launch, which cuBLASLt ran on a kernel twice as long as they need; and the triangular solves of small order that a
+// Trsm by blocks ends in. Plain C++17 and CUDA types: nvcc compiles the kernels' files as C++17.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -104,6 +104,29 @@ enum class StoredTriangle {
 // dimension lda) stands for into `whole`; the other triangle of a is never read.
 [[nodiscard]] cudaError_t launch_whole_matrix(const void* a, std::int64_t lda, std::int64_t order, bool lower,
                                               StoredTriangle form, bool f64, void* whole, cudaStream_t stream);
+
+// -- Triangular solves of small order --------------------------------------------------------------------------------
+
+// T y = alpha c for each of `rhs` right-hand sides c, in place: T is order x order, triangular, its element (i, j) at
+// t + i * t_row + j * t_col; element i of right-hand side r lies at c + r * c_rhs + i * c_element.
+struct TriangularSolveLaunch {
+  bool f64 = false;
+  const void* t = nullptr;
+  std::int64_t t_row = 0, t_col = 0;
+  bool lower = true;  // T lower triangular, solved top down; else upper, bottom up. The other triangle is never read.
+  bool unit = false;  // T's diagonal taken as ones, never read
+  void* c = nullptr;
+  std::int64_t c_element = 0, c_rhs = 0;
+  std::int64_t order = 0, rhs = 0;
+  double alpha = 1.0;
+};
+
+// The largest order launch_triangular_solve takes: a right-hand side's elements are one thread's registers.
+constexpr std::int64_t kTriangularSolveOrder = 64;
+
+// A thread per right-hand side, substituting in a fixed order; each diagonal element divides as its reciprocal.
+// cudaErrorInvalidValue past kTriangularSolveOrder.
+[[nodiscard]] cudaError_t launch_triangular_solve(const TriangularSolveLaunch& launch, cudaStream_t stream);
 
 // -- GEMM of small matrices -----------------------------------------------------------------------------------------
 

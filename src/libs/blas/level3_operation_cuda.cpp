@@ -14,21 +14,134 @@ using blas::to_int;
 using blas::Trmm;
 using blas::Trsm;
 
+namespace {
+
+// One member of a Trsm by blocks: op(A) X = alpha B on the left, X op(A) = alpha B on the right, split in two along
+// A's order again and again (at a multiple of kTriangularSolveOrder) down to diagonal blocks that
+// launch_triangular_solve takes. Each split solves the half that does not depend on the other first (top or left
+// where op(A)'s coupling block lies below or right of the diagonal, else bottom or right), takes op(A)'s coupling
+// block times that solution out of the other half of B by one GEMM, which scales it by alpha too, then solves the
+// other half. The GEMMs read only op(A)'s blocks off the diagonal in the triangle `fill`.
+template <class T>
+class TrsmByBlocks {
+ public:
+  TrsmByBlocks(const blas::CublasPlan& plan, CudaRun& run, const Trsm& r, const T* a, T* b)
+      : plan_(plan),
+        run_(run),
+        r_(r),
+        a_(a),
+        b_(b),
+        left_(r.side == blas::Side::left),
+        transposed_(r.transpose == Transpose::transpose),
+        op_lower_((r.fill == blas::Fill::lower) != transposed_) {}
+
+  Status solve() { return solve(0, left_ ? r_.m : r_.n, static_cast<T>(r_.alpha)); }
+
+ private:
+  static constexpr std::int64_t kBase = blas::kTriangularSolveOrder;
+
+  // Rows (left) or columns (right) [lo, hi) of B, solved with op(A)'s diagonal block there, scaled by `scale` first.
+  Status solve(std::int64_t lo, std::int64_t hi, T scale) {
+    const std::int64_t width = hi - lo;
+    if (width <= kBase) return solve_block(lo, width, scale);
+    const std::int64_t mid = lo + (width / 2 + kBase - 1) / kBase * kBase;
+    // Forward where the coupling block op(A)[second, first] lies below the diagonal on the left (op(A) lower), right
+    // of it on the right (op(A) upper).
+    const bool forward = left_ == op_lower_;
+    const std::int64_t first = forward ? lo : mid, first_end = forward ? mid : hi;
+    const std::int64_t second = forward ? mid : lo, second_end = forward ? hi : mid;
+    ACCEL_RETURN_IF_ERROR(solve(first, first_end, scale));
+    ACCEL_RETURN_IF_ERROR(take_out(first, first_end - first, second, second_end - second, scale));
+    return solve(second, second_end, T(1));
+  }
+
+  // B's part `second` = scale B's part `second` - the coupling block times the solution in part `first`.
+  Status take_out(std::int64_t first, std::int64_t first_width, std::int64_t second, std::int64_t second_width,
+                  T scale) {
+    const T minus_one = -1;
+    const cublasOperation_t op_a = blas::to_cublas(r_.transpose);
+    if (left_) {  // B[second, :] -= op(A)[second, first] X[first, :]
+      return gemm(op_a, CUBLAS_OP_N, second_width, r_.n, first_width, &minus_one, op_a_at(second, first), r_.lda,
+                  b_ + first, r_.ldb, &scale, b_ + second, r_.ldb);
+    }
+    // B[:, second] -= X[:, first] op(A)[first, second]
+    return gemm(CUBLAS_OP_N, op_a, r_.m, second_width, first_width, &minus_one, b_ + first * r_.ldb, r_.ldb,
+                op_a_at(first, second), r_.lda, &scale, b_ + second * r_.ldb, r_.ldb);
+  }
+
+  // The diagonal block at `lo`, as launch_triangular_solve's T: op(A)'s block on the left, its transpose on the right
+  // (X op(A) = B is op(A)ᵀ Xᵀ = Bᵀ, B's rows its right-hand sides).
+  Status solve_block(std::int64_t lo, std::int64_t width, T scale) {
+    const bool t_is_a = left_ != transposed_;  // T's (i, j) is A's (i, j), else A's (j, i)
+    const blas::TriangularSolveLaunch launch{.f64 = sizeof(T) == 8,
+                                             .t = a_ + lo + lo * r_.lda,
+                                             .t_row = t_is_a ? 1 : r_.lda,
+                                             .t_col = t_is_a ? r_.lda : 1,
+                                             .lower = left_ == op_lower_,
+                                             .unit = r_.diagonal == blas::Diagonal::unit,
+                                             .c = left_ ? b_ + lo : b_ + lo * r_.ldb,
+                                             .c_element = left_ ? 1 : r_.ldb,
+                                             .c_rhs = left_ ? r_.ldb : 1,
+                                             .order = width,
+                                             .rhs = left_ ? r_.n : r_.m,
+                                             .alpha = static_cast<double>(scale)};
+    return run_.target.check(blas::launch_triangular_solve(launch, run_.target.stream()),
+                             "launching a Trsm's triangular solve of a diagonal block");
+  }
+
+  // op(A)'s element (row, col) as stored: A's (row, col), or (col, row) for Aᵀ.
+  const T* op_a_at(std::int64_t row, std::int64_t col) const {
+    return transposed_ ? a_ + col + row * r_.lda : a_ + row + col * r_.lda;
+  }
+
+  Status gemm(cublasOperation_t op_x, cublasOperation_t op_y, std::int64_t rows, std::int64_t cols, std::int64_t depth,
+              const T* x_scale, const T* x, std::int64_t ldx, const T* y, std::int64_t ldy, const T* keep, T* out,
+              std::int64_t ld_out) {
+    return blas::cublas_launched(
+        run_,
+        (plan_.api->*CublasRoutines<T>::gemm)(plan_.handle, op_x, op_y, to_int(rows), to_int(cols), to_int(depth),
+                                              x_scale, x, to_int(ldx), y, to_int(ldy), keep, out, to_int(ld_out)),
+        blas::routine<T>("gemm"));
+  }
+
+  const blas::CublasPlan& plan_;
+  CudaRun& run_;
+  const Trsm& r_;
+  const T* a_;
+  T* b_;
+  bool left_, transposed_, op_lower_;
+};
+
+}  // namespace
+
+bool CudaOperation<Trsm>::by_blocks(const Trsm& r) noexcept {
+  const bool left = r.side == blas::Side::left;
+  // alpha 0 stays cuBLAS's: B set to zeros without reading A or B, where a solve would carry a NaN of B.
+  const std::int64_t from = r.dtype == DType::f64 ? kByBlocksFromF64 : kByBlocksFromF32;
+  return (left ? r.m : r.n) >= from && (left ? r.n : r.m) >= kByBlocksRhsFrom && r.alpha != 0;
+}
+
 Status CudaOperation<Trsm>::run(const Trsm&, const Checked& checked, const Plan& plan,
                                 std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<Trsm>;
   const Trsm& r = checked.request;
   if (r.m == 0 || r.n == 0) return Status();
   ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
+  const bool blocked = by_blocks(r);
   return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
     const T alpha = static_cast<T>(r.alpha);
     for (std::int64_t i = 0; i < r.batch; ++i) {
+      const T* a = blas::batch_member<const T>(views[Op::a].data, i, r.stride_a);
+      T* b = blas::batch_member<T>(views[Op::b].data, i, r.stride_b);
+      if (blocked) {
+        ACCEL_RETURN_IF_ERROR(TrsmByBlocks<T>(plan, run, r, a, b).solve());
+        continue;
+      }
       ACCEL_RETURN_IF_ERROR(blas::cublas_launched(
           run,
-          (plan.api->*CublasRoutines<T>::trsm)(
-              plan.handle, to_cublas(r.side), to_cublas(r.fill), to_cublas(r.transpose), to_cublas(r.diagonal),
-              to_int(r.m), to_int(r.n), &alpha, blas::batch_member<const T>(views[Op::a].data, i, r.stride_a),
-              to_int(r.lda), blas::batch_member<T>(views[Op::b].data, i, r.stride_b), to_int(r.ldb)),
+          (plan.api->*CublasRoutines<T>::trsm)(plan.handle, to_cublas(r.side), to_cublas(r.fill),
+                                               to_cublas(r.transpose), to_cublas(r.diagonal), to_int(r.m), to_int(r.n),
+                                               &alpha, a, to_int(r.lda), b, to_int(r.ldb)),
           blas::routine<T>("trsm")));
     }
     return Status();

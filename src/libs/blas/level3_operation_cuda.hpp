@@ -1,7 +1,7 @@
 // blas::Trsm, Syrk, Symm, Trmm and Geam on a CUDA stream, one call per matrix of a batch (cuBLAS has no strided-
 // batched form of them; its trsmBatched takes arrays of pointers): Trsm, Syrk and Geam are cuBLAS's routines of those
-// names on the stream's handle (cublas_state.hpp); Symm and smaller Trmms a GEMM (below); larger Trmms cuBLAS's trmm,
-// given B as its out-of-place C, which cuBLAS documents as in place.
+// names on the stream's handle (cublas_state.hpp), large Trsms by blocks (below); Symm and smaller Trmms a GEMM
+// (below); larger Trmms cuBLAS's trmm, given B as its out-of-place C, which cuBLAS documents as in place.
 #pragma once
 
 #include "libs/blas/cublas_state.hpp"
@@ -9,12 +9,22 @@
 
 namespace accel {
 
+// Trsm runs by blocks from a triangular order of kByBlocksFrom (by element type) with kByBlocksRhsFrom right-hand sides
+// or more: split along the order down to blocks of blas::kTriangularSolveOrder, each solved by a kernel of ours, the
+// coupling between the halves of each split taken out by cuBLAS's GEMM, which does nearly all the work. On the H200
+// that ran f64 solves 1.3-1.5x faster than cuBLAS's trsm from order 256 and f32 ones 1.1-1.2x from 2,048, where below
+// cuBLAS's f32 trsm won (PERFORMANCE.md §89). Narrower B stays cuBLAS's: not measured by blocks.
 template <>
 struct CudaOperation<blas::Trsm> : blas::CublasOperation {
   using Checked = Operation<blas::Trsm>::Checked;
+  static constexpr std::int64_t kByBlocksFromF64 = 256;
+  static constexpr std::int64_t kByBlocksFromF32 = 2048;
+  static constexpr std::int64_t kByBlocksRhsFrom = 256;
   static Result<Plan> plan(const blas::Trsm&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
   static Status run(const blas::Trsm& request, const Checked& checked, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
+  // Whether the members of `request` run by blocks.
+  [[nodiscard]] static bool by_blocks(const blas::Trsm& request) noexcept;
 };
 
 template <>

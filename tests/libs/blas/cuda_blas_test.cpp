@@ -14,6 +14,7 @@
 #include "accel/libs/blas/level2.hpp"
 #include "accel/libs/blas/level3.hpp"
 #include "libs/blas/cuda_blas_fixture.hpp"
+#include "libs/blas/level3_operation_cuda.hpp"
 
 namespace accel::blas {
 namespace {
@@ -127,10 +128,11 @@ class CudaBlasTest : public CudaBlasFixture {
                              to_string(r.side), to_string(r.fill), to_string(r.transpose), to_string(r.diagonal), r.m,
                              r.n, r.batch));
     const std::int64_t order = r.side == Side::left ? r.m : r.n;
-    const std::int64_t a_stride = order * order, b_stride = r.m * r.n;
+    const std::int64_t lda = r.lda == 0 ? order : r.lda, ldb = r.ldb == 0 ? r.m : r.ldb;
+    const std::int64_t a_stride = lda * order, b_stride = ldb * r.n;
     compare(r,
             {{&Trsm::a, r.dtype, static_cast<std::uint64_t>(std::max<std::int64_t>(1, a_stride * r.batch)), false,
-              well_conditioned(order, order, a_stride, r.batch)},
+              well_conditioned(order, lda, a_stride, r.batch)},
              {&Trsm::b, r.dtype, static_cast<std::uint64_t>(std::max<std::int64_t>(1, b_stride * r.batch)), true}},
             tolerance<T>() * 10);
   }
@@ -250,11 +252,35 @@ TEST_P(CudaBlasTest, TrsmMatchesTheCpuDeviceForEverySideTriangleTransposeAndDiag
           const Trsm r{.side = side, .fill = fill, .transpose = transpose, .diagonal = diagonal, .alpha = 0.75};
           Trsm small = r, large = r, batched = r;
           small.m = 37, small.n = 13;
-          large.m = 1024, large.n = 256;
+          // By blocks (CudaOperation<Trsm>::by_blocks): splits down to a partial block, padded leading dimensions;
+          // a batch of two; and at alpha 0, cuBLAS's trsm. f32's smallest blocked order is larger than f64's.
+          const auto blocked = [&](DType dtype, std::int64_t order) {
+            Trsm out = r;
+            const std::int64_t other = CudaOperation<Trsm>::kByBlocksRhsFrom + 45;
+            out.dtype = dtype;
+            out.m = side == Side::left ? order : other;
+            out.n = side == Side::left ? other : order;
+            out.lda = order + 3, out.ldb = out.m + 5;
+            return out;
+          };
+          const Trsm blocked_f64 = blocked(DType::f64, CudaOperation<Trsm>::kByBlocksFromF64 * 4 + 76);
+          const Trsm blocked_f32 = blocked(DType::f32, CudaOperation<Trsm>::kByBlocksFromF32 + 19);
+          Trsm blocked_batch = blocked_f64, large_zero = blocked_f64;
+          blocked_batch.m = blocked_batch.n = CudaOperation<Trsm>::kByBlocksFromF64;
+          blocked_batch.lda = blocked_batch.ldb = 0, blocked_batch.batch = 2;
+          large_zero.alpha = 0;
+          for (const Trsm& each : {blocked_f64, blocked_f32, blocked_batch})
+            ASSERT_TRUE(CudaOperation<Trsm>::by_blocks(each));
+          ASSERT_FALSE(CudaOperation<Trsm>::by_blocks(large_zero));
+          large.m = 1024, large.n = 256;  // f32: cuBLAS's trsm
           batched.m = 16, batched.n = 8, batched.batch = 20;
           trsm<float>(small);
           trsm<double>(small);
           trsm<float>(large);
+          trsm<double>(blocked_f64);
+          trsm<float>(blocked_f32);
+          trsm<double>(large_zero);
+          trsm<double>(blocked_batch);
           trsm<double>(batched);
         }
 }

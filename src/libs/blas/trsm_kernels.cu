@@ -1,0 +1,166 @@
+// The triangular solves of small order that a Trsm by blocks ends in (src/libs/blas/blas_kernels.hpp): a lane per
+// right-hand side in each of 8 warps, each warp holding 8 of its rows in registers, T's strict triangle and the
+// reciprocals of its diagonal in shared memory, read by every lane of a warp at once. A thread per right-hand side,
+// substituting through all 64 rows alone, took 25 µs for 4,096 of them (a block per 64): too few threads, each a long
+// chain of dependent steps.
+#include <cstring>
+
+#include "libs/blas/kernel_common.cuh"
+
+namespace accel::blas {
+namespace {
+
+constexpr int kOrder = static_cast<int>(kTriangularSolveOrder);
+constexpr int kRowsPerWarp = 8;
+constexpr int kWarps = kOrder / kRowsPerWarp;
+constexpr int kRhsPerBlock = 32;  // a lane each
+constexpr int kThreads = kWarps * 32;
+
+// Block z solves right-hand sides [32 z, 32 z + 32), lane l of every warp holding one; warp w holds rows
+// [8 w, 8 w + 8) of it in registers. Step b (top down where T is lower triangular, bottom up where upper): warp b
+// solves its rows against T's diagonal 8 x 8 block and hands the result to the other warps through shared memory; each
+// warp whose rows are still to solve takes T's block beside them times that result out of its rows. Rows past the
+// order are zeros in x and in T.
+// 16 bytes of T, the widest load from shared memory.
+template <class T>
+struct Vector;
+template <>
+struct Vector<float> {
+  using type = float4;
+};
+template <>
+struct Vector<double> {
+  using type = double2;
+};
+
+template <class T, bool kLower>
+__global__ void __launch_bounds__(kThreads) triangular_solve_kernel(TriangularSolveLaunch l) {
+  // Rows padded by 16 bytes: each stays 16-byte aligned for the vector loads below, and the column-wise stores that
+  // fill them conflict four ways at most, where unpadded they would all fall on one bank.
+  constexpr int kPer = static_cast<int>(sizeof(typename Vector<T>::type) / sizeof(T));
+  __shared__ alignas(16) T coupling[kOrder][kOrder + kPer];  // [i][j]: T(i, j) in its strict triangle, else 0
+  __shared__ T reciprocal[kOrder];                           // 1 / T(i, i), or 1 on a unit diagonal; 0 past the order
+  __shared__ T solved[2][kRowsPerWarp][kRhsPerBlock];        // step b's rows, in buffer b % 2
+  const int order = static_cast<int>(l.order);
+  const T* t = static_cast<const T*>(l.t);
+  // Unrolled so that a thread's loads are in flight at once: one after another, their round trips to L2 took longer
+  // than the solve.
+#pragma unroll
+  for (int k = 0; k < kOrder * kOrder / kThreads; ++k) {
+    const int e = static_cast<int>(threadIdx.x) + k * kThreads;
+    const int i = e % kOrder, j = e / kOrder;
+    const bool strict = kLower ? j < i : j > i;
+    coupling[i][j] = strict && i < order && j < order ? t[i * l.t_row + j * l.t_col] : T(0);
+  }
+  if (threadIdx.x < kOrder) {
+    const int i = static_cast<int>(threadIdx.x);
+    T value = 0;
+    if (i < order) value = l.unit ? T(1) : T(1) / t[i * (l.t_row + l.t_col)];
+    reciprocal[i] = value;
+  }
+  const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+  const int row0 = warp * kRowsPerWarp;
+  const std::int64_t rhs = static_cast<std::int64_t>(blockIdx.x) * kRhsPerBlock + lane;
+  const bool active = rhs < l.rhs;  // inactive lanes solve zeros, for the barriers
+  T* const first = static_cast<T*>(l.c) + rhs * l.c_rhs + row0 * l.c_element;
+  // A lane's 8 rows as whole vectors where they are contiguous and aligned (B's columns on the left): a warp's scalar
+  // loads each touched 32 sectors, 8 times over.
+  using V = typename Vector<T>::type;
+  const bool whole =
+      l.c_element == 1 && row0 + kRowsPerWarp <= order && reinterpret_cast<std::uintptr_t>(first) % 16 == 0;
+  const T alpha = static_cast<T>(l.alpha);
+  T x[kRowsPerWarp];
+  if (active && whole) {
+#pragma unroll
+    for (int v = 0; v < kRowsPerWarp / kPer; ++v) {
+      const V values = reinterpret_cast<const V*>(first)[v];
+      memcpy(&x[v * kPer], &values, sizeof(values));
+    }
+#pragma unroll
+    for (int q = 0; q < kRowsPerWarp; ++q) x[q] *= alpha;
+  } else {
+    const T* c = first;
+#pragma unroll
+    for (int q = 0; q < kRowsPerWarp; ++q, c += l.c_element) x[q] = active && row0 + q < order ? alpha * *c : T(0);
+  }
+  __syncthreads();
+  const int blocks = (order + kRowsPerWarp - 1) / kRowsPerWarp;
+  for (int step = 0; step < blocks; ++step) {
+    const int b = kLower ? step : blocks - 1 - step, buffer = step % 2;
+    const bool solving = warp == b, updating = kLower ? warp > b : warp < b;
+    // T's 8 x 8 block at this warp's rows and block b's columns (the diagonal one where solving), in registers before
+    // anything waits on it: loaded where it is used, each load's latency stood between two steps of the solve.
+    T block[kRowsPerWarp][kRowsPerWarp];
+    if (solving || updating) {
+#pragma unroll
+      for (int q = 0; q < kRowsPerWarp; ++q) {
+        const auto* row = reinterpret_cast<const typename Vector<T>::type*>(&coupling[row0 + q][b * kRowsPerWarp]);
+#pragma unroll
+        for (int v = 0; v < kRowsPerWarp / kPer; ++v) {
+          const typename Vector<T>::type values = row[v];
+          memcpy(&block[q][v * kPer], &values, sizeof(values));
+        }
+      }
+    }
+    if (solving) {
+      T inverse[kRowsPerWarp];
+#pragma unroll
+      for (int r = 0; r < kRowsPerWarp; ++r) inverse[r] = reciprocal[row0 + r];
+#pragma unroll
+      for (int r = kLower ? 0 : kRowsPerWarp - 1; kLower ? r < kRowsPerWarp : r >= 0; r += kLower ? 1 : -1) {
+        x[r] *= inverse[r];
+#pragma unroll
+        for (int q = 0; q < kRowsPerWarp; ++q)
+          if (kLower ? q > r : q < r) x[q] -= block[q][r] * x[r];
+        solved[buffer][r][lane] = x[r];
+      }
+    }
+    __syncthreads();
+    if (updating) {
+      T from_b[kRowsPerWarp];
+#pragma unroll
+      for (int r = 0; r < kRowsPerWarp; ++r) from_b[r] = solved[buffer][r][lane];
+#pragma unroll
+      for (int r = 0; r < kRowsPerWarp; ++r)
+#pragma unroll
+        for (int q = 0; q < kRowsPerWarp; ++q) x[q] -= block[q][r] * from_b[r];
+    }
+  }
+  if (!active) return;
+  if (whole) {
+#pragma unroll
+    for (int v = 0; v < kRowsPerWarp / kPer; ++v) {
+      V values;
+      memcpy(&values, &x[v * kPer], sizeof(values));
+      reinterpret_cast<V*>(first)[v] = values;
+    }
+    return;
+  }
+  T* c = first;
+#pragma unroll
+  for (int q = 0; q < kRowsPerWarp; ++q, c += l.c_element)
+    if (row0 + q < order) *c = x[q];
+}
+
+template <class T>
+cudaError_t solve(const TriangularSolveLaunch& launch, cudaStream_t stream) {
+  const std::int64_t blocks = (launch.rhs + kRhsPerBlock - 1) / kRhsPerBlock;
+  if (blocks > std::int64_t{1} << 31) return cudaErrorInvalidValue;
+  const auto grid = static_cast<unsigned>(blocks);
+  if (launch.lower) {
+    triangular_solve_kernel<T, true><<<grid, kThreads, 0, stream>>>(launch);
+  } else {
+    triangular_solve_kernel<T, false><<<grid, kThreads, 0, stream>>>(launch);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t launch_triangular_solve(const TriangularSolveLaunch& launch, cudaStream_t stream) {
+  if (launch.order < 0 || launch.order > kTriangularSolveOrder || launch.rhs < 0) return cudaErrorInvalidValue;
+  if (launch.order == 0 || launch.rhs == 0) return cudaSuccess;
+  return launch.f64 ? solve<double>(launch, stream) : solve<float>(launch, stream);
+}
+
+}  // namespace accel::blas
