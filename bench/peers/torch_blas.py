@@ -7,6 +7,7 @@ made once (out=), as accel's requests write into their buffers:
   gemv_batched  torch.matmul(A, x, out=y), 1000 x (32 x 32) and 64 x (256 x 256) A, x of one column, f32
   trsm          torch.linalg.solve_triangular(L, B, upper=False, out=X), n x n L (the identity, as blas_bench's) and B,
                 f32 and f64
+  trsm_right    the same on the right: solve_triangular(L, B, upper=False, left=False, out=X), X L = B
   syrk          torch.mm(A, A.T, out=C), n x n, f32: PyTorch has no syrk, so this computes both triangles
   dot           torch.dot(x, y, out=r) over n² elements, f32 ("n" is the element count, as blas_bench prints it)
 
@@ -32,7 +33,7 @@ over n² elements ("n" printed is the element count), the others n x n:
 latency_us: one call and torch.cuda.synchronize, the median of as many as fit in about a quarter of a second (20 to
 3000); pipelined_us: per call, that many calls and one synchronisation, the median of five such runs.
 
-  python3 bench/peers/torch_blas.py [routines, comma-separated, default all fifteen above]
+  python3 bench/peers/torch_blas.py [routines, comma-separated, default all sixteen above]
                                     [sizes, comma-separated n in [1, 46340], default 256,1024,4096]
 
 gemv_batched has its two shapes of its own; every other routine runs at every size. An unknown routine or a bad size
@@ -87,9 +88,10 @@ def gemv(n, batch):
         measure("gemv_batched", "f32", n, batch, lambda: torch.matmul(a, x, out=y))
 
 
-def trsm(n, dtype, name):
+def trsm(n, dtype, name, left=True):
     l, b, x = torch.eye(n, dtype=dtype, device="cuda"), rand(n, n, dtype=dtype), rand(n, n, dtype=dtype)
-    measure("trsm", name, n, 1, lambda: torch.linalg.solve_triangular(l, b, upper=False, out=x))
+    measure("trsm" if left else "trsm_right", name, n, 1,
+            lambda: torch.linalg.solve_triangular(l, b, upper=False, left=left, out=x))
 
 
 def syrk(n):
@@ -162,7 +164,7 @@ def level3(routine, n):
         measure("geam", "f32", n, 1, lambda: torch.add(a, b.T, alpha=0.5, out=c))
 
 
-FIRST = "gemv,gemv_batched,trsm,syrk,dot"
+FIRST = "gemv,gemv_batched,trsm,trsm_right,syrk,dot"
 ADDED = {"copy": level1, "swap": level1, "rot": level1, "iamin": level1, "ger": level2, "trsv": level2,
          "symv": level2, "symm": level3, "trmm": level3, "geam": level3}
 ALL = FIRST + "," + ",".join(ADDED)
@@ -202,9 +204,9 @@ def main():
         for n in sizes:
             if routine == "gemv":
                 gemv(n, 1)
-            elif routine == "trsm":
-                trsm(n, torch.float32, "f32")
-                trsm(n, torch.float64, "f64")
+            elif routine in ("trsm", "trsm_right"):
+                trsm(n, torch.float32, "f32", routine == "trsm")
+                trsm(n, torch.float64, "f64", routine == "trsm")
             elif routine == "syrk":
                 syrk(n)
             elif routine == "dot":

@@ -4,8 +4,9 @@
 //   gemv          y = A x, n x n column-major A, f32 (torch.mv)
 //   gemv_batched  1000 x (32 x 32) and 64 x (256 x 256), f32, one gemvStridedBatched (torch.matmul of a batch)
 //   trsm          L X = B, n x n lower-triangular L and n x n B, left, f32 and f64 (torch.linalg.solve_triangular);
-//                 L is the identity so that solving in place again and again leaves B as it was (cuBLAS's time does
-//                 not depend on the values)
+//                 L is the identity so that solving in place again and again leaves B as it was (neither cuBLAS's
+//                 time nor accel's depends on the values)
+//   trsm_right    X L = B, the same on the right (solve_triangular with left=False)
 //   syrk          C = A Aᵀ, lower triangle, n x n C and A, f32 (PyTorch has no syrk: its peer is torch.mm(A, A.T))
 //   dot           xᵀ y over n² elements, f32, the result written on the device (torch.dot)
 //   and copy, swap, rot, iamin, ger, trsv, symv, symm, trmm, geam: see blas_bench_routines.cpp
@@ -15,7 +16,7 @@
 // variant:
 //   {"bench":"blas","routine":"gemv","dtype":"f32","n":1024,"batch":1,"variant":"accel","latency_us":…,
 //    "pipelined_us":…,"reps":…}
-// Usage: blas_bench [routines, comma-separated, default all fifteen above] [sizes, comma-separated n in
+// Usage: blas_bench [routines, comma-separated, default all sixteen above] [sizes, comma-separated n in
 // [1, 46340], default 256,1024,4096]; an unknown routine or a bad size is refused (exit 2) before the GPU is opened.
 // Every routine runs at every size but gemv_batched, which has its two shapes of its own.
 #include <cublas_v2.h>
@@ -64,21 +65,22 @@ void gemv(Problem& p, std::int64_t n, std::int64_t batch) {
 }
 
 template <class T>
-void trsm(Problem& p, std::int64_t n) {
+void trsm(Problem& p, std::int64_t n, blas::Side side) {
   Operand<T> a = p.operand<T>(static_cast<std::uint64_t>(n * n), n),
              b = p.operand<T>(static_cast<std::uint64_t>(n * n));
-  const blas::Trsm request{.dtype = dtype_of<T>(), .m = n, .n = n, .a = a.accel, .b = b.accel};
+  const blas::Trsm request{.dtype = dtype_of<T>(), .side = side, .m = n, .n = n, .a = a.accel, .b = b.accel};
   const cublasHandle_t h = p.raw().handle;
   const int size = static_cast<int>(n);
-  p.measure("trsm", dtype_of<T>(), n, 1, request, [=] {
+  const cublasSideMode_t raw_side = side == blas::Side::left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
+  p.measure(side == blas::Side::left ? "trsm" : "trsm_right", dtype_of<T>(), n, 1, request, [=] {
     const T one = 1;
     if constexpr (std::is_same_v<T, double>) {
-      check_blas(cublasDtrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, size, size,
-                             &one, a.raw, size, b.raw, size),
+      check_blas(cublasDtrsm(h, raw_side, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, size, size, &one,
+                             a.raw, size, b.raw, size),
                  "trsm");
     } else {
-      check_blas(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, size, size,
-                             &one, a.raw, size, b.raw, size),
+      check_blas(cublasStrsm(h, raw_side, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, size, size, &one,
+                             a.raw, size, b.raw, size),
                  "trsm");
     }
   });
@@ -107,7 +109,7 @@ void dot(Problem& p, std::int64_t n) {
             [=] { check_blas(cublasSdot(h, static_cast<int>(n * n), x.raw, 1, y.raw, 1, result.raw), "dot"); });
 }
 
-constexpr std::string_view kFirstRoutines = "gemv,gemv_batched,trsm,syrk,dot";
+constexpr std::string_view kFirstRoutines = "gemv,gemv_batched,trsm,trsm_right,syrk,dot";
 
 bool known(const std::string& routine) {
   for (const std::string_view list : {kFirstRoutines, bench::blas_bench::kAddedRoutines})
@@ -171,9 +173,10 @@ int main(int argc, char** argv) {
     }
     for (const std::int64_t n : sizes) {
       if (r == "gemv") gemv(p, n, 1);
-      if (r == "trsm") {
-        trsm<float>(p, n);
-        trsm<double>(p, n);
+      if (r == "trsm" || r == "trsm_right") {
+        const blas::Side side = r == "trsm" ? blas::Side::left : blas::Side::right;
+        trsm<float>(p, n, side);
+        trsm<double>(p, n, side);
       }
       if (r == "syrk") syrk(p, n);
       if (r == "dot") dot(p, n);
