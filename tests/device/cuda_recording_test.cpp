@@ -6,8 +6,9 @@
 // nothing (a version-keyed cache stays warm). Issue 47's pipeline with host copies (upload from pinned memory, FFT
 // and inverse, GEMM, scal, download into pinned memory) launched 1,000 times with host memory and a buffer rebound
 // between launches equals direct execution bit for bit; pageable host memory is refused by name, and an isolated
-// device refuses host copies by name. A buffer moved by its first export is launched over its new memory. Skipped
-// without a GPU.
+// device refuses host copies by name. A buffer moved by its first export is launched over its new memory. A Trsm by
+// blocks, recorded and launched with its right-hand sides rebound, equals the request sent directly. Skipped without
+// a GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -20,6 +21,7 @@
 
 #include "accel/device/process_sharing.hpp"
 #include "accel/device/recording.hpp"
+#include "accel/libs/blas/level3.hpp"
 #include "device/host_copy_pipeline.hpp"
 #include "device/recording_pipeline.hpp"
 #include "testing/cuda_fixture.hpp"
@@ -158,6 +160,43 @@ TEST_P(CudaRecordingTest, ManyLaunchesWithABufferReboundBetweenThemEqualDirectEx
   }
   EXPECT_EQ(download(gpu, replayed->d), download(gpu, direct->d));
   EXPECT_EQ(download(gpu, replayed->e), download(gpu, direct->e));
+}
+
+// An f64 Trsm of order 549 runs by blocks (launches of a kernel of ours between cuBLAS GEMMs, libs/blas): recorded, it
+// is captured as one graph, and each launch, its right-hand sides rebound between two buffers, equals the request sent
+// directly on fresh values.
+TEST_P(CudaRecordingTest, ATrsmByBlocksLaunchedWithItsRightHandSidesReboundEqualsTheRequestSentDirectly) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), gpu);
+  constexpr std::int64_t order = 549, rhs = 300;
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<double> a(order * order);
+  for (std::int64_t j = 0; j < order; ++j)  // well conditioned: a diagonal of 2 to 3, the rest at most 1 / order
+    for (std::int64_t i = 0; i < order; ++i)
+      a[static_cast<std::size_t>(i + j * order)] = i == j ? 2.5 + 0.5 * dist(rng_) : dist(rng_) / order;
+  Buffer<double> a_buffer = *gpu.allocate<double>(order * order).wait();
+  ASSERT_THAT(gpu.upload(std::span<const double>(a), a_buffer).wait(), IsOk());
+  Buffer<double> recorded_b = *gpu.allocate<double>(order * rhs).wait();
+  Buffer<double> other_b = *gpu.allocate<double>(order * rhs).wait();
+  Buffer<double> direct_b = *gpu.allocate<double>(order * rhs).wait();
+  const blas::Trsm request{
+      .dtype = DType::f64, .m = order, .n = rhs, .alpha = 0.75, .a = a_buffer.handle(), .b = recorded_b.handle()};
+  Recording recording(gpu);
+  ASSERT_THAT(recording.record(request), IsOk());
+  for (int launch = 0; launch < 4; ++launch) {
+    const Buffer<double>& bound = launch % 2 == 0 ? recorded_b : other_b;
+    if (recording.bound(recorded_b) != bound.handle()) {
+      ASSERT_THAT(recording.rebind(recording.bound(recorded_b), bound.handle()), IsOk());
+    }
+    std::vector<double> b(static_cast<std::size_t>(order * rhs));
+    for (double& x : b) x = dist(rng_);
+    ASSERT_THAT(gpu.upload(std::span<const double>(b), bound).wait(), IsOk());
+    ASSERT_THAT(gpu.upload(std::span<const double>(b), direct_b).wait(), IsOk());
+    ASSERT_THAT(recording.launch().wait(), IsOk());
+    blas::Trsm direct = request;
+    direct.b = direct_b.handle();
+    ASSERT_THAT(gpu.ask(direct).wait(), IsOk());
+    EXPECT_LE(relative_error(download(gpu, bound), download(gpu, direct_b)), 1e-14) << "launch " << launch;
+  }
 }
 
 TEST_P(CudaRecordingTest, AFreedBufferFailsTheLaunchBeforeAnyStepRuns) {
