@@ -143,7 +143,7 @@ struct RecordTraits<blas::Gemv> : detail::Capturable {
     visit(r.y);
   }
 };
-/// trsm: one cuBLAS call.
+/// trsm: cuBLAS's trsm, or by blocks (kernels of ours between cuBLAS GEMMs), all on the stream.
 template <>
 struct RecordTraits<blas::Trsm> : detail::Capturable {
   /// Visits a and b.
