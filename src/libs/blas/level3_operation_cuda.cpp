@@ -117,7 +117,8 @@ class TrsmByBlocks {
 bool CudaOperation<Trsm>::by_blocks(const Trsm& r) noexcept {
   const bool left = r.side == blas::Side::left;
   // alpha 0 stays cuBLAS's: B set to zeros without reading A or B, where a solve would carry a NaN of B.
-  const std::int64_t from = r.dtype == DType::f64 ? kByBlocksFromF64 : kByBlocksFromF32;
+  const std::int64_t from =
+      r.dtype == DType::f64 ? kByBlocksFromF64 : (left ? kByBlocksFromF32Left : kByBlocksFromF32Right);
   return (left ? r.m : r.n) >= from && (left ? r.n : r.m) >= kByBlocksRhsFrom && r.alpha != 0;
 }
 

@@ -253,7 +253,8 @@ TEST_P(CudaBlasTest, TrsmMatchesTheCpuDeviceForEverySideTriangleTransposeAndDiag
           Trsm small = r, large = r, batched = r;
           small.m = 37, small.n = 13;
           // By blocks (CudaOperation<Trsm>::by_blocks): splits down to a partial block, padded leading dimensions;
-          // a batch of two; and at alpha 0, cuBLAS's trsm. f32's smallest blocked order is larger than f64's.
+          // a batch of two; and at alpha 0, cuBLAS's trsm. f32's smallest blocked order is larger than f64's (the
+          // largest of its two sides').
           const auto blocked = [&](DType dtype, std::int64_t order) {
             Trsm out = r;
             const std::int64_t other = CudaOperation<Trsm>::kByBlocksRhsFrom + 45;
@@ -264,7 +265,7 @@ TEST_P(CudaBlasTest, TrsmMatchesTheCpuDeviceForEverySideTriangleTransposeAndDiag
             return out;
           };
           const Trsm blocked_f64 = blocked(DType::f64, CudaOperation<Trsm>::kByBlocksFromF64 * 4 + 76);
-          const Trsm blocked_f32 = blocked(DType::f32, CudaOperation<Trsm>::kByBlocksFromF32 + 19);
+          const Trsm blocked_f32 = blocked(DType::f32, CudaOperation<Trsm>::kByBlocksFromF32Left + 19);
           Trsm blocked_batch = blocked_f64, large_zero = blocked_f64;
           blocked_batch.m = blocked_batch.n = CudaOperation<Trsm>::kByBlocksFromF64;
           blocked_batch.lda = blocked_batch.ldb = 0, blocked_batch.batch = 2;
