@@ -121,11 +121,11 @@ struct TriangularSolveLaunch {
   double alpha = 1.0;
 };
 
-// The largest order launch_triangular_solve takes: a right-hand side's elements are one thread's registers.
+// The largest order launch_triangular_solve takes: a right-hand side's elements are the registers of 8 warps' lanes.
 constexpr std::int64_t kTriangularSolveOrder = 64;
 
-// A thread per right-hand side, substituting in a fixed order; each diagonal element divides as its reciprocal.
-// cudaErrorInvalidValue past kTriangularSolveOrder.
+// A lane per right-hand side in each of 8 warps of 8 rows, substituting in a fixed order; each diagonal element
+// divides as its reciprocal. cudaErrorInvalidValue past kTriangularSolveOrder.
 [[nodiscard]] cudaError_t launch_triangular_solve(const TriangularSolveLaunch& launch, cudaStream_t stream);
 
 // -- GEMM of small matrices -----------------------------------------------------------------------------------------

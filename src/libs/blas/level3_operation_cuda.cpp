@@ -16,6 +16,19 @@ using blas::Trsm;
 
 namespace {
 
+// C = alpha op_x(X) op_y(Y) + beta C by cuBLAS's GEMM on the stream's handle, the scalars the host's: what Symm and
+// Trmm by GEMM and Trsm by blocks run.
+template <class T>
+Status cublas_gemm(const blas::CublasPlan& plan, CudaRun& run, cublasOperation_t op_x, cublasOperation_t op_y,
+                   std::int64_t rows, std::int64_t cols, std::int64_t depth, const T& alpha, const T* x,
+                   std::int64_t ldx, const T* y, std::int64_t ldy, const T& beta, T* c, std::int64_t ldc) {
+  return blas::cublas_launched(
+      run,
+      (plan.api->*CublasRoutines<T>::gemm)(plan.handle, op_x, op_y, to_int(rows), to_int(cols), to_int(depth), &alpha,
+                                           x, to_int(ldx), y, to_int(ldy), &beta, c, to_int(ldc)),
+      blas::routine<T>("gemm"));
+}
+
 // One member of a Trsm by blocks: op(A) X = alpha B on the left, X op(A) = alpha B on the right, split in two along
 // A's order again and again (at a multiple of kTriangularSolveOrder) down to diagonal blocks that
 // launch_triangular_solve takes. Each split solves the half that does not depend on the other first (top or left
@@ -61,12 +74,13 @@ class TrsmByBlocks {
     const T minus_one = -1;
     const cublasOperation_t op_a = blas::to_cublas(r_.transpose);
     if (left_) {  // B[second, :] -= op(A)[second, first] X[first, :]
-      return gemm(op_a, CUBLAS_OP_N, second_width, r_.n, first_width, &minus_one, op_a_at(second, first), r_.lda,
-                  b_ + first, r_.ldb, &scale, b_ + second, r_.ldb);
+      return cublas_gemm<T>(plan_, run_, op_a, CUBLAS_OP_N, second_width, r_.n, first_width, minus_one,
+                            op_a_at(second, first), r_.lda, b_ + first, r_.ldb, scale, b_ + second, r_.ldb);
     }
     // B[:, second] -= X[:, first] op(A)[first, second]
-    return gemm(CUBLAS_OP_N, op_a, r_.m, second_width, first_width, &minus_one, b_ + first * r_.ldb, r_.ldb,
-                op_a_at(first, second), r_.lda, &scale, b_ + second * r_.ldb, r_.ldb);
+    return cublas_gemm<T>(plan_, run_, CUBLAS_OP_N, op_a, r_.m, second_width, first_width, minus_one,
+                          b_ + first * r_.ldb, r_.ldb, op_a_at(first, second), r_.lda, scale, b_ + second * r_.ldb,
+                          r_.ldb);
   }
 
   // The diagonal block at `lo`, as launch_triangular_solve's T: op(A)'s block on the left, its transpose on the right
@@ -92,16 +106,6 @@ class TrsmByBlocks {
   // op(A)'s element (row, col) as stored: A's (row, col), or (col, row) for Aᵀ.
   const T* op_a_at(std::int64_t row, std::int64_t col) const {
     return transposed_ ? a_ + col + row * r_.lda : a_ + row + col * r_.lda;
-  }
-
-  Status gemm(cublasOperation_t op_x, cublasOperation_t op_y, std::int64_t rows, std::int64_t cols, std::int64_t depth,
-              const T* x_scale, const T* x, std::int64_t ldx, const T* y, std::int64_t ldy, const T* keep, T* out,
-              std::int64_t ld_out) {
-    return blas::cublas_launched(
-        run_,
-        (plan_.api->*CublasRoutines<T>::gemm)(plan_.handle, op_x, op_y, to_int(rows), to_int(cols), to_int(depth),
-                                              x_scale, x, to_int(ldx), y, to_int(ldy), keep, out, to_int(ld_out)),
-        blas::routine<T>("gemm"));
   }
 
   const blas::CublasPlan& plan_;
@@ -210,14 +214,9 @@ Status CudaOperation<Symm>::run(const Symm&, const Checked& checked, const Plan&
           "launching the kernel that mirrors Symm's A"));
       const T* b = blas::batch_member<const T>(views[Op::b].data, i, r.stride_b);
       // C = alpha A B (left) or alpha B A (right) with A whole: one GEMM.
-      ACCEL_RETURN_IF_ERROR(
-          blas::cublas_launched(run,
-                                (plan.cublas.api->*CublasRoutines<T>::gemm)(
-                                    plan.cublas.handle, CUBLAS_OP_N, CUBLAS_OP_N, to_int(r.m), to_int(r.n),
-                                    to_int(order), &alpha, left ? full : b, left ? to_int(order) : to_int(r.ldb),
-                                    left ? b : full, left ? to_int(r.ldb) : to_int(order), &beta,
-                                    blas::batch_member<T>(views[Op::c].data, i, r.stride_c), to_int(r.ldc)),
-                                blas::routine<T>("gemm")));
+      ACCEL_RETURN_IF_ERROR(cublas_gemm<T>(plan.cublas, run, CUBLAS_OP_N, CUBLAS_OP_N, r.m, r.n, order, alpha,
+                                           left ? full : b, left ? order : r.ldb, left ? b : full, left ? r.ldb : order,
+                                           beta, blas::batch_member<T>(views[Op::c].data, i, r.stride_c), r.ldc));
     }
     return Status();
   });
@@ -270,13 +269,9 @@ Status CudaOperation<Trmm>::run(const Trmm&, const Checked& checked, const Plan&
                                              cudaMemcpyDeviceToDevice, run.target.stream()),
                            "copying Trmm's B aside"));
       const cublasOperation_t op_a = to_cublas(r.transpose);
-      ACCEL_RETURN_IF_ERROR(blas::cublas_launched(
-          run,
-          (plan.cublas.api->*CublasRoutines<T>::gemm)(
-              plan.cublas.handle, left ? op_a : CUBLAS_OP_N, left ? CUBLAS_OP_N : op_a, to_int(r.m), to_int(r.n),
-              to_int(order), &alpha, left ? whole : b_copy, left ? to_int(order) : to_int(r.m), left ? b_copy : whole,
-              left ? to_int(r.m) : to_int(order), &zero, b, to_int(r.ldb)),
-          blas::routine<T>("gemm")));
+      ACCEL_RETURN_IF_ERROR(cublas_gemm<T>(plan.cublas, run, left ? op_a : CUBLAS_OP_N, left ? CUBLAS_OP_N : op_a, r.m,
+                                           r.n, order, alpha, left ? whole : b_copy, left ? order : r.m,
+                                           left ? b_copy : whole, left ? r.m : order, zero, b, r.ldb));
     }
     return Status();
   });

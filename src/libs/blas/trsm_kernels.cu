@@ -16,12 +16,7 @@ constexpr int kWarps = kOrder / kRowsPerWarp;
 constexpr int kRhsPerBlock = 32;  // a lane each
 constexpr int kThreads = kWarps * 32;
 
-// Block z solves right-hand sides [32 z, 32 z + 32), lane l of every warp holding one; warp w holds rows
-// [8 w, 8 w + 8) of it in registers. Step b (top down where T is lower triangular, bottom up where upper): warp b
-// solves its rows against T's diagonal 8 x 8 block and hands the result to the other warps through shared memory; each
-// warp whose rows are still to solve takes T's block beside them times that result out of its rows. Rows past the
-// order are zeros in x and in T.
-// 16 bytes of T, the widest load from shared memory.
+// 16 bytes of T, the widest load a thread makes.
 template <class T>
 struct Vector;
 template <>
@@ -32,15 +27,42 @@ template <>
 struct Vector<double> {
   using type = double2;
 };
+template <class T>
+constexpr int kPerVector = static_cast<int>(sizeof(typename Vector<T>::type) / sizeof(T));
 
+// A warp's 8 rows between registers and memory as 16-byte vectors (`memory` 16-byte aligned).
+template <class T>
+__device__ inline void load_rows(T (&rows)[kRowsPerWarp], const T* memory) {
+  using V = typename Vector<T>::type;
+#pragma unroll
+  for (int v = 0; v < kRowsPerWarp / kPerVector<T>; ++v) {
+    const V values = reinterpret_cast<const V*>(memory)[v];
+    memcpy(&rows[v * kPerVector<T>], &values, sizeof(values));
+  }
+}
+template <class T>
+__device__ inline void store_rows(T* memory, const T (&rows)[kRowsPerWarp]) {
+  using V = typename Vector<T>::type;
+#pragma unroll
+  for (int v = 0; v < kRowsPerWarp / kPerVector<T>; ++v) {
+    V values;
+    memcpy(&values, &rows[v * kPerVector<T>], sizeof(values));
+    reinterpret_cast<V*>(memory)[v] = values;
+  }
+}
+
+// Block z solves right-hand sides [32 z, 32 z + 32), lane l of every warp holding one; warp w holds rows
+// [8 w, 8 w + 8) of it in registers. Step b (top down where T is lower triangular, bottom up where upper): warp b
+// solves its rows against T's diagonal 8 x 8 block and hands the result to the other warps through shared memory; each
+// warp whose rows are still to solve takes T's block beside them times that result out of its rows. Rows past the
+// order are zeros in x and in T.
 template <class T, bool kLower>
 __global__ void __launch_bounds__(kThreads) triangular_solve_kernel(TriangularSolveLaunch l) {
   // Rows padded by 16 bytes: each stays 16-byte aligned for the vector loads below, and the column-wise stores that
   // fill them conflict four ways at most, where unpadded they would all fall on one bank.
-  constexpr int kPer = static_cast<int>(sizeof(typename Vector<T>::type) / sizeof(T));
-  __shared__ alignas(16) T coupling[kOrder][kOrder + kPer];  // [i][j]: T(i, j) in its strict triangle, else 0
-  __shared__ T reciprocal[kOrder];                           // 1 / T(i, i), or 1 on a unit diagonal; 0 past the order
-  __shared__ T solved[2][kRowsPerWarp][kRhsPerBlock];        // step b's rows, in buffer b % 2
+  __shared__ alignas(16) T coupling[kOrder][kOrder + kPerVector<T>];  // [i][j]: T(i, j) in its strict triangle, else 0
+  __shared__ T reciprocal[kOrder];                     // 1 / T(i, i), or 1 on a unit diagonal; 0 past the order
+  __shared__ T solved[2][kRowsPerWarp][kRhsPerBlock];  // step b's rows, in buffer b % 2
   const int order = static_cast<int>(l.order);
   const T* t = static_cast<const T*>(l.t);
   // Unrolled so that a thread's loads are in flight at once: one after another, their round trips to L2 took longer
@@ -65,17 +87,12 @@ __global__ void __launch_bounds__(kThreads) triangular_solve_kernel(TriangularSo
   T* const first = static_cast<T*>(l.c) + rhs * l.c_rhs + row0 * l.c_element;
   // A lane's 8 rows as whole vectors where they are contiguous and aligned (B's columns on the left): a warp's scalar
   // loads each touched 32 sectors, 8 times over.
-  using V = typename Vector<T>::type;
   const bool whole =
       l.c_element == 1 && row0 + kRowsPerWarp <= order && reinterpret_cast<std::uintptr_t>(first) % 16 == 0;
   const T alpha = static_cast<T>(l.alpha);
   T x[kRowsPerWarp];
   if (active && whole) {
-#pragma unroll
-    for (int v = 0; v < kRowsPerWarp / kPer; ++v) {
-      const V values = reinterpret_cast<const V*>(first)[v];
-      memcpy(&x[v * kPer], &values, sizeof(values));
-    }
+    load_rows(x, first);
 #pragma unroll
     for (int q = 0; q < kRowsPerWarp; ++q) x[q] *= alpha;
   } else {
@@ -93,14 +110,7 @@ __global__ void __launch_bounds__(kThreads) triangular_solve_kernel(TriangularSo
     T block[kRowsPerWarp][kRowsPerWarp];
     if (solving || updating) {
 #pragma unroll
-      for (int q = 0; q < kRowsPerWarp; ++q) {
-        const auto* row = reinterpret_cast<const typename Vector<T>::type*>(&coupling[row0 + q][b * kRowsPerWarp]);
-#pragma unroll
-        for (int v = 0; v < kRowsPerWarp / kPer; ++v) {
-          const typename Vector<T>::type values = row[v];
-          memcpy(&block[q][v * kPer], &values, sizeof(values));
-        }
-      }
+      for (int q = 0; q < kRowsPerWarp; ++q) load_rows(block[q], &coupling[row0 + q][b * kRowsPerWarp]);
     }
     if (solving) {
       T inverse[kRowsPerWarp];
@@ -128,12 +138,7 @@ __global__ void __launch_bounds__(kThreads) triangular_solve_kernel(TriangularSo
   }
   if (!active) return;
   if (whole) {
-#pragma unroll
-    for (int v = 0; v < kRowsPerWarp / kPer; ++v) {
-      V values;
-      memcpy(&values, &x[v * kPer], sizeof(values));
-      reinterpret_cast<V*>(first)[v] = values;
-    }
+    store_rows(first, x);
     return;
   }
   T* c = first;
