@@ -4,7 +4,6 @@
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
-#include <fmt/format.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +13,7 @@
 
 #include "accel/core/dtype.hpp"
 #include "accel/libs/blas/gemm.hpp"
+#include "common/cublaslt_checks.hpp"
 #include "common/cuda_checks.hpp"
 #include "common/exit_now.hpp"
 
@@ -26,13 +26,6 @@ struct DirectGemmShape {
   GemmCompute compute = GemmCompute::standard;
   bool b_transposed = false;
 };
-
-inline void check_lt(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) {
-    fmt::print(stderr, "{}: {}\n", what, cublasLtGetStatusString(s));
-    accel::bench::exit_now(1);
-  }
-}
 
 inline cudaDataType cuda_type(DType d) {
   switch (d) {

@@ -6,24 +6,17 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
-#include <cstdio>
 #include <random>
 #include <vector>
 
 #include "accel/core/dtype.hpp"
+#include "common/cublaslt_checks.hpp"
 #include "common/cuda_checks.hpp"
 #include "common/cuda_timing.hpp"
 #include "common/exit_now.hpp"
 #include "graph/kernels/cpu_kernels.hpp"
 
 namespace accel::bench {
-
-inline void check_lt(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "%s: cuBLASLt status %d\n", what, static_cast<int>(status));
-    exit_now(1);
-  }
-}
 
 inline std::vector<float> uniform(std::size_t count, float bound, std::mt19937& rng) {
   std::uniform_real_distribution<float> dist(-bound, bound);

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/cublaslt_checks.hpp"
 #include "common/cuda_checks.hpp"
 #include "common/launch_clock.hpp"
 
@@ -26,10 +27,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using accel::bench::check_cuda;
-
-void check_lt(cublasStatus_t status, const char* what) {
-  accel::bench::check_library(status, CUBLAS_STATUS_SUCCESS, "cuBLASLt", what);
-}
+using accel::bench::check_lt;
 
 class Steps {
  public:

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/csv_report.hpp"
+#include "common/cuda_timing.hpp"
 #include "common/direct_gemm.hpp"
 #include "libs/blas/blas_kernels.hpp"
 
@@ -33,7 +34,7 @@ void row(const std::string& name, const std::string& variant, const char* metric
   bench::row("small_kernel", name, variant, metric, value);
 }
 
-// µs a launch of `enqueue`, captured kGraphLaunches times into one graph and replayed: the median of three timings.
+// µs a launch of `enqueue`, captured kGraphLaunches times into one graph and replayed back to back.
 template <class Enqueue>
 double graph_us(cudaStream_t stream, Enqueue&& enqueue) {
   cudaGraph_t graph{};
@@ -42,24 +43,11 @@ double graph_us(cudaStream_t stream, Enqueue&& enqueue) {
   for (int i = 0; i < kGraphLaunches; ++i) enqueue();
   check_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
   check_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-  cudaEvent_t start{}, stop{};
-  check_cuda(cudaEventCreate(&start), "event");
-  check_cuda(cudaEventCreate(&stop), "event");
-  std::vector<double> each;
-  for (int round = 0; round < 4; ++round) {
-    check_cuda(cudaEventRecord(start, stream), "record");
-    for (int i = 0; i < kReplays; ++i) check_cuda(cudaGraphLaunch(exec, stream), "graph launch");
-    check_cuda(cudaEventRecord(stop, stream), "record");
-    check_cuda(cudaEventSynchronize(stop), "sync");
-    float ms = 0;
-    check_cuda(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-    if (round > 0) each.push_back(1000.0 * ms / (kReplays * kGraphLaunches));
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
+  const double us =
+      bench::median_us_per_call(stream, kReplays, "graph launch", [&] { return cudaGraphLaunch(exec, stream); });
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
-  return bench::percentile(each, 0.5);
+  return us / kGraphLaunches;
 }
 
 // The median µs of one launch waited on at once.
