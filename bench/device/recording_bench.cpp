@@ -3,11 +3,14 @@
 // copies: upload X (n x n, pinned host memory), r2c FFT of its rows, c2r back, C = Y W, C scaled by 1/n (blas::Scal),
 // C downloaded (pinned host memory). An isolated device cannot record host copies: the pipeline's recorded variant
 // is left out there (a line on stderr says so).
-//   recording_bench [--cpu] [--isolated] [--size N] [--iterations N]
-// Default: cuda:0 in process, 64 x 64 f32 GEMMs, 200 timed iterations after 20 warm-ups. Variants:
+//   recording_bench [--cpu] [--isolated] [--size N] [--iterations N] [--completion poller|host_callback|blocking]
+// Default: cuda:0 in process, 64 x 64 f32 GEMMs, 200 timed iterations after 20 warm-ups, the device's default
+// completion strategy. Variants:
 //   one_by_one         the 21 requests sent back to back, the last one waited for (the device pipelines them);
 //   one_by_one_waited  each request waited for before the next is sent;
-//   recorded           Recording::launch() of the same 21 requests, waited for.
+//   recorded           Recording::launch() of the same 21 requests, waited for;
+//   recorded_polled    the same, the caller looking at its future's ready() in a loop that never yields or sleeps
+//                      (how much of a launch's time is the caller's waiting).
 // Metrics: end-to-end µs per chain (p50, p90) and the host µs the caller spends sending (host_p50). Prints CSV rows
 // (common/csv_report.hpp). On a CUDA device a launch is one RunRecorded request: the 21 steps captured into a CUDA
 // graph at the first launch and replayed by one cudaGraphLaunch after (the device's "recorded-graphs" cache).
@@ -17,6 +20,7 @@
 #include <complex>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -43,6 +47,14 @@ struct Options {
   int iterations = 200;
 };
 
+std::optional<CompletionStrategy> completion_of(std::string_view name) {
+  for (const CompletionStrategy strategy :
+       {CompletionStrategy::poller, CompletionStrategy::host_callback, CompletionStrategy::blocking}) {
+    if (to_string(strategy) == name) return strategy;
+  }
+  return std::nullopt;
+}
+
 Options parse(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
@@ -55,8 +67,12 @@ Options parse(int argc, char** argv) {
       options.size = std::atoll(argv[++i]);
     } else if (arg == "--iterations" && i + 1 < argc) {
       options.iterations = std::atoi(argv[++i]);
+    } else if (arg == "--completion" && i + 1 < argc && completion_of(argv[i + 1])) {
+      options.device.completion = *completion_of(argv[++i]);
     } else {
-      fmt::print(stderr, "usage: recording_bench [--cpu] [--isolated] [--size N] [--iterations N]\n");
+      fmt::print(stderr,
+                 "usage: recording_bench [--cpu] [--isolated] [--size N] [--iterations N] "
+                 "[--completion poller|host_callback|blocking]\n");
       accel::bench::exit_now(2);
     }
   }
@@ -163,14 +179,22 @@ Pipeline make_pipeline(const Chain& chain, const Device& device) {
   return p;
 }
 
-// Times `send` (which returns the future of its last request) `iterations` times after 20 warm-ups.
+enum class Waiting { wait, poll };
+
+// Times `send` (which returns the future of its last request) `iterations` times after 20 warm-ups; the future is
+// waited for, or (Waiting::poll) looked at until ready without yielding.
 template <class Send>
-void measure(std::string_view name, std::string_view variant, int iterations, Send&& send) {
+void measure(std::string_view name, std::string_view variant, int iterations, Send&& send,
+             Waiting waiting = Waiting::wait) {
   std::vector<double> total, host;
   for (int i = 0; i < 20 + iterations; ++i) {
     const Clock::time_point start = Clock::now();
     Future<Done> last = send();
     const Clock::time_point sent = Clock::now();
+    if (waiting == Waiting::poll) {
+      while (!last.ready()) {
+      }
+    }
     require(last.wait(), "chain");
     if (i < 20) continue;
     total.push_back(micros(Clock::now() - start));
@@ -193,9 +217,12 @@ int main(int argc, char** argv) {
   for (const Gemm& gemm : gemms) check(recording.record(gemm), "record");
   check(recording.record(chain.fft()), "record");
 
-  const std::string name =
-      fmt::format("{}{} 20 gemm {}x{} + fft", device.name(),
-                  options.device.isolation == Isolation::worker_process ? " isolated" : "", options.size, options.size);
+  const std::string completion = options.device.completion == CompletionStrategy::poller
+                                     ? std::string()
+                                     : fmt::format(" ({})", to_string(options.device.completion));
+  const std::string name = fmt::format("{}{} 20 gemm {}x{} + fft{}", device.name(),
+                                       options.device.isolation == Isolation::worker_process ? " isolated" : "",
+                                       options.size, options.size, completion);
   measure(name, "one_by_one", options.iterations, [&] {
     for (const Gemm& gemm : gemms) static_cast<void>(device.ask(gemm));
     return device.ask(chain.fft());
@@ -205,6 +232,8 @@ int main(int argc, char** argv) {
     return device.ask(chain.fft());
   });
   measure(name, "recorded", options.iterations, [&] { return recording.launch(); });
+  measure(
+      name, "recorded_polled", options.iterations, [&] { return recording.launch(); }, Waiting::poll);
 
   const Pipeline pipeline = make_pipeline(chain, device);
   const std::size_t elements = static_cast<std::size_t>(options.size * options.size);
@@ -212,9 +241,9 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < elements; ++i) in.data[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
   const CopyToDevice upload{.source = HostSource::of(std::span<const float>(in.span())), .destination = pipeline.x};
   const CopyToHost download{.source = pipeline.c, .destination = HostDestination::of(out.span())};
-  const std::string pipeline_name =
-      fmt::format("{}{} upload + fft + ifft + gemm + scal + download {}x{}", device.name(),
-                  options.device.isolation == Isolation::worker_process ? " isolated" : "", options.size, options.size);
+  const std::string pipeline_name = fmt::format(
+      "{}{} upload + fft + ifft + gemm + scal + download {}x{}{}", device.name(),
+      options.device.isolation == Isolation::worker_process ? " isolated" : "", options.size, options.size, completion);
   measure(pipeline_name, "one_by_one", options.iterations, [&] {
     static_cast<void>(device.ask(upload));
     static_cast<void>(device.ask(pipeline.fft(FftType::r2c)));
