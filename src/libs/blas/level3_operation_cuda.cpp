@@ -1,5 +1,7 @@
 #include "libs/blas/level3_operation_cuda.hpp"
 
+#include <type_traits>
+
 #include "libs/blas/blas_checks.hpp"
 #include "libs/blas/blas_kernels.hpp"
 
@@ -52,6 +54,11 @@ class TrsmByBlocks {
 
  private:
   static constexpr std::int64_t kBase = blas::kTriangularSolveOrder;
+  // The f32 coupling products launch_small_gemm takes: sums of at most two diagonal blocks and at most 512 x 64
+  // outputs, where ours took 2.8 µs in a graph against cuBLASLt's 3.4; at 1,024 x 64 they were level, at 2,048 x 64
+  // and 512 x 128 x 128 cuBLAS's were faster (§90).
+  static constexpr std::int64_t kSmallCouplingSum = 2 * kBase;
+  static constexpr std::int64_t kSmallCouplingOutputs = 512 * kBase;
 
   // Rows (left) or columns (right) [lo, hi) of B, solved with op(A)'s diagonal block there, scaled by `scale` first.
   Status solve(std::int64_t lo, std::int64_t hi, T scale) {
@@ -71,6 +78,12 @@ class TrsmByBlocks {
   // B's part `second` = scale B's part `second` - the coupling block times the solution in part `first`.
   Status take_out(std::int64_t first, std::int64_t first_width, std::int64_t second, std::int64_t second_width,
                   T scale) {
+    if constexpr (std::is_same_v<T, float>) {
+      const std::int64_t outputs = left_ ? second_width * r_.n : r_.m * second_width;
+      if (first_width <= kSmallCouplingSum && outputs <= kSmallCouplingOutputs) {
+        return take_out_small(first, first_width, second, second_width, scale);
+      }
+    }
     const T minus_one = -1;
     const cublasOperation_t op_a = blas::to_cublas(r_.transpose);
     if (left_) {  // B[second, :] -= op(A)[second, first] X[first, :]
@@ -81,6 +94,40 @@ class TrsmByBlocks {
     return cublas_gemm<T>(plan_, run_, CUBLAS_OP_N, op_a, r_.m, second_width, first_width, minus_one,
                           b_ + first * r_.ldb, r_.ldb, op_a_at(first, second), r_.lda, scale, b_ + second * r_.ldb,
                           r_.ldb);
+  }
+
+  // take_out on launch_small_gemm: a coupling product this small is a few round trips to memory, which cuBLAS's GEMM
+  // ran as 32 x 32 tiles 8 terms a stage, 7.4 µs under Nsight Compute for 512 x 64 x 64 (PERFORMANCE.md §90).
+  Status take_out_small(std::int64_t first, std::int64_t first_width, std::int64_t second, std::int64_t second_width,
+                        T scale) {
+    // How far in A one row and one column of op(A) are apart.
+    const std::int64_t a_step_row = transposed_ ? r_.lda : 1, a_step_col = transposed_ ? 1 : r_.lda;
+    blas::SmallGemmLaunch launch{.k = first_width, .alpha = -1.0, .beta = static_cast<double>(scale)};
+    if (left_) {  // B[second, :] -= op(A)[second, first] X[first, :]
+      launch.a = op_a_at(second, first);
+      launch.a_row = a_step_row;
+      launch.a_col = a_step_col;
+      launch.b = b_ + first;
+      launch.b_row = 1;
+      launch.b_col = r_.ldb;
+      launch.c = b_ + second;
+      launch.m = second_width;
+      launch.n = r_.n;
+    } else {  // B[:, second] -= X[:, first] op(A)[first, second]
+      launch.a = b_ + first * r_.ldb;
+      launch.a_row = 1;
+      launch.a_col = r_.ldb;
+      launch.b = op_a_at(first, second);
+      launch.b_row = a_step_row;
+      launch.b_col = a_step_col;
+      launch.c = b_ + second * r_.ldb;
+      launch.m = r_.m;
+      launch.n = second_width;
+    }
+    launch.c_row = 1;
+    launch.c_col = r_.ldb;
+    return run_.target.check(blas::launch_small_gemm(launch, run_.target.stream()),
+                             "launching a Trsm's coupling product");
   }
 
   // The diagonal block at `lo`, as launch_triangular_solve's T: op(A)'s block on the left, its transpose on the right
@@ -121,9 +168,7 @@ class TrsmByBlocks {
 bool CudaOperation<Trsm>::by_blocks(const Trsm& r) noexcept {
   const bool left = r.side == blas::Side::left;
   // alpha 0 stays cuBLAS's: B set to zeros without reading A or B, where a solve would carry a NaN of B.
-  const std::int64_t from =
-      r.dtype == DType::f64 ? kByBlocksFromF64 : (left ? kByBlocksFromF32Left : kByBlocksFromF32Right);
-  return (left ? r.m : r.n) >= from && (left ? r.n : r.m) >= kByBlocksRhsFrom && r.alpha != 0;
+  return (left ? r.m : r.n) >= kByBlocksFrom && (left ? r.n : r.m) >= kByBlocksRhsFrom && r.alpha != 0;
 }
 
 Status CudaOperation<Trsm>::run(const Trsm&, const Checked& checked, const Plan& plan,

@@ -9,18 +9,16 @@
 
 namespace accel {
 
-// Trsm runs by blocks from a triangular order of kByBlocksFrom (by element type and side) with kByBlocksRhsFrom
-// right-hand sides or more: split along the order down to blocks of blas::kTriangularSolveOrder, each solved by a
-// kernel of ours, the coupling between the halves of each split taken out by cuBLAS's GEMM, which does nearly all the
-// work. On the H200 that ran f64 solves 1.3-1.5x faster than cuBLAS's trsm from order 256, f32 ones 1.2x from 2,048 on
-// the left, where below cuBLAS's f32 trsm won, and 1.2-1.3x from 512 on the right, where cuBLAS's right-side strsm is
-// slower than its left (PERFORMANCE.md §89). Narrower B stays cuBLAS's: not measured by blocks.
+// Trsm runs by blocks from a triangular order of kByBlocksFrom with kByBlocksRhsFrom right-hand sides or more: split
+// along the order down to blocks of blas::kTriangularSolveOrder, each solved by a kernel of ours, the coupling between
+// the halves of each split taken out by a GEMM (cuBLAS's, or for f32 products of at most 512 x 64 outputs
+// launch_small_gemm), which does nearly all the work. On the H200 that ran every type and side 1.15-2.0x faster than
+// PyTorch's solve_triangular from order 256 (f32 on the right at 1,024: 0.95-1.16x) and faster than cuBLAS's trsm
+// (PERFORMANCE.md §89, §90). Narrower B stays cuBLAS's: not measured by blocks.
 template <>
 struct CudaOperation<blas::Trsm> : blas::CublasOperation {
   using Checked = Operation<blas::Trsm>::Checked;
-  static constexpr std::int64_t kByBlocksFromF64 = 256;
-  static constexpr std::int64_t kByBlocksFromF32Left = 2048;
-  static constexpr std::int64_t kByBlocksFromF32Right = 512;
+  static constexpr std::int64_t kByBlocksFrom = 256;
   static constexpr std::int64_t kByBlocksRhsFrom = 256;
   static Result<Plan> plan(const blas::Trsm&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
   static Status run(const blas::Trsm& request, const Checked& checked, const Plan& plan,

@@ -66,11 +66,13 @@ __global__ void __launch_bounds__(kThreads) triangular_solve_kernel(TriangularSo
   const int order = static_cast<int>(l.order);
   const T* t = static_cast<const T*>(l.t);
   // Unrolled so that a thread's loads are in flight at once: one after another, their round trips to L2 took longer
-  // than the solve.
+  // than the solve. Neighbouring threads read along T's unit stride (its columns where t_row is 1, else its rows, as
+  // on the right side): read across it, each warp's load touched 32 lines.
+  const bool down_columns = l.t_row == 1;
 #pragma unroll
   for (int k = 0; k < kOrder * kOrder / kThreads; ++k) {
     const int e = static_cast<int>(threadIdx.x) + k * kThreads;
-    const int i = e % kOrder, j = e / kOrder;
+    const int i = down_columns ? e % kOrder : e / kOrder, j = down_columns ? e / kOrder : e % kOrder;
     const bool strict = kLower ? j < i : j > i;
     coupling[i][j] = strict && i < order && j < order ? t[i * l.t_row + j * l.t_col] : T(0);
   }

@@ -252,9 +252,9 @@ TEST_P(CudaBlasTest, TrsmMatchesTheCpuDeviceForEverySideTriangleTransposeAndDiag
           const Trsm r{.side = side, .fill = fill, .transpose = transpose, .diagonal = diagonal, .alpha = 0.75};
           Trsm small = r, large = r, batched = r;
           small.m = 37, small.n = 13;
-          // By blocks (CudaOperation<Trsm>::by_blocks): splits down to a partial block, padded leading dimensions;
-          // a batch of two; and at alpha 0, cuBLAS's trsm. f32's smallest blocked order is larger than f64's (the
-          // largest of its two sides').
+          // By blocks (CudaOperation<Trsm>::by_blocks): splits down to a partial block, padded leading dimensions,
+          // coupling products on cuBLAS's GEMM and (f32, order 300) on launch_small_gemm; a batch of two; and at
+          // alpha 0 or with fewer right-hand sides, cuBLAS's trsm.
           const auto blocked = [&](DType dtype, std::int64_t order) {
             Trsm out = r;
             const std::int64_t other = CudaOperation<Trsm>::kByBlocksRhsFrom + 45;
@@ -264,22 +264,23 @@ TEST_P(CudaBlasTest, TrsmMatchesTheCpuDeviceForEverySideTriangleTransposeAndDiag
             out.lda = order + 3, out.ldb = out.m + 5;
             return out;
           };
-          const Trsm blocked_f64 = blocked(DType::f64, CudaOperation<Trsm>::kByBlocksFromF64 * 4 + 76);
-          const Trsm blocked_f32 = blocked(DType::f32, CudaOperation<Trsm>::kByBlocksFromF32Left + 19);
+          const Trsm blocked_f64 = blocked(DType::f64, CudaOperation<Trsm>::kByBlocksFrom * 4 + 76);
+          const Trsm blocked_f32 = blocked(DType::f32, 2067), blocked_f32_small = blocked(DType::f32, 300);
           Trsm blocked_batch = blocked_f64, large_zero = blocked_f64;
-          blocked_batch.m = blocked_batch.n = CudaOperation<Trsm>::kByBlocksFromF64;
+          blocked_batch.m = blocked_batch.n = CudaOperation<Trsm>::kByBlocksFrom;
           blocked_batch.lda = blocked_batch.ldb = 0, blocked_batch.batch = 2;
           large_zero.alpha = 0;
-          for (const Trsm& each : {blocked_f64, blocked_f32, blocked_batch})
+          large.m = 1024, large.n = CudaOperation<Trsm>::kByBlocksRhsFrom - 56;
+          for (const Trsm& each : {blocked_f64, blocked_f32, blocked_f32_small, blocked_batch})
             ASSERT_TRUE(CudaOperation<Trsm>::by_blocks(each));
-          ASSERT_FALSE(CudaOperation<Trsm>::by_blocks(large_zero));
-          large.m = 1024, large.n = 256;  // f32: cuBLAS's trsm
+          for (const Trsm& each : {large_zero, large}) ASSERT_FALSE(CudaOperation<Trsm>::by_blocks(each));
           batched.m = 16, batched.n = 8, batched.batch = 20;
           trsm<float>(small);
           trsm<double>(small);
           trsm<float>(large);
           trsm<double>(blocked_f64);
           trsm<float>(blocked_f32);
+          trsm<float>(blocked_f32_small);
           trsm<double>(large_zero);
           trsm<double>(blocked_batch);
           trsm<double>(batched);
