@@ -3,6 +3,11 @@
 // another it offered (docs/PERFORMANCE.md §60). So the run that CublasLtGemm::Timing picks runs every candidate on
 // the run's own operands and keeps the fastest, as cuDNN's autotuner and PyTorch's TunableOp do.
 //
+// Each candidate is timed as a CUDA graph of back-to-back launches, entered while the same graph runs before it, so
+// no host time lies between its kernels: what a recorded chain or a compiled graph's replay pays. Launched one by one
+// from the host, candidates of 7-9 µs on the GPU (256³ f32) all timed 9.4-12 µs, the host's launch rate; the one picked
+// by that noise cost 1.2 µs more a GEMM in a recorded chain than another timed level with it (PERFORMANCE.md §90).
+//
 // Only a run that may repeat itself is timed: beta = 0 (D = epilogue(alpha A B), so running it again writes the
 // same D), or a C apart from D (a residual read, never written); with beta != 0 and D over C each run would add to D
 // again. And a stream not capturing a graph (timing waits for the GPU). The real run follows with the chosen algorithm,
@@ -11,7 +16,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "libs/blas/cublaslt_gemm.hpp"
@@ -57,6 +65,39 @@ class EventPair {
   cudaEvent_t stop_ = nullptr;
 };
 
+// `repeats` launches of one candidate, captured on the stream into an executable graph.
+class CandidateGraph {
+ public:
+  CandidateGraph() = default;
+  ~CandidateGraph() {
+    if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+  }
+  CandidateGraph(CandidateGraph&& other) noexcept : exec_(std::exchange(other.exec_, nullptr)) {}
+  CandidateGraph& operator=(CandidateGraph&&) = delete;
+  CandidateGraph(const CandidateGraph&) = delete;
+  CandidateGraph& operator=(const CandidateGraph&) = delete;
+
+  template <class Launch>
+  Status capture(cudaStream_t stream, int repeats, const Launch& launch) {
+    ACCEL_RETURN_IF_ERROR(cuda_status(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+                                      "capturing a cuBLASLt algorithm to time it"));
+    cublasStatus_t launched = CUBLAS_STATUS_SUCCESS;
+    for (int r = 0; r < repeats && launched == CUBLAS_STATUS_SUCCESS; ++r) launched = launch();
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+    Status status = cublas_status(launched, "cublasLtMatmul (captured to time it)");
+    if (status.ok()) status = cuda_status(ended, "capturing a cuBLASLt algorithm to time it");
+    if (status.ok()) status = cuda_status(cudaGraphInstantiate(&exec_, graph, 0), "instantiating a timing graph");
+    if (status.ok()) status = cuda_status(cudaGraphUpload(exec_, stream), "uploading a timing graph");
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    return status;
+  }
+  [[nodiscard]] cudaGraphExec_t exec() const { return exec_; }
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
+};
+
 }  // namespace
 
 Status CublasLtGemm::time_candidates(const Plan& plan, const LtOperands& ops, cudaStream_t stream) const {
@@ -68,15 +109,19 @@ Status CublasLtGemm::time_candidates(const Plan& plan, const LtOperands& ops, cu
   const auto launch = [&](const cublasLtMatmulAlgo_t& algo) { return matmul(plan, ops, algo, stream); };
   EventPair events;
   ACCEL_RETURN_IF_ERROR(events.create());
-  const auto measure = [&](const cublasLtMatmulAlgo_t& algo, int repeats) -> Result<float> {
+  // The GPU time between the events around `enqueue`, over `repeats`.
+  const auto elapsed = [&](const auto& enqueue, int repeats) -> Result<float> {
     ACCEL_RETURN_IF_ERROR(cuda_status(cudaEventRecord(events.start(), stream), "timing cuBLASLt's algorithms"));
-    for (int r = 0; r < repeats; ++r) ACCEL_RETURN_IF_ERROR(cublas_status(launch(algo), "cublasLtMatmul"));
+    ACCEL_RETURN_IF_ERROR(enqueue());
     ACCEL_RETURN_IF_ERROR(cuda_status(cudaEventRecord(events.stop(), stream), "timing cuBLASLt's algorithms"));
     ACCEL_RETURN_IF_ERROR(cuda_status(cudaEventSynchronize(events.stop()), "waiting for a timed cuBLASLt algorithm"));
     float milliseconds = 0;
     ACCEL_RETURN_IF_ERROR(cuda_status(cudaEventElapsedTime(&milliseconds, events.start(), events.stop()),
                                       "timing cuBLASLt's algorithms"));
     return milliseconds * 1000.0f / static_cast<float>(repeats);
+  };
+  const auto launch_graph = [&](const CandidateGraph& graph) {
+    return cuda_status(cudaGraphLaunch(graph.exec(), stream), "launching a timing graph");
   };
 
   // Each candidate runs once untimed (its first launch may load its kernel's module); one cuBLASLt refuses for
@@ -85,7 +130,8 @@ Status CublasLtGemm::time_candidates(const Plan& plan, const LtOperands& ops, cu
   float first = 0;
   if (launch(plan.candidates.front()) == CUBLAS_STATUS_SUCCESS) {
     runnable.push_back(&plan.candidates.front());
-    ACCEL_ASSIGN_OR_RETURN(first, measure(plan.candidates.front(), 1));
+    ACCEL_ASSIGN_OR_RETURN(
+        first, elapsed([&] { return cublas_status(launch(plan.candidates.front()), "cublasLtMatmul"); }, 1));
     if (first >= kLongestTimedMicroseconds) {
       plan.timed = true;
       return Status();
@@ -95,16 +141,23 @@ Status CublasLtGemm::time_candidates(const Plan& plan, const LtOperands& ops, cu
     if (launch(plan.candidates[i]) == CUBLAS_STATUS_SUCCESS) runnable.push_back(&plan.candidates[i]);
   if (runnable.empty()) return cublas_status(launch(plan.candidates.front()), "cublasLtMatmul");
   if (runnable.front() != &plan.candidates.front()) {
-    ACCEL_ASSIGN_OR_RETURN(first, measure(*runnable.front(), 1));
+    ACCEL_ASSIGN_OR_RETURN(first,
+                           elapsed([&] { return cublas_status(launch(*runnable.front()), "cublasLtMatmul"); }, 1));
   }
   const int repeats =
       std::clamp(static_cast<int>(std::ceil(kMeasureMicroseconds / std::max(first, 0.1f))), 1, kMostRepeats);
   const int rounds = first >= kOneRoundMicroseconds ? 1 : kRounds;
-  // Rounds interleave the candidates, so a clock that drifts during the timing favours none of them.
+  std::vector<CandidateGraph> graphs(runnable.size());
+  for (std::size_t i = 0; i < runnable.size(); ++i) {
+    ACCEL_RETURN_IF_ERROR(graphs[i].capture(stream, repeats, [&] { return launch(*runnable[i]); }));
+  }
+  // Rounds interleave the candidates, so a clock that drifts during the timing favours none of them. A short graph
+  // is launched once untimed first, so the GPU is still busy with it while the host enqueues the timed one.
   std::vector<float> best(runnable.size(), std::numeric_limits<float>::infinity());
   for (int round = 0; round < rounds; ++round) {
     for (std::size_t i = 0; i < runnable.size(); ++i) {
-      ACCEL_ASSIGN_OR_RETURN(const float microseconds, measure(*runnable[i], repeats));
+      if (repeats > 1) ACCEL_RETURN_IF_ERROR(launch_graph(graphs[i]));
+      ACCEL_ASSIGN_OR_RETURN(const float microseconds, elapsed([&] { return launch_graph(graphs[i]); }, repeats));
       best[i] = std::min(best[i], microseconds);
     }
   }
