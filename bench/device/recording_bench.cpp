@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "accel/device/recording.hpp"
+#include "common/completion_option.hpp"
 #include "common/csv_report.hpp"
 #include "common/exit_now.hpp"
 
@@ -47,14 +48,6 @@ struct Options {
   int iterations = 200;
 };
 
-std::optional<CompletionStrategy> completion_of(std::string_view name) {
-  for (const CompletionStrategy strategy :
-       {CompletionStrategy::poller, CompletionStrategy::host_callback, CompletionStrategy::blocking}) {
-    if (to_string(strategy) == name) return strategy;
-  }
-  return std::nullopt;
-}
-
 Options parse(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
@@ -67,8 +60,8 @@ Options parse(int argc, char** argv) {
       options.size = std::atoll(argv[++i]);
     } else if (arg == "--iterations" && i + 1 < argc) {
       options.iterations = std::atoi(argv[++i]);
-    } else if (arg == "--completion" && i + 1 < argc && completion_of(argv[i + 1])) {
-      options.device.completion = *completion_of(argv[++i]);
+    } else if (arg == "--completion" && i + 1 < argc && bench::completion_of(argv[i + 1])) {
+      options.device.completion = *bench::completion_of(argv[++i]);
     } else {
       fmt::print(stderr,
                  "usage: recording_bench [--cpu] [--isolated] [--size N] [--iterations N] "

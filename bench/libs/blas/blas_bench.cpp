@@ -17,13 +17,15 @@
 //   {"bench":"blas","routine":"gemv","dtype":"f32","n":1024,"batch":1,"variant":"accel","latency_us":…,
 //    "pipelined_us":…,"reps":…}
 // Usage: blas_bench [routines, comma-separated, default all sixteen above] [sizes, comma-separated n in
-// [1, 46340], default 256,1024,4096]; an unknown routine or a bad size is refused (exit 2) before the GPU is opened.
+// [1, 46340], default 256,1024,4096] [the device's completion strategy: poller (default), host_callback or blocking];
+// an unknown routine, a bad size or strategy is refused (exit 2) before the GPU is opened.
 // Every routine runs at every size but gemv_batched, which has its two shapes of its own.
 #include <cublas_v2.h>
 #include <fmt/format.h>
 
 #include <charconv>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -32,6 +34,7 @@
 #include "accel/libs/blas/level1.hpp"
 #include "accel/libs/blas/level2.hpp"
 #include "accel/libs/blas/level3.hpp"
+#include "common/completion_option.hpp"
 #include "common/csv_report.hpp"
 #include "libs/blas/blas_bench.hpp"
 
@@ -139,8 +142,14 @@ std::vector<std::int64_t> parse_sizes(const std::string& list) {
 
 int main(int argc, char** argv) {
   const std::string all = fmt::format("{},{}", kFirstRoutines, bench::blas_bench::kAddedRoutines);
-  if (argc > 3 || (argc > 1 && (std::string_view(argv[1]) == "-h" || std::string_view(argv[1]) == "--help"))) {
-    fmt::print(stderr, "usage: blas_bench [routines, default {}] [sizes, default 256,1024,4096]\n", all);
+  const std::optional<CompletionStrategy> completion =
+      bench::completion_of(argc > 3 ? argv[3] : to_string(CompletionStrategy::poller));
+  if (argc > 4 || !completion ||
+      (argc > 1 && (std::string_view(argv[1]) == "-h" || std::string_view(argv[1]) == "--help"))) {
+    fmt::print(stderr,
+               "usage: blas_bench [routines, default {}] [sizes, default 256,1024,4096] "
+               "[completion: poller (default), host_callback or blocking]\n",
+               all);
     return 2;
   }
   const std::vector<std::string> routines = bench::split_list(argc > 1 ? argv[1] : all);
@@ -157,7 +166,7 @@ int main(int argc, char** argv) {
   const std::vector<std::int64_t> sizes = parse_sizes(argc > 2 ? argv[2] : "256,1024,4096");
   if (sizes.empty()) return 2;
   System system;
-  Result<Device> device = Device::open(system, {.kind = DeviceKind::cuda});
+  Result<Device> device = Device::open(system, {.kind = DeviceKind::cuda, .completion = *completion});
   if (!device.ok()) {
     fmt::print(stderr, "blas_bench needs a GPU: {}\n", device.status().to_string());
     return 77;
