@@ -121,11 +121,12 @@ struct TriangularSolveLaunch {
   double alpha = 1.0;
 };
 
-// The largest order launch_triangular_solve takes: a right-hand side's elements are the registers of 8 warps' lanes.
-constexpr std::int64_t kTriangularSolveOrder = 64;
+// The largest order launch_triangular_solve takes: a right-hand side's elements are the registers of a lane in each of
+// 8 warps (f64) or 16 (f32; with 16 warps an f64 block of T in registers would spill).
+constexpr std::int64_t triangular_solve_order(bool f64) { return f64 ? 64 : 128; }
 
-// A lane per right-hand side in each of 8 warps of 8 rows, substituting in a fixed order; each diagonal element
-// divides as its reciprocal. cudaErrorInvalidValue past kTriangularSolveOrder.
+// A lane per right-hand side in each of order / 8 warps of 8 rows, substituting in a fixed order; each diagonal element
+// divides as its reciprocal. cudaErrorInvalidValue past triangular_solve_order.
 [[nodiscard]] cudaError_t launch_triangular_solve(const TriangularSolveLaunch& launch, cudaStream_t stream);
 
 // -- GEMM of small matrices -----------------------------------------------------------------------------------------

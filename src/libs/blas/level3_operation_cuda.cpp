@@ -32,7 +32,7 @@ Status cublas_gemm(const blas::CublasPlan& plan, CudaRun& run, cublasOperation_t
 }
 
 // One member of a Trsm by blocks: op(A) X = alpha B on the left, X op(A) = alpha B on the right, split in two along
-// A's order again and again (at a multiple of kTriangularSolveOrder) down to diagonal blocks that
+// A's order again and again (at a multiple of triangular_solve_order) down to diagonal blocks that
 // launch_triangular_solve takes. Each split solves the half that does not depend on the other first (top or left
 // where op(A)'s coupling block lies below or right of the diagonal, else bottom or right), takes op(A)'s coupling
 // block times that solution out of the other half of B by one GEMM, which scales it by alpha too, then solves the
@@ -53,18 +53,20 @@ class TrsmByBlocks {
   Status solve() { return solve(0, left_ ? r_.m : r_.n, static_cast<T>(r_.alpha)); }
 
  private:
-  static constexpr std::int64_t kBase = blas::kTriangularSolveOrder;
-  // The f32 coupling products launch_small_gemm takes: sums of at most two diagonal blocks and at most 512 x 64
-  // outputs, where ours took 2.8 µs in a graph against cuBLASLt's 3.4; at 1,024 x 64 they were level, at 2,048 x 64
-  // and 512 x 128 x 128 cuBLAS's were faster (§90).
-  static constexpr std::int64_t kSmallCouplingSum = 2 * kBase;
-  static constexpr std::int64_t kSmallCouplingOutputs = 512 * kBase;
+  // f32 splits down to 128 rows: half the diagonal blocks and GEMMs of 64 rows, 1.15-1.35x faster at orders 512-2,048
+  // (§90); an f64 block of T in registers would spill with 16 warps.
+  static constexpr std::int64_t kLeaf = blas::triangular_solve_order(sizeof(T) == 8);
+  // The f32 coupling products launch_small_gemm takes: sums of at most 128 terms and at most 512 x 64 outputs, where
+  // ours took 2.8 µs in a graph against cuBLASLt's 3.4; at 1,024 x 64 they were level, at 2,048 x 64 and 512 x 128 x
+  // 128 cuBLAS's were faster (§90).
+  static constexpr std::int64_t kSmallCouplingSum = 128;
+  static constexpr std::int64_t kSmallCouplingOutputs = 512 * 64;
 
   // Rows (left) or columns (right) [lo, hi) of B, solved with op(A)'s diagonal block there, scaled by `scale` first.
   Status solve(std::int64_t lo, std::int64_t hi, T scale) {
     const std::int64_t width = hi - lo;
-    if (width <= kBase) return solve_block(lo, width, scale);
-    const std::int64_t mid = lo + (width / 2 + kBase - 1) / kBase * kBase;
+    if (width <= kLeaf) return solve_block(lo, width, scale);
+    const std::int64_t mid = lo + (width / 2 + kLeaf - 1) / kLeaf * kLeaf;
     // Forward where the coupling block op(A)[second, first] lies below the diagonal on the left (op(A) lower), right
     // of it on the right (op(A) upper).
     const bool forward = left_ == op_lower_;

@@ -1,8 +1,10 @@
 // The triangular solves of small order that a Trsm by blocks ends in (src/libs/blas/blas_kernels.hpp): a lane per
-// right-hand side in each of 8 warps, each warp holding 8 of its rows in registers, T's strict triangle and the
-// reciprocals of its diagonal in shared memory, read by every lane of a warp at once. A thread per right-hand side,
-// substituting through all 64 rows alone, took 25 µs for 4,096 of them (a block per 64): too few threads, each a long
-// chain of dependent steps.
+// right-hand side in each of 8 warps (16 for f32 orders past 64), each warp holding 8 of its rows in registers, T's
+// strict triangle and the reciprocals of its diagonal in shared memory, read by every lane of a warp at once. A thread
+// per right-hand side, substituting through all 64 rows alone, took 25 µs for 4,096 of them (a block per 64): too few
+// threads, each a long chain of dependent steps.
+#include <atomic>
+#include <cstdint>
 #include <cstring>
 
 #include "libs/blas/kernel_common.cuh"
@@ -10,11 +12,10 @@
 namespace accel::blas {
 namespace {
 
-constexpr int kOrder = static_cast<int>(kTriangularSolveOrder);
 constexpr int kRowsPerWarp = 8;
-constexpr int kWarps = kOrder / kRowsPerWarp;
 constexpr int kRhsPerBlock = 32;  // a lane each
-constexpr int kThreads = kWarps * 32;
+// Orders up to this run on a kernel of 8 warps: half the steps and a quarter of T to stage.
+constexpr int kSmallOrder = 64;
 
 // 16 bytes of T, the widest load a thread makes.
 template <class T>
@@ -56,11 +57,17 @@ __device__ inline void store_rows(T* memory, const T (&rows)[kRowsPerWarp]) {
 // solves its rows against T's diagonal 8 x 8 block and hands the result to the other warps through shared memory; each
 // warp whose rows are still to solve takes T's block beside them times that result out of its rows. Rows past the
 // order are zeros in x and in T.
-template <class T, bool kLower>
-__global__ void __launch_bounds__(kThreads) triangular_solve_kernel(TriangularSolveLaunch l) {
-  // Rows padded by 16 bytes: each stays 16-byte aligned for the vector loads below, and the column-wise stores that
-  // fill them conflict four ways at most, where unpadded they would all fall on one bank.
-  __shared__ alignas(16) T coupling[kOrder][kOrder + kPerVector<T>];  // [i][j]: T(i, j) in its strict triangle, else 0
+// T's strict triangle in shared memory, [i][j]: T(i, j) in its strict triangle, else 0. Rows padded by 16 bytes: each
+// stays 16-byte aligned for the vector loads below, and the column-wise stores that fill them conflict four ways at
+// most, where unpadded they would all fall on one bank. Dynamic: of order 128 it passes the 48 KiB of a static array.
+template <class T, int kOrder>
+constexpr std::size_t kCouplingBytes = sizeof(T) * kOrder*(kOrder + kPerVector<T>);
+
+template <class T, bool kLower, int kOrder>
+__global__ void __launch_bounds__(kOrder / kRowsPerWarp * 32) triangular_solve_kernel(TriangularSolveLaunch l) {
+  constexpr int kThreads = kOrder / kRowsPerWarp * 32;
+  extern __shared__ __align__(16) unsigned char dynamic[];
+  auto coupling = reinterpret_cast<T(*)[kOrder + kPerVector<T>]>(dynamic);
   __shared__ T reciprocal[kOrder];                     // 1 / T(i, i), or 1 on a unit diagonal; 0 past the order
   __shared__ T solved[2][kRowsPerWarp][kRhsPerBlock];  // step b's rows, in buffer b % 2
   const int order = static_cast<int>(l.order);
@@ -149,23 +156,51 @@ __global__ void __launch_bounds__(kThreads) triangular_solve_kernel(TriangularSo
     if (row0 + q < order) *c = x[q];
 }
 
+// The kernel for T, its triangle and order, allowed its dynamic shared memory once on each device (an attribute of
+// the function in the device's context).
+template <class T, bool kLower, int kOrder>
+cudaError_t launch_solve(const TriangularSolveLaunch& launch, unsigned grid, cudaStream_t stream) {
+  constexpr auto kernel = triangular_solve_kernel<T, kLower, kOrder>;
+  static std::atomic<std::uint64_t> allowed_on{0};  // a bit per device ordinal below 64
+  int device = 0;
+  if (const cudaError_t found = cudaGetDevice(&device); found != cudaSuccess) return found;
+  const std::uint64_t bit = device < 64 ? std::uint64_t{1} << device : 0;
+  if ((allowed_on.load(std::memory_order_acquire) & bit) == 0 || bit == 0) {
+    const cudaError_t allowed = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                     static_cast<int>(kCouplingBytes<T, kOrder>));
+    if (allowed != cudaSuccess) return allowed;
+    allowed_on.fetch_or(bit, std::memory_order_acq_rel);
+  }
+  kernel<<<grid, kOrder / kRowsPerWarp * 32, kCouplingBytes<T, kOrder>, stream>>>(launch);
+  return cudaGetLastError();
+}
+
+template <class T, int kOrder>
+cudaError_t solve(const TriangularSolveLaunch& launch, unsigned grid, cudaStream_t stream) {
+  return launch.lower ? launch_solve<T, true, kOrder>(launch, grid, stream)
+                      : launch_solve<T, false, kOrder>(launch, grid, stream);
+}
+
 template <class T>
 cudaError_t solve(const TriangularSolveLaunch& launch, cudaStream_t stream) {
   const std::int64_t blocks = (launch.rhs + kRhsPerBlock - 1) / kRhsPerBlock;
   if (blocks > std::int64_t{1} << 31) return cudaErrorInvalidValue;
   const auto grid = static_cast<unsigned>(blocks);
-  if (launch.lower) {
-    triangular_solve_kernel<T, true><<<grid, kThreads, 0, stream>>>(launch);
+  if constexpr (sizeof(T) == 8) {
+    return solve<T, kSmallOrder>(launch, grid, stream);
   } else {
-    triangular_solve_kernel<T, false><<<grid, kThreads, 0, stream>>>(launch);
+    return launch.order <= kSmallOrder
+               ? solve<T, kSmallOrder>(launch, grid, stream)
+               : solve<T, static_cast<int>(triangular_solve_order(false))>(launch, grid, stream);
   }
-  return cudaGetLastError();
 }
 
 }  // namespace
 
 cudaError_t launch_triangular_solve(const TriangularSolveLaunch& launch, cudaStream_t stream) {
-  if (launch.order < 0 || launch.order > kTriangularSolveOrder || launch.rhs < 0) return cudaErrorInvalidValue;
+  if (launch.order < 0 || launch.order > triangular_solve_order(launch.f64) || launch.rhs < 0) {
+    return cudaErrorInvalidValue;
+  }
   if (launch.order == 0 || launch.rhs == 0) return cudaSuccess;
   return launch.f64 ? solve<double>(launch, stream) : solve<float>(launch, stream);
 }

@@ -252,12 +252,13 @@ TEST_P(CudaBlasTest, TrsmMatchesTheCpuDeviceForEverySideTriangleTransposeAndDiag
           const Trsm r{.side = side, .fill = fill, .transpose = transpose, .diagonal = diagonal, .alpha = 0.75};
           Trsm small = r, large = r, batched = r;
           small.m = 37, small.n = 13;
-          // By blocks (CudaOperation<Trsm>::by_blocks): splits down to a partial block, padded leading dimensions,
-          // coupling products on cuBLAS's GEMM and (f32, order 300) on launch_small_gemm; a batch of two; and at
-          // alpha 0 or with fewer right-hand sides, cuBLAS's trsm.
-          const auto blocked = [&](DType dtype, std::int64_t order) {
+          // By blocks (CudaOperation<Trsm>::by_blocks): splits down to partial blocks on both of
+          // launch_triangular_solve's kernels (f32 order 356: 100 rows on the 16 warps'; 2,067: 19 on the 8 warps'),
+          // padded leading dimensions, coupling products on cuBLAS's GEMM and (f32, 256 right-hand sides) on
+          // launch_small_gemm; a batch of two; and at alpha 0 or with fewer right-hand sides, cuBLAS's trsm.
+          const auto blocked = [&](DType dtype, std::int64_t order,
+                                   std::int64_t other = CudaOperation<Trsm>::kByBlocksRhsFrom + 45) {
             Trsm out = r;
-            const std::int64_t other = CudaOperation<Trsm>::kByBlocksRhsFrom + 45;
             out.dtype = dtype;
             out.m = side == Side::left ? order : other;
             out.n = side == Side::left ? other : order;
@@ -265,7 +266,8 @@ TEST_P(CudaBlasTest, TrsmMatchesTheCpuDeviceForEverySideTriangleTransposeAndDiag
             return out;
           };
           const Trsm blocked_f64 = blocked(DType::f64, CudaOperation<Trsm>::kByBlocksFrom * 4 + 76);
-          const Trsm blocked_f32 = blocked(DType::f32, 2067), blocked_f32_small = blocked(DType::f32, 300);
+          const Trsm blocked_f32 = blocked(DType::f32, 2067),
+                     blocked_f32_small = blocked(DType::f32, 356, CudaOperation<Trsm>::kByBlocksRhsFrom);
           Trsm blocked_batch = blocked_f64, large_zero = blocked_f64;
           blocked_batch.m = blocked_batch.n = CudaOperation<Trsm>::kByBlocksFrom;
           blocked_batch.lda = blocked_batch.ldb = 0, blocked_batch.batch = 2;
