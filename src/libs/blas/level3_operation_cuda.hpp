@@ -12,9 +12,9 @@ namespace accel {
 // Trsm runs by blocks from a triangular order of kByBlocksFrom with kByBlocksRhsFrom right-hand sides or more: split
 // along the order down to blocks of blas::triangular_solve_order, each solved by a kernel of ours, the coupling between
 // the halves of each split taken out by a GEMM (cuBLAS's, or for f32 products of at most 512 x 64 outputs
-// launch_small_gemm), which does nearly all the work. On the H200 that ran every type and side 1.15-2.0x faster than
-// PyTorch's solve_triangular from order 256 (f32 on the right at 1,024: 0.95-1.16x) and faster than cuBLAS's trsm
-// (PERFORMANCE.md §89, §90). Narrower B stays cuBLAS's: not measured by blocks.
+// launch_small_gemm), which does nearly all the work. On the H200 that ran every type and side 1.16-2.04x faster than
+// PyTorch's solve_triangular from order 256, and faster than cuBLAS's trsm (PERFORMANCE.md §89, §90). Narrower B stays
+// cuBLAS's: not measured by blocks.
 template <>
 struct CudaOperation<blas::Trsm> : blas::CublasOperation {
   using Checked = Operation<blas::Trsm>::Checked;
