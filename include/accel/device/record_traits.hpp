@@ -132,7 +132,7 @@ struct RecordTraits<blas::Dot> : detail::Capturable {
     visit(r.result);
   }
 };
-/// gemv (strided batched): one cuBLAS call.
+/// gemv (strided batched): one launch, a kernel of ours for small matrices (blas::Gemv's header) or cuBLAS's gemv.
 template <>
 struct RecordTraits<blas::Gemv> : detail::Capturable {
   /// Visits a, x and y.
@@ -143,7 +143,8 @@ struct RecordTraits<blas::Gemv> : detail::Capturable {
     visit(r.y);
   }
 };
-/// trsm: cuBLAS's trsm, or by blocks (kernels of ours between cuBLAS GEMMs), all on the stream.
+/// trsm: cuBLAS's trsm, or by blocks (kernels of ours between GEMMs, cuBLAS's or for small f32 ones ours), all on the
+/// stream.
 template <>
 struct RecordTraits<blas::Trsm> : detail::Capturable {
   /// Visits a and b.

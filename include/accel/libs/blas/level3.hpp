@@ -1,5 +1,8 @@
 /// @file
-/// BLAS level 3 beyond GEMM, on f32 or f64 (OpenBLAS on the CPU device, cuBLAS on CUDA), optionally strided-batched:
+/// BLAS level 3 beyond GEMM, on f32 or f64 (OpenBLAS on the CPU device; on CUDA cuBLAS, with kernels of accel's own
+/// where they were measured faster: a Trsm of order 256 or more with 256 right-hand sides or more runs by blocks,
+/// diagonal blocks solved by a kernel of ours between GEMMs; Symm and Trmm may run as one GEMM over the whole matrix),
+/// optionally strided-batched:
 ///   Trsm  solves op(A) X = alpha B (side left) or X op(A) = alpha B (side right) for X, with A triangular; X
 ///         replaces B
 ///   Syrk  C = alpha op(A) op(A)ᵀ + beta C, of which only the `fill` triangle of C is written
@@ -10,7 +13,7 @@
 /// Matrices are column-major, as BLAS stores them: element (i, j) of matrix `b` of a batch is at
 /// b * stride + j * ld + i. A leading dimension or stride of 0 means packed (the rows; ld * columns). Only the `fill`
 /// triangle of a triangular or symmetric matrix is read (and, for Syrk's C, written); the other is not touched. A
-/// batch runs one cuBLAS call per matrix on CUDA.
+/// batch runs its matrices one after another on CUDA, each as a single matrix would.
 ///
 /// @code
 ///   accel::blas::Trsm solve{.dtype = accel::DType::f64, .side = accel::blas::Side::left,
