@@ -128,6 +128,9 @@ constexpr std::int64_t triangular_solve_order(bool f64) { return f64 ? 64 : 128;
 // A lane per right-hand side in each of order / 8 warps of 8 rows, substituting in a fixed order; each diagonal element
 // divides as its reciprocal. cudaErrorInvalidValue past triangular_solve_order.
 [[nodiscard]] cudaError_t launch_triangular_solve(const TriangularSolveLaunch& launch, cudaStream_t stream);
+// Lets launch_triangular_solve's kernels for the element type take the shared memory they need on the current device:
+// a host call a capture must not hold, so made before it (a Trsm's plan). Launches make it too where it was not.
+[[nodiscard]] cudaError_t prepare_triangular_solve(bool f64);
 
 // -- GEMM of small matrices -----------------------------------------------------------------------------------------
 

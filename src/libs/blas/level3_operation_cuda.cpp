@@ -173,6 +173,14 @@ bool CudaOperation<Trsm>::by_blocks(const Trsm& r) noexcept {
   return (left ? r.m : r.n) >= kByBlocksFrom && (left ? r.n : r.m) >= kByBlocksRhsFrom && r.alpha != 0;
 }
 
+Result<CudaOperation<Trsm>::Plan> CudaOperation<Trsm>::plan(const Trsm&, const Checked& checked, CudaTarget& target) {
+  if (by_blocks(checked.request)) {
+    ACCEL_RETURN_IF_ERROR(target.check(blas::prepare_triangular_solve(checked.request.dtype == DType::f64),
+                                       "allowing a Trsm's triangular solves their shared memory"));
+  }
+  return blas::plan_cublas(target);
+}
+
 Status CudaOperation<Trsm>::run(const Trsm&, const Checked& checked, const Plan& plan,
                                 std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<Trsm>;

@@ -20,7 +20,8 @@ struct CudaOperation<blas::Trsm> : blas::CublasOperation {
   using Checked = Operation<blas::Trsm>::Checked;
   static constexpr std::int64_t kByBlocksFrom = 256;
   static constexpr std::int64_t kByBlocksRhsFrom = 256;
-  static Result<Plan> plan(const blas::Trsm&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  // The cuBLAS handle, and by blocks the diagonal-block kernels' shared memory allowed before any capture.
+  static Result<Plan> plan(const blas::Trsm&, const Checked& checked, CudaTarget& target);
   static Status run(const blas::Trsm& request, const Checked& checked, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
   // Whether the members of `request` run by blocks.

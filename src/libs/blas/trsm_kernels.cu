@@ -156,22 +156,33 @@ __global__ void __launch_bounds__(kOrder / kRowsPerWarp * 32) triangular_solve_k
     if (row0 + q < order) *c = x[q];
 }
 
-// The kernel for T, its triangle and order, allowed its dynamic shared memory once on each device (an attribute of
-// the function in the device's context).
+// Lets the kernel for T, its triangle and order take T's shared memory where that passes the default 48 KiB: once on
+// each device (an attribute of the function in the device's context), from the plan before any capture
+// (prepare_triangular_solve), so that no capture holds the call; a launch that finds it unset sets it.
+template <class T, bool kLower, int kOrder>
+cudaError_t allow_shared_memory() {
+  constexpr std::size_t kDefault = 48 * 1024 - sizeof(T) * kOrder - sizeof(T) * 2 * kRowsPerWarp * kRhsPerBlock;
+  if constexpr (kCouplingBytes<T, kOrder> <= kDefault) {
+    return cudaSuccess;
+  } else {
+    static std::atomic<std::uint64_t> allowed_on{0};  // a bit per device ordinal below 64
+    int device = 0;
+    if (const cudaError_t found = cudaGetDevice(&device); found != cudaSuccess) return found;
+    const std::uint64_t bit = device < 64 ? std::uint64_t{1} << device : 0;
+    if (bit != 0 && (allowed_on.load(std::memory_order_acquire) & bit) != 0) return cudaSuccess;
+    const cudaError_t allowed =
+        cudaFuncSetAttribute(triangular_solve_kernel<T, kLower, kOrder>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(kCouplingBytes<T, kOrder>));
+    if (allowed == cudaSuccess) allowed_on.fetch_or(bit, std::memory_order_acq_rel);
+    return allowed;
+  }
+}
+
 template <class T, bool kLower, int kOrder>
 cudaError_t launch_solve(const TriangularSolveLaunch& launch, unsigned grid, cudaStream_t stream) {
-  constexpr auto kernel = triangular_solve_kernel<T, kLower, kOrder>;
-  static std::atomic<std::uint64_t> allowed_on{0};  // a bit per device ordinal below 64
-  int device = 0;
-  if (const cudaError_t found = cudaGetDevice(&device); found != cudaSuccess) return found;
-  const std::uint64_t bit = device < 64 ? std::uint64_t{1} << device : 0;
-  if ((allowed_on.load(std::memory_order_acquire) & bit) == 0 || bit == 0) {
-    const cudaError_t allowed = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                     static_cast<int>(kCouplingBytes<T, kOrder>));
-    if (allowed != cudaSuccess) return allowed;
-    allowed_on.fetch_or(bit, std::memory_order_acq_rel);
-  }
-  kernel<<<grid, kOrder / kRowsPerWarp * 32, kCouplingBytes<T, kOrder>, stream>>>(launch);
+  if (const cudaError_t allowed = allow_shared_memory<T, kLower, kOrder>(); allowed != cudaSuccess) return allowed;
+  triangular_solve_kernel<T, kLower, kOrder>
+      <<<grid, kOrder / kRowsPerWarp * 32, kCouplingBytes<T, kOrder>, stream>>>(launch);
   return cudaGetLastError();
 }
 
@@ -196,6 +207,13 @@ cudaError_t solve(const TriangularSolveLaunch& launch, cudaStream_t stream) {
 }
 
 }  // namespace
+
+cudaError_t prepare_triangular_solve(bool f64) {
+  if (f64) return cudaSuccess;  // its kernel stays within the default
+  constexpr int kOrder = static_cast<int>(triangular_solve_order(false));
+  if (const cudaError_t lower = allow_shared_memory<float, true, kOrder>(); lower != cudaSuccess) return lower;
+  return allow_shared_memory<float, false, kOrder>();
+}
 
 cudaError_t launch_triangular_solve(const TriangularSolveLaunch& launch, cudaStream_t stream) {
   if (launch.order < 0 || launch.order > triangular_solve_order(launch.f64) || launch.rhs < 0) {
