@@ -2,6 +2,7 @@
 // would be meaningless.
 #pragma once
 
+#include <cublasLt.h>
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -12,6 +13,14 @@ namespace accel::bench {
 inline void check_cuda(cudaError_t error, const char* what) {
   if (error != cudaSuccess) {
     fmt::print(stderr, "{}: {}\n", what, cudaGetErrorString(error));
+    exit_now(1);
+  }
+}
+
+// cuBLASLt's status, said by its name.
+inline void check_lt(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    fmt::print(stderr, "{}: {}\n", what, cublasLtGetStatusString(status));
     exit_now(1);
   }
 }

@@ -13,7 +13,6 @@
 
 #include "accel/core/dtype.hpp"
 #include "accel/libs/blas/gemm.hpp"
-#include "common/cublaslt_checks.hpp"
 #include "common/cuda_checks.hpp"
 #include "common/exit_now.hpp"
 

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "accel/core/dtype.hpp"
-#include "common/cublaslt_checks.hpp"
 #include "common/cuda_checks.hpp"
 #include "common/cuda_timing.hpp"
 #include "common/exit_now.hpp"

@@ -19,7 +19,6 @@
 #include <utility>
 #include <vector>
 
-#include "common/cublaslt_checks.hpp"
 #include "common/cuda_checks.hpp"
 #include "common/launch_clock.hpp"
 

@@ -20,7 +20,6 @@
 #include <complex>
 #include <cstdlib>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>

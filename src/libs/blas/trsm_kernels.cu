@@ -52,17 +52,17 @@ __device__ inline void store_rows(T* memory, const T (&rows)[kRowsPerWarp]) {
   }
 }
 
-// Block z solves right-hand sides [32 z, 32 z + 32), lane l of every warp holding one; warp w holds rows
-// [8 w, 8 w + 8) of it in registers. Step b (top down where T is lower triangular, bottom up where upper): warp b
-// solves its rows against T's diagonal 8 x 8 block and hands the result to the other warps through shared memory; each
-// warp whose rows are still to solve takes T's block beside them times that result out of its rows. Rows past the
-// order are zeros in x and in T.
 // T's strict triangle in shared memory, [i][j]: T(i, j) in its strict triangle, else 0. Rows padded by 16 bytes: each
 // stays 16-byte aligned for the vector loads below, and the column-wise stores that fill them conflict four ways at
 // most, where unpadded they would all fall on one bank. Dynamic: of order 128 it passes the 48 KiB of a static array.
 template <class T, int kOrder>
 constexpr std::size_t kCouplingBytes = sizeof(T) * kOrder*(kOrder + kPerVector<T>);
 
+// Block z solves right-hand sides [32 z, 32 z + 32), lane l of every warp holding one; warp w holds rows
+// [8 w, 8 w + 8) of it in registers. Step b (top down where T is lower triangular, bottom up where upper): warp b
+// solves its rows against T's diagonal 8 x 8 block and hands the result to the other warps through shared memory; each
+// warp whose rows are still to solve takes T's block beside them times that result out of its rows. Rows past the
+// order are zeros in x and in T.
 template <class T, bool kLower, int kOrder>
 __global__ void __launch_bounds__(kOrder / kRowsPerWarp * 32) triangular_solve_kernel(TriangularSolveLaunch l) {
   constexpr int kThreads = kOrder / kRowsPerWarp * 32;
