@@ -7,7 +7,10 @@
 
 #include <cuda_runtime.h>
 
+#include <array>
+#include <atomic>
 #include <cstddef>
+#include <mutex>
 
 namespace accel {
 
@@ -57,14 +60,30 @@ cudaError_t launch_chained(void (*kernel)(Parameters...), dim3 grid, dim3 block,
   return cudaLaunchKernelEx(&config, kernel, static_cast<Parameters>(arguments)...);
 }
 
-// Lets `kernel` take `bytes` of dynamic shared memory: beyond the default where a kernel needs more (the solver's
-// blocks of 256 rows, in f64 above all). The attribute is the current device's, so it is set on every request that
-// needs it.
-template <class Kernel>
-cudaError_t allow_shared(Kernel kernel, std::size_t bytes) {
+// Lets kKernel take `bytes` of dynamic shared memory on the current device, past the default where it needs more (the
+// solver's blocks of 256 rows, a Trsm's 128-row diagonal blocks, attention's resident keys). The attribute is the
+// function's in the device's context: raised there to the most asked so far and never lowered, under a lock, since a
+// stream that set less while another launched with more would fail that launch. Later calls find it set and make no
+// CUDA call: a host call is made only where a size is first asked, which plans and first (uncaptured) runs do.
+template <auto kKernel>
+cudaError_t allow_shared(std::size_t bytes) {
   constexpr std::size_t kWithinDefault = 32 * 1024;  // 48 KiB in all, less any of these kernels' static arrays
+  constexpr int kDevices = 64;
   if (bytes <= kWithinDefault) return cudaSuccess;
-  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  int device = 0;
+  if (const cudaError_t found = cudaGetDevice(&device); found != cudaSuccess) return found;
+  if (device < 0 || device >= kDevices) return cudaErrorInvalidDevice;
+  static std::array<std::atomic<std::size_t>, kDevices> allowed{};
+  if (allowed[device].load(std::memory_order_acquire) >= bytes) return cudaSuccess;
+  static std::mutex raising;
+  std::lock_guard lock(raising);
+  if (allowed[device].load(std::memory_order_relaxed) >= bytes) return cudaSuccess;
+  if (const cudaError_t set =
+          cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+      set != cudaSuccess)
+    return set;
+  allowed[device].store(bytes, std::memory_order_release);
+  return cudaSuccess;
 }
 
 }  // namespace accel

@@ -154,8 +154,8 @@ cudaError_t launch(const void* a, const void* w, const void* bias, Activation ac
                    int rows, int n, int k, void* c, cudaStream_t stream) {
   const int warps = std::min(kMaxWarps, k / kChunk);
   const std::size_t shared = sizeof(float) * warps * ((rows + 15) / 16 * 16) * kColTiles * 8;
-  const auto kernel = few_rows_matmul_kernel<T, kColTiles, kChunks, kGated>;
-  if (const cudaError_t error = allow_shared(kernel, shared); error != cudaSuccess) return error;
+  constexpr auto kernel = few_rows_matmul_kernel<T, kColTiles, kChunks, kGated>;
+  if (const cudaError_t error = allow_shared<kernel>(shared); error != cudaSuccess) return error;
   const unsigned blocks = static_cast<unsigned>((n + kColTiles * 8 - 1) / (kColTiles * 8));
   return launch_chained(kernel, dim3(blocks), dim3(warps * 32), shared, stream, static_cast<const T*>(a),
                         static_cast<const T*>(w), static_cast<const T*>(bias), activation,

@@ -11,8 +11,6 @@
 // its own window. Given a rope's arguments (AttentionRotary), q and k arrive as the rope's input and are
 // rotated as they are loaded, which saves the rope's pass over them (cuda_steps.cpp runs the two as one step).
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <type_traits>
 
 #include "core/chained_launch.cuh"
@@ -36,7 +34,6 @@ std::size_t resident_bytes(const AttentionArgs& args, std::size_t element_size) 
 // KiB (5 CTAs an SM), a BERT-base's 256 at 64 take 72 KiB (3 CTAs). At the limit an SM holds two CTAs; longer
 // sequences take the streaming kernel. The CTAs an SM should hold cap the registers a thread may use.
 constexpr std::size_t kSharedLimit = 80 * 1024;
-constexpr int kMaxDevices = 64;
 __host__ __device__ constexpr int ctas_per_sm(int head_dim) { return head_dim == 32 ? 5 : (head_dim == 64 ? 4 : 3); }
 
 // What a CTA's rotation reads, in shared memory (filled while its keys arrive): each row's position and the inverse
@@ -161,21 +158,9 @@ __global__ void __launch_bounds__(kWarps * 32, ctas_per_sm(D))
 // Launches one of the kernel's forms over a CTA per (sequence, head), with `args` and its rotation, if any.
 template <auto kKernel, class... Rotary>
 cudaError_t launch(const AttentionArgs& args, std::size_t shared, cudaStream_t stream, const Rotary&... rotary) {
-  // Past 48 KiB a kernel must opt in, once a device: at its first launch there, which a graph's first run makes
-  // uncaptured, so that no capture holds the call.
-  static std::array<std::atomic<bool>, kMaxDevices> opted_in{};
-  if (shared > 48 * 1024) {
-    int device = 0;
-    if (const cudaError_t error = cudaGetDevice(&device); error != cudaSuccess) return error;
-    if (device >= kMaxDevices) return cudaErrorInvalidDevice;
-    if (!opted_in[device].load(std::memory_order_acquire)) {
-      if (const cudaError_t error = cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                         static_cast<int>(kSharedLimit));
-          error != cudaSuccess)
-        return error;
-      opted_in[device].store(true, std::memory_order_release);
-    }
-  }
+  // Allowed its limit at once: a graph's first run, uncaptured, makes the call, and no capture of a longer bucket does.
+  if (const cudaError_t error = allow_shared<kKernel>(shared > 48 * 1024 ? kSharedLimit : shared); error != cudaSuccess)
+    return error;
   const dim3 grid(static_cast<unsigned>(args.sequences), static_cast<unsigned>(args.heads));
   return launch_chained(kKernel, grid, kWarps * 32, shared, stream, args, rotary...);
 }

@@ -3,10 +3,10 @@
 // strict triangle and the reciprocals of its diagonal in shared memory, read by every lane of a warp at once. A thread
 // per right-hand side, substituting through all 64 rows alone, took 25 µs for 4,096 of them (a block per 64): too few
 // threads, each a long chain of dependent steps.
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 
+#include "core/chained_launch.cuh"
 #include "libs/blas/kernel_common.cuh"
 
 namespace accel::blas {
@@ -156,26 +156,18 @@ __global__ void __launch_bounds__(kOrder / kRowsPerWarp * 32) triangular_solve_k
     if (row0 + q < order) *c = x[q];
 }
 
-// Lets the kernel for T, its triangle and order take T's shared memory where that passes the default 48 KiB: once on
-// each device (an attribute of the function in the device's context), from the plan before any capture
-// (prepare_triangular_solve), so that no capture holds the call; a launch that finds it unset sets it.
+// Lets the kernel for T, its triangle and order take T's shared memory where that passes the default: from the plan
+// before any capture (prepare_triangular_solve), so that no capture holds the call; a launch that finds it unset sets
+// it.
 template <class T, bool kLower, int kOrder>
 cudaError_t allow_shared_memory() {
-  constexpr std::size_t kDefault = 48 * 1024 - sizeof(T) * kOrder - sizeof(T) * 2 * kRowsPerWarp * kRhsPerBlock;
-  if constexpr (kCouplingBytes<T, kOrder> <= kDefault) {
-    return cudaSuccess;
-  } else {
-    static std::atomic<std::uint64_t> allowed_on{0};  // a bit per device ordinal below 64
-    int device = 0;
-    if (const cudaError_t found = cudaGetDevice(&device); found != cudaSuccess) return found;
-    const std::uint64_t bit = device < 64 ? std::uint64_t{1} << device : 0;
-    if (bit != 0 && (allowed_on.load(std::memory_order_acquire) & bit) != 0) return cudaSuccess;
-    const cudaError_t allowed =
-        cudaFuncSetAttribute(triangular_solve_kernel<T, kLower, kOrder>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(kCouplingBytes<T, kOrder>));
-    if (allowed == cudaSuccess) allowed_on.fetch_or(bit, std::memory_order_acq_rel);
-    return allowed;
-  }
+  return allow_shared<triangular_solve_kernel<T, kLower, kOrder>>(kCouplingBytes<T, kOrder>);
+}
+
+template <class T, int kOrder>
+cudaError_t allow_both_triangles() {
+  const cudaError_t lower = allow_shared_memory<T, true, kOrder>();
+  return lower != cudaSuccess ? lower : allow_shared_memory<T, false, kOrder>();
 }
 
 template <class T, bool kLower, int kOrder>
@@ -209,10 +201,9 @@ cudaError_t solve(const TriangularSolveLaunch& launch, cudaStream_t stream) {
 }  // namespace
 
 cudaError_t prepare_triangular_solve(bool f64) {
-  if (f64) return cudaSuccess;  // its kernel stays within the default
-  constexpr int kOrder = static_cast<int>(triangular_solve_order(false));
-  if (const cudaError_t lower = allow_shared_memory<float, true, kOrder>(); lower != cudaSuccess) return lower;
-  return allow_shared_memory<float, false, kOrder>();
+  if (f64) return allow_both_triangles<double, kSmallOrder>();
+  const cudaError_t small = allow_both_triangles<float, kSmallOrder>();
+  return small != cudaSuccess ? small : allow_both_triangles<float, static_cast<int>(triangular_solve_order(false))>();
 }
 
 cudaError_t launch_triangular_solve(const TriangularSolveLaunch& launch, cudaStream_t stream) {

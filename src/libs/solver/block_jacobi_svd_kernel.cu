@@ -250,7 +250,7 @@ cudaError_t launch_block_jacobi_svd(T* a, std::int64_t n, std::int64_t lda, std:
   const int size = static_cast<int>(n);
   const int width = (size + kColumnBlocks - 1) / kColumnBlocks, pitch = (size + 31) / 32 * 32;
   const std::size_t bytes = (u != nullptr ? 2 : 1) * std::size_t{2} * width * pitch * sizeof(T);
-  if (cudaError_t error = allow_shared(block_jacobi_svd<T>, bytes); error != cudaSuccess) return error;
+  if (cudaError_t error = allow_shared<block_jacobi_svd<T>>(bytes); error != cudaSuccess) return error;
   block_jacobi_svd<T><<<static_cast<unsigned>(batch * kCluster), kThreads, bytes, stream>>>(
       a, size, lda, stride_a, work, s, u, ldu, stride_u, v, ldv, stride_v, stopping<T>(tolerance, size), max_sweeps,
       infos);

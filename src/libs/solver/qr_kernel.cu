@@ -205,8 +205,8 @@ template <class T>
 cudaError_t launch_prepare(const T* a, int rows, std::int64_t lda, std::int64_t stride, int reflectors, const T* tau,
                            T* work, unsigned matrices, cudaStream_t stream) {
   const int threads = staging_threads_for(rows);
-  for (cudaError_t error : {allow_shared(prepare_panels<T>, stage_bytes<T, kPanel>(threads)),
-                            allow_shared(apply_block_reflector<T>, stage_bytes<T>(threads))}) {
+  for (cudaError_t error : {allow_shared<prepare_panels<T>>(stage_bytes<T, kPanel>(threads)),
+                            allow_shared<apply_block_reflector<T>>(stage_bytes<T>(threads))}) {
     if (error != cudaSuccess) return error;
   }
   const auto panels = static_cast<unsigned>((reflectors + kPanel - 1) / kPanel);
@@ -264,9 +264,9 @@ cudaError_t launch_small_geqrf(T* a, std::int64_t m, std::int64_t n, std::int64_
   if (!takes_small_geqrf(m, n, batch, sizeof(T))) return cudaErrorInvalidValue;
   const int rows = static_cast<int>(m), columns = static_cast<int>(n), k = std::min(rows, columns);
   const auto matrices = static_cast<unsigned>(batch);
-  for (cudaError_t error : {allow_shared(factor_panel<T, 1>, slot_bytes<T>(threads_for(rows))),
-                            allow_shared(factor_panel<T, 2>, slot_bytes<T>(threads_for(rows))),
-                            allow_shared(apply_block_reflector<T>, stage_bytes<T>(staging_threads_for(rows)))}) {
+  for (cudaError_t error : {allow_shared<factor_panel<T, 1>>(slot_bytes<T>(threads_for(rows))),
+                            allow_shared<factor_panel<T, 2>>(slot_bytes<T>(threads_for(rows))),
+                            allow_shared<apply_block_reflector<T>>(stage_bytes<T>(staging_threads_for(rows)))}) {
     if (error != cudaSuccess) return error;
   }
   for (int p = 0; p < k; p += kPanel) {
