@@ -1,5 +1,6 @@
 #include <cstdint>
 
+#include "core/chained_launch.cuh"
 #include "operation/cuda_copy.hpp"
 
 namespace accel {
@@ -10,6 +11,7 @@ constexpr unsigned kThreads = 256;
 // 16-byte words where both ranges start 16-byte aligned, then the last bytes one by one; bytes throughout otherwise
 // (memory adopted from another library may start anywhere).
 __global__ void copy_kernel(std::byte* to, const std::byte* from, std::size_t bytes, bool aligned) {
+  wait_for_prior_kernel();
   const std::size_t first = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   const std::size_t step = std::size_t{gridDim.x} * blockDim.x;
   std::size_t done = 0;
@@ -31,9 +33,8 @@ cudaError_t copy_on_device(void* to, const void* from, std::size_t bytes, cudaSt
   const bool aligned = (reinterpret_cast<std::uintptr_t>(to) | reinterpret_cast<std::uintptr_t>(from)) % 16 == 0;
   const std::size_t units = aligned ? (bytes + sizeof(uint4) - 1) / sizeof(uint4) : bytes;
   const auto blocks = static_cast<unsigned>((units + kThreads - 1) / kThreads);
-  copy_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<std::byte*>(to), static_cast<const std::byte*>(from), bytes,
-                                               aligned);
-  return cudaGetLastError();
+  return launch_chained(copy_kernel, dim3(blocks), dim3(kThreads), 0, stream, static_cast<std::byte*>(to),
+                        static_cast<const std::byte*>(from), bytes, aligned);
 }
 
 }  // namespace accel

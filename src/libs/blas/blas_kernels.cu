@@ -1,4 +1,6 @@
-// Kernels for Swap and for the whole matrix a stored triangle stands for (src/libs/blas/blas_kernels.hpp).
+// Kernels for Swap and for the whole matrix a stored triangle stands for (src/libs/blas/blas_kernels.hpp), launched
+// chained (core/chained_launch.cuh).
+#include "core/chained_launch.cuh"
 #include "libs/blas/kernel_common.cuh"
 
 namespace accel::blas {
@@ -12,6 +14,7 @@ using namespace kernels;
 // else T itself.
 template <class T, class Vec>
 __global__ void swap_kernel(T* x, T* y, std::int64_t n) {
+  wait_for_prior_kernel();
   constexpr std::int64_t kPer = sizeof(Vec) / sizeof(T);
   const std::int64_t vectors = n / kPer;
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -36,12 +39,10 @@ cudaError_t swap(void* x, void* y, std::int64_t n, cudaStream_t stream) {
   T* xt = static_cast<T*>(x);
   T* yt = static_cast<T*>(y);
   const bool aligned = (reinterpret_cast<std::uintptr_t>(x) | reinterpret_cast<std::uintptr_t>(y)) % 16 == 0;
-  if (aligned) {
-    swap_kernel<T, Vec><<<blocks_for(n / (sizeof(Vec) / sizeof(T))), kThreads, 0, stream>>>(xt, yt, n);
-  } else {
-    swap_kernel<T, T><<<blocks_for(n), kThreads, 0, stream>>>(xt, yt, n);
-  }
-  return cudaGetLastError();
+  if (aligned)
+    return launch_chained(swap_kernel<T, Vec>, dim3(blocks_for(n / (sizeof(Vec) / sizeof(T)))), dim3(kThreads), 0,
+                          stream, xt, yt, n);
+  return launch_chained(swap_kernel<T, T>, dim3(blocks_for(n)), dim3(kThreads), 0, stream, xt, yt, n);
 }
 
 // -- Whole matrices -------------------------------------------------------------------------------------------------
@@ -55,6 +56,7 @@ constexpr int kRowsPerPass = kThreads / kSide;
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     whole_kernel(const T* a, std::int64_t lda, std::int64_t order, bool lower, StoredTriangle form, T* whole) {
+  wait_for_prior_kernel();
   __shared__ T tile[kSide][kSide + 1];
   const int bi = blockIdx.x, bj = blockIdx.y;
   const bool stored_side = lower ? bi >= bj : bi <= bj;
@@ -92,9 +94,8 @@ cudaError_t whole(const void* a, std::int64_t lda, std::int64_t order, bool lowe
   const std::int64_t tiles = (order + kSide - 1) / kSide;
   if (tiles > kMaxGridExtent) return cudaErrorInvalidValue;
   const auto grid = static_cast<unsigned>(tiles);
-  whole_kernel<T><<<dim3(grid, grid), kThreads, 0, stream>>>(static_cast<const T*>(a), lda, order, lower, form,
-                                                             static_cast<T*>(out));
-  return cudaGetLastError();
+  return launch_chained(whole_kernel<T>, dim3(grid, grid), dim3(kThreads), 0, stream, static_cast<const T*>(a), lda,
+                        order, lower, form, static_cast<T*>(out));
 }
 
 }  // namespace

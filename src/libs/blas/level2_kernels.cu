@@ -1,4 +1,6 @@
-// Level-2 kernels of our own (src/libs/blas/blas_kernels.hpp): Symv, Gemv of small matrices and Ger.
+// Level-2 kernels of our own (src/libs/blas/blas_kernels.hpp): Symv, Gemv of small matrices and Ger, each launched
+// chained (core/chained_launch.cuh) and waiting for the kernel before it first thing.
+#include "core/chained_launch.cuh"
 #include "libs/blas/kernel_common.cuh"
 
 namespace accel::blas {
@@ -26,6 +28,7 @@ struct SymvTyped : MatrixVectorTyped<T> {
 // gets each slot from exactly one tile.
 template <class T>
 __global__ void __launch_bounds__(kThreads) symv_tiles(SymvTyped<T> p) {
+  wait_for_prior_kernel();
   const int bi = blockIdx.x, bj = blockIdx.y;
   if (p.lower ? bi < bj : bi > bj) return;
   const std::int64_t member = p.first_member + blockIdx.z;
@@ -91,6 +94,7 @@ __global__ void __launch_bounds__(kThreads) symv_tiles(SymvTyped<T> p) {
 
 template <class T>
 __global__ void symv_finish(SymvTyped<T> p) {
+  wait_for_prior_kernel();
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= p.n) return;
   const T* partial = p.partial + blockIdx.y * p.blocks * p.n;
@@ -111,9 +115,14 @@ cudaError_t symv(const SymvLaunch& l, std::int64_t members_at_once, void* worksp
   for (std::int64_t first = 0; first < l.batch; first += members_at_once) {
     p.first_member = first;
     const auto members = static_cast<unsigned>(std::min(members_at_once, l.batch - first));
-    symv_tiles<T><<<dim3(tiles, tiles, members), kThreads, 0, stream>>>(p);
-    symv_finish<T><<<dim3(static_cast<unsigned>((l.n + kThreads - 1) / kThreads), members), kThreads, 0, stream>>>(p);
-    if (cudaError_t launched = cudaGetLastError(); launched != cudaSuccess) return launched;
+    if (cudaError_t launched = launch_chained(symv_tiles<T>, dim3(tiles, tiles, members), dim3(kThreads), 0, stream, p);
+        launched != cudaSuccess)
+      return launched;
+    if (cudaError_t launched =
+            launch_chained(symv_finish<T>, dim3(static_cast<unsigned>((l.n + kThreads - 1) / kThreads), members),
+                           dim3(kThreads), 0, stream, p);
+        launched != cudaSuccess)
+      return launched;
   }
   return cudaSuccess;
 }
@@ -162,6 +171,7 @@ struct SymmetricElement {
 // warp's rows read coalesced; the chunks' sums are added in a fixed order.
 template <class T, int Rows, class Element>
 __global__ void __launch_bounds__(kThreads) gemv_plain(GemvTyped<T> p, Element element) {
+  wait_for_prior_kernel();
   constexpr int kChunks = kThreads / Rows;
   __shared__ T sums[kChunks][Rows];
   const std::int64_t member = blockIdx.y;
@@ -182,6 +192,7 @@ __global__ void __launch_bounds__(kThreads) gemv_plain(GemvTyped<T> p, Element e
 // y = alpha Aᵀ x + beta y: a warp per column of A (an element of y), its lanes striding down the column.
 template <class T>
 __global__ void __launch_bounds__(kThreads) gemv_transposed(GemvTyped<T> p) {
+  wait_for_prior_kernel();
   const std::int64_t member = blockIdx.y;
   const int lane = threadIdx.x % 32;
   const std::int64_t column = static_cast<std::int64_t>(blockIdx.x) * (kThreads / 32) + threadIdx.x / 32;
@@ -196,12 +207,13 @@ __global__ void __launch_bounds__(kThreads) gemv_transposed(GemvTyped<T> p) {
 }
 
 template <class T, class Element>
-void launch_plain(const GemvTyped<T>& p, unsigned members, Element element, cudaStream_t stream) {
+cudaError_t launch_plain(const GemvTyped<T>& p, unsigned members, Element element, cudaStream_t stream) {
   const auto blocks_of = [&](int rows) { return static_cast<unsigned>((p.m + rows - 1) / rows); };
   if (blocks_of(kGemvRows) * members < kGemvBlocksForFewRows && p.n >= kGemvSumForFewRows)
-    gemv_plain<T, kGemvFewRows><<<dim3(blocks_of(kGemvFewRows), members), kThreads, 0, stream>>>(p, element);
-  else
-    gemv_plain<T, kGemvRows><<<dim3(blocks_of(kGemvRows), members), kThreads, 0, stream>>>(p, element);
+    return launch_chained(gemv_plain<T, kGemvFewRows, Element>, dim3(blocks_of(kGemvFewRows), members), dim3(kThreads),
+                          0, stream, p, element);
+  return launch_chained(gemv_plain<T, kGemvRows, Element>, dim3(blocks_of(kGemvRows), members), dim3(kThreads), 0,
+                        stream, p, element);
 }
 
 template <class T>
@@ -210,20 +222,18 @@ cudaError_t gemv(const GemvLaunch& l, cudaStream_t stream) {
   const auto members = static_cast<unsigned>(l.batch);
   if (l.transpose) {
     constexpr std::int64_t kColumnsPerBlock = kThreads / 32;
-    gemv_transposed<T><<<dim3(static_cast<unsigned>((l.n + kColumnsPerBlock - 1) / kColumnsPerBlock), members),
-                         kThreads, 0, stream>>>(p);
-  } else {
-    launch_plain(p, members, GeneralElement{}, stream);
+    return launch_chained(gemv_transposed<T>,
+                          dim3(static_cast<unsigned>((l.n + kColumnsPerBlock - 1) / kColumnsPerBlock), members),
+                          dim3(kThreads), 0, stream, p);
   }
-  return cudaGetLastError();
+  return launch_plain(p, members, GeneralElement{}, stream);
 }
 
 // A small Symv as a plain Gemv of the symmetric matrix its triangle stands for: one launch, no workspace.
 template <class T>
 cudaError_t symv_by_rows(const SymvLaunch& l, cudaStream_t stream) {
-  launch_plain(GemvTyped<T>{MatrixVectorTyped<T>::of(l), l.n, l.n}, static_cast<unsigned>(l.batch),
-               SymmetricElement{l.lower}, stream);
-  return cudaGetLastError();
+  return launch_plain(GemvTyped<T>{MatrixVectorTyped<T>::of(l), l.n, l.n}, static_cast<unsigned>(l.batch),
+                      SymmetricElement{l.lower}, stream);
 }
 
 // -- Ger --------------------------------------------------------------------------------------------------------------
@@ -245,6 +255,7 @@ struct GerTyped {
 // is one round trip to memory, not one per column.
 template <class T>
 __global__ void __launch_bounds__(kThreads) ger_kernel(GerTyped<T> p) {
+  wait_for_prior_kernel();
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (row >= p.m) return;
   for (std::int64_t member = blockIdx.z; member < p.batch; member += gridDim.z) {
@@ -284,8 +295,7 @@ cudaError_t ger(const GerLaunch& l, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>((l.m + kThreads - 1) / kThreads),
                   static_cast<unsigned>(std::min<std::int64_t>((l.n + kGerColumns - 1) / kGerColumns, kMaxGridExtent)),
                   static_cast<unsigned>(std::min(l.batch, kMaxGridExtent)));
-  ger_kernel<T><<<grid, kThreads, 0, stream>>>(p);
-  return cudaGetLastError();
+  return launch_chained(ger_kernel<T>, grid, dim3(kThreads), 0, stream, p);
 }
 
 }  // namespace

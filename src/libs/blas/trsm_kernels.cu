@@ -66,6 +66,7 @@ constexpr std::size_t kCouplingBytes = sizeof(T) * kOrder*(kOrder + kPerVector<T
 template <class T, bool kLower, int kOrder>
 __global__ void __launch_bounds__(kOrder / kRowsPerWarp * 32) triangular_solve_kernel(TriangularSolveLaunch l) {
   constexpr int kThreads = kOrder / kRowsPerWarp * 32;
+  wait_for_prior_kernel();
   extern __shared__ __align__(16) unsigned char dynamic[];
   auto coupling = reinterpret_cast<T(*)[kOrder + kPerVector<T>]>(dynamic);
   __shared__ T reciprocal[kOrder];                     // 1 / T(i, i), or 1 on a unit diagonal; 0 past the order
@@ -173,9 +174,8 @@ cudaError_t allow_both_triangles() {
 template <class T, bool kLower, int kOrder>
 cudaError_t launch_solve(const TriangularSolveLaunch& launch, unsigned grid, cudaStream_t stream) {
   if (const cudaError_t allowed = allow_shared_memory<T, kLower, kOrder>(); allowed != cudaSuccess) return allowed;
-  triangular_solve_kernel<T, kLower, kOrder>
-      <<<grid, kOrder / kRowsPerWarp * 32, kCouplingBytes<T, kOrder>, stream>>>(launch);
-  return cudaGetLastError();
+  return launch_chained(triangular_solve_kernel<T, kLower, kOrder>, dim3(grid), dim3(kOrder / kRowsPerWarp * 32),
+                        kCouplingBytes<T, kOrder>, stream, launch);
 }
 
 template <class T, int kOrder>
