@@ -118,6 +118,10 @@ Status CublasLtGemm::time_candidates(const Plan& plan, const LtOperands& ops, cu
                                       "timing cuBLASLt's algorithms"));
     return milliseconds * 1000.0f / static_cast<float>(repeats);
   };
+  // One launch of `algo`, timed.
+  const auto once = [&](const cublasLtMatmulAlgo_t& algo) {
+    return elapsed([&] { return cublas_status(launch(algo), "cublasLtMatmul"); }, 1);
+  };
   const auto launch_graph = [&](const CandidateGraph& graph) {
     return cuda_status(cudaGraphLaunch(graph.exec(), stream), "launching a timing graph");
   };
@@ -128,8 +132,7 @@ Status CublasLtGemm::time_candidates(const Plan& plan, const LtOperands& ops, cu
   float first = 0;
   if (launch(plan.candidates.front()) == CUBLAS_STATUS_SUCCESS) {
     runnable.push_back(&plan.candidates.front());
-    ACCEL_ASSIGN_OR_RETURN(
-        first, elapsed([&] { return cublas_status(launch(plan.candidates.front()), "cublasLtMatmul"); }, 1));
+    ACCEL_ASSIGN_OR_RETURN(first, once(plan.candidates.front()));
     if (first >= kLongestTimedMicroseconds) {
       plan.timed = true;
       return Status();
@@ -139,8 +142,7 @@ Status CublasLtGemm::time_candidates(const Plan& plan, const LtOperands& ops, cu
     if (launch(plan.candidates[i]) == CUBLAS_STATUS_SUCCESS) runnable.push_back(&plan.candidates[i]);
   if (runnable.empty()) return cublas_status(launch(plan.candidates.front()), "cublasLtMatmul");
   if (runnable.front() != &plan.candidates.front()) {
-    ACCEL_ASSIGN_OR_RETURN(first,
-                           elapsed([&] { return cublas_status(launch(*runnable.front()), "cublasLtMatmul"); }, 1));
+    ACCEL_ASSIGN_OR_RETURN(first, once(*runnable.front()));
   }
   const int repeats =
       std::clamp(static_cast<int>(std::ceil(kMeasureMicroseconds / std::max(first, 0.1f))), 1, kMostRepeats);

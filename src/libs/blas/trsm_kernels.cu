@@ -16,6 +16,9 @@ constexpr int kRowsPerWarp = 8;
 constexpr int kRhsPerBlock = 32;  // a lane each
 // Orders up to this run on a kernel of 8 warps: half the steps and a quarter of T to stage.
 constexpr int kSmallOrder = 64;
+// A warp per 8 rows of the order.
+template <int kOrder>
+constexpr int kSolveThreads = kOrder / kRowsPerWarp * 32;
 
 // 16 bytes of T, the widest load a thread makes.
 template <class T>
@@ -64,8 +67,8 @@ constexpr std::size_t kCouplingBytes = sizeof(T) * kOrder*(kOrder + kPerVector<T
 // warp whose rows are still to solve takes T's block beside them times that result out of its rows. Rows past the
 // order are zeros in x and in T.
 template <class T, bool kLower, int kOrder>
-__global__ void __launch_bounds__(kOrder / kRowsPerWarp * 32) triangular_solve_kernel(TriangularSolveLaunch l) {
-  constexpr int kThreads = kOrder / kRowsPerWarp * 32;
+__global__ void __launch_bounds__(kSolveThreads<kOrder>) triangular_solve_kernel(TriangularSolveLaunch l) {
+  constexpr int kThreads = kSolveThreads<kOrder>;
   wait_for_prior_kernel();
   extern __shared__ __align__(16) unsigned char dynamic[];
   auto coupling = reinterpret_cast<T(*)[kOrder + kPerVector<T>]>(dynamic);
@@ -174,7 +177,7 @@ cudaError_t allow_both_triangles() {
 template <class T, bool kLower, int kOrder>
 cudaError_t launch_solve(const TriangularSolveLaunch& launch, unsigned grid, cudaStream_t stream) {
   if (const cudaError_t allowed = allow_shared_memory<T, kLower, kOrder>(); allowed != cudaSuccess) return allowed;
-  return launch_chained(triangular_solve_kernel<T, kLower, kOrder>, dim3(grid), dim3(kOrder / kRowsPerWarp * 32),
+  return launch_chained(triangular_solve_kernel<T, kLower, kOrder>, dim3(grid), dim3(kSolveThreads<kOrder>),
                         kCouplingBytes<T, kOrder>, stream, launch);
 }
 
