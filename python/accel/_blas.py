@@ -12,29 +12,41 @@ def _vectors(kwargs, x):
     return kwargs
 
 
+def _scale(kwargs, alpha):
+    """A Python complex alpha as the request's alpha and alpha_imag (complex64/complex128 vectors)."""
+    if isinstance(alpha, complex):
+        kwargs.setdefault("alpha_imag", alpha.imag)
+        alpha = alpha.real
+    kwargs["alpha"] = alpha
+    return kwargs
+
+
 def axpy(self, x, y, alpha=1.0, **kwargs):
-    """y = alpha x + y (accel::blas::Axpy); n from x and incx unless given. Returns an accel.Future."""
-    return axpy.__wrapped__(self, x=x, y=y, alpha=alpha, **_vectors(kwargs, x))
+    """y = alpha x + y (accel::blas::Axpy); n from x and incx unless given; alpha may be complex for complex
+    vectors. Returns an accel.Future."""
+    return axpy.__wrapped__(self, x=x, y=y, **_scale(_vectors(kwargs, x), alpha))
 
 
 def scal(self, x, alpha, **kwargs):
-    """x = alpha x, in place (accel::blas::Scal). Returns an accel.Future."""
-    return scal.__wrapped__(self, x=x, alpha=alpha, **_vectors(kwargs, x))
+    """x = alpha x, in place (accel::blas::Scal); alpha may be complex for complex vectors. Returns an
+    accel.Future."""
+    return scal.__wrapped__(self, x=x, **_scale(_vectors(kwargs, x), alpha))
 
 
 def dot(self, x, y, result, **kwargs):
-    """result[0] = xᵀ y (accel::blas::Dot): `result` is a buffer of one element of x's dtype. Returns an
-    accel.Future."""
+    """result[0] = xᵀ y (accel::blas::Dot), or xᴴ y for complex vectors given conjugate=True: `result` is a buffer
+    of one element of x's dtype. Returns an accel.Future."""
     return dot.__wrapped__(self, x=x, y=y, result=result, **_vectors(kwargs, x))
 
 
 def nrm2(self, x, result, **kwargs):
-    """result[0] = ‖x‖₂ (accel::blas::Nrm2). Returns an accel.Future."""
+    """result[0] = ‖x‖₂ (accel::blas::Nrm2): real (float32 for complex64 x). Returns an accel.Future."""
     return nrm2.__wrapped__(self, x=x, result=result, **_vectors(kwargs, x))
 
 
 def asum(self, x, result, **kwargs):
-    """result[0] = Σ |x_i| (accel::blas::Asum). Returns an accel.Future."""
+    """result[0] = Σ |x_i| (accel::blas::Asum), Σ |Re x_i| + |Im x_i| for complex x, real (float32 for complex64
+    x). Returns an accel.Future."""
     return asum.__wrapped__(self, x=x, result=result, **_vectors(kwargs, x))
 
 

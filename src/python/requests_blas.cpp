@@ -29,17 +29,18 @@ std::vector<Field<R>> two_vector_fields() {
 void bind_blas_requests(nb::module_& module) {
   auto device = nb::borrow<nb::class_<PyDevice>>(module.attr("Device"));
   using namespace blas;
-  bind_request<Axpy>(
-      device, "axpy",
-      {member("dtype", &Axpy::dtype), member("n", &Axpy::n), member("incx", &Axpy::incx), member("incy", &Axpy::incy),
-       member("alpha", &Axpy::alpha), member("x", &Axpy::x), member("y", &Axpy::y)});
+  bind_request<Axpy>(device, "axpy",
+                     {member("dtype", &Axpy::dtype), member("n", &Axpy::n), member("incx", &Axpy::incx),
+                      member("incy", &Axpy::incy), member("alpha", &Axpy::alpha),
+                      member("alpha_imag", &Axpy::alpha_imag), member("x", &Axpy::x), member("y", &Axpy::y)});
   std::vector<Field<Scal>> scal = one_vector_fields<Scal>();
   scal.push_back(member("alpha", &Scal::alpha));
+  scal.push_back(member("alpha_imag", &Scal::alpha_imag));
   bind_request<Scal>(device, "scal", std::move(scal));
-  bind_request<Dot>(
-      device, "dot",
-      {member("dtype", &Dot::dtype), member("n", &Dot::n), member("incx", &Dot::incx), member("incy", &Dot::incy),
-       member("x", &Dot::x), member("y", &Dot::y), member("result", &Dot::result)});
+  bind_request<Dot>(device, "dot",
+                    {member("dtype", &Dot::dtype), member("n", &Dot::n), member("incx", &Dot::incx),
+                     member("incy", &Dot::incy), member("conjugate", &Dot::conjugate), member("x", &Dot::x),
+                     member("y", &Dot::y), member("result", &Dot::result)});
   bind_request<Nrm2>(device, "nrm2", one_vector_fields<Nrm2>());
   bind_request<Asum>(device, "asum", one_vector_fields<Asum>());
   bind_request<Iamax>(device, "iamax", one_vector_fields<Iamax>());

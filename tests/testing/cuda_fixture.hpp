@@ -66,19 +66,23 @@ struct HostArray {
   std::vector<std::byte> bytes;
   std::vector<double> values;
 
-  HostArray(DType type, std::size_t count) : dtype(type), bytes(count * size_of(type)), values(count) {}
+  // A complex dtype's elements are two values each (real, imaginary): `values` and set() count parts.
+  HostArray(DType type, std::size_t count) : dtype(type), bytes(count * size_of(type)), values(count * parts(type)) {}
 
   [[nodiscard]] std::size_t size() const { return values.size(); }
+  [[nodiscard]] static std::size_t parts(DType type) { return type == DType::c64 || type == DType::c128 ? 2 : 1; }
 
   void set(std::size_t i, double value) {
-    std::byte* at = bytes.data() + i * size_of(dtype);
+    std::byte* at = bytes.data() + i * (size_of(dtype) / parts(dtype));
     switch (dtype) {
+      case DType::c64:
       case DType::f32: {
         const float v = static_cast<float>(value);
         std::memcpy(at, &v, 4);
         values[i] = v;
         return;
       }
+      case DType::c128:
       case DType::f64:
         std::memcpy(at, &value, 8);
         values[i] = value;
@@ -114,14 +118,16 @@ struct HostArray {
   // Re-reads `values` from `bytes` (after a download).
   void decode() {
     for (std::size_t i = 0; i < values.size(); ++i) {
-      const std::byte* at = bytes.data() + i * size_of(dtype);
+      const std::byte* at = bytes.data() + i * (size_of(dtype) / parts(dtype));
       switch (dtype) {
+        case DType::c64:
         case DType::f32: {
           float v;
           std::memcpy(&v, at, 4);
           values[i] = v;
           break;
         }
+        case DType::c128:
         case DType::f64: std::memcpy(&values[i], at, 8); break;
         case DType::f16: {
           Half h;
@@ -157,8 +163,8 @@ struct HostArray {
     for (std::size_t i = 0; i < values.size(); ++i) set(i, uniform(rng));
   }
 
-  [[nodiscard]] HostSource source() const { return {bytes.data(), values.size(), dtype}; }
-  [[nodiscard]] HostDestination destination() { return {bytes.data(), values.size(), dtype}; }
+  [[nodiscard]] HostSource source() const { return {bytes.data(), values.size() / parts(dtype), dtype}; }
+  [[nodiscard]] HostDestination destination() { return {bytes.data(), values.size() / parts(dtype), dtype}; }
 };
 
 }  // namespace accel::testing

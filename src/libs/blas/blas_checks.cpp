@@ -37,6 +37,12 @@ Status check_real_dtype(std::string_view request, DType dtype) {
   return not_supported(fmt::format("{}: dtype {} is not supported; it takes f32 or f64", request, to_string(dtype)));
 }
 
+Status check_vector_dtype(std::string_view request, DType dtype) {
+  if (dtype == DType::f32 || dtype == DType::f64 || dtype == DType::c64 || dtype == DType::c128) return Status();
+  return not_supported(
+      fmt::format("{}: dtype {} is not supported; it takes f32, f64, c64 or c128", request, to_string(dtype)));
+}
+
 Status check_size(std::string_view request, std::string_view name, std::int64_t value) {
   return check_size(request, "", name, value);
 }

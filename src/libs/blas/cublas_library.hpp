@@ -18,6 +18,14 @@ struct CublasApi {
   X(cublasGetProperty) \
   X(cublasSetPointerMode_v2) \
   X(cublasSetStream_v2) \
+  X(cublasCaxpy_v2) \
+  X(cublasCcopy_v2) \
+  X(cublasCdotc_v2) \
+  X(cublasCdotu_v2) \
+  X(cublasCscal_v2) \
+  X(cublasCsrot_v2) \
+  X(cublasCsscal_v2) \
+  X(cublasCswap_v2) \
   X(cublasDasum_v2) \
   X(cublasDaxpy_v2) \
   X(cublasDcopy_v2) \
@@ -35,12 +43,20 @@ struct CublasApi {
   X(cublasDtrmm_v2) \
   X(cublasDtrsm_v2) \
   X(cublasDtrsv_v2) \
+  X(cublasDzasum_v2) \
+  X(cublasDznrm2_v2) \
+  X(cublasIcamax_v2) \
+  X(cublasIcamin_v2) \
   X(cublasIdamax_v2) \
   X(cublasIdamin_v2) \
   X(cublasIsamax_v2) \
   X(cublasIsamin_v2) \
+  X(cublasIzamax_v2) \
+  X(cublasIzamin_v2) \
   X(cublasSasum_v2) \
   X(cublasSaxpy_v2) \
+  X(cublasScasum_v2) \
+  X(cublasScnrm2_v2) \
   X(cublasScopy_v2) \
   X(cublasSdot_v2) \
   X(cublasSgeam) \
@@ -55,7 +71,15 @@ struct CublasApi {
   X(cublasSsyrk_v2) \
   X(cublasStrmm_v2) \
   X(cublasStrsm_v2) \
-  X(cublasStrsv_v2)
+  X(cublasStrsv_v2) \
+  X(cublasZaxpy_v2) \
+  X(cublasZcopy_v2) \
+  X(cublasZdotc_v2) \
+  X(cublasZdotu_v2) \
+  X(cublasZdrot_v2) \
+  X(cublasZdscal_v2) \
+  X(cublasZscal_v2) \
+  X(cublasZswap_v2)
 // clang-format on
 #define ACCEL_CUBLAS_MEMBER(name) decltype(&::name) name = nullptr;
   ACCEL_CUBLAS_FUNCTIONS(ACCEL_CUBLAS_MEMBER)

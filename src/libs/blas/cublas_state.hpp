@@ -5,6 +5,7 @@
 // each run sets the mode it needs before its calls.
 #pragma once
 
+#include <complex>
 #include <memory>
 #include <string_view>
 
@@ -103,6 +104,8 @@ struct CublasRoutines<float> {
   static constexpr auto trmm = &CublasApi::cublasStrmm_v2;
   static constexpr auto geam = &CublasApi::cublasSgeam;
   static constexpr char kLetter = 'S';
+  using Native = float;
+  static constexpr RoutineName kNrm2{'S', "nrm2"}, kAsum{'S', "asum"}, kRot{'S', "rot"};
 };
 template <>
 struct CublasRoutines<double> {
@@ -126,7 +129,58 @@ struct CublasRoutines<double> {
   static constexpr auto trmm = &CublasApi::cublasDtrmm_v2;
   static constexpr auto geam = &CublasApi::cublasDgeam;
   static constexpr char kLetter = 'D';
+  using Native = double;
+  static constexpr RoutineName kNrm2{'D', "nrm2"}, kAsum{'D', "asum"}, kRot{'D', "rot"};
 };
+// Level 1's complex routines (BLAS levels 2 and 3 take real types only): cuComplex and cuDoubleComplex hold a number
+// as std::complex does; scal by a real factor, dot with and without x conjugated, and the real results of nrm2 and
+// asum have routines of their own.
+template <>
+struct CublasRoutines<std::complex<float>> {
+  static constexpr auto axpy = &CublasApi::cublasCaxpy_v2;
+  static constexpr auto scal = &CublasApi::cublasCscal_v2;
+  static constexpr auto real_scal = &CublasApi::cublasCsscal_v2;
+  static constexpr auto dotu = &CublasApi::cublasCdotu_v2;
+  static constexpr auto dotc = &CublasApi::cublasCdotc_v2;
+  static constexpr auto nrm2 = &CublasApi::cublasScnrm2_v2;
+  static constexpr auto asum = &CublasApi::cublasScasum_v2;
+  static constexpr auto iamax = &CublasApi::cublasIcamax_v2;
+  static constexpr auto copy = &CublasApi::cublasCcopy_v2;
+  static constexpr auto swap = &CublasApi::cublasCswap_v2;
+  static constexpr auto rot = &CublasApi::cublasCsrot_v2;
+  static constexpr auto iamin = &CublasApi::cublasIcamin_v2;
+  static constexpr char kLetter = 'C';
+  using Native = cuComplex;
+  static constexpr RoutineName kNrm2{'S', "cnrm2"}, kAsum{'S', "casum"}, kRot{'C', "srot"}, kRealScal{'C', "sscal"};
+};
+template <>
+struct CublasRoutines<std::complex<double>> {
+  static constexpr auto axpy = &CublasApi::cublasZaxpy_v2;
+  static constexpr auto scal = &CublasApi::cublasZscal_v2;
+  static constexpr auto real_scal = &CublasApi::cublasZdscal_v2;
+  static constexpr auto dotu = &CublasApi::cublasZdotu_v2;
+  static constexpr auto dotc = &CublasApi::cublasZdotc_v2;
+  static constexpr auto nrm2 = &CublasApi::cublasDznrm2_v2;
+  static constexpr auto asum = &CublasApi::cublasDzasum_v2;
+  static constexpr auto iamax = &CublasApi::cublasIzamax_v2;
+  static constexpr auto copy = &CublasApi::cublasZcopy_v2;
+  static constexpr auto swap = &CublasApi::cublasZswap_v2;
+  static constexpr auto rot = &CublasApi::cublasZdrot_v2;
+  static constexpr auto iamin = &CublasApi::cublasIzamin_v2;
+  static constexpr char kLetter = 'Z';
+  using Native = cuDoubleComplex;
+  static constexpr RoutineName kNrm2{'D', "znrm2"}, kAsum{'D', "zasum"}, kRot{'Z', "drot"}, kRealScal{'Z', "dscal"};
+};
+
+// An element of `data` as cuBLAS's routines for T take it (cuComplex for std::complex<float>).
+template <class T>
+[[nodiscard]] auto* native(void* data) noexcept {
+  return static_cast<typename CublasRoutines<T>::Native*>(data);
+}
+template <class T>
+[[nodiscard]] const auto* native(const void* data) noexcept {
+  return static_cast<const typename CublasRoutines<T>::Native*>(data);
+}
 
 template <class T>
 [[nodiscard]] constexpr RoutineName routine(std::string_view name) noexcept {

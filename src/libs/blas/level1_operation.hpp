@@ -1,7 +1,7 @@
 // The operation contracts of BLAS level 1 (Note [The operation contract] in operation/operation.hpp): blas::Axpy,
-// Scal, Dot, Nrm2, Asum, Iamax, Copy, Swap, Rot and Iamin on f32 and f64, checked by blas_checks, run by OpenBLAS on
-// the CPU device and by cuBLAS on CUDA (level1_operation_cuda.hpp). The scalar results go into a buffer of their own,
-// written in stream order, never through the host.
+// Scal, Dot, Nrm2, Asum, Iamax, Copy, Swap, Rot and Iamin on f32, f64, c64 and c128, checked by blas_checks, run by
+// OpenBLAS on the CPU device and by cuBLAS on CUDA (level1_operation_cuda.hpp). The scalar results go into a buffer of
+// their own, written in stream order, never through the host.
 #pragma once
 
 #include <span>

@@ -2,6 +2,8 @@
 
 #include "libs/blas/blas_checks.hpp"
 #include "libs/blas/blas_kernels.hpp"
+#include "libs/blas/element_types.hpp"
+#include "operation/complex_dtypes.hpp"
 #include "operation/cuda_copy.hpp"
 
 namespace accel {
@@ -14,6 +16,7 @@ using blas::CublasRoutines;
 using blas::Dot;
 using blas::Iamax;
 using blas::Iamin;
+using blas::native;
 using blas::Nrm2;
 using blas::Rot;
 using blas::Scal;
@@ -32,7 +35,7 @@ Status reduce(DType dtype, std::int64_t n, const blas::CublasPlan& plan, const B
               Call&& call) {
   if (n == 0) return zero_result(run, result);
   ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_DEVICE));
-  return blas::with_real_type(dtype, [&]<class T>(std::type_identity<T>) { return call(std::type_identity<T>{}); });
+  return blas::with_vector_type(dtype, [&]<class T>(std::type_identity<T>) { return call(std::type_identity<T>{}); });
 }
 
 }  // namespace
@@ -42,12 +45,12 @@ Status CudaOperation<Axpy>::run(const Axpy& r, const Checked&, const Plan& plan,
   if (r.n == 0) return Status();
   ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
   using Op = Operation<Axpy>;
-  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
-    const T alpha = static_cast<T>(r.alpha);
+  return blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+    const T alpha = blas::scalar<T>(r.alpha, r.alpha_imag);
     return blas::cublas_launched(
         run,
-        (plan.api->*CublasRoutines<T>::axpy)(plan.handle, to_int(r.n), &alpha, static_cast<const T*>(views[Op::x].data),
-                                             to_int(r.incx), static_cast<T*>(views[Op::y].data), to_int(r.incy)),
+        (plan.api->*CublasRoutines<T>::axpy)(plan.handle, to_int(r.n), native<T>(&alpha), native<T>(views[Op::x].data),
+                                             to_int(r.incx), native<T>(views[Op::y].data), to_int(r.incy)),
         blas::routine<T>("axpy"));
   });
 }
@@ -57,12 +60,19 @@ Status CudaOperation<Scal>::run(const Scal& r, const Checked&, const Plan& plan,
   if (r.n == 0) return Status();
   ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
   using Op = Operation<Scal>;
-  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
-    const T alpha = static_cast<T>(r.alpha);
+  return blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+    const T alpha = blas::scalar<T>(r.alpha, r.alpha_imag);
+    auto* x = native<T>(views[Op::x].data);
+    if constexpr (blas::kComplex<T>) {
+      if (r.alpha_imag == 0.0) {  // a real factor: the routine that multiplies by one
+        const blas::part_t<T> real = alpha.real();
+        return blas::cublas_launched(
+            run, (plan.api->*CublasRoutines<T>::real_scal)(plan.handle, to_int(r.n), &real, x, to_int(r.incx)),
+            CublasRoutines<T>::kRealScal);
+      }
+    }
     return blas::cublas_launched(
-        run,
-        (plan.api->*CublasRoutines<T>::scal)(plan.handle, to_int(r.n), &alpha, static_cast<T*>(views[Op::x].data),
-                                             to_int(r.incx)),
+        run, (plan.api->*CublasRoutines<T>::scal)(plan.handle, to_int(r.n), native<T>(&alpha), x, to_int(r.incx)),
         blas::routine<T>("scal"));
   });
 }
@@ -71,12 +81,20 @@ Status CudaOperation<Dot>::run(const Dot& r, const Checked&, const Plan& plan, s
                                CudaRun& run) {
   using Op = Operation<Dot>;
   return reduce(r.dtype, r.n, plan, views[Op::result], run, [&]<class T>(std::type_identity<T>) {
-    return blas::cublas_launched(
-        run,
-        (plan.api->*CublasRoutines<T>::dot)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
-                                            to_int(r.incx), static_cast<const T*>(views[Op::y].data), to_int(r.incy),
-                                            static_cast<T*>(views[Op::result].data)),
-        blas::routine<T>("dot"));
+    const auto* x = native<T>(views[Op::x].data);
+    const auto* y = native<T>(views[Op::y].data);
+    auto* result = native<T>(views[Op::result].data);
+    if constexpr (blas::kComplex<T>) {
+      const auto routine = r.conjugate ? CublasRoutines<T>::dotc : CublasRoutines<T>::dotu;
+      return blas::cublas_launched(
+          run, (plan.api->*routine)(plan.handle, to_int(r.n), x, to_int(r.incx), y, to_int(r.incy), result),
+          blas::routine<T>(r.conjugate ? "dotc" : "dotu"));
+    } else {
+      return blas::cublas_launched(
+          run,
+          (plan.api->*CublasRoutines<T>::dot)(plan.handle, to_int(r.n), x, to_int(r.incx), y, to_int(r.incy), result),
+          blas::routine<T>("dot"));
+    }
   });
 }
 
@@ -86,9 +104,9 @@ Status CudaOperation<Nrm2>::run(const Nrm2& r, const Checked&, const Plan& plan,
   return reduce(r.dtype, r.n, plan, views[Op::result], run, [&]<class T>(std::type_identity<T>) {
     return blas::cublas_launched(
         run,
-        (plan.api->*CublasRoutines<T>::nrm2)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
-                                             to_int(r.incx), static_cast<T*>(views[Op::result].data)),
-        blas::routine<T>("nrm2"));
+        (plan.api->*CublasRoutines<T>::nrm2)(plan.handle, to_int(r.n), native<T>(views[Op::x].data), to_int(r.incx),
+                                             static_cast<blas::part_t<T>*>(views[Op::result].data)),
+        CublasRoutines<T>::kNrm2);
   });
 }
 
@@ -98,9 +116,9 @@ Status CudaOperation<Asum>::run(const Asum& r, const Checked&, const Plan& plan,
   return reduce(r.dtype, r.n, plan, views[Op::result], run, [&]<class T>(std::type_identity<T>) {
     return blas::cublas_launched(
         run,
-        (plan.api->*CublasRoutines<T>::asum)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
-                                             to_int(r.incx), static_cast<T*>(views[Op::result].data)),
-        blas::routine<T>("asum"));
+        (plan.api->*CublasRoutines<T>::asum)(plan.handle, to_int(r.n), native<T>(views[Op::x].data), to_int(r.incx),
+                                             static_cast<blas::part_t<T>*>(views[Op::result].data)),
+        CublasRoutines<T>::kAsum);
   });
 }
 
@@ -110,8 +128,8 @@ Status CudaOperation<Iamax>::run(const Iamax& r, const Checked&, const Plan& pla
   return reduce(r.dtype, r.n, plan, views[Op::result], run, [&]<class T>(std::type_identity<T>) {
     return blas::cublas_launched(
         run,
-        (plan.api->*CublasRoutines<T>::iamax)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
-                                              to_int(r.incx), static_cast<int*>(views[Op::result].data)),
+        (plan.api->*CublasRoutines<T>::iamax)(plan.handle, to_int(r.n), native<T>(views[Op::x].data), to_int(r.incx),
+                                              static_cast<int*>(views[Op::result].data)),
         blas::index_routine<T>("amax"));
   });
 }
@@ -120,7 +138,7 @@ Status CudaOperation<Copy>::run(const Copy& r, const Checked&, const Plan& plan,
                                 CudaRun& run) {
   if (r.n == 0) return Status();
   using Op = Operation<Copy>;
-  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+  return blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     if (r.incx == 1 && r.incy == 1) {  // memory's rate, not cuBLAS's kernel's (PERFORMANCE.md §52, §56)
       return run.target.check(copy_on_device(views[Op::y].data, views[Op::x].data,
                                              static_cast<std::size_t>(r.n) * sizeof(T), run.target.stream()),
@@ -128,8 +146,8 @@ Status CudaOperation<Copy>::run(const Copy& r, const Checked&, const Plan& plan,
     }
     return blas::cublas_launched(
         run,
-        (plan.api->*CublasRoutines<T>::copy)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
-                                             to_int(r.incx), static_cast<T*>(views[Op::y].data), to_int(r.incy)),
+        (plan.api->*CublasRoutines<T>::copy)(plan.handle, to_int(r.n), native<T>(views[Op::x].data), to_int(r.incx),
+                                             native<T>(views[Op::y].data), to_int(r.incy)),
         blas::routine<T>("copy"));
   });
 }
@@ -138,16 +156,17 @@ Status CudaOperation<Swap>::run(const Swap& r, const Checked&, const Plan& plan,
                                 CudaRun& run) {
   if (r.n == 0) return Status();
   using Op = Operation<Swap>;
-  if (r.incx == 1 && r.incy == 1) {
-    return run.target.check(
-        blas::launch_swap(views[Op::x].data, views[Op::y].data, r.n, r.dtype == DType::f64, run.target.stream()),
-        "launching the swap kernel");
+  if (r.incx == 1 && r.incy == 1) {  // element by element: a complex vector swaps as its parts
+    const std::int64_t parts = r.dtype == DType::c64 || r.dtype == DType::c128 ? 2 * r.n : r.n;
+    return run.target.check(blas::launch_swap(views[Op::x].data, views[Op::y].data, parts,
+                                              real_dtype(r.dtype) == DType::f64, run.target.stream()),
+                            "launching the swap kernel");
   }
-  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+  return blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     return blas::cublas_launched(
         run,
-        (plan.api->*CublasRoutines<T>::swap)(plan.handle, to_int(r.n), static_cast<T*>(views[Op::x].data),
-                                             to_int(r.incx), static_cast<T*>(views[Op::y].data), to_int(r.incy)),
+        (plan.api->*CublasRoutines<T>::swap)(plan.handle, to_int(r.n), native<T>(views[Op::x].data), to_int(r.incx),
+                                             native<T>(views[Op::y].data), to_int(r.incy)),
         blas::routine<T>("swap"));
   });
 }
@@ -157,13 +176,13 @@ Status CudaOperation<Rot>::run(const Rot& r, const Checked&, const Plan& plan, s
   if (r.n == 0) return Status();
   ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
   using Op = Operation<Rot>;
-  return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
-    const T c = static_cast<T>(r.c), s = static_cast<T>(r.s);
+  return blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
+    const blas::part_t<T> c = static_cast<blas::part_t<T>>(r.c), s = static_cast<blas::part_t<T>>(r.s);
     return blas::cublas_launched(
         run,
-        (plan.api->*CublasRoutines<T>::rot)(plan.handle, to_int(r.n), static_cast<T*>(views[Op::x].data),
-                                            to_int(r.incx), static_cast<T*>(views[Op::y].data), to_int(r.incy), &c, &s),
-        blas::routine<T>("rot"));
+        (plan.api->*CublasRoutines<T>::rot)(plan.handle, to_int(r.n), native<T>(views[Op::x].data), to_int(r.incx),
+                                            native<T>(views[Op::y].data), to_int(r.incy), &c, &s),
+        CublasRoutines<T>::kRot);
   });
 }
 
@@ -173,8 +192,8 @@ Status CudaOperation<Iamin>::run(const Iamin& r, const Checked&, const Plan& pla
   return reduce(r.dtype, r.n, plan, views[Op::result], run, [&]<class T>(std::type_identity<T>) {
     return blas::cublas_launched(
         run,
-        (plan.api->*CublasRoutines<T>::iamin)(plan.handle, to_int(r.n), static_cast<const T*>(views[Op::x].data),
-                                              to_int(r.incx), static_cast<int*>(views[Op::result].data)),
+        (plan.api->*CublasRoutines<T>::iamin)(plan.handle, to_int(r.n), native<T>(views[Op::x].data), to_int(r.incx),
+                                              static_cast<int*>(views[Op::result].data)),
         blas::index_routine<T>("amin"));
   });
 }

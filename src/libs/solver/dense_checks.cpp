@@ -13,8 +13,6 @@ Status check_dtype(std::string_view request, DType dtype) {
       fmt::format("{}: dtype {} is not supported; it takes f32, f64, c64 or c128", request, to_string(dtype)));
 }
 
-DType real_dtype(DType dtype) { return dtype == DType::c64 ? DType::f32 : dtype == DType::c128 ? DType::f64 : dtype; }
-
 Status check_fill(std::string_view request, Fill fill) {
   if (fill == Fill::lower || fill == Fill::upper) return Status();
   return invalid_argument(fmt::format("{}: fill = {} is neither lower nor upper", request, static_cast<int>(fill)));

@@ -25,8 +25,6 @@ struct Resolved {
   std::uint64_t b_extent = 0;
 };
 
-// The dtype of a validated dtype's real part: f32 for f32 and c64, f64 for f64 and c128.
-[[nodiscard]] DType real_dtype(DType dtype);
 // Whether a validated dtype is real (f32 or f64): the only ones the family's own CUDA kernels take.
 [[nodiscard]] inline bool is_real(DType dtype) noexcept { return dtype == DType::f32 || dtype == DType::f64; }
 

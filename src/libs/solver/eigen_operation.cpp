@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "libs/solver/lapacke_dense.hpp"
+#include "operation/complex_dtypes.hpp"
 
 namespace accel {
 
@@ -29,7 +30,7 @@ Result<Operation<Syevd>::Checked> Operation<Syevd>::validate(const Syevd& reques
 void Operation<Syevd>::operands(const Syevd& request, const Checked& checked, Operands& operands) {
   const Syevd& r = checked.request;
   solver::write_matrix(operands, request.a, "a", r.dtype, checked.a_extent);
-  solver::write_matrix(operands, request.w, "w", solver::real_dtype(r.dtype), checked.b_extent);
+  solver::write_matrix(operands, request.w, "w", real_dtype(r.dtype), checked.b_extent);
   solver::write_optional(operands, request.info, "info", DType::i32, static_cast<std::uint64_t>(r.batch));
 }
 

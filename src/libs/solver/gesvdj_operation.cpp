@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "libs/solver/lapacke_dense.hpp"
+#include "operation/complex_dtypes.hpp"
 
 namespace accel {
 
@@ -66,7 +67,7 @@ Result<solver::CheckedGesvdj> Operation<Gesvdj>::validate(const Gesvdj& request)
 void Operation<Gesvdj>::operands(const Gesvdj& request, const Checked& checked, Operands& operands) {
   const Gesvdj& r = checked.request;
   solver::write_matrix(operands, request.a, "a", r.dtype, checked.a_extent);
-  solver::write_matrix(operands, request.s, "s", solver::real_dtype(r.dtype), checked.s_extent);
+  solver::write_matrix(operands, request.s, "s", real_dtype(r.dtype), checked.s_extent);
   if (r.job == SvdJob::none) {
     operands.absent("u").absent("v");
   } else {

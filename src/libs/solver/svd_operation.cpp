@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "libs/solver/lapacke_dense.hpp"
+#include "operation/complex_dtypes.hpp"
 
 namespace accel {
 
@@ -54,7 +55,7 @@ Result<solver::CheckedGesvd> Operation<Gesvd>::validate(const Gesvd& request) {
 void Operation<Gesvd>::operands(const Gesvd& request, const Checked& checked, Operands& operands) {
   const Gesvd& r = checked.request;
   solver::write_matrix(operands, request.a, "a", r.dtype, checked.a_extent);
-  solver::write_matrix(operands, request.s, "s", solver::real_dtype(r.dtype), checked.s_extent);
+  solver::write_matrix(operands, request.s, "s", real_dtype(r.dtype), checked.s_extent);
   if (r.job_u == SvdJob::none) {
     operands.absent("u");
   } else {

@@ -1,13 +1,14 @@
-// BLAS levels 1-3 (Axpy, Scal, Dot, Nrm2, Asum, Iamax, Copy, Swap, Rot, Iamin, Gemv, Ger, Trsv, Symv, Trsm, Syrk, Symm,
-// Trmm, Geam) through cuBLAS against the CPU device (OpenBLAS, itself checked against float64 references in
-// level{1,2,3}_test) on the same fresh random inputs, over small odd shapes and large ones, negative increments, every
-// side, triangle, transpose and diagonal, and strided batches; on every way a CUDA device runs requests (each
-// completion strategy, and isolated), so that the results written by cuBLAS's device pointer mode are seen to arrive in
-// the result buffers. The kernels accel runs instead of cuBLAS's have tests of their own (cuda_blas_kernels_test.cpp).
-// Skipped without a GPU.
+// BLAS levels 1-3 (Axpy, Scal, Dot, Nrm2, Asum, Iamax, Copy, Swap, Rot, Iamin, on real and complex vectors; Gemv, Ger,
+// Trsv, Symv, Trsm, Syrk, Symm, Trmm, Geam) through cuBLAS against the CPU device (OpenBLAS, itself checked against
+// float64 references in level{1,2,3}_test) on the same fresh random inputs, over small odd shapes and large ones,
+// negative increments, every side, triangle, transpose and diagonal, and strided batches; on every way a CUDA device
+// runs requests (each completion strategy, and isolated), so that the results written by cuBLAS's device pointer mode
+// are seen to arrive in the result buffers. The kernels accel runs instead of cuBLAS's have tests of their own
+// (cuda_blas_kernels_test.cpp). Skipped without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <complex>
 #include <functional>
 
 #include "accel/libs/blas/level1.hpp"
@@ -81,6 +82,44 @@ class CudaBlasTest : public CudaBlasFixture {
     compare(Rot{.dtype = d, .n = n, .incx = incx, .incy = incy, .c = 0.6, .s = -0.8},
             {{&Rot::x, d, span(n, incx), true}, {&Rot::y, d, span(n, incy), true}}, tol);
     if (incx < 0) return;
+    compare(Iamin{.dtype = d, .n = n, .incx = incx},
+            {{&Iamin::x, d, span(n, incx)}, {&Iamin::result, DType::i32, 1, true}}, 0);
+  }
+
+  // Every level-1 routine on complex vectors: a complex alpha and a real one (the routines that scale by a real
+  // factor), Dot with and without x conjugated, the real results of Nrm2 and Asum.
+  template <class C>
+  void level1_complex(std::int64_t n, std::int64_t incx, std::int64_t incy) {
+    const DType d = dtype_of<C>(), part = d == DType::c64 ? DType::f32 : DType::f64;
+    SCOPED_TRACE(fmt::format("level 1 {} n={} incx={} incy={}", to_string(d), n, incx, incy));
+    const double tol = d == DType::c64 ? 1e-5 : 1e-12;
+    compare(Axpy{.dtype = d, .n = n, .incx = incx, .incy = incy, .alpha = -0.75, .alpha_imag = 0.5},
+            {{&Axpy::x, d, span(n, incx)}, {&Axpy::y, d, span(n, incy), true}}, tol);
+    const auto positive = [](HostArray& v) {  // as level1's Dot: no cancelling sums
+      for (std::size_t i = 0; i < v.values.size(); ++i) v.set(i, 1.0 + 0.5 * v.values[i]);
+    };
+    for (const bool conjugate : {false, true})
+      compare(Dot{.dtype = d, .n = n, .incx = incx, .incy = incy, .conjugate = conjugate},
+              {{&Dot::x, d, span(n, incx), false, positive},
+               {&Dot::y, d, span(n, incy), false, positive},
+               {&Dot::result, d, 1, true}},
+              tol * 10);
+    compare(Copy{.dtype = d, .n = n, .incx = incx, .incy = incy},
+            {{&Copy::x, d, span(n, incx)}, {&Copy::y, d, span(n, incy), true}}, 0);
+    compare(Swap{.dtype = d, .n = n, .incx = incx, .incy = incy},
+            {{&Swap::x, d, span(n, incx), true}, {&Swap::y, d, span(n, incy), true}}, 0);
+    compare(Rot{.dtype = d, .n = n, .incx = incx, .incy = incy, .c = 0.6, .s = -0.8},
+            {{&Rot::x, d, span(n, incx), true}, {&Rot::y, d, span(n, incy), true}}, tol);
+    if (incx < 0) return;
+    for (const double imag : {0.0, 2.0})
+      compare(Scal{.dtype = d, .n = n, .incx = incx, .alpha = 1.5, .alpha_imag = imag},
+              {{&Scal::x, d, span(n, incx), true}}, tol);
+    compare(Nrm2{.dtype = d, .n = n, .incx = incx}, {{&Nrm2::x, d, span(n, incx)}, {&Nrm2::result, part, 1, true}},
+            tol * 10);
+    compare(Asum{.dtype = d, .n = n, .incx = incx}, {{&Asum::x, d, span(n, incx)}, {&Asum::result, part, 1, true}},
+            tol * 10);
+    compare(Iamax{.dtype = d, .n = n, .incx = incx},
+            {{&Iamax::x, d, span(n, incx)}, {&Iamax::result, DType::i32, 1, true}}, 0);
     compare(Iamin{.dtype = d, .n = n, .incx = incx},
             {{&Iamin::x, d, span(n, incx)}, {&Iamin::result, DType::i32, 1, true}}, 0);
   }
@@ -219,6 +258,16 @@ TEST_P(CudaBlasTest, CopySwapRotIaminMatchTheCpuDeviceOnOddAndLargeSizesAndEvery
         level1_more<double>(n, incx, incy);
       }
   level1_more<double>(0, 1, 1);  // empty: nothing moves, and Iamin's result is 0 on the GPU too
+}
+
+TEST_P(CudaBlasTest, ComplexLevel1MatchesTheCpuDeviceOnOddAndLargeSizesAndEveryIncrementSign) {
+  for (std::int64_t n : {1, 37, 1000, 1 << 19})
+    for (std::int64_t incx : {1, 3, -2})
+      for (std::int64_t incy : {1, -1}) {
+        level1_complex<std::complex<float>>(n, incx, incy);
+        level1_complex<std::complex<double>>(n, incx, incy);
+      }
+  level1_complex<std::complex<float>>(0, 1, 1);  // empty: zero results, written by the GPU too
 }
 
 TEST_P(CudaBlasTest, GemvMatchesTheCpuDeviceForBothTransposesIncrementsAndBatches) {

@@ -239,13 +239,14 @@ TEST_F(Level1ValidationTest, IncrementsSizesAndDtypesAreRefusedByName) {
   EXPECT_THAT(run(Dot{.n = std::int64_t{1} << 31, .x = x, .y = y, .result = r}),
               StatusIs(Code::not_supported, "32-bit"));
   EXPECT_THAT(run(Iamax{.dtype = DType::f16, .n = 4, .x = x, .result = r}),
-              StatusIs(Code::not_supported, "f32 or f64"));
+              StatusIs(Code::not_supported, "f32, f64, c64 or c128"));
   EXPECT_THAT(run(Copy{.n = 4, .incx = 0, .x = x, .y = y}), StatusIs(Code::invalid_argument, "blas::Copy: incx = 0"));
   EXPECT_THAT(run(Swap{.n = 4, .incy = 0, .x = x, .y = y}), StatusIs(Code::invalid_argument, "blas::Swap: incy = 0"));
   EXPECT_THAT(run(Rot{.n = -3, .x = x, .y = y}), StatusIs(Code::invalid_argument, "blas::Rot: n = -3 is negative"));
   EXPECT_THAT(run(Iamin{.n = 4, .incx = -1, .x = x, .result = r}),
               StatusIs(Code::invalid_argument, "blas::Iamin: incx = -1 must be positive"));
-  EXPECT_THAT(run(Rot{.dtype = DType::i32, .n = 4, .x = x, .y = y}), StatusIs(Code::not_supported, "f32 or f64"));
+  EXPECT_THAT(run(Rot{.dtype = DType::i32, .n = 4, .x = x, .y = y}),
+              StatusIs(Code::not_supported, "f32, f64, c64 or c128"));
 }
 
 TEST_F(Level1ValidationTest, BuffersAreCheckedAgainstTheIncrementsBeforeRunning) {
