@@ -11,10 +11,15 @@
 ///   accel::blas::gemv(device, {.dtype = accel::DType::f64, .m = m, .n = n, .a = a, .x = x, .y = y});  // y = A x
 /// @endcode
 ///
+/// The typed forms take complex vectors too (`std::complex<float>` or `std::complex<double>`: a complex alpha; dot
+/// is xᵀ y, dotc xᴴ y; nrm2 and asum answer the real part's type).
+///
 /// A request is checked whole before anything runs; a bad one answers its future with an error naming what was
 /// wrong. Typed vectors must hold equally many elements where a request takes two (else `invalid_argument`).
 #pragma once
 
+#include <cmath>
+#include <complex>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -24,9 +29,18 @@
 
 namespace accel::blas {
 
-/// Element types the typed level-1 overloads take: f32 and f64, as BLAS.
+/// Real element types: f32 and f64, as BLAS.
 template <class T>
 concept Real = std::same_as<T, float> || std::same_as<T, double>;
+/// Complex element types: c64 and c128.
+template <class T>
+concept Complex = std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>;
+/// Element types the typed level-1 overloads take: f32, f64, c64 and c128, as BLAS.
+template <class T>
+concept Element = Real<T> || Complex<T>;
+/// The type of a norm or sum of T's: T itself when real, the part's type when complex.
+template <Element T>
+using magnitude_t = decltype(std::abs(T{}));
 
 /// C = alpha op(A) op(B) + beta C (+ bias, activation): see Gemm (the same as Device::gemm).
 inline Future<Done> gemm(const Device& device, Gemm request) { return device.ask(std::move(request)); }
@@ -102,43 +116,59 @@ Future<Value> host_value(const Device& device, MakeRequest make_request) {
 }  // namespace detail
 
 /// y = alpha x + y over every element of x and y (contiguous, equally long).
-template <Real T>
+template <Element T>
 Future<Done> axpy(const Device& device, T alpha, const Buffer<T>& x, const Buffer<T>& y) {
   Result<std::int64_t> n = detail::common_length("blas::axpy", x, y);
   if (!n.ok()) return make_ready_future<Done>(n.status());
-  return axpy(device, {.dtype = dtype_of<T>(), .n = *n, .alpha = alpha, .x = x, .y = y});
+  const std::complex<double> scale(alpha);
+  return axpy(device,
+              {.dtype = dtype_of<T>(), .n = *n, .alpha = scale.real(), .alpha_imag = scale.imag(), .x = x, .y = y});
 }
 /// x = alpha x over every element of x.
-template <Real T>
+template <Element T>
 Future<Done> scal(const Device& device, T alpha, const Buffer<T>& x) {
-  return scal(device, {.dtype = dtype_of<T>(), .n = static_cast<std::int64_t>(x.size()), .alpha = alpha, .x = x});
+  const std::complex<double> scale(alpha);
+  return scal(device, {.dtype = dtype_of<T>(),
+                       .n = static_cast<std::int64_t>(x.size()),
+                       .alpha = scale.real(),
+                       .alpha_imag = scale.imag(),
+                       .x = x});
 }
-/// result[0] = xᵀ y over every element of x and y (contiguous, equally long).
-template <Real T>
+/// result[0] = xᵀ y over every element of x and y (contiguous, equally long); unconjugated for complex x (dotc
+/// conjugates).
+template <Element T>
 Future<Done> dot(const Device& device, const Buffer<T>& x, const Buffer<T>& y, const Buffer<T>& result) {
   Result<std::int64_t> n = detail::common_length("blas::dot", x, y);
   if (!n.ok()) return make_ready_future<Done>(n.status());
   return dot(device, {.dtype = dtype_of<T>(), .n = *n, .x = x, .y = y, .result = result});
 }
+/// result[0] = xᴴ y over every element of complex x and y (contiguous, equally long).
+template <Complex T>
+Future<Done> dotc(const Device& device, const Buffer<T>& x, const Buffer<T>& y, const Buffer<T>& result) {
+  Result<std::int64_t> n = detail::common_length("blas::dotc", x, y);
+  if (!n.ok()) return make_ready_future<Done>(n.status());
+  return dot(device, {.dtype = dtype_of<T>(), .n = *n, .conjugate = true, .x = x, .y = y, .result = result});
+}
 /// result[0] = ‖x‖₂ over every element of x.
-template <Real T>
-Future<Done> nrm2(const Device& device, const Buffer<T>& x, const Buffer<T>& result) {
+template <Element T>
+Future<Done> nrm2(const Device& device, const Buffer<T>& x, const Buffer<magnitude_t<T>>& result) {
   return nrm2(device, {.dtype = dtype_of<T>(), .n = static_cast<std::int64_t>(x.size()), .x = x, .result = result});
 }
-/// result[0] = Σ |x_i| over every element of x.
-template <Real T>
-Future<Done> asum(const Device& device, const Buffer<T>& x, const Buffer<T>& result) {
+/// result[0] = Σ |x_i| (Σ |Re x_i| + |Im x_i| for complex x) over every element of x.
+template <Element T>
+Future<Done> asum(const Device& device, const Buffer<T>& x, const Buffer<magnitude_t<T>>& result) {
   return asum(device, {.dtype = dtype_of<T>(), .n = static_cast<std::int64_t>(x.size()), .x = x, .result = result});
 }
-/// result[0] = the 1-based index of the first largest |x_i| over every element of x (0 when x is empty).
-template <Real T>
+/// result[0] = the 1-based index of the first largest |x_i| (|Re x_i| + |Im x_i| for complex x) over every element
+/// of x (0 when x is empty).
+template <Element T>
 Future<Done> iamax(const Device& device, const Buffer<T>& x, const Buffer<std::int32_t>& result) {
   return iamax(device, {.dtype = dtype_of<T>(), .n = static_cast<std::int64_t>(x.size()), .x = x, .result = result});
 }
 
 /// xᵀ y over every element of x and y (contiguous, equally long), as a host value (detail::host_value: a result
 /// buffer of its own, computed in device pointer mode and downloaded behind the request; nothing blocks).
-template <Real T>
+template <Element T>
 Future<T> dot(const Device& device, const Buffer<T>& x, const Buffer<T>& y) {
   Result<std::int64_t> n = detail::common_length("blas::dot", x, y);
   if (!n.ok()) return make_ready_future<T>(n.status());
@@ -146,23 +176,32 @@ Future<T> dot(const Device& device, const Buffer<T>& x, const Buffer<T>& y) {
     return Dot{.dtype = dtype_of<T>(), .n = n, .x = x, .y = y, .result = result};
   });
 }
+/// xᴴ y over every element of complex x and y (contiguous, equally long), as a host value (as dot's).
+template <Complex T>
+Future<T> dotc(const Device& device, const Buffer<T>& x, const Buffer<T>& y) {
+  Result<std::int64_t> n = detail::common_length("blas::dotc", x, y);
+  if (!n.ok()) return make_ready_future<T>(n.status());
+  return detail::host_value<T>(device, [x, y, n = *n](const Buffer<T>& result) {
+    return Dot{.dtype = dtype_of<T>(), .n = n, .conjugate = true, .x = x, .y = y, .result = result};
+  });
+}
 /// ‖x‖₂ over every element of x, as a host value (as dot's).
-template <Real T>
-Future<T> nrm2(const Device& device, const Buffer<T>& x) {
-  return detail::host_value<T>(device, [x](const Buffer<T>& result) {
+template <Element T>
+Future<magnitude_t<T>> nrm2(const Device& device, const Buffer<T>& x) {
+  return detail::host_value<magnitude_t<T>>(device, [x](const Buffer<magnitude_t<T>>& result) {
     return Nrm2{.dtype = dtype_of<T>(), .n = static_cast<std::int64_t>(x.size()), .x = x, .result = result};
   });
 }
-/// Σ |x_i| over every element of x, as a host value (as dot's).
-template <Real T>
-Future<T> asum(const Device& device, const Buffer<T>& x) {
-  return detail::host_value<T>(device, [x](const Buffer<T>& result) {
+/// Σ |x_i| (Σ |Re x_i| + |Im x_i| for complex x) over every element of x, as a host value (as dot's).
+template <Element T>
+Future<magnitude_t<T>> asum(const Device& device, const Buffer<T>& x) {
+  return detail::host_value<magnitude_t<T>>(device, [x](const Buffer<magnitude_t<T>>& result) {
     return Asum{.dtype = dtype_of<T>(), .n = static_cast<std::int64_t>(x.size()), .x = x, .result = result};
   });
 }
-/// The 1-based index of the first largest |x_i| over every element of x (0 when x is empty), as a host value (as
-/// dot's).
-template <Real T>
+/// The 1-based index of the first largest |x_i| (|Re x_i| + |Im x_i| for complex x) over every element of x (0 when x
+/// is empty), as a host value (as dot's).
+template <Element T>
 Future<std::int32_t> iamax(const Device& device, const Buffer<T>& x) {
   return detail::host_value<std::int32_t>(device, [x](const Buffer<std::int32_t>& result) {
     return Iamax{.dtype = dtype_of<T>(), .n = static_cast<std::int64_t>(x.size()), .x = x, .result = result};

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <complex>
 #include <functional>
 #include <string>
 #include <vector>
@@ -144,6 +145,34 @@ TEST_F(FamilyEntryPointsTest, TypedLevelOneTakesFloatBuffersToo) {
   Buffer<float> x = holding(std::vector<float>{3.0f, 4.0f}), norm = holding(std::vector<float>{0.0f});
   ASSERT_THAT(blas::nrm2(device_, x, norm).wait(), IsOk());
   EXPECT_FLOAT_EQ(read(norm)[0], 5.0f);
+}
+
+// Complex vectors: a complex alpha, dot unconjugated and dotc conjugated, nrm2 and asum into (and as) the real type.
+TEST_F(FamilyEntryPointsTest, TypedLevelOneTakesComplexBuffers) {
+  using C = std::complex<double>;
+  const std::vector<C> xs = {{1, 2}, {-3, 0.5}, {0, -4}}, ys = {{0.5, -1}, {2, 2}, {-1, 0}};
+  Buffer<C> x = holding(xs), y = holding(ys), result = holding(std::vector<C>{0});
+  C dotu = 0, dotc = 0;
+  double squares = 0, sum = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    dotu += xs[i] * ys[i], dotc += std::conj(xs[i]) * ys[i];
+    squares += std::norm(xs[i]), sum += std::abs(xs[i].real()) + std::abs(xs[i].imag());
+  }
+  ASSERT_THAT(blas::dot(device_, x, y, result).wait(), IsOk());
+  EXPECT_EQ(read(result)[0], dotu);
+  ASSERT_THAT(blas::dotc(device_, x, y, result).wait(), IsOk());
+  EXPECT_EQ(read(result)[0], dotc);
+  EXPECT_EQ(*blas::dotc(device_, x, y).wait(), dotc);
+  Buffer<double> norm = holding(std::vector<double>{0});
+  ASSERT_THAT(blas::nrm2(device_, x, norm).wait(), IsOk());
+  EXPECT_NEAR(read(norm)[0], std::sqrt(squares), 1e-15 * std::sqrt(squares));
+  EXPECT_EQ(*blas::asum(device_, x).wait(), sum);
+  EXPECT_EQ(*blas::iamax(device_, x).wait(), 3);  // |0| + |-4|: the largest sum of the parts' magnitudes
+
+  ASSERT_THAT(blas::axpy(device_, C(0.5, -1), x, y).wait(), IsOk());
+  ASSERT_THAT(blas::scal(device_, C(0, 2), y).wait(), IsOk());
+  const std::vector<C> got = read(y);
+  for (std::size_t i = 0; i < xs.size(); ++i) EXPECT_EQ(got[i], C(0, 2) * (C(0.5, -1) * xs[i] + ys[i])) << i;
 }
 
 // Vectors of two lengths are refused by name before anything runs: y keeps its values.
