@@ -1,6 +1,6 @@
 // The element types of level 1's vectors (f32, f64, c64, c128) as the CPU and CUDA halves of its contract call them:
-// a complex type's part, whether a type is complex, a request's scalar in the element type, and the call for a
-// validated dtype.
+// a request's scalar in the element type, and the call for a validated dtype (operation/complex_dtypes.hpp says what a
+// complex type's part is).
 #pragma once
 
 #include <complex>
@@ -8,22 +8,9 @@
 #include <utility>
 
 #include "accel/core/dtype.hpp"
+#include "operation/complex_dtypes.hpp"
 
 namespace accel::blas {
-
-template <class T>
-struct PartOf {
-  using type = T;
-};
-template <class P>
-struct PartOf<std::complex<P>> {
-  using type = P;
-};
-// float for float and std::complex<float>; double for double and std::complex<double>.
-template <class T>
-using part_t = typename PartOf<T>::type;
-template <class T>
-inline constexpr bool kComplex = !std::is_same_v<T, part_t<T>>;
 
 // A request's scalar (real and imaginary parts) in the element type; the imaginary part is 0 for a real type
 // (validation refused any other).

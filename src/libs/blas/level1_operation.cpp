@@ -156,7 +156,7 @@ Status Operation<Axpy>::run_cpu(const Axpy& r, const Checked&, std::span<const B
     const T alpha = blas::scalar<T>(r.alpha, r.alpha_imag);
     const auto* from = static_cast<const T*>(views[x].data);
     auto* to = static_cast<T*>(views[y].data);
-    if constexpr (blas::kComplex<T>) {
+    if constexpr (kComplex<T>) {
       Cblas<T>::axpy(to_int(r.n), &alpha, from, to_int(r.incx), to, to_int(r.incy));
     } else {
       Cblas<T>::axpy(to_int(r.n), alpha, from, to_int(r.incx), to, to_int(r.incy));
@@ -181,7 +181,7 @@ Status Operation<Scal>::run_cpu(const Scal& r, const Checked&, std::span<const B
   blas::ensure_openblas_kernels();
   blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     auto* data = static_cast<T*>(views[x].data);
-    if constexpr (blas::kComplex<T>) {
+    if constexpr (kComplex<T>) {
       const T alpha = blas::scalar<T>(r.alpha, r.alpha_imag);
       if (r.alpha_imag == 0.0) {
         Cblas<T>::real_scal(to_int(r.n), alpha.real(), data, to_int(r.incx));
@@ -212,7 +212,7 @@ Status Operation<Dot>::run_cpu(const Dot& r, const Checked&, std::span<const Buf
     if (r.n != 0) {
       const auto* from_x = static_cast<const T*>(views[x].data);
       const auto* from_y = static_cast<const T*>(views[y].data);
-      if constexpr (blas::kComplex<T>) {
+      if constexpr (kComplex<T>) {
         (r.conjugate ? Cblas<T>::dotc : Cblas<T>::dotu)(to_int(r.n), from_x, to_int(r.incx), from_y, to_int(r.incy),
                                                         &value);
       } else {
@@ -236,7 +236,7 @@ void Operation<Nrm2>::operands(const Nrm2& request, const Checked& checked, Oper
 Status Operation<Nrm2>::run_cpu(const Nrm2& r, const Checked&, std::span<const BufferView> views, const CpuTarget&) {
   blas::ensure_openblas_kernels();
   blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
-    using Part = blas::part_t<T>;
+    using Part = part_t<T>;
     store(views[result],
           r.n == 0 ? Part(0) : Cblas<T>::nrm2(to_int(r.n), static_cast<const T*>(views[x].data), to_int(r.incx)));
   });
@@ -255,8 +255,8 @@ void Operation<Asum>::operands(const Asum& request, const Checked& checked, Oper
 Status Operation<Asum>::run_cpu(const Asum& r, const Checked&, std::span<const BufferView> views, const CpuTarget&) {
   blas::ensure_openblas_kernels();
   blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
-    using Part = blas::part_t<T>;
-    if constexpr (blas::kComplex<T>) {
+    using Part = part_t<T>;
+    if constexpr (kComplex<T>) {
       store(views[result], complex_asum(r.n, static_cast<const Part*>(views[x].data), r.incx));
     } else {
       store(views[result],
@@ -337,7 +337,7 @@ Status Operation<Rot>::run_cpu(const Rot& r, const Checked&, std::span<const Buf
   if (r.n == 0) return Status();
   blas::ensure_openblas_kernels();
   blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
-    using Part = blas::part_t<T>;
+    using Part = part_t<T>;
     Cblas<T>::rot(to_int(r.n), static_cast<T*>(views[x].data), to_int(r.incx), static_cast<T*>(views[y].data),
                   to_int(r.incy), static_cast<Part>(r.c), static_cast<Part>(r.s));
   });

@@ -63,9 +63,9 @@ Status CudaOperation<Scal>::run(const Scal& r, const Checked&, const Plan& plan,
   return blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     const T alpha = blas::scalar<T>(r.alpha, r.alpha_imag);
     auto* x = native<T>(views[Op::x].data);
-    if constexpr (blas::kComplex<T>) {
+    if constexpr (kComplex<T>) {
       if (r.alpha_imag == 0.0) {  // a real factor: the routine that multiplies by one
-        const blas::part_t<T> real = alpha.real();
+        const part_t<T> real = alpha.real();
         return blas::cublas_launched(
             run, (plan.api->*CublasRoutines<T>::real_scal)(plan.handle, to_int(r.n), &real, x, to_int(r.incx)),
             CublasRoutines<T>::kRealScal);
@@ -84,7 +84,7 @@ Status CudaOperation<Dot>::run(const Dot& r, const Checked&, const Plan& plan, s
     const auto* x = native<T>(views[Op::x].data);
     const auto* y = native<T>(views[Op::y].data);
     auto* result = native<T>(views[Op::result].data);
-    if constexpr (blas::kComplex<T>) {
+    if constexpr (kComplex<T>) {
       const auto routine = r.conjugate ? CublasRoutines<T>::dotc : CublasRoutines<T>::dotu;
       return blas::cublas_launched(
           run, (plan.api->*routine)(plan.handle, to_int(r.n), x, to_int(r.incx), y, to_int(r.incy), result),
@@ -105,7 +105,7 @@ Status CudaOperation<Nrm2>::run(const Nrm2& r, const Checked&, const Plan& plan,
     return blas::cublas_launched(
         run,
         (plan.api->*CublasRoutines<T>::nrm2)(plan.handle, to_int(r.n), native<T>(views[Op::x].data), to_int(r.incx),
-                                             static_cast<blas::part_t<T>*>(views[Op::result].data)),
+                                             static_cast<part_t<T>*>(views[Op::result].data)),
         CublasRoutines<T>::kNrm2);
   });
 }
@@ -117,7 +117,7 @@ Status CudaOperation<Asum>::run(const Asum& r, const Checked&, const Plan& plan,
     return blas::cublas_launched(
         run,
         (plan.api->*CublasRoutines<T>::asum)(plan.handle, to_int(r.n), native<T>(views[Op::x].data), to_int(r.incx),
-                                             static_cast<blas::part_t<T>*>(views[Op::result].data)),
+                                             static_cast<part_t<T>*>(views[Op::result].data)),
         CublasRoutines<T>::kAsum);
   });
 }
@@ -177,7 +177,7 @@ Status CudaOperation<Rot>::run(const Rot& r, const Checked&, const Plan& plan, s
   ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
   using Op = Operation<Rot>;
   return blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
-    const blas::part_t<T> c = static_cast<blas::part_t<T>>(r.c), s = static_cast<blas::part_t<T>>(r.s);
+    const part_t<T> c = static_cast<part_t<T>>(r.c), s = static_cast<part_t<T>>(r.s);
     return blas::cublas_launched(
         run,
         (plan.api->*CublasRoutines<T>::rot)(plan.handle, to_int(r.n), native<T>(views[Op::x].data), to_int(r.incx),

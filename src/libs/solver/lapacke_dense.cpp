@@ -17,6 +17,7 @@
 
 #include "libs/solver/dense_checks.hpp"
 #include "libs/solver/dense_info.hpp"
+#include "operation/complex_dtypes.hpp"
 #include "operation/host_slack.hpp"
 
 namespace accel::solver {
@@ -82,19 +83,9 @@ struct Lapacke<std::complex<double>> {
   static constexpr auto gesvd_work = LAPACKE_zgesvd_work;
 };
 
-// The type of an element's real part: the eigenvalues' of a Hermitian matrix.
-template <class T>
-struct RealPart {
-  using type = T;
-};
-template <class T>
-struct RealPart<std::complex<T>> {
-  using type = T;
-};
-
 template <class T>
 T conjugate(T x) {
-  if constexpr (std::is_same_v<T, typename RealPart<T>::type>) {
+  if constexpr (!kComplex<T>) {
     return x;
   } else {
     return std::conj(x);
@@ -222,8 +213,8 @@ Status potrs(const Potrs& r, const void* a, void* b) {
 // syevd (heevd for complex T, which also takes a real workspace) of one matrix with the workspaces given; -1 sizes
 // ask for the sizes instead.
 template <class T>
-lapack_int syevd_with(const Syevd& r, T* a, typename RealPart<T>::type* w, T* work, lapack_int lwork,
-                      typename RealPart<T>::type* rwork, lapack_int lrwork, lapack_int* iwork, lapack_int liwork) {
+lapack_int syevd_with(const Syevd& r, T* a, part_t<T>* w, T* work, lapack_int lwork, part_t<T>* rwork,
+                      lapack_int lrwork, lapack_int* iwork, lapack_int liwork) {
   const char jobz = r.job == EigenJob::values_and_vectors ? 'V' : 'N';
   if constexpr (std::is_arithmetic_v<T>) {
     (void)rwork, (void)lrwork;
@@ -237,7 +228,7 @@ lapack_int syevd_with(const Syevd& r, T* a, typename RealPart<T>::type* w, T* wo
 
 template <class T>
 Status syevd(const Syevd& r, void* a, void* w, std::int32_t* info) {
-  using Real = typename RealPart<T>::type;
+  using Real = part_t<T>;
   T work_size{};
   Real rwork_size{};
   lapack_int iwork_size = 0;
@@ -274,7 +265,7 @@ template <class T>
 Status ormqr(const Ormqr& r, const void* a, const void* tau, void* c) {
   const char side = r.side == Side::right ? 'R' : 'L';
   // Qᴴ for a complex Q, as unmqr takes it (it refuses 'T').
-  const char trans = r.transpose == Transpose::none ? 'N' : std::is_same_v<T, typename RealPart<T>::type> ? 'T' : 'C';
+  const char trans = r.transpose == Transpose::none ? 'N' : !kComplex<T> ? 'T' : 'C';
   return each_matrix(Routine::ormqr, r.batch, nullptr, [&](std::int64_t i) {
     return Lapacke<T>::ormqr(LAPACK_COL_MAJOR, side, trans, to_int(r.m), to_int(r.n), to_int(r.k),
                              matrix<T>(a, i, r.stride_a), to_int(r.lda), matrix<T>(tau, i, r.k),
@@ -299,7 +290,7 @@ char svd_job(SvdJob job) { return job == SvdJob::full ? 'A' : job == SvdJob::thi
 template <class T>
 class SvdRun {
  public:
-  using Value = typename RealPart<T>::type;  // the singular values'
+  using Value = part_t<T>;  // the singular values'
   SvdRun(char job_u, char job_vt, std::int64_t m, std::int64_t n) : job_u_(job_u), job_vt_(job_vt), m_(m), n_(n) {}
 
   lapack_int operator()(T* a, std::int64_t lda, Value* s, T* u, std::int64_t ldu, T* vt, std::int64_t ldvt) {
