@@ -17,6 +17,7 @@
 
 #include "accel/device/device.hpp"
 #include "accel/libs/solver/dense.hpp"
+#include "operation/complex_dtypes.hpp"
 #include "testing/status_matchers.hpp"
 
 namespace accel::solver::testing {
@@ -42,20 +43,10 @@ struct Layout {
   }
 };
 
-// The real type of an element (float of std::complex<float>), whether it is complex, and what the checks compute
-// it in: double, or std::complex<double>.
+// The real type of an element (float of std::complex<float>; whether it is complex: accel::kComplex), and what the
+// checks compute it in: double, or std::complex<double>.
 template <class T>
-struct RealOf {
-  using type = T;
-};
-template <class T>
-struct RealOf<std::complex<T>> {
-  using type = T;
-};
-template <class T>
-using Real = typename RealOf<T>::type;
-template <class T>
-inline constexpr bool kComplex = !std::is_same_v<Real<T>, T>;
+using Real = part_t<T>;
 template <class T>
 using Wide = std::conditional_t<kComplex<T>, std::complex<double>, double>;
 
