@@ -90,7 +90,7 @@ struct Cblas<std::complex<double>> {
 // alpha_imag is the imaginary part of a complex scale: 0 unless the dtype is complex.
 template <class Request>
 Status check_scale(const Request& r) {
-  if (r.alpha_imag == 0.0 || r.dtype == DType::c64 || r.dtype == DType::c128) return Status();
+  if (r.alpha_imag == 0.0 || real_dtype(r.dtype) != r.dtype) return Status();
   return invalid_argument(fmt::format("{}: alpha_imag = {} needs a complex dtype (c64 or c128), not {}", Request::kName,
                                       r.alpha_imag, to_string(r.dtype)));
 }

@@ -157,10 +157,11 @@ Status CudaOperation<Swap>::run(const Swap& r, const Checked&, const Plan& plan,
   if (r.n == 0) return Status();
   using Op = Operation<Swap>;
   if (r.incx == 1 && r.incy == 1) {  // element by element: a complex vector swaps as its parts
-    const std::int64_t parts = r.dtype == DType::c64 || r.dtype == DType::c128 ? 2 * r.n : r.n;
-    return run.target.check(blas::launch_swap(views[Op::x].data, views[Op::y].data, parts,
-                                              real_dtype(r.dtype) == DType::f64, run.target.stream()),
-                            "launching the swap kernel");
+    const DType part = real_dtype(r.dtype);
+    const auto parts = static_cast<std::int64_t>(size_of(r.dtype) / size_of(part)) * r.n;
+    return run.target.check(
+        blas::launch_swap(views[Op::x].data, views[Op::y].data, parts, part == DType::f64, run.target.stream()),
+        "launching the swap kernel");
   }
   return blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     return blas::cublas_launched(

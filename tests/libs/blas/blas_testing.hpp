@@ -74,6 +74,14 @@ class BlasDeviceTest : public ::testing::Test {
   Status run(const Request& request) {
     return device_.ask(request).wait().status();
   }
+  // Runs a reduction into a fresh result buffer of R and returns its value.
+  template <class R, class Request>
+  R reduce(Request request) {
+    Buffer<R> result = upload(std::vector<R>{R(-7)});
+    request.result = result;
+    EXPECT_THAT(run(request), accel::testing::IsOk());
+    return download(result)[0];
+  }
 
   System system_;
   Device device_ = *Device::open(system_, {.kind = DeviceKind::cpu});

@@ -16,6 +16,7 @@
 #include "accel/libs/blas/level3.hpp"
 #include "libs/blas/cuda_blas_fixture.hpp"
 #include "libs/blas/level3_operation_cuda.hpp"
+#include "operation/complex_dtypes.hpp"
 
 namespace accel::blas {
 namespace {
@@ -38,6 +39,13 @@ std::function<void(HostArray&)> well_conditioned(std::int64_t order, std::int64_
   };
 }
 
+// Dot's operands in [0.5, 1.5): with signs drawn at random the sum cancels (about 300 from terms summing 260,000 in
+// magnitude at n = 2^20), and two correct f32 sums in different orders then differ by more than any fixed relative
+// tolerance for some seeds (ACCEL_TEST_SEED=6021170081589239919: 1.2e-4).
+void positive(HostArray& v) {
+  for (std::size_t i = 0; i < v.values.size(); ++i) v.set(i, 1.0 + 0.5 * v.values[i]);
+}
+
 class CudaBlasTest : public CudaBlasFixture {
  protected:
   template <class T>
@@ -47,12 +55,6 @@ class CudaBlasTest : public CudaBlasFixture {
     const double tol = tolerance<T>();
     compare(Axpy{.dtype = d, .n = n, .incx = incx, .incy = incy, .alpha = -0.75},
             {{&Axpy::x, d, span(n, incx)}, {&Axpy::y, d, span(n, incy), true}}, tol);
-    // Dot's operands in [0.5, 1.5): with signs drawn at random the sum cancels (about 300 from terms summing 260,000 in
-    // magnitude at n = 2^20), and two correct f32 sums in different orders then differ by more than any fixed relative
-    // tolerance for some seeds (ACCEL_TEST_SEED=6021170081589239919: 1.2e-4).
-    const auto positive = [](HostArray& v) {
-      for (std::size_t i = 0; i < v.values.size(); ++i) v.set(i, 1.0 + 0.5 * v.values[i]);
-    };
     compare(Dot{.dtype = d, .n = n, .incx = incx, .incy = incy},
             {{&Dot::x, d, span(n, incx), false, positive},
              {&Dot::y, d, span(n, incy), false, positive},
@@ -90,14 +92,11 @@ class CudaBlasTest : public CudaBlasFixture {
   // factor), Dot with and without x conjugated, the real results of Nrm2 and Asum.
   template <class C>
   void level1_complex(std::int64_t n, std::int64_t incx, std::int64_t incy) {
-    const DType d = dtype_of<C>(), part = d == DType::c64 ? DType::f32 : DType::f64;
+    const DType d = dtype_of<C>(), part = real_dtype(d);
     SCOPED_TRACE(fmt::format("level 1 {} n={} incx={} incy={}", to_string(d), n, incx, incy));
     const double tol = d == DType::c64 ? 1e-5 : 1e-12;
     compare(Axpy{.dtype = d, .n = n, .incx = incx, .incy = incy, .alpha = -0.75, .alpha_imag = 0.5},
             {{&Axpy::x, d, span(n, incx)}, {&Axpy::y, d, span(n, incy), true}}, tol);
-    const auto positive = [](HostArray& v) {  // as level1's Dot: no cancelling sums
-      for (std::size_t i = 0; i < v.values.size(); ++i) v.set(i, 1.0 + 0.5 * v.values[i]);
-    };
     for (const bool conjugate : {false, true})
       compare(Dot{.dtype = d, .n = n, .incx = incx, .incy = incy, .conjugate = conjugate},
               {{&Dot::x, d, span(n, incx), false, positive},

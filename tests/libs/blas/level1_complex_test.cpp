@@ -59,14 +59,6 @@ class Level1ComplexTest : public testing::BlasDeviceTest {
     return v;
   }
 
-  template <class R, class Request>
-  R reduce(Request request) {
-    Buffer<R> result = upload(std::vector<R>{R(-7)});
-    request.result = result;
-    EXPECT_THAT(run(request), IsOk());
-    return download(result)[0];
-  }
-
   template <class C>
   void check_axpy_scal(std::int64_t n, std::int64_t incx, std::int64_t incy, Exact alpha) {
     SCOPED_TRACE(::testing::Message() << "n=" << n << " incx=" << incx << " incy=" << incy << " alpha=" << alpha);
@@ -81,15 +73,16 @@ class Level1ComplexTest : public testing::BlasDeviceTest {
                          .x = dx,
                          .y = dy}),
                 IsOk());
+    const std::vector<Exact> ex = exact(x);
     std::vector<Exact> want = exact(y);  // elements outside the vector's steps stay as they were
-    for (std::int64_t i = 0; i < n; ++i) want[vector_at(i, n, incy)] += alpha * exact(x)[vector_at(i, n, incx)];
+    for (std::int64_t i = 0; i < n; ++i) want[vector_at(i, n, incy)] += alpha * ex[vector_at(i, n, incx)];
     EXPECT_LE(relative_error(download(dy), want), kTolerance<C>);
     if (incx < 0) return;  // Scal takes positive increments only
     ASSERT_THAT(
         run(Scal{
             .dtype = dtype_of<C>(), .n = n, .incx = incx, .alpha = alpha.real(), .alpha_imag = alpha.imag(), .x = dx}),
         IsOk());
-    std::vector<Exact> scaled = exact(x);
+    std::vector<Exact> scaled = ex;
     for (std::int64_t i = 0; i < n; ++i) scaled[i * incx] *= alpha;
     EXPECT_LE(relative_error(download(dx), scaled), kTolerance<C>);
   }
@@ -101,9 +94,10 @@ class Level1ComplexTest : public testing::BlasDeviceTest {
     const std::vector<C> x = random_complex<C>(vector_span(n, incx)), y = random_complex<C>(vector_span(n, incy));
     Buffer<C> dx = upload(x), dy = upload(y);
     const DType dtype = dtype_of<C>();
+    const std::vector<Exact> ex = exact(x), ey = exact(y);
     Exact dotu = 0, dotc = 0;
     for (std::int64_t i = 0; i < n; ++i) {
-      const Exact xi = exact(x)[vector_at(i, n, incx)], yi = exact(y)[vector_at(i, n, incy)];
+      const Exact xi = ex[vector_at(i, n, incx)], yi = ey[vector_at(i, n, incy)];
       dotu += xi * yi;
       dotc += std::conj(xi) * yi;
     }
@@ -117,7 +111,7 @@ class Level1ComplexTest : public testing::BlasDeviceTest {
     double sum_squares = 0, sum_magnitudes = 0, largest = -1, smallest = INFINITY;
     std::int32_t largest_at = 0, smallest_at = 0;
     for (std::int64_t i = 0; i < n; ++i) {
-      const Exact v = exact(x)[i * incx];
+      const Exact v = ex[i * incx];
       sum_squares += std::norm(v);
       sum_magnitudes += magnitude_sum(v);
       if (magnitude_sum(v) > largest) largest = magnitude_sum(v), largest_at = static_cast<std::int32_t>(i + 1);
@@ -139,11 +133,11 @@ class Level1ComplexTest : public testing::BlasDeviceTest {
                          y = random_complex<C>(vector_span(n, incy) + 2);
     const DType dtype = dtype_of<C>();
     const double c = 0.6, s = -0.8;
-    std::vector<Exact> copied = exact(y), swapped_x = exact(x), swapped_y = exact(y);
-    std::vector<Exact> rotated_x = exact(x), rotated_y = exact(y);
+    const std::vector<Exact> ex = exact(x), ey = exact(y);
+    std::vector<Exact> copied = ey, swapped_x = ex, swapped_y = ey, rotated_x = ex, rotated_y = ey;
     for (std::int64_t i = 0; i < n; ++i) {
       const std::int64_t at_x = vector_at(i, n, incx), at_y = vector_at(i, n, incy);
-      const Exact xi = exact(x)[at_x], yi = exact(y)[at_y];
+      const Exact xi = ex[at_x], yi = ey[at_y];
       copied[at_y] = xi;
       swapped_x[at_x] = yi, swapped_y[at_y] = xi;
       rotated_x[at_x] = c * xi + s * yi, rotated_y[at_y] = c * yi - s * xi;

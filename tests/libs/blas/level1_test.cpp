@@ -95,15 +95,6 @@ class Level1Test : public testing::BlasDeviceTest {
     EXPECT_EQ(reduce<std::int32_t>(Iamin{.dtype = dtype_of<T>(), .n = n, .incx = incx, .x = dx}), smallest_at);
   }
 
-  // Runs a reduction into a fresh result buffer of R and returns its value.
-  template <class R, class Request>
-  R reduce(Request request) {
-    Buffer<R> result = upload(std::vector<R>{R(-7)});
-    request.result = result;
-    EXPECT_THAT(run(request), IsOk());
-    return download(result)[0];
-  }
-
   template <class T>
   void check_reductions(std::int64_t n, std::int64_t incx, std::int64_t incy) {
     SCOPED_TRACE(::testing::Message() << "n=" << n << " incx=" << incx << " incy=" << incy);
