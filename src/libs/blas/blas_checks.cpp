@@ -38,9 +38,17 @@ Status check_real_dtype(std::string_view request, DType dtype) {
 }
 
 Status check_vector_dtype(std::string_view request, DType dtype) {
-  if (dtype == DType::f32 || dtype == DType::f64 || dtype == DType::c64 || dtype == DType::c128) return Status();
-  return not_supported(
-      fmt::format("{}: dtype {} is not supported; it takes f32, f64, c64 or c128", request, to_string(dtype)));
+  switch (dtype) {
+    case DType::f32:
+    case DType::f64:
+    case DType::c64:
+    case DType::c128:
+    case DType::f16:
+    case DType::bf16: return Status();
+    default:
+      return not_supported(fmt::format("{}: dtype {} is not supported; it takes f32, f64, c64, c128, f16 or bf16",
+                                       request, to_string(dtype)));
+  }
 }
 
 Status check_size(std::string_view request, std::string_view name, std::int64_t value) {

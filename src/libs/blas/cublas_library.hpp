@@ -18,10 +18,13 @@ struct CublasApi {
   X(cublasGetProperty) \
   X(cublasSetPointerMode_v2) \
   X(cublasSetStream_v2) \
+  X(cublasAsumEx) \
+  X(cublasAxpyEx) \
   X(cublasCaxpy_v2) \
   X(cublasCcopy_v2) \
   X(cublasCdotc_v2) \
   X(cublasCdotu_v2) \
+  X(cublasCopyEx) \
   X(cublasCscal_v2) \
   X(cublasCsrot_v2) \
   X(cublasCsscal_v2) \
@@ -35,6 +38,7 @@ struct CublasApi {
   X(cublasDgemvStridedBatched) \
   X(cublasDgemv_v2) \
   X(cublasDnrm2_v2) \
+  X(cublasDotEx) \
   X(cublasDrot_v2) \
   X(cublasDscal_v2) \
   X(cublasDswap_v2) \
@@ -45,6 +49,8 @@ struct CublasApi {
   X(cublasDtrsv_v2) \
   X(cublasDzasum_v2) \
   X(cublasDznrm2_v2) \
+  X(cublasIamaxEx) \
+  X(cublasIaminEx) \
   X(cublasIcamax_v2) \
   X(cublasIcamin_v2) \
   X(cublasIdamax_v2) \
@@ -53,8 +59,11 @@ struct CublasApi {
   X(cublasIsamin_v2) \
   X(cublasIzamax_v2) \
   X(cublasIzamin_v2) \
+  X(cublasNrm2Ex) \
+  X(cublasRotEx) \
   X(cublasSasum_v2) \
   X(cublasSaxpy_v2) \
+  X(cublasScalEx) \
   X(cublasScasum_v2) \
   X(cublasScnrm2_v2) \
   X(cublasScopy_v2) \
@@ -72,6 +81,7 @@ struct CublasApi {
   X(cublasStrmm_v2) \
   X(cublasStrsm_v2) \
   X(cublasStrsv_v2) \
+  X(cublasSwapEx) \
   X(cublasZaxpy_v2) \
   X(cublasZcopy_v2) \
   X(cublasZdotc_v2) \

@@ -11,6 +11,7 @@
 #include "libs/blas/blas_checks.hpp"
 #include "libs/blas/cpu_gemm.hpp"
 #include "libs/blas/element_types.hpp"
+#include "libs/blas/level1_narrow.hpp"
 #include "libs/blas/openblas_kernels.hpp"
 #include "operation/complex_dtypes.hpp"
 
@@ -151,6 +152,7 @@ void Operation<Axpy>::operands(const Axpy& request, const Checked& checked, Oper
 
 Status Operation<Axpy>::run_cpu(const Axpy& r, const Checked&, std::span<const BufferView> views, const CpuTarget&) {
   if (r.n == 0) return Status();
+  if (blas::is_narrow_float(r.dtype)) return blas::run_narrow(r, views), Status();
   blas::ensure_openblas_kernels();
   blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     const T alpha = blas::scalar<T>(r.alpha, r.alpha_imag);
@@ -178,6 +180,7 @@ void Operation<Scal>::operands(const Scal& request, const Checked& checked, Oper
 
 Status Operation<Scal>::run_cpu(const Scal& r, const Checked&, std::span<const BufferView> views, const CpuTarget&) {
   if (r.n == 0) return Status();
+  if (blas::is_narrow_float(r.dtype)) return blas::run_narrow(r, views), Status();
   blas::ensure_openblas_kernels();
   blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     auto* data = static_cast<T*>(views[x].data);
@@ -206,6 +209,7 @@ void Operation<Dot>::operands(const Dot& request, const Checked& checked, Operan
 }
 
 Status Operation<Dot>::run_cpu(const Dot& r, const Checked&, std::span<const BufferView> views, const CpuTarget&) {
+  if (blas::is_narrow_float(r.dtype)) return blas::run_narrow(r, views), Status();
   blas::ensure_openblas_kernels();
   blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     T value(0);
@@ -234,6 +238,7 @@ void Operation<Nrm2>::operands(const Nrm2& request, const Checked& checked, Oper
 }
 
 Status Operation<Nrm2>::run_cpu(const Nrm2& r, const Checked&, std::span<const BufferView> views, const CpuTarget&) {
+  if (blas::is_narrow_float(r.dtype)) return blas::run_narrow(r, views), Status();
   blas::ensure_openblas_kernels();
   blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     using Part = part_t<T>;
@@ -253,6 +258,7 @@ void Operation<Asum>::operands(const Asum& request, const Checked& checked, Oper
 }
 
 Status Operation<Asum>::run_cpu(const Asum& r, const Checked&, std::span<const BufferView> views, const CpuTarget&) {
+  if (blas::is_narrow_float(r.dtype)) return blas::run_narrow(r, views), Status();
   blas::ensure_openblas_kernels();
   blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     using Part = part_t<T>;
@@ -276,6 +282,7 @@ void Operation<Iamax>::operands(const Iamax& request, const Checked& checked, Op
 }
 
 Status Operation<Iamax>::run_cpu(const Iamax& r, const Checked&, std::span<const BufferView> views, const CpuTarget&) {
+  if (blas::is_narrow_float(r.dtype)) return blas::run_narrow(r, views), Status();
   blas::ensure_openblas_kernels();
   // CBLAS counts from 0; the request, as BLAS and cuBLAS, from 1 (0: empty).
   const std::int32_t index = r.n == 0 ? 0 : blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
@@ -297,6 +304,7 @@ void Operation<Copy>::operands(const Copy& request, const Checked& checked, Oper
 
 Status Operation<Copy>::run_cpu(const Copy& r, const Checked&, std::span<const BufferView> views, const CpuTarget&) {
   if (r.n == 0) return Status();
+  if (blas::is_narrow_float(r.dtype)) return blas::run_narrow(r, views), Status();
   blas::ensure_openblas_kernels();
   blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     Cblas<T>::copy(to_int(r.n), static_cast<const T*>(views[x].data), to_int(r.incx), static_cast<T*>(views[y].data),
@@ -316,6 +324,7 @@ void Operation<Swap>::operands(const Swap& request, const Checked& checked, Oper
 
 Status Operation<Swap>::run_cpu(const Swap& r, const Checked&, std::span<const BufferView> views, const CpuTarget&) {
   if (r.n == 0) return Status();
+  if (blas::is_narrow_float(r.dtype)) return blas::run_narrow(r, views), Status();
   blas::ensure_openblas_kernels();
   blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     Cblas<T>::swap(to_int(r.n), static_cast<T*>(views[x].data), to_int(r.incx), static_cast<T*>(views[y].data),
@@ -335,6 +344,7 @@ void Operation<Rot>::operands(const Rot& request, const Checked& checked, Operan
 
 Status Operation<Rot>::run_cpu(const Rot& r, const Checked&, std::span<const BufferView> views, const CpuTarget&) {
   if (r.n == 0) return Status();
+  if (blas::is_narrow_float(r.dtype)) return blas::run_narrow(r, views), Status();
   blas::ensure_openblas_kernels();
   blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     using Part = part_t<T>;
@@ -354,6 +364,7 @@ void Operation<Iamin>::operands(const Iamin& request, const Checked& checked, Op
 }
 
 Status Operation<Iamin>::run_cpu(const Iamin& r, const Checked&, std::span<const BufferView> views, const CpuTarget&) {
+  if (blas::is_narrow_float(r.dtype)) return blas::run_narrow(r, views), Status();
   blas::ensure_openblas_kernels();
   // As for Iamax: CBLAS counts from 0, the request from 1 (0: empty).
   const std::int32_t index = r.n == 0 ? 0 : blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {

@@ -3,6 +3,8 @@
 #include "libs/blas/blas_checks.hpp"
 #include "libs/blas/blas_kernels.hpp"
 #include "libs/blas/element_types.hpp"
+#include "libs/blas/level1_narrow.hpp"
+#include "libs/blas/level1_narrow_cuda.hpp"
 #include "operation/complex_dtypes.hpp"
 #include "operation/cuda_copy.hpp"
 
@@ -29,13 +31,15 @@ Status zero_result(CudaRun& run, const BufferView& result) {
                           "zeroing the result of an empty reduction");
 }
 
-// Runs `call(T)` for a reduction in device pointer mode, the result going straight into its buffer.
-template <class Call>
-Status reduce(DType dtype, std::int64_t n, const blas::CublasPlan& plan, const BufferView& result, CudaRun& run,
+// Runs a reduction in device pointer mode, the result going straight into its buffer: launch_narrow for f16 and
+// bf16, else `call(T)`.
+template <class Request, class Call>
+Status reduce(const Request& r, const blas::CublasPlan& plan, std::span<const BufferView> views, CudaRun& run,
               Call&& call) {
-  if (n == 0) return zero_result(run, result);
+  if (r.n == 0) return zero_result(run, views[Operation<Request>::result]);
   ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_DEVICE));
-  return blas::with_vector_type(dtype, [&]<class T>(std::type_identity<T>) { return call(std::type_identity<T>{}); });
+  if (blas::is_narrow_float(r.dtype)) return blas::launch_narrow(r, plan, views, run);
+  return blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) { return call(std::type_identity<T>{}); });
 }
 
 }  // namespace
@@ -44,6 +48,7 @@ Status CudaOperation<Axpy>::run(const Axpy& r, const Checked&, const Plan& plan,
                                 CudaRun& run) {
   if (r.n == 0) return Status();
   ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
+  if (blas::is_narrow_float(r.dtype)) return blas::launch_narrow(r, plan, views, run);
   using Op = Operation<Axpy>;
   return blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     const T alpha = blas::scalar<T>(r.alpha, r.alpha_imag);
@@ -59,6 +64,7 @@ Status CudaOperation<Scal>::run(const Scal& r, const Checked&, const Plan& plan,
                                 CudaRun& run) {
   if (r.n == 0) return Status();
   ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
+  if (blas::is_narrow_float(r.dtype)) return blas::launch_narrow(r, plan, views, run);
   using Op = Operation<Scal>;
   return blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     const T alpha = blas::scalar<T>(r.alpha, r.alpha_imag);
@@ -80,7 +86,7 @@ Status CudaOperation<Scal>::run(const Scal& r, const Checked&, const Plan& plan,
 Status CudaOperation<Dot>::run(const Dot& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
                                CudaRun& run) {
   using Op = Operation<Dot>;
-  return reduce(r.dtype, r.n, plan, views[Op::result], run, [&]<class T>(std::type_identity<T>) {
+  return reduce(r, plan, views, run, [&]<class T>(std::type_identity<T>) {
     const auto* x = native<T>(views[Op::x].data);
     const auto* y = native<T>(views[Op::y].data);
     auto* result = native<T>(views[Op::result].data);
@@ -101,7 +107,7 @@ Status CudaOperation<Dot>::run(const Dot& r, const Checked&, const Plan& plan, s
 Status CudaOperation<Nrm2>::run(const Nrm2& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
                                 CudaRun& run) {
   using Op = Operation<Nrm2>;
-  return reduce(r.dtype, r.n, plan, views[Op::result], run, [&]<class T>(std::type_identity<T>) {
+  return reduce(r, plan, views, run, [&]<class T>(std::type_identity<T>) {
     return blas::cublas_launched(
         run,
         (plan.api->*CublasRoutines<T>::nrm2)(plan.handle, to_int(r.n), native<T>(views[Op::x].data), to_int(r.incx),
@@ -113,7 +119,7 @@ Status CudaOperation<Nrm2>::run(const Nrm2& r, const Checked&, const Plan& plan,
 Status CudaOperation<Asum>::run(const Asum& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
                                 CudaRun& run) {
   using Op = Operation<Asum>;
-  return reduce(r.dtype, r.n, plan, views[Op::result], run, [&]<class T>(std::type_identity<T>) {
+  return reduce(r, plan, views, run, [&]<class T>(std::type_identity<T>) {
     return blas::cublas_launched(
         run,
         (plan.api->*CublasRoutines<T>::asum)(plan.handle, to_int(r.n), native<T>(views[Op::x].data), to_int(r.incx),
@@ -125,7 +131,7 @@ Status CudaOperation<Asum>::run(const Asum& r, const Checked&, const Plan& plan,
 Status CudaOperation<Iamax>::run(const Iamax& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
                                  CudaRun& run) {
   using Op = Operation<Iamax>;
-  return reduce(r.dtype, r.n, plan, views[Op::result], run, [&]<class T>(std::type_identity<T>) {
+  return reduce(r, plan, views, run, [&]<class T>(std::type_identity<T>) {
     return blas::cublas_launched(
         run,
         (plan.api->*CublasRoutines<T>::iamax)(plan.handle, to_int(r.n), native<T>(views[Op::x].data), to_int(r.incx),
@@ -138,12 +144,13 @@ Status CudaOperation<Copy>::run(const Copy& r, const Checked&, const Plan& plan,
                                 CudaRun& run) {
   if (r.n == 0) return Status();
   using Op = Operation<Copy>;
+  if (r.incx == 1 && r.incy == 1) {  // memory's rate, not cuBLAS's kernel's (PERFORMANCE.md §52, §56)
+    return run.target.check(copy_on_device(views[Op::y].data, views[Op::x].data,
+                                           static_cast<std::size_t>(r.n) * size_of(r.dtype), run.target.stream()),
+                            "copying x to y");
+  }
+  if (blas::is_narrow_float(r.dtype)) return blas::launch_narrow(r, plan, views, run);
   return blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
-    if (r.incx == 1 && r.incy == 1) {  // memory's rate, not cuBLAS's kernel's (PERFORMANCE.md §52, §56)
-      return run.target.check(copy_on_device(views[Op::y].data, views[Op::x].data,
-                                             static_cast<std::size_t>(r.n) * sizeof(T), run.target.stream()),
-                              "copying x to y");
-    }
     return blas::cublas_launched(
         run,
         (plan.api->*CublasRoutines<T>::copy)(plan.handle, to_int(r.n), native<T>(views[Op::x].data), to_int(r.incx),
@@ -156,6 +163,7 @@ Status CudaOperation<Swap>::run(const Swap& r, const Checked&, const Plan& plan,
                                 CudaRun& run) {
   if (r.n == 0) return Status();
   using Op = Operation<Swap>;
+  if (blas::is_narrow_float(r.dtype)) return blas::launch_narrow(r, plan, views, run);
   if (r.incx == 1 && r.incy == 1) {  // element by element: a complex vector swaps as its parts
     const DType part = real_dtype(r.dtype);
     const auto parts = static_cast<std::int64_t>(size_of(r.dtype) / size_of(part)) * r.n;
@@ -176,6 +184,7 @@ Status CudaOperation<Rot>::run(const Rot& r, const Checked&, const Plan& plan, s
                                CudaRun& run) {
   if (r.n == 0) return Status();
   ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
+  if (blas::is_narrow_float(r.dtype)) return blas::launch_narrow(r, plan, views, run);
   using Op = Operation<Rot>;
   return blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     const part_t<T> c = static_cast<part_t<T>>(r.c), s = static_cast<part_t<T>>(r.s);
@@ -190,7 +199,7 @@ Status CudaOperation<Rot>::run(const Rot& r, const Checked&, const Plan& plan, s
 Status CudaOperation<Iamin>::run(const Iamin& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
                                  CudaRun& run) {
   using Op = Operation<Iamin>;
-  return reduce(r.dtype, r.n, plan, views[Op::result], run, [&]<class T>(std::type_identity<T>) {
+  return reduce(r, plan, views, run, [&]<class T>(std::type_identity<T>) {
     return blas::cublas_launched(
         run,
         (plan.api->*CublasRoutines<T>::iamin)(plan.handle, to_int(r.n), native<T>(views[Op::x].data), to_int(r.incx),

@@ -1,6 +1,7 @@
-// BLAS level 1 on a CUDA stream: cuBLAS's S and D routines on the stream's handle (cublas_state.hpp); the reductions
-// write their results into the request's buffer through cuBLAS's device pointer mode. Copy and Swap of contiguous
-// vectors are cudaMemcpyAsync and a kernel of our own (blas_kernels.hpp), faster than cuBLAS's kernels for them.
+// BLAS level 1 on a CUDA stream: cuBLAS's S, D, C and Z routines on the stream's handle (cublas_state.hpp), its Ex
+// routines for f16 and bf16 (level1_narrow_cuda.hpp); the reductions write their results into the request's buffer
+// through cuBLAS's device pointer mode. Copy of contiguous vectors is cudaMemcpyAsync, and Swap of contiguous f32, f64,
+// c64 or c128 vectors a kernel of our own (blas_kernels.hpp), faster than cuBLAS's kernels for them.
 #pragma once
 
 #include "libs/blas/cublas_state.hpp"

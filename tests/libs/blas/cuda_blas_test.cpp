@@ -123,6 +123,35 @@ class CudaBlasTest : public CudaBlasFixture {
             {{&Iamin::x, d, span(n, incx)}, {&Iamin::result, DType::i32, 1, true}}, 0);
   }
 
+  // Every level-1 routine on f16 or bf16 (cuBLAS's Ex routines against the CPU device's f32 loops): one rounding
+  // apart at most, so a relative error of about the element type's unit in the last place; Copy, Swap and the indices
+  // exactly.
+  void level1_narrow(DType d, std::int64_t n, std::int64_t incx, std::int64_t incy) {
+    SCOPED_TRACE(fmt::format("level 1 {} n={} incx={} incy={}", to_string(d), n, incx, incy));
+    const double tol = d == DType::f16 ? 1e-3 : 8e-3;
+    compare(Axpy{.dtype = d, .n = n, .incx = incx, .incy = incy, .alpha = -0.75},
+            {{&Axpy::x, d, span(n, incx)}, {&Axpy::y, d, span(n, incy), true}}, tol);
+    compare(Dot{.dtype = d, .n = n, .incx = incx, .incy = incy},
+            {{&Dot::x, d, span(n, incx), false, positive},
+             {&Dot::y, d, span(n, incy), false, positive},
+             {&Dot::result, d, 1, true}},
+            tol);
+    compare(Copy{.dtype = d, .n = n, .incx = incx, .incy = incy},
+            {{&Copy::x, d, span(n, incx)}, {&Copy::y, d, span(n, incy), true}}, 0);
+    compare(Swap{.dtype = d, .n = n, .incx = incx, .incy = incy},
+            {{&Swap::x, d, span(n, incx), true}, {&Swap::y, d, span(n, incy), true}}, 0);
+    compare(Rot{.dtype = d, .n = n, .incx = incx, .incy = incy, .c = 0.6, .s = -0.8},
+            {{&Rot::x, d, span(n, incx), true}, {&Rot::y, d, span(n, incy), true}}, tol);
+    if (incx < 0) return;
+    compare(Scal{.dtype = d, .n = n, .incx = incx, .alpha = 1.5}, {{&Scal::x, d, span(n, incx), true}}, tol);
+    compare(Nrm2{.dtype = d, .n = n, .incx = incx}, {{&Nrm2::x, d, span(n, incx)}, {&Nrm2::result, d, 1, true}}, tol);
+    compare(Asum{.dtype = d, .n = n, .incx = incx}, {{&Asum::x, d, span(n, incx)}, {&Asum::result, d, 1, true}}, tol);
+    compare(Iamax{.dtype = d, .n = n, .incx = incx},
+            {{&Iamax::x, d, span(n, incx)}, {&Iamax::result, DType::i32, 1, true}}, 0);
+    compare(Iamin{.dtype = d, .n = n, .incx = incx},
+            {{&Iamin::x, d, span(n, incx)}, {&Iamin::result, DType::i32, 1, true}}, 0);
+  }
+
   template <class T>
   void gemv(Gemv r) {
     r.dtype = dtype_of<T>();
@@ -267,6 +296,15 @@ TEST_P(CudaBlasTest, ComplexLevel1MatchesTheCpuDeviceOnOddAndLargeSizesAndEveryI
         level1_complex<std::complex<double>>(n, incx, incy);
       }
   level1_complex<std::complex<float>>(0, 1, 1);  // empty: zero results, written by the GPU too
+}
+
+TEST_P(CudaBlasTest, NarrowLevel1MatchesTheCpuDeviceOnOddAndLargeSizesAndEveryIncrementSign) {
+  // Up to 2^15 elements: Asum of more values in [-1, 1] would pass f16's largest, 65,504.
+  for (std::int64_t n : {1, 37, 1000, 1 << 15})
+    for (std::int64_t incx : {1, 3, -2})
+      for (std::int64_t incy : {1, -1})
+        for (DType d : {DType::f16, DType::bf16}) level1_narrow(d, n, incx, incy);
+  level1_narrow(DType::bf16, 0, 1, 1);  // empty: zero results, written by the GPU too
 }
 
 TEST_P(CudaBlasTest, GemvMatchesTheCpuDeviceForBothTransposesIncrementsAndBatches) {

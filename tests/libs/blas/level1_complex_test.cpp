@@ -242,7 +242,8 @@ TEST_F(Level1ComplexTest, ImaginaryScalesOnRealVectorsAndResultsOfTheWrongDtypeA
   EXPECT_THAT(run(Axpy{.dtype = DType::c64, .n = 4, .x = real, .y = y}),
               StatusIs(Code::invalid_argument, "operand 'x' holds f32"));
   EXPECT_THAT(run(Copy{.dtype = DType::c32, .n = 4, .x = x, .y = y}),
-              StatusIs(Code::not_supported, "blas::Copy: dtype c32 is not supported; it takes f32, f64, c64 or c128"));
+              StatusIs(Code::not_supported,
+                       "blas::Copy: dtype c32 is not supported; it takes f32, f64, c64, c128, f16 or bf16"));
 }
 
 }  // namespace

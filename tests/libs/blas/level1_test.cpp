@@ -229,15 +229,15 @@ TEST_F(Level1ValidationTest, IncrementsSizesAndDtypesAreRefusedByName) {
   EXPECT_THAT(run(Asum{.n = -1, .x = x, .result = r}), StatusIs(Code::invalid_argument, "n = -1 is negative"));
   EXPECT_THAT(run(Dot{.n = std::int64_t{1} << 31, .x = x, .y = y, .result = r}),
               StatusIs(Code::not_supported, "32-bit"));
-  EXPECT_THAT(run(Iamax{.dtype = DType::f16, .n = 4, .x = x, .result = r}),
-              StatusIs(Code::not_supported, "f32, f64, c64 or c128"));
+  EXPECT_THAT(run(Iamax{.dtype = DType::fp8_e4m3, .n = 4, .x = x, .result = r}),
+              StatusIs(Code::not_supported, "f32, f64, c64, c128, f16 or bf16"));
   EXPECT_THAT(run(Copy{.n = 4, .incx = 0, .x = x, .y = y}), StatusIs(Code::invalid_argument, "blas::Copy: incx = 0"));
   EXPECT_THAT(run(Swap{.n = 4, .incy = 0, .x = x, .y = y}), StatusIs(Code::invalid_argument, "blas::Swap: incy = 0"));
   EXPECT_THAT(run(Rot{.n = -3, .x = x, .y = y}), StatusIs(Code::invalid_argument, "blas::Rot: n = -3 is negative"));
   EXPECT_THAT(run(Iamin{.n = 4, .incx = -1, .x = x, .result = r}),
               StatusIs(Code::invalid_argument, "blas::Iamin: incx = -1 must be positive"));
   EXPECT_THAT(run(Rot{.dtype = DType::i32, .n = 4, .x = x, .y = y}),
-              StatusIs(Code::not_supported, "f32, f64, c64 or c128"));
+              StatusIs(Code::not_supported, "f32, f64, c64, c128, f16 or bf16"));
 }
 
 TEST_F(Level1ValidationTest, BuffersAreCheckedAgainstTheIncrementsBeforeRunning) {

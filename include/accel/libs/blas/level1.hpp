@@ -1,5 +1,5 @@
 /// @file
-/// BLAS level 1: vector requests on f32, f64, c64 or c128 (OpenBLAS on the CPU device, cuBLAS on CUDA):
+/// BLAS level 1: vector requests on f32, f64, c64, c128, f16 or bf16 (OpenBLAS on the CPU device, cuBLAS on CUDA):
 ///   Axpy   y = alpha x + y
 ///   Scal   x = alpha x
 ///   Dot    result = xᵀ y (complex: xᴴ y when `conjugate`)
@@ -13,6 +13,11 @@
 ///
 /// On complex vectors a scale has an imaginary part (`alpha_imag`), Nrm2 and Asum give a real result (f32 for c64, f64
 /// for c128) and Iamax and Iamin compare |Re x_i| + |Im x_i|, as BLAS's complex routines do.
+///
+/// On f16 and bf16 vectors each routine computes in f32 and rounds what it writes once, to nearest even, as cuBLAS's Ex
+/// routines (cublasAxpyEx, cublasDotEx, ...) do: alpha is taken as an f32, Rot's c and s are rounded to the element
+/// type first, and Dot, Nrm2 and Asum write a result of the element type (the CPU device sums in double, then rounds).
+/// Copy and Swap move the bits as they are.
 ///
 /// A vector of n elements lies in its buffer one element every `inc` elements. A negative increment walks the vector
 /// backwards from the end of the same memory, as in BLAS: element i of x is at (n - 1 - i) * |incx| when incx < 0.
@@ -43,7 +48,7 @@ struct Axpy {
   static constexpr const char* kName = "blas::Axpy";
   using Response = Done;
 
-  DType dtype = DType::f32;  ///< element type of x and y: f32, f64, c64 or c128
+  DType dtype = DType::f32;  ///< element type of x and y: f32, f64, c64, c128, f16 or bf16
   std::int64_t n = 0;        ///< elements of x and y
   std::int64_t incx = 1;     ///< x's increment, not 0 (negative: backwards)
   std::int64_t incy = 1;     ///< y's increment, not 0 (negative: backwards)
@@ -58,7 +63,7 @@ struct Scal {
   static constexpr const char* kName = "blas::Scal";
   using Response = Done;
 
-  DType dtype = DType::f32;  ///< element type of x: f32, f64, c64 or c128
+  DType dtype = DType::f32;  ///< element type of x: f32, f64, c64, c128, f16 or bf16
   std::int64_t n = 0;        ///< elements of x
   std::int64_t incx = 1;     ///< x's increment, positive
   double alpha = 1.0;        ///< the factor (its real part, for c64 and c128)
@@ -72,7 +77,7 @@ struct Dot {
   static constexpr const char* kName = "blas::Dot";
   using Response = Done;
 
-  DType dtype = DType::f32;  ///< element type of x, y and the result: f32, f64, c64 or c128
+  DType dtype = DType::f32;  ///< element type of x, y and the result: f32, f64, c64, c128, f16 or bf16
   std::int64_t n = 0;        ///< elements of x and y
   std::int64_t incx = 1;     ///< x's increment, not 0 (negative: backwards)
   std::int64_t incy = 1;     ///< y's increment, not 0 (negative: backwards)
@@ -87,7 +92,7 @@ struct Nrm2 {
   static constexpr const char* kName = "blas::Nrm2";
   using Response = Done;
 
-  DType dtype = DType::f32;  ///< element type of x: f32, f64, c64 or c128
+  DType dtype = DType::f32;  ///< element type of x: f32, f64, c64, c128, f16 or bf16
   std::int64_t n = 0;        ///< elements of x
   std::int64_t incx = 1;     ///< x's increment, positive
   BufferHandle x;            ///< read
@@ -99,7 +104,7 @@ struct Asum {
   static constexpr const char* kName = "blas::Asum";
   using Response = Done;
 
-  DType dtype = DType::f32;  ///< element type of x: f32, f64, c64 or c128
+  DType dtype = DType::f32;  ///< element type of x: f32, f64, c64, c128, f16 or bf16
   std::int64_t n = 0;        ///< elements of x
   std::int64_t incx = 1;     ///< x's increment, positive
   BufferHandle x;            ///< read
@@ -112,7 +117,7 @@ struct Iamax {
   static constexpr const char* kName = "blas::Iamax";
   using Response = Done;
 
-  DType dtype = DType::f32;  ///< element type of x: f32, f64, c64 or c128
+  DType dtype = DType::f32;  ///< element type of x: f32, f64, c64, c128, f16 or bf16
   std::int64_t n = 0;        ///< elements of x
   std::int64_t incx = 1;     ///< x's increment, positive
   BufferHandle x;            ///< read
@@ -124,7 +129,7 @@ struct Copy {
   static constexpr const char* kName = "blas::Copy";
   using Response = Done;
 
-  DType dtype = DType::f32;  ///< element type of x and y: f32, f64, c64 or c128
+  DType dtype = DType::f32;  ///< element type of x and y: f32, f64, c64, c128, f16 or bf16
   std::int64_t n = 0;        ///< elements of x and y
   std::int64_t incx = 1;     ///< x's increment, not 0 (negative: backwards)
   std::int64_t incy = 1;     ///< y's increment, not 0 (negative: backwards)
@@ -137,7 +142,7 @@ struct Swap {
   static constexpr const char* kName = "blas::Swap";
   using Response = Done;
 
-  DType dtype = DType::f32;  ///< element type of x and y: f32, f64, c64 or c128
+  DType dtype = DType::f32;  ///< element type of x and y: f32, f64, c64, c128, f16 or bf16
   std::int64_t n = 0;        ///< elements of x and y
   std::int64_t incx = 1;     ///< x's increment, not 0 (negative: backwards)
   std::int64_t incy = 1;     ///< y's increment, not 0 (negative: backwards)
@@ -151,7 +156,7 @@ struct Rot {
   static constexpr const char* kName = "blas::Rot";
   using Response = Done;
 
-  DType dtype = DType::f32;  ///< element type of x and y: f32, f64, c64 or c128
+  DType dtype = DType::f32;  ///< element type of x and y: f32, f64, c64, c128, f16 or bf16
   std::int64_t n = 0;        ///< elements of x and y
   std::int64_t incx = 1;     ///< x's increment, not 0 (negative: backwards)
   std::int64_t incy = 1;     ///< y's increment, not 0 (negative: backwards)
@@ -167,7 +172,7 @@ struct Iamin {
   static constexpr const char* kName = "blas::Iamin";
   using Response = Done;
 
-  DType dtype = DType::f32;  ///< element type of x: f32, f64, c64 or c128
+  DType dtype = DType::f32;  ///< element type of x: f32, f64, c64, c128, f16 or bf16
   std::int64_t n = 0;        ///< elements of x
   std::int64_t incx = 1;     ///< x's increment, positive
   BufferHandle x;            ///< read
