@@ -1,5 +1,6 @@
-"""BLAS level 1 on float16 vectors from Python (axpy, scal, dot, nrm2, asum, iamax, iamin, copy, swap, rot) against
-NumPy computing in float64 from the same float16 values, on the CPU: each result within one rounding to float16.
+"""BLAS level 1 and gemv on float16 from Python (axpy, scal, dot, nrm2, asum, iamax, iamin, copy, swap, rot, gemv)
+against NumPy computing in float64 from the same float16 values, on the CPU: each result within one rounding to
+float16.
 (bfloat16 buffers take the same requests; NumPy has no bfloat16 to compare with, so the C++ tests cover them.)"""
 
 import numpy as np
@@ -75,6 +76,18 @@ def test_scal_copy_and_swap(device, rng):
     np.testing.assert_array_equal(y.numpy().view(np.uint16), y0.view(np.uint16))
     device.scal(x, 0.25).result()
     assert_within_a_rounding(x.numpy(), 0.25 * y0.astype(np.float64))
+
+
+@pytest.mark.parametrize("transpose", ["none", "transpose"])
+def test_gemv_rounds_each_element_of_y_once(device, rng, transpose):
+    m, n = 45, 31
+    a = rng.uniform(-1, 1, (m, n)).astype(np.float16)
+    op_a = (a.T if transpose == "transpose" else a).astype(np.float64)
+    x = rng.uniform(-1, 1, op_a.shape[1]).astype(np.float16)
+    y0 = rng.uniform(-1, 1, op_a.shape[0]).astype(np.float16)
+    y = device.upload(y0)
+    device.gemv(device.upload(a.T), device.upload(x), y, transpose=transpose, alpha=0.5, beta=-2.0).result()
+    assert_within_a_rounding(y.numpy(), 0.5 * op_a @ x.astype(np.float64) - 2.0 * y0.astype(np.float64))
 
 
 def test_a_float32_result_for_float16_vectors_is_refused_by_name(device):

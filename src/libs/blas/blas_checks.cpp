@@ -37,6 +37,12 @@ Status check_real_dtype(std::string_view request, DType dtype) {
   return not_supported(fmt::format("{}: dtype {} is not supported; it takes f32 or f64", request, to_string(dtype)));
 }
 
+Status check_float_dtype(std::string_view request, DType dtype) {
+  if (dtype == DType::f32 || dtype == DType::f64 || dtype == DType::f16 || dtype == DType::bf16) return Status();
+  return not_supported(
+      fmt::format("{}: dtype {} is not supported; it takes f32, f64, f16 or bf16", request, to_string(dtype)));
+}
+
 Status check_vector_dtype(std::string_view request, DType dtype) {
   switch (dtype) {
     case DType::f32:

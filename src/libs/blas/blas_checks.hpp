@@ -20,6 +20,8 @@ inline constexpr std::int64_t kMaxBlasInt = 2147483647;
 
 // not_supported unless f32 or f64.
 [[nodiscard]] Status check_real_dtype(std::string_view request, DType dtype);
+// not_supported unless f32, f64, f16 or bf16 (Gemv's operands).
+[[nodiscard]] Status check_float_dtype(std::string_view request, DType dtype);
 // not_supported unless f32, f64, c64, c128, f16 or bf16 (level 1's vectors).
 [[nodiscard]] Status check_vector_dtype(std::string_view request, DType dtype);
 // 0 <= value <= kMaxBlasInt.

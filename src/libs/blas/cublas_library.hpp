@@ -49,6 +49,7 @@ struct CublasApi {
   X(cublasDtrsv_v2) \
   X(cublasDzasum_v2) \
   X(cublasDznrm2_v2) \
+  X(cublasHSHgemvStridedBatched) \
   X(cublasIamaxEx) \
   X(cublasIaminEx) \
   X(cublasIcamax_v2) \
@@ -82,6 +83,7 @@ struct CublasApi {
   X(cublasStrsm_v2) \
   X(cublasStrsv_v2) \
   X(cublasSwapEx) \
+  X(cublasTSTgemvStridedBatched) \
   X(cublasZaxpy_v2) \
   X(cublasZcopy_v2) \
   X(cublasZdotc_v2) \

@@ -2,41 +2,12 @@
 
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
 #include <utility>
 
 #include "libs/blas/level1_operation.hpp"
 
 namespace accel::blas {
 namespace {
-
-template <class N>
-N narrow(float value) {
-  if constexpr (std::is_same_v<N, Half>) {
-    return to_half(value);
-  } else {
-    return to_bfloat16(value);
-  }
-}
-
-// Calls f(std::type_identity<N>{}) with N Half or BFloat16, for a dtype that is_narrow_float.
-template <class F>
-decltype(auto) with_narrow_type(DType dtype, F&& f) {
-  if (dtype == DType::bf16) return std::forward<F>(f)(std::type_identity<BFloat16>{});
-  return std::forward<F>(f)(std::type_identity<Half>{});
-}
-
-// An n-element vector of increment inc over `data`, element i where BLAS puts it (a negative increment walks
-// backwards from the span's end).
-template <class N>
-struct Strided {
-  N* data;
-  std::int64_t n;
-  std::int64_t inc;
-
-  N& operator[](std::int64_t i) const { return data[inc > 0 ? i * inc : (n - 1 - i) * -inc]; }
-  [[nodiscard]] float value(std::int64_t i) const { return to_float((*this)[i]); }
-};
 
 template <class N, class Request, class Slot>
 Strided<const N> read_vector(const Request& r, std::span<const BufferView> views, Slot slot, std::int64_t inc) {

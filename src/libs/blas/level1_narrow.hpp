@@ -9,14 +9,10 @@
 #include <span>
 
 #include "accel/libs/blas/level1.hpp"
+#include "libs/blas/narrow_floats.hpp"
 #include "operation/operation.hpp"
 
 namespace accel::blas {
-
-// f16 or bf16: the dtypes these routines take in place of cblas's.
-[[nodiscard]] constexpr bool is_narrow_float(DType dtype) noexcept {
-  return dtype == DType::f16 || dtype == DType::bf16;
-}
 
 // Each runs a validated request whose dtype is_narrow_float, on its views in the request's slot order.
 void run_narrow(const Axpy& request, std::span<const BufferView> views);

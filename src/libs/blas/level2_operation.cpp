@@ -4,6 +4,7 @@
 
 #include "libs/blas/blas_checks.hpp"
 #include "libs/blas/cpu_gemm.hpp"
+#include "libs/blas/narrow_floats.hpp"
 #include "libs/blas/openblas_kernels.hpp"
 
 namespace accel {
@@ -70,13 +71,35 @@ void scale_vector(T* y, std::int64_t length, std::int64_t inc, T beta) {
   for (std::int64_t i = 0; i < length; ++i) y[i * step] = beta == T(0) ? T(0) : beta * y[i * step];
 }
 
+// Gemv on f16 or bf16, where cblas has no routine: each sum in double, y's element rounded once (cuBLAS's HSH and TST
+// gemv sum in f32 and round at the end); beta = 0 does not read y, and an empty product leaves beta y.
+template <class N>
+void narrow_gemv(const Operation<Gemv>::Checked& checked, std::span<const BufferView> views) {
+  using Op = Operation<Gemv>;
+  const Gemv& r = checked.request;
+  const bool transposed = r.transpose == Transpose::transpose;
+  for (std::int64_t b = 0; b < r.batch; ++b) {
+    const N* a = blas::batch_member<const N>(views[Op::a].data, b, r.stride_a);
+    const blas::Strided<const N> x{blas::batch_member<const N>(views[Op::x].data, b, r.stride_x), checked.x_length,
+                                   r.incx};
+    const blas::Strided<N> y{blas::batch_member<N>(views[Op::y].data, b, r.stride_y), checked.y_length, r.incy};
+    for (std::int64_t j = 0; j < checked.y_length; ++j) {
+      double sum = 0;  // over row j of op(A): A's column j when transposed, else its row j
+      for (std::int64_t i = 0; i < checked.x_length; ++i)
+        sum += static_cast<double>(to_float(transposed ? a[j * r.lda + i] : a[i * r.lda + j])) * x.value(i);
+      const double kept = r.beta == 0 ? 0.0 : r.beta * y.value(j);
+      y[j] = blas::narrow<N>(static_cast<float>(r.alpha * sum + kept));
+    }
+  }
+}
+
 }  // namespace
 
 Result<Operation<Gemv>::Checked> Operation<Gemv>::validate(const Gemv& request) {
   constexpr std::string_view name = Gemv::kName;
   Checked checked{.request = request};
   Gemv& r = checked.request;
-  ACCEL_RETURN_IF_ERROR(blas::check_real_dtype(name, r.dtype));
+  ACCEL_RETURN_IF_ERROR(blas::check_float_dtype(name, r.dtype));
   ACCEL_RETURN_IF_ERROR(blas::check_transpose(name, r.transpose));
   ACCEL_RETURN_IF_ERROR(blas::check_size(name, "m", r.m));
   ACCEL_RETURN_IF_ERROR(blas::check_size(name, "n", r.n));
@@ -108,6 +131,10 @@ Status Operation<Gemv>::run_cpu(const Gemv&, const Checked& checked, std::span<c
                                 const CpuTarget&) {
   const Gemv& r = checked.request;
   if (checked.y_length == 0) return Status();
+  if (blas::is_narrow_float(r.dtype)) {
+    blas::with_narrow_type(r.dtype, [&]<class N>(std::type_identity<N>) { narrow_gemv<N>(checked, views); });
+    return Status();
+  }
   blas::ensure_openblas_kernels();
   blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) {
     for (std::int64_t i = 0; i < r.batch; ++i) {

@@ -2,6 +2,7 @@
 
 #include "libs/blas/blas_checks.hpp"
 #include "libs/blas/blas_kernels.hpp"
+#include "libs/blas/narrow_floats.hpp"
 
 namespace accel {
 namespace {
@@ -14,24 +15,60 @@ using blas::to_int;
 using blas::Trsv;
 
 // y = beta y for a product with nothing to sum, as on the CPU device: beta = 0 writes zeros (a pitched memset, one
-// element every |incy|), any other beta is cuBLAS's scal over y's elements, whose order does not matter.
-template <class T>
-Status scale_y(const Gemv& r, std::int64_t y_length, const blas::CublasPlan& plan, void* y_base, CudaRun& run) {
+// element every |incy|), any other beta is `scal(y, step)`, cuBLAS's scal over one member's y, whose order does not
+// matter.
+template <class Scal>
+Status scale_y(const Gemv& r, std::int64_t y_length, void* y_base, CudaRun& run, Scal&& scal) {
   const std::int64_t step = r.incy < 0 ? -r.incy : r.incy;
-  const T beta = static_cast<T>(r.beta);
+  const std::size_t element = size_of(r.dtype);
   for (std::int64_t i = 0; i < r.batch; ++i) {
-    T* y = blas::batch_member<T>(y_base, i, r.stride_y);
+    std::byte* y = blas::batch_member<std::byte>(y_base, i, r.stride_y * static_cast<std::int64_t>(element));
     if (r.beta == 0) {
       ACCEL_RETURN_IF_ERROR(
-          run.target.check(cudaMemset2DAsync(y, step * sizeof(T), 0, sizeof(T), y_length, run.target.stream()),
+          run.target.check(cudaMemset2DAsync(y, step * element, 0, element, y_length, run.target.stream()),
                            "zeroing y of an empty product"));
     } else {
-      ACCEL_RETURN_IF_ERROR(blas::cublas_launched(
-          run, (plan.api->*CublasRoutines<T>::scal)(plan.handle, to_int(y_length), &beta, y, to_int(step)),
-          blas::routine<T>("scal")));
+      ACCEL_RETURN_IF_ERROR(scal(y, step));
     }
   }
   return Status();
+}
+
+// Gemv on f16 or bf16: cuBLAS's HSH or TST strided-batched gemv (16-bit A, x and y, f32 alpha, beta and sums), which
+// takes one member as a batch of one; an empty product is scale_y's, by cublasScalEx.
+Status narrow_gemv(const Operation<Gemv>::Checked& checked, const blas::CublasPlan& plan,
+                   std::span<const BufferView> views, CudaRun& run) {
+  using Op = Operation<Gemv>;
+  const Gemv& r = checked.request;
+  ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
+  const auto alpha = static_cast<float>(r.alpha), beta = static_cast<float>(r.beta);
+  const bool bf16 = r.dtype == DType::bf16;
+  if (checked.x_length == 0) {
+    return scale_y(r, checked.y_length, views[Op::y].data, run, [&](void* y, std::int64_t step) {
+      return blas::cublas_launched(run,
+                                   plan.api->cublasScalEx(plan.handle, to_int(checked.y_length), &beta, CUDA_R_32F, y,
+                                                          bf16 ? CUDA_R_16BF : CUDA_R_16F, to_int(step), CUDA_R_32F),
+                                   "cublasScalEx");
+    });
+  }
+  const cublasOperation_t op = blas::to_cublas(r.transpose);
+  const void *a = views[Op::a].data, *x = views[Op::x].data;
+  void* y = views[Op::y].data;
+  if (bf16) {
+    return blas::cublas_launched(
+        run,
+        plan.api->cublasTSTgemvStridedBatched(
+            plan.handle, op, to_int(r.m), to_int(r.n), &alpha, static_cast<const __nv_bfloat16*>(a), to_int(r.lda),
+            r.stride_a, static_cast<const __nv_bfloat16*>(x), to_int(r.incx), r.stride_x, &beta,
+            static_cast<__nv_bfloat16*>(y), to_int(r.incy), r.stride_y, to_int(r.batch)),
+        "cublasTSTgemvStridedBatched");
+  }
+  return blas::cublas_launched(run,
+                               plan.api->cublasHSHgemvStridedBatched(
+                                   plan.handle, op, to_int(r.m), to_int(r.n), &alpha, static_cast<const __half*>(a),
+                                   to_int(r.lda), r.stride_a, static_cast<const __half*>(x), to_int(r.incx), r.stride_x,
+                                   &beta, static_cast<__half*>(y), to_int(r.incy), r.stride_y, to_int(r.batch)),
+                               "cublasHSHgemvStridedBatched");
 }
 
 // A Gemv's, Symv's or Ger's operands as its checked request resolved them, into a launch of the same field names.
@@ -68,6 +105,7 @@ Status CudaOperation<Gemv>::run(const Gemv&, const Checked& checked, const Plan&
   using Op = Operation<Gemv>;
   const Gemv& r = checked.request;
   if (checked.y_length == 0) return Status();
+  if (blas::is_narrow_float(r.dtype)) return narrow_gemv(checked, plan, views, run);
   const bool transposed = r.transpose != Transpose::none;
   if (checked.x_length != 0 && blas::small_gemv(r.m, r.n, transposed, r.batch)) {
     const blas::GemvLaunch launch{matrix_vector(r, views), transposed, r.m, r.n};
@@ -75,7 +113,15 @@ Status CudaOperation<Gemv>::run(const Gemv&, const Checked& checked, const Plan&
   }
   ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
   return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
-    if (checked.x_length == 0) return scale_y<T>(r, checked.y_length, plan, views[Op::y].data, run);
+    if (checked.x_length == 0) {
+      const T beta = static_cast<T>(r.beta);
+      return scale_y(r, checked.y_length, views[Op::y].data, run, [&](void* y, std::int64_t step) {
+        return blas::cublas_launched(run,
+                                     (plan.api->*CublasRoutines<T>::scal)(plan.handle, to_int(checked.y_length), &beta,
+                                                                          static_cast<T*>(y), to_int(step)),
+                                     blas::routine<T>("scal"));
+      });
+    }
     const T alpha = static_cast<T>(r.alpha), beta = static_cast<T>(r.beta);
     const auto* a = static_cast<const T*>(views[Op::a].data);
     const auto* x = static_cast<const T*>(views[Op::x].data);

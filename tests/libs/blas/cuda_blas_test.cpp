@@ -323,6 +323,10 @@ TEST_P(CudaBlasTest, GemvMatchesTheCpuDeviceForBothTransposesIncrementsAndBatche
     gemv<double>({.transpose = transpose, .m = 7, .n = 0, .beta = 0.5});  // empty product: y scaled by beta
     gemv<float>({.transpose = transpose, .m = 0, .n = 9, .beta = 0});
     gemv<float>({.transpose = transpose, .m = 40, .n = 30, .lda = 50, .alpha = 0, .beta = 2});  // A's rows past m
+    // f16 and bf16: cuBLAS's HSH and TST strided-batched gemv.
+    gemv<Half>({.transpose = transpose, .m = 1000, .n = 777, .incx = -2, .alpha = 0.5, .beta = -1.5});
+    gemv<BFloat16>({.transpose = transpose, .m = 33, .n = 17, .incy = -1, .batch = 64, .beta = 0.5});
+    gemv<Half>({.transpose = transpose, .m = 7, .n = 0, .beta = 0.5});
   }
 }
 

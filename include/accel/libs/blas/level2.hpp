@@ -6,6 +6,8 @@
 ///   Trsv  solves op(A) x = b for x, A n x n triangular; x replaces b
 ///   Symv  y = alpha A x + beta y, A n x n symmetric, only its `fill` triangle read
 /// Ger, Trsv and Symv run one call per member of a batch on both devices (cuBLAS has no batched form of them).
+/// Gemv also takes f16 and bf16 operands: it sums in f32 (the CPU device in double) and rounds each element of y once,
+/// alpha and beta taken as f32 (cuBLAS's HSH and TST strided-batched gemv on CUDA, a loop of accel's on the CPU).
 ///
 /// For Gemv, A is an m x n column-major matrix, as BLAS stores it: element (i, j) of matrix `b` of a batch is at
 /// b * stride_a + j * lda + i. op(A) is A (x has n elements, y m) or Aᵀ (x has m, y n). Vectors step by their
@@ -38,7 +40,7 @@ struct Gemv {
   static constexpr const char* kName = "blas::Gemv";
   using Response = Done;
 
-  DType dtype = DType::f32;               ///< element type of A, x and y: f32 or f64
+  DType dtype = DType::f32;               ///< element type of A, x and y: f32, f64, f16 or bf16
   Transpose transpose = Transpose::none;  ///< op(A): A or Aᵀ
   std::int64_t m = 0;                     ///< rows of A
   std::int64_t n = 0;                     ///< columns of A

@@ -1,16 +1,18 @@
-// BLAS level 1 on 16-bit floats (f16, bf16) on the CPU device against double-precision references written here, over
-// odd sizes and positive and negative increments: each written element within one unit in the last place of the
-// exact value, the reductions' results of the element type, Iamax and Iamin's first-of-equals rule (16-bit values
-// repeat often), Copy and Swap moving NaN payloads and negative zeros bit for bit, the isolated worker giving the
-// same bytes, and what is refused by name.
+// BLAS level 1 and Gemv on 16-bit floats (f16, bf16) on the CPU device against double-precision references written
+// here, over odd sizes and positive and negative increments: each written element within one unit in the last place
+// of the exact value, the reductions' results of the element type, Iamax and Iamin's first-of-equals rule (16-bit
+// values repeat often), Copy and Swap moving NaN payloads and negative zeros bit for bit, Gemv's transposes, batches
+// and empty product, the isolated worker giving the same bytes, and what is refused by name.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
+#include <utility>
 #include <vector>
 
 #include "accel/libs/blas/level1.hpp"
+#include "accel/libs/blas/level2.hpp"
 #include "libs/blas/blas_testing.hpp"
 
 namespace accel::blas {
@@ -48,7 +50,7 @@ std::vector<std::uint16_t> bits_of(const std::vector<N>& values) {
   return bits;
 }
 
-class Level1NarrowTest : public testing::BlasDeviceTest {
+class NarrowFloatTest : public testing::BlasDeviceTest {
  protected:
   template <class N>
   std::vector<N> random_narrow(std::uint64_t n) {
@@ -163,9 +165,54 @@ class Level1NarrowTest : public testing::BlasDeviceTest {
     EXPECT_EQ(reduce<std::int32_t>(Iamax{.dtype = dtype, .n = n, .incx = incx, .x = dx}), largest_at);
     EXPECT_EQ(reduce<std::int32_t>(Iamin{.dtype = dtype, .n = n, .incx = incx, .x = dx}), smallest_at);
   }
+
+  // y = alpha op(A) x + beta y on packed A (m x n column-major) over a batch.
+  template <class N>
+  void check_gemv(Gemv r) {
+    r.dtype = dtype_of<N>();
+    SCOPED_TRACE(::testing::Message() << to_string(r.dtype) << " " << to_string(r.transpose) << " m=" << r.m
+                                      << " n=" << r.n << " incx=" << r.incx << " incy=" << r.incy
+                                      << " batch=" << r.batch << " beta=" << r.beta);
+    const bool transposed = r.transpose == Transpose::transpose;
+    const std::int64_t xs = transposed ? r.m : r.n, ys = transposed ? r.n : r.m, lda = std::max<std::int64_t>(r.m, 1);
+    const std::uint64_t a_one = lda * r.n, x_one = vector_span(xs, r.incx), y_one = vector_span(ys, r.incy);
+    const std::vector<N> a = random_narrow<N>(a_one * r.batch), x = random_narrow<N>(x_one * r.batch);
+    std::vector<N> y = random_narrow<N>(y_one * r.batch);
+    const std::vector<double> ea = widened(a), ex = widened(x);
+    std::vector<double> want = widened(y);
+    if (r.beta == 0) {  // y is not read: NaNs in its elements must not survive
+      for (std::int64_t b = 0; b < r.batch; ++b)
+        for (std::int64_t j = 0; j < ys; ++j) y[b * y_one + vector_at(j, ys, r.incy)] = narrow<N>(NAN);
+    }
+    for (std::int64_t b = 0; b < r.batch; ++b)
+      for (std::int64_t j = 0; j < ys; ++j) {
+        double sum = 0;
+        for (std::int64_t i = 0; i < xs; ++i) {
+          const std::int64_t row = transposed ? i : j, column = transposed ? j : i;
+          sum += ea[b * a_one + column * lda + row] * ex[b * x_one + vector_at(i, xs, r.incx)];
+        }
+        double& out = want[b * y_one + vector_at(j, ys, r.incy)];
+        out = r.alpha * sum + (r.beta == 0 ? 0 : r.beta * out);
+      }
+    Buffer<N> da = upload(a), dx = upload(x), dy = upload(y);
+    r.a = da, r.x = dx, r.y = dy;
+    ASSERT_THAT(run(r), IsOk());
+    expect_near(download(dy), want);
+  }
 };
 
-TEST_F(Level1NarrowTest, AxpyRotCopySwapAndScalMatchTheReferenceForEveryIncrementSign) {
+TEST_F(NarrowFloatTest, GemvMatchesTheReferenceForBothTransposesIncrementsBatchesAndAnEmptyProduct) {
+  for (Transpose transpose : {Transpose::none, Transpose::transpose})
+    for (const auto& [m, n] : {std::pair<std::int64_t, std::int64_t>{1, 1}, {37, 19}, {200, 301}})
+      for (double beta : {0.0, -0.5}) {
+        check_gemv<Half>({.transpose = transpose, .m = m, .n = n, .incx = -2, .incy = 3, .alpha = 0.75, .beta = beta});
+        check_gemv<BFloat16>({.transpose = transpose, .m = m, .n = n, .batch = 3, .alpha = -1.25, .beta = beta});
+      }
+  check_gemv<Half>({.m = 9, .n = 0, .beta = -0.5});  // nothing to sum: y = beta y
+  check_gemv<BFloat16>({.transpose = Transpose::transpose, .m = 0, .n = 5, .beta = 0});
+}
+
+TEST_F(NarrowFloatTest, AxpyRotCopySwapAndScalMatchTheReferenceForEveryIncrementSign) {
   for (std::int64_t n : kSizes)
     for (std::int64_t incx : kIncrements)
       for (std::int64_t incy : kIncrements) {
@@ -174,7 +221,7 @@ TEST_F(Level1NarrowTest, AxpyRotCopySwapAndScalMatchTheReferenceForEveryIncremen
       }
 }
 
-TEST_F(Level1NarrowTest, DotNrm2AsumIamaxAndIaminMatchTheReference) {
+TEST_F(NarrowFloatTest, DotNrm2AsumIamaxAndIaminMatchTheReference) {
   for (std::int64_t n : kSizes)
     for (std::int64_t incx : kIncrements)
       for (std::int64_t incy : kPositiveIncrements) {
@@ -183,7 +230,7 @@ TEST_F(Level1NarrowTest, DotNrm2AsumIamaxAndIaminMatchTheReference) {
       }
 }
 
-TEST_F(Level1NarrowTest, EmptyVectorsReduceToZeroAndLeaveTheirOperandsAlone) {
+TEST_F(NarrowFloatTest, EmptyVectorsReduceToZeroAndLeaveTheirOperandsAlone) {
   const std::vector<Half> x = random_narrow<Half>(4);
   Buffer<Half> dx = upload(x), dy = upload(x);
   EXPECT_EQ(reduce_narrow<Half>(Dot{.dtype = DType::f16, .n = 0, .x = dx, .y = dy}).bits, 0);
@@ -193,7 +240,7 @@ TEST_F(Level1NarrowTest, EmptyVectorsReduceToZeroAndLeaveTheirOperandsAlone) {
   EXPECT_EQ(bits_of(download(dy)), bits_of(x));
 }
 
-TEST_F(Level1NarrowTest, IamaxAndIaminTakeTheFirstOfEqualMagnitudesAndCopyKeepsNanPayloadsAndSignedZeros) {
+TEST_F(NarrowFloatTest, IamaxAndIaminTakeTheFirstOfEqualMagnitudesAndCopyKeepsNanPayloadsAndSignedZeros) {
   // |−0.5| equals |0.5|: the first wins; so does the first of the two zeros for Iamin.
   const std::vector<BFloat16> x = {narrow<BFloat16>(0.25), narrow<BFloat16>(-0.5), narrow<BFloat16>(0.5),
                                    narrow<BFloat16>(-0.0), narrow<BFloat16>(0.0)};
@@ -208,7 +255,7 @@ TEST_F(Level1NarrowTest, IamaxAndIaminTakeTheFirstOfEqualMagnitudesAndCopyKeepsN
   EXPECT_EQ(bits_of(download(to)), bits_of(odd));
 }
 
-TEST_F(Level1NarrowTest, RequestsCrossToAnIsolatedWorkerWithTheSameResults) {
+TEST_F(NarrowFloatTest, RequestsCrossToAnIsolatedWorkerWithTheSameResults) {
   Result<Device> isolated = Device::open(system_, {.kind = DeviceKind::cpu, .isolation = Isolation::worker_process});
   ASSERT_THAT(isolated, IsOk());
   const std::vector<Half> x = random_narrow<Half>(9), y = random_narrow<Half>(5);
@@ -225,7 +272,7 @@ TEST_F(Level1NarrowTest, RequestsCrossToAnIsolatedWorkerWithTheSameResults) {
   EXPECT_EQ(run_on(device_), run_on(*isolated));
 }
 
-TEST_F(Level1NarrowTest, ImaginaryScalesAndResultsOfAnotherDtypeAreRefusedByName) {
+TEST_F(NarrowFloatTest, ImaginaryScalesAndResultsOfAnotherDtypeAreRefusedByName) {
   Buffer<Half> x = upload(std::vector<Half>(8)), y = upload(std::vector<Half>(8));
   Buffer<float> wide_result = upload(std::vector<float>(1));
   EXPECT_THAT(
@@ -235,6 +282,8 @@ TEST_F(Level1NarrowTest, ImaginaryScalesAndResultsOfAnotherDtypeAreRefusedByName
               StatusIs(Code::invalid_argument, "operand 'result' holds f32"));
   EXPECT_THAT(run(Nrm2{.dtype = DType::bf16, .n = 8, .x = x, .result = wide_result}),
               StatusIs(Code::invalid_argument, "operand 'x' holds f16"));
+  EXPECT_THAT(run(Gemv{.dtype = DType::bf16, .m = 2, .n = 4, .a = x, .x = y, .y = wide_result}),
+              StatusIs(Code::invalid_argument, "operand 'a' holds f16"));
 }
 
 }  // namespace
