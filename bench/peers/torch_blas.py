@@ -30,10 +30,16 @@ over n² elements ("n" printed is the element count), the others n x n:
                 accel's and cuBLAS's trmm write B in place
   geam          torch.add(A, B.T, alpha=0.5, out=C): C = A + 0.5 Bᵀ in one kernel
 
+and on 16-bit floats (blas_bench_narrow.cpp), each at float16 and bfloat16:
+
+  axpy16        y.add_(x, alpha=-0.75) over n² elements
+  dot16         torch.dot(x, y, out=r) over n² elements
+  gemv16        torch.mv(A, x, out=y), n x n A
+
 latency_us: one call and torch.cuda.synchronize, the median of as many as fit in about a quarter of a second (20 to
 3000); pipelined_us: per call, that many calls and one synchronisation, the median of five such runs.
 
-  python3 bench/peers/torch_blas.py [routines, comma-separated, default all sixteen above]
+  python3 bench/peers/torch_blas.py [routines, comma-separated, default all nineteen above]
                                     [sizes, comma-separated n in [1, 46340], default 256,1024,4096]
 
 gemv_batched has its two shapes of its own; every other routine runs at every size. An unknown routine or a bad size
@@ -164,9 +170,23 @@ def level3(routine, n):
         measure("geam", "f32", n, 1, lambda: torch.add(a, b.T, alpha=0.5, out=c))
 
 
+def narrow(routine, n):
+    for dtype, name in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
+        if routine == "axpy16":
+            x, y = rand(n * n, dtype=dtype), rand(n * n, dtype=dtype)
+            measure("axpy16", name, n * n, 1, lambda: y.add_(x, alpha=-0.75))
+        elif routine == "dot16":
+            x, y, r = rand(n * n, dtype=dtype), rand(n * n, dtype=dtype), rand((), dtype=dtype)
+            measure("dot16", name, n * n, 1, lambda: torch.dot(x, y, out=r))
+        elif routine == "gemv16":
+            a, x, y = rand(n, n, dtype=dtype), rand(n, dtype=dtype), rand(n, dtype=dtype)
+            measure("gemv16", name, n, 1, lambda: torch.mv(a, x, out=y))
+
+
 FIRST = "gemv,gemv_batched,trsm,trsm_right,syrk,dot"
 ADDED = {"copy": level1, "swap": level1, "rot": level1, "iamin": level1, "ger": level2, "trsv": level2,
-         "symv": level2, "symm": level3, "trmm": level3, "geam": level3}
+         "symv": level2, "symm": level3, "trmm": level3, "geam": level3,
+         "axpy16": narrow, "dot16": narrow, "gemv16": narrow}
 ALL = FIRST + "," + ",".join(ADDED)
 
 

@@ -10,13 +10,14 @@
 //   syrk          C = A Aᵀ, lower triangle, n x n C and A, f32 (PyTorch has no syrk: its peer is torch.mm(A, A.T))
 //   dot           xᵀ y over n² elements, f32, the result written on the device (torch.dot)
 //   and copy, swap, rot, iamin, ger, trsv, symv, symm, trmm, geam: see blas_bench_routines.cpp
+//   and axpy16, dot16, gemv16 (f16 and bf16): see blas_bench_narrow.cpp
 // What is timed: latency is one call's round trip (accel: the request until its future is ready; cuBLAS: the call and
 // cudaStreamSynchronize), the median of many made back to back; pipelined is the time per call of a run of calls and
 // one wait (accel: the futures of every call), the median of five runs. One JSON line per routine, dtype, shape and
 // variant:
 //   {"bench":"blas","routine":"gemv","dtype":"f32","n":1024,"batch":1,"variant":"accel","latency_us":…,
 //    "pipelined_us":…,"reps":…}
-// Usage: blas_bench [routines, comma-separated, default all sixteen above] [sizes, comma-separated n in
+// Usage: blas_bench [routines, comma-separated, default all nineteen above] [sizes, comma-separated n in
 // [1, 46340], default 256,1024,4096] [the device's completion strategy: poller (default), host_callback or blocking];
 // an unknown routine, a bad size or strategy is refused (exit 2) before the GPU is opened.
 // Every routine runs at every size but gemv_batched, which has its two shapes of its own.
@@ -115,7 +116,8 @@ void dot(Problem& p, std::int64_t n) {
 constexpr std::string_view kFirstRoutines = "gemv,gemv_batched,trsm,trsm_right,syrk,dot";
 
 bool known(const std::string& routine) {
-  for (const std::string_view list : {kFirstRoutines, bench::blas_bench::kAddedRoutines})
+  for (const std::string_view list :
+       {kFirstRoutines, bench::blas_bench::kAddedRoutines, bench::blas_bench::kNarrowRoutines})
     for (const std::string& r : bench::split_list(list))
       if (r == routine) return true;
   return false;
@@ -141,7 +143,8 @@ std::vector<std::int64_t> parse_sizes(const std::string& list) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string all = fmt::format("{},{}", kFirstRoutines, bench::blas_bench::kAddedRoutines);
+  const std::string all =
+      fmt::format("{},{},{}", kFirstRoutines, bench::blas_bench::kAddedRoutines, bench::blas_bench::kNarrowRoutines);
   const std::optional<CompletionStrategy> completion =
       bench::completion_of(argc > 3 ? argv[3] : to_string(CompletionStrategy::poller));
   if (argc > 4 || !completion ||
@@ -190,6 +193,7 @@ int main(int argc, char** argv) {
       if (r == "syrk") syrk(p, n);
       if (r == "dot") dot(p, n);
       bench::blas_bench::run_added_routine(p, r, n);
+      bench::blas_bench::run_narrow_routine(p, r, n);
     }
   }
   return 0;

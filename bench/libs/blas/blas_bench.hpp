@@ -14,6 +14,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "accel/device/device.hpp"
@@ -83,7 +84,7 @@ class Problem {
     std::vector<T> host(count);
     std::uniform_real_distribution<double> uniform(-1, 1);
     for (std::uint64_t i = 0; i < count; ++i)
-      host[i] = identity ? T(i % static_cast<std::uint64_t>(identity + 1) == 0 ? 1 : 0) : static_cast<T>(uniform(rng_));
+      host[i] = element<T>(identity ? (i % static_cast<std::uint64_t>(identity + 1) == 0 ? 1 : 0) : uniform(rng_));
     Operand<T> out;
     out.accel = require(device_.ask(Allocate{.dtype = dtype_of<T>(), .count = count}).wait(), "allocate");
     buffers_.push_back(out.accel);
@@ -147,6 +148,18 @@ class Problem {
   [[nodiscard]] const Raw& raw() const { return raw_; }
 
  private:
+  // `value` as a T: rounded to nearest for f16 and bf16, as the requests' own conversions round.
+  template <class T>
+  static T element(double value) {
+    if constexpr (std::is_same_v<T, Half>) {
+      return to_half(static_cast<float>(value));
+    } else if constexpr (std::is_same_v<T, BFloat16>) {
+      return to_bfloat16(static_cast<float>(value));
+    } else {
+      return static_cast<T>(value);
+    }
+  }
+
   static void print(const std::string& routine, DType dtype, std::int64_t n, std::int64_t batch, const char* variant,
                     double latency, double pipelined, int reps) {
     fmt::print(
@@ -168,5 +181,12 @@ inline constexpr std::string_view kAddedRoutines = "copy,swap,rot,iamin,ger,trsv
 
 // Runs `routine` at size n if it is one of kAddedRoutines; false if it is not.
 bool run_added_routine(Problem& p, std::string_view routine, std::int64_t n);
+
+// The f16 and bf16 routines (blas_bench_narrow.cpp): axpy16, dot16 (over n² elements), gemv16 (n x n), each at f16
+// and bf16.
+inline constexpr std::string_view kNarrowRoutines = "axpy16,dot16,gemv16";
+
+// Runs `routine` at size n if it is one of kNarrowRoutines; false if it is not.
+bool run_narrow_routine(Problem& p, std::string_view routine, std::int64_t n);
 
 }  // namespace accel::bench::blas_bench
