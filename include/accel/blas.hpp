@@ -12,7 +12,8 @@
 /// @endcode
 ///
 /// The typed forms take complex vectors too (`std::complex<float>` or `std::complex<double>`: a complex alpha; dot
-/// is xᵀ y, dotc xᴴ y; nrm2 and asum answer the real part's type).
+/// is xᵀ y, dotc xᴴ y; nrm2 and asum answer the real part's type), and 16-bit floats (`Half`, `BFloat16`: a float
+/// alpha; computed in f32, each result rounded once to the element type, as accel/libs/blas/level1.hpp says).
 ///
 /// A request is checked whole before anything runs; a bad one answers its future with an error naming what was
 /// wrong. Typed vectors must hold equally many elements where a request takes two (else `invalid_argument`).
@@ -35,12 +36,28 @@ concept Real = std::same_as<T, float> || std::same_as<T, double>;
 /// Complex element types: c64 and c128.
 template <class T>
 concept Complex = std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>;
-/// Element types the typed level-1 overloads take: f32, f64, c64 and c128, as BLAS.
+/// 16-bit float element types: f16 and bf16, which level 1 computes on in f32.
 template <class T>
-concept Element = Real<T> || Complex<T>;
-/// The type of a norm or sum of T's: T itself when real, the part's type when complex.
+concept Narrow = std::same_as<T, Half> || std::same_as<T, BFloat16>;
+/// Element types the typed level-1 overloads take: f32, f64, c64 and c128, as BLAS, and f16 and bf16.
+template <class T>
+concept Element = Real<T> || Complex<T> || Narrow<T>;
+
+namespace detail {
+/// A norm's or sum's type: T itself when real or 16-bit, the part's type when complex.
+template <class T>
+struct Magnitude {
+  using type = decltype(std::abs(T{}));
+};
+template <Narrow T>
+struct Magnitude<T> {
+  using type = T;
+};
+}  // namespace detail
+
+/// The type of a norm or sum of T's: T itself when real or 16-bit, the part's type when complex.
 template <Element T>
-using magnitude_t = decltype(std::abs(T{}));
+using magnitude_t = typename detail::Magnitude<T>::type;
 
 /// C = alpha op(A) op(B) + beta C (+ bias, activation): see Gemm (the same as Device::gemm).
 inline Future<Done> gemm(const Device& device, Gemm request) { return device.ask(std::move(request)); }
@@ -117,22 +134,34 @@ Future<Value> host_value(const Device& device, MakeRequest make_request) {
 
 /// y = alpha x + y over every element of x and y (contiguous, equally long).
 template <Element T>
-Future<Done> axpy(const Device& device, T alpha, const Buffer<T>& x, const Buffer<T>& y) {
+requires(!Narrow<T>) Future<Done> axpy(const Device& device, T alpha, const Buffer<T>& x, const Buffer<T>& y) {
   Result<std::int64_t> n = detail::common_length("blas::axpy", x, y);
   if (!n.ok()) return make_ready_future<Done>(n.status());
   const std::complex<double> scale(alpha);
   return axpy(device,
               {.dtype = dtype_of<T>(), .n = *n, .alpha = scale.real(), .alpha_imag = scale.imag(), .x = x, .y = y});
 }
+/// y = alpha x + y over every element of 16-bit x and y (contiguous, equally long), computed in f32.
+template <Narrow T>
+Future<Done> axpy(const Device& device, float alpha, const Buffer<T>& x, const Buffer<T>& y) {
+  Result<std::int64_t> n = detail::common_length("blas::axpy", x, y);
+  if (!n.ok()) return make_ready_future<Done>(n.status());
+  return axpy(device, {.dtype = dtype_of<T>(), .n = *n, .alpha = alpha, .x = x, .y = y});
+}
 /// x = alpha x over every element of x.
 template <Element T>
-Future<Done> scal(const Device& device, T alpha, const Buffer<T>& x) {
+requires(!Narrow<T>) Future<Done> scal(const Device& device, T alpha, const Buffer<T>& x) {
   const std::complex<double> scale(alpha);
   return scal(device, {.dtype = dtype_of<T>(),
                        .n = static_cast<std::int64_t>(x.size()),
                        .alpha = scale.real(),
                        .alpha_imag = scale.imag(),
                        .x = x});
+}
+/// x = alpha x over every element of 16-bit x, computed in f32.
+template <Narrow T>
+Future<Done> scal(const Device& device, float alpha, const Buffer<T>& x) {
+  return scal(device, {.dtype = dtype_of<T>(), .n = static_cast<std::int64_t>(x.size()), .alpha = alpha, .x = x});
 }
 /// result[0] = xᵀ y over every element of x and y (contiguous, equally long); unconjugated for complex x (dotc
 /// conjugates).

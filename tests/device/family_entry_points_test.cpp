@@ -175,6 +175,27 @@ TEST_F(FamilyEntryPointsTest, TypedLevelOneTakesComplexBuffers) {
   for (std::size_t i = 0; i < xs.size(); ++i) EXPECT_EQ(got[i], C(0, 2) * (C(0.5, -1) * xs[i] + ys[i])) << i;
 }
 
+// 16-bit vectors: a float alpha, results of the element type (values chosen exact in f16, so the answers are too).
+TEST_F(FamilyEntryPointsTest, TypedLevelOneTakesSixteenBitBuffers) {
+  const std::vector<float> xs = {1.5f, -2.0f, 0.25f}, ys = {4.0f, 0.5f, -1.0f};
+  std::vector<Half> x16, y16;
+  for (std::size_t i = 0; i < xs.size(); ++i) x16.push_back(to_half(xs[i])), y16.push_back(to_half(ys[i]));
+  Buffer<Half> x = holding(x16), y = holding(y16), norm = holding(std::vector<Half>{Half{0}});
+  EXPECT_EQ(to_float(*blas::dot(device_, x, y).wait()), 4.75f);
+  EXPECT_EQ(to_float(*blas::asum(device_, x).wait()), 3.75f);
+  EXPECT_EQ(*blas::iamax(device_, x).wait(), 2);
+  ASSERT_THAT(blas::nrm2(device_, x, norm).wait(), IsOk());
+  EXPECT_EQ(read(norm)[0].bits, to_half(std::sqrt(6.3125f)).bits);
+
+  ASSERT_THAT(blas::axpy(device_, 2.0f, x, y).wait(), IsOk());
+  ASSERT_THAT(blas::scal(device_, -0.5f, y).wait(), IsOk());
+  const std::vector<Half> got = read(y);
+  for (std::size_t i = 0; i < xs.size(); ++i) EXPECT_EQ(to_float(got[i]), -0.5f * (2.0f * xs[i] + ys[i])) << i;
+
+  Buffer<BFloat16> b = holding(std::vector<BFloat16>{to_bfloat16(3.0f), to_bfloat16(4.0f)});
+  EXPECT_EQ(to_float(*blas::nrm2(device_, b).wait()), 5.0f);
+}
+
 // Vectors of two lengths are refused by name before anything runs: y keeps its values.
 TEST_F(FamilyEntryPointsTest, TypedLevelOneRefusesVectorsOfTwoLengths) {
   Buffer<double> x = holding(std::vector<double>{1, 2, 3}), y = holding(std::vector<double>{5, 6});
