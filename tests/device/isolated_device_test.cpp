@@ -283,10 +283,20 @@ TEST_F(IsolatedDeviceTest, EveryRequestIsAnsweredOnceWhenTheWorkerIsKilledUnderL
     return succeeded.load() >= from + kThreads;
   };
   std::string hung;  // what a hang guard ran out waiting for; the clients are stopped before the test fails on it
+  // What the device says of itself when a guard runs out (a replacement that did not start names its deadline in the
+  // health): under TSan this test waited out the guard after its first kill twice on 2026-12-05 (once in the suite,
+  // once in 20 runs beside scripts/check-package; none in about 150 other runs), and its message said no more.
+  const auto device_state = [&] {
+    Result<DeviceInfo> info = dev.info().wait_for(5s);
+    return "; health: " + dev.health().to_string() + "; worker " +
+           (info.ok()
+                ? std::to_string(info->worker_pid) + " after " + std::to_string(info->worker_restarts) + " restarts"
+                : info.status().to_string());
+  };
   pid_t killed = 0;
   for (int kill = 0; kill < 2 && hung.empty(); ++kill) {
     if (!served_more()) {
-      hung = "successes before kill " + std::to_string(kill);
+      hung = "successes before kill " + std::to_string(kill) + device_state();
       break;
     }
     // The worker serving now: once the last one killed has been replaced (while it is, the device may report none).
@@ -297,12 +307,12 @@ TEST_F(IsolatedDeviceTest, EveryRequestIsAnsweredOnceWhenTheWorkerIsKilledUnderL
       worker = info.ok() ? info->worker_pid : 0;
     }
     if (worker <= 0 || worker == killed || !testing::kill_process(worker)) {
-      hung = "a new worker to kill (kill " + std::to_string(kill) + ")";
+      hung = "a new worker to kill (kill " + std::to_string(kill) + ")" + device_state();
       break;
     }
     killed = worker;
   }
-  if (hung.empty() && !served_more()) hung = "successes after the last kill";
+  if (hung.empty() && !served_more()) hung = "successes after the last kill" + device_state();
   stop.store(true);
   for (auto& client : clients) client.join();
   ASSERT_TRUE(hung.empty()) << "hang guard: waited " << kHangGuard.count() << " s for " << hung;
