@@ -82,6 +82,13 @@ void Ring::publish() noexcept {
   nudge();
 }
 
+void Ring::recover_producer() noexcept {
+  std::uint64_t head = control_->head.load(std::memory_order_relaxed);
+  // A slot's sequence is position + 1 only once that position was published (its last position's was N less).
+  while (sequence(head).load(std::memory_order_acquire) == head + 1) ++head;
+  control_->head.store(head, std::memory_order_relaxed);
+}
+
 void Ring::nudge() noexcept {
   if (control_->consumer_sleeping.load(std::memory_order_seq_cst) != 0 &&
       control_->consumer_sleeping.exchange(0, std::memory_order_seq_cst) != 0) {

@@ -113,6 +113,10 @@ class Ring {
   void publish() noexcept;
   // Wakes the consumer if it sleeps, without a message (so that it starts spinning early).
   void nudge() noexcept;
+  // For the consumer, once the producer's process is gone and before another produces: the head catches up with
+  // what it published. A producer killed inside publish() (its slot's sequence written, the head not yet advanced)
+  // leaves the head one behind the slots the consumer reads, and its successor would find the ring full for ever.
+  void recover_producer() noexcept;
   // Makes the consumer's current or next wait return at once, asleep or not (to tell it to look at a flag).
   void wake() noexcept;
 

@@ -293,6 +293,9 @@ void WorkerSupervisor::fail_taken_requests(const Status& loss) {
 // device failed (health() and every later request) when no worker will replace the lost one.
 void WorkerSupervisor::recover(Status loss) {
   drain_replies();
+  // The lost worker, reaped by now, may have died inside a reply's publish: no new worker may produce before the
+  // reply ring's head has caught up (under TSan a killed worker once wedged the device so, 1 run in about 100).
+  channel_.replies().recover_producer();
   bool answered = false;
   while (!stopping_.load(std::memory_order_acquire)) {
     const std::optional<std::chrono::milliseconds> backoff = restarts_allowed_.admit(std::chrono::steady_clock::now());

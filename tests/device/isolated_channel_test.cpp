@@ -1,0 +1,82 @@
+// The channel's rings across a worker's death: a producer killed inside publish() (its slot's sequence written, the
+// head not yet advanced) leaves the reply ring's head one behind what the client has read; until the head catches up,
+// the next worker finds the ring full and no reply ever arrives (a device wedged so under TSan, 1 run in about 100).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "device/isolated/channel.hpp"
+#include "testing/status_matchers.hpp"
+
+namespace accel::device::isolated {
+namespace {
+
+using testing::IsOk;
+
+// A worker's mapping of the client's channel, as a spawned worker attaches to the descriptors it inherits.
+Result<Channel> attach_worker(const Channel& client) {
+  return Channel::attach(::dup(client.memfd()), ::dup(client.worker_wake_fd()), ::dup(client.client_wake_fd()));
+}
+
+void write_reply(Ring& replies, std::uint64_t value) {
+  std::byte* slot = replies.try_claim();
+  ASSERT_NE(slot, nullptr);
+  std::memcpy(slot, &value, sizeof value);
+  replies.publish();
+}
+
+std::uint64_t read_reply(Ring& replies) {
+  const std::byte* slot = replies.peek();
+  EXPECT_NE(slot, nullptr);
+  std::uint64_t value = 0;
+  if (slot != nullptr) std::memcpy(&value, slot, sizeof value);
+  replies.release();
+  return value;
+}
+
+TEST(IsolatedChannel, ANewWorkerRepliesAfterItsPredecessorDiedInsidePublish) {
+  Result<Channel> client = Channel::create("channel-test", 1 << 16);
+  ASSERT_THAT(client, IsOk());
+  {
+    Result<Channel> lost = attach_worker(*client);
+    ASSERT_THAT(lost, IsOk());
+    write_reply(lost->replies(), 7);
+    write_reply(lost->replies(), 8);
+  }
+  // The second publish's head store never happened: the state a kill between its two stores leaves.
+  RingControl& control = client->header().replies;
+  control.head.store(control.head.load() - 1);
+  EXPECT_EQ(read_reply(client->replies()), 7u);
+  EXPECT_EQ(read_reply(client->replies()), 8u);  // the slot was marked written: the client reads it
+  EXPECT_TRUE(client->replies().empty());
+
+  client->replies().recover_producer();  // what the supervisor does once the lost worker is reaped
+  EXPECT_EQ(control.head.load(), control.tail.load());
+  Result<Channel> next = attach_worker(*client);
+  ASSERT_THAT(next, IsOk());
+  for (std::uint64_t value = 9; value < 9 + 2 * kReplySlots; ++value) {  // round the ring twice
+    write_reply(next->replies(), value);
+    ASSERT_EQ(read_reply(client->replies()), value);
+  }
+}
+
+TEST(IsolatedChannel, RecoveringAProducerThatDiedBetweenPublishesChangesNothing) {
+  Result<Channel> client = Channel::create("channel-test", 1 << 16);
+  ASSERT_THAT(client, IsOk());
+  Result<Channel> lost = attach_worker(*client);
+  ASSERT_THAT(lost, IsOk());
+  write_reply(lost->replies(), 1);
+  std::byte* unpublished = lost->replies().try_claim();  // claimed and written, never published
+  ASSERT_NE(unpublished, nullptr);
+  std::memset(unpublished, 0xff, 8);
+  const std::uint64_t head = client->header().replies.head.load();
+  client->replies().recover_producer();
+  EXPECT_EQ(client->header().replies.head.load(), head);
+  EXPECT_EQ(read_reply(client->replies()), 1u);
+  EXPECT_TRUE(client->replies().empty());
+}
+
+}  // namespace
+}  // namespace accel::device::isolated
