@@ -1,6 +1,6 @@
 // The channel's rings across a worker's death: a producer killed inside publish() (its slot's sequence written, the
 // head not yet advanced) leaves the reply ring's head one behind what the client has read; until the head catches up,
-// the next worker finds the ring full and no reply ever arrives (a device wedged so under TSan, 1 run in about 100).
+// the next worker finds the ring full and no reply ever arrives (the likely cause of a wedge seen under TSan).
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -294,7 +294,7 @@ void WorkerSupervisor::fail_taken_requests(const Status& loss) {
 void WorkerSupervisor::recover(Status loss) {
   drain_replies();
   // The lost worker, reaped by now, may have died inside a reply's publish: no new worker may produce before the
-  // reply ring's head has caught up (under TSan a killed worker once wedged the device so, 1 run in about 100).
+  // reply ring's head has caught up (the likely cause of a wedge seen under TSan after a kill, about 1 run in 100).
   channel_.replies().recover_producer();
   bool answered = false;
   while (!stopping_.load(std::memory_order_acquire)) {
