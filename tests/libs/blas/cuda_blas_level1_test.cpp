@@ -71,7 +71,8 @@ class CudaBlasLevel1Test : public CudaBlasFixture {
   }
 
   // Every level-1 routine on complex vectors: a complex alpha and a real one (the routines that scale by a real
-  // factor), Dot with and without x conjugated, the real results of Nrm2 and Asum.
+  // factor), Dot with and without x conjugated, the real results of Nrm2 and Asum; Copy, Swap, Rot and Iamin as on
+  // real vectors.
   template <class C>
   void level1_complex(std::int64_t n, std::int64_t incx, std::int64_t incy) {
     const DType d = dtype_of<C>(), part = real_dtype(d);
@@ -85,12 +86,7 @@ class CudaBlasLevel1Test : public CudaBlasFixture {
                {&Dot::y, d, span(n, incy), false, positive},
                {&Dot::result, d, 1, true}},
               tol * 10);
-    compare(Copy{.dtype = d, .n = n, .incx = incx, .incy = incy},
-            {{&Copy::x, d, span(n, incx)}, {&Copy::y, d, span(n, incy), true}}, 0);
-    compare(Swap{.dtype = d, .n = n, .incx = incx, .incy = incy},
-            {{&Swap::x, d, span(n, incx), true}, {&Swap::y, d, span(n, incy), true}}, 0);
-    compare(Rot{.dtype = d, .n = n, .incx = incx, .incy = incy, .c = 0.6, .s = -0.8},
-            {{&Rot::x, d, span(n, incx), true}, {&Rot::y, d, span(n, incy), true}}, tol);
+    level1_more(d, tol, n, incx, incy);  // Rot by real c and s, as csrot/zdrot
     if (incx < 0) return;
     for (const double imag : {0.0, 2.0})
       compare(Scal{.dtype = d, .n = n, .incx = incx, .alpha = 1.5, .alpha_imag = imag},
@@ -101,8 +97,6 @@ class CudaBlasLevel1Test : public CudaBlasFixture {
             tol * 10);
     compare(Iamax{.dtype = d, .n = n, .incx = incx},
             {{&Iamax::x, d, span(n, incx)}, {&Iamax::result, DType::i32, 1, true}}, 0);
-    compare(Iamin{.dtype = d, .n = n, .incx = incx},
-            {{&Iamin::x, d, span(n, incx)}, {&Iamin::result, DType::i32, 1, true}}, 0);
   }
 
   // Every level-1 routine on f16 or bf16 (cuBLAS's Ex routines against the CPU device's f32 loops): one rounding
