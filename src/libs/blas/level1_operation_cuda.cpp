@@ -3,8 +3,8 @@
 #include "libs/blas/blas_checks.hpp"
 #include "libs/blas/blas_kernels.hpp"
 #include "libs/blas/element_types.hpp"
-#include "libs/blas/level1_narrow.hpp"
 #include "libs/blas/level1_narrow_cuda.hpp"
+#include "libs/blas/narrow_floats.hpp"
 #include "operation/complex_dtypes.hpp"
 #include "operation/cuda_copy.hpp"
 

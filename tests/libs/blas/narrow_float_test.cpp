@@ -14,6 +14,7 @@
 #include "accel/libs/blas/level1.hpp"
 #include "accel/libs/blas/level2.hpp"
 #include "libs/blas/blas_testing.hpp"
+#include "libs/blas/narrow_floats.hpp"
 
 namespace accel::blas {
 namespace {
@@ -27,14 +28,6 @@ constexpr std::int64_t kSizes[] = {1, 7, 33, 1000};
 constexpr std::int64_t kIncrements[] = {1, 2, -1, -3};
 constexpr std::int64_t kPositiveIncrements[] = {1, 3};
 
-template <class N>
-N narrow(double value) {
-  if constexpr (std::is_same_v<N, Half>) {
-    return to_half(static_cast<float>(value));
-  } else {
-    return to_bfloat16(static_cast<float>(value));
-  }
-}
 template <class N>
 double wide(N value) {
   return to_float(value);
@@ -56,7 +49,7 @@ class NarrowFloatTest : public testing::BlasDeviceTest {
   std::vector<N> random_narrow(std::uint64_t n) {
     std::uniform_real_distribution<double> dist(-1, 1);
     std::vector<N> v(std::max<std::uint64_t>(n, 1));
-    for (N& x : v) x = narrow<N>(dist(rng_));
+    for (N& x : v) x = narrow<N>(static_cast<float>(dist(rng_)));
     return v;
   }
 
@@ -78,7 +71,7 @@ class NarrowFloatTest : public testing::BlasDeviceTest {
 
   template <class N>
   N reduce_narrow(auto request) {
-    Buffer<N> result = upload(std::vector<N>{narrow<N>(-7)});
+    Buffer<N> result = upload(std::vector<N>{narrow<N>(-7.0f)});
     request.result = result;
     EXPECT_THAT(run(request), IsOk());
     return download(result)[0];
@@ -92,7 +85,7 @@ class NarrowFloatTest : public testing::BlasDeviceTest {
     const std::vector<double> ex = widened(x), ey = widened(y);
     const double alpha = -1.75, c = 0.6, s = -0.8;
     // Rot takes c and s rounded to the element type.
-    const double cn = wide(narrow<N>(c)), sn = wide(narrow<N>(s));
+    const double cn = wide(narrow<N>(static_cast<float>(c))), sn = wide(narrow<N>(static_cast<float>(s)));
     std::vector<double> axpy = ey, rotated_x = ex, rotated_y = ey;
     std::vector<N> copied = y, swapped_x = x, swapped_y = y;
     for (std::int64_t i = 0; i < n; ++i) {
@@ -242,8 +235,8 @@ TEST_F(NarrowFloatTest, EmptyVectorsReduceToZeroAndLeaveTheirOperandsAlone) {
 
 TEST_F(NarrowFloatTest, IamaxAndIaminTakeTheFirstOfEqualMagnitudesAndCopyKeepsNanPayloadsAndSignedZeros) {
   // |−0.5| equals |0.5|: the first wins; so does the first of the two zeros for Iamin.
-  const std::vector<BFloat16> x = {narrow<BFloat16>(0.25), narrow<BFloat16>(-0.5), narrow<BFloat16>(0.5),
-                                   narrow<BFloat16>(-0.0), narrow<BFloat16>(0.0)};
+  const std::vector<BFloat16> x = {narrow<BFloat16>(0.25f), narrow<BFloat16>(-0.5f), narrow<BFloat16>(0.5f),
+                                   narrow<BFloat16>(-0.0f), narrow<BFloat16>(0.0f)};
   Buffer<BFloat16> dx = upload(x);
   EXPECT_EQ(reduce<std::int32_t>(Iamax{.dtype = DType::bf16, .n = 5, .x = dx}), 2);
   EXPECT_EQ(reduce<std::int32_t>(Iamin{.dtype = DType::bf16, .n = 5, .x = dx}), 4);
