@@ -161,8 +161,8 @@ struct SmallGemmLaunch {
 // and f64 products in a graph (its FP64 tensor cores), so those stay its.
 [[nodiscard]] bool small_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch);
 
-// Every member in one launch, a block of 16 x 16 threads per 16 x 16 tile of C, each output's sum over k in order;
-// A and B unread where alpha is 0 or k is 0, C unread where beta is 0.
+// Every member in one launch, a block of 256 threads per 8 x 8 tile of C, each output's sum split among four lanes
+// (every fourth term each); A and B unread where alpha is 0 or k is 0, C unread where beta is 0.
 [[nodiscard]] cudaError_t launch_small_gemm(const SmallGemmLaunch& launch, cudaStream_t stream);
 
 }  // namespace accel::blas

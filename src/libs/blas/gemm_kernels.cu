@@ -1,10 +1,13 @@
-// f32 GEMM of small matrices on a kernel of our own (src/libs/blas/blas_kernels.hpp): a block of 16 x 16 threads per
-// 16 x 16 tile of C, one output a thread, op(A) and op(B) staged through shared memory 64 terms of the sum at a time,
-// the next stage's loads in flight while the block sums the current one. A small product's time is its round trips
-// to memory, so each stage is one: every load of a stage is issued before any is used. Every layout is strides, so
-// one kernel takes both orders and both transposes. Launched chained (core/chained_launch.cuh): its blocks are
-// scheduled while the kernel before it ends: 64³ took 2.19 µs a product in a CUDA graph of 20, 2.62 launched plainly
-// (PERFORMANCE.md §91).
+// f32 GEMM of small matrices on a kernel of our own (src/libs/blas/blas_kernels.hpp): a block of 256 threads per 8 x 8
+// tile of C, op(A) and op(B) staged through shared memory 64 terms of the sum at a time, the next stage's loads in
+// flight while the block sums the current one. A small product's time is its round trips to memory and its reads of
+// shared memory, so each stage is one round trip (every load of a stage is issued before any is used), and each
+// output's sum is split four ways: the four lanes of a warp that share an output each sum every fourth term (16 of a
+// stage, read from shared memory without bank conflicts), then add their sums by shuffles. Against one output a
+// thread over 16 x 16 tiles, that is a quarter of the reads of shared memory a block makes and four times the blocks.
+// Every layout is strides, so one kernel takes both orders and both transposes. Launched chained
+// (core/chained_launch.cuh): its blocks are scheduled while the kernel before it ends. A recorded chain of 20 64³
+// products and an FFT took 47-52 µs on it against 62-65 on 16 x 16 tiles of one output a thread (PERFORMANCE.md §92).
 #include "core/chained_launch.cuh"
 #include "libs/blas/kernel_common.cuh"
 
@@ -13,10 +16,15 @@ namespace {
 
 using namespace kernels;
 
-constexpr int kTile = 16;                                            // rows and columns of C a block computes
+constexpr int kTile = 8;                                             // rows and columns of C a block computes
 constexpr int kDepth = 64;                                           // terms of the sum a stage holds
+constexpr int kSplit = 4;                                            // lanes that share an output's sum
 constexpr int kLoads = kTile * kDepth / static_cast<int>(kThreads);  // elements of each operand a thread loads a stage
-static_assert(kTile * kTile == static_cast<int>(kThreads));
+// A staged operand row (a row of op(A) or a column of op(B)) is kDepth terms and 4 words of padding: lane
+// (column c, part g) reads word 4 c + g + 4 s of a bank row at step s, 32 lanes on 32 banks, and a warp storing
+// eight rows of four terms writes 32 banks too.
+constexpr int kRowWords = kDepth + 4;
+static_assert(kTile * kTile * kSplit == static_cast<int>(kThreads) && kLoads >= 1);
 
 // The bounds of small_gemm (PERFORMANCE.md §87 measured them against cuBLASLt).
 constexpr std::int64_t kSmallGemmOutputs = 160 * 160;
@@ -54,23 +62,24 @@ struct Stage {
       values[i] = row < rows && term < terms ? source[row * along + term * down] : 0.0f;
     }
   }
-  __device__ void store(float (&tile)[kDepth][kTile + 1], bool terms_contiguous) const {
+  __device__ void store(float (&tile)[kTile][kRowWords], bool terms_contiguous) const {
 #pragma unroll
     for (int i = 0; i < kLoads; ++i) {
       int r, p;
       place(i, terms_contiguous, r, p);
-      tile[p][r] = values[i];
+      tile[r][p] = values[i];
     }
   }
 };
 
-// Block (J, I, z): the tile of C at rows 16 I, columns 16 J of members z, z + gridDim.z, ...; thread (tx, ty) computes
-// row ty, column tx of it.
+// Block (J, I, z): the tile of C at rows 8 I, columns 8 J of members z, z + gridDim.z, ...; warp w computes row w of
+// it, lane (c + 8 g) column c's terms g, g + 4, ... of each stage.
 __global__ void __launch_bounds__(kThreads) small_gemm_tiles(SmallGemmLaunch p) {
   wait_for_prior_kernel();
-  __shared__ float a_tile[kDepth][kTile + 1];
-  __shared__ float b_tile[kDepth][kTile + 1];
-  const int tx = threadIdx.x % kTile, ty = threadIdx.x / kTile;
+  __shared__ float a_tile[kTile][kRowWords];
+  __shared__ float b_tile[kTile][kRowWords];
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int row = static_cast<int>(threadIdx.x) / 32, column = lane % kTile, part = lane / kTile;
   const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
   const std::int64_t col0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
   const float alpha = static_cast<float>(p.alpha), beta = static_cast<float>(p.beta);
@@ -92,14 +101,18 @@ __global__ void __launch_bounds__(kThreads) small_gemm_tiles(SmallGemmLaunch p) 
         next_a.load(a, p.m, terms, row0, p0 + kDepth, p.a_row, p.a_col);
         next_b.load(b, p.n, terms, col0, p0 + kDepth, p.b_col, p.b_row);
       }
-      const std::int64_t depth = terms - p0;  // the stage's terms past it are zeros: not summed
+      // Terms past k are staged as zeros, so every lane sums its 16 of the stage.
 #pragma unroll
-      for (int q = 0; q < kDepth; ++q)
-        if (q < depth) sum = fma(a_tile[q][ty], b_tile[q][tx], sum);
+      for (int step = 0; step < kDepth / kSplit; ++step) {
+        const int q = part + step * kSplit;
+        sum = fma(a_tile[row][q], b_tile[column][q], sum);
+      }
       __syncthreads();
     }
-    const std::int64_t i = row0 + ty, j = col0 + tx;
-    if (i < p.m && j < p.n) {
+#pragma unroll
+    for (int offset = kTile; offset < 32; offset *= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    const std::int64_t i = row0 + row, j = col0 + column;
+    if (part == 0 && i < p.m && j < p.n) {
       float& out = static_cast<float*>(p.c)[member * p.stride_c + i * p.c_row + j * p.c_col];
       float value = alpha * sum;
       if (beta != 0.0f) value += beta * out;
