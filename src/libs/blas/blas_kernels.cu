@@ -1,5 +1,8 @@
-// Kernels for Swap and for the whole matrix a stored triangle stands for (src/libs/blas/blas_kernels.hpp), launched
-// chained (core/chained_launch.cuh).
+// Kernels for Swap, for Axpy and Asum of 16-bit vectors and for the whole matrix a stored triangle stands for
+// (src/libs/blas/blas_kernels.hpp), launched chained (core/chained_launch.cuh).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "core/chained_launch.cuh"
 #include "libs/blas/kernel_common.cuh"
 
@@ -43,6 +46,88 @@ cudaError_t swap(void* x, void* y, std::int64_t n, cudaStream_t stream) {
     return launch_chained(swap_kernel<T, Vec>, dim3(blocks_for(n / (sizeof(Vec) / sizeof(T)))), dim3(kThreads), 0,
                           stream, xt, yt, n);
   return launch_chained(swap_kernel<T, T>, dim3(blocks_for(n)), dim3(kThreads), 0, stream, xt, yt, n);
+}
+
+// -- Axpy of 16-bit vectors ---------------------------------------------------------------------------------------
+
+// y = alpha x + y in f32, rounded once to T, 8 elements (16 bytes) a load where both vectors are contiguous and
+// 16-byte aligned (the elements past the last whole 8 go one by one).
+template <class T>
+__device__ inline T axpy_element(float alpha, T x, T y) {
+  return static_cast<T>(fmaf(alpha, static_cast<float>(x), static_cast<float>(y)));
+}
+
+template <class T>
+__global__ void axpy_contiguous_kernel(const T* x, T* y, std::int64_t n, float alpha) {
+  wait_for_prior_kernel();
+  constexpr std::int64_t kPer = sizeof(uint4) / sizeof(T);
+  const std::int64_t vectors = n / kPer;
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (std::int64_t v = first; v < vectors; v += step) {
+    uint4 xs = reinterpret_cast<const uint4*>(x)[v];
+    uint4 ys = reinterpret_cast<uint4*>(y)[v];
+    const T* xe = reinterpret_cast<const T*>(&xs);
+    T* ye = reinterpret_cast<T*>(&ys);
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) ye[e] = axpy_element(alpha, xe[e], ye[e]);
+    reinterpret_cast<uint4*>(y)[v] = ys;
+  }
+  const std::int64_t tail = vectors * kPer + first;
+  if (tail < n) y[tail] = axpy_element(alpha, x[tail], y[tail]);
+}
+
+template <class T>
+__global__ void axpy_strided_kernel(const T* x, std::int64_t incx, T* y, std::int64_t incy, std::int64_t n,
+                                    float alpha) {
+  wait_for_prior_kernel();
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    T& out = y[vector_at(i, incy, n)];
+    out = axpy_element(alpha, x[vector_at(i, incx, n)], out);
+  }
+}
+
+template <class T>
+cudaError_t axpy(const void* x, std::int64_t incx, void* y, std::int64_t incy, std::int64_t n, float alpha,
+                 cudaStream_t stream) {
+  const T* xt = static_cast<const T*>(x);
+  T* yt = static_cast<T*>(y);
+  const bool aligned = (reinterpret_cast<std::uintptr_t>(x) | reinterpret_cast<std::uintptr_t>(y)) % 16 == 0;
+  if (incx == 1 && incy == 1 && aligned)
+    return launch_chained(axpy_contiguous_kernel<T>, dim3(blocks_for(n / (sizeof(uint4) / sizeof(T)))), dim3(kThreads),
+                          0, stream, xt, yt, n, alpha);
+  return launch_chained(axpy_strided_kernel<T>, dim3(blocks_for(n)), dim3(kThreads), 0, stream, xt, incx, yt, incy, n,
+                        alpha);
+}
+
+// -- Asum of 16-bit vectors ---------------------------------------------------------------------------------------
+
+constexpr unsigned kAsumThreads = 1024;
+
+// One block: each thread sums every 1024th magnitude in f32 (four sums in flight), the block adds the threads' sums
+// in a fixed order, and thread 0 rounds the total to T once.
+template <class T>
+__global__ void __launch_bounds__(kAsumThreads) asum_kernel(const T* x, std::int64_t n, std::int64_t incx, T* result) {
+  wait_for_prior_kernel();
+  constexpr int kSums = 4;
+  float sums[kSums] = {};
+  const std::int64_t step = kAsumThreads;
+  std::int64_t i = threadIdx.x;
+  for (; i + (kSums - 1) * step < n; i += kSums * step) {
+#pragma unroll
+    for (int s = 0; s < kSums; ++s) sums[s] += fabsf(static_cast<float>(x[(i + s * step) * incx]));
+  }
+  for (; i < n; i += step) sums[0] += fabsf(static_cast<float>(x[i * incx]));
+  float sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+  __shared__ float warp_sums[kAsumThreads / 32];
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum;
+  __syncthreads();
+  if (threadIdx.x >= 32) return;
+  sum = warp_sums[threadIdx.x];
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+  if (threadIdx.x == 0) *result = static_cast<T>(sum);
 }
 
 // -- Whole matrices -------------------------------------------------------------------------------------------------
@@ -103,6 +188,22 @@ cudaError_t whole(const void* a, std::int64_t lda, std::int64_t order, bool lowe
 cudaError_t launch_swap(void* x, void* y, std::int64_t n, bool f64, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   return f64 ? swap<double, double2>(x, y, n, stream) : swap<float, float4>(x, y, n, stream);
+}
+
+cudaError_t launch_narrow_axpy(const void* x, std::int64_t incx, void* y, std::int64_t incy, std::int64_t n,
+                               float alpha, bool bf16, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return bf16 ? axpy<__nv_bfloat16>(x, incx, y, incy, n, alpha, stream)
+              : axpy<__half>(x, incx, y, incy, n, alpha, stream);
+}
+
+cudaError_t launch_narrow_asum(const void* x, std::int64_t n, std::int64_t incx, bool bf16, void* result,
+                               cudaStream_t stream) {
+  if (bf16)
+    return launch_chained(asum_kernel<__nv_bfloat16>, dim3(1), dim3(kAsumThreads), 0, stream,
+                          static_cast<const __nv_bfloat16*>(x), n, incx, static_cast<__nv_bfloat16*>(result));
+  return launch_chained(asum_kernel<__half>, dim3(1), dim3(kAsumThreads), 0, stream, static_cast<const __half*>(x), n,
+                        incx, static_cast<__half*>(result));
 }
 
 cudaError_t launch_whole_matrix(const void* a, std::int64_t lda, std::int64_t order, bool lower, StoredTriangle form,

@@ -1,9 +1,10 @@
-// Kernels of our own where cuBLAS's routine moves memory slower than it could (PERFORMANCE.md §52): Swap of two
-// contiguous vectors, Symv reading A's stored triangle once, and the whole matrix a triangle stands for, which Symm
-// and small Trmms hand to a GEMM; Gemv of small matrices, where a request's time is its launches (§78); and Ger, one
-// launch for any batch where cuBLAS's routine is a call per member; and GEMMs small enough that a request's time is its
-// launch, which cuBLASLt ran on a kernel twice as long as they need; and the triangular solves of small order that a
-// Trsm by blocks ends in. Plain C++17 and CUDA types: nvcc compiles the kernels' files as C++17.
+// Kernels of our own where cuBLAS has no routine (Asum of 16-bit vectors) or its routine moves memory slower than it
+// could (PERFORMANCE.md §52, §92): Axpy of 16-bit vectors, Swap of two contiguous vectors, Symv reading A's stored
+// triangle once, and the whole matrix a triangle stands for, which Symm and small Trmms hand to a GEMM; Gemv of small
+// matrices, where a request's time is its launches (§78); and Ger, one launch for any batch where cuBLAS's routine is a
+// call per member; and GEMMs small enough that a request's time is its launch, which cuBLASLt ran on a kernel twice as
+// long as they need; and the triangular solves of small order that a Trsm by blocks ends in. Plain C++17 and CUDA
+// types: nvcc compiles the kernels' files as C++17.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -14,6 +15,19 @@ namespace accel::blas {
 
 // Exchanges n elements of x and y (contiguous, not overlapping), 8 bytes each if `f64`, else 4.
 [[nodiscard]] cudaError_t launch_swap(void* x, void* y, std::int64_t n, bool f64, cudaStream_t stream);
+
+// y = alpha x + y over n elements of increments incx and incy (BLAS's placing, as Gemv's), bf16 if `bf16`, else f16,
+// each element computed in f32 and rounded once. cublasAxpyEx's 16-bit form moved memory at half the speed of
+// PyTorch's add_ (55 against 25 µs for 2^24 elements, PERFORMANCE.md §92): contiguous vectors go 16 bytes a load.
+[[nodiscard]] cudaError_t launch_narrow_axpy(const void* x, std::int64_t incx, void* y, std::int64_t incy,
+                                             std::int64_t n, float alpha, bool bf16, cudaStream_t stream);
+
+// Writes to `result` the sum of |x_i| over n elements of increment incx > 0, bf16 if `bf16`, else f16 (result of the
+// same type), summed in f32 and rounded once, as cuBLAS's 16-bit routines compute: this cuBLAS has no 16-bit Asum
+// (cublasAsumEx answers not_supported for f16 and bf16, PERFORMANCE.md §92). One block of 1,024 threads: a vector's
+// reads on one SM.
+[[nodiscard]] cudaError_t launch_narrow_asum(const void* x, std::int64_t n, std::int64_t incx, bool bf16, void* result,
+                                             cudaStream_t stream);
 
 // The operands of y = alpha op(A) x + beta y over a batch, as a Gemv or Symv request resolved them (leading dimension
 // and strides never 0). Element i of a vector of increment inc lies at i * inc, or (length - 1 - i) * -inc for a

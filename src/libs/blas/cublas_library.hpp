@@ -18,8 +18,6 @@ struct CublasApi {
   X(cublasGetProperty) \
   X(cublasSetPointerMode_v2) \
   X(cublasSetStream_v2) \
-  X(cublasAsumEx) \
-  X(cublasAxpyEx) \
   X(cublasCaxpy_v2) \
   X(cublasCcopy_v2) \
   X(cublasCdotc_v2) \

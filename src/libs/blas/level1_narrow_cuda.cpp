@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "libs/blas/blas_kernels.hpp"
+
 namespace accel::blas {
 namespace {
 
@@ -26,14 +28,11 @@ std::uint16_t element_bits(DType dtype, double value) {
 
 }  // namespace
 
-Status launch_narrow(const Axpy& r, const CublasPlan& plan, std::span<const BufferView> views, CudaRun& run) {
+Status launch_narrow(const Axpy& r, const CublasPlan&, std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<Axpy>;
-  const cudaDataType type = cuda_type(r.dtype);
-  const auto alpha = static_cast<float>(r.alpha);
-  return cublas_launched(run,
-                         plan.api->cublasAxpyEx(plan.handle, to_int(r.n), &alpha, CUDA_R_32F, views[Op::x].data, type,
-                                                to_int(r.incx), views[Op::y].data, type, to_int(r.incy), kExecution),
-                         ex_routine("Axpy", r.dtype));
+  return run.target.check(launch_narrow_axpy(views[Op::x].data, r.incx, views[Op::y].data, r.incy, r.n,
+                                             static_cast<float>(r.alpha), r.dtype == DType::bf16, run.target.stream()),
+                          "launching the 16-bit axpy kernel");
 }
 
 Status launch_narrow(const Scal& r, const CublasPlan& plan, std::span<const BufferView> views, CudaRun& run) {
@@ -64,13 +63,11 @@ Status launch_narrow(const Nrm2& r, const CublasPlan& plan, std::span<const Buff
                          ex_routine("Nrm2", r.dtype));
 }
 
-Status launch_narrow(const Asum& r, const CublasPlan& plan, std::span<const BufferView> views, CudaRun& run) {
+Status launch_narrow(const Asum& r, const CublasPlan&, std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<Asum>;
-  const cudaDataType type = cuda_type(r.dtype);
-  return cublas_launched(run,
-                         plan.api->cublasAsumEx(plan.handle, to_int(r.n), views[Op::x].data, type, to_int(r.incx),
-                                                views[Op::result].data, type, kExecution),
-                         ex_routine("Asum", r.dtype));
+  return run.target.check(launch_narrow_asum(views[Op::x].data, r.n, r.incx, r.dtype == DType::bf16,
+                                             views[Op::result].data, run.target.stream()),
+                          "launching the 16-bit asum kernel");
 }
 
 Status launch_narrow(const Iamax& r, const CublasPlan& plan, std::span<const BufferView> views, CudaRun& run) {
