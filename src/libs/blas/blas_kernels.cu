@@ -119,14 +119,12 @@ __global__ void __launch_bounds__(kAsumThreads) asum_kernel(const T* x, std::int
     for (int s = 0; s < kSums; ++s) sums[s] += fabsf(static_cast<float>(x[(i + s * step) * incx]));
   }
   for (; i < n; i += step) sums[0] += fabsf(static_cast<float>(x[i * incx]));
-  float sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
-  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+  float sum = warp_sum_to_first_lane((sums[0] + sums[1]) + (sums[2] + sums[3]));
   __shared__ float warp_sums[kAsumThreads / 32];
   if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum;
   __syncthreads();
   if (threadIdx.x >= 32) return;
-  sum = warp_sums[threadIdx.x];
-  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+  sum = warp_sum_to_first_lane(warp_sums[threadIdx.x]);
   if (threadIdx.x == 0) *result = static_cast<T>(sum);
 }
 

@@ -27,6 +27,13 @@ __device__ inline std::int64_t vector_at(std::int64_t i, std::int64_t inc, std::
   return inc > 0 ? i * inc : (n - 1 - i) * -inc;
 }
 
+// The sum of a warp's 32 values, in lane 0 (the other lanes hold partial sums).
+template <class T>
+__device__ inline T warp_sum_to_first_lane(T value) {
+  for (int delta = 16; delta > 0; delta /= 2) value += __shfl_down_sync(0xffffffffu, value, delta);
+  return value;
+}
+
 // Whether element (i, j) of a tile on the diagonal lies in the stored triangle.
 __device__ inline bool stored(bool lower, int i, int j) { return lower ? i >= j : i <= j; }
 

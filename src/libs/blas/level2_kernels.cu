@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(kThreads) gemv_transposed(GemvTyped<T> p) {
   T sum = 0;
   if (p.alpha != T(0))
     for (std::int64_t i = lane; i < p.m; i += 32) sum += a[i] * x[vector_at(i, p.incx, p.m)];
-  for (int delta = 16; delta > 0; delta /= 2) sum += __shfl_down_sync(0xffffffffu, sum, delta);
+  sum = warp_sum_to_first_lane(sum);
   if (lane == 0) finish_gemv(p, p.y + member * p.stride_y, column, p.n, sum);
 }
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <complex>
+#include <initializer_list>
 
 #include "accel/libs/blas/level1.hpp"
 #include "libs/blas/cuda_blas_fixture.hpp"
@@ -109,42 +110,43 @@ class CudaBlasLevel1Test : public CudaBlasFixture {
   }
 };
 
-TEST_P(CudaBlasLevel1Test, Level1MatchesTheCpuDeviceOnOddAndLargeSizesAndEveryIncrementSign) {
-  for (std::int64_t n : {1, 37, 1000, 1 << 20})
+// Every shape of a test: each size with x's increment 1, 3 or -2 and y's 1 or -1.
+template <class Check>
+void for_every_shape(std::initializer_list<std::int64_t> sizes, Check check) {
+  for (std::int64_t n : sizes)
     for (std::int64_t incx : {1, 3, -2})
-      for (std::int64_t incy : {1, -1}) {
-        level1<float>(n, incx, incy);
-        level1<double>(n, incx, incy);
-      }
+      for (std::int64_t incy : {1, -1}) check(n, incx, incy);
+}
+
+TEST_P(CudaBlasLevel1Test, Level1MatchesTheCpuDeviceOnOddAndLargeSizesAndEveryIncrementSign) {
+  for_every_shape({1, 37, 1000, 1 << 20}, [&](std::int64_t n, std::int64_t incx, std::int64_t incy) {
+    level1<float>(n, incx, incy);
+    level1<double>(n, incx, incy);
+  });
   level1<float>(0, 1, 1);  // empty: zero results, written by the GPU too
 }
 
 TEST_P(CudaBlasLevel1Test, CopySwapRotIaminMatchTheCpuDeviceOnOddAndLargeSizesAndEveryIncrementSign) {
-  for (std::int64_t n : {1, 37, 1000, 1 << 20})
-    for (std::int64_t incx : {1, 3, -2})
-      for (std::int64_t incy : {1, -1}) {
-        level1_more<float>(n, incx, incy);
-        level1_more<double>(n, incx, incy);
-      }
+  for_every_shape({1, 37, 1000, 1 << 20}, [&](std::int64_t n, std::int64_t incx, std::int64_t incy) {
+    level1_more<float>(n, incx, incy);
+    level1_more<double>(n, incx, incy);
+  });
   level1_more<double>(0, 1, 1);  // empty: nothing moves, and Iamin's result is 0 on the GPU too
 }
 
 TEST_P(CudaBlasLevel1Test, ComplexLevel1MatchesTheCpuDeviceOnOddAndLargeSizesAndEveryIncrementSign) {
-  for (std::int64_t n : {1, 37, 1000, 1 << 19})
-    for (std::int64_t incx : {1, 3, -2})
-      for (std::int64_t incy : {1, -1}) {
-        level1_complex<std::complex<float>>(n, incx, incy);
-        level1_complex<std::complex<double>>(n, incx, incy);
-      }
+  for_every_shape({1, 37, 1000, 1 << 19}, [&](std::int64_t n, std::int64_t incx, std::int64_t incy) {
+    level1_complex<std::complex<float>>(n, incx, incy);
+    level1_complex<std::complex<double>>(n, incx, incy);
+  });
   level1_complex<std::complex<float>>(0, 1, 1);  // empty: zero results, written by the GPU too
 }
 
 TEST_P(CudaBlasLevel1Test, NarrowLevel1MatchesTheCpuDeviceOnOddAndLargeSizesAndEveryIncrementSign) {
   // Up to 2^15 elements: Asum of more values in [-1, 1] would pass f16's largest, 65,504.
-  for (std::int64_t n : {1, 37, 1000, 1 << 15})
-    for (std::int64_t incx : {1, 3, -2})
-      for (std::int64_t incy : {1, -1})
-        for (DType d : {DType::f16, DType::bf16}) level1_narrow(d, n, incx, incy);
+  for_every_shape({1, 37, 1000, 1 << 15}, [&](std::int64_t n, std::int64_t incx, std::int64_t incy) {
+    for (DType d : {DType::f16, DType::bf16}) level1_narrow(d, n, incx, incy);
+  });
   level1_narrow(DType::bf16, 0, 1, 1);  // empty: zero results, written by the GPU too
 }
 
