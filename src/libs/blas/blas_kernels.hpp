@@ -29,11 +29,14 @@ namespace accel::blas {
 [[nodiscard]] cudaError_t launch_narrow_asum(const void* x, std::int64_t n, std::int64_t incx, bool bf16, void* result,
                                              cudaStream_t stream);
 
+// The element types of a matrix-vector product's kernels: 16-bit elements are summed in f32 and rounded once.
+enum class VectorElement : std::uint8_t { f32, f64, f16, bf16 };
+
 // The operands of y = alpha op(A) x + beta y over a batch, as a Gemv or Symv request resolved them (leading dimension
 // and strides never 0). Element i of a vector of increment inc lies at i * inc, or (length - 1 - i) * -inc for a
-// negative one, as in BLAS.
+// negative one, as in BLAS. Symv takes f32 and f64 only.
 struct MatrixVectorLaunch {
-  bool f64 = false;
+  VectorElement element = VectorElement::f32;
   const void* a = nullptr;
   std::int64_t lda = 0;
   std::int64_t stride_a = 0;
@@ -61,8 +64,10 @@ constexpr std::int64_t kSmallGemvSum = 4096;
 [[nodiscard]] bool small_gemv(std::int64_t m, std::int64_t n, bool transpose, std::int64_t batch);
 
 // Every member of the launch's batch in one kernel: a block per 32 rows of y, or per 8 where blocks of 32 would be few
-// (plain), or a warp per element of y (transposed), each sum in a fixed order. cudaErrorInvalidValue where small_gemv
-// does not hold.
+// (plain), or a warp per element of y (transposed), each sum in a fixed order; on 16-bit elements as cuBLAS's HSH and
+// TST gemv compute (f32 sums, alpha and beta, y rounded once): a 16-bit Gemv of 256 x 256 on those took 10.8-15.9 µs
+// pipelined (PERFORMANCE.md §92), an f32 one on this kernel 8.1 (§80). cudaErrorInvalidValue where small_gemv does not
+// hold.
 [[nodiscard]] cudaError_t launch_small_gemv(const GemvLaunch& launch, cudaStream_t stream);
 
 // A = alpha x yᵀ + A over a batch (a Ger request's operands, resolved: leading dimension and strides never 0).

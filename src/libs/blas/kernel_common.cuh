@@ -37,14 +37,15 @@ __device__ inline T warp_sum_to_first_lane(T value) {
 // Whether element (i, j) of a tile on the diagonal lies in the stored triangle.
 __device__ inline bool stored(bool lower, int i, int j) { return lower ? i >= j : i <= j; }
 
-// A MatrixVectorLaunch's operands in the element type its kernels read.
-template <class T>
+// A MatrixVectorLaunch's operands in the element type T its kernels read, and its scalars in the type C they compute
+// in (f32 for 16-bit elements, as cuBLAS's HSH and TST routines).
+template <class T, class C = T>
 struct MatrixVectorTyped {
   std::int64_t lda, stride_a, incx, stride_x, incy, stride_y;
   const T* a;
   const T* x;
   T* y;
-  T alpha, beta;
+  C alpha, beta;
 
   static MatrixVectorTyped of(const MatrixVectorLaunch& l) {
     return {.lda = l.lda,
@@ -56,8 +57,8 @@ struct MatrixVectorTyped {
             .a = static_cast<const T*>(l.a),
             .x = static_cast<const T*>(l.x),
             .y = static_cast<T*>(l.y),
-            .alpha = static_cast<T>(l.alpha),
-            .beta = static_cast<T>(l.beta)};
+            .alpha = static_cast<C>(l.alpha),
+            .beta = static_cast<C>(l.beta)};
   }
 };
 

@@ -1,5 +1,8 @@
 // Level-2 kernels of our own (src/libs/blas/blas_kernels.hpp): Symv, Gemv of small matrices and Ger, each launched
 // chained (core/chained_launch.cuh) and waiting for the kernel before it first thing.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "core/chained_launch.cuh"
 #include "libs/blas/kernel_common.cuh"
 
@@ -137,17 +140,18 @@ constexpr int kGemvFewRows = 8;
 constexpr unsigned kGemvBlocksForFewRows = 256;   // below this many blocks of 32 rows, a launch takes 8 rows a block
 constexpr std::int64_t kGemvSumForFewRows = 128;  // ... where each row's sum has at least this many terms
 
-template <class T>
-struct GemvTyped : MatrixVectorTyped<T> {
+// Elements of type T, sums and scalars of type C (f32 for 16-bit elements).
+template <class T, class C>
+struct GemvTyped : MatrixVectorTyped<T, C> {
   std::int64_t m, n;
 };
 
 // What y's element gets: alpha times the sum (A and x unread when alpha is 0, as in BLAS), plus beta y when beta is
-// not 0 (y unread when it is).
-template <class T>
-__device__ void finish_gemv(const GemvTyped<T>& p, T* y, std::int64_t i, std::int64_t length, T sum) {
+// not 0 (y unread when it is), rounded to T once.
+template <class T, class C>
+__device__ void finish_gemv(const GemvTyped<T, C>& p, T* y, std::int64_t i, std::int64_t length, C sum) {
   T& out = y[vector_at(i, p.incy, length)];
-  out = p.alpha * sum + (p.beta != T(0) ? p.beta * out : T(0));
+  out = static_cast<T>(p.alpha * sum + (p.beta != C(0) ? p.beta * static_cast<C>(out) : C(0)));
 }
 
 // Element (i, j) of a Gemv's A.
@@ -169,19 +173,20 @@ struct SymmetricElement {
 
 // y = alpha A x + beta y: block (I, member) takes rows I of Rows, its threads' columns in kThreads / Rows chunks, each
 // warp's rows read coalesced; the chunks' sums are added in a fixed order.
-template <class T, int Rows, class Element>
-__global__ void __launch_bounds__(kThreads) gemv_plain(GemvTyped<T> p, Element element) {
+template <class T, class C, int Rows, class Element>
+__global__ void __launch_bounds__(kThreads) gemv_plain(GemvTyped<T, C> p, Element element) {
   wait_for_prior_kernel();
   constexpr int kChunks = kThreads / Rows;
-  __shared__ T sums[kChunks][Rows];
+  __shared__ C sums[kChunks][Rows];
   const std::int64_t member = blockIdx.y;
   const T* a = p.a + member * p.stride_a;
   const T* x = p.x + member * p.stride_x;
   const int lane = threadIdx.x % Rows, chunk = threadIdx.x / Rows;
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * Rows + lane;
-  T sum = 0;
-  if (row < p.m && p.alpha != T(0))
-    for (std::int64_t j = chunk; j < p.n; j += kChunks) sum += element(a, p.lda, row, j) * x[vector_at(j, p.incx, p.n)];
+  C sum = 0;
+  if (row < p.m && p.alpha != C(0))
+    for (std::int64_t j = chunk; j < p.n; j += kChunks)
+      sum += static_cast<C>(element(a, p.lda, row, j)) * static_cast<C>(x[vector_at(j, p.incx, p.n)]);
   sums[chunk][lane] = sum;
   __syncthreads();
   if (chunk != 0 || row >= p.m) return;
@@ -190,8 +195,8 @@ __global__ void __launch_bounds__(kThreads) gemv_plain(GemvTyped<T> p, Element e
 }
 
 // y = alpha Aᵀ x + beta y: a warp per column of A (an element of y), its lanes striding down the column.
-template <class T>
-__global__ void __launch_bounds__(kThreads) gemv_transposed(GemvTyped<T> p) {
+template <class T, class C>
+__global__ void __launch_bounds__(kThreads) gemv_transposed(GemvTyped<T, C> p) {
   wait_for_prior_kernel();
   const std::int64_t member = blockIdx.y;
   const int lane = threadIdx.x % 32;
@@ -199,30 +204,31 @@ __global__ void __launch_bounds__(kThreads) gemv_transposed(GemvTyped<T> p) {
   if (column >= p.n) return;
   const T* a = p.a + member * p.stride_a + column * p.lda;
   const T* x = p.x + member * p.stride_x;
-  T sum = 0;
-  if (p.alpha != T(0))
-    for (std::int64_t i = lane; i < p.m; i += 32) sum += a[i] * x[vector_at(i, p.incx, p.m)];
+  C sum = 0;
+  if (p.alpha != C(0))
+    for (std::int64_t i = lane; i < p.m; i += 32)
+      sum += static_cast<C>(a[i]) * static_cast<C>(x[vector_at(i, p.incx, p.m)]);
   sum = warp_sum_to_first_lane(sum);
   if (lane == 0) finish_gemv(p, p.y + member * p.stride_y, column, p.n, sum);
 }
 
-template <class T, class Element>
-cudaError_t launch_plain(const GemvTyped<T>& p, unsigned members, Element element, cudaStream_t stream) {
+template <class T, class C, class Element>
+cudaError_t launch_plain(const GemvTyped<T, C>& p, unsigned members, Element element, cudaStream_t stream) {
   const auto blocks_of = [&](int rows) { return static_cast<unsigned>((p.m + rows - 1) / rows); };
   if (blocks_of(kGemvRows) * members < kGemvBlocksForFewRows && p.n >= kGemvSumForFewRows)
-    return launch_chained(gemv_plain<T, kGemvFewRows, Element>, dim3(blocks_of(kGemvFewRows), members), dim3(kThreads),
-                          0, stream, p, element);
-  return launch_chained(gemv_plain<T, kGemvRows, Element>, dim3(blocks_of(kGemvRows), members), dim3(kThreads), 0,
+    return launch_chained(gemv_plain<T, C, kGemvFewRows, Element>, dim3(blocks_of(kGemvFewRows), members),
+                          dim3(kThreads), 0, stream, p, element);
+  return launch_chained(gemv_plain<T, C, kGemvRows, Element>, dim3(blocks_of(kGemvRows), members), dim3(kThreads), 0,
                         stream, p, element);
 }
 
-template <class T>
+template <class T, class C = T>
 cudaError_t gemv(const GemvLaunch& l, cudaStream_t stream) {
-  const GemvTyped<T> p{MatrixVectorTyped<T>::of(l), l.m, l.n};
+  const GemvTyped<T, C> p{MatrixVectorTyped<T, C>::of(l), l.m, l.n};
   const auto members = static_cast<unsigned>(l.batch);
   if (l.transpose) {
     constexpr std::int64_t kColumnsPerBlock = kThreads / 32;
-    return launch_chained(gemv_transposed<T>,
+    return launch_chained(gemv_transposed<T, C>,
                           dim3(static_cast<unsigned>((l.n + kColumnsPerBlock - 1) / kColumnsPerBlock), members),
                           dim3(kThreads), 0, stream, p);
   }
@@ -232,7 +238,7 @@ cudaError_t gemv(const GemvLaunch& l, cudaStream_t stream) {
 // A small Symv as a plain Gemv of the symmetric matrix its triangle stands for: one launch, no workspace.
 template <class T>
 cudaError_t symv_by_rows(const SymvLaunch& l, cudaStream_t stream) {
-  return launch_plain(GemvTyped<T>{MatrixVectorTyped<T>::of(l), l.n, l.n}, static_cast<unsigned>(l.batch),
+  return launch_plain(GemvTyped<T, T>{MatrixVectorTyped<T>::of(l), l.n, l.n}, static_cast<unsigned>(l.batch),
                       SymmetricElement{l.lower}, stream);
 }
 
@@ -307,7 +313,13 @@ bool small_gemv(std::int64_t m, std::int64_t n, bool transpose, std::int64_t bat
 
 cudaError_t launch_small_gemv(const GemvLaunch& launch, cudaStream_t stream) {
   if (!small_gemv(launch.m, launch.n, launch.transpose, launch.batch)) return cudaErrorInvalidValue;
-  return launch.f64 ? gemv<double>(launch, stream) : gemv<float>(launch, stream);
+  switch (launch.element) {
+    case VectorElement::f64: return gemv<double>(launch, stream);
+    case VectorElement::f16: return gemv<__half, float>(launch, stream);
+    case VectorElement::bf16: return gemv<__nv_bfloat16, float>(launch, stream);
+    case VectorElement::f32: break;
+  }
+  return gemv<float>(launch, stream);
 }
 
 cudaError_t launch_ger(const GerLaunch& launch, cudaStream_t stream) {
@@ -325,9 +337,10 @@ SymvBatching symv_batching(std::int64_t n, bool f64, std::int64_t batch) {
 
 cudaError_t launch_symv(const SymvLaunch& launch, const SymvBatching& batching, void* workspace, cudaStream_t stream) {
   if (launch.n == 0 || launch.batch == 0) return cudaSuccess;
-  if (batching.by_rows) return launch.f64 ? symv_by_rows<double>(launch, stream) : symv_by_rows<float>(launch, stream);
-  return launch.f64 ? symv<double>(launch, batching.members_at_once, workspace, stream)
-                    : symv<float>(launch, batching.members_at_once, workspace, stream);
+  const bool f64 = launch.element == VectorElement::f64;
+  if (batching.by_rows) return f64 ? symv_by_rows<double>(launch, stream) : symv_by_rows<float>(launch, stream);
+  return f64 ? symv<double>(launch, batching.members_at_once, workspace, stream)
+             : symv<float>(launch, batching.members_at_once, workspace, stream);
 }
 
 }  // namespace accel::blas

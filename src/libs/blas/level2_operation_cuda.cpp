@@ -34,8 +34,8 @@ Status scale_y(const Gemv& r, std::int64_t y_length, void* y_base, CudaRun& run,
   return Status();
 }
 
-// Gemv on f16 or bf16: cuBLAS's HSH or TST strided-batched gemv (16-bit A, x and y, f32 alpha, beta and sums), which
-// takes one member as a batch of one; an empty product is scale_y's, by cublasScalEx.
+// Gemv on f16 or bf16 beyond the small kernel's bounds: cuBLAS's HSH or TST strided-batched gemv (16-bit A, x and y,
+// f32 alpha, beta and sums), which takes one member as a batch of one; an empty product is scale_y's, by cublasScalEx.
 Status narrow_gemv(const Operation<Gemv>::Checked& checked, const blas::CublasPlan& plan,
                    std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<Gemv>;
@@ -76,7 +76,6 @@ template <class Launch, class Request>
 Launch operands_of(const Request& r, std::span<const BufferView> views) {
   using Op = Operation<Request>;
   Launch l;
-  l.f64 = r.dtype == DType::f64;
   l.a = views[Op::a].data;
   l.lda = r.lda;
   l.stride_a = r.stride_a;
@@ -91,9 +90,19 @@ Launch operands_of(const Request& r, std::span<const BufferView> views) {
   return l;
 }
 
+blas::VectorElement vector_element(DType dtype) {
+  switch (dtype) {
+    case DType::f64: return blas::VectorElement::f64;
+    case DType::f16: return blas::VectorElement::f16;
+    case DType::bf16: return blas::VectorElement::bf16;
+    default: return blas::VectorElement::f32;
+  }
+}
+
 template <class Request>
 blas::MatrixVectorLaunch matrix_vector(const Request& r, std::span<const BufferView> views) {
   blas::MatrixVectorLaunch l = operands_of<blas::MatrixVectorLaunch>(r, views);
+  l.element = vector_element(r.dtype);
   l.beta = r.beta;
   return l;
 }
@@ -105,12 +114,12 @@ Status CudaOperation<Gemv>::run(const Gemv&, const Checked& checked, const Plan&
   using Op = Operation<Gemv>;
   const Gemv& r = checked.request;
   if (checked.y_length == 0) return Status();
-  if (blas::is_narrow_float(r.dtype)) return narrow_gemv(checked, plan, views, run);
   const bool transposed = r.transpose != Transpose::none;
   if (checked.x_length != 0 && blas::small_gemv(r.m, r.n, transposed, r.batch)) {
     const blas::GemvLaunch launch{matrix_vector(r, views), transposed, r.m, r.n};
     return run.target.check(blas::launch_small_gemv(launch, run.target.stream()), "launching the small gemv kernel");
   }
+  if (blas::is_narrow_float(r.dtype)) return narrow_gemv(checked, plan, views, run);
   ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
   return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
     if (checked.x_length == 0) {
@@ -146,6 +155,7 @@ Status CudaOperation<Ger>::run(const Ger&, const Checked& checked, const Plan&, 
                                CudaRun& run) {
   const Ger& r = checked.request;
   blas::GerLaunch launch = operands_of<blas::GerLaunch>(r, views);
+  launch.f64 = r.dtype == DType::f64;
   launch.m = r.m;
   launch.n = r.n;
   return run.target.check(blas::launch_ger(launch, run.target.stream()), "launching the ger kernel");

@@ -1,6 +1,7 @@
 // BLAS level 2 on a CUDA stream, on the stream's handle (cublas_state.hpp): Gemv is a kernel of our own for small
-// matrices, else cuBLAS's gemv, or gemvStridedBatched for a batch (one launch); Trsv is a cuBLAS call per member of a
-// batch; Ger and Symv are kernels of our own (blas_kernels.hpp).
+// matrices of every dtype, else cuBLAS's gemv, or gemvStridedBatched for a batch (one launch; HSH or TST
+// strided-batched on 16 bits); Trsv is a cuBLAS call per member of a batch; Ger and Symv are kernels of our own
+// (blas_kernels.hpp).
 #pragma once
 
 #include "libs/blas/blas_kernels.hpp"

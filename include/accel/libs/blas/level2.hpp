@@ -7,7 +7,8 @@
 ///   Symv  y = alpha A x + beta y, A n x n symmetric, only its `fill` triangle read
 /// Ger, Trsv and Symv run one call per member of a batch on both devices (cuBLAS has no batched form of them).
 /// Gemv also takes f16 and bf16 operands: it sums in f32 (the CPU device in double) and rounds each element of y once,
-/// alpha and beta taken as f32 (cuBLAS's HSH and TST strided-batched gemv on CUDA, a loop of accel's on the CPU).
+/// alpha and beta taken as f32 (on CUDA accel's kernel for small matrices, as for f32 and f64, else cuBLAS's HSH and
+/// TST strided-batched gemv; a loop of accel's on the CPU).
 ///
 /// For Gemv, A is an m x n column-major matrix, as BLAS stores it: element (i, j) of matrix `b` of a batch is at
 /// b * stride_a + j * lda + i. op(A) is A (x has n elements, y m) or Aᵀ (x has m, y n). Vectors step by their
