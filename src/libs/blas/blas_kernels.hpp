@@ -70,6 +70,28 @@ constexpr std::int64_t kSmallGemvSum = 4096;
 // hold.
 [[nodiscard]] cudaError_t launch_small_gemv(const GemvLaunch& launch, cudaStream_t stream);
 
+// How a 16-bit Gemv beyond small_gemv's bounds splits its sums over blocks: `splits` sums an element of y, each over
+// `span` terms (0 splits: the streamed kernels do not take it), and the workspace of their f32 sums (none for one).
+struct StreamedGemvSplit {
+  std::int64_t splits = 0;
+  std::int64_t span = 0;
+  std::uint64_t workspace_bytes = 0;
+};
+// A split that gives about a thousand blocks of 256 threads, each lane eight 16-byte loads at least, and at most 64 MiB
+// of workspace; none where A's columns are not 16-byte aligned whenever A is (lda, and stride_a for a batch, a multiple
+// of 8), the batch exceeds a grid's extent, or (plain) A has fewer than 256 rows.
+[[nodiscard]] StreamedGemvSplit streamed_gemv_split(std::int64_t m, std::int64_t n, bool transpose, std::int64_t batch,
+                                                    std::int64_t lda, std::int64_t stride_a);
+// Whether A itself is 16-byte aligned, as launch_streamed_gemv needs.
+[[nodiscard]] bool streamed_gemv_aligned(const GemvLaunch& launch);
+// y = alpha op(A) x + beta y on f16 or bf16 elements, A read 16 bytes a load: plain, a lane's eight rows of a column;
+// transposed, a warp per column (x 16 bytes a load too where contiguous and aligned). Sums in f32; where split, each
+// split's sum goes to the workspace and a second kernel adds them in split order, so a result does not depend on
+// scheduling; y rounded once. cuBLAS's HSH and TST gemv moved a 4,096² matrix at 2.0-2.8 TB/s (PERFORMANCE.md §92).
+// cudaErrorInvalidValue for a split with no splits, an unaligned A, or a split with no workspace.
+[[nodiscard]] cudaError_t launch_streamed_gemv(const GemvLaunch& launch, const StreamedGemvSplit& split,
+                                               void* workspace, cudaStream_t stream);
+
 // A = alpha x yᵀ + A over a batch (a Ger request's operands, resolved: leading dimension and strides never 0).
 struct GerLaunch {
   bool f64 = false;

@@ -109,7 +109,18 @@ blas::MatrixVectorLaunch matrix_vector(const Request& r, std::span<const BufferV
 
 }  // namespace
 
-Status CudaOperation<Gemv>::run(const Gemv&, const Checked& checked, const Plan& plan,
+Result<CudaOperation<Gemv>::Plan> CudaOperation<Gemv>::plan(const Gemv&, const Checked& checked, CudaTarget& target) {
+  const Gemv& r = checked.request;
+  ACCEL_ASSIGN_OR_RETURN(const blas::CublasPlan cublas, blas::plan_cublas(target));
+  const bool transposed = r.transpose != Transpose::none;
+  if (!blas::is_narrow_float(r.dtype) || checked.x_length == 0 || checked.y_length == 0 ||
+      blas::small_gemv(r.m, r.n, transposed, r.batch))
+    return Plan{.cublas = cublas};
+  return Plan{.cublas = cublas,
+              .streamed = blas::streamed_gemv_split(r.m, r.n, transposed, r.batch, r.lda, r.stride_a)};
+}
+
+Status CudaOperation<Gemv>::run(const Gemv&, const Checked& checked, const Plan& gemv_plan,
                                 std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<Gemv>;
   const Gemv& r = checked.request;
@@ -119,7 +130,15 @@ Status CudaOperation<Gemv>::run(const Gemv&, const Checked& checked, const Plan&
     const blas::GemvLaunch launch{matrix_vector(r, views), transposed, r.m, r.n};
     return run.target.check(blas::launch_small_gemv(launch, run.target.stream()), "launching the small gemv kernel");
   }
-  if (blas::is_narrow_float(r.dtype)) return narrow_gemv(checked, plan, views, run);
+  const blas::CublasPlan& plan = gemv_plan.cublas;
+  if (blas::is_narrow_float(r.dtype)) {
+    const blas::GemvLaunch launch{matrix_vector(r, views), transposed, r.m, r.n};
+    if (gemv_plan.streamed.splits != 0 && blas::streamed_gemv_aligned(launch))
+      return run.target.check(
+          blas::launch_streamed_gemv(launch, gemv_plan.streamed, run.workspace, run.target.stream()),
+          "launching the streamed 16-bit gemv kernels");
+    return narrow_gemv(checked, plan, views, run);
+  }
   ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
   return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
     if (checked.x_length == 0) {

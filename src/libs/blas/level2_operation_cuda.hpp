@@ -10,12 +10,24 @@
 
 namespace accel {
 
+namespace blas {
+// A Gemv planned: the stream's cuBLAS, and for a 16-bit one beyond the small kernel's bounds the streamed kernels'
+// split (blas_kernels.hpp), whose workspace the run gets.
+struct GemvPlan {
+  CublasPlan cublas;
+  StreamedGemvSplit streamed;
+};
+}  // namespace blas
+
 template <>
-struct CudaOperation<blas::Gemv> : blas::CublasOperation {
+struct CudaOperation<blas::Gemv> {
   using Checked = Operation<blas::Gemv>::Checked;
-  static Result<Plan> plan(const blas::Gemv&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  using Plan = blas::GemvPlan;
+  static Result<Plan> plan(const blas::Gemv& request, const Checked& checked, CudaTarget& target);
+  static std::uint64_t workspace_bytes(const Plan& plan) { return plan.streamed.workspace_bytes; }
   static Status run(const blas::Gemv& request, const Checked& checked, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
+  static void describe(CudaTarget& target, LibraryReport& report) { blas::CublasOperation::describe(target, report); }
 };
 
 // Ger is one launch of our own for any batch, where cuBLAS's routine took a call per member: nothing to plan.

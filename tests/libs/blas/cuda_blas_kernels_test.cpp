@@ -1,17 +1,19 @@
 // The BLAS requests a CUDA device runs by kernels of its own or by a GEMM rather than cuBLAS's routine of their
 // name (src/libs/blas/blas_kernels.hpp), against the CPU device on the same fresh random inputs: Symv with leading
 // dimensions, strides and batches larger than one launch takes; Ger past its grid's extents; Swap and Copy off
-// 16-byte alignment; Trmm on both sides of its GEMM threshold. On every way a CUDA device runs requests; skipped
-// without a GPU.
+// 16-byte alignment; Trmm on both sides of its GEMM threshold; a 16-bit Gemv whose A is not 16-byte aligned. On every
+// way a CUDA device runs requests; skipped without a GPU, except the streamed Gemv's split, host arithmetic.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <vector>
 
 #include "accel/libs/blas/level1.hpp"
 #include "accel/libs/blas/level2.hpp"
 #include "accel/libs/blas/level3.hpp"
+#include "libs/blas/blas_kernels.hpp"
 #include "libs/blas/cuda_blas_fixture.hpp"
 
 namespace accel::blas {
@@ -162,6 +164,108 @@ TEST_P(CudaBlasKernelsTest, TrmmWithLeadingDimensionsMatchesTheCpuDeviceOnBothSi
       trmm(3072, side, fill, fill == Fill::upper ? Transpose::transpose : Transpose::none,
            side == Side::right ? Diagonal::unit : Diagonal::non_unit);
     }
+}
+
+TEST_P(CudaBlasKernelsTest, SixteenBitGemvOfAMatrixNotSixteenByteAlignedRunsOnCublasAndMatchesAReference) {
+  // A adopted one f16 element past an allocation's start: the streamed kernels, which load 16 bytes of a column at
+  // once, must leave it to cuBLAS's HSH gemv. 2,048 x 600 is beyond the small kernel's bounds.
+  if (GetParam().isolation != Isolation::in_process) GTEST_SKIP() << "an isolated device adopts no memory";
+  constexpr std::int64_t m = 2048, n = 600;
+  Result<BufferHandle> whole = gpu_->ask(Allocate{.dtype = DType::f16, .count = m * n + 1}).wait();
+  ASSERT_THAT(whole, IsOk());
+  Result<SharedMemory> exported = gpu_->ask(ShareMemory{.buffer = *whole}).wait();
+  ASSERT_THAT(exported, IsOk());
+  Result<SharedMemory> a =
+      gpu_->ask(ShareMemory{.address = exported->address + 2, .dtype = DType::f16, .count = m * n}).wait();
+  ASSERT_THAT(a, IsOk());
+  HostArray as(DType::f16, m * n + 1);
+  as.fill_uniform(rng_);
+  ASSERT_THAT(gpu_->ask(CopyToDevice{.source = as.source(), .destination = *whole}).wait(), IsOk());
+  for (Transpose transpose : {Transpose::none, Transpose::transpose}) {
+    SCOPED_TRACE(to_string(transpose));
+    const bool t = transpose == Transpose::transpose;
+    const std::int64_t x_length = t ? m : n, y_length = t ? n : m;
+    HostArray xs(DType::f16, x_length);
+    xs.fill_uniform(rng_);
+    Result<BufferHandle> x =
+        gpu_->ask(Allocate{.dtype = DType::f16, .count = static_cast<std::uint64_t>(x_length)}).wait();
+    Result<BufferHandle> y =
+        gpu_->ask(Allocate{.dtype = DType::f16, .count = static_cast<std::uint64_t>(y_length)}).wait();
+    ASSERT_THAT(x, IsOk());
+    ASSERT_THAT(y, IsOk());
+    ASSERT_THAT(gpu_->ask(CopyToDevice{.source = xs.source(), .destination = *x}).wait(), IsOk());
+    ASSERT_THAT(gpu_->ask(Gemv{.dtype = DType::f16,
+                               .transpose = transpose,
+                               .m = m,
+                               .n = n,
+                               .alpha = 0.5,
+                               .a = a->buffer,
+                               .x = *x,
+                               .y = *y})
+                    .wait(),
+                IsOk());
+    HostArray got(DType::f16, y_length);
+    ASSERT_THAT(gpu_->ask(CopyToHost{.source = *y, .destination = got.destination()}).wait(), IsOk());
+    got.decode();
+    for (std::int64_t i = 0; i < y_length; ++i) {
+      double sum = 0, magnitude = 0;
+      for (std::int64_t k = 0; k < x_length; ++k) {
+        const double term = as.values[static_cast<std::size_t>(1 + (t ? i * m + k : k * m + i))] *
+                            xs.values[static_cast<std::size_t>(k)];
+        sum += term;
+        magnitude += std::abs(term);
+      }
+      // A half's rounding of the result, and f32 sums: a few parts in 1e3 of the terms' magnitude at most.
+      ASSERT_NEAR(got.values[static_cast<std::size_t>(i)], 0.5 * sum, 2e-3 * (0.5 * magnitude) + 1e-3)
+          << "y[" << i << "]";
+    }
+    EXPECT_THAT(gpu_->free(*x).wait(), IsOk());
+    EXPECT_THAT(gpu_->free(*y).wait(), IsOk());
+  }
+  EXPECT_THAT(gpu_->free(a->buffer).wait(), IsOk());
+  EXPECT_THAT(gpu_->free(*whole).wait(), IsOk());
+}
+
+// The streamed 16-bit Gemv's split (blas_kernels.hpp) is arithmetic on the host: checked without a GPU too.
+TEST(StreamedGemvSplitTest, SplitsCoverEveryTermOnceAlignedWithinTheirWorkspace) {
+  struct Shape {
+    std::int64_t m, n;
+    bool transpose;
+    std::int64_t batch, lda;
+  };
+  for (const Shape& s : std::vector<Shape>{{4096, 4096, false, 1, 4096},
+                                           {4096, 4096, true, 1, 4096},
+                                           {2003, 1001, false, 1, 2008},
+                                           {2003, 1001, true, 1, 2008},
+                                           {65536, 20, true, 1, 65536},
+                                           {65536, 20, false, 1, 65536},
+                                           {256, 1 << 20, false, 1, 256},
+                                           {4096, 333, true, 4, 4096},
+                                           {1 << 20, 64, false, 65535, 1 << 20},
+                                           {100003, 17, true, 1, 100008}}) {
+    SCOPED_TRACE(fmt::format("m={} n={} transpose={} batch={} lda={}", s.m, s.n, s.transpose, s.batch, s.lda));
+    const StreamedGemvSplit split = streamed_gemv_split(s.m, s.n, s.transpose, s.batch, s.lda, s.lda * s.n);
+    const std::int64_t terms = s.transpose ? s.m : s.n, length = s.transpose ? s.n : s.m;
+    ASSERT_GE(split.splits, 1);
+    EXPECT_LE(split.splits, 65535);
+    EXPECT_GE(split.span * split.splits, terms);        // every term in a split
+    EXPECT_LT(split.span * (split.splits - 1), terms);  // no split empty
+    if (s.transpose) {
+      EXPECT_EQ(split.span % 8, 0);  // each split starts on a 16-byte load
+    }
+    const std::uint64_t slots = static_cast<std::uint64_t>(length * s.batch) * 4;
+    EXPECT_EQ(split.workspace_bytes, split.splits == 1 ? 0 : slots * static_cast<std::uint64_t>(split.splits));
+    EXPECT_LE(split.workspace_bytes, std::uint64_t{64} << 20);
+  }
+  // A 4,096² product splits into about a thousand blocks: 16 row tiles x 64 splits, or 512 column groups x 2.
+  EXPECT_EQ(streamed_gemv_split(4096, 4096, false, 1, 4096, 0).splits, 64);
+  EXPECT_EQ(streamed_gemv_split(4096, 4096, true, 1, 4096, 0).splits, 2);
+  // Columns that a 16-byte load could straddle, a batch too large for a grid, fewer rows than a warp covers: none.
+  EXPECT_EQ(streamed_gemv_split(4096, 4096, false, 1, 4100, 0).splits, 0);
+  EXPECT_EQ(streamed_gemv_split(4096, 4096, true, 2, 4096, 4096 * 4096 + 4).splits, 0);
+  EXPECT_EQ(streamed_gemv_split(4096, 300, true, 65536, 4096, 4096 * 300).splits, 0);
+  EXPECT_EQ(streamed_gemv_split(200, 1 << 20, false, 1, 200, 0).splits, 0);
+  EXPECT_GT(streamed_gemv_split(200, 1 << 20, true, 1, 200, 0).splits, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryTarget, CudaBlasKernelsTest, ::testing::ValuesIn(accel::testing::kEveryGpuTarget),

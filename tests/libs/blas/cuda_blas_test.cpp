@@ -170,17 +170,23 @@ TEST_P(CudaBlasTest, GemvMatchesTheCpuDeviceForBothTransposesIncrementsAndBatche
     gemv<double>({.transpose = transpose, .m = 7, .n = 0, .beta = 0.5});  // empty product: y scaled by beta
     gemv<float>({.transpose = transpose, .m = 0, .n = 9, .beta = 0});
     gemv<float>({.transpose = transpose, .m = 40, .n = 30, .lda = 50, .alpha = 0, .beta = 2});  // A's rows past m
-    // f16 and bf16 on the small kernel (sums in f32, y rounded once), both of its plain forms and padded rows, then on
-    // cuBLAS's HSH and TST strided-batched gemv (4,096 x 333 has more than 2^20 elements; a batch of 3 of 2,000 x 700
-    // too).
+    // f16 and bf16 on the small kernel (sums in f32, y rounded once), both of its plain forms and padded rows.
     gemv<Half>({.transpose = transpose, .m = 1000, .n = 777, .incx = -2, .alpha = 0.5, .beta = -1.5});
     gemv<BFloat16>({.transpose = transpose, .m = 1000, .n = 777, .incy = 2, .alpha = -1, .beta = 0.25});
     gemv<BFloat16>({.transpose = transpose, .m = 33, .n = 17, .incy = -1, .batch = 64, .beta = 0.5});
     gemv<Half>({.transpose = transpose, .m = 300, .n = 200, .lda = 301, .batch = 30});
     gemv<BFloat16>({.transpose = transpose, .m = 40, .n = 30, .lda = 50, .alpha = 0, .beta = 2});
+    gemv<Half>({.transpose = transpose, .m = 7, .n = 0, .beta = 0.5});
+    // Beyond its bounds, the streamed kernels (launch_streamed_gemv): sums split over blocks and added by a second
+    // kernel, or not split; rows and terms past the last whole 16-byte load; x backwards, strided or contiguous; a
+    // batch; alpha 0.
     gemv<Half>({.transpose = transpose, .m = 4096, .n = 333, .incx = -1, .beta = -0.5});
     gemv<BFloat16>({.transpose = transpose, .m = 2000, .n = 700, .batch = 3, .alpha = 0.75});
-    gemv<Half>({.transpose = transpose, .m = 7, .n = 0, .beta = 0.5});
+    gemv<Half>({.transpose = transpose, .m = 2003, .n = 1001, .lda = 2008, .incx = 3, .incy = -2, .alpha = -1});
+    gemv<BFloat16>({.transpose = transpose, .m = 65536, .n = 20, .beta = 1});
+    gemv<Half>({.transpose = transpose, .m = 4096, .n = 333, .alpha = 0, .beta = 2});
+    // And cuBLAS's HSH and TST strided-batched gemv where A's columns are not 16-byte aligned.
+    gemv<BFloat16>({.transpose = transpose, .m = 4100, .n = 300, .lda = 4101, .beta = 0.5});
   }
 }
 
