@@ -104,28 +104,81 @@ cudaError_t axpy(const void* x, std::int64_t incx, void* y, std::int64_t incy, s
 // -- Asum of 16-bit vectors ---------------------------------------------------------------------------------------
 
 constexpr unsigned kAsumThreads = 1024;
+constexpr std::int64_t kAsumPerBlock = std::int64_t{32} * kAsumThreads;  // elements a block takes, fewest
+constexpr std::int64_t kAsumMostBlocks = 256;  // two blocks of 1,024 threads on each of an H100's or H200's SMs, about
 
-// One block: each thread sums every 1024th magnitude in f32 (four sums in flight), the block adds the threads' sums
-// in a fixed order, and thread 0 rounds the total to T once.
+std::int64_t asum_blocks(std::int64_t n) {
+  return std::clamp<std::int64_t>((n + kAsumPerBlock - 1) / kAsumPerBlock, 1, kAsumMostBlocks);
+}
+
+// The sum of the block's values, in thread 0, added in a fixed order.
+__device__ float block_sum(float value) {
+  __shared__ float warp_sums[kAsumThreads / 32];
+  value = warp_sum_to_first_lane(value);
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = value;
+  __syncthreads();
+  return threadIdx.x < 32 ? warp_sum_to_first_lane(warp_sums[threadIdx.x]) : 0.0f;
+}
+
+// Each thread sums the magnitudes of its elements in f32 (a grid-stride loop, four sums in flight; 16 bytes a load
+// where x is contiguous and aligned), the block adds its threads' sums in a fixed order; one block rounds its total to
+// T once, several each leave theirs in `partial` for asum_finish.
 template <class T>
-__global__ void __launch_bounds__(kAsumThreads) asum_kernel(const T* x, std::int64_t n, std::int64_t incx, T* result) {
+__global__ void __launch_bounds__(kAsumThreads)
+    asum_kernel(const T* x, std::int64_t n, std::int64_t incx, bool by_vectors, T* result, float* partial) {
   wait_for_prior_kernel();
-  constexpr int kSums = 4;
-  float sums[kSums] = {};
-  const std::int64_t step = kAsumThreads;
-  std::int64_t i = threadIdx.x;
-  for (; i + (kSums - 1) * step < n; i += kSums * step) {
+  float sums[4] = {};
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * kAsumThreads + threadIdx.x;
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * kAsumThreads;
+  std::int64_t done = 0;  // elements summed as vectors
+  if (by_vectors) {
+    constexpr int kPer = sizeof(uint4) / sizeof(T);
+    const std::int64_t vectors = n / kPer;
+#pragma unroll 4
+    for (std::int64_t v = first; v < vectors; v += step) {
+      const uint4 loaded = reinterpret_cast<const uint4*>(x)[v];
+      const T* elements = reinterpret_cast<const T*>(&loaded);
 #pragma unroll
-    for (int s = 0; s < kSums; ++s) sums[s] += fabsf(static_cast<float>(x[(i + s * step) * incx]));
+      for (int e = 0; e < kPer; ++e) sums[e % 4] += fabsf(static_cast<float>(elements[e]));
+    }
+    done = vectors * kPer;
+  }
+  std::int64_t i = done + first;
+  for (; i + 3 * step < n; i += 4 * step) {
+#pragma unroll
+    for (int s = 0; s < 4; ++s) sums[s] += fabsf(static_cast<float>(x[(i + s * step) * incx]));
   }
   for (; i < n; i += step) sums[0] += fabsf(static_cast<float>(x[i * incx]));
-  float sum = warp_sum_to_first_lane((sums[0] + sums[1]) + (sums[2] + sums[3]));
-  __shared__ float warp_sums[kAsumThreads / 32];
-  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum;
-  __syncthreads();
-  if (threadIdx.x >= 32) return;
-  sum = warp_sum_to_first_lane(warp_sums[threadIdx.x]);
+  const float sum = block_sum((sums[0] + sums[1]) + (sums[2] + sums[3]));
+  if (threadIdx.x != 0) return;
+  if (gridDim.x == 1)
+    *result = static_cast<T>(sum);
+  else
+    partial[blockIdx.x] = sum;
+}
+
+// The blocks' sums added in block order, rounded to T once.
+template <class T>
+__global__ void __launch_bounds__(kAsumThreads) asum_finish(const float* partial, std::int64_t blocks, T* result) {
+  wait_for_prior_kernel();
+  const float sum = block_sum(threadIdx.x < blocks ? partial[threadIdx.x] : 0.0f);
   if (threadIdx.x == 0) *result = static_cast<T>(sum);
+}
+
+template <class T>
+cudaError_t asum(const void* x, std::int64_t n, std::int64_t incx, void* result, void* workspace, cudaStream_t stream) {
+  const std::int64_t blocks = asum_blocks(n);
+  if (blocks > 1 && workspace == nullptr) return cudaErrorInvalidValue;
+  const bool by_vectors = incx == 1 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
+  const auto* xt = static_cast<const T*>(x);
+  auto* out = static_cast<T*>(result);
+  auto* partial = static_cast<float*>(workspace);
+  if (cudaError_t launched = launch_chained(asum_kernel<T>, dim3(static_cast<unsigned>(blocks)), dim3(kAsumThreads), 0,
+                                            stream, xt, n, incx, by_vectors, out, partial);
+      launched != cudaSuccess || blocks == 1)
+    return launched;
+  return launch_chained(asum_finish<T>, dim3(1), dim3(kAsumThreads), 0, stream, static_cast<const float*>(partial),
+                        blocks, out);
 }
 
 // -- Whole matrices -------------------------------------------------------------------------------------------------
@@ -195,13 +248,15 @@ cudaError_t launch_narrow_axpy(const void* x, std::int64_t incx, void* y, std::i
               : axpy<__half>(x, incx, y, incy, n, alpha, stream);
 }
 
+std::uint64_t narrow_asum_workspace_bytes(std::int64_t n) {
+  const std::int64_t blocks = asum_blocks(n);
+  return blocks == 1 ? 0 : static_cast<std::uint64_t>(blocks) * sizeof(float);
+}
+
 cudaError_t launch_narrow_asum(const void* x, std::int64_t n, std::int64_t incx, bool bf16, void* result,
-                               cudaStream_t stream) {
-  if (bf16)
-    return launch_chained(asum_kernel<__nv_bfloat16>, dim3(1), dim3(kAsumThreads), 0, stream,
-                          static_cast<const __nv_bfloat16*>(x), n, incx, static_cast<__nv_bfloat16*>(result));
-  return launch_chained(asum_kernel<__half>, dim3(1), dim3(kAsumThreads), 0, stream, static_cast<const __half*>(x), n,
-                        incx, static_cast<__half*>(result));
+                               void* workspace, cudaStream_t stream) {
+  return bf16 ? asum<__nv_bfloat16>(x, n, incx, result, workspace, stream)
+              : asum<__half>(x, n, incx, result, workspace, stream);
 }
 
 cudaError_t launch_whole_matrix(const void* a, std::int64_t lda, std::int64_t order, bool lower, StoredTriangle form,

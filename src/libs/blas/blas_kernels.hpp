@@ -24,10 +24,13 @@ namespace accel::blas {
 
 // Writes to `result` the sum of |x_i| over n elements of increment incx > 0, bf16 if `bf16`, else f16 (result of the
 // same type), summed in f32 and rounded once, as cuBLAS's 16-bit routines compute: this cuBLAS has no 16-bit Asum
-// (cublasAsumEx answers not_supported for f16 and bf16, PERFORMANCE.md §92). One block of 1,024 threads: a vector's
-// reads on one SM.
+// (cublasAsumEx answers not_supported for f16 and bf16, PERFORMANCE.md §92). Blocks of 1,024 threads, 16 bytes a load
+// where x is contiguous and aligned; up to 32,768 elements one block, beyond that up to 256, each block's f32 sum into
+// `workspace` (narrow_asum_workspace_bytes) and a second kernel adding them in block order, so that the result does not
+// depend on scheduling.
+[[nodiscard]] std::uint64_t narrow_asum_workspace_bytes(std::int64_t n);
 [[nodiscard]] cudaError_t launch_narrow_asum(const void* x, std::int64_t n, std::int64_t incx, bool bf16, void* result,
-                                             cudaStream_t stream);
+                                             void* workspace, cudaStream_t stream);
 
 // The element types of a matrix-vector product's kernels: 16-bit elements are summed in f32 and rounded once.
 enum class VectorElement : std::uint8_t { f32, f64, f16, bf16 };

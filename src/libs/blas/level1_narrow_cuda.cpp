@@ -66,7 +66,7 @@ Status launch_narrow(const Nrm2& r, const CublasPlan& plan, std::span<const Buff
 Status launch_narrow(const Asum& r, const CublasPlan&, std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<Asum>;
   return run.target.check(launch_narrow_asum(views[Op::x].data, r.n, r.incx, r.dtype == DType::bf16,
-                                             views[Op::result].data, run.target.stream()),
+                                             views[Op::result].data, run.workspace, run.target.stream()),
                           "launching the 16-bit asum kernel");
 }
 

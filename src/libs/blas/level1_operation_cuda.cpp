@@ -116,9 +116,16 @@ Status CudaOperation<Nrm2>::run(const Nrm2& r, const Checked&, const Plan& plan,
   });
 }
 
-Status CudaOperation<Asum>::run(const Asum& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
+Result<CudaOperation<Asum>::Plan> CudaOperation<Asum>::plan(const Asum& r, const Checked&, CudaTarget& target) {
+  ACCEL_ASSIGN_OR_RETURN(const blas::CublasPlan cublas, blas::plan_cublas(target));
+  return Plan{.cublas = cublas,
+              .workspace_bytes = blas::is_narrow_float(r.dtype) ? blas::narrow_asum_workspace_bytes(r.n) : 0};
+}
+
+Status CudaOperation<Asum>::run(const Asum& r, const Checked&, const Plan& asum_plan, std::span<const BufferView> views,
                                 CudaRun& run) {
   using Op = Operation<Asum>;
+  const blas::CublasPlan& plan = asum_plan.cublas;
   return reduce(r, plan, views, run, [&]<class T>(std::type_identity<T>) {
     return blas::cublas_launched(
         run,

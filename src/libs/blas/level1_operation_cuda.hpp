@@ -4,6 +4,7 @@
 // c64 or c128 vectors a kernel of our own (blas_kernels.hpp), faster than cuBLAS's kernels for them.
 #pragma once
 
+#include "libs/blas/blas_kernels.hpp"
 #include "libs/blas/cublas_state.hpp"
 #include "libs/blas/level1_operation.hpp"
 
@@ -41,12 +42,23 @@ struct CudaOperation<blas::Nrm2> : blas::CublasOperation {
                     std::span<const BufferView> views, CudaRun& run);
 };
 
+namespace blas {
+// An Asum planned: the stream's cuBLAS, and the workspace of the 16-bit kernel's blocks (blas_kernels.hpp).
+struct AsumPlan {
+  CublasPlan cublas;
+  std::uint64_t workspace_bytes = 0;
+};
+}  // namespace blas
+
 template <>
-struct CudaOperation<blas::Asum> : blas::CublasOperation {
+struct CudaOperation<blas::Asum> {
   using Checked = Operation<blas::Asum>::Checked;
-  static Result<Plan> plan(const blas::Asum&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  using Plan = blas::AsumPlan;
+  static Result<Plan> plan(const blas::Asum& request, const Checked& checked, CudaTarget& target);
+  static std::uint64_t workspace_bytes(const Plan& plan) { return plan.workspace_bytes; }
   static Status run(const blas::Asum& request, const Checked& checked, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
+  static void describe(CudaTarget& target, LibraryReport& report) { blas::CublasOperation::describe(target, report); }
 };
 
 template <>

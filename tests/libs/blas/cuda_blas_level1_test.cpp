@@ -150,6 +150,24 @@ TEST_P(CudaBlasLevel1Test, NarrowLevel1MatchesTheCpuDeviceOnOddAndLargeSizesAndE
   level1_narrow(DType::bf16, 0, 1, 1);  // empty: zero results, written by the GPU too
 }
 
+TEST_P(CudaBlasLevel1Test, NarrowAsumOfManyBlocksMatchesTheCpuDevice) {
+  // From 32,769 elements the 16-bit Asum kernel runs blocks that each leave an f32 sum, added by a second kernel:
+  // whole and partial 16-byte loads (n = 2^20, 3,000,001) and strided x. f16 values scaled by 1/64 keep the sum far
+  // below f16's largest (about n / 128).
+  const auto small = [](HostArray& v) {
+    for (std::size_t i = 0; i < v.values.size(); ++i) v.set(i, v.values[i] / 64);
+  };
+  for (std::int64_t n : {std::int64_t{32769}, std::int64_t{1} << 20, std::int64_t{3'000'001}})
+    for (std::int64_t incx : {1, 3}) {
+      SCOPED_TRACE(fmt::format("asum n={} incx={}", n, incx));
+      compare(Asum{.dtype = DType::bf16, .n = n, .incx = incx},
+              {{&Asum::x, DType::bf16, span(n, incx)}, {&Asum::result, DType::bf16, 1, true}}, 8e-3);
+      if (n < 3'000'000)
+        compare(Asum{.dtype = DType::f16, .n = n, .incx = incx},
+                {{&Asum::x, DType::f16, span(n, incx), false, small}, {&Asum::result, DType::f16, 1, true}}, 1e-3);
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryTarget, CudaBlasLevel1Test, ::testing::ValuesIn(accel::testing::kEveryGpuTarget),
                          accel::testing::target_name);
 
