@@ -34,12 +34,14 @@ and on 16-bit floats (blas_bench_narrow.cpp), each at float16 and bfloat16:
 
   axpy16        y.add_(x, alpha=-0.75) over n² elements
   dot16         torch.dot(x, y, out=r) over n² elements
+  asum16        torch.linalg.vector_norm(x, 1, out=r) over n² elements (one reduction kernel)
   gemv16        torch.mv(A, x, out=y), n x n A
+  gemv16t       the same torch.mv: blas_bench's gemv16t walks its column-major A as torch.mv walks a row-major one
 
 latency_us: one call and torch.cuda.synchronize, the median of as many as fit in about a quarter of a second (20 to
 3000); pipelined_us: per call, that many calls and one synchronisation, the median of five such runs.
 
-  python3 bench/peers/torch_blas.py [routines, comma-separated, default all nineteen above]
+  python3 bench/peers/torch_blas.py [routines, comma-separated, default all twenty-one above]
                                     [sizes, comma-separated n in [1, 46340], default 256,1024,4096]
 
 gemv_batched has its two shapes of its own; every other routine runs at every size. An unknown routine or a bad size
@@ -178,15 +180,18 @@ def narrow(routine, n):
         elif routine == "dot16":
             x, y, r = rand(n * n, dtype=dtype), rand(n * n, dtype=dtype), rand((), dtype=dtype)
             measure("dot16", name, n * n, 1, lambda: torch.dot(x, y, out=r))
-        elif routine == "gemv16":
+        elif routine == "asum16":
+            x, r = rand(n * n, dtype=dtype), rand((), dtype=dtype)
+            measure("asum16", name, n * n, 1, lambda: torch.linalg.vector_norm(x, 1, out=r))
+        elif routine in ("gemv16", "gemv16t"):
             a, x, y = rand(n, n, dtype=dtype), rand(n, dtype=dtype), rand(n, dtype=dtype)
-            measure("gemv16", name, n, 1, lambda: torch.mv(a, x, out=y))
+            measure(routine, name, n, 1, lambda: torch.mv(a, x, out=y))
 
 
 FIRST = "gemv,gemv_batched,trsm,trsm_right,syrk,dot"
 ADDED = {"copy": level1, "swap": level1, "rot": level1, "iamin": level1, "ger": level2, "trsv": level2,
          "symv": level2, "symm": level3, "trmm": level3, "geam": level3,
-         "axpy16": narrow, "dot16": narrow, "gemv16": narrow}
+         "axpy16": narrow, "dot16": narrow, "asum16": narrow, "gemv16": narrow, "gemv16t": narrow}
 ALL = FIRST + "," + ",".join(ADDED)
 
 

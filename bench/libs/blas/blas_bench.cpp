@@ -10,14 +10,14 @@
 //   syrk          C = A Aᵀ, lower triangle, n x n C and A, f32 (PyTorch has no syrk: its peer is torch.mm(A, A.T))
 //   dot           xᵀ y over n² elements, f32, the result written on the device (torch.dot)
 //   and copy, swap, rot, iamin, ger, trsv, symv, symm, trmm, geam: see blas_bench_routines.cpp
-//   and axpy16, dot16, gemv16 (f16 and bf16): see blas_bench_narrow.cpp
+//   and axpy16, dot16, asum16, gemv16, gemv16t (f16 and bf16): see blas_bench_narrow.cpp
 // What is timed: latency is one call's round trip (accel: the request until its future is ready; cuBLAS: the call and
 // cudaStreamSynchronize), the median of many made back to back; pipelined is the time per call of a run of calls and
 // one wait (accel: the futures of every call), the median of five runs. One JSON line per routine, dtype, shape and
 // variant:
 //   {"bench":"blas","routine":"gemv","dtype":"f32","n":1024,"batch":1,"variant":"accel","latency_us":…,
 //    "pipelined_us":…,"reps":…}
-// Usage: blas_bench [routines, comma-separated, default all nineteen above] [sizes, comma-separated n in
+// Usage: blas_bench [routines, comma-separated, default all twenty-one above] [sizes, comma-separated n in
 // [1, 46340], default 256,1024,4096] [the device's completion strategy: poller (default), host_callback or blocking];
 // an unknown routine, a bad size or strategy is refused (exit 2) before the GPU is opened.
 // Every routine runs at every size but gemv_batched, which has its two shapes of its own.

@@ -184,7 +184,7 @@ bool run_added_routine(Problem& p, std::string_view routine, std::int64_t n);
 
 // The f16 and bf16 routines (blas_bench_narrow.cpp): axpy16, dot16 (over n² elements), gemv16 (n x n), each at f16
 // and bf16.
-inline constexpr std::string_view kNarrowRoutines = "axpy16,dot16,gemv16";
+inline constexpr std::string_view kNarrowRoutines = "axpy16,dot16,asum16,gemv16,gemv16t";
 
 // Runs `routine` at size n if it is one of kNarrowRoutines; false if it is not.
 bool run_narrow_routine(Problem& p, std::string_view routine, std::int64_t n);

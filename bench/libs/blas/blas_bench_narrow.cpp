@@ -4,7 +4,12 @@
 //   axpy16  y = -0.75 x + y over n² elements (y.add_(x, alpha=-0.75)), cublasAxpyEx
 //   dot16   xᵀ y over n² elements, the result written on the device (torch.dot), cublasDotEx
 //   gemv16  y = A x, n x n column-major A (torch.mv), cublasHSHgemvStridedBatched or TST for bf16, a batch of one
-// As the other level-1 rows, axpy16 and dot16 print n² as "n".
+//   gemv16t y = Aᵀ x, the same A: each element of y a contiguous column's sum, the walk torch.mv makes of its row-major
+//           A (torch.mv), the same cuBLAS routines transposed
+//   asum16  Σ |x_i| over n² elements, the result written on the device (torch.linalg.vector_norm(x, 1)); cuBLAS has
+//           no 16-bit asum (cublasAsumEx refuses f16 and bf16), so the raw row is cublasNrm2Ex, its nearest 16-bit
+//           reduction of one vector
+// As the other level-1 rows, axpy16, dot16 and asum16 print n² as "n".
 #include <cublas_v2.h>
 
 #include <cstdint>
@@ -50,25 +55,41 @@ void dot16(Problem& p, std::int64_t n) {
 }
 
 template <class N>
-void gemv16(Problem& p, std::int64_t n) {
+void asum16(Problem& p, std::int64_t n) {
+  const std::int64_t count = n * n;
+  const cublasHandle_t h = p.raw().handle;
+  Operand<N> x = p.operand<N>(static_cast<std::uint64_t>(count)), result = p.operand<N>(1);
+  const blas::Asum request{.dtype = dtype_of<N>(), .n = count, .x = x.accel, .result = result.accel};
+  const DevicePointerMode device_pointers(h);
+  p.measure("asum16", dtype_of<N>(), count, 1, request, [=] {
+    check_blas(cublasNrm2Ex(h, static_cast<int>(count), x.raw, kCudaType<N>, 1, result.raw, kCudaType<N>, CUDA_R_32F),
+               "asum16 (cublasNrm2Ex)");
+  });
+}
+
+// gemv16 (plain) or gemv16t (transposed).
+template <class N>
+void gemv16(Problem& p, std::int64_t n, Transpose transpose) {
   const cublasHandle_t h = p.raw().handle;
   const auto elements = static_cast<std::uint64_t>(n * n), length = static_cast<std::uint64_t>(n);
   Operand<N> a = p.operand<N>(elements), x = p.operand<N>(length), y = p.operand<N>(length);
-  const blas::Gemv request{.dtype = dtype_of<N>(), .m = n, .n = n, .a = a.accel, .x = x.accel, .y = y.accel};
+  const blas::Gemv request{
+      .dtype = dtype_of<N>(), .transpose = transpose, .m = n, .n = n, .a = a.accel, .x = x.accel, .y = y.accel};
   const int size = static_cast<int>(n);
   const float one = 1, zero = 0;
-  p.measure("gemv16", dtype_of<N>(), n, 1, request, [=] {
+  const cublasOperation_t op = transpose == Transpose::transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const char* name = transpose == Transpose::transpose ? "gemv16t" : "gemv16";
+  p.measure(name, dtype_of<N>(), n, 1, request, [=] {
     if constexpr (std::is_same_v<N, Half>) {
-      check_blas(cublasHSHgemvStridedBatched(h, CUBLAS_OP_N, size, size, &one, reinterpret_cast<const __half*>(a.raw),
-                                             size, n * n, reinterpret_cast<const __half*>(x.raw), 1, n, &zero,
+      check_blas(cublasHSHgemvStridedBatched(h, op, size, size, &one, reinterpret_cast<const __half*>(a.raw), size,
+                                             n * n, reinterpret_cast<const __half*>(x.raw), 1, n, &zero,
                                              reinterpret_cast<__half*>(y.raw), 1, n, 1),
-                 "gemv16");
+                 name);
     } else {
-      check_blas(
-          cublasTSTgemvStridedBatched(h, CUBLAS_OP_N, size, size, &one, reinterpret_cast<const __nv_bfloat16*>(a.raw),
-                                      size, n * n, reinterpret_cast<const __nv_bfloat16*>(x.raw), 1, n, &zero,
-                                      reinterpret_cast<__nv_bfloat16*>(y.raw), 1, n, 1),
-          "gemv16");
+      check_blas(cublasTSTgemvStridedBatched(h, op, size, size, &one, reinterpret_cast<const __nv_bfloat16*>(a.raw),
+                                             size, n * n, reinterpret_cast<const __nv_bfloat16*>(x.raw), 1, n, &zero,
+                                             reinterpret_cast<__nv_bfloat16*>(y.raw), 1, n, 1),
+                 name);
     }
   });
 }
@@ -77,13 +98,16 @@ template <class N>
 void run(Problem& p, std::string_view routine, std::int64_t n) {
   if (routine == "axpy16") axpy16<N>(p, n);
   if (routine == "dot16") dot16<N>(p, n);
-  if (routine == "gemv16") gemv16<N>(p, n);
+  if (routine == "asum16") asum16<N>(p, n);
+  if (routine == "gemv16") gemv16<N>(p, n, Transpose::none);
+  if (routine == "gemv16t") gemv16<N>(p, n, Transpose::transpose);
 }
 
 }  // namespace
 
 bool run_narrow_routine(Problem& p, std::string_view routine, std::int64_t n) {
-  if (routine != "axpy16" && routine != "dot16" && routine != "gemv16") return false;
+  if (routine != "axpy16" && routine != "dot16" && routine != "asum16" && routine != "gemv16" && routine != "gemv16t")
+    return false;
   run<Half>(p, routine, n);
   run<BFloat16>(p, routine, n);
   return true;

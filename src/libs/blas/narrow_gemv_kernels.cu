@@ -175,7 +175,7 @@ cudaError_t streamed(const GemvLaunch& l, const StreamedGemvSplit& split, void* 
   if (l.transpose) {
     const dim3 grid(static_cast<unsigned>((l.n + kWarps - 1) / kWarps), splits, members);
     const bool contiguous_x =
-        l.incx == 1 && l.stride_x % kPerLoad == 0 && reinterpret_cast<std::uintptr_t>(l.x) % 16 == 0;
+        l.incx == 1 && (l.batch == 1 || l.stride_x % kPerLoad == 0) && reinterpret_cast<std::uintptr_t>(l.x) % 16 == 0;
     launched = contiguous_x ? launch_chained(streamed_transposed<T, true>, grid, dim3(kThreads), 0, stream, p)
                             : launch_chained(streamed_transposed<T, false>, grid, dim3(kThreads), 0, stream, p);
   } else {
