@@ -1,11 +1,14 @@
-// The narrow float conversions: to_half against the nearest f16 found by decoding, at every rounding boundary.
+// The narrow float conversions: to_half against the nearest f16 found by decoding, at every rounding boundary; every
+// half widened against its fields' value; the array forms against the one-element ones.
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "accel/core/dtype.hpp"
+#include "core/float_arrays.hpp"
 
 namespace accel {
 namespace {
@@ -57,6 +60,64 @@ TEST(HalfConversion, RoundTripsEveryHalf) {
     const Half half{static_cast<std::uint16_t>(bits)};
     if ((bits & 0x7c00u) == 0x7c00u && (bits & 0x3ffu) != 0) continue;  // NaNs have many patterns
     EXPECT_EQ(to_half(to_float(half)).bits, half.bits) << std::hex << bits;
+  }
+}
+
+TEST(HalfConversion, WidensEveryHalfToItsValue) {
+  // The value each pattern stands for, from its fields (IEEE 754 binary16), against to_float's bit arithmetic.
+  for (std::uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const int exponent = static_cast<int>((bits >> 10) & 0x1fu);
+    const double mantissa = static_cast<double>(bits & 0x3ffu);
+    const double sign = (bits & 0x8000u) != 0 ? -1.0 : 1.0;
+    const float got = to_float(Half{static_cast<std::uint16_t>(bits)});
+    if (exponent == 0x1f) {
+      if (mantissa != 0) {
+        EXPECT_TRUE(std::isnan(got)) << std::hex << bits;
+      } else {
+        EXPECT_EQ(got, static_cast<float>(sign * INFINITY)) << std::hex << bits;
+      }
+      continue;
+    }
+    const double want =
+        sign * (exponent == 0 ? std::ldexp(mantissa, -24) : std::ldexp(1024.0 + mantissa, exponent - 25));
+    EXPECT_EQ(got, static_cast<float>(want)) << std::hex << bits;
+    EXPECT_EQ(std::signbit(got), (bits & 0x8000u) != 0) << std::hex << bits;  // -0 stays negative
+  }
+}
+
+TEST(ArrayConversions, MatchTheOneElementConversionsBitForBit) {
+  // Every half and bfloat16 widened, and about a million floats across all 2^32 patterns (NaNs, infinities,
+  // subnormals, ties) rounded, by the array forms and one at a time.
+  std::vector<Half> halves(0x10000);
+  std::vector<BFloat16> bfloats(0x10000);
+  for (std::uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    halves[bits] = Half{static_cast<std::uint16_t>(bits)};
+    bfloats[bits] = BFloat16{static_cast<std::uint16_t>(bits)};
+  }
+  std::vector<float> widened(0x10000);
+  to_floats(halves, widened.data());
+  for (std::uint32_t bits = 0; bits <= 0xffff; ++bits)
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(widened[bits]), std::bit_cast<std::uint32_t>(to_float(halves[bits])))
+        << std::hex << bits;
+  to_floats(bfloats, widened.data());
+  for (std::uint32_t bits = 0; bits <= 0xffff; ++bits)
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(widened[bits]), std::bit_cast<std::uint32_t>(to_float(bfloats[bits])))
+        << std::hex << bits;
+
+  std::vector<float> floats;
+  for (std::uint64_t bits = 0; bits <= 0xffffffffu; bits += 4093)
+    floats.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
+  for (std::uint32_t bits : {0x7f800000u, 0xff800000u, 0x7fc00001u, 0xffa00000u, 0x477fefffu, 0x477ff000u, 0x38800000u,
+                             0x387fffffu, 0x33000000u, 0x33000001u, 0x3f808000u, 0x3f818000u})
+    floats.push_back(std::bit_cast<float>(bits));
+  std::vector<Half> rounded_halves(floats.size());
+  std::vector<BFloat16> rounded_bfloats(floats.size());
+  to_halves(floats, rounded_halves.data());
+  to_bfloat16s(floats, rounded_bfloats.data());
+  for (std::size_t i = 0; i < floats.size(); ++i) {
+    EXPECT_EQ(rounded_halves[i].bits, to_half(floats[i]).bits) << std::hex << std::bit_cast<std::uint32_t>(floats[i]);
+    EXPECT_EQ(rounded_bfloats[i].bits, to_bfloat16(floats[i]).bits)
+        << std::hex << std::bit_cast<std::uint32_t>(floats[i]);
   }
 }
 

@@ -30,11 +30,50 @@ std::int32_t index_of(const Strided<const N>& x, Better better) {
   if (x.n == 0) return 0;
   std::int64_t found = 0;
   float best = std::fabs(x.value(0));
-  for (std::int64_t i = 1; i < x.n; ++i) {
-    const float magnitude = std::fabs(x.value(i));
-    if (better(magnitude, best)) best = magnitude, found = i;
-  }
+  float values[kChunk];
+  for_each_chunk(x.n, [&](std::int64_t first, std::int64_t count) {
+    widen(x, first, count, values);
+    for (std::int64_t k = 0; k < count; ++k) {
+      const float magnitude = std::fabs(values[k]);
+      if (better(magnitude, best)) best = magnitude, found = first + k;
+    }
+  });
   return static_cast<std::int32_t>(found + 1);
+}
+
+// Σ term(x_i) (or term(x_i, y_i)) in double (EightSums) over chunks widened at once.
+template <class N, class Term>
+double sum_of(const Strided<const N>& x, Term term) {
+  EightSums sums;
+  float xs[kChunk];
+  for_each_chunk(x.n, [&](std::int64_t first, std::int64_t count) {
+    widen(x, first, count, xs);
+    for (std::int64_t k = 0; k < count; ++k) sums.add(k, term(xs[k]));
+  });
+  return sums.total();
+}
+template <class N, class Term>
+double sum_of(const Strided<const N>& x, const Strided<const N>& y, Term term) {
+  EightSums sums;
+  float xs[kChunk], ys[kChunk];
+  for_each_chunk(x.n, [&](std::int64_t first, std::int64_t count) {
+    widen(x, first, count, xs);
+    widen(y, first, count, ys);
+    for (std::int64_t k = 0; k < count; ++k) sums.add(k, term(xs[k], ys[k]));
+  });
+  return sums.total();
+}
+
+// x (and y) = f(x[, y]) element by element in f32, each rounded once: f writes the chunk's new values in place.
+template <class N, class Update>
+void update(const Strided<N>& x, Update f) {
+  const Strided<const N> read{x.data, x.n, x.inc};
+  float xs[kChunk];
+  for_each_chunk(x.n, [&](std::int64_t first, std::int64_t count) {
+    widen(read, first, count, xs);
+    for (std::int64_t k = 0; k < count; ++k) f(xs[k]);
+    store(x, first, std::span<const float>(xs, static_cast<std::size_t>(count)));
+  });
 }
 
 }  // namespace
@@ -45,7 +84,13 @@ void run_narrow(const Axpy& r, std::span<const BufferView> views) {
     const auto x = read_vector<N>(r, views, Op::x, r.incx);
     const auto y = written_vector<N>(r, views, Op::y, r.incy);
     const auto alpha = static_cast<float>(r.alpha);
-    for (std::int64_t i = 0; i < r.n; ++i) y[i] = narrow<N>(std::fma(alpha, x.value(i), y.value(i)));
+    float xs[kChunk], ys[kChunk];
+    for_each_chunk(r.n, [&](std::int64_t first, std::int64_t count) {
+      widen(x, first, count, xs);
+      widen(Strided<const N>{y.data, y.n, y.inc}, first, count, ys);
+      for (std::int64_t k = 0; k < count; ++k) ys[k] = std::fma(alpha, xs[k], ys[k]);
+      store(y, first, std::span<const float>(ys, static_cast<std::size_t>(count)));
+    });
   });
 }
 
@@ -53,7 +98,7 @@ void run_narrow(const Scal& r, std::span<const BufferView> views) {
   with_narrow_type(r.dtype, [&]<class N>(std::type_identity<N>) {
     const auto x = written_vector<N>(r, views, Operation<Scal>::x, r.incx);
     const auto alpha = static_cast<float>(r.alpha);
-    for (std::int64_t i = 0; i < r.n; ++i) x[i] = narrow<N>(alpha * x.value(i));
+    update(x, [&](float& value) { value = alpha * value; });
   });
 }
 
@@ -62,9 +107,7 @@ void run_narrow(const Dot& r, std::span<const BufferView> views) {
   with_narrow_type(r.dtype, [&]<class N>(std::type_identity<N>) {
     const auto x = read_vector<N>(r, views, Op::x, r.incx);
     const auto y = read_vector<N>(r, views, Op::y, r.incy);
-    double sum = 0;
-    for (std::int64_t i = 0; i < r.n; ++i) sum += static_cast<double>(x.value(i)) * y.value(i);
-    store_result<N>(views[Op::result], sum);
+    store_result<N>(views[Op::result], sum_of(x, y, [](float a, float b) { return static_cast<double>(a) * b; }));
   });
 }
 
@@ -73,8 +116,7 @@ void run_narrow(const Nrm2& r, std::span<const BufferView> views) {
   with_narrow_type(r.dtype, [&]<class N>(std::type_identity<N>) {
     // A bf16's square fits a double (its largest is about 3.4e38), so no scaling is needed.
     const auto x = read_vector<N>(r, views, Op::x, r.incx);
-    double sum_squares = 0;
-    for (std::int64_t i = 0; i < r.n; ++i) sum_squares += static_cast<double>(x.value(i)) * x.value(i);
+    const double sum_squares = sum_of(x, [](float a) { return static_cast<double>(a) * a; });
     store_result<N>(views[Op::result], std::sqrt(sum_squares));
   });
 }
@@ -83,9 +125,7 @@ void run_narrow(const Asum& r, std::span<const BufferView> views) {
   using Op = Operation<Asum>;
   with_narrow_type(r.dtype, [&]<class N>(std::type_identity<N>) {
     const auto x = read_vector<N>(r, views, Op::x, r.incx);
-    double sum = 0;
-    for (std::int64_t i = 0; i < r.n; ++i) sum += std::fabs(x.value(i));
-    store_result<N>(views[Op::result], sum);
+    store_result<N>(views[Op::result], sum_of(x, [](float a) { return static_cast<double>(std::fabs(a)); }));
   });
 }
 
@@ -129,11 +169,18 @@ void run_narrow(const Rot& r, std::span<const BufferView> views) {
     const auto x = written_vector<N>(r, views, Op::x, r.incx);
     const auto y = written_vector<N>(r, views, Op::y, r.incy);
     const float c = to_float(narrow<N>(static_cast<float>(r.c))), s = to_float(narrow<N>(static_cast<float>(r.s)));
-    for (std::int64_t i = 0; i < r.n; ++i) {
-      const float xi = x.value(i), yi = y.value(i);
-      x[i] = narrow<N>(c * xi + s * yi);
-      y[i] = narrow<N>(c * yi - s * xi);
-    }
+    float xs[kChunk], ys[kChunk], new_x[kChunk];
+    for_each_chunk(r.n, [&](std::int64_t first, std::int64_t count) {
+      widen(Strided<const N>{x.data, x.n, x.inc}, first, count, xs);
+      widen(Strided<const N>{y.data, y.n, y.inc}, first, count, ys);
+      for (std::int64_t k = 0; k < count; ++k) {
+        new_x[k] = c * xs[k] + s * ys[k];
+        ys[k] = c * ys[k] - s * xs[k];
+      }
+      const auto length = static_cast<std::size_t>(count);
+      store(x, first, std::span<const float>(new_x, length));
+      store(y, first, std::span<const float>(ys, length));
+    });
   });
 }
 

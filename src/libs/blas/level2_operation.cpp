@@ -2,6 +2,9 @@
 
 #include <cblas.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "libs/blas/blas_checks.hpp"
 #include "libs/blas/cpu_gemm.hpp"
 #include "libs/blas/narrow_floats.hpp"
@@ -71,24 +74,45 @@ void scale_vector(T* y, std::int64_t length, std::int64_t inc, T beta) {
   for (std::int64_t i = 0; i < length; ++i) y[i * step] = beta == T(0) ? T(0) : beta * y[i * step];
 }
 
-// Gemv on f16 or bf16, where cblas has no routine: each sum in double, y's element rounded once (cuBLAS's HSH and TST
-// gemv sum in f32 and round at the end); beta = 0 does not read y, and an empty product leaves beta y.
+// Gemv on f16 or bf16, where cblas has no routine: each sum in double (a transposed one's chunks by EightSums), y's
+// element rounded once (cuBLAS's HSH and TST gemv sum in f32 and round at the end); beta = 0 does not read y, and an
+// empty product leaves beta y. A's columns are read whole, a chunk widened at a time: down a column for the transpose
+// (an element of y each), across the columns into every row's sum otherwise, so that no sum strides across A
+// (PERFORMANCE.md §94).
 template <class N>
 void narrow_gemv(const Operation<Gemv>::Checked& checked, std::span<const BufferView> views) {
   using Op = Operation<Gemv>;
   const Gemv& r = checked.request;
   const bool transposed = r.transpose == Transpose::transpose;
+  std::vector<float> xs(static_cast<std::size_t>(checked.x_length));
+  std::vector<double> sums(static_cast<std::size_t>(checked.y_length));
+  float column[blas::kChunk];
   for (std::int64_t b = 0; b < r.batch; ++b) {
     const N* a = blas::batch_member<const N>(views[Op::a].data, b, r.stride_a);
     const blas::Strided<const N> x{blas::batch_member<const N>(views[Op::x].data, b, r.stride_x), checked.x_length,
                                    r.incx};
     const blas::Strided<N> y{blas::batch_member<N>(views[Op::y].data, b, r.stride_y), checked.y_length, r.incy};
+    blas::for_each_chunk(checked.x_length,
+                         [&](std::int64_t first, std::int64_t count) { blas::widen(x, first, count, &xs[first]); });
+    std::fill(sums.begin(), sums.end(), 0.0);
+    // Column j of A, a chunk at a time: sums[j] (transposed) or sums[first..] (plain) gain its terms.
+    for (std::int64_t j = 0; j < (transposed ? checked.y_length : checked.x_length); ++j) {
+      const blas::Strided<const N> a_column{a + j * r.lda, transposed ? checked.x_length : checked.y_length, 1};
+      blas::for_each_chunk(a_column.n, [&](std::int64_t first, std::int64_t count) {
+        blas::widen(a_column, first, count, column);
+        if (transposed) {
+          blas::EightSums sum;
+          for (std::int64_t k = 0; k < count; ++k) sum.add(k, static_cast<double>(column[k]) * xs[first + k]);
+          sums[static_cast<std::size_t>(j)] += sum.total();
+        } else {
+          const double xj = xs[static_cast<std::size_t>(j)];
+          for (std::int64_t k = 0; k < count; ++k) sums[first + k] += static_cast<double>(column[k]) * xj;
+        }
+      });
+    }
     for (std::int64_t j = 0; j < checked.y_length; ++j) {
-      double sum = 0;  // over row j of op(A): A's column j when transposed, else its row j
-      for (std::int64_t i = 0; i < checked.x_length; ++i)
-        sum += static_cast<double>(to_float(transposed ? a[j * r.lda + i] : a[i * r.lda + j])) * x.value(i);
       const double kept = r.beta == 0 ? 0.0 : r.beta * y.value(j);
-      y[j] = blas::narrow<N>(static_cast<float>(r.alpha * sum + kept));
+      y[j] = blas::narrow<N>(static_cast<float>(r.alpha * sums[static_cast<std::size_t>(j)] + kept));
     }
   }
 }

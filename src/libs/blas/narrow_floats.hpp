@@ -1,12 +1,16 @@
 // The 16-bit floats (f16, bf16) of the BLAS requests that take them (level 1, Gemv) as the CPU device's loops read
-// and write them: the element types, rounding from f32 (to nearest even), and a vector's elements where BLAS puts them.
+// and write them: the element types, rounding from f32 (to nearest even), a vector's elements where BLAS puts them,
+// and chunks of them widened and rounded at once.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <span>
 #include <type_traits>
 #include <utility>
 
 #include "accel/core/dtype.hpp"
+#include "core/float_arrays.hpp"
 
 namespace accel::blas {
 
@@ -43,5 +47,58 @@ struct Strided {
   N& operator[](std::int64_t i) const { return data[inc > 0 ? i * inc : (n - 1 - i) * -inc]; }
   [[nodiscard]] float value(std::int64_t i) const { return to_float((*this)[i]); }
 };
+
+// The loops widen and round a chunk of elements at a time through the array conversions (accel/core/dtype.hpp), which
+// vectorize, where one element at a time took 12-25 ns an element (PERFORMANCE.md §94).
+constexpr std::int64_t kChunk = 1024;
+
+// Elements [first, first + count) of v (count at most kChunk), widened into `out`.
+template <class N>
+void widen(const Strided<const N>& v, std::int64_t first, std::int64_t count, float* out) {
+  const auto length = static_cast<std::size_t>(count);
+  if (v.inc == 1) {
+    to_floats(std::span<const N>(v.data + first, length), out);
+    return;
+  }
+  N gathered[kChunk];
+  for (std::int64_t k = 0; k < count; ++k) gathered[k] = v[first + k];
+  to_floats(std::span<const N>(gathered, length), out);
+}
+
+// `values` rounded to N into elements [first, first + values.size()) of v (at most kChunk).
+template <class N>
+void store(const Strided<N>& v, std::int64_t first, std::span<const float> values) {
+  const auto round = [&](N* out) {
+    if constexpr (std::is_same_v<N, Half>) {
+      to_halves(values, out);
+    } else {
+      to_bfloat16s(values, out);
+    }
+  };
+  if (v.inc == 1) {
+    round(v.data + first);
+    return;
+  }
+  N rounded[kChunk];
+  round(rounded);
+  for (std::size_t k = 0; k < values.size(); ++k) v[first + static_cast<std::int64_t>(k)] = rounded[k];
+}
+
+// A sum in double of many terms as eight sums of every eighth term (a term's index within its chunk decides, and a
+// chunk's length is a multiple of 8 but for the last), added pairwise at the end: the order is fixed, and the
+// additions do not wait on one another as one running sum's do.
+struct EightSums {
+  double sums[8] = {};
+  void add(std::int64_t k, double term) { sums[k % 8] += term; }
+  [[nodiscard]] double total() const {
+    return ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5]) + (sums[6] + sums[7]));
+  }
+};
+
+// Calls each(first, count) over n elements in chunks of at most kChunk.
+template <class Each>
+void for_each_chunk(std::int64_t n, Each&& each) {
+  for (std::int64_t first = 0; first < n; first += kChunk) each(first, std::min(kChunk, n - first));
+}
 
 }  // namespace accel::blas

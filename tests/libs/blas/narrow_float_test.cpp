@@ -24,7 +24,8 @@ using accel::testing::StatusIs;
 using testing::vector_at;
 using testing::vector_span;
 
-constexpr std::int64_t kSizes[] = {1, 7, 33, 1000};
+// 2,500 crosses the CPU loops' chunks of 1,024 elements (narrow_floats.hpp) twice.
+constexpr std::int64_t kSizes[] = {1, 7, 33, 1000, 2500};
 constexpr std::int64_t kIncrements[] = {1, 2, -1, -3};
 constexpr std::int64_t kPositiveIncrements[] = {1, 3};
 
@@ -196,7 +197,7 @@ class NarrowFloatTest : public testing::BlasDeviceTest {
 
 TEST_F(NarrowFloatTest, GemvMatchesTheReferenceForBothTransposesIncrementsBatchesAndAnEmptyProduct) {
   for (Transpose transpose : {Transpose::none, Transpose::transpose})
-    for (const auto& [m, n] : {std::pair<std::int64_t, std::int64_t>{1, 1}, {37, 19}, {200, 301}})
+    for (const auto& [m, n] : {std::pair<std::int64_t, std::int64_t>{1, 1}, {37, 19}, {200, 301}, {2100, 37}})
       for (double beta : {0.0, -0.5}) {
         check_gemv<Half>({.transpose = transpose, .m = m, .n = n, .incx = -2, .incy = 3, .alpha = 0.75, .beta = beta});
         check_gemv<BFloat16>({.transpose = transpose, .m = m, .n = n, .batch = 3, .alpha = -1.25, .beta = beta});
