@@ -317,6 +317,21 @@ TEST(CpuKernels, CastRoundTripsAndStridedCopyTransposes) {
   }
   EXPECT_FALSE(cpu::cast(DType::i32, x.data(), DType::f32, back.data(), 1));
 
+  // Past one chunk of the array conversions (2,500 elements), and between the two 16-bit types: the same bits as the
+  // one-element conversions, through f32.
+  const auto many = random(2500);
+  std::vector<Half> halves(2500);
+  std::vector<BFloat16> bfloats(2500);
+  std::vector<float> widened(2500);
+  ASSERT_TRUE(cpu::cast(DType::f32, many.data(), DType::f16, halves.data(), 2500));
+  ASSERT_TRUE(cpu::cast(DType::f16, halves.data(), DType::bf16, bfloats.data(), 2500));
+  ASSERT_TRUE(cpu::cast(DType::bf16, bfloats.data(), DType::f32, widened.data(), 2500));
+  for (int i = 0; i < 2500; ++i) {
+    ASSERT_EQ(halves[i].bits, to_half(many[i]).bits) << i;
+    ASSERT_EQ(bfloats[i].bits, to_bfloat16(to_float(halves[i])).bits) << i;
+    ASSERT_EQ(widened[i], to_float(bfloats[i])) << i;
+  }
+
   // [2, 3, 4] read as its transpose [4, 3, 2], and a column slice of a [5, 6] matrix.
   const auto t = random(24);
   std::vector<float> y(24);

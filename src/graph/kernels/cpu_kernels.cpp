@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <vector>
 
+#include "core/float_arrays.hpp"
 #include "graph/kernels/cpu_vector_math.hpp"
 
 namespace accel::graph::cpu {
@@ -222,19 +224,24 @@ void l2_normalize(const float* x, std::int64_t rows, std::int64_t width, float e
 bool cast(DType from, const void* x, DType to, void* y, std::int64_t count) {
   const auto is_float = [](DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; };
   if (!is_float(from) || !is_float(to)) return false;
-  const auto load = [&](std::int64_t i) {
-    if (from == DType::f16) return to_float(static_cast<const Half*>(x)[i]);
-    if (from == DType::bf16) return to_float(static_cast<const BFloat16*>(x)[i]);
-    return static_cast<const float*>(x)[i];
-  };
-  for (std::int64_t i = 0; i < count; ++i) {
-    const float value = load(i);
-    if (to == DType::f16)
-      static_cast<Half*>(y)[i] = to_half(value);
-    else if (to == DType::bf16)
-      static_cast<BFloat16*>(y)[i] = to_bfloat16(value);
-    else
-      static_cast<float*>(y)[i] = value;
+  // Through the array conversions (core/float_arrays.hpp), a chunk at a time through f32 between two 16-bit types.
+  constexpr std::int64_t kChunk = 1024;
+  float widened[kChunk];
+  for (std::int64_t first = 0; first < count; first += kChunk) {
+    const auto n = static_cast<std::size_t>(std::min(kChunk, count - first));
+    float* values = to == DType::f32 ? static_cast<float*>(y) + first : widened;
+    if (from == DType::f16) {
+      to_floats(std::span<const Half>(static_cast<const Half*>(x) + first, n), values);
+    } else if (from == DType::bf16) {
+      to_floats(std::span<const BFloat16>(static_cast<const BFloat16*>(x) + first, n), values);
+    } else {
+      std::memmove(values, static_cast<const float*>(x) + first, n * sizeof(float));  // x may be y
+    }
+    if (to == DType::f16) {
+      to_halves(std::span<const float>(values, n), static_cast<Half*>(y) + first);
+    } else if (to == DType::bf16) {
+      to_bfloat16s(std::span<const float>(values, n), static_cast<BFloat16*>(y) + first);
+    }
   }
   return true;
 }

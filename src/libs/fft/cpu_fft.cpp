@@ -10,6 +10,7 @@
 #include <span>
 
 #include "cache/cache.hpp"
+#include "core/float_arrays.hpp"
 
 namespace accel::fft {
 namespace {
@@ -218,7 +219,7 @@ Status run_half(const FftGeometry& g, const FftOperands& ops) {
   const std::uint64_t widened = g.in_place ? std::max(input_parts, output_parts) : input_parts;
   ACCEL_ASSIGN_OR_RETURN(const Scratch input, scratch(widened));
   const auto* halves = static_cast<const Half*>(ops.input);
-  for (std::uint64_t i = 0; i < widened; ++i) input[i] = to_float(halves[i]);
+  to_floats(std::span<const Half>(halves, widened), input.get());
   Scratch output_scratch;
   if (!g.in_place) {
     ACCEL_ASSIGN_OR_RETURN(output_scratch, scratch(output_parts));
