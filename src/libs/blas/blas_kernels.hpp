@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "libs/blas/streamed_gemv_split.hpp"
+
 namespace accel::blas {
 
 // Exchanges n elements of x and y (contiguous, not overlapping), 8 bytes each if `f64`, else 4.
@@ -73,21 +75,10 @@ constexpr std::int64_t kSmallGemvSum = 4096;
 // hold.
 [[nodiscard]] cudaError_t launch_small_gemv(const GemvLaunch& launch, cudaStream_t stream);
 
-// How a 16-bit Gemv beyond small_gemv's bounds splits its sums over blocks: `splits` sums an element of y, each over
-// `span` terms (0 splits: the streamed kernels do not take it), and the workspace of their f32 sums (none for one).
-struct StreamedGemvSplit {
-  std::int64_t splits = 0;
-  std::int64_t span = 0;
-  std::uint64_t workspace_bytes = 0;
-};
-// A split that gives about a thousand blocks of 256 threads, each lane eight 16-byte loads at least, and at most 64 MiB
-// of workspace; none where A's columns are not 16-byte aligned whenever A is (lda, and stride_a for a batch, a multiple
-// of 8), the batch exceeds a grid's extent, or (plain) A has fewer than 256 rows.
-[[nodiscard]] StreamedGemvSplit streamed_gemv_split(std::int64_t m, std::int64_t n, bool transpose, std::int64_t batch,
-                                                    std::int64_t lda, std::int64_t stride_a);
 // Whether A itself is 16-byte aligned, as launch_streamed_gemv needs.
 [[nodiscard]] bool streamed_gemv_aligned(const GemvLaunch& launch);
-// y = alpha op(A) x + beta y on f16 or bf16 elements, A read 16 bytes a load: plain, a lane's eight rows of a column;
+// y = alpha op(A) x + beta y on f16 or bf16 elements beyond small_gemv's bounds, split as streamed_gemv_split says
+// (streamed_gemv_split.hpp), A read 16 bytes a load: plain, a lane's eight rows of a column;
 // transposed, a warp per column (x 16 bytes a load too where contiguous and aligned). Sums in f32; where split, each
 // split's sum goes to the workspace and a second kernel adds them in split order, so a result does not depend on
 // scheduling; y rounded once. cuBLAS's HSH and TST gemv moved a 4,096² matrix at 2.0-2.8 TB/s (PERFORMANCE.md §92).

@@ -15,8 +15,6 @@ namespace accel::blas::kernels {
 constexpr unsigned kThreads = 256;
 // A grid-stride loop over this many blocks at most keeps every SM busy without a block per element.
 constexpr std::int64_t kMaxBlocks = 4096;
-// The most blocks along a grid's y or z: tiles of a matrix, members of a batch.
-constexpr std::int64_t kMaxGridExtent = 65535;
 
 inline unsigned blocks_for(std::int64_t items) {
   return static_cast<unsigned>(std::clamp<std::int64_t>((items + kThreads - 1) / kThreads, 1, kMaxBlocks));

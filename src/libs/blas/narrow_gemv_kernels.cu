@@ -12,15 +12,8 @@ namespace {
 
 using namespace kernels;
 
-constexpr int kWarps = static_cast<int>(kThreads / 32);
-constexpr int kPerLoad = 8;                   // 16-bit elements of a 16-byte load
-constexpr int kWarpSpan = 32 * kPerLoad;      // rows (plain) or terms (transposed) a warp's loads cover at once
-constexpr std::int64_t kBlocksWanted = 1024;  // about eight blocks of 256 threads on each of an H100's or H200's SMs
-// The fewest columns (plain) or terms (transposed) a split takes: eight loads a lane, in flight together.
-constexpr std::int64_t kPlainSplitFloor = kWarps * 8;
-constexpr std::int64_t kTransposedSplitFloor = kWarpSpan * 8;
-// The most workspace the splits' sums take; a larger batch splits less.
-constexpr std::uint64_t kWorkspaceBudget = std::uint64_t{64} << 20;
+using namespace streamed_shape;
+static_assert(kWarps * 32 == static_cast<int>(kThreads), "a streamed block is kThreads threads");
 
 template <class T>
 struct StreamedTyped : MatrixVectorTyped<T, float> {
@@ -189,29 +182,6 @@ cudaError_t streamed(const GemvLaunch& l, const StreamedGemvSplit& split, void* 
 }
 
 }  // namespace
-
-StreamedGemvSplit streamed_gemv_split(std::int64_t m, std::int64_t n, bool transpose, std::int64_t batch,
-                                      std::int64_t lda, std::int64_t stride_a) {
-  // Plain, fewer rows than a warp's loads cover would leave most lanes idle.
-  if (m <= 0 || n <= 0 || batch < 1 || batch > kMaxGridExtent || lda % kPerLoad != 0 ||
-      (batch > 1 && stride_a % kPerLoad != 0) || (!transpose && m < kWarpSpan))
-    return {};
-  // Blocks before splitting: row tiles (plain) or groups of kWarps columns (transposed), for each member.
-  const std::int64_t length = transpose ? n : m, terms = transpose ? m : n;
-  const std::int64_t unsplit = (transpose ? (n + kWarps - 1) / kWarps : (m + kWarpSpan - 1) / kWarpSpan) * batch;
-  const std::int64_t floor = transpose ? kTransposedSplitFloor : kPlainSplitFloor;
-  const std::int64_t most_by_terms = std::max<std::int64_t>(1, terms / floor);
-  const std::uint64_t slots_bytes = static_cast<std::uint64_t>(length) * static_cast<std::uint64_t>(batch) * 4;
-  const auto most_by_workspace = static_cast<std::int64_t>(std::max<std::uint64_t>(1, kWorkspaceBudget / slots_bytes));
-  const std::int64_t splits = std::clamp<std::int64_t>((kBlocksWanted + unsplit - 1) / unsplit, 1,
-                                                       std::min({most_by_terms, most_by_workspace, kMaxGridExtent}));
-  // Each split a whole number of loads, so that every lane's loads stay 16-byte aligned.
-  const std::int64_t quantum = transpose ? kPerLoad : 1;
-  const std::int64_t span = ((terms + splits - 1) / splits + quantum - 1) / quantum * quantum;
-  const std::int64_t used = (terms + span - 1) / span;  // rounding up the span may leave the last split empty
-  return {
-      .splits = used, .span = span, .workspace_bytes = used == 1 ? 0 : slots_bytes * static_cast<std::uint64_t>(used)};
-}
 
 bool streamed_gemv_aligned(const GemvLaunch& launch) { return reinterpret_cast<std::uintptr_t>(launch.a) % 16 == 0; }
 

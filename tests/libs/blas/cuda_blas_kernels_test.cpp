@@ -2,7 +2,7 @@
 // name (src/libs/blas/blas_kernels.hpp), against the CPU device on the same fresh random inputs: Symv with leading
 // dimensions, strides and batches larger than one launch takes; Ger past its grid's extents; Swap and Copy off
 // 16-byte alignment; Trmm on both sides of its GEMM threshold; a 16-bit Gemv whose A is not 16-byte aligned. On every
-// way a CUDA device runs requests; skipped without a GPU, except the streamed Gemv's split, host arithmetic.
+// way a CUDA device runs requests; skipped without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -13,7 +13,6 @@
 #include "accel/libs/blas/level1.hpp"
 #include "accel/libs/blas/level2.hpp"
 #include "accel/libs/blas/level3.hpp"
-#include "libs/blas/blas_kernels.hpp"
 #include "libs/blas/cuda_blas_fixture.hpp"
 
 namespace accel::blas {
@@ -224,48 +223,6 @@ TEST_P(CudaBlasKernelsTest, SixteenBitGemvOfAMatrixNotSixteenByteAlignedRunsOnCu
   }
   EXPECT_THAT(gpu_->free(a->buffer).wait(), IsOk());
   EXPECT_THAT(gpu_->free(*whole).wait(), IsOk());
-}
-
-// The streamed 16-bit Gemv's split (blas_kernels.hpp) is arithmetic on the host: checked without a GPU too.
-TEST(StreamedGemvSplitTest, SplitsCoverEveryTermOnceAlignedWithinTheirWorkspace) {
-  struct Shape {
-    std::int64_t m, n;
-    bool transpose;
-    std::int64_t batch, lda;
-  };
-  for (const Shape& s : std::vector<Shape>{{4096, 4096, false, 1, 4096},
-                                           {4096, 4096, true, 1, 4096},
-                                           {2003, 1001, false, 1, 2008},
-                                           {2003, 1001, true, 1, 2008},
-                                           {65536, 20, true, 1, 65536},
-                                           {65536, 20, false, 1, 65536},
-                                           {256, 1 << 20, false, 1, 256},
-                                           {4096, 333, true, 4, 4096},
-                                           {1 << 20, 64, false, 65535, 1 << 20},
-                                           {100003, 17, true, 1, 100008}}) {
-    SCOPED_TRACE(fmt::format("m={} n={} transpose={} batch={} lda={}", s.m, s.n, s.transpose, s.batch, s.lda));
-    const StreamedGemvSplit split = streamed_gemv_split(s.m, s.n, s.transpose, s.batch, s.lda, s.lda * s.n);
-    const std::int64_t terms = s.transpose ? s.m : s.n, length = s.transpose ? s.n : s.m;
-    ASSERT_GE(split.splits, 1);
-    EXPECT_LE(split.splits, 65535);
-    EXPECT_GE(split.span * split.splits, terms);        // every term in a split
-    EXPECT_LT(split.span * (split.splits - 1), terms);  // no split empty
-    if (s.transpose) {
-      EXPECT_EQ(split.span % 8, 0);  // each split starts on a 16-byte load
-    }
-    const std::uint64_t slots = static_cast<std::uint64_t>(length * s.batch) * 4;
-    EXPECT_EQ(split.workspace_bytes, split.splits == 1 ? 0 : slots * static_cast<std::uint64_t>(split.splits));
-    EXPECT_LE(split.workspace_bytes, std::uint64_t{64} << 20);
-  }
-  // A 4,096² product splits into about a thousand blocks: 16 row tiles x 64 splits, or 512 column groups x 2.
-  EXPECT_EQ(streamed_gemv_split(4096, 4096, false, 1, 4096, 0).splits, 64);
-  EXPECT_EQ(streamed_gemv_split(4096, 4096, true, 1, 4096, 0).splits, 2);
-  // Columns that a 16-byte load could straddle, a batch too large for a grid, fewer rows than a warp covers: none.
-  EXPECT_EQ(streamed_gemv_split(4096, 4096, false, 1, 4100, 0).splits, 0);
-  EXPECT_EQ(streamed_gemv_split(4096, 4096, true, 2, 4096, 4096 * 4096 + 4).splits, 0);
-  EXPECT_EQ(streamed_gemv_split(4096, 300, true, 65536, 4096, 4096 * 300).splits, 0);
-  EXPECT_EQ(streamed_gemv_split(200, 1 << 20, false, 1, 200, 0).splits, 0);
-  EXPECT_GT(streamed_gemv_split(200, 1 << 20, true, 1, 200, 0).splits, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryTarget, CudaBlasKernelsTest, ::testing::ValuesIn(accel::testing::kEveryGpuTarget),

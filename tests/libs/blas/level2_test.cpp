@@ -1,14 +1,16 @@
 // Gemv, Ger, Trsv and Symv on the CPU device against float64 references written here: both transposes, every
 // triangle and diagonal, odd sizes, padded leading dimensions, negative increments, alpha and beta, strided batches;
-// and the checks that refuse a request before it runs.
+// and the checks that refuse a request before it runs; and how the CUDA device's streamed 16-bit Gemv splits its sums.
 #include "accel/libs/blas/level2.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
 #include "libs/blas/blas_testing.hpp"
+#include "libs/blas/streamed_gemv_split.hpp"
 
 namespace accel::blas {
 namespace {
@@ -291,6 +293,49 @@ TEST_F(Level2MoreTest, GerTrsvAndSymvAreRefusedByNameBeforeRunning) {
   EXPECT_EQ(download(a), values);  // nothing ran
   EXPECT_EQ(download(x), values);
   EXPECT_EQ(download(y), values);
+}
+
+// The split of the CUDA device's streamed 16-bit Gemv (streamed_gemv_split.hpp) is host arithmetic: checked here, where
+// no GPU is needed.
+TEST(StreamedGemvSplitTest, SplitsCoverEveryTermOnceAlignedWithinTheirWorkspace) {
+  struct Shape {
+    std::int64_t m, n;
+    bool transpose;
+    std::int64_t batch, lda;
+  };
+  for (const Shape& s : std::vector<Shape>{{4096, 4096, false, 1, 4096},
+                                           {4096, 4096, true, 1, 4096},
+                                           {2003, 1001, false, 1, 2008},
+                                           {2003, 1001, true, 1, 2008},
+                                           {65536, 20, true, 1, 65536},
+                                           {65536, 20, false, 1, 65536},
+                                           {256, 1 << 20, false, 1, 256},
+                                           {4096, 333, true, 4, 4096},
+                                           {1 << 20, 64, false, 65535, 1 << 20},
+                                           {100003, 17, true, 1, 100008}}) {
+    SCOPED_TRACE(fmt::format("m={} n={} transpose={} batch={} lda={}", s.m, s.n, s.transpose, s.batch, s.lda));
+    const StreamedGemvSplit split = streamed_gemv_split(s.m, s.n, s.transpose, s.batch, s.lda, s.lda * s.n);
+    const std::int64_t terms = s.transpose ? s.m : s.n, length = s.transpose ? s.n : s.m;
+    ASSERT_GE(split.splits, 1);
+    EXPECT_LE(split.splits, 65535);
+    EXPECT_GE(split.span * split.splits, terms);        // every term in a split
+    EXPECT_LT(split.span * (split.splits - 1), terms);  // no split empty
+    if (s.transpose) {
+      EXPECT_EQ(split.span % 8, 0);  // each split starts on a 16-byte load
+    }
+    const std::uint64_t slots = static_cast<std::uint64_t>(length * s.batch) * 4;
+    EXPECT_EQ(split.workspace_bytes, split.splits == 1 ? 0 : slots * static_cast<std::uint64_t>(split.splits));
+    EXPECT_LE(split.workspace_bytes, std::uint64_t{64} << 20);
+  }
+  // A 4,096² product splits into about a thousand blocks: 16 row tiles x 64 splits, or 512 column groups x 2.
+  EXPECT_EQ(streamed_gemv_split(4096, 4096, false, 1, 4096, 0).splits, 64);
+  EXPECT_EQ(streamed_gemv_split(4096, 4096, true, 1, 4096, 0).splits, 2);
+  // Columns that a 16-byte load could straddle, a batch too large for a grid, fewer rows than a warp covers: none.
+  EXPECT_EQ(streamed_gemv_split(4096, 4096, false, 1, 4100, 0).splits, 0);
+  EXPECT_EQ(streamed_gemv_split(4096, 4096, true, 2, 4096, 4096 * 4096 + 4).splits, 0);
+  EXPECT_EQ(streamed_gemv_split(4096, 300, true, 65536, 4096, 4096 * 300).splits, 0);
+  EXPECT_EQ(streamed_gemv_split(200, 1 << 20, false, 1, 200, 0).splits, 0);
+  EXPECT_GT(streamed_gemv_split(200, 1 << 20, true, 1, 200, 0).splits, 0);
 }
 
 }  // namespace
