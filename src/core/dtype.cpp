@@ -5,6 +5,7 @@
 
 #include "accel/core/dtype.hpp"
 #include "core/float_arrays.hpp"
+#include "core/vector_clones.hpp"
 
 namespace accel {
 
@@ -73,7 +74,8 @@ std::uint32_t widened_half(std::uint16_t half) noexcept {
   const std::uint32_t special = magnitude == 0x7c00u ? (sign | 0x7f800000u) : 0x7fc00000u;
   const std::uint32_t normal = sign | ((magnitude + ((127u - 15u) << 10)) << 13);  // rebias the exponent 15 -> 127
   // Zero and subnormals: the mantissa in units of 2^-24, exact in a float.
-  const std::uint32_t small = sign | std::bit_cast<std::uint32_t>(static_cast<float>(static_cast<std::int32_t>(magnitude)) * 0x1p-24f);
+  const std::uint32_t small =
+      sign | std::bit_cast<std::uint32_t>(static_cast<float>(static_cast<std::int32_t>(magnitude)) * 0x1p-24f);
   return magnitude >= 0x7c00u ? special : magnitude >= 0x0400u ? normal : small;
 }
 
@@ -117,18 +119,22 @@ Half to_half(float value) noexcept { return Half{rounded_half(value)}; }
 
 BFloat16 to_bfloat16(float value) noexcept { return BFloat16{rounded_bfloat16(value)}; }
 
+ACCEL_CPU_VECTOR_CLONES
 void to_floats(std::span<const Half> values, float* out) noexcept {
   for (std::size_t i = 0; i < values.size(); ++i) out[i] = std::bit_cast<float>(widened_half(values[i].bits));
 }
 
+ACCEL_CPU_VECTOR_CLONES
 void to_floats(std::span<const BFloat16> values, float* out) noexcept {
   for (std::size_t i = 0; i < values.size(); ++i) out[i] = std::bit_cast<float>(std::uint32_t{values[i].bits} << 16);
 }
 
+ACCEL_CPU_VECTOR_CLONES
 void to_halves(std::span<const float> values, Half* out) noexcept {
   for (std::size_t i = 0; i < values.size(); ++i) out[i] = Half{rounded_half(values[i])};
 }
 
+ACCEL_CPU_VECTOR_CLONES
 void to_bfloat16s(std::span<const float> values, BFloat16* out) noexcept {
   for (std::size_t i = 0; i < values.size(); ++i) out[i] = BFloat16{rounded_bfloat16(values[i])};
 }
