@@ -49,25 +49,26 @@ std::int32_t index_of(const Strided<const N>& x, Better better) {
   return static_cast<std::int32_t>(found + 1);
 }
 
-// Σ term(x_i) (or term(x_i, y_i)) in double (EightSums) over chunks widened at once.
-template <class N, class Term>
-double sum_of(const Strided<const N>& x, Term term) {
+// Σ over x (or x and y) in double (EightSums), by `add` (add_squares, add_magnitudes, add_products) over chunks
+// widened at once.
+template <class N, class Add>
+double sum_of(const Strided<const N>& x, Add add) {
   EightSums sums;
   float xs[kChunk];
   for_each_chunk(x.n, [&](std::int64_t first, std::int64_t count) {
     widen(x, first, count, xs);
-    for (std::int64_t k = 0; k < count; ++k) sums.add(k, term(xs[k]));
+    add(sums, xs, count);
   });
   return sums.total();
 }
-template <class N, class Term>
-double sum_of(const Strided<const N>& x, const Strided<const N>& y, Term term) {
+template <class N>
+double sum_of_products(const Strided<const N>& x, const Strided<const N>& y) {
   EightSums sums;
   float xs[kChunk], ys[kChunk];
   for_each_chunk(x.n, [&](std::int64_t first, std::int64_t count) {
     widen(x, first, count, xs);
     widen(y, first, count, ys);
-    for (std::int64_t k = 0; k < count; ++k) sums.add(k, term(xs[k], ys[k]));
+    add_products(sums, xs, ys, count);
   });
   return sums.total();
 }
@@ -115,7 +116,7 @@ void run_narrow(const Dot& r, std::span<const BufferView> views) {
   with_narrow_type(r.dtype, [&]<class N>(std::type_identity<N>) {
     const auto x = read_vector<N>(r, views, Op::x, r.incx);
     const auto y = read_vector<N>(r, views, Op::y, r.incy);
-    store_result<N>(views[Op::result], sum_of(x, y, [](float a, float b) { return static_cast<double>(a) * b; }));
+    store_result<N>(views[Op::result], sum_of_products(x, y));
   });
 }
 
@@ -124,7 +125,7 @@ void run_narrow(const Nrm2& r, std::span<const BufferView> views) {
   with_narrow_type(r.dtype, [&]<class N>(std::type_identity<N>) {
     // A bf16's square fits a double (its largest is about 3.4e38), so no scaling is needed.
     const auto x = read_vector<N>(r, views, Op::x, r.incx);
-    const double sum_squares = sum_of(x, [](float a) { return static_cast<double>(a) * a; });
+    const double sum_squares = sum_of(x, add_squares);
     store_result<N>(views[Op::result], std::sqrt(sum_squares));
   });
 }
@@ -133,7 +134,7 @@ void run_narrow(const Asum& r, std::span<const BufferView> views) {
   using Op = Operation<Asum>;
   with_narrow_type(r.dtype, [&]<class N>(std::type_identity<N>) {
     const auto x = read_vector<N>(r, views, Op::x, r.incx);
-    store_result<N>(views[Op::result], sum_of(x, [](float a) { return static_cast<double>(std::fabs(a)); }));
+    store_result<N>(views[Op::result], sum_of(x, add_magnitudes));
   });
 }
 

@@ -102,7 +102,7 @@ void narrow_gemv(const Operation<Gemv>::Checked& checked, std::span<const Buffer
         blas::widen(a_column, first, count, column);
         if (transposed) {
           blas::EightSums sum;
-          for (std::int64_t k = 0; k < count; ++k) sum.add(k, static_cast<double>(column[k]) * xs[first + k]);
+          blas::add_products(sum, column, &xs[static_cast<std::size_t>(first)], count);
           sums[static_cast<std::size_t>(j)] += sum.total();
         } else {
           const double xj = xs[static_cast<std::size_t>(j)];

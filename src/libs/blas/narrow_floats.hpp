@@ -86,14 +86,18 @@ void store(const Strided<N>& v, std::int64_t first, std::span<const float> value
 
 // A sum in double of many terms as eight sums of every eighth term (a term's index within its chunk decides, and a
 // chunk's length is a multiple of 8 but for the last), added pairwise at the end: the order is fixed, and the
-// additions do not wait on one another as one running sum's do.
+// additions do not wait on one another as one running sum's do. The add_ functions (narrow_sums.cpp) take a chunk of
+// terms each, in vector registers where the CPU has them.
 struct EightSums {
   double sums[8] = {};
-  void add(std::int64_t k, double term) { sums[k % 8] += term; }
   [[nodiscard]] double total() const {
     return ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5]) + (sums[6] + sums[7]));
   }
 };
+// Σ x_k y_k, Σ x_k², Σ |x_k| over k < n, each term in double.
+void add_products(EightSums& sums, const float* x, const float* y, std::int64_t n);
+void add_squares(EightSums& sums, const float* x, std::int64_t n);
+void add_magnitudes(EightSums& sums, const float* x, std::int64_t n);
 
 // Calls each(first, count) over n elements in chunks of at most kChunk.
 template <class Each>
