@@ -73,13 +73,12 @@ double sum_of_products(const Strided<const N>& x, const Strided<const N>& y) {
   return sums.total();
 }
 
-// x (and y) = f(x[, y]) element by element in f32, each rounded once: f writes the chunk's new values in place.
+// x = f(x) element by element in f32, each rounded once: f writes the element's new value in place.
 template <class N, class Update>
 void update(const Strided<N>& x, Update f) {
-  const Strided<const N> read{x.data, x.n, x.inc};
   float xs[kChunk];
   for_each_chunk(x.n, [&](std::int64_t first, std::int64_t count) {
-    widen(read, first, count, xs);
+    widen(x, first, count, xs);
     for (std::int64_t k = 0; k < count; ++k) f(xs[k]);
     store(x, first, std::span<const float>(xs, static_cast<std::size_t>(count)));
   });
@@ -96,7 +95,7 @@ void run_narrow(const Axpy& r, std::span<const BufferView> views) {
     float xs[kChunk], ys[kChunk];
     for_each_chunk(r.n, [&](std::int64_t first, std::int64_t count) {
       widen(x, first, count, xs);
-      widen(Strided<const N>{y.data, y.n, y.inc}, first, count, ys);
+      widen(y, first, count, ys);
       fused_axpy(alpha, xs, ys, count);
       store(y, first, std::span<const float>(ys, static_cast<std::size_t>(count)));
     });
@@ -180,8 +179,8 @@ void run_narrow(const Rot& r, std::span<const BufferView> views) {
     const float c = to_float(narrow<N>(static_cast<float>(r.c))), s = to_float(narrow<N>(static_cast<float>(r.s)));
     float xs[kChunk], ys[kChunk], new_x[kChunk];
     for_each_chunk(r.n, [&](std::int64_t first, std::int64_t count) {
-      widen(Strided<const N>{x.data, x.n, x.inc}, first, count, xs);
-      widen(Strided<const N>{y.data, y.n, y.inc}, first, count, ys);
+      widen(x, first, count, xs);
+      widen(y, first, count, ys);
       for (std::int64_t k = 0; k < count; ++k) {
         new_x[k] = c * xs[k] + s * ys[k];
         ys[k] = c * ys[k] - s * xs[k];

@@ -126,13 +126,11 @@ Status CudaOperation<Gemv>::run(const Gemv&, const Checked& checked, const Plan&
   const Gemv& r = checked.request;
   if (checked.y_length == 0) return Status();
   const bool transposed = r.transpose != Transpose::none;
-  if (checked.x_length != 0 && blas::small_gemv(r.m, r.n, transposed, r.batch)) {
-    const blas::GemvLaunch launch{matrix_vector(r, views), transposed, r.m, r.n};
+  const blas::GemvLaunch launch{matrix_vector(r, views), transposed, r.m, r.n};
+  if (checked.x_length != 0 && blas::small_gemv(r.m, r.n, transposed, r.batch))
     return run.target.check(blas::launch_small_gemv(launch, run.target.stream()), "launching the small gemv kernel");
-  }
   const blas::CublasPlan& plan = gemv_plan.cublas;
   if (blas::is_narrow_float(r.dtype)) {
-    const blas::GemvLaunch launch{matrix_vector(r, views), transposed, r.m, r.n};
     if (gemv_plan.streamed.splits != 0 && blas::streamed_gemv_aligned(launch))
       return run.target.check(
           blas::launch_streamed_gemv(launch, gemv_plan.streamed, run.workspace, run.target.stream()),

@@ -48,13 +48,14 @@ struct Strided {
   [[nodiscard]] float value(std::int64_t i) const { return to_float((*this)[i]); }
 };
 
-// The loops widen and round a chunk of elements at a time through the array conversions (accel/core/dtype.hpp), which
+// The loops widen and round a chunk of elements at a time through the array conversions (core/float_arrays.hpp), which
 // vectorize, where one element at a time took 12-25 ns an element (PERFORMANCE.md §94).
 constexpr std::int64_t kChunk = 1024;
 
-// Elements [first, first + count) of v (count at most kChunk), widened into `out`.
-template <class N>
-void widen(const Strided<const N>& v, std::int64_t first, std::int64_t count, float* out) {
+// Elements [first, first + count) of v (count at most kChunk), widened into `out`; v's elements N or const N.
+template <class Element>
+void widen(const Strided<Element>& v, std::int64_t first, std::int64_t count, float* out) {
+  using N = std::remove_const_t<Element>;
   const auto length = static_cast<std::size_t>(count);
   if (v.inc == 1) {
     to_floats(std::span<const N>(v.data + first, length), out);
