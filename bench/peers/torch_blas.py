@@ -4,6 +4,7 @@ with the same shapes, one JSON line per case with blas_bench's keys (variant "to
 made once (out=), as accel's requests write into their buffers:
 
   gemv          torch.mv(A, x, out=y), n x n A, f32
+  gemvt         the same torch.mv: blas_bench's gemvt walks its column-major A as torch.mv walks a row-major one
   gemv_batched  torch.matmul(A, x, out=y), 1000 x (32 x 32) and 64 x (256 x 256) A, x of one column, f32
   trsm          torch.linalg.solve_triangular(L, B, upper=False, out=X), n x n L (the identity, as blas_bench's) and B,
                 f32 and f64
@@ -41,7 +42,7 @@ and on 16-bit floats (blas_bench_narrow.cpp), each at float16 and bfloat16:
 latency_us: one call and torch.cuda.synchronize, the median of as many as fit in about a quarter of a second (20 to
 3000); pipelined_us: per call, that many calls and one synchronisation, the median of five such runs.
 
-  python3 bench/peers/torch_blas.py [routines, comma-separated, default all twenty-one above]
+  python3 bench/peers/torch_blas.py [routines, comma-separated, default all twenty-two above]
                                     [sizes, comma-separated n in [1, 46340], default 256,1024,4096]
 
 gemv_batched has its two shapes of its own; every other routine runs at every size. An unknown routine or a bad size
@@ -87,10 +88,10 @@ def rand(*shape, dtype=torch.float32):
     return torch.rand(*shape, dtype=dtype, device="cuda") * 2 - 1
 
 
-def gemv(n, batch):
+def gemv(n, batch, routine="gemv"):
     if batch == 1:
         a, x, y = rand(n, n), rand(n), rand(n)
-        measure("gemv", "f32", n, 1, lambda: torch.mv(a, x, out=y))
+        measure(routine, "f32", n, 1, lambda: torch.mv(a, x, out=y))
     else:
         a, x, y = rand(batch, n, n), rand(batch, n, 1), rand(batch, n, 1)
         measure("gemv_batched", "f32", n, batch, lambda: torch.matmul(a, x, out=y))
@@ -188,7 +189,7 @@ def narrow(routine, n):
             measure(routine, name, n, 1, lambda: torch.mv(a, x, out=y))
 
 
-FIRST = "gemv,gemv_batched,trsm,trsm_right,syrk,dot"
+FIRST = "gemv,gemvt,gemv_batched,trsm,trsm_right,syrk,dot"
 ADDED = {"copy": level1, "swap": level1, "rot": level1, "iamin": level1, "ger": level2, "trsv": level2,
          "symv": level2, "symm": level3, "trmm": level3, "geam": level3,
          "axpy16": narrow, "dot16": narrow, "asum16": narrow, "gemv16": narrow, "gemv16t": narrow}
@@ -227,8 +228,8 @@ def main():
             gemv(256, 64)
             continue
         for n in sizes:
-            if routine == "gemv":
-                gemv(n, 1)
+            if routine in ("gemv", "gemvt"):
+                gemv(n, 1, routine)
             elif routine in ("trsm", "trsm_right"):
                 trsm(n, torch.float32, "f32", routine == "trsm")
                 trsm(n, torch.float64, "f64", routine == "trsm")

@@ -2,6 +2,8 @@
 // (same process, same GPU, same inputs, a handle on a stream of its own); the PyTorch peer is
 // bench/peers/torch_blas.py, run in the same call. Routines and shapes (n from the sizes argument):
 //   gemv          y = A x, n x n column-major A, f32 (torch.mv)
+//   gemvt         y = Aᵀ x, the same A: each element of y a contiguous column's sum, the walk torch.mv makes of its
+//                 row-major A (torch.mv)
 //   gemv_batched  1000 x (32 x 32) and 64 x (256 x 256), f32, one gemvStridedBatched (torch.matmul of a batch)
 //   trsm          L X = B, n x n lower-triangular L and n x n B, left, f32 and f64 (torch.linalg.solve_triangular);
 //                 L is the identity so that solving in place again and again leaves B as it was (neither cuBLAS's
@@ -17,7 +19,7 @@
 // variant:
 //   {"bench":"blas","routine":"gemv","dtype":"f32","n":1024,"batch":1,"variant":"accel","latency_us":…,
 //    "pipelined_us":…,"reps":…}
-// Usage: blas_bench [routines, comma-separated, default all twenty-one above] [sizes, comma-separated n in
+// Usage: blas_bench [routines, comma-separated, default all twenty-two above] [sizes, comma-separated n in
 // [1, 46340], default 256,1024,4096] [the device's completion strategy: poller (default), host_callback or blocking];
 // an unknown routine, a bad size or strategy is refused (exit 2) before the GPU is opened.
 // Every routine runs at every size but gemv_batched, which has its two shapes of its own.
@@ -48,18 +50,27 @@ using bench::blas_bench::Operand;
 using bench::blas_bench::Problem;
 using bench::blas_bench::Raw;
 
-void gemv(Problem& p, std::int64_t n, std::int64_t batch) {
+void gemv(Problem& p, std::int64_t n, std::int64_t batch, Transpose transpose = Transpose::none) {
   const std::uint64_t square = static_cast<std::uint64_t>(n * n * batch),
                       vector = static_cast<std::uint64_t>(n * batch);
   Operand<float> a = p.operand<float>(square), x = p.operand<float>(vector), y = p.operand<float>(vector);
-  const blas::Gemv request{
-      .dtype = DType::f32, .m = n, .n = n, .batch = batch, .a = a.accel, .x = x.accel, .y = y.accel};
+  const blas::Gemv request{.dtype = DType::f32,
+                           .transpose = transpose,
+                           .m = n,
+                           .n = n,
+                           .batch = batch,
+                           .a = a.accel,
+                           .x = x.accel,
+                           .y = y.accel};
   const cublasHandle_t h = p.raw().handle;
   const int size = static_cast<int>(n);
   const float one = 1, zero = 0;
-  p.measure(batch == 1 ? "gemv" : "gemv_batched", DType::f32, n, batch, request, [=] {
+  const bool t = transpose == Transpose::transpose;
+  p.measure(batch == 1 ? (t ? "gemvt" : "gemv") : "gemv_batched", DType::f32, n, batch, request, [=] {
     if (batch == 1) {
-      check_blas(cublasSgemv(h, CUBLAS_OP_N, size, size, &one, a.raw, size, x.raw, 1, &zero, y.raw, 1), "gemv");
+      check_blas(
+          cublasSgemv(h, t ? CUBLAS_OP_T : CUBLAS_OP_N, size, size, &one, a.raw, size, x.raw, 1, &zero, y.raw, 1),
+          "gemv");
     } else {
       check_blas(cublasSgemvStridedBatched(h, CUBLAS_OP_N, size, size, &one, a.raw, size, n * n, x.raw, 1, n, &zero,
                                            y.raw, 1, n, static_cast<int>(batch)),
@@ -113,7 +124,7 @@ void dot(Problem& p, std::int64_t n) {
             [=] { check_blas(cublasSdot(h, static_cast<int>(n * n), x.raw, 1, y.raw, 1, result.raw), "dot"); });
 }
 
-constexpr std::string_view kFirstRoutines = "gemv,gemv_batched,trsm,trsm_right,syrk,dot";
+constexpr std::string_view kFirstRoutines = "gemv,gemvt,gemv_batched,trsm,trsm_right,syrk,dot";
 
 bool known(const std::string& routine) {
   for (const std::string_view list :
@@ -185,6 +196,7 @@ int main(int argc, char** argv) {
     }
     for (const std::int64_t n : sizes) {
       if (r == "gemv") gemv(p, n, 1);
+      if (r == "gemvt") gemv(p, n, 1, Transpose::transpose);
       if (r == "trsm" || r == "trsm_right") {
         const blas::Side side = r == "trsm" ? blas::Side::left : blas::Side::right;
         trsm<float>(p, n, side);
