@@ -1,14 +1,16 @@
-// packed_attention on the CPU: one task per (sequence, head) on the process's OpenMP team. Both products run row by
-// row as sums of scaled rows (y_i = sum_c x_ic w_c), which vectorise along the row with no horizontal sums: the
-// scores against K's head slice copied transposed into a contiguous block (head_dim x length), then O = P V read in
-// place. Queries go in blocks of kQueryBlock rows, so that a block's scores (kQueryBlock x length floats) stay in
-// the thread's cache however long the sequence; a causal block scores only the keys up to its last query, and a
-// sliding-window block only the keys within the window of one of its queries.
+// packed_attention on the CPU: one task per (sequence, head) on the process's OpenMP team. Both products are
+// combined_rows (cpu_small_products.hpp), sums of scaled rows (y_i = sum_c x_ic w_c) that vectorise along the row with
+// no horizontal sums, in tiles held in registers: the scores against K's head slice copied transposed into a
+// contiguous block (head_dim x length), then O = P V read in place. Queries go in blocks of kQueryBlock rows, so that a
+// block's scores (kQueryBlock x length floats) stay in the thread's cache however long the sequence; a causal block
+// scores only the keys up to its last query, and a sliding-window block only the keys within the window of one of its
+// queries.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "graph/kernels/cpu_kernels.hpp"
+#include "graph/kernels/cpu_small_products.hpp"
 #include "graph/kernels/cpu_vector_math.hpp"
 
 namespace accel::graph::cpu {
@@ -33,22 +35,6 @@ struct Operands {
 
 constexpr std::int64_t kQueryBlock = 64;
 
-// y[i, 0:n) = sum_c x[i, c] w[c, 0:n) for each of `rows` rows: y's row stays in L1 while w's rows stream by.
-ACCEL_CPU_VECTOR_CLONES
-void rows_times(const float* x, std::int64_t x_stride, const float* w, std::int64_t w_stride, std::int64_t rows,
-                std::int64_t k, std::int64_t n, float* y, std::int64_t y_stride) {
-  for (std::int64_t r = 0; r < rows; ++r) {
-    float* y_row = y + r * y_stride;
-    std::fill(y_row, y_row + n, 0.0f);
-    for (std::int64_t c = 0; c < k; ++c) {
-      const float a = x[r * x_stride + c];
-      const float* w_row = w + c * w_stride;
-#pragma omp simd
-      for (std::int64_t j = 0; j < n; ++j) y_row[j] += a * w_row[j];
-    }
-  }
-}
-
 // One head of one sequence: rows [begin, end), query and output columns [column, column + head_dim), key and
 // value columns [kv_column, kv_column + head_dim). `k_t` and `p` are the task's scratch: K's slice transposed, and
 // a block's scores. Their rows are padded with zeros to whole vectors (16 floats), so that the scores' row products
@@ -72,8 +58,8 @@ void attend(const Operands& o, std::int64_t begin, std::int64_t end, std::int64_
     const std::int64_t last = std::min(o.causal ? i0 + rows : length, i0 + rows + window);
     const std::int64_t keys = last - first, width = (keys + 15) / 16 * 16;
     p.resize(static_cast<std::size_t>(rows * width));
-    rows_times(o.q + (begin + i0) * o.q_stride + column, o.q_stride, k_t.data() + first, padded, rows, o.head_dim,
-               width, p.data(), width);
+    combined_rows(o.q + (begin + i0) * o.q_stride + column, o.q_stride, k_t.data() + first, padded, rows, o.head_dim, 0,
+                  width, p.data(), width);
     for (std::int64_t i = 0; i < rows; ++i) {
       float* row = p.data() + i * width;
       const std::int64_t query = i0 + i;
@@ -88,8 +74,8 @@ void attend(const Operands& o, std::int64_t begin, std::int64_t end, std::int64_
       std::fill(row, row + from, 0.0f);
       std::fill(row + to, row + keys, 0.0f);
     }
-    rows_times(p.data(), width, o.v + (begin + first) * o.v_stride + kv_column, o.v_stride, rows, keys, o.head_dim,
-               o.out + (begin + i0) * o.out_stride + column, o.out_stride);
+    combined_rows(p.data(), width, o.v + (begin + first) * o.v_stride + kv_column, o.v_stride, rows, keys, 0,
+                  o.head_dim, o.out + (begin + i0) * o.out_stride + column, o.out_stride);
   }
 }
 
