@@ -75,6 +75,8 @@ int main(int argc, char** argv) {
   std::uniform_int_distribution<std::int32_t> id(1000, 20000);
   for (const std::uint32_t input : graph->inputs()) {
     const graph::TensorInfo& info = graph->tensors()[input];
+    // The weights are inputs too, laid out in weight_bytes: only the arena's inputs are the batch's.
+    if (plan.slot(input).storage != graph::Storage::arena) continue;
     auto* at = reinterpret_cast<std::int32_t*>(arena.data() + plan.slot(input).offset);
     if (info.name == "offsets") {
       std::copy(offsets.begin(), offsets.end(), at);
