@@ -77,12 +77,13 @@ constexpr std::int64_t kSmallGemvSum = 4096;
 
 // Whether A itself is 16-byte aligned, as launch_streamed_gemv needs.
 [[nodiscard]] bool streamed_gemv_aligned(const GemvLaunch& launch);
-// y = alpha op(A) x + beta y on f16 or bf16 elements beyond small_gemv's bounds, split as streamed_gemv_split says
-// (streamed_gemv_split.hpp), A read 16 bytes a load: plain, a lane's eight rows of a column;
-// transposed, a warp per column (x 16 bytes a load too where contiguous and aligned). Sums in f32; where split, each
-// split's sum goes to the workspace and a second kernel adds them in split order, so a result does not depend on
-// scheduling; y rounded once. cuBLAS's HSH and TST gemv moved a 4,096² matrix at 2.0-2.8 TB/s (PERFORMANCE.md §92).
-// cudaErrorInvalidValue for a split with no splits, an unaligned A, or a split with no workspace.
+// y = alpha op(A) x + beta y on f32, f16 or bf16 elements beyond small_gemv's bounds, split as streamed_gemv_split says
+// (streamed_gemv_split.hpp), A read 16 bytes a load: plain, the rows of a lane's load of a column (8 or 4); transposed,
+// a warp per column (x 16 bytes a load too where contiguous and aligned). Sums in f32; where split, each split's sum
+// goes to the workspace and a second kernel adds them in split order, so a result does not depend on scheduling; y
+// rounded once. cuBLAS's HSH and TST gemv moved a 4,096² matrix at 2.0-2.8 TB/s (PERFORMANCE.md §92), its sgemv a
+// 2,048² one slower than PyTorch's mv (§83). cudaErrorInvalidValue for f64, a split with no splits, an unaligned A, or
+// a split with no workspace.
 [[nodiscard]] cudaError_t launch_streamed_gemv(const GemvLaunch& launch, const StreamedGemvSplit& split,
                                                void* workspace, cudaStream_t stream);
 

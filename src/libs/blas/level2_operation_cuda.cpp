@@ -113,11 +113,12 @@ Result<CudaOperation<Gemv>::Plan> CudaOperation<Gemv>::plan(const Gemv&, const C
   const Gemv& r = checked.request;
   ACCEL_ASSIGN_OR_RETURN(const blas::CublasPlan cublas, blas::plan_cublas(target));
   const bool transposed = r.transpose != Transpose::none;
-  if (!blas::is_narrow_float(r.dtype) || checked.x_length == 0 || checked.y_length == 0 ||
-      blas::small_gemv(r.m, r.n, transposed, r.batch))
+  const bool streamable = blas::is_narrow_float(r.dtype) || r.dtype == DType::f32;
+  if (!streamable || checked.x_length == 0 || checked.y_length == 0 || blas::small_gemv(r.m, r.n, transposed, r.batch))
     return Plan{.cublas = cublas};
   return Plan{.cublas = cublas,
-              .streamed = blas::streamed_gemv_split(r.m, r.n, transposed, r.batch, r.lda, r.stride_a)};
+              .streamed = blas::streamed_gemv_split(static_cast<std::int64_t>(size_of(r.dtype)), r.m, r.n, transposed,
+                                                    r.batch, r.lda, r.stride_a)};
 }
 
 Status CudaOperation<Gemv>::run(const Gemv&, const Checked& checked, const Plan& gemv_plan,
@@ -129,14 +130,11 @@ Status CudaOperation<Gemv>::run(const Gemv&, const Checked& checked, const Plan&
   const blas::GemvLaunch launch{matrix_vector(r, views), transposed, r.m, r.n};
   if (checked.x_length != 0 && blas::small_gemv(r.m, r.n, transposed, r.batch))
     return run.target.check(blas::launch_small_gemv(launch, run.target.stream()), "launching the small gemv kernel");
+  if (gemv_plan.streamed.splits != 0 && blas::streamed_gemv_aligned(launch))
+    return run.target.check(blas::launch_streamed_gemv(launch, gemv_plan.streamed, run.workspace, run.target.stream()),
+                            "launching the streamed gemv kernels");
   const blas::CublasPlan& plan = gemv_plan.cublas;
-  if (blas::is_narrow_float(r.dtype)) {
-    if (gemv_plan.streamed.splits != 0 && blas::streamed_gemv_aligned(launch))
-      return run.target.check(
-          blas::launch_streamed_gemv(launch, gemv_plan.streamed, run.workspace, run.target.stream()),
-          "launching the streamed 16-bit gemv kernels");
-    return narrow_gemv(checked, plan, views, run);
-  }
+  if (blas::is_narrow_float(r.dtype)) return narrow_gemv(checked, plan, views, run);
   ACCEL_RETURN_IF_ERROR(blas::set_pointer_mode(plan, run, CUBLAS_POINTER_MODE_HOST));
   return blas::with_real_type(r.dtype, [&]<class T>(std::type_identity<T>) -> Status {
     if (checked.x_length == 0) {

@@ -1,8 +1,9 @@
-// How the streamed 16-bit Gemv (narrow_gemv_kernels.cu, declared in blas_kernels.hpp) splits its sums over blocks:
-// host arithmetic in plain C++, so that the CPU test suites check it where no GPU or CUDA compiler is.
+// How the streamed Gemv (streamed_gemv_kernels.cu, declared in blas_kernels.hpp) splits its sums over blocks: host
+// arithmetic in plain C++, so that the CPU test suites check it where no GPU or CUDA compiler is.
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 namespace accel::blas {
@@ -10,15 +11,19 @@ namespace accel::blas {
 // The most blocks along a grid's y or z: tiles of a matrix, members of a batch.
 constexpr std::int64_t kMaxGridExtent = 65535;
 
-// The streamed kernels' shape: blocks of 8 warps, each lane loading 8 16-bit elements (16 bytes) at once.
+// The streamed kernels' shape: blocks of 8 warps, each lane loading 16 bytes at once (8 16-bit elements, 4 f32).
 namespace streamed_shape {
 constexpr int kWarps = 8;
-constexpr int kPerLoad = 8;
-constexpr int kWarpSpan = 32 * kPerLoad;      // rows (plain) or terms (transposed) a warp's loads cover at once
+constexpr int kLoadBytes = 16;
+template <std::size_t kElementBytes>
+constexpr int kPerLoad = kLoadBytes / static_cast<int>(kElementBytes);
+template <std::size_t kElementBytes>
+constexpr int kWarpSpan = 32 * kPerLoad<kElementBytes>;  // rows (plain) or terms (transposed) a warp's loads cover
 constexpr std::int64_t kBlocksWanted = 1024;  // about eight blocks of 256 threads on each of an H100's or H200's SMs
-// The fewest columns (plain) or terms (transposed) a split takes: eight loads a lane, in flight together.
+// The fewest columns (plain) or terms (transposed, times a warp's span) a split takes: eight loads a lane, in flight
+// together.
 constexpr std::int64_t kPlainSplitFloor = kWarps * 8;
-constexpr std::int64_t kTransposedSplitFloor = kWarpSpan * 8;
+constexpr std::int64_t kTransposedSplitLoads = 8;
 // The most workspace the splits' sums take; a larger batch splits less.
 constexpr std::uint64_t kWorkspaceBudget = std::uint64_t{64} << 20;
 }  // namespace streamed_shape
@@ -31,28 +36,30 @@ struct StreamedGemvSplit {
   std::uint64_t workspace_bytes = 0;
 };
 
-// A split that gives about a thousand blocks, each lane eight 16-byte loads at least, and at most 64 MiB of workspace;
-// none where A's columns are not 16-byte aligned whenever A is (lda, and stride_a for a batch, a multiple of 8), the
-// batch exceeds a grid's extent, or (plain) A has fewer rows than a warp's loads cover, which would leave most lanes
-// idle.
-[[nodiscard]] inline StreamedGemvSplit streamed_gemv_split(std::int64_t m, std::int64_t n, bool transpose,
-                                                           std::int64_t batch, std::int64_t lda,
+// A split that gives about a thousand blocks, each lane eight 16-byte loads at least, and at most 64 MiB of workspace,
+// for elements of `element_bytes` (2 or 4); none where A's columns are not 16-byte aligned whenever A is (lda, and
+// stride_a for a batch, a multiple of a load's elements), the batch exceeds a grid's extent, or (plain) A has fewer
+// rows than a warp's loads cover, which would leave most lanes idle.
+[[nodiscard]] inline StreamedGemvSplit streamed_gemv_split(std::int64_t element_bytes, std::int64_t m, std::int64_t n,
+                                                           bool transpose, std::int64_t batch, std::int64_t lda,
                                                            std::int64_t stride_a) {
   using namespace streamed_shape;
-  if (m <= 0 || n <= 0 || batch < 1 || batch > kMaxGridExtent || lda % kPerLoad != 0 ||
-      (batch > 1 && stride_a % kPerLoad != 0) || (!transpose && m < kWarpSpan))
+  if (element_bytes != 2 && element_bytes != 4) return {};
+  const std::int64_t per_load = kLoadBytes / element_bytes, warp_span = 32 * per_load;
+  if (m <= 0 || n <= 0 || batch < 1 || batch > kMaxGridExtent || lda % per_load != 0 ||
+      (batch > 1 && stride_a % per_load != 0) || (!transpose && m < warp_span))
     return {};
   // Blocks before splitting: row tiles (plain) or groups of kWarps columns (transposed), for each member.
   const std::int64_t length = transpose ? n : m, terms = transpose ? m : n;
-  const std::int64_t unsplit = (transpose ? (n + kWarps - 1) / kWarps : (m + kWarpSpan - 1) / kWarpSpan) * batch;
-  const std::int64_t floor = transpose ? kTransposedSplitFloor : kPlainSplitFloor;
+  const std::int64_t unsplit = (transpose ? (n + kWarps - 1) / kWarps : (m + warp_span - 1) / warp_span) * batch;
+  const std::int64_t floor = transpose ? warp_span * kTransposedSplitLoads : kPlainSplitFloor;
   const std::int64_t most_by_terms = std::max<std::int64_t>(1, terms / floor);
   const std::uint64_t slots_bytes = static_cast<std::uint64_t>(length) * static_cast<std::uint64_t>(batch) * 4;
   const auto most_by_workspace = static_cast<std::int64_t>(std::max<std::uint64_t>(1, kWorkspaceBudget / slots_bytes));
   const std::int64_t splits = std::clamp<std::int64_t>((kBlocksWanted + unsplit - 1) / unsplit, 1,
                                                        std::min({most_by_terms, most_by_workspace, kMaxGridExtent}));
   // Each split a whole number of loads, so that every lane's loads stay 16-byte aligned.
-  const std::int64_t quantum = transpose ? kPerLoad : 1;
+  const std::int64_t quantum = transpose ? per_load : 1;
   const std::int64_t span = ((terms + splits - 1) / splits + quantum - 1) / quantum * quantum;
   const std::int64_t used = (terms + span - 1) / span;  // rounding up the span may leave the last split empty
   return {

@@ -165,64 +165,67 @@ TEST_P(CudaBlasKernelsTest, TrmmWithLeadingDimensionsMatchesTheCpuDeviceOnBothSi
     }
 }
 
-TEST_P(CudaBlasKernelsTest, SixteenBitGemvOfAMatrixNotSixteenByteAlignedRunsOnCublasAndMatchesAReference) {
-  // A adopted one f16 element past an allocation's start: the streamed kernels, which load 16 bytes of a column at
-  // once, must leave it to cuBLAS's HSH gemv. 2,048 x 600 is beyond the small kernel's bounds.
+TEST_P(CudaBlasKernelsTest, GemvOfAMatrixNotSixteenByteAlignedRunsOnCublasAndMatchesAReference) {
+  // A adopted one element past an allocation's start: the streamed kernels, which load 16 bytes of a column at once,
+  // must leave it to cuBLAS's HSH gemv (f16) or sgemv (f32). 2,048 x 600 is beyond the small kernel's bounds.
   if (GetParam().isolation != Isolation::in_process) GTEST_SKIP() << "an isolated device adopts no memory";
   constexpr std::int64_t m = 2048, n = 600;
-  Result<BufferHandle> whole = gpu_->ask(Allocate{.dtype = DType::f16, .count = m * n + 1}).wait();
-  ASSERT_THAT(whole, IsOk());
-  Result<SharedMemory> exported = gpu_->ask(ShareMemory{.buffer = *whole}).wait();
-  ASSERT_THAT(exported, IsOk());
-  Result<SharedMemory> a =
-      gpu_->ask(ShareMemory{.address = exported->address + 2, .dtype = DType::f16, .count = m * n}).wait();
-  ASSERT_THAT(a, IsOk());
-  HostArray as(DType::f16, m * n + 1);
-  as.fill_uniform(rng_);
-  ASSERT_THAT(gpu_->ask(CopyToDevice{.source = as.source(), .destination = *whole}).wait(), IsOk());
-  for (Transpose transpose : {Transpose::none, Transpose::transpose}) {
-    SCOPED_TRACE(to_string(transpose));
-    const bool t = transpose == Transpose::transpose;
-    const std::int64_t x_length = t ? m : n, y_length = t ? n : m;
-    HostArray xs(DType::f16, x_length);
-    xs.fill_uniform(rng_);
-    Result<BufferHandle> x =
-        gpu_->ask(Allocate{.dtype = DType::f16, .count = static_cast<std::uint64_t>(x_length)}).wait();
-    Result<BufferHandle> y =
-        gpu_->ask(Allocate{.dtype = DType::f16, .count = static_cast<std::uint64_t>(y_length)}).wait();
-    ASSERT_THAT(x, IsOk());
-    ASSERT_THAT(y, IsOk());
-    ASSERT_THAT(gpu_->ask(CopyToDevice{.source = xs.source(), .destination = *x}).wait(), IsOk());
-    ASSERT_THAT(gpu_->ask(Gemv{.dtype = DType::f16,
-                               .transpose = transpose,
-                               .m = m,
-                               .n = n,
-                               .alpha = 0.5,
-                               .a = a->buffer,
-                               .x = *x,
-                               .y = *y})
-                    .wait(),
-                IsOk());
-    HostArray got(DType::f16, y_length);
-    ASSERT_THAT(gpu_->ask(CopyToHost{.source = *y, .destination = got.destination()}).wait(), IsOk());
-    got.decode();
-    for (std::int64_t i = 0; i < y_length; ++i) {
-      double sum = 0, magnitude = 0;
-      for (std::int64_t k = 0; k < x_length; ++k) {
-        const double term = as.values[static_cast<std::size_t>(1 + (t ? i * m + k : k * m + i))] *
-                            xs.values[static_cast<std::size_t>(k)];
-        sum += term;
-        magnitude += std::abs(term);
+  for (const DType dtype : {DType::f16, DType::f32}) {
+    SCOPED_TRACE(to_string(dtype));
+    Result<BufferHandle> whole = gpu_->ask(Allocate{.dtype = dtype, .count = m * n + 1}).wait();
+    ASSERT_THAT(whole, IsOk());
+    Result<SharedMemory> exported = gpu_->ask(ShareMemory{.buffer = *whole}).wait();
+    ASSERT_THAT(exported, IsOk());
+    Result<SharedMemory> a =
+        gpu_->ask(ShareMemory{.address = exported->address + size_of(dtype), .dtype = dtype, .count = m * n}).wait();
+    ASSERT_THAT(a, IsOk());
+    HostArray as(dtype, m * n + 1);
+    as.fill_uniform(rng_);
+    ASSERT_THAT(gpu_->ask(CopyToDevice{.source = as.source(), .destination = *whole}).wait(), IsOk());
+    for (Transpose transpose : {Transpose::none, Transpose::transpose}) {
+      SCOPED_TRACE(to_string(transpose));
+      const bool t = transpose == Transpose::transpose;
+      const std::int64_t x_length = t ? m : n, y_length = t ? n : m;
+      HostArray xs(dtype, x_length);
+      xs.fill_uniform(rng_);
+      Result<BufferHandle> x =
+          gpu_->ask(Allocate{.dtype = dtype, .count = static_cast<std::uint64_t>(x_length)}).wait();
+      Result<BufferHandle> y =
+          gpu_->ask(Allocate{.dtype = dtype, .count = static_cast<std::uint64_t>(y_length)}).wait();
+      ASSERT_THAT(x, IsOk());
+      ASSERT_THAT(y, IsOk());
+      ASSERT_THAT(gpu_->ask(CopyToDevice{.source = xs.source(), .destination = *x}).wait(), IsOk());
+      ASSERT_THAT(gpu_->ask(Gemv{.dtype = dtype,
+                                 .transpose = transpose,
+                                 .m = m,
+                                 .n = n,
+                                 .alpha = 0.5,
+                                 .a = a->buffer,
+                                 .x = *x,
+                                 .y = *y})
+                      .wait(),
+                  IsOk());
+      HostArray got(dtype, y_length);
+      ASSERT_THAT(gpu_->ask(CopyToHost{.source = *y, .destination = got.destination()}).wait(), IsOk());
+      got.decode();
+      for (std::int64_t i = 0; i < y_length; ++i) {
+        double sum = 0, magnitude = 0;
+        for (std::int64_t k = 0; k < x_length; ++k) {
+          const double term = as.values[static_cast<std::size_t>(1 + (t ? i * m + k : k * m + i))] *
+                              xs.values[static_cast<std::size_t>(k)];
+          sum += term;
+          magnitude += std::abs(term);
+        }
+        // A half's rounding of the result, and f32 sums: a few parts in 1e3 of the terms' magnitude at most.
+        ASSERT_NEAR(got.values[static_cast<std::size_t>(i)], 0.5 * sum, 2e-3 * (0.5 * magnitude) + 1e-3)
+            << "y[" << i << "]";
       }
-      // A half's rounding of the result, and f32 sums: a few parts in 1e3 of the terms' magnitude at most.
-      ASSERT_NEAR(got.values[static_cast<std::size_t>(i)], 0.5 * sum, 2e-3 * (0.5 * magnitude) + 1e-3)
-          << "y[" << i << "]";
+      EXPECT_THAT(gpu_->free(*x).wait(), IsOk());
+      EXPECT_THAT(gpu_->free(*y).wait(), IsOk());
     }
-    EXPECT_THAT(gpu_->free(*x).wait(), IsOk());
-    EXPECT_THAT(gpu_->free(*y).wait(), IsOk());
+    EXPECT_THAT(gpu_->free(a->buffer).wait(), IsOk());
+    EXPECT_THAT(gpu_->free(*whole).wait(), IsOk());
   }
-  EXPECT_THAT(gpu_->free(a->buffer).wait(), IsOk());
-  EXPECT_THAT(gpu_->free(*whole).wait(), IsOk());
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryTarget, CudaBlasKernelsTest, ::testing::ValuesIn(accel::testing::kEveryGpuTarget),

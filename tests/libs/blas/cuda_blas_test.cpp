@@ -187,6 +187,13 @@ TEST_P(CudaBlasTest, GemvMatchesTheCpuDeviceForBothTransposesIncrementsAndBatche
     gemv<Half>({.transpose = transpose, .m = 4096, .n = 333, .alpha = 0, .beta = 2});
     // And cuBLAS's HSH and TST strided-batched gemv where A's columns are not 16-byte aligned.
     gemv<BFloat16>({.transpose = transpose, .m = 4100, .n = 300, .lda = 4101, .beta = 0.5});
+    // f32 on the streamed kernels (4 elements a load, a plain block's 128 rows): the same forms, columns aligned at 4
+    // elements that 16-bit ones would not be, and cuBLAS's sgemv where they are not.
+    gemv<float>({.transpose = transpose, .m = 2003, .n = 1001, .lda = 2004, .incx = 3, .incy = -2, .alpha = -1});
+    gemv<float>({.transpose = transpose, .m = 2000, .n = 700, .batch = 3, .alpha = 0.75, .beta = -0.5});
+    gemv<float>({.transpose = transpose, .m = 65536, .n = 20, .incx = -1, .beta = 1});
+    gemv<float>({.transpose = transpose, .m = 4096, .n = 333, .alpha = 0, .beta = 2});
+    gemv<float>({.transpose = transpose, .m = 4100, .n = 300, .lda = 4101, .beta = 0.5});
   }
 }
 

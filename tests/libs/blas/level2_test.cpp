@@ -295,47 +295,61 @@ TEST_F(Level2MoreTest, GerTrsvAndSymvAreRefusedByNameBeforeRunning) {
   EXPECT_EQ(download(y), values);
 }
 
-// The split of the CUDA device's streamed 16-bit Gemv (streamed_gemv_split.hpp) is host arithmetic: checked here, where
-// no GPU is needed.
+// The split of the CUDA device's streamed Gemv (streamed_gemv_split.hpp) is host arithmetic: checked here, where no GPU
+// is needed, for 16-bit elements (8 a load) and f32 (4 a load).
 TEST(StreamedGemvSplitTest, SplitsCoverEveryTermOnceAlignedWithinTheirWorkspace) {
   struct Shape {
     std::int64_t m, n;
     bool transpose;
     std::int64_t batch, lda;
   };
-  for (const Shape& s : std::vector<Shape>{{4096, 4096, false, 1, 4096},
-                                           {4096, 4096, true, 1, 4096},
-                                           {2003, 1001, false, 1, 2008},
-                                           {2003, 1001, true, 1, 2008},
-                                           {65536, 20, true, 1, 65536},
-                                           {65536, 20, false, 1, 65536},
-                                           {256, 1 << 20, false, 1, 256},
-                                           {4096, 333, true, 4, 4096},
-                                           {1 << 20, 64, false, 65535, 1 << 20},
-                                           {100003, 17, true, 1, 100008}}) {
-    SCOPED_TRACE(fmt::format("m={} n={} transpose={} batch={} lda={}", s.m, s.n, s.transpose, s.batch, s.lda));
-    const StreamedGemvSplit split = streamed_gemv_split(s.m, s.n, s.transpose, s.batch, s.lda, s.lda * s.n);
-    const std::int64_t terms = s.transpose ? s.m : s.n, length = s.transpose ? s.n : s.m;
-    ASSERT_GE(split.splits, 1);
-    EXPECT_LE(split.splits, 65535);
-    EXPECT_GE(split.span * split.splits, terms);        // every term in a split
-    EXPECT_LT(split.span * (split.splits - 1), terms);  // no split empty
-    if (s.transpose) {
-      EXPECT_EQ(split.span % 8, 0);  // each split starts on a 16-byte load
+  for (const std::int64_t element_bytes : {2, 4}) {
+    for (const Shape& s : std::vector<Shape>{{4096, 4096, false, 1, 4096},
+                                             {4096, 4096, true, 1, 4096},
+                                             {2003, 1001, false, 1, 2008},
+                                             {2003, 1001, true, 1, 2008},
+                                             {65536, 20, true, 1, 65536},
+                                             {65536, 20, false, 1, 65536},
+                                             {256, 1 << 20, false, 1, 256},
+                                             {4096, 333, true, 4, 4096},
+                                             {1 << 20, 64, false, 65535, 1 << 20},
+                                             {100003, 17, true, 1, 100008}}) {
+      SCOPED_TRACE(fmt::format("{}-byte elements, m={} n={} transpose={} batch={} lda={}", element_bytes, s.m, s.n,
+                               s.transpose, s.batch, s.lda));
+      const StreamedGemvSplit split =
+          streamed_gemv_split(element_bytes, s.m, s.n, s.transpose, s.batch, s.lda, s.lda * s.n);
+      const std::int64_t terms = s.transpose ? s.m : s.n, length = s.transpose ? s.n : s.m;
+      ASSERT_GE(split.splits, 1);
+      EXPECT_LE(split.splits, 65535);
+      EXPECT_GE(split.span * split.splits, terms);        // every term in a split
+      EXPECT_LT(split.span * (split.splits - 1), terms);  // no split empty
+      if (s.transpose) {
+        EXPECT_EQ(split.span * element_bytes % 16, 0);  // each split starts on a 16-byte load
+      }
+      const std::uint64_t slots = static_cast<std::uint64_t>(length * s.batch) * 4;
+      EXPECT_EQ(split.workspace_bytes, split.splits == 1 ? 0 : slots * static_cast<std::uint64_t>(split.splits));
+      EXPECT_LE(split.workspace_bytes, std::uint64_t{64} << 20);
     }
-    const std::uint64_t slots = static_cast<std::uint64_t>(length * s.batch) * 4;
-    EXPECT_EQ(split.workspace_bytes, split.splits == 1 ? 0 : slots * static_cast<std::uint64_t>(split.splits));
-    EXPECT_LE(split.workspace_bytes, std::uint64_t{64} << 20);
   }
-  // A 4,096² product splits into about a thousand blocks: 16 row tiles x 64 splits, or 512 column groups x 2.
-  EXPECT_EQ(streamed_gemv_split(4096, 4096, false, 1, 4096, 0).splits, 64);
-  EXPECT_EQ(streamed_gemv_split(4096, 4096, true, 1, 4096, 0).splits, 2);
-  // Columns that a 16-byte load could straddle, a batch too large for a grid, fewer rows than a warp covers: none.
-  EXPECT_EQ(streamed_gemv_split(4096, 4096, false, 1, 4100, 0).splits, 0);
-  EXPECT_EQ(streamed_gemv_split(4096, 4096, true, 2, 4096, 4096 * 4096 + 4).splits, 0);
-  EXPECT_EQ(streamed_gemv_split(4096, 300, true, 65536, 4096, 4096 * 300).splits, 0);
-  EXPECT_EQ(streamed_gemv_split(200, 1 << 20, false, 1, 200, 0).splits, 0);
-  EXPECT_GT(streamed_gemv_split(200, 1 << 20, true, 1, 200, 0).splits, 0);
+  // A 4,096² product splits into about a thousand blocks: 16-bit, 16 row tiles x 64 splits, or 512 column groups x 2;
+  // f32, 32 row tiles x 32 splits, or 512 column groups x 2.
+  EXPECT_EQ(streamed_gemv_split(2, 4096, 4096, false, 1, 4096, 0).splits, 64);
+  EXPECT_EQ(streamed_gemv_split(2, 4096, 4096, true, 1, 4096, 0).splits, 2);
+  EXPECT_EQ(streamed_gemv_split(4, 4096, 4096, false, 1, 4096, 0).splits, 32);
+  EXPECT_EQ(streamed_gemv_split(4, 4096, 4096, true, 1, 4096, 0).splits, 2);
+  // Columns that a 16-byte load could straddle, a batch too large for a grid, fewer rows than a warp covers, elements
+  // of another width: none.
+  EXPECT_EQ(streamed_gemv_split(2, 4096, 4096, false, 1, 4100, 0).splits, 0);
+  EXPECT_EQ(streamed_gemv_split(4, 4096, 4096, false, 1, 4100, 0).splits, 32);  // 4,100 floats stay aligned
+  EXPECT_EQ(streamed_gemv_split(4, 4096, 4096, false, 1, 4098, 0).splits, 0);
+  EXPECT_EQ(streamed_gemv_split(2, 4096, 4096, true, 2, 4096, 4096 * 4096 + 4).splits, 0);
+  EXPECT_EQ(streamed_gemv_split(4, 4096, 4096, true, 2, 4096, 4096 * 4096 + 2).splits, 0);
+  EXPECT_EQ(streamed_gemv_split(2, 4096, 300, true, 65536, 4096, 4096 * 300).splits, 0);
+  EXPECT_EQ(streamed_gemv_split(2, 200, 1 << 20, false, 1, 200, 0).splits, 0);
+  EXPECT_EQ(streamed_gemv_split(4, 100, 1 << 20, false, 1, 100, 0).splits, 0);
+  EXPECT_GT(streamed_gemv_split(4, 200, 1 << 20, false, 1, 200, 0).splits, 0);
+  EXPECT_GT(streamed_gemv_split(2, 200, 1 << 20, true, 1, 200, 0).splits, 0);
+  EXPECT_EQ(streamed_gemv_split(8, 4096, 4096, false, 1, 4096, 0).splits, 0);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Gemv of 16-bit matrices beyond the small kernel's bounds (src/libs/blas/blas_kernels.hpp): A read 16 bytes a load,
-// each sum in f32 over a split of its terms, the splits' sums added in a fixed order and y rounded once. Launched
+// Gemv of f32 and 16-bit matrices beyond the small kernel's bounds (src/libs/blas/blas_kernels.hpp): A read 16 bytes a
+// load, each sum in f32 over a split of its terms, the splits' sums added in a fixed order and y rounded once. Launched
 // chained (core/chained_launch.cuh).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -12,8 +12,17 @@ namespace {
 
 using namespace kernels;
 
-using namespace streamed_shape;
+using streamed_shape::kWarps;
 static_assert(kWarps * 32 == static_cast<int>(kThreads), "a streamed block is kThreads threads");
+static_assert(streamed_shape::kWarpSpan<2> <= static_cast<int>(kThreads) &&
+                  streamed_shape::kWarpSpan<4> <= static_cast<int>(kThreads),
+              "a plain block has a thread for each of its rows");
+
+// Elements of T a lane loads at once (16 bytes), and the rows or terms a warp's loads cover.
+template <class T>
+constexpr int kPerLoad = streamed_shape::kPerLoad<sizeof(T)>;
+template <class T>
+constexpr int kWarpSpan = streamed_shape::kWarpSpan<sizeof(T)>;
 
 template <class T>
 struct StreamedTyped : MatrixVectorTyped<T, float> {
@@ -38,27 +47,39 @@ __device__ void give(const StreamedTyped<T>& p, std::int64_t member, std::int64_
 }
 
 template <class T>
-__device__ void add_loaded(float (&sums)[kPerLoad], const uint4& loaded, float factor) {
+__device__ void add_loaded(float (&sums)[kPerLoad<T>], const uint4& loaded, float factor) {
   const T* elements = reinterpret_cast<const T*>(&loaded);
 #pragma unroll
-  for (int e = 0; e < kPerLoad; ++e) sums[e] += static_cast<float>(elements[e]) * factor;
+  for (int e = 0; e < kPerLoad<T>; ++e) sums[e] += static_cast<float>(elements[e]) * factor;
 }
 
-// y = alpha A x + beta y, block (R, S, member): rows R * 256 on, lane l of each warp rows l * 8 to l * 8 + 7, one
-// 16-byte load a column; the block's warps take every 8th column of split S; the warps' sums are added in order.
+// A lane's sums added pairwise, in a fixed order.
+template <int kCount>
+__device__ float pairwise(const float (&sums)[kCount]) {
+  if constexpr (kCount == 4) return (sums[0] + sums[1]) + (sums[2] + sums[3]);
+  else {
+    static_assert(kCount == 8, "a lane holds 4 or 8 sums");
+    return ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5]) + (sums[6] + sums[7]));
+  }
+}
+
+// y = alpha A x + beta y, block (R, S, member): rows R * span on (span = 32 lanes' loads), lane l of each warp the rows
+// of its 16-byte load of a column; the block's warps take every 8th column of split S; the warps' sums are added in
+// order.
 template <class T>
 __global__ void __launch_bounds__(kThreads) streamed_plain(StreamedTyped<T> p) {
+  constexpr int kLoad = kPerLoad<T>, kSpan = kWarpSpan<T>;
   wait_for_prior_kernel();
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const std::int64_t member = blockIdx.z;
-  const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * kWarpSpan + lane * kPerLoad;
+  const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * kSpan + lane * kLoad;
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * p.span;
   const std::int64_t last = min(p.n, first + p.span);
   const T* a = p.a + member * p.stride_a;
   const T* x = p.x + member * p.stride_x;
-  float sums[kPerLoad] = {};
+  float sums[kLoad] = {};
   if (p.alpha != 0.0f && row0 < p.m) {
-    if (row0 + kPerLoad <= p.m) {
+    if (row0 + kLoad <= p.m) {
 #pragma unroll 8
       for (std::int64_t j = first + warp; j < last; j += kWarps)
         add_loaded<T>(sums, *reinterpret_cast<const uint4*>(a + j * p.lda + row0),
@@ -67,21 +88,21 @@ __global__ void __launch_bounds__(kThreads) streamed_plain(StreamedTyped<T> p) {
       for (std::int64_t j = first + warp; j < last; j += kWarps) {
         const float xj = static_cast<float>(x[vector_at(j, p.incx, p.n)]);
 #pragma unroll  // whole, so that `sums` stays in registers
-        for (int e = 0; e < kPerLoad; ++e)
+        for (int e = 0; e < kLoad; ++e)
           if (row0 + e < p.m) sums[e] += static_cast<float>(a[j * p.lda + row0 + e]) * xj;
       }
     }
   }
-  // Laid out [warp][element of a lane][lane], padded: a lane's eight writes and a row's eight reads fall on few banks.
-  __shared__ float warp_sums[kWarps][kPerLoad][33];
+  // Laid out [warp][element of a lane][lane], padded: a lane's writes and a row's reads fall on few banks.
+  __shared__ float warp_sums[kWarps][kLoad][33];
 #pragma unroll
-  for (int e = 0; e < kPerLoad; ++e) warp_sums[warp][e][lane] = sums[e];
+  for (int e = 0; e < kLoad; ++e) warp_sums[warp][e][lane] = sums[e];
   __syncthreads();
   const int t = static_cast<int>(threadIdx.x);
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kWarpSpan + t;
-  if (row >= p.m) return;
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kSpan + t;
+  if (t >= kSpan || row >= p.m) return;  // f32: the block's 128 rows are its first four warps'
   float sum = 0.0f;
-  for (int w = 0; w < kWarps; ++w) sum += warp_sums[w][t % kPerLoad][t / kPerLoad];
+  for (int w = 0; w < kWarps; ++w) sum += warp_sums[w][t % kLoad][t / kLoad];
   give(p, member, blockIdx.y, row, p.m, sum);
 }
 
@@ -90,6 +111,7 @@ __global__ void __launch_bounds__(kThreads) streamed_plain(StreamedTyped<T> p) {
 // aligned.
 template <class T, bool kContiguousX>
 __global__ void __launch_bounds__(kThreads) streamed_transposed(StreamedTyped<T> p) {
+  constexpr int kLoad = kPerLoad<T>, kSpan = kWarpSpan<T>;
   wait_for_prior_kernel();
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const std::int64_t member = blockIdx.z;
@@ -99,30 +121,29 @@ __global__ void __launch_bounds__(kThreads) streamed_transposed(StreamedTyped<T>
   const std::int64_t last = min(p.m, first + p.span);
   const T* a = p.a + member * p.stride_a + column * p.lda;
   const T* x = p.x + member * p.stride_x;
-  float sums[kPerLoad] = {};
+  float sums[kLoad] = {};
   if (p.alpha != 0.0f) {
-    std::int64_t i = first + lane * kPerLoad;
+    std::int64_t i = first + lane * kLoad;
 #pragma unroll 4
-    for (; i + kPerLoad <= last; i += kWarpSpan) {
+    for (; i + kLoad <= last; i += kSpan) {
       const uint4 loaded = *reinterpret_cast<const uint4*>(a + i);
       const T* elements = reinterpret_cast<const T*>(&loaded);
       if constexpr (kContiguousX) {
         const uint4 x_loaded = *reinterpret_cast<const uint4*>(x + i);
         const T* x_elements = reinterpret_cast<const T*>(&x_loaded);
 #pragma unroll
-        for (int e = 0; e < kPerLoad; ++e)
+        for (int e = 0; e < kLoad; ++e)
           sums[e] += static_cast<float>(elements[e]) * static_cast<float>(x_elements[e]);
       } else {
 #pragma unroll
-        for (int e = 0; e < kPerLoad; ++e)
+        for (int e = 0; e < kLoad; ++e)
           sums[e] += static_cast<float>(elements[e]) * static_cast<float>(x[vector_at(i + e, p.incx, p.m)]);
       }
     }
     for (; i < last; ++i)  // the split's last terms, past its last whole load (one lane's)
       sums[0] += static_cast<float>(a[i]) * static_cast<float>(x[vector_at(i, p.incx, p.m)]);
   }
-  float sum = ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5]) + (sums[6] + sums[7]));
-  sum = warp_sum_to_first_lane(sum);
+  const float sum = warp_sum_to_first_lane(pairwise(sums));
   if (lane == 0) give(p, member, blockIdx.y, column, p.n, sum);
 }
 
@@ -167,12 +188,12 @@ cudaError_t streamed(const GemvLaunch& l, const StreamedGemvSplit& split, void* 
   cudaError_t launched;
   if (l.transpose) {
     const dim3 grid(static_cast<unsigned>((l.n + kWarps - 1) / kWarps), splits, members);
-    const bool contiguous_x =
-        l.incx == 1 && (l.batch == 1 || l.stride_x % kPerLoad == 0) && reinterpret_cast<std::uintptr_t>(l.x) % 16 == 0;
+    const bool contiguous_x = l.incx == 1 && (l.batch == 1 || l.stride_x % kPerLoad<T> == 0) &&
+                              reinterpret_cast<std::uintptr_t>(l.x) % 16 == 0;
     launched = contiguous_x ? launch_chained(streamed_transposed<T, true>, grid, dim3(kThreads), 0, stream, p)
                             : launch_chained(streamed_transposed<T, false>, grid, dim3(kThreads), 0, stream, p);
   } else {
-    const dim3 grid(static_cast<unsigned>((l.m + kWarpSpan - 1) / kWarpSpan), splits, members);
+    const dim3 grid(static_cast<unsigned>((l.m + kWarpSpan<T> - 1) / kWarpSpan<T>), splits, members);
     launched = launch_chained(streamed_plain<T>, grid, dim3(kThreads), 0, stream, p);
   }
   if (launched != cudaSuccess || split.splits == 1) return launched;
@@ -191,6 +212,7 @@ cudaError_t launch_streamed_gemv(const GemvLaunch& launch, const StreamedGemvSpl
     return cudaErrorInvalidValue;
   if (launch.element == VectorElement::bf16) return streamed<__nv_bfloat16>(launch, split, workspace, stream);
   if (launch.element == VectorElement::f16) return streamed<__half>(launch, split, workspace, stream);
+  if (launch.element == VectorElement::f32) return streamed<float>(launch, split, workspace, stream);
   return cudaErrorInvalidValue;
 }
 
