@@ -1,11 +1,13 @@
 // packed_attention on the CPU: one task per (sequence, head) on the process's OpenMP team. Both products are
 // combined_rows (cpu_small_products.hpp), sums of scaled rows (y_i = sum_c x_ic w_c) that vectorise along the row with
 // no horizontal sums, in tiles held in registers: the scores against K's head slice copied transposed into a
-// contiguous block (head_dim x length), then O = P V read in place. Queries go in blocks of kQueryBlock rows, so that a
-// block's scores (kQueryBlock x length floats) stay in the thread's cache however long the sequence; a causal block
-// scores only the keys up to its last query, and a sliding-window block only the keys within the window of one of its
-// queries.
+// contiguous block (head_dim x length), then O = P V read in place, each row of P its softmax's numerators and each row
+// of O divided by their sum afterwards (head_dim values a row rather than length). Queries go in blocks of kQueryBlock
+// rows, so that a block's scores (kQueryBlock x length floats) stay in the thread's cache however long the sequence; a
+// causal block scores only the keys up to its last query, and a sliding-window block only the keys within the window of
+// one of its queries.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -60,22 +62,25 @@ void attend(const Operands& o, std::int64_t begin, std::int64_t end, std::int64_
     p.resize(static_cast<std::size_t>(rows * width));
     combined_rows(o.q + (begin + i0) * o.q_stride + column, o.q_stride, k_t.data() + first, padded, rows, o.head_dim, 0,
                   width, p.data(), width);
+    std::array<float, kQueryBlock> inverses;
     for (std::int64_t i = 0; i < rows; ++i) {
       float* row = p.data() + i * width;
       const std::int64_t query = i0 + i;
       const std::int64_t from = std::max(first, query - window) - first;
       const std::int64_t to = std::min(o.causal ? query + 1 : last, query + window + 1) - first;
-#pragma omp simd
-      for (std::int64_t j = from; j < to; ++j) row[j] *= o.scale;
-      const float highest = *std::max_element(row + from, row + to);
-      const float inverse = 1.0f / exp_shifted_sum(row + from, highest, to - from, row + from);
-#pragma omp simd
-      for (std::int64_t j = from; j < to; ++j) row[j] *= inverse;
+      inverses[static_cast<std::size_t>(i)] = 1.0f / softmax_numerators(row + from, to - from, o.scale);
       std::fill(row, row + from, 0.0f);
       std::fill(row + to, row + keys, 0.0f);
     }
+    float* out = o.out + (begin + i0) * o.out_stride + column;
     combined_rows(p.data(), width, o.v + (begin + first) * o.v_stride + kv_column, o.v_stride, rows, keys, 0,
-                  o.head_dim, o.out + (begin + i0) * o.out_stride + column, o.out_stride);
+                  o.head_dim, out, o.out_stride);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      float* out_row = out + i * o.out_stride;
+      const float inverse = inverses[static_cast<std::size_t>(i)];
+#pragma omp simd
+      for (int d = 0; d < o.head_dim; ++d) out_row[d] *= inverse;
+    }
   }
 }
 

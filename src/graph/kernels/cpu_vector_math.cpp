@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 // libmvec's entry points, named by the x86-64 vector function ABI: 'e' AVX-512 with 16 lanes, 'd' AVX2 with 8.
 extern "C" {
@@ -137,17 +138,41 @@ void activate_chunk(float* x, float* t, std::int64_t n, Activation activation) {
 
 }  // namespace
 
-float exp_shifted_sum(const float* x, float shift, std::int64_t count, float* y) {
+// The bounds pass is a vector reduction at the clone's width: a scalar max over each row of scores was half of the
+// attention's time outside its products (PERFORMANCE.md §98).
+ACCEL_CPU_VECTOR_CLONES
+float softmax_numerators(float* x, std::int64_t count, float scale) {
+  if (count <= 0) return 0;
+  // In 16-float vectors: GCC leaves a float max or min reduction scalar without -ffast-math, even under omp simd.
+  using Floats16 = float __attribute__((vector_size(64)));
+  Floats16 high, low;
+  for (int lane = 0; lane < 16; ++lane) high[lane] = low[lane] = x[0];
+  std::int64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    Floats16 v;
+    std::memcpy(&v, x + i, sizeof v);
+    high = v > high ? v : high;
+    low = v < low ? v : low;
+  }
+  float highest = x[0], lowest = x[0];
+  for (int lane = 0; lane < 16; ++lane) {
+    highest = std::max(highest, high[lane]);
+    lowest = std::min(lowest, low[lane]);
+  }
+  for (; i < count; ++i) {
+    highest = std::max(highest, x[i]);
+    lowest = std::min(lowest, x[i]);
+  }
+  const float shift = scale >= 0 ? highest : lowest;
   float total = 0;
   for (std::int64_t begin = 0; begin < count; begin += kChunk) {
     const std::int64_t n = std::min(kChunk, count - begin);
-    float* out = y + begin;
-    const float* in = x + begin;
+    float* chunk = x + begin;
 #pragma omp simd
-    for (std::int64_t i = 0; i < n; ++i) out[i] = in[i] - shift;
-    kExp(out, out, n);
+    for (std::int64_t i = 0; i < n; ++i) chunk[i] = (chunk[i] - shift) * scale;
+    kExp(chunk, chunk, n);
 #pragma omp simd reduction(+ : total)
-    for (std::int64_t i = 0; i < n; ++i) total += out[i];
+    for (std::int64_t i = 0; i < n; ++i) total += chunk[i];
   }
   return total;
 }

@@ -11,8 +11,9 @@
 
 namespace accel::graph::cpu {
 
-// y[i] = exp(x[i] - shift); returns the sum of the y[i]. x and y may be the same array.
-float exp_shifted_sum(const float* x, float shift, std::int64_t count, float* y);
+// A softmax's numerators in place: x[i] = exp(scale (x[i] - m)), m the largest x[i] where scale >= 0 and the smallest
+// where it is negative, so that no term passes 1; returns their sum (0 for no terms).
+float softmax_numerators(float* x, std::int64_t count, float scale);
 
 // x[i] = act(x[i] + bias[i]) for one row (bias may be null): accel::activate's definitions in float.
 void bias_activate_row(float* x, const float* bias, std::int64_t count, Activation activation);
