@@ -1,7 +1,9 @@
-// Kernels for Swap, for Axpy and Asum of 16-bit vectors and for the whole matrix a stored triangle stands for
+// Kernels for Swap, for Axpy, Asum and Dot of 16-bit vectors and for the whole matrix a stored triangle stands for
 // (src/libs/blas/blas_kernels.hpp), launched chained (core/chained_launch.cuh).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+
+#include <type_traits>
 
 #include "core/chained_launch.cuh"
 #include "libs/blas/kernel_common.cuh"
@@ -101,84 +103,126 @@ cudaError_t axpy(const void* x, std::int64_t incx, void* y, std::int64_t incy, s
                         alpha);
 }
 
-// -- Asum of 16-bit vectors ---------------------------------------------------------------------------------------
+// -- Asum and Dot of 16-bit vectors ------------------------------------------------------------------------------
 
-constexpr unsigned kAsumThreads = 1024;
-constexpr std::int64_t kAsumPerBlock = std::int64_t{32} * kAsumThreads;  // elements a block takes, fewest
-constexpr std::int64_t kAsumMostBlocks = 256;  // two blocks of 1,024 threads on each of an H100's or H200's SMs, about
+constexpr unsigned kSumThreads = 1024;
+// Elements a block takes, fewest: a vector of up to 65,536 is summed by one block in one launch, where a second
+// launch to add blocks' sums would cost the request more host time than the block's reads (PERFORMANCE.md §97).
+constexpr std::int64_t kSumPerBlock = std::int64_t{64} * kSumThreads;
+constexpr std::int64_t kSumMostBlocks = 256;  // two blocks of 1,024 threads on each of an H100's or H200's SMs, about
 
-std::int64_t asum_blocks(std::int64_t n) {
-  return std::clamp<std::int64_t>((n + kAsumPerBlock - 1) / kAsumPerBlock, 1, kAsumMostBlocks);
+std::int64_t sum_blocks(std::int64_t n) {
+  return std::clamp<std::int64_t>((n + kSumPerBlock - 1) / kSumPerBlock, 1, kSumMostBlocks);
 }
 
 // The sum of the block's values, in thread 0, added in a fixed order.
 __device__ float block_sum(float value) {
-  __shared__ float warp_sums[kAsumThreads / 32];
+  __shared__ float warp_sums[kSumThreads / 32];
   value = warp_sum_to_first_lane(value);
   if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = value;
   __syncthreads();
   return threadIdx.x < 32 ? warp_sum_to_first_lane(warp_sums[threadIdx.x]) : 0.0f;
 }
 
-// Each thread sums the magnitudes of its elements in f32 (a grid-stride loop, four sums in flight; 16 bytes a load
-// where x is contiguous and aligned), the block adds its threads' sums in a fixed order; one block rounds its total to
-// T once, several each leave theirs in `partial` for asum_finish.
+// The terms of the two sums, in f32: |x_i| (Asum, which reads no y) and x_i y_i (Dot).
+struct Magnitude {
+  template <class T>
+  __device__ static float term(T x, T) {
+    return fabsf(static_cast<float>(x));
+  }
+};
+struct Product {
+  template <class T>
+  __device__ static float term(T x, T y) {
+    return static_cast<float>(x) * static_cast<float>(y);
+  }
+};
+
+// A sum's operands: y is read only by a Term that uses it.
 template <class T>
-__global__ void __launch_bounds__(kAsumThreads)
-    asum_kernel(const T* x, std::int64_t n, std::int64_t incx, bool by_vectors, T* result, float* partial) {
+struct SumOperands {
+  const T* x;
+  std::int64_t incx;
+  const T* y;
+  std::int64_t incy;
+  std::int64_t n;
+  bool by_vectors;  // x (and y) contiguous and 16-byte aligned
+  T* result;
+  float* partial;  // a float a block, where there are several
+};
+
+// Each thread sums its terms in f32 (a grid-stride loop, four sums in flight; 16 bytes a load where the vectors are
+// contiguous and aligned), the block adds its threads' sums in a fixed order; one block rounds its total to T once,
+// several each leave theirs in `partial` for sum_finish.
+template <class T, class Term>
+__global__ void __launch_bounds__(kSumThreads) sum_kernel(SumOperands<T> s) {
   wait_for_prior_kernel();
+  constexpr bool kReadsY = std::is_same_v<Term, Product>;
   float sums[4] = {};
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * kAsumThreads + threadIdx.x;
-  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * kAsumThreads;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * kSumThreads + threadIdx.x;
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * kSumThreads;
   std::int64_t done = 0;  // elements summed as vectors
-  if (by_vectors) {
+  if (s.by_vectors) {
     constexpr int kPer = sizeof(uint4) / sizeof(T);
-    const std::int64_t vectors = n / kPer;
+    const std::int64_t vectors = s.n / kPer;
 #pragma unroll 4
     for (std::int64_t v = first; v < vectors; v += step) {
-      const uint4 loaded = reinterpret_cast<const uint4*>(x)[v];
-      const T* elements = reinterpret_cast<const T*>(&loaded);
+      const uint4 xs = reinterpret_cast<const uint4*>(s.x)[v];
+      const uint4 ys = kReadsY ? reinterpret_cast<const uint4*>(s.y)[v] : xs;
+      const T* xe = reinterpret_cast<const T*>(&xs);
+      const T* ye = reinterpret_cast<const T*>(&ys);
 #pragma unroll
-      for (int e = 0; e < kPer; ++e) sums[e % 4] += fabsf(static_cast<float>(elements[e]));
+      for (int e = 0; e < kPer; ++e) sums[e % 4] += Term::term(xe[e], ye[e]);
     }
     done = vectors * kPer;
   }
+  const auto at = [&](std::int64_t i) {
+    const T x = s.x[vector_at(i, s.incx, s.n)];
+    return Term::term(x, kReadsY ? s.y[vector_at(i, s.incy, s.n)] : x);
+  };
   std::int64_t i = done + first;
-  for (; i + 3 * step < n; i += 4 * step) {
+  for (; i + 3 * step < s.n; i += 4 * step) {
 #pragma unroll
-    for (int s = 0; s < 4; ++s) sums[s] += fabsf(static_cast<float>(x[(i + s * step) * incx]));
+    for (int k = 0; k < 4; ++k) sums[k] += at(i + k * step);
   }
-  for (; i < n; i += step) sums[0] += fabsf(static_cast<float>(x[i * incx]));
+  for (; i < s.n; i += step) sums[0] += at(i);
   const float sum = block_sum((sums[0] + sums[1]) + (sums[2] + sums[3]));
   if (threadIdx.x != 0) return;
   if (gridDim.x == 1)
-    *result = static_cast<T>(sum);
+    *s.result = static_cast<T>(sum);
   else
-    partial[blockIdx.x] = sum;
+    s.partial[blockIdx.x] = sum;
 }
 
 // The blocks' sums added in block order, rounded to T once.
 template <class T>
-__global__ void __launch_bounds__(kAsumThreads) asum_finish(const float* partial, std::int64_t blocks, T* result) {
+__global__ void __launch_bounds__(kSumThreads) sum_finish(const float* partial, std::int64_t blocks, T* result) {
   wait_for_prior_kernel();
   const float sum = block_sum(threadIdx.x < blocks ? partial[threadIdx.x] : 0.0f);
   if (threadIdx.x == 0) *result = static_cast<T>(sum);
 }
 
-template <class T>
-cudaError_t asum(const void* x, std::int64_t n, std::int64_t incx, void* result, void* workspace, cudaStream_t stream) {
-  const std::int64_t blocks = asum_blocks(n);
+template <class T, class Term>
+cudaError_t narrow_sum(const void* x, std::int64_t incx, const void* y, std::int64_t incy, std::int64_t n, void* result,
+                       void* workspace, cudaStream_t stream) {
+  const std::int64_t blocks = sum_blocks(n);
   if (blocks > 1 && workspace == nullptr) return cudaErrorInvalidValue;
-  const bool by_vectors = incx == 1 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
-  const auto* xt = static_cast<const T*>(x);
-  auto* out = static_cast<T*>(result);
-  auto* partial = static_cast<float*>(workspace);
-  if (cudaError_t launched = launch_chained(asum_kernel<T>, dim3(static_cast<unsigned>(blocks)), dim3(kAsumThreads), 0,
-                                            stream, xt, n, incx, by_vectors, out, partial);
+  const bool contiguous = incx == 1 && (y == nullptr || incy == 1);
+  const bool aligned = (reinterpret_cast<std::uintptr_t>(x) | reinterpret_cast<std::uintptr_t>(y)) % 16 == 0;
+  const SumOperands<T> s{static_cast<const T*>(x),
+                         incx,
+                         static_cast<const T*>(y),
+                         incy,
+                         n,
+                         contiguous && aligned,
+                         static_cast<T*>(result),
+                         static_cast<float*>(workspace)};
+  if (cudaError_t launched =
+          launch_chained(sum_kernel<T, Term>, dim3(static_cast<unsigned>(blocks)), dim3(kSumThreads), 0, stream, s);
       launched != cudaSuccess || blocks == 1)
     return launched;
-  return launch_chained(asum_finish<T>, dim3(1), dim3(kAsumThreads), 0, stream, static_cast<const float*>(partial),
-                        blocks, out);
+  return launch_chained(sum_finish<T>, dim3(1), dim3(kSumThreads), 0, stream, static_cast<const float*>(s.partial),
+                        blocks, s.result);
 }
 
 // -- Whole matrices -------------------------------------------------------------------------------------------------
@@ -248,15 +292,21 @@ cudaError_t launch_narrow_axpy(const void* x, std::int64_t incx, void* y, std::i
               : axpy<__half>(x, incx, y, incy, n, alpha, stream);
 }
 
-std::uint64_t narrow_asum_workspace_bytes(std::int64_t n) {
-  const std::int64_t blocks = asum_blocks(n);
+std::uint64_t narrow_sum_workspace_bytes(std::int64_t n) {
+  const std::int64_t blocks = sum_blocks(n);
   return blocks == 1 ? 0 : static_cast<std::uint64_t>(blocks) * sizeof(float);
 }
 
 cudaError_t launch_narrow_asum(const void* x, std::int64_t n, std::int64_t incx, bool bf16, void* result,
                                void* workspace, cudaStream_t stream) {
-  return bf16 ? asum<__nv_bfloat16>(x, n, incx, result, workspace, stream)
-              : asum<__half>(x, n, incx, result, workspace, stream);
+  return bf16 ? narrow_sum<__nv_bfloat16, Magnitude>(x, incx, nullptr, 0, n, result, workspace, stream)
+              : narrow_sum<__half, Magnitude>(x, incx, nullptr, 0, n, result, workspace, stream);
+}
+
+cudaError_t launch_narrow_dot(const void* x, std::int64_t incx, const void* y, std::int64_t incy, std::int64_t n,
+                              bool bf16, void* result, void* workspace, cudaStream_t stream) {
+  return bf16 ? narrow_sum<__nv_bfloat16, Product>(x, incx, y, incy, n, result, workspace, stream)
+              : narrow_sum<__half, Product>(x, incx, y, incy, n, result, workspace, stream);
 }
 
 cudaError_t launch_whole_matrix(const void* a, std::int64_t lda, std::int64_t order, bool lower, StoredTriangle form,

@@ -1,10 +1,10 @@
 // Kernels of our own where cuBLAS has no routine (Asum of 16-bit vectors) or its routine moves memory slower than it
-// could (PERFORMANCE.md §52, §92): Axpy of 16-bit vectors, Swap of two contiguous vectors, Symv reading A's stored
-// triangle once, and the whole matrix a triangle stands for, which Symm and small Trmms hand to a GEMM; Gemv of small
-// matrices, where a request's time is its launches (§78); and Ger, one launch for any batch where cuBLAS's routine is a
-// call per member; and GEMMs small enough that a request's time is its launch, which cuBLASLt ran on a kernel twice as
-// long as they need; and the triangular solves of small order that a Trsm by blocks ends in. Plain C++17 and CUDA
-// types: nvcc compiles the kernels' files as C++17.
+// could (PERFORMANCE.md §52, §92, §97): Axpy and Dot of 16-bit vectors, Swap of two contiguous vectors, Symv reading
+// A's stored triangle once, and the whole matrix a triangle stands for, which Symm and small Trmms hand to a GEMM; Gemv
+// of small matrices, where a request's time is its launches (§78); and Ger, one launch for any batch where cuBLAS's
+// routine is a call per member; and GEMMs small enough that a request's time is its launch, which cuBLASLt ran on a
+// kernel twice as long as they need; and the triangular solves of small order that a Trsm by blocks ends in. Plain
+// C++17 and CUDA types: nvcc compiles the kernels' files as C++17.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -24,15 +24,20 @@ namespace accel::blas {
 [[nodiscard]] cudaError_t launch_narrow_axpy(const void* x, std::int64_t incx, void* y, std::int64_t incy,
                                              std::int64_t n, float alpha, bool bf16, cudaStream_t stream);
 
-// Writes to `result` the sum of |x_i| over n elements of increment incx > 0, bf16 if `bf16`, else f16 (result of the
-// same type), summed in f32 and rounded once, as cuBLAS's 16-bit routines compute: this cuBLAS has no 16-bit Asum
-// (cublasAsumEx answers not_supported for f16 and bf16, PERFORMANCE.md §92). Blocks of 1,024 threads, 16 bytes a load
-// where x is contiguous and aligned; up to 32,768 elements one block, beyond that up to 256, each block's f32 sum into
-// `workspace` (narrow_asum_workspace_bytes) and a second kernel adding them in block order, so that the result does not
-// depend on scheduling.
-[[nodiscard]] std::uint64_t narrow_asum_workspace_bytes(std::int64_t n);
+// Writes to `result` the sum of |x_i| (Asum, increment incx > 0) or of x_i y_i (Dot, increments of either sign, placed
+// as BLAS places them) over n elements, bf16 if `bf16`, else f16 (result of the same type), summed in f32 and rounded
+// once, as cuBLAS's 16-bit routines compute: this cuBLAS has no 16-bit Asum (cublasAsumEx answers not_supported for
+// f16 and bf16, PERFORMANCE.md §92), and its DotEx's call took 8.4-12.1 µs pipelined on 65,536 elements, twice its
+// AxpyEx's (§97). Blocks of 1,024 threads, 16 bytes a load where the vectors are contiguous and aligned; up to 65,536
+// elements one block and one launch, beyond that up to 256 blocks, each block's f32 sum into `workspace`
+// (narrow_sum_workspace_bytes) and a second kernel adding them in block order, so that the result does not depend on
+// scheduling.
+[[nodiscard]] std::uint64_t narrow_sum_workspace_bytes(std::int64_t n);
 [[nodiscard]] cudaError_t launch_narrow_asum(const void* x, std::int64_t n, std::int64_t incx, bool bf16, void* result,
                                              void* workspace, cudaStream_t stream);
+[[nodiscard]] cudaError_t launch_narrow_dot(const void* x, std::int64_t incx, const void* y, std::int64_t incy,
+                                            std::int64_t n, bool bf16, void* result, void* workspace,
+                                            cudaStream_t stream);
 
 // The element types of a matrix-vector product's kernels: 16-bit elements are summed in f32 and rounded once.
 enum class VectorElement : std::uint8_t { f32, f64, f16, bf16 };

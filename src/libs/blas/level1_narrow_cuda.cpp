@@ -44,14 +44,12 @@ Status launch_narrow(const Scal& r, const CublasPlan& plan, std::span<const Buff
       ex_routine("Scal", r.dtype));
 }
 
-Status launch_narrow(const Dot& r, const CublasPlan& plan, std::span<const BufferView> views, CudaRun& run) {
+Status launch_narrow(const Dot& r, const CublasPlan&, std::span<const BufferView> views, CudaRun& run) {
   using Op = Operation<Dot>;
-  const cudaDataType type = cuda_type(r.dtype);
-  return cublas_launched(
-      run,
-      plan.api->cublasDotEx(plan.handle, to_int(r.n), views[Op::x].data, type, to_int(r.incx), views[Op::y].data, type,
-                            to_int(r.incy), views[Op::result].data, type, kExecution),
-      ex_routine("Dot", r.dtype));
+  return run.target.check(
+      launch_narrow_dot(views[Op::x].data, r.incx, views[Op::y].data, r.incy, r.n, r.dtype == DType::bf16,
+                        views[Op::result].data, run.workspace, run.target.stream()),
+      "launching the 16-bit dot kernel");
 }
 
 Status launch_narrow(const Nrm2& r, const CublasPlan& plan, std::span<const BufferView> views, CudaRun& run) {

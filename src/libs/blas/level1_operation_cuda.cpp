@@ -83,9 +83,16 @@ Status CudaOperation<Scal>::run(const Scal& r, const Checked&, const Plan& plan,
   });
 }
 
-Status CudaOperation<Dot>::run(const Dot& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
+Result<CudaOperation<Dot>::Plan> CudaOperation<Dot>::plan(const Dot& r, const Checked&, CudaTarget& target) {
+  ACCEL_ASSIGN_OR_RETURN(const blas::CublasPlan cublas, blas::plan_cublas(target));
+  return Plan{.cublas = cublas,
+              .workspace_bytes = blas::is_narrow_float(r.dtype) ? blas::narrow_sum_workspace_bytes(r.n) : 0};
+}
+
+Status CudaOperation<Dot>::run(const Dot& r, const Checked&, const Plan& dot_plan, std::span<const BufferView> views,
                                CudaRun& run) {
   using Op = Operation<Dot>;
+  const blas::CublasPlan& plan = dot_plan.cublas;
   return reduce(r, plan, views, run, [&]<class T>(std::type_identity<T>) {
     const auto* x = native<T>(views[Op::x].data);
     const auto* y = native<T>(views[Op::y].data);
@@ -119,7 +126,7 @@ Status CudaOperation<Nrm2>::run(const Nrm2& r, const Checked&, const Plan& plan,
 Result<CudaOperation<Asum>::Plan> CudaOperation<Asum>::plan(const Asum& r, const Checked&, CudaTarget& target) {
   ACCEL_ASSIGN_OR_RETURN(const blas::CublasPlan cublas, blas::plan_cublas(target));
   return Plan{.cublas = cublas,
-              .workspace_bytes = blas::is_narrow_float(r.dtype) ? blas::narrow_asum_workspace_bytes(r.n) : 0};
+              .workspace_bytes = blas::is_narrow_float(r.dtype) ? blas::narrow_sum_workspace_bytes(r.n) : 0};
 }
 
 Status CudaOperation<Asum>::run(const Asum& r, const Checked&, const Plan& asum_plan, std::span<const BufferView> views,

@@ -26,12 +26,23 @@ struct CudaOperation<blas::Scal> : blas::CublasOperation {
                     std::span<const BufferView> views, CudaRun& run);
 };
 
+namespace blas {
+// A Dot or Asum planned: the stream's cuBLAS, and the workspace of the 16-bit kernel's blocks (blas_kernels.hpp).
+struct SumPlan {
+  CublasPlan cublas;
+  std::uint64_t workspace_bytes = 0;
+};
+}  // namespace blas
+
 template <>
-struct CudaOperation<blas::Dot> : blas::CublasOperation {
+struct CudaOperation<blas::Dot> {
   using Checked = Operation<blas::Dot>::Checked;
-  static Result<Plan> plan(const blas::Dot&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
+  using Plan = blas::SumPlan;
+  static Result<Plan> plan(const blas::Dot& request, const Checked& checked, CudaTarget& target);
+  static std::uint64_t workspace_bytes(const Plan& plan) { return plan.workspace_bytes; }
   static Status run(const blas::Dot& request, const Checked& checked, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
+  static void describe(CudaTarget& target, LibraryReport& report) { blas::CublasOperation::describe(target, report); }
 };
 
 template <>
@@ -42,18 +53,10 @@ struct CudaOperation<blas::Nrm2> : blas::CublasOperation {
                     std::span<const BufferView> views, CudaRun& run);
 };
 
-namespace blas {
-// An Asum planned: the stream's cuBLAS, and the workspace of the 16-bit kernel's blocks (blas_kernels.hpp).
-struct AsumPlan {
-  CublasPlan cublas;
-  std::uint64_t workspace_bytes = 0;
-};
-}  // namespace blas
-
 template <>
 struct CudaOperation<blas::Asum> {
   using Checked = Operation<blas::Asum>::Checked;
-  using Plan = blas::AsumPlan;
+  using Plan = blas::SumPlan;
   static Result<Plan> plan(const blas::Asum& request, const Checked& checked, CudaTarget& target);
   static std::uint64_t workspace_bytes(const Plan& plan) { return plan.workspace_bytes; }
   static Status run(const blas::Asum& request, const Checked& checked, const Plan& plan,

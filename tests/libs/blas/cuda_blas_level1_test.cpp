@@ -9,6 +9,7 @@
 
 #include <complex>
 #include <initializer_list>
+#include <utility>
 
 #include "accel/libs/blas/level1.hpp"
 #include "libs/blas/cuda_blas_fixture.hpp"
@@ -150,14 +151,18 @@ TEST_P(CudaBlasLevel1Test, NarrowLevel1MatchesTheCpuDeviceOnOddAndLargeSizesAndE
   level1_narrow(DType::bf16, 0, 1, 1);  // empty: zero results, written by the GPU too
 }
 
-TEST_P(CudaBlasLevel1Test, NarrowAsumOfManyBlocksMatchesTheCpuDevice) {
-  // From 32,769 elements the 16-bit Asum kernel runs blocks that each leave an f32 sum, added by a second kernel:
-  // whole and partial 16-byte loads (n = 2^20, 3,000,001) and strided x. f16 values scaled by 1/64 keep the sum far
-  // below f16's largest (about n / 128).
+TEST_P(CudaBlasLevel1Test, NarrowAsumAndDotOfManyBlocksMatchTheCpuDevice) {
+  // Up to 65,536 elements the 16-bit sum kernel runs one block; from 65,537 blocks that each leave an f32 sum, added by
+  // a second kernel: whole and partial 16-byte loads (n = 2^20, 3,000,001) and strided vectors, Dot's running backwards
+  // too. Asum's f16 values scaled by 1/64 keep its sum far below f16's largest (about n / 128), Dot's positive ones by
+  // 1/16 (about n / 256).
   const auto small = [](HostArray& v) {
     for (std::size_t i = 0; i < v.values.size(); ++i) v.set(i, v.values[i] / 64);
   };
-  for (std::int64_t n : {std::int64_t{32769}, std::int64_t{1} << 20, std::int64_t{3'000'001}})
+  const auto small_positive = [](HostArray& v) {
+    for (std::size_t i = 0; i < v.values.size(); ++i) v.set(i, (1.0 + 0.5 * v.values[i]) / 16);
+  };
+  for (std::int64_t n : {std::int64_t{65536}, std::int64_t{65537}, std::int64_t{1} << 20, std::int64_t{3'000'001}}) {
     for (std::int64_t incx : {1, 3}) {
       SCOPED_TRACE(fmt::format("asum n={} incx={}", n, incx));
       compare(Asum{.dtype = DType::bf16, .n = n, .incx = incx},
@@ -166,6 +171,16 @@ TEST_P(CudaBlasLevel1Test, NarrowAsumOfManyBlocksMatchesTheCpuDevice) {
         compare(Asum{.dtype = DType::f16, .n = n, .incx = incx},
                 {{&Asum::x, DType::f16, span(n, incx), false, small}, {&Asum::result, DType::f16, 1, true}}, 1e-3);
     }
+    for (const auto& [incx, incy] : {std::pair<std::int64_t, std::int64_t>{1, 1}, {3, -1}, {-2, 1}}) {
+      SCOPED_TRACE(fmt::format("dot n={} incx={} incy={}", n, incx, incy));
+      for (const DType d : {DType::f16, DType::bf16})
+        compare(Dot{.dtype = d, .n = n, .incx = incx, .incy = incy},
+                {{&Dot::x, d, span(n, incx), false, small_positive},
+                 {&Dot::y, d, span(n, incy), false, small_positive},
+                 {&Dot::result, d, 1, true}},
+                d == DType::f16 ? 1e-3 : 8e-3);
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryTarget, CudaBlasLevel1Test, ::testing::ValuesIn(accel::testing::kEveryGpuTarget),
