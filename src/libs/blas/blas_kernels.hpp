@@ -27,11 +27,11 @@ namespace accel::blas {
 // Writes to `result` the sum of |x_i| (Asum, increment incx > 0) or of x_i y_i (Dot, increments of either sign, placed
 // as BLAS places them) over n elements, bf16 if `bf16`, else f16 (result of the same type), summed in f32 and rounded
 // once, as cuBLAS's 16-bit routines compute: this cuBLAS has no 16-bit Asum (cublasAsumEx answers not_supported for
-// f16 and bf16, PERFORMANCE.md §92), and its DotEx's call took 8.4-12.1 µs pipelined on 65,536 elements, twice its
-// AxpyEx's (§97). Blocks of 1,024 threads, 16 bytes a load where the vectors are contiguous and aligned; up to 65,536
-// elements one block and one launch, beyond that up to 256 blocks, each block's f32 sum into `workspace`
-// (narrow_sum_workspace_bytes) and a second kernel adding them in block order, so that the result does not depend on
-// scheduling.
+// f16 and bf16, PERFORMANCE.md §92), and a request on its DotEx took 16.1-17.0 µs pipelined on 65,536 elements
+// against 7.0-10.0 on this kernel (§97). Blocks of 1,024 threads, 16 bytes a load where the vectors are contiguous and
+// aligned; up to 65,536 elements one block and one launch, beyond that up to 256 blocks, each block's f32 sum into
+// `workspace` (narrow_sum_workspace_bytes) and a second kernel adding them in block order, so that the result does not
+// depend on scheduling.
 [[nodiscard]] std::uint64_t narrow_sum_workspace_bytes(std::int64_t n);
 [[nodiscard]] cudaError_t launch_narrow_asum(const void* x, std::int64_t n, std::int64_t incx, bool bf16, void* result,
                                              void* workspace, cudaStream_t stream);
