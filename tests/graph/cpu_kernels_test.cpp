@@ -1,5 +1,6 @@
 // The CPU graph kernels against naive double-precision loops written here, on fresh random inputs of several
-// shapes: empty sequences, padding rows past the last sequence, widths that are not multiples of 8.
+// shapes: empty sequences, padding rows past the last sequence, widths that are not multiples of 8; the vector math
+// (activations, a softmax's numerators) at every length of a vector's tail.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "graph/kernels/cpu_kernels.hpp"
+#include "graph/kernels/cpu_vector_math.hpp"
 #include "testing/kernel_inputs.hpp"
 #include "testing/matmul_reference.hpp"
 #include "testing/pool_reference.hpp"
@@ -344,6 +346,61 @@ TEST(CpuKernels, CastRoundTripsAndStridedCopyTransposes) {
   cpu::strided_copy(m.data() + 2, StridedLayout{.rank = 2, .shape = {5, 2}, .strides = {6, 1}}, slice.data());
   for (int r = 0; r < 5; ++r)
     for (int c = 0; c < 2; ++c) EXPECT_EQ(slice[r * 2 + c], m[r * 6 + 2 + c]);
+}
+
+// Each activation against its definition in double, at every length up to three vectors and across the 256-element
+// chunks: the vector functions' tails run as masked vectors, which must neither read nor write past `count`.
+TEST(CpuVectorMath, ActivationsMatchTheirDefinitionsAtEveryTailLength) {
+  const auto reference = [](Activation a, double x) {
+    switch (a) {
+      case Activation::identity: return x;
+      case Activation::relu: return std::max(x, 0.0);
+      case Activation::gelu_tanh: return 0.5 * x * (1 + std::tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
+      case Activation::silu: return x / (1 + std::exp(-x));
+      case Activation::gelu_erf: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+      case Activation::sigmoid: return 1 / (1 + std::exp(-x));
+      case Activation::tanh: return std::tanh(x);
+      case Activation::log1p_relu: return std::log1p(std::max(x, 0.0));
+    }
+    return x;
+  };
+  std::vector<std::int64_t> lengths;
+  for (std::int64_t n = 0; n <= 48; ++n) lengths.push_back(n);
+  for (std::int64_t n : {255, 256, 257, 1000}) lengths.push_back(n);
+  for (const Activation a : {Activation::identity, Activation::relu, Activation::gelu_tanh, Activation::silu,
+                             Activation::gelu_erf, Activation::sigmoid, Activation::tanh, Activation::log1p_relu})
+    for (const std::int64_t n : lengths) {
+      SCOPED_TRACE(::testing::Message() << "activation " << static_cast<int>(a) << " n=" << n);
+      std::vector<float> x = random(n + 16, -4.0f, 4.0f);
+      const std::vector<float> bias = random(n, -1.0f, 1.0f), before = x;
+      cpu::bias_activate_row(x.data(), bias.data(), n, a);
+      for (std::int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(x[i], reference(a, static_cast<double>(before[i]) + bias[i]), 2e-6) << "at " << i;
+      for (std::int64_t i = n; i < n + 16; ++i) ASSERT_EQ(x[i], before[i]) << "written past the end at " << i;
+    }
+}
+
+// exp(scale (x - m)) with m the row's largest value (smallest for a negative scale), and their sum, at every tail
+// length; no numerator passes 1 however large the scores.
+TEST(CpuVectorMath, SoftmaxNumeratorsAreShiftedExponentialsForEitherSignOfTheScale) {
+  for (const float scale : {0.125f, 1.0f, -0.5f, 0.0f})
+    for (std::int64_t n = 0; n <= 70; ++n) {
+      SCOPED_TRACE(::testing::Message() << "scale " << scale << " n=" << n);
+      std::vector<float> x = random(n + 16, -200.0f, 200.0f);
+      const std::vector<float> before = x;
+      const float sum = cpu::softmax_numerators(x.data(), n, scale);
+      double shift = n > 0 ? before[0] : 0, want = 0;
+      for (std::int64_t i = 0; i < n; ++i)
+        shift = scale >= 0 ? std::max<double>(shift, before[i]) : std::min<double>(shift, before[i]);
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double expected = std::exp(static_cast<double>(scale) * (before[i] - shift));
+        want += expected;
+        ASSERT_NEAR(x[i], expected, 1e-6 + 1e-5 * expected) << "at " << i;
+        ASSERT_LE(x[i], 1.0f) << "at " << i;
+      }
+      EXPECT_NEAR(sum, want, 1e-5 * std::max(want, 1.0));
+      for (std::int64_t i = n; i < n + 16; ++i) ASSERT_EQ(x[i], before[i]) << "written past the end at " << i;
+    }
 }
 
 }  // namespace

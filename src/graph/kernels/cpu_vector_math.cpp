@@ -49,7 +49,10 @@ __attribute__((target("avx512f"))) void map_avx512(const float* x, float* y, std
                                                 : _ZGVeN16v_log1pf;
   std::int64_t i = 0;
   for (; i + 16 <= count; i += 16) _mm512_storeu_ps(y + i, vector(_mm512_loadu_ps(x + i)));
-  map_scalar<F>(x + i, y + i, count - i);
+  if (i == count) return;
+  // The tail as one masked vector (its idle lanes zeros): a row of 76 scores otherwise took 12 scalar calls.
+  const __mmask16 tail = static_cast<__mmask16>((1u << (count - i)) - 1);
+  _mm512_mask_storeu_ps(y + i, tail, vector(_mm512_maskz_loadu_ps(tail, x + i)));
 }
 
 template <Function F>
@@ -60,7 +63,10 @@ __attribute__((target("avx2"))) void map_avx2(const float* x, float* y, std::int
                                                 : _ZGVdN8v_log1pf;
   std::int64_t i = 0;
   for (; i + 8 <= count; i += 8) _mm256_storeu_ps(y + i, vector(_mm256_loadu_ps(x + i)));
-  map_scalar<F>(x + i, y + i, count - i);
+  if (i == count) return;
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count - i)), lanes);
+  _mm256_maskstore_ps(y + i, tail, vector(_mm256_maskload_ps(x + i, tail)));
 }
 
 enum class Level { avx512, avx2, scalar };
