@@ -7,8 +7,8 @@
 // and inverse, GEMM, scal, download into pinned memory) launched 1,000 times with host memory and a buffer rebound
 // between launches equals direct execution bit for bit; pageable host memory is refused by name, and an isolated
 // device refuses host copies by name. A buffer moved by its first export is launched over its new memory. A Trsm by
-// blocks (f32 and f64), recorded and launched with its right-hand sides rebound, equals the request sent directly.
-// Skipped without a GPU.
+// blocks (f32 and f64), recorded and launched with its right-hand sides rebound, equals the request sent directly, and
+// so do 16-bit Dot and Asum, in one launch and in two. Skipped without a GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -22,6 +22,7 @@
 
 #include "accel/device/process_sharing.hpp"
 #include "accel/device/recording.hpp"
+#include "accel/libs/blas/level1.hpp"
 #include "accel/libs/blas/level3.hpp"
 #include "device/host_copy_pipeline.hpp"
 #include "device/recording_pipeline.hpp"
@@ -209,6 +210,57 @@ TEST_P(CudaRecordingTest, ATrsmByBlocksLaunchedWithItsRightHandSidesReboundEqual
   ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), gpu);
   expect_recorded_trsm_by_blocks_equals_direct<float>(gpu, rng_);
   expect_recorded_trsm_by_blocks_equals_direct<double>(gpu, rng_);
+}
+
+// 16-bit Dot and Asum run on a kernel of ours (libs/blas): one launch up to 65,536 elements, beyond that blocks whose
+// sums go to the plan's workspace and a second launch that adds them. Recorded, each launch on fresh values gives the
+// results of the requests sent directly, to the bit: the kernels add in a fixed order.
+template <class T>
+void expect_recorded_16_bit_sums_equal_direct(const Device& gpu, std::mt19937_64& rng, std::int64_t n) {
+  SCOPED_TRACE(::testing::Message() << to_string(dtype_of<T>()) << " n=" << n);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  const auto element = [&] {  // at most 1/64: Asum of 2^20 stays far below f16's largest
+    const float value = dist(rng) / 64;
+    if constexpr (std::is_same_v<T, Half>)
+      return to_half(value);
+    else
+      return to_bfloat16(value);
+  };
+  const auto bits = [&](const Buffer<T>& result) { return download(gpu, result).at(0).bits; };
+  const DType dtype = dtype_of<T>();
+  const Buffer<T> x = *gpu.allocate<T>(n).wait(), y = *gpu.allocate<T>(n).wait();
+  const Buffer<T> dot = *gpu.allocate<T>(1).wait(), asum = *gpu.allocate<T>(1).wait();
+  const Buffer<T> direct_dot = *gpu.allocate<T>(1).wait(), direct_asum = *gpu.allocate<T>(1).wait();
+  const blas::Dot dot_request{.dtype = dtype, .n = n, .x = x.handle(), .y = y.handle(), .result = dot.handle()};
+  const blas::Asum asum_request{.dtype = dtype, .n = n, .x = x.handle(), .result = asum.handle()};
+  Recording recording(gpu);
+  ASSERT_THAT(recording.record(dot_request), IsOk());
+  ASSERT_THAT(recording.record(asum_request), IsOk());
+  for (int launch = 0; launch < 3; ++launch) {
+    std::vector<T> xs(static_cast<std::size_t>(n)), ys(static_cast<std::size_t>(n));
+    std::generate(xs.begin(), xs.end(), element);
+    std::generate(ys.begin(), ys.end(), element);
+    ASSERT_THAT(gpu.upload(std::span<const T>(xs), x).wait(), IsOk());
+    ASSERT_THAT(gpu.upload(std::span<const T>(ys), y).wait(), IsOk());
+    ASSERT_THAT(recording.launch().wait(), IsOk());
+    blas::Dot direct_dot_request = dot_request;
+    direct_dot_request.result = direct_dot.handle();
+    blas::Asum direct_asum_request = asum_request;
+    direct_asum_request.result = direct_asum.handle();
+    ASSERT_THAT(gpu.ask(direct_dot_request).wait(), IsOk());
+    ASSERT_THAT(gpu.ask(direct_asum_request).wait(), IsOk());
+    EXPECT_EQ(bits(dot), bits(direct_dot)) << "launch " << launch;
+    EXPECT_EQ(bits(asum), bits(direct_asum)) << "launch " << launch;
+    EXPECT_NE(bits(asum), 0) << "launch " << launch;
+  }
+}
+
+TEST_P(CudaRecordingTest, SixteenBitDotAndAsumRecordedEqualTheRequestsSentDirectly) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), gpu);
+  for (const std::int64_t n : {std::int64_t{65536}, std::int64_t{1} << 20}) {
+    expect_recorded_16_bit_sums_equal_direct<Half>(gpu, rng_, n);
+    expect_recorded_16_bit_sums_equal_direct<BFloat16>(gpu, rng_, n);
+  }
 }
 
 TEST_P(CudaRecordingTest, AFreedBufferFailsTheLaunchBeforeAnyStepRuns) {
