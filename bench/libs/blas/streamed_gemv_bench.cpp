@@ -37,17 +37,14 @@ struct Shape {
   bool transpose;
 };
 
-// A split of `splits` parts as streamed_gemv_split lays one out (each a whole number of loads); none where the
-// rounding leaves fewer parts than asked, which another count in the sweep covers.
+// A split of `splits` parts as streamed_gemv_split lays one out; none where the rounding leaves fewer parts than asked,
+// which another count in the sweep covers.
 blas::StreamedGemvSplit split_of(const Shape& s, std::int64_t splits) {
-  const std::int64_t per_load = 16 / static_cast<std::int64_t>(size_of(s.dtype));
+  const std::int64_t per_load = blas::streamed_shape::kLoadBytes / static_cast<std::int64_t>(size_of(s.dtype));
   const std::int64_t length = s.transpose ? s.n : s.m, terms = s.transpose ? s.m : s.n;
-  const std::int64_t quantum = s.transpose ? per_load : 1;
-  const std::int64_t span = ((terms + splits - 1) / splits + quantum - 1) / quantum * quantum;
-  if ((terms + span - 1) / span != splits) return {};
-  return {.splits = splits,
-          .span = span,
-          .workspace_bytes = splits == 1 ? 0 : static_cast<std::uint64_t>(length * splits) * sizeof(float)};
+  const blas::StreamedGemvSplit split =
+      blas::split_sums(terms, splits, s.transpose ? per_load : 1, static_cast<std::uint64_t>(length) * sizeof(float));
+  return split.splits == splits ? split : blas::StreamedGemvSplit{};
 }
 
 std::vector<float> download_y(const void* y, std::int64_t count, DType dtype) {

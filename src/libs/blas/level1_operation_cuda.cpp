@@ -42,6 +42,14 @@ Status reduce(const Request& r, const blas::CublasPlan& plan, std::span<const Bu
   return blas::with_vector_type(r.dtype, [&]<class T>(std::type_identity<T>) { return call(std::type_identity<T>{}); });
 }
 
+// A Dot or Asum planned: the stream's cuBLAS, and on f16 or bf16 the workspace of the sum kernel's blocks.
+template <class Request>
+Result<blas::SumPlan> plan_sum(const Request& r, CudaTarget& target) {
+  ACCEL_ASSIGN_OR_RETURN(const blas::CublasPlan cublas, blas::plan_cublas(target));
+  return blas::SumPlan{.cublas = cublas,
+                       .workspace_bytes = blas::is_narrow_float(r.dtype) ? blas::narrow_sum_workspace_bytes(r.n) : 0};
+}
+
 }  // namespace
 
 Status CudaOperation<Axpy>::run(const Axpy& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
@@ -84,9 +92,7 @@ Status CudaOperation<Scal>::run(const Scal& r, const Checked&, const Plan& plan,
 }
 
 Result<CudaOperation<Dot>::Plan> CudaOperation<Dot>::plan(const Dot& r, const Checked&, CudaTarget& target) {
-  ACCEL_ASSIGN_OR_RETURN(const blas::CublasPlan cublas, blas::plan_cublas(target));
-  return Plan{.cublas = cublas,
-              .workspace_bytes = blas::is_narrow_float(r.dtype) ? blas::narrow_sum_workspace_bytes(r.n) : 0};
+  return plan_sum(r, target);
 }
 
 Status CudaOperation<Dot>::run(const Dot& r, const Checked&, const Plan& dot_plan, std::span<const BufferView> views,
@@ -124,9 +130,7 @@ Status CudaOperation<Nrm2>::run(const Nrm2& r, const Checked&, const Plan& plan,
 }
 
 Result<CudaOperation<Asum>::Plan> CudaOperation<Asum>::plan(const Asum& r, const Checked&, CudaTarget& target) {
-  ACCEL_ASSIGN_OR_RETURN(const blas::CublasPlan cublas, blas::plan_cublas(target));
-  return Plan{.cublas = cublas,
-              .workspace_bytes = blas::is_narrow_float(r.dtype) ? blas::narrow_sum_workspace_bytes(r.n) : 0};
+  return plan_sum(r, target);
 }
 
 Status CudaOperation<Asum>::run(const Asum& r, const Checked&, const Plan& asum_plan, std::span<const BufferView> views,

@@ -56,7 +56,8 @@ __device__ void add_loaded(float (&sums)[kPerLoad<T>], const uint4& loaded, floa
 // A lane's sums added pairwise, in a fixed order.
 template <int kCount>
 __device__ float pairwise(const float (&sums)[kCount]) {
-  if constexpr (kCount == 4) return (sums[0] + sums[1]) + (sums[2] + sums[3]);
+  if constexpr (kCount == 4)
+    return (sums[0] + sums[1]) + (sums[2] + sums[3]);
   else {
     static_assert(kCount == 8, "a lane holds 4 or 8 sums");
     return ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5]) + (sums[6] + sums[7]));
@@ -132,8 +133,7 @@ __global__ void __launch_bounds__(kThreads) streamed_transposed(StreamedTyped<T>
         const uint4 x_loaded = *reinterpret_cast<const uint4*>(x + i);
         const T* x_elements = reinterpret_cast<const T*>(&x_loaded);
 #pragma unroll
-        for (int e = 0; e < kLoad; ++e)
-          sums[e] += static_cast<float>(elements[e]) * static_cast<float>(x_elements[e]);
+        for (int e = 0; e < kLoad; ++e) sums[e] += static_cast<float>(elements[e]) * static_cast<float>(x_elements[e]);
       } else {
 #pragma unroll
         for (int e = 0; e < kLoad; ++e)

@@ -36,6 +36,17 @@ struct StreamedGemvSplit {
   std::uint64_t workspace_bytes = 0;
 };
 
+// `terms` sums split into `splits` spans, each a whole number of `quantum` terms (so that every lane's loads stay
+// 16-byte aligned), and the workspace of `slots_bytes` of sums a split; rounding the span up may leave fewer splits
+// than asked.
+[[nodiscard]] inline StreamedGemvSplit split_sums(std::int64_t terms, std::int64_t splits, std::int64_t quantum,
+                                                  std::uint64_t slots_bytes) {
+  const std::int64_t span = ((terms + splits - 1) / splits + quantum - 1) / quantum * quantum;
+  const std::int64_t used = (terms + span - 1) / span;
+  return {
+      .splits = used, .span = span, .workspace_bytes = used == 1 ? 0 : slots_bytes * static_cast<std::uint64_t>(used)};
+}
+
 // A split that gives about a thousand blocks, each lane eight 16-byte loads at least, and at most 64 MiB of workspace,
 // for elements of `element_bytes` (2 or 4); none where A's columns are not 16-byte aligned whenever A is (lda, and
 // stride_a for a batch, a multiple of a load's elements), the batch exceeds a grid's extent, or (plain) A has fewer
@@ -58,12 +69,7 @@ struct StreamedGemvSplit {
   const auto most_by_workspace = static_cast<std::int64_t>(std::max<std::uint64_t>(1, kWorkspaceBudget / slots_bytes));
   const std::int64_t splits = std::clamp<std::int64_t>((kBlocksWanted + unsplit - 1) / unsplit, 1,
                                                        std::min({most_by_terms, most_by_workspace, kMaxGridExtent}));
-  // Each split a whole number of loads, so that every lane's loads stay 16-byte aligned.
-  const std::int64_t quantum = transpose ? per_load : 1;
-  const std::int64_t span = ((terms + splits - 1) / splits + quantum - 1) / quantum * quantum;
-  const std::int64_t used = (terms + span - 1) / span;  // rounding up the span may leave the last split empty
-  return {
-      .splits = used, .span = span, .workspace_bytes = used == 1 ? 0 : slots_bytes * static_cast<std::uint64_t>(used)};
+  return split_sums(terms, splits, transpose ? per_load : 1, slots_bytes);
 }
 
 }  // namespace accel::blas
