@@ -108,7 +108,8 @@ inline rand::Generate example(For<rand::Generate>) {
 inline RunRecorded example(For<RunRecorded>) {
   auto r = RunRecorded();
   r.recording = 3;
-  r.steps = {example(For<blas::Scal>()), example(For<Fft>()), example(For<rand::Generate>())};
+  r.steps = {example(For<blas::Scal>()), example(For<Fft>()), example(For<rand::Generate>()), example(For<blas::Ger>()),
+             example(For<blas::Asum>())};
   return r;
 }
 

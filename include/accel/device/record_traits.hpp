@@ -132,12 +132,114 @@ struct RecordTraits<blas::Dot> : detail::Capturable {
     visit(r.result);
   }
 };
+/// nrm2: device pointer mode, the result written into a buffer in stream order (16-bit x: a kernel of ours).
+template <>
+struct RecordTraits<blas::Nrm2> : detail::Capturable {
+  /// Visits x and the result.
+  template <class F>
+  static void buffers(blas::Nrm2& r, F&& visit) {
+    visit(r.x);
+    visit(r.result);
+  }
+};
+/// asum: as nrm2; 16-bit x beyond 65,536 elements in two launches over the plan's workspace.
+template <>
+struct RecordTraits<blas::Asum> : detail::Capturable {
+  /// Visits x and the result.
+  template <class F>
+  static void buffers(blas::Asum& r, F&& visit) {
+    visit(r.x);
+    visit(r.result);
+  }
+};
+/// iamax: as nrm2, the index written into an i32 buffer.
+template <>
+struct RecordTraits<blas::Iamax> : detail::Capturable {
+  /// Visits x and the result.
+  template <class F>
+  static void buffers(blas::Iamax& r, F&& visit) {
+    visit(r.x);
+    visit(r.result);
+  }
+};
+/// iamin: as iamax.
+template <>
+struct RecordTraits<blas::Iamin> : detail::Capturable {
+  /// Visits x and the result.
+  template <class F>
+  static void buffers(blas::Iamin& r, F&& visit) {
+    visit(r.x);
+    visit(r.result);
+  }
+};
+/// copy: one copy on the stream, cuBLAS's copy or a kernel of ours.
+template <>
+struct RecordTraits<blas::Copy> : detail::Capturable {
+  /// Visits x and y.
+  template <class F>
+  static void buffers(blas::Copy& r, F&& visit) {
+    visit(r.x);
+    visit(r.y);
+  }
+};
+/// swap: cuBLAS's swap or a kernel of ours.
+template <>
+struct RecordTraits<blas::Swap> : detail::Capturable {
+  /// Visits x and y.
+  template <class F>
+  static void buffers(blas::Swap& r, F&& visit) {
+    visit(r.x);
+    visit(r.y);
+  }
+};
+/// rot: cuBLAS's rot (c and s in host pointer mode, read when the call is captured) or a kernel of ours.
+template <>
+struct RecordTraits<blas::Rot> : detail::Capturable {
+  /// Visits x and y.
+  template <class F>
+  static void buffers(blas::Rot& r, F&& visit) {
+    visit(r.x);
+    visit(r.y);
+  }
+};
 /// gemv (strided batched): one launch, a kernel of ours for small matrices (blas::Gemv's header) or cuBLAS's gemv.
 template <>
 struct RecordTraits<blas::Gemv> : detail::Capturable {
   /// Visits a, x and y.
   template <class F>
   static void buffers(blas::Gemv& r, F&& visit) {
+    visit(r.a);
+    visit(r.x);
+    visit(r.y);
+  }
+};
+/// ger (strided batched): one launch of a kernel of ours.
+template <>
+struct RecordTraits<blas::Ger> : detail::Capturable {
+  /// Visits a, x and y.
+  template <class F>
+  static void buffers(blas::Ger& r, F&& visit) {
+    visit(r.a);
+    visit(r.x);
+    visit(r.y);
+  }
+};
+/// trsv (strided batched): cuBLAS's trsv, one call a member.
+template <>
+struct RecordTraits<blas::Trsv> : detail::Capturable {
+  /// Visits a and x.
+  template <class F>
+  static void buffers(blas::Trsv& r, F&& visit) {
+    visit(r.a);
+    visit(r.x);
+  }
+};
+/// symv (strided batched): kernels of ours over the plan's workspace.
+template <>
+struct RecordTraits<blas::Symv> : detail::Capturable {
+  /// Visits a, x and y.
+  template <class F>
+  static void buffers(blas::Symv& r, F&& visit) {
     visit(r.a);
     visit(r.x);
     visit(r.y);
@@ -161,6 +263,38 @@ struct RecordTraits<blas::Syrk> : detail::Capturable {
   template <class F>
   static void buffers(blas::Syrk& r, F&& visit) {
     visit(r.a);
+    visit(r.c);
+  }
+};
+/// symm (strided batched): cuBLAS's symm, or A mirrored into the workspace and a GEMM, a member at a time.
+template <>
+struct RecordTraits<blas::Symm> : detail::Capturable {
+  /// Visits a, b and c.
+  template <class F>
+  static void buffers(blas::Symm& r, F&& visit) {
+    visit(r.a);
+    visit(r.b);
+    visit(r.c);
+  }
+};
+/// trmm (strided batched): cuBLAS's trmm, or A made whole and B copied in the workspace and a GEMM, a member at a time.
+template <>
+struct RecordTraits<blas::Trmm> : detail::Capturable {
+  /// Visits a and b.
+  template <class F>
+  static void buffers(blas::Trmm& r, F&& visit) {
+    visit(r.a);
+    visit(r.b);
+  }
+};
+/// geam (strided batched): cuBLAS's geam, one call a member.
+template <>
+struct RecordTraits<blas::Geam> : detail::Capturable {
+  /// Visits a, b and c.
+  template <class F>
+  static void buffers(blas::Geam& r, F&& visit) {
+    visit(r.a);
+    visit(r.b);
     visit(r.c);
   }
 };

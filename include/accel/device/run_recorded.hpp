@@ -30,8 +30,10 @@ namespace accel {
 
 /// Every request a Recording may hold (RecordTraits<R>::kCapturable).
 /// Host copies come last: their host memory must be pinned and stay valid while the recording is launched.
-using RecordedStep = std::variant<CopyOnDevice, Gemm, blas::Axpy, blas::Scal, blas::Dot, blas::Gemv, blas::Trsm,
-                                  blas::Syrk, Fft, rand::Generate, CopyToDevice, CopyToHost>;
+using RecordedStep =
+    std::variant<CopyOnDevice, Gemm, blas::Axpy, blas::Scal, blas::Dot, blas::Gemv, blas::Trsm, blas::Syrk, Fft,
+                 rand::Generate, blas::Nrm2, blas::Asum, blas::Iamax, blas::Iamin, blas::Copy, blas::Swap, blas::Rot,
+                 blas::Ger, blas::Trsv, blas::Symv, blas::Symm, blas::Trmm, blas::Geam, CopyToDevice, CopyToHost>;
 
 /// Runs recorded steps in order as one request (see the file).
 struct RunRecorded {
