@@ -1,8 +1,7 @@
 // The streamed Gemv kernels (launch_streamed_gemv) at every split count of a few shapes, beside the split that
 // streamed_gemv_split chooses: µs a Gemv back to back on one stream (the GPU's time: the host's two launches hide
-// behind it) and one launch waited on at once, and y's largest difference from the chosen split's. What the next choice
-// of the split's bounds (kBlocksWanted, the split floors) is measured by (PERFORMANCE.md §97: at 4,096² in f16 the
-// chosen 64 splits moved 2.2 TB/s where cuBLAS's gemv moved up to 3.4). Prints CSV rows:
+// behind it) and one launch waited on at once, and y's largest difference from the chosen split's. What the split's
+// bounds (kBlocksEnough, kBlocksWanted, the split floors) were chosen by (PERFORMANCE.md §99). Prints CSV rows:
 // part,case,variant,metric,value.
 //
 //   streamed_gemv_bench

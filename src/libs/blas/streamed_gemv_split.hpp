@@ -19,7 +19,12 @@ template <std::size_t kElementBytes>
 constexpr int kPerLoad = kLoadBytes / static_cast<int>(kElementBytes);
 template <std::size_t kElementBytes>
 constexpr int kWarpSpan = 32 * kPerLoad<kElementBytes>;  // rows (plain) or terms (transposed) a warp's loads cover
-constexpr std::int64_t kBlocksWanted = 1024;  // about eight blocks of 256 threads on each of an H100's or H200's SMs
+// A grid of kBlocksEnough blocks (about one an SM of an H100 or H200) is not split: a split's second launch cost more
+// than the parallelism it adds (the transposed form at 4,096² 16-bit, 512 blocks: 6.5 µs unsplit, 10.6 in two). A
+// smaller one is split into about kBlocksWanted (four an SM): 16-bit 4,096² ran 12.1 µs at 512 blocks and 14.6 at
+// 1,024, f32 4,096² 25.8 and 26.6 (PERFORMANCE.md §99).
+constexpr std::int64_t kBlocksEnough = 128;
+constexpr std::int64_t kBlocksWanted = 512;
 // The fewest columns (plain) or terms (transposed, times a warp's span) a split takes: eight loads a lane, in flight
 // together.
 constexpr std::int64_t kPlainSplitFloor = kWarps * 8;
@@ -47,8 +52,9 @@ struct StreamedGemvSplit {
       .splits = used, .span = span, .workspace_bytes = used == 1 ? 0 : slots_bytes * static_cast<std::uint64_t>(used)};
 }
 
-// A split that gives about a thousand blocks, each lane eight 16-byte loads at least, and at most 64 MiB of workspace,
-// for elements of `element_bytes` (2 or 4); none where A's columns are not 16-byte aligned whenever A is (lda, and
+// A split that gives about kBlocksWanted blocks where the unsplit grid has fewer than kBlocksEnough, each lane eight
+// 16-byte loads at least, and at most 64 MiB of workspace, for elements of `element_bytes` (2 or 4); none (0 splits)
+// where A's columns are not 16-byte aligned whenever A is (lda, and
 // stride_a for a batch, a multiple of a load's elements), the batch exceeds a grid's extent, or (plain) A has fewer
 // rows than a warp's loads cover, which would leave most lanes idle.
 [[nodiscard]] inline StreamedGemvSplit streamed_gemv_split(std::int64_t element_bytes, std::int64_t m, std::int64_t n,
@@ -67,8 +73,9 @@ struct StreamedGemvSplit {
   const std::int64_t most_by_terms = std::max<std::int64_t>(1, terms / floor);
   const std::uint64_t slots_bytes = static_cast<std::uint64_t>(length) * static_cast<std::uint64_t>(batch) * 4;
   const auto most_by_workspace = static_cast<std::int64_t>(std::max<std::uint64_t>(1, kWorkspaceBudget / slots_bytes));
-  const std::int64_t splits = std::clamp<std::int64_t>((kBlocksWanted + unsplit - 1) / unsplit, 1,
-                                                       std::min({most_by_terms, most_by_workspace, kMaxGridExtent}));
+  const std::int64_t wanted = unsplit >= kBlocksEnough ? 1 : (kBlocksWanted + unsplit - 1) / unsplit;
+  const std::int64_t splits =
+      std::clamp<std::int64_t>(wanted, 1, std::min({most_by_terms, most_by_workspace, kMaxGridExtent}));
   return split_sums(terms, splits, transpose ? per_load : 1, slots_bytes);
 }
 

@@ -331,16 +331,19 @@ TEST(StreamedGemvSplitTest, SplitsCoverEveryTermOnceAlignedWithinTheirWorkspace)
       EXPECT_LE(split.workspace_bytes, std::uint64_t{64} << 20);
     }
   }
-  // A 4,096² product splits into about a thousand blocks: 16-bit, 16 row tiles x 64 splits, or 512 column groups x 2;
-  // f32, 32 row tiles x 32 splits, or 512 column groups x 2.
-  EXPECT_EQ(streamed_gemv_split(2, 4096, 4096, false, 1, 4096, 0).splits, 64);
-  EXPECT_EQ(streamed_gemv_split(2, 4096, 4096, true, 1, 4096, 0).splits, 2);
-  EXPECT_EQ(streamed_gemv_split(4, 4096, 4096, false, 1, 4096, 0).splits, 32);
-  EXPECT_EQ(streamed_gemv_split(4, 4096, 4096, true, 1, 4096, 0).splits, 2);
+  // A 4,096² product: 16-bit, 16 row tiles x 32 splits, f32, 32 row tiles x 16 splits (512 blocks); transposed, 512
+  // column groups, unsplit. f32 2,048²: 16 row tiles x 32 splits; transposed, 256 column groups, unsplit.
+  EXPECT_EQ(streamed_gemv_split(2, 4096, 4096, false, 1, 4096, 0).splits, 32);
+  EXPECT_EQ(streamed_gemv_split(2, 4096, 4096, true, 1, 4096, 0).splits, 1);
+  EXPECT_EQ(streamed_gemv_split(4, 4096, 4096, false, 1, 4096, 0).splits, 16);
+  EXPECT_EQ(streamed_gemv_split(4, 4096, 4096, true, 1, 4096, 0).splits, 1);
+  EXPECT_EQ(streamed_gemv_split(4, 2048, 2048, false, 1, 2048, 0).splits, 32);
+  EXPECT_EQ(streamed_gemv_split(4, 2048, 2048, true, 1, 2048, 0).splits, 1);
+  EXPECT_EQ(streamed_gemv_split(4, 4096, 512, true, 1, 4096, 0).splits, 4);  // 64 column groups, 1,024 terms a split
   // Columns that a 16-byte load could straddle, a batch too large for a grid, fewer rows than a warp covers, elements
   // of another width: none.
   EXPECT_EQ(streamed_gemv_split(2, 4096, 4096, false, 1, 4100, 0).splits, 0);
-  EXPECT_EQ(streamed_gemv_split(4, 4096, 4096, false, 1, 4100, 0).splits, 32);  // 4,100 floats stay aligned
+  EXPECT_EQ(streamed_gemv_split(4, 4096, 4096, false, 1, 4100, 0).splits, 16);  // 4,100 floats stay aligned
   EXPECT_EQ(streamed_gemv_split(4, 4096, 4096, false, 1, 4098, 0).splits, 0);
   EXPECT_EQ(streamed_gemv_split(2, 4096, 4096, true, 2, 4096, 4096 * 4096 + 4).splits, 0);
   EXPECT_EQ(streamed_gemv_split(4, 4096, 4096, true, 2, 4096, 4096 * 4096 + 2).splits, 0);
