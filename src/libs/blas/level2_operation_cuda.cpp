@@ -114,7 +114,9 @@ Result<CudaOperation<Gemv>::Plan> CudaOperation<Gemv>::plan(const Gemv&, const C
   ACCEL_ASSIGN_OR_RETURN(const blas::CublasPlan cublas, blas::plan_cublas(target));
   const bool transposed = r.transpose != Transpose::none;
   const bool streamable = blas::is_narrow_float(r.dtype) || r.dtype == DType::f32;
-  if (!streamable || checked.x_length == 0 || checked.y_length == 0 || blas::small_gemv(r.m, r.n, transposed, r.batch))
+  if (!streamable || checked.x_length == 0 || checked.y_length == 0 ||
+      blas::small_gemv(r.m, r.n, transposed, r.batch) ||
+      (blas::is_narrow_float(r.dtype) && r.m * r.n >= kNarrowOnCublasFrom))
     return Plan{.cublas = cublas};
   return Plan{.cublas = cublas,
               .streamed = blas::streamed_gemv_split(static_cast<std::int64_t>(size_of(r.dtype)), r.m, r.n, transposed,

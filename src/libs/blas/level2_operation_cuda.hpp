@@ -19,10 +19,14 @@ struct GemvPlan {
 };
 }  // namespace blas
 
+// A 16-bit Gemv of kNarrowOnCublasFrom elements a matrix (128 MiB) or more runs on cuBLAS's HSH or TST gemv: on the
+// H100 the streamed kernels moved 8,192² in 51.2-52.3 µs where cuBLAS took 47.6-49.2 through accel (PyTorch 48.6), and
+// 16,384² A x in 190 against 177.6 (PERFORMANCE.md §99); Aᵀ x at 16,384² was the one size where they led (182 / 186).
 template <>
 struct CudaOperation<blas::Gemv> {
   using Checked = Operation<blas::Gemv>::Checked;
   using Plan = blas::GemvPlan;
+  static constexpr std::int64_t kNarrowOnCublasFrom = std::int64_t{1} << 26;
   static Result<Plan> plan(const blas::Gemv& request, const Checked& checked, CudaTarget& target);
   static std::uint64_t workspace_bytes(const Plan& plan) { return plan.streamed.workspace_bytes; }
   static Status run(const blas::Gemv& request, const Checked& checked, const Plan& plan,
