@@ -1,7 +1,8 @@
 // BLAS level 2 on a CUDA stream, on the stream's handle (cublas_state.hpp): Gemv is a kernel of our own for small
 // matrices of every dtype, beyond them the streamed kernels of ours for f32 and 16-bit elements whose columns are
-// 16-byte aligned, else cuBLAS's gemv, or gemvStridedBatched for a batch (one launch; HSH or TST strided-batched on 16
-// bits); Trsv is a cuBLAS call per member of a batch; Ger and Symv are kernels of our own (blas_kernels.hpp).
+// 16-byte aligned (not 16-bit matrices of 128 MiB or more), else cuBLAS's gemv, or gemvStridedBatched for a batch (one
+// launch; HSH or TST strided-batched on 16 bits); Trsv is a cuBLAS call per member of a batch; Ger and Symv are kernels
+// of our own (blas_kernels.hpp).
 #pragma once
 
 #include "libs/blas/blas_kernels.hpp"
