@@ -189,3 +189,57 @@ def test_host_copies_are_checked_by_name_when_recorded(device):
     with pytest.raises(accel.InvalidArgument, match="no upload of the recording reads this array"):
         recording.rebind_host(np.zeros(4, np.float32), np.ones(4, np.float32))
     assert len(recording) == 1
+
+
+def test_every_blas_routine_beside_gemm_is_recorded_and_a_launch_matches_numpy(device, rng):
+    """Level 1-3 routines recorded from Python (each C++ request has RecordTraits): one launch runs them in order."""
+    n = 5
+    x0 = rng.standard_normal(n)
+    s1, s2, r1, r2, b0, z = (rng.standard_normal(n) for _ in range(6))
+    a0, b_matrix, p, q = (rng.standard_normal((n, n)) for _ in range(4))
+    symmetric = a0 + a0.T
+    lower = np.tril(rng.standard_normal((n, n)) / n) + 3 * np.eye(n)
+    x, y = device.upload(x0), device.upload(np.zeros(n))
+    swapped = device.upload(s1), device.upload(s2)
+    rotated = device.upload(r1), device.upload(r2)
+    norm, total = device.upload(np.zeros(1)), device.upload(np.zeros(1))
+    largest, smallest = device.upload(np.zeros(1, np.int32)), device.upload(np.zeros(1, np.int32))
+    updated, solved, product = device.upload(a0.T), device.upload(b0), device.upload(np.zeros(n))
+    sym, tri = device.upload(symmetric), device.upload(lower.T)
+    b, c, d = device.upload(b_matrix.T), device.upload(np.zeros((n, n))), device.upload(np.zeros((n, n)))
+    z_buffer, p_buffer, q_buffer = device.upload(z), device.upload(p.T), device.upload(q.T)
+    recording = accel.Recording(device)
+    with recording:
+        device.copy(x, y)
+        device.swap(*swapped)
+        device.rot(*rotated, 0.6, 0.8)
+        device.nrm2(x, norm)
+        device.asum(x, total)
+        device.iamax(x, largest)
+        device.iamin(x, smallest)
+        device.ger(updated, x, z_buffer, alpha=0.5)
+        device.trsv(tri, solved, fill="lower")
+        device.symv(sym, x, product)
+        device.symm(sym, b, c, side="left", fill="lower")
+        device.trmm(tri, b, side="left", fill="lower")
+        device.geam(p_buffer, q_buffer, d, alpha=2.0, beta=-1.0)
+    assert recording.names == ["blas::Copy", "blas::Swap", "blas::Rot", "blas::Nrm2", "blas::Asum", "blas::Iamax",
+                               "blas::Iamin", "blas::Ger", "blas::Trsv", "blas::Symv", "blas::Symm", "blas::Trmm",
+                               "blas::Geam"]
+    np.testing.assert_array_equal(y.numpy(), np.zeros(n))  # nothing ran yet
+    recording.launch().result()
+    np.testing.assert_array_equal(y.numpy(), x0)
+    np.testing.assert_array_equal(swapped[0].numpy(), s2)
+    np.testing.assert_array_equal(swapped[1].numpy(), s1)
+    np.testing.assert_allclose(rotated[0].numpy(), 0.6 * r1 + 0.8 * r2, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(rotated[1].numpy(), 0.6 * r2 - 0.8 * r1, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(norm.numpy()[0], np.linalg.norm(x0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(total.numpy()[0], np.abs(x0).sum(), rtol=1e-12, atol=1e-12)
+    assert largest.numpy()[0] == np.argmax(np.abs(x0)) + 1
+    assert smallest.numpy()[0] == np.argmin(np.abs(x0)) + 1
+    np.testing.assert_allclose(updated.numpy().T, a0 + 0.5 * np.outer(x0, z), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(solved.numpy(), np.linalg.solve(lower, b0), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(product.numpy(), symmetric @ x0, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(c.numpy().T, symmetric @ b_matrix, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(b.numpy().T, lower @ b_matrix, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(d.numpy().T, 2.0 * p - q, rtol=1e-12, atol=1e-12)

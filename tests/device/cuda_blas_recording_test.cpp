@@ -6,7 +6,6 @@
 // without a GPU.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -14,6 +13,7 @@
 
 #include "device/blas_recording_pipeline.hpp"
 #include "testing/cuda_fixture.hpp"
+#include "testing/numeric_error.hpp"
 #include "testing/test_seed.hpp"
 
 namespace accel {
@@ -22,6 +22,7 @@ namespace {
 using accel::testing::BlasRoutinesPipeline;
 using accel::testing::GpuTestTarget;
 using accel::testing::IsOk;
+using accel::testing::relative_error;
 
 template <class E>
 std::vector<E> values(const Device& device, const Buffer<E>& buffer) {
@@ -30,15 +31,10 @@ std::vector<E> values(const Device& device, const Buffer<E>& buffer) {
   return v;
 }
 
-// sqrt(Σ (got - want)²) / sqrt(Σ want²).
 template <class T>
-double relative_error(const std::vector<T>& got, const std::vector<T>& want) {
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    diff += (double(got[i]) - double(want[i])) * (double(got[i]) - double(want[i]));
-    norm += double(want[i]) * double(want[i]);
-  }
-  return std::sqrt(diff / std::max(norm, 1e-300));
+std::vector<double> doubles(const Device& device, const Buffer<T>& buffer) {
+  const std::vector<T> v = values(device, buffer);
+  return {v.begin(), v.end()};
 }
 
 // Whether `index` (1-based) names the first element of largest (or smallest) magnitude among `count` elements of
@@ -77,9 +73,9 @@ void expect_recorded_blas_routines_equal_direct(const Device& gpu, const Device&
     ASSERT_THAT(recording->launch().wait(), IsOk());
     const auto got = replayed->outputs(), want = direct->outputs(), cpu_want = reference->outputs();
     for (std::size_t i = 0; i < got.size(); ++i) {
-      const std::vector<T> recorded = values(gpu, *got[i]);
-      EXPECT_LE(relative_error(recorded, values(gpu, *want[i])), same_device) << "output " << i;
-      EXPECT_LE(relative_error(recorded, values(cpu, *cpu_want[i])), against_cpu) << "output " << i;
+      const std::vector<double> recorded = doubles(gpu, *got[i]);
+      EXPECT_LE(relative_error(recorded, doubles(gpu, *want[i])), same_device) << "output " << i;
+      EXPECT_LE(relative_error(recorded, doubles(cpu, *cpu_want[i])), against_cpu) << "output " << i;
     }
     for (const auto& [device, pipeline] : {std::pair{&gpu, &*replayed}, {&gpu, &*direct}, {&cpu, &*reference}}) {
       expect_first_extreme(values(*device, pipeline->z), n, 2, values(*device, pipeline->at_most)[0], true, "Iamax");
