@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "device/blas_recording_pipeline.hpp"
+#include "testing/buffer_values.hpp"
 #include "testing/cuda_fixture.hpp"
 #include "testing/numeric_error.hpp"
 #include "testing/test_seed.hpp"
@@ -20,20 +21,14 @@ namespace accel {
 namespace {
 
 using accel::testing::BlasRoutinesPipeline;
+using accel::testing::contents;
 using accel::testing::GpuTestTarget;
 using accel::testing::IsOk;
 using accel::testing::relative_error;
 
-template <class E>
-std::vector<E> values(const Device& device, const Buffer<E>& buffer) {
-  std::vector<E> v(buffer.size());
-  EXPECT_THAT(device.download(buffer, std::span<E>(v)).wait(), IsOk());
-  return v;
-}
-
 template <class T>
 std::vector<double> doubles(const Device& device, const Buffer<T>& buffer) {
-  const std::vector<T> v = values(device, buffer);
+  const std::vector<T> v = contents(device, buffer);
   return {v.begin(), v.end()};
 }
 
@@ -78,8 +73,9 @@ void expect_recorded_blas_routines_equal_direct(const Device& gpu, const Device&
       EXPECT_LE(relative_error(recorded, doubles(cpu, *cpu_want[i])), against_cpu) << "output " << i;
     }
     for (const auto& [device, pipeline] : {std::pair{&gpu, &*replayed}, {&gpu, &*direct}, {&cpu, &*reference}}) {
-      expect_first_extreme(values(*device, pipeline->z), n, 2, values(*device, pipeline->at_most)[0], true, "Iamax");
-      expect_first_extreme(values(*device, pipeline->y), 2 * n, 1, values(*device, pipeline->at_least)[0], false,
+      expect_first_extreme(contents(*device, pipeline->z), n, 2, contents(*device, pipeline->at_most)[0], true,
+                           "Iamax");
+      expect_first_extreme(contents(*device, pipeline->y), 2 * n, 1, contents(*device, pipeline->at_least)[0], false,
                            "Iamin");
     }
   }

@@ -18,6 +18,7 @@
 #include "device/isolated/staged_requests.hpp"
 #include "device/recording_pipeline.hpp"
 #include "libs/blas/blas_testing.hpp"
+#include "testing/buffer_values.hpp"
 
 namespace accel {
 namespace {
@@ -64,11 +65,7 @@ void expect_blas_routines_recorded_equal_one_by_one(const Device& device, std::i
   Result<Recording> recording = replayed->record(device);
   ASSERT_THAT(recording, IsOk());
   ASSERT_EQ(recording->size(), 14u);
-  const auto values = [&]<class E>(const Buffer<E>& buffer) {
-    std::vector<E> v(buffer.size());
-    EXPECT_THAT(device.download(buffer, std::span<E>(v)).wait(), IsOk());
-    return v;
-  };
+  const auto values = [&]<class E>(const Buffer<E>& buffer) { return accel::testing::contents(device, buffer); };
   for (int launch = 0; launch < 3; ++launch) {
     SCOPED_TRACE(::testing::Message() << "launch " << launch);
     ASSERT_THAT(direct->run_one_by_one(device), IsOk());
