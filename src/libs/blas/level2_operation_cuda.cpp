@@ -116,7 +116,8 @@ Result<CudaOperation<Gemv>::Plan> CudaOperation<Gemv>::plan(const Gemv&, const C
   const bool streamable = blas::is_narrow_float(r.dtype) || r.dtype == DType::f32;
   if (!streamable || checked.x_length == 0 || checked.y_length == 0 ||
       blas::small_gemv(r.m, r.n, transposed, r.batch) ||
-      (blas::is_narrow_float(r.dtype) && r.m * r.n >= kNarrowOnCublasFrom))
+      (blas::is_narrow_float(r.dtype) &&
+       r.m * r.n > (transposed ? kNarrowTransposedOnCublasAbove : kNarrowOnCublasAbove)))
     return Plan{.cublas = cublas};
   return Plan{.cublas = cublas,
               .streamed = blas::streamed_gemv_split(static_cast<std::int64_t>(size_of(r.dtype)), r.m, r.n, transposed,

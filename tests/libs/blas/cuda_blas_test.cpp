@@ -185,8 +185,8 @@ TEST_P(CudaBlasTest, GemvMatchesTheCpuDeviceForBothTransposesIncrementsAndBatche
     gemv<Half>({.transpose = transpose, .m = 2003, .n = 1001, .lda = 2008, .incx = 3, .incy = -2, .alpha = -1});
     gemv<BFloat16>({.transpose = transpose, .m = 65536, .n = 20, .beta = 1});
     gemv<Half>({.transpose = transpose, .m = 4096, .n = 333, .alpha = 0, .beta = 2});
-    // And cuBLAS's HSH and TST strided-batched gemv where A's columns are not 16-byte aligned, or A has 2^26 elements
-    // or more.
+    // And cuBLAS's HSH and TST strided-batched gemv where A's columns are not 16-byte aligned, or A is large (past
+    // 4,096² for A x, 50M elements for Aᵀ x: level2_operation_cuda.hpp).
     gemv<BFloat16>({.transpose = transpose, .m = 4100, .n = 300, .lda = 4101, .beta = 0.5});
     gemv<Half>({.transpose = transpose, .m = 8192, .n = 8192, .incy = -1, .alpha = 0.5, .beta = 0.25});
     // f32 on the streamed kernels (4 elements a load, a plain block's 128 rows): the same forms, columns aligned at 4
