@@ -300,5 +300,55 @@ TEST_F(ActorTest, CoAwaitChainsRequestsWithoutBlocking) {
   EXPECT_EQ(*add_twice(counter).wait(), 3);
 }
 
+// Answers Add only once its mailbox is empty, all held replies together, as a CUDA stream answers a burst of
+// requests with one completion event (Note [Bursts] in cuda_stream.hpp).
+struct BurstCounter final : CounterProtocol::Handler {
+  explicit BurstCounter(std::vector<std::size_t>* bursts) : bursts(bursts) {}
+  Status dispatch(Add& r, Promise<std::int64_t>& reply) override {
+    held.emplace_back(std::move(reply), total += r.amount);
+    return Status();
+  }
+  Result<std::int64_t> handle(Add& r) override { return total += r.amount; }
+  Result<std::int64_t> handle(Get&) override { return total; }
+  Result<Done> handle(Fail& r) override { return Status(r.code, "asked to fail"); }
+  Result<Done> handle(Hold& r) override {
+    r.gate->pass();
+    return Done{};
+  }
+  Result<std::thread::id> handle(WhichThread&) override { return std::this_thread::get_id(); }
+  [[nodiscard]] bool owes_replies() const noexcept override { return !held.empty(); }
+  void mailbox_empty() override {
+    if (held.empty()) return;
+    bursts->push_back(held.size());  // before the replies: a test reads it once its futures are ready
+    for (auto& [reply, value] : held) reply.set(value);
+    held.clear();
+  }
+  std::vector<std::size_t>* bursts;
+  std::vector<std::pair<Promise<std::int64_t>, std::int64_t>> held;
+  std::int64_t total = 0;
+};
+
+TEST(ActorBursts, RequestsQueuedTogetherAreAnsweredWhenTheMailboxEmpties) {
+  std::vector<std::size_t> bursts;
+  System system;
+  auto spawned = system.spawn<CounterProtocol>(
+      [&]() -> Result<std::unique_ptr<CounterProtocol::Handler>> { return std::make_unique<BurstCounter>(&bursts); },
+      {.name = "bursts"});
+  ASSERT_THAT(spawned, IsOk());
+  ActorRef<CounterProtocol> counter = *spawned;
+  Gate gate;
+  auto busy = counter.ask(Hold{.gate = &gate});
+  gate.wait_until_entered();  // the five Adds queue behind Hold
+  std::vector<Future<std::int64_t>> queued;
+  for (int i = 0; i < 5; ++i) queued.push_back(counter.ask(Add{.amount = 1}));
+  gate.open();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(*queued[i].wait(), i + 1);
+  EXPECT_EQ(bursts, std::vector<std::size_t>{5});
+  // A lone request is its own burst: answered as soon as it has run.
+  EXPECT_EQ(*counter.ask(Add{.amount = 10}).wait(), 15);
+  EXPECT_EQ(bursts, (std::vector<std::size_t>{5, 1}));
+  EXPECT_THAT(busy.wait(), IsOk());
+}
+
 }  // namespace
 }  // namespace accel

@@ -194,6 +194,8 @@ class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
   void destroy_state() noexcept override { handler_.reset(); }
 
   std::optional<Status> process_next() override {
+    if (std::optional<Message> queued = mailbox_.try_pop()) return queued->run(*handler_, options_.name);
+    handler_->mailbox_empty();
     std::optional<Message> message =
         mailbox_.pop_wait(std::chrono::steady_clock::time_point::max(), [this] { return handler_->owes_replies(); });
     if (!message) return std::nullopt;

@@ -109,6 +109,9 @@ struct Protocol {
     /// Whether replies this state deferred (dispatch() kept the promise) are still to be given. While they are,
     /// the actor's thread stays awake for the next request (MailboxOptions::stay_awake). Called on that thread.
     [[nodiscard]] virtual bool owes_replies() const noexcept { return false; }
+    /// Called on that thread when it finds the mailbox empty, before it waits for the next request: a state that
+    /// holds replies back to answer a burst of requests together answers them now.
+    virtual void mailbox_empty() {}
   };
 
   /// Whether `Request` is one of the protocol's request types.

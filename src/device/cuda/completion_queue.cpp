@@ -119,38 +119,46 @@ CompletionQueue::~CompletionQueue() {
     state_->thread.join();
 }
 
-Status CompletionQueue::defer(cudaStream_t stream, Submitted work, Promise<Done> reply) {
-  auto pending = std::make_shared<Pending>();
-  pending->work = std::move(work);
-  pending->reply = std::move(reply);
-  pending->outstanding = state_->outstanding;
-  pending->outstanding->fetch_add(1, std::memory_order_relaxed);
-  if (strategy_ == CompletionStrategy::host_callback) {
-    auto* holder = new std::shared_ptr<Pending>(pending);
-    const cudaError_t launched = cudaLaunchHostFunc(
-        stream,
-        [](void* data) {
-          std::unique_ptr<std::shared_ptr<Pending>> owned(static_cast<std::shared_ptr<Pending>*>(data));
-          if ((*owned)->claim()) (*owned)->finish(Status());
-        },
-        holder);
-    if (launched != cudaSuccess) {
-      delete holder;
-      Status failed = cuda_status(launched, "cudaLaunchHostFunc for a completion");
-      if (failed.code() == Code::context_lost) failed = state_->health->poison(failed);
-      if (pending->claim()) pending->finish(failed);
-      return failed;
+Status CompletionQueue::defer(cudaStream_t stream, std::span<DeferredReply> replies) {
+  std::vector<std::shared_ptr<Pending>> taken;
+  taken.reserve(replies.size());
+  Status first_failure;
+  for (DeferredReply& deferred : replies) {
+    auto pending = std::make_shared<Pending>();
+    pending->work = std::move(deferred.work);
+    pending->reply = std::move(deferred.reply);
+    pending->outstanding = state_->outstanding;
+    pending->outstanding->fetch_add(1, std::memory_order_relaxed);
+    if (strategy_ == CompletionStrategy::host_callback) {
+      auto* holder = new std::shared_ptr<Pending>(pending);
+      const cudaError_t launched = cudaLaunchHostFunc(
+          stream,
+          [](void* data) {
+            std::unique_ptr<std::shared_ptr<Pending>> owned(static_cast<std::shared_ptr<Pending>*>(data));
+            if ((*owned)->claim()) (*owned)->finish(Status());
+          },
+          holder);
+      if (launched != cudaSuccess) {
+        delete holder;
+        Status failed = cuda_status(launched, "cudaLaunchHostFunc for a completion");
+        if (failed.code() == Code::context_lost) failed = state_->health->poison(failed);
+        if (pending->claim()) pending->finish(failed);
+        if (first_failure.ok()) first_failure = failed;
+        continue;
+      }
     }
+    taken.push_back(std::move(pending));
   }
+  if (taken.empty()) return first_failure;
   bool notify = false;
   {
     std::lock_guard lock(state_->mutex);
-    state_->incoming.emplace_back(stream, std::move(pending));
-    state_->incoming_count.fetch_add(1, std::memory_order_release);
+    for (std::shared_ptr<Pending>& pending : taken) state_->incoming.emplace_back(stream, std::move(pending));
+    state_->incoming_count.fetch_add(taken.size(), std::memory_order_release);
     notify = state_->sleeping;
   }
   if (notify) state_->wake.notify_one();
-  return Status();
+  return first_failure;
 }
 
 bool CompletionQueue::owes_replies() const noexcept {
@@ -161,7 +169,9 @@ Result<Done> CompletionQueue::wait(Submitted work) {
   Pending pending;
   pending.work = std::move(work);
   Future<Done> future = pending.reply.future();
-  Status status = cuda_status(cudaEventSynchronize(pending.work.event->get()), "waiting for a request's GPU work");
+  Result<cudaEvent_t> event = pending.work.event->recorded();
+  Status status =
+      event.ok() ? cuda_status(cudaEventSynchronize(*event), "waiting for a request's GPU work") : event.status();
   if (status.code() == Code::context_lost) status = state_->health->poison(status);
   pending.finish(status);
   return future.wait();
@@ -207,6 +217,8 @@ bool CompletionQueue::State::take_incoming(bool may_sleep) {
 bool CompletionQueue::State::poll() {
   bool progressed = false;
   for (auto& [stream, queue] : pending) {
+    // The requests of one burst share their event (CudaStream::answer_held): one query answers them all.
+    EventRef seen_complete;
     while (!queue.empty()) {
       Pending& front = *queue.front();
       if (front.claimed.load(std::memory_order_acquire)) {  // answered by its host callback
@@ -214,16 +226,22 @@ bool CompletionQueue::State::poll() {
         progressed = true;
         continue;
       }
-      const cudaError_t query = cudaEventQuery(front.work.event->get());
-      if (query == cudaErrorNotReady) break;
-      if (query == cudaSuccess) {
-        if (strategy == CompletionStrategy::host_callback) break;  // its callback is about to run
-        if (front.claim()) front.finish(Status());
-        queue.pop_front();
-        progressed = true;
-        continue;
+      // Recorded before it was deferred, so this makes no CUDA call.
+      const Result<cudaEvent_t> event = front.work.event->recorded();
+      Status failed = event.status();
+      if (event.ok()) {
+        const cudaError_t query = front.work.event == seen_complete ? cudaSuccess : cudaEventQuery(*event);
+        if (query == cudaErrorNotReady) break;
+        if (query == cudaSuccess) {
+          if (strategy == CompletionStrategy::host_callback) break;  // its callback is about to run
+          seen_complete = front.work.event;
+          if (front.claim()) front.finish(Status());
+          queue.pop_front();
+          progressed = true;
+          continue;
+        }
+        failed = cuda_status(query, fmt::format("GPU work of a request on {}", device_name));
       }
-      Status failed = cuda_status(query, fmt::format("GPU work of a request on {}", device_name));
       if (failed.code() == Code::context_lost) {
         fail_everything(health->poison(failed));
         return true;

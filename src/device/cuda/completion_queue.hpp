@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <span>
 #include <string>
 
 #include "accel/core/future.hpp"
@@ -31,6 +32,12 @@ struct Submitted {
   HostResultCheck check;
 };
 
+// A request's reply, given when its work has finished.
+struct DeferredReply {
+  Submitted work;
+  Promise<Done> reply;
+};
+
 class CompletionQueue {
  public:
   CompletionQueue(CompletionStrategy strategy, std::shared_ptr<Health> health, std::string device_name);
@@ -41,8 +48,9 @@ class CompletionQueue {
 
   [[nodiscard]] CompletionStrategy strategy() const noexcept { return strategy_; }
 
-  // poller / host_callback: answers `reply` when `work` has finished. Never blocks on the GPU.
-  [[nodiscard]] Status defer(cudaStream_t stream, Submitted work, Promise<Done> reply);
+  // poller / host_callback: answers each reply when its work has finished (its event recorded already), taking
+  // them all at once. Never blocks on the GPU.
+  [[nodiscard]] Status defer(cudaStream_t stream, std::span<DeferredReply> replies);
 
   // Whether deferred work is still to be answered.
   [[nodiscard]] bool owes_replies() const noexcept;

@@ -162,7 +162,9 @@ void CudaContext::close() {
     // Copies into other GPUs read these buffers on those GPUs' streams: they finish before the memory goes.
     if (!poisoned) {
       for (const BufferOrdering& ordering : ordering_)
-        for (const StreamUse& read : ordering.reads_since) (void)cudaEventSynchronize(read.event->get());
+        for (const StreamUse& read : ordering.reads_since)
+          if (Result<cudaEvent_t> read_done = read.event->recorded(); read_done.ok())
+            (void)cudaEventSynchronize(*read_done);
     }
     ordering_.clear();
     fences_.clear();
@@ -199,6 +201,18 @@ Result<EventRef> CudaContext::record_event(cudaStream_t stream) {
   return event;
 }
 
+Result<EventRef> CudaContext::mark_event(cudaStream_t stream) {
+  Result<EventRef> event = events_->mark(stream);
+  if (!event.ok() && event.status().code() == Code::context_lost) return health_->poison(event.status());
+  return event;
+}
+
+Result<cudaEvent_t> CudaContext::recorded(const Event& event) {
+  Result<cudaEvent_t> recorded = event.recorded();
+  if (!recorded.ok() && recorded.status().code() == Code::context_lost) return health_->poison(recorded.status());
+  return recorded;
+}
+
 BufferOrdering& CudaContext::ordering_of(const BufferHandle& handle) {
   if (handle.slot >= ordering_.size()) ordering_.resize(handle.slot + 1);
   return ordering_[handle.slot];
@@ -211,12 +225,13 @@ Status CudaContext::order_before(cudaStream_t stream, const BufferHandle& handle
     // A write seen done once is waited for by nobody after: a buffer written once and read from other streams or
     // GPUs again and again (weights, the source of repeated copies between GPUs) costs one query, not a
     // cross-stream wait on the GPU every time.
-    const cudaError_t query = cudaEventQuery(ordering.last_write->event->get());
+    ACCEL_ASSIGN_OR_RETURN(const cudaEvent_t written, recorded(*ordering.last_write->event));
+    const cudaError_t query = cudaEventQuery(written);
     if (query == cudaSuccess) {
       ordering.last_write_done = true;
     } else if (query == cudaErrorNotReady) {
-      ACCEL_RETURN_IF_ERROR(check(cudaStreamWaitEvent(stream, ordering.last_write->event->get()),
-                                  "cudaStreamWaitEvent (after the buffer's last write)"));
+      ACCEL_RETURN_IF_ERROR(
+          check(cudaStreamWaitEvent(stream, written), "cudaStreamWaitEvent (after the buffer's last write)"));
     } else {
       ACCEL_RETURN_IF_ERROR(check(query, "cudaEventQuery (the buffer's last write)"));
     }
@@ -224,8 +239,9 @@ Status CudaContext::order_before(cudaStream_t stream, const BufferHandle& handle
   if (access == Access::write) {
     for (const StreamUse& read : ordering.reads_since) {
       if (read.stream == stream) continue;
+      ACCEL_ASSIGN_OR_RETURN(const cudaEvent_t read_done, recorded(*read.event));
       ACCEL_RETURN_IF_ERROR(
-          check(cudaStreamWaitEvent(stream, read.event->get()), "cudaStreamWaitEvent (after the buffer's reads)"));
+          check(cudaStreamWaitEvent(stream, read_done), "cudaStreamWaitEvent (after the buffer's reads)"));
     }
   }
   return Status();
@@ -283,7 +299,8 @@ Status CudaContext::reset_buffers(cudaStream_t stream, std::uint32_t epoch) {
     for (const StreamUse& read : ordering.reads_since) uses.push_back(&read);
     for (const StreamUse* use : uses) {
       if (use->stream == stream) continue;
-      ACCEL_RETURN_IF_ERROR(check(cudaStreamWaitEvent(stream, use->event->get()), "cudaStreamWaitEvent (reset)"));
+      ACCEL_ASSIGN_OR_RETURN(const cudaEvent_t used, recorded(*use->event));
+      ACCEL_RETURN_IF_ERROR(check(cudaStreamWaitEvent(stream, used), "cudaStreamWaitEvent (reset)"));
     }
   }
   Status freed;
@@ -311,7 +328,11 @@ Fence CudaContext::add_fence(std::uint32_t stream_id, EventRef event) {
   // Fences whose event has completed are forgotten: waiting for them needs nothing. Pruning only once the table
   // has doubled since the last time keeps the cost per fence constant.
   if (fences_.size() >= std::max(fence_prune_at_, kFirstPrune)) {
-    std::erase_if(fences_, [](const auto& entry) { return cudaEventQuery(entry.second.event->get()) == cudaSuccess; });
+    // A fence's event is recorded at once (RecordFence).
+    std::erase_if(fences_, [](const auto& entry) {
+      const Result<cudaEvent_t> event = entry.second.event->recorded();
+      return event.ok() && cudaEventQuery(*event) == cudaSuccess;
+    });
     fence_prune_at_ = 2 * fences_.size();
   }
   const Fence fence{
@@ -325,7 +346,8 @@ Status CudaContext::wait_fence(cudaStream_t stream, std::uint32_t stream_id, con
   if (fence.stream == stream_id) return Status();  // the stream's own order puts it behind already
   const auto point = fences_.find(fence.sequence);
   if (point == fences_.end()) return Status();  // reached
-  return check(cudaStreamWaitEvent(stream, point->second.event->get()), "cudaStreamWaitEvent (WaitFence)");
+  ACCEL_ASSIGN_OR_RETURN(const cudaEvent_t fenced, recorded(*point->second.event));
+  return check(cudaStreamWaitEvent(stream, fenced), "cudaStreamWaitEvent (WaitFence)");
 }
 
 }  // namespace accel::device::cuda

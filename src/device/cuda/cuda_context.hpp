@@ -65,6 +65,11 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   [[nodiscard]] Status check_healthy() const { return health_->status(); }
   // An event recorded on `stream` now: the completion and ordering point of the work enqueued before it.
   [[nodiscard]] Result<EventRef> record_event(cudaStream_t stream);
+  // A mark of `stream`'s work so far, recorded when first needed (Event): a request's completion and ordering point
+  // when its reply may wait for the end of its burst.
+  [[nodiscard]] Result<EventRef> mark_event(cudaStream_t stream);
+  // `event`, recorded first if it is a mark not recorded yet; hold buffers_mutex() unless it is this thread's stream's.
+  [[nodiscard]] Result<cudaEvent_t> recorded(const Event& event);
 
   [[nodiscard]] int ordinal() const noexcept { return ordinal_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }

@@ -12,7 +12,15 @@ EventPool::~EventPool() {
   for (cudaEvent_t event : free_) cudaEventDestroy(event);
 }
 
-Result<EventRef> EventPool::record(cudaStream_t stream) {
+Result<cudaEvent_t> Event::recorded() const {
+  if (!recorded_) {
+    ACCEL_RETURN_IF_ERROR(cuda_status(cudaEventRecord(event_, stream_), "cudaEventRecord"));
+    recorded_ = true;
+  }
+  return event_;
+}
+
+Result<EventRef> EventPool::mark(cudaStream_t stream) {
   cudaEvent_t event = nullptr;
   {
     std::lock_guard lock(mutex_);
@@ -24,9 +32,13 @@ Result<EventRef> EventPool::record(cudaStream_t stream) {
   if (event == nullptr) {
     ACCEL_RETURN_IF_ERROR(cuda_status(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate"));
   }
-  auto ref = std::make_shared<const Event>(event, shared_from_this());
-  ACCEL_RETURN_IF_ERROR(cuda_status(cudaEventRecord(event, stream), "cudaEventRecord"));
-  return EventRef(std::move(ref));
+  return EventRef(std::make_shared<const Event>(event, stream, shared_from_this()));
+}
+
+Result<EventRef> EventPool::record(cudaStream_t stream) {
+  ACCEL_ASSIGN_OR_RETURN(EventRef event, mark(stream));
+  ACCEL_RETURN_IF_ERROR(event->recorded().status());
+  return event;
 }
 
 void EventPool::give_back(cudaEvent_t event) noexcept {

@@ -17,17 +17,28 @@ namespace accel::device::cuda {
 
 class EventPool;
 
-// A recorded event. Shared: a buffer's ordering state and a pending completion may both hold it.
+// An event of one stream: recorded at once (EventPool::record), or a mark of the stream's work so far, recorded
+// when first needed (EventPool::mark). A stream gives one mark to each request of a burst and records it once, as the
+// burst ends or when another stream must wait for it; recorded late, it covers the same work and perhaps more of
+// its stream's, never less. Shared: a buffer's ordering state and a pending completion may both hold it.
+//
+// A mark is recorded only by its stream's thread or under its device's buffers lock, and read by other threads
+// only after that (a completion is deferred once its mark is recorded).
 class Event {
  public:
-  Event(cudaEvent_t event, std::shared_ptr<EventPool> pool) noexcept : event_(event), pool_(std::move(pool)) {}
+  Event(cudaEvent_t event, cudaStream_t stream, std::shared_ptr<EventPool> pool) noexcept
+      : event_(event), stream_(stream), pool_(std::move(pool)) {}
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
   ~Event();
-  [[nodiscard]] cudaEvent_t get() const noexcept { return event_; }
+  // The event, recorded on its stream first if it was not yet.
+  [[nodiscard]] Result<cudaEvent_t> recorded() const;
+  [[nodiscard]] bool is_recorded() const noexcept { return recorded_; }
 
  private:
   cudaEvent_t event_;
+  cudaStream_t stream_;
+  mutable bool recorded_ = false;
   std::shared_ptr<EventPool> pool_;
 };
 using EventRef = std::shared_ptr<const Event>;
@@ -37,6 +48,8 @@ class EventPool : public std::enable_shared_from_this<EventPool> {
   ~EventPool();
   // An event recorded on `stream` now.
   [[nodiscard]] Result<EventRef> record(cudaStream_t stream);
+  // A mark of `stream`'s work so far, not recorded yet.
+  [[nodiscard]] Result<EventRef> mark(cudaStream_t stream);
   void give_back(cudaEvent_t event) noexcept;
 
  private:

@@ -45,6 +45,7 @@ Result<std::unique_ptr<CudaStream>> CudaStream::create(std::shared_ptr<DeviceSha
 }
 
 CudaStream::~CudaStream() {
+  (void)answer_held();  // the replies and the mark go before the stream does
   if (stream_ == nullptr || context_->check_healthy().code() == Code::context_lost) {
     states_.abandon();  // the driver refuses to free anything of a poisoned context
     recorded_.abandon();
@@ -59,7 +60,34 @@ CudaStream::~CudaStream() {
 
 Result<Done> CudaStream::wait_for(Result<Submitted> submitted) {
   ACCEL_ASSIGN_OR_RETURN(Submitted work, std::move(submitted));
+  ACCEL_RETURN_IF_ERROR(answer_held());  // records the mark `work` may share
   return context_->completions().wait(std::move(work));
+}
+
+Result<EventRef> CudaStream::completion_mark() {
+  if (context_->completions().strategy() != CompletionStrategy::poller) return context_->record_event(stream_);
+  // A mark another stream has recorded no longer covers work enqueued from now on.
+  if (open_mark_ == nullptr || open_mark_->is_recorded()) {
+    ACCEL_ASSIGN_OR_RETURN(open_mark_, context_->mark_event(stream_));
+  }
+  return open_mark_;
+}
+
+Status CudaStream::answer_held() {
+  Status recorded;
+  if (open_mark_ != nullptr) {
+    std::lock_guard lock(context_->buffers_mutex());
+    recorded = context_->recorded(*open_mark_).status();
+    open_mark_.reset();
+  }
+  if (held_.empty()) return recorded;
+  if (!recorded.ok()) {
+    for (DeferredReply& held : held_) held.reply.set(recorded);
+  } else {
+    recorded = context_->completions().defer(stream_, held_);
+  }
+  held_.clear();
+  return recorded;
 }
 
 void CudaStream::collect_released() {
@@ -165,8 +193,9 @@ Result<SharedMemory> CudaStream::handle(ShareMemory& request) {
     context_->table().mark_shared(request.buffer);
     if (request.order_consumer) {  // and the consumer's stream follows this one
       auto* consumer = reinterpret_cast<cudaStream_t>(static_cast<std::uintptr_t>(request.consumer_stream));
+      ACCEL_ASSIGN_OR_RETURN(const cudaEvent_t export_point, context_->recorded(*exported));
       ACCEL_RETURN_IF_ERROR(
-          context_->check(cudaStreamWaitEvent(consumer, exported->get()), "cudaStreamWaitEvent (the consumer's)"));
+          context_->check(cudaStreamWaitEvent(consumer, export_point), "cudaStreamWaitEvent (the consumer's)"));
     }
     return SharedMemory{
         .buffer = request.buffer, .address = reinterpret_cast<std::uintptr_t>(view.data), .stream = query.stream};
@@ -238,6 +267,7 @@ Result<Done> CudaStream::handle(WaitFence& request) {
 // Host-side only: the stream's thread waits at the meeting, holding no lock (the other device's copy takes this
 // context's buffer lock).
 Result<Done> CudaStream::handle(JoinOrders& request) {
+  ACCEL_RETURN_IF_ERROR(answer_held());  // nobody waits for them while this thread waits at the meeting
   ACCEL_RETURN_IF_ERROR(join_orders(request));
   return Done{};
 }
@@ -257,7 +287,8 @@ Result<PinnedBlock> CudaStream::upload_in_chunks(std::byte* to, const std::byte*
     if (blocks[last].data() == nullptr) {
       ACCEL_ASSIGN_OR_RETURN(blocks[last], context_->pinned().take(kUploadChunkBytes));
     } else {
-      ACCEL_RETURN_IF_ERROR(context_->check(cudaEventSynchronize(read[last]->get()), "waiting for a staging block"));
+      ACCEL_ASSIGN_OR_RETURN(const cudaEvent_t block_read, context_->recorded(*read[last]));
+      ACCEL_RETURN_IF_ERROR(context_->check(cudaEventSynchronize(block_read), "waiting for a staging block"));
     }
     const std::size_t n = std::min(kUploadChunkBytes, bytes - offset);
     std::memcpy(blocks[last].data(), from + offset, n);
@@ -268,7 +299,8 @@ Result<PinnedBlock> CudaStream::upload_in_chunks(std::byte* to, const std::byte*
   }
   // The other block goes back to the pool now, so its copy must be over; the last one goes back on completion.
   if (const std::size_t other = 1 - last; read[other] != nullptr) {
-    ACCEL_RETURN_IF_ERROR(context_->check(cudaEventSynchronize(read[other]->get()), "waiting for a staging block"));
+    ACCEL_ASSIGN_OR_RETURN(const cudaEvent_t block_read, context_->recorded(*read[other]));
+    ACCEL_RETURN_IF_ERROR(context_->check(cudaEventSynchronize(block_read), "waiting for a staging block"));
   }
   return std::move(blocks[last]);
 }

@@ -3,9 +3,10 @@
 // per-context state belong to the device's CudaContext, shared by all its streams.
 //
 // Every request follows one shape: validate (nothing is launched before the request is known good) -> plan ->
-// order after the buffers' earlier users -> enqueue on the stream -> record the completion event -> reply when
-// the event completes (CompletionQueue), with the work's real status. Library requests take that shape through
-// their operation contract (enqueue_operation, Note [The operation contract] in operation/operation.hpp).
+// order after the buffers' earlier users -> enqueue on the stream -> mark its completion (one event a burst of
+// requests, Note [Bursts]) -> reply when the event completes (CompletionQueue), with the work's real status. Library
+// requests take that shape through their operation contract (enqueue_operation, Note [The operation contract] in
+// operation/operation.hpp).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -69,7 +70,11 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
 
   // Any deferred reply of the device's streams keeps this stream's thread awake: the device's next request
   // usually follows the answer.
-  [[nodiscard]] bool owes_replies() const noexcept override { return context_->completions().owes_replies(); }
+  [[nodiscard]] bool owes_replies() const noexcept override {
+    return !held_.empty() || context_->completions().owes_replies();
+  }
+  // The burst of requests the stream has taken one after another is over: their replies go to the completion queue.
+  void mailbox_empty() override { (void)answer_held(); }  // a failure has answered the replies already
 
   // -- library requests (OperationHandlers) ------------------------------------------------------
   template <class Request>
@@ -142,7 +147,7 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   Result<Submitted> enqueue_unnamed(Request& request);
 
   // With the buffers' lock held and every operand validated: orders the work after the buffers' earlier
-  // users, runs `work` (which enqueues and returns what completion needs), records the completion event.
+  // users, runs `work` (which enqueues and returns what completion needs), marks its completion (Note [Bursts]).
   // The buffers written get `write_version` (CudaContext::new_write_version()).
   template <class Work>
   Result<Submitted> ordered(std::initializer_list<Use> uses, Work&& work) {
@@ -152,6 +157,10 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   template <class Work>
   Result<Submitted> ordered(std::span<const Use> uses, std::uint64_t write_version, Work&& work);
 
+  // Note [Bursts]: under the poller, a request's reply is held until the stream's mailbox is empty (or
+  // kMostHeldReplies are held), and the requests taken meanwhile share one completion event, recorded once as the
+  // burst ends: one event record and one completion query a burst, not a request. Their buffers' ordering holds the
+  // same mark, which another stream that must wait for it records itself, under the buffers lock (Event).
   template <class Request>
   Status complete_later(Request& request, Promise<Done>& reply) {
     if (context_->completions().strategy() == CompletionStrategy::blocking)
@@ -161,8 +170,16 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
       reply.set(submitted.status());
       return submitted.status();
     }
-    return context_->completions().defer(stream_, std::move(*submitted), std::move(reply));
+    held_.push_back(DeferredReply{std::move(*submitted), std::move(reply)});
+    if (context_->completions().strategy() != CompletionStrategy::poller || held_.size() >= kMostHeldReplies)
+      return answer_held();
+    return Status();
   }
+  static constexpr std::size_t kMostHeldReplies = 32;
+  // With the buffers' lock held: the event a request's work completes with (Note [Bursts]).
+  Result<EventRef> completion_mark();
+  // Records the burst's mark, then hands the held replies to the completion queue (or answers them with the error).
+  Status answer_held();
   Result<Done> wait_for(Result<Submitted> submitted);
   // With the buffers' lock held: a large pageable upload through two pinned blocks in turn. Returns the block
   // the last chunk is read from, to be given back when the work completes.
@@ -179,6 +196,8 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   RecordedGraphs recorded_;  // RunRecorded's kept graphs
   void* scratch_ = nullptr;
   std::uint64_t scratch_bytes_ = 0;
+  EventRef open_mark_;               // the current burst's, until recorded (Note [Bursts])
+  std::vector<DeferredReply> held_;  // the current burst's replies
 };
 
 // The buffers of `operands`, each once (as written if any of its uses writes); absent ones left out.
@@ -234,7 +253,7 @@ Result<Submitted> CudaStream::ordered(std::span<const Use> uses, std::uint64_t w
   for (const Use& use : uses)
     if (use.access == Access::write) context_->set_version(use.buffer, write_version);
   ACCEL_ASSIGN_OR_RETURN(Submitted submitted, work());
-  ACCEL_ASSIGN_OR_RETURN(submitted.event, context_->record_event(stream_));
+  ACCEL_ASSIGN_OR_RETURN(submitted.event, completion_mark());
   for (const Use& use : uses) context_->order_after(stream_, use.buffer, use.access, submitted.event);
   return submitted;
 }

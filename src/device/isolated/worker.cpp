@@ -97,12 +97,14 @@ class Worker {
     while (true) {
       slot_->heartbeat_ns.store(monotonic_ns(), std::memory_order_relaxed);
       if (poisoned_.load(std::memory_order_acquire)) {
+        answer_held();
         drain_outstanding();
         std::_Exit(kExitContextLost);
       }
       if (slot_->stop_requested.load(std::memory_order_acquire) != 0) return stop();
       const std::byte* slot = requests.peek();
       if (slot == nullptr) {
+        answer_held();
         if (!requests.wait(spin_, heartbeat_interval_) && ::getppid() != parent_) std::_Exit(0);
         continue;
       }
@@ -266,7 +268,14 @@ class Worker {
     }
   }
 
+  // The ring is empty: what the streams hold back for a burst of requests is answered now, as an actor's mailbox
+  // found empty does (Protocol::Handler::mailbox_empty).
+  void answer_held() {
+    for (auto& [id, stream] : streams_) stream->mailbox_empty();
+  }
+
   int stop() {
+    answer_held();
     drain_outstanding();
     streams_.clear();
     shared_.reset();
