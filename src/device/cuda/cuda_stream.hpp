@@ -160,7 +160,9 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   // Note [Bursts]: under the poller, a request's reply is held until the stream's mailbox is empty (or
   // kMostHeldReplies are held), and the requests taken meanwhile share one completion event, recorded once as the
   // burst ends: one event record and one completion query a burst, not a request. Their buffers' ordering holds the
-  // same mark, which another stream that must wait for it records itself, under the buffers lock (Event).
+  // same mark, which another stream that must wait for it records itself, under the buffers lock (Event). That is
+  // safe because every capture on a stream (RunRecorded, cuFFT's captured executions, compiled graphs, cuBLASLt's
+  // timing) happens in a run step, under the same lock: a mark recorded into a capturing stream would join the graph.
   template <class Request>
   Status complete_later(Request& request, Promise<Done>& reply) {
     if (context_->completions().strategy() == CompletionStrategy::blocking)
