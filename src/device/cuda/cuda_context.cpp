@@ -195,23 +195,26 @@ Status CudaContext::check(cudaError_t error, std::string_view what) {
   return status;
 }
 
+namespace {
+
+// `result`, a sticky error in it poisoning the device first (as CudaContext::check does for a CUDA call's).
+template <class T>
+Result<T> poisoning_if_lost(Health& health, Result<T> result) {
+  if (!result.ok() && result.status().code() == Code::context_lost) return health.poison(result.status());
+  return result;
+}
+
+}  // namespace
+
 Result<EventRef> CudaContext::record_event(cudaStream_t stream) {
-  Result<EventRef> event = events_->record(stream);
-  if (!event.ok() && event.status().code() == Code::context_lost) return health_->poison(event.status());
-  return event;
+  return poisoning_if_lost(*health_, events_->record(stream));
 }
 
 Result<EventRef> CudaContext::mark_event(cudaStream_t stream) {
-  Result<EventRef> event = events_->mark(stream);
-  if (!event.ok() && event.status().code() == Code::context_lost) return health_->poison(event.status());
-  return event;
+  return poisoning_if_lost(*health_, events_->mark(stream));
 }
 
-Result<cudaEvent_t> CudaContext::recorded(const Event& event) {
-  Result<cudaEvent_t> recorded = event.recorded();
-  if (!recorded.ok() && recorded.status().code() == Code::context_lost) return health_->poison(recorded.status());
-  return recorded;
-}
+Result<cudaEvent_t> CudaContext::recorded(const Event& event) { return poisoning_if_lost(*health_, event.recorded()); }
 
 BufferOrdering& CudaContext::ordering_of(const BufferHandle& handle) {
   if (handle.slot >= ordering_.size()) ordering_.resize(handle.slot + 1);
