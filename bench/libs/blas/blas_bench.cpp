@@ -39,6 +39,7 @@
 #include "accel/libs/blas/level3.hpp"
 #include "common/completion_option.hpp"
 #include "common/csv_report.hpp"
+#include "common/open_gpu.hpp"
 #include "libs/blas/blas_bench.hpp"
 
 namespace {
@@ -180,15 +181,12 @@ int main(int argc, char** argv) {
   const std::vector<std::int64_t> sizes = parse_sizes(argc > 2 ? argv[2] : "256,1024,4096");
   if (sizes.empty()) return 2;
   System system;
-  Result<Device> device = Device::open(system, {.kind = DeviceKind::cuda, .completion = *completion});
-  if (!device.ok()) {
-    fmt::print(stderr, "blas_bench needs a GPU: {}\n", device.status().to_string());
-    return 77;
-  }
+  const Device device =
+      bench::open_gpu_or_skip(system, "blas_bench", {.kind = DeviceKind::cuda, .completion = *completion});
   std::mt19937_64 rng(42);
   for (const std::string& r : routines) {
     Raw raw;  // each routine's buffers freed when it is done
-    Problem p(*device, raw, rng);
+    Problem p(device, raw, rng);
     if (r == "gemv_batched") {
       gemv(p, 32, 1000);
       gemv(p, 256, 64);

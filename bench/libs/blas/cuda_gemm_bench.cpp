@@ -25,6 +25,7 @@
 #include "common/cuda_checks.hpp"
 #include "common/direct_gemm.hpp"
 #include "common/exit_now.hpp"
+#include "common/open_gpu.hpp"
 
 namespace {
 
@@ -290,16 +291,12 @@ void notification(System& system, std::mt19937_64& rng) {
 int main(int argc, char** argv) {
   const std::string parts = argc > 1 ? argv[1] : "small,large,encoder,notify";
   System system;
-  Result<Device> device = Device::open(system, {.kind = DeviceKind::cuda});
-  if (!device.ok()) {
-    fmt::print(stderr, "cuda_gemm_bench needs a GPU: {}\n", device.status().to_string());
-    return 77;
-  }
+  const Device device = bench::open_gpu_or_skip(system, "cuda_gemm_bench");
   std::mt19937_64 rng(42);
   fmt::print("part,case,variant,metric,value\n");
-  if (parts.find("small") != std::string::npos) small_gemms(*device, rng);
-  if (parts.find("large") != std::string::npos) large_gemms(*device, rng);
-  if (parts.find("encoder") != std::string::npos) encoder_gemms(*device, rng);
+  if (parts.find("small") != std::string::npos) small_gemms(device, rng);
+  if (parts.find("large") != std::string::npos) large_gemms(device, rng);
+  if (parts.find("encoder") != std::string::npos) encoder_gemms(device, rng);
   if (parts.find("notify") != std::string::npos) notification(system, rng);
   return 0;
 }

@@ -26,6 +26,7 @@
 #include "common/csv_report.hpp"
 #include "common/cuda_checks.hpp"
 #include "common/exit_now.hpp"
+#include "common/open_gpu.hpp"
 
 namespace {
 
@@ -278,14 +279,10 @@ void exec_part(Device device, std::mt19937_64& rng) {
 int main(int argc, char** argv) {
   const std::string parts = argc > 1 ? argv[1] : "plan,exec";
   System system;
-  Result<Device> device = Device::open(system, {.kind = DeviceKind::cuda});
-  if (!device.ok()) {
-    fmt::print(stderr, "fft_bench needs a GPU: {}\n", device.status().to_string());
-    return 77;
-  }
+  const Device device = bench::open_gpu_or_skip(system, "fft_bench");
   std::mt19937_64 rng(42);
   fmt::print("part,case,variant,metric,value\n");
   if (parts.find("plan") != std::string::npos) plan_part(system, rng);
-  if (parts.find("exec") != std::string::npos) exec_part(*device, rng);
+  if (parts.find("exec") != std::string::npos) exec_part(device, rng);
   return 0;
 }

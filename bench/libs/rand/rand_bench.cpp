@@ -19,6 +19,7 @@
 #include "accel/libs/rand/generate.hpp"
 #include "common/csv_report.hpp"
 #include "common/cuda_checks.hpp"
+#include "common/open_gpu.hpp"
 #include "libs/rand/philox_kernel.hpp"
 
 namespace {
@@ -147,15 +148,11 @@ void latency(const Device& device) {
 
 int main() {
   System system;
-  Result<Device> device = Device::open(system, {.kind = DeviceKind::cuda});
-  if (!device.ok()) {
-    fmt::print(stderr, "rand_bench needs a GPU: {}\n", device.status().to_string());
-    return 77;
-  }
+  const Device device = bench::open_gpu_or_skip(system, "rand_bench");
   fmt::print("part,case,variant,metric,value\n");
   for (bool normal : {false, true})
-    for (std::uint64_t n : {std::uint64_t{1} << 20, std::uint64_t{64} << 20}) throughput(*device, n, normal);
-  throughput(*device, std::uint64_t{256} << 20, true);  // 1 GiB of normal f32
-  latency(*device);
+    for (std::uint64_t n : {std::uint64_t{1} << 20, std::uint64_t{64} << 20}) throughput(device, n, normal);
+  throughput(device, std::uint64_t{256} << 20, true);  // 1 GiB of normal f32
+  latency(device);
   return 0;
 }

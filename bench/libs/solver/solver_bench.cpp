@@ -30,6 +30,7 @@
 #include "accel/device/device.hpp"
 #include "accel/libs/solver/dense.hpp"
 #include "common/csv_report.hpp"
+#include "common/open_gpu.hpp"
 #include "solver_bench_direct.hpp"
 
 namespace {
@@ -197,48 +198,44 @@ int main(int argc, char** argv) {
       bench::split_list(argc > 1 ? argv[1] : "getrf,potrf,syevd,qr,ormqr,gels,gesvd,potrf_batched,getrf_c64");
   const std::vector<std::string> sizes = bench::split_list(argc > 2 ? argv[2] : "256,1024,4096");
   System system;
-  Result<Device> device = Device::open(system, {.kind = DeviceKind::cuda});
-  if (!device.ok()) {
-    fmt::print(stderr, "solver_bench needs a GPU: {}\n", device.status().to_string());
-    return 77;
-  }
+  Device device = bench::open_gpu_or_skip(system, "solver_bench");
   std::mt19937_64 rng(42);
   for (const std::string& r : routines) {
     if (r == "potrf_batched") {  // the batched shape, 64 x (32 x 32), and twice its n
       for (std::int64_t n : {32, 64}) {
-        measure<float>(*device, Routine::potrf, n, 64, rng);
-        measure<double>(*device, Routine::potrf, n, 64, rng);
+        measure<float>(device, Routine::potrf, n, 64, rng);
+        measure<double>(device, Routine::potrf, n, 64, rng);
       }
-      measure<float>(*device, Routine::potrf, 256, 8, rng);  // the largest n of the family's kernels
-      measure<double>(*device, Routine::potrf, 256, 8, rng);
+      measure<float>(device, Routine::potrf, 256, 8, rng);  // the largest n of the family's kernels
+      measure<double>(device, Routine::potrf, 256, 8, rng);
       continue;
     }
     if (r == "getrf_batched") {  // the batched shape for LU, and twice its n
       for (std::int64_t n : {32, 64}) {
-        measure<float>(*device, Routine::getrf, n, 64, rng);
-        measure<double>(*device, Routine::getrf, n, 64, rng);
+        measure<float>(device, Routine::getrf, n, 64, rng);
+        measure<double>(device, Routine::getrf, n, 64, rng);
       }
       continue;
     }
     if (r == "qr_batched") {  // the batched shape for QR, and twice its n
       for (std::int64_t n : {32, 64}) {
-        measure<float>(*device, Routine::qr, n, 64, rng);
-        measure<double>(*device, Routine::qr, n, 64, rng);
+        measure<float>(device, Routine::qr, n, 64, rng);
+        measure<double>(device, Routine::qr, n, 64, rng);
       }
       continue;
     }
     if (r == "getrf_c64") {  // the complex case: torch.linalg.lu_factor of complex64 at 1024
-      measure<c64>(*device, Routine::getrf, 1024, 1, rng);
+      measure<c64>(device, Routine::getrf, 1024, 1, rng);
       continue;
     }
     if (r == "syevd_c64") {  // Hermitian eigen (heevd), as torch.linalg.eigh of complex64 takes it
-      for (std::int64_t n : {256, 1024}) measure<c64>(*device, Routine::syevd, n, 1, rng);
+      for (std::int64_t n : {256, 1024}) measure<c64>(device, Routine::syevd, n, 1, rng);
       continue;
     }
     if (r == "gesvdj_batched") {  // batches of small matrices, as torch.linalg.svd takes them
       for (auto [n, count] : {std::pair<std::int64_t, std::int64_t>{16, 4096}, {32, 4096}, {32, 64}}) {
-        measure<float>(*device, Routine::gesvdj, n, count, rng);
-        measure<double>(*device, Routine::gesvdj, n, count, rng);
+        measure<float>(device, Routine::gesvdj, n, count, rng);
+        measure<double>(device, Routine::gesvdj, n, count, rng);
       }
       continue;
     }
@@ -253,8 +250,8 @@ int main(int argc, char** argv) {
     for (const std::string& size : sizes) {
       const std::int64_t n = std::stoll(size);
       if (routine == Routine::gesvd && n > 1024) continue;  // gesvd at 4096 takes tens of seconds a call
-      measure<float>(*device, routine, n, 1, rng);
-      measure<double>(*device, routine, n, 1, rng);
+      measure<float>(device, routine, n, 1, rng);
+      measure<double>(device, routine, n, 1, rng);
     }
   }
   return 0;

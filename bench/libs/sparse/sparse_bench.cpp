@@ -30,6 +30,7 @@
 #include "accel/libs/sparse/sparse.hpp"
 #include "common/csv_report.hpp"
 #include "common/cuda_checks.hpp"
+#include "common/open_gpu.hpp"
 #include "sparse_bench_matrix.hpp"
 
 namespace {
@@ -205,11 +206,7 @@ int main(int argc, char** argv) {
   const std::int64_t cols = argc > 2 ? std::stoll(argv[2]) : 1 << 17;
   const std::vector<std::string> densities = bench::split_list(argc > 3 ? argv[3] : "1e-4,1e-3,1e-2");
   System system;
-  Result<Device> device = Device::open(system, {.kind = DeviceKind::cuda});
-  if (!device.ok()) {
-    fmt::print(stderr, "sparse_bench needs a GPU: {}\n", device.status().to_string());
-    return 77;
-  }
+  Device device = bench::open_gpu_or_skip(system, "sparse_bench");
   std::mt19937_64 rng(42);
   fmt::print("part,case,variant,metric,value\n");
   for (std::size_t d = 0; d < densities.size(); ++d) {
@@ -217,8 +214,8 @@ int main(int argc, char** argv) {
     const auto per_row = static_cast<std::int64_t>(std::llround(density * static_cast<double>(cols)));
     const Csr m = make(
         rows, cols, [&](std::int64_t) { return per_row; }, rng);
-    run_case(*device, m, 0, fmt::format("spmv/{}", densities[d]));
-    if (d + 1 < densities.size()) run_case(*device, m, 32, fmt::format("spmm32/{}", densities[d]));
+    run_case(device, m, 0, fmt::format("spmv/{}", densities[d]));
+    if (d + 1 < densities.size()) run_case(device, m, 32, fmt::format("spmm32/{}", densities[d]));
   }
   // Power-law rows: row i's degree ~ 1000 / rank^0.8 over a random permutation of ranks.
   std::vector<std::int64_t> rank(static_cast<std::size_t>(rows));
@@ -231,18 +228,18 @@ int main(int argc, char** argv) {
         return 1 + static_cast<std::int64_t>(1000.0 / std::pow(r, 0.8));
       },
       rng);
-  run_case(*device, laplacian, 0, "spmv/powerlaw");
-  sparse_bench::run_spgemm(*device, laplacian, "spgemm/powerlaw");
+  run_case(device, laplacian, 0, "spmv/powerlaw");
+  sparse_bench::run_spgemm(device, laplacian, "spgemm/powerlaw");
   {
     const Csr zipf = make(
         rows, rows, [&](std::int64_t i) { return 1 + rows / 2 / rank[static_cast<std::size_t>(i)]; }, rng);
-    run_case(*device, zipf, 0, "spmv/zipf");
+    run_case(device, zipf, 0, "spmv/zipf");
   }
   {
     const Csr uniform = make(
         rows, rows, [](std::int64_t) { return 8; }, rng);
-    sparse_bench::run_spgemm(*device, uniform, "spgemm/uniform8");
+    sparse_bench::run_spgemm(device, uniform, "spgemm/uniform8");
   }
-  sparse_bench::run_blocked_ell(*device, rows, cols, 32, 2, rng);
+  sparse_bench::run_blocked_ell(device, rows, cols, 32, 2, rng);
   return 0;
 }
