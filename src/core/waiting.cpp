@@ -20,7 +20,12 @@ void cpu_relax() noexcept {
 
 namespace {
 std::atomic<unsigned> g_active_waiters{0};
+std::atomic<unsigned> g_core_claims{0};
 }  // namespace
+
+CoreClaim::CoreClaim() noexcept { g_core_claims.fetch_add(1, std::memory_order_relaxed); }
+CoreClaim::~CoreClaim() { g_core_claims.fetch_sub(1, std::memory_order_relaxed); }
+bool cores_claimed() noexcept { return g_core_claims.load(std::memory_order_relaxed) != 0; }
 
 unsigned active_waiter_limit() noexcept {
   static const unsigned limit = std::max(1u, std::thread::hardware_concurrency() / 4);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "accel/core/waiting.hpp"
 #include "accel/device/protocol.hpp"
 #include "device/buffer_table.hpp"
 #include "device/device_shared.hpp"
@@ -95,6 +96,8 @@ class CpuDevice final : public CpuDeviceBase {
   BufferTable table_;
   MemoryStats stats_;
   std::uint64_t fences_recorded_ = 0;
+  // Its requests use every core while it is open: the process's waiters sleep rather than yield (core/waiting.hpp).
+  detail::CoreClaim core_claim_;
   // By buffer generation: the exported buffers' memory, and the imported buffers' mappings (the table holds them as
   // external memory).
   std::unordered_map<std::uint64_t, std::unique_ptr<sharing::ExportedHostMemory>> exports_;

@@ -343,6 +343,22 @@ TEST(Future, ALoneWaiterMaySpinAndOnlyTheLimitMayAtOnce) {
   EXPECT_EQ(detail::active_waiters(), 0u);
 }
 
+// While a CPU device is open its threads use every core, and a waiter sleeps after its spin rather than yield
+// (docs/PERFORMANCE.md, section 101): claims nest, and the cores are free again when the last one goes.
+TEST(Future, CoresAreClaimedWhileAnyClaimIsHeld) {
+  ASSERT_FALSE(detail::cores_claimed());
+  {
+    const detail::CoreClaim first;
+    EXPECT_TRUE(detail::cores_claimed());
+    {
+      const detail::CoreClaim second;
+      EXPECT_TRUE(detail::cores_claimed());
+    }
+    EXPECT_TRUE(detail::cores_claimed());
+  }
+  EXPECT_FALSE(detail::cores_claimed());
+}
+
 TEST(Future, ManyMoreWaitersThanTheLimitAllWakeAndNoMoreThanItSpin) {
   const unsigned limit = detail::active_waiter_limit();
   const unsigned waiters = 3 * limit + 4;

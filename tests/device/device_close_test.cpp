@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "accel/core/waiting.hpp"
 #include "accel/device/device.hpp"
 #include "testing/process_probe.hpp"
 #include "testing/status_matchers.hpp"
@@ -98,6 +99,20 @@ TEST(DeviceCloseTest, BuffersHeldPastTheCloseAreReleasedHarmlessly) {
     EXPECT_THAT(dev.free(buffer).wait(), StatusIs(Code::failed_precondition, "closed"));
   }                         // `buffer` released while the device is closed
   outlives_device.reset();  // and this one after its last Device went away
+}
+
+// An open CPU device's threads use every core, so the process's waiters sleep rather than yield after their spin
+// while it is open (accel/core/waiting.hpp); once it is closed and its actor gone, the cores are free again.
+TEST(DeviceCloseTest, AnOpenCpuDeviceClaimsTheCoresUntilItIsClosed) {
+  ASSERT_FALSE(detail::cores_claimed());
+  {
+    System system;
+    Device dev = *Device::open(system, {});
+    ASSERT_THAT(dev.info().wait(), IsOk());
+    EXPECT_TRUE(detail::cores_claimed());
+    ASSERT_THAT(dev.close().wait(), IsOk());
+  }
+  EXPECT_FALSE(detail::cores_claimed());
 }
 
 TEST(DeviceCloseTest, DroppingTheLastCopyClosesTheDevice) {

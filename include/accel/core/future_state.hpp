@@ -117,7 +117,7 @@ class FutureState {
 
  private:
   // True once ready within `budget`; false at once when active_waiter_limit() waiters already spin (a future already
-  // ready takes none of their places).
+  // ready takes none of their places), and after the spin while a CPU device is open (CoreClaim).
   bool spin_until_ready(std::chrono::nanoseconds budget) {
     if (ready_.load(std::memory_order_acquire)) return true;
     const ActiveWait active;
@@ -133,7 +133,10 @@ class FutureState {
       }
       const auto now = std::chrono::steady_clock::now();
       if (now >= yield_until) return false;
-      if (now >= spin_until) std::this_thread::yield();
+      if (now >= spin_until) {
+        if (cores_claimed()) return false;
+        std::this_thread::yield();
+      }
     }
   }
 

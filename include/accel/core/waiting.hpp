@@ -8,10 +8,11 @@
 namespace accel::detail {
 
 /// How a waiter waits for the ready flag before it sleeps on a condition variable: it spins for kFutureSpin, then
-/// yields the processor between looks until kFutureYield has passed. Replies from a busy actor arrive within a few
-/// µs, GPU replies within tens of µs to milliseconds, and waking a sleeping thread costs 10-40 µs on the GPU test
-/// machine (a virtual machine): the yielding phase avoids that and still hands the core to any thread that needs
-/// it. Past 5 ms the wake-up is under 1 % of the wait (docs/PERFORMANCE.md, section 24).
+/// yields the processor between looks until kFutureYield has passed (not while a CPU device is open: CoreClaim).
+/// Replies from a busy actor arrive within a few µs, GPU replies within tens of µs to milliseconds, and waking a
+/// sleeping thread costs 10-40 µs on the GPU test machine (a virtual machine): the yielding phase avoids that and
+/// still hands the core to any thread that needs it. Past 5 ms the wake-up is under 1 % of the wait
+/// (docs/PERFORMANCE.md, section 24).
 inline constexpr std::chrono::microseconds kFutureSpin{20};
 inline constexpr std::chrono::microseconds kFutureYield{5000};
 
@@ -35,6 +36,21 @@ class ActiveWait {
  private:
   bool held_;
 };
+
+/// Held by each open in-process CPU device, whose requests' threads (OpenMP's, oneDNN's, OpenBLAS's) use every
+/// core. While one is held, a waiter past its spin sleeps rather than yields: a yielding thread stays runnable, and
+/// on a 2-core machine one made a twentieth of the CPU device's one-text queries take 18-24 ms against a 2.2-2.6 ms
+/// median (docs/PERFORMANCE.md, section 101; sleeping only while a request ran was not enough). Requests shorter
+/// than the spin are still answered to a spinning waiter.
+class CoreClaim {
+ public:
+  CoreClaim() noexcept;
+  ~CoreClaim();
+  CoreClaim(const CoreClaim&) = delete;
+  CoreClaim& operator=(const CoreClaim&) = delete;
+};
+/// Whether a CoreClaim is held now anywhere in the process.
+bool cores_claimed() noexcept;
 
 /// A hint to the processor that this thread is spinning (x86 pause, AArch64 yield).
 void cpu_relax() noexcept;
