@@ -24,7 +24,6 @@
 #include "common/csv_report.hpp"
 #include "common/cuda_checks.hpp"
 #include "common/direct_gemm.hpp"
-#include "common/exit_now.hpp"
 #include "common/open_gpu.hpp"
 
 namespace {
