@@ -115,6 +115,18 @@ TEST(DeviceCloseTest, AnOpenCpuDeviceClaimsTheCoresUntilItIsClosed) {
   EXPECT_FALSE(detail::cores_claimed());
 }
 
+TEST(DeviceCloseTest, AnIsolatedCpuDeviceClaimsTheCoresItsWorkerUsesUntilItIsClosed) {
+  ASSERT_FALSE(detail::cores_claimed());
+  {
+    System system;
+    Device dev = *Device::open(system, isolated_cpu());
+    ASSERT_THAT(dev.info().wait(), IsOk());
+    EXPECT_TRUE(detail::cores_claimed());
+    ASSERT_THAT(dev.close().wait(), IsOk());
+  }
+  EXPECT_FALSE(detail::cores_claimed());
+}
+
 TEST(DeviceCloseTest, DroppingTheLastCopyClosesTheDevice) {
   System system;
   {

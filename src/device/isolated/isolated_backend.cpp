@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
+#include "accel/core/waiting.hpp"
 #include "device/isolated/wire.hpp"
 #include "device/isolated/worker_supervisor.hpp"
 #include "device/operation_handlers.hpp"
@@ -271,8 +273,10 @@ class IsolatedStream final : public IsolatedStreamBase {
 
 class IsolatedBackend final : public DeviceBackend {
  public:
-  IsolatedBackend(std::shared_ptr<WorkerSupervisor> supervisor, bool has_streams)
-      : supervisor_(std::move(supervisor)), has_streams_(has_streams) {}
+  IsolatedBackend(std::shared_ptr<WorkerSupervisor> supervisor, DeviceKind kind)
+      : supervisor_(std::move(supervisor)), has_streams_(kind == DeviceKind::cuda) {
+    if (kind == DeviceKind::cpu) core_claim_.emplace();
+  }
   Result<std::unique_ptr<DeviceProtocol::Handler>> make_stream_state(std::shared_ptr<DeviceShared>) override {
     return std::make_unique<IsolatedStream>(supervisor_);
   }
@@ -286,6 +290,9 @@ class IsolatedBackend final : public DeviceBackend {
  private:
   std::shared_ptr<WorkerSupervisor> supervisor_;
   bool has_streams_;
+  // A CPU device's worker uses every core of this machine while it computes, as an in-process one does: this
+  // process's waiters sleep rather than yield meanwhile (core/waiting.hpp).
+  std::optional<detail::CoreClaim> core_claim_;
 };
 
 }  // namespace
@@ -293,7 +300,7 @@ class IsolatedBackend final : public DeviceBackend {
 Result<std::shared_ptr<DeviceBackend>> open_isolated_backend(const DeviceShared& shared) {
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<WorkerSupervisor> supervisor, WorkerSupervisor::start(shared));
   return std::shared_ptr<DeviceBackend>(
-      std::make_shared<IsolatedBackend>(std::move(supervisor), shared.options.kind == DeviceKind::cuda));
+      std::make_shared<IsolatedBackend>(std::move(supervisor), shared.options.kind));
 }
 
 }  // namespace accel::device
