@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 
+#include "accel/core/waiting.hpp"
 #include "device/isolated/channel.hpp"
 #include "testing/status_matchers.hpp"
 
@@ -76,6 +78,24 @@ TEST(IsolatedChannel, RecoveringAProducerThatDiedBetweenPublishesChangesNothing)
   EXPECT_EQ(client->header().replies.head.load(), head);
   EXPECT_EQ(read_reply(client->replies()), 1u);
   EXPECT_TRUE(client->replies().empty());
+}
+
+// While a CPU device has claimed the cores (accel/core/waiting.hpp), a waiter on an empty ring sleeps where its spin
+// would start yielding: the side of an isolated CPU device that waits must not stay runnable beside the side that
+// computes.
+TEST(IsolatedChannel, AWaiterSleepsWhereItsSpinWouldYieldWhileTheCoresAreClaimed) {
+  Result<Channel> client = Channel::create("channel-test", 1 << 16);
+  ASSERT_THAT(client, IsOk());
+  const auto wait_on_empty = [&] {
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_FALSE(client->replies().wait(std::chrono::milliseconds(300), std::chrono::milliseconds(10)));
+    return std::chrono::steady_clock::now() - start;
+  };
+  {
+    const detail::CoreClaim claim;
+    EXPECT_LT(wait_on_empty(), std::chrono::milliseconds(150));  // 20 µs of spin, then 10 ms asleep
+  }
+  EXPECT_GE(wait_on_empty(), std::chrono::milliseconds(300));  // unclaimed: the whole spin
 }
 
 }  // namespace

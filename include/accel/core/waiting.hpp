@@ -37,8 +37,9 @@ class ActiveWait {
   bool held_;
 };
 
-/// Held by each open in-process CPU device, whose requests' threads (OpenMP's, oneDNN's, OpenBLAS's) use every
-/// core. While one is held, a waiter past its spin sleeps rather than yields: a yielding thread stays runnable, and
+/// Held by each open CPU device, in process or isolated (whose worker holds its own), whose requests' threads
+/// (OpenMP's, oneDNN's, OpenBLAS's) use every core. While one is held, a waiter past its spin sleeps rather than
+/// yields (a future's, and an isolated device's channel's): a yielding thread stays runnable, and
 /// on a 2-core machine one made a twentieth of the CPU device's one-text queries take 18-24 ms against a 2.2-2.6 ms
 /// median (docs/PERFORMANCE.md, section 101; sleeping only while a request ran was not enough). Requests shorter
 /// than the spin are still answered to a spinning waiter.

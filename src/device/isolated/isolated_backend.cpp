@@ -299,8 +299,7 @@ class IsolatedBackend final : public DeviceBackend {
 
 Result<std::shared_ptr<DeviceBackend>> open_isolated_backend(const DeviceShared& shared) {
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<WorkerSupervisor> supervisor, WorkerSupervisor::start(shared));
-  return std::shared_ptr<DeviceBackend>(
-      std::make_shared<IsolatedBackend>(std::move(supervisor), shared.options.kind));
+  return std::shared_ptr<DeviceBackend>(std::make_shared<IsolatedBackend>(std::move(supervisor), shared.options.kind));
 }
 
 }  // namespace accel::device
