@@ -116,7 +116,7 @@ bool Ring::wait(std::chrono::nanoseconds spin, std::chrono::milliseconds timeout
   // so that a message on an idle core is seen within a few hundred nanoseconds. Where a CPU device has claimed the
   // cores (a CPU worker, or the process that drives one) it sleeps instead of yielding: a yielding waiter stays
   // runnable beside the threads computing, and on a 2-core machine kept an isolated CPU device's one-text query p99 at
-  // 7-14 ms against 2.4-3.2 sleeping (docs/PERFORMANCE.md, section 102).
+  // 4-20 ms against 2.4-5.0 sleeping (docs/PERFORMANCE.md, section 102).
   const std::int64_t start = monotonic_ns();
   for (std::int64_t now = start; now - start < spin.count(); now = monotonic_ns()) {
     for (int poll = 0; poll < 64; ++poll) {
