@@ -8,6 +8,7 @@ Result<DeviceOptions> device_options(std::string_view choice) {
   if (choice == "auto") return DeviceOptions{.kind = Device::default_kind()};
   if (choice == "cpu") return DeviceOptions{.kind = DeviceKind::cpu};
   if (choice == "cuda") return DeviceOptions{.kind = DeviceKind::cuda};
+  if (choice == "cpu-isolated") return DeviceOptions{.kind = DeviceKind::cpu, .isolation = Isolation::worker_process};
   if (choice == "cuda-isolated") return DeviceOptions{.kind = DeviceKind::cuda, .isolation = Isolation::worker_process};
   return invalid_argument(fmt::format("unknown device '{}' ({})", choice, kDeviceChoices));
 }

@@ -12,7 +12,7 @@
 
 namespace accel::cli {
 
-inline constexpr std::string_view kDeviceChoices = "auto, cpu, cuda or cuda-isolated";
+inline constexpr std::string_view kDeviceChoices = "auto, cpu, cpu-isolated, cuda or cuda-isolated";
 
 // The options of the device `choice` names (auto resolved to what this machine has), or invalid_argument.
 [[nodiscard]] Result<DeviceOptions> device_options(std::string_view choice);

@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   CLI::App app{"accel: NVIDIA's GPU libraries as supervised actors behind one async API"};
   app.require_subcommand(1);
 
-  const auto devices = CLI::IsMember({"auto", "cpu", "cuda", "cuda-isolated"});
+  const auto devices = CLI::IsMember({"auto", "cpu", "cpu-isolated", "cuda", "cuda-isolated"});
   accel::cli::EmbedDemoOptions demo;
   CLI::App* demo_cmd = app.add_subcommand("demo", "embeds a few sentences and prints how similar they are");
   demo_cmd->add_option("--model", demo.model, "a sentence-transformers folder (default: all-MiniLM-L6-v2)");

@@ -138,7 +138,7 @@ TEST_F(EmbedCommandTest, ReadsJsonlAndWritesNpy) {
 
 // Three replicas (one in a worker process) take the input's 512-text chunks at once: the rows come back in input
 // order, the same bytes as one device writes.
-TEST_F(EmbedCommandTest, SeveralDevicesWriteWhatOneWrites) {
+TEST_F(EmbedCommandTest, SeveralDevicesOrAnIsolatedOneWriteWhatOneWrites) {
   std::string input;
   for (int i = 0; i < 1300; ++i) input += "sentence number " + std::to_string(i) + " about a cat\n";
   const std::filesystem::path in = write("many.txt", input);
@@ -147,6 +147,9 @@ TEST_F(EmbedCommandTest, SeveralDevicesWriteWhatOneWrites) {
   ASSERT_EQ(single.exit_code, 0) << single.out;
   const Ran several = run("embed --devices cpu,cpu-isolated,cpu -o " + three.string() + " " + in.string());
   ASSERT_EQ(several.exit_code, 0) << several.out;
+  const std::filesystem::path isolated = dir_.path() / "isolated.npy";
+  const Ran in_worker = run("embed --device cpu-isolated -o " + isolated.string() + " " + in.string());
+  ASSERT_EQ(in_worker.exit_code, 0) << in_worker.out;
   const auto bytes = [](const std::filesystem::path& path) {
     std::ifstream file(path, std::ios::binary);
     return std::string{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
@@ -154,6 +157,7 @@ TEST_F(EmbedCommandTest, SeveralDevicesWriteWhatOneWrites) {
   const std::string want = bytes(one);
   EXPECT_GT(want.size(), 1300u * kDimensions * sizeof(float));
   EXPECT_TRUE(bytes(three) == want) << "the rows of several devices differ from one device's";
+  EXPECT_TRUE(bytes(isolated) == want) << "the rows of the CPU device in a worker differ from the in-process one's";
 
   const Ran bad = run("embed --devices cpu,tpu " + in.string());
   EXPECT_EQ(bad.exit_code, 1) << bad.out;
