@@ -101,13 +101,14 @@ TEST(DeviceCloseTest, BuffersHeldPastTheCloseAreReleasedHarmlessly) {
   outlives_device.reset();  // and this one after its last Device went away
 }
 
-// An open CPU device's threads use every core, so the process's waiters sleep rather than yield after their spin
-// while it is open (accel/core/waiting.hpp); once it is closed and its actor gone, the cores are free again.
-TEST(DeviceCloseTest, AnOpenCpuDeviceClaimsTheCoresUntilItIsClosed) {
+// An open CPU device's threads (or its worker's) use every core, so the process's waiters sleep rather than yield
+// after their spin while it is open (accel/core/waiting.hpp); once it is closed and its actor gone, the cores are
+// free again.
+void expect_cores_claimed_until_closed(const DeviceOptions& options) {
   ASSERT_FALSE(detail::cores_claimed());
   {
     System system;
-    Device dev = *Device::open(system, {});
+    Device dev = *Device::open(system, options);
     ASSERT_THAT(dev.info().wait(), IsOk());
     EXPECT_TRUE(detail::cores_claimed());
     ASSERT_THAT(dev.close().wait(), IsOk());
@@ -115,16 +116,10 @@ TEST(DeviceCloseTest, AnOpenCpuDeviceClaimsTheCoresUntilItIsClosed) {
   EXPECT_FALSE(detail::cores_claimed());
 }
 
+TEST(DeviceCloseTest, AnOpenCpuDeviceClaimsTheCoresUntilItIsClosed) { expect_cores_claimed_until_closed({}); }
+
 TEST(DeviceCloseTest, AnIsolatedCpuDeviceClaimsTheCoresItsWorkerUsesUntilItIsClosed) {
-  ASSERT_FALSE(detail::cores_claimed());
-  {
-    System system;
-    Device dev = *Device::open(system, isolated_cpu());
-    ASSERT_THAT(dev.info().wait(), IsOk());
-    EXPECT_TRUE(detail::cores_claimed());
-    ASSERT_THAT(dev.close().wait(), IsOk());
-  }
-  EXPECT_FALSE(detail::cores_claimed());
+  expect_cores_claimed_until_closed(isolated_cpu());
 }
 
 TEST(DeviceCloseTest, DroppingTheLastCopyClosesTheDevice) {
