@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "accel/device/device.hpp"
+#include "accel/device/pool.hpp"
 #include "accel/embed/model.hpp"
 #include "common/exit_now.hpp"
 #include "common/launch_clock.hpp"
@@ -184,8 +185,7 @@ int main(int argc, char** argv) {
   bool cold_start = false, rerank = false;
   int pairs_per_query = 64;
   std::string scores_path;
-  app.add_option("--device", device_name, "auto, cpu, cuda, cpu-isolated or cuda-isolated")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda", "cpu-isolated", "cuda-isolated"}));
+  app.add_option("--device", device_name, std::string(accel::kDeviceChoices));
   app.add_option("--model", model_dir, "the model folder (default: all-MiniLM-L6-v2)");
   app.add_option("--passages", passages);
   app.add_option("--queries", queries);
@@ -222,10 +222,7 @@ int main(int argc, char** argv) {
       model_dir.empty() ? accel::embed::default_model_folder() : std::filesystem::path(model_dir);
 
   accel::System system;
-  accel::DeviceOptions options{.kind =
-                                   device_name.starts_with("cpu") ? accel::DeviceKind::cpu : accel::DeviceKind::cuda};
-  if (device_name == "auto") options.kind = accel::Device::default_kind();
-  if (device_name.ends_with("-isolated")) options.isolation = accel::Isolation::worker_process;
+  const accel::DeviceOptions options = check(accel::parse_device_choice(device_name), "--device");
   // As the CLI does: the device opens while the model's files are read and converted.
   const Clock::time_point open_start = Clock::now();
   auto model = check(accel::embed::Model::open({.kind = options.kind,

@@ -4,17 +4,8 @@
 
 namespace accel::cli {
 
-Result<DeviceOptions> device_options(std::string_view choice) {
-  if (choice == "auto") return DeviceOptions{.kind = Device::default_kind()};
-  if (choice == "cpu") return DeviceOptions{.kind = DeviceKind::cpu};
-  if (choice == "cuda") return DeviceOptions{.kind = DeviceKind::cuda};
-  if (choice == "cpu-isolated") return DeviceOptions{.kind = DeviceKind::cpu, .isolation = Isolation::worker_process};
-  if (choice == "cuda-isolated") return DeviceOptions{.kind = DeviceKind::cuda, .isolation = Isolation::worker_process};
-  return invalid_argument(fmt::format("unknown device '{}' ({})", choice, kDeviceChoices));
-}
-
 Result<Device> open_device(System& system, std::string_view choice) {
-  ACCEL_ASSIGN_OR_RETURN(DeviceOptions options, device_options(choice));
+  ACCEL_ASSIGN_OR_RETURN(DeviceOptions options, parse_device_choice(choice));
   return Device::open(system, std::move(options));
 }
 
@@ -27,7 +18,7 @@ Result<std::optional<DType>> compute_dtype(std::string_view choice) {
 }
 
 OpenedModel open_model(System& system, std::string_view choice, embed::ModelOptions options, MailboxOptions mailbox) {
-  Result<DeviceOptions> device_options_chosen = device_options(choice);
+  Result<DeviceOptions> device_options_chosen = parse_device_choice(choice);
   if (!device_options_chosen.ok()) return {.model = device_options_chosen.status(), .device_failed = true};
   device_options_chosen->mailbox = mailbox;
   bool device_failed = false;

@@ -1,6 +1,5 @@
-// The --device option every accel command shares: auto (a CUDA device when there is a usable GPU, else the CPU),
-// cpu, cuda (in process) or cuda-isolated (the context in a supervised worker process); and --dtype, what a model
-// computes in.
+// The --device option every accel command shares (accel::parse_device_choice: auto, cpu, cpu-isolated, cuda[:N],
+// cuda-isolated[:N]); and --dtype, what a model computes in.
 #pragma once
 
 #include <memory>
@@ -8,14 +7,10 @@
 #include <string_view>
 
 #include "accel/device/device.hpp"
+#include "accel/device/pool.hpp"
 #include "accel/embed/model.hpp"
 
 namespace accel::cli {
-
-inline constexpr std::string_view kDeviceChoices = "auto, cpu, cpu-isolated, cuda or cuda-isolated";
-
-// The options of the device `choice` names (auto resolved to what this machine has), or invalid_argument.
-[[nodiscard]] Result<DeviceOptions> device_options(std::string_view choice);
 
 [[nodiscard]] Result<Device> open_device(System& system, std::string_view choice);
 

@@ -89,11 +89,17 @@ int main(int argc, char** argv) {
   CLI::App app{"accel: NVIDIA's GPU libraries as supervised actors behind one async API"};
   app.require_subcommand(1);
 
-  const auto devices = CLI::IsMember({"auto", "cpu", "cpu-isolated", "cuda", "cuda-isolated"});
+  // A bad --device is a usage error, before any model is read.
+  const CLI::Validator devices(
+      [](std::string& choice) {
+        const accel::Result<accel::DeviceOptions> options = accel::parse_device_choice(choice);
+        return options.ok() ? std::string() : std::string(options.status().message());
+      },
+      "DEVICE", "device");
   accel::cli::EmbedDemoOptions demo;
   CLI::App* demo_cmd = app.add_subcommand("demo", "embeds a few sentences and prints how similar they are");
   demo_cmd->add_option("--model", demo.model, "a sentence-transformers folder (default: all-MiniLM-L6-v2)");
-  demo_cmd->add_option("--device", demo.device, std::string(accel::cli::kDeviceChoices))->check(devices);
+  demo_cmd->add_option("--device", demo.device, std::string(accel::kDeviceChoices))->check(devices);
 
   accel::cli::EmbedOptions embed;
   CLI::App* embed_cmd =
@@ -101,7 +107,7 @@ int main(int argc, char** argv) {
   embed_cmd->add_option("input", embed.input, "FILE or -")->required();
   embed_cmd->add_option("--model", embed.model, "a sentence-transformers folder (default: all-MiniLM-L6-v2)");
   CLI::Option* embed_device =
-      embed_cmd->add_option("--device", embed.device, std::string(accel::cli::kDeviceChoices))->check(devices);
+      embed_cmd->add_option("--device", embed.device, std::string(accel::kDeviceChoices))->check(devices);
   embed_cmd
       ->add_option("--devices", embed.devices,
                    "a replica of the model on each device of this list, the input's chunks run on them at once: cpu, "
@@ -162,7 +168,7 @@ int main(int argc, char** argv) {
                         "[per model] the name requests give in \"model\" and responses and /metrics show (default: "
                         "the folder's name)");
   CLI::Option* serve_device =
-      serve_cmd->add_option("--device", serve.device, std::string(accel::cli::kDeviceChoices))->check(devices);
+      serve_cmd->add_option("--device", serve.device, std::string(accel::kDeviceChoices))->check(devices);
   serve_cmd
       ->add_option("--devices", serve.devices,
                    "a replica of every model on each device of this list, fed by one batcher per model by least "
@@ -233,8 +239,7 @@ int main(int argc, char** argv) {
 
   accel::cli::GemmDemoOptions gemm_demo;
   CLI::App* gemm_cmd = app.add_subcommand("gemm-demo", "GEMMs of several sizes through the actors, checked and timed");
-  gemm_cmd->add_option("--device", gemm_demo.device, "auto, cpu or cuda")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  gemm_cmd->add_option("--device", gemm_demo.device, std::string(accel::kDeviceChoices))->check(devices);
   gemm_cmd->add_option("--sizes", gemm_demo.sizes, "square GEMM sizes")->delimiter(',');
   gemm_cmd->add_option("--repeats", gemm_demo.repeats, "timed repetitions per size")->check(CLI::PositiveNumber);
 
@@ -243,7 +248,7 @@ int main(int argc, char** argv) {
   rerank_cmd->add_option("query", rerank.query, "the query")->required();
   rerank_cmd->add_option("input", rerank.input, "FILE or -: one passage per line (or JSONL \"text\")")->required();
   rerank_cmd->add_option("--model", rerank.model, "a cross-encoder's folder")->required();
-  rerank_cmd->add_option("--device", rerank.device, std::string(accel::cli::kDeviceChoices))->check(devices);
+  rerank_cmd->add_option("--device", rerank.device, std::string(accel::kDeviceChoices))->check(devices);
   rerank_cmd->add_option("--dtype", rerank.dtype, "what the model computes in (as embed's --dtype)")->check(dtypes);
   rerank_cmd->add_option("--truncate", rerank.truncate, "a pair past the model's length: cut (right) or refuse")
       ->check(CLI::IsMember({"right", "refuse"}));

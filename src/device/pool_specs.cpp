@@ -1,4 +1,5 @@
-// Device lists ("cpu,cuda-isolated:1,all") and placement policy names: the text side of accel::DevicePool.
+// Device names ("cuda-isolated:1"), device lists ("cpu,cuda-isolated:1,all") and placement policy names: the text
+// side of accel::Device and accel::DevicePool.
 #include <fmt/format.h>
 
 #include <charconv>
@@ -14,10 +15,6 @@ std::string_view trim(std::string_view text) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
   return text;
-}
-
-Status bad_entry(std::string_view list, std::string_view entry, std::string_view why) {
-  return invalid_argument(fmt::format("device list '{}': {} '{}' ({})", list, why, entry, kEntries));
 }
 
 // The ordinal of "N" (all digits), or nothing.
@@ -37,9 +34,47 @@ DeviceSpec make_spec(std::string text, const DeviceOptions& base, DeviceKind kin
   return DeviceSpec{.text = std::move(text), .options = std::move(options)};
 }
 
-Status append_entry(std::string_view list, std::string_view entry, int cuda_devices, const DeviceOptions& base,
+// One device's name (any entry of a list but "all"); errors name it, `names` says what the caller accepts.
+Result<DeviceSpec> parse_one(std::string_view entry, int cuda_devices, const DeviceOptions& base,
+                             std::string_view names) {
+  const auto bad = [&](std::string_view why) {
+    return invalid_argument(fmt::format("{} '{}' ({})", why, entry, names));
+  };
+  if (entry.empty()) return bad("empty entry");
+  if (entry == "cpu" || entry == "cpu:0")
+    return make_spec(std::string(entry), base, DeviceKind::cpu, 0, Isolation::in_process);
+  if (entry == "cpu-isolated" || entry == "cpu-isolated:0")
+    return make_spec(std::string(entry), base, DeviceKind::cpu, 0, Isolation::worker_process);
+  Isolation isolation = Isolation::in_process;
+  std::string_view ordinal_text = entry;
+  if (entry.starts_with("cuda-isolated")) {
+    isolation = Isolation::worker_process;
+    ordinal_text = entry.substr(std::string_view("cuda-isolated").size());
+  } else if (entry.starts_with("cuda")) {
+    ordinal_text = entry.substr(std::string_view("cuda").size());
+  } else if (!ordinal_of(entry)) {
+    return bad("unknown device");
+  }
+  if (ordinal_text != entry) {
+    if (ordinal_text.empty()) {
+      ordinal_text = "0";
+    } else if (ordinal_text.front() == ':') {
+      ordinal_text.remove_prefix(1);
+    } else {
+      return bad("unknown device");
+    }
+  }
+  const std::optional<int> ordinal = ordinal_of(ordinal_text);
+  if (!ordinal) return bad("bad GPU ordinal in");
+  if (*ordinal >= cuda_devices) {
+    return invalid_argument(fmt::format("'{}' names GPU {}, but this host has {} usable GPU{}", entry, *ordinal,
+                                        cuda_devices, cuda_devices == 1 ? "" : "s"));
+  }
+  return make_spec(std::string(entry), base, DeviceKind::cuda, *ordinal, isolation);
+}
+
+Status append_entry(std::string_view entry, int cuda_devices, const DeviceOptions& base,
                     std::vector<DeviceSpec>& specs) {
-  if (entry.empty()) return bad_entry(list, entry, "empty entry");
   if (entry == "all") {
     if (cuda_devices <= 0) {
       specs.push_back(make_spec("cpu", base, DeviceKind::cpu, 0, Isolation::in_process));
@@ -50,40 +85,8 @@ Status append_entry(std::string_view list, std::string_view entry, int cuda_devi
           make_spec(fmt::format("cuda:{}", ordinal), base, DeviceKind::cuda, ordinal, Isolation::in_process));
     return Status();
   }
-  if (entry == "cpu" || entry == "cpu:0") {
-    specs.push_back(make_spec(std::string(entry), base, DeviceKind::cpu, 0, Isolation::in_process));
-    return Status();
-  }
-  if (entry == "cpu-isolated" || entry == "cpu-isolated:0") {
-    specs.push_back(make_spec(std::string(entry), base, DeviceKind::cpu, 0, Isolation::worker_process));
-    return Status();
-  }
-  Isolation isolation = Isolation::in_process;
-  std::string_view ordinal_text = entry;
-  if (entry.starts_with("cuda-isolated")) {
-    isolation = Isolation::worker_process;
-    ordinal_text = entry.substr(std::string_view("cuda-isolated").size());
-  } else if (entry.starts_with("cuda")) {
-    ordinal_text = entry.substr(std::string_view("cuda").size());
-  } else if (!ordinal_of(entry)) {
-    return bad_entry(list, entry, "unknown device");
-  }
-  if (ordinal_text != entry) {
-    if (ordinal_text.empty()) {
-      ordinal_text = "0";
-    } else if (ordinal_text.front() == ':') {
-      ordinal_text.remove_prefix(1);
-    } else {
-      return bad_entry(list, entry, "unknown device");
-    }
-  }
-  const std::optional<int> ordinal = ordinal_of(ordinal_text);
-  if (!ordinal) return bad_entry(list, entry, "bad GPU ordinal in");
-  if (*ordinal >= cuda_devices) {
-    return invalid_argument(fmt::format("device list '{}': '{}' names GPU {}, but this host has {} usable GPU{}", list,
-                                        entry, *ordinal, cuda_devices, cuda_devices == 1 ? "" : "s"));
-  }
-  specs.push_back(make_spec(std::string(entry), base, DeviceKind::cuda, *ordinal, isolation));
+  ACCEL_ASSIGN_OR_RETURN(DeviceSpec spec, parse_one(entry, cuda_devices, base, kEntries));
+  specs.push_back(std::move(spec));
   return Status();
 }
 
@@ -95,7 +98,8 @@ Result<std::vector<DeviceSpec>> parse_device_list(std::string_view list, int cud
   std::string_view rest = list;
   while (true) {
     const std::size_t comma = rest.find(',');
-    ACCEL_RETURN_IF_ERROR(append_entry(list, trim(rest.substr(0, comma)), cuda_devices, base, specs));
+    const Status appended = append_entry(trim(rest.substr(0, comma)), cuda_devices, base, specs);
+    if (!appended.ok()) return appended.with_context(fmt::format("device list '{}'", list));
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
   }
@@ -104,6 +108,21 @@ Result<std::vector<DeviceSpec>> parse_device_list(std::string_view list, int cud
 
 Result<std::vector<DeviceSpec>> parse_device_list(std::string_view list, const DeviceOptions& base) {
   return parse_device_list(list, Device::count(DeviceKind::cuda), base);
+}
+
+Result<DeviceOptions> parse_device_choice(std::string_view choice, int cuda_devices, const DeviceOptions& base) {
+  if (choice == "auto") {
+    return make_spec("auto", base, cuda_devices > 0 ? DeviceKind::cuda : DeviceKind::cpu, 0, Isolation::in_process)
+        .options;
+  }
+  ACCEL_ASSIGN_OR_RETURN(DeviceSpec spec, parse_one(choice, cuda_devices, base, kDeviceChoices));
+  return std::move(spec.options);
+}
+
+Result<DeviceOptions> parse_device_choice(std::string_view choice, const DeviceOptions& base) {
+  // Named CPU devices need no CUDA driver: only count GPUs where the choice could name one.
+  const bool cpu = choice == "cpu" || choice == "cpu:0" || choice.starts_with("cpu-isolated");
+  return parse_device_choice(choice, cpu ? 0 : Device::count(DeviceKind::cuda), base);
 }
 
 std::string_view to_string(PlacementPolicy policy) noexcept {

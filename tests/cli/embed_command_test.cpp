@@ -164,6 +164,20 @@ TEST_F(EmbedCommandTest, SeveralDevicesOrAnIsolatedOneWriteWhatOneWrites) {
   EXPECT_NE(bad.out.find("unknown device 'tpu'"), std::string::npos) << bad.out;
 }
 
+// --device takes what one entry of --devices takes (a GPU by its ordinal too), and a name it does not know is a
+// usage error that says what it takes, before the model is read.
+TEST_F(EmbedCommandTest, ADeviceItCannotOpenIsRefusedByNameBeforeTheModelIsRead) {
+  const std::filesystem::path in = write("one.txt", "a cat\n");
+  const Ran unknown = run("embed --device tpu --model /nonexistent " + in.string());
+  EXPECT_NE(unknown.exit_code, 0) << unknown.out;
+  EXPECT_NE(unknown.out.find("unknown device 'tpu' (auto, cpu, cpu-isolated, cuda[:N]"), std::string::npos)
+      << unknown.out;
+  EXPECT_EQ(unknown.out.find("nonexistent"), std::string::npos) << unknown.out;
+  const Ran past = run("embed --device cuda:4096 --model /nonexistent " + in.string());
+  EXPECT_NE(past.exit_code, 0) << past.out;
+  EXPECT_NE(past.out.find("'cuda:4096' names GPU 4096, but this host has"), std::string::npos) << past.out;
+}
+
 // Whether this CPU has bf16 matmuls (the kernel's flags; oneDNN sees the same).
 bool cpu_has_bf16() {
   std::ifstream cpuinfo("/proc/cpuinfo");

@@ -66,6 +66,38 @@ TEST(DeviceListTest, ErrorsNameTheBadEntry) {
   EXPECT_THAT(parse_device_list("cuda-isolated", 0), StatusIs(Code::invalid_argument, "has 0 usable GPUs"));
 }
 
+TEST(DeviceChoiceTest, NamesOneDeviceAsAListEntryDoesOrAuto) {
+  EXPECT_EQ(parse_device_choice("auto", 0)->kind, DeviceKind::cpu);
+  const Result<DeviceOptions> gpu = parse_device_choice("auto", 2);
+  ASSERT_THAT(gpu, IsOk());
+  EXPECT_EQ(gpu->kind, DeviceKind::cuda);
+  EXPECT_EQ(gpu->ordinal, 0);
+  EXPECT_EQ(gpu->isolation, Isolation::in_process);
+  const Result<DeviceOptions> isolated = parse_device_choice("cuda-isolated:1", 2, {.memory_limit_bytes = 4096});
+  ASSERT_THAT(isolated, IsOk());
+  EXPECT_EQ(isolated->kind, DeviceKind::cuda);
+  EXPECT_EQ(isolated->ordinal, 1);
+  EXPECT_EQ(isolated->isolation, Isolation::worker_process);
+  EXPECT_EQ(isolated->memory_limit_bytes, 4096u);
+  const Result<DeviceOptions> worker_cpu = parse_device_choice("cpu-isolated", 0);
+  ASSERT_THAT(worker_cpu, IsOk());
+  EXPECT_EQ(worker_cpu->kind, DeviceKind::cpu);
+  EXPECT_EQ(worker_cpu->isolation, Isolation::worker_process);
+  EXPECT_EQ(parse_device_choice("1", 2)->ordinal, 1);
+  EXPECT_EQ(parse_device_choice("cpu")->kind, DeviceKind::cpu);  // counts no GPU
+}
+
+TEST(DeviceChoiceTest, ErrorsNameTheChoiceAndWhatIsTaken) {
+  EXPECT_THAT(parse_device_choice("tpu", 1),
+              StatusIs(Code::invalid_argument, "unknown device 'tpu' (auto, cpu, cpu-isolated, cuda[:N]"));
+  EXPECT_THAT(parse_device_choice("all", 1), StatusIs(Code::invalid_argument, "unknown device 'all'"));
+  EXPECT_THAT(parse_device_choice("cpu,cpu", 1), StatusIs(Code::invalid_argument, "unknown device 'cpu,cpu'"));
+  EXPECT_THAT(parse_device_choice("cuda:1", 1),
+              StatusIs(Code::invalid_argument, "'cuda:1' names GPU 1, but this host has 1 usable GPU"));
+  EXPECT_THAT(parse_device_choice("cuda", 0), StatusIs(Code::invalid_argument, "has 0 usable GPUs"));
+  EXPECT_THAT(parse_device_choice("", 1), StatusIs(Code::invalid_argument, "''"));
+}
+
 TEST(DeviceListTest, PolicyNames) {
   for (PlacementPolicy policy :
        {PlacementPolicy::least_loaded, PlacementPolicy::round_robin, PlacementPolicy::most_free_memory}) {

@@ -47,6 +47,15 @@ struct DeviceSpec {
 /// parse_device_list with the GPUs this process can open (the first call initialises the CUDA driver).
 [[nodiscard]] Result<std::vector<DeviceSpec>> parse_device_list(std::string_view list, const DeviceOptions& base = {});
 
+/// The names parse_device_choice takes, for a command's help.
+inline constexpr std::string_view kDeviceChoices = "auto, cpu, cpu-isolated, cuda[:N], cuda-isolated[:N] or N";
+/// Parses one device's name, as a command's `--device` takes it: `auto` (GPU 0 in process where the host has a GPU,
+/// else the CPU) or any entry of a device list but `all`. Errors are `invalid_argument` and name the bad choice.
+[[nodiscard]] Result<DeviceOptions> parse_device_choice(std::string_view choice, int cuda_devices,
+                                                        const DeviceOptions& base = {});
+/// parse_device_choice with the GPUs this process can open (counted only where the choice could name a GPU).
+[[nodiscard]] Result<DeviceOptions> parse_device_choice(std::string_view choice, const DeviceOptions& base = {});
+
 /// How DevicePool::place picks among the usable devices. Ties go to the device after the last one picked, so that
 /// equal devices take turns.
 enum class PlacementPolicy : std::uint8_t {
