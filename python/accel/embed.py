@@ -13,13 +13,17 @@ from . import _accel
 
 class Model:
     """An embedding model on a device. `folder`: a sentence-transformers folder or a transformers checkpoint;
-    `device`: an accel.Device (default: accel.Device.default()); `batch_tokens`: the most tokens one packed run holds
+    `device`: an accel.Device, or a device's name as SentenceTransformer's `device` takes one ("cpu", "cuda", "cuda:1";
+    and accel's "cpu-isolated", "cuda-isolated:0", "auto": accel.Device.open) (default: accel.Device.default());
+    `batch_tokens`: the most tokens one packed run holds
     (default: 16,384 on the CPU, up to 65,536 on a GPU by the model's width, and at least the model's longest
     sequence: accel::embed::default_batch_tokens)."""
 
     def __init__(self, folder=None, device=None, batch_tokens=None):
         if device is None:
             device = _accel.Device.default()
+        elif isinstance(device, str):
+            device = _accel.Device.open(device)
         folder = _accel.default_model_folder() if folder is None else str(folder)
         self._model = _accel._EmbedModel.load(device, folder, 0 if batch_tokens is None else batch_tokens)
 

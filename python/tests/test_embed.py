@@ -57,3 +57,14 @@ def test_equal_to_the_cli_bit_for_bit(model, tmp_path, accel_cli, model_folder):
     rows = model.encode(TEXTS, batch_size=512)  # the CLI's chunk of texts per call
     assert rows.shape == expected.shape
     assert np.abs(rows - expected).max() == 0.0, f"max difference {np.abs(rows - expected).max()}"
+
+
+def test_a_device_by_name_as_sentence_transformers_takes_one(model, model_folder):
+    named = accel.embed.Model(model_folder, device="cpu-isolated")
+    try:
+        assert named.device.kind == "cpu" and named.device.isolation == "worker_process"
+        np.testing.assert_array_equal(named.encode(TEXTS[:3]), model.encode(TEXTS[:3]))
+    finally:
+        named.device.close()
+    with pytest.raises(accel.InvalidArgument, match="unknown device 'tpu'"):
+        accel.embed.Model(model_folder, device="tpu")

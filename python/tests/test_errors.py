@@ -32,8 +32,23 @@ def test_python_bases_where_they_fit():
 
 
 def test_bad_device_kind_is_invalid_argument():
-    with pytest.raises(accel.InvalidArgument, match="kind 'tpu' is not one of 'cpu', 'cuda'"):
+    with pytest.raises(accel.InvalidArgument, match=r"Device.open: unknown device 'tpu' \(auto, cpu, cpu-isolated"):
         accel.Device.open("tpu")
+    with pytest.raises(accel.InvalidArgument, match="names GPU 4096, but this host has"):
+        accel.Device.open("cuda:4096")
+    with pytest.raises(accel.InvalidArgument, match="isolation= and ordinal= go with kind 'cpu' or 'cuda'"):
+        accel.Device.open("cuda-isolated:0", ordinal=1)
+
+
+def test_a_device_by_the_name_the_cli_takes():
+    device = accel.Device.open("cpu-isolated")
+    try:
+        assert device.kind == "cpu"
+        assert device.isolation == "worker_process"
+    finally:
+        device.close()
+    auto = accel.Device.open("auto")
+    auto.close()
 
 
 def test_no_cuda_here_is_an_accel_error():

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "accel/device/peer.hpp"
+#include "accel/device/pool.hpp"
 #include "python/futures.hpp"
 
 namespace accel::python {
@@ -32,13 +33,28 @@ Isolation isolation_named(const std::string& name) {
       invalid_argument(fmt::format("Device.open: isolation '{}' is not one of 'in_process', 'worker_process'", name)));
 }
 
-PyDevice open_device(const std::string& kind, const std::string& isolation, int ordinal,
-                     std::uint64_t memory_limit_bytes, std::optional<std::shared_ptr<System>> system, bool best) {
+// `kind`: 'cpu' or 'cuda', with `isolation` and `ordinal` (their defaults where not given); or a device's name as
+// every command's --device takes it (accel::parse_device_choice: 'auto', 'cuda:1', 'cpu-isolated', ...), which names
+// both itself.
+DeviceOptions options_named(const std::string& kind, const std::optional<std::string>& isolation,
+                            std::optional<int> ordinal, std::uint64_t memory_limit_bytes) {
+  if (kind == "cpu" || kind == "cuda") {
+    return DeviceOptions{.kind = kind_named(kind),
+                         .ordinal = ordinal.value_or(0),
+                         .isolation = isolation_named(isolation.value_or("in_process")),
+                         .memory_limit_bytes = memory_limit_bytes};
+  }
+  if (isolation || ordinal) {
+    raise_status(invalid_argument(fmt::format(
+        "Device.open: '{}' names its device whole; isolation= and ordinal= go with kind 'cpu' or 'cuda'", kind)));
+  }
+  Result<DeviceOptions> named = parse_device_choice(kind, {.memory_limit_bytes = memory_limit_bytes});
+  if (!named.ok()) raise_status(named.status().with_context("Device.open"));
+  return *std::move(named);
+}
+
+PyDevice open_device(const DeviceOptions& options, std::optional<std::shared_ptr<System>> system, bool best) {
   std::shared_ptr<System> owner = system && *system ? *system : default_system();
-  DeviceOptions options{.kind = kind_named(kind),
-                        .ordinal = ordinal,
-                        .isolation = isolation_named(isolation),
-                        .memory_limit_bytes = memory_limit_bytes};
   std::optional<Result<Device>> opened;
   {
     nb::gil_scoped_release released;
@@ -127,23 +143,28 @@ void bind_devices(nb::module_& module) {
                        "order they were sent.")
       .def_static(
           "open",
-          [](const std::string& kind, const std::string& isolation, int ordinal, std::uint64_t memory_limit_bytes,
-             std::optional<std::shared_ptr<System>> system) {
-            return open_device(kind, isolation, ordinal, memory_limit_bytes, std::move(system), false);
+          [](const std::string& kind, std::optional<std::string> isolation, std::optional<int> ordinal,
+             std::uint64_t memory_limit_bytes, std::optional<std::shared_ptr<System>> system) {
+            return open_device(options_named(kind, isolation, ordinal, memory_limit_bytes), std::move(system), false);
           },
-          nb::arg("kind") = "cpu", nb::kw_only(), nb::arg("isolation") = "in_process", nb::arg("ordinal") = 0,
+          nb::arg("kind") = "cpu", nb::kw_only(), nb::arg("isolation") = nb::none(), nb::arg("ordinal") = nb::none(),
           nb::arg("memory_limit_bytes") = 0, nb::arg("system") = nb::none(),
-          "Opens a device: kind 'cpu' or 'cuda'; isolation 'in_process' or 'worker_process' (the device's context in "
-          "a supervised worker process).")
+          "Opens a device: kind 'cpu' or 'cuda', with isolation 'in_process' (the default) or 'worker_process' (the "
+          "device's context in a supervised worker process) and a GPU's ordinal (default 0); or a device's name as "
+          "the accel command's --device takes it, which says both: 'auto', 'cuda:1', 'cpu-isolated', "
+          "'cuda-isolated:0'.")
       .def_static(
           "default",
           [](std::optional<std::shared_ptr<System>> system) {
-            return open_device("cpu", "in_process", 0, 0, std::move(system), true);
+            return open_device(DeviceOptions{.kind = DeviceKind::cpu}, std::move(system), true);
           },
           nb::kw_only(), nb::arg("system") = nb::none(),
           "A CUDA device when this build has the CUDA tier and a GPU is usable, else the CPU.")
       .def_prop_ro("kind", [](const PyDevice& d) { return std::string(to_string(d.device.kind())); })
       .def_prop_ro("name", [](const PyDevice& d) { return d.device.name(); })
+      .def_prop_ro(
+          "isolation", [](const PyDevice& d) { return std::string(to_string(d.device.isolation())); },
+          "'in_process', or 'worker_process' where the device's context is in a supervised worker process.")
       .def_prop_ro("id", [](const PyDevice& d) { return d.device.id(); })
       .def_prop_ro("closed", [](const PyDevice& d) { return d.device.health().code() == Code::failed_precondition; })
       .def_prop_ro(
