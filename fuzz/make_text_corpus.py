@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the text fuzz targets into fuzz/corpus/ (scripts/fuzz-corpus runs it): small
-tokenizer.json files, precompiled charsmaps, texts, model folder files, HTTP bodies and traceparent headers. Each input of a target with
+tokenizer.json files, precompiled charsmaps, texts, model folder files, HTTP bodies, traceparent headers and device names. Each input of a target with
 a leading selector byte starts with a printable one.
 
 The tokenizer.json seeds are cut from real files so that the fuzzer mutates kilobytes, not the megabytes of the
@@ -382,6 +382,22 @@ traceparents = {
 }
 for name, header in traceparents.items():
     seed("traceparent", name, header)
+
+# -- device names and lists (accel/device/pool.hpp): the first byte is the host's GPU count (a digit) ---------------
+device_names = {
+    "cpu": b"0cpu",
+    "auto-no-gpu": b"0auto",
+    "auto-two-gpus": b"2auto",
+    "cuda-isolated-1": b"2cuda-isolated:1",
+    "ordinal-past-the-host": b"1cuda:1",
+    "bare-ordinal": b"21",
+    "list-every-kind": b"2cpu, cpu-isolated,cuda,cuda:1,cuda-isolated:1,0",
+    "list-all": b"3all,cpu",
+    "empty-entry": b"1cpu,,cpu",
+    "bad-ordinal": b"1cuda:x",
+}
+for name, content in device_names.items():
+    seed("device_names", name, content)
 
 # -- exported buffers' text (accel/device/process_sharing.hpp): a CPU and a CUDA export, and damaged ones ----------
 

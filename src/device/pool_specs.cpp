@@ -20,7 +20,9 @@ std::string_view trim(std::string_view text) {
 // The ordinal of "N" (all digits), or nothing.
 std::optional<int> ordinal_of(std::string_view digits) {
   int value = 0;
-  if (digits.empty() || digits.size() > 6) return std::nullopt;
+  // from_chars takes a sign, which a GPU's ordinal never has ("-1" is no device).
+  if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string_view::npos)
+    return std::nullopt;
   auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (error != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
   return value;

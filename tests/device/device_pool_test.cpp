@@ -96,6 +96,10 @@ TEST(DeviceChoiceTest, ErrorsNameTheChoiceAndWhatIsTaken) {
               StatusIs(Code::invalid_argument, "'cuda:1' names GPU 1, but this host has 1 usable GPU"));
   EXPECT_THAT(parse_device_choice("cuda", 0), StatusIs(Code::invalid_argument, "has 0 usable GPUs"));
   EXPECT_THAT(parse_device_choice("", 1), StatusIs(Code::invalid_argument, "''"));
+  // An ordinal is digits: a sign makes no GPU (the fuzzer found "-8" taken as cuda:-8).
+  EXPECT_THAT(parse_device_choice("-8", 0), StatusIs(Code::invalid_argument, "unknown device '-8'"));
+  EXPECT_THAT(parse_device_choice("cuda:-1", 2), StatusIs(Code::invalid_argument, "bad GPU ordinal in 'cuda:-1'"));
+  EXPECT_THAT(parse_device_list("cpu,+1", 2), StatusIs(Code::invalid_argument, "unknown device '+1'"));
 }
 
 TEST(DeviceListTest, PolicyNames) {
