@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <limits>
 
 #include "accel/device/pool.hpp"
 
@@ -122,9 +123,13 @@ Result<DeviceOptions> parse_device_choice(std::string_view choice, int cuda_devi
 }
 
 Result<DeviceOptions> parse_device_choice(std::string_view choice, const DeviceOptions& base) {
-  // Named CPU devices need no CUDA driver: only count GPUs where the choice could name one.
-  const bool cpu = choice == "cpu" || choice == "cpu:0" || choice.starts_with("cpu-isolated");
-  return parse_device_choice(choice, cpu ? 0 : Device::count(DeviceKind::cuda), base);
+  // Counting GPUs initialises the CUDA driver in this process: only a name that could be an in-process GPU does.
+  // A CPU needs no driver, and an isolated GPU's worker initialises a driver of its own and finds out itself whether
+  // its ordinal exists (as embed::Model::open leaves the driver to it).
+  const bool uncounted =
+      choice == "cpu" || choice == "cpu:0" || choice.starts_with("cpu-isolated") || choice.starts_with("cuda-isolated");
+  return parse_device_choice(choice, uncounted ? std::numeric_limits<int>::max() : Device::count(DeviceKind::cuda),
+                             base);
 }
 
 std::string_view to_string(PlacementPolicy policy) noexcept {

@@ -85,6 +85,11 @@ TEST(DeviceChoiceTest, NamesOneDeviceAsAListEntryDoesOrAuto) {
   EXPECT_EQ(worker_cpu->isolation, Isolation::worker_process);
   EXPECT_EQ(parse_device_choice("1", 2)->ordinal, 1);
   EXPECT_EQ(parse_device_choice("cpu")->kind, DeviceKind::cpu);  // counts no GPU
+  // Nor does an isolated GPU: its worker, not this process, initialises the CUDA driver and finds its ordinal.
+  const Result<DeviceOptions> uncounted = parse_device_choice("cuda-isolated:3");
+  ASSERT_THAT(uncounted, IsOk());
+  EXPECT_EQ(uncounted->ordinal, 3);
+  EXPECT_EQ(uncounted->isolation, Isolation::worker_process);
 }
 
 TEST(DeviceChoiceTest, ErrorsNameTheChoiceAndWhatIsTaken) {

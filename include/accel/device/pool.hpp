@@ -53,7 +53,8 @@ inline constexpr std::string_view kDeviceChoices = "auto, cpu, cpu-isolated, cud
 /// else the CPU) or any entry of a device list but `all`. Errors are `invalid_argument` and name the bad choice.
 [[nodiscard]] Result<DeviceOptions> parse_device_choice(std::string_view choice, int cuda_devices,
                                                         const DeviceOptions& base = {});
-/// parse_device_choice with the GPUs this process can open (counted only where the choice could name a GPU).
+/// parse_device_choice with the GPUs this process can open, counted (and the CUDA driver initialised) only where the
+/// choice could name an in-process GPU: an isolated GPU's ordinal is left to its worker to find.
 [[nodiscard]] Result<DeviceOptions> parse_device_choice(std::string_view choice, const DeviceOptions& base = {});
 
 /// How DevicePool::place picks among the usable devices. Ties go to the device after the last one picked, so that
