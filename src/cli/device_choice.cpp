@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "accel/device/pool.hpp"
+
 namespace accel::cli {
 
 Result<Device> open_device(System& system, std::string_view choice) {

@@ -7,7 +7,6 @@
 #include <string_view>
 
 #include "accel/device/device.hpp"
-#include "accel/device/pool.hpp"
 #include "accel/embed/model.hpp"
 
 namespace accel::cli {

@@ -7,6 +7,7 @@
 
 #include "accel/device/device.hpp"
 #include "accel/device/peer.hpp"
+#include "accel/device/pool.hpp"
 #include "cli/cache_command.hpp"
 #include "cli/device_choice.hpp"
 #include "cli/embed_command.hpp"

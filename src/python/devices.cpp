@@ -20,12 +20,6 @@ std::shared_ptr<System>& default_system() {
 
 namespace {
 
-DeviceKind kind_named(const std::string& name) {
-  if (name == "cpu") return DeviceKind::cpu;
-  if (name == "cuda") return DeviceKind::cuda;
-  raise_status(invalid_argument(fmt::format("Device.open: kind '{}' is not one of 'cpu', 'cuda'", name)));
-}
-
 Isolation isolation_named(const std::string& name) {
   if (name == "in_process") return Isolation::in_process;
   if (name == "worker_process") return Isolation::worker_process;
@@ -39,7 +33,7 @@ Isolation isolation_named(const std::string& name) {
 DeviceOptions options_named(const std::string& kind, const std::optional<std::string>& isolation,
                             std::optional<int> ordinal, std::uint64_t memory_limit_bytes) {
   if (kind == "cpu" || kind == "cuda") {
-    return DeviceOptions{.kind = kind_named(kind),
+    return DeviceOptions{.kind = kind == "cpu" ? DeviceKind::cpu : DeviceKind::cuda,
                          .ordinal = ordinal.value_or(0),
                          .isolation = isolation_named(isolation.value_or("in_process")),
                          .memory_limit_bytes = memory_limit_bytes};
