@@ -235,6 +235,7 @@ Result<Done> CpuDevice::handle(RunRecorded& request) {
   ACCEL_RETURN_IF_ERROR(check_recorded_buffers(table_, request));
   Status first;
   for (std::size_t i = 0; i < request.steps.size(); ++i) {
+    RecordedStep current = request.steps[i];  // the requests' handlers take them to change
     const Result<Done> ran = std::visit(
         [&]<class Step>(Step& step) -> Result<Done> {
           if constexpr (std::is_same_v<Step, CopyOnDevice> || std::is_same_v<Step, CopyToDevice> ||
@@ -244,7 +245,7 @@ Result<Done> CpuDevice::handle(RunRecorded& request) {
             return handle_operation(step);
           }
         },
-        request.steps[i]);
+        current);
     if (!ran.ok() && first.ok()) first = step_failure(i, request.steps[i], ran.status());
   }
   ACCEL_RETURN_IF_ERROR(first);

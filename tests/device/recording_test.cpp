@@ -11,6 +11,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "accel/libs/solver/dense.hpp"
@@ -225,6 +226,39 @@ TEST_F(RecordingTest, ACopySharesTheStepsUntilOneOfThemChanges) {
   EXPECT_EQ(copy.names(), (std::vector<std::string>{"blas::Axpy", "blas::Scal"}));
   EXPECT_EQ(original.bound(x), x.handle());
   EXPECT_EQ(copy.bound(x), other_x.handle());
+}
+
+TEST_F(RecordingTest, CopiesLaunchFromSeveralThreadsAtOnceEachWithItsOwnBindings) {
+  // A launch sends the steps as bound when it was made, shared with the launches after it until the recording
+  // changes; copies share them until one changes. So the copy left as it was and the original bind them lazily
+  // from two threads at once (the race TSan would see), and each rebound copy sends its own buffer.
+  constexpr int kThreads = 3, kLaunches = 51;  // odd: a buffer negated by one thread only ends negated
+  const std::vector<float> x0 = random<float>(4);
+  std::vector<float> negated = x0;
+  for (float& v : negated) v = -v;
+  Buffer<float> x = upload(x0);
+  Recording original(device_);
+  ASSERT_THAT(original.record(blas::Scal{.n = 4, .alpha = -1.0, .x = x}), IsOk());
+  ASSERT_THAT(original.launch().wait(), IsOk());  // its bound steps made before the copies are
+  std::vector<Recording> copies(kThreads, original);
+  std::vector<Buffer<float>> own;
+  for (int i = 1; i < kThreads; ++i) {
+    own.push_back(upload(x0));
+    ASSERT_THAT(copies[i].rebind(x, own.back()), IsOk());
+  }
+  std::vector<std::thread> threads;
+  std::vector<Status> failed(kThreads + 1);
+  for (int i = 0; i <= kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      const Recording& recording = i == kThreads ? original : copies[i];
+      for (int launch = 0; launch < kLaunches && failed[i].ok(); ++launch)
+        failed[i] = recording.launch().wait().status();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const Status& status : failed) EXPECT_THAT(status, IsOk());
+  EXPECT_EQ(download(x), negated);  // once, then by the original and the unchanged copy 51 times each
+  for (const Buffer<float>& b : own) EXPECT_EQ(download(b), negated);
 }
 
 TEST_F(RecordingTest, ALongRecordingLaunchesInProcessAndIsolated) {

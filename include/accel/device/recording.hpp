@@ -54,7 +54,7 @@
 namespace accel {
 
 /// Library requests recorded once for one device (or stream) and launched any number of times (see the file).
-/// Not thread-safe: record, rebind and launch from one thread at a time. A launch sends a copy of the steps, so
+/// Not thread-safe: record, rebind and launch from one thread at a time. A launch sends the steps as bound then, so
 /// recording or rebinding after launch() returned changes only later launches; copies of a Recording share their
 /// steps until one of them changes.
 class Recording {
@@ -85,7 +85,7 @@ class Recording {
       });
       if (!foreign.ok()) return foreign;
       step.request = std::move(request);
-      editable().steps.push_back(std::move(step));
+      editable().add(std::move(step));
       return Status{};
     }
   }
@@ -116,6 +116,7 @@ class Recording {
       }
       if (!kept) script.bindings.emplace_back(recorded, to);
     }
+    script.forget_launched();
     return Status{};
   }
 
@@ -128,19 +129,7 @@ class Recording {
 
   /// Runs the recorded steps in order on the device: one RunRecorded request (see the file's description).
   [[nodiscard]] Future<Done> launch() const {
-    RunRecorded run{.recording = script_->id};
-    run.steps.reserve(script_->steps.size());
-    for (const Step& step : script_->steps) {
-      RecordedStep bound = step.request;
-      for_each_buffer(bound, [&](BufferHandle& handle) { handle = script_->bound(handle); });
-      if (auto* upload = std::get_if<CopyToDevice>(&bound))
-        upload->source.data = script_->bound_host(upload->source.data);
-      if (auto* download = std::get_if<CopyToHost>(&bound)) {
-        download->destination.data = const_cast<void*>(script_->bound_host(download->destination.data));
-      }
-      run.steps.push_back(std::move(bound));
-    }
-    return device_.ask(std::move(run));
+    return device_.ask(RunRecorded{.recording = script_->id, .steps = script_->launched()});
   }
 
   /// The recorded steps.
@@ -198,6 +187,7 @@ class Recording {
       }
       if (!kept) script.host_bindings.emplace_back(recorded, to.data);
     }
+    script.forget_launched();
     return Status{};
   }
 
@@ -221,6 +211,36 @@ class Recording {
     std::vector<std::pair<BufferHandle, BufferHandle>> bindings;     ///< recorded -> bound now (rebound ones only)
     std::vector<std::pair<const void*, const void*>> host_bindings;  ///< host memory, as `bindings`
 
+    Script() = default;
+    Script(const Script& other)
+        : id(other.id),
+          steps(other.steps),
+          bindings(other.bindings),
+          host_bindings(other.host_bindings),
+          launched_(other.launched_.load()) {}
+    Script& operator=(const Script&) = delete;
+
+    void add(Step step) {
+      steps.push_back(std::move(step));
+      forget_launched();
+    }
+    /// After a change of the steps or their bindings: the next launch binds them again.
+    void forget_launched() { launched_.store(nullptr); }
+
+    /// The steps as bound now, bound by the first launch after a change and sent again by every launch until the
+    /// next. Atomic since copies of a Recording share their script and may launch from several threads.
+    [[nodiscard]] RecordedSteps launched() const {
+      std::shared_ptr<const RecordedSteps> made = launched_.load();
+      if (made == nullptr) {
+        std::vector<RecordedStep> bound_steps;
+        bound_steps.reserve(steps.size());
+        for (const Step& step : steps) bound_steps.push_back(bound_step(step.request));
+        made = std::make_shared<const RecordedSteps>(std::move(bound_steps));
+        launched_.store(made);
+      }
+      return *made;
+    }
+
     [[nodiscard]] BufferHandle bound(BufferHandle recorded) const noexcept {
       for (const auto& [from, to] : bindings) {
         if (from == recorded) return to;
@@ -233,6 +253,18 @@ class Recording {
       }
       return recorded;
     }
+    [[nodiscard]] RecordedStep bound_step(const RecordedStep& recorded) const {
+      RecordedStep step = recorded;
+      for_each_buffer(step, [&](BufferHandle& handle) { handle = bound(handle); });
+      if (auto* upload = std::get_if<CopyToDevice>(&step)) upload->source.data = bound_host(upload->source.data);
+      if (auto* download = std::get_if<CopyToHost>(&step)) {
+        download->destination.data = const_cast<void*>(bound_host(download->destination.data));
+      }
+      return step;
+    }
+
+   private:
+    mutable std::atomic<std::shared_ptr<const RecordedSteps>> launched_;
   };
 
   static std::uint64_t next_id() noexcept {

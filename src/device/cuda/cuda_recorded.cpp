@@ -225,9 +225,9 @@ Gathered gather(const RunRecorded& request, std::vector<Prepared>& steps, CudaCo
 }
 
 // Each handle the steps name, in step order, null ones included.
-std::vector<BufferHandle> handles_of(RunRecorded& request) {
+std::vector<BufferHandle> handles_of(const RunRecorded& request) {
   std::vector<BufferHandle> handles;
-  for (RecordedStep& step : request.steps) for_each_buffer(step, [&](BufferHandle& h) { handles.push_back(h); });
+  for (const RecordedStep& step : request.steps) for_each_buffer(step, [&](BufferHandle& h) { handles.push_back(h); });
   return handles;
 }
 

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "accel/core/byte_codec.hpp"
 #include "accel/device/run_recorded.hpp"
@@ -60,8 +61,8 @@ inline Result<RunRecorded> decode_recorded(ByteReader& in) {
   RunRecorded run;
   std::uint64_t count = 0;
   in.pod(run.recording).count(count, 1);
-  run.steps.resize(count);
-  for (RecordedStep& step : run.steps) {
+  std::vector<RecordedStep> steps(count);
+  for (RecordedStep& step : steps) {
     std::uint8_t index = 0;
     in.pod(index);
     if (!in.ok() ||
@@ -73,6 +74,7 @@ inline Result<RunRecorded> decode_recorded(ByteReader& in) {
   if (!in.finished()) {
     return internal_error(fmt::format("the staged encoding of a {} request is damaged", RunRecorded::kName));
   }
+  run.steps = std::move(steps);
   ACCEL_RETURN_IF_ERROR(refuse_host_copies(run));
   return run;
 }
