@@ -21,11 +21,11 @@ namespace accel::device {
 // Resolves every buffer the steps name through `table`, writing nothing: the first that does not resolve refuses
 // the request, named by its step and handle (stale_handle for a freed buffer or an older context). With `addresses`,
 // the memory of each non-null buffer is appended to it, in step order.
-[[nodiscard]] inline Status check_recorded_buffers(const BufferTable& table, RunRecorded& run,
+[[nodiscard]] inline Status check_recorded_buffers(const BufferTable& table, const RunRecorded& run,
                                                    std::vector<const void*>* addresses = nullptr) {
   for (std::size_t i = 0; i < run.steps.size(); ++i) {
     Status failed;
-    for_each_buffer(run.steps[i], [&](BufferHandle& handle) {
+    for_each_buffer(run.steps[i], [&](const BufferHandle& handle) {
       if (handle.is_null() || !failed.ok()) return;
       Result<BufferView> view = table.resolve(handle, "a recorded buffer");
       if (view.ok() && addresses != nullptr) addresses->push_back(view->data);

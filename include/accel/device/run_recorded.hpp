@@ -79,11 +79,15 @@ void for_each_buffer(RecordedStep& step, F&& visit) {
   std::visit([&]<class R>(R& request) { RecordTraits<R>::buffers(request, visit); }, step);
 }
 
-/// The same for a step that stays as it is: `visit` sees a copy's handles (a step is plain data).
+/// Calls `visit(const BufferHandle&)` for every buffer of a step that stays as it is.
 template <class F>
 void for_each_buffer(const RecordedStep& step, F&& visit) {
-  RecordedStep copy = step;
-  for_each_buffer(copy, std::forward<F>(visit));
+  // The traits list handles by reference to let a recording bind them; here they are only read.
+  std::visit(
+      [&]<class R>(const R& request) {
+        RecordTraits<R>::buffers(const_cast<R&>(request), [&](const BufferHandle& handle) { visit(handle); });
+      },
+      step);
 }
 
 }  // namespace accel
