@@ -44,15 +44,23 @@ using RecordedStep =
 /// three times the request's own sending).
 class RecordedSteps {
  public:
+  /// No steps.
   RecordedSteps() = default;
+  /// `steps`, in order, fixed from now on.
   RecordedSteps(std::vector<RecordedStep> steps)  // NOLINT(google-explicit-constructor): a list of steps is one
       : steps_(std::make_shared<const std::vector<RecordedStep>>(std::move(steps))) {}
+  /// The listed steps, in order.
   RecordedSteps(std::initializer_list<RecordedStep> steps) : RecordedSteps(std::vector<RecordedStep>(steps)) {}
 
+  /// How many steps.
   [[nodiscard]] std::size_t size() const noexcept { return steps_ ? steps_->size() : 0; }
+  /// Whether there are none.
   [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+  /// Step `i`, for i < size().
   [[nodiscard]] const RecordedStep& operator[](std::size_t i) const { return (*steps_)[i]; }
+  /// The first step, for range-for.
   [[nodiscard]] const RecordedStep* begin() const noexcept { return steps_ ? steps_->data() : nullptr; }
+  /// Past the last step.
   [[nodiscard]] const RecordedStep* end() const noexcept { return begin() + size(); }
 
  private:
