@@ -15,8 +15,7 @@
 //   and axpy16, dot16, asum16, gemv16, gemv16t (f16 and bf16): see blas_bench_narrow.cpp
 // What is timed: latency is one call's round trip (accel: the request until its future is ready; cuBLAS: the call and
 // cudaStreamSynchronize), the median of many made back to back; pipelined is the time per call of a run of calls and
-// one wait (accel: the futures of every call), the median of five runs; before the first routine, a second of small
-// requests warms the accel side up (warm_up). One JSON line per routine, dtype, shape and
+// one wait (accel: the futures of every call), the median of five runs. One JSON line per routine, dtype, shape and
 // variant:
 //   {"bench":"blas","routine":"gemv","dtype":"f32","n":1024,"batch":1,"variant":"accel","latency_us":…,
 //    "pipelined_us":…,"reps":…}
@@ -153,25 +152,6 @@ std::vector<std::int64_t> parse_sizes(const std::string& list) {
   return out;
 }
 
-// About a second of small requests, 256 unanswered at a time, before anything is timed. On the H100 the first
-// routines a process measured read up to twice as slow pipelined as the same routine later in the same process
-// (axpy16 of 65,536: 5.32 and 7.56 µs first, 3.76 and 3.79 after a copy; PERFORMANCE.md §105), while the raw
-// cuBLAS calls beside them did not: the accel side starts cold.
-void warm_up(const Device& device, std::mt19937_64& rng) {
-  Raw raw;
-  Problem p(device, raw, rng);
-  constexpr std::int64_t kCount = 65536;
-  const Operand<float> x = p.operand<float>(kCount), y = p.operand<float>(kCount);
-  const blas::Copy request{.dtype = DType::f32, .n = kCount, .x = x.accel, .y = y.accel};
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  std::vector<Future<Done>> burst;
-  while (std::chrono::steady_clock::now() < until) {
-    for (int i = 0; i < 256; ++i) burst.push_back(device.ask(request));
-    for (Future<Done>& f : burst) bench::require(f.wait(), "warm-up copy");
-    burst.clear();
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -203,8 +183,6 @@ int main(int argc, char** argv) {
   System system;
   const Device device =
       bench::open_gpu_or_skip(system, "blas_bench", {.kind = DeviceKind::cuda, .completion = *completion});
-  std::mt19937_64 warm_up_rng(7);
-  warm_up(device, warm_up_rng);
   std::mt19937_64 rng(42);
   for (const std::string& r : routines) {
     Raw raw;  // each routine's buffers freed when it is done
