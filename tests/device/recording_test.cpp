@@ -229,9 +229,10 @@ TEST_F(RecordingTest, ACopySharesTheStepsUntilOneOfThemChanges) {
 }
 
 TEST_F(RecordingTest, CopiesLaunchFromSeveralThreadsAtOnceEachWithItsOwnBindings) {
-  // A launch sends the steps as bound when it was made, shared with the launches after it until the recording
-  // changes; copies share them until one changes. So the copy left as it was and the original bind them lazily
-  // from two threads at once (the race TSan would see), and each rebound copy sends its own buffer.
+  // A launch sends the steps as bound at the first launch after a change, shared with the launches after it;
+  // copies share them until one changes. So the copy left as it was and the original send the one list the first
+  // launch made, from two threads at once, while each rebound copy binds a list of its own in its thread and sends
+  // its own buffer.
   constexpr int kThreads = 3, kLaunches = 51;  // odd: a buffer negated by one thread only ends negated
   const std::vector<float> x0 = random<float>(4);
   std::vector<float> negated = x0;
