@@ -8,8 +8,13 @@
 // Every layout is strides, so one kernel takes both orders and both transposes. Launched chained
 // (core/chained_launch.cuh): its blocks are scheduled while the kernel before it ends. A recorded chain of 20 64³
 // products and an FFT took 47-52 µs on it against 62-65 on 16 x 16 tiles of one output a thread (PERFORMANCE.md §92).
+// A plain product (one member, no beta, bias or activation) takes a form of its own without the batch's loop, the
+// epilogue's reads or 64-bit offsets: 1.29 µs a 64³ product in a chain against 1.74 (§106).
 #include "core/chained_launch.cuh"
 #include "libs/blas/kernel_common.cuh"
+
+#include <limits>
+#include <type_traits>
 
 namespace accel::blas {
 namespace {
@@ -41,79 +46,125 @@ __device__ inline float activate(GemmActivation activation, float x) {
   }
 }
 
-// One stage of an operand in flight: the kLoads elements a thread loads of rows [row0, row0 + kTile) and terms
-// [p0, p0 + kDepth) (element (r, p) at r * along + p * down), zeros past its edges, indexed along whichever of the
-// two is contiguous so that a warp's loads fall on neighbouring addresses.
-struct Stage {
-  float values[kLoads];
+// Where a thread's kLoads elements of an operand's stage lie: element i is (row r, term q) of rows [row0, row0 + kTile)
+// and the stage's kDepth terms, at offset + p0 * down for the stage of first term p0, indexed along whichever of the
+// two is contiguous so that a warp's loads fall on neighbouring addresses. Index is int where every offset of the
+// product fits one (a plain product's): 64-bit arithmetic is a chained 64³ product's time too (PERFORMANCE.md §106).
+template <bool kTermsContiguous, class Index>
+struct StagePlan {
+  Index offset[kLoads];
+  int term[kLoads];
+  bool row_inside[kLoads];
 
-  static __device__ void place(int i, bool terms_contiguous, int& r, int& p) {
+  static __device__ void place(int i, int& r, int& q) {
     const int l = static_cast<int>(threadIdx.x) + i * static_cast<int>(kThreads);
-    r = terms_contiguous ? l / kDepth : l % kTile;
-    p = terms_contiguous ? l % kDepth : l / kTile;
+    r = kTermsContiguous ? l / kDepth : l % kTile;
+    q = kTermsContiguous ? l % kDepth : l / kTile;
   }
-  __device__ void load(const float* source, std::int64_t rows, std::int64_t terms, std::int64_t row0, std::int64_t p0,
-                       std::int64_t along, std::int64_t down) {
+  __device__ StagePlan(Index rows, Index row0, Index along, Index down) {
 #pragma unroll
     for (int i = 0; i < kLoads; ++i) {
-      int r, p;
-      place(i, down == 1, r, p);
-      const std::int64_t row = row0 + r, term = p0 + p;
-      values[i] = row < rows && term < terms ? source[row * along + term * down] : 0.0f;
-    }
-  }
-  __device__ void store(float (&tile)[kTile][kRowWords], bool terms_contiguous) const {
-#pragma unroll
-    for (int i = 0; i < kLoads; ++i) {
-      int r, p;
-      place(i, terms_contiguous, r, p);
-      tile[r][p] = values[i];
+      int r, q;
+      place(i, r, q);
+      row_inside[i] = row0 + r < rows;
+      offset[i] = (row0 + r) * along + q * down;
+      term[i] = q;
     }
   }
 };
 
-// Block (J, I, z): the tile of C at rows 8 I, columns 8 J of members z, z + gridDim.z, ...; warp w computes row w of
-// it, lane (c + 8 g) column c's terms g, g + 4, ... of each stage.
-__global__ void __launch_bounds__(kThreads) small_gemm_tiles(SmallGemmLaunch p) {
-  wait_for_prior_kernel();
-  __shared__ float a_tile[kTile][kRowWords];
-  __shared__ float b_tile[kTile][kRowWords];
+// One stage of an operand in flight: a thread's kLoads elements of it, zeros past the operand's edges.
+template <bool kTermsContiguous, class Index>
+struct Stage {
+  float values[kLoads];
+
+  __device__ void load(const StagePlan<kTermsContiguous, Index>& plan, const float* source, Index terms, Index p0,
+                       Index down) {
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i)
+      values[i] = plan.row_inside[i] && p0 + plan.term[i] < terms ? source[plan.offset[i] + p0 * down] : 0.0f;
+  }
+  __device__ void store(float (&tile)[kTile][kRowWords]) const {
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i) {
+      int r, q;
+      StagePlan<kTermsContiguous, Index>::place(i, r, q);
+      tile[r][q] = values[i];
+    }
+  }
+};
+
+// A lane's share of its output's sum over every stage of one member: lane (column c, part g) of warp w sums terms g,
+// g + 4, ... of row w of op(A) and column c of op(B); the lanes sharing the output add their shares at the end. The
+// tiles are stored again after the last stage (a next member) only if `again`.
+template <bool kA, bool kB, class Index>
+__device__ float tile_sum(const StagePlan<kA, Index>& a_plan, const float* a, Index a_down,
+                          const StagePlan<kB, Index>& b_plan, const float* b, Index b_down, Index terms, bool again,
+                          float (&a_tile)[kTile][kRowWords], float (&b_tile)[kTile][kRowWords]) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int row = static_cast<int>(threadIdx.x) / 32, column = lane % kTile, part = lane / kTile;
-  const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
-  const std::int64_t col0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
-  const float alpha = static_cast<float>(p.alpha), beta = static_cast<float>(p.beta);
-  const std::int64_t terms = alpha != 0.0f ? p.k : 0;
-  for (std::int64_t member = blockIdx.z; member < p.batch; member += gridDim.z) {
-    const float* a = static_cast<const float*>(p.a) + member * p.stride_a;
-    const float* b = static_cast<const float*>(p.b) + member * p.stride_b;
-    float sum = 0;
-    Stage next_a, next_b;
-    if (terms > 0) {
-      next_a.load(a, p.m, terms, row0, 0, p.a_row, p.a_col);
-      next_b.load(b, p.n, terms, col0, 0, p.b_col, p.b_row);
+  float sum = 0;
+  Stage<kA, Index> next_a;
+  Stage<kB, Index> next_b;
+  if (terms > 0) {
+    next_a.load(a_plan, a, terms, 0, a_down);
+    next_b.load(b_plan, b, terms, 0, b_down);
+  }
+  for (Index p0 = 0; p0 < terms; p0 += kDepth) {
+    next_a.store(a_tile);
+    next_b.store(b_tile);
+    __syncthreads();
+    const bool more_terms = p0 + kDepth < terms;
+    if (more_terms) {
+      next_a.load(a_plan, a, terms, p0 + kDepth, a_down);
+      next_b.load(b_plan, b, terms, p0 + kDepth, b_down);
     }
-    for (std::int64_t p0 = 0; p0 < terms; p0 += kDepth) {
-      next_a.store(a_tile, p.a_col == 1);
-      next_b.store(b_tile, p.b_row == 1);
-      __syncthreads();
-      if (p0 + kDepth < terms) {
-        next_a.load(a, p.m, terms, row0, p0 + kDepth, p.a_row, p.a_col);
-        next_b.load(b, p.n, terms, col0, p0 + kDepth, p.b_col, p.b_row);
-      }
-      // Terms past k are staged as zeros, so every lane sums its 16 of the stage.
+    // Terms past k are staged as zeros, so every lane sums its 16 of the stage.
 #pragma unroll
-      for (int step = 0; step < kDepth / kSplit; ++step) {
-        const int q = part + step * kSplit;
-        sum = fma(a_tile[row][q], b_tile[column][q], sum);
-      }
-      __syncthreads();
+    for (int step = 0; step < kDepth / kSplit; ++step) {
+      const int q = part + step * kSplit;
+      sum = fma(a_tile[row][q], b_tile[column][q], sum);
     }
+    if (more_terms || again) __syncthreads();  // every warp has read the tiles before they are stored again
+  }
 #pragma unroll
-    for (int offset = kTile; offset < 32; offset *= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-    const std::int64_t i = row0 + row, j = col0 + column;
-    if (part == 0 && i < p.m && j < p.n) {
-      float& out = static_cast<float*>(p.c)[member * p.stride_c + i * p.c_row + j * p.c_col];
+  for (int offset = kTile; offset < 32; offset *= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+  return sum;
+}
+
+// Block (J, I, z): the tile of C at rows 8 I, columns 8 J of members z, z + gridDim.z, ...; warp w computes row w of
+// it. Which operand's terms are contiguous is a template parameter, so that a stage's placement is arithmetic the
+// compiler folds. A plain product (kPlain: one member, int offsets, C = alpha op(A) op(B)) leaves out the member
+// loop, the 64-bit arithmetic and the epilogue's reads, each measured a tenth of a microsecond or more of a chained
+// 64³ product (PERFORMANCE.md §106). Where each operand's elements lie is worked out before the kernel waits for the
+// one before it: none of it reads memory.
+template <bool kA, bool kB, bool kPlain>
+__global__ void __launch_bounds__(kThreads) small_gemm_tiles(SmallGemmLaunch p) {
+  using Index = std::conditional_t<kPlain, int, std::int64_t>;
+  __shared__ float a_tile[kTile][kRowWords];
+  __shared__ float b_tile[kTile][kRowWords];
+  const Index row0 = static_cast<Index>(blockIdx.y) * kTile, col0 = static_cast<Index>(blockIdx.x) * kTile;
+  const Index i = row0 + static_cast<Index>(threadIdx.x) / 32, j = col0 + static_cast<Index>(threadIdx.x) % kTile;
+  const bool writes = static_cast<int>(threadIdx.x) % 32 < kTile && i < p.m && j < p.n;
+  const float alpha = static_cast<float>(p.alpha);
+  const Index terms = alpha != 0.0f ? static_cast<Index>(p.k) : 0;
+  const Index a_down = static_cast<Index>(p.a_col), b_down = static_cast<Index>(p.b_row);
+  const StagePlan<kA, Index> a_plan(static_cast<Index>(p.m), row0, static_cast<Index>(p.a_row), a_down);
+  const StagePlan<kB, Index> b_plan(static_cast<Index>(p.n), col0, static_cast<Index>(p.b_col), b_down);
+  const Index out_at = i * static_cast<Index>(p.c_row) + j * static_cast<Index>(p.c_col);
+  wait_for_prior_kernel();
+  if constexpr (kPlain) {
+    const float sum = tile_sum(a_plan, static_cast<const float*>(p.a), a_down, b_plan, static_cast<const float*>(p.b),
+                               b_down, terms, false, a_tile, b_tile);
+    if (writes) static_cast<float*>(p.c)[out_at] = alpha * sum;
+  } else {
+    const float beta = static_cast<float>(p.beta);
+    for (std::int64_t member = blockIdx.z; member < p.batch; member += gridDim.z) {
+      const float sum = tile_sum(a_plan, static_cast<const float*>(p.a) + member * p.stride_a, a_down, b_plan,
+                                 static_cast<const float*>(p.b) + member * p.stride_b, b_down, terms,
+                                 member + gridDim.z < p.batch, a_tile, b_tile);
+      if (!writes) continue;
+      float& out = static_cast<float*>(p.c)[member * p.stride_c + out_at];
       float value = alpha * sum;
       if (beta != 0.0f) value += beta * out;
       if (p.bias != nullptr) value += static_cast<const float*>(p.bias)[i * p.bias_row + j * p.bias_col];
@@ -123,6 +174,26 @@ __global__ void __launch_bounds__(kThreads) small_gemm_tiles(SmallGemmLaunch p) 
 }
 
 std::int64_t tiles_of(std::int64_t extent) { return (extent + kTile - 1) / kTile; }
+
+// Whether `launch` is a plain product: one member, C = alpha op(A) op(B), and every offset a thread works out an int
+// (rows and columns up to the edge of the last tile, terms up to the end of the last stage).
+bool plain(const SmallGemmLaunch& launch) {
+  constexpr std::int64_t kMostOffset = std::numeric_limits<int>::max();
+  const std::int64_t rows = tiles_of(launch.m) * kTile, columns = tiles_of(launch.n) * kTile;
+  const std::int64_t terms = (launch.k + kDepth - 1) / kDepth * kDepth + kDepth;
+  auto fits = [](std::int64_t extent, std::int64_t along, std::int64_t other, std::int64_t down) {
+    return along >= 0 && down >= 0 && extent * along + other * down <= kMostOffset;
+  };
+  return launch.batch == 1 && launch.beta == 0.0 && launch.bias == nullptr &&
+         launch.activation == GemmActivation::identity && fits(rows, launch.a_row, terms, launch.a_col) &&
+         fits(columns, launch.b_col, terms, launch.b_row) && fits(rows, launch.c_row, columns, launch.c_col);
+}
+
+template <bool kA, bool kB>
+cudaError_t launch_tiles(const SmallGemmLaunch& launch, dim3 grid, cudaStream_t stream) {
+  return plain(launch) ? launch_chained(small_gemm_tiles<kA, kB, true>, grid, dim3(kThreads), 0, stream, launch)
+                       : launch_chained(small_gemm_tiles<kA, kB, false>, grid, dim3(kThreads), 0, stream, launch);
+}
 
 }  // namespace
 
@@ -136,7 +207,11 @@ cudaError_t launch_small_gemm(const SmallGemmLaunch& launch, cudaStream_t stream
   if (down > kMaxGridExtent || launch.batch < 1) return cudaErrorInvalidValue;
   const dim3 grid(static_cast<unsigned>(across), static_cast<unsigned>(down),
                   static_cast<unsigned>(std::min(launch.batch, kMaxGridExtent)));
-  return launch_chained(small_gemm_tiles, grid, dim3(kThreads), 0, stream, launch);
+  if (launch.a_col == 1)
+    return launch.b_row == 1 ? launch_tiles<true, true>(launch, grid, stream)
+                             : launch_tiles<true, false>(launch, grid, stream);
+  return launch.b_row == 1 ? launch_tiles<false, true>(launch, grid, stream)
+                           : launch_tiles<false, false>(launch, grid, stream);
 }
 
 }  // namespace accel::blas

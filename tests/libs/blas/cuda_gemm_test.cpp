@@ -239,8 +239,8 @@ TEST_F(CudaGemmTest, StridedBatchesPaddedLeadingDimensionsAndBeta) {
 
 // The small kernel's shapes (f32 within blas::small_gemm's bounds, each checked to be inside them, so that moving the
 // bounds keeps this test on the kernel): partial tiles, sums of one stage and of two, batches, over orders,
-// transposes, padded leading dimensions, alpha 0, beta and the epilogues. f64, f16 and bf16 run the same shapes on
-// cuBLASLt.
+// transposes, padded leading dimensions, alpha 0, beta and the epilogues, through both of the kernel's forms (a plain
+// product's: one member, beta 0, no epilogue; the rest's). f64, f16 and bf16 run the same shapes on cuBLASLt.
 TEST_F(CudaGemmTest, SmallProductsMatchTheReference) {
   struct SmallCase {
     std::int64_t m, n, k, batch;
