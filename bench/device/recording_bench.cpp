@@ -3,16 +3,18 @@
 // copies: upload X (n x n, pinned host memory), r2c FFT of its rows, c2r back, C = Y W, C scaled by 1/n (blas::Scal),
 // C downloaded (pinned host memory). An isolated device cannot record host copies: the pipeline's recorded variant
 // is left out there (a line on stderr says so).
-//   recording_bench [--cpu] [--isolated] [--size N] [--iterations N] [--completion poller|host_callback|blocking]
-// Default: cuda:0 in process, 64 x 64 f32 GEMMs, 200 timed iterations after 20 warm-ups, the device's default
-// completion strategy. Variants:
-//   one_by_one         the 21 requests sent back to back, the last one waited for (the device pipelines them);
+//   recording_bench [--cpu] [--isolated] [--size N] [--gemms N] [--iterations N]
+//                   [--completion poller|host_callback|blocking]
+// Default: cuda:0 in process, 64 x 64 f32 GEMMs, 20 of them (--gemms 0: the FFT alone, what a launch costs besides
+// the GEMMs), 200 timed iterations after 20 warm-ups, the device's default completion strategy. Variants:
+//   one_by_one         the requests (21 by default) sent back to back, the last one waited for (the device
+//                      pipelines them);
 //   one_by_one_waited  each request waited for before the next is sent;
-//   recorded           Recording::launch() of the same 21 requests, waited for;
+//   recorded           Recording::launch() of the same requests, waited for;
 //   recorded_polled    the same, the caller looking at its future's ready() in a loop that never yields or sleeps
 //                      (how much of a launch's time is the caller's waiting).
 // Metrics: end-to-end µs per chain (p50, p90) and the host µs the caller spends sending (host_p50). Prints CSV rows
-// (common/csv_report.hpp). On a CUDA device a launch is one RunRecorded request: the 21 steps captured into a CUDA
+// (common/csv_report.hpp). On a CUDA device a launch is one RunRecorded request: its steps captured into a CUDA
 // graph at the first launch and replayed by one cudaGraphLaunch after (the device's "recorded-graphs" cache).
 #include <fmt/format.h>
 
@@ -44,6 +46,7 @@ using Clock = std::chrono::steady_clock;
 struct Options {
   DeviceOptions device{.kind = DeviceKind::cuda};
   std::int64_t size = 64;
+  int gemms = 20;
   int iterations = 200;
 };
 
@@ -57,13 +60,15 @@ Options parse(int argc, char** argv) {
       options.device.isolation = Isolation::worker_process;
     } else if (arg == "--size" && i + 1 < argc) {
       options.size = std::atoll(argv[++i]);
+    } else if (arg == "--gemms" && i + 1 < argc && std::atoi(argv[i + 1]) >= 0 && std::atoi(argv[i + 1]) <= 1000) {
+      options.gemms = std::atoi(argv[++i]);
     } else if (arg == "--iterations" && i + 1 < argc) {
       options.iterations = std::atoi(argv[++i]);
     } else if (arg == "--completion" && i + 1 < argc && bench::completion_of(argv[i + 1])) {
       options.device.completion = *bench::completion_of(argv[++i]);
     } else {
       fmt::print(stderr,
-                 "usage: recording_bench [--cpu] [--isolated] [--size N] [--iterations N] "
+                 "usage: recording_bench [--cpu] [--isolated] [--size N] [--gemms 0-1000] [--iterations N] "
                  "[--completion poller|host_callback|blocking]\n");
       accel::bench::exit_now(2);
     }
@@ -78,9 +83,9 @@ void check(const Status& status, const char* what) {
   }
 }
 
-// Twenty GEMMs X_{i+1} = W X_i over n x n matrices, then a batched r2c FFT of the rows of the last X.
+// GEMMs X_{i+1} = W X_i over n x n matrices (twenty by default), then a batched r2c FFT of the rows of the last X.
 struct Chain {
-  static constexpr int kGemms = 20;
+  int gemm_count = 0;
   std::int64_t n = 0;
   Buffer<float> w;
   std::vector<Buffer<float>> x;
@@ -88,25 +93,25 @@ struct Chain {
 
   std::vector<Gemm> gemms() const {
     std::vector<Gemm> out;
-    for (int i = 0; i < kGemms; ++i) {
+    for (int i = 0; i < gemm_count; ++i) {
       out.push_back({.shape = {.m = n, .n = n, .k = n}, .a = w, .b = x[i], .c = x[i + 1], .alpha = 1.0 / n});
     }
     return out;
   }
   Fft fft() const {
     return {.shape = {.type = FftType::r2c, .precision = DType::f32, .rank = 1, .n = {n, 0, 0}, .batch = n},
-            .input = x[kGemms],
+            .input = x[gemm_count],
             .output = spectrum};
   }
 };
 
-Chain make_chain(const Device& device, std::int64_t n) {
-  Chain chain{.n = n};
+Chain make_chain(const Device& device, std::int64_t n, int gemms) {
+  Chain chain{.gemm_count = gemms, .n = n};
   std::vector<float> values(n * n);
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
   chain.w = require(device.allocate<float>(n * n).wait(), "allocate");
   require(device.upload(std::span<const float>(values), chain.w).wait(), "upload");
-  for (int i = 0; i <= Chain::kGemms; ++i) {
+  for (int i = 0; i <= gemms; ++i) {
     chain.x.push_back(require(device.allocate<float>(n * n).wait(), "allocate"));
     require(device.upload(std::span<const float>(values), chain.x.back()).wait(), "upload");
   }
@@ -203,7 +208,7 @@ int main(int argc, char** argv) {
   const Options options = parse(argc, argv);
   System system;
   const Device device = require(Device::open(system, options.device), "Device::open");
-  const Chain chain = make_chain(device, options.size);
+  const Chain chain = make_chain(device, options.size, options.gemms);
   const std::vector<Gemm> gemms = chain.gemms();
   Recording recording(device);
   for (const Gemm& gemm : gemms) check(recording.record(gemm), "record");
@@ -212,9 +217,9 @@ int main(int argc, char** argv) {
   const std::string completion = options.device.completion == CompletionStrategy::poller
                                      ? std::string()
                                      : fmt::format(" ({})", to_string(options.device.completion));
-  const std::string name = fmt::format("{}{} 20 gemm {}x{} + fft{}", device.name(),
+  const std::string name = fmt::format("{}{} {} gemm {}x{} + fft{}", device.name(),
                                        options.device.isolation == Isolation::worker_process ? " isolated" : "",
-                                       options.size, options.size, completion);
+                                       options.gemms, options.size, options.size, completion);
   measure(name, "one_by_one", options.iterations, [&] {
     for (const Gemm& gemm : gemms) static_cast<void>(device.ask(gemm));
     return device.ask(chain.fft());
