@@ -181,8 +181,10 @@ bool plain(const SmallGemmLaunch& launch) {
   constexpr std::int64_t kMostOffset = std::numeric_limits<int>::max();
   const std::int64_t rows = tiles_of(launch.m) * kTile, columns = tiles_of(launch.n) * kTile;
   const std::int64_t terms = (launch.k + kDepth - 1) / kDepth * kDepth + kDepth;
+  // Division first: a stride the request's checks allow (any lda of a one-row operand) may overflow a product.
   auto fits = [](std::int64_t extent, std::int64_t along, std::int64_t other, std::int64_t down) {
-    return along >= 0 && down >= 0 && extent * along + other * down <= kMostOffset;
+    return along >= 0 && down >= 0 && along <= kMostOffset / extent && down <= kMostOffset / other &&
+           extent * along <= kMostOffset - other * down;
   };
   return launch.batch == 1 && launch.beta == 0.0 && launch.bias == nullptr &&
          launch.activation == GemmActivation::identity && fits(rows, launch.a_row, terms, launch.a_col) &&
