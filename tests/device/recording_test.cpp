@@ -9,8 +9,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -292,6 +294,14 @@ TEST(RunRecordedWireTest, CrossesTheStagingRegionWholeAndADamagedEncodingIsRefus
   run.steps = {blas::Scal{.n = 8, .alpha = 2.0, .x = x}, CopyOnDevice{.source = x, .destination = x, .count = 4},
                rand::Generate{.seed = 7, .count = 8, .output = x}};
   const std::vector<std::byte> encoding = device::isolated::encode_staged(run);
+  // The size an isolated stream reserves in the staging region before it encodes there, and that encoding.
+  ASSERT_EQ(device::isolated::staged_bytes(run), encoding.size());
+  std::vector<std::byte> region(encoding.size() + 3, std::byte{0x5a});
+  ByteWriter in_place(std::span<std::byte>(region).first(encoding.size()));
+  device::isolated::encode_staged(in_place, run);
+  EXPECT_FALSE(in_place.overflowed());
+  EXPECT_TRUE(std::equal(encoding.begin(), encoding.end(), region.begin()));
+  EXPECT_EQ(region.back(), std::byte{0x5a});
   Result<RunRecorded> decoded = device::isolated::decode_staged<RunRecorded>(encoding);
   ASSERT_THAT(decoded, IsOk());
   EXPECT_EQ(decoded->recording, 42u);

@@ -229,14 +229,30 @@ class IsolatedStream final : public IsolatedStreamBase {
   // A request that is not plain data: its encoding goes through the staging region (isolated/staged_requests.hpp).
   template <class Request>
   Status stage(const Request& request, Promise<Done>& reply) {
-    const std::vector<std::byte> encoding = isolated::encode_staged(request);
-    const std::optional<StagingRange> range = supervisor_->allocate_staging(encoding.size());
+    std::vector<std::byte> encoding;
+    const std::optional<std::size_t> known = isolated::staged_bytes(request);
+    if (!known) encoding = isolated::encode_staged(request);
+    const std::size_t bytes = known ? *known : encoding.size();
+    const std::optional<StagingRange> range = supervisor_->allocate_staging(bytes);
     if (!range) {
       reply.set(supervisor_->health());
       return Status();
     }
-    std::memcpy(supervisor_->staging_memory().data() + range->offset, encoding.data(), encoding.size());
-    const isolated::Staged<Request> wire{.offset = range->offset, .bytes = encoding.size()};
+    const std::span<std::byte> staged = supervisor_->staging_memory().subspan(range->offset, bytes);
+    if (known) {
+      // Straight into the staging region: no encoding to grow and copy again (a recording's launch).
+      ByteWriter out(staged);
+      isolated::encode_staged(out, request);
+      if (out.overflowed() || out.size() != bytes) {
+        supervisor_->release_staging(*range);
+        reply.set(internal_error(fmt::format("the staged encoding of a {} request took {} bytes, not the {} foreseen",
+                                             Request::kName, out.size(), bytes)));
+        return Status();
+      }
+    } else {
+      std::memcpy(staged.data(), encoding.data(), bytes);
+    }
+    const isolated::Staged<Request> wire{.offset = range->offset, .bytes = bytes};
     auto join = std::make_shared<CopyJoin>(std::move(reply), 1);
     supervisor_->send(stream_, isolated::kTag<Request>, std::as_bytes(std::span(&wire, 1)),
                       std::make_unique<CopyPiece>(join, *supervisor_, *range, nullptr, 0));

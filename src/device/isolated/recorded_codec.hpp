@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -46,6 +47,16 @@ static_assert(detail::PlainAlternatives<RecordedStep>::value, "a recorded step c
     }
   }
   return Status();
+}
+
+// The bytes encode_recorded writes for `run`: known before encoding, so that a launch is encoded straight into the
+// staging region.
+[[nodiscard]] inline std::size_t recorded_bytes(const RunRecorded& run) {
+  std::size_t bytes = sizeof run.recording + sizeof(std::uint64_t);
+  for (const RecordedStep& step : run.steps) {
+    bytes += sizeof(std::uint8_t) + std::visit([](const auto& request) { return sizeof request; }, step);
+  }
+  return bytes;
 }
 
 inline void encode_recorded(ByteWriter& out, const RunRecorded& run) {

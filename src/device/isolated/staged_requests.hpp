@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -29,14 +30,30 @@ struct Staged {
 };
 
 template <class Request>
-[[nodiscard]] std::vector<std::byte> encode_staged(const Request& request) {
-  ByteWriter out;
+void encode_staged(ByteWriter& out, const Request& request) {
   if constexpr (std::is_same_v<Request, RunRecorded>) {
     encode_recorded(out, request);
   } else {
     Operation<Request>::encode(out, request);
   }
+}
+
+template <class Request>
+[[nodiscard]] std::vector<std::byte> encode_staged(const Request& request) {
+  ByteWriter out;
+  encode_staged(out, request);
   return out.take();
+}
+
+// The bytes encode_staged writes for `request` where they are known before it is encoded (a RunRecorded's: a
+// recording's launch, sent again and again), so that it goes straight into the staging region; nothing otherwise.
+template <class Request>
+[[nodiscard]] std::optional<std::size_t> staged_bytes(const Request& request) {
+  if constexpr (std::is_same_v<Request, RunRecorded>) {
+    return recorded_bytes(request);
+  } else {
+    return std::nullopt;
+  }
 }
 
 template <class Request>
