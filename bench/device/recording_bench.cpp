@@ -85,7 +85,6 @@ void check(const Status& status, const char* what) {
 
 // GEMMs X_{i+1} = W X_i over n x n matrices (twenty by default), then a batched r2c FFT of the rows of the last X.
 struct Chain {
-  int gemm_count = 0;
   std::int64_t n = 0;
   Buffer<float> w;
   std::vector<Buffer<float>> x;
@@ -93,20 +92,20 @@ struct Chain {
 
   std::vector<Gemm> gemms() const {
     std::vector<Gemm> out;
-    for (int i = 0; i < gemm_count; ++i) {
+    for (std::size_t i = 0; i + 1 < x.size(); ++i) {
       out.push_back({.shape = {.m = n, .n = n, .k = n}, .a = w, .b = x[i], .c = x[i + 1], .alpha = 1.0 / n});
     }
     return out;
   }
   Fft fft() const {
     return {.shape = {.type = FftType::r2c, .precision = DType::f32, .rank = 1, .n = {n, 0, 0}, .batch = n},
-            .input = x[gemm_count],
+            .input = x.back(),
             .output = spectrum};
   }
 };
 
 Chain make_chain(const Device& device, std::int64_t n, int gemms) {
-  Chain chain{.gemm_count = gemms, .n = n};
+  Chain chain{.n = n};
   std::vector<float> values(n * n);
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
   chain.w = require(device.allocate<float>(n * n).wait(), "allocate");
