@@ -9,6 +9,9 @@
 //     static void describe(CudaTarget&, LibraryReport&); // optional: library versions, cache statistics
 //     static std::uint64_t host_result_bytes(const Plan&);  // optional: see CudaRun::host_result
 //     static std::jthread start_with_context(int ordinal);  // optional: see below
+//     using Link = ...;                                   // optional, with the two below: see below
+//     static std::optional<Link> link(const Gemm&, const Checked&, const Plan&, std::span<const BufferView>);
+//     static Status run_linked(std::span<const Link>, CudaRun&);
 //   };
 //
 // plan() runs before any buffer is resolved, run() with the operands resolved and ordered, on the stream. A
@@ -20,6 +23,14 @@
 // exists and must return at once, the work running on the thread it returns (not joinable when it started none),
 // which the context joins when it closes. The family's first request must then wait for that work rather than race
 // with it (blas::CublasLtStartup).
+//
+// A recording (RunRecorded) captures its steps' runs one after another into one CUDA graph, where each kernel that
+// reads what the one before wrote costs about 0.7 µs on an H100 before it does anything (PERFORMANCE.md §106). A
+// family that can do the work of several such steps in one launch declares a Link: the recording asks each step of a
+// run of consecutive steps of that request type for its link, over its resolved views (none: the step runs alone),
+// and captures one run_linked of two or more links in place of their runs. run_linked must leave what their runs
+// would, each step seeing every earlier one's writes, and may launch as many times as it needs. Steps that need a
+// workspace are not linked.
 //
 // Some libraries report on the device whether the work succeeded (cuSOLVER's devInfo: a singular matrix, one
 // that is not positive definite); the request's status must say so, and the actor must not wait for the GPU to

@@ -206,4 +206,28 @@ struct SmallGemmLaunch {
 // (every fourth term each); A and B unread where alpha is 0 or k is 0, C unread where beta is 0.
 [[nodiscard]] cudaError_t launch_small_gemm(const SmallGemmLaunch& launch, cudaStream_t stream);
 
+// -- chains of small GEMMs in one launch ----------------------------------------------------------------------------
+
+// The most products launch_small_gemm_chain runs in one launch (its parameters hold each one's operands).
+constexpr int kMostChainedGemms = 32;
+
+// Lets the chain's kernel take the shared memory it needs on the current device (64 KiB, past the default): called
+// before any chain is captured (a GEMM's plan), since it may set the kernel's attribute, which a capture must not.
+[[nodiscard]] cudaError_t allow_small_gemm_chains();
+
+// Whether a chain may begin with `launch`: a plain product (one member, C = alpha op(A) op(B)) of at most 64 rows and
+// 64 terms, whose C overlaps neither A nor B.
+[[nodiscard]] bool begins_small_gemm_chain(const SmallGemmLaunch& launch);
+
+// Whether `next` may follow the chain chain[0..count) (count < kMostChainedGemms): its op(B) is the last product's C,
+// the very matrix; no product's A overlaps a C of the chain (the A's are what the chain does not write); and its C is
+// apart from every other C and from the first product's B, or the very same matrix (as buffers taken in turn).
+[[nodiscard]] bool continues_small_gemm_chain(const SmallGemmLaunch* chain, int count, const SmallGemmLaunch& next);
+
+// C_s = alpha_s op(A_s) C_{s-1} for the products of a chain (begun and continued as the two above allow), C_{-1}
+// being op(B) of the first: in one launch, a block per column of C. Column j of every C depends only on column j of
+// the C before, so a block runs the whole chain in its shared memory with no other block's writes to wait for; each
+// output is the same sum in the same order as launch_small_gemm's, so equal to the products launched one by one.
+[[nodiscard]] cudaError_t launch_small_gemm_chain(const SmallGemmLaunch* chain, int count, cudaStream_t stream);
+
 }  // namespace accel::blas

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -87,30 +88,72 @@ Result<CudaOperation<Gemm>::Plan> CudaOperation<Gemm>::plan(const Gemm&, const G
   // An empty C is a defined no-op on every device; cuBLASLt itself refuses m = 0 or n = 0.
   if (Operation<Gemm>::is_empty(geometry)) return Plan{};
   ACCEL_RETURN_IF_ERROR(blas::check_cublaslt_support(geometry, target.compute_capability()));
-  if (std::optional<blas::SmallGemmLaunch> small = blas::small_gemm_launch(geometry)) return Plan{.small = small};
+  if (std::optional<blas::SmallGemmLaunch> small = blas::small_gemm_launch(geometry)) {
+    // A recording may capture it in a chain (run_linked), whose kernel's shared memory is allowed outside captures.
+    ACCEL_RETURN_IF_ERROR(target.check(blas::allow_small_gemm_chains(), "allowing the GEMM chain its shared memory"));
+    return Plan{.small = small};
+  }
   ACCEL_ASSIGN_OR_RETURN(blas::CublasLtState * state, target.stream_state<blas::CublasLtState>());
   ACCEL_ASSIGN_OR_RETURN(blas::CublasLtGemm * gemm, state->gemm());
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const blas::CublasLtGemm::Plan> plan, gemm->plan(geometry));
   return Plan{.gemm = gemm, .plan = std::move(plan)};
 }
 
+namespace {
+
+// The small kernel's launch of `plan` over the request's operands and scalars.
+blas::SmallGemmLaunch small_launch(const Gemm& request, const blas::SmallGemmLaunch& planned,
+                                   const blas::GemmOperands& operands) {
+  blas::SmallGemmLaunch launch = planned;
+  launch.a = operands.a;
+  launch.b = operands.b;
+  launch.c = operands.c;
+  launch.bias = operands.bias;
+  launch.alpha = request.alpha;
+  launch.beta = request.beta;
+  return launch;
+}
+
+}  // namespace
+
 Status CudaOperation<Gemm>::run(const Gemm& request, const GemmGeometry& geometry, const Plan& plan,
                                 std::span<const BufferView> views, CudaRun& run) {
   const blas::GemmOperands operands = Operation<Gemm>::addresses(views);
   if (plan.small) {
-    blas::SmallGemmLaunch launch = *plan.small;
-    launch.a = operands.a;
-    launch.b = operands.b;
-    launch.c = operands.c;
-    launch.bias = operands.bias;
-    launch.alpha = request.alpha;
-    launch.beta = request.beta;
-    return run.target.check(blas::launch_small_gemm(launch, run.target.stream()), "launching a small GEMM");
+    return run.target.check(blas::launch_small_gemm(small_launch(request, *plan.small, operands), run.target.stream()),
+                            "launching a small GEMM");
   }
   if (plan.plan == nullptr) return Status();
   return launch_status(run.target,
                        plan.gemm->run(*plan.plan, geometry, operands, request.alpha, request.beta, run.target.stream()),
                        "cuBLASLt");
+}
+
+std::optional<CudaOperation<Gemm>::Link> CudaOperation<Gemm>::link(const Gemm& request, const GemmGeometry&,
+                                                                   const Plan& plan,
+                                                                   std::span<const BufferView> views) {
+  if (!plan.small) return std::nullopt;
+  return small_launch(request, *plan.small, Operation<Gemm>::addresses(views));
+}
+
+// Each longest chain from the first product on (blas::continues_small_gemm_chain) is one launch; a product that
+// begins none is launched alone.
+Status CudaOperation<Gemm>::run_linked(std::span<const Link> links, CudaRun& run) {
+  for (std::size_t first = 0; first < links.size();) {
+    int count = 1;
+    if (blas::begins_small_gemm_chain(links[first])) {
+      while (first + count < links.size() &&
+             blas::continues_small_gemm_chain(&links[first], count, links[first + count]))
+        ++count;
+    }
+    const cudaError_t launched = count == 1 ? blas::launch_small_gemm(links[first], run.target.stream())
+                                            : blas::launch_small_gemm_chain(&links[first], count, run.target.stream());
+    ACCEL_RETURN_IF_ERROR(run.target.check(launched, count == 1
+                                                         ? std::string("launching a small GEMM")
+                                                         : fmt::format("launching a chain of {} small GEMMs", count)));
+    first += static_cast<std::size_t>(count);
+  }
+  return Status();
 }
 
 void CudaOperation<Gemm>::describe(CudaTarget& target, LibraryReport& report) {

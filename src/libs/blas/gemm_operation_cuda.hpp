@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <thread>
 
 #include "libs/blas/blas_kernels.hpp"
@@ -74,6 +75,12 @@ struct CudaOperation<Gemm> {
   static std::uint64_t workspace_bytes(const Plan&) { return 0; }  // cuBLASLt uses the state's own workspace
   static Status run(const Gemm& request, const GemmGeometry& geometry, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
+  // Recorded small products side by side, each reading the one before's C, run as one launch (a recording's links,
+  // operation/cuda_operation.hpp; blas::launch_small_gemm_chain): a link is a product's launch with its operands.
+  using Link = blas::SmallGemmLaunch;
+  static std::optional<Link> link(const Gemm& request, const GemmGeometry& geometry, const Plan& plan,
+                                  std::span<const BufferView> views);
+  static Status run_linked(std::span<const Link> links, CudaRun& run);
   static void describe(CudaTarget& target, LibraryReport& report);
   // cuBLASLt's load and first call, begun as the device opens so that its first GEMM does not pay for them.
   static std::jthread start_with_context(int ordinal) { return blas::CublasLtStartup::begin(ordinal); }

@@ -1,0 +1,151 @@
+// Small f32 GEMMs recorded one after another, each reading the one before's C as its B, run as one launch
+// (libs/blas's launch_small_gemm_chain, PERFORMANCE.md §107), on every way a CUDA device runs requests (each
+// completion strategy, and isolated). A recording of them launched equals the same requests sent one by one on the
+// same device bit for bit, and the CPU device within f32 rounding, on fresh values each launch: a chain longer than
+// one launch takes, buffers taken in turn, a stack of layers in column order with transposes, odd extents, padded
+// leading dimensions and alpha 0; and the products a chain must not take beside them (an A the chain writes, a C that
+// overlaps another matrix of the chain, beta, more than 64 rows or terms, a B that is not the C before, an A whose rows
+// do not start on 16 bytes). Skipped without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "accel/device/recording.hpp"
+#include "accel/libs/blas/gemm.hpp"
+#include "testing/buffer_values.hpp"
+#include "testing/cuda_fixture.hpp"
+#include "testing/numeric_error.hpp"
+#include "testing/test_seed.hpp"
+
+namespace accel {
+namespace {
+
+using accel::testing::contents;
+using accel::testing::GpuTestTarget;
+using accel::testing::IsOk;
+using accel::testing::relative_error;
+
+constexpr std::int64_t kElements = 160 * 160;  // every buffer's: room for any operand below
+constexpr int kBuffers = 10;
+
+// C = alpha op(A) op(B) + beta C over buffers a, b and c of the set.
+struct Product {
+  int a, b, c;
+  GemmShape shape;
+  double alpha = 1.0, beta = 0.0;
+};
+
+GemmShape shape(std::int64_t m, std::int64_t n, std::int64_t k, MatrixOrder order = MatrixOrder::row_major,
+                Transpose ta = Transpose::none, Transpose tb = Transpose::none) {
+  return {.order = order, .transpose_a = ta, .transpose_b = tb, .m = m, .n = n, .k = k};
+}
+
+GemmShape with_ld(GemmShape s, std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
+  s.lda = lda;
+  s.ldb = ldb;
+  s.ldc = ldc;
+  return s;
+}
+
+std::vector<Product> products() {
+  const auto col = MatrixOrder::column_major;
+  const auto row = MatrixOrder::row_major;
+  const auto t = Transpose::transpose, none = Transpose::none;
+  std::vector<Product> out;
+  // X_{i+1} = W X_i / 5 over buffers 1, 2, 3, 1, ...: a chain of 36, more than one launch takes (32 and 4). W's entries
+  // are uniform in (-1, 1), so its spectral radius is about 8 / sqrt(3): X keeps its scale rather than underflowing.
+  for (int i = 0; i < 36; ++i) out.push_back({0, 1 + i % 3, 1 + (i + 1) % 3, shape(64, 64, 64), 0.2});
+  // A stack of layers in column order, odd extents and padded leading dimensions, each reading the last one's C: one
+  // chain of four (alpha 0 in it; its last C the buffer of its first B and of the second product's C, the same
+  // matrices).
+  out.push_back({4, 5, 6, with_ld(shape(48, 29, 37, col, t), 40, 37, 50), 0.5});   // X1 = W1ᵀ X0, 48 x 29
+  out.push_back({7, 6, 8, with_ld(shape(64, 29, 48, col), 64, 50, 64)});           // X2 = W2 X1, 64 x 29
+  out.push_back({9, 8, 5, with_ld(shape(37, 29, 64, col), 40, 64, 37), 0.0});      // X0 = 0 W3 X2
+  out.push_back({4, 5, 6, with_ld(shape(48, 29, 37, col, t), 40, 37, 50), -1.0});  // X1 = -W1ᵀ X0
+  // Its A is the chain's last C: a chain of its own begins, and ends where the next product writes that A.
+  out.push_back({6, 6, 3, with_ld(shape(8, 29, 48, col), 8, 50, 8)});
+  out.push_back({0, 3, 6, with_ld(shape(8, 29, 8, col), 8, 8, 8)});
+  out.push_back({0, 6, 1, shape(8, 8, 8, row, t, none), 1.0, 0.5});  // beta: launched alone
+  out.push_back({0, 1, 2, shape(8, 8, 8, row, none, t)});            // B is not the C before: alone, then a chain
+  out.push_back({0, 2, 4, shape(100, 8, 8)});                        // 100 rows: more than a chain takes
+  out.push_back({0, 4, 7, shape(64, 8, 100, row, t, none)});         // 100 terms: alone too
+  // op(B) transposed is the C before, stored in rows, but that one began no chain; then a chain of two, the second's
+  // op(B) (rows of B) the first's C (columns).
+  out.push_back({8, 7, 9, shape(7, 8, 64, col, t, t)});
+  out.push_back({1, 9, 2, with_ld(shape(1, 8, 7, row, none, t), 8, 7, 8)});
+  out.push_back({1, 9, 3, shape(1, 8, 7, row, none, t)});  // the same but A's rows 7 apart: not copied whole, alone
+  return out;
+}
+
+Gemm request(const Product& p, const std::vector<Buffer<float>>& buffers) {
+  return {.shape = p.shape,
+          .a = buffers[p.a].handle(),
+          .b = buffers[p.b].handle(),
+          .c = buffers[p.c].handle(),
+          .alpha = p.alpha,
+          .beta = p.beta};
+}
+
+std::vector<Buffer<float>> buffers_of(const Device& device, const std::vector<std::vector<float>>& values) {
+  std::vector<Buffer<float>> buffers;
+  for (const std::vector<float>& v : values) {
+    buffers.push_back(*device.allocate<float>(kElements).wait());
+    EXPECT_THAT(device.upload(std::span<const float>(v), buffers.back()).wait(), IsOk());
+  }
+  return buffers;
+}
+
+class CudaGemmChainTest : public ::testing::TestWithParam<GpuTestTarget> {
+ protected:
+  System system_;
+  std::mt19937_64 rng_{accel::testing::test_seed()};
+};
+
+TEST_P(CudaGemmChainTest, RecordedSmallGemmsSideBySideEqualTheRequestsOneByOneAndTheCpuDevice) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), gpu);
+  Device cpu = *Device::open(system_, {.kind = DeviceKind::cpu});
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<std::vector<float>> values(kBuffers, std::vector<float>(kElements));
+  auto fresh = [&] {
+    for (std::vector<float>& v : values)
+      for (float& x : v) x = dist(rng_);
+  };
+  fresh();
+  const std::vector<Buffer<float>> direct = buffers_of(gpu, values), replayed = buffers_of(gpu, values),
+                                   reference = buffers_of(cpu, values);
+  const std::vector<Product> chain = products();
+  Recording recording(gpu);
+  for (const Product& p : chain) ASSERT_THAT(recording.record(request(p, replayed)), IsOk());
+  for (int launch = 0; launch < 3; ++launch) {
+    SCOPED_TRACE(::testing::Message() << "launch " << launch);
+    if (launch != 0) {  // fresh values each launch: the chain's products would otherwise grow past f32's range
+      fresh();
+      for (int i = 0; i < kBuffers; ++i) {
+        const std::span<const float> v(values[i]);
+        ASSERT_THAT(gpu.upload(v, direct[i]).wait(), IsOk());
+        ASSERT_THAT(gpu.upload(v, replayed[i]).wait(), IsOk());
+        ASSERT_THAT(cpu.upload(v, reference[i]).wait(), IsOk());
+      }
+    }
+    for (const Product& p : chain) {
+      ASSERT_THAT(gpu.ask(request(p, direct)).wait(), IsOk());
+      ASSERT_THAT(cpu.ask(request(p, reference)).wait(), IsOk());
+    }
+    ASSERT_THAT(recording.launch().wait(), IsOk());
+    for (int i = 0; i < kBuffers; ++i) {
+      SCOPED_TRACE(::testing::Message() << "buffer " << i);
+      const std::vector<float> got = contents(gpu, replayed[i]);
+      EXPECT_EQ(got, contents(gpu, direct[i]));
+      const std::vector<float> want = contents(cpu, reference[i]);
+      EXPECT_LE(relative_error({got.begin(), got.end()}, {want.begin(), want.end()}), 1e-4);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryTarget, CudaGemmChainTest, ::testing::ValuesIn(accel::testing::kEveryGpuTarget),
+                         accel::testing::target_name);
+
+}  // namespace
+}  // namespace accel
