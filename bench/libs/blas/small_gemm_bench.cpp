@@ -2,7 +2,9 @@
 // call a user would write (its heuristic's first choice), on the same inputs in the same process, at shapes inside
 // and outside the bounds accel gives it (small_gemm: "taken"). Two figures a case: µs a GEMM in a CUDA graph of 20
 // launches, replayed (what a recorded chain pays), and a launch waited on at once (median of 1,000). The largest
-// difference from cuBLASLt's C is printed too. Prints CSV rows: part,case,variant,metric,value.
+// difference from cuBLASLt's C is printed too. Then chains of 20 products X_{i+1} = W X_i / n (what a recording of
+// them runs: launch_small_gemm_chain), µs a product in a graph of one chain's launch against a graph of the 20
+// launches, and whether the two left the same last X bit for bit. Prints CSV rows: part,case,variant,metric,value.
 //
 //   small_gemm_bench
 #include <cuda_runtime.h>
@@ -11,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -34,20 +37,20 @@ void row(const std::string& name, const std::string& variant, const char* metric
   bench::row("small_kernel", name, variant, metric, value);
 }
 
-// µs a launch of `enqueue`, captured kGraphLaunches times into one graph and replayed back to back.
+// µs a launch of `enqueue`, captured `launches` times into one graph and replayed back to back; divided by `per`.
 template <class Enqueue>
-double graph_us(cudaStream_t stream, Enqueue&& enqueue) {
+double graph_us(cudaStream_t stream, Enqueue&& enqueue, int launches = kGraphLaunches, int per = kGraphLaunches) {
   cudaGraph_t graph{};
   cudaGraphExec_t exec{};
   check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
-  for (int i = 0; i < kGraphLaunches; ++i) enqueue();
+  for (int i = 0; i < launches; ++i) enqueue();
   check_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
   check_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
   const double us =
       bench::median_us_per_call(stream, kReplays, "graph launch", [&] { return cudaGraphLaunch(exec, stream); });
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
-  return us / kGraphLaunches;
+  return us / per;
 }
 
 // The median µs of one launch waited on at once.
@@ -106,6 +109,55 @@ void run_case(std::int64_t m, std::int64_t n, std::int64_t k, std::mt19937_64& r
   check_cuda(cudaFree(ours_c), "free");
 }
 
+// X_{i+1} = W X_i / n over kGraphLaunches products of n x n: the chain's launch against the products launched.
+void run_chain(std::int64_t n, std::mt19937_64& rng) {
+  const std::string name = fmt::format("chain of {} {}x{}x{} f32", kGraphLaunches, n, n, n);
+  const std::size_t bytes = static_cast<std::size_t>(n * n) * sizeof(float);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<void*> matrices(kGraphLaunches + 2);  // W, then X_0 ... X_20
+  for (void*& m : matrices) {
+    check_cuda(cudaMalloc(&m, bytes), "malloc");
+    std::vector<float> values(static_cast<std::size_t>(n * n));
+    for (float& v : values) v = uniform(rng);
+    check_cuda(cudaMemcpy(m, values.data(), bytes, cudaMemcpyHostToDevice), "upload");
+  }
+  std::vector<blas::SmallGemmLaunch> chain;
+  for (int i = 0; i < kGraphLaunches; ++i) {
+    chain.push_back({.a = matrices[0],
+                     .b = matrices[i + 1],
+                     .c = matrices[i + 2],
+                     .m = n,
+                     .n = n,
+                     .k = n,
+                     .a_row = n,
+                     .a_col = 1,
+                     .b_row = n,
+                     .b_col = 1,
+                     .c_row = n,
+                     .c_col = 1,
+                     .alpha = 1.0 / static_cast<double>(n)});
+  }
+  cudaStream_t stream{};
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  check_cuda(blas::allow_small_gemm_chains(), "allow chains");
+  auto launched = [&] {
+    for (const blas::SmallGemmLaunch& l : chain) check_cuda(blas::launch_small_gemm(l, stream), "small gemm");
+  };
+  auto chained = [&] {
+    check_cuda(blas::launch_small_gemm_chain(chain.data(), kGraphLaunches, stream), "small gemm chain");
+  };
+  launched();
+  check_cuda(cudaStreamSynchronize(stream), "sync");
+  const std::vector<float> one_by_one = download(matrices.back(), n * n);
+  chained();
+  check_cuda(cudaStreamSynchronize(stream), "sync");
+  row(name, "chain", "equal_to_launches", download(matrices.back(), n * n) == one_by_one ? 1 : 0);
+  row(name, "launches", "graph_us_per_gemm", graph_us(stream, launched, 1));
+  row(name, "chain", "graph_us_per_gemm", graph_us(stream, chained, 1));
+  check_cuda(cudaStreamDestroy(stream), "stream destroy");
+  for (void* m : matrices) check_cuda(cudaFree(m), "free");
+}
+
 }  // namespace
 
 int main() {
@@ -122,5 +174,6 @@ int main() {
                                     {512, 128, 128}, {1024, 128, 128}};
   fmt::print("part,case,variant,metric,value\n");
   for (const auto& s : shapes) run_case(s[0], s[1], s[2], rng);
+  for (const std::int64_t n : {16, 32, 64}) run_chain(n, rng);
   return 0;
 }
