@@ -5,7 +5,8 @@
 // one launch takes, buffers taken in turn, a stack of layers in column order with transposes, odd extents, padded
 // leading dimensions and alpha 0; and the products a chain must not take beside them (an A the chain writes, a C that
 // overlaps another matrix of the chain, beta, more than 64 rows or terms, a B that is not the C before, an A whose rows
-// do not start on 16 bytes). Skipped without a GPU.
+// do not start on 16 bytes); and which products a chain takes, tested without a device. The rest is skipped without
+// a GPU.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 
 #include "accel/device/recording.hpp"
 #include "accel/libs/blas/gemm.hpp"
+#include "libs/blas/blas_kernels.hpp"
 #include "testing/buffer_values.hpp"
 #include "testing/cuda_fixture.hpp"
 #include "testing/numeric_error.hpp"
@@ -103,7 +105,7 @@ class CudaGemmChainTest : public ::testing::TestWithParam<GpuTestTarget> {
   std::mt19937_64 rng_{accel::testing::test_seed()};
 };
 
-TEST_P(CudaGemmChainTest, RecordedSmallGemmsSideBySideEqualTheRequestsOneByOneAndTheCpuDevice) {
+TEST_P(CudaGemmChainTest, RecordedChainsOfSmallGemmsEqualTheRequestsOneByOneAndTheCpuDevice) {
   ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), gpu);
   Device cpu = *Device::open(system_, {.kind = DeviceKind::cpu});
   std::uniform_real_distribution<float> dist(-1, 1);
@@ -141,6 +143,82 @@ TEST_P(CudaGemmChainTest, RecordedSmallGemmsSideBySideEqualTheRequestsOneByOneAn
       const std::vector<float> want = contents(cpu, reference[i]);
       EXPECT_LE(relative_error({got.begin(), got.end()}, {want.begin(), want.end()}), 1e-4);
     }
+  }
+}
+
+// Which products a chain takes, on launches as a GEMM's plan makes them (no device: addresses only, 1 MiB apart).
+blas::SmallGemmLaunch product(std::uintptr_t a, std::uintptr_t b, std::uintptr_t c, std::int64_t m, std::int64_t n,
+                              std::int64_t k) {  // row-major, packed
+  constexpr std::uintptr_t kApart = 1 << 20;
+  return {.a = reinterpret_cast<const void*>(kApart * (a + 1)),
+          .b = reinterpret_cast<const void*>(kApart * (b + 1)),
+          .c = reinterpret_cast<void*>(kApart * (c + 1)),
+          .m = m,
+          .n = n,
+          .k = k,
+          .a_row = k,
+          .a_col = 1,
+          .b_row = n,
+          .b_col = 1,
+          .c_row = n,
+          .c_col = 1};
+}
+
+// How many products from the first one chain would take.
+int chained(const std::vector<blas::SmallGemmLaunch>& launches) {
+  if (!blas::begins_small_gemm_chain(launches[0])) return 0;
+  int count = 1;
+  while (count < static_cast<int>(launches.size()) &&
+         blas::continues_small_gemm_chain(launches.data(), count, launches[count]))
+    ++count;
+  return count;
+}
+
+TEST(SmallGemmChain, TakesEachProductThatReadsTheLastOnesCAndNoMatrixOfTheChainItWrites) {
+  std::vector<blas::SmallGemmLaunch> turns;  // X_{i+1} = W X_i over buffers 1, 2, 3 in turn: the last C is the first B
+  for (int i = 0; i < 40; ++i) turns.push_back(product(0, 1 + i % 3, 1 + (i + 1) % 3, 64, 64, 64));
+  EXPECT_EQ(chained(turns), blas::kMostChainedGemms);
+
+  std::vector<blas::SmallGemmLaunch> layers = {product(0, 1, 2, 48, 29, 40), product(3, 2, 4, 64, 29, 48),
+                                               product(5, 4, 6, 8, 29, 64)};
+  EXPECT_EQ(chained(layers), 3);
+  layers[2].a = layers[0].c;  // an A the chain writes
+  EXPECT_EQ(chained(layers), 2);
+  layers[2] = product(5, 4, 0, 8, 29, 64);  // a C over an A the chain reads
+  EXPECT_EQ(chained(layers), 2);
+  layers[2] = product(5, 4, 1, 8, 29, 64);  // a C over the first B, not the same matrix (8 rows, not 40)
+  EXPECT_EQ(chained(layers), 2);
+  layers[2] = product(5, 4, 2, 48, 29, 64);  // the first C again, the very matrix (buffers taken in turn)
+  EXPECT_EQ(chained(layers), 3);
+  layers[2] = product(5, 4, 4, 48, 29, 64);  // in place: its C is its B
+  EXPECT_EQ(chained(layers), 2);
+  layers[2] = product(5, 3, 6, 8, 29, 64);  // a B that is not the C before
+  EXPECT_EQ(chained(layers), 2);
+  layers[2] = product(5, 4, 6, 8, 29, 64);
+  layers[2].b_row = 1;  // the C before read by columns: not the same matrix
+  layers[2].b_col = 64;
+  EXPECT_EQ(chained(layers), 2);
+}
+
+TEST(SmallGemmChain, BeginsOnlyWithAPlainProductOfAtMost64RowsAndTermsWhoseARowsStartOn16Bytes) {
+  EXPECT_TRUE(blas::begins_small_gemm_chain(product(0, 1, 2, 64, 400, 64)));
+  EXPECT_FALSE(blas::begins_small_gemm_chain(product(0, 1, 2, 65, 8, 8)));
+  EXPECT_FALSE(blas::begins_small_gemm_chain(product(0, 1, 2, 8, 8, 65)));
+  EXPECT_FALSE(blas::begins_small_gemm_chain(product(0, 1, 2, 8, 8, 7)));  // A's rows 7 floats apart
+  blas::SmallGemmLaunch by_columns = product(0, 1, 2, 8, 8, 7);
+  by_columns.a_row = 1;  // op(A) by columns, 8 floats apart
+  by_columns.a_col = 8;
+  EXPECT_TRUE(blas::begins_small_gemm_chain(by_columns));
+  blas::SmallGemmLaunch shifted = product(0, 1, 2, 8, 8, 8);
+  shifted.a = static_cast<const float*>(shifted.a) + 1;  // A's start off 16 bytes
+  EXPECT_FALSE(blas::begins_small_gemm_chain(shifted));
+  for (auto change : {+[](blas::SmallGemmLaunch& l) { l.beta = 0.5; }, +[](blas::SmallGemmLaunch& l) { l.batch = 2; },
+                      +[](blas::SmallGemmLaunch& l) { l.bias = l.a; },
+                      +[](blas::SmallGemmLaunch& l) { l.activation = blas::GemmActivation::relu; },
+                      +[](blas::SmallGemmLaunch& l) { l.c = const_cast<void*>(l.b); }}) {
+    blas::SmallGemmLaunch l = product(0, 1, 2, 8, 8, 8);
+    change(l);
+    EXPECT_FALSE(blas::begins_small_gemm_chain(l));
   }
 }
 
