@@ -1,12 +1,12 @@
-// Small f32 GEMMs recorded one after another, each reading the one before's C as its B, run as one launch
+// Small f32 GEMMs recorded one after another, each reading the one before's C as its B (or as its A), run as one launch
 // (libs/blas's launch_small_gemm_chain, PERFORMANCE.md §107), on every way a CUDA device runs requests (each
 // completion strategy, and isolated). A recording of them launched equals the same requests sent one by one on the
 // same device bit for bit, and the CPU device within f32 rounding, on fresh values each launch: a chain longer than
 // one launch takes, buffers taken in turn, a stack of layers in column order with transposes, odd extents, padded
-// leading dimensions and alpha 0; and the products a chain must not take beside them (an A the chain writes, a C that
-// overlaps another matrix of the chain, beta, more than 64 rows or terms, a B that is not the C before, an A whose rows
-// do not start on 16 bytes); and which products a chain takes, tested without a device. The rest is skipped without
-// a GPU.
+// leading dimensions and alpha 0, and one in row order (X W^T, chained as its transposes); and the products a chain
+// must not take beside them (an A the chain writes, a C that overlaps another matrix of the chain, beta, more than 64
+// rows or terms, a B that is not the C before, an A whose rows do not start on 16 bytes); and which products a chain
+// takes, tested without a device. The rest is skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -78,6 +78,11 @@ std::vector<Product> products() {
   out.push_back({8, 7, 9, shape(7, 8, 64, col, t, t)});
   out.push_back({1, 9, 2, with_ld(shape(1, 8, 7, row, none, t), 8, 7, 8)});
   out.push_back({1, 9, 3, shape(1, 8, 7, row, none, t)});  // the same but A's rows 7 apart: not copied whole, alone
+  // Rows of activations through layers (nn.Linear's layout, X W^T), each reading the one before's C as op(A): a chain
+  // of the products' transposes, its last C the buffer of its first A.
+  out.push_back({1, 0, 2, with_ld(shape(29, 48, 40, row, none, t), 40, 40, 48)});
+  out.push_back({2, 3, 4, with_ld(shape(29, 64, 48, row, none, t), 48, 48, 64)});
+  out.push_back({4, 5, 1, with_ld(shape(29, 40, 64, row, none, t), 64, 64, 40), -0.5});
   return out;
 }
 
@@ -198,6 +203,28 @@ TEST(SmallGemmChain, TakesEachProductThatReadsTheLastOnesCAndNoMatrixOfTheChainI
   layers[2].b_row = 1;  // the C before read by columns: not the same matrix
   layers[2].b_col = 64;
   EXPECT_EQ(chained(layers), 2);
+}
+
+TEST(SmallGemmChain, TakesTheTransposesOfProductsThatEachReadTheLastOnesCAsA) {
+  // X_{i+1} = X_i W_i^T, row-major: op(B) = W_i^T read by columns of the stored W_i.
+  auto layer = [](std::uintptr_t x, std::uintptr_t w, std::uintptr_t y, std::int64_t rows, std::int64_t out,
+                  std::int64_t in) {
+    blas::SmallGemmLaunch l = product(x, w, y, rows, out, in);
+    l.b_row = 1;  // element (q, j) of op(B) is W's (j, q)
+    l.b_col = in;
+    return l;
+  };
+  std::vector<blas::SmallGemmLaunch> layers = {layer(0, 1, 2, 29, 48, 40), layer(2, 3, 4, 29, 64, 48),
+                                               layer(4, 5, 0, 29, 40, 64)};
+  EXPECT_EQ(chained(layers), 1);
+  std::vector<blas::SmallGemmLaunch> transposes;
+  for (const blas::SmallGemmLaunch& l : layers) transposes.push_back(blas::transposed_small_gemm(l));
+  EXPECT_EQ(chained(transposes), 3);
+  const blas::SmallGemmLaunch twice = blas::transposed_small_gemm(transposes[1]);
+  EXPECT_EQ(twice.a, layers[1].a);
+  EXPECT_EQ(twice.b_col, layers[1].b_col);
+  EXPECT_EQ(twice.c_row, layers[1].c_row);
+  EXPECT_EQ(twice.m, layers[1].m);
 }
 
 TEST(SmallGemmChain, BeginsOnlyWithAPlainProductOfAtMost64RowsAndTermsWhoseARowsStartOn16Bytes) {

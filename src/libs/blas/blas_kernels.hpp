@@ -224,6 +224,11 @@ constexpr int kMostChainedGemms = 32;
 // apart from every other C and from the first product's B, or the very same matrix (as buffers taken in turn).
 [[nodiscard]] bool continues_small_gemm_chain(const SmallGemmLaunch* chain, int count, const SmallGemmLaunch& next);
 
+// The same product as Cᵀ = op(B)ᵀ op(A)ᵀ: B's matrix as A and A's as B, rows and columns swapped, the same outputs
+// summed over the same terms in the same order. A chain of products each reading the one before's C as op(A) (rows of
+// activations through layers) is a chain of their transposes.
+[[nodiscard]] SmallGemmLaunch transposed_small_gemm(const SmallGemmLaunch& launch);
+
 // C_s = alpha_s op(A_s) C_{s-1} for the products of a chain (begun and continued as the two above allow), C_{-1}
 // being op(B) of the first: in one launch, a block per column of C. Column j of every C depends only on column j of
 // the C before, so a block runs the whole chain in its shared memory with no other block's writes to wait for; each

@@ -184,6 +184,25 @@ bool chain_product(const SmallGemmLaunch& l) {
 
 cudaError_t allow_small_gemm_chains() { return allow_shared<small_gemm_chain>(kSharedBytes); }
 
+SmallGemmLaunch transposed_small_gemm(const SmallGemmLaunch& l) {
+  SmallGemmLaunch t = l;
+  t.a = l.b;
+  t.b = l.a;
+  t.m = l.n;
+  t.n = l.m;
+  t.a_row = l.b_col;
+  t.a_col = l.b_row;
+  t.b_row = l.a_col;
+  t.b_col = l.a_row;
+  t.c_row = l.c_col;
+  t.c_col = l.c_row;
+  t.stride_a = l.stride_b;
+  t.stride_b = l.stride_a;
+  t.bias_row = l.bias_col;
+  t.bias_col = l.bias_row;
+  return t;
+}
+
 bool begins_small_gemm_chain(const SmallGemmLaunch& launch) { return chain_product(launch); }
 
 bool continues_small_gemm_chain(const SmallGemmLaunch* chain, int count, const SmallGemmLaunch& next) {

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 namespace accel {
 namespace blas {
@@ -136,18 +138,33 @@ std::optional<CudaOperation<Gemm>::Link> CudaOperation<Gemm>::link(const Gemm& r
   return small_launch(request, *plan.small, Operation<Gemm>::addresses(views));
 }
 
-// Each longest chain from the first product on (blas::continues_small_gemm_chain) is one launch; a product that
-// begins none is launched alone.
+namespace {
+
+// How many links from the first make one chain (blas::begins_small_gemm_chain, continues_small_gemm_chain); 0 where
+// the first begins none.
+int chain_length(std::span<const blas::SmallGemmLaunch> links) {
+  if (!blas::begins_small_gemm_chain(links[0])) return 0;
+  int count = 1;
+  while (static_cast<std::size_t>(count) < links.size() &&
+         blas::continues_small_gemm_chain(links.data(), count, links[count]))
+    ++count;
+  return count;
+}
+
+}  // namespace
+
+// Each longest chain from the first product on is one launch, of the products as they are (each reading the one
+// before's C as op(B)) or of their transposes (each reading it as op(A)); a product that begins none is launched alone.
 Status CudaOperation<Gemm>::run_linked(std::span<const Link> links, CudaRun& run) {
+  std::vector<Link> transposed(links.size());
+  std::transform(links.begin(), links.end(), transposed.begin(), blas::transposed_small_gemm);
   for (std::size_t first = 0; first < links.size();) {
-    int count = 1;
-    if (blas::begins_small_gemm_chain(links[first])) {
-      while (first + count < links.size() &&
-             blas::continues_small_gemm_chain(&links[first], count, links[first + count]))
-        ++count;
-    }
+    const int as_they_are = chain_length(links.subspan(first)),
+              as_transposes = chain_length(std::span<const Link>(transposed).subspan(first));
+    const int count = std::max({as_they_are, as_transposes, 1});
+    const Link* chain = as_transposes > as_they_are ? &transposed[first] : &links[first];
     const cudaError_t launched = count == 1 ? blas::launch_small_gemm(links[first], run.target.stream())
-                                            : blas::launch_small_gemm_chain(&links[first], count, run.target.stream());
+                                            : blas::launch_small_gemm_chain(chain, count, run.target.stream());
     ACCEL_RETURN_IF_ERROR(run.target.check(launched, count == 1
                                                          ? std::string("launching a small GEMM")
                                                          : fmt::format("launching a chain of {} small GEMMs", count)));

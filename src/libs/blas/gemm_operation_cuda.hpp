@@ -75,8 +75,8 @@ struct CudaOperation<Gemm> {
   static std::uint64_t workspace_bytes(const Plan&) { return 0; }  // cuBLASLt uses the state's own workspace
   static Status run(const Gemm& request, const GemmGeometry& geometry, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
-  // Recorded small products side by side, each reading the one before's C, run as one launch (a recording's links,
-  // operation/cuda_operation.hpp; blas::launch_small_gemm_chain): a link is a product's launch with its operands.
+  // Recorded small products side by side, each reading the one before's C as op(B) or as op(A), run as one launch (a
+  // recording's links, operation/cuda_operation.hpp; blas::launch_small_gemm_chain): a link is a product's launch.
   using Link = blas::SmallGemmLaunch;
   static std::optional<Link> link(const Gemm& request, const GemmGeometry& geometry, const Plan& plan,
                                   std::span<const BufferView> views);
