@@ -171,12 +171,7 @@ blas::SmallGemmLaunch product(std::uintptr_t a, std::uintptr_t b, std::uintptr_t
 
 // How many products from the first one chain would take.
 int chained(const std::vector<blas::SmallGemmLaunch>& launches) {
-  if (!blas::begins_small_gemm_chain(launches[0])) return 0;
-  int count = 1;
-  while (count < static_cast<int>(launches.size()) &&
-         blas::continues_small_gemm_chain(launches.data(), count, launches[count]))
-    ++count;
-  return count;
+  return blas::small_gemm_chain_length(launches.data(), launches.size());
 }
 
 TEST(SmallGemmChain, TakesEachProductThatReadsTheLastOnesCAndNoMatrixOfTheChainItWrites) {

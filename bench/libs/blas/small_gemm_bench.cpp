@@ -72,6 +72,22 @@ std::vector<float> download(const void* c, std::int64_t count) {
   return out;
 }
 
+// C = A B over packed row-major matrices.
+blas::SmallGemmLaunch row_major(const void* a, const void* b, void* c, std::int64_t m, std::int64_t n, std::int64_t k) {
+  return {.a = a,
+          .b = b,
+          .c = c,
+          .m = m,
+          .n = n,
+          .k = k,
+          .a_row = k,
+          .a_col = 1,
+          .b_row = n,
+          .b_col = 1,
+          .c_row = n,
+          .c_col = 1};
+}
+
 void run_case(std::int64_t m, std::int64_t n, std::int64_t k, std::mt19937_64& rng) {
   constexpr DType dtype = DType::f32;
   const std::string name = fmt::format("{}x{}x{} {}", m, n, k, to_string(dtype));
@@ -79,18 +95,7 @@ void run_case(std::int64_t m, std::int64_t n, std::int64_t k, std::mt19937_64& r
   DirectGemm direct(shape, bench::random_elements(dtype, m * k, rng), bench::random_elements(dtype, k * n, rng));
   void* ours_c = nullptr;
   check_cuda(cudaMalloc(&ours_c, m * n * size_of(dtype)), "malloc");
-  blas::SmallGemmLaunch launch{.a = direct.a,
-                               .b = direct.b,
-                               .c = ours_c,
-                               .m = m,
-                               .n = n,
-                               .k = k,
-                               .a_row = k,
-                               .a_col = 1,
-                               .b_row = n,
-                               .b_col = 1,
-                               .c_row = n,
-                               .c_col = 1};
+  const blas::SmallGemmLaunch launch = row_major(direct.a, direct.b, ours_c, m, n, k);
   auto ours = [&launch, &direct] { check_cuda(blas::launch_small_gemm(launch, direct.stream), "small gemm"); };
   auto library = [&direct] { direct.enqueue(); };
   row(name, "ours", "taken", blas::small_gemm(m, n, k, 1) ? 1 : 0);
@@ -123,19 +128,8 @@ void run_chain(std::int64_t n, std::mt19937_64& rng) {
   }
   std::vector<blas::SmallGemmLaunch> chain;
   for (int i = 0; i < kGraphLaunches; ++i) {
-    chain.push_back({.a = matrices[0],
-                     .b = matrices[i + 1],
-                     .c = matrices[i + 2],
-                     .m = n,
-                     .n = n,
-                     .k = n,
-                     .a_row = n,
-                     .a_col = 1,
-                     .b_row = n,
-                     .b_col = 1,
-                     .c_row = n,
-                     .c_col = 1,
-                     .alpha = 1.0 / static_cast<double>(n)});
+    chain.push_back(row_major(matrices[0], matrices[i + 1], matrices[i + 2], n, n, n));
+    chain.back().alpha = 1.0 / static_cast<double>(n);
   }
   cudaStream_t stream{};
   check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");

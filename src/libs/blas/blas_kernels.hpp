@@ -9,6 +9,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "libs/blas/streamed_gemv_split.hpp"
@@ -202,6 +203,11 @@ struct SmallGemmLaunch {
 // and f64 products in a graph (its FP64 tensor cores), so those stay its.
 [[nodiscard]] bool small_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch);
 
+// Whether `launch` is a plain product, which launch_small_gemm runs on a form of its own: one member, C = alpha op(A)
+// op(B), and every offset a thread works out an int (rows and columns up to the edge of the last tile, terms up to
+// the end of the last stage).
+[[nodiscard]] bool plain_small_gemm(const SmallGemmLaunch& launch);
+
 // Every member in one launch, a block of 256 threads per 8 x 8 tile of C, each output's sum split among four lanes
 // (every fourth term each); A and B unread where alpha is 0 or k is 0, C unread where beta is 0.
 [[nodiscard]] cudaError_t launch_small_gemm(const SmallGemmLaunch& launch, cudaStream_t stream);
@@ -229,7 +235,11 @@ constexpr int kMostChainedGemms = 32;
 // activations through layers) is a chain of their transposes.
 [[nodiscard]] SmallGemmLaunch transposed_small_gemm(const SmallGemmLaunch& launch);
 
-// C_s = alpha_s op(A_s) C_{s-1} for the products of a chain (begun and continued as the two above allow), C_{-1}
+// How many of launches[0..count) make one chain from the first (begun and continued as the two above allow, at most
+// kMostChainedGemms); 0 where the first begins none.
+[[nodiscard]] int small_gemm_chain_length(const SmallGemmLaunch* launches, std::size_t count);
+
+// C_s = alpha_s op(A_s) C_{s-1} for the products of a chain (all `count` of them, small_gemm_chain_length), C_{-1}
 // being op(B) of the first: in one launch, a block per column of C. Column j of every C depends only on column j of
 // the C before, so a block runs the whole chain in its shared memory with no other block's writes to wait for; each
 // output is the same sum in the same order as launch_small_gemm's, so equal to the products launched one by one.

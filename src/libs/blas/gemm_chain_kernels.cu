@@ -11,7 +11,6 @@
 // for bit.
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 
 #include "core/chained_launch.cuh"
 #include "libs/blas/kernel_common.cuh"
@@ -152,12 +151,6 @@ struct Matrix {
     return base == other.base && rows == other.rows && cols == other.cols && row_stride == other.row_stride &&
            col_stride == other.col_stride;
   }
-  // Non-negative strides and every offset an int: ld at least the extent keeps its columns apart too.
-  [[nodiscard]] bool indexed_by_int() const {
-    constexpr std::int64_t kMost = std::numeric_limits<int>::max();
-    return row_stride >= 0 && col_stride >= 0 && row_stride <= kMost / rows && col_stride <= kMost / cols &&
-           (rows - 1) * row_stride <= kMost - (cols - 1) * col_stride;
-  }
 };
 
 Matrix a_of(const SmallGemmLaunch& l) { return {l.a, l.m, l.k, l.a_row, l.a_col}; }
@@ -172,12 +165,11 @@ bool copied_whole(const SmallGemmLaunch& l) {
   return (l.a_col == 1 && l.a_row % kWords == 0) || (l.a_row == 1 && l.a_col % kWords == 0);
 }
 
-// A plain product the chain's kernel takes, its operands apart from its C.
+// A plain product (plain_small_gemm: its offsets ints, its strides not negative) the chain's kernel takes, its
+// operands apart from its C.
 bool chain_product(const SmallGemmLaunch& l) {
-  return l.batch == 1 && l.beta == 0.0 && l.bias == nullptr && l.activation == GemmActivation::identity && l.m >= 1 &&
-         l.m <= kChainRows && l.k >= 1 && l.k <= kChainRows && l.n >= 1 && l.n <= kMaxGridExtent &&
-         a_of(l).indexed_by_int() && b_of(l).indexed_by_int() && c_of(l).indexed_by_int() && copied_whole(l) &&
-         !c_of(l).meets(a_of(l)) && !c_of(l).meets(b_of(l));
+  return l.m >= 1 && l.m <= kChainRows && l.k >= 1 && l.k <= kChainRows && l.n >= 1 && l.n <= kMaxGridExtent &&
+         plain_small_gemm(l) && copied_whole(l) && !c_of(l).meets(a_of(l)) && !c_of(l).meets(b_of(l));
 }
 
 }  // namespace
@@ -219,11 +211,17 @@ bool continues_small_gemm_chain(const SmallGemmLaunch* chain, int count, const S
   return true;
 }
 
+int small_gemm_chain_length(const SmallGemmLaunch* launches, std::size_t count) {
+  if (launches == nullptr || count == 0 || !begins_small_gemm_chain(launches[0])) return 0;
+  int length = 1;
+  while (static_cast<std::size_t>(length) < count && continues_small_gemm_chain(launches, length, launches[length]))
+    ++length;
+  return length;
+}
+
 cudaError_t launch_small_gemm_chain(const SmallGemmLaunch* chain, int count, cudaStream_t stream) {
-  if (chain == nullptr || count < 1 || count > kMostChainedGemms || !begins_small_gemm_chain(chain[0]))
+  if (count < 1 || small_gemm_chain_length(chain, static_cast<std::size_t>(count)) != count)
     return cudaErrorInvalidValue;
-  for (int s = 1; s < count; ++s)
-    if (!continues_small_gemm_chain(chain, s, chain[s])) return cudaErrorInvalidValue;
   ChainLaunch p{};
   p.b = static_cast<const float*>(chain[0].b);
   p.b_row = static_cast<int>(chain[0].b_row);

@@ -175,9 +175,16 @@ __global__ void __launch_bounds__(kThreads) small_gemm_tiles(SmallGemmLaunch p) 
 
 std::int64_t tiles_of(std::int64_t extent) { return (extent + kTile - 1) / kTile; }
 
-// Whether `launch` is a plain product: one member, C = alpha op(A) op(B), and every offset a thread works out an int
-// (rows and columns up to the edge of the last tile, terms up to the end of the last stage).
-bool plain(const SmallGemmLaunch& launch) {
+template <bool kA, bool kB>
+cudaError_t launch_tiles(const SmallGemmLaunch& launch, dim3 grid, cudaStream_t stream) {
+  return plain_small_gemm(launch)
+             ? launch_chained(small_gemm_tiles<kA, kB, true>, grid, dim3(kThreads), 0, stream, launch)
+             : launch_chained(small_gemm_tiles<kA, kB, false>, grid, dim3(kThreads), 0, stream, launch);
+}
+
+}  // namespace
+
+bool plain_small_gemm(const SmallGemmLaunch& launch) {
   constexpr std::int64_t kMostOffset = std::numeric_limits<int>::max();
   const std::int64_t rows = tiles_of(launch.m) * kTile, columns = tiles_of(launch.n) * kTile;
   const std::int64_t terms = (launch.k + kDepth - 1) / kDepth * kDepth + kDepth;
@@ -190,14 +197,6 @@ bool plain(const SmallGemmLaunch& launch) {
          launch.activation == GemmActivation::identity && fits(rows, launch.a_row, terms, launch.a_col) &&
          fits(columns, launch.b_col, terms, launch.b_row) && fits(rows, launch.c_row, columns, launch.c_col);
 }
-
-template <bool kA, bool kB>
-cudaError_t launch_tiles(const SmallGemmLaunch& launch, dim3 grid, cudaStream_t stream) {
-  return plain(launch) ? launch_chained(small_gemm_tiles<kA, kB, true>, grid, dim3(kThreads), 0, stream, launch)
-                       : launch_chained(small_gemm_tiles<kA, kB, false>, grid, dim3(kThreads), 0, stream, launch);
-}
-
-}  // namespace
 
 bool small_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) {
   if (m <= 0 || n <= 0 || k < 0 || batch <= 0 || k > kSmallGemmSum) return false;

@@ -138,29 +138,15 @@ std::optional<CudaOperation<Gemm>::Link> CudaOperation<Gemm>::link(const Gemm& r
   return small_launch(request, *plan.small, Operation<Gemm>::addresses(views));
 }
 
-namespace {
-
-// How many links from the first make one chain (blas::begins_small_gemm_chain, continues_small_gemm_chain); 0 where
-// the first begins none.
-int chain_length(std::span<const blas::SmallGemmLaunch> links) {
-  if (!blas::begins_small_gemm_chain(links[0])) return 0;
-  int count = 1;
-  while (static_cast<std::size_t>(count) < links.size() &&
-         blas::continues_small_gemm_chain(links.data(), count, links[count]))
-    ++count;
-  return count;
-}
-
-}  // namespace
-
 // Each longest chain from the first product on is one launch, of the products as they are (each reading the one
 // before's C as op(B)) or of their transposes (each reading it as op(A)); a product that begins none is launched alone.
 Status CudaOperation<Gemm>::run_linked(std::span<const Link> links, CudaRun& run) {
   std::vector<Link> transposed(links.size());
   std::transform(links.begin(), links.end(), transposed.begin(), blas::transposed_small_gemm);
   for (std::size_t first = 0; first < links.size();) {
-    const int as_they_are = chain_length(links.subspan(first)),
-              as_transposes = chain_length(std::span<const Link>(transposed).subspan(first));
+    const std::size_t left = links.size() - first;
+    const int as_they_are = blas::small_gemm_chain_length(&links[first], left),
+              as_transposes = blas::small_gemm_chain_length(&transposed[first], left);
     const int count = std::max({as_they_are, as_transposes, 1});
     const Link* chain = as_transposes > as_they_are ? &transposed[first] : &links[first];
     const cudaError_t launched = count == 1 ? blas::launch_small_gemm(links[first], run.target.stream())
