@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <latch>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -87,6 +88,52 @@ TEST_F(ActorTest, AFullRejectingMailboxTellsTheSender) {
   gate.open();
   for (auto& f : queued) EXPECT_THAT(f.wait(), IsOk());
   EXPECT_THAT(busy.wait(), IsOk());
+}
+
+// Does the Adds queued right behind one together (Handler::take_queued), as a CUDA stream links a burst of requests;
+// each batch's size goes to `batches`.
+struct Batcher final : CounterProtocol::Handler {
+  explicit Batcher(std::vector<int>* batches) : batches(batches) {}
+  Status dispatch(Add& first, Promise<std::int64_t>& reply) override {
+    std::vector<Envelope<Add>> behind;
+    for (std::optional<Envelope<Add>> next; (next = take_queued<Add>());) behind.push_back(std::move(*next));
+    batches->push_back(static_cast<int>(behind.size()) + 1);  // before any reply: the test reads it once answered
+    reply.set(total += first.amount);
+    for (Envelope<Add>& envelope : behind) envelope.reply.set(total += envelope.request.amount);
+    return Status();
+  }
+  Result<std::int64_t> handle(Add& r) override { return total += r.amount; }
+  Result<std::int64_t> handle(Get&) override { return total; }
+  Result<Done> handle(Fail&) override { return Done{}; }
+  Result<Done> handle(Hold& r) override {
+    r.gate->pass();
+    return Done{};
+  }
+  Result<std::thread::id> handle(WhichThread&) override { return std::this_thread::get_id(); }
+  std::vector<int>* batches;
+  std::int64_t total = 0;
+};
+
+TEST_F(ActorTest, AStateTakesTheRequestsOfItsTypeQueuedRightBehindTheOneItHandles) {
+  std::vector<int> batches;  // written on the actor's thread, read once its replies are in
+  auto batcher = *system_.spawn<CounterProtocol>(
+      [&]() -> Result<std::unique_ptr<CounterProtocol::Handler>> { return std::make_unique<Batcher>(&batches); });
+  Gate gate;
+  auto blocker = batcher.ask(Hold{.gate = &gate});
+  gate.wait_until_entered();  // everything below queues behind Hold
+  std::vector<Future<std::int64_t>> adds;
+  for (int i = 0; i < 10; ++i) adds.push_back(batcher.ask(Add{.amount = 1}));
+  auto get = batcher.ask(Get{});  // another type: the batch ends before it
+  for (int i = 0; i < 5; ++i) adds.push_back(batcher.ask(Add{.amount = 1}));
+  gate.open();
+  EXPECT_THAT(blocker.wait(), IsOk());
+  for (int i = 0; i < 15; ++i) EXPECT_EQ(*adds[i].wait(), i + 1) << "request " << i;
+  EXPECT_EQ(*get.wait(), 10);
+  EXPECT_EQ(*batcher.ask(Add{.amount = 1}).wait(), 16);  // nothing queued behind it: a batch of one
+  EXPECT_EQ(batches, (std::vector<int>{10, 5, 1}));
+
+  Batcher unattached(&batches);  // a state no actor runs has no queue to take from
+  EXPECT_FALSE(unattached.take_queued<Add>().has_value());
 }
 
 TEST_F(ActorTest, ResumeKeepsStateAfterAnErrorReply) {

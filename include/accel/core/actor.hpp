@@ -133,6 +133,19 @@ class ActorCellBase {
   std::atomic<bool> stop_requested_{false};
 };
 
+template <class... Requests>
+template <class Request>
+std::optional<Envelope<Request>> Protocol<Requests...>::Handler::take_queued() {
+  using Message = QueuedMessage<Protocol<Requests...>>;
+  if (mailbox_ == nullptr) return std::nullopt;
+  Message* next = mailbox_->peek();
+  Envelope<Request>* envelope = next == nullptr ? nullptr : next->template holding<Request>();
+  if (envelope == nullptr) return std::nullopt;
+  std::optional<Envelope<Request>> taken(std::move(*envelope));
+  (void)mailbox_->try_pop();  // what is left of it: moved from
+  return taken;
+}
+
 template <class P>
 class ActorCell;
 namespace detail {
@@ -187,6 +200,7 @@ class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
     if (!built.ok()) return built.status();
     if (!*built) return internal_error("the factory of '" + options_.name + "' returned no state");
     handler_ = std::move(*built);
+    handler_->attach_mailbox(&mailbox_);
     return Status();
   }
 

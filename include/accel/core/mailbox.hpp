@@ -111,6 +111,15 @@ class Mailbox {
     return item;
   }
 
+  /// The next item, left in the queue, if there is one; never waits. Valid until the next pop.
+  T* peek() noexcept {
+    const std::size_t position = dequeue_position_.load(std::memory_order_relaxed);
+    Cell& cell = cells_[position & mask_];
+    const std::size_t sequence = cell.sequence.load(std::memory_order_acquire);
+    if (static_cast<std::ptrdiff_t>(sequence - (position + 1)) < 0) return nullptr;
+    return std::launder(reinterpret_cast<T*>(cell.storage));
+  }
+
   /// Waits for an item until `deadline` or until wake() is called; returns nothing then. While `owes_replies()`
   /// holds, the consumer stays awake (MailboxOptions::stay_awake) past its spin, yielding between looks.
   template <class OwesReplies>

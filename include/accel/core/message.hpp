@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <new>
 #include <string>
 #include <string_view>
@@ -62,9 +63,17 @@ class QueuedMessage<Protocol<Requests...>> {
   Status run(Handler& state, std::string_view actor_name) { return operations_->run(storage_, state, actor_name); }
   /// Answers the request with `reply` without running it.
   void fail(const Status& reply) { operations_->fail(storage_, reply); }
+  /// The envelope, if the message holds a `Request`.
+  template <class Request>
+  requires Protocol<Requests...>::template accepts<Request> Envelope<Request>* holding() noexcept {
+    return operations_->index == index_of<Request>() ? &envelope_in<Request>(storage_) : nullptr;
+  }
 
  private:
   struct Operations {
+    // The request type's place in the protocol: the same in every translation unit and shared library, where the
+    // address of its Operations need not be.
+    std::size_t index;
     Status (*run)(void* storage, Handler& state, std::string_view actor_name);
     void (*fail)(void* storage, const Status& reply);
     void (*move)(void* to, void* from) noexcept;
@@ -77,7 +86,14 @@ class QueuedMessage<Protocol<Requests...>> {
   }
 
   template <class Request>
+  static constexpr std::size_t index_of() noexcept {
+    constexpr bool kIs[] = {std::is_same_v<Request, Requests>...};
+    return static_cast<std::size_t>(std::find(std::begin(kIs), std::end(kIs), true) - std::begin(kIs));
+  }
+
+  template <class Request>
   static constexpr Operations kOperations{
+      .index = index_of<Request>(),
       .run =
           [](void* storage, Handler& state, std::string_view actor_name) {
             return run_handler<Request>(state, envelope_in<Request>(storage), actor_name);

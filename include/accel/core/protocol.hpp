@@ -17,6 +17,7 @@
 /// one is abstract, so spawning it does not compile — the compiler checks coverage.
 #pragma once
 
+#include <optional>
 #include <string_view>
 #include <type_traits>
 
@@ -67,6 +68,8 @@ class Handles {
 
 template <class P>
 class QueuedMessage;  // accel/core/message.hpp
+template <class T>
+class Mailbox;  // accel/core/mailbox.hpp
 
 /// A list of request types: what a family exports (`include/accel/libs/<family>/requests.hpp`), and what protocols
 /// are concatenated from.
@@ -112,6 +115,19 @@ struct Protocol {
     /// Called on that thread when it finds the mailbox empty, before it waits for the next request: a state that
     /// holds replies back to answer a burst of requests together answers them now.
     virtual void mailbox_empty() {}
+
+    /// The request queued next, taken out of the mailbox, if it is a `Request`: a state that does the work of
+    /// consecutive requests of one type together (a CUDA stream's burst of linked steps, one launch) takes them while
+    /// it handles the first, and answers each through its envelope's reply. Empty when nothing is queued, the next
+    /// request is of another type, or no actor runs the state. On the actor's thread only (accel/core/actor.hpp).
+    template <class Request>
+    std::optional<Envelope<Request>> take_queued();
+
+    /// The mailbox take_queued() reads: set by the actor that runs this state.
+    void attach_mailbox(Mailbox<QueuedMessage<Protocol>>* mailbox) noexcept { mailbox_ = mailbox; }
+
+   private:
+    Mailbox<QueuedMessage<Protocol>>* mailbox_ = nullptr;
   };
 
   /// Whether `Request` is one of the protocol's request types.
