@@ -9,10 +9,15 @@
 
 namespace accel::device {
 
+[[nodiscard]] inline Status named_for(std::string_view request, Status status) {
+  if (status.ok() || status.message().starts_with(request)) return status;
+  return status.with_context(request);
+}
+
 template <class T>
 [[nodiscard]] Result<T> named_for(std::string_view request, Result<T> result) {
-  if (result.ok() || result.status().message().starts_with(request)) return result;
-  return result.status().with_context(request);
+  if (result.ok()) return result;
+  return named_for(request, result.status());
 }
 
 }  // namespace accel::device

@@ -30,7 +30,8 @@
 // run of consecutive steps of that request type for its link, over its resolved views (none: the step runs alone),
 // and captures one run_linked of two or more links in place of their runs. run_linked must leave what their runs
 // would, each step seeing every earlier one's writes, and may launch as many times as it needs. Steps that need a
-// workspace are not linked.
+// workspace or leave a host result are not linked. A stream links a burst of such requests the same way: those of
+// the type queued behind one it takes (Note [Linked bursts], device/cuda/linked_requests.hpp).
 //
 // Some libraries report on the device whether the work succeeded (cuSOLVER's devInfo: a singular matrix, one
 // that is not positive definite); the request's status must say so, and the actor must not wait for the GPU to
@@ -187,6 +188,12 @@ class CudaTarget {
 // Decides a request's status from what its run copied into CudaRun::host_result, once the stream work has
 // finished. It runs on the completion thread (or CUDA's callback thread): no CUDA calls, nothing that blocks.
 using HostResultCheck = std::function<Status(std::span<const std::byte> host_result)>;
+
+// Whether a family links consecutive steps of its request type (see above).
+template <class Request>
+concept LinksSteps = requires {
+  typename CudaOperation<Request>::Link;
+};
 
 // Whether a family's runs leave a result for the host to check (host_result_bytes(plan) of page-locked memory).
 template <class Request>

@@ -81,8 +81,13 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   Result<Done> handle_operation(Request& request) {
     return wait_for(enqueue(request));
   }
+  // A request whose contract links steps takes the requests of its type queued right behind it along, to run as few
+  // launches as their links allow (Note [Linked bursts], linked_requests.hpp).
   template <class Request>
   Status dispatch_operation(Request& request, Promise<Done>& reply) {
+    if constexpr (LinksSteps<Request>) {
+      if (context_->completions().strategy() != CompletionStrategy::blocking) return dispatch_linked(request, reply);
+    }
     return complete_later(request, reply);
   }
 
@@ -145,6 +150,30 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   Result<Submitted> enqueue(Request& request);
   template <class Request>
   Result<Submitted> enqueue_unnamed(Request& request);
+  // A library request validated and planned, and the buffers it uses, before any is resolved.
+  template <class Request>
+  struct PreparedRequest {
+    typename Operation<Request>::Checked checked;
+    typename CudaOperation<Request>::Plan plan;
+    PinnedBlock host_result;
+    std::uint64_t host_result_bytes = 0;
+    Operands operands;
+    std::vector<Use> uses;
+  };
+  template <class Request>
+  Result<PreparedRequest<Request>> prepare(const Request& request);
+  // With the buffers' lock held and the operands resolved and ordered: its workspace, then its run step.
+  template <class Request>
+  Result<Submitted> run_prepared(const Request& request, PreparedRequest<Request>& prepared,
+                                 std::span<const BufferView> views, std::uint64_t write_version);
+  // `request` and the requests of its type queued right behind it, each answered through its own reply
+  // (linked_requests.hpp).
+  template <class Request>
+  Status dispatch_linked(Request& request, Promise<Done>& reply);
+  // Each of `requests` as enqueue() would, in order, but for the runs of consecutive ones whose contract links
+  // them, each run by one run_linked; one completion mark for them all.
+  template <class Request>
+  std::vector<Result<Submitted>> enqueue_linked(std::span<Request* const> requests);
 
   // With the buffers' lock held and every operand validated: orders the work after the buffers' earlier
   // users, runs `work` (which enqueues and returns what completion needs), marks its completion (Note [Bursts]).
@@ -211,41 +240,53 @@ Result<Submitted> CudaStream::enqueue(Request& request) {
 }
 
 template <class Request>
-Result<Submitted> CudaStream::enqueue_unnamed(Request& request) {
+Result<CudaStream::PreparedRequest<Request>> CudaStream::prepare(const Request& request) {
   using Op = Operation<Request>;
   using CudaOp = CudaOperation<Request>;
-  ACCEL_ASSIGN_OR_RETURN(const typename Op::Checked checked, Op::validate(request));
+  ACCEL_ASSIGN_OR_RETURN(typename Op::Checked checked, Op::validate(request));
   ACCEL_RETURN_IF_ERROR(context_->check_healthy());
-  ACCEL_ASSIGN_OR_RETURN(const typename CudaOp::Plan plan, CudaOp::plan(request, checked, *this));
-  PinnedBlock host_result;
-  std::uint64_t host_result_bytes = 0;
+  ACCEL_ASSIGN_OR_RETURN(typename CudaOp::Plan plan, CudaOp::plan(request, checked, *this));
+  PreparedRequest<Request> prepared{.checked = std::move(checked), .plan = std::move(plan)};
   if constexpr (HasHostResult<Request>) {
-    host_result_bytes = CudaOp::host_result_bytes(plan);
-    if (host_result_bytes != 0) {
-      ACCEL_ASSIGN_OR_RETURN(host_result, context_->pinned().take(host_result_bytes));
+    prepared.host_result_bytes = CudaOp::host_result_bytes(prepared.plan);
+    if (prepared.host_result_bytes != 0) {
+      ACCEL_ASSIGN_OR_RETURN(prepared.host_result, context_->pinned().take(prepared.host_result_bytes));
     }
   }
-  Operands operands;
-  Op::operands(request, checked, operands);
-  const std::vector<Use> uses = uses_of(operands);
+  Op::operands(request, prepared.checked, prepared.operands);
+  prepared.uses = uses_of(prepared.operands);
+  return prepared;
+}
+
+template <class Request>
+Result<Submitted> CudaStream::run_prepared(const Request& request, PreparedRequest<Request>& prepared,
+                                           std::span<const BufferView> views, std::uint64_t write_version) {
+  using CudaOp = CudaOperation<Request>;
+  const std::uint64_t bytes = CudaOp::workspace_bytes(prepared.plan);
+  CudaRun run{.target = *this,
+              .host_result = {prepared.host_result.data(), prepared.host_result_bytes},
+              .write_version = write_version};
+  if (bytes != 0) {
+    ACCEL_ASSIGN_OR_RETURN(run.workspace, workspace(bytes));
+    run.workspace_bytes = bytes;
+  }
+  ACCEL_RETURN_IF_ERROR(CudaOp::run(request, prepared.checked, prepared.plan, views, run));
+  // The host result is given back once the work has finished, whether or not the run used it.
+  return Submitted{.staging = std::move(prepared.host_result),
+                   .host_bytes = prepared.host_result_bytes,
+                   .check = std::move(run.check_result)};
+}
+
+template <class Request>
+Result<Submitted> CudaStream::enqueue_unnamed(Request& request) {
+  ACCEL_ASSIGN_OR_RETURN(PreparedRequest<Request> prepared, prepare(request));
   std::lock_guard lock(context_->buffers_mutex());
   ACCEL_RETURN_IF_ERROR(context_->check_healthy());
-  ACCEL_ASSIGN_OR_RETURN(std::vector<BufferView> views, context_->table().resolve(operands));
-  context_->stamp_versions(operands, views);
+  ACCEL_ASSIGN_OR_RETURN(std::vector<BufferView> views, context_->table().resolve(prepared.operands));
+  context_->stamp_versions(prepared.operands, views);
   const std::uint64_t write_version = context_->new_write_version();
-  return ordered(std::span<const Use>(uses), write_version, [&]() -> Result<Submitted> {
-    const std::uint64_t bytes = CudaOp::workspace_bytes(plan);
-    CudaRun run{
-        .target = *this, .host_result = {host_result.data(), host_result_bytes}, .write_version = write_version};
-    if (bytes != 0) {
-      ACCEL_ASSIGN_OR_RETURN(run.workspace, workspace(bytes));
-      run.workspace_bytes = bytes;
-    }
-    ACCEL_RETURN_IF_ERROR(CudaOp::run(request, checked, plan, views, run));
-    // The host result is given back once the work has finished, whether or not the run used it.
-    return Submitted{
-        .staging = std::move(host_result), .host_bytes = host_result_bytes, .check = std::move(run.check_result)};
-  });
+  return ordered(std::span<const Use>(prepared.uses), write_version,
+                 [&]() { return run_prepared(request, prepared, views, write_version); });
 }
 
 template <class Work>
@@ -261,3 +302,5 @@ Result<Submitted> CudaStream::ordered(std::span<const Use> uses, std::uint64_t w
 }
 
 }  // namespace accel::device::cuda
+
+#include "device/cuda/linked_requests.hpp"  // IWYU pragma: keep (CudaStream's linked bursts)

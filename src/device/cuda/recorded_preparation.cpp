@@ -143,7 +143,7 @@ Status prepare_operation(const Request& request, CudaTarget& target, Prepared& s
     }
     return Status();
   };
-  if constexpr (requires { typename CudaOp::Link; }) {
+  if constexpr (LinksSteps<Request>) {
     step.link = [kept](std::span<const BufferView> views) -> std::optional<std::any> {
       std::optional<typename CudaOp::Link> link = CudaOp::link(kept->request, kept->checked, kept->plan, views);
       if (!link) return std::nullopt;

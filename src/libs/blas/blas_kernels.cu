@@ -52,12 +52,8 @@ cudaError_t swap(void* x, void* y, std::int64_t n, cudaStream_t stream) {
 
 // -- Axpy of 16-bit vectors ---------------------------------------------------------------------------------------
 
-// y = alpha x + y in f32, rounded once to T, 8 elements (16 bytes) a load where both vectors are contiguous and
-// 16-byte aligned (the elements past the last whole 8 go one by one).
-template <class T>
-__device__ inline T axpy_element(float alpha, T x, T y) {
-  return static_cast<T>(fmaf(alpha, static_cast<float>(x), static_cast<float>(y)));
-}
+// y = alpha x + y (axpy_element), 8 elements (16 bytes) a load where both vectors are contiguous and 16-byte aligned
+// (the elements past the last whole 8 go one by one).
 
 template <class T>
 __global__ void axpy_contiguous_kernel(const T* x, T* y, std::int64_t n, float alpha) {

@@ -25,6 +25,12 @@ __device__ inline std::int64_t vector_at(std::int64_t i, std::int64_t inc, std::
   return inc > 0 ? i * inc : (n - 1 - i) * -inc;
 }
 
+// Axpy's element of 16-bit vectors: y = alpha x + y in f32, rounded once to T (launch_narrow_axpy and its chains).
+template <class T>
+__device__ inline T axpy_element(float alpha, T x, T y) {
+  return static_cast<T>(fmaf(alpha, static_cast<float>(x), static_cast<float>(y)));
+}
+
 // The sum of a warp's 32 values, in lane 0 (the other lanes hold partial sums).
 template <class T>
 __device__ inline T warp_sum_to_first_lane(T value) {

@@ -1,5 +1,8 @@
 #include "libs/blas/level1_operation_cuda.hpp"
 
+#include <algorithm>
+#include <string>
+
 #include "libs/blas/blas_checks.hpp"
 #include "libs/blas/blas_kernels.hpp"
 #include "libs/blas/element_types.hpp"
@@ -66,6 +69,33 @@ Status CudaOperation<Axpy>::run(const Axpy& r, const Checked&, const Plan& plan,
                                              to_int(r.incx), native<T>(views[Op::y].data), to_int(r.incy)),
         blas::routine<T>("axpy"));
   });
+}
+
+std::optional<CudaOperation<Axpy>::Link> CudaOperation<Axpy>::link(const Axpy& r, const Checked&, const Plan&,
+                                                                   std::span<const BufferView> views) {
+  if (!blas::is_narrow_float(r.dtype) || r.n == 0 || r.incx != 1 || r.incy != 1) return std::nullopt;
+  using Op = Operation<Axpy>;
+  return blas::NarrowAxpy{.x = views[Op::x].data,
+                          .y = views[Op::y].data,
+                          .n = r.n,
+                          .alpha = static_cast<float>(r.alpha),
+                          .bf16 = r.dtype == DType::bf16};
+}
+
+// Each longest chain from the first axpy on is one launch; an axpy that begins none is launched alone.
+Status CudaOperation<Axpy>::run_linked(std::span<const Link> links, CudaRun& run) {
+  for (std::size_t first = 0; first < links.size();) {
+    const int count = std::max(blas::narrow_axpy_chain_length(&links[first], links.size() - first), 1);
+    const Link& axpy = links[first];
+    const cudaError_t launched =
+        count == 1 ? blas::launch_narrow_axpy(axpy.x, 1, axpy.y, 1, axpy.n, axpy.alpha, axpy.bf16, run.target.stream())
+                   : blas::launch_narrow_axpy_chain(&axpy, count, run.target.stream());
+    ACCEL_RETURN_IF_ERROR(
+        run.target.check(launched, count == 1 ? std::string("launching the 16-bit axpy kernel")
+                                              : "launching a chain of " + std::to_string(count) + " 16-bit axpys"));
+    first += static_cast<std::size_t>(count);
+  }
+  return Status();
 }
 
 Status CudaOperation<Scal>::run(const Scal& r, const Checked&, const Plan& plan, std::span<const BufferView> views,

@@ -4,18 +4,26 @@
 // c64 or c128 vectors a kernel of our own (blas_kernels.hpp), faster than cuBLAS's kernels for them.
 #pragma once
 
+#include <optional>
+
 #include "libs/blas/blas_kernels.hpp"
 #include "libs/blas/cublas_state.hpp"
 #include "libs/blas/level1_operation.hpp"
 
 namespace accel {
 
+// Axpys of contiguous 16-bit vectors link: a burst or a recording of them runs as chains of one launch each
+// (blas::launch_narrow_axpy_chain).
 template <>
 struct CudaOperation<blas::Axpy> : blas::CublasOperation {
   using Checked = Operation<blas::Axpy>::Checked;
   static Result<Plan> plan(const blas::Axpy&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
   static Status run(const blas::Axpy& request, const Checked& checked, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
+  using Link = blas::NarrowAxpy;
+  static std::optional<Link> link(const blas::Axpy& request, const Checked& checked, const Plan& plan,
+                                  std::span<const BufferView> views);
+  static Status run_linked(std::span<const Link> links, CudaRun& run);
 };
 
 template <>
