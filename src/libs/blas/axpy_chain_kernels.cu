@@ -30,32 +30,13 @@ struct AxpyChain {
   int count;
 };
 
-// Launched on the grid of the longest axpy's vectors: vector v of every axpy is thread v's (grid-stride), and each
-// axpy's last few elements go one by one to the first threads, as launch_narrow_axpy's contiguous kernel does.
+// Launched on the grid of the longest axpy's vectors: vector v of every axpy is thread v's (axpy_contiguous).
 template <class T>
 __global__ void axpy_chain_kernel(const __grid_constant__ AxpyChain chain) {
   wait_for_prior_kernel();
-  constexpr std::int64_t kPer = sizeof(uint4) / sizeof(T);
-  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (int a = 0; a < chain.count; ++a) {
-    const T* x = static_cast<const T*>(chain.axpy[a].x);
-    T* y = static_cast<T*>(chain.axpy[a].y);
-    const std::int64_t n = chain.axpy[a].n;
-    const float alpha = chain.axpy[a].alpha;
-    const std::int64_t vectors = n / kPer;
-    for (std::int64_t v = first; v < vectors; v += step) {
-      uint4 xs = reinterpret_cast<const uint4*>(x)[v];
-      uint4 ys = reinterpret_cast<uint4*>(y)[v];
-      const T* xe = reinterpret_cast<const T*>(&xs);
-      T* ye = reinterpret_cast<T*>(&ys);
-#pragma unroll
-      for (int e = 0; e < kPer; ++e) ye[e] = axpy_element(alpha, xe[e], ye[e]);
-      reinterpret_cast<uint4*>(y)[v] = ys;
-    }
-    const std::int64_t tail = vectors * kPer + first;
-    if (tail < n) y[tail] = axpy_element(alpha, x[tail], y[tail]);
-  }
+  for (int a = 0; a < chain.count; ++a)
+    axpy_contiguous(static_cast<const T*>(chain.axpy[a].x), static_cast<T*>(chain.axpy[a].y), chain.axpy[a].n,
+                    chain.axpy[a].alpha);
 }
 
 // A vector's bytes.

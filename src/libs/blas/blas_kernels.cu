@@ -52,27 +52,11 @@ cudaError_t swap(void* x, void* y, std::int64_t n, cudaStream_t stream) {
 
 // -- Axpy of 16-bit vectors ---------------------------------------------------------------------------------------
 
-// y = alpha x + y (axpy_element), 8 elements (16 bytes) a load where both vectors are contiguous and 16-byte aligned
-// (the elements past the last whole 8 go one by one).
-
+// y = alpha x + y (axpy_element): contiguous vectors 16 bytes a load (axpy_contiguous), any others one by one.
 template <class T>
 __global__ void axpy_contiguous_kernel(const T* x, T* y, std::int64_t n, float alpha) {
   wait_for_prior_kernel();
-  constexpr std::int64_t kPer = sizeof(uint4) / sizeof(T);
-  const std::int64_t vectors = n / kPer;
-  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (std::int64_t v = first; v < vectors; v += step) {
-    uint4 xs = reinterpret_cast<const uint4*>(x)[v];
-    uint4 ys = reinterpret_cast<uint4*>(y)[v];
-    const T* xe = reinterpret_cast<const T*>(&xs);
-    T* ye = reinterpret_cast<T*>(&ys);
-#pragma unroll
-    for (int e = 0; e < kPer; ++e) ye[e] = axpy_element(alpha, xe[e], ye[e]);
-    reinterpret_cast<uint4*>(y)[v] = ys;
-  }
-  const std::int64_t tail = vectors * kPer + first;
-  if (tail < n) y[tail] = axpy_element(alpha, x[tail], y[tail]);
+  axpy_contiguous(x, y, n, alpha);
 }
 
 template <class T>

@@ -25,10 +25,31 @@ __device__ inline std::int64_t vector_at(std::int64_t i, std::int64_t inc, std::
   return inc > 0 ? i * inc : (n - 1 - i) * -inc;
 }
 
-// Axpy's element of 16-bit vectors: y = alpha x + y in f32, rounded once to T (launch_narrow_axpy and its chains).
+// Axpy of contiguous 16-bit vectors, 16-byte aligned, as this thread of the grid takes it (launch_narrow_axpy and its
+// chains): y = alpha x + y in f32, rounded once to T, 8 elements (16 bytes) a load, vector v by thread v of a
+// grid-stride loop, and the elements past the last whole 8 one by one by the first threads.
 template <class T>
 __device__ inline T axpy_element(float alpha, T x, T y) {
   return static_cast<T>(fmaf(alpha, static_cast<float>(x), static_cast<float>(y)));
+}
+
+template <class T>
+__device__ inline void axpy_contiguous(const T* x, T* y, std::int64_t n, float alpha) {
+  constexpr std::int64_t kPer = sizeof(uint4) / sizeof(T);
+  const std::int64_t vectors = n / kPer;
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (std::int64_t v = first; v < vectors; v += step) {
+    uint4 xs = reinterpret_cast<const uint4*>(x)[v];
+    uint4 ys = reinterpret_cast<uint4*>(y)[v];
+    const T* xe = reinterpret_cast<const T*>(&xs);
+    T* ye = reinterpret_cast<T*>(&ys);
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) ye[e] = axpy_element(alpha, xe[e], ye[e]);
+    reinterpret_cast<uint4*>(y)[v] = ys;
+  }
+  const std::int64_t tail = vectors * kPer + first;
+  if (tail < n) y[tail] = axpy_element(alpha, x[tail], y[tail]);
 }
 
 // The sum of a warp's 32 values, in lane 0 (the other lanes hold partial sums).
