@@ -15,8 +15,9 @@
 //   and axpy16, dot16, asum16, gemv16, gemv16t (f16 and bf16): see blas_bench_narrow.cpp
 // What is timed: latency is one call's round trip (accel: the request until its future is ready; cuBLAS: the call and
 // cudaStreamSynchronize), the median of many made back to back; pipelined is the time per call of a run of calls and
-// one wait (accel: the futures of every call), the median of five runs. One JSON line per routine, dtype, shape and
-// variant:
+// one wait (accel: the futures of every call), the median of five runs. accel's stream takes the requests queued behind
+// each other as a burst, and a burst's 16-bit axpys run as one launch (Note [Linked bursts], PERFORMANCE.md §108). One
+// JSON line per routine, dtype, shape and variant:
 //   {"bench":"blas","routine":"gemv","dtype":"f32","n":1024,"batch":1,"variant":"accel","latency_us":…,
 //    "pipelined_us":…,"reps":…}
 // Usage: blas_bench [routines, comma-separated, default all twenty-two above] [sizes, comma-separated n in
