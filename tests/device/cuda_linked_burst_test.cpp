@@ -1,12 +1,13 @@
 // Requests sent one after another without waiting (a burst) that a CUDA stream links (Note [Linked bursts] in
 // device/cuda/linked_requests.hpp): 16-bit Axpys on the same vectors run as chains of one launch
-// (blas::launch_narrow_axpy_chain), small f32 GEMMs that each read the one before's C as one launch of the GEMM
-// chain. A large upload from pageable memory holds the stream's thread first, so that the requests queue behind it
-// and the stream takes them as one burst. Every buffer afterwards equals the same requests sent and waited for one by
-// one bit for bit, and the CPU device within rounding; the burst holds what a chain must not take (an axpy
-// backwards, one over part of a vector of the chain, an f32 one, a bf16 one among f16 ones, a request that fails its
-// checks, which alone gets the error, naming it). On every way a CUDA device runs requests; which axpys a chain takes
-// is tested without a device. The rest is skipped without a GPU.
+// (blas::launch_narrow_axpy_chain), Copies of contiguous vectors as chains too (blas::launch_copy_chain), and small f32
+// GEMMs that each read the one before's C as one launch of the GEMM chain. A large upload from pageable memory holds
+// the stream's thread first, so that the requests queue behind it and the stream takes them as one burst. Every buffer
+// afterwards equals the same requests sent and waited for one by one bit for bit, and the CPU device within rounding.
+// The burst holds what a chain must not take: an axpy backwards, one over part of a vector of the chain, an f32 one, a
+// bf16 one among f16 ones, a strided copy, a copy of part of a vector, and a request that fails its checks, which alone
+// gets the error, naming it. On every way a CUDA device runs requests; which axpys and copies a chain takes is tested
+// without a device. The rest is skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -34,7 +35,7 @@ using accel::testing::StatusIs;
 constexpr std::int64_t kVector = 4101;  // odd: each vector ends in elements a thread takes one by one
 constexpr std::int64_t kMatrix = 64 * 64;
 
-// The buffers a burst works on: four f16 vectors, two bf16 ones, two f32 ones, and four 64 x 64 f32 matrices.
+// The buffers a burst works on: four f16 vectors, two bf16 ones, three f32 ones, and four 64 x 64 f32 matrices.
 struct Buffers {
   std::vector<Buffer<Half>> half;
   std::vector<Buffer<BFloat16>> bfloat;
@@ -42,7 +43,7 @@ struct Buffers {
 };
 
 // What the burst sends, in order; its buffers named by their place in Buffers.
-using Step = std::variant<blas::Axpy, Gemm>;
+using Step = std::variant<blas::Axpy, blas::Copy, Gemm>;
 
 blas::Axpy half_axpy(const Buffers& b, int x, int y, double alpha, std::int64_t n = kVector) {
   return {.dtype = DType::f16, .n = n, .alpha = alpha, .x = b.half[x].handle(), .y = b.half[y].handle()};
@@ -74,6 +75,17 @@ std::vector<Step> burst(const Buffers& b) {
       blas::Axpy{
           .dtype = DType::f32, .n = kVector, .alpha = 0.5, .x = b.single[0].handle(), .y = b.single[1].handle()});
   steps.emplace_back(half_axpy(b, 3, 0, 0.5));
+  const auto copy = [&](DType dtype, const BufferHandle& x, const BufferHandle& y, std::int64_t n = kVector) {
+    return blas::Copy{.dtype = dtype, .n = n, .x = x, .y = y};
+  };
+  for (int i = 0; i < 12; ++i)  // f32 vectors copied along 0 -> 1 -> 2 -> 0 ...: one chain
+    steps.emplace_back(copy(DType::f32, b.single[i % 3].handle(), b.single[(i + 1) % 3].handle()));
+  steps.emplace_back(copy(DType::f32, b.single[0].handle(), b.single[1].handle(), 1000));  // part: a chain of its own
+  blas::Copy strided = copy(DType::f32, b.single[1].handle(), b.single[2].handle(), 2000);
+  strided.incx = 2;  // not linked
+  steps.emplace_back(strided);
+  steps.emplace_back(copy(DType::f16, b.half[2].handle(), b.half[3].handle()));  // 8,202 bytes: a tail of five halves
+  steps.emplace_back(copy(DType::f16, b.half[3].handle(), b.half[1].handle()));
   for (int i = 0; i < 20; ++i) {  // X_{i+1} = W X_i / 4 over matrices 1, 2, 3 in turn: one GEMM chain
     const GemmShape shape{.m = 64, .n = 64, .k = 64};
     steps.emplace_back(Gemm{.shape = shape,
@@ -106,7 +118,7 @@ Buffers buffers_on(const Device& device, std::mt19937_64 rng) {
   Buffers b;
   for (int i = 0; i < 4; ++i) b.half.push_back(filled(device, values<Half>(rng, kVector)));
   for (int i = 0; i < 2; ++i) b.bfloat.push_back(filled(device, values<BFloat16>(rng, kVector)));
-  for (int i = 0; i < 2; ++i) b.single.push_back(filled(device, values<float>(rng, kVector)));
+  for (int i = 0; i < 3; ++i) b.single.push_back(filled(device, values<float>(rng, kVector)));
   for (int i = 0; i < 4; ++i) b.matrix.push_back(filled(device, values<float>(rng, kMatrix)));
   return b;
 }
@@ -197,7 +209,7 @@ int chained(const std::vector<blas::NarrowAxpy>& axpys) {
 }
 
 TEST(NarrowAxpyChain, TakesAxpysWhoseVectorsAreTheSameOrApartFromEveryVectorTheChainWrites) {
-  EXPECT_EQ(chained(std::vector<blas::NarrowAxpy>(40, axpy(0, 1))), blas::kMostChainedAxpys);
+  EXPECT_EQ(chained(std::vector<blas::NarrowAxpy>(40, axpy(0, 1))), blas::kMostChainedVectorSteps);
   EXPECT_EQ(chained({axpy(0, 1), axpy(1, 0), axpy(0, 1), axpy(2, 3), axpy(0, 2)}), 5);  // in turns, apart, same
   EXPECT_EQ(chained({axpy(0, 1), axpy(1, 0, 100)}), 1);                                 // part of a vector written
   EXPECT_EQ(chained({axpy(0, 1), axpy(2, 0, 100)}), 1);  // writes part of a vector the chain read
@@ -221,6 +233,25 @@ TEST(NarrowAxpyChain, BeginsOnlyWithANonEmptyAxpyOfVectorsOn16BytesThatAreTheSam
   overlapping.y = static_cast<std::byte*>(overlapping.y) + 16;
   EXPECT_EQ(chained({overlapping}), 0);
   EXPECT_EQ(chained({}), 0);
+}
+
+TEST(CopyChain, TakesCopiesWhoseVectorsAreTheSameOrApartFromEveryVectorTheChainWrites) {
+  const auto copy = [](std::uintptr_t x, std::uintptr_t y, std::uint64_t bytes = 8192) {
+    const blas::NarrowAxpy at = axpy(x, y);
+    return blas::ContiguousCopy{.x = at.x, .y = at.y, .bytes = bytes};
+  };
+  const auto chained = [](const std::vector<blas::ContiguousCopy>& copies) {
+    return blas::copy_chain_length(copies.data(), copies.size());
+  };
+  EXPECT_EQ(chained({copy(0, 1), copy(1, 2), copy(2, 0), copy(0, 1), copy(3, 4)}), 5);  // along, in turns, apart
+  EXPECT_EQ(chained(std::vector<blas::ContiguousCopy>(40, copy(0, 1))), blas::kMostChainedVectorSteps);
+  EXPECT_EQ(chained({copy(0, 1), copy(1, 2, 4096)}), 1);  // reads part of a vector written
+  EXPECT_EQ(chained({copy(0, 1), copy(2, 0, 4096)}), 1);  // writes part of a vector read
+  EXPECT_EQ(chained({copy(0, 1), copy(0, 2, 4096)}), 2);  // reads part of a vector only read
+  EXPECT_EQ(chained({copy(0, 1, 0)}), 0);
+  blas::ContiguousCopy off = copy(0, 1);
+  off.y = static_cast<std::byte*>(off.y) + 4;  // y's start off 16 bytes
+  EXPECT_EQ(chained({off}), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryTarget, CudaLinkedBurstTest, ::testing::ValuesIn(accel::testing::kEveryGpuTarget),

@@ -25,7 +25,17 @@ namespace accel::blas {
 [[nodiscard]] cudaError_t launch_narrow_axpy(const void* x, std::int64_t incx, void* y, std::int64_t incy,
                                              std::int64_t n, float alpha, bool bf16, cudaStream_t stream);
 
-// One Axpy of contiguous 16-bit vectors, as a burst of requests or a recording links it (CudaOperation<Axpy>::Link).
+// Chains of element-wise requests on contiguous vectors, each chain one launch (vector_chain_kernels.cu), as a burst of
+// requests or a recording links them (CudaOperation<Axpy>::Link, CudaOperation<Copy>::Link). A chain takes up to
+// kMostChainedVectorSteps steps of one kind whose vectors start on 16 bytes, where any two vectors of which one is
+// written either do not meet or are the very same vector (address and length). Then every element of every vector is
+// read and written by one thread, in the steps' order, so the chain sees each step's writes as the next one did when
+// launched alone (a vector y += a x again and again, x and y in turns, a vector copied along). The *_chain_length
+// functions say how many steps from the first one launch takes (0: not even the first).
+constexpr int kMostChainedVectorSteps = 32;
+
+// One Axpy of contiguous 16-bit vectors; a chain is of one element type. Each element is computed as
+// launch_narrow_axpy computes it, so the outputs are those of the launches one by one, bit for bit.
 struct NarrowAxpy {
   const void* x = nullptr;
   void* y = nullptr;
@@ -33,16 +43,17 @@ struct NarrowAxpy {
   float alpha = 0.0f;
   bool bf16 = false;
 };
-// How many of the `count` axpys from `axpys` on one launch of launch_narrow_axpy_chain takes (0: not even the first):
-// up to kMostChainedAxpys of one element type, whose vectors start on 16 bytes, where any two vectors of which one
-// is written either do not meet or are the very same vector (address and length). Then element i of every vector is
-// read and written by one thread, in the axpys' order, so the chain sees each axpy's writes as the next one did when
-// launched alone (a vector y += a x again and again, x and y in turns).
-constexpr int kMostChainedAxpys = 32;
 [[nodiscard]] int narrow_axpy_chain_length(const NarrowAxpy* axpys, std::size_t count);
-// The first `count` of `axpys` (a chain narrow_axpy_chain_length takes whole) in one launch; each element is computed
-// as launch_narrow_axpy computes it, so the outputs are those of the launches one by one, bit for bit.
 [[nodiscard]] cudaError_t launch_narrow_axpy_chain(const NarrowAxpy* axpys, int count, cudaStream_t stream);
+
+// One Copy of contiguous vectors, `bytes` of any element type (a multiple of two).
+struct ContiguousCopy {
+  const void* x = nullptr;
+  void* y = nullptr;
+  std::uint64_t bytes = 0;
+};
+[[nodiscard]] int copy_chain_length(const ContiguousCopy* copies, std::size_t count);
+[[nodiscard]] cudaError_t launch_copy_chain(const ContiguousCopy* copies, int count, cudaStream_t stream);
 
 // Writes to `result` the sum of |x_i| (Asum, increment incx > 0) or of x_i y_i (Dot, increments of either sign, placed
 // as BLAS places them) over n elements, bf16 if `bf16`, else f16 (result of the same type), summed in f32 and rounded

@@ -207,6 +207,29 @@ Status CudaOperation<Copy>::run(const Copy& r, const Checked&, const Plan& plan,
   });
 }
 
+std::optional<CudaOperation<Copy>::Link> CudaOperation<Copy>::link(const Copy& r, const Checked&, const Plan&,
+                                                                   std::span<const BufferView> views) {
+  if (r.n == 0 || r.incx != 1 || r.incy != 1) return std::nullopt;
+  using Op = Operation<Copy>;
+  return blas::ContiguousCopy{
+      .x = views[Op::x].data, .y = views[Op::y].data, .bytes = static_cast<std::uint64_t>(r.n) * size_of(r.dtype)};
+}
+
+// Each longest chain from the first copy on is one launch; a copy that begins none is copied alone, as run does.
+Status CudaOperation<Copy>::run_linked(std::span<const Link> links, CudaRun& run) {
+  for (std::size_t first = 0; first < links.size();) {
+    const int count = std::max(blas::copy_chain_length(&links[first], links.size() - first), 1);
+    const Link& copy = links[first];
+    const cudaError_t launched = count == 1 ? copy_on_device(copy.y, copy.x, copy.bytes, run.target.stream())
+                                            : blas::launch_copy_chain(&copy, count, run.target.stream());
+    ACCEL_RETURN_IF_ERROR(
+        run.target.check(launched, count == 1 ? std::string("copying x to y")
+                                              : "launching a chain of " + std::to_string(count) + " copies"));
+    first += static_cast<std::size_t>(count);
+  }
+  return Status();
+}
+
 Status CudaOperation<Swap>::run(const Swap& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
                                 CudaRun& run) {
   if (r.n == 0) return Status();

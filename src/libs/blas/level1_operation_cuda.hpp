@@ -80,12 +80,18 @@ struct CudaOperation<blas::Iamax> : blas::CublasOperation {
                     std::span<const BufferView> views, CudaRun& run);
 };
 
+// Copies of contiguous vectors link: a burst or a recording of them runs as chains of one launch each
+// (blas::launch_copy_chain).
 template <>
 struct CudaOperation<blas::Copy> : blas::CublasOperation {
   using Checked = Operation<blas::Copy>::Checked;
   static Result<Plan> plan(const blas::Copy&, const Checked&, CudaTarget& target) { return blas::plan_cublas(target); }
   static Status run(const blas::Copy& request, const Checked& checked, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
+  using Link = blas::ContiguousCopy;
+  static std::optional<Link> link(const blas::Copy& request, const Checked& checked, const Plan& plan,
+                                  std::span<const BufferView> views);
+  static Status run_linked(std::span<const Link> links, CudaRun& run);
 };
 
 template <>
