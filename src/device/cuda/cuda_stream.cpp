@@ -30,6 +30,25 @@ std::vector<CudaStream::Use> uses_of(const Operands& operands) {
   return uses;
 }
 
+Status CudaStream::order_before_work(std::span<const Use> uses, std::uint64_t write_version) {
+  for (const Use& use : uses) ACCEL_RETURN_IF_ERROR(context_->order_before(stream_, use.buffer, use.access));
+  // Given before the work runs, whatever its outcome: work that fails part way may have written some of its outputs.
+  for (const Use& use : uses)
+    if (use.access == Access::write) context_->set_version(use.buffer, write_version);
+  return Status();
+}
+
+void CudaStream::order_after_work(std::span<const Use> uses, const EventRef& mark) {
+  for (const Use& use : uses) context_->order_after(stream_, use.buffer, use.access, mark);
+}
+
+Result<std::vector<BufferView>> CudaStream::resolve_locked(const Operands& operands) {
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  ACCEL_ASSIGN_OR_RETURN(std::vector<BufferView> views, context_->table().resolve(operands));
+  context_->stamp_versions(operands, views);
+  return views;
+}
+
 CudaStream::CudaStream(std::shared_ptr<DeviceShared> shared, std::shared_ptr<CudaContext> context)
     : shared_(std::move(shared)), context_(std::move(context)), id_(context_->next_stream_id()) {}
 

@@ -185,6 +185,12 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   }
   template <class Work>
   Result<Submitted> ordered(std::span<const Use> uses, std::uint64_t write_version, Work&& work);
+  // ordered()'s halves, with the buffers' lock held: the uses ordered after the buffers' earlier users and the written
+  // ones given `write_version`, before the work; their ordering state given the work's completion `mark`, after it.
+  Status order_before_work(std::span<const Use> uses, std::uint64_t write_version);
+  void order_after_work(std::span<const Use> uses, const EventRef& mark);
+  // With the buffers' lock held and the device healthy: `operands` resolved to their views, whose versions are stamped.
+  Result<std::vector<BufferView>> resolve_locked(const Operands& operands);
 
   // Note [Bursts]: under the poller, a request's reply is held until the stream's mailbox is empty (or
   // kMostHeldReplies are held), and the requests taken meanwhile share one completion event, recorded once as the
@@ -202,11 +208,15 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
       return submitted.status();
     }
     held_.push_back(DeferredReply{std::move(*submitted), std::move(reply)});
+    return answer_held_if_due();
+  }
+  static constexpr std::size_t kMostHeldReplies = 32;
+  // The held replies answered now unless the burst may go on: under the poller, until kMostHeldReplies are held.
+  Status answer_held_if_due() {
     if (context_->completions().strategy() != CompletionStrategy::poller || held_.size() >= kMostHeldReplies)
       return answer_held();
     return Status();
   }
-  static constexpr std::size_t kMostHeldReplies = 32;
   // With the buffers' lock held: the event a request's work completes with (Note [Bursts]).
   Result<EventRef> completion_mark();
   // Records the burst's mark, then hands the held replies to the completion queue (or answers them with the error).
@@ -281,9 +291,7 @@ template <class Request>
 Result<Submitted> CudaStream::enqueue_unnamed(Request& request) {
   ACCEL_ASSIGN_OR_RETURN(PreparedRequest<Request> prepared, prepare(request));
   std::lock_guard lock(context_->buffers_mutex());
-  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
-  ACCEL_ASSIGN_OR_RETURN(std::vector<BufferView> views, context_->table().resolve(prepared.operands));
-  context_->stamp_versions(prepared.operands, views);
+  ACCEL_ASSIGN_OR_RETURN(std::vector<BufferView> views, resolve_locked(prepared.operands));
   const std::uint64_t write_version = context_->new_write_version();
   return ordered(std::span<const Use>(prepared.uses), write_version,
                  [&]() { return run_prepared(request, prepared, views, write_version); });
@@ -291,13 +299,10 @@ Result<Submitted> CudaStream::enqueue_unnamed(Request& request) {
 
 template <class Work>
 Result<Submitted> CudaStream::ordered(std::span<const Use> uses, std::uint64_t write_version, Work&& work) {
-  for (const Use& use : uses) ACCEL_RETURN_IF_ERROR(context_->order_before(stream_, use.buffer, use.access));
-  // Given before the work runs, whatever its outcome: work that fails part way may have written some of its outputs.
-  for (const Use& use : uses)
-    if (use.access == Access::write) context_->set_version(use.buffer, write_version);
+  ACCEL_RETURN_IF_ERROR(order_before_work(uses, write_version));
   ACCEL_ASSIGN_OR_RETURN(Submitted submitted, work());
   ACCEL_ASSIGN_OR_RETURN(submitted.event, completion_mark());
-  for (const Use& use : uses) context_->order_after(stream_, use.buffer, use.access, submitted.event);
+  order_after_work(uses, submitted.event);
   return submitted;
 }
 

@@ -51,9 +51,7 @@ Status CudaStream::dispatch_linked(Request& request, Promise<Done>& reply) {
     }
     held_.push_back(DeferredReply{std::move(*submitted[i]), std::move(answer)});
   }
-  if (context_->completions().strategy() != CompletionStrategy::poller || held_.size() >= kMostHeldReplies) {
-    if (Status answered = answer_held(); !answered.ok() && first_failure.ok()) first_failure = answered;
-  }
+  if (Status answered = answer_held_if_due(); !answered.ok() && first_failure.ok()) first_failure = answered;
   return first_failure;
 }
 
@@ -89,14 +87,9 @@ std::vector<Result<Submitted>> CudaStream::enqueue_linked(std::span<Request* con
     if (!steps[i]) continue;
     Step& step = *steps[i];
     const Status ordered_step = [&]() -> Status {
-      ACCEL_RETURN_IF_ERROR(context_->check_healthy());
-      ACCEL_ASSIGN_OR_RETURN(step.views, context_->table().resolve(step.prepared.operands));
-      context_->stamp_versions(step.prepared.operands, step.views);
+      ACCEL_ASSIGN_OR_RETURN(step.views, resolve_locked(step.prepared.operands));
       step.write_version = context_->new_write_version();
-      for (const Use& use : step.prepared.uses)
-        ACCEL_RETURN_IF_ERROR(context_->order_before(stream_, use.buffer, use.access));
-      for (const Use& use : step.prepared.uses)
-        if (use.access == Access::write) context_->set_version(use.buffer, step.write_version);
+      ACCEL_RETURN_IF_ERROR(order_before_work(step.prepared.uses, step.write_version));
       if (CudaOp::workspace_bytes(step.prepared.plan) == 0 && step.prepared.host_result_bytes == 0)
         step.link = CudaOp::link(*requests[i], step.prepared.checked, step.prepared.plan, step.views);
       return Status();
@@ -135,7 +128,7 @@ std::vector<Result<Submitted>> CudaStream::enqueue_linked(std::span<Request* con
       results.emplace_back(failed[i]);
       continue;
     }
-    for (const Use& use : steps[i]->prepared.uses) context_->order_after(stream_, use.buffer, use.access, *mark);
+    order_after_work(steps[i]->prepared.uses, *mark);
     steps[i]->submitted.event = *mark;
     results.emplace_back(std::move(steps[i]->submitted));
   }
