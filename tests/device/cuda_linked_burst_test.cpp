@@ -1,12 +1,13 @@
 // Requests sent one after another without waiting (a burst) that a CUDA stream links (Note [Linked bursts] in
 // device/cuda/linked_requests.hpp): 16-bit Axpys on the same vectors run as chains of one launch
-// (blas::launch_narrow_axpy_chain), Copies of contiguous vectors as chains too (blas::launch_copy_chain), and small f32
-// GEMMs that each read the one before's C as one launch of the GEMM chain. A large upload from pageable memory holds
-// the stream's thread first, so that the requests queue behind it and the stream takes them as one burst. Every buffer
-// afterwards equals the same requests sent and waited for one by one bit for bit, and the CPU device within rounding.
-// The burst holds what a chain must not take: an axpy backwards, one over part of a vector of the chain, an f32 one, a
-// bf16 one among f16 ones, a strided copy, a copy of part of a vector, and a request that fails its checks, which alone
-// gets the error, naming it. On every way a CUDA device runs requests; which axpys and copies a chain takes is tested
+// (blas::launch_narrow_axpy_chain), Copies of contiguous vectors and Gers as chains too (blas::launch_copy_chain,
+// launch_ger_chain), and small f32 GEMMs that each read the one before's C as one launch of the GEMM chain. A large
+// upload from pageable memory holds the stream's thread first, so that the requests queue behind it and the stream
+// takes them as one burst. Every buffer afterwards equals the same requests sent and waited for one by one bit for bit,
+// and the CPU device within rounding. The burst holds what a chain must not take: an axpy backwards, one over part of a
+// vector of the chain, an f32 one, a bf16 one among f16 ones, a strided copy, a copy of part of a vector, a ger reading
+// a matrix the chain writes, a batched one, one of alpha 0, and a request that fails its checks, which alone gets the
+// error, naming it. On every way a CUDA device runs requests; which axpys, copies and gers a chain takes is tested
 // without a device. The rest is skipped without a GPU.
 #include <gtest/gtest.h>
 
@@ -17,6 +18,7 @@
 
 #include "accel/libs/blas/gemm.hpp"
 #include "accel/libs/blas/level1.hpp"
+#include "accel/libs/blas/level2.hpp"
 #include "libs/blas/blas_kernels.hpp"
 #include "testing/buffer_values.hpp"
 #include "testing/cuda_fixture.hpp"
@@ -43,7 +45,7 @@ struct Buffers {
 };
 
 // What the burst sends, in order; its buffers named by their place in Buffers.
-using Step = std::variant<blas::Axpy, blas::Copy, Gemm>;
+using Step = std::variant<blas::Axpy, blas::Copy, blas::Ger, Gemm>;
 
 blas::Axpy half_axpy(const Buffers& b, int x, int y, double alpha, std::int64_t n = kVector) {
   return {.dtype = DType::f16, .n = n, .alpha = alpha, .x = b.half[x].handle(), .y = b.half[y].handle()};
@@ -86,6 +88,25 @@ std::vector<Step> burst(const Buffers& b) {
   steps.emplace_back(strided);
   steps.emplace_back(copy(DType::f16, b.half[2].handle(), b.half[3].handle()));  // 8,202 bytes: a tail of five halves
   steps.emplace_back(copy(DType::f16, b.half[3].handle(), b.half[1].handle()));
+  const auto ger = [&](int a, const BufferHandle& x, double alpha, std::int64_t m = 64, std::int64_t lda = 0) {
+    return blas::Ger{
+        .m = m, .n = 64, .lda = lda, .alpha = alpha, .a = b.matrix[a].handle(), .x = x, .y = b.single[1].handle()};
+  };
+  steps.emplace_back(Gemm{.shape = {.m = 64, .n = 64, .k = 64},
+                          .a = b.matrix[1].handle(),
+                          .b = b.matrix[2].handle(),
+                          .c = b.matrix[3].handle()});  // the gers begin a burst of their own
+  for (int i = 0; i < 10; ++i) steps.emplace_back(ger(3, b.single[0].handle(), 0.01 * (i + 1)));  // one matrix: a chain
+  steps.emplace_back(
+      ger(2, b.single[0].handle(), 0.5, 60, 64));          // another matrix, 60 of its 64 rows: the chain goes on
+  steps.emplace_back(ger(2, b.matrix[3].handle(), 0.25));  // x a matrix the chain writes: a chain of its own
+  blas::Ger ger_backwards = ger(3, b.single[2].handle(), -0.5);
+  ger_backwards.incx = -1;
+  steps.emplace_back(ger_backwards);
+  steps.emplace_back(ger(3, b.single[0].handle(), 0.0));  // alpha 0: A untouched, alone
+  blas::Ger batched = ger(1, b.single[2].handle(), 0.125, 32, 32);
+  batched.batch = 2;  // two members: alone
+  steps.emplace_back(batched);
   for (int i = 0; i < 20; ++i) {  // X_{i+1} = W X_i / 4 over matrices 1, 2, 3 in turn: one GEMM chain
     const GemmShape shape{.m = 64, .n = 64, .k = 64};
     steps.emplace_back(Gemm{.shape = shape,
@@ -252,6 +273,34 @@ TEST(CopyChain, TakesCopiesWhoseVectorsAreTheSameOrApartFromEveryVectorTheChainW
   blas::ContiguousCopy off = copy(0, 1);
   off.y = static_cast<std::byte*>(off.y) + 4;  // y's start off 16 bytes
   EXPECT_EQ(chained({off}), 0);
+}
+
+TEST(GerChain, TakesSingleUpdatesOfTheSameMatrixOrOthersApartWhoseVectorsMeetNoMatrixOfTheChain) {
+  const auto ger = [](std::uintptr_t a, std::uintptr_t x, std::uintptr_t y, std::int64_t m = 64) {
+    constexpr std::uintptr_t kApart = 1 << 20;
+    return blas::GerLaunch{.a = reinterpret_cast<void*>(kApart * (a + 1)),
+                           .lda = 64,
+                           .x = reinterpret_cast<const void*>(kApart * (x + 1)),
+                           .y = reinterpret_cast<const void*>(kApart * (y + 1)),
+                           .alpha = 0.5,
+                           .m = m,
+                           .n = 64};
+  };
+  const auto chained = [](const std::vector<blas::GerLaunch>& gers) {
+    return blas::ger_chain_length(gers.data(), gers.size());
+  };
+  EXPECT_EQ(chained(std::vector<blas::GerLaunch>(40, ger(0, 1, 2))), blas::kMostChainedVectorSteps);
+  EXPECT_EQ(chained({ger(0, 1, 2), ger(3, 1, 2), ger(0, 4, 2)}), 3);  // the same matrix, another apart
+  EXPECT_EQ(chained({ger(0, 1, 2), ger(0, 1, 2, 32)}), 1);            // the same start, other rows: not the same
+  EXPECT_EQ(chained({ger(0, 1, 2), ger(3, 0, 2)}), 1);                // x a matrix the chain writes
+  EXPECT_EQ(chained({ger(0, 1, 2), ger(1, 3, 2)}), 1);                // a matrix over a vector the chain read
+  blas::GerLaunch batched = ger(0, 1, 2), still = ger(0, 1, 2), doubles = ger(0, 1, 2);
+  batched.batch = 2;
+  still.alpha = 0.0;
+  doubles.f64 = true;
+  EXPECT_EQ(chained({batched}), 0);
+  EXPECT_EQ(chained({still}), 0);
+  EXPECT_EQ(chained({ger(0, 1, 2), doubles}), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryTarget, CudaLinkedBurstTest, ::testing::ValuesIn(accel::testing::kEveryGpuTarget),

@@ -139,6 +139,12 @@ struct GerLaunch {
 // Every member in one launch, each element of A read and written once; A is untouched where alpha is 0 (as in BLAS)
 // or the update is empty.
 [[nodiscard]] cudaError_t launch_ger(const GerLaunch& launch, cudaStream_t stream);
+// Gers chained as the vector steps above are (vector_chain_kernels.cu): up to kMostChainedVectorSteps single updates
+// (batch 1, alpha not 0) of one element type, whose A's are either apart or the very same matrix (address, extents
+// and leading dimension), and whose x's and y's meet no A of the chain. Each element of A is updated by one thread,
+// in order, as launch_ger updates it (ger_member), so the outputs are those of the launches one by one, bit for bit.
+[[nodiscard]] int ger_chain_length(const GerLaunch* gers, std::size_t count);
+[[nodiscard]] cudaError_t launch_ger_chain(const GerLaunch* gers, int count, cudaStream_t stream);
 
 // One Symv of a batch: A n x n symmetric.
 struct SymvLaunch : MatrixVectorLaunch {

@@ -52,6 +52,57 @@ __device__ inline void axpy_contiguous(const T* x, T* y, std::int64_t n, float a
   if (tail < n) y[tail] = axpy_element(alpha, x[tail], y[tail]);
 }
 
+// A Ger's operands in its element type (launch_ger and its chains).
+template <class T>
+struct GerTyped {
+  T* a;
+  const T* x;
+  const T* y;
+  std::int64_t lda, stride_a, incx, stride_x, incy, stride_y, m, n, batch;
+  T alpha;
+
+  static GerTyped of(const GerLaunch& l) {
+    return {static_cast<T*>(l.a),
+            static_cast<const T*>(l.x),
+            static_cast<const T*>(l.y),
+            l.lda,
+            l.stride_a,
+            l.incx,
+            l.stride_x,
+            l.incy,
+            l.stride_y,
+            l.m,
+            l.n,
+            l.batch,
+            static_cast<T>(l.alpha)};
+  }
+};
+
+constexpr int kGerColumns = 4;  // columns of A a thread updates, its element of x read once for them
+
+// Row `row` (< p.m) of member `member` of a Ger, columns J (kGerColumns of them) a thread, the grid striding over
+// columns past its y extent. A thread's loads of y and of A are all issued before its first store (the compiler could
+// not move a load past a store to A, which might alias y): a small update's time is one round trip to memory, not one
+// per column.
+template <class T>
+__device__ inline void ger_member(const GerTyped<T>& p, std::int64_t row, std::int64_t member) {
+  const T alpha_x = p.alpha * p.x[member * p.stride_x + vector_at(row, p.incx, p.m)];
+  const T* y = p.y + member * p.stride_y;
+  T* a = p.a + member * p.stride_a + row;
+  for (std::int64_t first = blockIdx.y * kGerColumns; first < p.n; first += gridDim.y * kGerColumns) {
+    T y_values[kGerColumns], a_values[kGerColumns];
+#pragma unroll
+    for (int c = 0; c < kGerColumns; ++c)
+      if (first + c < p.n) y_values[c] = y[vector_at(first + c, p.incy, p.n)];
+#pragma unroll
+    for (int c = 0; c < kGerColumns; ++c)
+      if (first + c < p.n) a_values[c] = a[(first + c) * p.lda];
+#pragma unroll
+    for (int c = 0; c < kGerColumns; ++c)
+      if (first + c < p.n) a[(first + c) * p.lda] = a_values[c] + alpha_x * y_values[c];
+  }
+}
+
 // The sum of a warp's 32 values, in lane 0 (the other lanes hold partial sums).
 template <class T>
 __device__ inline T warp_sum_to_first_lane(T value) {

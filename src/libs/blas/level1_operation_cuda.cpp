@@ -1,15 +1,10 @@
 #include "libs/blas/level1_operation_cuda.hpp"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <string>
-#include <string_view>
-
 #include "libs/blas/blas_checks.hpp"
 #include "libs/blas/blas_kernels.hpp"
 #include "libs/blas/element_types.hpp"
 #include "libs/blas/level1_narrow_cuda.hpp"
+#include "libs/blas/linked_chains.hpp"
 #include "libs/blas/narrow_floats.hpp"
 #include "operation/complex_dtypes.hpp"
 #include "operation/cuda_copy.hpp"
@@ -56,24 +51,6 @@ Result<blas::SumPlan> plan_sum(const Request& r, CudaTarget& target) {
                        .workspace_bytes = blas::is_narrow_float(r.dtype) ? blas::narrow_sum_workspace_bytes(r.n) : 0};
 }
 
-// Links run as chains: each longest chain from the first link on (`chain_length`) is one `launch_chain`, and a link
-// that begins none is launched alone (`launch_one`, as the request's run launches it). Errors say `alone`, or how many
-// `kind` a chain held.
-template <class Link, class LaunchOne>
-Status run_chains(std::span<const Link> links, CudaRun& run, int (*chain_length)(const Link*, std::size_t),
-                  cudaError_t (*launch_chain)(const Link*, int, cudaStream_t), LaunchOne&& launch_one,
-                  std::string_view alone, std::string_view kind) {
-  for (std::size_t first = 0; first < links.size();) {
-    const int count = std::max(chain_length(&links[first], links.size() - first), 1);
-    const cudaError_t launched = count == 1 ? launch_one(links[first], run.target.stream())
-                                            : launch_chain(&links[first], count, run.target.stream());
-    ACCEL_RETURN_IF_ERROR(run.target.check(
-        launched, count == 1 ? std::string(alone) : fmt::format("launching a chain of {} {}", count, kind)));
-    first += static_cast<std::size_t>(count);
-  }
-  return Status();
-}
-
 }  // namespace
 
 Status CudaOperation<Axpy>::run(const Axpy& r, const Checked&, const Plan& plan, std::span<const BufferView> views,
@@ -104,7 +81,7 @@ std::optional<CudaOperation<Axpy>::Link> CudaOperation<Axpy>::link(const Axpy& r
 }
 
 Status CudaOperation<Axpy>::run_linked(std::span<const Link> links, CudaRun& run) {
-  return run_chains(
+  return blas::run_chains(
       links, run, blas::narrow_axpy_chain_length, blas::launch_narrow_axpy_chain,
       [](const Link& axpy, cudaStream_t stream) {
         return blas::launch_narrow_axpy(axpy.x, 1, axpy.y, 1, axpy.n, axpy.alpha, axpy.bf16, stream);
@@ -230,7 +207,7 @@ std::optional<CudaOperation<Copy>::Link> CudaOperation<Copy>::link(const Copy& r
 }
 
 Status CudaOperation<Copy>::run_linked(std::span<const Link> links, CudaRun& run) {
-  return run_chains(
+  return blas::run_chains(
       links, run, blas::copy_chain_length, blas::launch_copy_chain,
       [](const Link& copy, cudaStream_t stream) { return copy_on_device(copy.y, copy.x, copy.bytes, stream); },
       "copying x to y", "copies");

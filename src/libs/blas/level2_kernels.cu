@@ -244,64 +244,22 @@ cudaError_t symv_by_rows(const SymvLaunch& l, cudaStream_t stream) {
 
 // -- Ger --------------------------------------------------------------------------------------------------------------
 
-constexpr int kGerColumns = 4;  // columns of A a thread updates, its element of x read once for them
-
-template <class T>
-struct GerTyped {
-  T* a;
-  const T* x;
-  const T* y;
-  std::int64_t lda, stride_a, incx, stride_x, incy, stride_y, m, n, batch;
-  T alpha;
-};
-
-// Thread (i, J, member): row i of columns J (kGerColumns of them), a warp's 32 rows of a column read coalesced; the
-// grid strides over columns and members past its y and z extents. A thread's loads of y and of A are all issued before
-// its first store (the compiler could not move a load past a store to A, which might alias y): a small update's time
-// is one round trip to memory, not one per column.
+// Thread (i, J, member): row i of columns J, a warp's 32 rows of a column read coalesced (ger_member); the grid strides
+// over members past its z extent.
 template <class T>
 __global__ void __launch_bounds__(kThreads) ger_kernel(GerTyped<T> p) {
   wait_for_prior_kernel();
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (row >= p.m) return;
-  for (std::int64_t member = blockIdx.z; member < p.batch; member += gridDim.z) {
-    const T alpha_x = p.alpha * p.x[member * p.stride_x + vector_at(row, p.incx, p.m)];
-    const T* y = p.y + member * p.stride_y;
-    T* a = p.a + member * p.stride_a + row;
-    for (std::int64_t first = blockIdx.y * kGerColumns; first < p.n; first += gridDim.y * kGerColumns) {
-      T y_values[kGerColumns], a_values[kGerColumns];
-#pragma unroll
-      for (int c = 0; c < kGerColumns; ++c)
-        if (first + c < p.n) y_values[c] = y[vector_at(first + c, p.incy, p.n)];
-#pragma unroll
-      for (int c = 0; c < kGerColumns; ++c)
-        if (first + c < p.n) a_values[c] = a[(first + c) * p.lda];
-#pragma unroll
-      for (int c = 0; c < kGerColumns; ++c)
-        if (first + c < p.n) a[(first + c) * p.lda] = a_values[c] + alpha_x * y_values[c];
-    }
-  }
+  for (std::int64_t member = blockIdx.z; member < p.batch; member += gridDim.z) ger_member(p, row, member);
 }
 
 template <class T>
 cudaError_t ger(const GerLaunch& l, cudaStream_t stream) {
-  const GerTyped<T> p{static_cast<T*>(l.a),
-                      static_cast<const T*>(l.x),
-                      static_cast<const T*>(l.y),
-                      l.lda,
-                      l.stride_a,
-                      l.incx,
-                      l.stride_x,
-                      l.incy,
-                      l.stride_y,
-                      l.m,
-                      l.n,
-                      l.batch,
-                      static_cast<T>(l.alpha)};
   const dim3 grid(static_cast<unsigned>((l.m + kThreads - 1) / kThreads),
                   static_cast<unsigned>(std::min<std::int64_t>((l.n + kGerColumns - 1) / kGerColumns, kMaxGridExtent)),
                   static_cast<unsigned>(std::min(l.batch, kMaxGridExtent)));
-  return launch_chained(ger_kernel<T>, grid, dim3(kThreads), 0, stream, p);
+  return launch_chained(ger_kernel<T>, grid, dim3(kThreads), 0, stream, GerTyped<T>::of(l));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "libs/blas/blas_checks.hpp"
 #include "libs/blas/blas_kernels.hpp"
+#include "libs/blas/linked_chains.hpp"
 #include "libs/blas/narrow_floats.hpp"
 
 namespace accel {
@@ -107,6 +108,14 @@ blas::MatrixVectorLaunch matrix_vector(const Request& r, std::span<const BufferV
   return l;
 }
 
+blas::GerLaunch ger_launch(const Ger& r, std::span<const BufferView> views) {
+  blas::GerLaunch launch = operands_of<blas::GerLaunch>(r, views);
+  launch.f64 = r.dtype == DType::f64;
+  launch.m = r.m;
+  launch.n = r.n;
+  return launch;
+}
+
 }  // namespace
 
 Result<CudaOperation<Gemv>::Plan> CudaOperation<Gemv>::plan(const Gemv&, const Checked& checked, CudaTarget& target) {
@@ -171,12 +180,18 @@ Status CudaOperation<Gemv>::run(const Gemv&, const Checked& checked, const Plan&
 
 Status CudaOperation<Ger>::run(const Ger&, const Checked& checked, const Plan&, std::span<const BufferView> views,
                                CudaRun& run) {
-  const Ger& r = checked.request;
-  blas::GerLaunch launch = operands_of<blas::GerLaunch>(r, views);
-  launch.f64 = r.dtype == DType::f64;
-  launch.m = r.m;
-  launch.n = r.n;
-  return run.target.check(blas::launch_ger(launch, run.target.stream()), "launching the ger kernel");
+  return run.target.check(blas::launch_ger(ger_launch(checked.request, views), run.target.stream()),
+                          "launching the ger kernel");
+}
+
+std::optional<CudaOperation<Ger>::Link> CudaOperation<Ger>::link(const Ger&, const Checked& checked, const Plan&,
+                                                                 std::span<const BufferView> views) {
+  return ger_launch(checked.request, views);
+}
+
+Status CudaOperation<Ger>::run_linked(std::span<const Link> links, CudaRun& run) {
+  return blas::run_chains(links, run, blas::ger_chain_length, blas::launch_ger_chain, blas::launch_ger,
+                          "launching the ger kernel", "gers");
 }
 
 Status CudaOperation<Trsv>::run(const Trsv&, const Checked& checked, const Plan& plan,

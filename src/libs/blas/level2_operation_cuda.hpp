@@ -5,6 +5,8 @@
 // of a batch; Ger and Symv are kernels of our own (blas_kernels.hpp).
 #pragma once
 
+#include <optional>
+
 #include "libs/blas/blas_kernels.hpp"
 #include "libs/blas/cublas_state.hpp"
 #include "libs/blas/level2_operation.hpp"
@@ -40,6 +42,7 @@ struct CudaOperation<blas::Gemv> {
 };
 
 // Ger is one launch of our own for any batch, where cuBLAS's routine took a call per member: nothing to plan.
+// Gers link: a burst or a recording of single updates runs as chains of one launch each (blas::launch_ger_chain).
 template <>
 struct CudaOperation<blas::Ger> {
   struct Plan {};
@@ -48,6 +51,10 @@ struct CudaOperation<blas::Ger> {
   static std::uint64_t workspace_bytes(const Plan&) { return 0; }
   static Status run(const blas::Ger& request, const Checked& checked, const Plan& plan,
                     std::span<const BufferView> views, CudaRun& run);
+  using Link = blas::GerLaunch;
+  static std::optional<Link> link(const blas::Ger& request, const Checked& checked, const Plan& plan,
+                                  std::span<const BufferView> views);
+  static Status run_linked(std::span<const Link> links, CudaRun& run);
 };
 
 template <>

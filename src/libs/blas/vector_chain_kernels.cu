@@ -1,6 +1,7 @@
-// Chains of 16-bit Axpys and of Copies of contiguous vectors, each chain in one launch (blas_kernels.hpp's
-// launch_narrow_axpy_chain, launch_copy_chain): the requests a burst or a recording sends one after another on the
-// same vectors (y += a x again and again, an update applied in turns, a vector copied along). One launch costs the
+// Chains of 16-bit Axpys, of Copies of contiguous vectors and of Gers, each chain in one launch (blas_kernels.hpp's
+// launch_narrow_axpy_chain, launch_copy_chain, launch_ger_chain): the requests a burst or a recording sends one after
+// another on the same operands (y += a x again and again, an update applied in turns, a vector copied along, rank-one
+// updates of one matrix). One launch costs the
 // stream's thread 2.7-4.9 µs on an H100's host (PERFORMANCE.md §106) against well under a microsecond of the kernel's
 // work on 65,536 elements, so a chain of 32 is one launch where 32 were. Each thread takes the same 16 bytes of every
 // vector of the chain, in order; the chain's rule (any two vectors of which one is written either do not meet or are
@@ -62,6 +63,21 @@ __global__ void copy_chain_kernel(const __grid_constant__ CopyChain chain) {
   }
 }
 
+template <class T>
+struct GerChain {
+  GerTyped<T> ger[kMostChainedVectorSteps];
+  int count;
+};
+
+// Launched on the grid of the chain's most rows and columns: element (i, j) of every A is thread (i, J)'s.
+template <class T>
+__global__ void __launch_bounds__(kThreads) ger_chain_kernel(const __grid_constant__ GerChain<T> chain) {
+  wait_for_prior_kernel();
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  for (int g = 0; g < chain.count; ++g)
+    if (row < chain.ger[g].m) ger_member(chain.ger[g], row, 0);
+}
+
 // A vector's bytes.
 struct Bytes {
   std::uintptr_t begin, end;
@@ -110,7 +126,72 @@ int chain_length(const Step* steps, std::size_t count) {
   return length;
 }
 
+std::uint64_t element_bytes(const GerLaunch& ger) { return ger.f64 ? 8 : 4; }
+
+// A's elements from its first to its last, padding between columns included.
+Bytes a_of(const GerLaunch& ger) {
+  return bytes_of(ger.a, static_cast<std::uint64_t>((ger.n - 1) * ger.lda + ger.m) * element_bytes(ger));
+}
+
+Bytes vector_of(const void* vector, std::int64_t length, std::int64_t inc, const GerLaunch& ger) {
+  const auto span = static_cast<std::uint64_t>((length - 1) * (inc < 0 ? -inc : inc) + 1);
+  return bytes_of(vector, span * element_bytes(ger));
+}
+
+bool ger_member_of_chain(const GerLaunch& ger) {
+  return ger.a != nullptr && ger.x != nullptr && ger.y != nullptr && ger.m > 0 && ger.n > 0 && ger.batch == 1 &&
+         ger.alpha != 0.0 && ger.lda >= ger.m;
+}
+
+bool same_matrix(const GerLaunch& a, const GerLaunch& b) {
+  return a.a == b.a && a.m == b.m && a.n == b.n && a.lda == b.lda;
+}
+
+bool continues_ger_chain(const GerLaunch* chain, int count, const GerLaunch& next) {
+  if (count >= kMostChainedVectorSteps || next.f64 != chain[0].f64 || !ger_member_of_chain(next)) return false;
+  const Bytes a = a_of(next), x = vector_of(next.x, next.m, next.incx, next),
+              y = vector_of(next.y, next.n, next.incy, next);
+  for (int g = 0; g < count; ++g) {
+    const GerLaunch& earlier = chain[g];
+    const Bytes earlier_a = a_of(earlier);
+    if (a.meets(earlier_a) && !same_matrix(next, earlier)) return false;
+    if (x.meets(earlier_a) || y.meets(earlier_a)) return false;
+    if (a.meets(vector_of(earlier.x, earlier.m, earlier.incx, earlier)) ||
+        a.meets(vector_of(earlier.y, earlier.n, earlier.incy, earlier)))
+      return false;
+  }
+  return true;
+}
+
+template <class T>
+cudaError_t ger_chain(const GerLaunch* gers, int count, cudaStream_t stream) {
+  GerChain<T> chain{};
+  chain.count = count;
+  std::int64_t rows = 0, columns = 0;
+  for (int g = 0; g < count; ++g) {
+    chain.ger[g] = GerTyped<T>::of(gers[g]);
+    rows = std::max(rows, gers[g].m);
+    columns = std::max(columns, gers[g].n);
+  }
+  const dim3 grid(
+      static_cast<unsigned>((rows + kThreads - 1) / kThreads),
+      static_cast<unsigned>(std::min<std::int64_t>((columns + kGerColumns - 1) / kGerColumns, kMaxGridExtent)));
+  return launch_chained(ger_chain_kernel<T>, grid, dim3(kThreads), 0, stream, chain);
+}
+
 }  // namespace
+
+int ger_chain_length(const GerLaunch* gers, std::size_t count) {
+  if (gers == nullptr || count == 0 || !ger_member_of_chain(gers[0])) return 0;
+  int length = 1;
+  while (static_cast<std::size_t>(length) < count && continues_ger_chain(gers, length, gers[length])) ++length;
+  return length;
+}
+
+cudaError_t launch_ger_chain(const GerLaunch* gers, int count, cudaStream_t stream) {
+  if (count < 1 || ger_chain_length(gers, static_cast<std::size_t>(count)) != count) return cudaErrorInvalidValue;
+  return gers[0].f64 ? ger_chain<double>(gers, count, stream) : ger_chain<float>(gers, count, stream);
+}
 
 int narrow_axpy_chain_length(const NarrowAxpy* axpys, std::size_t count) { return chain_length(axpys, count); }
 
