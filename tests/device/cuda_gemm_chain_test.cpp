@@ -59,6 +59,11 @@ std::vector<Product> products() {
   // X_{i+1} = W X_i / 5 over buffers 1, 2, 3, 1, ...: a chain of 36, more than one launch takes (32 and 4). W's entries
   // are uniform in (-1, 1), so its spectral radius is about 8 / sqrt(3): X keeps its scale rather than underflowing.
   for (int i = 0; i < 36; ++i) out.push_back({0, 1 + i % 3, 1 + (i + 1) % 3, shape(64, 64, 64), 0.2});
+  // One W, transposed, in column order with odd extents and padded leading dimensions, applied three times: a chain
+  // whose products share their A (read once); its last C in buffer 8, which no product after it reads as its B.
+  out.push_back({4, 5, 6, with_ld(shape(37, 29, 37, col, t), 40, 37, 50), 0.5});
+  out.push_back({4, 6, 7, with_ld(shape(37, 29, 37, col, t), 40, 50, 37), -1.0});
+  out.push_back({4, 7, 8, with_ld(shape(37, 29, 37, col, t), 40, 37, 40), 0.25});
   // A stack of layers in column order, odd extents and padded leading dimensions, each reading the last one's C: one
   // chain of four (alpha 0 in it; its last C the buffer of its first B and of the second product's C, the same
   // matrices).
@@ -83,6 +88,10 @@ std::vector<Product> products() {
   out.push_back({1, 0, 2, with_ld(shape(29, 48, 40, row, none, t), 40, 40, 48)});
   out.push_back({2, 3, 4, with_ld(shape(29, 64, 48, row, none, t), 48, 48, 64)});
   out.push_back({4, 5, 1, with_ld(shape(29, 40, 64, row, none, t), 64, 64, 40), -0.5});
+  // The same layer applied again and again to rows of activations (X W^T, one W): a chain of transposes sharing A.
+  out.push_back({7, 3, 8, with_ld(shape(29, 40, 40, row, none, t), 40, 40, 40), 0.5});
+  out.push_back({8, 3, 7, with_ld(shape(29, 40, 40, row, none, t), 40, 40, 40), 0.5});
+  out.push_back({7, 3, 8, with_ld(shape(29, 40, 40, row, none, t), 40, 40, 40), 0.5});
   return out;
 }
 

@@ -3,8 +3,9 @@
 // and outside the bounds accel gives it (small_gemm: "taken"). Two figures a case: µs a GEMM in a CUDA graph of 20
 // launches, replayed (what a recorded chain pays), and a launch waited on at once (median of 1,000). The largest
 // difference from cuBLASLt's C is printed too. Then chains of 20 products X_{i+1} = W X_i / n (what a recording of
-// them runs: launch_small_gemm_chain), µs a product in a graph of one chain's launch against a graph of the 20
-// launches, and whether the two left the same last X bit for bit. Prints CSV rows: part,case,variant,metric,value.
+// them runs: launch_small_gemm_chain; one W, read once, and a W each), µs a product in a graph of one chain's launch
+// against a graph of the 20 launches, and whether the two left the same last X bit for bit. Prints CSV rows:
+// part,case,variant,metric,value.
 //
 //   small_gemm_bench
 #include <cuda_runtime.h>
@@ -114,12 +115,14 @@ void run_case(std::int64_t m, std::int64_t n, std::int64_t k, std::mt19937_64& r
   check_cuda(cudaFree(ours_c), "free");
 }
 
-// X_{i+1} = W X_i / n over kGraphLaunches products of n x n: the chain's launch against the products launched.
-void run_chain(std::int64_t n, std::mt19937_64& rng) {
-  const std::string name = fmt::format("chain of {} {}x{}x{} f32", kGraphLaunches, n, n, n);
+// X_{i+1} = W X_i / n over kGraphLaunches products of n x n (one W, or W_i a product: a chain of distinct A's): the
+// chain's launch against the products launched.
+void run_chain(std::int64_t n, bool one_w, std::mt19937_64& rng) {
+  const std::string name =
+      fmt::format("chain of {} {}x{}x{} f32{}", kGraphLaunches, n, n, n, one_w ? ", one W" : ", a W each");
   const std::size_t bytes = static_cast<std::size_t>(n * n) * sizeof(float);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<void*> matrices(kGraphLaunches + 2);  // W, then X_0 ... X_20
+  std::vector<void*> matrices(2 * kGraphLaunches + 1);  // X_0 ... X_20, then W_0 ... W_19
   for (void*& m : matrices) {
     check_cuda(cudaMalloc(&m, bytes), "malloc");
     std::vector<float> values(static_cast<std::size_t>(n * n));
@@ -128,7 +131,8 @@ void run_chain(std::int64_t n, std::mt19937_64& rng) {
   }
   std::vector<blas::SmallGemmLaunch> chain;
   for (int i = 0; i < kGraphLaunches; ++i) {
-    chain.push_back(row_major(matrices[0], matrices[i + 1], matrices[i + 2], n, n, n));
+    void* w = matrices[kGraphLaunches + 1 + (one_w ? 0 : i)];
+    chain.push_back(row_major(w, matrices[i], matrices[i + 1], n, n, n));
     chain.back().alpha = 1.0 / static_cast<double>(n);
   }
   cudaStream_t stream{};
@@ -142,10 +146,10 @@ void run_chain(std::int64_t n, std::mt19937_64& rng) {
   };
   launched();
   check_cuda(cudaStreamSynchronize(stream), "sync");
-  const std::vector<float> one_by_one = download(matrices.back(), n * n);
+  const std::vector<float> one_by_one = download(matrices[kGraphLaunches], n * n);
   chained();
   check_cuda(cudaStreamSynchronize(stream), "sync");
-  row(name, "chain", "equal_to_launches", download(matrices.back(), n * n) == one_by_one ? 1 : 0);
+  row(name, "chain", "equal_to_launches", download(matrices[kGraphLaunches], n * n) == one_by_one ? 1 : 0);
   row(name, "launches", "graph_us_per_gemm", graph_us(stream, launched, 1));
   row(name, "chain", "graph_us_per_gemm", graph_us(stream, chained, 1));
   check_cuda(cudaStreamDestroy(stream), "stream destroy");
@@ -168,6 +172,7 @@ int main() {
                                     {512, 128, 128}, {1024, 128, 128}};
   fmt::print("part,case,variant,metric,value\n");
   for (const auto& s : shapes) run_case(s[0], s[1], s[2], rng);
-  for (const std::int64_t n : {16, 32, 64}) run_chain(n, rng);
+  for (const std::int64_t n : {16, 32, 64})
+    for (const bool one_w : {true, false}) run_chain(n, one_w, rng);
   return 0;
 }

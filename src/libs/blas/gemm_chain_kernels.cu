@@ -131,6 +131,60 @@ __global__ void __launch_bounds__(kThreads) small_gemm_chain(const __grid_consta
   }
 }
 
+// A chain whose products all take the same op(A) (a recurrence: X_{s+1} = W X_s, a network's state stepped by one
+// matrix, a power iteration) reads it once: lane (i, g) keeps its sixteen terms of row i in registers for the whole
+// chain, and a product is the block's barrier, sixteen multiply-adds, four 16-byte reads of the column and two
+// shuffles. The column lies permuted, the terms a lane sums side by side (term g + 4 t at g * kColumnPitch + t), the
+// four parts' reads on different banks. The terms are summed as small_gemm_chain sums them, in the same order.
+constexpr int kColumnPitch = kLaneTerms + 4;  // 20 floats: the four parts' runs start on banks 0, 20, 8 and 28
+static_assert(kLaneTerms % 4 == 0 && kColumnPitch % 4 == 0);
+
+__device__ int permuted(int q) { return q % kChainSplit * kColumnPitch + q / kChainSplit; }
+
+__global__ void __launch_bounds__(kThreads) small_gemm_chain_one_a(const __grid_constant__ ChainLaunch p) {
+  __shared__ __align__(16) float columns[2][kChainSplit * kColumnPitch];
+  __shared__ ChainedProduct table[kMostChainedGemms];
+  const int i = static_cast<int>(threadIdx.x) / kChainSplit, part = static_cast<int>(threadIdx.x) % kChainSplit;
+  const int j = static_cast<int>(blockIdx.x), count = p.count;
+  for (int w = static_cast<int>(threadIdx.x); w < count * static_cast<int>(sizeof(ChainedProduct) / sizeof(int));
+       w += static_cast<int>(kThreads))
+    reinterpret_cast<int*>(table)[w] = reinterpret_cast<const int*>(p.product)[w];
+  wait_for_prior_kernel();  // the A too may be the kernel before's
+  const ChainedProduct& a = p.product[0];
+  float terms[kLaneTerms];
+#pragma unroll
+  for (int t = 0; t < kLaneTerms; ++t) {
+    const int q = part + kChainSplit * t;
+    terms[t] = i < a.m && q < a.k ? a.a[i * a.a_row + q * a.a_col] : 0.0f;
+  }
+  if (threadIdx.x < kChainRows) {
+    const int q = static_cast<int>(threadIdx.x);
+    columns[0][permuted(q)] = q < a.k ? p.b[q * p.b_row + j * p.b_col] : 0.0f;
+  }
+  for (int s = 0; s < count; ++s) {
+    __syncthreads();  // the column the product before wrote (and, first, the table)
+    const ChainedProduct& product = table[s];
+    const auto* column = reinterpret_cast<const float4*>(columns[s % 2] + part * kColumnPitch);
+    float sum = 0.0f;
+#pragma unroll
+    for (int v = 0; v < kLaneTerms / 4; ++v) {
+      const float4 c = column[v];
+      sum = fma(terms[4 * v], c.x, sum);
+      sum = fma(terms[4 * v + 1], c.y, sum);
+      sum = fma(terms[4 * v + 2], c.z, sum);
+      sum = fma(terms[4 * v + 3], c.w, sum);
+    }
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    if (part == 0) {
+      const bool inside = i < product.m;
+      const float value = inside ? product.alpha * sum : 0.0f;
+      columns[(s + 1) % 2][permuted(i)] = value;
+      if (inside) product.c[i * product.c_row + j * product.c_col] = value;
+    }
+  }
+}
+
 // Where a matrix's elements lie: rows x cols of floats, row_stride and col_stride apart.
 struct Matrix {
   const void* base;
@@ -170,6 +224,13 @@ bool copied_whole(const SmallGemmLaunch& l) {
 bool chain_product(const SmallGemmLaunch& l) {
   return l.m >= 1 && l.m <= kChainRows && l.k >= 1 && l.k <= kChainRows && l.n >= 1 && l.n <= kMaxGridExtent &&
          plain_small_gemm(l) && copied_whole(l) && !c_of(l).meets(a_of(l)) && !c_of(l).meets(b_of(l));
+}
+
+// Whether every product takes the same op(A) and reads it (alpha not 0): small_gemm_chain_one_a's chains.
+bool one_a(const SmallGemmLaunch* chain, int count) {
+  for (int s = 0; s < count; ++s)
+    if (chain[s].alpha == 0.0 || !a_of(chain[s]).same(a_of(chain[0]))) return false;
+  return true;
 }
 
 }  // namespace
@@ -239,8 +300,9 @@ cudaError_t launch_small_gemm_chain(const SmallGemmLaunch* chain, int count, cud
                                   .c_col = static_cast<int>(l.c_col),
                                   .alpha = static_cast<float>(l.alpha)};
   }
-  return launch_chained(small_gemm_chain, dim3(static_cast<unsigned>(chain[0].n)), dim3(kThreads), kSharedBytes, stream,
-                        p);
+  const dim3 grid(static_cast<unsigned>(chain[0].n));
+  if (one_a(chain, count)) return launch_chained(small_gemm_chain_one_a, grid, dim3(kThreads), 0, stream, p);
+  return launch_chained(small_gemm_chain, grid, dim3(kThreads), kSharedBytes, stream, p);
 }
 
 }  // namespace accel::blas
