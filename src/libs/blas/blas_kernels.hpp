@@ -278,7 +278,8 @@ constexpr int kMostChainedGemms = 32;
 // C_s = alpha_s op(A_s) C_{s-1} for the products of a chain (all `count` of them, small_gemm_chain_length), C_{-1}
 // being op(B) of the first: in one launch, a block per column of C. Column j of every C depends only on column j of
 // the C before, so a block runs the whole chain in its shared memory with no other block's writes to wait for; each
-// output is the same sum in the same order as launch_small_gemm's, so equal to the products launched one by one.
+// output is the same sum in the same order as launch_small_gemm's, so equal to the products launched one by one. A
+// chain whose products all take the same op(A) (and alpha not 0) reads that A once, into registers.
 [[nodiscard]] cudaError_t launch_small_gemm_chain(const SmallGemmLaunch* chain, int count, cudaStream_t stream);
 
 }  // namespace accel::blas
