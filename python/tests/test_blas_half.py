@@ -1,7 +1,7 @@
 """BLAS level 1 and gemv on float16 from Python (axpy, scal, dot, nrm2, asum, iamax, iamin, copy, swap, rot, gemv)
 against NumPy computing in float64 from the same float16 values, on the CPU: each result within one rounding to
 float16.
-(bfloat16 buffers take the same requests; NumPy has no bfloat16 to compare with, so the C++ tests cover them.)"""
+(bfloat16 buffers take the same requests: test_bfloat16_numpy.py, through ml_dtypes' bfloat16.)"""
 
 import numpy as np
 import pytest

@@ -9,6 +9,8 @@
 #include <fmt/ranges.h>
 #include <array>
 #include <complex>
+#include <string>
+#include <utility>
 
 #include "python/futures.hpp"
 
@@ -82,11 +84,45 @@ DType dtype_of_array(const Array& array) {
                                             array.dtype().code, array.dtype().bits)));
 }
 
+// NumPy has no bfloat16 of its own: ml_dtypes' (the one JAX and TensorFlow use) is how bf16 buffers go to and from
+// NumPy. Its arrays export neither DLPack nor a buffer, so they are taken through their uint16 view.
+nb::object numpy_bfloat16() {
+  try {
+    return nb::module_::import_("ml_dtypes").attr("bfloat16");
+  } catch (nb::python_error&) {
+    raise_status(not_supported(
+        "NumPy has no bfloat16: bf16 buffers go to and from NumPy as ml_dtypes.bfloat16 arrays (pip install "
+        "ml_dtypes, or accel[bf16]), or through DLPack (a torch tensor)"));
+  }
+}
+
+// The NumPy dtype of `dtype`'s elements (a name NumPy knows, or ml_dtypes' bfloat16).
+nb::object numpy_dtype(DType dtype) {
+  if (dtype == DType::bf16) return numpy_bfloat16();
+  return nb::str(dtype_name(dtype).c_str());
+}
+
+bool is_numpy_bfloat16(nb::handle array_object) {
+  nb::module_ numpy = nb::module_::import_("numpy");
+  return nb::isinstance(array_object, numpy.attr("ndarray")) &&
+         nb::cast<std::string>(array_object.attr("dtype").attr("name")) == "bfloat16";
+}
+
+// A host array (`Array`: an nb::ndarray type) and its accel dtype; nb::cast_error where it is none.
+template <class Array>
+std::pair<Array, DType> typed_array(nb::handle array_object, bool convert) {
+  if (is_numpy_bfloat16(array_object)) {
+    nb::object bits = array_object.attr("view")(nb::module_::import_("numpy").attr("uint16"));
+    return {nb::cast<Array>(bits, convert), DType::bf16};
+  }
+  Array array = nb::cast<Array>(array_object, convert);
+  return {array, dtype_of_array(array)};
+}
+
 // Copies the host array `array` into `buffer` (same element count and dtype, checked); the array lives until done.
 PyFuture copy_in(const PyBuffer& buffer, nb::object array_object) {
   buffer.device.check_open("the buffer");
-  HostArray array = nb::cast<HostArray>(array_object);
-  const DType dtype = dtype_of_array(array);
+  auto [array, dtype] = typed_array<HostArray>(array_object, /*convert=*/true);
   if (dtype != buffer.handle.dtype || array.size() != buffer.handle.count) {
     raise_status(
         invalid_argument(fmt::format("copy into a buffer of {} x {}: the array holds {} x {}", buffer.handle.count,
@@ -102,13 +138,10 @@ PyFuture copy_in(const PyBuffer& buffer, nb::object array_object) {
 // A new NumPy array with the buffer's contents, once the copy is done.
 PyFuture copy_out(const PyBuffer& buffer) {
   buffer.device.check_open("the buffer");
-  const std::string name = dtype_name(buffer.handle.dtype);
-  if (buffer.handle.dtype == DType::bf16) {
-    raise_status(not_supported("Buffer.numpy: NumPy has no bfloat16; copy the buffer out as another dtype first"));
-  }
   nb::tuple shape = shape_tuple(buffer.shape);
-  nb::object array_object = nb::module_::import_("numpy").attr("empty")(shape, "dtype"_a = name);
-  HostArray array = nb::cast<HostArray>(array_object);
+  nb::object array_object =
+      nb::module_::import_("numpy").attr("empty")(shape, "dtype"_a = numpy_dtype(buffer.handle.dtype));
+  HostArray array = typed_array<HostArray>(array_object, /*convert=*/true).first;
   Future<Done> copied = send_released([&] {
     return buffer.device.device.ask(
         CopyToHost{.source = buffer.handle,
@@ -122,13 +155,15 @@ PyFuture copy_out(const PyBuffer& buffer) {
 HostDestination host_memory_of(nb::handle array_object) {
   // Read-only arrays too: whether a copy may write one is writable()'s question. No implicit conversion: a copy
   // made to fit would be what the recording reads or writes, and would not outlive this call.
-  nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu> array;
-  if (!nb::try_cast(array_object, array, /*convert=*/false)) {
+  using ReadableArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
+  try {
+    const auto [array, dtype] = typed_array<ReadableArray>(array_object, /*convert=*/false);
+    return {.data = const_cast<void*>(array.data()), .count = array.size(), .dtype = dtype};
+  } catch (const nb::cast_error&) {
     raise_status(invalid_argument(
         fmt::format("a host copy needs a C-contiguous array in host memory (NumPy's, or a CPU tensor's), not a {}",
                     nb::cast<std::string>(nb::str(array_object.type().attr("__name__"))))));
   }
-  return {.data = const_cast<void*>(array.data()), .count = array.size(), .dtype = dtype_of_array(array)};
 }
 
 // NumPy says through its flags; other arrays (a CPU tensor) are taken as writable.
@@ -148,11 +183,12 @@ HostDestination host_memory_for(nb::handle array, const PyBuffer& buffer, bool w
 }
 
 PyBuffer upload_array(const PyDevice& device, nb::handle value, nb::handle dtype) {
-  nb::object array_object = contiguous_array(value, dtype);
-  HostArray array = nb::cast<HostArray>(array_object);
+  const bool bf16 = !dtype.is_none() && dtype_from_python(dtype) == DType::bf16;
+  nb::object array_object = contiguous_array(value, bf16 ? numpy_bfloat16() : nb::borrow(dtype));
+  auto [array, array_dtype] = typed_array<HostArray>(array_object, /*convert=*/true);
   std::vector<std::int64_t> shape;
   for (std::size_t i = 0; i < array.ndim(); ++i) shape.push_back(static_cast<std::int64_t>(array.shape(i)));
-  PyBuffer buffer = allocate_buffer(device, dtype_of_array(array), std::move(shape));
+  PyBuffer buffer = allocate_buffer(device, array_dtype, std::move(shape));
   (void)copy_in(buffer, array_object).result(std::nullopt);
   return buffer;
 }
@@ -232,12 +268,13 @@ void bind_buffers(nb::module_& module) {
       .def_prop_ro("nbytes", [](const PyBuffer& b) { return b.handle.bytes(); })
       .def(
           "numpy", [](const PyBuffer& b) { return copy_out(b).result(std::nullopt); },
-          "A new NumPy array with the buffer's contents (waits for the copy, and for the requests before it).")
+          "A new NumPy array with the buffer's contents (waits for the copy, and for the requests before it); bf16 "
+          "buffers as ml_dtypes.bfloat16 arrays.")
       .def("numpy_async", &copy_out, "numpy() as an accel.Future.")
       .def(
           "copy_from",
           [](const PyBuffer& b, nb::handle array) {
-            return copy_in(b, contiguous_array(array, nb::str(dtype_name(b.handle.dtype).c_str())));
+            return copy_in(b, contiguous_array(array, numpy_dtype(b.handle.dtype)));
           },
           nb::arg("array"), "Copies an array of the buffer's size into it; returns an accel.Future.")
       .def(
