@@ -118,14 +118,6 @@ bool continues_chain(const Step* chain, int count, const Step& next) {
   return true;
 }
 
-template <class Step>
-int chain_length(const Step* steps, std::size_t count) {
-  if (steps == nullptr || count == 0 || !chain_member(steps[0])) return 0;
-  int length = 1;
-  while (static_cast<std::size_t>(length) < count && continues_chain(steps, length, steps[length])) ++length;
-  return length;
-}
-
 std::uint64_t element_bytes(const GerLaunch& ger) { return ger.f64 ? 8 : 4; }
 
 // A's elements from its first to its last, padding between columns included.
@@ -138,7 +130,7 @@ Bytes vector_of(const void* vector, std::int64_t length, std::int64_t inc, const
   return bytes_of(vector, span * element_bytes(ger));
 }
 
-bool ger_member_of_chain(const GerLaunch& ger) {
+bool chain_member(const GerLaunch& ger) {
   return ger.a != nullptr && ger.x != nullptr && ger.y != nullptr && ger.m > 0 && ger.n > 0 && ger.batch == 1 &&
          ger.alpha != 0.0 && ger.lda >= ger.m;
 }
@@ -147,8 +139,9 @@ bool same_matrix(const GerLaunch& a, const GerLaunch& b) {
   return a.a == b.a && a.m == b.m && a.n == b.n && a.lda == b.lda;
 }
 
-bool continues_ger_chain(const GerLaunch* chain, int count, const GerLaunch& next) {
-  if (count >= kMostChainedVectorSteps || next.f64 != chain[0].f64 || !ger_member_of_chain(next)) return false;
+// Gers chain on their own rule: a matrix the same as or apart from every other, and no x or y meeting a matrix.
+bool continues_chain(const GerLaunch* chain, int count, const GerLaunch& next) {
+  if (count >= kMostChainedVectorSteps || next.f64 != chain[0].f64 || !chain_member(next)) return false;
   const Bytes a = a_of(next), x = vector_of(next.x, next.m, next.incx, next),
               y = vector_of(next.y, next.n, next.incy, next);
   for (int g = 0; g < count; ++g) {
@@ -161,6 +154,14 @@ bool continues_ger_chain(const GerLaunch* chain, int count, const GerLaunch& nex
       return false;
   }
   return true;
+}
+
+template <class Step>
+int chain_length(const Step* steps, std::size_t count) {
+  if (steps == nullptr || count == 0 || !chain_member(steps[0])) return 0;
+  int length = 1;
+  while (static_cast<std::size_t>(length) < count && continues_chain(steps, length, steps[length])) ++length;
+  return length;
 }
 
 template <class T>
@@ -181,12 +182,7 @@ cudaError_t ger_chain(const GerLaunch* gers, int count, cudaStream_t stream) {
 
 }  // namespace
 
-int ger_chain_length(const GerLaunch* gers, std::size_t count) {
-  if (gers == nullptr || count == 0 || !ger_member_of_chain(gers[0])) return 0;
-  int length = 1;
-  while (static_cast<std::size_t>(length) < count && continues_ger_chain(gers, length, gers[length])) ++length;
-  return length;
-}
+int ger_chain_length(const GerLaunch* gers, std::size_t count) { return chain_length(gers, count); }
 
 cudaError_t launch_ger_chain(const GerLaunch* gers, int count, cudaStream_t stream) {
   if (count < 1 || ger_chain_length(gers, static_cast<std::size_t>(count)) != count) return cudaErrorInvalidValue;
