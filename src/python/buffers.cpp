@@ -183,8 +183,8 @@ HostDestination host_memory_for(nb::handle array, const PyBuffer& buffer, bool w
 }
 
 PyBuffer upload_array(const PyDevice& device, nb::handle value, nb::handle dtype) {
-  const bool bf16 = !dtype.is_none() && dtype_from_python(dtype) == DType::bf16;
-  nb::object array_object = contiguous_array(value, bf16 ? numpy_bfloat16() : nb::borrow(dtype));
+  nb::object array_object =
+      contiguous_array(value, dtype.is_none() ? nb::none() : numpy_dtype(dtype_from_python(dtype)));
   auto [array, array_dtype] = typed_array<HostArray>(array_object, /*convert=*/true);
   std::vector<std::int64_t> shape;
   for (std::size_t i = 0; i < array.ndim(); ++i) shape.push_back(static_cast<std::int64_t>(array.shape(i)));
