@@ -4,9 +4,10 @@
 // C downloaded (pinned host memory). An isolated device cannot record host copies: the pipeline's recorded variant
 // is left out there (a line on stderr says so).
 //   recording_bench [--cpu] [--isolated] [--size N] [--gemms N] [--iterations N]
-//                   [--completion poller|host_callback|blocking]
+//                   [--completion poller|host_callback|blocking] [--only VARIANT]
 // Default: cuda:0 in process, 64 x 64 f32 GEMMs, 20 of them (--gemms 0: the FFT alone, what a launch costs besides
-// the GEMMs), 200 timed iterations after 20 warm-ups, the device's default completion strategy. Variants:
+// the GEMMs), 200 timed iterations after 20 warm-ups, the device's default completion strategy, every variant (--only:
+// that one alone, for a profile of it). Variants:
 //   one_by_one         the requests (21 by default) sent back to back, the last one waited for (the device
 //                      pipelines them);
 //   one_by_one_waited  each request waited for before the next is sent;
@@ -48,6 +49,7 @@ struct Options {
   std::int64_t size = 64;
   int gemms = 20;
   int iterations = 200;
+  std::string only;  // empty: every variant
 };
 
 Options parse(int argc, char** argv) {
@@ -64,12 +66,14 @@ Options parse(int argc, char** argv) {
       options.gemms = std::atoi(argv[++i]);
     } else if (arg == "--iterations" && i + 1 < argc) {
       options.iterations = std::atoi(argv[++i]);
+    } else if (arg == "--only" && i + 1 < argc) {
+      options.only = argv[++i];
     } else if (arg == "--completion" && i + 1 < argc && bench::completion_of(argv[i + 1])) {
       options.device.completion = *bench::completion_of(argv[++i]);
     } else {
       fmt::print(stderr,
                  "usage: recording_bench [--cpu] [--isolated] [--size N] [--gemms 0-1000] [--iterations N] "
-                 "[--completion poller|host_callback|blocking]\n");
+                 "[--completion poller|host_callback|blocking] [--only VARIANT]\n");
       accel::bench::exit_now(2);
     }
   }
@@ -178,10 +182,12 @@ Pipeline make_pipeline(const Chain& chain, const Device& device) {
 enum class Waiting { wait, poll };
 
 // Times `send` (which returns the future of its last request) `iterations` times after 20 warm-ups; the future is
-// waited for, or (Waiting::poll) looked at until ready without yielding.
+// waited for, or (Waiting::poll) looked at until ready without yielding. A variant --only leaves out is not sent.
 template <class Send>
-void measure(std::string_view name, std::string_view variant, int iterations, Send&& send,
+void measure(const Options& options, std::string_view name, std::string_view variant, Send&& send,
              Waiting waiting = Waiting::wait) {
+  if (!options.only.empty() && options.only != variant) return;
+  const int iterations = options.iterations;
   std::vector<double> total, host;
   for (int i = 0; i < 20 + iterations; ++i) {
     const Clock::time_point start = Clock::now();
@@ -219,17 +225,17 @@ int main(int argc, char** argv) {
   const std::string name = fmt::format("{}{} {} gemm {}x{} + fft{}", device.name(),
                                        options.device.isolation == Isolation::worker_process ? " isolated" : "",
                                        options.gemms, options.size, options.size, completion);
-  measure(name, "one_by_one", options.iterations, [&] {
+  measure(options, name, "one_by_one", [&] {
     for (const Gemm& gemm : gemms) static_cast<void>(device.ask(gemm));
     return device.ask(chain.fft());
   });
-  measure(name, "one_by_one_waited", options.iterations, [&] {
+  measure(options, name, "one_by_one_waited", [&] {
     for (const Gemm& gemm : gemms) require(device.ask(gemm).wait(), "gemm");
     return device.ask(chain.fft());
   });
-  measure(name, "recorded", options.iterations, [&] { return recording.launch(); });
+  measure(options, name, "recorded", [&] { return recording.launch(); });
   measure(
-      name, "recorded_polled", options.iterations, [&] { return recording.launch(); }, Waiting::poll);
+      options, name, "recorded_polled", [&] { return recording.launch(); }, Waiting::poll);
 
   const Pipeline pipeline = make_pipeline(chain, device);
   const std::size_t elements = static_cast<std::size_t>(options.size * options.size);
@@ -240,7 +246,7 @@ int main(int argc, char** argv) {
   const std::string pipeline_name = fmt::format(
       "{}{} upload + fft + ifft + gemm + scal + download {}x{}{}", device.name(),
       options.device.isolation == Isolation::worker_process ? " isolated" : "", options.size, options.size, completion);
-  measure(pipeline_name, "one_by_one", options.iterations, [&] {
+  measure(options, pipeline_name, "one_by_one", [&] {
     static_cast<void>(device.ask(upload));
     static_cast<void>(device.ask(pipeline.fft(FftType::r2c)));
     static_cast<void>(device.ask(pipeline.fft(FftType::c2r)));
@@ -248,7 +254,7 @@ int main(int argc, char** argv) {
     static_cast<void>(device.ask(pipeline.scale()));
     return device.ask(download);
   });
-  measure(pipeline_name, "one_by_one_waited", options.iterations, [&] {
+  measure(options, pipeline_name, "one_by_one_waited", [&] {
     require(device.ask(upload).wait(), "upload");
     require(device.ask(pipeline.fft(FftType::r2c)).wait(), "fft");
     require(device.ask(pipeline.fft(FftType::c2r)).wait(), "inverse fft");
@@ -269,6 +275,6 @@ int main(int argc, char** argv) {
   check(recorded_pipeline.record(pipeline.gemm()), "record");
   check(recorded_pipeline.record(pipeline.scale()), "record");
   check(recorded_pipeline.record(download), "record");
-  measure(pipeline_name, "recorded", options.iterations, [&] { return recorded_pipeline.launch(); });
+  measure(options, pipeline_name, "recorded", [&] { return recorded_pipeline.launch(); });
   return 0;
 }
