@@ -17,6 +17,13 @@ std::string to_string(const Fence& fence) {
 }  // namespace accel
 
 namespace accel::device {
+namespace {
+
+// Every table's layout tokens, from one count for the whole process, so that no two tables share one.
+std::atomic<std::uint64_t> layouts_given{0};
+std::uint64_t new_layout() { return layouts_given.fetch_add(1, std::memory_order_relaxed) + 1; }
+
+}  // namespace
 
 Status BufferTable::check_fence(const Fence& fence, std::uint64_t last_recorded) const {
   if (fence.is_null()) return invalid_argument("WaitFence: the fence is null (RecordFence answers one)");
@@ -38,7 +45,7 @@ Status BufferTable::check_fence(const Fence& fence, std::uint64_t last_recorded)
 }
 
 BufferTable::BufferTable(std::uint32_t device_id, std::uint32_t epoch, std::string device_name)
-    : device_id_(device_id), epoch_(epoch), device_name_(std::move(device_name)) {}
+    : device_id_(device_id), epoch_(epoch), device_name_(std::move(device_name)), layout_(new_layout()) {}
 
 BufferHandle BufferTable::insert(void* data, DType dtype, std::uint64_t count) {
   std::uint32_t index;
@@ -78,6 +85,7 @@ Result<void*> BufferTable::hand_over(const BufferHandle& h, void* data) {
   slot.data = data;
   slot.external = true;
   slot.shared = true;
+  layout_ = new_layout();
   return old;
 }
 
@@ -96,6 +104,10 @@ void BufferTable::written(const BufferHandle& h) {
 
 bool BufferTable::is_external(const BufferHandle& h) const {
   return resolve(h, "buffer").ok() && slots_[h.slot].external;
+}
+
+bool BufferTable::is_imported(const BufferHandle& h) const {
+  return resolve_slot(h, "buffer").ok() && slots_[h.slot].watch != nullptr;
 }
 
 void BufferTable::mark_shared(const BufferHandle& h) {
@@ -168,6 +180,7 @@ Status BufferTable::replace_memory(const BufferHandle& h, void* data) {
     return failed_precondition(fmt::format("{} is memory another library holds; it cannot be replaced", to_string(h)));
   }
   slots_[h.slot].data = data;
+  layout_ = new_layout();
   return Status();
 }
 
@@ -180,6 +193,7 @@ Result<BufferView> BufferTable::remove(const BufferHandle& h) {
   slots_[h.slot].watch = nullptr;
   slots_[h.slot].data = nullptr;
   free_slots_.push_back(h.slot);
+  layout_ = new_layout();
   return view;
 }
 

@@ -76,6 +76,13 @@ class BufferTable {
       if (slot.live && !slot.external) f(BufferView{slot.data, slot.dtype, slot.count});
   }
 
+  // A token of the memory live handles resolve to, which no two tables share: it changes whenever a buffer is removed
+  // or moved (remove, hand_over, replace_memory). While it stays the same, a handle that resolved once resolves to
+  // the same memory, unless it is imported: its exporter may free it at any time, and resolve() asks each time.
+  [[nodiscard]] std::uint64_t layout() const noexcept { return layout_; }
+  // Whether `handle` names a live buffer over another process's exported memory (insert_imported).
+  [[nodiscard]] bool is_imported(const BufferHandle& handle) const;
+
   [[nodiscard]] std::uint32_t epoch() const noexcept { return epoch_; }
   [[nodiscard]] std::uint32_t device_id() const noexcept { return device_id_; }
   [[nodiscard]] std::uint64_t live_count() const noexcept { return slots_.size() - free_slots_.size(); }
@@ -102,6 +109,7 @@ class BufferTable {
   std::uint64_t next_generation_ = 1;
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;
+  std::uint64_t layout_;
 };
 
 // invalid_argument unless host memory of `host` elements may be copied to or from a buffer of `buffer` ones.

@@ -276,6 +276,29 @@ TEST_P(CudaRecordingTest, AFreedBufferFailsTheLaunchBeforeAnyStepRuns) {
   EXPECT_EQ(download(gpu, y), y0);
 }
 
+// A kept graph's launch resolves no handle while no buffer was removed or moved since its last check
+// (BufferTable::layout); a buffer freed after launches, its slot and memory likely taken by a new one, must still fail.
+TEST_P(CudaRecordingTest, ABufferFreedAfterLaunchesFailsTheNextEvenWhereANewOneTakesItsPlace) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), gpu);
+  const std::vector<float> x0 = random(64), y0 = random(64);
+  Buffer<float> x = *gpu.allocate<float>(64).wait(), y = *gpu.allocate<float>(64).wait();
+  ASSERT_THAT(gpu.upload(std::span<const float>(x0), x).wait(), IsOk());
+  ASSERT_THAT(gpu.upload(std::span<const float>(y0), y).wait(), IsOk());
+  Recording recording(gpu);
+  ASSERT_THAT(recording.record(blas::Scal{.n = 64, .alpha = 0.5, .x = y}), IsOk());
+  ASSERT_THAT(recording.record(blas::Axpy{.n = 64, .x = x, .y = y}), IsOk());
+  for (int launch = 0; launch < 3; ++launch) ASSERT_THAT(recording.launch().wait(), IsOk());
+  const std::vector<float> launched = download(gpu, y);
+  ASSERT_THAT(gpu.free(x).wait(), IsOk());
+  Buffer<float> taking_its_place = *gpu.allocate<float>(64).wait();
+  ASSERT_THAT(gpu.upload(std::span<const float>(x0), taking_its_place).wait(), IsOk());
+  EXPECT_THAT(recording.launch().wait(), StatusIs(Code::stale_handle, "step 1 (blas::Axpy)"));
+  EXPECT_EQ(download(gpu, y), launched);
+  // Bound to the new buffer, it runs again.
+  ASSERT_THAT(recording.rebind(x, taking_its_place), IsOk());
+  EXPECT_THAT(recording.launch().wait(), IsOk());
+}
+
 TEST_P(CudaRecordingTest, ALaunchIsOneCapturedGraphLaunchedAgainUntilABufferIsRebound) {
   ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), gpu);
   constexpr std::int64_t m = 32, n = 16, k = 8;

@@ -93,25 +93,42 @@ void append_host_memory(const RunRecorded& request, std::vector<const void*>& ad
   }
 }
 
-// What a launch that checked every step found, for the next launch of the recording to compare with.
+// What a launch that checked every step found, for the next launch of the recording to compare with: `addresses`
+// as they resolved while `table` had `layout` (taken with them, before any step ran), with the buffers' lock held.
 RecordedGraphs::CheckedBuffers checked_buffers(RunRecorded& request, std::vector<const void*> addresses,
-                                               std::span<const CudaStream::Use> uses) {
-  RecordedGraphs::CheckedBuffers checked{.handles = handles_of(request), .addresses = std::move(addresses)};
+                                               std::uint64_t layout, std::span<const CudaStream::Use> uses,
+                                               const BufferTable& table) {
+  RecordedGraphs::CheckedBuffers checked{
+      .handles = handles_of(request), .addresses = std::move(addresses), .steps = request.steps, .layout = layout};
   for (const CudaStream::Use& use : uses) checked.uses.emplace_back(use.buffer, use.access);
+  checked.imported = std::any_of(checked.handles.begin(), checked.handles.end(),
+                                 [&](const BufferHandle& handle) { return table.is_imported(handle); });
   return checked;
 }
 
 }  // namespace
 
 Result<std::optional<Submitted>> CudaStream::launch_checked(RunRecorded& request, std::uint64_t workspace_bytes) {
-  const RecordedGraphs::CheckedBuffers* checked = recorded_.checked_buffers(request.recording);
-  if (checked == nullptr || !names_handles(request, checked->handles)) return std::nullopt;
+  RecordedGraphs::CheckedBuffers* checked = recorded_.checked_buffers(request.recording);
+  if (checked == nullptr) return std::nullopt;
+  // A Recording sends the same steps at each launch until it is bound again (RecordedSteps shares them); `checked`
+  // holds the ones it checked, so no other list can lie where they do.
+  const bool same_steps =
+      request.steps.begin() == checked->steps.begin() && request.steps.size() == checked->steps.size();
+  if (!same_steps && !names_handles(request, checked->handles)) return std::nullopt;
   for (const RecordedStep& step : request.steps) {           // host memory is checked to be pinned at every launch
     if (!check_host_memory(step).ok()) return std::nullopt;  // the capture's path names it
   }
   std::lock_guard lock(context_->buffers_mutex());
-  ACCEL_ASSIGN_OR_RETURN(std::vector<const void*> addresses, recorded_addresses(request));
-  if (addresses != checked->addresses) return std::nullopt;
+  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
+  // Resolving every handle again took a replay of 20 GEMMs and an FFT 2 µs of its 22 on an H100's host (PERFORMANCE.md
+  // §110); with no buffer removed or moved since the last check, each resolves as it did then.
+  if (!same_steps || checked->imported || checked->layout != context_->table().layout()) {
+    ACCEL_ASSIGN_OR_RETURN(std::vector<const void*> addresses, recorded_addresses(request));
+    if (addresses != checked->addresses) return std::nullopt;
+    checked->steps = request.steps;
+    checked->layout = context_->table().layout();
+  }
   void* scratch = nullptr;
   if (workspace_bytes != 0) {
     ACCEL_ASSIGN_OR_RETURN(scratch, workspace(workspace_bytes));
@@ -132,6 +149,7 @@ Result<std::optional<Submitted>> CudaStream::launch_kept(RunRecorded& request, s
   }
   std::lock_guard lock(context_->buffers_mutex());
   ACCEL_ASSIGN_OR_RETURN(std::vector<const void*> addresses, recorded_addresses(request));
+  const std::uint64_t layout = context_->table().layout();
   Gathered gathered = gather(request, steps, *context_);
   if (!gathered.first_refused.ok()) return std::nullopt;
   void* scratch = nullptr;
@@ -142,7 +160,8 @@ Result<std::optional<Submitted>> CudaStream::launch_kept(RunRecorded& request, s
   cudaGraphExec_t exec = recorded_.find(gathered.key);
   if (exec == nullptr) return std::nullopt;
   ACCEL_ASSIGN_OR_RETURN(Submitted submitted, launch_ordered(exec, gathered.uses));
-  recorded_.remember_checked(request.recording, checked_buffers(request, std::move(addresses), gathered.uses));
+  recorded_.remember_checked(request.recording,
+                             checked_buffers(request, std::move(addresses), layout, gathered.uses, context_->table()));
   return std::optional<Submitted>(std::move(submitted));
 }
 
@@ -174,6 +193,7 @@ Result<Submitted> CudaStream::enqueue(RunRecorded& request) {
   std::vector<Prepared> steps = prepare_steps(request, *this, /*with_run=*/true);
   std::lock_guard lock(context_->buffers_mutex());
   ACCEL_ASSIGN_OR_RETURN(std::vector<const void*> addresses, recorded_addresses(request));
+  const std::uint64_t layout = context_->table().layout();
   Gathered gathered = gather(request, steps, *context_);
   RecordedGraphs::Key& key = gathered.key;
   const Status& first_refused = gathered.first_refused;
@@ -235,7 +255,10 @@ Result<Submitted> CudaStream::enqueue(RunRecorded& request) {
     const Status launched = check(cudaGraphLaunch(exec, stream_), "launching a recording's graph");
     if (!kept) (void)cudaGraphExecDestroy(exec);  // freed when the launch finishes
     ACCEL_RETURN_IF_ERROR(launched);
-    if (kept) recorded_.remember_checked(key.recording, checked_buffers(request, std::move(addresses), gathered.uses));
+    if (kept) {
+      recorded_.remember_checked(
+          key.recording, checked_buffers(request, std::move(addresses), layout, gathered.uses, context_->table()));
+    }
     Submitted submitted;
     if (!first_refused.ok()) {
       submitted.check = [first_refused](std::span<const std::byte>) { return first_refused; };

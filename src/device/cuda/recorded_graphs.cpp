@@ -28,8 +28,8 @@ std::optional<std::uint64_t> RecordedGraphs::kept_workspace(std::uint64_t record
   return entry->workspace_bytes;
 }
 
-const RecordedGraphs::CheckedBuffers* RecordedGraphs::checked_buffers(std::uint64_t recording) noexcept {
-  const Entry* entry = recording == 0 ? nullptr : entry_of(recording);
+RecordedGraphs::CheckedBuffers* RecordedGraphs::checked_buffers(std::uint64_t recording) noexcept {
+  Entry* entry = recording == 0 ? nullptr : entry_of(recording);
   if (entry == nullptr || entry->exec == nullptr || entry->checked.addresses.empty()) return nullptr;
   return &entry->checked;
 }

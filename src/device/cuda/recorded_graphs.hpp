@@ -16,6 +16,7 @@
 #include "accel/core/buffer_handle.hpp"
 #include "accel/core/cache_stats.hpp"
 #include "accel/core/result.hpp"
+#include "accel/device/run_recorded.hpp"
 #include "operation/operation.hpp"
 
 namespace accel::device::cuda {
@@ -46,14 +47,19 @@ class RecordedGraphs {
   // The buffers a launch of a kept graph found when it checked every step (cuda_recorded.cpp): each handle the steps
   // name, in step order (null ones included); the memory each non-null one resolved to, then each host copy's memory,
   // in step order; and the buffers the launch ordered after. A later launch that names the same handles, resolved to
-  // the same memory, needs no step checked again: a recording's id names its steps.
+  // the same memory, needs no step checked again: a recording's id names its steps. One that sends the same steps
+  // (`steps`), while the buffer table's layout is `layout` and none of them is imported, needs no handle resolved.
   struct CheckedBuffers {
     std::vector<BufferHandle> handles;
     std::vector<const void*> addresses;
     std::vector<std::pair<BufferHandle, Access>> uses;
+    RecordedSteps steps;
+    std::uint64_t layout = 0;
+    bool imported = false;
   };
-  // The buffers last checked for the graph kept for `recording`, or null.
-  [[nodiscard]] const CheckedBuffers* checked_buffers(std::uint64_t recording) noexcept;
+  // The buffers last checked for the graph kept for `recording`, or null; a launch that checks them again may update
+  // their steps and layout.
+  [[nodiscard]] CheckedBuffers* checked_buffers(std::uint64_t recording) noexcept;
   // Keeps `checked` with the graph kept for `recording`, if one is.
   void remember_checked(std::uint64_t recording, CheckedBuffers checked);
   // The executable kept for `recording` if it was captured with `workspace` as its workspace (counted as a hit), or

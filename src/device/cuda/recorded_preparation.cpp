@@ -196,9 +196,15 @@ const void* host_memory(const RecordedStep& step) {
 }
 
 Status check_host_memory(const RecordedStep& step) {
-  Prepared unused;
-  if (const auto* upload = std::get_if<CopyToDevice>(&step)) return prepare_host_copy(*upload, unused, false);
-  if (const auto* download = std::get_if<CopyToHost>(&step)) return prepare_host_copy(*download, unused, false);
+  // Made only for a copy: a Prepared is large, and a launch of a kept graph asks this of every step.
+  if (const auto* upload = std::get_if<CopyToDevice>(&step)) {
+    Prepared unused;
+    return prepare_host_copy(*upload, unused, false);
+  }
+  if (const auto* download = std::get_if<CopyToHost>(&step)) {
+    Prepared unused;
+    return prepare_host_copy(*download, unused, false);
+  }
   return Status();
 }
 
