@@ -66,24 +66,10 @@ Gathered gather(const RunRecorded& request, std::vector<Prepared>& steps, CudaCo
 }
 
 // Each handle the steps name, in step order, null ones included.
-std::vector<BufferHandle> handles_of(const RunRecorded& request) {
+std::vector<BufferHandle> handles_of(const RecordedSteps& steps) {
   std::vector<BufferHandle> handles;
-  for (const RecordedStep& step : request.steps)
-    for_each_buffer(step, [&](const BufferHandle& h) { handles.push_back(h); });
+  for (const RecordedStep& step : steps) for_each_buffer(step, [&](const BufferHandle& h) { handles.push_back(h); });
   return handles;
-}
-
-// Whether the steps name `handles`, in order (handles_of, without making a vector each launch).
-bool names_handles(const RunRecorded& request, const std::vector<BufferHandle>& handles) {
-  std::size_t next = 0;
-  bool same = true;
-  for (const RecordedStep& step : request.steps) {
-    for_each_buffer(step, [&](const BufferHandle& h) {
-      same = same && next < handles.size() && handles[next] == h;
-      ++next;
-    });
-  }
-  return same && next == handles.size();
 }
 
 // Appends each host copy's memory, in step order.
@@ -98,10 +84,10 @@ void append_host_memory(const RunRecorded& request, std::vector<const void*>& ad
 RecordedGraphs::CheckedBuffers checked_buffers(RunRecorded& request, std::vector<const void*> addresses,
                                                std::uint64_t layout, std::span<const CudaStream::Use> uses,
                                                const BufferTable& table) {
-  RecordedGraphs::CheckedBuffers checked{
-      .handles = handles_of(request), .addresses = std::move(addresses), .steps = request.steps, .layout = layout};
+  RecordedGraphs::CheckedBuffers checked{.addresses = std::move(addresses), .steps = request.steps, .layout = layout};
   for (const CudaStream::Use& use : uses) checked.uses.emplace_back(use.buffer, use.access);
-  checked.imported = std::any_of(checked.handles.begin(), checked.handles.end(),
+  const std::vector<BufferHandle> handles = handles_of(request.steps);
+  checked.imported = std::any_of(handles.begin(), handles.end(),
                                  [&](const BufferHandle& handle) { return table.is_imported(handle); });
   return checked;
 }
@@ -115,15 +101,17 @@ Result<std::optional<Submitted>> CudaStream::launch_checked(RunRecorded& request
   // holds the ones it checked, so no other list can lie where they do.
   const bool same_steps =
       request.steps.begin() == checked->steps.begin() && request.steps.size() == checked->steps.size();
-  if (!same_steps && !names_handles(request, checked->handles)) return std::nullopt;
+  // Another list (a rebind, perhaps back to the same buffers) must name the same handles.
+  if (!same_steps && handles_of(request.steps) != handles_of(checked->steps)) return std::nullopt;
   for (const RecordedStep& step : request.steps) {           // host memory is checked to be pinned at every launch
     if (!check_host_memory(step).ok()) return std::nullopt;  // the capture's path names it
   }
   std::lock_guard lock(context_->buffers_mutex());
-  ACCEL_RETURN_IF_ERROR(context_->check_healthy());
   // Resolving every handle again took a replay of 20 GEMMs and an FFT 2 µs of its 22 on an H100's host (PERFORMANCE.md
   // §110); with no buffer removed or moved since the last check, each resolves as it did then.
-  if (!same_steps || checked->imported || checked->layout != context_->table().layout()) {
+  if (same_steps && !checked->imported && checked->layout == context_->table().layout()) {
+    ACCEL_RETURN_IF_ERROR(context_->check_healthy());  // as recorded_addresses checks it otherwise
+  } else {
     ACCEL_ASSIGN_OR_RETURN(std::vector<const void*> addresses, recorded_addresses(request));
     if (addresses != checked->addresses) return std::nullopt;
     checked->steps = request.steps;

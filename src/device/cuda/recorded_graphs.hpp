@@ -44,13 +44,12 @@ class RecordedGraphs {
   // The workspace the graph kept for `recording` was captured with, if one is kept (0 for none): a launch of it
   // needs no step planned again.
   [[nodiscard]] std::optional<std::uint64_t> kept_workspace(std::uint64_t recording) noexcept;
-  // The buffers a launch of a kept graph found when it checked every step (cuda_recorded.cpp): each handle the steps
-  // name, in step order (null ones included); the memory each non-null one resolved to, then each host copy's memory,
-  // in step order; and the buffers the launch ordered after. A later launch that names the same handles, resolved to
-  // the same memory, needs no step checked again: a recording's id names its steps. One that sends the same steps
-  // (`steps`), while the buffer table's layout is `layout` and none of them is imported, needs no handle resolved.
+  // The buffers a launch of a kept graph found when it checked every step (cuda_recorded.cpp): the memory each
+  // non-null handle of `steps` resolved to, then each host copy's memory, in step order; and the buffers the launch
+  // ordered after. A later launch whose steps name the same handles, resolved to the same memory, needs no step
+  // checked again: a recording's id names its steps. One that sends these very steps, while the buffer table's layout
+  // is `layout` and none of them is imported, needs no handle resolved.
   struct CheckedBuffers {
-    std::vector<BufferHandle> handles;
     std::vector<const void*> addresses;
     std::vector<std::pair<BufferHandle, Access>> uses;
     RecordedSteps steps;
