@@ -3,13 +3,11 @@
 // device exactly, and the CPU device's results within f32 rounding; launched many times with a buffer rebound
 // between launches; a freed buffer fails the launch with stale_handle before any step runs. A launch is one CUDA
 // graph captured once per recording and launched again ("recorded-graphs" cache), and its buffer check writes
-// nothing (a version-keyed cache stays warm). Issue 47's pipeline with host copies (upload from pinned memory, FFT
-// and inverse, GEMM, scal, download into pinned memory) launched 1,000 times with host memory and a buffer rebound
-// between launches equals direct execution bit for bit; pageable host memory is refused by name, and an isolated
-// device refuses host copies by name. A buffer moved by its first export is launched over its new memory. A Trsm by
+// nothing (a version-keyed cache stays warm); a buffer freed after launches fails the next even where a new one takes
+// its place. A buffer moved by its first export is launched over its new memory. A Trsm by
 // blocks (f32 and f64), recorded and launched with its right-hand sides rebound, equals the request sent directly, and
-// so do 16-bit Dot and Asum, in one launch and in two. Skipped without a GPU.
-#include <cuda_runtime.h>
+// so do 16-bit Dot and Asum, in one launch and in two. Recordings with host copies: cuda_recording_host_copies_test.
+// Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,86 +22,20 @@
 #include "accel/device/recording.hpp"
 #include "accel/libs/blas/level1.hpp"
 #include "accel/libs/blas/level3.hpp"
-#include "device/host_copy_pipeline.hpp"
+#include "device/cuda_recording_fixture.hpp"
 #include "device/recording_pipeline.hpp"
-#include "testing/cuda_fixture.hpp"
-#include "testing/test_seed.hpp"
 
 namespace accel {
 namespace {
 
-using accel::testing::GpuTestTarget;
-using accel::testing::HostCopyPipeline;
+using accel::testing::download;
 using accel::testing::IsOk;
+using accel::testing::recorded_graphs;
 using accel::testing::RecordingPipeline;
+using accel::testing::relative_error;
 using accel::testing::StatusIs;
 
-template <class T>
-std::vector<T> download(const Device& device, const Buffer<T>& buffer) {
-  std::vector<T> values(buffer.size());
-  EXPECT_THAT(device.download(buffer, std::span<T>(values)).wait(), IsOk());
-  return values;
-}
-
-// sqrt(Σ |got - want|²) / sqrt(Σ |want|²).
-template <class T>
-double relative_error(const std::vector<T>& got, const std::vector<T>& want) {
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    diff += std::norm(std::complex<double>(got[i]) - std::complex<double>(want[i]));
-    norm += std::norm(std::complex<double>(want[i]));
-  }
-  return std::sqrt(diff / std::max(norm, 1e-300));
-}
-
-// The device's "recorded-graphs" counters (its default stream's), reported once the stream has launched a
-// recording (`used`): zeros before. An isolated device's reply may cut its list of caches to fit a slot: null
-// then, and only then.
-std::optional<CacheStats> recorded_graphs(const Device& device, const GpuTestTarget& target, bool used) {
-  Result<DeviceInfo> info = device.info().wait();
-  EXPECT_THAT(info, IsOk());
-  if (!info.ok()) return std::nullopt;
-  const CacheStats* stats = info->cache("recorded-graphs");
-  if (target.isolation != Isolation::in_process) return stats ? std::optional<CacheStats>(*stats) : std::nullopt;
-  if (!used) {
-    EXPECT_EQ(stats, nullptr) << "an unused stream reports no recorded graphs";
-    return CacheStats{};
-  }
-  EXPECT_NE(stats, nullptr);
-  return stats ? std::optional<CacheStats>(*stats) : std::nullopt;
-}
-
-// Pinned host memory of `count` floats (cudaHostAlloc), freed when it goes.
-class PinnedFloats {
- public:
-  explicit PinnedFloats(std::size_t count) : count_(count) {
-    void* data = nullptr;
-    EXPECT_EQ(cudaHostAlloc(&data, count * sizeof(float), cudaHostAllocPortable), cudaSuccess);
-    data_ = static_cast<float*>(data);
-  }
-  ~PinnedFloats() { (void)cudaFreeHost(data_); }
-  PinnedFloats(const PinnedFloats&) = delete;
-  PinnedFloats& operator=(const PinnedFloats&) = delete;
-  [[nodiscard]] std::span<float> span() noexcept { return {data_, count_}; }
-  [[nodiscard]] std::vector<float> values() const { return {data_, data_ + count_}; }
-
- private:
-  std::size_t count_;
-  float* data_ = nullptr;
-};
-
-class CudaRecordingTest : public ::testing::TestWithParam<GpuTestTarget> {
- protected:
-  std::vector<float> random(std::size_t n) {
-    std::uniform_real_distribution<float> dist(-1, 1);
-    std::vector<float> v(n);
-    for (float& x : v) x = dist(rng_);
-    return v;
-  }
-
-  System system_;
-  std::mt19937_64 rng_{accel::testing::test_seed()};
-};
+class CudaRecordingTest : public accel::testing::CudaRecordingFixture {};
 
 TEST_P(CudaRecordingTest, ALaunchEqualsTheRequestsOneByOneAndTheCpuDevice) {
   ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), gpu);
@@ -374,89 +306,6 @@ TEST_P(CudaRecordingTest, ALaunchAfterItsBufferMovedToExportedMemoryScalesTheNew
   if (before && after) {
     EXPECT_EQ(after->builds - before->builds, 1u);  // captured again over the new memory, once
     EXPECT_EQ(after->hits - before->hits, 1u);
-  }
-}
-
-TEST_P(CudaRecordingTest, HostCopiesLaunchedAThousandTimesWithRebindingEqualDirectExecution) {
-  ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), gpu);
-  constexpr std::int64_t m = 48, n = 64;
-  const std::vector<float> b0 = random(n * n), b1 = random(n * n);
-  Result<HostCopyPipeline> direct = HostCopyPipeline::make(gpu, m, n, b0);
-  Result<HostCopyPipeline> replayed = HostCopyPipeline::make(gpu, m, n, b0);
-  ASSERT_THAT(direct, IsOk());
-  ASSERT_THAT(replayed, IsOk());
-  Buffer<float> other_b = *gpu.allocate<float>(n * n).wait(), direct_other_b = *gpu.allocate<float>(n * n).wait();
-  ASSERT_THAT(gpu.upload(std::span<const float>(b1), other_b).wait(), IsOk());
-  ASSERT_THAT(gpu.upload(std::span<const float>(b1), direct_other_b).wait(), IsOk());
-  HostCopyPipeline direct_other = *direct;
-  direct_other.b = direct_other_b;
-  PinnedFloats in0(m * n), in1(m * n), out0(m * n), out1(m * n);
-  PinnedFloats* ins[] = {&in0, &in1};
-  PinnedFloats* outs[] = {&out0, &out1};
-  std::vector<float> want(m * n);
-  Result<Recording> recording = replayed->record(gpu, in0.span(), out0.span());
-  ASSERT_THAT(recording, IsOk());
-  if (GetParam().isolation != Isolation::in_process) {
-    EXPECT_THAT(recording->launch().wait(),
-                StatusIs(Code::not_supported, "step 0 (CopyToDevice): an isolated device cannot record host copies"));
-    return;
-  }
-  Device cpu = *Device::open(system_, {.kind = DeviceKind::cpu});
-  Result<HostCopyPipeline> reference = HostCopyPipeline::make(cpu, m, n, b0);
-  ASSERT_THAT(reference, IsOk());
-  for (int launch = 0; launch < 1000; ++launch) {
-    const std::size_t now = launch % 2;
-    const bool other_b_now = launch % 3 == 1;
-    if (launch > 0) {  // the other host memory every launch, the other B every third: never recorded again
-      const std::size_t before = 1 - now;
-      ASSERT_THAT(recording->rebind(HostSource::of(std::span<const float>(ins[before]->span())),
-                                    HostSource::of(std::span<const float>(ins[now]->span()))),
-                  IsOk());
-      ASSERT_THAT(recording->rebind(HostDestination::of(outs[before]->span()), HostDestination::of(outs[now]->span())),
-                  IsOk());
-      const BufferHandle b = other_b_now ? other_b.handle() : replayed->b.handle();
-      if (recording->bound(replayed->b) != b) {
-        ASSERT_THAT(recording->rebind(recording->bound(replayed->b), b), IsOk());
-      }
-    }
-    const std::vector<float> x = random(m * n);
-    std::copy(x.begin(), x.end(), ins[now]->span().begin());
-    ASSERT_THAT((other_b_now ? direct_other : *direct).run_one_by_one(gpu, x, want), IsOk());
-    ASSERT_THAT(recording->launch().wait(), IsOk()) << "launch " << launch;
-    ASSERT_EQ(outs[now]->values(), want) << "launch " << launch;  // bit for bit
-    if (launch == 0) {
-      std::vector<float> on_cpu(m * n);
-      ASSERT_THAT(reference->run_one_by_one(cpu, x, on_cpu), IsOk());
-      EXPECT_LE(relative_error(outs[now]->values(), on_cpu), 1e-5);
-    }
-  }
-  const std::optional<CacheStats> stats = recorded_graphs(gpu, GetParam(), true);
-  if (stats) {
-    EXPECT_EQ(stats->build_failures, 0u);
-  }
-}
-
-TEST_P(CudaRecordingTest, PageableHostMemoryIsRefusedByNameBeforeAnythingRuns) {
-  ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), gpu);
-  const std::vector<float> y0 = random(64);
-  Buffer<float> y = *gpu.allocate<float>(64).wait();
-  ASSERT_THAT(gpu.upload(std::span<const float>(y0), y).wait(), IsOk());
-  std::vector<float> pageable(64, -1.0f);
-  Recording recording(gpu);
-  ASSERT_THAT(recording.record(blas::Scal{.n = 64, .alpha = 2.0, .x = y}), IsOk());
-  ASSERT_THAT(recording.record(CopyToHost{.source = y, .destination = HostDestination::of(std::span<float>(pageable))}),
-              IsOk());
-  const char* why = GetParam().isolation == Isolation::in_process
-                        ? "step 1 (CopyToHost): CopyToHost: the host destination is pageable host memory"
-                        : "step 1 (CopyToHost): an isolated device cannot record host copies";
-  EXPECT_THAT(recording.launch().wait(), StatusIs(Code::not_supported, why));
-  EXPECT_EQ(pageable, std::vector<float>(64, -1.0f));
-  if (GetParam().isolation == Isolation::in_process) {  // the scal ran: a refused step is left out, as on the CPU
-    std::vector<float> want = y0;
-    for (float& v : want) v *= 2;
-    EXPECT_EQ(download(gpu, y), want);
-  } else {
-    EXPECT_EQ(download(gpu, y), y0);  // refused whole before it crossed
   }
 }
 
