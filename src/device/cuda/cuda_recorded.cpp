@@ -84,8 +84,11 @@ void append_host_memory(const RunRecorded& request, std::vector<const void*>& ad
 RecordedGraphs::CheckedBuffers checked_buffers(RunRecorded& request, std::vector<const void*> addresses,
                                                std::uint64_t layout, std::span<const CudaStream::Use> uses,
                                                const BufferTable& table) {
-  RecordedGraphs::CheckedBuffers checked{.addresses = std::move(addresses), .steps = request.steps, .layout = layout};
-  for (const CudaStream::Use& use : uses) checked.uses.emplace_back(use.buffer, use.access);
+  RecordedGraphs::CheckedBuffers checked{
+      .addresses = std::move(addresses), .uses = {uses.begin(), uses.end()}, .steps = request.steps, .layout = layout};
+  for (std::size_t i = 0; i < request.steps.size(); ++i) {
+    if (is_host_copy(request.steps[i])) checked.host_copies.push_back(i);
+  }
   const std::vector<BufferHandle> handles = handles_of(request.steps);
   checked.imported = std::any_of(handles.begin(), handles.end(),
                                  [&](const BufferHandle& handle) { return table.is_imported(handle); });
@@ -103,8 +106,14 @@ Result<std::optional<Submitted>> CudaStream::launch_checked(RunRecorded& request
       request.steps.begin() == checked->steps.begin() && request.steps.size() == checked->steps.size();
   // Another list (a rebind, perhaps back to the same buffers) must name the same handles.
   if (!same_steps && handles_of(request.steps) != handles_of(checked->steps)) return std::nullopt;
-  for (const RecordedStep& step : request.steps) {           // host memory is checked to be pinned at every launch
-    if (!check_host_memory(step).ok()) return std::nullopt;  // the capture's path names it
+  // Host memory is checked to be pinned at every launch (the capture's path names a refusal). Of the same list only
+  // its host copies: looking at every step again cost a replay of 20 GEMMs and an FFT 0.2 µs (PERFORMANCE.md §111).
+  if (same_steps) {
+    for (const std::size_t i : checked->host_copies)
+      if (!check_host_memory(request.steps[i]).ok()) return std::nullopt;
+  } else {
+    for (const RecordedStep& step : request.steps)
+      if (!check_host_memory(step).ok()) return std::nullopt;
   }
   std::lock_guard lock(context_->buffers_mutex());
   // Resolving every handle again took a replay of 20 GEMMs and an FFT 2 µs of its 22 on an H100's host (PERFORMANCE.md
@@ -123,10 +132,7 @@ Result<std::optional<Submitted>> CudaStream::launch_checked(RunRecorded& request
   }
   cudaGraphExec_t exec = recorded_.find_with_workspace(request.recording, scratch);
   if (exec == nullptr) return std::nullopt;
-  std::vector<Use> uses;
-  uses.reserve(checked->uses.size());
-  for (const auto& [buffer, access] : checked->uses) uses.push_back({buffer, access});
-  ACCEL_ASSIGN_OR_RETURN(Submitted submitted, launch_ordered(exec, uses));
+  ACCEL_ASSIGN_OR_RETURN(Submitted submitted, launch_ordered(exec, checked->uses));
   return std::optional<Submitted>(std::move(submitted));
 }
 

@@ -29,10 +29,12 @@ std::vector<CudaStream::Use> uses_of(const Operands& operands) {
 }
 
 Status CudaStream::order_before_work(std::span<const Use> uses, std::uint64_t write_version) {
-  for (const Use& use : uses) ACCEL_RETURN_IF_ERROR(context_->order_before(stream_, use.buffer, use.access));
-  // Given before the work runs, whatever its outcome: work that fails part way may have written some of its outputs.
-  for (const Use& use : uses)
+  for (const Use& use : uses) {
+    ACCEL_RETURN_IF_ERROR(context_->order_before(stream_, use.buffer, use.access));
+    // Given before the work runs, whatever its outcome: work that fails part way may have written some of its
+    // outputs. (A version given to a buffer whose work is then refused only makes its readers think it new.)
     if (use.access == Access::write) context_->set_version(use.buffer, write_version);
+  }
   return Status();
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "accel/device/protocol.hpp"
+#include "device/cuda/buffer_use.hpp"
 #include "device/cuda/cuda_context.hpp"
 #include "device/cuda/library_operations_cuda.hpp"
 #include "device/cuda/recorded_graphs.hpp"
@@ -112,11 +113,7 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
     return context_->adopt(stream_, buffer, write_version, memory, bytes);
   }
 
-  // A buffer a request uses, and how.
-  struct Use {
-    BufferHandle buffer;
-    Access access;
-  };
+  using Use = BufferUse;
 
  protected:
   TargetStates& context_states() noexcept override { return context_->states(); }

@@ -10,13 +10,13 @@
 
 #include <cstdint>
 #include <optional>
-#include <utility>
 #include <vector>
 
 #include "accel/core/buffer_handle.hpp"
 #include "accel/core/cache_stats.hpp"
 #include "accel/core/result.hpp"
 #include "accel/device/run_recorded.hpp"
+#include "device/cuda/buffer_use.hpp"
 #include "operation/operation.hpp"
 
 namespace accel::device::cuda {
@@ -45,14 +45,16 @@ class RecordedGraphs {
   // needs no step planned again.
   [[nodiscard]] std::optional<std::uint64_t> kept_workspace(std::uint64_t recording) noexcept;
   // The buffers a launch of a kept graph found when it checked every step (cuda_recorded.cpp): the memory each
-  // non-null handle of `steps` resolved to, then each host copy's memory, in step order; and the buffers the launch
-  // ordered after. A later launch whose steps name the same handles, resolved to the same memory, needs no step
-  // checked again: a recording's id names its steps. One that sends these very steps, while the buffer table's layout
-  // is `layout` and none of them is imported, needs no handle resolved.
+  // non-null handle of `steps` resolved to, then each host copy's memory, in step order; the buffers the launch
+  // ordered after; and which steps are host copies. A later launch whose steps name the same handles, resolved to the
+  // same memory, needs no step checked again: a recording's id names its steps. One that sends these very steps, while
+  // the buffer table's layout is `layout` and none of them is imported, needs no handle resolved, and only its host
+  // copies' memory checked.
   struct CheckedBuffers {
     std::vector<const void*> addresses;
-    std::vector<std::pair<BufferHandle, Access>> uses;
+    std::vector<BufferUse> uses;
     RecordedSteps steps;
+    std::vector<std::size_t> host_copies;  // indices in `steps`
     std::uint64_t layout = 0;
     bool imported = false;
   };

@@ -189,6 +189,10 @@ std::vector<std::any> links_from(const std::vector<Prepared>& steps, std::size_t
   return links;
 }
 
+bool is_host_copy(const RecordedStep& step) noexcept {
+  return std::holds_alternative<CopyToDevice>(step) || std::holds_alternative<CopyToHost>(step);
+}
+
 const void* host_memory(const RecordedStep& step) {
   if (const auto* upload = std::get_if<CopyToDevice>(&step)) return upload->source.data;
   if (const auto* download = std::get_if<CopyToHost>(&step)) return download->destination.data;

@@ -34,6 +34,9 @@ struct Prepared {
 // links them, needing no workspace, each with a link over its views. Fewer than two: none.
 [[nodiscard]] std::vector<std::any> links_from(const std::vector<Prepared>& steps, std::size_t first);
 
+// Whether a step copies from or into host memory.
+[[nodiscard]] bool is_host_copy(const RecordedStep& step) noexcept;
+
 // The host memory a step copies from or into, or null for a step that is not a host copy.
 [[nodiscard]] const void* host_memory(const RecordedStep& step);
 
