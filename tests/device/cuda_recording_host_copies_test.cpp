@@ -1,7 +1,8 @@
 // Recordings with host copies on a CUDA device, on every way it runs requests (each completion strategy, and
 // isolated): issue 47's pipeline (upload from pinned memory, FFT and inverse, GEMM, scal, download into pinned memory)
 // launched 1,000 times with host memory and a buffer rebound between launches equals direct execution bit for bit;
-// pageable host memory is refused by name, and an isolated device refuses host copies by name. Skipped without a GPU.
+// pageable host memory is refused by name, also where it was pinned at earlier launches of a kept graph, and an
+// isolated device refuses host copies by name. Skipped without a GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -127,6 +128,46 @@ TEST_P(CudaRecordingHostCopiesTest, PageableHostMemoryIsRefusedByNameBeforeAnyth
   } else {
     EXPECT_EQ(download(gpu, y), y0);  // refused whole before it crossed
   }
+}
+
+// A kept recording's launch looks only at its host copies' memory (cuda_recorded.cpp): memory unpinned after
+// launches is still refused at the next; pinned again (another registration at the same address), it is captured
+// anew, not launched through the kept graph's copy of the old registration (which faulted: a sticky error).
+TEST_P(CudaRecordingHostCopiesTest, HostMemoryUnpinnedAfterLaunchesIsRefusedAtTheNext) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, GetParam().options(), gpu);
+  const std::vector<float> y0 = random(64);
+  Buffer<float> y = *gpu.allocate<float>(64).wait();
+  ASSERT_THAT(gpu.upload(std::span<const float>(y0), y).wait(), IsOk());
+  std::vector<float> host(64, -1.0f);
+  ASSERT_EQ(cudaHostRegister(host.data(), host.size() * sizeof(float), cudaHostRegisterDefault), cudaSuccess);
+  Recording recording(gpu);
+  ASSERT_THAT(recording.record(blas::Scal{.n = 64, .alpha = 2.0, .x = y}), IsOk());
+  ASSERT_THAT(recording.record(CopyToHost{.source = y, .destination = HostDestination::of(std::span<float>(host))}),
+              IsOk());
+  if (GetParam().isolation != Isolation::in_process) {
+    EXPECT_THAT(recording.launch().wait(),
+                StatusIs(Code::not_supported, "step 1 (CopyToHost): an isolated device cannot record host copies"));
+    ASSERT_EQ(cudaHostUnregister(host.data()), cudaSuccess);
+    return;
+  }
+  std::vector<float> want = y0;
+  for (int launch = 0; launch < 3; ++launch) {  // the first captures; the others launch the kept graph
+    ASSERT_THAT(recording.launch().wait(), IsOk()) << "launch " << launch;
+    for (float& v : want) v *= 2;
+    ASSERT_EQ(host, want) << "launch " << launch;
+  }
+  ASSERT_EQ(cudaHostUnregister(host.data()), cudaSuccess);
+  std::fill(host.begin(), host.end(), -1.0f);
+  EXPECT_THAT(
+      recording.launch().wait(),
+      StatusIs(Code::not_supported, "step 1 (CopyToHost): CopyToHost: the host destination is pageable host memory"));
+  EXPECT_EQ(host, std::vector<float>(64, -1.0f));
+  for (float& v : want) v *= 2;  // the scal ran: a refused step is left out
+  ASSERT_EQ(cudaHostRegister(host.data(), host.size() * sizeof(float), cudaHostRegisterDefault), cudaSuccess);
+  ASSERT_THAT(recording.launch().wait(), IsOk());
+  for (float& v : want) v *= 2;
+  EXPECT_EQ(host, want);
+  ASSERT_EQ(cudaHostUnregister(host.data()), cudaSuccess);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryTarget, CudaRecordingHostCopiesTest, ::testing::ValuesIn(accel::testing::kEveryGpuTarget),

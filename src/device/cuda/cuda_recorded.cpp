@@ -58,8 +58,10 @@ Gathered gather(const RunRecorded& request, std::vector<Prepared>& steps, CudaCo
       }
     }
     for (const BufferView& view : step.views) out.key.addresses.push_back(view.data);
-    // A host copy's memory is an address of its graph too.
-    if (const void* host = host_memory(request.steps[i])) out.key.addresses.push_back(host);
+    // A host copy's memory, and the registration it lies in, are its graph's too.
+    if (is_host_copy(request.steps[i])) {
+      out.key.host_memory.push_back({.data = host_memory(request.steps[i]), .allocation = step.host_allocation});
+    }
     out.workspace_bytes = std::max(out.workspace_bytes, step.workspace_bytes);
   }
   return out;
@@ -72,23 +74,38 @@ std::vector<BufferHandle> handles_of(const RecordedSteps& steps) {
   return handles;
 }
 
-// Appends each host copy's memory, in step order.
-void append_host_memory(const RunRecorded& request, std::vector<const void*>& addresses) {
-  for (const RecordedStep& step : request.steps) {
-    if (const void* host = host_memory(step)) addresses.push_back(host);
+// The index of each host copy among `steps`.
+std::vector<std::size_t> host_copies_of(const RecordedSteps& steps) {
+  std::vector<std::size_t> copies;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (is_host_copy(steps[i])) copies.push_back(i);
   }
+  return copies;
+}
+
+// Whether the host copies of `steps` at `copies` are still allowed, each with its memory where, and in the
+// allocation, `was` says.
+bool same_host_memory(const RecordedSteps& steps, std::span<const std::size_t> copies,
+                      std::span<const HostMemoryUse> was) {
+  if (copies.size() != was.size()) return false;
+  for (std::size_t k = 0; k < copies.size(); ++k) {
+    if (checked_host_memory(steps[copies[k]]) != was[k]) return false;
+  }
+  return true;
 }
 
 // What a launch that checked every step found, for the next launch of the recording to compare with: `addresses`
-// as they resolved while `table` had `layout` (taken with them, before any step ran), with the buffers' lock held.
+// as they resolved while `table` had `layout` (taken with them, before any step ran), and `host_memory` as the
+// capture's key has it, with the buffers' lock held.
 RecordedGraphs::CheckedBuffers checked_buffers(RunRecorded& request, std::vector<const void*> addresses,
                                                std::uint64_t layout, std::span<const CudaStream::Use> uses,
-                                               const BufferTable& table) {
-  RecordedGraphs::CheckedBuffers checked{
-      .addresses = std::move(addresses), .uses = {uses.begin(), uses.end()}, .steps = request.steps, .layout = layout};
-  for (std::size_t i = 0; i < request.steps.size(); ++i) {
-    if (is_host_copy(request.steps[i])) checked.host_copies.push_back(i);
-  }
+                                               std::vector<HostMemoryUse> host_memory, const BufferTable& table) {
+  RecordedGraphs::CheckedBuffers checked{.addresses = std::move(addresses),
+                                         .uses = {uses.begin(), uses.end()},
+                                         .steps = request.steps,
+                                         .host_copies = host_copies_of(request.steps),
+                                         .host_memory = std::move(host_memory),
+                                         .layout = layout};
   const std::vector<BufferHandle> handles = handles_of(request.steps);
   checked.imported = std::any_of(handles.begin(), handles.end(),
                                  [&](const BufferHandle& handle) { return table.is_imported(handle); });
@@ -106,15 +123,13 @@ Result<std::optional<Submitted>> CudaStream::launch_checked(RunRecorded& request
       request.steps.begin() == checked->steps.begin() && request.steps.size() == checked->steps.size();
   // Another list (a rebind, perhaps back to the same buffers) must name the same handles.
   if (!same_steps && handles_of(request.steps) != handles_of(checked->steps)) return std::nullopt;
-  // Host memory is checked to be pinned at every launch (the capture's path names a refusal). Of the same list only
-  // its host copies: looking at every step again cost a replay of 20 GEMMs and an FFT 0.2 µs (PERFORMANCE.md §111).
-  if (same_steps) {
-    for (const std::size_t i : checked->host_copies)
-      if (!check_host_memory(request.steps[i]).ok()) return std::nullopt;
-  } else {
-    for (const RecordedStep& step : request.steps)
-      if (!check_host_memory(step).ok()) return std::nullopt;
-  }
+  // Host memory is looked at every launch: still pinned, in the allocation or registration the graph was captured
+  // over (the capture's path names a refusal). Of the same list only its host copies: looking at every step again cost
+  // a replay of 20 GEMMs and an FFT 0.2 µs (PERFORMANCE.md §111).
+  std::vector<std::size_t> other_copies;
+  if (!same_steps) other_copies = host_copies_of(request.steps);
+  const std::vector<std::size_t>& copies = same_steps ? checked->host_copies : other_copies;
+  if (!same_host_memory(request.steps, copies, checked->host_memory)) return std::nullopt;
   std::lock_guard lock(context_->buffers_mutex());
   // Resolving every handle again took a replay of 20 GEMMs and an FFT 2 µs of its 22 on an H100's host (PERFORMANCE.md
   // §110); with no buffer removed or moved since the last check, each resolves as it did then.
@@ -155,7 +170,8 @@ Result<std::optional<Submitted>> CudaStream::launch_kept(RunRecorded& request, s
   if (exec == nullptr) return std::nullopt;
   ACCEL_ASSIGN_OR_RETURN(Submitted submitted, launch_ordered(exec, gathered.uses));
   recorded_.remember_checked(request.recording,
-                             checked_buffers(request, std::move(addresses), layout, gathered.uses, context_->table()));
+                             checked_buffers(request, std::move(addresses), layout, gathered.uses,
+                                             std::move(gathered.key.host_memory), context_->table()));
   return std::optional<Submitted>(std::move(submitted));
 }
 
@@ -163,7 +179,6 @@ Result<std::vector<const void*>> CudaStream::recorded_addresses(RunRecorded& req
   ACCEL_RETURN_IF_ERROR(context_->check_healthy());
   std::vector<const void*> addresses;
   ACCEL_RETURN_IF_ERROR(check_recorded_buffers(context_->table(), request, &addresses));
-  append_host_memory(request, addresses);
   return addresses;
 }
 
@@ -250,8 +265,8 @@ Result<Submitted> CudaStream::enqueue(RunRecorded& request) {
     if (!kept) (void)cudaGraphExecDestroy(exec);  // freed when the launch finishes
     ACCEL_RETURN_IF_ERROR(launched);
     if (kept) {
-      recorded_.remember_checked(
-          key.recording, checked_buffers(request, std::move(addresses), layout, gathered.uses, context_->table()));
+      recorded_.remember_checked(key.recording, checked_buffers(request, std::move(addresses), layout, gathered.uses,
+                                                                key.host_memory, context_->table()));
     }
     Submitted submitted;
     if (!first_refused.ok()) {

@@ -1,5 +1,8 @@
 #include "device/cuda/cuda_resources.hpp"
 
+#include <cuda.h>
+
+#include <array>
 #include <bit>
 
 #include "operation/cuda_status.hpp"
@@ -101,6 +104,49 @@ bool is_pinned_host(const void* pointer) noexcept {
     return false;
   }
   return attributes.type == cudaMemoryTypeHost;
+}
+
+namespace {
+
+// The driver's cuPointerGetAttributes, found once through the runtime (accel links no driver library); null where the
+// driver has none.
+decltype(&cuPointerGetAttributes) pointer_attributes() noexcept {
+  static const auto found = []() -> decltype(&cuPointerGetAttributes) {
+    void* entry = nullptr;
+    cudaDriverEntryPointQueryResult result{};
+    const bool ok = cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &entry, 12000, cudaEnableDefault,
+                                                     &result) == cudaSuccess &&
+                    result == cudaDriverEntryPointSuccess;
+    (void)cudaGetLastError();
+    return ok ? reinterpret_cast<decltype(&cuPointerGetAttributes)>(entry) : nullptr;
+  }();
+  return found;
+}
+
+// The buffer id of the CUDA host memory `pointer` lies in, or nullopt where it is not CUDA host memory. Unlike
+// cuPointerGetAttribute, cuPointerGetAttributes answers a pointer CUDA does not know with zeros, not an error.
+std::optional<std::uint64_t> host_allocation_of(const void* pointer) noexcept {
+  const auto get = pointer_attributes();
+  if (get == nullptr) return std::nullopt;
+  unsigned int memory_type = 0;
+  unsigned long long buffer_id = 0;  // NOLINT(google-runtime-int): the driver's type
+  std::array<CUpointer_attribute, 2> attributes{CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_BUFFER_ID};
+  std::array<void*, 2> values{&memory_type, &buffer_id};
+  if (get(static_cast<unsigned>(attributes.size()), attributes.data(), values.data(),
+          reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS ||
+      memory_type != CU_MEMORYTYPE_HOST || buffer_id == 0) {
+    return std::nullopt;
+  }
+  return buffer_id;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> pinned_host_allocation(const void* data, std::size_t bytes) noexcept {
+  const std::optional<std::uint64_t> first = host_allocation_of(data);
+  if (!first || bytes <= 1) return first;
+  const std::optional<std::uint64_t> last = host_allocation_of(static_cast<const std::byte*>(data) + bytes - 1);
+  return last == first ? first : std::nullopt;
 }
 
 }  // namespace accel::device::cuda

@@ -137,7 +137,7 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   // the same addresses: only the buffers' generations and host memory's pinning are checked.
   Result<std::optional<Submitted>> launch_checked(RunRecorded& request, std::uint64_t workspace_bytes);
   // With the buffers' lock held: every buffer of the steps checked (stale_handle naming the step otherwise), and the
-  // memory each resolves to, then each host copy's, in step order.
+  // memory each resolves to, in step order.
   Result<std::vector<const void*>> recorded_addresses(RunRecorded& request);
   // A kept graph's launch, ordered after the earlier users of `uses`.
   Result<Submitted> launch_ordered(cudaGraphExec_t exec, std::span<const Use> uses);

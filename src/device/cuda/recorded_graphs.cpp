@@ -64,6 +64,21 @@ RecordedGraphs::Entry& RecordedGraphs::slot_for_new() {
   return *oldest;
 }
 
+namespace {
+
+// Whether a host copy's memory is where it was for `before` but in another allocation or registration: an update
+// would keep the copy's translation of the old one (a launch of it faults), so such a graph is instantiated anew.
+bool registered_again(const RecordedGraphs::Key& before, const RecordedGraphs::Key& now) {
+  if (before.host_memory.size() != now.host_memory.size()) return false;
+  for (std::size_t i = 0; i < now.host_memory.size(); ++i) {
+    const HostMemoryUse &was = before.host_memory[i], &is = now.host_memory[i];
+    if (was.data == is.data && was.allocation != is.allocation) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<cudaGraphExec_t> RecordedGraphs::instantiate(const Key& key, cudaGraph_t graph, std::uint64_t workspace_bytes,
                                                     bool& kept) {
   ++stats_.misses;
@@ -71,7 +86,7 @@ Result<cudaGraphExec_t> RecordedGraphs::instantiate(const Key& key, cudaGraph_t 
   kept = key.recording != 0;
   if (Entry* entry = kept ? entry_of(key.recording) : nullptr; entry != nullptr) {
     cudaGraphExecUpdateResultInfo info{};
-    if (cudaGraphExecUpdate(entry->exec, graph, &info) == cudaSuccess) {
+    if (!registered_again(entry->key, key) && cudaGraphExecUpdate(entry->exec, graph, &info) == cudaSuccess) {
       entry->key = key;
       entry->workspace_bytes = workspace_bytes;
       entry->checked = CheckedBuffers{};

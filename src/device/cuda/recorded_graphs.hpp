@@ -27,7 +27,8 @@ class RecordedGraphs {
   // workspace's included.
   struct Key {
     std::uint64_t recording = 0;
-    std::vector<const void*> addresses;
+    std::vector<const void*> addresses;      // each step's buffers', in step order, then the workspace's
+    std::vector<HostMemoryUse> host_memory;  // each host copy's, in step order
     friend bool operator==(const Key&, const Key&) = default;
   };
 
@@ -45,16 +46,17 @@ class RecordedGraphs {
   // needs no step planned again.
   [[nodiscard]] std::optional<std::uint64_t> kept_workspace(std::uint64_t recording) noexcept;
   // The buffers a launch of a kept graph found when it checked every step (cuda_recorded.cpp): the memory each
-  // non-null handle of `steps` resolved to, then each host copy's memory, in step order; the buffers the launch
-  // ordered after; and which steps are host copies. A later launch whose steps name the same handles, resolved to the
-  // same memory, needs no step checked again: a recording's id names its steps. One that sends these very steps, while
-  // the buffer table's layout is `layout` and none of them is imported, needs no handle resolved, and only its host
-  // copies' memory checked.
+  // non-null handle of `steps` resolved to, in step order; the buffers the launch ordered after; which steps are host
+  // copies, and their memory. A later launch whose steps name the same handles, resolved to the same memory, with its
+  // host copies' memory where it was, needs no step checked again: a recording's id names its steps. One that sends
+  // these very steps, while the buffer table's layout is `layout` and none of them is imported, needs no handle
+  // resolved; only its host copies are looked at.
   struct CheckedBuffers {
     std::vector<const void*> addresses;
     std::vector<BufferUse> uses;
     RecordedSteps steps;
-    std::vector<std::size_t> host_copies;  // indices in `steps`
+    std::vector<std::size_t> host_copies;    // indices in `steps`
+    std::vector<HostMemoryUse> host_memory;  // theirs, in order
     std::uint64_t layout = 0;
     bool imported = false;
   };
@@ -67,7 +69,8 @@ class RecordedGraphs {
   // null.
   [[nodiscard]] cudaGraphExec_t find_with_workspace(std::uint64_t recording, const void* workspace);
   // An executable of `graph`, captured for `key` with `workspace_bytes` of workspace, kept (replacing the recording's
-  // older one) when the recording has an id; the caller destroys `graph`. A recording without an id gets one it must
+  // older one, updated where CUDA can and no host copy's memory was registered again where it lay) when the recording
+  // has an id; the caller destroys `graph`. A recording without an id gets one it must
   // destroy after launching it (`kept` false).
   [[nodiscard]] Result<cudaGraphExec_t> instantiate(const Key& key, cudaGraph_t graph, std::uint64_t workspace_bytes,
                                                     bool& kept);

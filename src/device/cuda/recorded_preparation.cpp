@@ -59,8 +59,8 @@ Status prepare_copy(const CopyOnDevice& copy, Prepared& step, bool with_run) {
 }
 
 // A host copy, captured as a memcpy node: its host memory must be pinned (a graph cannot stage pageable memory
-// through a block of its own, and the memory must stay valid while the recording is launched). Both ends of the
-// range are checked, so a registration that covers only its start is refused too.
+// through a block of its own, and the memory must stay valid while the recording is launched), all of it in one
+// allocation or registration, which the step keeps (the graph's copy holds that registration's translation).
 template <class Copy>
 Status prepare_host_copy(const Copy& copy, Prepared& step, bool with_run) {
   constexpr bool kUpload = std::is_same_v<Copy, CopyToDevice>;
@@ -87,11 +87,15 @@ Status prepare_host_copy(const Copy& copy, Prepared& step, bool with_run) {
   ACCEL_RETURN_IF_ERROR(
       check_host_dtype(host_dtype, buffer_dtype, kUpload ? "the host source" : "the host destination"));
   const std::size_t bytes = count * size_of(host_dtype);
-  if (bytes != 0 && (!is_pinned_host(host) || !is_pinned_host(static_cast<const std::byte*>(host) + bytes - 1))) {
-    return not_supported(
-        fmt::format("{}: the {} is pageable host memory, which a CUDA graph cannot copy; pin it (cudaHostAlloc or "
-                    "cudaHostRegister) for the recording's life",
-                    Copy::kName, name));
+  if (bytes != 0) {
+    const std::optional<std::uint64_t> allocation = pinned_host_allocation(host, bytes);
+    if (!allocation) {
+      return not_supported(
+          fmt::format("{}: the {} is pageable host memory, which a CUDA graph cannot copy; pin it (cudaHostAlloc or "
+                      "cudaHostRegister) for the recording's life",
+                      Copy::kName, name));
+    }
+    step.host_allocation = *allocation;
   }
   if (!with_run) return Status();
   step.run = [copy, host, bytes](std::span<const BufferView> views, CudaRun& run) -> Status {
@@ -199,17 +203,18 @@ const void* host_memory(const RecordedStep& step) {
   return nullptr;
 }
 
-Status check_host_memory(const RecordedStep& step) {
-  // Made only for a copy: a Prepared is large, and a launch of a kept graph asks this of every step.
+std::optional<HostMemoryUse> checked_host_memory(const RecordedStep& step) {
+  Prepared checked;
+  Status refused;
   if (const auto* upload = std::get_if<CopyToDevice>(&step)) {
-    Prepared unused;
-    return prepare_host_copy(*upload, unused, false);
+    refused = prepare_host_copy(*upload, checked, false);
+  } else if (const auto* download = std::get_if<CopyToHost>(&step)) {
+    refused = prepare_host_copy(*download, checked, false);
+  } else {
+    return std::nullopt;
   }
-  if (const auto* download = std::get_if<CopyToHost>(&step)) {
-    Prepared unused;
-    return prepare_host_copy(*download, unused, false);
-  }
-  return Status();
+  if (!refused.ok()) return std::nullopt;
+  return HostMemoryUse{.data = host_memory(step), .allocation = checked.host_allocation};
 }
 
 }  // namespace accel::device::cuda

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "accel/device/run_recorded.hpp"
+#include "device/cuda/buffer_use.hpp"
 #include "operation/cuda_operation.hpp"
 
 namespace accel::device::cuda {
@@ -21,6 +22,7 @@ struct Prepared {
   std::vector<BufferView> views;
   std::uint64_t workspace_bytes = 0;
   std::function<Status(std::span<const BufferView>, CudaRun&)> run;
+  std::uint64_t host_allocation = 0;  // a host copy's: the CUDA allocation its memory lies in (HostMemoryUse)
   // Where its contract links steps (CudaOperation::Link): its link over its views (none: it runs alone), and the run
   // of several links of that contract, which also names the contract (steps of two contracts are never linked).
   std::function<std::optional<std::any>(std::span<const BufferView>)> link;
@@ -40,7 +42,8 @@ struct Prepared {
 // The host memory a step copies from or into, or null for a step that is not a host copy.
 [[nodiscard]] const void* host_memory(const RecordedStep& step);
 
-// Whether a host copy's memory is pinned from end to end (as its capture requires); ok for any other step.
-[[nodiscard]] Status check_host_memory(const RecordedStep& step);
+// A host copy checked as its capture checks it (its memory pinned from end to end, in one allocation or
+// registration), and that memory; nullopt where it is refused (the capture's path names why) or not a host copy.
+[[nodiscard]] std::optional<HostMemoryUse> checked_host_memory(const RecordedStep& step);
 
 }  // namespace accel::device::cuda
