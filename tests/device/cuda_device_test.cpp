@@ -56,6 +56,21 @@ TEST_P(CudaDeviceTest, RoundTripsThroughPageableAndPinnedMemory) {
   }
 }
 
+// Host memory pinned at its start only (its first half registered) is copied as pageable memory is, whole.
+TEST_P(CudaDeviceTest, RoundTripsThroughHostMemoryPinnedOnlyInPart) {
+  ACCEL_OPEN_CUDA_OR_SKIP(system_, options(), device);
+  constexpr std::size_t n = 1 << 18;  // 1 MiB, staged whole (under kUploadChunkBytes twice)
+  std::vector<float> host = random_floats(n), back(n, NAN);
+  ASSERT_EQ(cudaHostRegister(host.data(), n / 2 * sizeof(float), cudaHostRegisterDefault), cudaSuccess);
+  ASSERT_EQ(cudaHostRegister(back.data(), n / 2 * sizeof(float), cudaHostRegisterDefault), cudaSuccess);
+  Buffer<float> buffer = *device.allocate<float>(n).wait();
+  EXPECT_THAT(device.upload(std::span<const float>(host), buffer).wait(), IsOk());
+  EXPECT_THAT(device.download(buffer, std::span<float>(back)).wait(), IsOk());
+  EXPECT_EQ(back, host);
+  ASSERT_EQ(cudaHostUnregister(host.data()), cudaSuccess);
+  ASSERT_EQ(cudaHostUnregister(back.data()), cudaSuccess);
+}
+
 TEST_P(CudaDeviceTest, CopiesOnDeviceIncludingOverlappingRanges) {
   ACCEL_OPEN_CUDA_OR_SKIP(system_, options(), device);
   std::vector<float> host(1000);

@@ -97,15 +97,6 @@ void PinnedPool::give_back(std::byte* data, std::size_t capacity) noexcept {
   cudaFreeHost(data);
 }
 
-bool is_pinned_host(const void* pointer) noexcept {
-  cudaPointerAttributes attributes{};
-  if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return attributes.type == cudaMemoryTypeHost;
-}
-
 namespace {
 
 // The driver's cuPointerGetAttributes, found once through the runtime (accel links no driver library); null where the

@@ -94,13 +94,11 @@ class PinnedPool : public std::enable_shared_from_this<PinnedPool> {
   std::size_t cached_bytes_ = 0;
 };
 
-// True when `pointer` is page-locked host memory CUDA can copy from or to asynchronously.
-[[nodiscard]] bool is_pinned_host(const void* pointer) noexcept;
-
-// The CUDA host allocation or registration that holds every byte of [data, data + bytes) (bytes > 0), named by the
-// driver's buffer id, which no other allocation or registration in the process takes, even at the same address: a
-// CUDA graph's copy captured over memory since unregistered and registered again faults (a sticky error) where it is
-// launched. Nullopt where some of the range is not pinned, or it spans two allocations.
+// The CUDA host allocation or registration that holds every byte of [data, data + bytes) (bytes > 0): page-locked
+// memory CUDA can copy from or to asynchronously, all of it. Named by the driver's buffer id, which no other
+// allocation or registration in the process takes, even at the same address: a CUDA graph's copy captured over memory
+// since unregistered and registered again faults (a sticky error) where it is launched. Nullopt where some of the
+// range is not pinned, or it spans two allocations.
 [[nodiscard]] std::optional<std::uint64_t> pinned_host_allocation(const void* data, std::size_t bytes) noexcept;
 
 }  // namespace accel::device::cuda

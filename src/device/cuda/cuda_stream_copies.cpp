@@ -51,7 +51,7 @@ Result<Submitted> CudaStream::enqueue(CopyToDevice& request) {
   // chunks instead, under the lock, since its chunks must be copied in the buffer's order.
   PinnedBlock staging;
   const void* from = source.data;
-  const bool pinned = bytes == 0 || is_pinned_host(source.data);
+  const bool pinned = bytes == 0 || pinned_host_allocation(source.data, bytes).has_value();
   const bool in_chunks = !pinned && bytes > 2 * kUploadChunkBytes;
   if (!pinned && !in_chunks) {
     ACCEL_ASSIGN_OR_RETURN(staging, context_->pinned().take(bytes));
@@ -93,7 +93,7 @@ Result<Submitted> CudaStream::enqueue(CopyToHost& request) {
     Submitted submitted;
     if (bytes == 0) return submitted;
     void* to = destination.data;
-    if (!is_pinned_host(destination.data)) {
+    if (!pinned_host_allocation(destination.data, bytes)) {
       ACCEL_ASSIGN_OR_RETURN(submitted.staging, context_->pinned().take(bytes));
       to = submitted.staging.data();
       submitted.host_destination = destination.data;
