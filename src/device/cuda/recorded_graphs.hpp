@@ -70,8 +70,8 @@ class RecordedGraphs {
   [[nodiscard]] cudaGraphExec_t find_with_workspace(std::uint64_t recording, const void* workspace);
   // An executable of `graph`, captured for `key` with `workspace_bytes` of workspace, kept (replacing the recording's
   // older one, updated where CUDA can and no host copy's memory was registered again where it lay) when the recording
-  // has an id; the caller destroys `graph`. A recording without an id gets one it must
-  // destroy after launching it (`kept` false).
+  // has an id; the caller destroys `graph`. A recording without an id gets one it must destroy after launching it
+  // (`kept` false).
   [[nodiscard]] Result<cudaGraphExec_t> instantiate(const Key& key, cudaGraph_t graph, std::uint64_t workspace_bytes,
                                                     bool& kept);
   // A capture that failed, for the counters.
