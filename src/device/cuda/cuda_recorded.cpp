@@ -95,16 +95,14 @@ bool same_host_memory(const RecordedSteps& steps, std::span<const std::size_t> c
 }
 
 // What a launch that checked every step found, for the next launch of the recording to compare with: `addresses`
-// as they resolved while `table` had `layout` (taken with them, before any step ran), and `host_memory` as the
-// capture's key has it, with the buffers' lock held.
+// as they resolved while `table` had `layout` (taken with them, before any step ran), with the buffers' lock held.
 RecordedGraphs::CheckedBuffers checked_buffers(RunRecorded& request, std::vector<const void*> addresses,
                                                std::uint64_t layout, std::span<const CudaStream::Use> uses,
-                                               std::vector<HostMemoryUse> host_memory, const BufferTable& table) {
+                                               const BufferTable& table) {
   RecordedGraphs::CheckedBuffers checked{.addresses = std::move(addresses),
                                          .uses = {uses.begin(), uses.end()},
                                          .steps = request.steps,
                                          .host_copies = host_copies_of(request.steps),
-                                         .host_memory = std::move(host_memory),
                                          .layout = layout};
   const std::vector<BufferHandle> handles = handles_of(request.steps);
   checked.imported = std::any_of(handles.begin(), handles.end(),
@@ -129,7 +127,7 @@ Result<std::optional<Submitted>> CudaStream::launch_checked(RunRecorded& request
   std::vector<std::size_t> other_copies;
   if (!same_steps) other_copies = host_copies_of(request.steps);
   const std::vector<std::size_t>& copies = same_steps ? checked->host_copies : other_copies;
-  if (!same_host_memory(request.steps, copies, checked->host_memory)) return std::nullopt;
+  if (!same_host_memory(request.steps, copies, recorded_.kept_host_memory(request.recording))) return std::nullopt;
   std::lock_guard lock(context_->buffers_mutex());
   // Resolving every handle again took a replay of 20 GEMMs and an FFT 2 µs of its 22 on an H100's host (PERFORMANCE.md
   // §110); with no buffer removed or moved since the last check, each resolves as it did then.
@@ -170,8 +168,7 @@ Result<std::optional<Submitted>> CudaStream::launch_kept(RunRecorded& request, s
   if (exec == nullptr) return std::nullopt;
   ACCEL_ASSIGN_OR_RETURN(Submitted submitted, launch_ordered(exec, gathered.uses));
   recorded_.remember_checked(request.recording,
-                             checked_buffers(request, std::move(addresses), layout, gathered.uses,
-                                             std::move(gathered.key.host_memory), context_->table()));
+                             checked_buffers(request, std::move(addresses), layout, gathered.uses, context_->table()));
   return std::optional<Submitted>(std::move(submitted));
 }
 
@@ -265,8 +262,8 @@ Result<Submitted> CudaStream::enqueue(RunRecorded& request) {
     if (!kept) (void)cudaGraphExecDestroy(exec);  // freed when the launch finishes
     ACCEL_RETURN_IF_ERROR(launched);
     if (kept) {
-      recorded_.remember_checked(key.recording, checked_buffers(request, std::move(addresses), layout, gathered.uses,
-                                                                key.host_memory, context_->table()));
+      recorded_.remember_checked(
+          key.recording, checked_buffers(request, std::move(addresses), layout, gathered.uses, context_->table()));
     }
     Submitted submitted;
     if (!first_refused.ok()) {

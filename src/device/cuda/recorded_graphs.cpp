@@ -34,6 +34,12 @@ RecordedGraphs::CheckedBuffers* RecordedGraphs::checked_buffers(std::uint64_t re
   return &entry->checked;
 }
 
+std::span<const HostMemoryUse> RecordedGraphs::kept_host_memory(std::uint64_t recording) noexcept {
+  const Entry* entry = recording == 0 ? nullptr : entry_of(recording);
+  if (entry == nullptr || entry->exec == nullptr) return {};
+  return entry->key.host_memory;
+}
+
 void RecordedGraphs::remember_checked(std::uint64_t recording, CheckedBuffers checked) {
   if (Entry* entry = recording == 0 ? nullptr : entry_of(recording); entry != nullptr && entry->exec != nullptr) {
     entry->checked = std::move(checked);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "accel/core/buffer_handle.hpp"
@@ -47,22 +48,24 @@ class RecordedGraphs {
   [[nodiscard]] std::optional<std::uint64_t> kept_workspace(std::uint64_t recording) noexcept;
   // The buffers a launch of a kept graph found when it checked every step (cuda_recorded.cpp): the memory each
   // non-null handle of `steps` resolved to, in step order; the buffers the launch ordered after; which steps are host
-  // copies, and their memory. A later launch whose steps name the same handles, resolved to the same memory, with its
-  // host copies' memory where it was, needs no step checked again: a recording's id names its steps. One that sends
+  // copies. A later launch whose steps name the same handles, resolved to the same memory, with its host copies'
+  // memory as the graph's key has it, needs no step checked again: a recording's id names its steps. One that sends
   // these very steps, while the buffer table's layout is `layout` and none of them is imported, needs no handle
   // resolved; only its host copies are looked at.
   struct CheckedBuffers {
     std::vector<const void*> addresses;
     std::vector<BufferUse> uses;
     RecordedSteps steps;
-    std::vector<std::size_t> host_copies;    // indices in `steps`
-    std::vector<HostMemoryUse> host_memory;  // theirs, in order
+    std::vector<std::size_t> host_copies;  // indices in `steps`
     std::uint64_t layout = 0;
     bool imported = false;
   };
   // The buffers last checked for the graph kept for `recording`, or null; a launch that checks them again may update
   // their steps and layout.
   [[nodiscard]] CheckedBuffers* checked_buffers(std::uint64_t recording) noexcept;
+  // The host memory the graph kept for `recording` was captured over (its key's), each host copy's in step order;
+  // empty where none is kept.
+  [[nodiscard]] std::span<const HostMemoryUse> kept_host_memory(std::uint64_t recording) noexcept;
   // Keeps `checked` with the graph kept for `recording`, if one is.
   void remember_checked(std::uint64_t recording, CheckedBuffers checked);
   // The executable kept for `recording` if it was captured with `workspace` as its workspace (counted as a hit), or
