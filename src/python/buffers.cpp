@@ -119,10 +119,9 @@ std::pair<Array, DType> typed_array(nb::handle array_object, bool convert) {
   return {array, dtype_of_array(array)};
 }
 
-// Copies the host array `array` into `buffer` (same element count and dtype, checked); the array lives until done.
-PyFuture copy_in(const PyBuffer& buffer, nb::object array_object) {
-  buffer.device.check_open("the buffer");
-  auto [array, dtype] = typed_array<HostArray>(array_object, /*convert=*/true);
+// Copies `array` (of `dtype`, the host array `array_object`'s elements) into `buffer`; same element count and dtype,
+// checked. The array lives until done.
+PyFuture copy_typed_in(const PyBuffer& buffer, const HostArray& array, DType dtype, nb::object array_object) {
   if (dtype != buffer.handle.dtype || array.size() != buffer.handle.count) {
     raise_status(
         invalid_argument(fmt::format("copy into a buffer of {} x {}: the array holds {} x {}", buffer.handle.count,
@@ -133,6 +132,12 @@ PyFuture copy_in(const PyBuffer& buffer, nb::object array_object) {
         .source = {.data = array.data(), .count = array.size(), .dtype = dtype}, .destination = buffer.handle});
   });
   return make_done_future(std::move(copied), std::move(array_object));
+}
+
+PyFuture copy_in(const PyBuffer& buffer, nb::object array_object) {
+  buffer.device.check_open("the buffer");
+  auto [array, dtype] = typed_array<HostArray>(array_object, /*convert=*/true);
+  return copy_typed_in(buffer, array, dtype, std::move(array_object));
 }
 
 // A new NumPy array with the buffer's contents, once the copy is done.
@@ -189,7 +194,7 @@ PyBuffer upload_array(const PyDevice& device, nb::handle value, nb::handle dtype
   std::vector<std::int64_t> shape;
   for (std::size_t i = 0; i < array.ndim(); ++i) shape.push_back(static_cast<std::int64_t>(array.shape(i)));
   PyBuffer buffer = allocate_buffer(device, array_dtype, std::move(shape));
-  (void)copy_in(buffer, array_object).result(std::nullopt);
+  (void)copy_typed_in(buffer, array, array_dtype, array_object).result(std::nullopt);
   return buffer;
 }
 
