@@ -204,17 +204,15 @@ const void* host_memory(const RecordedStep& step) {
 }
 
 std::optional<HostMemoryUse> checked_host_memory(const RecordedStep& step) {
-  Prepared checked;
-  Status refused;
-  if (const auto* upload = std::get_if<CopyToDevice>(&step)) {
-    refused = prepare_host_copy(*upload, checked, false);
-  } else if (const auto* download = std::get_if<CopyToHost>(&step)) {
-    refused = prepare_host_copy(*download, checked, false);
-  } else {
-    return std::nullopt;
-  }
-  if (!refused.ok()) return std::nullopt;
-  return HostMemoryUse{.data = host_memory(step), .allocation = checked.host_allocation};
+  // A Prepared is large: made only for a host copy.
+  const auto checked = [&](const auto& copy) -> std::optional<HostMemoryUse> {
+    Prepared prepared;
+    if (!prepare_host_copy(copy, prepared, false).ok()) return std::nullopt;
+    return HostMemoryUse{.data = host_memory(step), .allocation = prepared.host_allocation};
+  };
+  if (const auto* upload = std::get_if<CopyToDevice>(&step)) return checked(*upload);
+  if (const auto* download = std::get_if<CopyToHost>(&step)) return checked(*download);
+  return std::nullopt;
 }
 
 }  // namespace accel::device::cuda
