@@ -223,6 +223,58 @@ TEST(Mailbox, ConsumerThatOwesRepliesSleepsAfterStayAwake) {
   EXPECT_EQ(received, 8);
 }
 
+// An actor that watches its own deferred work (Protocol's look_after_replies): counts the looks and hand-overs.
+struct CountingIdle {
+  std::atomic<bool> owes{false};
+  std::atomic<int> looks{0};
+  std::atomic<int> hand_overs{0};
+  bool owes_replies() const { return owes.load(); }
+  void look() { ++looks; }
+  void hand_over() { ++hand_overs; }
+};
+
+TEST(Mailbox, IdleConsumerLooksWhileItSpinsAndHandsOverOnceAnItemComes) {
+  Mailbox<int> box({.capacity = 4, .spin = 60s});
+  CountingIdle idle;
+  std::optional<int> received;
+  std::thread consumer([&] { received = box.pop_wait(std::chrono::steady_clock::time_point::max(), idle); });
+  // Every look, not every 64th: a watched reply is answered within a look of its work finishing.
+  ASSERT_TRUE(eventually([&] { return idle.looks.load() > 1000; }));
+  EXPECT_EQ(idle.hand_overs.load(), 0);
+  int item = 3;
+  ASSERT_THAT(box.push(item), IsOk());
+  consumer.join();
+  EXPECT_EQ(received, 3);
+  EXPECT_EQ(idle.hand_overs.load(), 1);
+}
+
+TEST(Mailbox, IdleConsumerHandsOverBeforeItSleeps) {
+  Mailbox<int> box({.capacity = 4, .spin = 0us, .stay_awake = 5ms});
+  CountingIdle idle;
+  idle.owes = true;  // awake for stay_awake, then asleep all the same
+  std::optional<int> received;
+  std::thread consumer([&] { received = box.pop_wait(std::chrono::steady_clock::time_point::max(), idle); });
+  ASSERT_TRUE(eventually([&] { return idle.hand_overs.load() == 1; }));
+  ASSERT_TRUE(settles(idle.looks));  // asleep: it looks no more
+  int item = 4;
+  ASSERT_THAT(box.push(item), IsOk());
+  consumer.join();
+  EXPECT_EQ(received, 4);
+  EXPECT_EQ(idle.hand_overs.load(), 1);  // woken by the item, it had nothing left to give
+}
+
+TEST(Mailbox, IdleConsumerHandsOverWhenWoken) {
+  Mailbox<int> box({.capacity = 4, .spin = 60s});
+  CountingIdle idle;
+  std::optional<int> received = 0;
+  std::thread consumer([&] { received = box.pop_wait(std::chrono::steady_clock::time_point::max(), idle); });
+  ASSERT_TRUE(eventually([&] { return idle.looks.load() > 0; }));
+  box.wake();
+  consumer.join();
+  EXPECT_FALSE(received);
+  EXPECT_EQ(idle.hand_overs.load(), 1);
+}
+
 // Many producers, one sleeping-and-waking consumer: every item arrives exactly once, each producer's in order.
 struct Contention {
   int producers;

@@ -210,8 +210,8 @@ class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
   std::optional<Status> process_next() override {
     if (std::optional<Message> queued = mailbox_.try_pop()) return queued->run(*handler_, options_.name);
     handler_->mailbox_empty();
-    std::optional<Message> message =
-        mailbox_.pop_wait(std::chrono::steady_clock::time_point::max(), [this] { return handler_->owes_replies(); });
+    IdleHandler idle{*handler_};
+    std::optional<Message> message = mailbox_.pop_wait(std::chrono::steady_clock::time_point::max(), idle);
     if (!message) return std::nullopt;
     return message->run(*handler_, options_.name);
   }
@@ -237,6 +237,14 @@ class ActorCell<Protocol<Requests...>> final : public ActorCellBase {
       return internal_error("the factory of '" + options_.name + "' threw: " + detail::describe_current_exception());
     }
   }
+
+  // The state, as its mailbox's IdleConsumer.
+  struct IdleHandler {
+    Handler& handler;
+    bool owes_replies() const noexcept { return handler.owes_replies(); }
+    void look() { handler.look_after_replies(); }
+    void hand_over() { handler.hand_over_replies(); }
+  };
 
   Mailbox<Message> mailbox_;
   Factory factory_;

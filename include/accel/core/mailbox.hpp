@@ -35,6 +35,7 @@
 #include <atomic>
 #include <bit>
 #include <chrono>
+#include <concepts>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -54,6 +55,30 @@ namespace accel {
 
 /// What a push into a full mailbox does (see the file's description): fail at once, or wait for room.
 enum class Overflow : std::uint8_t { reject, block };
+
+/// What a waiting consumer's actor does while its mailbox is empty (Mailbox::pop_wait): while `owes_replies()` holds
+/// (deferred replies not yet given) the consumer stays awake past its spin; `look()` on every look lets an actor that
+/// watches its own deferred work answer what has finished, with no other thread between the work and its caller;
+/// `hand_over()`, once as the wait ends (an item came, a wake-up, or the consumer is about to sleep), gives what it
+/// still watches to a thread that answers it while this one is busy or asleep.
+template <class Idle>
+concept IdleConsumer = requires(Idle& idle) {
+  { idle.owes_replies() } -> std::convertible_to<bool>;
+  idle.look();
+  idle.hand_over();
+};
+
+/// An IdleConsumer that watches nothing itself: `owes_replies` alone keeps it awake.
+template <class OwesReplies>
+struct OnlyOwesReplies {
+  OwesReplies owes;  ///< whether the consumer's actor still owes replies
+  /// What `owes` says.
+  bool owes_replies() { return owes(); }
+  /// Nothing: the actor watches no work itself.
+  void look() noexcept {}
+  /// Nothing: the actor has nothing to give.
+  void hand_over() noexcept {}
+};
 
 /// How big a mailbox is, what a push into a full one does, and how its idle consumer waits.
 struct MailboxOptions {
@@ -120,17 +145,26 @@ class Mailbox {
     return std::launder(reinterpret_cast<T*>(cell.storage));
   }
 
-  /// Waits for an item until `deadline` or until wake() is called; returns nothing then. While `owes_replies()`
-  /// holds, the consumer stays awake (MailboxOptions::stay_awake) past its spin, yielding between looks.
-  template <class OwesReplies>
-  std::optional<T> pop_wait(std::chrono::steady_clock::time_point deadline, OwesReplies&& owes_replies) {
+  /// Waits for an item until `deadline` or until wake() is called; returns nothing then. While `idle.owes_replies()`
+  /// holds, the consumer stays awake (MailboxOptions::stay_awake) past its spin, yielding between looks. It calls
+  /// `idle.look()` on every look, and `idle.hand_over()` once as the wait ends, before it sleeps or returns
+  /// (IdleConsumer).
+  template <IdleConsumer Idle>
+  std::optional<T> pop_wait(std::chrono::steady_clock::time_point deadline, Idle& idle) {
     const auto start = std::chrono::steady_clock::now();
     const auto awake_until = std::min(deadline, start + options_.stay_awake);
     auto spin_until = std::min(deadline, start + options_.spin);
     bool yielding = false;
     for (unsigned i = 1;; ++i) {
-      if (auto item = try_pop()) return item;
-      if (wake_requested_.exchange(false, std::memory_order_acq_rel)) return std::nullopt;
+      if (auto item = try_pop()) {
+        idle.hand_over();
+        return item;
+      }
+      if (wake_requested_.exchange(false, std::memory_order_acq_rel)) {
+        idle.hand_over();
+        return std::nullopt;
+      }
+      idle.look();
       if (yielding) {
         std::this_thread::yield();
       } else {
@@ -139,11 +173,12 @@ class Mailbox {
       }
       const auto now = std::chrono::steady_clock::now();
       if (now < spin_until) continue;
-      if (now >= awake_until || !owes_replies()) break;
+      if (now >= awake_until || !idle.owes_replies()) break;
       // Looks on for `spin` after the last reply is given, like after a request.
       spin_until = std::min(awake_until, now + options_.spin);
       yielding = true;
     }
+    idle.hand_over();
     std::unique_lock lock(consumer_mutex_);
     consumer_sleeping_.store(true, std::memory_order_seq_cst);
     while (true) {
@@ -157,6 +192,13 @@ class Mailbox {
         return try_pop();
       }
     }
+  }
+
+  /// The same wait for a consumer whose actor answers nothing itself: `owes_replies()` alone keeps it awake.
+  template <std::predicate OwesReplies>
+  std::optional<T> pop_wait(std::chrono::steady_clock::time_point deadline, OwesReplies&& owes_replies) {
+    OnlyOwesReplies<OwesReplies&> idle{owes_replies};
+    return pop_wait(deadline, idle);
   }
 
   /// Waits for an item until `deadline` or until wake() is called; returns nothing then.

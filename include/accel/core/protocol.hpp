@@ -113,8 +113,15 @@ struct Protocol {
     /// the actor's thread stays awake for the next request (MailboxOptions::stay_awake). Called on that thread.
     [[nodiscard]] virtual bool owes_replies() const noexcept { return false; }
     /// Called on that thread when it finds the mailbox empty, before it waits for the next request: a state that
-    /// holds replies back to answer a burst of requests together answers them now.
+    /// holds replies back to answer a burst of requests together answers them now, or starts to watch their work.
     virtual void mailbox_empty() {}
+    /// Called on that thread on every look while it waits for the next request: a state that watches the work of
+    /// its deferred replies itself answers what has finished (Mailbox's IdleConsumer).
+    virtual void look_after_replies() {}
+    /// Called on that thread once as the wait ends, before it sleeps or runs the next request: what the state still
+    /// watches goes to whoever answers it while the thread is busy or asleep. Whoever runs a state calls it after
+    /// mailbox_empty() before anything else.
+    virtual void hand_over_replies() {}
 
     /// The request queued next, taken out of the mailbox, if it is a `Request`: a state that does the work of
     /// consecutive requests of one type together (a CUDA stream's burst of linked steps, one launch) takes them while

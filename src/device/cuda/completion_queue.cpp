@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <iterator>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -34,7 +35,9 @@ Status checked(const Submitted& work) noexcept {
   }
 }
 
-struct Pending {
+}  // namespace
+
+struct CompletionQueue::Pending {
   Submitted work;
   Promise<Done> reply;
   std::shared_ptr<std::atomic<std::size_t>> outstanding;  // the queue's count, shared: a callback may outlive it
@@ -58,8 +61,6 @@ struct Pending {
       reply.set(status);
   }
 };
-
-}  // namespace
 
 struct CompletionQueue::State {
   CompletionStrategy strategy;
@@ -149,7 +150,12 @@ Status CompletionQueue::defer(cudaStream_t stream, std::span<DeferredReply> repl
     }
     taken.push_back(std::move(pending));
   }
-  if (taken.empty()) return first_failure;
+  hand_to_thread(stream, taken);
+  return first_failure;
+}
+
+void CompletionQueue::hand_to_thread(cudaStream_t stream, std::span<std::shared_ptr<Pending>> taken) {
+  if (taken.empty()) return;
   bool notify = false;
   {
     std::lock_guard lock(state_->mutex);
@@ -158,7 +164,37 @@ Status CompletionQueue::defer(cudaStream_t stream, std::span<DeferredReply> repl
     notify = state_->sleeping;
   }
   if (notify) state_->wake.notify_one();
-  return first_failure;
+}
+
+void CompletionQueue::Watched::add(cudaStream_t stream, std::span<DeferredReply> replies) {
+  stream_ = stream;
+  for (DeferredReply& deferred : replies) {
+    auto pending = std::make_shared<Pending>();
+    pending->work = std::move(deferred.work);
+    pending->reply = std::move(deferred.reply);
+    pending->outstanding = queue_.state_->outstanding;
+    pending->outstanding->fetch_add(1, std::memory_order_relaxed);
+    pending_.push_back(std::move(pending));
+  }
+}
+
+void CompletionQueue::Watched::answer_finished() {
+  if (pending_.empty()) return;
+  Status lost;
+  (void)answer_front(pending_, CompletionStrategy::poller, queue_.state_->device_name, lost);
+  if (lost.ok()) return;
+  const Status reply = queue_.state_->health->poison(lost);
+  for (std::shared_ptr<Pending>& pending : pending_)
+    if (pending->claim()) pending->finish(reply);
+  pending_.clear();
+}
+
+void CompletionQueue::Watched::hand_over() {
+  if (pending_.empty()) return;
+  std::vector<std::shared_ptr<Pending>> taken(std::make_move_iterator(pending_.begin()),
+                                              std::make_move_iterator(pending_.end()));
+  pending_.clear();
+  queue_.hand_to_thread(stream_, taken);
 }
 
 bool CompletionQueue::owes_replies() const noexcept {
@@ -213,42 +249,54 @@ bool CompletionQueue::State::take_incoming(bool may_sleep) {
   return true;
 }
 
-// Answers what has finished; returns whether anything did.
-bool CompletionQueue::State::poll() {
+bool CompletionQueue::answer_front(PendingQueue& queue, CompletionStrategy strategy, std::string_view device_name,
+                                   Status& lost) {
   bool progressed = false;
-  for (auto& [stream, queue] : pending) {
-    // The requests of one burst share their event (CudaStream::answer_held): one query answers them all.
-    EventRef seen_complete;
-    while (!queue.empty()) {
-      Pending& front = *queue.front();
-      if (front.claimed.load(std::memory_order_acquire)) {  // answered by its host callback
+  // The requests of one burst share their event (CudaStream::answer_held): one query answers them all.
+  EventRef seen_complete;
+  while (!queue.empty()) {
+    Pending& front = *queue.front();
+    if (front.claimed.load(std::memory_order_acquire)) {  // answered by its host callback
+      queue.pop_front();
+      progressed = true;
+      continue;
+    }
+    // Recorded before it was deferred, so this makes no CUDA call.
+    const Result<cudaEvent_t> event = front.work.event->recorded();
+    Status failed = event.status();
+    if (event.ok()) {
+      const cudaError_t query = front.work.event == seen_complete ? cudaSuccess : cudaEventQuery(*event);
+      if (query == cudaErrorNotReady) break;
+      if (query == cudaSuccess) {
+        if (strategy == CompletionStrategy::host_callback) break;  // its callback is about to run
+        seen_complete = front.work.event;
+        if (front.claim()) front.finish(Status());
         queue.pop_front();
         progressed = true;
         continue;
       }
-      // Recorded before it was deferred, so this makes no CUDA call.
-      const Result<cudaEvent_t> event = front.work.event->recorded();
-      Status failed = event.status();
-      if (event.ok()) {
-        const cudaError_t query = front.work.event == seen_complete ? cudaSuccess : cudaEventQuery(*event);
-        if (query == cudaErrorNotReady) break;
-        if (query == cudaSuccess) {
-          if (strategy == CompletionStrategy::host_callback) break;  // its callback is about to run
-          seen_complete = front.work.event;
-          if (front.claim()) front.finish(Status());
-          queue.pop_front();
-          progressed = true;
-          continue;
-        }
-        failed = cuda_status(query, fmt::format("GPU work of a request on {}", device_name));
-      }
-      if (failed.code() == Code::context_lost) {
-        fail_everything(health->poison(failed));
-        return true;
-      }
-      if (front.claim()) front.finish(failed);
-      queue.pop_front();
-      progressed = true;
+      failed = cuda_status(query, fmt::format("GPU work of a request on {}", device_name));
+    }
+    if (failed.code() == Code::context_lost) {
+      lost = failed;
+      return true;
+    }
+    if (front.claim()) front.finish(failed);
+    queue.pop_front();
+    progressed = true;
+  }
+  return progressed;
+}
+
+// Answers what has finished; returns whether anything did.
+bool CompletionQueue::State::poll() {
+  bool progressed = false;
+  for (auto& [stream, queue] : pending) {
+    Status lost;
+    progressed = answer_front(queue, strategy, device_name, lost) || progressed;
+    if (!lost.ok()) {
+      fail_everything(health->poison(lost));
+      return true;
     }
   }
   return progressed;

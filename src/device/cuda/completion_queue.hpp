@@ -10,9 +10,12 @@
 
 #include <cuda_runtime.h>
 
+#include <deque>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "accel/core/future.hpp"
 #include "accel/device/requests.hpp"
@@ -39,6 +42,9 @@ struct DeferredReply {
 };
 
 class CompletionQueue {
+  struct Pending;  // a deferred reply and its work, answered once (completion_queue.cpp)
+  using PendingQueue = std::deque<std::shared_ptr<Pending>>;  // one stream's, in submission (= completion) order
+
  public:
   CompletionQueue(CompletionStrategy strategy, std::shared_ptr<Health> health, std::string device_name);
   CompletionQueue(const CompletionQueue&) = delete;
@@ -52,14 +58,46 @@ class CompletionQueue {
   // them all at once. Never blocks on the GPU.
   [[nodiscard]] Status defer(cudaStream_t stream, std::span<DeferredReply> replies);
 
-  // Whether deferred work is still to be answered.
+  // Whether deferred work is still to be answered, the work streams watch themselves included.
   [[nodiscard]] bool owes_replies() const noexcept;
+
+  // Deferred work a stream's own thread watches while it waits for its next request (poller only, Note [Watching
+  // one's own work] in cuda_stream.hpp): it answers what has finished, and hands the rest to the queue's thread
+  // before it runs another request or sleeps. Owned and used by that thread alone.
+  class Watched {
+   public:
+    explicit Watched(CompletionQueue& queue) : queue_(queue) {}
+    Watched(const Watched&) = delete;
+    Watched& operator=(const Watched&) = delete;
+    ~Watched() { hand_over(); }
+
+    // Takes over the replies to work on `stream` (always the same one), their work's event recorded already.
+    void add(cudaStream_t stream, std::span<DeferredReply> replies);
+    // Answers the replies whose work has finished, oldest first; never blocks on the GPU. A sticky error poisons the
+    // device and answers every watched reply with it.
+    void answer_finished();
+    // The replies not answered yet go to the queue's thread.
+    void hand_over();
+    [[nodiscard]] bool empty() const noexcept { return pending_.empty(); }
+
+   private:
+    CompletionQueue& queue_;
+    cudaStream_t stream_ = nullptr;
+    PendingQueue pending_;
+  };
 
   // Any strategy: waits on the calling thread for `work`, then finishes it.
   [[nodiscard]] Result<Done> wait(Submitted work);
 
  private:
   struct State;
+  // Answers the finished work at the front of one stream's queue, in order; returns whether it answered any. A
+  // query's failure that poisons the device is left in `lost`, the rest of the queue unanswered.
+  static bool answer_front(PendingQueue& queue, CompletionStrategy strategy, std::string_view device_name,
+                           Status& lost);
+  // Gives `taken` to the queue's thread.
+  void hand_to_thread(cudaStream_t stream, std::span<std::shared_ptr<Pending>> taken);
+
   const CompletionStrategy strategy_;
   std::shared_ptr<State> state_;
 };

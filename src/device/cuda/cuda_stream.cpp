@@ -50,7 +50,10 @@ Result<std::vector<BufferView>> CudaStream::resolve_locked(const Operands& opera
 }
 
 CudaStream::CudaStream(std::shared_ptr<DeviceShared> shared, std::shared_ptr<CudaContext> context)
-    : shared_(std::move(shared)), context_(std::move(context)), id_(context_->next_stream_id()) {}
+    : shared_(std::move(shared)),
+      context_(std::move(context)),
+      id_(context_->next_stream_id()),
+      watched_(context_->completions()) {}
 
 Result<std::unique_ptr<CudaStream>> CudaStream::create(std::shared_ptr<DeviceShared> shared,
                                                        std::shared_ptr<CudaContext> context) {
@@ -65,6 +68,7 @@ Result<std::unique_ptr<CudaStream>> CudaStream::create(std::shared_ptr<DeviceSha
 
 CudaStream::~CudaStream() {
   (void)answer_held();  // the replies and the mark go before the stream does
+  watched_.hand_over();
   if (stream_ == nullptr || context_->check_healthy().code() == Code::context_lost) {
     states_.abandon();  // the driver refuses to free anything of a poisoned context
     recorded_.abandon();
@@ -92,7 +96,7 @@ Result<EventRef> CudaStream::completion_mark() {
   return open_mark_;
 }
 
-Status CudaStream::answer_held() {
+Status CudaStream::answer_held(Watch watch) {
   Status recorded;
   if (open_mark_ != nullptr) {
     std::lock_guard lock(context_->buffers_mutex());
@@ -102,6 +106,8 @@ Status CudaStream::answer_held() {
   if (held_.empty()) return recorded;
   if (!recorded.ok()) {
     for (DeferredReply& held : held_) held.reply.set(recorded);
+  } else if (watch == Watch::here && context_->completions().strategy() == CompletionStrategy::poller) {
+    watched_.add(stream_, held_);
   } else {
     recorded = context_->completions().defer(stream_, held_);
   }

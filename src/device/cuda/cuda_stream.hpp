@@ -74,8 +74,11 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   [[nodiscard]] bool owes_replies() const noexcept override {
     return !held_.empty() || context_->completions().owes_replies();
   }
-  // The burst of requests the stream has taken one after another is over: their replies go to the completion queue.
-  void mailbox_empty() override { (void)answer_held(); }  // a failure has answered the replies already
+  // The burst of requests the stream has taken one after another is over: this thread watches their work while it
+  // waits for the next request (Note [Watching one's own work]), or their replies go to the completion queue.
+  void mailbox_empty() override { (void)answer_held(Watch::here); }  // a failure has answered the replies already
+  void look_after_replies() override { watched_.answer_finished(); }
+  void hand_over_replies() override { watched_.hand_over(); }
 
   // -- library requests (OperationHandlers) ------------------------------------------------------
   template <class Request>
@@ -216,8 +219,16 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   }
   // With the buffers' lock held: the event a request's work completes with (Note [Bursts]).
   Result<EventRef> completion_mark();
-  // Records the burst's mark, then hands the held replies to the completion queue (or answers them with the error).
-  Status answer_held();
+  // Note [Watching one's own work]: under the poller, the replies of the burst that ends as the mailbox empties are
+  // watched by this stream's own thread while it waits for the next request (Protocol's look_after_replies): it
+  // launched the work, so it answers it with no other thread between the GPU and the caller, and the completion
+  // thread makes no CUDA call beside its next launch (PERFORMANCE.md §112: a second thread in the driver costs a
+  // graph's launch 0.3-1.3 µs). What is unanswered when a request comes or the thread goes to sleep goes to the
+  // completion queue (hand_over_replies), so a long request never holds back an earlier one's reply.
+  enum class Watch : bool { queue, here };
+  // Records the burst's mark, then hands the held replies to the completion queue, or to `watched_` (or answers them
+  // with the error).
+  Status answer_held(Watch watch = Watch::queue);
   Result<Done> wait_for(Result<Submitted> submitted);
   // With the buffers' lock held: a large pageable upload through two pinned blocks in turn. Returns the block
   // the last chunk is read from, to be given back when the work completes.
@@ -234,8 +245,9 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   RecordedGraphs recorded_;  // RunRecorded's kept graphs
   void* scratch_ = nullptr;
   std::uint64_t scratch_bytes_ = 0;
-  EventRef open_mark_;               // the current burst's, until recorded (Note [Bursts])
-  std::vector<DeferredReply> held_;  // the current burst's replies
+  EventRef open_mark_;                // the current burst's, until recorded (Note [Bursts])
+  std::vector<DeferredReply> held_;   // the current burst's replies
+  CompletionQueue::Watched watched_;  // the work this thread watches while it waits (Note [Watching one's own work])
 };
 
 // The buffers of `operands`, each once (as written if any of its uses writes); absent ones left out.

@@ -269,9 +269,12 @@ class Worker {
   }
 
   // The ring is empty: what the streams hold back for a burst of requests is answered now, as an actor's mailbox
-  // found empty does (Protocol::Handler::mailbox_empty).
+  // found empty does (Protocol::Handler::mailbox_empty), and the completion thread watches its work.
   void answer_held() {
-    for (auto& [id, stream] : streams_) stream->mailbox_empty();
+    for (auto& [id, stream] : streams_) {
+      stream->mailbox_empty();
+      stream->hand_over_replies();
+    }
   }
 
   int stop() {
