@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <initializer_list>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -35,20 +36,23 @@ class CudaCompletionTest : public ::testing::Test {
     }
   }
 
-  // Work that finishes when release_ is set, and the reply waiting for it.
-  DeferredReply held_work(Future<Done>& future) {
-    EXPECT_EQ(cudaLaunchHostFunc(
-                  stream_,
-                  [](void* flag) {
-                    while (!static_cast<std::atomic<bool>*>(flag)->load()) std::this_thread::yield();
-                  },
-                  &release_),
-              cudaSuccess);
-    Result<EventRef> event = events_->record(stream_);
-    EXPECT_THAT(event, IsOk());
-    DeferredReply reply{.work = {.event = *event}};
-    future = reply.reply.future();
-    return reply;
+  // One piece of work a future, each finishing when release_ is set, and the replies waiting for them.
+  std::vector<DeferredReply> held_work(std::initializer_list<Future<Done>*> futures) {
+    std::vector<DeferredReply> replies;
+    for (Future<Done>* future : futures) {
+      EXPECT_EQ(cudaLaunchHostFunc(
+                    stream_,
+                    [](void* flag) {
+                      while (!static_cast<std::atomic<bool>*>(flag)->load()) std::this_thread::yield();
+                    },
+                    &release_),
+                cudaSuccess);
+      Result<EventRef> event = events_->record(stream_);
+      EXPECT_THAT(event, IsOk());
+      replies.push_back(DeferredReply{.work = {.event = *event}});
+      *future = replies.back().reply.future();
+    }
+    return replies;
   }
 
   std::atomic<bool> release_{false};
@@ -59,8 +63,7 @@ class CudaCompletionTest : public ::testing::Test {
 
 TEST_F(CudaCompletionTest, WatchedWorkIsAnsweredOnTheWatchingThreadOnceItsEventCompletes) {
   Future<Done> done;
-  std::vector<DeferredReply> replies;
-  replies.push_back(held_work(done));
+  std::vector<DeferredReply> replies = held_work({&done});
   CompletionQueue::Watched watched(queue_);
   watched.add(stream_, replies);
   EXPECT_TRUE(queue_.owes_replies());
@@ -82,9 +85,7 @@ TEST_F(CudaCompletionTest, WatchedWorkIsAnsweredOnTheWatchingThreadOnceItsEventC
 
 TEST_F(CudaCompletionTest, HandedOverWorkIsAnsweredByTheCompletionThread) {
   Future<Done> first, second;
-  std::vector<DeferredReply> replies;
-  replies.push_back(held_work(first));
-  replies.push_back(held_work(second));
+  std::vector<DeferredReply> replies = held_work({&first, &second});
   CompletionQueue::Watched watched(queue_);
   watched.add(stream_, replies);
   watched.hand_over();
@@ -99,8 +100,7 @@ TEST_F(CudaCompletionTest, HandedOverWorkIsAnsweredByTheCompletionThread) {
 
 TEST_F(CudaCompletionTest, WatchedWorkGoesToTheCompletionThreadWhenTheWatchEnds) {
   Future<Done> done;
-  std::vector<DeferredReply> replies;
-  replies.push_back(held_work(done));
+  std::vector<DeferredReply> replies = held_work({&done});
   {
     CompletionQueue::Watched watched(queue_);
     watched.add(stream_, replies);
