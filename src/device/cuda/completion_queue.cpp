@@ -8,7 +8,6 @@
 #include <cstring>
 #include <deque>
 #include <exception>
-#include <iterator>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -120,16 +119,34 @@ CompletionQueue::~CompletionQueue() {
     state_->thread.join();
 }
 
+std::shared_ptr<CompletionQueue::Pending> CompletionQueue::pending_of(DeferredReply& deferred) {
+  auto pending = std::make_shared<Pending>();
+  pending->work = std::move(deferred.work);
+  pending->reply = std::move(deferred.reply);
+  pending->outstanding = state_->outstanding;
+  pending->outstanding->fetch_add(1, std::memory_order_relaxed);
+  return pending;
+}
+
+template <class Pendings>
+void CompletionQueue::hand_to_thread(cudaStream_t stream, Pendings& taken) {
+  if (taken.empty()) return;
+  bool notify = false;
+  {
+    std::lock_guard lock(state_->mutex);
+    for (std::shared_ptr<Pending>& pending : taken) state_->incoming.emplace_back(stream, std::move(pending));
+    state_->incoming_count.fetch_add(taken.size(), std::memory_order_release);
+    notify = state_->sleeping;
+  }
+  if (notify) state_->wake.notify_one();
+}
+
 Status CompletionQueue::defer(cudaStream_t stream, std::span<DeferredReply> replies) {
   std::vector<std::shared_ptr<Pending>> taken;
   taken.reserve(replies.size());
   Status first_failure;
   for (DeferredReply& deferred : replies) {
-    auto pending = std::make_shared<Pending>();
-    pending->work = std::move(deferred.work);
-    pending->reply = std::move(deferred.reply);
-    pending->outstanding = state_->outstanding;
-    pending->outstanding->fetch_add(1, std::memory_order_relaxed);
+    std::shared_ptr<Pending> pending = pending_of(deferred);
     if (strategy_ == CompletionStrategy::host_callback) {
       auto* holder = new std::shared_ptr<Pending>(pending);
       const cudaError_t launched = cudaLaunchHostFunc(
@@ -154,28 +171,9 @@ Status CompletionQueue::defer(cudaStream_t stream, std::span<DeferredReply> repl
   return first_failure;
 }
 
-void CompletionQueue::hand_to_thread(cudaStream_t stream, std::span<std::shared_ptr<Pending>> taken) {
-  if (taken.empty()) return;
-  bool notify = false;
-  {
-    std::lock_guard lock(state_->mutex);
-    for (std::shared_ptr<Pending>& pending : taken) state_->incoming.emplace_back(stream, std::move(pending));
-    state_->incoming_count.fetch_add(taken.size(), std::memory_order_release);
-    notify = state_->sleeping;
-  }
-  if (notify) state_->wake.notify_one();
-}
-
 void CompletionQueue::Watched::add(cudaStream_t stream, std::span<DeferredReply> replies) {
   stream_ = stream;
-  for (DeferredReply& deferred : replies) {
-    auto pending = std::make_shared<Pending>();
-    pending->work = std::move(deferred.work);
-    pending->reply = std::move(deferred.reply);
-    pending->outstanding = queue_.state_->outstanding;
-    pending->outstanding->fetch_add(1, std::memory_order_relaxed);
-    pending_.push_back(std::move(pending));
-  }
+  for (DeferredReply& deferred : replies) pending_.push_back(queue_.pending_of(deferred));
 }
 
 void CompletionQueue::Watched::answer_finished() {
@@ -190,11 +188,8 @@ void CompletionQueue::Watched::answer_finished() {
 }
 
 void CompletionQueue::Watched::hand_over() {
-  if (pending_.empty()) return;
-  std::vector<std::shared_ptr<Pending>> taken(std::make_move_iterator(pending_.begin()),
-                                              std::make_move_iterator(pending_.end()));
+  queue_.hand_to_thread(stream_, pending_);
   pending_.clear();
-  queue_.hand_to_thread(stream_, taken);
 }
 
 bool CompletionQueue::owes_replies() const noexcept {

@@ -95,8 +95,11 @@ class CompletionQueue {
   // query's failure that poisons the device is left in `lost`, the rest of the queue unanswered.
   static bool answer_front(PendingQueue& queue, CompletionStrategy strategy, std::string_view device_name,
                            Status& lost);
-  // Gives `taken` to the queue's thread.
-  void hand_to_thread(cudaStream_t stream, std::span<std::shared_ptr<Pending>> taken);
+  // A reply and its work taken over, counted as owed.
+  std::shared_ptr<Pending> pending_of(DeferredReply& deferred);
+  // Gives `taken` (a range of std::shared_ptr<Pending>, moved from) to the queue's thread.
+  template <class Pendings>
+  void hand_to_thread(cudaStream_t stream, Pendings& taken);
 
   const CompletionStrategy strategy_;
   std::shared_ptr<State> state_;
