@@ -181,10 +181,7 @@ void CompletionQueue::Watched::answer_finished() {
   Status lost;
   (void)answer_front(pending_, CompletionStrategy::poller, queue_.state_->device_name, lost);
   if (lost.ok()) return;
-  const Status reply = queue_.state_->health->poison(lost);
-  for (std::shared_ptr<Pending>& pending : pending_)
-    if (pending->claim()) pending->finish(reply);
-  pending_.clear();
+  fail_all(pending_, queue_.state_->health->poison(lost));
 }
 
 void CompletionQueue::Watched::hand_over() {
@@ -304,11 +301,13 @@ void CompletionQueue::State::fail_everything(const Status& reply) {
     incoming.clear();
     incoming_count.store(0, std::memory_order_release);
   }
-  for (auto& [stream, queue] : pending) {
-    for (auto& work : queue)
-      if (work->claim()) work->finish(reply);
-    queue.clear();
-  }
+  for (auto& [stream, queue] : pending) fail_all(queue, reply);
+}
+
+void CompletionQueue::fail_all(PendingQueue& queue, const Status& reply) {
+  for (std::shared_ptr<Pending>& pending : queue)
+    if (pending->claim()) pending->finish(reply);
+  queue.clear();
 }
 
 }  // namespace accel::device::cuda

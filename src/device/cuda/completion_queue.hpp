@@ -95,6 +95,8 @@ class CompletionQueue {
   // query's failure that poisons the device is left in `lost`, the rest of the queue unanswered.
   static bool answer_front(PendingQueue& queue, CompletionStrategy strategy, std::string_view device_name,
                            Status& lost);
+  // Answers every reply of `queue` not answered yet with `reply` (a poisoned device's), and empties it.
+  static void fail_all(PendingQueue& queue, const Status& reply);
   // A reply and its work taken over, counted as owed.
   std::shared_ptr<Pending> pending_of(DeferredReply& deferred);
   // Gives `taken` (a range of std::shared_ptr<Pending>, moved from) to the queue's thread.
