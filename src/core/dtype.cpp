@@ -5,7 +5,7 @@
 
 #include "accel/core/dtype.hpp"
 #include "core/float_arrays.hpp"
-#include "core/vector_clones.hpp"
+#include "core/vector_versions.hpp"
 
 namespace accel {
 
@@ -119,24 +119,40 @@ Half to_half(float value) noexcept { return Half{rounded_half(value)}; }
 
 BFloat16 to_bfloat16(float value) noexcept { return BFloat16{rounded_bfloat16(value)}; }
 
-ACCEL_CPU_VECTOR_CLONES
-void to_floats(std::span<const Half> values, float* out) noexcept {
+namespace {
+
+ACCEL_VECTOR_BODY void halves_to_floats(std::span<const Half> values, float* out) noexcept {
   for (std::size_t i = 0; i < values.size(); ++i) out[i] = std::bit_cast<float>(widened_half(values[i].bits));
 }
 
-ACCEL_CPU_VECTOR_CLONES
-void to_floats(std::span<const BFloat16> values, float* out) noexcept {
+ACCEL_VECTOR_BODY void bfloat16s_to_floats(std::span<const BFloat16> values, float* out) noexcept {
   for (std::size_t i = 0; i < values.size(); ++i) out[i] = std::bit_cast<float>(std::uint32_t{values[i].bits} << 16);
 }
 
-ACCEL_CPU_VECTOR_CLONES
-void to_halves(std::span<const float> values, Half* out) noexcept {
+ACCEL_VECTOR_BODY void floats_to_halves(std::span<const float> values, Half* out) noexcept {
   for (std::size_t i = 0; i < values.size(); ++i) out[i] = Half{rounded_half(values[i])};
 }
 
-ACCEL_CPU_VECTOR_CLONES
-void to_bfloat16s(std::span<const float> values, BFloat16* out) noexcept {
+ACCEL_VECTOR_BODY void floats_to_bfloat16s(std::span<const float> values, BFloat16* out) noexcept {
   for (std::size_t i = 0; i < values.size(); ++i) out[i] = BFloat16{rounded_bfloat16(values[i])};
+}
+
+}  // namespace
+
+void to_floats(std::span<const Half> values, float* out) noexcept {
+  detail::at_cpu_vector_width<halves_to_floats>(values, out);
+}
+
+void to_floats(std::span<const BFloat16> values, float* out) noexcept {
+  detail::at_cpu_vector_width<bfloat16s_to_floats>(values, out);
+}
+
+void to_halves(std::span<const float> values, Half* out) noexcept {
+  detail::at_cpu_vector_width<floats_to_halves>(values, out);
+}
+
+void to_bfloat16s(std::span<const float> values, BFloat16* out) noexcept {
+  detail::at_cpu_vector_width<floats_to_bfloat16s>(values, out);
 }
 
 Float8E4M3 to_float8_e4m3(float value) noexcept {

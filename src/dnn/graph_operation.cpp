@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "cache/cache.hpp"
+#include "core/vector_versions.hpp"
 #include "dnn/cpu/graph_interpreter.hpp"
 #include "dnn/plan_key.hpp"
 
@@ -96,7 +97,9 @@ Status GraphOperation::run_cpu(const CheckedGraph& checked, std::span<const Buff
 }
 
 void GraphOperation::describe_cpu(LibraryReport& report) {
-  report.report(LibraryVersion{.name = "accel CPU reference", .version = "built in"});
+  report.report(
+      LibraryVersion{.name = "accel CPU reference",
+                     .version = std::string("built in, ") + detail::name_of(detail::cpu_vector_level()) + " vectors"});
 }
 
 template <class Conv>

@@ -3,24 +3,22 @@
 #include <algorithm>
 #include <cstring>
 
-#include "graph/kernels/cpu_vector_math.hpp"
+#include "core/vector_versions.hpp"
 
 namespace accel::graph::cpu {
 namespace {
 
-// Eight floats as one value: GCC and Clang lower its arithmetic to whatever vectors the function's clone has.
+// Eight floats as one value: GCC and Clang lower its arithmetic to whatever vectors the function's copy has.
 using Floats8 = float __attribute__((vector_size(32)));
 
-// By reference: a vector returned by value would change the ABI between the clones.
+// By reference: a vector returned by value would change the ABI between the copies.
 void load8(Floats8& v, const float* p) { std::memcpy(&v, p, sizeof v); }
-
-}  // namespace
 
 // Tiles of 2 rows of x by 4 rows of w, eight partial sums each along k: every w load meets two rows of x and every
 // x load four rows of w, in eight independent chains.
-ACCEL_CPU_VECTOR_CLONES
-void dot_products(const float* x, std::int64_t x_stride, const float* w, std::int64_t w_stride, std::int64_t rows,
-                  std::int64_t k, std::int64_t begin, std::int64_t end, float* y, std::int64_t y_stride) {
+ACCEL_VECTOR_BODY void dot_products_body(const float* x, std::int64_t x_stride, const float* w, std::int64_t w_stride,
+                                         std::int64_t rows, std::int64_t k, std::int64_t begin, std::int64_t end,
+                                         float* y, std::int64_t y_stride) {
   constexpr std::int64_t kTileRows = 2, kTileColumns = 4;
   const std::int64_t vector_end = k - k % 8;
   for (std::int64_t j = begin; j < end; j += kTileColumns) {
@@ -52,14 +50,12 @@ void dot_products(const float* x, std::int64_t x_stride, const float* w, std::in
   }
 }
 
-namespace {
-
 // Columns of a combined_rows tile: two Floats8 a row.
 constexpr std::int64_t kTileColumns = 16;
 
 // Rows [0, kRows) of y's columns [0, 16) = x's rows times w's (c < k), each sum in registers over c in order: every
 // load of w's 16 floats meets kRows rows of x. Always inlined, so that its vectors are lowered at the width of the
-// clone that calls it (a function of its own is lowered at the baseline's before it could be inlined).
+// copy that calls it (a function of its own is lowered at the baseline's before it could be inlined).
 template <int kRows>
 [[gnu::always_inline]] inline void combined_tile(const float* x, std::int64_t x_stride, const float* w,
                                                  std::int64_t w_stride, std::int64_t k, float* y,
@@ -111,26 +107,16 @@ template <int kRows>
   if (j < end) combined_row_by_row(x, x_stride, w, w_stride, kRows, k, j, end, y, y_stride);
 }
 
-// The tiles pay where the clone running is AVX2's or AVX-512's. Compiled for the x86-64 baseline (the copy for CPUs
-// without AVX2, and every build without clones: ThreadSanitizer's), GCC builds each broadcast of x through memory and
-// the tiles ran several times slower than a row at a time (PERFORMANCE.md §95).
-bool tiles_pay() {
-#if defined(__x86_64__) && !defined(ACCEL_NO_VECTOR_CLONES)
-  static const bool wide = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return wide;
-#else
-  return false;
-#endif
-}
-
-}  // namespace
+// The tiles pay where the copy running is AVX2's or AVX-512's. Compiled for the x86-64 baseline, GCC builds each
+// broadcast of x through memory and the tiles ran several times slower than a row at a time (PERFORMANCE.md §95).
+bool tiles_pay() { return detail::cpu_vector_level() != detail::CpuVectorLevel::baseline; }
 
 // Tiles of 6 rows of y by 16 columns, twelve sums in vector registers (AVX2's sixteen hold them with w's two loads and
 // x's broadcast): all-MiniLM-L6-v2's attention ran 3.8 times as fast as row at a time (cpu_steps_bench, PERFORMANCE.md
 // §95), with the same sums in the same order.
-ACCEL_CPU_VECTOR_CLONES
-void combined_rows(const float* x, std::int64_t x_stride, const float* w, std::int64_t w_stride, std::int64_t rows,
-                   std::int64_t k, std::int64_t begin, std::int64_t end, float* y, std::int64_t y_stride) {
+ACCEL_VECTOR_BODY void combined_rows_body(const float* x, std::int64_t x_stride, const float* w, std::int64_t w_stride,
+                                          std::int64_t rows, std::int64_t k, std::int64_t begin, std::int64_t end,
+                                          float* y, std::int64_t y_stride) {
   if (!tiles_pay()) {
     combined_row_by_row(x, x_stride, w, w_stride, rows, k, begin, end, y, y_stride);
     return;
@@ -149,6 +135,18 @@ void combined_rows(const float* x, std::int64_t x_stride, const float* w, std::i
     case 1: combined_tiles<1>(x_rest, x_stride, w, w_stride, k, begin, end, y_rest, y_stride); break;
     default: break;
   }
+}
+
+}  // namespace
+
+void dot_products(const float* x, std::int64_t x_stride, const float* w, std::int64_t w_stride, std::int64_t rows,
+                  std::int64_t k, std::int64_t begin, std::int64_t end, float* y, std::int64_t y_stride) {
+  detail::at_cpu_vector_width<dot_products_body>(x, x_stride, w, w_stride, rows, k, begin, end, y, y_stride);
+}
+
+void combined_rows(const float* x, std::int64_t x_stride, const float* w, std::int64_t w_stride, std::int64_t rows,
+                   std::int64_t k, std::int64_t begin, std::int64_t end, float* y, std::int64_t y_stride) {
+  detail::at_cpu_vector_width<combined_rows_body>(x, x_stride, w, w_stride, rows, k, begin, end, y, y_stride);
 }
 
 }  // namespace accel::graph::cpu

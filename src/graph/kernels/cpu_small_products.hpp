@@ -1,7 +1,7 @@
 // Matrix products too small or too short for SGEMM, read in place with strides: the matmul of a few rows (one
 // query: SGEMM would pack the whole weight matrix on every call) and attention's two products per head (many tiny
 // SGEMM calls from every thread of the team contend in OpenBLAS's buffer allocator). Each is compiled for
-// AVX-512, AVX2 and the baseline (ACCEL_CPU_VECTOR_CLONES).
+// AVX-512, AVX2 and the baseline (core/vector_versions.hpp).
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/vector_versions.hpp"
+
 // libmvec's entry points, named by the x86-64 vector function ABI: 'e' AVX-512 with 16 lanes, 'd' AVX2 with 8.
 extern "C" {
 __attribute__((target("avx512f"))) __m512 _ZGVeN16v_erff(__m512);
@@ -69,23 +71,12 @@ __attribute__((target("avx2"))) void map_avx2(const float* x, float* y, std::int
   _mm256_maskstore_ps(y + i, tail, vector(_mm256_maskload_ps(x + i, tail)));
 }
 
-enum class Level { avx512, avx2, scalar };
-
-Level detect_level() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return Level::avx512;
-  if (__builtin_cpu_supports("avx2")) return Level::avx2;
-  return Level::scalar;
-}
-
-const Level kLevel = detect_level();
-
 template <Function F>
 Map map_for_cpu() {
-  switch (kLevel) {
-    case Level::avx512: return map_avx512<F>;
-    case Level::avx2: return map_avx2<F>;
-    case Level::scalar: break;
+  switch (detail::cpu_vector_level()) {
+    case detail::CpuVectorLevel::avx512: return map_avx512<F>;
+    case detail::CpuVectorLevel::avx2: return map_avx2<F>;
+    case detail::CpuVectorLevel::baseline: break;
   }
   return map_scalar<F>;
 }
@@ -142,12 +133,9 @@ void activate_chunk(float* x, float* t, std::int64_t n, Activation activation) {
   }
 }
 
-}  // namespace
-
-// The bounds pass is a vector reduction at the clone's width: a scalar max over each row of scores was half of the
+// The bounds pass is a vector reduction at the copy's width: a scalar max over each row of scores was half of the
 // attention's time outside its products (PERFORMANCE.md §98).
-ACCEL_CPU_VECTOR_CLONES
-float softmax_numerators(float* x, std::int64_t count, float scale) {
+ACCEL_VECTOR_BODY float softmax_numerators_body(float* x, std::int64_t count, float scale) {
   if (count <= 0) return 0;
   // In 16-float vectors: GCC leaves a float max or min reduction scalar without -ffast-math, even under omp simd.
   using Floats16 = float __attribute__((vector_size(64)));
@@ -183,6 +171,12 @@ float softmax_numerators(float* x, std::int64_t count, float scale) {
   return total;
 }
 
+}  // namespace
+
+float softmax_numerators(float* x, std::int64_t count, float scale) {
+  return detail::at_cpu_vector_width<softmax_numerators_body>(x, count, scale);
+}
+
 void bias_activate_row(float* x, const float* bias, std::int64_t count, Activation activation) {
   float scratch[kChunk];
   for (std::int64_t begin = 0; begin < count; begin += kChunk) {
@@ -195,15 +189,6 @@ void bias_activate_row(float* x, const float* bias, std::int64_t count, Activati
     }
     activate_chunk(chunk, scratch, n, activation);
   }
-}
-
-const char* vector_math_level() {
-  switch (kLevel) {
-    case Level::avx512: return "avx512";
-    case Level::avx2: return "avx2";
-    case Level::scalar: break;
-  }
-  return "scalar";
 }
 
 }  // namespace accel::graph::cpu

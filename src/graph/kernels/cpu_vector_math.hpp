@@ -6,7 +6,6 @@
 
 #include <cstdint>
 
-#include "core/vector_clones.hpp"  // ACCEL_CPU_VECTOR_CLONES, with which the kernels here are compiled
 #include "graph/kernels/op_kinds.hpp"
 
 namespace accel::graph::cpu {
@@ -17,8 +16,5 @@ float softmax_numerators(float* x, std::int64_t count, float scale);
 
 // x[i] = act(x[i] + bias[i]) for one row (bias may be null): accel::activate's definitions in float.
 void bias_activate_row(float* x, const float* bias, std::int64_t count, Activation activation);
-
-// The vector width the functions above run at: "avx512", "avx2" or "scalar" (for benchmarks' records).
-const char* vector_math_level();
 
 }  // namespace accel::graph::cpu

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "core/vector_clones.hpp"
+#include "core/vector_versions.hpp"
 #include "libs/blas/level1_operation.hpp"
 
 namespace accel::blas {
@@ -21,9 +21,11 @@ Strided<N> written_vector(const Request& r, std::span<const BufferView> views, S
 
 // y = fma(alpha, x, y) over n floats: one instruction an element in the AVX2 and AVX-512 copies, the same correctly
 // rounded result as the baseline's fmaf call, which cost 2.7 ns an element on the development VM.
-ACCEL_CPU_VECTOR_CLONES
-void fused_axpy(float alpha, const float* x, float* y, std::int64_t n) {
+ACCEL_VECTOR_BODY void fused_axpy_body(float alpha, const float* x, float* y, std::int64_t n) {
   for (std::int64_t k = 0; k < n; ++k) y[k] = std::fma(alpha, x[k], y[k]);
+}
+void fused_axpy(float alpha, const float* x, float* y, std::int64_t n) {
+  detail::at_cpu_vector_width<fused_axpy_body>(alpha, x, y, n);
 }
 
 template <class N>

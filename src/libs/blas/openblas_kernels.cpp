@@ -16,18 +16,10 @@ __attribute__((weak)) void gotoblas_dynamic_quit();
 namespace accel::blas {
 namespace {
 
-CpuVectorFeatures this_cpu() {
-  __builtin_cpu_init();
-  return {.avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"),
-          .avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
-                    __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-                    __builtin_cpu_supports("avx512vl")};
-}
-
 std::string choose() {
   const std::string chosen = openblas_get_corename();
   if (std::getenv("OPENBLAS_CORETYPE") || !gotoblas_dynamic_init || !gotoblas_dynamic_quit) return chosen;
-  const std::string forced = openblas_core_to_force(chosen, this_cpu());
+  const std::string forced = openblas_core_to_force(chosen, detail::cpu_vector_level());
   if (forced.empty()) return chosen;
   setenv("OPENBLAS_CORETYPE", forced.c_str(), 0);
   gotoblas_dynamic_quit();
@@ -40,10 +32,13 @@ __attribute__((constructor)) void choose_at_load() { ensure_openblas_kernels(); 
 
 }  // namespace
 
-std::string openblas_core_to_force(const std::string& chosen_core, const CpuVectorFeatures& cpu) {
+std::string openblas_core_to_force(const std::string& chosen_core, detail::CpuVectorLevel cpu) {
   if (chosen_core != "Prescott") return "";
-  if (cpu.avx512) return "SkylakeX";
-  if (cpu.avx2_fma) return "Haswell";
+  switch (cpu) {
+    case detail::CpuVectorLevel::avx512: return "SkylakeX";
+    case detail::CpuVectorLevel::avx2: return "Haswell";
+    case detail::CpuVectorLevel::baseline: break;
+  }
   return "";
 }
 

@@ -6,15 +6,12 @@
 
 #include <string>
 
+#include "core/vector_versions.hpp"
+
 namespace accel::blas {
 
-struct CpuVectorFeatures {
-  bool avx2_fma = false;
-  bool avx512 = false;  // F, CD, BW, DQ and VL: what OpenBLAS's SkylakeX kernels use
-};
-
 // The OPENBLAS_CORETYPE to choose again under, or "" to keep the one OpenBLAS chose.
-std::string openblas_core_to_force(const std::string& chosen_core, const CpuVectorFeatures& cpu);
+std::string openblas_core_to_force(const std::string& chosen_core, detail::CpuVectorLevel cpu);
 
 // Chooses again once per process if openblas_core_to_force says so (also done when the library loads, before any
 // thread runs a GEMM); returns the core OpenBLAS runs.

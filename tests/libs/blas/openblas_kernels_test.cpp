@@ -10,11 +10,11 @@ namespace accel::blas {
 namespace {
 
 TEST(OpenBlasKernels, ChosenAgainOnlyAfterTheFallbackAndByWhatTheCpuRuns) {
-  EXPECT_EQ(openblas_core_to_force("Prescott", {.avx2_fma = true, .avx512 = true}), "SkylakeX");
-  EXPECT_EQ(openblas_core_to_force("Prescott", {.avx2_fma = true, .avx512 = false}), "Haswell");
-  EXPECT_EQ(openblas_core_to_force("Prescott", {}), "");
-  EXPECT_EQ(openblas_core_to_force("Zen", {.avx2_fma = true, .avx512 = false}), "");
-  EXPECT_EQ(openblas_core_to_force("SkylakeX", {.avx2_fma = true, .avx512 = true}), "");
+  EXPECT_EQ(openblas_core_to_force("Prescott", detail::CpuVectorLevel::avx512), "SkylakeX");
+  EXPECT_EQ(openblas_core_to_force("Prescott", detail::CpuVectorLevel::avx2), "Haswell");
+  EXPECT_EQ(openblas_core_to_force("Prescott", detail::CpuVectorLevel::baseline), "");
+  EXPECT_EQ(openblas_core_to_force("Zen", detail::CpuVectorLevel::avx2), "");
+  EXPECT_EQ(openblas_core_to_force("SkylakeX", detail::CpuVectorLevel::avx512), "");
 }
 
 TEST(OpenBlasKernels, ThisProcessRunsVectorKernelsWhereTheCpuHasThem) {
