@@ -87,13 +87,14 @@ void GraphOperation::operands(const CheckedGraph& checked, Operands& operands) {
   }
 }
 
-Status GraphOperation::run_cpu(const CheckedGraph& checked, std::span<const BufferView> views) {
+Status GraphOperation::run_cpu(const CheckedGraph& checked, std::span<const BufferView> views,
+                               const CpuTarget& target) {
   std::vector<std::pair<std::uint32_t, cpu::HostTensor>> memory;
   memory.reserve(views.size());
   for (std::size_t i = 0; i < views.size(); ++i) {
     memory.push_back({checked.bindings[i].uid, {views[i].data, views[i].dtype, views[i].count}});
   }
-  return cpu::run_graph(*checked.graph, memory);
+  return cpu::run_graph(*checked.graph, memory, [&target] { target.keep_alive(); });
 }
 
 void GraphOperation::describe_cpu(LibraryReport& report) {

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -124,6 +125,14 @@ class Operands {
 // What a family may know of a device's options and name while it runs on the CPU device.
 struct CpuTarget {
   std::string_view device_name;
+  // What keep_alive calls: an isolated worker's heartbeat. Null or empty on an in-process device.
+  const std::function<void()>* heartbeat = nullptr;
+
+  // Called now and then by a run that computes long (a graph, between its steps), so that an isolated worker's
+  // supervisor does not take the work for a hang. Never from a thread of the run's own: a run that stops stops it.
+  void keep_alive() const {
+    if (heartbeat && *heartbeat) (*heartbeat)();
+  }
 };
 
 // Whether the family wrote a CPU implementation of `Request`.

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -218,6 +220,90 @@ TEST(GraphExecutableCacheTest, RunsOnAnIsolatedWorker) {
   }
   SCOPED_TRACE("in process");
   expect_matches_reference(run_once(local, graph, c), c);
+}
+
+// x [tokens, 512] through `steps` equal layers tanh(x w^T): a run of many steps of one size each.
+std::shared_ptr<const Graph> chain_graph(int steps) {
+  GraphBuilder b;
+  b.bucket("tokens", Ladder::powers_of_two(16, 1 << 15));
+  const Dim width = Dim::of(512);
+  Tensor x = b.input("x", DType::f32, {Dim::sym("tokens"), width});
+  for (int i = 0; i < steps; ++i) {
+    const Tensor w = b.parameter("w" + std::to_string(i), DType::f32, {width, width});
+    x = b.matmul(x, w, {.transpose_b = true, .activation = Activation::tanh});
+  }
+  b.output("y", x);
+  return *b.build();
+}
+
+Result<std::vector<float>> run_chain(const Device& device, const std::shared_ptr<const Graph>& graph,
+                                     const std::vector<std::uint8_t>& weights, const std::vector<float>& x) {
+  ACCEL_ASSIGN_OR_RETURN(Buffer<std::uint8_t> wb, device.allocate<std::uint8_t>(weights.size()).wait());
+  ACCEL_RETURN_IF_ERROR(device.upload(std::span<const std::uint8_t>(weights), wb).wait().status());
+  ACCEL_ASSIGN_OR_RETURN(Buffer<float> xb, device.allocate<float>(x.size()).wait());
+  ACCEL_RETURN_IF_ERROR(device.upload(std::span<const float>(x), xb).wait().status());
+  ACCEL_ASSIGN_OR_RETURN(Buffer<float> yb, device.allocate<float>(x.size()).wait());
+  ACCEL_RETURN_IF_ERROR(device
+                            .ask(Execute{.graph = graph,
+                                         .symbols = {{"tokens", static_cast<std::int64_t>(x.size() / 512)}},
+                                         .weights = wb,
+                                         .inputs = {{"x", xb}},
+                                         .outputs = {{"y", yb}}})
+                            .wait()
+                            .status());
+  std::vector<float> y(x.size(), NAN);
+  ACCEL_RETURN_IF_ERROR(device.download(yb, std::span<float>(y)).wait().status());
+  return y;
+}
+
+// One request that computes for four heartbeat timeouts on an isolated CPU worker: the worker stamps its heartbeat
+// after each step, so its supervisor does not take the work for a hang (before, it stamped only between requests and
+// a healthy worker was killed: a 512-text embedding chunk under ASan did so). The rows are chosen from a timed run
+// in process, so that the run outlasts the timeout on any machine while each of its 24 steps takes a sixth of it.
+TEST(GraphExecutableCacheTest, AWorkerComputingPastItsHeartbeatTimeoutIsNotTakenForHung) {
+  constexpr int kSteps = 24;
+  const auto graph = chain_graph(kSteps);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 1.0f / std::sqrt(512.0f));
+  std::vector<std::vector<float>> parameters(kSteps, std::vector<float>(512 * 512));
+  for (auto& w : parameters)
+    for (float& e : w) e = normal(rng);
+  const std::vector<std::uint8_t> weights = testing::weight_bytes_f32(*graph, parameters);
+  const auto inputs = [&](std::int64_t tokens) {
+    std::vector<float> x(static_cast<std::size_t>(tokens * 512));
+    for (float& e : x) e = normal(rng) * 20.0f;
+    return x;
+  };
+  System system;
+  Device local = *Device::open(system, {.kind = DeviceKind::cpu});
+  const std::vector<float> probe = inputs(1024);
+  ASSERT_THAT(run_chain(local, graph, weights, probe), IsOk());  // packs the weights
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_THAT(run_chain(local, graph, weights, probe), IsOk());
+  const double probe_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::int64_t tokens = std::clamp<std::int64_t>(
+      static_cast<std::int64_t>(1024 * 1.6 / std::max(probe_seconds, 1e-6)) / 16 * 16, 1024, 1 << 15);
+  const double run_seconds = probe_seconds * static_cast<double>(tokens) / 1024;
+  const auto timeout = std::max(std::chrono::milliseconds(100),
+                                std::chrono::milliseconds(static_cast<std::int64_t>(run_seconds * 1000 / 4)));
+  ASSERT_GT(run_seconds * 1000, 2.0 * static_cast<double>(timeout.count()))
+      << "this machine ran " << tokens << " rows faster than the test can show anything";
+  RecordProperty("rows", static_cast<int>(tokens));
+  RecordProperty("heartbeat_timeout_ms", static_cast<int>(timeout.count()));
+
+  Device isolated = *Device::open(
+      system,
+      {.kind = DeviceKind::cpu, .isolation = Isolation::worker_process, .worker = {.heartbeat_timeout = timeout}});
+  const pid_t worker = isolated.info().wait()->worker_pid;
+  const std::vector<float> x = inputs(tokens);
+  const Result<std::vector<float>> in_worker = run_chain(isolated, graph, weights, x);
+  ASSERT_THAT(in_worker, IsOk());
+  const DeviceInfo after = *isolated.info().wait();
+  EXPECT_EQ(after.worker_pid, worker);
+  EXPECT_EQ(after.worker_restarts, 0u);
+  const Result<std::vector<float>> in_process = run_chain(local, graph, weights, x);
+  ASSERT_THAT(in_process, IsOk());
+  EXPECT_LT(max_abs_error(*in_worker, *in_process), 1e-5);
 }
 
 // The CPU worker of an isolated device keeps its executables on disk: the worker that replaces a killed one runs

@@ -56,11 +56,12 @@ class Interpreter {
     return Status();
   }
 
-  Status run() {
+  Status run(const std::function<void()>& after_node) {
     const std::vector<Node>& nodes = graph_.nodes();
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       Status status = std::visit([&](const auto& node) { return execute(node); }, nodes[i]);
       if (!status.ok()) return status.with_context(fmt::format("node {} ({})", i, node_name(nodes[i])));
+      if (after_node) after_node();
     }
     return Status();
   }
@@ -215,10 +216,11 @@ class Interpreter {
 
 }  // namespace
 
-Status run_graph(const Graph& graph, std::span<const std::pair<std::uint32_t, HostTensor>> bound) {
+Status run_graph(const Graph& graph, std::span<const std::pair<std::uint32_t, HostTensor>> bound,
+                 const std::function<void()>& after_node) {
   Interpreter interpreter(graph);
   ACCEL_RETURN_IF_ERROR(interpreter.bind(bound));
-  return interpreter.run();
+  return interpreter.run(after_node);
 }
 
 }  // namespace accel::dnn::cpu
