@@ -94,7 +94,7 @@ Status GraphOperation::run_cpu(const CheckedGraph& checked, std::span<const Buff
   for (std::size_t i = 0; i < views.size(); ++i) {
     memory.push_back({checked.bindings[i].uid, {views[i].data, views[i].dtype, views[i].count}});
   }
-  return cpu::run_graph(*checked.graph, memory, [&target] { target.keep_alive(); });
+  return cpu::run_graph(*checked.graph, memory, target.keep_alive);
 }
 
 void GraphOperation::describe_cpu(LibraryReport& report) {

@@ -198,7 +198,7 @@ Status Operation<graph::Execute>::check_cpu_support(const graph::CheckedExecute&
 
 Status Operation<graph::Execute>::run_cpu(const graph::Execute&, const graph::CheckedExecute& checked,
                                           std::span<const BufferView> views, const CpuTarget& target) {
-  return graph::cpu::CpuExecutables::process().run(checked, views, [&target] { target.keep_alive(); });
+  return graph::cpu::CpuExecutables::process().run(checked, views, target.keep_alive);
 }
 
 void Operation<graph::Execute>::describe_cpu(LibraryReport& report) {

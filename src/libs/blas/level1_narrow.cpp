@@ -24,6 +24,7 @@ Strided<N> written_vector(const Request& r, std::span<const BufferView> views, S
 ACCEL_VECTOR_BODY void fused_axpy_body(float alpha, const float* x, float* y, std::int64_t n) {
   for (std::int64_t k = 0; k < n; ++k) y[k] = std::fma(alpha, x[k], y[k]);
 }
+
 void fused_axpy(float alpha, const float* x, float* y, std::int64_t n) {
   detail::at_cpu_vector_width<fused_axpy_body>(alpha, x, y, n);
 }
