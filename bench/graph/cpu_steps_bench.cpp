@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   const auto run = [&](std::vector<graph::cpu::StepTime>* into) {
     const auto* weights = reinterpret_cast<const std::byte*>(weight_bytes.data());
     const Status ran = graph::cpu::run_steps(
-        plan, extent, arena.data(), {.data = weights, .identity = {.base = weights, .version = 1}}, packs, {}, into);
+        plan, extent, arena.data(), {.data = weights, .identity = {.base = weights, .version = 1}}, packs, into);
     if (!ran.ok()) {
       fmt::print(stderr, "cpu_steps_bench: running: {}\n", ran.to_string());
       accel::bench::exit_now(1);

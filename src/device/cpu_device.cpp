@@ -247,7 +247,6 @@ Result<Done> CpuDevice::handle(RunRecorded& request) {
         },
         current);
     if (!ran.ok() && first.ok()) first = step_failure(i, request.steps[i], ran.status());
-    if (shared_->keep_alive) shared_->keep_alive();  // a long recording is many requests' work, not a hang
   }
   ACCEL_RETURN_IF_ERROR(first);
   return Done{};

@@ -80,8 +80,7 @@ class CpuDevice final : public CpuDeviceBase {
       ACCEL_ASSIGN_OR_RETURN(std::vector<BufferView> views, table_.resolve(operands));
       for (std::size_t i = 0; i < views.size(); ++i)
         if (!operands.list()[i].buffer.is_null()) views[i].version = table_.version(operands.list()[i].buffer);
-      const Status ran = Op::run_cpu(request, checked, views,
-                                     CpuTarget{.device_name = shared_->name, .keep_alive = shared_->keep_alive});
+      const Status ran = Op::run_cpu(request, checked, views, CpuTarget{.device_name = shared_->name});
       // Written buffers have new contents, even where the run failed part way.
       for (const Operand& operand : operands.list())
         if (operand.access == Access::write && !operand.buffer.is_null()) table_.written(operand.buffer);

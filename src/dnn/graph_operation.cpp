@@ -87,14 +87,13 @@ void GraphOperation::operands(const CheckedGraph& checked, Operands& operands) {
   }
 }
 
-Status GraphOperation::run_cpu(const CheckedGraph& checked, std::span<const BufferView> views,
-                               const CpuTarget& target) {
+Status GraphOperation::run_cpu(const CheckedGraph& checked, std::span<const BufferView> views) {
   std::vector<std::pair<std::uint32_t, cpu::HostTensor>> memory;
   memory.reserve(views.size());
   for (std::size_t i = 0; i < views.size(); ++i) {
     memory.push_back({checked.bindings[i].uid, {views[i].data, views[i].dtype, views[i].count}});
   }
-  return cpu::run_graph(*checked.graph, memory, target.keep_alive);
+  return cpu::run_graph(*checked.graph, memory);
 }
 
 void GraphOperation::describe_cpu(LibraryReport& report) {

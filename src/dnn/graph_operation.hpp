@@ -43,7 +43,7 @@ struct GraphOperation {
   using Checked = CheckedGraph;
   // One operand per binding, in the checked order: the tensor's dtype and storage extent, written if an output.
   static void operands(const CheckedGraph& checked, Operands& operands);
-  static Status run_cpu(const CheckedGraph& checked, std::span<const BufferView> views, const CpuTarget& target);
+  static Status run_cpu(const CheckedGraph& checked, std::span<const BufferView> views);
   static void describe_cpu(LibraryReport& report);
 };
 
@@ -53,9 +53,8 @@ struct ConvOperation : GraphOperation {
   static void operands(const Conv&, const CheckedGraph& checked, Operands& list) {
     GraphOperation::operands(checked, list);
   }
-  static Status run_cpu(const Conv&, const CheckedGraph& checked, std::span<const BufferView> views,
-                        const CpuTarget& target) {
-    return GraphOperation::run_cpu(checked, views, target);
+  static Status run_cpu(const Conv&, const CheckedGraph& checked, std::span<const BufferView> views, const CpuTarget&) {
+    return GraphOperation::run_cpu(checked, views);
   }
 };
 
@@ -75,8 +74,8 @@ struct Operation<RunGraph> : dnn::GraphOperation {
     GraphOperation::operands(checked, list);
   }
   static Status run_cpu(const RunGraph&, const dnn::CheckedGraph& checked, std::span<const BufferView> views,
-                        const CpuTarget& target) {
-    return GraphOperation::run_cpu(checked, views, target);
+                        const CpuTarget&) {
+    return GraphOperation::run_cpu(checked, views);
   }
   // RunGraph is not plain data: it crosses to an isolated worker as its bindings and its graph's encoding, and
   // the worker decodes and validates the graph again.

@@ -197,8 +197,8 @@ Status Operation<graph::Execute>::check_cpu_support(const graph::CheckedExecute&
 }
 
 Status Operation<graph::Execute>::run_cpu(const graph::Execute&, const graph::CheckedExecute& checked,
-                                          std::span<const BufferView> views, const CpuTarget& target) {
-  return graph::cpu::CpuExecutables::process().run(checked, views, target.keep_alive);
+                                          std::span<const BufferView> views, const CpuTarget&) {
+  return graph::cpu::CpuExecutables::process().run(checked, views);
 }
 
 void Operation<graph::Execute>::describe_cpu(LibraryReport& report) {

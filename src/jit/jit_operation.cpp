@@ -120,7 +120,7 @@ std::vector<BufferView> library_conv_views(const CutlassConv& request, std::span
 }  // namespace jit
 
 Status Operation<CutlassConv>::run_cpu(const CutlassConv& request, const Checked& extents,
-                                       std::span<const BufferView> views, const CpuTarget& target) {
+                                       std::span<const BufferView> views, const CpuTarget&) {
   const auto [slot, count] = request.pass == ConvPass::fprop   ? std::pair{y, extents.y}
                              : request.pass == ConvPass::dgrad ? std::pair{x, extents.x}
                                                                : std::pair{w, extents.w};
@@ -135,7 +135,7 @@ Status Operation<CutlassConv>::run_cpu(const CutlassConv& request, const Checked
       [&](const auto& conv) -> Status {
         ACCEL_ASSIGN_OR_RETURN(const dnn::CheckedGraph checked,
                                Operation<std::decay_t<decltype(conv)>>::validate(conv));
-        return dnn::GraphOperation::run_cpu(checked, jit::library_conv_views(request, checked.bindings, views), target);
+        return dnn::GraphOperation::run_cpu(checked, jit::library_conv_views(request, checked.bindings, views));
       },
       jit::library_conv(request)));
   if (blend) jit::blend(out.data, before.data(), out.dtype, count, request.alpha, request.beta);

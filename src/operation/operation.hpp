@@ -26,7 +26,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -125,10 +124,6 @@ class Operands {
 // What a family may know of a device's options and name while it runs on the CPU device.
 struct CpuTarget {
   std::string_view device_name;
-  // Called now and then by a run that computes long (a graph, after each step), so that an isolated worker's
-  // supervisor does not take the work for a hang: the worker's heartbeat; empty on an in-process device. Called by
-  // the computing thread only, never a thread of its own: a run that stops stops it.
-  const std::function<void()>& keep_alive;
 };
 
 // Whether the family wrote a CPU implementation of `Request`.

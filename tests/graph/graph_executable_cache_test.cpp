@@ -256,10 +256,10 @@ Result<std::vector<float>> run_chain(const Device& device, const std::shared_ptr
   return y;
 }
 
-// One request that computes for four heartbeat timeouts on an isolated CPU worker: the worker stamps its heartbeat
-// after each step, so its supervisor does not take the work for a hang (before, it stamped only between requests and
-// a healthy worker was killed: a 512-text embedding chunk under ASan did so). The rows are chosen from a timed run
-// in process, so that the run outlasts the timeout on any machine while each of its 24 steps takes a sixth of it.
+// One graph run that computes for four heartbeat timeouts on an isolated CPU worker: the worker's compute watch
+// stamps its heartbeat while it uses processor time, so its supervisor does not take the work for a hang (before, it
+// stamped only between requests and a healthy worker was killed: a 512-text embedding chunk under ASan did so). The
+// rows are chosen from a timed run in process, so that the run outlasts the timeout on any machine.
 TEST(GraphExecutableCacheTest, AWorkerComputingPastItsHeartbeatTimeoutIsNotTakenForHung) {
   constexpr int kSteps = 24;
   const auto graph = chain_graph(kSteps);

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <thread>
 #include <unordered_map>
@@ -18,6 +19,7 @@
 #include "device/device_options_codec.hpp"
 #include "device/device_shared.hpp"
 #include "device/isolated/channel.hpp"
+#include "device/isolated/compute_watch.hpp"
 #include "device/isolated/wire.hpp"
 #if ACCEL_HAVE_CUDA
 #include "device/cuda/cuda_backend.hpp"
@@ -48,6 +50,7 @@ class Worker {
     slot_->heartbeat_ns.store(monotonic_ns(), std::memory_order_release);
     slot_->state.store(WorkerState::ready, std::memory_order_release);
     if (!wait_for_promotion()) return stop();
+    if (shared_->options.kind == DeviceKind::cpu) compute_watch_.emplace(slot_->heartbeat_ns, heartbeat_interval_);
     return serve();
   }
 
@@ -295,6 +298,7 @@ class Worker {
   std::mutex reply_mutex_;
   std::atomic<bool> poisoned_{false};
   std::atomic<std::int64_t> outstanding_{0};
+  std::optional<ComputeWatch> compute_watch_;  // a CPU worker's (compute_watch.hpp)
 };
 
 std::optional<long> flag_value(std::string_view arg, std::string_view flag) {

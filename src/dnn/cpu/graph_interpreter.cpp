@@ -56,12 +56,11 @@ class Interpreter {
     return Status();
   }
 
-  Status run(const std::function<void()>& after_node) {
+  Status run() {
     const std::vector<Node>& nodes = graph_.nodes();
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       Status status = std::visit([&](const auto& node) { return execute(node); }, nodes[i]);
       if (!status.ok()) return status.with_context(fmt::format("node {} ({})", i, node_name(nodes[i])));
-      if (after_node) after_node();
     }
     return Status();
   }
@@ -216,11 +215,10 @@ class Interpreter {
 
 }  // namespace
 
-Status run_graph(const Graph& graph, std::span<const std::pair<std::uint32_t, HostTensor>> bound,
-                 const std::function<void()>& after_node) {
+Status run_graph(const Graph& graph, std::span<const std::pair<std::uint32_t, HostTensor>> bound) {
   Interpreter interpreter(graph);
   ACCEL_RETURN_IF_ERROR(interpreter.bind(bound));
-  return interpreter.run(after_node);
+  return interpreter.run();
 }
 
 }  // namespace accel::dnn::cpu

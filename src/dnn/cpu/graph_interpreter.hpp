@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <utility>
 
@@ -25,9 +24,7 @@ struct HostTensor {
 // and outputs written through the tensor's strides and dtype (f16, bf16 and fp8 round to nearest even).
 // Bindings are all checked before any node runs: a missing, unknown, virtual or repeated uid, a dtype other
 // than the tensor's or memory short of its storage extent is invalid_argument naming the uid; an output in an
-// integer dtype is not_supported. `after_node` (may be empty) is called after each node: an isolated worker's
-// heartbeat (CpuTarget::keep_alive).
-[[nodiscard]] Status run_graph(const Graph& graph, std::span<const std::pair<std::uint32_t, HostTensor>> bound,
-                               const std::function<void()>& after_node = {});
+// integer dtype is not_supported.
+[[nodiscard]] Status run_graph(const Graph& graph, std::span<const std::pair<std::uint32_t, HostTensor>> bound);
 
 }  // namespace accel::dnn::cpu

@@ -60,8 +60,7 @@ void CpuExecutable::give_back(std::unique_ptr<std::byte[]> arena) const {
   if (arenas_.size() < kArenasKept) arenas_.push_back(std::move(arena));
 }
 
-Status CpuExecutable::run(const CheckedExecute& checked, std::span<const BufferView> views,
-                          const std::function<void()>& after_step) const {
+Status CpuExecutable::run(const CheckedExecute& checked, std::span<const BufferView> views) const {
   const WeightsIdentity identity{.base = static_cast<const std::byte*>(views[0].data), .version = views[0].version};
   // A bf16 graph reads its f32 copy's parameters, converted once per contents of the caller's weights.
   const Bf16Graph* bf16 = shared_->bf16.get();
@@ -76,7 +75,7 @@ Status CpuExecutable::run(const CheckedExecute& checked, std::span<const BufferV
     copy_as(given[tensor].dtype, views[1 + i].at(checked.input_firsts[i]), t.dtype,
             arena.get() + plan_.slot(tensor).offset, element_count(t.shape, checked.actual));
   }
-  Status ran = run_steps(plan_, checked.actual, arena.get(), weights, shared_->packs, after_step);
+  Status ran = run_steps(plan_, checked.actual, arena.get(), weights, shared_->packs);
   if (ran.ok()) {
     for (std::size_t i = 0; i < checked.outputs.size(); ++i) {
       const std::uint32_t tensor = plan_.graph().outputs()[i].tensor;
@@ -119,8 +118,7 @@ Result<std::shared_ptr<SharedGraph>> CpuExecutables::shared_for(const std::share
   return shared;
 }
 
-Status CpuExecutables::run(const CheckedExecute& checked, std::span<const BufferView> views,
-                           const std::function<void()>& after_step) {
+Status CpuExecutables::run(const CheckedExecute& checked, std::span<const BufferView> views) {
   using Made = Result<std::shared_ptr<const CpuExecutable>>;
   const auto build = [&]() -> Made {
     ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<SharedGraph> shared, shared_for(checked.graph));
@@ -133,7 +131,7 @@ Status CpuExecutables::run(const CheckedExecute& checked, std::span<const Buffer
     return std::make_shared<const CpuExecutable>(std::move(plan), std::move(shared));
   };
   ACCEL_ASSIGN_OR_RETURN(std::shared_ptr<const CpuExecutable> executable, cache_.get(*checked.key, build, decode));
-  return executable->run(checked, views, after_step);
+  return executable->run(checked, views);
 }
 
 }  // namespace accel::graph::cpu

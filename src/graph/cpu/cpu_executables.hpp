@@ -5,7 +5,6 @@
 // executable at once.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -42,12 +41,9 @@ struct RunWeights {
 };
 
 // Runs the plan's steps at the extents of `extent` on an arena laid out by the plan; the matmuls' packed weights
-// are taken from (or made into) `packs`. `after_step` (may be empty) is called after each step: an isolated worker's
-// heartbeat (CpuTarget::keep_alive), which a run of many steps would otherwise outlast. With `times`, each step's time
-// is appended there.
+// are taken from (or made into) `packs`. With `times`, each step's time is appended there.
 [[nodiscard]] Status run_steps(const ExecutablePlan& plan, const SymbolValues& extent, std::byte* arena,
-                               const RunWeights& weights, MatmulPacks& packs, const std::function<void()>& after_step,
-                               std::vector<StepTime>* times = nullptr);
+                               const RunWeights& weights, MatmulPacks& packs, std::vector<StepTime>* times = nullptr);
 
 // What the executables of one graph (every binding of it) share while any of them lives: for a bf16 graph its f32
 // copy, whose parameters are converted once per weights contents, and the matmuls' packed weights (a pack does not
@@ -63,10 +59,8 @@ class CpuExecutable {
   CpuExecutable(ExecutablePlan plan, std::shared_ptr<SharedGraph> shared)
       : plan_(std::move(plan)), shared_(std::move(shared)) {}
   [[nodiscard]] const ExecutablePlan& plan() const noexcept { return plan_; }
-  // Copies the inputs in, runs (run_steps, with `after_step`), copies the outputs out. views: weights, inputs,
-  // outputs (Operation<Execute>).
-  [[nodiscard]] Status run(const CheckedExecute& checked, std::span<const BufferView> views,
-                           const std::function<void()>& after_step) const;
+  // Copies the inputs in, runs, copies the outputs out. views: weights, inputs, outputs (Operation<Execute>).
+  [[nodiscard]] Status run(const CheckedExecute& checked, std::span<const BufferView> views) const;
 
  private:
   std::unique_ptr<std::byte[]> take_arena() const;
@@ -83,8 +77,7 @@ class CpuExecutable {
 class CpuExecutables {
  public:
   static CpuExecutables& process();
-  [[nodiscard]] Status run(const CheckedExecute& checked, std::span<const BufferView> views,
-                           const std::function<void()>& after_step);
+  [[nodiscard]] Status run(const CheckedExecute& checked, std::span<const BufferView> views);
   [[nodiscard]] CacheStats stats() const { return cache_.stats(); }
 
  private:
