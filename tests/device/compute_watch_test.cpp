@@ -82,11 +82,15 @@ TEST(ComputeWatchTest, AWorkerInOneLongGemmIsNotTakenForHung) {
   Device local = *Device::open(system, {.kind = DeviceKind::cpu});
   constexpr std::int64_t kProbe = 1024;
   ASSERT_THAT(seconds_of_gemm(local, kProbe, nullptr), IsOk());  // OpenBLAS's threads started
-  const Result<double> probe = seconds_of_gemm(local, kProbe, nullptr);
-  ASSERT_THAT(probe, IsOk());
-  const double scale = std::cbrt(0.8 / std::max(*probe, 1e-6));
+  double probe = 1e9;  // the least of three: a busy machine slows a run, it never speeds one
+  for (int run = 0; run < 3; ++run) {
+    const Result<double> seconds = seconds_of_gemm(local, kProbe, nullptr);
+    ASSERT_THAT(seconds, IsOk());
+    probe = std::min(probe, *seconds);
+  }
+  const double scale = std::cbrt(0.8 / std::max(probe, 1e-6));
   const std::int64_t n = std::clamp<std::int64_t>(static_cast<std::int64_t>(kProbe * scale) / 64 * 64, kProbe, 4096);
-  const double expected_seconds = *probe * std::pow(static_cast<double>(n) / kProbe, 3);
+  const double expected_seconds = probe * std::pow(static_cast<double>(n) / kProbe, 3);
   const auto timeout = std::max(50ms, std::chrono::milliseconds(static_cast<std::int64_t>(expected_seconds * 200)));
   RecordProperty("order", static_cast<int>(n));
   RecordProperty("heartbeat_timeout_ms", static_cast<int>(timeout.count()));

@@ -55,7 +55,8 @@ struct WorkerOptions {
   /// supervisor wakes when the heartbeat goes stale, so a hang is found within this timeout plus about a
   /// millisecond; the requests the worker held are answered once it has exited (10-20 ms for a CPU worker on
   /// the test machine; a CUDA worker's exit also tears down its context). The serving loop stamps the
-  /// heartbeat at least every eighth of the timeout.
+  /// heartbeat at least every eighth of the timeout, and a CPU worker's is stamped while the process uses
+  /// processor time, so a request computing for longer (one large GEMM, say) is not taken for a hang.
   std::chrono::milliseconds heartbeat_timeout{5'000};
   /// How long a new worker may take to build its context.
   std::chrono::milliseconds start_timeout{60'000};
