@@ -64,6 +64,9 @@ std::vector<Product> products() {
   out.push_back({4, 5, 6, with_ld(shape(37, 29, 37, col, t), 40, 37, 50), 0.5});
   out.push_back({4, 6, 7, with_ld(shape(37, 29, 37, col, t), 40, 50, 37), -1.0});
   out.push_back({4, 7, 8, with_ld(shape(37, 29, 37, col, t), 40, 37, 40), 0.25});
+  // The same W not transposed, its terms 40 apart (read one at a time), applied twice: a chain of its own sharing A.
+  out.push_back({4, 9, 5, with_ld(shape(37, 29, 37, col), 40, 37, 40), 0.5});
+  out.push_back({4, 5, 6, with_ld(shape(37, 29, 37, col), 40, 40, 37), -2.0});
   // A stack of layers in column order, odd extents and padded leading dimensions, each reading the last one's C: one
   // chain of four (alpha 0 in it; its last C the buffer of its first B and of the second product's C, the same
   // matrices).

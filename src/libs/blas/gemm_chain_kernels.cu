@@ -7,7 +7,7 @@
 // chain of twenty 64³ products takes 16.0-16.5 µs a replay against 25.8-28.3 launched (§107). A cluster of 16 blocks
 // taking the chain tile by tile, with the cluster's barrier between products, was slower than the launches (45.6 µs).
 // Where every product takes the same A (small_gemm_chain_one_a) there is nothing to copy: 0.38-0.41 µs a product
-// against 0.82-0.83 (§109).
+// against 0.82-0.83 (§109), and with two lanes an output, not four, about 0.18 (§115).
 // Each lane sums the terms the small kernel's lane sums (gemm_kernels.cu: four lanes an output, lane g every fourth
 // term from g, then the lanes' sums added in pairs), in the same order, so every output equals the small kernel's bit
 // for bit.
@@ -134,55 +134,99 @@ __global__ void __launch_bounds__(kThreads) small_gemm_chain(const __grid_consta
 }
 
 // A chain whose products all take the same op(A) (a recurrence: X_{s+1} = W X_s, a network's state stepped by one
-// matrix, a power iteration) reads it once: lane (i, g) keeps its sixteen terms of row i in registers for the whole
-// chain, and a product is the block's barrier, sixteen multiply-adds, four 16-byte reads of the column and two
-// shuffles. The column lies permuted, the terms a lane sums side by side (term g + 4 t at g * kColumnPitch + t), the
-// four parts' reads on different banks. The terms are summed as small_gemm_chain sums them, in the same order.
-constexpr int kColumnPitch = kLaneTerms + 4;  // 20 floats: the four parts' runs start on banks 0, 20, 8 and 28
-static_assert(kLaneTerms % 4 == 0 && kColumnPitch % 4 == 0);
+// matrix, a power iteration) reads it once: two lanes an output, lane (i, h) keeping in registers for the whole chain
+// the terms of row i that parts 2h and 2h + 1 sum (g + 4 t for g = 2h, 2h + 1), two sums side by side. A product is
+// the block's barrier, eight 16-byte reads of the column (a warp's lanes read two addresses, one broadcast each),
+// thirty-two multiply-adds and one shuffle: part 0's sum plus part 1's, then that plus parts 2 and 3's, as
+// small_gemm_chain adds them, so each output is the same bit for bit. A chain of 20 replayed back to back in a CUDA
+// graph took 6.5-6.7 µs against 8.2-8.3 with four lanes an output, two shuffles and the products' parameters copied
+// into shared memory; one product 3.1-3.3 against 3.6-4.0 (PERFORMANCE.md §115). The loop's time rests on where the
+// compiler puts a few reads, so each choice below says what the other way measured.
+constexpr int kOneAParts = 2;                          // lanes an output
+constexpr int kOneAThreads = kChainRows * kOneAParts;  // 128
+constexpr int kOneATerms = kChainRows / kOneAParts;    // 32 a lane: 16 of each of its two parts
 
-__device__ int permuted(int q) { return q % kChainSplit * kColumnPitch + q / kChainSplit; }
+// Lane (i, half)'s terms of op(A), terms[2 t + e] = term 4 t + 2 half + e of row i, zeros past A's edges. Every read
+// is made, of A's first element where its term lies past an edge, so that they are issued together, with no branch
+// between them (each behind a branch of its own, a chain of one took 0.7 µs longer). Rows whole (copied_whole: on 16
+// bytes) and an even k are read two terms at a time (§115's probe).
+__device__ void load_terms(const ChainedProduct& a, int i, int half, float (&terms)[kOneATerms]) {
+  const float* const base = a.a;
+  const int m = a.m, k = a.k, a_row = a.a_row, a_col = a.a_col;
+  const bool inside = i < m;
+  if (a_col == 1 && k % 2 == 0) {
+#pragma unroll
+    for (int t = 0; t < kLaneTerms; ++t) {
+      const int q = kChainSplit * t + kOneAParts * half;
+      const bool there = inside && q < k;  // and q + 1, k being even
+      const float2 pair = *reinterpret_cast<const float2*>(base + (there ? i * a_row + q : 0));
+      terms[2 * t] = there ? pair.x : 0.0f;
+      terms[2 * t + 1] = there ? pair.y : 0.0f;
+    }
+    return;
+  }
+#pragma unroll
+  for (int e = 0; e < kOneATerms; ++e) {
+    const int q = kChainSplit * (e / 2) + kOneAParts * half + e % 2;
+    const bool there = inside && q < k;
+    const float term = base[there ? i * a_row + q * a_col : 0];
+    terms[e] = there ? term : 0.0f;
+  }
+}
 
-__global__ void __launch_bounds__(kThreads) small_gemm_chain_one_a(const __grid_constant__ ChainLaunch p) {
-  __shared__ __align__(16) float columns[2][kChainSplit * kColumnPitch];
-  __shared__ ChainedProduct table[kMostChainedGemms];
-  const int i = static_cast<int>(threadIdx.x) / kChainSplit, part = static_cast<int>(threadIdx.x) % kChainSplit;
-  const int j = static_cast<int>(blockIdx.x), count = p.count;
-  for (int w = static_cast<int>(threadIdx.x); w < count * static_cast<int>(sizeof(ChainedProduct) / sizeof(int));
-       w += static_cast<int>(kThreads))
-    reinterpret_cast<int*>(table)[w] = reinterpret_cast<const int*>(p.product)[w];
+// blockIdx.x, read once: read as blockIdx.x, the compiler read it again in each product, between the sums and the
+// column's write, which waited for it (a chain of 20 0.2 µs longer, §115).
+__device__ int block_index() {
+  unsigned index;
+  asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(index));
+  return static_cast<int>(index);
+}
+
+// The column lies permuted: the 32 terms lane (i, half) multiplies side by side, half's 32 from kHalfPitch * half on,
+// so that a product reads it 16 bytes at a time, the two halves' reads on different banks.
+constexpr int kHalfPitch = kOneATerms + 4;
+__device__ int column_slot(int q) { return q / 2 % 2 * kHalfPitch + q / 4 * 2 + q % 2; }
+
+// Each product's scale and output are read from the parameters after its sums, where they are used: read before the
+// barrier, or from a table in shared memory, a chain of 20 took 7.4-7.7 µs, not 6.2-6.4 (§115's probe). The products
+// are not unrolled: unrolled by two, the compiler read them by a register index, a chain of 20 7.2-7.3 µs, and with
+// the column read 8 bytes at a time 7.0-7.1.
+__global__ void __launch_bounds__(kOneAThreads) small_gemm_chain_one_a(const __grid_constant__ ChainLaunch p) {
+  __shared__ __align__(16) float columns[2][kOneAParts * kHalfPitch];
+  const int i = static_cast<int>(threadIdx.x) / kOneAParts, half = static_cast<int>(threadIdx.x) % kOneAParts;
+  const int j = block_index(), count = p.count;
   wait_for_prior_kernel();  // the A too may be the kernel before's
   const ChainedProduct& a = p.product[0];
-  float terms[kLaneTerms];
-#pragma unroll
-  for (int t = 0; t < kLaneTerms; ++t) {
-    const int q = part + kChainSplit * t;
-    terms[t] = i < a.m && q < a.k ? a.a[i * a.a_row + q * a.a_col] : 0.0f;
-  }
+  const bool inside = i < a.m;  // every product's m is A's
+  float terms[kOneATerms];
+  load_terms(a, i, half, terms);
   if (threadIdx.x < kChainRows) {
     const int q = static_cast<int>(threadIdx.x);
-    columns[0][permuted(q)] = q < a.k ? p.b[q * p.b_row + j * p.b_col] : 0.0f;
+    columns[0][column_slot(q)] = q < a.k ? p.b[q * p.b_row + j * p.b_col] : 0.0f;
   }
+  __syncthreads();
+#pragma unroll 1
   for (int s = 0; s < count; ++s) {
-    __syncthreads();  // the column the product before wrote (and, first, the table)
-    const ChainedProduct& product = table[s];
-    const auto* column = reinterpret_cast<const float4*>(columns[s % 2] + part * kColumnPitch);
-    float sum = 0.0f;
+    if (s > 0) __syncthreads();  // the column the product before wrote
+    const auto* column = reinterpret_cast<const float4*>(columns[s % 2] + half * kHalfPitch);
+    float even = 0.0f, odd = 0.0f;  // parts 2 half and 2 half + 1
 #pragma unroll
-    for (int v = 0; v < kLaneTerms / 4; ++v) {
+    for (int v = 0; v < kOneATerms / 4; ++v) {
       const float4 c = column[v];
-      sum = fma(terms[4 * v], c.x, sum);
-      sum = fma(terms[4 * v + 1], c.y, sum);
-      sum = fma(terms[4 * v + 2], c.z, sum);
-      sum = fma(terms[4 * v + 3], c.w, sum);
+      even = fma(terms[4 * v], c.x, even);
+      odd = fma(terms[4 * v + 1], c.y, odd);
+      even = fma(terms[4 * v + 2], c.z, even);
+      odd = fma(terms[4 * v + 3], c.w, odd);
     }
+    float sum = even + odd;
     sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    if (part == 0) {
-      const bool inside = i < product.m;
-      const float value = inside ? product.alpha * sum : 0.0f;
-      columns[(s + 1) % 2][permuted(i)] = value;
-      if (inside) product.c[i * product.c_row + j * product.c_col] = value;
+    if (half == 0) {
+      const ChainedProduct& product = p.product[s];
+      const float alpha = product.alpha;  // read whether or not the row is inside: a select, not a branch
+      const float value = inside ? alpha * sum : 0.0f;
+      columns[(s + 1) % 2][column_slot(i)] = value;
+      float* const out = product.c + i * product.c_row + j * product.c_col;
+      if (inside) *out = value;
     }
   }
 }
@@ -303,7 +347,7 @@ cudaError_t launch_small_gemm_chain(const SmallGemmLaunch* chain, int count, cud
                                   .alpha = static_cast<float>(l.alpha)};
   }
   const dim3 grid(static_cast<unsigned>(chain[0].n));
-  if (one_a(chain, count)) return launch_chained(small_gemm_chain_one_a, grid, dim3(kThreads), 0, stream, p);
+  if (one_a(chain, count)) return launch_chained(small_gemm_chain_one_a, grid, dim3(kOneAThreads), 0, stream, p);
   return launch_chained(small_gemm_chain, grid, dim3(kThreads), kSharedBytes, stream, p);
 }
 
