@@ -7,7 +7,7 @@
 // chain of twenty 64³ products takes 16.0-16.5 µs a replay against 25.8-28.3 launched (§107). A cluster of 16 blocks
 // taking the chain tile by tile, with the cluster's barrier between products, was slower than the launches (45.6 µs).
 // Where every product takes the same A (small_gemm_chain_one_a) there is nothing to copy: 0.38-0.41 µs a product
-// against 0.82-0.83 (§109), and with two lanes an output, not four, about 0.18 (§115).
+// against 0.82-0.83 (§109), and with two lanes an output, not four, 0.34 (§115).
 // Each lane sums the terms the small kernel's lane sums (gemm_kernels.cu: four lanes an output, lane g every fourth
 // term from g, then the lanes' sums added in pairs), in the same order, so every output equals the small kernel's bit
 // for bit.
@@ -139,9 +139,9 @@ __global__ void __launch_bounds__(kThreads) small_gemm_chain(const __grid_consta
 // the block's barrier, eight 16-byte reads of the column (a warp's lanes read two addresses, one broadcast each),
 // thirty-two multiply-adds and one shuffle: part 0's sum plus part 1's, then that plus parts 2 and 3's, as
 // small_gemm_chain adds them, so each output is the same bit for bit. A chain of 20 replayed back to back in a CUDA
-// graph took 6.5-6.7 µs against 8.2-8.3 with four lanes an output, two shuffles and the products' parameters copied
-// into shared memory; one product 3.1-3.3 against 3.6-4.0 (PERFORMANCE.md §115). The loop's time rests on where the
-// compiler puts a few reads, so each choice below says what the other way measured.
+// graph took 6.6-6.7 µs against 8.0-8.1 with four lanes an output, two shuffles and the products' parameters copied
+// into shared memory (a chain of one 3.1-3.4 against 3.0-3.2; PERFORMANCE.md §115). The loop's time rests on where
+// the compiler puts a few reads, so each choice below says what the other way measured.
 constexpr int kOneAParts = 2;                          // lanes an output
 constexpr int kOneAThreads = kChainRows * kOneAParts;  // 128
 constexpr int kOneATerms = kChainRows / kOneAParts;    // 32 a lane: 16 of each of its two parts
@@ -188,7 +188,7 @@ constexpr int kHalfPitch = kOneATerms + 4;
 __device__ int column_slot(int q) { return q / 2 % 2 * kHalfPitch + q / 4 * 2 + q % 2; }
 
 // Each product's scale and output are read from the parameters after its sums, where they are used: read before the
-// barrier, or from a table in shared memory, a chain of 20 took 7.4-7.7 µs, not 6.2-6.4 (§115's probe). The products
+// barrier, or from a table in shared memory, a chain of 20 took 7.4-8.3 µs, not 6.2-6.4 (§115's probe). The products
 // are not unrolled: unrolled by two, the compiler read them by a register index, a chain of 20 7.2-7.3 µs, and with
 // the column read 8 bytes at a time 7.0-7.1.
 __global__ void __launch_bounds__(kOneAThreads) small_gemm_chain_one_a(const __grid_constant__ ChainLaunch p) {
