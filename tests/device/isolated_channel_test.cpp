@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 
 #include "accel/core/waiting.hpp"
 #include "device/isolated/channel.hpp"
@@ -96,6 +97,48 @@ TEST(IsolatedChannel, AWaiterSleepsWhereItsSpinWouldYieldWhileTheCoresAreClaimed
     EXPECT_LT(wait_on_empty(), std::chrono::milliseconds(150));  // 20 µs of spin, then 10 ms asleep
   }
   EXPECT_GE(wait_on_empty(), std::chrono::milliseconds(300));  // unclaimed: the whole spin
+}
+
+// What a waiter that watches work of its own saw: the isolated worker's serving loop (worker.cpp's StreamsIdle).
+struct CountingIdle {
+  int looks = 0;
+  int hand_overs = 0;
+  int looks_at_hand_over = -1;
+  bool owes_replies() const { return true; }
+  void look() { ++looks; }
+  void hand_over() {
+    ++hand_overs;
+    looks_at_hand_over = looks;
+  }
+};
+
+TEST(IsolatedChannel, AnIdleWaiterLooksWhileItSpinsAndHandsOverOnceBeforeItSleeps) {
+  Result<Channel> client = Channel::create("channel-test", 1 << 16);
+  ASSERT_THAT(client, IsOk());
+  CountingIdle idle;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(client->replies().wait(std::chrono::milliseconds(2), std::chrono::milliseconds(5), idle));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(5));  // it slept: nothing woke it
+  EXPECT_GT(idle.looks, 64);  // every poll of the spin, not once per reading of the clock
+  EXPECT_EQ(idle.hand_overs, 1);
+  EXPECT_EQ(idle.looks_at_hand_over, idle.looks);  // handed over before the sleep, with no look after it
+}
+
+TEST(IsolatedChannel, AnIdleWaiterHandsOverOnceWhenAMessageComes) {
+  Result<Channel> client = Channel::create("channel-test", 1 << 16);
+  ASSERT_THAT(client, IsOk());
+  Result<Channel> worker = attach_worker(*client);
+  ASSERT_THAT(worker, IsOk());
+  CountingIdle idle;
+  std::thread producer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    write_reply(worker->replies(), 42);
+  });
+  EXPECT_TRUE(client->replies().wait(std::chrono::seconds(10), std::chrono::seconds(10), idle));
+  producer.join();
+  EXPECT_GT(idle.looks, 0);
+  EXPECT_EQ(idle.hand_overs, 1);
+  EXPECT_EQ(read_reply(client->replies()), 42u);
 }
 
 }  // namespace

@@ -111,23 +111,18 @@ void Ring::release() noexcept {
   control_->tail.store(control_->tail.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
-bool Ring::wait(std::chrono::nanoseconds spin, std::chrono::milliseconds timeout, int other_fd) noexcept {
-  // Reads the clock once per batch of polls (it may be a system call in a VM) and yields only after a while,
-  // so that a message on an idle core is seen within a few hundred nanoseconds. Where a CPU device has claimed the
-  // cores (a CPU worker, or the process that drives one) it sleeps instead of yielding: a yielding waiter stays
-  // runnable beside the threads computing, and on a 2-core machine kept an isolated CPU device's one-text query p99 at
-  // 4-20 ms against 2.4-5.0 sleeping (docs/PERFORMANCE.md, section 102).
-  const std::int64_t start = monotonic_ns();
-  for (std::int64_t now = start; now - start < spin.count(); now = monotonic_ns()) {
-    for (int poll = 0; poll < 64; ++poll) {
-      if (!empty()) return true;
-      detail::cpu_relax();
-    }
-    if (now - start > kYieldAfterNs) {
-      if (detail::cores_claimed()) break;
-      std::this_thread::yield();
-    }
-  }
+bool Ring::keep_spinning(std::int64_t spun) noexcept {
+  // A message on an idle core is seen within a few hundred nanoseconds; the spin yields only after a while. Where a
+  // CPU device has claimed the cores (a CPU worker, or the process that drives one) it sleeps instead of yielding: a
+  // yielding waiter stays runnable beside the threads computing, and on a 2-core machine kept an isolated CPU device's
+  // one-text query p99 at 4-20 ms against 2.4-5.0 sleeping (docs/PERFORMANCE.md, section 102).
+  if (spun <= kYieldAfterNs) return true;
+  if (detail::cores_claimed()) return false;
+  std::this_thread::yield();
+  return true;
+}
+
+bool Ring::sleep_for_message(std::chrono::milliseconds timeout, int other_fd) noexcept {
   control_->consumer_sleeping.store(1, std::memory_order_seq_cst);
   if (empty()) sleep_on(wake_fd_, other_fd, timeout);
   control_->consumer_sleeping.store(0, std::memory_order_seq_cst);

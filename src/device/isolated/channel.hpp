@@ -23,7 +23,9 @@
 #include <cstdint>
 #include <span>
 
+#include "accel/core/mailbox.hpp"
 #include "accel/core/result.hpp"
+#include "accel/core/waiting.hpp"
 #include "accel/device/device.hpp"
 
 namespace accel::device::isolated {
@@ -128,9 +130,24 @@ class Ring {
   [[nodiscard]] bool empty() const noexcept { return peek() == nullptr; }
   // Spins up to `spin` for a message; then sleeps on the eventfd (and on `other_fd` if >= 0) for at most
   // `timeout`. Returns whether a message is there.
-  bool wait(std::chrono::nanoseconds spin, std::chrono::milliseconds timeout, int other_fd = -1) noexcept;
+  bool wait(std::chrono::nanoseconds spin, std::chrono::milliseconds timeout, int other_fd = -1) noexcept {
+    const auto owes_nothing = [] { return false; };
+    OnlyOwesReplies<decltype(owes_nothing)> idle{owes_nothing};
+    return wait(spin, timeout, idle, other_fd);
+  }
+  // The same wait for a consumer that watches work of its own (accel/core/mailbox.hpp's IdleConsumer, as an actor's
+  // mailbox does): `idle.look()` on every poll, and `idle.hand_over()` once, when a message comes or before it sleeps.
+  // The ring keeps its own spin: `owes_replies` does not lengthen it.
+  template <IdleConsumer Idle>
+  bool wait(std::chrono::nanoseconds spin, std::chrono::milliseconds timeout, Idle& idle, int other_fd = -1);
 
  private:
+  // Whether a spin that has lasted `spun` ns goes on (it yields the core past a while, or stops where a CPU device
+  // has claimed the cores).
+  [[nodiscard]] static bool keep_spinning(std::int64_t spun) noexcept;
+  // The wait's second half: sleeps until a message, a wake-up or `timeout`; returns whether a message is there.
+  bool sleep_for_message(std::chrono::milliseconds timeout, int other_fd) noexcept;
+
   [[nodiscard]] std::atomic<std::uint64_t>& sequence(std::uint64_t position) const noexcept {
     return *reinterpret_cast<std::atomic<std::uint64_t>*>(slots_ + (position % slot_count_) * slot_bytes_);
   }
@@ -142,6 +159,25 @@ class Ring {
   int wake_fd_;
   std::uint64_t known_tail_ = 0;  // producer's last look at the tail: re-read only when the ring seems full
 };
+
+template <IdleConsumer Idle>
+bool Ring::wait(std::chrono::nanoseconds spin, std::chrono::milliseconds timeout, Idle& idle, int other_fd) {
+  // Reads the clock once per batch of polls: it may be a system call in a VM.
+  const std::int64_t start = monotonic_ns();
+  for (std::int64_t now = start; now - start < spin.count(); now = monotonic_ns()) {
+    for (int poll = 0; poll < 64; ++poll) {
+      if (!empty()) {
+        idle.hand_over();
+        return true;
+      }
+      idle.look();
+      accel::detail::cpu_relax();
+    }
+    if (!keep_spinning(now - start)) break;
+  }
+  idle.hand_over();
+  return sleep_for_message(timeout, other_fd);
+}
 
 // The mapped channel. The client creates it; a worker maps the memfd it inherited.
 class Channel {

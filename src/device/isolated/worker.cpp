@@ -107,8 +107,9 @@ class Worker {
       if (slot_->stop_requested.load(std::memory_order_acquire) != 0) return stop();
       const std::byte* slot = requests.peek();
       if (slot == nullptr) {
-        answer_held();
-        if (!requests.wait(spin_, heartbeat_interval_) && ::getppid() != parent_) std::_Exit(0);
+        end_bursts();
+        StreamsIdle idle{*this};
+        if (!requests.wait(spin_, heartbeat_interval_, idle) && ::getppid() != parent_) std::_Exit(0);
         continue;
       }
       MessageHeader request_header;
@@ -272,12 +273,30 @@ class Worker {
   }
 
   // The ring is empty: what the streams hold back for a burst of requests is answered now, as an actor's mailbox
-  // found empty does (Protocol::Handler::mailbox_empty), and the completion thread watches its work.
-  void answer_held() {
-    for (auto& [id, stream] : streams_) {
-      stream->mailbox_empty();
-      stream->hand_over_replies();
+  // found empty does (Protocol::Handler::mailbox_empty); a CUDA stream watches its burst's work itself.
+  void end_bursts() {
+    for (auto& [id, stream] : streams_) stream->mailbox_empty();
+  }
+
+  // While the ring stays empty the serving thread answers the work its streams watch, as an actor's thread does
+  // while its mailbox is (Note [Watching one's own work] in cuda_stream.hpp): no other thread of the worker comes
+  // between the GPU's end of a request and its reply. What is still watched when a request comes, or before the
+  // thread sleeps, goes to the completion thread.
+  struct StreamsIdle {
+    Worker& worker;
+    bool owes_replies() const { return worker.outstanding_.load(std::memory_order_acquire) != 0; }
+    void look() {
+      for (auto& [id, stream] : worker.streams_) stream->look_after_replies();
     }
+    void hand_over() {
+      for (auto& [id, stream] : worker.streams_) stream->hand_over_replies();
+    }
+  };
+
+  // Nothing is left held or watched: the completion thread has every reply still owed.
+  void answer_held() {
+    end_bursts();
+    for (auto& [id, stream] : streams_) stream->hand_over_replies();
   }
 
   int stop() {
