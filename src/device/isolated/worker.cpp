@@ -296,7 +296,7 @@ class Worker {
   // Nothing is left held or watched: the completion thread has every reply still owed.
   void answer_held() {
     end_bursts();
-    for (auto& [id, stream] : streams_) stream->hand_over_replies();
+    StreamsIdle{*this}.hand_over();
   }
 
   int stop() {
