@@ -1,13 +1,17 @@
 // CompletionQueue::Watched (Note [Watching one's own work] in cuda_stream.hpp): a stream's thread answers the work it
-// watches once its event has completed, never before, and what it hands over the completion thread answers. The
-// stream is held by a host function that waits for the test, so the work finishes exactly when the test says.
+// watches once its event has completed, never before, and what it hands over the completion thread answers. Done
+// words (done_words.hpp): written after the work, counting on across leases, read before the event, and the event
+// still answering work whose word never comes. The stream is held by a host function that waits for the test, so the
+// work finishes exactly when the test says.
 #include "device/cuda/completion_queue.hpp"
+#include "device/cuda/done_words.hpp"
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <thread>
@@ -36,17 +40,28 @@ class CudaCompletionTest : public ::testing::Test {
     }
   }
 
+  // Work on the stream that finishes when release_ is set.
+  void hold_stream() {
+    EXPECT_EQ(cudaLaunchHostFunc(
+                  stream_,
+                  [](void* flag) {
+                    while (!static_cast<std::atomic<bool>*>(flag)->load()) std::this_thread::yield();
+                  },
+                  &release_),
+              cudaSuccess);
+  }
+
+  // Answers `watched` until it is empty or 10 s have passed.
+  static void answer_until_empty(CompletionQueue::Watched& watched) {
+    const auto give_up = std::chrono::steady_clock::now() + 10s;
+    while (!watched.empty() && std::chrono::steady_clock::now() < give_up) watched.answer_finished();
+  }
+
   // One piece of work a future, each finishing when release_ is set, and the replies waiting for them.
   std::vector<DeferredReply> held_work(std::initializer_list<Future<Done>*> futures) {
     std::vector<DeferredReply> replies;
     for (Future<Done>* future : futures) {
-      EXPECT_EQ(cudaLaunchHostFunc(
-                    stream_,
-                    [](void* flag) {
-                      while (!static_cast<std::atomic<bool>*>(flag)->load()) std::this_thread::yield();
-                    },
-                    &release_),
-                cudaSuccess);
+      hold_stream();
       Result<EventRef> event = events_->record(stream_);
       EXPECT_THAT(event, IsOk());
       replies.push_back(DeferredReply{.work = {.event = *event}});
@@ -75,8 +90,7 @@ TEST_F(CudaCompletionTest, WatchedWorkIsAnsweredOnTheWatchingThreadOnceItsEventC
     return value;
   });
   release_ = true;
-  const auto give_up = std::chrono::steady_clock::now() + 10s;
-  while (!watched.empty() && std::chrono::steady_clock::now() < give_up) watched.answer_finished();
+  answer_until_empty(watched);
   ASSERT_TRUE(then.ready());
   EXPECT_THAT(then.wait(), IsOk());
   EXPECT_EQ(answered_on, std::this_thread::get_id());
@@ -107,6 +121,80 @@ TEST_F(CudaCompletionTest, WatchedWorkGoesToTheCompletionThreadWhenTheWatchEnds)
   }
   release_ = true;
   EXPECT_THAT(done.wait(), IsOk());
+}
+
+TEST_F(CudaCompletionTest, ADoneWordIsWrittenAfterTheWorkBeforeIt) {
+  const std::shared_ptr<DoneWords> words = DoneWords::create();
+  if (words == nullptr) GTEST_SKIP() << "the driver has no stream memory operations";
+  DoneWords::Lease lease = words->lease();
+  hold_stream();
+  const DoneWord done = lease.write_after(stream_);
+  ASSERT_TRUE(done);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(done.reached());  // the work before it has not finished
+  release_ = true;
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  EXPECT_TRUE(done.reached());
+}
+
+TEST_F(CudaCompletionTest, ADoneWordCountsOnAcrossLeasesAndEachLeaseHasItsOwn) {
+  const std::shared_ptr<DoneWords> words = DoneWords::create();
+  if (words == nullptr) GTEST_SKIP() << "the driver has no stream memory operations";
+  release_ = true;
+  DoneWord last;
+  {
+    DoneWords::Lease lease = words->lease();
+    for (int i = 0; i < 3; ++i) last = lease.write_after(stream_);
+  }
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  ASSERT_TRUE(last.reached());
+  // More leases than a page has words: every one its own word, the first freed one's count going on.
+  std::vector<DoneWords::Lease> leases;
+  std::vector<DoneWord> written;
+  for (int i = 0; i < 200; ++i) {
+    leases.push_back(words->lease());
+    written.push_back(leases.back().write_after(stream_));
+    ASSERT_TRUE(written.back());
+  }
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    EXPECT_TRUE(written[i].reached()) << i;
+    for (std::size_t j = 0; j < i; ++j) ASSERT_NE(written[i].word, written[j].word);
+  }
+  EXPECT_EQ(written.front().word, last.word);
+  EXPECT_EQ(written.front().count, last.count + 1);
+  EXPECT_TRUE(last.reached());
+}
+
+TEST_F(CudaCompletionTest, WorkWhoseDoneWordHasComeIsAnsweredBeforeItsEventCompletes) {
+  Future<Done> done;
+  std::vector<DeferredReply> replies = held_work({&done});
+  std::uint32_t word = 0;
+  replies.front().work.done = {.word = &word, .count = 7};
+  CompletionQueue::Watched watched(queue_);
+  watched.add(stream_, replies);
+  for (int look = 0; look < 1000; ++look) watched.answer_finished();
+  EXPECT_FALSE(done.ready());
+  std::atomic_ref<std::uint32_t>(word).store(7, std::memory_order_release);  // as the GPU would, after the work
+  answer_until_empty(watched);
+  EXPECT_TRUE(done.ready());
+  EXPECT_THAT(done.wait(), IsOk());
+  release_ = true;
+}
+
+TEST_F(CudaCompletionTest, WorkWhoseDoneWordNeverComesIsAnsweredByItsEvent) {
+  // A faulted stream never writes its word: its event, queried less often, still answers.
+  Future<Done> done;
+  std::vector<DeferredReply> replies = held_work({&done});
+  std::uint32_t word = 0;
+  replies.front().work.done = {.word = &word, .count = 1};
+  CompletionQueue::Watched watched(queue_);
+  watched.add(stream_, replies);
+  release_ = true;
+  answer_until_empty(watched);
+  EXPECT_TRUE(done.ready());
+  EXPECT_THAT(done.wait(), IsOk());
+  EXPECT_EQ(word, 0u);
 }
 
 }  // namespace

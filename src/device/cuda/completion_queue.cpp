@@ -24,6 +24,9 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kIdleSpin = std::chrono::microseconds(100);
 // How often the host_callback watcher looks for errors that mean a callback will never run.
 constexpr auto kWatchInterval = std::chrono::milliseconds(1);
+// How often work with a done word queries its event while the word has not come: only a fault (which leaves the word
+// unwritten) or work enqueued between the event and the word's write needs it.
+constexpr auto kEventLookInterval = std::chrono::microseconds(20);
 
 // The status that the work's own check gives it (the work has finished without a CUDA error).
 Status checked(const Submitted& work) noexcept {
@@ -41,6 +44,16 @@ struct CompletionQueue::Pending {
   Promise<Done> reply;
   std::shared_ptr<std::atomic<std::size_t>> outstanding;  // the queue's count, shared: a callback may outlive it
   std::atomic<bool> claimed{false};
+  Clock::time_point next_event_query{};  // of work with a done word
+
+  // Whether the work's event is to be queried now: always without a done word, else once an interval.
+  bool event_query_due() noexcept {
+    if (!work.done) return true;
+    const Clock::time_point now = Clock::now();
+    if (now < next_event_query) return false;
+    next_event_query = now + kEventLookInterval;
+    return true;
+  }
 
   // Exactly one caller wins; the callback and the watcher may both try.
   bool claim() noexcept { return !claimed.exchange(true, std::memory_order_acq_rel); }
@@ -257,7 +270,11 @@ bool CompletionQueue::answer_front(PendingQueue& queue, CompletionStrategy strat
     const Result<cudaEvent_t> event = front.work.event->recorded();
     Status failed = event.status();
     if (event.ok()) {
-      const cudaError_t query = front.work.event == seen_complete ? cudaSuccess : cudaEventQuery(*event);
+      cudaError_t query = cudaSuccess;
+      if (front.work.event != seen_complete && !(front.work.done && front.work.done.reached())) {
+        if (!front.event_query_due()) break;
+        query = cudaEventQuery(*event);
+      }
       if (query == cudaErrorNotReady) break;
       if (query == cudaSuccess) {
         if (strategy == CompletionStrategy::host_callback) break;  // its callback is about to run

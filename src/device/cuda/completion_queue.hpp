@@ -1,7 +1,8 @@
 // Completion of GPU work: the reply to a request is sent when its event has completed, with the work's real
 // status. One interface, three strategies (CompletionStrategy):
 //   poller         a thread per device queries the oldest pending event of each stream, spinning while work is
-//                  pending and for a short while after, then sleeping until new work is deferred;
+//                  pending and for a short while after, then sleeping until new work is deferred; work with a done
+//                  word (done_words.hpp) is seen finished by the word, its event queried only now and then;
 //   host_callback  cudaLaunchHostFunc replies from CUDA's callback thread; the same thread as the poller
 //                  watches, at low frequency, for errors that mean the callback will never come;
 //   blocking       the caller waits for the event before it goes on (wait()).
@@ -20,6 +21,7 @@
 #include "accel/core/future.hpp"
 #include "accel/device/requests.hpp"
 #include "device/cuda/cuda_resources.hpp"
+#include "device/cuda/done_words.hpp"
 #include "device/cuda/health.hpp"
 #include "operation/cuda_operation.hpp"
 
@@ -28,7 +30,8 @@ namespace accel::device::cuda {
 // Enqueued GPU work: the event that completes with it, and what the host does once it has.
 struct Submitted {
   EventRef event;
-  PinnedBlock staging;               // given back after completion
+  DoneWord done;        // when set (poller only), seen reached before the event is queried (done_words.hpp)
+  PinnedBlock staging;  // given back after completion
   void* host_destination = nullptr;  // on success, staging is copied here (a copy to pageable memory)
   std::size_t host_bytes = 0;        // of staging: copied to host_destination, or read by check
   // When set, what the work left in staging decides its status (a library's device-side result, see CudaRun).

@@ -131,6 +131,7 @@ Result<std::shared_ptr<CudaContext>> CudaContext::open(DeviceShared& shared) {
 
   context->events_ = std::make_shared<EventPool>();
   context->pinned_ = std::make_shared<PinnedPool>(shared.options.pinned_staging_cache_bytes);
+  if (shared.options.completion == CompletionStrategy::poller) context->done_words_ = DoneWords::create();
   context->completions_ = std::make_unique<CompletionQueue>(shared.options.completion, health, shared.name);
   context->start_families(ordinal);
   register_peer_context(shared.id, context);

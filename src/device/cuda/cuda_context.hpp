@@ -25,6 +25,7 @@
 #include "device/buffer_table.hpp"
 #include "device/cuda/completion_queue.hpp"
 #include "device/cuda/cuda_resources.hpp"
+#include "device/cuda/done_words.hpp"
 #include "device/cuda/health.hpp"
 #include "device/device_shared.hpp"
 #include "device/sharing/export_table.hpp"
@@ -81,6 +82,10 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   [[nodiscard]] EventPool& events() noexcept { return *events_; }
   [[nodiscard]] PinnedPool& pinned() noexcept { return *pinned_; }
   [[nodiscard]] CompletionQueue& completions() noexcept { return *completions_; }
+  // A stream's done word (done_words.hpp); an empty lease where the driver has none or replies are not polled.
+  [[nodiscard]] DoneWords::Lease lease_done_word() {
+    return done_words_ != nullptr ? done_words_->lease() : DoneWords::Lease();
+  }
   // The library families' state of this context (plan caches, loaded kernels), shared by its streams.
   [[nodiscard]] TargetStates& states() noexcept { return states_; }
 
@@ -144,6 +149,7 @@ class CudaContext final : public DeviceBackend, public std::enable_shared_from_t
   cudaMemPool_t pool_ = nullptr;
   std::shared_ptr<EventPool> events_;
   std::shared_ptr<PinnedPool> pinned_;
+  std::shared_ptr<DoneWords> done_words_;  // outlives completions_, whose pending work reads the words
   TargetStates states_;
 
   std::mutex buffers_mutex_;

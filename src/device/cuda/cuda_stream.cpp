@@ -63,6 +63,7 @@ Result<std::unique_ptr<CudaStream>> CudaStream::create(std::shared_ptr<DeviceSha
   ACCEL_RETURN_IF_ERROR(ctx.check(cudaSetDevice(ctx.ordinal()), "cudaSetDevice"));
   ACCEL_RETURN_IF_ERROR(
       ctx.check(cudaStreamCreateWithFlags(&stream->stream_, cudaStreamNonBlocking), "cudaStreamCreate"));
+  stream->done_word_ = ctx.lease_done_word();
   return stream;
 }
 
@@ -106,7 +107,14 @@ Status CudaStream::answer_held(Watch watch) {
   if (held_.empty()) return recorded;
   if (!recorded.ok()) {
     for (DeferredReply& held : held_) held.reply.set(recorded);
-  } else if (watch == Watch::here && context_->completions().strategy() == CompletionStrategy::poller) {
+    held_.clear();
+    return recorded;
+  }
+  // After all of the burst's work, the mark's included (another stream may have recorded it earlier).
+  if (const DoneWord done = done_word_.write_after(stream_)) {
+    for (DeferredReply& held : held_) held.work.done = done;
+  }
+  if (watch == Watch::here && context_->completions().strategy() == CompletionStrategy::poller) {
     watched_.add(stream_, held_);
   } else {
     recorded = context_->completions().defer(stream_, held_);

@@ -246,6 +246,7 @@ class CudaStream final : public CudaStreamBase, public CudaTarget {
   void* scratch_ = nullptr;
   std::uint64_t scratch_bytes_ = 0;
   EventRef open_mark_;                // the current burst's, until recorded (Note [Bursts])
+  DoneWords::Lease done_word_;        // written after each burst's work (poller only; done_words.hpp)
   std::vector<DeferredReply> held_;   // the current burst's replies
   CompletionQueue::Watched watched_;  // the work this thread watches while it waits (Note [Watching one's own work])
 };
