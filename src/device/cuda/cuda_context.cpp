@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "device/cuda/cuda_stream.hpp"
+#include "device/cuda/driver_function.hpp"
 #include "device/cuda/peer_copy.hpp"
 #include "operation/cuda_status.hpp"
 
@@ -62,20 +63,9 @@ class KeepCallersContext {
   };
   static const Driver& api() {
     static const Driver driver = [] {
-      Driver found;
-      void* get = nullptr;
-      void* set = nullptr;
-      cudaDriverEntryPointQueryResult get_found{};
-      cudaDriverEntryPointQueryResult set_found{};
-      if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &get, 12000, cudaEnableDefault, &get_found) ==
-              cudaSuccess &&
-          cudaGetDriverEntryPointByVersion("cuCtxSetCurrent", &set, 12000, cudaEnableDefault, &set_found) ==
-              cudaSuccess &&
-          get_found == cudaDriverEntryPointSuccess && set_found == cudaDriverEntryPointSuccess) {
-        found.get = reinterpret_cast<decltype(found.get)>(get);
-        found.set = reinterpret_cast<decltype(found.set)>(set);
-      }
-      (void)cudaGetLastError();
+      Driver found{.get = driver_function<decltype(cuCtxGetCurrent)>("cuCtxGetCurrent"),
+                   .set = driver_function<decltype(cuCtxSetCurrent)>("cuCtxSetCurrent")};
+      if (found.get == nullptr || found.set == nullptr) found = Driver{};  // both or neither
       return found;
     }();
     return driver;

@@ -5,6 +5,7 @@
 #include <array>
 #include <bit>
 
+#include "device/cuda/driver_function.hpp"
 #include "operation/cuda_status.hpp"
 
 namespace accel::device::cuda {
@@ -99,18 +100,9 @@ void PinnedPool::give_back(std::byte* data, std::size_t capacity) noexcept {
 
 namespace {
 
-// The driver's cuPointerGetAttributes, found once through the runtime (accel links no driver library); null where the
-// driver has none.
+// The driver's cuPointerGetAttributes, looked up once; null where the driver has none.
 decltype(&cuPointerGetAttributes) pointer_attributes() noexcept {
-  static const auto found = []() -> decltype(&cuPointerGetAttributes) {
-    void* entry = nullptr;
-    cudaDriverEntryPointQueryResult result{};
-    const bool ok = cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &entry, 12000, cudaEnableDefault,
-                                                     &result) == cudaSuccess &&
-                    result == cudaDriverEntryPointSuccess;
-    (void)cudaGetLastError();
-    return ok ? reinterpret_cast<decltype(&cuPointerGetAttributes)>(entry) : nullptr;
-  }();
+  static const auto found = driver_function<decltype(cuPointerGetAttributes)>("cuPointerGetAttributes");
   return found;
 }
 

@@ -5,24 +5,18 @@
 #include <atomic>
 #include <utility>
 
+#include "device/cuda/driver_function.hpp"
+
 namespace accel::device::cuda {
 namespace {
 
 constexpr std::size_t kPageBytes = 4096;
 constexpr std::size_t kWordStride = 64 / sizeof(std::uint32_t);  // a word a cache line: no two streams share one
 
-// The driver's cuStreamWriteValue32, found once through the runtime (accel links no driver library); null where the
-// driver has none or the device cannot take stream memory operations.
+// The driver's cuStreamWriteValue32, looked up once; null where the driver has none. A device that cannot take stream
+// memory operations refuses the write itself (Lease::write_after).
 decltype(&cuStreamWriteValue32) write_value() noexcept {
-  static const auto found = []() -> decltype(&cuStreamWriteValue32) {
-    void* entry = nullptr;
-    cudaDriverEntryPointQueryResult result{};
-    const bool ok = cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &entry, 12000, cudaEnableDefault,
-                                                     &result) == cudaSuccess &&
-                    result == cudaDriverEntryPointSuccess;
-    (void)cudaGetLastError();
-    return ok ? reinterpret_cast<decltype(&cuStreamWriteValue32)>(entry) : nullptr;
-  }();
+  static const auto found = driver_function<decltype(cuStreamWriteValue32)>("cuStreamWriteValue32");
   return found;
 }
 
