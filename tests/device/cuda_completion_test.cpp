@@ -70,6 +70,14 @@ class CudaCompletionTest : public ::testing::Test {
     return replies;
   }
 
+  // held_work of one reply whose work has `word` as its done word, reached at `count`, watched by `watched`.
+  void watch_with_word(Future<Done>& done, std::uint32_t& word, std::uint32_t count,
+                       CompletionQueue::Watched& watched) {
+    std::vector<DeferredReply> replies = held_work({&done});
+    replies.front().work.done = {.word = &word, .count = count};
+    watched.add(stream_, replies);
+  }
+
   std::atomic<bool> release_{false};
   cudaStream_t stream_ = nullptr;
   std::shared_ptr<EventPool> events_ = std::make_shared<EventPool>();
@@ -168,11 +176,9 @@ TEST_F(CudaCompletionTest, ADoneWordCountsOnAcrossLeasesAndEachLeaseHasItsOwn) {
 
 TEST_F(CudaCompletionTest, WorkWhoseDoneWordHasComeIsAnsweredBeforeItsEventCompletes) {
   Future<Done> done;
-  std::vector<DeferredReply> replies = held_work({&done});
   std::uint32_t word = 0;
-  replies.front().work.done = {.word = &word, .count = 7};
   CompletionQueue::Watched watched(queue_);
-  watched.add(stream_, replies);
+  watch_with_word(done, word, 7, watched);
   for (int look = 0; look < 1000; ++look) watched.answer_finished();
   EXPECT_FALSE(done.ready());
   std::atomic_ref<std::uint32_t>(word).store(7, std::memory_order_release);  // as the GPU would, after the work
@@ -185,11 +191,9 @@ TEST_F(CudaCompletionTest, WorkWhoseDoneWordHasComeIsAnsweredBeforeItsEventCompl
 TEST_F(CudaCompletionTest, WorkWhoseDoneWordNeverComesIsAnsweredByItsEvent) {
   // A faulted stream never writes its word: its event, queried less often, still answers.
   Future<Done> done;
-  std::vector<DeferredReply> replies = held_work({&done});
   std::uint32_t word = 0;
-  replies.front().work.done = {.word = &word, .count = 1};
   CompletionQueue::Watched watched(queue_);
-  watched.add(stream_, replies);
+  watch_with_word(done, word, 1, watched);
   release_ = true;
   answer_until_empty(watched);
   EXPECT_TRUE(done.ready());
